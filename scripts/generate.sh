@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Regenerates all code from proto/ (Go into gen/, TypeScript into
+# clients/ts/src/gen/). Idempotent: output depends only on the .proto files and
+# the pinned tool versions (tools/go.mod, clients/ts/package-lock.json).
+#
+# proto-imports/ (buf/validate, google/api) is only an import path, never
+# generated; refresh it with: go run -C tools ./printproto -out ../proto-imports
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [[ ! -x clients/ts/node_modules/.bin/protoc-gen-es ]]; then
+  (cd clients/ts && npm ci --no-audit --no-fund)
+fi
+
+rm -rf gen clients/ts/src/gen
+
+go tool -modfile=tools/go.mod buf generate

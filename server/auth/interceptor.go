@@ -1,0 +1,53 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"connectrpc.com/connect"
+)
+
+// NewInterceptor returns the first interceptor of the chain: every RPC needs
+// a valid Bearer token; the principal is put in the context.
+func NewInterceptor(tokens *Tokens) connect.Interceptor {
+	return &interceptor{tokens: tokens}
+}
+
+type interceptor struct{ tokens *Tokens }
+
+func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string) string }) (context.Context, error) {
+	raw, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
+	if !ok || raw == "" {
+		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("missing Bearer token in the Authorization header"))
+	}
+	p, err := i.tokens.Verify(strings.TrimSpace(raw))
+	if err != nil {
+		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("invalid or expired token"))
+	}
+	return WithPrincipal(ctx, p), nil
+}
+
+func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		ctx, err := i.authenticate(ctx, req.Header())
+		if err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}
+
+func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		ctx, err := i.authenticate(ctx, conn.RequestHeader())
+		if err != nil {
+			return err
+		}
+		return next(ctx, conn)
+	}
+}

@@ -1,0 +1,208 @@
+// Package booking owns the buy world's inventory: seats and general-admission
+// places, the holds that keep them for a buyer, and the orders made from
+// holds. Every change of a seat is one conditional write on the show's shard
+// (R-3.1); correctness never depends on a cache, a lock service or a sweeper.
+package booking
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// Kind classifies the business errors of booking; the API maps each kind to
+// one code.
+type Kind string
+
+// The kinds of business error.
+const (
+	// KindUnavailable: seats or places are held or sold by someone else.
+	KindUnavailable Kind = "unavailable"
+	// KindNotFound: no such show, hold or order (or not the caller's).
+	KindNotFound Kind = "not_found"
+	// KindInvalid: the request names things that do not exist or breaks a
+	// limit of the show (unknown seats, too many seats in one hold).
+	KindInvalid Kind = "invalid"
+	// KindPrecondition: the request is well-formed but the state does not
+	// allow it (hold expired, sales not open, account cap reached).
+	KindPrecondition Kind = "precondition"
+)
+
+// Error is a business answer of booking. It is recorded with the
+// idempotency key and replayed as it was (R-5.1).
+type Error struct {
+	Kind    Kind   `json:"kind"`
+	Message string `json:"message"`
+	// Field names the request field at fault, for KindInvalid.
+	Field string `json:"field,omitempty"`
+	// Seats are the unavailable (or unknown) seats.
+	Seats []string `json:"seats,omitempty"`
+	// SeatmapVersion is the seat-map version the conflict was read at (R-5.2).
+	SeatmapVersion int64 `json:"seatmap_version,omitempty"`
+	// GAArea and Remaining describe a general-admission shortage.
+	GAArea    string `json:"ga_area,omitempty"`
+	Remaining int    `json:"remaining,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// errorCodec records booking's business errors with idempotency keys.
+var errorCodec = idempotency.Codec{
+	EncodeError: func(err error) (json.RawMessage, bool) {
+		var e *Error
+		if !errors.As(err, &e) {
+			return nil, false
+		}
+		b, err := json.Marshal(e)
+		return b, err == nil
+	},
+	DecodeError: func(raw json.RawMessage) error {
+		var e Error
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("decode recorded booking error: %w", err)
+		}
+		return &e
+	},
+}
+
+// HoldStatus is where a hold is in its life.
+type HoldStatus string
+
+// The hold statuses, as stored.
+const (
+	HoldActive    HoldStatus = "active"
+	HoldOrdered   HoldStatus = "ordered"
+	HoldConfirmed HoldStatus = "confirmed"
+	HoldReleased  HoldStatus = "released"
+	HoldExpired   HoldStatus = "expired"
+)
+
+// Hold is seats or GA places kept for one buyer until ExpiresAt.
+type Hold struct {
+	ID          string     `json:"id"`
+	ShowID      int64      `json:"show_id"`
+	UserID      string     `json:"user_id"`
+	Seats       []string   `json:"seats,omitempty"`
+	GAArea      string     `json:"ga_area,omitempty"`
+	Quantity    int        `json:"quantity"`
+	AmountMinor int64      `json:"amount_minor"`
+	Currency    string     `json:"currency"`
+	Status      HoldStatus `json:"status"`
+	ExpiresAt   time.Time  `json:"expires_at"`
+	CreatedAt   time.Time  `json:"created_at"`
+	OrderID     string     `json:"order_id,omitempty"`
+
+	// takes is what a new GA hold took from which bucket.
+	takes map[int]int
+}
+
+// EffectiveStatus is the status as of now: a live hold past its expiry is
+// expired even before the sweeper marks it (R-3.3).
+func (h Hold) EffectiveStatus(now time.Time) HoldStatus {
+	if (h.Status == HoldActive || h.Status == HoldOrdered) && now.After(h.ExpiresAt) {
+		return HoldExpired
+	}
+	return h.Status
+}
+
+// OrderStatus is where an order is in its life.
+type OrderStatus string
+
+// The order statuses, as stored.
+const (
+	OrderPendingPayment OrderStatus = "pending_payment"
+	OrderConfirmed      OrderStatus = "confirmed"
+	OrderCancelled      OrderStatus = "cancelled"
+	OrderExpired        OrderStatus = "expired"
+)
+
+// Line is one priced line of an order.
+type Line struct {
+	Seat        string `json:"seat,omitempty"`
+	GAArea      string `json:"ga_area,omitempty"`
+	Quantity    int    `json:"quantity"`
+	AmountMinor int64  `json:"amount_minor"`
+}
+
+// Order is what a buyer pays for.
+type Order struct {
+	ID         string      `json:"id"`
+	HoldID     string      `json:"hold_id"`
+	ShowID     int64       `json:"show_id"`
+	UserID     string      `json:"user_id"`
+	Status     OrderStatus `json:"status"`
+	Lines      []Line      `json:"lines"`
+	TotalMinor int64       `json:"total_minor"`
+	Currency   string      `json:"currency"`
+	PayBy      time.Time   `json:"pay_by"`
+	CreatedAt  time.Time   `json:"created_at"`
+	UpdatedAt  time.Time   `json:"updated_at"`
+}
+
+// EffectiveStatus is the status as of now: an unpaid order whose hold ran
+// out is expired even before the sweeper marks it.
+func (o Order) EffectiveStatus(now time.Time) OrderStatus {
+	if o.Status == OrderPendingPayment && now.After(o.PayBy) {
+		return OrderExpired
+	}
+	return o.Status
+}
+
+// Caller is who asks: the token subject and whether they may see every
+// show's holds and orders (admin) or those of shows they operate.
+type Caller struct {
+	UserID   string
+	Admin    bool
+	Operator bool
+}
+
+// Config tunes the service.
+type Config struct {
+	// IdempotencyWait is how long a retry waits for the first request with
+	// its key before it is told the first is still running. Default 3s.
+	IdempotencyWait time.Duration
+}
+
+// Service is the booking core.
+type Service struct {
+	router *shard.Router
+	clock  clock.Clock
+	cfg    Config
+}
+
+// NewService returns the booking service over the shards of router.
+func NewService(router *shard.Router, clk clock.Clock, cfg Config) *Service {
+	if cfg.IdempotencyWait <= 0 {
+		cfg.IdempotencyWait = 3 * time.Second
+	}
+	return &Service{router: router, clock: clk, cfg: cfg}
+}
+
+// now is the service's time, at the precision PostgreSQL stores, so an
+// answer replayed from the database equals the first one.
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
+
+// notFound is the answer for ids that are malformed, unknown, or someone
+// else's: the three are indistinguishable to the caller on purpose.
+func notFound(what, id string) *Error { return errorf(KindNotFound, "%s %s not found", what, id) }
+
+// idempotencyDo runs a write on a shard under the request's idempotency key.
+func idempotencyDo[T any](ctx context.Context, s *Service, pool *pg.Pool, now time.Time, fn func(pgx.Tx) (T, error)) (T, error) {
+	return idempotency.Do(ctx, pool, errorCodec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait}, fn)
+}
+
+func joinSeats(seats []string) string { return strings.Join(seats, ", ") }

@@ -1,0 +1,81 @@
+package booking
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/outbox"
+)
+
+// event is an outbox event of one show.
+type event interface {
+	proto.Message
+	GetShowId() int64
+}
+
+// appendEvent writes a booking event to the shard's outbox in the
+// transaction of the change it describes.
+func appendEvent(ctx context.Context, tx pgx.Tx, now time.Time, event event) error {
+	return outbox.Append(ctx, tx, event.GetShowId(), now, event)
+}
+
+func money(amount int64, currency string) *commonv1.Money {
+	return &commonv1.Money{AmountMinor: amount, Currency: currency}
+}
+
+func seatsHeld(h Hold) *eventsv1.SeatsHeld {
+	return &eventsv1.SeatsHeld{
+		ShowId: h.ShowID, HoldId: h.ID, UserId: h.UserID, Seats: h.Seats, GaArea: h.GAArea,
+		Quantity: int32(h.Quantity), Amount: money(h.AmountMinor, h.Currency),
+		ExpiresAt: timestamppb.New(h.ExpiresAt), OccurredAt: timestamppb.New(h.CreatedAt),
+	}
+}
+
+func holdEnded(h Hold, to HoldStatus, now time.Time) event {
+	if to == HoldExpired {
+		return &eventsv1.HoldExpired{
+			ShowId: h.ShowID, HoldId: h.ID, UserId: h.UserID, Seats: h.Seats, GaArea: h.GAArea,
+			Quantity: int32(h.Quantity), OrderId: h.OrderID, ExpiredAt: timestamppb.New(h.ExpiresAt),
+			OccurredAt: timestamppb.New(now),
+		}
+	}
+	return &eventsv1.HoldReleased{
+		ShowId: h.ShowID, HoldId: h.ID, UserId: h.UserID, Seats: h.Seats, GaArea: h.GAArea,
+		Quantity: int32(h.Quantity), OrderId: h.OrderID, OccurredAt: timestamppb.New(now),
+	}
+}
+
+func orderEvent(o Order, status OrderStatus, now time.Time) event {
+	var seats []string
+	var area string
+	quantity := 0
+	for _, l := range o.Lines {
+		if l.Seat != "" {
+			seats = append(seats, l.Seat)
+		}
+		if l.GAArea != "" {
+			area = l.GAArea
+		}
+		quantity += l.Quantity
+	}
+	total := money(o.TotalMinor, o.Currency)
+	at := timestamppb.New(now)
+	switch status {
+	case OrderCancelled:
+		return &eventsv1.OrderCancelled{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
+			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, CancelledBy: o.UserID, OccurredAt: at}
+	case OrderExpired:
+		return &eventsv1.OrderExpired{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
+			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, OccurredAt: at}
+	default:
+		return &eventsv1.OrderCreated{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
+			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total,
+			PayBy: timestamppb.New(o.PayBy), OccurredAt: at}
+	}
+}

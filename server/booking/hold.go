@@ -1,0 +1,272 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// HoldRequest asks for seats, or for a quantity of a general-admission area.
+type HoldRequest struct {
+	ShowID   int64
+	Seats    []string
+	GAArea   string
+	Quantity int
+}
+
+// CreateHold holds the seats (all or none, R-3.2) or GA places of the
+// request for the caller until the show's hold TTL passes.
+func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest) (Hold, error) {
+	pool, err := s.shardOf(ctx, req.ShowID)
+	if err != nil {
+		return Hold{}, err
+	}
+	now := s.now()
+	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Hold, error) {
+		show, err := loadShow(ctx, tx, req.ShowID)
+		if err != nil {
+			return Hold{}, err
+		}
+		n := req.Quantity
+		if len(req.Seats) > 0 {
+			n = len(req.Seats)
+		}
+		if err := checkSaleOpen(show, now, n); err != nil {
+			return Hold{}, err
+		}
+		if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
+			return Hold{}, err
+		}
+		h := Hold{
+			ID:        shard.NewID("hld", show.ID),
+			ShowID:    show.ID,
+			UserID:    userID,
+			Quantity:  n,
+			Currency:  show.Currency,
+			Status:    HoldActive,
+			ExpiresAt: now.Add(show.HoldTTL),
+			CreatedAt: now,
+		}
+		if len(req.Seats) > 0 {
+			err = holdSeats(ctx, tx, &h, req.Seats, now)
+		} else {
+			err = holdGA(ctx, tx, &h, req.GAArea, now)
+		}
+		if err != nil {
+			return Hold{}, err
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+			                   amount_minor, currency, expires_at, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+			h.ID, h.ShowID, h.UserID, h.Status, h.Seats, h.GAArea, h.Quantity,
+			h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt); err != nil {
+			return Hold{}, fmt.Errorf("insert hold: %w", err)
+		}
+		if err := insertTakes(ctx, tx, h); err != nil {
+			return Hold{}, err
+		}
+		if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
+			return Hold{}, err
+		}
+		return h, nil
+	})
+}
+
+func checkSaleOpen(show showSettings, now time.Time, n int) error {
+	if now.Before(show.OnSaleAt) {
+		return errorf(KindPrecondition, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
+	}
+	if !now.Before(show.StartsAt) {
+		return errorf(KindPrecondition, "show %d has already started", show.ID)
+	}
+	if n > show.MaxSeatsPerHold {
+		e := errorf(KindInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
+		e.Field = "seats"
+		return e
+	}
+	return nil
+}
+
+// checkAccountCap enforces the per-account seat cap (R-3.8) in the hold's
+// own transaction. The advisory lock serialises one account's holds on one
+// show, so two concurrent holds cannot both slip under the cap.
+func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID string, n int, now time.Time) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, userID, show.ID); err != nil {
+		return fmt.Errorf("lock account %s on show %d: %w", userID, show.ID, err)
+	}
+	var have int
+	err := tx.QueryRow(ctx, `
+		SELECT coalesce(sum(quantity), 0) FROM holds
+		WHERE show_id = $1 AND user_id = $2
+		  AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3))`,
+		show.ID, userID, now).Scan(&have)
+	if err != nil {
+		return fmt.Errorf("count seats of account %s on show %d: %w", userID, show.ID, err)
+	}
+	if have+n > show.MaxSeatsPerAccount {
+		return errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
+			show.MaxSeatsPerAccount, show.ID, have)
+	}
+	return nil
+}
+
+// holdSeats takes every asked-for seat or none (R-3.2). One statement locks
+// the free ones in seat order (the same order in every transaction, so no
+// deadlocks) and marks them held; expiry lives in the condition, so a seat
+// whose hold ran out is free again without any sweeper (R-3.3).
+func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time.Time) error {
+	var taken []string
+	err := pg.InTx(ctx, tx, func(sp pgx.Tx) error {
+		rows, err := sp.Query(ctx, `
+			WITH free AS (
+				SELECT show_id, seat FROM seats
+				WHERE show_id = $1 AND seat = ANY($2)
+				  AND (status = 'available' OR (status = 'held' AND held_until < $3))
+				ORDER BY seat
+				FOR UPDATE
+			)
+			UPDATE seats s
+			SET status = 'held', hold_id = $4, held_until = $5, version = s.version + 1
+			FROM free
+			WHERE s.show_id = free.show_id AND s.seat = free.seat
+			  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
+			RETURNING s.seat, s.position, s.price_minor`,
+			h.ShowID, seats, now, h.ID, h.ExpiresAt)
+		if err != nil {
+			return fmt.Errorf("hold seats: %w", err)
+		}
+		type got struct {
+			seat  string
+			pos   int
+			price int64
+		}
+		held, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (got, error) {
+			var g got
+			return g, r.Scan(&g.seat, &g.pos, &g.price)
+		})
+		if err != nil {
+			return fmt.Errorf("hold seats: %w", err)
+		}
+		if len(held) != len(seats) {
+			for _, g := range held {
+				taken = append(taken, g.seat)
+			}
+			return errAllOrNothing
+		}
+		slices.SortFunc(held, func(a, b got) int { return a.pos - b.pos })
+		for _, g := range held {
+			h.Seats = append(h.Seats, g.seat)
+			h.AmountMinor += g.price
+		}
+		return nil
+	})
+	if err != errAllOrNothing {
+		return err
+	}
+	// The partial update is rolled back; tell which seats were the problem.
+	return seatsProblem(ctx, tx, h.ShowID, seats, taken)
+}
+
+// errAllOrNothing rolls back a partial multi-seat hold.
+var errAllOrNothing = fmt.Errorf("not every seat was free")
+
+// seatsProblem explains a refused seated hold: unknown seat ids are invalid
+// input; otherwise the seats someone else has are unavailable, with the
+// seat-map version the app should redraw from (R-5.2).
+func seatsProblem(ctx context.Context, tx pgx.Tx, showID int64, asked, free []string) error {
+	rows, err := tx.Query(ctx, `SELECT seat FROM seats WHERE show_id = $1 AND seat = ANY($2)`, showID, asked)
+	if err != nil {
+		return fmt.Errorf("check seats: %w", err)
+	}
+	known, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("check seats: %w", err)
+	}
+	var unknown, unavailable []string
+	for _, seat := range asked {
+		switch {
+		case !slices.Contains(known, seat):
+			unknown = append(unknown, seat)
+		case !slices.Contains(free, seat):
+			unavailable = append(unavailable, seat)
+		}
+	}
+	if len(unknown) > 0 {
+		return &Error{Kind: KindInvalid, Field: "seats", Seats: unknown,
+			Message: fmt.Sprintf("show %d has no seats %s", showID, joinSeats(unknown))}
+	}
+	version, err := seatmapVersion(ctx, tx, showID)
+	if err != nil {
+		return err
+	}
+	return &Error{Kind: KindUnavailable, Seats: unavailable, SeatmapVersion: version,
+		Message: fmt.Sprintf("seats unavailable: %s", joinSeats(unavailable))}
+}
+
+// GetHold returns a hold the caller may see.
+func (s *Service) GetHold(ctx context.Context, caller Caller, holdID string) (Hold, error) {
+	pool, err := s.shardOfID(ctx, "hold", holdID)
+	if err != nil {
+		return Hold{}, err
+	}
+	var h Hold
+	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+		if h, err = getHold(ctx, tx, holdID); err != nil {
+			return err
+		}
+		show, err := loadShow(ctx, tx, h.ShowID)
+		if err != nil {
+			return err
+		}
+		if !caller.mayRead(h.UserID, show.OperatorID) {
+			return notFound("hold", holdID)
+		}
+		return nil
+	})
+	if err != nil {
+		return Hold{}, err
+	}
+	h.Status = h.EffectiveStatus(s.now())
+	return h, nil
+}
+
+// ReleaseHold gives the seats of one of the caller's live holds back.
+func (s *Service) ReleaseHold(ctx context.Context, userID, holdID string) (Hold, error) {
+	pool, err := s.shardOfID(ctx, "hold", holdID)
+	if err != nil {
+		return Hold{}, err
+	}
+	now := s.now()
+	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Hold, error) {
+		h, err := getHold(ctx, tx, holdID)
+		if err != nil {
+			return Hold{}, err
+		}
+		if h.UserID != userID {
+			return Hold{}, notFound("hold", holdID)
+		}
+		switch h.EffectiveStatus(now) {
+		case HoldActive:
+		case HoldOrdered:
+			return Hold{}, errorf(KindPrecondition, "hold %s belongs to order %s: cancel the order instead", holdID, h.OrderID)
+		default:
+			return Hold{}, errorf(KindPrecondition, "hold %s is already %s", holdID, h.EffectiveStatus(now))
+		}
+		ended, err := endHold(ctx, tx, h, HoldReleased, now)
+		if err != nil {
+			return Hold{}, err
+		}
+		if !ended {
+			return Hold{}, errorf(KindPrecondition, "hold %s is no longer active", holdID)
+		}
+		h.Status = HoldReleased
+		return h, nil
+	})
+}

@@ -1,0 +1,259 @@
+package booking
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+const orderColumns = `order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
+	created_at, updated_at, (SELECT expires_at FROM holds WHERE holds.hold_id = orders.hold_id)`
+
+func orderDest(o *Order) []any {
+	return []any{&o.ID, &o.HoldID, &o.ShowID, &o.UserID, &o.Status, &o.Lines, &o.TotalMinor, &o.Currency,
+		&o.CreatedAt, &o.UpdatedAt, &o.PayBy}
+}
+
+func scanOrder(row pgx.Row) (Order, error) {
+	var o Order
+	err := row.Scan(orderDest(&o)...)
+	o.CreatedAt, o.UpdatedAt, o.PayBy = o.CreatedAt.UTC(), o.UpdatedAt.UTC(), o.PayBy.UTC()
+	return o, err
+}
+
+// CreateOrder makes an order from one of the caller's live holds. Only the
+// owner's unexpired, unordered hold qualifies, and the check is the
+// condition of the update itself (R-3.4).
+func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order, error) {
+	pool, err := s.shardOfID(ctx, "hold", holdID)
+	if err != nil {
+		return Order{}, err
+	}
+	now := s.now()
+	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Order, error) {
+		tag, err := tx.Exec(ctx, `
+			UPDATE holds SET status = 'ordered', updated_at = $3
+			WHERE hold_id = $1 AND user_id = $2 AND status = 'active' AND expires_at >= $3`,
+			holdID, userID, now)
+		if err != nil {
+			return Order{}, fmt.Errorf("order hold %s: %w", holdID, err)
+		}
+		h, err := getHold(ctx, tx, holdID)
+		if err != nil {
+			return Order{}, err
+		}
+		if tag.RowsAffected() == 0 {
+			return Order{}, whyNotOrderable(h, userID, now)
+		}
+		lines, err := orderLines(ctx, tx, h)
+		if err != nil {
+			return Order{}, err
+		}
+		o := Order{
+			ID: shard.NewID("ord", h.ShowID), HoldID: h.ID, ShowID: h.ShowID, UserID: userID,
+			Status: OrderPendingPayment, Lines: lines, TotalMinor: h.AmountMinor, Currency: h.Currency,
+			PayBy: h.ExpiresAt, CreatedAt: now, UpdatedAt: now,
+		}
+		linesJSON, err := json.Marshal(o.Lines)
+		if err != nil {
+			return Order{}, fmt.Errorf("encode order lines: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO orders (order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
+			                    created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+			o.ID, o.HoldID, o.ShowID, o.UserID, o.Status, linesJSON, o.TotalMinor, o.Currency, now); err != nil {
+			return Order{}, fmt.Errorf("insert order: %w", err)
+		}
+		return o, appendEvent(ctx, tx, now, orderEvent(o, OrderPendingPayment, now))
+	})
+}
+
+func whyNotOrderable(h Hold, userID string, now time.Time) error {
+	switch {
+	case h.UserID != userID:
+		return notFound("hold", h.ID)
+	case h.OrderID != "":
+		return errorf(KindPrecondition, "hold %s already has order %s", h.ID, h.OrderID)
+	case h.EffectiveStatus(now) == HoldExpired:
+		return errorf(KindPrecondition, "hold %s expired at %s", h.ID, h.ExpiresAt.Format(time.RFC3339))
+	default:
+		return errorf(KindPrecondition, "hold %s is %s", h.ID, h.EffectiveStatus(now))
+	}
+}
+
+func orderLines(ctx context.Context, tx pgx.Tx, h Hold) ([]Line, error) {
+	if h.GAArea != "" {
+		return []Line{{GAArea: h.GAArea, Quantity: h.Quantity, AmountMinor: h.AmountMinor}}, nil
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT seat, price_minor FROM seats WHERE show_id = $1 AND seat = ANY($2) ORDER BY position`,
+		h.ShowID, h.Seats)
+	if err != nil {
+		return nil, fmt.Errorf("price seats of hold %s: %w", h.ID, err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Line, error) {
+		l := Line{Quantity: 1}
+		return l, r.Scan(&l.Seat, &l.AmountMinor)
+	})
+}
+
+// GetOrder returns an order the caller may see.
+func (s *Service) GetOrder(ctx context.Context, caller Caller, orderID string) (Order, error) {
+	pool, err := s.shardOfID(ctx, "order", orderID)
+	if err != nil {
+		return Order{}, err
+	}
+	var o Order
+	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+		o, err = scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return notFound("order", orderID)
+		}
+		if err != nil {
+			return fmt.Errorf("read order %s: %w", orderID, err)
+		}
+		show, err := loadShow(ctx, tx, o.ShowID)
+		if err != nil {
+			return err
+		}
+		if !caller.mayRead(o.UserID, show.OperatorID) {
+			return notFound("order", orderID)
+		}
+		return nil
+	})
+	if err != nil {
+		return Order{}, err
+	}
+	o.Status = o.EffectiveStatus(s.now())
+	return o, nil
+}
+
+// CancelOrder cancels one of the caller's unpaid orders and gives its seats
+// back. A confirmed order is cancelled through a refund (PaymentService).
+func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (Order, error) {
+	pool, err := s.shardOfID(ctx, "order", orderID)
+	if err != nil {
+		return Order{}, err
+	}
+	now := s.now()
+	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Order, error) {
+		o, err := scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Order{}, notFound("order", orderID)
+		}
+		if err != nil {
+			return Order{}, fmt.Errorf("read order %s: %w", orderID, err)
+		}
+		if o.UserID != userID {
+			return Order{}, notFound("order", orderID)
+		}
+		h, err := getHold(ctx, tx, o.HoldID)
+		if err != nil {
+			return Order{}, err
+		}
+		// The hold (buckets first) is ended before the order row is changed:
+		// the lock order every path keeps.
+		if _, err := endHold(ctx, tx, h, HoldReleased, now); err != nil {
+			return Order{}, err
+		}
+		tag, err := tx.Exec(ctx, `
+			UPDATE orders SET status = 'cancelled', updated_at = $2
+			WHERE order_id = $1 AND status IN ('pending_payment', 'expired')`, orderID, now)
+		if err != nil {
+			return Order{}, fmt.Errorf("cancel order %s: %w", orderID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			if o.Status == OrderConfirmed {
+				return Order{}, errorf(KindPrecondition, "order %s is paid: cancel it with a refund", orderID)
+			}
+			return Order{}, errorf(KindPrecondition, "order %s is already %s", orderID, o.Status)
+		}
+		o.Status, o.UpdatedAt = OrderCancelled, now
+		return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
+	})
+}
+
+// ListMyOrders pages through the caller's orders, newest first. Orders live
+// on the shards of their shows, so this reads every shard and merges; the
+// "my tickets" read model (R-8.3) is the scalable path for buyers' lists.
+func (s *Service) ListMyOrders(ctx context.Context, userID string, pageSize int, pageToken string) ([]Order, string, error) {
+	if pageSize <= 0 {
+		pageSize = 50
+	}
+	after, err := decodeOrderCursor(pageToken)
+	if err != nil {
+		return nil, "", err
+	}
+	var all []Order
+	for _, pool := range s.router.Shards() {
+		rows, err := pool.Query(ctx, `
+			SELECT `+orderColumns+` FROM orders
+			WHERE user_id = $1 AND (created_at, order_id) < ($2, $3)
+			ORDER BY created_at DESC, order_id DESC LIMIT $4`,
+			userID, after.at, after.id, pageSize+1)
+		if err != nil {
+			return nil, "", fmt.Errorf("list orders on %s: %w", pool.Name, err)
+		}
+		orders, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Order, error) { return scanOrder(r) })
+		if err != nil {
+			return nil, "", fmt.Errorf("list orders on %s: %w", pool.Name, err)
+		}
+		all = append(all, orders...)
+	}
+	slices.SortFunc(all, func(a, b Order) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	now := s.now()
+	for i := range all {
+		all[i].Status = all[i].EffectiveStatus(now)
+	}
+	if len(all) <= pageSize {
+		return all, "", nil
+	}
+	last := all[pageSize-1]
+	return all[:pageSize], encodeOrderCursor(orderCursor{at: last.CreatedAt, id: last.ID}), nil
+}
+
+type orderCursor struct {
+	at time.Time
+	id string
+}
+
+func encodeOrderCursor(c orderCursor) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(c.at.Format(time.RFC3339Nano) + "|" + c.id))
+}
+
+func decodeOrderCursor(token string) (orderCursor, error) {
+	if token == "" {
+		// Past every order: the first page.
+		return orderCursor{at: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}, nil
+	}
+	bad := &Error{Kind: KindInvalid, Field: "page_token", Message: "page_token is not one this server issued"}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return orderCursor{}, bad
+	}
+	at, id, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return orderCursor{}, bad
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return orderCursor{}, bad
+	}
+	return orderCursor{at: t, id: id}, nil
+}

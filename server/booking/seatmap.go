@@ -1,0 +1,125 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
+)
+
+// Seat states as 2-bit codes (R-2: 2 bits per seat).
+const (
+	SeatAvailable = 0
+	SeatHeld      = 1
+	SeatBooked    = 2
+)
+
+// SeatMap is a show's layout and availability, read straight from its shard.
+type SeatMap struct {
+	ShowID   int64
+	Currency string
+	Sections []MapSection
+	// States has one 2-bit code per seat in layout order.
+	States  []byte
+	GAAreas []MapArea
+	Version int64
+	// SeatCount is the number of seats in the layout.
+	SeatCount int
+}
+
+// MapSection is a section of the layout.
+type MapSection struct {
+	Name       string
+	PriceMinor int64
+	Rows       []MapRow
+}
+
+// MapRow is a row of seats.
+type MapRow struct {
+	Label string
+	Seats []string
+}
+
+// MapArea is a general-admission area and the places left in it.
+type MapArea struct {
+	Name       string
+	Capacity   int
+	Remaining  int
+	PriceMinor int64
+}
+
+// SeatMap reads a show's seat map. A seat whose hold ran out is shown
+// available (R-3.3); GA places of holds that ran out come back when the next
+// hold or the sweeper reclaims them.
+func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
+	pool, err := s.shardOf(ctx, showID)
+	if err != nil {
+		return SeatMap{}, err
+	}
+	now := s.now()
+	m := SeatMap{ShowID: showID}
+	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+		show, err := loadShow(ctx, tx, showID)
+		if err != nil {
+			return err
+		}
+		m.Currency = show.Currency
+		rows, err := tx.Query(ctx, `
+			SELECT seat, section, row_label, price_minor,
+			       CASE WHEN status = 'booked' THEN 2
+			            WHEN status = 'held' AND held_until >= $2 THEN 1
+			            ELSE 0 END
+			FROM seats WHERE show_id = $1 ORDER BY position`, showID, now)
+		if err != nil {
+			return fmt.Errorf("read seats: %w", err)
+		}
+		var seat, section, row string
+		var price int64
+		var state byte
+		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &state}, func() error {
+			m.addSeat(seat, section, row, price, state)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("read seats: %w", err)
+		}
+		rows, err = tx.Query(ctx, `
+			SELECT area, sum(capacity), sum(remaining), min(price_minor) FROM ga_buckets
+			WHERE show_id = $1 GROUP BY area ORDER BY min(position)`, showID)
+		if err != nil {
+			return fmt.Errorf("read GA areas: %w", err)
+		}
+		m.GAAreas, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (MapArea, error) {
+			var a MapArea
+			return a, r.Scan(&a.Name, &a.Capacity, &a.Remaining, &a.PriceMinor)
+		})
+		if err != nil {
+			return fmt.Errorf("read GA areas: %w", err)
+		}
+		m.Version, err = seatmapVersion(ctx, tx, showID)
+		return err
+	})
+	return m, err
+}
+
+// addSeat appends a seat in layout order, opening sections and rows as they
+// change, and packs its state four seats a byte, the first in the low bits.
+func (m *SeatMap) addSeat(seat, section, row string, price int64, state byte) {
+	if n := len(m.Sections); n == 0 || m.Sections[n-1].Name != section {
+		m.Sections = append(m.Sections, MapSection{Name: section, PriceMinor: price})
+	}
+	sec := &m.Sections[len(m.Sections)-1]
+	if n := len(sec.Rows); n == 0 || sec.Rows[n-1].Label != row {
+		sec.Rows = append(sec.Rows, MapRow{Label: row})
+	}
+	r := &sec.Rows[len(sec.Rows)-1]
+	i := m.SeatCount
+	m.SeatCount++
+	r.Seats = append(r.Seats, seat)
+	if i%4 == 0 {
+		m.States = append(m.States, 0)
+	}
+	m.States[i/4] |= state << (2 * (i % 4))
+}

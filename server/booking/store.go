@@ -1,0 +1,110 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// showSettings are the booking rules of one show, from its shard.
+type showSettings struct {
+	ID                 int64
+	OperatorID         string
+	Currency           string
+	OnSaleAt           time.Time
+	StartsAt           time.Time
+	HoldTTL            time.Duration
+	MaxSeatsPerAccount int
+	MaxSeatsPerHold    int
+}
+
+func loadShow(ctx context.Context, q pgx.Tx, showID int64) (showSettings, error) {
+	var (
+		s     showSettings
+		ttlMs int64
+	)
+	err := q.QueryRow(ctx, `
+		SELECT show_id, operator_id, currency, on_sale_at, starts_at, hold_ttl_ms,
+		       max_seats_per_account, max_seats_per_hold
+		FROM shows WHERE show_id = $1`, showID).
+		Scan(&s.ID, &s.OperatorID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
+			&s.MaxSeatsPerAccount, &s.MaxSeatsPerHold)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s, errorf(KindNotFound, "show %d not found", showID)
+	}
+	if err != nil {
+		return s, fmt.Errorf("load show %d: %w", showID, err)
+	}
+	s.HoldTTL = time.Duration(ttlMs) * time.Millisecond
+	return s, nil
+}
+
+// shardOf finds the shard of a show, turning an unknown show into a
+// business answer.
+func (s *Service) shardOf(ctx context.Context, showID int64) (*pg.Pool, error) {
+	pool, err := s.router.ForShow(ctx, showID)
+	if errors.Is(err, shard.ErrUnknownShow) {
+		return nil, errorf(KindNotFound, "show %d not found", showID)
+	}
+	return pool, err
+}
+
+// shardOfID finds the shard of a hold or order id; a malformed or unknown id
+// is not found.
+func (s *Service) shardOfID(ctx context.Context, what, id string) (*pg.Pool, error) {
+	pool, _, err := s.router.ForID(ctx, id)
+	if errors.Is(err, shard.ErrBadID) || errors.Is(err, shard.ErrUnknownShow) {
+		return nil, notFound(what, id)
+	}
+	return pool, err
+}
+
+const holdColumns = `h.hold_id, h.show_id, h.user_id, h.seats, h.ga_area, h.quantity, h.amount_minor,
+	h.currency, h.status, h.expires_at, h.created_at, coalesce(o.order_id, '')`
+
+func scanHold(row pgx.Row) (Hold, error) {
+	var h Hold
+	err := row.Scan(&h.ID, &h.ShowID, &h.UserID, &h.Seats, &h.GAArea, &h.Quantity, &h.AmountMinor,
+		&h.Currency, &h.Status, &h.ExpiresAt, &h.CreatedAt, &h.OrderID)
+	h.ExpiresAt, h.CreatedAt = h.ExpiresAt.UTC(), h.CreatedAt.UTC()
+	return h, err
+}
+
+func getHold(ctx context.Context, q pgx.Tx, holdID string) (Hold, error) {
+	h, err := scanHold(q.QueryRow(ctx, `
+		SELECT `+holdColumns+` FROM holds h LEFT JOIN orders o ON o.hold_id = h.hold_id
+		WHERE h.hold_id = $1`, holdID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return h, notFound("hold", holdID)
+	}
+	if err != nil {
+		return h, fmt.Errorf("read hold %s: %w", holdID, err)
+	}
+	return h, nil
+}
+
+// mayRead tells whether the caller may see something of a show owned by
+// owner: their own, or any of a show they operate, or anything for admins.
+func (c Caller) mayRead(owner, operatorID string) bool {
+	return c.Admin || c.UserID == owner || (c.Operator && c.UserID == operatorID)
+}
+
+// seatmapVersion is the version of a show's seat map: the sum of the
+// per-row versions, each of which grows with every change of its row, so it
+// grows with every change without a per-show counter row (a hot row).
+func seatmapVersion(ctx context.Context, q pgx.Tx, showID int64) (int64, error) {
+	var v int64
+	err := q.QueryRow(ctx, `
+		SELECT (SELECT coalesce(sum(version), 0) FROM seats WHERE show_id = $1)
+		     + (SELECT coalesce(sum(version), 0) FROM ga_buckets WHERE show_id = $1)`, showID).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("seat map version of show %d: %w", showID, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,312 @@
+// Package catalog owns the shows on sale: their description and layout in
+// the catalog database, their placement on a shard (R-4.2), and the seats
+// and GA buckets written into that shard when a show is created.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// Defaults for the booking rules a request leaves unset.
+const (
+	DefaultHoldTTL          = 10 * time.Minute
+	DefaultPaymentExtension = 5 * time.Minute
+	DefaultSeatCap          = 10
+	// MaxSeats bounds one show's seat rows.
+	MaxSeats = 100_000
+)
+
+// ErrNotFound means there is no such show.
+var ErrNotFound = errors.New("show not found")
+
+// InvalidError is a request the catalog refuses, naming the field at fault.
+type InvalidError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
+
+// Section is a block of seats named row label + number.
+type Section struct {
+	Name        string   `json:"name"`
+	Rows        []string `json:"rows"`
+	SeatsPerRow int      `json:"seats_per_row"`
+	PriceMinor  int64    `json:"price_minor"`
+}
+
+// GAArea is a general-admission area.
+type GAArea struct {
+	Name       string `json:"name"`
+	Capacity   int    `json:"capacity"`
+	PriceMinor int64  `json:"price_minor"`
+	Buckets    int    `json:"buckets"`
+	// Remaining is filled from the shard by GetShow.
+	Remaining int `json:"-"`
+}
+
+// Show is one event on sale.
+type Show struct {
+	ID                 int64              `json:"id"`
+	Kind               catalogv1.ShowKind `json:"kind"`
+	Title              string             `json:"title"`
+	Operator           string             `json:"operator"`
+	Origin             string             `json:"origin,omitempty"`
+	Destination        string             `json:"destination,omitempty"`
+	Venue              string             `json:"venue,omitempty"`
+	StartsAt           time.Time          `json:"starts_at"`
+	OnSaleAt           time.Time          `json:"on_sale_at"`
+	Currency           string             `json:"currency"`
+	Sections           []Section          `json:"sections,omitempty"`
+	GAAreas            []GAArea           `json:"ga_areas,omitempty"`
+	HoldTTL            time.Duration      `json:"hold_ttl"`
+	PaymentExtension   time.Duration      `json:"payment_extension"`
+	MaxSeatsPerAccount int                `json:"max_seats_per_account"`
+	MaxSeatsPerHold    int                `json:"max_seats_per_hold"`
+	Shard              int                `json:"shard"`
+	SeatCount          int                `json:"seat_count"`
+	CreatedBy          string             `json:"created_by"`
+	CreatedAt          time.Time          `json:"created_at"`
+}
+
+// Proto is the show as the API and events carry it.
+func (s Show) Proto() *catalogv1.Show {
+	p := &catalogv1.Show{
+		ShowId: s.ID, Kind: s.Kind, Title: s.Title, Operator: s.Operator, Origin: s.Origin,
+		Destination: s.Destination, Venue: s.Venue, StartsAt: timestamppb.New(s.StartsAt),
+		OnSaleAt: timestamppb.New(s.OnSaleAt), Currency: s.Currency, HoldTtl: durationpb.New(s.HoldTTL),
+		PaymentExtension:   durationpb.New(s.PaymentExtension),
+		MaxSeatsPerAccount: int32(s.MaxSeatsPerAccount), MaxSeatsPerHold: int32(s.MaxSeatsPerHold),
+		Shard: int32(s.Shard), SeatCount: int32(s.SeatCount), CreatedAt: timestamppb.New(s.CreatedAt),
+	}
+	for _, sec := range s.Sections {
+		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
+			SeatsPerRow: int32(sec.SeatsPerRow), PriceMinor: sec.PriceMinor})
+	}
+	for _, a := range s.GAAreas {
+		p.GaAreas = append(p.GaAreas, &catalogv1.GaArea{Name: a.Name, Capacity: int32(a.Capacity),
+			PriceMinor: a.PriceMinor, Buckets: int32(a.Buckets), Remaining: int32(a.Remaining)})
+	}
+	return p
+}
+
+// Service is the catalog.
+type Service struct {
+	router *shard.Router
+	clock  clock.Clock
+}
+
+// NewService returns the catalog over the router's catalog database and shards.
+func NewService(router *shard.Router, clk clock.Clock) *Service {
+	return &Service{router: router, clock: clk}
+}
+
+var errorCodec = idempotency.Codec{
+	EncodeError: func(err error) (json.RawMessage, bool) {
+		var e *InvalidError
+		if !errors.As(err, &e) {
+			return nil, false
+		}
+		b, err := json.Marshal(e)
+		return b, err == nil
+	},
+	DecodeError: func(raw json.RawMessage) error {
+		var e InvalidError
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("decode recorded catalog error: %w", err)
+		}
+		return &e
+	},
+}
+
+// NewShow is what CreateShow needs beyond the show itself.
+type NewShow struct {
+	Show
+	// RequestedShard places the show on a chosen shard (R-4.2).
+	RequestedShard *int32
+}
+
+// CreateShow places a new show on a shard and writes its seats and GA
+// buckets there, then publishes it in the catalog. The catalog transaction
+// stays open while the shard is written, so a show is never visible without
+// its seats; a crash in between leaves at worst unreachable rows in the shard
+// (no catalog entry points at them).
+func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) (Show, error) {
+	now := s.clock.Now().UTC().Truncate(time.Microsecond)
+	show := in.Show
+	if err := complete(&show, createdBy, now); err != nil {
+		return Show{}, err
+	}
+	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
+		func(tx pgx.Tx) (Show, error) {
+			if show.ID == 0 {
+				if err := tx.QueryRow(ctx, `SELECT nextval(pg_get_serial_sequence('shows', 'show_id'))`).Scan(&show.ID); err != nil {
+					return Show{}, fmt.Errorf("assign show id: %w", err)
+				}
+			}
+			i, err := s.router.Place(show.ID, in.RequestedShard)
+			if errors.Is(err, shard.ErrNoSuchShard) {
+				return Show{}, &InvalidError{Field: "shard", Message: fmt.Sprintf("there are %d shards (0 to %d)",
+					len(s.router.Shards()), len(s.router.Shards())-1)}
+			}
+			if err != nil {
+				return Show{}, err
+			}
+			show.Shard = i
+			if err := insertShow(ctx, tx, show); err != nil {
+				return Show{}, err
+			}
+			pool, _ := s.router.Shard(i)
+			if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error { return provision(ctx, stx, show) }); err != nil {
+				return Show{}, fmt.Errorf("write show %d into %s: %w", show.ID, pool.Name, err)
+			}
+			if err := outbox.Append(ctx, tx, show.ID, now, &eventsv1.ShowPublished{
+				ShowId: show.ID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
+			}); err != nil {
+				return Show{}, err
+			}
+			return show, nil
+		})
+}
+
+// complete checks what protovalidate cannot (uniqueness across sections)
+// and fills the defaults.
+func complete(s *Show, createdBy string, now time.Time) error {
+	s.CreatedBy, s.CreatedAt = createdBy, now
+	if s.Operator == "" {
+		s.Operator = createdBy
+	}
+	if s.OnSaleAt.IsZero() {
+		s.OnSaleAt = now
+	}
+	s.StartsAt, s.OnSaleAt = s.StartsAt.UTC(), s.OnSaleAt.UTC()
+	if !s.OnSaleAt.Before(s.StartsAt) {
+		return &InvalidError{Field: "starts_at", Message: "the show must start after sales open"}
+	}
+	if s.HoldTTL == 0 {
+		s.HoldTTL = DefaultHoldTTL
+	}
+	if s.PaymentExtension == 0 {
+		s.PaymentExtension = DefaultPaymentExtension
+	}
+	if s.MaxSeatsPerAccount == 0 {
+		s.MaxSeatsPerAccount = DefaultSeatCap
+	}
+	if s.MaxSeatsPerHold == 0 {
+		s.MaxSeatsPerHold = min(DefaultSeatCap, s.MaxSeatsPerAccount)
+	}
+	rows := map[string]bool{}
+	s.SeatCount = 0
+	for _, sec := range s.Sections {
+		for _, r := range sec.Rows {
+			if rows[r] {
+				return &InvalidError{Field: "sections", Message: fmt.Sprintf("row %q appears twice", r)}
+			}
+			rows[r] = true
+		}
+		s.SeatCount += len(sec.Rows) * sec.SeatsPerRow
+	}
+	if s.SeatCount > MaxSeats {
+		return &InvalidError{Field: "sections", Message: fmt.Sprintf("%d seats; at most %d per show", s.SeatCount, MaxSeats)}
+	}
+	areas := map[string]bool{}
+	for i, a := range s.GAAreas {
+		if areas[a.Name] {
+			return &InvalidError{Field: "ga_areas", Message: fmt.Sprintf("area %q appears twice", a.Name)}
+		}
+		areas[a.Name] = true
+		if a.Buckets == 0 {
+			// R-2: one counter row takes about 250 writes/s; a bucket per 250
+			// places, at most 16, keeps the crowd off a single hot row.
+			s.GAAreas[i].Buckets = min(16, max(1, (a.Capacity+249)/250))
+		}
+		s.GAAreas[i].Buckets = min(s.GAAreas[i].Buckets, a.Capacity)
+	}
+	if s.SeatCount == 0 && len(s.GAAreas) == 0 {
+		return &InvalidError{Field: "sections", Message: "a show needs seats or a general-admission area"}
+	}
+	return nil
+}
+
+func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
+	layout, err := json.Marshal(struct {
+		Sections []Section `json:"sections"`
+		GAAreas  []GAArea  `json:"ga_areas"`
+	}{s.Sections, s.GAAreas})
+	if err != nil {
+		return fmt.Errorf("encode layout: %w", err)
+	}
+	_, err = tx.Exec(ctx, `
+		INSERT INTO shows (show_id, shard, kind, title, operator, origin, destination, venue, starts_at,
+		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
+		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
+		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
+		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt)
+	if pg.IsUniqueViolation(err, "shows_pkey") {
+		return &InvalidError{Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
+	}
+	if err != nil {
+		return fmt.Errorf("insert show: %w", err)
+	}
+	return nil
+}
+
+// provision writes the show's booking rules, one row per seat and the GA
+// buckets into its shard.
+func provision(ctx context.Context, tx pgx.Tx, s Show) error {
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO shows (show_id, operator_id, currency, on_sale_at, starts_at, hold_ttl_ms,
+		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		s.ID, s.CreatedBy, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
+		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt); err != nil {
+		return fmt.Errorf("insert show rules: %w", err)
+	}
+	var seats [][]any
+	for _, sec := range s.Sections {
+		for _, r := range sec.Rows {
+			for n := 1; n <= sec.SeatsPerRow; n++ {
+				seats = append(seats, []any{s.ID, fmt.Sprintf("%s%d", r, n), len(seats), sec.Name, r, sec.PriceMinor})
+			}
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"seats"},
+		[]string{"show_id", "seat", "position", "section", "row_label", "price_minor"},
+		pgx.CopyFromRows(seats)); err != nil {
+		return fmt.Errorf("insert seats: %w", err)
+	}
+	var buckets [][]any
+	for pos, a := range s.GAAreas {
+		for b := range a.Buckets {
+			capacity := a.Capacity / a.Buckets
+			if b < a.Capacity%a.Buckets {
+				capacity++
+			}
+			buckets = append(buckets, []any{s.ID, a.Name, b, pos, capacity, capacity, a.PriceMinor})
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ga_buckets"},
+		[]string{"show_id", "area", "bucket", "position", "capacity", "remaining", "price_minor"},
+		pgx.CopyFromRows(buckets)); err != nil {
+		return fmt.Errorf("insert GA buckets: %w", err)
+	}
+	return nil
+}

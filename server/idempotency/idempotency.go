@@ -1,0 +1,211 @@
+// Package idempotency makes every write of Seatghor safe to retry (R-5.1):
+// the caller's Idempotency-Key is claimed in the same transaction as the
+// work, the first answer (a success or a business error) is stored with it,
+// and a retry gets that answer again without the work being done twice.
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
+)
+
+// Retention is how long a key is remembered (R-5.1 asks for at least 24 h).
+const Retention = 48 * time.Hour
+
+// ErrKeyReused means the key was first used with a different request.
+var ErrKeyReused = errors.New("idempotency key was already used with a different request")
+
+// ErrInProgress means a request with the same key is still running.
+var ErrInProgress = errors.New("a request with this idempotency key is still running")
+
+// Key is one caller's idempotency key for one request.
+type Key struct {
+	// Scope is the caller (token subject): keys of different callers never meet.
+	Scope string
+	// Key is the Idempotency-Key header.
+	Key string
+	// Procedure is the RPC the key was used for.
+	Procedure string
+	// Fingerprint is a hash of the procedure and the request message.
+	Fingerprint [sha256.Size]byte
+}
+
+type keyCtx struct{}
+
+// WithKey returns ctx carrying k.
+func WithKey(ctx context.Context, k Key) context.Context { return context.WithValue(ctx, keyCtx{}, k) }
+
+// FromContext returns the request's key, if it has one.
+func FromContext(ctx context.Context) (Key, bool) {
+	k, ok := ctx.Value(keyCtx{}).(Key)
+	return k, ok
+}
+
+// Codec turns the business errors of a domain into stored records and back.
+// Errors it does not accept (database trouble, timeouts) are not recorded:
+// the caller may retry them with the same key.
+type Codec struct {
+	EncodeError func(error) (json.RawMessage, bool)
+	DecodeError func(json.RawMessage) error
+}
+
+type record[T any] struct {
+	Value T               `json:"value,omitempty"`
+	Err   json.RawMessage `json:"error,omitempty"`
+}
+
+// Options tune Do.
+type Options struct {
+	// Now is the time of the request.
+	Now time.Time
+	// Wait is how long a duplicate waits for the first request with its key
+	// to finish before it is answered ErrInProgress.
+	Wait time.Duration
+}
+
+// Do runs fn in a transaction on db, guarded by the key in ctx if there is
+// one: the key is locked, an earlier answer is returned as it was, otherwise
+// fn runs and its answer is stored in the same transaction. A business error
+// (one codec accepts) rolls fn's writes back but is stored and returned like
+// an answer.
+func Do[T any](ctx context.Context, db pg.Beginner, codec Codec, opts Options, fn func(pgx.Tx) (T, error)) (T, error) {
+	var zero T
+	key, ok := FromContext(ctx)
+	if !ok {
+		var out T
+		err := pg.InTx(ctx, db, func(tx pgx.Tx) error {
+			var err error
+			out, err = fn(tx)
+			return err
+		})
+		return out, err
+	}
+	var (
+		out    T
+		answer error
+	)
+	err := pg.InTx(ctx, db, func(tx pgx.Tx) error {
+		if err := lock(ctx, tx, key, opts.Wait); err != nil {
+			return err
+		}
+		if rec, found, err := lookup[T](ctx, tx, key, opts.Now); err != nil {
+			return err
+		} else if found {
+			out = rec.Value
+			if len(rec.Err) > 0 {
+				answer = codec.DecodeError(rec.Err)
+			}
+			return nil
+		}
+		var rec record[T]
+		err := pg.InTx(ctx, tx, func(work pgx.Tx) error {
+			var err error
+			out, err = fn(work)
+			return err
+		})
+		switch {
+		case err == nil:
+			rec.Value = out
+		default:
+			encoded, business := codec.EncodeError(err)
+			if !business {
+				return err
+			}
+			out, answer, rec.Err = zero, err, encoded
+		}
+		return store(ctx, tx, key, opts.Now, rec)
+	})
+	if err != nil {
+		return zero, err
+	}
+	return out, answer
+}
+
+func lock(ctx context.Context, tx pgx.Tx, key Key, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	backoff := 2 * time.Millisecond
+	for {
+		var got bool
+		err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`,
+			key.Scope+"\x00"+key.Key).Scan(&got)
+		if err != nil {
+			return fmt.Errorf("lock idempotency key: %w", err)
+		}
+		if got {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return ErrInProgress
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 50*time.Millisecond)
+	}
+}
+
+func lookup[T any](ctx context.Context, tx pgx.Tx, key Key, now time.Time) (record[T], bool, error) {
+	var (
+		rec         record[T]
+		procedure   string
+		fingerprint []byte
+		outcome     []byte
+	)
+	err := tx.QueryRow(ctx, `
+		SELECT procedure, fingerprint, outcome FROM idempotency_keys
+		WHERE scope = $1 AND key = $2 AND expires_at > $3`,
+		key.Scope, key.Key, now).Scan(&procedure, &fingerprint, &outcome)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, fmt.Errorf("read idempotency key: %w", err)
+	}
+	if procedure != key.Procedure || !bytes.Equal(fingerprint, key.Fingerprint[:]) {
+		return rec, false, ErrKeyReused
+	}
+	if err := json.Unmarshal(outcome, &rec); err != nil {
+		return rec, false, fmt.Errorf("decode idempotency record: %w", err)
+	}
+	return rec, true, nil
+}
+
+func store[T any](ctx context.Context, tx pgx.Tx, key Key, now time.Time, rec record[T]) error {
+	outcome, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode idempotency record: %w", err)
+	}
+	// An expired record of the same key may still be there: the new one
+	// replaces it.
+	_, err = tx.Exec(ctx, `
+		INSERT INTO idempotency_keys (scope, key, procedure, fingerprint, outcome, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (scope, key) DO UPDATE
+		SET procedure = excluded.procedure, fingerprint = excluded.fingerprint, outcome = excluded.outcome,
+		    created_at = excluded.created_at, expires_at = excluded.expires_at`,
+		key.Scope, key.Key, key.Procedure, key.Fingerprint[:], outcome, now, now.Add(Retention))
+	if err != nil {
+		return fmt.Errorf("store idempotency record: %w", err)
+	}
+	return nil
+}
+
+// Purge deletes the records that expired before now; it returns how many.
+func Purge(ctx context.Context, db pg.Execer, now time.Time) (int64, error) {
+	tag, err := db.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1`, now)
+	if err != nil {
+		return 0, fmt.Errorf("purge idempotency keys: %w", err)
+	}
+	return tag.RowsAffected(), nil
+}

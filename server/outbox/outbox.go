@@ -1,0 +1,35 @@
+// Package outbox writes events into a database's transactional outbox (R-8.1):
+// in the same transaction as the state change they describe, so an event is
+// published if and only if its change committed.
+package outbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/proto"
+)
+
+// Append writes one event of a show into the outbox of tx's database. The
+// row's xid column records the writing transaction (see the migration), so
+// a consumer can read the outbox without gaps.
+func Append(ctx context.Context, tx pgx.Tx, showID int64, at time.Time, event proto.Message) error {
+	payload, err := proto.Marshal(event)
+	if err != nil {
+		return fmt.Errorf("outbox: encode %T: %w", event, err)
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go 1.24+)
+	_, err = tx.Exec(ctx, `
+		INSERT INTO outbox (show_id, event_id, event_type, payload, occurred_at)
+		VALUES ($1, $2, $3, $4, $5)`,
+		showID, "evt_"+hex.EncodeToString(id[:]), string(event.ProtoReflect().Descriptor().FullName()), payload, at)
+	if err != nil {
+		return fmt.Errorf("outbox: append %T: %w", event, err)
+	}
+	return nil
+}

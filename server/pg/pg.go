@@ -1,0 +1,103 @@
+// Package pg is the PostgreSQL plumbing every store shares: opening pools and
+// the one helper that owns begin, commit and rollback.
+package pg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Pool is a connection pool that counts the statements sent through it, so
+// tests and metrics can tell which database a request touched.
+type Pool struct {
+	*pgxpool.Pool
+	// Name is the database's role in the system, e.g. "catalog" or "shard-2".
+	Name    string
+	queries *atomic.Int64
+}
+
+// Queries returns how many statements were sent through the pool so far.
+func (p *Pool) Queries() int64 { return p.queries.Load() }
+
+// Open connects a pool to url and checks that the database answers.
+func Open(ctx context.Context, name, url string, maxConns int32) (*Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: parse url: %w", name, err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	counter := new(atomic.Int64)
+	cfg.ConnConfig.Tracer = countingTracer{n: counter}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", name, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("database %s: ping: %w", name, err)
+	}
+	return &Pool{Pool: pool, Name: name, queries: counter}, nil
+}
+
+type countingTracer struct{ n *atomic.Int64 }
+
+func (t countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	t.n.Add(1)
+	return ctx
+}
+
+func (countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// Beginner starts a transaction: a pool, or a transaction (a savepoint).
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// Execer runs a statement: a pool or a transaction.
+type Execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// InTx runs fn in a transaction: commit when fn returns nil, rollback
+// otherwise. It is the only place that begins and ends transactions.
+func InTx(ctx context.Context, db Beginner, fn func(pgx.Tx) error) (err error) {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			// The rollback error is secondary to the one that caused it.
+			_ = tx.Rollback(context.WithoutCancel(ctx))
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.Commit(ctx); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// IsUniqueViolation tells whether err is a unique violation of constraint
+// (any constraint when constraint is empty).
+func IsUniqueViolation(err error, constraint string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" &&
+		(constraint == "" || pgErr.ConstraintName == constraint)
+}
+
+// IsCheckViolation tells whether err is a CHECK constraint violation.
+func IsCheckViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23514"
+}

@@ -1,0 +1,40 @@
+package shard
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrBadID means a string is not an id this system handed out.
+var ErrBadID = errors.New("malformed id")
+
+var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+
+// NewID returns a fresh id of the given kind ("hld", "ord", …) for something
+// of show showID. The show id is part of the id, so the id alone leads to the
+// shard; 80 random bits make ids unguessable and collision-free.
+func NewID(prefix string, showID int64) string {
+	var b [10]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return prefix + "_" + strconv.FormatInt(showID, 10) + "_" + idEncoding.EncodeToString(b[:])
+}
+
+// ShowOf returns the show an id belongs to.
+func ShowOf(id string) (int64, error) {
+	parts := strings.Split(id, "_")
+	if len(parts) != 3 || parts[0] == "" || len(parts[2]) != 16 {
+		return 0, fmt.Errorf("%q: %w", id, ErrBadID)
+	}
+	showID, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || showID <= 0 {
+		return 0, fmt.Errorf("%q: %w", id, ErrBadID)
+	}
+	if _, err := idEncoding.DecodeString(parts[2]); err != nil {
+		return 0, fmt.Errorf("%q: %w", id, ErrBadID)
+	}
+	return showID, nil
+}
