@@ -70,7 +70,7 @@ func holdGASlow(ctx context.Context, tx pgx.Tx, h *Hold, now time.Time) error {
 			return err
 		}
 		return &Error{Kind: KindUnavailable, GAArea: h.GAArea, Remaining: total, SeatmapVersion: version,
-			Message: fmt.Sprintf("only %d places left in %s", total, h.GAArea)}
+			Message: fmt.Sprintf("%s has %d places left; %d asked for", h.GAArea, total, h.Quantity)}
 	}
 	takes := map[int]int{}
 	need := h.Quantity

@@ -65,7 +65,7 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 			INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
 			                   amount_minor, currency, expires_at, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-			h.ID, h.ShowID, h.UserID, h.Status, h.Seats, h.GAArea, h.Quantity,
+			h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
 			h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt); err != nil {
 			return Hold{}, fmt.Errorf("insert hold: %w", err)
 		}

@@ -135,8 +135,10 @@ func lock(ctx context.Context, tx pgx.Tx, key Key, wait time.Duration) error {
 	backoff := 2 * time.Millisecond
 	for {
 		var got bool
+		// Length-prefixed, so ("ab", "c") and ("a", "bc") are different keys;
+		// a hash collision only makes two keys wait for each other.
 		err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`,
-			key.Scope+"\x00"+key.Key).Scan(&got)
+			fmt.Sprintf("idem:%d:%s:%s", len(key.Scope), key.Scope, key.Key)).Scan(&got)
 		if err != nil {
 			return fmt.Errorf("lock idempotency key: %w", err)
 		}

@@ -182,7 +182,8 @@ func (c *Cluster) CreateDatabase(ctx context.Context, name string) error {
 }
 
 // Stop shuts the server down ("fast": running sessions are ended, data is
-// flushed) and waits until it is gone. Stopping twice is fine.
+// flushed) and waits until it is gone. Stopping twice is fine. ctx bounds
+// the wait: at shutdown pass a live one, not the context that was cancelled.
 func (c *Cluster) Stop(ctx context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

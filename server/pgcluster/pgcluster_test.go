@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,4 +123,21 @@ type testWriter struct{ t *testing.T }
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
+}
+
+// TestPortTaken: a port the caller chose is not swapped for another, and
+// the error carries the server's reason.
+func TestPortTaken(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	_, err = pgcluster.Start(ctx, pgcluster.Config{Dir: t.TempDir(), Port: port, Fast: true})
+	if err == nil || !strings.Contains(err.Error(), "Address already in use") {
+		t.Fatalf("Start on a taken port: err = %v, want one saying the address is in use", err)
+	}
 }

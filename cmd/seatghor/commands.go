@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/seatghor/seatghor/server/api"
+	"github.com/seatghor/seatghor/server/app"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/demo"
+	"github.com/seatghor/seatghor/server/pgcluster"
+)
+
+func runToken(cfg config, args []string, stdout io.Writer) error {
+	fs := newFlags("token")
+	sub := fs.String("sub", "", "the user id (token subject)")
+	role := fs.String("role", "user", "user, operator, admin or partner")
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: token: %v", errUsage, err)
+	}
+	if *sub == "" {
+		return fmt.Errorf("%w: token needs --sub", errUsage)
+	}
+	r, err := auth.ParseRole(*role)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	secret := cfg.AuthSecret
+	if secret == "" {
+		secret = devSecret
+	}
+	tokens, err := auth.NewTokens(secret, time.Now)
+	if err != nil {
+		return err
+	}
+	tok, err := tokens.Mint(*sub, r, *ttl)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, tok)
+	return err
+}
+
+func runMigrate(ctx context.Context, cfg config, log *slog.Logger) error {
+	if cfg.CatalogURL == "" {
+		return errors.New("migrate needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS")
+	}
+	if err := app.Migrate(ctx, cfg.CatalogURL, cfg.ShardURLs); err != nil {
+		return err
+	}
+	log.Info("migrated", "shards", len(cfg.ShardURLs))
+	return nil
+}
+
+func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
+	if cfg.CatalogURL == "" {
+		return errors.New("serve needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS (or use `seatghor dev`)")
+	}
+	if cfg.AuthSecret == "" {
+		return errors.New("serve needs SEATGHOR_AUTH_SECRET")
+	}
+	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
+		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, Log: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return serve(ctx, cfg, a, log, nil)
+}
+
+func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
+	fs := newFlags("dev")
+	dataDir := fs.String("data-dir", cfg.DataDir, "where dev keeps its databases")
+	addr := fs.String("addr", cfg.Addr, "listen address")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: dev: %v", errUsage, err)
+	}
+	cfg.Addr = *addr
+	if cfg.AuthSecret == "" {
+		cfg.AuthSecret = devSecret
+	}
+	if cfg.CatalogURL == "" {
+		dir, err := filepath.Abs(filepath.Join(*dataDir, "postgres"))
+		if err != nil {
+			return err
+		}
+		log.Info("starting embedded PostgreSQL", "dir", dir)
+		cluster, err := pgcluster.Start(ctx, pgcluster.Config{Dir: dir, Log: log})
+		if err != nil {
+			return fmt.Errorf("embedded PostgreSQL: %w", err)
+		}
+		defer func() {
+			if err := cluster.Stop(context.WithoutCancel(ctx)); err != nil {
+				log.Error("stop embedded PostgreSQL", "err", err)
+			}
+		}()
+		names := []string{"seatghor_catalog"}
+		for i := range cfg.Shards {
+			names = append(names, fmt.Sprintf("seatghor_shard_%d", i))
+		}
+		for _, n := range names {
+			if err := cluster.CreateDatabase(ctx, n); err != nil {
+				return err
+			}
+		}
+		cfg.CatalogURL = cluster.URL(names[0])
+		for _, n := range names[1:] {
+			cfg.ShardURLs = append(cfg.ShardURLs, cluster.URL(n))
+		}
+	}
+	if err := app.Migrate(ctx, cfg.CatalogURL, cfg.ShardURLs); err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
+		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, Log: log})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	n, err := demo.Load(ctx, a.Catalog, time.Now())
+	if err != nil {
+		return fmt.Errorf("demo data: %w", err)
+	}
+	log.Info("demo data loaded", "new_shows", n)
+	return serve(ctx, cfg, a, log, func(listenAddr string) error { return printTour(stdout, a, listenAddr) })
+}
+
+// serve runs the API and the workers until ctx ends, then shuts down
+// gracefully. ready is called once the listener is up.
+func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready func(addr string) error) error {
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	srv := api.NewServer(cfg.Addr, a.Handler)
+	workers, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	go a.RunWorkers(workers, cfg.SweepInterval)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String())
+	if ready != nil {
+		if err := ready(ln.Addr().String()); err != nil {
+			return err
+		}
+	}
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func printTour(w io.Writer, a *app.App, addr string) error {
+	user, err := a.Tokens.Mint("rumana", auth.RoleUser, 7*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	other, err := a.Tokens.Mint("karim", auth.RoleUser, 7*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	admin, err := a.Tokens.Mint("admin", auth.RoleAdmin, 7*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	base := "http://" + addr
+	_, err = fmt.Fprintf(w, `
+Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctrl-C stops it)
+
+  user token (rumana):  %[2]s
+  user token (karim):   %[3]s
+  admin token:          %[4]s
+
+Try it:
+  export U=%[2]s K=%[3]s A=%[4]s
+  # the seat map of show 7 (seats A1…J4, all free)
+  curl -s %[1]s/v1/shows/7/seatmap -H "Authorization: Bearer $U"
+  # Rumana holds A1 and A2
+  curl -s %[1]s/v1/holds -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"show_id": 7, "seats": ["A1", "A2"]}'
+  # Karim asks for A2 and A3 together: 409, all or nothing (R-3.2)
+  curl -si %[1]s/v1/holds -H "Authorization: Bearer $K" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"show_id": 7, "seats": ["A2", "A3"]}'
+  # two of the 3 places of the general-admission show 9
+  curl -s %[1]s/v1/holds -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"show_id": 9, "quantity": 2}'
+  # an order from a hold (put the hold_id in)
+  curl -s %[1]s/v1/orders -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"hold_id": "HOLD_ID"}'
+  # admins create shows (Connect JSON)
+  curl -s %[1]s/seatghor.catalog.v1.CatalogService/CreateShow -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' \
+    -d '{"kind": "SHOW_KIND_BUS_TRIP", "title": "Dhaka to Rajshahi", "origin": "Dhaka", "destination": "Rajshahi", "startsAt": "2027-01-10T07:00:00Z", "currency": "BDT", "sections": [{"name": "Main", "rows": ["A","B","C"], "seatsPerRow": 4, "priceMinor": "90000"}]}'
+  # health and metrics
+  curl -s %[1]s/healthz; curl -s %[1]s/metrics | grep seatghor_
+
+`, base, user, other, admin)
+	return err
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// devSecret signs tokens when SEATGHOR_AUTH_SECRET is unset. Only `dev` and
+// `token` accept it; `serve` refuses to start without a real secret.
+const devSecret = "seatghor-dev-secret-not-for-production"
+
+// config is every setting of the binary, from SEATGHOR_* variables.
+type config struct {
+	// Addr is the listen address (SEATGHOR_ADDR, default 127.0.0.1:8080).
+	Addr string
+	// AuthSecret signs and verifies tokens (SEATGHOR_AUTH_SECRET).
+	AuthSecret string
+	// CatalogURL and ShardURLs locate the databases (SEATGHOR_CATALOG_URL,
+	// SEATGHOR_SHARD_URLS comma-separated). Unset in dev: an embedded cluster.
+	CatalogURL string
+	ShardURLs  []string
+	// Shards is how many shard databases dev creates (SEATGHOR_SHARDS, 4).
+	Shards int
+	// DataDir is where dev keeps its state (SEATGHOR_DATA_DIR, .seatghor).
+	DataDir string
+	// SweepInterval is how often expired holds are swept (SEATGHOR_SWEEP_INTERVAL, 5s).
+	SweepInterval time.Duration
+	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
+	MaxConns int32
+	// LogLevel is debug, info, warn or error (SEATGHOR_LOG_LEVEL, info).
+	LogLevel slog.Level
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	c := config{
+		Addr:          "127.0.0.1:8080",
+		AuthSecret:    getenv("SEATGHOR_AUTH_SECRET"),
+		CatalogURL:    getenv("SEATGHOR_CATALOG_URL"),
+		Shards:        4,
+		DataDir:       ".seatghor",
+		SweepInterval: 5 * time.Second,
+		MaxConns:      20,
+	}
+	if v := getenv("SEATGHOR_ADDR"); v != "" {
+		c.Addr = v
+	}
+	if v := getenv("SEATGHOR_SHARD_URLS"); v != "" {
+		for _, u := range strings.Split(v, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				c.ShardURLs = append(c.ShardURLs, u)
+			}
+		}
+	}
+	if v := getenv("SEATGHOR_DATA_DIR"); v != "" {
+		c.DataDir = v
+	}
+	if v := getenv("SEATGHOR_SHARDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 64 {
+			return c, fmt.Errorf("SEATGHOR_SHARDS=%q: want a number from 1 to 64", v)
+		}
+		c.Shards = n
+	}
+	if v := getenv("SEATGHOR_SWEEP_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("SEATGHOR_SWEEP_INTERVAL=%q: want a positive duration such as 5s", v)
+		}
+		c.SweepInterval = d
+	}
+	if v := getenv("SEATGHOR_DB_MAX_CONNS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return c, fmt.Errorf("SEATGHOR_DB_MAX_CONNS=%q: want a number from 1 to 1000", v)
+		}
+		c.MaxConns = int32(n)
+	}
+	if v := getenv("SEATGHOR_LOG_LEVEL"); v != "" {
+		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+			return c, fmt.Errorf("SEATGHOR_LOG_LEVEL=%q: want debug, info, warn or error", v)
+		}
+	}
+	if (c.CatalogURL == "") != (len(c.ShardURLs) == 0) {
+		return c, fmt.Errorf("set both SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS, or neither")
+	}
+	return c, nil
+}

@@ -1,0 +1,76 @@
+// Command seatghor is the whole platform in one binary: `dev` runs
+// everything on embedded defaults, `serve` runs the configured roles,
+// `migrate` applies the schema, `token` mints an API token.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "seatghor:", err)
+		if errors.Is(err, errUsage) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+var errUsage = errors.New("usage")
+
+const usage = `seatghor — the Seatghor ticket platform
+
+Usage:
+  seatghor dev [--data-dir DIR] [--addr ADDR]   everything in one process on embedded defaults
+  seatghor serve                                the API and workers, configured from SEATGHOR_* variables
+  seatghor migrate                              apply the schema to the catalog and every shard
+  seatghor token --sub ID [--role ROLE] [--ttl DURATION]
+                                                print an API token signed with SEATGHOR_AUTH_SECRET
+
+Configuration (environment): see README.md.
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	switch args[0] {
+	case "dev":
+		return runDev(ctx, cfg, args[1:], stdout, log)
+	case "serve":
+		return runServe(ctx, cfg, log)
+	case "migrate":
+		return runMigrate(ctx, cfg, log)
+	case "token":
+		return runToken(cfg, args[1:], stdout)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}

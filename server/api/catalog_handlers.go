@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"connectrpc.com/connect"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
+)
+
+type catalogHandler struct {
+	svc *catalog.Service
+	log *slog.Logger
+}
+
+func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[catalogv1.CreateShowRequest]) (*connect.Response[catalogv1.CreateShowResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, connect.NewError(connect.CodePermissionDenied, errors.New("only operators and admins create shows"))
+	}
+	m := req.Msg
+	in := catalog.NewShow{Show: catalog.Show{
+		Kind: m.GetKind(), Title: m.GetTitle(), Operator: m.GetOperator(), Origin: m.GetOrigin(),
+		Destination: m.GetDestination(), Venue: m.GetVenue(), StartsAt: m.GetStartsAt().AsTime(),
+		Currency: m.GetCurrency(), HoldTTL: m.GetHoldTtl().AsDuration(),
+		PaymentExtension:   m.GetPaymentExtension().AsDuration(),
+		MaxSeatsPerAccount: int(m.GetMaxSeatsPerAccount()), MaxSeatsPerHold: int(m.GetMaxSeatsPerHold()),
+	}}
+	if m.GetOnSaleAt() != nil {
+		in.OnSaleAt = m.GetOnSaleAt().AsTime()
+	}
+	if m.Shard != nil {
+		in.RequestedShard = m.Shard
+	}
+	for _, s := range m.GetSections() {
+		in.Sections = append(in.Sections, catalog.Section{Name: s.GetName(), Rows: s.GetRows(),
+			SeatsPerRow: int(s.GetSeatsPerRow()), PriceMinor: s.GetPriceMinor()})
+	}
+	for _, a := range m.GetGaAreas() {
+		in.GAAreas = append(in.GAAreas, catalog.GAArea{Name: a.GetName(), Capacity: int(a.GetCapacity()),
+			PriceMinor: a.GetPriceMinor(), Buckets: int(a.GetBuckets())})
+	}
+	show, err := h.svc.CreateShow(ctx, p.UserID, in)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.CreateShowResponse{Show: show.Proto()}), nil
+}
+
+func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catalogv1.GetShowRequest]) (*connect.Response[catalogv1.GetShowResponse], error) {
+	show, err := h.svc.GetShow(ctx, req.Msg.GetShowId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.GetShowResponse{Show: show.Proto()}), nil
+}
+
+func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[catalogv1.ListShowsRequest]) (*connect.Response[catalogv1.ListShowsResponse], error) {
+	shows, next, err := h.svc.ListShows(ctx, int(req.Msg.GetPageSize()), req.Msg.GetPageToken(), req.Msg.GetKind())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	resp := &catalogv1.ListShowsResponse{NextPageToken: next}
+	for _, s := range shows {
+		resp.Shows = append(resp.Shows, s.Proto())
+	}
+	return connect.NewResponse(resp), nil
+}
+
+type seatmapHandler struct {
+	svc *booking.Service
+	log *slog.Logger
+}
+
+func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[seatmapv1.GetSeatMapRequest]) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
+	m, err := h.svc.SeatMap(ctx, req.Msg.GetShowId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	resp := &seatmapv1.GetSeatMapResponse{ShowId: m.ShowID, Currency: m.Currency, Availability: m.States,
+		SeatCount: int32(m.SeatCount), Version: m.Version}
+	for _, s := range m.Sections {
+		sec := &seatmapv1.Section{Name: s.Name, PriceMinor: s.PriceMinor}
+		for _, r := range s.Rows {
+			sec.Rows = append(sec.Rows, &seatmapv1.Row{Label: r.Label, Seats: r.Seats})
+		}
+		resp.Sections = append(resp.Sections, sec)
+	}
+	for _, a := range m.GAAreas {
+		resp.GaAreas = append(resp.GaAreas, &seatmapv1.GaArea{Name: a.Name, Capacity: int32(a.Capacity),
+			Remaining: int32(a.Remaining), PriceMinor: a.PriceMinor})
+	}
+	return connect.NewResponse(resp), nil
+}

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// rpcMetrics measures every RPC (latency by procedure and code) and exposes
+// the statements sent to each database, so shard skew is visible.
+type rpcMetrics struct {
+	latency *prometheus.HistogramVec
+}
+
+func newRPCMetrics(reg *prometheus.Registry, router *shard.Router) *rpcMetrics {
+	m := &rpcMetrics{latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "seatghor_rpc_duration_seconds",
+		Help:    "Latency of API calls by procedure and result code.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
+	}, []string{"procedure", "code"})}
+	reg.MustRegister(m.latency)
+	for _, pool := range append(router.Shards(), router.Catalog()) {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "seatghor_db_statements_total",
+			Help:        "Statements sent to a database.",
+			ConstLabels: prometheus.Labels{"database": pool.Name},
+		}, func() float64 { return float64(pool.Queries()) }))
+	}
+	return m
+}
+
+func (m *rpcMetrics) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		start := time.Now()
+		resp, err := next(ctx, req)
+		code := "ok"
+		if err != nil {
+			code = connect.CodeOf(err).String()
+			var ce *connect.Error
+			if !errors.As(err, &ce) {
+				code = connect.CodeUnknown.String()
+			}
+		}
+		m.latency.WithLabelValues(req.Spec().Procedure, code).Observe(time.Since(start).Seconds())
+		return resp, err
+	}
+}
+
+func (m *rpcMetrics) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+func (m *rpcMetrics) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}

@@ -1,0 +1,161 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"connectrpc.com/validate"
+	"connectrpc.com/vanguard"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// Config is what the API edge needs.
+type Config struct {
+	Tokens  *auth.Tokens
+	Catalog *catalog.Service
+	Booking *booking.Service
+	Router  *shard.Router
+	Log     *slog.Logger
+	// Registry receives the API's metrics; /metrics serves it.
+	Registry *prometheus.Registry
+	// MaxRequestBytes bounds a request message; default 1 MiB.
+	MaxRequestBytes int
+}
+
+// NewHandler returns the whole HTTP surface: every service over Connect,
+// gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), gRPC
+// health and reflection, /healthz and /metrics.
+func NewHandler(cfg Config) (http.Handler, error) {
+	if cfg.MaxRequestBytes <= 0 {
+		cfg.MaxRequestBytes = 1 << 20
+	}
+	metrics := newRPCMetrics(cfg.Registry, cfg.Router)
+	// Order matters: who (auth) before what (validation) before the
+	// idempotency record, so rejected requests are never recorded.
+	opts := []connect.HandlerOption{
+		connect.WithInterceptors(metrics, auth.NewInterceptor(cfg.Tokens), validate.NewInterceptor(),
+			idempotency.NewInterceptor()),
+		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
+	}
+	mux := http.NewServeMux()
+	var names []string
+	for _, s := range services(cfg, opts) {
+		mux.Handle(s.path, s.h)
+		names = append(names, s.name)
+	}
+	// REST answers use the proto field names ({"hold_id": …}) as the seed's
+	// HTTP examples do, while Connect JSON keeps the standard
+	// lowerCamelCase: vanguard passes JSON through from the handler, so the
+	// REST routes get handlers of their own whose JSON codec uses proto names.
+	var rest []*vanguard.Service
+	for _, s := range services(cfg, append(opts, connect.WithCodec(protoNamesJSON{}))) {
+		rest = append(rest, vanguard.NewService(s.path, s.h))
+	}
+	transcoder, err := vanguard.NewTranscoder(rest, vanguard.WithCodec(func(res vanguard.TypeResolver) vanguard.Codec {
+		c := vanguard.NewJSONCodec(res)
+		c.MarshalOptions.UseProtoNames = true
+		c.MarshalOptions.EmitUnpopulated = false
+		return c
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("REST transcoder: %w", err)
+	}
+	mux.Handle("/v1/", jsonByDefault(transcoder))
+	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
+	reflector := grpcreflect.NewStaticReflector(names...)
+	mux.Handle(grpcreflect.NewHandlerV1(reflector))
+	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	mux.Handle("GET /healthz", healthz(cfg.Router))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
+	return mux, nil
+}
+
+type service struct {
+	name string
+	path string
+	h    http.Handler
+}
+
+// services builds the Connect handler of every service with opts.
+func services(cfg Config, opts []connect.HandlerOption) []service {
+	var out []service
+	add := func(name string) func(string, http.Handler) {
+		return func(path string, h http.Handler) { out = append(out, service{name, path, h}) }
+	}
+	add(catalogv1connect.CatalogServiceName)(catalogv1connect.NewCatalogServiceHandler(&catalogHandler{cfg.Catalog, cfg.Log}, opts...))
+	add(bookingv1connect.HoldServiceName)(bookingv1connect.NewHoldServiceHandler(&holdHandler{cfg.Booking, cfg.Log}, opts...))
+	add(bookingv1connect.OrderServiceName)(bookingv1connect.NewOrderServiceHandler(&orderHandler{cfg.Booking, cfg.Log}, opts...))
+	add(seatmapv1connect.SeatMapServiceName)(seatmapv1connect.NewSeatMapServiceHandler(&seatmapHandler{cfg.Booking, cfg.Log}, opts...))
+	// Declared now, implemented by later work: they answer unimplemented.
+	add(paymentv1connect.PaymentServiceName)(paymentv1connect.NewPaymentServiceHandler(paymentv1connect.UnimplementedPaymentServiceHandler{}, opts...))
+	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(ticketsv1connect.UnimplementedTicketServiceHandler{}, opts...))
+	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(searchv1connect.UnimplementedTripSearchServiceHandler{}, opts...))
+	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(waitingroomv1connect.UnimplementedWaitingRoomServiceHandler{}, opts...))
+	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(ledgerv1connect.UnimplementedLedgerServiceHandler{}, opts...))
+	return out
+}
+
+// jsonByDefault treats a REST request body without a JSON content type
+// (curl -d sends application/x-www-form-urlencoded) as JSON: the REST
+// routes take nothing else.
+func jsonByDefault(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ct := r.Header.Get("Content-Type")
+		if ct == "" || strings.HasPrefix(ct, "application/x-www-form-urlencoded") {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// healthz answers 200 when the catalog and every shard answer a ping.
+func healthz(router *shard.Router) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		status := map[string]string{}
+		code := http.StatusOK
+		for _, pool := range append(router.Shards(), router.Catalog()) {
+			status[pool.Name] = "ok"
+			if err := pool.Ping(ctx); err != nil {
+				status[pool.Name], code = "unreachable", http.StatusServiceUnavailable
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(status)
+	})
+}
+
+// NewServer returns the HTTP server: HTTP/1.1 and unencrypted HTTP/2 (h2c)
+// on one port, so gRPC clients connect without TLS in dev and behind a
+// TLS-terminating proxy in production.
+func NewServer(addr string, h http.Handler) *http.Server {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return &http.Server{Addr: addr, Handler: h, Protocols: &p, ReadHeaderTimeout: 10 * time.Second}
+}

@@ -1,0 +1,136 @@
+package catalog
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+)
+
+const showColumns = `show_id, shard, kind, title, operator, origin, destination, venue, starts_at, on_sale_at,
+	currency, layout, hold_ttl_ms, payment_extension_ms, max_seats_per_account, max_seats_per_hold,
+	seat_count, created_by, created_at`
+
+func scanShow(row pgx.Row) (Show, error) {
+	var (
+		s               Show
+		kind            int16
+		layout          []byte
+		ttlMs, extendMs int64
+	)
+	err := row.Scan(&s.ID, &s.Shard, &kind, &s.Title, &s.Operator, &s.Origin, &s.Destination, &s.Venue,
+		&s.StartsAt, &s.OnSaleAt, &s.Currency, &layout, &ttlMs, &extendMs, &s.MaxSeatsPerAccount,
+		&s.MaxSeatsPerHold, &s.SeatCount, &s.CreatedBy, &s.CreatedAt)
+	if err != nil {
+		return s, err
+	}
+	s.Kind = catalogv1.ShowKind(kind)
+	s.HoldTTL, s.PaymentExtension = time.Duration(ttlMs)*time.Millisecond, time.Duration(extendMs)*time.Millisecond
+	s.StartsAt, s.OnSaleAt, s.CreatedAt = s.StartsAt.UTC(), s.OnSaleAt.UTC(), s.CreatedAt.UTC()
+	var l struct {
+		Sections []Section `json:"sections"`
+		GAAreas  []GAArea  `json:"ga_areas"`
+	}
+	if err := json.Unmarshal(layout, &l); err != nil {
+		return s, fmt.Errorf("decode layout of show %d: %w", s.ID, err)
+	}
+	s.Sections, s.GAAreas = l.Sections, l.GAAreas
+	return s, nil
+}
+
+// GetShow returns a show, with the GA places left read from its shard.
+func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
+	show, err := scanShow(s.router.Catalog().QueryRow(ctx, `SELECT `+showColumns+` FROM shows WHERE show_id = $1`, showID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Show{}, fmt.Errorf("show %d: %w", showID, ErrNotFound)
+	}
+	if err != nil {
+		return Show{}, fmt.Errorf("read show %d: %w", showID, err)
+	}
+	if len(show.GAAreas) == 0 {
+		return show, nil
+	}
+	pool, err := s.router.Shard(show.Shard)
+	if err != nil {
+		return Show{}, err
+	}
+	rows, err := pool.Query(ctx, `SELECT area, sum(remaining) FROM ga_buckets WHERE show_id = $1 GROUP BY area`, showID)
+	if err != nil {
+		return Show{}, fmt.Errorf("read GA places of show %d: %w", showID, err)
+	}
+	var area string
+	var remaining int
+	_, err = pgx.ForEachRow(rows, []any{&area, &remaining}, func() error {
+		for i := range show.GAAreas {
+			if show.GAAreas[i].Name == area {
+				show.GAAreas[i].Remaining = remaining
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Show{}, fmt.Errorf("read GA places of show %d: %w", showID, err)
+	}
+	return show, nil
+}
+
+// ListShows pages through shows by start time; kind filters when set.
+func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string, kind catalogv1.ShowKind) ([]Show, string, error) {
+	if pageSize <= 0 {
+		pageSize = 50
+	}
+	after, afterID, err := decodeCursor(pageToken)
+	if err != nil {
+		return nil, "", err
+	}
+	rows, err := s.router.Catalog().Query(ctx, `
+		SELECT `+showColumns+` FROM shows
+		WHERE (starts_at, show_id) > ($1, $2) AND ($3 = 0 OR kind = $3)
+		ORDER BY starts_at, show_id LIMIT $4`, after, afterID, int16(kind), pageSize+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("list shows: %w", err)
+	}
+	shows, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Show, error) { return scanShow(r) })
+	if err != nil {
+		return nil, "", fmt.Errorf("list shows: %w", err)
+	}
+	if len(shows) <= pageSize {
+		return shows, "", nil
+	}
+	last := shows[pageSize-1]
+	token := base64.RawURLEncoding.EncodeToString(
+		[]byte(last.StartsAt.Format(time.RFC3339Nano) + "|" + strconv.FormatInt(last.ID, 10)))
+	return shows[:pageSize], token, nil
+}
+
+func decodeCursor(token string) (time.Time, int64, error) {
+	if token == "" {
+		return time.Time{}, 0, nil
+	}
+	bad := &InvalidError{Field: "page_token", Message: "not a token this server issued"}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		return time.Time{}, 0, bad
+	}
+	at, id, ok := strings.Cut(string(raw), "|")
+	if !ok {
+		return time.Time{}, 0, bad
+	}
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return time.Time{}, 0, bad
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil {
+		return time.Time{}, 0, bad
+	}
+	return t, n, nil
+}

@@ -1,0 +1,64 @@
+// Package demo loads the sample shows that `seatghor dev` starts with,
+// among them the seed's sample database (R-3.7): show 7, a bus whose seats
+// A1–A4 are free, and show 9, a general-admission show with 3 places left.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/catalog"
+)
+
+// Operator is the user id that owns the demo shows.
+const Operator = "demo-operator"
+
+// Shows returns the demo shows, starting relative to now.
+func Shows(now time.Time) []catalog.Show {
+	day := now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 30)
+	rows := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"}
+	return []catalog.Show{
+		{ID: 1, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Chattogram 08:00", Operator: "Green Line",
+			Origin: "Dhaka", Destination: "Chattogram", StartsAt: day.Add(8 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}}},
+		{ID: 2, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Sylhet 22:30", Operator: "Shyamoli",
+			Origin: "Dhaka", Destination: "Sylhet", StartsAt: day.Add(22*time.Hour + 30*time.Minute), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 70000}}},
+		{ID: 3, Kind: catalogv1.ShowKind_SHOW_KIND_SPORT, Title: "Bangladesh v India, ODI", Venue: "Sher-e-Bangla Stadium, Mirpur",
+			StartsAt: day.Add(14 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{
+				{Name: "Grand Stand", Rows: []string{"A", "B", "C", "D", "E"}, SeatsPerRow: 40, PriceMinor: 300000},
+				{Name: "Gallery", Rows: []string{"K", "L", "M", "N", "P"}, SeatsPerRow: 60, PriceMinor: 50000},
+			},
+			GAAreas: []catalog.GAArea{{Name: "Hill", Capacity: 2000, PriceMinor: 20000}}},
+		// The seed's sample database (R-3.7).
+		{ID: 7, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Cox's Bazar 10:00", Operator: "Hanif",
+			Origin: "Dhaka", Destination: "Cox's Bazar", StartsAt: day.Add(10 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}}},
+		{ID: 9, Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Rooftop Unplugged", Venue: "Gulshan, Dhaka",
+			StartsAt: day.Add(19 * time.Hour), Currency: "BDT",
+			GAAreas: []catalog.GAArea{{Name: "General", Capacity: 3, PriceMinor: 150000}}},
+	}
+}
+
+// Load creates the demo shows that do not exist yet; it returns how many.
+func Load(ctx context.Context, svc *catalog.Service, now time.Time) (int, error) {
+	n := 0
+	for _, s := range Shows(now) {
+		_, err := svc.GetShow(ctx, s.ID)
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, catalog.ErrNotFound) {
+			return n, err
+		}
+		if _, err := svc.CreateShow(ctx, Operator, catalog.NewShow{Show: s}); err != nil {
+			return n, fmt.Errorf("demo show %d: %w", s.ID, err)
+		}
+		n++
+	}
+	return n, nil
+}
