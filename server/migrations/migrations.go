@@ -4,7 +4,9 @@ package migrations
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"fmt"
 	"io/fs"
 
@@ -41,4 +43,36 @@ func Up(ctx context.Context, pool *pgxpool.Pool, kind Kind) error {
 		return fmt.Errorf("migrate %s: %w", kind, err)
 	}
 	return nil
+}
+
+// Hash identifies the content of kind's migrations, so test templates made
+// from an older schema are never reused.
+func Hash(kind Kind) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(files, string(kind), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := files.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		h.Write([]byte(path))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("hash migrations %s: %w", kind, err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// UpURL applies kind's migrations to the database at url.
+func UpURL(ctx context.Context, url string, kind Kind) error {
+	pool, err := pgxpool.New(ctx, url)
+	if err != nil {
+		return fmt.Errorf("migrations %s: %w", kind, err)
+	}
+	defer pool.Close()
+	return Up(ctx, pool, kind)
 }

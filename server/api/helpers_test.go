@@ -1,0 +1,129 @@
+package api_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Cleanup()
+	os.Exit(code)
+}
+
+// clients are the API clients of one caller.
+type clients struct {
+	catalog catalogv1connect.CatalogServiceClient
+	holds   bookingv1connect.HoldServiceClient
+	orders  bookingv1connect.OrderServiceClient
+	seatmap seatmapv1connect.SeatMapServiceClient
+}
+
+// keyHeader is set by tests that choose their own idempotency key; other
+// writes get a fresh one from the interceptor.
+const keyHeader = "Idempotency-Key"
+
+// as returns clients that authenticate as sub with role and send a fresh
+// idempotency key with every write that does not carry one.
+func as(tb testing.TB, env *apptest.Env, sub string, role auth.Role, opts ...connect.ClientOption) clients {
+	token := env.Token(tb, sub, role)
+	opts = append(opts, connect.WithInterceptors(connect.UnaryInterceptorFunc(
+		func(next connect.UnaryFunc) connect.UnaryFunc {
+			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+				req.Header().Set("Authorization", "Bearer "+token)
+				if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get(keyHeader) == "" {
+					req.Header().Set(keyHeader, newKey())
+				}
+				return next(ctx, req)
+			}
+		})))
+	return clientsFor(env.HTTP, env.URL, opts...)
+}
+
+func clientsFor(h connect.HTTPClient, url string, opts ...connect.ClientOption) clients {
+	return clients{
+		catalog: catalogv1connect.NewCatalogServiceClient(h, url, opts...),
+		holds:   bookingv1connect.NewHoldServiceClient(h, url, opts...),
+		orders:  bookingv1connect.NewOrderServiceClient(h, url, opts...),
+		seatmap: seatmapv1connect.NewSeatMapServiceClient(h, url, opts...),
+	}
+}
+
+func newKey() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// withKey returns a request carrying the given idempotency key.
+func withKey[T any](msg *T, key string) *connect.Request[T] {
+	req := connect.NewRequest(msg)
+	req.Header().Set(keyHeader, key)
+	return req
+}
+
+// rowsAZ returns n row labels A, B, … Z, AA, AB, ….
+func rowsAZ(n int) []string {
+	var rows []string
+	for i := range n {
+		label := string(rune('A' + i%26))
+		if i >= 26 {
+			label = string(rune('A'+i/26-1)) + label
+		}
+		rows = append(rows, label)
+	}
+	return rows
+}
+
+// seatedShow returns a show request with rows × perRow seats at 850 Tk.
+func seatedShow(title string, rows, perRow int) *catalogv1.CreateShowRequest {
+	return &catalogv1.CreateShowRequest{
+		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: title, Venue: "Test Hall",
+		StartsAt: timestamppb.New(time.Now().Add(30 * 24 * time.Hour)), Currency: "BDT",
+		Sections: []*catalogv1.Section{{Name: "Main", Rows: rowsAZ(rows), SeatsPerRow: int32(perRow), PriceMinor: 85000}},
+		HoldTtl:  durationpb.New(10 * time.Minute), MaxSeatsPerAccount: 10, MaxSeatsPerHold: 10,
+	}
+}
+
+// createShow creates a show as an admin.
+func createShow(tb testing.TB, env *apptest.Env, req *catalogv1.CreateShowRequest) *catalogv1.Show {
+	tb.Helper()
+	resp, err := as(tb, env, "admin", auth.RoleAdmin).catalog.CreateShow(context.Background(), connect.NewRequest(req))
+	require.NoError(tb, err)
+	return resp.Msg.GetShow()
+}
+
+// unavailable returns the SeatsUnavailable detail of an ABORTED error.
+func unavailable(tb testing.TB, err error) *bookingv1.SeatsUnavailable {
+	tb.Helper()
+	var ce *connect.Error
+	require.True(tb, errors.As(err, &ce), "want a connect error, got %v", err)
+	require.Equal(tb, connect.CodeAborted, ce.Code(), "error: %v", err)
+	for _, d := range ce.Details() {
+		v, derr := d.Value()
+		if su, ok := v.(*bookingv1.SeatsUnavailable); derr == nil && ok {
+			return su
+		}
+	}
+	tb.Fatalf("aborted error without SeatsUnavailable detail: %v", err)
+	return nil
+}
