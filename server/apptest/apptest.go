@@ -111,7 +111,7 @@ func template(tb testing.TB, admin *pgtest.Admin, kind migrations.Kind) string {
 // Token mints a token for sub with role.
 func (e *Env) Token(tb testing.TB, sub string, role auth.Role) string {
 	tb.Helper()
-	tok, err := e.App.Tokens.Mint(sub, role, time.Hour)
+	tok, err := e.App.Tokens.Mint(sub, role, 24*time.Hour)
 	if err != nil {
 		tb.Fatal(err)
 	}
