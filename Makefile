@@ -1,0 +1,80 @@
+# Seatghor's front door. `make` (or `make help`) lists the targets.
+#
+# Needs Go, Node.js 20 and make; `make run` and `make test` install the rest
+# (the PostgreSQL server binaries, the TypeScript client's npm packages)
+# through scripts/ensure-deps.sh.
+
+GO      ?= go
+BIN     ?= bin/seatghor
+# Extra arguments for `make run`, e.g. make run ARGS='--addr 127.0.0.1:9090'.
+ARGS    ?=
+GOTOOL  := $(GO) tool -modfile=tools/go.mod
+# Everything scripts/generate.sh writes.
+GENERATED := gen clients/ts/src/gen
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+.PHONY: help deps build run test test-go test-ts generate check-generate lint bench clean
+
+help: ## List the targets
+	@echo 'Usage: make <target>'
+	@echo
+	@awk 'BEGIN { FS = ":[^#]*## " } /^[a-zA-Z_-]+:[^#]*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+deps: ## Install the PostgreSQL binaries and npm packages if missing (scripts/ensure-deps.sh)
+	@bash scripts/ensure-deps.sh
+
+build: ## Build the binary into bin/seatghor
+	$(GO) build -o $(BIN) ./cmd/seatghor
+
+run: deps build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
+	$(BIN) dev $(ARGS)
+
+test: deps ## Build, vet, run the Go and TypeScript tests, then check that generated code is up to date
+	$(GO) build ./...
+	$(GO) vet ./...
+	$(MAKE) --no-print-directory test-go
+	$(MAKE) --no-print-directory test-ts
+	$(MAKE) --no-print-directory check-generate
+
+test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster)
+	$(GO) test -count=1 -timeout 20m ./...
+
+test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor dev)
+	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test
+
+generate: ## Regenerate gen/ and clients/ts/src/gen/ from proto/ (scripts/generate.sh)
+	bash scripts/generate.sh
+
+check-generate: generate ## Fail if `make generate` changes or adds files under gen/ or clients/ts/src/gen/
+	@if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+	  echo 'check-generate: needs a git checkout to compare against' >&2; exit 1; \
+	fi
+	@status=0; \
+	if ! git diff --quiet -- $(GENERATED); then \
+	  echo 'check-generate: `make generate` changed generated files (run it and commit the result):' >&2; \
+	  git --no-pager diff --stat -- $(GENERATED) >&2; \
+	  git --no-pager diff -- $(GENERATED) | head -n 200 >&2 || true; \
+	  status=1; \
+	fi; \
+	untracked="$$(git status --porcelain --untracked-files=all -- $(GENERATED) | sed -n 's/^?? //p')"; \
+	if [[ -n "$$untracked" ]]; then \
+	  echo 'check-generate: `make generate` wrote files that are not in git (add and commit them):' >&2; \
+	  sed 's/^/  /' <<<"$$untracked" >&2; \
+	  status=1; \
+	fi; \
+	if [[ $$status -eq 0 ]]; then echo 'check-generate: generated code is up to date'; fi; \
+	exit $$status
+
+lint: ## buf lint, go vet and staticcheck
+	$(GOTOOL) buf lint
+	$(GO) vet ./...
+	$(GOTOOL) staticcheck ./...
+
+bench: ## Run the Go benchmarks of server/ (3 s each)
+	$(GO) test -run '^$$' -bench . -benchtime 3s ./server/...
+
+clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ stays
+	rm -rf bin clients/ts/dist

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Installs what `make run` and `make test` need beyond Go and Node.js, and
+# nothing when it is already there (so it is silent on a ready machine):
+#
+#   - the PostgreSQL server binaries (Debian package `postgresql`): `seatghor
+#     dev` and the Go tests (server/pgtest) start throwaway clusters from
+#     /usr/lib/postgresql/*/bin/initdb. The package's own cluster is not
+#     used and not started: tests use 127.0.0.1:5432 only if it accepts
+#     user postgres without a password, else they start their own.
+#   - clients/ts/node_modules (npm ci), for code generation and the
+#     TypeScript client test.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+have_postgres() {
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || return 1
+  # As root, the clusters run as the OS user postgres (initdb refuses root);
+  # the package creates that user.
+  [[ $(id -u) -ne 0 ]] || getent passwd postgres >/dev/null
+}
+
+install_postgres() {
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "ensure-deps: the PostgreSQL server binaries are missing (no /usr/lib/postgresql/*/bin/initdb)." >&2
+    echo "ensure-deps: install them as root:  apt-get update && apt-get install -y --no-install-recommends postgresql" >&2
+    exit 1
+  fi
+  if ! command -v apt-get >/dev/null; then
+    echo "ensure-deps: no apt-get; install the PostgreSQL server binaries (initdb, pg_ctl, postgres) yourself." >&2
+    exit 1
+  fi
+  echo "ensure-deps: installing PostgreSQL (apt-get install postgresql)" >&2
+  # Keep the package from starting its own cluster while it installs: we
+  # never use it. A policy-rc.d that already exists is left as it is.
+  local policy=/usr/sbin/policy-rc.d
+  local made_policy=0
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod +x "$policy"
+    made_policy=1
+  fi
+  local rc=0
+  {
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
+  } >/dev/null || rc=$?
+  if [[ $made_policy -eq 1 ]]; then
+    rm -f "$policy"
+  fi
+  if [[ $rc -ne 0 ]]; then
+    echo "ensure-deps: apt-get failed (exit $rc); rerun it by hand to see why:" >&2
+    echo "ensure-deps:   apt-get update && apt-get install -y --no-install-recommends postgresql" >&2
+    exit "$rc"
+  fi
+  if ! have_postgres; then
+    echo "ensure-deps: postgresql is installed but no /usr/lib/postgresql/*/bin/initdb was found" >&2
+    exit 1
+  fi
+}
+
+if ! have_postgres; then
+  install_postgres
+fi
+
+# npm ci writes node_modules/.package-lock.json; a package-lock.json newer
+# than it means the dependencies changed since the last install.
+ts=clients/ts
+if [[ ! -f $ts/node_modules/.package-lock.json || $ts/package-lock.json -nt $ts/node_modules/.package-lock.json ]]; then
+  if ! command -v npm >/dev/null; then
+    echo "ensure-deps: npm is missing; install Node.js 20 or later" >&2
+    exit 1
+  fi
+  echo "ensure-deps: installing the TypeScript client's dependencies (npm ci in $ts)" >&2
+  (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
