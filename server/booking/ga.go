@@ -26,13 +26,18 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 
 	var bucket int
 	err = tx.QueryRow(ctx, `
+		WITH pick AS MATERIALIZED (
+			-- A CTE runs once: a random() subquery in FROM could be run again
+			-- for every row and pick (and take from) several buckets.
+			SELECT bucket FROM ga_buckets
+			WHERE show_id = $1 AND area = $2 AND remaining >= $3
+			ORDER BY random()
+			LIMIT 1
+			FOR UPDATE SKIP LOCKED
+		)
 		UPDATE ga_buckets b
 		SET remaining = b.remaining - $3, version = b.version + 1
-		FROM (SELECT bucket FROM ga_buckets
-		      WHERE show_id = $1 AND area = $2 AND remaining >= $3
-		      ORDER BY random()
-		      LIMIT 1
-		      FOR UPDATE SKIP LOCKED) pick
+		FROM pick
 		WHERE b.show_id = $1 AND b.area = $2 AND b.bucket = pick.bucket
 		RETURNING b.bucket`, h.ShowID, area, h.Quantity).Scan(&bucket)
 	switch {
