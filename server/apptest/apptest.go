@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ func New(tb testing.TB, opts Options) *Env {
 		AuthSecret: Secret,
 		MaxConns:   opts.MaxConns,
 		Clock:      opts.Clock,
-		Log:        slog.New(slog.DiscardHandler),
+		Log:        slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for range opts.Shards {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))
@@ -106,6 +107,15 @@ func template(tb testing.TB, admin *pgtest.Admin, kind migrations.Kind) string {
 	return admin.Template(tb, string(kind), hash, func(ctx context.Context, url string) error {
 		return migrations.UpURL(ctx, url, kind)
 	})
+}
+
+// testWriter sends the platform's warnings and errors to the test's log,
+// so an "internal" answer comes with its cause.
+type testWriter struct{ tb testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.tb.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }
 
 // Token mints a token for sub with role.

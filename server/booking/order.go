@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -191,9 +191,13 @@ func (s *Service) ListMyOrders(ctx context.Context, userID string, pageSize int,
 	if pageSize <= 0 {
 		pageSize = 50
 	}
-	after, err := decodeOrderCursor(pageToken)
+	after, ok, err := page.Decode(pageToken)
 	if err != nil {
-		return nil, "", err
+		return nil, "", &Error{Kind: KindInvalid, Field: "page_token", Message: err.Error()}
+	}
+	if !ok {
+		// Past every order: the first page.
+		after.At = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 	}
 	var all []Order
 	for _, pool := range s.router.Shards() {
@@ -201,7 +205,7 @@ func (s *Service) ListMyOrders(ctx context.Context, userID string, pageSize int,
 			SELECT `+orderColumns+` FROM orders
 			WHERE user_id = $1 AND (created_at, order_id) < ($2, $3)
 			ORDER BY created_at DESC, order_id DESC LIMIT $4`,
-			userID, after.at, after.id, pageSize+1)
+			userID, after.At, after.ID, pageSize+1)
 		if err != nil {
 			return nil, "", fmt.Errorf("list orders on %s: %w", pool.Name, err)
 		}
@@ -225,35 +229,5 @@ func (s *Service) ListMyOrders(ctx context.Context, userID string, pageSize int,
 		return all, "", nil
 	}
 	last := all[pageSize-1]
-	return all[:pageSize], encodeOrderCursor(orderCursor{at: last.CreatedAt, id: last.ID}), nil
-}
-
-type orderCursor struct {
-	at time.Time
-	id string
-}
-
-func encodeOrderCursor(c orderCursor) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(c.at.Format(time.RFC3339Nano) + "|" + c.id))
-}
-
-func decodeOrderCursor(token string) (orderCursor, error) {
-	if token == "" {
-		// Past every order: the first page.
-		return orderCursor{at: time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)}, nil
-	}
-	bad := &Error{Kind: KindInvalid, Field: "page_token", Message: "page_token is not one this server issued"}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return orderCursor{}, bad
-	}
-	at, id, ok := strings.Cut(string(raw), "|")
-	if !ok {
-		return orderCursor{}, bad
-	}
-	t, err := time.Parse(time.RFC3339Nano, at)
-	if err != nil {
-		return orderCursor{}, bad
-	}
-	return orderCursor{at: t, id: id}, nil
+	return all[:pageSize], page.Encode(page.Cursor{At: last.CreatedAt, ID: last.ID}), nil
 }

@@ -2,17 +2,16 @@ package catalog
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/page"
 )
 
 const showColumns = `show_id, shard, kind, title, operator, origin, destination, venue, starts_at, on_sale_at,
@@ -87,14 +86,20 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 	if pageSize <= 0 {
 		pageSize = 50
 	}
-	after, afterID, err := decodeCursor(pageToken)
+	after, _, err := page.Decode(pageToken)
 	if err != nil {
-		return nil, "", err
+		return nil, "", &InvalidError{Field: "page_token", Message: err.Error()}
+	}
+	afterID := int64(0)
+	if after.ID != "" {
+		if afterID, err = strconv.ParseInt(after.ID, 10, 64); err != nil {
+			return nil, "", &InvalidError{Field: "page_token", Message: page.ErrBadToken.Error()}
+		}
 	}
 	rows, err := s.router.Catalog().Query(ctx, `
 		SELECT `+showColumns+` FROM shows
 		WHERE (starts_at, show_id) > ($1, $2) AND ($3 = 0 OR kind = $3)
-		ORDER BY starts_at, show_id LIMIT $4`, after, afterID, int16(kind), pageSize+1)
+		ORDER BY starts_at, show_id LIMIT $4`, after.At, afterID, int16(kind), pageSize+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("list shows: %w", err)
 	}
@@ -106,31 +111,5 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 		return shows, "", nil
 	}
 	last := shows[pageSize-1]
-	token := base64.RawURLEncoding.EncodeToString(
-		[]byte(last.StartsAt.Format(time.RFC3339Nano) + "|" + strconv.FormatInt(last.ID, 10)))
-	return shows[:pageSize], token, nil
-}
-
-func decodeCursor(token string) (time.Time, int64, error) {
-	if token == "" {
-		return time.Time{}, 0, nil
-	}
-	bad := &InvalidError{Field: "page_token", Message: "not a token this server issued"}
-	raw, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return time.Time{}, 0, bad
-	}
-	at, id, ok := strings.Cut(string(raw), "|")
-	if !ok {
-		return time.Time{}, 0, bad
-	}
-	t, err := time.Parse(time.RFC3339Nano, at)
-	if err != nil {
-		return time.Time{}, 0, bad
-	}
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil {
-		return time.Time{}, 0, bad
-	}
-	return t, n, nil
+	return shows[:pageSize], page.Encode(page.Cursor{At: last.StartsAt, ID: strconv.FormatInt(last.ID, 10)}), nil
 }

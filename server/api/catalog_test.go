@@ -1,0 +1,72 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/auth"
+)
+
+// TestCatalog: the seed's CreateShow example, a retried CreateShow, reads,
+// paging and the kind filter.
+func TestCatalog(t *testing.T) {
+	env := apptest.New(t, apptest.Options{})
+	ctx := context.Background()
+	admin := as(t, env, "admin", auth.RoleAdmin)
+
+	bus := seatedShow("Dhaka to Chattogram 08:00", 10, 10)
+	bus.Kind, bus.Origin, bus.Destination, bus.Venue = catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, "Dhaka", "Chattogram", ""
+	bus.GaAreas = []*catalogv1.GaArea{{Name: "Standing", Capacity: 50, PriceMinor: 50000}}
+	first, err := admin.catalog.CreateShow(ctx, withKey(bus, "show-1"))
+	require.NoError(t, err)
+	s := first.Msg.GetShow()
+	require.EqualValues(t, 100, s.GetSeatCount())
+	require.Equal(t, "admin", s.GetOperator(), "the operator defaults to the caller")
+	again, err := admin.catalog.CreateShow(ctx, withKey(bus, "show-1"))
+	require.NoError(t, err)
+	require.Equal(t, s.GetShowId(), again.Msg.GetShow().GetShowId(), "a retried CreateShow creates nothing new")
+
+	m, err := admin.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: s.GetShowId()}))
+	require.NoError(t, err)
+	require.Equal(t, "J10", m.Msg.GetSections()[0].GetRows()[9].GetSeats()[9])
+	require.EqualValues(t, 50, m.Msg.GetGaAreas()[0].GetRemaining())
+
+	user := as(t, env, "rumana", auth.RoleUser)
+	_, err = user.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: s.GetShowId(), Quantity: proto.Int32(4)}))
+	require.NoError(t, err)
+	got, err := user.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: s.GetShowId()}))
+	require.NoError(t, err)
+	require.EqualValues(t, 46, got.Msg.GetShow().GetGaAreas()[0].GetRemaining())
+	_, err = user.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: 424242}))
+	require.Equal(t, connect.CodeNotFound, connect.CodeOf(err))
+
+	for range 4 {
+		createShow(t, env, seatedShow("concert", 1, 2))
+	}
+	var seen []int64
+	token := ""
+	for {
+		page, err := user.catalog.ListShows(ctx, connect.NewRequest(&catalogv1.ListShowsRequest{PageSize: 2, PageToken: token}))
+		require.NoError(t, err)
+		for _, sh := range page.Msg.GetShows() {
+			seen = append(seen, sh.GetShowId())
+		}
+		if token = page.Msg.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	require.Len(t, seen, 5, "every show once over the pages: %v", seen)
+	buses, err := user.catalog.ListShows(ctx, connect.NewRequest(&catalogv1.ListShowsRequest{Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP}))
+	require.NoError(t, err)
+	require.Len(t, buses.Msg.GetShows(), 1)
+	_, err = user.catalog.ListShows(ctx, connect.NewRequest(&catalogv1.ListShowsRequest{PageToken: "garbage"}))
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err))
+}
