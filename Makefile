@@ -32,9 +32,10 @@ build: ## Build the binary into bin/seatghor
 run: deps build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
 	$(BIN) dev $(ARGS)
 
-test: deps ## Build, vet, run the Go and TypeScript tests, then check that generated code is up to date
+test: deps ## Build, vet, buf lint, run the Go and TypeScript tests, then check that generated code is up to date
 	$(GO) build ./...
 	$(GO) vet ./...
+	$(GOTOOL) buf lint
 	$(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory check-generate

@@ -133,17 +133,24 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	return serve(ctx, cfg, a, log, func(listenAddr string) error { return printTour(stdout, a, listenAddr) })
 }
 
-// serve runs the API and the workers until ctx ends, then shuts down
-// gracefully. ready is called once the listener is up.
+// serve runs the API and the workers (as cfg.Roles says) until ctx ends,
+// then shuts down gracefully. ready is called once the listener is up.
 func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready func(addr string) error) error {
+	workers, stopWorkers := context.WithCancel(ctx)
+	defer stopWorkers()
+	if cfg.Roles["workers"] {
+		go a.RunWorkers(workers, cfg.SweepInterval)
+		log.Info("workers running", "sweep_interval", cfg.SweepInterval)
+	}
+	if !cfg.Roles["api"] {
+		<-ctx.Done()
+		return nil
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	srv := api.NewServer(cfg.Addr, a.Handler)
-	workers, stopWorkers := context.WithCancel(ctx)
-	defer stopWorkers()
-	go a.RunWorkers(workers, cfg.SweepInterval)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String())

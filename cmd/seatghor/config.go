@@ -30,6 +30,9 @@ type config struct {
 	SweepInterval time.Duration
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
+	// Roles are what `serve` runs (SEATGHOR_ROLES, "api,workers"): the API
+	// server, the background workers (hold sweeper), or both.
+	Roles map[string]bool
 	// LogLevel is debug, info, warn or error (SEATGHOR_LOG_LEVEL, info).
 	LogLevel slog.Level
 }
@@ -43,6 +46,18 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DataDir:       ".seatghor",
 		SweepInterval: 5 * time.Second,
 		MaxConns:      20,
+		Roles:         map[string]bool{"api": true, "workers": true},
+	}
+	if v := getenv("SEATGHOR_ROLES"); v != "" {
+		c.Roles = map[string]bool{}
+		for _, r := range strings.Split(v, ",") {
+			switch r = strings.TrimSpace(r); r {
+			case "api", "workers":
+				c.Roles[r] = true
+			default:
+				return c, fmt.Errorf("SEATGHOR_ROLES=%q: roles are api and workers", v)
+			}
+		}
 	}
 	if v := getenv("SEATGHOR_ADDR"); v != "" {
 		c.Addr = v

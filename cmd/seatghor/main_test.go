@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/server/auth"
+)
+
+func TestLoadConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		check   func(t *testing.T, c config)
+		wantErr string
+	}{
+		{"defaults", nil, func(t *testing.T, c config) {
+			require.Equal(t, "127.0.0.1:8080", c.Addr)
+			require.Equal(t, 4, c.Shards)
+			require.Equal(t, 5*time.Second, c.SweepInterval)
+			require.True(t, c.Roles["api"] && c.Roles["workers"])
+		}, ""},
+		{"databases", map[string]string{
+			"SEATGHOR_CATALOG_URL": "postgres://c", "SEATGHOR_SHARD_URLS": "postgres://a, postgres://b",
+			"SEATGHOR_ROLES": "workers", "SEATGHOR_ADDR": ":9000",
+		}, func(t *testing.T, c config) {
+			require.Equal(t, []string{"postgres://a", "postgres://b"}, c.ShardURLs)
+			require.Equal(t, map[string]bool{"workers": true}, c.Roles)
+			require.Equal(t, ":9000", c.Addr)
+		}, ""},
+		{"catalog without shards", map[string]string{"SEATGHOR_CATALOG_URL": "postgres://c"}, nil, "set both"},
+		{"bad shards", map[string]string{"SEATGHOR_SHARDS": "0"}, nil, "SEATGHOR_SHARDS"},
+		{"bad interval", map[string]string{"SEATGHOR_SWEEP_INTERVAL": "soon"}, nil, "SEATGHOR_SWEEP_INTERVAL"},
+		{"bad role", map[string]string{"SEATGHOR_ROLES": "api,projectors"}, nil, "SEATGHOR_ROLES"},
+		{"bad level", map[string]string{"SEATGHOR_LOG_LEVEL": "loud"}, nil, "SEATGHOR_LOG_LEVEL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadConfig(func(k string) string { return tt.env[k] })
+			if tt.wantErr != "" {
+				require.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tt.check(t, c)
+		})
+	}
+}
+
+// TestToken: `SEATGHOR_AUTH_SECRET=s seatghor token --sub rumana` prints
+// only the token, signed with s.
+func TestToken(t *testing.T) {
+	t.Setenv("SEATGHOR_AUTH_SECRET", "s")
+	for _, tc := range []struct {
+		args []string
+		role auth.Role
+	}{
+		{[]string{"token", "--sub", "rumana"}, auth.RoleUser},
+		{[]string{"token", "--sub", "boss", "--role", "admin"}, auth.RoleAdmin},
+	} {
+		var out, errOut bytes.Buffer
+		require.NoError(t, run(context.Background(), tc.args, &out, &errOut))
+		require.Empty(t, errOut.String())
+		require.Equal(t, 1, strings.Count(out.String(), "\n"), "one line: %q", out.String())
+		tokens, err := auth.NewTokens("s", time.Now)
+		require.NoError(t, err)
+		p, err := tokens.Verify(strings.TrimSpace(out.String()))
+		require.NoError(t, err)
+		require.Equal(t, tc.role, p.Role)
+		require.Equal(t, tc.args[2], p.UserID)
+	}
+	var out bytes.Buffer
+	require.ErrorIs(t, run(context.Background(), []string{"token"}, &out, &out), errUsage)
+	require.ErrorIs(t, run(context.Background(), []string{"token", "--sub", "x", "--role", "king"}, &out, &out), errUsage)
+}
