@@ -23,47 +23,46 @@ func caller(ctx context.Context) (booking.Caller, error) {
 	return booking.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)}, nil
 }
 
+// answer runs a booking call for the authenticated caller and wraps its
+// result: the one shape every booking handler has.
+func answer[T, R any](ctx context.Context, log *slog.Logger, call func(booking.Caller) (T, error), wrap func(T) *R) (*connect.Response[R], error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := call(c)
+	if err != nil {
+		return nil, toConnect(ctx, log, err)
+	}
+	return connect.NewResponse(wrap(v)), nil
+}
+
 type holdHandler struct {
 	svc *booking.Service
 	log *slog.Logger
 }
 
 func (h *holdHandler) CreateHold(ctx context.Context, req *connect.Request[bookingv1.CreateHoldRequest]) (*connect.Response[bookingv1.CreateHoldResponse], error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
 	in := booking.HoldRequest{ShowID: req.Msg.GetShowId(), Seats: req.Msg.GetSeats(), GAArea: req.Msg.GetGaArea(),
 		Quantity: int(req.Msg.GetQuantity())}
-	hold, err := h.svc.CreateHold(ctx, c.UserID, in)
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	return connect.NewResponse(&bookingv1.CreateHoldResponse{Hold: holdProto(hold)}), nil
+	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) { return h.svc.CreateHold(ctx, c.UserID, in) },
+		func(v booking.Hold) *bookingv1.CreateHoldResponse {
+			return &bookingv1.CreateHoldResponse{Hold: holdProto(v)}
+		})
 }
 
 func (h *holdHandler) GetHold(ctx context.Context, req *connect.Request[bookingv1.GetHoldRequest]) (*connect.Response[bookingv1.GetHoldResponse], error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hold, err := h.svc.GetHold(ctx, c, req.Msg.GetHoldId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	return connect.NewResponse(&bookingv1.GetHoldResponse{Hold: holdProto(hold)}), nil
+	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) { return h.svc.GetHold(ctx, c, req.Msg.GetHoldId()) },
+		func(v booking.Hold) *bookingv1.GetHoldResponse { return &bookingv1.GetHoldResponse{Hold: holdProto(v)} })
 }
 
 func (h *holdHandler) ReleaseHold(ctx context.Context, req *connect.Request[bookingv1.ReleaseHoldRequest]) (*connect.Response[bookingv1.ReleaseHoldResponse], error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	hold, err := h.svc.ReleaseHold(ctx, c.UserID, req.Msg.GetHoldId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	return connect.NewResponse(&bookingv1.ReleaseHoldResponse{Hold: holdProto(hold)}), nil
+	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) {
+		return h.svc.ReleaseHold(ctx, c.UserID, req.Msg.GetHoldId())
+	},
+		func(v booking.Hold) *bookingv1.ReleaseHoldResponse {
+			return &bookingv1.ReleaseHoldResponse{Hold: holdProto(v)}
+		})
 }
 
 type orderHandler struct {
@@ -72,55 +71,46 @@ type orderHandler struct {
 }
 
 func (h *orderHandler) CreateOrder(ctx context.Context, req *connect.Request[bookingv1.CreateOrderRequest]) (*connect.Response[bookingv1.CreateOrderResponse], error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o, err := h.svc.CreateOrder(ctx, c.UserID, req.Msg.GetHoldId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	return connect.NewResponse(&bookingv1.CreateOrderResponse{Order: orderProto(o)}), nil
+	return answer(ctx, h.log, func(c booking.Caller) (booking.Order, error) {
+		return h.svc.CreateOrder(ctx, c.UserID, req.Msg.GetHoldId())
+	},
+		func(v booking.Order) *bookingv1.CreateOrderResponse {
+			return &bookingv1.CreateOrderResponse{Order: orderProto(v)}
+		})
 }
 
 func (h *orderHandler) GetOrder(ctx context.Context, req *connect.Request[bookingv1.GetOrderRequest]) (*connect.Response[bookingv1.GetOrderResponse], error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o, err := h.svc.GetOrder(ctx, c, req.Msg.GetOrderId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	return connect.NewResponse(&bookingv1.GetOrderResponse{Order: orderProto(o)}), nil
-}
-
-func (h *orderHandler) ListMyOrders(ctx context.Context, req *connect.Request[bookingv1.ListMyOrdersRequest]) (*connect.Response[bookingv1.ListMyOrdersResponse], error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	orders, next, err := h.svc.ListMyOrders(ctx, c.UserID, int(req.Msg.GetPageSize()), req.Msg.GetPageToken())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	resp := &bookingv1.ListMyOrdersResponse{NextPageToken: next}
-	for _, o := range orders {
-		resp.Orders = append(resp.Orders, orderProto(o))
-	}
-	return connect.NewResponse(resp), nil
+	return answer(ctx, h.log, func(c booking.Caller) (booking.Order, error) { return h.svc.GetOrder(ctx, c, req.Msg.GetOrderId()) },
+		func(v booking.Order) *bookingv1.GetOrderResponse {
+			return &bookingv1.GetOrderResponse{Order: orderProto(v)}
+		})
 }
 
 func (h *orderHandler) CancelOrder(ctx context.Context, req *connect.Request[bookingv1.CancelOrderRequest]) (*connect.Response[bookingv1.CancelOrderResponse], error) {
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o, err := h.svc.CancelOrder(ctx, c.UserID, req.Msg.GetOrderId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	return connect.NewResponse(&bookingv1.CancelOrderResponse{Order: orderProto(o)}), nil
+	return answer(ctx, h.log, func(c booking.Caller) (booking.Order, error) {
+		return h.svc.CancelOrder(ctx, c.UserID, req.Msg.GetOrderId())
+	},
+		func(v booking.Order) *bookingv1.CancelOrderResponse {
+			return &bookingv1.CancelOrderResponse{Order: orderProto(v)}
+		})
+}
+
+type orderPage struct {
+	orders []booking.Order
+	next   string
+}
+
+func (h *orderHandler) ListMyOrders(ctx context.Context, req *connect.Request[bookingv1.ListMyOrdersRequest]) (*connect.Response[bookingv1.ListMyOrdersResponse], error) {
+	return answer(ctx, h.log, func(c booking.Caller) (orderPage, error) {
+		orders, next, err := h.svc.ListMyOrders(ctx, c.UserID, int(req.Msg.GetPageSize()), req.Msg.GetPageToken())
+		return orderPage{orders, next}, err
+	}, func(p orderPage) *bookingv1.ListMyOrdersResponse {
+		resp := &bookingv1.ListMyOrdersResponse{NextPageToken: p.next}
+		for _, o := range p.orders {
+			resp.Orders = append(resp.Orders, orderProto(o))
+		}
+		return resp
+	})
 }
 
 func money(amount int64, currency string) *commonv1.Money {
