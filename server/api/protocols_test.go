@@ -117,3 +117,25 @@ func clientsWithHTTP(t *testing.T, env *apptest.Env, h *http.Client, sub string,
 	c.HTTP = h
 	return as(t, &c, sub, auth.RoleUser, opts...)
 }
+
+// TestOperationalEndpoints: /healthz pings every database; /metrics has the
+// per-RPC latency and the per-database statement counters.
+func TestOperationalEndpoints(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	createShow(t, env, seatedShow("ops", 1, 2))
+	get := func(path string) (int, string) {
+		resp, err := env.HTTP.Get(env.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(b)
+	}
+	code, body := get("/healthz")
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, `{"catalog":"ok","shard-0":"ok","shard-1":"ok"}`, body)
+	code, body = get("/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `seatghor_rpc_duration_seconds_count{code="ok",procedure="/seatghor.catalog.v1.CatalogService/CreateShow"} 1`)
+	require.Contains(t, body, `seatghor_db_statements_total{database="shard-1"}`)
+}

@@ -34,6 +34,10 @@ func Open(ctx context.Context, name, url string, maxConns int32) (*Pool, error) 
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	// A stuck statement or a forgotten open transaction must not hold seat
+	// locks for long: the database ends them.
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "15s"
+	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "60s"
 	counter := new(atomic.Int64)
 	cfg.ConnConfig.Tracer = countingTracer{n: counter}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
