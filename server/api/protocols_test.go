@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
@@ -138,4 +140,18 @@ func TestOperationalEndpoints(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `seatghor_rpc_duration_seconds_count{code="ok",procedure="/seatghor.catalog.v1.CatalogService/CreateShow"} 1`)
 	require.Contains(t, body, `seatghor_db_statements_total{database="shard-1"}`)
+}
+
+// TestDeclaredServices: services of later work are in the API already and
+// answer unimplemented, after authentication and validation like the rest.
+func TestDeclaredServices(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	token := env.Token(t, "rumana", auth.RoleUser)
+	pay := paymentv1connect.NewPaymentServiceClient(env.HTTP, env.URL)
+	req := connect.NewRequest(&paymentv1.GetPaymentRequest{PaymentId: "pay_7_0123456789abcdef"})
+	req.Header().Set("Authorization", "Bearer "+token)
+	_, err := pay.GetPayment(context.Background(), req)
+	require.Equal(t, connect.CodeUnimplemented, connect.CodeOf(err), "%v", err)
+	_, err = pay.GetPayment(context.Background(), connect.NewRequest(&paymentv1.GetPaymentRequest{PaymentId: "pay_7_0123456789abcdef"}))
+	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err))
 }
