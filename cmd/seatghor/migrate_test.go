@@ -1,0 +1,49 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/server/pgtest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Cleanup()
+	os.Exit(code)
+}
+
+// TestMigrate: `seatghor migrate` applies the schema to the catalog and to
+// every shard of SEATGHOR_SHARD_URLS, and a second run changes nothing.
+func TestMigrate(t *testing.T) {
+	admin := pgtest.Server(t)
+	catalogURL := admin.Fresh(t, "template0")
+	shardURLs := []string{admin.Fresh(t, "template0"), admin.Fresh(t, "template0")}
+	t.Setenv("SEATGHOR_CATALOG_URL", catalogURL)
+	t.Setenv("SEATGHOR_SHARD_URLS", strings.Join(shardURLs, ","))
+	ctx := context.Background()
+	for range 2 {
+		var out bytes.Buffer
+		require.NoError(t, run(ctx, []string{"migrate"}, &out, &out), out.String())
+	}
+	tables := func(url string) []string {
+		conn, err := pgx.Connect(ctx, url)
+		require.NoError(t, err)
+		defer conn.Close(ctx)
+		rows, err := conn.Query(ctx, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'goose_db_version' ORDER BY 1`)
+		require.NoError(t, err)
+		names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return names
+	}
+	require.Equal(t, []string{"idempotency_keys", "outbox", "shows"}, tables(catalogURL))
+	for _, u := range shardURLs {
+		require.Equal(t, []string{"ga_buckets", "hold_ga_takes", "holds", "idempotency_keys", "orders", "outbox", "seats", "shows"}, tables(u))
+	}
+}
