@@ -79,15 +79,17 @@ type Options struct {
 // an answer.
 func Do[T any](ctx context.Context, db pg.Beginner, codec Codec, opts Options, fn func(pgx.Tx) (T, error)) (T, error) {
 	var zero T
-	key, ok := FromContext(ctx)
-	if !ok {
-		var out T
-		err := pg.InTx(ctx, db, func(tx pgx.Tx) error {
-			var err error
+	// run runs fn in a transaction of db (a savepoint when db is a tx).
+	run := func(db pg.Beginner) (out T, err error) {
+		err = pg.InTx(ctx, db, func(tx pgx.Tx) (err error) {
 			out, err = fn(tx)
 			return err
 		})
 		return out, err
+	}
+	key, ok := FromContext(ctx)
+	if !ok {
+		return run(db)
 	}
 	var (
 		out    T
@@ -106,12 +108,11 @@ func Do[T any](ctx context.Context, db pg.Beginner, codec Codec, opts Options, f
 			}
 			return nil
 		}
-		var rec record[T]
-		err := pg.InTx(ctx, tx, func(work pgx.Tx) error {
-			var err error
-			out, err = fn(work)
-			return err
-		})
+		var (
+			rec record[T]
+			err error
+		)
+		out, err = run(tx)
 		switch {
 		case err == nil:
 			rec.Value = out
