@@ -63,8 +63,8 @@ func (r *Router) Place(showID int64, requested *int32) (int, error) {
 	return int(showID % int64(len(r.shards))), nil
 }
 
-// Remember records where a show lives, for shows this process just placed.
-func (r *Router) Remember(showID int64, shardIndex int) {
+// remember caches where a show lives; placement never changes.
+func (r *Router) remember(showID int64, shardIndex int) {
 	r.mu.Lock()
 	r.cache[showID] = shardIndex
 	r.mu.Unlock()
@@ -89,7 +89,7 @@ func (r *Router) ForShow(ctx context.Context, showID int64) (*pg.Pool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("show %d: %w", showID, err)
 	}
-	r.Remember(showID, i)
+	r.remember(showID, i)
 	return pool, nil
 }
 
