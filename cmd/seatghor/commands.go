@@ -15,6 +15,7 @@ import (
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/demo"
+	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgcluster"
 )
 
@@ -67,13 +68,48 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.AuthSecret == "" {
 		return errors.New("serve needs SEATGHOR_AUTH_SECRET")
 	}
+	gw, err := cfg.Payment.gatewayClient()
+	if err != nil {
+		return err
+	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, Log: log})
+		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log,
+		Gateway: gw, PaymentWorkers: cfg.Payment.workers()})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
 	return serve(ctx, cfg, a, log, nil)
+}
+
+// runRebuild drops a read model and its checkpoints; the projectors of the
+// running `serve` processes replay it from the outbox (R-8.1).
+func runRebuild(ctx context.Context, cfg config, args []string, log *slog.Logger) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%w: rebuild needs one projector name, e.g. seatghor rebuild seatmap", errUsage)
+	}
+	if cfg.CatalogURL == "" {
+		return errors.New("rebuild needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS (and SEATGHOR_REDIS_URL for seatmap)")
+	}
+	secret := cfg.AuthSecret
+	if secret == "" {
+		secret = devSecret // rebuild mints no tokens
+	}
+	gw, err := cfg.Payment.gatewayClient()
+	if err != nil {
+		return err
+	}
+	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
+		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log, Gateway: gw})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if err := a.Projections.Rebuild(ctx, args[0]); err != nil {
+		return err
+	}
+	log.Info("read model dropped; the running projectors replay it", "projector", args[0])
+	return nil
 }
 
 func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
@@ -119,8 +155,43 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	if err := app.Migrate(ctx, cfg.CatalogURL, cfg.ShardURLs); err != nil {
 		return err
 	}
+	if cfg.RedisURL == "" {
+		dir, err := filepath.Abs(filepath.Join(*dataDir, "redis"))
+		if err != nil {
+			return err
+		}
+		url, stop, err := startDevRedis(ctx, dir, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.RedisURL = url
+	}
+	// The sandbox gateway runs in-process, over HTTP like a real one; the
+	// payment jobs run every few seconds, so every outcome settles fast.
+	if cfg.Payment.GatewayURL == "" {
+		cfg.Payment.WebhookSecrets = []string{devWebhookSecret}
+		url, stop, err := startSandbox(ctx, cfg.Payment.SandboxAddr, "http://"+cfg.Addr+"/webhooks/sandbox",
+			cfg.Payment.WebhookSecrets, cfg.Payment.SandboxFaults, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.Payment.GatewayURL = url
+	}
+	gw, err := cfg.Payment.gatewayClient()
+	if err != nil {
+		return err
+	}
+	workers := cfg.Payment.workers()
+	if workers.RecoverEvery == 0 {
+		workers.RecoverEvery = 2 * time.Second
+	}
+	workers.Poll, workers.ReconcileEvery = 500*time.Millisecond, 5*time.Minute
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, Log: log})
+		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log,
+		Gateway: gw, PaymentWorkers: workers,
+		Payments: payment.Config{RecoverAfter: 3 * time.Second, NotFoundGrace: 10 * time.Second, PendingGrace: time.Minute}})
 	if err != nil {
 		return err
 	}
@@ -138,6 +209,13 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready func(addr string) error) error {
 	workers, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
+	if cfg.Roles["projectors"] {
+		done := make(chan struct{})
+		go func() { a.RunProjectors(workers); close(done) }()
+		// Stop them before the pools close (deferred earlier, runs later).
+		defer func() { stopWorkers(); <-done }()
+		log.Info("projectors running", "seat_map", a.SeatMaps != nil)
+	}
 	if cfg.Roles["workers"] {
 		go a.RunWorkers(workers, cfg.SweepInterval)
 		log.Info("workers running", "sweep_interval", cfg.SweepInterval)

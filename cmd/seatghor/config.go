@@ -30,11 +30,18 @@ type config struct {
 	SweepInterval time.Duration
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
-	// Roles are what `serve` runs (SEATGHOR_ROLES, "api,workers"): the API
-	// server, the background workers (hold sweeper), or both.
+	// Roles are what `serve` runs (SEATGHOR_ROLES, "api,workers,projectors"):
+	// the API server, the background workers (hold sweeper), the read
+	// side's projectors (R-8.1), in any combination.
 	Roles map[string]bool
+	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; R-8.2).
+	// Unset in serve: seat maps are read from the shards. Unset in dev:
+	// redis-server if installed, else an in-process Redis.
+	RedisURL string
 	// LogLevel is debug, info, warn or error (SEATGHOR_LOG_LEVEL, info).
 	LogLevel slog.Level
+	// Payment is how the payment gateway is reached (see paymentConfig).
+	Payment paymentConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -46,16 +53,17 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DataDir:       ".seatghor",
 		SweepInterval: 5 * time.Second,
 		MaxConns:      20,
-		Roles:         map[string]bool{"api": true, "workers": true},
+		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true},
+		RedisURL:      getenv("SEATGHOR_REDIS_URL"),
 	}
 	if v := getenv("SEATGHOR_ROLES"); v != "" {
 		c.Roles = map[string]bool{}
 		for _, r := range strings.Split(v, ",") {
 			switch r = strings.TrimSpace(r); r {
-			case "api", "workers":
+			case "api", "workers", "projectors":
 				c.Roles[r] = true
 			default:
-				return c, fmt.Errorf("SEATGHOR_ROLES=%q: roles are api and workers", v)
+				return c, fmt.Errorf("SEATGHOR_ROLES=%q: roles are api, workers and projectors", v)
 			}
 		}
 	}
@@ -97,6 +105,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			return c, fmt.Errorf("SEATGHOR_LOG_LEVEL=%q: want debug, info, warn or error", v)
 		}
+	}
+	var err error
+	if c.Payment, err = loadPaymentConfig(getenv); err != nil {
+		return c, err
 	}
 	if (c.CatalogURL == "") != (len(c.ShardURLs) == 0) {
 		return c, fmt.Errorf("set both SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS, or neither")

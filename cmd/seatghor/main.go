@@ -34,8 +34,11 @@ const usage = `seatghor — the Seatghor ticket platform
 
 Usage:
   seatghor dev [--data-dir DIR] [--addr ADDR]   everything in one process on embedded defaults
-  seatghor serve                                the API and workers, configured from SEATGHOR_* variables
+  seatghor serve                                the API, workers and projectors, configured from SEATGHOR_* variables
   seatghor migrate                              apply the schema to the catalog and every shard
+  seatghor rebuild PROJECTOR                    drop a read model (e.g. seatmap); running projectors replay it
+  seatghor gateway [--addr ADDR] [--webhook-url URL]
+                                                the sandbox payment gateway, standalone (faults: SEATGHOR_SANDBOX_FAULTS)
   seatghor token --sub ID [--role ROLE] [--ttl DURATION]
                                                 print an API token signed with SEATGHOR_AUTH_SECRET
 
@@ -59,6 +62,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runServe(ctx, cfg, log)
 	case "migrate":
 		return runMigrate(ctx, cfg, log)
+	case "rebuild":
+		return runRebuild(ctx, cfg, args[1:], log)
+	case "gateway":
+		return runGateway(ctx, cfg, args[1:], log)
 	case "token":
 		return runToken(cfg, args[1:], stdout)
 	case "help", "-h", "--help":

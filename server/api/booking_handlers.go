@@ -12,6 +12,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/payment"
 )
 
 // caller returns the authenticated principal as booking sees it.
@@ -67,7 +68,9 @@ func (h *holdHandler) ReleaseHold(ctx context.Context, req *connect.Request[book
 
 type orderHandler struct {
 	svc *booking.Service
-	log *slog.Logger
+	// payments cancels orders: a confirmed one is refunded.
+	payments *payment.Service
+	log      *slog.Logger
 }
 
 func (h *orderHandler) CreateOrder(ctx context.Context, req *connect.Request[bookingv1.CreateOrderRequest]) (*connect.Response[bookingv1.CreateOrderResponse], error) {
@@ -88,7 +91,7 @@ func (h *orderHandler) GetOrder(ctx context.Context, req *connect.Request[bookin
 
 func (h *orderHandler) CancelOrder(ctx context.Context, req *connect.Request[bookingv1.CancelOrderRequest]) (*connect.Response[bookingv1.CancelOrderResponse], error) {
 	return answer(ctx, h.log, func(c booking.Caller) (booking.Order, error) {
-		return h.svc.CancelOrder(ctx, c.UserID, req.Msg.GetOrderId())
+		return h.payments.CancelOrder(ctx, c.UserID, req.Msg.GetOrderId())
 	},
 		func(v booking.Order) *bookingv1.CancelOrderResponse {
 			return &bookingv1.CancelOrderResponse{Order: orderProto(v)}
@@ -138,13 +141,20 @@ var orderStatuses = map[booking.OrderStatus]bookingv1.OrderStatus{
 	booking.OrderConfirmed:      bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED,
 	booking.OrderCancelled:      bookingv1.OrderStatus_ORDER_STATUS_CANCELLED,
 	booking.OrderExpired:        bookingv1.OrderStatus_ORDER_STATUS_EXPIRED,
+	booking.OrderRefunded:       bookingv1.OrderStatus_ORDER_STATUS_REFUNDED,
 }
 
 func orderProto(o booking.Order) *bookingv1.Order {
 	p := &bookingv1.Order{
 		OrderId: o.ID, HoldId: o.HoldID, ShowId: o.ShowID, UserId: o.UserID, Status: orderStatuses[o.Status],
 		Total: money(o.TotalMinor, o.Currency), PayBy: timestamppb.New(o.PayBy),
-		CreatedAt: timestamppb.New(o.CreatedAt), UpdatedAt: timestamppb.New(o.UpdatedAt),
+		CreatedAt: timestamppb.New(o.CreatedAt), UpdatedAt: timestamppb.New(o.UpdatedAt), PaymentId: o.PaymentID,
+	}
+	if o.RefundedMinor > 0 {
+		p.Refunded = money(o.RefundedMinor, o.Currency)
+	}
+	if o.CancellationFeeMinor > 0 {
+		p.CancellationFee = money(o.CancellationFeeMinor, o.Currency)
 	}
 	for _, l := range o.Lines {
 		p.Lines = append(p.Lines, &bookingv1.OrderLine{Seat: l.Seat, GaArea: l.GAArea, Quantity: int32(l.Quantity),

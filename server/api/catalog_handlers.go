@@ -8,9 +8,7 @@ import (
 	"connectrpc.com/connect"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
-	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 )
 
@@ -37,6 +35,12 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	}
 	if m.Shard != nil {
 		in.RequestedShard = m.Shard
+	}
+	if m.CommissionBps != nil {
+		in.CommissionBps = new(int(m.GetCommissionBps()))
+	}
+	if m.CancellationFeeBps != nil {
+		in.CancellationFeeBps = new(int(m.GetCancellationFeeBps()))
 	}
 	for _, s := range m.GetSections() {
 		in.Sections = append(in.Sections, catalog.Section{Name: s.GetName(), Rows: s.GetRows(),
@@ -69,32 +73,6 @@ func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[cat
 	resp := &catalogv1.ListShowsResponse{NextPageToken: next}
 	for _, s := range shows {
 		resp.Shows = append(resp.Shows, s.Proto())
-	}
-	return connect.NewResponse(resp), nil
-}
-
-type seatmapHandler struct {
-	svc *booking.Service
-	log *slog.Logger
-}
-
-func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[seatmapv1.GetSeatMapRequest]) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
-	m, err := h.svc.SeatMap(ctx, req.Msg.GetShowId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	resp := &seatmapv1.GetSeatMapResponse{ShowId: m.ShowID, Currency: m.Currency, Availability: m.States,
-		SeatCount: int32(m.SeatCount), Version: m.Version}
-	for _, s := range m.Sections {
-		sec := &seatmapv1.Section{Name: s.Name, PriceMinor: s.PriceMinor}
-		for _, r := range s.Rows {
-			sec.Rows = append(sec.Rows, &seatmapv1.Row{Label: r.Label, Seats: r.Seats})
-		}
-		resp.Sections = append(resp.Sections, sec)
-	}
-	for _, a := range m.GAAreas {
-		resp.GaAreas = append(resp.GaAreas, &seatmapv1.GaArea{Name: a.Name, Capacity: int32(a.Capacity),
-			Remaining: int32(a.Remaining), PriceMinor: a.PriceMinor})
 	}
 	return connect.NewResponse(resp), nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/payment"
 )
 
 // toConnect maps a domain error to its Connect code, in one place. Unknown
@@ -23,11 +24,14 @@ import (
 func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 	var (
 		be *booking.Error
+		pe *payment.Error
 		ce *catalog.InvalidError
 	)
 	switch {
 	case errors.As(err, &be):
 		return bookingError(be)
+	case errors.As(err, &pe):
+		return paymentError(pe)
 	case errors.As(err, &ce):
 		return withField(connect.NewError(connect.CodeInvalidArgument, ce), ce.Field, ce.Message)
 	case errors.Is(err, catalog.ErrNotFound):
@@ -60,6 +64,19 @@ func bookingError(e *booking.Error) error {
 		return connect.NewError(connect.CodeNotFound, e)
 	case booking.KindInvalid:
 		return withField(connect.NewError(connect.CodeInvalidArgument, e), e.Field, e.Message)
+	default:
+		return connect.NewError(connect.CodeFailedPrecondition, e)
+	}
+}
+
+func paymentError(e *payment.Error) error {
+	switch e.Kind {
+	case payment.KindNotFound:
+		return connect.NewError(connect.CodeNotFound, e)
+	case payment.KindInvalid:
+		return withField(connect.NewError(connect.CodeInvalidArgument, e), e.Field, e.Message)
+	case payment.KindExhausted:
+		return connect.NewError(connect.CodeResourceExhausted, e)
 	default:
 		return connect.NewError(connect.CodeFailedPrecondition, e)
 	}

@@ -18,6 +18,8 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
@@ -36,6 +38,8 @@ type clients struct {
 	holds   bookingv1connect.HoldServiceClient
 	orders  bookingv1connect.OrderServiceClient
 	seatmap seatmapv1connect.SeatMapServiceClient
+	pay     paymentv1connect.PaymentServiceClient
+	ledger  ledgerv1connect.LedgerServiceClient
 }
 
 // keyHeader is set by tests that choose their own idempotency key; other
@@ -65,6 +69,8 @@ func clientsFor(h connect.HTTPClient, url string, opts ...connect.ClientOption) 
 		holds:   bookingv1connect.NewHoldServiceClient(h, url, opts...),
 		orders:  bookingv1connect.NewOrderServiceClient(h, url, opts...),
 		seatmap: seatmapv1connect.NewSeatMapServiceClient(h, url, opts...),
+		pay:     paymentv1connect.NewPaymentServiceClient(h, url, opts...),
+		ledger:  ledgerv1connect.NewLedgerServiceClient(h, url, opts...),
 	}
 }
 

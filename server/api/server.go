@@ -29,6 +29,8 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -37,8 +39,16 @@ type Config struct {
 	Tokens  *auth.Tokens
 	Catalog *catalog.Service
 	Booking *booking.Service
-	Router  *shard.Router
-	Log     *slog.Logger
+	// Ledger serves the admins' ledger reads.
+	Ledger *ledger.Service
+	// Payments takes payments, cancels orders, receives the gateway's
+	// webhooks and reconciles.
+	Payments *payment.Service
+	Router   *shard.Router
+	Log      *slog.Logger
+	// SeatMaps answers GetSeatMap: the Redis read model when
+	// configured; nil reads the shards through Booking.
+	SeatMaps SeatMapReader
 	// Registry receives the API's metrics; /metrics serves it.
 	Registry *prometheus.Registry
 	// MaxRequestBytes bounds a request message; default 1 MiB.
@@ -88,6 +98,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	reflector := grpcreflect.NewStaticReflector(names...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	// the gateway's webhooks are plain HTTP; they only record.
+	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
 	mux.Handle("GET /healthz", healthz(cfg.Router))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	return mux, nil
@@ -107,14 +119,14 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	}
 	add(catalogv1connect.CatalogServiceName)(catalogv1connect.NewCatalogServiceHandler(&catalogHandler{cfg.Catalog, cfg.Log}, opts...))
 	add(bookingv1connect.HoldServiceName)(bookingv1connect.NewHoldServiceHandler(&holdHandler{cfg.Booking, cfg.Log}, opts...))
-	add(bookingv1connect.OrderServiceName)(bookingv1connect.NewOrderServiceHandler(&orderHandler{cfg.Booking, cfg.Log}, opts...))
-	add(seatmapv1connect.SeatMapServiceName)(seatmapv1connect.NewSeatMapServiceHandler(&seatmapHandler{cfg.Booking, cfg.Log}, opts...))
+	add(bookingv1connect.OrderServiceName)(bookingv1connect.NewOrderServiceHandler(&orderHandler{cfg.Booking, cfg.Payments, cfg.Log}, opts...))
+	add(seatmapv1connect.SeatMapServiceName)(seatmapv1connect.NewSeatMapServiceHandler(newSeatmapHandler(cfg), opts...))
 	// Declared now, implemented by later work: they answer unimplemented.
-	add(paymentv1connect.PaymentServiceName)(paymentv1connect.NewPaymentServiceHandler(paymentv1connect.UnimplementedPaymentServiceHandler{}, opts...))
+	add(paymentv1connect.PaymentServiceName)(paymentv1connect.NewPaymentServiceHandler(&paymentHandler{cfg.Payments, cfg.Log}, opts...))
 	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(ticketsv1connect.UnimplementedTicketServiceHandler{}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(searchv1connect.UnimplementedTripSearchServiceHandler{}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(waitingroomv1connect.UnimplementedWaitingRoomServiceHandler{}, opts...))
-	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(ledgerv1connect.UnimplementedLedgerServiceHandler{}, opts...))
+	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, log: cfg.Log}, opts...))
 	return out
 }
 

@@ -13,13 +13,18 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/seatghor/seatghor/projections"
+	"github.com/seatghor/seatghor/projections/seatmap"
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -31,8 +36,19 @@ type Config struct {
 	AuthSecret string
 	// MaxConns bounds each pool; 0 takes pgx's default.
 	MaxConns int32
-	Clock    clock.Clock
-	Log      *slog.Logger
+	// RedisURL locates the seat-map cache; empty: GetSeatMap reads
+	// the shards and the seat-map projector does not run.
+	RedisURL string
+	// RedisPrefix starts every Redis key of the platform; default "seatghor:".
+	RedisPrefix string
+	// Gateway is the payment provider's adapter: the sandbox client in
+	// dev mode and tests.
+	Gateway payment.Gateway
+	// Payments tunes the payment service; PaymentWorkers its jobs.
+	Payments       payment.Config
+	PaymentWorkers payment.WorkerConfig
+	Clock          clock.Clock
+	Log            *slog.Logger
 }
 
 func (c *Config) validate() error {
@@ -43,12 +59,17 @@ func (c *Config) validate() error {
 		return errors.New("no shard database URLs")
 	case c.AuthSecret == "":
 		return errors.New("no auth secret")
+	case c.Gateway == nil:
+		return errors.New("no payment gateway")
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
+	}
+	if c.RedisPrefix == "" {
+		c.RedisPrefix = "seatghor:"
 	}
 	return nil
 }
@@ -58,10 +79,20 @@ type App struct {
 	Router   *shard.Router
 	Catalog  *catalog.Service
 	Booking  *booking.Service
+	Ledger   *ledger.Service
+	Payments *payment.Service
 	Tokens   *auth.Tokens
 	Registry *prometheus.Registry
 	Handler  http.Handler
-	log      *slog.Logger
+	// Redis is the seat-map cache's client; nil without SEATGHOR_REDIS_URL.
+	Redis *redis.Client
+	// SeatMaps is the Redis seat map's reader; nil without Redis.
+	SeatMaps *seatmap.Reader
+	// Projections runs the read side's projectors (the projectors role).
+	Projections *projections.Consumer
+	log         *slog.Logger
+	// paymentWorkers says how often the payment jobs run.
+	paymentWorkers payment.WorkerConfig
 }
 
 // Open connects to every database and wires the services. It does not
@@ -70,7 +101,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	cat, err := pg.Open(ctx, "catalog", cfg.CatalogURL, cfg.MaxConns)
+	// The application runs as seatghor_app, which may only read and append
+	// to the ledger; migrations run as the login role.
+	cat, err := pg.Open(ctx, "catalog", cfg.CatalogURL, cfg.MaxConns, pg.WithRole(pg.AppRole))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	for i, url := range cfg.ShardURLs {
-		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, cfg.MaxConns)
+		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, cfg.MaxConns, pg.WithRole(pg.AppRole))
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -103,18 +136,80 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Catalog = catalog.NewService(a.Router, cfg.Clock)
 	a.Booking = booking.NewService(a.Router, cfg.Clock, booking.Config{})
-	a.Handler, err = api.NewHandler(api.Config{
-		Tokens: tokens, Catalog: a.Catalog, Booking: a.Booking, Router: a.Router, Log: cfg.Log, Registry: a.Registry,
-	})
+	a.Ledger = ledger.NewService(a.Router, cfg.Clock)
+	a.Registry.MustRegister(a.Ledger.Collector())
+	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
+	a.Registry.MustRegister(a.Payments.Collector())
+	a.paymentWorkers = cfg.PaymentWorkers
+	apiCfg := api.Config{
+		Tokens: tokens, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
+		Log: cfg.Log, Registry: a.Registry,
+	}
+	if err := a.openReadSide(cfg, &apiCfg); err != nil {
+		closeAll()
+		return nil, err
+	}
+	a.Handler, err = api.NewHandler(apiCfg)
 	if err != nil {
+		a.closeRedis()
 		closeAll()
 		return nil, err
 	}
 	return a, nil
 }
 
-// Close closes every pool.
+// openReadSide wires the read models: the Redis seat map when Redis
+// is configured, and the consumer of every database's outbox.
+func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
+	var projectors []projections.Projector
+	if cfg.RedisURL != "" {
+		opts, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return fmt.Errorf("SEATGHOR_REDIS_URL: %w", err)
+		}
+		// Short timeouts: when Redis is down, GetSeatMap falls back to the
+		// shard quickly instead of waiting.
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 300*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
+		opts.MaxRetries = 1
+		a.Redis = redis.NewClient(opts)
+		store := seatmap.NewStore(a.Redis, cfg.RedisPrefix, 0)
+		a.SeatMaps, err = seatmap.NewReader(store, a.Booking, cfg.Clock.Now, cfg.Log, a.Registry)
+		if err != nil {
+			a.closeRedis()
+			return err
+		}
+		apiCfg.SeatMaps = a.SeatMaps
+		projectors = append(projectors, seatmap.NewProjector(store, a.Booking, cfg.Log))
+	}
+	var sources []projections.Source
+	for _, p := range append([]*pg.Pool{a.Router.Catalog()}, a.Router.Shards()...) {
+		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool})
+	}
+	var err error
+	a.Projections, err = projections.NewConsumer(sources, projectors,
+		projections.Config{Registerer: a.Registry, Log: cfg.Log})
+	if err != nil {
+		a.closeRedis()
+	}
+	return err
+}
+
+func (a *App) closeRedis() {
+	if a.Redis != nil {
+		_ = a.Redis.Close()
+	}
+}
+
+// RunProjectors runs the read side's projectors until ctx ends (the
+// projectors role). Several processes may run it: each (projector,
+// database) pair is active in one of them at a time.
+func (a *App) RunProjectors(ctx context.Context) {
+	a.Projections.Run(ctx)
+}
+
+// Close closes every pool and the Redis client.
 func (a *App) Close() {
+	a.closeRedis()
 	a.Router.Catalog().Close()
 	for _, s := range a.Router.Shards() {
 		s.Close()
@@ -142,8 +237,15 @@ func Migrate(ctx context.Context, catalogURL string, shardURLs []string) error {
 	return nil
 }
 
-// RunWorkers runs the background work of the platform until ctx ends: for
-// now the hold sweeper.
+// ledgerCheckEvery is how often the workers take the trial balance and
+// look for unbalanced transactions.
+const ledgerCheckEvery = 5 * time.Minute
+
+// RunWorkers runs the background work of the platform until ctx ends: the
+// hold sweeper, the ledger check and the payment jobs
+// webhook events, recovery, reconciliation).
 func (a *App) RunWorkers(ctx context.Context, sweepEvery time.Duration) {
+	go a.Ledger.RunChecker(ctx, ledgerCheckEvery, a.log)
+	go a.Payments.RunWorkers(ctx, a.paymentWorkers)
 	a.Booking.RunSweeper(ctx, sweepEvery, a.log)
 }

@@ -12,13 +12,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgtest"
 )
 
@@ -34,7 +37,27 @@ type Options struct {
 	// MaxConns bounds each pool; default 8 (the tests' server allows 100
 	// connections in all).
 	MaxConns int32
+	// RedisURL, when set, gives the platform the Redis seat map
+	// under RedisPrefix (use redistest.New for both).
+	RedisURL    string
+	RedisPrefix string
+	// Projectors runs the read side's projectors until the test ends.
+	Projectors bool
+	// Sandbox configures the sandbox payment gateway the platform pays
+	// through (fault injection); its Now, WebhookURL and secrets are set
+	// here.
+	Sandbox sandbox.Config
+	// GatewayTimeout bounds each gateway request; default 2 s.
+	GatewayTimeout time.Duration
+	// Payments tunes the payment service.
+	Payments payment.Config
+	// PaymentWorkers, when set, runs the payment jobs (webhook events,
+	// recovery, reconciliation) until the test ends.
+	PaymentWorkers *payment.WorkerConfig
 }
+
+// WebhookSecret signs the sandbox's webhooks in tests.
+const WebhookSecret = "whsec_apptest"
 
 // Env is a running platform.
 type Env struct {
@@ -45,6 +68,9 @@ type Env struct {
 	HTTP *http.Client
 	// H2C is a client that speaks HTTP/2 without TLS, for gRPC.
 	H2C *http.Client
+	// Gateway is the sandbox payment gateway, over HTTP at GatewayURL.
+	Gateway    *sandbox.Server
+	GatewayURL string
 }
 
 // New starts a platform on fresh databases; everything stops at cleanup.
@@ -63,29 +89,68 @@ func New(tb testing.TB, opts Options) *Env {
 	catalogTpl := template(tb, admin, migrations.Catalog)
 	shardTpl := template(tb, admin, migrations.Shard)
 	cfg := app.Config{
-		CatalogURL: admin.Fresh(tb, catalogTpl),
-		AuthSecret: Secret,
-		MaxConns:   opts.MaxConns,
-		Clock:      opts.Clock,
-		Log:        slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		CatalogURL:  admin.Fresh(tb, catalogTpl),
+		AuthSecret:  Secret,
+		MaxConns:    opts.MaxConns,
+		RedisURL:    opts.RedisURL,
+		RedisPrefix: opts.RedisPrefix,
+		Clock:       opts.Clock,
+		Log:         slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for range opts.Shards {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))
 	}
-	a, err := app.Open(context.Background(), cfg)
-	if err != nil {
-		tb.Fatalf("open platform: %v", err)
-	}
-	srv := httptest.NewUnstartedServer(a.Handler)
+	// The platform's server starts first, so the sandbox knows where to
+	// send webhooks; it serves the platform once that is open.
+	var handler atomic.Pointer[http.Handler]
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*handler.Load()).ServeHTTP(w, r)
+	}))
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
 	srv.Config.Protocols = &p
 	srv.Start()
-	// Cleanups run last-in first-out: the server stops before the pools
-	// close, and both before the databases are dropped.
+	sb := opts.Sandbox
+	sb.Now = opts.Clock.Now
+	sb.WebhookURL = srv.URL + "/webhooks/sandbox"
+	sb.WebhookSecrets = []string{WebhookSecret}
+	gw := sandbox.New(sb)
+	gwSrv := httptest.NewServer(gw)
+	if opts.GatewayTimeout == 0 {
+		opts.GatewayTimeout = 2 * time.Second
+	}
+	client, err := sandbox.NewClient(sandbox.ClientConfig{
+		BaseURL: gwSrv.URL, WebhookSecrets: []string{WebhookSecret}, Timeout: opts.GatewayTimeout,
+	})
+	if err != nil {
+		tb.Fatalf("sandbox client: %v", err)
+	}
+	cfg.Gateway, cfg.Payments = client, opts.Payments
+	a, err := app.Open(context.Background(), cfg)
+	if err != nil {
+		tb.Fatalf("open platform: %v", err)
+	}
+	handler.Store(&a.Handler)
+	// Cleanups run last-in first-out: the gateway stops sending, then the
+	// server stops, before the pools close, and all before the databases
+	// are dropped.
 	tb.Cleanup(a.Close)
 	tb.Cleanup(srv.Close)
+	tb.Cleanup(gwSrv.Close)
+	tb.Cleanup(gw.Close)
+	if opts.PaymentWorkers != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { a.Payments.RunWorkers(ctx, *opts.PaymentWorkers); close(done) }()
+		tb.Cleanup(func() { stop(); <-done })
+	}
+	if opts.Projectors {
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { a.RunProjectors(ctx); close(done) }()
+		tb.Cleanup(func() { stop(); <-done })
+	}
 	var h2 http.Protocols
 	h2.SetUnencryptedHTTP2(true)
 	return &Env{
@@ -95,7 +160,9 @@ func New(tb testing.TB, opts Options) *Env {
 			MaxIdleConnsPerHost: 512,
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 		}},
-		H2C: &http.Client{Transport: &http.Transport{Protocols: &h2, TLSClientConfig: &tls.Config{}}},
+		H2C:        &http.Client{Transport: &http.Transport{Protocols: &h2, TLSClientConfig: &tls.Config{}}},
+		Gateway:    gw,
+		GatewayURL: gwSrv.URL,
 	}
 }
 

@@ -128,6 +128,9 @@ const (
 	OrderConfirmed      OrderStatus = "confirmed"
 	OrderCancelled      OrderStatus = "cancelled"
 	OrderExpired        OrderStatus = "expired"
+	// OrderRefunded: paid after the hold was gone; the money went back
+	// (R-3.7, R-6.3).
+	OrderRefunded OrderStatus = "refunded"
 )
 
 // Line is one priced line of an order.
@@ -151,6 +154,12 @@ type Order struct {
 	PayBy      time.Time   `json:"pay_by"`
 	CreatedAt  time.Time   `json:"created_at"`
 	UpdatedAt  time.Time   `json:"updated_at"`
+	// PaymentID is the payment that confirmed the order.
+	PaymentID string `json:"payment_id,omitempty"`
+	// RefundedMinor is the money given back; CancellationFeeMinor the fee
+	// kept when a confirmed order was cancelled (R-6.9).
+	RefundedMinor        int64 `json:"refunded_minor,omitempty"`
+	CancellationFeeMinor int64 `json:"cancellation_fee_minor,omitempty"`
 }
 
 // EffectiveStatus is the status as of now: an unpaid order whose hold ran

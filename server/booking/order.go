@@ -17,11 +17,12 @@ import (
 )
 
 const orderColumns = `order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
-	created_at, updated_at, (SELECT expires_at FROM holds WHERE holds.hold_id = orders.hold_id)`
+	created_at, updated_at, (SELECT expires_at FROM holds WHERE holds.hold_id = orders.hold_id),
+	coalesce(payment_id, ''), refunded_minor, cancellation_fee_minor`
 
 func orderDest(o *Order) []any {
 	return []any{&o.ID, &o.HoldID, &o.ShowID, &o.UserID, &o.Status, &o.Lines, &o.TotalMinor, &o.Currency,
-		&o.CreatedAt, &o.UpdatedAt, &o.PayBy}
+		&o.CreatedAt, &o.UpdatedAt, &o.PayBy, &o.PaymentID, &o.RefundedMinor, &o.CancellationFeeMinor}
 }
 
 func scanOrder(row pgx.Row) (Order, error) {
@@ -139,49 +140,37 @@ func (s *Service) GetOrder(ctx context.Context, caller Caller, orderID string) (
 	return o, nil
 }
 
-// CancelOrder cancels one of the caller's unpaid orders and gives its seats
-// back. A confirmed order is cancelled through a refund (PaymentService).
-func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (Order, error) {
-	pool, err := s.shardOfID(ctx, "order", orderID)
+// CancelUnpaid cancels one of the caller's unpaid orders in tx and gives
+// its seats back. A confirmed order is cancelled with CancelConfirmed and a
+// refund (package payment decides which).
+func CancelUnpaid(ctx context.Context, tx pgx.Tx, userID, orderID string, now time.Time) (Order, error) {
+	o, err := ReadOrder(ctx, tx, orderID)
 	if err != nil {
 		return Order{}, err
 	}
-	now := s.now()
-	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Order, error) {
-		o, err := scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return Order{}, notFound("order", orderID)
-		}
-		if err != nil {
-			return Order{}, fmt.Errorf("read order %s: %w", orderID, err)
-		}
-		if o.UserID != userID {
-			return Order{}, notFound("order", orderID)
-		}
-		h, err := getHold(ctx, tx, o.HoldID)
-		if err != nil {
-			return Order{}, err
-		}
-		// The hold (buckets first) is ended before the order row is changed:
-		// the lock order every path keeps.
-		if _, err := endHold(ctx, tx, h, HoldReleased, now); err != nil {
-			return Order{}, err
-		}
-		tag, err := tx.Exec(ctx, `
-			UPDATE orders SET status = 'cancelled', updated_at = $2
-			WHERE order_id = $1 AND status IN ('pending_payment', 'expired')`, orderID, now)
-		if err != nil {
-			return Order{}, fmt.Errorf("cancel order %s: %w", orderID, err)
-		}
-		if tag.RowsAffected() == 0 {
-			if o.Status == OrderConfirmed {
-				return Order{}, errorf(KindPrecondition, "order %s is paid: cancel it with a refund", orderID)
-			}
-			return Order{}, errorf(KindPrecondition, "order %s is already %s", orderID, o.Status)
-		}
-		o.Status, o.UpdatedAt = OrderCancelled, now
-		return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
-	})
+	if o.UserID != userID {
+		return Order{}, notFound("order", orderID)
+	}
+	h, err := getHold(ctx, tx, o.HoldID)
+	if err != nil {
+		return Order{}, err
+	}
+	// The hold (buckets first) is ended before the order row is changed:
+	// the lock order every path keeps.
+	if _, err := endHold(ctx, tx, h, HoldReleased, now); err != nil {
+		return Order{}, err
+	}
+	tag, err := tx.Exec(ctx, `
+		UPDATE orders SET status = 'cancelled', updated_at = $2
+		WHERE order_id = $1 AND status IN ('pending_payment', 'expired')`, orderID, now)
+	if err != nil {
+		return Order{}, fmt.Errorf("cancel order %s: %w", orderID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return Order{}, errorf(KindPrecondition, "order %s is already %s", orderID, o.Status)
+	}
+	o.Status, o.UpdatedAt = OrderCancelled, now
+	return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
 }
 
 // ListMyOrders pages through the caller's orders, newest first. Orders live

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,6 +28,13 @@ type SeatMap struct {
 	Version int64
 	// SeatCount is the number of seats in the layout.
 	SeatCount int
+	// AsOf is the time the holds were judged at: a held seat whose hold
+	// ran out by then is shown available (R-3.3).
+	AsOf time.Time
+	// ValidUntil is when the first hold shown here runs out; from then on
+	// the map is out of date although Version is not (a hold's lapse
+	// changes no row). Zero when no seat is held.
+	ValidUntil time.Time
 }
 
 // MapSection is a section of the layout.
@@ -59,8 +67,15 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 		return SeatMap{}, err
 	}
 	now := s.now()
-	m := SeatMap{ShowID: showID}
+	m := SeatMap{ShowID: showID, AsOf: now}
 	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+		// One snapshot for the seats, the GA areas and the version: read
+		// committed would let a change land between the statements and pair
+		// the states with a newer version, which the seat-map cache would
+		// then keep forever (R-8.2: it only takes newer versions).
+		if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`); err != nil {
+			return fmt.Errorf("read seat map: %w", err)
+		}
 		show, err := loadShow(ctx, tx, showID)
 		if err != nil {
 			return err
@@ -70,7 +85,8 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 			SELECT seat, section, row_label, price_minor,
 			       CASE WHEN status = 'booked' THEN 2
 			            WHEN status = 'held' AND held_until >= $2 THEN 1
-			            ELSE 0 END
+			            ELSE 0 END,
+			       CASE WHEN status = 'held' AND held_until >= $2 THEN held_until END
 			FROM seats WHERE show_id = $1 ORDER BY position`, showID, now)
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
@@ -78,8 +94,12 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 		var seat, section, row string
 		var price int64
 		var state byte
-		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &state}, func() error {
+		var until *time.Time
+		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &state, &until}, func() error {
 			m.addSeat(seat, section, row, price, state)
+			if until != nil && (m.ValidUntil.IsZero() || until.Before(m.ValidUntil)) {
+				m.ValidUntil = until.UTC()
+			}
 			return nil
 		})
 		if err != nil {

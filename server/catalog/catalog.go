@@ -27,7 +27,13 @@ import (
 const (
 	DefaultHoldTTL          = 10 * time.Minute
 	DefaultPaymentExtension = 5 * time.Minute
-	DefaultSeatCap          = 10
+	// DefaultCommissionBps is the platform's default commission: 10 %, as
+	// in the seed's ledger example (R-7.7).
+	DefaultCommissionBps = 1000
+	// DefaultCancellationFeeBps is the default fee kept when a buyer cancels
+	// a confirmed booking (R-6.9).
+	DefaultCancellationFeeBps = 1000
+	DefaultSeatCap            = 10
 	// MaxSeats bounds one show's seat rows.
 	MaxSeats = 100_000
 )
@@ -79,10 +85,15 @@ type Show struct {
 	PaymentExtension   time.Duration      `json:"payment_extension"`
 	MaxSeatsPerAccount int                `json:"max_seats_per_account"`
 	MaxSeatsPerHold    int                `json:"max_seats_per_hold"`
-	Shard              int                `json:"shard"`
-	SeatCount          int                `json:"seat_count"`
-	CreatedBy          string             `json:"created_by"`
-	CreatedAt          time.Time          `json:"created_at"`
+	// CommissionBps is the platform's share of each booking (R-7.5);
+	// CancellationFeeBps what a cancelling buyer pays (R-6.9). Basis points;
+	// nil takes the default.
+	CommissionBps      *int      `json:"commission_bps"`
+	CancellationFeeBps *int      `json:"cancellation_fee_bps"`
+	Shard              int       `json:"shard"`
+	SeatCount          int       `json:"seat_count"`
+	CreatedBy          string    `json:"created_by"`
+	CreatedAt          time.Time `json:"created_at"`
 }
 
 // Proto is the show as the API and events carry it.
@@ -94,6 +105,7 @@ func (s Show) Proto() *catalogv1.Show {
 		PaymentExtension:   durationpb.New(s.PaymentExtension),
 		MaxSeatsPerAccount: int32(s.MaxSeatsPerAccount), MaxSeatsPerHold: int32(s.MaxSeatsPerHold),
 		Shard: int32(s.Shard), SeatCount: int32(s.SeatCount), CreatedAt: timestamppb.New(s.CreatedAt),
+		CommissionBps: int32(*s.CommissionBps), CancellationFeeBps: int32(*s.CancellationFeeBps),
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
@@ -208,6 +220,12 @@ func complete(s *Show, createdBy string, now time.Time) error {
 	if s.MaxSeatsPerAccount == 0 {
 		s.MaxSeatsPerAccount = DefaultSeatCap
 	}
+	if s.CommissionBps == nil {
+		s.CommissionBps = new(int(DefaultCommissionBps))
+	}
+	if s.CancellationFeeBps == nil {
+		s.CancellationFeeBps = new(int(DefaultCancellationFeeBps))
+	}
 	if s.MaxSeatsPerHold == 0 {
 		s.MaxSeatsPerHold = min(DefaultSeatCap, s.MaxSeatsPerAccount)
 	}
@@ -255,11 +273,13 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 	_, err = tx.Exec(ctx, `
 		INSERT INTO shows (show_id, shard, kind, title, operator, origin, destination, venue, starts_at,
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
-		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
+		                   commission_bps, cancellation_fee_bps)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
-		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt)
+		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
+		*s.CommissionBps, *s.CancellationFeeBps)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &InvalidError{Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
@@ -274,10 +294,12 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 func provision(ctx context.Context, tx pgx.Tx, s Show) error {
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO shows (show_id, operator_id, currency, on_sale_at, starts_at, hold_ttl_ms,
-		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at,
+		                   commission_bps, cancellation_fee_bps)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
 		s.ID, s.CreatedBy, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
-		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt); err != nil {
+		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt,
+		*s.CommissionBps, *s.CancellationFeeBps); err != nil {
 		return fmt.Errorf("insert show rules: %w", err)
 	}
 	var seats [][]any

@@ -25,8 +25,23 @@ type Pool struct {
 // Queries returns how many statements were sent through the pool so far.
 func (p *Pool) Queries() int64 { return p.queries.Load() }
 
+// Option tunes a pool opened by Open.
+type Option func(*pgxpool.Config)
+
+// WithRole makes every session of the pool run as role (the startup
+// parameter "role", i.e. SET ROLE at connect). The application's pools run
+// as the migrations' seatghor_app, which may only read and append to the
+// ledger; the login role must be a member of it (a superuser always
+// is). Migration pools leave it out: they own the schema.
+func WithRole(role string) Option {
+	return func(cfg *pgxpool.Config) { cfg.ConnConfig.RuntimeParams["role"] = role }
+}
+
+// AppRole is the database role the application runs as (see WithRole).
+const AppRole = "seatghor_app"
+
 // Open connects a pool to url and checks that the database answers.
-func Open(ctx context.Context, name, url string, maxConns int32) (*Pool, error) {
+func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option) (*Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: parse url: %w", name, err)
@@ -40,6 +55,9 @@ func Open(ctx context.Context, name, url string, maxConns int32) (*Pool, error) 
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "60s"
 	counter := new(atomic.Int64)
 	cfg.ConnConfig.Tracer = countingTracer{n: counter}
+	for _, o := range opts {
+		o(cfg)
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", name, err)

@@ -39,6 +39,9 @@ const (
 	OrderStatus_ORDER_STATUS_CANCELLED OrderStatus = 3
 	// The hold ran out before payment.
 	OrderStatus_ORDER_STATUS_EXPIRED OrderStatus = 4
+	// A payment succeeded after the hold was gone, so the seats were not
+	// booked and the money was given back (R-3.7, R-6.3).
+	OrderStatus_ORDER_STATUS_REFUNDED OrderStatus = 5
 )
 
 // Enum value maps for OrderStatus.
@@ -49,6 +52,7 @@ var (
 		2: "ORDER_STATUS_CONFIRMED",
 		3: "ORDER_STATUS_CANCELLED",
 		4: "ORDER_STATUS_EXPIRED",
+		5: "ORDER_STATUS_REFUNDED",
 	}
 	OrderStatus_value = map[string]int32{
 		"ORDER_STATUS_UNSPECIFIED":     0,
@@ -56,6 +60,7 @@ var (
 		"ORDER_STATUS_CONFIRMED":       2,
 		"ORDER_STATUS_CANCELLED":       3,
 		"ORDER_STATUS_EXPIRED":         4,
+		"ORDER_STATUS_REFUNDED":        5,
 	}
 )
 
@@ -181,9 +186,17 @@ type Order struct {
 	// When the order was made.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the order was last changed.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The payment that confirmed the order; empty until CONFIRMED.
+	PaymentId string `protobuf:"bytes,11,opt,name=payment_id,json=paymentId,proto3" json:"payment_id,omitempty"`
+	// Money given back so far (a cancellation, R-6.9, or a late payment,
+	// R-6.3); unset when nothing was refunded.
+	Refunded *v1.Money `protobuf:"bytes,12,opt,name=refunded,proto3" json:"refunded,omitempty"`
+	// The cancellation fee kept under the show's policy (R-6.9); unset when
+	// none.
+	CancellationFee *v1.Money `protobuf:"bytes,13,opt,name=cancellation_fee,json=cancellationFee,proto3" json:"cancellation_fee,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Order) Reset() {
@@ -282,6 +295,27 @@ func (x *Order) GetCreatedAt() *timestamppb.Timestamp {
 func (x *Order) GetUpdatedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return nil
+}
+
+func (x *Order) GetPaymentId() string {
+	if x != nil {
+		return x.PaymentId
+	}
+	return ""
+}
+
+func (x *Order) GetRefunded() *v1.Money {
+	if x != nil {
+		return x.Refunded
+	}
+	return nil
+}
+
+func (x *Order) GetCancellationFee() *v1.Money {
+	if x != nil {
+		return x.CancellationFee
 	}
 	return nil
 }
@@ -690,7 +724,7 @@ const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\x04seat\x18\x01 \x01(\tR\x04seat\x12\x17\n" +
 	"\aga_area\x18\x02 \x01(\tR\x06gaArea\x12\x1a\n" +
 	"\bquantity\x18\x03 \x01(\x05R\bquantity\x121\n" +
-	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\xb7\x03\n" +
+	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\xd3\x04\n" +
 	"\x05Order\x12\x19\n" +
 	"\border_id\x18\x01 \x01(\tR\aorderId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x17\n" +
@@ -704,7 +738,11 @@ const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"created_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
 	"updated_at\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"8\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"payment_id\x18\v \x01(\tR\tpaymentId\x125\n" +
+	"\brefunded\x18\f \x01(\v2\x19.seatghor.common.v1.MoneyR\brefunded\x12D\n" +
+	"\x10cancellation_fee\x18\r \x01(\v2\x19.seatghor.common.v1.MoneyR\x0fcancellationFee\"8\n" +
 	"\x12CreateOrderRequest\x12\"\n" +
 	"\ahold_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06holdId\"G\n" +
 	"\x13CreateOrderResponse\x120\n" +
@@ -725,13 +763,14 @@ const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\border_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\aorderId\x12 \n" +
 	"\x06reason\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x06reason\"G\n" +
 	"\x13CancelOrderResponse\x120\n" +
-	"\x05order\x18\x01 \x01(\v2\x1a.seatghor.booking.v1.OrderR\x05order*\x9f\x01\n" +
+	"\x05order\x18\x01 \x01(\v2\x1a.seatghor.booking.v1.OrderR\x05order*\xba\x01\n" +
 	"\vOrderStatus\x12\x1c\n" +
 	"\x18ORDER_STATUS_UNSPECIFIED\x10\x00\x12 \n" +
 	"\x1cORDER_STATUS_PENDING_PAYMENT\x10\x01\x12\x1a\n" +
 	"\x16ORDER_STATUS_CONFIRMED\x10\x02\x12\x1a\n" +
 	"\x16ORDER_STATUS_CANCELLED\x10\x03\x12\x18\n" +
-	"\x14ORDER_STATUS_EXPIRED\x10\x042\xa0\x04\n" +
+	"\x14ORDER_STATUS_EXPIRED\x10\x04\x12\x19\n" +
+	"\x15ORDER_STATUS_REFUNDED\x10\x052\xa0\x04\n" +
 	"\fOrderService\x12~\n" +
 	"\vCreateOrder\x12'.seatghor.booking.v1.CreateOrderRequest\x1a(.seatghor.booking.v1.CreateOrderResponse\"\x1c\x82\xd3\xe4\x93\x02\x16:\x01*b\x05order\"\n" +
 	"/v1/orders\x12\x80\x01\n" +
@@ -779,23 +818,25 @@ var file_seatghor_booking_v1_order_proto_depIdxs = []int32{
 	12, // 4: seatghor.booking.v1.Order.pay_by:type_name -> google.protobuf.Timestamp
 	12, // 5: seatghor.booking.v1.Order.created_at:type_name -> google.protobuf.Timestamp
 	12, // 6: seatghor.booking.v1.Order.updated_at:type_name -> google.protobuf.Timestamp
-	2,  // 7: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 8: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 9: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
-	2,  // 10: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	3,  // 11: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
-	5,  // 12: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
-	7,  // 13: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
-	9,  // 14: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
-	4,  // 15: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
-	6,  // 16: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
-	8,  // 17: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
-	10, // 18: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
-	15, // [15:19] is the sub-list for method output_type
-	11, // [11:15] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	11, // 7: seatghor.booking.v1.Order.refunded:type_name -> seatghor.common.v1.Money
+	11, // 8: seatghor.booking.v1.Order.cancellation_fee:type_name -> seatghor.common.v1.Money
+	2,  // 9: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 10: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 11: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
+	2,  // 12: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	3,  // 13: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
+	5,  // 14: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
+	7,  // 15: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
+	9,  // 16: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
+	4,  // 17: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
+	6,  // 18: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
+	8,  // 19: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
+	10, // 20: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
+	17, // [17:21] is the sub-list for method output_type
+	13, // [13:17] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_booking_v1_order_proto_init() }

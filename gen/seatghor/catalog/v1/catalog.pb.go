@@ -278,9 +278,15 @@ type Show struct {
 	// Total seats over all sections.
 	SeatCount int32 `protobuf:"varint,18,opt,name=seat_count,json=seatCount,proto3" json:"seat_count,omitempty"`
 	// When the show was created.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The platform's commission on every booking, in basis points (1000 =
+	// 10 %), split by the ledger's written rounding rule (R-7.5).
+	CommissionBps int32 `protobuf:"varint,20,opt,name=commission_bps,json=commissionBps,proto3" json:"commission_bps,omitempty"`
+	// The fee kept when a buyer cancels a confirmed booking, in basis points of
+	// the order total; the rest is refunded (R-6.9).
+	CancellationFeeBps int32 `protobuf:"varint,21,opt,name=cancellation_fee_bps,json=cancellationFeeBps,proto3" json:"cancellation_fee_bps,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -446,6 +452,20 @@ func (x *Show) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Show) GetCommissionBps() int32 {
+	if x != nil {
+		return x.CommissionBps
+	}
+	return 0
+}
+
+func (x *Show) GetCancellationFeeBps() int32 {
+	if x != nil {
+		return x.CancellationFeeBps
+	}
+	return 0
+}
+
 // CreateShowRequest describes the show to create.
 type CreateShowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -481,9 +501,14 @@ type CreateShowRequest struct {
 	MaxSeatsPerHold int32 `protobuf:"varint,15,opt,name=max_seats_per_hold,json=maxSeatsPerHold,proto3" json:"max_seats_per_hold,omitempty"`
 	// Place the show on this shard (R-4.2: a big show gets a shard of its own).
 	// Unset lets the server choose.
-	Shard         *int32 `protobuf:"varint,16,opt,name=shard,proto3,oneof" json:"shard,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Shard *int32 `protobuf:"varint,16,opt,name=shard,proto3,oneof" json:"shard,omitempty"`
+	// The platform's commission in basis points; unset means 1000 (10 %).
+	CommissionBps *int32 `protobuf:"varint,17,opt,name=commission_bps,json=commissionBps,proto3,oneof" json:"commission_bps,omitempty"`
+	// The cancellation fee in basis points of the order total (R-6.9); unset
+	// means 1000 (10 %).
+	CancellationFeeBps *int32 `protobuf:"varint,18,opt,name=cancellation_fee_bps,json=cancellationFeeBps,proto3,oneof" json:"cancellation_fee_bps,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *CreateShowRequest) Reset() {
@@ -624,6 +649,20 @@ func (x *CreateShowRequest) GetMaxSeatsPerHold() int32 {
 func (x *CreateShowRequest) GetShard() int32 {
 	if x != nil && x.Shard != nil {
 		return *x.Shard
+	}
+	return 0
+}
+
+func (x *CreateShowRequest) GetCommissionBps() int32 {
+	if x != nil && x.CommissionBps != nil {
+		return *x.CommissionBps
+	}
+	return 0
+}
+
+func (x *CreateShowRequest) GetCancellationFeeBps() int32 {
+	if x != nil && x.CancellationFeeBps != nil {
+		return *x.CancellationFeeBps
 	}
 	return 0
 }
@@ -903,7 +942,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\vprice_minor\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xa3\x06\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xfc\x06\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -927,7 +966,9 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
 	"seat_count\x18\x12 \x01(\x05R\tseatCount\x129\n" +
 	"\n" +
-	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xf5\t\n" +
+	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12%\n" +
+	"\x0ecommission_bps\x18\x14 \x01(\x05R\rcommissionBps\x120\n" +
+	"\x14cancellation_fee_bps\x18\x15 \x01(\x05R\x12cancellationFeeBps\"\x9c\v\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -950,11 +991,17 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\xaa\x01\a\"\x03\b\x88\x0e2\x00R\x10paymentExtension\x12<\n" +
 	"\x15max_seats_per_account\x18\x0e \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x12maxSeatsPerAccount\x126\n" +
 	"\x12max_seats_per_hold\x18\x0f \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x0fmaxSeatsPerHold\x12\"\n" +
-	"\x05shard\x18\x10 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00H\x00R\x05shard\x88\x01\x01:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
+	"\x05shard\x18\x10 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00H\x00R\x05shard\x88\x01\x01\x126\n" +
+	"\x0ecommission_bps\x18\x11 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x01R\rcommissionBps\x88\x01\x01\x12A\n" +
+	"\x14cancellation_fee_bps\x18\x12 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x02R\x12cancellationFeeBps\x88\x01\x01:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1a-size(this.sections) + size(this.ga_areas) > 0\x1az\n" +
 	"\x0eshow.bus_route\x12'a bus trip needs origin and destination\x1a?this.kind != 1 || (this.origin != '' && this.destination != '')\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
-	"\x06_shard\"C\n" +
+	"\x06_shardB\x11\n" +
+	"\x0f_commission_bpsB\x17\n" +
+	"\x15_cancellation_fee_bps\"C\n" +
 	"\x12CreateShowResponse\x12-\n" +
 	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"2\n" +
 	"\x0eGetShowRequest\x12 \n" +

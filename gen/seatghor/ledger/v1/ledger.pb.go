@@ -239,15 +239,17 @@ type AccountBalance struct {
 	// The account, e.g. "gateway_clearing", "operator_payable",
 	// "platform_revenue", "gateway_fees" (R-7.7).
 	Account string `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
-	// Sum of the account's lines: positive is a net debit, negative a net
-	// credit (R-7.1).
-	Balance *v1.Money `protobuf:"bytes,2,opt,name=balance,proto3" json:"balance,omitempty"`
+	// ISO 4217 code of the lines summed, e.g. "BDT".
+	Currency string `protobuf:"bytes,2,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Sum of the account's lines in minor units: positive is a net debit,
+	// negative a net credit (R-7.1). Always present, also when zero.
+	BalanceMinor *int64 `protobuf:"varint,3,opt,name=balance_minor,json=balanceMinor,proto3,oneof" json:"balance_minor,omitempty"`
 	// Sum of the debit lines (zero or positive).
-	Debits *v1.Money `protobuf:"bytes,3,opt,name=debits,proto3" json:"debits,omitempty"`
+	DebitMinor int64 `protobuf:"varint,4,opt,name=debit_minor,json=debitMinor,proto3" json:"debit_minor,omitempty"`
 	// Sum of the credit lines (zero or negative).
-	Credits *v1.Money `protobuf:"bytes,4,opt,name=credits,proto3" json:"credits,omitempty"`
+	CreditMinor int64 `protobuf:"varint,5,opt,name=credit_minor,json=creditMinor,proto3" json:"credit_minor,omitempty"`
 	// Number of lines summed.
-	LineCount     int64 `protobuf:"varint,5,opt,name=line_count,json=lineCount,proto3" json:"line_count,omitempty"`
+	LineCount     int64 `protobuf:"varint,6,opt,name=line_count,json=lineCount,proto3" json:"line_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -289,25 +291,32 @@ func (x *AccountBalance) GetAccount() string {
 	return ""
 }
 
-func (x *AccountBalance) GetBalance() *v1.Money {
+func (x *AccountBalance) GetCurrency() string {
 	if x != nil {
-		return x.Balance
+		return x.Currency
 	}
-	return nil
+	return ""
 }
 
-func (x *AccountBalance) GetDebits() *v1.Money {
-	if x != nil {
-		return x.Debits
+func (x *AccountBalance) GetBalanceMinor() int64 {
+	if x != nil && x.BalanceMinor != nil {
+		return *x.BalanceMinor
 	}
-	return nil
+	return 0
 }
 
-func (x *AccountBalance) GetCredits() *v1.Money {
+func (x *AccountBalance) GetDebitMinor() int64 {
 	if x != nil {
-		return x.Credits
+		return x.DebitMinor
 	}
-	return nil
+	return 0
+}
+
+func (x *AccountBalance) GetCreditMinor() int64 {
+	if x != nil {
+		return x.CreditMinor
+	}
+	return 0
 }
 
 func (x *AccountBalance) GetLineCount() int64 {
@@ -691,21 +700,27 @@ func (x *GetTrialBalanceRequest) GetAsOf() *timestamppb.Timestamp {
 	return nil
 }
 
-// GetTrialBalanceResponse is the trial balance.
+// GetTrialBalanceResponse is the trial balance (R-7.6, R-7.7), e.g.
+// {"accounts": [{"account": "gateway_clearing", "currency": "BDT",
+// "balanceMinor": "82000", …}, …], "sumMinor": "0", "unbalancedJournals": 0}.
 type GetTrialBalanceResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// One balance per account and currency, by account name.
-	Balances []*AccountBalance `protobuf:"bytes,1,rep,name=balances,proto3" json:"balances,omitempty"`
-	// Sum of all balances, one per currency; each must be zero (R-7.6).
-	Totals []*v1.Money `protobuf:"bytes,2,rep,name=totals,proto3" json:"totals,omitempty"`
-	// True when every total is zero and no transaction is unbalanced.
-	Balanced bool `protobuf:"varint,3,opt,name=balanced,proto3" json:"balanced,omitempty"`
-	// Transactions whose lines do not sum to zero (must be 0, R-7.6).
-	UnbalancedTransactions int64 `protobuf:"varint,4,opt,name=unbalanced_transactions,json=unbalancedTransactions,proto3" json:"unbalanced_transactions,omitempty"`
+	// One balance per account and currency, ordered by account, then currency.
+	Accounts []*AccountBalance `protobuf:"bytes,1,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	// Sum of all lines in minor units; zero when the books balance (R-7.6).
+	// Always present, also when zero.
+	SumMinor *int64 `protobuf:"varint,2,opt,name=sum_minor,json=sumMinor,proto3,oneof" json:"sum_minor,omitempty"`
+	// Transactions whose lines do not sum to zero or are fewer than two: the
+	// R-7.6 check; must be 0. Always present, also when zero.
+	UnbalancedJournals *int32 `protobuf:"varint,3,opt,name=unbalanced_journals,json=unbalancedJournals,proto3,oneof" json:"unbalanced_journals,omitempty"`
+	// True when every currency sums to zero and no journal is unbalanced.
+	Balanced bool `protobuf:"varint,4,opt,name=balanced,proto3" json:"balanced,omitempty"`
 	// The time the balance was taken at.
 	AsOf *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
 	// The shards summed.
-	Shards        []int32 `protobuf:"varint,6,rep,packed,name=shards,proto3" json:"shards,omitempty"`
+	Shards []int32 `protobuf:"varint,6,rep,packed,name=shards,proto3" json:"shards,omitempty"`
+	// Sum of all lines per currency; each must be zero (R-7.6).
+	Totals        []*v1.Money `protobuf:"bytes,7,rep,name=totals,proto3" json:"totals,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -740,18 +755,25 @@ func (*GetTrialBalanceResponse) Descriptor() ([]byte, []int) {
 	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{5}
 }
 
-func (x *GetTrialBalanceResponse) GetBalances() []*AccountBalance {
+func (x *GetTrialBalanceResponse) GetAccounts() []*AccountBalance {
 	if x != nil {
-		return x.Balances
+		return x.Accounts
 	}
 	return nil
 }
 
-func (x *GetTrialBalanceResponse) GetTotals() []*v1.Money {
-	if x != nil {
-		return x.Totals
+func (x *GetTrialBalanceResponse) GetSumMinor() int64 {
+	if x != nil && x.SumMinor != nil {
+		return *x.SumMinor
 	}
-	return nil
+	return 0
+}
+
+func (x *GetTrialBalanceResponse) GetUnbalancedJournals() int32 {
+	if x != nil && x.UnbalancedJournals != nil {
+		return *x.UnbalancedJournals
+	}
+	return 0
 }
 
 func (x *GetTrialBalanceResponse) GetBalanced() bool {
@@ -759,13 +781,6 @@ func (x *GetTrialBalanceResponse) GetBalanced() bool {
 		return x.Balanced
 	}
 	return false
-}
-
-func (x *GetTrialBalanceResponse) GetUnbalancedTransactions() int64 {
-	if x != nil {
-		return x.UnbalancedTransactions
-	}
-	return 0
 }
 
 func (x *GetTrialBalanceResponse) GetAsOf() *timestamppb.Timestamp {
@@ -778,6 +793,13 @@ func (x *GetTrialBalanceResponse) GetAsOf() *timestamppb.Timestamp {
 func (x *GetTrialBalanceResponse) GetShards() []int32 {
 	if x != nil {
 		return x.Shards
+	}
+	return nil
+}
+
+func (x *GetTrialBalanceResponse) GetTotals() []*v1.Money {
+	if x != nil {
+		return x.Totals
 	}
 	return nil
 }
@@ -1188,14 +1210,17 @@ var File_seatghor_ledger_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/ledger/v1/ledger.proto\x12\x12seatghor.ledger.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe6\x01\n" +
+	"\x1fseatghor/ledger/v1/ledger.proto\x12\x12seatghor.ledger.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe5\x01\n" +
 	"\x0eAccountBalance\x12\x18\n" +
-	"\aaccount\x18\x01 \x01(\tR\aaccount\x123\n" +
-	"\abalance\x18\x02 \x01(\v2\x19.seatghor.common.v1.MoneyR\abalance\x121\n" +
-	"\x06debits\x18\x03 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06debits\x123\n" +
-	"\acredits\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\acredits\x12\x1d\n" +
+	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x1a\n" +
+	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x12(\n" +
+	"\rbalance_minor\x18\x03 \x01(\x03H\x00R\fbalanceMinor\x88\x01\x01\x12\x1f\n" +
+	"\vdebit_minor\x18\x04 \x01(\x03R\n" +
+	"debitMinor\x12!\n" +
+	"\fcredit_minor\x18\x05 \x01(\x03R\vcreditMinor\x12\x1d\n" +
 	"\n" +
-	"line_count\x18\x05 \x01(\x03R\tlineCount\"Z\n" +
+	"line_count\x18\x06 \x01(\x03R\tlineCountB\x10\n" +
+	"\x0e_balance_minor\"Z\n" +
 	"\vJournalLine\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x121\n" +
 	"\x06amount\x18\x02 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\xed\x02\n" +
@@ -1229,14 +1254,18 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x16GetTrialBalanceRequest\x12\"\n" +
 	"\x05shard\x18\x01 \x01(\x05B\a\xbaH\x04\x1a\x02(\x00H\x00R\x05shard\x88\x01\x01\x12/\n" +
 	"\x05as_of\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04asOfB\b\n" +
-	"\x06_shard\"\xaa\x02\n" +
+	"\x06_shard\"\xef\x02\n" +
 	"\x17GetTrialBalanceResponse\x12>\n" +
-	"\bbalances\x18\x01 \x03(\v2\".seatghor.ledger.v1.AccountBalanceR\bbalances\x121\n" +
-	"\x06totals\x18\x02 \x03(\v2\x19.seatghor.common.v1.MoneyR\x06totals\x12\x1a\n" +
-	"\bbalanced\x18\x03 \x01(\bR\bbalanced\x127\n" +
-	"\x17unbalanced_transactions\x18\x04 \x01(\x03R\x16unbalancedTransactions\x12/\n" +
+	"\baccounts\x18\x01 \x03(\v2\".seatghor.ledger.v1.AccountBalanceR\baccounts\x12 \n" +
+	"\tsum_minor\x18\x02 \x01(\x03H\x00R\bsumMinor\x88\x01\x01\x124\n" +
+	"\x13unbalanced_journals\x18\x03 \x01(\x05H\x01R\x12unbalancedJournals\x88\x01\x01\x12\x1a\n" +
+	"\bbalanced\x18\x04 \x01(\bR\bbalanced\x12/\n" +
 	"\x05as_of\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\x12\x16\n" +
-	"\x06shards\x18\x06 \x03(\x05R\x06shards\"\xf5\x04\n" +
+	"\x06shards\x18\x06 \x03(\x05R\x06shards\x121\n" +
+	"\x06totals\x18\a \x03(\v2\x19.seatghor.common.v1.MoneyR\x06totalsB\f\n" +
+	"\n" +
+	"_sum_minorB\x16\n" +
+	"\x14_unbalanced_journals\"\xf5\x04\n" +
 	"\x12ListJournalRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
@@ -1344,44 +1373,41 @@ var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
 	(v11.PaymentState)(0),             // 15: seatghor.payment.v1.PaymentState
 }
 var file_seatghor_ledger_v1_ledger_proto_depIdxs = []int32{
-	13, // 0: seatghor.ledger.v1.AccountBalance.balance:type_name -> seatghor.common.v1.Money
-	13, // 1: seatghor.ledger.v1.AccountBalance.debits:type_name -> seatghor.common.v1.Money
-	13, // 2: seatghor.ledger.v1.AccountBalance.credits:type_name -> seatghor.common.v1.Money
-	13, // 3: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
-	0,  // 4: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	4,  // 5: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
-	14, // 6: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 7: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
-	13, // 8: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
-	13, // 9: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
-	15, // 10: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
-	2,  // 11: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
-	14, // 12: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
-	3,  // 13: seatghor.ledger.v1.GetTrialBalanceResponse.balances:type_name -> seatghor.ledger.v1.AccountBalance
-	13, // 14: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
-	14, // 15: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
-	0,  // 16: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	14, // 17: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
-	14, // 18: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
-	5,  // 19: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
-	14, // 20: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
-	14, // 21: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
-	14, // 22: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
-	14, // 23: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
-	6,  // 24: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
-	14, // 25: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
-	14, // 26: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
-	7,  // 27: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
-	9,  // 28: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
-	11, // 29: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
-	8,  // 30: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
-	10, // 31: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
-	12, // 32: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
-	30, // [30:33] is the sub-list for method output_type
-	27, // [27:30] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	13, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
+	0,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
+	4,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
+	14, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
+	13, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
+	13, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
+	15, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
+	2,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
+	14, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	3,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
+	14, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
+	13, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
+	0,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
+	14, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
+	14, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
+	5,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
+	14, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
+	14, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
+	14, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
+	14, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
+	6,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
+	14, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
+	14, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
+	7,  // 24: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
+	9,  // 25: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
+	11, // 26: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
+	8,  // 27: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
+	10, // 28: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
+	12, // 29: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
+	27, // [27:30] is the sub-list for method output_type
+	24, // [24:27] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_ledger_v1_ledger_proto_init() }
@@ -1389,7 +1415,9 @@ func file_seatghor_ledger_v1_ledger_proto_init() {
 	if File_seatghor_ledger_v1_ledger_proto != nil {
 		return
 	}
+	file_seatghor_ledger_v1_ledger_proto_msgTypes[0].OneofWrappers = []any{}
 	file_seatghor_ledger_v1_ledger_proto_msgTypes[4].OneofWrappers = []any{}
+	file_seatghor_ledger_v1_ledger_proto_msgTypes[5].OneofWrappers = []any{}
 	file_seatghor_ledger_v1_ledger_proto_msgTypes[6].OneofWrappers = []any{}
 	file_seatghor_ledger_v1_ledger_proto_msgTypes[8].OneofWrappers = []any{}
 	type x struct{}

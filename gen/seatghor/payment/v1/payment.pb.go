@@ -245,7 +245,7 @@ type Payment struct {
 	// The gateway or MFS provider that handles the attempt, e.g. "bkash".
 	Provider string `protobuf:"bytes,6,opt,name=provider,proto3" json:"provider,omitempty"`
 	// Where the attempt is in its life (R-6.2).
-	State PaymentState `protobuf:"varint,7,opt,name=state,proto3,enum=seatghor.payment.v1.PaymentState" json:"state,omitempty"`
+	Status PaymentState `protobuf:"varint,7,opt,name=status,proto3,enum=seatghor.payment.v1.PaymentState" json:"status,omitempty"`
 	// The amount charged: the order's total.
 	Amount *v1.Money `protobuf:"bytes,8,opt,name=amount,proto3" json:"amount,omitempty"`
 	// Attempt number of this payment within its order: 1 for the first, the
@@ -349,9 +349,9 @@ func (x *Payment) GetProvider() string {
 	return ""
 }
 
-func (x *Payment) GetState() PaymentState {
+func (x *Payment) GetStatus() PaymentState {
 	if x != nil {
-		return x.State
+		return x.Status
 	}
 	return PaymentState_PAYMENT_STATE_UNSPECIFIED
 }
@@ -426,12 +426,61 @@ func (x *Payment) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// SandboxPayment pays through the sandbox gateway with a test token that
+// decides the outcome (dev mode and tests only).
+type SandboxPayment struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tok_success, tok_decline, tok_insufficient_funds, tok_timeout_applied,
+	// tok_timeout_not_applied, tok_webhook_only or tok_duplicate_capture; empty
+	// takes the redirect flow (the sandbox's approval page).
+	Token         string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SandboxPayment) Reset() {
+	*x = SandboxPayment{}
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SandboxPayment) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SandboxPayment) ProtoMessage() {}
+
+func (x *SandboxPayment) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SandboxPayment.ProtoReflect.Descriptor instead.
+func (*SandboxPayment) Descriptor() ([]byte, []int) {
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SandboxPayment) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
 // StartPaymentRequest names the order to pay and how.
 type StartPaymentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One of the caller's orders in PENDING_PAYMENT.
 	OrderId string `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
-	// How the buyer pays.
+	// How the buyer pays; unset means CARD.
 	Method PaymentMethod `protobuf:"varint,2,opt,name=method,proto3,enum=seatghor.payment.v1.PaymentMethod" json:"method,omitempty"`
 	// The gateway or MFS provider to use, e.g. "bkash"; empty lets the server
 	// choose the configured default for the method.
@@ -442,14 +491,16 @@ type StartPaymentRequest struct {
 	ReturnUrl string `protobuf:"bytes,4,opt,name=return_url,json=returnUrl,proto3" json:"return_url,omitempty"`
 	// A single-use card token from the gateway's client SDK; when set the charge
 	// is made without a redirect. Never raw card data (R-6.11).
-	PaymentToken  string `protobuf:"bytes,5,opt,name=payment_token,json=paymentToken,proto3" json:"payment_token,omitempty"`
+	PaymentToken string `protobuf:"bytes,5,opt,name=payment_token,json=paymentToken,proto3" json:"payment_token,omitempty"`
+	// Pay through the sandbox gateway with a test token (dev mode and tests).
+	Sandbox       *SandboxPayment `protobuf:"bytes,6,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StartPaymentRequest) Reset() {
 	*x = StartPaymentRequest{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -461,7 +512,7 @@ func (x *StartPaymentRequest) String() string {
 func (*StartPaymentRequest) ProtoMessage() {}
 
 func (x *StartPaymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -474,7 +525,7 @@ func (x *StartPaymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPaymentRequest.ProtoReflect.Descriptor instead.
 func (*StartPaymentRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *StartPaymentRequest) GetOrderId() string {
@@ -512,6 +563,13 @@ func (x *StartPaymentRequest) GetPaymentToken() string {
 	return ""
 }
 
+func (x *StartPaymentRequest) GetSandbox() *SandboxPayment {
+	if x != nil {
+		return x.Sandbox
+	}
+	return nil
+}
+
 // StartPaymentResponse carries the new payment attempt.
 type StartPaymentResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -523,7 +581,7 @@ type StartPaymentResponse struct {
 
 func (x *StartPaymentResponse) Reset() {
 	*x = StartPaymentResponse{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -535,7 +593,7 @@ func (x *StartPaymentResponse) String() string {
 func (*StartPaymentResponse) ProtoMessage() {}
 
 func (x *StartPaymentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -548,7 +606,7 @@ func (x *StartPaymentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPaymentResponse.ProtoReflect.Descriptor instead.
 func (*StartPaymentResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *StartPaymentResponse) GetPayment() *Payment {
@@ -569,7 +627,7 @@ type GetPaymentRequest struct {
 
 func (x *GetPaymentRequest) Reset() {
 	*x = GetPaymentRequest{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +639,7 @@ func (x *GetPaymentRequest) String() string {
 func (*GetPaymentRequest) ProtoMessage() {}
 
 func (x *GetPaymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +652,7 @@ func (x *GetPaymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPaymentRequest.ProtoReflect.Descriptor instead.
 func (*GetPaymentRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *GetPaymentRequest) GetPaymentId() string {
@@ -615,7 +673,7 @@ type GetPaymentResponse struct {
 
 func (x *GetPaymentResponse) Reset() {
 	*x = GetPaymentResponse{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +685,7 @@ func (x *GetPaymentResponse) String() string {
 func (*GetPaymentResponse) ProtoMessage() {}
 
 func (x *GetPaymentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +698,7 @@ func (x *GetPaymentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPaymentResponse.ProtoReflect.Descriptor instead.
 func (*GetPaymentResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{4}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetPaymentResponse) GetPayment() *Payment {
@@ -654,7 +712,7 @@ var File_seatghor_payment_v1_payment_proto protoreflect.FileDescriptor
 
 const file_seatghor_payment_v1_payment_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/payment/v1/payment.proto\x12\x13seatghor.payment.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\xf7\x05\n" +
+	"!seatghor/payment/v1/payment.proto\x12\x13seatghor.payment.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\xf9\x05\n" +
 	"\aPayment\x12\x1d\n" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tR\tpaymentId\x12\x19\n" +
@@ -662,8 +720,8 @@ const file_seatghor_payment_v1_payment_proto_rawDesc = "" +
 	"\ashow_id\x18\x03 \x01(\x03R\x06showId\x12\x17\n" +
 	"\auser_id\x18\x04 \x01(\tR\x06userId\x12:\n" +
 	"\x06method\x18\x05 \x01(\x0e2\".seatghor.payment.v1.PaymentMethodR\x06method\x12\x1a\n" +
-	"\bprovider\x18\x06 \x01(\tR\bprovider\x127\n" +
-	"\x05state\x18\a \x01(\x0e2!.seatghor.payment.v1.PaymentStateR\x05state\x121\n" +
+	"\bprovider\x18\x06 \x01(\tR\bprovider\x129\n" +
+	"\x06status\x18\a \x01(\x0e2!.seatghor.payment.v1.PaymentStateR\x06status\x121\n" +
 	"\x06amount\x18\b \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\x12\x18\n" +
 	"\aattempt\x18\t \x01(\x05R\aattempt\x12!\n" +
 	"\fredirect_url\x18\n" +
@@ -676,16 +734,19 @@ const file_seatghor_payment_v1_payment_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x91\x03\n" +
+	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"G\n" +
+	"\x0eSandboxPayment\x125\n" +
+	"\x05token\x18\x01 \x01(\tB\x1f\xbaH\x1cr\x1a2\x18^(tok_[a-z0-9_]{1,48})?$R\x05token\"\xd3\x04\n" +
 	"\x13StartPaymentRequest\x12$\n" +
-	"\border_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\aorderId\x12F\n" +
-	"\x06method\x18\x02 \x01(\x0e2\".seatghor.payment.v1.PaymentMethodB\n" +
-	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06method\x124\n" +
+	"\border_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\aorderId\x12D\n" +
+	"\x06method\x18\x02 \x01(\x0e2\".seatghor.payment.v1.PaymentMethodB\b\xbaH\x05\x82\x01\x02\x10\x01R\x06method\x124\n" +
 	"\bprovider\x18\x03 \x01(\tB\x18\xbaH\x15r\x132\x11^[a-z0-9_]{0,32}$R\bprovider\x12-\n" +
 	"\n" +
 	"return_url\x18\x04 \x01(\tB\x0e\xbaH\v\xd8\x01\x01r\x06\x18\x80\x10\x88\x01\x01R\treturnUrl\x12-\n" +
-	"\rpayment_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\fpaymentToken:x\xbaHu\x1as\n" +
-	"\x18payment.token_needs_card\x12)payment_token is only for the CARD method\x1a,this.payment_token == '' || this.method == 1\"N\n" +
+	"\rpayment_token\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\x80\x04R\fpaymentToken\x12=\n" +
+	"\asandbox\x18\x06 \x01(\v2#.seatghor.payment.v1.SandboxPaymentR\asandbox:\xfc\x01\xbaH\xf8\x01\x1a\x87\x01\n" +
+	"\x18payment.token_needs_card\x12)payment_token is only for the CARD method\x1a@this.payment_token == '' || this.method == 0 || this.method == 1\x1al\n" +
+	"\x11payment.one_token\x12'give payment_token or sandbox, not both\x1a.this.payment_token == '' || !has(this.sandbox)\"N\n" +
 	"\x14StartPaymentResponse\x126\n" +
 	"\apayment\x18\x01 \x01(\v2\x1c.seatghor.payment.v1.PaymentR\apayment\"=\n" +
 	"\x11GetPaymentRequest\x12(\n" +
@@ -733,40 +794,42 @@ func file_seatghor_payment_v1_payment_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_payment_v1_payment_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_payment_v1_payment_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_seatghor_payment_v1_payment_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_seatghor_payment_v1_payment_proto_goTypes = []any{
 	(PaymentMethod)(0),            // 0: seatghor.payment.v1.PaymentMethod
 	(PaymentState)(0),             // 1: seatghor.payment.v1.PaymentState
 	(FailureReason)(0),            // 2: seatghor.payment.v1.FailureReason
 	(*Payment)(nil),               // 3: seatghor.payment.v1.Payment
-	(*StartPaymentRequest)(nil),   // 4: seatghor.payment.v1.StartPaymentRequest
-	(*StartPaymentResponse)(nil),  // 5: seatghor.payment.v1.StartPaymentResponse
-	(*GetPaymentRequest)(nil),     // 6: seatghor.payment.v1.GetPaymentRequest
-	(*GetPaymentResponse)(nil),    // 7: seatghor.payment.v1.GetPaymentResponse
-	(*v1.Money)(nil),              // 8: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(*SandboxPayment)(nil),        // 4: seatghor.payment.v1.SandboxPayment
+	(*StartPaymentRequest)(nil),   // 5: seatghor.payment.v1.StartPaymentRequest
+	(*StartPaymentResponse)(nil),  // 6: seatghor.payment.v1.StartPaymentResponse
+	(*GetPaymentRequest)(nil),     // 7: seatghor.payment.v1.GetPaymentRequest
+	(*GetPaymentResponse)(nil),    // 8: seatghor.payment.v1.GetPaymentResponse
+	(*v1.Money)(nil),              // 9: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
 }
 var file_seatghor_payment_v1_payment_proto_depIdxs = []int32{
 	0,  // 0: seatghor.payment.v1.Payment.method:type_name -> seatghor.payment.v1.PaymentMethod
-	1,  // 1: seatghor.payment.v1.Payment.state:type_name -> seatghor.payment.v1.PaymentState
-	8,  // 2: seatghor.payment.v1.Payment.amount:type_name -> seatghor.common.v1.Money
-	9,  // 3: seatghor.payment.v1.Payment.pay_by:type_name -> google.protobuf.Timestamp
+	1,  // 1: seatghor.payment.v1.Payment.status:type_name -> seatghor.payment.v1.PaymentState
+	9,  // 2: seatghor.payment.v1.Payment.amount:type_name -> seatghor.common.v1.Money
+	10, // 3: seatghor.payment.v1.Payment.pay_by:type_name -> google.protobuf.Timestamp
 	2,  // 4: seatghor.payment.v1.Payment.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	8,  // 5: seatghor.payment.v1.Payment.refunded:type_name -> seatghor.common.v1.Money
-	9,  // 6: seatghor.payment.v1.Payment.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 7: seatghor.payment.v1.Payment.updated_at:type_name -> google.protobuf.Timestamp
+	9,  // 5: seatghor.payment.v1.Payment.refunded:type_name -> seatghor.common.v1.Money
+	10, // 6: seatghor.payment.v1.Payment.created_at:type_name -> google.protobuf.Timestamp
+	10, // 7: seatghor.payment.v1.Payment.updated_at:type_name -> google.protobuf.Timestamp
 	0,  // 8: seatghor.payment.v1.StartPaymentRequest.method:type_name -> seatghor.payment.v1.PaymentMethod
-	3,  // 9: seatghor.payment.v1.StartPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
-	3,  // 10: seatghor.payment.v1.GetPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
-	4,  // 11: seatghor.payment.v1.PaymentService.StartPayment:input_type -> seatghor.payment.v1.StartPaymentRequest
-	6,  // 12: seatghor.payment.v1.PaymentService.GetPayment:input_type -> seatghor.payment.v1.GetPaymentRequest
-	5,  // 13: seatghor.payment.v1.PaymentService.StartPayment:output_type -> seatghor.payment.v1.StartPaymentResponse
-	7,  // 14: seatghor.payment.v1.PaymentService.GetPayment:output_type -> seatghor.payment.v1.GetPaymentResponse
-	13, // [13:15] is the sub-list for method output_type
-	11, // [11:13] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	4,  // 9: seatghor.payment.v1.StartPaymentRequest.sandbox:type_name -> seatghor.payment.v1.SandboxPayment
+	3,  // 10: seatghor.payment.v1.StartPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
+	3,  // 11: seatghor.payment.v1.GetPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
+	5,  // 12: seatghor.payment.v1.PaymentService.StartPayment:input_type -> seatghor.payment.v1.StartPaymentRequest
+	7,  // 13: seatghor.payment.v1.PaymentService.GetPayment:input_type -> seatghor.payment.v1.GetPaymentRequest
+	6,  // 14: seatghor.payment.v1.PaymentService.StartPayment:output_type -> seatghor.payment.v1.StartPaymentResponse
+	8,  // 15: seatghor.payment.v1.PaymentService.GetPayment:output_type -> seatghor.payment.v1.GetPaymentResponse
+	14, // [14:16] is the sub-list for method output_type
+	12, // [12:14] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_payment_v1_payment_proto_init() }
@@ -780,7 +843,7 @@ func file_seatghor_payment_v1_payment_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_payment_v1_payment_proto_rawDesc), len(file_seatghor_payment_v1_payment_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/payment/v1/payment.proto.
  */
 export const file_seatghor_payment_v1_payment: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9wYXltZW50L3YxL3BheW1lbnQucHJvdG8SE3NlYXRnaG9yLnBheW1lbnQudjEixAQKB1BheW1lbnQSEgoKcGF5bWVudF9pZBgBIAEoCRIQCghvcmRlcl9pZBgCIAEoCRIPCgdzaG93X2lkGAMgASgDEg8KB3VzZXJfaWQYBCABKAkSMgoGbWV0aG9kGAUgASgOMiIuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50TWV0aG9kEhAKCHByb3ZpZGVyGAYgASgJEjAKBXN0YXRlGAcgASgOMiEuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50U3RhdGUSKQoGYW1vdW50GAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Eg8KB2F0dGVtcHQYCSABKAUSFAoMcmVkaXJlY3RfdXJsGAogASgJEioKBnBheV9ieRgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOgoOZmFpbHVyZV9yZWFzb24YDCABKA4yIi5zZWF0Z2hvci5wYXltZW50LnYxLkZhaWx1cmVSZWFzb24SFwoPZmFpbHVyZV9tZXNzYWdlGA0gASgJEhkKEWdhdGV3YXlfcmVmZXJlbmNlGA4gASgJEisKCHJlZnVuZGVkGA8gASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Ei4KCmNyZWF0ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnVwZGF0ZWRfYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIt0CChNTdGFydFBheW1lbnRSZXF1ZXN0EhsKCG9yZGVyX2lkGAEgASgJQgm6SAZyBBABGEASPgoGbWV0aG9kGAIgASgOMiIuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50TWV0aG9kQgq6SAeCAQQQASAAEioKCHByb3ZpZGVyGAMgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSIgoKcmV0dXJuX3VybBgEIAEoCUIOukgL2AEBcgYYgBCIAQESHwoNcGF5bWVudF90b2tlbhgFIAEoCUIIukgFcgMYgAQ6eLpIdRpzChhwYXltZW50LnRva2VuX25lZWRzX2NhcmQSKXBheW1lbnRfdG9rZW4gaXMgb25seSBmb3IgdGhlIENBUkQgbWV0aG9kGix0aGlzLnBheW1lbnRfdG9rZW4gPT0gJycgfHwgdGhpcy5tZXRob2QgPT0gMSJFChRTdGFydFBheW1lbnRSZXNwb25zZRItCgdwYXltZW50GAEgASgLMhwuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50IjIKEUdldFBheW1lbnRSZXF1ZXN0Eh0KCnBheW1lbnRfaWQYASABKAlCCbpIBnIEEAEYQCJDChJHZXRQYXltZW50UmVzcG9uc2USLQoHcGF5bWVudBgBIAEoCzIcLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudCqFAQoNUGF5bWVudE1ldGhvZBIeChpQQVlNRU5UX01FVEhPRF9VTlNQRUNJRklFRBAAEhcKE1BBWU1FTlRfTUVUSE9EX0NBUkQQARIWChJQQVlNRU5UX01FVEhPRF9NRlMQAhIjCh9QQVlNRU5UX01FVEhPRF9JTlRFUk5FVF9CQU5LSU5HEAMqxQEKDFBheW1lbnRTdGF0ZRIdChlQQVlNRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASGQoVUEFZTUVOVF9TVEFURV9QRU5ESU5HEAESGwoXUEFZTUVOVF9TVEFURV9TVUNDRUVERUQQAhIYChRQQVlNRU5UX1NUQVRFX0ZBSUxFRBADEhkKFVBBWU1FTlRfU1RBVEVfVU5LTk9XThAEEikKJVBBWU1FTlRfU1RBVEVfUkVDT05DSUxJQVRJT05fUkVRVUlSRUQQBSqiAgoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhsKF0ZBSUxVUkVfUkVBU09OX0RFQ0xJTkVEEAESJQohRkFJTFVSRV9SRUFTT05fSU5TVUZGSUNJRU5UX0ZVTkRTEAISJQohRkFJTFVSRV9SRUFTT05fQ0FOQ0VMTEVEX0JZX0JVWUVSEAMSHAoYRkFJTFVSRV9SRUFTT05fVElNRURfT1VUEAQSIAocRkFJTFVSRV9SRUFTT05fR0FURVdBWV9FUlJPUhAFEiAKHEZBSUxVUkVfUkVBU09OX1JJU0tfUkVKRUNURUQQBhIkCiBGQUlMVVJFX1JFQVNPTl9UT09fTUFOWV9BVFRFTVBUUxAHMqcCCg5QYXltZW50U2VydmljZRKFAQoMU3RhcnRQYXltZW50Eiguc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXF1ZXN0Gikuc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXNwb25zZSIggtPkkwIaOgEqYgdwYXltZW50IgwvdjEvcGF5bWVudHMSjAEKCkdldFBheW1lbnQSJi5zZWF0Z2hvci5wYXltZW50LnYxLkdldFBheW1lbnRSZXF1ZXN0Gicuc2VhdGdob3IucGF5bWVudC52MS5HZXRQYXltZW50UmVzcG9uc2UiLZACAYLT5JMCJGIHcGF5bWVudBIZL3YxL3BheW1lbnRzL3twYXltZW50X2lkfULVAQoXY29tLnNlYXRnaG9yLnBheW1lbnQudjFCDFBheW1lbnRQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9wYXltZW50L3YxO3BheW1lbnR2MaICA1NQWKoCE1NlYXRnaG9yLlBheW1lbnQuVjHKAhNTZWF0Z2hvclxQYXltZW50XFYx4gIfU2VhdGdob3JcUGF5bWVudFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpQYXltZW50OjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
+  fileDesc("CiFzZWF0Z2hvci9wYXltZW50L3YxL3BheW1lbnQucHJvdG8SE3NlYXRnaG9yLnBheW1lbnQudjEixQQKB1BheW1lbnQSEgoKcGF5bWVudF9pZBgBIAEoCRIQCghvcmRlcl9pZBgCIAEoCRIPCgdzaG93X2lkGAMgASgDEg8KB3VzZXJfaWQYBCABKAkSMgoGbWV0aG9kGAUgASgOMiIuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50TWV0aG9kEhAKCHByb3ZpZGVyGAYgASgJEjEKBnN0YXR1cxgHIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEikKBmFtb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIPCgdhdHRlbXB0GAkgASgFEhQKDHJlZGlyZWN0X3VybBgKIAEoCRIqCgZwYXlfYnkYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjoKDmZhaWx1cmVfcmVhc29uGAwgASgOMiIuc2VhdGdob3IucGF5bWVudC52MS5GYWlsdXJlUmVhc29uEhcKD2ZhaWx1cmVfbWVzc2FnZRgNIAEoCRIZChFnYXRld2F5X3JlZmVyZW5jZRgOIAEoCRIrCghyZWZ1bmRlZBgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIuCgpjcmVhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJACg5TYW5kYm94UGF5bWVudBIuCgV0b2tlbhgBIAEoCUIfukgcchoyGF4odG9rX1thLXowLTlfXXsxLDQ4fSk/JCKWBAoTU3RhcnRQYXltZW50UmVxdWVzdBIbCghvcmRlcl9pZBgBIAEoCUIJukgGcgQQARhAEjwKBm1ldGhvZBgCIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudE1ldGhvZEIIukgFggECEAESKgoIcHJvdmlkZXIYAyABKAlCGLpIFXITMhFeW2EtejAtOV9dezAsMzJ9JBIiCgpyZXR1cm5fdXJsGAQgASgJQg66SAvYAQFyBhiAEIgBARIfCg1wYXltZW50X3Rva2VuGAUgASgJQgi6SAVyAxiABBI0CgdzYW5kYm94GAYgASgLMiMuc2VhdGdob3IucGF5bWVudC52MS5TYW5kYm94UGF5bWVudDr8AbpI+AEahwEKGHBheW1lbnQudG9rZW5fbmVlZHNfY2FyZBIpcGF5bWVudF90b2tlbiBpcyBvbmx5IGZvciB0aGUgQ0FSRCBtZXRob2QaQHRoaXMucGF5bWVudF90b2tlbiA9PSAnJyB8fCB0aGlzLm1ldGhvZCA9PSAwIHx8IHRoaXMubWV0aG9kID09IDEabAoRcGF5bWVudC5vbmVfdG9rZW4SJ2dpdmUgcGF5bWVudF90b2tlbiBvciBzYW5kYm94LCBub3QgYm90aBoudGhpcy5wYXltZW50X3Rva2VuID09ICcnIHx8ICFoYXModGhpcy5zYW5kYm94KSJFChRTdGFydFBheW1lbnRSZXNwb25zZRItCgdwYXltZW50GAEgASgLMhwuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50IjIKEUdldFBheW1lbnRSZXF1ZXN0Eh0KCnBheW1lbnRfaWQYASABKAlCCbpIBnIEEAEYQCJDChJHZXRQYXltZW50UmVzcG9uc2USLQoHcGF5bWVudBgBIAEoCzIcLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudCqFAQoNUGF5bWVudE1ldGhvZBIeChpQQVlNRU5UX01FVEhPRF9VTlNQRUNJRklFRBAAEhcKE1BBWU1FTlRfTUVUSE9EX0NBUkQQARIWChJQQVlNRU5UX01FVEhPRF9NRlMQAhIjCh9QQVlNRU5UX01FVEhPRF9JTlRFUk5FVF9CQU5LSU5HEAMqxQEKDFBheW1lbnRTdGF0ZRIdChlQQVlNRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASGQoVUEFZTUVOVF9TVEFURV9QRU5ESU5HEAESGwoXUEFZTUVOVF9TVEFURV9TVUNDRUVERUQQAhIYChRQQVlNRU5UX1NUQVRFX0ZBSUxFRBADEhkKFVBBWU1FTlRfU1RBVEVfVU5LTk9XThAEEikKJVBBWU1FTlRfU1RBVEVfUkVDT05DSUxJQVRJT05fUkVRVUlSRUQQBSqiAgoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhsKF0ZBSUxVUkVfUkVBU09OX0RFQ0xJTkVEEAESJQohRkFJTFVSRV9SRUFTT05fSU5TVUZGSUNJRU5UX0ZVTkRTEAISJQohRkFJTFVSRV9SRUFTT05fQ0FOQ0VMTEVEX0JZX0JVWUVSEAMSHAoYRkFJTFVSRV9SRUFTT05fVElNRURfT1VUEAQSIAocRkFJTFVSRV9SRUFTT05fR0FURVdBWV9FUlJPUhAFEiAKHEZBSUxVUkVfUkVBU09OX1JJU0tfUkVKRUNURUQQBhIkCiBGQUlMVVJFX1JFQVNPTl9UT09fTUFOWV9BVFRFTVBUUxAHMqcCCg5QYXltZW50U2VydmljZRKFAQoMU3RhcnRQYXltZW50Eiguc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXF1ZXN0Gikuc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXNwb25zZSIggtPkkwIaOgEqYgdwYXltZW50IgwvdjEvcGF5bWVudHMSjAEKCkdldFBheW1lbnQSJi5zZWF0Z2hvci5wYXltZW50LnYxLkdldFBheW1lbnRSZXF1ZXN0Gicuc2VhdGdob3IucGF5bWVudC52MS5HZXRQYXltZW50UmVzcG9uc2UiLZACAYLT5JMCJGIHcGF5bWVudBIZL3YxL3BheW1lbnRzL3twYXltZW50X2lkfULVAQoXY29tLnNlYXRnaG9yLnBheW1lbnQudjFCDFBheW1lbnRQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9wYXltZW50L3YxO3BheW1lbnR2MaICA1NQWKoCE1NlYXRnaG9yLlBheW1lbnQuVjHKAhNTZWF0Z2hvclxQYXltZW50XFYx4gIfU2VhdGdob3JcUGF5bWVudFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpQYXltZW50OjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
 
 /**
  * Payment is one payment attempt for an order.
@@ -69,9 +69,9 @@ export type Payment = Message<"seatghor.payment.v1.Payment"> & {
   /**
    * Where the attempt is in its life (R-6.2).
    *
-   * @generated from field: seatghor.payment.v1.PaymentState state = 7;
+   * @generated from field: seatghor.payment.v1.PaymentState status = 7;
    */
-  state: PaymentState;
+  status: PaymentState;
 
   /**
    * The amount charged: the order's total.
@@ -159,6 +159,30 @@ export const PaymentSchema: GenMessage<Payment> = /*@__PURE__*/
   messageDesc(file_seatghor_payment_v1_payment, 0);
 
 /**
+ * SandboxPayment pays through the sandbox gateway with a test token that
+ * decides the outcome (dev mode and tests only).
+ *
+ * @generated from message seatghor.payment.v1.SandboxPayment
+ */
+export type SandboxPayment = Message<"seatghor.payment.v1.SandboxPayment"> & {
+  /**
+   * tok_success, tok_decline, tok_insufficient_funds, tok_timeout_applied,
+   * tok_timeout_not_applied, tok_webhook_only or tok_duplicate_capture; empty
+   * takes the redirect flow (the sandbox's approval page).
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+};
+
+/**
+ * Describes the message seatghor.payment.v1.SandboxPayment.
+ * Use `create(SandboxPaymentSchema)` to create a new message.
+ */
+export const SandboxPaymentSchema: GenMessage<SandboxPayment> = /*@__PURE__*/
+  messageDesc(file_seatghor_payment_v1_payment, 1);
+
+/**
  * StartPaymentRequest names the order to pay and how.
  *
  * @generated from message seatghor.payment.v1.StartPaymentRequest
@@ -172,7 +196,7 @@ export type StartPaymentRequest = Message<"seatghor.payment.v1.StartPaymentReque
   orderId: string;
 
   /**
-   * How the buyer pays.
+   * How the buyer pays; unset means CARD.
    *
    * @generated from field: seatghor.payment.v1.PaymentMethod method = 2;
    */
@@ -202,6 +226,13 @@ export type StartPaymentRequest = Message<"seatghor.payment.v1.StartPaymentReque
    * @generated from field: string payment_token = 5;
    */
   paymentToken: string;
+
+  /**
+   * Pay through the sandbox gateway with a test token (dev mode and tests).
+   *
+   * @generated from field: seatghor.payment.v1.SandboxPayment sandbox = 6;
+   */
+  sandbox?: SandboxPayment | undefined;
 };
 
 /**
@@ -209,7 +240,7 @@ export type StartPaymentRequest = Message<"seatghor.payment.v1.StartPaymentReque
  * Use `create(StartPaymentRequestSchema)` to create a new message.
  */
 export const StartPaymentRequestSchema: GenMessage<StartPaymentRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 1);
+  messageDesc(file_seatghor_payment_v1_payment, 2);
 
 /**
  * StartPaymentResponse carries the new payment attempt.
@@ -230,7 +261,7 @@ export type StartPaymentResponse = Message<"seatghor.payment.v1.StartPaymentResp
  * Use `create(StartPaymentResponseSchema)` to create a new message.
  */
 export const StartPaymentResponseSchema: GenMessage<StartPaymentResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 2);
+  messageDesc(file_seatghor_payment_v1_payment, 3);
 
 /**
  * GetPaymentRequest names a payment.
@@ -251,7 +282,7 @@ export type GetPaymentRequest = Message<"seatghor.payment.v1.GetPaymentRequest">
  * Use `create(GetPaymentRequestSchema)` to create a new message.
  */
 export const GetPaymentRequestSchema: GenMessage<GetPaymentRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 3);
+  messageDesc(file_seatghor_payment_v1_payment, 4);
 
 /**
  * GetPaymentResponse carries the payment.
@@ -272,7 +303,7 @@ export type GetPaymentResponse = Message<"seatghor.payment.v1.GetPaymentResponse
  * Use `create(GetPaymentResponseSchema)` to create a new message.
  */
 export const GetPaymentResponseSchema: GenMessage<GetPaymentResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 4);
+  messageDesc(file_seatghor_payment_v1_payment, 5);
 
 /**
  * PaymentMethod is how the buyer pays.

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seatghor/seatghor/server/gateway/sandbox"
+	"github.com/seatghor/seatghor/server/payment"
+)
+
+// devWebhookSecret signs the in-process sandbox's webhooks in dev mode.
+const devWebhookSecret = "whsec_dev_not_for_production"
+
+// paymentConfig is how the binary reaches the payment gateway (R-6).
+type paymentConfig struct {
+	// GatewayURL is the gateway's API (SEATGHOR_GATEWAY_URL). Unset in dev:
+	// the sandbox runs in-process on SandboxAddr.
+	GatewayURL string
+	// GatewayAPIKey authenticates us to it (SEATGHOR_GATEWAY_API_KEY).
+	GatewayAPIKey string
+	// WebhookSecrets verify its webhooks (SEATGHOR_WEBHOOK_SECRETS,
+	// comma-separated: more than one while a secret is rotated).
+	WebhookSecrets []string
+	// SandboxAddr is where dev's sandbox and `seatghor gateway` listen
+	// (SEATGHOR_SANDBOX_ADDR, default 127.0.0.1:8081).
+	SandboxAddr string
+	// SandboxFaults injects faults into the sandbox (SEATGHOR_SANDBOX_FAULTS,
+	// e.g. "seed=7,timeout=0.03,slow=1001-1200:0.5,applied=0.6,dup=0.02,drop=0.01,delay=2s").
+	SandboxFaults sandbox.Faults
+	// RecoverEvery is how often open attempts are looked up at the gateway
+	// (SEATGHOR_PAYMENT_RECOVER_INTERVAL, default 30s; dev 2s).
+	RecoverEvery time.Duration
+}
+
+func loadPaymentConfig(getenv func(string) string) (paymentConfig, error) {
+	c := paymentConfig{
+		GatewayURL: getenv("SEATGHOR_GATEWAY_URL"), GatewayAPIKey: getenv("SEATGHOR_GATEWAY_API_KEY"),
+		SandboxAddr: "127.0.0.1:8081",
+	}
+	for _, s := range strings.Split(getenv("SEATGHOR_WEBHOOK_SECRETS"), ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			c.WebhookSecrets = append(c.WebhookSecrets, s)
+		}
+	}
+	if v := getenv("SEATGHOR_SANDBOX_ADDR"); v != "" {
+		c.SandboxAddr = v
+	}
+	if v := getenv("SEATGHOR_PAYMENT_RECOVER_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("SEATGHOR_PAYMENT_RECOVER_INTERVAL=%q: want a positive duration such as 30s", v)
+		}
+		c.RecoverEvery = d
+	}
+	if v := getenv("SEATGHOR_SANDBOX_FAULTS"); v != "" {
+		f, err := parseFaults(v)
+		if err != nil {
+			return c, fmt.Errorf("SEATGHOR_SANDBOX_FAULTS=%q: %w", v, err)
+		}
+		c.SandboxFaults = f
+	}
+	return c, nil
+}
+
+// parseFaults reads "key=value,…" fault settings for the sandbox.
+func parseFaults(spec string) (sandbox.Faults, error) {
+	var f sandbox.Faults
+	rate := func(v string) (float64, error) {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r < 0 || r > 1 {
+			return 0, fmt.Errorf("%q is not a rate from 0 to 1", v)
+		}
+		return r, nil
+	}
+	for _, kv := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return f, fmt.Errorf("%q is not key=value", kv)
+		}
+		var err error
+		switch k {
+		case "seed":
+			f.Seed, err = strconv.ParseUint(v, 10, 64)
+		case "timeout":
+			f.TimeoutRate, err = rate(v)
+		case "applied":
+			f.AppliedIfTimeout, err = rate(v)
+		case "dup":
+			f.DuplicateRate, err = rate(v)
+		case "drop":
+			f.DropRate, err = rate(v)
+		case "delay":
+			f.DelayMax, err = time.ParseDuration(v)
+		case "hang":
+			f.HangFor, err = time.ParseDuration(v)
+		case "slow":
+			// from-to:rate, by the order in which references arrive
+			span, r, ok := strings.Cut(v, ":")
+			from, to, ok2 := strings.Cut(span, "-")
+			if !ok || !ok2 {
+				return f, fmt.Errorf("slow=%q: want from-to:rate", v)
+			}
+			if f.SlowWindow.From, err = strconv.Atoi(from); err == nil {
+				if f.SlowWindow.To, err = strconv.Atoi(to); err == nil {
+					f.SlowWindow.TimeoutRate, err = rate(r)
+				}
+			}
+		default:
+			return f, fmt.Errorf("unknown fault %q", k)
+		}
+		if err != nil {
+			return f, fmt.Errorf("%s: %w", k, err)
+		}
+	}
+	return f, nil
+}
+
+// gatewayClient connects to the configured gateway.
+func (c paymentConfig) gatewayClient() (*sandbox.Client, error) {
+	if c.GatewayURL == "" || len(c.WebhookSecrets) == 0 {
+		return nil, errors.New("payments need SEATGHOR_GATEWAY_URL and SEATGHOR_WEBHOOK_SECRETS")
+	}
+	return sandbox.NewClient(sandbox.ClientConfig{BaseURL: c.GatewayURL, APIKey: c.GatewayAPIKey, WebhookSecrets: c.WebhookSecrets})
+}
+
+// workers is how often the payment jobs run.
+func (c paymentConfig) workers() payment.WorkerConfig {
+	return payment.WorkerConfig{RecoverEvery: c.RecoverEvery}
+}
+
+// startSandbox runs the sandbox gateway on addr until ctx ends or stop is
+// called; it sends webhooks to webhookURL.
+func startSandbox(ctx context.Context, addr, webhookURL string, secrets []string, faults sandbox.Faults, log *slog.Logger) (url string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox gateway: %w", err)
+	}
+	url = "http://" + ln.Addr().String()
+	gw := sandbox.New(sandbox.Config{WebhookURL: webhookURL, WebhookSecrets: secrets, PublicURL: url, Faults: faults,
+		Logger: log.With("component", "sandbox")})
+	srv := &http.Server{Handler: gw, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("sandbox gateway stopped", "err", err)
+		}
+	}()
+	stop = func() {
+		gw.Close()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdown)
+	}
+	return url, stop, nil
+}
+
+// runGateway runs the sandbox gateway standalone (`seatghor gateway`), for
+// a `seatghor serve` elsewhere or the load test.
+func runGateway(ctx context.Context, cfg config, args []string, log *slog.Logger) error {
+	fs := newFlags("gateway")
+	addr := fs.String("addr", cfg.Payment.SandboxAddr, "listen address")
+	webhook := fs.String("webhook-url", "http://"+cfg.Addr+"/webhooks/sandbox", "where to send webhooks")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: gateway: %v", errUsage, err)
+	}
+	secrets := cfg.Payment.WebhookSecrets
+	if len(secrets) == 0 {
+		secrets = []string{devWebhookSecret}
+	}
+	url, stop, err := startSandbox(ctx, *addr, *webhook, secrets, cfg.Payment.SandboxFaults, log)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	log.Info("sandbox gateway listening", "url", url, "webhooks", *webhook)
+	<-ctx.Done()
+	return nil
+}

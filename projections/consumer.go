@@ -1,0 +1,434 @@
+// Package projections is the read side's engine (R-8.1): it reads the
+// transactional outbox of every shard and of the catalog and hands the
+// events, in batches, to projectors that build read models (the Redis seat
+// map, my tickets, the trip index, e-ticket PDFs; one package each below).
+//
+// No event is skipped: a database's outbox is read in (xid, id) order and
+// only below the oldest transaction still running there
+// (xid < pg_snapshot_xmin(pg_current_snapshot())), so a row whose
+// transaction commits after a later one is never passed over (DESIGN.md,
+// "The outbox has no gaps"). Each projector keeps its own checkpoint in each
+// database, advanced only after the projector accepted the batch; delivery
+// is therefore at least once and every projector is idempotent.
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// notifyChannel is the channel of the outbox trigger (migration
+// shard/00004, catalog/00003).
+const notifyChannel = "seatghor_outbox"
+
+// Event is one outbox row.
+type Event struct {
+	// Source names the database it came from ("catalog", "shard-2").
+	Source string
+	// ID and XID place the row in its outbox: rows are delivered in
+	// (XID, ID) order per database.
+	ID         int64
+	XID        uint64
+	ShowID     int64
+	EventID    string
+	Type       string
+	Payload    []byte
+	OccurredAt time.Time
+}
+
+// Projector builds one read model from events. Apply must be idempotent: a
+// batch is delivered again after a crash or a lost checkpoint write.
+type Projector interface {
+	// Name identifies the projector's checkpoints; stable across releases.
+	Name() string
+	// Apply makes the read model reflect events (one database's, in order).
+	// An error leaves the checkpoint where it was; the batch is retried.
+	Apply(ctx context.Context, events []Event) error
+	// Reset drops the read model, for a rebuild from scratch.
+	Reset(ctx context.Context) error
+}
+
+// Source is a database with an outbox.
+type Source struct {
+	Name string
+	Pool *pgxpool.Pool
+}
+
+// Config tunes a Consumer.
+type Config struct {
+	// Batch is the most rows handed to a projector at once; default 500.
+	Batch int
+	// Poll is how often an idle consumer looks without a notification;
+	// default 1s. While rows wait behind a running transaction it looks
+	// every 50ms instead, since their release sends no notification.
+	Poll time.Duration
+	// MaxBackoff caps the jittered backoff after errors; default 10s.
+	MaxBackoff time.Duration
+	// Registerer receives the metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+}
+
+// Consumer runs projectors over sources.
+type Consumer struct {
+	sources    []Source
+	projectors []Projector
+	cfg        Config
+	log        *slog.Logger
+	m          *metrics
+}
+
+// NewConsumer returns a consumer of sources' outboxes for projectors.
+func NewConsumer(sources []Source, projectors []Projector, cfg Config) (*Consumer, error) {
+	if cfg.Batch <= 0 {
+		cfg.Batch = 500
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 10 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	seen := map[string]bool{}
+	for _, p := range projectors {
+		if seen[p.Name()] {
+			return nil, fmt.Errorf("projections: two projectors named %q", p.Name())
+		}
+		seen[p.Name()] = true
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	return &Consumer{sources: sources, projectors: projectors, cfg: cfg, log: cfg.Log, m: m}, nil
+}
+
+// Run runs every (projector, source) pair until ctx ends. Each pair is
+// active in one process at a time (a session advisory lock in the source
+// database); the others wait and take over when it goes away.
+func (c *Consumer) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, p := range c.projectors {
+		for _, s := range c.sources {
+			wg.Go(func() { c.runPair(ctx, p, s) })
+		}
+	}
+	wg.Wait()
+}
+
+// Rebuild drops p's read model and its checkpoints in every source, so the
+// running consumers (in any process) replay the outbox from the start. The
+// order matters: checkpoints first, so a batch applied between the two
+// steps is replayed again rather than lost.
+func (c *Consumer) Rebuild(ctx context.Context, name string) error {
+	var p Projector
+	for _, q := range c.projectors {
+		if q.Name() == name {
+			p = q
+		}
+	}
+	if p == nil {
+		return fmt.Errorf("rebuild: no projector %q", name)
+	}
+	for _, s := range c.sources {
+		// The notification wakes the consumer, which sees its checkpoint gone.
+		if _, err := s.Pool.Exec(ctx, `
+			WITH gone AS (DELETE FROM projection_checkpoints WHERE projector = $1 RETURNING 1)
+			SELECT pg_notify($2, '')`, name, notifyChannel); err != nil {
+			return fmt.Errorf("rebuild %s: reset checkpoint in %s: %w", name, s.Name, err)
+		}
+	}
+	if err := p.Reset(ctx); err != nil {
+		return fmt.Errorf("rebuild %s: %w", name, err)
+	}
+	return nil
+}
+
+// Prune deletes the outbox rows of every source that every one of the named
+// projectors has passed and that occurred before olderThan (R-8.1:
+// retention, see README.md). A projector without a checkpoint in a source
+// keeps that source's outbox whole. It returns the rows deleted.
+func (c *Consumer) Prune(ctx context.Context, projectors []string, olderThan time.Time) (int64, error) {
+	if len(projectors) == 0 {
+		return 0, nil
+	}
+	var total int64
+	for _, s := range c.sources {
+		tag, err := s.Pool.Exec(ctx, `
+			WITH low AS (
+				SELECT xid, id FROM projection_checkpoints WHERE projector = ANY($1)
+				ORDER BY xid, id LIMIT 1
+			), have AS (
+				SELECT count(*) AS n FROM projection_checkpoints WHERE projector = ANY($1)
+			)
+			DELETE FROM outbox o USING low, have
+			WHERE have.n = cardinality($1) AND (o.xid, o.id) <= (low.xid, low.id) AND o.occurred_at < $2`,
+			projectors, olderThan)
+		if err != nil {
+			return total, fmt.Errorf("prune outbox of %s: %w", s.Name, err)
+		}
+		total += tag.RowsAffected()
+	}
+	return total, nil
+}
+
+// runPair keeps one (projector, source) going until ctx ends, taking over
+// after errors with a jittered backoff.
+func (c *Consumer) runPair(ctx context.Context, p Projector, s Source) {
+	log := c.log.With("projector", p.Name(), "source", s.Name)
+	failures := 0
+	for ctx.Err() == nil {
+		active, err := c.consume(ctx, p, s, log)
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			failures++
+			log.Warn("projector stopped; retrying", "err", err, "failures", failures)
+		case !active:
+			failures = 0 // another process has it: look again later
+		}
+		sleep(ctx, backoff(max(failures, 1), time.Second, c.cfg.MaxBackoff))
+	}
+}
+
+// consume runs p over s on a connection of its own while it holds the
+// pair's advisory lock. It returns active=false when another process holds
+// the lock.
+func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog.Logger) (active bool, err error) {
+	// A dedicated connection, not a pooled one: the session advisory lock
+	// and LISTEN belong to it, and closing it releases both.
+	conn, err := pgx.ConnectConfig(ctx, s.Pool.Config().ConnConfig)
+	if err != nil {
+		return false, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('seatghor projector ' || $1, 0))`,
+		p.Name()).Scan(&locked); err != nil {
+		return false, fmt.Errorf("lock: %w", err)
+	}
+	if !locked {
+		return false, nil
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+		return true, fmt.Errorf("listen: %w", err)
+	}
+	cp, err := loadCheckpoint(ctx, conn, p.Name())
+	if err != nil {
+		return true, err
+	}
+	log.Debug("projector active", "xid", cp.xid, "id", cp.id)
+	labels := prometheus.Labels{"projector": p.Name(), "source": s.Name}
+	lastStats := time.Time{}
+	for {
+		batch, err := readBatch(ctx, conn, s.Name, cp, c.cfg.Batch)
+		if err != nil {
+			return true, err
+		}
+		if len(batch) > 0 {
+			if err := c.apply(ctx, p, batch, log, labels); err != nil {
+				return true, err
+			}
+			last := batch[len(batch)-1]
+			next := checkpoint{xid: last.XID, id: last.ID}
+			moved, err := saveCheckpoint(ctx, conn, p.Name(), next)
+			if err != nil {
+				return true, err
+			}
+			if moved {
+				cp = next
+			} else {
+				// A rebuild reset the checkpoint meanwhile: start over.
+				log.Info("checkpoint was reset; replaying from the start")
+				if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
+					return true, err
+				}
+			}
+			c.m.observe(labels, batch)
+		}
+		if len(batch) == c.cfg.Batch {
+			continue
+		}
+		waiting, reset, err := c.stats(ctx, conn, p.Name(), cp, labels, &lastStats)
+		if err != nil {
+			return true, err
+		}
+		if reset {
+			log.Info("checkpoint was reset; replaying from the start")
+			if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
+				return true, err
+			}
+			continue
+		}
+		wait := c.cfg.Poll
+		if waiting {
+			wait = 50 * time.Millisecond
+		}
+		if err := waitForNotification(ctx, conn, wait); err != nil {
+			return true, err
+		}
+	}
+}
+
+// apply hands a batch to p, retrying with jittered backoff while p fails
+// (its store may be down: R-8.1 read models catch up when it returns).
+func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *slog.Logger, labels prometheus.Labels) error {
+	for attempt := 1; ; attempt++ {
+		err := p.Apply(ctx, batch)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.m.errors.With(labels).Inc()
+		d := backoff(attempt, 100*time.Millisecond, c.cfg.MaxBackoff)
+		log.Warn("projector failed a batch; retrying", "err", err, "attempt", attempt, "events", len(batch), "in", d)
+		sleep(ctx, d)
+	}
+}
+
+type checkpoint struct {
+	xid uint64
+	id  int64
+}
+
+func loadCheckpoint(ctx context.Context, conn *pgx.Conn, projector string) (checkpoint, error) {
+	if _, err := conn.Exec(ctx, `INSERT INTO projection_checkpoints (projector) VALUES ($1) ON CONFLICT DO NOTHING`,
+		projector); err != nil {
+		return checkpoint{}, fmt.Errorf("create checkpoint: %w", err)
+	}
+	var cp checkpoint
+	var xid string
+	if err := conn.QueryRow(ctx, `SELECT xid::text, id FROM projection_checkpoints WHERE projector = $1`,
+		projector).Scan(&xid, &cp.id); err != nil {
+		return cp, fmt.Errorf("read checkpoint: %w", err)
+	}
+	var err error
+	if cp.xid, err = strconv.ParseUint(xid, 10, 64); err != nil {
+		return cp, fmt.Errorf("read checkpoint: xid %q: %w", xid, err)
+	}
+	return cp, nil
+}
+
+// saveCheckpoint moves the checkpoint forward; moved is false when its row
+// is gone (a rebuild deleted it).
+func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint) (moved bool, err error) {
+	tag, err := conn.Exec(ctx, `
+		UPDATE projection_checkpoints SET xid = $2::text::xid8, id = $3, updated_at = now()
+		WHERE projector = $1`, projector, strconv.FormatUint(cp.xid, 10), cp.id)
+	if err != nil {
+		return false, fmt.Errorf("save checkpoint: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// readBatch reads the rows after cp that no running transaction can still
+// precede: every transaction with an xid below the snapshot's xmin has
+// ended, so no row can later appear before the last one read.
+func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint, limit int) ([]Event, error) {
+	rows, err := conn.Query(ctx, `
+		SELECT id, xid::text, show_id, event_id, event_type, payload, occurred_at
+		FROM outbox
+		WHERE (xid, id) > ($1::text::xid8, $2)
+		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY xid, id
+		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	var xid string
+	var e Event
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
+		e = Event{Source: source}
+		if err := r.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt); err != nil {
+			return e, err
+		}
+		var err error
+		e.XID, err = strconv.ParseUint(xid, 10, 64)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read outbox: %w", err)
+	}
+	return out, nil
+}
+
+// stats updates the backlog and lag gauges (at most every second) and
+// tells whether rows wait behind a running transaction, and whether a
+// rebuild deleted the checkpoint.
+func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint, labels prometheus.Labels, last *time.Time) (waiting, reset bool, err error) {
+	var n int64
+	var oldest *time.Time
+	var exists bool
+	err = conn.QueryRow(ctx, `
+		SELECT count(*), min(occurred_at),
+		       EXISTS (SELECT FROM projection_checkpoints WHERE projector = $3)
+		FROM outbox
+		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id, projector).Scan(&n, &oldest, &exists)
+	if err != nil {
+		return false, false, fmt.Errorf("outbox backlog: %w", err)
+	}
+	if !exists {
+		return false, true, nil
+	}
+	if time.Since(*last) >= time.Second || n == 0 {
+		*last = time.Now()
+		c.m.backlog.With(labels).Set(float64(n))
+		lag := 0.0
+		if oldest != nil {
+			lag = max(time.Since(*oldest).Seconds(), 0)
+		}
+		c.m.lag.With(labels).Set(lag)
+	}
+	return n > 0, false, nil
+}
+
+// waitForNotification waits up to d for an outbox notification.
+func waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	_, err := conn.WaitForNotification(wctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil:
+		return nil
+	}
+	return fmt.Errorf("wait for outbox: %w", err)
+}
+
+// backoff is a full-jitter exponential backoff: random in [0, base·2^(n-1)]
+// capped at limit, so restarted consumers do not retry in step.
+func backoff(attempt int, base, limit time.Duration) time.Duration {
+	d := base << min(attempt-1, 20)
+	if d <= 0 || d > limit {
+		d = limit
+	}
+	return time.Duration(rand.Int64N(int64(d))) + time.Millisecond
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -1,0 +1,89 @@
+package projections
+
+import (
+	"errors"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the read side's health (R-11: outbox backlog and projector
+// lag per projector and source).
+type metrics struct {
+	backlog *prometheus.GaugeVec
+	lag     *prometheus.GaugeVec
+	delay   *prometheus.HistogramVec
+	events  *prometheus.CounterVec
+	errors  *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	labels := []string{"projector", "source"}
+	m := &metrics{
+		backlog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "seatghor_projector_backlog_events",
+			Help: "Outbox rows after the projector's checkpoint, committed or not yet readable.",
+		}, labels),
+		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "seatghor_projector_lag_seconds",
+			Help: "Age of the oldest outbox row the projector has not applied yet (0 when caught up).",
+		}, labels),
+		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seatghor_projector_event_delay_seconds",
+			Help:    "Time from an event's change to its application in the read model.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, labels),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seatghor_projector_events_total",
+			Help: "Outbox events applied by the projector.",
+		}, labels),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seatghor_projector_errors_total",
+			Help: "Batches the projector failed (and retried).",
+		}, labels),
+	}
+	if reg == nil {
+		return m, nil
+	}
+	var err error
+	if m.backlog, err = register(reg, m.backlog); err != nil {
+		return nil, err
+	}
+	if m.lag, err = register(reg, m.lag); err != nil {
+		return nil, err
+	}
+	if m.delay, err = register(reg, m.delay); err != nil {
+		return nil, err
+	}
+	if m.events, err = register(reg, m.events); err != nil {
+		return nil, err
+	}
+	if m.errors, err = register(reg, m.errors); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// register registers c, or returns the collector registered before it
+// (a second consumer on one registry shares the metrics).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing, nil
+			}
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+func (m *metrics) observe(labels prometheus.Labels, batch []Event) {
+	now := time.Now()
+	h := m.delay.With(labels)
+	for _, e := range batch {
+		h.Observe(max(now.Sub(e.OccurredAt).Seconds(), 0))
+	}
+	m.events.With(labels).Add(float64(len(batch)))
+}

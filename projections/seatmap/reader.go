@@ -1,0 +1,136 @@
+package seatmap
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/seatghor/seatghor/server/booking"
+)
+
+// Loader reads a show's seat map from its shard (booking.Service does).
+type Loader interface {
+	SeatMap(ctx context.Context, showID int64) (booking.SeatMap, error)
+}
+
+// Reader answers GetSeatMap from Redis (R-8.2, R-1.1: the browse world
+// never touches the write path while the cache answers).
+type Reader struct {
+	store  *Store
+	loader Loader
+	now    func() time.Time
+	log    *slog.Logger
+	flight singleflight.Group
+	// loadTimeout bounds one coalesced load; it does not follow any one
+	// caller's context, since every waiting caller shares it.
+	loadTimeout time.Duration
+
+	reads *prometheus.CounterVec
+	loads prometheus.Counter
+}
+
+// NewReader returns a reader over store that loads misses through loader.
+// now must be the clock booking judges hold expiry with. reg may be nil.
+func NewReader(store *Store, loader Loader, now func() time.Time, log *slog.Logger, reg prometheus.Registerer) (*Reader, error) {
+	r := &Reader{store: store, loader: loader, now: now, log: log, loadTimeout: 10 * time.Second,
+		reads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seatghor_seatmap_reads_total",
+			Help: "GetSeatMap answers by where they came from: cache (Redis), fill (a miss loaded from the shard), degraded (Redis failed; answered from the shard).",
+		}, []string{"source"}),
+		loads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatghor_seatmap_shard_loads_total",
+			Help: "Seat maps loaded from a shard by the reader (concurrent misses of one show share one load).",
+		}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{r.reads, r.loads} {
+			if err := reg.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// SeatMap returns the show's seat map: from Redis when it is there and
+// current; else one load from the shard per show at a time (request
+// coalescing, R-8.2), which also fills Redis. When Redis fails the shard
+// answers (degraded) and the write path is untouched.
+func (r *Reader) SeatMap(ctx context.Context, showID int64) (booking.SeatMap, error) {
+	m, ok, err := r.store.Get(ctx, showID, r.now())
+	if err == nil && ok {
+		r.reads.WithLabelValues("cache").Inc()
+		return m, nil
+	}
+	redisDown := err != nil
+	if redisDown && ctx.Err() == nil {
+		r.log.WarnContext(ctx, "seat map cache unavailable; reading the shard", "show_id", showID, "err", err)
+	}
+	ch := r.flight.DoChan(strconv.FormatInt(showID, 10), func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.loadTimeout)
+		defer cancel()
+		return r.load(ctx, showID, redisDown)
+	})
+	select {
+	case <-ctx.Done():
+		return booking.SeatMap{}, ctx.Err()
+	case res := <-ch:
+		if res.Err != nil {
+			return booking.SeatMap{}, res.Err
+		}
+		l := res.Val.(loaded)
+		switch {
+		case l.degraded:
+			r.reads.WithLabelValues("degraded").Inc()
+		case l.cached:
+			r.reads.WithLabelValues("cache").Inc()
+		default:
+			r.reads.WithLabelValues("fill").Inc()
+		}
+		return l.m, nil
+	}
+}
+
+type loaded struct {
+	m        booking.SeatMap
+	cached   bool
+	degraded bool
+}
+
+// load runs once per show at a time. It looks in Redis again first: a
+// caller that missed just before the previous load filled the cache joins
+// no flight and would otherwise load the shard a second time.
+func (r *Reader) load(ctx context.Context, showID int64, redisDown bool) (loaded, error) {
+	if !redisDown {
+		m, ok, err := r.store.Get(ctx, showID, r.now())
+		switch {
+		case err != nil:
+			redisDown = true
+		case ok:
+			return loaded{m: m, cached: true}, nil
+		}
+	}
+	r.loads.Inc()
+	m, err := r.loader.SeatMap(ctx, showID)
+	if err != nil {
+		return loaded{}, err
+	}
+	if !redisDown {
+		if err := r.store.Put(ctx, m); err != nil {
+			r.log.WarnContext(ctx, "seat map cache fill failed", "show_id", showID, "err", err)
+			redisDown = true
+		}
+	}
+	return loaded{m: m, degraded: redisDown}, nil
+}
+
+// isNotFound tells whether err is booking's "no such show".
+func isNotFound(err error) bool {
+	var be *booking.Error
+	return errors.As(err, &be) && be.Kind == booking.KindNotFound
+}

@@ -1,0 +1,269 @@
+// Package seatmap is the Redis seat map (R-8.2): per show, the static layout
+// and the small, often-changing availability part — 2 bits per seat in
+// layout order (four seats a byte, the first in the low bits, as
+// booking.SeatMap and the API carry it) plus the seat-map version.
+//
+// The projector keeps it current from the outbox by recomputing each
+// affected show from its shard and writing the result only if its version
+// is newer (DESIGN.md, "Ordering of read-model updates"); the reader serves
+// GetSeatMap from it, fills misses from the shard with one load per show at
+// a time, and falls back to the shard when Redis is down.
+package seatmap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatghor/seatghor/server/booking"
+)
+
+// Store keeps seat maps in Redis under a key prefix.
+type Store struct {
+	rdb    redis.UniversalClient
+	prefix string
+	ttl    time.Duration
+}
+
+// NewStore returns a store on rdb whose keys start with prefix. Keys expire
+// ttl after their last write (default 24h), so shows nobody looks at leave
+// the cache; a miss is always safe (cache-aside, R-8.2).
+func NewStore(rdb redis.UniversalClient, prefix string, ttl time.Duration) *Store {
+	if ttl <= 0 {
+		ttl = 24 * time.Hour
+	}
+	return &Store{rdb: rdb, prefix: prefix, ttl: ttl}
+}
+
+func (s *Store) availKey(showID int64) string {
+	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":avail"
+}
+
+func (s *Store) layoutKey(showID int64) string {
+	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":layout"
+}
+
+// putAvailability writes a show's availability atomically and only if it is
+// newer than what is there: a higher version, or the same version judged at
+// a later time (the same rows, but holds may have lapsed since, R-3.3). An
+// older or repeated write changes nothing, so the projector's retries and
+// out-of-order writers are harmless. Only GET/SET-style hash commands are
+// used (no BITFIELD), so the same script runs on redis-server and on the
+// in-process Redis of dev mode.
+var putAvailability = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'v', 'asof')
+local v = tonumber(cur[1])
+if v then
+  local nv = tonumber(ARGV[1])
+  if nv < v then return 0 end
+  if nv == v and tonumber(ARGV[2]) <= tonumber(cur[2]) then return 0 end
+end
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'asof', ARGV[2], 'exp', ARGV[3], 'bits', ARGV[4], 'ga', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+return 1
+`)
+
+// PutAvailability stores m's availability if it is newer (see the script);
+// written tells whether it was.
+func (s *Store) PutAvailability(ctx context.Context, m booking.SeatMap) (written bool, err error) {
+	n, err := putAvailability.Run(ctx, s.rdb, []string{s.availKey(m.ShowID)}, availArgs(m, s.ttl)...).Int()
+	if err != nil {
+		return false, fmt.Errorf("seat map %d: write availability: %w", m.ShowID, err)
+	}
+	return n == 1, nil
+}
+
+// Put stores m whole: its layout and, if newer, its availability.
+func (s *Store) Put(ctx context.Context, m booking.SeatMap) error {
+	layout, err := json.Marshal(layoutOf(m))
+	if err != nil {
+		return fmt.Errorf("seat map %d: encode layout: %w", m.ShowID, err)
+	}
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, s.layoutKey(m.ShowID), layout, s.ttl)
+		// EVAL, not EVALSHA: a pipeline cannot fall back on NOSCRIPT.
+		putAvailability.Eval(ctx, p, []string{s.availKey(m.ShowID)}, availArgs(m, s.ttl)...)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("seat map %d: write: %w", m.ShowID, err)
+	}
+	return nil
+}
+
+// DropLayout forgets a show's layout (its show was changed).
+func (s *Store) DropLayout(ctx context.Context, showID int64) error {
+	if err := s.rdb.Del(ctx, s.layoutKey(showID)).Err(); err != nil {
+		return fmt.Errorf("seat map %d: drop layout: %w", showID, err)
+	}
+	return nil
+}
+
+// Get returns the show's seat map as stored; ok is false when any part is
+// missing or the availability is out of date at now (a hold shown in it
+// has run out: ValidUntil).
+func (s *Store) Get(ctx context.Context, showID int64, now time.Time) (m booking.SeatMap, ok bool, err error) {
+	var layoutCmd *redis.StringCmd
+	var availCmd *redis.SliceCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		layoutCmd = p.Get(ctx, s.layoutKey(showID))
+		availCmd = p.HMGet(ctx, s.availKey(showID), "v", "asof", "exp", "bits", "ga")
+		return nil
+	})
+	if errors.Is(err, redis.Nil) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("seat map %d: read: %w", showID, err)
+	}
+	var l layout
+	if err := json.Unmarshal([]byte(layoutCmd.Val()), &l); err != nil {
+		return m, false, fmt.Errorf("seat map %d: decode layout: %w", showID, err)
+	}
+	a, ok, err := parseAvail(availCmd.Val())
+	if err != nil || !ok {
+		return m, false, err
+	}
+	if !a.ValidUntil.IsZero() && now.After(a.ValidUntil) {
+		return m, false, nil
+	}
+	m = l.seatMap(showID)
+	if len(a.States) != len(m.States) || len(a.GA) != len(m.GAAreas) {
+		return m, false, nil // the layout changed under the availability
+	}
+	m.States, m.Version, m.AsOf, m.ValidUntil = a.States, a.Version, a.AsOf, a.ValidUntil
+	for i := range m.GAAreas {
+		m.GAAreas[i].Remaining = a.GA[i]
+	}
+	return m, true, nil
+}
+
+// Availability is the stored availability part of a show.
+type Availability struct {
+	Version    int64
+	AsOf       time.Time
+	ValidUntil time.Time
+	// States: 2 bits per seat in layout order.
+	States []byte
+	// GA is the places left per GA area, in layout order.
+	GA []int
+}
+
+// Availability returns the show's stored availability; ok is false when
+// there is none.
+func (s *Store) Availability(ctx context.Context, showID int64) (a Availability, ok bool, err error) {
+	vals, err := s.rdb.HMGet(ctx, s.availKey(showID), "v", "asof", "exp", "bits", "ga").Result()
+	if err != nil {
+		return a, false, fmt.Errorf("seat map %d: read availability: %w", showID, err)
+	}
+	return parseAvail(vals)
+}
+
+// Reset deletes every seat map (a rebuild).
+func (s *Store) Reset(ctx context.Context) error {
+	iter := s.rdb.Scan(ctx, 0, s.prefix+"seatmap:*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+		if len(keys) == 500 {
+			if err := s.rdb.Del(ctx, keys...).Err(); err != nil {
+				return fmt.Errorf("reset seat maps: %w", err)
+			}
+			keys = keys[:0]
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("reset seat maps: %w", err)
+	}
+	if len(keys) > 0 {
+		if err := s.rdb.Del(ctx, keys...).Err(); err != nil {
+			return fmt.Errorf("reset seat maps: %w", err)
+		}
+	}
+	return nil
+}
+
+func availArgs(m booking.SeatMap, ttl time.Duration) []any {
+	var exp int64
+	if !m.ValidUntil.IsZero() {
+		exp = m.ValidUntil.UnixMicro()
+	}
+	ga := make([]string, len(m.GAAreas))
+	for i, a := range m.GAAreas {
+		ga[i] = strconv.Itoa(a.Remaining)
+	}
+	return []any{m.Version, m.AsOf.UnixMicro(), exp, m.States, strings.Join(ga, ","), ttl.Milliseconds()}
+}
+
+func parseAvail(vals []any) (a Availability, ok bool, err error) {
+	if len(vals) != 5 || vals[0] == nil {
+		return a, false, nil
+	}
+	str := func(i int) string { s, _ := vals[i].(string); return s }
+	bad := func(what string, err error) (Availability, bool, error) {
+		return a, false, fmt.Errorf("seat map availability: bad %s: %w", what, err)
+	}
+	if a.Version, err = strconv.ParseInt(str(0), 10, 64); err != nil {
+		return bad("version", err)
+	}
+	asof, err := strconv.ParseInt(str(1), 10, 64)
+	if err != nil {
+		return bad("asof", err)
+	}
+	exp, err := strconv.ParseInt(str(2), 10, 64)
+	if err != nil {
+		return bad("exp", err)
+	}
+	a.AsOf = time.UnixMicro(asof).UTC()
+	if exp > 0 {
+		a.ValidUntil = time.UnixMicro(exp).UTC()
+	}
+	a.States = []byte(str(3))
+	if g := str(4); g != "" {
+		for _, f := range strings.Split(g, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return bad("ga", err)
+			}
+			a.GA = append(a.GA, n)
+		}
+	}
+	return a, true, nil
+}
+
+// layout is the static part of a seat map as stored.
+type layout struct {
+	Currency  string               `json:"currency"`
+	Sections  []booking.MapSection `json:"sections"`
+	GA        []gaArea             `json:"ga,omitempty"`
+	SeatCount int                  `json:"seat_count"`
+}
+
+type gaArea struct {
+	Name       string `json:"name"`
+	Capacity   int    `json:"capacity"`
+	PriceMinor int64  `json:"price_minor"`
+}
+
+func layoutOf(m booking.SeatMap) layout {
+	l := layout{Currency: m.Currency, Sections: m.Sections, SeatCount: m.SeatCount}
+	for _, a := range m.GAAreas {
+		l.GA = append(l.GA, gaArea{Name: a.Name, Capacity: a.Capacity, PriceMinor: a.PriceMinor})
+	}
+	return l
+}
+
+func (l layout) seatMap(showID int64) booking.SeatMap {
+	m := booking.SeatMap{ShowID: showID, Currency: l.Currency, Sections: l.Sections, SeatCount: l.SeatCount,
+		States: make([]byte, (l.SeatCount+3)/4)}
+	for _, a := range l.GA {
+		m.GAAreas = append(m.GAAreas, booking.MapArea{Name: a.Name, Capacity: a.Capacity, PriceMinor: a.PriceMinor})
+	}
+	return m
+}

@@ -1,0 +1,131 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/ledger"
+)
+
+// ledgerHandler serves the ledger reads to admins. RunReconciliation is the
+// payment work's and answers unimplemented until it is wired.
+type ledgerHandler struct {
+	ledgerv1connect.UnimplementedLedgerServiceHandler
+	svc *ledger.Service
+	log *slog.Logger
+}
+
+// ledgerAdminOnly refuses everyone but admins: the ledger is finance data.
+func ledgerAdminOnly(ctx context.Context) error {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+	}
+	if !p.Is(auth.RoleAdmin) {
+		return connect.NewError(connect.CodePermissionDenied, errors.New("only admins read the ledger"))
+	}
+	return nil
+}
+
+// ledgerErr maps the ledger's errors to codes; the rest go to toConnect.
+func (h *ledgerHandler) ledgerErr(ctx context.Context, err error) error {
+	var ie *ledger.InvalidError
+	if errors.As(err, &ie) {
+		return withField(connect.NewError(connect.CodeInvalidArgument, ie), ie.Field, ie.Message)
+	}
+	return toConnect(ctx, h.log, err)
+}
+
+func (h *ledgerHandler) GetTrialBalance(ctx context.Context, req *connect.Request[ledgerv1.GetTrialBalanceRequest]) (*connect.Response[ledgerv1.GetTrialBalanceResponse], error) {
+	if err := ledgerAdminOnly(ctx); err != nil {
+		return nil, err
+	}
+	tb, err := h.svc.TrialBalance(ctx, req.Msg.Shard, ledgerTime(req.Msg.GetAsOf()))
+	if err != nil {
+		return nil, h.ledgerErr(ctx, err)
+	}
+	resp := &ledgerv1.GetTrialBalanceResponse{
+		SumMinor:           proto.Int64(tb.SumMinor),
+		UnbalancedJournals: proto.Int32(int32(min(tb.UnbalancedJournals, math.MaxInt32))),
+		Balanced:           tb.Balanced(),
+		AsOf:               timestamppb.New(tb.AsOf),
+	}
+	for _, a := range tb.Accounts {
+		resp.Accounts = append(resp.Accounts, &ledgerv1.AccountBalance{
+			Account: a.Account, Currency: a.Currency, BalanceMinor: proto.Int64(a.BalanceMinor),
+			DebitMinor: a.DebitMinor, CreditMinor: a.CreditMinor, LineCount: a.LineCount,
+		})
+	}
+	for _, t := range tb.Totals {
+		resp.Totals = append(resp.Totals, &commonv1.Money{Currency: t.Currency, AmountMinor: t.SumMinor})
+	}
+	for _, s := range tb.Shards {
+		resp.Shards = append(resp.Shards, int32(s))
+	}
+	return connect.NewResponse(resp), nil
+}
+
+func (h *ledgerHandler) ListJournal(ctx context.Context, req *connect.Request[ledgerv1.ListJournalRequest]) (*connect.Response[ledgerv1.ListJournalResponse], error) {
+	if err := ledgerAdminOnly(ctx); err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	f := ledger.Filter{Shard: m.Shard, ShowID: m.GetShowId(), Account: m.GetAccount(), Reference: m.GetReference(),
+		Kind: ledgerKindOf[m.GetKind()], PageSize: int(m.GetPageSize()), PageToken: m.GetPageToken()}
+	f.CreatedAfter, f.CreatedBefore = ledgerTime(m.GetCreatedAfter()), ledgerTime(m.GetCreatedBefore())
+	txns, next, err := h.svc.ListJournal(ctx, f)
+	if err != nil {
+		return nil, h.ledgerErr(ctx, err)
+	}
+	resp := &ledgerv1.ListJournalResponse{NextPageToken: next}
+	for _, p := range txns {
+		t := &ledgerv1.JournalTransaction{
+			TxnId: p.TxnID, Kind: ledgerKindProto[p.Kind], Reference: p.Reference, ShowId: p.ShowID, Shard: int32(p.Shard),
+			Description: p.Description, ReversesTxnId: p.ReversesTxnID, CreatedAt: timestamppb.New(p.CreatedAt),
+		}
+		for _, l := range p.Lines {
+			t.Lines = append(t.Lines, &ledgerv1.JournalLine{Account: l.Account, Amount: money(l.AmountMinor, p.Currency)})
+		}
+		resp.Transactions = append(resp.Transactions, t)
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// ledgerTime is an optional timestamp as the ledger takes it: the zero
+// time when unset.
+func ledgerTime(ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+var ledgerKindProto = map[ledger.Kind]ledgerv1.TransactionKind{
+	ledger.KindBooking:         ledgerv1.TransactionKind_TRANSACTION_KIND_BOOKING,
+	ledger.KindGatewayFee:      ledgerv1.TransactionKind_TRANSACTION_KIND_GATEWAY_FEE,
+	ledger.KindRefund:          ledgerv1.TransactionKind_TRANSACTION_KIND_REFUND,
+	ledger.KindCancellationFee: ledgerv1.TransactionKind_TRANSACTION_KIND_CANCELLATION_FEE,
+	ledger.KindPayout:          ledgerv1.TransactionKind_TRANSACTION_KIND_PAYOUT,
+	ledger.KindReversal:        ledgerv1.TransactionKind_TRANSACTION_KIND_REVERSAL,
+	ledger.KindSettlement:      ledgerv1.TransactionKind_TRANSACTION_KIND_SETTLEMENT,
+}
+
+// ledgerKindOf is ledgerKindProto inverted; UNSPECIFIED maps to "" (any kind).
+var ledgerKindOf = func() map[ledgerv1.TransactionKind]ledger.Kind {
+	m := make(map[ledgerv1.TransactionKind]ledger.Kind, len(ledgerKindProto))
+	for k, v := range ledgerKindProto {
+		m[v] = k
+	}
+	return m
+}()

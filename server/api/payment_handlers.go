@@ -1,0 +1,65 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/payment"
+)
+
+type paymentHandler struct {
+	svc *payment.Service
+	log *slog.Logger
+}
+
+func (h *paymentHandler) StartPayment(ctx context.Context, req *connect.Request[paymentv1.StartPaymentRequest]) (*connect.Response[paymentv1.StartPaymentResponse], error) {
+	m := req.Msg
+	method := m.GetMethod()
+	if method == paymentv1.PaymentMethod_PAYMENT_METHOD_UNSPECIFIED {
+		method = paymentv1.PaymentMethod_PAYMENT_METHOD_CARD
+	}
+	token := m.GetPaymentToken()
+	if m.GetSandbox() != nil {
+		token = m.GetSandbox().GetToken()
+	}
+	in := payment.StartRequest{
+		OrderID: m.GetOrderId(), Method: methodName(method), Token: token, ReturnURL: m.GetReturnUrl(),
+	}
+	return answer(ctx, h.log, func(c booking.Caller) (payment.Payment, error) { return h.svc.StartPayment(ctx, c.UserID, in) },
+		func(p payment.Payment) *paymentv1.StartPaymentResponse {
+			return &paymentv1.StartPaymentResponse{Payment: paymentProto(p)}
+		})
+}
+
+func (h *paymentHandler) GetPayment(ctx context.Context, req *connect.Request[paymentv1.GetPaymentRequest]) (*connect.Response[paymentv1.GetPaymentResponse], error) {
+	return answer(ctx, h.log, func(c booking.Caller) (payment.Payment, error) {
+		return h.svc.GetPayment(ctx, c.UserID, c.Admin, req.Msg.GetPaymentId())
+	}, func(p payment.Payment) *paymentv1.GetPaymentResponse {
+		return &paymentv1.GetPaymentResponse{Payment: paymentProto(p)}
+	})
+}
+
+// methodName is the stored name of a method: "card", "mfs", ….
+func methodName(m paymentv1.PaymentMethod) string {
+	return strings.ToLower(strings.TrimPrefix(m.String(), "PAYMENT_METHOD_"))
+}
+
+func paymentProto(p payment.Payment) *paymentv1.Payment {
+	out := &paymentv1.Payment{
+		PaymentId: p.ID, OrderId: p.OrderID, ShowId: p.ShowID, UserId: p.UserID, Method: payment.Methods[p.Method],
+		Provider: p.Provider, Status: payment.States[p.Status], Amount: money(p.AmountMinor, p.Currency),
+		Attempt: int32(p.Attempt), RedirectUrl: p.RedirectURL, PayBy: timestamppb.New(p.PayBy),
+		FailureReason: payment.FailureReasons[p.FailureReason], FailureMessage: p.FailureMessage,
+		GatewayReference: p.GatewayChargeID, CreatedAt: timestamppb.New(p.CreatedAt), UpdatedAt: timestamppb.New(p.UpdatedAt),
+	}
+	if p.RefundedMinor > 0 {
+		out.Refunded = money(p.RefundedMinor, p.Currency)
+	}
+	return out
+}

@@ -1,0 +1,211 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+)
+
+// ErrNotConfirmable means the order can no longer be confirmed: its hold ran
+// out or was released, or it is not waiting for payment any more. A payment
+// that succeeded for it is refunded (R-3.7, R-6.3).
+var ErrNotConfirmable = errors.New("order can no longer be confirmed")
+
+// ReadOrder reads an order in tx. Writers that follow take the hold row
+// before the order row, the lock order the sweeper keeps too.
+func ReadOrder(ctx context.Context, tx pgx.Tx, orderID string) (Order, error) {
+	return readOrder(ctx, tx, orderID, false)
+}
+
+func readOrder(ctx context.Context, tx pgx.Tx, orderID string, lock bool) (Order, error) {
+	sql := `SELECT ` + orderColumns + ` FROM orders WHERE order_id = $1`
+	if lock {
+		sql += ` FOR UPDATE`
+	}
+	o, err := scanOrder(tx.QueryRow(ctx, sql, orderID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return o, notFound("order", orderID)
+	}
+	if err != nil {
+		return o, fmt.Errorf("read order %s: %w", orderID, err)
+	}
+	return o, nil
+}
+
+// ConfirmOrder books the seats of an order and marks it confirmed, inside
+// the payment's transaction, so seats, order, ledger journal and outbox event
+// commit together (R-6.7). Only the order's own unexpired hold can be booked:
+// the hold's expiry is part of the update's condition (R-3.4), so a payment
+// that arrives after the hold ran out gets ErrNotConfirmable and its seats,
+// perhaps someone else's by now, are not touched. ledgerTxnID names the
+// booking journal the caller posts.
+func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnID string, now time.Time) (Order, error) {
+	o, err := ReadOrder(ctx, tx, orderID)
+	if err != nil {
+		return o, err
+	}
+	if o.Status != OrderPendingPayment {
+		return o, fmt.Errorf("order %s is %s: %w", orderID, o.Status, ErrNotConfirmable)
+	}
+	h, err := getHold(ctx, tx, o.HoldID)
+	if err != nil {
+		return o, err
+	}
+	tag, err := tx.Exec(ctx, `
+		UPDATE holds SET status = 'confirmed', updated_at = $2
+		WHERE hold_id = $1 AND status = 'ordered' AND expires_at >= $2`, h.ID, now)
+	if err != nil {
+		return o, fmt.Errorf("confirm hold %s: %w", h.ID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return o, fmt.Errorf("hold %s is %s: %w", h.ID, h.EffectiveStatus(now), ErrNotConfirmable)
+	}
+	if len(h.Seats) > 0 {
+		tag, err := tx.Exec(ctx, `
+			UPDATE seats SET status = 'booked', held_until = NULL, version = version + 1
+			WHERE show_id = $1 AND hold_id = $2 AND status = 'held'`, h.ShowID, h.ID)
+		if err != nil {
+			return o, fmt.Errorf("book seats of hold %s: %w", h.ID, err)
+		}
+		// An unexpired hold owns its seats (nobody may take a seat before
+		// its held_until); anything else is a bug, and nothing is written.
+		if tag.RowsAffected() != int64(len(h.Seats)) {
+			return o, fmt.Errorf("hold %s owns %d of its %d seats", h.ID, tag.RowsAffected(), len(h.Seats))
+		}
+	}
+	// Whoever changes the order (cancel, expiry) ends the hold first, so
+	// owning the hold means the order still waits for payment.
+	tag, err = tx.Exec(ctx, `
+		UPDATE orders SET status = 'confirmed', payment_id = $2, updated_at = $3
+		WHERE order_id = $1 AND status = 'pending_payment'`, orderID, paymentID, now)
+	if err != nil {
+		return o, fmt.Errorf("confirm order %s: %w", orderID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return o, fmt.Errorf("order %s changed while its hold was confirmed", orderID)
+	}
+	o.Status, o.PaymentID, o.UpdatedAt = OrderConfirmed, paymentID, now
+	return o, appendEvent(ctx, tx, now, &eventsv1.BookingConfirmed{
+		ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, PaymentId: paymentID, UserId: o.UserID,
+		Seats: h.Seats, GaArea: h.GAArea, Quantity: int32(h.Quantity), Total: money(o.TotalMinor, o.Currency),
+		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now),
+	})
+}
+
+// CancelConfirmed cancels one of the caller's confirmed orders before its
+// show starts: the seats or places go back on sale and the order keeps the
+// cancellation fee of the show's policy (R-6.9). The caller refunds the rest
+// in the same transaction's records; it returns the order and the fee.
+func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now time.Time) (Order, error) {
+	// A confirmed order's hold is no sweeper's business, so locking the
+	// order first deadlocks with nothing; it makes two cancels take turns.
+	o, err := readOrder(ctx, tx, orderID, true)
+	if err != nil {
+		return o, err
+	}
+	if o.UserID != userID {
+		return o, notFound("order", orderID)
+	}
+	if o.Status != OrderConfirmed {
+		return o, errorf(KindPrecondition, "order %s is %s, not confirmed", orderID, o.EffectiveStatus(now))
+	}
+	var (
+		startsAt time.Time
+		feeBps   int64
+	)
+	if err := tx.QueryRow(ctx, `SELECT starts_at, cancellation_fee_bps FROM shows WHERE show_id = $1`, o.ShowID).
+		Scan(&startsAt, &feeBps); err != nil {
+		return o, fmt.Errorf("read cancellation policy of show %d: %w", o.ShowID, err)
+	}
+	if !now.Before(startsAt) {
+		return o, errorf(KindPrecondition, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
+	}
+	h, err := getHold(ctx, tx, o.HoldID)
+	if err != nil {
+		return o, err
+	}
+	if h.GAArea != "" {
+		// Buckets before hold rows, the lock order of every path.
+		if _, err := lockBuckets(ctx, tx, h.ShowID, h.GAArea); err != nil {
+			return o, err
+		}
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE holds SET status = 'released', updated_at = $2 WHERE hold_id = $1 AND status = 'confirmed'`,
+		h.ID, now); err != nil {
+		return o, fmt.Errorf("release hold %s: %w", h.ID, err)
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE seats SET status = 'available', hold_id = NULL, held_until = NULL, version = version + 1
+		WHERE show_id = $1 AND hold_id = $2 AND status = 'booked'`, h.ShowID, h.ID); err != nil {
+		return o, fmt.Errorf("free seats of order %s: %w", orderID, err)
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE ga_buckets b SET remaining = b.remaining + t.quantity, version = b.version + 1
+		FROM hold_ga_takes t
+		WHERE t.hold_id = $1 AND b.show_id = t.show_id AND b.area = t.area AND b.bucket = t.bucket`,
+		h.ID); err != nil {
+		return o, fmt.Errorf("give back GA places of order %s: %w", orderID, err)
+	}
+	// R-6.9: the fee rounds down, never against the buyer.
+	fee := o.TotalMinor * feeBps / 10000
+	if _, err := tx.Exec(ctx, `
+		UPDATE orders SET status = 'cancelled', cancellation_fee_minor = $2, updated_at = $3 WHERE order_id = $1`,
+		orderID, fee, now); err != nil {
+		return o, fmt.Errorf("cancel order %s: %w", orderID, err)
+	}
+	o.Status, o.CancellationFeeMinor, o.UpdatedAt = OrderCancelled, fee, now
+	return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
+}
+
+// MarkRefunded records money given back for an order. An order that was
+// never booked (its payment came too late) ends refunded (R-3.7).
+func MarkRefunded(ctx context.Context, tx pgx.Tx, orderID string, amount int64, now time.Time) error {
+	_, err := tx.Exec(ctx, `
+		UPDATE orders SET refunded_minor = refunded_minor + $2, updated_at = $3,
+		       status = CASE WHEN status = 'expired'
+		                       OR (status = 'pending_payment'
+		                           AND (SELECT expires_at FROM holds h WHERE h.hold_id = orders.hold_id) < $3)
+		                     THEN 'refunded' ELSE status END
+		WHERE order_id = $1`, orderID, amount, now)
+	if err != nil {
+		return fmt.Errorf("record refund of order %s: %w", orderID, err)
+	}
+	return nil
+}
+
+// ExtendForPayment gives an ordered hold its one extension when payment
+// starts (R-6.3): it then lasts until now+extension if that is later. A
+// second call changes nothing. It returns the hold's expiry, which is the
+// order's pay-by time.
+func ExtendForPayment(ctx context.Context, tx pgx.Tx, holdID string, extension time.Duration, now time.Time) (time.Time, error) {
+	var until time.Time
+	err := tx.QueryRow(ctx, `
+		UPDATE holds SET expires_at = GREATEST(expires_at, $2::timestamptz + $3 * interval '1 millisecond'),
+		       extended = true, updated_at = $2
+		WHERE hold_id = $1 AND status = 'ordered' AND expires_at >= $2 AND NOT extended
+		RETURNING expires_at`, holdID, now, extension.Milliseconds()).Scan(&until)
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = tx.QueryRow(ctx, `SELECT expires_at FROM holds WHERE hold_id = $1`, holdID).Scan(&until)
+		if err != nil {
+			return until, fmt.Errorf("read hold %s: %w", holdID, err)
+		}
+		return until.UTC(), nil
+	}
+	if err != nil {
+		return until, fmt.Errorf("extend hold %s: %w", holdID, err)
+	}
+	// The seats carry the hold's expiry: it is what CreateHold's condition
+	// reads (R-3.3).
+	if _, err := tx.Exec(ctx, `
+		UPDATE seats SET held_until = $2 WHERE hold_id = $1 AND status = 'held'`, holdID, until); err != nil {
+		return until, fmt.Errorf("extend seats of hold %s: %w", holdID, err)
+	}
+	return until.UTC(), nil
+}

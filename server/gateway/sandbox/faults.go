@@ -1,0 +1,129 @@
+package sandbox
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"math/rand/v2"
+	"strconv"
+	"time"
+)
+
+// Faults makes the sandbox misbehave the way real gateways do, so the
+// payment service's handling of R-6.2 (timeouts are UNKNOWN) and
+// (webhooks duplicated, lost, reordered) is exercised. The zero value is a
+// perfect gateway.
+//
+// Every decision is drawn from a PRNG seeded by a hash of Seed and what the
+// decision is about (the idempotency key and attempt number of a charge
+// request, the id of a webhook event), never from a shared stream, so the
+// same seed gives the same faults however goroutines are scheduled.
+type Faults struct {
+	// Seed makes every decision reproducible.
+	Seed uint64
+	// TimeoutRate is the share of charge requests that time out: the
+	// caller gets no answer at all.
+	TimeoutRate float64
+	// SlowWindow replaces TimeoutRate for a range of references.
+	SlowWindow SlowWindow
+	// AppliedIfTimeout is the share of timed-out requests that were applied
+	// anyway: the charge exists although nobody heard about it.
+	AppliedIfTimeout float64
+	// HangFor is how long a timed-out request hangs before the connection
+	// is dropped; 0 drops it at once. Either way no response is written.
+	HangFor time.Duration
+
+	// DuplicateRate is the share of webhook events delivered twice.
+	DuplicateRate float64
+	// DropRate is the share of webhook events never delivered.
+	DropRate float64
+	// DelayMax delays each delivery by a random 0..DelayMax, which also
+	// reorders events.
+	DelayMax time.Duration
+}
+
+// SlowWindow is a stretch of references, counted by the order in which the
+// sandbox first saw each reference (1-based), where the gateway is slow.
+// The zero value is no window.
+type SlowWindow struct {
+	From, To    int
+	TimeoutRate float64
+}
+
+func (w SlowWindow) contains(ordinal int) bool {
+	return w.From > 0 && ordinal >= w.From && ordinal <= w.To
+}
+
+// PaymentSimulationFaults are the gateway conditions of the seed's payment
+// simulation: 3 % of requests time out, 50 % for orders 1001–1200,
+// and 60 % of timed-out requests were applied anyway.
+func PaymentSimulationFaults(seed uint64) Faults {
+	return Faults{
+		Seed:             seed,
+		TimeoutRate:      0.03,
+		SlowWindow:       SlowWindow{From: 1001, To: 1200, TimeoutRate: 0.5},
+		AppliedIfTimeout: 0.6,
+	}
+}
+
+// rng returns a PRNG that depends only on the seed and the parts naming the
+// decision.
+func (f Faults) rng(parts ...string) *rand.Rand {
+	h := sha256.New()
+	var seed [8]byte
+	binary.BigEndian.PutUint64(seed[:], f.Seed)
+	h.Write(seed[:])
+	for _, p := range parts {
+		// Length-prefixed, so ("ab","c") and ("a","bc") differ.
+		h.Write([]byte(strconv.Itoa(len(p))))
+		h.Write([]byte{':'})
+		h.Write([]byte(p))
+	}
+	sum := h.Sum(nil)
+	return rand.New(rand.NewPCG(binary.BigEndian.Uint64(sum[:8]), binary.BigEndian.Uint64(sum[8:16])))
+}
+
+// chargeFate is what happens to one charge request.
+type chargeFate struct {
+	timeout bool // the caller gets no answer
+	applied bool // when timeout: the charge is made all the same
+}
+
+// chargeFate decides one attempt (1-based) of a charge request for key,
+// whose reference was the ordinal-th the sandbox saw.
+func (f Faults) chargeFate(key string, attempt, ordinal int) chargeFate {
+	r := f.rng("charge", key, strconv.Itoa(attempt))
+	rate := f.TimeoutRate
+	if f.SlowWindow.contains(ordinal) {
+		rate = f.SlowWindow.TimeoutRate
+	}
+	// Both draws are always taken, so one decision never shifts the other.
+	timeoutDraw, appliedDraw := r.Float64(), r.Float64()
+	return chargeFate{
+		timeout: timeoutDraw < rate,
+		applied: appliedDraw < f.AppliedIfTimeout,
+	}
+}
+
+// deliveryFate is what happens to one webhook event.
+type deliveryFate struct {
+	drop   bool
+	copies int             // 1, or 2 when duplicated
+	delays []time.Duration // one per copy
+}
+
+func (f Faults) deliveryFate(eventID string) deliveryFate {
+	r := f.rng("event", eventID)
+	dropDraw, dupDraw := r.Float64(), r.Float64()
+	d := deliveryFate{drop: dropDraw < f.DropRate, copies: 1}
+	if dupDraw < f.DuplicateRate {
+		d.copies = 2
+	}
+	for range d.copies {
+		var delay time.Duration
+		if f.DelayMax > 0 {
+			delay = time.Duration(r.Int64N(int64(f.DelayMax) + 1))
+		}
+		d.delays = append(d.delays, delay)
+	}
+	return d
+}

@@ -1,0 +1,111 @@
+package ledger
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// Commission is the platform's share of amountMinor at bps basis points
+// (1 bps = 0.01 %), by the written rounding rule (R-7.5,
+// docs/decisions/0008-commission-rounding.md): floor(amount × bps / 10000).
+// The platform never rounds in its own favour; the paisa a split leaves
+// over goes to the operator, whose share is always amount − commission, so
+// the parts add up to the whole exactly.
+//
+// bps is clamped to 0…10000 (0 % … 100 %). A negative amount gets the
+// negated commission of its absolute value, so the rule is symmetric.
+func Commission(amountMinor, bps int64) int64 {
+	bps = min(max(bps, 0), 10000)
+	abs := uint64(amountMinor)
+	if amountMinor < 0 {
+		abs = -abs // two's complement: right for math.MinInt64 too
+	}
+	// abs × bps fits 128 bits; the quotient fits 64 because bps ≤ 10000.
+	hi, lo := bits.Mul64(abs, uint64(bps))
+	q, _ := bits.Div64(hi, lo, 10000)
+	if amountMinor < 0 {
+		return -int64(q)
+	}
+	return int64(q)
+}
+
+// operatorShare is what the operator gets of amountMinor: the rest after
+// the commission, so the two never differ from the whole.
+func operatorShare(amountMinor, bps int64) int64 { return amountMinor - Commission(amountMinor, bps) }
+
+// lines drops zero lines: a zero line means nothing and the database
+// refuses it (e.g. the commission line at 0 bps).
+func lines(ls ...Line) []Line {
+	out := make([]Line, 0, len(ls))
+	for _, l := range ls {
+		if l.AmountMinor != 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// BookingJournal records a confirmed booking of amountMinor: the
+// gateway clearing account is debited with the whole amount, the operator
+// is credited with its share and the platform with its commission.
+func BookingJournal(txnID, ref string, showID int64, currency string, amountMinor, commissionBps int64) Journal {
+	c := Commission(amountMinor, commissionBps)
+	return Journal{
+		TxnID: txnID, Kind: KindBooking, Reference: ref, ShowID: showID, Currency: currency,
+		Description: fmt.Sprintf("booking %s", ref),
+		Lines: lines(
+			Line{AccountGatewayClearing, amountMinor},
+			Line{AccountOperatorPayable, -(amountMinor - c)},
+			Line{AccountPlatformRevenue, -c},
+		),
+	}
+}
+
+// FeeJournal records the gateway's fee for a capture: the fee is an expense,
+// taken out of what the gateway holds for us. A zero fee gives a journal
+// without lines, which Post refuses: post no fee journal then.
+func FeeJournal(txnID, ref string, showID int64, currency string, feeMinor int64) Journal {
+	return Journal{
+		TxnID: txnID, Kind: KindGatewayFee, Reference: ref, ShowID: showID, Currency: currency,
+		Description: fmt.Sprintf("gateway fee %s", ref),
+		Lines: lines(
+			Line{AccountGatewayFees, feeMinor},
+			Line{AccountGatewayClearing, -feeMinor},
+		),
+	}
+}
+
+// RefundJournal mirrors a booking for a refund of refundMinor out of
+// totalMinor, the amount still captured before this refund (the booking's
+// amount less earlier refunds). Operator and platform give back the
+// difference of their shares before and after the refund, e.g. the
+// operator opShare(total) − opShare(total − refund), never a share of the
+// refund rounded on its own: so partial refunds telescope, and refunding
+// everything, in one go or in parts, returns every account of the booking
+// exactly to zero.
+func RefundJournal(txnID, ref string, showID int64, currency string, totalMinor, refundMinor, commissionBps int64) Journal {
+	rest := totalMinor - refundMinor
+	return Journal{
+		TxnID: txnID, Kind: KindRefund, Reference: ref, ShowID: showID, Currency: currency,
+		Description: fmt.Sprintf("refund %s", ref),
+		Lines: lines(
+			Line{AccountOperatorPayable, operatorShare(totalMinor, commissionBps) - operatorShare(rest, commissionBps)},
+			Line{AccountPlatformRevenue, Commission(totalMinor, commissionBps) - Commission(rest, commissionBps)},
+			Line{AccountGatewayClearing, -refundMinor},
+		),
+	}
+}
+
+// Reverse returns the journal that undoes j line by line, under txnID: the
+// only way to fix a posted mistake.
+func Reverse(j Journal, txnID string) Journal {
+	r := Journal{
+		TxnID: txnID, Kind: KindReversal, Reference: j.Reference, ShowID: j.ShowID, Currency: j.Currency,
+		Description: fmt.Sprintf("reverses %s", j.TxnID), ReversesTxnID: j.TxnID,
+		Lines: make([]Line, len(j.Lines)),
+	}
+	for i, l := range j.Lines {
+		r.Lines[i] = Line{l.Account, -l.AmountMinor}
+	}
+	return r
+}

@@ -1,0 +1,71 @@
+package payment
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/gateway"
+	"github.com/seatghor/seatghor/server/idempotency"
+)
+
+// CancelOrder cancels one of the caller's orders. An unpaid order just gives
+// its seats back. A confirmed one, before its show starts, gives its seats
+// back and is refunded through the gateway, less the show's cancellation
+// fee (R-6.9): the cancellation, the refund record and the outbox event
+// commit together, then the refund is sent with its own key.
+func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (booking.Order, error) {
+	pool, err := s.shardOfID(ctx, "order", orderID)
+	if err != nil {
+		return booking.Order{}, err
+	}
+	now := s.now()
+	type result struct {
+		Order    booking.Order `json:"order"`
+		RefundID string        `json:"refund_id,omitempty"`
+	}
+	res, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait},
+		func(tx pgx.Tx) (result, error) {
+			o, err := booking.ReadOrder(ctx, tx, orderID)
+			if err != nil {
+				return result{}, err
+			}
+			if o.Status != booking.OrderConfirmed {
+				o, err := booking.CancelUnpaid(ctx, tx, userID, orderID, now)
+				return result{Order: o}, err
+			}
+			o, err = booking.CancelConfirmed(ctx, tx, userID, orderID, now)
+			if err != nil {
+				return result{}, err
+			}
+			refund := o.TotalMinor - o.CancellationFeeMinor
+			if refund == 0 {
+				return result{Order: o}, nil
+			}
+			p, err := getPayment(ctx, tx, o.PaymentID, true)
+			if err != nil {
+				return result{}, err
+			}
+			id, created, err := recordRefund(ctx, tx, p, gateway.Charge{
+				ID: p.GatewayChargeID, AmountMinor: p.AmountMinor, Currency: p.Currency,
+			}, refund, "cancellation", now)
+			if err != nil {
+				return result{}, err
+			}
+			if !created {
+				return result{}, fmt.Errorf("order %s: its charge %s was refunded already", orderID, p.GatewayChargeID)
+			}
+			return result{Order: o, RefundID: id}, nil
+		})
+	if err != nil {
+		return booking.Order{}, err
+	}
+	if res.RefundID != "" {
+		if err := s.sendRefund(context.WithoutCancel(ctx), pool, res.RefundID); err != nil {
+			s.log.WarnContext(ctx, "refund not sent yet; the refund worker retries", "refund", res.RefundID, "err", err)
+		}
+	}
+	return res.Order, nil
+}

@@ -1,0 +1,151 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/gateway"
+	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// refund is money to give back for one captured charge (R-6.9).
+type refund struct {
+	ID, PaymentID, OrderID, UserID, Reason string
+	ShowID                                 int64
+	ChargeID, Key, Currency, Status        string
+	AmountMinor, CapturedMinor             int64
+}
+
+// recordRefund records a refund of a captured charge, before the gateway is
+// asked (R-6.1). A charge is refunded at most once: recording it again
+// (a redelivered event, a second reconciliation run) changes nothing.
+func recordRefund(ctx context.Context, tx pgx.Tx, p Payment, charge gateway.Charge, amount int64, reason string, now time.Time) (id string, created bool, err error) {
+	id = shard.NewID("rfd", p.ShowID)
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO refunds (refund_id, payment_id, order_id, show_id, user_id, reason, gateway_charge_id, gateway_key,
+		                     amount_minor, captured_minor, currency, status, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12, $12)
+		ON CONFLICT (gateway_charge_id) DO NOTHING`,
+		id, p.ID, p.OrderID, p.ShowID, p.UserID, reason, charge.ID, "rfd_"+charge.ID, amount, charge.AmountMinor,
+		charge.Currency, now)
+	if err != nil {
+		return "", false, fmt.Errorf("record refund of charge %s: %w", charge.ID, err)
+	}
+	return id, tag.RowsAffected() == 1, nil
+}
+
+const refundColumns = `refund_id, payment_id, order_id, user_id, reason, show_id, gateway_charge_id, gateway_key,
+	currency, status, amount_minor, captured_minor`
+
+func getRefund(ctx context.Context, q querier, refundID string, lock bool) (refund, error) {
+	sql := `SELECT ` + refundColumns + ` FROM refunds WHERE refund_id = $1`
+	if lock {
+		sql += ` FOR UPDATE`
+	}
+	var r refund
+	err := q.QueryRow(ctx, sql, refundID).Scan(&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID,
+		&r.ChargeID, &r.Key, &r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return r, notFound("refund", refundID)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read refund %s: %w", refundID, err)
+	}
+	return r, nil
+}
+
+// sendRefund asks the gateway for a recorded refund, with the refund's own
+// key, so sending it again never refunds twice (R-6.9), and applies the
+// answer.
+func (s *Service) sendRefund(ctx context.Context, pool *pg.Pool, refundID string) error {
+	r, err := getRefund(ctx, pool, refundID, false)
+	if err != nil {
+		return err
+	}
+	if r.Status != "pending" && r.Status != "unknown" {
+		return nil
+	}
+	res, err := s.metrics.callRefund(ctx, func() (gateway.Refund, error) {
+		return s.gw.Refund(ctx, gateway.RefundRequest{
+			IdempotencyKey: r.Key, Reference: r.ID, ChargeID: r.ChargeID, AmountMinor: r.AmountMinor, Currency: r.Currency,
+		})
+	})
+	switch {
+	case errors.Is(err, gateway.ErrOutcomeUnknown):
+		_, err := pool.Exec(ctx, `
+			UPDATE refunds SET status = 'unknown', updated_at = $2 WHERE refund_id = $1 AND status = 'pending'`,
+			r.ID, s.now())
+		return err
+	case errors.Is(err, gateway.ErrRejected):
+		// A person must look: the gateway will not give this money back.
+		s.metrics.mismatch("refund_rejected")
+		_, err2 := pool.Exec(ctx, `
+			UPDATE refunds SET status = 'failed', last_error = $2, updated_at = $3
+			WHERE refund_id = $1 AND status IN ('pending', 'unknown')`, r.ID, err.Error(), s.now())
+		return errors.Join(err, err2)
+	case err != nil:
+		return fmt.Errorf("refund %s: %w", r.ID, err)
+	}
+	return s.applyRefund(ctx, pool, res)
+}
+
+// applyRefund records a refund the gateway made: the refund row, the
+// compensating journal (R-6.9, R-7.2), the payment's and order's refunded
+// amounts, and the RefundIssued event, in one transaction. A duplicate
+// changes nothing.
+func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Refund) error {
+	if res.Status != gateway.StatusSucceeded {
+		return nil
+	}
+	return pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+		r, err := getRefund(ctx, tx, res.Reference, true)
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		tag, err := tx.Exec(ctx, `
+			UPDATE refunds SET status = 'succeeded', gateway_refund_id = $2, updated_at = $3
+			WHERE refund_id = $1 AND status IN ('pending', 'unknown')`, r.ID, res.ID, now)
+		if err != nil {
+			return fmt.Errorf("record refund %s: %w", r.ID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		txnID := "refund:" + r.ID
+		j := ledger.Journal{
+			TxnID: txnID, Kind: ledger.KindRefund, Reference: r.ID, ShowID: r.ShowID, Currency: r.Currency,
+			Description: "refund of a capture without a booking (" + r.Reason + ")",
+			Lines: []ledger.Line{
+				{Account: ledger.AccountRefundsPayable, AmountMinor: r.AmountMinor},
+				{Account: ledger.AccountGatewayClearing, AmountMinor: -r.AmountMinor},
+			},
+		}
+		if r.Reason == "cancellation" {
+			var commissionBps int64
+			if err := tx.QueryRow(ctx, `SELECT commission_bps FROM shows WHERE show_id = $1`, r.ShowID).Scan(&commissionBps); err != nil {
+				return fmt.Errorf("read commission of show %d: %w", r.ShowID, err)
+			}
+			j = ledger.RefundJournal(txnID, r.OrderID, r.ShowID, r.Currency, r.CapturedMinor, r.AmountMinor, commissionBps)
+		}
+		if _, err := ledger.Post(ctx, tx, j, now); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `
+			UPDATE payments SET refunded_minor = refunded_minor + $2, updated_at = $3 WHERE payment_id = $1`,
+			r.PaymentID, r.AmountMinor, now); err != nil {
+			return fmt.Errorf("record refund on payment %s: %w", r.PaymentID, err)
+		}
+		if err := booking.MarkRefunded(ctx, tx, r.OrderID, r.AmountMinor, now); err != nil {
+			return err
+		}
+		return appendRefundIssued(ctx, tx, r, res.ID, txnID, now)
+	})
+}
