@@ -14,7 +14,6 @@ package projections
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -26,10 +25,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// notifyChannel is the channel of the outbox trigger (migration
-// shard/00004, catalog/00003).
-const notifyChannel = "seatghor_outbox"
 
 // Event is one outbox row.
 type Event struct {
@@ -68,9 +63,10 @@ type Source struct {
 type Config struct {
 	// Batch is the most rows handed to a projector at once; default 500.
 	Batch int
-	// Poll is how often an idle consumer looks without a notification;
-	// default 1s. While rows wait behind a running transaction it looks
-	// every 50ms instead, since their release sends no notification.
+	// Poll is how often a caught-up consumer looks for new rows; default
+	// 100ms (the lag bound when idle). A short poll, not LISTEN/NOTIFY:
+	// NOTIFY serialises the commits of every notifying transaction in the
+	// cluster (decision 0020).
 	Poll time.Duration
 	// MaxBackoff caps the jittered backoff after errors; default 10s.
 	MaxBackoff time.Duration
@@ -94,7 +90,7 @@ func NewConsumer(sources []Source, projectors []Projector, cfg Config) (*Consume
 		cfg.Batch = 500
 	}
 	if cfg.Poll <= 0 {
-		cfg.Poll = time.Second
+		cfg.Poll = 100 * time.Millisecond
 	}
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = 10 * time.Second
@@ -144,10 +140,8 @@ func (c *Consumer) Rebuild(ctx context.Context, name string) error {
 		return fmt.Errorf("rebuild: no projector %q", name)
 	}
 	for _, s := range c.sources {
-		// The notification wakes the consumer, which sees its checkpoint gone.
-		if _, err := s.Pool.Exec(ctx, `
-			WITH gone AS (DELETE FROM projection_checkpoints WHERE projector = $1 RETURNING 1)
-			SELECT pg_notify($2, '')`, name, notifyChannel); err != nil {
+		// The running consumer sees its checkpoint gone at its next look.
+		if _, err := s.Pool.Exec(ctx, `DELETE FROM projection_checkpoints WHERE projector = $1`, name); err != nil {
 			return fmt.Errorf("rebuild %s: reset checkpoint in %s: %w", name, s.Name, err)
 		}
 	}
@@ -210,7 +204,7 @@ func (c *Consumer) runPair(ctx context.Context, p Projector, s Source) {
 // the lock.
 func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog.Logger) (active bool, err error) {
 	// A dedicated connection, not a pooled one: the session advisory lock
-	// and LISTEN belong to it, and closing it releases both.
+	// belongs to it, and closing it (or its death) releases the lock.
 	conn, err := pgx.ConnectConfig(ctx, s.Pool.Config().ConnConfig)
 	if err != nil {
 		return false, fmt.Errorf("connect: %w", err)
@@ -223,9 +217,6 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	}
 	if !locked {
 		return false, nil
-	}
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
-		return true, fmt.Errorf("listen: %w", err)
 	}
 	cp, err := loadCheckpoint(ctx, conn, p.Name())
 	if err != nil {
@@ -276,10 +267,11 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		}
 		wait := c.cfg.Poll
 		if waiting {
-			wait = 50 * time.Millisecond
+			wait = min(wait, 50*time.Millisecond)
 		}
-		if err := waitForNotification(ctx, conn, wait); err != nil {
-			return true, err
+		sleep(ctx, wait)
+		if ctx.Err() != nil {
+			return true, ctx.Err()
 		}
 	}
 }
@@ -396,22 +388,6 @@ func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, projector string, 
 		c.m.lag.With(labels).Set(lag)
 	}
 	return n > 0, false, nil
-}
-
-// waitForNotification waits up to d for an outbox notification.
-func waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration) error {
-	wctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	_, err := conn.WaitForNotification(wctx)
-	switch {
-	case err == nil:
-		return nil
-	case ctx.Err() != nil:
-		return ctx.Err()
-	case errors.Is(err, context.DeadlineExceeded) || wctx.Err() != nil:
-		return nil
-	}
-	return fmt.Errorf("wait for outbox: %w", err)
 }
 
 // backoff is a full-jitter exponential backoff: random in [0, base·2^(n-1)]

@@ -186,24 +186,24 @@ func TestManyInterleavedTransactions(t *testing.T) {
 	require.Len(t, slices.Compact(got), writers*each, "no row skipped or delivered twice")
 }
 
-// TestWakesOnNotify: with polling slowed to a crawl, a new row still
-// arrives within a fraction of a second (LISTEN/NOTIFY from the trigger).
-func TestWakesOnNotify(t *testing.T) {
+// TestDeliversWithinThePoll: a caught-up consumer picks up a new row
+// within its short poll (the idle lag bound).
+func TestDeliversWithinThePoll(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := shardDB(t)
 	rec := &recorder{name: "rec"}
 	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
-		projections.Config{Poll: time.Minute})
+		projections.Config{})
 	require.NoError(t, err)
 	run(t, c)
 	time.Sleep(200 * time.Millisecond) // let it go idle
 	start := time.Now()
 	_, err = db.Exec(ctx, insertSQL, "N")
 	require.NoError(t, err)
-	waitFor(t, "the notified row", func() bool { return len(rec.events()) == 1 })
-	// Far below the one-minute poll. Not asserted tighter: the xid horizon
-	// is cluster-wide, and parallel tests hold transactions open.
+	waitFor(t, "the new row", func() bool { return len(rec.events()) == 1 })
+	// Not asserted tighter: the xid horizon is cluster-wide, and parallel
+	// tests hold transactions open.
 	require.Less(t, time.Since(start), 5*time.Second)
 	t.Logf("delivered %v after the commit", time.Since(start))
 }
@@ -235,10 +235,14 @@ func TestFailingSinkRetriesAndRestartLosesNothing(t *testing.T) {
 	c2, err := projections.NewConsumer(src, []projections.Projector{rec}, projections.Config{})
 	require.NoError(t, err)
 	run(t, c2)
-	waitFor(t, "the rest", func() bool { return len(rec.events()) >= 10 })
-	got := rec.events()
-	slices.Sort(got)
-	require.Equal(t, []string{"e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9"}, slices.Compact(got))
+	// At least once: a batch applied just before the stop may come again.
+	distinct := func() []string {
+		got := rec.events()
+		slices.Sort(got)
+		return slices.Compact(got)
+	}
+	waitFor(t, "the rest", func() bool { return len(distinct()) == 10 })
+	require.Equal(t, []string{"e0", "e1", "e2", "e3", "e4", "e5", "e6", "e7", "e8", "e9"}, distinct())
 }
 
 // TestOneActiveInstance: two consumers (two processes' worth) of one

@@ -7,6 +7,11 @@
 #     /usr/lib/postgresql/*/bin/initdb. The package's own cluster is not
 #     used and not started: tests use 127.0.0.1:5432 only if it accepts
 #     user postgres without a password, else they start their own.
+#   - redis-server (Debian package `redis-server`): the Go tests of the seat
+#     map (server/redistest) use 127.0.0.1:6379 if it answers, else start
+#     their own redis-server on a free port; `seatghor dev` starts one too
+#     (without it, dev falls back to an in-process Redis). The package's
+#     own service is not started.
 #   - clients/ts/node_modules (npm ci), for code generation and the
 #     TypeScript client test.
 set -euo pipefail
@@ -62,6 +67,37 @@ install_postgres() {
 
 if ! have_postgres; then
   install_postgres
+fi
+
+install_redis() {
+  if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
+    echo "ensure-deps: redis-server is missing; install it as root:  apt-get update && apt-get install -y --no-install-recommends redis-server" >&2
+    exit 1
+  fi
+  echo "ensure-deps: installing Redis (apt-get install redis-server)" >&2
+  local policy=/usr/sbin/policy-rc.d
+  local made_policy=0
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' >"$policy"
+    chmod +x "$policy"
+    made_policy=1
+  fi
+  local rc=0
+  {
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server
+  } >/dev/null || rc=$?
+  if [[ $made_policy -eq 1 ]]; then
+    rm -f "$policy"
+  fi
+  if [[ $rc -ne 0 ]]; then
+    echo "ensure-deps: apt-get failed (exit $rc); rerun it by hand:  apt-get update && apt-get install -y --no-install-recommends redis-server" >&2
+    exit "$rc"
+  fi
+}
+
+if ! command -v redis-server >/dev/null; then
+  install_redis
 fi
 
 # npm ci writes node_modules/.package-lock.json; a package-lock.json newer

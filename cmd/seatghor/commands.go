@@ -15,7 +15,6 @@ import (
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/demo"
-	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgcluster"
 )
 
@@ -74,7 +73,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log,
-		Gateway: gw, PaymentWorkers: cfg.Payment.workers()})
+		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
 	if err != nil {
 		return err
 	}
@@ -191,7 +190,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log,
 		Gateway: gw, PaymentWorkers: workers,
-		Payments: payment.Config{RecoverAfter: 3 * time.Second, NotFoundGrace: 10 * time.Second, PendingGrace: time.Minute}})
+		Payments: devPayments(cfg.Payment.service())})
 	if err != nil {
 		return err
 	}

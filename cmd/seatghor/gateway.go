@@ -37,6 +37,9 @@ type paymentConfig struct {
 	// RecoverEvery is how often open attempts are looked up at the gateway
 	// (SEATGHOR_PAYMENT_RECOVER_INTERVAL, default 30s; dev 2s).
 	RecoverEvery time.Duration
+	// RecoverAfter is how long an attempt stays open before it is looked
+	// up (SEATGHOR_PAYMENT_RECOVER_AFTER, default 1m; dev 3s).
+	RecoverAfter time.Duration
 }
 
 func loadPaymentConfig(getenv func(string) string) (paymentConfig, error) {
@@ -52,12 +55,15 @@ func loadPaymentConfig(getenv func(string) string) (paymentConfig, error) {
 	if v := getenv("SEATGHOR_SANDBOX_ADDR"); v != "" {
 		c.SandboxAddr = v
 	}
-	if v := getenv("SEATGHOR_PAYMENT_RECOVER_INTERVAL"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return c, fmt.Errorf("SEATGHOR_PAYMENT_RECOVER_INTERVAL=%q: want a positive duration such as 30s", v)
+	for name, d := range map[string]*time.Duration{
+		"SEATGHOR_PAYMENT_RECOVER_INTERVAL": &c.RecoverEvery, "SEATGHOR_PAYMENT_RECOVER_AFTER": &c.RecoverAfter,
+	} {
+		if v := getenv(name); v != "" {
+			var err error
+			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
+				return c, fmt.Errorf("%s=%q: want a positive duration such as 30s", name, v)
+			}
 		}
-		c.RecoverEvery = d
 	}
 	if v := getenv("SEATGHOR_SANDBOX_FAULTS"); v != "" {
 		f, err := parseFaults(v)
@@ -135,6 +141,11 @@ func (c paymentConfig) workers() payment.WorkerConfig {
 	return payment.WorkerConfig{RecoverEvery: c.RecoverEvery}
 }
 
+// service tunes the payment service.
+func (c paymentConfig) service() payment.Config {
+	return payment.Config{RecoverAfter: c.RecoverAfter}
+}
+
 // startSandbox runs the sandbox gateway on addr until ctx ends or stop is
 // called; it sends webhooks to webhookURL.
 func startSandbox(ctx context.Context, addr, webhookURL string, secrets []string, faults sandbox.Faults, log *slog.Logger) (url string, stop func(), err error) {
@@ -181,4 +192,14 @@ func runGateway(ctx context.Context, cfg config, args []string, log *slog.Logger
 	log.Info("sandbox gateway listening", "url", url, "webhooks", *webhook)
 	<-ctx.Done()
 	return nil
+}
+
+// devPayments settles payments within seconds in dev mode: the recovery job
+// looks up open attempts after 3 s instead of a minute.
+func devPayments(c payment.Config) payment.Config {
+	if c.RecoverAfter == 0 {
+		c.RecoverAfter = 3 * time.Second
+	}
+	c.NotFoundGrace, c.PendingGrace = 10*time.Second, time.Minute
+	return c
 }

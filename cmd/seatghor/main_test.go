@@ -23,7 +23,7 @@ func TestLoadConfig(t *testing.T) {
 			require.Equal(t, "127.0.0.1:8080", c.Addr)
 			require.Equal(t, 4, c.Shards)
 			require.Equal(t, 5*time.Second, c.SweepInterval)
-			require.True(t, c.Roles["api"] && c.Roles["workers"])
+			require.True(t, c.Roles["api"] && c.Roles["workers"] && c.Roles["projectors"])
 		}, ""},
 		{"databases", map[string]string{
 			"SEATGHOR_CATALOG_URL": "postgres://c", "SEATGHOR_SHARD_URLS": "postgres://a, postgres://b",
@@ -36,7 +36,10 @@ func TestLoadConfig(t *testing.T) {
 		{"catalog without shards", map[string]string{"SEATGHOR_CATALOG_URL": "postgres://c"}, nil, "set both"},
 		{"bad shards", map[string]string{"SEATGHOR_SHARDS": "0"}, nil, "SEATGHOR_SHARDS"},
 		{"bad interval", map[string]string{"SEATGHOR_SWEEP_INTERVAL": "soon"}, nil, "SEATGHOR_SWEEP_INTERVAL"},
-		{"bad role", map[string]string{"SEATGHOR_ROLES": "api,projectors"}, nil, "SEATGHOR_ROLES"},
+		{"projectors role", map[string]string{"SEATGHOR_ROLES": "api, projectors"}, func(t *testing.T, c config) {
+			require.Equal(t, map[string]bool{"api": true, "projectors": true}, c.Roles)
+		}, ""},
+		{"bad role", map[string]string{"SEATGHOR_ROLES": "api,search"}, nil, "SEATGHOR_ROLES"},
 		{"bad level", map[string]string{"SEATGHOR_LOG_LEVEL": "loud"}, nil, "SEATGHOR_LOG_LEVEL"},
 	}
 	for _, tt := range tests {

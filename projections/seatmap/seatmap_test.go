@@ -418,3 +418,111 @@ func TestSeatMapIsAGetRequest(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "public, max-age=1", resp.Header.Get("Cache-Control"))
 }
+
+// TestLayoutIsCacheable (R-8.2): the static layout comes with an ETag and a
+// long Cache-Control, over Connect GET and REST, and a revalidation with
+// If-None-Match is answered 304 without a body.
+func TestLayoutIsCacheable(t *testing.T) {
+	t.Parallel()
+	env, _ := newEnv(t, false, nil)
+	show := createShow(t, env, "layout", 2, 4, 10)
+	token := env.Token(t, "u", auth.RoleUser)
+	get := func(path, inm string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, env.URL+path, nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if inm != "" {
+			req.Header.Set("If-None-Match", inm)
+		}
+		resp, err := env.HTTP.Do(req)
+		require.NoError(t, err)
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	connectPath := fmt.Sprintf("/seatghor.seatmap.v1.SeatMapService/GetSeatLayout?connect=v1&encoding=json&message=%%7B%%22showId%%22%%3A%%22%d%%22%%7D", show)
+	restPath := fmt.Sprintf("/v1/shows/%d/seatmap/layout", show)
+	for _, path := range []string{connectPath, restPath} {
+		resp := get(path, "")
+		require.Equal(t, http.StatusOK, resp.StatusCode, path)
+		etag := resp.Header.Get("ETag")
+		require.NotEmpty(t, etag, path)
+		require.Contains(t, resp.Header.Get("Cache-Control"), "public, max-age=3600")
+		again := get(path, etag)
+		require.Equal(t, http.StatusNotModified, again.StatusCode, path)
+		require.Equal(t, http.StatusOK, get(path, `"other"`).StatusCode, path)
+	}
+
+	// The seat map names the same layout, and a hold does not change it.
+	c := as(t, env, "u", auth.RoleUser)
+	ctx := context.Background()
+	layout, err := c.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(t, err)
+	_, err = c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B2"}}))
+	require.NoError(t, err)
+	m, err := c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	require.NoError(t, err)
+	require.Equal(t, layout.Msg.GetEtag(), m.Msg.GetLayoutEtag())
+	require.Equal(t, int32(8), layout.Msg.GetSeatCount())
+	require.Len(t, layout.Msg.GetGaAreas(), 1)
+}
+
+// TestConflictVersionIsTheServedVersion (R-5.2): the version in CreateHold's
+// aborted answer is the version the read model serves once it caught up.
+func TestConflictVersionIsTheServedVersion(t *testing.T) {
+	t.Parallel()
+	env, r := newEnv(t, true, nil)
+	show := createShow(t, env, "conflict", 1, 4, 0)
+	ctx := context.Background()
+	_, err := as(t, env, "rumana", auth.RoleUser).holds.CreateHold(ctx,
+		connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1", "A2"}}))
+	require.NoError(t, err)
+	karim := as(t, env, "karim", auth.RoleUser)
+	_, err = karim.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A2", "A3"}}))
+	var ce *connect.Error
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, connect.CodeAborted, ce.Code())
+	var conflictVersion int64
+	for _, d := range ce.Details() {
+		if v, err := d.Value(); err == nil {
+			if su, ok := v.(*bookingv1.SeatsUnavailable); ok {
+				conflictVersion = su.GetSeatmapVersion()
+			}
+		}
+	}
+	require.Positive(t, conflictVersion)
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	requireConverged(t, env, store, []int64{show})
+	m, err := karim.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	require.NoError(t, err)
+	require.Equal(t, conflictVersion, m.Msg.GetVersion())
+	require.Equal(t, []byte{0b0101}, m.Msg.GetAvailability())
+}
+
+// TestRedisOutageCatchesUp: while Redis is down holds go on; when it is
+// back, the projector (retrying from its checkpoint) brings the map up to
+// date. Runs on the in-process Redis, which can be stopped and restarted on
+// the same address.
+func TestRedisOutageCatchesUp(t *testing.T) {
+	t.Parallel()
+	mini := miniredis.RunT(t)
+	env := apptest.New(t, apptest.Options{Shards: 1, RedisURL: "redis://" + mini.Addr() + "/0", RedisPrefix: "t:", Projectors: true})
+	show := createShow(t, env, "outage", 1, 4, 0)
+	c := as(t, env, "rumana", auth.RoleUser)
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: mini.Addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	store := seatmap.NewStore(rdb, "t:", 0)
+	_, err := c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1"}}))
+	require.NoError(t, err)
+	requireConverged(t, env, store, []int64{show})
+
+	mini.Close()
+	_, err = c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A2"}}))
+	require.NoError(t, err, "holds do not need Redis")
+	resp, err := c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	require.NoError(t, err, "the shard answers while Redis is down")
+	require.Equal(t, []byte{0b0101}, resp.Msg.GetAvailability())
+
+	require.NoError(t, mini.Restart())
+	requireConverged(t, env, store, []int64{show})
+}

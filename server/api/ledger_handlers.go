@@ -13,17 +13,17 @@ import (
 
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
-	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/payment"
 )
 
-// ledgerHandler serves the ledger reads to admins. RunReconciliation is the
-// payment work's and answers unimplemented until it is wired.
+// ledgerHandler serves the ledger and reconciliation to admins.
 type ledgerHandler struct {
-	ledgerv1connect.UnimplementedLedgerServiceHandler
 	svc *ledger.Service
-	log *slog.Logger
+	// payments runs reconciliation against the gateway.
+	payments *payment.Service
+	log      *slog.Logger
 }
 
 // ledgerAdminOnly refuses everyone but admins: the ledger is finance data.

@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
-	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
-	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 )
@@ -147,11 +147,11 @@ func TestOperationalEndpoints(t *testing.T) {
 func TestDeclaredServices(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 1})
 	token := env.Token(t, "rumana", auth.RoleUser)
-	pay := paymentv1connect.NewPaymentServiceClient(env.HTTP, env.URL)
-	req := connect.NewRequest(&paymentv1.GetPaymentRequest{PaymentId: "pay_7_0123456789abcdef"})
+	tickets := ticketsv1connect.NewTicketServiceClient(env.HTTP, env.URL)
+	req := connect.NewRequest(&ticketsv1.ListMyTicketsRequest{})
 	req.Header().Set("Authorization", "Bearer "+token)
-	_, err := pay.GetPayment(context.Background(), req)
+	_, err := tickets.ListMyTickets(context.Background(), req)
 	require.Equal(t, connect.CodeUnimplemented, connect.CodeOf(err), "%v", err)
-	_, err = pay.GetPayment(context.Background(), connect.NewRequest(&paymentv1.GetPaymentRequest{PaymentId: "pay_7_0123456789abcdef"}))
+	_, err = tickets.ListMyTickets(context.Background(), connect.NewRequest(&ticketsv1.ListMyTicketsRequest{}))
 	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err))
 }

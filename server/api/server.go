@@ -102,7 +102,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
 	mux.Handle("GET /healthz", healthz(cfg.Router))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
-	return mux, nil
+	return notModified(mux), nil
 }
 
 type service struct {
@@ -126,7 +126,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(ticketsv1connect.UnimplementedTicketServiceHandler{}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(searchv1connect.UnimplementedTripSearchServiceHandler{}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(waitingroomv1connect.UnimplementedWaitingRoomServiceHandler{}, opts...))
-	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, log: cfg.Log}, opts...))
+	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
 	return out
 }
 

@@ -224,3 +224,6 @@ func (s *Service) shardOfID(ctx context.Context, what, id string) (*pg.Pool, err
 	}
 	return pool, err
 }
+
+// Provider names the gateway the service pays through.
+func (s *Service) Provider() string { return s.cfg.Provider }

@@ -77,22 +77,17 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 	if attempts >= s.cfg.MaxAttempts {
 		return Payment{}, errorf(KindExhausted, "order %s has had %d payment attempts, the most allowed", o.ID, attempts)
 	}
-	var extension int64
-	if err := tx.QueryRow(ctx, `SELECT payment_extension_ms FROM shows WHERE show_id = $1`, o.ShowID).Scan(&extension); err != nil {
-		return Payment{}, fmt.Errorf("read show %d: %w", o.ShowID, err)
-	}
-	payBy, err := booking.ExtendForPayment(ctx, tx, o.HoldID, time.Duration(extension)*time.Millisecond, now)
-	if err != nil {
-		return Payment{}, err
-	}
 	id := shard.NewID("pay", o.ShowID)
 	p := Payment{
 		ID: id, OrderID: o.ID, ShowID: o.ShowID, UserID: userID, Attempt: attempts + 1, Method: req.Method,
 		Provider: s.cfg.Provider, Status: StatusPending, AmountMinor: o.TotalMinor, Currency: o.Currency,
 		// R-6.1: the gateway's key is the attempt's; every retry sends it.
-		GatewayKey: "chg_" + id, PayBy: payBy, CreatedAt: now, UpdatedAt: now,
+		GatewayKey: "chg_" + id, PayBy: o.PayBy, CreatedAt: now, UpdatedAt: now,
 		token: req.Token, returnURL: req.ReturnURL,
 	}
+	// The attempt row first, the hold second: the order in which a capture
+	// takes them too (payment, then hold), so a double tap racing a capture
+	// cannot deadlock with it.
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO payments (payment_id, order_id, show_id, user_id, attempt, method, provider, token, return_url,
 		                      gateway_key, status, amount_minor, currency, pay_by, created_at, updated_at)
@@ -103,6 +98,16 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 			return Payment{}, errorf(KindPrecondition, "order %s already has a payment in progress", o.ID)
 		}
 		return Payment{}, fmt.Errorf("record payment attempt: %w", err)
+	}
+	var extension int64
+	if err := tx.QueryRow(ctx, `SELECT payment_extension_ms FROM shows WHERE show_id = $1`, o.ShowID).Scan(&extension); err != nil {
+		return Payment{}, fmt.Errorf("read show %d: %w", o.ShowID, err)
+	}
+	if p.PayBy, err = booking.ExtendForPayment(ctx, tx, o.HoldID, time.Duration(extension)*time.Millisecond, now); err != nil {
+		return Payment{}, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE payments SET pay_by = $2 WHERE payment_id = $1`, p.ID, p.PayBy); err != nil {
+		return Payment{}, fmt.Errorf("record pay-by of %s: %w", p.ID, err)
 	}
 	return p, appendStateChanged(ctx, tx, p, "", now)
 }

@@ -331,7 +331,11 @@ type GetSeatMapResponse struct {
 	// Grows with every change of any seat or GA place of the show.
 	Version int64 `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
 	// General-admission areas.
-	GaAreas       []*GaArea `protobuf:"bytes,7,rep,name=ga_areas,json=gaAreas,proto3" json:"ga_areas,omitempty"`
+	GaAreas []*GaArea `protobuf:"bytes,7,rep,name=ga_areas,json=gaAreas,proto3" json:"ga_areas,omitempty"`
+	// Identifies the layout (sections, seats, prices, GA capacities): equal
+	// to GetSeatLayout's etag while the layout is the same, so a client that
+	// cached the layout may ignore this response's sections.
+	LayoutEtag    string `protobuf:"bytes,8,opt,name=layout_etag,json=layoutEtag,proto3" json:"layout_etag,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -415,6 +419,150 @@ func (x *GetSeatMapResponse) GetGaAreas() []*GaArea {
 	return nil
 }
 
+func (x *GetSeatMapResponse) GetLayoutEtag() string {
+	if x != nil {
+		return x.LayoutEtag
+	}
+	return ""
+}
+
+// GetSeatLayoutRequest names the show.
+type GetSeatLayoutRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSeatLayoutRequest) Reset() {
+	*x = GetSeatLayoutRequest{}
+	mi := &file_seatghor_seatmap_v1_seatmap_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSeatLayoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSeatLayoutRequest) ProtoMessage() {}
+
+func (x *GetSeatLayoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_seatmap_v1_seatmap_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSeatLayoutRequest.ProtoReflect.Descriptor instead.
+func (*GetSeatLayoutRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_seatmap_v1_seatmap_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *GetSeatLayoutRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+// GetSeatLayoutResponse is the static part of the seat map.
+type GetSeatLayoutResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// ISO 4217 currency of the prices.
+	Currency string `protobuf:"bytes,2,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Sections in layout order; seat order here is the order of availability.
+	Sections []*Section `protobuf:"bytes,3,rep,name=sections,proto3" json:"sections,omitempty"`
+	// Number of seats in the layout.
+	SeatCount int32 `protobuf:"varint,4,opt,name=seat_count,json=seatCount,proto3" json:"seat_count,omitempty"`
+	// General-admission areas (remaining is not set: see GetSeatMap).
+	GaAreas []*GaArea `protobuf:"bytes,5,rep,name=ga_areas,json=gaAreas,proto3" json:"ga_areas,omitempty"`
+	// Identifies this layout; also sent as the HTTP ETag header.
+	Etag          string `protobuf:"bytes,6,opt,name=etag,proto3" json:"etag,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSeatLayoutResponse) Reset() {
+	*x = GetSeatLayoutResponse{}
+	mi := &file_seatghor_seatmap_v1_seatmap_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSeatLayoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSeatLayoutResponse) ProtoMessage() {}
+
+func (x *GetSeatLayoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_seatmap_v1_seatmap_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSeatLayoutResponse.ProtoReflect.Descriptor instead.
+func (*GetSeatLayoutResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_seatmap_v1_seatmap_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetSeatLayoutResponse) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *GetSeatLayoutResponse) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *GetSeatLayoutResponse) GetSections() []*Section {
+	if x != nil {
+		return x.Sections
+	}
+	return nil
+}
+
+func (x *GetSeatLayoutResponse) GetSeatCount() int32 {
+	if x != nil {
+		return x.SeatCount
+	}
+	return 0
+}
+
+func (x *GetSeatLayoutResponse) GetGaAreas() []*GaArea {
+	if x != nil {
+		return x.GaAreas
+	}
+	return nil
+}
+
+func (x *GetSeatLayoutResponse) GetEtag() string {
+	if x != nil {
+		return x.Etag
+	}
+	return ""
+}
+
 var File_seatghor_seatmap_v1_seatmap_proto protoreflect.FileDescriptor
 
 const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
@@ -435,7 +583,7 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\vprice_minor\x18\x04 \x01(\x03R\n" +
 	"priceMinor\"5\n" +
 	"\x11GetSeatMapRequest\x12 \n" +
-	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\x98\x02\n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\xb9\x02\n" +
 	"\x12GetSeatMapResponse\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x128\n" +
@@ -444,14 +592,27 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\n" +
 	"seat_count\x18\x05 \x01(\x05R\tseatCount\x12\x18\n" +
 	"\aversion\x18\x06 \x01(\x03R\aversion\x126\n" +
-	"\bga_areas\x18\a \x03(\v2\x1b.seatghor.seatmap.v1.GaAreaR\agaAreas*]\n" +
+	"\bga_areas\x18\a \x03(\v2\x1b.seatghor.seatmap.v1.GaAreaR\agaAreas\x12\x1f\n" +
+	"\vlayout_etag\x18\b \x01(\tR\n" +
+	"layoutEtag\"8\n" +
+	"\x14GetSeatLayoutRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\xf1\x01\n" +
+	"\x15GetSeatLayoutResponse\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1a\n" +
+	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x128\n" +
+	"\bsections\x18\x03 \x03(\v2\x1c.seatghor.seatmap.v1.SectionR\bsections\x12\x1d\n" +
+	"\n" +
+	"seat_count\x18\x04 \x01(\x05R\tseatCount\x126\n" +
+	"\bga_areas\x18\x05 \x03(\v2\x1b.seatghor.seatmap.v1.GaAreaR\agaAreas\x12\x12\n" +
+	"\x04etag\x18\x06 \x01(\tR\x04etag*]\n" +
 	"\tSeatState\x12$\n" +
 	" SEAT_STATE_AVAILABLE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSEAT_STATE_HELD\x10\x01\x12\x15\n" +
-	"\x11SEAT_STATE_BOOKED\x10\x022\x98\x01\n" +
+	"\x11SEAT_STATE_BOOKED\x10\x022\xb0\x02\n" +
 	"\x0eSeatMapService\x12\x85\x01\n" +
 	"\n" +
-	"GetSeatMap\x12&.seatghor.seatmap.v1.GetSeatMapRequest\x1a'.seatghor.seatmap.v1.GetSeatMapResponse\"&\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/shows/{show_id}/seatmap\x90\x02\x01B\xd5\x01\n" +
+	"GetSeatMap\x12&.seatghor.seatmap.v1.GetSeatMapRequest\x1a'.seatghor.seatmap.v1.GetSeatMapResponse\"&\x82\xd3\xe4\x93\x02\x1d\x12\x1b/v1/shows/{show_id}/seatmap\x90\x02\x01\x12\x95\x01\n" +
+	"\rGetSeatLayout\x12).seatghor.seatmap.v1.GetSeatLayoutRequest\x1a*.seatghor.seatmap.v1.GetSeatLayoutResponse\"-\x82\xd3\xe4\x93\x02$\x12\"/v1/shows/{show_id}/seatmap/layout\x90\x02\x01B\xd5\x01\n" +
 	"\x17com.seatghor.seatmap.v1B\fSeatmapProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/seatmap/v1;seatmapv1\xa2\x02\x03SSX\xaa\x02\x13Seatghor.Seatmap.V1\xca\x02\x13Seatghor\\Seatmap\\V1\xe2\x02\x1fSeatghor\\Seatmap\\V1\\GPBMetadata\xea\x02\x15Seatghor::Seatmap::V1b\x06proto3"
 
 var (
@@ -467,26 +628,32 @@ func file_seatghor_seatmap_v1_seatmap_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_seatmap_v1_seatmap_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seatghor_seatmap_v1_seatmap_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_seatghor_seatmap_v1_seatmap_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_seatghor_seatmap_v1_seatmap_proto_goTypes = []any{
-	(SeatState)(0),             // 0: seatghor.seatmap.v1.SeatState
-	(*Row)(nil),                // 1: seatghor.seatmap.v1.Row
-	(*Section)(nil),            // 2: seatghor.seatmap.v1.Section
-	(*GaArea)(nil),             // 3: seatghor.seatmap.v1.GaArea
-	(*GetSeatMapRequest)(nil),  // 4: seatghor.seatmap.v1.GetSeatMapRequest
-	(*GetSeatMapResponse)(nil), // 5: seatghor.seatmap.v1.GetSeatMapResponse
+	(SeatState)(0),                // 0: seatghor.seatmap.v1.SeatState
+	(*Row)(nil),                   // 1: seatghor.seatmap.v1.Row
+	(*Section)(nil),               // 2: seatghor.seatmap.v1.Section
+	(*GaArea)(nil),                // 3: seatghor.seatmap.v1.GaArea
+	(*GetSeatMapRequest)(nil),     // 4: seatghor.seatmap.v1.GetSeatMapRequest
+	(*GetSeatMapResponse)(nil),    // 5: seatghor.seatmap.v1.GetSeatMapResponse
+	(*GetSeatLayoutRequest)(nil),  // 6: seatghor.seatmap.v1.GetSeatLayoutRequest
+	(*GetSeatLayoutResponse)(nil), // 7: seatghor.seatmap.v1.GetSeatLayoutResponse
 }
 var file_seatghor_seatmap_v1_seatmap_proto_depIdxs = []int32{
 	1, // 0: seatghor.seatmap.v1.Section.rows:type_name -> seatghor.seatmap.v1.Row
 	2, // 1: seatghor.seatmap.v1.GetSeatMapResponse.sections:type_name -> seatghor.seatmap.v1.Section
 	3, // 2: seatghor.seatmap.v1.GetSeatMapResponse.ga_areas:type_name -> seatghor.seatmap.v1.GaArea
-	4, // 3: seatghor.seatmap.v1.SeatMapService.GetSeatMap:input_type -> seatghor.seatmap.v1.GetSeatMapRequest
-	5, // 4: seatghor.seatmap.v1.SeatMapService.GetSeatMap:output_type -> seatghor.seatmap.v1.GetSeatMapResponse
-	4, // [4:5] is the sub-list for method output_type
-	3, // [3:4] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	2, // 3: seatghor.seatmap.v1.GetSeatLayoutResponse.sections:type_name -> seatghor.seatmap.v1.Section
+	3, // 4: seatghor.seatmap.v1.GetSeatLayoutResponse.ga_areas:type_name -> seatghor.seatmap.v1.GaArea
+	4, // 5: seatghor.seatmap.v1.SeatMapService.GetSeatMap:input_type -> seatghor.seatmap.v1.GetSeatMapRequest
+	6, // 6: seatghor.seatmap.v1.SeatMapService.GetSeatLayout:input_type -> seatghor.seatmap.v1.GetSeatLayoutRequest
+	5, // 7: seatghor.seatmap.v1.SeatMapService.GetSeatMap:output_type -> seatghor.seatmap.v1.GetSeatMapResponse
+	7, // 8: seatghor.seatmap.v1.SeatMapService.GetSeatLayout:output_type -> seatghor.seatmap.v1.GetSeatLayoutResponse
+	7, // [7:9] is the sub-list for method output_type
+	5, // [5:7] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_seatmap_v1_seatmap_proto_init() }
@@ -500,7 +667,7 @@ func file_seatghor_seatmap_v1_seatmap_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_seatmap_v1_seatmap_proto_rawDesc), len(file_seatghor_seatmap_v1_seatmap_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   5,
+			NumMessages:   7,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

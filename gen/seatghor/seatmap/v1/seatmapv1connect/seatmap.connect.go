@@ -36,12 +36,20 @@ const (
 	// SeatMapServiceGetSeatMapProcedure is the fully-qualified name of the SeatMapService's GetSeatMap
 	// RPC.
 	SeatMapServiceGetSeatMapProcedure = "/seatghor.seatmap.v1.SeatMapService/GetSeatMap"
+	// SeatMapServiceGetSeatLayoutProcedure is the fully-qualified name of the SeatMapService's
+	// GetSeatLayout RPC.
+	SeatMapServiceGetSeatLayoutProcedure = "/seatghor.seatmap.v1.SeatMapService/GetSeatLayout"
 )
 
 // SeatMapServiceClient is a client for the seatghor.seatmap.v1.SeatMapService service.
 type SeatMapServiceClient interface {
 	// GetSeatMap returns the layout and availability of a show.
 	GetSeatMap(context.Context, *connect.Request[v1.GetSeatMapRequest]) (*connect.Response[v1.GetSeatMapResponse], error)
+	// GetSeatLayout returns only the static layout of a show: sections, rows,
+	// seat ids, prices and GA areas, without availability. It changes only
+	// when the show is changed, so it is answered with an ETag and a long
+	// Cache-Control for CDNs; Connect clients send it as GET.
+	GetSeatLayout(context.Context, *connect.Request[v1.GetSeatLayoutRequest]) (*connect.Response[v1.GetSeatLayoutResponse], error)
 }
 
 // NewSeatMapServiceClient constructs a client for the seatghor.seatmap.v1.SeatMapService service.
@@ -62,12 +70,20 @@ func NewSeatMapServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		getSeatLayout: connect.NewClient[v1.GetSeatLayoutRequest, v1.GetSeatLayoutResponse](
+			httpClient,
+			baseURL+SeatMapServiceGetSeatLayoutProcedure,
+			connect.WithSchema(seatMapServiceMethods.ByName("GetSeatLayout")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // seatMapServiceClient implements SeatMapServiceClient.
 type seatMapServiceClient struct {
-	getSeatMap *connect.Client[v1.GetSeatMapRequest, v1.GetSeatMapResponse]
+	getSeatMap    *connect.Client[v1.GetSeatMapRequest, v1.GetSeatMapResponse]
+	getSeatLayout *connect.Client[v1.GetSeatLayoutRequest, v1.GetSeatLayoutResponse]
 }
 
 // GetSeatMap calls seatghor.seatmap.v1.SeatMapService.GetSeatMap.
@@ -75,10 +91,20 @@ func (c *seatMapServiceClient) GetSeatMap(ctx context.Context, req *connect.Requ
 	return c.getSeatMap.CallUnary(ctx, req)
 }
 
+// GetSeatLayout calls seatghor.seatmap.v1.SeatMapService.GetSeatLayout.
+func (c *seatMapServiceClient) GetSeatLayout(ctx context.Context, req *connect.Request[v1.GetSeatLayoutRequest]) (*connect.Response[v1.GetSeatLayoutResponse], error) {
+	return c.getSeatLayout.CallUnary(ctx, req)
+}
+
 // SeatMapServiceHandler is an implementation of the seatghor.seatmap.v1.SeatMapService service.
 type SeatMapServiceHandler interface {
 	// GetSeatMap returns the layout and availability of a show.
 	GetSeatMap(context.Context, *connect.Request[v1.GetSeatMapRequest]) (*connect.Response[v1.GetSeatMapResponse], error)
+	// GetSeatLayout returns only the static layout of a show: sections, rows,
+	// seat ids, prices and GA areas, without availability. It changes only
+	// when the show is changed, so it is answered with an ETag and a long
+	// Cache-Control for CDNs; Connect clients send it as GET.
+	GetSeatLayout(context.Context, *connect.Request[v1.GetSeatLayoutRequest]) (*connect.Response[v1.GetSeatLayoutResponse], error)
 }
 
 // NewSeatMapServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -95,10 +121,19 @@ func NewSeatMapServiceHandler(svc SeatMapServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	seatMapServiceGetSeatLayoutHandler := connect.NewUnaryHandler(
+		SeatMapServiceGetSeatLayoutProcedure,
+		svc.GetSeatLayout,
+		connect.WithSchema(seatMapServiceMethods.ByName("GetSeatLayout")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.seatmap.v1.SeatMapService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case SeatMapServiceGetSeatMapProcedure:
 			seatMapServiceGetSeatMapHandler.ServeHTTP(w, r)
+		case SeatMapServiceGetSeatLayoutProcedure:
+			seatMapServiceGetSeatLayoutHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -110,4 +145,8 @@ type UnimplementedSeatMapServiceHandler struct{}
 
 func (UnimplementedSeatMapServiceHandler) GetSeatMap(context.Context, *connect.Request[v1.GetSeatMapRequest]) (*connect.Response[v1.GetSeatMapResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.seatmap.v1.SeatMapService.GetSeatMap is not implemented"))
+}
+
+func (UnimplementedSeatMapServiceHandler) GetSeatLayout(context.Context, *connect.Request[v1.GetSeatLayoutRequest]) (*connect.Response[v1.GetSeatLayoutResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.seatmap.v1.SeatMapService.GetSeatLayout is not implemented"))
 }

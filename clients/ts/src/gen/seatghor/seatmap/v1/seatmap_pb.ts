@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/seatmap/v1/seatmap.proto.
  */
 export const file_seatghor_seatmap_v1_seatmap: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9zZWF0bWFwL3YxL3NlYXRtYXAucHJvdG8SE3NlYXRnaG9yLnNlYXRtYXAudjEiIwoDUm93Eg0KBWxhYmVsGAEgASgJEg0KBXNlYXRzGAIgAygJIlQKB1NlY3Rpb24SDAoEbmFtZRgBIAEoCRITCgtwcmljZV9taW5vchgCIAEoAxImCgRyb3dzGAMgAygLMhguc2VhdGdob3Iuc2VhdG1hcC52MS5Sb3ciUAoGR2FBcmVhEgwKBG5hbWUYASABKAkSEAoIY2FwYWNpdHkYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEhMKC3ByaWNlX21pbm9yGAQgASgDIi0KEUdldFNlYXRNYXBSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAi0QEKEkdldFNlYXRNYXBSZXNwb25zZRIPCgdzaG93X2lkGAEgASgDEhAKCGN1cnJlbmN5GAIgASgJEi4KCHNlY3Rpb25zGAMgAygLMhwuc2VhdGdob3Iuc2VhdG1hcC52MS5TZWN0aW9uEhQKDGF2YWlsYWJpbGl0eRgEIAEoDBISCgpzZWF0X2NvdW50GAUgASgFEg8KB3ZlcnNpb24YBiABKAMSLQoIZ2FfYXJlYXMYByADKAsyGy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdhQXJlYSpdCglTZWF0U3RhdGUSJAogU0VBVF9TVEFURV9BVkFJTEFCTEVfVU5TUEVDSUZJRUQQABITCg9TRUFUX1NUQVRFX0hFTEQQARIVChFTRUFUX1NUQVRFX0JPT0tFRBACMpgBCg5TZWF0TWFwU2VydmljZRKFAQoKR2V0U2VhdE1hcBImLnNlYXRnaG9yLnNlYXRtYXAudjEuR2V0U2VhdE1hcFJlcXVlc3QaJy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRNYXBSZXNwb25zZSImkAIBgtPkkwIdEhsvdjEvc2hvd3Mve3Nob3dfaWR9L3NlYXRtYXBC1QEKF2NvbS5zZWF0Z2hvci5zZWF0bWFwLnYxQgxTZWF0bWFwUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3Ivc2VhdG1hcC92MTtzZWF0bWFwdjGiAgNTU1iqAhNTZWF0Z2hvci5TZWF0bWFwLlYxygITU2VhdGdob3JcU2VhdG1hcFxWMeICH1NlYXRnaG9yXFNlYXRtYXBcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6U2VhdG1hcDo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations]);
+  fileDesc("CiFzZWF0Z2hvci9zZWF0bWFwL3YxL3NlYXRtYXAucHJvdG8SE3NlYXRnaG9yLnNlYXRtYXAudjEiIwoDUm93Eg0KBWxhYmVsGAEgASgJEg0KBXNlYXRzGAIgAygJIlQKB1NlY3Rpb24SDAoEbmFtZRgBIAEoCRITCgtwcmljZV9taW5vchgCIAEoAxImCgRyb3dzGAMgAygLMhguc2VhdGdob3Iuc2VhdG1hcC52MS5Sb3ciUAoGR2FBcmVhEgwKBG5hbWUYASABKAkSEAoIY2FwYWNpdHkYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEhMKC3ByaWNlX21pbm9yGAQgASgDIi0KEUdldFNlYXRNYXBSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAi5gEKEkdldFNlYXRNYXBSZXNwb25zZRIPCgdzaG93X2lkGAEgASgDEhAKCGN1cnJlbmN5GAIgASgJEi4KCHNlY3Rpb25zGAMgAygLMhwuc2VhdGdob3Iuc2VhdG1hcC52MS5TZWN0aW9uEhQKDGF2YWlsYWJpbGl0eRgEIAEoDBISCgpzZWF0X2NvdW50GAUgASgFEg8KB3ZlcnNpb24YBiABKAMSLQoIZ2FfYXJlYXMYByADKAsyGy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdhQXJlYRITCgtsYXlvdXRfZXRhZxgIIAEoCSIwChRHZXRTZWF0TGF5b3V0UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIrsBChVHZXRTZWF0TGF5b3V0UmVzcG9uc2USDwoHc2hvd19pZBgBIAEoAxIQCghjdXJyZW5jeRgCIAEoCRIuCghzZWN0aW9ucxgDIAMoCzIcLnNlYXRnaG9yLnNlYXRtYXAudjEuU2VjdGlvbhISCgpzZWF0X2NvdW50GAQgASgFEi0KCGdhX2FyZWFzGAUgAygLMhsuc2VhdGdob3Iuc2VhdG1hcC52MS5HYUFyZWESDAoEZXRhZxgGIAEoCSpdCglTZWF0U3RhdGUSJAogU0VBVF9TVEFURV9BVkFJTEFCTEVfVU5TUEVDSUZJRUQQABITCg9TRUFUX1NUQVRFX0hFTEQQARIVChFTRUFUX1NUQVRFX0JPT0tFRBACMrACCg5TZWF0TWFwU2VydmljZRKFAQoKR2V0U2VhdE1hcBImLnNlYXRnaG9yLnNlYXRtYXAudjEuR2V0U2VhdE1hcFJlcXVlc3QaJy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRNYXBSZXNwb25zZSImkAIBgtPkkwIdEhsvdjEvc2hvd3Mve3Nob3dfaWR9L3NlYXRtYXASlQEKDUdldFNlYXRMYXlvdXQSKS5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRMYXlvdXRSZXF1ZXN0Giouc2VhdGdob3Iuc2VhdG1hcC52MS5HZXRTZWF0TGF5b3V0UmVzcG9uc2UiLZACAYLT5JMCJBIiL3YxL3Nob3dzL3tzaG93X2lkfS9zZWF0bWFwL2xheW91dELVAQoXY29tLnNlYXRnaG9yLnNlYXRtYXAudjFCDFNlYXRtYXBQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9zZWF0bWFwL3YxO3NlYXRtYXB2MaICA1NTWKoCE1NlYXRnaG9yLlNlYXRtYXAuVjHKAhNTZWF0Z2hvclxTZWF0bWFwXFYx4gIfU2VhdGdob3JcU2VhdG1hcFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpTZWF0bWFwOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations]);
 
 /**
  * Row is one row of a section.
@@ -195,6 +195,15 @@ export type GetSeatMapResponse = Message<"seatghor.seatmap.v1.GetSeatMapResponse
    * @generated from field: repeated seatghor.seatmap.v1.GaArea ga_areas = 7;
    */
   gaAreas: GaArea[];
+
+  /**
+   * Identifies the layout (sections, seats, prices, GA capacities): equal
+   * to GetSeatLayout's etag while the layout is the same, so a client that
+   * cached the layout may ignore this response's sections.
+   *
+   * @generated from field: string layout_etag = 8;
+   */
+  layoutEtag: string;
 };
 
 /**
@@ -203,6 +212,83 @@ export type GetSeatMapResponse = Message<"seatghor.seatmap.v1.GetSeatMapResponse
  */
 export const GetSeatMapResponseSchema: GenMessage<GetSeatMapResponse> = /*@__PURE__*/
   messageDesc(file_seatghor_seatmap_v1_seatmap, 4);
+
+/**
+ * GetSeatLayoutRequest names the show.
+ *
+ * @generated from message seatghor.seatmap.v1.GetSeatLayoutRequest
+ */
+export type GetSeatLayoutRequest = Message<"seatghor.seatmap.v1.GetSeatLayoutRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+};
+
+/**
+ * Describes the message seatghor.seatmap.v1.GetSeatLayoutRequest.
+ * Use `create(GetSeatLayoutRequestSchema)` to create a new message.
+ */
+export const GetSeatLayoutRequestSchema: GenMessage<GetSeatLayoutRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_seatmap_v1_seatmap, 5);
+
+/**
+ * GetSeatLayoutResponse is the static part of the seat map.
+ *
+ * @generated from message seatghor.seatmap.v1.GetSeatLayoutResponse
+ */
+export type GetSeatLayoutResponse = Message<"seatghor.seatmap.v1.GetSeatLayoutResponse"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * ISO 4217 currency of the prices.
+   *
+   * @generated from field: string currency = 2;
+   */
+  currency: string;
+
+  /**
+   * Sections in layout order; seat order here is the order of availability.
+   *
+   * @generated from field: repeated seatghor.seatmap.v1.Section sections = 3;
+   */
+  sections: Section[];
+
+  /**
+   * Number of seats in the layout.
+   *
+   * @generated from field: int32 seat_count = 4;
+   */
+  seatCount: number;
+
+  /**
+   * General-admission areas (remaining is not set: see GetSeatMap).
+   *
+   * @generated from field: repeated seatghor.seatmap.v1.GaArea ga_areas = 5;
+   */
+  gaAreas: GaArea[];
+
+  /**
+   * Identifies this layout; also sent as the HTTP ETag header.
+   *
+   * @generated from field: string etag = 6;
+   */
+  etag: string;
+};
+
+/**
+ * Describes the message seatghor.seatmap.v1.GetSeatLayoutResponse.
+ * Use `create(GetSeatLayoutResponseSchema)` to create a new message.
+ */
+export const GetSeatLayoutResponseSchema: GenMessage<GetSeatLayoutResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_seatmap_v1_seatmap, 6);
 
 /**
  * SeatState is the 2-bit availability code of a seat.
@@ -254,6 +340,19 @@ export const SeatMapService: GenService<{
     methodKind: "unary";
     input: typeof GetSeatMapRequestSchema;
     output: typeof GetSeatMapResponseSchema;
+  },
+  /**
+   * GetSeatLayout returns only the static layout of a show: sections, rows,
+   * seat ids, prices and GA areas, without availability. It changes only
+   * when the show is changed, so it is answered with an ETag and a long
+   * Cache-Control for CDNs (R-8.2); Connect clients send it as GET.
+   *
+   * @generated from rpc seatghor.seatmap.v1.SeatMapService.GetSeatLayout
+   */
+  getSeatLayout: {
+    methodKind: "unary";
+    input: typeof GetSeatLayoutRequestSchema;
+    output: typeof GetSeatLayoutResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_seatmap_v1_seatmap, 0);
