@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -149,20 +150,22 @@ func (s *Service) reconcileCharges(ctx context.Context, pool *pg.Pool, ref strin
 		return err
 	}
 	res.LocalPayments++
-	// Our own capture first, so that a second one is the one refunded.
-	ordered := make([]gateway.Charge, 0, len(charges))
-	for _, c := range charges {
-		if c.IdempotencyKey == p.GatewayKey {
-			ordered = append([]gateway.Charge{c}, ordered...)
-		} else {
-			ordered = append(ordered, c)
-		}
-	}
+	// Our own capture first (the one applied, else the one with our key),
+	// so that any other is the one refunded.
+	ordered := slices.Clone(charges)
+	slices.SortStableFunc(ordered, func(a, b gateway.Charge) int { return rank(p, a) - rank(p, b) })
 	for i, c := range ordered {
 		m := Mismatch{PaymentID: p.ID, OrderID: p.OrderID, ShowID: p.ShowID, ChargeID: c.ID, Currency: c.Currency,
 			LocalAmount: p.AmountMinor, GatewayAmount: c.AmountMinor, LocalStatus: p.Status, GatewayStatus: string(c.Status)}
-		ours := i == 0 && c.IdempotencyKey == p.GatewayKey
+		ours := i == 0 && rank(p, c) < 2
+		refunding, err := refundRecorded(ctx, pool, c.ID)
+		if err != nil {
+			return err
+		}
 		switch {
+		case !ours && refunding:
+			res.Matched++ // a second capture already being given back
+			continue
 		case !ours:
 			m.Kind, m.Action, m.Detail = MismatchDuplicateCapture, ActionRefundStarted, "a second capture for the same payment"
 		case c.AmountMinor != p.AmountMinor || c.Currency != p.Currency:
@@ -201,6 +204,28 @@ func (s *Service) reconcileCharges(ctx context.Context, pool *pg.Pool, ref strin
 		res.add(s, m)
 	}
 	return nil
+}
+
+// rank orders the captures of a payment: the one applied, then the one sent
+// with the payment's key, then the rest.
+func rank(p Payment, c gateway.Charge) int {
+	switch {
+	case p.GatewayChargeID != "" && c.ID == p.GatewayChargeID:
+		return 0
+	case p.GatewayChargeID == "" && c.IdempotencyKey == p.GatewayKey:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// refundRecorded tells whether a refund of the charge is recorded.
+func refundRecorded(ctx context.Context, pool *pg.Pool, chargeID string) (bool, error) {
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM refunds WHERE gateway_charge_id = $1`, chargeID).Scan(&n); err != nil {
+		return false, fmt.Errorf("refunds of charge %s: %w", chargeID, err)
+	}
+	return n > 0, nil
 }
 
 // ledgerHas tells whether a succeeded payment's capture is in the ledger:

@@ -1,0 +1,226 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
+	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/payment"
+)
+
+// TestEveryTokenEndsRight: whatever the sandbox does, with the payment
+// jobs running as in dev mode, the order ends CONFIRMED exactly when the
+// gateway holds exactly one charge for it, and quickly.
+func TestEveryTokenEndsRight(t *testing.T) {
+	env := apptest.New(t, apptest.Options{
+		Shards: 2, GatewayTimeout: 300 * time.Millisecond,
+		Payments:       payment.Config{ChargeTries: 1, RecoverAfter: 200 * time.Millisecond, NotFoundGrace: time.Second},
+		PaymentWorkers: &payment.WorkerConfig{Poll: 50 * time.Millisecond, RecoverEvery: 200 * time.Millisecond, ReconcileEvery: -1},
+	})
+	show := createShow(t, env, seatedShow("Tokens", 2, 10))
+	for i, c := range []struct {
+		token     string
+		confirmed bool
+	}{
+		{"tok_success", true},
+		{"tok_decline", false},
+		{"tok_insufficient_funds", false},
+		{"tok_timeout_applied", true},
+		{"tok_timeout_not_applied", false},
+		{"tok_webhook_only", true},
+		{"tok_duplicate_capture", true},
+	} {
+		t.Run(c.token, func(t *testing.T) {
+			b := newBuyer(t, env, "buyer-"+c.token)
+			o := b.order(show.GetShowId(), []string{"A", "B"}[i/10]+string(rune('1'+i%10)))
+			p, err := b.pay(o.GetOrderId(), c.token)
+			require.NoError(t, err)
+			want := bookingv1.OrderStatus_ORDER_STATUS_PENDING_PAYMENT
+			if c.confirmed {
+				want = bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED
+			}
+			require.Eventually(t, func() bool {
+				st := b.getPayment(p.GetPaymentId()).GetStatus()
+				return b.getOrder(o.GetOrderId()).GetStatus() == want &&
+					st != paymentv1.PaymentState_PAYMENT_STATE_PENDING && st != paymentv1.PaymentState_PAYMENT_STATE_UNKNOWN
+			}, 10*time.Second, 50*time.Millisecond)
+			var kept int
+			for _, ch := range env.Gateway.ChargesFor(p.GetPaymentId()) {
+				if ch.Status == "succeeded" && ch.RefundedMinor < ch.AmountMinor {
+					kept++
+				}
+			}
+			if c.confirmed && c.token != "tok_duplicate_capture" {
+				require.Equal(t, 1, kept, "exactly one charge kept")
+			}
+			if !c.confirmed {
+				require.Zero(t, kept)
+			}
+		})
+	}
+}
+
+// TestCancelConfirmedOrder: a confirmed order is cancelled under the show's
+// fee policy, refunded through the gateway, and its seats go back on sale
+// (R-6.9); the ledger keeps both sides.
+func TestCancelConfirmedOrder(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	env := apptest.New(t, apptest.Options{Clock: clk, Shards: 1})
+	req := seatedShow("Cancel me", 1, 4)
+	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
+	req.StartsAt = timestamppb.New(start.Add(48 * time.Hour))
+	req.CancellationFeeBps = new(int32(1000))
+	show := createShow(t, env, req)
+	b := newBuyer(t, env, "buyer")
+	o := b.order(show.GetShowId(), "A1", "A2")
+	_, err := b.pay(o.GetOrderId(), "tok_success")
+	require.NoError(t, err)
+
+	_, err = newBuyer(t, env, "karim").orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o.GetOrderId()}))
+	require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "only the owner cancels")
+
+	got, err := b.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o.GetOrderId()}))
+	require.NoError(t, err)
+	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CANCELLED, got.Msg.GetOrder().GetStatus())
+	require.EqualValues(t, 17000, got.Msg.GetOrder().GetCancellationFee().GetAmountMinor(), "10 % of 1,700 Tk")
+	settle(t, env)
+	refunds := env.Gateway.Refunds()
+	require.Len(t, refunds, 1)
+	require.EqualValues(t, 153000, refunds[0].AmountMinor)
+	require.EqualValues(t, 153000, b.getOrder(o.GetOrderId()).GetRefunded().GetAmountMinor())
+	m, err := b.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show.GetShowId()}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"A1", "A2", "A3", "A4"}, freeSeats(m.Msg), "the seats are on sale again")
+
+	bal := trialBalance(t, env)
+	require.EqualValues(t, -15300, bal[ledger.AccountOperatorPayable], "the operator keeps its share of the fee")
+	require.EqualValues(t, -1700, bal[ledger.AccountPlatformRevenue], "the platform its commission on the fee")
+	require.Equal(t, 1, journals(t, env, ledger.KindRefund, o.GetOrderId()))
+
+	// Cancelling again changes nothing; after the show starts nobody cancels.
+	_, err = b.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o.GetOrderId()}))
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err))
+	o2 := b.order(show.GetShowId(), "A3")
+	_, err = b.pay(o2.GetOrderId(), "tok_success")
+	require.NoError(t, err)
+	clk.Set(start.Add(49 * time.Hour))
+	b = newBuyer(t, env, "buyer") // a token of the new day
+	_, err = b.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o2.GetOrderId()}))
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err))
+	require.Len(t, env.Gateway.Refunds(), 1)
+}
+
+// TestReconcileDuplicateCapture: the gateway captures one payment twice;
+// reconciliation (through the API, admins only) finds it and refunds the
+// extra capture, once (R-6.8).
+func TestReconcileDuplicateCapture(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	show := createShow(t, env, seatedShow("Twice", 1, 4))
+	b := newBuyer(t, env, "buyer")
+	o := b.order(show.GetShowId(), "A1")
+	p, err := b.pay(o.GetOrderId(), "tok_duplicate_capture")
+	require.NoError(t, err)
+	require.Equal(t, paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED, p.GetStatus())
+	require.Len(t, env.Gateway.ChargesFor(p.GetPaymentId()), 2)
+
+	period := &ledgerv1.RunReconciliationRequest{
+		PeriodStart: timestamppb.New(time.Now().Add(-time.Hour)), PeriodEnd: timestamppb.New(time.Now().Add(time.Hour)),
+	}
+	_, err = b.ledger.RunReconciliation(ctx, connect.NewRequest(period))
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err))
+
+	admin := as(t, env, "finance", auth.RoleAdmin)
+	dry := proto.CloneOf(period)
+	dry.DryRun = true
+	res, err := admin.ledger.RunReconciliation(ctx, connect.NewRequest(dry))
+	require.NoError(t, err)
+	require.Len(t, res.Msg.GetMismatches(), 1)
+	require.Equal(t, ledgerv1.MismatchAction_MISMATCH_ACTION_DRY_RUN, res.Msg.GetMismatches()[0].GetAction())
+	require.Empty(t, env.Gateway.Refunds(), "a dry run changes nothing")
+
+	res, err = admin.ledger.RunReconciliation(ctx, connect.NewRequest(period))
+	require.NoError(t, err)
+	require.Len(t, res.Msg.GetMismatches(), 1)
+	mm := res.Msg.GetMismatches()[0]
+	require.Equal(t, ledgerv1.MismatchKind_MISMATCH_KIND_DUPLICATE_CAPTURE, mm.GetKind())
+	require.Equal(t, ledgerv1.MismatchAction_MISMATCH_ACTION_REFUND_STARTED, mm.GetAction())
+	require.EqualValues(t, 1, res.Msg.GetRefundsStarted())
+	require.EqualValues(t, 1, res.Msg.GetMatched(), "the capture we booked matches")
+	refunds := env.Gateway.Refunds()
+	require.Len(t, refunds, 1)
+	require.NotEqual(t, p.GetGatewayReference(), refunds[0].ChargeID, "the extra capture is the one refunded")
+	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, b.getOrder(o.GetOrderId()).GetStatus())
+
+	res, err = admin.ledger.RunReconciliation(ctx, connect.NewRequest(period))
+	require.NoError(t, err)
+	require.Empty(t, res.Msg.GetMismatches(), "a second run finds nothing")
+	require.Len(t, env.Gateway.Refunds(), 1)
+	bal := trialBalance(t, env)
+	require.Zero(t, bal[ledger.AccountRefundsPayable])
+}
+
+// TestPaymentREST: the contract's REST routes, verbatim.
+func TestPaymentREST(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	show := createShow(t, env, seatedShow("REST", 1, 4))
+	token := env.Token(t, "rumana", auth.RoleUser)
+	do := func(method, path, body string) map[string]any {
+		t.Helper()
+		req, err := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if method == http.MethodPost {
+			req.Header.Set("Idempotency-Key", newKey())
+		}
+		resp, err := env.HTTP.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(raw))
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m), string(raw))
+		return m
+	}
+	hold := do(http.MethodPost, "/v1/holds", `{"show_id": "`+strconv.FormatInt(show.GetShowId(), 10)+`", "seats": ["A1"]}`)
+	order := do(http.MethodPost, "/v1/orders", `{"hold_id": "`+hold["hold_id"].(string)+`"}`)
+	orderID := order["order_id"].(string)
+	require.Equal(t, orderID, do(http.MethodGet, "/v1/orders/"+orderID, "")["order_id"])
+	pay := do(http.MethodPost, "/v1/payments", `{"order_id": "`+orderID+`", "sandbox": {"token": "tok_success"}}`)
+	require.Equal(t, "PAYMENT_STATE_SUCCEEDED", pay["status"])
+	got := do(http.MethodGet, "/v1/payments/"+pay["payment_id"].(string), "")
+	require.Equal(t, "PAYMENT_STATE_SUCCEEDED", got["status"])
+	require.Equal(t, "ORDER_STATUS_CONFIRMED", do(http.MethodGet, "/v1/orders/"+orderID, "")["status"])
+
+	// The money metrics of R-11 are at /metrics.
+	resp, err := env.HTTP.Get(env.URL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	for _, name := range []string{"seatghor_payments_unknown ", "seatghor_payments_open_oldest_seconds",
+		"seatghor_payment_events_pending ", "seatghor_webhook_delay_seconds", "seatghor_gateway_request_seconds",
+		"seatghor_refunds_open "} {
+		require.Contains(t, string(raw), name)
+	}
+}
