@@ -72,7 +72,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log,
+		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
 	if err != nil {
 		return err
@@ -99,7 +99,7 @@ func runRebuild(ctx context.Context, cfg config, args []string, log *slog.Logger
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log, Gateway: gw})
+		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log, Gateway: gw})
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	}
 	workers.Poll, workers.ReconcileEvery = 500*time.Millisecond, 5*time.Minute
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, Log: log,
+		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		Gateway: gw, PaymentWorkers: workers,
 		Payments: devPayments(cfg.Payment.service())})
 	if err != nil {
@@ -200,7 +200,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		return fmt.Errorf("demo data: %w", err)
 	}
 	log.Info("demo data loaded", "new_shows", n)
-	return serve(ctx, cfg, a, log, func(listenAddr string) error { return printTour(stdout, a, listenAddr) })
+	return serve(ctx, cfg, a, log, func(listenAddr string) error { return printTour(stdout, a, listenAddr, cfg.Payment.GatewayURL) })
 }
 
 // serve runs the API and the workers (as cfg.Roles says) until ctx ends,
@@ -250,7 +250,7 @@ func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready 
 	return nil
 }
 
-func printTour(w io.Writer, a *app.App, addr string) error {
+func printTour(w io.Writer, a *app.App, addr, gatewayURL string) error {
 	user, err := a.Tokens.Mint("rumana", auth.RoleUser, 7*24*time.Hour)
 	if err != nil {
 		return err
@@ -283,12 +283,18 @@ Try it:
   curl -s %[1]s/v1/holds -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"show_id": 9, "quantity": 2}'
   # an order from a hold (put the hold_id in)
   curl -s %[1]s/v1/orders -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"hold_id": "HOLD_ID"}'
+  # pay it through the sandbox gateway (%[5]s); other test tokens: tok_decline,
+  # tok_timeout_applied, tok_timeout_not_applied, tok_webhook_only; no token: an approval page
+  curl -s %[1]s/v1/payments -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"order_id": "ORDER_ID", "sandbox": {"token": "tok_success"}}'
+  curl -s %[1]s/v1/orders/ORDER_ID -H "Authorization: Bearer $U"
+  # the ledger's trial balance over every shard (admins): sums to zero (R-7.6)
+  curl -s %[1]s/seatghor.ledger.v1.LedgerService/GetTrialBalance -H "Authorization: Bearer $A" -H 'Content-Type: application/json' -d '{}'
   # admins create shows (Connect JSON)
   curl -s %[1]s/seatghor.catalog.v1.CatalogService/CreateShow -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' \
     -d '{"kind": "SHOW_KIND_BUS_TRIP", "title": "Dhaka to Rajshahi", "origin": "Dhaka", "destination": "Rajshahi", "startsAt": "2027-01-10T07:00:00Z", "currency": "BDT", "sections": [{"name": "Main", "rows": ["A","B","C"], "seatsPerRow": 4, "priceMinor": "90000"}]}'
   # health and metrics
   curl -s %[1]s/healthz; curl -s %[1]s/metrics | grep seatghor_
 
-`, base, user, other, admin)
+`, base, user, other, admin, gatewayURL)
 	return err
 }

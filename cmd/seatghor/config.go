@@ -38,6 +38,9 @@ type config struct {
 	// Unset in serve: seat maps are read from the shards. Unset in dev:
 	// redis-server if installed, else an in-process Redis.
 	RedisURL string
+	// RedisPrefix starts every Redis key (SEATGHOR_REDIS_PREFIX, "seatghor:"),
+	// so several deployments can share one Redis.
+	RedisPrefix string
 	// LogLevel is debug, info, warn or error (SEATGHOR_LOG_LEVEL, info).
 	LogLevel slog.Level
 	// Payment is how the payment gateway is reached (see paymentConfig).
@@ -55,6 +58,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		MaxConns:      20,
 		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true},
 		RedisURL:      getenv("SEATGHOR_REDIS_URL"),
+		RedisPrefix:   getenv("SEATGHOR_REDIS_PREFIX"),
 	}
 	if v := getenv("SEATGHOR_ROLES"); v != "" {
 		c.Roles = map[string]bool{}

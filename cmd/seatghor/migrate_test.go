@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/server/redistest"
 )
 
 func TestMain(m *testing.M) {
@@ -21,6 +22,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
+	redistest.Cleanup()
 	pgtest.Cleanup()
 	os.Exit(code)
 }

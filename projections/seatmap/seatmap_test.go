@@ -9,6 +9,7 @@ import (
 	"math/big"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -525,4 +526,63 @@ func TestRedisOutageCatchesUp(t *testing.T) {
 
 	require.NoError(t, mini.Restart())
 	requireConverged(t, env, store, []int64{show})
+}
+
+// TestProjectorLagUnderHoldLoad measures how long a hold takes to show in
+// the Redis seat map (R-1.1 allows a second or two; dev mode promises 2 s)
+// while 16 buyers hold and release seats on shows of two shards, and
+// reports p50/p99 of the projector's event delay.
+func TestProjectorLagUnderHoldLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	t.Parallel()
+	env, r := newEnv(t, true, nil)
+	var shows []int64
+	for i := range 4 {
+		shows = append(shows, createShow(t, env, fmt.Sprint("lag ", i), 5, 8, 0))
+	}
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var visible []time.Duration
+	var wg sync.WaitGroup
+	for u := range 16 {
+		c := as(t, env, fmt.Sprint("buyer", u), auth.RoleUser)
+		wg.Go(func() {
+			for i := range 10 {
+				show := shows[(u+i)%len(shows)]
+				seat := fmt.Sprintf("%c%d", 'A'+randN(5), 1+randN(8))
+				resp, err := c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{seat}}))
+				if err != nil {
+					continue
+				}
+				done := time.Now()
+				// The hold is visible once Redis serves a version at least
+				// the one right after it.
+				want, err := env.App.Booking.SeatMap(ctx, show)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for time.Since(done) < 10*time.Second {
+					a, ok, err := store.Availability(ctx, show)
+					if err == nil && ok && a.Version >= want.Version {
+						break
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+				mu.Lock()
+				visible = append(visible, time.Since(done))
+				mu.Unlock()
+				_, _ = c.holds.ReleaseHold(ctx, connect.NewRequest(&bookingv1.ReleaseHoldRequest{HoldId: resp.Msg.GetHold().GetHoldId()}))
+			}
+		})
+	}
+	wg.Wait()
+	require.NotEmpty(t, visible)
+	slices.Sort(visible)
+	p := func(q float64) time.Duration { return visible[int(q*float64(len(visible)-1))] }
+	t.Logf("hold → visible in Redis over %d holds: p50 %v, p99 %v, max %v", len(visible), p(.5), p(.99), visible[len(visible)-1])
+	require.Less(t, p(.5), 2*time.Second, "median lag")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
+	"github.com/seatghor/seatghor/server/shard"
 )
 
 // ledgerHandler serves the ledger and reconciliation to admins.
@@ -90,16 +91,20 @@ func (h *ledgerHandler) ListJournal(ctx context.Context, req *connect.Request[le
 	}
 	resp := &ledgerv1.ListJournalResponse{NextPageToken: next}
 	for _, p := range txns {
-		t := &ledgerv1.JournalTransaction{
-			TxnId: p.TxnID, Kind: ledgerKindProto[p.Kind], Reference: p.Reference, ShowId: p.ShowID, Shard: int32(p.Shard),
-			Description: p.Description, ReversesTxnId: p.ReversesTxnID, CreatedAt: timestamppb.New(p.CreatedAt),
-		}
-		for _, l := range p.Lines {
-			t.Lines = append(t.Lines, &ledgerv1.JournalLine{Account: l.Account, Amount: money(l.AmountMinor, p.Currency)})
-		}
-		resp.Transactions = append(resp.Transactions, t)
+		resp.Transactions = append(resp.Transactions, journalProto(p))
 	}
 	return connect.NewResponse(resp), nil
+}
+
+func journalProto(p ledger.Posted) *ledgerv1.JournalTransaction {
+	t := &ledgerv1.JournalTransaction{
+		TxnId: p.TxnID, Kind: ledgerKindProto[p.Kind], Reference: p.Reference, ShowId: p.ShowID, Shard: int32(p.Shard),
+		Description: p.Description, ReversesTxnId: p.ReversesTxnID, CreatedAt: timestamppb.New(p.CreatedAt),
+	}
+	for _, l := range p.Lines {
+		t.Lines = append(t.Lines, &ledgerv1.JournalLine{Account: l.Account, Amount: money(l.AmountMinor, p.Currency)})
+	}
+	return t
 }
 
 // ledgerTime is an optional timestamp as the ledger takes it: the zero
@@ -129,3 +134,21 @@ var ledgerKindOf = func() map[ledgerv1.TransactionKind]ledger.Kind {
 	}
 	return m
 }()
+
+// RecordPayout records a payout to a show's operator (admins only).
+func (h *ledgerHandler) RecordPayout(ctx context.Context, req *connect.Request[ledgerv1.RecordPayoutRequest]) (*connect.Response[ledgerv1.RecordPayoutResponse], error) {
+	if err := ledgerAdminOnly(ctx); err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	p, dup, err := h.svc.RecordPayout(ctx, m.GetShowId(), m.GetPayoutId(), m.GetAmount().GetCurrency(), m.GetAmount().GetAmountMinor())
+	switch {
+	case errors.Is(err, ledger.ErrOverdrawn):
+		return nil, connect.NewError(connect.CodeFailedPrecondition, err)
+	case errors.Is(err, shard.ErrUnknownShow):
+		return nil, connect.NewError(connect.CodeNotFound, errors.New("no such show"))
+	case err != nil:
+		return nil, h.ledgerErr(ctx, err)
+	}
+return connect.NewResponse(&ledgerv1.RecordPayoutResponse{Transaction: journalProto(p), Duplicate: dup}), nil
+}

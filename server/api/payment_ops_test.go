@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
@@ -223,4 +224,44 @@ func TestPaymentREST(t *testing.T) {
 		"seatghor_refunds_open "} {
 		require.Contains(t, string(raw), name)
 	}
+}
+
+// TestPayout: admins pay a show's operator what it is owed, once per payout
+// id, never more.
+func TestPayout(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	show := createShow(t, env, seatedShow("Payout", 1, 4))
+	b := newBuyer(t, env, "buyer")
+	_, err := b.pay(b.order(show.GetShowId(), "A1", "A2").GetOrderId(), "tok_success")
+	require.NoError(t, err)
+	admin := as(t, env, "finance", auth.RoleAdmin)
+	payout := func(id string, amount int64) (*ledgerv1.RecordPayoutResponse, error) {
+		resp, err := admin.ledger.RecordPayout(ctx, connect.NewRequest(&ledgerv1.RecordPayoutRequest{
+			ShowId: show.GetShowId(), PayoutId: id, Amount: &commonv1.Money{AmountMinor: amount, Currency: "BDT"}}))
+		if err != nil {
+			return nil, err
+		}
+		return resp.Msg, nil
+	}
+	_, err = b.ledger.RecordPayout(ctx, connect.NewRequest(&ledgerv1.RecordPayoutRequest{
+		ShowId: show.GetShowId(), PayoutId: "trf-1", Amount: &commonv1.Money{AmountMinor: 100, Currency: "BDT"}}))
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err))
+	_, err = payout("trf-0", 153001)
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "more than the operator is owed")
+
+	res, err := payout("trf-1", 100000)
+	require.NoError(t, err)
+	require.False(t, res.GetDuplicate())
+	require.Len(t, res.GetTransaction().GetLines(), 2)
+	again, err := payout("trf-1", 100000)
+	require.NoError(t, err)
+	require.True(t, again.GetDuplicate(), "the same payout id posts once (R-7.4)")
+	_, err = payout("trf-2", 53001)
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err))
+	_, err = payout("trf-2", 53000)
+	require.NoError(t, err)
+	bal := trialBalance(t, env)
+	require.Zero(t, bal[ledger.AccountOperatorPayable])
+	require.EqualValues(t, -153000, bal[ledger.AccountBank])
 }

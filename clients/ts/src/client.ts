@@ -15,6 +15,8 @@ import { CatalogService } from "./gen/seatghor/catalog/v1/catalog_pb.js";
 import { HoldService, SeatsUnavailableSchema } from "./gen/seatghor/booking/v1/hold_pb.js";
 import type { SeatsUnavailable } from "./gen/seatghor/booking/v1/hold_pb.js";
 import { OrderService } from "./gen/seatghor/booking/v1/order_pb.js";
+import { LedgerService } from "./gen/seatghor/ledger/v1/ledger_pb.js";
+import { PaymentService } from "./gen/seatghor/payment/v1/payment_pb.js";
 import { SeatMapService, SeatState } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
 import type { GetSeatMapResponse } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
 
@@ -34,9 +36,26 @@ export interface SeatghorClient {
   holds: Client<typeof HoldService>;
   orders: Client<typeof OrderService>;
   seatMap: Client<typeof SeatMapService>;
+  /**
+   * Payments of the caller's orders. StartPayment needs an Idempotency-Key
+   * (see {@link idempotent}); the key also derives the gateway's idempotency
+   * key, so retrying with the same key is safe and never charges twice
+   * (R-6.1). The outcome may arrive later: poll GetPayment (or GetOrder).
+   * GetPayment is owner-only: another user's payment is NOT_FOUND.
+   */
+  payments: Client<typeof PaymentService>;
+  /**
+   * The double-entry ledger: trial balance, journal and reconciliation.
+   * Admin-only; other callers get PERMISSION_DENIED. RunReconciliation needs
+   * an Idempotency-Key.
+   */
+  ledger: Client<typeof LedgerService>;
 }
 
-/** The header every write RPC needs (CreateHold, CreateShow, CreateOrder, …). */
+/**
+ * The header every write RPC needs (CreateHold, CreateShow, CreateOrder,
+ * StartPayment, RunReconciliation, …).
+ */
 export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
 
 /** An interceptor that adds "Authorization: Bearer <token>" to every request. */
@@ -60,6 +79,8 @@ export function createSeatghorClient(options: SeatghorClientOptions): SeatghorCl
     holds: createClient(HoldService, transport),
     orders: createClient(OrderService, transport),
     seatMap: createClient(SeatMapService, transport),
+    payments: createClient(PaymentService, transport),
+    ledger: createClient(LedgerService, transport),
   };
 }
 

@@ -1,5 +1,6 @@
 // Entry point of @seatghor/client: the SDK helpers and the generated
-// services and messages of the catalog, booking and seat-map APIs.
+// services and messages of the catalog, booking, seat-map, payment and
+// ledger APIs.
 export {
   createSeatghorClient,
   bearerAuth,
@@ -18,6 +19,8 @@ export { Code, ConnectError } from "@connectrpc/connect";
 export * from "./gen/seatghor/common/v1/money_pb.js";
 export * from "./gen/seatghor/booking/v1/hold_pb.js";
 export * from "./gen/seatghor/booking/v1/order_pb.js";
+export * from "./gen/seatghor/payment/v1/payment_pb.js";
+export * from "./gen/seatghor/ledger/v1/ledger_pb.js";
 // catalog and seatmap both define Section and GaArea; keep the catalog ones
 // under their plain names and the seat-map ones under a namespace.
 export * from "./gen/seatghor/catalog/v1/catalog_pb.js";

@@ -2,7 +2,8 @@
 //
 // Starts `seatghor dev` on a fresh data directory and a free port, mints
 // tokens with `seatghor token`, and runs the same scenario over the Connect
-// JSON and the Connect binary (Protobuf) encodings.
+// JSON and the Connect binary (Protobuf) encodings, then pays orders through
+// the in-process sandbox gateway and over the REST routes.
 //
 // Binary: $SEATGHOR_BIN, default ../../bin/seatghor relative to clients/ts.
 import { after, before, describe, test } from "node:test";
@@ -21,7 +22,10 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import {
   Code,
   ConnectError,
+  FailureReason,
+  IDEMPOTENCY_KEY_HEADER,
   OrderStatus,
+  PaymentState,
   SeatState,
   ShowKind,
   createSeatghorClient,
@@ -30,6 +34,7 @@ import {
   seatStates,
   seatsUnavailable,
 } from "../src/index.js";
+import type { SeatghorClient } from "../src/index.js";
 
 const execFileP = promisify(execFile);
 
@@ -41,6 +46,8 @@ const bin = process.env.SEATGHOR_BIN
 
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 30_000;
+// How long the seat-map projector may take to catch up with a write.
+const PROJECTION_TIMEOUT_MS = 10_000;
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -119,6 +126,31 @@ function stopServer(proc: ChildProcess): Promise<void> {
   });
 }
 
+/**
+ * Calls get until ok accepts its result and returns that result. For reads
+ * of eventually consistent read models such as the seat map, which the
+ * projector updates after the write (docs/decisions/0021, 0022).
+ */
+async function eventually<T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + PROJECTION_TIMEOUT_MS;
+  for (;;) {
+    const v = await get();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) assert.fail(`${what} within ${PROJECTION_TIMEOUT_MS} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Holds seats of show 7 and creates an order from the hold; returns the order id. */
+async function newOrder(client: SeatghorClient, seats: string[]): Promise<string> {
+  const { hold } = await client.holds.createHold({ showId: 7n, seats }, idempotent());
+  assert.ok(hold, "response has a hold");
+  const { order } = await client.orders.createOrder({ holdId: hold.holdId }, idempotent());
+  assert.ok(order, "response has an order");
+  assert.equal(order.status, OrderStatus.PENDING_PAYMENT);
+  return order.orderId;
+}
+
 /** Runs fn, which must fail, and returns its ConnectError. */
 async function connectErrorOf(fn: () => Promise<unknown>): Promise<ConnectError> {
   try {
@@ -143,6 +175,9 @@ describe("seatghor API", () => {
     const port = await freePort();
     server = spawn(bin, ["dev", "--data-dir", dataDir, "--addr", `127.0.0.1:${port}`], {
       stdio: ["ignore", "pipe", "pipe"],
+      // The in-process sandbox gateway takes any free port, so parallel runs
+      // never collide on its default 127.0.0.1:8081.
+      env: { ...process.env, SEATGHOR_SANDBOX_ADDR: "127.0.0.1:0" },
     });
     server.once("exit", (code) => {
       exitCode = code;
@@ -171,6 +206,8 @@ describe("seatghor API", () => {
     const format = binary ? "binary" : "json";
     // Different seats per format: both formats share one server.
     const [s1, s2, s3] = binary ? ["C1", "C2", "C3"] : ["B1", "B2", "B3"];
+    // Seats of the order whose payment is declined.
+    const declineSeats = binary ? ["E1", "E2"] : ["D1", "D2"];
 
     describe(`Connect ${format}`, () => {
       const alice = () => createSeatghorClient({ baseUrl, token: tokens.alice, binary });
@@ -179,6 +216,9 @@ describe("seatghor API", () => {
 
       const holdKey = newIdempotencyKey();
       let holdId = "";
+      let orderId = "";
+      const paymentKey = newIdempotencyKey();
+      let paymentId = "";
 
       test("GetSeatMap of show 7", async () => {
         const map = await alice().seatMap.getSeatMap({ showId: 7n });
@@ -215,8 +255,12 @@ describe("seatghor API", () => {
         assert.equal(hold.userId, "ts-alice");
         holdId = hold.holdId;
 
-        const afterMap = await alice().seatMap.getSeatMap({ showId: 7n });
-        assert.ok(afterMap.version > before.version, "seat-map version grows");
+        // The seat map is a read model: the projector updates it shortly after.
+        const afterMap = await eventually(
+          () => alice().seatMap.getSeatMap({ showId: 7n }),
+          (m) => m.version > before.version,
+          "seat-map version grows",
+        );
         const states = seatStates(afterMap);
         assert.equal(states.get(s1), SeatState.HELD);
         assert.equal(states.get(s2), SeatState.HELD);
@@ -246,6 +290,7 @@ describe("seatghor API", () => {
         assert.equal(order.showId, 7n);
         assert.equal(order.total?.currency, "BDT");
         assert.equal(order.total?.amountMinor, 170000n);
+        orderId = order.orderId;
       });
 
       test("repeating CreateHold with the same Idempotency-Key returns the same hold", async () => {
@@ -275,6 +320,113 @@ describe("seatghor API", () => {
         const map = await alice().seatMap.getSeatMap({ showId: show.showId });
         assert.equal(map.seatCount, 12);
       });
+
+      test("StartPayment of the order with the sandbox's tok_success", async () => {
+        const { payment } = await alice().payments.startPayment(
+          { orderId, sandbox: { token: "tok_success" } },
+          idempotent(paymentKey),
+        );
+        assert.ok(payment, "response has a payment");
+        assert.ok(payment.paymentId !== "", "payment id set");
+        assert.equal(payment.orderId, orderId);
+        assert.equal(payment.showId, 7n);
+        assert.equal(payment.userId, "ts-alice");
+        assert.equal(payment.status, PaymentState.SUCCEEDED);
+        assert.equal(payment.failureReason, FailureReason.UNSPECIFIED);
+        assert.equal(payment.amount?.currency, "BDT");
+        assert.equal(payment.amount?.amountMinor, 170000n);
+        paymentId = payment.paymentId;
+      });
+
+      test("repeating StartPayment with the same Idempotency-Key returns the same payment", async () => {
+        const { payment } = await alice().payments.startPayment(
+          { orderId, sandbox: { token: "tok_success" } },
+          idempotent(paymentKey),
+        );
+        assert.equal(payment?.paymentId, paymentId);
+        assert.equal(payment?.status, PaymentState.SUCCEEDED);
+      });
+
+      test("GetPayment and GetOrder after the payment", async () => {
+        const { payment } = await alice().payments.getPayment({ paymentId });
+        assert.equal(payment?.paymentId, paymentId);
+        assert.equal(payment?.status, PaymentState.SUCCEEDED);
+        const { order } = await alice().orders.getOrder({ orderId });
+        assert.equal(order?.status, OrderStatus.CONFIRMED);
+      });
+
+      test("GetPayment of another user's payment is NOT_FOUND", async () => {
+        const err = await connectErrorOf(() => bob().payments.getPayment({ paymentId }));
+        assert.equal(err.code, Code.NotFound, err.message);
+      });
+
+      test("a declined payment (tok_decline) leaves the order PENDING_PAYMENT", async () => {
+        const declinedOrderId = await newOrder(alice(), declineSeats);
+        const { payment } = await alice().payments.startPayment(
+          { orderId: declinedOrderId, sandbox: { token: "tok_decline" } },
+          idempotent(),
+        );
+        assert.ok(payment, "response has a payment");
+        assert.equal(payment.orderId, declinedOrderId);
+        assert.equal(payment.status, PaymentState.FAILED);
+        assert.equal(payment.failureReason, FailureReason.DECLINED);
+        const { order } = await alice().orders.getOrder({ orderId: declinedOrderId });
+        assert.equal(order?.status, OrderStatus.PENDING_PAYMENT);
+      });
+
+      test("admin GetTrialBalance: the books balance", async () => {
+        const tb = await admin().ledger.getTrialBalance({});
+        assert.equal(tb.sumMinor, 0n);
+        assert.equal(tb.unbalancedJournals, 0);
+        assert.equal(tb.balanced, true);
+        const clearing = tb.accounts.find((a) => a.account === "gateway_clearing");
+        assert.ok(clearing, `accounts ${tb.accounts.map((a) => a.account).join(",")} include gateway_clearing`);
+        assert.equal(clearing.currency, "BDT");
+        assert.ok((clearing.balanceMinor ?? 0n) > 0n, `gateway_clearing balance ${clearing.balanceMinor}`);
+      });
+
+      test("GetTrialBalance of a non-admin is PERMISSION_DENIED", async () => {
+        const err = await connectErrorOf(() => alice().ledger.getTrialBalance({}));
+        assert.equal(err.code, Code.PermissionDenied, err.message);
+      });
     });
   }
+
+  describe("REST", () => {
+    let orderId = "";
+    let paymentId = "";
+
+    before(async () => {
+      orderId = await newOrder(createSeatghorClient({ baseUrl, token: tokens.alice }), ["F1", "F2"]);
+    });
+
+    test("POST /v1/payments with the sandbox's tok_success", async () => {
+      const res = await fetch(`${baseUrl}/v1/payments`, {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${tokens.alice}`,
+          [IDEMPOTENCY_KEY_HEADER]: newIdempotencyKey(),
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify({ order_id: orderId, sandbox: { token: "tok_success" } }),
+      });
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(typeof body.payment_id, "string");
+      assert.ok(body.payment_id !== "", "payment_id set");
+      assert.equal(body.order_id, orderId);
+      assert.equal(body.status, "PAYMENT_STATE_SUCCEEDED");
+      paymentId = body.payment_id as string;
+    });
+
+    test("GET /v1/payments/{payment_id}", async () => {
+      const res = await fetch(`${baseUrl}/v1/payments/${encodeURIComponent(paymentId)}`, {
+        headers: { Authorization: `Bearer ${tokens.alice}` },
+      });
+      const body = (await res.json()) as Record<string, unknown>;
+      assert.equal(res.status, 200, JSON.stringify(body));
+      assert.equal(body.payment_id, paymentId);
+      assert.equal(body.status, "PAYMENT_STATE_SUCCEEDED");
+    });
+  });
 });

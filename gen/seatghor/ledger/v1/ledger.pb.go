@@ -1206,6 +1206,125 @@ func (x *RunReconciliationResponse) GetFinishedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// RecordPayoutRequest describes a payout to a show's operator.
+type RecordPayoutRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show whose takings are paid out.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The bank transfer's own reference; unique per payout.
+	PayoutId string `protobuf:"bytes,2,opt,name=payout_id,json=payoutId,proto3" json:"payout_id,omitempty"`
+	// The amount paid out, in the show's currency.
+	Amount        *v1.Money `protobuf:"bytes,3,opt,name=amount,proto3" json:"amount,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordPayoutRequest) Reset() {
+	*x = RecordPayoutRequest{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordPayoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordPayoutRequest) ProtoMessage() {}
+
+func (x *RecordPayoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordPayoutRequest.ProtoReflect.Descriptor instead.
+func (*RecordPayoutRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RecordPayoutRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *RecordPayoutRequest) GetPayoutId() string {
+	if x != nil {
+		return x.PayoutId
+	}
+	return ""
+}
+
+func (x *RecordPayoutRequest) GetAmount() *v1.Money {
+	if x != nil {
+		return x.Amount
+	}
+	return nil
+}
+
+// RecordPayoutResponse carries the posted journal.
+type RecordPayoutResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The payout's journal transaction.
+	Transaction *JournalTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	// True when the payout had been recorded before (nothing new was posted).
+	Duplicate     bool `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordPayoutResponse) Reset() {
+	*x = RecordPayoutResponse{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordPayoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordPayoutResponse) ProtoMessage() {}
+
+func (x *RecordPayoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordPayoutResponse.ProtoReflect.Descriptor instead.
+func (*RecordPayoutResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RecordPayoutResponse) GetTransaction() *JournalTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
+}
+
+func (x *RecordPayoutResponse) GetDuplicate() bool {
+	if x != nil {
+		return x.Duplicate
+	}
+	return false
+}
+
 var File_seatghor_ledger_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
@@ -1310,7 +1429,14 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x12;\n" +
 	"\vfinished_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"finishedAt*\x94\x02\n" +
+	"finishedAt\"\xad\x01\n" +
+	"\x13RecordPayoutRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x129\n" +
+	"\tpayout_id\x18\x02 \x01(\tB\x1c\xbaH\x19r\x172\x15^[A-Za-z0-9_-]{1,64}$R\bpayoutId\x129\n" +
+	"\x06amount\x18\x03 \x01(\v2\x19.seatghor.common.v1.MoneyB\x06\xbaH\x03\xc8\x01\x01R\x06amount\"~\n" +
+	"\x14RecordPayoutResponse\x12H\n" +
+	"\vtransaction\x18\x01 \x01(\v2&.seatghor.ledger.v1.JournalTransactionR\vtransaction\x12\x1c\n" +
+	"\tduplicate\x18\x02 \x01(\bR\tduplicate*\x94\x02\n" +
 	"\x0fTransactionKind\x12 \n" +
 	"\x1cTRANSACTION_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TRANSACTION_KIND_BOOKING\x10\x01\x12 \n" +
@@ -1333,11 +1459,12 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x17MISMATCH_ACTION_ALERTED\x10\x01\x12\"\n" +
 	"\x1eMISMATCH_ACTION_REFUND_STARTED\x10\x02\x12\"\n" +
 	"\x1eMISMATCH_ACTION_STATE_RESOLVED\x10\x03\x12\x1b\n" +
-	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xd7\x02\n" +
+	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xba\x03\n" +
 	"\rLedgerService\x12o\n" +
 	"\x0fGetTrialBalance\x12*.seatghor.ledger.v1.GetTrialBalanceRequest\x1a+.seatghor.ledger.v1.GetTrialBalanceResponse\"\x03\x90\x02\x01\x12c\n" +
 	"\vListJournal\x12&.seatghor.ledger.v1.ListJournalRequest\x1a'.seatghor.ledger.v1.ListJournalResponse\"\x03\x90\x02\x01\x12p\n" +
-	"\x11RunReconciliation\x12,.seatghor.ledger.v1.RunReconciliationRequest\x1a-.seatghor.ledger.v1.RunReconciliationResponseB\xcd\x01\n" +
+	"\x11RunReconciliation\x12,.seatghor.ledger.v1.RunReconciliationRequest\x1a-.seatghor.ledger.v1.RunReconciliationResponse\x12a\n" +
+	"\fRecordPayout\x12'.seatghor.ledger.v1.RecordPayoutRequest\x1a(.seatghor.ledger.v1.RecordPayoutResponseB\xcd\x01\n" +
 	"\x16com.seatghor.ledger.v1B\vLedgerProtoP\x01Z<github.com/seatghor/seatghor/gen/seatghor/ledger/v1;ledgerv1\xa2\x02\x03SLX\xaa\x02\x12Seatghor.Ledger.V1\xca\x02\x12Seatghor\\Ledger\\V1\xe2\x02\x1eSeatghor\\Ledger\\V1\\GPBMetadata\xea\x02\x14Seatghor::Ledger::V1b\x06proto3"
 
 var (
@@ -1353,7 +1480,7 @@ func file_seatghor_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_ledger_v1_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
 	(TransactionKind)(0),              // 0: seatghor.ledger.v1.TransactionKind
 	(MismatchKind)(0),                 // 1: seatghor.ledger.v1.MismatchKind
@@ -1368,46 +1495,52 @@ var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
 	(*ListJournalResponse)(nil),       // 10: seatghor.ledger.v1.ListJournalResponse
 	(*RunReconciliationRequest)(nil),  // 11: seatghor.ledger.v1.RunReconciliationRequest
 	(*RunReconciliationResponse)(nil), // 12: seatghor.ledger.v1.RunReconciliationResponse
-	(*v1.Money)(nil),                  // 13: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil),     // 14: google.protobuf.Timestamp
-	(v11.PaymentState)(0),             // 15: seatghor.payment.v1.PaymentState
+	(*RecordPayoutRequest)(nil),       // 13: seatghor.ledger.v1.RecordPayoutRequest
+	(*RecordPayoutResponse)(nil),      // 14: seatghor.ledger.v1.RecordPayoutResponse
+	(*v1.Money)(nil),                  // 15: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil),     // 16: google.protobuf.Timestamp
+	(v11.PaymentState)(0),             // 17: seatghor.payment.v1.PaymentState
 }
 var file_seatghor_ledger_v1_ledger_proto_depIdxs = []int32{
-	13, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
+	15, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
 	0,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
 	4,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
-	14, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
+	16, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
-	13, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
-	13, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
-	15, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
+	15, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
+	15, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
+	17, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
 	2,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
-	14, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	16, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
 	3,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
-	14, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
-	13, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
+	16, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
+	15, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
 	0,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	14, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
-	14, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
+	16, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
+	16, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
 	5,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
-	14, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
-	14, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
-	14, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
-	14, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
+	16, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
+	16, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
+	16, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
+	16, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
 	6,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
-	14, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
-	14, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
-	7,  // 24: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
-	9,  // 25: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
-	11, // 26: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
-	8,  // 27: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
-	10, // 28: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
-	12, // 29: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
-	27, // [27:30] is the sub-list for method output_type
-	24, // [24:27] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	16, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
+	16, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
+	15, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
+	5,  // 25: seatghor.ledger.v1.RecordPayoutResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
+	7,  // 26: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
+	9,  // 27: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
+	11, // 28: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
+	13, // 29: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
+	8,  // 30: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
+	10, // 31: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
+	12, // 32: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
+	14, // 33: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
+	30, // [30:34] is the sub-list for method output_type
+	26, // [26:30] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_ledger_v1_ledger_proto_init() }
@@ -1426,7 +1559,7 @@ func file_seatghor_ledger_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_ledger_v1_ledger_proto_rawDesc), len(file_seatghor_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

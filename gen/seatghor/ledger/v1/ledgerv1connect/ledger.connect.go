@@ -42,6 +42,9 @@ const (
 	// LedgerServiceRunReconciliationProcedure is the fully-qualified name of the LedgerService's
 	// RunReconciliation RPC.
 	LedgerServiceRunReconciliationProcedure = "/seatghor.ledger.v1.LedgerService/RunReconciliation"
+	// LedgerServiceRecordPayoutProcedure is the fully-qualified name of the LedgerService's
+	// RecordPayout RPC.
+	LedgerServiceRecordPayoutProcedure = "/seatghor.ledger.v1.LedgerService/RecordPayout"
 )
 
 // LedgerServiceClient is a client for the seatghor.ledger.v1.LedgerService service.
@@ -59,6 +62,13 @@ type LedgerServiceClient interface {
 	// duplicate captures are refunded and payments left UNKNOWN are resolved
 	// from the report, unless dry_run. Requires an Idempotency-Key.
 	RunReconciliation(context.Context, *connect.Request[v1.RunReconciliationRequest]) (*connect.Response[v1.RunReconciliationResponse], error)
+	// RecordPayout records money paid out to a show's operator from the bank:
+	// operator_payable is debited and bank credited in one balanced journal
+	// . The payout id is the journal's id, so recording the same payout
+	// twice posts it once. Refused with FAILED_PRECONDITION when it is
+	// more than the operator is owed for the show. Requires an
+	// Idempotency-Key.
+	RecordPayout(context.Context, *connect.Request[v1.RecordPayoutRequest]) (*connect.Response[v1.RecordPayoutResponse], error)
 }
 
 // NewLedgerServiceClient constructs a client for the seatghor.ledger.v1.LedgerService service. By
@@ -92,6 +102,12 @@ func NewLedgerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(ledgerServiceMethods.ByName("RunReconciliation")),
 			connect.WithClientOptions(opts...),
 		),
+		recordPayout: connect.NewClient[v1.RecordPayoutRequest, v1.RecordPayoutResponse](
+			httpClient,
+			baseURL+LedgerServiceRecordPayoutProcedure,
+			connect.WithSchema(ledgerServiceMethods.ByName("RecordPayout")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -100,6 +116,7 @@ type ledgerServiceClient struct {
 	getTrialBalance   *connect.Client[v1.GetTrialBalanceRequest, v1.GetTrialBalanceResponse]
 	listJournal       *connect.Client[v1.ListJournalRequest, v1.ListJournalResponse]
 	runReconciliation *connect.Client[v1.RunReconciliationRequest, v1.RunReconciliationResponse]
+	recordPayout      *connect.Client[v1.RecordPayoutRequest, v1.RecordPayoutResponse]
 }
 
 // GetTrialBalance calls seatghor.ledger.v1.LedgerService.GetTrialBalance.
@@ -117,6 +134,11 @@ func (c *ledgerServiceClient) RunReconciliation(ctx context.Context, req *connec
 	return c.runReconciliation.CallUnary(ctx, req)
 }
 
+// RecordPayout calls seatghor.ledger.v1.LedgerService.RecordPayout.
+func (c *ledgerServiceClient) RecordPayout(ctx context.Context, req *connect.Request[v1.RecordPayoutRequest]) (*connect.Response[v1.RecordPayoutResponse], error) {
+	return c.recordPayout.CallUnary(ctx, req)
+}
+
 // LedgerServiceHandler is an implementation of the seatghor.ledger.v1.LedgerService service.
 type LedgerServiceHandler interface {
 	// GetTrialBalance sums the lines of every account, over all shards or one.
@@ -132,6 +154,13 @@ type LedgerServiceHandler interface {
 	// duplicate captures are refunded and payments left UNKNOWN are resolved
 	// from the report, unless dry_run. Requires an Idempotency-Key.
 	RunReconciliation(context.Context, *connect.Request[v1.RunReconciliationRequest]) (*connect.Response[v1.RunReconciliationResponse], error)
+	// RecordPayout records money paid out to a show's operator from the bank:
+	// operator_payable is debited and bank credited in one balanced journal
+	// . The payout id is the journal's id, so recording the same payout
+	// twice posts it once. Refused with FAILED_PRECONDITION when it is
+	// more than the operator is owed for the show. Requires an
+	// Idempotency-Key.
+	RecordPayout(context.Context, *connect.Request[v1.RecordPayoutRequest]) (*connect.Response[v1.RecordPayoutResponse], error)
 }
 
 // NewLedgerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -161,6 +190,12 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(ledgerServiceMethods.ByName("RunReconciliation")),
 		connect.WithHandlerOptions(opts...),
 	)
+	ledgerServiceRecordPayoutHandler := connect.NewUnaryHandler(
+		LedgerServiceRecordPayoutProcedure,
+		svc.RecordPayout,
+		connect.WithSchema(ledgerServiceMethods.ByName("RecordPayout")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.ledger.v1.LedgerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case LedgerServiceGetTrialBalanceProcedure:
@@ -169,6 +204,8 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 			ledgerServiceListJournalHandler.ServeHTTP(w, r)
 		case LedgerServiceRunReconciliationProcedure:
 			ledgerServiceRunReconciliationHandler.ServeHTTP(w, r)
+		case LedgerServiceRecordPayoutProcedure:
+			ledgerServiceRecordPayoutHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -188,4 +225,8 @@ func (UnimplementedLedgerServiceHandler) ListJournal(context.Context, *connect.R
 
 func (UnimplementedLedgerServiceHandler) RunReconciliation(context.Context, *connect.Request[v1.RunReconciliationRequest]) (*connect.Response[v1.RunReconciliationResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.RunReconciliation is not implemented"))
+}
+
+func (UnimplementedLedgerServiceHandler) RecordPayout(context.Context, *connect.Request[v1.RecordPayoutRequest]) (*connect.Response[v1.RecordPayoutResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.RecordPayout is not implemented"))
 }
