@@ -251,8 +251,9 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			}
 			c.m.observe(labels, batch)
 		}
-		if len(batch) == c.cfg.Batch {
-			continue
+		full := len(batch) == c.cfg.Batch
+		if full && time.Since(lastStats) < time.Second {
+			continue // catching up: straight to the next batch
 		}
 		waiting, reset, err := c.stats(ctx, conn, p.Name(), cp, labels, &lastStats)
 		if err != nil {
@@ -263,6 +264,9 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 				return true, err
 			}
+			continue
+		}
+		if full {
 			continue
 		}
 		wait := c.cfg.Poll

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/projections"
@@ -121,13 +122,15 @@ func TestOutOfOrderCommitIsNotSkipped(t *testing.T) {
 	}
 
 	rec := &recorder{name: "rec"}
+	reg := prometheus.NewRegistry()
 	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
-		projections.Config{Poll: 20 * time.Millisecond})
+		projections.Config{Poll: 20 * time.Millisecond, Registerer: reg})
 	require.NoError(t, err)
 	run(t, c)
 
 	time.Sleep(300 * time.Millisecond)
 	require.Empty(t, rec.events(), "nothing may be delivered past a running transaction's row")
+	require.Equal(t, 2.0, gauge(t, reg, "seatghor_projector_backlog_events"), "B and C are committed and wait behind A")
 
 	require.NoError(t, slow.Commit(ctx))
 	waitFor(t, "A, B and C", func() bool { return len(rec.events()) == 3 })
@@ -141,6 +144,25 @@ func TestOutOfOrderCommitIsNotSkipped(t *testing.T) {
 			               WHERE c.projector = 'rec' AND o.event_id = 'C')`).Scan(&at))
 		return at
 	})
+	require.Equal(t, 3.0, gauge(t, reg, "seatghor_projector_events_total"))
+	waitFor(t, "the backlog gauge", func() bool { return gauge(t, reg, "seatghor_projector_backlog_events") == 0 })
+}
+
+// gauge reads the one series of a gauge or counter from reg.
+func gauge(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			m := mf.GetMetric()[0]
+			if m.GetGauge() != nil {
+				return m.GetGauge().GetValue()
+			}
+			return m.GetCounter().GetValue()
+		}
+	}
+	return -1
 }
 
 // TestManyInterleavedTransactions: many writers, some slow, commit in any

@@ -22,7 +22,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		backlog: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "seatghor_projector_backlog_events",
-			Help: "Outbox rows after the projector's checkpoint, committed or not yet readable.",
+			Help: "Committed outbox rows after the projector's checkpoint, including those still waiting behind a running transaction.",
 		}, labels),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "seatghor_projector_lag_seconds",

@@ -38,11 +38,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// go-redis logs every failed dial; the outage tests cause them on purpose.
+	redis.SetLogger(quiet{})
 	code := m.Run()
 	redistest.Cleanup()
 	pgtest.Cleanup()
 	os.Exit(code)
 }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 // caller is one user's API clients; every write gets a fresh idempotency key.
 type caller struct {

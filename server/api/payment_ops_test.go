@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
 )
@@ -264,4 +266,56 @@ func TestPayout(t *testing.T) {
 	bal := trialBalance(t, env)
 	require.Zero(t, bal[ledger.AccountOperatorPayable])
 	require.EqualValues(t, -153000, bal[ledger.AccountBank])
+}
+
+// TestProcessorsConcurrent: several processors at once over two shards,
+// with every webhook delivered up to twice and out of order: each stored
+// event is taken by exactly one processor (SKIP LOCKED), and each payment
+// confirms its order exactly once (R-6.5).
+func TestProcessorsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 2, Sandbox: sandbox.Config{
+		Faults: sandbox.Faults{Seed: 3, DuplicateRate: 0.5, DelayMax: 200 * time.Millisecond},
+	}, Payments: payment.Config{EventBatch: 2}}) // small batches: the processors meet
+	const orders = 40
+	var ids []string
+	for i := range orders {
+		show := createShow(t, env, seatedShow("Processors", 1, 1))
+		b := newBuyer(t, env, "buyer")
+		o := b.order(show.GetShowId(), "A1")
+		p, err := b.pay(o.GetOrderId(), "") // the redirect flow: the outcome comes by webhook
+		require.NoError(t, err)
+		_, err = env.Gateway.Approve(p.GetGatewayReference())
+		require.NoError(t, err, "order %d", i)
+		ids = append(ids, o.GetOrderId())
+	}
+	require.Eventually(t, func() bool { return env.Gateway.Pending() == 0 }, 10*time.Second, 20*time.Millisecond)
+	stats := env.Gateway.WebhookStats()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				_, err := env.App.Payments.ProcessEvents(ctx)
+				require.NoError(t, err)
+			}
+		})
+	}
+	wg.Wait()
+	b := newBuyer(t, env, "buyer")
+	for _, id := range ids {
+		require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, b.getOrder(id).GetStatus())
+		require.Equal(t, 1, journals(t, env, ledger.KindBooking, id))
+	}
+	var stored, claimedTwice int
+	for _, pool := range env.App.Router.Shards() {
+		var n, twice int
+		require.NoError(t, pool.QueryRow(ctx, `
+			SELECT count(*), count(*) FILTER (WHERE attempts <> 1) FROM payment_events WHERE processed_at IS NOT NULL`).
+			Scan(&n, &twice))
+		stored, claimedTwice = stored+n, claimedTwice+twice
+	}
+	require.Equal(t, orders, stored, "one stored event per capture, however often it was delivered")
+	require.Zero(t, claimedTwice, "no event was taken by two processors")
+	t.Logf("webhook deliveries: %+v", stats)
+	trialBalance(t, env)
 }

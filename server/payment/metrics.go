@@ -71,14 +71,6 @@ func observe[T any](m *metrics, op string, fn func() (T, error)) (T, error) {
 	return v, err
 }
 
-func (m *metrics) call(_ context.Context, op string, fn func() (gateway.Charge, error)) (gateway.Charge, error) {
-	return observe(m, op, fn)
-}
-
-func (m *metrics) callRefund(_ context.Context, fn func() (gateway.Refund, error)) (gateway.Refund, error) {
-	return observe(m, "refund", fn)
-}
-
 // Describe implements prometheus.Collector.
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	m.latency.Describe(ch)

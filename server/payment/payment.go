@@ -170,6 +170,9 @@ type Config struct {
 	PendingGrace time.Duration
 	// IdempotencyWait is how long a duplicate request waits for the first.
 	IdempotencyWait time.Duration
+	// EventBatch is how many stored webhook events a processor claims at
+	// a time; default 50.
+	EventBatch int
 }
 
 func (c *Config) defaults() {
@@ -193,6 +196,9 @@ func (c *Config) defaults() {
 	}
 	if c.IdempotencyWait <= 0 {
 		c.IdempotencyWait = 3 * time.Second
+	}
+	if c.EventBatch <= 0 {
+		c.EventBatch = 50
 	}
 }
 

@@ -72,7 +72,7 @@ func (s *Service) sendRefund(ctx context.Context, pool *pg.Pool, refundID string
 	if r.Status != "pending" && r.Status != "unknown" {
 		return nil
 	}
-	res, err := s.metrics.callRefund(ctx, func() (gateway.Refund, error) {
+	res, err := observe(s.metrics, "refund", func() (gateway.Refund, error) {
 		return s.gw.Refund(ctx, gateway.RefundRequest{
 			IdempotencyKey: r.Key, Reference: r.ID, ChargeID: r.ChargeID, AmountMinor: r.AmountMinor, Currency: r.Currency,
 		})

@@ -133,12 +133,17 @@ func (s *Service) send(ctx context.Context, paymentID string) (Payment, error) {
 	}
 	var charge gateway.Charge
 	for try := 1; ; try++ {
-		charge, err = s.metrics.call(ctx, "charge", func() (gateway.Charge, error) { return s.gw.Charge(ctx, req) })
+		charge, err = observe(s.metrics, "charge", func() (gateway.Charge, error) { return s.gw.Charge(ctx, req) })
 		if err == nil || !errors.Is(err, gateway.ErrOutcomeUnknown) || try >= s.cfg.ChargeTries || ctx.Err() != nil {
 			break
 		}
 	}
 	switch {
+	case err == nil:
+		// An answer is applied even if our caller has gone meanwhile.
+		if err := s.Apply(context.WithoutCancel(ctx), charge); err != nil {
+			return p, err
+		}
 	case errors.Is(err, gateway.ErrOutcomeUnknown), ctx.Err() != nil:
 		// no answer is UNKNOWN, never FAILED; the recovery job or a
 		// webhook will tell. The write must survive the caller's deadline.
@@ -149,12 +154,8 @@ func (s *Service) send(ctx context.Context, paymentID string) (Payment, error) {
 		if err := s.fail(context.WithoutCancel(ctx), pool, p.ID, "gateway_error", "the payment gateway refused the request"); err != nil {
 			return p, err
 		}
-	case err != nil:
-		return p, fmt.Errorf("charge %s: %w", p.ID, err)
 	default:
-		if err := s.Apply(context.WithoutCancel(ctx), charge); err != nil {
-			return p, err
-		}
+		return p, fmt.Errorf("charge %s: %w", p.ID, err)
 	}
 	return getPayment(context.WithoutCancel(ctx), pool, p.ID, false)
 }

@@ -38,6 +38,13 @@ func (s *Service) WebhookHandler() http.Handler {
 		}
 		now := s.now()
 		ev, err := s.gw.ParseWebhook(r.Header, body, now)
+		if errors.Is(err, gateway.ErrEventTypeUnknown) {
+			// Genuine (the signature held) but of a kind we do not act on:
+			// acknowledged so it is not sent again, and not stored.
+			s.metrics.webhooks.WithLabelValues("ignored").Inc()
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 		if err != nil {
 			s.metrics.webhooks.WithLabelValues("rejected").Inc()
 			s.log.WarnContext(r.Context(), "webhook refused", "err", err)

@@ -119,15 +119,13 @@ func (s *Service) ProcessEvents(ctx context.Context) (int, error) {
 				}
 			}
 			total += len(batch)
-			if len(batch) < claimBatch {
+			if len(batch) < s.cfg.EventBatch {
 				break
 			}
 		}
 	}
 	return total, errors.Join(errs...)
 }
-
-const claimBatch = 50
 
 func (s *Service) claim(ctx context.Context, pool *pg.Pool) ([]claimed, error) {
 	now := s.now()
@@ -138,7 +136,7 @@ func (s *Service) claim(ctx context.Context, pool *pg.Pool) ([]claimed, error) {
 			WHERE processed_at IS NULL AND (locked_until IS NULL OR locked_until < $1)
 			ORDER BY received_at LIMIT $2
 			FOR UPDATE SKIP LOCKED)
-		RETURNING event_id, attempts, event`, now, claimBatch)
+		RETURNING event_id, attempts, event`, now, s.cfg.EventBatch)
 	if err != nil {
 		return nil, fmt.Errorf("claim payment events on %s: %w", pool.Name, err)
 	}
