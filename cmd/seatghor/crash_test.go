@@ -151,7 +151,6 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-
 // lockedBuffer collects the output of the child processes.
 type lockedBuffer struct {
 	mu  sync.Mutex

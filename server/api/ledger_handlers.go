@@ -150,5 +150,5 @@ func (h *ledgerHandler) RecordPayout(ctx context.Context, req *connect.Request[l
 	case err != nil:
 		return nil, h.ledgerErr(ctx, err)
 	}
-return connect.NewResponse(&ledgerv1.RecordPayoutResponse{Transaction: journalProto(p), Duplicate: dup}), nil
+	return connect.NewResponse(&ledgerv1.RecordPayoutResponse{Transaction: journalProto(p), Duplicate: dup}), nil
 }
