@@ -31,7 +31,8 @@ type config struct {
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
 	// Roles are what `serve` runs (SEATGHOR_ROLES, "api,workers,projectors"):
-	// the API server, the background workers (hold sweeper), the read
+	// the API server, the background workers (hold sweeper, payment jobs,
+	// ledger check), the read
 	// side's projectors (R-8.1), in any combination.
 	Roles map[string]bool
 	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; R-8.2).

@@ -592,3 +592,33 @@ func TestProjectorLagUnderHoldLoad(t *testing.T) {
 	t.Logf("hold → visible in Redis over %d holds: p50 %v, p99 %v, max %v", len(visible), p(.5), p(.99), visible[len(visible)-1])
 	require.Less(t, p(.5), 2*time.Second, "median lag")
 }
+
+// TestExpiryReachesTheMap: holds that run out are swept (HoldExpired) and
+// the projector brings Redis back to the shard's seat rows.
+func TestExpiryReachesTheMap(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Now())
+	env, r := newEnv(t, true, clk)
+	shows := []int64{createShow(t, env, "expiry 1", 2, 4, 10), createShow(t, env, "expiry 2", 2, 4, 10)}
+	ctx := context.Background()
+	c := as(t, env, "rumana", auth.RoleUser)
+	for _, show := range shows {
+		_, err := c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1", "B4"}}))
+		require.NoError(t, err)
+		_, err = c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, GaArea: "Floor", Quantity: new(int32(3))}))
+		require.NoError(t, err)
+	}
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	requireConverged(t, env, store, shows)
+
+	clk.Advance(11 * time.Minute)
+	n, err := env.App.Booking.Sweep(ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 4, n)
+	requireConverged(t, env, store, shows)
+	a, ok, err := store.Availability(ctx, shows[0])
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, []byte{0, 0}, a.States, "every seat free again")
+	require.Equal(t, []int{10}, a.GA, "every GA place back")
+}

@@ -256,10 +256,12 @@ describe("seatghor API", () => {
         holdId = hold.holdId;
 
         // The seat map is a read model: the projector updates it shortly after.
+        // Wait for the hold itself, not just any newer version: the map read
+        // before the hold may itself have been a little behind.
         const afterMap = await eventually(
           () => alice().seatMap.getSeatMap({ showId: 7n }),
-          (m) => m.version > before.version,
-          "seat-map version grows",
+          (m) => m.version > before.version && seatStates(m).get(s1) === SeatState.HELD,
+          "the hold shows in the seat map",
         );
         const states = seatStates(afterMap);
         assert.equal(states.get(s1), SeatState.HELD);
