@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -29,6 +30,10 @@ type Reader struct {
 	// loadTimeout bounds one coalesced load; it does not follow any one
 	// caller's context, since every waiting caller shares it.
 	loadTimeout time.Duration
+	// skipUntil (unix nanoseconds) is when Redis is tried again after it
+	// failed: while it is down, requests go straight to the shard instead
+	// of each waiting for a dial to fail.
+	skipUntil atomic.Int64
 
 	reads *prometheus.CounterVec
 	loads prometheus.Counter
@@ -62,14 +67,18 @@ func NewReader(store *Store, loader Loader, now func() time.Time, log *slog.Logg
 // coalescing, R-8.2), which also fills Redis. When Redis fails the shard
 // answers (degraded) and the write path is untouched.
 func (r *Reader) SeatMap(ctx context.Context, showID int64) (booking.SeatMap, error) {
-	m, ok, err := r.store.Get(ctx, showID, r.now())
-	if err == nil && ok {
-		r.reads.WithLabelValues("cache").Inc()
-		return m, nil
-	}
-	redisDown := err != nil
-	if redisDown && ctx.Err() == nil {
-		r.log.WarnContext(ctx, "seat map cache unavailable; reading the shard", "show_id", showID, "err", err)
+	redisDown := time.Now().UnixNano() < r.skipUntil.Load()
+	if !redisDown {
+		m, ok, err := r.store.Get(ctx, showID, r.now())
+		if err == nil && ok {
+			r.reads.WithLabelValues("cache").Inc()
+			return m, nil
+		}
+		if err != nil && ctx.Err() == nil {
+			redisDown = true
+			r.markDown()
+			r.log.WarnContext(ctx, "seat map cache unavailable; reading the shard", "show_id", showID, "err", err)
+		}
 	}
 	ch := r.flight.DoChan(strconv.FormatInt(showID, 10), func() (any, error) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.loadTimeout)
@@ -111,6 +120,7 @@ func (r *Reader) load(ctx context.Context, showID int64, redisDown bool) (loaded
 		switch {
 		case err != nil:
 			redisDown = true
+			r.markDown()
 		case ok:
 			return loaded{m: m, cached: true}, nil
 		}
@@ -124,10 +134,14 @@ func (r *Reader) load(ctx context.Context, showID int64, redisDown bool) (loaded
 		if err := r.store.Put(ctx, m); err != nil {
 			r.log.WarnContext(ctx, "seat map cache fill failed", "show_id", showID, "err", err)
 			redisDown = true
+			r.markDown()
 		}
 	}
 	return loaded{m: m, degraded: redisDown}, nil
 }
+
+// markDown skips Redis for a second.
+func (r *Reader) markDown() { r.skipUntil.Store(time.Now().Add(time.Second).UnixNano()) }
 
 // isNotFound tells whether err is booking's "no such show".
 func isNotFound(err error) bool {

@@ -1,8 +1,9 @@
 // Package redistest gives tests a real Redis server: the one in
 // SEATGHOR_TEST_REDIS_URL, else the machine's on 127.0.0.1:6379 if it
 // answers, else a throwaway redis-server started once per test binary on a
-// free port. Each test gets its own key prefix, so parallel tests (and
-// parallel test binaries) never see each other's keys.
+// free port (always, with SEATGHOR_TEST_REDIS=own). Each test gets its own
+// key prefix, so parallel tests (and parallel test binaries) never see each
+// other's keys.
 package redistest
 
 import (
@@ -90,6 +91,9 @@ func Cleanup() {
 }
 
 func find() (string, error) {
+	if os.Getenv("SEATGHOR_TEST_REDIS") == "own" {
+		return start()
+	}
 	if u := os.Getenv("SEATGHOR_TEST_REDIS_URL"); u != "" {
 		return u, nil
 	}
