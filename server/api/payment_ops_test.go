@@ -39,23 +39,31 @@ func TestEveryTokenEndsRight(t *testing.T) {
 		PaymentWorkers: &payment.WorkerConfig{Poll: 50 * time.Millisecond, RecoverEvery: 200 * time.Millisecond, ReconcileEvery: -1},
 	})
 	show := createShow(t, env, seatedShow("Tokens", 2, 10))
+	const (
+		succeeded = paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED
+		failed    = paymentv1.PaymentState_PAYMENT_STATE_FAILED
+		unknown   = paymentv1.PaymentState_PAYMENT_STATE_UNKNOWN
+		pending   = paymentv1.PaymentState_PAYMENT_STATE_PENDING
+	)
 	for i, c := range []struct {
 		token     string
+		answer    paymentv1.PaymentState // what StartPayment says at once
 		confirmed bool
 	}{
-		{"tok_success", true},
-		{"tok_decline", false},
-		{"tok_insufficient_funds", false},
-		{"tok_timeout_applied", true},
-		{"tok_timeout_not_applied", false},
-		{"tok_webhook_only", true},
-		{"tok_duplicate_capture", true},
+		{"tok_success", succeeded, true},
+		{"tok_decline", failed, false},
+		{"tok_insufficient_funds", failed, false},
+		{"tok_timeout_applied", unknown, true}, // a timeout is UNKNOWN, never FAILED
+		{"tok_timeout_not_applied", unknown, false},
+		{"tok_webhook_only", pending, true},
+		{"tok_duplicate_capture", succeeded, true},
 	} {
 		t.Run(c.token, func(t *testing.T) {
 			b := newBuyer(t, env, "buyer-"+c.token)
 			o := b.order(show.GetShowId(), []string{"A", "B"}[i/10]+string(rune('1'+i%10)))
 			p, err := b.pay(o.GetOrderId(), c.token)
 			require.NoError(t, err)
+			require.Equal(t, c.answer, p.GetStatus())
 			want := bookingv1.OrderStatus_ORDER_STATUS_PENDING_PAYMENT
 			if c.confirmed {
 				want = bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED

@@ -142,7 +142,9 @@ func TestPaymentSucceedsAndConfirms(t *testing.T) {
 
 func TestPaymentDeclinedThenRetried(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 1})
-	show := createShow(t, env, seatedShow("Declines", 1, 4))
+	req := seatedShow("Declines", 1, 4)
+	req.HoldTtl, req.PaymentExtension = durationpb.New(30*time.Second), durationpb.New(5*time.Minute)
+	show := createShow(t, env, req)
 	b := newBuyer(t, env, "buyer")
 	o := b.order(show.GetShowId(), "A1")
 
@@ -156,6 +158,10 @@ func TestPaymentDeclinedThenRetried(t *testing.T) {
 	p2, err := b.pay(o.GetOrderId(), "tok_success")
 	require.NoError(t, err)
 	require.EqualValues(t, 2, p2.GetAttempt())
+	// the first attempt extended the 30 s hold to 5 minutes; the
+	// second did not extend it again.
+	require.Greater(t, p.GetPayBy().AsTime(), o.GetPayBy().AsTime().Add(4*time.Minute))
+	require.Equal(t, p.GetPayBy().AsTime(), p2.GetPayBy().AsTime())
 	require.Equal(t, paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED, p2.GetStatus())
 	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, b.getOrder(o.GetOrderId()).GetStatus())
 }
@@ -191,6 +197,8 @@ func TestPaymentTimeline(t *testing.T) {
 	rp, err := rumana.pay(o1.GetOrderId(), "tok_success")
 	require.NoError(t, err)
 	require.Equal(t, paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED, rp.GetStatus())
+	// her hold (until 10:10) was extended once, to 10:13.
+	require.Equal(t, tenAM.Add(13*time.Minute), rp.GetPayBy().AsTime())
 	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, rumana.getOrder(o1.GetOrderId()).GetStatus())
 
 	clk.Set(tenAM.Add(15 * time.Minute)) // 10:15 Karim approves: too late.
