@@ -39,6 +39,8 @@ Usage:
   seatghor rebuild PROJECTOR                    drop a read model (e.g. seatmap); running projectors replay it
   seatghor gateway [--addr ADDR] [--webhook-url URL]
                                                 the sandbox payment gateway, standalone (faults: SEATGHOR_SANDBOX_FAULTS)
+  seatghor loadtest onsale [--url URL] [--preset small|full] [--ttl 30s,1m] [--out FILE] [--compare FILE]
+                                                the on-sale crowd against a running server (docs/loadtest.md)
   seatghor token --sub ID [--role ROLE] [--ttl DURATION]
                                                 print an API token signed with SEATGHOR_AUTH_SECRET
 
@@ -66,6 +68,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runRebuild(ctx, cfg, args[1:], log)
 	case "gateway":
 		return runGateway(ctx, cfg, args[1:], log)
+	case "loadtest":
+		return runLoadtest(ctx, cfg, args[1:], stdout, log)
 	case "token":
 		return runToken(cfg, args[1:], stdout)
 	case "help", "-h", "--help":

@@ -30,6 +30,11 @@ func newRPCMetrics(reg *prometheus.Registry, router *shard.Router) *rpcMetrics {
 			Help:        "Statements sent to a database.",
 			ConstLabels: prometheus.Labels{"database": pool.Name},
 		}, func() float64 { return float64(pool.Queries()) }))
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "seatghor_db_write_statements_total",
+			Help:        "Statements sent to a database that may change rows (INSERT, UPDATE, DELETE, SELECT … FOR UPDATE).",
+			ConstLabels: prometheus.Labels{"database": pool.Name},
+		}, func() float64 { return float64(pool.Writes()) }))
 	}
 	return m
 }

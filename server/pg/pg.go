@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
@@ -20,10 +21,16 @@ type Pool struct {
 	// Name is the database's role in the system, e.g. "catalog" or "shard-2".
 	Name    string
 	queries *atomic.Int64
+	writes  *atomic.Int64
 }
 
 // Queries returns how many statements were sent through the pool so far.
 func (p *Pool) Queries() int64 { return p.queries.Load() }
+
+// Writes returns how many of those statements could change rows (INSERT,
+// UPDATE or DELETE anywhere in them, so also a writing CTE or a SELECT …
+// FOR UPDATE): the load test's "DB writes".
+func (p *Pool) Writes() int64 { return p.writes.Load() }
 
 // Option tunes a pool opened by Open.
 type Option func(*pgxpool.Config)
@@ -54,7 +61,8 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 	cfg.ConnConfig.RuntimeParams["statement_timeout"] = "15s"
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "60s"
 	counter := new(atomic.Int64)
-	cfg.ConnConfig.Tracer = countingTracer{n: counter}
+	writes := new(atomic.Int64)
+	cfg.ConnConfig.Tracer = countingTracer{n: counter, writes: writes}
 	for _, o := range opts {
 		o(cfg)
 	}
@@ -66,14 +74,23 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 		pool.Close()
 		return nil, fmt.Errorf("database %s: ping: %w", name, err)
 	}
-	return &Pool{Pool: pool, Name: name, queries: counter}, nil
+	return &Pool{Pool: pool, Name: name, queries: counter, writes: writes}, nil
 }
 
-type countingTracer struct{ n *atomic.Int64 }
+type countingTracer struct{ n, writes *atomic.Int64 }
 
-func (t countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (t countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	t.n.Add(1)
+	if writing(d.SQL) {
+		t.writes.Add(1)
+	}
 	return ctx
+}
+
+// writing tells whether a statement may change rows. Our SQL is written
+// with upper-case keywords, so a plain search is enough for a counter.
+func writing(sql string) bool {
+	return strings.Contains(sql, "INSERT") || strings.Contains(sql, "UPDATE") || strings.Contains(sql, "DELETE")
 }
 
 func (countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

@@ -1,0 +1,488 @@
+// Package loadtest drives a running Seatghor over its real API the way the
+// seed's on-sale model describes (R-2): a crowd of buyers arrives, each reads
+// seat maps, holds seats (retrying on conflicts), and a share of them order
+// and pay through the sandbox gateway while the rest walk away and leave
+// ghost holds until their TTL. It measures what the model predicts (seats
+// sold, ghost seats and the time of the first "sold out" for each hold TTL)
+// and what the platform does under it (throughput and latency per RPC, DB
+// writes per second, projector lag), and checks the one number that must
+// never move: seats sold twice.
+package loadtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"net"
+	"net/http"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+)
+
+// Config is one load test: the inventory, the crowd and its behaviour.
+type Config struct {
+	// BaseURL is the running server, e.g. http://127.0.0.1:8080.
+	BaseURL string `json:"-"`
+	// Preset names the configuration the run started from.
+	Preset string `json:"preset"`
+	// Trips × RowsPerTrip × 4 seats are on sale, on fresh bus trips.
+	Trips       int `json:"trips"`
+	RowsPerTrip int `json:"rows_per_trip"`
+	// Buyers arrive within Arrival; FirstShare of them in its first tenth
+	// (the seed: half of the crowd in the first minute of ten).
+	Buyers     int           `json:"buyers"`
+	Arrival    time.Duration `json:"arrival"`
+	FirstShare float64       `json:"first_share"`
+	// PayShare of the buyers who get a hold order and pay; the rest walk
+	// away and their holds stay until the TTL (ghost seats).
+	PayShare float64 `json:"pay_share"`
+	// SeatsPerOrder is the mean number of seats a buyer wants (1.8: four in
+	// five want two, the rest one).
+	SeatsPerOrder float64 `json:"seats_per_order"`
+	// HoldTries is how often a buyer tries to hold after a conflict.
+	HoldTries int `json:"hold_tries"`
+	// HoldTTLs are the hold lifetimes to measure, one phase each.
+	HoldTTLs []time.Duration `json:"hold_ttls"`
+	// PayToken is the sandbox token payers pay with.
+	PayToken string `json:"pay_token"`
+	// Seed makes the crowd's choices repeatable.
+	Seed uint64 `json:"seed"`
+}
+
+// Presets are the named configurations: "small" runs in seconds (make
+// test), "full" is the documented run (docs/loadtest.md).
+func Presets() map[string]Config {
+	return map[string]Config{
+		"small": {
+			Preset: "small", Trips: 2, RowsPerTrip: 10, Buyers: 120, Arrival: 2 * time.Second, FirstShare: 0.5,
+			PayShare: 0.7, SeatsPerOrder: 1.8, HoldTries: 3, HoldTTLs: []time.Duration{30 * time.Second},
+			PayToken: "tok_success", Seed: 1,
+		},
+		// The seed's model at a scale one machine carries: buyers arrive
+		// evenly, as a waiting room admits them, at 10 per second; 1,600
+		// seats sell out in about 90 s, so hold TTLs shorter and longer than
+		// that show what R-2's table shows.
+		"full": {
+			Preset: "full", Trips: 40, RowsPerTrip: 10, Buyers: 1200, Arrival: 120 * time.Second, FirstShare: 0.1,
+			PayShare: 0.7, SeatsPerOrder: 1.8, HoldTries: 3,
+			HoldTTLs: []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute},
+			PayToken: "tok_success", Seed: 1,
+		},
+	}
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.BaseURL == "":
+		return errors.New("loadtest: no server URL")
+	case c.Trips < 1 || c.RowsPerTrip < 1 || c.Buyers < 1:
+		return errors.New("loadtest: trips, rows per trip and buyers must be positive")
+	case c.SeatsPerOrder < 1 || c.SeatsPerOrder > 4:
+		return errors.New("loadtest: seats per order must be from 1 to 4")
+	case len(c.HoldTTLs) == 0:
+		return errors.New("loadtest: no hold TTL to measure")
+	case c.PayShare < 0 || c.PayShare > 1 || c.FirstShare < 0 || c.FirstShare > 1:
+		return errors.New("loadtest: shares are from 0 to 1")
+	}
+	return nil
+}
+
+// Tokens mints API tokens for the crowd and for the admin that creates the
+// trips: the server's own token signer, with its secret.
+type Tokens interface {
+	Token(sub string, admin bool) (string, error)
+}
+
+// Run runs one phase per hold TTL against the server and returns what it
+// measured.
+func Run(ctx context.Context, cfg Config, tokens Tokens, log *slog.Logger) (Result, error) {
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
+	}
+	if cfg.HoldTries < 1 {
+		cfg.HoldTries = 1
+	}
+	res := Result{Config: cfg, StartedAt: time.Now().UTC()}
+	httpClient := &http.Client{Transport: &http.Transport{
+		MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute,
+		DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	}}
+	for i, ttl := range cfg.HoldTTLs {
+		log.Info("loadtest phase", "hold_ttl", ttl, "buyers", cfg.Buyers, "seats", cfg.Trips*cfg.RowsPerTrip*4)
+		ph, err := runPhase(ctx, cfg, ttl, uint64(i), httpClient, tokens)
+		if err != nil {
+			return res, fmt.Errorf("phase with hold TTL %s: %w", ttl, err)
+		}
+		res.Phases = append(res.Phases, ph)
+	}
+	res.FinishedAt = time.Now().UTC()
+	return res, nil
+}
+
+// phase is the state of one phase while it runs.
+type phase struct {
+	cfg     Config
+	ttl     time.Duration
+	http    *http.Client
+	tokens  Tokens
+	trips   []int64
+	runID   string
+	start   time.Time
+	rpc     *recorder
+	mu      sync.Mutex
+	holds   []heldSeats
+	sold    map[string]int // "<show>/<seat>" → confirmed orders holding it
+	soldOut time.Time      // when a buyer first found no seats on any trip
+	// exhausted is when a trip was last seen without enough free seats.
+	exhausted map[int64]time.Time
+	gaveUp    int
+}
+
+// heldSeats is one hold a buyer got.
+type heldSeats struct {
+	at    time.Time
+	seats int
+	payer bool
+}
+
+func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *http.Client, tokens Tokens) (Phase, error) {
+	p := &phase{cfg: cfg, ttl: ttl, http: hc, tokens: tokens, rpc: newRecorder(), sold: map[string]int{},
+		exhausted: map[int64]time.Time{}, runID: randomID()}
+	if err := p.createTrips(ctx); err != nil {
+		return Phase{}, err
+	}
+	before, err := scrape(ctx, hc, cfg.BaseURL)
+	if err != nil {
+		return Phase{}, err
+	}
+	rnd := mrand.New(mrand.NewPCG(cfg.Seed, n))
+	arrivals := arrivalTimes(cfg, rnd)
+	p.start = time.Now()
+	var wg sync.WaitGroup
+	for i, at := range arrivals {
+		seed := rnd.Uint64()
+		select {
+		case <-ctx.Done():
+			wg.Wait()
+			return Phase{}, ctx.Err()
+		case <-time.After(time.Until(p.start.Add(at))):
+		}
+		wg.Go(func() { p.buyer(ctx, i, mrand.New(mrand.NewPCG(seed, uint64(i)))) })
+	}
+	wg.Wait()
+	elapsed := time.Since(p.start)
+	after, err := scrape(ctx, hc, cfg.BaseURL)
+	if err != nil {
+		return Phase{}, err
+	}
+	booked, err := p.bookedOnServer(ctx)
+	if err != nil {
+		return Phase{}, err
+	}
+	return p.result(elapsed, before, after, booked), nil
+}
+
+// arrivalTimes spreads the crowd over the arrival window: FirstShare of it
+// in the first tenth, the rest evenly after, in random order.
+func arrivalTimes(cfg Config, rnd *mrand.Rand) []time.Duration {
+	first := int(float64(cfg.Buyers) * cfg.FirstShare)
+	tenth := cfg.Arrival / 10
+	out := make([]time.Duration, 0, cfg.Buyers)
+	for i := range cfg.Buyers {
+		if i < first {
+			out = append(out, time.Duration(rnd.Int64N(int64(tenth)+1)))
+		} else {
+			out = append(out, tenth+time.Duration(rnd.Int64N(int64(cfg.Arrival-tenth)+1)))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (p *phase) clientsFor(sub string, admin bool) (clients, error) {
+	tok, err := p.tokens.Token(sub, admin)
+	if err != nil {
+		return clients{}, err
+	}
+	opts := connect.WithInterceptors(auth(tok))
+	return clients{
+		catalog: catalogv1connect.NewCatalogServiceClient(p.http, p.cfg.BaseURL, opts),
+		holds:   bookingv1connect.NewHoldServiceClient(p.http, p.cfg.BaseURL, opts),
+		orders:  bookingv1connect.NewOrderServiceClient(p.http, p.cfg.BaseURL, opts),
+		seatmap: seatmapv1connect.NewSeatMapServiceClient(p.http, p.cfg.BaseURL, opts),
+		pay:     paymentv1connect.NewPaymentServiceClient(p.http, p.cfg.BaseURL, opts),
+	}, nil
+}
+
+type clients struct {
+	catalog catalogv1connect.CatalogServiceClient
+	holds   bookingv1connect.HoldServiceClient
+	orders  bookingv1connect.OrderServiceClient
+	seatmap seatmapv1connect.SeatMapServiceClient
+	pay     paymentv1connect.PaymentServiceClient
+}
+
+// auth adds the token, and a fresh Idempotency-Key to every write.
+func auth(token string) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+token)
+			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
+				req.Header().Set("Idempotency-Key", randomID())
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+func (p *phase) createTrips(ctx context.Context) error {
+	admin, err := p.clientsFor("loadtest-admin", true)
+	if err != nil {
+		return err
+	}
+	rows := make([]string, p.cfg.RowsPerTrip)
+	for i := range rows { // A … Z, AA, AB, …
+		rows[i] = string(rune('A' + i%26))
+		if i >= 26 {
+			rows[i] = string(rune('A'+i/26-1)) + rows[i]
+		}
+	}
+	for i := range p.cfg.Trips {
+		resp, err := admin.catalog.CreateShow(ctx, connect.NewRequest(&catalogv1.CreateShowRequest{
+			Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: fmt.Sprintf("Load test %s trip %d", p.runID[:6], i+1),
+			Origin: "Dhaka", Destination: "Chattogram", StartsAt: timestamppb.New(time.Now().Add(72 * time.Hour)),
+			Currency: "BDT", HoldTtl: durationpb.New(p.ttl), MaxSeatsPerAccount: 4, MaxSeatsPerHold: 4,
+			Sections: []*catalogv1.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}},
+		}))
+		if err != nil {
+			return fmt.Errorf("create trip: %w", err)
+		}
+		p.trips = append(p.trips, resp.Msg.GetShow().GetShowId())
+	}
+	return nil
+}
+
+// buyer is one person of the crowd.
+func (p *phase) buyer(ctx context.Context, i int, rnd *mrand.Rand) {
+	c, err := p.clientsFor(fmt.Sprintf("lt-%s-%d", p.runID, i), false)
+	if err != nil {
+		return
+	}
+	want := int(p.cfg.SeatsPerOrder)
+	if rnd.Float64() < p.cfg.SeatsPerOrder-float64(want) {
+		want++
+	}
+	payer := rnd.Float64() < p.cfg.PayShare
+	var hold *bookingv1.Hold
+	for range p.cfg.HoldTries {
+		show, free := p.pickTrip(ctx, c, want, rnd)
+		if show == 0 {
+			break
+		}
+		rnd.Shuffle(len(free), func(a, b int) { free[a], free[b] = free[b], free[a] })
+		resp, err := timed(p.rpc, "CreateHold", func() (*connect.Response[bookingv1.CreateHoldResponse], error) {
+			return c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: free[:want]}))
+		})
+		if err == nil {
+			hold = resp.Msg.GetHold()
+			break
+		}
+	}
+	p.mu.Lock()
+	if hold == nil {
+		p.gaveUp++
+	} else {
+		p.holds = append(p.holds, heldSeats{at: time.Now(), seats: len(hold.GetSeats()), payer: payer})
+	}
+	p.mu.Unlock()
+	if hold == nil || !payer {
+		return // a leaver walks away: a ghost hold until the TTL
+	}
+	if !p.pay(ctx, c, hold) {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range hold.GetSeats() {
+		p.sold[fmt.Sprintf("%d/%s", hold.GetShowId(), s)]++
+	}
+}
+
+// pickTrip finds a trip with enough free seats, reading seat maps the way a
+// buyer browses; when every trip is out of seats it records the first
+// "sold out".
+func (p *phase) pickTrip(ctx context.Context, c clients, want int, rnd *mrand.Rand) (int64, []string) {
+	order := rnd.Perm(len(p.trips))
+	for _, j := range order {
+		show := p.trips[j]
+		p.mu.Lock()
+		seen, out := p.exhausted[show]
+		p.mu.Unlock()
+		if out && time.Since(seen) < time.Second {
+			continue // someone just found it full
+		}
+		m, err := timed(p.rpc, "GetSeatMap", func() (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
+			return c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+		})
+		if err != nil {
+			continue
+		}
+		if free := seatsIn(m.Msg, 0); len(free) >= want {
+			return show, free
+		}
+		p.mu.Lock()
+		p.exhausted[show] = time.Now()
+		p.mu.Unlock()
+	}
+	p.mu.Lock()
+	if p.soldOut.IsZero() {
+		p.soldOut = time.Now()
+	}
+	p.mu.Unlock()
+	return 0, nil
+}
+
+// pay orders the hold and pays it; it tells whether the order is confirmed.
+func (p *phase) pay(ctx context.Context, c clients, hold *bookingv1.Hold) bool {
+	o, err := timed(p.rpc, "CreateOrder", func() (*connect.Response[bookingv1.CreateOrderResponse], error) {
+		return c.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: hold.GetHoldId()}))
+	})
+	if err != nil {
+		return false
+	}
+	pay, err := timed(p.rpc, "StartPayment", func() (*connect.Response[paymentv1.StartPaymentResponse], error) {
+		return c.pay.StartPayment(ctx, connect.NewRequest(&paymentv1.StartPaymentRequest{
+			OrderId: o.Msg.GetOrder().GetOrderId(), Sandbox: &paymentv1.SandboxPayment{Token: p.cfg.PayToken}}))
+	})
+	return err == nil && pay.Msg.GetPayment().GetStatus() == paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED
+}
+
+// seatsIn returns the seats of a seat map in one state (0 free, 2 booked).
+func seatsIn(m *seatmapv1.GetSeatMapResponse, state byte) []string {
+	var out []string
+	i := 0
+	for _, s := range m.GetSections() {
+		for _, r := range s.GetRows() {
+			for _, seat := range r.GetSeats() {
+				if i/4 < len(m.GetAvailability()) && (m.GetAvailability()[i/4]>>(2*(i%4)))&3 == state {
+					out = append(out, seat)
+				}
+				i++
+			}
+		}
+	}
+	return out
+}
+
+// bookedOnServer counts the booked seats the server shows once its seat
+// maps have caught up with the confirmed orders (the read model is at most
+// seconds stale, R-8).
+func (p *phase) bookedOnServer(ctx context.Context) (int, error) {
+	admin, err := p.clientsFor("loadtest-admin", true)
+	if err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		booked := 0
+		for _, show := range p.trips {
+			m, err := admin.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+			if err != nil {
+				return 0, fmt.Errorf("seat map of trip %d: %w", show, err)
+			}
+			booked += len(seatsIn(m.Msg, 2))
+		}
+		if booked == len(p.sold) || time.Now().After(deadline) {
+			return booked, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func randomID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recorder keeps the latency of every call by RPC and result code.
+type recorder struct {
+	mu    sync.Mutex
+	calls map[string]*calls
+}
+
+type calls struct {
+	ok     []time.Duration
+	errors map[string]int
+}
+
+func newRecorder() *recorder { return &recorder{calls: map[string]*calls{}} }
+
+func timed[T any](r *recorder, rpc string, fn func() (T, error)) (T, error) {
+	start := time.Now()
+	v, err := fn()
+	d := time.Since(start)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.calls[rpc]
+	if c == nil {
+		c = &calls{errors: map[string]int{}}
+		r.calls[rpc] = c
+	}
+	if err != nil {
+		c.errors[connect.CodeOf(err).String()]++
+	} else {
+		c.ok = append(c.ok, d)
+	}
+	return v, err
+}
+
+func percentile(sorted []time.Duration, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted)-1) + 0.5)
+	return float64(sorted[i].Microseconds()) / 1000
+}
+
+func (r *recorder) stats(elapsed time.Duration) map[string]RPCStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]RPCStats{}
+	for name, c := range r.calls {
+		sort.Slice(c.ok, func(a, b int) bool { return c.ok[a] < c.ok[b] })
+		n := len(c.ok)
+		errs := 0
+		for _, e := range c.errors {
+			errs += e
+		}
+		out[name] = RPCStats{
+			Calls: n + errs, Errors: c.errors, PerSecond: float64(n+errs) / elapsed.Seconds(),
+			P50ms: percentile(c.ok, 0.50), P95ms: percentile(c.ok, 0.95), P99ms: percentile(c.ok, 0.99),
+		}
+	}
+	return out
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/seatghor/seatghor/clients/go/loadtest"
+	"github.com/seatghor/seatghor/server/auth"
+)
+
+// loadtestTokens mints the crowd's tokens with the server's secret.
+type loadtestTokens struct{ *auth.Tokens }
+
+func (t loadtestTokens) Token(sub string, admin bool) (string, error) {
+	role := auth.RoleUser
+	if admin {
+		role = auth.RoleAdmin
+	}
+	return t.Mint(sub, role, 24*time.Hour)
+}
+
+// runLoadtest is `seatghor loadtest onsale`: the on-sale crowd against a
+// running server (R-2), a summary table on stdout and the result as JSON.
+func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
+	if len(args) == 0 || args[0] != "onsale" {
+		return fmt.Errorf("%w: loadtest onsale [flags]", errUsage)
+	}
+	fs := newFlags("loadtest onsale")
+	url := fs.String("url", "http://"+cfg.Addr, "the running server")
+	preset := fs.String("preset", "small", "small or full")
+	buyers := fs.Int("buyers", 0, "buyers (0: the preset's)")
+	trips := fs.Int("trips", 0, "bus trips on sale (0: the preset's)")
+	rows := fs.Int("rows", 0, "rows of 4 seats per trip (0: the preset's)")
+	arrival := fs.Duration("arrival", 0, "the window the crowd arrives in (0: the preset's)")
+	ttls := fs.String("ttl", "", "hold TTLs to measure, comma-separated, e.g. 30s,1m (empty: the preset's)")
+	pay := fs.Float64("pay-share", -1, "share of buyers who pay (negative: the preset's)")
+	out := fs.String("out", "", "write the result as JSON to this file")
+	compare := fs.String("compare", "", "a result JSON to compare this run with, as ratios")
+	if err := fs.Parse(args[1:]); err != nil {
+		return fmt.Errorf("%w: loadtest: %v", errUsage, err)
+	}
+	lt, ok := loadtest.Presets()[*preset]
+	if !ok {
+		return fmt.Errorf("%w: loadtest: no preset %q (small, full)", errUsage, *preset)
+	}
+	lt.BaseURL = strings.TrimRight(*url, "/")
+	for dst, v := range map[*int]int{&lt.Buyers: *buyers, &lt.Trips: *trips, &lt.RowsPerTrip: *rows} {
+		if v > 0 {
+			*dst = v
+		}
+	}
+	if *arrival > 0 {
+		lt.Arrival = *arrival
+	}
+	if *pay >= 0 {
+		lt.PayShare = *pay
+	}
+	if *ttls != "" {
+		lt.HoldTTLs = nil
+		for _, s := range strings.Split(*ttls, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(s))
+			if err != nil {
+				return fmt.Errorf("%w: loadtest: --ttl %q: %v", errUsage, s, err)
+			}
+			lt.HoldTTLs = append(lt.HoldTTLs, d)
+		}
+	}
+	secret := cfg.AuthSecret
+	if secret == "" {
+		secret = devSecret
+	}
+	tokens, err := auth.NewTokens(secret, time.Now)
+	if err != nil {
+		return err
+	}
+	res, err := loadtest.Run(ctx, lt, loadtestTokens{tokens}, log)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteTable(stdout); err != nil {
+		return err
+	}
+	if *out != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, b, 0o644); err != nil {
+			return fmt.Errorf("write result: %w", err)
+		}
+	}
+	if *compare != "" {
+		b, err := os.ReadFile(*compare)
+		if err != nil {
+			return fmt.Errorf("read baseline: %w", err)
+		}
+		var base loadtest.Result
+		if err := json.Unmarshal(b, &base); err != nil {
+			return fmt.Errorf("baseline %s: %w", *compare, err)
+		}
+		fmt.Fprintf(stdout, "\nthis run / %s:\n", *compare)
+		return loadtest.Compare(stdout, base, res)
+	}
+	return nil
+}
