@@ -177,12 +177,14 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 	rnd := mrand.New(mrand.NewPCG(cfg.Seed, n))
 	arrivals := arrivalTimes(cfg, rnd)
 	p.start = time.Now()
+	lag := p.sampleLag(ctx)
 	var wg sync.WaitGroup
 	for i, at := range arrivals {
 		seed := rnd.Uint64()
 		select {
 		case <-ctx.Done():
 			wg.Wait()
+			lag()
 			return Phase{}, ctx.Err()
 		case <-time.After(time.Until(p.start.Add(at))):
 		}
@@ -194,11 +196,36 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 	if err != nil {
 		return Phase{}, err
 	}
+	after.projectorLag = max(after.projectorLag, lag())
 	booked, err := p.bookedOnServer(ctx)
 	if err != nil {
 		return Phase{}, err
 	}
 	return p.result(elapsed, before, after, booked), nil
+}
+
+// sampleLag reads the projectors' lag from /metrics every second while the
+// phase runs; the returned function stops it and gives the largest seen.
+func (p *phase) sampleLag(ctx context.Context) func() float64 {
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan float64)
+	go func() {
+		worst := 0.0
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				done <- worst
+				return
+			case <-tick.C:
+				if m, err := scrape(ctx, p.http, p.cfg.BaseURL); err == nil {
+					worst = max(worst, m.projectorLag)
+				}
+			}
+		}
+	}()
+	return func() float64 { stop(); return <-done }
 }
 
 // arrivalTimes spreads the crowd over the arrival window: FirstShare of it
