@@ -16,7 +16,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build run test test-go test-ts generate check-generate lint bench clean
+.PHONY: help deps build run test test-go test-ts generate check-generate lint bench loadtest clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -76,6 +76,9 @@ lint: ## buf lint, go vet and staticcheck
 
 bench: ## Run the Go benchmarks of server/ (3 s each)
 	$(GO) test -run '^$$' -bench . -benchtime 3s ./server/...
+
+loadtest: build ## The on-sale load test against a running server (make run): small preset; ARGS='--preset full' for the documented run
+	$(BIN) loadtest onsale $(ARGS)
 
 clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ stays
 	rm -rf bin clients/ts/dist
