@@ -14,6 +14,12 @@
 #     own service is not started.
 #   - clients/ts/node_modules (npm ci), for code generation and the
 #     TypeScript client test.
+#   - the Meilisearch server binary for the trip-index tests
+#     (scripts/install-meilisearch.sh, into ~/.cache/seatghor).
+#   - the minio server binary, built once from source (go install) into
+#     ~/.cache/seatghor/minio-<version>/ (server/miniotest): the e-ticket
+#     tests run it as a separate process (it is AGPL; never linked,
+#     decision 0041). The version must match miniotest.Version.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -110,4 +116,22 @@ if [[ ! -f $ts/node_modules/.package-lock.json || $ts/package-lock.json -nt $ts/
   fi
   echo "ensure-deps: installing the TypeScript client's dependencies (npm ci in $ts)" >&2
   (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# The MinIO server for the object-store tests (server/miniotest.Version).
+minio_version=v0.0.0-20260212201848-7aac2a2c5b7c
+minio_dir="${SEATGHOR_MINIO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/seatghor/minio-$minio_version}"
+if [[ -z ${SEATGHOR_TEST_MINIO_BIN:-} && ! -x $minio_dir/minio ]]; then
+  echo "ensure-deps: building the MinIO server for the tests (go install github.com/minio/minio@$minio_version; a few minutes, once)" >&2
+  mkdir -p "$minio_dir"
+  (cd "$minio_dir" && GOBIN="$minio_dir" GOFLAGS=-mod=mod GOWORK=off go install "github.com/minio/minio@$minio_version")
+fi
+
+# The Meilisearch server the trip-index contract tests run against
+# (projections/tripindex; docs/decisions/0051): a pinned, integrity-checked
+# npm repackage of the 1.21.0 binary. The tests install it themselves when it
+# is missing; if that fails they skip with a loud message, so a failure here
+# only warns.
+if ! bash scripts/install-meilisearch.sh >/dev/null; then
+  echo "ensure-deps: could not install Meilisearch; the Meilisearch contract tests will be skipped" >&2
 fi

@@ -15,6 +15,7 @@ import (
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/demo"
+	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/pgcluster"
 )
 
@@ -56,7 +57,12 @@ func runMigrate(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := app.Migrate(ctx, cfg.CatalogURL, cfg.ShardURLs); err != nil {
 		return err
 	}
-	log.Info("migrated", "shards", len(cfg.ShardURLs))
+	if cfg.ReadURL != "" {
+		if err := app.MigrateRead(ctx, cfg.ReadURL); err != nil {
+			return err
+		}
+	}
+	log.Info("migrated", "shards", len(cfg.ShardURLs), "read", cfg.ReadURL != "")
 	return nil
 }
 
@@ -73,6 +79,8 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
+		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
 	if err != nil {
 		return err
@@ -88,7 +96,7 @@ func runRebuild(ctx context.Context, cfg config, args []string, log *slog.Logger
 		return fmt.Errorf("%w: rebuild needs one projector name, e.g. seatghor rebuild seatmap", errUsage)
 	}
 	if cfg.CatalogURL == "" {
-		return errors.New("rebuild needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS (and SEATGHOR_REDIS_URL for seatmap)")
+		return errors.New("rebuild needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS (and SEATGHOR_REDIS_URL for seatmap, SEATGHOR_MEILI_URL for tripindex)")
 	}
 	secret := cfg.AuthSecret
 	if secret == "" {
@@ -99,7 +107,8 @@ func runRebuild(ctx context.Context, cfg config, args []string, log *slog.Logger
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log, Gateway: gw})
+		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log, Gateway: gw,
+		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex})
 	if err != nil {
 		return err
 	}
@@ -141,10 +150,13 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		for i := range cfg.Shards {
 			names = append(names, fmt.Sprintf("seatghor_shard_%d", i))
 		}
-		for _, n := range names {
+		for _, n := range append(names, "seatghor_read") {
 			if err := cluster.CreateDatabase(ctx, n); err != nil {
 				return err
 			}
+		}
+		if cfg.ReadURL == "" {
+			cfg.ReadURL = cluster.URL("seatghor_read")
 		}
 		cfg.CatalogURL = cluster.URL(names[0])
 		for _, n := range names[1:] {
@@ -153,6 +165,35 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	}
 	if err := app.Migrate(ctx, cfg.CatalogURL, cfg.ShardURLs); err != nil {
 		return err
+	}
+	if cfg.ReadURL != "" {
+		if err := app.MigrateRead(ctx, cfg.ReadURL); err != nil {
+			return err
+		}
+	}
+	// R-8.5: without SEATGHOR_S3_ENDPOINT the PDFs go to an embedded
+	// S3-compatible server, kept under the data directory (they need the
+	// read database: none when dev runs on given databases without one).
+	if cfg.S3.Endpoint == "" && cfg.ReadURL != "" {
+		dir, err := filepath.Abs(filepath.Join(*dataDir, "s3"))
+		if err != nil {
+			return err
+		}
+		s3, err := objstore.StartEmbedded(dir, log)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = s3.Close() }()
+		cfg.S3 = s3.Config(cfg.S3.Bucket)
+	}
+	// R-8.4: without SEATGHOR_MEILI_URL trip search runs on an embedded
+	// index kept under the data directory.
+	if cfg.TripIndex.MeiliURL == "" {
+		dir, err := filepath.Abs(filepath.Join(*dataDir, "tripindex"))
+		if err != nil {
+			return err
+		}
+		cfg.TripIndex.Dir = dir
 	}
 	if cfg.RedisURL == "" {
 		dir, err := filepath.Abs(filepath.Join(*dataDir, "redis"))
@@ -189,6 +230,8 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	workers.Poll, workers.ReconcileEvery = 500*time.Millisecond, 5*time.Minute
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
+		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,
 		Gateway: gw, PaymentWorkers: workers,
 		Payments: devPayments(cfg.Payment.service())})
 	if err != nil {
@@ -213,7 +256,8 @@ func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready 
 		go func() { a.RunProjectors(workers); close(done) }()
 		// Stop them before the pools close (deferred earlier, runs later).
 		defer func() { stopWorkers(); <-done }()
-		log.Info("projectors running", "seat_map", a.SeatMaps != nil)
+		log.Info("projectors running", "seat_map", a.SeatMaps != nil, "my_tickets", a.MyTickets != nil,
+			"e_tickets", a.Objects != nil, "trip_index", a.Trips != nil)
 	}
 	if cfg.Roles["workers"] {
 		go a.RunWorkers(workers, cfg.SweepInterval)
@@ -273,6 +317,9 @@ Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctr
 
 Try it:
   export U=%[2]s K=%[3]s A=%[4]s
+  # search trips, typo tolerant, with filters (R-8.4; the demo trips are 30 days ahead)
+  curl -s '%[1]s/v1/trips:search?query=chatogram' -H "Authorization: Bearer $U"
+  curl -s %[1]s/seatghor.search.v1.TripSearchService/SearchTrips -H "Authorization: Bearer $U" -H 'Content-Type: application/json' -d '{"origin": "Dhaka", "sort": "TRIP_SORT_PRICE"}'
   # the seat map of show 7 (seats A1…J4, all free)
   curl -s %[1]s/v1/shows/7/seatmap -H "Authorization: Bearer $U"
   # Rumana holds A1 and A2
@@ -287,11 +334,28 @@ Try it:
   # tok_timeout_applied, tok_timeout_not_applied, tok_webhook_only; no token: an approval page
   curl -s %[1]s/v1/payments -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"order_id": "ORDER_ID", "sandbox": {"token": "tok_success"}}'
   curl -s %[1]s/v1/orders/ORDER_ID -H "Authorization: Bearer $U"
+  # my tickets (R-8.3; a moment after the payment), then the e-ticket PDF through a short-lived URL (R-8.5)
+  curl -s %[1]s/v1/tickets -H "Authorization: Bearer $U"
+  curl -s %[1]s/v1/tickets/TICKET_ID/download -H "Authorization: Bearer $U"
+  # the gate (the show's operator or an admin) scans the ticket's code: admitted once, a second scan says when
+  curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-1"}'
   # the ledger's trial balance over every shard (admins): sums to zero (R-7.6)
   curl -s %[1]s/seatghor.ledger.v1.LedgerService/GetTrialBalance -H "Authorization: Bearer $A" -H 'Content-Type: application/json' -d '{}'
   # admins create shows (Connect JSON)
   curl -s %[1]s/seatghor.catalog.v1.CatalogService/CreateShow -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' \
     -d '{"kind": "SHOW_KIND_BUS_TRIP", "title": "Dhaka to Rajshahi", "origin": "Dhaka", "destination": "Rajshahi", "startsAt": "2027-01-10T07:00:00Z", "currency": "BDT", "sections": [{"name": "Main", "rows": ["A","B","C"], "seatsPerRow": 4, "priceMinor": "90000"}]}'
+  # an on-sale behind a waiting room (R-9), opening in a minute: who joins before gets a random place then
+  S=$(curl -s %[1]s/seatghor.catalog.v1.CatalogService/CreateShow -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' \
+    -d "{\"kind\": \"SHOW_KIND_CONCERT\", \"title\": \"Arnob live\", \"venue\": \"ICCB\", \"startsAt\": \"2027-01-10T14:00:00Z\", \"currency\": \"BDT\", \"sections\": [{\"name\": \"Main\", \"rows\": [\"A\",\"B\"], \"seatsPerRow\": 4, \"priceMinor\": \"150000\"}], \"onSaleAt\": \"$(date -u -d '+1 min' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\", \"waitingRoom\": {\"enabled\": true}}" | sed -E 's/.*"showId":"([0-9]+)".*/\1/')
+  Q=$(curl -s %[1]s/seatghor.waitingroom.v1.WaitingRoomService/Join -H "Authorization: Bearer $U" -H 'Content-Type: application/json' -d "{\"showId\": \"$S\"}" | sed -E 's/.*"token":"([^"]+)".*/\1/')
+  # poll it (a minute later: place, pollAfter, estimatedWait, then admittedToken)
+  curl -s %[1]s/seatghor.waitingroom.v1.WaitingRoomService/GetStatus -H "Authorization: Bearer $U" -H 'Content-Type: application/json' -d "{\"token\": \"$Q\"}"
+  # while the room is open a hold needs the admitted token: 403 without it, 200 with QT=<admittedToken>
+  curl -si %[1]s/v1/holds -H "Authorization: Bearer $U" -H "Idempotency-Key: $(date +%%s%%N)" -d "{\"show_id\": $S, \"seats\": [\"A1\"]}"
+  curl -s %[1]s/v1/holds -H "Authorization: Bearer $U" -H "Queue-Token: $QT" -H "Idempotency-Key: $(date +%%s%%N)" -d "{\"show_id\": $S, \"seats\": [\"A1\"]}"
+  # the operator's view and controls: waiting, admitted, admission rate, estimated wait; pause, rate limits, end
+  curl -s %[1]s/v1/shows/$S/sale -H "Authorization: Bearer $A"
+  curl -s %[1]s/v1/shows/$S/sale -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"paused": true, "max_admission_rate": 100}'
   # health and metrics
   curl -s %[1]s/healthz; curl -s %[1]s/metrics | grep seatghor_
 

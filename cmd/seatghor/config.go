@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/seatghor/seatghor/server/app"
+	"github.com/seatghor/seatghor/server/objstore"
 )
 
 // devSecret signs tokens when SEATGHOR_AUTH_SECRET is unset. Only `dev` and
@@ -42,10 +45,29 @@ type config struct {
 	// RedisPrefix starts every Redis key (SEATGHOR_REDIS_PREFIX, "seatghor:"),
 	// so several deployments can share one Redis.
 	RedisPrefix string
+	// ReadURL is the read database of "my tickets" (SEATGHOR_READ_URL,
+	// R-8.3). Unset in serve: TicketService's reads answer unavailable.
+	// Unset in dev: a database of the embedded cluster.
+	ReadURL string
+	// S3 is the bucket of the e-ticket PDFs (SEATGHOR_S3_ENDPOINT,
+	// SEATGHOR_S3_ACCESS_KEY, SEATGHOR_S3_SECRET_KEY, SEATGHOR_S3_BUCKET
+	// default "seatghor-tickets"; R-8.5). Unset endpoint in serve: no PDFs.
+	// Unset in dev: an embedded S3-compatible server.
+	S3 objstore.Config
+	// TripIndex is the trip search index (R-8.4): Meilisearch at
+	// SEATGHOR_MEILI_URL with SEATGHOR_MEILI_KEY, index SEATGHOR_MEILI_INDEX
+	// (default "trips"). Unset in serve: SearchTrips answers unavailable.
+	// Unset in dev: an embedded index under the data directory.
+	// SEATGHOR_SEARCH_DEEP=off answers searches from their filters alone
+	// (R-8.6: a sale day's capacity goes to buying).
+	TripIndex app.TripIndexConfig
 	// LogLevel is debug, info, warn or error (SEATGHOR_LOG_LEVEL, info).
 	LogLevel slog.Level
 	// Payment is how the payment gateway is reached (see paymentConfig).
 	Payment paymentConfig
+	// OnSale is the waiting rooms' controller and the rate limits
+	// (SEATGHOR_QUEUE_*, SEATGHOR_RATE_*; see onSaleConfig).
+	OnSale onSaleConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -60,6 +82,14 @@ func loadConfig(getenv func(string) string) (config, error) {
 		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true},
 		RedisURL:      getenv("SEATGHOR_REDIS_URL"),
 		RedisPrefix:   getenv("SEATGHOR_REDIS_PREFIX"),
+		ReadURL:       getenv("SEATGHOR_READ_URL"),
+		S3: objstore.Config{Endpoint: getenv("SEATGHOR_S3_ENDPOINT"), AccessKey: getenv("SEATGHOR_S3_ACCESS_KEY"),
+			SecretKey: getenv("SEATGHOR_S3_SECRET_KEY"), Bucket: getenv("SEATGHOR_S3_BUCKET")},
+		TripIndex: app.TripIndexConfig{MeiliURL: getenv("SEATGHOR_MEILI_URL"), MeiliKey: getenv("SEATGHOR_MEILI_KEY"),
+			MeiliIndex: getenv("SEATGHOR_MEILI_INDEX")},
+	}
+	if c.S3.Bucket == "" {
+		c.S3.Bucket = "seatghor-tickets"
 	}
 	if v := getenv("SEATGHOR_ROLES"); v != "" {
 		c.Roles = map[string]bool{}
@@ -106,6 +136,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 		c.MaxConns = int32(n)
 	}
+	switch v := getenv("SEATGHOR_SEARCH_DEEP"); v {
+	case "", "on":
+	case "off":
+		c.TripIndex.DeepSearchOff = true
+	default:
+		return c, fmt.Errorf("SEATGHOR_SEARCH_DEEP=%q: want on or off", v)
+	}
 	if v := getenv("SEATGHOR_LOG_LEVEL"); v != "" {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			return c, fmt.Errorf("SEATGHOR_LOG_LEVEL=%q: want debug, info, warn or error", v)
@@ -113,6 +150,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	var err error
 	if c.Payment, err = loadPaymentConfig(getenv); err != nil {
+		return c, err
+	}
+	if c.OnSale, err = loadOnSaleConfig(getenv); err != nil {
 		return c, err
 	}
 	if (c.CatalogURL == "") != (len(c.ShardURLs) == 0) {

@@ -35,7 +35,9 @@ func TestGatewayCommand(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var out bytes.Buffer
-	go func() { done <- run(ctx, []string{"gateway", "--webhook-url", "http://127.0.0.1:1/webhooks/sandbox"}, &out, &out) }()
+	go func() {
+		done <- run(ctx, []string{"gateway", "--webhook-url", "http://127.0.0.1:1/webhooks/sandbox"}, &out, &out)
+	}()
 	client, err := sandbox.NewClient(sandbox.ClientConfig{BaseURL: "http://" + addr, WebhookSecrets: []string{"whsec_cmd"},
 		Timeout: 2 * time.Second})
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/objstore"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -41,6 +42,14 @@ func TestLoadConfig(t *testing.T) {
 		}, ""},
 		{"bad role", map[string]string{"SEATGHOR_ROLES": "api,search"}, nil, "SEATGHOR_ROLES"},
 		{"bad level", map[string]string{"SEATGHOR_LOG_LEVEL": "loud"}, nil, "SEATGHOR_LOG_LEVEL"},
+		{"tickets", map[string]string{
+			"SEATGHOR_READ_URL": "postgres://r", "SEATGHOR_S3_ENDPOINT": "http://minio:9000",
+			"SEATGHOR_S3_ACCESS_KEY": "ak", "SEATGHOR_S3_SECRET_KEY": "sk",
+		}, func(t *testing.T, c config) {
+			require.Equal(t, "postgres://r", c.ReadURL)
+			require.Equal(t, objstore.Config{Endpoint: "http://minio:9000", AccessKey: "ak", SecretKey: "sk",
+				Bucket: "seatghor-tickets"}, c.S3)
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

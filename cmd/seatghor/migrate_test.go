@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/server/meilitest"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/redistest"
 )
@@ -22,6 +23,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
+	meilitest.Stop()
 	redistest.Cleanup()
 	pgtest.Cleanup()
 	os.Exit(code)
@@ -33,6 +35,8 @@ func TestMigrate(t *testing.T) {
 	admin := pgtest.Server(t)
 	catalogURL := admin.Fresh(t, "template0")
 	shardURLs := []string{admin.Fresh(t, "template0"), admin.Fresh(t, "template0")}
+	readURL := admin.Fresh(t, "template0")
+	t.Setenv("SEATGHOR_READ_URL", readURL)
 	t.Setenv("SEATGHOR_CATALOG_URL", catalogURL)
 	t.Setenv("SEATGHOR_SHARD_URLS", strings.Join(shardURLs, ","))
 	ctx := context.Background()
@@ -50,10 +54,16 @@ func TestMigrate(t *testing.T) {
 		require.NoError(t, err)
 		return names
 	}
-	require.Equal(t, []string{"idempotency_keys", "outbox", "projection_checkpoints", "shows"}, tables(catalogURL))
+	require.Equal(t, []string{"idempotency_keys", "outbox", "projection_checkpoints", "shows", "waiting_rooms"}, tables(catalogURL))
 	for _, u := range shardURLs {
 		require.Equal(t, []string{"ga_buckets", "hold_ga_takes", "holds", "idempotency_keys", "ledger_lines",
 			"ledger_transactions", "orders", "outbox", "payment_events", "payments", "projection_checkpoints", "refunds",
-			"seats", "shows"}, tables(u))
+			"seats", "shows", "ticket_checkins"}, tables(u))
 	}
+	// The read database: hash partitions by user.
+	read := tables(readURL)
+	require.Len(t, read, 5+4*8)
+	require.Contains(t, read, "my_tickets")
+	require.Contains(t, read, "my_tickets_p7")
+	require.Contains(t, read, "ticket_shows")
 }

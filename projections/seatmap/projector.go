@@ -20,6 +20,7 @@ var noSeatChange = map[string]bool{
 	"seatghor.events.v1.OrderCreated":        true,
 	"seatghor.events.v1.PaymentStateChanged": true,
 	"seatghor.events.v1.TicketIssued":        true,
+	"seatghor.events.v1.TicketCheckedIn":     true,
 }
 
 // Projector keeps the Redis seat maps current from the outbox.

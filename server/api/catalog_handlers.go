@@ -15,6 +15,9 @@ import (
 type catalogHandler struct {
 	svc *catalog.Service
 	log *slog.Logger
+	// waitingRooms says whether the platform runs waiting rooms (it needs
+	// Redis); without them a show asking for one is refused.
+	waitingRooms bool
 }
 
 func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[catalogv1.CreateShowRequest]) (*connect.Response[catalogv1.CreateShowResponse], error) {
@@ -41,6 +44,17 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	}
 	if m.CancellationFeeBps != nil {
 		in.CancellationFeeBps = new(int(m.GetCancellationFeeBps()))
+	}
+	if w := m.GetWaitingRoom(); w.GetEnabled() {
+		if !h.waitingRooms {
+			return nil, connect.NewError(connect.CodeFailedPrecondition,
+				errors.New("waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not"))
+		}
+		in.WaitingRoom = &catalog.WaitingRoom{MinRate: int(w.GetMinAdmissionRate()), MaxRate: int(w.GetMaxAdmissionRate()),
+			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration()}
+		if w.GetEndsAt() != nil {
+			in.WaitingRoom.EndsAt = w.GetEndsAt().AsTime()
+		}
 	}
 	for _, s := range m.GetSections() {
 		in.Sections = append(in.Sections, catalog.Section{Name: s.GetName(), Rows: s.GetRows(),

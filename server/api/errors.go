@@ -16,6 +16,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/payment"
+	"github.com/seatghor/seatghor/server/waitingroom"
 )
 
 // toConnect maps a domain error to its Connect code, in one place. Unknown
@@ -26,12 +27,18 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 		be *booking.Error
 		pe *payment.Error
 		ce *catalog.InvalidError
+		we *waitingroom.Error
 	)
 	switch {
 	case errors.As(err, &be):
 		return bookingError(be)
 	case errors.As(err, &pe):
 		return paymentError(pe)
+	case errors.As(err, &we):
+		if we.Kind == waitingroom.KindUnavailable {
+			log.WarnContext(ctx, "waiting room unavailable", "err", err)
+		}
+		return waitingRoomError(we)
 	case errors.As(err, &ce):
 		return withField(connect.NewError(connect.CodeInvalidArgument, ce), ce.Field, ce.Message)
 	case errors.Is(err, catalog.ErrNotFound):
@@ -91,6 +98,32 @@ func withField(ce *connect.Error, field, msg string) error {
 		FieldViolations: []*errdetails.BadRequest_FieldViolation{{Field: field, Description: msg}},
 	}); err == nil {
 		ce.AddDetail(d)
+	}
+	return ce
+}
+
+// waitingRoomError maps the waiting room's answers. A hold without a good
+// admitted token is permission_denied (HTTP 403), with an ErrorInfo whose
+// reason says which: QUEUE_TOKEN_REQUIRED, …_INVALID, …_EXPIRED,
+// …_WRONG_SALE, …_WRONG_CALLER or …_NOT_ADMITTED.
+func waitingRoomError(e *waitingroom.Error) error {
+	var ce *connect.Error
+	switch e.Kind {
+	case waitingroom.KindNotFound:
+		ce = connect.NewError(connect.CodeNotFound, e)
+	case waitingroom.KindForbidden, waitingroom.KindTokenRequired, waitingroom.KindTokenInvalid:
+		ce = connect.NewError(connect.CodePermissionDenied, e)
+	case waitingroom.KindInvalid:
+		return withField(connect.NewError(connect.CodeInvalidArgument, e), e.Field, e.Message)
+	case waitingroom.KindUnavailable:
+		ce = connect.NewError(connect.CodeUnavailable, e)
+	default:
+		ce = connect.NewError(connect.CodeFailedPrecondition, e)
+	}
+	if e.Reason != "" {
+		if d, err := connect.NewErrorDetail(&errdetails.ErrorInfo{Reason: e.Reason, Domain: "seatghor.waitingroom.v1"}); err == nil {
+			ce.AddDetail(d)
+		}
 	}
 	return ce
 }

@@ -23,12 +23,14 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/miniotest"
 	"github.com/seatghor/seatghor/server/pgtest"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
 	pgtest.Cleanup()
+	miniotest.Cleanup()
 	os.Exit(code)
 }
 

@@ -142,8 +142,9 @@ func TestOperationalEndpoints(t *testing.T) {
 	require.Contains(t, body, `seatghor_db_statements_total{database="shard-1"}`)
 }
 
-// TestDeclaredServices: services of later work are in the API already and
-// answer unimplemented, after authentication and validation like the rest.
+// TestDeclaredServices: a read service whose read model is not configured
+// (here "my tickets" without a read database) is in the API and answers
+// unavailable, after authentication and validation like the rest.
 func TestDeclaredServices(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 1})
 	token := env.Token(t, "rumana", auth.RoleUser)
@@ -151,7 +152,7 @@ func TestDeclaredServices(t *testing.T) {
 	req := connect.NewRequest(&ticketsv1.ListMyTicketsRequest{})
 	req.Header().Set("Authorization", "Bearer "+token)
 	_, err := tickets.ListMyTickets(context.Background(), req)
-	require.Equal(t, connect.CodeUnimplemented, connect.CodeOf(err), "%v", err)
+	require.Equal(t, connect.CodeUnavailable, connect.CodeOf(err), "%v", err)
 	_, err = tickets.ListMyTickets(context.Background(), connect.NewRequest(&ticketsv1.ListMyTicketsRequest{}))
 	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err))
 }

@@ -16,6 +16,7 @@ import (
 	"connectrpc.com/vanguard"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
@@ -31,7 +32,10 @@ import (
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
+	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/ticket"
+	"github.com/seatghor/seatghor/server/waitingroom"
 )
 
 // Config is what the API edge needs.
@@ -49,10 +53,35 @@ type Config struct {
 	// SeatMaps answers GetSeatMap: the Redis read model (R-8.2) when
 	// configured; nil reads the shards through Booking.
 	SeatMaps SeatMapReader
+	// TripSearch answers SearchTrips from the trip index (R-8.4); nil:
+	// searches answer unavailable.
+	TripSearch TripSearcher
+	// Tickets answers ListMyTickets and GetTicketDownload from the "my
+	// tickets" read model (R-8.3); nil: they answer unavailable.
+	Tickets TicketReader
+	// TicketFiles presigns e-ticket downloads (R-8.5); nil: unavailable.
+	TicketFiles TicketFiles
+	// CheckIn admits tickets at the gate (a shard write).
+	CheckIn *ticket.Service
+	// Now is the time of reads (upcoming tickets); default time.Now.
+	Now func() time.Time
+	// WaitingRooms runs the shows' waiting rooms (R-9) and checks the
+	// Queue-Token of CreateHold; nil (no Redis): no show may have one.
+	WaitingRooms *waitingroom.Service
+	// RateLimits, with Redis, limits holds, payments and joins per caller
+	// (R-9.6, R-10); nil: no limits.
+	RateLimits *RateLimits
 	// Registry receives the API's metrics; /metrics serves it.
 	Registry *prometheus.Registry
 	// MaxRequestBytes bounds a request message; default 1 MiB.
 	MaxRequestBytes int
+}
+
+// RateLimits is the rate limiter's configuration and store.
+type RateLimits struct {
+	Redis  redis.UniversalClient
+	Prefix string
+	Config ratelimit.Config
 }
 
 // NewHandler returns the whole HTTP surface: every service over Connect,
@@ -63,11 +92,19 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.MaxRequestBytes = 1 << 20
 	}
 	metrics := newRPCMetrics(cfg.Registry, cfg.Router)
-	// Order matters: who (auth) before what (validation) before the
-	// idempotency record, so rejected requests are never recorded.
+	// Order matters: who (auth), how often (rate limit), what (validation),
+	// the idempotency key, then the waiting room's Queue-Token, so rejected
+	// requests are never recorded and a refused bot costs one Redis call.
+	chain := []connect.Interceptor{metrics, auth.NewInterceptor(cfg.Tokens)}
+	if rl := cfg.RateLimits; rl != nil {
+		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, cfg.Log, cfg.Registry))
+	}
+	chain = append(chain, validate.NewInterceptor(), idempotency.NewInterceptor())
+	if cfg.WaitingRooms != nil {
+		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
+	}
 	opts := []connect.HandlerOption{
-		connect.WithInterceptors(metrics, auth.NewInterceptor(cfg.Tokens), validate.NewInterceptor(),
-			idempotency.NewInterceptor()),
+		connect.WithInterceptors(chain...),
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
 	}
 	mux := http.NewServeMux()
@@ -117,15 +154,20 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add := func(name string) func(string, http.Handler) {
 		return func(path string, h http.Handler) { out = append(out, service{name, path, h}) }
 	}
-	add(catalogv1connect.CatalogServiceName)(catalogv1connect.NewCatalogServiceHandler(&catalogHandler{cfg.Catalog, cfg.Log}, opts...))
+	add(catalogv1connect.CatalogServiceName)(catalogv1connect.NewCatalogServiceHandler(&catalogHandler{cfg.Catalog, cfg.Log, cfg.WaitingRooms != nil}, opts...))
 	add(bookingv1connect.HoldServiceName)(bookingv1connect.NewHoldServiceHandler(&holdHandler{cfg.Booking, cfg.Log}, opts...))
 	add(bookingv1connect.OrderServiceName)(bookingv1connect.NewOrderServiceHandler(&orderHandler{cfg.Booking, cfg.Payments, cfg.Log}, opts...))
 	add(seatmapv1connect.SeatMapServiceName)(seatmapv1connect.NewSeatMapServiceHandler(newSeatmapHandler(cfg), opts...))
 	// Declared now, implemented by later work: they answer unimplemented.
 	add(paymentv1connect.PaymentServiceName)(paymentv1connect.NewPaymentServiceHandler(&paymentHandler{cfg.Payments, cfg.Log}, opts...))
-	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(ticketsv1connect.UnimplementedTicketServiceHandler{}, opts...))
-	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(searchv1connect.UnimplementedTripSearchServiceHandler{}, opts...))
-	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(waitingroomv1connect.UnimplementedWaitingRoomServiceHandler{}, opts...))
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(&ticketHandler{
+		tickets: cfg.Tickets, files: cfg.TicketFiles, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
+	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
+	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
 	return out
 }

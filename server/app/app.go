@@ -16,7 +16,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatghor/seatghor/projections"
+	"github.com/seatghor/seatghor/projections/eticket"
+	"github.com/seatghor/seatghor/projections/mytickets"
 	"github.com/seatghor/seatghor/projections/seatmap"
+	"github.com/seatghor/seatghor/projections/tripindex"
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
@@ -24,9 +27,13 @@ import (
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/ticket"
+	"github.com/seatghor/seatghor/server/waitingroom"
 )
 
 // Config says where the databases are and how the platform behaves.
@@ -41,6 +48,25 @@ type Config struct {
 	RedisURL string
 	// RedisPrefix starts every Redis key of the platform; default "seatghor:".
 	RedisPrefix string
+	// WaitingRoom tunes the waiting rooms; they need Redis.
+	WaitingRoom waitingroom.Config
+	// RateLimits are the per-caller limits, counted in Redis;
+	// the zero value limits nothing.
+	RateLimits ratelimit.Config
+	// ReadURL locates the read database of "my tickets"; empty:
+	// TicketService's reads answer unavailable and neither the mytickets
+	// nor the eticket projector runs.
+	ReadURL string
+	// S3 locates the bucket of the e-ticket PDFs; an empty Endpoint
+	// makes no PDFs. Needs ReadURL.
+	S3 objstore.Config
+	// TicketURLTTL is how long a presigned e-ticket URL works; default 5 min.
+	TicketURLTTL time.Duration
+	// TripIndex locates the trip search index: Meilisearch, or the
+	// embedded index of dev mode.
+	TripIndex TripIndexConfig
+	// ProjectorMaxBackoff caps the projectors' retry backoff; default 10 s.
+	ProjectorMaxBackoff time.Duration
 	// Gateway is the payment provider's adapter: the sandbox client in
 	// dev mode and tests.
 	Gateway payment.Gateway
@@ -61,6 +87,8 @@ func (c *Config) validate() error {
 		return errors.New("no auth secret")
 	case c.Gateway == nil:
 		return errors.New("no payment gateway")
+	case c.S3.Endpoint != "" && c.ReadURL == "":
+		return errors.New("e-tickets (S3) need the read database (SEATGHOR_READ_URL)")
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -90,7 +118,19 @@ type App struct {
 	SeatMaps *seatmap.Reader
 	// Projections runs the read side's projectors (the projectors role).
 	Projections *projections.Consumer
-	log         *slog.Logger
+	// WaitingRooms runs the shows' waiting rooms; nil without Redis.
+	WaitingRooms *waitingroom.Service
+	// Read is the read database's pool; nil without ReadURL.
+	Read *pg.Pool
+	// MyTickets is the "my tickets" read model; nil without ReadURL.
+	MyTickets *mytickets.Store
+	// Objects is the e-ticket bucket; nil without S3.
+	Objects *objstore.Bucket
+	// CheckIn admits tickets at the gate.
+	CheckIn *ticket.Service
+	// Trips is the trip search index; nil when none is configured.
+	Trips tripindex.TripIndex
+	log   *slog.Logger
 	// paymentWorkers says how often the payment jobs run.
 	paymentWorkers payment.WorkerConfig
 }
@@ -141,9 +181,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Registry.MustRegister(a.Payments.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
+	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.AuthSecret), cfg.Clock)
 	apiCfg := api.Config{
 		Tokens: tokens, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
-		Log: cfg.Log, Registry: a.Registry,
+		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now,
 	}
 	if err := a.openReadSide(cfg, &apiCfg); err != nil {
 		closeAll()
@@ -152,6 +193,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Handler, err = api.NewHandler(apiCfg)
 	if err != nil {
 		a.closeRedis()
+		a.closeRead()
+		a.closeTrips()
 		closeAll()
 		return nil, err
 	}
@@ -179,19 +222,76 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 			return err
 		}
 		apiCfg.SeatMaps = a.SeatMaps
+		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Router.Catalog(), a.Booking,
+			[]byte(cfg.AuthSecret), cfg.Clock, cfg.Log, cfg.WaitingRoom)
+		apiCfg.WaitingRooms = a.WaitingRooms
+		a.Registry.MustRegister(a.WaitingRooms.Collectors()...)
+		apiCfg.RateLimits = &api.RateLimits{Redis: a.Redis, Prefix: cfg.RedisPrefix, Config: cfg.RateLimits}
 		projectors = append(projectors, seatmap.NewProjector(store, a.Booking, cfg.Log))
+	}
+	tickets, err := a.openTickets(cfg, apiCfg)
+	if err != nil {
+		a.closeRedis()
+		return err
+	}
+	projectors = append(projectors, tickets...)
+	trips, replayTrips, err := a.openTripIndex(cfg, apiCfg)
+	if err != nil {
+		a.closeRedis()
+		a.closeRead()
+		return err
+	}
+	if trips != nil {
+		projectors = append(projectors, trips)
 	}
 	var sources []projections.Source
 	for _, p := range append([]*pg.Pool{a.Router.Catalog()}, a.Router.Shards()...) {
 		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool})
 	}
-	var err error
 	a.Projections, err = projections.NewConsumer(sources, projectors,
-		projections.Config{Registerer: a.Registry, Log: cfg.Log})
+		projections.Config{Registerer: a.Registry, Log: cfg.Log, MaxBackoff: cfg.ProjectorMaxBackoff})
+	if err == nil && replayTrips {
+		err = a.replayTripIndex(context.Background())
+	}
 	if err != nil {
 		a.closeRedis()
+		a.closeRead()
+		a.closeTrips()
 	}
 	return err
+}
+
+// openTickets wires "my tickets" when a read database is
+// configured, and the e-ticket PDFs when a bucket is too. It
+// returns their projectors.
+func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Projector, error) {
+	if cfg.ReadURL == "" {
+		return nil, nil
+	}
+	read, err := pg.Open(context.Background(), "read", cfg.ReadURL, cfg.MaxConns, pg.WithRole(pg.AppRole))
+	if err != nil {
+		return nil, err
+	}
+	a.Read = read
+	codes := a.CheckIn.Codes()
+	a.MyTickets = mytickets.NewStore(read.Pool)
+	apiCfg.Tickets = a.MyTickets
+	out := []projections.Projector{mytickets.NewProjector(a.MyTickets, a.Catalog, codes)}
+	if cfg.S3.Endpoint == "" {
+		return out, nil
+	}
+	if a.Objects, err = objstore.Open(cfg.S3); err != nil {
+		a.closeRead()
+		return nil, err
+	}
+	apiCfg.TicketFiles = eticket.NewDownloads(a.Objects, cfg.TicketURLTTL, cfg.Clock.Now)
+	return append(out, eticket.NewProjector(a.Objects, a.MyTickets, a.Catalog, codes, cfg.Clock.Now)), nil
+}
+
+func (a *App) closeRead() {
+	if a.Read != nil {
+		a.Read.Close()
+	}
 }
 
 func (a *App) closeRedis() {
@@ -210,6 +310,8 @@ func (a *App) RunProjectors(ctx context.Context) {
 // Close closes every pool and the Redis client.
 func (a *App) Close() {
 	a.closeRedis()
+	a.closeRead()
+	a.closeTrips()
 	a.Router.Catalog().Close()
 	for _, s := range a.Router.Shards() {
 		s.Close()
@@ -237,15 +339,30 @@ func Migrate(ctx context.Context, catalogURL string, shardURLs []string) error {
 	return nil
 }
 
+// MigrateRead applies the read database's migrations.
+func MigrateRead(ctx context.Context, readURL string) error {
+	p, err := pg.Open(ctx, "read", readURL, 2)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return migrations.Up(ctx, p.Pool, migrations.Read)
+}
+
 // ledgerCheckEvery is how often the workers take the trial balance and
 // look for unbalanced transactions.
 const ledgerCheckEvery = 5 * time.Minute
 
 // RunWorkers runs the background work of the platform until ctx ends: the
-// hold sweeper, the ledger check and the payment jobs
-// webhook events, recovery, reconciliation).
+// hold sweeper, the ledger check, the payment jobs
+// webhook events, recovery, reconciliation) and the waiting rooms'
+// admitter.
 func (a *App) RunWorkers(ctx context.Context, sweepEvery time.Duration) {
 	go a.Ledger.RunChecker(ctx, ledgerCheckEvery, a.log)
 	go a.Payments.RunWorkers(ctx, a.paymentWorkers)
+	if a.WaitingRooms != nil {
+		// one admitter moves every waiting room (a lease in Redis).
+		go a.WaitingRooms.RunAdmitter(ctx)
+	}
 	a.Booking.RunSweeper(ctx, sweepEvery, a.log)
 }

@@ -21,8 +21,11 @@ import (
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/server/ratelimit"
+	"github.com/seatghor/seatghor/server/waitingroom"
 )
 
 // Secret signs the test tokens.
@@ -43,6 +46,23 @@ type Options struct {
 	RedisPrefix string
 	// Projectors runs the read side's projectors until the test ends.
 	Projectors bool
+	// WaitingRoom tunes the waiting rooms (they need RedisURL); the test
+	// drives the admitter with App.WaitingRooms.Tick.
+	WaitingRoom waitingroom.Config
+	// RateLimits, with RedisURL, limits callers; default none.
+	RateLimits ratelimit.Config
+	// Tickets gives the platform a fresh read database, so "my tickets"
+	// is served and projected, and e-ticket PDFs in the
+	// bucket of S3: a real MinIO's (miniotest) when S3.Endpoint is set, else
+	// an embedded in-memory S3 server's.
+	Tickets bool
+	S3      objstore.Config
+	// ProjectorMaxBackoff caps the projectors' retry backoff; default 10 s.
+	ProjectorMaxBackoff time.Duration
+	// TripIndex gives the platform a trip search index: a real
+	// Meilisearch with MeiliURL (meilitest), the embedded one with Dir
+	// (tb.TempDir()); zero: SearchTrips answers unavailable.
+	TripIndex app.TripIndexConfig
 	// Sandbox configures the sandbox payment gateway the platform pays
 	// through (fault injection); its Now, WebhookURL and secrets are set
 	// here.
@@ -94,11 +114,27 @@ func New(tb testing.TB, opts Options) *Env {
 		MaxConns:    opts.MaxConns,
 		RedisURL:    opts.RedisURL,
 		RedisPrefix: opts.RedisPrefix,
+		WaitingRoom: opts.WaitingRoom,
+		RateLimits:  opts.RateLimits,
 		Clock:       opts.Clock,
 		Log:         slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	for range opts.Shards {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))
+	}
+	cfg.ProjectorMaxBackoff = opts.ProjectorMaxBackoff
+	cfg.TripIndex = opts.TripIndex
+	if opts.Tickets {
+		cfg.ReadURL = admin.Fresh(tb, template(tb, admin, migrations.Read))
+		cfg.S3 = opts.S3
+		if cfg.S3.Endpoint == "" {
+			e, err := objstore.StartEmbedded("", nil)
+			if err != nil {
+				tb.Fatalf("embedded S3: %v", err)
+			}
+			tb.Cleanup(func() { _ = e.Close() })
+			cfg.S3 = e.Config("tickets")
+		}
 	}
 	// The platform's server starts first, so the sandbox knows where to
 	// send webhooks; it serves the platform once that is open.

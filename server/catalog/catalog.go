@@ -94,6 +94,8 @@ type Show struct {
 	SeatCount          int       `json:"seat_count"`
 	CreatedBy          string    `json:"created_by"`
 	CreatedAt          time.Time `json:"created_at"`
+	// WaitingRoom is the show's waiting room (R-9); nil when it has none.
+	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
 }
 
 // Proto is the show as the API and events carry it.
@@ -114,6 +116,11 @@ func (s Show) Proto() *catalogv1.Show {
 	for _, a := range s.GAAreas {
 		p.GaAreas = append(p.GaAreas, &catalogv1.GaArea{Name: a.Name, Capacity: int32(a.Capacity),
 			PriceMinor: a.PriceMinor, Buckets: int32(a.Buckets), Remaining: int32(a.Remaining)})
+	}
+	if w := s.WaitingRoom; w != nil {
+		p.WaitingRoom = &catalogv1.WaitingRoom{Enabled: true, MinAdmissionRate: int32(w.MinRate),
+			MaxAdmissionRate: int32(w.MaxRate), AdmittedTokenTtl: durationpb.New(w.AdmittedTTL),
+			EndsAt: timestamppb.New(w.EndsAt), OpensAt: timestamppb.New(s.OnSaleAt)}
 	}
 	return p
 }
@@ -182,6 +189,9 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 			}
 			show.Shard = i
 			if err := insertShow(ctx, tx, show); err != nil {
+				return Show{}, err
+			}
+			if err := insertWaitingRoom(ctx, tx, show); err != nil {
 				return Show{}, err
 			}
 			pool, _ := s.router.Shard(i)
@@ -259,7 +269,7 @@ func complete(s *Show, createdBy string, now time.Time) error {
 	if s.SeatCount == 0 && len(s.GAAreas) == 0 {
 		return &InvalidError{Field: "sections", Message: "a show needs seats or a general-admission area"}
 	}
-	return nil
+	return completeWaitingRoom(s, now)
 }
 
 func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {

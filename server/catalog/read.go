@@ -54,6 +54,9 @@ func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
 	if err != nil {
 		return Show{}, fmt.Errorf("read show %d: %w", showID, err)
 	}
+	if show.WaitingRoom, err = readWaitingRoom(ctx, s.router.Catalog(), showID); err != nil {
+		return Show{}, err
+	}
 	if len(show.GAAreas) == 0 {
 		return show, nil
 	}

@@ -19,7 +19,8 @@ const Header = "Idempotency-Key"
 const MaxKeyLen = 255
 
 // NewInterceptor returns the interceptor that requires a key on every RPC
-// with side effects (all but those declared NO_SIDE_EFFECTS in the proto) and
+// with side effects (all but those declared NO_SIDE_EFFECTS or IDEMPOTENT in
+// the proto) and
 // puts it, with the request's fingerprint, in the context. It runs after
 // authentication (the key is scoped to the caller) and validation (rejected
 // requests are never recorded).
@@ -29,7 +30,9 @@ type interceptor struct{}
 
 func (interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if req.Spec().IdempotencyLevel == connect.IdempotencyNoSideEffects {
+		// NO_SIDE_EFFECTS reads, and IDEMPOTENT calls that give the same
+		// answer however often they run (WaitingRoomService.Join), need no key.
+		if l := req.Spec().IdempotencyLevel; l == connect.IdempotencyNoSideEffects || l == connect.IdempotencyIdempotent {
 			return next(ctx, req)
 		}
 		key, err := keyOf(ctx, req)

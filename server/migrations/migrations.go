@@ -1,5 +1,5 @@
-// Package migrations owns the schema of Seatghor's databases: the catalog and
-// every shard. The numbered SQL files are embedded and applied with goose.
+// Package migrations owns the schema of Seatghor's databases: the catalog,
+// every shard and the read database. The numbered SQL files are embedded and applied with goose.
 package migrations
 
 import (
@@ -15,7 +15,7 @@ import (
 	"github.com/pressly/goose/v3"
 )
 
-//go:embed catalog/*.sql shard/*.sql
+//go:embed catalog/*.sql shard/*.sql read/*.sql
 var files embed.FS
 
 // Kind names a database schema.
@@ -25,6 +25,8 @@ type Kind string
 const (
 	Catalog Kind = "catalog"
 	Shard   Kind = "shard"
+	// Read is the read database of the "my tickets" view.
+	Read Kind = "read"
 )
 
 // Up applies every pending migration of kind to the database behind pool.

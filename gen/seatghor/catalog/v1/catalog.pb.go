@@ -285,8 +285,10 @@ type Show struct {
 	// The fee kept when a buyer cancels a confirmed booking, in basis points of
 	// the order total; the rest is refunded (R-6.9).
 	CancellationFeeBps int32 `protobuf:"varint,21,opt,name=cancellation_fee_bps,json=cancellationFeeBps,proto3" json:"cancellation_fee_bps,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The show's waiting room (R-9), when it has one.
+	WaitingRoom   *WaitingRoom `protobuf:"bytes,22,opt,name=waiting_room,json=waitingRoom,proto3" json:"waiting_room,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -466,6 +468,109 @@ func (x *Show) GetCancellationFeeBps() int32 {
 	return 0
 }
 
+func (x *Show) GetWaitingRoom() *WaitingRoom {
+	if x != nil {
+		return x.WaitingRoom
+	}
+	return nil
+}
+
+// WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
+// at the show's on_sale_at, when everyone who joined before gets a random
+// place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
+// Queue-Token (R-5.2, R-9.4).
+type WaitingRoom struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether the show sells through a waiting room.
+	Enabled bool `protobuf:"varint,1,opt,name=enabled,proto3" json:"enabled,omitempty"`
+	// The admission controller never goes below this many users per second;
+	// 0 means the default, 10.
+	MinAdmissionRate int32 `protobuf:"varint,2,opt,name=min_admission_rate,json=minAdmissionRate,proto3" json:"min_admission_rate,omitempty"`
+	// Nor above this; 0 means the default, 400 (R-2).
+	MaxAdmissionRate int32 `protobuf:"varint,3,opt,name=max_admission_rate,json=maxAdmissionRate,proto3" json:"max_admission_rate,omitempty"`
+	// How long an admitted token is good for; default 15 minutes (R-9.4).
+	AdmittedTokenTtl *durationpb.Duration `protobuf:"bytes,4,opt,name=admitted_token_ttl,json=admittedTokenTtl,proto3" json:"admitted_token_ttl,omitempty"`
+	// When the window ends and holds no longer need a Queue-Token; default two
+	// hours after on_sale_at, or the show's start if that is sooner.
+	EndsAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
+	// Output only: when the waiting room opens (the show's on_sale_at).
+	OpensAt       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitingRoom) Reset() {
+	*x = WaitingRoom{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitingRoom) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitingRoom) ProtoMessage() {}
+
+func (x *WaitingRoom) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitingRoom.ProtoReflect.Descriptor instead.
+func (*WaitingRoom) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *WaitingRoom) GetEnabled() bool {
+	if x != nil {
+		return x.Enabled
+	}
+	return false
+}
+
+func (x *WaitingRoom) GetMinAdmissionRate() int32 {
+	if x != nil {
+		return x.MinAdmissionRate
+	}
+	return 0
+}
+
+func (x *WaitingRoom) GetMaxAdmissionRate() int32 {
+	if x != nil {
+		return x.MaxAdmissionRate
+	}
+	return 0
+}
+
+func (x *WaitingRoom) GetAdmittedTokenTtl() *durationpb.Duration {
+	if x != nil {
+		return x.AdmittedTokenTtl
+	}
+	return nil
+}
+
+func (x *WaitingRoom) GetEndsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndsAt
+	}
+	return nil
+}
+
+func (x *WaitingRoom) GetOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpensAt
+	}
+	return nil
+}
+
 // CreateShowRequest describes the show to create.
 type CreateShowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -507,13 +612,16 @@ type CreateShowRequest struct {
 	// The cancellation fee in basis points of the order total (R-6.9); unset
 	// means 1000 (10 %).
 	CancellationFeeBps *int32 `protobuf:"varint,18,opt,name=cancellation_fee_bps,json=cancellationFeeBps,proto3,oneof" json:"cancellation_fee_bps,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// A waiting room in front of the sale (R-9); its opening time is
+	// on_sale_at.
+	WaitingRoom   *WaitingRoom `protobuf:"bytes,19,opt,name=waiting_room,json=waitingRoom,proto3" json:"waiting_room,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateShowRequest) Reset() {
 	*x = CreateShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +633,7 @@ func (x *CreateShowRequest) String() string {
 func (*CreateShowRequest) ProtoMessage() {}
 
 func (x *CreateShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +646,7 @@ func (x *CreateShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateShowRequest.ProtoReflect.Descriptor instead.
 func (*CreateShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateShowRequest) GetKind() ShowKind {
@@ -667,6 +775,13 @@ func (x *CreateShowRequest) GetCancellationFeeBps() int32 {
 	return 0
 }
 
+func (x *CreateShowRequest) GetWaitingRoom() *WaitingRoom {
+	if x != nil {
+		return x.WaitingRoom
+	}
+	return nil
+}
+
 // CreateShowResponse carries the created show.
 type CreateShowResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -678,7 +793,7 @@ type CreateShowResponse struct {
 
 func (x *CreateShowResponse) Reset() {
 	*x = CreateShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +805,7 @@ func (x *CreateShowResponse) String() string {
 func (*CreateShowResponse) ProtoMessage() {}
 
 func (x *CreateShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +818,7 @@ func (x *CreateShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateShowResponse.ProtoReflect.Descriptor instead.
 func (*CreateShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreateShowResponse) GetShow() *Show {
@@ -724,7 +839,7 @@ type GetShowRequest struct {
 
 func (x *GetShowRequest) Reset() {
 	*x = GetShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -736,7 +851,7 @@ func (x *GetShowRequest) String() string {
 func (*GetShowRequest) ProtoMessage() {}
 
 func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -749,7 +864,7 @@ func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowRequest.ProtoReflect.Descriptor instead.
 func (*GetShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{5}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetShowRequest) GetShowId() int64 {
@@ -770,7 +885,7 @@ type GetShowResponse struct {
 
 func (x *GetShowResponse) Reset() {
 	*x = GetShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -782,7 +897,7 @@ func (x *GetShowResponse) String() string {
 func (*GetShowResponse) ProtoMessage() {}
 
 func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -795,7 +910,7 @@ func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowResponse.ProtoReflect.Descriptor instead.
 func (*GetShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{6}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetShowResponse) GetShow() *Show {
@@ -820,7 +935,7 @@ type ListShowsRequest struct {
 
 func (x *ListShowsRequest) Reset() {
 	*x = ListShowsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -832,7 +947,7 @@ func (x *ListShowsRequest) String() string {
 func (*ListShowsRequest) ProtoMessage() {}
 
 func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -845,7 +960,7 @@ func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsRequest.ProtoReflect.Descriptor instead.
 func (*ListShowsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{7}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListShowsRequest) GetPageSize() int32 {
@@ -882,7 +997,7 @@ type ListShowsResponse struct {
 
 func (x *ListShowsResponse) Reset() {
 	*x = ListShowsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +1009,7 @@ func (x *ListShowsResponse) String() string {
 func (*ListShowsResponse) ProtoMessage() {}
 
 func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +1022,7 @@ func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsResponse.ProtoReflect.Descriptor instead.
 func (*ListShowsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{8}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListShowsResponse) GetShows() []*Show {
@@ -942,7 +1057,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\vprice_minor\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xfc\x06\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xc1\a\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -968,7 +1083,16 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12%\n" +
 	"\x0ecommission_bps\x18\x14 \x01(\x05R\rcommissionBps\x120\n" +
-	"\x14cancellation_fee_bps\x18\x15 \x01(\x05R\x12cancellationFeeBps\"\x9c\v\n" +
+	"\x14cancellation_fee_bps\x18\x15 \x01(\x05R\x12cancellationFeeBps\x12C\n" +
+	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\"\xb2\x04\n" +
+	"\vWaitingRoom\x12\x18\n" +
+	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
+	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +
+	"\x12max_admission_rate\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10maxAdmissionRate\x12X\n" +
+	"\x12admitted_token_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x0f\xbaH\f\xaa\x01\t\"\x03\b\x90\x1c2\x02\b<R\x10admittedTokenTtl\x123\n" +
+	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
+	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xe1\v\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -995,7 +1119,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0ecommission_bps\x18\x11 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x01R\rcommissionBps\x88\x01\x01\x12A\n" +
 	"\x14cancellation_fee_bps\x18\x12 \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x02R\x12cancellationFeeBps\x88\x01\x01:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
+	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x02R\x12cancellationFeeBps\x88\x01\x01\x12C\n" +
+	"\fwaiting_room\x18\x13 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1a-size(this.sections) + size(this.ga_areas) > 0\x1az\n" +
 	"\x0eshow.bus_route\x12'a bus trip needs origin and destination\x1a?this.kind != 1 || (this.origin != '' && this.destination != '')\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
@@ -1042,52 +1167,58 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                 // 0: seatghor.catalog.v1.ShowKind
 	(*Section)(nil),               // 1: seatghor.catalog.v1.Section
 	(*GaArea)(nil),                // 2: seatghor.catalog.v1.GaArea
 	(*Show)(nil),                  // 3: seatghor.catalog.v1.Show
-	(*CreateShowRequest)(nil),     // 4: seatghor.catalog.v1.CreateShowRequest
-	(*CreateShowResponse)(nil),    // 5: seatghor.catalog.v1.CreateShowResponse
-	(*GetShowRequest)(nil),        // 6: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),       // 7: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),      // 8: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),     // 9: seatghor.catalog.v1.ListShowsResponse
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 11: google.protobuf.Duration
+	(*WaitingRoom)(nil),           // 4: seatghor.catalog.v1.WaitingRoom
+	(*CreateShowRequest)(nil),     // 5: seatghor.catalog.v1.CreateShowRequest
+	(*CreateShowResponse)(nil),    // 6: seatghor.catalog.v1.CreateShowResponse
+	(*GetShowRequest)(nil),        // 7: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),       // 8: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),      // 9: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),     // 10: seatghor.catalog.v1.ListShowsResponse
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	10, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	10, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	11, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	11, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
 	1,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
 	2,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	11, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	11, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	10, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
-	0,  // 8: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	10, // 9: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	10, // 10: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	1,  // 11: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	2,  // 12: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	11, // 13: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	11, // 14: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	3,  // 15: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	3,  // 16: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 17: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	3,  // 18: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	4,  // 19: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	6,  // 20: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	8,  // 21: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	5,  // 22: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	7,  // 23: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	9,  // 24: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	22, // [22:25] is the sub-list for method output_type
-	19, // [19:22] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	12, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	12, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	11, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	12, // 9: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	11, // 10: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	11, // 11: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	0,  // 12: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	11, // 13: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	11, // 14: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	1,  // 15: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	2,  // 16: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	12, // 17: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	12, // 18: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	4,  // 19: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	3,  // 20: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	3,  // 21: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 22: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	3,  // 23: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	5,  // 24: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	7,  // 25: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	9,  // 26: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	6,  // 27: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	8,  // 28: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	10, // 29: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	27, // [27:30] is the sub-list for method output_type
+	24, // [24:27] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -1095,14 +1226,14 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 	if File_seatghor_catalog_v1_catalog_proto != nil {
 		return
 	}
-	file_seatghor_catalog_v1_catalog_proto_msgTypes[3].OneofWrappers = []any{}
+	file_seatghor_catalog_v1_catalog_proto_msgTypes[4].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

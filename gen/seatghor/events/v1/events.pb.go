@@ -1763,6 +1763,126 @@ func (x *TicketIssued) GetVenue() string {
 	return ""
 }
 
+// TicketCheckedIn: a ticket was admitted at the gate of its show, once
+// (TicketService.CheckInTicket; the shard's conditional write decides).
+// Feeds "my tickets" (R-8.3).
+type TicketCheckedIn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The ticket.
+	TicketId string `protobuf:"bytes,2,opt,name=ticket_id,json=ticketId,proto3" json:"ticket_id,omitempty"`
+	// The order that bought it.
+	OrderId string `protobuf:"bytes,3,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// The holder.
+	UserId string `protobuf:"bytes,4,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The seat id, for a seated ticket.
+	Seat string `protobuf:"bytes,5,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The general-admission area, for a GA ticket.
+	GaArea string `protobuf:"bytes,6,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
+	// The gate or scanner that admitted it.
+	Gate string `protobuf:"bytes,7,opt,name=gate,proto3" json:"gate,omitempty"`
+	// Who scanned it (the operator's or admin's user id).
+	CheckedInBy string `protobuf:"bytes,8,opt,name=checked_in_by,json=checkedInBy,proto3" json:"checked_in_by,omitempty"`
+	// When it was admitted.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TicketCheckedIn) Reset() {
+	*x = TicketCheckedIn{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TicketCheckedIn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TicketCheckedIn) ProtoMessage() {}
+
+func (x *TicketCheckedIn) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TicketCheckedIn.ProtoReflect.Descriptor instead.
+func (*TicketCheckedIn) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *TicketCheckedIn) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *TicketCheckedIn) GetTicketId() string {
+	if x != nil {
+		return x.TicketId
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetSeat() string {
+	if x != nil {
+		return x.Seat
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetGaArea() string {
+	if x != nil {
+		return x.GaArea
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetGate() string {
+	if x != nil {
+		return x.Gate
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetCheckedInBy() string {
+	if x != nil {
+		return x.CheckedInBy
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
@@ -1937,7 +2057,18 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\tshow_kind\x18\f \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\bshowKind\x12\x16\n" +
 	"\x06origin\x18\r \x01(\tR\x06origin\x12 \n" +
 	"\vdestination\x18\x0e \x01(\tR\vdestination\x12\x14\n" +
-	"\x05venue\x18\x0f \x01(\tR\x05venue*\x94\x01\n" +
+	"\x05venue\x18\x0f \x01(\tR\x05venue\"\x9d\x02\n" +
+	"\x0fTicketCheckedIn\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1b\n" +
+	"\tticket_id\x18\x02 \x01(\tR\bticketId\x12\x19\n" +
+	"\border_id\x18\x03 \x01(\tR\aorderId\x12\x17\n" +
+	"\auser_id\x18\x04 \x01(\tR\x06userId\x12\x12\n" +
+	"\x04seat\x18\x05 \x01(\tR\x04seat\x12\x17\n" +
+	"\aga_area\x18\x06 \x01(\tR\x06gaArea\x12\x12\n" +
+	"\x04gate\x18\a \x01(\tR\x04gate\x12\"\n" +
+	"\rchecked_in_by\x18\b \x01(\tR\vcheckedInBy\x12;\n" +
+	"\voccurred_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt*\x94\x01\n" +
 	"\rReleaseReason\x12\x1e\n" +
 	"\x1aRELEASE_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14RELEASE_REASON_BUYER\x10\x01\x12\"\n" +
@@ -1964,7 +2095,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -1980,56 +2111,58 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*PaymentStateChanged)(nil),   // 11: seatghor.events.v1.PaymentStateChanged
 	(*ShowPublished)(nil),         // 12: seatghor.events.v1.ShowPublished
 	(*TicketIssued)(nil),          // 13: seatghor.events.v1.TicketIssued
-	(*timestamppb.Timestamp)(nil), // 14: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 15: google.protobuf.Any
-	(*v1.Money)(nil),              // 16: seatghor.common.v1.Money
-	(v11.PaymentState)(0),         // 17: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 18: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 19: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 20: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 21: seatghor.catalog.v1.ShowKind
+	(*TicketCheckedIn)(nil),       // 14: seatghor.events.v1.TicketCheckedIn
+	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 16: google.protobuf.Any
+	(*v1.Money)(nil),              // 17: seatghor.common.v1.Money
+	(v11.PaymentState)(0),         // 18: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 19: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 20: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 21: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 22: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	14, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	15, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	16, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	14, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	14, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	15, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	16, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	17, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	15, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	15, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	14, // 6: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	14, // 7: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	14, // 8: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 9: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	14, // 10: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	14, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	14, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	14, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	14, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	16, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	15, // 6: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	15, // 7: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	15, // 8: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	17, // 9: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	15, // 10: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	15, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	17, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	15, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	17, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	15, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	17, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	15, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	17, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	17, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 20: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	14, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	17, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	18, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	16, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	19, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	14, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	20, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	16, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	14, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	14, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	14, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	35, // [35:35] is the sub-list for method output_type
-	35, // [35:35] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	15, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	18, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	19, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	17, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	20, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	15, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	17, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	15, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	17, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	15, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	15, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	22, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	15, // 35: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	36, // [36:36] is the sub-list for method output_type
+	36, // [36:36] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -2043,7 +2176,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -236,9 +236,11 @@ type SearchTripsRequest struct {
 	// Free text matched against title, operator, origin, destination and venue;
 	// typo tolerant.
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
-	// Bus trips: only trips starting in this city.
+	// Bus trips: only trips starting in this city (its exact name, in any
+	// letter case).
 	Origin string `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
-	// Bus trips: only trips ending in this city.
+	// Bus trips: only trips ending in this city (its exact name, in any letter
+	// case).
 	Destination string `protobuf:"bytes,3,opt,name=destination,proto3" json:"destination,omitempty"`
 	// Only shows starting at or after this time; unset means now.
 	StartsAfter *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=starts_after,json=startsAfter,proto3" json:"starts_after,omitempty"`
@@ -253,8 +255,19 @@ type SearchTripsRequest struct {
 	Sort TripSort `protobuf:"varint,8,opt,name=sort,proto3,enum=seatghor.search.v1.TripSort" json:"sort,omitempty"`
 	// Page size; default 20.
 	PageSize int32 `protobuf:"varint,9,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
-	// The next_page_token of the previous page.
-	PageToken     string `protobuf:"bytes,10,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// The next_page_token of the previous page, sent with the same query and
+	// filters.
+	PageToken string `protobuf:"bytes,10,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only shows starting on this calendar day, YYYY-MM-DD, in UTC (the time
+	// zone of every timestamp of the API; use starts_after and starts_before
+	// for a local day). Combines with starts_after and starts_before.
+	Date string `protobuf:"bytes,11,opt,name=date,proto3" json:"date,omitempty"`
+	// Only shows whose lowest price is at least this, in minor units of the
+	// show's currency.
+	MinPriceMinor *int64 `protobuf:"varint,12,opt,name=min_price_minor,json=minPriceMinor,proto3,oneof" json:"min_price_minor,omitempty"`
+	// Only shows whose lowest price is at most this, in minor units of the
+	// show's currency.
+	MaxPriceMinor *int64 `protobuf:"varint,13,opt,name=max_price_minor,json=maxPriceMinor,proto3,oneof" json:"max_price_minor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -359,11 +372,32 @@ func (x *SearchTripsRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *SearchTripsRequest) GetDate() string {
+	if x != nil {
+		return x.Date
+	}
+	return ""
+}
+
+func (x *SearchTripsRequest) GetMinPriceMinor() int64 {
+	if x != nil && x.MinPriceMinor != nil {
+		return *x.MinPriceMinor
+	}
+	return 0
+}
+
+func (x *SearchTripsRequest) GetMaxPriceMinor() int64 {
+	if x != nil && x.MaxPriceMinor != nil {
+		return *x.MaxPriceMinor
+	}
+	return 0
+}
+
 // SearchTripsResponse is one page of hits.
 type SearchTripsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The hits, in the requested order.
-	Hits []*TripHit `protobuf:"bytes,1,rep,name=hits,proto3" json:"hits,omitempty"`
+	// The matching shows, in the requested order.
+	Trips []*TripHit `protobuf:"bytes,1,rep,name=trips,proto3" json:"trips,omitempty"`
 	// Token for the next page; empty on the last.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	// About how many hits match in all (the index's estimate).
@@ -405,9 +439,9 @@ func (*SearchTripsResponse) Descriptor() ([]byte, []int) {
 	return file_seatghor_search_v1_search_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *SearchTripsResponse) GetHits() []*TripHit {
+func (x *SearchTripsResponse) GetTrips() []*TripHit {
 	if x != nil {
-		return x.Hits
+		return x.Trips
 	}
 	return nil
 }
@@ -452,7 +486,7 @@ const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\flowest_price\x18\n" +
 	" \x01(\v2\x19.seatghor.common.v1.MoneyR\vlowestPrice\x12'\n" +
 	"\x0fseats_available\x18\v \x01(\x05R\x0eseatsAvailable\x12\x1a\n" +
-	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\xac\x05\n" +
+	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\xb0\b\n" +
 	"\x12SearchTripsRequest\x12\x1e\n" +
 	"\x05query\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x05query\x12\x1f\n" +
 	"\x06origin\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06origin\x12)\n" +
@@ -465,10 +499,16 @@ const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\tpage_size\x18\t \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\bpageSize\x12'\n" +
 	"\n" +
 	"page_token\x18\n" +
-	" \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken:\xa4\x01\xbaH\xa0\x01\x1a\x9d\x01\n" +
-	"\x11search.date_range\x12)starts_after must be before starts_before\x1a]!has(this.starts_after) || !has(this.starts_before) || this.starts_after < this.starts_before\"\xbc\x01\n" +
-	"\x13SearchTripsResponse\x12/\n" +
-	"\x04hits\x18\x01 \x03(\v2\x1b.seatghor.search.v1.TripHitR\x04hits\x12&\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\x12:\n" +
+	"\x04date\x18\v \x01(\tB&\xbaH#r!2\x1f^([0-9]{4}-[0-9]{2}-[0-9]{2})?$R\x04date\x124\n" +
+	"\x0fmin_price_minor\x18\f \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x00R\rminPriceMinor\x88\x01\x01\x124\n" +
+	"\x0fmax_price_minor\x18\r \x01(\x03B\a\xbaH\x04\"\x02(\x00H\x01R\rmaxPriceMinor\x88\x01\x01:\xd8\x02\xbaH\xd4\x02\x1a\x9d\x01\n" +
+	"\x11search.date_range\x12)starts_after must be before starts_before\x1a]!has(this.starts_after) || !has(this.starts_before) || this.starts_after < this.starts_before\x1a\xb1\x01\n" +
+	"\x12search.price_range\x121min_price_minor must not be above max_price_minor\x1ah!has(this.min_price_minor) || !has(this.max_price_minor) || this.min_price_minor <= this.max_price_minorB\x12\n" +
+	"\x10_min_price_minorB\x12\n" +
+	"\x10_max_price_minor\"\xbe\x01\n" +
+	"\x13SearchTripsResponse\x121\n" +
+	"\x05trips\x18\x01 \x03(\v2\x1b.seatghor.search.v1.TripHitR\x05trips\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x120\n" +
 	"\x14estimated_total_hits\x18\x03 \x01(\x03R\x12estimatedTotalHits\x12\x1a\n" +
 	"\bdegraded\x18\x04 \x01(\bR\bdegraded*l\n" +
@@ -513,7 +553,7 @@ var file_seatghor_search_v1_search_proto_depIdxs = []int32{
 	5,  // 5: seatghor.search.v1.SearchTripsRequest.starts_before:type_name -> google.protobuf.Timestamp
 	4,  // 6: seatghor.search.v1.SearchTripsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
 	0,  // 7: seatghor.search.v1.SearchTripsRequest.sort:type_name -> seatghor.search.v1.TripSort
-	1,  // 8: seatghor.search.v1.SearchTripsResponse.hits:type_name -> seatghor.search.v1.TripHit
+	1,  // 8: seatghor.search.v1.SearchTripsResponse.trips:type_name -> seatghor.search.v1.TripHit
 	2,  // 9: seatghor.search.v1.TripSearchService.SearchTrips:input_type -> seatghor.search.v1.SearchTripsRequest
 	3,  // 10: seatghor.search.v1.TripSearchService.SearchTrips:output_type -> seatghor.search.v1.SearchTripsResponse
 	10, // [10:11] is the sub-list for method output_type
@@ -528,6 +568,7 @@ func file_seatghor_search_v1_search_proto_init() {
 	if File_seatghor_search_v1_search_proto != nil {
 		return
 	}
+	file_seatghor_search_v1_search_proto_msgTypes[1].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

@@ -131,6 +131,9 @@ type Ticket struct {
 	CheckedInAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=checked_in_at,json=checkedInAt,proto3" json:"checked_in_at,omitempty"`
 	// The gate or scanner that checked it in; empty before.
 	CheckedInGate string `protobuf:"bytes,18,opt,name=checked_in_gate,json=checkedInGate,proto3" json:"checked_in_gate,omitempty"`
+	// Whether the e-ticket PDF is stored and GetTicketDownload answers a URL
+	// (R-8.5); it is made a moment after the booking commits.
+	DownloadReady bool `protobuf:"varint,19,opt,name=download_ready,json=downloadReady,proto3" json:"download_ready,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -291,6 +294,13 @@ func (x *Ticket) GetCheckedInGate() string {
 	return ""
 }
 
+func (x *Ticket) GetDownloadReady() bool {
+	if x != nil {
+		return x.DownloadReady
+	}
+	return false
+}
+
 // ListMyTicketsRequest pages through the caller's tickets.
 type ListMyTicketsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -367,7 +377,7 @@ func (x *ListMyTicketsRequest) GetUpcomingOnly() bool {
 // ListMyTicketsResponse is one page of tickets.
 type ListMyTicketsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Tickets, by show start, soonest first.
+	// Tickets, newest first (by when they were issued).
 	Tickets []*Ticket `protobuf:"bytes,1,rep,name=tickets,proto3" json:"tickets,omitempty"`
 	// Token for the next page; empty on the last.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
@@ -739,7 +749,7 @@ var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xa4\x05\n" +
+	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xcb\x05\n" +
 	"\x06Ticket\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -760,7 +770,8 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x05price\x18\x0f \x01(\v2\x19.seatghor.common.v1.MoneyR\x05price\x127\n" +
 	"\tissued_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\bissuedAt\x12>\n" +
 	"\rchecked_in_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vcheckedInAt\x12&\n" +
-	"\x0fchecked_in_gate\x18\x12 \x01(\tR\rcheckedInGate\"\xaf\x01\n" +
+	"\x0fchecked_in_gate\x18\x12 \x01(\tR\rcheckedInGate\x12%\n" +
+	"\x0edownload_ready\x18\x13 \x01(\bR\rdownloadReady\"\xaf\x01\n" +
 	"\x14ListMyTicketsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +

@@ -25,159 +25,74 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// QueueStatus is where one session stands in the queue of one show.
-type QueueStatus struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The show.
-	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
-	// The signed queue token (R-9.3). Send it to GetStatus; it may be replaced
-	// (when the opening lottery draws the place, or when its expiry is renewed),
-	// so always keep the latest one.
-	QueueToken string `protobuf:"bytes,2,opt,name=queue_token,json=queueToken,proto3" json:"queue_token,omitempty"`
-	// The queue token is no longer accepted after this time.
-	QueueTokenExpiresAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=queue_token_expires_at,json=queueTokenExpiresAt,proto3" json:"queue_token_expires_at,omitempty"`
-	// When sales open: sessions that joined before this instant get a random
-	// place at it (R-9.2).
-	OpensAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
-	// Place in line, 1-based; 0 while the session waits for the opening
-	// lottery (R-9.2).
-	Position int64 `protobuf:"varint,5,opt,name=position,proto3" json:"position,omitempty"`
-	// The admission number X: every place at or below it is admitted (R-9.4).
-	AdmissionNumber int64 `protobuf:"varint,6,opt,name=admission_number,json=admissionNumber,proto3" json:"admission_number,omitempty"`
-	// Whether the place is admitted. The buyer may then hold seats with
-	// admitted_token.
-	Admitted bool `protobuf:"varint,7,opt,name=admitted,proto3" json:"admitted,omitempty"`
-	// When admitted: the Queue-Token header value for HoldService (R-5.2), bound
-	// to the session and good for 15 minutes (R-9.4); empty otherwise.
-	AdmittedToken string `protobuf:"bytes,8,opt,name=admitted_token,json=admittedToken,proto3" json:"admitted_token,omitempty"`
-	// When admitted: the admitted token stops working at this time.
-	AdmittedTokenExpiresAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=admitted_token_expires_at,json=admittedTokenExpiresAt,proto3" json:"admitted_token_expires_at,omitempty"`
-	// Estimated time until admission at the current admission rate; zero when
-	// admitted.
-	EstimatedWait *durationpb.Duration `protobuf:"bytes,10,opt,name=estimated_wait,json=estimatedWait,proto3" json:"estimated_wait,omitempty"`
-	// True when every seat is held or sold: admission has stopped and waiting
-	// buyers are told so honestly. It may turn false again when holds expire or
-	// are released (R-9.5).
-	SoldOut bool `protobuf:"varint,11,opt,name=sold_out,json=soldOut,proto3" json:"sold_out,omitempty"`
-	// Ask GetStatus again no sooner than this (about 20 s, longer under load;
-	// R-2, R-12).
-	PollAfter     *durationpb.Duration `protobuf:"bytes,12,opt,name=poll_after,json=pollAfter,proto3" json:"poll_after,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
+// SaleState is where the waiting room of a show stands.
+type SaleState int32
 
-func (x *QueueStatus) Reset() {
-	*x = QueueStatus{}
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[0]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
+const (
+	// Not set.
+	SaleState_SALE_STATE_UNSPECIFIED SaleState = 0
+	// The show has no waiting room: no queue, no Queue-Token needed.
+	SaleState_SALE_STATE_NO_QUEUE SaleState = 1
+	// Before the opening time: joiners enter the lottery (R-9.2).
+	SaleState_SALE_STATE_SCHEDULED SaleState = 2
+	// Open: the admission number advances (R-9.4).
+	SaleState_SALE_STATE_ADMITTING SaleState = 3
+	// An operator paused admission.
+	SaleState_SALE_STATE_PAUSED SaleState = 4
+	// Every seat is held or sold: admission stops until holds come back
+	// (R-9.5).
+	SaleState_SALE_STATE_SOLD_OUT SaleState = 5
+	// The waiting-room window is over: holds need no Queue-Token.
+	SaleState_SALE_STATE_ENDED SaleState = 6
+)
 
-func (x *QueueStatus) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*QueueStatus) ProtoMessage() {}
-
-func (x *QueueStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[0]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
+// Enum value maps for SaleState.
+var (
+	SaleState_name = map[int32]string{
+		0: "SALE_STATE_UNSPECIFIED",
+		1: "SALE_STATE_NO_QUEUE",
+		2: "SALE_STATE_SCHEDULED",
+		3: "SALE_STATE_ADMITTING",
+		4: "SALE_STATE_PAUSED",
+		5: "SALE_STATE_SOLD_OUT",
+		6: "SALE_STATE_ENDED",
 	}
-	return mi.MessageOf(x)
+	SaleState_value = map[string]int32{
+		"SALE_STATE_UNSPECIFIED": 0,
+		"SALE_STATE_NO_QUEUE":    1,
+		"SALE_STATE_SCHEDULED":   2,
+		"SALE_STATE_ADMITTING":   3,
+		"SALE_STATE_PAUSED":      4,
+		"SALE_STATE_SOLD_OUT":    5,
+		"SALE_STATE_ENDED":       6,
+	}
+)
+
+func (x SaleState) Enum() *SaleState {
+	p := new(SaleState)
+	*p = x
+	return p
 }
 
-// Deprecated: Use QueueStatus.ProtoReflect.Descriptor instead.
-func (*QueueStatus) Descriptor() ([]byte, []int) {
+func (x SaleState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SaleState) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_waitingroom_v1_waitingroom_proto_enumTypes[0].Descriptor()
+}
+
+func (SaleState) Type() protoreflect.EnumType {
+	return &file_seatghor_waitingroom_v1_waitingroom_proto_enumTypes[0]
+}
+
+func (x SaleState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SaleState.Descriptor instead.
+func (SaleState) EnumDescriptor() ([]byte, []int) {
 	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{0}
-}
-
-func (x *QueueStatus) GetShowId() int64 {
-	if x != nil {
-		return x.ShowId
-	}
-	return 0
-}
-
-func (x *QueueStatus) GetQueueToken() string {
-	if x != nil {
-		return x.QueueToken
-	}
-	return ""
-}
-
-func (x *QueueStatus) GetQueueTokenExpiresAt() *timestamppb.Timestamp {
-	if x != nil {
-		return x.QueueTokenExpiresAt
-	}
-	return nil
-}
-
-func (x *QueueStatus) GetOpensAt() *timestamppb.Timestamp {
-	if x != nil {
-		return x.OpensAt
-	}
-	return nil
-}
-
-func (x *QueueStatus) GetPosition() int64 {
-	if x != nil {
-		return x.Position
-	}
-	return 0
-}
-
-func (x *QueueStatus) GetAdmissionNumber() int64 {
-	if x != nil {
-		return x.AdmissionNumber
-	}
-	return 0
-}
-
-func (x *QueueStatus) GetAdmitted() bool {
-	if x != nil {
-		return x.Admitted
-	}
-	return false
-}
-
-func (x *QueueStatus) GetAdmittedToken() string {
-	if x != nil {
-		return x.AdmittedToken
-	}
-	return ""
-}
-
-func (x *QueueStatus) GetAdmittedTokenExpiresAt() *timestamppb.Timestamp {
-	if x != nil {
-		return x.AdmittedTokenExpiresAt
-	}
-	return nil
-}
-
-func (x *QueueStatus) GetEstimatedWait() *durationpb.Duration {
-	if x != nil {
-		return x.EstimatedWait
-	}
-	return nil
-}
-
-func (x *QueueStatus) GetSoldOut() bool {
-	if x != nil {
-		return x.SoldOut
-	}
-	return false
-}
-
-func (x *QueueStatus) GetPollAfter() *durationpb.Duration {
-	if x != nil {
-		return x.PollAfter
-	}
-	return nil
 }
 
 // JoinRequest names the show to queue for.
@@ -191,7 +106,7 @@ type JoinRequest struct {
 
 func (x *JoinRequest) Reset() {
 	*x = JoinRequest{}
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[1]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -203,7 +118,7 @@ func (x *JoinRequest) String() string {
 func (*JoinRequest) ProtoMessage() {}
 
 func (x *JoinRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[1]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -216,7 +131,7 @@ func (x *JoinRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
 func (*JoinRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{0}
 }
 
 func (x *JoinRequest) GetShowId() int64 {
@@ -226,18 +141,47 @@ func (x *JoinRequest) GetShowId() int64 {
 	return 0
 }
 
-// JoinResponse carries the new place in line.
+// JoinResponse is the caller's ticket and place.
 type JoinResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Where the session stands.
-	Status        *QueueStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// The signed queue token (R-9.3); send it to GetStatus.
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// Place in line, 1-based; 0 until the opening lottery draws it (R-9.2).
+	Place int64 `protobuf:"varint,2,opt,name=place,proto3" json:"place,omitempty"`
+	// The show.
+	ShowId int64 `protobuf:"varint,3,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The waiting room's state.
+	State SaleState `protobuf:"varint,4,opt,name=state,proto3,enum=seatghor.waitingroom.v1.SaleState" json:"state,omitempty"`
+	// When the sale opens; who joins before gets a random place then.
+	OpensAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	// The queue token is not accepted after this time (GetStatus renews it).
+	TokenExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=token_expires_at,json=tokenExpiresAt,proto3" json:"token_expires_at,omitempty"`
+	// The admission number X: every place at or below it is admitted (R-9.4).
+	AdmissionNumber int64 `protobuf:"varint,7,opt,name=admission_number,json=admissionNumber,proto3" json:"admission_number,omitempty"`
+	// Whether the caller may hold seats now.
+	Admitted bool `protobuf:"varint,8,opt,name=admitted,proto3" json:"admitted,omitempty"`
+	// When admitted: the Queue-Token header value for HoldService.CreateHold
+	// (R-5.2), bound to the caller and this show.
+	AdmittedToken string `protobuf:"bytes,9,opt,name=admitted_token,json=admittedToken,proto3" json:"admitted_token,omitempty"`
+	// When admitted: the admitted token stops working at this time.
+	AdmittedTokenExpiresAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=admitted_token_expires_at,json=admittedTokenExpiresAt,proto3" json:"admitted_token_expires_at,omitempty"`
+	// Estimated time until admission at the current rate; unset when admitted
+	// or when admission has stopped (paused or sold out).
+	EstimatedWait *durationpb.Duration `protobuf:"bytes,11,opt,name=estimated_wait,json=estimatedWait,proto3" json:"estimated_wait,omitempty"`
+	// Ask GetStatus again no sooner than this.
+	PollAfter *durationpb.Duration `protobuf:"bytes,12,opt,name=poll_after,json=pollAfter,proto3" json:"poll_after,omitempty"`
+	// True when every seat is held or sold: admission has stopped. It may turn
+	// false again when holds expire or are released (R-9.5).
+	SoldOut bool `protobuf:"varint,13,opt,name=sold_out,json=soldOut,proto3" json:"sold_out,omitempty"`
+	// A sentence for the buyer saying honestly where things stand.
+	Message       string `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JoinResponse) Reset() {
 	*x = JoinResponse{}
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[2]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -249,7 +193,7 @@ func (x *JoinResponse) String() string {
 func (*JoinResponse) ProtoMessage() {}
 
 func (x *JoinResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[2]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -262,28 +206,119 @@ func (x *JoinResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JoinResponse.ProtoReflect.Descriptor instead.
 func (*JoinResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *JoinResponse) GetStatus() *QueueStatus {
+func (x *JoinResponse) GetToken() string {
 	if x != nil {
-		return x.Status
+		return x.Token
+	}
+	return ""
+}
+
+func (x *JoinResponse) GetPlace() int64 {
+	if x != nil {
+		return x.Place
+	}
+	return 0
+}
+
+func (x *JoinResponse) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *JoinResponse) GetState() SaleState {
+	if x != nil {
+		return x.State
+	}
+	return SaleState_SALE_STATE_UNSPECIFIED
+}
+
+func (x *JoinResponse) GetOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpensAt
 	}
 	return nil
+}
+
+func (x *JoinResponse) GetTokenExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TokenExpiresAt
+	}
+	return nil
+}
+
+func (x *JoinResponse) GetAdmissionNumber() int64 {
+	if x != nil {
+		return x.AdmissionNumber
+	}
+	return 0
+}
+
+func (x *JoinResponse) GetAdmitted() bool {
+	if x != nil {
+		return x.Admitted
+	}
+	return false
+}
+
+func (x *JoinResponse) GetAdmittedToken() string {
+	if x != nil {
+		return x.AdmittedToken
+	}
+	return ""
+}
+
+func (x *JoinResponse) GetAdmittedTokenExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AdmittedTokenExpiresAt
+	}
+	return nil
+}
+
+func (x *JoinResponse) GetEstimatedWait() *durationpb.Duration {
+	if x != nil {
+		return x.EstimatedWait
+	}
+	return nil
+}
+
+func (x *JoinResponse) GetPollAfter() *durationpb.Duration {
+	if x != nil {
+		return x.PollAfter
+	}
+	return nil
+}
+
+func (x *JoinResponse) GetSoldOut() bool {
+	if x != nil {
+		return x.SoldOut
+	}
+	return false
+}
+
+func (x *JoinResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
 }
 
 // GetStatusRequest carries the queue token to check.
 type GetStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The latest queue token from Join or GetStatus.
-	QueueToken    string `protobuf:"bytes,1,opt,name=queue_token,json=queueToken,proto3" json:"queue_token,omitempty"`
+	Token         string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[3]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -295,7 +330,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[3]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -308,28 +343,55 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *GetStatusRequest) GetQueueToken() string {
+func (x *GetStatusRequest) GetToken() string {
 	if x != nil {
-		return x.QueueToken
+		return x.Token
 	}
 	return ""
 }
 
-// GetStatusResponse is the current standing.
+// GetStatusResponse is the caller's current standing.
 type GetStatusResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Where the session stands.
-	Status        *QueueStatus `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// A renewed queue token; keep the latest.
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// Place in line, 1-based; 0 until the opening lottery draws it (R-9.2).
+	Place int64 `protobuf:"varint,2,opt,name=place,proto3" json:"place,omitempty"`
+	// The show.
+	ShowId int64 `protobuf:"varint,3,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The waiting room's state.
+	State SaleState `protobuf:"varint,4,opt,name=state,proto3,enum=seatghor.waitingroom.v1.SaleState" json:"state,omitempty"`
+	// When the sale opens.
+	OpensAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	// The renewed queue token is not accepted after this time.
+	TokenExpiresAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=token_expires_at,json=tokenExpiresAt,proto3" json:"token_expires_at,omitempty"`
+	// The admission number X (R-9.4).
+	AdmissionNumber int64 `protobuf:"varint,7,opt,name=admission_number,json=admissionNumber,proto3" json:"admission_number,omitempty"`
+	// Whether the caller may hold seats now.
+	Admitted bool `protobuf:"varint,8,opt,name=admitted,proto3" json:"admitted,omitempty"`
+	// When admitted: the Queue-Token header value for HoldService.CreateHold
+	// (R-5.2), good for 15 minutes from admission (R-9.4).
+	AdmittedToken string `protobuf:"bytes,9,opt,name=admitted_token,json=admittedToken,proto3" json:"admitted_token,omitempty"`
+	// When admitted: the admitted token stops working at this time.
+	AdmittedTokenExpiresAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=admitted_token_expires_at,json=admittedTokenExpiresAt,proto3" json:"admitted_token_expires_at,omitempty"`
+	// Estimated time until admission; unset when admitted or stopped.
+	EstimatedWait *durationpb.Duration `protobuf:"bytes,11,opt,name=estimated_wait,json=estimatedWait,proto3" json:"estimated_wait,omitempty"`
+	// Ask again no sooner than this (about 20 s far back in line, R-2).
+	PollAfter *durationpb.Duration `protobuf:"bytes,12,opt,name=poll_after,json=pollAfter,proto3" json:"poll_after,omitempty"`
+	// True when admission stopped because every seat is held or sold (R-9.5).
+	SoldOut bool `protobuf:"varint,13,opt,name=sold_out,json=soldOut,proto3" json:"sold_out,omitempty"`
+	// A sentence for the buyer saying honestly where things stand.
+	Message       string `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[4]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -341,7 +403,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[4]
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -354,12 +416,531 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *GetStatusResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *GetStatusResponse) GetPlace() int64 {
+	if x != nil {
+		return x.Place
+	}
+	return 0
+}
+
+func (x *GetStatusResponse) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *GetStatusResponse) GetState() SaleState {
+	if x != nil {
+		return x.State
+	}
+	return SaleState_SALE_STATE_UNSPECIFIED
+}
+
+func (x *GetStatusResponse) GetOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpensAt
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetTokenExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.TokenExpiresAt
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetAdmissionNumber() int64 {
+	if x != nil {
+		return x.AdmissionNumber
+	}
+	return 0
+}
+
+func (x *GetStatusResponse) GetAdmitted() bool {
+	if x != nil {
+		return x.Admitted
+	}
+	return false
+}
+
+func (x *GetStatusResponse) GetAdmittedToken() string {
+	if x != nil {
+		return x.AdmittedToken
+	}
+	return ""
+}
+
+func (x *GetStatusResponse) GetAdmittedTokenExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AdmittedTokenExpiresAt
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetEstimatedWait() *durationpb.Duration {
+	if x != nil {
+		return x.EstimatedWait
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetPollAfter() *durationpb.Duration {
+	if x != nil {
+		return x.PollAfter
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetSoldOut() bool {
+	if x != nil {
+		return x.SoldOut
+	}
+	return false
+}
+
+func (x *GetStatusResponse) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// Sale is a show's waiting room as its operators see it.
+type Sale struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Where the sale stands.
+	State SaleState `protobuf:"varint,2,opt,name=state,proto3,enum=seatghor.waitingroom.v1.SaleState" json:"state,omitempty"`
+	// When the sale opens (the show's on_sale_at) and the lottery is drawn.
+	OpensAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	// When the waiting-room window ends; after it holds need no Queue-Token.
+	EndsAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
+	// Whether an operator paused admission.
+	Paused bool `protobuf:"varint,5,opt,name=paused,proto3" json:"paused,omitempty"`
+	// The controller keeps the admission rate between these (users/s, R-9.4).
+	MinAdmissionRate int32 `protobuf:"varint,6,opt,name=min_admission_rate,json=minAdmissionRate,proto3" json:"min_admission_rate,omitempty"`
+	// The upper limit of the admission rate.
+	MaxAdmissionRate int32 `protobuf:"varint,7,opt,name=max_admission_rate,json=maxAdmissionRate,proto3" json:"max_admission_rate,omitempty"`
+	// How long an admitted token is good for.
+	AdmittedTokenTtl *durationpb.Duration `protobuf:"bytes,8,opt,name=admitted_token_ttl,json=admittedTokenTtl,proto3" json:"admitted_token_ttl,omitempty"`
+	// The admission rate A the controller chose last (users/s).
+	AdmissionRate float64 `protobuf:"fixed64,9,opt,name=admission_rate,json=admissionRate,proto3" json:"admission_rate,omitempty"`
+	// The admission number X.
+	AdmissionNumber int64 `protobuf:"varint,10,opt,name=admission_number,json=admissionNumber,proto3" json:"admission_number,omitempty"`
+	// Everyone who has a place (or a lottery ticket).
+	Joined int64 `protobuf:"varint,11,opt,name=joined,proto3" json:"joined,omitempty"`
+	// Places above X.
+	Waiting int64 `protobuf:"varint,12,opt,name=waiting,proto3" json:"waiting,omitempty"`
+	// Places at or below X.
+	Admitted int64 `protobuf:"varint,13,opt,name=admitted,proto3" json:"admitted,omitempty"`
+	// Time until the last place in line is admitted at the current rate.
+	EstimatedWait *durationpb.Duration `protobuf:"bytes,14,opt,name=estimated_wait,json=estimatedWait,proto3" json:"estimated_wait,omitempty"`
+	// Seats and general-admission places that can be held now.
+	Available int64 `protobuf:"varint,15,opt,name=available,proto3" json:"available,omitempty"`
+	// Whether admission stopped because nothing can be held (R-9.5).
+	SoldOut bool `protobuf:"varint,16,opt,name=sold_out,json=soldOut,proto3" json:"sold_out,omitempty"`
+	// The p99 latency of CreateHold the controller saw last.
+	HoldP99 *durationpb.Duration `protobuf:"bytes,17,opt,name=hold_p99,json=holdP99,proto3" json:"hold_p99,omitempty"`
+	// The share of CreateHold calls that failed with a server error.
+	HoldErrorRate float64 `protobuf:"fixed64,18,opt,name=hold_error_rate,json=holdErrorRate,proto3" json:"hold_error_rate,omitempty"`
+	// When the controller last moved the sale.
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Sale) Reset() {
+	*x = Sale{}
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Sale) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Sale) ProtoMessage() {}
+
+func (x *Sale) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Sale.ProtoReflect.Descriptor instead.
+func (*Sale) Descriptor() ([]byte, []int) {
 	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{4}
 }
 
-func (x *GetStatusResponse) GetStatus() *QueueStatus {
+func (x *Sale) GetShowId() int64 {
 	if x != nil {
-		return x.Status
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *Sale) GetState() SaleState {
+	if x != nil {
+		return x.State
+	}
+	return SaleState_SALE_STATE_UNSPECIFIED
+}
+
+func (x *Sale) GetOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpensAt
+	}
+	return nil
+}
+
+func (x *Sale) GetEndsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndsAt
+	}
+	return nil
+}
+
+func (x *Sale) GetPaused() bool {
+	if x != nil {
+		return x.Paused
+	}
+	return false
+}
+
+func (x *Sale) GetMinAdmissionRate() int32 {
+	if x != nil {
+		return x.MinAdmissionRate
+	}
+	return 0
+}
+
+func (x *Sale) GetMaxAdmissionRate() int32 {
+	if x != nil {
+		return x.MaxAdmissionRate
+	}
+	return 0
+}
+
+func (x *Sale) GetAdmittedTokenTtl() *durationpb.Duration {
+	if x != nil {
+		return x.AdmittedTokenTtl
+	}
+	return nil
+}
+
+func (x *Sale) GetAdmissionRate() float64 {
+	if x != nil {
+		return x.AdmissionRate
+	}
+	return 0
+}
+
+func (x *Sale) GetAdmissionNumber() int64 {
+	if x != nil {
+		return x.AdmissionNumber
+	}
+	return 0
+}
+
+func (x *Sale) GetJoined() int64 {
+	if x != nil {
+		return x.Joined
+	}
+	return 0
+}
+
+func (x *Sale) GetWaiting() int64 {
+	if x != nil {
+		return x.Waiting
+	}
+	return 0
+}
+
+func (x *Sale) GetAdmitted() int64 {
+	if x != nil {
+		return x.Admitted
+	}
+	return 0
+}
+
+func (x *Sale) GetEstimatedWait() *durationpb.Duration {
+	if x != nil {
+		return x.EstimatedWait
+	}
+	return nil
+}
+
+func (x *Sale) GetAvailable() int64 {
+	if x != nil {
+		return x.Available
+	}
+	return 0
+}
+
+func (x *Sale) GetSoldOut() bool {
+	if x != nil {
+		return x.SoldOut
+	}
+	return false
+}
+
+func (x *Sale) GetHoldP99() *durationpb.Duration {
+	if x != nil {
+		return x.HoldP99
+	}
+	return nil
+}
+
+func (x *Sale) GetHoldErrorRate() float64 {
+	if x != nil {
+		return x.HoldErrorRate
+	}
+	return 0
+}
+
+func (x *Sale) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// GetSaleRequest names the show.
+type GetSaleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSaleRequest) Reset() {
+	*x = GetSaleRequest{}
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSaleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSaleRequest) ProtoMessage() {}
+
+func (x *GetSaleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSaleRequest.ProtoReflect.Descriptor instead.
+func (*GetSaleRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *GetSaleRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+// GetSaleResponse carries the sale.
+type GetSaleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sale.
+	Sale          *Sale `protobuf:"bytes,1,opt,name=sale,proto3" json:"sale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSaleResponse) Reset() {
+	*x = GetSaleResponse{}
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSaleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSaleResponse) ProtoMessage() {}
+
+func (x *GetSaleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSaleResponse.ProtoReflect.Descriptor instead.
+func (*GetSaleResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *GetSaleResponse) GetSale() *Sale {
+	if x != nil {
+		return x.Sale
+	}
+	return nil
+}
+
+// UpdateSaleRequest changes what is set; unset fields stay.
+type UpdateSaleRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Pause (true) or resume (false) admission.
+	Paused *bool `protobuf:"varint,2,opt,name=paused,proto3,oneof" json:"paused,omitempty"`
+	// New lower limit of the admission rate (users/s).
+	MinAdmissionRate *int32 `protobuf:"varint,3,opt,name=min_admission_rate,json=minAdmissionRate,proto3,oneof" json:"min_admission_rate,omitempty"`
+	// New upper limit of the admission rate (users/s).
+	MaxAdmissionRate *int32 `protobuf:"varint,4,opt,name=max_admission_rate,json=maxAdmissionRate,proto3,oneof" json:"max_admission_rate,omitempty"`
+	// New end of the waiting-room window; a time in the past ends it now.
+	EndsAt        *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSaleRequest) Reset() {
+	*x = UpdateSaleRequest{}
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSaleRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSaleRequest) ProtoMessage() {}
+
+func (x *UpdateSaleRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSaleRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSaleRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *UpdateSaleRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *UpdateSaleRequest) GetPaused() bool {
+	if x != nil && x.Paused != nil {
+		return *x.Paused
+	}
+	return false
+}
+
+func (x *UpdateSaleRequest) GetMinAdmissionRate() int32 {
+	if x != nil && x.MinAdmissionRate != nil {
+		return *x.MinAdmissionRate
+	}
+	return 0
+}
+
+func (x *UpdateSaleRequest) GetMaxAdmissionRate() int32 {
+	if x != nil && x.MaxAdmissionRate != nil {
+		return *x.MaxAdmissionRate
+	}
+	return 0
+}
+
+func (x *UpdateSaleRequest) GetEndsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.EndsAt
+	}
+	return nil
+}
+
+// UpdateSaleResponse carries the changed sale.
+type UpdateSaleResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sale.
+	Sale          *Sale `protobuf:"bytes,1,opt,name=sale,proto3" json:"sale,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSaleResponse) Reset() {
+	*x = UpdateSaleResponse{}
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSaleResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSaleResponse) ProtoMessage() {}
+
+func (x *UpdateSaleResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSaleResponse.ProtoReflect.Descriptor instead.
+func (*UpdateSaleResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *UpdateSaleResponse) GetSale() *Sale {
+	if x != nil {
+		return x.Sale
 	}
 	return nil
 }
@@ -368,36 +949,98 @@ var File_seatghor_waitingroom_v1_waitingroom_proto protoreflect.FileDescriptor
 
 const file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc = "" +
 	"\n" +
-	")seatghor/waitingroom/v1/waitingroom.proto\x12\x17seatghor.waitingroom.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc7\x04\n" +
-	"\vQueueStatus\x12\x17\n" +
-	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1f\n" +
-	"\vqueue_token\x18\x02 \x01(\tR\n" +
-	"queueToken\x12O\n" +
-	"\x16queue_token_expires_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x13queueTokenExpiresAt\x125\n" +
-	"\bopens_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12\x1a\n" +
-	"\bposition\x18\x05 \x01(\x03R\bposition\x12)\n" +
-	"\x10admission_number\x18\x06 \x01(\x03R\x0fadmissionNumber\x12\x1a\n" +
-	"\badmitted\x18\a \x01(\bR\badmitted\x12%\n" +
-	"\x0eadmitted_token\x18\b \x01(\tR\radmittedToken\x12U\n" +
-	"\x19admitted_token_expires_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x16admittedTokenExpiresAt\x12@\n" +
-	"\x0eestimated_wait\x18\n" +
-	" \x01(\v2\x19.google.protobuf.DurationR\restimatedWait\x12\x19\n" +
-	"\bsold_out\x18\v \x01(\bR\asoldOut\x128\n" +
-	"\n" +
-	"poll_after\x18\f \x01(\v2\x19.google.protobuf.DurationR\tpollAfter\"/\n" +
+	")seatghor/waitingroom/v1/waitingroom.proto\x12\x17seatghor.waitingroom.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"/\n" +
 	"\vJoinRequest\x12 \n" +
-	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"L\n" +
-	"\fJoinResponse\x12<\n" +
-	"\x06status\x18\x01 \x01(\v2$.seatghor.waitingroom.v1.QueueStatusR\x06status\"?\n" +
-	"\x10GetStatusRequest\x12+\n" +
-	"\vqueue_token\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x10R\n" +
-	"queueToken\"Q\n" +
-	"\x11GetStatusResponse\x12<\n" +
-	"\x06status\x18\x01 \x01(\v2$.seatghor.waitingroom.v1.QueueStatusR\x06status2\xb8\x02\n" +
-	"\x12WaitingRoomService\x12\x8d\x01\n" +
-	"\x04Join\x12$.seatghor.waitingroom.v1.JoinRequest\x1a%.seatghor.waitingroom.v1.JoinResponse\"8\x82\xd3\xe4\x93\x022:\x01*b\x06status\"%/v1/shows/{show_id}/waiting-room:join\x12\x91\x01\n" +
-	"\tGetStatus\x12).seatghor.waitingroom.v1.GetStatusRequest\x1a*.seatghor.waitingroom.v1.GetStatusResponse\"-\x82\xd3\xe4\x93\x02$:\x01*b\x06status\"\x17/v1/waiting-room/status\x90\x02\x01B\xf5\x01\n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\x80\x05\n" +
+	"\fJoinResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x14\n" +
+	"\x05place\x18\x02 \x01(\x03R\x05place\x12\x17\n" +
+	"\ashow_id\x18\x03 \x01(\x03R\x06showId\x128\n" +
+	"\x05state\x18\x04 \x01(\x0e2\".seatghor.waitingroom.v1.SaleStateR\x05state\x125\n" +
+	"\bopens_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12D\n" +
+	"\x10token_expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0etokenExpiresAt\x12)\n" +
+	"\x10admission_number\x18\a \x01(\x03R\x0fadmissionNumber\x12\x1a\n" +
+	"\badmitted\x18\b \x01(\bR\badmitted\x12%\n" +
+	"\x0eadmitted_token\x18\t \x01(\tR\radmittedToken\x12U\n" +
+	"\x19admitted_token_expires_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x16admittedTokenExpiresAt\x12@\n" +
+	"\x0eestimated_wait\x18\v \x01(\v2\x19.google.protobuf.DurationR\restimatedWait\x128\n" +
+	"\n" +
+	"poll_after\x18\f \x01(\v2\x19.google.protobuf.DurationR\tpollAfter\x12\x19\n" +
+	"\bsold_out\x18\r \x01(\bR\asoldOut\x12\x18\n" +
+	"\amessage\x18\x0e \x01(\tR\amessage\"4\n" +
+	"\x10GetStatusRequest\x12 \n" +
+	"\x05token\x18\x01 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x10R\x05token\"\x85\x05\n" +
+	"\x11GetStatusResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x14\n" +
+	"\x05place\x18\x02 \x01(\x03R\x05place\x12\x17\n" +
+	"\ashow_id\x18\x03 \x01(\x03R\x06showId\x128\n" +
+	"\x05state\x18\x04 \x01(\x0e2\".seatghor.waitingroom.v1.SaleStateR\x05state\x125\n" +
+	"\bopens_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12D\n" +
+	"\x10token_expires_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\x0etokenExpiresAt\x12)\n" +
+	"\x10admission_number\x18\a \x01(\x03R\x0fadmissionNumber\x12\x1a\n" +
+	"\badmitted\x18\b \x01(\bR\badmitted\x12%\n" +
+	"\x0eadmitted_token\x18\t \x01(\tR\radmittedToken\x12U\n" +
+	"\x19admitted_token_expires_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\x16admittedTokenExpiresAt\x12@\n" +
+	"\x0eestimated_wait\x18\v \x01(\v2\x19.google.protobuf.DurationR\restimatedWait\x128\n" +
+	"\n" +
+	"poll_after\x18\f \x01(\v2\x19.google.protobuf.DurationR\tpollAfter\x12\x19\n" +
+	"\bsold_out\x18\r \x01(\bR\asoldOut\x12\x18\n" +
+	"\amessage\x18\x0e \x01(\tR\amessage\"\xb6\x06\n" +
+	"\x04Sale\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x128\n" +
+	"\x05state\x18\x02 \x01(\x0e2\".seatghor.waitingroom.v1.SaleStateR\x05state\x125\n" +
+	"\bopens_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x123\n" +
+	"\aends_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x12\x16\n" +
+	"\x06paused\x18\x05 \x01(\bR\x06paused\x12,\n" +
+	"\x12min_admission_rate\x18\x06 \x01(\x05R\x10minAdmissionRate\x12,\n" +
+	"\x12max_admission_rate\x18\a \x01(\x05R\x10maxAdmissionRate\x12G\n" +
+	"\x12admitted_token_ttl\x18\b \x01(\v2\x19.google.protobuf.DurationR\x10admittedTokenTtl\x12%\n" +
+	"\x0eadmission_rate\x18\t \x01(\x01R\radmissionRate\x12)\n" +
+	"\x10admission_number\x18\n" +
+	" \x01(\x03R\x0fadmissionNumber\x12\x16\n" +
+	"\x06joined\x18\v \x01(\x03R\x06joined\x12\x18\n" +
+	"\awaiting\x18\f \x01(\x03R\awaiting\x12\x1a\n" +
+	"\badmitted\x18\r \x01(\x03R\badmitted\x12@\n" +
+	"\x0eestimated_wait\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\restimatedWait\x12\x1c\n" +
+	"\tavailable\x18\x0f \x01(\x03R\tavailable\x12\x19\n" +
+	"\bsold_out\x18\x10 \x01(\bR\asoldOut\x124\n" +
+	"\bhold_p99\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\aholdP99\x12&\n" +
+	"\x0fhold_error_rate\x18\x12 \x01(\x01R\rholdErrorRate\x129\n" +
+	"\n" +
+	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"2\n" +
+	"\x0eGetSaleRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"D\n" +
+	"\x0fGetSaleResponse\x121\n" +
+	"\x04sale\x18\x01 \x01(\v2\x1d.seatghor.waitingroom.v1.SaleR\x04sale\"\x89\x04\n" +
+	"\x11UpdateSaleRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12\x1b\n" +
+	"\x06paused\x18\x02 \x01(\bH\x00R\x06paused\x88\x01\x01\x12>\n" +
+	"\x12min_admission_rate\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x01H\x01R\x10minAdmissionRate\x88\x01\x01\x12>\n" +
+	"\x12max_admission_rate\x18\x04 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x01H\x02R\x10maxAdmissionRate\x88\x01\x01\x123\n" +
+	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt:\xc6\x01\xbaH\xc2\x01\x1a\xbf\x01\n" +
+	"\x10sale.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1at!has(this.min_admission_rate) || !has(this.max_admission_rate) || this.min_admission_rate <= this.max_admission_rateB\t\n" +
+	"\a_pausedB\x15\n" +
+	"\x13_min_admission_rateB\x15\n" +
+	"\x13_max_admission_rate\"G\n" +
+	"\x12UpdateSaleResponse\x121\n" +
+	"\x04sale\x18\x01 \x01(\v2\x1d.seatghor.waitingroom.v1.SaleR\x04sale*\xba\x01\n" +
+	"\tSaleState\x12\x1a\n" +
+	"\x16SALE_STATE_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13SALE_STATE_NO_QUEUE\x10\x01\x12\x18\n" +
+	"\x14SALE_STATE_SCHEDULED\x10\x02\x12\x18\n" +
+	"\x14SALE_STATE_ADMITTING\x10\x03\x12\x15\n" +
+	"\x11SALE_STATE_PAUSED\x10\x04\x12\x17\n" +
+	"\x13SALE_STATE_SOLD_OUT\x10\x05\x12\x14\n" +
+	"\x10SALE_STATE_ENDED\x10\x062\xbc\x04\n" +
+	"\x12WaitingRoomService\x12\x88\x01\n" +
+	"\x04Join\x12$.seatghor.waitingroom.v1.JoinRequest\x1a%.seatghor.waitingroom.v1.JoinResponse\"3\x82\xd3\xe4\x93\x02*:\x01*\"%/v1/shows/{show_id}/waiting-room:join\x90\x02\x02\x12\x89\x01\n" +
+	"\tGetStatus\x12).seatghor.waitingroom.v1.GetStatusRequest\x1a*.seatghor.waitingroom.v1.GetStatusResponse\"%\x82\xd3\xe4\x93\x02\x1c:\x01*\"\x17/v1/waiting-room/status\x90\x02\x01\x12\x81\x01\n" +
+	"\aGetSale\x12'.seatghor.waitingroom.v1.GetSaleRequest\x1a(.seatghor.waitingroom.v1.GetSaleResponse\"#\x82\xd3\xe4\x93\x02\x1a\x12\x18/v1/shows/{show_id}/sale\x90\x02\x01\x12\x8a\x01\n" +
+	"\n" +
+	"UpdateSale\x12*.seatghor.waitingroom.v1.UpdateSaleRequest\x1a+.seatghor.waitingroom.v1.UpdateSaleResponse\"#\x82\xd3\xe4\x93\x02\x1d:\x01*\"\x18/v1/shows/{show_id}/saleB\xf5\x01\n" +
 	"\x1bcom.seatghor.waitingroom.v1B\x10WaitingroomProtoP\x01ZFgithub.com/seatghor/seatghor/gen/seatghor/waitingroom/v1;waitingroomv1\xa2\x02\x03SWX\xaa\x02\x17Seatghor.Waitingroom.V1\xca\x02\x17Seatghor\\Waitingroom\\V1\xe2\x02#Seatghor\\Waitingroom\\V1\\GPBMetadata\xea\x02\x19Seatghor::Waitingroom::V1b\x06proto3"
 
 var (
@@ -412,33 +1055,58 @@ func file_seatghor_waitingroom_v1_waitingroom_proto_rawDescGZIP() []byte {
 	return file_seatghor_waitingroom_v1_waitingroom_proto_rawDescData
 }
 
-var file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_seatghor_waitingroom_v1_waitingroom_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_seatghor_waitingroom_v1_waitingroom_proto_goTypes = []any{
-	(*QueueStatus)(nil),           // 0: seatghor.waitingroom.v1.QueueStatus
+	(SaleState)(0),                // 0: seatghor.waitingroom.v1.SaleState
 	(*JoinRequest)(nil),           // 1: seatghor.waitingroom.v1.JoinRequest
 	(*JoinResponse)(nil),          // 2: seatghor.waitingroom.v1.JoinResponse
 	(*GetStatusRequest)(nil),      // 3: seatghor.waitingroom.v1.GetStatusRequest
 	(*GetStatusResponse)(nil),     // 4: seatghor.waitingroom.v1.GetStatusResponse
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 6: google.protobuf.Duration
+	(*Sale)(nil),                  // 5: seatghor.waitingroom.v1.Sale
+	(*GetSaleRequest)(nil),        // 6: seatghor.waitingroom.v1.GetSaleRequest
+	(*GetSaleResponse)(nil),       // 7: seatghor.waitingroom.v1.GetSaleResponse
+	(*UpdateSaleRequest)(nil),     // 8: seatghor.waitingroom.v1.UpdateSaleRequest
+	(*UpdateSaleResponse)(nil),    // 9: seatghor.waitingroom.v1.UpdateSaleResponse
+	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 11: google.protobuf.Duration
 }
 var file_seatghor_waitingroom_v1_waitingroom_proto_depIdxs = []int32{
-	5, // 0: seatghor.waitingroom.v1.QueueStatus.queue_token_expires_at:type_name -> google.protobuf.Timestamp
-	5, // 1: seatghor.waitingroom.v1.QueueStatus.opens_at:type_name -> google.protobuf.Timestamp
-	5, // 2: seatghor.waitingroom.v1.QueueStatus.admitted_token_expires_at:type_name -> google.protobuf.Timestamp
-	6, // 3: seatghor.waitingroom.v1.QueueStatus.estimated_wait:type_name -> google.protobuf.Duration
-	6, // 4: seatghor.waitingroom.v1.QueueStatus.poll_after:type_name -> google.protobuf.Duration
-	0, // 5: seatghor.waitingroom.v1.JoinResponse.status:type_name -> seatghor.waitingroom.v1.QueueStatus
-	0, // 6: seatghor.waitingroom.v1.GetStatusResponse.status:type_name -> seatghor.waitingroom.v1.QueueStatus
-	1, // 7: seatghor.waitingroom.v1.WaitingRoomService.Join:input_type -> seatghor.waitingroom.v1.JoinRequest
-	3, // 8: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:input_type -> seatghor.waitingroom.v1.GetStatusRequest
-	2, // 9: seatghor.waitingroom.v1.WaitingRoomService.Join:output_type -> seatghor.waitingroom.v1.JoinResponse
-	4, // 10: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:output_type -> seatghor.waitingroom.v1.GetStatusResponse
-	9, // [9:11] is the sub-list for method output_type
-	7, // [7:9] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	0,  // 0: seatghor.waitingroom.v1.JoinResponse.state:type_name -> seatghor.waitingroom.v1.SaleState
+	10, // 1: seatghor.waitingroom.v1.JoinResponse.opens_at:type_name -> google.protobuf.Timestamp
+	10, // 2: seatghor.waitingroom.v1.JoinResponse.token_expires_at:type_name -> google.protobuf.Timestamp
+	10, // 3: seatghor.waitingroom.v1.JoinResponse.admitted_token_expires_at:type_name -> google.protobuf.Timestamp
+	11, // 4: seatghor.waitingroom.v1.JoinResponse.estimated_wait:type_name -> google.protobuf.Duration
+	11, // 5: seatghor.waitingroom.v1.JoinResponse.poll_after:type_name -> google.protobuf.Duration
+	0,  // 6: seatghor.waitingroom.v1.GetStatusResponse.state:type_name -> seatghor.waitingroom.v1.SaleState
+	10, // 7: seatghor.waitingroom.v1.GetStatusResponse.opens_at:type_name -> google.protobuf.Timestamp
+	10, // 8: seatghor.waitingroom.v1.GetStatusResponse.token_expires_at:type_name -> google.protobuf.Timestamp
+	10, // 9: seatghor.waitingroom.v1.GetStatusResponse.admitted_token_expires_at:type_name -> google.protobuf.Timestamp
+	11, // 10: seatghor.waitingroom.v1.GetStatusResponse.estimated_wait:type_name -> google.protobuf.Duration
+	11, // 11: seatghor.waitingroom.v1.GetStatusResponse.poll_after:type_name -> google.protobuf.Duration
+	0,  // 12: seatghor.waitingroom.v1.Sale.state:type_name -> seatghor.waitingroom.v1.SaleState
+	10, // 13: seatghor.waitingroom.v1.Sale.opens_at:type_name -> google.protobuf.Timestamp
+	10, // 14: seatghor.waitingroom.v1.Sale.ends_at:type_name -> google.protobuf.Timestamp
+	11, // 15: seatghor.waitingroom.v1.Sale.admitted_token_ttl:type_name -> google.protobuf.Duration
+	11, // 16: seatghor.waitingroom.v1.Sale.estimated_wait:type_name -> google.protobuf.Duration
+	11, // 17: seatghor.waitingroom.v1.Sale.hold_p99:type_name -> google.protobuf.Duration
+	10, // 18: seatghor.waitingroom.v1.Sale.updated_at:type_name -> google.protobuf.Timestamp
+	5,  // 19: seatghor.waitingroom.v1.GetSaleResponse.sale:type_name -> seatghor.waitingroom.v1.Sale
+	10, // 20: seatghor.waitingroom.v1.UpdateSaleRequest.ends_at:type_name -> google.protobuf.Timestamp
+	5,  // 21: seatghor.waitingroom.v1.UpdateSaleResponse.sale:type_name -> seatghor.waitingroom.v1.Sale
+	1,  // 22: seatghor.waitingroom.v1.WaitingRoomService.Join:input_type -> seatghor.waitingroom.v1.JoinRequest
+	3,  // 23: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:input_type -> seatghor.waitingroom.v1.GetStatusRequest
+	6,  // 24: seatghor.waitingroom.v1.WaitingRoomService.GetSale:input_type -> seatghor.waitingroom.v1.GetSaleRequest
+	8,  // 25: seatghor.waitingroom.v1.WaitingRoomService.UpdateSale:input_type -> seatghor.waitingroom.v1.UpdateSaleRequest
+	2,  // 26: seatghor.waitingroom.v1.WaitingRoomService.Join:output_type -> seatghor.waitingroom.v1.JoinResponse
+	4,  // 27: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:output_type -> seatghor.waitingroom.v1.GetStatusResponse
+	7,  // 28: seatghor.waitingroom.v1.WaitingRoomService.GetSale:output_type -> seatghor.waitingroom.v1.GetSaleResponse
+	9,  // 29: seatghor.waitingroom.v1.WaitingRoomService.UpdateSale:output_type -> seatghor.waitingroom.v1.UpdateSaleResponse
+	26, // [26:30] is the sub-list for method output_type
+	22, // [22:26] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_waitingroom_v1_waitingroom_proto_init() }
@@ -446,18 +1114,20 @@ func file_seatghor_waitingroom_v1_waitingroom_proto_init() {
 	if File_seatghor_waitingroom_v1_waitingroom_proto != nil {
 		return
 	}
+	file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc), len(file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   5,
+			NumEnums:      1,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_seatghor_waitingroom_v1_waitingroom_proto_goTypes,
 		DependencyIndexes: file_seatghor_waitingroom_v1_waitingroom_proto_depIdxs,
+		EnumInfos:         file_seatghor_waitingroom_v1_waitingroom_proto_enumTypes,
 		MessageInfos:      file_seatghor_waitingroom_v1_waitingroom_proto_msgTypes,
 	}.Build()
 	File_seatghor_waitingroom_v1_waitingroom_proto = out.File

@@ -57,9 +57,11 @@ type TicketServiceClient interface {
 	// operator or partner staff of the show scans the QR code (or types the
 	// ticket id). A ticket is checked in at most once: one conditional write
 	// decides; a second scan answers already_checked_in. Fails with
-	// NOT_FOUND for an unknown or forged code and FAILED_PRECONDITION when the
-	// ticket belongs to another show. Requires an Idempotency-Key, so
-	// a retried scan on a weak gate network returns the first answer.
+	// NOT_FOUND for an unknown or forged code, FAILED_PRECONDITION when the
+	// ticket belongs to another show or was cancelled or refunded, and
+	// PERMISSION_DENIED unless the caller is an admin or the show's operator.
+	// Requires an Idempotency-Key, so a retried scan on a weak gate
+	// network returns the first answer.
 	CheckInTicket(context.Context, *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error)
 }
 
@@ -132,9 +134,11 @@ type TicketServiceHandler interface {
 	// operator or partner staff of the show scans the QR code (or types the
 	// ticket id). A ticket is checked in at most once: one conditional write
 	// decides; a second scan answers already_checked_in. Fails with
-	// NOT_FOUND for an unknown or forged code and FAILED_PRECONDITION when the
-	// ticket belongs to another show. Requires an Idempotency-Key, so
-	// a retried scan on a weak gate network returns the first answer.
+	// NOT_FOUND for an unknown or forged code, FAILED_PRECONDITION when the
+	// ticket belongs to another show or was cancelled or refunded, and
+	// PERMISSION_DENIED unless the caller is an admin or the show's operator.
+	// Requires an Idempotency-Key, so a retried scan on a weak gate
+	// network returns the first answer.
 	CheckInTicket(context.Context, *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error)
 }
 

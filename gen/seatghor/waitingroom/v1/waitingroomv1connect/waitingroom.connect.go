@@ -38,19 +38,33 @@ const (
 	// WaitingRoomServiceGetStatusProcedure is the fully-qualified name of the WaitingRoomService's
 	// GetStatus RPC.
 	WaitingRoomServiceGetStatusProcedure = "/seatghor.waitingroom.v1.WaitingRoomService/GetStatus"
+	// WaitingRoomServiceGetSaleProcedure is the fully-qualified name of the WaitingRoomService's
+	// GetSale RPC.
+	WaitingRoomServiceGetSaleProcedure = "/seatghor.waitingroom.v1.WaitingRoomService/GetSale"
+	// WaitingRoomServiceUpdateSaleProcedure is the fully-qualified name of the WaitingRoomService's
+	// UpdateSale RPC.
+	WaitingRoomServiceUpdateSaleProcedure = "/seatghor.waitingroom.v1.WaitingRoomService/UpdateSale"
 )
 
 // WaitingRoomServiceClient is a client for the seatghor.waitingroom.v1.WaitingRoomService service.
 type WaitingRoomServiceClient interface {
-	// Join puts the caller's session in the queue of a show and returns its
-	// signed queue token. The place is bound to the session; joining again
-	// never moves it forward. When the show has no queue running (a calm sale)
-	// the answer is admitted at once. Requires an Idempotency-Key.
+	// Join puts the caller in the queue of a show and returns its signed queue
+	// token. Joining again returns the same place. When the show has
+	// no waiting room, or its window has ended, the answer is admitted at once.
+	// Join is idempotent by nature, so it needs no Idempotency-Key.
 	Join(context.Context, *connect.Request[v1.JoinRequest]) (*connect.Response[v1.JoinResponse], error)
-	// GetStatus reads where a queue token stands: the current place, the
-	// admission number and, once admitted, the admitted token. Poll it no
-	// sooner than poll_after.
+	// GetStatus reads where a queue token stands: the place, the estimated
+	// wait, when to poll next and, once admitted, the admitted token. It reads
+	// Redis only.
 	GetStatus(context.Context, *connect.Request[v1.GetStatusRequest]) (*connect.Response[v1.GetStatusResponse], error)
+	// GetSale shows a show's sale as its operators see it: state, limits and
+	// metrics (waiting, admitted, admission rate, estimated wait). Operators of
+	// the show and admins.
+	GetSale(context.Context, *connect.Request[v1.GetSaleRequest]) (*connect.Response[v1.GetSaleResponse], error)
+	// UpdateSale pauses or resumes admission, changes the admission-rate
+	// limits or moves the end of the waiting-room window. Operators of the show
+	// and admins. Requires an Idempotency-Key.
+	UpdateSale(context.Context, *connect.Request[v1.UpdateSaleRequest]) (*connect.Response[v1.UpdateSaleResponse], error)
 }
 
 // NewWaitingRoomServiceClient constructs a client for the
@@ -68,6 +82,7 @@ func NewWaitingRoomServiceClient(httpClient connect.HTTPClient, baseURL string, 
 			httpClient,
 			baseURL+WaitingRoomServiceJoinProcedure,
 			connect.WithSchema(waitingRoomServiceMethods.ByName("Join")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
 		getStatus: connect.NewClient[v1.GetStatusRequest, v1.GetStatusResponse](
@@ -77,13 +92,28 @@ func NewWaitingRoomServiceClient(httpClient connect.HTTPClient, baseURL string, 
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		getSale: connect.NewClient[v1.GetSaleRequest, v1.GetSaleResponse](
+			httpClient,
+			baseURL+WaitingRoomServiceGetSaleProcedure,
+			connect.WithSchema(waitingRoomServiceMethods.ByName("GetSale")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		updateSale: connect.NewClient[v1.UpdateSaleRequest, v1.UpdateSaleResponse](
+			httpClient,
+			baseURL+WaitingRoomServiceUpdateSaleProcedure,
+			connect.WithSchema(waitingRoomServiceMethods.ByName("UpdateSale")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // waitingRoomServiceClient implements WaitingRoomServiceClient.
 type waitingRoomServiceClient struct {
-	join      *connect.Client[v1.JoinRequest, v1.JoinResponse]
-	getStatus *connect.Client[v1.GetStatusRequest, v1.GetStatusResponse]
+	join       *connect.Client[v1.JoinRequest, v1.JoinResponse]
+	getStatus  *connect.Client[v1.GetStatusRequest, v1.GetStatusResponse]
+	getSale    *connect.Client[v1.GetSaleRequest, v1.GetSaleResponse]
+	updateSale *connect.Client[v1.UpdateSaleRequest, v1.UpdateSaleResponse]
 }
 
 // Join calls seatghor.waitingroom.v1.WaitingRoomService.Join.
@@ -96,18 +126,36 @@ func (c *waitingRoomServiceClient) GetStatus(ctx context.Context, req *connect.R
 	return c.getStatus.CallUnary(ctx, req)
 }
 
+// GetSale calls seatghor.waitingroom.v1.WaitingRoomService.GetSale.
+func (c *waitingRoomServiceClient) GetSale(ctx context.Context, req *connect.Request[v1.GetSaleRequest]) (*connect.Response[v1.GetSaleResponse], error) {
+	return c.getSale.CallUnary(ctx, req)
+}
+
+// UpdateSale calls seatghor.waitingroom.v1.WaitingRoomService.UpdateSale.
+func (c *waitingRoomServiceClient) UpdateSale(ctx context.Context, req *connect.Request[v1.UpdateSaleRequest]) (*connect.Response[v1.UpdateSaleResponse], error) {
+	return c.updateSale.CallUnary(ctx, req)
+}
+
 // WaitingRoomServiceHandler is an implementation of the seatghor.waitingroom.v1.WaitingRoomService
 // service.
 type WaitingRoomServiceHandler interface {
-	// Join puts the caller's session in the queue of a show and returns its
-	// signed queue token. The place is bound to the session; joining again
-	// never moves it forward. When the show has no queue running (a calm sale)
-	// the answer is admitted at once. Requires an Idempotency-Key.
+	// Join puts the caller in the queue of a show and returns its signed queue
+	// token. Joining again returns the same place. When the show has
+	// no waiting room, or its window has ended, the answer is admitted at once.
+	// Join is idempotent by nature, so it needs no Idempotency-Key.
 	Join(context.Context, *connect.Request[v1.JoinRequest]) (*connect.Response[v1.JoinResponse], error)
-	// GetStatus reads where a queue token stands: the current place, the
-	// admission number and, once admitted, the admitted token. Poll it no
-	// sooner than poll_after.
+	// GetStatus reads where a queue token stands: the place, the estimated
+	// wait, when to poll next and, once admitted, the admitted token. It reads
+	// Redis only.
 	GetStatus(context.Context, *connect.Request[v1.GetStatusRequest]) (*connect.Response[v1.GetStatusResponse], error)
+	// GetSale shows a show's sale as its operators see it: state, limits and
+	// metrics (waiting, admitted, admission rate, estimated wait). Operators of
+	// the show and admins.
+	GetSale(context.Context, *connect.Request[v1.GetSaleRequest]) (*connect.Response[v1.GetSaleResponse], error)
+	// UpdateSale pauses or resumes admission, changes the admission-rate
+	// limits or moves the end of the waiting-room window. Operators of the show
+	// and admins. Requires an Idempotency-Key.
+	UpdateSale(context.Context, *connect.Request[v1.UpdateSaleRequest]) (*connect.Response[v1.UpdateSaleResponse], error)
 }
 
 // NewWaitingRoomServiceHandler builds an HTTP handler from the service implementation. It returns
@@ -121,6 +169,7 @@ func NewWaitingRoomServiceHandler(svc WaitingRoomServiceHandler, opts ...connect
 		WaitingRoomServiceJoinProcedure,
 		svc.Join,
 		connect.WithSchema(waitingRoomServiceMethods.ByName("Join")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
 	waitingRoomServiceGetStatusHandler := connect.NewUnaryHandler(
@@ -130,12 +179,29 @@ func NewWaitingRoomServiceHandler(svc WaitingRoomServiceHandler, opts ...connect
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	waitingRoomServiceGetSaleHandler := connect.NewUnaryHandler(
+		WaitingRoomServiceGetSaleProcedure,
+		svc.GetSale,
+		connect.WithSchema(waitingRoomServiceMethods.ByName("GetSale")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	waitingRoomServiceUpdateSaleHandler := connect.NewUnaryHandler(
+		WaitingRoomServiceUpdateSaleProcedure,
+		svc.UpdateSale,
+		connect.WithSchema(waitingRoomServiceMethods.ByName("UpdateSale")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.waitingroom.v1.WaitingRoomService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case WaitingRoomServiceJoinProcedure:
 			waitingRoomServiceJoinHandler.ServeHTTP(w, r)
 		case WaitingRoomServiceGetStatusProcedure:
 			waitingRoomServiceGetStatusHandler.ServeHTTP(w, r)
+		case WaitingRoomServiceGetSaleProcedure:
+			waitingRoomServiceGetSaleHandler.ServeHTTP(w, r)
+		case WaitingRoomServiceUpdateSaleProcedure:
+			waitingRoomServiceUpdateSaleHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -151,4 +217,12 @@ func (UnimplementedWaitingRoomServiceHandler) Join(context.Context, *connect.Req
 
 func (UnimplementedWaitingRoomServiceHandler) GetStatus(context.Context, *connect.Request[v1.GetStatusRequest]) (*connect.Response[v1.GetStatusResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.waitingroom.v1.WaitingRoomService.GetStatus is not implemented"))
+}
+
+func (UnimplementedWaitingRoomServiceHandler) GetSale(context.Context, *connect.Request[v1.GetSaleRequest]) (*connect.Response[v1.GetSaleResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.waitingroom.v1.WaitingRoomService.GetSale is not implemented"))
+}
+
+func (UnimplementedWaitingRoomServiceHandler) UpdateSale(context.Context, *connect.Request[v1.UpdateSaleRequest]) (*connect.Response[v1.UpdateSaleResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.waitingroom.v1.WaitingRoomService.UpdateSale is not implemented"))
 }

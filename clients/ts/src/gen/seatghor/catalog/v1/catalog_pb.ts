@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/catalog/v1/catalog.proto.
  */
 export const file_seatghor_catalog_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEikgEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIcCgtwcmljZV9taW5vchgEIAEoA0IHukgEIgIoACKNAQoGR2FBcmVhEhcKBG5hbWUYASABKAlCCbpIBnIEEAEYQBIdCghjYXBhY2l0eRgCIAEoBUILukgIGgYYwIQ9KAESHAoLcHJpY2VfbWlub3IYAyABKANCB7pIBCICKAASEQoJcmVtYWluaW5nGAQgASgFEhoKB2J1Y2tldHMYBSABKAVCCbpIBhoEGEAoACKQBQoEU2hvdxIPCgdzaG93X2lkGAEgASgDEisKBGtpbmQYAiABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEg0KBXRpdGxlGAMgASgJEhAKCG9wZXJhdG9yGAQgASgJEg4KBm9yaWdpbhgFIAEoCRITCgtkZXN0aW5hdGlvbhgGIAEoCRINCgV2ZW51ZRgHIAEoCRItCglzdGFydHNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCm9uX3NhbGVfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAogASgJEi4KCHNlY3Rpb25zGAsgAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uEi0KCGdhX2FyZWFzGAwgAygLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5HYUFyZWESKwoIaG9sZF90dGwYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNAoRcGF5bWVudF9leHRlbnNpb24YDiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SHQoVbWF4X3NlYXRzX3Blcl9hY2NvdW50GA8gASgFEhoKEm1heF9zZWF0c19wZXJfaG9sZBgQIAEoBRINCgVzaGFyZBgRIAEoBRISCgpzZWF0X2NvdW50GBIgASgFEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNvbW1pc3Npb25fYnBzGBQgASgFEhwKFGNhbmNlbGxhdGlvbl9mZWVfYnBzGBUgASgFIs4JChFDcmVhdGVTaG93UmVxdWVzdBI3CgRraW5kGAEgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZEIKukgHggEEEAEgABIZCgV0aXRsZRgCIAEoCUIKukgHcgUQARjIARIZCghvcGVyYXRvchgDIAEoCUIHukgEcgIYZBIXCgZvcmlnaW4YBCABKAlCB7pIBHICGGQSHAoLZGVzdGluYXRpb24YBSABKAlCB7pIBHICGGQSFwoFdmVudWUYBiABKAlCCLpIBXIDGMgBEjUKCXN0YXJ0c19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIuCgpvbl9zYWxlX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCghjdXJyZW5jeRgJIAEoCUIRukgOcgwyCl5bQS1aXXszfSQSOAoIc2VjdGlvbnMYCiADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb25CCLpIBZIBAhAyEjcKCGdhX2FyZWFzGAsgAygLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5HYUFyZWFCCLpIBZIBAhAUEjwKCGhvbGRfdHRsGAwgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg+6SAyqAQkiAwiQHDICCB4SQwoRcGF5bWVudF9leHRlbnNpb24YDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CDbpICqoBByIDCIgOMgASKAoVbWF4X3NlYXRzX3Blcl9hY2NvdW50GA4gASgFQgm6SAYaBBhkKAASJQoSbWF4X3NlYXRzX3Blcl9ob2xkGA8gASgFQgm6SAYaBBhkKAASGwoFc2hhcmQYECABKAVCB7pIBBoCKABIAIgBARInCg5jb21taXNzaW9uX2JwcxgRIAEoBUIKukgHGgUYkE4oAEgBiAEBEi0KFGNhbmNlbGxhdGlvbl9mZWVfYnBzGBIgASgFQgq6SAcaBRiQTigASAKIAQE6+wK6SPcCGnwKDnNob3cuaW52ZW50b3J5EjthIHNob3cgbmVlZHMgYXQgbGVhc3Qgb25lIHNlY3Rpb24gb3IgZ2VuZXJhbC1hZG1pc3Npb24gYXJlYRotc2l6ZSh0aGlzLnNlY3Rpb25zKSArIHNpemUodGhpcy5nYV9hcmVhcykgPiAwGnoKDnNob3cuYnVzX3JvdXRlEidhIGJ1cyB0cmlwIG5lZWRzIG9yaWdpbiBhbmQgZGVzdGluYXRpb24aP3RoaXMua2luZCAhPSAxIHx8ICh0aGlzLm9yaWdpbiAhPSAnJyAmJiB0aGlzLmRlc3RpbmF0aW9uICE9ICcnKRp7ChlzaG93Lm9uX3NhbGVfYmVmb3JlX3N0YXJ0EiNvbl9zYWxlX2F0IG11c3QgYmUgYmVmb3JlIHN0YXJ0c19hdBo5IWhhcyh0aGlzLm9uX3NhbGVfYXQpIHx8IHRoaXMub25fc2FsZV9hdCA8IHRoaXMuc3RhcnRzX2F0QggKBl9zaGFyZEIRCg9fY29tbWlzc2lvbl9icHNCFwoVX2NhbmNlbGxhdGlvbl9mZWVfYnBzIj0KEkNyZWF0ZVNob3dSZXNwb25zZRInCgRzaG93GAEgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93IioKDkdldFNob3dSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAiOgoPR2V0U2hvd1Jlc3BvbnNlEicKBHNob3cYASABKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3cihgEKEExpc3RTaG93c1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEjUKBGtpbmQYAyABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kQgi6SAWCAQIQASJWChFMaXN0U2hvd3NSZXNwb25zZRIoCgVzaG93cxgBIAMoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqaQoIU2hvd0tpbmQSGQoVU0hPV19LSU5EX1VOU1BFQ0lGSUVEEAASFgoSU0hPV19LSU5EX0JVU19UUklQEAESFQoRU0hPV19LSU5EX0NPTkNFUlQQAhITCg9TSE9XX0tJTkRfU1BPUlQQAzKrAgoOQ2F0YWxvZ1NlcnZpY2USXQoKQ3JlYXRlU2hvdxImLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlU2hvd1JlcXVlc3QaJy5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZVNob3dSZXNwb25zZRJZCgdHZXRTaG93EiMuc2VhdGdob3IuY2F0YWxvZy52MS5HZXRTaG93UmVxdWVzdBokLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0U2hvd1Jlc3BvbnNlIgOQAgESXwoJTGlzdFNob3dzEiUuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXF1ZXN0GiYuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXNwb25zZSIDkAIBQtUBChdjb20uc2VhdGdob3IuY2F0YWxvZy52MUIMQ2F0YWxvZ1Byb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2NhdGFsb2cvdjE7Y2F0YWxvZ3YxogIDU0NYqgITU2VhdGdob3IuQ2F0YWxvZy5WMcoCE1NlYXRnaG9yXENhdGFsb2dcVjHiAh9TZWF0Z2hvclxDYXRhbG9nXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OkNhdGFsb2c6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEikgEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIcCgtwcmljZV9taW5vchgEIAEoA0IHukgEIgIoACKNAQoGR2FBcmVhEhcKBG5hbWUYASABKAlCCbpIBnIEEAEYQBIdCghjYXBhY2l0eRgCIAEoBUILukgIGgYYwIQ9KAESHAoLcHJpY2VfbWlub3IYAyABKANCB7pIBCICKAASEQoJcmVtYWluaW5nGAQgASgFEhoKB2J1Y2tldHMYBSABKAVCCbpIBhoEGEAoACLIBQoEU2hvdxIPCgdzaG93X2lkGAEgASgDEisKBGtpbmQYAiABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEg0KBXRpdGxlGAMgASgJEhAKCG9wZXJhdG9yGAQgASgJEg4KBm9yaWdpbhgFIAEoCRITCgtkZXN0aW5hdGlvbhgGIAEoCRINCgV2ZW51ZRgHIAEoCRItCglzdGFydHNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCm9uX3NhbGVfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAogASgJEi4KCHNlY3Rpb25zGAsgAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uEi0KCGdhX2FyZWFzGAwgAygLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5HYUFyZWESKwoIaG9sZF90dGwYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNAoRcGF5bWVudF9leHRlbnNpb24YDiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SHQoVbWF4X3NlYXRzX3Blcl9hY2NvdW50GA8gASgFEhoKEm1heF9zZWF0c19wZXJfaG9sZBgQIAEoBRINCgVzaGFyZBgRIAEoBRISCgpzZWF0X2NvdW50GBIgASgFEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNvbW1pc3Npb25fYnBzGBQgASgFEhwKFGNhbmNlbGxhdGlvbl9mZWVfYnBzGBUgASgFEjYKDHdhaXRpbmdfcm9vbRgWIAEoCzIgLnNlYXRnaG9yLmNhdGFsb2cudjEuV2FpdGluZ1Jvb20i4gMKC1dhaXRpbmdSb29tEg8KB2VuYWJsZWQYASABKAgSJwoSbWluX2FkbWlzc2lvbl9yYXRlGAIgASgFQgu6SAgaBhigjQYoABInChJtYXhfYWRtaXNzaW9uX3JhdGUYAyABKAVCC7pICBoGGKCNBigAEkYKEmFkbWl0dGVkX3Rva2VuX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgMIkBwyAgg8EisKB2VuZHNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCG9wZW5zX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDrMAbpIyAEaxQEKGHdhaXRpbmdfcm9vbS5yYXRlX2xpbWl0cxI1bWluX2FkbWlzc2lvbl9yYXRlIG11c3Qgbm90IGV4Y2VlZCBtYXhfYWRtaXNzaW9uX3JhdGUacnRoaXMubWluX2FkbWlzc2lvbl9yYXRlID09IDAgfHwgdGhpcy5tYXhfYWRtaXNzaW9uX3JhdGUgPT0gMCB8fCB0aGlzLm1pbl9hZG1pc3Npb25fcmF0ZSA8PSB0aGlzLm1heF9hZG1pc3Npb25fcmF0ZSKGCgoRQ3JlYXRlU2hvd1JlcXVlc3QSNwoEa2luZBgBIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmRCCrpIB4IBBBABIAASGQoFdGl0bGUYAiABKAlCCrpIB3IFEAEYyAESGQoIb3BlcmF0b3IYAyABKAlCB7pIBHICGGQSFwoGb3JpZ2luGAQgASgJQge6SARyAhhkEhwKC2Rlc3RpbmF0aW9uGAUgASgJQge6SARyAhhkEhcKBXZlbnVlGAYgASgJQgi6SAVyAxjIARI1CglzdGFydHNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLgoKb25fc2FsZV9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoIY3VycmVuY3kYCSABKAlCEbpIDnIMMgpeW0EtWl17M30kEjgKCHNlY3Rpb25zGAogAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uQgi6SAWSAQIQMhI3CghnYV9hcmVhcxgLIAMoCzIbLnNlYXRnaG9yLmNhdGFsb2cudjEuR2FBcmVhQgi6SAWSAQIQFBI8Cghob2xkX3R0bBgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgMIkBwyAggeEkMKEXBheW1lbnRfZXh0ZW5zaW9uGA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg26SAqqAQciAwiIDjIAEigKFW1heF9zZWF0c19wZXJfYWNjb3VudBgOIAEoBUIJukgGGgQYZCgAEiUKEm1heF9zZWF0c19wZXJfaG9sZBgPIAEoBUIJukgGGgQYZCgAEhsKBXNoYXJkGBAgASgFQge6SAQaAigASACIAQESJwoOY29tbWlzc2lvbl9icHMYESABKAVCCrpIBxoFGJBOKABIAYgBARItChRjYW5jZWxsYXRpb25fZmVlX2JwcxgSIAEoBUIKukgHGgUYkE4oAEgCiAEBEjYKDHdhaXRpbmdfcm9vbRgTIAEoCzIgLnNlYXRnaG9yLmNhdGFsb2cudjEuV2FpdGluZ1Jvb206+wK6SPcCGnwKDnNob3cuaW52ZW50b3J5EjthIHNob3cgbmVlZHMgYXQgbGVhc3Qgb25lIHNlY3Rpb24gb3IgZ2VuZXJhbC1hZG1pc3Npb24gYXJlYRotc2l6ZSh0aGlzLnNlY3Rpb25zKSArIHNpemUodGhpcy5nYV9hcmVhcykgPiAwGnoKDnNob3cuYnVzX3JvdXRlEidhIGJ1cyB0cmlwIG5lZWRzIG9yaWdpbiBhbmQgZGVzdGluYXRpb24aP3RoaXMua2luZCAhPSAxIHx8ICh0aGlzLm9yaWdpbiAhPSAnJyAmJiB0aGlzLmRlc3RpbmF0aW9uICE9ICcnKRp7ChlzaG93Lm9uX3NhbGVfYmVmb3JlX3N0YXJ0EiNvbl9zYWxlX2F0IG11c3QgYmUgYmVmb3JlIHN0YXJ0c19hdBo5IWhhcyh0aGlzLm9uX3NhbGVfYXQpIHx8IHRoaXMub25fc2FsZV9hdCA8IHRoaXMuc3RhcnRzX2F0QggKBl9zaGFyZEIRCg9fY29tbWlzc2lvbl9icHNCFwoVX2NhbmNlbGxhdGlvbl9mZWVfYnBzIj0KEkNyZWF0ZVNob3dSZXNwb25zZRInCgRzaG93GAEgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93IioKDkdldFNob3dSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAiOgoPR2V0U2hvd1Jlc3BvbnNlEicKBHNob3cYASABKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3cihgEKEExpc3RTaG93c1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEjUKBGtpbmQYAyABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kQgi6SAWCAQIQASJWChFMaXN0U2hvd3NSZXNwb25zZRIoCgVzaG93cxgBIAMoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkqaQoIU2hvd0tpbmQSGQoVU0hPV19LSU5EX1VOU1BFQ0lGSUVEEAASFgoSU0hPV19LSU5EX0JVU19UUklQEAESFQoRU0hPV19LSU5EX0NPTkNFUlQQAhITCg9TSE9XX0tJTkRfU1BPUlQQAzKrAgoOQ2F0YWxvZ1NlcnZpY2USXQoKQ3JlYXRlU2hvdxImLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlU2hvd1JlcXVlc3QaJy5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZVNob3dSZXNwb25zZRJZCgdHZXRTaG93EiMuc2VhdGdob3IuY2F0YWxvZy52MS5HZXRTaG93UmVxdWVzdBokLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0U2hvd1Jlc3BvbnNlIgOQAgESXwoJTGlzdFNob3dzEiUuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXF1ZXN0GiYuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXNwb25zZSIDkAIBQtUBChdjb20uc2VhdGdob3IuY2F0YWxvZy52MUIMQ2F0YWxvZ1Byb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2NhdGFsb2cvdjE7Y2F0YWxvZ3YxogIDU0NYqgITU2VhdGdob3IuQ2F0YWxvZy5WMcoCE1NlYXRnaG9yXENhdGFsb2dcVjHiAh9TZWF0Z2hvclxDYXRhbG9nXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OkNhdGFsb2c6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Section is a block of numbered seats: every row label gets seats_per_row
@@ -262,6 +262,13 @@ export type Show = Message<"seatghor.catalog.v1.Show"> & {
    * @generated from field: int32 cancellation_fee_bps = 21;
    */
   cancellationFeeBps: number;
+
+  /**
+   * The show's waiting room (R-9), when it has one.
+   *
+   * @generated from field: seatghor.catalog.v1.WaitingRoom waiting_room = 22;
+   */
+  waitingRoom?: WaitingRoom | undefined;
 };
 
 /**
@@ -270,6 +277,67 @@ export type Show = Message<"seatghor.catalog.v1.Show"> & {
  */
 export const ShowSchema: GenMessage<Show> = /*@__PURE__*/
   messageDesc(file_seatghor_catalog_v1_catalog, 2);
+
+/**
+ * WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
+ * at the show's on_sale_at, when everyone who joined before gets a random
+ * place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
+ * Queue-Token (R-5.2, R-9.4).
+ *
+ * @generated from message seatghor.catalog.v1.WaitingRoom
+ */
+export type WaitingRoom = Message<"seatghor.catalog.v1.WaitingRoom"> & {
+  /**
+   * Whether the show sells through a waiting room.
+   *
+   * @generated from field: bool enabled = 1;
+   */
+  enabled: boolean;
+
+  /**
+   * The admission controller never goes below this many users per second;
+   * 0 means the default, 10.
+   *
+   * @generated from field: int32 min_admission_rate = 2;
+   */
+  minAdmissionRate: number;
+
+  /**
+   * Nor above this; 0 means the default, 400 (R-2).
+   *
+   * @generated from field: int32 max_admission_rate = 3;
+   */
+  maxAdmissionRate: number;
+
+  /**
+   * How long an admitted token is good for; default 15 minutes (R-9.4).
+   *
+   * @generated from field: google.protobuf.Duration admitted_token_ttl = 4;
+   */
+  admittedTokenTtl?: Duration | undefined;
+
+  /**
+   * When the window ends and holds no longer need a Queue-Token; default two
+   * hours after on_sale_at, or the show's start if that is sooner.
+   *
+   * @generated from field: google.protobuf.Timestamp ends_at = 5;
+   */
+  endsAt?: Timestamp | undefined;
+
+  /**
+   * Output only: when the waiting room opens (the show's on_sale_at).
+   *
+   * @generated from field: google.protobuf.Timestamp opens_at = 6;
+   */
+  opensAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.WaitingRoom.
+ * Use `create(WaitingRoomSchema)` to create a new message.
+ */
+export const WaitingRoomSchema: GenMessage<WaitingRoom> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 3);
 
 /**
  * CreateShowRequest describes the show to create.
@@ -404,6 +472,14 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
    * @generated from field: optional int32 cancellation_fee_bps = 18;
    */
   cancellationFeeBps?: number | undefined;
+
+  /**
+   * A waiting room in front of the sale (R-9); its opening time is
+   * on_sale_at.
+   *
+   * @generated from field: seatghor.catalog.v1.WaitingRoom waiting_room = 19;
+   */
+  waitingRoom?: WaitingRoom | undefined;
 };
 
 /**
@@ -411,7 +487,7 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
  * Use `create(CreateShowRequestSchema)` to create a new message.
  */
 export const CreateShowRequestSchema: GenMessage<CreateShowRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 3);
+  messageDesc(file_seatghor_catalog_v1_catalog, 4);
 
 /**
  * CreateShowResponse carries the created show.
@@ -432,7 +508,7 @@ export type CreateShowResponse = Message<"seatghor.catalog.v1.CreateShowResponse
  * Use `create(CreateShowResponseSchema)` to create a new message.
  */
 export const CreateShowResponseSchema: GenMessage<CreateShowResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 4);
+  messageDesc(file_seatghor_catalog_v1_catalog, 5);
 
 /**
  * GetShowRequest names a show.
@@ -453,7 +529,7 @@ export type GetShowRequest = Message<"seatghor.catalog.v1.GetShowRequest"> & {
  * Use `create(GetShowRequestSchema)` to create a new message.
  */
 export const GetShowRequestSchema: GenMessage<GetShowRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 5);
+  messageDesc(file_seatghor_catalog_v1_catalog, 6);
 
 /**
  * GetShowResponse carries the show.
@@ -474,7 +550,7 @@ export type GetShowResponse = Message<"seatghor.catalog.v1.GetShowResponse"> & {
  * Use `create(GetShowResponseSchema)` to create a new message.
  */
 export const GetShowResponseSchema: GenMessage<GetShowResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 6);
+  messageDesc(file_seatghor_catalog_v1_catalog, 7);
 
 /**
  * ListShowsRequest pages through shows.
@@ -509,7 +585,7 @@ export type ListShowsRequest = Message<"seatghor.catalog.v1.ListShowsRequest"> &
  * Use `create(ListShowsRequestSchema)` to create a new message.
  */
 export const ListShowsRequestSchema: GenMessage<ListShowsRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 7);
+  messageDesc(file_seatghor_catalog_v1_catalog, 8);
 
 /**
  * ListShowsResponse is one page of shows.
@@ -537,7 +613,7 @@ export type ListShowsResponse = Message<"seatghor.catalog.v1.ListShowsResponse">
  * Use `create(ListShowsResponseSchema)` to create a new message.
  */
 export const ListShowsResponseSchema: GenMessage<ListShowsResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 8);
+  messageDesc(file_seatghor_catalog_v1_catalog, 9);
 
 /**
  * ShowKind says what is being sold.

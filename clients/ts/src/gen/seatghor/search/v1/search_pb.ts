@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/search/v1/search.proto.
  */
 export const file_seatghor_search_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZWF0Z2hvci9zZWFyY2gvdjEvc2VhcmNoLnByb3RvEhJzZWF0Z2hvci5zZWFyY2gudjEi1wIKB1RyaXBIaXQSDwoHc2hvd19pZBgBIAEoAxIrCgRraW5kGAIgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZBINCgV0aXRsZRgDIAEoCRIQCghvcGVyYXRvchgEIAEoCRIOCgZvcmlnaW4YBSABKAkSEwoLZGVzdGluYXRpb24YBiABKAkSDQoFdmVudWUYByABKAkSLQoJc3RhcnRzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpvbl9zYWxlX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgxsb3dlc3RfcHJpY2UYCiABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFwoPc2VhdHNfYXZhaWxhYmxlGAsgASgFEhAKCGNhcGFjaXR5GAwgASgFIsEEChJTZWFyY2hUcmlwc1JlcXVlc3QSFwoFcXVlcnkYASABKAlCCLpIBXIDGMgBEhcKBm9yaWdpbhgCIAEoCUIHukgEcgIYZBIcCgtkZXN0aW5hdGlvbhgDIAEoCUIHukgEcgIYZBIwCgxzdGFydHNfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXN0YXJ0c19iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKBGtpbmQYBiABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kQgi6SAWCAQIQARImChNtaW5fc2VhdHNfYXZhaWxhYmxlGAcgASgFQgm6SAYaBBhkKAASNAoEc29ydBgIIAEoDjIcLnNlYXRnaG9yLnNlYXJjaC52MS5UcmlwU29ydEIIukgFggECEAESHAoJcGFnZV9zaXplGAkgASgFQgm6SAYaBBhkKAASHAoKcGFnZV90b2tlbhgKIAEoCUIIukgFcgMYyAE6pAG6SKABGp0BChFzZWFyY2guZGF0ZV9yYW5nZRIpc3RhcnRzX2FmdGVyIG11c3QgYmUgYmVmb3JlIHN0YXJ0c19iZWZvcmUaXSFoYXModGhpcy5zdGFydHNfYWZ0ZXIpIHx8ICFoYXModGhpcy5zdGFydHNfYmVmb3JlKSB8fCB0aGlzLnN0YXJ0c19hZnRlciA8IHRoaXMuc3RhcnRzX2JlZm9yZSKJAQoTU2VhcmNoVHJpcHNSZXNwb25zZRIpCgRoaXRzGAEgAygLMhsuc2VhdGdob3Iuc2VhcmNoLnYxLlRyaXBIaXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhwKFGVzdGltYXRlZF90b3RhbF9oaXRzGAMgASgDEhAKCGRlZ3JhZGVkGAQgASgIKmwKCFRyaXBTb3J0EhkKFVRSSVBfU09SVF9VTlNQRUNJRklFRBAAEhcKE1RSSVBfU09SVF9SRUxFVkFOQ0UQARIXChNUUklQX1NPUlRfU1RBUlRTX0FUEAISEwoPVFJJUF9TT1JUX1BSSUNFEAMykAEKEVRyaXBTZWFyY2hTZXJ2aWNlEnsKC1NlYXJjaFRyaXBzEiYuc2VhdGdob3Iuc2VhcmNoLnYxLlNlYXJjaFRyaXBzUmVxdWVzdBonLnNlYXRnaG9yLnNlYXJjaC52MS5TZWFyY2hUcmlwc1Jlc3BvbnNlIhuQAgGC0+STAhISEC92MS90cmlwczpzZWFyY2hCzQEKFmNvbS5zZWF0Z2hvci5zZWFyY2gudjFCC1NlYXJjaFByb3RvUAFaPGdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL3NlYXJjaC92MTtzZWFyY2h2MaICA1NTWKoCElNlYXRnaG9yLlNlYXJjaC5WMcoCElNlYXRnaG9yXFNlYXJjaFxWMeICHlNlYXRnaG9yXFNlYXJjaFxWMVxHUEJNZXRhZGF0YeoCFFNlYXRnaG9yOjpTZWFyY2g6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money]);
+  fileDesc("Ch9zZWF0Z2hvci9zZWFyY2gvdjEvc2VhcmNoLnByb3RvEhJzZWF0Z2hvci5zZWFyY2gudjEi1wIKB1RyaXBIaXQSDwoHc2hvd19pZBgBIAEoAxIrCgRraW5kGAIgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZBINCgV0aXRsZRgDIAEoCRIQCghvcGVyYXRvchgEIAEoCRIOCgZvcmlnaW4YBSABKAkSEwoLZGVzdGluYXRpb24YBiABKAkSDQoFdmVudWUYByABKAkSLQoJc3RhcnRzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpvbl9zYWxlX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgxsb3dlc3RfcHJpY2UYCiABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFwoPc2VhdHNfYXZhaWxhYmxlGAsgASgFEhAKCGNhcGFjaXR5GAwgASgFIqEHChJTZWFyY2hUcmlwc1JlcXVlc3QSFwoFcXVlcnkYASABKAlCCLpIBXIDGMgBEhcKBm9yaWdpbhgCIAEoCUIHukgEcgIYZBIcCgtkZXN0aW5hdGlvbhgDIAEoCUIHukgEcgIYZBIwCgxzdGFydHNfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXN0YXJ0c19iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKBGtpbmQYBiABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kQgi6SAWCAQIQARImChNtaW5fc2VhdHNfYXZhaWxhYmxlGAcgASgFQgm6SAYaBBhkKAASNAoEc29ydBgIIAEoDjIcLnNlYXRnaG9yLnNlYXJjaC52MS5UcmlwU29ydEIIukgFggECEAESHAoJcGFnZV9zaXplGAkgASgFQgm6SAYaBBhkKAASHAoKcGFnZV90b2tlbhgKIAEoCUIIukgFcgMYyAESNAoEZGF0ZRgLIAEoCUImukgjciEyH14oWzAtOV17NH0tWzAtOV17Mn0tWzAtOV17Mn0pPyQSJQoPbWluX3ByaWNlX21pbm9yGAwgASgDQge6SAQiAigASACIAQESJQoPbWF4X3ByaWNlX21pbm9yGA0gASgDQge6SAQiAigASAGIAQE62AK6SNQCGp0BChFzZWFyY2guZGF0ZV9yYW5nZRIpc3RhcnRzX2FmdGVyIG11c3QgYmUgYmVmb3JlIHN0YXJ0c19iZWZvcmUaXSFoYXModGhpcy5zdGFydHNfYWZ0ZXIpIHx8ICFoYXModGhpcy5zdGFydHNfYmVmb3JlKSB8fCB0aGlzLnN0YXJ0c19hZnRlciA8IHRoaXMuc3RhcnRzX2JlZm9yZRqxAQoSc2VhcmNoLnByaWNlX3JhbmdlEjFtaW5fcHJpY2VfbWlub3IgbXVzdCBub3QgYmUgYWJvdmUgbWF4X3ByaWNlX21pbm9yGmghaGFzKHRoaXMubWluX3ByaWNlX21pbm9yKSB8fCAhaGFzKHRoaXMubWF4X3ByaWNlX21pbm9yKSB8fCB0aGlzLm1pbl9wcmljZV9taW5vciA8PSB0aGlzLm1heF9wcmljZV9taW5vckISChBfbWluX3ByaWNlX21pbm9yQhIKEF9tYXhfcHJpY2VfbWlub3IiigEKE1NlYXJjaFRyaXBzUmVzcG9uc2USKgoFdHJpcHMYASADKAsyGy5zZWF0Z2hvci5zZWFyY2gudjEuVHJpcEhpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSHAoUZXN0aW1hdGVkX3RvdGFsX2hpdHMYAyABKAMSEAoIZGVncmFkZWQYBCABKAgqbAoIVHJpcFNvcnQSGQoVVFJJUF9TT1JUX1VOU1BFQ0lGSUVEEAASFwoTVFJJUF9TT1JUX1JFTEVWQU5DRRABEhcKE1RSSVBfU09SVF9TVEFSVFNfQVQQAhITCg9UUklQX1NPUlRfUFJJQ0UQAzKQAQoRVHJpcFNlYXJjaFNlcnZpY2USewoLU2VhcmNoVHJpcHMSJi5zZWF0Z2hvci5zZWFyY2gudjEuU2VhcmNoVHJpcHNSZXF1ZXN0Gicuc2VhdGdob3Iuc2VhcmNoLnYxLlNlYXJjaFRyaXBzUmVzcG9uc2UiG5ACAYLT5JMCEhIQL3YxL3RyaXBzOnNlYXJjaELNAQoWY29tLnNlYXRnaG9yLnNlYXJjaC52MUILU2VhcmNoUHJvdG9QAVo8Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3Ivc2VhcmNoL3YxO3NlYXJjaHYxogIDU1NYqgISU2VhdGdob3IuU2VhcmNoLlYxygISU2VhdGdob3JcU2VhcmNoXFYx4gIeU2VhdGdob3JcU2VhcmNoXFYxXEdQQk1ldGFkYXRh6gIUU2VhdGdob3I6OlNlYXJjaDo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money]);
 
 /**
  * TripHit is one show in the search answer.
@@ -135,14 +135,16 @@ export type SearchTripsRequest = Message<"seatghor.search.v1.SearchTripsRequest"
   query: string;
 
   /**
-   * Bus trips: only trips starting in this city.
+   * Bus trips: only trips starting in this city (its exact name, in any
+   * letter case).
    *
    * @generated from field: string origin = 2;
    */
   origin: string;
 
   /**
-   * Bus trips: only trips ending in this city.
+   * Bus trips: only trips ending in this city (its exact name, in any letter
+   * case).
    *
    * @generated from field: string destination = 3;
    */
@@ -192,11 +194,37 @@ export type SearchTripsRequest = Message<"seatghor.search.v1.SearchTripsRequest"
   pageSize: number;
 
   /**
-   * The next_page_token of the previous page.
+   * The next_page_token of the previous page, sent with the same query and
+   * filters.
    *
    * @generated from field: string page_token = 10;
    */
   pageToken: string;
+
+  /**
+   * Only shows starting on this calendar day, YYYY-MM-DD, in UTC (the time
+   * zone of every timestamp of the API; use starts_after and starts_before
+   * for a local day). Combines with starts_after and starts_before.
+   *
+   * @generated from field: string date = 11;
+   */
+  date: string;
+
+  /**
+   * Only shows whose lowest price is at least this, in minor units of the
+   * show's currency.
+   *
+   * @generated from field: optional int64 min_price_minor = 12;
+   */
+  minPriceMinor?: bigint | undefined;
+
+  /**
+   * Only shows whose lowest price is at most this, in minor units of the
+   * show's currency.
+   *
+   * @generated from field: optional int64 max_price_minor = 13;
+   */
+  maxPriceMinor?: bigint | undefined;
 };
 
 /**
@@ -213,11 +241,11 @@ export const SearchTripsRequestSchema: GenMessage<SearchTripsRequest> = /*@__PUR
  */
 export type SearchTripsResponse = Message<"seatghor.search.v1.SearchTripsResponse"> & {
   /**
-   * The hits, in the requested order.
+   * The matching shows, in the requested order.
    *
-   * @generated from field: repeated seatghor.search.v1.TripHit hits = 1;
+   * @generated from field: repeated seatghor.search.v1.TripHit trips = 1;
    */
-  hits: TripHit[];
+  trips: TripHit[];
 
   /**
    * Token for the next page; empty on the last.
@@ -294,7 +322,9 @@ export const TripSortSchema: GenEnum<TripSort> = /*@__PURE__*/
  * TripSearchService finds shows to buy: bus trips by route and date, concerts
  * and sports by text. It reads the search index (Meilisearch), never the write
  * database (R-8.4), so answers may be a second or two old (R-1.1) and can be
- * cached at the edge (R-9.1).
+ * cached at the edge (R-9.1). Any signed-in caller may search. When the index
+ * is down the answer is UNAVAILABLE at once; booking never depends on it
+ * (R-8.6).
  *
  * @generated from service seatghor.search.v1.TripSearchService
  */

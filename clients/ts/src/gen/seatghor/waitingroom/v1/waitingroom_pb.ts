@@ -2,8 +2,8 @@
 // @generated from file seatghor/waitingroom/v1/waitingroom.proto (package seatghor.waitingroom.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
-import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
@@ -14,115 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/waitingroom/v1/waitingroom.proto.
  */
 export const file_seatghor_waitingroom_v1_waitingroom: GenFile = /*@__PURE__*/
-  fileDesc("CilzZWF0Z2hvci93YWl0aW5ncm9vbS92MS93YWl0aW5ncm9vbS5wcm90bxIXc2VhdGdob3Iud2FpdGluZ3Jvb20udjEipgMKC1F1ZXVlU3RhdHVzEg8KB3Nob3dfaWQYASABKAMSEwoLcXVldWVfdG9rZW4YAiABKAkSOgoWcXVldWVfdG9rZW5fZXhwaXJlc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIb3BlbnNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCHBvc2l0aW9uGAUgASgDEhgKEGFkbWlzc2lvbl9udW1iZXIYBiABKAMSEAoIYWRtaXR0ZWQYByABKAgSFgoOYWRtaXR0ZWRfdG9rZW4YCCABKAkSPQoZYWRtaXR0ZWRfdG9rZW5fZXhwaXJlc19hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoOZXN0aW1hdGVkX3dhaXQYCiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEAoIc29sZF9vdXQYCyABKAgSLQoKcG9sbF9hZnRlchgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiInCgtKb2luUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIkQKDEpvaW5SZXNwb25zZRI0CgZzdGF0dXMYASABKAsyJC5zZWF0Z2hvci53YWl0aW5ncm9vbS52MS5RdWV1ZVN0YXR1cyIzChBHZXRTdGF0dXNSZXF1ZXN0Eh8KC3F1ZXVlX3Rva2VuGAEgASgJQgq6SAdyBRABGIAQIkkKEUdldFN0YXR1c1Jlc3BvbnNlEjQKBnN0YXR1cxgBIAEoCzIkLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLlF1ZXVlU3RhdHVzMrgCChJXYWl0aW5nUm9vbVNlcnZpY2USjQEKBEpvaW4SJC5zZWF0Z2hvci53YWl0aW5ncm9vbS52MS5Kb2luUmVxdWVzdBolLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLkpvaW5SZXNwb25zZSI4gtPkkwIyOgEqYgZzdGF0dXMiJS92MS9zaG93cy97c2hvd19pZH0vd2FpdGluZy1yb29tOmpvaW4SkQEKCUdldFN0YXR1cxIpLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLkdldFN0YXR1c1JlcXVlc3QaKi5zZWF0Z2hvci53YWl0aW5ncm9vbS52MS5HZXRTdGF0dXNSZXNwb25zZSItkAIBgtPkkwIkOgEqYgZzdGF0dXMiFy92MS93YWl0aW5nLXJvb20vc3RhdHVzQvUBChtjb20uc2VhdGdob3Iud2FpdGluZ3Jvb20udjFCEFdhaXRpbmdyb29tUHJvdG9QAVpGZ2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3Ivd2FpdGluZ3Jvb20vdjE7d2FpdGluZ3Jvb212MaICA1NXWKoCF1NlYXRnaG9yLldhaXRpbmdyb29tLlYxygIXU2VhdGdob3JcV2FpdGluZ3Jvb21cVjHiAiNTZWF0Z2hvclxXYWl0aW5ncm9vbVxWMVxHUEJNZXRhZGF0YeoCGVNlYXRnaG9yOjpXYWl0aW5ncm9vbTo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
-
-/**
- * QueueStatus is where one session stands in the queue of one show.
- *
- * @generated from message seatghor.waitingroom.v1.QueueStatus
- */
-export type QueueStatus = Message<"seatghor.waitingroom.v1.QueueStatus"> & {
-  /**
-   * The show.
-   *
-   * @generated from field: int64 show_id = 1;
-   */
-  showId: bigint;
-
-  /**
-   * The signed queue token (R-9.3). Send it to GetStatus; it may be replaced
-   * (when the opening lottery draws the place, or when its expiry is renewed),
-   * so always keep the latest one.
-   *
-   * @generated from field: string queue_token = 2;
-   */
-  queueToken: string;
-
-  /**
-   * The queue token is no longer accepted after this time.
-   *
-   * @generated from field: google.protobuf.Timestamp queue_token_expires_at = 3;
-   */
-  queueTokenExpiresAt?: Timestamp | undefined;
-
-  /**
-   * When sales open: sessions that joined before this instant get a random
-   * place at it (R-9.2).
-   *
-   * @generated from field: google.protobuf.Timestamp opens_at = 4;
-   */
-  opensAt?: Timestamp | undefined;
-
-  /**
-   * Place in line, 1-based; 0 while the session waits for the opening
-   * lottery (R-9.2).
-   *
-   * @generated from field: int64 position = 5;
-   */
-  position: bigint;
-
-  /**
-   * The admission number X: every place at or below it is admitted (R-9.4).
-   *
-   * @generated from field: int64 admission_number = 6;
-   */
-  admissionNumber: bigint;
-
-  /**
-   * Whether the place is admitted. The buyer may then hold seats with
-   * admitted_token.
-   *
-   * @generated from field: bool admitted = 7;
-   */
-  admitted: boolean;
-
-  /**
-   * When admitted: the Queue-Token header value for HoldService (R-5.2), bound
-   * to the session and good for 15 minutes (R-9.4); empty otherwise.
-   *
-   * @generated from field: string admitted_token = 8;
-   */
-  admittedToken: string;
-
-  /**
-   * When admitted: the admitted token stops working at this time.
-   *
-   * @generated from field: google.protobuf.Timestamp admitted_token_expires_at = 9;
-   */
-  admittedTokenExpiresAt?: Timestamp | undefined;
-
-  /**
-   * Estimated time until admission at the current admission rate; zero when
-   * admitted.
-   *
-   * @generated from field: google.protobuf.Duration estimated_wait = 10;
-   */
-  estimatedWait?: Duration | undefined;
-
-  /**
-   * True when every seat is held or sold: admission has stopped and waiting
-   * buyers are told so honestly. It may turn false again when holds expire or
-   * are released (R-9.5).
-   *
-   * @generated from field: bool sold_out = 11;
-   */
-  soldOut: boolean;
-
-  /**
-   * Ask GetStatus again no sooner than this (about 20 s, longer under load;
-   * R-2, R-12).
-   *
-   * @generated from field: google.protobuf.Duration poll_after = 12;
-   */
-  pollAfter?: Duration | undefined;
-};
-
-/**
- * Describes the message seatghor.waitingroom.v1.QueueStatus.
- * Use `create(QueueStatusSchema)` to create a new message.
- */
-export const QueueStatusSchema: GenMessage<QueueStatus> = /*@__PURE__*/
-  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 0);
+  fileDesc("CilzZWF0Z2hvci93YWl0aW5ncm9vbS92MS93YWl0aW5ncm9vbS5wcm90bxIXc2VhdGdob3Iud2FpdGluZ3Jvb20udjEiJwoLSm9pblJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgACLcAwoMSm9pblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEg0KBXBsYWNlGAIgASgDEg8KB3Nob3dfaWQYAyABKAMSMQoFc3RhdGUYBCABKA4yIi5zZWF0Z2hvci53YWl0aW5ncm9vbS52MS5TYWxlU3RhdGUSLAoIb3BlbnNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX2V4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGFkbWlzc2lvbl9udW1iZXIYByABKAMSEAoIYWRtaXR0ZWQYCCABKAgSFgoOYWRtaXR0ZWRfdG9rZW4YCSABKAkSPQoZYWRtaXR0ZWRfdG9rZW5fZXhwaXJlc19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoOZXN0aW1hdGVkX3dhaXQYCyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLQoKcG9sbF9hZnRlchgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghzb2xkX291dBgNIAEoCBIPCgdtZXNzYWdlGA4gASgJIi0KEEdldFN0YXR1c1JlcXVlc3QSGQoFdG9rZW4YASABKAlCCrpIB3IFEAEYgBAi4QMKEUdldFN0YXR1c1Jlc3BvbnNlEg0KBXRva2VuGAEgASgJEg0KBXBsYWNlGAIgASgDEg8KB3Nob3dfaWQYAyABKAMSMQoFc3RhdGUYBCABKA4yIi5zZWF0Z2hvci53YWl0aW5ncm9vbS52MS5TYWxlU3RhdGUSLAoIb3BlbnNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjQKEHRva2VuX2V4cGlyZXNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKEGFkbWlzc2lvbl9udW1iZXIYByABKAMSEAoIYWRtaXR0ZWQYCCABKAgSFgoOYWRtaXR0ZWRfdG9rZW4YCSABKAkSPQoZYWRtaXR0ZWRfdG9rZW5fZXhwaXJlc19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMQoOZXN0aW1hdGVkX3dhaXQYCyABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLQoKcG9sbF9hZnRlchgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghzb2xkX291dBgNIAEoCBIPCgdtZXNzYWdlGA4gASgJItcECgRTYWxlEg8KB3Nob3dfaWQYASABKAMSMQoFc3RhdGUYAiABKA4yIi5zZWF0Z2hvci53YWl0aW5ncm9vbS52MS5TYWxlU3RhdGUSLAoIb3BlbnNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKB2VuZHNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBnBhdXNlZBgFIAEoCBIaChJtaW5fYWRtaXNzaW9uX3JhdGUYBiABKAUSGgoSbWF4X2FkbWlzc2lvbl9yYXRlGAcgASgFEjUKEmFkbWl0dGVkX3Rva2VuX3R0bBgIIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5hZG1pc3Npb25fcmF0ZRgJIAEoARIYChBhZG1pc3Npb25fbnVtYmVyGAogASgDEg4KBmpvaW5lZBgLIAEoAxIPCgd3YWl0aW5nGAwgASgDEhAKCGFkbWl0dGVkGA0gASgDEjEKDmVzdGltYXRlZF93YWl0GA4gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhEKCWF2YWlsYWJsZRgPIAEoAxIQCghzb2xkX291dBgQIAEoCBIrCghob2xkX3A5ORgRIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIXCg9ob2xkX2Vycm9yX3JhdGUYEiABKAESLgoKdXBkYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiKgoOR2V0U2FsZVJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgACI+Cg9HZXRTYWxlUmVzcG9uc2USKwoEc2FsZRgBIAEoCzIdLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLlNhbGUizQMKEVVwZGF0ZVNhbGVSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASEwoGcGF1c2VkGAIgASgISACIAQESLAoSbWluX2FkbWlzc2lvbl9yYXRlGAMgASgFQgu6SAgaBhigjQYoAUgBiAEBEiwKEm1heF9hZG1pc3Npb25fcmF0ZRgEIAEoBUILukgIGgYYoI0GKAFIAogBARIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDrGAbpIwgEavwEKEHNhbGUucmF0ZV9saW1pdHMSNW1pbl9hZG1pc3Npb25fcmF0ZSBtdXN0IG5vdCBleGNlZWQgbWF4X2FkbWlzc2lvbl9yYXRlGnQhaGFzKHRoaXMubWluX2FkbWlzc2lvbl9yYXRlKSB8fCAhaGFzKHRoaXMubWF4X2FkbWlzc2lvbl9yYXRlKSB8fCB0aGlzLm1pbl9hZG1pc3Npb25fcmF0ZSA8PSB0aGlzLm1heF9hZG1pc3Npb25fcmF0ZUIJCgdfcGF1c2VkQhUKE19taW5fYWRtaXNzaW9uX3JhdGVCFQoTX21heF9hZG1pc3Npb25fcmF0ZSJBChJVcGRhdGVTYWxlUmVzcG9uc2USKwoEc2FsZRgBIAEoCzIdLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLlNhbGUqugEKCVNhbGVTdGF0ZRIaChZTQUxFX1NUQVRFX1VOU1BFQ0lGSUVEEAASFwoTU0FMRV9TVEFURV9OT19RVUVVRRABEhgKFFNBTEVfU1RBVEVfU0NIRURVTEVEEAISGAoUU0FMRV9TVEFURV9BRE1JVFRJTkcQAxIVChFTQUxFX1NUQVRFX1BBVVNFRBAEEhcKE1NBTEVfU1RBVEVfU09MRF9PVVQQBRIUChBTQUxFX1NUQVRFX0VOREVEEAYyvAQKEldhaXRpbmdSb29tU2VydmljZRKIAQoESm9pbhIkLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLkpvaW5SZXF1ZXN0GiUuc2VhdGdob3Iud2FpdGluZ3Jvb20udjEuSm9pblJlc3BvbnNlIjOQAgKC0+STAio6ASoiJS92MS9zaG93cy97c2hvd19pZH0vd2FpdGluZy1yb29tOmpvaW4SiQEKCUdldFN0YXR1cxIpLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLkdldFN0YXR1c1JlcXVlc3QaKi5zZWF0Z2hvci53YWl0aW5ncm9vbS52MS5HZXRTdGF0dXNSZXNwb25zZSIlkAIBgtPkkwIcOgEqIhcvdjEvd2FpdGluZy1yb29tL3N0YXR1cxKBAQoHR2V0U2FsZRInLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLkdldFNhbGVSZXF1ZXN0Giguc2VhdGdob3Iud2FpdGluZ3Jvb20udjEuR2V0U2FsZVJlc3BvbnNlIiOQAgGC0+STAhoSGC92MS9zaG93cy97c2hvd19pZH0vc2FsZRKKAQoKVXBkYXRlU2FsZRIqLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxLlVwZGF0ZVNhbGVSZXF1ZXN0Gisuc2VhdGdob3Iud2FpdGluZ3Jvb20udjEuVXBkYXRlU2FsZVJlc3BvbnNlIiOC0+STAh06ASoiGC92MS9zaG93cy97c2hvd19pZH0vc2FsZUL1AQobY29tLnNlYXRnaG9yLndhaXRpbmdyb29tLnYxQhBXYWl0aW5ncm9vbVByb3RvUAFaRmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL3dhaXRpbmdyb29tL3YxO3dhaXRpbmdyb29tdjGiAgNTV1iqAhdTZWF0Z2hvci5XYWl0aW5ncm9vbS5WMcoCF1NlYXRnaG9yXFdhaXRpbmdyb29tXFYx4gIjU2VhdGdob3JcV2FpdGluZ3Jvb21cVjFcR1BCTWV0YWRhdGHqAhlTZWF0Z2hvcjo6V2FpdGluZ3Jvb206OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * JoinRequest names the show to queue for.
@@ -143,20 +35,114 @@ export type JoinRequest = Message<"seatghor.waitingroom.v1.JoinRequest"> & {
  * Use `create(JoinRequestSchema)` to create a new message.
  */
 export const JoinRequestSchema: GenMessage<JoinRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 1);
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 0);
 
 /**
- * JoinResponse carries the new place in line.
+ * JoinResponse is the caller's ticket and place.
  *
  * @generated from message seatghor.waitingroom.v1.JoinResponse
  */
 export type JoinResponse = Message<"seatghor.waitingroom.v1.JoinResponse"> & {
   /**
-   * Where the session stands.
+   * The signed queue token (R-9.3); send it to GetStatus.
    *
-   * @generated from field: seatghor.waitingroom.v1.QueueStatus status = 1;
+   * @generated from field: string token = 1;
    */
-  status?: QueueStatus | undefined;
+  token: string;
+
+  /**
+   * Place in line, 1-based; 0 until the opening lottery draws it (R-9.2).
+   *
+   * @generated from field: int64 place = 2;
+   */
+  place: bigint;
+
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 3;
+   */
+  showId: bigint;
+
+  /**
+   * The waiting room's state.
+   *
+   * @generated from field: seatghor.waitingroom.v1.SaleState state = 4;
+   */
+  state: SaleState;
+
+  /**
+   * When the sale opens; who joins before gets a random place then.
+   *
+   * @generated from field: google.protobuf.Timestamp opens_at = 5;
+   */
+  opensAt?: Timestamp | undefined;
+
+  /**
+   * The queue token is not accepted after this time (GetStatus renews it).
+   *
+   * @generated from field: google.protobuf.Timestamp token_expires_at = 6;
+   */
+  tokenExpiresAt?: Timestamp | undefined;
+
+  /**
+   * The admission number X: every place at or below it is admitted (R-9.4).
+   *
+   * @generated from field: int64 admission_number = 7;
+   */
+  admissionNumber: bigint;
+
+  /**
+   * Whether the caller may hold seats now.
+   *
+   * @generated from field: bool admitted = 8;
+   */
+  admitted: boolean;
+
+  /**
+   * When admitted: the Queue-Token header value for HoldService.CreateHold
+   * (R-5.2), bound to the caller and this show.
+   *
+   * @generated from field: string admitted_token = 9;
+   */
+  admittedToken: string;
+
+  /**
+   * When admitted: the admitted token stops working at this time.
+   *
+   * @generated from field: google.protobuf.Timestamp admitted_token_expires_at = 10;
+   */
+  admittedTokenExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Estimated time until admission at the current rate; unset when admitted
+   * or when admission has stopped (paused or sold out).
+   *
+   * @generated from field: google.protobuf.Duration estimated_wait = 11;
+   */
+  estimatedWait?: Duration | undefined;
+
+  /**
+   * Ask GetStatus again no sooner than this.
+   *
+   * @generated from field: google.protobuf.Duration poll_after = 12;
+   */
+  pollAfter?: Duration | undefined;
+
+  /**
+   * True when every seat is held or sold: admission has stopped. It may turn
+   * false again when holds expire or are released (R-9.5).
+   *
+   * @generated from field: bool sold_out = 13;
+   */
+  soldOut: boolean;
+
+  /**
+   * A sentence for the buyer saying honestly where things stand.
+   *
+   * @generated from field: string message = 14;
+   */
+  message: string;
 };
 
 /**
@@ -164,7 +150,7 @@ export type JoinResponse = Message<"seatghor.waitingroom.v1.JoinResponse"> & {
  * Use `create(JoinResponseSchema)` to create a new message.
  */
 export const JoinResponseSchema: GenMessage<JoinResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 2);
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 1);
 
 /**
  * GetStatusRequest carries the queue token to check.
@@ -175,9 +161,9 @@ export type GetStatusRequest = Message<"seatghor.waitingroom.v1.GetStatusRequest
   /**
    * The latest queue token from Join or GetStatus.
    *
-   * @generated from field: string queue_token = 1;
+   * @generated from field: string token = 1;
    */
-  queueToken: string;
+  token: string;
 };
 
 /**
@@ -185,20 +171,112 @@ export type GetStatusRequest = Message<"seatghor.waitingroom.v1.GetStatusRequest
  * Use `create(GetStatusRequestSchema)` to create a new message.
  */
 export const GetStatusRequestSchema: GenMessage<GetStatusRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 3);
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 2);
 
 /**
- * GetStatusResponse is the current standing.
+ * GetStatusResponse is the caller's current standing.
  *
  * @generated from message seatghor.waitingroom.v1.GetStatusResponse
  */
 export type GetStatusResponse = Message<"seatghor.waitingroom.v1.GetStatusResponse"> & {
   /**
-   * Where the session stands.
+   * A renewed queue token; keep the latest.
    *
-   * @generated from field: seatghor.waitingroom.v1.QueueStatus status = 1;
+   * @generated from field: string token = 1;
    */
-  status?: QueueStatus | undefined;
+  token: string;
+
+  /**
+   * Place in line, 1-based; 0 until the opening lottery draws it (R-9.2).
+   *
+   * @generated from field: int64 place = 2;
+   */
+  place: bigint;
+
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 3;
+   */
+  showId: bigint;
+
+  /**
+   * The waiting room's state.
+   *
+   * @generated from field: seatghor.waitingroom.v1.SaleState state = 4;
+   */
+  state: SaleState;
+
+  /**
+   * When the sale opens.
+   *
+   * @generated from field: google.protobuf.Timestamp opens_at = 5;
+   */
+  opensAt?: Timestamp | undefined;
+
+  /**
+   * The renewed queue token is not accepted after this time.
+   *
+   * @generated from field: google.protobuf.Timestamp token_expires_at = 6;
+   */
+  tokenExpiresAt?: Timestamp | undefined;
+
+  /**
+   * The admission number X (R-9.4).
+   *
+   * @generated from field: int64 admission_number = 7;
+   */
+  admissionNumber: bigint;
+
+  /**
+   * Whether the caller may hold seats now.
+   *
+   * @generated from field: bool admitted = 8;
+   */
+  admitted: boolean;
+
+  /**
+   * When admitted: the Queue-Token header value for HoldService.CreateHold
+   * (R-5.2), good for 15 minutes from admission (R-9.4).
+   *
+   * @generated from field: string admitted_token = 9;
+   */
+  admittedToken: string;
+
+  /**
+   * When admitted: the admitted token stops working at this time.
+   *
+   * @generated from field: google.protobuf.Timestamp admitted_token_expires_at = 10;
+   */
+  admittedTokenExpiresAt?: Timestamp | undefined;
+
+  /**
+   * Estimated time until admission; unset when admitted or stopped.
+   *
+   * @generated from field: google.protobuf.Duration estimated_wait = 11;
+   */
+  estimatedWait?: Duration | undefined;
+
+  /**
+   * Ask again no sooner than this (about 20 s far back in line, R-2).
+   *
+   * @generated from field: google.protobuf.Duration poll_after = 12;
+   */
+  pollAfter?: Duration | undefined;
+
+  /**
+   * True when admission stopped because every seat is held or sold (R-9.5).
+   *
+   * @generated from field: bool sold_out = 13;
+   */
+  soldOut: boolean;
+
+  /**
+   * A sentence for the buyer saying honestly where things stand.
+   *
+   * @generated from field: string message = 14;
+   */
+  message: string;
 };
 
 /**
@@ -206,26 +284,350 @@ export type GetStatusResponse = Message<"seatghor.waitingroom.v1.GetStatusRespon
  * Use `create(GetStatusResponseSchema)` to create a new message.
  */
 export const GetStatusResponseSchema: GenMessage<GetStatusResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 3);
+
+/**
+ * Sale is a show's waiting room as its operators see it.
+ *
+ * @generated from message seatghor.waitingroom.v1.Sale
+ */
+export type Sale = Message<"seatghor.waitingroom.v1.Sale"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * Where the sale stands.
+   *
+   * @generated from field: seatghor.waitingroom.v1.SaleState state = 2;
+   */
+  state: SaleState;
+
+  /**
+   * When the sale opens (the show's on_sale_at) and the lottery is drawn.
+   *
+   * @generated from field: google.protobuf.Timestamp opens_at = 3;
+   */
+  opensAt?: Timestamp | undefined;
+
+  /**
+   * When the waiting-room window ends; after it holds need no Queue-Token.
+   *
+   * @generated from field: google.protobuf.Timestamp ends_at = 4;
+   */
+  endsAt?: Timestamp | undefined;
+
+  /**
+   * Whether an operator paused admission.
+   *
+   * @generated from field: bool paused = 5;
+   */
+  paused: boolean;
+
+  /**
+   * The controller keeps the admission rate between these (users/s, R-9.4).
+   *
+   * @generated from field: int32 min_admission_rate = 6;
+   */
+  minAdmissionRate: number;
+
+  /**
+   * The upper limit of the admission rate.
+   *
+   * @generated from field: int32 max_admission_rate = 7;
+   */
+  maxAdmissionRate: number;
+
+  /**
+   * How long an admitted token is good for.
+   *
+   * @generated from field: google.protobuf.Duration admitted_token_ttl = 8;
+   */
+  admittedTokenTtl?: Duration | undefined;
+
+  /**
+   * The admission rate A the controller chose last (users/s).
+   *
+   * @generated from field: double admission_rate = 9;
+   */
+  admissionRate: number;
+
+  /**
+   * The admission number X.
+   *
+   * @generated from field: int64 admission_number = 10;
+   */
+  admissionNumber: bigint;
+
+  /**
+   * Everyone who has a place (or a lottery ticket).
+   *
+   * @generated from field: int64 joined = 11;
+   */
+  joined: bigint;
+
+  /**
+   * Places above X.
+   *
+   * @generated from field: int64 waiting = 12;
+   */
+  waiting: bigint;
+
+  /**
+   * Places at or below X.
+   *
+   * @generated from field: int64 admitted = 13;
+   */
+  admitted: bigint;
+
+  /**
+   * Time until the last place in line is admitted at the current rate.
+   *
+   * @generated from field: google.protobuf.Duration estimated_wait = 14;
+   */
+  estimatedWait?: Duration | undefined;
+
+  /**
+   * Seats and general-admission places that can be held now.
+   *
+   * @generated from field: int64 available = 15;
+   */
+  available: bigint;
+
+  /**
+   * Whether admission stopped because nothing can be held (R-9.5).
+   *
+   * @generated from field: bool sold_out = 16;
+   */
+  soldOut: boolean;
+
+  /**
+   * The p99 latency of CreateHold the controller saw last.
+   *
+   * @generated from field: google.protobuf.Duration hold_p99 = 17;
+   */
+  holdP99?: Duration | undefined;
+
+  /**
+   * The share of CreateHold calls that failed with a server error.
+   *
+   * @generated from field: double hold_error_rate = 18;
+   */
+  holdErrorRate: number;
+
+  /**
+   * When the controller last moved the sale.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 19;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.waitingroom.v1.Sale.
+ * Use `create(SaleSchema)` to create a new message.
+ */
+export const SaleSchema: GenMessage<Sale> = /*@__PURE__*/
   messageDesc(file_seatghor_waitingroom_v1_waitingroom, 4);
 
 /**
+ * GetSaleRequest names the show.
+ *
+ * @generated from message seatghor.waitingroom.v1.GetSaleRequest
+ */
+export type GetSaleRequest = Message<"seatghor.waitingroom.v1.GetSaleRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+};
+
+/**
+ * Describes the message seatghor.waitingroom.v1.GetSaleRequest.
+ * Use `create(GetSaleRequestSchema)` to create a new message.
+ */
+export const GetSaleRequestSchema: GenMessage<GetSaleRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 5);
+
+/**
+ * GetSaleResponse carries the sale.
+ *
+ * @generated from message seatghor.waitingroom.v1.GetSaleResponse
+ */
+export type GetSaleResponse = Message<"seatghor.waitingroom.v1.GetSaleResponse"> & {
+  /**
+   * The sale.
+   *
+   * @generated from field: seatghor.waitingroom.v1.Sale sale = 1;
+   */
+  sale?: Sale | undefined;
+};
+
+/**
+ * Describes the message seatghor.waitingroom.v1.GetSaleResponse.
+ * Use `create(GetSaleResponseSchema)` to create a new message.
+ */
+export const GetSaleResponseSchema: GenMessage<GetSaleResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 6);
+
+/**
+ * UpdateSaleRequest changes what is set; unset fields stay.
+ *
+ * @generated from message seatghor.waitingroom.v1.UpdateSaleRequest
+ */
+export type UpdateSaleRequest = Message<"seatghor.waitingroom.v1.UpdateSaleRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * Pause (true) or resume (false) admission.
+   *
+   * @generated from field: optional bool paused = 2;
+   */
+  paused?: boolean | undefined;
+
+  /**
+   * New lower limit of the admission rate (users/s).
+   *
+   * @generated from field: optional int32 min_admission_rate = 3;
+   */
+  minAdmissionRate?: number | undefined;
+
+  /**
+   * New upper limit of the admission rate (users/s).
+   *
+   * @generated from field: optional int32 max_admission_rate = 4;
+   */
+  maxAdmissionRate?: number | undefined;
+
+  /**
+   * New end of the waiting-room window; a time in the past ends it now.
+   *
+   * @generated from field: google.protobuf.Timestamp ends_at = 5;
+   */
+  endsAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.waitingroom.v1.UpdateSaleRequest.
+ * Use `create(UpdateSaleRequestSchema)` to create a new message.
+ */
+export const UpdateSaleRequestSchema: GenMessage<UpdateSaleRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 7);
+
+/**
+ * UpdateSaleResponse carries the changed sale.
+ *
+ * @generated from message seatghor.waitingroom.v1.UpdateSaleResponse
+ */
+export type UpdateSaleResponse = Message<"seatghor.waitingroom.v1.UpdateSaleResponse"> & {
+  /**
+   * The sale.
+   *
+   * @generated from field: seatghor.waitingroom.v1.Sale sale = 1;
+   */
+  sale?: Sale | undefined;
+};
+
+/**
+ * Describes the message seatghor.waitingroom.v1.UpdateSaleResponse.
+ * Use `create(UpdateSaleResponseSchema)` to create a new message.
+ */
+export const UpdateSaleResponseSchema: GenMessage<UpdateSaleResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_waitingroom_v1_waitingroom, 8);
+
+/**
+ * SaleState is where the waiting room of a show stands.
+ *
+ * @generated from enum seatghor.waitingroom.v1.SaleState
+ */
+export enum SaleState {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: SALE_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The show has no waiting room: no queue, no Queue-Token needed.
+   *
+   * @generated from enum value: SALE_STATE_NO_QUEUE = 1;
+   */
+  NO_QUEUE = 1,
+
+  /**
+   * Before the opening time: joiners enter the lottery (R-9.2).
+   *
+   * @generated from enum value: SALE_STATE_SCHEDULED = 2;
+   */
+  SCHEDULED = 2,
+
+  /**
+   * Open: the admission number advances (R-9.4).
+   *
+   * @generated from enum value: SALE_STATE_ADMITTING = 3;
+   */
+  ADMITTING = 3,
+
+  /**
+   * An operator paused admission.
+   *
+   * @generated from enum value: SALE_STATE_PAUSED = 4;
+   */
+  PAUSED = 4,
+
+  /**
+   * Every seat is held or sold: admission stops until holds come back
+   * (R-9.5).
+   *
+   * @generated from enum value: SALE_STATE_SOLD_OUT = 5;
+   */
+  SOLD_OUT = 5,
+
+  /**
+   * The waiting-room window is over: holds need no Queue-Token.
+   *
+   * @generated from enum value: SALE_STATE_ENDED = 6;
+   */
+  ENDED = 6,
+}
+
+/**
+ * Describes the enum seatghor.waitingroom.v1.SaleState.
+ */
+export const SaleStateSchema: GenEnum<SaleState> = /*@__PURE__*/
+  enumDesc(file_seatghor_waitingroom_v1_waitingroom, 0);
+
+/**
  * WaitingRoomService is the virtual queue in front of a busy on-sale (R-9).
- * Buyers who arrive before the opening time get a random place at the opening
- * instant; later arrivals join the end in arrival order (R-9.2). The place
- * travels in a queue token signed with HMAC by a server secret and bound to
- * the session (R-9.3), so status checks need no database and can be answered
- * at the edge (R-9.1). The admission number X grows by A per second; a place
- * at or below X gets a 15-minute admitted token, the Queue-Token that
- * HoldService requires (R-5.2, R-9.4).
+ * Buyers who join before the opening time get a random place at the opening
+ * instant (a lottery); later arrivals join the end in arrival order (R-9.2).
+ * The place travels in a queue token signed with HMAC by a server secret and
+ * bound to the caller (R-9.3), so status checks need no database: a poll
+ * reads Redis only. The admission number X grows by A per second, A chosen
+ * by a controller that watches the seat database (R-9.4); a place at or below
+ * X gets a 15-minute admitted token, the Queue-Token header that
+ * HoldService.CreateHold requires while the show's waiting room is active
+ * (R-5.2).
  *
  * @generated from service seatghor.waitingroom.v1.WaitingRoomService
  */
 export const WaitingRoomService: GenService<{
   /**
-   * Join puts the caller's session in the queue of a show and returns its
-   * signed queue token. The place is bound to the session; joining again
-   * never moves it forward. When the show has no queue running (a calm sale)
-   * the answer is admitted at once. Requires an Idempotency-Key (R-5.1).
+   * Join puts the caller in the queue of a show and returns its signed queue
+   * token. Joining again returns the same place (R-9.2). When the show has
+   * no waiting room, or its window has ended, the answer is admitted at once.
+   * Join is idempotent by nature, so it needs no Idempotency-Key.
    *
    * @generated from rpc seatghor.waitingroom.v1.WaitingRoomService.Join
    */
@@ -235,9 +637,9 @@ export const WaitingRoomService: GenService<{
     output: typeof JoinResponseSchema;
   },
   /**
-   * GetStatus reads where a queue token stands: the current place, the
-   * admission number and, once admitted, the admitted token. Poll it no
-   * sooner than poll_after.
+   * GetStatus reads where a queue token stands: the place, the estimated
+   * wait, when to poll next and, once admitted, the admitted token. It reads
+   * Redis only (R-9.1).
    *
    * @generated from rpc seatghor.waitingroom.v1.WaitingRoomService.GetStatus
    */
@@ -245,6 +647,30 @@ export const WaitingRoomService: GenService<{
     methodKind: "unary";
     input: typeof GetStatusRequestSchema;
     output: typeof GetStatusResponseSchema;
+  },
+  /**
+   * GetSale shows a show's sale as its operators see it: state, limits and
+   * metrics (waiting, admitted, admission rate, estimated wait). Operators of
+   * the show and admins.
+   *
+   * @generated from rpc seatghor.waitingroom.v1.WaitingRoomService.GetSale
+   */
+  getSale: {
+    methodKind: "unary";
+    input: typeof GetSaleRequestSchema;
+    output: typeof GetSaleResponseSchema;
+  },
+  /**
+   * UpdateSale pauses or resumes admission, changes the admission-rate
+   * limits or moves the end of the waiting-room window. Operators of the show
+   * and admins. Requires an Idempotency-Key (R-5.1).
+   *
+   * @generated from rpc seatghor.waitingroom.v1.WaitingRoomService.UpdateSale
+   */
+  updateSale: {
+    methodKind: "unary";
+    input: typeof UpdateSaleRequestSchema;
+    output: typeof UpdateSaleResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_waitingroom_v1_waitingroom, 0);

@@ -1,0 +1,114 @@
+// Package eticket makes the e-ticket PDFs (R-8.5): after a booking commits,
+// a projector renders one PDF per order (the show, the buyer, and a QR code
+// of each ticket's signed code) and stores it in object storage (MinIO or
+// any S3 API). If the store is down, the batch fails and the outbox
+// consumer retries it with backoff; the checkpoint stays put until the PDFs
+// are stored, so no ticket is lost (R-8.1).
+package eticket
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/projections"
+	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/ticket"
+)
+
+// Name is the projector's name (`seatghor rebuild eticket`).
+const Name = "eticket"
+
+// ContentType is the media type of the stored files.
+const ContentType = "application/pdf"
+
+// Objects is where the PDFs go (objstore.Bucket).
+type Objects interface {
+	Put(ctx context.Context, key string, data []byte, contentType string) error
+}
+
+// Marks records which orders have their PDF (the "my tickets" read model,
+// so the list can say the download is ready).
+type Marks interface {
+	MarkPDF(ctx context.Context, userID, orderID, key string, at time.Time) error
+	ResetPDFs(ctx context.Context) error
+}
+
+// Shows looks shows up in the catalog.
+type Shows interface {
+	GetShow(ctx context.Context, showID int64) (catalog.Show, error)
+}
+
+// Key is the object key of an order's e-ticket; it depends on nothing else,
+// so a replay overwrites the same object.
+func Key(showID int64, orderID string) string {
+	return fmt.Sprintf("tickets/%d/%s.pdf", showID, orderID)
+}
+
+// Projector renders and stores e-tickets.
+type Projector struct {
+	objects  Objects
+	marks    Marks
+	shows    Shows
+	codes    *ticket.Codes
+	now      func() time.Time
+	parallel int
+}
+
+// NewProjector returns the e-ticket projector.
+func NewProjector(objects Objects, marks Marks, shows Shows, codes *ticket.Codes, now func() time.Time) *Projector {
+	return &Projector{objects: objects, marks: marks, shows: shows, codes: codes, now: now, parallel: 4}
+}
+
+// Name implements projections.Projector.
+func (p *Projector) Name() string { return Name }
+
+// Apply renders and stores the PDF of every booking confirmed in the batch.
+// A failure fails the batch (it is retried whole; storing is idempotent).
+func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(p.parallel)
+	for _, e := range events {
+		if e.Type != "seatghor.events.v1.BookingConfirmed" {
+			continue
+		}
+		var ev eventsv1.BookingConfirmed
+		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+			return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
+		}
+		g.Go(func() error { return p.make(ctx, &ev) })
+	}
+	return g.Wait()
+}
+
+func (p *Projector) make(ctx context.Context, ev *eventsv1.BookingConfirmed) error {
+	tickets, err := ticket.FromBooking(ev, p.codes)
+	if err != nil || len(tickets) == 0 {
+		return err
+	}
+	show, err := p.shows.GetShow(ctx, ev.GetShowId())
+	if errors.Is(err, catalog.ErrNotFound) {
+		return nil // a show gone from the catalog: nothing to print
+	}
+	if err != nil {
+		return fmt.Errorf("eticket: show %d: %w", ev.GetShowId(), err)
+	}
+	pdf, err := Render(show, ev.GetUserId(), tickets)
+	if err != nil {
+		return err
+	}
+	key := Key(ev.GetShowId(), ev.GetOrderId())
+	if err := p.objects.Put(ctx, key, pdf, ContentType); err != nil {
+		return fmt.Errorf("eticket: store %s: %w", key, err)
+	}
+	return p.marks.MarkPDF(ctx, ev.GetUserId(), ev.GetOrderId(), key, p.now())
+}
+
+// Reset forgets which PDFs exist; a replay stores them again (the objects
+// are overwritten, not deleted first).
+func (p *Projector) Reset(ctx context.Context) error { return p.marks.ResetPDFs(ctx) }

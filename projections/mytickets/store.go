@@ -1,0 +1,148 @@
+// Package mytickets is the "my tickets" read model (R-8.3): every ticket of
+// a user, with its show, status, check-in and e-ticket, in the read
+// database, keyed and hash-partitioned by user_id. It is built only from
+// outbox events (BookingConfirmed, OrderCancelled, RefundIssued,
+// TicketCheckedIn, ShowPublished) by Projector, so it can be dropped and
+// replayed at any time (`seatghor rebuild mytickets`).
+//
+// The sink is idempotent and order-free: ticket rows are written once
+// (ON CONFLICT DO NOTHING), an order's status only grows (valid < cancelled
+// < refunded, set with GREATEST), a check-in is kept once, and a show's
+// details follow the newest publication. Duplicates change nothing, and any
+// arrival order of one order's events ends in the same rows (decision 0040).
+package mytickets
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/page"
+	"github.com/seatghor/seatghor/server/ticket"
+)
+
+// Store is the read model in the read database.
+type Store struct {
+	db *pgxpool.Pool
+}
+
+// NewStore returns the store on the read database.
+func NewStore(db *pgxpool.Pool) *Store { return &Store{db: db} }
+
+const selectTickets = `
+	SELECT t.ticket_id, t.order_id, t.show_id, t.user_id, t.seat, t.ga_area, t.price_minor, t.currency, t.code,
+	       t.issued_at, o.status, c.checked_in_at, coalesce(c.gate, ''), coalesce(p.object_key, ''),
+	       coalesce(s.kind, 0), coalesce(s.title, ''), coalesce(s.origin, ''), coalesce(s.destination, ''),
+	       coalesce(s.venue, ''), s.starts_at
+	FROM my_tickets t
+	JOIN my_ticket_orders o ON o.user_id = t.user_id AND o.order_id = t.order_id
+	LEFT JOIN my_ticket_checkins c ON c.user_id = t.user_id AND c.ticket_id = t.ticket_id
+	LEFT JOIN my_ticket_pdfs p ON p.user_id = t.user_id AND p.order_id = t.order_id
+	LEFT JOIN ticket_shows s ON s.show_id = t.show_id`
+
+// statuses maps the stored order status (a TicketStatus number) to the
+// ticket's.
+var statuses = map[int16]ticket.Status{
+	statusValid: ticket.StatusValid, statusCancelled: ticket.StatusCancelled, statusRefunded: ticket.StatusRefunded,
+}
+
+func scanTicket(row pgx.Row) (ticket.View, error) {
+	var (
+		t         ticket.View
+		status    int16
+		kind      int16
+		checkedIn *time.Time
+		startsAt  *time.Time
+	)
+	err := row.Scan(&t.ID, &t.OrderID, &t.ShowID, &t.UserID, &t.Seat, &t.GAArea, &t.PriceMinor, &t.Currency, &t.Code,
+		&t.IssuedAt, &status, &checkedIn, &t.CheckedInGate, &t.PDFKey, &kind, &t.Title, &t.Origin, &t.Destination,
+		&t.Venue, &startsAt)
+	if err != nil {
+		return t, err
+	}
+	t.IssuedAt = t.IssuedAt.UTC()
+	t.Status, t.Kind = statuses[status], catalogv1.ShowKind(kind)
+	if checkedIn != nil {
+		t.CheckedInAt = checkedIn.UTC()
+		if t.Status == ticket.StatusValid {
+			t.Status = ticket.StatusCheckedIn
+		}
+	}
+	if startsAt != nil {
+		t.StartsAt = startsAt.UTC()
+	}
+	return t, nil
+}
+
+// ListTickets returns a page of the user's tickets, newest first (by issue time;
+// an order's tickets in seat order), and the next page's token.
+func (s *Store) ListTickets(ctx context.Context, userID string, f ticket.ListFilter) ([]ticket.View, string, error) {
+	if f.PageSize <= 0 {
+		f.PageSize = 50
+	}
+	cur, after, err := page.Decode(f.PageToken)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %w", ticket.ErrBadPageToken, err)
+	}
+	rows, err := s.db.Query(ctx, selectTickets+`
+		WHERE t.user_id = $1
+		  AND ($2::bigint = 0 OR t.show_id = $2)
+		  AND (NOT $3 OR s.starts_at > $4)
+		  AND (NOT $5 OR t.issued_at < $6 OR (t.issued_at = $6 AND t.ticket_id > $7))
+		ORDER BY t.issued_at DESC, t.ticket_id
+		LIMIT $8`,
+		userID, f.ShowID, f.UpcomingOnly, f.Now, after, cur.At, cur.ID, f.PageSize+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("list tickets of %s: %w", userID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ticket.View, error) { return scanTicket(r) })
+	if err != nil {
+		return nil, "", fmt.Errorf("list tickets of %s: %w", userID, err)
+	}
+	next := ""
+	if len(out) > f.PageSize {
+		out = out[:f.PageSize]
+		last := out[len(out)-1]
+		next = page.Encode(page.Cursor{At: last.IssuedAt, ID: last.ID})
+	}
+	return out, next, nil
+}
+
+// GetTicket returns one of the user's tickets, or ticket.ErrNotFound (also
+// for another user's ticket: R-10, owner-only reads).
+func (s *Store) GetTicket(ctx context.Context, userID, ticketID string) (ticket.View, error) {
+	t, err := scanTicket(s.db.QueryRow(ctx, selectTickets+` WHERE t.user_id = $1 AND t.ticket_id = $2`, userID, ticketID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return t, ticket.ErrNotFound
+	}
+	if err != nil {
+		return t, fmt.Errorf("read ticket %s: %w", ticketID, err)
+	}
+	return t, nil
+}
+
+// MarkPDF records that the e-ticket of an order is stored under key (the
+// eticket projector's sink; idempotent).
+func (s *Store) MarkPDF(ctx context.Context, userID, orderID, key string, at time.Time) error {
+	_, err := s.db.Exec(ctx, `
+		INSERT INTO my_ticket_pdfs (user_id, order_id, object_key, stored_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (user_id, order_id) DO UPDATE SET object_key = excluded.object_key, stored_at = excluded.stored_at`,
+		userID, orderID, key, at)
+	if err != nil {
+		return fmt.Errorf("mark e-ticket of order %s: %w", orderID, err)
+	}
+	return nil
+}
+
+// ResetPDFs forgets every stored e-ticket (the eticket projector's rebuild).
+func (s *Store) ResetPDFs(ctx context.Context) error {
+	if _, err := s.db.Exec(ctx, `TRUNCATE my_ticket_pdfs`); err != nil {
+		return fmt.Errorf("reset e-tickets: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,266 @@
+package tripindex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/seatghor/seatghor/projections"
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/search"
+)
+
+// Name is the trip index projector's name (`seatghor rebuild tripindex`).
+const Name = "tripindex"
+
+// noChange lists the outbox events that change neither a show's listing nor
+// its free seats; every other event (including kinds added later)
+// recomputes its show, which is always correct and at worst a wasted read.
+var noChange = map[string]bool{
+	"seatghor.events.v1.OrderCreated":        true,
+	"seatghor.events.v1.PaymentStateChanged": true,
+	"seatghor.events.v1.TicketIssued":        true,
+}
+
+// Shows reads a show's listing from the catalog (catalog.Service does).
+type Shows interface {
+	GetShow(ctx context.Context, showID int64) (catalog.Show, error)
+}
+
+// Seats counts what of a show can be held now, in its shard
+// (booking.Service does).
+type Seats interface {
+	Available(ctx context.Context, showID int64) (int64, error)
+}
+
+// ProjectorConfig tunes a Projector.
+type ProjectorConfig struct {
+	// Debounce is the least time between two index writes of one show;
+	// default 1s. An on-sale's thousands of holds on one show become one
+	// write per Debounce (R-1.1 allows a second or two of staleness).
+	Debounce time.Duration
+	// Registerer receives the metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	Log        *slog.Logger
+}
+
+// Projector keeps the trip index current from the outbox.
+//
+// Like the seat map (decision 0021) it does not replay events onto
+// documents: for every show a batch names it recomputes the whole document
+// from the catalog (the listing) and the shard (seats available, counted
+// now) and writes it. Order, duplicates and replays therefore do not matter,
+// and after quiescence the index equals the databases.
+//
+// Debouncing: Apply writes a show at most once per Debounce. When a show of
+// the batch was written less than Debounce ago, Apply waits until its slot
+// before it recomputes; the events that arrive meanwhile stay in the outbox
+// and come as one next batch, so a burst of holds on one show costs a write
+// per interval, not one per hold. Apply returns only after the write, so
+// the consumer's checkpoint never passes an event whose effect is not in
+// the index (a crash loses nothing).
+type Projector struct {
+	index    TripIndex
+	shows    Shows
+	seats    Seats
+	debounce time.Duration
+	log      *slog.Logger
+
+	mu sync.Mutex
+	// written is when each show was last written; entries older than
+	// debounce are dropped as the map grows.
+	written map[int64]time.Time
+
+	writes  prometheus.Counter
+	batches prometheus.Counter
+}
+
+// NewProjector returns the trip index projector.
+func NewProjector(index TripIndex, shows Shows, seats Seats, cfg ProjectorConfig) (*Projector, error) {
+	if cfg.Debounce <= 0 {
+		cfg.Debounce = time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	p := &Projector{index: index, shows: shows, seats: seats, debounce: cfg.Debounce, log: cfg.Log,
+		written: map[int64]time.Time{},
+		writes: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatghor_tripindex_documents_written_total",
+			Help: "Trip documents written to the search index (one per show per debounce interval at most).",
+		}),
+		batches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatghor_tripindex_writes_total",
+			Help: "Write requests sent to the search index (each carries every show of one outbox batch).",
+		}),
+	}
+	if cfg.Registerer != nil {
+		for _, c := range []prometheus.Collector{p.writes, p.batches} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// Name implements projections.Projector.
+func (p *Projector) Name() string { return Name }
+
+// Apply recomputes and writes every show the batch changed, each no sooner
+// than Debounce after its previous write.
+func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
+	var shows []int64
+	seen := map[int64]bool{}
+	for _, e := range events {
+		if noChange[e.Type] || e.ShowID <= 0 || seen[e.ShowID] {
+			continue
+		}
+		seen[e.ShowID] = true
+		shows = append(shows, e.ShowID)
+	}
+	if len(shows) == 0 {
+		return nil
+	}
+	if err := p.waitForSlot(ctx, shows); err != nil {
+		return err
+	}
+	trips := make([]*search.Trip, len(shows))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, id := range shows {
+		g.Go(func() error {
+			t, err := p.recompute(gctx, id)
+			if err != nil {
+				return err
+			}
+			trips[i] = t
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var put []search.Trip
+	for _, t := range trips {
+		if t != nil {
+			put = append(put, *t)
+		}
+	}
+	if len(put) == 0 {
+		return nil
+	}
+	if err := p.index.Put(ctx, put); err != nil {
+		return fmt.Errorf("write %d trips: %w", len(put), err)
+	}
+	p.batches.Inc()
+	p.writes.Add(float64(len(put)))
+	p.markWritten(shows)
+	return nil
+}
+
+// waitForSlot sleeps until every show's debounce interval since its last
+// write has passed.
+func (p *Projector) waitForSlot(ctx context.Context, shows []int64) error {
+	p.mu.Lock()
+	var due time.Time
+	for _, id := range shows {
+		if t, ok := p.written[id]; ok && t.Add(p.debounce).After(due) {
+			due = t.Add(p.debounce)
+		}
+	}
+	p.mu.Unlock()
+	d := time.Until(due)
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (p *Projector) markWritten(shows []int64) {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.written) > 10_000 {
+		for id, t := range p.written {
+			if now.Sub(t) > p.debounce {
+				delete(p.written, id)
+			}
+		}
+	}
+	for _, id := range shows {
+		p.written[id] = now
+	}
+}
+
+// recompute builds a show's document from the catalog and its shard; nil
+// when the show is not (or not yet) in both.
+func (p *Projector) recompute(ctx context.Context, id int64) (*search.Trip, error) {
+	show, err := p.shows.GetShow(ctx, id)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read show %d: %w", id, err)
+	}
+	n, err := p.seats.Available(ctx, id)
+	var be *booking.Error
+	if errors.As(err, &be) && be.Kind == booking.KindNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("count seats of show %d: %w", id, err)
+	}
+	t := FromShow(show)
+	t.SeatsAvailable = int(n)
+	return &t, nil
+}
+
+// FromShow is a show's listing as a trip (capacity and lowest price from its
+// layout), with every seat and place available.
+func FromShow(s catalog.Show) search.Trip {
+	t := search.Trip{
+		ShowID: s.ID, Kind: s.Kind, Title: s.Title, Operator: s.Operator, Origin: s.Origin,
+		Destination: s.Destination, Venue: s.Venue, StartsAt: s.StartsAt, OnSaleAt: s.OnSaleAt,
+		Currency: s.Currency, Capacity: s.SeatCount,
+	}
+	first := true
+	lowest := func(p int64) {
+		if first || p < t.LowestPriceMinor {
+			t.LowestPriceMinor, first = p, false
+		}
+	}
+	for _, sec := range s.Sections {
+		if len(sec.Rows) > 0 && sec.SeatsPerRow > 0 {
+			lowest(sec.PriceMinor)
+		}
+	}
+	for _, a := range s.GAAreas {
+		t.Capacity += a.Capacity
+		lowest(a.PriceMinor)
+	}
+	t.SeatsAvailable = t.Capacity
+	return t
+}
+
+// Reset implements projections.Projector.
+func (p *Projector) Reset(ctx context.Context) error {
+	p.mu.Lock()
+	clear(p.written)
+	p.mu.Unlock()
+	return p.index.Reset(ctx)
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
+	"github.com/seatghor/seatghor/server/page"
+	"github.com/seatghor/seatghor/server/search"
+)
+
+// TripSearcher answers trip searches: the trip index read model
+// (projections/tripindex, R-8.4), never a write database.
+type TripSearcher interface {
+	Search(ctx context.Context, q search.Query) (search.Result, error)
+}
+
+type searchHandler struct {
+	// trips is nil when no index is configured: every search is
+	// unavailable.
+	trips TripSearcher
+	now   func() time.Time
+	log   *slog.Logger
+}
+
+func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[searchv1.SearchTripsRequest]) (*connect.Response[searchv1.SearchTripsResponse], error) {
+	if h.trips == nil {
+		return nil, connect.NewError(connect.CodeUnavailable, errors.New("trip search is not configured"))
+	}
+	m := req.Msg
+	q := search.Query{
+		Text: strings.TrimSpace(m.GetQuery()), Origin: m.GetOrigin(), Destination: m.GetDestination(),
+		Kind: m.GetKind(), MinSeatsAvailable: int(m.GetMinSeatsAvailable()), Limit: int(m.GetPageSize()),
+		MinPriceMinor: m.MinPriceMinor, MaxPriceMinor: m.MaxPriceMinor,
+	}
+	q.Limit = q.PageSize()
+	// "Unset means now", fixed by the first page: the token carries it, so
+	// the pages of one search share one window and offsets stay valid.
+	q.StartsAfter = h.now().UTC().Truncate(time.Millisecond)
+	if m.GetStartsAfter() != nil {
+		q.StartsAfter = m.GetStartsAfter().AsTime()
+	}
+	if m.GetStartsBefore() != nil {
+		q.StartsBefore = m.GetStartsBefore().AsTime()
+	}
+	cur, ok, err := page.Decode(m.GetPageToken())
+	if err == nil && ok {
+		q.StartsAfter = cur.At
+		q.Offset, err = strconv.Atoi(cur.ID)
+		if err != nil || q.Offset < 0 {
+			err = page.ErrBadToken
+		}
+	}
+	if err != nil {
+		return nil, withField(connect.NewError(connect.CodeInvalidArgument, err), "page_token", err.Error())
+	}
+	if d := m.GetDate(); d != "" {
+		day, err := time.Parse(time.DateOnly, d)
+		if err != nil {
+			return nil, withField(connect.NewError(connect.CodeInvalidArgument, errors.New("date: want YYYY-MM-DD")),
+				"date", "not a calendar day")
+		}
+		if day.After(q.StartsAfter) {
+			q.StartsAfter = day
+		}
+		if end := day.AddDate(0, 0, 1); q.StartsBefore.IsZero() || end.Before(q.StartsBefore) {
+			q.StartsBefore = end
+		}
+	}
+	switch m.GetSort() {
+	case searchv1.TripSort_TRIP_SORT_STARTS_AT:
+		q.Sort = search.SortStartsAt
+	case searchv1.TripSort_TRIP_SORT_PRICE:
+		q.Sort = search.SortPrice
+	default:
+		q.Sort = search.SortRelevance
+	}
+	res, err := h.trips.Search(ctx, q)
+	if errors.Is(err, search.ErrUnavailable) {
+		// search degrades on its own; holds and orders never wait
+		// for it.
+		h.log.WarnContext(ctx, "trip search unavailable", "err", err)
+		return nil, connect.NewError(connect.CodeUnavailable, errors.New("trip search is unavailable; try again shortly"))
+	}
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	resp := &searchv1.SearchTripsResponse{EstimatedTotalHits: res.EstimatedTotal, Degraded: res.Degraded}
+	for _, t := range res.Trips {
+		resp.Trips = append(resp.Trips, &searchv1.TripHit{
+			ShowId: t.ShowID, Kind: t.Kind, Title: t.Title, Operator: t.Operator, Origin: t.Origin,
+			Destination: t.Destination, Venue: t.Venue, StartsAt: timestamppb.New(t.StartsAt),
+			OnSaleAt:       timestamppb.New(t.OnSaleAt),
+			LowestPrice:    &commonv1.Money{Currency: t.Currency, AmountMinor: t.LowestPriceMinor},
+			SeatsAvailable: int32(t.SeatsAvailable), Capacity: int32(t.Capacity),
+		})
+	}
+	if next := q.Offset + len(res.Trips); len(res.Trips) == q.Limit && int64(next) < res.EstimatedTotal {
+		resp.NextPageToken = page.Encode(page.Cursor{At: q.StartsAfter, ID: strconv.Itoa(next)})
+	}
+	res2 := connect.NewResponse(resp)
+	// an answer a second old is fine, so an edge may share it.
+	res2.Header().Set("Cache-Control", "public, max-age=1")
+	return res2, nil
+}

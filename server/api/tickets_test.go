@@ -1,0 +1,416 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"image"
+	"image/color"
+	stdpng "image/png"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/makiuchi-d/gozxing"
+	qrreader "github.com/makiuchi-d/gozxing/qrcode"
+	"github.com/stretchr/testify/require"
+
+	"google.golang.org/protobuf/proto"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
+	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/miniotest"
+)
+
+// ticketsAs returns a TicketService client that authenticates as sub and
+// sends a fresh idempotency key with every write that has none.
+func ticketsAs(tb testing.TB, env *apptest.Env, sub string, role auth.Role) ticketsv1connect.TicketServiceClient {
+	token := env.Token(tb, sub, role)
+	return ticketsv1connect.NewTicketServiceClient(env.HTTP, env.URL, connect.WithInterceptors(connect.UnaryInterceptorFunc(
+		func(next connect.UnaryFunc) connect.UnaryFunc {
+			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+				req.Header().Set("Authorization", "Bearer "+token)
+				if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get(keyHeader) == "" {
+					req.Header().Set(keyHeader, newKey())
+				}
+				return next(ctx, req)
+			}
+		})))
+}
+
+// myTickets waits until the caller's list satisfies ok (the read model is
+// built from the outbox, a moment after the write) and returns it.
+func myTickets(t *testing.T, c ticketsv1connect.TicketServiceClient, ok func([]*ticketsv1.Ticket) bool) []*ticketsv1.Ticket {
+	t.Helper()
+	var got []*ticketsv1.Ticket
+	require.Eventually(t, func() bool {
+		resp, err := c.ListMyTickets(context.Background(), connect.NewRequest(&ticketsv1.ListMyTicketsRequest{}))
+		require.NoError(t, err)
+		got = resp.Msg.GetTickets()
+		return ok(got)
+	}, 20*time.Second, 20*time.Millisecond, "my tickets never reached the wanted state: %v", got)
+	return got
+}
+
+// fetch GETs a presigned URL.
+func fetch(t *testing.T, url string) []byte {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+	return body
+}
+
+func paid(t *testing.T, b buyer, showID int64, seats ...string) *bookingv1.Order {
+	t.Helper()
+	o := b.order(showID, seats...)
+	p, err := b.pay(o.GetOrderId(), "tok_success")
+	require.NoError(t, err)
+	require.Equal(t, paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED, p.GetStatus())
+	return o
+}
+
+func allReady(n int) func([]*ticketsv1.Ticket) bool {
+	return func(ts []*ticketsv1.Ticket) bool {
+		if len(ts) != n {
+			return false
+		}
+		for _, t := range ts {
+			if !t.GetDownloadReady() {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// TestTicketsLifecycle: book and pay → the tickets appear in "my tickets"
+// (R-8.3) with their show → the e-ticket PDF downloads from MinIO through a
+// presigned URL (R-8.5) → the gate admits each ticket once, a second scan
+// says when it was used, a forged code is refused → the buyer cancels, the
+// tickets show refunded and the gate refuses them. Owner only throughout (R-10).
+func TestTicketsLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 2, Projectors: true, Tickets: true,
+		S3: miniotest.Shared(t).Config(miniotest.Bucket()), ProjectorMaxBackoff: 500 * time.Millisecond})
+	show := createShow(t, env, seatedShow("Ticket night", 2, 4))
+	other := createShow(t, env, seatedShow("Other night", 1, 4))
+	rumana := newBuyer(t, env, "rumana")
+	mine := ticketsAs(t, env, "rumana", auth.RoleUser)
+	older := paid(t, rumana, other.GetShowId(), "A4")
+	o := paid(t, rumana, show.GetShowId(), "A1", "A2")
+
+	list := myTickets(t, mine, allReady(3))
+	// Newest first; an order's tickets in seat order.
+	require.Equal(t, o.GetOrderId(), list[0].GetOrderId())
+	require.Equal(t, older.GetOrderId(), list[2].GetOrderId())
+	a1, a2 := list[0], list[1]
+	require.Equal(t, "A1", a1.GetSeat())
+	require.Equal(t, "A2", a2.GetSeat())
+	for _, tk := range list[:2] {
+		require.Equal(t, ticketsv1.TicketStatus_TICKET_STATUS_VALID, tk.GetStatus())
+		require.Equal(t, show.GetShowId(), tk.GetShowId())
+		require.Equal(t, "Ticket night", tk.GetShowTitle())
+		require.Equal(t, "Test Hall", tk.GetVenue())
+		require.Equal(t, show.GetStartsAt().AsTime().Truncate(time.Microsecond), tk.GetStartsAt().AsTime())
+		require.EqualValues(t, 85000, tk.GetPrice().GetAmountMinor())
+		require.Equal(t, "rumana", tk.GetUserId())
+		require.NotEmpty(t, tk.GetCode())
+	}
+
+	// Paging: one at a time, the same order.
+	var paged []string
+	token := ""
+	for {
+		resp, err := mine.ListMyTickets(ctx, connect.NewRequest(&ticketsv1.ListMyTicketsRequest{PageSize: 1, PageToken: token}))
+		require.NoError(t, err)
+		for _, tk := range resp.Msg.GetTickets() {
+			paged = append(paged, tk.GetTicketId())
+		}
+		if token = resp.Msg.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	require.Equal(t, []string{a1.GetTicketId(), a2.GetTicketId(), list[2].GetTicketId()}, paged)
+	resp, err := mine.ListMyTickets(ctx, connect.NewRequest(&ticketsv1.ListMyTicketsRequest{ShowId: other.GetShowId()}))
+	require.NoError(t, err)
+	require.Len(t, resp.Msg.GetTickets(), 1)
+
+	// The PDF: fetched through the presigned URL, with both seats' codes.
+	dl, err := mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: a1.GetTicketId()}))
+	require.NoError(t, err)
+	require.True(t, dl.Msg.GetReady())
+	require.Equal(t, "application/pdf", dl.Msg.GetContentType())
+	require.Equal(t, "seatghor-ticket-A1.pdf", dl.Msg.GetFileName())
+	pdf := fetch(t, dl.Msg.GetUrl())
+	require.True(t, bytes.HasPrefix(pdf, []byte("%PDF")), "a PDF")
+	require.Contains(t, string(pdf), a1.GetCode())
+	require.Contains(t, string(pdf), a2.GetCode())
+	// The QR codes printed in it decode to the tickets' signed codes; the
+	// gate below scans exactly those.
+	scanned := qrCodes(t, pdf)
+	require.Equal(t, []string{a1.GetCode(), a2.GetCode()}, scanned)
+
+	// Owner only: another user sees none of it.
+	karim := ticketsAs(t, env, "karim", auth.RoleUser)
+	resp, err = karim.ListMyTickets(ctx, connect.NewRequest(&ticketsv1.ListMyTicketsRequest{}))
+	require.NoError(t, err)
+	require.Empty(t, resp.Msg.GetTickets())
+	_, err = karim.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: a1.GetTicketId()}))
+	require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "%v", err)
+
+	// The gate: an admin (the show's operator would do) scans A1.
+	gate := ticketsAs(t, env, "admin", auth.RoleAdmin)
+	scan := func(c ticketsv1connect.TicketServiceClient, showID int64, code string) (*ticketsv1.CheckInTicketResponse, error) {
+		r, err := c.CheckInTicket(ctx, connect.NewRequest(&ticketsv1.CheckInTicketRequest{ShowId: showID,
+			Ticket: &ticketsv1.CheckInTicketRequest_Code{Code: code}, Gate: "north-1"}))
+		if err != nil {
+			return nil, err
+		}
+		return r.Msg, nil
+	}
+	key := newKey()
+	first, err := gate.CheckInTicket(ctx, withKey(&ticketsv1.CheckInTicketRequest{ShowId: show.GetShowId(),
+		Ticket: &ticketsv1.CheckInTicketRequest_Code{Code: scanned[0]}, Gate: "north-1"}, key))
+	require.NoError(t, err)
+	require.True(t, first.Msg.GetAdmitted())
+	require.False(t, first.Msg.GetAlreadyCheckedIn())
+	require.Equal(t, a1.GetTicketId(), first.Msg.GetTicket().GetTicketId())
+	require.Equal(t, "A1", first.Msg.GetTicket().GetSeat())
+	require.Equal(t, ticketsv1.TicketStatus_TICKET_STATUS_CHECKED_IN, first.Msg.GetTicket().GetStatus())
+	// The same request retried (same key, weak gate network): the first answer.
+	retried, err := gate.CheckInTicket(ctx, withKey(&ticketsv1.CheckInTicketRequest{ShowId: show.GetShowId(),
+		Ticket: &ticketsv1.CheckInTicketRequest_Code{Code: a1.GetCode()}, Gate: "north-1"}, key))
+	require.NoError(t, err)
+	require.True(t, retried.Msg.GetAdmitted())
+	// A second scan (a copy of the ticket): refused, with when and where.
+	second, err := scan(gate, show.GetShowId(), a1.GetCode())
+	require.NoError(t, err)
+	require.False(t, second.GetAdmitted())
+	require.True(t, second.GetAlreadyCheckedIn())
+	require.Equal(t, first.Msg.GetTicket().GetCheckedInAt().AsTime(), second.GetTicket().GetCheckedInAt().AsTime())
+	require.Equal(t, "north-1", second.GetTicket().GetCheckedInGate())
+	// Typed in by hand: the ticket id works too.
+	byID, err := gate.CheckInTicket(ctx, connect.NewRequest(&ticketsv1.CheckInTicketRequest{ShowId: show.GetShowId(),
+		Ticket: &ticketsv1.CheckInTicketRequest_TicketId{TicketId: a1.GetTicketId()}}))
+	require.NoError(t, err)
+	require.True(t, byID.Msg.GetAlreadyCheckedIn())
+
+	// Forged or altered codes, the wrong show, the wrong people.
+	forged := []string{"SGT1.eA.eA", a2.GetCode()[:len(a2.GetCode())-2] + "xx",
+		strings.Replace(a2.GetCode(), "SGT1.", "SGT1.A", 1)}
+	for _, code := range forged {
+		_, err = scan(gate, show.GetShowId(), code)
+		require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "%s: %v", code, err)
+	}
+	_, err = scan(gate, other.GetShowId(), a2.GetCode())
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "a ticket of another show: %v", err)
+	_, err = scan(ticketsAs(t, env, "rumana", auth.RoleUser), show.GetShowId(), a2.GetCode())
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
+	_, err = scan(ticketsAs(t, env, "someone-else", auth.RoleOperator), show.GetShowId(), a2.GetCode())
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "an operator of other shows: %v", err)
+
+	// The check-in reaches "my tickets".
+	myTickets(t, mine, func(ts []*ticketsv1.Ticket) bool {
+		return len(ts) == 3 && ts[0].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_CHECKED_IN &&
+			ts[0].GetCheckedInGate() == "north-1" && ts[1].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_VALID
+	})
+
+	// The buyer cancels (R-6.9): refunded; the gate and the download refuse.
+	_, err = rumana.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o.GetOrderId()}))
+	require.NoError(t, err)
+	_, err = scan(gate, show.GetShowId(), a2.GetCode())
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "a cancelled ticket: %v", err)
+	settle(t, env)
+	list = myTickets(t, mine, func(ts []*ticketsv1.Ticket) bool {
+		return len(ts) == 3 && ts[0].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_REFUNDED &&
+			ts[1].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_REFUNDED
+	})
+	require.Equal(t, ticketsv1.TicketStatus_TICKET_STATUS_VALID, list[2].GetStatus(), "the other order stands")
+	_, err = mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: a2.GetTicketId()}))
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "%v", err)
+}
+
+// TestETicketsWaitForTheStore: with MinIO stopped, bookings still confirm
+// and "my tickets" lists them, the PDFs wait (the projector retries); once
+// MinIO is back, every PDF appears (R-8.5: no ticket is lost).
+func TestETicketsWaitForTheStore(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := miniotest.Start(t)
+	env := apptest.New(t, apptest.Options{Shards: 2, Projectors: true, Tickets: true,
+		S3: store.Config(miniotest.Bucket()), ProjectorMaxBackoff: 300 * time.Millisecond})
+	show := createShow(t, env, seatedShow("Outage", 2, 4))
+	store.Stop(t)
+
+	b := newBuyer(t, env, "sumi")
+	mine := ticketsAs(t, env, "sumi", auth.RoleUser)
+	paid(t, b, show.GetShowId(), "A1")
+	paid(t, b, show.GetShowId(), "A2", "A3")
+	paid(t, b, show.GetShowId(), "B1")
+	list := myTickets(t, mine, func(ts []*ticketsv1.Ticket) bool { return len(ts) == 4 })
+	for _, tk := range list {
+		require.False(t, tk.GetDownloadReady())
+	}
+	dl, err := mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: list[0].GetTicketId()}))
+	require.NoError(t, err)
+	require.False(t, dl.Msg.GetReady(), "not ready while the store is down")
+	require.Positive(t, dl.Msg.GetRetryAfter().AsDuration())
+
+	store.Resume(t)
+	list = myTickets(t, mine, allReady(4))
+	for _, tk := range list {
+		dl, err := mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: tk.GetTicketId()}))
+		require.NoError(t, err)
+		require.True(t, dl.Msg.GetReady())
+		pdf := fetch(t, dl.Msg.GetUrl())
+		require.True(t, bytes.HasPrefix(pdf, []byte("%PDF")))
+		require.Contains(t, string(pdf), tk.GetCode())
+	}
+}
+
+// TestGATicketsOverEveryProtocol: a general-admission booking gives one
+// ticket per place; "my tickets" answers the same over gRPC and REST; a
+// place is checked in by its typed ticket id; and a rebuild of both read
+// models (`seatghor rebuild mytickets|eticket`) ends in the same view.
+func TestGATicketsOverEveryProtocol(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 1, Projectors: true, Tickets: true, ProjectorMaxBackoff: 500 * time.Millisecond})
+	req := seatedShow("Field day", 1, 1)
+	req.Sections = nil
+	req.GaAreas = []*catalogv1.GaArea{{Name: "Field", Capacity: 50, PriceMinor: 10000, Buckets: 2}}
+	show := createShow(t, env, req)
+	b := newBuyer(t, env, "nila")
+	h, err := b.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), GaArea: "Field", Quantity: proto.Int32(3)}))
+	require.NoError(t, err)
+	o, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
+	require.NoError(t, err)
+	_, err = b.pay(o.Msg.GetOrder().GetOrderId(), "tok_success")
+	require.NoError(t, err)
+
+	list := myTickets(t, ticketsAs(t, env, "nila", auth.RoleUser), allReady(3))
+	for i, tk := range list {
+		require.Equal(t, "Field", tk.GetGaArea())
+		require.Empty(t, tk.GetSeat())
+		require.True(t, strings.HasSuffix(tk.GetTicketId(), []string{"_001", "_002", "_003"}[i]), tk.GetTicketId())
+		require.EqualValues(t, 10000, tk.GetPrice().GetAmountMinor())
+	}
+
+	// gRPC (HTTP/2) answers the same list.
+	token := env.Token(t, "nila", auth.RoleUser)
+	grpc := ticketsv1connect.NewTicketServiceClient(env.H2C, env.URL, connect.WithGRPC())
+	greq := connect.NewRequest(&ticketsv1.ListMyTicketsRequest{})
+	greq.Header().Set("Authorization", "Bearer "+token)
+	gresp, err := grpc.ListMyTickets(ctx, greq)
+	require.NoError(t, err)
+	require.Len(t, gresp.Msg.GetTickets(), 3)
+	require.Equal(t, list[0].GetTicketId(), gresp.Msg.GetTickets()[0].GetTicketId())
+
+	// REST: GET /v1/tickets and GET /v1/tickets/{id}/download.
+	get := func(path string) string {
+		r, err := http.NewRequest(http.MethodGet, env.URL+path, nil)
+		require.NoError(t, err)
+		r.Header.Set("Authorization", "Bearer "+token)
+		resp, err := env.HTTP.Do(r)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, "%s", body)
+		return string(body)
+	}
+	require.Contains(t, get("/v1/tickets"), `"ticket_id":"`+list[2].GetTicketId()+`"`)
+	require.Contains(t, get("/v1/tickets/"+list[1].GetTicketId()+"/download"), `"ready":true`)
+
+	// The gate types the second place's id.
+	gate := ticketsAs(t, env, "admin", auth.RoleAdmin)
+	in, err := gate.CheckInTicket(ctx, connect.NewRequest(&ticketsv1.CheckInTicketRequest{ShowId: show.GetShowId(),
+		Ticket: &ticketsv1.CheckInTicketRequest_TicketId{TicketId: list[1].GetTicketId()}, Gate: "east"}))
+	require.NoError(t, err)
+	require.True(t, in.Msg.GetAdmitted())
+	require.Equal(t, "Field", in.Msg.GetTicket().GetGaArea())
+	_, err = gate.CheckInTicket(ctx, connect.NewRequest(&ticketsv1.CheckInTicketRequest{ShowId: show.GetShowId(),
+		Ticket: &ticketsv1.CheckInTicketRequest_TicketId{TicketId: strings.TrimSuffix(list[2].GetTicketId(), "_003") + "_004"}}))
+	require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "a fourth place of a 3-place order: %v", err)
+	mine := ticketsAs(t, env, "nila", auth.RoleUser)
+	want := myTickets(t, mine, func(ts []*ticketsv1.Ticket) bool {
+		return len(ts) == 3 && ts[1].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_CHECKED_IN
+	})
+
+	// Rebuild both read models from the outbox: the same view comes back.
+	require.NoError(t, env.App.Projections.Rebuild(ctx, "mytickets"))
+	require.NoError(t, env.App.Projections.Rebuild(ctx, "eticket"))
+	got := myTickets(t, mine, func(ts []*ticketsv1.Ticket) bool {
+		return allReady(3)(ts) && ts[1].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_CHECKED_IN
+	})
+	for i := range want {
+		require.True(t, proto.Equal(want[i], got[i]), "ticket %d after the rebuild:\n%v\n%v", i, want[i], got[i])
+	}
+}
+
+// qrCodes decodes every QR code image of a PDF made by eticket.Render:
+// each is a 1-bit indexed image whose stream is a PNG's IDAT data (Flate
+// with PNG predictors), so it is rewrapped as a PNG and read by a QR
+// decoder — what a gate's scanner does with the printed ticket.
+func qrCodes(t *testing.T, pdf []byte) []string {
+	t.Helper()
+	re := regexp.MustCompile(`/Width (\d+)\n/Height (\d+)\n/ColorSpace \[/Indexed /DeviceRGB 1 \d+ 0 R\]\n/BitsPerComponent 1\n/Filter /FlateDecode\n/DecodeParms <<[^>]*>>\n/Length (\d+)>>\nstream\n`)
+	var out []string
+	for _, m := range re.FindAllSubmatchIndex(pdf, -1) {
+		w, _ := strconv.Atoi(string(pdf[m[2]:m[3]]))
+		h, _ := strconv.Atoi(string(pdf[m[4]:m[5]]))
+		n, _ := strconv.Atoi(string(pdf[m[6]:m[7]]))
+		data := pdf[m[1] : m[1]+n]
+		var png bytes.Buffer
+		png.WriteString("\x89PNG\r\n\x1a\n")
+		ihdr := make([]byte, 13)
+		binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+		binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+		ihdr[8], ihdr[9] = 1, 0 // bit depth 1, grayscale
+		for _, c := range []struct {
+			typ  string
+			data []byte
+		}{{"IHDR", ihdr}, {"IDAT", data}, {"IEND", nil}} {
+			var l [4]byte
+			binary.BigEndian.PutUint32(l[:], uint32(len(c.data)))
+			png.Write(l[:])
+			png.WriteString(c.typ)
+			png.Write(c.data)
+			binary.BigEndian.PutUint32(l[:], crc32.ChecksumIEEE(append([]byte(c.typ), c.data...)))
+			png.Write(l[:])
+		}
+		img, err := stdpng.Decode(&png)
+		require.NoError(t, err)
+		// Index 0 is the background (white) in go-qrcode's palette: as
+		// grayscale it reads black, so the image is inverted first.
+		gray := image.NewGray(img.Bounds())
+		for y := range h {
+			for x := range w {
+				r, _, _, _ := img.At(x, y).RGBA()
+				gray.SetGray(x, y, color.Gray{Y: 255 - uint8(r>>8)})
+			}
+		}
+		bmp, err := gozxing.NewBinaryBitmapFromImage(gray)
+		require.NoError(t, err)
+		res, err := qrreader.NewQRCodeReader().Decode(bmp, nil)
+		require.NoError(t, err)
+		out = append(out, res.GetText())
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"strconv"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
+	"github.com/seatghor/seatghor/server/auth"
+)
+
+// rule is one limit on one procedure for one kind of caller.
+type rule struct {
+	name      string
+	procedure string
+	partner   bool // applies to partner callers (else to everyone else)
+	perShow   bool // counted per caller and show
+	limit     Limit
+}
+
+func (c Config) rules() []rule {
+	hold := bookingv1connect.HoldServiceCreateHoldProcedure
+	pay := paymentv1connect.PaymentServiceStartPaymentProcedure
+	join := waitingroomv1connect.WaitingRoomServiceJoinProcedure
+	all := []rule{
+		{"holds", hold, false, false, c.Holds},
+		{"partner-holds", hold, true, false, c.PartnerHolds},
+		{"sale-holds", hold, false, true, c.SaleHolds},
+		{"payments", pay, false, false, c.Payments},
+		{"partner-payments", pay, true, false, c.PartnerPayments},
+		{"joins", join, false, false, c.Joins},
+	}
+	var on []rule
+	for _, r := range all {
+		if !r.limit.Off() {
+			on = append(on, r)
+		}
+	}
+	return on
+}
+
+// RetryAfterHeader is the HTTP header of a refusal's wait.
+const RetryAfterHeader = "Retry-After"
+
+// NewInterceptor returns the interceptor that enforces cfg with counts in
+// Redis under prefix. It runs right after authentication (the caller is the
+// key) and before anything else costs work. When Redis does not answer the
+// call goes through: the limits protect, they do not decide.
+// Refusals are counted in seatghor_rate_limited_total{limit} on reg.
+func NewInterceptor(rdb redis.UniversalClient, prefix string, cfg Config, log *slog.Logger, reg prometheus.Registerer) connect.Interceptor {
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seatghor_rate_limited_total", Help: "Calls refused by a rate limit (R-9.6, R-10).",
+	}, []string{"limit"})
+	if reg != nil {
+		reg.MustRegister(refused)
+	}
+	return &interceptor{limiter: redis_rate.NewLimiter(rdb), prefix: prefix + "rl:", rules: cfg.rules(), log: log, refused: refused}
+}
+
+type interceptor struct {
+	limiter *redis_rate.Limiter
+	prefix  string
+	rules   []rule
+	log     *slog.Logger
+	refused *prometheus.CounterVec
+}
+
+func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if err := i.check(ctx, req); err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}
+
+func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	partner := p.Is(auth.RolePartner)
+	for _, r := range i.rules {
+		if r.procedure != req.Spec().Procedure || r.partner != partner {
+			continue
+		}
+		key := i.prefix + r.name + ":" + p.UserID
+		if r.perShow {
+			s, ok := req.Any().(interface{ GetShowId() int64 })
+			if !ok {
+				continue
+			}
+			key += ":" + strconv.FormatInt(s.GetShowId(), 10)
+		}
+		res, err := i.limiter.Allow(ctx, key, redis_rate.Limit{Rate: r.limit.Rate, Period: r.limit.Per, Burst: r.limit.Burst})
+		if err != nil {
+			if ctx.Err() != nil {
+				return connect.NewError(connect.CodeCanceled, errors.New("request canceled"))
+			}
+			i.log.WarnContext(ctx, "rate limit not checked: Redis did not answer", "limit", r.name, "err", err)
+			continue
+		}
+		if res.Allowed == 0 {
+			i.refused.WithLabelValues(r.name).Inc()
+			return exhausted(r, res.RetryAfter)
+		}
+	}
+	return nil
+}
+
+// exhausted is the refusal: resource_exhausted with how long to wait, as a
+// RetryInfo detail and a Retry-After header (whole seconds, rounded up).
+func exhausted(r rule, wait time.Duration) error {
+	wait = max(wait, time.Millisecond)
+	ce := connect.NewError(connect.CodeResourceExhausted,
+		fmt.Errorf("too many requests (%s: %d per %s); retry in %s", r.name, r.limit.Rate, r.limit.Per, wait.Round(time.Millisecond)))
+	if d, err := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(wait)}); err == nil {
+		ce.AddDetail(d)
+	}
+	if d, err := connect.NewErrorDetail(&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
+		Subject: r.name, Description: fmt.Sprintf("%d per %s, bursts of %d", r.limit.Rate, r.limit.Per, r.limit.Burst),
+	}}}); err == nil {
+		ce.AddDetail(d)
+	}
+	ce.Meta().Set(RetryAfterHeader, strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	return ce
+}
+
+func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+// The limited RPCs are unary; streams pass untouched.
+func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}

@@ -1,0 +1,237 @@
+package ticket
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// Kind classifies ticket's business errors; the API maps each to one code.
+type Kind string
+
+// The kinds of business error.
+const (
+	// KindNotFound: no such ticket, or a forged code.
+	KindNotFound Kind = "not_found"
+	// KindPrecondition: the ticket is of another show, or not good for
+	// entry (its order was cancelled).
+	KindPrecondition Kind = "precondition"
+	// KindPermission: the caller does not run this show's gate.
+	KindPermission Kind = "permission"
+)
+
+// Error is a business answer of ticket, recorded with the idempotency key
+// and replayed as it was (R-5.1).
+type Error struct {
+	Kind    Kind   `json:"kind"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func errorf(kind Kind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+var errorCodec = idempotency.Codec{
+	EncodeError: func(err error) (json.RawMessage, bool) {
+		var e *Error
+		if !errors.As(err, &e) {
+			return nil, false
+		}
+		b, err := json.Marshal(e)
+		return b, err == nil
+	},
+	DecodeError: func(raw json.RawMessage) error {
+		var e Error
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("decode recorded ticket error: %w", err)
+		}
+		return &e
+	},
+}
+
+// Caller is who scans: the token subject and their role.
+type Caller struct {
+	UserID   string
+	Admin    bool
+	Operator bool
+}
+
+// Service checks tickets in at the gate.
+type Service struct {
+	router *shard.Router
+	codes  *Codes
+	clock  clock.Clock
+}
+
+// NewService returns the check-in service.
+func NewService(router *shard.Router, codes *Codes, clk clock.Clock) *Service {
+	return &Service{router: router, codes: codes, clock: clk}
+}
+
+// Codes returns the service's code signer.
+func (s *Service) Codes() *Codes { return s.codes }
+
+// Scan is one scan at the gate of a show: a QR code, or a ticket id typed
+// in by hand.
+type Scan struct {
+	ShowID   int64
+	Code     string
+	TicketID string
+	Gate     string
+}
+
+// Status is where a ticket is, as the gate sees it.
+type Status string
+
+// The statuses a scan answers.
+const (
+	StatusValid     Status = "valid"
+	StatusCheckedIn Status = "checked_in"
+)
+
+// Result is the answer to a scan.
+type Result struct {
+	Ticket        Ticket    `json:"ticket"`
+	Status        Status    `json:"status"`
+	CheckedInAt   time.Time `json:"checked_in_at"`
+	CheckedInGate string    `json:"checked_in_gate,omitempty"`
+	// Admitted: this scan checked the ticket in; let the holder in.
+	Admitted bool `json:"admitted"`
+	// AlreadyCheckedIn: an earlier scan did (at CheckedInAt).
+	AlreadyCheckedIn bool `json:"already_checked_in"`
+}
+
+// CheckIn admits a ticket at the gate of its show, once. Only an admin or
+// the show's operator may scan. The code's signature is checked before the
+// database is asked; the verdict is the shard's conditional insert (R-3.1),
+// in one transaction with the TicketCheckedIn event (R-8.1) and the
+// request's idempotency record (R-5.1), so a retried scan gets the first
+// answer.
+func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error) {
+	if !c.Admin && !c.Operator {
+		return Result{}, errorf(KindPermission, "only the show's operator or an admin checks tickets in")
+	}
+	ticketID, place := in.TicketID, ""
+	if in.Code != "" {
+		var err error
+		if ticketID, place, err = s.codes.Verify(in.Code); err != nil {
+			return Result{}, errorf(KindNotFound, "ticket code not recognised")
+		}
+	}
+	showID, orderID, position, err := Parse(ticketID)
+	if err != nil {
+		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+	}
+	pool, err := s.router.ForShow(ctx, in.ShowID)
+	if errors.Is(err, shard.ErrUnknownShow) {
+		return Result{}, errorf(KindNotFound, "show %d not found", in.ShowID)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	now := s.clock.Now().UTC().Truncate(time.Microsecond)
+	return idempotency.Do(ctx, pool, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
+		func(tx pgx.Tx) (Result, error) {
+			var operator string
+			err := tx.QueryRow(ctx, `SELECT operator_id FROM shows WHERE show_id = $1`, in.ShowID).Scan(&operator)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return Result{}, errorf(KindNotFound, "show %d not found", in.ShowID)
+			}
+			if err != nil {
+				return Result{}, fmt.Errorf("read show %d: %w", in.ShowID, err)
+			}
+			if !c.Admin && operator != c.UserID {
+				return Result{}, errorf(KindPermission, "show %d is not yours to check in", in.ShowID)
+			}
+			if showID != in.ShowID {
+				return Result{}, errorf(KindPrecondition, "ticket %s is for show %d, not %d", ticketID, showID, in.ShowID)
+			}
+			return checkIn(ctx, tx, c, in, ticketID, orderID, position, place, now)
+		})
+}
+
+func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderID string, position int,
+	place string, now time.Time) (Result, error) {
+	var (
+		status, user, area, currency string
+		seats                        []string
+		quantity                     int
+		total                        int64
+	)
+	// FOR SHARE: a cancellation (which locks the order FOR UPDATE) and a
+	// check-in of the same order take turns, so a ticket is never admitted
+	// after its order was cancelled.
+	err := tx.QueryRow(ctx, `
+		SELECT o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity
+		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
+		WHERE o.order_id = $1 AND o.show_id = $2
+		FOR SHARE OF o`, orderID, in.ShowID).
+		Scan(&status, &user, &total, &currency, &seats, &area, &quantity)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("read order %s: %w", orderID, err)
+	}
+	t := Ticket{ID: ticketID, OrderID: orderID, ShowID: in.ShowID, UserID: user, Position: position, Currency: currency}
+	switch {
+	case len(seats) > 0 && position <= len(seats):
+		t.Seat = seats[position-1]
+	case len(seats) == 0 && position <= quantity:
+		t.GAArea = area
+	default:
+		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+	}
+	if place != "" && place != t.Place() {
+		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+	}
+	n := max(len(seats), quantity)
+	t.PriceMinor = total / int64(n)
+	if int64(position-1) < total%int64(n) {
+		t.PriceMinor++
+	}
+	t.Code = "" // the gate has it; the answer does not repeat it
+	res := Result{Ticket: t, Status: StatusValid}
+	if status != "confirmed" {
+		if status == "cancelled" || status == "refunded" {
+			return Result{}, errorf(KindPrecondition, "ticket %s is cancelled; not good for entry", ticketID)
+		}
+		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+	}
+	tag, err := tx.Exec(ctx, `
+		INSERT INTO ticket_checkins (ticket_id, show_id, order_id, seat, ga_area, gate, checked_in_by, checked_in_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (ticket_id) DO NOTHING`,
+		ticketID, in.ShowID, orderID, t.Seat, t.GAArea, in.Gate, c.UserID, now)
+	if err != nil {
+		return Result{}, fmt.Errorf("check in ticket %s: %w", ticketID, err)
+	}
+	if tag.RowsAffected() == 1 {
+		res.Status, res.Admitted, res.CheckedInAt, res.CheckedInGate = StatusCheckedIn, true, now, in.Gate
+		return res, outbox.Append(ctx, tx, in.ShowID, now, &eventsv1.TicketCheckedIn{
+			ShowId: in.ShowID, TicketId: ticketID, OrderId: orderID, UserId: user, Seat: t.Seat, GaArea: t.GAArea,
+			Gate: in.Gate, CheckedInBy: c.UserID, OccurredAt: timestamppb.New(now),
+		})
+	}
+	// R-8.5: a second scan says when (and where) the ticket was used.
+	if err := tx.QueryRow(ctx, `SELECT checked_in_at, gate FROM ticket_checkins WHERE ticket_id = $1`, ticketID).
+		Scan(&res.CheckedInAt, &res.CheckedInGate); err != nil {
+		return Result{}, fmt.Errorf("read check-in of ticket %s: %w", ticketID, err)
+	}
+	res.CheckedInAt = res.CheckedInAt.UTC()
+	res.Status, res.AlreadyCheckedIn = StatusCheckedIn, true
+	return res, nil
+}

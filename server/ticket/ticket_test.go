@@ -1,0 +1,79 @@
+package ticket_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/ticket"
+)
+
+func TestIDLeadsToOrderAndShow(t *testing.T) {
+	t.Parallel()
+	order := shard.NewID("ord", 7)
+	id, err := ticket.ID(order, 12)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(id, "tkt_7_"))
+	show, gotOrder, pos, err := ticket.Parse(id)
+	require.NoError(t, err)
+	require.EqualValues(t, 7, show)
+	require.Equal(t, order, gotOrder)
+	require.Equal(t, 12, pos)
+	for _, bad := range []string{"", "tkt_7_x_1", "hld_7_0123456789abcdef_001", "tkt_7_0123456789abcdef_0",
+		"tkt_7_0123456789abcdef_000", "tkt_0_0123456789abcdef_001", "tkt_7_0123456789abcdef"} {
+		_, _, _, err := ticket.Parse(bad)
+		require.ErrorIs(t, err, shard.ErrBadID, bad)
+	}
+}
+
+func TestCodesAreSigned(t *testing.T) {
+	t.Parallel()
+	codes := ticket.NewCodes("secret")
+	code := codes.Sign("tkt_7_0123456789abcdef_001", "A1")
+	id, place, err := codes.Verify(code)
+	require.NoError(t, err)
+	require.Equal(t, "tkt_7_0123456789abcdef_001", id)
+	require.Equal(t, "A1", place)
+
+	// Another secret, an altered payload, a cut signature: refused.
+	_, _, err = ticket.NewCodes("other").Verify(code)
+	require.ErrorIs(t, err, ticket.ErrBadCode)
+	forged := ticket.NewCodes("other").Sign("tkt_7_0123456789abcdef_001", "A1")
+	_, _, err = codes.Verify(forged)
+	require.ErrorIs(t, err, ticket.ErrBadCode)
+	parts := strings.Split(code, ".")
+	swapped := parts[0] + "." + ticket.NewCodes("x").Sign("tkt_7_0123456789abcdef_002", "A2")[5:]
+	_, _, err = codes.Verify(swapped)
+	require.ErrorIs(t, err, ticket.ErrBadCode)
+	for _, bad := range []string{"", "SGT1", code + "x", code[:len(code)-1], "SGT2." + parts[1] + "." + parts[2]} {
+		_, _, err = codes.Verify(bad)
+		require.ErrorIs(t, err, ticket.ErrBadCode, bad)
+	}
+}
+
+func TestFromBooking(t *testing.T) {
+	t.Parallel()
+	codes := ticket.NewCodes("secret")
+	order := shard.NewID("ord", 7)
+	ga, err := ticket.FromBooking(&eventsv1.BookingConfirmed{ShowId: 7, OrderId: order, UserId: "u", GaArea: "Field",
+		Quantity: 3, Total: &commonv1.Money{AmountMinor: 100, Currency: "BDT"}, OccurredAt: timestamppb.Now()}, codes)
+	require.NoError(t, err)
+	require.Len(t, ga, 3)
+	var sum int64
+	for i, tk := range ga {
+		require.Equal(t, "Field", tk.GAArea)
+		require.Equal(t, i+1, tk.Position)
+		id, place, err := codes.Verify(tk.Code)
+		require.NoError(t, err)
+		require.Equal(t, tk.ID, id)
+		require.Equal(t, "Field", place)
+		sum += tk.PriceMinor
+	}
+	require.EqualValues(t, 100, sum, "the shares add up to the total")
+	require.EqualValues(t, []int64{34, 33, 33}, []int64{ga[0].PriceMinor, ga[1].PriceMinor, ga[2].PriceMinor})
+}

@@ -1,0 +1,152 @@
+package waitingroom
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/seatghor/seatghor/server/pg"
+)
+
+// Room is a show's waiting room as configured (the catalog's
+// waiting_rooms row).
+type Room struct {
+	ShowID int64
+	// OpensAt is the show's on_sale_at: the lottery is drawn then (R-9.2).
+	OpensAt time.Time
+	// EndsAt ends the window; afterwards holds need no Queue-Token.
+	EndsAt time.Time
+	// MinRate and MaxRate bound the admission rate (users/s, R-9.4).
+	MinRate, MaxRate int
+	// AdmittedTTL is how long an admission lasts (R-9.4: 15 minutes).
+	AdmittedTTL time.Duration
+	Paused      bool
+	// Owners are the show's creator and operator: they may manage the sale.
+	Owners [2]string
+}
+
+// Active tells whether holds of the show need an admitted token at now.
+func (r Room) Active(now time.Time) bool { return now.Before(r.EndsAt) }
+
+// roomStore reads and changes rooms in the catalog database, with a short
+// per-process cache: every CreateHold asks whether its show's room is
+// active, and the answer changes only by UpdateSale or when the window ends
+// (which the cached EndsAt already tells).
+type roomStore struct {
+	db  *pg.Pool
+	ttl time.Duration
+
+	mu     sync.Mutex
+	cached map[int64]cachedRoom
+	group  singleflight.Group
+}
+
+type cachedRoom struct {
+	room *Room // nil: the show has no room
+	at   time.Time
+}
+
+func newRoomStore(db *pg.Pool, ttl time.Duration) *roomStore {
+	return &roomStore{db: db, ttl: ttl, cached: map[int64]cachedRoom{}}
+}
+
+const roomColumns = `w.show_id, w.opens_at, w.ends_at, w.min_rate, w.max_rate, w.admitted_ttl_ms, w.paused,
+	s.created_by, s.operator`
+
+func scanRoom(row pgx.Row) (Room, error) {
+	var (
+		r     Room
+		ttlMs int64
+	)
+	err := row.Scan(&r.ShowID, &r.OpensAt, &r.EndsAt, &r.MinRate, &r.MaxRate, &ttlMs, &r.Paused, &r.Owners[0], &r.Owners[1])
+	r.AdmittedTTL = time.Duration(ttlMs) * time.Millisecond
+	r.OpensAt, r.EndsAt = r.OpensAt.UTC(), r.EndsAt.UTC()
+	return r, err
+}
+
+// get reads a room from the database; nil when the show has none.
+func (st *roomStore) get(ctx context.Context, showID int64) (*Room, error) {
+	r, err := scanRoom(st.db.QueryRow(ctx, `
+		SELECT `+roomColumns+` FROM waiting_rooms w JOIN shows s USING (show_id) WHERE w.show_id = $1`, showID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read waiting room of show %d: %w", showID, err)
+	}
+	return &r, nil
+}
+
+// cachedGet is get through the cache; concurrent misses share one query.
+// The cache's age is wall-clock time: it bounds staleness between
+// processes, not business time.
+func (st *roomStore) cachedGet(ctx context.Context, showID int64) (*Room, error) {
+	st.mu.Lock()
+	c, ok := st.cached[showID]
+	st.mu.Unlock()
+	if ok && time.Since(c.at) < st.ttl {
+		return c.room, nil
+	}
+	v, err, _ := st.group.Do(fmt.Sprint(showID), func() (any, error) {
+		r, err := st.get(context.WithoutCancel(ctx), showID)
+		if err != nil {
+			return nil, err
+		}
+		st.mu.Lock()
+		st.cached[showID] = cachedRoom{room: r, at: time.Now()}
+		st.mu.Unlock()
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Room), nil
+}
+
+func (st *roomStore) forget(showID int64) {
+	st.mu.Lock()
+	delete(st.cached, showID)
+	st.mu.Unlock()
+}
+
+// open lists the rooms whose window has not ended at now.
+func (st *roomStore) open(ctx context.Context, now time.Time) ([]Room, error) {
+	rows, err := st.db.Query(ctx, `
+		SELECT `+roomColumns+` FROM waiting_rooms w JOIN shows s USING (show_id)
+		WHERE w.ends_at > $1 ORDER BY w.show_id`, now)
+	if err != nil {
+		return nil, fmt.Errorf("list open waiting rooms: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Room, error) { return scanRoom(r) })
+}
+
+// Update is an operator's change of a sale; nil fields stay.
+type Update struct {
+	Paused           *bool
+	MinRate, MaxRate *int
+	EndsAt           *time.Time
+}
+
+func (st *roomStore) update(ctx context.Context, showID int64, u Update, by string, now time.Time) (*Room, error) {
+	tag, err := st.db.Exec(ctx, `
+		UPDATE waiting_rooms SET paused = coalesce($2, paused), min_rate = coalesce($3, min_rate),
+		       max_rate = coalesce($4, max_rate), ends_at = coalesce($5, ends_at), updated_at = $6, updated_by = $7
+		WHERE show_id = $1`, showID, u.Paused, u.MinRate, u.MaxRate, u.EndsAt, now, by)
+	st.forget(showID)
+	if pg.IsCheckViolation(err) {
+		return nil, &Error{Kind: KindInvalid, Reason: "RATE_LIMITS", Field: "min_admission_rate",
+			Message: "min_admission_rate must not exceed max_admission_rate"}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update waiting room of show %d: %w", showID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil, errorf(KindNotFound, "", "show %d has no waiting room", showID)
+	}
+	return st.get(ctx, showID)
+}

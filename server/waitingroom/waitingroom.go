@@ -1,0 +1,150 @@
+// Package waitingroom owns the virtual waiting room in front of a busy
+// on-sale: the signed queue and admitted tokens, the queue in
+// Redis with its opening lottery, and the admission controller that
+// moves the admission number X by A per second, with A chosen from the seat
+// database's latency, errors and what is left to hold.
+//
+// The durable part of a room (its window and the operators' settings) is a
+// row in the catalog database; everything that changes per second lives in
+// Redis, so a poll touches no database.
+package waitingroom
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/pg"
+)
+
+// Kind classifies the errors of the waiting room; the API maps each to a code.
+type Kind string
+
+// The kinds of error.
+const (
+	// KindNotFound: no such show (or no waiting room where one is needed).
+	KindNotFound Kind = "not_found"
+	// KindForbidden: the caller may not see or change this sale.
+	KindForbidden Kind = "forbidden"
+	// KindInvalid: a request breaks a rule (rate limits out of order).
+	KindInvalid Kind = "invalid"
+	// KindTokenRequired: the show's waiting room is active and no
+	// Queue-Token was sent.
+	KindTokenRequired Kind = "token_required"
+	// KindTokenInvalid: the token is malformed, forged, expired, of another
+	// show or of another caller, or not an admitted token.
+	KindTokenInvalid Kind = "token_invalid"
+	// KindNotInLine: the token is good but its place is gone (the admission
+	// lapsed or the queue's state was lost): join again.
+	KindNotInLine Kind = "not_in_line"
+	// KindUnavailable: the queue's store (Redis) did not answer.
+	KindUnavailable Kind = "unavailable"
+)
+
+// Error is a business answer of the waiting room.
+type Error struct {
+	Kind Kind
+	// Reason is a stable machine-readable word, e.g. QUEUE_TOKEN_EXPIRED.
+	Reason  string
+	Message string
+	Field   string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func errorf(kind Kind, reason, format string, args ...any) *Error {
+	return &Error{Kind: kind, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// State is where a sale stands.
+type State int
+
+// The states of a sale.
+const (
+	StateNoQueue State = iota + 1
+	StateScheduled
+	StateAdmitting
+	StatePaused
+	StateSoldOut
+	StateEnded
+)
+
+// Config tunes the waiting room; zero fields take the defaults.
+type Config struct {
+	// Controller is how the admission rate follows the seat database.
+	Controller ControllerConfig
+	// Tick is how often the admitter moves every open room; default 1 s.
+	Tick time.Duration
+	// MaxStep bounds the time one tick accounts for, so a new leader after
+	// a pause does not admit a burst; default 5 s.
+	MaxStep time.Duration
+	// PollMin and PollMax bound poll_after; defaults 2 s and 20 s (R-2:
+	// one poll per 20 s far back in line).
+	PollMin, PollMax time.Duration
+	// TokenTTL is how long a queue token lasts (each poll renews it);
+	// default 1 h.
+	TokenTTL time.Duration
+	// RoomCacheTTL is how long a process trusts its copy of a room's
+	// settings (they change only by UpdateSale); default 2 s.
+	RoomCacheTTL time.Duration
+}
+
+func (c *Config) defaults() {
+	c.Controller.defaults()
+	if c.Tick <= 0 {
+		c.Tick = time.Second
+	}
+	if c.MaxStep <= 0 {
+		c.MaxStep = 5 * time.Second
+	}
+	if c.PollMin <= 0 {
+		c.PollMin = 2 * time.Second
+	}
+	if c.PollMax <= 0 {
+		c.PollMax = 20 * time.Second
+	}
+	if c.TokenTTL <= 0 {
+		c.TokenTTL = time.Hour
+	}
+	if c.RoomCacheTTL <= 0 {
+		c.RoomCacheTTL = 2 * time.Second
+	}
+}
+
+// Seats tells how much of a show can be held now (booking.Service).
+type Seats interface {
+	Available(ctx context.Context, showID int64) (int64, error)
+}
+
+// Service is the waiting room of every show.
+type Service struct {
+	rdb    redis.UniversalClient
+	prefix string
+	rooms  *roomStore
+	seats  Seats
+	sign   signer
+	clock  clock.Clock
+	log    *slog.Logger
+	cfg    Config
+	// id names this process as the admitter's leader.
+	id      string
+	metrics metrics
+}
+
+// NewService returns the waiting room over Redis (keys under prefix), the
+// catalog database (the rooms' settings) and the seat counts of booking.
+// secret is the platform's server secret; the token key is derived from it.
+func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seats Seats, secret []byte,
+	clk clock.Clock, log *slog.Logger, cfg Config) *Service {
+	cfg.defaults()
+	return &Service{
+		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL), seats: seats,
+		sign: newSigner(secret), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
+	}
+}
+
+func (s *Service) now() time.Time { return s.clock.Now() }
