@@ -34,6 +34,15 @@ func (s *Service) Tick(ctx context.Context) error {
 func (s *Service) tickRoom(ctx context.Context, r Room, now time.Time) error {
 	k := s.keys(r.ShowID)
 	nowMs := now.UnixMilli()
+	if now.Before(r.OpensAt) {
+		// Before the opening only the lottery fills: nothing to measure or
+		// admit, so no query of the seat database.
+		p := s.rdb.TxPipeline()
+		p.HSet(ctx, k.live, "paused", b2i(r.Paused), "opens", r.OpensAt.UnixMilli(), "ends", r.EndsAt.UnixMilli(), "tick", nowMs)
+		p.Expire(ctx, k.live, r.EndsAt.Sub(now)+24*time.Hour)
+		_, err := p.Exec(ctx)
+		return err
+	}
 	if err := drawScript.Run(ctx, s.rdb, []string{k.live, k.lottery}, nowMs, r.OpensAt.UnixMilli()).Err(); err != nil {
 		return err
 	}
