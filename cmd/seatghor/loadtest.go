@@ -40,6 +40,10 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 	arrival := fs.Duration("arrival", 0, "the window the crowd arrives in (0: the preset's)")
 	ttls := fs.String("ttl", "", "hold TTLs to measure, comma-separated, e.g. 30s,1m (empty: the preset's)")
 	pay := fs.Float64("pay-share", -1, "share of buyers who pay (negative: the preset's)")
+	room := fs.Bool("waiting-room", false, "put every trip behind a waiting room (R-9); buyers queue, then hold with their Queue-Token")
+	minA := fs.Int("min-admission", 0, "waiting room: lowest admission rate per second and trip (0: the server's default)")
+	maxA := fs.Int("max-admission", 0, "waiting room: highest admission rate per second and trip (0: the server's default)")
+	poll := fs.Duration("poll", time.Second, "waiting room: poll at least this often, whatever pollAfter says")
 	out := fs.String("out", "", "write the result as JSON to this file")
 	compare := fs.String("compare", "", "a result JSON to compare this run with, as ratios")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -61,6 +65,7 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 	if *pay >= 0 {
 		lt.PayShare = *pay
 	}
+	lt.WaitingRoom, lt.MinAdmission, lt.MaxAdmission, lt.PollInterval = *room, int32(*minA), int32(*maxA), *poll
 	if *ttls != "" {
 		lt.HoldTTLs = nil
 		for _, s := range strings.Split(*ttls, ",") {

@@ -36,6 +36,8 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 )
 
 // Config is one load test: the inventory, the crowd and its behaviour.
@@ -66,6 +68,16 @@ type Config struct {
 	PayToken string `json:"pay_token"`
 	// Seed makes the crowd's choices repeatable.
 	Seed uint64 `json:"seed"`
+	// WaitingRoom puts every trip behind a waiting room (R-9) that opens
+	// when the first tenth of the arrival window is over: the early crowd
+	// gets lottery places, later buyers queue, each holds on its own trip
+	// with its admitted Queue-Token. MinAdmission and MaxAdmission bound
+	// the controller's rate (per second, per trip); PollInterval caps the
+	// server's pollAfter.
+	WaitingRoom  bool          `json:"waiting_room"`
+	MinAdmission int32         `json:"min_admission,omitempty"`
+	MaxAdmission int32         `json:"max_admission,omitempty"`
+	PollInterval time.Duration `json:"poll_interval,omitempty"`
 }
 
 // Presets are the named configurations: "small" runs in seconds (make
@@ -140,13 +152,15 @@ func Run(ctx context.Context, cfg Config, tokens Tokens, log *slog.Logger) (Resu
 
 // phase is the state of one phase while it runs.
 type phase struct {
-	cfg     Config
-	ttl     time.Duration
-	http    *http.Client
-	tokens  Tokens
-	trips   []int64
-	runID   string
-	start   time.Time
+	cfg    Config
+	ttl    time.Duration
+	http   *http.Client
+	tokens Tokens
+	trips  []int64
+	runID  string
+	start  time.Time
+	// opensAt is when the trips' waiting rooms open.
+	opensAt time.Time
 	rpc     *recorder
 	mu      sync.Mutex
 	holds   []heldSeats
@@ -155,6 +169,7 @@ type phase struct {
 	// exhausted is when a trip was last seen without enough free seats.
 	exhausted map[int64]time.Time
 	gaveUp    int
+	admission []AdmissionSample
 }
 
 // heldSeats is one hold a buyer got.
@@ -167,6 +182,10 @@ type heldSeats struct {
 func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *http.Client, tokens Tokens) (Phase, error) {
 	p := &phase{cfg: cfg, ttl: ttl, http: hc, tokens: tokens, rpc: newRecorder(), sold: map[string]int{},
 		exhausted: map[int64]time.Time{}, runID: randomID()}
+	if cfg.WaitingRoom {
+		// Time to create the trips, then the early crowd's tenth.
+		p.opensAt = time.Now().Add(time.Duration(cfg.Trips)*200*time.Millisecond + 2*time.Second + cfg.Arrival/10)
+	}
 	if err := p.createTrips(ctx); err != nil {
 		return Phase{}, err
 	}
@@ -177,7 +196,12 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 	rnd := mrand.New(mrand.NewPCG(cfg.Seed, n))
 	arrivals := arrivalTimes(cfg, rnd)
 	p.start = time.Now()
+	if cfg.WaitingRoom {
+		p.start = p.opensAt.Add(-cfg.Arrival / 10)
+		time.Sleep(time.Until(p.start))
+	}
 	lag := p.sampleLag(ctx)
+	admission := p.sampleAdmission(ctx)
 	var wg sync.WaitGroup
 	for i, at := range arrivals {
 		seed := rnd.Uint64()
@@ -185,6 +209,7 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 		case <-ctx.Done():
 			wg.Wait()
 			lag()
+			admission()
 			return Phase{}, ctx.Err()
 		case <-time.After(time.Until(p.start.Add(at))):
 		}
@@ -197,6 +222,7 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 		return Phase{}, err
 	}
 	after.projectorLag = max(after.projectorLag, lag())
+	p.admission = admission()
 	booked, err := p.bookedOnServer(ctx)
 	if err != nil {
 		return Phase{}, err
@@ -257,6 +283,7 @@ func (p *phase) clientsFor(sub string, admin bool) (clients, error) {
 		orders:  bookingv1connect.NewOrderServiceClient(p.http, p.cfg.BaseURL, opts),
 		seatmap: seatmapv1connect.NewSeatMapServiceClient(p.http, p.cfg.BaseURL, opts),
 		pay:     paymentv1connect.NewPaymentServiceClient(p.http, p.cfg.BaseURL, opts),
+		wr:      waitingroomv1connect.NewWaitingRoomServiceClient(p.http, p.cfg.BaseURL, opts),
 	}, nil
 }
 
@@ -266,6 +293,7 @@ type clients struct {
 	orders  bookingv1connect.OrderServiceClient
 	seatmap seatmapv1connect.SeatMapServiceClient
 	pay     paymentv1connect.PaymentServiceClient
+	wr      waitingroomv1connect.WaitingRoomServiceClient
 }
 
 // auth adds the token, and a fresh Idempotency-Key to every write.
@@ -294,12 +322,20 @@ func (p *phase) createTrips(ctx context.Context) error {
 		}
 	}
 	for i := range p.cfg.Trips {
-		resp, err := admin.catalog.CreateShow(ctx, connect.NewRequest(&catalogv1.CreateShowRequest{
+		req := &catalogv1.CreateShowRequest{
 			Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: fmt.Sprintf("Load test %s trip %d", p.runID[:6], i+1),
 			Origin: "Dhaka", Destination: "Chattogram", StartsAt: timestamppb.New(time.Now().Add(72 * time.Hour)),
 			Currency: "BDT", HoldTtl: durationpb.New(p.ttl), MaxSeatsPerAccount: 4, MaxSeatsPerHold: 4,
 			Sections: []*catalogv1.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}},
-		}))
+		}
+		if p.cfg.WaitingRoom {
+			// Sales open when the first tenth of the window is over; who
+			// comes before gets a lottery place (R-9.2).
+			req.OnSaleAt = timestamppb.New(p.opensAt)
+			req.WaitingRoom = &catalogv1.WaitingRoom{Enabled: true,
+				MinAdmissionRate: p.cfg.MinAdmission, MaxAdmissionRate: p.cfg.MaxAdmission}
+		}
+		resp, err := admin.catalog.CreateShow(ctx, connect.NewRequest(req))
 		if err != nil {
 			return fmt.Errorf("create trip: %w", err)
 		}
@@ -319,15 +355,32 @@ func (p *phase) buyer(ctx context.Context, i int, rnd *mrand.Rand) {
 		want++
 	}
 	payer := rnd.Float64() < p.cfg.PayShare
+	pick := func() (int64, []string) { return p.pickTrip(ctx, c, want, rnd) }
+	queueToken := ""
+	if p.cfg.WaitingRoom {
+		show := p.trips[rnd.IntN(len(p.trips))]
+		if queueToken = p.queue(ctx, c, show); queueToken == "" {
+			p.noteSoldOut()
+			p.mu.Lock()
+			p.gaveUp++
+			p.mu.Unlock()
+			return
+		}
+		pick = func() (int64, []string) { return p.onTrip(ctx, c, show, want) }
+	}
 	var hold *bookingv1.Hold
 	for range p.cfg.HoldTries {
-		show, free := p.pickTrip(ctx, c, want, rnd)
+		show, free := pick()
 		if show == 0 {
 			break
 		}
 		rnd.Shuffle(len(free), func(a, b int) { free[a], free[b] = free[b], free[a] })
 		resp, err := timed(p.rpc, "CreateHold", func() (*connect.Response[bookingv1.CreateHoldResponse], error) {
-			return c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: free[:want]}))
+			req := connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: free[:want]})
+			if queueToken != "" {
+				req.Header().Set("Queue-Token", queueToken)
+			}
+			return c.holds.CreateHold(ctx, req)
 		})
 		if err == nil {
 			hold = resp.Msg.GetHold()
@@ -380,12 +433,103 @@ func (p *phase) pickTrip(ctx context.Context, c clients, want int, rnd *mrand.Ra
 		p.exhausted[show] = time.Now()
 		p.mu.Unlock()
 	}
+	p.noteSoldOut()
+	return 0, nil
+}
+
+// noteSoldOut records the first time a buyer found nothing left.
+func (p *phase) noteSoldOut() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.soldOut.IsZero() {
 		p.soldOut = time.Now()
 	}
-	p.mu.Unlock()
+}
+
+// onTrip reads one trip's seat map: a buyer admitted to its waiting room
+// holds there or nowhere.
+func (p *phase) onTrip(ctx context.Context, c clients, show int64, want int) (int64, []string) {
+	m, err := timed(p.rpc, "GetSeatMap", func() (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
+		return c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	})
+	if err != nil {
+		return 0, nil
+	}
+	if free := seatsIn(m.Msg, 0); len(free) >= want {
+		return show, free
+	}
+	p.noteSoldOut()
 	return 0, nil
+}
+
+// queue joins a trip's waiting room and polls until admitted (R-9); it
+// returns the admitted Queue-Token, or "" when the room says sold out.
+func (p *phase) queue(ctx context.Context, c clients, show int64) string {
+	j, err := timed(p.rpc, "Join", func() (*connect.Response[waitingroomv1.JoinResponse], error) {
+		return c.wr.Join(ctx, connect.NewRequest(&waitingroomv1.JoinRequest{ShowId: show}))
+	})
+	if err != nil {
+		return ""
+	}
+	token, admitted, soldOut, wait := j.Msg.GetToken(), j.Msg.GetAdmittedToken(), j.Msg.GetSoldOut(), j.Msg.GetPollAfter().AsDuration()
+	for admitted == "" && !soldOut {
+		if p.cfg.PollInterval > 0 && (wait <= 0 || wait > p.cfg.PollInterval) {
+			wait = p.cfg.PollInterval
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(max(wait, 50*time.Millisecond)):
+		}
+		st, err := timed(p.rpc, "GetStatus", func() (*connect.Response[waitingroomv1.GetStatusResponse], error) {
+			return c.wr.GetStatus(ctx, connect.NewRequest(&waitingroomv1.GetStatusRequest{Token: token}))
+		})
+		if err != nil {
+			continue
+		}
+		admitted, soldOut, wait = st.Msg.GetAdmittedToken(), st.Msg.GetSoldOut(), st.Msg.GetPollAfter().AsDuration()
+	}
+	return admitted
+}
+
+// sampleAdmission reads every trip's sale each second while the phase runs
+// (the controller's admission rate over time, R-9.4); the returned function
+// stops it and gives the samples.
+func (p *phase) sampleAdmission(ctx context.Context) func() []AdmissionSample {
+	if !p.cfg.WaitingRoom {
+		return func() []AdmissionSample { return nil }
+	}
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan []AdmissionSample)
+	admin, err := p.clientsFor("loadtest-admin", true)
+	go func() {
+		var out []AdmissionSample
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for err == nil {
+			select {
+			case <-ctx.Done():
+				done <- out
+				return
+			case <-tick.C:
+			}
+			s := AdmissionSample{At: time.Since(p.start)}
+			for _, show := range p.trips {
+				resp, err := admin.wr.GetSale(ctx, connect.NewRequest(&waitingroomv1.GetSaleRequest{ShowId: show}))
+				if err != nil {
+					continue
+				}
+				sale := resp.Msg.GetSale()
+				s.Rate += sale.GetAdmissionRate()
+				s.Admitted += sale.GetAdmitted()
+				s.Waiting += sale.GetWaiting()
+			}
+			out = append(out, s)
+		}
+		<-ctx.Done()
+		done <- out
+	}()
+	return func() []AdmissionSample { stop(); return <-done }
 }
 
 // pay orders the hold and pays it; it tells whether the order is confirmed.

@@ -44,7 +44,10 @@ type Phase struct {
 	GhostSeats   int           `json:"ghost_seats"`
 	GhostShare   float64       `json:"ghost_share"`
 	// Model is what the seed\'s on-sale estimator predicts for this phase.
-	Model           Model               `json:"model"`
+	Model Model `json:"model"`
+	// Admission is the waiting rooms' state each second: the rate the
+	// controller chose (summed over the trips), admitted and waiting.
+	Admission       []AdmissionSample   `json:"admission,omitempty"`
 	RPC             map[string]RPCStats `json:"rpc"`
 	DBWritesPerSec  float64             `json:"db_writes_per_sec"`
 	DBStmtsPerSec   float64             `json:"db_statements_per_sec"`
@@ -79,6 +82,14 @@ func predict(cfg Config, ttl time.Duration) Model {
 	return m
 }
 
+// AdmissionSample is the waiting rooms at one moment of a phase.
+type AdmissionSample struct {
+	At       time.Duration `json:"at"`
+	Rate     float64       `json:"rate_per_second"`
+	Admitted int64         `json:"admitted"`
+	Waiting  int64         `json:"waiting"`
+}
+
 // RPCStats are the calls of one RPC: throughput, errors by code, latency of
 // the successful ones in milliseconds.
 type RPCStats struct {
@@ -98,7 +109,7 @@ func (p *phase) result(elapsed time.Duration, before, after metrics, booked int)
 		GaveUp: p.gaveUp, RPC: p.rpc.stats(elapsed),
 		DBWritesPerSec:  (after.writes - before.writes) / elapsed.Seconds(),
 		DBStmtsPerSec:   (after.statements - before.statements) / elapsed.Seconds(),
-		ProjectorLagMax: after.projectorLag, Model: predict(p.cfg, p.ttl),
+		ProjectorLagMax: after.projectorLag, Model: predict(p.cfg, p.ttl), Admission: p.admission,
 	}
 	for _, n := range p.sold {
 		out.Sold++
@@ -182,6 +193,16 @@ func (r Result) WriteTable(w io.Writer) error {
 	for _, p := range r.Phases {
 		fmt.Fprintf(&b, "\nTTL %s: %d payer holds, %d leaver holds, %d booked on the server, %.1f s\n",
 			p.HoldTTL, p.PayerHolds, p.LeaverHolds, p.BookedOnServer, p.Elapsed.Seconds())
+		if len(p.Admission) > 0 {
+			b.WriteString("  waiting room, each second (s: admission rate/s, admitted, waiting):")
+			for i, a := range p.Admission {
+				if i%6 == 0 {
+					b.WriteString("\n   ")
+				}
+				fmt.Fprintf(&b, " %3.0f: %4.0f %5d %5d |", a.At.Seconds(), a.Rate, a.Admitted, a.Waiting)
+			}
+			b.WriteString("\n")
+		}
 		fmt.Fprintf(&b, "  %-14s %7s %8s %8s %8s %8s  %s\n", "RPC", "calls", "per s", "p50 ms", "p95 ms", "p99 ms", "errors")
 		for _, name := range sortedKeys(p.RPC) {
 			s := p.RPC[name]
