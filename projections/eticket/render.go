@@ -19,7 +19,7 @@ import (
 // its signed code, the code printed under it for typing in by hand.
 func Render(show catalog.Show, buyer string, tickets []ticket.Ticket) ([]byte, error) {
 	pdf := fpdf.New("P", "mm", "A4", "")
-	// Deterministic output: the same order always renders the same bytes.
+	// Dated by the booking, not the rendering: a replay prints the same.
 	pdf.SetCreationDate(tickets[0].IssuedAt)
 	pdf.SetModificationDate(tickets[0].IssuedAt)
 	pdf.SetCatalogSort(true)
