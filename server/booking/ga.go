@@ -2,11 +2,14 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // holdGA takes quantity places of a general-admission area (R-3.5). The area
@@ -24,8 +27,17 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 	h.GAArea = area
 	h.AmountMinor = price * int64(h.Quantity)
 
+	// The fast path runs in a savepoint. A FOR UPDATE that meets a row
+	// changed since its snapshot locks the newest version before checking
+	// it again; if it no longer matches (too few places left) the row is
+	// skipped but stays locked. Had the fast path then found nothing, that
+	// stray bucket lock would be carried into the slow path, which locks the
+	// buckets in order while already holding one out of order: a deadlock
+	// with another slow path (seen under load). Rolling the savepoint back
+	// releases it.
 	var bucket int
-	err = tx.QueryRow(ctx, `
+	err = pg.InTx(ctx, tx, func(sp pgx.Tx) error {
+		return sp.QueryRow(ctx, `
 		WITH pick AS MATERIALIZED (
 			-- A CTE runs once: a random() subquery in FROM could be run again
 			-- for every row and pick (and take from) several buckets.
@@ -40,11 +52,12 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 		FROM pick
 		WHERE b.show_id = $1 AND b.area = $2 AND b.bucket = pick.bucket
 		RETURNING b.bucket`, h.ShowID, area, h.Quantity).Scan(&bucket)
+	})
 	switch {
 	case err == nil:
 		h.takes = map[int]int{bucket: h.Quantity}
 		return nil
-	case err != pgx.ErrNoRows:
+	case !errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("take GA places: %w", err)
 	}
 	return holdGASlow(ctx, tx, h, now)
