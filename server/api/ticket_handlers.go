@@ -142,6 +142,9 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 		UserId: v.UserID, Status: ticketStatuses[v.Status], Code: v.Code, CheckedInGate: v.CheckedInGate,
 		DownloadReady: v.PDFKey != "",
 	}
+	if v.Seat != "" {
+		t.Seats = []string{v.Seat}
+	}
 	if v.Currency != "" {
 		t.Price = money(v.PriceMinor, v.Currency)
 	}

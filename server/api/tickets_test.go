@@ -127,6 +127,7 @@ func TestTicketsLifecycle(t *testing.T) {
 	a1, a2 := list[0], list[1]
 	require.Equal(t, "A1", a1.GetSeat())
 	require.Equal(t, "A2", a2.GetSeat())
+	require.Equal(t, []string{"A1"}, a1.GetSeats(), "the contract's seats[]")
 	for _, tk := range list[:2] {
 		require.Equal(t, ticketsv1.TicketStatus_TICKET_STATUS_VALID, tk.GetStatus())
 		require.Equal(t, show.GetShowId(), tk.GetShowId())
@@ -316,6 +317,7 @@ func TestGATicketsOverEveryProtocol(t *testing.T) {
 	for i, tk := range list {
 		require.Equal(t, "Field", tk.GetGaArea())
 		require.Empty(t, tk.GetSeat())
+		require.Empty(t, tk.GetSeats())
 		require.True(t, strings.HasSuffix(tk.GetTicketId(), []string{"_001", "_002", "_003"}[i]), tk.GetTicketId())
 		require.EqualValues(t, 10000, tk.GetPrice().GetAmountMinor())
 	}

@@ -134,6 +134,10 @@ type Ticket struct {
 	// Whether the e-ticket PDF is stored and GetTicketDownload answers a URL
 	// (R-8.5); it is made a moment after the booking commits.
 	DownloadReady bool `protobuf:"varint,19,opt,name=download_ready,json=downloadReady,proto3" json:"download_ready,omitempty"`
+	// The seats the ticket admits: its one seat for a seated ticket, none for
+	// general admission (see ga_area). The same as seat, as a list, so that
+	// clients that list an order's seats read tickets the same way.
+	Seats         []string `protobuf:"bytes,20,rep,name=seats,proto3" json:"seats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -299,6 +303,13 @@ func (x *Ticket) GetDownloadReady() bool {
 		return x.DownloadReady
 	}
 	return false
+}
+
+func (x *Ticket) GetSeats() []string {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
 }
 
 // ListMyTicketsRequest pages through the caller's tickets.
@@ -749,7 +760,7 @@ var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xcb\x05\n" +
+	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xe1\x05\n" +
 	"\x06Ticket\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -771,7 +782,8 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\tissued_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\bissuedAt\x12>\n" +
 	"\rchecked_in_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vcheckedInAt\x12&\n" +
 	"\x0fchecked_in_gate\x18\x12 \x01(\tR\rcheckedInGate\x12%\n" +
-	"\x0edownload_ready\x18\x13 \x01(\bR\rdownloadReady\"\xaf\x01\n" +
+	"\x0edownload_ready\x18\x13 \x01(\bR\rdownloadReady\x12\x14\n" +
+	"\x05seats\x18\x14 \x03(\tR\x05seats\"\xaf\x01\n" +
 	"\x14ListMyTicketsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
