@@ -26,6 +26,8 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	"github.com/seatghor/seatghor/projections/seatmap"
@@ -53,6 +55,8 @@ func (quiet) Printf(context.Context, string, ...any) {}
 // caller is one user's API clients; every write gets a fresh idempotency key.
 type caller struct {
 	holds   bookingv1connect.HoldServiceClient
+	orders  bookingv1connect.OrderServiceClient
+	pay     paymentv1connect.PaymentServiceClient
 	catalog catalogv1connect.CatalogServiceClient
 	seatmap seatmapv1connect.SeatMapServiceClient
 }
@@ -72,6 +76,8 @@ func as(tb testing.TB, env *apptest.Env, sub string, role auth.Role) caller {
 	}))
 	return caller{
 		holds:   bookingv1connect.NewHoldServiceClient(env.HTTP, env.URL, opt),
+		orders:  bookingv1connect.NewOrderServiceClient(env.HTTP, env.URL, opt),
+		pay:     paymentv1connect.NewPaymentServiceClient(env.HTTP, env.URL, opt),
 		catalog: catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, opt),
 		seatmap: seatmapv1connect.NewSeatMapServiceClient(env.HTTP, env.URL, opt, connect.WithHTTPGet()),
 	}
@@ -151,8 +157,8 @@ func requireConverged(t *testing.T, env *apptest.Env, store *seatmap.Store, show
 }
 
 // TestRedisEqualsShardsAfterConcurrentBurst (R-8.2, DESIGN.md "Ordering of
-// read-model updates"): concurrent holds and releases of the same seats on
-// shows of two shards; after quiescence the Redis map equals the seat rows
+// read-model updates"): concurrent holds, releases and paid confirmations of
+// the same seats on shows of two shards (expiries: TestExpiryReachesTheMap); after quiescence the Redis map equals the seat rows
 // exactly. The same after the cache is wiped and read again, and after a
 // rebuild of the projector.
 func TestRedisEqualsShardsAfterConcurrentBurst(t *testing.T) {
@@ -165,7 +171,7 @@ func TestRedisEqualsShardsAfterConcurrentBurst(t *testing.T) {
 	}
 	seats := []string{"A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4", "C1", "C2", "C3", "C4"}
 	var wg sync.WaitGroup
-	var held, refused atomic.Int64
+	var held, refused, confirmed atomic.Int64
 	for u := range 16 {
 		c := as(t, env, fmt.Sprint("user", u), auth.RoleUser)
 		wg.Go(func() {
@@ -185,18 +191,36 @@ func TestRedisEqualsShardsAfterConcurrentBurst(t *testing.T) {
 					continue
 				}
 				held.Add(1)
-				if i%2 == 0 { // give half of them back at once: the seat changes twice in quick succession
+				switch i % 4 {
+				case 0, 2: // give half of them back at once: the seat changes twice in quick succession
 					if _, err := c.holds.ReleaseHold(ctx, connect.NewRequest(&bookingv1.ReleaseHoldRequest{
 						HoldId: resp.Msg.GetHold().GetHoldId()})); err != nil {
 						t.Error(err)
+					}
+				case 1: // order and pay: held → booked (R-6.7)
+					o, err := c.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{
+						HoldId: resp.Msg.GetHold().GetHoldId()}))
+					if err != nil {
+						t.Error(err)
+						continue
+					}
+					p, err := c.pay.StartPayment(ctx, connect.NewRequest(&paymentv1.StartPaymentRequest{
+						OrderId: o.Msg.GetOrder().GetOrderId(), Sandbox: &paymentv1.SandboxPayment{Token: "tok_success"}}))
+					if err != nil {
+						t.Error(err)
+						continue
+					}
+					if p.Msg.GetPayment().GetStatus() == paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED {
+						confirmed.Add(1)
 					}
 				}
 			}
 		})
 	}
 	wg.Wait()
-	t.Logf("holds %d, refused %d", held.Load(), refused.Load())
+	t.Logf("holds %d, refused %d, confirmed %d", held.Load(), refused.Load(), confirmed.Load())
 	require.Positive(t, held.Load())
+	require.Positive(t, confirmed.Load())
 	store := seatmap.NewStore(r.Client, r.Prefix, 0)
 	requireConverged(t, env, store, shows)
 
