@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -161,22 +162,75 @@ func (c *Consumer) Prune(ctx context.Context, projectors []string, olderThan tim
 	}
 	var total int64
 	for _, s := range c.sources {
-		tag, err := s.Pool.Exec(ctx, `
-			WITH low AS (
-				SELECT xid, id FROM projection_checkpoints WHERE projector = ANY($1)
-				ORDER BY xid, id LIMIT 1
-			), have AS (
-				SELECT count(*) AS n FROM projection_checkpoints WHERE projector = ANY($1)
-			)
-			DELETE FROM outbox o USING low, have
-			WHERE have.n = cardinality($1) AND (o.xid, o.id) <= (low.xid, low.id) AND o.occurred_at < $2`,
-			projectors, olderThan)
+		n, err := pruneSource(ctx, s, projectors, olderThan)
 		if err != nil {
-			return total, fmt.Errorf("prune outbox of %s: %w", s.Name, err)
+			return total, err
 		}
-		total += tag.RowsAffected()
+		total += n
 	}
 	return total, nil
+}
+
+func pruneSource(ctx context.Context, s Source, projectors []string, olderThan time.Time) (int64, error) {
+	tag, err := s.Pool.Exec(ctx, `
+		WITH low AS (
+			SELECT xid, id FROM projection_checkpoints WHERE projector = ANY($1)
+			ORDER BY xid, id LIMIT 1
+		), have AS (
+			SELECT count(*) AS n FROM projection_checkpoints WHERE projector = ANY($1)
+		)
+		DELETE FROM outbox o USING low, have
+		WHERE have.n = cardinality($1) AND (o.xid, o.id) <= (low.xid, low.id) AND o.occurred_at < $2`,
+		projectors, olderThan)
+	if err != nil {
+		return 0, fmt.Errorf("prune outbox of %s: %w", s.Name, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// RunPruner prunes every source's outbox each interval, keeping retention
+// (the workers role). The projectors that must have passed a row are the
+// ones this process runs and every one that ever kept a checkpoint in that
+// database, so a read model that another process runs is never cut short.
+func (c *Consumer) RunPruner(ctx context.Context, every, retention time.Duration) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		for _, s := range c.sources {
+			names, err := c.knownProjectors(ctx, s)
+			if err == nil {
+				var n int64
+				if n, err = pruneSource(ctx, s, names, time.Now().Add(-retention)); err == nil && n > 0 {
+					c.log.Info("outbox pruned", "source", s.Name, "rows", n)
+				}
+			}
+			if err != nil && ctx.Err() == nil {
+				c.log.Warn("outbox not pruned", "source", s.Name, "err", err)
+			}
+		}
+	}
+}
+
+// knownProjectors are the projectors this process runs and those with a
+// checkpoint in the source.
+func (c *Consumer) knownProjectors(ctx context.Context, s Source) ([]string, error) {
+	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT projector FROM projection_checkpoints`)
+	if err != nil {
+		return nil, fmt.Errorf("projectors of %s: %w", s.Name, err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("projectors of %s: %w", s.Name, err)
+	}
+	for _, p := range c.projectors {
+		if !slices.Contains(names, p.Name()) {
+			names = append(names, p.Name())
+		}
+	}
+	return names, nil
 }
 
 // runPair keeps one (projector, source) going until ctx ends, taking over

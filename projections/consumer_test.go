@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -359,4 +360,42 @@ func TestPruneOnlyBelowEveryCheckpoint(t *testing.T) {
 	n, err = c.Prune(ctx, []string{"rec"}, time.Now().Add(-time.Hour))
 	require.NoError(t, err)
 	require.Zero(t, n, "younger than the retention")
+}
+
+// TestPrunerKeepsWhatAnotherProcessNeeds: the workers' pruner counts every
+// projector with a checkpoint in the database, not only its own, so rows a
+// projector of another process has not read stay.
+func TestPrunerKeepsWhatAnotherProcessNeeds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	for i := range 4 {
+		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
+		require.NoError(t, err)
+	}
+	rec := &recorder{name: "rec"}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{})
+	require.NoError(t, err)
+	run(t, c)
+	waitFor(t, "the rows", func() bool { return len(rec.events()) == 4 })
+	// Another process's projector has read up to e1 only.
+	_, err = db.Exec(ctx, `INSERT INTO projection_checkpoints (projector, xid, id)
+		SELECT 'elsewhere', xid, id FROM outbox WHERE event_id = 'e1'`)
+	require.NoError(t, err)
+
+	pctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.RunPruner(pctx, 10*time.Millisecond, 0); close(done) }()
+	var left []string
+	waitFor(t, "the pruner", func() bool {
+		rows, err := db.Query(ctx, `SELECT event_id FROM outbox ORDER BY xid, id`)
+		require.NoError(t, err)
+		left, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return len(left) == 2
+	})
+	stop()
+	<-done
+	require.Equal(t, []string{"e2", "e3"}, left, "only what both projectors have passed is gone")
 }

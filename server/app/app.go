@@ -349,6 +349,13 @@ func MigrateRead(ctx context.Context, readURL string) error {
 	return migrations.Up(ctx, p.Pool, migrations.Read)
 }
 
+// outboxPruneEvery and outboxRetention: a daily prune keeping a week of
+// events, enough to rebuild the event-fed read models after a fix.
+const (
+	outboxPruneEvery = 24 * time.Hour
+	outboxRetention  = 7 * 24 * time.Hour
+)
+
 // ledgerCheckEvery is how often the workers take the trial balance and
 // look for unbalanced transactions.
 const ledgerCheckEvery = 5 * time.Minute
@@ -364,5 +371,8 @@ func (a *App) RunWorkers(ctx context.Context, sweepEvery time.Duration) {
 		// one admitter moves every waiting room (a lease in Redis).
 		go a.WaitingRooms.RunAdmitter(ctx)
 	}
+	// outbox rows go once every projector has passed them and they
+	// are older than the retention (projections/README.md).
+	go a.Projections.RunPruner(ctx, outboxPruneEvery, outboxRetention)
 	a.Booking.RunSweeper(ctx, sweepEvery, a.log)
 }
