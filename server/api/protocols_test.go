@@ -156,3 +156,26 @@ func TestDeclaredServices(t *testing.T) {
 	_, err = tickets.ListMyTickets(context.Background(), connect.NewRequest(&ticketsv1.ListMyTicketsRequest{}))
 	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err))
 }
+
+// TestHealthReportsDegradedParts: a part the platform can sell without (the
+// Redis of the seat maps) is reported degraded while /healthz stays 200; a
+// database of the router that fails makes it 503.
+func TestHealthReportsDegradedParts(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1, RedisURL: "redis://127.0.0.1:1/0"})
+	health := func() (int, map[string]string) {
+		resp, err := env.HTTP.Get(env.URL + "/healthz")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var m map[string]string
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&m))
+		return resp.StatusCode, m
+	}
+	code, status := health()
+	require.Equal(t, http.StatusOK, code)
+	require.Equal(t, map[string]string{"catalog": "ok", "shard-0": "ok", "redis": "degraded"}, status)
+
+	env.App.Router.Shards()[0].Close() // the shard's pool is gone
+	code, status = health()
+	require.Equal(t, http.StatusServiceUnavailable, code)
+	require.Equal(t, "unreachable", status["shard-0"])
+}

@@ -71,6 +71,9 @@ type Config struct {
 	// RateLimits, with Redis, limits holds, payments and joins per caller
 	// nil: no limits.
 	RateLimits *RateLimits
+	// Health are the parts /healthz checks besides the databases of the
+	// router.
+	Health []HealthCheck
 	// Registry receives the API's metrics; /metrics serves it.
 	Registry *prometheus.Registry
 	// MaxRequestBytes bounds a request message; default 1 MiB.
@@ -137,7 +140,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
 	// the gateway's webhooks are plain HTTP; they only record.
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
-	mux.Handle("GET /healthz", healthz(cfg.Router))
+	mux.Handle("GET /healthz", healthz(cfg.Router, cfg.Health))
 	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
 	return notModified(mux), nil
 }
@@ -185,17 +188,34 @@ func jsonByDefault(next http.Handler) http.Handler {
 	})
 }
 
-// healthz answers 200 when the catalog and every shard answer a ping.
-func healthz(router *shard.Router) http.Handler {
+// HealthCheck is one more part /healthz reports besides the catalog and
+// the shards. A Required part that fails makes the answer 503; any other is
+// reported "degraded" while the platform goes on selling without it (a
+// cache, a read model's store: ).
+type HealthCheck struct {
+	Name     string
+	Required bool
+	Check    func(ctx context.Context) error
+}
+
+// healthz answers 200 when the catalog, every shard and every required
+// part answer; it lists each part's state.
+func healthz(router *shard.Router, checks []HealthCheck) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
+		for _, pool := range append(router.Shards(), router.Catalog()) {
+			checks = append(checks, HealthCheck{Name: pool.Name, Required: true, Check: pool.Ping})
+		}
 		status := map[string]string{}
 		code := http.StatusOK
-		for _, pool := range append(router.Shards(), router.Catalog()) {
-			status[pool.Name] = "ok"
-			if err := pool.Ping(ctx); err != nil {
-				status[pool.Name], code = "unreachable", http.StatusServiceUnavailable
+		for _, c := range checks {
+			status[c.Name] = "ok"
+			switch err := c.Check(ctx); {
+			case err != nil && c.Required:
+				status[c.Name], code = "unreachable", http.StatusServiceUnavailable
+			case err != nil:
+				status[c.Name] = "degraded"
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")

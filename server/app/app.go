@@ -228,6 +228,9 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 		a.Registry.MustRegister(a.WaitingRooms.Collectors()...)
 		apiCfg.RateLimits = &api.RateLimits{Redis: a.Redis, Prefix: cfg.RedisPrefix, Config: cfg.RateLimits}
 		projectors = append(projectors, seatmap.NewProjector(store, a.Booking, cfg.Log))
+		// Without Redis seat maps come from the shards: degraded, not down.
+		apiCfg.Health = append(apiCfg.Health, api.HealthCheck{Name: "redis",
+			Check: func(ctx context.Context) error { return a.Redis.Ping(ctx).Err() }})
 	}
 	tickets, err := a.openTickets(cfg, apiCfg)
 	if err != nil {
@@ -273,6 +276,7 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 		return nil, err
 	}
 	a.Read = read
+	apiCfg.Health = append(apiCfg.Health, api.HealthCheck{Name: "read", Required: true, Check: read.Ping})
 	codes := a.CheckIn.Codes()
 	a.MyTickets = mytickets.NewStore(read.Pool)
 	apiCfg.Tickets = a.MyTickets
@@ -285,6 +289,11 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 		return nil, err
 	}
 	apiCfg.TicketFiles = eticket.NewDownloads(a.Objects, cfg.TicketURLTTL, cfg.Clock.Now)
+	// Without the store, PDFs wait to be rendered: degraded, not down.
+	apiCfg.Health = append(apiCfg.Health, api.HealthCheck{Name: "objects", Check: func(ctx context.Context) error {
+		_, err := a.Objects.Exists(ctx, "healthz")
+		return err
+	}})
 	return append(out, eticket.NewProjector(a.Objects, a.MyTickets, a.Catalog, codes, cfg.Clock.Now)), nil
 }
 
