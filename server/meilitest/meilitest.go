@@ -43,8 +43,21 @@ var shared struct {
 	done     bool
 	url, key string
 	err      error
-	cmd      *exec.Cmd
+	proc     *proc
 	dir      string
+}
+
+// proc is a running server; exited closes when the goroutine that started
+// it (and alone waits for it) has reaped it.
+type proc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// kill stops the server and waits until it is reaped.
+func (p *proc) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.exited
 }
 
 // New returns the shared server with a fresh index name for tb, or skips tb.
@@ -72,11 +85,10 @@ func New(tb testing.TB) *Server {
 func Stop() {
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
-	if shared.cmd != nil {
-		_ = shared.cmd.Process.Kill()
-		_ = shared.cmd.Wait()
+	if shared.proc != nil {
+		shared.proc.kill()
 		_ = os.RemoveAll(shared.dir)
-		shared.cmd = nil
+		shared.proc = nil
 	}
 }
 
@@ -143,7 +155,7 @@ func start(bin string) (string, string, error) {
 		_ = os.RemoveAll(dir)
 		return "", "", err
 	}
-	shared.cmd, shared.dir = cmd, dir
+	shared.proc, shared.dir = cmd, dir
 	return fmt.Sprintf("http://127.0.0.1:%d", port), key, nil
 }
 
@@ -155,7 +167,7 @@ type Process struct {
 	port int
 	dir  string
 	mu   sync.Mutex
-	cmd  *exec.Cmd
+	cmd  *proc
 }
 
 // Own starts a server for tb alone (skipping tb like New when none can be
@@ -200,8 +212,8 @@ func (p *Process) Stop(tb testing.TB) {
 	if p.cmd == nil {
 		return
 	}
-	_ = p.cmd.Process.Kill()
-	// The starting goroutine reaps it; wait until the port is free.
+	p.cmd.kill()
+	// Wait until the port is free, too.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p.port), 100*time.Millisecond)
 		if err != nil {
@@ -261,7 +273,7 @@ func newKey() string {
 // until it answers. The process is started from a goroutine that keeps its
 // OS thread for the server's lifetime, so Pdeathsig kills the server when
 // the test binary dies, even without Stop (a timeout, a crash).
-func launch(bin string, port int, dir, key string) (*exec.Cmd, error) {
+func launch(bin string, port int, dir, key string) (*proc, error) {
 	log, err := os.OpenFile(filepath.Join(dir, "meilisearch.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -274,7 +286,9 @@ func launch(bin string, port int, dir, key string) (*exec.Cmd, error) {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	started := make(chan error, 1)
+	running := &proc{cmd: cmd, exited: make(chan struct{})}
 	go func() {
+		defer close(running.exited)
 		runtime.LockOSThread() // never unlocked: the thread lives as long as the server
 		if err := cmd.Start(); err != nil {
 			started <- err
@@ -294,12 +308,12 @@ func launch(bin string, port int, dir, key string) (*exec.Cmd, error) {
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return cmd, nil
+				return running, nil
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	_ = cmd.Process.Kill()
+	running.kill()
 	out, _ := os.ReadFile(filepath.Join(dir, "meilisearch.log"))
 	return nil, fmt.Errorf("meilisearch on port %d did not answer within 30 s: %s", port, strings.TrimSpace(string(out)))
 }
