@@ -280,16 +280,20 @@ func TestOneActiveInstance(t *testing.T) {
 	ca, err := projections.NewConsumer(src, []projections.Projector{a}, projections.Config{})
 	require.NoError(t, err)
 	stopA := run(t, ca)
-	time.Sleep(200 * time.Millisecond)
+	// A is active once it has delivered something: only then start B, so
+	// the test does not depend on who is scheduled first.
+	_, err = db.Exec(ctx, insertSQL, "warm-up")
+	require.NoError(t, err)
+	waitFor(t, "A to be active", func() bool { return len(a.events()) == 1 })
 	cb, err := projections.NewConsumer(src, []projections.Projector{b}, projections.Config{})
 	require.NoError(t, err)
 	run(t, cb)
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // B tries, and must stay passive
 	for i := range 20 {
 		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
 		require.NoError(t, err)
 	}
-	waitFor(t, "delivery", func() bool { return len(a.events()) == 20 })
+	waitFor(t, "delivery", func() bool { return len(a.events()) == 21 })
 	require.Empty(t, b.events(), "the second instance must stay passive")
 
 	stopA()
