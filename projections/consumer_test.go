@@ -129,9 +129,13 @@ func TestOutOfOrderCommitIsNotSkipped(t *testing.T) {
 	require.NoError(t, err)
 	run(t, c)
 
-	time.Sleep(300 * time.Millisecond)
+	// Once the consumer has looked (the backlog gauge counts B and C, which
+	// are committed and wait behind A), it must still have delivered nothing.
+	waitFor(t, "the consumer to see B and C", func() bool {
+		return gauge(t, reg, "seatghor_projector_backlog_events") == 2
+	})
+	time.Sleep(100 * time.Millisecond) // a few more polls
 	require.Empty(t, rec.events(), "nothing may be delivered past a running transaction's row")
-	require.Equal(t, 2.0, gauge(t, reg, "seatghor_projector_backlog_events"), "B and C are committed and wait behind A")
 
 	require.NoError(t, slow.Commit(ctx))
 	waitFor(t, "A, B and C", func() bool { return len(rec.events()) == 3 })
@@ -225,9 +229,9 @@ func TestDeliversWithinThePoll(t *testing.T) {
 	_, err = db.Exec(ctx, insertSQL, "N")
 	require.NoError(t, err)
 	waitFor(t, "the new row", func() bool { return len(rec.events()) == 1 })
-	// Not asserted tighter: the xid horizon is cluster-wide, and parallel
-	// tests hold transactions open.
-	require.Less(t, time.Since(start), 5*time.Second)
+	// Reported, not asserted (speed is measured, never a timed assertion):
+	// the xid horizon is cluster-wide, and parallel tests hold transactions
+	// open.
 	t.Logf("delivered %v after the commit", time.Since(start))
 }
 

@@ -575,7 +575,10 @@ func TestProjectorLagUnderHoldLoad(t *testing.T) {
 	store := seatmap.NewStore(r.Client, r.Prefix, 0)
 	ctx := context.Background()
 	var mu sync.Mutex
-	var visible []time.Duration
+	var (
+		visible []time.Duration
+		lost    int
+	)
 	var wg sync.WaitGroup
 	for u := range 16 {
 		c := as(t, env, fmt.Sprint("buyer", u), auth.RoleUser)
@@ -595,15 +598,19 @@ func TestProjectorLagUnderHoldLoad(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				for time.Since(done) < 10*time.Second {
+				seen := false
+				for !seen && time.Since(done) < 30*time.Second {
 					a, ok, err := store.Availability(ctx, show)
-					if err == nil && ok && a.Version >= want.Version {
-						break
+					if seen = err == nil && ok && a.Version >= want.Version; !seen {
+						time.Sleep(2 * time.Millisecond)
 					}
-					time.Sleep(2 * time.Millisecond)
 				}
 				mu.Lock()
-				visible = append(visible, time.Since(done))
+				if seen {
+					visible = append(visible, time.Since(done))
+				} else {
+					lost++
+				}
 				mu.Unlock()
 				_, _ = c.holds.ReleaseHold(ctx, connect.NewRequest(&bookingv1.ReleaseHoldRequest{HoldId: resp.Msg.GetHold().GetHoldId()}))
 			}
@@ -613,8 +620,10 @@ func TestProjectorLagUnderHoldLoad(t *testing.T) {
 	require.NotEmpty(t, visible)
 	slices.Sort(visible)
 	p := func(q float64) time.Duration { return visible[int(q*float64(len(visible)-1))] }
+	// The lag is reported, not asserted (speed is measured, never a timed
+	// assertion); what is asserted is that every hold reached Redis.
 	t.Logf("hold → visible in Redis over %d holds: p50 %v, p99 %v, max %v", len(visible), p(.5), p(.99), visible[len(visible)-1])
-	require.Less(t, p(.5), 2*time.Second, "median lag")
+	require.Zero(t, lost, "every hold reaches the Redis seat map")
 }
 
 // TestExpiryReachesTheMap: holds that run out are swept (HoldExpired) and
