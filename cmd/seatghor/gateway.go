@@ -40,6 +40,9 @@ type paymentConfig struct {
 	// RecoverAfter is how long an attempt stays open before it is looked
 	// up (SEATGHOR_PAYMENT_RECOVER_AFTER, default 1m; dev 3s).
 	RecoverAfter time.Duration
+	// RefundApprovalMinor is the smallest manual refund a second admin must
+	// approve (SEATGHOR_REFUND_APPROVAL_MINOR, default 500000, R-10).
+	RefundApprovalMinor int64
 }
 
 func loadPaymentConfig(getenv func(string) string) (paymentConfig, error) {
@@ -64,6 +67,13 @@ func loadPaymentConfig(getenv func(string) string) (paymentConfig, error) {
 				return c, fmt.Errorf("%s=%q: want a positive duration such as 30s", name, v)
 			}
 		}
+	}
+	if v := getenv("SEATGHOR_REFUND_APPROVAL_MINOR"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("SEATGHOR_REFUND_APPROVAL_MINOR=%q: want a positive amount in minor units", v)
+		}
+		c.RefundApprovalMinor = n
 	}
 	if v := getenv("SEATGHOR_SANDBOX_FAULTS"); v != "" {
 		f, err := parseFaults(v)
@@ -143,7 +153,7 @@ func (c paymentConfig) workers() payment.WorkerConfig {
 
 // service tunes the payment service.
 func (c paymentConfig) service() payment.Config {
-	return payment.Config{RecoverAfter: c.RecoverAfter}
+	return payment.Config{RecoverAfter: c.RecoverAfter, RefundApprovalMinor: c.RefundApprovalMinor}
 }
 
 // startSandbox runs the sandbox gateway on addr until ctx ends or stop is

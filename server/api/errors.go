@@ -84,6 +84,8 @@ func paymentError(e *payment.Error) error {
 		return withField(connect.NewError(connect.CodeInvalidArgument, e), e.Field, e.Message)
 	case payment.KindExhausted:
 		return connect.NewError(connect.CodeResourceExhausted, e)
+	case payment.KindForbidden:
+		return connect.NewError(connect.CodePermissionDenied, e)
 	default:
 		return connect.NewError(connect.CodeFailedPrecondition, e)
 	}

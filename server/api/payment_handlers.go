@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/payment"
 )
@@ -62,4 +64,57 @@ func paymentProto(p payment.Payment) *paymentv1.Payment {
 		out.Refunded = money(p.RefundedMinor, p.Currency)
 	}
 	return out
+}
+
+// refundRights is R-10's least privilege: only admins give money back by
+// hand.
+func refundRights(ctx context.Context) (string, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return "", connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+	}
+	if !p.Is(auth.RoleAdmin) {
+		return "", connect.NewError(connect.CodePermissionDenied, errors.New("only admins refund payments"))
+	}
+	return p.UserID, nil
+}
+
+func (h *paymentHandler) RefundPayment(ctx context.Context, req *connect.Request[paymentv1.RefundPaymentRequest]) (*connect.Response[paymentv1.RefundPaymentResponse], error) {
+	admin, err := refundRights(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.svc.RefundPayment(ctx, admin, req.Msg.GetPaymentId(), req.Msg.GetAmountMinor(), req.Msg.GetNote())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&paymentv1.RefundPaymentResponse{Refund: refundProto(r)}), nil
+}
+
+func (h *paymentHandler) ApproveRefund(ctx context.Context, req *connect.Request[paymentv1.ApproveRefundRequest]) (*connect.Response[paymentv1.ApproveRefundResponse], error) {
+	admin, err := refundRights(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.svc.ApproveRefund(ctx, admin, req.Msg.GetRefundId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&paymentv1.ApproveRefundResponse{Refund: refundProto(r)}), nil
+}
+
+var refundStatuses = map[string]paymentv1.RefundStatus{
+	"awaiting_approval": paymentv1.RefundStatus_REFUND_STATUS_AWAITING_APPROVAL,
+	"pending":           paymentv1.RefundStatus_REFUND_STATUS_PENDING,
+	"succeeded":         paymentv1.RefundStatus_REFUND_STATUS_SUCCEEDED,
+	"failed":            paymentv1.RefundStatus_REFUND_STATUS_FAILED,
+	"unknown":           paymentv1.RefundStatus_REFUND_STATUS_UNKNOWN,
+}
+
+func refundProto(r payment.Refund) *paymentv1.Refund {
+	return &paymentv1.Refund{
+		RefundId: r.ID, PaymentId: r.PaymentID, OrderId: r.OrderID, Amount: money(r.AmountMinor, r.Currency),
+		Reason: r.Reason, Status: refundStatuses[r.Status], RequestedBy: r.RequestedBy, ApprovedBy: r.ApprovedBy,
+		Note: r.Note, CreatedAt: timestamppb.New(r.CreatedAt),
+	}
 }

@@ -327,3 +327,74 @@ func TestProcessorsConcurrent(t *testing.T) {
 	t.Logf("webhook deliveries: %+v", stats)
 	trialBalance(t, env)
 }
+
+// TestManualRefundsTwoPeople (R-10): only admins refund by hand; a small
+// refund goes out at once, a large one waits for a second admin, whom the
+// database insists is another person; refunds of one charge never add up
+// to more than was captured, and a later cancellation refunds only what is
+// left.
+func TestManualRefundsTwoPeople(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 1, Payments: payment.Config{RefundApprovalMinor: 100000}})
+	show := createShow(t, env, seatedShow("Goodwill", 1, 4))
+	b := newBuyer(t, env, "buyer")
+	o := b.order(show.GetShowId(), "A1", "A2") // 1,700 Tk
+	p, err := b.pay(o.GetOrderId(), "tok_success")
+	require.NoError(t, err)
+	ana, bob := as(t, env, "ana", auth.RoleAdmin), as(t, env, "bob", auth.RoleAdmin)
+	refund := func(c clients, amount int64) (*paymentv1.Refund, error) {
+		resp, err := c.pay.RefundPayment(ctx, connect.NewRequest(&paymentv1.RefundPaymentRequest{
+			PaymentId: p.GetPaymentId(), AmountMinor: amount, Note: "the bus was late"}))
+		if err != nil {
+			return nil, err
+		}
+		return resp.Msg.GetRefund(), nil
+	}
+	_, err = refund(b.clients, 100)
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "buyers hold no refund rights")
+
+	small, err := refund(ana, 20000) // under the threshold: sent at once
+	require.NoError(t, err)
+	require.Equal(t, paymentv1.RefundStatus_REFUND_STATUS_SUCCEEDED, small.GetStatus())
+
+	large, err := refund(ana, 120000) // over it: a second person decides
+	require.NoError(t, err)
+	require.Equal(t, paymentv1.RefundStatus_REFUND_STATUS_AWAITING_APPROVAL, large.GetStatus())
+	require.Len(t, env.Gateway.Refunds(), 1, "nothing sent before the approval")
+	approve := func(c clients) (*paymentv1.Refund, error) {
+		resp, err := c.pay.ApproveRefund(ctx, connect.NewRequest(&paymentv1.ApproveRefundRequest{RefundId: large.GetRefundId()}))
+		if err != nil {
+			return nil, err
+		}
+		return resp.Msg.GetRefund(), nil
+	}
+	_, err = approve(ana)
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "not by the one who asked")
+	_, err = env.App.Router.Shards()[0].Exec(ctx, `UPDATE refunds SET approved_by = requested_by WHERE refund_id = $1`,
+		large.GetRefundId())
+	require.Error(t, err, "the database refuses it too (four eyes)")
+	got, err := approve(bob)
+	require.NoError(t, err)
+	require.Equal(t, paymentv1.RefundStatus_REFUND_STATUS_SUCCEEDED, got.GetStatus())
+	require.Equal(t, "bob", got.GetApprovedBy())
+	_, err = approve(bob)
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "approved once")
+
+	_, err = refund(ana, 40000) // 30,000 left of 170,000
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "never more than was captured")
+	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, b.getOrder(o.GetOrderId()).GetStatus(), "the booking stays")
+
+	// A cancellation now owes 170,000 − 17,000 fee, but only 30,000 is left.
+	_, err = b.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o.GetOrderId()}))
+	require.NoError(t, err)
+	settle(t, env)
+	var back int64
+	for _, r := range env.Gateway.Refunds() {
+		back += r.AmountMinor
+	}
+	require.EqualValues(t, 170000, back, "all of it, in three refunds, never more")
+	require.Equal(t, 3, journals(t, env, ledger.KindRefund, o.GetOrderId()))
+	bal := trialBalance(t, env)
+	require.Zero(t, bal[ledger.AccountOperatorPayable], "everything went back, so nothing is owed")
+	require.Zero(t, bal[ledger.AccountPlatformRevenue])
+}

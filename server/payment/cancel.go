@@ -2,12 +2,10 @@ package payment
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/booking"
-	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/idempotency"
 )
 
@@ -40,22 +38,23 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 			if err != nil {
 				return result{}, err
 			}
-			refund := o.TotalMinor - o.CancellationFeeMinor
-			if refund == 0 {
-				return result{Order: o}, nil
-			}
 			p, err := getPayment(ctx, tx, o.PaymentID, true)
 			if err != nil {
 				return result{}, err
 			}
-			id, created, err := recordRefund(ctx, tx, p, gateway.Charge{
-				ID: p.GatewayChargeID, AmountMinor: p.AmountMinor, Currency: p.Currency,
-			}, refund, "cancellation", now)
+			// What is owed back: the total less the fee, less what a manual
+			// refund already gave back.
+			left, err := refundable(ctx, tx, p)
 			if err != nil {
 				return result{}, err
 			}
-			if !created {
-				return result{}, fmt.Errorf("order %s: its charge %s was refunded already", orderID, p.GatewayChargeID)
+			refund := min(o.TotalMinor-o.CancellationFeeMinor, left)
+			if refund <= 0 {
+				return result{Order: o}, nil
+			}
+			id, err := recordBookedRefund(ctx, tx, p, refund, "cancellation", "pending", userID, "", now)
+			if err != nil {
+				return result{}, err
 			}
 			return result{Order: o, RefundID: id}, nil
 		})

@@ -61,10 +61,10 @@ func appendStateChanged(ctx context.Context, tx pgx.Tx, p Payment, from Status, 
 	})
 }
 
-func appendRefundIssued(ctx context.Context, tx pgx.Tx, r refund, gatewayRefundID, txnID string, now time.Time) error {
+func appendRefundIssued(ctx context.Context, tx pgx.Tx, r refund, fee int64, gatewayRefundID, txnID string, now time.Time) error {
 	return outbox.Append(ctx, tx, r.ShowID, now, &eventsv1.RefundIssued{
 		ShowId: r.ShowID, RefundId: r.ID, PaymentId: r.PaymentID, OrderId: r.OrderID, UserId: r.UserID,
-		Amount: money(r.AmountMinor, r.Currency), Fee: money(r.CapturedMinor-r.AmountMinor, r.Currency),
+		Amount: money(r.AmountMinor, r.Currency), Fee: money(fee, r.Currency),
 		Reason: refundReasons[r.Reason], GatewayReference: gatewayRefundID, LedgerTxnId: txnID,
 		OccurredAt: timestamppb.New(now),
 	})

@@ -89,6 +89,7 @@ const (
 	KindPrecondition Kind = "precondition"
 	KindInvalid      Kind = "invalid"
 	KindExhausted    Kind = "exhausted"
+	KindForbidden    Kind = "forbidden"
 )
 
 // Error is a business answer of payment, recorded with idempotency keys.
@@ -173,6 +174,9 @@ type Config struct {
 	// EventBatch is how many stored webhook events a processor claims at
 	// a time; default 50.
 	EventBatch int
+	// RefundApprovalMinor is the smallest manual refund that needs a second
+	// person's approval; default 500000 (5,000 Tk).
+	RefundApprovalMinor int64
 }
 
 func (c *Config) defaults() {
@@ -199,6 +203,9 @@ func (c *Config) defaults() {
 	}
 	if c.EventBatch <= 0 {
 		c.EventBatch = 50
+	}
+	if c.RefundApprovalMinor <= 0 {
+		c.RefundApprovalMinor = 500000
 	}
 }
 

@@ -21,18 +21,23 @@ type refund struct {
 	ShowID                                 int64
 	ChargeID, Key, Currency, Status        string
 	AmountMinor, CapturedMinor             int64
+	RequestedBy, ApprovedBy, Note          string
+	CreatedAt                              time.Time
 }
 
-// recordRefund records a refund of a captured charge, before the gateway is
-// asked (R-6.1). A charge is refunded at most once: recording it again
-// (a redelivered event, a second reconciliation run) changes nothing.
+// recordRefund records the refund of a capture that no booking earned (a
+// late payment, a second capture), before the gateway is asked (R-6.1).
+// Such a charge is refunded at most once, with a key derived from it:
+// recording it again (a redelivered event, a second reconciliation run)
+// changes nothing.
 func recordRefund(ctx context.Context, tx pgx.Tx, p Payment, charge gateway.Charge, amount int64, reason string, now time.Time) (id string, created bool, err error) {
 	id = shard.NewID("rfd", p.ShowID)
 	tag, err := tx.Exec(ctx, `
 		INSERT INTO refunds (refund_id, payment_id, order_id, show_id, user_id, reason, gateway_charge_id, gateway_key,
 		                     amount_minor, captured_minor, currency, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 'pending', $12, $12)
-		ON CONFLICT (gateway_charge_id) DO NOTHING`,
+		ON CONFLICT (gateway_charge_id) WHERE reason IN ('late_payment', 'duplicate_capture', 'failed_attempt_capture')
+		DO NOTHING`,
 		id, p.ID, p.OrderID, p.ShowID, p.UserID, reason, charge.ID, "rfd_"+charge.ID, amount, charge.AmountMinor,
 		charge.Currency, now)
 	if err != nil {
@@ -41,8 +46,37 @@ func recordRefund(ctx context.Context, tx pgx.Tx, p Payment, charge gateway.Char
 	return id, tag.RowsAffected() == 1, nil
 }
 
+// refundable is what of a booked payment's capture is not given back or
+// on its way back yet; the caller holds the payment's row lock, so two
+// refunds of one charge take turns here.
+func refundable(ctx context.Context, tx pgx.Tx, p Payment) (int64, error) {
+	var out int64
+	err := tx.QueryRow(ctx, `
+		SELECT $2 - coalesce(sum(amount_minor), 0) FROM refunds
+		WHERE gateway_charge_id = $1 AND status <> 'failed'`, p.GatewayChargeID, p.AmountMinor).Scan(&out)
+	if err != nil {
+		return 0, fmt.Errorf("refunds of payment %s: %w", p.ID, err)
+	}
+	return out, nil
+}
+
+// recordBookedRefund records a refund of part of a booked capture (a
+// cancellation, a manual refund) with a key of its own.
+func recordBookedRefund(ctx context.Context, tx pgx.Tx, p Payment, amount int64, reason, status, by, note string, now time.Time) (string, error) {
+	id := shard.NewID("rfd", p.ShowID)
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO refunds (refund_id, payment_id, order_id, show_id, user_id, reason, gateway_charge_id, gateway_key,
+		                     amount_minor, captured_minor, currency, status, requested_by, note, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`,
+		id, p.ID, p.OrderID, p.ShowID, p.UserID, reason, p.GatewayChargeID, "rfd_"+id, amount, p.AmountMinor,
+		p.Currency, status, by, note, now); err != nil {
+		return "", fmt.Errorf("record refund of %s: %w", p.ID, err)
+	}
+	return id, nil
+}
+
 const refundColumns = `refund_id, payment_id, order_id, user_id, reason, show_id, gateway_charge_id, gateway_key,
-	currency, status, amount_minor, captured_minor`
+	currency, status, amount_minor, captured_minor, requested_by, approved_by, note, created_at`
 
 func getRefund(ctx context.Context, q querier, refundID string, lock bool) (refund, error) {
 	sql := `SELECT ` + refundColumns + ` FROM refunds WHERE refund_id = $1`
@@ -51,7 +85,8 @@ func getRefund(ctx context.Context, q querier, refundID string, lock bool) (refu
 	}
 	var r refund
 	err := q.QueryRow(ctx, sql, refundID).Scan(&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID,
-		&r.ChargeID, &r.Key, &r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor)
+		&r.ChargeID, &r.Key, &r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor, &r.RequestedBy, &r.ApprovedBy,
+		&r.Note, &r.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, notFound("refund", refundID)
 	}
@@ -128,12 +163,19 @@ func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Re
 				{Account: ledger.AccountGatewayClearing, AmountMinor: -r.AmountMinor},
 			},
 		}
-		if r.Reason == "cancellation" {
-			var commissionBps int64
-			if err := tx.QueryRow(ctx, `SELECT commission_bps FROM shows WHERE show_id = $1`, r.ShowID).Scan(&commissionBps); err != nil {
+		if r.Reason == "cancellation" || r.Reason == "manual" {
+			// The booking's shares are given back as differences of what is
+			// still captured before and after this refund (decision 0008).
+			var commissionBps, before int64
+			if err := tx.QueryRow(ctx, `
+				SELECT s.commission_bps, $3 - coalesce((SELECT sum(amount_minor) FROM refunds
+				                                        WHERE gateway_charge_id = $2 AND status = 'succeeded'
+				                                          AND refund_id <> $4), 0)
+				FROM shows s WHERE s.show_id = $1`, r.ShowID, r.ChargeID, r.CapturedMinor, r.ID).
+				Scan(&commissionBps, &before); err != nil {
 				return fmt.Errorf("read commission of show %d: %w", r.ShowID, err)
 			}
-			j = ledger.RefundJournal(txnID, r.OrderID, r.ShowID, r.Currency, r.CapturedMinor, r.AmountMinor, commissionBps)
+			j = ledger.RefundJournal(txnID, r.OrderID, r.ShowID, r.Currency, before, r.AmountMinor, commissionBps)
 		}
 		if _, err := ledger.Post(ctx, tx, j, now); err != nil {
 			return err
@@ -146,6 +188,13 @@ func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Re
 		if err := booking.MarkRefunded(ctx, tx, r.OrderID, r.AmountMinor, now); err != nil {
 			return err
 		}
-		return appendRefundIssued(ctx, tx, r, res.ID, txnID, now)
+		var fee int64 // the cancellation fee kept (R-6.9), for a cancellation
+		if r.Reason == "cancellation" {
+			if err := tx.QueryRow(ctx, `SELECT cancellation_fee_minor FROM orders WHERE order_id = $1`, r.OrderID).
+				Scan(&fee); err != nil {
+				return fmt.Errorf("read cancellation fee of order %s: %w", r.OrderID, err)
+			}
+		}
+		return appendRefundIssued(ctx, tx, r, fee, res.ID, txnID, now)
 	})
 }

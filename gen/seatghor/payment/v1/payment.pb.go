@@ -25,6 +25,71 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// RefundStatus is where a refund is in its life.
+type RefundStatus int32
+
+const (
+	// Not set.
+	RefundStatus_REFUND_STATUS_UNSPECIFIED RefundStatus = 0
+	// A large refund waiting for a second person's approval (R-10).
+	RefundStatus_REFUND_STATUS_AWAITING_APPROVAL RefundStatus = 1
+	// Recorded and being sent to the gateway (with its own key).
+	RefundStatus_REFUND_STATUS_PENDING RefundStatus = 2
+	// The gateway gave the money back.
+	RefundStatus_REFUND_STATUS_SUCCEEDED RefundStatus = 3
+	// The gateway refused it; a person must look.
+	RefundStatus_REFUND_STATUS_FAILED RefundStatus = 4
+	// The gateway did not answer; it is asked again with the same key.
+	RefundStatus_REFUND_STATUS_UNKNOWN RefundStatus = 5
+)
+
+// Enum value maps for RefundStatus.
+var (
+	RefundStatus_name = map[int32]string{
+		0: "REFUND_STATUS_UNSPECIFIED",
+		1: "REFUND_STATUS_AWAITING_APPROVAL",
+		2: "REFUND_STATUS_PENDING",
+		3: "REFUND_STATUS_SUCCEEDED",
+		4: "REFUND_STATUS_FAILED",
+		5: "REFUND_STATUS_UNKNOWN",
+	}
+	RefundStatus_value = map[string]int32{
+		"REFUND_STATUS_UNSPECIFIED":       0,
+		"REFUND_STATUS_AWAITING_APPROVAL": 1,
+		"REFUND_STATUS_PENDING":           2,
+		"REFUND_STATUS_SUCCEEDED":         3,
+		"REFUND_STATUS_FAILED":            4,
+		"REFUND_STATUS_UNKNOWN":           5,
+	}
+)
+
+func (x RefundStatus) Enum() *RefundStatus {
+	p := new(RefundStatus)
+	*p = x
+	return p
+}
+
+func (x RefundStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (RefundStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_payment_v1_payment_proto_enumTypes[0].Descriptor()
+}
+
+func (RefundStatus) Type() protoreflect.EnumType {
+	return &file_seatghor_payment_v1_payment_proto_enumTypes[0]
+}
+
+func (x RefundStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use RefundStatus.Descriptor instead.
+func (RefundStatus) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{0}
+}
+
 // PaymentMethod is how the buyer pays.
 type PaymentMethod int32
 
@@ -68,11 +133,11 @@ func (x PaymentMethod) String() string {
 }
 
 func (PaymentMethod) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_payment_v1_payment_proto_enumTypes[0].Descriptor()
+	return file_seatghor_payment_v1_payment_proto_enumTypes[1].Descriptor()
 }
 
 func (PaymentMethod) Type() protoreflect.EnumType {
-	return &file_seatghor_payment_v1_payment_proto_enumTypes[0]
+	return &file_seatghor_payment_v1_payment_proto_enumTypes[1]
 }
 
 func (x PaymentMethod) Number() protoreflect.EnumNumber {
@@ -81,7 +146,7 @@ func (x PaymentMethod) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PaymentMethod.Descriptor instead.
 func (PaymentMethod) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{0}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{1}
 }
 
 // PaymentState is where a payment attempt is in its life (R-6.2). Every
@@ -140,11 +205,11 @@ func (x PaymentState) String() string {
 }
 
 func (PaymentState) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_payment_v1_payment_proto_enumTypes[1].Descriptor()
+	return file_seatghor_payment_v1_payment_proto_enumTypes[2].Descriptor()
 }
 
 func (PaymentState) Type() protoreflect.EnumType {
-	return &file_seatghor_payment_v1_payment_proto_enumTypes[1]
+	return &file_seatghor_payment_v1_payment_proto_enumTypes[2]
 }
 
 func (x PaymentState) Number() protoreflect.EnumNumber {
@@ -153,7 +218,7 @@ func (x PaymentState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PaymentState.Descriptor instead.
 func (PaymentState) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{2}
 }
 
 // FailureReason says why a payment attempt FAILED.
@@ -213,11 +278,11 @@ func (x FailureReason) String() string {
 }
 
 func (FailureReason) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_payment_v1_payment_proto_enumTypes[2].Descriptor()
+	return file_seatghor_payment_v1_payment_proto_enumTypes[3].Descriptor()
 }
 
 func (FailureReason) Type() protoreflect.EnumType {
-	return &file_seatghor_payment_v1_payment_proto_enumTypes[2]
+	return &file_seatghor_payment_v1_payment_proto_enumTypes[3]
 }
 
 func (x FailureReason) Number() protoreflect.EnumNumber {
@@ -226,7 +291,337 @@ func (x FailureReason) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use FailureReason.Descriptor instead.
 func (FailureReason) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{3}
+}
+
+// Refund is money given back for one captured charge.
+type Refund struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the refund; it leads to the show's shard (R-4.3).
+	RefundId string `protobuf:"bytes,1,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	// The payment refunded.
+	PaymentId string `protobuf:"bytes,2,opt,name=payment_id,json=paymentId,proto3" json:"payment_id,omitempty"`
+	// The payment's order.
+	OrderId string `protobuf:"bytes,3,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// The amount given back.
+	Amount *v1.Money `protobuf:"bytes,4,opt,name=amount,proto3" json:"amount,omitempty"`
+	// Why: "manual", "cancellation", "late_payment", "duplicate_capture",
+	// "failed_attempt_capture".
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Where the refund is.
+	Status RefundStatus `protobuf:"varint,6,opt,name=status,proto3,enum=seatghor.payment.v1.RefundStatus" json:"status,omitempty"`
+	// Who asked for a manual refund.
+	RequestedBy string `protobuf:"bytes,7,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	// Who approved it (R-10: never the one who asked).
+	ApprovedBy string `protobuf:"bytes,8,opt,name=approved_by,json=approvedBy,proto3" json:"approved_by,omitempty"`
+	// Why it was given, for the audit trail.
+	Note string `protobuf:"bytes,9,opt,name=note,proto3" json:"note,omitempty"`
+	// When it was recorded.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Refund) Reset() {
+	*x = Refund{}
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Refund) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Refund) ProtoMessage() {}
+
+func (x *Refund) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Refund.ProtoReflect.Descriptor instead.
+func (*Refund) Descriptor() ([]byte, []int) {
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Refund) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+func (x *Refund) GetPaymentId() string {
+	if x != nil {
+		return x.PaymentId
+	}
+	return ""
+}
+
+func (x *Refund) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *Refund) GetAmount() *v1.Money {
+	if x != nil {
+		return x.Amount
+	}
+	return nil
+}
+
+func (x *Refund) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Refund) GetStatus() RefundStatus {
+	if x != nil {
+		return x.Status
+	}
+	return RefundStatus_REFUND_STATUS_UNSPECIFIED
+}
+
+func (x *Refund) GetRequestedBy() string {
+	if x != nil {
+		return x.RequestedBy
+	}
+	return ""
+}
+
+func (x *Refund) GetApprovedBy() string {
+	if x != nil {
+		return x.ApprovedBy
+	}
+	return ""
+}
+
+func (x *Refund) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *Refund) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// RefundPaymentRequest asks to give back part or all of a payment.
+type RefundPaymentRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A SUCCEEDED payment whose order was booked.
+	PaymentId string `protobuf:"bytes,1,opt,name=payment_id,json=paymentId,proto3" json:"payment_id,omitempty"`
+	// How much, in the payment's currency; at most what is still captured.
+	AmountMinor int64 `protobuf:"varint,2,opt,name=amount_minor,json=amountMinor,proto3" json:"amount_minor,omitempty"`
+	// Why, for the audit trail.
+	Note          string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundPaymentRequest) Reset() {
+	*x = RefundPaymentRequest{}
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundPaymentRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundPaymentRequest) ProtoMessage() {}
+
+func (x *RefundPaymentRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundPaymentRequest.ProtoReflect.Descriptor instead.
+func (*RefundPaymentRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RefundPaymentRequest) GetPaymentId() string {
+	if x != nil {
+		return x.PaymentId
+	}
+	return ""
+}
+
+func (x *RefundPaymentRequest) GetAmountMinor() int64 {
+	if x != nil {
+		return x.AmountMinor
+	}
+	return 0
+}
+
+func (x *RefundPaymentRequest) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// RefundPaymentResponse carries the refund.
+type RefundPaymentResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refund: AWAITING_APPROVAL, or already sent.
+	Refund        *Refund `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundPaymentResponse) Reset() {
+	*x = RefundPaymentResponse{}
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundPaymentResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundPaymentResponse) ProtoMessage() {}
+
+func (x *RefundPaymentResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundPaymentResponse.ProtoReflect.Descriptor instead.
+func (*RefundPaymentResponse) Descriptor() ([]byte, []int) {
 	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *RefundPaymentResponse) GetRefund() *Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+// ApproveRefundRequest names the refund to approve.
+type ApproveRefundRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A refund AWAITING_APPROVAL that someone else asked for.
+	RefundId      string `protobuf:"bytes,1,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveRefundRequest) Reset() {
+	*x = ApproveRefundRequest{}
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveRefundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveRefundRequest) ProtoMessage() {}
+
+func (x *ApproveRefundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveRefundRequest.ProtoReflect.Descriptor instead.
+func (*ApproveRefundRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ApproveRefundRequest) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+// ApproveRefundResponse carries the approved refund.
+type ApproveRefundResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refund, sent.
+	Refund        *Refund `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveRefundResponse) Reset() {
+	*x = ApproveRefundResponse{}
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveRefundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveRefundResponse) ProtoMessage() {}
+
+func (x *ApproveRefundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveRefundResponse.ProtoReflect.Descriptor instead.
+func (*ApproveRefundResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ApproveRefundResponse) GetRefund() *Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
 }
 
 // Payment is one payment attempt for an order.
@@ -279,7 +674,7 @@ type Payment struct {
 
 func (x *Payment) Reset() {
 	*x = Payment{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[0]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +686,7 @@ func (x *Payment) String() string {
 func (*Payment) ProtoMessage() {}
 
 func (x *Payment) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[0]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +699,7 @@ func (x *Payment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Payment.ProtoReflect.Descriptor instead.
 func (*Payment) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{0}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Payment) GetPaymentId() string {
@@ -440,7 +835,7 @@ type SandboxPayment struct {
 
 func (x *SandboxPayment) Reset() {
 	*x = SandboxPayment{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +847,7 @@ func (x *SandboxPayment) String() string {
 func (*SandboxPayment) ProtoMessage() {}
 
 func (x *SandboxPayment) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[1]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +860,7 @@ func (x *SandboxPayment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SandboxPayment.ProtoReflect.Descriptor instead.
 func (*SandboxPayment) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *SandboxPayment) GetToken() string {
@@ -500,7 +895,7 @@ type StartPaymentRequest struct {
 
 func (x *StartPaymentRequest) Reset() {
 	*x = StartPaymentRequest{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -512,7 +907,7 @@ func (x *StartPaymentRequest) String() string {
 func (*StartPaymentRequest) ProtoMessage() {}
 
 func (x *StartPaymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[2]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -525,7 +920,7 @@ func (x *StartPaymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPaymentRequest.ProtoReflect.Descriptor instead.
 func (*StartPaymentRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *StartPaymentRequest) GetOrderId() string {
@@ -581,7 +976,7 @@ type StartPaymentResponse struct {
 
 func (x *StartPaymentResponse) Reset() {
 	*x = StartPaymentResponse{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -593,7 +988,7 @@ func (x *StartPaymentResponse) String() string {
 func (*StartPaymentResponse) ProtoMessage() {}
 
 func (x *StartPaymentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[3]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -606,7 +1001,7 @@ func (x *StartPaymentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartPaymentResponse.ProtoReflect.Descriptor instead.
 func (*StartPaymentResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StartPaymentResponse) GetPayment() *Payment {
@@ -627,7 +1022,7 @@ type GetPaymentRequest struct {
 
 func (x *GetPaymentRequest) Reset() {
 	*x = GetPaymentRequest{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +1034,7 @@ func (x *GetPaymentRequest) String() string {
 func (*GetPaymentRequest) ProtoMessage() {}
 
 func (x *GetPaymentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[4]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +1047,7 @@ func (x *GetPaymentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPaymentRequest.ProtoReflect.Descriptor instead.
 func (*GetPaymentRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{4}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetPaymentRequest) GetPaymentId() string {
@@ -673,7 +1068,7 @@ type GetPaymentResponse struct {
 
 func (x *GetPaymentResponse) Reset() {
 	*x = GetPaymentResponse{}
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[5]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -685,7 +1080,7 @@ func (x *GetPaymentResponse) String() string {
 func (*GetPaymentResponse) ProtoMessage() {}
 
 func (x *GetPaymentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[5]
+	mi := &file_seatghor_payment_v1_payment_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -698,7 +1093,7 @@ func (x *GetPaymentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPaymentResponse.ProtoReflect.Descriptor instead.
 func (*GetPaymentResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{5}
+	return file_seatghor_payment_v1_payment_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetPaymentResponse) GetPayment() *Payment {
@@ -712,7 +1107,34 @@ var File_seatghor_payment_v1_payment_proto protoreflect.FileDescriptor
 
 const file_seatghor_payment_v1_payment_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/payment/v1/payment.proto\x12\x13seatghor.payment.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\xf9\x05\n" +
+	"!seatghor/payment/v1/payment.proto\x12\x13seatghor.payment.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\xf8\x02\n" +
+	"\x06Refund\x12\x1b\n" +
+	"\trefund_id\x18\x01 \x01(\tR\brefundId\x12\x1d\n" +
+	"\n" +
+	"payment_id\x18\x02 \x01(\tR\tpaymentId\x12\x19\n" +
+	"\border_id\x18\x03 \x01(\tR\aorderId\x121\n" +
+	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x129\n" +
+	"\x06status\x18\x06 \x01(\x0e2!.seatghor.payment.v1.RefundStatusR\x06status\x12!\n" +
+	"\frequested_by\x18\a \x01(\tR\vrequestedBy\x12\x1f\n" +
+	"\vapproved_by\x18\b \x01(\tR\n" +
+	"approvedBy\x12\x12\n" +
+	"\x04note\x18\t \x01(\tR\x04note\x129\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x8c\x01\n" +
+	"\x14RefundPaymentRequest\x12(\n" +
+	"\n" +
+	"payment_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tpaymentId\x12*\n" +
+	"\famount_minor\x18\x02 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\vamountMinor\x12\x1e\n" +
+	"\x04note\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xf4\x03R\x04note\"L\n" +
+	"\x15RefundPaymentResponse\x123\n" +
+	"\x06refund\x18\x01 \x01(\v2\x1b.seatghor.payment.v1.RefundR\x06refund\">\n" +
+	"\x14ApproveRefundRequest\x12&\n" +
+	"\trefund_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\brefundId\"L\n" +
+	"\x15ApproveRefundResponse\x123\n" +
+	"\x06refund\x18\x01 \x01(\v2\x1b.seatghor.payment.v1.RefundR\x06refund\"\xf9\x05\n" +
 	"\aPayment\x12\x1d\n" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tR\tpaymentId\x12\x19\n" +
@@ -753,7 +1175,14 @@ const file_seatghor_payment_v1_payment_proto_rawDesc = "" +
 	"\n" +
 	"payment_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\tpaymentId\"L\n" +
 	"\x12GetPaymentResponse\x126\n" +
-	"\apayment\x18\x01 \x01(\v2\x1c.seatghor.payment.v1.PaymentR\apayment*\x85\x01\n" +
+	"\apayment\x18\x01 \x01(\v2\x1c.seatghor.payment.v1.PaymentR\apayment*\xbf\x01\n" +
+	"\fRefundStatus\x12\x1d\n" +
+	"\x19REFUND_STATUS_UNSPECIFIED\x10\x00\x12#\n" +
+	"\x1fREFUND_STATUS_AWAITING_APPROVAL\x10\x01\x12\x19\n" +
+	"\x15REFUND_STATUS_PENDING\x10\x02\x12\x1b\n" +
+	"\x17REFUND_STATUS_SUCCEEDED\x10\x03\x12\x18\n" +
+	"\x14REFUND_STATUS_FAILED\x10\x04\x12\x19\n" +
+	"\x15REFUND_STATUS_UNKNOWN\x10\x05*\x85\x01\n" +
 	"\rPaymentMethod\x12\x1e\n" +
 	"\x1aPAYMENT_METHOD_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13PAYMENT_METHOD_CARD\x10\x01\x12\x16\n" +
@@ -774,11 +1203,13 @@ const file_seatghor_payment_v1_payment_proto_rawDesc = "" +
 	"\x18FAILURE_REASON_TIMED_OUT\x10\x04\x12 \n" +
 	"\x1cFAILURE_REASON_GATEWAY_ERROR\x10\x05\x12 \n" +
 	"\x1cFAILURE_REASON_RISK_REJECTED\x10\x06\x12$\n" +
-	" FAILURE_REASON_TOO_MANY_ATTEMPTS\x10\a2\xa7\x02\n" +
+	" FAILURE_REASON_TOO_MANY_ATTEMPTS\x10\a2\xe2\x04\n" +
 	"\x0ePaymentService\x12\x85\x01\n" +
 	"\fStartPayment\x12(.seatghor.payment.v1.StartPaymentRequest\x1a).seatghor.payment.v1.StartPaymentResponse\" \x82\xd3\xe4\x93\x02\x1a:\x01*b\apayment\"\f/v1/payments\x12\x8c\x01\n" +
 	"\n" +
-	"GetPayment\x12&.seatghor.payment.v1.GetPaymentRequest\x1a'.seatghor.payment.v1.GetPaymentResponse\"-\x82\xd3\xe4\x93\x02$b\apayment\x12\x19/v1/payments/{payment_id}\x90\x02\x01B\xd5\x01\n" +
+	"GetPayment\x12&.seatghor.payment.v1.GetPaymentRequest\x1a'.seatghor.payment.v1.GetPaymentResponse\"-\x82\xd3\xe4\x93\x02$b\apayment\x12\x19/v1/payments/{payment_id}\x90\x02\x01\x12\x9b\x01\n" +
+	"\rRefundPayment\x12).seatghor.payment.v1.RefundPaymentRequest\x1a*.seatghor.payment.v1.RefundPaymentResponse\"3\x82\xd3\xe4\x93\x02-:\x01*b\x06refund\" /v1/payments/{payment_id}:refund\x12\x9a\x01\n" +
+	"\rApproveRefund\x12).seatghor.payment.v1.ApproveRefundRequest\x1a*.seatghor.payment.v1.ApproveRefundResponse\"2\x82\xd3\xe4\x93\x02,:\x01*b\x06refund\"\x1f/v1/refunds/{refund_id}:approveB\xd5\x01\n" +
 	"\x17com.seatghor.payment.v1B\fPaymentProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/payment/v1;paymentv1\xa2\x02\x03SPX\xaa\x02\x13Seatghor.Payment.V1\xca\x02\x13Seatghor\\Payment\\V1\xe2\x02\x1fSeatghor\\Payment\\V1\\GPBMetadata\xea\x02\x15Seatghor::Payment::V1b\x06proto3"
 
 var (
@@ -793,43 +1224,58 @@ func file_seatghor_payment_v1_payment_proto_rawDescGZIP() []byte {
 	return file_seatghor_payment_v1_payment_proto_rawDescData
 }
 
-var file_seatghor_payment_v1_payment_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_payment_v1_payment_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_seatghor_payment_v1_payment_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_seatghor_payment_v1_payment_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_seatghor_payment_v1_payment_proto_goTypes = []any{
-	(PaymentMethod)(0),            // 0: seatghor.payment.v1.PaymentMethod
-	(PaymentState)(0),             // 1: seatghor.payment.v1.PaymentState
-	(FailureReason)(0),            // 2: seatghor.payment.v1.FailureReason
-	(*Payment)(nil),               // 3: seatghor.payment.v1.Payment
-	(*SandboxPayment)(nil),        // 4: seatghor.payment.v1.SandboxPayment
-	(*StartPaymentRequest)(nil),   // 5: seatghor.payment.v1.StartPaymentRequest
-	(*StartPaymentResponse)(nil),  // 6: seatghor.payment.v1.StartPaymentResponse
-	(*GetPaymentRequest)(nil),     // 7: seatghor.payment.v1.GetPaymentRequest
-	(*GetPaymentResponse)(nil),    // 8: seatghor.payment.v1.GetPaymentResponse
-	(*v1.Money)(nil),              // 9: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(RefundStatus)(0),             // 0: seatghor.payment.v1.RefundStatus
+	(PaymentMethod)(0),            // 1: seatghor.payment.v1.PaymentMethod
+	(PaymentState)(0),             // 2: seatghor.payment.v1.PaymentState
+	(FailureReason)(0),            // 3: seatghor.payment.v1.FailureReason
+	(*Refund)(nil),                // 4: seatghor.payment.v1.Refund
+	(*RefundPaymentRequest)(nil),  // 5: seatghor.payment.v1.RefundPaymentRequest
+	(*RefundPaymentResponse)(nil), // 6: seatghor.payment.v1.RefundPaymentResponse
+	(*ApproveRefundRequest)(nil),  // 7: seatghor.payment.v1.ApproveRefundRequest
+	(*ApproveRefundResponse)(nil), // 8: seatghor.payment.v1.ApproveRefundResponse
+	(*Payment)(nil),               // 9: seatghor.payment.v1.Payment
+	(*SandboxPayment)(nil),        // 10: seatghor.payment.v1.SandboxPayment
+	(*StartPaymentRequest)(nil),   // 11: seatghor.payment.v1.StartPaymentRequest
+	(*StartPaymentResponse)(nil),  // 12: seatghor.payment.v1.StartPaymentResponse
+	(*GetPaymentRequest)(nil),     // 13: seatghor.payment.v1.GetPaymentRequest
+	(*GetPaymentResponse)(nil),    // 14: seatghor.payment.v1.GetPaymentResponse
+	(*v1.Money)(nil),              // 15: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
 }
 var file_seatghor_payment_v1_payment_proto_depIdxs = []int32{
-	0,  // 0: seatghor.payment.v1.Payment.method:type_name -> seatghor.payment.v1.PaymentMethod
-	1,  // 1: seatghor.payment.v1.Payment.status:type_name -> seatghor.payment.v1.PaymentState
-	9,  // 2: seatghor.payment.v1.Payment.amount:type_name -> seatghor.common.v1.Money
-	10, // 3: seatghor.payment.v1.Payment.pay_by:type_name -> google.protobuf.Timestamp
-	2,  // 4: seatghor.payment.v1.Payment.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	9,  // 5: seatghor.payment.v1.Payment.refunded:type_name -> seatghor.common.v1.Money
-	10, // 6: seatghor.payment.v1.Payment.created_at:type_name -> google.protobuf.Timestamp
-	10, // 7: seatghor.payment.v1.Payment.updated_at:type_name -> google.protobuf.Timestamp
-	0,  // 8: seatghor.payment.v1.StartPaymentRequest.method:type_name -> seatghor.payment.v1.PaymentMethod
-	4,  // 9: seatghor.payment.v1.StartPaymentRequest.sandbox:type_name -> seatghor.payment.v1.SandboxPayment
-	3,  // 10: seatghor.payment.v1.StartPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
-	3,  // 11: seatghor.payment.v1.GetPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
-	5,  // 12: seatghor.payment.v1.PaymentService.StartPayment:input_type -> seatghor.payment.v1.StartPaymentRequest
-	7,  // 13: seatghor.payment.v1.PaymentService.GetPayment:input_type -> seatghor.payment.v1.GetPaymentRequest
-	6,  // 14: seatghor.payment.v1.PaymentService.StartPayment:output_type -> seatghor.payment.v1.StartPaymentResponse
-	8,  // 15: seatghor.payment.v1.PaymentService.GetPayment:output_type -> seatghor.payment.v1.GetPaymentResponse
-	14, // [14:16] is the sub-list for method output_type
-	12, // [12:14] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	15, // 0: seatghor.payment.v1.Refund.amount:type_name -> seatghor.common.v1.Money
+	0,  // 1: seatghor.payment.v1.Refund.status:type_name -> seatghor.payment.v1.RefundStatus
+	16, // 2: seatghor.payment.v1.Refund.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 3: seatghor.payment.v1.RefundPaymentResponse.refund:type_name -> seatghor.payment.v1.Refund
+	4,  // 4: seatghor.payment.v1.ApproveRefundResponse.refund:type_name -> seatghor.payment.v1.Refund
+	1,  // 5: seatghor.payment.v1.Payment.method:type_name -> seatghor.payment.v1.PaymentMethod
+	2,  // 6: seatghor.payment.v1.Payment.status:type_name -> seatghor.payment.v1.PaymentState
+	15, // 7: seatghor.payment.v1.Payment.amount:type_name -> seatghor.common.v1.Money
+	16, // 8: seatghor.payment.v1.Payment.pay_by:type_name -> google.protobuf.Timestamp
+	3,  // 9: seatghor.payment.v1.Payment.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	15, // 10: seatghor.payment.v1.Payment.refunded:type_name -> seatghor.common.v1.Money
+	16, // 11: seatghor.payment.v1.Payment.created_at:type_name -> google.protobuf.Timestamp
+	16, // 12: seatghor.payment.v1.Payment.updated_at:type_name -> google.protobuf.Timestamp
+	1,  // 13: seatghor.payment.v1.StartPaymentRequest.method:type_name -> seatghor.payment.v1.PaymentMethod
+	10, // 14: seatghor.payment.v1.StartPaymentRequest.sandbox:type_name -> seatghor.payment.v1.SandboxPayment
+	9,  // 15: seatghor.payment.v1.StartPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
+	9,  // 16: seatghor.payment.v1.GetPaymentResponse.payment:type_name -> seatghor.payment.v1.Payment
+	11, // 17: seatghor.payment.v1.PaymentService.StartPayment:input_type -> seatghor.payment.v1.StartPaymentRequest
+	13, // 18: seatghor.payment.v1.PaymentService.GetPayment:input_type -> seatghor.payment.v1.GetPaymentRequest
+	5,  // 19: seatghor.payment.v1.PaymentService.RefundPayment:input_type -> seatghor.payment.v1.RefundPaymentRequest
+	7,  // 20: seatghor.payment.v1.PaymentService.ApproveRefund:input_type -> seatghor.payment.v1.ApproveRefundRequest
+	12, // 21: seatghor.payment.v1.PaymentService.StartPayment:output_type -> seatghor.payment.v1.StartPaymentResponse
+	14, // 22: seatghor.payment.v1.PaymentService.GetPayment:output_type -> seatghor.payment.v1.GetPaymentResponse
+	6,  // 23: seatghor.payment.v1.PaymentService.RefundPayment:output_type -> seatghor.payment.v1.RefundPaymentResponse
+	8,  // 24: seatghor.payment.v1.PaymentService.ApproveRefund:output_type -> seatghor.payment.v1.ApproveRefundResponse
+	21, // [21:25] is the sub-list for method output_type
+	17, // [17:21] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_payment_v1_payment_proto_init() }
@@ -842,8 +1288,8 @@ func file_seatghor_payment_v1_payment_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_payment_v1_payment_proto_rawDesc), len(file_seatghor_payment_v1_payment_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   6,
+			NumEnums:      4,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

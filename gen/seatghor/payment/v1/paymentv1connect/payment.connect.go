@@ -39,6 +39,12 @@ const (
 	// PaymentServiceGetPaymentProcedure is the fully-qualified name of the PaymentService's GetPayment
 	// RPC.
 	PaymentServiceGetPaymentProcedure = "/seatghor.payment.v1.PaymentService/GetPayment"
+	// PaymentServiceRefundPaymentProcedure is the fully-qualified name of the PaymentService's
+	// RefundPayment RPC.
+	PaymentServiceRefundPaymentProcedure = "/seatghor.payment.v1.PaymentService/RefundPayment"
+	// PaymentServiceApproveRefundProcedure is the fully-qualified name of the PaymentService's
+	// ApproveRefund RPC.
+	PaymentServiceApproveRefundProcedure = "/seatghor.payment.v1.PaymentService/ApproveRefund"
 )
 
 // PaymentServiceClient is a client for the seatghor.payment.v1.PaymentService service.
@@ -56,6 +62,18 @@ type PaymentServiceClient interface {
 	StartPayment(context.Context, *connect.Request[v1.StartPaymentRequest]) (*connect.Response[v1.StartPaymentResponse], error)
 	// GetPayment returns one of the caller's payments (owner-only read, R-10).
 	GetPayment(context.Context, *connect.Request[v1.GetPaymentRequest]) (*connect.Response[v1.GetPaymentResponse], error)
+	// RefundPayment gives back (part of) a captured payment by hand, e.g. as
+	// goodwill after a bus broke down; the booking stays. Admins only: few
+	// people hold refund rights. A refund at or above the platform's
+	// approval threshold waits, AWAITING_APPROVAL, until a second admin
+	// approves it (ApproveRefund); a smaller one is sent at once. A captured
+	// charge is refunded at most once (a cancellation counts). Requires an
+	// Idempotency-Key; the refund carries its own gateway key.
+	RefundPayment(context.Context, *connect.Request[v1.RefundPaymentRequest]) (*connect.Response[v1.RefundPaymentResponse], error)
+	// ApproveRefund is the second person's approval of a large refund:
+	// an admin other than the one who asked. Then the refund is sent.
+	// Requires an Idempotency-Key.
+	ApproveRefund(context.Context, *connect.Request[v1.ApproveRefundRequest]) (*connect.Response[v1.ApproveRefundResponse], error)
 }
 
 // NewPaymentServiceClient constructs a client for the seatghor.payment.v1.PaymentService service.
@@ -82,13 +100,27 @@ func NewPaymentServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		refundPayment: connect.NewClient[v1.RefundPaymentRequest, v1.RefundPaymentResponse](
+			httpClient,
+			baseURL+PaymentServiceRefundPaymentProcedure,
+			connect.WithSchema(paymentServiceMethods.ByName("RefundPayment")),
+			connect.WithClientOptions(opts...),
+		),
+		approveRefund: connect.NewClient[v1.ApproveRefundRequest, v1.ApproveRefundResponse](
+			httpClient,
+			baseURL+PaymentServiceApproveRefundProcedure,
+			connect.WithSchema(paymentServiceMethods.ByName("ApproveRefund")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // paymentServiceClient implements PaymentServiceClient.
 type paymentServiceClient struct {
-	startPayment *connect.Client[v1.StartPaymentRequest, v1.StartPaymentResponse]
-	getPayment   *connect.Client[v1.GetPaymentRequest, v1.GetPaymentResponse]
+	startPayment  *connect.Client[v1.StartPaymentRequest, v1.StartPaymentResponse]
+	getPayment    *connect.Client[v1.GetPaymentRequest, v1.GetPaymentResponse]
+	refundPayment *connect.Client[v1.RefundPaymentRequest, v1.RefundPaymentResponse]
+	approveRefund *connect.Client[v1.ApproveRefundRequest, v1.ApproveRefundResponse]
 }
 
 // StartPayment calls seatghor.payment.v1.PaymentService.StartPayment.
@@ -99,6 +131,16 @@ func (c *paymentServiceClient) StartPayment(ctx context.Context, req *connect.Re
 // GetPayment calls seatghor.payment.v1.PaymentService.GetPayment.
 func (c *paymentServiceClient) GetPayment(ctx context.Context, req *connect.Request[v1.GetPaymentRequest]) (*connect.Response[v1.GetPaymentResponse], error) {
 	return c.getPayment.CallUnary(ctx, req)
+}
+
+// RefundPayment calls seatghor.payment.v1.PaymentService.RefundPayment.
+func (c *paymentServiceClient) RefundPayment(ctx context.Context, req *connect.Request[v1.RefundPaymentRequest]) (*connect.Response[v1.RefundPaymentResponse], error) {
+	return c.refundPayment.CallUnary(ctx, req)
+}
+
+// ApproveRefund calls seatghor.payment.v1.PaymentService.ApproveRefund.
+func (c *paymentServiceClient) ApproveRefund(ctx context.Context, req *connect.Request[v1.ApproveRefundRequest]) (*connect.Response[v1.ApproveRefundResponse], error) {
+	return c.approveRefund.CallUnary(ctx, req)
 }
 
 // PaymentServiceHandler is an implementation of the seatghor.payment.v1.PaymentService service.
@@ -116,6 +158,18 @@ type PaymentServiceHandler interface {
 	StartPayment(context.Context, *connect.Request[v1.StartPaymentRequest]) (*connect.Response[v1.StartPaymentResponse], error)
 	// GetPayment returns one of the caller's payments (owner-only read, R-10).
 	GetPayment(context.Context, *connect.Request[v1.GetPaymentRequest]) (*connect.Response[v1.GetPaymentResponse], error)
+	// RefundPayment gives back (part of) a captured payment by hand, e.g. as
+	// goodwill after a bus broke down; the booking stays. Admins only: few
+	// people hold refund rights. A refund at or above the platform's
+	// approval threshold waits, AWAITING_APPROVAL, until a second admin
+	// approves it (ApproveRefund); a smaller one is sent at once. A captured
+	// charge is refunded at most once (a cancellation counts). Requires an
+	// Idempotency-Key; the refund carries its own gateway key.
+	RefundPayment(context.Context, *connect.Request[v1.RefundPaymentRequest]) (*connect.Response[v1.RefundPaymentResponse], error)
+	// ApproveRefund is the second person's approval of a large refund:
+	// an admin other than the one who asked. Then the refund is sent.
+	// Requires an Idempotency-Key.
+	ApproveRefund(context.Context, *connect.Request[v1.ApproveRefundRequest]) (*connect.Response[v1.ApproveRefundResponse], error)
 }
 
 // NewPaymentServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -138,12 +192,28 @@ func NewPaymentServiceHandler(svc PaymentServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	paymentServiceRefundPaymentHandler := connect.NewUnaryHandler(
+		PaymentServiceRefundPaymentProcedure,
+		svc.RefundPayment,
+		connect.WithSchema(paymentServiceMethods.ByName("RefundPayment")),
+		connect.WithHandlerOptions(opts...),
+	)
+	paymentServiceApproveRefundHandler := connect.NewUnaryHandler(
+		PaymentServiceApproveRefundProcedure,
+		svc.ApproveRefund,
+		connect.WithSchema(paymentServiceMethods.ByName("ApproveRefund")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.payment.v1.PaymentService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case PaymentServiceStartPaymentProcedure:
 			paymentServiceStartPaymentHandler.ServeHTTP(w, r)
 		case PaymentServiceGetPaymentProcedure:
 			paymentServiceGetPaymentHandler.ServeHTTP(w, r)
+		case PaymentServiceRefundPaymentProcedure:
+			paymentServiceRefundPaymentHandler.ServeHTTP(w, r)
+		case PaymentServiceApproveRefundProcedure:
+			paymentServiceApproveRefundHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -159,4 +229,12 @@ func (UnimplementedPaymentServiceHandler) StartPayment(context.Context, *connect
 
 func (UnimplementedPaymentServiceHandler) GetPayment(context.Context, *connect.Request[v1.GetPaymentRequest]) (*connect.Response[v1.GetPaymentResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.payment.v1.PaymentService.GetPayment is not implemented"))
+}
+
+func (UnimplementedPaymentServiceHandler) RefundPayment(context.Context, *connect.Request[v1.RefundPaymentRequest]) (*connect.Response[v1.RefundPaymentResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.payment.v1.PaymentService.RefundPayment is not implemented"))
+}
+
+func (UnimplementedPaymentServiceHandler) ApproveRefund(context.Context, *connect.Request[v1.ApproveRefundRequest]) (*connect.Response[v1.ApproveRefundResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.payment.v1.PaymentService.ApproveRefund is not implemented"))
 }

@@ -16,7 +16,190 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/payment/v1/payment.proto.
  */
 export const file_seatghor_payment_v1_payment: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9wYXltZW50L3YxL3BheW1lbnQucHJvdG8SE3NlYXRnaG9yLnBheW1lbnQudjEixQQKB1BheW1lbnQSEgoKcGF5bWVudF9pZBgBIAEoCRIQCghvcmRlcl9pZBgCIAEoCRIPCgdzaG93X2lkGAMgASgDEg8KB3VzZXJfaWQYBCABKAkSMgoGbWV0aG9kGAUgASgOMiIuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50TWV0aG9kEhAKCHByb3ZpZGVyGAYgASgJEjEKBnN0YXR1cxgHIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEikKBmFtb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIPCgdhdHRlbXB0GAkgASgFEhQKDHJlZGlyZWN0X3VybBgKIAEoCRIqCgZwYXlfYnkYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjoKDmZhaWx1cmVfcmVhc29uGAwgASgOMiIuc2VhdGdob3IucGF5bWVudC52MS5GYWlsdXJlUmVhc29uEhcKD2ZhaWx1cmVfbWVzc2FnZRgNIAEoCRIZChFnYXRld2F5X3JlZmVyZW5jZRgOIAEoCRIrCghyZWZ1bmRlZBgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIuCgpjcmVhdGVkX2F0GBAgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgp1cGRhdGVkX2F0GBEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJACg5TYW5kYm94UGF5bWVudBIuCgV0b2tlbhgBIAEoCUIfukgcchoyGF4odG9rX1thLXowLTlfXXsxLDQ4fSk/JCKWBAoTU3RhcnRQYXltZW50UmVxdWVzdBIbCghvcmRlcl9pZBgBIAEoCUIJukgGcgQQARhAEjwKBm1ldGhvZBgCIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudE1ldGhvZEIIukgFggECEAESKgoIcHJvdmlkZXIYAyABKAlCGLpIFXITMhFeW2EtejAtOV9dezAsMzJ9JBIiCgpyZXR1cm5fdXJsGAQgASgJQg66SAvYAQFyBhiAEIgBARIfCg1wYXltZW50X3Rva2VuGAUgASgJQgi6SAVyAxiABBI0CgdzYW5kYm94GAYgASgLMiMuc2VhdGdob3IucGF5bWVudC52MS5TYW5kYm94UGF5bWVudDr8AbpI+AEahwEKGHBheW1lbnQudG9rZW5fbmVlZHNfY2FyZBIpcGF5bWVudF90b2tlbiBpcyBvbmx5IGZvciB0aGUgQ0FSRCBtZXRob2QaQHRoaXMucGF5bWVudF90b2tlbiA9PSAnJyB8fCB0aGlzLm1ldGhvZCA9PSAwIHx8IHRoaXMubWV0aG9kID09IDEabAoRcGF5bWVudC5vbmVfdG9rZW4SJ2dpdmUgcGF5bWVudF90b2tlbiBvciBzYW5kYm94LCBub3QgYm90aBoudGhpcy5wYXltZW50X3Rva2VuID09ICcnIHx8ICFoYXModGhpcy5zYW5kYm94KSJFChRTdGFydFBheW1lbnRSZXNwb25zZRItCgdwYXltZW50GAEgASgLMhwuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50IjIKEUdldFBheW1lbnRSZXF1ZXN0Eh0KCnBheW1lbnRfaWQYASABKAlCCbpIBnIEEAEYQCJDChJHZXRQYXltZW50UmVzcG9uc2USLQoHcGF5bWVudBgBIAEoCzIcLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudCqFAQoNUGF5bWVudE1ldGhvZBIeChpQQVlNRU5UX01FVEhPRF9VTlNQRUNJRklFRBAAEhcKE1BBWU1FTlRfTUVUSE9EX0NBUkQQARIWChJQQVlNRU5UX01FVEhPRF9NRlMQAhIjCh9QQVlNRU5UX01FVEhPRF9JTlRFUk5FVF9CQU5LSU5HEAMqxQEKDFBheW1lbnRTdGF0ZRIdChlQQVlNRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASGQoVUEFZTUVOVF9TVEFURV9QRU5ESU5HEAESGwoXUEFZTUVOVF9TVEFURV9TVUNDRUVERUQQAhIYChRQQVlNRU5UX1NUQVRFX0ZBSUxFRBADEhkKFVBBWU1FTlRfU1RBVEVfVU5LTk9XThAEEikKJVBBWU1FTlRfU1RBVEVfUkVDT05DSUxJQVRJT05fUkVRVUlSRUQQBSqiAgoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhsKF0ZBSUxVUkVfUkVBU09OX0RFQ0xJTkVEEAESJQohRkFJTFVSRV9SRUFTT05fSU5TVUZGSUNJRU5UX0ZVTkRTEAISJQohRkFJTFVSRV9SRUFTT05fQ0FOQ0VMTEVEX0JZX0JVWUVSEAMSHAoYRkFJTFVSRV9SRUFTT05fVElNRURfT1VUEAQSIAocRkFJTFVSRV9SRUFTT05fR0FURVdBWV9FUlJPUhAFEiAKHEZBSUxVUkVfUkVBU09OX1JJU0tfUkVKRUNURUQQBhIkCiBGQUlMVVJFX1JFQVNPTl9UT09fTUFOWV9BVFRFTVBUUxAHMqcCCg5QYXltZW50U2VydmljZRKFAQoMU3RhcnRQYXltZW50Eiguc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXF1ZXN0Gikuc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXNwb25zZSIggtPkkwIaOgEqYgdwYXltZW50IgwvdjEvcGF5bWVudHMSjAEKCkdldFBheW1lbnQSJi5zZWF0Z2hvci5wYXltZW50LnYxLkdldFBheW1lbnRSZXF1ZXN0Gicuc2VhdGdob3IucGF5bWVudC52MS5HZXRQYXltZW50UmVzcG9uc2UiLZACAYLT5JMCJGIHcGF5bWVudBIZL3YxL3BheW1lbnRzL3twYXltZW50X2lkfULVAQoXY29tLnNlYXRnaG9yLnBheW1lbnQudjFCDFBheW1lbnRQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9wYXltZW50L3YxO3BheW1lbnR2MaICA1NQWKoCE1NlYXRnaG9yLlBheW1lbnQuVjHKAhNTZWF0Z2hvclxQYXltZW50XFYx4gIfU2VhdGdob3JcUGF5bWVudFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpQYXltZW50OjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
+  fileDesc("CiFzZWF0Z2hvci9wYXltZW50L3YxL3BheW1lbnQucHJvdG8SE3NlYXRnaG9yLnBheW1lbnQudjEimAIKBlJlZnVuZBIRCglyZWZ1bmRfaWQYASABKAkSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIpCgZhbW91bnQYBCABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDgoGcmVhc29uGAUgASgJEjEKBnN0YXR1cxgGIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUmVmdW5kU3RhdHVzEhQKDHJlcXVlc3RlZF9ieRgHIAEoCRITCgthcHByb3ZlZF9ieRgIIAEoCRIMCgRub3RlGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIm4KFFJlZnVuZFBheW1lbnRSZXF1ZXN0Eh0KCnBheW1lbnRfaWQYASABKAlCCbpIBnIEEAEYQBIdCgxhbW91bnRfbWlub3IYAiABKANCB7pIBCICIAASGAoEbm90ZRgDIAEoCUIKukgHcgUQARj0AyJEChVSZWZ1bmRQYXltZW50UmVzcG9uc2USKwoGcmVmdW5kGAEgASgLMhsuc2VhdGdob3IucGF5bWVudC52MS5SZWZ1bmQiNAoUQXBwcm92ZVJlZnVuZFJlcXVlc3QSHAoJcmVmdW5kX2lkGAEgASgJQgm6SAZyBBABGEAiRAoVQXBwcm92ZVJlZnVuZFJlc3BvbnNlEisKBnJlZnVuZBgBIAEoCzIbLnNlYXRnaG9yLnBheW1lbnQudjEuUmVmdW5kIsUECgdQYXltZW50EhIKCnBheW1lbnRfaWQYASABKAkSEAoIb3JkZXJfaWQYAiABKAkSDwoHc2hvd19pZBgDIAEoAxIPCgd1c2VyX2lkGAQgASgJEjIKBm1ldGhvZBgFIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudE1ldGhvZBIQCghwcm92aWRlchgGIAEoCRIxCgZzdGF0dXMYByABKA4yIS5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnRTdGF0ZRIpCgZhbW91bnQYCCABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDwoHYXR0ZW1wdBgJIAEoBRIUCgxyZWRpcmVjdF91cmwYCiABKAkSKgoGcGF5X2J5GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI6Cg5mYWlsdXJlX3JlYXNvbhgMIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuRmFpbHVyZVJlYXNvbhIXCg9mYWlsdXJlX21lc3NhZ2UYDSABKAkSGQoRZ2F0ZXdheV9yZWZlcmVuY2UYDiABKAkSKwoIcmVmdW5kZWQYDyABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSLgoKY3JlYXRlZF9hdBgQIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKdXBkYXRlZF9hdBgRIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiQAoOU2FuZGJveFBheW1lbnQSLgoFdG9rZW4YASABKAlCH7pIHHIaMhheKHRva19bYS16MC05X117MSw0OH0pPyQilgQKE1N0YXJ0UGF5bWVudFJlcXVlc3QSGwoIb3JkZXJfaWQYASABKAlCCbpIBnIEEAEYQBI8CgZtZXRob2QYAiABKA4yIi5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnRNZXRob2RCCLpIBYIBAhABEioKCHByb3ZpZGVyGAMgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSIgoKcmV0dXJuX3VybBgEIAEoCUIOukgL2AEBcgYYgBCIAQESHwoNcGF5bWVudF90b2tlbhgFIAEoCUIIukgFcgMYgAQSNAoHc2FuZGJveBgGIAEoCzIjLnNlYXRnaG9yLnBheW1lbnQudjEuU2FuZGJveFBheW1lbnQ6/AG6SPgBGocBChhwYXltZW50LnRva2VuX25lZWRzX2NhcmQSKXBheW1lbnRfdG9rZW4gaXMgb25seSBmb3IgdGhlIENBUkQgbWV0aG9kGkB0aGlzLnBheW1lbnRfdG9rZW4gPT0gJycgfHwgdGhpcy5tZXRob2QgPT0gMCB8fCB0aGlzLm1ldGhvZCA9PSAxGmwKEXBheW1lbnQub25lX3Rva2VuEidnaXZlIHBheW1lbnRfdG9rZW4gb3Igc2FuZGJveCwgbm90IGJvdGgaLnRoaXMucGF5bWVudF90b2tlbiA9PSAnJyB8fCAhaGFzKHRoaXMuc2FuZGJveCkiRQoUU3RhcnRQYXltZW50UmVzcG9uc2USLQoHcGF5bWVudBgBIAEoCzIcLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudCIyChFHZXRQYXltZW50UmVxdWVzdBIdCgpwYXltZW50X2lkGAEgASgJQgm6SAZyBBABGEAiQwoSR2V0UGF5bWVudFJlc3BvbnNlEi0KB3BheW1lbnQYASABKAsyHC5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnQqvwEKDFJlZnVuZFN0YXR1cxIdChlSRUZVTkRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIwofUkVGVU5EX1NUQVRVU19BV0FJVElOR19BUFBST1ZBTBABEhkKFVJFRlVORF9TVEFUVVNfUEVORElORxACEhsKF1JFRlVORF9TVEFUVVNfU1VDQ0VFREVEEAMSGAoUUkVGVU5EX1NUQVRVU19GQUlMRUQQBBIZChVSRUZVTkRfU1RBVFVTX1VOS05PV04QBSqFAQoNUGF5bWVudE1ldGhvZBIeChpQQVlNRU5UX01FVEhPRF9VTlNQRUNJRklFRBAAEhcKE1BBWU1FTlRfTUVUSE9EX0NBUkQQARIWChJQQVlNRU5UX01FVEhPRF9NRlMQAhIjCh9QQVlNRU5UX01FVEhPRF9JTlRFUk5FVF9CQU5LSU5HEAMqxQEKDFBheW1lbnRTdGF0ZRIdChlQQVlNRU5UX1NUQVRFX1VOU1BFQ0lGSUVEEAASGQoVUEFZTUVOVF9TVEFURV9QRU5ESU5HEAESGwoXUEFZTUVOVF9TVEFURV9TVUNDRUVERUQQAhIYChRQQVlNRU5UX1NUQVRFX0ZBSUxFRBADEhkKFVBBWU1FTlRfU1RBVEVfVU5LTk9XThAEEikKJVBBWU1FTlRfU1RBVEVfUkVDT05DSUxJQVRJT05fUkVRVUlSRUQQBSqiAgoNRmFpbHVyZVJlYXNvbhIeChpGQUlMVVJFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhsKF0ZBSUxVUkVfUkVBU09OX0RFQ0xJTkVEEAESJQohRkFJTFVSRV9SRUFTT05fSU5TVUZGSUNJRU5UX0ZVTkRTEAISJQohRkFJTFVSRV9SRUFTT05fQ0FOQ0VMTEVEX0JZX0JVWUVSEAMSHAoYRkFJTFVSRV9SRUFTT05fVElNRURfT1VUEAQSIAocRkFJTFVSRV9SRUFTT05fR0FURVdBWV9FUlJPUhAFEiAKHEZBSUxVUkVfUkVBU09OX1JJU0tfUkVKRUNURUQQBhIkCiBGQUlMVVJFX1JFQVNPTl9UT09fTUFOWV9BVFRFTVBUUxAHMuIECg5QYXltZW50U2VydmljZRKFAQoMU3RhcnRQYXltZW50Eiguc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXF1ZXN0Gikuc2VhdGdob3IucGF5bWVudC52MS5TdGFydFBheW1lbnRSZXNwb25zZSIggtPkkwIaOgEqYgdwYXltZW50IgwvdjEvcGF5bWVudHMSjAEKCkdldFBheW1lbnQSJi5zZWF0Z2hvci5wYXltZW50LnYxLkdldFBheW1lbnRSZXF1ZXN0Gicuc2VhdGdob3IucGF5bWVudC52MS5HZXRQYXltZW50UmVzcG9uc2UiLZACAYLT5JMCJGIHcGF5bWVudBIZL3YxL3BheW1lbnRzL3twYXltZW50X2lkfRKbAQoNUmVmdW5kUGF5bWVudBIpLnNlYXRnaG9yLnBheW1lbnQudjEuUmVmdW5kUGF5bWVudFJlcXVlc3QaKi5zZWF0Z2hvci5wYXltZW50LnYxLlJlZnVuZFBheW1lbnRSZXNwb25zZSIzgtPkkwItOgEqYgZyZWZ1bmQiIC92MS9wYXltZW50cy97cGF5bWVudF9pZH06cmVmdW5kEpoBCg1BcHByb3ZlUmVmdW5kEikuc2VhdGdob3IucGF5bWVudC52MS5BcHByb3ZlUmVmdW5kUmVxdWVzdBoqLnNlYXRnaG9yLnBheW1lbnQudjEuQXBwcm92ZVJlZnVuZFJlc3BvbnNlIjKC0+STAiw6ASpiBnJlZnVuZCIfL3YxL3JlZnVuZHMve3JlZnVuZF9pZH06YXBwcm92ZULVAQoXY29tLnNlYXRnaG9yLnBheW1lbnQudjFCDFBheW1lbnRQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9wYXltZW50L3YxO3BheW1lbnR2MaICA1NQWKoCE1NlYXRnaG9yLlBheW1lbnQuVjHKAhNTZWF0Z2hvclxQYXltZW50XFYx4gIfU2VhdGdob3JcUGF5bWVudFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpQYXltZW50OjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
+
+/**
+ * Refund is money given back for one captured charge.
+ *
+ * @generated from message seatghor.payment.v1.Refund
+ */
+export type Refund = Message<"seatghor.payment.v1.Refund"> & {
+  /**
+   * Id of the refund; it leads to the show's shard (R-4.3).
+   *
+   * @generated from field: string refund_id = 1;
+   */
+  refundId: string;
+
+  /**
+   * The payment refunded.
+   *
+   * @generated from field: string payment_id = 2;
+   */
+  paymentId: string;
+
+  /**
+   * The payment's order.
+   *
+   * @generated from field: string order_id = 3;
+   */
+  orderId: string;
+
+  /**
+   * The amount given back.
+   *
+   * @generated from field: seatghor.common.v1.Money amount = 4;
+   */
+  amount?: Money | undefined;
+
+  /**
+   * Why: "manual", "cancellation", "late_payment", "duplicate_capture",
+   * "failed_attempt_capture".
+   *
+   * @generated from field: string reason = 5;
+   */
+  reason: string;
+
+  /**
+   * Where the refund is.
+   *
+   * @generated from field: seatghor.payment.v1.RefundStatus status = 6;
+   */
+  status: RefundStatus;
+
+  /**
+   * Who asked for a manual refund.
+   *
+   * @generated from field: string requested_by = 7;
+   */
+  requestedBy: string;
+
+  /**
+   * Who approved it (R-10: never the one who asked).
+   *
+   * @generated from field: string approved_by = 8;
+   */
+  approvedBy: string;
+
+  /**
+   * Why it was given, for the audit trail.
+   *
+   * @generated from field: string note = 9;
+   */
+  note: string;
+
+  /**
+   * When it was recorded.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 10;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.payment.v1.Refund.
+ * Use `create(RefundSchema)` to create a new message.
+ */
+export const RefundSchema: GenMessage<Refund> = /*@__PURE__*/
+  messageDesc(file_seatghor_payment_v1_payment, 0);
+
+/**
+ * RefundPaymentRequest asks to give back part or all of a payment.
+ *
+ * @generated from message seatghor.payment.v1.RefundPaymentRequest
+ */
+export type RefundPaymentRequest = Message<"seatghor.payment.v1.RefundPaymentRequest"> & {
+  /**
+   * A SUCCEEDED payment whose order was booked.
+   *
+   * @generated from field: string payment_id = 1;
+   */
+  paymentId: string;
+
+  /**
+   * How much, in the payment's currency; at most what is still captured.
+   *
+   * @generated from field: int64 amount_minor = 2;
+   */
+  amountMinor: bigint;
+
+  /**
+   * Why, for the audit trail.
+   *
+   * @generated from field: string note = 3;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message seatghor.payment.v1.RefundPaymentRequest.
+ * Use `create(RefundPaymentRequestSchema)` to create a new message.
+ */
+export const RefundPaymentRequestSchema: GenMessage<RefundPaymentRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_payment_v1_payment, 1);
+
+/**
+ * RefundPaymentResponse carries the refund.
+ *
+ * @generated from message seatghor.payment.v1.RefundPaymentResponse
+ */
+export type RefundPaymentResponse = Message<"seatghor.payment.v1.RefundPaymentResponse"> & {
+  /**
+   * The refund: AWAITING_APPROVAL, or already sent.
+   *
+   * @generated from field: seatghor.payment.v1.Refund refund = 1;
+   */
+  refund?: Refund | undefined;
+};
+
+/**
+ * Describes the message seatghor.payment.v1.RefundPaymentResponse.
+ * Use `create(RefundPaymentResponseSchema)` to create a new message.
+ */
+export const RefundPaymentResponseSchema: GenMessage<RefundPaymentResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_payment_v1_payment, 2);
+
+/**
+ * ApproveRefundRequest names the refund to approve.
+ *
+ * @generated from message seatghor.payment.v1.ApproveRefundRequest
+ */
+export type ApproveRefundRequest = Message<"seatghor.payment.v1.ApproveRefundRequest"> & {
+  /**
+   * A refund AWAITING_APPROVAL that someone else asked for.
+   *
+   * @generated from field: string refund_id = 1;
+   */
+  refundId: string;
+};
+
+/**
+ * Describes the message seatghor.payment.v1.ApproveRefundRequest.
+ * Use `create(ApproveRefundRequestSchema)` to create a new message.
+ */
+export const ApproveRefundRequestSchema: GenMessage<ApproveRefundRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_payment_v1_payment, 3);
+
+/**
+ * ApproveRefundResponse carries the approved refund.
+ *
+ * @generated from message seatghor.payment.v1.ApproveRefundResponse
+ */
+export type ApproveRefundResponse = Message<"seatghor.payment.v1.ApproveRefundResponse"> & {
+  /**
+   * The refund, sent.
+   *
+   * @generated from field: seatghor.payment.v1.Refund refund = 1;
+   */
+  refund?: Refund | undefined;
+};
+
+/**
+ * Describes the message seatghor.payment.v1.ApproveRefundResponse.
+ * Use `create(ApproveRefundResponseSchema)` to create a new message.
+ */
+export const ApproveRefundResponseSchema: GenMessage<ApproveRefundResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_payment_v1_payment, 4);
 
 /**
  * Payment is one payment attempt for an order.
@@ -156,7 +339,7 @@ export type Payment = Message<"seatghor.payment.v1.Payment"> & {
  * Use `create(PaymentSchema)` to create a new message.
  */
 export const PaymentSchema: GenMessage<Payment> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 0);
+  messageDesc(file_seatghor_payment_v1_payment, 5);
 
 /**
  * SandboxPayment pays through the sandbox gateway with a test token that
@@ -180,7 +363,7 @@ export type SandboxPayment = Message<"seatghor.payment.v1.SandboxPayment"> & {
  * Use `create(SandboxPaymentSchema)` to create a new message.
  */
 export const SandboxPaymentSchema: GenMessage<SandboxPayment> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 1);
+  messageDesc(file_seatghor_payment_v1_payment, 6);
 
 /**
  * StartPaymentRequest names the order to pay and how.
@@ -240,7 +423,7 @@ export type StartPaymentRequest = Message<"seatghor.payment.v1.StartPaymentReque
  * Use `create(StartPaymentRequestSchema)` to create a new message.
  */
 export const StartPaymentRequestSchema: GenMessage<StartPaymentRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 2);
+  messageDesc(file_seatghor_payment_v1_payment, 7);
 
 /**
  * StartPaymentResponse carries the new payment attempt.
@@ -261,7 +444,7 @@ export type StartPaymentResponse = Message<"seatghor.payment.v1.StartPaymentResp
  * Use `create(StartPaymentResponseSchema)` to create a new message.
  */
 export const StartPaymentResponseSchema: GenMessage<StartPaymentResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 3);
+  messageDesc(file_seatghor_payment_v1_payment, 8);
 
 /**
  * GetPaymentRequest names a payment.
@@ -282,7 +465,7 @@ export type GetPaymentRequest = Message<"seatghor.payment.v1.GetPaymentRequest">
  * Use `create(GetPaymentRequestSchema)` to create a new message.
  */
 export const GetPaymentRequestSchema: GenMessage<GetPaymentRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 4);
+  messageDesc(file_seatghor_payment_v1_payment, 9);
 
 /**
  * GetPaymentResponse carries the payment.
@@ -303,7 +486,62 @@ export type GetPaymentResponse = Message<"seatghor.payment.v1.GetPaymentResponse
  * Use `create(GetPaymentResponseSchema)` to create a new message.
  */
 export const GetPaymentResponseSchema: GenMessage<GetPaymentResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_payment_v1_payment, 5);
+  messageDesc(file_seatghor_payment_v1_payment, 10);
+
+/**
+ * RefundStatus is where a refund is in its life.
+ *
+ * @generated from enum seatghor.payment.v1.RefundStatus
+ */
+export enum RefundStatus {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: REFUND_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A large refund waiting for a second person's approval (R-10).
+   *
+   * @generated from enum value: REFUND_STATUS_AWAITING_APPROVAL = 1;
+   */
+  AWAITING_APPROVAL = 1,
+
+  /**
+   * Recorded and being sent to the gateway (with its own key).
+   *
+   * @generated from enum value: REFUND_STATUS_PENDING = 2;
+   */
+  PENDING = 2,
+
+  /**
+   * The gateway gave the money back.
+   *
+   * @generated from enum value: REFUND_STATUS_SUCCEEDED = 3;
+   */
+  SUCCEEDED = 3,
+
+  /**
+   * The gateway refused it; a person must look.
+   *
+   * @generated from enum value: REFUND_STATUS_FAILED = 4;
+   */
+  FAILED = 4,
+
+  /**
+   * The gateway did not answer; it is asked again with the same key.
+   *
+   * @generated from enum value: REFUND_STATUS_UNKNOWN = 5;
+   */
+  UNKNOWN = 5,
+}
+
+/**
+ * Describes the enum seatghor.payment.v1.RefundStatus.
+ */
+export const RefundStatusSchema: GenEnum<RefundStatus> = /*@__PURE__*/
+  enumDesc(file_seatghor_payment_v1_payment, 0);
 
 /**
  * PaymentMethod is how the buyer pays.
@@ -346,7 +584,7 @@ export enum PaymentMethod {
  * Describes the enum seatghor.payment.v1.PaymentMethod.
  */
 export const PaymentMethodSchema: GenEnum<PaymentMethod> = /*@__PURE__*/
-  enumDesc(file_seatghor_payment_v1_payment, 0);
+  enumDesc(file_seatghor_payment_v1_payment, 1);
 
 /**
  * PaymentState is where a payment attempt is in its life (R-6.2). Every
@@ -408,7 +646,7 @@ export enum PaymentState {
  * Describes the enum seatghor.payment.v1.PaymentState.
  */
 export const PaymentStateSchema: GenEnum<PaymentState> = /*@__PURE__*/
-  enumDesc(file_seatghor_payment_v1_payment, 1);
+  enumDesc(file_seatghor_payment_v1_payment, 2);
 
 /**
  * FailureReason says why a payment attempt FAILED.
@@ -477,7 +715,7 @@ export enum FailureReason {
  * Describes the enum seatghor.payment.v1.FailureReason.
  */
 export const FailureReasonSchema: GenEnum<FailureReason> = /*@__PURE__*/
-  enumDesc(file_seatghor_payment_v1_payment, 2);
+  enumDesc(file_seatghor_payment_v1_payment, 3);
 
 /**
  * PaymentService charges a buyer for an order through an external payment
@@ -517,6 +755,34 @@ export const PaymentService: GenService<{
     methodKind: "unary";
     input: typeof GetPaymentRequestSchema;
     output: typeof GetPaymentResponseSchema;
+  },
+  /**
+   * RefundPayment gives back (part of) a captured payment by hand, e.g. as
+   * goodwill after a bus broke down; the booking stays. Admins only: few
+   * people hold refund rights (R-10). A refund at or above the platform's
+   * approval threshold waits, AWAITING_APPROVAL, until a second admin
+   * approves it (ApproveRefund); a smaller one is sent at once. A captured
+   * charge is refunded at most once (a cancellation counts). Requires an
+   * Idempotency-Key (R-5.1); the refund carries its own gateway key (R-6.9).
+   *
+   * @generated from rpc seatghor.payment.v1.PaymentService.RefundPayment
+   */
+  refundPayment: {
+    methodKind: "unary";
+    input: typeof RefundPaymentRequestSchema;
+    output: typeof RefundPaymentResponseSchema;
+  },
+  /**
+   * ApproveRefund is the second person's approval of a large refund (R-10):
+   * an admin other than the one who asked. Then the refund is sent.
+   * Requires an Idempotency-Key (R-5.1).
+   *
+   * @generated from rpc seatghor.payment.v1.PaymentService.ApproveRefund
+   */
+  approveRefund: {
+    methodKind: "unary";
+    input: typeof ApproveRefundRequestSchema;
+    output: typeof ApproveRefundResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_payment_v1_payment, 0);
