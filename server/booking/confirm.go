@@ -91,10 +91,18 @@ func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnI
 		return o, fmt.Errorf("order %s changed while its hold was confirmed", orderID)
 	}
 	o.Status, o.PaymentID, o.UpdatedAt = OrderConfirmed, paymentID, now
+	price := map[string]int64{}
+	for _, l := range o.Lines {
+		price[l.Seat] = l.AmountMinor
+	}
+	var prices []int64
+	for _, seat := range h.Seats {
+		prices = append(prices, price[seat])
+	}
 	return o, appendEvent(ctx, tx, now, &eventsv1.BookingConfirmed{
 		ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, PaymentId: paymentID, UserId: o.UserID,
 		Seats: h.Seats, GaArea: h.GAArea, Quantity: int32(h.Quantity), Total: money(o.TotalMinor, o.Currency),
-		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now),
+		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now), SeatPricesMinor: prices,
 	})
 }
 

@@ -76,8 +76,10 @@ func Parse(ticketID string) (showID int64, orderID string, position int, err err
 }
 
 // FromBooking returns the tickets of a confirmed booking, with their signed
-// codes: one per seat in the booking's order, or one per GA place. The
-// order's total is shared evenly; the first tickets carry the remainder.
+// codes: one per seat in the booking's order, or one per GA place. A seat's
+// ticket carries its seat's price; GA places (and bookings recorded before
+// seat prices were in the event) share the total evenly, the first tickets
+// carrying the remainder.
 func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) {
 	n := len(ev.GetSeats())
 	if n == 0 {
@@ -98,6 +100,9 @@ func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) 
 			IssuedAt: ev.GetOccurredAt().AsTime()}
 		if int64(i) < total%int64(n) {
 			t.PriceMinor++
+		}
+		if prices := ev.GetSeatPricesMinor(); len(prices) == n {
+			t.PriceMinor = prices[i]
 		}
 		if len(ev.GetSeats()) > 0 {
 			t.Seat = ev.GetSeats()[i]

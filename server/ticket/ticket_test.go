@@ -77,3 +77,24 @@ func TestFromBooking(t *testing.T) {
 	require.EqualValues(t, 100, sum, "the shares add up to the total")
 	require.EqualValues(t, []int64{34, 33, 33}, []int64{ga[0].PriceMinor, ga[1].PriceMinor, ga[2].PriceMinor})
 }
+
+// TestFromBookingSeatPrices: each seat's ticket carries its own seat's
+// price when the event has them (mixed-price orders are not averaged).
+func TestFromBookingSeatPrices(t *testing.T) {
+	t.Parallel()
+	codes := ticket.NewCodes("secret")
+	ev := &eventsv1.BookingConfirmed{ShowId: 3, OrderId: shard.NewID("ord", 3), UserId: "u",
+		Seats: []string{"A1", "K7"}, SeatPricesMinor: []int64{300000, 50000},
+		Total: &commonv1.Money{AmountMinor: 350000, Currency: "BDT"}, OccurredAt: timestamppb.Now()}
+	seated, err := ticket.FromBooking(ev, codes)
+	require.NoError(t, err)
+	require.Len(t, seated, 2)
+	require.Equal(t, "A1", seated[0].Seat)
+	require.EqualValues(t, 300000, seated[0].PriceMinor)
+	require.EqualValues(t, 50000, seated[1].PriceMinor)
+
+	ev.SeatPricesMinor = nil // an event from before seat prices: shared evenly
+	even, err := ticket.FromBooking(ev, codes)
+	require.NoError(t, err)
+	require.EqualValues(t, 175000, even[0].PriceMinor)
+}

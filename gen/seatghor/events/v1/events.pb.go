@@ -777,9 +777,13 @@ type BookingConfirmed struct {
 	// The seat-map version after this change (held → booked).
 	SeatmapVersion int64 `protobuf:"varint,11,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`
 	// When the booking was confirmed.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// The price of each seat, in the order of seats (seated bookings), in
+	// the total's currency; empty for general admission, whose places share
+	// one price.
+	SeatPricesMinor []int64 `protobuf:"varint,13,rep,packed,name=seat_prices_minor,json=seatPricesMinor,proto3" json:"seat_prices_minor,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *BookingConfirmed) Reset() {
@@ -892,6 +896,13 @@ func (x *BookingConfirmed) GetSeatmapVersion() int64 {
 func (x *BookingConfirmed) GetOccurredAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.OccurredAt
+	}
+	return nil
+}
+
+func (x *BookingConfirmed) GetSeatPricesMinor() []int64 {
+	if x != nil {
+		return x.SeatPricesMinor
 	}
 	return nil
 }
@@ -1949,7 +1960,7 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06pay_by\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x05payBy\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\x9d\x03\n" +
+	"occurredAt\"\xc9\x03\n" +
 	"\x10BookingConfirmed\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -1965,7 +1976,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	" \x01(\tR\vledgerTxnId\x12'\n" +
 	"\x0fseatmap_version\x18\v \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xb8\x03\n" +
+	"occurredAt\x12*\n" +
+	"\x11seat_prices_minor\x18\r \x03(\x03R\x0fseatPricesMinor\"\xb8\x03\n" +
 	"\x0eOrderCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
