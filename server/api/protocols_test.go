@@ -179,3 +179,29 @@ func TestHealthReportsDegradedParts(t *testing.T) {
 	require.Equal(t, http.StatusServiceUnavailable, code)
 	require.Equal(t, "unreachable", status["shard-0"])
 }
+
+// TestPublicReads: the static seat layout and trip search are the
+// same for everyone, so they answer without a token (an edge may cache
+// them); a token that is sent is still checked, and everything else needs
+// one.
+func TestPublicReads(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	show := createShow(t, env, seatedShow("public", 1, 4))
+	ctx := context.Background()
+	anonymous := clientsFor(env.HTTP, env.URL)
+	layout, err := anonymous.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show.GetShowId()}))
+	require.NoError(t, err)
+	require.EqualValues(t, 4, layout.Msg.GetSeatCount())
+	_, err = anonymous.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show.GetShowId()}))
+	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "availability needs a signed-in caller")
+
+	forged := clientsFor(env.HTTP, env.URL, connect.WithInterceptors(connect.UnaryInterceptorFunc(
+		func(next connect.UnaryFunc) connect.UnaryFunc {
+			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+				req.Header().Set("Authorization", "Bearer not-a-token")
+				return next(ctx, req)
+			}
+		})))
+	_, err = forged.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show.GetShowId()}))
+	require.Equal(t, connect.CodeUnauthenticated, connect.CodeOf(err), "a bad token is refused even where none is needed")
+}

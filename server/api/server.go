@@ -98,7 +98,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// Order matters: who (auth), how often (rate limit), what (validation),
 	// the idempotency key, then the waiting room's Queue-Token, so rejected
 	// requests are never recorded and a refused bot costs one Redis call.
-	chain := []connect.Interceptor{metrics, auth.NewInterceptor(cfg.Tokens)}
+	// search answers and static seat layouts are the same for every
+	// caller, so anyone may ask and the edge may cache them.
+	chain := []connect.Interceptor{metrics, auth.NewInterceptor(cfg.Tokens,
+		searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure)}
 	if rl := cfg.RateLimits; rl != nil {
 		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, cfg.Log, cfg.Registry))
 	}

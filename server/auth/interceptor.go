@@ -10,11 +10,21 @@ import (
 
 // NewInterceptor returns the first interceptor of the chain: every RPC needs
 // a valid Bearer token; the principal is put in the context.
-func NewInterceptor(tokens *Tokens) connect.Interceptor {
-	return &interceptor{tokens: tokens}
+// Procedures named in public may also be called without a token: answers
+// that are the same for everyone, which an edge cache or CDN serves.
+// A token that is sent is still checked.
+func NewInterceptor(tokens *Tokens, public ...string) connect.Interceptor {
+	i := &interceptor{tokens: tokens, public: map[string]bool{}}
+	for _, p := range public {
+		i.public[p] = true
+	}
+	return i
 }
 
-type interceptor struct{ tokens *Tokens }
+type interceptor struct {
+	tokens *Tokens
+	public map[string]bool
+}
 
 func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string) string }) (context.Context, error) {
 	raw, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
@@ -30,6 +40,9 @@ func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string)
 
 func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if i.public[req.Spec().Procedure] && req.Header().Get("Authorization") == "" {
+			return next(ctx, req) // anonymous: no principal in ctx
+		}
 		ctx, err := i.authenticate(ctx, req.Header())
 		if err != nil {
 			return nil, err
