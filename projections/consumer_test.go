@@ -94,7 +94,9 @@ func run(t *testing.T, c *projections.Consumer) context.CancelFunc {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	// Generous: the xid horizon is cluster-wide, so other tests' open
+	// transactions on a loaded machine can hold delivery back for a while.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if cond() {
 			return
 		}
