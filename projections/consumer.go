@@ -390,13 +390,17 @@ func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp ch
 // readBatch reads the rows after cp that no running transaction can still
 // precede: every transaction with an xid below the snapshot's xmin has
 // ended, so no row can later appear before the last one read.
+//
+// The ORDER BY names the table's columns: a bare "xid" would mean the
+// output column xid::text and sort as text, "1000" before "945", which
+// skipped every row between such a pair once xids gained a digit.
 func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint, limit int) ([]Event, error) {
 	rows, err := conn.Query(ctx, `
-		SELECT id, xid::text, show_id, event_id, event_type, payload, occurred_at
-		FROM outbox
-		WHERE (xid, id) > ($1::text::xid8, $2)
-		  AND xid < pg_snapshot_xmin(pg_current_snapshot())
-		ORDER BY xid, id
+		SELECT o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at
+		FROM outbox o
+		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
+		  AND o.xid < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY o.xid, o.id
 		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)

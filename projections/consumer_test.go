@@ -409,3 +409,26 @@ func TestPrunerKeepsWhatAnotherProcessNeeds(t *testing.T) {
 	<-done
 	require.Equal(t, []string{"e2", "e3"}, left, "only what both projectors have passed is gone")
 }
+
+// TestOrderAcrossAnXidDigit: rows are delivered in xid order as numbers,
+// also where xids gain a digit (999 → 1000, …). Sorting them as text once
+// put "1000" before "945" and skipped every row in between. The rows here
+// carry chosen xids on both sides of a boundary, written in the wrong order.
+func TestOrderAcrossAnXidDigit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	// xids far below any running transaction's: all final, all deliverable.
+	for _, x := range []string{"1000", "99", "100", "9", "10", "999"} {
+		_, err := db.Exec(ctx, `INSERT INTO outbox (xid, show_id, event_id, event_type, payload, occurred_at)
+			VALUES ($1::text::xid8, 1, 'x' || $1, 'test.Event', '', now())`, x)
+		require.NoError(t, err)
+	}
+	rec := &recorder{name: "rec"}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{Batch: 2})
+	require.NoError(t, err)
+	run(t, c)
+	waitFor(t, "every row", func() bool { return len(rec.events()) == 6 })
+	require.Equal(t, []string{"x9", "x10", "x99", "x100", "x999", "x1000"}, rec.events(), "numeric xid order, nothing skipped")
+}
