@@ -47,23 +47,25 @@ func TestEveryTokenEndsRight(t *testing.T) {
 	)
 	for i, c := range []struct {
 		token     string
-		answer    paymentv1.PaymentState // what StartPayment says at once
+		answers   []paymentv1.PaymentState // what StartPayment may say at once
 		confirmed bool
 	}{
-		{"tok_success", succeeded, true},
-		{"tok_decline", failed, false},
-		{"tok_insufficient_funds", failed, false},
-		{"tok_timeout_applied", unknown, true}, // a timeout is UNKNOWN, never FAILED
-		{"tok_timeout_not_applied", unknown, false},
-		{"tok_webhook_only", pending, true},
-		{"tok_duplicate_capture", succeeded, true},
+		{"tok_success", []paymentv1.PaymentState{succeeded}, true},
+		{"tok_decline", []paymentv1.PaymentState{failed}, false},
+		{"tok_insufficient_funds", []paymentv1.PaymentState{failed}, false},
+		// a timeout is UNKNOWN, never FAILED; the gateway's webhook
+		// may beat the answer, and then it says SUCCEEDED already.
+		{"tok_timeout_applied", []paymentv1.PaymentState{unknown, succeeded}, true},
+		{"tok_timeout_not_applied", []paymentv1.PaymentState{unknown}, false},
+		{"tok_webhook_only", []paymentv1.PaymentState{pending}, true},
+		{"tok_duplicate_capture", []paymentv1.PaymentState{succeeded}, true},
 	} {
 		t.Run(c.token, func(t *testing.T) {
 			b := newBuyer(t, env, "buyer-"+c.token)
 			o := b.order(show.GetShowId(), []string{"A", "B"}[i/10]+string(rune('1'+i%10)))
 			p, err := b.pay(o.GetOrderId(), c.token)
 			require.NoError(t, err)
-			require.Equal(t, c.answer, p.GetStatus())
+			require.Contains(t, c.answers, p.GetStatus())
 			want := bookingv1.OrderStatus_ORDER_STATUS_PENDING_PAYMENT
 			if c.confirmed {
 				want = bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED
