@@ -215,17 +215,32 @@ func run(bin, addr, dir string) (*proc, error) {
 			return nil, fmt.Errorf("minio exited: %v", err)
 		case <-time.After(50 * time.Millisecond):
 		}
-		resp, err := client.Get("http://" + addr + "/minio/health/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return &proc{cmd: cmd, exited: exited}, nil
-			}
+		if ready(client, addr) {
+			return &proc{cmd: cmd, exited: exited}, nil
 		}
 	}
 	_ = cmd.Process.Kill()
 	<-exited
 	return nil, fmt.Errorf("minio on %s did not become ready", addr)
+}
+
+// ready tells whether minio answers S3 requests: its health check says
+// ready a moment before its object layer is up, when a bucket request
+// still gets 503 "Server not initialized yet", so an (unsigned) ListBuckets
+// must get past that too.
+func ready(client *http.Client, addr string) bool {
+	for _, path := range []string{"/minio/health/ready", "/"} {
+		resp, err := client.Get("http://" + addr + path)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		if path == "/minio/health/ready" && resp.StatusCode != http.StatusOK ||
+			resp.StatusCode == http.StatusServiceUnavailable {
+			return false
+		}
+	}
+	return true
 }
 
 // Binary returns the path of the minio binary: SEATGHOR_TEST_MINIO_BIN if
