@@ -3,16 +3,19 @@ package api_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // TestCatalog: the seed's CreateShow example, a retried CreateShow, reads,
@@ -69,4 +72,30 @@ func TestCatalog(t *testing.T) {
 	require.Len(t, buses.Msg.GetShows(), 1)
 	_, err = user.catalog.ListShows(ctx, connect.NewRequest(&catalogv1.ListShowsRequest{PageToken: "garbage"}))
 	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err))
+}
+
+// TestListShowsCarriesWaitingRooms: a listed show says whether it sells
+// through a waiting room, as GetShow does.
+func TestListShowsCarriesWaitingRooms(t *testing.T) {
+	r := redistest.New(t) // waiting rooms live in Redis
+	env := apptest.New(t, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix})
+	ctx := context.Background()
+	plain := seatedShow("no room", 1, 4)
+	createShow(t, env, plain)
+	roomed := seatedShow("with room", 1, 4)
+	roomed.OnSaleAt = timestamppb.New(time.Now().Add(time.Hour))
+	roomed.WaitingRoom = &catalogv1.WaitingRoom{Enabled: true, MaxAdmissionRate: 50}
+	want := createShow(t, env, roomed)
+	require.True(t, want.GetWaitingRoom().GetEnabled())
+
+	list, err := as(t, env, "u", auth.RoleUser).catalog.ListShows(ctx, connect.NewRequest(&catalogv1.ListShowsRequest{}))
+	require.NoError(t, err)
+	rooms := map[string]bool{}
+	for _, s := range list.Msg.GetShows() {
+		rooms[s.GetTitle()] = s.GetWaitingRoom().GetEnabled()
+		if s.GetShowId() == want.GetShowId() {
+			require.EqualValues(t, 50, s.GetWaitingRoom().GetMaxAdmissionRate())
+		}
+	}
+	require.Equal(t, map[string]bool{"no room": false, "with room": true}, rooms)
 }

@@ -54,9 +54,11 @@ func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
 	if err != nil {
 		return Show{}, fmt.Errorf("read show %d: %w", showID, err)
 	}
-	if show.WaitingRoom, err = readWaitingRoom(ctx, s.router.Catalog(), showID); err != nil {
+	shows := []Show{show}
+	if err := s.attachWaitingRooms(ctx, shows); err != nil {
 		return Show{}, err
 	}
+	show = shows[0]
 	if len(show.GAAreas) == 0 {
 		return show, nil
 	}
@@ -110,9 +112,29 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 	if err != nil {
 		return nil, "", fmt.Errorf("list shows: %w", err)
 	}
+	if err := s.attachWaitingRooms(ctx, shows); err != nil {
+		return nil, "", err
+	}
 	if len(shows) <= pageSize {
 		return shows, "", nil
 	}
 	last := shows[pageSize-1]
 	return shows[:pageSize], page.Encode(page.Cursor{At: last.StartsAt, ID: strconv.FormatInt(last.ID, 10)}), nil
+}
+
+// attachWaitingRooms fills in the waiting rooms of a page of shows, in one
+// query.
+func (s *Service) attachWaitingRooms(ctx context.Context, shows []Show) error {
+	ids := make([]int64, len(shows))
+	for i, sh := range shows {
+		ids[i] = sh.ID
+	}
+	rooms, err := s.waitingRooms(ctx, ids...)
+	if err != nil {
+		return err
+	}
+	for i := range shows {
+		shows[i].WaitingRoom = rooms[shows[i].ID]
+	}
+	return nil
 }

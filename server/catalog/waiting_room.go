@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -81,21 +80,30 @@ func insertWaitingRoom(ctx context.Context, tx pgx.Tx, s Show) error {
 	return nil
 }
 
-func readWaitingRoom(ctx context.Context, db interface {
-	QueryRow(context.Context, string, ...any) pgx.Row
-}, showID int64) (*WaitingRoom, error) {
-	var (
-		w     WaitingRoom
-		ttlMs int64
-	)
-	err := db.QueryRow(ctx, `SELECT ends_at, min_rate, max_rate, admitted_ttl_ms FROM waiting_rooms WHERE show_id = $1`,
-		showID).Scan(&w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
+// waitingRooms reads the waiting rooms of shows, by show id; a show
+// without one is missing from the map.
+func (s *Service) waitingRooms(ctx context.Context, showIDs ...int64) (map[int64]*WaitingRoom, error) {
+	rows, err := s.router.Catalog().Query(ctx, `
+		SELECT show_id, ends_at, min_rate, max_rate, admitted_ttl_ms FROM waiting_rooms WHERE show_id = ANY($1)`, showIDs)
 	if err != nil {
-		return nil, fmt.Errorf("read waiting room of show %d: %w", showID, err)
+		return nil, fmt.Errorf("read waiting rooms: %w", err)
 	}
-	w.EndsAt, w.AdmittedTTL = w.EndsAt.UTC(), time.Duration(ttlMs)*time.Millisecond
-	return &w, nil
+	defer rows.Close()
+	rooms := map[int64]*WaitingRoom{}
+	for rows.Next() {
+		var (
+			id    int64
+			w     WaitingRoom
+			ttlMs int64
+		)
+		if err := rows.Scan(&id, &w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs); err != nil {
+			return nil, fmt.Errorf("read waiting rooms: %w", err)
+		}
+		w.EndsAt, w.AdmittedTTL = w.EndsAt.UTC(), time.Duration(ttlMs)*time.Millisecond
+		rooms[id] = &w
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read waiting rooms: %w", err)
+	}
+	return rooms, nil
 }
