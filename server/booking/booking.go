@@ -6,8 +6,6 @@ package booking
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -60,24 +58,9 @@ func errorf(kind Kind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
-// errorCodec records booking's business errors with idempotency keys.
-var errorCodec = idempotency.Codec{
-	EncodeError: func(err error) (json.RawMessage, bool) {
-		var e *Error
-		if !errors.As(err, &e) {
-			return nil, false
-		}
-		b, err := json.Marshal(e)
-		return b, err == nil
-	},
-	DecodeError: func(raw json.RawMessage) error {
-		var e Error
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return fmt.Errorf("decode recorded booking error: %w", err)
-		}
-		return &e
-	},
-}
+// ErrorCodec records booking's business errors with idempotency keys; work
+// of other domains that may answer them joins it (idempotency.Union).
+var ErrorCodec = idempotency.ErrorsOf[Error]("booking")
 
 // HoldStatus is where a hold is in its life.
 type HoldStatus string
@@ -211,7 +194,7 @@ func notFound(what, id string) *Error { return errorf(KindNotFound, "%s %s not f
 
 // idempotencyDo runs a write on a shard under the request's idempotency key.
 func idempotencyDo[T any](ctx context.Context, s *Service, pool *pg.Pool, now time.Time, fn func(pgx.Tx) (T, error)) (T, error) {
-	return idempotency.Do(ctx, pool, errorCodec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait}, fn)
+	return idempotency.Do(ctx, pool, ErrorCodec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait}, fn)
 }
 
 func joinSeats(seats []string) string { return strings.Join(seats, ", ") }

@@ -136,23 +136,7 @@ func NewService(router *shard.Router, clk clock.Clock) *Service {
 	return &Service{router: router, clock: clk}
 }
 
-var errorCodec = idempotency.Codec{
-	EncodeError: func(err error) (json.RawMessage, bool) {
-		var e *InvalidError
-		if !errors.As(err, &e) {
-			return nil, false
-		}
-		b, err := json.Marshal(e)
-		return b, err == nil
-	},
-	DecodeError: func(raw json.RawMessage) error {
-		var e InvalidError
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return fmt.Errorf("decode recorded catalog error: %w", err)
-		}
-		return &e
-	},
-}
+var errorCodec = idempotency.ErrorsOf[InvalidError]("catalog")
 
 // NewShow is what CreateShow needs beyond the show itself.
 type NewShow struct {

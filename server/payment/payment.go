@@ -11,7 +11,6 @@ package payment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -109,45 +108,10 @@ func notFound(what, id string) *Error { return errorf(KindNotFound, "%s %s not f
 
 // codec records payment's and booking's business errors with idempotency
 // keys: cancelling an order may answer either.
-var codec = idempotency.Codec{
-	EncodeError: func(err error) (json.RawMessage, bool) {
-		var (
-			pe *Error
-			be *booking.Error
-			v  any
-		)
-		switch {
-		case errors.As(err, &pe):
-			v = struct {
-				Payment *Error `json:"payment"`
-			}{pe}
-		case errors.As(err, &be):
-			v = struct {
-				Booking *booking.Error `json:"booking"`
-			}{be}
-		default:
-			return nil, false
-		}
-		b, err := json.Marshal(v)
-		return b, err == nil
-	},
-	DecodeError: func(raw json.RawMessage) error {
-		var v struct {
-			Payment *Error         `json:"payment"`
-			Booking *booking.Error `json:"booking"`
-		}
-		if err := json.Unmarshal(raw, &v); err != nil {
-			return fmt.Errorf("decode recorded payment error: %w", err)
-		}
-		if v.Booking != nil {
-			return v.Booking
-		}
-		if v.Payment != nil {
-			return v.Payment
-		}
-		return errors.New("empty recorded payment error")
-	},
-}
+var codec = idempotency.Union(map[string]idempotency.Codec{
+	"payment": idempotency.ErrorsOf[Error]("payment"),
+	"booking": booking.ErrorCodec,
+})
 
 // Config tunes the payment service. Zero values take the defaults.
 type Config struct {

@@ -2,7 +2,6 @@ package ticket
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -44,23 +43,7 @@ func errorf(kind Kind, format string, args ...any) *Error {
 	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
 }
 
-var errorCodec = idempotency.Codec{
-	EncodeError: func(err error) (json.RawMessage, bool) {
-		var e *Error
-		if !errors.As(err, &e) {
-			return nil, false
-		}
-		b, err := json.Marshal(e)
-		return b, err == nil
-	},
-	DecodeError: func(raw json.RawMessage) error {
-		var e Error
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return fmt.Errorf("decode recorded ticket error: %w", err)
-		}
-		return &e
-	},
-}
+var errorCodec = idempotency.ErrorsOf[Error]("ticket")
 
 // Caller is who scans: the token subject and their role.
 type Caller struct {
