@@ -14,17 +14,6 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 )
 
-// loadtestTokens mints the crowd's tokens with the server's secret.
-type loadtestTokens struct{ *auth.Tokens }
-
-func (t loadtestTokens) Token(sub string, admin bool) (string, error) {
-	role := auth.RoleUser
-	if admin {
-		role = auth.RoleAdmin
-	}
-	return t.Mint(sub, role, 24*time.Hour)
-}
-
 // runLoadtest is `seatghor loadtest onsale`: the on-sale crowd against a
 // running server (R-2), a summary table on stdout and the result as JSON.
 func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
@@ -84,7 +73,7 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 	if err != nil {
 		return err
 	}
-	res, err := loadtest.Run(ctx, lt, loadtestTokens{tokens}, log)
+	res, err := loadtest.Run(ctx, lt, loadtest.Signer(tokens), log)
 	if err != nil {
 		return err
 	}

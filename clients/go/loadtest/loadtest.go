@@ -38,6 +38,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
+	"github.com/seatghor/seatghor/server/auth"
 )
 
 // Config is one load test: the inventory, the crowd and its behaviour.
@@ -119,9 +120,22 @@ func (c Config) validate() error {
 }
 
 // Tokens mints API tokens for the crowd and for the admin that creates the
-// trips: the server's own token signer, with its secret.
+// trips.
 type Tokens interface {
 	Token(sub string, admin bool) (string, error)
+}
+
+// Signer mints the tokens with the server's own signer (its secret).
+func Signer(t *auth.Tokens) Tokens { return signer{t} }
+
+type signer struct{ *auth.Tokens }
+
+func (s signer) Token(sub string, admin bool) (string, error) {
+	role := auth.RoleUser
+	if admin {
+		role = auth.RoleAdmin
+	}
+	return s.Mint(sub, role, 24*time.Hour)
 }
 
 // Run runs one phase per hold TTL against the server and returns what it
@@ -276,7 +290,7 @@ func (p *phase) clientsFor(sub string, admin bool) (clients, error) {
 	if err != nil {
 		return clients{}, err
 	}
-	opts := connect.WithInterceptors(auth(tok))
+	opts := connect.WithInterceptors(withToken(tok))
 	return clients{
 		catalog: catalogv1connect.NewCatalogServiceClient(p.http, p.cfg.BaseURL, opts),
 		holds:   bookingv1connect.NewHoldServiceClient(p.http, p.cfg.BaseURL, opts),
@@ -296,8 +310,8 @@ type clients struct {
 	wr      waitingroomv1connect.WaitingRoomServiceClient
 }
 
-// auth adds the token, and a fresh Idempotency-Key to every write.
-func auth(token string) connect.UnaryInterceptorFunc {
+// withToken adds the token, and a fresh Idempotency-Key to every write.
+func withToken(token string) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			req.Header().Set("Authorization", "Bearer "+token)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/seatghor/seatghor/clients/go/loadtest"
 	"github.com/seatghor/seatghor/server/apptest"
-	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/redistest"
 )
@@ -23,17 +22,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// tokens mints the crowd's tokens with the platform's signer.
-type tokens struct{ *auth.Tokens }
-
-func (t tokens) Token(sub string, admin bool) (string, error) {
-	role := auth.RoleUser
-	if admin {
-		role = auth.RoleAdmin
-	}
-	return t.Mint(sub, role, time.Hour)
-}
-
 // TestSmallPreset runs the small on-sale preset against the whole platform
 // over HTTP: more buyers than seats, 30 % of them walking away with holds.
 // No seat is ever sold twice, what the client saw confirmed is what the
@@ -42,7 +30,7 @@ func TestSmallPreset(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 2})
 	cfg := loadtest.Presets()["small"]
 	cfg.BaseURL = env.URL
-	res, err := loadtest.Run(context.Background(), cfg, tokens{env.App.Tokens}, slog.New(slog.DiscardHandler))
+	res, err := loadtest.Run(context.Background(), cfg, loadtest.Signer(env.App.Tokens), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Len(t, res.Phases, 1)
 	p := res.Phases[0]
@@ -74,7 +62,7 @@ func TestSmallPresetWaitingRoom(t *testing.T) {
 	cfg := loadtest.Presets()["small"]
 	cfg.BaseURL, cfg.Trips, cfg.Buyers, cfg.Arrival = env.URL, 1, 80, 3*time.Second
 	cfg.WaitingRoom, cfg.MinAdmission, cfg.MaxAdmission, cfg.PollInterval = true, 10, 40, 200*time.Millisecond
-	res, err := loadtest.Run(context.Background(), cfg, tokens{env.App.Tokens}, slog.New(slog.DiscardHandler))
+	res, err := loadtest.Run(context.Background(), cfg, loadtest.Signer(env.App.Tokens), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	p := res.Phases[0]
 	var table strings.Builder
