@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
@@ -395,6 +397,19 @@ func TestManualRefundsTwoPeople(t *testing.T) {
 		back += r.AmountMinor
 	}
 	require.EqualValues(t, 170000, back, "all of it, in three refunds, never more")
+	rows, err := env.App.Router.Shards()[0].Query(ctx,
+		`SELECT payload FROM outbox WHERE event_type = 'seatghor.events.v1.RefundIssued' ORDER BY id`)
+	require.NoError(t, err)
+	payloads, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	require.NoError(t, err)
+	var reasons []eventsv1.RefundReason
+	for _, b := range payloads {
+		var ev eventsv1.RefundIssued
+		require.NoError(t, proto.Unmarshal(b, &ev))
+		reasons = append(reasons, ev.GetReason())
+	}
+	require.Equal(t, []eventsv1.RefundReason{eventsv1.RefundReason_REFUND_REASON_MANUAL,
+		eventsv1.RefundReason_REFUND_REASON_MANUAL, eventsv1.RefundReason_REFUND_REASON_CANCELLATION}, reasons)
 	require.Equal(t, 3, journals(t, env, ledger.KindRefund, o.GetOrderId()))
 	bal := trialBalance(t, env)
 	require.Zero(t, bal[ledger.AccountOperatorPayable], "everything went back, so nothing is owed")

@@ -97,7 +97,6 @@ func (s *Service) fail(ctx context.Context, pool *pg.Pool, paymentID, reason, me
 func (s *Service) markUnknown(ctx context.Context, pool *pg.Pool, paymentID string) error {
 	return pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 		now := s.now()
-		var p Payment
 		p, err := scanPayment(tx.QueryRow(ctx, `
 			UPDATE payments SET status = 'unknown', updated_at = $2
 			WHERE payment_id = $1 AND status = 'pending' AND gateway_charge_id = ''

@@ -44,6 +44,7 @@ var refundReasons = map[string]eventsv1.RefundReason{
 	"failed_attempt_capture": eventsv1.RefundReason_REFUND_REASON_LATE_PAYMENT,
 	"duplicate_capture":      eventsv1.RefundReason_REFUND_REASON_DUPLICATE_CAPTURE,
 	"cancellation":           eventsv1.RefundReason_REFUND_REASON_CANCELLATION,
+	"manual":                 eventsv1.RefundReason_REFUND_REASON_MANUAL,
 }
 
 func money(amount int64, currency string) *commonv1.Money {

@@ -99,6 +99,9 @@ const (
 	RefundReason_REFUND_REASON_CANCELLATION RefundReason = 3
 	// The operator cancelled the show.
 	RefundReason_REFUND_REASON_SHOW_CANCELLED RefundReason = 4
+	// An admin gave (part of) a booked payment back by hand, the booking
+	// standing (R-10: approved by a second admin when large).
+	RefundReason_REFUND_REASON_MANUAL RefundReason = 5
 )
 
 // Enum value maps for RefundReason.
@@ -109,6 +112,7 @@ var (
 		2: "REFUND_REASON_DUPLICATE_CAPTURE",
 		3: "REFUND_REASON_CANCELLATION",
 		4: "REFUND_REASON_SHOW_CANCELLED",
+		5: "REFUND_REASON_MANUAL",
 	}
 	RefundReason_value = map[string]int32{
 		"REFUND_REASON_UNSPECIFIED":       0,
@@ -116,6 +120,7 @@ var (
 		"REFUND_REASON_DUPLICATE_CAPTURE": 2,
 		"REFUND_REASON_CANCELLATION":      3,
 		"REFUND_REASON_SHOW_CANCELLED":    4,
+		"REFUND_REASON_MANUAL":            5,
 	}
 )
 
@@ -2085,13 +2090,14 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x1aRELEASE_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14RELEASE_REASON_BUYER\x10\x01\x12\"\n" +
 	"\x1eRELEASE_REASON_ORDER_CANCELLED\x10\x02\x12%\n" +
-	"!RELEASE_REASON_PAYMENT_UNRESOLVED\x10\x03*\xb4\x01\n" +
+	"!RELEASE_REASON_PAYMENT_UNRESOLVED\x10\x03*\xce\x01\n" +
 	"\fRefundReason\x12\x1d\n" +
 	"\x19REFUND_REASON_UNSPECIFIED\x10\x00\x12\x1e\n" +
 	"\x1aREFUND_REASON_LATE_PAYMENT\x10\x01\x12#\n" +
 	"\x1fREFUND_REASON_DUPLICATE_CAPTURE\x10\x02\x12\x1e\n" +
 	"\x1aREFUND_REASON_CANCELLATION\x10\x03\x12 \n" +
-	"\x1cREFUND_REASON_SHOW_CANCELLED\x10\x04B\xcd\x01\n" +
+	"\x1cREFUND_REASON_SHOW_CANCELLED\x10\x04\x12\x18\n" +
+	"\x14REFUND_REASON_MANUAL\x10\x05B\xcd\x01\n" +
 	"\x16com.seatghor.events.v1B\vEventsProtoP\x01Z<github.com/seatghor/seatghor/gen/seatghor/events/v1;eventsv1\xa2\x02\x03SEX\xaa\x02\x12Seatghor.Events.V1\xca\x02\x12Seatghor\\Events\\V1\xe2\x02\x1eSeatghor\\Events\\V1\\GPBMetadata\xea\x02\x14Seatghor::Events::V1b\x06proto3"
 
 var (
