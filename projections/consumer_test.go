@@ -341,15 +341,7 @@ func TestRebuildReplaysFromScratch(t *testing.T) {
 func TestPruneOnlyBelowEveryCheckpoint(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := shardDB(t)
-	for i := range 4 {
-		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
-	rec := &recorder{name: "rec"}
-	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
-		projections.Config{})
-	require.NoError(t, err)
+	db, rec, c := fourRows(t)
 	future := time.Now().Add(time.Hour)
 	n, err := c.Prune(ctx, []string{"rec"}, future)
 	require.NoError(t, err)
@@ -378,19 +370,11 @@ func TestPruneOnlyBelowEveryCheckpoint(t *testing.T) {
 func TestPrunerKeepsWhatAnotherProcessNeeds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db := shardDB(t)
-	for i := range 4 {
-		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
-	rec := &recorder{name: "rec"}
-	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
-		projections.Config{})
-	require.NoError(t, err)
+	db, rec, c := fourRows(t)
 	run(t, c)
 	waitFor(t, "the rows", func() bool { return len(rec.events()) == 4 })
 	// Another process's projector has read up to e1 only.
-	_, err = db.Exec(ctx, `INSERT INTO projection_checkpoints (projector, xid, id)
+	_, err := db.Exec(ctx, `INSERT INTO projection_checkpoints (projector, xid, id)
 		SELECT 'elsewhere', xid, id FROM outbox WHERE event_id = 'e1'`)
 	require.NoError(t, err)
 
@@ -431,4 +415,20 @@ func TestOrderAcrossAnXidDigit(t *testing.T) {
 	run(t, c)
 	waitFor(t, "every row", func() bool { return len(rec.events()) == 6 })
 	require.Equal(t, []string{"x9", "x10", "x99", "x100", "x999", "x1000"}, rec.events(), "numeric xid order, nothing skipped")
+}
+
+// fourRows is a shard database with outbox rows e0…e3 and a consumer (not
+// running yet) with one recorder.
+func fourRows(t *testing.T) (*pgxpool.Pool, *recorder, *projections.Consumer) {
+	t.Helper()
+	db := shardDB(t)
+	for i := range 4 {
+		_, err := db.Exec(context.Background(), insertSQL, fmt.Sprint("e", i))
+		require.NoError(t, err)
+	}
+	rec := &recorder{name: "rec"}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{})
+	require.NoError(t, err)
+	return db, rec, c
 }
