@@ -32,19 +32,16 @@ have_postgres() {
   [[ $(id -u) -ne 0 ]] || getent passwd postgres >/dev/null
 }
 
-install_postgres() {
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "ensure-deps: the PostgreSQL server binaries are missing (no /usr/lib/postgresql/*/bin/initdb)." >&2
-    echo "ensure-deps: install them as root:  apt-get update && apt-get install -y --no-install-recommends postgresql" >&2
+# apt_install installs one Debian package as root, keeping the package from
+# starting its own service while it installs (we start what we need
+# ourselves). A policy-rc.d that already exists is left as it is.
+apt_install() {
+  local pkg=$1
+  if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
+    echo "ensure-deps: $pkg is missing; install it as root:  apt-get update && apt-get install -y --no-install-recommends $pkg" >&2
     exit 1
   fi
-  if ! command -v apt-get >/dev/null; then
-    echo "ensure-deps: no apt-get; install the PostgreSQL server binaries (initdb, pg_ctl, postgres) yourself." >&2
-    exit 1
-  fi
-  echo "ensure-deps: installing PostgreSQL (apt-get install postgresql)" >&2
-  # Keep the package from starting its own cluster while it installs: we
-  # never use it. A policy-rc.d that already exists is left as it is.
+  echo "ensure-deps: installing $pkg (apt-get install $pkg)" >&2
   local policy=/usr/sbin/policy-rc.d
   local made_policy=0
   if [[ ! -e $policy ]]; then
@@ -55,55 +52,30 @@ install_postgres() {
   local rc=0
   {
     DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$pkg"
   } >/dev/null || rc=$?
   if [[ $made_policy -eq 1 ]]; then
     rm -f "$policy"
   fi
   if [[ $rc -ne 0 ]]; then
     echo "ensure-deps: apt-get failed (exit $rc); rerun it by hand to see why:" >&2
-    echo "ensure-deps:   apt-get update && apt-get install -y --no-install-recommends postgresql" >&2
+    echo "ensure-deps:   apt-get update && apt-get install -y --no-install-recommends $pkg" >&2
     exit "$rc"
   fi
+}
+
+# The PostgreSQL server binaries: only they are used, never the package's
+# own cluster.
+if ! have_postgres; then
+  apt_install postgresql
   if ! have_postgres; then
     echo "ensure-deps: postgresql is installed but no /usr/lib/postgresql/*/bin/initdb was found" >&2
     exit 1
   fi
-}
-
-if ! have_postgres; then
-  install_postgres
 fi
 
-install_redis() {
-  if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
-    echo "ensure-deps: redis-server is missing; install it as root:  apt-get update && apt-get install -y --no-install-recommends redis-server" >&2
-    exit 1
-  fi
-  echo "ensure-deps: installing Redis (apt-get install redis-server)" >&2
-  local policy=/usr/sbin/policy-rc.d
-  local made_policy=0
-  if [[ ! -e $policy ]]; then
-    printf '#!/bin/sh\nexit 101\n' >"$policy"
-    chmod +x "$policy"
-    made_policy=1
-  fi
-  local rc=0
-  {
-    DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
-      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server
-  } >/dev/null || rc=$?
-  if [[ $made_policy -eq 1 ]]; then
-    rm -f "$policy"
-  fi
-  if [[ $rc -ne 0 ]]; then
-    echo "ensure-deps: apt-get failed (exit $rc); rerun it by hand:  apt-get update && apt-get install -y --no-install-recommends redis-server" >&2
-    exit "$rc"
-  fi
-}
-
 if ! command -v redis-server >/dev/null; then
-  install_redis
+  apt_install redis-server
 fi
 
 # npm ci writes node_modules/.package-lock.json; a package-lock.json newer
