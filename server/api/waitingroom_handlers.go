@@ -11,6 +11,7 @@ import (
 
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/waitingroom"
 )
 
@@ -31,17 +32,9 @@ func (h *waitingRoomHandler) Join(ctx context.Context, req *connect.Request[wait
 	if err != nil {
 		return nil, err
 	}
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := svc.Join(ctx, c.UserID, req.Msg.GetShowId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	r := &waitingroomv1.JoinResponse{}
-	fillStatus(st, r)
-	return connect.NewResponse(r), nil
+	return answer(ctx, h.log, func(c booking.Caller) (waitingroom.Status, error) {
+		return svc.Join(ctx, c.UserID, req.Msg.GetShowId())
+	}, joinProto)
 }
 
 func (h *waitingRoomHandler) GetStatus(ctx context.Context, req *connect.Request[waitingroomv1.GetStatusRequest]) (*connect.Response[waitingroomv1.GetStatusResponse], error) {
@@ -49,23 +42,24 @@ func (h *waitingRoomHandler) GetStatus(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, err
 	}
-	c, err := caller(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st, err := svc.GetStatus(ctx, c.UserID, req.Msg.GetToken())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
-	}
-	var j waitingroomv1.JoinResponse
-	fillStatus(st, &j)
-	// The two answers have the same fields (buf wants one message per RPC).
-	return connect.NewResponse(&waitingroomv1.GetStatusResponse{
-		Token: j.Token, Place: j.Place, ShowId: j.ShowId, State: j.State, OpensAt: j.OpensAt,
-		TokenExpiresAt: j.TokenExpiresAt, AdmissionNumber: j.AdmissionNumber, Admitted: j.Admitted,
-		AdmittedToken: j.AdmittedToken, AdmittedTokenExpiresAt: j.AdmittedTokenExpiresAt,
-		EstimatedWait: j.EstimatedWait, PollAfter: j.PollAfter, SoldOut: j.SoldOut, Message: j.Message,
-	}), nil
+	return answer(ctx, h.log, func(c booking.Caller) (waitingroom.Status, error) {
+		return svc.GetStatus(ctx, c.UserID, req.Msg.GetToken())
+	}, func(st waitingroom.Status) *waitingroomv1.GetStatusResponse {
+		j := joinProto(st)
+		// The two answers have the same fields (buf wants one message per RPC).
+		return &waitingroomv1.GetStatusResponse{
+			Token: j.Token, Place: j.Place, ShowId: j.ShowId, State: j.State, OpensAt: j.OpensAt,
+			TokenExpiresAt: j.TokenExpiresAt, AdmissionNumber: j.AdmissionNumber, Admitted: j.Admitted,
+			AdmittedToken: j.AdmittedToken, AdmittedTokenExpiresAt: j.AdmittedTokenExpiresAt,
+			EstimatedWait: j.EstimatedWait, PollAfter: j.PollAfter, SoldOut: j.SoldOut, Message: j.Message,
+		}
+	})
+}
+
+func joinProto(st waitingroom.Status) *waitingroomv1.JoinResponse {
+	r := &waitingroomv1.JoinResponse{}
+	fillStatus(st, r)
+	return r
 }
 
 func (h *waitingRoomHandler) GetSale(ctx context.Context, req *connect.Request[waitingroomv1.GetSaleRequest]) (*connect.Response[waitingroomv1.GetSaleResponse], error) {
