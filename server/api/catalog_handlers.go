@@ -39,6 +39,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	if m.Shard != nil {
 		in.RequestedShard = m.Shard
 	}
+	in.Admin = p.Is(auth.RoleAdmin)
 	if m.CommissionBps != nil {
 		in.CommissionBps = new(int(m.GetCommissionBps()))
 	}
@@ -51,7 +52,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 				errors.New("waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not"))
 		}
 		in.WaitingRoom = &catalog.WaitingRoom{MinRate: int(w.GetMinAdmissionRate()), MaxRate: int(w.GetMaxAdmissionRate()),
-			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration()}
+			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration(), SaleID: w.GetSaleId()}
 		if w.GetEndsAt() != nil {
 			in.WaitingRoom.EndsAt = w.GetEndsAt().AsTime()
 		}

@@ -43,6 +43,8 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 		return withField(connect.NewError(connect.CodeInvalidArgument, ce), ce.Field, ce.Message)
 	case errors.Is(err, catalog.ErrNotFound):
 		return connect.NewError(connect.CodeNotFound, err)
+	case errors.Is(err, catalog.ErrNotYourSale):
+		return connect.NewError(connect.CodePermissionDenied, err)
 	case errors.Is(err, idempotency.ErrKeyReused):
 		return connect.NewError(connect.CodeInvalidArgument, err)
 	case errors.Is(err, idempotency.ErrInProgress):

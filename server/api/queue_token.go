@@ -17,8 +17,8 @@ import (
 const QueueTokenHeader = "Queue-Token"
 
 // queueTokenInterceptor is the last of the chain: while a show's waiting
-// room is active, CreateHold needs an admitted Queue-Token for that show and
-// caller, checked by its HMAC alone. It also measures those holds
+// room is active, CreateHold needs an admitted Queue-Token for the sale the
+// show sells through and the caller, checked by its HMAC alone. It also measures those holds
 // for the admission controller, which slows admission when they slow down.
 type queueTokenInterceptor struct {
 	rooms *waitingroom.Service
@@ -35,20 +35,20 @@ func (i *queueTokenInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryF
 			return next(ctx, req)
 		}
 		show := m.GetShowId()
-		active, err := i.rooms.ActiveRoom(ctx, show)
+		sale, err := i.rooms.ActiveSale(ctx, show)
 		if err != nil {
 			return nil, toConnect(ctx, i.log, err)
 		}
-		if !active {
+		if sale == 0 {
 			return next(ctx, req)
 		}
 		p, _ := auth.FromContext(ctx)
-		if err := i.rooms.CheckAdmitted(p.UserID, show, req.Header().Get(QueueTokenHeader)); err != nil {
+		if err := i.rooms.CheckAdmitted(p.UserID, show, sale, req.Header().Get(QueueTokenHeader)); err != nil {
 			return nil, toConnect(ctx, i.log, err)
 		}
 		start := time.Now()
 		resp, err := next(ctx, req)
-		i.rooms.RecordHold(ctx, show, time.Since(start), serverFault(err))
+		i.rooms.RecordHold(ctx, sale, time.Since(start), serverFault(err))
 		return resp, err
 	}
 }

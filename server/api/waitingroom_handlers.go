@@ -52,6 +52,7 @@ func (h *waitingRoomHandler) GetStatus(ctx context.Context, req *connect.Request
 			TokenExpiresAt: j.TokenExpiresAt, AdmissionNumber: j.AdmissionNumber, Admitted: j.Admitted,
 			AdmittedToken: j.AdmittedToken, AdmittedTokenExpiresAt: j.AdmittedTokenExpiresAt,
 			EstimatedWait: j.EstimatedWait, PollAfter: j.PollAfter, SoldOut: j.SoldOut, Message: j.Message,
+			SaleId: j.SaleId,
 		}
 	})
 }
@@ -123,7 +124,7 @@ var saleStates = map[waitingroom.State]waitingroomv1.SaleState{
 }
 
 func fillStatus(st waitingroom.Status, r *waitingroomv1.JoinResponse) {
-	r.Token, r.Place, r.ShowId, r.State = st.Token, st.Place, st.ShowID, saleStates[st.State]
+	r.Token, r.Place, r.ShowId, r.SaleId, r.State = st.Token, st.Place, st.ShowID, st.SaleID, saleStates[st.State]
 	r.TokenExpiresAt = timestamppb.New(st.TokenExpiresAt)
 	if !st.OpensAt.IsZero() {
 		r.OpensAt = timestamppb.New(st.OpensAt)
@@ -140,7 +141,7 @@ func fillStatus(st waitingroom.Status, r *waitingroomv1.JoinResponse) {
 
 func saleProto(s waitingroom.Sale) *waitingroomv1.Sale {
 	p := &waitingroomv1.Sale{
-		ShowId: s.ShowID, State: saleStates[s.State], OpensAt: timestamppb.New(s.OpensAt),
+		ShowId: s.ShowID, SaleId: s.SaleID, ShowIds: s.ShowIDs, State: saleStates[s.State], OpensAt: timestamppb.New(s.OpensAt),
 		EndsAt: timestamppb.New(s.EndsAt), Paused: s.Paused, MinAdmissionRate: int32(s.MinRate),
 		MaxAdmissionRate: int32(s.MaxRate), AdmittedTokenTtl: durationpb.New(s.AdmittedTTL),
 		AdmissionRate: s.Rate, AdmissionNumber: s.AdmissionNumber, Joined: s.Joined, Waiting: s.Waiting,

@@ -41,6 +41,9 @@ const (
 // ErrNotFound means there is no such show.
 var ErrNotFound = errors.New("show not found")
 
+// ErrNotYourSale refuses to add a show to a sale the caller does not manage.
+var ErrNotYourSale = errors.New("only the sale's operators and admins add shows to it")
+
 // InvalidError is a request the catalog refuses, naming the field at fault.
 type InvalidError struct {
 	Field   string `json:"field"`
@@ -120,7 +123,7 @@ func (s Show) Proto() *catalogv1.Show {
 	if w := s.WaitingRoom; w != nil {
 		p.WaitingRoom = &catalogv1.WaitingRoom{Enabled: true, MinAdmissionRate: int32(w.MinRate),
 			MaxAdmissionRate: int32(w.MaxRate), AdmittedTokenTtl: durationpb.New(w.AdmittedTTL),
-			EndsAt: timestamppb.New(w.EndsAt), OpensAt: timestamppb.New(s.OnSaleAt)}
+			EndsAt: timestamppb.New(w.EndsAt), OpensAt: timestamppb.New(s.OnSaleAt), SaleId: w.SaleID}
 	}
 	return p
 }
@@ -143,6 +146,8 @@ type NewShow struct {
 	Show
 	// RequestedShard places the show on a chosen shard (R-4.2).
 	RequestedShard *int32
+	// Admin says the caller is an admin: it may add the show to any sale.
+	Admin bool
 }
 
 // CreateShow places a new show on a shard and writes its seats and GA
@@ -153,6 +158,9 @@ type NewShow struct {
 func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) (Show, error) {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	show := in.Show
+	if err := s.joinSale(ctx, &show, createdBy, in.Admin); err != nil {
+		return Show{}, err
+	}
 	if err := complete(&show, createdBy, now); err != nil {
 		return Show{}, err
 	}

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,8 +23,12 @@ const (
 
 // WaitingRoom is a show's virtual queue (R-9). It opens at the show's
 // OnSaleAt; the queue itself lives in Redis (package waitingroom), this is
-// its durable configuration.
+// its durable configuration. Several shows may share one: a sale, named by
+// its first show, with one line (decision 0034).
 type WaitingRoom struct {
+	// SaleID is the sale the show sells through: its own id when the room
+	// is its own. On create, non-zero joins that sale's room.
+	SaleID int64 `json:"sale_id"`
 	// EndsAt ends the window: afterwards CreateHold needs no Queue-Token.
 	EndsAt time.Time `json:"ends_at"`
 	// MinRate and MaxRate bound the admission rate A, in users per second.
@@ -37,8 +42,8 @@ type WaitingRoom struct {
 // against the show.
 func completeWaitingRoom(s *Show, now time.Time) error {
 	w := s.WaitingRoom
-	if w == nil {
-		return nil
+	if w == nil || w.SaleID != 0 {
+		return nil // a show joining a sale takes its settings (joinSale)
 	}
 	if w.MinRate == 0 {
 		w.MinRate = DefaultMinAdmissionRate
@@ -65,26 +70,102 @@ func completeWaitingRoom(s *Show, now time.Time) error {
 	return nil
 }
 
+// joinSale checks a show that asks to sell through another show's room
+// (a sale of several shows): the room must exist, the caller must manage
+// it, and the show goes on sale when the room opens (by default it does).
+// It names the sale by its first show even when another of its shows was
+// given. Everything it reads never changes, so a replayed request gets the
+// same answer.
+func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin bool) error {
+	w := show.WaitingRoom
+	if w == nil || w.SaleID == 0 {
+		return nil
+	}
+	if w.MinRate != 0 || w.MaxRate != 0 || w.AdmittedTTL != 0 || !w.EndsAt.IsZero() {
+		return &InvalidError{Field: "waiting_room.sale_id", Message: "a show joining a sale takes the sale's settings: " +
+			"leave min_admission_rate, max_admission_rate, admitted_token_ttl and ends_at unset"}
+	}
+	var (
+		saleID  int64
+		opensAt time.Time
+		owners  [2]string
+	)
+	err := s.router.Catalog().QueryRow(ctx, `
+		SELECT w.show_id, w.opens_at, s.created_by, s.operator
+		FROM sale_shows m JOIN waiting_rooms w ON w.show_id = m.sale_id JOIN shows s ON s.show_id = w.show_id
+		WHERE m.show_id = $1`, w.SaleID).Scan(&saleID, &opensAt, &owners[0], &owners[1])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &InvalidError{Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
+	}
+	if err != nil {
+		return fmt.Errorf("read sale %d: %w", w.SaleID, err)
+	}
+	if !admin && caller != owners[0] && caller != owners[1] {
+		return ErrNotYourSale
+	}
+	opensAt = opensAt.UTC()
+	if show.OnSaleAt.IsZero() {
+		show.OnSaleAt = opensAt
+	}
+	if !show.OnSaleAt.Equal(opensAt) {
+		return &InvalidError{Field: "on_sale_at", Message: fmt.Sprintf(
+			"a show of sale %d goes on sale when its waiting room opens, at %s", saleID, opensAt.Format(time.RFC3339Nano))}
+	}
+	w.SaleID = saleID
+	return nil
+}
+
+// insertWaitingRoom writes a show's own room, or adds the show to the sale
+// it joins while that sale's window is open; either way it fills in the
+// room's settings as stored.
 func insertWaitingRoom(ctx context.Context, tx pgx.Tx, s Show) error {
 	w := s.WaitingRoom
 	if w == nil {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `
-		INSERT INTO waiting_rooms (show_id, opens_at, ends_at, min_rate, max_rate, admitted_ttl_ms, updated_at, updated_by)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		s.ID, s.OnSaleAt, w.EndsAt, w.MinRate, w.MaxRate, w.AdmittedTTL.Milliseconds(), s.CreatedAt, s.CreatedBy)
-	if err != nil {
-		return fmt.Errorf("insert waiting room of show %d: %w", s.ID, err)
+	if w.SaleID == 0 {
+		w.SaleID = s.ID
+		_, err := tx.Exec(ctx, `
+			WITH room AS (
+				INSERT INTO waiting_rooms (show_id, opens_at, ends_at, min_rate, max_rate, admitted_ttl_ms, updated_at, updated_by)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+				RETURNING show_id
+			)
+			INSERT INTO sale_shows (show_id, sale_id) SELECT show_id, show_id FROM room`,
+			s.ID, s.OnSaleAt, w.EndsAt, w.MinRate, w.MaxRate, w.AdmittedTTL.Milliseconds(), s.CreatedAt, s.CreatedBy)
+		if err != nil {
+			return fmt.Errorf("insert waiting room of show %d: %w", s.ID, err)
+		}
+		return nil
 	}
+	// FOR SHARE: an UpdateSale ending the window waits for this show to
+	// join (or this waits for it and sees the window closed).
+	var ttlMs int64
+	err := tx.QueryRow(ctx, `
+		WITH room AS (
+			SELECT show_id, ends_at, min_rate, max_rate, admitted_ttl_ms FROM waiting_rooms
+			WHERE show_id = $2 AND ends_at > $3 FOR SHARE
+		), joined AS (
+			INSERT INTO sale_shows (show_id, sale_id) SELECT $1, show_id FROM room
+		)
+		SELECT ends_at, min_rate, max_rate, admitted_ttl_ms FROM room`,
+		s.ID, w.SaleID, s.CreatedAt).Scan(&w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return &InvalidError{Field: "waiting_room.sale_id", Message: fmt.Sprintf("the waiting room of sale %d has closed", w.SaleID)}
+	}
+	if err != nil {
+		return fmt.Errorf("add show %d to sale %d: %w", s.ID, w.SaleID, err)
+	}
+	w.EndsAt, w.AdmittedTTL = w.EndsAt.UTC(), time.Duration(ttlMs)*time.Millisecond
 	return nil
 }
 
-// waitingRooms reads the waiting rooms of shows, by show id; a show
-// without one is missing from the map.
+// waitingRooms reads the waiting rooms shows sell through, by show id; a
+// show without one is missing from the map.
 func (s *Service) waitingRooms(ctx context.Context, showIDs ...int64) (map[int64]*WaitingRoom, error) {
 	rows, err := s.router.Catalog().Query(ctx, `
-		SELECT show_id, ends_at, min_rate, max_rate, admitted_ttl_ms FROM waiting_rooms WHERE show_id = ANY($1)`, showIDs)
+		SELECT m.show_id, m.sale_id, w.ends_at, w.min_rate, w.max_rate, w.admitted_ttl_ms
+		FROM sale_shows m JOIN waiting_rooms w ON w.show_id = m.sale_id WHERE m.show_id = ANY($1)`, showIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read waiting rooms: %w", err)
 	}
@@ -96,7 +177,7 @@ func (s *Service) waitingRooms(ctx context.Context, showIDs ...int64) (map[int64
 			w     WaitingRoom
 			ttlMs int64
 		)
-		if err := rows.Scan(&id, &w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs); err != nil {
+		if err := rows.Scan(&id, &w.SaleID, &w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs); err != nil {
 			return nil, fmt.Errorf("read waiting rooms: %w", err)
 		}
 		w.EndsAt, w.AdmittedTTL = w.EndsAt.UTC(), time.Duration(ttlMs)*time.Millisecond

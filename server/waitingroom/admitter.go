@@ -25,14 +25,14 @@ func (s *Service) Tick(ctx context.Context) error {
 	var errs []error
 	for _, r := range rooms {
 		if err := s.tickRoom(ctx, r, now); err != nil {
-			errs = append(errs, fmt.Errorf("show %d: %w", r.ShowID, err))
+			errs = append(errs, fmt.Errorf("sale %d: %w", r.SaleID, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
 func (s *Service) tickRoom(ctx context.Context, r Room, now time.Time) error {
-	k := s.keys(r.ShowID)
+	k := s.keys(r.SaleID)
 	nowMs := now.UnixMilli()
 	if now.Before(r.OpensAt) {
 		// Before the opening only the lottery fills: nothing to measure or
@@ -52,11 +52,11 @@ func (s *Service) tickRoom(ctx context.Context, r Room, now time.Time) error {
 	}
 	drawn, n0, late, x := toInt(f[0]), toInt(f[1]), toInt(f[2]), toFloat(f[3])
 	rate, last, lastCut := toFloat(f[4]), toInt(f[5]), toInt(f[6])
-	available, err := s.seats.Available(ctx, r.ShowID)
+	available, err := s.available(ctx, r)
 	if err != nil {
 		return err
 	}
-	sig, err := s.signal(ctx, r.ShowID, now)
+	sig, err := s.signal(ctx, r.SaleID, now)
 	if err != nil {
 		return err
 	}
@@ -91,12 +91,26 @@ func (s *Service) tickRoom(ctx context.Context, r Room, now time.Time) error {
 	if cut {
 		fields = append(fields, "cut", nowMs)
 	}
-	s.metrics.set(r.ShowID, eff, x, n0+late, available, soldOut, sig)
+	s.metrics.set(r.SaleID, eff, x, n0+late, available, soldOut, sig)
 	p := s.rdb.TxPipeline()
 	p.HSet(ctx, k.live, fields...)
 	p.Expire(ctx, k.live, r.EndsAt.Sub(now)+24*time.Hour)
 	_, err = p.Exec(ctx)
 	return err
+}
+
+// available is what can be held now in every show of the sale: admission
+// stops only when all of them are sold out.
+func (s *Service) available(ctx context.Context, r Room) (int64, error) {
+	var n int64
+	for _, id := range r.ShowIDs {
+		a, err := s.seats.Available(ctx, id)
+		if err != nil {
+			return 0, fmt.Errorf("seats of show %d: %w", id, err)
+		}
+		n += a
+	}
+	return n, nil
 }
 
 func b2i(b bool) int {

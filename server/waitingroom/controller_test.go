@@ -92,15 +92,15 @@ func TestOneAdmitterLeads(t *testing.T) {
 func TestTokens(t *testing.T) {
 	now := time.Now()
 	s := newSigner([]byte("secret"))
-	tok := s.mint(admittedPrefix, ticket{ShowID: 7, Subject: "rumana", IssuedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Minute).UnixMilli()})
+	tok := s.mint(admittedPrefix, ticket{SaleID: 7, Subject: "rumana", IssuedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Minute).UnixMilli()})
 	got, err := s.open(admittedPrefix, tok, now)
 	require.NoError(t, err)
 	require.Equal(t, "rumana", got.Subject)
 
 	_, err = newSigner([]byte("other")).open(admittedPrefix, tok, now)
 	require.ErrorIs(t, err, errForged, "another server's token")
-	altered := s.mint(admittedPrefix, ticket{ShowID: 8, Subject: "rumana", ExpiresAt: now.Add(time.Minute).UnixMilli()})
-	payload := altered[len(admittedPrefix) : len(altered)-44] // the other show's payload with rumana's signature
+	altered := s.mint(admittedPrefix, ticket{SaleID: 8, Subject: "rumana", ExpiresAt: now.Add(time.Minute).UnixMilli()})
+	payload := altered[len(admittedPrefix) : len(altered)-44] // the other sale's payload with rumana's signature
 	_, err = s.open(admittedPrefix, admittedPrefix+payload+tok[len(tok)-44:], now)
 	require.ErrorIs(t, err, errForged, "an altered payload")
 	_, err = s.open(queuePrefix, tok, now)

@@ -1,6 +1,7 @@
 package waitingroom
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +10,10 @@ import (
 	"time"
 )
 
-// Status is where one caller stands in the queue of one show.
+// Status is where one caller stands in the queue of one sale.
 type Status struct {
-	ShowID         int64
+	// SaleID is the room; ShowID the show joined through.
+	SaleID, ShowID int64
 	Token          string
 	TokenExpiresAt time.Time
 	// Place is 1-based; 0 until the lottery is drawn.
@@ -31,8 +33,9 @@ type Status struct {
 	Message       string
 }
 
-// Join puts subject in the queue of a show and says where it
-// stands. Joining again gives the same place.
+// Join puts subject in the queue of the sale a show sells through
+// and says where it stands. Joining again, through any show of the sale,
+// gives the same place: a sale of several shows has one line.
 func (s *Service) Join(ctx context.Context, subject string, showID int64) (Status, error) {
 	now := s.now()
 	room, err := s.rooms.cachedGet(ctx, showID)
@@ -47,10 +50,10 @@ func (s *Service) Join(ctx context.Context, subject string, showID int64) (Statu
 		}
 		return s.unqueued(showID, subject, now, StateEnded, room.AdmittedTTL), nil
 	}
-	t := ticket{ShowID: showID, Subject: subject, OpensAt: room.OpensAt.UnixMilli(),
+	t := ticket{SaleID: room.SaleID, ShowID: showID, Subject: subject, OpensAt: room.OpensAt.UnixMilli(),
 		EndsAt: room.EndsAt.UnixMilli(), AdmittedTTL: room.AdmittedTTL.Milliseconds()}
 	// The queue's keys outlive the window by a day, for the operators' view.
-	v, err := s.runVisit(ctx, showID, subject, now, room.OpensAt, true, room.AdmittedTTL,
+	v, err := s.runVisit(ctx, room.SaleID, subject, now, room.OpensAt, true, room.AdmittedTTL,
 		room.EndsAt.Sub(now)+24*time.Hour)
 	if err != nil {
 		return Status{}, err
@@ -69,14 +72,14 @@ func (s *Service) GetStatus(ctx context.Context, subject, token string) (Status,
 	if t.Subject != subject {
 		return Status{}, errorf(KindTokenInvalid, "QUEUE_TOKEN_WRONG_CALLER", "this queue token belongs to another caller")
 	}
-	v, err := s.runVisit(ctx, t.ShowID, subject, now, time.UnixMilli(t.OpensAt), false,
+	v, err := s.runVisit(ctx, t.SaleID, subject, now, time.UnixMilli(t.OpensAt), false,
 		time.Duration(t.AdmittedTTL)*time.Millisecond, 0)
 	if err != nil {
 		return Status{}, err
 	}
 	if v.place < 0 {
 		return Status{}, errorf(KindNotInLine, "NOT_IN_LINE",
-			"there is no place in the queue of show %d for this token: join again", t.ShowID)
+			"there is no place in the queue of sale %d for this token: join again", t.SaleID)
 	}
 	return s.status(t, v, now), nil
 }
@@ -99,14 +102,14 @@ func (s *Service) unqueued(showID int64, subject string, now time.Time, state St
 	if ttl == 0 {
 		ttl = 15 * time.Minute
 	}
-	adm := ticket{ShowID: showID, Subject: subject, IssuedAt: now.UnixMilli(), ExpiresAt: now.Add(ttl).UnixMilli()}
+	adm := ticket{SaleID: showID, ShowID: showID, Subject: subject, IssuedAt: now.UnixMilli(), ExpiresAt: now.Add(ttl).UnixMilli()}
 	q := adm
 	q.ExpiresAt = now.Add(s.cfg.TokenTTL).UnixMilli()
 	msg := "This sale has no queue: go ahead."
 	if state == StateEnded {
 		msg = "The waiting room has closed: go ahead, no queue token is needed."
 	}
-	return Status{ShowID: showID, Token: s.sign.mint(queuePrefix, q), TokenExpiresAt: time.UnixMilli(q.ExpiresAt),
+	return Status{SaleID: showID, ShowID: showID, Token: s.sign.mint(queuePrefix, q), TokenExpiresAt: time.UnixMilli(q.ExpiresAt),
 		State: state, Admitted: true, AdmittedToken: s.sign.mint(admittedPrefix, adm),
 		AdmittedExpiresAt: time.UnixMilli(adm.ExpiresAt), PollAfter: s.cfg.PollMax, Message: msg}
 }
@@ -119,7 +122,7 @@ func (s *Service) status(t ticket, v visit, now time.Time) Status {
 	opens, ends := time.UnixMilli(t.OpensAt).UTC(), time.UnixMilli(v.endsAt).UTC()
 	ttl := time.Duration(t.AdmittedTTL) * time.Millisecond
 	x := int64(math.Floor(v.x))
-	st := Status{ShowID: t.ShowID, Place: max(v.place, 0), OpensAt: opens, AdmissionNumber: x, SoldOut: v.soldOut,
+	st := Status{SaleID: t.SaleID, ShowID: cmp.Or(t.ShowID, t.SaleID), Place: max(v.place, 0), OpensAt: opens, AdmissionNumber: x, SoldOut: v.soldOut,
 		EstimatedWait: -1}
 	switch {
 	case !now.Before(ends):
@@ -147,7 +150,7 @@ func (s *Service) status(t ticket, v visit, now time.Time) Status {
 		st.Message = "Your admission has run out. Join again for a new place at the end of the line."
 	}
 	if st.Admitted {
-		a := ticket{ShowID: t.ShowID, Subject: t.Subject, Place: st.Place, IssuedAt: now.UnixMilli(),
+		a := ticket{SaleID: t.SaleID, ShowID: t.ShowID, Subject: t.Subject, Place: st.Place, IssuedAt: now.UnixMilli(),
 			ExpiresAt: admittedUntil.UnixMilli()}
 		st.AdmittedToken, st.AdmittedExpiresAt = s.sign.mint(admittedPrefix, a), admittedUntil
 		st.PollAfter = s.cfg.PollMax
@@ -191,10 +194,11 @@ func (s *Service) poll(wait time.Duration) time.Duration {
 	return time.Duration(float64(d) * (0.9 + 0.2*rand.Float64()))
 }
 
-// CheckAdmitted verifies the Queue-Token of a hold: an
-// admitted token, signed by us, unexpired, for this show and this caller.
-// It needs nothing but the HMAC key.
-func (s *Service) CheckAdmitted(subject string, showID int64, token string) error {
+// CheckAdmitted verifies the Queue-Token of a hold of a show that sells
+// through sale saleID: an admitted token, signed by us,
+// unexpired, for that sale and this caller. It needs nothing but the HMAC
+// key.
+func (s *Service) CheckAdmitted(subject string, showID, saleID int64, token string) error {
 	if token == "" {
 		return errorf(KindTokenRequired, "QUEUE_TOKEN_REQUIRED",
 			"show %d sells through its waiting room: join it (WaitingRoomService.Join) and send the admitted token in the Queue-Token header", showID)
@@ -207,8 +211,9 @@ func (s *Service) CheckAdmitted(subject string, showID int64, token string) erro
 		}
 		return tokenError("Queue-Token", err)
 	}
-	if t.ShowID != showID {
-		return errorf(KindTokenInvalid, "QUEUE_TOKEN_WRONG_SALE", "the Queue-Token is for show %d, not show %d", t.ShowID, showID)
+	if t.SaleID != saleID {
+		return errorf(KindTokenInvalid, "QUEUE_TOKEN_WRONG_SALE",
+			"the Queue-Token is for the sale of show %d; show %d sells through the sale of show %d", t.SaleID, showID, saleID)
 	}
 	if t.Subject != subject {
 		return errorf(KindTokenInvalid, "QUEUE_TOKEN_WRONG_CALLER", "the Queue-Token belongs to another caller")
@@ -216,11 +221,12 @@ func (s *Service) CheckAdmitted(subject string, showID int64, token string) erro
 	return nil
 }
 
-// ActiveRoom tells whether holds of the show need an admitted token now.
-func (s *Service) ActiveRoom(ctx context.Context, showID int64) (bool, error) {
+// ActiveSale tells whether holds of the show need an admitted token now:
+// the sale whose token they need, or 0.
+func (s *Service) ActiveSale(ctx context.Context, showID int64) (int64, error) {
 	room, err := s.rooms.cachedGet(ctx, showID)
-	if err != nil {
-		return false, err
+	if err != nil || room == nil || !room.Active(s.now()) {
+		return 0, err
 	}
-	return room != nil && room.Active(s.now()), nil
+	return room.SaleID, nil
 }

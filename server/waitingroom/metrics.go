@@ -14,7 +14,7 @@ type metrics struct {
 
 func newMetrics() metrics {
 	g := func(name, help string) *prometheus.GaugeVec {
-		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "seatghor_waitingroom_" + name, Help: help}, []string{"show"})
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "seatghor_waitingroom_" + name, Help: help}, []string{"sale"})
 	}
 	return metrics{
 		rate:      g("admission_rate", "Admission rate A now in force (users/s, R-9.4)."),
@@ -33,8 +33,8 @@ func (s *Service) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.rate, m.number, m.joined, m.available, m.soldOut, m.p99}
 }
 
-func (m metrics) set(show int64, rate, x float64, joined, available int64, soldOut bool, sig Signal) {
-	l := strconv.FormatInt(show, 10)
+func (m metrics) set(sale int64, rate, x float64, joined, available int64, soldOut bool, sig Signal) {
+	l := strconv.FormatInt(sale, 10)
 	m.rate.WithLabelValues(l).Set(rate)
 	m.number.WithLabelValues(l).Set(x)
 	m.joined.WithLabelValues(l).Set(float64(joined))

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// keys are one show's Redis keys. The {…} hash tag keeps them in one slot,
+// keys are one sale's Redis keys. The {…} hash tag keeps them in one slot,
 // so the scripts work on a Redis Cluster too.
 type keys struct {
 	live    string // hash: the admission number, rate, flags and metrics
@@ -23,8 +23,8 @@ type keys struct {
 	stats   string // + unix second: hash of CreateHold latency buckets
 }
 
-func (s *Service) keys(showID int64) keys {
-	b := fmt.Sprintf("%swr{%d}:", s.prefix, showID)
+func (s *Service) keys(saleID int64) keys {
+	b := fmt.Sprintf("%swr{%d}:", s.prefix, saleID)
 	return keys{live: b + "live", lottery: b + "lottery", late: b + "late", adm: b + "admitted", stats: b + "stats:"}
 }
 
@@ -118,9 +118,9 @@ type visit struct {
 	endsAt     int64 // ms; 0 unknown (no tick yet)
 }
 
-func (s *Service) runVisit(ctx context.Context, showID int64, subject string, now time.Time, opensAt time.Time,
+func (s *Service) runVisit(ctx context.Context, saleID int64, subject string, now time.Time, opensAt time.Time,
 	join bool, admittedTTL time.Duration, keyTTL time.Duration) (visit, error) {
-	k := s.keys(showID)
+	k := s.keys(saleID)
 	j := "0"
 	if join {
 		j = "1"

@@ -13,11 +13,14 @@ import (
 	"github.com/seatghor/seatghor/server/pg"
 )
 
-// Room is a show's waiting room as configured (the catalog's
-// waiting_rooms row).
+// Room is a waiting room as configured (the catalog's waiting_rooms row):
+// one show's, or the one line of a sale of several shows.
 type Room struct {
-	ShowID int64
-	// OpensAt is the show's on_sale_at: the lottery is drawn then (R-9.2).
+	// SaleID names the room: its first show's id, whose settings it has.
+	SaleID int64
+	// ShowIDs are the shows that sell through the room, SaleID first.
+	ShowIDs []int64
+	// OpensAt is the shows' on_sale_at: the lottery is drawn then (R-9.2).
 	OpensAt time.Time
 	// EndsAt ends the window; afterwards holds need no Queue-Token.
 	EndsAt time.Time
@@ -26,7 +29,8 @@ type Room struct {
 	// AdmittedTTL is how long an admission lasts (R-9.4: 15 minutes).
 	AdmittedTTL time.Duration
 	Paused      bool
-	// Owners are the show's creator and operator: they may manage the sale.
+	// Owners are the first show's creator and operator: they may manage
+	// the sale.
 	Owners [2]string
 }
 
@@ -55,24 +59,32 @@ func newRoomStore(db *pg.Pool, ttl time.Duration) *roomStore {
 	return &roomStore{db: db, ttl: ttl, cached: map[int64]cachedRoom{}}
 }
 
-const roomColumns = `w.show_id, w.opens_at, w.ends_at, w.min_rate, w.max_rate, w.admitted_ttl_ms, w.paused,
-	s.created_by, s.operator`
+// roomQuery selects rooms with their shows; the caller adds the WHERE
+// (aliases: w the room, s its first show).
+const roomQuery = `
+	SELECT w.show_id, w.opens_at, w.ends_at, w.min_rate, w.max_rate, w.admitted_ttl_ms, w.paused,
+	       s.created_by, s.operator,
+	       ARRAY(SELECT m.show_id FROM sale_shows m WHERE m.sale_id = w.show_id
+	             ORDER BY m.show_id <> w.show_id, m.show_id)
+	FROM waiting_rooms w JOIN shows s USING (show_id)`
 
 func scanRoom(row pgx.Row) (Room, error) {
 	var (
 		r     Room
 		ttlMs int64
 	)
-	err := row.Scan(&r.ShowID, &r.OpensAt, &r.EndsAt, &r.MinRate, &r.MaxRate, &ttlMs, &r.Paused, &r.Owners[0], &r.Owners[1])
+	err := row.Scan(&r.SaleID, &r.OpensAt, &r.EndsAt, &r.MinRate, &r.MaxRate, &ttlMs, &r.Paused, &r.Owners[0], &r.Owners[1],
+		&r.ShowIDs)
 	r.AdmittedTTL = time.Duration(ttlMs) * time.Millisecond
 	r.OpensAt, r.EndsAt = r.OpensAt.UTC(), r.EndsAt.UTC()
 	return r, err
 }
 
-// get reads a room from the database; nil when the show has none.
+// get reads the room a show sells through from the database; nil when the
+// show has none.
 func (st *roomStore) get(ctx context.Context, showID int64) (*Room, error) {
-	r, err := scanRoom(st.db.QueryRow(ctx, `
-		SELECT `+roomColumns+` FROM waiting_rooms w JOIN shows s USING (show_id) WHERE w.show_id = $1`, showID))
+	r, err := scanRoom(st.db.QueryRow(ctx, roomQuery+`
+		WHERE w.show_id = (SELECT sale_id FROM sale_shows WHERE show_id = $1)`, showID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
 	}
@@ -108,16 +120,18 @@ func (st *roomStore) cachedGet(ctx context.Context, showID int64) (*Room, error)
 	return v.(*Room), nil
 }
 
-func (st *roomStore) forget(showID int64) {
+// forget drops the cached copies of a room, under each of its shows.
+func (st *roomStore) forget(r *Room) {
 	st.mu.Lock()
-	delete(st.cached, showID)
+	for _, id := range r.ShowIDs {
+		delete(st.cached, id)
+	}
 	st.mu.Unlock()
 }
 
 // open lists the rooms whose window has not ended at now.
 func (st *roomStore) open(ctx context.Context, now time.Time) ([]Room, error) {
-	rows, err := st.db.Query(ctx, `
-		SELECT `+roomColumns+` FROM waiting_rooms w JOIN shows s USING (show_id)
+	rows, err := st.db.Query(ctx, roomQuery+`
 		WHERE w.ends_at > $1 ORDER BY w.show_id`, now)
 	if err != nil {
 		return nil, fmt.Errorf("list open waiting rooms: %w", err)
@@ -132,21 +146,21 @@ type Update struct {
 	EndsAt           *time.Time
 }
 
-func (st *roomStore) update(ctx context.Context, showID int64, u Update, by string, now time.Time) (*Room, error) {
+func (st *roomStore) update(ctx context.Context, r *Room, u Update, by string, now time.Time) (*Room, error) {
 	tag, err := st.db.Exec(ctx, `
 		UPDATE waiting_rooms SET paused = coalesce($2, paused), min_rate = coalesce($3, min_rate),
 		       max_rate = coalesce($4, max_rate), ends_at = coalesce($5, ends_at), updated_at = $6, updated_by = $7
-		WHERE show_id = $1`, showID, u.Paused, u.MinRate, u.MaxRate, u.EndsAt, now, by)
-	st.forget(showID)
+		WHERE show_id = $1`, r.SaleID, u.Paused, u.MinRate, u.MaxRate, u.EndsAt, now, by)
+	st.forget(r)
 	if pg.IsCheckViolation(err) {
 		return nil, &Error{Kind: KindInvalid, Reason: "RATE_LIMITS", Field: "min_admission_rate",
 			Message: "min_admission_rate must not exceed max_admission_rate"}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("update waiting room of show %d: %w", showID, err)
+		return nil, fmt.Errorf("update waiting room of sale %d: %w", r.SaleID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return nil, errorf(KindNotFound, "", "show %d has no waiting room", showID)
+		return nil, errorf(KindNotFound, "", "sale %d has no waiting room", r.SaleID)
 	}
-	return st.get(ctx, showID)
+	return st.get(ctx, r.SaleID)
 }

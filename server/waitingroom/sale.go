@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// Sale is a show's waiting room as its operators see it.
+// Sale is a waiting room as its operators see it.
 type Sale struct {
 	Room
-	State State
+	// ShowID is the show asked about (any of Room.ShowIDs).
+	ShowID int64
+	State  State
 	// Rate is the admission rate A now in force (users/s).
 	Rate float64
 	// AdmissionNumber is X.
@@ -36,7 +38,8 @@ func (c Caller) mayManage(r *Room) bool {
 	return c.Admin || slices.Contains(r.Owners[:], c.UserID)
 }
 
-// GetSale returns the sale of a show to its operators and admins.
+// GetSale returns the sale a show sells through to its operators and
+// admins.
 func (s *Service) GetSale(ctx context.Context, c Caller, showID int64) (Sale, error) {
 	room, err := s.rooms.get(ctx, showID)
 	if err != nil {
@@ -48,11 +51,11 @@ func (s *Service) GetSale(ctx context.Context, c Caller, showID int64) (Sale, er
 	if !c.mayManage(room) {
 		return Sale{}, errorf(KindForbidden, "", "only the show's operators and admins see its sale")
 	}
-	return s.sale(ctx, *room)
+	return s.sale(ctx, *room, showID)
 }
 
 // UpdateSale changes a sale's settings: pause or resume, rate limits, the
-// window's end.
+// window's end. For a sale of several shows any of them names it.
 func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Update) (Sale, error) {
 	room, err := s.rooms.get(ctx, showID)
 	if err != nil {
@@ -65,11 +68,11 @@ func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Upda
 		return Sale{}, errorf(KindForbidden, "", "only the show's operators and admins change its sale")
 	}
 	now := s.now()
-	if room, err = s.rooms.update(ctx, showID, u, c.UserID, now); err != nil {
+	if room, err = s.rooms.update(ctx, room, u, c.UserID, now); err != nil {
 		return Sale{}, err
 	}
 	// Polls see a pause and a new end at once, not at the next tick.
-	k := s.keys(showID)
+	k := s.keys(room.SaleID)
 	if err := s.rdb.HSet(ctx, k.live, "paused", b2i(room.Paused), "ends", room.EndsAt.UnixMilli()).Err(); err != nil {
 		return Sale{}, unavailable(err)
 	}
@@ -78,11 +81,11 @@ func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Upda
 			return Sale{}, unavailable(err)
 		}
 	}
-	return s.sale(ctx, *room)
+	return s.sale(ctx, *room, showID)
 }
 
-func (s *Service) sale(ctx context.Context, r Room) (Sale, error) {
-	k := s.keys(r.ShowID)
+func (s *Service) sale(ctx context.Context, r Room, showID int64) (Sale, error) {
+	k := s.keys(r.SaleID)
 	p := s.rdb.Pipeline()
 	f := p.HMGet(ctx, k.live, "drawn", "n0", "late", "x", "eff", "soldout", "avail", "p99", "errs", "tick")
 	card := p.ZCard(ctx, k.lottery)
@@ -91,7 +94,7 @@ func (s *Service) sale(ctx context.Context, r Room) (Sale, error) {
 	}
 	v := f.Val()
 	now := s.now()
-	sale := Sale{Room: r, Rate: toFloat(v[4]), SoldOut: toInt(v[5]) == 1, Available: toInt(v[6]),
+	sale := Sale{Room: r, ShowID: showID, Rate: toFloat(v[4]), SoldOut: toInt(v[5]) == 1, Available: toInt(v[6]),
 		HoldP99: time.Duration(toInt(v[7])) * time.Millisecond, HoldErrorRate: toFloat(v[8]), EstimatedWait: -1}
 	if tick := toInt(v[9]); tick > 0 {
 		sale.UpdatedAt = time.UnixMilli(tick).UTC()

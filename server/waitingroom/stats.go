@@ -10,12 +10,12 @@ import (
 // histogram the API processes share in Redis; the last bucket is open.
 var latencyBounds = []int64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000}
 
-// RecordHold counts one CreateHold of a show whose room is open: how long
+// RecordHold counts one CreateHold in a sale whose room is open: how long
 // it took and whether it failed with a server error. Every API process
 // adds to the same per-second histogram in Redis, so the admitter (in the
 // workers role, maybe elsewhere) sees the whole platform's latency. A
 // failure to record is only logged: measuring must never fail a hold.
-func (s *Service) RecordHold(ctx context.Context, showID int64, took time.Duration, failed bool) {
+func (s *Service) RecordHold(ctx context.Context, saleID int64, took time.Duration, failed bool) {
 	b := len(latencyBounds)
 	for i, ub := range latencyBounds {
 		if took <= time.Duration(ub)*time.Millisecond {
@@ -23,7 +23,7 @@ func (s *Service) RecordHold(ctx context.Context, showID int64, took time.Durati
 			break
 		}
 	}
-	key := s.keys(showID).stats + strconv.FormatInt(s.now().Unix(), 10)
+	key := s.keys(saleID).stats + strconv.FormatInt(s.now().Unix(), 10)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 500*time.Millisecond)
 	defer cancel()
 	p := s.rdb.Pipeline()
@@ -34,15 +34,15 @@ func (s *Service) RecordHold(ctx context.Context, showID int64, took time.Durati
 	}
 	p.Expire(ctx, key, 10*time.Minute)
 	if _, err := p.Exec(ctx); err != nil {
-		s.log.WarnContext(ctx, "record hold latency for the admission controller", "show", showID, "err", err)
+		s.log.WarnContext(ctx, "record hold latency for the admission controller", "sale", saleID, "err", err)
 	}
 }
 
 // signal reads the histogram of the last window (whole seconds up to now).
-func (s *Service) signal(ctx context.Context, showID int64, now time.Time) (Signal, error) {
+func (s *Service) signal(ctx context.Context, saleID int64, now time.Time) (Signal, error) {
 	secs := max(int64(s.cfg.Controller.Window/time.Second), 1)
 	p := s.rdb.Pipeline()
-	base := s.keys(showID).stats
+	base := s.keys(saleID).stats
 	cmds := make([]interface {
 		Val() map[string]string
 	}, 0, secs)

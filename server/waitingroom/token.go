@@ -23,7 +23,10 @@ const (
 // ticket is what a token carries. It is verified with the HMAC alone: no
 // database and no Redis (R-9.3).
 type ticket struct {
-	ShowID  int64  `json:"s"`
+	// SaleID is the room: its first show's id.
+	SaleID int64 `json:"s"`
+	// ShowID is the show the caller joined through (any of the sale's).
+	ShowID  int64  `json:"h,omitempty"`
 	Subject string `json:"u"`
 	// Place is the place in line, 0 while the lottery is not drawn.
 	Place int64 `json:"p,omitempty"`
@@ -93,7 +96,7 @@ func (s signer) open(prefix, token string, now time.Time) (ticket, error) {
 		return ticket{}, errMalformed
 	}
 	var t ticket
-	if err := json.Unmarshal(raw, &t); err != nil || t.ShowID <= 0 || t.Subject == "" {
+	if err := json.Unmarshal(raw, &t); err != nil || t.SaleID <= 0 || t.Subject == "" {
 		return ticket{}, errMalformed
 	}
 	if now.UnixMilli() >= t.ExpiresAt {

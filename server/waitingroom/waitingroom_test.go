@@ -48,9 +48,15 @@ type env struct {
 
 func newEnv(t *testing.T, cfg waitingroom.Config) *env {
 	t.Helper()
+	return newEnvOn(t, 1, cfg)
+}
+
+// newEnvOn is newEnv over several shard databases.
+func newEnvOn(t *testing.T, shards int, cfg waitingroom.Config) *env {
+	t.Helper()
 	r := redistest.New(t)
 	clk := clock.NewFake(start)
-	e := apptest.New(t, apptest.Options{Shards: 1, Clock: clk, RedisURL: r.URL, RedisPrefix: r.Prefix, WaitingRoom: cfg})
+	e := apptest.New(t, apptest.Options{Shards: shards, Clock: clk, RedisURL: r.URL, RedisPrefix: r.Prefix, WaitingRoom: cfg})
 	require.NotNil(t, e.App.WaitingRooms)
 	return &env{Env: e, clock: clk, rooms: e.App.WaitingRooms}
 }
@@ -136,6 +142,21 @@ func reason(t *testing.T, err error) (connect.Code, string) {
 		}
 	}
 	return ce.Code(), ""
+}
+
+// fieldOf returns the field an invalid_argument error names.
+func fieldOf(t *testing.T, err error) string {
+	t.Helper()
+	var ce *connect.Error
+	require.True(t, errors.As(err, &ce), "want a connect error, got %v", err)
+	for _, d := range ce.Details() {
+		if v, derr := d.Value(); derr == nil {
+			if br, ok := v.(*errdetails.BadRequest); ok && len(br.GetFieldViolations()) > 0 {
+				return br.GetFieldViolations()[0].GetField()
+			}
+		}
+	}
+	return ""
 }
 
 var enabled = &catalogv1.WaitingRoom{Enabled: true}

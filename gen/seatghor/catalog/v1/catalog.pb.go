@@ -478,7 +478,9 @@ func (x *Show) GetWaitingRoom() *WaitingRoom {
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
 // at the show's on_sale_at, when everyone who joined before gets a random
 // place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
-// Queue-Token (R-5.2, R-9.4).
+// Queue-Token (R-5.2, R-9.4). Several shows can sell through one room: a
+// sale (a tour's dates, a festival's days) with one line and one admission,
+// named by its first show.
 type WaitingRoom struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Whether the show sells through a waiting room.
@@ -494,7 +496,14 @@ type WaitingRoom struct {
 	// hours after on_sale_at, or the show's start if that is sooner.
 	EndsAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
 	// Output only: when the waiting room opens (the show's on_sale_at).
-	OpensAt       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	OpensAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	// On create: join the sale whose first show is this one instead of opening
+	// a room of its own. The show must go on sale at the sale's opening time,
+	// the caller must manage that sale, and the room's settings are the
+	// sale's (leave the rates, TTL and ends_at unset). An admitted token of
+	// the sale then holds seats of any of its shows. On output: the sale the
+	// show sells through (its own id when it is the first).
+	SaleId        int64 `protobuf:"varint,7,opt,name=sale_id,json=saleId,proto3" json:"sale_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -569,6 +578,13 @@ func (x *WaitingRoom) GetOpensAt() *timestamppb.Timestamp {
 		return x.OpensAt
 	}
 	return nil
+}
+
+func (x *WaitingRoom) GetSaleId() int64 {
+	if x != nil {
+		return x.SaleId
+	}
+	return 0
 }
 
 // CreateShowRequest describes the show to create.
@@ -1084,14 +1100,15 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12%\n" +
 	"\x0ecommission_bps\x18\x14 \x01(\x05R\rcommissionBps\x120\n" +
 	"\x14cancellation_fee_bps\x18\x15 \x01(\x05R\x12cancellationFeeBps\x12C\n" +
-	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\"\xb2\x04\n" +
+	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +
 	"\x12max_admission_rate\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10maxAdmissionRate\x12X\n" +
 	"\x12admitted_token_ttl\x18\x04 \x01(\v2\x19.google.protobuf.DurationB\x0f\xbaH\f\xaa\x01\t\"\x03\b\x90\x1c2\x02\b<R\x10admittedTokenTtl\x123\n" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
-	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
+	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
+	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
 	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xe1\v\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +

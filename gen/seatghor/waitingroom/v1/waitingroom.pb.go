@@ -98,7 +98,8 @@ func (SaleState) EnumDescriptor() ([]byte, []int) {
 // JoinRequest names the show to queue for.
 type JoinRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The show on sale.
+	// The show on sale. For a sale of several shows, any of them: the sale has
+	// one line.
 	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -174,7 +175,10 @@ type JoinResponse struct {
 	// false again when holds expire or are released (R-9.5).
 	SoldOut bool `protobuf:"varint,13,opt,name=sold_out,json=soldOut,proto3" json:"sold_out,omitempty"`
 	// A sentence for the buyer saying honestly where things stand.
-	Message       string `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
+	// The sale (waiting room) the place is in: the id of its first show. An
+	// admitted token holds seats of every show of the sale.
+	SaleId        int64 `protobuf:"varint,15,opt,name=sale_id,json=saleId,proto3" json:"sale_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -307,6 +311,13 @@ func (x *JoinResponse) GetMessage() string {
 	return ""
 }
 
+func (x *JoinResponse) GetSaleId() int64 {
+	if x != nil {
+		return x.SaleId
+	}
+	return 0
+}
+
 // GetStatusRequest carries the queue token to check.
 type GetStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -384,7 +395,10 @@ type GetStatusResponse struct {
 	// True when admission stopped because every seat is held or sold (R-9.5).
 	SoldOut bool `protobuf:"varint,13,opt,name=sold_out,json=soldOut,proto3" json:"sold_out,omitempty"`
 	// A sentence for the buyer saying honestly where things stand.
-	Message       string `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
+	Message string `protobuf:"bytes,14,opt,name=message,proto3" json:"message,omitempty"`
+	// The sale (waiting room) the place is in: the id of its first show. An
+	// admitted token holds seats of every show of the sale.
+	SaleId        int64 `protobuf:"varint,15,opt,name=sale_id,json=saleId,proto3" json:"sale_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -517,10 +531,18 @@ func (x *GetStatusResponse) GetMessage() string {
 	return ""
 }
 
-// Sale is a show's waiting room as its operators see it.
+func (x *GetStatusResponse) GetSaleId() int64 {
+	if x != nil {
+		return x.SaleId
+	}
+	return 0
+}
+
+// Sale is a waiting room as its operators see it: one show's, or one
+// shared by the several shows of a sale.
 type Sale struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The show.
+	// The show asked about.
 	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
 	// Where the sale stands.
 	State SaleState `protobuf:"varint,2,opt,name=state,proto3,enum=seatghor.waitingroom.v1.SaleState" json:"state,omitempty"`
@@ -557,7 +579,11 @@ type Sale struct {
 	// The share of CreateHold calls that failed with a server error.
 	HoldErrorRate float64 `protobuf:"fixed64,18,opt,name=hold_error_rate,json=holdErrorRate,proto3" json:"hold_error_rate,omitempty"`
 	// When the controller last moved the sale.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The sale's id: its first show's, whose settings the room has.
+	SaleId int64 `protobuf:"varint,20,opt,name=sale_id,json=saleId,proto3" json:"sale_id,omitempty"`
+	// Every show that sells through this room, the first included.
+	ShowIds       []int64 `protobuf:"varint,21,rep,packed,name=show_ids,json=showIds,proto3" json:"show_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -725,10 +751,24 @@ func (x *Sale) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Sale) GetSaleId() int64 {
+	if x != nil {
+		return x.SaleId
+	}
+	return 0
+}
+
+func (x *Sale) GetShowIds() []int64 {
+	if x != nil {
+		return x.ShowIds
+	}
+	return nil
+}
+
 // GetSaleRequest names the show.
 type GetSaleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The show.
+	// The show, or any show of a sale of several.
 	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -820,7 +860,7 @@ func (x *GetSaleResponse) GetSale() *Sale {
 // UpdateSaleRequest changes what is set; unset fields stay.
 type UpdateSaleRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The show.
+	// The show, or any show of a sale of several: the change is the sale's.
 	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
 	// Pause (true) or resume (false) admission.
 	Paused *bool `protobuf:"varint,2,opt,name=paused,proto3,oneof" json:"paused,omitempty"`
@@ -951,7 +991,7 @@ const file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc = "" +
 	"\n" +
 	")seatghor/waitingroom/v1/waitingroom.proto\x12\x17seatghor.waitingroom.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"/\n" +
 	"\vJoinRequest\x12 \n" +
-	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\x80\x05\n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\x99\x05\n" +
 	"\fJoinResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x14\n" +
 	"\x05place\x18\x02 \x01(\x03R\x05place\x12\x17\n" +
@@ -968,10 +1008,11 @@ const file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc = "" +
 	"\n" +
 	"poll_after\x18\f \x01(\v2\x19.google.protobuf.DurationR\tpollAfter\x12\x19\n" +
 	"\bsold_out\x18\r \x01(\bR\asoldOut\x12\x18\n" +
-	"\amessage\x18\x0e \x01(\tR\amessage\"4\n" +
+	"\amessage\x18\x0e \x01(\tR\amessage\x12\x17\n" +
+	"\asale_id\x18\x0f \x01(\x03R\x06saleId\"4\n" +
 	"\x10GetStatusRequest\x12 \n" +
 	"\x05token\x18\x01 \x01(\tB\n" +
-	"\xbaH\ar\x05\x10\x01\x18\x80\x10R\x05token\"\x85\x05\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\x10R\x05token\"\x9e\x05\n" +
 	"\x11GetStatusResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x14\n" +
 	"\x05place\x18\x02 \x01(\x03R\x05place\x12\x17\n" +
@@ -988,7 +1029,8 @@ const file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc = "" +
 	"\n" +
 	"poll_after\x18\f \x01(\v2\x19.google.protobuf.DurationR\tpollAfter\x12\x19\n" +
 	"\bsold_out\x18\r \x01(\bR\asoldOut\x12\x18\n" +
-	"\amessage\x18\x0e \x01(\tR\amessage\"\xb6\x06\n" +
+	"\amessage\x18\x0e \x01(\tR\amessage\x12\x17\n" +
+	"\asale_id\x18\x0f \x01(\x03R\x06saleId\"\xea\x06\n" +
 	"\x04Sale\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x128\n" +
 	"\x05state\x18\x02 \x01(\x0e2\".seatghor.waitingroom.v1.SaleStateR\x05state\x125\n" +
@@ -1010,7 +1052,9 @@ const file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc = "" +
 	"\bhold_p99\x18\x11 \x01(\v2\x19.google.protobuf.DurationR\aholdP99\x12&\n" +
 	"\x0fhold_error_rate\x18\x12 \x01(\x01R\rholdErrorRate\x129\n" +
 	"\n" +
-	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"2\n" +
+	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x17\n" +
+	"\asale_id\x18\x14 \x01(\x03R\x06saleId\x12\x19\n" +
+	"\bshow_ids\x18\x15 \x03(\x03R\ashowIds\"2\n" +
 	"\x0eGetSaleRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"D\n" +
 	"\x0fGetSaleResponse\x121\n" +

@@ -1,0 +1,163 @@
+package waitingroom_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/waitingroom"
+)
+
+// A sale of several shows (issue 5, decision 0034): two dates of a tour,
+// on two shards, sell through the first one's waiting room. There is one
+// line whichever show a buyer joins through, an admitted token of the sale
+// holds seats of either show, a token of another sale does not, admission
+// stops only when both shows are sold out, and only the sale's operators
+// add shows to it.
+func TestSaleOfSeveralShows(t *testing.T) {
+	e := newEnvOn(t, 2, waitingroom.Config{})
+	ctx := context.Background()
+	org := e.as(t, "organiser", auth.RoleOperator)
+	create := func(c caller, shard int32, room *catalogv1.WaitingRoom, onSaleAt *timestamppb.Timestamp) (*catalogv1.Show, error) {
+		resp, err := c.cat.CreateShow(ctx, connect.NewRequest(&catalogv1.CreateShowRequest{
+			Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Tour", Venue: "Bashundhara", Currency: "BDT",
+			StartsAt: timestamppb.New(start.Add(30 * 24 * time.Hour)), OnSaleAt: onSaleAt, Shard: &shard,
+			Sections:           []*catalogv1.Section{{Name: "Main", Rows: []string{"A"}, SeatsPerRow: 4, PriceMinor: 85000}},
+			MaxSeatsPerAccount: 10, MaxSeatsPerHold: 10, WaitingRoom: room,
+		}))
+		if err != nil {
+			return nil, err
+		}
+		return resp.Msg.GetShow(), nil
+	}
+	opens := timestamppb.New(start.Add(time.Minute))
+	first, err := create(org, 0, &catalogv1.WaitingRoom{Enabled: true, MinAdmissionRate: 1, MaxAdmissionRate: 1}, opens)
+	require.NoError(t, err)
+	a := first.GetShowId()
+	require.Equal(t, a, first.GetWaitingRoom().GetSaleId(), "the first show's room is its own sale")
+	// The second date names the sale and takes its opening and settings.
+	second, err := create(org, 1, &catalogv1.WaitingRoom{Enabled: true, SaleId: a}, nil)
+	require.NoError(t, err)
+	b := second.GetShowId()
+	require.EqualValues(t, 1, second.GetShard())
+	require.Equal(t, a, second.GetWaitingRoom().GetSaleId())
+	require.True(t, second.GetOnSaleAt().AsTime().Equal(opens.AsTime()), "on sale when the sale opens")
+	require.True(t, second.GetWaitingRoom().GetEndsAt().AsTime().Equal(first.GetWaitingRoom().GetEndsAt().AsTime()))
+	require.EqualValues(t, 1, second.GetWaitingRoom().GetMaxAdmissionRate())
+	got, err := org.cat.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: b}))
+	require.NoError(t, err)
+	require.Equal(t, a, got.Msg.GetShow().GetWaitingRoom().GetSaleId(), "GetShow tells the sale")
+
+	// Refusals, with nothing written.
+	other, err := create(org, 0, &catalogv1.WaitingRoom{Enabled: true}, opens)
+	require.NoError(t, err)
+	calm, err := create(org, 0, nil, opens)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name  string
+		as    caller
+		room  *catalogv1.WaitingRoom
+		opens *timestamppb.Timestamp
+		code  connect.Code
+		field string
+	}{
+		{"another operator's sale", e.as(t, "rival", auth.RoleOperator), &catalogv1.WaitingRoom{Enabled: true, SaleId: a}, nil,
+			connect.CodePermissionDenied, ""},
+		{"a show without a room", org, &catalogv1.WaitingRoom{Enabled: true, SaleId: calm.GetShowId()}, nil,
+			connect.CodeInvalidArgument, "waiting_room.sale_id"},
+		{"no such show", org, &catalogv1.WaitingRoom{Enabled: true, SaleId: 1 << 40}, nil,
+			connect.CodeInvalidArgument, "waiting_room.sale_id"},
+		{"own settings", org, &catalogv1.WaitingRoom{Enabled: true, SaleId: a, MaxAdmissionRate: 50}, nil,
+			connect.CodeInvalidArgument, "waiting_room.sale_id"},
+		{"another opening", org, &catalogv1.WaitingRoom{Enabled: true, SaleId: a}, timestamppb.New(start.Add(time.Hour)),
+			connect.CodeInvalidArgument, "on_sale_at"},
+	} {
+		_, err := create(tc.as, 0, tc.room, tc.opens)
+		require.Equal(t, tc.code, connect.CodeOf(err), "%s: %v", tc.name, err)
+		if tc.field != "" {
+			require.Equal(t, tc.field, fieldOf(t, err), tc.name)
+		}
+	}
+	// Naming any show of the sale names the sale.
+	third, err := create(e.as(t, "admin", auth.RoleAdmin), 1, &catalogv1.WaitingRoom{Enabled: true, SaleId: b}, nil)
+	require.NoError(t, err, "an admin adds to any sale, naming any of its shows")
+	require.Equal(t, a, third.GetWaitingRoom().GetSaleId())
+	shows := e.sale(t, b).GetShowIds()
+	require.Equal(t, []int64{a, b, third.GetShowId()}, shows, "the sale's shows, the first first; nothing else written")
+
+	// One line: joining through either show gives one place each, and
+	// joining again through the other show gives the same place.
+	fans := []caller{e.as(t, "fan-1", auth.RoleUser), e.as(t, "fan-2", auth.RoleUser)}
+	join := func(c caller, show int64) *waitingroomv1.JoinResponse {
+		resp, err := c.wr.Join(ctx, connect.NewRequest(&waitingroomv1.JoinRequest{ShowId: show}))
+		require.NoError(t, err)
+		require.Equal(t, a, resp.Msg.GetSaleId())
+		require.Equal(t, show, resp.Msg.GetShowId())
+		return resp.Msg
+	}
+	join(fans[0], a)
+	join(fans[1], b)
+	e.clock.Set(start.Add(time.Minute))
+	e.tick(t, 0)
+	p1, p2 := join(fans[0], b).GetPlace(), join(fans[1], a).GetPlace()
+	require.ElementsMatch(t, []int64{1, 2}, []int64{p1, p2}, "two joiners, two places, in one line")
+	require.EqualValues(t, 2, e.sale(t, a).GetJoined())
+
+	// X moves by 1/s: both are admitted after two seconds.
+	e.tick(t, time.Second)
+	e.tick(t, time.Second)
+	admitted := make([]string, 2)
+	for i, f := range fans {
+		st := join(f, b)
+		require.True(t, st.GetAdmitted(), "fan-%d", i+1)
+		admitted[i] = st.GetAdmittedToken()
+	}
+	// A token of the sale holds seats of every show of it…
+	_, err = hold(fans[0], a, admitted[0], "A1", "A2", "A3", "A4")
+	require.NoError(t, err, "show A with the sale's token")
+	e.tick(t, time.Second)
+	require.False(t, e.sale(t, a).GetSoldOut(), "show A is sold out, the sale is not")
+	_, err = hold(fans[1], b, admitted[1], "A1", "A2", "A3", "A4")
+	require.NoError(t, err, "show B with the sale's token")
+	_, err = hold(fans[1], third.GetShowId(), admitted[1], "A1", "A2", "A3", "A4")
+	require.NoError(t, err, "the third show with the sale's token")
+	// …but not without one, nor with another sale's.
+	_, err = hold(fans[0], b, "", "A1")
+	code, why := reason(t, err)
+	require.Equal(t, connect.CodePermissionDenied, code)
+	require.Equal(t, "QUEUE_TOKEN_REQUIRED", why)
+	joinOther := func() *connect.Response[waitingroomv1.JoinResponse] {
+		resp, err := fans[0].wr.Join(ctx, connect.NewRequest(&waitingroomv1.JoinRequest{ShowId: other.GetShowId()}))
+		require.NoError(t, err)
+		require.Equal(t, other.GetShowId(), resp.Msg.GetSaleId())
+		return resp
+	}
+	joinOther()
+	e.tick(t, time.Second)
+	oth := joinOther()
+	require.True(t, oth.Msg.GetAdmitted(), "nobody else is in the other sale's line")
+	_, err = hold(fans[0], a, oth.Msg.GetAdmittedToken(), "A1")
+	_, why = reason(t, err)
+	require.Equal(t, "QUEUE_TOKEN_WRONG_SALE", why)
+
+	// Every show of the sale is held: admission stops.
+	e.tick(t, time.Second)
+	sale := e.sale(t, b)
+	require.True(t, sale.GetSoldOut())
+	require.Equal(t, waitingroomv1.SaleState_SALE_STATE_SOLD_OUT, sale.GetState())
+	require.Zero(t, sale.GetAvailable())
+	require.Equal(t, b, sale.GetShowId())
+	require.Equal(t, a, sale.GetSaleId())
+
+	// UpdateSale through any show changes the one sale.
+	_, err = org.wr.UpdateSale(ctx, connect.NewRequest(&waitingroomv1.UpdateSaleRequest{ShowId: b, Paused: new(true)}))
+	require.NoError(t, err)
+	require.True(t, e.sale(t, a).GetPaused())
+}
