@@ -45,6 +45,8 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 		return connect.NewError(connect.CodeNotFound, err)
 	case errors.Is(err, catalog.ErrNotYourSale):
 		return connect.NewError(connect.CodePermissionDenied, err)
+	case errors.Is(err, catalog.ErrOpeningFrozen):
+		return connect.NewError(connect.CodeFailedPrecondition, err)
 	case errors.Is(err, idempotency.ErrKeyReused):
 		return connect.NewError(connect.CodeInvalidArgument, err)
 	case errors.Is(err, idempotency.ErrInProgress):

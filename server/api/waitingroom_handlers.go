@@ -92,6 +92,9 @@ func (h *waitingRoomHandler) UpdateSale(ctx context.Context, req *connect.Reques
 	if m.GetEndsAt() != nil {
 		u.EndsAt = new(m.GetEndsAt().AsTime())
 	}
+	if m.GetOpensAt() != nil {
+		u.OpensAt = new(m.GetOpensAt().AsTime())
+	}
 	sale, err := svc.UpdateSale(ctx, c, m.GetShowId(), u)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)

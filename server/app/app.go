@@ -222,7 +222,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 			return err
 		}
 		apiCfg.SeatMaps = a.SeatMaps
-		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Router.Catalog(), a.Booking,
+		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Router.Catalog(), a.Booking, a.Catalog,
 			[]byte(cfg.AuthSecret), cfg.Clock, cfg.Log, cfg.WaitingRoom)
 		apiCfg.WaitingRooms = a.WaitingRooms
 		a.Registry.MustRegister(a.WaitingRooms.Collectors()...)

@@ -119,6 +119,7 @@ func (s *Service) status(t ticket, v visit, now time.Time) Status {
 	if v.endsAt == 0 { // no tick yet: the window as the token knows it
 		v.endsAt = t.EndsAt
 	}
+	t.OpensAt = cmp.Or(v.opensAt, t.OpensAt) // an operator may have moved it
 	opens, ends := time.UnixMilli(t.OpensAt).UTC(), time.UnixMilli(v.endsAt).UTC()
 	ttl := time.Duration(t.AdmittedTTL) * time.Millisecond
 	x := int64(math.Floor(v.x))

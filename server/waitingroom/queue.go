@@ -44,14 +44,19 @@ func (s *Service) keys(saleID int64) keys {
 // When a place is at or below the admission number X and was not admitted
 // before, the admission starts now (its admitted token lasts from here).
 //
+// The opening is the room's in Redis (`opens`, written by the admitter and
+// by an operator's move) when known, else the caller's (from the catalog or
+// the token): a moved opening is never drawn at the old time.
+//
 // KEYS: live lottery late admitted. ARGV: subject now_ms opens_ms join(0|1)
 // score admitted_ttl_ms key_ttl_s.
 // Returns: place (-1 not in line, 0 before the draw), x, rate, paused,
-// soldout, n0, late, admitted_at_ms (-1 none), drawn(0|1), ends_ms.
+// soldout, n0, late, admitted_at_ms (-1 none), drawn(0|1), ends_ms, opens_ms.
 var visitScript = redis.NewScript(`
 local live, lottery, late, adm = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local sub, now, opens, join = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4] == '1'
 local score, admttl, keyttl = ARGV[5], tonumber(ARGV[6]), tonumber(ARGV[7])
+opens = tonumber(redis.call('HGET', live, 'opens') or opens)
 local drawn = redis.call('HGET', live, 'drawn')
 if not drawn and now >= opens then
   redis.call('HSET', live, 'drawn', now, 'n0', redis.call('ZCARD', lottery))
@@ -93,7 +98,7 @@ if place > 0 and not at and place <= math.floor(tonumber(f[1] or '0')) then
 end
 local d = 0
 if drawn then d = 1 end
-return {place, f[1] or '0', f[2] or '0', f[3] or '0', f[4] or '0', n0, f[5] or '0', at or -1, d, f[6] or '0'}
+return {place, f[1] or '0', f[2] or '0', f[3] or '0', f[4] or '0', n0, f[5] or '0', at or -1, d, f[6] or '0', opens}
 `)
 
 // drawScript draws the lottery when the opening has come (see visitScript).
@@ -101,6 +106,15 @@ return {place, f[1] or '0', f[2] or '0', f[3] or '0', f[4] or '0', n0, f[5] or '
 var drawScript = redis.NewScript(`
 if not redis.call('HGET', KEYS[1], 'drawn') and tonumber(ARGV[1]) >= tonumber(ARGV[2]) then
   redis.call('HSET', KEYS[1], 'drawn', ARGV[1], 'n0', redis.call('ZCARD', KEYS[2]))
+end
+return 0
+`)
+
+// openingScript records a moved opening unless the lottery is drawn.
+// KEYS: live. ARGV: opens_ms.
+var openingScript = redis.NewScript(`
+if not redis.call('HGET', KEYS[1], 'drawn') then
+  redis.call('HSET', KEYS[1], 'opens', ARGV[1])
 end
 return 0
 `)
@@ -116,6 +130,7 @@ type visit struct {
 	admittedAt int64 // ms; -1 none
 	drawn      bool
 	endsAt     int64 // ms; 0 unknown (no tick yet)
+	opensAt    int64 // ms
 }
 
 func (s *Service) runVisit(ctx context.Context, saleID int64, subject string, now time.Time, opensAt time.Time,
@@ -131,13 +146,13 @@ func (s *Service) runVisit(ctx context.Context, saleID int64, subject string, no
 	if err != nil {
 		return visit{}, unavailable(err)
 	}
-	if len(res) != 10 {
+	if len(res) != 11 {
 		return visit{}, fmt.Errorf("waiting room script answered %d values", len(res))
 	}
 	return visit{
 		place: toInt(res[0]), x: toFloat(res[1]), rate: toFloat(res[2]), paused: toInt(res[3]) == 1,
 		soldOut: toInt(res[4]) == 1, n0: toInt(res[5]), late: toInt(res[6]), admittedAt: toInt(res[7]),
-		drawn: toInt(res[8]) == 1, endsAt: toInt(res[9]),
+		drawn: toInt(res[8]) == 1, endsAt: toInt(res[9]), opensAt: toInt(res[10]),
 	}, nil
 }
 

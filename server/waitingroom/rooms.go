@@ -1,6 +1,7 @@
 package waitingroom
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -144,6 +145,31 @@ type Update struct {
 	Paused           *bool
 	MinRate, MaxRate *int
 	EndsAt           *time.Time
+	// OpensAt moves the opening (Openings.MoveOpening); not after now
+	// opens the sale now.
+	OpensAt *time.Time
+}
+
+// check refuses an update that breaks a rule before anything is written,
+// so a sale never keeps half of a change.
+func (u Update) check(r *Room, now time.Time) error {
+	lo, hi := cmp.Or(u.MinRate, &r.MinRate), cmp.Or(u.MaxRate, &r.MaxRate)
+	if *lo > *hi {
+		return &Error{Kind: KindInvalid, Reason: "RATE_LIMITS", Field: "min_admission_rate",
+			Message: "min_admission_rate must not exceed max_admission_rate"}
+	}
+	if u.OpensAt == nil {
+		return nil
+	}
+	opens, ends := *u.OpensAt, *cmp.Or(u.EndsAt, &r.EndsAt)
+	if opens.Before(now) {
+		opens = now
+	}
+	if !ends.After(opens) {
+		return &Error{Kind: KindInvalid, Reason: "WINDOW", Field: "opens_at", Message: fmt.Sprintf(
+			"the waiting room closes at %s, so the sale must open before then (move ends_at too)", ends.Format(time.RFC3339))}
+	}
+	return nil
 }
 
 func (st *roomStore) update(ctx context.Context, r *Room, u Update, by string, now time.Time) (*Room, error) {

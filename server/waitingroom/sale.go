@@ -55,7 +55,7 @@ func (s *Service) GetSale(ctx context.Context, c Caller, showID int64) (Sale, er
 }
 
 // UpdateSale changes a sale's settings: pause or resume, rate limits, the
-// window's end. For a sale of several shows any of them names it.
+// opening (before it comes) and the window's end. For a sale of several shows any of them names it.
 func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Update) (Sale, error) {
 	room, err := s.rooms.get(ctx, showID)
 	if err != nil {
@@ -68,12 +68,24 @@ func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Upda
 		return Sale{}, errorf(KindForbidden, "", "only the show's operators and admins change its sale")
 	}
 	now := s.now()
+	if err := u.check(room, now); err != nil {
+		return Sale{}, err
+	}
+	if u.OpensAt != nil {
+		if _, err := s.openings.MoveOpening(ctx, room.SaleID, *u.OpensAt, c.UserID); err != nil {
+			return Sale{}, err
+		}
+	}
 	if room, err = s.rooms.update(ctx, room, u, c.UserID, now); err != nil {
 		return Sale{}, err
 	}
-	// Polls see a pause and a new end at once, not at the next tick.
+	// Polls see a pause, a new end and a new opening at once, not at the
+	// next tick.
 	k := s.keys(room.SaleID)
 	if err := s.rdb.HSet(ctx, k.live, "paused", b2i(room.Paused), "ends", room.EndsAt.UnixMilli()).Err(); err != nil {
+		return Sale{}, unavailable(err)
+	}
+	if err := openingScript.Run(ctx, s.rdb, []string{k.live}, room.OpensAt.UnixMilli()).Err(); err != nil {
 		return Sale{}, unavailable(err)
 	}
 	if room.Paused {

@@ -161,3 +161,100 @@ func TestSaleOfSeveralShows(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, e.sale(t, a).GetPaused())
 }
+
+// Operators move a sale's opening before it comes (issue 5): postponed, the
+// lottery is not drawn at the old time and the show goes on sale at the new
+// one; brought forward to now, it opens now; once open, or within two
+// seconds of opening, the opening is fixed; a move that breaks a rule
+// changes nothing.
+func TestOperatorsMoveTheOpening(t *testing.T) {
+	e := newEnv(t, waitingroom.Config{})
+	ctx := context.Background()
+	room := &catalogv1.WaitingRoom{Enabled: true, MinAdmissionRate: 1, MaxAdmissionRate: 1}
+	show, other := e.show(t, 1, room), e.show(t, 1, room) // both open at start+1m
+	org := e.as(t, "organiser", auth.RoleOperator)
+	move := func(c caller, show int64, opens time.Time, ends *timestamppb.Timestamp) (*waitingroomv1.Sale, error) {
+		resp, err := c.wr.UpdateSale(ctx, connect.NewRequest(&waitingroomv1.UpdateSaleRequest{ShowId: show,
+			OpensAt: timestamppb.New(opens), EndsAt: ends}))
+		if err != nil {
+			return nil, err
+		}
+		return resp.Msg.GetSale(), nil
+	}
+	onSaleAt := func(show int64) time.Time {
+		resp, err := org.cat.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show}))
+		require.NoError(t, err)
+		return resp.Msg.GetShow().GetOnSaleAt().AsTime()
+	}
+	fan := e.as(t, "fan", auth.RoleUser)
+	j, err := fan.wr.Join(ctx, connect.NewRequest(&waitingroomv1.JoinRequest{ShowId: show}))
+	require.NoError(t, err)
+	tok := j.Msg.GetToken()
+
+	// Postponed by an hour: the room and the show move together.
+	later := start.Add(time.Hour)
+	sale, err := move(org, show, later, nil)
+	require.NoError(t, err)
+	require.True(t, sale.GetOpensAt().AsTime().Equal(later))
+	require.Equal(t, waitingroomv1.SaleState_SALE_STATE_SCHEDULED, sale.GetState())
+	require.True(t, onSaleAt(show).Equal(later), "the show goes on sale at the new time")
+
+	// Refused, with nothing written.
+	before := e.sale(t, other)
+	for _, tc := range []struct {
+		name  string
+		as    caller
+		opens time.Time
+		ends  *timestamppb.Timestamp
+		code  connect.Code
+	}{
+		{"after the window closes", org, start.Add(3 * time.Hour), nil, connect.CodeInvalidArgument},
+		{"after the show starts", org, start.Add(31 * 24 * time.Hour), timestamppb.New(start.Add(32 * 24 * time.Hour)),
+			connect.CodeInvalidArgument},
+		{"not the sale's operator", e.as(t, "rival", auth.RoleOperator), later, nil, connect.CodePermissionDenied},
+	} {
+		_, err := move(tc.as, other, tc.opens, tc.ends)
+		require.Equal(t, tc.code, connect.CodeOf(err), "%s: %v", tc.name, err)
+		if tc.code == connect.CodeInvalidArgument {
+			require.Equal(t, "opens_at", fieldOf(t, err), tc.name)
+		}
+	}
+	after := e.sale(t, other)
+	require.True(t, after.GetOpensAt().AsTime().Equal(before.GetOpensAt().AsTime()))
+	require.True(t, after.GetEndsAt().AsTime().Equal(before.GetEndsAt().AsTime()))
+	require.True(t, onSaleAt(other).Equal(start.Add(time.Minute)))
+	e.clock.Set(start.Add(time.Minute - time.Second))
+	_, err = move(org, other, later, nil)
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "one second before the opening: %v", err)
+
+	// The old opening passes: no draw, and the buyer is told the new time.
+	e.clock.Set(start.Add(time.Minute))
+	e.tick(t, 0)
+	e.tick(t, time.Second)
+	st, err := fan.wr.GetStatus(ctx, connect.NewRequest(&waitingroomv1.GetStatusRequest{Token: tok}))
+	require.NoError(t, err)
+	require.Equal(t, waitingroomv1.SaleState_SALE_STATE_SCHEDULED, st.Msg.GetState())
+	require.Zero(t, st.Msg.GetPlace(), "no lottery at the old opening")
+	require.True(t, st.Msg.GetOpensAt().AsTime().Equal(later))
+	require.Contains(t, st.Msg.GetMessage(), later.Format(time.RFC3339))
+
+	// Brought forward: a time already past opens the sale now.
+	sale, err = move(org, show, start, nil)
+	require.NoError(t, err)
+	now := e.clock.Now()
+	require.True(t, sale.GetOpensAt().AsTime().Equal(now))
+	require.True(t, onSaleAt(show).Equal(now))
+	e.tick(t, 0)
+	e.tick(t, time.Second)
+	st, err = fan.wr.GetStatus(ctx, connect.NewRequest(&waitingroomv1.GetStatusRequest{Token: st.Msg.GetToken()}))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, st.Msg.GetPlace())
+	require.True(t, st.Msg.GetAdmitted())
+	// The shard's on_sale_at moved too: otherwise CreateHold would answer
+	// "sales open at …" for another hour.
+	_, err = hold(fan, show, st.Msg.GetAdmittedToken(), "A1")
+	require.NoError(t, err)
+
+	_, err = move(org, show, later, nil)
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "open: the opening is fixed")
+}

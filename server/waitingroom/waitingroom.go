@@ -120,29 +120,38 @@ type Seats interface {
 	Available(ctx context.Context, showID int64) (int64, error)
 }
 
+// Openings moves when the shows of a sale go on sale (catalog.Service):
+// the room's opening and every show's on_sale_at together. It answers the
+// opening as stored.
+type Openings interface {
+	MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) (time.Time, error)
+}
+
 // Service is the waiting room of every show.
 type Service struct {
-	rdb    redis.UniversalClient
-	prefix string
-	rooms  *roomStore
-	seats  Seats
-	sign   signer
-	clock  clock.Clock
-	log    *slog.Logger
-	cfg    Config
+	rdb      redis.UniversalClient
+	prefix   string
+	rooms    *roomStore
+	seats    Seats
+	openings Openings
+	sign     signer
+	clock    clock.Clock
+	log      *slog.Logger
+	cfg      Config
 	// id names this process as the admitter's leader.
 	id      string
 	metrics metrics
 }
 
 // NewService returns the waiting room over Redis (keys under prefix), the
-// catalog database (the rooms' settings) and the seat counts of booking.
-// secret is the platform's server secret; the token key is derived from it.
-func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seats Seats, secret []byte,
-	clk clock.Clock, log *slog.Logger, cfg Config) *Service {
+// catalog database (the rooms' settings), the seat counts of booking and
+// the catalog's openings. secret is the platform's server secret; the token
+// key is derived from it.
+func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seats Seats, openings Openings,
+	secret []byte, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{
-		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL), seats: seats,
+		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL), seats: seats, openings: openings,
 		sign: newSigner(secret), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
@@ -523,7 +522,6 @@ func TestOperatorsSteerTheSale(t *testing.T) {
 	require.Equal(t, waitingroomv1.SaleState_SALE_STATE_ENDED, end.Msg.GetSale().GetState())
 	_, err = hold(e.as(t, "p-49", auth.RoleUser), show, "", "A1")
 	require.NoError(t, err, "the operator ended the window")
-	_ = durationpb.New
 }
 
 // Joins race: the same caller joining many times at once, before and after

@@ -869,7 +869,12 @@ type UpdateSaleRequest struct {
 	// New upper limit of the admission rate (users/s).
 	MaxAdmissionRate *int32 `protobuf:"varint,4,opt,name=max_admission_rate,json=maxAdmissionRate,proto3,oneof" json:"max_admission_rate,omitempty"`
 	// New end of the waiting-room window; a time in the past ends it now.
-	EndsAt        *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
+	EndsAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=ends_at,json=endsAt,proto3" json:"ends_at,omitempty"`
+	// New opening time, while the sale has not opened (up to 2 s before):
+	// postpone it, or bring it forward; a time not after now opens it now.
+	// Every show of the sale goes on sale then, and who joined before it still
+	// gets a random place at that instant (R-9.2).
+	OpensAt       *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -935,6 +940,13 @@ func (x *UpdateSaleRequest) GetMaxAdmissionRate() int32 {
 func (x *UpdateSaleRequest) GetEndsAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.EndsAt
+	}
+	return nil
+}
+
+func (x *UpdateSaleRequest) GetOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpensAt
 	}
 	return nil
 }
@@ -1058,13 +1070,14 @@ const file_seatghor_waitingroom_v1_waitingroom_proto_rawDesc = "" +
 	"\x0eGetSaleRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"D\n" +
 	"\x0fGetSaleResponse\x121\n" +
-	"\x04sale\x18\x01 \x01(\v2\x1d.seatghor.waitingroom.v1.SaleR\x04sale\"\x89\x04\n" +
+	"\x04sale\x18\x01 \x01(\v2\x1d.seatghor.waitingroom.v1.SaleR\x04sale\"\xc0\x04\n" +
 	"\x11UpdateSaleRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12\x1b\n" +
 	"\x06paused\x18\x02 \x01(\bH\x00R\x06paused\x88\x01\x01\x12>\n" +
 	"\x12min_admission_rate\x18\x03 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x01H\x01R\x10minAdmissionRate\x88\x01\x01\x12>\n" +
 	"\x12max_admission_rate\x18\x04 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x01H\x02R\x10maxAdmissionRate\x88\x01\x01\x123\n" +
-	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt:\xc6\x01\xbaH\xc2\x01\x1a\xbf\x01\n" +
+	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
+	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt:\xc6\x01\xbaH\xc2\x01\x1a\xbf\x01\n" +
 	"\x10sale.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1at!has(this.min_admission_rate) || !has(this.max_admission_rate) || this.min_admission_rate <= this.max_admission_rateB\t\n" +
 	"\a_pausedB\x15\n" +
 	"\x13_min_admission_rateB\x15\n" +
@@ -1137,20 +1150,21 @@ var file_seatghor_waitingroom_v1_waitingroom_proto_depIdxs = []int32{
 	10, // 18: seatghor.waitingroom.v1.Sale.updated_at:type_name -> google.protobuf.Timestamp
 	5,  // 19: seatghor.waitingroom.v1.GetSaleResponse.sale:type_name -> seatghor.waitingroom.v1.Sale
 	10, // 20: seatghor.waitingroom.v1.UpdateSaleRequest.ends_at:type_name -> google.protobuf.Timestamp
-	5,  // 21: seatghor.waitingroom.v1.UpdateSaleResponse.sale:type_name -> seatghor.waitingroom.v1.Sale
-	1,  // 22: seatghor.waitingroom.v1.WaitingRoomService.Join:input_type -> seatghor.waitingroom.v1.JoinRequest
-	3,  // 23: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:input_type -> seatghor.waitingroom.v1.GetStatusRequest
-	6,  // 24: seatghor.waitingroom.v1.WaitingRoomService.GetSale:input_type -> seatghor.waitingroom.v1.GetSaleRequest
-	8,  // 25: seatghor.waitingroom.v1.WaitingRoomService.UpdateSale:input_type -> seatghor.waitingroom.v1.UpdateSaleRequest
-	2,  // 26: seatghor.waitingroom.v1.WaitingRoomService.Join:output_type -> seatghor.waitingroom.v1.JoinResponse
-	4,  // 27: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:output_type -> seatghor.waitingroom.v1.GetStatusResponse
-	7,  // 28: seatghor.waitingroom.v1.WaitingRoomService.GetSale:output_type -> seatghor.waitingroom.v1.GetSaleResponse
-	9,  // 29: seatghor.waitingroom.v1.WaitingRoomService.UpdateSale:output_type -> seatghor.waitingroom.v1.UpdateSaleResponse
-	26, // [26:30] is the sub-list for method output_type
-	22, // [22:26] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	10, // 21: seatghor.waitingroom.v1.UpdateSaleRequest.opens_at:type_name -> google.protobuf.Timestamp
+	5,  // 22: seatghor.waitingroom.v1.UpdateSaleResponse.sale:type_name -> seatghor.waitingroom.v1.Sale
+	1,  // 23: seatghor.waitingroom.v1.WaitingRoomService.Join:input_type -> seatghor.waitingroom.v1.JoinRequest
+	3,  // 24: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:input_type -> seatghor.waitingroom.v1.GetStatusRequest
+	6,  // 25: seatghor.waitingroom.v1.WaitingRoomService.GetSale:input_type -> seatghor.waitingroom.v1.GetSaleRequest
+	8,  // 26: seatghor.waitingroom.v1.WaitingRoomService.UpdateSale:input_type -> seatghor.waitingroom.v1.UpdateSaleRequest
+	2,  // 27: seatghor.waitingroom.v1.WaitingRoomService.Join:output_type -> seatghor.waitingroom.v1.JoinResponse
+	4,  // 28: seatghor.waitingroom.v1.WaitingRoomService.GetStatus:output_type -> seatghor.waitingroom.v1.GetStatusResponse
+	7,  // 29: seatghor.waitingroom.v1.WaitingRoomService.GetSale:output_type -> seatghor.waitingroom.v1.GetSaleResponse
+	9,  // 30: seatghor.waitingroom.v1.WaitingRoomService.UpdateSale:output_type -> seatghor.waitingroom.v1.UpdateSaleResponse
+	27, // [27:31] is the sub-list for method output_type
+	23, // [23:27] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_waitingroom_v1_waitingroom_proto_init() }

@@ -62,8 +62,9 @@ type WaitingRoomServiceClient interface {
 	// the show and admins.
 	GetSale(context.Context, *connect.Request[v1.GetSaleRequest]) (*connect.Response[v1.GetSaleResponse], error)
 	// UpdateSale pauses or resumes admission, changes the admission-rate
-	// limits or moves the end of the waiting-room window. Operators of the show
-	// and admins. Requires an Idempotency-Key.
+	// limits, moves the opening (before it comes) or the end of the
+	// waiting-room window. Operators of the show and admins. Requires an
+	// Idempotency-Key.
 	UpdateSale(context.Context, *connect.Request[v1.UpdateSaleRequest]) (*connect.Response[v1.UpdateSaleResponse], error)
 }
 
@@ -153,8 +154,9 @@ type WaitingRoomServiceHandler interface {
 	// the show and admins.
 	GetSale(context.Context, *connect.Request[v1.GetSaleRequest]) (*connect.Response[v1.GetSaleResponse], error)
 	// UpdateSale pauses or resumes admission, changes the admission-rate
-	// limits or moves the end of the waiting-room window. Operators of the show
-	// and admins. Requires an Idempotency-Key.
+	// limits, moves the opening (before it comes) or the end of the
+	// waiting-room window. Operators of the show and admins. Requires an
+	// Idempotency-Key.
 	UpdateSale(context.Context, *connect.Request[v1.UpdateSaleRequest]) (*connect.Response[v1.UpdateSaleResponse], error)
 }
 
