@@ -103,7 +103,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	chain := []connect.Interceptor{metrics, auth.NewInterceptor(cfg.Tokens,
 		searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure)}
 	if rl := cfg.RateLimits; rl != nil {
-		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, cfg.Log, cfg.Registry))
+		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface
+		if cfg.WaitingRooms != nil {
+			sales = cfg.WaitingRooms
+		}
+		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry))
 	}
 	chain = append(chain, validate.NewInterceptor(), idempotency.NewInterceptor())
 	if cfg.WaitingRooms != nil {

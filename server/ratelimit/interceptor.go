@@ -27,7 +27,7 @@ type rule struct {
 	name      string
 	procedure string
 	partner   bool // applies to partner callers (else to everyone else)
-	perShow   bool // counted per caller and show
+	perSale   bool // counted per caller and sale (Sales.SaleOf the show)
 	limit     Limit
 }
 
@@ -52,6 +52,12 @@ func (c Config) rules() []rule {
 	return on
 }
 
+// Sales names the sale a show sells through: the sale of several shows it
+// belongs to (its waiting room's, waitingroom.Service), else the show itself.
+type Sales interface {
+	SaleOf(ctx context.Context, showID int64) (int64, error)
+}
+
 // RetryAfterHeader is the HTTP header of a refusal's wait.
 const RetryAfterHeader = "Retry-After"
 
@@ -59,21 +65,25 @@ const RetryAfterHeader = "Retry-After"
 // Redis under prefix. It runs right after authentication (the caller is the
 // key) and before anything else costs work. When Redis does not answer the
 // call goes through: the limits protect, they do not decide.
-// Refusals are counted in seatghor_rate_limited_total{limit} on reg.
-func NewInterceptor(rdb redis.UniversalClient, prefix string, cfg Config, log *slog.Logger, reg prometheus.Registerer) connect.Interceptor {
+// Refusals are counted in seatghor_rate_limited_total{limit} on reg. The
+// per-sale cap counts by sales when given, else per show.
+func NewInterceptor(rdb redis.UniversalClient, prefix string, cfg Config, sales Sales, log *slog.Logger,
+	reg prometheus.Registerer) connect.Interceptor {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seatghor_rate_limited_total", Help: "Calls refused by a rate limit (R-9.6, R-10).",
 	}, []string{"limit"})
 	if reg != nil {
 		reg.MustRegister(refused)
 	}
-	return &interceptor{limiter: redis_rate.NewLimiter(rdb), prefix: prefix + "rl:", rules: cfg.rules(), log: log, refused: refused}
+	return &interceptor{limiter: redis_rate.NewLimiter(rdb), prefix: prefix + "rl:", rules: cfg.rules(), sales: sales,
+		log: log, refused: refused}
 }
 
 type interceptor struct {
 	limiter *redis_rate.Limiter
 	prefix  string
 	rules   []rule
+	sales   Sales
 	log     *slog.Logger
 	refused *prometheus.CounterVec
 }
@@ -98,12 +108,20 @@ func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
 			continue
 		}
 		key := i.prefix + r.name + ":" + p.UserID
-		if r.perShow {
+		if r.perSale {
 			s, ok := req.Any().(interface{ GetShowId() int64 })
 			if !ok {
 				continue
 			}
-			key += ":" + strconv.FormatInt(s.GetShowId(), 10)
+			sale := s.GetShowId()
+			if i.sales != nil {
+				var err error
+				if sale, err = i.sales.SaleOf(ctx, sale); err != nil {
+					i.log.WarnContext(ctx, "rate limit not checked: the show's sale is unknown", "limit", r.name, "err", err)
+					continue
+				}
+			}
+			key += ":" + strconv.FormatInt(sale, 10)
 		}
 		res, err := i.limiter.Allow(ctx, key, redis_rate.Limit{Rate: r.limit.Rate, Period: r.limit.Per, Burst: r.limit.Burst})
 		if err != nil {

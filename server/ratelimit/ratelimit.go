@@ -71,8 +71,9 @@ type Config struct {
 	// PartnerHolds: CreateHold per partner key (callers with the partner
 	// role, who book for many buyers).
 	PartnerHolds Limit
-	// SaleHolds: CreateHold per caller and show — a cap on one account's
-	// tries in one sale, whatever its overall rate (partners excepted).
+	// SaleHolds: CreateHold per caller and sale (a show, or the shows that
+	// share a waiting room) — a cap on one account's tries in one sale,
+	// whatever its overall rate (partners excepted).
 	SaleHolds Limit
 	// Payments: StartPayment per caller (R-10: rate limits on payment
 	// attempts).

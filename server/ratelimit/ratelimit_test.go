@@ -22,6 +22,8 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
+	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/pgtest"
@@ -152,7 +154,7 @@ func TestHoldBurstIsLimitedPerCaller(t *testing.T) {
 	retryAfter(t, hold(partner, p.show, "C7"))
 }
 
-// The per-sale cap counts one caller's holds in one show only; REST
+// The per-sale cap counts one caller's holds in one sale only; REST
 // answers 429 with a Retry-After header.
 func TestSaleCapAndRESTRetryAfter(t *testing.T) {
 	p := start(t, ratelimit.Config{SaleHolds: ratelimit.Limit{Rate: 2, Per: time.Hour, Burst: 2}})
@@ -171,6 +173,39 @@ func TestSaleCapAndRESTRetryAfter(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, http.StatusTooManyRequests, resp.StatusCode)
 	require.NotEmpty(t, resp.Header.Get("Retry-After"))
+}
+
+// A sale of several shows (decision 0034) is one sale for the cap: holds
+// in any of its shows count together.
+func TestSaleCapCountsEveryShowOfASale(t *testing.T) {
+	p := start(t, ratelimit.Config{SaleHolds: ratelimit.Limit{Rate: 2, Per: time.Hour, Burst: 2}})
+	ctx := context.Background()
+	admin := bearer(t, p.Env, "admin", auth.RoleAdmin)
+	cat := catalogv1connect.NewCatalogServiceClient(p.HTTP, p.URL, admin)
+	var tour [2]int64
+	for i := range tour {
+		resp, err := cat.CreateShow(ctx, connect.NewRequest(&catalogv1.CreateShowRequest{
+			Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Tour", Venue: "Hall", Currency: "BDT",
+			StartsAt:           timestamppb.New(time.Now().Add(time.Duration(30+i) * 24 * time.Hour)),
+			Sections:           []*catalogv1.Section{{Name: "Main", Rows: []string{"A"}, SeatsPerRow: 4, PriceMinor: 100}},
+			MaxSeatsPerAccount: 10, MaxSeatsPerHold: 10,
+			// The first show opens the room (SaleId 0); the second joins it.
+			WaitingRoom: &catalogv1.WaitingRoom{Enabled: true, SaleId: tour[0]},
+		}))
+		require.NoError(t, err)
+		tour[i] = resp.Msg.GetShow().GetShowId()
+	}
+	// End the window, so the holds need no Queue-Token; the sale stays one.
+	_, err := waitingroomv1connect.NewWaitingRoomServiceClient(p.HTTP, p.URL, admin).UpdateSale(ctx,
+		connect.NewRequest(&waitingroomv1.UpdateSaleRequest{ShowId: tour[0], EndsAt: timestamppb.Now()}))
+	require.NoError(t, err)
+
+	sumi := p.holds(t, "sumi", auth.RoleUser)
+	require.NoError(t, hold(sumi, tour[0], "A1"))
+	require.NoError(t, hold(sumi, tour[1], "A1"))
+	retryAfter(t, hold(sumi, tour[0], "A2"))
+	retryAfter(t, hold(sumi, tour[1], "A2"))
+	require.NoError(t, hold(sumi, p.show, "A1"), "a show outside the sale")
 }
 
 // payment attempts are limited before anything else is looked at.

@@ -222,6 +222,16 @@ func (s *Service) CheckAdmitted(subject string, showID, saleID int64, token stri
 	return nil
 }
 
+// SaleOf names the sale a show sells through: its waiting room's (the
+// room's first show), or the show itself when it has no room.
+func (s *Service) SaleOf(ctx context.Context, showID int64) (int64, error) {
+	room, err := s.rooms.cachedGet(ctx, showID)
+	if err != nil || room == nil {
+		return showID, err
+	}
+	return room.SaleID, nil
+}
+
 // ActiveSale tells whether holds of the show need an admitted token now:
 // the sale whose token they need, or 0.
 func (s *Service) ActiveSale(ctx context.Context, showID int64) (int64, error) {
