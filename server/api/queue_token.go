@@ -18,8 +18,9 @@ const QueueTokenHeader = "Queue-Token"
 
 // queueTokenInterceptor is the last of the chain: while a show's waiting
 // room is active, CreateHold needs an admitted Queue-Token for the sale the
-// show sells through and the caller, checked by its HMAC alone. It also measures those holds
-// for the admission controller, which slows admission when they slow down.
+// show sells through and the caller, checked by its HMAC alone. It
+// also measures those holds for the admission controller, which slows
+// admission when they slow down.
 type queueTokenInterceptor struct {
 	rooms *waitingroom.Service
 	log   *slog.Logger

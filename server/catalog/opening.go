@@ -26,21 +26,20 @@ var ErrOpeningFrozen = errors.New("the sale has opened (or opens within 2 s): it
 
 // MoveOpening moves when a sale (a waiting room and every show that sells
 // through it) goes on sale: postponed, or brought forward; a time not after
-// now opens it now. It answers the opening as stored. Whether the window
-// still ends after it is the waiting room's check (an UpdateSale may move
-// both). The shards' copies of
+// now opens it now. Whether the window still ends after it is the waiting
+// room's check (an UpdateSale may move both). The shards' copies of
 // on_sale_at (which CreateHold checks) are written before the catalog
 // commits, as CreateShow does: a crash in between leaves the shards with the
 // new time while the room opens at the old one, and since holds need both an
 // admission and the shard's on_sale_at, nothing sells before the later of the
 // two; a retry finishes the move. Every show is republished (ShowPublished),
 // so the read side (the trip index) follows.
-func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) (time.Time, error) {
+func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) error {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	if at = at.UTC().Truncate(time.Microsecond); at.Before(now) {
 		at = now
 	}
-	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
+	return pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
 		var opens time.Time
 		err := tx.QueryRow(ctx, `SELECT opens_at FROM waiting_rooms WHERE show_id = $1 FOR UPDATE`, saleID).Scan(&opens)
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -92,5 +91,4 @@ func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, b
 		}
 		return nil
 	})
-	return at, err
 }

@@ -72,7 +72,7 @@ func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Upda
 		return Sale{}, err
 	}
 	if u.OpensAt != nil {
-		if _, err := s.openings.MoveOpening(ctx, room.SaleID, *u.OpensAt, c.UserID); err != nil {
+		if err := s.openings.MoveOpening(ctx, room.SaleID, *u.OpensAt, c.UserID); err != nil {
 			return Sale{}, err
 		}
 	}

@@ -121,10 +121,9 @@ type Seats interface {
 }
 
 // Openings moves when the shows of a sale go on sale (catalog.Service):
-// the room's opening and every show's on_sale_at together. It answers the
-// opening as stored.
+// the room's opening and every show's on_sale_at together.
 type Openings interface {
-	MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) (time.Time, error)
+	MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) error
 }
 
 // Service is the waiting room of every show.
