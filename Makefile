@@ -16,27 +16,36 @@ SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-.PHONY: help deps build run test test-go test-ts generate check-generate lint bench loadtest clean
+# The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
+RELEASED_API := proto/released.txtpb
+
+.PHONY: help deps deps-run build run test test-go test-ts generate check-generate check-repo breaking release-api lint bench loadtest clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
 	@echo
 	@awk 'BEGIN { FS = ":[^#]*## " } /^[a-zA-Z_-]+:[^#]*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 
-deps: ## Install the PostgreSQL binaries and npm packages if missing (scripts/ensure-deps.sh)
-	@bash scripts/ensure-deps.sh
+deps: ## Install what the tests need if missing: PostgreSQL and Redis binaries, npm packages, MinIO, Meilisearch
+	@bash scripts/ensure-deps.sh test
+
+deps-run: ## Install only what `seatghor dev` needs if missing: the PostgreSQL and Redis binaries
+	@bash scripts/ensure-deps.sh run
 
 build: ## Build the binary into bin/seatghor
 	$(GO) build -o $(BIN) ./cmd/seatghor
 
-run: deps build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
+run: deps-run build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
 	$(BIN) dev $(ARGS)
 
-test: deps ## Build, vet, buf lint, run the Go and TypeScript tests, then check that generated code is up to date
+test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, repository guards, Go and TypeScript tests, generated code
 	$(GO) build ./...
 	$(GO) vet ./...
+	$(GOTOOL) staticcheck ./...
 	$(GOTOOL) buf lint
-	$(MAKE) --no-print-directory test-go
+	$(MAKE) --no-print-directory breaking
+	$(MAKE) --no-print-directory check-repo
+	SEATGHOR_TEST_MEILI=require $(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory check-generate
 
@@ -68,6 +77,15 @@ check-generate: generate ## Fail if `make generate` changes or adds files under 
 	fi; \
 	if [[ $$status -eq 0 ]]; then echo 'check-generate: generated code is up to date'; fi; \
 	exit $$status
+
+check-repo: ## Fail on tracked files over 1 MB, unlisted binaries, uncited rules or broken DESIGN.md references
+	bash scripts/check-repo.sh
+
+breaking: ## Fail if proto/ breaks the released API (buf breaking, WIRE_JSON, against $(RELEASED_API))
+	$(GOTOOL) buf breaking proto --against $(RELEASED_API)
+
+release-api: ## Accept the API as released: rewrite $(RELEASED_API) (commit it on purpose, with the reason)
+	$(GOTOOL) buf build proto --exclude-source-info -o $(RELEASED_API)
 
 lint: ## buf lint, go vet and staticcheck
 	$(GOTOOL) buf lint

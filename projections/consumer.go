@@ -6,7 +6,7 @@
 // No event is skipped: a database's outbox is read in (xid, id) order and
 // only below the oldest transaction still running there
 // (xid < pg_snapshot_xmin(pg_current_snapshot())), so a row whose
-// transaction commits after a later one is never passed over (DESIGN.md,
+// transaction commits after a later one is never passed over (docs/DESIGN.md,
 // "The outbox has no gaps"). Each projector keeps its own checkpoint in each
 // database, advanced only after the projector accepted the batch; delivery
 // is therefore at least once and every projector is idempotent.

@@ -106,7 +106,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // TestOutOfOrderCommitIsNotSkipped: a transaction that wrote its outbox row
 // first but commits last is delivered, and before the rows of the
-// transactions that started after it (DESIGN.md, "The outbox has no gaps").
+// transactions that started after it (docs/DESIGN.md, "The outbox has no gaps").
 // A consumer reading `id > last_id` would deliver B and C, move past A's id
 // and never deliver A.
 func TestOutOfOrderCommitIsNotSkipped(t *testing.T) {

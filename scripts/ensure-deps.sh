@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Installs what `make run` and `make test` need beyond Go and Node.js, and
-# nothing when it is already there (so it is silent on a ready machine):
+# Installs what `make run` (`ensure-deps.sh run`) and `make test`
+# (`ensure-deps.sh test`, the default) need beyond Go and Node.js, and
+# nothing when it is already there (so it is silent on a ready machine).
+# `run` installs only what `seatghor dev` uses: the PostgreSQL binaries and
+# redis-server. `test` adds the rest:
 #
 #   - the PostgreSQL server binaries (Debian package `postgresql`): `seatghor
 #     dev` and the Go tests (server/pgtest) start throwaway clusters from
@@ -24,6 +27,15 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+
+for_what=${1:-test}
+case $for_what in
+run | test) ;;
+*)
+  echo "usage: ensure-deps.sh [run|test]" >&2
+  exit 2
+  ;;
+esac
 
 have_postgres() {
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || return 1
@@ -78,6 +90,11 @@ if ! command -v redis-server >/dev/null; then
   apt_install redis-server
 fi
 
+# Everything below is for the tests and code generation only.
+if [[ $for_what == run ]]; then
+  exit 0
+fi
+
 # npm ci writes node_modules/.package-lock.json; a package-lock.json newer
 # than it means the dependencies changed since the last install.
 ts=clients/ts
@@ -101,9 +118,9 @@ fi
 
 # The Meilisearch server the trip-index contract tests run against
 # (projections/tripindex; docs/decisions/0051): a pinned, integrity-checked
-# npm repackage of the 1.21.0 binary. The tests install it themselves when it
-# is missing; if that fails they skip with a loud message, so a failure here
-# only warns.
+# npm repackage of the 1.21.0 binary. `make test` runs those tests with
+# SEATGHOR_TEST_MEILI=require, so a failure here stops it.
 if ! bash scripts/install-meilisearch.sh >/dev/null; then
-  echo "ensure-deps: could not install Meilisearch; the Meilisearch contract tests will be skipped" >&2
+  echo "ensure-deps: could not install Meilisearch (scripts/install-meilisearch.sh); the trip-index tests need it" >&2
+  exit 1
 fi

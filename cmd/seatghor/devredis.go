@@ -16,7 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// startDevRedis gives `seatghor dev` its seat-map cache (DESIGN.md, dev
+// startDevRedis gives `seatghor dev` its seat-map cache (docs/DESIGN.md, dev
 // mode): the installed redis-server on a free port with its files under
 // dir, else an in-process Redis. stop ends it.
 func startDevRedis(ctx context.Context, dir string, log *slog.Logger) (url string, stop func(), err error) {

@@ -25,7 +25,7 @@ var noSeatChange = map[string]bool{
 
 // Projector keeps the Redis seat maps current from the outbox.
 //
-// Two changes of one seat must land in the order they happened (DESIGN.md).
+// Two changes of one seat must land in the order they happened (docs/DESIGN.md).
 // Instead of replaying events onto the bitmap, it recomputes the whole
 // availability of each show named in a batch from the shard (one
 // consistent snapshot: states and version together) and writes it only if

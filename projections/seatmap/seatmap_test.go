@@ -156,7 +156,7 @@ func requireConverged(t *testing.T, env *apptest.Env, store *seatmap.Store, show
 	t.Fatalf("Redis did not converge to the shards: %s", last)
 }
 
-// TestRedisEqualsShardsAfterConcurrentBurst (R-8.2, DESIGN.md "Ordering of
+// TestRedisEqualsShardsAfterConcurrentBurst (R-8.2, docs/DESIGN.md, "Ordering of
 // read-model updates"): concurrent holds, releases and paid confirmations of
 // the same seats on shows of two shards (expiries: TestExpiryReachesTheMap); after quiescence the Redis map equals the seat rows
 // exactly. The same after the cache is wiped and read again, and after a

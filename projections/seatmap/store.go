@@ -5,7 +5,7 @@
 //
 // The projector keeps it current from the outbox by recomputing each
 // affected show from its shard and writing the result only if its version
-// is newer (DESIGN.md, "Ordering of read-model updates"); the reader serves
+// is newer (docs/DESIGN.md, "Ordering of read-model updates"); the reader serves
 // GetSeatMap from it, fills misses from the shard with one load per show at
 // a time, and falls back to the shard when Redis is down.
 package seatmap

@@ -18,7 +18,7 @@ import (
 )
 
 // Embedded is an in-process S3-compatible server (gofakes3) on a localhost
-// port: dev mode's default object store (DESIGN.md, "Dev mode"). The
+// port: dev mode's default object store (docs/DESIGN.md, "Dev mode"). The
 // platform talks to it through minio-go exactly as to MinIO; it does not
 // check signatures, so any keys work. Not for production.
 type Embedded struct {

@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 
 // TestContract runs one suite against every object store the platform
 // uses: a real MinIO server process (production's kind) and the embedded
-// S3-compatible server of dev mode (DESIGN.md: one contract suite per
+// S3-compatible server of dev mode (docs/DESIGN.md: one contract suite per
 // interface with several implementations).
 func TestContract(t *testing.T) {
 	t.Parallel()
