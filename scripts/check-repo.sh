@@ -4,7 +4,7 @@
 #   1. no tracked file over 1 MB, and no binary file outside the allow-list
 #      in .binaries-allowed (one path a line; # comments);
 #   2. every rule cited anywhere (R-x or R-x.y, outside gen/) is a row of
-#      docs/requirements.md;
+#      docs/requirements.md, and every test that page names exists;
 #   3. every reference to DESIGN.md resolves: docs/DESIGN.md exists and each
 #      section it is cited for ("DESIGN.md, \"Section\"") is a heading there.
 #
@@ -50,6 +50,9 @@ else
   while IFS= read -r r; do
     grep -q "^| $r |" "$req" || problem "$r is cited but has no row in $req"
   done < <(git grep -ohE '\bR-[0-9]+(\.[0-9]+)?\b' -- . ':!gen' ':!clients/ts/src/gen' | sort -u)
+  while IFS= read -r t; do
+    git grep -q "^func $t(" -- '*_test.go' || problem "$req names $t, which is no test"
+  done < <(grep -oE '`(Test|Fuzz)[A-Za-z0-9_]+`' "$req" | tr -d '`' | sort -u)
 fi
 
 # 3. DESIGN.md references. A citation may wrap over comment lines, so the
