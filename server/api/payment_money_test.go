@@ -245,8 +245,8 @@ func TestFailureOfAnotherChargeLeavesTheAttemptOpen(t *testing.T) {
 	require.Empty(t, env.Gateway.Refunds())
 }
 
-// gauge reads a metric's value from the app's registry (a gauge, or a
-// counter's value for the given label).
+// metricValue reads a metric from the app's registry (a gauge, a
+// counter, or a histogram's sample count) with the given labels.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
 	t.Helper()
 	families, err := reg.Gather()
