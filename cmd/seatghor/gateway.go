@@ -40,8 +40,9 @@ type paymentConfig struct {
 	// RecoverAfter is how long an attempt stays open before it is looked
 	// up (SEATGHOR_PAYMENT_RECOVER_AFTER, default 1m; dev 3s).
 	RecoverAfter time.Duration
-	// RefundApprovalMinor is the smallest manual refund a second admin must
-	// approve (SEATGHOR_REFUND_APPROVAL_MINOR, default 500000, R-10).
+	// RefundApprovalMinor is the total of manual refunds (per charge, and
+	// per admin over 24 hours) from which a second admin must approve
+	// (SEATGHOR_REFUND_APPROVAL_MINOR, default 500000, R-10, decision 0060).
 	RefundApprovalMinor int64
 }
 
@@ -112,6 +113,8 @@ func parseFaults(spec string) (sandbox.Faults, error) {
 			f.DuplicateRate, err = rate(v)
 		case "drop":
 			f.DropRate, err = rate(v)
+		case "refund_fail":
+			f.RefundFailRate, err = rate(v)
 		case "delay":
 			f.DelayMax, err = time.ParseDuration(v)
 		case "hang":

@@ -176,9 +176,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Catalog = catalog.NewService(a.Router, cfg.Clock)
 	a.Booking = booking.NewService(a.Router, cfg.Clock, booking.Config{})
-	a.Ledger = ledger.NewService(a.Router, cfg.Clock)
-	a.Registry.MustRegister(a.Ledger.Collector())
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
+	a.Ledger = ledger.NewService(a.Router, cfg.Clock, ledger.WithHoldback(a.Payments.HeldBack))
+	a.Registry.MustRegister(a.Ledger.Collector())
 	a.Registry.MustRegister(a.Payments.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.AuthSecret), cfg.Clock)

@@ -25,10 +25,42 @@ func PayoutJournal(txnID, ref string, showID int64, currency string, amountMinor
 	}
 }
 
+// Holdback says how much of a show's operator payable in a currency the
+// refunds recorded but not made yet will take back (decision 0062); it reads
+// inside the payout's transaction, after the payout lock is taken. The
+// payment service, which owns refunds, provides it.
+type Holdback func(ctx context.Context, tx pgx.Tx, showID int64, currency string) (int64, error)
+
+// Option is an optional knob of NewService.
+type Option func(*Service)
+
+// WithHoldback makes payouts keep back what refunds still on their way
+// will take from the operator (decision 0062).
+func WithHoldback(h Holdback) Option { return func(s *Service) { s.holdback = h } }
+
+// LockPayoutsShared is taken (shared) by a transaction that records a
+// refund of a show's booking; RecordPayout takes the same lock exclusively,
+// so it sees every such refund that will commit, or none that will not.
+func LockPayoutsShared(ctx context.Context, tx pgx.Tx, showID int64) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared(hashtextextended('payout', $1))`, showID); err != nil {
+		return fmt.Errorf("lock payouts of show %d: %w", showID, err)
+	}
+	return nil
+}
+
+// OperatorShareOfRefund is what a refund of refundMinor, out of totalMinor
+// still captured, takes back from the operator: the operator line of
+// RefundJournal (decision 0008).
+func OperatorShareOfRefund(totalMinor, refundMinor, commissionBps int64) int64 {
+	return operatorShare(totalMinor, commissionBps) - operatorShare(totalMinor-refundMinor, commissionBps)
+}
+
 // RecordPayout posts a payout of a show's takings to its operator, on the
 // show's shard. The payout id names the journal ("payout:<id>"), so a
 // repeated call posts nothing (posted=false). Payouts of one show are
-// serialized, so two at once cannot pay out more than is owed.
+// serialized, so two at once cannot pay out more than is owed, and what
+// refunds still on their way will take back is not paid out (decision
+// 0062).
 func (s *Service) RecordPayout(ctx context.Context, showID int64, payoutID, currency string, amountMinor int64) (Posted, bool, error) {
 	if amountMinor <= 0 {
 		return Posted{}, false, &InvalidError{Field: "amount", Message: "a payout is a positive amount"}
@@ -50,6 +82,13 @@ func (s *Service) RecordPayout(ctx context.Context, showID int64, payoutID, curr
 			WHERE t.show_id = $1 AND t.currency = $2 AND l.account = $3`,
 			showID, currency, AccountOperatorPayable).Scan(&owed); err != nil {
 			return fmt.Errorf("what show %d's operator is owed: %w", showID, err)
+		}
+		if s.holdback != nil {
+			held, err := s.holdback(ctx, tx, showID, currency)
+			if err != nil {
+				return fmt.Errorf("refunds pending for show %d: %w", showID, err)
+			}
+			owed -= held
 		}
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ledger_transactions WHERE txn_id = $1)`, j.TxnID).Scan(&exists); err != nil {

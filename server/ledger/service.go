@@ -31,11 +31,17 @@ type Service struct {
 	router *shard.Router
 	clk    clock.Clock
 	check  checkState
+	// holdback is what payouts keep back for refunds on their way.
+	holdback Holdback
 }
 
 // NewService returns a ledger reader over the router's shards.
-func NewService(router *shard.Router, clk clock.Clock) *Service {
-	return &Service{router: router, clk: clk}
+func NewService(router *shard.Router, clk clock.Clock, opts ...Option) *Service {
+	s := &Service{router: router, clk: clk}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // AccountBalance is the sum of one account's lines in one currency.

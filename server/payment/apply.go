@@ -28,7 +28,7 @@ func (s *Service) Apply(ctx context.Context, charge gateway.Charge) error {
 	case gateway.StatusPending:
 		return s.pending(ctx, pool, charge)
 	case gateway.StatusFailed:
-		return s.fail(ctx, pool, charge.Reference, failureReason(charge.FailureCode), failureMessage(charge.FailureCode))
+		return s.fail(ctx, pool, charge.Reference, charge.IdempotencyKey, failureReason(charge.FailureCode), failureMessage(charge.FailureCode))
 	case gateway.StatusSucceeded:
 		refundID, err := s.captured(ctx, pool, charge)
 		if err != nil || refundID == "" {
@@ -70,11 +70,14 @@ func (s *Service) pending(ctx context.Context, pool *pg.Pool, charge gateway.Cha
 }
 
 // fail closes an open attempt as FAILED; the buyer may try again while the
-// hold lasts.
-func (s *Service) fail(ctx context.Context, pool *pg.Pool, paymentID, reason, message string) error {
+// hold lasts. key is the idempotency key of the charge that failed: only a
+// charge sent with the attempt's own key decides it (as in pending and
+// captured), so a failure of some other charge naming the attempt as its
+// reference never closes an attempt whose own charge may still capture.
+func (s *Service) fail(ctx context.Context, pool *pg.Pool, paymentID, key, reason, message string) error {
 	return pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 		p, err := getPayment(ctx, tx, paymentID, true)
-		if err != nil {
+		if err != nil || key != p.GatewayKey {
 			return err
 		}
 		now := s.now()
@@ -130,19 +133,23 @@ func (s *Service) captured(ctx context.Context, pool *pg.Pool, charge gateway.Ch
 			return fmt.Errorf("read commission of show %d: %w", p.ShowID, err)
 		}
 		ours := charge.IdempotencyKey == p.GatewayKey
-		if ours && (charge.AmountMinor != p.AmountMinor || charge.Currency != p.Currency) {
-			// The gateway captured another amount than we asked: a person
-			// decides (R-6.8); nothing is booked on a wrong amount.
+		if ours && p.open() && (charge.AmountMinor != p.AmountMinor || charge.Currency != p.Currency) {
+			// The gateway captured another amount than we asked: nothing is
+			// booked on a wrong amount, and a person looks at the gateway
+			// (R-6.8). The attempt is closed, so the buyer may pay again;
+			// the capture is given back whole at once below (decision 0061),
+			// never left waiting for that person.
 			s.metrics.mismatch("amount_differs")
-			tag, err := tx.Exec(ctx, `
+			if _, err := tx.Exec(ctx, `
 				UPDATE payments SET status = 'reconciliation_required', gateway_charge_id = $2, updated_at = $3
-				WHERE payment_id = $1 AND status IN ('pending', 'unknown')`, p.ID, charge.ID, now)
-			if err != nil || tag.RowsAffected() == 0 {
-				return err
+				WHERE payment_id = $1 AND status IN ('pending', 'unknown')`, p.ID, charge.ID, now); err != nil {
+				return fmt.Errorf("record capture of another amount on %s: %w", p.ID, err)
 			}
 			from := p.Status
-			p.Status = StatusReconciliationRequired
-			return appendStateChanged(ctx, tx, p, from, now)
+			p.Status, p.GatewayChargeID = StatusReconciliationRequired, charge.ID
+			if err := appendStateChanged(ctx, tx, p, from, now); err != nil {
+				return err
+			}
 		}
 		if ours && p.open() {
 			return s.firstCapture(ctx, tx, p, charge, commissionBps, now, &refundID)
@@ -151,7 +158,9 @@ func (s *Service) captured(ctx context.Context, pool *pg.Pool, charge gateway.Ch
 			return nil // a duplicate of what is applied already
 		}
 		// Money we did not expect: a capture on an attempt already closed
-		// (FAILED, or waiting for a person), or a second capture.
+		// (FAILED, or waiting for a person, as after a capture of another
+		// amount), or a second capture. Refunding it is recorded once per
+		// charge, so a redelivered capture changes nothing.
 		reason := "failed_attempt_capture"
 		if p.Status == StatusSucceeded || !ours {
 			reason = "duplicate_capture"

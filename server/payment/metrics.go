@@ -22,6 +22,7 @@ type metrics struct {
 	oldest     *prometheus.Desc
 	pending    *prometheus.Desc
 	refunds    *prometheus.Desc
+	failed     *prometheus.Desc
 }
 
 func newMetrics(router *shard.Router) *metrics {
@@ -46,6 +47,8 @@ func newMetrics(router *shard.Router) *metrics {
 			"Age of the oldest PENDING or UNKNOWN attempt, by status (R-11).", []string{"status"}, nil),
 		pending: prometheus.NewDesc("seatghor_payment_events_pending", "Stored webhook events not processed yet (R-6.5).", nil, nil),
 		refunds: prometheus.NewDesc("seatghor_refunds_open", "Refunds recorded but not confirmed by the gateway.", nil, nil),
+		failed: prometheus.NewDesc("seatghor_refunds_failed",
+			"Refunds the gateway refused or reported failed: money owed to buyers that a person must give back (R-11).", nil, nil),
 	}
 }
 
@@ -81,6 +84,7 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- m.oldest
 	ch <- m.pending
 	ch <- m.refunds
+	ch <- m.failed
 }
 
 // Collect implements prometheus.Collector; the gauges are read from every
@@ -92,7 +96,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	m.delay.Collect(ch)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	var unknown, events, refunds int64
+	var unknown, events, refunds, failed int64
 	oldest := map[string]float64{"pending": 0, "unknown": 0}
 	now := time.Now()
 	for _, pool := range m.router.Shards() {
@@ -116,11 +120,12 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		rows.Close()
-		var e, r int64
+		var e, r, f int64
 		if pool.QueryRow(ctx, `
 			SELECT (SELECT count(*) FROM payment_events WHERE processed_at IS NULL),
-			       (SELECT count(*) FROM refunds WHERE status IN ('pending', 'unknown'))`).Scan(&e, &r) == nil {
-			events, refunds = events+e, refunds+r
+			       (SELECT count(*) FROM refunds WHERE status IN ('pending', 'unknown')),
+			       (SELECT count(*) FROM refunds WHERE status = 'failed')`).Scan(&e, &r, &f) == nil {
+			events, refunds, failed = events+e, refunds+r, failed+f
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(m.unknown, prometheus.GaugeValue, float64(unknown))
@@ -129,6 +134,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(m.pending, prometheus.GaugeValue, float64(events))
 	ch <- prometheus.MustNewConstMetric(m.refunds, prometheus.GaugeValue, float64(refunds))
+	ch <- prometheus.MustNewConstMetric(m.failed, prometheus.GaugeValue, float64(failed))
 }
 
 // Collector returns the payment metrics for registration.

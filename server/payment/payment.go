@@ -138,8 +138,10 @@ type Config struct {
 	// EventBatch is how many stored webhook events a processor claims at
 	// a time; default 50.
 	EventBatch int
-	// RefundApprovalMinor is the smallest manual refund that needs a second
-	// person's approval; default 500000 (5,000 Tk).
+	// RefundApprovalMinor is the total from which manual refunds need a
+	// second person's approval: the charge's refunds, or the
+	// requester's own unapproved ones of the last 24 hours, with the new
+	// one (decision 0060); default 500000 (5,000 Tk).
 	RefundApprovalMinor int64
 }
 

@@ -168,10 +168,11 @@ func (s *Service) reconcileCharges(ctx context.Context, pool *pg.Pool, ref strin
 			continue
 		case !ours:
 			m.Kind, m.Action, m.Detail = MismatchDuplicateCapture, ActionRefundStarted, "a second capture for the same payment"
-		case c.AmountMinor != p.AmountMinor || c.Currency != p.Currency:
-			m.Kind, m.Action, m.Detail = MismatchAmountDiffers, ActionAlerted, "the gateway captured another amount"
-			res.add(s, m)
+		case (c.AmountMinor != p.AmountMinor || c.Currency != p.Currency) && refunding:
+			res.Matched++ // a capture of another amount already being given back (decision 0061)
 			continue
+		case c.AmountMinor != p.AmountMinor || c.Currency != p.Currency:
+			m.Kind, m.Action, m.Detail = MismatchAmountDiffers, ActionRefundStarted, "the gateway captured another amount; it is given back"
 		case p.Status != StatusSucceeded:
 			m.Kind, m.Action, m.Detail = MismatchStateDiffers, ActionStateResolved, "captured at the gateway, "+string(p.Status)+" here"
 		default:
@@ -193,7 +194,8 @@ func (s *Service) reconcileCharges(ctx context.Context, pool *pg.Pool, ref strin
 			if err != nil {
 				return err
 			}
-			if m.Kind == MismatchDuplicateCapture || after.Outcome == "refund" || after.Status == StatusFailed {
+			if m.Kind == MismatchDuplicateCapture || m.Kind == MismatchAmountDiffers || after.Outcome == "refund" ||
+				after.Status == StatusFailed {
 				m.Action = ActionRefundStarted
 				res.RefundsStarted++
 			} else {

@@ -63,6 +63,11 @@ func refundable(ctx context.Context, tx pgx.Tx, p Payment) (int64, error) {
 // recordBookedRefund records a refund of part of a booked capture (a
 // cancellation, a manual refund) with a key of its own.
 func recordBookedRefund(ctx context.Context, tx pgx.Tx, p Payment, amount int64, reason, status, by, note string, now time.Time) (string, error) {
+	// A payout of the show running now is either seen by this refund's
+	// commit or sees it (decision 0062).
+	if err := ledger.LockPayoutsShared(ctx, tx, p.ShowID); err != nil {
+		return "", err
+	}
 	id := shard.NewID("rfd", p.ShowID)
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO refunds (refund_id, payment_id, order_id, show_id, user_id, reason, gateway_charge_id, gateway_key,
@@ -73,6 +78,42 @@ func recordBookedRefund(ctx context.Context, tx pgx.Tx, p Payment, amount int64,
 		return "", fmt.Errorf("record refund of %s: %w", p.ID, err)
 	}
 	return id, nil
+}
+
+// HeldBack is what of a show's operator payable in currency the booked
+// refunds recorded but not made yet (awaiting approval, pending, unknown)
+// will take back; payouts keep it (decision 0062). It has the shape of
+// ledger.Holdback and reads in the payout's transaction.
+func (s *Service) HeldBack(ctx context.Context, tx pgx.Tx, showID int64, currency string) (int64, error) {
+	var commissionBps int64
+	if err := tx.QueryRow(ctx, `SELECT commission_bps FROM shows WHERE show_id = $1`, showID).Scan(&commissionBps); err != nil {
+		return 0, fmt.Errorf("read commission of show %d: %w", showID, err)
+	}
+	rows, err := tx.Query(ctx, `
+		WITH open AS (
+			SELECT gateway_charge_id, max(captured_minor) AS captured, sum(amount_minor) AS amount
+			FROM refunds
+			WHERE show_id = $1 AND currency = $2 AND reason IN ('cancellation', 'manual')
+			  AND status IN ('awaiting_approval', 'pending', 'unknown')
+			GROUP BY gateway_charge_id)
+		SELECT o.captured - coalesce((SELECT sum(r.amount_minor) FROM refunds r
+		                              WHERE r.gateway_charge_id = o.gateway_charge_id AND r.status = 'succeeded'), 0),
+		       o.amount
+		FROM open o`, showID, currency)
+	if err != nil {
+		return 0, fmt.Errorf("refunds on their way for show %d: %w", showID, err)
+	}
+	var held int64
+	var before, amount int64
+	if _, err := pgx.ForEachRow(rows, []any{&before, &amount}, func() error {
+		// Taken together, as the journals will take them one after another
+		// (decision 0008: the shares are differences, so they add up).
+		held += ledger.OperatorShareOfRefund(before, amount, commissionBps)
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("refunds on their way for show %d: %w", showID, err)
+	}
+	return held, nil
 }
 
 const refundColumns = `refund_id, payment_id, order_id, user_id, reason, show_id, gateway_charge_id, gateway_key,
@@ -120,15 +161,31 @@ func (s *Service) sendRefund(ctx context.Context, pool *pg.Pool, refundID string
 		return err
 	case errors.Is(err, gateway.ErrRejected):
 		// A person must look: the gateway will not give this money back.
-		s.metrics.mismatch("refund_rejected")
-		_, err2 := pool.Exec(ctx, `
-			UPDATE refunds SET status = 'failed', last_error = $2, updated_at = $3
-			WHERE refund_id = $1 AND status IN ('pending', 'unknown')`, r.ID, err.Error(), s.now())
-		return errors.Join(err, err2)
+		return errors.Join(err, s.refundFailed(ctx, pool, r.ID, "refund_rejected", err.Error()))
 	case err != nil:
 		return fmt.Errorf("refund %s: %w", r.ID, err)
 	}
 	return s.applyRefund(ctx, pool, res)
+}
+
+// refundFailed closes a refund the gateway will not make as FAILED, a
+// terminal state the recovery job leaves alone, and alerts (R-11): the
+// mismatch counter, the seatghor_refunds_failed gauge and an error log. The
+// money is still owed to the buyer; a person refunds it by hand (what a
+// failed refund took is refundable again) or with the gateway.
+func (s *Service) refundFailed(ctx context.Context, pool *pg.Pool, refundID, kind, why string) error {
+	tag, err := pool.Exec(ctx, `
+		UPDATE refunds SET status = 'failed', last_error = $2, updated_at = $3
+		WHERE refund_id = $1 AND status IN ('pending', 'unknown')`, refundID, why, s.now())
+	if err != nil {
+		return fmt.Errorf("fail refund %s: %w", refundID, err)
+	}
+	if tag.RowsAffected() == 1 {
+		s.metrics.mismatch(kind)
+		s.log.ErrorContext(ctx, "refund failed at the gateway: a person must give the money back", "refund", refundID,
+			"kind", kind, "err", why)
+	}
+	return nil
 }
 
 // applyRefund records a refund the gateway made: the refund row, the
@@ -136,7 +193,13 @@ func (s *Service) sendRefund(ctx context.Context, pool *pg.Pool, refundID string
 // amounts, and the RefundIssued event, in one transaction. A duplicate
 // changes nothing.
 func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Refund) error {
-	if res.Status != gateway.StatusSucceeded {
+	switch res.Status {
+	case gateway.StatusSucceeded:
+	case gateway.StatusFailed:
+		// The gateway's answer is final: sending the refund again with its
+		// key would answer the same failure for ever.
+		return s.refundFailed(ctx, pool, res.Reference, "refund_failed", "the gateway reports the refund failed")
+	default:
 		return nil
 	}
 	return pg.InTx(ctx, pool, func(tx pgx.Tx) error {

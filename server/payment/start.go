@@ -151,7 +151,7 @@ func (s *Service) send(ctx context.Context, paymentID string) (Payment, error) {
 			return p, err
 		}
 	case errors.Is(err, gateway.ErrRejected):
-		if err := s.fail(context.WithoutCancel(ctx), pool, p.ID, "gateway_error", "the payment gateway refused the request"); err != nil {
+		if err := s.fail(context.WithoutCancel(ctx), pool, p.ID, p.GatewayKey, "gateway_error", "the payment gateway refused the request"); err != nil {
 			return p, err
 		}
 	default:

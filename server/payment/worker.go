@@ -250,11 +250,11 @@ func (s *Service) resolve(ctx context.Context, pool *pg.Pool, p Payment) error {
 		}
 		// The gateway never got the charge: nothing was taken. Should a
 		// capture still appear, it is refunded (failed_attempt_capture).
-		return s.fail(ctx, pool, p.ID, "gateway_error", "The payment gateway never received the payment; nothing was charged.")
+		return s.fail(ctx, pool, p.ID, p.GatewayKey, "gateway_error", "The payment gateway never received the payment; nothing was charged.")
 	case err != nil:
 		return fmt.Errorf("status of payment %s: %w", p.ID, err)
 	case charge.Status == gateway.StatusPending && now.After(p.PayBy.Add(s.cfg.PendingGrace)):
-		return s.fail(ctx, pool, p.ID, "timed_out", failureMessage("expired"))
+		return s.fail(ctx, pool, p.ID, p.GatewayKey, "timed_out", failureMessage("expired"))
 	}
 	return s.Apply(ctx, charge)
 }

@@ -32,7 +32,15 @@ const (
 	// a second captured charge with another id for the same reference, for
 	// reconciliation to find and refund.
 	TokenDuplicateCapture = "tok_duplicate_capture"
+	// TokenWrongAmount is a gateway bug: it captures WrongAmountExtraMinor
+	// more than was asked, for the payment service's handling of a capture
+	// of another amount to be exercised.
+	TokenWrongAmount = "tok_wrong_amount"
 )
+
+// WrongAmountExtraMinor is what a TokenWrongAmount charge captures beyond
+// the amount asked (1 Tk).
+const WrongAmountExtraMinor = 100
 
 // Failure codes of a failed charge.
 const (
@@ -146,6 +154,10 @@ func (s *Server) createChargeLocked(key string, req chargeRequestJSON, base stri
 				s.captureLocked(c)
 			}
 		})
+	case TokenWrongAmount:
+		c.askedMinor = c.AmountMinor
+		c.AmountMinor += WrongAmountExtraMinor
+		s.captureLocked(c)
 	case TokenDuplicateCapture:
 		s.captureLocked(c)
 		dup := *c
@@ -287,7 +299,11 @@ func (s *Server) decide(chargeID string, approve bool) (gateway.Charge, error) {
 }
 
 func sameCharge(c *chargeJSON, req chargeRequestJSON) bool {
-	return c.Reference == req.Reference && c.AmountMinor == req.AmountMinor && c.Currency == req.Currency
+	asked := c.AmountMinor
+	if c.askedMinor != 0 { // a TokenWrongAmount charge: a retry asks what the first asked
+		asked = c.askedMinor
+	}
+	return c.Reference == req.Reference && asked == req.AmountMinor && c.Currency == req.Currency
 }
 
 func validateCharge(req chargeRequestJSON) string {

@@ -32,6 +32,11 @@ type Faults struct {
 	// is dropped; 0 drops it at once. Either way no response is written.
 	HangFor time.Duration
 
+	// RefundFailRate is the share of refunds the gateway answers (and
+	// reports by webhook) as failed: no money goes back. Decided per
+	// refund key, so a retry gets the same answer.
+	RefundFailRate float64
+
 	// DuplicateRate is the share of webhook events delivered twice.
 	DuplicateRate float64
 	// DropRate is the share of webhook events never delivered.
@@ -102,6 +107,11 @@ func (f Faults) chargeFate(key string, attempt, ordinal int) chargeFate {
 		timeout: timeoutDraw < rate,
 		applied: appliedDraw < f.AppliedIfTimeout,
 	}
+}
+
+// refundFails decides whether the refund with key fails.
+func (f Faults) refundFails(key string) bool {
+	return f.RefundFailRate > 0 && f.rng("refund", key).Float64() < f.RefundFailRate
 }
 
 // deliveryFate is what happens to one webhook event.

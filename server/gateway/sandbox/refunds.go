@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -10,7 +11,9 @@ import (
 
 // handleCreateRefund gives back part or all of a captured charge. A refund
 // is a new operation with its own idempotency key; it succeeds at
-// once and sends refund.succeeded.
+// once and sends refund.succeeded, unless Faults.RefundFailRate makes it
+// fail (refund.failed; no money moves, and a retry with the key answers the
+// same failure).
 func (s *Server) handleCreateRefund(w http.ResponseWriter, r *http.Request) {
 	key := r.Header.Get(IdempotencyKeyHeader)
 	if key == "" {
@@ -75,9 +78,16 @@ func (s *Server) handleCreateRefund(w http.ResponseWriter, r *http.Request) {
 		Currency:       req.Currency,
 		CreatedAt:      s.now(),
 	}
+	s.refundByKey[key] = rf
+	if s.faults.refundFails(key) {
+		rf.Status = string(gateway.StatusFailed)
+		s.log.Info("injected refund failure", slog.String("idempotency_key", key))
+		s.emitLocked(gateway.EventRefundFailed, rf.ID, nil, rf)
+		writeJSON(w, http.StatusOK, *rf)
+		return
+	}
 	c.RefundedMinor += rf.AmountMinor
 	s.refunds = append(s.refunds, rf)
-	s.refundByKey[key] = rf
 	s.emitLocked(gateway.EventRefundSucceeded, rf.ID, nil, rf)
 	writeJSON(w, http.StatusOK, *rf)
 }

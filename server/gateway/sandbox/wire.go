@@ -45,6 +45,10 @@ type chargeJSON struct {
 	RefundedMinor  int64     `json:"refunded_minor"`
 	CreatedAt      time.Time `json:"created_at"`
 	CapturedAt     time.Time `json:"captured_at,omitzero"`
+
+	// askedMinor is the amount the request asked for when the sandbox
+	// captured another one (TokenWrongAmount); never on the wire.
+	askedMinor int64
 }
 
 type chargeListJSON struct {
