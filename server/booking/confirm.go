@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/amount"
 )
 
 // ErrNotConfirmable means the order can no longer be confirmed: its hold ran
@@ -44,7 +45,9 @@ func readOrder(ctx context.Context, tx pgx.Tx, orderID string, lock bool) (Order
 // the hold's expiry is part of the update's condition (R-3.4), so a payment
 // that arrives after the hold ran out gets ErrNotConfirmable and its seats,
 // perhaps someone else's by now, are not touched. ledgerTxnID names the
-// booking journal the caller posts.
+// booking journal the caller posts. A free order is confirmed by
+// CreateOrder itself, with no payment and no journal: both ids are empty
+// then (decision 0070).
 func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnID string, now time.Time) (Order, error) {
 	o, err := ReadOrder(ctx, tx, orderID)
 	if err != nil {
@@ -82,7 +85,7 @@ func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnI
 	// Whoever changes the order (cancel, expiry) ends the hold first, so
 	// owning the hold means the order still waits for payment.
 	tag, err = tx.Exec(ctx, `
-		UPDATE orders SET status = 'confirmed', payment_id = $2, updated_at = $3
+		UPDATE orders SET status = 'confirmed', payment_id = NULLIF($2, ''), updated_at = $3
 		WHERE order_id = $1 AND status = 'pending_payment'`, orderID, paymentID, now)
 	if err != nil {
 		return o, fmt.Errorf("confirm order %s: %w", orderID, err)
@@ -161,8 +164,13 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 		h.ID); err != nil {
 		return o, fmt.Errorf("give back GA places of order %s: %w", orderID, err)
 	}
-	// R-6.9: the fee rounds down, never against the buyer.
-	fee := o.TotalMinor * feeBps / 10000
+	// R-6.9: the fee rounds down, never against the buyer. Totals are
+	// bounded (decision 0071); the product is checked all the same.
+	fee, err := amount.Mul(o.TotalMinor, feeBps)
+	if err != nil {
+		return o, fmt.Errorf("cancellation fee of order %s: %w", orderID, err)
+	}
+	fee /= 10000
 	if _, err := tx.Exec(ctx, `
 		UPDATE orders SET status = 'cancelled', cancellation_fee_minor = $2, updated_at = $3 WHERE order_id = $1`,
 		orderID, fee, now); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -25,7 +26,12 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 		return err
 	}
 	h.GAArea = area
-	h.AmountMinor = price * int64(h.Quantity)
+	// Prices and quantities are bounded (decision 0071); a wrapped total is
+	// never sold, whatever got past the bounds.
+	if h.AmountMinor, err = amount.Mul(price, int64(h.Quantity)); err != nil {
+		return &Error{Kind: KindInvalid, Field: "quantity", GAArea: area,
+			Message: fmt.Sprintf("the total price of %d places of %s is out of range", h.Quantity, area)}
+	}
 
 	// The fast path runs in a savepoint. A FOR UPDATE that meets a row
 	// changed since its snapshot locks the newest version before checking

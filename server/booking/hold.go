@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -36,6 +37,10 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		n := req.Quantity
 		if len(req.Seats) > 0 {
 			n = len(req.Seats)
+		} else if n <= 0 {
+			e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
+			e.Field = "quantity"
+			return Hold{}, e
 		}
 		if err := checkSaleOpen(show, now, n); err != nil {
 			return Hold{}, err
@@ -163,7 +168,12 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 		slices.SortFunc(held, func(a, b got) int { return a.pos - b.pos })
 		for _, g := range held {
 			h.Seats = append(h.Seats, g.seat)
-			h.AmountMinor += g.price
+			// Prices are bounded (decision 0071), so this cannot overflow;
+			// if a price ever slipped past the bound, no wrapped total is sold.
+			if h.AmountMinor, err = amount.Add(h.AmountMinor, g.price); err != nil {
+				return &Error{Kind: KindInvalid, Field: "seats", Seats: seats,
+					Message: fmt.Sprintf("the total price of seats %s is out of range", joinSeats(seats))}
+			}
 		}
 		return nil
 	})

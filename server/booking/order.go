@@ -34,7 +34,8 @@ func scanOrder(row pgx.Row) (Order, error) {
 
 // CreateOrder makes an order from one of the caller's live holds. Only the
 // owner's unexpired, unordered hold qualifies, and the check is the
-// condition of the update itself.
+// condition of the update itself. An order whose total is zero is
+// confirmed at once (decision 0070).
 func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order, error) {
 	pool, err := s.shardOfID(ctx, "hold", holdID)
 	if err != nil {
@@ -76,7 +77,19 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 			o.ID, o.HoldID, o.ShowID, o.UserID, o.Status, linesJSON, o.TotalMinor, o.Currency, now); err != nil {
 			return Order{}, fmt.Errorf("insert order: %w", err)
 		}
-		return o, appendEvent(ctx, tx, now, orderEvent(o, OrderPendingPayment, now))
+		if err := appendEvent(ctx, tx, now, orderEvent(o, OrderPendingPayment, now)); err != nil {
+			return Order{}, err
+		}
+		if o.TotalMinor > 0 {
+			return o, nil
+		}
+		// Decision 0070: an order with nothing to pay (a free show, or free
+		// seats of a mixed one) is confirmed here, in this transaction: seats
+		// booked, order confirmed and BookingConfirmed in the outbox, so its
+		// tickets are issued like any other. No gateway is asked and
+		// no journal is posted: no money moves, and the ledger refuses zero
+		// lines.
+		return ConfirmOrder(ctx, tx, o.ID, "", "", now)
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
@@ -231,6 +232,9 @@ func complete(s *Show, createdBy string, now time.Time) error {
 	if s.MaxSeatsPerHold == 0 {
 		s.MaxSeatsPerHold = min(DefaultSeatCap, s.MaxSeatsPerAccount)
 	}
+	if err := checkBounds(s); err != nil {
+		return err
+	}
 	rows := map[string]bool{}
 	s.SeatCount = 0
 	for _, sec := range s.Sections {
@@ -262,6 +266,39 @@ func complete(s *Show, createdBy string, now time.Time) error {
 		return &InvalidError{Field: "sections", Message: "a show needs seats or a general-admission area"}
 	}
 	return completeWaitingRoom(s, now)
+}
+
+// checkBounds refuses prices and seat caps out of range (decision 0071), as
+// the API's validation rules do, so no caller of CreateShow can make a
+// hold's total overflow: at most amount.MaxPlacesPerHold places of at most
+// amount.MaxPriceMinor each.
+func checkBounds(s *Show) error {
+	price := func(field string, p int64) error {
+		if p < 0 || p > amount.MaxPriceMinor {
+			return &InvalidError{Field: field, Message: fmt.Sprintf("price %d is out of range: 0 to %d minor units",
+				p, amount.MaxPriceMinor)}
+		}
+		return nil
+	}
+	for i, sec := range s.Sections {
+		if err := price(fmt.Sprintf("sections[%d].price_minor", i), sec.PriceMinor); err != nil {
+			return err
+		}
+	}
+	for i, a := range s.GAAreas {
+		if err := price(fmt.Sprintf("ga_areas[%d].price_minor", i), a.PriceMinor); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct {
+		field string
+		n     int
+	}{{"max_seats_per_account", s.MaxSeatsPerAccount}, {"max_seats_per_hold", s.MaxSeatsPerHold}} {
+		if c.n < 1 || c.n > amount.MaxPlacesPerHold {
+			return &InvalidError{Field: c.field, Message: fmt.Sprintf("%d is out of range: 1 to %d (R-3.8)", c.n, amount.MaxPlacesPerHold)}
+		}
+	}
+	return nil
 }
 
 func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {

@@ -2,9 +2,11 @@ package payment
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/idempotency"
 )
@@ -13,7 +15,8 @@ import (
 // its seats back. A confirmed one, before its show starts, gives its seats
 // back and is refunded through the gateway, less the show's cancellation
 // fee: the cancellation, the refund record and the outbox event
-// commit together, then the refund is sent with its own key.
+// commit together, then the refund is sent with its own key. A free order
+// just gives its seats back: no refund, no journal (decision 0070).
 func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (booking.Order, error) {
 	pool, err := s.shardOfID(ctx, "order", orderID)
 	if err != nil {
@@ -38,6 +41,11 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 			if err != nil {
 				return result{}, err
 			}
+			if o.TotalMinor == 0 {
+				// Decision 0070: a free order was confirmed without a payment;
+				// its seats are back on sale and there is nothing to refund.
+				return result{Order: o}, nil
+			}
 			p, err := getPayment(ctx, tx, o.PaymentID, true)
 			if err != nil {
 				return result{}, err
@@ -48,7 +56,11 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 			if err != nil {
 				return result{}, err
 			}
-			refund := min(o.TotalMinor-o.CancellationFeeMinor, left)
+			owed, err := amount.Sub(o.TotalMinor, o.CancellationFeeMinor)
+			if err != nil {
+				return result{}, fmt.Errorf("refund of order %s: %w", o.ID, err)
+			}
+			refund := min(owed, left)
 			if refund <= 0 {
 				return result{Order: o}, nil
 			}

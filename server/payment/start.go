@@ -63,6 +63,11 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 	if st := o.EffectiveStatus(now); st != booking.OrderPendingPayment {
 		return Payment{}, errorf(KindPrecondition, "order %s is %s: nothing to pay", o.ID, st)
 	}
+	if o.TotalMinor <= 0 {
+		// Decision 0070: a free order is confirmed when it is made; the
+		// gateway is never asked for a zero charge.
+		return Payment{}, errorf(KindPrecondition, "order %s is free: nothing to pay", o.ID)
+	}
 	var open, attempts int
 	if err := tx.QueryRow(ctx, `
 		SELECT count(*) FILTER (WHERE status IN ('pending', 'unknown', 'succeeded')), count(*)

@@ -33,7 +33,7 @@ const (
 	OrderStatus_ORDER_STATUS_UNSPECIFIED OrderStatus = 0
 	// Waiting for payment while the hold lasts.
 	OrderStatus_ORDER_STATUS_PENDING_PAYMENT OrderStatus = 1
-	// Paid; the seats are booked (R-6.7).
+	// Paid (or free); the seats are booked (R-6.7).
 	OrderStatus_ORDER_STATUS_CONFIRMED OrderStatus = 2
 	// Cancelled; its seats went back on sale.
 	OrderStatus_ORDER_STATUS_CANCELLED OrderStatus = 3
@@ -187,7 +187,8 @@ type Order struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the order was last changed.
 	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	// The payment that confirmed the order; empty until CONFIRMED.
+	// The payment that confirmed the order; empty until CONFIRMED, and for a
+	// free order, which needs none.
 	PaymentId string `protobuf:"bytes,11,opt,name=payment_id,json=paymentId,proto3" json:"payment_id,omitempty"`
 	// Money given back so far (a cancellation, R-6.9, or a late payment,
 	// R-6.3); unset when nothing was refunded.

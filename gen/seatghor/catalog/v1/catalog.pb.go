@@ -91,7 +91,8 @@ type Section struct {
 	Rows []string `protobuf:"bytes,2,rep,name=rows,proto3" json:"rows,omitempty"`
 	// Seats in each row.
 	SeatsPerRow int32 `protobuf:"varint,3,opt,name=seats_per_row,json=seatsPerRow,proto3" json:"seats_per_row,omitempty"`
-	// Price of every seat in the section, in minor units of the show currency.
+	// Price of every seat in the section, in minor units of the show currency:
+	// 0 (free) to 1,000,000,000 (10,000,000 Tk), so no order total overflows.
 	PriceMinor    int64 `protobuf:"varint,4,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -162,7 +163,8 @@ type GaArea struct {
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Places on sale.
 	Capacity int32 `protobuf:"varint,2,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	// Price of one place, in minor units of the show currency.
+	// Price of one place, in minor units of the show currency: 0 (free) to
+	// 1,000,000,000 (10,000,000 Tk), so no order total overflows.
 	PriceMinor int64 `protobuf:"varint,3,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
 	// Output only: places not held or sold right now.
 	Remaining int32 `protobuf:"varint,4,opt,name=remaining,proto3" json:"remaining,omitempty"`
@@ -1059,18 +1061,20 @@ var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7\x01\n" +
+	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbd\x01\n" +
 	"\aSection\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x123\n" +
 	"\x04rows\x18\x02 \x03(\tB\x1f\xbaH\x1c\x92\x01\x19\b\x01\x10\xc8\x01\x18\x01\"\x10r\x0e2\f^[A-Z]{1,3}$R\x04rows\x12.\n" +
 	"\rseats_per_row\x18\x03 \x01(\x05B\n" +
-	"\xbaH\a\x1a\x05\x18\xf4\x03(\x01R\vseatsPerRow\x12(\n" +
-	"\vprice_minor\x18\x04 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\n" +
-	"priceMinor\"\xbd\x01\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x01R\vseatsPerRow\x12.\n" +
+	"\vprice_minor\x18\x04 \x01(\x03B\r\xbaH\n" +
+	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
+	"priceMinor\"\xc3\x01\n" +
 	"\x06GaArea\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x12'\n" +
-	"\bcapacity\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x01R\bcapacity\x12(\n" +
-	"\vprice_minor\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\n" +
+	"\bcapacity\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x01R\bcapacity\x12.\n" +
+	"\vprice_minor\x18\x03 \x01(\x03B\r\xbaH\n" +
+	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
 	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xc1\a\n" +

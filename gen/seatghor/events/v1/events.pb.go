@@ -765,7 +765,7 @@ type BookingConfirmed struct {
 	OrderId string `protobuf:"bytes,2,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
 	// The hold the order was made from.
 	HoldId string `protobuf:"bytes,3,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
-	// The payment that paid for it.
+	// The payment that paid for it; empty for a free order (total zero).
 	PaymentId string `protobuf:"bytes,4,opt,name=payment_id,json=paymentId,proto3" json:"payment_id,omitempty"`
 	// The buyer.
 	UserId string `protobuf:"bytes,5,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
@@ -777,7 +777,8 @@ type BookingConfirmed struct {
 	Quantity int32 `protobuf:"varint,8,opt,name=quantity,proto3" json:"quantity,omitempty"`
 	// Total paid.
 	Total *v1.Money `protobuf:"bytes,9,opt,name=total,proto3" json:"total,omitempty"`
-	// The ledger transaction posted for the booking (R-7.4).
+	// The ledger transaction posted for the booking (R-7.4); empty for a free
+	// order: no money moved, so no journal was posted.
 	LedgerTxnId string `protobuf:"bytes,10,opt,name=ledger_txn_id,json=ledgerTxnId,proto3" json:"ledger_txn_id,omitempty"`
 	// The seat-map version after this change (held → booked).
 	SeatmapVersion int64 `protobuf:"varint,11,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`

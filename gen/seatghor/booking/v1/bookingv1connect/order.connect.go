@@ -49,7 +49,8 @@ const (
 // OrderServiceClient is a client for the seatghor.booking.v1.OrderService service.
 type OrderServiceClient interface {
 	// CreateOrder makes an order from one of the caller's unexpired holds.
-	// Requires an Idempotency-Key.
+	// Requires an Idempotency-Key. An order whose total is zero (free
+	// seats or places) is answered CONFIRMED at once, without a payment.
 	CreateOrder(context.Context, *connect.Request[v1.CreateOrderRequest]) (*connect.Response[v1.CreateOrderResponse], error)
 	// GetOrder returns one of the caller's orders.
 	GetOrder(context.Context, *connect.Request[v1.GetOrderRequest]) (*connect.Response[v1.GetOrderResponse], error)
@@ -130,7 +131,8 @@ func (c *orderServiceClient) CancelOrder(ctx context.Context, req *connect.Reque
 // OrderServiceHandler is an implementation of the seatghor.booking.v1.OrderService service.
 type OrderServiceHandler interface {
 	// CreateOrder makes an order from one of the caller's unexpired holds.
-	// Requires an Idempotency-Key.
+	// Requires an Idempotency-Key. An order whose total is zero (free
+	// seats or places) is answered CONFIRMED at once, without a payment.
 	CreateOrder(context.Context, *connect.Request[v1.CreateOrderRequest]) (*connect.Response[v1.CreateOrderResponse], error)
 	// GetOrder returns one of the caller's orders.
 	GetOrder(context.Context, *connect.Request[v1.GetOrderRequest]) (*connect.Response[v1.GetOrderResponse], error)

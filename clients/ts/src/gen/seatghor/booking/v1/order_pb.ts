@@ -137,7 +137,8 @@ export type Order = Message<"seatghor.booking.v1.Order"> & {
   updatedAt?: Timestamp | undefined;
 
   /**
-   * The payment that confirmed the order; empty until CONFIRMED.
+   * The payment that confirmed the order; empty until CONFIRMED, and for a
+   * free order, which needs none.
    *
    * @generated from field: string payment_id = 11;
    */
@@ -377,7 +378,7 @@ export enum OrderStatus {
   PENDING_PAYMENT = 1,
 
   /**
-   * Paid; the seats are booked (R-6.7).
+   * Paid (or free); the seats are booked (R-6.7).
    *
    * @generated from enum value: ORDER_STATUS_CONFIRMED = 2;
    */
@@ -420,7 +421,8 @@ export const OrderStatusSchema: GenEnum<OrderStatus> = /*@__PURE__*/
 export const OrderService: GenService<{
   /**
    * CreateOrder makes an order from one of the caller's unexpired holds.
-   * Requires an Idempotency-Key (R-5.1).
+   * Requires an Idempotency-Key (R-5.1). An order whose total is zero (free
+   * seats or places) is answered CONFIRMED at once, without a payment.
    *
    * @generated from rpc seatghor.booking.v1.OrderService.CreateOrder
    */

@@ -446,7 +446,7 @@ export type BookingConfirmed = Message<"seatghor.events.v1.BookingConfirmed"> & 
   holdId: string;
 
   /**
-   * The payment that paid for it.
+   * The payment that paid for it; empty for a free order (total zero).
    *
    * @generated from field: string payment_id = 4;
    */
@@ -488,7 +488,8 @@ export type BookingConfirmed = Message<"seatghor.events.v1.BookingConfirmed"> & 
   total?: Money | undefined;
 
   /**
-   * The ledger transaction posted for the booking (R-7.4).
+   * The ledger transaction posted for the booking (R-7.4); empty for a free
+   * order: no money moved, so no journal was posted.
    *
    * @generated from field: string ledger_txn_id = 10;
    */
