@@ -117,6 +117,8 @@ func (h *ticketHandler) error(ctx context.Context, err error) error {
 			return connect.NewError(connect.CodeNotFound, te)
 		case ticket.KindPermission:
 			return connect.NewError(connect.CodePermissionDenied, te)
+		case ticket.KindInvalid:
+			return withField(connect.NewError(connect.CodeInvalidArgument, te), te.Field, te.Message)
 		default:
 			return connect.NewError(connect.CodeFailedPrecondition, te)
 		}

@@ -106,8 +106,9 @@ func allReady(n int) func([]*ticketsv1.Ticket) bool {
 // TestTicketsLifecycle: book and pay → the tickets appear in "my tickets"
 // with their show → the e-ticket PDF downloads from MinIO through a
 // presigned URL → the gate admits each ticket once, a second scan
-// says when it was used, a forged code is refused → the buyer cancels, the
-// tickets show refunded and the gate refuses them. Owner only throughout.
+// says when it was used, a forged code is refused → the buyer cannot cancel
+// the used order but cancels the other, whose ticket shows refunded and the
+// gate refuses. Owner only throughout.
 func TestTicketsLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -240,18 +241,22 @@ func TestTicketsLifecycle(t *testing.T) {
 			ts[0].GetCheckedInGate() == "north-1" && ts[1].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_VALID
 	})
 
-	// The buyer cancels: refunded; the gate and the download refuse.
+	// An order with a ticket used at the gate is not cancellable (decision
+	// 0065). The buyer cancels her other order: refunded; the gate
+	// and the download refuse its ticket.
 	_, err = rumana.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o.GetOrderId()}))
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "A1 was checked in: %v", err)
+	_, err = rumana.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: older.GetOrderId()}))
 	require.NoError(t, err)
-	_, err = scan(gate, show.GetShowId(), a2.GetCode())
+	_, err = scan(gate, other.GetShowId(), list[2].GetCode())
 	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "a cancelled ticket: %v", err)
 	settle(t, env)
 	list = myTickets(t, mine, func(ts []*ticketsv1.Ticket) bool {
-		return len(ts) == 3 && ts[0].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_REFUNDED &&
-			ts[1].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_REFUNDED
+		return len(ts) == 3 && ts[2].GetStatus() == ticketsv1.TicketStatus_TICKET_STATUS_REFUNDED
 	})
-	require.Equal(t, ticketsv1.TicketStatus_TICKET_STATUS_VALID, list[2].GetStatus(), "the other order stands")
-	_, err = mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: a2.GetTicketId()}))
+	require.Equal(t, ticketsv1.TicketStatus_TICKET_STATUS_CHECKED_IN, list[0].GetStatus(), "the used order stands")
+	require.Equal(t, ticketsv1.TicketStatus_TICKET_STATUS_VALID, list[1].GetStatus(), "the used order stands")
+	_, err = mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: list[2].GetTicketId()}))
 	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "%v", err)
 }
 

@@ -113,7 +113,12 @@ func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnI
 // show starts: the seats or places go back on sale and the order keeps the
 // cancellation fee of the show's policy. The caller refunds the rest
 // in the same transaction's records; it returns the order and the fee.
-func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now time.Time) (Order, error) {
+//
+// An order with a ticket admitted at the gate is not cancellable (decision
+// 0065): admitted asks the check-ins' owner, under the order's lock, which
+// a check-in takes too (LockForEntry), so a cancellation and a check-in of
+// one order never both succeed.
+func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now time.Time, admitted AdmittedFunc) (Order, error) {
 	// A confirmed order's hold is no sweeper's business, so locking the
 	// order first deadlocks with nothing; it makes two cancels take turns.
 	o, err := readOrder(ctx, tx, orderID, true)
@@ -136,6 +141,13 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 	}
 	if !now.Before(startsAt) {
 		return o, errorf(KindPrecondition, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
+	}
+	used, err := admitted(ctx, tx, orderID)
+	if err != nil {
+		return o, err
+	}
+	if used {
+		return o, errorf(KindPrecondition, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
 	}
 	h, err := getHold(ctx, tx, o.HoldID)
 	if err != nil {

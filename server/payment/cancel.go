@@ -9,6 +9,7 @@ import (
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/ticket"
 )
 
 // CancelOrder cancels one of the caller's orders. An unpaid order just gives
@@ -37,7 +38,9 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 				o, err := booking.CancelUnpaid(ctx, tx, userID, orderID, now)
 				return result{Order: o}, err
 			}
-			o, err = booking.CancelConfirmed(ctx, tx, userID, orderID, now)
+			// Decision 0065: not once a ticket of it was admitted at the
+			// gate, which the check-ins' owner answers under the order's lock.
+			o, err = booking.CancelConfirmed(ctx, tx, userID, orderID, now, ticket.OrderAdmitted)
 			if err != nil {
 				return result{}, err
 			}

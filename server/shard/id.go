@@ -23,17 +23,19 @@ func NewID(prefix string, showID int64) string {
 	return prefix + "_" + strconv.FormatInt(showID, 10) + "_" + idEncoding.EncodeToString(b[:])
 }
 
-// ShowOf returns the show an id belongs to.
+// ShowOf returns the show an id belongs to. Only the spelling NewID writes
+// is an id: "ord_012_…" or "ord_+12_…" is not, so an id is one string
+// wherever it is stored or compared.
 func ShowOf(id string) (int64, error) {
 	parts := strings.Split(id, "_")
 	if len(parts) != 3 || parts[0] == "" || len(parts[2]) != 16 {
 		return 0, fmt.Errorf("%q: %w", id, ErrBadID)
 	}
 	showID, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || showID <= 0 {
+	if err != nil || showID <= 0 || parts[1] != strconv.FormatInt(showID, 10) {
 		return 0, fmt.Errorf("%q: %w", id, ErrBadID)
 	}
-	if _, err := idEncoding.DecodeString(parts[2]); err != nil {
+	if b, err := idEncoding.DecodeString(parts[2]); err != nil || len(b) != 10 || idEncoding.EncodeToString(b) != parts[2] {
 		return 0, fmt.Errorf("%q: %w", id, ErrBadID)
 	}
 	return showID, nil

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
@@ -28,6 +29,9 @@ const (
 	KindPrecondition Kind = "precondition"
 	// KindPermission: the caller does not run this show's gate.
 	KindPermission Kind = "permission"
+	// KindInvalid: a typed ticket id is not written as a ticket id is
+	// (decision 0066); Field names the request field.
+	KindInvalid Kind = "invalid"
 )
 
 // Error is a business answer of ticket, recorded with the idempotency key
@@ -35,6 +39,8 @@ const (
 type Error struct {
 	Kind    Kind   `json:"kind"`
 	Message string `json:"message"`
+	// Field names the request field at fault, for KindInvalid.
+	Field string `json:"field,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -114,9 +120,16 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 			return Result{}, errorf(KindNotFound, "ticket code not recognised")
 		}
 	}
+	// Decision 0066: a ticket has one spelling, the one ID writes and the
+	// code carries; any other ("…_0001", "…_+01", "…_1") is refused, so
+	// the check-in row is keyed by the one id and a second scan finds it.
 	showID, orderID, position, err := Parse(ticketID)
+	if err != nil && in.Code != "" {
+		return Result{}, errorf(KindNotFound, "ticket code not recognised")
+	}
 	if err != nil {
-		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+		return Result{}, &Error{Kind: KindInvalid, Field: "ticket_id",
+			Message: fmt.Sprintf("ticket_id %q is not a ticket id; type it as printed: tkt_<show>_<16 characters>_<3 digits>", ticketID)}
 	}
 	pool, err := s.router.ForShow(ctx, in.ShowID)
 	if errors.Is(err, shard.ErrUnknownShow) {
@@ -148,27 +161,20 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 
 func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderID string, position int,
 	place string, now time.Time) (Result, error) {
-	var (
-		status, user, area, currency string
-		seats                        []string
-		quantity                     int
-		total                        int64
-	)
-	// FOR SHARE: a cancellation (which locks the order FOR UPDATE) and a
-	// check-in of the same order take turns, so a ticket is never admitted
-	// after its order was cancelled.
-	err := tx.QueryRow(ctx, `
-		SELECT o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity
-		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
-		WHERE o.order_id = $1 AND o.show_id = $2
-		FOR SHARE OF o`, orderID, in.ShowID).
-		Scan(&status, &user, &total, &currency, &seats, &area, &quantity)
-	if errors.Is(err, pgx.ErrNoRows) {
+	// The order's lock, shared: a cancellation (which locks the order FOR
+	// UPDATE and asks OrderAdmitted) and a check-in of the same order take
+	// turns, so a ticket is never admitted after its order was cancelled,
+	// nor an order cancelled after one of its tickets was admitted
+	// (decision 0065).
+	e, err := booking.LockForEntry(ctx, tx, orderID, in.ShowID)
+	if be := (*booking.Error)(nil); errors.As(err, &be) && be.Kind == booking.KindNotFound {
 		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("read order %s: %w", orderID, err)
+		return Result{}, err
 	}
+	status, user, area, currency, seats, quantity, total :=
+		e.Status, e.UserID, e.GAArea, e.Currency, e.Seats, e.Quantity, e.TotalMinor
 	t := Ticket{ID: ticketID, OrderID: orderID, ShowID: in.ShowID, UserID: user, Position: position, Currency: currency}
 	switch {
 	case len(seats) > 0 && position <= len(seats):
@@ -188,8 +194,8 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	}
 	t.Code = "" // the gate has it; the answer does not repeat it
 	res := Result{Ticket: t, Status: StatusValid}
-	if status != "confirmed" {
-		if status == "cancelled" || status == "refunded" {
+	if status != booking.OrderConfirmed {
+		if status == booking.OrderCancelled || status == booking.OrderRefunded {
 			return Result{}, errorf(KindPrecondition, "ticket %s is cancelled; not good for entry", ticketID)
 		}
 		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
@@ -217,4 +223,17 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	res.CheckedInAt = res.CheckedInAt.UTC()
 	res.Status, res.AlreadyCheckedIn = StatusCheckedIn, true
 	return res, nil
+}
+
+// OrderAdmitted tells whether any ticket of order orderID has been checked
+// in. It is the booking.AdmittedFunc a cancellation asks in its own
+// transaction, under the order's lock (decision 0065): check-ins are this
+// package's table, so nobody else reads it.
+func OrderAdmitted(ctx context.Context, tx pgx.Tx, orderID string) (bool, error) {
+	var admitted bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM ticket_checkins WHERE order_id = $1)`, orderID).
+		Scan(&admitted); err != nil {
+		return false, fmt.Errorf("read check-ins of order %s: %w", orderID, err)
+	}
+	return admitted, nil
 }

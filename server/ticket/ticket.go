@@ -59,6 +59,9 @@ func ID(orderID string, position int) (string, error) {
 }
 
 // Parse returns the show, the order id and the position a ticket id names.
+// Only the spelling ID writes is a ticket id (decision 0066): "…_001", not
+// "…_0001", "…_+01" or "…_1", so one ticket is one string wherever it is
+// stored or compared.
 func Parse(ticketID string) (showID int64, orderID string, position int, err error) {
 	parts := strings.Split(ticketID, "_")
 	if len(parts) != 4 || parts[0] != "tkt" {
@@ -69,7 +72,7 @@ func Parse(ticketID string) (showID int64, orderID string, position int, err err
 		return 0, "", 0, fmt.Errorf("ticket %q: %w", ticketID, shard.ErrBadID)
 	}
 	position, err = strconv.Atoi(parts[3])
-	if err != nil || position < 1 || len(parts[3]) < 3 {
+	if err != nil || position < 1 || parts[3] != fmt.Sprintf("%03d", position) {
 		return 0, "", 0, fmt.Errorf("ticket %q: %w", ticketID, shard.ErrBadID)
 	}
 	return showID, orderID, position, nil

@@ -98,3 +98,28 @@ func TestFromBookingSeatPrices(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 175000, even[0].PriceMinor)
 }
+
+// TestParseAcceptsOnlyThePrintedSpelling: "…_001" is the ticket; "…_0001",
+// "…_+01", "…_1" and a show id with a sign or a leading zero name no ticket
+// (decision 0066), so one ticket is one string.
+func TestParseAcceptsOnlyThePrintedSpelling(t *testing.T) {
+	t.Parallel()
+	order := shard.NewID("ord", 7)
+	random := strings.Split(order, "_")[2]
+	for pos, want := range map[int]string{1: "001", 42: "042", 999: "999", 1000: "1000", 12345: "12345"} {
+		id, err := ticket.ID(order, pos)
+		require.NoError(t, err)
+		require.Equal(t, "tkt_7_"+random+"_"+want, id)
+		_, _, got, err := ticket.Parse(id)
+		require.NoError(t, err, id)
+		require.Equal(t, pos, got)
+	}
+	for _, other := range []string{"0001", "+01", "+001", "1", "01", "00001", "01000", "-01", " 001", "001 "} {
+		_, _, _, err := ticket.Parse("tkt_7_" + random + "_" + other)
+		require.ErrorIs(t, err, shard.ErrBadID, other)
+	}
+	for _, show := range []string{"07", "+7", "007"} {
+		_, _, _, err := ticket.Parse("tkt_" + show + "_" + random + "_001")
+		require.ErrorIs(t, err, shard.ErrBadID, show)
+	}
+}

@@ -1,0 +1,53 @@
+package booking
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Entry is what the gate needs to know of an order to admit one of its
+// tickets: whose it is, where it stands, and its seats or GA places.
+type Entry struct {
+	OrderID    string
+	ShowID     int64
+	UserID     string
+	Status     OrderStatus
+	TotalMinor int64
+	Currency   string
+	// Seats in layout order, or, for general admission, GAArea and
+	// Quantity.
+	Seats    []string
+	GAArea   string
+	Quantity int
+}
+
+// LockForEntry reads order orderID of show showID in tx for a check-in at
+// the gate and locks its row FOR SHARE until tx ends (decision 0065): a
+// cancellation locks the same row FOR UPDATE (CancelConfirmed), so the two
+// take turns. A check-in that waited for a cancellation reads the order as
+// cancelled; a cancellation that waited for a check-in sees its admission.
+// An order of another show is not found.
+func LockForEntry(ctx context.Context, tx pgx.Tx, orderID string, showID int64) (Entry, error) {
+	e := Entry{OrderID: orderID, ShowID: showID}
+	err := tx.QueryRow(ctx, `
+		SELECT o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity
+		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
+		WHERE o.order_id = $1 AND o.show_id = $2
+		FOR SHARE OF o`, orderID, showID).
+		Scan(&e.Status, &e.UserID, &e.TotalMinor, &e.Currency, &e.Seats, &e.GAArea, &e.Quantity)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return e, notFound("order", orderID)
+	}
+	if err != nil {
+		return e, fmt.Errorf("read order %s for entry: %w", orderID, err)
+	}
+	return e, nil
+}
+
+// AdmittedFunc tells, in tx, whether any ticket of order orderID has been
+// admitted at the gate. Package ticket owns the check-ins and provides it
+// (ticket.OrderAdmitted); booking asks rather than reads their table.
+type AdmittedFunc func(ctx context.Context, tx pgx.Tx, orderID string) (bool, error)
