@@ -125,8 +125,8 @@ func TestDrainingIsNotReady(t *testing.T) {
 }
 
 // TestStoppedDatabaseIsNotReady: a required database that stops answering
-// makes /readyz 503 and names it, the others still "ok"; /livez does not
-// care.
+// makes /readyz 503 and names it, the others still "ok", and the gRPC
+// health service NOT_SERVING.
 func TestStoppedDatabaseIsNotReady(t *testing.T) {
 	admin := pgtest.Server(t)
 	ctx := context.Background()
@@ -163,6 +163,9 @@ func TestStoppedDatabaseIsNotReady(t *testing.T) {
 	var parts map[string]string
 	require.NoError(t, json.Unmarshal([]byte(body), &parts))
 	require.Equal(t, map[string]string{"catalog": "ok", "shard-0": "unreachable"}, parts)
+	res, err := readiness.Check(ctx, &grpchealth.CheckRequest{})
+	require.NoError(t, err)
+	require.Equal(t, grpchealth.StatusNotServing, res.Status, "gRPC health reports the same state")
 }
 
 // TestReadinessHasADeadline: a required part that never answers (a
