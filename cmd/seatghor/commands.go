@@ -131,6 +131,14 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	if cfg.AuthSecret == "" {
 		cfg.AuthSecret = devSecret
 	}
+	// Decision 0081: dev's admin listener takes a free port (printed in the
+	// banner) unless SEATGHOR_ADMIN_ADDR names one; Ctrl-C stops at once.
+	if !cfg.adminAddrSet {
+		cfg.AdminAddr = "127.0.0.1:0"
+	}
+	if !cfg.drainDelaySet {
+		cfg.DrainDelay = 0
+	}
 	if cfg.CatalogURL == "" {
 		dir, err := filepath.Abs(filepath.Join(*dataDir, "postgres"))
 		if err != nil {
@@ -243,12 +251,15 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		return fmt.Errorf("demo data: %w", err)
 	}
 	log.Info("demo data loaded", "new_shows", n)
-	return serve(ctx, cfg, a, log, func(listenAddr string) error { return printTour(stdout, a, listenAddr, cfg.Payment.GatewayURL) })
+	return serve(ctx, cfg, a, log, func(listenAddr, adminAddr string) error {
+		return printTour(stdout, a, listenAddr, adminAddr, cfg.Payment.GatewayURL)
+	})
 }
 
-// serve runs the API and the workers (as cfg.Roles says) until ctx ends,
-// then shuts down gracefully. ready is called once the listener is up.
-func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready func(addr string) error) error {
+// serve runs the admin listener, and the API and the workers as cfg.Roles
+// says, until ctx ends, then shuts down gracefully: not ready first, then
+// closed (decision 0080). ready is called once the listeners are up.
+func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready func(addr, adminAddr string) error) error {
 	workers, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
 	if cfg.Roles["projectors"] {
@@ -263,20 +274,32 @@ func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready 
 		go a.RunWorkers(workers, cfg.SweepInterval)
 		log.Info("workers running", "sweep_interval", cfg.SweepInterval)
 	}
-	if !cfg.Roles["api"] {
-		<-ctx.Done()
-		return nil
-	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	errc := make(chan error, 2)
+	// One admin listener per process, whatever its roles: /metrics (ledger
+	// balances: never the public port), reflection, pprof and the probes.
+	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return fmt.Errorf("admin listener on %s: %w", cfg.AdminAddr, err)
 	}
-	srv := api.NewServer(cfg.Addr, a.Handler)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String())
+	adminSrv := api.NewServer(cfg.AdminAddr, a.Admin)
+	go func() { errc <- adminSrv.Serve(adminLn) }()
+	servers := []*http.Server{adminSrv}
+	adminAddr := adminLn.Addr().String()
+	var addr string
+	if cfg.Roles["api"] {
+		ln, err := net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			_ = adminSrv.Close()
+			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		}
+		srv := api.NewServer(cfg.Addr, a.Handler)
+		go func() { errc <- srv.Serve(ln) }()
+		servers = append(servers, srv)
+		addr = ln.Addr().String()
+	}
+	log.Info("serving", "addr", addr, "admin", "http://"+adminAddr)
 	if ready != nil {
-		if err := ready(ln.Addr().String()); err != nil {
+		if err := ready(addr, adminAddr); err != nil {
 			return err
 		}
 	}
@@ -285,16 +308,24 @@ func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready 
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	// R-11: /readyz and gRPC health turn NOT_SERVING first, so the load
+	// balancer stops sending requests; the listeners close after the delay
+	// and the requests in flight finish.
+	a.Readiness.Drain()
+	log.Info("draining", "delay", cfg.DrainDelay)
+	time.Sleep(cfg.DrainDelay)
 	log.Info("shutting down")
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+	for i := len(servers) - 1; i >= 0; i-- { // the public port first, the admin listener last
+		if err := servers[i].Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("shutdown: %w", err)
+		}
 	}
 	return nil
 }
 
-func printTour(w io.Writer, a *app.App, addr, gatewayURL string) error {
+func printTour(w io.Writer, a *app.App, addr, adminAddr, gatewayURL string) error {
 	user, err := a.Tokens.Mint("rumana", auth.RoleUser, 7*24*time.Hour)
 	if err != nil {
 		return err
@@ -310,6 +341,7 @@ func printTour(w io.Writer, a *app.App, addr, gatewayURL string) error {
 	base := "http://" + addr
 	_, err = fmt.Fprintf(w, `
 Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctrl-C stops it)
+Admin listener:         %[6]s  (/metrics, gRPC reflection, /debug/pprof/; never the public port)
 
   user token (rumana):  %[2]s
   user token (karim):   %[3]s
@@ -356,9 +388,9 @@ Try it:
   # the operator's view and controls: waiting, admitted, admission rate, estimated wait; pause, rate limits, end
   curl -s %[1]s/v1/shows/$S/sale -H "Authorization: Bearer $A"
   curl -s %[1]s/v1/shows/$S/sale -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"paused": true, "max_admission_rate": 100}'
-  # health and metrics
-  curl -s %[1]s/healthz; curl -s %[1]s/metrics | grep seatghor_
+  # health (alive; ready: every database answers) and, on the admin listener, metrics
+  curl -s %[1]s/livez; curl -s %[1]s/readyz; curl -s %[6]s/metrics | grep seatghor_
 
-`, base, user, other, admin, gatewayURL)
+`, base, user, other, admin, gatewayURL, "http://"+adminAddr)
 	return err
 }

@@ -19,6 +19,19 @@ const devSecret = "seatghor-dev-secret-not-for-production"
 type config struct {
 	// Addr is the listen address (SEATGHOR_ADDR, default 127.0.0.1:8080).
 	Addr string
+	// AdminAddr is the admin listener's address: /metrics, gRPC reflection,
+	// pprof, /livez, /readyz (SEATGHOR_ADMIN_ADDR, default 127.0.0.1:9090;
+	// in dev, unset: a free port, printed). One per process, whatever its
+	// roles; never the public port (decision 0081).
+	AdminAddr string
+	// adminAddrSet says SEATGHOR_ADMIN_ADDR was given (dev keeps it then).
+	adminAddrSet bool
+	// DrainDelay is how long a process that is told to stop stays up, not
+	// ready, before it closes its listeners, so load balancers stop sending
+	// it requests first (SEATGHOR_DRAIN_DELAY, default 5s; dev 0; decision 0080).
+	DrainDelay time.Duration
+	// drainDelaySet says SEATGHOR_DRAIN_DELAY was given (dev keeps it then).
+	drainDelaySet bool
 	// AuthSecret signs and verifies tokens (SEATGHOR_AUTH_SECRET).
 	AuthSecret string
 	// CatalogURL and ShardURLs locate the databases (SEATGHOR_CATALOG_URL,
@@ -73,6 +86,8 @@ type config struct {
 func loadConfig(getenv func(string) string) (config, error) {
 	c := config{
 		Addr:          "127.0.0.1:8080",
+		AdminAddr:     "127.0.0.1:9090",
+		DrainDelay:    5 * time.Second,
 		AuthSecret:    getenv("SEATGHOR_AUTH_SECRET"),
 		CatalogURL:    getenv("SEATGHOR_CATALOG_URL"),
 		Shards:        4,
@@ -104,6 +119,19 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if v := getenv("SEATGHOR_ADDR"); v != "" {
 		c.Addr = v
+	}
+	if v := getenv("SEATGHOR_ADMIN_ADDR"); v != "" {
+		c.AdminAddr, c.adminAddrSet = v, true
+	}
+	if v := getenv("SEATGHOR_DRAIN_DELAY"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return c, fmt.Errorf("SEATGHOR_DRAIN_DELAY=%q: want a duration such as 5s (0: none)", v)
+		}
+		c.DrainDelay, c.drainDelaySet = d, true
+	}
+	if c.AdminAddr == c.Addr {
+		return c, fmt.Errorf("SEATGHOR_ADMIN_ADDR=%q: the admin listener must not be the public port", c.AdminAddr)
 	}
 	if v := getenv("SEATGHOR_SHARD_URLS"); v != "" {
 		for _, u := range strings.Split(v, ",") {

@@ -50,7 +50,7 @@ func TestCrashAfterGatewaySuccess(t *testing.T) {
 
 	env := append(os.Environ(), runMainEnv+"=1",
 		"SEATGHOR_CATALOG_URL="+catalogURL, "SEATGHOR_SHARD_URLS="+shardURL, "SEATGHOR_AUTH_SECRET="+secret,
-		"SEATGHOR_ADDR="+addr, "SEATGHOR_GATEWAY_URL="+gwSrv.URL, "SEATGHOR_WEBHOOK_SECRETS="+whsec,
+		"SEATGHOR_ADDR="+addr, "SEATGHOR_ADMIN_ADDR="+freeAddr(t), "SEATGHOR_GATEWAY_URL="+gwSrv.URL, "SEATGHOR_WEBHOOK_SECRETS="+whsec,
 		"SEATGHOR_ROLES=api,workers", "SEATGHOR_PAYMENT_RECOVER_INTERVAL=500ms", "SEATGHOR_PAYMENT_RECOVER_AFTER=1s",
 		"SEATGHOR_LOG_LEVEL=warn")
 	var out bytes.Buffer
@@ -64,7 +64,7 @@ func TestCrashAfterGatewaySuccess(t *testing.T) {
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		require.Eventually(t, func() bool {
-			resp, err := http.Get("http://" + addr + "/healthz")
+			resp, err := http.Get("http://" + addr + "/readyz")
 			if err == nil {
 				resp.Body.Close()
 			}

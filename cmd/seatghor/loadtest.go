@@ -22,6 +22,7 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 	}
 	fs := newFlags("loadtest onsale")
 	url := fs.String("url", "http://"+cfg.Addr, "the running server")
+	adminURL := fs.String("admin-url", "http://"+cfg.AdminAddr, "the running server's admin listener (its /metrics)")
 	preset := fs.String("preset", "small", "small or full")
 	buyers := fs.Int("buyers", 0, "buyers (0: the preset's)")
 	trips := fs.Int("trips", 0, "bus trips on sale (0: the preset's)")
@@ -43,6 +44,7 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 		return fmt.Errorf("%w: loadtest: no preset %q (small, full)", errUsage, *preset)
 	}
 	lt.BaseURL = strings.TrimRight(*url, "/")
+	lt.AdminURL = strings.TrimRight(*adminURL, "/")
 	for dst, v := range map[*int]int{&lt.Buyers: *buyers, &lt.Trips: *trips, &lt.RowsPerTrip: *rows} {
 		if v > 0 {
 			*dst = v

@@ -24,7 +24,7 @@ func TestLoadtestCommand(t *testing.T) {
 	first, second := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	ctx := context.Background()
 	var out bytes.Buffer
-	args := []string{"loadtest", "onsale", "--url", env.URL, "--buyers", "40", "--trips", "1", "--rows", "5"}
+	args := []string{"loadtest", "onsale", "--url", env.URL, "--admin-url", env.AdminURL, "--buyers", "40", "--trips", "1", "--rows", "5"}
 	require.NoError(t, run(ctx, append(args, "--out", first), &out, &out), out.String())
 	require.Contains(t, out.String(), "first 'sold out' at")
 	out.Reset()

@@ -22,6 +22,8 @@ func TestLoadConfig(t *testing.T) {
 	}{
 		{"defaults", nil, func(t *testing.T, c config) {
 			require.Equal(t, "127.0.0.1:8080", c.Addr)
+			require.Equal(t, "127.0.0.1:9090", c.AdminAddr)
+			require.Equal(t, 5*time.Second, c.DrainDelay)
 			require.Equal(t, 4, c.Shards)
 			require.Equal(t, 5*time.Second, c.SweepInterval)
 			require.True(t, c.Roles["api"] && c.Roles["workers"] && c.Roles["projectors"])
@@ -42,6 +44,13 @@ func TestLoadConfig(t *testing.T) {
 		}, ""},
 		{"bad role", map[string]string{"SEATGHOR_ROLES": "api,search"}, nil, "SEATGHOR_ROLES"},
 		{"bad level", map[string]string{"SEATGHOR_LOG_LEVEL": "loud"}, nil, "SEATGHOR_LOG_LEVEL"},
+		{"admin listener", map[string]string{"SEATGHOR_ADMIN_ADDR": "10.0.0.5:9100", "SEATGHOR_DRAIN_DELAY": "0s"},
+			func(t *testing.T, c config) {
+				require.Equal(t, "10.0.0.5:9100", c.AdminAddr)
+				require.Zero(t, c.DrainDelay)
+			}, ""},
+		{"admin on the public port", map[string]string{"SEATGHOR_ADDR": ":8080", "SEATGHOR_ADMIN_ADDR": ":8080"}, nil, "SEATGHOR_ADMIN_ADDR"},
+		{"bad drain delay", map[string]string{"SEATGHOR_DRAIN_DELAY": "-1s"}, nil, "SEATGHOR_DRAIN_DELAY"},
 		{"tickets", map[string]string{
 			"SEATGHOR_READ_URL": "postgres://r", "SEATGHOR_S3_ENDPOINT": "http://minio:9000",
 			"SEATGHOR_S3_ACCESS_KEY": "ak", "SEATGHOR_S3_SECRET_KEY": "sk",

@@ -147,7 +147,7 @@ func TestLedgerSeedExample(t *testing.T) {
 	// The periodic check feeds the alert metric.
 	_, err = env.App.Ledger.Check(ctx)
 	require.NoError(t, err)
-	mresp, err := env.HTTP.Get(env.URL + "/metrics")
+	mresp, err := env.HTTP.Get(env.AdminURL + "/metrics")
 	require.NoError(t, err)
 	defer mresp.Body.Close()
 	metrics, err := io.ReadAll(mresp.Body)

@@ -228,8 +228,8 @@ func TestPaymentREST(t *testing.T) {
 	require.Equal(t, "PAYMENT_STATE_SUCCEEDED", got["status"])
 	require.Equal(t, "ORDER_STATUS_CONFIRMED", do(http.MethodGet, "/v1/orders/"+orderID, "")["status"])
 
-	// The money metrics of R-11 are at /metrics.
-	resp, err := env.HTTP.Get(env.URL + "/metrics")
+	// The money metrics of R-11 are at /metrics, on the admin listener.
+	resp, err := env.HTTP.Get(env.AdminURL + "/metrics")
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)

@@ -120,20 +120,25 @@ func clientsWithHTTP(t *testing.T, env *apptest.Env, h *http.Client, sub string,
 	return as(t, &c, sub, auth.RoleUser, opts...)
 }
 
-// TestOperationalEndpoints: /healthz pings every database; /metrics has the
-// per-RPC latency and the per-database statement counters.
+// TestOperationalEndpoints: /readyz pings every database; /metrics, on the
+// admin listener, has the per-RPC latency and the per-database statement
+// counters.
 func TestOperationalEndpoints(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 2})
 	createShow(t, env, seatedShow("ops", 1, 2))
 	get := func(path string) (int, string) {
-		resp, err := env.HTTP.Get(env.URL + path)
+		base := env.URL
+		if path == "/metrics" {
+			base = env.AdminURL
+		}
+		resp, err := env.HTTP.Get(base + path)
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		b, err := io.ReadAll(resp.Body)
 		require.NoError(t, err)
 		return resp.StatusCode, string(b)
 	}
-	code, body := get("/healthz")
+	code, body := get("/readyz")
 	require.Equal(t, http.StatusOK, code)
 	require.JSONEq(t, `{"catalog":"ok","shard-0":"ok","shard-1":"ok"}`, body)
 	code, body = get("/metrics")
@@ -158,12 +163,12 @@ func TestDeclaredServices(t *testing.T) {
 }
 
 // TestHealthReportsDegradedParts: a part the platform can sell without (the
-// Redis of the seat maps) is reported degraded while /healthz stays 200; a
+// Redis of the seat maps) is reported degraded while /readyz stays 200; a
 // database of the router that fails makes it 503 (R-8.6, R-11).
 func TestHealthReportsDegradedParts(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 1, RedisURL: "redis://127.0.0.1:1/0"})
 	health := func() (int, map[string]string) {
-		resp, err := env.HTTP.Get(env.URL + "/healthz")
+		resp, err := env.HTTP.Get(env.URL + "/readyz")
 		require.NoError(t, err)
 		defer resp.Body.Close()
 		var m map[string]string

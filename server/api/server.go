@@ -1,8 +1,6 @@
 package api
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,11 +9,9 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
-	"connectrpc.com/grpcreflect"
 	"connectrpc.com/validate"
 	"connectrpc.com/vanguard"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
@@ -71,10 +67,14 @@ type Config struct {
 	// RateLimits, with Redis, limits holds, payments and joins per caller
 	// nil: no limits.
 	RateLimits *RateLimits
-	// Health are the parts /healthz checks besides the databases of the
-	// router.
+	// Health are the parts /readyz checks besides the databases of the
+	// router (used when Readiness is nil).
 	Health []HealthCheck
-	// Registry receives the API's metrics; /metrics serves it.
+	// Readiness answers /readyz and the gRPC health service, and drains on
+	// shutdown; nil: one built from Router and Health.
+	Readiness *Readiness
+	// Registry receives the API's metrics; the admin handler's /metrics
+	// serves it.
 	Registry *prometheus.Registry
 	// MaxRequestBytes bounds a request message; default 1 MiB.
 	MaxRequestBytes int
@@ -87,12 +87,16 @@ type RateLimits struct {
 	Config ratelimit.Config
 }
 
-// NewHandler returns the whole HTTP surface: every service over Connect,
-// gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), gRPC
-// health and reflection, /healthz and /metrics.
+// NewHandler returns the public HTTP surface: every service over Connect,
+// gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), the gRPC
+// health service, /livez and /readyz. Metrics, reflection and pprof are on
+// the admin listener only (NewAdminHandler, decision 0081).
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = 1 << 20
+	}
+	if cfg.Readiness == nil {
+		cfg.Readiness = NewReadiness(cfg.Router, cfg.Health, 0)
 	}
 	metrics := newRPCMetrics(cfg.Registry, cfg.Router)
 	// Order matters: who (auth), how often (rate limit), what (validation),
@@ -118,10 +122,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
 	}
 	mux := http.NewServeMux()
-	var names []string
 	for _, s := range services(cfg, opts) {
 		mux.Handle(s.path, s.h)
-		names = append(names, s.name)
 	}
 	// REST answers use the proto field names ({"hold_id": …}) as the seed's
 	// HTTP examples do, while Connect JSON keeps the standard
@@ -141,14 +143,12 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		return nil, fmt.Errorf("REST transcoder: %w", err)
 	}
 	mux.Handle("/v1/", jsonByDefault(transcoder))
-	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
-	reflector := grpcreflect.NewStaticReflector(names...)
-	mux.Handle(grpcreflect.NewHandlerV1(reflector))
-	mux.Handle(grpcreflect.NewHandlerV1Alpha(reflector))
+	// the health service reports the readiness /readyz reports.
+	mux.Handle(grpchealth.NewHandler(cfg.Readiness))
 	// the gateway's webhooks are plain HTTP; they only record.
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
-	mux.Handle("GET /healthz", healthz(cfg.Router, cfg.Health))
-	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /livez", livez())
+	mux.Handle("GET /readyz", cfg.Readiness.ReadyHandler())
 	return notModified(mux), nil
 }
 
@@ -192,42 +192,6 @@ func jsonByDefault(next http.Handler) http.Handler {
 			r.Header.Set("Content-Type", "application/json")
 		}
 		next.ServeHTTP(w, r)
-	})
-}
-
-// HealthCheck is one more part /healthz reports besides the catalog and
-// the shards. A Required part that fails makes the answer 503; any other is
-// reported "degraded" while the platform goes on selling without it (a
-// cache, a read model's store: ).
-type HealthCheck struct {
-	Name     string
-	Required bool
-	Check    func(ctx context.Context) error
-}
-
-// healthz answers 200 when the catalog, every shard and every required
-// part answer; it lists each part's state.
-func healthz(router *shard.Router, checks []HealthCheck) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-		defer cancel()
-		for _, pool := range append(router.Shards(), router.Catalog()) {
-			checks = append(checks, HealthCheck{Name: pool.Name, Required: true, Check: pool.Ping})
-		}
-		status := map[string]string{}
-		code := http.StatusOK
-		for _, c := range checks {
-			status[c.Name] = "ok"
-			switch err := c.Check(ctx); {
-			case err != nil && c.Required:
-				status[c.Name], code = "unreachable", http.StatusServiceUnavailable
-			case err != nil:
-				status[c.Name] = "degraded"
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(code)
-		_ = json.NewEncoder(w).Encode(status)
 	})
 }
 

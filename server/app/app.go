@@ -111,7 +111,14 @@ type App struct {
 	Payments *payment.Service
 	Tokens   *auth.Tokens
 	Registry *prometheus.Registry
-	Handler  http.Handler
+	// Handler is the public port's surface: the API, /livez and /readyz.
+	Handler http.Handler
+	// Admin is the admin listener's surface: /metrics, gRPC reflection,
+	// pprof, /livez and /readyz (decision 0081). Never the public port.
+	Admin http.Handler
+	// Readiness answers /readyz and the gRPC health service on both; Drain
+	// it first on shutdown (decision 0080).
+	Readiness *api.Readiness
 	// Redis is the seat-map cache's client; nil without SEATGHOR_REDIS_URL.
 	Redis *redis.Client
 	// SeatMaps is the Redis seat map's reader; nil without Redis.
@@ -190,6 +197,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		closeAll()
 		return nil, err
 	}
+	a.Readiness = api.NewReadiness(a.Router, apiCfg.Health, 0)
+	apiCfg.Readiness = a.Readiness
 	a.Handler, err = api.NewHandler(apiCfg)
 	if err != nil {
 		a.closeRedis()
@@ -198,6 +207,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		closeAll()
 		return nil, err
 	}
+	a.Admin = api.NewAdminHandler(apiCfg)
 	return a, nil
 }
 

@@ -82,8 +82,11 @@ const WebhookSecret = "whsec_apptest"
 // Env is a running platform.
 type Env struct {
 	App *app.App
-	// URL is the server's base URL.
+	// URL is the server's base URL (the public port).
 	URL string
+	// AdminURL is the admin listener's base URL: /metrics, reflection,
+	// pprof (decision 0081).
+	AdminURL string
 	// HTTP is a client for Connect and REST (HTTP/1.1, many connections).
 	HTTP *http.Client
 	// H2C is a client that speaks HTTP/2 without TLS, for gRPC.
@@ -168,11 +171,15 @@ func New(tb testing.TB, opts Options) *Env {
 		tb.Fatalf("open platform: %v", err)
 	}
 	handler.Store(&a.Handler)
+	adminSrv := httptest.NewUnstartedServer(a.Admin)
+	adminSrv.Config.Protocols = &p
+	adminSrv.Start()
 	// Cleanups run last-in first-out: the gateway stops sending, then the
 	// server stops, before the pools close, and all before the databases
 	// are dropped.
 	tb.Cleanup(a.Close)
 	tb.Cleanup(srv.Close)
+	tb.Cleanup(adminSrv.Close)
 	tb.Cleanup(gwSrv.Close)
 	tb.Cleanup(gw.Close)
 	if opts.PaymentWorkers != nil {
@@ -190,8 +197,9 @@ func New(tb testing.TB, opts Options) *Env {
 	var h2 http.Protocols
 	h2.SetUnencryptedHTTP2(true)
 	return &Env{
-		App: a,
-		URL: srv.URL,
+		App:      a,
+		URL:      srv.URL,
+		AdminURL: adminSrv.URL,
 		HTTP: &http.Client{Transport: &http.Transport{
 			MaxIdleConnsPerHost: 512,
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second}).DialContext,

@@ -45,6 +45,9 @@ import (
 type Config struct {
 	// BaseURL is the running server, e.g. http://127.0.0.1:8080.
 	BaseURL string `json:"-"`
+	// AdminURL is the server's admin listener, where its /metrics are
+	// (SEATGHOR_ADMIN_ADDR), e.g. http://127.0.0.1:9090.
+	AdminURL string `json:"-"`
 	// Preset names the configuration the run started from.
 	Preset string `json:"preset"`
 	// Trips × RowsPerTrip × 4 seats are on sale, on fresh bus trips.
@@ -107,6 +110,8 @@ func (c Config) validate() error {
 	switch {
 	case c.BaseURL == "":
 		return errors.New("loadtest: no server URL")
+	case c.AdminURL == "":
+		return errors.New("loadtest: no admin URL (the server's metrics)")
 	case c.Trips < 1 || c.RowsPerTrip < 1 || c.Buyers < 1:
 		return errors.New("loadtest: trips, rows per trip and buyers must be positive")
 	case c.SeatsPerOrder < 1 || c.SeatsPerOrder > 4:
@@ -203,7 +208,7 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 	if err := p.createTrips(ctx); err != nil {
 		return Phase{}, err
 	}
-	before, err := scrape(ctx, hc, cfg.BaseURL)
+	before, err := scrape(ctx, hc, cfg.AdminURL)
 	if err != nil {
 		return Phase{}, err
 	}
@@ -231,7 +236,7 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 	}
 	wg.Wait()
 	elapsed := time.Since(p.start)
-	after, err := scrape(ctx, hc, cfg.BaseURL)
+	after, err := scrape(ctx, hc, cfg.AdminURL)
 	if err != nil {
 		return Phase{}, err
 	}
@@ -259,7 +264,7 @@ func (p *phase) sampleLag(ctx context.Context) func() float64 {
 				done <- worst
 				return
 			case <-tick.C:
-				if m, err := scrape(ctx, p.http, p.cfg.BaseURL); err == nil {
+				if m, err := scrape(ctx, p.http, p.cfg.AdminURL); err == nil {
 					worst = max(worst, m.projectorLag)
 				}
 			}

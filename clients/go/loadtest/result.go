@@ -136,7 +136,8 @@ func (p *phase) result(elapsed time.Duration, before, after metrics, booked int)
 	return out
 }
 
-// metrics are the server's counters the load test reads from /metrics.
+// metrics are the server's counters the load test reads from /metrics on
+// its admin listener.
 type metrics struct {
 	statements, writes, projectorLag float64
 }
@@ -151,6 +152,9 @@ func scrape(ctx context.Context, hc *http.Client, base string) (metrics, error) 
 		return metrics{}, fmt.Errorf("scrape metrics: %w", err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return metrics{}, fmt.Errorf("scrape metrics: %s/metrics answered %s (is it the admin listener?)", base, resp.Status)
+	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
