@@ -76,9 +76,6 @@ func newRoomStore(db *pg.Pool, ttl time.Duration, size int) *roomStore {
 	return &roomStore{db: db, ttl: ttl, rooms: rooms, noRoom: noRoom}
 }
 
-// cachedLen is how many answers the cache holds.
-func (st *roomStore) cachedLen() int { return st.rooms.Len() + st.noRoom.Len() }
-
 // roomQuery selects rooms with their shows; the caller adds the WHERE
 // (aliases: w the room, s its first show).
 const roomQuery = `
