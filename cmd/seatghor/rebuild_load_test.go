@@ -89,7 +89,7 @@ func TestRebuildUnderWriteLoadLosesNothing(t *testing.T) {
 	// The consumer of the running platform, in its own goroutine.
 	log := slog.New(slog.DiscardHandler)
 	store := seatmap.NewStore(a.Redis, r.Prefix, 0)
-	sources := []projections.Source{ projections.Source{Name: a.Router.Catalog().Name, Pool: a.Router.Catalog().Pool}}
+	sources := []projections.Source{{Name: a.Router.Catalog().Name, Pool: a.Router.Catalog().Pool}}
 	for _, s := range a.Router.Shards() {
 		sources = append(sources, projections.Source{Name: s.Name, Pool: s.Pool})
 	}
