@@ -165,8 +165,8 @@ func (c *Consumer) Rebuild(ctx context.Context, name string) error {
 }
 
 // pruneLock serialises pruning and checkpoint resets in one database: a
-// prune's DELETE reads the checkpoints once, so a reset committed while it
-// runs must wait for it (and a prune that starts after sees the reset).
+// prune's DELETE reads the checkpoints once, so a reset waits for a running
+// prune, and a prune that starts after the reset sees it.
 const pruneLock = `SELECT pg_advisory_xact_lock(hashtextextended('seatghor outbox prune', 0))`
 
 // resetCheckpoint moves projector's checkpoint in s back to the start of the
