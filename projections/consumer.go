@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -126,10 +125,24 @@ func (c *Consumer) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// Rebuild drops p's read model and its checkpoints in every source, so the
-// running consumers (in any process) replay the outbox from the start. The
-// order matters: checkpoints first, so a batch applied between the two
-// steps is replayed again rather than lost.
+// Rebuild drops p's read model and then resets p's checkpoint in every
+// source to the start of the outbox, so the running consumers (in any
+// process) replay it (decision 0090). Nothing has to be stopped:
+//
+//   - The model is cleared first. A consumer may go on applying batches
+//     onto the empty model until it sees the reset; their events are
+//     replayed again after it, which idempotence makes harmless. (The other
+//     order loses events: a consumer that saw the reset first would replay
+//     a batch from the start, the clear would wipe it, and its checkpoint
+//     would move past it.)
+//   - The checkpoint row is reset in place, never deleted, and its
+//     generation moves on: a consumer can only save a position under the
+//     generation it loaded, so it cannot carry a pre-rebuild position over
+//     the reset; and every pruner, in any process, still sees the row at
+//     the start of the outbox and keeps the rows the replay needs.
+//
+// If it fails part way, run it again: the model may be empty while some
+// checkpoints were not reset yet.
 func (c *Consumer) Rebuild(ctx context.Context, name string) error {
 	var p Projector
 	for _, q := range c.projectors {
@@ -140,16 +153,36 @@ func (c *Consumer) Rebuild(ctx context.Context, name string) error {
 	if p == nil {
 		return fmt.Errorf("rebuild: no projector %q", name)
 	}
-	for _, s := range c.sources {
-		// The running consumer sees its checkpoint gone at its next look.
-		if _, err := s.Pool.Exec(ctx, `DELETE FROM projection_checkpoints WHERE projector = $1`, name); err != nil {
-			return fmt.Errorf("rebuild %s: reset checkpoint in %s: %w", name, s.Name, err)
-		}
-	}
 	if err := p.Reset(ctx); err != nil {
 		return fmt.Errorf("rebuild %s: %w", name, err)
 	}
+	for _, s := range c.sources {
+		if err := resetCheckpoint(ctx, s, name); err != nil {
+			return fmt.Errorf("rebuild %s: reset checkpoint in %s: %w", name, s.Name, err)
+		}
+	}
 	return nil
+}
+
+// pruneLock serialises pruning and checkpoint resets in one database: a
+// prune's DELETE reads the checkpoints once, so a reset waits for a running
+// prune, and a prune that starts after the reset sees it.
+const pruneLock = `SELECT pg_advisory_xact_lock(hashtextextended('seatghor outbox prune', 0))`
+
+// resetCheckpoint moves projector's checkpoint in s back to the start of the
+// outbox under a new generation (creating the row if the projector never
+// ran there, so pruners see it too).
+func resetCheckpoint(ctx context.Context, s Source, projector string) error {
+	return pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, pruneLock); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `
+			INSERT INTO projection_checkpoints AS c (projector, generation) VALUES ($1, 1)
+			ON CONFLICT (projector) DO UPDATE SET xid = '0', id = 0, generation = c.generation + 1, updated_at = now()`,
+			projector)
+		return err
+	})
 }
 
 // Prune deletes the outbox rows of every source that every one of the named
@@ -162,7 +195,7 @@ func (c *Consumer) Prune(ctx context.Context, projectors []string, olderThan tim
 	}
 	var total int64
 	for _, s := range c.sources {
-		n, err := pruneSource(ctx, s, projectors, olderThan)
+		n, err := pruneSource(ctx, s, projectors, false, olderThan)
 		if err != nil {
 			return total, err
 		}
@@ -171,28 +204,49 @@ func (c *Consumer) Prune(ctx context.Context, projectors []string, olderThan tim
 	return total, nil
 }
 
-func pruneSource(ctx context.Context, s Source, projectors []string, olderThan time.Time) (int64, error) {
-	tag, err := s.Pool.Exec(ctx, `
-		WITH low AS (
-			SELECT xid, id FROM projection_checkpoints WHERE projector = ANY($1)
-			ORDER BY xid, id LIMIT 1
-		), have AS (
-			SELECT count(*) AS n FROM projection_checkpoints WHERE projector = ANY($1)
-		)
-		DELETE FROM outbox o USING low, have
-		WHERE have.n = cardinality($1) AND (o.xid, o.id) <= (low.xid, low.id) AND o.occurred_at < $2`,
-		projectors, olderThan)
+// pruneSource deletes s's outbox rows older than olderThan at or below the
+// lowest checkpoint of the named projectors, and of every projector with a
+// checkpoint row in s when all is set; nothing while a named projector has
+// no row there. The checkpoints are read in the same statement, under
+// pruneLock, so a rebuild's reset is either seen or waits.
+func pruneSource(ctx context.Context, s Source, projectors []string, all bool, olderThan time.Time) (int64, error) {
+	if projectors == nil {
+		projectors = []string{} // NULL would match nothing
+	}
+	var n int64
+	err := pgx.BeginFunc(ctx, s.Pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, pruneLock); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `
+			WITH low AS (
+				SELECT xid, id FROM projection_checkpoints WHERE $3 OR projector = ANY($1)
+				ORDER BY xid, id LIMIT 1
+			), have AS (
+				SELECT count(*) AS n FROM projection_checkpoints WHERE projector = ANY($1)
+			)
+			DELETE FROM outbox o USING low, have
+			WHERE have.n = cardinality($1) AND (o.xid, o.id) <= (low.xid, low.id) AND o.occurred_at < $2`,
+			projectors, olderThan, all)
+		n = tag.RowsAffected()
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("prune outbox of %s: %w", s.Name, err)
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
 
 // RunPruner prunes every source's outbox each interval, keeping retention
 // (the workers role). The projectors that must have passed a row are the
-// ones this process runs and every one that ever kept a checkpoint in that
-// database, so a read model that another process runs is never cut short.
+// ones this process runs and every one with a checkpoint row in that
+// database, so a read model that another process runs, or that is being
+// rebuilt (its row reset to the start, decision 0090), is never cut short.
 func (c *Consumer) RunPruner(ctx context.Context, every, retention time.Duration) {
+	own := make([]string, 0, len(c.projectors))
+	for _, p := range c.projectors {
+		own = append(own, p.Name())
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -200,37 +254,15 @@ func (c *Consumer) RunPruner(ctx context.Context, every, retention time.Duration
 		case <-time.After(every):
 		}
 		for _, s := range c.sources {
-			names, err := c.knownProjectors(ctx, s)
-			if err == nil {
-				var n int64
-				if n, err = pruneSource(ctx, s, names, time.Now().Add(-retention)); err == nil && n > 0 {
-					c.log.Info("outbox pruned", "source", s.Name, "rows", n)
-				}
+			n, err := pruneSource(ctx, s, own, true, time.Now().Add(-retention))
+			if err == nil && n > 0 {
+				c.log.Info("outbox pruned", "source", s.Name, "rows", n)
 			}
 			if err != nil && ctx.Err() == nil {
 				c.log.Warn("outbox not pruned", "source", s.Name, "err", err)
 			}
 		}
 	}
-}
-
-// knownProjectors are the projectors this process runs and those with a
-// checkpoint in the source.
-func (c *Consumer) knownProjectors(ctx context.Context, s Source) ([]string, error) {
-	rows, err := s.Pool.Query(ctx, `SELECT DISTINCT projector FROM projection_checkpoints`)
-	if err != nil {
-		return nil, fmt.Errorf("projectors of %s: %w", s.Name, err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("projectors of %s: %w", s.Name, err)
-	}
-	for _, p := range c.projectors {
-		if !slices.Contains(names, p.Name()) {
-			names = append(names, p.Name())
-		}
-	}
-	return names, nil
 }
 
 // runPair keeps one (projector, source) going until ctx ends, taking over
@@ -289,7 +321,7 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 				return true, err
 			}
 			last := batch[len(batch)-1]
-			next := checkpoint{xid: last.XID, id: last.ID}
+			next := checkpoint{xid: last.XID, id: last.ID, gen: cp.gen}
 			moved, err := saveCheckpoint(ctx, conn, p.Name(), next)
 			if err != nil {
 				return true, err
@@ -297,7 +329,8 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			if moved {
 				cp = next
 			} else {
-				// A rebuild reset the checkpoint meanwhile: start over.
+				// A rebuild reset the checkpoint meanwhile (another
+				// generation): start over.
 				log.Info("checkpoint was reset; replaying from the start")
 				if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 					return true, err
@@ -355,6 +388,8 @@ func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *s
 type checkpoint struct {
 	xid uint64
 	id  int64
+	// gen is the checkpoint's generation: a rebuild moves it on.
+	gen int64
 }
 
 func loadCheckpoint(ctx context.Context, conn *pgx.Conn, projector string) (checkpoint, error) {
@@ -364,8 +399,8 @@ func loadCheckpoint(ctx context.Context, conn *pgx.Conn, projector string) (chec
 	}
 	var cp checkpoint
 	var xid string
-	if err := conn.QueryRow(ctx, `SELECT xid::text, id FROM projection_checkpoints WHERE projector = $1`,
-		projector).Scan(&xid, &cp.id); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT xid::text, id, generation FROM projection_checkpoints WHERE projector = $1`,
+		projector).Scan(&xid, &cp.id, &cp.gen); err != nil {
 		return cp, fmt.Errorf("read checkpoint: %w", err)
 	}
 	var err error
@@ -375,12 +410,14 @@ func loadCheckpoint(ctx context.Context, conn *pgx.Conn, projector string) (chec
 	return cp, nil
 }
 
-// saveCheckpoint moves the checkpoint forward; moved is false when its row
-// is gone (a rebuild deleted it).
+// saveCheckpoint moves the checkpoint forward; moved is false when a
+// rebuild reset it since it was loaded (its generation is not cp's): the
+// batch just applied may predate the rebuild's clear, so the consumer must
+// start over rather than keep its position (decision 0090).
 func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint) (moved bool, err error) {
 	tag, err := conn.Exec(ctx, `
 		UPDATE projection_checkpoints SET xid = $2::text::xid8, id = $3, updated_at = now()
-		WHERE projector = $1`, projector, strconv.FormatUint(cp.xid, 10), cp.id)
+		WHERE projector = $1 AND generation = $4`, projector, strconv.FormatUint(cp.xid, 10), cp.id, cp.gen)
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
 	}
@@ -424,20 +461,20 @@ func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint
 
 // stats updates the backlog and lag gauges (at most every second) and
 // tells whether rows wait behind a running transaction, and whether a
-// rebuild deleted the checkpoint.
+// rebuild reset the checkpoint (another generation, or the row is gone).
 func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint, labels prometheus.Labels, last *time.Time) (waiting, reset bool, err error) {
 	var n int64
 	var oldest *time.Time
-	var exists bool
+	var gen *int64
 	err = conn.QueryRow(ctx, `
 		SELECT count(*), min(occurred_at),
-		       EXISTS (SELECT FROM projection_checkpoints WHERE projector = $3)
+		       (SELECT generation FROM projection_checkpoints WHERE projector = $3)
 		FROM outbox
-		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id, projector).Scan(&n, &oldest, &exists)
+		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id, projector).Scan(&n, &oldest, &gen)
 	if err != nil {
 		return false, false, fmt.Errorf("outbox backlog: %w", err)
 	}
-	if !exists {
+	if gen == nil || *gen != cp.gen {
 		return false, true, nil
 	}
 	if time.Since(*last) >= time.Second || n == 0 {

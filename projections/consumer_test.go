@@ -443,3 +443,111 @@ func fourRows(t *testing.T) (*pgxpool.Pool, *projections.Consumer) {
 	require.NoError(t, err)
 	return db, c
 }
+
+// slowReset is a recorder whose Reset waits until released, as a large read
+// model takes a while to clear.
+type slowReset struct {
+	*recorder
+	entered, release chan struct{}
+}
+
+func (r *slowReset) Reset(ctx context.Context) error {
+	close(r.entered)
+	<-r.release
+	return r.recorder.Reset(ctx)
+}
+
+// TestRebuildKeepsWhatIsAppliedWhileItClears (decision 0090): a consumer
+// goes on applying batches while a rebuild clears the read model; after the
+// rebuild the model holds every row, those applied during the clear too.
+// (Resetting the checkpoint before the clear lost them: the consumer
+// replayed from the start, the clear wiped that, and the checkpoint stayed
+// past it.)
+func TestRebuildKeepsWhatIsAppliedWhileItClears(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	for i := range 3 {
+		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
+		require.NoError(t, err)
+	}
+	rec := &slowReset{recorder: &recorder{name: "rec"}, entered: make(chan struct{}), release: make(chan struct{})}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{Poll: 5 * time.Millisecond})
+	require.NoError(t, err)
+	run(t, c)
+	waitFor(t, "the rows", func() bool { return len(rec.events()) == 3 })
+
+	rebuilt := make(chan error, 1)
+	go func() { rebuilt <- c.Rebuild(ctx, "rec") }()
+	<-rec.entered
+	_, err = db.Exec(ctx, insertSQL, "e3")
+	require.NoError(t, err)
+	waitFor(t, "e3, applied while the model is cleared", func() bool { return slices.Contains(rec.events(), "e3") })
+	close(rec.release)
+	require.NoError(t, <-rebuilt)
+
+	_, err = db.Exec(ctx, insertSQL, "e4")
+	require.NoError(t, err)
+	all := []string{"e0", "e1", "e2", "e3", "e4"}
+	waitFor(t, "every row in the rebuilt model", func() bool {
+		got := rec.events()
+		slices.Sort(got)
+		return slices.Equal(slices.Compact(got), all)
+	})
+}
+
+// TestPrunerKeepsWhatARebuildNeeds (decision 0090): once a projector is
+// rebuilt, the pruner of a process that does not run it keeps every row the
+// replay needs, even before any consumer of that projector has looked again;
+// the replay then gets every row.
+func TestPrunerKeepsWhatARebuildNeeds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, c := fourRows(t)
+	stop := run(t, c)
+	waitCheckpoint(t, db, "rec", "e3")
+	stop() // the rebuilt projector's consumers are down, or slow
+	// Another process's projector has read everything.
+	_, err := db.Exec(ctx, `INSERT INTO projection_checkpoints (projector, xid, id)
+		SELECT 'other', xid, id FROM outbox WHERE event_id = 'e3'`)
+	require.NoError(t, err)
+	require.NoError(t, c.Rebuild(ctx, "rec"))
+
+	// The workers of a process that runs only "other" prune this database
+	// and then a second one, whose rows every projector has passed: once
+	// those are gone, the pruner has been over this one too.
+	second := shardDB(t)
+	_, err = second.Exec(ctx, insertSQL, "s0")
+	require.NoError(t, err)
+	_, err = second.Exec(ctx, `INSERT INTO projection_checkpoints (projector, xid, id)
+		SELECT 'other', xid, id FROM outbox WHERE event_id = 's0'`)
+	require.NoError(t, err)
+	pruner, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}, {Name: "shard-1", Pool: second}},
+		[]projections.Projector{&recorder{name: "other"}}, projections.Config{})
+	require.NoError(t, err)
+	pctx, stopPruner := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { pruner.RunPruner(pctx, 10*time.Millisecond, 0); close(done) }()
+	waitFor(t, "the pruner", func() bool {
+		var n int
+		require.NoError(t, second.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&n))
+		return n == 0
+	})
+	stopPruner()
+	<-done
+	rows, err := db.Query(ctx, `SELECT event_id FROM outbox ORDER BY xid, id`)
+	require.NoError(t, err)
+	left, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Equal(t, []string{"e0", "e1", "e2", "e3"}, left, "the rebuild still needs every row")
+
+	// The replay gets them all.
+	again := &recorder{name: "rec"}
+	c2, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{again},
+		projections.Config{})
+	require.NoError(t, err)
+	run(t, c2)
+	waitFor(t, "the replay", func() bool { return len(again.events()) == 4 })
+	require.Equal(t, []string{"e0", "e1", "e2", "e3"}, again.events())
+}

@@ -5,9 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/singleflight"
 
@@ -42,22 +42,38 @@ func (r Room) Active(now time.Time) bool { return now.Before(r.EndsAt) }
 // per-process cache: every CreateHold asks whether its show's room is
 // active, and the answer changes only by UpdateSale or when the window ends
 // (which the cached EndsAt already tells).
+//
+// The cache is keyed by whatever show id a caller sends, so it is bounded:
+// two least-recently-used caches of a fixed size, one for the shows that
+// sell through a room and one for the answers "no room" (shows without a
+// room, or no show at all). A caller sending many unknown show ids only
+// evicts "no room" answers, never the rooms of an on-sale. Entries older
+// than ttl are asked again (not golang-lru's expirable cache: its cleanup
+// goroutine never ends).
 type roomStore struct {
 	db  *pg.Pool
 	ttl time.Duration
 
-	mu     sync.Mutex
-	cached map[int64]cachedRoom
+	rooms  *lru.Cache[int64, cachedRoom]
+	noRoom *lru.Cache[int64, time.Time]
 	group  singleflight.Group
 }
 
 type cachedRoom struct {
-	room *Room // nil: the show has no room
+	room *Room
 	at   time.Time
 }
 
-func newRoomStore(db *pg.Pool, ttl time.Duration) *roomStore {
-	return &roomStore{db: db, ttl: ttl, cached: map[int64]cachedRoom{}}
+func newRoomStore(db *pg.Pool, ttl time.Duration, size int) *roomStore {
+	rooms, err := lru.New[int64, cachedRoom](size)
+	if err != nil {
+		panic(err) // size > 0: Config.defaults
+	}
+	noRoom, err := lru.New[int64, time.Time](size)
+	if err != nil {
+		panic(err)
+	}
+	return &roomStore{db: db, ttl: ttl, rooms: rooms, noRoom: noRoom}
 }
 
 // roomQuery selects rooms with their shows; the caller adds the WHERE
@@ -99,20 +115,25 @@ func (st *roomStore) get(ctx context.Context, showID int64) (*Room, error) {
 // The cache's age is wall-clock time: it bounds staleness between
 // processes, not business time.
 func (st *roomStore) cachedGet(ctx context.Context, showID int64) (*Room, error) {
-	st.mu.Lock()
-	c, ok := st.cached[showID]
-	st.mu.Unlock()
-	if ok && time.Since(c.at) < st.ttl {
+	if c, ok := st.rooms.Get(showID); ok && time.Since(c.at) < st.ttl {
 		return c.room, nil
+	}
+	if at, ok := st.noRoom.Get(showID); ok && time.Since(at) < st.ttl {
+		return nil, nil
 	}
 	v, err, _ := st.group.Do(fmt.Sprint(showID), func() (any, error) {
 		r, err := st.get(context.WithoutCancel(ctx), showID)
 		if err != nil {
 			return nil, err
 		}
-		st.mu.Lock()
-		st.cached[showID] = cachedRoom{room: r, at: time.Now()}
-		st.mu.Unlock()
+		now := time.Now()
+		if r == nil {
+			st.rooms.Remove(showID)
+			st.noRoom.Add(showID, now)
+		} else {
+			st.noRoom.Remove(showID)
+			st.rooms.Add(showID, cachedRoom{room: r, at: now})
+		}
 		return r, nil
 	})
 	if err != nil {
@@ -123,11 +144,10 @@ func (st *roomStore) cachedGet(ctx context.Context, showID int64) (*Room, error)
 
 // forget drops the cached copies of a room, under each of its shows.
 func (st *roomStore) forget(r *Room) {
-	st.mu.Lock()
 	for _, id := range r.ShowIDs {
-		delete(st.cached, id)
+		st.rooms.Remove(id)
+		st.noRoom.Remove(id)
 	}
-	st.mu.Unlock()
 }
 
 // open lists the rooms whose window has not ended at now.

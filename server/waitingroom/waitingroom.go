@@ -91,6 +91,9 @@ type Config struct {
 	// RoomCacheTTL is how long a process trusts its copy of a room's
 	// settings (they change only by UpdateSale); default 2 s.
 	RoomCacheTTL time.Duration
+	// RoomCacheSize bounds the rooms cached per process, and separately the
+	// "no room" answers (show ids come from callers); default 10,000 each.
+	RoomCacheSize int
 }
 
 func (c *Config) defaults() {
@@ -112,6 +115,9 @@ func (c *Config) defaults() {
 	}
 	if c.RoomCacheTTL <= 0 {
 		c.RoomCacheTTL = 2 * time.Second
+	}
+	if c.RoomCacheSize <= 0 {
+		c.RoomCacheSize = 10_000
 	}
 }
 
@@ -150,7 +156,7 @@ func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seat
 	secret []byte, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{
-		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL), seats: seats, openings: openings,
+		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL, cfg.RoomCacheSize), seats: seats, openings: openings,
 		sign: newSigner(secret), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
 	}
 }
