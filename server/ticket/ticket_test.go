@@ -9,6 +9,7 @@ import (
 
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -33,7 +34,7 @@ func TestIDLeadsToOrderAndShow(t *testing.T) {
 
 func TestCodesAreSigned(t *testing.T) {
 	t.Parallel()
-	codes := ticket.NewCodes("secret")
+	codes := ticket.NewCodes(keyset.FromSecret("secret", keyset.TicketCodes))
 	code := codes.Sign("tkt_7_0123456789abcdef_001", "A1")
 	id, place, err := codes.Verify(code)
 	require.NoError(t, err)
@@ -41,13 +42,13 @@ func TestCodesAreSigned(t *testing.T) {
 	require.Equal(t, "A1", place)
 
 	// Another secret, an altered payload, a cut signature: refused.
-	_, _, err = ticket.NewCodes("other").Verify(code)
+	_, _, err = ticket.NewCodes(keyset.FromSecret("other", keyset.TicketCodes)).Verify(code)
 	require.ErrorIs(t, err, ticket.ErrBadCode)
-	forged := ticket.NewCodes("other").Sign("tkt_7_0123456789abcdef_001", "A1")
+	forged := ticket.NewCodes(keyset.FromSecret("other", keyset.TicketCodes)).Sign("tkt_7_0123456789abcdef_001", "A1")
 	_, _, err = codes.Verify(forged)
 	require.ErrorIs(t, err, ticket.ErrBadCode)
 	parts := strings.Split(code, ".")
-	swapped := parts[0] + "." + ticket.NewCodes("x").Sign("tkt_7_0123456789abcdef_002", "A2")[5:]
+	swapped := parts[0] + "." + ticket.NewCodes(keyset.FromSecret("x", keyset.TicketCodes)).Sign("tkt_7_0123456789abcdef_002", "A2")[5:]
 	_, _, err = codes.Verify(swapped)
 	require.ErrorIs(t, err, ticket.ErrBadCode)
 	for _, bad := range []string{"", "SGT1", code + "x", code[:len(code)-1], "SGT2." + parts[1] + "." + parts[2]} {
@@ -58,7 +59,7 @@ func TestCodesAreSigned(t *testing.T) {
 
 func TestFromBooking(t *testing.T) {
 	t.Parallel()
-	codes := ticket.NewCodes("secret")
+	codes := ticket.NewCodes(keyset.FromSecret("secret", keyset.TicketCodes))
 	order := shard.NewID("ord", 7)
 	ga, err := ticket.FromBooking(&eventsv1.BookingConfirmed{ShowId: 7, OrderId: order, UserId: "u", GaArea: "Field",
 		Quantity: 3, Total: &commonv1.Money{AmountMinor: 100, Currency: "BDT"}, OccurredAt: timestamppb.Now()}, codes)
@@ -82,7 +83,7 @@ func TestFromBooking(t *testing.T) {
 // price when the event has them (mixed-price orders are not averaged).
 func TestFromBookingSeatPrices(t *testing.T) {
 	t.Parallel()
-	codes := ticket.NewCodes("secret")
+	codes := ticket.NewCodes(keyset.FromSecret("secret", keyset.TicketCodes))
 	ev := &eventsv1.BookingConfirmed{ShowId: 3, OrderId: shard.NewID("ord", 3), UserId: "u",
 		Seats: []string{"A1", "K7"}, SeatPricesMinor: []int64{300000, 50000},
 		Total: &commonv1.Money{AmountMinor: 350000, Currency: "BDT"}, OccurredAt: timestamppb.Now()}
