@@ -1,6 +1,9 @@
 package ticket_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -98,4 +101,64 @@ func TestFromBookingSeatPrices(t *testing.T) {
 	even, err := ticket.FromBooking(ev, codes)
 	require.NoError(t, err)
 	require.EqualValues(t, 175000, even[0].PriceMinor)
+}
+
+// Rotating the ticket keys (decision 0085): the new key signs and its kid is
+// in the code; codes of the old key scan while it is listed and are refused
+// once it is removed.
+func TestRotatingTicketKeys(t *testing.T) {
+	t.Parallel()
+	keys := func(s string) *keyset.Set {
+		set, err := keyset.Parse(s)
+		require.NoError(t, err)
+		return set
+	}
+	oldSecret, newSecret := strings.Repeat("o", 32), strings.Repeat("n", 32)
+	const id = "tkt_7_0123456789abcdef_001"
+	old := ticket.NewCodes(keys("t1:"+oldSecret)).Sign(id, "A1")
+	require.True(t, strings.HasPrefix(old, "SGT2.t1."), old)
+
+	during := ticket.NewCodes(keys("t2:" + newSecret + ",t1:" + oldSecret))
+	got, place, err := during.Verify(old)
+	require.NoError(t, err, "the old key still verifies while listed")
+	require.Equal(t, id, got)
+	require.Equal(t, "A1", place)
+	fresh := during.Sign(id, "A1")
+	require.True(t, strings.HasPrefix(fresh, "SGT2.t2."), "the new key signs: %s", fresh)
+
+	after := ticket.NewCodes(keys("t2:" + newSecret))
+	_, _, err = after.Verify(old)
+	require.ErrorIs(t, err, ticket.ErrBadCode, "the old key is removed: its codes are refused")
+	_, _, err = after.Verify(fresh)
+	require.NoError(t, err)
+	// The kid is signed: a code cannot be moved to another listed key.
+	_, _, err = during.Verify(strings.Replace(fresh, ".t2.", ".t1.", 1))
+	require.ErrorIs(t, err, ticket.ErrBadCode)
+}
+
+// Codes printed before key sets ("SGT1.", no kid) were signed with the key
+// derived from SEATGHOR_AUTH_SECRET: they scan while that secret is set,
+// and are refused once it is gone.
+func TestCodesOfTheFirstFormatScanWhileTheShorthandIsSet(t *testing.T) {
+	t.Parallel()
+	const secret, id = "the-platform-secret", "tkt_7_0123456789abcdef_001"
+	// The first format, as it was signed.
+	key := keyset.Derive(secret, keyset.TicketCodes).Secret
+	payload := base64.RawURLEncoding.EncodeToString([]byte(id + "|A1"))
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("SGT1." + payload))
+	legacy := "SGT1." + payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+
+	listed, err := keyset.Parse("t1:" + strings.Repeat("n", 32))
+	require.NoError(t, err)
+	withShorthand, err := keyset.Resolve(listed, secret, keyset.TicketCodes)
+	require.NoError(t, err)
+	got, place, err := ticket.NewCodes(withShorthand).Verify(legacy)
+	require.NoError(t, err)
+	require.Equal(t, id, got)
+	require.Equal(t, "A1", place)
+	_, _, err = ticket.NewCodes(listed).Verify(legacy)
+	require.ErrorIs(t, err, ticket.ErrBadCode, "without the shorthand the first format is void")
+	_, _, err = ticket.NewCodes(keyset.FromSecret("another", keyset.TicketCodes)).Verify(legacy)
+	require.ErrorIs(t, err, ticket.ErrBadCode)
 }
