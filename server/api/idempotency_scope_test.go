@@ -90,4 +90,3 @@ func TestCatalogIdempotencyRecordsArePurged(t *testing.T) {
 	require.NoError(t, env.App.Router.Catalog().QueryRow(ctx, `SELECT key FROM idempotency_keys`).Scan(&key))
 	require.Equal(t, "new-show", key)
 }
-
