@@ -34,11 +34,11 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	secret := cfg.AuthSecret
-	if secret == "" {
-		secret = devSecret
+	keys, err := cfg.tokenKeys()
+	if err != nil {
+		return err
 	}
-	tokens, err := auth.NewTokens(secret, time.Now)
+	tokens, err := auth.NewTokens(keys, time.Now)
 	if err != nil {
 		return err
 	}
@@ -70,14 +70,15 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.CatalogURL == "" {
 		return errors.New("serve needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS (or use `seatghor dev`)")
 	}
-	if cfg.AuthSecret == "" {
-		return errors.New("serve needs SEATGHOR_AUTH_SECRET")
+	if err := cfg.checkServeKeys(); err != nil {
+		return err
 	}
 	gw, err := cfg.Payment.gatewayClient()
 	if err != nil {
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
+		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,
@@ -107,6 +108,7 @@ func runRebuild(ctx context.Context, cfg config, args []string, log *slog.Logger
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
+		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
 		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log, Gateway: gw,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex})
 	if err != nil {
@@ -237,6 +239,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	}
 	workers.Poll, workers.ReconcileEvery = 500*time.Millisecond, 5*time.Minute
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
+		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,

@@ -1,18 +1,21 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/seatghor/seatghor/server/app"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
 )
 
-// devSecret signs tokens when SEATGHOR_AUTH_SECRET is unset. Only `dev` and
-// `token` accept it; `serve` refuses to start without a real secret.
+// devSecret is the shorthand secret when SEATGHOR_AUTH_SECRET is unset. Only
+// `dev`, `token`, `loadtest` and `rebuild` accept it; `serve` refuses it.
 const devSecret = "seatghor-dev-secret-not-for-production"
 
 // config is every setting of the binary, from SEATGHOR_* variables.
@@ -32,8 +35,15 @@ type config struct {
 	DrainDelay time.Duration
 	// drainDelaySet says SEATGHOR_DRAIN_DELAY was given (dev keeps it then).
 	drainDelaySet bool
-	// AuthSecret signs and verifies tokens (SEATGHOR_AUTH_SECRET).
+	// AuthSecret is the one-line shorthand for the keys (SEATGHOR_AUTH_SECRET,
+	// dev and tests): each purpose gets a key derived from it (id "shared").
 	AuthSecret string
+	// TokenKeys, TicketKeys and QueueKeys sign the API's tokens, the
+	// tickets' codes and the waiting rooms' tokens (SEATGHOR_TOKEN_KEYS,
+	// SEATGHOR_TICKET_KEYS, SEATGHOR_QUEUE_KEYS, or a file named by the
+	// same variable with _FILE): "kid:secret,…", the first signs, every one
+	// verifies (decision 0085). nil: only the key derived from AuthSecret.
+	TokenKeys, TicketKeys, QueueKeys *keyset.Set
 	// CatalogURL and ShardURLs locate the databases (SEATGHOR_CATALOG_URL,
 	// SEATGHOR_SHARD_URLS comma-separated). Unset in dev: an embedded cluster.
 	CatalogURL string
@@ -177,6 +187,15 @@ func loadConfig(getenv func(string) string) (config, error) {
 		}
 	}
 	var err error
+	if c.TokenKeys, err = loadKeys(getenv, "SEATGHOR_TOKEN_KEYS"); err != nil {
+		return c, err
+	}
+	if c.TicketKeys, err = loadKeys(getenv, "SEATGHOR_TICKET_KEYS"); err != nil {
+		return c, err
+	}
+	if c.QueueKeys, err = loadKeys(getenv, "SEATGHOR_QUEUE_KEYS"); err != nil {
+		return c, err
+	}
 	if c.Payment, err = loadPaymentConfig(getenv); err != nil {
 		return c, err
 	}
@@ -187,4 +206,61 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, fmt.Errorf("set both SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS, or neither")
 	}
 	return c, nil
+}
+
+// loadKeys reads the key set in variable name, or in the file that name_FILE
+// names (one entry a line or comma-separated); nil when neither is set.
+func loadKeys(getenv func(string) string, name string) (*keyset.Set, error) {
+	v, file := getenv(name), getenv(name+"_FILE")
+	switch {
+	case v != "" && file != "":
+		return nil, fmt.Errorf("set %s or %s_FILE, not both", name, name)
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("%s_FILE: %w", name, err)
+		}
+		v = string(b)
+	case v == "":
+		return nil, nil
+	}
+	set, err := keyset.Parse(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err) // the error names kids, never secrets
+	}
+	return set, nil
+}
+
+// checkServeKeys is what `serve` asks of the keys: every purpose has keys,
+// listed or derived from a shorthand secret that is not the dev secret and
+// has at least 32 bytes (listed keys are checked as they are parsed).
+func (c config) checkServeKeys() error {
+	if c.AuthSecret == "" {
+		for name, set := range map[string]*keyset.Set{
+			"SEATGHOR_TOKEN_KEYS": c.TokenKeys, "SEATGHOR_TICKET_KEYS": c.TicketKeys, "SEATGHOR_QUEUE_KEYS": c.QueueKeys,
+		} {
+			if set == nil {
+				return fmt.Errorf("serve needs %s (or the shorthand SEATGHOR_AUTH_SECRET)", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case c.AuthSecret == devSecret:
+		return errors.New("serve refuses the built-in dev secret as SEATGHOR_AUTH_SECRET")
+	case len(c.AuthSecret) < keyset.MinSecretLen:
+		return fmt.Errorf("SEATGHOR_AUTH_SECRET has %d bytes; serve needs at least %d", len(c.AuthSecret), keyset.MinSecretLen)
+	}
+	return nil
+}
+
+// tokenKeys is the key set that `token` and `loadtest` sign with: the
+// server's, given the same environment (the dev secret standing in for an
+// unset SEATGHOR_AUTH_SECRET, as in `dev`).
+func (c config) tokenKeys() (*keyset.Set, error) {
+	secret := c.AuthSecret
+	if secret == "" {
+		secret = devSecret
+	}
+	return keyset.Resolve(c.TokenKeys, secret, keyset.Tokens)
 }

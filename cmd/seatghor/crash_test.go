@@ -21,6 +21,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/pgtest"
 )
 
@@ -35,7 +36,7 @@ func TestCrashAfterGatewaySuccess(t *testing.T) {
 	admin := pgtest.Server(t)
 	catalogURL := admin.Fresh(t, "template0")
 	shardURL := admin.Fresh(t, "template0")
-	const secret, whsec = "crash-test-secret", "whsec_crash"
+	const secret, whsec = "crash-test-secret-of-at-least-32-bytes", "whsec_crash"
 	addr := freeAddr(t)
 
 	// The gateway applies tok_timeout_applied charges, then hangs before it
@@ -74,7 +75,7 @@ func TestCrashAfterGatewaySuccess(t *testing.T) {
 	}
 	server := start()
 
-	tokens, err := auth.NewTokens(secret, time.Now)
+	tokens, err := auth.NewTokens(keyset.FromSecret(secret, keyset.Tokens), time.Now)
 	require.NoError(t, err)
 	call := func(sub string, role auth.Role, procedure string, body any) (map[string]any, error) {
 		tok, err := tokens.Mint(sub, role, time.Hour)

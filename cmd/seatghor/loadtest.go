@@ -67,11 +67,11 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 			lt.HoldTTLs = append(lt.HoldTTLs, d)
 		}
 	}
-	secret := cfg.AuthSecret
-	if secret == "" {
-		secret = devSecret
+	keys, err := cfg.tokenKeys()
+	if err != nil {
+		return err
 	}
-	tokens, err := auth.NewTokens(secret, time.Now)
+	tokens, err := auth.NewTokens(keys, time.Now)
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ Usage:
   seatghor loadtest onsale [--url URL] [--preset small|full] [--ttl 30s,1m] [--out FILE] [--compare FILE]
                                                 the on-sale crowd against a running server (docs/loadtest.md)
   seatghor token --sub ID [--role ROLE] [--ttl DURATION]
-                                                print an API token signed with SEATGHOR_AUTH_SECRET
+                                                print an API token signed with the first SEATGHOR_TOKEN_KEYS key (or SEATGHOR_AUTH_SECRET)
 
 Configuration (environment): see README.md.
 `

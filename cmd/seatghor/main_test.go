@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
 )
 
@@ -88,7 +89,7 @@ func TestToken(t *testing.T) {
 		require.NoError(t, run(context.Background(), tc.args, &out, &errOut))
 		require.Empty(t, errOut.String())
 		require.Equal(t, 1, strings.Count(out.String(), "\n"), "one line: %q", out.String())
-		tokens, err := auth.NewTokens("s", time.Now)
+		tokens, err := auth.NewTokens(keyset.FromSecret("s", keyset.Tokens), time.Now)
 		require.NoError(t, err)
 		p, err := tokens.Verify(strings.TrimSpace(out.String()))
 		require.NoError(t, err)

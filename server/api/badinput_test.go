@@ -17,6 +17,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/keyset"
 )
 
 // TestBadInput: every malformed request gets the right code and a message
@@ -143,7 +144,7 @@ func TestBadInput(t *testing.T) {
 
 // forged returns a well-formed token signed with another secret.
 func forged(t *testing.T) string {
-	other, err := auth.NewTokens("not-the-server-secret", time.Now)
+	other, err := auth.NewTokens(keyset.FromSecret("not-the-server-secret", keyset.Tokens), time.Now)
 	require.NoError(t, err)
 	tok, err := other.Mint("rumana", auth.RoleAdmin, time.Hour)
 	require.NoError(t, err)

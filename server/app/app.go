@@ -25,6 +25,7 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/objstore"
@@ -40,6 +41,13 @@ import (
 type Config struct {
 	CatalogURL string
 	ShardURLs  []string
+	// TokenKeys sign the API's tokens, TicketKeys the tickets' codes,
+	// QueueKeys the waiting rooms' tokens: one key set per purpose, so
+	// rotating one voids nothing signed by another (decision 0085).
+	TokenKeys, TicketKeys, QueueKeys *keyset.Set
+	// AuthSecret is the one-line shorthand of dev and tests: each purpose
+	// also gets a key derived from it (id "shared"), listed after its own
+	// keys. One of the two is needed for every purpose.
 	AuthSecret string
 	// MaxConns bounds each pool; 0 takes pgx's default.
 	MaxConns int32
@@ -83,12 +91,20 @@ func (c *Config) validate() error {
 		return errors.New("no catalog database URL")
 	case len(c.ShardURLs) == 0:
 		return errors.New("no shard database URLs")
-	case c.AuthSecret == "":
-		return errors.New("no auth secret")
 	case c.Gateway == nil:
 		return errors.New("no payment gateway")
 	case c.S3.Endpoint != "" && c.ReadURL == "":
 		return errors.New("e-tickets (S3) need the read database (SEATGHOR_READ_URL)")
+	}
+	var err error
+	if c.TokenKeys, err = keyset.Resolve(c.TokenKeys, c.AuthSecret, keyset.Tokens); err != nil {
+		return err
+	}
+	if c.TicketKeys, err = keyset.Resolve(c.TicketKeys, c.AuthSecret, keyset.TicketCodes); err != nil {
+		return err
+	}
+	if c.QueueKeys, err = keyset.Resolve(c.QueueKeys, c.AuthSecret, keyset.QueueTokens); err != nil {
+		return err
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -169,7 +185,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 		shards = append(shards, p)
 	}
-	tokens, err := auth.NewTokens(cfg.AuthSecret, cfg.Clock.Now)
+	tokens, err := auth.NewTokens(cfg.TokenKeys, cfg.Clock.Now)
 	if err != nil {
 		closeAll()
 		return nil, err
@@ -188,7 +204,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(a.Ledger.Collector())
 	a.Registry.MustRegister(a.Payments.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
-	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.AuthSecret), cfg.Clock)
+	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), cfg.Clock)
 	apiCfg := api.Config{
 		Tokens: tokens, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now,
@@ -233,7 +249,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 		}
 		apiCfg.SeatMaps = a.SeatMaps
 		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Router.Catalog(), a.Booking, a.Catalog,
-			[]byte(cfg.AuthSecret), cfg.Clock, cfg.Log, cfg.WaitingRoom)
+			cfg.QueueKeys, cfg.Clock, cfg.Log, cfg.WaitingRoom)
 		apiCfg.WaitingRooms = a.WaitingRooms
 		a.Registry.MustRegister(a.WaitingRooms.Collectors()...)
 		apiCfg.RateLimits = &api.RateLimits{Redis: a.Redis, Prefix: cfg.RedisPrefix, Config: cfg.RateLimits}

@@ -20,6 +20,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/payment"
@@ -74,6 +75,10 @@ type Options struct {
 	// PaymentWorkers, when set, runs the payment jobs (webhook events,
 	// recovery, reconciliation) until the test ends.
 	PaymentWorkers *payment.WorkerConfig
+	// TokenKeys, TicketKeys and QueueKeys are the platform's key sets
+	// (decision 0085); when all three are given the shorthand Secret is not
+	// used, otherwise it derives the keys of the others.
+	TokenKeys, TicketKeys, QueueKeys *keyset.Set
 }
 
 // WebhookSecret signs the sandbox's webhooks in tests.
@@ -121,6 +126,10 @@ func New(tb testing.TB, opts Options) *Env {
 		RateLimits:  opts.RateLimits,
 		Clock:       opts.Clock,
 		Log:         slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	cfg.TokenKeys, cfg.TicketKeys, cfg.QueueKeys = opts.TokenKeys, opts.TicketKeys, opts.QueueKeys
+	if opts.TokenKeys != nil && opts.TicketKeys != nil && opts.QueueKeys != nil {
+		cfg.AuthSecret = ""
 	}
 	for range opts.Shards {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))

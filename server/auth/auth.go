@@ -1,6 +1,8 @@
 // Package auth issues and checks the Bearer tokens of Seatghor's API: HS256
 // JWTs whose subject is the user id and whose role claim says what the caller
-// may do.
+// may do, signed with the token key set (the key id in the JWT's kid
+// header). Which verifier a bearer credential goes to, and how it yields the
+// caller: docs/decisions/0086-the-auth-model.md.
 package auth
 
 import (
@@ -11,6 +13,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/seatghor/seatghor/server/keyset"
 )
 
 // Role is what a caller may do.
@@ -54,18 +58,20 @@ type claims struct {
 	jwt.RegisteredClaims
 }
 
-// Tokens mints and verifies tokens with one secret.
+// Tokens mints tokens with the signing key of a key set and verifies them
+// with the key their kid header names, if the set still lists it.
 type Tokens struct {
-	secret []byte
-	now    func() time.Time
+	keys *keyset.Set
+	now  func() time.Time
 }
 
-// NewTokens returns a token service; now is the clock used for expiry.
-func NewTokens(secret string, now func() time.Time) (*Tokens, error) {
-	if len(secret) == 0 {
-		return nil, errors.New("auth secret is empty")
+// NewTokens returns a token service over keys (the token key set,
+// SEATGHOR_TOKEN_KEYS); now is the clock used for expiry.
+func NewTokens(keys *keyset.Set, now func() time.Time) (*Tokens, error) {
+	if keys == nil {
+		return nil, errors.New("no token keys")
 	}
-	return &Tokens{secret: []byte(secret), now: now}, nil
+	return &Tokens{keys: keys, now: now}, nil
 }
 
 // Mint returns a signed token for sub with role, valid for ttl.
@@ -83,13 +89,27 @@ func (t *Tokens) Mint(sub string, role Role, ttl time.Duration) (string, error) 
 			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 		},
 	}
-	return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(t.secret)
+	key := t.keys.Signing()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	tok.Header["kid"] = key.ID
+	return tok.SignedString(key.Secret)
+}
+
+// key finds the secret of the key a token names; a token without a kid, or
+// signed with a key no longer listed, is refused.
+func (t *Tokens) key(tok *jwt.Token) (any, error) {
+	kid, _ := tok.Header["kid"].(string)
+	secret, ok := t.keys.Secret(kid)
+	if !ok {
+		return nil, fmt.Errorf("unknown key id %q", kid)
+	}
+	return secret, nil
 }
 
 // Verify checks a token and returns its principal.
 func (t *Tokens) Verify(token string) (Principal, error) {
 	var c claims
-	_, err := jwt.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return t.secret, nil },
+	_, err := jwt.ParseWithClaims(token, &c, t.key,
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithIssuer(issuer),
 		jwt.WithExpirationRequired(),

@@ -192,9 +192,10 @@ func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Mic
 // else's: the three are indistinguishable to the caller on purpose.
 func notFound(what, id string) *Error { return errorf(KindNotFound, "%s %s not found", what, id) }
 
-// idempotencyDo runs a write on a shard under the request's idempotency key.
-func idempotencyDo[T any](ctx context.Context, s *Service, pool *pg.Pool, now time.Time, fn func(pgx.Tx) (T, error)) (T, error) {
-	return idempotency.Do(ctx, pool, ErrorCodec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait}, fn)
+// idempotencyDo runs a write on a shard under the request's idempotency key,
+// scoped to target (the show or the hold the request names; decision 0087).
+func idempotencyDo[T any](ctx context.Context, s *Service, pool *pg.Pool, target string, now time.Time, fn func(pgx.Tx) (T, error)) (T, error) {
+	return idempotency.Do(ctx, pool, ErrorCodec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait, Target: target}, fn)
 }
 
 func joinSeats(seats []string) string { return strings.Join(seats, ", ") }

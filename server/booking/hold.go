@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -29,7 +30,7 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		return Hold{}, err
 	}
 	now := s.now()
-	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Hold, error) {
+	return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, func(tx pgx.Tx) (Hold, error) {
 		show, err := loadShow(ctx, tx, req.ShowID)
 		if err != nil {
 			return Hold{}, err
@@ -254,7 +255,7 @@ func (s *Service) ReleaseHold(ctx context.Context, userID, holdID string) (Hold,
 		return Hold{}, err
 	}
 	now := s.now()
-	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Hold, error) {
+	return idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Hold, error) {
 		h, err := getHold(ctx, tx, holdID)
 		if err != nil {
 			return Hold{}, err

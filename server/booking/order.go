@@ -42,7 +42,7 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 		return Order{}, err
 	}
 	now := s.now()
-	return idempotencyDo(ctx, s, pool, now, func(tx pgx.Tx) (Order, error) {
+	return idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Order, error) {
 		tag, err := tx.Exec(ctx, `
 			UPDATE holds SET status = 'ordered', updated_at = $3
 			WHERE hold_id = $1 AND user_id = $2 AND status = 'active' AND expires_at >= $3`,

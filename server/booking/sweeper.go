@@ -13,7 +13,7 @@ import (
 )
 
 // Sweep ends the holds that ran out on every shard, at most batch per shard,
-// and purges expired idempotency keys. It only tidies up and tells the read
+// and purges the expired idempotency keys of every shard and of the catalog. It only tidies up and tells the read
 // side (HoldExpired): correctness never depends on it, because
 // expiry is part of every seat condition. It returns how many holds it ended.
 func (s *Service) Sweep(ctx context.Context, batch int) (int, error) {
@@ -28,6 +28,10 @@ func (s *Service) Sweep(ctx context.Context, batch int) (int, error) {
 		if _, err := idempotency.Purge(ctx, pool, now); err != nil {
 			return total, err
 		}
+	}
+	// The catalog's records (CreateShow) expire the same way.
+	if _, err := idempotency.Purge(ctx, s.router.Catalog(), now); err != nil {
+		return total, err
 	}
 	return total, nil
 }

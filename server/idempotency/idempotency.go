@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -21,6 +22,9 @@ import (
 // Retention is how long a key is remembered (R-5.1 asks for at least 24 h).
 const Retention = 48 * time.Hour
 
+// Show is the Target of a request that acts on a show.
+func Show(id int64) string { return "show:" + strconv.FormatInt(id, 10) }
+
 // ErrKeyReused means the key was first used with a different request.
 var ErrKeyReused = errors.New("idempotency key was already used with a different request")
 
@@ -29,7 +33,8 @@ var ErrInProgress = errors.New("a request with this idempotency key is still run
 
 // Key is one caller's idempotency key for one request.
 type Key struct {
-	// Scope is the caller (token subject): keys of different callers never meet.
+	// Scope is the caller (token subject): keys of different callers never
+	// meet. The record's whole scope is (caller, procedure, Options.Target).
 	Scope string
 	// Key is the Idempotency-Key header.
 	Key string
@@ -65,6 +70,13 @@ type record[T any] struct {
 
 // Options tune Do.
 type Options struct {
+	// Target is what the request acts on: Show(id) for a show, or the id of
+	// the hold, order, payment or refund it names; empty for a request that
+	// creates what it acts on (CreateShow). With the caller and the
+	// procedure it scopes the key (decision 0087): the same key for another
+	// target is another request. Every target lives in one database, the
+	// one Do runs in, so a reuse within a scope is always seen.
+	Target string
 	// Now is the time of the request.
 	Now time.Time
 	// Wait is how long a duplicate waits for the first request with its key
@@ -99,7 +111,7 @@ func Do[T any](ctx context.Context, db pg.Beginner, codec Codec, opts Options, f
 		if err := lock(ctx, tx, key, opts.Wait); err != nil {
 			return err
 		}
-		if rec, found, err := lookup[T](ctx, tx, key, opts.Now); err != nil {
+		if rec, found, err := lookup[T](ctx, tx, key, opts.Target, opts.Now); err != nil {
 			return err
 		} else if found {
 			out = rec.Value
@@ -123,7 +135,7 @@ func Do[T any](ctx context.Context, db pg.Beginner, codec Codec, opts Options, f
 			}
 			out, answer, rec.Err = zero, err, encoded
 		}
-		return store(ctx, tx, key, opts.Now, rec)
+		return store(ctx, tx, key, opts.Target, opts.Now, rec)
 	})
 	if err != nil {
 		return zero, err
@@ -158,24 +170,23 @@ func lock(ctx context.Context, tx pgx.Tx, key Key, wait time.Duration) error {
 	}
 }
 
-func lookup[T any](ctx context.Context, tx pgx.Tx, key Key, now time.Time) (record[T], bool, error) {
+func lookup[T any](ctx context.Context, tx pgx.Tx, key Key, target string, now time.Time) (record[T], bool, error) {
 	var (
 		rec         record[T]
-		procedure   string
 		fingerprint []byte
 		outcome     []byte
 	)
 	err := tx.QueryRow(ctx, `
-		SELECT procedure, fingerprint, outcome FROM idempotency_keys
-		WHERE scope = $1 AND key = $2 AND expires_at > $3`,
-		key.Scope, key.Key, now).Scan(&procedure, &fingerprint, &outcome)
+		SELECT fingerprint, outcome FROM idempotency_keys
+		WHERE scope = $1 AND procedure = $2 AND target = $3 AND key = $4 AND expires_at > $5`,
+		key.Scope, key.Procedure, target, key.Key, now).Scan(&fingerprint, &outcome)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return rec, false, nil
 	}
 	if err != nil {
 		return rec, false, fmt.Errorf("read idempotency key: %w", err)
 	}
-	if procedure != key.Procedure || !bytes.Equal(fingerprint, key.Fingerprint[:]) {
+	if !bytes.Equal(fingerprint, key.Fingerprint[:]) {
 		return rec, false, ErrKeyReused
 	}
 	if err := json.Unmarshal(outcome, &rec); err != nil {
@@ -184,7 +195,7 @@ func lookup[T any](ctx context.Context, tx pgx.Tx, key Key, now time.Time) (reco
 	return rec, true, nil
 }
 
-func store[T any](ctx context.Context, tx pgx.Tx, key Key, now time.Time, rec record[T]) error {
+func store[T any](ctx context.Context, tx pgx.Tx, key Key, target string, now time.Time, rec record[T]) error {
 	outcome, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode idempotency record: %w", err)
@@ -192,12 +203,12 @@ func store[T any](ctx context.Context, tx pgx.Tx, key Key, now time.Time, rec re
 	// An expired record of the same key may still be there: the new one
 	// replaces it.
 	_, err = tx.Exec(ctx, `
-		INSERT INTO idempotency_keys (scope, key, procedure, fingerprint, outcome, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
-		ON CONFLICT (scope, key) DO UPDATE
-		SET procedure = excluded.procedure, fingerprint = excluded.fingerprint, outcome = excluded.outcome,
+		INSERT INTO idempotency_keys (scope, procedure, target, key, fingerprint, outcome, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (scope, procedure, target, key) DO UPDATE
+		SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
 		    created_at = excluded.created_at, expires_at = excluded.expires_at`,
-		key.Scope, key.Key, key.Procedure, key.Fingerprint[:], outcome, now, now.Add(Retention))
+		key.Scope, key.Procedure, target, key.Key, key.Fingerprint[:], outcome, now, now.Add(Retention))
 	if err != nil {
 		return fmt.Errorf("store idempotency record: %w", err)
 	}

@@ -28,7 +28,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 		Order    booking.Order `json:"order"`
 		RefundID string        `json:"refund_id,omitempty"`
 	}
-	res, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait},
+	res, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait, Target: orderID},
 		func(tx pgx.Tx) (result, error) {
 			o, err := booking.ReadOrder(ctx, tx, orderID)
 			if err != nil {

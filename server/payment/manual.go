@@ -46,7 +46,7 @@ func (s *Service) RefundPayment(ctx context.Context, adminID, paymentID string, 
 	// both see the other's amount missing from the day's total.
 	err = s.asRequester(ctx, adminID, func() error {
 		var err error
-		r, err = idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait},
+		r, err = idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait, Target: paymentID},
 			func(tx pgx.Tx) (Refund, error) {
 				p, err := getPayment(ctx, tx, paymentID, true)
 				if err != nil {
@@ -133,7 +133,7 @@ func (s *Service) ApproveRefund(ctx context.Context, adminID, refundID string) (
 		return Refund{}, err
 	}
 	now := s.now()
-	r, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait},
+	r, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait, Target: refundID},
 		func(tx pgx.Tx) (Refund, error) {
 			r, err := getRefund(ctx, tx, refundID, true)
 			if err != nil {

@@ -40,7 +40,7 @@ func (s *Service) StartPayment(ctx context.Context, userID string, req StartRequ
 		return Payment{}, err
 	}
 	now := s.now()
-	p, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait},
+	p, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.cfg.IdempotencyWait, Target: req.OrderID},
 		func(tx pgx.Tx) (Payment, error) { return s.recordAttempt(ctx, tx, userID, req, now) })
 	if err != nil {
 		return Payment{}, err

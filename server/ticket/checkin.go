@@ -139,7 +139,7 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 		return Result{}, err
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
-	return idempotency.Do(ctx, pool, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
+	return idempotency.Do(ctx, pool, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second, Target: idempotency.Show(in.ShowID)},
 		func(tx pgx.Tx) (Result, error) {
 			var operator string
 			err := tx.QueryRow(ctx, `SELECT operator_id FROM shows WHERE show_id = $1`, in.ShowID).Scan(&operator)

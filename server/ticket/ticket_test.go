@@ -1,6 +1,9 @@
 package ticket_test
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"strings"
 	"testing"
 
@@ -9,6 +12,7 @@ import (
 
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -33,7 +37,7 @@ func TestIDLeadsToOrderAndShow(t *testing.T) {
 
 func TestCodesAreSigned(t *testing.T) {
 	t.Parallel()
-	codes := ticket.NewCodes("secret")
+	codes := ticket.NewCodes(keyset.FromSecret("secret", keyset.TicketCodes))
 	code := codes.Sign("tkt_7_0123456789abcdef_001", "A1")
 	id, place, err := codes.Verify(code)
 	require.NoError(t, err)
@@ -41,13 +45,13 @@ func TestCodesAreSigned(t *testing.T) {
 	require.Equal(t, "A1", place)
 
 	// Another secret, an altered payload, a cut signature: refused.
-	_, _, err = ticket.NewCodes("other").Verify(code)
+	_, _, err = ticket.NewCodes(keyset.FromSecret("other", keyset.TicketCodes)).Verify(code)
 	require.ErrorIs(t, err, ticket.ErrBadCode)
-	forged := ticket.NewCodes("other").Sign("tkt_7_0123456789abcdef_001", "A1")
+	forged := ticket.NewCodes(keyset.FromSecret("other", keyset.TicketCodes)).Sign("tkt_7_0123456789abcdef_001", "A1")
 	_, _, err = codes.Verify(forged)
 	require.ErrorIs(t, err, ticket.ErrBadCode)
 	parts := strings.Split(code, ".")
-	swapped := parts[0] + "." + ticket.NewCodes("x").Sign("tkt_7_0123456789abcdef_002", "A2")[5:]
+	swapped := parts[0] + "." + ticket.NewCodes(keyset.FromSecret("x", keyset.TicketCodes)).Sign("tkt_7_0123456789abcdef_002", "A2")[5:]
 	_, _, err = codes.Verify(swapped)
 	require.ErrorIs(t, err, ticket.ErrBadCode)
 	for _, bad := range []string{"", "SGT1", code + "x", code[:len(code)-1], "SGT2." + parts[1] + "." + parts[2]} {
@@ -58,7 +62,7 @@ func TestCodesAreSigned(t *testing.T) {
 
 func TestFromBooking(t *testing.T) {
 	t.Parallel()
-	codes := ticket.NewCodes("secret")
+	codes := ticket.NewCodes(keyset.FromSecret("secret", keyset.TicketCodes))
 	order := shard.NewID("ord", 7)
 	ga, err := ticket.FromBooking(&eventsv1.BookingConfirmed{ShowId: 7, OrderId: order, UserId: "u", GaArea: "Field",
 		Quantity: 3, Total: &commonv1.Money{AmountMinor: 100, Currency: "BDT"}, OccurredAt: timestamppb.Now()}, codes)
@@ -82,7 +86,7 @@ func TestFromBooking(t *testing.T) {
 // price when the event has them (mixed-price orders are not averaged).
 func TestFromBookingSeatPrices(t *testing.T) {
 	t.Parallel()
-	codes := ticket.NewCodes("secret")
+	codes := ticket.NewCodes(keyset.FromSecret("secret", keyset.TicketCodes))
 	ev := &eventsv1.BookingConfirmed{ShowId: 3, OrderId: shard.NewID("ord", 3), UserId: "u",
 		Seats: []string{"A1", "K7"}, SeatPricesMinor: []int64{300000, 50000},
 		Total: &commonv1.Money{AmountMinor: 350000, Currency: "BDT"}, OccurredAt: timestamppb.Now()}
@@ -122,4 +126,64 @@ func TestParseAcceptsOnlyThePrintedSpelling(t *testing.T) {
 		_, _, _, err := ticket.Parse("tkt_" + show + "_" + random + "_001")
 		require.ErrorIs(t, err, shard.ErrBadID, show)
 	}
+}
+
+// Rotating the ticket keys (decision 0085): the new key signs and its kid is
+// in the code; codes of the old key scan while it is listed and are refused
+// once it is removed.
+func TestRotatingTicketKeys(t *testing.T) {
+	t.Parallel()
+	keys := func(s string) *keyset.Set {
+		set, err := keyset.Parse(s)
+		require.NoError(t, err)
+		return set
+	}
+	oldSecret, newSecret := strings.Repeat("o", 32), strings.Repeat("n", 32)
+	const id = "tkt_7_0123456789abcdef_001"
+	old := ticket.NewCodes(keys("t1:"+oldSecret)).Sign(id, "A1")
+	require.True(t, strings.HasPrefix(old, "SGT2.t1."), old)
+
+	during := ticket.NewCodes(keys("t2:" + newSecret + ",t1:" + oldSecret))
+	got, place, err := during.Verify(old)
+	require.NoError(t, err, "the old key still verifies while listed")
+	require.Equal(t, id, got)
+	require.Equal(t, "A1", place)
+	fresh := during.Sign(id, "A1")
+	require.True(t, strings.HasPrefix(fresh, "SGT2.t2."), "the new key signs: %s", fresh)
+
+	after := ticket.NewCodes(keys("t2:" + newSecret))
+	_, _, err = after.Verify(old)
+	require.ErrorIs(t, err, ticket.ErrBadCode, "the old key is removed: its codes are refused")
+	_, _, err = after.Verify(fresh)
+	require.NoError(t, err)
+	// The kid is signed: a code cannot be moved to another listed key.
+	_, _, err = during.Verify(strings.Replace(fresh, ".t2.", ".t1.", 1))
+	require.ErrorIs(t, err, ticket.ErrBadCode)
+}
+
+// Codes printed before key sets ("SGT1.", no kid) were signed with the key
+// derived from SEATGHOR_AUTH_SECRET: they scan while that secret is set,
+// and are refused once it is gone.
+func TestCodesOfTheFirstFormatScanWhileTheShorthandIsSet(t *testing.T) {
+	t.Parallel()
+	const secret, id = "the-platform-secret", "tkt_7_0123456789abcdef_001"
+	// The first format, as it was signed.
+	key := keyset.Derive(secret, keyset.TicketCodes).Secret
+	payload := base64.RawURLEncoding.EncodeToString([]byte(id + "|A1"))
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("SGT1." + payload))
+	legacy := "SGT1." + payload + "." + base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+
+	listed, err := keyset.Parse("t1:" + strings.Repeat("n", 32))
+	require.NoError(t, err)
+	withShorthand, err := keyset.Resolve(listed, secret, keyset.TicketCodes)
+	require.NoError(t, err)
+	got, place, err := ticket.NewCodes(withShorthand).Verify(legacy)
+	require.NoError(t, err)
+	require.Equal(t, id, got)
+	require.Equal(t, "A1", place)
+	_, _, err = ticket.NewCodes(listed).Verify(legacy)
+	require.ErrorIs(t, err, ticket.ErrBadCode, "without the shorthand the first format is void")
+	_, _, err = ticket.NewCodes(keyset.FromSecret("another", keyset.TicketCodes)).Verify(legacy)
+	require.ErrorIs(t, err, ticket.ErrBadCode)
 }

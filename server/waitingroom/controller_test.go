@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/redistest"
 )
 
@@ -69,8 +70,8 @@ func TestOneAdmitterLeads(t *testing.T) {
 	r := redistest.New(t)
 	clk := clock.NewFake(time.Now())
 	cfg := Config{Tick: 100 * time.Millisecond}
-	a := NewService(r.Client, r.Prefix, nil, nil, nil, []byte("s"), clk, nil, cfg)
-	b := NewService(r.Client, r.Prefix, nil, nil, nil, []byte("s"), clk, nil, cfg)
+	a := NewService(r.Client, r.Prefix, nil, nil, nil, keyset.FromSecret("s", keyset.QueueTokens), clk, nil, cfg)
+	b := NewService(r.Client, r.Prefix, nil, nil, nil, keyset.FromSecret("s", keyset.QueueTokens), clk, nil, cfg)
 	ctx := context.Background()
 	ok, err := a.lead(ctx)
 	require.NoError(t, err)
@@ -91,13 +92,13 @@ func TestOneAdmitterLeads(t *testing.T) {
 // or the other kind of token is refused.
 func TestTokens(t *testing.T) {
 	now := time.Now()
-	s := newSigner([]byte("secret"))
+	s := newSigner(keyset.FromSecret("secret", keyset.QueueTokens))
 	tok := s.mint(admittedPrefix, ticket{SaleID: 7, Subject: "rumana", IssuedAt: now.UnixMilli(), ExpiresAt: now.Add(time.Minute).UnixMilli()})
 	got, err := s.open(admittedPrefix, tok, now)
 	require.NoError(t, err)
 	require.Equal(t, "rumana", got.Subject)
 
-	_, err = newSigner([]byte("other")).open(admittedPrefix, tok, now)
+	_, err = newSigner(keyset.FromSecret("other", keyset.QueueTokens)).open(admittedPrefix, tok, now)
 	require.ErrorIs(t, err, errForged, "another server's token")
 	altered := s.mint(admittedPrefix, ticket{SaleID: 8, Subject: "rumana", ExpiresAt: now.Add(time.Minute).UnixMilli()})
 	payload := altered[len(admittedPrefix) : len(altered)-44] // the other sale's payload with rumana's signature

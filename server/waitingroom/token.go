@@ -8,6 +8,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/seatghor/seatghor/server/keyset"
 )
 
 // The two kinds of token. Their prefixes are part of what is signed, so one
@@ -41,30 +43,33 @@ type ticket struct {
 	ExpiresAt   int64 `json:"x"`
 }
 
-// signer mints and checks tokens with a key derived from the server secret.
-type signer struct{ key []byte }
+// signer mints tokens with the first key of the queue key set
+// (SEATGHOR_QUEUE_KEYS) and checks them with the key they name, so a token
+// stays valid while its key is listed (decision 0085). The set is the
+// waiting rooms' own: an auth JWT can never pass as a queue token, and
+// rotating the API's token keys sends nobody back to the end of the line.
+type signer struct{ keys *keyset.Set }
 
-// newSigner derives the waiting room's own key from the platform secret, so
-// a token of one kind (an auth JWT) can never be replayed as another.
-func newSigner(secret []byte) signer {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("seatghor waiting room tokens v1"))
-	return signer{key: m.Sum(nil)}
-}
+func newSigner(keys *keyset.Set) signer { return signer{keys: keys} }
 
 var b64 = base64.RawURLEncoding
 
-func (s signer) mac(prefix, payload string) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(prefix))
+// mac signs the head (the prefix, and the key id unless the token is of the
+// first format) with the payload.
+func mac(key []byte, head, payload string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(head))
 	m.Write([]byte(payload))
 	return m.Sum(nil)
 }
 
+// mint returns "<prefix><kid>.<payload>.<mac>".
 func (s signer) mint(prefix string, t ticket) string {
 	raw, _ := json.Marshal(t) // a struct of numbers and a string: cannot fail
 	payload := b64.EncodeToString(raw)
-	return prefix + payload + "." + b64.EncodeToString(s.mac(prefix, payload))
+	k := s.keys.Signing()
+	head := prefix + k.ID + "."
+	return head + payload + "." + b64.EncodeToString(mac(k.Secret, head, payload))
 }
 
 // Reasons a token is refused.
@@ -80,15 +85,23 @@ func (s signer) open(prefix, token string, now time.Time) (ticket, error) {
 	if !ok {
 		return ticket{}, errMalformed
 	}
-	payload, sig, ok := strings.Cut(rest, ".")
-	if !ok {
+	var head, kid, payload, sig string
+	switch parts := strings.Split(rest, "."); len(parts) {
+	case 3:
+		head, kid, payload, sig = prefix+parts[0]+".", parts[0], parts[1], parts[2]
+	case 2:
+		// The first format named no key: it was signed with the key derived
+		// from the shorthand secret, and verifies while that is listed.
+		head, kid, payload, sig = prefix, keyset.SharedID, parts[0], parts[1]
+	default:
 		return ticket{}, errMalformed
 	}
 	got, err := b64.DecodeString(sig)
 	if err != nil {
 		return ticket{}, errMalformed
 	}
-	if !hmac.Equal(got, s.mac(prefix, payload)) {
+	key, ok := s.keys.Secret(kid)
+	if !ok || !hmac.Equal(got, mac(key, head, payload)) {
 		return ticket{}, errForged
 	}
 	raw, err := b64.DecodeString(payload)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -150,14 +151,14 @@ type Service struct {
 
 // NewService returns the waiting room over Redis (keys under prefix), the
 // catalog database (the rooms' settings), the seat counts of booking and
-// the catalog's openings. secret is the platform's server secret; the token
-// key is derived from it.
+// the catalog's openings. keys is the queue key set (SEATGHOR_QUEUE_KEYS),
+// which signs and verifies the queue and admitted tokens.
 func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seats Seats, openings Openings,
-	secret []byte, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
+	keys *keyset.Set, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{
 		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL, cfg.RoomCacheSize), seats: seats, openings: openings,
-		sign: newSigner(secret), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
+		sign: newSigner(keys), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
 	}
 }
 

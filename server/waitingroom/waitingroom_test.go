@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/redistest"
 	"github.com/seatghor/seatghor/server/waitingroom"
@@ -601,4 +603,57 @@ func TestWithoutRedisNoWaitingRooms(t *testing.T) {
 	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "%v", err)
 	_, err = admin.wr.Join(context.Background(), connect.NewRequest(&waitingroomv1.JoinRequest{ShowId: 1}))
 	require.Equal(t, connect.CodeUnavailable, connect.CodeOf(err), "%v", err)
+}
+
+// Each purpose has its own key set (decision 0085): rotating the API's
+// token keys (the new key first, then the old one removed) voids old API
+// tokens only when the old key goes, and never a ticket code or a queue
+// token, which the ticket and queue keys signed.
+func TestRotatingTheTokenKeysVoidsNoTicketCodeOrQueueToken(t *testing.T) {
+	ctx := context.Background()
+	keys := func(s string) *keyset.Set {
+		set, err := keyset.Parse(s)
+		require.NoError(t, err)
+		return set
+	}
+	tok1, tok2 := "tok1:"+strings.Repeat("1", 32), "tok2:"+strings.Repeat("2", 32)
+	tickets, queue := keys("tik1:"+strings.Repeat("t", 32)), keys("q1:"+strings.Repeat("q", 32))
+	r := redistest.New(t)
+	clk := clock.NewFake(start)
+	platform := func(tokenKeys string) *apptest.Env {
+		return apptest.New(t, apptest.Options{Shards: 1, Clock: clk, RedisURL: r.URL, RedisPrefix: r.Prefix,
+			TokenKeys: keys(tokenKeys), TicketKeys: tickets, QueueKeys: queue})
+	}
+	first := platform(tok1)
+	e := &env{Env: first, clock: clk, rooms: first.App.WaitingRooms}
+	show := e.show(t, 1, &catalogv1.WaitingRoom{Enabled: true})
+	sale, err := e.rooms.SaleOf(ctx, show)
+	require.NoError(t, err)
+	admitted := e.admit(t, show, "rumana")["rumana"]
+	apiToken := e.Token(t, "rumana", auth.RoleUser)
+	code := first.App.CheckIn.Codes().Sign(fmt.Sprintf("tkt_%d_0123456789abcdef_001", show), "A1")
+
+	for _, step := range []struct {
+		name, tokenKeys string
+		oldTokenValid   bool
+	}{
+		{"new token key listed first", tok2 + "," + tok1, true},
+		{"old token key removed", tok2, false},
+	} {
+		rotated := platform(step.tokenKeys)
+		_, err := rotated.App.Tokens.Verify(apiToken)
+		if step.oldTokenValid {
+			require.NoError(t, err, step.name)
+		} else {
+			require.ErrorIs(t, err, auth.ErrInvalidToken, step.name)
+		}
+		p, err := rotated.App.Tokens.Verify(rotated.Token(t, "karim", auth.RoleUser))
+		require.NoError(t, err, "%s: the new key signs", step.name)
+		require.Equal(t, "karim", p.UserID)
+		id, _, err := rotated.App.CheckIn.Codes().Verify(code)
+		require.NoError(t, err, "%s: the printed ticket still scans", step.name)
+		require.Contains(t, id, fmt.Sprintf("tkt_%d_", show))
+		require.NoError(t, rotated.App.WaitingRooms.CheckAdmitted("rumana", show, sale, admitted),
+			"%s: the admitted buyer keeps the place", step.name)
+	}
 }
