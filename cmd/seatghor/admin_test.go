@@ -73,7 +73,7 @@ func TestServeAdminListenerAndDrain(t *testing.T) {
 	addr := freeAddr(t)
 	cmd := exec.Command(os.Args[0], "serve")
 	cmd.Env = append(os.Environ(), runMainEnv+"=1",
-		"SEATGHOR_CATALOG_URL="+catalogURL, "SEATGHOR_SHARD_URLS="+shardURL, "SEATGHOR_AUTH_SECRET=admin-test-secret",
+		"SEATGHOR_CATALOG_URL="+catalogURL, "SEATGHOR_SHARD_URLS="+shardURL, "SEATGHOR_AUTH_SECRET=admin-test-secret-of-at-least-32-bytes",
 		"SEATGHOR_ADDR="+addr, "SEATGHOR_ADMIN_ADDR=127.0.0.1:0", "SEATGHOR_DRAIN_DELAY=10m",
 		"SEATGHOR_GATEWAY_URL="+gwSrv.URL, "SEATGHOR_WEBHOOK_SECRETS=whsec_admin", "SEATGHOR_ROLES=api")
 	logs := &lockedBuffer{}
