@@ -307,6 +307,10 @@ func printTour(w io.Writer, a *app.App, addr, gatewayURL string) error {
 	if err != nil {
 		return err
 	}
+	gate, err := a.Tokens.Mint(demo.Gate, auth.RoleOperator, 7*24*time.Hour)
+	if err != nil {
+		return err
+	}
 	base := "http://" + addr
 	_, err = fmt.Fprintf(w, `
 Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctrl-C stops it)
@@ -314,6 +318,7 @@ Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctr
   user token (rumana):  %[2]s
   user token (karim):   %[3]s
   admin token:          %[4]s
+  gate staff token:     %[6]s  (%[7]s, who only scans the demo shows' tickets)
 
 Try it:
   export U=%[2]s K=%[3]s A=%[4]s
@@ -337,8 +342,9 @@ Try it:
   # my tickets (R-8.3; a moment after the payment), then the e-ticket PDF through a short-lived URL (R-8.5)
   curl -s %[1]s/v1/tickets -H "Authorization: Bearer $U"
   curl -s %[1]s/v1/tickets/TICKET_ID/download -H "Authorization: Bearer $U"
-  # the gate (the show's operator or an admin) scans the ticket's code: admitted once, a second scan says when
+  # the gate (an admin, or a manager or gate staff of the show's organisation) scans the ticket's code: admitted once, a second scan says when
   curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-1"}'
+  curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer %[6]s" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-2"}'
   # the ledger's trial balance over every shard (admins): sums to zero (R-7.6)
   curl -s %[1]s/seatghor.ledger.v1.LedgerService/GetTrialBalance -H "Authorization: Bearer $A" -H 'Content-Type: application/json' -d '{}'
   # admins create shows (Connect JSON)
@@ -359,6 +365,6 @@ Try it:
   # health and metrics
   curl -s %[1]s/healthz; curl -s %[1]s/metrics | grep seatghor_
 
-`, base, user, other, admin, gatewayURL)
+`, base, user, other, admin, gatewayURL, gate, demo.Gate)
 	return err
 }

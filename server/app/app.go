@@ -175,13 +175,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.Catalog = catalog.NewService(a.Router, cfg.Clock)
-	a.Booking = booking.NewService(a.Router, cfg.Clock, booking.Config{})
+	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{})
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock)
 	a.Registry.MustRegister(a.Ledger.Collector())
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Registry.MustRegister(a.Payments.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
-	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.AuthSecret), cfg.Clock)
+	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.AuthSecret), a.Catalog, cfg.Clock)
 	apiCfg := api.Config{
 		Tokens: tokens, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now,
@@ -223,7 +223,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 		}
 		apiCfg.SeatMaps = a.SeatMaps
 		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Router.Catalog(), a.Booking, a.Catalog,
-			[]byte(cfg.AuthSecret), cfg.Clock, cfg.Log, cfg.WaitingRoom)
+			a.Catalog, []byte(cfg.AuthSecret), cfg.Clock, cfg.Log, cfg.WaitingRoom)
 		apiCfg.WaitingRooms = a.WaitingRooms
 		a.Registry.MustRegister(a.WaitingRooms.Collectors()...)
 		apiCfg.RateLimits = &api.RateLimits{Redis: a.Redis, Prefix: cfg.RedisPrefix, Config: cfg.RateLimits}

@@ -4,6 +4,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,7 +43,7 @@ const (
 var ErrNotFound = errors.New("show not found")
 
 // ErrNotYourSale refuses to add a show to a sale the caller does not manage.
-var ErrNotYourSale = errors.New("only the sale's operators and admins add shows to it")
+var ErrNotYourSale = errors.New("only managers of the sale's organization and admins add shows to it")
 
 // InvalidError is a request the catalog refuses, naming the field at fault.
 type InvalidError struct {
@@ -72,22 +73,26 @@ type GAArea struct {
 
 // Show is one event on sale.
 type Show struct {
-	ID                 int64              `json:"id"`
-	Kind               catalogv1.ShowKind `json:"kind"`
-	Title              string             `json:"title"`
-	Operator           string             `json:"operator"`
-	Origin             string             `json:"origin,omitempty"`
-	Destination        string             `json:"destination,omitempty"`
-	Venue              string             `json:"venue,omitempty"`
-	StartsAt           time.Time          `json:"starts_at"`
-	OnSaleAt           time.Time          `json:"on_sale_at"`
-	Currency           string             `json:"currency"`
-	Sections           []Section          `json:"sections,omitempty"`
-	GAAreas            []GAArea           `json:"ga_areas,omitempty"`
-	HoldTTL            time.Duration      `json:"hold_ttl"`
-	PaymentExtension   time.Duration      `json:"payment_extension"`
-	MaxSeatsPerAccount int                `json:"max_seats_per_account"`
-	MaxSeatsPerHold    int                `json:"max_seats_per_hold"`
+	ID    int64              `json:"id"`
+	Kind  catalogv1.ShowKind `json:"kind"`
+	Title string             `json:"title"`
+	// Operator is the display name of who sells the show; OrganizationID
+	// the organisation whose members act on it (decision 0075), empty for a
+	// show of the platform's own, which only admins manage.
+	Operator           string        `json:"operator"`
+	OrganizationID     string        `json:"organization_id,omitempty"`
+	Origin             string        `json:"origin,omitempty"`
+	Destination        string        `json:"destination,omitempty"`
+	Venue              string        `json:"venue,omitempty"`
+	StartsAt           time.Time     `json:"starts_at"`
+	OnSaleAt           time.Time     `json:"on_sale_at"`
+	Currency           string        `json:"currency"`
+	Sections           []Section     `json:"sections,omitempty"`
+	GAAreas            []GAArea      `json:"ga_areas,omitempty"`
+	HoldTTL            time.Duration `json:"hold_ttl"`
+	PaymentExtension   time.Duration `json:"payment_extension"`
+	MaxSeatsPerAccount int           `json:"max_seats_per_account"`
+	MaxSeatsPerHold    int           `json:"max_seats_per_hold"`
 	// CommissionBps is the platform's share of each booking (R-7.5);
 	// CancellationFeeBps what a cancelling buyer pays (R-6.9). Basis points;
 	// nil takes the default.
@@ -111,6 +116,7 @@ func (s Show) Proto() *catalogv1.Show {
 		MaxSeatsPerAccount: int32(s.MaxSeatsPerAccount), MaxSeatsPerHold: int32(s.MaxSeatsPerHold),
 		Shard: int32(s.Shard), SeatCount: int32(s.SeatCount), CreatedAt: timestamppb.New(s.CreatedAt),
 		CommissionBps: int32(*s.CommissionBps), CancellationFeeBps: int32(*s.CancellationFeeBps),
+		OrganizationId: s.OrganizationID,
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
@@ -132,11 +138,37 @@ func (s Show) Proto() *catalogv1.Show {
 type Service struct {
 	router *shard.Router
 	clock  clock.Clock
+	policy Policy
+}
+
+// Policy bounds what an organisation may set on its own shows; admins may
+// set anything the API allows (decision 0076).
+type Policy struct {
+	// MaxCancellationFeeBps is the highest cancellation fee (R-6.9) a
+	// manager may set; default DefaultCancellationFeeBps: they may lower
+	// the fee, not raise it. The commission and the shard are admins' only.
+	MaxCancellationFeeBps int
+}
+
+// Option tunes the catalog.
+type Option func(*Service)
+
+// WithPolicy sets the policy; zero fields keep their defaults.
+func WithPolicy(p Policy) Option {
+	return func(s *Service) {
+		if p.MaxCancellationFeeBps > 0 {
+			s.policy.MaxCancellationFeeBps = p.MaxCancellationFeeBps
+		}
+	}
 }
 
 // NewService returns the catalog over the router's catalog database and shards.
-func NewService(router *shard.Router, clk clock.Clock) *Service {
-	return &Service{router: router, clock: clk}
+func NewService(router *shard.Router, clk clock.Clock, opts ...Option) *Service {
+	s := &Service{router: router, clock: clk, policy: Policy{MaxCancellationFeeBps: DefaultCancellationFeeBps}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 var errorCodec = idempotency.ErrorsOf[InvalidError]("catalog")
@@ -146,8 +178,56 @@ type NewShow struct {
 	Show
 	// RequestedShard places the show on a chosen shard (R-4.2).
 	RequestedShard *int32
-	// Admin says the caller is an admin: it may add the show to any sale.
+	// Admin says the caller is an admin: it may create shows for any
+	// organisation (or none), set the commission and the shard, and add the
+	// show to any sale. Anyone else must manage Show.OrganizationID.
 	Admin bool
+}
+
+// authorize checks what a caller who is not an admin may ask for
+// (decision 0076), and names the show's operator after its organisation
+// when the request names none.
+func (s *Service) authorize(ctx context.Context, show *Show, createdBy string, in NewShow) error {
+	if in.Admin {
+		if show.OrganizationID == "" {
+			return nil
+		}
+		name, err := s.organizationName(ctx, show.OrganizationID)
+		if errors.Is(err, ErrOrganizationNotFound) {
+			return &InvalidError{Field: "organization_id", Message: fmt.Sprintf("there is no organization %q", show.OrganizationID)}
+		}
+		if err != nil {
+			return err
+		}
+		show.Operator = cmp.Or(show.Operator, name)
+		return nil
+	}
+	if show.OrganizationID == "" {
+		return &InvalidError{Field: "organization_id", Message: "name the organization the show belongs to (one you manage)"}
+	}
+	ok, err := s.HasRole(ctx, show.OrganizationID, createdBy, RoleManager)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &ForbiddenError{Field: "organization_id", Message: fmt.Sprintf("only managers of %q and admins create its shows", show.OrganizationID)}
+	}
+	if show.CommissionBps != nil {
+		return &ForbiddenError{Field: "commission_bps", Message: "the platform's commission is set by admins only"}
+	}
+	if in.RequestedShard != nil {
+		return &ForbiddenError{Field: "shard", Message: "placing a show on a shard is for admins only"}
+	}
+	if f := show.CancellationFeeBps; f != nil && *f > s.policy.MaxCancellationFeeBps {
+		return &InvalidError{Field: "cancellation_fee_bps", Message: fmt.Sprintf(
+			"at most %d (the platform's policy); a higher fee needs an admin", s.policy.MaxCancellationFeeBps)}
+	}
+	name, err := s.organizationName(ctx, show.OrganizationID)
+	if err != nil {
+		return err
+	}
+	show.Operator = cmp.Or(show.Operator, name)
+	return nil
 }
 
 // CreateShow places a new show on a shard and writes its seats and GA
@@ -158,6 +238,9 @@ type NewShow struct {
 func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) (Show, error) {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	show := in.Show
+	if err := s.authorize(ctx, &show, createdBy, in); err != nil {
+		return Show{}, err
+	}
 	if err := s.joinSale(ctx, &show, createdBy, in.Admin); err != nil {
 		return Show{}, err
 	}
@@ -276,12 +359,13 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		INSERT INTO shows (show_id, shard, kind, title, operator, origin, destination, venue, starts_at,
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
-		                   commission_bps, cancellation_fee_bps)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+		                   commission_bps, cancellation_fee_bps, organization_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+		        nullif($22, ''))`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
-		*s.CommissionBps, *s.CancellationFeeBps)
+		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &InvalidError{Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
@@ -295,11 +379,11 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 // buckets into its shard.
 func provision(ctx context.Context, tx pgx.Tx, s Show) error {
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO shows (show_id, operator_id, currency, on_sale_at, starts_at, hold_ttl_ms,
+		INSERT INTO shows (show_id, organization_id, currency, on_sale_at, starts_at, hold_ttl_ms,
 		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at,
 		                   commission_bps, cancellation_fee_bps)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		s.ID, s.CreatedBy, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
+		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		s.ID, s.OrganizationID, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
 		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt,
 		*s.CommissionBps, *s.CancellationFeeBps); err != nil {
 		return fmt.Errorf("insert show rules: %w", err)

@@ -69,8 +69,8 @@ func TestOneAdmitterLeads(t *testing.T) {
 	r := redistest.New(t)
 	clk := clock.NewFake(time.Now())
 	cfg := Config{Tick: 100 * time.Millisecond}
-	a := NewService(r.Client, r.Prefix, nil, nil, nil, []byte("s"), clk, nil, cfg)
-	b := NewService(r.Client, r.Prefix, nil, nil, nil, []byte("s"), clk, nil, cfg)
+	a := NewService(r.Client, r.Prefix, nil, nil, nil, nil, []byte("s"), clk, nil, cfg)
+	b := NewService(r.Client, r.Prefix, nil, nil, nil, nil, []byte("s"), clk, nil, cfg)
 	ctx := context.Background()
 	ok, err := a.lead(ctx)
 	require.NoError(t, err)

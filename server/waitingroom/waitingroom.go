@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -126,6 +127,12 @@ type Openings interface {
 	MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) error
 }
 
+// Members answers whether a user has one of roles in an organisation
+// (catalog.Service.HasRole): managers of a sale's organisation run it.
+type Members interface {
+	HasRole(ctx context.Context, orgID, userID string, roles ...catalog.Role) (bool, error)
+}
+
 // Service is the waiting room of every show.
 type Service struct {
 	rdb      redis.UniversalClient
@@ -133,6 +140,7 @@ type Service struct {
 	rooms    *roomStore
 	seats    Seats
 	openings Openings
+	members  Members
 	sign     signer
 	clock    clock.Clock
 	log      *slog.Logger
@@ -144,13 +152,13 @@ type Service struct {
 
 // NewService returns the waiting room over Redis (keys under prefix), the
 // catalog database (the rooms' settings), the seat counts of booking and
-// the catalog's openings. secret is the platform's server secret; the token
+// the catalog's openings and memberships. secret is the platform's server secret; the token
 // key is derived from it.
 func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seats Seats, openings Openings,
-	secret []byte, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
+	members Members, secret []byte, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{
-		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL), seats: seats, openings: openings,
+		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL), seats: seats, openings: openings, members: members,
 		sign: newSigner(secret), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
 	}
 }
