@@ -97,8 +97,7 @@ func (e *env) show(t *testing.T, rows int, room *catalogv1.WaitingRoom) int64 {
 		labels = append(labels, string(rune('A'+i)))
 	}
 	resp, err := e.as(t, "organiser", auth.RoleOperator).cat.CreateShow(context.Background(), connect.NewRequest(&catalogv1.CreateShowRequest{
-		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "On sale", Venue: "Bashundhara", Currency: "BDT",
-		OrganizationId: "organisers",
+		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "On sale", Venue: "Bashundhara", Currency: "BDT", OrganizationId: "organisers",
 		StartsAt: timestamppb.New(start.Add(30 * 24 * time.Hour)), OnSaleAt: timestamppb.New(start.Add(time.Minute)),
 		Sections:           []*catalogv1.Section{{Name: "Main", Rows: labels, SeatsPerRow: 4, PriceMinor: 85000}},
 		MaxSeatsPerAccount: 10, MaxSeatsPerHold: 10, WaitingRoom: room,
