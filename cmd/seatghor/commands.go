@@ -80,7 +80,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
-		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
 	if err != nil {
 		return err
@@ -231,7 +231,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
-		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: workers,
 		Payments: devPayments(cfg.Payment.service())})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/redistest"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -45,10 +46,14 @@ type orgs struct {
 	admin clients
 }
 
-func newOrgs(t *testing.T) orgs {
+func newOrgs(t *testing.T, policy ...catalog.Policy) orgs {
 	t.Helper()
 	r := redistest.New(t) // the sale RPCs need waiting rooms
-	env := apptest.New(t, apptest.Options{Shards: 2, RedisURL: r.URL, RedisPrefix: r.Prefix})
+	opts := apptest.Options{Shards: 2, RedisURL: r.URL, RedisPrefix: r.Prefix}
+	if len(policy) > 0 {
+		opts.CatalogPolicy = policy[0]
+	}
+	env := apptest.New(t, opts)
 	admin := as(t, env, "admin", auth.RoleAdmin)
 	ctx := context.Background()
 	for id, name := range map[string]string{"hanif": "Hanif Enterprise", "shyamoli": "Shyamoli Paribahan"} {
@@ -179,6 +184,27 @@ func TestManagersCreateTheirOrganizationsShows(t *testing.T) {
 	require.EqualValues(t, 700, adm.Msg.GetShow().GetCommissionBps())
 	require.EqualValues(t, 1, adm.Msg.GetShow().GetShard())
 	require.Equal(t, "shyamoli", adm.Msg.GetShow().GetOrganizationId())
+}
+
+// TestTheCancellationFeePolicyIsConfigured: with the platform's maximum at
+// 0, a manager's show charges no cancellation fee at all.
+func TestTheCancellationFeePolicyIsConfigured(t *testing.T) {
+	o := newOrgs(t, catalog.Policy{MaxCancellationFeeBps: new(0)})
+	ctx := context.Background()
+	mgr := as(t, o.env, "hanif-mgr", auth.RoleOperator)
+	r := seatedShow("x", 1, 4)
+	r.OrganizationId, r.CancellationFeeBps = "hanif", new(int32(1))
+	_, err := mgr.catalog.CreateShow(ctx, connect.NewRequest(r))
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "%v", err)
+	require.Equal(t, "cancellation_fee_bps", badField(t, err))
+	r.CancellationFeeBps = new(int32(0))
+	resp, err := mgr.catalog.CreateShow(ctx, connect.NewRequest(r))
+	require.NoError(t, err)
+	require.Zero(t, resp.Msg.GetShow().GetCancellationFeeBps())
+	r.CancellationFeeBps = nil
+	resp, err = mgr.catalog.CreateShow(ctx, connect.NewRequest(r))
+	require.NoError(t, err)
+	require.Zero(t, resp.Msg.GetShow().GetCancellationFeeBps(), "the default fee, bounded by the policy")
 }
 
 // TestGateStaffOnlyScanTheirOrganizationsTickets: gate staff of a show's

@@ -67,6 +67,9 @@ type Config struct {
 	TripIndex TripIndexConfig
 	// ProjectorMaxBackoff caps the projectors' retry backoff; default 10 s.
 	ProjectorMaxBackoff time.Duration
+	// CatalogPolicy bounds what organisations set on their shows (decision
+	// 0076); nil fields take the defaults.
+	CatalogPolicy catalog.Policy
 	// Gateway is the payment provider's adapter: the sandbox client in
 	// dev mode and tests.
 	Gateway payment.Gateway
@@ -174,7 +177,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log:      cfg.Log,
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.Catalog = catalog.NewService(a.Router, cfg.Clock)
+	a.Catalog = catalog.NewService(a.Router, cfg.Clock, catalog.WithPolicy(cfg.CatalogPolicy))
 	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{})
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock)
 	a.Registry.MustRegister(a.Ledger.Collector())

@@ -72,6 +72,8 @@ type Options struct {
 	GatewayTimeout time.Duration
 	// Payments tunes the payment service.
 	Payments payment.Config
+	// CatalogPolicy bounds what organisations set on their shows.
+	CatalogPolicy catalog.Policy
 	// PaymentWorkers, when set, runs the payment jobs (webhook events,
 	// recovery, reconciliation) until the test ends.
 	PaymentWorkers *payment.WorkerConfig
@@ -124,6 +126,7 @@ func New(tb testing.TB, opts Options) *Env {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))
 	}
 	cfg.ProjectorMaxBackoff = opts.ProjectorMaxBackoff
+	cfg.CatalogPolicy = opts.CatalogPolicy
 	cfg.TripIndex = opts.TripIndex
 	if opts.Tickets {
 		cfg.ReadURL = admin.Fresh(tb, template(tb, admin, migrations.Read))

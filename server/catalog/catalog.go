@@ -145,18 +145,18 @@ type Service struct {
 // set anything the API allows (decision 0076).
 type Policy struct {
 	// MaxCancellationFeeBps is the highest cancellation fee a
-	// manager may set; default DefaultCancellationFeeBps: they may lower
+	// manager may set; nil: DefaultCancellationFeeBps, so they may lower
 	// the fee, not raise it. The commission and the shard are admins' only.
-	MaxCancellationFeeBps int
+	MaxCancellationFeeBps *int
 }
 
 // Option tunes the catalog.
 type Option func(*Service)
 
-// WithPolicy sets the policy; zero fields keep their defaults.
+// WithPolicy sets the policy; nil fields keep their defaults.
 func WithPolicy(p Policy) Option {
 	return func(s *Service) {
-		if p.MaxCancellationFeeBps > 0 {
+		if p.MaxCancellationFeeBps != nil {
 			s.policy.MaxCancellationFeeBps = p.MaxCancellationFeeBps
 		}
 	}
@@ -164,7 +164,7 @@ func WithPolicy(p Policy) Option {
 
 // NewService returns the catalog over the router's catalog database and shards.
 func NewService(router *shard.Router, clk clock.Clock, opts ...Option) *Service {
-	s := &Service{router: router, clock: clk, policy: Policy{MaxCancellationFeeBps: DefaultCancellationFeeBps}}
+	s := &Service{router: router, clock: clk, policy: Policy{MaxCancellationFeeBps: new(int(DefaultCancellationFeeBps))}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -218,9 +218,13 @@ func (s *Service) authorize(ctx context.Context, show *Show, createdBy string, i
 	if in.RequestedShard != nil {
 		return &ForbiddenError{Field: "shard", Message: "placing a show on a shard is for admins only"}
 	}
-	if f := show.CancellationFeeBps; f != nil && *f > s.policy.MaxCancellationFeeBps {
+	most := *s.policy.MaxCancellationFeeBps
+	switch f := show.CancellationFeeBps; {
+	case f == nil && most < DefaultCancellationFeeBps:
+		show.CancellationFeeBps = new(most) // unset: the default, within the policy
+	case f != nil && *f > most:
 		return &InvalidError{Field: "cancellation_fee_bps", Message: fmt.Sprintf(
-			"at most %d (the platform's policy); a higher fee needs an admin", s.policy.MaxCancellationFeeBps)}
+			"at most %d (the platform's policy); a higher fee needs an admin", most)}
 	}
 	name, err := s.organizationName(ctx, show.OrganizationID)
 	if err != nil {
