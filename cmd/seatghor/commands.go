@@ -321,7 +321,7 @@ Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctr
   gate staff token:     %[6]s  (%[7]s, who only scans the demo shows' tickets)
 
 Try it:
-  export U=%[2]s K=%[3]s A=%[4]s
+  export U=%[2]s K=%[3]s A=%[4]s G=%[6]s
   # search trips, typo tolerant, with filters (R-8.4; the demo trips are 30 days ahead)
   curl -s '%[1]s/v1/trips:search?query=chatogram' -H "Authorization: Bearer $U"
   curl -s %[1]s/seatghor.search.v1.TripSearchService/SearchTrips -H "Authorization: Bearer $U" -H 'Content-Type: application/json' -d '{"origin": "Dhaka", "sort": "TRIP_SORT_PRICE"}'
@@ -344,7 +344,7 @@ Try it:
   curl -s %[1]s/v1/tickets/TICKET_ID/download -H "Authorization: Bearer $U"
   # the gate (an admin, or a manager or gate staff of the show's organisation) scans the ticket's code: admitted once, a second scan says when
   curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-1"}'
-  curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer %[6]s" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-2"}'
+  curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer $G" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-2"}'
   # the ledger's trial balance over every shard (admins): sums to zero (R-7.6)
   curl -s %[1]s/seatghor.ledger.v1.LedgerService/GetTrialBalance -H "Authorization: Bearer $A" -H 'Content-Type: application/json' -d '{}'
   # admins create shows (Connect JSON)
