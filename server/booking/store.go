@@ -15,9 +15,8 @@ import (
 
 // showSettings are the booking rules of one show, from its shard.
 type showSettings struct {
-	ID int64
-	// OrganizationID runs the show (decision 0075); empty: admins only.
-	OrganizationID     string
+	ID                 int64
+	OrganizationID     string // who runs the show (decision 0075); empty: admins only
 	Currency           string
 	OnSaleAt           time.Time
 	StartsAt           time.Time

@@ -73,26 +73,22 @@ type GAArea struct {
 
 // Show is one event on sale.
 type Show struct {
-	ID    int64              `json:"id"`
-	Kind  catalogv1.ShowKind `json:"kind"`
-	Title string             `json:"title"`
-	// Operator is the display name of who sells the show; OrganizationID
-	// the organisation whose members act on it (decision 0075), empty for a
-	// show of the platform's own, which only admins manage.
-	Operator           string        `json:"operator"`
-	OrganizationID     string        `json:"organization_id,omitempty"`
-	Origin             string        `json:"origin,omitempty"`
-	Destination        string        `json:"destination,omitempty"`
-	Venue              string        `json:"venue,omitempty"`
-	StartsAt           time.Time     `json:"starts_at"`
-	OnSaleAt           time.Time     `json:"on_sale_at"`
-	Currency           string        `json:"currency"`
-	Sections           []Section     `json:"sections,omitempty"`
-	GAAreas            []GAArea      `json:"ga_areas,omitempty"`
-	HoldTTL            time.Duration `json:"hold_ttl"`
-	PaymentExtension   time.Duration `json:"payment_extension"`
-	MaxSeatsPerAccount int           `json:"max_seats_per_account"`
-	MaxSeatsPerHold    int           `json:"max_seats_per_hold"`
+	ID                 int64              `json:"id"`
+	Kind               catalogv1.ShowKind `json:"kind"`
+	Title              string             `json:"title"`
+	Operator           string             `json:"operator"`
+	Origin             string             `json:"origin,omitempty"`
+	Destination        string             `json:"destination,omitempty"`
+	Venue              string             `json:"venue,omitempty"`
+	StartsAt           time.Time          `json:"starts_at"`
+	OnSaleAt           time.Time          `json:"on_sale_at"`
+	Currency           string             `json:"currency"`
+	Sections           []Section          `json:"sections,omitempty"`
+	GAAreas            []GAArea           `json:"ga_areas,omitempty"`
+	HoldTTL            time.Duration      `json:"hold_ttl"`
+	PaymentExtension   time.Duration      `json:"payment_extension"`
+	MaxSeatsPerAccount int                `json:"max_seats_per_account"`
+	MaxSeatsPerHold    int                `json:"max_seats_per_hold"`
 	// CommissionBps is the platform's share of each booking (R-7.5);
 	// CancellationFeeBps what a cancelling buyer pays (R-6.9). Basis points;
 	// nil takes the default.
@@ -104,6 +100,10 @@ type Show struct {
 	CreatedAt          time.Time `json:"created_at"`
 	// WaitingRoom is the show's waiting room (R-9); nil when it has none.
 	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
+	// OrganizationID is the organisation whose members act on the show
+	// (decision 0075); Operator is only its display name. Empty: a show of
+	// the platform's own, which only admins manage.
+	OrganizationID string `json:"organization_id,omitempty"`
 }
 
 // Proto is the show as the API and events carry it.
