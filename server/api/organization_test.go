@@ -78,13 +78,21 @@ func newOrgs(t *testing.T, policy ...catalog.Policy) orgs {
 	return orgs{env: env, admin: admin}
 }
 
+// grpcAs is as over the gRPC protocol (HTTP/2 without TLS).
+func (o orgs) grpcAs(t *testing.T, sub string, role auth.Role) clients {
+	h2 := *o.env
+	h2.HTTP = o.env.H2C
+	return as(t, &h2, sub, role, connect.WithGRPC())
+}
+
 // TestOnlyAdminsManageOrganizations: creating an organisation and adding
 // or removing members is for admins; an operator (even a manager) and a
 // user are refused, and an admin's mistakes are named.
 func TestOnlyAdminsManageOrganizations(t *testing.T) {
 	o := newOrgs(t)
 	ctx := context.Background()
-	for _, c := range []clients{as(t, o.env, "hanif-mgr", auth.RoleOperator), as(t, o.env, "rumana", auth.RoleUser)} {
+	for _, c := range []clients{as(t, o.env, "hanif-mgr", auth.RoleOperator), as(t, o.env, "rumana", auth.RoleUser),
+		o.grpcAs(t, "hanif-mgr", auth.RoleOperator)} {
 		_, err := c.catalog.CreateOrganization(ctx, connect.NewRequest(&catalogv1.CreateOrganizationRequest{
 			OrganizationId: "mine", Name: "Mine"}))
 		require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
@@ -158,6 +166,9 @@ func TestManagersCreateTheirOrganizationsShows(t *testing.T) {
 		field string
 	}{
 		{"the commission", mgr, req("hanif", func(r *catalogv1.CreateShowRequest) { r.CommissionBps = new(int32(0)) }),
+			connect.CodePermissionDenied, "commission_bps"},
+		{"the commission, over gRPC", o.grpcAs(t, "hanif-mgr", auth.RoleOperator),
+			req("hanif", func(r *catalogv1.CreateShowRequest) { r.CommissionBps = new(int32(1000)) }),
 			connect.CodePermissionDenied, "commission_bps"},
 		{"the shard", mgr, req("hanif", func(r *catalogv1.CreateShowRequest) { r.Shard = new(int32(1)) }),
 			connect.CodePermissionDenied, "shard"},
