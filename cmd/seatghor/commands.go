@@ -81,7 +81,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
-		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
 	if err != nil {
 		return err
@@ -242,7 +242,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
-		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: workers,
 		Payments: devPayments(cfg.Payment.service())})
 	if err != nil {
@@ -341,17 +341,22 @@ func printTour(w io.Writer, a *app.App, addr, adminAddr, gatewayURL string) erro
 	if err != nil {
 		return err
 	}
+	gate, err := a.Tokens.Mint(demo.Gate, auth.RoleOperator, 7*24*time.Hour)
+	if err != nil {
+		return err
+	}
 	base := "http://" + addr
 	_, err = fmt.Fprintf(w, `
 Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctrl-C stops it)
-Admin listener:         %[6]s  (/metrics, gRPC reflection, /debug/pprof/; never the public port)
+Admin listener:         %[8]s  (/metrics, gRPC reflection, /debug/pprof/; never the public port)
 
   user token (rumana):  %[2]s
   user token (karim):   %[3]s
   admin token:          %[4]s
+  gate staff token:     %[6]s  (%[7]s, who only scans the demo shows' tickets)
 
 Try it:
-  export U=%[2]s K=%[3]s A=%[4]s
+  export U=%[2]s K=%[3]s A=%[4]s G=%[6]s
   # search trips, typo tolerant, with filters (R-8.4; the demo trips are 30 days ahead)
   curl -s '%[1]s/v1/trips:search?query=chatogram' -H "Authorization: Bearer $U"
   curl -s %[1]s/seatghor.search.v1.TripSearchService/SearchTrips -H "Authorization: Bearer $U" -H 'Content-Type: application/json' -d '{"origin": "Dhaka", "sort": "TRIP_SORT_PRICE"}'
@@ -372,8 +377,9 @@ Try it:
   # my tickets (R-8.3; a moment after the payment), then the e-ticket PDF through a short-lived URL (R-8.5)
   curl -s %[1]s/v1/tickets -H "Authorization: Bearer $U"
   curl -s %[1]s/v1/tickets/TICKET_ID/download -H "Authorization: Bearer $U"
-  # the gate (the show's operator or an admin) scans the ticket's code: admitted once, a second scan says when
+  # the gate (an admin, or a manager or gate staff of the show's organisation) scans the ticket's code: admitted once, a second scan says when
   curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-1"}'
+  curl -s %[1]s/v1/shows/7/checkins -H "Authorization: Bearer $G" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"code": "CODE", "gate": "north-2"}'
   # the ledger's trial balance over every shard (admins): sums to zero (R-7.6)
   curl -s %[1]s/seatghor.ledger.v1.LedgerService/GetTrialBalance -H "Authorization: Bearer $A" -H 'Content-Type: application/json' -d '{}'
   # admins create shows (Connect JSON)
@@ -392,8 +398,8 @@ Try it:
   curl -s %[1]s/v1/shows/$S/sale -H "Authorization: Bearer $A"
   curl -s %[1]s/v1/shows/$S/sale -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"paused": true, "max_admission_rate": 100}'
   # health (alive; ready: every database answers) and, on the admin listener, metrics
-  curl -s %[1]s/livez; curl -s %[1]s/readyz; curl -s %[6]s/metrics | grep seatghor_
+  curl -s %[1]s/livez; curl -s %[1]s/readyz; curl -s %[8]s/metrics | grep seatghor_
 
-`, base, user, other, admin, gatewayURL, "http://"+adminAddr)
+`, base, user, other, admin, gatewayURL, gate, demo.Gate, "http://"+adminAddr)
 	return err
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seatghor/seatghor/server/app"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
 )
@@ -91,6 +92,9 @@ type config struct {
 	// OnSale is the waiting rooms' controller and the rate limits
 	// (SEATGHOR_QUEUE_*, SEATGHOR_RATE_*; see onSaleConfig).
 	OnSale onSaleConfig
+	// CatalogPolicy bounds what organisations set on their shows
+	// (SEATGHOR_MAX_CANCELLATION_FEE_BPS, default 1000; decision 0076).
+	CatalogPolicy catalog.Policy
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -185,6 +189,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			return c, fmt.Errorf("SEATGHOR_LOG_LEVEL=%q: want debug, info, warn or error", v)
 		}
+	}
+	if v := getenv("SEATGHOR_MAX_CANCELLATION_FEE_BPS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 10000 {
+			return c, fmt.Errorf("SEATGHOR_MAX_CANCELLATION_FEE_BPS=%q: want basis points from 0 to 10000", v)
+		}
+		c.CatalogPolicy.MaxCancellationFeeBps = new(n)
 	}
 	var err error
 	if c.TokenKeys, err = loadKeys(getenv, "SEATGHOR_TOKEN_KEYS"); err != nil {

@@ -52,6 +52,11 @@ func TestLoadConfig(t *testing.T) {
 			}, ""},
 		{"admin on the public port", map[string]string{"SEATGHOR_ADDR": ":8080", "SEATGHOR_ADMIN_ADDR": ":8080"}, nil, "SEATGHOR_ADMIN_ADDR"},
 		{"bad drain delay", map[string]string{"SEATGHOR_DRAIN_DELAY": "-1s"}, nil, "SEATGHOR_DRAIN_DELAY"},
+		{"cancellation fee policy", map[string]string{"SEATGHOR_MAX_CANCELLATION_FEE_BPS": "0"}, func(t *testing.T, c config) {
+			require.Equal(t, new(0), c.CatalogPolicy.MaxCancellationFeeBps, "0 is a policy: managers set no fee")
+		}, ""},
+		{"bad cancellation fee policy", map[string]string{"SEATGHOR_MAX_CANCELLATION_FEE_BPS": "10001"}, nil,
+			"SEATGHOR_MAX_CANCELLATION_FEE_BPS"},
 		{"tickets", map[string]string{
 			"SEATGHOR_READ_URL": "postgres://r", "SEATGHOR_S3_ENDPOINT": "http://minio:9000",
 			"SEATGHOR_S3_ACCESS_KEY": "ak", "SEATGHOR_S3_SECRET_KEY": "sk",

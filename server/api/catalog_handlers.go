@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/auth"
@@ -22,12 +23,15 @@ type catalogHandler struct {
 
 func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[catalogv1.CreateShowRequest]) (*connect.Response[catalogv1.CreateShowResponse], error) {
 	p, _ := auth.FromContext(ctx)
+	// The role is coarse: whether this operator manages the organisation is
+	// the catalog's call (decision 0075).
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
 		return nil, connect.NewError(connect.CodePermissionDenied, errors.New("only operators and admins create shows"))
 	}
 	m := req.Msg
 	in := catalog.NewShow{Show: catalog.Show{
-		Kind: m.GetKind(), Title: m.GetTitle(), Operator: m.GetOperator(), Origin: m.GetOrigin(),
+		Kind: m.GetKind(), Title: m.GetTitle(), Operator: m.GetOperator(), OrganizationID: m.GetOrganizationId(),
+		Origin:      m.GetOrigin(),
 		Destination: m.GetDestination(), Venue: m.GetVenue(), StartsAt: m.GetStartsAt().AsTime(),
 		Currency: m.GetCurrency(), HoldTTL: m.GetHoldTtl().AsDuration(),
 		PaymentExtension:   m.GetPaymentExtension().AsDuration(),
@@ -90,4 +94,51 @@ func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[cat
 		resp.Shows = append(resp.Shows, s.Proto())
 	}
 	return connect.NewResponse(resp), nil
+}
+
+var errAdminsOnly = errors.New("only admins manage organizations")
+
+var orgRoles = map[catalogv1.OrganizationRole]catalog.Role{
+	catalogv1.OrganizationRole_ORGANIZATION_ROLE_MANAGER: catalog.RoleManager,
+	catalogv1.OrganizationRole_ORGANIZATION_ROLE_GATE:    catalog.RoleGate,
+}
+
+func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Request[catalogv1.CreateOrganizationRequest]) (*connect.Response[catalogv1.CreateOrganizationResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleAdmin) {
+		return nil, connect.NewError(connect.CodePermissionDenied, errAdminsOnly)
+	}
+	o, err := h.svc.CreateOrganization(ctx, p.UserID, req.Msg.GetOrganizationId(), req.Msg.GetName())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.CreateOrganizationResponse{Organization: &catalogv1.Organization{
+		OrganizationId: o.ID, Name: o.Name, CreatedAt: timestamppb.New(o.CreatedAt),
+	}}), nil
+}
+
+func (h *catalogHandler) AddOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.AddOrganizationMemberRequest]) (*connect.Response[catalogv1.AddOrganizationMemberResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleAdmin) {
+		return nil, connect.NewError(connect.CodePermissionDenied, errAdminsOnly)
+	}
+	m := req.Msg
+	mem, err := h.svc.SetMember(ctx, p.UserID, m.GetOrganizationId(), m.GetUserId(), orgRoles[m.GetRole()])
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.AddOrganizationMemberResponse{Member: &catalogv1.OrganizationMember{
+		OrganizationId: mem.OrganizationID, UserId: mem.UserID, Role: m.GetRole(), AddedAt: timestamppb.New(mem.AddedAt),
+	}}), nil
+}
+
+func (h *catalogHandler) RemoveOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.RemoveOrganizationMemberRequest]) (*connect.Response[catalogv1.RemoveOrganizationMemberResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleAdmin) {
+		return nil, connect.NewError(connect.CodePermissionDenied, errAdminsOnly)
+	}
+	if err := h.svc.RemoveMember(ctx, req.Msg.GetOrganizationId(), req.Msg.GetUserId()); err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.RemoveOrganizationMemberResponse{}), nil
 }

@@ -27,6 +27,7 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 		be *booking.Error
 		pe *payment.Error
 		ce *catalog.InvalidError
+		fe *catalog.ForbiddenError
 		we *waitingroom.Error
 	)
 	switch {
@@ -41,8 +42,12 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 		return waitingRoomError(we)
 	case errors.As(err, &ce):
 		return withField(connect.NewError(connect.CodeInvalidArgument, ce), ce.Field, ce.Message)
-	case errors.Is(err, catalog.ErrNotFound):
+	case errors.As(err, &fe):
+		return withField(connect.NewError(connect.CodePermissionDenied, fe), fe.Field, fe.Message)
+	case errors.Is(err, catalog.ErrNotFound), errors.Is(err, catalog.ErrOrganizationNotFound), errors.Is(err, catalog.ErrNotAMember):
 		return connect.NewError(connect.CodeNotFound, err)
+	case errors.Is(err, catalog.ErrOrganizationExists):
+		return connect.NewError(connect.CodeAlreadyExists, err)
 	case errors.Is(err, catalog.ErrNotYourSale):
 		return connect.NewError(connect.CodePermissionDenied, err)
 	case errors.Is(err, catalog.ErrOpeningFrozen):

@@ -15,6 +15,7 @@ import (
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 )
 
@@ -48,6 +49,8 @@ func TestLifecycle(t *testing.T) {
 	req.GaAreas = []*catalogv1.GaArea{{Name: "Floor", Capacity: 20, PriceMinor: 40000, Buckets: 4}}
 	req.HoldTtl = durationpb.New(5 * time.Minute)
 	operatorReq := proto.CloneOf(req)
+	env.Member(t, "op-1-lines", "op-1", catalog.RoleManager)
+	operatorReq.OrganizationId = "op-1-lines"
 	opShow, err := as(t, env, "op-1", auth.RoleOperator).catalog.CreateShow(ctx, connect.NewRequest(operatorReq))
 	require.NoError(t, err)
 	id := opShow.Msg.GetShow().GetShowId()

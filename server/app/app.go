@@ -75,6 +75,9 @@ type Config struct {
 	TripIndex TripIndexConfig
 	// ProjectorMaxBackoff caps the projectors' retry backoff; default 10 s.
 	ProjectorMaxBackoff time.Duration
+	// CatalogPolicy bounds what organisations set on their shows (decision
+	// 0076); nil fields take the defaults.
+	CatalogPolicy catalog.Policy
 	// Gateway is the payment provider's adapter: the sandbox client in
 	// dev mode and tests.
 	Gateway payment.Gateway
@@ -197,14 +200,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log:      cfg.Log,
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.Catalog = catalog.NewService(a.Router, cfg.Clock)
-	a.Booking = booking.NewService(a.Router, cfg.Clock, booking.Config{})
+	a.Catalog = catalog.NewService(a.Router, cfg.Clock, catalog.WithPolicy(cfg.CatalogPolicy))
+	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{})
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock, ledger.WithHoldback(a.Payments.HeldBack))
 	a.Registry.MustRegister(a.Ledger.Collector())
 	a.Registry.MustRegister(a.Payments.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
-	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), cfg.Clock)
+	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
 	apiCfg := api.Config{
 		Tokens: tokens, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now,
@@ -249,7 +252,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 		}
 		apiCfg.SeatMaps = a.SeatMaps
 		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Router.Catalog(), a.Booking, a.Catalog,
-			cfg.QueueKeys, cfg.Clock, cfg.Log, cfg.WaitingRoom)
+			a.Catalog, cfg.QueueKeys, cfg.Clock, cfg.Log, cfg.WaitingRoom)
 		apiCfg.WaitingRooms = a.WaitingRooms
 		a.Registry.MustRegister(a.WaitingRooms.Collectors()...)
 		apiCfg.RateLimits = &api.RateLimits{Redis: a.Redis, Prefix: cfg.RedisPrefix, Config: cfg.RateLimits}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/keyset"
@@ -72,6 +73,8 @@ type Options struct {
 	GatewayTimeout time.Duration
 	// Payments tunes the payment service.
 	Payments payment.Config
+	// CatalogPolicy bounds what organisations set on their shows.
+	CatalogPolicy catalog.Policy
 	// PaymentWorkers, when set, runs the payment jobs (webhook events,
 	// recovery, reconciliation) until the test ends.
 	PaymentWorkers *payment.WorkerConfig
@@ -135,6 +138,7 @@ func New(tb testing.TB, opts Options) *Env {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))
 	}
 	cfg.ProjectorMaxBackoff = opts.ProjectorMaxBackoff
+	cfg.CatalogPolicy = opts.CatalogPolicy
 	cfg.TripIndex = opts.TripIndex
 	if opts.Tickets {
 		cfg.ReadURL = admin.Fresh(tb, template(tb, admin, migrations.Read))
@@ -246,4 +250,17 @@ func (e *Env) Token(tb testing.TB, sub string, role auth.Role) string {
 		tb.Fatal(err)
 	}
 	return tok
+}
+
+// Member makes user a member of organisation org with role, creating the
+// organisation (named after its id) when it does not exist.
+func (e *Env) Member(tb testing.TB, org, user string, role catalog.Role) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, err := e.App.Catalog.CreateOrganization(ctx, "apptest", org, org); err != nil {
+		tb.Fatalf("organization %s: %v", org, err)
+	}
+	if _, err := e.App.Catalog.SetMember(ctx, "apptest", org, user, role); err != nil {
+		tb.Fatalf("member %s of %s: %v", user, org, err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -174,14 +175,23 @@ type Service struct {
 	router *shard.Router
 	clock  clock.Clock
 	cfg    Config
+	// members says who works for a show's organisation.
+	members Members
+}
+
+// Members answers whether a user has one of roles in an organisation
+// (catalog.Service.HasRole): managers of a show's organisation read its
+// holds and orders.
+type Members interface {
+	HasRole(ctx context.Context, orgID, userID string, roles ...catalog.Role) (bool, error)
 }
 
 // NewService returns the booking service over the shards of router.
-func NewService(router *shard.Router, clk clock.Clock, cfg Config) *Service {
+func NewService(router *shard.Router, members Members, clk clock.Clock, cfg Config) *Service {
 	if cfg.IdempotencyWait <= 0 {
 		cfg.IdempotencyWait = 3 * time.Second
 	}
-	return &Service{router: router, clock: clk, cfg: cfg}
+	return &Service{router: router, members: members, clock: clk, cfg: cfg}
 }
 
 // now is the service's time, at the precision PostgreSQL stores, so an

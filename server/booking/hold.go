@@ -236,7 +236,11 @@ func (s *Service) GetHold(ctx context.Context, caller Caller, holdID string) (Ho
 		if err != nil {
 			return err
 		}
-		if !caller.mayRead(h.UserID, show.OperatorID) {
+		ok, err := s.mayRead(ctx, caller, h.UserID, show.OrganizationID)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return notFound("hold", holdID)
 		}
 		return nil

@@ -141,7 +141,11 @@ func (s *Service) GetOrder(ctx context.Context, caller Caller, orderID string) (
 		if err != nil {
 			return err
 		}
-		if !caller.mayRead(o.UserID, show.OperatorID) {
+		ok, err := s.mayRead(ctx, caller, o.UserID, show.OrganizationID)
+		if err != nil {
+			return err
+		}
+		if !ok {
 			return notFound("order", orderID)
 		}
 		return nil

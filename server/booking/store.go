@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -15,7 +16,7 @@ import (
 // showSettings are the booking rules of one show, from its shard.
 type showSettings struct {
 	ID                 int64
-	OperatorID         string
+	OrganizationID     string // who runs the show (decision 0075); empty: admins only
 	Currency           string
 	OnSaleAt           time.Time
 	StartsAt           time.Time
@@ -30,10 +31,10 @@ func loadShow(ctx context.Context, q pgx.Tx, showID int64) (showSettings, error)
 		ttlMs int64
 	)
 	err := q.QueryRow(ctx, `
-		SELECT show_id, operator_id, currency, on_sale_at, starts_at, hold_ttl_ms,
+		SELECT show_id, coalesce(organization_id, ''), currency, on_sale_at, starts_at, hold_ttl_ms,
 		       max_seats_per_account, max_seats_per_hold
 		FROM shows WHERE show_id = $1`, showID).
-		Scan(&s.ID, &s.OperatorID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
+		Scan(&s.ID, &s.OrganizationID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
 			&s.MaxSeatsPerAccount, &s.MaxSeatsPerHold)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, errorf(KindNotFound, "show %d not found", showID)
@@ -90,9 +91,16 @@ func getHold(ctx context.Context, q pgx.Tx, holdID string) (Hold, error) {
 }
 
 // mayRead tells whether the caller may see something of a show owned by
-// owner: their own, or any of a show they operate, or anything for admins.
-func (c Caller) mayRead(owner, operatorID string) bool {
-	return c.Admin || c.UserID == owner || (c.Operator && c.UserID == operatorID)
+// owner: their own, or any of a show whose organisation they manage (gate
+// staff only scan), or anything for admins.
+func (s *Service) mayRead(ctx context.Context, c Caller, owner, orgID string) (bool, error) {
+	if c.Admin || c.UserID == owner {
+		return true, nil
+	}
+	if !c.Operator {
+		return false, nil
+	}
+	return s.members.HasRole(ctx, orgID, c.UserID, catalog.RoleManager)
 }
 
 // seatmapVersion is the version of a show's seat map: the sum of the

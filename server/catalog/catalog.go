@@ -4,6 +4,7 @@
 package catalog
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -43,7 +44,7 @@ const (
 var ErrNotFound = errors.New("show not found")
 
 // ErrNotYourSale refuses to add a show to a sale the caller does not manage.
-var ErrNotYourSale = errors.New("only the sale's operators and admins add shows to it")
+var ErrNotYourSale = errors.New("only managers of the sale's organization and admins add shows to it")
 
 // InvalidError is a request the catalog refuses, naming the field at fault.
 type InvalidError struct {
@@ -100,6 +101,10 @@ type Show struct {
 	CreatedAt          time.Time `json:"created_at"`
 	// WaitingRoom is the show's waiting room (R-9); nil when it has none.
 	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
+	// OrganizationID is the organisation whose members act on the show
+	// (decision 0075); Operator is only its display name. Empty: a show of
+	// the platform's own, which only admins manage.
+	OrganizationID string `json:"organization_id,omitempty"`
 }
 
 // Proto is the show as the API and events carry it.
@@ -112,6 +117,7 @@ func (s Show) Proto() *catalogv1.Show {
 		MaxSeatsPerAccount: int32(s.MaxSeatsPerAccount), MaxSeatsPerHold: int32(s.MaxSeatsPerHold),
 		Shard: int32(s.Shard), SeatCount: int32(s.SeatCount), CreatedAt: timestamppb.New(s.CreatedAt),
 		CommissionBps: int32(*s.CommissionBps), CancellationFeeBps: int32(*s.CancellationFeeBps),
+		OrganizationId: s.OrganizationID,
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
@@ -133,11 +139,37 @@ func (s Show) Proto() *catalogv1.Show {
 type Service struct {
 	router *shard.Router
 	clock  clock.Clock
+	policy Policy
+}
+
+// Policy bounds what an organisation may set on its own shows; admins may
+// set anything the API allows (decision 0076).
+type Policy struct {
+	// MaxCancellationFeeBps is the highest cancellation fee (R-6.9) a
+	// manager may set; nil: DefaultCancellationFeeBps, so they may lower
+	// the fee, not raise it. The commission and the shard are admins' only.
+	MaxCancellationFeeBps *int
+}
+
+// Option tunes the catalog.
+type Option func(*Service)
+
+// WithPolicy sets the policy; nil fields keep their defaults.
+func WithPolicy(p Policy) Option {
+	return func(s *Service) {
+		if p.MaxCancellationFeeBps != nil {
+			s.policy.MaxCancellationFeeBps = p.MaxCancellationFeeBps
+		}
+	}
 }
 
 // NewService returns the catalog over the router's catalog database and shards.
-func NewService(router *shard.Router, clk clock.Clock) *Service {
-	return &Service{router: router, clock: clk}
+func NewService(router *shard.Router, clk clock.Clock, opts ...Option) *Service {
+	s := &Service{router: router, clock: clk, policy: Policy{MaxCancellationFeeBps: new(int(DefaultCancellationFeeBps))}}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 var errorCodec = idempotency.ErrorsOf[InvalidError]("catalog")
@@ -147,8 +179,60 @@ type NewShow struct {
 	Show
 	// RequestedShard places the show on a chosen shard (R-4.2).
 	RequestedShard *int32
-	// Admin says the caller is an admin: it may add the show to any sale.
+	// Admin says the caller is an admin: it may create shows for any
+	// organisation (or none), set the commission and the shard, and add the
+	// show to any sale. Anyone else must manage Show.OrganizationID.
 	Admin bool
+}
+
+// authorize checks what a caller who is not an admin may ask for
+// (decision 0076), and names the show's operator after its organisation
+// when the request names none.
+func (s *Service) authorize(ctx context.Context, show *Show, createdBy string, in NewShow) error {
+	if in.Admin {
+		if show.OrganizationID == "" {
+			return nil
+		}
+		name, err := s.organizationName(ctx, show.OrganizationID)
+		if errors.Is(err, ErrOrganizationNotFound) {
+			return &InvalidError{Field: "organization_id", Message: fmt.Sprintf("there is no organization %q", show.OrganizationID)}
+		}
+		if err != nil {
+			return err
+		}
+		show.Operator = cmp.Or(show.Operator, name)
+		return nil
+	}
+	if show.OrganizationID == "" {
+		return &InvalidError{Field: "organization_id", Message: "name the organization the show belongs to (one you manage)"}
+	}
+	ok, err := s.HasRole(ctx, show.OrganizationID, createdBy, RoleManager)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &ForbiddenError{Field: "organization_id", Message: fmt.Sprintf("only managers of %q and admins create its shows", show.OrganizationID)}
+	}
+	if show.CommissionBps != nil {
+		return &ForbiddenError{Field: "commission_bps", Message: "the platform's commission is set by admins only"}
+	}
+	if in.RequestedShard != nil {
+		return &ForbiddenError{Field: "shard", Message: "placing a show on a shard is for admins only"}
+	}
+	most := *s.policy.MaxCancellationFeeBps
+	switch f := show.CancellationFeeBps; {
+	case f == nil && most < DefaultCancellationFeeBps:
+		show.CancellationFeeBps = new(most) // unset: the default, within the policy
+	case f != nil && *f > most:
+		return &InvalidError{Field: "cancellation_fee_bps", Message: fmt.Sprintf(
+			"at most %d (the platform's policy); a higher fee needs an admin", most)}
+	}
+	name, err := s.organizationName(ctx, show.OrganizationID)
+	if err != nil {
+		return err
+	}
+	show.Operator = cmp.Or(show.Operator, name)
+	return nil
 }
 
 // CreateShow places a new show on a shard and writes its seats and GA
@@ -159,6 +243,9 @@ type NewShow struct {
 func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) (Show, error) {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	show := in.Show
+	if err := s.authorize(ctx, &show, createdBy, in); err != nil {
+		return Show{}, err
+	}
 	if err := s.joinSale(ctx, &show, createdBy, in.Admin); err != nil {
 		return Show{}, err
 	}
@@ -313,12 +400,13 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		INSERT INTO shows (show_id, shard, kind, title, operator, origin, destination, venue, starts_at,
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
-		                   commission_bps, cancellation_fee_bps)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`,
+		                   commission_bps, cancellation_fee_bps, organization_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
+		        nullif($22, ''))`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
-		*s.CommissionBps, *s.CancellationFeeBps)
+		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &InvalidError{Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
@@ -332,11 +420,11 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 // buckets into its shard.
 func provision(ctx context.Context, tx pgx.Tx, s Show) error {
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO shows (show_id, operator_id, currency, on_sale_at, starts_at, hold_ttl_ms,
+		INSERT INTO shows (show_id, organization_id, currency, on_sale_at, starts_at, hold_ttl_ms,
 		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at,
 		                   commission_bps, cancellation_fee_bps)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		s.ID, s.CreatedBy, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
+		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		s.ID, s.OrganizationID, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
 		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt,
 		*s.CommissionBps, *s.CancellationFeeBps); err != nil {
 		return fmt.Errorf("insert show rules: %w", err)

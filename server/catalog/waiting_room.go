@@ -72,10 +72,10 @@ func completeWaitingRoom(s *Show, now time.Time) error {
 
 // joinSale checks a show that asks to sell through another show's room
 // (a sale of several shows): the room must exist, the caller must manage
-// it, and the show goes on sale when the room opens (by default it does).
+// it (a manager of its organisation), and the show goes on sale when the room opens (by default it does).
 // It names the sale by its first show even when another of its shows was
-// given. Everything it reads never changes, so a replayed request gets the
-// same answer.
+// given. Everything it reads but the membership never changes, so a
+// replayed request gets the same answer.
 func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin bool) error {
 	w := show.WaitingRoom
 	if w == nil || w.SaleID == 0 {
@@ -88,20 +88,28 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 	var (
 		saleID  int64
 		opensAt time.Time
-		owners  [2]string
+		org     string
 	)
 	err := s.router.Catalog().QueryRow(ctx, `
-		SELECT w.show_id, w.opens_at, s.created_by, s.operator
+		SELECT w.show_id, w.opens_at, coalesce(s.organization_id, '')
 		FROM sale_shows m JOIN waiting_rooms w ON w.show_id = m.sale_id JOIN shows s ON s.show_id = w.show_id
-		WHERE m.show_id = $1`, w.SaleID).Scan(&saleID, &opensAt, &owners[0], &owners[1])
+		WHERE m.show_id = $1`, w.SaleID).Scan(&saleID, &opensAt, &org)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return &InvalidError{Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
 	}
 	if err != nil {
 		return fmt.Errorf("read sale %d: %w", w.SaleID, err)
 	}
-	if !admin && caller != owners[0] && caller != owners[1] {
-		return ErrNotYourSale
+	// The sale is its first show's organisation's: its managers add shows
+	// to it (decision 0075), whoever created or is named on it.
+	if !admin {
+		ok, err := s.HasRole(ctx, org, caller, RoleManager)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return ErrNotYourSale
+		}
 	}
 	opensAt = opensAt.UTC()
 	if show.OnSaleAt.IsZero() {

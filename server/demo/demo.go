@@ -13,8 +13,14 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 )
 
-// Operator is the user id that owns the demo shows.
-const Operator = "demo-operator"
+// The demo shows belong to one organisation (decision 0075), with a
+// manager who creates them and a gate clerk who may only scan their tickets.
+const (
+	Organization     = "demo-operator"
+	OrganizationName = "Seatghor Demo Lines"
+	Manager          = "demo-manager"
+	Gate             = "demo-gate"
+)
 
 // Shows returns the demo shows, starting relative to now.
 func Shows(now time.Time) []catalog.Show {
@@ -44,8 +50,17 @@ func Shows(now time.Time) []catalog.Show {
 	}
 }
 
-// Load creates the demo shows that do not exist yet; it returns how many.
+// Load creates the demo organisation and its members, and the demo shows
+// that do not exist yet; it returns how many shows it created.
 func Load(ctx context.Context, svc *catalog.Service, now time.Time) (int, error) {
+	if _, err := svc.CreateOrganization(ctx, Manager, Organization, OrganizationName); err != nil {
+		return 0, fmt.Errorf("demo organization: %w", err)
+	}
+	for user, role := range map[string]catalog.Role{Manager: catalog.RoleManager, Gate: catalog.RoleGate} {
+		if _, err := svc.SetMember(ctx, Manager, Organization, user, role); err != nil {
+			return 0, fmt.Errorf("demo organization: %w", err)
+		}
+	}
 	n := 0
 	for _, s := range Shows(now) {
 		_, err := svc.GetShow(ctx, s.ID)
@@ -55,7 +70,8 @@ func Load(ctx context.Context, svc *catalog.Service, now time.Time) (int, error)
 		if !errors.Is(err, catalog.ErrNotFound) {
 			return n, err
 		}
-		if _, err := svc.CreateShow(ctx, Operator, catalog.NewShow{Show: s}); err != nil {
+		s.OrganizationID = Organization
+		if _, err := svc.CreateShow(ctx, Manager, catalog.NewShow{Show: s}); err != nil {
 			return n, fmt.Errorf("demo show %d: %w", s.ID, err)
 		}
 		n++

@@ -2,24 +2,14 @@ package migrations
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/server/pgtest"
 )
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Cleanup()
-	os.Exit(code)
-}
 
 // TestCheckInsKeepOneRowPerTicket: check-ins stored under other spellings
 // of a ticket id before ids had one spelling are folded into one row per
@@ -31,14 +21,7 @@ func TestCheckInsKeepOneRowPerTicket(t *testing.T) {
 	pool, err := pgxpool.New(ctx, pgtest.Server(t).Fresh(t, "template0"))
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
-	dir, err := fs.Sub(files, string(Shard))
-	require.NoError(t, err)
-	db := stdlib.OpenDBFromPool(pool)
-	t.Cleanup(func() { _ = db.Close() })
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, dir)
-	require.NoError(t, err)
-	_, err = provider.UpTo(ctx, 14)
-	require.NoError(t, err)
+	upTo(t, pool, Shard, 14)
 
 	const order = "ord_7_0123456789abcdef"
 	rows := [][]string{
@@ -64,8 +47,7 @@ func TestCheckInsKeepOneRowPerTicket(t *testing.T) {
 		return nil
 	}))
 
-	_, err = provider.Up(ctx)
-	require.NoError(t, err)
+	upTo(t, pool, Shard, 0)
 	q, err := pool.Query(ctx, `SELECT ticket_id, gate FROM ticket_checkins ORDER BY ticket_id`)
 	require.NoError(t, err)
 	got, err := pgx.CollectRows(q, pgx.RowToStructByPos[struct{ ID, Gate string }])

@@ -11,7 +11,15 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/seatghor/seatghor/server/pgtest"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Cleanup()
+	os.Exit(code)
+}
 
 // record appends the migrations that are not yet in committed.sum; it never
 // rewrites a line that is already there.

@@ -70,8 +70,8 @@ func TestOneAdmitterLeads(t *testing.T) {
 	r := redistest.New(t)
 	clk := clock.NewFake(time.Now())
 	cfg := Config{Tick: 100 * time.Millisecond}
-	a := NewService(r.Client, r.Prefix, nil, nil, nil, keyset.FromSecret("s", keyset.QueueTokens), clk, nil, cfg)
-	b := NewService(r.Client, r.Prefix, nil, nil, nil, keyset.FromSecret("s", keyset.QueueTokens), clk, nil, cfg)
+	a := NewService(r.Client, r.Prefix, nil, nil, nil, nil, keyset.FromSecret("s", keyset.QueueTokens), clk, nil, cfg)
+	b := NewService(r.Client, r.Prefix, nil, nil, nil, nil, keyset.FromSecret("s", keyset.QueueTokens), clk, nil, cfg)
 	ctx := context.Background()
 	ok, err := a.lead(ctx)
 	require.NoError(t, err)

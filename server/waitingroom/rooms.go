@@ -30,9 +30,9 @@ type Room struct {
 	// AdmittedTTL is how long an admission lasts (R-9.4: 15 minutes).
 	AdmittedTTL time.Duration
 	Paused      bool
-	// Owners are the first show's creator and operator: they may manage
-	// the sale.
-	Owners [2]string
+	// OrganizationID is the first show's organisation: its managers manage
+	// the sale (decision 0075); empty: admins only.
+	OrganizationID string
 }
 
 // Active tells whether holds of the show need an admitted token at now.
@@ -80,7 +80,7 @@ func newRoomStore(db *pg.Pool, ttl time.Duration, size int) *roomStore {
 // (aliases: w the room, s its first show).
 const roomQuery = `
 	SELECT w.show_id, w.opens_at, w.ends_at, w.min_rate, w.max_rate, w.admitted_ttl_ms, w.paused,
-	       s.created_by, s.operator,
+	       coalesce(s.organization_id, ''),
 	       ARRAY(SELECT m.show_id FROM sale_shows m WHERE m.sale_id = w.show_id
 	             ORDER BY m.show_id <> w.show_id, m.show_id)
 	FROM waiting_rooms w JOIN shows s USING (show_id)`
@@ -90,8 +90,7 @@ func scanRoom(row pgx.Row) (Room, error) {
 		r     Room
 		ttlMs int64
 	)
-	err := row.Scan(&r.SaleID, &r.OpensAt, &r.EndsAt, &r.MinRate, &r.MaxRate, &ttlMs, &r.Paused, &r.Owners[0], &r.Owners[1],
-		&r.ShowIDs)
+	err := row.Scan(&r.SaleID, &r.OpensAt, &r.EndsAt, &r.MinRate, &r.MaxRate, &ttlMs, &r.Paused, &r.OrganizationID, &r.ShowIDs)
 	r.AdmittedTTL = time.Duration(ttlMs) * time.Millisecond
 	r.OpensAt, r.EndsAt = r.OpensAt.UTC(), r.EndsAt.UTC()
 	return r, err

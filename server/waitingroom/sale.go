@@ -3,8 +3,9 @@ package waitingroom
 import (
 	"context"
 	"math"
-	"slices"
 	"time"
+
+	"github.com/seatghor/seatghor/server/catalog"
 )
 
 // Sale is a waiting room as its operators see it.
@@ -34,8 +35,13 @@ type Caller struct {
 	Admin  bool
 }
 
-func (c Caller) mayManage(r *Room) bool {
-	return c.Admin || slices.Contains(r.Owners[:], c.UserID)
+// mayManage tells whether the caller runs the sale: an admin, or a manager
+// of its first show's organisation (gate staff do not).
+func (s *Service) mayManage(ctx context.Context, c Caller, r *Room) (bool, error) {
+	if c.Admin {
+		return true, nil
+	}
+	return s.members.HasRole(ctx, r.OrganizationID, c.UserID, catalog.RoleManager)
 }
 
 // GetSale returns the sale a show sells through to its operators and
@@ -48,7 +54,9 @@ func (s *Service) GetSale(ctx context.Context, c Caller, showID int64) (Sale, er
 	if room == nil {
 		return Sale{}, errorf(KindNotFound, "", "show %d has no waiting room", showID)
 	}
-	if !c.mayManage(room) {
+	if ok, err := s.mayManage(ctx, c, room); err != nil {
+		return Sale{}, err
+	} else if !ok {
 		return Sale{}, errorf(KindForbidden, "", "only the show's operators and admins see its sale")
 	}
 	return s.sale(ctx, *room, showID)
@@ -64,7 +72,9 @@ func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Upda
 	if room == nil {
 		return Sale{}, errorf(KindNotFound, "", "show %d has no waiting room", showID)
 	}
-	if !c.mayManage(room) {
+	if ok, err := s.mayManage(ctx, c, room); err != nil {
+		return Sale{}, err
+	} else if !ok {
 		return Sale{}, errorf(KindForbidden, "", "only the show's operators and admins change its sale")
 	}
 	now := s.now()

@@ -25,25 +25,35 @@ func TestSaleOfSeveralShows(t *testing.T) {
 	e := newEnvOn(t, 2, waitingroom.Config{})
 	ctx := context.Background()
 	org := e.as(t, "organiser", auth.RoleOperator)
+	admin := e.as(t, "admin", auth.RoleAdmin)
+	// Each creates for the organisation they manage (the admin for the
+	// organiser's); only admins choose the shard (decision 0076).
 	create := func(c caller, shard int32, room *catalogv1.WaitingRoom, onSaleAt *timestamppb.Timestamp) (*catalogv1.Show, error) {
-		resp, err := c.cat.CreateShow(ctx, connect.NewRequest(&catalogv1.CreateShowRequest{
+		req := &catalogv1.CreateShowRequest{
 			Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Tour", Venue: "Bashundhara", Currency: "BDT",
-			StartsAt: timestamppb.New(start.Add(30 * 24 * time.Hour)), OnSaleAt: onSaleAt, Shard: &shard,
+			StartsAt: timestamppb.New(start.Add(30 * 24 * time.Hour)), OnSaleAt: onSaleAt,
 			Sections:           []*catalogv1.Section{{Name: "Main", Rows: []string{"A"}, SeatsPerRow: 4, PriceMinor: 85000}},
-			MaxSeatsPerAccount: 10, MaxSeatsPerHold: 10, WaitingRoom: room,
-		}))
+			MaxSeatsPerAccount: 10, MaxSeatsPerHold: 10, WaitingRoom: room, OrganizationId: "organisers",
+		}
+		switch c.sub {
+		case "admin":
+			req.Shard = &shard
+		case "rival":
+			req.OrganizationId = "rivals"
+		}
+		resp, err := c.cat.CreateShow(ctx, connect.NewRequest(req))
 		if err != nil {
 			return nil, err
 		}
 		return resp.Msg.GetShow(), nil
 	}
 	opens := timestamppb.New(start.Add(time.Minute))
-	first, err := create(org, 0, &catalogv1.WaitingRoom{Enabled: true, MinAdmissionRate: 1, MaxAdmissionRate: 1}, opens)
+	first, err := create(admin, 0, &catalogv1.WaitingRoom{Enabled: true, MinAdmissionRate: 1, MaxAdmissionRate: 1}, opens)
 	require.NoError(t, err)
 	a := first.GetShowId()
 	require.Equal(t, a, first.GetWaitingRoom().GetSaleId(), "the first show's room is its own sale")
 	// The second date names the sale and takes its opening and settings.
-	second, err := create(org, 1, &catalogv1.WaitingRoom{Enabled: true, SaleId: a}, nil)
+	second, err := create(admin, 1, &catalogv1.WaitingRoom{Enabled: true, SaleId: a}, nil)
 	require.NoError(t, err)
 	b := second.GetShowId()
 	require.EqualValues(t, 1, second.GetShard())
@@ -86,8 +96,8 @@ func TestSaleOfSeveralShows(t *testing.T) {
 		}
 	}
 	// Naming any show of the sale names the sale.
-	third, err := create(e.as(t, "admin", auth.RoleAdmin), 1, &catalogv1.WaitingRoom{Enabled: true, SaleId: b}, nil)
-	require.NoError(t, err, "an admin adds to any sale, naming any of its shows")
+	third, err := create(org, 1, &catalogv1.WaitingRoom{Enabled: true, SaleId: b}, nil)
+	require.NoError(t, err, "a manager of the sale's organisation adds to it, naming any of its shows")
 	require.Equal(t, a, third.GetWaitingRoom().GetSaleId())
 	shows := e.sale(t, b).GetShowIds()
 	require.Equal(t, []int64{a, b, third.GetShowId()}, shows, "the sale's shows, the first first; nothing else written")

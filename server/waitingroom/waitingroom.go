@@ -17,6 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/pg"
@@ -133,6 +134,12 @@ type Openings interface {
 	MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) error
 }
 
+// Members answers whether a user has one of roles in an organisation
+// (catalog.Service.HasRole): managers of a sale's organisation run it.
+type Members interface {
+	HasRole(ctx context.Context, orgID, userID string, roles ...catalog.Role) (bool, error)
+}
+
 // Service is the waiting room of every show.
 type Service struct {
 	rdb      redis.UniversalClient
@@ -140,6 +147,7 @@ type Service struct {
 	rooms    *roomStore
 	seats    Seats
 	openings Openings
+	members  Members
 	sign     signer
 	clock    clock.Clock
 	log      *slog.Logger
@@ -151,13 +159,14 @@ type Service struct {
 
 // NewService returns the waiting room over Redis (keys under prefix), the
 // catalog database (the rooms' settings), the seat counts of booking and
-// the catalog's openings. keys is the queue key set (SEATGHOR_QUEUE_KEYS),
-// which signs and verifies the queue and admitted tokens.
+// the catalog's openings and memberships. keys is the queue key set
+// (SEATGHOR_QUEUE_KEYS), which signs and verifies the queue and admitted
+// tokens.
 func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seats Seats, openings Openings,
-	keys *keyset.Set, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
+	members Members, keys *keyset.Set, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{
-		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL, cfg.RoomCacheSize), seats: seats, openings: openings,
+		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL, cfg.RoomCacheSize), seats: seats, openings: openings, members: members,
 		sign: newSigner(keys), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
 	}
 }

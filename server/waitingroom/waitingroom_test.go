@@ -24,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/pgtest"
@@ -59,6 +60,10 @@ func newEnvOn(t *testing.T, shards int, cfg waitingroom.Config) *env {
 	clk := clock.NewFake(start)
 	e := apptest.New(t, apptest.Options{Shards: shards, Clock: clk, RedisURL: r.URL, RedisPrefix: r.Prefix, WaitingRoom: cfg})
 	require.NotNil(t, e.App.WaitingRooms)
+	// The organiser manages the shows of "organisers"; the rival manages
+	// another organisation's (decision 0075).
+	e.Member(t, "organisers", "organiser", catalog.RoleManager)
+	e.Member(t, "rivals", "rival", catalog.RoleManager)
 	return &env{Env: e, clock: clk, rooms: e.App.WaitingRooms}
 }
 
@@ -94,7 +99,7 @@ func (e *env) show(t *testing.T, rows int, room *catalogv1.WaitingRoom) int64 {
 		labels = append(labels, string(rune('A'+i)))
 	}
 	resp, err := e.as(t, "organiser", auth.RoleOperator).cat.CreateShow(context.Background(), connect.NewRequest(&catalogv1.CreateShowRequest{
-		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "On sale", Venue: "Bashundhara", Currency: "BDT",
+		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "On sale", Venue: "Bashundhara", Currency: "BDT", OrganizationId: "organisers",
 		StartsAt: timestamppb.New(start.Add(30 * 24 * time.Hour)), OnSaleAt: timestamppb.New(start.Add(time.Minute)),
 		Sections:           []*catalogv1.Section{{Name: "Main", Rows: labels, SeatsPerRow: 4, PriceMinor: 85000}},
 		MaxSeatsPerAccount: 10, MaxSeatsPerHold: 10, WaitingRoom: room,

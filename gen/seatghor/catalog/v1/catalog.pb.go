@@ -81,6 +81,60 @@ func (ShowKind) EnumDescriptor() ([]byte, []int) {
 	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{0}
 }
 
+// OrganizationRole is what a member may do for the organisation's shows.
+type OrganizationRole int32
+
+const (
+	// Not set; rejected on input.
+	OrganizationRole_ORGANIZATION_ROLE_UNSPECIFIED OrganizationRole = 0
+	// Creates the organisation's shows, runs their sales, reads their holds
+	// and orders, and checks their tickets in.
+	OrganizationRole_ORGANIZATION_ROLE_MANAGER OrganizationRole = 1
+	// Gate staff: only checks the organisation's tickets in.
+	OrganizationRole_ORGANIZATION_ROLE_GATE OrganizationRole = 2
+)
+
+// Enum value maps for OrganizationRole.
+var (
+	OrganizationRole_name = map[int32]string{
+		0: "ORGANIZATION_ROLE_UNSPECIFIED",
+		1: "ORGANIZATION_ROLE_MANAGER",
+		2: "ORGANIZATION_ROLE_GATE",
+	}
+	OrganizationRole_value = map[string]int32{
+		"ORGANIZATION_ROLE_UNSPECIFIED": 0,
+		"ORGANIZATION_ROLE_MANAGER":     1,
+		"ORGANIZATION_ROLE_GATE":        2,
+	}
+)
+
+func (x OrganizationRole) Enum() *OrganizationRole {
+	p := new(OrganizationRole)
+	*p = x
+	return p
+}
+
+func (x OrganizationRole) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (OrganizationRole) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_catalog_v1_catalog_proto_enumTypes[1].Descriptor()
+}
+
+func (OrganizationRole) Type() protoreflect.EnumType {
+	return &file_seatghor_catalog_v1_catalog_proto_enumTypes[1]
+}
+
+func (x OrganizationRole) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use OrganizationRole.Descriptor instead.
+func (OrganizationRole) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{1}
+}
+
 // Section is a block of numbered seats: every row label gets seats_per_row
 // seats named row label + number (A1 … A40).
 type Section struct {
@@ -288,9 +342,13 @@ type Show struct {
 	// the order total; the rest is refunded (R-6.9).
 	CancellationFeeBps int32 `protobuf:"varint,21,opt,name=cancellation_fee_bps,json=cancellationFeeBps,proto3" json:"cancellation_fee_bps,omitempty"`
 	// The show's waiting room (R-9), when it has one.
-	WaitingRoom   *WaitingRoom `protobuf:"bytes,22,opt,name=waiting_room,json=waitingRoom,proto3" json:"waiting_room,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	WaitingRoom *WaitingRoom `protobuf:"bytes,22,opt,name=waiting_room,json=waitingRoom,proto3" json:"waiting_room,omitempty"`
+	// The organisation whose members act on the show (its managers run it,
+	// its gate staff check tickets in); empty for a show only admins manage.
+	// operator is its display name.
+	OrganizationId string `protobuf:"bytes,23,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -477,6 +535,13 @@ func (x *Show) GetWaitingRoom() *WaitingRoom {
 	return nil
 }
 
+func (x *Show) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
 // at the show's on_sale_at, when everyone who joined before gets a random
 // place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
@@ -596,7 +661,9 @@ type CreateShowRequest struct {
 	Kind ShowKind `protobuf:"varint,1,opt,name=kind,proto3,enum=seatghor.catalog.v1.ShowKind" json:"kind,omitempty"`
 	// Title shown to buyers.
 	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
-	// The operator that sells the show; defaults to the caller.
+	// The display name of the operator that sells the show; defaults to the
+	// organisation's name (or the caller's id when there is none). A name
+	// only: who may act on the show is organization_id's members.
 	Operator string `protobuf:"bytes,3,opt,name=operator,proto3" json:"operator,omitempty"`
 	// Bus trips: the city the trip starts in.
 	Origin string `protobuf:"bytes,4,opt,name=origin,proto3" json:"origin,omitempty"`
@@ -623,18 +690,24 @@ type CreateShowRequest struct {
 	// Most seats in one hold (R-3.8); 0 means the default, 10.
 	MaxSeatsPerHold int32 `protobuf:"varint,15,opt,name=max_seats_per_hold,json=maxSeatsPerHold,proto3" json:"max_seats_per_hold,omitempty"`
 	// Place the show on this shard (R-4.2: a big show gets a shard of its own).
-	// Unset lets the server choose.
+	// Unset lets the server choose. Admins only.
 	Shard *int32 `protobuf:"varint,16,opt,name=shard,proto3,oneof" json:"shard,omitempty"`
 	// The platform's commission in basis points; unset means 1000 (10 %).
+	// Admins only.
 	CommissionBps *int32 `protobuf:"varint,17,opt,name=commission_bps,json=commissionBps,proto3,oneof" json:"commission_bps,omitempty"`
 	// The cancellation fee in basis points of the order total (R-6.9); unset
-	// means 1000 (10 %).
+	// means 1000 (10 %). A manager may set at most the platform's maximum
+	// (by default 1000); admins anything.
 	CancellationFeeBps *int32 `protobuf:"varint,18,opt,name=cancellation_fee_bps,json=cancellationFeeBps,proto3,oneof" json:"cancellation_fee_bps,omitempty"`
 	// A waiting room in front of the sale (R-9); its opening time is
 	// on_sale_at.
-	WaitingRoom   *WaitingRoom `protobuf:"bytes,19,opt,name=waiting_room,json=waitingRoom,proto3" json:"waiting_room,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	WaitingRoom *WaitingRoom `protobuf:"bytes,19,opt,name=waiting_room,json=waitingRoom,proto3" json:"waiting_room,omitempty"`
+	// The organisation the show belongs to; the caller must manage it.
+	// Required unless the caller is an admin (an admin's show without one is
+	// managed by admins only).
+	OrganizationId string `protobuf:"bytes,20,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *CreateShowRequest) Reset() {
@@ -798,6 +871,13 @@ func (x *CreateShowRequest) GetWaitingRoom() *WaitingRoom {
 		return x.WaitingRoom
 	}
 	return nil
+}
+
+func (x *CreateShowRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
 }
 
 // CreateShowResponse carries the created show.
@@ -1057,6 +1137,447 @@ func (x *ListShowsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// Organization is an operator: a bus company, a promoter, a venue.
+type Organization struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The id the admin chose, e.g. "hanif".
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// Display name, e.g. "Hanif Enterprise".
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// When it was created.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Organization) Reset() {
+	*x = Organization{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Organization) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Organization) ProtoMessage() {}
+
+func (x *Organization) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Organization.ProtoReflect.Descriptor instead.
+func (*Organization) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Organization) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *Organization) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Organization) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// OrganizationMember is a user's role in an organisation.
+type OrganizationMember struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// The user (a token's subject).
+	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// What they may do.
+	Role OrganizationRole `protobuf:"varint,3,opt,name=role,proto3,enum=seatghor.catalog.v1.OrganizationRole" json:"role,omitempty"`
+	// When they were given this role.
+	AddedAt       *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=added_at,json=addedAt,proto3" json:"added_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrganizationMember) Reset() {
+	*x = OrganizationMember{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrganizationMember) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrganizationMember) ProtoMessage() {}
+
+func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrganizationMember.ProtoReflect.Descriptor instead.
+func (*OrganizationMember) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *OrganizationMember) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *OrganizationMember) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *OrganizationMember) GetRole() OrganizationRole {
+	if x != nil {
+		return x.Role
+	}
+	return OrganizationRole_ORGANIZATION_ROLE_UNSPECIFIED
+}
+
+func (x *OrganizationMember) GetAddedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AddedAt
+	}
+	return nil
+}
+
+// CreateOrganizationRequest names the organisation to create.
+type CreateOrganizationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Lower-case letters, digits and dashes. Creating it again with the same
+	// name answers the organisation; with another name, already_exists.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// Display name.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateOrganizationRequest) Reset() {
+	*x = CreateOrganizationRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateOrganizationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateOrganizationRequest) ProtoMessage() {}
+
+func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateOrganizationRequest.ProtoReflect.Descriptor instead.
+func (*CreateOrganizationRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *CreateOrganizationRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *CreateOrganizationRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// CreateOrganizationResponse carries the organisation.
+type CreateOrganizationResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation as stored.
+	Organization  *Organization `protobuf:"bytes,1,opt,name=organization,proto3" json:"organization,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateOrganizationResponse) Reset() {
+	*x = CreateOrganizationResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateOrganizationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateOrganizationResponse) ProtoMessage() {}
+
+func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateOrganizationResponse.ProtoReflect.Descriptor instead.
+func (*CreateOrganizationResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CreateOrganizationResponse) GetOrganization() *Organization {
+	if x != nil {
+		return x.Organization
+	}
+	return nil
+}
+
+// AddOrganizationMemberRequest gives a user a role.
+type AddOrganizationMemberRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// The user (a token's subject).
+	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// The role.
+	Role          OrganizationRole `protobuf:"varint,3,opt,name=role,proto3,enum=seatghor.catalog.v1.OrganizationRole" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddOrganizationMemberRequest) Reset() {
+	*x = AddOrganizationMemberRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddOrganizationMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddOrganizationMemberRequest) ProtoMessage() {}
+
+func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddOrganizationMemberRequest.ProtoReflect.Descriptor instead.
+func (*AddOrganizationMemberRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *AddOrganizationMemberRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *AddOrganizationMemberRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *AddOrganizationMemberRequest) GetRole() OrganizationRole {
+	if x != nil {
+		return x.Role
+	}
+	return OrganizationRole_ORGANIZATION_ROLE_UNSPECIFIED
+}
+
+// AddOrganizationMemberResponse carries the membership.
+type AddOrganizationMemberResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The membership as stored.
+	Member        *OrganizationMember `protobuf:"bytes,1,opt,name=member,proto3" json:"member,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AddOrganizationMemberResponse) Reset() {
+	*x = AddOrganizationMemberResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AddOrganizationMemberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AddOrganizationMemberResponse) ProtoMessage() {}
+
+func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AddOrganizationMemberResponse.ProtoReflect.Descriptor instead.
+func (*AddOrganizationMemberResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AddOrganizationMemberResponse) GetMember() *OrganizationMember {
+	if x != nil {
+		return x.Member
+	}
+	return nil
+}
+
+// RemoveOrganizationMemberRequest names the member to remove.
+type RemoveOrganizationMemberRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// The user.
+	UserId        string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveOrganizationMemberRequest) Reset() {
+	*x = RemoveOrganizationMemberRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveOrganizationMemberRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveOrganizationMemberRequest) ProtoMessage() {}
+
+func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveOrganizationMemberRequest.ProtoReflect.Descriptor instead.
+func (*RemoveOrganizationMemberRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RemoveOrganizationMemberRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *RemoveOrganizationMemberRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+// RemoveOrganizationMemberResponse is empty: the user is no longer a member.
+type RemoveOrganizationMemberResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoveOrganizationMemberResponse) Reset() {
+	*x = RemoveOrganizationMemberResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoveOrganizationMemberResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoveOrganizationMemberResponse) ProtoMessage() {}
+
+func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoveOrganizationMemberResponse.ProtoReflect.Descriptor instead.
+func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+}
+
 var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
@@ -1077,7 +1598,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xc1\a\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xea\a\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -1104,7 +1625,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"created_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12%\n" +
 	"\x0ecommission_bps\x18\x14 \x01(\x05R\rcommissionBps\x120\n" +
 	"\x14cancellation_fee_bps\x18\x15 \x01(\x05R\x12cancellationFeeBps\x12C\n" +
-	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\"\xd4\x04\n" +
+	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12'\n" +
+	"\x0forganization_id\x18\x17 \x01(\tR\x0eorganizationId\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +
@@ -1113,7 +1635,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
 	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
 	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
-	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xe1\v\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xac\f\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -1141,7 +1663,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x01R\rcommissionBps\x88\x01\x01\x12A\n" +
 	"\x14cancellation_fee_bps\x18\x12 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x02R\x12cancellationFeeBps\x88\x01\x01\x12C\n" +
-	"\fwaiting_room\x18\x13 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
+	"\fwaiting_room\x18\x13 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12I\n" +
+	"\x0forganization_id\x18\x14 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1a-size(this.sections) + size(this.ga_areas) > 0\x1az\n" +
 	"\x0eshow.bus_route\x12'a bus trip needs origin and destination\x1a?this.kind != 1 || (this.origin != '' && this.destination != '')\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
@@ -1162,15 +1685,50 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x04kind\x18\x03 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04kind\"l\n" +
 	"\x11ListShowsResponse\x12/\n" +
 	"\x05shows\x18\x01 \x03(\v2\x19.seatghor.catalog.v1.ShowR\x05shows\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken*i\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x86\x01\n" +
+	"\fOrganization\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
+	"\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xc8\x01\n" +
+	"\x12OrganizationMember\x12'\n" +
+	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x129\n" +
+	"\x04role\x18\x03 \x01(\x0e2%.seatghor.catalog.v1.OrganizationRoleR\x04role\x125\n" +
+	"\badded_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aaddedAt\"\x84\x01\n" +
+	"\x19CreateOrganizationRequest\x12H\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB\x1f\xbaH\x1cr\x1a\x10\x01\x18@2\x14^[a-z0-9][a-z0-9-]*$R\x0eorganizationId\x12\x1d\n" +
+	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\"c\n" +
+	"\x1aCreateOrganizationResponse\x12E\n" +
+	"\forganization\x18\x01 \x01(\v2!.seatghor.catalog.v1.OrganizationR\forganization\"\xbe\x01\n" +
+	"\x1cAddOrganizationMemberRequest\x122\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0eorganizationId\x12#\n" +
+	"\auser_id\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x06userId\x12E\n" +
+	"\x04role\x18\x03 \x01(\x0e2%.seatghor.catalog.v1.OrganizationRoleB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04role\"`\n" +
+	"\x1dAddOrganizationMemberResponse\x12?\n" +
+	"\x06member\x18\x01 \x01(\v2'.seatghor.catalog.v1.OrganizationMemberR\x06member\"z\n" +
+	"\x1fRemoveOrganizationMemberRequest\x122\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0eorganizationId\x12#\n" +
+	"\auser_id\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x06userId\"\"\n" +
+	" RemoveOrganizationMemberResponse*i\n" +
 	"\bShowKind\x12\x19\n" +
 	"\x15SHOW_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SHOW_KIND_BUS_TRIP\x10\x01\x12\x15\n" +
 	"\x11SHOW_KIND_CONCERT\x10\x02\x12\x13\n" +
-	"\x0fSHOW_KIND_SPORT\x10\x032\xab\x02\n" +
+	"\x0fSHOW_KIND_SPORT\x10\x03*p\n" +
+	"\x10OrganizationRole\x12!\n" +
+	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
+	"\x16ORGANIZATION_ROLE_GATE\x10\x022\xac\x05\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
-	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12Y\n" +
+	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
+	"\x12CreateOrganization\x12..seatghor.catalog.v1.CreateOrganizationRequest\x1a/.seatghor.catalog.v1.CreateOrganizationResponse\x12~\n" +
+	"\x15AddOrganizationMember\x121.seatghor.catalog.v1.AddOrganizationMemberRequest\x1a2.seatghor.catalog.v1.AddOrganizationMemberResponse\x12\x87\x01\n" +
+	"\x18RemoveOrganizationMember\x124.seatghor.catalog.v1.RemoveOrganizationMemberRequest\x1a5.seatghor.catalog.v1.RemoveOrganizationMemberResponse\x12Y\n" +
 	"\aGetShow\x12#.seatghor.catalog.v1.GetShowRequest\x1a$.seatghor.catalog.v1.GetShowResponse\"\x03\x90\x02\x01\x12_\n" +
 	"\tListShows\x12%.seatghor.catalog.v1.ListShowsRequest\x1a&.seatghor.catalog.v1.ListShowsResponse\"\x03\x90\x02\x01B\xd5\x01\n" +
 	"\x17com.seatghor.catalog.v1B\fCatalogProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/catalog/v1;catalogv1\xa2\x02\x03SCX\xaa\x02\x13Seatghor.Catalog.V1\xca\x02\x13Seatghor\\Catalog\\V1\xe2\x02\x1fSeatghor\\Catalog\\V1\\GPBMetadata\xea\x02\x15Seatghor::Catalog::V1b\x06proto3"
@@ -1187,59 +1745,80 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 	return file_seatghor_catalog_v1_catalog_proto_rawDescData
 }
 
-var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
-	(ShowKind)(0),                 // 0: seatghor.catalog.v1.ShowKind
-	(*Section)(nil),               // 1: seatghor.catalog.v1.Section
-	(*GaArea)(nil),                // 2: seatghor.catalog.v1.GaArea
-	(*Show)(nil),                  // 3: seatghor.catalog.v1.Show
-	(*WaitingRoom)(nil),           // 4: seatghor.catalog.v1.WaitingRoom
-	(*CreateShowRequest)(nil),     // 5: seatghor.catalog.v1.CreateShowRequest
-	(*CreateShowResponse)(nil),    // 6: seatghor.catalog.v1.CreateShowResponse
-	(*GetShowRequest)(nil),        // 7: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),       // 8: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),      // 9: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),     // 10: seatghor.catalog.v1.ListShowsResponse
-	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),   // 12: google.protobuf.Duration
+	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
+	(OrganizationRole)(0),                    // 1: seatghor.catalog.v1.OrganizationRole
+	(*Section)(nil),                          // 2: seatghor.catalog.v1.Section
+	(*GaArea)(nil),                           // 3: seatghor.catalog.v1.GaArea
+	(*Show)(nil),                             // 4: seatghor.catalog.v1.Show
+	(*WaitingRoom)(nil),                      // 5: seatghor.catalog.v1.WaitingRoom
+	(*CreateShowRequest)(nil),                // 6: seatghor.catalog.v1.CreateShowRequest
+	(*CreateShowResponse)(nil),               // 7: seatghor.catalog.v1.CreateShowResponse
+	(*GetShowRequest)(nil),                   // 8: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),                  // 9: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),                 // 10: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),                // 11: seatghor.catalog.v1.ListShowsResponse
+	(*Organization)(nil),                     // 12: seatghor.catalog.v1.Organization
+	(*OrganizationMember)(nil),               // 13: seatghor.catalog.v1.OrganizationMember
+	(*CreateOrganizationRequest)(nil),        // 14: seatghor.catalog.v1.CreateOrganizationRequest
+	(*CreateOrganizationResponse)(nil),       // 15: seatghor.catalog.v1.CreateOrganizationResponse
+	(*AddOrganizationMemberRequest)(nil),     // 16: seatghor.catalog.v1.AddOrganizationMemberRequest
+	(*AddOrganizationMemberResponse)(nil),    // 17: seatghor.catalog.v1.AddOrganizationMemberResponse
+	(*RemoveOrganizationMemberRequest)(nil),  // 18: seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	(*RemoveOrganizationMemberResponse)(nil), // 19: seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	(*timestamppb.Timestamp)(nil),            // 20: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 21: google.protobuf.Duration
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	11, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	11, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
-	1,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
-	2,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	12, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	12, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	11, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
-	4,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	12, // 9: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	11, // 10: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	11, // 11: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	20, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	20, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	2,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
+	3,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	21, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	21, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	20, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	5,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	21, // 9: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	20, // 10: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	20, // 11: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
 	0,  // 12: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	11, // 13: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	11, // 14: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	1,  // 15: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	2,  // 16: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	12, // 17: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	12, // 18: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	4,  // 19: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	3,  // 20: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	3,  // 21: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	20, // 13: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	20, // 14: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	2,  // 15: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	3,  // 16: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	21, // 17: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	21, // 18: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	5,  // 19: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	4,  // 20: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	4,  // 21: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
 	0,  // 22: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	3,  // 23: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	5,  // 24: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	7,  // 25: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	9,  // 26: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	6,  // 27: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	8,  // 28: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	10, // 29: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	27, // [27:30] is the sub-list for method output_type
-	24, // [24:27] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	4,  // 23: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	20, // 24: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 25: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	20, // 26: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	12, // 27: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	1,  // 28: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	13, // 29: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	6,  // 30: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	14, // 31: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	16, // 32: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	18, // 33: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	8,  // 34: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	10, // 35: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	7,  // 36: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	15, // 37: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	17, // 38: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	19, // 39: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	9,  // 40: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	11, // 41: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	36, // [36:42] is the sub-list for method output_type
+	30, // [30:36] is the sub-list for method input_type
+	30, // [30:30] is the sub-list for extension type_name
+	30, // [30:30] is the sub-list for extension extendee
+	0,  // [0:30] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -1253,8 +1832,8 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   10,
+			NumEnums:      2,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -36,6 +36,15 @@ const (
 	// CatalogServiceCreateShowProcedure is the fully-qualified name of the CatalogService's CreateShow
 	// RPC.
 	CatalogServiceCreateShowProcedure = "/seatghor.catalog.v1.CatalogService/CreateShow"
+	// CatalogServiceCreateOrganizationProcedure is the fully-qualified name of the CatalogService's
+	// CreateOrganization RPC.
+	CatalogServiceCreateOrganizationProcedure = "/seatghor.catalog.v1.CatalogService/CreateOrganization"
+	// CatalogServiceAddOrganizationMemberProcedure is the fully-qualified name of the CatalogService's
+	// AddOrganizationMember RPC.
+	CatalogServiceAddOrganizationMemberProcedure = "/seatghor.catalog.v1.CatalogService/AddOrganizationMember"
+	// CatalogServiceRemoveOrganizationMemberProcedure is the fully-qualified name of the
+	// CatalogService's RemoveOrganizationMember RPC.
+	CatalogServiceRemoveOrganizationMemberProcedure = "/seatghor.catalog.v1.CatalogService/RemoveOrganizationMember"
 	// CatalogServiceGetShowProcedure is the fully-qualified name of the CatalogService's GetShow RPC.
 	CatalogServiceGetShowProcedure = "/seatghor.catalog.v1.CatalogService/GetShow"
 	// CatalogServiceListShowsProcedure is the fully-qualified name of the CatalogService's ListShows
@@ -46,8 +55,20 @@ const (
 // CatalogServiceClient is a client for the seatghor.catalog.v1.CatalogService service.
 type CatalogServiceClient interface {
 	// CreateShow creates a show, places it on a shard and writes its
-	// seats and general-admission buckets into that shard. Operators and admins.
+	// seats and general-admission buckets into that shard. Managers of the
+	// show's organisation (organization_id) and admins; commission_bps and
+	// shard are for admins only, and a manager's cancellation_fee_bps is
+	// bounded by the platform's policy.
 	CreateShow(context.Context, *connect.Request[v1.CreateShowRequest]) (*connect.Response[v1.CreateShowResponse], error)
+	// CreateOrganization creates an organisation: an operator (a bus company,
+	// a promoter) whose members act on its shows. Admins only.
+	CreateOrganization(context.Context, *connect.Request[v1.CreateOrganizationRequest]) (*connect.Response[v1.CreateOrganizationResponse], error)
+	// AddOrganizationMember gives a user a role in an organisation; a member
+	// gets the new role instead of the old one. Admins only.
+	AddOrganizationMember(context.Context, *connect.Request[v1.AddOrganizationMemberRequest]) (*connect.Response[v1.AddOrganizationMemberResponse], error)
+	// RemoveOrganizationMember takes a user out of an organisation. Admins
+	// only.
+	RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error)
 	// GetShow returns one show with its layout summary.
 	GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error)
 	// ListShows pages through the published shows, soonest first.
@@ -71,6 +92,24 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(catalogServiceMethods.ByName("CreateShow")),
 			connect.WithClientOptions(opts...),
 		),
+		createOrganization: connect.NewClient[v1.CreateOrganizationRequest, v1.CreateOrganizationResponse](
+			httpClient,
+			baseURL+CatalogServiceCreateOrganizationProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("CreateOrganization")),
+			connect.WithClientOptions(opts...),
+		),
+		addOrganizationMember: connect.NewClient[v1.AddOrganizationMemberRequest, v1.AddOrganizationMemberResponse](
+			httpClient,
+			baseURL+CatalogServiceAddOrganizationMemberProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("AddOrganizationMember")),
+			connect.WithClientOptions(opts...),
+		),
+		removeOrganizationMember: connect.NewClient[v1.RemoveOrganizationMemberRequest, v1.RemoveOrganizationMemberResponse](
+			httpClient,
+			baseURL+CatalogServiceRemoveOrganizationMemberProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("RemoveOrganizationMember")),
+			connect.WithClientOptions(opts...),
+		),
 		getShow: connect.NewClient[v1.GetShowRequest, v1.GetShowResponse](
 			httpClient,
 			baseURL+CatalogServiceGetShowProcedure,
@@ -90,14 +129,32 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 
 // catalogServiceClient implements CatalogServiceClient.
 type catalogServiceClient struct {
-	createShow *connect.Client[v1.CreateShowRequest, v1.CreateShowResponse]
-	getShow    *connect.Client[v1.GetShowRequest, v1.GetShowResponse]
-	listShows  *connect.Client[v1.ListShowsRequest, v1.ListShowsResponse]
+	createShow               *connect.Client[v1.CreateShowRequest, v1.CreateShowResponse]
+	createOrganization       *connect.Client[v1.CreateOrganizationRequest, v1.CreateOrganizationResponse]
+	addOrganizationMember    *connect.Client[v1.AddOrganizationMemberRequest, v1.AddOrganizationMemberResponse]
+	removeOrganizationMember *connect.Client[v1.RemoveOrganizationMemberRequest, v1.RemoveOrganizationMemberResponse]
+	getShow                  *connect.Client[v1.GetShowRequest, v1.GetShowResponse]
+	listShows                *connect.Client[v1.ListShowsRequest, v1.ListShowsResponse]
 }
 
 // CreateShow calls seatghor.catalog.v1.CatalogService.CreateShow.
 func (c *catalogServiceClient) CreateShow(ctx context.Context, req *connect.Request[v1.CreateShowRequest]) (*connect.Response[v1.CreateShowResponse], error) {
 	return c.createShow.CallUnary(ctx, req)
+}
+
+// CreateOrganization calls seatghor.catalog.v1.CatalogService.CreateOrganization.
+func (c *catalogServiceClient) CreateOrganization(ctx context.Context, req *connect.Request[v1.CreateOrganizationRequest]) (*connect.Response[v1.CreateOrganizationResponse], error) {
+	return c.createOrganization.CallUnary(ctx, req)
+}
+
+// AddOrganizationMember calls seatghor.catalog.v1.CatalogService.AddOrganizationMember.
+func (c *catalogServiceClient) AddOrganizationMember(ctx context.Context, req *connect.Request[v1.AddOrganizationMemberRequest]) (*connect.Response[v1.AddOrganizationMemberResponse], error) {
+	return c.addOrganizationMember.CallUnary(ctx, req)
+}
+
+// RemoveOrganizationMember calls seatghor.catalog.v1.CatalogService.RemoveOrganizationMember.
+func (c *catalogServiceClient) RemoveOrganizationMember(ctx context.Context, req *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error) {
+	return c.removeOrganizationMember.CallUnary(ctx, req)
 }
 
 // GetShow calls seatghor.catalog.v1.CatalogService.GetShow.
@@ -113,8 +170,20 @@ func (c *catalogServiceClient) ListShows(ctx context.Context, req *connect.Reque
 // CatalogServiceHandler is an implementation of the seatghor.catalog.v1.CatalogService service.
 type CatalogServiceHandler interface {
 	// CreateShow creates a show, places it on a shard and writes its
-	// seats and general-admission buckets into that shard. Operators and admins.
+	// seats and general-admission buckets into that shard. Managers of the
+	// show's organisation (organization_id) and admins; commission_bps and
+	// shard are for admins only, and a manager's cancellation_fee_bps is
+	// bounded by the platform's policy.
 	CreateShow(context.Context, *connect.Request[v1.CreateShowRequest]) (*connect.Response[v1.CreateShowResponse], error)
+	// CreateOrganization creates an organisation: an operator (a bus company,
+	// a promoter) whose members act on its shows. Admins only.
+	CreateOrganization(context.Context, *connect.Request[v1.CreateOrganizationRequest]) (*connect.Response[v1.CreateOrganizationResponse], error)
+	// AddOrganizationMember gives a user a role in an organisation; a member
+	// gets the new role instead of the old one. Admins only.
+	AddOrganizationMember(context.Context, *connect.Request[v1.AddOrganizationMemberRequest]) (*connect.Response[v1.AddOrganizationMemberResponse], error)
+	// RemoveOrganizationMember takes a user out of an organisation. Admins
+	// only.
+	RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error)
 	// GetShow returns one show with its layout summary.
 	GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error)
 	// ListShows pages through the published shows, soonest first.
@@ -132,6 +201,24 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		CatalogServiceCreateShowProcedure,
 		svc.CreateShow,
 		connect.WithSchema(catalogServiceMethods.ByName("CreateShow")),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceCreateOrganizationHandler := connect.NewUnaryHandler(
+		CatalogServiceCreateOrganizationProcedure,
+		svc.CreateOrganization,
+		connect.WithSchema(catalogServiceMethods.ByName("CreateOrganization")),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceAddOrganizationMemberHandler := connect.NewUnaryHandler(
+		CatalogServiceAddOrganizationMemberProcedure,
+		svc.AddOrganizationMember,
+		connect.WithSchema(catalogServiceMethods.ByName("AddOrganizationMember")),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceRemoveOrganizationMemberHandler := connect.NewUnaryHandler(
+		CatalogServiceRemoveOrganizationMemberProcedure,
+		svc.RemoveOrganizationMember,
+		connect.WithSchema(catalogServiceMethods.ByName("RemoveOrganizationMember")),
 		connect.WithHandlerOptions(opts...),
 	)
 	catalogServiceGetShowHandler := connect.NewUnaryHandler(
@@ -152,6 +239,12 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		switch r.URL.Path {
 		case CatalogServiceCreateShowProcedure:
 			catalogServiceCreateShowHandler.ServeHTTP(w, r)
+		case CatalogServiceCreateOrganizationProcedure:
+			catalogServiceCreateOrganizationHandler.ServeHTTP(w, r)
+		case CatalogServiceAddOrganizationMemberProcedure:
+			catalogServiceAddOrganizationMemberHandler.ServeHTTP(w, r)
+		case CatalogServiceRemoveOrganizationMemberProcedure:
+			catalogServiceRemoveOrganizationMemberHandler.ServeHTTP(w, r)
 		case CatalogServiceGetShowProcedure:
 			catalogServiceGetShowHandler.ServeHTTP(w, r)
 		case CatalogServiceListShowsProcedure:
@@ -167,6 +260,18 @@ type UnimplementedCatalogServiceHandler struct{}
 
 func (UnimplementedCatalogServiceHandler) CreateShow(context.Context, *connect.Request[v1.CreateShowRequest]) (*connect.Response[v1.CreateShowResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.CreateShow is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) CreateOrganization(context.Context, *connect.Request[v1.CreateOrganizationRequest]) (*connect.Response[v1.CreateOrganizationResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.CreateOrganization is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) AddOrganizationMember(context.Context, *connect.Request[v1.AddOrganizationMemberRequest]) (*connect.Response[v1.AddOrganizationMemberResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.AddOrganizationMember is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.RemoveOrganizationMember is not implemented"))
 }
 
 func (UnimplementedCatalogServiceHandler) GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error) {

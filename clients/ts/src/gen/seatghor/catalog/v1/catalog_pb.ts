@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/catalog/v1/catalog.proto.
  */
 export const file_seatghor_catalog_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEimAEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIiCgtwcmljZV9taW5vchgEIAEoA0INukgKIggYgJTr3AMoACKTAQoGR2FBcmVhEhcKBG5hbWUYASABKAlCCbpIBnIEEAEYQBIdCghjYXBhY2l0eRgCIAEoBUILukgIGgYYwIQ9KAESIgoLcHJpY2VfbWlub3IYAyABKANCDbpICiIIGICU69wDKAASEQoJcmVtYWluaW5nGAQgASgFEhoKB2J1Y2tldHMYBSABKAVCCbpIBhoEGEAoACLIBQoEU2hvdxIPCgdzaG93X2lkGAEgASgDEisKBGtpbmQYAiABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEg0KBXRpdGxlGAMgASgJEhAKCG9wZXJhdG9yGAQgASgJEg4KBm9yaWdpbhgFIAEoCRITCgtkZXN0aW5hdGlvbhgGIAEoCRINCgV2ZW51ZRgHIAEoCRItCglzdGFydHNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCm9uX3NhbGVfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAogASgJEi4KCHNlY3Rpb25zGAsgAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uEi0KCGdhX2FyZWFzGAwgAygLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5HYUFyZWESKwoIaG9sZF90dGwYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNAoRcGF5bWVudF9leHRlbnNpb24YDiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SHQoVbWF4X3NlYXRzX3Blcl9hY2NvdW50GA8gASgFEhoKEm1heF9zZWF0c19wZXJfaG9sZBgQIAEoBRINCgVzaGFyZBgRIAEoBRISCgpzZWF0X2NvdW50GBIgASgFEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNvbW1pc3Npb25fYnBzGBQgASgFEhwKFGNhbmNlbGxhdGlvbl9mZWVfYnBzGBUgASgFEjYKDHdhaXRpbmdfcm9vbRgWIAEoCzIgLnNlYXRnaG9yLmNhdGFsb2cudjEuV2FpdGluZ1Jvb20i/AMKC1dhaXRpbmdSb29tEg8KB2VuYWJsZWQYASABKAgSJwoSbWluX2FkbWlzc2lvbl9yYXRlGAIgASgFQgu6SAgaBhigjQYoABInChJtYXhfYWRtaXNzaW9uX3JhdGUYAyABKAVCC7pICBoGGKCNBigAEkYKEmFkbWl0dGVkX3Rva2VuX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgMIkBwyAgg8EisKB2VuZHNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCG9wZW5zX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgdzYWxlX2lkGAcgASgDQge6SAQiAigAOswBukjIARrFAQoYd2FpdGluZ19yb29tLnJhdGVfbGltaXRzEjVtaW5fYWRtaXNzaW9uX3JhdGUgbXVzdCBub3QgZXhjZWVkIG1heF9hZG1pc3Npb25fcmF0ZRpydGhpcy5taW5fYWRtaXNzaW9uX3JhdGUgPT0gMCB8fCB0aGlzLm1heF9hZG1pc3Npb25fcmF0ZSA9PSAwIHx8IHRoaXMubWluX2FkbWlzc2lvbl9yYXRlIDw9IHRoaXMubWF4X2FkbWlzc2lvbl9yYXRlIoYKChFDcmVhdGVTaG93UmVxdWVzdBI3CgRraW5kGAEgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZEIKukgHggEEEAEgABIZCgV0aXRsZRgCIAEoCUIKukgHcgUQARjIARIZCghvcGVyYXRvchgDIAEoCUIHukgEcgIYZBIXCgZvcmlnaW4YBCABKAlCB7pIBHICGGQSHAoLZGVzdGluYXRpb24YBSABKAlCB7pIBHICGGQSFwoFdmVudWUYBiABKAlCCLpIBXIDGMgBEjUKCXN0YXJ0c19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIuCgpvbl9zYWxlX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCghjdXJyZW5jeRgJIAEoCUIRukgOcgwyCl5bQS1aXXszfSQSOAoIc2VjdGlvbnMYCiADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb25CCLpIBZIBAhAyEjcKCGdhX2FyZWFzGAsgAygLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5HYUFyZWFCCLpIBZIBAhAUEjwKCGhvbGRfdHRsGAwgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg+6SAyqAQkiAwiQHDICCB4SQwoRcGF5bWVudF9leHRlbnNpb24YDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CDbpICqoBByIDCIgOMgASKAoVbWF4X3NlYXRzX3Blcl9hY2NvdW50GA4gASgFQgm6SAYaBBhkKAASJQoSbWF4X3NlYXRzX3Blcl9ob2xkGA8gASgFQgm6SAYaBBhkKAASGwoFc2hhcmQYECABKAVCB7pIBBoCKABIAIgBARInCg5jb21taXNzaW9uX2JwcxgRIAEoBUIKukgHGgUYkE4oAEgBiAEBEi0KFGNhbmNlbGxhdGlvbl9mZWVfYnBzGBIgASgFQgq6SAcaBRiQTigASAKIAQESNgoMd2FpdGluZ19yb29tGBMgASgLMiAuc2VhdGdob3IuY2F0YWxvZy52MS5XYWl0aW5nUm9vbTr7ArpI9wIafAoOc2hvdy5pbnZlbnRvcnkSO2Egc2hvdyBuZWVkcyBhdCBsZWFzdCBvbmUgc2VjdGlvbiBvciBnZW5lcmFsLWFkbWlzc2lvbiBhcmVhGi1zaXplKHRoaXMuc2VjdGlvbnMpICsgc2l6ZSh0aGlzLmdhX2FyZWFzKSA+IDAaegoOc2hvdy5idXNfcm91dGUSJ2EgYnVzIHRyaXAgbmVlZHMgb3JpZ2luIGFuZCBkZXN0aW5hdGlvbho/dGhpcy5raW5kICE9IDEgfHwgKHRoaXMub3JpZ2luICE9ICcnICYmIHRoaXMuZGVzdGluYXRpb24gIT0gJycpGnsKGXNob3cub25fc2FsZV9iZWZvcmVfc3RhcnQSI29uX3NhbGVfYXQgbXVzdCBiZSBiZWZvcmUgc3RhcnRzX2F0GjkhaGFzKHRoaXMub25fc2FsZV9hdCkgfHwgdGhpcy5vbl9zYWxlX2F0IDwgdGhpcy5zdGFydHNfYXRCCAoGX3NoYXJkQhEKD19jb21taXNzaW9uX2Jwc0IXChVfY2FuY2VsbGF0aW9uX2ZlZV9icHMiPQoSQ3JlYXRlU2hvd1Jlc3BvbnNlEicKBHNob3cYASABKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3ciKgoOR2V0U2hvd1JlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgACI6Cg9HZXRTaG93UmVzcG9uc2USJwoEc2hvdxgBIAEoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdyKGAQoQTGlzdFNob3dzUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESNQoEa2luZBgDIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmRCCLpIBYIBAhABIlYKEUxpc3RTaG93c1Jlc3BvbnNlEigKBXNob3dzGAEgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSppCghTaG93S2luZBIZChVTSE9XX0tJTkRfVU5TUEVDSUZJRUQQABIWChJTSE9XX0tJTkRfQlVTX1RSSVAQARIVChFTSE9XX0tJTkRfQ09OQ0VSVBACEhMKD1NIT1dfS0lORF9TUE9SVBADMqsCCg5DYXRhbG9nU2VydmljZRJdCgpDcmVhdGVTaG93EiYuc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVTaG93UmVxdWVzdBonLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlU2hvd1Jlc3BvbnNlElkKB0dldFNob3cSIy5zZWF0Z2hvci5jYXRhbG9nLnYxLkdldFNob3dSZXF1ZXN0GiQuc2VhdGdob3IuY2F0YWxvZy52MS5HZXRTaG93UmVzcG9uc2UiA5ACARJfCglMaXN0U2hvd3MSJS5zZWF0Z2hvci5jYXRhbG9nLnYxLkxpc3RTaG93c1JlcXVlc3QaJi5zZWF0Z2hvci5jYXRhbG9nLnYxLkxpc3RTaG93c1Jlc3BvbnNlIgOQAgFC1QEKF2NvbS5zZWF0Z2hvci5jYXRhbG9nLnYxQgxDYXRhbG9nUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvY2F0YWxvZy92MTtjYXRhbG9ndjGiAgNTQ1iqAhNTZWF0Z2hvci5DYXRhbG9nLlYxygITU2VhdGdob3JcQ2F0YWxvZ1xWMeICH1NlYXRnaG9yXENhdGFsb2dcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6Q2F0YWxvZzo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEimAEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIiCgtwcmljZV9taW5vchgEIAEoA0INukgKIggYgJTr3AMoACKTAQoGR2FBcmVhEhcKBG5hbWUYASABKAlCCbpIBnIEEAEYQBIdCghjYXBhY2l0eRgCIAEoBUILukgIGgYYwIQ9KAESIgoLcHJpY2VfbWlub3IYAyABKANCDbpICiIIGICU69wDKAASEQoJcmVtYWluaW5nGAQgASgFEhoKB2J1Y2tldHMYBSABKAVCCbpIBhoEGEAoACLhBQoEU2hvdxIPCgdzaG93X2lkGAEgASgDEisKBGtpbmQYAiABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEg0KBXRpdGxlGAMgASgJEhAKCG9wZXJhdG9yGAQgASgJEg4KBm9yaWdpbhgFIAEoCRITCgtkZXN0aW5hdGlvbhgGIAEoCRINCgV2ZW51ZRgHIAEoCRItCglzdGFydHNfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCm9uX3NhbGVfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAogASgJEi4KCHNlY3Rpb25zGAsgAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uEi0KCGdhX2FyZWFzGAwgAygLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5HYUFyZWESKwoIaG9sZF90dGwYDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SNAoRcGF5bWVudF9leHRlbnNpb24YDiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SHQoVbWF4X3NlYXRzX3Blcl9hY2NvdW50GA8gASgFEhoKEm1heF9zZWF0c19wZXJfaG9sZBgQIAEoBRINCgVzaGFyZBgRIAEoBRISCgpzZWF0X2NvdW50GBIgASgFEi4KCmNyZWF0ZWRfYXQYEyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNvbW1pc3Npb25fYnBzGBQgASgFEhwKFGNhbmNlbGxhdGlvbl9mZWVfYnBzGBUgASgFEjYKDHdhaXRpbmdfcm9vbRgWIAEoCzIgLnNlYXRnaG9yLmNhdGFsb2cudjEuV2FpdGluZ1Jvb20SFwoPb3JnYW5pemF0aW9uX2lkGBcgASgJIvwDCgtXYWl0aW5nUm9vbRIPCgdlbmFibGVkGAEgASgIEicKEm1pbl9hZG1pc3Npb25fcmF0ZRgCIAEoBUILukgIGgYYoI0GKAASJwoSbWF4X2FkbWlzc2lvbl9yYXRlGAMgASgFQgu6SAgaBhigjQYoABJGChJhZG1pdHRlZF90b2tlbl90dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CD7pIDKoBCSIDCJAcMgIIPBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghvcGVuc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoHc2FsZV9pZBgHIAEoA0IHukgEIgIoADrMAbpIyAEaxQEKGHdhaXRpbmdfcm9vbS5yYXRlX2xpbWl0cxI1bWluX2FkbWlzc2lvbl9yYXRlIG11c3Qgbm90IGV4Y2VlZCBtYXhfYWRtaXNzaW9uX3JhdGUacnRoaXMubWluX2FkbWlzc2lvbl9yYXRlID09IDAgfHwgdGhpcy5tYXhfYWRtaXNzaW9uX3JhdGUgPT0gMCB8fCB0aGlzLm1pbl9hZG1pc3Npb25fcmF0ZSA8PSB0aGlzLm1heF9hZG1pc3Npb25fcmF0ZSLBCgoRQ3JlYXRlU2hvd1JlcXVlc3QSNwoEa2luZBgBIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmRCCrpIB4IBBBABIAASGQoFdGl0bGUYAiABKAlCCrpIB3IFEAEYyAESGQoIb3BlcmF0b3IYAyABKAlCB7pIBHICGGQSFwoGb3JpZ2luGAQgASgJQge6SARyAhhkEhwKC2Rlc3RpbmF0aW9uGAUgASgJQge6SARyAhhkEhcKBXZlbnVlGAYgASgJQgi6SAVyAxjIARI1CglzdGFydHNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLgoKb25fc2FsZV9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoIY3VycmVuY3kYCSABKAlCEbpIDnIMMgpeW0EtWl17M30kEjgKCHNlY3Rpb25zGAogAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uQgi6SAWSAQIQMhI3CghnYV9hcmVhcxgLIAMoCzIbLnNlYXRnaG9yLmNhdGFsb2cudjEuR2FBcmVhQgi6SAWSAQIQFBI8Cghob2xkX3R0bBgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgMIkBwyAggeEkMKEXBheW1lbnRfZXh0ZW5zaW9uGA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg26SAqqAQciAwiIDjIAEigKFW1heF9zZWF0c19wZXJfYWNjb3VudBgOIAEoBUIJukgGGgQYZCgAEiUKEm1heF9zZWF0c19wZXJfaG9sZBgPIAEoBUIJukgGGgQYZCgAEhsKBXNoYXJkGBAgASgFQge6SAQaAigASACIAQESJwoOY29tbWlzc2lvbl9icHMYESABKAVCCrpIBxoFGJBOKABIAYgBARItChRjYW5jZWxsYXRpb25fZmVlX2JwcxgSIAEoBUIKukgHGgUYkE4oAEgCiAEBEjYKDHdhaXRpbmdfcm9vbRgTIAEoCzIgLnNlYXRnaG9yLmNhdGFsb2cudjEuV2FpdGluZ1Jvb20SOQoPb3JnYW5pemF0aW9uX2lkGBQgASgJQiC6SB1yGxhAMhdeKFthLXowLTldW2EtejAtOS1dKik/JDr7ArpI9wIafAoOc2hvdy5pbnZlbnRvcnkSO2Egc2hvdyBuZWVkcyBhdCBsZWFzdCBvbmUgc2VjdGlvbiBvciBnZW5lcmFsLWFkbWlzc2lvbiBhcmVhGi1zaXplKHRoaXMuc2VjdGlvbnMpICsgc2l6ZSh0aGlzLmdhX2FyZWFzKSA+IDAaegoOc2hvdy5idXNfcm91dGUSJ2EgYnVzIHRyaXAgbmVlZHMgb3JpZ2luIGFuZCBkZXN0aW5hdGlvbho/dGhpcy5raW5kICE9IDEgfHwgKHRoaXMub3JpZ2luICE9ICcnICYmIHRoaXMuZGVzdGluYXRpb24gIT0gJycpGnsKGXNob3cub25fc2FsZV9iZWZvcmVfc3RhcnQSI29uX3NhbGVfYXQgbXVzdCBiZSBiZWZvcmUgc3RhcnRzX2F0GjkhaGFzKHRoaXMub25fc2FsZV9hdCkgfHwgdGhpcy5vbl9zYWxlX2F0IDwgdGhpcy5zdGFydHNfYXRCCAoGX3NoYXJkQhEKD19jb21taXNzaW9uX2Jwc0IXChVfY2FuY2VsbGF0aW9uX2ZlZV9icHMiPQoSQ3JlYXRlU2hvd1Jlc3BvbnNlEicKBHNob3cYASABKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3ciKgoOR2V0U2hvd1JlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgACI6Cg9HZXRTaG93UmVzcG9uc2USJwoEc2hvdxgBIAEoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdyKGAQoQTGlzdFNob3dzUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESNQoEa2luZBgDIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmRCCLpIBYIBAhABIlYKEUxpc3RTaG93c1Jlc3BvbnNlEigKBXNob3dzGAEgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJlCgxPcmdhbml6YXRpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAioQEKEk9yZ2FuaXphdGlvbk1lbWJlchIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIzCgRyb2xlGAMgASgOMiUuc2VhdGdob3IuY2F0YWxvZy52MS5Pcmdhbml6YXRpb25Sb2xlEiwKCGFkZGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuChlDcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0EjgKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIfukgcchoQARhAMhReW2EtejAtOV1bYS16MC05LV0qJBIXCgRuYW1lGAIgASgJQgm6SAZyBBABGGQiVQoaQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USNwoMb3JnYW5pemF0aW9uGAEgASgLMiEuc2VhdGdob3IuY2F0YWxvZy52MS5Pcmdhbml6YXRpb24ioAEKHEFkZE9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QSIgoPb3JnYW5pemF0aW9uX2lkGAEgASgJQgm6SAZyBBABGEASGwoHdXNlcl9pZBgCIAEoCUIKukgHcgUQARjIARI/CgRyb2xlGAMgASgOMiUuc2VhdGdob3IuY2F0YWxvZy52MS5Pcmdhbml6YXRpb25Sb2xlQgq6SAeCAQQQASAAIlgKHUFkZE9yZ2FuaXphdGlvbk1lbWJlclJlc3BvbnNlEjcKBm1lbWJlchgBIAEoCzInLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uTWVtYmVyImIKH1JlbW92ZU9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QSIgoPb3JnYW5pemF0aW9uX2lkGAEgASgJQgm6SAZyBBABGEASGwoHdXNlcl9pZBgCIAEoCUIKukgHcgUQARjIASIiCiBSZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZSppCghTaG93S2luZBIZChVTSE9XX0tJTkRfVU5TUEVDSUZJRUQQABIWChJTSE9XX0tJTkRfQlVTX1RSSVAQARIVChFTSE9XX0tJTkRfQ09OQ0VSVBACEhMKD1NIT1dfS0lORF9TUE9SVBADKnAKEE9yZ2FuaXphdGlvblJvbGUSIQodT1JHQU5JWkFUSU9OX1JPTEVfVU5TUEVDSUZJRUQQABIdChlPUkdBTklaQVRJT05fUk9MRV9NQU5BR0VSEAESGgoWT1JHQU5JWkFUSU9OX1JPTEVfR0FURRACMqwFCg5DYXRhbG9nU2VydmljZRJdCgpDcmVhdGVTaG93EiYuc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVTaG93UmVxdWVzdBonLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlU2hvd1Jlc3BvbnNlEnUKEkNyZWF0ZU9yZ2FuaXphdGlvbhIuLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBovLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USfgoVQWRkT3JnYW5pemF0aW9uTWVtYmVyEjEuc2VhdGdob3IuY2F0YWxvZy52MS5BZGRPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0GjIuc2VhdGdob3IuY2F0YWxvZy52MS5BZGRPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRKHAQoYUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyEjQuc2VhdGdob3IuY2F0YWxvZy52MS5SZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0GjUuc2VhdGdob3IuY2F0YWxvZy52MS5SZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRJZCgdHZXRTaG93EiMuc2VhdGdob3IuY2F0YWxvZy52MS5HZXRTaG93UmVxdWVzdBokLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0U2hvd1Jlc3BvbnNlIgOQAgESXwoJTGlzdFNob3dzEiUuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXF1ZXN0GiYuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXNwb25zZSIDkAIBQtUBChdjb20uc2VhdGdob3IuY2F0YWxvZy52MUIMQ2F0YWxvZ1Byb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2NhdGFsb2cvdjE7Y2F0YWxvZ3YxogIDU0NYqgITU2VhdGdob3IuQ2F0YWxvZy5WMcoCE1NlYXRnaG9yXENhdGFsb2dcVjHiAh9TZWF0Z2hvclxDYXRhbG9nXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OkNhdGFsb2c6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * Section is a block of numbered seats: every row label gets seats_per_row
@@ -271,6 +271,15 @@ export type Show = Message<"seatghor.catalog.v1.Show"> & {
    * @generated from field: seatghor.catalog.v1.WaitingRoom waiting_room = 22;
    */
   waitingRoom?: WaitingRoom | undefined;
+
+  /**
+   * The organisation whose members act on the show (its managers run it,
+   * its gate staff check tickets in); empty for a show only admins manage.
+   * operator is its display name.
+   *
+   * @generated from field: string organization_id = 23;
+   */
+  organizationId: string;
 };
 
 /**
@@ -376,7 +385,9 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
   title: string;
 
   /**
-   * The operator that sells the show; defaults to the caller.
+   * The display name of the operator that sells the show; defaults to the
+   * organisation's name (or the caller's id when there is none). A name
+   * only: who may act on the show is organization_id's members.
    *
    * @generated from field: string operator = 3;
    */
@@ -468,7 +479,7 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
 
   /**
    * Place the show on this shard (R-4.2: a big show gets a shard of its own).
-   * Unset lets the server choose.
+   * Unset lets the server choose. Admins only.
    *
    * @generated from field: optional int32 shard = 16;
    */
@@ -476,6 +487,7 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
 
   /**
    * The platform's commission in basis points; unset means 1000 (10 %).
+   * Admins only.
    *
    * @generated from field: optional int32 commission_bps = 17;
    */
@@ -483,7 +495,8 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
 
   /**
    * The cancellation fee in basis points of the order total (R-6.9); unset
-   * means 1000 (10 %).
+   * means 1000 (10 %). A manager may set at most the platform's maximum
+   * (by default 1000); admins anything.
    *
    * @generated from field: optional int32 cancellation_fee_bps = 18;
    */
@@ -496,6 +509,15 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
    * @generated from field: seatghor.catalog.v1.WaitingRoom waiting_room = 19;
    */
   waitingRoom?: WaitingRoom | undefined;
+
+  /**
+   * The organisation the show belongs to; the caller must manage it.
+   * Required unless the caller is an admin (an admin's show without one is
+   * managed by admins only).
+   *
+   * @generated from field: string organization_id = 20;
+   */
+  organizationId: string;
 };
 
 /**
@@ -632,6 +654,232 @@ export const ListShowsResponseSchema: GenMessage<ListShowsResponse> = /*@__PURE_
   messageDesc(file_seatghor_catalog_v1_catalog, 9);
 
 /**
+ * Organization is an operator: a bus company, a promoter, a venue.
+ *
+ * @generated from message seatghor.catalog.v1.Organization
+ */
+export type Organization = Message<"seatghor.catalog.v1.Organization"> & {
+  /**
+   * The id the admin chose, e.g. "hanif".
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Display name, e.g. "Hanif Enterprise".
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * When it was created.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 3;
+   */
+  createdAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.Organization.
+ * Use `create(OrganizationSchema)` to create a new message.
+ */
+export const OrganizationSchema: GenMessage<Organization> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 10);
+
+/**
+ * OrganizationMember is a user's role in an organisation.
+ *
+ * @generated from message seatghor.catalog.v1.OrganizationMember
+ */
+export type OrganizationMember = Message<"seatghor.catalog.v1.OrganizationMember"> & {
+  /**
+   * The organisation.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * The user (a token's subject).
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * What they may do.
+   *
+   * @generated from field: seatghor.catalog.v1.OrganizationRole role = 3;
+   */
+  role: OrganizationRole;
+
+  /**
+   * When they were given this role.
+   *
+   * @generated from field: google.protobuf.Timestamp added_at = 4;
+   */
+  addedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.OrganizationMember.
+ * Use `create(OrganizationMemberSchema)` to create a new message.
+ */
+export const OrganizationMemberSchema: GenMessage<OrganizationMember> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 11);
+
+/**
+ * CreateOrganizationRequest names the organisation to create.
+ *
+ * @generated from message seatghor.catalog.v1.CreateOrganizationRequest
+ */
+export type CreateOrganizationRequest = Message<"seatghor.catalog.v1.CreateOrganizationRequest"> & {
+  /**
+   * Lower-case letters, digits and dashes. Creating it again with the same
+   * name answers the organisation; with another name, already_exists.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * Display name.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.CreateOrganizationRequest.
+ * Use `create(CreateOrganizationRequestSchema)` to create a new message.
+ */
+export const CreateOrganizationRequestSchema: GenMessage<CreateOrganizationRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 12);
+
+/**
+ * CreateOrganizationResponse carries the organisation.
+ *
+ * @generated from message seatghor.catalog.v1.CreateOrganizationResponse
+ */
+export type CreateOrganizationResponse = Message<"seatghor.catalog.v1.CreateOrganizationResponse"> & {
+  /**
+   * The organisation as stored.
+   *
+   * @generated from field: seatghor.catalog.v1.Organization organization = 1;
+   */
+  organization?: Organization | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.CreateOrganizationResponse.
+ * Use `create(CreateOrganizationResponseSchema)` to create a new message.
+ */
+export const CreateOrganizationResponseSchema: GenMessage<CreateOrganizationResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 13);
+
+/**
+ * AddOrganizationMemberRequest gives a user a role.
+ *
+ * @generated from message seatghor.catalog.v1.AddOrganizationMemberRequest
+ */
+export type AddOrganizationMemberRequest = Message<"seatghor.catalog.v1.AddOrganizationMemberRequest"> & {
+  /**
+   * The organisation.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * The user (a token's subject).
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+
+  /**
+   * The role.
+   *
+   * @generated from field: seatghor.catalog.v1.OrganizationRole role = 3;
+   */
+  role: OrganizationRole;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.AddOrganizationMemberRequest.
+ * Use `create(AddOrganizationMemberRequestSchema)` to create a new message.
+ */
+export const AddOrganizationMemberRequestSchema: GenMessage<AddOrganizationMemberRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 14);
+
+/**
+ * AddOrganizationMemberResponse carries the membership.
+ *
+ * @generated from message seatghor.catalog.v1.AddOrganizationMemberResponse
+ */
+export type AddOrganizationMemberResponse = Message<"seatghor.catalog.v1.AddOrganizationMemberResponse"> & {
+  /**
+   * The membership as stored.
+   *
+   * @generated from field: seatghor.catalog.v1.OrganizationMember member = 1;
+   */
+  member?: OrganizationMember | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.AddOrganizationMemberResponse.
+ * Use `create(AddOrganizationMemberResponseSchema)` to create a new message.
+ */
+export const AddOrganizationMemberResponseSchema: GenMessage<AddOrganizationMemberResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 15);
+
+/**
+ * RemoveOrganizationMemberRequest names the member to remove.
+ *
+ * @generated from message seatghor.catalog.v1.RemoveOrganizationMemberRequest
+ */
+export type RemoveOrganizationMemberRequest = Message<"seatghor.catalog.v1.RemoveOrganizationMemberRequest"> & {
+  /**
+   * The organisation.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * The user.
+   *
+   * @generated from field: string user_id = 2;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.RemoveOrganizationMemberRequest.
+ * Use `create(RemoveOrganizationMemberRequestSchema)` to create a new message.
+ */
+export const RemoveOrganizationMemberRequestSchema: GenMessage<RemoveOrganizationMemberRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 16);
+
+/**
+ * RemoveOrganizationMemberResponse is empty: the user is no longer a member.
+ *
+ * @generated from message seatghor.catalog.v1.RemoveOrganizationMemberResponse
+ */
+export type RemoveOrganizationMemberResponse = Message<"seatghor.catalog.v1.RemoveOrganizationMemberResponse"> & {
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.RemoveOrganizationMemberResponse.
+ * Use `create(RemoveOrganizationMemberResponseSchema)` to create a new message.
+ */
+export const RemoveOrganizationMemberResponseSchema: GenMessage<RemoveOrganizationMemberResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 17);
+
+/**
  * ShowKind says what is being sold.
  *
  * @generated from enum seatghor.catalog.v1.ShowKind
@@ -673,15 +921,55 @@ export const ShowKindSchema: GenEnum<ShowKind> = /*@__PURE__*/
   enumDesc(file_seatghor_catalog_v1_catalog, 0);
 
 /**
+ * OrganizationRole is what a member may do for the organisation's shows.
+ *
+ * @generated from enum seatghor.catalog.v1.OrganizationRole
+ */
+export enum OrganizationRole {
+  /**
+   * Not set; rejected on input.
+   *
+   * @generated from enum value: ORGANIZATION_ROLE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Creates the organisation's shows, runs their sales, reads their holds
+   * and orders, and checks their tickets in.
+   *
+   * @generated from enum value: ORGANIZATION_ROLE_MANAGER = 1;
+   */
+  MANAGER = 1,
+
+  /**
+   * Gate staff: only checks the organisation's tickets in.
+   *
+   * @generated from enum value: ORGANIZATION_ROLE_GATE = 2;
+   */
+  GATE = 2,
+}
+
+/**
+ * Describes the enum seatghor.catalog.v1.OrganizationRole.
+ */
+export const OrganizationRoleSchema: GenEnum<OrganizationRole> = /*@__PURE__*/
+  enumDesc(file_seatghor_catalog_v1_catalog, 1);
+
+/**
  * CatalogService manages the shows that are on sale: bus trips, concerts and
- * sports events. Operators and admins create shows; anyone signed in reads them.
+ * sports events, and the organisations (operators) that sell them. Managers
+ * of an organisation and admins create its shows; anyone signed in reads
+ * them.
  *
  * @generated from service seatghor.catalog.v1.CatalogService
  */
 export const CatalogService: GenService<{
   /**
    * CreateShow creates a show, places it on a shard (R-4.2) and writes its
-   * seats and general-admission buckets into that shard. Operators and admins.
+   * seats and general-admission buckets into that shard. Managers of the
+   * show's organisation (organization_id) and admins; commission_bps and
+   * shard are for admins only, and a manager's cancellation_fee_bps is
+   * bounded by the platform's policy.
    *
    * @generated from rpc seatghor.catalog.v1.CatalogService.CreateShow
    */
@@ -689,6 +977,39 @@ export const CatalogService: GenService<{
     methodKind: "unary";
     input: typeof CreateShowRequestSchema;
     output: typeof CreateShowResponseSchema;
+  },
+  /**
+   * CreateOrganization creates an organisation: an operator (a bus company,
+   * a promoter) whose members act on its shows. Admins only.
+   *
+   * @generated from rpc seatghor.catalog.v1.CatalogService.CreateOrganization
+   */
+  createOrganization: {
+    methodKind: "unary";
+    input: typeof CreateOrganizationRequestSchema;
+    output: typeof CreateOrganizationResponseSchema;
+  },
+  /**
+   * AddOrganizationMember gives a user a role in an organisation; a member
+   * gets the new role instead of the old one. Admins only.
+   *
+   * @generated from rpc seatghor.catalog.v1.CatalogService.AddOrganizationMember
+   */
+  addOrganizationMember: {
+    methodKind: "unary";
+    input: typeof AddOrganizationMemberRequestSchema;
+    output: typeof AddOrganizationMemberResponseSchema;
+  },
+  /**
+   * RemoveOrganizationMember takes a user out of an organisation. Admins
+   * only.
+   *
+   * @generated from rpc seatghor.catalog.v1.CatalogService.RemoveOrganizationMember
+   */
+  removeOrganizationMember: {
+    methodKind: "unary";
+    input: typeof RemoveOrganizationMemberRequestSchema;
+    output: typeof RemoveOrganizationMemberResponseSchema;
   },
   /**
    * GetShow returns one show with its layout summary.
