@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -23,7 +22,7 @@ type catalogHandler struct {
 func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[catalogv1.CreateShowRequest]) (*connect.Response[catalogv1.CreateShowResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
-		return nil, connect.NewError(connect.CodePermissionDenied, errors.New("only operators and admins create shows"))
+		return nil, refuse(reasonRole, "only operators and admins create shows")
 	}
 	m := req.Msg
 	in := catalog.NewShow{Show: catalog.Show{
@@ -48,8 +47,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	}
 	if w := m.GetWaitingRoom(); w.GetEnabled() {
 		if !h.waitingRooms {
-			return nil, connect.NewError(connect.CodeFailedPrecondition,
-				errors.New("waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not"))
+			return nil, refuse(reasonNoWaitingRooms, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
 		}
 		in.WaitingRoom = &catalog.WaitingRoom{MinRate: int(w.GetMinAdmissionRate()), MaxRate: int(w.GetMaxAdmissionRate()),
 			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration(), SaleID: w.GetSaleId()}

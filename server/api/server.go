@@ -100,7 +100,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// requests are never recorded and a refused bot costs one Redis call.
 	// search answers and static seat layouts are the same for every
 	// caller, so anyone may ask and the edge may cache them.
-	chain := []connect.Interceptor{metrics, auth.NewInterceptor(cfg.Tokens,
+	// The edge interceptor, right inside metrics, answers every error below
+	// it by the one error table (errors.go): the interceptors return their
+	// packages' errors, never Connect's.
+	chain := []connect.Interceptor{metrics, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Tokens,
 		searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure)}
 	if rl := cfg.RateLimits; rl != nil {
 		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface
@@ -140,7 +143,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("REST transcoder: %w", err)
 	}
-	mux.Handle("/v1/", jsonByDefault(transcoder))
+	// Text that is not UTF-8 in a REST path or query is the caller's
+	// mistake, answered before the transcoder calls it internal.
+	mux.Handle("/v1/", restInput(restTemplates(names), jsonByDefault(transcoder)))
 	mux.Handle(grpchealth.NewHandler(grpchealth.NewStaticChecker(names...)))
 	reflector := grpcreflect.NewStaticReflector(names...)
 	mux.Handle(grpcreflect.NewHandlerV1(reflector))

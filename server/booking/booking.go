@@ -36,6 +36,10 @@ const (
 	KindPrecondition Kind = "precondition"
 )
 
+// Kinds lists every Kind: the API's error table has a row for each
+// (docs/errors.md).
+var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition}
+
 // Error is a business answer of booking. It is recorded with the
 // idempotency key and replayed as it was.
 type Error struct {

@@ -21,6 +21,19 @@ import (
 // Retention is how long a key is remembered (R-5.1 asks for at least 24 h).
 const Retention = 48 * time.Hour
 
+// Errors lists the errors of idempotency; the API's error table has a row
+// for each (docs/errors.md).
+var Errors = []error{ErrKeyMissing, ErrKeyTooLong, ErrNoCaller, ErrKeyReused, ErrInProgress}
+
+// ErrKeyMissing refuses a write without an Idempotency-Key.
+var ErrKeyMissing = fmt.Errorf("the %s header is required on every write (R-5.1)", Header)
+
+// ErrKeyTooLong refuses a key longer than MaxKeyLen.
+var ErrKeyTooLong = fmt.Errorf("the %s header is longer than %d bytes", Header, MaxKeyLen)
+
+// ErrNoCaller means a write reached the key's scope without a caller.
+var ErrNoCaller = errors.New("no caller for the idempotency key")
+
 // ErrKeyReused means the key was first used with a different request.
 var ErrKeyReused = errors.New("idempotency key was already used with a different request")
 

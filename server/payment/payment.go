@@ -91,6 +91,10 @@ const (
 	KindForbidden    Kind = "forbidden"
 )
 
+// Kinds lists every Kind: the API's error table has a row for each
+// (docs/errors.md).
+var Kinds = []Kind{KindNotFound, KindPrecondition, KindInvalid, KindExhausted, KindForbidden}
+
 // Error is a business answer of payment, recorded with idempotency keys.
 type Error struct {
 	Kind    Kind   `json:"kind"`
