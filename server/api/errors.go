@@ -57,11 +57,14 @@ var errorTable = []row{
 	{booking.KindInvalid, connect.CodeInvalidArgument, "BOOKING_INVALID"},
 	{booking.KindPrecondition, connect.CodeFailedPrecondition, "BOOKING_NOT_ALLOWED"},
 
+	{booking.ErrNotConfirmable, connect.CodeFailedPrecondition, "ORDER_NOT_CONFIRMABLE"},
+
 	{payment.KindNotFound, connect.CodeNotFound, "PAYMENT_NOT_FOUND"},
 	{payment.KindPrecondition, connect.CodeFailedPrecondition, "PAYMENT_NOT_ALLOWED"},
 	{payment.KindInvalid, connect.CodeInvalidArgument, "PAYMENT_INVALID"},
 	{payment.KindExhausted, connect.CodeResourceExhausted, "PAYMENT_ATTEMPTS_EXHAUSTED"},
 	{payment.KindForbidden, connect.CodePermissionDenied, "PAYMENT_FORBIDDEN"},
+	{payment.ErrUnroutable, connect.CodeInvalidArgument, "WEBHOOK_UNROUTABLE"},
 
 	{ticket.KindNotFound, connect.CodeNotFound, "TICKET_NOT_FOUND"},
 	{ticket.KindPrecondition, connect.CodeFailedPrecondition, "TICKET_NOT_ADMISSIBLE"},
