@@ -177,8 +177,8 @@ var rows = func() map[any]row {
 	m := make(map[any]row, len(errorTable))
 	for _, r := range errorTable {
 		k := r.key
-		if v := reflect.ValueOf(k); v.Kind() == reflect.Pointer && v.IsNil() {
-			k = v.Type()
+		if isNilPointer(k) {
+			k = reflect.TypeOf(k)
 		}
 		if _, dup := m[k]; dup {
 			panic(fmt.Sprintf("api: error table: %v has two rows", r.key))
@@ -187,6 +187,12 @@ var rows = func() map[any]row {
 	}
 	return m
 }()
+
+// isNilPointer tells a typed error's row key ((*T)(nil)) from a sentinel.
+func isNilPointer(k any) bool {
+	v := reflect.ValueOf(k)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
 
 // lookup finds err's row: the first error of its chain the table knows,
 // then the sentinels it matches with errors.Is. It returns the row and the
@@ -207,7 +213,7 @@ func lookup(err error) (row, error, bool) {
 		return found, by, true
 	}
 	for _, r := range errorTable {
-		if s, ok := r.key.(error); ok && !reflect.ValueOf(s).IsNil() && errors.Is(err, s) {
+		if s, ok := r.key.(error); ok && !isNilPointer(s) && errors.Is(err, s) {
 			return r, s, true
 		}
 	}
@@ -367,6 +373,9 @@ func details(by error) []proto.Message {
 			&errdetails.RetryInfo{RetryDelay: durationpb.New(e.Wait)},
 			&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{Subject: e.Limit, Description: e.Quota()}}},
 		}
+	}
+	if by == idempotency.ErrKeyMissing || by == idempotency.ErrKeyTooLong {
+		return badRequest(idempotency.Header, by.Error()) // a header, named as sent
 	}
 	if by == ticket.ErrBadPageToken || by == page.ErrBadToken {
 		return badRequest("page_token", "not a page token this server issued")

@@ -112,7 +112,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		}
 		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry))
 	}
-	chain = append(chain, validate.NewInterceptor(), idempotency.NewInterceptor())
+	chain = append(chain, validate.NewInterceptor(), textInterceptor{}, idempotency.NewInterceptor())
 	if cfg.WaitingRooms != nil {
 		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
 	}

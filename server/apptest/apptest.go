@@ -71,6 +71,10 @@ type Options struct {
 	GatewayTimeout time.Duration
 	// Payments tunes the payment service.
 	Payments payment.Config
+	// Log receives the platform's logs; default the test's log at WARN. A
+	// fuzz target passes its own (testing.F may not log inside its fuzz
+	// function).
+	Log *slog.Logger
 	// PaymentWorkers, when set, runs the payment jobs (webhook events,
 	// recovery, reconciliation) until the test ends.
 	PaymentWorkers *payment.WorkerConfig
@@ -105,6 +109,9 @@ func New(tb testing.TB, opts Options) *Env {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	admin := pgtest.Server(tb)
 	catalogTpl := template(tb, admin, migrations.Catalog)
 	shardTpl := template(tb, admin, migrations.Shard)
@@ -117,7 +124,7 @@ func New(tb testing.TB, opts Options) *Env {
 		WaitingRoom: opts.WaitingRoom,
 		RateLimits:  opts.RateLimits,
 		Clock:       opts.Clock,
-		Log:         slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Log:         opts.Log,
 	}
 	for range opts.Shards {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))
