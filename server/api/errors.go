@@ -288,7 +288,7 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 	}
 	if !ok || r.code == connect.CodeInternal {
 		log.ErrorContext(ctx, "request failed", "err", err)
-		return newError(connect.CodeInternal, reasonInternal, errors.New("internal error"))
+		return newError(connect.CodeInternal, reasonInternal, errors.New("internal error"), nil)
 	}
 	msg := by
 	switch by.(type) {
@@ -305,20 +305,21 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 	case connect.CodeUnavailable:
 		log.WarnContext(ctx, "dependency unavailable", "reason", r.reason, "err", err)
 	}
-	out := newError(r.code, r.reason, msg)
-	for _, d := range details(by) {
-		addDetail(out, d)
-	}
+	out := newError(r.code, r.reason, msg, details(by))
 	if e, ok := by.(*ratelimit.ExceededError); ok {
 		out.Meta().Set(ratelimit.RetryAfterHeader, e.RetryAfter())
 	}
 	return out
 }
 
-// newError is the one place a connect.Error is made: code, message and the
-// ErrorInfo with its reason.
-func newError(code connect.Code, reason string, msg error) *connect.Error {
+// newError is the one place a connect.Error is made: code, message, the
+// error's own details, then the ErrorInfo with its reason (last, so the
+// details clients read first keep their place).
+func newError(code connect.Code, reason string, msg error, details []proto.Message) *connect.Error {
 	ce := connect.NewError(code, msg)
+	for _, d := range details {
+		addDetail(ce, d)
+	}
 	addDetail(ce, &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain})
 	return ce
 }
