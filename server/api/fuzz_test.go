@@ -111,6 +111,11 @@ func (fe *fuzzEnv) do(t *testing.T, method, path, contentType string, body []byt
 	}
 }
 
+// To fuzz beyond the seeds (minimising an interesting input takes a minute
+// by default, which looks like a stall):
+//
+//	go test -run XXX -fuzz FuzzConnectRequests -fuzztime 5m -fuzzminimizetime 2s ./server/api/
+
 // FuzzConnectRequests sends arbitrary messages to every RPC over Connect,
 // in binary and JSON, as each role: no input is answered internal. The seeds
 // are, for every RPC, the empty message and messages whose every field
