@@ -375,7 +375,7 @@ func details(by error) []proto.Message {
 			&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{Subject: e.Limit, Description: e.Quota()}}},
 		}
 	}
-	if by == idempotency.ErrKeyMissing || by == idempotency.ErrKeyTooLong {
+	if by == idempotency.ErrKeyMissing || by == idempotency.ErrKeyTooLong || by == idempotency.ErrKeyReused {
 		return badRequest(idempotency.Header, by.Error()) // a header, named as sent
 	}
 	if by == ticket.ErrBadPageToken || by == page.ErrBadToken {

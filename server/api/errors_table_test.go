@@ -152,3 +152,28 @@ func declared(t *testing.T, dir string) (kinds, reasons, errs []string) {
 
 // sentinelName is how a sentinel error is named: ErrSomething.
 var sentinelName = regexp.MustCompile(`^Err[A-Z]`)
+
+// TestConnectErrorsAreMadeOnlyByTheTable: no code outside the table makes a
+// Connect error (house rule: one error contract at the edge); a new refusal
+// is a domain error, or refuse/invalidField here, with a row in errorTable.
+func TestConnectErrorsAreMadeOnlyByTheTable(t *testing.T) {
+	var offenders []string
+	for _, root := range []string{"..", filepath.Join("..", "..", "cmd"), filepath.Join("..", "..", "projections")} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+				path == "errors.go" || path == filepath.Join("..", "api", "errors.go") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if strings.Contains(string(b), "connect.NewError(") {
+				offenders = append(offenders, path)
+			}
+			return nil
+		})
+		require.NoError(t, err)
+	}
+	require.Empty(t, offenders, "connect.NewError outside server/api/errors.go: return a domain error with a row in errorTable")
+}
