@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -19,7 +18,7 @@ import (
 func caller(ctx context.Context) (booking.Caller, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return booking.Caller{}, connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+		return booking.Caller{}, errNotSignedIn
 	}
 	return booking.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)}, nil
 }

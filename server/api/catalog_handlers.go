@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -26,7 +25,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	// The role is coarse: whether this operator manages the organisation is
 	// the catalog's call (decision 0075).
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
-		return nil, connect.NewError(connect.CodePermissionDenied, errors.New("only operators and admins create shows"))
+		return nil, refuse(reasonRole, "only operators and admins create shows")
 	}
 	m := req.Msg
 	in := catalog.NewShow{Show: catalog.Show{
@@ -52,8 +51,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	}
 	if w := m.GetWaitingRoom(); w.GetEnabled() {
 		if !h.waitingRooms {
-			return nil, connect.NewError(connect.CodeFailedPrecondition,
-				errors.New("waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not"))
+			return nil, refuse(reasonNoWaitingRooms, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
 		}
 		in.WaitingRoom = &catalog.WaitingRoom{MinRate: int(w.GetMinAdmissionRate()), MaxRate: int(w.GetMaxAdmissionRate()),
 			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration(), SaleID: w.GetSaleId()}
@@ -96,8 +94,6 @@ func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[cat
 	return connect.NewResponse(resp), nil
 }
 
-var errAdminsOnly = errors.New("only admins manage organizations")
-
 var orgRoles = map[catalogv1.OrganizationRole]catalog.Role{
 	catalogv1.OrganizationRole_ORGANIZATION_ROLE_MANAGER: catalog.RoleManager,
 	catalogv1.OrganizationRole_ORGANIZATION_ROLE_GATE:    catalog.RoleGate,
@@ -106,7 +102,7 @@ var orgRoles = map[catalogv1.OrganizationRole]catalog.Role{
 func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Request[catalogv1.CreateOrganizationRequest]) (*connect.Response[catalogv1.CreateOrganizationResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleAdmin) {
-		return nil, connect.NewError(connect.CodePermissionDenied, errAdminsOnly)
+		return nil, toConnect(ctx, h.log, refuse(reasonRole, "only admins manage organizations"))
 	}
 	o, err := h.svc.CreateOrganization(ctx, p.UserID, req.Msg.GetOrganizationId(), req.Msg.GetName())
 	if err != nil {
@@ -120,7 +116,7 @@ func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Re
 func (h *catalogHandler) AddOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.AddOrganizationMemberRequest]) (*connect.Response[catalogv1.AddOrganizationMemberResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleAdmin) {
-		return nil, connect.NewError(connect.CodePermissionDenied, errAdminsOnly)
+		return nil, toConnect(ctx, h.log, refuse(reasonRole, "only admins manage organizations"))
 	}
 	m := req.Msg
 	mem, err := h.svc.SetMember(ctx, p.UserID, m.GetOrganizationId(), m.GetUserId(), orgRoles[m.GetRole()])
@@ -135,7 +131,7 @@ func (h *catalogHandler) AddOrganizationMember(ctx context.Context, req *connect
 func (h *catalogHandler) RemoveOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.RemoveOrganizationMemberRequest]) (*connect.Response[catalogv1.RemoveOrganizationMemberResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleAdmin) {
-		return nil, connect.NewError(connect.CodePermissionDenied, errAdminsOnly)
+		return nil, toConnect(ctx, h.log, refuse(reasonRole, "only admins manage organizations"))
 	}
 	if err := h.svc.RemoveMember(ctx, req.Msg.GetOrganizationId(), req.Msg.GetUserId()); err != nil {
 		return nil, toConnect(ctx, h.log, err)

@@ -3,13 +3,11 @@ package api
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
 
 	"github.com/seatghor/seatghor/server/pg"
@@ -116,7 +114,7 @@ func (r *Readiness) State(ctx context.Context) (ready bool, parts map[string]str
 // each of its services alike.
 func (r *Readiness) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
 	if req.Service != "" && !r.services[req.Service] {
-		return nil, connect.NewError(connect.CodeNotFound, fmt.Errorf("unknown service %s", req.Service))
+		return nil, refusal(reasonUnknownService, "unknown service %s", req.Service)
 	}
 	if ready, _ := r.State(ctx); !ready {
 		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"math"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
-	"github.com/seatghor/seatghor/server/shard"
 )
 
 // ledgerHandler serves the ledger and reconciliation to admins.
@@ -31,22 +29,16 @@ type ledgerHandler struct {
 func ledgerAdminOnly(ctx context.Context) error {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+		return errNotSignedIn
 	}
 	if !p.Is(auth.RoleAdmin) {
-		return connect.NewError(connect.CodePermissionDenied, errors.New("only admins read the ledger"))
+		return refuse(reasonRole, "only admins read the ledger")
 	}
 	return nil
 }
 
-// ledgerErr maps the ledger's errors to codes; the rest go to toConnect.
-func (h *ledgerHandler) ledgerErr(ctx context.Context, err error) error {
-	var ie *ledger.InvalidError
-	if errors.As(err, &ie) {
-		return withField(connect.NewError(connect.CodeInvalidArgument, ie), ie.Field, ie.Message)
-	}
-	return toConnect(ctx, h.log, err)
-}
+// ledgerErr answers the ledger's errors by the error table.
+func (h *ledgerHandler) ledgerErr(ctx context.Context, err error) error { return toConnect(ctx, h.log, err) }
 
 func (h *ledgerHandler) GetTrialBalance(ctx context.Context, req *connect.Request[ledgerv1.GetTrialBalanceRequest]) (*connect.Response[ledgerv1.GetTrialBalanceResponse], error) {
 	if err := ledgerAdminOnly(ctx); err != nil {
@@ -142,12 +134,7 @@ func (h *ledgerHandler) RecordPayout(ctx context.Context, req *connect.Request[l
 	}
 	m := req.Msg
 	p, dup, err := h.svc.RecordPayout(ctx, m.GetShowId(), m.GetPayoutId(), m.GetAmount().GetCurrency(), m.GetAmount().GetAmountMinor())
-	switch {
-	case errors.Is(err, ledger.ErrOverdrawn):
-		return nil, connect.NewError(connect.CodeFailedPrecondition, err)
-	case errors.Is(err, shard.ErrUnknownShow):
-		return nil, connect.NewError(connect.CodeNotFound, errors.New("no such show"))
-	case err != nil:
+	if err != nil {
 		return nil, h.ledgerErr(ctx, err)
 	}
 	return connect.NewResponse(&ledgerv1.RecordPayoutResponse{Transaction: journalProto(p), Duplicate: dup}), nil

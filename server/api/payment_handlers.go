@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 
@@ -71,10 +70,10 @@ func paymentProto(p payment.Payment) *paymentv1.Payment {
 func refundRights(ctx context.Context) (string, error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return "", connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+		return "", errNotSignedIn
 	}
 	if !p.Is(auth.RoleAdmin) {
-		return "", connect.NewError(connect.CodePermissionDenied, errors.New("only admins refund payments"))
+		return "", refuse(reasonRole, "only admins refund payments")
 	}
 	return p.UserID, nil
 }

@@ -95,7 +95,13 @@ func TestProtocols(t *testing.T) {
 		code, conflict := do(http.MethodPost, "/v1/holds", other, `{"show_id": `+sid+`, "seats": ["E2", "E3"]}`)
 		require.Equal(t, http.StatusConflict, code, "%v", conflict)
 		require.EqualValues(t, connect.CodeAborted, conflict["code"])
-		require.Contains(t, conflict["details"].([]any)[0].(map[string]any)["seats"], "E2")
+		var seats any
+		for _, d := range conflict["details"].([]any) {
+			if d := d.(map[string]any); d["@type"] == "type.googleapis.com/seatghor.booking.v1.SeatsUnavailable" {
+				seats = d["seats"]
+			}
+		}
+		require.Contains(t, seats, "E2", "%v", conflict)
 
 		code, got := do(http.MethodGet, "/v1/holds/"+holdID, user, "")
 		require.Equal(t, http.StatusOK, code, "%v", got)

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -36,8 +35,7 @@ func (h *ledgerHandler) RunReconciliation(ctx context.Context, req *connect.Requ
 	}
 	m := req.Msg
 	if m.GetProvider() != "" && m.GetProvider() != h.payments.Provider() {
-		return nil, withField(connect.NewError(connect.CodeInvalidArgument, errors.New("no such payment provider")),
-			"provider", "this platform pays through "+h.payments.Provider())
+		return nil, invalidField("provider", "no such payment provider: this platform pays through %s", h.payments.Provider())
 	}
 	res, err := h.payments.Reconcile(ctx, payment.ReconcileRequest{
 		From: m.GetPeriodStart().AsTime(), To: m.GetPeriodEnd().AsTime(), Shard: m.Shard, DryRun: m.GetDryRun(),

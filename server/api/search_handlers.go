@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ type searchHandler struct {
 
 func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[searchv1.SearchTripsRequest]) (*connect.Response[searchv1.SearchTripsResponse], error) {
 	if h.trips == nil {
-		return nil, connect.NewError(connect.CodeUnavailable, errors.New("trip search is not configured"))
+		return nil, refuse(reasonNotServed, "trip search is not configured")
 	}
 	m := req.Msg
 	q := search.Query{
@@ -60,13 +61,12 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 		}
 	}
 	if err != nil {
-		return nil, withField(connect.NewError(connect.CodeInvalidArgument, err), "page_token", err.Error())
+		return nil, invalidField("page_token", "%s", err.Error())
 	}
 	if d := m.GetDate(); d != "" {
 		day, err := time.Parse(time.DateOnly, d)
 		if err != nil {
-			return nil, withField(connect.NewError(connect.CodeInvalidArgument, errors.New("date: want YYYY-MM-DD")),
-				"date", "not a calendar day")
+			return nil, invalidField("date", "date: want YYYY-MM-DD")
 		}
 		if day.After(q.StartsAfter) {
 			q.StartsAfter = day
@@ -88,7 +88,7 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 		// search degrades on its own; holds and orders never wait
 		// for it.
 		h.log.WarnContext(ctx, "trip search unavailable", "err", err)
-		return nil, connect.NewError(connect.CodeUnavailable, errors.New("trip search is unavailable; try again shortly"))
+		return nil, toConnect(ctx, h.log, fmt.Errorf("trip search is unavailable; try again shortly: %w", search.ErrUnavailable))
 	}
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)

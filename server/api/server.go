@@ -104,7 +104,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// requests are never recorded and a refused bot costs one Redis call.
 	// search answers and static seat layouts are the same for every
 	// caller, so anyone may ask and the edge may cache them.
-	chain := []connect.Interceptor{metrics, auth.NewInterceptor(cfg.Tokens,
+	// The edge interceptor, right inside metrics, answers every error below
+	// it by the one error table (errors.go): the interceptors return their
+	// packages' errors, never Connect's.
+	chain := []connect.Interceptor{metrics, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Tokens,
 		searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure)}
 	if rl := cfg.RateLimits; rl != nil {
 		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface
@@ -113,7 +116,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		}
 		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry))
 	}
-	chain = append(chain, validate.NewInterceptor(), idempotency.NewInterceptor())
+	chain = append(chain, validate.NewInterceptor(), textInterceptor{}, idempotency.NewInterceptor())
 	if cfg.WaitingRooms != nil {
 		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
 	}
@@ -122,8 +125,10 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
 	}
 	mux := http.NewServeMux()
+	var names []string
 	for _, s := range services(cfg, opts) {
 		mux.Handle(s.path, s.h)
+		names = append(names, s.name)
 	}
 	// REST answers use the proto field names ({"hold_id": …}) as the seed's
 	// HTTP examples do, while Connect JSON keeps the standard
@@ -142,7 +147,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("REST transcoder: %w", err)
 	}
-	mux.Handle("/v1/", jsonByDefault(transcoder))
+	// Text that is not UTF-8 in a REST path or query is the caller's
+	// mistake, answered before the transcoder calls it internal.
+	mux.Handle("/v1/", restInput(restTemplates(names), jsonByDefault(transcoder)))
 	// the health service reports the readiness /readyz reports.
 	mux.Handle(grpchealth.NewHandler(cfg.Readiness))
 	// the gateway's webhooks are plain HTTP; they only record.

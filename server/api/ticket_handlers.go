@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"time"
 
@@ -36,15 +35,15 @@ type ticketHandler struct {
 	log     *slog.Logger
 }
 
-var errNoReadModel = errors.New("my tickets is not available on this server (no read database configured)")
+var errNoReadModel = refuse(reasonNotServed, "my tickets is not available on this server (no read database configured)")
 
 func (h *ticketHandler) ListMyTickets(ctx context.Context, req *connect.Request[ticketsv1.ListMyTicketsRequest]) (*connect.Response[ticketsv1.ListMyTicketsResponse], error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+		return nil, errNotSignedIn
 	}
 	if h.tickets == nil {
-		return nil, connect.NewError(connect.CodeUnavailable, errNoReadModel)
+		return nil, errNoReadModel
 	}
 	list, next, err := h.tickets.ListTickets(ctx, p.UserID, ticket.ListFilter{
 		ShowID: req.Msg.GetShowId(), UpcomingOnly: req.Msg.GetUpcomingOnly(), Now: h.now(),
@@ -63,10 +62,10 @@ func (h *ticketHandler) ListMyTickets(ctx context.Context, req *connect.Request[
 func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Request[ticketsv1.GetTicketDownloadRequest]) (*connect.Response[ticketsv1.GetTicketDownloadResponse], error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+		return nil, errNotSignedIn
 	}
 	if h.tickets == nil || h.files == nil {
-		return nil, connect.NewError(connect.CodeUnavailable, errors.New("e-tickets are not available on this server"))
+		return nil, refuse(reasonNotServed, "e-tickets are not available on this server")
 	}
 	// only the holder; another user's ticket is not found.
 	v, err := h.tickets.GetTicket(ctx, p.UserID, req.Msg.GetTicketId())
@@ -74,7 +73,7 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 		return nil, h.error(ctx, err)
 	}
 	if !v.GoodForEntry() {
-		return nil, connect.NewError(connect.CodeFailedPrecondition, errors.New("ticket "+v.ID+" is "+string(v.Status)))
+		return nil, h.error(ctx, &ticket.Error{Kind: ticket.KindPrecondition, Message: "ticket " + v.ID + " is " + string(v.Status)})
 	}
 	d, err := h.files.Download(ctx, v)
 	if err != nil {
@@ -95,7 +94,7 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[ticketsv1.CheckInTicketRequest]) (*connect.Response[ticketsv1.CheckInTicketResponse], error) {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("not signed in"))
+		return nil, errNotSignedIn
 	}
 	res, err := h.checkIn.CheckIn(ctx, ticket.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)},
 		ticket.Scan{ShowID: req.Msg.GetShowId(), Code: req.Msg.GetCode(), TicketID: req.Msg.GetTicketId(), Gate: req.Msg.GetGate()})
@@ -108,27 +107,7 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 		AlreadyCheckedIn: res.AlreadyCheckedIn}), nil
 }
 
-func (h *ticketHandler) error(ctx context.Context, err error) error {
-	var te *ticket.Error
-	switch {
-	case errors.As(err, &te):
-		switch te.Kind {
-		case ticket.KindNotFound:
-			return connect.NewError(connect.CodeNotFound, te)
-		case ticket.KindPermission:
-			return connect.NewError(connect.CodePermissionDenied, te)
-		case ticket.KindInvalid:
-			return withField(connect.NewError(connect.CodeInvalidArgument, te), te.Field, te.Message)
-		default:
-			return connect.NewError(connect.CodeFailedPrecondition, te)
-		}
-	case errors.Is(err, ticket.ErrNotFound):
-		return connect.NewError(connect.CodeNotFound, ticket.ErrNotFound)
-	case errors.Is(err, ticket.ErrBadPageToken):
-		return withField(connect.NewError(connect.CodeInvalidArgument, ticket.ErrBadPageToken), "page_token", "not a page token this server issued")
-	}
-	return toConnect(ctx, h.log, err)
-}
+func (h *ticketHandler) error(ctx context.Context, err error) error { return toConnect(ctx, h.log, err) }
 
 var ticketStatuses = map[ticket.Status]ticketsv1.TicketStatus{
 	ticket.StatusValid:     ticketsv1.TicketStatus_TICKET_STATUS_VALID,

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -22,7 +21,7 @@ type waitingRoomHandler struct {
 
 func (h *waitingRoomHandler) service() (*waitingroom.Service, error) {
 	if h.svc == nil {
-		return nil, connect.NewError(connect.CodeUnavailable, errors.New("this server runs no waiting rooms (no Redis configured)"))
+		return nil, refuse(reasonNotServed, "this server runs no waiting rooms (no Redis configured)")
 	}
 	return h.svc, nil
 }
@@ -111,8 +110,7 @@ func (h *waitingRoomHandler) operator(ctx context.Context) (*waitingroom.Service
 	}
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
-		return nil, waitingroom.Caller{}, connect.NewError(connect.CodePermissionDenied,
-			errors.New("only the show's operators and admins manage its sale"))
+		return nil, waitingroom.Caller{}, refuse(reasonRole, "only the show's operators and admins manage its sale")
 	}
 	return svc, waitingroom.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin)}, nil
 }

@@ -75,6 +75,10 @@ type Options struct {
 	Payments payment.Config
 	// CatalogPolicy bounds what organisations set on their shows.
 	CatalogPolicy catalog.Policy
+	// Log receives the platform's logs; default the test's log at WARN. A
+	// fuzz target passes its own (testing.F may not log inside its fuzz
+	// function).
+	Log *slog.Logger
 	// PaymentWorkers, when set, runs the payment jobs (webhook events,
 	// recovery, reconciliation) until the test ends.
 	PaymentWorkers *payment.WorkerConfig
@@ -116,6 +120,9 @@ func New(tb testing.TB, opts Options) *Env {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	admin := pgtest.Server(tb)
 	catalogTpl := template(tb, admin, migrations.Catalog)
 	shardTpl := template(tb, admin, migrations.Shard)
@@ -128,7 +135,7 @@ func New(tb testing.TB, opts Options) *Env {
 		WaitingRoom: opts.WaitingRoom,
 		RateLimits:  opts.RateLimits,
 		Clock:       opts.Clock,
-		Log:         slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Log:         opts.Log,
 	}
 	cfg.TokenKeys, cfg.TicketKeys, cfg.QueueKeys = opts.TokenKeys, opts.TicketKeys, opts.QueueKeys
 	if opts.TokenKeys != nil && opts.TicketKeys != nil && opts.QueueKeys != nil {

@@ -48,6 +48,13 @@ type Principal struct {
 // Is tells whether the caller has one of the roles.
 func (p Principal) Is(roles ...Role) bool { return slices.Contains(roles, p.Role) }
 
+// Errors lists the errors of auth that reach the API; its error table has
+// a row for each (docs/errors.md).
+var Errors = []error{ErrNoToken, ErrInvalidToken}
+
+// ErrNoToken means a call that needs a caller came without a Bearer token.
+var ErrNoToken = errors.New("missing Bearer token in the Authorization header")
+
 // ErrInvalidToken means a token is malformed, forged or expired.
 var ErrInvalidToken = errors.New("invalid token")
 

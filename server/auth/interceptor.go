@@ -2,7 +2,6 @@ package auth
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -29,11 +28,11 @@ type interceptor struct {
 func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string) string }) (context.Context, error) {
 	raw, ok := strings.CutPrefix(h.Get("Authorization"), "Bearer ")
 	if !ok || raw == "" {
-		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("missing Bearer token in the Authorization header"))
+		return nil, ErrNoToken // the API's error table maps it (docs/errors.md)
 	}
 	p, err := i.tokens.Verify(strings.TrimSpace(raw))
 	if err != nil {
-		return nil, connect.NewError(connect.CodeUnauthenticated, errors.New("invalid or expired token"))
+		return nil, ErrInvalidToken // never why: a forger learns nothing
 	}
 	return WithPrincipal(ctx, p), nil
 }

@@ -37,6 +37,14 @@ const (
 	KindPrecondition Kind = "precondition"
 )
 
+// Kinds lists every Kind: the API's error table has a row for each
+// (docs/errors.md).
+var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition}
+
+// Errors lists the sentinel errors of booking; the API's error table has a
+// row for each.
+var Errors = []error{ErrNotConfirmable}
+
 // Error is a business answer of booking. It is recorded with the
 // idempotency key and replayed as it was.
 type Error struct {

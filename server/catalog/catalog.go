@@ -46,6 +46,12 @@ var ErrNotFound = errors.New("show not found")
 // ErrNotYourSale refuses to add a show to a sale the caller does not manage.
 var ErrNotYourSale = errors.New("only managers of the sale's organization and admins add shows to it")
 
+// Errors lists the errors of catalog that reach the API (a zero
+// *InvalidError stands for every one); its error table has a row for each
+// (docs/errors.md).
+var Errors = []error{ErrNotFound, ErrNotYourSale, ErrOpeningFrozen, &InvalidError{}, &ForbiddenError{},
+	ErrOrganizationNotFound, ErrNotAMember, ErrOrganizationExists}
+
 // InvalidError is a request the catalog refuses, naming the field at fault.
 type InvalidError struct {
 	Field   string `json:"field"`

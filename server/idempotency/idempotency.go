@@ -25,6 +25,19 @@ const Retention = 48 * time.Hour
 // Show is the Target of a request that acts on a show.
 func Show(id int64) string { return "show:" + strconv.FormatInt(id, 10) }
 
+// Errors lists the errors of idempotency; the API's error table has a row
+// for each (docs/errors.md).
+var Errors = []error{ErrKeyMissing, ErrKeyTooLong, ErrNoCaller, ErrKeyReused, ErrInProgress}
+
+// ErrKeyMissing refuses a write without an Idempotency-Key.
+var ErrKeyMissing = fmt.Errorf("the %s header is required on every write (R-5.1)", Header)
+
+// ErrKeyTooLong refuses a key longer than MaxKeyLen.
+var ErrKeyTooLong = fmt.Errorf("the %s header is longer than %d bytes", Header, MaxKeyLen)
+
+// ErrNoCaller means a write reached the key's scope without a caller.
+var ErrNoCaller = errors.New("no caller for the idempotency key")
+
 // ErrKeyReused means the key was first used with a different request.
 var ErrKeyReused = errors.New("idempotency key was already used with a different request")
 

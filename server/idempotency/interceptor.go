@@ -46,25 +46,23 @@ func (interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 func keyOf(ctx context.Context, req connect.AnyRequest) (Key, error) {
 	raw := req.Header().Get(Header)
 	if raw == "" {
-		return Key{}, connect.NewError(connect.CodeInvalidArgument,
-			fmt.Errorf("the %s header is required on every write (R-5.1)", Header))
+		return Key{}, ErrKeyMissing // the API's error table maps these (docs/errors.md)
 	}
 	if len(raw) > MaxKeyLen {
-		return Key{}, connect.NewError(connect.CodeInvalidArgument,
-			fmt.Errorf("the %s header is longer than %d bytes", Header, MaxKeyLen))
+		return Key{}, ErrKeyTooLong
 	}
 	p, ok := auth.FromContext(ctx)
 	if !ok {
-		return Key{}, connect.NewError(connect.CodeUnauthenticated, errors.New("no caller for the idempotency key"))
+		return Key{}, ErrNoCaller
 	}
 	msg, ok := req.Any().(proto.Message)
 	if !ok {
-		return Key{}, connect.NewError(connect.CodeInternal, errors.New("request is not a protobuf message"))
+		return Key{}, errors.New("request is not a protobuf message")
 	}
 	// Deterministic marshaling gives equal requests equal bytes (map order).
 	body, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
 	if err != nil {
-		return Key{}, connect.NewError(connect.CodeInternal, errors.New("fingerprint request"))
+		return Key{}, fmt.Errorf("fingerprint request: %w", err)
 	}
 	h := sha256.New()
 	h.Write([]byte(req.Spec().Procedure))

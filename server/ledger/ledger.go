@@ -96,6 +96,11 @@ type Journal struct {
 	Lines         []Line
 }
 
+// Errors lists the errors of ledger that reach the API (a zero
+// *InvalidError stands for every one); its error table has a row for each
+// (docs/errors.md).
+var Errors = []error{ErrUnbalanced, ErrInvalidJournal, &UnbalancedError{}, ErrOverdrawn, &InvalidError{}}
+
 // ErrUnbalanced is matched (errors.Is) by every *UnbalancedError.
 var ErrUnbalanced = errors.New("unbalanced journal")
 

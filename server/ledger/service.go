@@ -3,6 +3,7 @@ package ledger
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -227,7 +228,7 @@ const listSQL = `
 	       array_agg(l.account ORDER BY l.line), array_agg(l.amount_minor ORDER BY l.line)
 	FROM ledger_transactions t JOIN ledger_lines l USING (txn_id)
 	WHERE (t.created_at, t.txn_id COLLATE "C") < ($1, $2)
-	  AND ($3 = 0 OR t.show_id = $3)
+	  AND ($3::bigint = 0 OR t.show_id = $3)
 	  AND ($4 = '' OR t.reference = $4)
 	  AND ($5 = '' OR t.kind = $5)
 	  AND ($6::timestamptz IS NULL OR t.created_at >= $6)
@@ -253,6 +254,16 @@ func (s *Service) ListJournal(ctx context.Context, f Filter) ([]Posted, string, 
 	if !ok {
 		// Before the first page: later than anything posted.
 		after.At = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if f.ShowID != 0 && s.router.Catalog() != nil {
+		// Filtering by a show that does not exist is the caller's mistake,
+		// answered as such (docs/errors.md), not an empty page. (A router
+		// over bare shards, in tests, has no directory to ask.)
+		if _, err := s.router.ForShow(ctx, f.ShowID); errors.Is(err, shard.ErrUnknownShow) {
+			return nil, "", &InvalidError{Field: "show_id", Message: fmt.Sprintf("no show %d", f.ShowID)}
+		} else if err != nil {
+			return nil, "", fmt.Errorf("list journal: %w", err)
+		}
 	}
 	pools, idx, err := s.pools(f.Shard)
 	if err != nil {

@@ -91,6 +91,14 @@ const (
 	KindForbidden    Kind = "forbidden"
 )
 
+// Kinds lists every Kind: the API's error table has a row for each
+// (docs/errors.md).
+var Kinds = []Kind{KindNotFound, KindPrecondition, KindInvalid, KindExhausted, KindForbidden}
+
+// Errors lists the sentinel errors of payment; the API's error table has a
+// row for each (ErrUnroutable only ever answers a webhook).
+var Errors = []error{ErrUnroutable}
+
 // Error is a business answer of payment, recorded with idempotency keys.
 type Error struct {
 	Kind    Kind   `json:"kind"`

@@ -2,7 +2,6 @@ package ratelimit
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -13,8 +12,6 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
@@ -126,7 +123,7 @@ func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
 		res, err := i.limiter.Allow(ctx, key, redis_rate.Limit{Rate: r.limit.Rate, Period: r.limit.Per, Burst: r.limit.Burst})
 		if err != nil {
 			if ctx.Err() != nil {
-				return connect.NewError(connect.CodeCanceled, errors.New("request canceled"))
+				return ctx.Err()
 			}
 			i.log.WarnContext(ctx, "rate limit not checked: Redis did not answer", "limit", r.name, "err", err)
 			continue
@@ -139,23 +136,37 @@ func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
 	return nil
 }
 
-// exhausted is the refusal: resource_exhausted with how long to wait, as a
-// RetryInfo detail and a Retry-After header (whole seconds, rounded up).
+// exhausted is the refusal: the API's error table answers it
+// resource_exhausted with how long to wait, as a RetryInfo detail and a
+// Retry-After header (whole seconds, rounded up), and a QuotaFailure naming
+// the limit (docs/errors.md).
 func exhausted(r rule, wait time.Duration) error {
-	wait = max(wait, time.Millisecond)
-	ce := connect.NewError(connect.CodeResourceExhausted,
-		fmt.Errorf("too many requests (%s: %d per %s); retry in %s", r.name, r.limit.Rate, r.limit.Per, wait.Round(time.Millisecond)))
-	if d, err := connect.NewErrorDetail(&errdetails.RetryInfo{RetryDelay: durationpb.New(wait)}); err == nil {
-		ce.AddDetail(d)
-	}
-	if d, err := connect.NewErrorDetail(&errdetails.QuotaFailure{Violations: []*errdetails.QuotaFailure_Violation{{
-		Subject: r.name, Description: fmt.Sprintf("%d per %s, bursts of %d", r.limit.Rate, r.limit.Per, r.limit.Burst),
-	}}}); err == nil {
-		ce.AddDetail(d)
-	}
-	ce.Meta().Set(RetryAfterHeader, strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	return ce
+	return &ExceededError{Limit: r.name, Rate: r.limit.Rate, Per: r.limit.Per, Burst: r.limit.Burst,
+		Wait: max(wait, time.Millisecond)}
 }
+
+// ExceededError is a call refused by a limit.
+type ExceededError struct {
+	// Limit names the limit (holds, sale-holds, payments, …).
+	Limit string
+	Rate  int
+	Per   time.Duration
+	Burst int
+	// Wait is how long until the call would be allowed.
+	Wait time.Duration
+}
+
+func (e *ExceededError) Error() string {
+	return fmt.Sprintf("too many requests (%s: %d per %s); retry in %s", e.Limit, e.Rate, e.Per, e.Wait.Round(time.Millisecond))
+}
+
+// Quota describes the limit for a QuotaFailure violation.
+func (e *ExceededError) Quota() string {
+	return fmt.Sprintf("%d per %s, bursts of %d", e.Rate, e.Per, e.Burst)
+}
+
+// RetryAfter is the Retry-After header's value: whole seconds, rounded up.
+func (e *ExceededError) RetryAfter() string { return strconv.Itoa(int(math.Ceil(e.Wait.Seconds()))) }
 
 func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
 	return next

@@ -35,6 +35,14 @@ const (
 	KindInvalid Kind = "invalid"
 )
 
+// Kinds lists every Kind: the API's error table has a row for each
+// (docs/errors.md).
+var Kinds = []Kind{KindNotFound, KindPrecondition, KindPermission, KindInvalid}
+
+// Errors lists the sentinel errors of ticket that reach the API; its error
+// table has a row for each.
+var Errors = []error{ErrNotFound, ErrBadPageToken, ErrBadCode}
+
 // Error is a business answer of ticket, recorded with the idempotency key
 // and replayed as it was.
 type Error struct {

@@ -173,7 +173,7 @@ func randomID() string {
 // unavailable answers a Redis failure; the cause stays in the error chain
 // for the log, never in the message.
 func unavailable(err error) error {
-	return fmt.Errorf("%w (%w)", &Error{Kind: KindUnavailable, Reason: "QUEUE_UNAVAILABLE",
+	return fmt.Errorf("%w (%w)", &Error{Kind: KindUnavailable, Reason: ReasonUnavailable,
 		Message: "the waiting room cannot be reached; try again shortly"}, err)
 }
 

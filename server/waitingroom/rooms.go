@@ -174,7 +174,7 @@ type Update struct {
 func (u Update) check(r *Room, now time.Time) error {
 	lo, hi := cmp.Or(u.MinRate, &r.MinRate), cmp.Or(u.MaxRate, &r.MaxRate)
 	if *lo > *hi {
-		return &Error{Kind: KindInvalid, Reason: "RATE_LIMITS", Field: "min_admission_rate",
+		return &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: "min_admission_rate",
 			Message: "min_admission_rate must not exceed max_admission_rate"}
 	}
 	if u.OpensAt == nil {
@@ -185,7 +185,7 @@ func (u Update) check(r *Room, now time.Time) error {
 		opens = now
 	}
 	if !ends.After(opens) {
-		return &Error{Kind: KindInvalid, Reason: "WINDOW", Field: "opens_at", Message: fmt.Sprintf(
+		return &Error{Kind: KindInvalid, Reason: ReasonWindow, Field: "opens_at", Message: fmt.Sprintf(
 			"the waiting room closes at %s, so the sale must open before then (move ends_at too)", ends.Format(time.RFC3339))}
 	}
 	return nil
@@ -198,7 +198,7 @@ func (st *roomStore) update(ctx context.Context, r *Room, u Update, by string, n
 		WHERE show_id = $1`, r.SaleID, u.Paused, u.MinRate, u.MaxRate, u.EndsAt, now, by)
 	st.forget(r)
 	if pg.IsCheckViolation(err) {
-		return nil, &Error{Kind: KindInvalid, Reason: "RATE_LIMITS", Field: "min_admission_rate",
+		return nil, &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: "min_admission_rate",
 			Message: "min_admission_rate must not exceed max_admission_rate"}
 	}
 	if err != nil {

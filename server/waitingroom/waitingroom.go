@@ -47,18 +47,44 @@ const (
 	KindUnavailable Kind = "unavailable"
 )
 
+// Kinds lists every Kind: the API's error table has a row for each that
+// comes without a Reason (docs/errors.md).
+var Kinds = []Kind{KindNotFound, KindForbidden, KindInvalid, KindTokenRequired, KindTokenInvalid, KindNotInLine, KindUnavailable}
+
+// Reason is a stable machine-readable word for one refusal; the API sends it
+// (or the word its error table maps it to) as the ErrorInfo reason.
+type Reason string
+
+// The reasons.
+const (
+	ReasonTokenRequired    Reason = "QUEUE_TOKEN_REQUIRED"
+	ReasonTokenInvalid     Reason = "QUEUE_TOKEN_INVALID"
+	ReasonTokenExpired     Reason = "QUEUE_TOKEN_EXPIRED"
+	ReasonTokenNotAdmitted Reason = "QUEUE_TOKEN_NOT_ADMITTED"
+	ReasonTokenWrongSale   Reason = "QUEUE_TOKEN_WRONG_SALE"
+	ReasonTokenWrongCaller Reason = "QUEUE_TOKEN_WRONG_CALLER"
+	ReasonNotInLine        Reason = "NOT_IN_LINE"
+	ReasonUnavailable      Reason = "QUEUE_UNAVAILABLE"
+	ReasonRateLimits       Reason = "RATE_LIMITS"
+	ReasonWindow           Reason = "WINDOW"
+)
+
+// Reasons lists every Reason; the API's error table has a row for each.
+var Reasons = []Reason{ReasonTokenRequired, ReasonTokenInvalid, ReasonTokenExpired, ReasonTokenNotAdmitted,
+	ReasonTokenWrongSale, ReasonTokenWrongCaller, ReasonNotInLine, ReasonUnavailable, ReasonRateLimits, ReasonWindow}
+
 // Error is a business answer of the waiting room.
 type Error struct {
 	Kind Kind
 	// Reason is a stable machine-readable word, e.g. QUEUE_TOKEN_EXPIRED.
-	Reason  string
+	Reason  Reason
 	Message string
 	Field   string
 }
 
 func (e *Error) Error() string { return e.Message }
 
-func errorf(kind Kind, reason, format string, args ...any) *Error {
+func errorf(kind Kind, reason Reason, format string, args ...any) *Error {
 	return &Error{Kind: kind, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 

@@ -337,7 +337,7 @@ func TestHoldNeedsOwnAdmittedToken(t *testing.T) {
 	_, err = e.rooms.GetStatus(ctx, "karim", sumiQueue.Token)
 	var we *waitingroom.Error
 	require.ErrorAs(t, err, &we)
-	require.Equal(t, "QUEUE_TOKEN_WRONG_CALLER", we.Reason)
+	require.Equal(t, waitingroom.ReasonTokenWrongCaller, we.Reason)
 
 	h, err := hold(rumana, show, tok["rumana"], "A1", "A2")
 	require.NoError(t, err, "her own admitted token")
