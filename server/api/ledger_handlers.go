@@ -38,7 +38,9 @@ func ledgerAdminOnly(ctx context.Context) error {
 }
 
 // ledgerErr answers the ledger's errors by the error table.
-func (h *ledgerHandler) ledgerErr(ctx context.Context, err error) error { return toConnect(ctx, h.log, err) }
+func (h *ledgerHandler) ledgerErr(ctx context.Context, err error) error {
+	return toConnect(ctx, h.log, err)
+}
 
 func (h *ledgerHandler) GetTrialBalance(ctx context.Context, req *connect.Request[ledgerv1.GetTrialBalanceRequest]) (*connect.Response[ledgerv1.GetTrialBalanceResponse], error) {
 	if err := ledgerAdminOnly(ctx); err != nil {

@@ -107,7 +107,9 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 		AlreadyCheckedIn: res.AlreadyCheckedIn}), nil
 }
 
-func (h *ticketHandler) error(ctx context.Context, err error) error { return toConnect(ctx, h.log, err) }
+func (h *ticketHandler) error(ctx context.Context, err error) error {
+	return toConnect(ctx, h.log, err)
+}
 
 var ticketStatuses = map[ticket.Status]ticketsv1.TicketStatus{
 	ticket.StatusValid:     ticketsv1.TicketStatus_TICKET_STATUS_VALID,

@@ -630,6 +630,7 @@ func TestRotatingTheTokenKeysVoidsNoTicketCodeOrQueueToken(t *testing.T) {
 			TokenKeys: keys(tokenKeys), TicketKeys: tickets, QueueKeys: queue})
 	}
 	first := platform(tok1)
+	first.Member(t, "organisers", "organiser", catalog.RoleManager)
 	e := &env{Env: first, clock: clk, rooms: first.App.WaitingRooms}
 	show := e.show(t, 1, &catalogv1.WaitingRoom{Enabled: true})
 	sale, err := e.rooms.SaleOf(ctx, show)
