@@ -48,8 +48,7 @@ func TestCheckedInOrderIsNotCancellable(t *testing.T) {
 	require.True(t, in.GetAdmitted())
 
 	_, err = b.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: o.GetOrderId()}))
-	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "%v", err)
-	require.Contains(t, err.Error(), "checked in")
+	require.Equal(t, answer{code: connect.CodeFailedPrecondition, reason: "ORDER_CHECKED_IN"}, answerOf(t, err), "%v", err)
 
 	settle(t, env)
 	require.Empty(t, env.Gateway.Refunds(), "nothing refunded")

@@ -56,6 +56,7 @@ var errorTable = []row{
 	{booking.KindNotFound, connect.CodeNotFound, "BOOKING_NOT_FOUND"},
 	{booking.KindInvalid, connect.CodeInvalidArgument, "BOOKING_INVALID"},
 	{booking.KindPrecondition, connect.CodeFailedPrecondition, "BOOKING_NOT_ALLOWED"},
+	{booking.KindCheckedIn, connect.CodeFailedPrecondition, "ORDER_CHECKED_IN"},
 
 	{booking.ErrNotConfirmable, connect.CodeFailedPrecondition, "ORDER_NOT_CONFIRMABLE"},
 

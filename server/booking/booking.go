@@ -35,11 +35,14 @@ const (
 	// KindPrecondition: the request is well-formed but the state does not
 	// allow it (hold expired, sales not open, account cap reached).
 	KindPrecondition Kind = "precondition"
+	// KindCheckedIn: the order has a ticket admitted at the gate, so it
+	// can no longer be cancelled (decision 0065).
+	KindCheckedIn Kind = "checked_in"
 )
 
 // Kinds lists every Kind: the API's error table has a row for each
 // (docs/errors.md).
-var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition}
+var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition, KindCheckedIn}
 
 // Errors lists the sentinel errors of booking; the API's error table has a
 // row for each.

@@ -147,7 +147,7 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 		return o, err
 	}
 	if used {
-		return o, errorf(KindPrecondition, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
+		return o, errorf(KindCheckedIn, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
 	}
 	h, err := getHold(ctx, tx, o.HoldID)
 	if err != nil {
