@@ -28,6 +28,8 @@ type restTemplate struct {
 	// field comes from the body, none from the query).
 	input protoreflect.MessageDescriptor
 	body  string
+	// rpc is the route's RPC, "Service.Method".
+	rpc string
 }
 
 // restTemplates reads the REST routes of the named services from their
@@ -65,7 +67,7 @@ func restTemplates(services []string) []restTemplate {
 					continue
 				}
 				t := restTemplate{method: method, segments: strings.Split(path, "/"), fields: map[int]string{},
-					input: md.Input(), body: r.GetBody()}
+					input: md.Input(), body: r.GetBody(), rpc: string(sd.Name()) + "." + string(md.Name())}
 				for j, s := range t.segments {
 					if v, ok := strings.CutPrefix(s, "{"); ok {
 						v, _, _ = strings.Cut(v, "}")
