@@ -48,7 +48,7 @@ export interface SeatghorClientOptions {
 export interface SeatghorClient {
   /** Shows and organisations; CreateShow is for operators. */
   catalog: Client<typeof CatalogService>;
-  /** Seat holds: CreateHold needs a Queue-Token while the show's waiting room is active. */
+  /** Seat holds: CreateHold needs a Queue-Token while the show's waiting room is active. */
   holds: Client<typeof HoldService>;
   /** Orders from holds, the caller's orders, cancellation. */
   orders: Client<typeof OrderService>;
