@@ -251,3 +251,24 @@ test("the SDK knows every reason of docs/errors.md, and no other", async () => {
   assert.deepEqual([...new Set(ERROR_REASONS)].sort(), [...documented].sort());
   assert.equal(new Set(ERROR_REASONS).size, ERROR_REASONS.length, "each reason once");
 });
+
+test("the browser entry point imports nothing of Node", async () => {
+  // Walks the compiled browser entry's relative imports (dist/src).
+  const seen = new Set<string>();
+  const outside = new Set<string>();
+  const walk = async (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = await readFile(file, "utf8");
+    for (const m of text.matchAll(/^(?:import|export)[^;]*? from "([^"]+)";/gms)) {
+      if (m[1].startsWith(".")) await walk(fileURLToPath(new URL(m[1], `file://${file}`)));
+      else outside.add(m[1]);
+    }
+  };
+  await walk(fileURLToPath(new URL("../src/browser.js", import.meta.url)));
+  assert.ok(seen.size > 5, `walked ${seen.size} files`);
+  assert.ok(outside.has("@connectrpc/connect-web"), [...outside].join(", "));
+  for (const dep of outside) {
+    assert.ok(!dep.startsWith("node:") && dep !== "@connectrpc/connect-node", `browser entry imports ${dep}`);
+  }
+});
