@@ -1,79 +1,89 @@
-// A tiny typed SDK for the Seatghor Connect APIs.
+// The Seatghor client, whatever the transport: the Connect clients of every
+// service over one transport that carries the calls' interceptors (auth,
+// idempotency keys, retries, typed errors). The entry points pick the
+// transport: ./node.ts (connect-node) and ./browser.ts (connect-web, fetch).
 //
 //   const sg = createSeatghorClient({ baseUrl: "http://127.0.0.1:8080", token });
-//   const { hold } = await sg.holds.createHold(
-//     { showId: 7n, seats: ["A1", "A2"] },
-//     idempotent(), // every write RPC needs an Idempotency-Key header
-//   );
-import { randomUUID } from "node:crypto";
-
+//   const { hold } = await sg.holds.createHold({ showId: 7n, seats: ["A1", "A2"] });
+//   // an Idempotency-Key was added, and reused if the call was retried
 import { ConnectError, createClient } from "@connectrpc/connect";
-import type { CallOptions, Client, Interceptor } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
+import type { Client, Interceptor, Transport } from "@connectrpc/connect";
 
+import { bearerAuth, idempotencyKeys, retries, typedErrors } from "./calls.js";
+import type { RetryOptions } from "./calls.js";
 import { CatalogService } from "./gen/seatghor/catalog/v1/catalog_pb.js";
 import { HoldService, SeatsUnavailableSchema } from "./gen/seatghor/booking/v1/hold_pb.js";
 import type { SeatsUnavailable } from "./gen/seatghor/booking/v1/hold_pb.js";
 import { OrderService } from "./gen/seatghor/booking/v1/order_pb.js";
 import { LedgerService } from "./gen/seatghor/ledger/v1/ledger_pb.js";
 import { PaymentService } from "./gen/seatghor/payment/v1/payment_pb.js";
+import { TripSearchService } from "./gen/seatghor/search/v1/search_pb.js";
 import { SeatMapService, SeatState } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
 import type { GetSeatMapResponse } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
+import { TicketService } from "./gen/seatghor/tickets/v1/tickets_pb.js";
+import { WaitingRoomService } from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
 
-/** Options of {@link createSeatghorClient}. */
+/** Options of createSeatghorClient (both entry points). */
 export interface SeatghorClientOptions {
   /** Where the server listens, e.g. "http://127.0.0.1:8080". */
   baseUrl: string;
-  /** API token; sent as "Authorization: Bearer <token>" on every call. */
-  token: string;
+  /**
+   * API token, sent as "Authorization: Bearer <token>"; a function is asked
+   * before every attempt (for tokens that refresh). Leave it out for the
+   * calls that need no caller.
+   */
+  token?: string | (() => string | undefined | Promise<string | undefined>);
   /** Use the binary Protobuf encoding instead of JSON (default false). */
   binary?: boolean;
+  /** How calls are retried (decision 0140); false: never. */
+  retry?: RetryOptions | false;
+  /**
+   * More interceptors. They run on every attempt, inside the retries and
+   * after the Idempotency-Key is set, before the Authorization header.
+   */
+  interceptors?: Interceptor[];
 }
 
 /** Connect clients for the Seatghor services. */
 export interface SeatghorClient {
+  /** Shows and organisations; CreateShow is for operators. */
   catalog: Client<typeof CatalogService>;
+  /** Seat holds: CreateHold needs a Queue-Token while the show's waiting room is active. */
   holds: Client<typeof HoldService>;
+  /** Orders from holds, the caller's orders, cancellation. */
   orders: Client<typeof OrderService>;
+  /** The seat map (2-bit availability, see {@link seatStates}) and layout. */
   seatMap: Client<typeof SeatMapService>;
   /**
-   * Payments of the caller's orders. StartPayment needs an Idempotency-Key
-   * (see {@link idempotent}); the key also derives the gateway's idempotency
-   * key, so retrying with the same key is safe and never charges twice
-   * (R-6.1). The outcome may arrive later: poll GetPayment (or GetOrder).
-   * GetPayment is owner-only: another user's payment is NOT_FOUND.
+   * Payments of the caller's orders. A retried StartPayment never charges
+   * twice: the key also derives the gateway's (R-6.1). The outcome may
+   * arrive later: poll GetPayment (or GetOrder).
    */
   payments: Client<typeof PaymentService>;
-  /**
-   * The double-entry ledger: trial balance, journal and reconciliation.
-   * Admin-only; other callers get PERMISSION_DENIED. RunReconciliation needs
-   * an Idempotency-Key.
-   */
+  /** The double-entry ledger. Admins only. */
   ledger: Client<typeof LedgerService>;
+  /** The on-sale waiting room: Join, GetStatus; GetSale and UpdateSale for operators (R-9). */
+  waitingRoom: Client<typeof WaitingRoomService>;
+  /** Trip search (typo tolerant, R-8). */
+  search: Client<typeof TripSearchService>;
+  /** The caller's tickets, their QR and PDF, and the gate's check-in. */
+  tickets: Client<typeof TicketService>;
 }
 
 /**
- * The header every write RPC needs (CreateHold, CreateShow, CreateOrder,
- * StartPayment, RunReconciliation, …).
+ * The interceptors of a client, outermost first (see calls.ts). Transport
+ * factories put them on their transport.
  */
-export const IDEMPOTENCY_KEY_HEADER = "Idempotency-Key";
-
-/** An interceptor that adds "Authorization: Bearer <token>" to every request. */
-export function bearerAuth(token: string): Interceptor {
-  return (next) => async (req) => {
-    req.header.set("Authorization", `Bearer ${token}`);
-    return next(req);
-  };
+export function clientInterceptors(options: SeatghorClientOptions): Interceptor[] {
+  const chain: Interceptor[] = [typedErrors, idempotencyKeys];
+  if (options.retry !== false) chain.push(retries(options.retry));
+  chain.push(...(options.interceptors ?? []));
+  if (options.token !== undefined) chain.push(bearerAuth(options.token));
+  return chain;
 }
 
-/** Creates the Connect clients for one server and one token. */
-export function createSeatghorClient(options: SeatghorClientOptions): SeatghorClient {
-  const transport = createConnectTransport({
-    baseUrl: options.baseUrl,
-    httpVersion: "1.1",
-    useBinaryFormat: options.binary ?? false,
-    interceptors: [bearerAuth(options.token)],
-  });
+/** The Connect clients of every service over one transport. */
+export function clientOverTransport(transport: Transport): SeatghorClient {
   return {
     catalog: createClient(CatalogService, transport),
     holds: createClient(HoldService, transport),
@@ -81,27 +91,16 @@ export function createSeatghorClient(options: SeatghorClientOptions): SeatghorCl
     seatMap: createClient(SeatMapService, transport),
     payments: createClient(PaymentService, transport),
     ledger: createClient(LedgerService, transport),
+    waitingRoom: createClient(WaitingRoomService, transport),
+    search: createClient(TripSearchService, transport),
+    tickets: createClient(TicketService, transport),
   };
-}
-
-/** A fresh idempotency key: one per logical write, reused on retries. */
-export function newIdempotencyKey(): string {
-  return randomUUID();
-}
-
-/**
- * Call options carrying an Idempotency-Key header. Pass the same key again to
- * retry the same logical request safely.
- */
-export function idempotent(key: string = newIdempotencyKey(), options: CallOptions = {}): CallOptions {
-  const headers = new Headers(options.headers);
-  headers.set(IDEMPOTENCY_KEY_HEADER, key);
-  return { ...options, headers };
 }
 
 /**
  * The SeatsUnavailable detail of a refused CreateHold (code ABORTED), or
- * undefined when err is not a ConnectError or carries no such detail.
+ * undefined when err is not a ConnectError or carries no such detail. The
+ * client's SeatsUnavailableError has the same fields.
  */
 export function seatsUnavailable(err: unknown): SeatsUnavailable | undefined {
   if (!(err instanceof ConnectError)) {

@@ -3,7 +3,9 @@
 // Starts `seatghor dev` on a fresh data directory and a free port, mints
 // tokens with `seatghor token`, and runs the same scenario over the Connect
 // JSON and the Connect binary (Protobuf) encodings, then pays orders through
-// the in-process sandbox gateway and over the REST routes.
+// the in-process sandbox gateway and over the REST routes. The SDK's own
+// behaviour (both entry points, retries, typed errors, the packed tarball)
+// runs against the same server: test/sdk-suite.ts.
 //
 // Binary: $SEATGHOR_BIN, default ../../bin/seatghor relative to clients/ts.
 import { after, before, describe, test } from "node:test";
@@ -35,6 +37,7 @@ import {
   seatsUnavailable,
 } from "../src/index.js";
 import type { SeatghorClient } from "../src/index.js";
+import { sdkSuite } from "./sdk-suite.js";
 
 const execFileP = promisify(execFile);
 
@@ -393,6 +396,9 @@ describe("seatghor API", () => {
       });
     });
   }
+
+  // The SDK's own behaviour over both entry points (test/sdk-suite.ts).
+  sdkSuite(() => ({ baseUrl, bin, tokens }));
 
   describe("REST", () => {
     let orderId = "";

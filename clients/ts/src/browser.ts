@@ -1,0 +1,35 @@
+// The browser entry point of @seatghor/client (package.json `exports`,
+// conditions "browser" and "default"): the client over connect-web's
+// fetch transport. It runs wherever fetch does (browsers, Deno, Bun,
+// workers, Node ≥ 20) and pulls in no Node module.
+import { createConnectTransport } from "@connectrpc/connect-web";
+
+import { fetchWithUnavailable } from "./calls.js";
+import { clientInterceptors, clientOverTransport } from "./client.js";
+import type { SeatghorClient, SeatghorClientOptions } from "./client.js";
+
+export * from "./common.js";
+
+/** Which transport this entry point uses. */
+export const transportKind = "connect-web" as const;
+
+/** Options of the browser client: those of both entries, and fetch. */
+export interface BrowserClientOptions extends SeatghorClientOptions {
+  /**
+   * The fetch to use (default globalThis.fetch); wrap it to set fetch
+   * options such as credentials.
+   */
+  fetch?: typeof globalThis.fetch;
+}
+
+/** Creates the Connect clients for one server, over fetch. */
+export function createSeatghorClient(options: BrowserClientOptions): SeatghorClient {
+  return clientOverTransport(
+    createConnectTransport({
+      baseUrl: options.baseUrl,
+      useBinaryFormat: options.binary ?? false,
+      interceptors: clientInterceptors(options),
+      fetch: fetchWithUnavailable(options.fetch),
+    }),
+  );
+}

@@ -1,0 +1,55 @@
+// What both entry points export: the client's types and helpers, the typed
+// errors, and the generated services and messages of every API.
+export { clientInterceptors, clientOverTransport, seatsUnavailable, seatStates } from "./client.js";
+export type { SeatghorClient, SeatghorClientOptions } from "./client.js";
+export {
+  IDEMPOTENCY_KEY_HEADER,
+  QUEUE_TOKEN_HEADER,
+  bearerAuth,
+  fetchWithUnavailable,
+  idempotencyKeys,
+  idempotent,
+  isRetryable,
+  needsIdempotencyKey,
+  newIdempotencyKey,
+  retries,
+  typedErrors,
+  withQueueToken,
+} from "./calls.js";
+export type { RetryEvent, RetryOptions } from "./calls.js";
+export * from "./errors.js";
+
+// Re-exported so callers need not depend on @connectrpc/connect directly
+// to inspect errors.
+export { Code, ConnectError } from "@connectrpc/connect";
+export type { CallOptions, Interceptor } from "@connectrpc/connect";
+
+export * from "./gen/seatghor/common/v1/money_pb.js";
+export * from "./gen/seatghor/booking/v1/hold_pb.js";
+export * from "./gen/seatghor/booking/v1/order_pb.js";
+export * from "./gen/seatghor/payment/v1/payment_pb.js";
+export * from "./gen/seatghor/ledger/v1/ledger_pb.js";
+export * from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
+export * from "./gen/seatghor/search/v1/search_pb.js";
+export * from "./gen/seatghor/tickets/v1/tickets_pb.js";
+// catalog and seatmap both define Section and GaArea; keep the catalog ones
+// under their plain names and the seat-map ones under a namespace.
+export * from "./gen/seatghor/catalog/v1/catalog_pb.js";
+export * as seatmap from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
+export {
+  SeatMapService,
+  SeatState,
+  SeatStateSchema,
+  GetSeatMapRequestSchema,
+  GetSeatMapResponseSchema,
+  GetSeatLayoutRequestSchema,
+  GetSeatLayoutResponseSchema,
+  RowSchema,
+} from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
+export type {
+  GetSeatMapRequest,
+  GetSeatMapResponse,
+  GetSeatLayoutRequest,
+  GetSeatLayoutResponse,
+  Row,
+} from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
