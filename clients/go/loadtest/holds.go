@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -115,10 +118,13 @@ type HoldsScenario struct {
 	// StatementsPerHold is the server's database statements per hold while
 	// the holds ran (its /metrics).
 	StatementsPerHold float64 `json:"statements_per_hold"`
-	// ProjectorLag is the projectors' lag sampled from /metrics while the
-	// holds ran, in seconds.
-	ProjectorLagP99 float64 `json:"projector_lag_p99_seconds"`
-	ProjectorLagMax float64 `json:"projector_lag_max_seconds"`
+	// The seat-map projector while the holds ran, from /metrics: the p99 of
+	// its event delay (change to read model, histogram buckets, counted
+	// until it caught up), the largest lag sampled every 100 ms, and how
+	// long it took to catch up after the last hold, in seconds.
+	SeatMapDelayP99 float64 `json:"seatmap_delay_p99_seconds"`
+	ProjectorLagMax float64 `json:"seatmap_lag_max_seconds"`
+	CatchUp         float64 `json:"seatmap_catch_up_seconds"`
 	// Baseline is the essential hold transaction replayed with pgx on the
 	// same PostgreSQL: conditional seat UPDATE, hold INSERT, outbox INSERT.
 	Baseline   RPCStats `json:"baseline_tx"`
@@ -246,8 +252,16 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 		return sc, err
 	}
 
+	r.log.Info("loadtest holds: waiting for the seat-map projector to catch up", "scenario", name)
+	if _, err := r.caughtUp(ctx); err != nil {
+		return sc, err
+	}
 	r.log.Info("loadtest holds: CreateHold", "scenario", name)
 	before, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return sc, err
+	}
+	delayBefore, err := r.scrapeSeatMap(ctx)
 	if err != nil {
 		return sc, err
 	}
@@ -262,11 +276,18 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 			ok[i].Store(true)
 		}
 	})
+	start := time.Now() // the last hold's answer
 	lags := lagStop()
 	after, err := scrape(ctx, r.http, r.cfg.AdminURL)
 	if err != nil {
 		return sc, err
 	}
+	delayAfter, err := r.caughtUp(ctx)
+	if err != nil {
+		return sc, err
+	}
+	sc.CatchUp = delayAfter.at.Sub(start).Seconds()
+	sc.SeatMapDelayP99 = delayAfter.sub(delayBefore).quantile(0.99)
 	sc.Holds = rec.stats(elapsed)["CreateHold"]
 	held := 0
 	for i := range ok {
@@ -277,10 +298,8 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	if held > 0 {
 		sc.StatementsPerHold = (after.statements - before.statements) / float64(held)
 	}
-	slices.Sort(lags)
 	if len(lags) > 0 {
-		sc.ProjectorLagMax = lags[len(lags)-1]
-		sc.ProjectorLagP99 = lags[int(0.99*float64(len(lags)-1)+0.5)]
+		sc.ProjectorLagMax = slices.Max(lags)
 	}
 	sc.HeldInDB, sc.Oversold, err = r.checkHolds(ctx, ids)
 	if err != nil {
@@ -538,7 +557,7 @@ func httpCode(status int) connect.Code {
 	return connect.CodeUnknown
 }
 
-// sampleLag reads the projectors' lag from /metrics every 100 ms; the
+// sampleLag reads the seat-map projector's lag from /metrics every 100 ms; the
 // returned function stops it and gives the samples.
 func (r *holdsRun) sampleLag(ctx context.Context) func() []float64 {
 	ctx, stop := context.WithCancel(ctx)
@@ -553,8 +572,8 @@ func (r *holdsRun) sampleLag(ctx context.Context) func() []float64 {
 				done <- out
 				return
 			case <-tick.C:
-				if m, err := scrape(ctx, r.http, r.cfg.AdminURL); err == nil {
-					out = append(out, m.projectorLag)
+				if m, err := r.scrapeSeatMap(ctx); err == nil {
+					out = append(out, m.lag)
 				}
 			}
 		}
@@ -704,8 +723,10 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 		line("GetSeatMap (REST)", sc.SeatMap, "answers/s")
 		line(fmt.Sprintf("baseline: Redis GET of %d B", sc.SeatMapBytes), sc.RedisGet, "GETs/s")
 		fmt.Fprintf(&b, "  ratios: holds / baseline tx %.2f, seat maps / Redis GET %.3f\n", sc.HoldsRatio, sc.SeatMapRatio)
-		fmt.Fprintf(&b, "  held in the database %d, oversold %d, %.1f statements per hold, projector lag p99 %.3f s (max %.3f s)\n",
-			sc.HeldInDB, sc.Oversold, sc.StatementsPerHold, sc.ProjectorLagP99, sc.ProjectorLagMax)
+		fmt.Fprintf(&b, "  held in the database %d, oversold %d, %.1f server statements per hold (projectors included)\n",
+			sc.HeldInDB, sc.Oversold, sc.StatementsPerHold)
+		fmt.Fprintf(&b, "  seat-map projector during the holds: event delay p99 <= %g s, lag max %.3f s, caught up %.1f s after the last hold\n",
+			sc.SeatMapDelayP99, sc.ProjectorLagMax, sc.CatchUp)
 	}
 	if ga := r.GA; ga != nil {
 		fmt.Fprintf(&b, "\nGA holds, one place each, %d places\n", ga.Places)
@@ -715,4 +736,114 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// seatMapMetrics is the seat-map projector's state on /metrics, summed over
+// its sources.
+type seatMapMetrics struct {
+	at      time.Time
+	lag     float64
+	backlog float64
+	// delay is the event delay histogram: cumulative counts by upper bound.
+	delay map[float64]float64
+}
+
+func (r *holdsRun) scrapeSeatMap(ctx context.Context) (seatMapMetrics, error) {
+	m := seatMapMetrics{at: time.Now(), delay: map[float64]float64{}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.AdminURL+"/metrics", nil)
+	if err != nil {
+		return m, err
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return m, fmt.Errorf("scrape metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return m, fmt.Errorf("parse metrics: %w", err)
+	}
+	for name, f := range families {
+		for _, s := range f.GetMetric() {
+			seatmap := false
+			for _, l := range s.GetLabel() {
+				seatmap = seatmap || l.GetName() == "projector" && l.GetValue() == "seatmap"
+			}
+			if !seatmap {
+				continue
+			}
+			switch name {
+			case "seatghor_projector_lag_seconds":
+				m.lag = max(m.lag, s.GetGauge().GetValue())
+			case "seatghor_projector_backlog_events":
+				m.backlog += s.GetGauge().GetValue()
+			case "seatghor_projector_event_delay_seconds":
+				for _, b := range s.GetHistogram().GetBucket() {
+					m.delay[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// sub is the delay histogram of the events between o and m.
+func (m seatMapMetrics) sub(o seatMapMetrics) seatMapMetrics {
+	out := seatMapMetrics{at: m.at, delay: map[float64]float64{}}
+	for le, n := range m.delay {
+		out.delay[le] = n - o.delay[le]
+	}
+	return out
+}
+
+// quantile is the upper bound of the histogram bucket the q-quantile falls
+// in (0 without events).
+func (m seatMapMetrics) quantile(q float64) float64 {
+	bounds := make([]float64, 0, len(m.delay))
+	for le := range m.delay {
+		bounds = append(bounds, le)
+	}
+	slices.Sort(bounds)
+	total := 0.0
+	for _, n := range m.delay {
+		total = max(total, n)
+	}
+	if total == 0 {
+		return 0
+	}
+	last := 0.0
+	for _, le := range bounds {
+		if math.IsInf(le, 1) {
+			break
+		}
+		last = le
+		if m.delay[le] >= q*total {
+			return le
+		}
+	}
+	return last // beyond the last bucket: at least that
+}
+
+// caughtUp waits (at most five minutes) until the seat-map projector has
+// no backlog, and returns its metrics then.
+func (r *holdsRun) caughtUp(ctx context.Context) (seatMapMetrics, error) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		m, err := r.scrapeSeatMap(ctx)
+		if err != nil {
+			return m, err
+		}
+		if m.backlog == 0 {
+			return m, nil
+		}
+		if time.Now().After(deadline) {
+			return m, fmt.Errorf("the seat-map projector still has %.0f events to apply after 5 minutes", m.backlog)
+		}
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
