@@ -125,6 +125,7 @@ func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.
 	shows := fs.Int("shows", -1, "40-seat buses; 0 skips them (negative: the preset's)")
 	ga := fs.Int("ga-places", -1, "places of the GA shows, bucketed and single-row; 0 skips them (negative: the preset's)")
 	duration := fs.Duration("duration", 0, "how long each phase runs (0: the preset's)")
+	seatMapPath := fs.String("seatmap-path", "", "the seat map read to measure, {show} for the show (empty: /v1/shows/{show}/seatmap)")
 	out := fs.String("out", "", "write the result as JSON to this file")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: loadtest holds: %v", errUsage, err)
@@ -134,7 +135,7 @@ func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.
 		return fmt.Errorf("%w: loadtest holds: no preset %q (small, full)", errUsage, *preset)
 	}
 	lt.BaseURL, lt.AdminURL = strings.TrimRight(*url, "/"), strings.TrimRight(*adminURL, "/")
-	lt.PGURL, lt.RedisURL = *pgURL, *redisURL
+	lt.PGURL, lt.RedisURL, lt.SeatMapPath = *pgURL, *redisURL, *seatMapPath
 	if lt.PGURL == "" && len(cfg.ShardURLs) == 1 {
 		lt.PGURL = cfg.ShardURLs[0]
 	}

@@ -58,6 +58,9 @@ type HoldsConfig struct {
 	// Duration is how long each phase runs (hold phases also end when the
 	// seats run out).
 	Duration time.Duration `json:"duration"`
+	// SeatMapPath is the seat map read the GetSeatMap phase measures, with
+	// {show} for the show's id; empty: /v1/shows/{show}/seatmap.
+	SeatMapPath string `json:"seat_map_path,omitempty"`
 }
 
 // HoldsPresets are the named configurations: "small" runs in seconds (make
@@ -310,10 +313,14 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	}
 
 	r.log.Info("loadtest holds: GetSeatMap", "scenario", name)
+	seatMapPath := r.cfg.SeatMapPath
+	if seatMapPath == "" {
+		seatMapPath = "/v1/shows/{show}/seatmap"
+	}
 	rec = newRecorder()
 	var size atomic.Int64
 	elapsed = r.closedLoop(ctx, 0, func(w, k, _ int) {
-		n := r.get(ctx, rec, "GetSeatMap", fmt.Sprintf("/v1/shows/%d/seatmap", ids[(w+k*r.cfg.Concurrency)%shows]))
+		n := r.get(ctx, rec, "GetSeatMap", strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%shows], 10)))
 		if n > 0 {
 			size.Store(int64(n))
 		}
