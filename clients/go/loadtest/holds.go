@@ -273,7 +273,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	rec := newRecorder()
 	elapsed := r.closedLoop(ctx, sc.Seats, func(w, k, i int) {
 		show, label := seat(i)
-		buyer := fmt.Sprintf("lth-%s-%s-%d-%d", r.runID, name[:3], w, k/seatsPerBuyer)
+		buyer := fmt.Sprintf("lth-%s-%dx%d-%d-%d", r.runID, shows, seatsPerRow, w, k/seatsPerBuyer) // a new buyer every 10 holds
 		body := fmt.Sprintf(`{"showId":"%d","seats":[%q]}`, show, label)
 		if r.post(ctx, rec, "CreateHold", buyer, "/v1/holds", body) {
 			ok[i].Store(true)
