@@ -19,7 +19,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-ts generate check-generate check-repo breaking release-api lint bench loadtest clean
+.PHONY: help deps deps-run build run test test-go test-ts generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -97,6 +97,9 @@ bench: ## Run the Go benchmarks of server/ (3 s each)
 
 loadtest: build ## The on-sale load test against a running server (make run): small preset; ARGS='--preset full' for the documented run
 	$(BIN) loadtest onsale $(ARGS)
+
+loadtest-holds: build ## CreateHold and GetSeatMap against their baselines (docs/performance.md): ARGS='--pg-url … --redis-url … --preset full'
+	$(BIN) loadtest holds $(ARGS)
 
 clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ stays
 	rm -rf bin clients/ts/dist

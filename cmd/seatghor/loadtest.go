@@ -17,8 +17,11 @@ import (
 // runLoadtest is `seatghor loadtest onsale`: the on-sale crowd against a
 // running server (R-2), a summary table on stdout and the result as JSON.
 func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
+	if len(args) > 0 && args[0] == "holds" {
+		return runLoadtestHolds(ctx, cfg, args[1:], stdout, log)
+	}
 	if len(args) == 0 || args[0] != "onsale" {
-		return fmt.Errorf("%w: loadtest onsale [flags]", errUsage)
+		return fmt.Errorf("%w: loadtest onsale|holds [flags]", errUsage)
 	}
 	fs := newFlags("loadtest onsale")
 	url := fs.String("url", "http://"+cfg.Addr, "the running server")
@@ -102,6 +105,74 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 		}
 		fmt.Fprintf(stdout, "\nthis run / %s:\n", *compare)
 		return loadtest.Compare(stdout, base, res)
+	}
+	return nil
+}
+
+// runLoadtestHolds is `seatghor loadtest holds`: CreateHold and GetSeatMap
+// at full speed, each next to the same work without our code (the hold's
+// essential transaction with pgx on the same PostgreSQL, Redis GETs of the
+// seat map's size), printed as ratios and written as JSON.
+func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
+	fs := newFlags("loadtest holds")
+	url := fs.String("url", "http://"+cfg.Addr, "the running server")
+	adminURL := fs.String("admin-url", "http://"+cfg.AdminAddr, "the running server's admin listener (its /metrics)")
+	pgURL := fs.String("pg-url", "", "the database the shows land on (the shard's), for the baseline transaction")
+	redisURL := fs.String("redis-url", cfg.RedisURL, "the Redis for the baseline GETs")
+	preset := fs.String("preset", "small", "small or full")
+	conc := fs.Int("concurrency", 0, "closed-loop clients (0: the preset's)")
+	showSeats := fs.Int("show-seats", -1, "seats of the one big show, in rows of 500; 0 skips it (negative: the preset's)")
+	shows := fs.Int("shows", -1, "40-seat buses; 0 skips them (negative: the preset's)")
+	ga := fs.Int("ga-places", -1, "places of the GA shows, bucketed and single-row; 0 skips them (negative: the preset's)")
+	duration := fs.Duration("duration", 0, "how long each phase runs (0: the preset's)")
+	seatMapPath := fs.String("seatmap-path", "", "the seat map read to measure, {show} for the show (empty: /v1/shows/{show}/seatmap)")
+	out := fs.String("out", "", "write the result as JSON to this file")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: loadtest holds: %v", errUsage, err)
+	}
+	lt, ok := loadtest.HoldsPresets()[*preset]
+	if !ok {
+		return fmt.Errorf("%w: loadtest holds: no preset %q (small, full)", errUsage, *preset)
+	}
+	lt.BaseURL, lt.AdminURL = strings.TrimRight(*url, "/"), strings.TrimRight(*adminURL, "/")
+	lt.PGURL, lt.RedisURL, lt.SeatMapPath = *pgURL, *redisURL, *seatMapPath
+	if lt.PGURL == "" && len(cfg.ShardURLs) == 1 {
+		lt.PGURL = cfg.ShardURLs[0]
+	}
+	if *conc > 0 {
+		lt.Concurrency = *conc
+	}
+	for dst, v := range map[*int]int{&lt.ShowSeats: *showSeats, &lt.Shows: *shows, &lt.GAPlaces: *ga} {
+		if v >= 0 {
+			*dst = v
+		}
+	}
+	if *duration > 0 {
+		lt.Duration = *duration
+	}
+	keys, err := cfg.tokenKeys()
+	if err != nil {
+		return err
+	}
+	tokens, err := auth.NewTokens(keys, time.Now)
+	if err != nil {
+		return err
+	}
+	res, err := loadtest.RunHolds(ctx, lt, loadtest.Signer(tokens), log)
+	if err != nil {
+		return err
+	}
+	if err := res.WriteTable(stdout); err != nil {
+		return err
+	}
+	if *out != "" {
+		b, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, b, 0o644); err != nil {
+			return fmt.Errorf("write result: %w", err)
+		}
 	}
 	return nil
 }

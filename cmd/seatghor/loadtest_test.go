@@ -12,6 +12,7 @@ import (
 
 	"github.com/seatghor/seatghor/clients/go/loadtest"
 	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // TestLoadtestCommand: `seatghor loadtest onsale` against a running
@@ -39,4 +40,45 @@ func TestLoadtestCommand(t *testing.T) {
 	require.Len(t, res.Phases, 1)
 	require.Zero(t, res.Phases[0].Oversold)
 	require.Equal(t, 40, res.Config.Buyers)
+}
+
+// TestLoadtestHoldsCommand: `seatghor loadtest holds` against a running
+// platform measures CreateHold and GetSeatMap on the big show and the buses,
+// their baselines (the essential transaction on the shard's PostgreSQL,
+// Redis GETs) and GA holds with buckets and one row, and writes the numbers
+// as JSON; no seat is held twice. Only that numbers come out is asserted.
+func TestLoadtestHoldsCommand(t *testing.T) {
+	r := redistest.New(t)
+	env := apptest.New(t, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
+	t.Setenv("SEATGHOR_AUTH_SECRET", apptest.Secret)
+	file := filepath.Join(t.TempDir(), "holds.json")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"loadtest", "holds", "--url", env.URL, "--admin-url", env.AdminURL,
+		"--pg-url", env.App.Router.Shards()[0].Config().ConnString(), "--redis-url", r.URL,
+		"--concurrency", "4", "--show-seats", "1000", "--shows", "5", "--ga-places", "200", "--duration", "500ms",
+		"--out", file}, &out, &out)
+	require.NoError(t, err, out.String())
+	t.Log("\n" + out.String())
+	require.Contains(t, out.String(), "holds / baseline tx")
+
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var res loadtest.HoldsResult
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Len(t, res.Scenarios, 2)
+	for _, sc := range res.Scenarios {
+		require.Zero(t, sc.Oversold, sc.Name)
+		require.Positive(t, sc.Holds.PerSecond, sc.Name)
+		require.Positive(t, sc.HeldInDB, sc.Name)
+		require.Positive(t, sc.Baseline.PerSecond, sc.Name)
+		require.Positive(t, sc.SeatMap.PerSecond, sc.Name)
+		require.Positive(t, sc.SeatMapBytes, sc.Name)
+		require.Positive(t, sc.RedisGet.PerSecond, sc.Name)
+		require.Positive(t, sc.HoldsRatio, sc.Name)
+		require.Positive(t, sc.SeatMapRatio, sc.Name)
+	}
+	require.NotNil(t, res.GA)
+	require.Positive(t, res.GA.Bucketed.PerSecond)
+	require.Positive(t, res.GA.SingleRow.PerSecond)
+	require.Zero(t, res.GA.OversoldGA)
 }

@@ -41,6 +41,8 @@ Usage:
                                                 the sandbox payment gateway, standalone (faults: SEATGHOR_SANDBOX_FAULTS)
   seatghor loadtest onsale [--url URL] [--preset small|full] [--ttl 30s,1m] [--out FILE] [--compare FILE]
                                                 the on-sale crowd against a running server (docs/loadtest.md)
+  seatghor loadtest holds [--concurrency N] [--show-seats N] [--shows N] [--duration D] [--pg-url URL] [--redis-url URL] [--out FILE]
+                                                CreateHold and GetSeatMap against their baselines (docs/performance.md)
   seatghor token --sub ID [--role ROLE] [--ttl DURATION]
                                                 print an API token signed with the first SEATGHOR_TOKEN_KEYS key (or SEATGHOR_AUTH_SECRET)
 

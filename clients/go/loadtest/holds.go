@@ -1,0 +1,856 @@
+package loadtest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/redis/go-redis/v9"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+)
+
+// HoldsConfig is `seatghor loadtest holds`: the on-sale morning's two hot
+// paths, CreateHold and GetSeatMap, driven closed loop against a running
+// server, each next to the same work done without our code on the same
+// machine (the essential hold transaction replayed with pgx on the same
+// PostgreSQL, and Redis GETs of a value the size of the seat map's answer),
+// so one run gives the ratios of issue 10 (R-2).
+type HoldsConfig struct {
+	// BaseURL and AdminURL are the running server and its admin listener
+	// (/metrics); PGURL the database the shows land on (a shard's), where
+	// the baseline's scratch tables are made and dropped; RedisURL the
+	// Redis the GET baseline reads.
+	BaseURL  string `json:"-"`
+	AdminURL string `json:"-"`
+	PGURL    string `json:"-"`
+	RedisURL string `json:"-"`
+	// Preset names the configuration the run started from.
+	Preset string `json:"preset"`
+	// Concurrency is the number of closed-loop clients of every phase.
+	Concurrency int `json:"concurrency"`
+	// ShowSeats is the big show's size, in rows of 500 seats (50,000: 100
+	// rows); 0 skips it. Shows is the number of 40-seat buses; 0 skips them.
+	ShowSeats int `json:"show_seats"`
+	Shows     int `json:"shows"`
+	// GAPlaces is the capacity of the two general-admission shows, one with
+	// the server's buckets and one with a single counter row; 0 skips them.
+	GAPlaces int `json:"ga_places"`
+	// Duration is how long each phase runs (hold phases also end when the
+	// seats run out).
+	Duration time.Duration `json:"duration"`
+	// SeatMapPath is the seat map read the GetSeatMap phase measures, with
+	// {show} for the show's id; empty: /v1/shows/{show}/seatmap.
+	SeatMapPath string `json:"seat_map_path,omitempty"`
+}
+
+// HoldsPresets are the named configurations: "small" runs in seconds (make
+// test), "full" is the documented run (docs/performance.md).
+func HoldsPresets() map[string]HoldsConfig {
+	return map[string]HoldsConfig{
+		"small": {Preset: "small", Concurrency: 4, ShowSeats: 1000, Shows: 5, GAPlaces: 500, Duration: time.Second},
+		"full":  {Preset: "full", Concurrency: 32, ShowSeats: 50_000, Shows: 3000, GAPlaces: 50_000, Duration: 20 * time.Second},
+	}
+}
+
+func (c HoldsConfig) validate() error {
+	switch {
+	case c.BaseURL == "" || c.AdminURL == "":
+		return errors.New("loadtest holds: need the server's URL and its admin URL")
+	case c.PGURL == "" || c.RedisURL == "":
+		return errors.New("loadtest holds: need --pg-url (the shard's database) and --redis-url for the baselines")
+	case c.Concurrency < 1 || c.Duration <= 0:
+		return errors.New("loadtest holds: concurrency and duration must be positive")
+	case c.ShowSeats < 0 || c.ShowSeats%seatsPerBigRow != 0 || c.ShowSeats > 200*seatsPerBigRow:
+		return fmt.Errorf("loadtest holds: show seats are rows of %d, at most 200 rows", seatsPerBigRow)
+	case c.Shows < 0 || c.GAPlaces < 0 || c.ShowSeats+c.Shows+c.GAPlaces == 0:
+		return errors.New("loadtest holds: nothing to measure (show seats, shows and GA places are all 0)")
+	}
+	return nil
+}
+
+const (
+	seatsPerBigRow = 500
+	busRows        = 10 // × 4 seats: the seed's 40-seat bus
+	// seatsPerBuyer is each buyer's share of the holds: under the per-account
+	// cap (R-3.8) and the per-caller hold rate's burst (R-9.6).
+	seatsPerBuyer = 10
+)
+
+// HoldsResult is one run of `seatghor loadtest holds`.
+type HoldsResult struct {
+	Config     HoldsConfig     `json:"config"`
+	StartedAt  time.Time       `json:"started_at"`
+	FinishedAt time.Time       `json:"finished_at"`
+	Scenarios  []HoldsScenario `json:"scenarios"`
+	// GA compares general-admission holds on bucketed counters with the
+	// same on a single counter row, at the same concurrency (R-3.5).
+	GA *GAResult `json:"ga,omitempty"`
+}
+
+// HoldsScenario is one inventory: the big show, or the buses.
+type HoldsScenario struct {
+	Name  string   `json:"name"`
+	Shows int      `json:"shows"`
+	Seats int      `json:"seats"`
+	Holds RPCStats `json:"create_hold"`
+	// HeldInDB is the seats the database shows held afterwards (equal to
+	// the successful holds); Oversold the seats in more than one live hold
+	// (must be 0).
+	HeldInDB int `json:"held_in_db"`
+	Oversold int `json:"oversold"`
+	// StatementsPerHold is the server's database statements per hold while
+	// the holds ran (its /metrics).
+	StatementsPerHold float64 `json:"statements_per_hold"`
+	// The seat-map projector while the holds ran, from /metrics: the p99 of
+	// its event delay (change to read model, histogram buckets, counted
+	// until it caught up), the largest lag sampled every 100 ms, and how
+	// long it took to catch up after the last hold, in seconds.
+	SeatMapDelayP99 float64 `json:"seatmap_delay_p99_seconds"`
+	ProjectorLagMax float64 `json:"seatmap_lag_max_seconds"`
+	CatchUp         float64 `json:"seatmap_catch_up_seconds"`
+	// Baseline is the essential hold transaction replayed with pgx on the
+	// same PostgreSQL: conditional seat UPDATE, hold INSERT, outbox INSERT.
+	Baseline   RPCStats `json:"baseline_tx"`
+	HoldsRatio float64  `json:"holds_ratio"`
+	SeatMap    RPCStats `json:"get_seat_map"`
+	// SeatMapBytes is the size of one seat map answer (REST, JSON).
+	SeatMapBytes int      `json:"seat_map_bytes"`
+	RedisGet     RPCStats `json:"redis_get"`
+	SeatMapRatio float64  `json:"seat_map_ratio"`
+}
+
+// GAResult is GA holds of one place each, bucketed against a single row.
+type GAResult struct {
+	Places     int      `json:"places"`
+	Buckets    int      `json:"buckets"`
+	Bucketed   RPCStats `json:"bucketed"`
+	SingleRow  RPCStats `json:"single_row"`
+	Ratio      float64  `json:"ratio"`
+	OversoldGA int      `json:"oversold"`
+}
+
+// RunHolds runs every scenario the configuration asks for.
+func RunHolds(ctx context.Context, cfg HoldsConfig, tokens Tokens, log *slog.Logger) (HoldsResult, error) {
+	if err := cfg.validate(); err != nil {
+		return HoldsResult{}, err
+	}
+	res := HoldsResult{Config: cfg, StartedAt: time.Now().UTC()}
+	r := &holdsRun{cfg: cfg, tokens: tokens, log: log, runID: randomID(), http: &http.Client{Transport: &http.Transport{
+		MaxIdleConns: 2 * cfg.Concurrency, MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute,
+		DisableCompression: true, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
+	}}}
+	pool, err := pgxpool.New(ctx, cfg.PGURL)
+	if err != nil {
+		return res, fmt.Errorf("baseline database: %w", err)
+	}
+	defer pool.Close()
+	r.pg = pool
+	ropts, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		return res, fmt.Errorf("baseline redis: %w", err)
+	}
+	ropts.PoolSize = cfg.Concurrency
+	r.redis = redis.NewClient(ropts)
+	defer r.redis.Close()
+	if cfg.ShowSeats > 0 {
+		sc, err := r.scenario(ctx, fmt.Sprintf("one show of %d rows × %d seats", cfg.ShowSeats/seatsPerBigRow, seatsPerBigRow),
+			1, cfg.ShowSeats/seatsPerBigRow, seatsPerBigRow)
+		if err != nil {
+			return res, err
+		}
+		res.Scenarios = append(res.Scenarios, sc)
+	}
+	if cfg.Shows > 0 {
+		sc, err := r.scenario(ctx, fmt.Sprintf("%d buses of %d seats", cfg.Shows, busRows*4), cfg.Shows, busRows, 4)
+		if err != nil {
+			return res, err
+		}
+		res.Scenarios = append(res.Scenarios, sc)
+	}
+	if cfg.GAPlaces > 0 {
+		ga, err := r.ga(ctx)
+		if err != nil {
+			return res, err
+		}
+		res.GA = &ga
+	}
+	res.FinishedAt = time.Now().UTC()
+	return res, nil
+}
+
+type holdsRun struct {
+	cfg    HoldsConfig
+	tokens Tokens
+	log    *slog.Logger
+	runID  string
+	http   *http.Client
+	pg     *pgxpool.Pool
+	redis  *redis.Client
+	// tokenCache keeps each buyer's token.
+	tokenMu    sync.Mutex
+	tokenCache map[string]string
+}
+
+func (r *holdsRun) token(sub string, admin bool) (string, error) {
+	r.tokenMu.Lock()
+	defer r.tokenMu.Unlock()
+	if t, ok := r.tokenCache[sub]; ok {
+		return t, nil
+	}
+	t, err := r.tokens.Token(sub, admin)
+	if err != nil {
+		return "", err
+	}
+	if r.tokenCache == nil {
+		r.tokenCache = map[string]string{}
+	}
+	r.tokenCache[sub] = t
+	return t, nil
+}
+
+// scenario creates the shows, then runs the four phases one after the
+// other: CreateHold, GetSeatMap, the pgx baseline and the Redis baseline.
+func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seatsPerRow int) (HoldsScenario, error) {
+	sc := HoldsScenario{Name: name, Shows: shows, Seats: shows * rows * seatsPerRow}
+	r.log.Info("loadtest holds: creating shows", "scenario", name)
+	ids, err := r.createShows(ctx, shows, func(i int) *catalogv1.CreateShowRequest {
+		req := r.showRequest(fmt.Sprintf("Load test %s %d", r.runID[:6], i+1), catalogv1.ShowKind_SHOW_KIND_BUS_TRIP)
+		if shows == 1 {
+			req.Kind = catalogv1.ShowKind_SHOW_KIND_SPORT
+			req.Venue = "Load test stadium"
+			req.Origin, req.Destination = "", ""
+		}
+		req.Sections = []*catalogv1.Section{{Name: "Main", Rows: rowLabels(rows), SeatsPerRow: int32(seatsPerRow), PriceMinor: 85000}}
+		return req
+	})
+	if err != nil {
+		return sc, err
+	}
+	labels := seatLabels(rows, seatsPerRow)
+	perShow := len(labels)
+	// Seat i is seat i/shows of show i%shows: consecutive holds spread
+	// over the shows, and no seat is asked for twice.
+	seat := func(i int) (int64, string) { return ids[i%shows], labels[i/shows] }
+	if err := r.waitSeatMap(ctx, ids[0]); err != nil {
+		return sc, err
+	}
+
+	r.log.Info("loadtest holds: waiting for the seat-map projector to catch up", "scenario", name)
+	if _, err := r.caughtUp(ctx); err != nil {
+		return sc, err
+	}
+	r.log.Info("loadtest holds: CreateHold", "scenario", name)
+	before, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return sc, err
+	}
+	delayBefore, err := r.scrapeSeatMap(ctx)
+	if err != nil {
+		return sc, err
+	}
+	lagStop := r.sampleLag(ctx)
+	ok := make([]atomic.Bool, sc.Seats)
+	rec := newRecorder()
+	elapsed := r.closedLoop(ctx, sc.Seats, func(w, k, i int) {
+		show, label := seat(i)
+		buyer := fmt.Sprintf("lth-%s-%dx%d-%d-%d", r.runID, shows, seatsPerRow, w, k/seatsPerBuyer) // a new buyer every 10 holds
+		body := fmt.Sprintf(`{"showId":"%d","seats":[%q]}`, show, label)
+		if r.post(ctx, rec, "CreateHold", buyer, "/v1/holds", body) {
+			ok[i].Store(true)
+		}
+	})
+	start := time.Now() // the last hold's answer
+	lags := lagStop()
+	after, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return sc, err
+	}
+	delayAfter, err := r.caughtUp(ctx)
+	if err != nil {
+		return sc, err
+	}
+	sc.CatchUp = delayAfter.at.Sub(start).Seconds()
+	sc.SeatMapDelayP99 = delayAfter.sub(delayBefore).quantile(0.99)
+	sc.Holds = rec.stats(elapsed)["CreateHold"]
+	held := 0
+	for i := range ok {
+		if ok[i].Load() {
+			held++
+		}
+	}
+	if held > 0 {
+		sc.StatementsPerHold = (after.statements - before.statements) / float64(held)
+	}
+	if len(lags) > 0 {
+		sc.ProjectorLagMax = slices.Max(lags)
+	}
+	sc.HeldInDB, sc.Oversold, err = r.checkHolds(ctx, ids)
+	if err != nil {
+		return sc, err
+	}
+	if sc.HeldInDB != held {
+		r.log.Warn("loadtest holds: the database holds other seats than the answers said", "answers", held, "database", sc.HeldInDB)
+	}
+
+	r.log.Info("loadtest holds: GetSeatMap", "scenario", name)
+	seatMapPath := r.cfg.SeatMapPath
+	if seatMapPath == "" {
+		seatMapPath = "/v1/shows/{show}/seatmap"
+	}
+	rec = newRecorder()
+	var size atomic.Int64
+	elapsed = r.closedLoop(ctx, 0, func(w, k, _ int) {
+		n := r.get(ctx, rec, "GetSeatMap", strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%shows], 10)))
+		if n > 0 {
+			size.Store(int64(n))
+		}
+	})
+	sc.SeatMap, sc.SeatMapBytes = rec.stats(elapsed)["GetSeatMap"], int(size.Load())
+
+	r.log.Info("loadtest holds: baseline transaction", "scenario", name)
+	sc.Baseline, err = r.baselineTx(ctx, shows, perShow)
+	if err != nil {
+		return sc, err
+	}
+	sc.HoldsRatio = ratio(sc.Holds.PerSecond, sc.Baseline.PerSecond)
+
+	r.log.Info("loadtest holds: baseline Redis GET", "scenario", name, "bytes", sc.SeatMapBytes)
+	sc.RedisGet, err = r.baselineRedis(ctx, max(sc.SeatMapBytes, 1))
+	if err != nil {
+		return sc, err
+	}
+	sc.SeatMapRatio = ratio(sc.SeatMap.PerSecond, sc.RedisGet.PerSecond)
+	return sc, nil
+}
+
+// ga holds one place at a time on a bucketed GA area and on the same area
+// with a single counter row, one after the other at the same concurrency.
+func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
+	res := GAResult{Places: r.cfg.GAPlaces}
+	run := func(label string, buckets int32) (RPCStats, int, error) {
+		ids, err := r.createShows(ctx, 1, func(int) *catalogv1.CreateShowRequest {
+			req := r.showRequest(fmt.Sprintf("Load test %s GA %s", r.runID[:6], label), catalogv1.ShowKind_SHOW_KIND_SPORT)
+			req.Venue, req.Origin, req.Destination = "Load test field", "", ""
+			req.GaAreas = []*catalogv1.GaArea{{Name: "Field", Capacity: int32(r.cfg.GAPlaces), PriceMinor: 50000, Buckets: buckets}}
+			return req
+		})
+		if err != nil {
+			return RPCStats{}, 0, err
+		}
+		r.log.Info("loadtest holds: GA holds", "counter", label)
+		rec := newRecorder()
+		var held atomic.Int64
+		elapsed := r.closedLoop(ctx, r.cfg.GAPlaces, func(w, k, _ int) {
+			buyer := fmt.Sprintf("ltg-%s-%s-%d-%d", r.runID, label, w, k/seatsPerBuyer)
+			body := fmt.Sprintf(`{"showId":"%d","gaArea":"Field","quantity":1}`, ids[0])
+			if r.post(ctx, rec, "CreateHold", buyer, "/v1/holds", body) {
+				held.Add(1)
+			}
+		})
+		var taken int
+		err = r.pg.QueryRow(ctx, `SELECT coalesce(sum(quantity), 0) FROM holds WHERE show_id = $1 AND status = 'active'`,
+			ids[0]).Scan(&taken)
+		if err != nil {
+			return RPCStats{}, 0, fmt.Errorf("count GA holds: %w", err)
+		}
+		if buckets == 0 {
+			_ = r.pg.QueryRow(ctx, `SELECT count(*) FROM ga_buckets WHERE show_id = $1`, ids[0]).Scan(&res.Buckets)
+		}
+		return rec.stats(elapsed)["CreateHold"], max(0, taken-r.cfg.GAPlaces), nil
+	}
+	var over1, over2 int
+	var err error
+	if res.Bucketed, over1, err = run("buckets", 0); err != nil {
+		return res, err
+	}
+	if res.SingleRow, over2, err = run("single", 1); err != nil {
+		return res, err
+	}
+	res.OversoldGA = over1 + over2
+	res.Ratio = ratio(res.Bucketed.PerSecond, res.SingleRow.PerSecond)
+	return res, nil
+}
+
+func (r *holdsRun) showRequest(title string, kind catalogv1.ShowKind) *catalogv1.CreateShowRequest {
+	return &catalogv1.CreateShowRequest{
+		Kind: kind, Title: title, Origin: "Dhaka", Destination: "Chattogram",
+		StartsAt: timestamppb.New(time.Now().Add(72 * time.Hour)), Currency: "BDT",
+		MaxSeatsPerAccount: seatsPerBuyer, MaxSeatsPerHold: seatsPerBuyer,
+	}
+}
+
+// createShows creates n shows as an admin, a few at a time.
+func (r *holdsRun) createShows(ctx context.Context, n int, req func(int) *catalogv1.CreateShowRequest) ([]int64, error) {
+	tok, err := r.token("loadtest-admin", true)
+	if err != nil {
+		return nil, err
+	}
+	cat := catalogv1connect.NewCatalogServiceClient(r.http, r.cfg.BaseURL, connect.WithInterceptors(withToken(tok)))
+	ids := make([]int64, n)
+	next := atomic.Int64{}
+	var firstErr error
+	var once sync.Once
+	var wg sync.WaitGroup
+	for range min(n, 8) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				resp, err := cat.CreateShow(ctx, connect.NewRequest(req(i)))
+				if err != nil {
+					once.Do(func() { firstErr = fmt.Errorf("create show: %w", err) })
+					return
+				}
+				ids[i] = resp.Msg.GetShow().GetShowId()
+			}
+		})
+	}
+	wg.Wait()
+	return ids, firstErr
+}
+
+// waitSeatMap waits until the show's seat map answers (the projectors may
+// not have seen the show yet).
+func (r *holdsRun) waitSeatMap(ctx context.Context, show int64) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/v1/shows/%d/seatmap", r.cfg.BaseURL, show), nil)
+		if err != nil {
+			return err
+		}
+		_, err = r.do(req)
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the seat map of show %d did not answer within 30 s: %w", show, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// closedLoop runs Concurrency workers for the configured duration, each
+// calling fn back to back; fn gets the worker, its call number and a
+// global index i < limit (every index once; the loop ends when they run
+// out). limit 0 means no limit. It returns the time it ran.
+func (r *holdsRun) closedLoop(ctx context.Context, limit int, fn func(w, k, i int)) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
+	defer cancel()
+	var next atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for w := range r.cfg.Concurrency {
+		wg.Go(func() {
+			for k := 0; ctx.Err() == nil; k++ {
+				i := int(next.Add(1) - 1)
+				if limit > 0 && i >= limit {
+					return
+				}
+				fn(w, k, i)
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// post sends one REST write as buyer and records it; it tells whether the
+// server answered 200.
+func (r *holdsRun) post(ctx context.Context, rec *recorder, name, buyer, path, body string) bool {
+	tok, err := r.token(buyer, false)
+	if err != nil {
+		return false
+	}
+	_, err = timed(rec, name, func() (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.cfg.BaseURL+path, bytes.NewBufferString(body))
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Idempotency-Key", randomID())
+		return r.do(req)
+	})
+	return err == nil
+}
+
+// get sends one REST read and records it; it returns the answer's size, or
+// -1.
+func (r *holdsRun) get(ctx context.Context, rec *recorder, name, path string) int {
+	n, err := timed(rec, name, func() (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.BaseURL+path, nil)
+		if err != nil {
+			return 0, err
+		}
+		return r.do(req)
+	})
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// do sends req and reads the whole answer; a status other than 200 is an
+// error named after the status (recorded by code).
+func (r *holdsRun) do(req *http.Request) (int, error) {
+	if req.Header.Get("Authorization") == "" { // a reader
+		tok, err := r.token("lth-reader-"+r.runID, false)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		if req.Context().Err() != nil {
+			return 0, connect.NewError(connect.CodeCanceled, err)
+		}
+		return 0, connect.NewError(connect.CodeUnavailable, err)
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return 0, connect.NewError(connect.CodeUnavailable, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, connect.NewError(httpCode(resp.StatusCode), fmt.Errorf("HTTP %d", resp.StatusCode))
+	}
+	return int(n), nil
+}
+
+// httpCode maps a REST status back to the Connect code the recorder files
+// errors under.
+func httpCode(status int) connect.Code {
+	switch status {
+	case http.StatusBadRequest:
+		return connect.CodeInvalidArgument
+	case http.StatusUnauthorized:
+		return connect.CodeUnauthenticated
+	case http.StatusForbidden:
+		return connect.CodePermissionDenied
+	case http.StatusNotFound:
+		return connect.CodeNotFound
+	case http.StatusConflict:
+		return connect.CodeAborted
+	case http.StatusPreconditionFailed:
+		return connect.CodeFailedPrecondition
+	case http.StatusTooManyRequests:
+		return connect.CodeResourceExhausted
+	case http.StatusServiceUnavailable:
+		return connect.CodeUnavailable
+	}
+	return connect.CodeUnknown
+}
+
+// sampleLag reads the seat-map projector's lag from /metrics every 100 ms; the
+// returned function stops it and gives the samples.
+func (r *holdsRun) sampleLag(ctx context.Context) func() []float64 {
+	ctx, stop := context.WithCancel(ctx)
+	done := make(chan []float64)
+	go func() {
+		var out []float64
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				done <- out
+				return
+			case <-tick.C:
+				if m, err := r.scrapeSeatMap(ctx); err == nil {
+					out = append(out, m.lag)
+				}
+			}
+		}
+	}()
+	return func() []float64 { stop(); return <-done }
+}
+
+// checkHolds counts, on the shard, the seats of the shows that are not
+// available and the seats in more than one live hold.
+func (r *holdsRun) checkHolds(ctx context.Context, ids []int64) (held, oversold int, err error) {
+	err = r.pg.QueryRow(ctx, `SELECT count(*) FROM seats WHERE show_id = ANY($1) AND status <> 'available'`, ids).Scan(&held)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count held seats (is --pg-url the shard's database?): %w", err)
+	}
+	err = r.pg.QueryRow(ctx, `
+		SELECT count(*) FROM (
+			SELECT show_id, seat FROM holds, unnest(seats) AS seat
+			WHERE show_id = ANY($1) AND status IN ('active', 'ordered', 'confirmed')
+			GROUP BY show_id, seat HAVING count(*) > 1) twice`, ids).Scan(&oversold)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count oversold seats: %w", err)
+	}
+	return held, oversold, nil
+}
+
+// baselineTx replays the essential hold transaction with pgx on scratch
+// tables shaped like the shard's seats, holds and outbox (same columns,
+// constraints and indexes), which it creates and drops: one seat each,
+// distinct seats, the same concurrency and duration.
+func (r *holdsRun) baselineTx(ctx context.Context, shows, perShow int) (RPCStats, error) {
+	p := "loadtest_" + r.runID[:8] + "_"
+	ddl := `
+CREATE TABLE ` + p + `seats (
+    show_id bigint NOT NULL, seat text NOT NULL, position integer NOT NULL, section text NOT NULL,
+    row_label text NOT NULL, price_minor bigint NOT NULL CHECK (price_minor >= 0),
+    status text NOT NULL DEFAULT 'available' CHECK (status IN ('available', 'held', 'booked')),
+    hold_id text, held_until timestamptz, version bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (show_id, seat), UNIQUE (show_id, position),
+    CHECK ((status = 'available') = (hold_id IS NULL)), CHECK (status <> 'held' OR held_until IS NOT NULL));
+CREATE INDEX ` + p + `seats_by_hold ON ` + p + `seats (hold_id) WHERE hold_id IS NOT NULL;
+CREATE TABLE ` + p + `holds (
+    hold_id text PRIMARY KEY, show_id bigint NOT NULL, user_id text NOT NULL,
+    status text NOT NULL CHECK (status IN ('active', 'ordered', 'confirmed', 'released', 'expired')),
+    seats text[] NOT NULL DEFAULT '{}', ga_area text NOT NULL DEFAULT '', quantity integer NOT NULL CHECK (quantity > 0),
+    amount_minor bigint NOT NULL CHECK (amount_minor >= 0), currency text NOT NULL, expires_at timestamptz NOT NULL,
+    extended boolean NOT NULL DEFAULT false, created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL);
+CREATE INDEX ` + p + `holds_user ON ` + p + `holds (show_id, user_id);
+CREATE INDEX ` + p + `holds_live_expiry ON ` + p + `holds (expires_at) WHERE status IN ('active', 'ordered');
+CREATE TABLE ` + p + `outbox (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, xid xid8 NOT NULL DEFAULT pg_current_xact_id(),
+    show_id bigint NOT NULL, event_id text NOT NULL UNIQUE, event_type text NOT NULL, payload bytea NOT NULL,
+    occurred_at timestamptz NOT NULL);
+CREATE INDEX ` + p + `outbox_xid ON ` + p + `outbox (xid, id);
+INSERT INTO ` + p + `seats (show_id, seat, position, section, row_label, price_minor)
+SELECT s, 'S' || n, n, 'Main', 'R', 85000 FROM generate_series(1, $1) s, generate_series(0, $2 - 1) n;
+ANALYZE ` + p + `seats;`
+	drop := `DROP TABLE IF EXISTS ` + p + `seats, ` + p + `holds, ` + p + `outbox`
+	defer func() { _, _ = r.pg.Exec(context.WithoutCancel(ctx), drop) }()
+	// Simple protocol for the multi-statement script; the parameters go in
+	// as literals.
+	script := strings.NewReplacer("$1", strconv.Itoa(shows), "$2", strconv.Itoa(perShow)).Replace(ddl)
+	if _, err := r.pg.Exec(ctx, script, pgx.QueryExecModeSimpleProtocol); err != nil {
+		return RPCStats{}, fmt.Errorf("baseline tables: %w", err)
+	}
+	payload := bytes.Repeat([]byte{'x'}, 120) // about a HoldCreated event's size
+	rec := newRecorder()
+	elapsed := r.closedLoop(ctx, shows*perShow, func(w, k, i int) {
+		show, seat := int64(i%shows+1), "S"+strconv.Itoa(i/shows)
+		_, _ = timed(rec, "tx", func() (struct{}, error) {
+			holdID := "h_" + randomID()
+			err := pgx.BeginFunc(ctx, r.pg, func(tx pgx.Tx) error {
+				tag, err := tx.Exec(ctx, `UPDATE `+p+`seats SET status = 'held', hold_id = $3,
+					held_until = now() + interval '10 minutes', version = version + 1
+					WHERE show_id = $1 AND seat = $2 AND status = 'available'`, show, seat, holdID)
+				if err != nil {
+					return err
+				}
+				if tag.RowsAffected() != 1 {
+					return connect.NewError(connect.CodeAborted, errors.New("seat taken"))
+				}
+				if _, err := tx.Exec(ctx, `INSERT INTO `+p+`holds (hold_id, show_id, user_id, status, seats, quantity,
+					amount_minor, currency, expires_at, created_at, updated_at)
+					VALUES ($1, $2, $3, 'active', $4, 1, 85000, 'BDT', now() + interval '10 minutes', now(), now())`,
+					holdID, show, fmt.Sprintf("u-%d-%d", w, k/seatsPerBuyer), []string{seat}); err != nil {
+					return err
+				}
+				_, err = tx.Exec(ctx, `INSERT INTO `+p+`outbox (show_id, event_id, event_type, payload, occurred_at)
+					VALUES ($1, $2, 'HoldCreated', $3, now())`, show, "e_"+holdID, payload)
+				return err
+			})
+			return struct{}{}, err
+		})
+	})
+	return rec.stats(elapsed)["tx"], nil
+}
+
+// baselineRedis GETs one value of size bytes from Redis, closed loop.
+func (r *holdsRun) baselineRedis(ctx context.Context, size int) (RPCStats, error) {
+	key := "seatghor-loadtest:" + r.runID
+	if err := r.redis.Set(ctx, key, bytes.Repeat([]byte{'x'}, size), time.Hour).Err(); err != nil {
+		return RPCStats{}, fmt.Errorf("baseline redis: %w", err)
+	}
+	defer r.redis.Del(context.WithoutCancel(ctx), key)
+	rec := newRecorder()
+	elapsed := r.closedLoop(ctx, 0, func(_, _, _ int) {
+		_, _ = timed(rec, "GET", func() ([]byte, error) { return r.redis.Get(ctx, key).Bytes() })
+	})
+	return rec.stats(elapsed)["GET"], nil
+}
+
+// rowLabels are A … Z, AA, AB, … (R-12's row keys).
+func rowLabels(n int) []string {
+	rows := make([]string, n)
+	for i := range rows {
+		rows[i] = string(rune('A' + i%26))
+		if i >= 26 {
+			rows[i] = string(rune('A'+i/26-1)) + rows[i]
+		}
+	}
+	return rows
+}
+
+// seatLabels are the seats of one section, row by row: A1, A2, …
+func seatLabels(rows, perRow int) []string {
+	out := make([]string, 0, rows*perRow)
+	for _, r := range rowLabels(rows) {
+		for n := 1; n <= perRow; n++ {
+			out = append(out, r+strconv.Itoa(n))
+		}
+	}
+	return out
+}
+
+// WriteTable prints each scenario's phases next to their baselines, with
+// the ratios issue 10 sets its goals in.
+func (r HoldsResult) WriteTable(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "holds load test %q: %d concurrent clients, %s per phase\n", r.Config.Preset, r.Config.Concurrency, r.Config.Duration)
+	line := func(name string, s RPCStats, unit string) {
+		fmt.Fprintf(&b, "  %-34s %8.1f %-10s %8.1f %8.1f %8.1f  %7d  %v\n", name, s.PerSecond, unit, s.P50ms, s.P95ms, s.P99ms, s.Calls, s.Errors)
+	}
+	for _, sc := range r.Scenarios {
+		fmt.Fprintf(&b, "\n%s (%d seats)\n", sc.Name, sc.Seats)
+		fmt.Fprintf(&b, "  %-34s %8s %-10s %8s %8s %8s  %7s  %s\n", "what", "rate", "", "p50 ms", "p95 ms", "p99 ms", "calls", "errors")
+		line("CreateHold (REST, one seat)", sc.Holds, "holds/s")
+		line("baseline: seat+hold+outbox tx, pgx", sc.Baseline, "tx/s")
+		line("GetSeatMap (REST)", sc.SeatMap, "answers/s")
+		line(fmt.Sprintf("baseline: Redis GET of %d B", sc.SeatMapBytes), sc.RedisGet, "GETs/s")
+		fmt.Fprintf(&b, "  ratios: holds / baseline tx %.2f, seat maps / Redis GET %.3f\n", sc.HoldsRatio, sc.SeatMapRatio)
+		fmt.Fprintf(&b, "  held in the database %d, oversold %d, %.1f server statements per hold (projectors included)\n",
+			sc.HeldInDB, sc.Oversold, sc.StatementsPerHold)
+		fmt.Fprintf(&b, "  seat-map projector during the holds: event delay p99 <= %g s, lag max %.3f s, caught up %.1f s after the last hold\n",
+			sc.SeatMapDelayP99, sc.ProjectorLagMax, sc.CatchUp)
+	}
+	if ga := r.GA; ga != nil {
+		fmt.Fprintf(&b, "\nGA holds, one place each, %d places\n", ga.Places)
+		line(fmt.Sprintf("CreateHold, %d buckets", ga.Buckets), ga.Bucketed, "holds/s")
+		line("CreateHold, one counter row", ga.SingleRow, "holds/s")
+		fmt.Fprintf(&b, "  ratio: buckets / one row %.2f, oversold %d\n", ga.Ratio, ga.OversoldGA)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// seatMapMetrics is the seat-map projector's state on /metrics, summed over
+// its sources.
+type seatMapMetrics struct {
+	at      time.Time
+	lag     float64
+	backlog float64
+	// delay is the event delay histogram: cumulative counts by upper bound.
+	delay map[float64]float64
+}
+
+func (r *holdsRun) scrapeSeatMap(ctx context.Context) (seatMapMetrics, error) {
+	m := seatMapMetrics{at: time.Now(), delay: map[float64]float64{}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.AdminURL+"/metrics", nil)
+	if err != nil {
+		return m, err
+	}
+	resp, err := r.http.Do(req)
+	if err != nil {
+		return m, fmt.Errorf("scrape metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return m, fmt.Errorf("parse metrics: %w", err)
+	}
+	for name, f := range families {
+		for _, s := range f.GetMetric() {
+			seatmap := false
+			for _, l := range s.GetLabel() {
+				seatmap = seatmap || l.GetName() == "projector" && l.GetValue() == "seatmap"
+			}
+			if !seatmap {
+				continue
+			}
+			switch name {
+			case "seatghor_projector_lag_seconds":
+				m.lag = max(m.lag, s.GetGauge().GetValue())
+			case "seatghor_projector_backlog_events":
+				m.backlog += s.GetGauge().GetValue()
+			case "seatghor_projector_event_delay_seconds":
+				for _, b := range s.GetHistogram().GetBucket() {
+					m.delay[b.GetUpperBound()] += float64(b.GetCumulativeCount())
+				}
+			}
+		}
+	}
+	return m, nil
+}
+
+// sub is the delay histogram of the events between o and m.
+func (m seatMapMetrics) sub(o seatMapMetrics) seatMapMetrics {
+	out := seatMapMetrics{at: m.at, delay: map[float64]float64{}}
+	for le, n := range m.delay {
+		out.delay[le] = n - o.delay[le]
+	}
+	return out
+}
+
+// quantile is the upper bound of the histogram bucket the q-quantile falls
+// in (0 without events).
+func (m seatMapMetrics) quantile(q float64) float64 {
+	bounds := make([]float64, 0, len(m.delay))
+	for le := range m.delay {
+		bounds = append(bounds, le)
+	}
+	slices.Sort(bounds)
+	total := 0.0
+	for _, n := range m.delay {
+		total = max(total, n)
+	}
+	if total == 0 {
+		return 0
+	}
+	last := 0.0
+	for _, le := range bounds {
+		if math.IsInf(le, 1) {
+			break
+		}
+		last = le
+		if m.delay[le] >= q*total {
+			return le
+		}
+	}
+	return last // beyond the last bucket: at least that
+}
+
+// caughtUp waits (at most five minutes) until the seat-map projector has
+// no backlog, and returns its metrics then.
+func (r *holdsRun) caughtUp(ctx context.Context) (seatMapMetrics, error) {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		m, err := r.scrapeSeatMap(ctx)
+		if err != nil {
+			return m, err
+		}
+		if m.backlog == 0 {
+			return m, nil
+		}
+		if time.Now().After(deadline) {
+			return m, fmt.Errorf("the seat-map projector still has %.0f events to apply after 5 minutes", m.backlog)
+		}
+		select {
+		case <-ctx.Done():
+			return m, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
