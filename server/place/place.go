@@ -1,0 +1,210 @@
+// Package place is the gazetteer of Bangladesh (R-8.4): every district and
+// the major intercity bus stops, each with a canonical id, its official
+// English name, its former and common spellings and its Bengali name, read
+// from the hand-written places.txt (its header names the public sources).
+// It also owns the folding of place names that trip search and the catalog
+// share: case, diacritics, apostrophes, joined or split words, loose
+// transliteration and Bengali script (docs/decisions/0110).
+package place
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+//go:embed places.txt
+var placesTxt string
+
+// Place is one entry of the gazetteer.
+type Place struct {
+	// ID is the canonical id a show stores next to its display names.
+	ID string
+	// Name is the official English name ("Chattogram").
+	Name string
+	// Bengali is the name in Bengali script ("চট্টগ্রাম").
+	Bengali string
+	// Kind is "district" or "stop".
+	Kind string
+	// District is the id of the district the place lies in (its own for a
+	// district).
+	District string
+	// Aliases are the former and common spellings ("Chittagong", "Ctg").
+	Aliases []string
+}
+
+// Token is the place's id as one search word ("coxs-bazar" → "coxsbazar"):
+// the form both trip indexes store and a recognised place is searched by.
+func (p Place) Token() string { return strings.ReplaceAll(p.ID, "-", "") }
+
+// Gazetteer finds places by any of their spellings.
+type Gazetteer struct {
+	places []Place
+	// byKey maps the skeleton of every Latin spelling, and the folded
+	// Bengali name, to the place's index in places.
+	byKey map[string]int
+}
+
+// Default is the gazetteer of places.txt, parsed on first use.
+var Default = sync.OnceValue(func() *Gazetteer {
+	g, err := Parse(placesTxt)
+	if err != nil {
+		panic(err) // places.txt is part of the binary; TestGazetteerParses guards it
+	}
+	return g
+})
+
+// Parse reads a gazetteer in the format of places.txt. Two places sharing
+// a spelling (once folded) is an error: a spelling must name one place.
+func Parse(text string) (*Gazetteer, error) {
+	g := &Gazetteer{byKey: map[string]int{}}
+	ids := map[string]bool{}
+	for n, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "|")
+		if len(f) != 6 {
+			return nil, fmt.Errorf("places line %d: %d fields, want 6", n+1, len(f))
+		}
+		for i := range f {
+			f[i] = strings.TrimSpace(f[i])
+		}
+		p := Place{ID: f[0], Name: f[1], Bengali: norm.NFC.String(f[2]), Kind: f[3], District: f[4]}
+		for _, a := range strings.Split(f[5], ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				p.Aliases = append(p.Aliases, a)
+			}
+		}
+		if p.ID == "" || p.Name == "" || p.Bengali == "" || ids[p.ID] {
+			return nil, fmt.Errorf("places line %d: empty or repeated id, name or Bengali name", n+1)
+		}
+		if p.Kind != "district" && p.Kind != "stop" {
+			return nil, fmt.Errorf("places line %d: kind %q", n+1, p.Kind)
+		}
+		ids[p.ID] = true
+		i := len(g.places)
+		g.places = append(g.places, p)
+		for _, s := range append([]string{p.ID, p.Name, p.Bengali}, p.Aliases...) {
+			k := lookupKey(s)
+			if j, ok := g.byKey[k]; ok && j != i {
+				return nil, fmt.Errorf("places line %d: %q also names %s", n+1, s, g.places[j].ID)
+			}
+			g.byKey[k] = i
+		}
+	}
+	for _, p := range g.places {
+		if !ids[p.District] {
+			return nil, fmt.Errorf("place %s: unknown district %q", p.ID, p.District)
+		}
+	}
+	return g, nil
+}
+
+// Places lists every place in the file's order.
+func (g *Gazetteer) Places() []Place { return g.places }
+
+// Lookup finds the place a spelling names: any case, with or without
+// diacritics, apostrophes, spaces or hyphens, a loose transliteration of
+// a listed spelling, or Bengali script.
+func (g *Gazetteer) Lookup(s string) (Place, bool) {
+	k := lookupKey(s)
+	if k == "" {
+		return Place{}, false
+	}
+	i, ok := g.byKey[k]
+	if !ok && isBengali(k) {
+		// A Bengali spelling other than the listed one: through its
+		// transliteration.
+		i, ok = g.byKey[Skeleton(Transliterate(k))]
+	}
+	if !ok {
+		return Place{}, false
+	}
+	return g.places[i], true
+}
+
+// lookupKey is the folded Bengali spelling without spaces, or the skeleton
+// of a Latin one.
+func lookupKey(s string) string {
+	f := strings.ReplaceAll(Fold(s), " ", "")
+	if isBengali(f) {
+		return f
+	}
+	return Skeleton(f)
+}
+
+func isBengali(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Bengali, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// Fold is s as search compares it: lower case, Latin diacritics and
+// apostrophes removed ("Cox’s" → "coxs"), zero-width joiners removed, other
+// punctuation a space, spaces collapsed, Bengali in NFC.
+func Fold(s string) string {
+	var b strings.Builder
+	space := true
+	for _, r := range norm.NFD.String(s) {
+		switch {
+		case r >= 0x300 && r <= 0x36f: // combining diacritics of Latin letters
+		case r == '\'' || r == '’' || r == '‘' || r == '`' || r == 'ʼ' || r == '´':
+		case r == 0x200c || r == 0x200d: // ZWNJ, ZWJ: typing artefacts in Bengali
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r):
+			b.WriteRune(unicode.ToLower(r))
+			space = false
+		default:
+			if !space {
+				b.WriteByte(' ')
+				space = true
+			}
+		}
+	}
+	return norm.NFC.String(strings.TrimSpace(b.String()))
+}
+
+// skeletonSteps turn a Latin spelling into its skeleton, in order: the
+// digraphs of Bengali transliteration to one letter, letters that spell one
+// sound to one, then vowels to two classes.
+var skeletonSteps = []*strings.Replacer{
+	strings.NewReplacer("chh", "C", "ch", "C", "sh", "s", "kh", "k", "gh", "g", "th", "t", "dh", "d",
+		"ph", "f", "bh", "b", "jh", "j", "rh", "r", "ng", "N"),
+	strings.NewReplacer("c", "k", "q", "k", "x", "ks", "z", "j", "v", "b", "w", "", "h", ""),
+	strings.NewReplacer("a", "a", "o", "a", "u", "a", "e", "i", "y", "i", "C", "c", "N", "ng"),
+}
+
+// Skeleton is a Latin spelling reduced to what loose transliterations of
+// one Bengali name share: "Chottogram" and "Chattogram", "Borishal" and
+// "Barisal", "Coxsbazar" and "Cox Bazar", "Kallyanpur" and "Kalyanpur" have
+// one skeleton each. Letters other than a–z and digits are dropped.
+func Skeleton(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	out := b.String()
+	for _, r := range skeletonSteps {
+		out = r.Replace(out)
+	}
+	// A doubled letter is one: "Kallyanpur", "Chittagong", "Cumilla".
+	var d strings.Builder
+	var last rune
+	for _, r := range out {
+		if r != last {
+			d.WriteRune(r)
+		}
+		last = r
+	}
+	return d.String()
+}

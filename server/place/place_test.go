@@ -1,0 +1,72 @@
+package place_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/server/place"
+)
+
+// TestGazetteerHasEveryDistrict: the 64 districts of Bangladesh, each with
+// a Bengali name, and no spelling naming two places (Parse checks that).
+func TestGazetteerHasEveryDistrict(t *testing.T) {
+	g := place.Default()
+	districts := 0
+	for _, p := range g.Places() {
+		if p.Kind == "district" {
+			districts++
+			require.Equal(t, p.ID, p.District)
+		}
+		require.NotEmpty(t, p.Bengali, p.ID)
+	}
+	require.Equal(t, 64, districts)
+}
+
+func TestGazetteerParseRejectsAmbiguousSpelling(t *testing.T) {
+	_, err := place.Parse("a | Alpha | আ | district | a | Beta\nb | Beta | ব | district | b |\n")
+	require.ErrorContains(t, err, "also names a")
+}
+
+// TestLookupAcceptsAnySpelling: old and new names, abbreviations, case,
+// apostrophes, joined and split words, loose transliteration, Bengali.
+func TestLookupAcceptsAnySpelling(t *testing.T) {
+	g := place.Default()
+	for spelling, want := range map[string]string{
+		"Chattogram": "chattogram", "chittagong": "chattogram", "CTG": "chattogram", "Chottogram": "chattogram",
+		"চট্টগ্রাম": "chattogram", "Chatga": "chattogram",
+		"Cox's Bazar": "coxs-bazar", "coxs bazar": "coxs-bazar", "coxsbazar": "coxs-bazar", "cox bazar": "coxs-bazar",
+		"Cox’s  Bazar": "coxs-bazar", "কক্সবাজার": "coxs-bazar",
+		"Comilla": "cumilla", "Kumilla": "cumilla", "কুমিল্লা": "cumilla",
+		"Barisal": "barishal", "borishal": "barishal", "বরিশাল": "barishal",
+		"Jessore": "jashore", "joshor": "jashore", "যশোর": "jashore",
+		"Bogra": "bogura", "বগুড়া": "bogura",
+		"Dhaka": "dhaka", "dacca": "dhaka", "ঢাকা": "dhaka", " DHAKA ": "dhaka",
+		"Sylet": "sylhet", "সিলেট": "sylhet",
+		"Kalyanpur": "kallyanpur", "Gabtali": "gabtoli", "Saidabad": "sayedabad", "Kolatoli": "kolatoli",
+		"Moulvi Bazar": "moulvibazar", "Maulvibazar": "moulvibazar",
+		"Chapai Nawabganj": "chapainawabganj", "Mymensingh": "mymensingh", "ময়মনসিংহ": "mymensingh",
+		"Narayangonj": "narayanganj", "Brahmanbaria": "brahmanbaria",
+	} {
+		p, ok := g.Lookup(spelling)
+		require.True(t, ok, spelling)
+		require.Equal(t, want, p.ID, spelling)
+	}
+	for _, unknown := range []string{"", "dhak", "Gulshan", "xylophone", "express", "green line"} {
+		_, ok := g.Lookup(unknown)
+		require.False(t, ok, unknown)
+	}
+}
+
+func TestTransliterateBengaliPlaceNames(t *testing.T) {
+	for bn, want := range map[string]string{
+		"ঢাকা": "dhaka", "চট্টগ্রাম": "chottogram", "সিলেট": "silet", "বগুড়া": "bogura",
+		"খুলনা": "khulna", "রংপুর": "rongpur",
+	} {
+		require.Equal(t, want, place.Transliterate(bn), bn)
+	}
+	// A Bengali spelling not in the gazetteer still finds its place.
+	p, ok := place.Default().Lookup("চিটাগাং")
+	require.True(t, ok)
+	require.Equal(t, "chattogram", p.ID)
+}
