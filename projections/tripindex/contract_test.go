@@ -175,6 +175,17 @@ func runContract(t *testing.T, idx tripindex.TripIndex) {
 		require.Equal(t, []int64{1, 6, 2, 3, 4, 7, 5}, got)
 	})
 
+	t.Run("a route query pages across the exact route and the rest", func(t *testing.T) {
+		var got []int64
+		for offset := range 4 {
+			r := find(t, search.Query{Text: "dhaka ctg", Limit: 1, Offset: offset})
+			require.EqualValues(t, 3, r.EstimatedTotal)
+			got = append(got, ids(r)...)
+		}
+		require.Equal(t, []int64{1, 2, 4}, got)
+		require.Equal(t, []int64{2, 4}, ids(find(t, search.Query{Text: "dhaka ctg", Limit: 5, Offset: 1})))
+	})
+
 	t.Run("put replaces whole documents", func(t *testing.T) {
 		changed := fixture()[0]
 		changed.Title, changed.SeatsAvailable = "Dhaka to Chattogram Express", 0

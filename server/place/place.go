@@ -118,7 +118,7 @@ func (g *Gazetteer) Lookup(s string) (Place, bool) {
 		return Place{}, false
 	}
 	i, ok := g.byKey[k]
-	if !ok && isBengali(k) {
+	if !ok && IsBengali(k) {
 		// A Bengali spelling other than the listed one: through its
 		// transliteration.
 		i, ok = g.byKey[Skeleton(Transliterate(k))]
@@ -133,13 +133,14 @@ func (g *Gazetteer) Lookup(s string) (Place, bool) {
 // of a Latin one.
 func lookupKey(s string) string {
 	f := strings.ReplaceAll(Fold(s), " ", "")
-	if isBengali(f) {
+	if IsBengali(f) {
 		return f
 	}
 	return Skeleton(f)
 }
 
-func isBengali(s string) bool {
+// IsBengali says whether s has a letter in Bengali script.
+func IsBengali(s string) bool {
 	for _, r := range s {
 		if unicode.Is(unicode.Bengali, r) {
 			return true
@@ -178,7 +179,7 @@ func Fold(s string) string {
 var skeletonSteps = []*strings.Replacer{
 	strings.NewReplacer("chh", "C", "ch", "C", "sh", "s", "kh", "k", "gh", "g", "th", "t", "dh", "d",
 		"ph", "f", "bh", "b", "jh", "j", "rh", "r", "ng", "N"),
-	strings.NewReplacer("c", "k", "q", "k", "x", "ks", "z", "j", "v", "b", "w", "", "h", ""),
+	strings.NewReplacer("c", "k", "q", "k", "x", "ks", "z", "j", "v", "b", "w", ""),
 	strings.NewReplacer("a", "a", "o", "a", "u", "a", "e", "i", "y", "i", "C", "c", "N", "ng"),
 }
 
@@ -194,8 +195,11 @@ func Skeleton(s string) string {
 		}
 	}
 	out := b.String()
-	for _, r := range skeletonSteps {
+	for i, r := range skeletonSteps {
 		out = r.Replace(out)
+		if i == 0 {
+			out = dropAspiration(out)
+		}
 	}
 	// A doubled letter is one: "Kallyanpur", "Chittagong", "Cumilla".
 	var d strings.Builder
@@ -207,4 +211,19 @@ func Skeleton(s string) string {
 		last = r
 	}
 	return d.String()
+}
+
+// dropAspiration drops an h after a consonant ("Sylhet" and "Sylet"); an h
+// after a vowel is a letter of its own ("Meherpur" is not "Mirpur").
+func dropAspiration(s string) string {
+	var b strings.Builder
+	prev := byte(0)
+	for i := 0; i < len(s); i++ {
+		if s[i] == 'h' && prev != 0 && !strings.ContainsRune("aeiouyw", rune(prev)) {
+			continue
+		}
+		b.WriteByte(s[i])
+		prev = s[i]
+	}
+	return b.String()
 }

@@ -52,7 +52,7 @@ func TestLookupAcceptsAnySpelling(t *testing.T) {
 		require.True(t, ok, spelling)
 		require.Equal(t, want, p.ID, spelling)
 	}
-	for _, unknown := range []string{"", "dhak", "Gulshan", "xylophone", "express", "green line"} {
+	for _, unknown := range []string{"", "dhak", "Gulshan", "xylophone", "express", "green line", "Mirpur"} {
 		_, ok := g.Lookup(unknown)
 		require.False(t, ok, unknown)
 	}
