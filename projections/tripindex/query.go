@@ -44,33 +44,21 @@ type parsedText struct {
 	other  int // words that are neither places nor connectors
 }
 
-// parseText finds the places in text, longest spelling first, so "cox s
-// bazar", "coxs bazar" and "coxsbazar" are one place.
+// parseText finds the places in text (place.Gazetteer.Scan).
 func parseText(text string) parsedText {
-	g := place.Default()
-	words := strings.Fields(place.Fold(text))
 	var p parsedText
 	var conn []string
-	for i := 0; i < len(words); {
-		found := false
-		for j := min(len(words), i+4); j > i; j-- {
-			if pl, ok := g.Lookup(strings.Join(words[i:j], "")); ok {
-				p.places = append(p.places, pl)
-				p.words = append(p.words, pl.Token())
-				i, found = j, true
-				break
-			}
-		}
-		if found {
-			continue
-		}
-		if connectors[words[i]] {
-			conn = append(conn, words[i])
-		} else {
+	for _, w := range place.Default().Scan(text) {
+		switch {
+		case w.Place != nil:
+			p.places = append(p.places, *w.Place)
+			p.words = append(p.words, w.Place.Token())
+		case connectors[w.Text]:
+			conn = append(conn, w.Text)
+		default:
 			p.other++
-			p.words = append(p.words, words[i])
+			p.words = append(p.words, w.Text)
 		}
-		i++
 	}
 	if len(p.places) == 0 {
 		p.words = append(p.words, conn...) // no places: "to" is a word like any other

@@ -45,8 +45,17 @@ func (p Place) Token() string { return strings.ReplaceAll(p.ID, "-", "") }
 type Gazetteer struct {
 	places []Place
 	// byKey maps the skeleton of every Latin spelling, and the folded
-	// Bengali name, to the place's index in places.
-	byKey map[string]int
+	// Bengali name, to the place and the listed spelling.
+	byKey map[string]entry
+	// exact maps every listed spelling, folded without spaces, to the
+	// place and the spelling, so "Barisal" is told from "Barishal" though
+	// they share a skeleton.
+	exact map[string]entry
+}
+
+type entry struct {
+	i        int
+	spelling string
 }
 
 // Default is the gazetteer of places.txt, parsed on first use.
@@ -61,7 +70,7 @@ var Default = sync.OnceValue(func() *Gazetteer {
 // Parse reads a gazetteer in the format of places.txt. Two places sharing
 // a spelling (once folded) is an error: a spelling must name one place.
 func Parse(text string) (*Gazetteer, error) {
-	g := &Gazetteer{byKey: map[string]int{}}
+	g := &Gazetteer{byKey: map[string]entry{}, exact: map[string]entry{}}
 	ids := map[string]bool{}
 	for n, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
@@ -91,11 +100,15 @@ func Parse(text string) (*Gazetteer, error) {
 		i := len(g.places)
 		g.places = append(g.places, p)
 		for _, s := range append([]string{p.ID, p.Name, p.Bengali}, p.Aliases...) {
+			g.exact[strings.ReplaceAll(Fold(s), " ", "")] = entry{i, s}
 			k := lookupKey(s)
-			if j, ok := g.byKey[k]; ok && j != i {
-				return nil, fmt.Errorf("places line %d: %q also names %s", n+1, s, g.places[j].ID)
+			if e, ok := g.byKey[k]; ok {
+				if e.i != i {
+					return nil, fmt.Errorf("places line %d: %q also names %s", n+1, s, g.places[e.i].ID)
+				}
+				continue // the first listed spelling of a skeleton stands for it
 			}
-			g.byKey[k] = i
+			g.byKey[k] = entry{i, s}
 		}
 	}
 	for _, p := range g.places {
@@ -113,20 +126,75 @@ func (g *Gazetteer) Places() []Place { return g.places }
 // diacritics, apostrophes, spaces or hyphens, a loose transliteration of
 // a listed spelling, or Bengali script.
 func (g *Gazetteer) Lookup(s string) (Place, bool) {
+	p, _, ok := g.Match(s)
+	return p, ok
+}
+
+// Match is Lookup that also tells which listed spelling s stands for
+// ("chittagong" → "Chittagong", "chottogram" → "Chottogram").
+func (g *Gazetteer) Match(s string) (p Place, spelling string, ok bool) {
 	k := lookupKey(s)
 	if k == "" {
-		return Place{}, false
+		return Place{}, "", false
 	}
-	i, ok := g.byKey[k]
+	e, ok := g.exact[strings.ReplaceAll(Fold(s), " ", "")]
+	if !ok {
+		e, ok = g.byKey[k]
+	}
 	if !ok && IsBengali(k) {
 		// A Bengali spelling other than the listed one: through its
 		// transliteration.
-		i, ok = g.byKey[Skeleton(Transliterate(k))]
+		e, ok = g.byKey[Skeleton(Transliterate(k))]
 	}
 	if !ok {
-		return Place{}, false
+		return Place{}, "", false
 	}
-	return g.places[i], true
+	return g.places[e.i], e.spelling, true
+}
+
+// Word is one word of a scanned text, or the words that name a place.
+type Word struct {
+	// Text is the folded word; for a place, the folded words as typed.
+	Text string
+	// Place is the place the words name; nil for a plain word.
+	Place *Place
+	// Spelling is the listed spelling the words stand for.
+	Spelling string
+}
+
+// Scan splits text into folded words and finds the places among them,
+// the longest spelling first (up to four words), so "cox s bazar", "coxs
+// bazar" and "coxsbazar" each name one place.
+func (g *Gazetteer) Scan(text string) []Word {
+	words := strings.Fields(Fold(text))
+	var out []Word
+	for i := 0; i < len(words); {
+		found := false
+		for j := min(len(words), i+4); j > i; j-- {
+			if p, spelling, ok := g.Match(strings.Join(words[i:j], "")); ok {
+				out = append(out, Word{Text: strings.Join(words[i:j], " "), Place: &p, Spelling: spelling})
+				i, found = j, true
+				break
+			}
+		}
+		if !found {
+			out = append(out, Word{Text: words[i]})
+			i++
+		}
+	}
+	return out
+}
+
+// Label names p for a buyer who typed spelling: the official name, and
+// the spelling in brackets when it is a former or common Latin one
+// ("Chattogram (Chittagong)").
+func (p Place) Label(spelling string) string {
+	for _, a := range p.Aliases {
+		if a == spelling && !IsBengali(a) {
+			return p.Name + " (" + spelling + ")"
+		}
+	}
+	return p.Name
 }
 
 // lookupKey is the folded Bengali spelling without spaces, or the skeleton

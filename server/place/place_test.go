@@ -70,3 +70,19 @@ func TestTransliterateBengaliPlaceNames(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "chattogram", p.ID)
 }
+
+// TestLabelNamesTheSpellingTyped: a former or common spelling is named in
+// brackets after the official name; the official name, its loose
+// spellings and Bengali are not.
+func TestLabelNamesTheSpellingTyped(t *testing.T) {
+	g := place.Default()
+	for typed, want := range map[string]string{
+		"chittagong": "Chattogram (Chittagong)", "CTG": "Chattogram (Ctg)", "chattogram": "Chattogram",
+		"চট্টগ্রাম": "Chattogram", "comilla": "Cumilla (Comilla)", "coxsbazar": "Cox's Bazar",
+		"Barisal": "Barishal (Barisal)",
+	} {
+		p, spelling, ok := g.Match(typed)
+		require.True(t, ok, typed)
+		require.Equal(t, want, p.Label(spelling), typed)
+	}
+}
