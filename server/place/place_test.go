@@ -86,3 +86,12 @@ func TestLabelNamesTheSpellingTyped(t *testing.T) {
 		require.Equal(t, want, p.Label(spelling), typed)
 	}
 }
+
+// BenchmarkScan: finding the places of a query (docs/performance.md, Trip search).
+func BenchmarkScan(b *testing.B) {
+	g := place.Default()
+	for range b.N {
+		g.Scan("ঢাকা থেকে চট্টগ্রাম")
+		g.Scan("green line coxs bazar")
+	}
+}
