@@ -114,13 +114,18 @@ func meiliSynonyms() map[string][]string {
 	out := map[string][]string{}
 	for _, p := range place.Default().Places() {
 		for _, s := range append([]string{p.Name, p.Bengali}, p.Aliases...) {
-			if f := place.Fold(s); f != "" && f != p.Token() {
-				out[f] = []string{p.Token()}
+			// Meilisearch may split "Cox's" at the apostrophe: both forms.
+			for _, f := range []string{place.Fold(s), place.Fold(apostrophes.Replace(s))} {
+				if f != "" && f != p.Token() {
+					out[f] = []string{p.Token()}
+				}
 			}
 		}
 	}
 	return out
 }
+
+var apostrophes = strings.NewReplacer("'", " ", "’", " ")
 
 // ensure creates the index and applies its settings once.
 func (m *Meili) ensure(ctx context.Context) error {

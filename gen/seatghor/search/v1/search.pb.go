@@ -292,13 +292,16 @@ func (x *TripHit) GetDestinationLabel() string {
 type SearchTripsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Free text matched against title, operator, origin, destination and venue;
-	// typo tolerant.
+	// typo tolerant. A place may be named in any known spelling (former names,
+	// joined words, loose transliteration, Bengali); a text naming two places
+	// and nothing else ("dhaka ctg") is a route, its exact trips first, then by
+	// departure (docs/decisions/0110, 0111).
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
-	// Bus trips: only trips starting in this city (its exact name, in any
-	// letter case).
+	// Bus trips: only trips starting in this city: any known spelling of a
+	// place ("Chittagong", "ctg", "চট্টগ্রাম"), else its exact name in any
+	// letter case.
 	Origin string `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
-	// Bus trips: only trips ending in this city (its exact name, in any letter
-	// case).
+	// Bus trips: only trips ending in this city, spelt as for origin.
 	Destination string `protobuf:"bytes,3,opt,name=destination,proto3" json:"destination,omitempty"`
 	// Only shows starting at or after this time; unset means now.
 	StartsAfter *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=starts_after,json=startsAfter,proto3" json:"starts_after,omitempty"`

@@ -174,23 +174,26 @@ export const TripHitSchema: GenMessage<TripHit> = /*@__PURE__*/
 export type SearchTripsRequest = Message<"seatghor.search.v1.SearchTripsRequest"> & {
   /**
    * Free text matched against title, operator, origin, destination and venue;
-   * typo tolerant.
+   * typo tolerant. A place may be named in any known spelling (former names,
+   * joined words, loose transliteration, Bengali); a text naming two places
+   * and nothing else ("dhaka ctg") is a route, its exact trips first, then by
+   * departure (docs/decisions/0110, 0111).
    *
    * @generated from field: string query = 1;
    */
   query: string;
 
   /**
-   * Bus trips: only trips starting in this city (its exact name, in any
-   * letter case).
+   * Bus trips: only trips starting in this city: any known spelling of a
+   * place ("Chittagong", "ctg", "চট্টগ্রাম"), else its exact name in any
+   * letter case.
    *
    * @generated from field: string origin = 2;
    */
   origin: string;
 
   /**
-   * Bus trips: only trips ending in this city (its exact name, in any letter
-   * case).
+   * Bus trips: only trips ending in this city, spelt as for origin.
    *
    * @generated from field: string destination = 3;
    */
