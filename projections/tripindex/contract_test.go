@@ -2,6 +2,7 @@ package tripindex_test
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -175,6 +176,17 @@ func runContract(t *testing.T, idx tripindex.TripIndex) {
 		require.Equal(t, []int64{1, 6, 2, 3, 4, 7, 5}, got)
 	})
 
+	t.Run("a route query pages across the exact route and the rest", func(t *testing.T) {
+		var got []int64
+		for offset := range 4 {
+			r := find(t, search.Query{Text: "dhaka ctg", Limit: 1, Offset: offset})
+			require.EqualValues(t, 3, r.EstimatedTotal)
+			got = append(got, ids(r)...)
+		}
+		require.Equal(t, []int64{1, 2, 4}, got)
+		require.Equal(t, []int64{2, 4}, ids(find(t, search.Query{Text: "dhaka ctg", Limit: 5, Offset: 1})))
+	})
+
 	t.Run("put replaces whole documents", func(t *testing.T) {
 		changed := fixture()[0]
 		changed.Title, changed.SeatsAvailable = "Dhaka to Chattogram Express", 0
@@ -287,4 +299,28 @@ func TestMeiliIndexDeletedBehindItsBack(t *testing.T) {
 	r, err := idx.Search(ctx, search.Query{Text: "chatogram", Sort: search.SortPrice})
 	require.NoError(t, err)
 	require.Equal(t, []int64{2, 1, 4}, ids(r), "the settings are back: filters and sorts work")
+}
+
+// TestMeiliSynonymsFromGazetteer: the Meilisearch index carries the
+// gazetteer's spellings as synonyms of the place tokens (its synonyms
+// setting), for a query that reaches the server unnormalised (decision 0110).
+func TestMeiliSynonymsFromGazetteer(t *testing.T) {
+	s := meilitest.New(t)
+	ctx := context.Background()
+	idx, err := tripindex.NewMeili(tripindex.MeiliConfig{URL: s.URL, Key: s.Key, Index: s.Index})
+	require.NoError(t, err)
+	defer idx.Close()
+	require.NoError(t, idx.Put(ctx, fixture()))
+	req, err := http.NewRequest(http.MethodGet, s.URL+"/indexes/"+s.Index+"/settings/synonyms", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+s.Key)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var synonyms map[string][]string
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&synonyms))
+	for spelling, token := range map[string]string{"chittagong": "chattogram", "ctg": "chattogram",
+		"comilla": "cumilla", "চট্টগ্রাম": "chattogram", "moulvi bazar": "moulvibazar", "cox s bazar": "coxsbazar"} {
+		require.Equal(t, []string{token}, synonyms[spelling], spelling)
+	}
 }

@@ -23,7 +23,7 @@ import (
 // embeddedDir names the index directory; a new name (a changed mapping)
 // starts an empty index, which OpenEmbedded reports as created so the
 // caller replays the outbox into it.
-const embeddedDir = "trips-v1"
+const embeddedDir = "trips-v2"
 
 // Embedded is the dev-mode trip index: bleve with the scorch index on local
 // disk (NewMemOnly is the old upsidedown index, about 30× slower). It lives
@@ -104,7 +104,7 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 			return err
 		}
 		if err := b.Index(strconv.FormatInt(d.ID, 10), map[string]any{
-			"text":               strings.Join([]string{d.Title, d.Origin, d.Destination, d.Venue, d.Operator}, " \n "),
+			"text":               strings.Join([]string{d.Title, d.Origin, d.Destination, d.Venue, d.Operator, d.Aliases}, " \n "),
 			"id":                 float64(d.ID),
 			"kind":               float64(d.Kind),
 			"starts_at":          float64(d.StartsAt),
@@ -125,13 +125,18 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 }
 
 // Search implements TripIndex.
-func (e *Embedded) Search(_ context.Context, q search.Query) (search.Result, error) {
+func (e *Embedded) Search(ctx context.Context, q search.Query) (search.Result, error) {
+	return run(ctx, q, e.find)
+}
+
+func (e *Embedded) find(_ context.Context, r request) (search.Result, error) {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	q := r.Query
 	var must []query.Query
 	hasText := false
-	if q.Text != "" {
-		tokens := e.idx.Mapping().AnalyzerNamed(standard.Name).Analyze([]byte(q.Text))
+	if r.text != "" {
+		tokens := e.idx.Mapping().AnalyzerNamed(standard.Name).Analyze([]byte(r.text))
 		for i, tok := range tokens {
 			word := string(tok.Term)
 			alts := []query.Query{wordQuery(word)}
@@ -146,11 +151,11 @@ func (e *Embedded) Search(_ context.Context, q search.Query) (search.Result, err
 			hasText = true
 		}
 	}
-	if q.Origin != "" {
-		must = append(must, keyQuery("origin_key", q.Origin))
+	if r.originKey != "" {
+		must = append(must, keyQuery("origin_key", r.originKey))
 	}
-	if q.Destination != "" {
-		must = append(must, keyQuery("destination_key", q.Destination))
+	if r.destinationKey != "" {
+		must = append(must, keyQuery("destination_key", r.destinationKey))
 	}
 	if q.Kind != 0 {
 		must = append(must, numRange("kind", new(float64(q.Kind)), new(float64(q.Kind)), true))
@@ -182,12 +187,18 @@ func (e *Embedded) Search(_ context.Context, q search.Query) (search.Result, err
 	if len(must) > 0 {
 		root = bleve.NewConjunctionQuery(must...)
 	}
+	if r.notRoute != nil {
+		b := bleve.NewBooleanQuery()
+		b.AddMust(root)
+		b.AddMustNot(bleve.NewConjunctionQuery(keyQuery("origin_key", r.notRoute[0]), keyQuery("destination_key", r.notRoute[1])))
+		root = b
+	}
 	req := bleve.NewSearchRequestOptions(root, q.PageSize(), q.Offset, false)
 	req.Fields = []string{"doc"}
 	switch {
 	case q.Sort == search.SortPrice:
 		req.SortBy([]string{"lowest_price_minor", "starts_at", "id"})
-	case q.Sort == search.SortRelevance && hasText:
+	case q.Sort == search.SortRelevance && hasText && !r.byTime:
 		req.SortBy([]string{"-_score", "starts_at", "id"})
 	default:
 		req.SortBy([]string{"starts_at", "id"})
@@ -224,8 +235,9 @@ func wordQuery(word string) query.Query {
 	return t
 }
 
+// keyQuery matches a place key (placeKey) exactly.
 func keyQuery(field, value string) query.Query {
-	t := bleve.NewTermQuery(key(value))
+	t := bleve.NewTermQuery(value)
 	t.SetField(field)
 	return t
 }

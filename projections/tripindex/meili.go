@@ -14,6 +14,7 @@ import (
 
 	"github.com/meilisearch/meilisearch-go"
 
+	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/search"
 )
 
@@ -101,10 +102,30 @@ func NewHTTPClient() *http.Client {
 // not cheapest among the best text matches), as in the embedded index.
 var meiliSettings = meilisearch.Settings{
 	RankingRules:         []string{"sort", "words", "typo", "proximity", "attribute", "exactness"},
-	SearchableAttributes: []string{"title", "origin", "destination", "venue", "operator"},
+	SearchableAttributes: []string{"title", "origin", "destination", "venue", "operator", "aliases"},
 	FilterableAttributes: []string{"kind", "starts_at", "lowest_price_minor", "seats_available", "origin_key", "destination_key"},
 	SortableAttributes:   []string{"starts_at", "lowest_price_minor", "id"},
 }
+
+// meiliSynonyms are the gazetteer's spellings as one-way synonyms of each
+// place's token, so that a query reaching Meilisearch unnormalised finds
+// the place too (docs/decisions/0110).
+func meiliSynonyms() map[string][]string {
+	out := map[string][]string{}
+	for _, p := range place.Default().Places() {
+		for _, s := range append([]string{p.Name, p.Bengali}, p.Aliases...) {
+			// Meilisearch may split "Cox's" at the apostrophe: both forms.
+			for _, f := range []string{place.Fold(s), place.Fold(apostrophes.Replace(s))} {
+				if f != "" && f != p.Token() {
+					out[f] = []string{p.Token()}
+				}
+			}
+		}
+	}
+	return out
+}
+
+var apostrophes = strings.NewReplacer("'", " ", "’", " ")
 
 // ensure creates the index and applies its settings once.
 func (m *Meili) ensure(ctx context.Context) error {
@@ -121,6 +142,7 @@ func (m *Meili) ensure(ctx context.Context) error {
 		return fmt.Errorf("create index: %w", err)
 	}
 	settings := meiliSettings
+	settings.Synonyms = meiliSynonyms()
 	task, err = m.idx.UpdateSettings(ctx, &settings)
 	if err != nil {
 		return classify("index settings", err)
@@ -177,6 +199,10 @@ func (m *Meili) Put(ctx context.Context, trips []search.Trip) error {
 
 // Search implements TripIndex.
 func (m *Meili) Search(ctx context.Context, q search.Query) (search.Result, error) {
+	return run(ctx, q, m.find)
+}
+
+func (m *Meili) find(ctx context.Context, q request) (search.Result, error) {
 	if time.Now().UnixNano() < m.skipUntil.Load() {
 		return search.Result{}, fmt.Errorf("%w: meilisearch failed less than a second ago", search.ErrUnavailable)
 	}
@@ -193,7 +219,7 @@ func (m *Meili) Search(ctx context.Context, q search.Query) (search.Result, erro
 	return res, err
 }
 
-func (m *Meili) search(ctx context.Context, q search.Query) (search.Result, error) {
+func (m *Meili) search(ctx context.Context, q request) (search.Result, error) {
 	if err := m.ensure(ctx); err != nil {
 		return search.Result{}, err
 	}
@@ -204,12 +230,12 @@ func (m *Meili) search(ctx context.Context, q search.Query) (search.Result, erro
 	switch {
 	case q.Sort == search.SortPrice:
 		req.Sort = []string{"lowest_price_minor:asc", "starts_at:asc", "id:asc"}
-	case q.Sort == search.SortRelevance && strings.TrimSpace(q.Text) != "":
+	case q.Sort == search.SortRelevance && q.text != "" && !q.byTime:
 		// Relevance: no sort, so the text ranking rules decide.
 	default:
 		req.Sort = []string{"starts_at:asc", "id:asc"}
 	}
-	resp, err := m.idx.Search(ctx, q.Text, req)
+	resp, err := m.idx.Search(ctx, q.text, req)
 	if err != nil {
 		return search.Result{}, m.classify("search trips", err)
 	}
@@ -225,13 +251,16 @@ func (m *Meili) search(ctx context.Context, q search.Query) (search.Result, erro
 }
 
 // meiliFilter is q's filters in Meilisearch's filter syntax; nil when none.
-func meiliFilter(q search.Query) any {
+func meiliFilter(q request) any {
 	var f []string
-	if q.Origin != "" {
-		f = append(f, "origin_key = "+quote(key(q.Origin)))
+	if q.originKey != "" {
+		f = append(f, "origin_key = "+quote(q.originKey))
 	}
-	if q.Destination != "" {
-		f = append(f, "destination_key = "+quote(key(q.Destination)))
+	if q.destinationKey != "" {
+		f = append(f, "destination_key = "+quote(q.destinationKey))
+	}
+	if q.notRoute != nil {
+		f = append(f, "NOT (origin_key = "+quote(q.notRoute[0])+" AND destination_key = "+quote(q.notRoute[1])+")")
 	}
 	if q.Kind != 0 {
 		f = append(f, "kind = "+strconv.Itoa(int(q.Kind)))

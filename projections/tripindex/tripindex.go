@@ -55,15 +55,18 @@ func typos(word string) int {
 }
 
 // document is a trip as both indexes store it: times as Unix milliseconds
-// (sortable, filterable numbers) and the city names also in key form.
+// (sortable, filterable numbers) and the city names also in key form: the
+// gazetteer's place id for a known place (any spelling), else key.
 type document struct {
-	ID             int64  `json:"id"`
-	Kind           int32  `json:"kind"`
-	Title          string `json:"title"`
-	Operator       string `json:"operator"`
-	Origin         string `json:"origin"`
-	Destination    string `json:"destination"`
-	Venue          string `json:"venue"`
+	ID          int64  `json:"id"`
+	Kind        int32  `json:"kind"`
+	Title       string `json:"title"`
+	Operator    string `json:"operator"`
+	Origin      string `json:"origin"`
+	Destination string `json:"destination"`
+	Venue       string `json:"venue"`
+	// Aliases: the places' tokens, spellings and Bengali names (query.go).
+	Aliases        string `json:"aliases"`
 	OriginKey      string `json:"origin_key"`
 	DestinationKey string `json:"destination_key"`
 	StartsAt       int64  `json:"starts_at"`
@@ -77,7 +80,7 @@ type document struct {
 func toDocument(t search.Trip) document {
 	return document{
 		ID: t.ShowID, Kind: int32(t.Kind), Title: t.Title, Operator: t.Operator, Origin: t.Origin,
-		Destination: t.Destination, Venue: t.Venue, OriginKey: key(t.Origin), DestinationKey: key(t.Destination),
+		Destination: t.Destination, Venue: t.Venue, Aliases: aliases(t), OriginKey: placeKey(t.Origin), DestinationKey: placeKey(t.Destination),
 		StartsAt: t.StartsAt.UnixMilli(), OnSaleAt: t.OnSaleAt.UnixMilli(), Currency: t.Currency,
 		Price: t.LowestPriceMinor, Seats: t.SeatsAvailable, Capacity: t.Capacity,
 	}

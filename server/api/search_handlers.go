@@ -15,6 +15,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
 	"github.com/seatghor/seatghor/server/page"
+	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/search"
 )
 
@@ -94,14 +95,18 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 		return nil, toConnect(ctx, h.log, err)
 	}
 	resp := &searchv1.SearchTripsResponse{EstimatedTotalHits: res.EstimatedTotal, Degraded: res.Degraded}
+	names := typedPlaces(q)
 	for _, t := range res.Trips {
-		resp.Trips = append(resp.Trips, &searchv1.TripHit{
+		hit := &searchv1.TripHit{
 			ShowId: t.ShowID, Kind: t.Kind, Title: t.Title, Operator: t.Operator, Origin: t.Origin,
 			Destination: t.Destination, Venue: t.Venue, StartsAt: timestamppb.New(t.StartsAt),
 			OnSaleAt:       timestamppb.New(t.OnSaleAt),
 			LowestPrice:    &commonv1.Money{Currency: t.Currency, AmountMinor: t.LowestPriceMinor},
 			SeatsAvailable: int32(t.SeatsAvailable), Capacity: int32(t.Capacity),
-		})
+		}
+		hit.OriginPlaceId, hit.OriginBengali, hit.OriginLabel = names.describe(t.Origin)
+		hit.DestinationPlaceId, hit.DestinationBengali, hit.DestinationLabel = names.describe(t.Destination)
+		resp.Trips = append(resp.Trips, hit)
 	}
 	if next := q.Offset + len(res.Trips); len(res.Trips) == q.Limit && int64(next) < res.EstimatedTotal {
 		resp.NextPageToken = page.Encode(page.Cursor{At: q.StartsAfter, ID: strconv.Itoa(next)})
@@ -110,4 +115,35 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 	// an answer a second old is fine, so an edge may share it.
 	res2.Header().Set("Cache-Control", "public, max-age=1")
 	return res2, nil
+}
+
+// placeNames maps a place id to the listed spelling the buyer named it by
+// in the query text or the origin and destination filters.
+type placeNames map[string]string
+
+func typedPlaces(q search.Query) placeNames {
+	g := place.Default()
+	names := placeNames{}
+	for _, w := range g.Scan(q.Text) {
+		if w.Place != nil {
+			names[w.Place.ID] = w.Spelling
+		}
+	}
+	for _, s := range []string{q.Origin, q.Destination} {
+		if p, spelling, ok := g.Match(s); ok {
+			names[p.ID] = spelling
+		}
+	}
+	return names
+}
+
+// describe is a hit's place for a buyer (decision 0112): its place id,
+// Bengali name and label ("Chattogram (Chittagong)" to one who typed
+// Chittagong); a place the gazetteer does not know is its name alone.
+func (n placeNames) describe(name string) (id, bengali, label string) {
+	p, ok := place.Default().Lookup(name)
+	if !ok {
+		return "", "", name
+	}
+	return p.ID, p.Bengali, p.Label(n[p.ID])
 }

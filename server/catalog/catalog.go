@@ -22,6 +22,7 @@ import (
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -80,22 +81,26 @@ type GAArea struct {
 
 // Show is one event on sale.
 type Show struct {
-	ID                 int64              `json:"id"`
-	Kind               catalogv1.ShowKind `json:"kind"`
-	Title              string             `json:"title"`
-	Operator           string             `json:"operator"`
-	Origin             string             `json:"origin,omitempty"`
-	Destination        string             `json:"destination,omitempty"`
-	Venue              string             `json:"venue,omitempty"`
-	StartsAt           time.Time          `json:"starts_at"`
-	OnSaleAt           time.Time          `json:"on_sale_at"`
-	Currency           string             `json:"currency"`
-	Sections           []Section          `json:"sections,omitempty"`
-	GAAreas            []GAArea           `json:"ga_areas,omitempty"`
-	HoldTTL            time.Duration      `json:"hold_ttl"`
-	PaymentExtension   time.Duration      `json:"payment_extension"`
-	MaxSeatsPerAccount int                `json:"max_seats_per_account"`
-	MaxSeatsPerHold    int                `json:"max_seats_per_hold"`
+	ID          int64              `json:"id"`
+	Kind        catalogv1.ShowKind `json:"kind"`
+	Title       string             `json:"title"`
+	Operator    string             `json:"operator"`
+	Origin      string             `json:"origin,omitempty"`
+	Destination string             `json:"destination,omitempty"`
+	// OriginPlaceID and DestinationPlaceID are the gazetteer's ids of a bus
+	// trip's places; empty for a place it does not know (decision 0112).
+	OriginPlaceID      string        `json:"origin_place_id,omitempty"`
+	DestinationPlaceID string        `json:"destination_place_id,omitempty"`
+	Venue              string        `json:"venue,omitempty"`
+	StartsAt           time.Time     `json:"starts_at"`
+	OnSaleAt           time.Time     `json:"on_sale_at"`
+	Currency           string        `json:"currency"`
+	Sections           []Section     `json:"sections,omitempty"`
+	GAAreas            []GAArea      `json:"ga_areas,omitempty"`
+	HoldTTL            time.Duration `json:"hold_ttl"`
+	PaymentExtension   time.Duration `json:"payment_extension"`
+	MaxSeatsPerAccount int           `json:"max_seats_per_account"`
+	MaxSeatsPerHold    int           `json:"max_seats_per_hold"`
 	// CommissionBps is the platform's share of each booking (R-7.5);
 	// CancellationFeeBps what a cancelling buyer pays (R-6.9). Basis points;
 	// nil takes the default.
@@ -123,7 +128,7 @@ func (s Show) Proto() *catalogv1.Show {
 		MaxSeatsPerAccount: int32(s.MaxSeatsPerAccount), MaxSeatsPerHold: int32(s.MaxSeatsPerHold),
 		Shard: int32(s.Shard), SeatCount: int32(s.SeatCount), CreatedAt: timestamppb.New(s.CreatedAt),
 		CommissionBps: int32(*s.CommissionBps), CancellationFeeBps: int32(*s.CancellationFeeBps),
-		OrganizationId: s.OrganizationID,
+		OrganizationId: s.OrganizationID, OriginPlaceId: s.OriginPlaceID, DestinationPlaceId: s.DestinationPlaceID,
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
@@ -297,6 +302,8 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 // and fills the defaults.
 func complete(s *Show, createdBy string, now time.Time) error {
 	s.CreatedBy, s.CreatedAt = createdBy, now
+	s.Origin, s.OriginPlaceID = canonicalPlace(s.Origin)
+	s.Destination, s.DestinationPlaceID = canonicalPlace(s.Destination)
 	if s.Operator == "" {
 		s.Operator = createdBy
 	}
@@ -406,13 +413,13 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		INSERT INTO shows (show_id, shard, kind, title, operator, origin, destination, venue, starts_at,
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
-		                   commission_bps, cancellation_fee_bps, organization_id)
+		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		        nullif($22, ''))`,
+		        nullif($22, ''), nullif($23, ''), nullif($24, ''))`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
-		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID)
+		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &InvalidError{Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
@@ -464,4 +471,14 @@ func provision(ctx context.Context, tx pgx.Tx, s Show) error {
 		return fmt.Errorf("insert GA buckets: %w", err)
 	}
 	return nil
+}
+
+// canonicalPlace is a place as a show stores it: any known spelling
+// ("Chittagong", "ctg", "চট্টগ্রাম") as the official name and its place id,
+// an unknown one as typed with no id (free text, decision 0112).
+func canonicalPlace(name string) (display, id string) {
+	if p, ok := place.Default().Lookup(name); ok {
+		return p.Name, p.ID
+	}
+	return name, ""
 }

@@ -47,6 +47,24 @@ func Shows(now time.Time) []catalog.Show {
 		{ID: 9, Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Rooftop Unplugged", Venue: "Gulshan, Dhaka",
 			StartsAt: day.Add(19 * time.Hour), Currency: "BDT",
 			GAAreas: []catalog.GAArea{{Name: "General", Capacity: 3, PriceMinor: 150000}}},
+		// Trips between places renamed in 2018, some entered under their
+		// former names: CreateShow stores the official ones, and search finds
+		// them by either (decisions 0110, 0112).
+		{ID: 10, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Cumilla 07:00", Operator: "Tisha",
+			Origin: "Dhaka", Destination: "Comilla", StartsAt: day.Add(7 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 45000}}},
+		{ID: 11, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Barishal 21:00", Operator: "Sakura",
+			Origin: "Dhaka", Destination: "Barisal", StartsAt: day.Add(21 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 65000}}},
+		{ID: 12, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Jashore 23:00", Operator: "Eagle",
+			Origin: "Dhaka", Destination: "Jashore", StartsAt: day.Add(23 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 70000}}},
+		{ID: 13, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Bogura 13:00", Operator: "SR Travels",
+			Origin: "Dhaka", Destination: "Bogra", StartsAt: day.Add(13 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 60000}}},
+		{ID: 14, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Jashore to Barishal 09:00", Operator: "Sakura",
+			Origin: "Jessore", Destination: "Barishal", StartsAt: day.Add(33 * time.Hour), Currency: "BDT",
+			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 55000}}},
 	}
 }
 

@@ -54,9 +54,12 @@ const (
 type Query struct {
 	// Text is matched against title, origin, destination, venue and
 	// operator, typo tolerant (one typo from 5 letters, two from 9, the
-	// last word also as a prefix); every word must match.
+	// last word also as a prefix); every word must match. A place matches
+	// in any spelling the gazetteer knows (server/place); a text naming two
+	// places and nothing else is a route (docs/decisions/0111).
 	Text string
-	// Origin and Destination match the whole city name, in any letter case.
+	// Origin and Destination match a place in any spelling the gazetteer
+	// knows, else the whole name in any letter case.
 	Origin      string
 	Destination string
 	// StartsAfter (inclusive) and StartsBefore (exclusive) bound StartsAt.

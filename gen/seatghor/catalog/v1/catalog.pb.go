@@ -347,8 +347,14 @@ type Show struct {
 	// its gate staff check tickets in); empty for a show only admins manage.
 	// operator is its display name.
 	OrganizationId string `protobuf:"bytes,23,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Bus trips: the gazetteer's id of the origin ("chattogram",
+	// docs/decisions/0112); empty when the origin is a place it does not know,
+	// which stays free text.
+	OriginPlaceId string `protobuf:"bytes,30,opt,name=origin_place_id,json=originPlaceId,proto3" json:"origin_place_id,omitempty"`
+	// Bus trips: the gazetteer's id of the destination; empty for free text.
+	DestinationPlaceId string `protobuf:"bytes,31,opt,name=destination_place_id,json=destinationPlaceId,proto3" json:"destination_place_id,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -542,6 +548,20 @@ func (x *Show) GetOrganizationId() string {
 	return ""
 }
 
+func (x *Show) GetOriginPlaceId() string {
+	if x != nil {
+		return x.OriginPlaceId
+	}
+	return ""
+}
+
+func (x *Show) GetDestinationPlaceId() string {
+	if x != nil {
+		return x.DestinationPlaceId
+	}
+	return ""
+}
+
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
 // at the show's on_sale_at, when everyone who joined before gets a random
 // place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
@@ -665,9 +685,11 @@ type CreateShowRequest struct {
 	// organisation's name (or the caller's id when there is none). A name
 	// only: who may act on the show is organization_id's members.
 	Operator string `protobuf:"bytes,3,opt,name=operator,proto3" json:"operator,omitempty"`
-	// Bus trips: the city the trip starts in.
+	// Bus trips: the city the trip starts in. Any known spelling of a place
+	// ("Chittagong", "Ctg", "চট্টগ্রাম") is stored as its official name and
+	// place id; an unknown place is kept as typed (docs/decisions/0112).
 	Origin string `protobuf:"bytes,4,opt,name=origin,proto3" json:"origin,omitempty"`
-	// Bus trips: the city the trip ends in.
+	// Bus trips: the city the trip ends in; spellings as for origin.
 	Destination string `protobuf:"bytes,5,opt,name=destination,proto3" json:"destination,omitempty"`
 	// Concerts and sports: where it takes place.
 	Venue string `protobuf:"bytes,6,opt,name=venue,proto3" json:"venue,omitempty"`
@@ -1598,7 +1620,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xea\a\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xc4\b\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -1626,7 +1648,9 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0ecommission_bps\x18\x14 \x01(\x05R\rcommissionBps\x120\n" +
 	"\x14cancellation_fee_bps\x18\x15 \x01(\x05R\x12cancellationFeeBps\x12C\n" +
 	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12'\n" +
-	"\x0forganization_id\x18\x17 \x01(\tR\x0eorganizationId\"\xd4\x04\n" +
+	"\x0forganization_id\x18\x17 \x01(\tR\x0eorganizationId\x12&\n" +
+	"\x0forigin_place_id\x18\x1e \x01(\tR\roriginPlaceId\x120\n" +
+	"\x14destination_place_id\x18\x1f \x01(\tR\x12destinationPlaceId\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +

@@ -110,9 +110,25 @@ type TripHit struct {
 	// was last updated; a hint, the hold decides (R-3.1).
 	SeatsAvailable int32 `protobuf:"varint,11,opt,name=seats_available,json=seatsAvailable,proto3" json:"seats_available,omitempty"`
 	// Seats and places on sale in all.
-	Capacity      int32 `protobuf:"varint,12,opt,name=capacity,proto3" json:"capacity,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Capacity int32 `protobuf:"varint,12,opt,name=capacity,proto3" json:"capacity,omitempty"`
+	// Bus trips: the gazetteer's id of the origin; empty for a place it does
+	// not know (docs/decisions/0112).
+	OriginPlaceId string `protobuf:"bytes,13,opt,name=origin_place_id,json=originPlaceId,proto3" json:"origin_place_id,omitempty"`
+	// Bus trips: the gazetteer's id of the destination; empty when unknown.
+	DestinationPlaceId string `protobuf:"bytes,14,opt,name=destination_place_id,json=destinationPlaceId,proto3" json:"destination_place_id,omitempty"`
+	// Bus trips: the origin in Bengali script, for a Bengali UI; empty for a
+	// place the gazetteer does not know.
+	OriginBengali string `protobuf:"bytes,15,opt,name=origin_bengali,json=originBengali,proto3" json:"origin_bengali,omitempty"`
+	// Bus trips: the destination in Bengali script; empty when unknown.
+	DestinationBengali string `protobuf:"bytes,16,opt,name=destination_bengali,json=destinationBengali,proto3" json:"destination_bengali,omitempty"`
+	// Bus trips: the origin as the buyer named it: the official name, with
+	// the former or common spelling the query used in brackets ("Chattogram
+	// (Chittagong)"); else origin.
+	OriginLabel string `protobuf:"bytes,17,opt,name=origin_label,json=originLabel,proto3" json:"origin_label,omitempty"`
+	// Bus trips: the destination as the buyer named it, as origin_label.
+	DestinationLabel string `protobuf:"bytes,18,opt,name=destination_label,json=destinationLabel,proto3" json:"destination_label,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TripHit) Reset() {
@@ -229,18 +245,63 @@ func (x *TripHit) GetCapacity() int32 {
 	return 0
 }
 
+func (x *TripHit) GetOriginPlaceId() string {
+	if x != nil {
+		return x.OriginPlaceId
+	}
+	return ""
+}
+
+func (x *TripHit) GetDestinationPlaceId() string {
+	if x != nil {
+		return x.DestinationPlaceId
+	}
+	return ""
+}
+
+func (x *TripHit) GetOriginBengali() string {
+	if x != nil {
+		return x.OriginBengali
+	}
+	return ""
+}
+
+func (x *TripHit) GetDestinationBengali() string {
+	if x != nil {
+		return x.DestinationBengali
+	}
+	return ""
+}
+
+func (x *TripHit) GetOriginLabel() string {
+	if x != nil {
+		return x.OriginLabel
+	}
+	return ""
+}
+
+func (x *TripHit) GetDestinationLabel() string {
+	if x != nil {
+		return x.DestinationLabel
+	}
+	return ""
+}
+
 // SearchTripsRequest is a query with filters. Every filter is optional; an
 // empty request lists upcoming shows.
 type SearchTripsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Free text matched against title, operator, origin, destination and venue;
-	// typo tolerant.
+	// typo tolerant. A place may be named in any known spelling (former names,
+	// joined words, loose transliteration, Bengali); a text naming two places
+	// and nothing else ("dhaka ctg") is a route, its exact trips first, then by
+	// departure (docs/decisions/0110, 0111).
 	Query string `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
-	// Bus trips: only trips starting in this city (its exact name, in any
-	// letter case).
+	// Bus trips: only trips starting in this city: any known spelling of a
+	// place ("Chittagong", "ctg", "চট্টগ্রাম"), else its exact name in any
+	// letter case.
 	Origin string `protobuf:"bytes,2,opt,name=origin,proto3" json:"origin,omitempty"`
-	// Bus trips: only trips ending in this city (its exact name, in any letter
-	// case).
+	// Bus trips: only trips ending in this city, spelt as for origin.
 	Destination string `protobuf:"bytes,3,opt,name=destination,proto3" json:"destination,omitempty"`
 	// Only shows starting at or after this time; unset means now.
 	StartsAfter *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=starts_after,json=startsAfter,proto3" json:"starts_after,omitempty"`
@@ -471,7 +532,7 @@ var File_seatghor_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xcd\x03\n" +
+	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xcf\x05\n" +
 	"\aTripHit\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -486,7 +547,13 @@ const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\flowest_price\x18\n" +
 	" \x01(\v2\x19.seatghor.common.v1.MoneyR\vlowestPrice\x12'\n" +
 	"\x0fseats_available\x18\v \x01(\x05R\x0eseatsAvailable\x12\x1a\n" +
-	"\bcapacity\x18\f \x01(\x05R\bcapacity\"\xb0\b\n" +
+	"\bcapacity\x18\f \x01(\x05R\bcapacity\x12&\n" +
+	"\x0forigin_place_id\x18\r \x01(\tR\roriginPlaceId\x120\n" +
+	"\x14destination_place_id\x18\x0e \x01(\tR\x12destinationPlaceId\x12%\n" +
+	"\x0eorigin_bengali\x18\x0f \x01(\tR\roriginBengali\x12/\n" +
+	"\x13destination_bengali\x18\x10 \x01(\tR\x12destinationBengali\x12!\n" +
+	"\forigin_label\x18\x11 \x01(\tR\voriginLabel\x12+\n" +
+	"\x11destination_label\x18\x12 \x01(\tR\x10destinationLabel\"\xb0\b\n" +
 	"\x12SearchTripsRequest\x12\x1e\n" +
 	"\x05query\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x05query\x12\x1f\n" +
 	"\x06origin\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06origin\x12)\n" +

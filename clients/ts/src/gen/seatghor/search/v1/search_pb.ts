@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/search/v1/search.proto.
  */
 export const file_seatghor_search_v1_search: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZWF0Z2hvci9zZWFyY2gvdjEvc2VhcmNoLnByb3RvEhJzZWF0Z2hvci5zZWFyY2gudjEi1wIKB1RyaXBIaXQSDwoHc2hvd19pZBgBIAEoAxIrCgRraW5kGAIgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZBINCgV0aXRsZRgDIAEoCRIQCghvcGVyYXRvchgEIAEoCRIOCgZvcmlnaW4YBSABKAkSEwoLZGVzdGluYXRpb24YBiABKAkSDQoFdmVudWUYByABKAkSLQoJc3RhcnRzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpvbl9zYWxlX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgxsb3dlc3RfcHJpY2UYCiABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFwoPc2VhdHNfYXZhaWxhYmxlGAsgASgFEhAKCGNhcGFjaXR5GAwgASgFIqEHChJTZWFyY2hUcmlwc1JlcXVlc3QSFwoFcXVlcnkYASABKAlCCLpIBXIDGMgBEhcKBm9yaWdpbhgCIAEoCUIHukgEcgIYZBIcCgtkZXN0aW5hdGlvbhgDIAEoCUIHukgEcgIYZBIwCgxzdGFydHNfYWZ0ZXIYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDXN0YXJ0c19iZWZvcmUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjUKBGtpbmQYBiABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kQgi6SAWCAQIQARImChNtaW5fc2VhdHNfYXZhaWxhYmxlGAcgASgFQgm6SAYaBBhkKAASNAoEc29ydBgIIAEoDjIcLnNlYXRnaG9yLnNlYXJjaC52MS5UcmlwU29ydEIIukgFggECEAESHAoJcGFnZV9zaXplGAkgASgFQgm6SAYaBBhkKAASHAoKcGFnZV90b2tlbhgKIAEoCUIIukgFcgMYyAESNAoEZGF0ZRgLIAEoCUImukgjciEyH14oWzAtOV17NH0tWzAtOV17Mn0tWzAtOV17Mn0pPyQSJQoPbWluX3ByaWNlX21pbm9yGAwgASgDQge6SAQiAigASACIAQESJQoPbWF4X3ByaWNlX21pbm9yGA0gASgDQge6SAQiAigASAGIAQE62AK6SNQCGp0BChFzZWFyY2guZGF0ZV9yYW5nZRIpc3RhcnRzX2FmdGVyIG11c3QgYmUgYmVmb3JlIHN0YXJ0c19iZWZvcmUaXSFoYXModGhpcy5zdGFydHNfYWZ0ZXIpIHx8ICFoYXModGhpcy5zdGFydHNfYmVmb3JlKSB8fCB0aGlzLnN0YXJ0c19hZnRlciA8IHRoaXMuc3RhcnRzX2JlZm9yZRqxAQoSc2VhcmNoLnByaWNlX3JhbmdlEjFtaW5fcHJpY2VfbWlub3IgbXVzdCBub3QgYmUgYWJvdmUgbWF4X3ByaWNlX21pbm9yGmghaGFzKHRoaXMubWluX3ByaWNlX21pbm9yKSB8fCAhaGFzKHRoaXMubWF4X3ByaWNlX21pbm9yKSB8fCB0aGlzLm1pbl9wcmljZV9taW5vciA8PSB0aGlzLm1heF9wcmljZV9taW5vckISChBfbWluX3ByaWNlX21pbm9yQhIKEF9tYXhfcHJpY2VfbWlub3IiigEKE1NlYXJjaFRyaXBzUmVzcG9uc2USKgoFdHJpcHMYASADKAsyGy5zZWF0Z2hvci5zZWFyY2gudjEuVHJpcEhpdBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSHAoUZXN0aW1hdGVkX3RvdGFsX2hpdHMYAyABKAMSEAoIZGVncmFkZWQYBCABKAgqbAoIVHJpcFNvcnQSGQoVVFJJUF9TT1JUX1VOU1BFQ0lGSUVEEAASFwoTVFJJUF9TT1JUX1JFTEVWQU5DRRABEhcKE1RSSVBfU09SVF9TVEFSVFNfQVQQAhITCg9UUklQX1NPUlRfUFJJQ0UQAzKQAQoRVHJpcFNlYXJjaFNlcnZpY2USewoLU2VhcmNoVHJpcHMSJi5zZWF0Z2hvci5zZWFyY2gudjEuU2VhcmNoVHJpcHNSZXF1ZXN0Gicuc2VhdGdob3Iuc2VhcmNoLnYxLlNlYXJjaFRyaXBzUmVzcG9uc2UiG5ACAYLT5JMCEhIQL3YxL3RyaXBzOnNlYXJjaELNAQoWY29tLnNlYXRnaG9yLnNlYXJjaC52MUILU2VhcmNoUHJvdG9QAVo8Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3Ivc2VhcmNoL3YxO3NlYXJjaHYxogIDU1NYqgISU2VhdGdob3IuU2VhcmNoLlYxygISU2VhdGdob3JcU2VhcmNoXFYx4gIeU2VhdGdob3JcU2VhcmNoXFYxXEdQQk1ldGFkYXRh6gIUU2VhdGdob3I6OlNlYXJjaDo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money]);
+  fileDesc("Ch9zZWF0Z2hvci9zZWFyY2gvdjEvc2VhcmNoLnByb3RvEhJzZWF0Z2hvci5zZWFyY2gudjEi9AMKB1RyaXBIaXQSDwoHc2hvd19pZBgBIAEoAxIrCgRraW5kGAIgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZBINCgV0aXRsZRgDIAEoCRIQCghvcGVyYXRvchgEIAEoCRIOCgZvcmlnaW4YBSABKAkSEwoLZGVzdGluYXRpb24YBiABKAkSDQoFdmVudWUYByABKAkSLQoJc3RhcnRzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgpvbl9zYWxlX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgxsb3dlc3RfcHJpY2UYCiABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFwoPc2VhdHNfYXZhaWxhYmxlGAsgASgFEhAKCGNhcGFjaXR5GAwgASgFEhcKD29yaWdpbl9wbGFjZV9pZBgNIAEoCRIcChRkZXN0aW5hdGlvbl9wbGFjZV9pZBgOIAEoCRIWCg5vcmlnaW5fYmVuZ2FsaRgPIAEoCRIbChNkZXN0aW5hdGlvbl9iZW5nYWxpGBAgASgJEhQKDG9yaWdpbl9sYWJlbBgRIAEoCRIZChFkZXN0aW5hdGlvbl9sYWJlbBgSIAEoCSKhBwoSU2VhcmNoVHJpcHNSZXF1ZXN0EhcKBXF1ZXJ5GAEgASgJQgi6SAVyAxjIARIXCgZvcmlnaW4YAiABKAlCB7pIBHICGGQSHAoLZGVzdGluYXRpb24YAyABKAlCB7pIBHICGGQSMAoMc3RhcnRzX2FmdGVyGAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIxCg1zdGFydHNfYmVmb3JlGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI1CgRraW5kGAYgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZEIIukgFggECEAESJgoTbWluX3NlYXRzX2F2YWlsYWJsZRgHIAEoBUIJukgGGgQYZCgAEjQKBHNvcnQYCCABKA4yHC5zZWF0Z2hvci5zZWFyY2gudjEuVHJpcFNvcnRCCLpIBYIBAhABEhwKCXBhZ2Vfc2l6ZRgJIAEoBUIJukgGGgQYZCgAEhwKCnBhZ2VfdG9rZW4YCiABKAlCCLpIBXIDGMgBEjQKBGRhdGUYCyABKAlCJrpII3IhMh9eKFswLTldezR9LVswLTldezJ9LVswLTldezJ9KT8kEiUKD21pbl9wcmljZV9taW5vchgMIAEoA0IHukgEIgIoAEgAiAEBEiUKD21heF9wcmljZV9taW5vchgNIAEoA0IHukgEIgIoAEgBiAEBOtgCukjUAhqdAQoRc2VhcmNoLmRhdGVfcmFuZ2USKXN0YXJ0c19hZnRlciBtdXN0IGJlIGJlZm9yZSBzdGFydHNfYmVmb3JlGl0haGFzKHRoaXMuc3RhcnRzX2FmdGVyKSB8fCAhaGFzKHRoaXMuc3RhcnRzX2JlZm9yZSkgfHwgdGhpcy5zdGFydHNfYWZ0ZXIgPCB0aGlzLnN0YXJ0c19iZWZvcmUasQEKEnNlYXJjaC5wcmljZV9yYW5nZRIxbWluX3ByaWNlX21pbm9yIG11c3Qgbm90IGJlIGFib3ZlIG1heF9wcmljZV9taW5vchpoIWhhcyh0aGlzLm1pbl9wcmljZV9taW5vcikgfHwgIWhhcyh0aGlzLm1heF9wcmljZV9taW5vcikgfHwgdGhpcy5taW5fcHJpY2VfbWlub3IgPD0gdGhpcy5tYXhfcHJpY2VfbWlub3JCEgoQX21pbl9wcmljZV9taW5vckISChBfbWF4X3ByaWNlX21pbm9yIooBChNTZWFyY2hUcmlwc1Jlc3BvbnNlEioKBXRyaXBzGAEgAygLMhsuc2VhdGdob3Iuc2VhcmNoLnYxLlRyaXBIaXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEhwKFGVzdGltYXRlZF90b3RhbF9oaXRzGAMgASgDEhAKCGRlZ3JhZGVkGAQgASgIKmwKCFRyaXBTb3J0EhkKFVRSSVBfU09SVF9VTlNQRUNJRklFRBAAEhcKE1RSSVBfU09SVF9SRUxFVkFOQ0UQARIXChNUUklQX1NPUlRfU1RBUlRTX0FUEAISEwoPVFJJUF9TT1JUX1BSSUNFEAMykAEKEVRyaXBTZWFyY2hTZXJ2aWNlEnsKC1NlYXJjaFRyaXBzEiYuc2VhdGdob3Iuc2VhcmNoLnYxLlNlYXJjaFRyaXBzUmVxdWVzdBonLnNlYXRnaG9yLnNlYXJjaC52MS5TZWFyY2hUcmlwc1Jlc3BvbnNlIhuQAgGC0+STAhISEC92MS90cmlwczpzZWFyY2hCzQEKFmNvbS5zZWF0Z2hvci5zZWFyY2gudjFCC1NlYXJjaFByb3RvUAFaPGdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL3NlYXJjaC92MTtzZWFyY2h2MaICA1NTWKoCElNlYXRnaG9yLlNlYXJjaC5WMcoCElNlYXRnaG9yXFNlYXJjaFxWMeICHlNlYXRnaG9yXFNlYXJjaFxWMVxHUEJNZXRhZGF0YeoCFFNlYXRnaG9yOjpTZWFyY2g6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money]);
 
 /**
  * TripHit is one show in the search answer.
@@ -110,6 +110,52 @@ export type TripHit = Message<"seatghor.search.v1.TripHit"> & {
    * @generated from field: int32 capacity = 12;
    */
   capacity: number;
+
+  /**
+   * Bus trips: the gazetteer's id of the origin; empty for a place it does
+   * not know (docs/decisions/0112).
+   *
+   * @generated from field: string origin_place_id = 13;
+   */
+  originPlaceId: string;
+
+  /**
+   * Bus trips: the gazetteer's id of the destination; empty when unknown.
+   *
+   * @generated from field: string destination_place_id = 14;
+   */
+  destinationPlaceId: string;
+
+  /**
+   * Bus trips: the origin in Bengali script, for a Bengali UI; empty for a
+   * place the gazetteer does not know.
+   *
+   * @generated from field: string origin_bengali = 15;
+   */
+  originBengali: string;
+
+  /**
+   * Bus trips: the destination in Bengali script; empty when unknown.
+   *
+   * @generated from field: string destination_bengali = 16;
+   */
+  destinationBengali: string;
+
+  /**
+   * Bus trips: the origin as the buyer named it: the official name, with
+   * the former or common spelling the query used in brackets ("Chattogram
+   * (Chittagong)"); else origin.
+   *
+   * @generated from field: string origin_label = 17;
+   */
+  originLabel: string;
+
+  /**
+   * Bus trips: the destination as the buyer named it, as origin_label.
+   *
+   * @generated from field: string destination_label = 18;
+   */
+  destinationLabel: string;
 };
 
 /**
@@ -128,23 +174,26 @@ export const TripHitSchema: GenMessage<TripHit> = /*@__PURE__*/
 export type SearchTripsRequest = Message<"seatghor.search.v1.SearchTripsRequest"> & {
   /**
    * Free text matched against title, operator, origin, destination and venue;
-   * typo tolerant.
+   * typo tolerant. A place may be named in any known spelling (former names,
+   * joined words, loose transliteration, Bengali); a text naming two places
+   * and nothing else ("dhaka ctg") is a route, its exact trips first, then by
+   * departure (docs/decisions/0110, 0111).
    *
    * @generated from field: string query = 1;
    */
   query: string;
 
   /**
-   * Bus trips: only trips starting in this city (its exact name, in any
-   * letter case).
+   * Bus trips: only trips starting in this city: any known spelling of a
+   * place ("Chittagong", "ctg", "চট্টগ্রাম"), else its exact name in any
+   * letter case.
    *
    * @generated from field: string origin = 2;
    */
   origin: string;
 
   /**
-   * Bus trips: only trips ending in this city (its exact name, in any letter
-   * case).
+   * Bus trips: only trips ending in this city, spelt as for origin.
    *
    * @generated from field: string destination = 3;
    */
