@@ -12,6 +12,7 @@ package seatmap
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,10 +65,134 @@ if v then
   if nv < v then return 0 end
   if nv == v and tonumber(ARGV[2]) <= tonumber(cur[2]) then return 0 end
 end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'asof', ARGV[2], 'exp', ARGV[3], 'bits', ARGV[4], 'ga', ARGV[5])
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'asof', ARGV[2], 'exp', ARGV[3], 'bits', ARGV[4], 'ga', ARGV[5],
+  'sv', ARGV[7], 'gav', ARGV[8])
 redis.call('PEXPIRE', KEYS[1], ARGV[6])
 return 1
 `)
+
+// applyChanges brings a stored availability up to date from the seats and
+// GA areas an event batch touched, read from the shard with their row
+// versions (decision 0130). A seat or area takes the state of a read only if
+// that read's version is at least the one it was last written from (the same
+// version judged later tells a lapsed hold apart, R-3.3), so duplicates,
+// replays and reads that arrive out of order change nothing that is newer.
+// The show's version becomes the batch's newest event xid if that is higher.
+// The map's exp only moves earlier (a hold shown in it); a pass of exp makes
+// the reader recompute the whole map (the repair path).
+//
+// ARGV: version, asof, ttl ms, n seats, then n × (index, version, state,
+// held-until µs or 0), then m areas, m × (index, version, remaining).
+// Returns 1, or -1 when there is no map to update (or it does not fit the
+// change): the caller recomputes the whole show instead.
+//
+// Per-seat versions are kept in the hash field sv, 4 bytes a seat in layout
+// order (big-endian): string.byte/char only, so the in-process Redis of dev
+// mode runs it too.
+var applyChanges = redis.NewScript(`
+local cur = redis.call('HMGET', KEYS[1], 'v', 'asof', 'exp', 'bits', 'ga', 'sv', 'gav')
+if not cur[1] then return -1 end
+local bits = cur[4] or ''
+local sv = cur[6] or ''
+local fullsv = #sv > 0
+local exp = tonumber(cur[3]) or 0
+local expstr = cur[3] or '0'
+local newbits, newsv = {}, {}
+local i = 5
+local n = tonumber(ARGV[4])
+for _ = 1, n do
+  local idx, ver, st, untilv = tonumber(ARGV[i]), tonumber(ARGV[i+1]), tonumber(ARGV[i+2]), tonumber(ARGV[i+3])
+  local ustr = ARGV[i+3]
+  i = i + 4
+  local b = math.floor(idx / 4) + 1
+  if b > #bits then return -1 end
+  local stored = -1
+  if #sv >= 4 * idx + 4 then
+    local b1, b2, b3, b4 = string.byte(sv, 4 * idx + 1, 4 * idx + 4)
+    stored = ((b1 * 256 + b2) * 256 + b3) * 256 + b4
+  end
+  if ver >= stored then
+    local byte = newbits[b] or string.byte(bits, b)
+    local mul = 4 ^ (idx % 4)
+    local old = math.floor(byte / mul) % 4
+    newbits[b] = byte + (st - old) * mul
+    newsv[idx] = ver
+    if st == 1 and untilv > 0 and (exp == 0 or untilv < exp) then
+      exp = untilv
+      expstr = ustr
+    end
+  end
+end
+local function splice(s, changes, width, enc)
+  local keys = {}
+  for k in pairs(changes) do keys[#keys + 1] = k end
+  if #keys == 0 then return s end
+  table.sort(keys)
+  local parts, pos = {}, 1
+  for _, k in ipairs(keys) do
+    local at = k * width + 1
+    if width == 1 then at = k end
+    parts[#parts + 1] = string.sub(s, pos, at - 1)
+    parts[#parts + 1] = enc(changes[k])
+    pos = at + width
+  end
+  parts[#parts + 1] = string.sub(s, pos)
+  return table.concat(parts)
+end
+bits = splice(bits, newbits, 1, function(v) return string.char(v) end)
+if fullsv then
+  sv = splice(sv, newsv, 4, function(v)
+    return string.char(math.floor(v / 16777216) % 256, math.floor(v / 65536) % 256, math.floor(v / 256) % 256, v % 256)
+  end)
+end
+local ga, gav = {}, {}
+for f in string.gmatch(cur[5] or '', '[^,]+') do ga[#ga + 1] = f end
+for f in string.gmatch(cur[7] or '', '[^,]+') do gav[#gav + 1] = f end
+local m = tonumber(ARGV[i])
+i = i + 1
+for _ = 1, m do
+  local idx, ver = tonumber(ARGV[i]) + 1, tonumber(ARGV[i+1])
+  if idx > #ga then return -1 end
+  if ver >= (tonumber(gav[idx]) or -1) then
+    ga[idx] = ARGV[i+2]
+    if #gav == #ga then gav[idx] = ARGV[i+1] end
+  end
+  i = i + 3
+end
+local v = cur[1]
+if tonumber(ARGV[1]) > tonumber(v) then v = ARGV[1] end
+local asof = cur[2]
+if tonumber(ARGV[2]) > tonumber(asof) then asof = ARGV[2] end
+redis.call('HSET', KEYS[1], 'v', v, 'asof', asof, 'exp', expstr, 'bits', bits, 'sv', sv,
+  'ga', table.concat(ga, ','), 'gav', table.concat(gav, ','))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+`)
+
+// ApplyChanges updates a show's stored availability from the rows an event
+// batch touched (see the script); version is the batch's newest event xid
+// of the show. missing tells that there was no map to update (or it no
+// longer fits the layout): recompute the show instead.
+func (s *Store) ApplyChanges(ctx context.Context, showID, version int64, c booking.SeatChanges) (missing bool, err error) {
+	args := make([]any, 0, 5+4*len(c.Seats)+3*len(c.Areas))
+	args = append(args, version, c.AsOf.UnixMicro(), s.ttl.Milliseconds(), len(c.Seats))
+	for _, sc := range c.Seats {
+		var until int64
+		if !sc.HeldUntil.IsZero() {
+			until = sc.HeldUntil.UnixMicro()
+		}
+		args = append(args, sc.Index, sc.Version, int(sc.State), until)
+	}
+	args = append(args, len(c.Areas))
+	for _, a := range c.Areas {
+		args = append(args, a.Index, a.Version, a.Remaining)
+	}
+	n, err := applyChanges.Run(ctx, s.rdb, []string{s.availKey(showID)}, args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("seat map %d: apply changes: %w", showID, err)
+	}
+	return n != 1, nil
+}
 
 // PutAvailability stores m's availability if it is newer (see the script);
 // written tells whether it was.
@@ -198,7 +323,23 @@ func availArgs(m booking.SeatMap, ttl time.Duration) []any {
 	for i, a := range m.GAAreas {
 		ga[i] = strconv.Itoa(a.Remaining)
 	}
-	return []any{m.Version, m.AsOf.UnixMicro(), exp, m.States, strings.Join(ga, ","), ttl.Milliseconds()}
+	// Per-seat versions, 4 bytes a seat (see applyChanges); empty when
+	// unknown, which lets any later read of a seat replace it.
+	var sv []byte
+	if len(m.SeatVersions) == m.SeatCount && m.SeatVersions != nil {
+		sv = make([]byte, 4*len(m.SeatVersions))
+		for i, v := range m.SeatVersions {
+			binary.BigEndian.PutUint32(sv[4*i:], uint32(v))
+		}
+	}
+	var gav []string
+	if len(m.GAVersions) == len(m.GAAreas) {
+		for _, v := range m.GAVersions {
+			gav = append(gav, strconv.FormatInt(v, 10))
+		}
+	}
+	return []any{m.Version, m.AsOf.UnixMicro(), exp, m.States, strings.Join(ga, ","), ttl.Milliseconds(),
+		sv, strings.Join(gav, ",")}
 }
 
 func parseAvail(vals []any) (a Availability, ok bool, err error) {
