@@ -50,6 +50,12 @@ func (s *Store) layoutKey(showID int64) string {
 	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":layout"
 }
 
+// metaKey holds the few bytes of the layout an availability-only answer
+// needs: its etag and the sections' places (written with the layout).
+func (s *Store) metaKey(showID int64) string {
+	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":meta"
+}
+
 // putAvailability writes a show's availability atomically and only if it is
 // newer than what is there: a higher version, or the same version judged at
 // a later time (the same rows, but holds may have lapsed since, R-3.3). An
@@ -210,8 +216,15 @@ func (s *Store) Put(ctx context.Context, m booking.SeatMap) error {
 	if err != nil {
 		return fmt.Errorf("seat map %d: encode layout: %w", m.ShowID, err)
 	}
+	a := m.Availability()
+	meta, err := json.Marshal(layoutMeta{ETag: a.LayoutETag, Currency: m.Currency, SeatCount: m.SeatCount,
+		Sections: a.Sections, GA: layoutOf(m).GA})
+	if err != nil {
+		return fmt.Errorf("seat map %d: encode layout summary: %w", m.ShowID, err)
+	}
 	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, s.layoutKey(m.ShowID), layout, s.ttl)
+		p.Set(ctx, s.metaKey(m.ShowID), meta, s.ttl)
 		// EVAL, not EVALSHA: a pipeline cannot fall back on NOSCRIPT.
 		putAvailability.Eval(ctx, p, []string{s.availKey(m.ShowID)}, availArgs(m, s.ttl)...)
 		return nil
@@ -224,7 +237,7 @@ func (s *Store) Put(ctx context.Context, m booking.SeatMap) error {
 
 // DropLayout forgets a show's layout (its show was changed).
 func (s *Store) DropLayout(ctx context.Context, showID int64) error {
-	if err := s.rdb.Del(ctx, s.layoutKey(showID)).Err(); err != nil {
+	if err := s.rdb.Del(ctx, s.layoutKey(showID), s.metaKey(showID)).Err(); err != nil {
 		return fmt.Errorf("seat map %d: drop layout: %w", showID, err)
 	}
 	return nil
@@ -265,6 +278,54 @@ func (s *Store) Get(ctx context.Context, showID int64, now time.Time) (m booking
 	m.States, m.Version, m.AsOf, m.ValidUntil = a.States, a.Version, a.AsOf, a.ValidUntil
 	for i := range m.GAAreas {
 		m.GAAreas[i].Remaining = a.GA[i]
+	}
+	return m, true, nil
+}
+
+// layoutMeta is what of the layout an availability-only answer needs.
+type layoutMeta struct {
+	ETag      string                `json:"etag"`
+	Currency  string                `json:"currency"`
+	SeatCount int                   `json:"seat_count"`
+	Sections  []booking.SectionSpan `json:"sections"`
+	GA        []gaArea              `json:"ga,omitempty"`
+}
+
+// GetAvailability returns a show's availability and the layout's etag and
+// section places, without reading the layout itself (R-8.2: the small
+// part); ok is false when any part is missing or out of date at now.
+func (s *Store) GetAvailability(ctx context.Context, showID int64, now time.Time) (m booking.MapAvailability, ok bool, err error) {
+	var metaCmd *redis.StringCmd
+	var availCmd *redis.SliceCmd
+	_, err = s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		metaCmd = p.Get(ctx, s.metaKey(showID))
+		availCmd = p.HMGet(ctx, s.availKey(showID), "v", "asof", "exp", "bits", "ga")
+		return nil
+	})
+	if errors.Is(err, redis.Nil) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("seat map %d: read availability: %w", showID, err)
+	}
+	var meta layoutMeta
+	if err := json.Unmarshal([]byte(metaCmd.Val()), &meta); err != nil {
+		return m, false, fmt.Errorf("seat map %d: decode layout summary: %w", showID, err)
+	}
+	a, ok, err := parseAvail(availCmd.Val())
+	if err != nil || !ok {
+		return m, false, err
+	}
+	if !a.ValidUntil.IsZero() && now.After(a.ValidUntil) {
+		return m, false, nil
+	}
+	if len(a.States) != (meta.SeatCount+3)/4 || len(a.GA) != len(meta.GA) {
+		return m, false, nil // the layout changed under the availability
+	}
+	m = booking.MapAvailability{ShowID: showID, Currency: meta.Currency, Version: a.Version, SeatCount: meta.SeatCount,
+		States: a.States, LayoutETag: meta.ETag, Sections: meta.Sections}
+	for i, g := range meta.GA {
+		m.GAAreas = append(m.GAAreas, booking.MapArea{Name: g.Name, Capacity: g.Capacity, PriceMinor: g.PriceMinor, Remaining: a.GA[i]})
 	}
 	return m, true, nil
 }

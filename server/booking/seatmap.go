@@ -2,6 +2,8 @@ package booking
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -237,4 +239,75 @@ func (s *Service) SeatChanges(ctx context.Context, showID int64, seats []string,
 		}
 	}
 	return c, nil
+}
+
+// SectionSpan places a section in layout order: its seats are
+// First … First+Count-1 of the availability.
+type SectionSpan struct {
+	Name       string
+	PriceMinor int64
+	First      int
+	Count      int
+}
+
+// MapAvailability is the small part of a seat map, what a caller that
+// already has the layout needs, plus enough of the layout to
+// answer a section: its etag and where each section's seats start.
+type MapAvailability struct {
+	ShowID     int64
+	Currency   string
+	Version    int64
+	SeatCount  int
+	States     []byte
+	GAAreas    []MapArea
+	LayoutETag string
+	Sections   []SectionSpan
+}
+
+// Availability returns m's small part.
+func (m SeatMap) Availability() MapAvailability {
+	return MapAvailability{ShowID: m.ShowID, Currency: m.Currency, Version: m.Version, SeatCount: m.SeatCount,
+		States: m.States, GAAreas: m.GAAreas, LayoutETag: m.LayoutETag(), Sections: m.Spans()}
+}
+
+// Spans places each section of m in layout order.
+func (m SeatMap) Spans() []SectionSpan {
+	spans := make([]SectionSpan, 0, len(m.Sections))
+	first := 0
+	for _, s := range m.Sections {
+		n := 0
+		for _, r := range s.Rows {
+			n += len(r.Seats)
+		}
+		spans = append(spans, SectionSpan{Name: s.Name, PriceMinor: s.PriceMinor, First: first, Count: n})
+		first += n
+	}
+	return spans
+}
+
+// LayoutETag identifies m's layout (currency, sections, rows, seat ids,
+// prices, GA areas and capacities): it changes exactly when the layout
+// does, never with availability. GetSeatLayout sends it as its ETag, and a
+// GetSeatMap caller that names it gets availability only.
+func (m SeatMap) LayoutETag() string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	field(m.Currency)
+	for _, s := range m.Sections {
+		fmt.Fprintf(h, "S%d;", s.PriceMinor)
+		field(s.Name)
+		for _, r := range s.Rows {
+			fmt.Fprintf(h, "R%d;", len(r.Seats))
+			field(r.Label)
+			for _, seat := range r.Seats {
+				field(seat)
+			}
+		}
+	}
+	for _, a := range m.GAAreas {
+		fmt.Fprintf(h, "G%d,%d;", a.Capacity, a.PriceMinor)
+		field(a.Name)
+	}
+	sum := h.Sum(nil)
+	return hex.EncodeToString(sum[:12])
 }
