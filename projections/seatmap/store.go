@@ -3,9 +3,11 @@
 // layout order (four seats a byte, the first in the low bits, as
 // booking.SeatMap and the API carry it) plus the seat-map version.
 //
-// The projector keeps it current from the outbox by recomputing each
-// affected show from its shard and writing the result only if its version
-// is newer (docs/DESIGN.md, "Ordering of read-model updates"); the reader serves
+// The projector keeps it current from the outbox by reading the rows of the
+// seats each batch names and writing each seat only from a read at least as
+// new as the one it has, per-seat versions (docs/DESIGN.md, "Ordering of
+// read-model updates"; decision 0130), recomputing a whole show only to
+// repair; the reader serves
 // GetSeatMap from it, fills misses from the shard with one load per show at
 // a time, and falls back to the shard when Redis is down.
 package seatmap
