@@ -2,6 +2,7 @@ package seatmap_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -289,6 +291,21 @@ func TestSectionAvailability(t *testing.T) {
 	require.Equal(t, []byte{0, 0, 0}, resp.Msg.GetAvailability())
 	_, err = c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show, Section: "S9"}))
 	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err))
+
+	// The same over REST, the query naming the section and the layout.
+	req, err := http.NewRequest(http.MethodGet, fmt.Sprintf("%s/v1/shows/%d/seatmap?section=S2&layout_etag=%s",
+		env.URL, show, layout.Msg.GetEtag()), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+env.Token(t, "u", auth.RoleUser))
+	rest, err := env.HTTP.Do(req)
+	require.NoError(t, err)
+	defer rest.Body.Close()
+	require.Equal(t, http.StatusOK, rest.StatusCode)
+	var body map[string]any
+	require.NoError(t, json.NewDecoder(rest.Body).Decode(&body))
+	require.EqualValues(t, 10, body["availability_offset"])
+	require.Equal(t, true, body["availability_only"])
+	require.NotContains(t, body, "sections")
 }
 
 // TestProjectorLagWhileHoldsRunOnALargeShow reports how long a hold takes
@@ -409,4 +426,47 @@ func TestFullRebuildOfALargeShow(t *testing.T) {
 	slices.Sort(ones)
 	t.Logf("50,000-seat show: full recompute (shard snapshot + Redis write) median %v, min %v over %d runs; reader fill with layout %v; a batch of one hold: median %v, min %v over %d",
 		runs[len(runs)/2], runs[0], len(runs), fill, ones[len(ones)/2], ones[0], len(ones))
+}
+
+// TestSmallAnswersOfALargeShow reports the size and rate of GetSeatMap
+// answers of a 50,000-seat show (Connect, protobuf, 8 concurrent callers):
+// whole, availability only, and one section. Reported, not asserted.
+func TestSmallAnswersOfALargeShow(t *testing.T) {
+	if testing.Short() {
+		t.Skip("load test")
+	}
+	env, _ := newEnv(t, false, nil)
+	ctx := context.Background()
+	show := createSectionedShow(t, env, "stadium answers", 10, 10, 500)
+	c := as(t, env, "reader", auth.RoleUser)
+	layout, err := c.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		req  *seatmapv1.GetSeatMapRequest
+	}{
+		{"whole map", &seatmapv1.GetSeatMapRequest{ShowId: show}},
+		{"availability only", &seatmapv1.GetSeatMapRequest{ShowId: show, LayoutEtag: layout.Msg.GetEtag()}},
+		{"one section", &seatmapv1.GetSeatMapRequest{ShowId: show, LayoutEtag: layout.Msg.GetEtag(), Section: "S4"}},
+	} {
+		resp, err := c.seatmap.GetSeatMap(ctx, connect.NewRequest(tc.req))
+		require.NoError(t, err)
+		size := proto.Size(resp.Msg)
+		const callers, each = 8, 50
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
+				for range each {
+					if _, err := c.seatmap.GetSeatMap(ctx, connect.NewRequest(tc.req)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		el := time.Since(start)
+		t.Logf("%s: %d bytes, %.0f answers/s", tc.name, size, float64(callers*each)/el.Seconds())
+	}
 }
