@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -28,6 +30,7 @@ import (
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // rowLabels returns n distinct row labels: A … Z, AA … ZZ, …
@@ -468,5 +471,84 @@ func TestSmallAnswersOfALargeShow(t *testing.T) {
 		wg.Wait()
 		el := time.Since(start)
 		t.Logf("%s: %d bytes, %.0f answers/s", tc.name, size, float64(callers*each)/el.Seconds())
+	}
+}
+
+// TestApplyChangesContract runs the per-seat update against the real
+// redis-server and the in-process Redis of dev mode (decision 0130): a read
+// older than the stored one changes nothing, a newer one changes just its
+// seat, and a map that is missing or does not fit asks for a recompute.
+func TestApplyChangesContract(t *testing.T) {
+	t.Parallel()
+	mini := miniredis.RunT(t)
+	real := redistest.New(t)
+	for name, rdb := range map[string]*redis.Client{
+		"redis-server": real.Client,
+		"miniredis":    redis.NewClient(&redis.Options{Addr: mini.Addr()}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := seatmap.NewStore(rdb, real.Prefix+name+":", time.Hour)
+			now := time.Now().UTC().Truncate(time.Microsecond)
+			m := booking.SeatMap{ShowID: 9, Currency: "BDT", SeatCount: 5, States: []byte{0b00_00_01_00, 0b10}, // A2 held, A5 booked
+				Sections: []booking.MapSection{{Name: "Main", PriceMinor: 100, Rows: []booking.MapRow{{Label: "A",
+					Seats: []string{"A1", "A2", "A3", "A4", "A5"}}}}},
+				GAAreas: []booking.MapArea{{Name: "Floor", Capacity: 10, Remaining: 4, PriceMinor: 50}},
+				Version: 100, AsOf: now, SeatVersions: []int64{0, 3, 0, 0, 7}, GAVersions: []int64{6}}
+			missing, err := store.ApplyChanges(ctx, 9, 101, booking.SeatChanges{AsOf: now})
+			require.NoError(t, err)
+			require.True(t, missing, "no map: recompute")
+			require.NoError(t, store.Put(ctx, m))
+
+			apply := func(v int64, c booking.SeatChanges) {
+				t.Helper()
+				c.AsOf = now.Add(time.Second)
+				missing, err := store.ApplyChanges(ctx, 9, v, c)
+				require.NoError(t, err)
+				require.False(t, missing)
+			}
+			until := now.Add(time.Minute)
+			// A2 held at version 3 in the map: a read at version 2 (older)
+			// says available and is ignored; A1's read at version 1 holds it.
+			apply(103, booking.SeatChanges{Seats: []booking.SeatChange{
+				{Index: 1, State: booking.SeatAvailable, Version: 2},
+				{Index: 0, State: booking.SeatHeld, Version: 1, HeldUntil: until},
+			}, Areas: []booking.AreaChange{{Index: 0, Remaining: 9, Version: 5}}})
+			a, ok, err := store.Availability(ctx, 9)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, []byte{0b00_00_01_01, 0b10}, a.States)
+			require.Equal(t, []int{4}, a.GA, "an older GA read is ignored")
+			require.Equal(t, int64(103), a.Version)
+			require.Equal(t, until, a.ValidUntil, "the held seat's expiry")
+
+			// An older batch (version 102) with newer reads: seats change,
+			// the version stays; then A5 booked → available at version 8,
+			// applied twice; GA at version 7.
+			for range 2 {
+				apply(102, booking.SeatChanges{Seats: []booking.SeatChange{{Index: 4, State: booking.SeatAvailable, Version: 8}},
+					Areas: []booking.AreaChange{{Index: 0, Remaining: 2, Version: 7}}})
+			}
+			a, _, err = store.Availability(ctx, 9)
+			require.NoError(t, err)
+			require.Equal(t, []byte{0b00_00_01_01, 0}, a.States)
+			require.Equal(t, []int{2}, a.GA)
+			require.Equal(t, int64(103), a.Version)
+			// The same read of A5 at version 7 (older) cannot bring it back.
+			apply(104, booking.SeatChanges{Seats: []booking.SeatChange{{Index: 4, State: booking.SeatBooked, Version: 7}}})
+			a, _, err = store.Availability(ctx, 9)
+			require.NoError(t, err)
+			require.Equal(t, []byte{0b00_00_01_01, 0}, a.States)
+			require.Equal(t, int64(104), a.Version)
+
+			missing, err = store.ApplyChanges(ctx, 9, 105, booking.SeatChanges{AsOf: now,
+				Seats: []booking.SeatChange{{Index: 40, State: booking.SeatHeld, Version: 1}}})
+			require.NoError(t, err)
+			require.True(t, missing, "a seat the map does not have: recompute")
+			got, ok, err := store.Get(ctx, 9, now)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, []byte{0b00_00_01_01, 0}, got.States, "a refused change writes nothing")
+		})
 	}
 }
