@@ -352,7 +352,9 @@ type GetSeatMapResponse struct {
 	Availability []byte `protobuf:"bytes,4,opt,name=availability,proto3" json:"availability,omitempty"`
 	// Number of seats in the layout (the availability's length in 2-bit units).
 	SeatCount int32 `protobuf:"varint,5,opt,name=seat_count,json=seatCount,proto3" json:"seat_count,omitempty"`
-	// Grows with every change of any seat or GA place of the show.
+	// Grows with every change of any seat or GA place of the show (the
+	// transaction id of the show's newest change); a map whose version is at
+	// least a conflict's seatmap_version shows every change that conflict saw.
 	Version int64 `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
 	// General-admission areas.
 	GaAreas []*GaArea `protobuf:"bytes,7,rep,name=ga_areas,json=gaAreas,proto3" json:"ga_areas,omitempty"`

@@ -203,7 +203,9 @@ export type GetSeatMapResponse = Message<"seatghor.seatmap.v1.GetSeatMapResponse
   seatCount: number;
 
   /**
-   * Grows with every change of any seat or GA place of the show.
+   * Grows with every change of any seat or GA place of the show (the
+   * transaction id of the show's newest change); a map whose version is at
+   * least a conflict's seatmap_version shows every change that conflict saw.
    *
    * @generated from field: int64 version = 6;
    */
