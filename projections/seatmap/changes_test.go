@@ -30,6 +30,7 @@ import (
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/redistest"
 )
 
@@ -551,4 +552,48 @@ func TestApplyChangesContract(t *testing.T) {
 			require.Equal(t, []byte{0b00_00_01_01, 0}, got.States, "a refused change writes nothing")
 		})
 	}
+}
+
+// TestLapsedHoldIsLetGoInRedis: a hold that ran out, not yet swept,
+// is shown available from Redis alone, without rereading the show (the
+// map keeps its held seats by expiry), and the version does not move.
+func TestLapsedHoldIsLetGoInRedis(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Now())
+	env, r := newEnv(t, true, clk)
+	ctx := context.Background()
+	show := createShow(t, env, "lapse in redis", 1, 4, 0)
+	c := as(t, env, "rumana", auth.RoleUser)
+	_, err := c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1"}}))
+	require.NoError(t, err)
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	requireConverged(t, env, store, []int64{show})
+	clk.Advance(2 * time.Minute)
+	_, err = c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A3"}}))
+	require.NoError(t, err)
+	requireConverged(t, env, store, []int64{show})
+	resp, err := c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	require.NoError(t, err)
+	require.Equal(t, []byte{0b01_00_01}, resp.Msg.GetAvailability())
+	v := resp.Msg.GetVersion()
+
+	loads := metric(t, env, "seatghor_seatmap_shard_loads_total", "")
+	clk.Advance(9 * time.Minute) // A1's hold (10 minutes) ran out, A3's has a minute left
+	for range 3 {
+		resp, err = c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+		require.NoError(t, err)
+		require.Equal(t, []byte{0b01_00_00}, resp.Msg.GetAvailability(), "A1 free again, A3 still held")
+		require.Equal(t, v, resp.Msg.GetVersion(), "no row changed")
+	}
+	require.Equal(t, loads, metric(t, env, "seatghor_seatmap_shard_loads_total", ""), "no reread of the show")
+	a, ok, err := store.Availability(ctx, show)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, clk.Now().Add(time.Minute).UnixMicro()/1000, a.ValidUntil.UnixMicro()/1000, "exp: A3's hold")
+
+	clk.Advance(2 * time.Minute)
+	resp, err = c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	require.NoError(t, err)
+	require.Equal(t, []byte{0}, resp.Msg.GetAvailability())
+	require.Equal(t, loads, metric(t, env, "seatghor_seatmap_shard_loads_total", ""), "no reread of the show")
 }

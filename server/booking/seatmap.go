@@ -43,6 +43,16 @@ type SeatMap struct {
 	// (decision 0130). Nil when not known.
 	SeatVersions []int64
 	GAVersions   []int64
+	// Held lists the seats shown held and when each hold runs out, so the
+	// Redis map can let a lapsed hold go without rereading the show.
+	Held []HeldSeat
+}
+
+// HeldSeat is a seat shown held (by its place in layout order) and when
+// its hold runs out.
+type HeldSeat struct {
+	Index int
+	Until time.Time
 }
 
 // MapSection is a section of the layout.
@@ -106,11 +116,14 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 		var until *time.Time
 		var version int64
 		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &state, &until, &version}, func() error {
+			if until != nil {
+				m.Held = append(m.Held, HeldSeat{Index: m.SeatCount, Until: until.UTC()})
+				if m.ValidUntil.IsZero() || until.Before(m.ValidUntil) {
+					m.ValidUntil = until.UTC()
+				}
+			}
 			m.addSeat(seat, section, row, price, state)
 			m.SeatVersions = append(m.SeatVersions, version)
-			if until != nil && (m.ValidUntil.IsZero() || until.Before(m.ValidUntil)) {
-				m.ValidUntil = until.UTC()
-			}
 			return nil
 		})
 		if err != nil {
