@@ -550,6 +550,20 @@ func TestApplyChangesContract(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.Equal(t, []byte{0b00_00_01_01, 0}, got.States, "a refused change writes nothing")
+
+			// Holds that run out are let go in Redis, in expiry order.
+			held := m
+			held.Version, held.AsOf = 200, now.Add(time.Second)
+			held.States, held.ValidUntil = []byte{0b01_00_01_01, 0}, now.Add(time.Minute)
+			held.Held = []booking.HeldSeat{{Index: 0, Until: now.Add(time.Minute)}, {Index: 1, Until: now.Add(3 * time.Minute)},
+				{Index: 3, Until: now.Add(2 * time.Minute)}}
+			require.NoError(t, store.Put(ctx, held))
+			got, ok, err = store.Get(ctx, 9, now.Add(150*time.Second))
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, []byte{0b00_00_01_00, 0}, got.States, "A1 and A4 ran out, A2 is held")
+			require.Equal(t, int64(200), got.Version)
+			require.Equal(t, now.Add(3*time.Minute), got.ValidUntil)
 		})
 	}
 }
