@@ -117,7 +117,7 @@ func TestEventsOutOfOrderAndTwiceConvergeToTheDatabase(t *testing.T) {
 	snap := func() {
 		m, err := env.App.Booking.SeatMap(ctx, show)
 		require.NoError(t, err)
-		c, err := env.App.Booking.SeatChanges(ctx, show, seats, true)
+		c, err := env.App.Booking.SeatChanges(ctx, show, seats, nil, true)
 		require.NoError(t, err)
 		history = append(history, step{m.Version, c})
 	}
@@ -610,4 +610,47 @@ func TestLapsedHoldIsLetGoInRedis(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []byte{0}, resp.Msg.GetAvailability())
 	require.Equal(t, loads, metric(t, env, "seatghor_seatmap_shard_loads_total", ""), "no reread of the show")
+}
+
+// TestPaymentKeepsItsSeatsHeldInTheMap: a payment that
+// starts extends its order's hold without a new row version; the map
+// follows (PaymentStateChanged names the order), so the seats are not let
+// go at the hold's first expiry.
+func TestPaymentKeepsItsSeatsHeldInTheMap(t *testing.T) {
+	t.Parallel()
+	clk := clock.NewFake(time.Now())
+	env, r := newEnv(t, true, clk)
+	ctx := context.Background()
+	show := createShow(t, env, "extension", 1, 4, 0)
+	c := as(t, env, "rumana", auth.RoleUser)
+	h, err := c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A2"}}))
+	require.NoError(t, err)
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	_, err = c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	require.NoError(t, err)
+	clk.Advance(8 * time.Minute)
+	o, err := c.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
+	require.NoError(t, err)
+	requireConverged(t, env, store, []int64{show}) // the order's own event is applied first
+	_, err = c.pay.StartPayment(ctx, connect.NewRequest(&paymentv1.StartPaymentRequest{
+		OrderId: o.Msg.GetOrder().GetOrderId(), Sandbox: &paymentv1.SandboxPayment{Token: "tok_webhook_only"}}))
+	require.NoError(t, err)
+	requireConverged(t, env, store, []int64{show})
+	// Converged on states and version; the extension itself is in exp.
+	want := clk.Now().Add(5 * time.Minute).Truncate(time.Millisecond)
+	extended := false
+	for deadline := time.Now().Add(15 * time.Second); !extended && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		a, ok, err := store.Availability(ctx, show)
+		extended = err == nil && ok && !a.ValidUntil.Before(want)
+	}
+	require.True(t, extended, "the map knows the hold's new expiry")
+	_, err = c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show})) // the layout is cached
+	require.NoError(t, err)
+	loads := metric(t, env, "seatghor_seatmap_shard_loads_total", "")
+
+	clk.Advance(4 * time.Minute) // past the hold's first expiry, before the extended one
+	resp, err := c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+	require.NoError(t, err)
+	require.Equal(t, []byte{0b01_00}, resp.Msg.GetAvailability(), "A2 is still held: its payment is under way")
+	require.Equal(t, loads, metric(t, env, "seatghor_seatmap_shard_loads_total", ""), "from Redis, no reread")
 }

@@ -20,7 +20,7 @@ const Name = "seatmap"
 // placesOf returns the seats and GA area an event of a shard names. ok is
 // false for a kind it does not know: that show is recomputed whole, which
 // is always correct and at worst a wasted read.
-func placesOf(e projections.Event) (seats []string, area string, ok bool, err error) {
+func placesOf(e projections.Event) (seats []string, area, order string, ok bool, err error) {
 	type places interface {
 		proto.Message
 		GetSeats() []string
@@ -28,9 +28,17 @@ func placesOf(e projections.Event) (seats []string, area string, ok bool, err er
 	}
 	var m places
 	switch e.Type {
-	case "seatghor.events.v1.PaymentStateChanged", "seatghor.events.v1.TicketIssued",
-		"seatghor.events.v1.TicketCheckedIn", "seatghor.events.v1.RefundIssued":
-		return nil, "", true, nil // no seat or GA place changed
+	case "seatghor.events.v1.TicketIssued", "seatghor.events.v1.TicketCheckedIn", "seatghor.events.v1.RefundIssued":
+		return nil, "", "", true, nil // no seat or GA place changed
+	case "seatghor.events.v1.PaymentStateChanged":
+		// A payment that starts extends its order's hold: the
+		// seats' held_until moves without a new row version, and the map
+		// must not let them go at the old time.
+		var p eventsv1.PaymentStateChanged
+		if err := proto.Unmarshal(e.Payload, &p); err != nil {
+			return nil, "", "", false, fmt.Errorf("decode %s %s: %w", e.Type, e.EventID, err)
+		}
+		return nil, "", p.GetOrderId(), true, nil
 	case "seatghor.events.v1.SeatsHeld":
 		m = &eventsv1.SeatsHeld{}
 	case "seatghor.events.v1.HoldReleased":
@@ -46,19 +54,19 @@ func placesOf(e projections.Event) (seats []string, area string, ok bool, err er
 	case "seatghor.events.v1.OrderExpired":
 		m = &eventsv1.OrderExpired{}
 	default:
-		return nil, "", false, nil
+		return nil, "", "", false, nil
 	}
 	if err := proto.Unmarshal(e.Payload, m); err != nil {
-		return nil, "", false, fmt.Errorf("decode %s %s: %w", e.Type, e.EventID, err)
+		return nil, "", "", false, fmt.Errorf("decode %s %s: %w", e.Type, e.EventID, err)
 	}
-	return m.GetSeats(), m.GetGaArea(), true, nil
+	return m.GetSeats(), m.GetGaArea(), "", true, nil
 }
 
 // Shard is what the projector reads from a show's shard: the whole map
 // (repair) and the current rows of the seats a batch touched.
 type Shard interface {
 	Loader
-	SeatChanges(ctx context.Context, showID int64, seats []string, ga bool) (booking.SeatChanges, error)
+	SeatChanges(ctx context.Context, showID int64, seats, orders []string, ga bool) (booking.SeatChanges, error)
 }
 
 // Projector keeps the Redis seat maps current from the outbox.
@@ -95,6 +103,7 @@ type showWork struct {
 	id        int64
 	version   int64 // newest event xid of the show in the batch
 	seats     map[string]bool
+	orders    []string // whose hold's seats to read (a payment extended it)
 	ga        bool
 	full      bool
 	published bool
@@ -114,7 +123,7 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 			work[e.ShowID] = w
 			order = append(order, e.ShowID)
 		}
-		seats, area, ok, err := placesOf(e)
+		seats, area, order, ok, err := placesOf(e)
 		if err != nil {
 			p.log.WarnContext(ctx, "seat map: undecodable event; recomputing its show", "show_id", e.ShowID, "err", err)
 			ok = false
@@ -131,6 +140,9 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 			w.seats[s] = true
 		}
 		w.ga = w.ga || area != ""
+		if order != "" && !slices.Contains(w.orders, order) {
+			w.orders = append(w.orders, order)
+		}
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.parallel)
@@ -156,8 +168,8 @@ func (p *Projector) applyShow(ctx context.Context, w *showWork) error {
 		slices.Sort(seats)
 		var c booking.SeatChanges
 		var err error
-		if len(seats) > 0 || w.ga {
-			c, err = p.shard.SeatChanges(ctx, w.id, seats, w.ga)
+		if len(seats) > 0 || len(w.orders) > 0 || w.ga {
+			c, err = p.shard.SeatChanges(ctx, w.id, seats, w.orders, w.ga)
 			if isNotFound(err) {
 				return nil // not on a shard (yet): a read will load it
 			}

@@ -197,20 +197,21 @@ type SeatChanges struct {
 	AsOf  time.Time
 }
 
-// SeatChanges reads the current state of the named seats of a show (and of
-// its GA areas when ga is set): the rows an event batch touched, so the
+// SeatChanges reads the current state of the named seats of a show, of the
+// seats of the named orders' holds, and of its GA areas when ga is set: the
+// rows an event batch touched, so the
 // Redis map follows a change at the cost of the change, not of the show
 // (decision 0130). Each row is read with its own version, so read
 // committed is enough: the map takes a seat's state only from a read at
 // least as new as the one it has. Unknown seat ids are skipped.
-func (s *Service) SeatChanges(ctx context.Context, showID int64, seats []string, ga bool) (SeatChanges, error) {
+func (s *Service) SeatChanges(ctx context.Context, showID int64, seats, orders []string, ga bool) (SeatChanges, error) {
 	pool, err := s.shardOf(ctx, showID)
 	if err != nil {
 		return SeatChanges{}, err
 	}
 	now := s.now()
 	c := SeatChanges{AsOf: now}
-	if len(seats) > 0 {
+	if len(seats) > 0 || len(orders) > 0 {
 		rows, err := pool.Query(ctx, `
 			SELECT position,
 			       CASE WHEN status = 'booked' THEN 2
@@ -218,7 +219,16 @@ func (s *Service) SeatChanges(ctx context.Context, showID int64, seats []string,
 			            ELSE 0 END,
 			       version,
 			       CASE WHEN status = 'held' AND held_until >= $3 THEN held_until END
-			FROM seats WHERE show_id = $1 AND seat = ANY($2)`, showID, seats, now)
+			FROM seats WHERE show_id = $1 AND seat = ANY($2)
+			UNION
+			SELECT s.position,
+			       CASE WHEN s.status = 'booked' THEN 2
+			            WHEN s.status = 'held' AND s.held_until >= $3 THEN 1
+			            ELSE 0 END,
+			       s.version,
+			       CASE WHEN s.status = 'held' AND s.held_until >= $3 THEN s.held_until END
+			FROM orders o JOIN seats s ON s.hold_id = o.hold_id
+			WHERE o.order_id = ANY($4) AND s.show_id = $1`, showID, seats, now, orders)
 		if err != nil {
 			return c, fmt.Errorf("read seats of show %d: %w", showID, err)
 		}
