@@ -4,91 +4,200 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
+	"google.golang.org/protobuf/proto"
 
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/projections"
+	"github.com/seatghor/seatghor/server/booking"
 )
 
 // Name is the seat-map projector's name (`seatghor rebuild seatmap`).
 const Name = "seatmap"
 
-// noSeatChange lists the outbox events that never change a seat or GA
-// place; every other event (including kinds added later) recomputes its
-// show, which is always correct and at worst a wasted read.
-var noSeatChange = map[string]bool{
-	"seatghor.events.v1.OrderCreated":        true,
-	"seatghor.events.v1.PaymentStateChanged": true,
-	"seatghor.events.v1.TicketIssued":        true,
-	"seatghor.events.v1.TicketCheckedIn":     true,
+// placesOf returns the seats and GA area an event of a shard names. ok is
+// false for a kind it does not know: that show is recomputed whole, which
+// is always correct and at worst a wasted read.
+func placesOf(e projections.Event) (seats []string, area, order string, ok bool, err error) {
+	type places interface {
+		proto.Message
+		GetSeats() []string
+		GetGaArea() string
+	}
+	var m places
+	switch e.Type {
+	case "seatghor.events.v1.TicketIssued", "seatghor.events.v1.TicketCheckedIn", "seatghor.events.v1.RefundIssued":
+		return nil, "", "", true, nil // no seat or GA place changed
+	case "seatghor.events.v1.PaymentStateChanged":
+		// A payment that starts extends its order's hold (R-6.3): the
+		// seats' held_until moves without a new row version, and the map
+		// must not let them go at the old time.
+		var p eventsv1.PaymentStateChanged
+		if err := proto.Unmarshal(e.Payload, &p); err != nil {
+			return nil, "", "", false, fmt.Errorf("decode %s %s: %w", e.Type, e.EventID, err)
+		}
+		return nil, "", p.GetOrderId(), true, nil
+	case "seatghor.events.v1.SeatsHeld":
+		m = &eventsv1.SeatsHeld{}
+	case "seatghor.events.v1.HoldReleased":
+		m = &eventsv1.HoldReleased{}
+	case "seatghor.events.v1.HoldExpired":
+		m = &eventsv1.HoldExpired{}
+	case "seatghor.events.v1.OrderCreated": // may extend the seats' held_until
+		m = &eventsv1.OrderCreated{}
+	case "seatghor.events.v1.BookingConfirmed":
+		m = &eventsv1.BookingConfirmed{}
+	case "seatghor.events.v1.OrderCancelled":
+		m = &eventsv1.OrderCancelled{}
+	case "seatghor.events.v1.OrderExpired":
+		m = &eventsv1.OrderExpired{}
+	default:
+		return nil, "", "", false, nil
+	}
+	if err := proto.Unmarshal(e.Payload, m); err != nil {
+		return nil, "", "", false, fmt.Errorf("decode %s %s: %w", e.Type, e.EventID, err)
+	}
+	return m.GetSeats(), m.GetGaArea(), "", true, nil
+}
+
+// Shard is what the projector reads from a show's shard: the whole map
+// (repair) and the current rows of the seats a batch touched.
+type Shard interface {
+	Loader
+	SeatChanges(ctx context.Context, showID int64, seats, orders []string, ga bool) (booking.SeatChanges, error)
 }
 
 // Projector keeps the Redis seat maps current from the outbox.
 //
-// Two changes of one seat must land in the order they happened (docs/DESIGN.md).
-// Instead of replaying events onto the bitmap, it recomputes the whole
-// availability of each show named in a batch from the shard (one
-// consistent snapshot: states and version together) and writes it only if
-// its version is newer than Redis's. A late or repeated write is therefore
-// dropped, whatever order batches, retries and the reader's fills arrive
-// in, and after quiescence Redis equals the shard exactly. The version is
-// booking's seat-map version (the sum of row versions, decision 0005), the
-// same number CreateHold's conflict answer carries (R-5.2).
+// Two changes of one seat must land in the order they happened (docs/DESIGN.md,
+// "Ordering of read-model updates"). For each show a batch names, it reads
+// the current rows of the seats (and GA areas) the events name, each with
+// its row version, and writes each seat only if its version is at least the
+// one Redis has (decision 0130): the work follows the change, not the size
+// of the show, and duplicates, replays and out-of-order writes change
+// nothing newer. The map's version becomes the batch's newest event xid of
+// the show, the number booking computes for a conflict answer (R-5.2).
+// A show with no map in Redis, an event kind it does not know, and a
+// catalog change (ShowPublished) recompute the whole show from one snapshot
+// of its shard instead (decision 0021): the repair path.
 type Projector struct {
-	store  *Store
-	loader Loader
-	log    *slog.Logger
-	// parallel bounds concurrent show recomputes within a batch.
+	store *Store
+	shard Shard
+	log   *slog.Logger
+	// parallel bounds concurrent shows within a batch.
 	parallel int
 }
 
 // NewProjector returns the seat-map projector.
-func NewProjector(store *Store, loader Loader, log *slog.Logger) *Projector {
-	return &Projector{store: store, loader: loader, log: log, parallel: 8}
+func NewProjector(store *Store, shard Shard, log *slog.Logger) *Projector {
+	return &Projector{store: store, shard: shard, log: log, parallel: 8}
 }
 
 // Name implements projections.Projector.
 func (p *Projector) Name() string { return Name }
 
-// Apply recomputes every show the batch changed.
+// showWork is what one batch asks of one show.
+type showWork struct {
+	id        int64
+	version   int64 // newest event xid of the show in the batch
+	seats     map[string]bool
+	orders    []string // whose hold's seats to read (a payment extended it)
+	ga        bool
+	full      bool
+	published bool
+}
+
+// Apply brings every show the batch names up to date.
 func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
-	var shows []int64
-	seen := map[int64]bool{}
-	published := map[int64]bool{}
+	work := map[int64]*showWork{}
+	var order []int64
 	for _, e := range events {
-		if noSeatChange[e.Type] || e.ShowID <= 0 {
+		if e.ShowID <= 0 {
 			continue
 		}
-		if e.Type == "seatghor.events.v1.ShowPublished" {
-			published[e.ShowID] = true
+		w := work[e.ShowID]
+		if w == nil {
+			w = &showWork{id: e.ShowID, seats: map[string]bool{}}
+			work[e.ShowID] = w
+			order = append(order, e.ShowID)
 		}
-		if !seen[e.ShowID] {
-			seen[e.ShowID] = true
-			shows = append(shows, e.ShowID)
+		seats, area, order, ok, err := placesOf(e)
+		if err != nil {
+			p.log.WarnContext(ctx, "seat map: undecodable event; recomputing its show", "show_id", e.ShowID, "err", err)
+			ok = false
+		}
+		if !ok {
+			w.full = true
+			w.published = w.published || e.Type == "seatghor.events.v1.ShowPublished"
+			continue
+		}
+		// Only booking's events (a shard's outbox) carry the show's
+		// version; the kinds placesOf knows are all booking's.
+		w.version = max(w.version, int64(e.XID))
+		for _, s := range seats {
+			w.seats[s] = true
+		}
+		w.ga = w.ga || area != ""
+		if order != "" && !slices.Contains(w.orders, order) {
+			w.orders = append(w.orders, order)
 		}
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.parallel)
-	for _, id := range shows {
-		g.Go(func() error {
-			if published[id] {
-				// The show's layout may have changed: the next read reloads it.
-				if err := p.store.DropLayout(ctx, id); err != nil {
-					return err
-				}
-			}
-			m, err := p.loader.SeatMap(ctx, id)
+	for _, id := range order {
+		w := work[id]
+		g.Go(func() error { return p.applyShow(ctx, w) })
+	}
+	return g.Wait()
+}
+
+func (p *Projector) applyShow(ctx context.Context, w *showWork) error {
+	if w.published {
+		// The show's layout may have changed: the next read reloads it.
+		if err := p.store.DropLayout(ctx, w.id); err != nil {
+			return err
+		}
+	}
+	if !w.full {
+		seats := make([]string, 0, len(w.seats))
+		for s := range w.seats {
+			seats = append(seats, s)
+		}
+		slices.Sort(seats)
+		var c booking.SeatChanges
+		var err error
+		if len(seats) > 0 || len(w.orders) > 0 || w.ga {
+			c, err = p.shard.SeatChanges(ctx, w.id, seats, w.orders, w.ga)
 			if isNotFound(err) {
 				return nil // not on a shard (yet): a read will load it
 			}
 			if err != nil {
-				return fmt.Errorf("recompute seat map %d: %w", id, err)
+				return fmt.Errorf("read seats of show %d: %w", w.id, err)
 			}
-			_, err = p.store.PutAvailability(ctx, m)
+		}
+		missing, err := p.store.ApplyChanges(ctx, w.id, w.version, c)
+		if err != nil || !missing {
 			return err
-		})
+		}
 	}
-	return g.Wait()
+	return p.Recompute(ctx, w.id)
+}
+
+// Recompute writes a show's whole availability from one snapshot of its
+// shard if it is newer than Redis's (the repair path, and a rebuild's
+// measure: TestFullRebuildOfALargeShow).
+func (p *Projector) Recompute(ctx context.Context, showID int64) error {
+	m, err := p.shard.SeatMap(ctx, showID)
+	if isNotFound(err) {
+		return nil // not on a shard (yet): a read will load it
+	}
+	if err != nil {
+		return fmt.Errorf("recompute seat map %d: %w", showID, err)
+	}
+	_, err = p.store.PutAvailability(ctx, m)
+	return err
 }
 
 // Reset drops every seat map.

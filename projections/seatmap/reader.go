@@ -148,3 +148,26 @@ func isNotFound(err error) bool {
 	var be *booking.Error
 	return errors.As(err, &be) && be.Kind == booking.KindNotFound
 }
+
+// Availability returns the show's availability with its layout's etag and
+// section places, without the layout (R-8.2: what a caller that has the
+// layout needs). From Redis when it is there and current; else as
+// SeatMap: one load per show at a time, or the shard when Redis is down.
+func (r *Reader) Availability(ctx context.Context, showID int64) (booking.MapAvailability, error) {
+	if time.Now().UnixNano() >= r.skipUntil.Load() {
+		a, ok, err := r.store.GetAvailability(ctx, showID, r.now())
+		if err == nil && ok {
+			r.reads.WithLabelValues("cache").Inc()
+			return a, nil
+		}
+		if err != nil && ctx.Err() == nil {
+			r.markDown()
+			r.log.WarnContext(ctx, "seat map cache unavailable; reading the shard", "show_id", showID, "err", err)
+		}
+	}
+	m, err := r.SeatMap(ctx, showID)
+	if err != nil {
+		return booking.MapAvailability{}, err
+	}
+	return m.Availability(), nil
+}

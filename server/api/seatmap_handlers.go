@@ -5,13 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 
 	"connectrpc.com/connect"
-	"google.golang.org/protobuf/proto"
 
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/server/booking"
@@ -36,23 +37,105 @@ func newSeatmapHandler(cfg Config) *seatmapHandler {
 	return &seatmapHandler{maps: maps, log: cfg.Log}
 }
 
+// AvailabilityReader answers the small part of a seat map without its
+// layout (projections/seatmap's reader does); without one, the handler
+// takes it from the whole map.
+type AvailabilityReader interface {
+	Availability(ctx context.Context, showID int64) (booking.MapAvailability, error)
+}
+
 func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[seatmapv1.GetSeatMapRequest]) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
-	m, err := h.maps.SeatMap(ctx, req.Msg.GetShowId())
-	if err != nil {
-		return nil, toConnect(ctx, h.log, err)
+	showID, etag, section := req.Msg.GetShowId(), req.Msg.GetLayoutEtag(), req.Msg.GetSection()
+	var a booking.MapAvailability
+	var m *booking.SeatMap
+	ar, small := h.maps.(AvailabilityReader)
+	if small && etag != "" {
+		// R-8.2: the caller has the layout; read only the small part.
+		var err error
+		if a, err = ar.Availability(ctx, showID); err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
 	}
-	layout := layoutProto(m)
-	resp := &seatmapv1.GetSeatMapResponse{ShowId: m.ShowID, Currency: m.Currency, Availability: m.States,
-		SeatCount: int32(m.SeatCount), Version: m.Version, Sections: layout.Sections, LayoutEtag: layout.Etag}
-	for _, a := range m.GAAreas {
-		resp.GaAreas = append(resp.GaAreas, &seatmapv1.GaArea{Name: a.Name, Capacity: int32(a.Capacity),
-			Remaining: int32(a.Remaining), PriceMinor: a.PriceMinor})
+	if a.LayoutETag == "" || a.LayoutETag != etag {
+		full, err := h.maps.SeatMap(ctx, showID)
+		if err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
+		if a = full.Availability(); a.LayoutETag != etag {
+			m = &full
+		}
+	}
+	resp := &seatmapv1.GetSeatMapResponse{ShowId: a.ShowID, Currency: a.Currency, Availability: a.States,
+		SeatCount: int32(a.SeatCount), Version: a.Version, LayoutEtag: a.LayoutETag,
+		AvailabilityCount: int32(a.SeatCount), AvailabilityOnly: m == nil}
+	for _, g := range a.GAAreas {
+		ga := &seatmapv1.GaArea{Name: g.Name, Remaining: int32(g.Remaining)}
+		if m != nil {
+			ga.Capacity, ga.PriceMinor = int32(g.Capacity), g.PriceMinor
+		}
+		resp.GaAreas = append(resp.GaAreas, ga)
+	}
+	if m != nil {
+		resp.Sections = layoutProto(*m).Sections
+	}
+	if section != "" {
+		// R-12: a huge show is read a section at a time.
+		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == section })
+		if i < 0 {
+			return nil, toConnect(ctx, h.log, &booking.Error{Kind: booking.KindInvalid, Field: "section",
+				Message: fmt.Sprintf("show %d has no section %q", showID, section)})
+		}
+		span := a.Sections[i]
+		resp.Availability = sliceStates(a.States, span.First, span.Count)
+		resp.AvailabilityOffset, resp.AvailabilityCount = int32(span.First), int32(span.Count)
+		if m != nil {
+			resp.Sections = resp.Sections[i : i+1]
+		}
 	}
 	res := connect.NewResponse(resp)
 	// R-1.1: a second-old availability is fine, so an edge may share it
-	// for a second (GET requests: the RPC has no side effects).
+	// for a second (GET requests: the RPC has no side effects); a client
+	// revalidates with If-None-Match and gets 304 while nothing it asked
+	// for moved (answered by notModified).
 	res.Header().Set("Cache-Control", "public, max-age=1")
+	res.Header().Set("ETag", seatMapETag(resp))
 	return res, nil
+}
+
+// seatMapETag names one answer of GetSeatMap: the version and a hash of
+// what the answer carries (availability, GA places, which layout and how
+// much of it), so it moves with every change the caller would see: a new
+// version, and also a hold that lapsed, which changes no version (R-3.3).
+func seatMapETag(resp *seatmapv1.GetSeatMapResponse) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s;%d;%d;%t;%d;", resp.GetLayoutEtag(), resp.GetAvailabilityOffset(), resp.GetAvailabilityCount(),
+		resp.GetAvailabilityOnly(), len(resp.GetSections()))
+	h.Write(resp.GetAvailability())
+	for _, g := range resp.GetGaAreas() {
+		fmt.Fprintf(h, ";%d", g.GetRemaining())
+	}
+	sum := h.Sum(nil)
+	return fmt.Sprintf(`"%d-%s"`, resp.GetVersion(), hex.EncodeToString(sum[:8]))
+}
+
+// sliceStates returns the 2-bit states of seats first … first+n-1, packed
+// four a byte from the lowest bits, as the whole availability is.
+func sliceStates(states []byte, first, n int) []byte {
+	if first%4 == 0 {
+		end := min((first+n+3)/4, len(states))
+		out := slices.Clone(states[first/4 : end])
+		if r := n % 4; r != 0 && len(out) > 0 {
+			out[len(out)-1] &= byte(1<<(2*r)) - 1
+		}
+		return out
+	}
+	out := make([]byte, (n+3)/4)
+	for i := range n {
+		j := first + i
+		st := states[j/4] >> (2 * (j % 4)) & 3
+		out[i/4] |= st << (2 * (i % 4))
+	}
+	return out
 }
 
 func (h *seatmapHandler) GetSeatLayout(ctx context.Context, req *connect.Request[seatmapv1.GetSeatLayoutRequest]) (*connect.Response[seatmapv1.GetSeatLayoutResponse], error) {
@@ -69,9 +152,9 @@ func (h *seatmapHandler) GetSeatLayout(ctx context.Context, req *connect.Request
 	return res, nil
 }
 
-// layoutProto is the static part of m, with its etag: a hash of the
-// layout's deterministic encoding, so it changes exactly when the layout
-// does.
+// layoutProto is the static part of m, with its etag (booking's
+// LayoutETag: it changes exactly when the layout does, and the Redis map
+// keeps it next to the availability for availability-only answers).
 func layoutProto(m booking.SeatMap) *seatmapv1.GetSeatLayoutResponse {
 	l := &seatmapv1.GetSeatLayoutResponse{ShowId: m.ShowID, Currency: m.Currency, SeatCount: int32(m.SeatCount)}
 	for _, s := range m.Sections {
@@ -84,9 +167,7 @@ func layoutProto(m booking.SeatMap) *seatmapv1.GetSeatLayoutResponse {
 	for _, a := range m.GAAreas {
 		l.GaAreas = append(l.GaAreas, &seatmapv1.GaArea{Name: a.Name, Capacity: int32(a.Capacity), PriceMinor: a.PriceMinor})
 	}
-	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(l) // cannot fail: a valid message
-	sum := sha256.Sum256(b)
-	l.Etag = hex.EncodeToString(sum[:12])
+	l.Etag = m.LayoutETag()
 	return l
 }
 

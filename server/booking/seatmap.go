@@ -2,6 +2,8 @@ package booking
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -35,6 +37,22 @@ type SeatMap struct {
 	// the map is out of date although Version is not (a hold's lapse
 	// changes no row). Zero when no seat is held.
 	ValidUntil time.Time
+	// SeatVersions is each seat's row version, in layout order, and
+	// GAVersions each GA area's (the sum of its buckets'): the Redis map
+	// takes a seat's or area's state only from a read at least as new
+	// (decision 0130). Nil when not known.
+	SeatVersions []int64
+	GAVersions   []int64
+	// Held lists the seats shown held and when each hold runs out, so the
+	// Redis map can let a lapsed hold go without rereading the show (R-3.3).
+	Held []HeldSeat
+}
+
+// HeldSeat is a seat shown held (by its place in layout order) and when
+// its hold runs out.
+type HeldSeat struct {
+	Index int
+	Until time.Time
 }
 
 // MapSection is a section of the layout.
@@ -86,7 +104,8 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 			       CASE WHEN status = 'booked' THEN 2
 			            WHEN status = 'held' AND held_until >= $2 THEN 1
 			            ELSE 0 END,
-			       CASE WHEN status = 'held' AND held_until >= $2 THEN held_until END
+			       CASE WHEN status = 'held' AND held_until >= $2 THEN held_until END,
+			       version
 			FROM seats WHERE show_id = $1 ORDER BY position`, showID, now)
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
@@ -95,25 +114,33 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 		var price int64
 		var state byte
 		var until *time.Time
-		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &state, &until}, func() error {
-			m.addSeat(seat, section, row, price, state)
-			if until != nil && (m.ValidUntil.IsZero() || until.Before(m.ValidUntil)) {
-				m.ValidUntil = until.UTC()
+		var version int64
+		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &state, &until, &version}, func() error {
+			if until != nil {
+				m.Held = append(m.Held, HeldSeat{Index: m.SeatCount, Until: until.UTC()})
+				if m.ValidUntil.IsZero() || until.Before(m.ValidUntil) {
+					m.ValidUntil = until.UTC()
+				}
 			}
+			m.addSeat(seat, section, row, price, state)
+			m.SeatVersions = append(m.SeatVersions, version)
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
 		}
 		rows, err = tx.Query(ctx, `
-			SELECT area, sum(capacity), sum(remaining), min(price_minor) FROM ga_buckets
+			SELECT area, sum(capacity), sum(remaining), min(price_minor), sum(version) FROM ga_buckets
 			WHERE show_id = $1 GROUP BY area ORDER BY min(position)`, showID)
 		if err != nil {
 			return fmt.Errorf("read GA areas: %w", err)
 		}
-		m.GAAreas, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (MapArea, error) {
-			var a MapArea
-			return a, r.Scan(&a.Name, &a.Capacity, &a.Remaining, &a.PriceMinor)
+		var a MapArea
+		var av int64
+		_, err = pgx.ForEachRow(rows, []any{&a.Name, &a.Capacity, &a.Remaining, &a.PriceMinor, &av}, func() error {
+			m.GAAreas = append(m.GAAreas, a)
+			m.GAVersions = append(m.GAVersions, av)
+			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("read GA areas: %w", err)
@@ -142,4 +169,168 @@ func (m *SeatMap) addSeat(seat, section, row string, price int64, state byte) {
 		m.States = append(m.States, 0)
 	}
 	m.States[i/4] |= state << (2 * (i % 4))
+}
+
+// SeatChange is the state of one seat as read now: its place in layout
+// order, its 2-bit state, its row version and, while held, when the hold
+// runs out.
+type SeatChange struct {
+	Index     int
+	State     byte
+	Version   int64
+	HeldUntil time.Time
+}
+
+// AreaChange is the places left in one GA area (by layout order) and the
+// area's version (the sum of its buckets' versions).
+type AreaChange struct {
+	Index     int
+	Remaining int
+	Version   int64
+}
+
+// SeatChanges is what the seat-map projector needs to bring a show's map up
+// to date after events that named these seats (and GA areas, when ga).
+type SeatChanges struct {
+	Seats []SeatChange
+	Areas []AreaChange
+	AsOf  time.Time
+}
+
+// SeatChanges reads the current state of the named seats of a show, of the
+// seats of the named orders' holds, and of its GA areas when ga is set: the
+// rows an event batch touched, so the
+// Redis map follows a change at the cost of the change, not of the show
+// (decision 0130). Each row is read with its own version, so read
+// committed is enough: the map takes a seat's state only from a read at
+// least as new as the one it has. Unknown seat ids are skipped.
+func (s *Service) SeatChanges(ctx context.Context, showID int64, seats, orders []string, ga bool) (SeatChanges, error) {
+	pool, err := s.shardOf(ctx, showID)
+	if err != nil {
+		return SeatChanges{}, err
+	}
+	now := s.now()
+	c := SeatChanges{AsOf: now}
+	if len(seats) > 0 || len(orders) > 0 {
+		rows, err := pool.Query(ctx, `
+			SELECT position,
+			       CASE WHEN status = 'booked' THEN 2
+			            WHEN status = 'held' AND held_until >= $3 THEN 1
+			            ELSE 0 END,
+			       version,
+			       CASE WHEN status = 'held' AND held_until >= $3 THEN held_until END
+			FROM seats WHERE show_id = $1 AND seat = ANY($2)
+			UNION
+			SELECT s.position,
+			       CASE WHEN s.status = 'booked' THEN 2
+			            WHEN s.status = 'held' AND s.held_until >= $3 THEN 1
+			            ELSE 0 END,
+			       s.version,
+			       CASE WHEN s.status = 'held' AND s.held_until >= $3 THEN s.held_until END
+			FROM orders o JOIN seats s ON s.hold_id = o.hold_id
+			WHERE o.order_id = ANY($4) AND s.show_id = $1`, showID, seats, now, orders)
+		if err != nil {
+			return c, fmt.Errorf("read seats of show %d: %w", showID, err)
+		}
+		var sc SeatChange
+		var until *time.Time
+		_, err = pgx.ForEachRow(rows, []any{&sc.Index, &sc.State, &sc.Version, &until}, func() error {
+			sc.HeldUntil = time.Time{}
+			if until != nil {
+				sc.HeldUntil = until.UTC()
+			}
+			c.Seats = append(c.Seats, sc)
+			return nil
+		})
+		if err != nil {
+			return c, fmt.Errorf("read seats of show %d: %w", showID, err)
+		}
+	}
+	if ga {
+		rows, err := pool.Query(ctx, `
+			SELECT (dense_rank() OVER (ORDER BY min(position)))::int - 1, sum(remaining)::int, sum(version)::bigint
+			FROM ga_buckets WHERE show_id = $1 GROUP BY area`, showID)
+		if err != nil {
+			return c, fmt.Errorf("read GA areas of show %d: %w", showID, err)
+		}
+		c.Areas, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (AreaChange, error) {
+			var a AreaChange
+			return a, r.Scan(&a.Index, &a.Remaining, &a.Version)
+		})
+		if err != nil {
+			return c, fmt.Errorf("read GA areas of show %d: %w", showID, err)
+		}
+	}
+	return c, nil
+}
+
+// SectionSpan places a section in layout order: its seats are
+// First … First+Count-1 of the availability.
+type SectionSpan struct {
+	Name       string
+	PriceMinor int64
+	First      int
+	Count      int
+}
+
+// MapAvailability is the small part of a seat map, what a caller that
+// already has the layout needs (R-8.2), plus enough of the layout to
+// answer a section: its etag and where each section's seats start.
+type MapAvailability struct {
+	ShowID     int64
+	Currency   string
+	Version    int64
+	SeatCount  int
+	States     []byte
+	GAAreas    []MapArea
+	LayoutETag string
+	Sections   []SectionSpan
+}
+
+// Availability returns m's small part.
+func (m SeatMap) Availability() MapAvailability {
+	return MapAvailability{ShowID: m.ShowID, Currency: m.Currency, Version: m.Version, SeatCount: m.SeatCount,
+		States: m.States, GAAreas: m.GAAreas, LayoutETag: m.LayoutETag(), Sections: m.Spans()}
+}
+
+// Spans places each section of m in layout order.
+func (m SeatMap) Spans() []SectionSpan {
+	spans := make([]SectionSpan, 0, len(m.Sections))
+	first := 0
+	for _, s := range m.Sections {
+		n := 0
+		for _, r := range s.Rows {
+			n += len(r.Seats)
+		}
+		spans = append(spans, SectionSpan{Name: s.Name, PriceMinor: s.PriceMinor, First: first, Count: n})
+		first += n
+	}
+	return spans
+}
+
+// LayoutETag identifies m's layout (currency, sections, rows, seat ids,
+// prices, GA areas and capacities): it changes exactly when the layout
+// does, never with availability. GetSeatLayout sends it as its ETag, and a
+// GetSeatMap caller that names it gets availability only.
+func (m SeatMap) LayoutETag() string {
+	h := sha256.New()
+	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	field(m.Currency)
+	for _, s := range m.Sections {
+		fmt.Fprintf(h, "S%d;", s.PriceMinor)
+		field(s.Name)
+		for _, r := range s.Rows {
+			fmt.Fprintf(h, "R%d;", len(r.Seats))
+			field(r.Label)
+			for _, seat := range r.Seats {
+				field(seat)
+			}
+		}
+	}
+	for _, a := range m.GAAreas {
+		fmt.Fprintf(h, "G%d,%d;", a.Capacity, a.PriceMinor)
+		field(a.Name)
+	}
+	sum := h.Sum(nil)
+	return hex.EncodeToString(sum[:12])
 }

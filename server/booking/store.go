@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -103,14 +104,15 @@ func (s *Service) mayRead(ctx context.Context, c Caller, owner, orgID string) (b
 	return s.members.HasRole(ctx, orgID, c.UserID, catalog.RoleManager)
 }
 
-// seatmapVersion is the version of a show's seat map: the sum of the
-// per-row versions, each of which grows with every change of its row, so it
-// grows with every change without a per-show counter row (a hot row).
+// seatmapVersion is the version of a show's seat map: the transaction id
+// of the show's newest outbox event that tx sees (decision 0130). Every
+// change of a seat or GA place writes an event in its own transaction, and
+// the seat-map projector applies a shard's events in (xid, id) order with
+// no gaps, so a read model whose version is at least this one holds every
+// change this transaction saw (R-5.2). One index lookup, not a sum over
+// the show's rows, and no per-show counter row (a hot row, decision 0005).
 func seatmapVersion(ctx context.Context, q pgx.Tx, showID int64) (int64, error) {
-	var v int64
-	err := q.QueryRow(ctx, `
-		SELECT (SELECT coalesce(sum(version), 0) FROM seats WHERE show_id = $1)
-		     + (SELECT coalesce(sum(version), 0) FROM ga_buckets WHERE show_id = $1)`, showID).Scan(&v)
+	v, err := outbox.LastXID(ctx, q, showID)
 	if err != nil {
 		return 0, fmt.Errorf("seat map version of show %d: %w", showID, err)
 	}

@@ -33,3 +33,21 @@ func Append(ctx context.Context, tx pgx.Tx, showID int64, at time.Time, event pr
 	}
 	return nil
 }
+
+// LastXID returns the transaction id of the newest event of a show that q
+// sees in its outbox (0 when there is none): the seat-map version of the
+// show (decision 0130). One index lookup (shard migration 00050).
+func LastXID(ctx context.Context, q Querier, showID int64) (int64, error) {
+	var xid int64
+	err := q.QueryRow(ctx, `
+		SELECT coalesce(max(xid)::text::bigint, 0) FROM outbox WHERE show_id = $1`, showID).Scan(&xid)
+	if err != nil {
+		return 0, fmt.Errorf("outbox: last event of show %d: %w", showID, err)
+	}
+	return xid, nil
+}
+
+// Querier runs one query (a pgx.Tx, pgx.Conn or pool).
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}

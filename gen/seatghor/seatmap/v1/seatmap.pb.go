@@ -268,11 +268,21 @@ func (x *GaArea) GetPriceMinor() int64 {
 	return 0
 }
 
-// GetSeatMapRequest names the show.
+// GetSeatMapRequest names the show, and what of it the caller needs.
 type GetSeatMapRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The show.
-	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The etag of the layout the caller already has (GetSeatLayout's etag).
+	// While it is the show's layout, the answer carries availability only:
+	// no sections, and GA areas with name and remaining only. A stale or
+	// unknown etag gets the whole answer, layout included.
+	LayoutEtag string `protobuf:"bytes,2,opt,name=layout_etag,json=layoutEtag,proto3" json:"layout_etag,omitempty"`
+	// Only this section's availability (R-12: a huge show is read a section
+	// at a time): availability then covers the section's seats alone,
+	// starting at availability_offset, and sections (unless layout_etag
+	// matches) lists that section only. Empty: every seat.
+	Section       string `protobuf:"bytes,3,opt,name=section,proto3" json:"section,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -314,6 +324,20 @@ func (x *GetSeatMapRequest) GetShowId() int64 {
 	return 0
 }
 
+func (x *GetSeatMapRequest) GetLayoutEtag() string {
+	if x != nil {
+		return x.LayoutEtag
+	}
+	return ""
+}
+
+func (x *GetSeatMapRequest) GetSection() string {
+	if x != nil {
+		return x.Section
+	}
+	return ""
+}
+
 // GetSeatMapResponse is the seat map.
 type GetSeatMapResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -328,16 +352,27 @@ type GetSeatMapResponse struct {
 	Availability []byte `protobuf:"bytes,4,opt,name=availability,proto3" json:"availability,omitempty"`
 	// Number of seats in the layout (the availability's length in 2-bit units).
 	SeatCount int32 `protobuf:"varint,5,opt,name=seat_count,json=seatCount,proto3" json:"seat_count,omitempty"`
-	// Grows with every change of any seat or GA place of the show.
+	// Grows with every change of any seat or GA place of the show (the
+	// transaction id of the show's newest change); a map whose version is at
+	// least a conflict's seatmap_version shows every change that conflict saw.
 	Version int64 `protobuf:"varint,6,opt,name=version,proto3" json:"version,omitempty"`
 	// General-admission areas.
 	GaAreas []*GaArea `protobuf:"bytes,7,rep,name=ga_areas,json=gaAreas,proto3" json:"ga_areas,omitempty"`
 	// Identifies the layout (sections, seats, prices, GA capacities): equal
 	// to GetSeatLayout's etag while the layout is the same, so a client that
 	// cached the layout may ignore this response's sections.
-	LayoutEtag    string `protobuf:"bytes,8,opt,name=layout_etag,json=layoutEtag,proto3" json:"layout_etag,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	LayoutEtag string `protobuf:"bytes,8,opt,name=layout_etag,json=layoutEtag,proto3" json:"layout_etag,omitempty"`
+	// Index in layout order of the first seat availability covers: 0 unless
+	// the request named a section.
+	AvailabilityOffset int32 `protobuf:"varint,9,opt,name=availability_offset,json=availabilityOffset,proto3" json:"availability_offset,omitempty"`
+	// Number of seats availability covers: seat_count unless the request
+	// named a section.
+	AvailabilityCount int32 `protobuf:"varint,10,opt,name=availability_count,json=availabilityCount,proto3" json:"availability_count,omitempty"`
+	// True when the layout was left out because the request's layout_etag
+	// is the show's layout.
+	AvailabilityOnly bool `protobuf:"varint,11,opt,name=availability_only,json=availabilityOnly,proto3" json:"availability_only,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetSeatMapResponse) Reset() {
@@ -424,6 +459,27 @@ func (x *GetSeatMapResponse) GetLayoutEtag() string {
 		return x.LayoutEtag
 	}
 	return ""
+}
+
+func (x *GetSeatMapResponse) GetAvailabilityOffset() int32 {
+	if x != nil {
+		return x.AvailabilityOffset
+	}
+	return 0
+}
+
+func (x *GetSeatMapResponse) GetAvailabilityCount() int32 {
+	if x != nil {
+		return x.AvailabilityCount
+	}
+	return 0
+}
+
+func (x *GetSeatMapResponse) GetAvailabilityOnly() bool {
+	if x != nil {
+		return x.AvailabilityOnly
+	}
+	return false
 }
 
 // GetSeatLayoutRequest names the show.
@@ -581,9 +637,12 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\bcapacity\x18\x02 \x01(\x05R\bcapacity\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x05R\tremaining\x12\x1f\n" +
 	"\vprice_minor\x18\x04 \x01(\x03R\n" +
-	"priceMinor\"5\n" +
+	"priceMinor\"\x83\x01\n" +
 	"\x11GetSeatMapRequest\x12 \n" +
-	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\xb9\x02\n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12(\n" +
+	"\vlayout_etag\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"layoutEtag\x12\"\n" +
+	"\asection\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\asection\"\xc6\x03\n" +
 	"\x12GetSeatMapResponse\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x128\n" +
@@ -594,7 +653,11 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\aversion\x18\x06 \x01(\x03R\aversion\x126\n" +
 	"\bga_areas\x18\a \x03(\v2\x1b.seatghor.seatmap.v1.GaAreaR\agaAreas\x12\x1f\n" +
 	"\vlayout_etag\x18\b \x01(\tR\n" +
-	"layoutEtag\"8\n" +
+	"layoutEtag\x12/\n" +
+	"\x13availability_offset\x18\t \x01(\x05R\x12availabilityOffset\x12-\n" +
+	"\x12availability_count\x18\n" +
+	" \x01(\x05R\x11availabilityCount\x12+\n" +
+	"\x11availability_only\x18\v \x01(\bR\x10availabilityOnly\"8\n" +
 	"\x14GetSeatLayoutRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\xf1\x01\n" +
 	"\x15GetSeatLayoutResponse\x12\x17\n" +

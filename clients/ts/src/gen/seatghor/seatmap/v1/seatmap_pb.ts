@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/seatmap/v1/seatmap.proto.
  */
 export const file_seatghor_seatmap_v1_seatmap: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9zZWF0bWFwL3YxL3NlYXRtYXAucHJvdG8SE3NlYXRnaG9yLnNlYXRtYXAudjEiIwoDUm93Eg0KBWxhYmVsGAEgASgJEg0KBXNlYXRzGAIgAygJIlQKB1NlY3Rpb24SDAoEbmFtZRgBIAEoCRITCgtwcmljZV9taW5vchgCIAEoAxImCgRyb3dzGAMgAygLMhguc2VhdGdob3Iuc2VhdG1hcC52MS5Sb3ciUAoGR2FBcmVhEgwKBG5hbWUYASABKAkSEAoIY2FwYWNpdHkYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEhMKC3ByaWNlX21pbm9yGAQgASgDIi0KEUdldFNlYXRNYXBSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAi5gEKEkdldFNlYXRNYXBSZXNwb25zZRIPCgdzaG93X2lkGAEgASgDEhAKCGN1cnJlbmN5GAIgASgJEi4KCHNlY3Rpb25zGAMgAygLMhwuc2VhdGdob3Iuc2VhdG1hcC52MS5TZWN0aW9uEhQKDGF2YWlsYWJpbGl0eRgEIAEoDBISCgpzZWF0X2NvdW50GAUgASgFEg8KB3ZlcnNpb24YBiABKAMSLQoIZ2FfYXJlYXMYByADKAsyGy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdhQXJlYRITCgtsYXlvdXRfZXRhZxgIIAEoCSIwChRHZXRTZWF0TGF5b3V0UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIrsBChVHZXRTZWF0TGF5b3V0UmVzcG9uc2USDwoHc2hvd19pZBgBIAEoAxIQCghjdXJyZW5jeRgCIAEoCRIuCghzZWN0aW9ucxgDIAMoCzIcLnNlYXRnaG9yLnNlYXRtYXAudjEuU2VjdGlvbhISCgpzZWF0X2NvdW50GAQgASgFEi0KCGdhX2FyZWFzGAUgAygLMhsuc2VhdGdob3Iuc2VhdG1hcC52MS5HYUFyZWESDAoEZXRhZxgGIAEoCSpdCglTZWF0U3RhdGUSJAogU0VBVF9TVEFURV9BVkFJTEFCTEVfVU5TUEVDSUZJRUQQABITCg9TRUFUX1NUQVRFX0hFTEQQARIVChFTRUFUX1NUQVRFX0JPT0tFRBACMrACCg5TZWF0TWFwU2VydmljZRKFAQoKR2V0U2VhdE1hcBImLnNlYXRnaG9yLnNlYXRtYXAudjEuR2V0U2VhdE1hcFJlcXVlc3QaJy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRNYXBSZXNwb25zZSImkAIBgtPkkwIdEhsvdjEvc2hvd3Mve3Nob3dfaWR9L3NlYXRtYXASlQEKDUdldFNlYXRMYXlvdXQSKS5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRMYXlvdXRSZXF1ZXN0Giouc2VhdGdob3Iuc2VhdG1hcC52MS5HZXRTZWF0TGF5b3V0UmVzcG9uc2UiLZACAYLT5JMCJBIiL3YxL3Nob3dzL3tzaG93X2lkfS9zZWF0bWFwL2xheW91dELVAQoXY29tLnNlYXRnaG9yLnNlYXRtYXAudjFCDFNlYXRtYXBQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9zZWF0bWFwL3YxO3NlYXRtYXB2MaICA1NTWKoCE1NlYXRnaG9yLlNlYXRtYXAuVjHKAhNTZWF0Z2hvclxTZWF0bWFwXFYx4gIfU2VhdGdob3JcU2VhdG1hcFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpTZWF0bWFwOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations]);
+  fileDesc("CiFzZWF0Z2hvci9zZWF0bWFwL3YxL3NlYXRtYXAucHJvdG8SE3NlYXRnaG9yLnNlYXRtYXAudjEiIwoDUm93Eg0KBWxhYmVsGAEgASgJEg0KBXNlYXRzGAIgAygJIlQKB1NlY3Rpb24SDAoEbmFtZRgBIAEoCRITCgtwcmljZV9taW5vchgCIAEoAxImCgRyb3dzGAMgAygLMhguc2VhdGdob3Iuc2VhdG1hcC52MS5Sb3ciUAoGR2FBcmVhEgwKBG5hbWUYASABKAkSEAoIY2FwYWNpdHkYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEhMKC3ByaWNlX21pbm9yGAQgASgDImYKEUdldFNlYXRNYXBSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASHAoLbGF5b3V0X2V0YWcYAiABKAlCB7pIBHICGEASGQoHc2VjdGlvbhgDIAEoCUIIukgFcgMYyAEiugIKEkdldFNlYXRNYXBSZXNwb25zZRIPCgdzaG93X2lkGAEgASgDEhAKCGN1cnJlbmN5GAIgASgJEi4KCHNlY3Rpb25zGAMgAygLMhwuc2VhdGdob3Iuc2VhdG1hcC52MS5TZWN0aW9uEhQKDGF2YWlsYWJpbGl0eRgEIAEoDBISCgpzZWF0X2NvdW50GAUgASgFEg8KB3ZlcnNpb24YBiABKAMSLQoIZ2FfYXJlYXMYByADKAsyGy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdhQXJlYRITCgtsYXlvdXRfZXRhZxgIIAEoCRIbChNhdmFpbGFiaWxpdHlfb2Zmc2V0GAkgASgFEhoKEmF2YWlsYWJpbGl0eV9jb3VudBgKIAEoBRIZChFhdmFpbGFiaWxpdHlfb25seRgLIAEoCCIwChRHZXRTZWF0TGF5b3V0UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIrsBChVHZXRTZWF0TGF5b3V0UmVzcG9uc2USDwoHc2hvd19pZBgBIAEoAxIQCghjdXJyZW5jeRgCIAEoCRIuCghzZWN0aW9ucxgDIAMoCzIcLnNlYXRnaG9yLnNlYXRtYXAudjEuU2VjdGlvbhISCgpzZWF0X2NvdW50GAQgASgFEi0KCGdhX2FyZWFzGAUgAygLMhsuc2VhdGdob3Iuc2VhdG1hcC52MS5HYUFyZWESDAoEZXRhZxgGIAEoCSpdCglTZWF0U3RhdGUSJAogU0VBVF9TVEFURV9BVkFJTEFCTEVfVU5TUEVDSUZJRUQQABITCg9TRUFUX1NUQVRFX0hFTEQQARIVChFTRUFUX1NUQVRFX0JPT0tFRBACMrACCg5TZWF0TWFwU2VydmljZRKFAQoKR2V0U2VhdE1hcBImLnNlYXRnaG9yLnNlYXRtYXAudjEuR2V0U2VhdE1hcFJlcXVlc3QaJy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRNYXBSZXNwb25zZSImkAIBgtPkkwIdEhsvdjEvc2hvd3Mve3Nob3dfaWR9L3NlYXRtYXASlQEKDUdldFNlYXRMYXlvdXQSKS5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRMYXlvdXRSZXF1ZXN0Giouc2VhdGdob3Iuc2VhdG1hcC52MS5HZXRTZWF0TGF5b3V0UmVzcG9uc2UiLZACAYLT5JMCJBIiL3YxL3Nob3dzL3tzaG93X2lkfS9zZWF0bWFwL2xheW91dELVAQoXY29tLnNlYXRnaG9yLnNlYXRtYXAudjFCDFNlYXRtYXBQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9zZWF0bWFwL3YxO3NlYXRtYXB2MaICA1NTWKoCE1NlYXRnaG9yLlNlYXRtYXAuVjHKAhNTZWF0Z2hvclxTZWF0bWFwXFYx4gIfU2VhdGdob3JcU2VhdG1hcFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpTZWF0bWFwOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations]);
 
 /**
  * Row is one row of a section.
@@ -120,7 +120,7 @@ export const GaAreaSchema: GenMessage<GaArea> = /*@__PURE__*/
   messageDesc(file_seatghor_seatmap_v1_seatmap, 2);
 
 /**
- * GetSeatMapRequest names the show.
+ * GetSeatMapRequest names the show, and what of it the caller needs.
  *
  * @generated from message seatghor.seatmap.v1.GetSeatMapRequest
  */
@@ -131,6 +131,26 @@ export type GetSeatMapRequest = Message<"seatghor.seatmap.v1.GetSeatMapRequest">
    * @generated from field: int64 show_id = 1;
    */
   showId: bigint;
+
+  /**
+   * The etag of the layout the caller already has (GetSeatLayout's etag).
+   * While it is the show's layout, the answer carries availability only:
+   * no sections, and GA areas with name and remaining only. A stale or
+   * unknown etag gets the whole answer, layout included.
+   *
+   * @generated from field: string layout_etag = 2;
+   */
+  layoutEtag: string;
+
+  /**
+   * Only this section's availability (R-12: a huge show is read a section
+   * at a time): availability then covers the section's seats alone,
+   * starting at availability_offset, and sections (unless layout_etag
+   * matches) lists that section only. Empty: every seat.
+   *
+   * @generated from field: string section = 3;
+   */
+  section: string;
 };
 
 /**
@@ -183,7 +203,9 @@ export type GetSeatMapResponse = Message<"seatghor.seatmap.v1.GetSeatMapResponse
   seatCount: number;
 
   /**
-   * Grows with every change of any seat or GA place of the show.
+   * Grows with every change of any seat or GA place of the show (the
+   * transaction id of the show's newest change); a map whose version is at
+   * least a conflict's seatmap_version shows every change that conflict saw.
    *
    * @generated from field: int64 version = 6;
    */
@@ -204,6 +226,30 @@ export type GetSeatMapResponse = Message<"seatghor.seatmap.v1.GetSeatMapResponse
    * @generated from field: string layout_etag = 8;
    */
   layoutEtag: string;
+
+  /**
+   * Index in layout order of the first seat availability covers: 0 unless
+   * the request named a section.
+   *
+   * @generated from field: int32 availability_offset = 9;
+   */
+  availabilityOffset: number;
+
+  /**
+   * Number of seats availability covers: seat_count unless the request
+   * named a section.
+   *
+   * @generated from field: int32 availability_count = 10;
+   */
+  availabilityCount: number;
+
+  /**
+   * True when the layout was left out because the request's layout_etag
+   * is the show's layout.
+   *
+   * @generated from field: bool availability_only = 11;
+   */
+  availabilityOnly: boolean;
 };
 
 /**
