@@ -31,18 +31,18 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	}
 	now := s.now()
 	slow := func(tx pgx.Tx) (Hold, error) { return createHold(ctx, tx, userID, req, now) }
-	if len(req.Seats) == 0 {
+	if len(req.Seats) == 0 && req.Quantity <= 0 {
 		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
 	}
-	// A seated hold takes two round trips in the common case (decision
-	// 0125); every refusal is answered by createHold, as before.
+	// A hold takes two round trips in the common case (decision 0125);
+	// every refusal is answered by createHold, as before.
 	return idempotency.DoPipelined(ctx, pool, ErrorCodec, idempotency.Options{
 		Now: now, Wait: s.cfg.IdempotencyWait, Target: idempotency.Show(req.ShowID),
-	}, pipelinedSeatHold(userID, req, now, slow))
+	}, pipelinedHold(userID, req, now, slow))
 }
 
-// createHold is CreateHold's work in tx, for every case: GA holds, and the
-// seated holds the pipelined path leaves (refusals, duplicates).
+// createHold is CreateHold's work in tx, for every case the pipelined path
+// leaves (refusals, duplicates, a GA hold no single free bucket can serve).
 func createHold(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time) (Hold, error) {
 	show, err := loadShow(ctx, tx, req.ShowID)
 	if err != nil {

@@ -18,6 +18,20 @@ import (
 // with the lock held.
 const lockAccountSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
 
+// showRulesCTE is the show's row when a hold of $6 places by $5 at $3 is
+// allowed: the sale is open (checkSaleOpen) and the account stays within
+// its cap (checkAccountCap, counted after lockAccountSQL); no row otherwise.
+const showRulesCTE = `
+	WITH show AS (
+		SELECT currency, hold_ttl_ms, $3::timestamptz + hold_ttl_ms * interval '1 millisecond' AS expires_at
+		FROM shows
+		WHERE show_id = $1 AND on_sale_at <= $3 AND starts_at > $3 AND max_seats_per_hold >= $6
+		  AND max_seats_per_account >= $6 + (
+		      SELECT coalesce(sum(quantity), 0) FROM holds
+		      WHERE show_id = $1 AND user_id = $5
+		        AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3)))
+	)`
+
 // holdSeatsSQL is a seated hold in one statement (decision 0125): it reads
 // the show's rules and the account's seats, takes every asked-for seat or
 // none (R-3.2) and writes the hold, and answers a row only when all of
@@ -27,16 +41,7 @@ const lockAccountSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
 // The seats are locked in seat order as in holdSeats (no deadlocks), and
 // expiry lives in the condition (R-3.3). Nothing in it grows with the
 // show's size: every row it reads is found by key.
-const holdSeatsSQL = `
-	WITH show AS (
-		SELECT currency, hold_ttl_ms, $3::timestamptz + hold_ttl_ms * interval '1 millisecond' AS expires_at
-		FROM shows
-		WHERE show_id = $1 AND on_sale_at <= $3 AND starts_at > $3 AND max_seats_per_hold >= $6
-		  AND max_seats_per_account >= $6 + (
-		      SELECT coalesce(sum(quantity), 0) FROM holds
-		      WHERE show_id = $1 AND user_id = $5
-		        AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3)))
-	),
+const holdSeatsSQL = showRulesCTE + `,
 	free AS MATERIALIZED (
 		SELECT show_id, seat FROM seats
 		WHERE show_id = $1 AND seat = ANY($2)
@@ -68,29 +73,93 @@ const holdSeatsSQL = `
 	)
 	SELECT hold.seats, hold.amount_minor, hold.currency, show.hold_ttl_ms FROM hold, show`
 
-// pipelinedSeatHold is a seated CreateHold as an idempotency.Pipelined:
-// the account lock and holdSeatsSQL, then the outbox row (R-8.1) with the
+// holdGASQL is holdGA's fast path in one statement (decision 0125): it
+// resolves the area ($2, or the show's only one), takes all $6 places from
+// one random bucket no one else has locked (SKIP LOCKED spreads the crowd,
+// decision 0006), and writes the hold and what it took. When no free bucket
+// has enough, it answers nothing and createHold takes over with its slow
+// path; the rollback before it releases any bucket this one locked.
+const holdGASQL = showRulesCTE + `,
+	areas AS (
+		SELECT area, min(price_minor) AS price FROM ga_buckets WHERE show_id = $1 GROUP BY area
+	),
+	area AS (
+		SELECT area, price FROM areas
+		WHERE (area = $2 OR ($2 = '' AND (SELECT count(*) FROM areas) = 1))
+		  -- Prices and quantities are bounded (decision 0071); a total past
+		  -- int64 is createHold's to refuse.
+		  AND price::numeric * $6 <= 9223372036854775807
+		  AND EXISTS (SELECT FROM show)
+	),
+	pick AS MATERIALIZED (
+		SELECT bucket FROM ga_buckets
+		WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
+		ORDER BY random()
+		LIMIT 1
+		FOR UPDATE SKIP LOCKED
+	),
+	took AS (
+		UPDATE ga_buckets b
+		SET remaining = b.remaining - $6, version = b.version + 1
+		FROM pick
+		WHERE b.show_id = $1 AND b.area = (SELECT area FROM area) AND b.bucket = pick.bucket
+		RETURNING b.bucket
+	),
+	hold AS (
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+		                   amount_minor, currency, expires_at, created_at, updated_at)
+		SELECT $4, $1, $5, 'active', '{}', area.area, $6, area.price * $6, show.currency, show.expires_at, $3, $3
+		FROM took, area, show
+		RETURNING ga_area, amount_minor, currency
+	),
+	takes AS (
+		INSERT INTO hold_ga_takes (hold_id, show_id, area, bucket, quantity)
+		SELECT $4, $1, hold.ga_area, took.bucket, $6 FROM hold, took
+		RETURNING bucket
+	)
+	SELECT hold.ga_area, hold.amount_minor, hold.currency, show.hold_ttl_ms, takes.bucket
+	FROM hold, show, takes`
+
+// pipelinedHold is CreateHold as an idempotency.Pipelined: the account
+// lock and holdSeatsSQL or holdGASQL, then the outbox row (R-8.1) with the
 // key's record and COMMIT. slow answers everything else.
-func pipelinedSeatHold(userID string, req HoldRequest, now time.Time, slow func(pgx.Tx) (Hold, error)) idempotency.Pipelined[Hold] {
+func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.Tx) (Hold, error)) idempotency.Pipelined[Hold] {
 	id := shard.NewID("hld", req.ShowID)
+	ga := len(req.Seats) == 0
+	n := len(req.Seats)
+	if ga {
+		n = req.Quantity
+	}
 	return idempotency.Pipelined[Hold]{
 		Work: func(b *pgx.Batch) {
 			b.Queue(lockAccountSQL, userID, req.ShowID)
-			b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, len(req.Seats))
+			if ga {
+				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n)
+			} else {
+				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n)
+			}
 		},
 		Read: func(br pgx.BatchResults) (Hold, bool, error) {
 			if _, err := br.Exec(); err != nil {
 				return Hold{}, false, fmt.Errorf("lock account %s on show %d: %w", userID, req.ShowID, err)
 			}
-			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: len(req.Seats),
-				Status: HoldActive, CreatedAt: now}
-			var ttlMs int64
-			err := br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs)
+			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now}
+			var (
+				ttlMs  int64
+				bucket int
+				err    error
+			)
+			if ga {
+				err = br.QueryRow().Scan(&h.GAArea, &h.AmountMinor, &h.Currency, &ttlMs, &bucket)
+				h.takes = map[int]int{bucket: n}
+			} else {
+				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs)
+			}
 			if errors.Is(err, pgx.ErrNoRows) {
 				return Hold{}, false, nil
 			}
 			if err != nil {
-				return Hold{}, false, fmt.Errorf("hold seats: %w", err)
+				return Hold{}, false, fmt.Errorf("take places: %w", err)
 			}
 			h.ExpiresAt = now.Add(time.Duration(ttlMs) * time.Millisecond)
 			return h, true, nil
