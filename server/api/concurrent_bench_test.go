@@ -78,3 +78,56 @@ func BenchmarkGAHold(b *testing.B) {
 	b.ReportMetric(holds/bucketsTime.Seconds(), "buckets-holds/s")
 	b.ReportMetric(float64(counterTime)/float64(bucketsTime), "buckets/counter")
 }
+
+// BenchmarkCreateHoldConcurrent measures one-seat holds by 32 concurrent
+// buyers on distinct seats of a 10,000-seat show, made directly on the
+// shard pool: where BenchmarkCreateHold, one buyer at a time, mostly waits
+// for each commit's WAL flush, this one shows what a hold costs the
+// database when commits are flushed together (decision 0125).
+func BenchmarkCreateHoldConcurrent(b *testing.B) {
+	const buyers = 32
+	env := apptest.New(b, apptest.Options{MaxConns: 16}) // see BenchmarkGAHold
+	ctx := context.Background()
+	newShow := func() int64 {
+		req := seatedShow("bench", 100, 100) // 10,000 seats
+		req.MaxSeatsPerAccount, req.MaxSeatsPerHold = 100, 10
+		return createShow(b, env, req).GetShowId()
+	}
+	rows := rowsAZ(100)
+	seat := func(i int64) string { return fmt.Sprintf("%s%d", rows[(i/100)%100], 1+i%100) }
+	show := newShow()
+	var (
+		next    atomic.Int64
+		elapsed time.Duration
+		holds   int64
+	)
+	b.ResetTimer()
+	for b.Loop() {
+		if next.Load() >= 10000-buyers*8 {
+			b.StopTimer()
+			show = newShow()
+			next.Store(0)
+			b.StartTimer()
+		}
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range buyers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 8 {
+					i := next.Add(1) - 1
+					if _, err := env.App.Booking.CreateHold(ctx, fmt.Sprintf("bench-%d", i%500),
+						booking.HoldRequest{ShowID: show, Seats: []string{seat(i)}}); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed += time.Since(start)
+		holds += buyers * 8
+	}
+	b.ReportMetric(float64(holds)/elapsed.Seconds(), "holds/s")
+}
