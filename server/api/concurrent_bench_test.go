@@ -1,16 +1,23 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // BenchmarkGAHold measures one-place GA holds by 32 concurrent buyers on
@@ -101,6 +108,7 @@ func BenchmarkCreateHoldConcurrent(b *testing.B) {
 		elapsed time.Duration
 		holds   int64
 	)
+	cpu := -backendCPU(b, env.App.Router.Shards())
 	b.ResetTimer()
 	for b.Loop() {
 		if next.Load() >= 10000-buyers*8 {
@@ -129,5 +137,39 @@ func BenchmarkCreateHoldConcurrent(b *testing.B) {
 		elapsed += time.Since(start)
 		holds += buyers * 8
 	}
+	cpu += backendCPU(b, env.App.Router.Shards())
 	b.ReportMetric(float64(holds)/elapsed.Seconds(), "holds/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(holds), "pg-cpu-µs/hold")
+}
+
+// backendCPU is the CPU time PostgreSQL's backends serving the pools'
+// databases have used so far (Linux /proc, the server on this machine): unlike wall
+// time, it does not depend on what else the machine is running.
+func backendCPU(tb testing.TB, pools []*pg.Pool) time.Duration {
+	var pids []int32
+	for _, pool := range pools {
+		rows, err := pool.Query(context.Background(),
+			`SELECT pid FROM pg_stat_activity WHERE datname = current_database()`)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		some, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			tb.Fatal(err)
+		}
+		pids = append(pids, some...)
+	}
+	var ticks int64
+	for _, pid := range pids {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone, or not on this machine
+		}
+		// After the command's ")" come state (1), …, utime (12), stime (13).
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += utime + stime
+	}
+	return time.Duration(ticks) * time.Second / 100 // USER_HZ
 }
