@@ -16,7 +16,13 @@ import (
 // same lock checkAccountCap takes. It is a statement of its own, before the
 // one that counts the account's seats, so that count's snapshot is taken
 // with the lock held.
-const lockAccountSQL = `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`
+//
+// It also makes the rest of the transaction use generic plans: PostgreSQL
+// would plan holdSeatsSQL anew for every hold (a custom plan, as good as
+// the generic one, since every row is found by key) and that planning
+// costs more than running it (decision 0125).
+const lockAccountSQL = `
+	SELECT pg_advisory_xact_lock(hashtextextended($1, $2)), set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // showRulesCTE is the show's row when a hold of $6 places by $5 at $3 is
 // allowed: the sale is open (checkSaleOpen) and the account stays within
