@@ -30,71 +30,69 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		return Hold{}, err
 	}
 	now := s.now()
-	slow := func(tx pgx.Tx) (Hold, error) { return createHold(ctx, tx, userID, req, now) }
+	// slow is the hold's work in tx, for every case the pipelined path below
+	// leaves (refusals, duplicates, a GA hold no single free bucket serves).
+	slow := func(tx pgx.Tx) (Hold, error) {
+		show, err := loadShow(ctx, tx, req.ShowID)
+		if err != nil {
+			return Hold{}, err
+		}
+		n := req.Quantity
+		if len(req.Seats) > 0 {
+			n = len(req.Seats)
+		} else if n <= 0 {
+			e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
+			e.Field = "quantity"
+			return Hold{}, e
+		}
+		if err := checkSaleOpen(show, now, n); err != nil {
+			return Hold{}, err
+		}
+		if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
+			return Hold{}, err
+		}
+		h := Hold{
+			ID:        shard.NewID("hld", show.ID),
+			ShowID:    show.ID,
+			UserID:    userID,
+			Quantity:  n,
+			Currency:  show.Currency,
+			Status:    HoldActive,
+			ExpiresAt: now.Add(show.HoldTTL),
+			CreatedAt: now,
+		}
+		if len(req.Seats) > 0 {
+			err = holdSeats(ctx, tx, &h, req.Seats, now)
+		} else {
+			err = holdGA(ctx, tx, &h, req.GAArea, now)
+		}
+		if err != nil {
+			return Hold{}, err
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+			                   amount_minor, currency, expires_at, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+			h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
+			h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt); err != nil {
+			return Hold{}, fmt.Errorf("insert hold: %w", err)
+		}
+		if err := insertTakes(ctx, tx, h); err != nil {
+			return Hold{}, err
+		}
+		if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
+			return Hold{}, err
+		}
+		return h, nil
+	}
 	if len(req.Seats) == 0 && req.Quantity <= 0 {
 		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
 	}
 	// A hold takes two round trips in the common case (decision 0125);
-	// every refusal is answered by createHold, as before.
+	// every refusal is answered by slow, as before.
 	return idempotency.DoPipelined(ctx, pool, ErrorCodec, idempotency.Options{
 		Now: now, Wait: s.cfg.IdempotencyWait, Target: idempotency.Show(req.ShowID),
 	}, pipelinedHold(userID, req, now, slow))
-}
-
-// createHold is CreateHold's work in tx, for every case the pipelined path
-// leaves (refusals, duplicates, a GA hold no single free bucket can serve).
-func createHold(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time) (Hold, error) {
-	show, err := loadShow(ctx, tx, req.ShowID)
-	if err != nil {
-		return Hold{}, err
-	}
-	n := req.Quantity
-	if len(req.Seats) > 0 {
-		n = len(req.Seats)
-	} else if n <= 0 {
-		e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
-		e.Field = "quantity"
-		return Hold{}, e
-	}
-	if err := checkSaleOpen(show, now, n); err != nil {
-		return Hold{}, err
-	}
-	if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
-		return Hold{}, err
-	}
-	h := Hold{
-		ID:        shard.NewID("hld", show.ID),
-		ShowID:    show.ID,
-		UserID:    userID,
-		Quantity:  n,
-		Currency:  show.Currency,
-		Status:    HoldActive,
-		ExpiresAt: now.Add(show.HoldTTL),
-		CreatedAt: now,
-	}
-	if len(req.Seats) > 0 {
-		err = holdSeats(ctx, tx, &h, req.Seats, now)
-	} else {
-		err = holdGA(ctx, tx, &h, req.GAArea, now)
-	}
-	if err != nil {
-		return Hold{}, err
-	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-		h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
-		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt); err != nil {
-		return Hold{}, fmt.Errorf("insert hold: %w", err)
-	}
-	if err := insertTakes(ctx, tx, h); err != nil {
-		return Hold{}, err
-	}
-	if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
-		return Hold{}, err
-	}
-	return h, nil
 }
 
 func checkSaleOpen(show showSettings, now time.Time, n int) error {

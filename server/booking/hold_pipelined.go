@@ -41,8 +41,9 @@ const showRulesCTE = `
 // holdSeatsSQL is a seated hold in one statement (decision 0125): it reads
 // the show's rules and the account's seats, takes every asked-for seat or
 // none (R-3.2) and writes the hold, and answers a row only when all of
-// that happened. Each step is gated on the one before, so a refusal writes
-// nothing; the caller then rolls back and lets createHold explain it.
+// that happened. Each step is gated on the one before, so a refusal
+// answers no row; the caller then rolls back whatever the statement did and
+// lets CreateHold's ordinary path explain it.
 //
 // The seats are locked in seat order as in holdSeats (no deadlocks), and
 // expiry lives in the condition (R-3.3). Nothing in it grows with the
@@ -73,7 +74,7 @@ const holdSeatsSQL = showRulesCTE + `,
 		FROM taken, show
 		GROUP BY show.currency, show.expires_at
 		-- Prices are bounded (decision 0071); a total past int64 is
-		-- createHold's to refuse.
+		-- the ordinary path's to refuse.
 		HAVING count(*) = $6 AND sum(taken.price_minor) <= 9223372036854775807
 		RETURNING seats, amount_minor, currency
 	)
@@ -83,8 +84,8 @@ const holdSeatsSQL = showRulesCTE + `,
 // resolves the area ($2, or the show's only one), takes all $6 places from
 // one random bucket no one else has locked (SKIP LOCKED spreads the crowd,
 // decision 0006), and writes the hold and what it took. When no free bucket
-// has enough, it answers nothing and createHold takes over with its slow
-// path; the rollback before it releases any bucket this one locked.
+// has enough, it answers nothing and CreateHold's ordinary path takes over
+// (holdGASlow); the rollback before it releases any bucket this one locked.
 const holdGASQL = showRulesCTE + `,
 	areas AS (
 		SELECT area, min(price_minor) AS price FROM ga_buckets WHERE show_id = $1 GROUP BY area
@@ -93,7 +94,7 @@ const holdGASQL = showRulesCTE + `,
 		SELECT area, price FROM areas
 		WHERE (area = $2 OR ($2 = '' AND (SELECT count(*) FROM areas) = 1))
 		  -- Prices and quantities are bounded (decision 0071); a total past
-		  -- int64 is createHold's to refuse.
+		  -- int64 is the ordinary path's to refuse.
 		  AND price::numeric * $6 <= 9223372036854775807
 		  AND EXISTS (SELECT FROM show)
 	),
