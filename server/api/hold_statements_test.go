@@ -2,6 +2,9 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -54,4 +57,39 @@ func TestCreateHoldTakesTwoRoundTrips(t *testing.T) {
 			require.EqualValues(t, 8, statements, "statements of one hold")
 		})
 	}
+}
+
+// TestAccountCapUnderConcurrentHolds: one account sends 40 one-seat holds
+// of one show at once, with a cap of 10: exactly 10 succeed, the
+// rest are refused, whichever path (pipelined or not) each one takes.
+func TestAccountCapUnderConcurrentHolds(t *testing.T) {
+	env := apptest.New(t, apptest.Options{})
+	ctx := context.Background()
+	show := createShow(t, env, seatedShow("cap race", 4, 10)) // cap 10 per account
+	c := as(t, env, "greedy", auth.RoleUser)
+	rows := rowsAZ(4)
+	var (
+		wg            sync.WaitGroup
+		held, refused atomic.Int64
+	)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{
+				ShowId: show.GetShowId(), Seats: []string{fmt.Sprintf("%s%d", rows[i/10], 1+i%10)}}))
+			switch {
+			case err == nil:
+				held.Add(1)
+			case connect.CodeOf(err) == connect.CodeFailedPrecondition:
+				refused.Add(1)
+			default:
+				t.Errorf("hold %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	require.EqualValues(t, 10, held.Load(), "holds within the cap")
+	require.EqualValues(t, 30, refused.Load(), "holds past the cap")
+	require.Equal(t, 10, countHolds(t, env, show.GetShowId()))
 }
