@@ -30,7 +30,9 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		return Hold{}, err
 	}
 	now := s.now()
-	return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, func(tx pgx.Tx) (Hold, error) {
+	// slow is the hold's work in tx, for every case the pipelined path below
+	// leaves (refusals, duplicates, a GA hold no single free bucket serves).
+	slow := func(tx pgx.Tx) (Hold, error) {
 		show, err := loadShow(ctx, tx, req.ShowID)
 		if err != nil {
 			return Hold{}, err
@@ -82,7 +84,15 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 			return Hold{}, err
 		}
 		return h, nil
-	})
+	}
+	if len(req.Seats) == 0 && req.Quantity <= 0 {
+		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
+	}
+	// A hold takes two round trips in the common case (decision 0125);
+	// every refusal is answered by slow, as before.
+	return idempotency.DoPipelined(ctx, pool, ErrorCodec, idempotency.Options{
+		Now: now, Wait: s.cfg.IdempotencyWait, Target: idempotency.Show(req.ShowID),
+	}, pipelinedHold(userID, req, now, slow))
 }
 
 func checkSaleOpen(show showSettings, now time.Time, n int) error {

@@ -156,15 +156,21 @@ func Do[T any](ctx context.Context, db pg.Beginner, codec Codec, opts Options, f
 	return out, answer
 }
 
+const lockSQL = `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`
+
+// lockName is the advisory lock's name of a key. Length-prefixed, so ("ab",
+// "c") and ("a", "bc") are different keys; a hash collision only makes two
+// keys wait for each other.
+func lockName(key Key) string {
+	return fmt.Sprintf("idem:%d:%s:%s", len(key.Scope), key.Scope, key.Key)
+}
+
 func lock(ctx context.Context, tx pgx.Tx, key Key, wait time.Duration) error {
 	deadline := time.Now().Add(wait)
 	backoff := 2 * time.Millisecond
 	for {
 		var got bool
-		// Length-prefixed, so ("ab", "c") and ("a", "bc") are different keys;
-		// a hash collision only makes two keys wait for each other.
-		err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))`,
-			fmt.Sprintf("idem:%d:%s:%s", len(key.Scope), key.Scope, key.Key)).Scan(&got)
+		err := tx.QueryRow(ctx, lockSQL, lockName(key)).Scan(&got)
 		if err != nil {
 			return fmt.Errorf("lock idempotency key: %w", err)
 		}
@@ -208,20 +214,25 @@ func lookup[T any](ctx context.Context, tx pgx.Tx, key Key, target string, now t
 	return rec, true, nil
 }
 
+// storeSQL records a key's answer. An expired record of the same key may
+// still be there: the new one replaces it.
+const storeSQL = `
+		INSERT INTO idempotency_keys (scope, procedure, target, key, fingerprint, outcome, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		ON CONFLICT (scope, procedure, target, key) DO UPDATE
+		SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
+		    created_at = excluded.created_at, expires_at = excluded.expires_at`
+
+func storeArgs(key Key, target string, now time.Time, outcome []byte) []any {
+	return []any{key.Scope, key.Procedure, target, key.Key, key.Fingerprint[:], outcome, now, now.Add(Retention)}
+}
+
 func store[T any](ctx context.Context, tx pgx.Tx, key Key, target string, now time.Time, rec record[T]) error {
 	outcome, err := json.Marshal(rec)
 	if err != nil {
 		return fmt.Errorf("encode idempotency record: %w", err)
 	}
-	// An expired record of the same key may still be there: the new one
-	// replaces it.
-	_, err = tx.Exec(ctx, `
-		INSERT INTO idempotency_keys (scope, procedure, target, key, fingerprint, outcome, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT (scope, procedure, target, key) DO UPDATE
-		SET fingerprint = excluded.fingerprint, outcome = excluded.outcome,
-		    created_at = excluded.created_at, expires_at = excluded.expires_at`,
-		key.Scope, key.Procedure, target, key.Key, key.Fingerprint[:], outcome, now, now.Add(Retention))
+	_, err = tx.Exec(ctx, storeSQL, storeArgs(key, target, now, outcome)...)
 	if err != nil {
 		return fmt.Errorf("store idempotency record: %w", err)
 	}

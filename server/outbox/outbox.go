@@ -18,17 +18,11 @@ import (
 // row's xid column records the writing transaction (see the migration), so
 // a consumer can read the outbox without gaps.
 func Append(ctx context.Context, tx pgx.Tx, showID int64, at time.Time, event proto.Message) error {
-	payload, err := proto.Marshal(event)
+	args, err := row(showID, at, event)
 	if err != nil {
-		return fmt.Errorf("outbox: encode %T: %w", event, err)
+		return err
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go 1.24+)
-	_, err = tx.Exec(ctx, `
-		INSERT INTO outbox (show_id, event_id, event_type, payload, occurred_at)
-		VALUES ($1, $2, $3, $4, $5)`,
-		showID, "evt_"+hex.EncodeToString(id[:]), string(event.ProtoReflect().Descriptor().FullName()), payload, at)
-	if err != nil {
+	if _, err := tx.Exec(ctx, appendSQL, args...); err != nil {
 		return fmt.Errorf("outbox: append %T: %w", event, err)
 	}
 	return nil
@@ -50,4 +44,30 @@ func LastXID(ctx context.Context, q Querier, showID int64) (int64, error) {
 // Querier runs one query (a pgx.Tx, pgx.Conn or pool).
 type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Queue is Append for a pipelined transaction (pg.Pipe): it adds the
+// event's INSERT to b, to be sent with the other statements of its
+// transaction.
+func Queue(b *pgx.Batch, showID int64, at time.Time, event proto.Message) error {
+	args, err := row(showID, at, event)
+	if err != nil {
+		return err
+	}
+	b.Queue(appendSQL, args...)
+	return nil
+}
+
+const appendSQL = `
+		INSERT INTO outbox (show_id, event_id, event_type, payload, occurred_at)
+		VALUES ($1, $2, $3, $4, $5)`
+
+func row(showID int64, at time.Time, event proto.Message) ([]any, error) {
+	payload, err := proto.Marshal(event)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: encode %T: %w", event, err)
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return []any{showID, "evt_" + hex.EncodeToString(id[:]), string(event.ProtoReflect().Descriptor().FullName()), payload, at}, nil
 }

@@ -22,10 +22,15 @@ type Pool struct {
 	Name    string
 	queries *atomic.Int64
 	writes  *atomic.Int64
+	trips   *atomic.Int64
 }
 
 // Queries returns how many statements were sent through the pool so far.
 func (p *Pool) Queries() int64 { return p.queries.Load() }
+
+// RoundTrips returns how many times a statement or a pipelined batch of
+// statements was sent through the pool and its answer awaited.
+func (p *Pool) RoundTrips() int64 { return p.trips.Load() }
 
 // Writes returns how many of those statements could change rows (INSERT,
 // UPDATE or DELETE anywhere in them, so also a writing CTE or a SELECT …
@@ -62,7 +67,8 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 	cfg.ConnConfig.RuntimeParams["idle_in_transaction_session_timeout"] = "60s"
 	counter := new(atomic.Int64)
 	writes := new(atomic.Int64)
-	cfg.ConnConfig.Tracer = countingTracer{n: counter, writes: writes}
+	trips := new(atomic.Int64)
+	cfg.ConnConfig.Tracer = countingTracer{n: counter, writes: writes, trips: trips}
 	for _, o := range opts {
 		o(cfg)
 	}
@@ -74,18 +80,38 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 		pool.Close()
 		return nil, fmt.Errorf("database %s: ping: %w", name, err)
 	}
-	return &Pool{Pool: pool, Name: name, queries: counter, writes: writes}, nil
+	return &Pool{Pool: pool, Name: name, queries: counter, writes: writes, trips: trips}, nil
 }
 
-type countingTracer struct{ n, writes *atomic.Int64 }
+type countingTracer struct{ n, writes, trips *atomic.Int64 }
 
 func (t countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	t.trips.Add(1)
+	t.count(d.SQL)
+	return ctx
+}
+
+func (t countingTracer) count(sql string) {
 	t.n.Add(1)
-	if writing(d.SQL) {
+	if writing(sql) {
 		t.writes.Add(1)
+	}
+}
+
+// TraceBatchStart counts every statement of a pipelined batch (all are sent,
+// even those an earlier error makes the server skip), and the batch as one
+// round trip.
+func (t countingTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceBatchStartData) context.Context {
+	t.trips.Add(1)
+	for _, q := range d.Batch.QueuedQueries {
+		t.count(q.SQL)
 	}
 	return ctx
 }
+
+func (countingTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (countingTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
 
 // writing tells whether a statement may change rows. Our SQL is written
 // with upper-case keywords, so a plain search is enough for a counter.

@@ -1,0 +1,179 @@
+package booking
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// lockAccountSQL serialises one account's holds on one show (R-3.8): the
+// same lock checkAccountCap takes. It is a statement of its own, before the
+// one that counts the account's seats, so that count's snapshot is taken
+// with the lock held.
+//
+// It also makes the rest of the transaction use generic plans: PostgreSQL
+// would plan holdSeatsSQL anew for every hold (a custom plan, as good as
+// the generic one, since every row is found by key) and that planning
+// costs more than running it (decision 0125).
+const lockAccountSQL = `
+	SELECT pg_advisory_xact_lock(hashtextextended($1, $2)), set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// showRulesCTE is the show's row when a hold of $6 places by $5 at $3 is
+// allowed: the sale is open (checkSaleOpen) and the account stays within
+// its cap (checkAccountCap, counted after lockAccountSQL); no row otherwise.
+const showRulesCTE = `
+	WITH show AS (
+		SELECT currency, hold_ttl_ms, $3::timestamptz + hold_ttl_ms * interval '1 millisecond' AS expires_at
+		FROM shows
+		WHERE show_id = $1 AND on_sale_at <= $3 AND starts_at > $3 AND max_seats_per_hold >= $6
+		  AND max_seats_per_account >= $6 + (
+		      SELECT coalesce(sum(quantity), 0) FROM holds
+		      WHERE show_id = $1 AND user_id = $5
+		        AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3)))
+	)`
+
+// holdSeatsSQL is a seated hold in one statement (decision 0125): it reads
+// the show's rules and the account's seats, takes every asked-for seat or
+// none (R-3.2) and writes the hold, and answers a row only when all of
+// that happened. Each step is gated on the one before, so a refusal
+// answers no row; the caller then rolls back whatever the statement did and
+// lets CreateHold's ordinary path explain it.
+//
+// The seats are locked in seat order as in holdSeats (no deadlocks), and
+// expiry lives in the condition (R-3.3). Nothing in it grows with the
+// show's size: every row it reads is found by key.
+const holdSeatsSQL = showRulesCTE + `,
+	free AS MATERIALIZED (
+		SELECT show_id, seat FROM seats
+		WHERE show_id = $1 AND seat = ANY($2)
+		  AND (status = 'available' OR (status = 'held' AND held_until < $3))
+		  AND EXISTS (SELECT FROM show)
+		ORDER BY seat
+		FOR UPDATE
+	),
+	taken AS (
+		UPDATE seats s
+		SET status = 'held', hold_id = $4, held_until = (SELECT expires_at FROM show), version = s.version + 1
+		FROM free
+		WHERE s.show_id = free.show_id AND s.seat = free.seat
+		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
+		  AND (SELECT count(*) FROM free) = $6
+		RETURNING s.seat, s.position, s.price_minor
+	),
+	hold AS (
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+		                   amount_minor, currency, expires_at, created_at, updated_at)
+		SELECT $4, $1, $5, 'active', array_agg(taken.seat ORDER BY taken.position), '', $6,
+		       sum(taken.price_minor), show.currency, show.expires_at, $3, $3
+		FROM taken, show
+		GROUP BY show.currency, show.expires_at
+		-- Prices are bounded (decision 0071); a total past int64 is
+		-- the ordinary path's to refuse.
+		HAVING count(*) = $6 AND sum(taken.price_minor) <= 9223372036854775807
+		RETURNING seats, amount_minor, currency
+	)
+	SELECT hold.seats, hold.amount_minor, hold.currency, show.hold_ttl_ms FROM hold, show`
+
+// holdGASQL is holdGA's fast path in one statement (decision 0125): it
+// resolves the area ($2, or the show's only one), takes all $6 places from
+// one random bucket no one else has locked (SKIP LOCKED spreads the crowd,
+// decision 0006), and writes the hold and what it took. When no free bucket
+// has enough, it answers nothing and CreateHold's ordinary path takes over
+// (holdGASlow); the rollback before it releases any bucket this one locked.
+const holdGASQL = showRulesCTE + `,
+	areas AS (
+		SELECT area, min(price_minor) AS price FROM ga_buckets WHERE show_id = $1 GROUP BY area
+	),
+	area AS (
+		SELECT area, price FROM areas
+		WHERE (area = $2 OR ($2 = '' AND (SELECT count(*) FROM areas) = 1))
+		  -- Prices and quantities are bounded (decision 0071); a total past
+		  -- int64 is the ordinary path's to refuse.
+		  AND price::numeric * $6 <= 9223372036854775807
+		  AND EXISTS (SELECT FROM show)
+	),
+	pick AS MATERIALIZED (
+		SELECT bucket FROM ga_buckets
+		WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
+		ORDER BY random()
+		LIMIT 1
+		FOR UPDATE SKIP LOCKED
+	),
+	took AS (
+		UPDATE ga_buckets b
+		SET remaining = b.remaining - $6, version = b.version + 1
+		FROM pick
+		WHERE b.show_id = $1 AND b.area = (SELECT area FROM area) AND b.bucket = pick.bucket
+		RETURNING b.bucket
+	),
+	hold AS (
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+		                   amount_minor, currency, expires_at, created_at, updated_at)
+		SELECT $4, $1, $5, 'active', '{}', area.area, $6, area.price * $6, show.currency, show.expires_at, $3, $3
+		FROM took, area, show
+		RETURNING ga_area, amount_minor, currency
+	),
+	takes AS (
+		INSERT INTO hold_ga_takes (hold_id, show_id, area, bucket, quantity)
+		SELECT $4, $1, hold.ga_area, took.bucket, $6 FROM hold, took
+		RETURNING bucket
+	)
+	SELECT hold.ga_area, hold.amount_minor, hold.currency, show.hold_ttl_ms, takes.bucket
+	FROM hold, show, takes`
+
+// pipelinedHold is CreateHold as an idempotency.Pipelined: the account
+// lock and holdSeatsSQL or holdGASQL, then the outbox row (R-8.1) with the
+// key's record and COMMIT. slow answers everything else.
+func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.Tx) (Hold, error)) idempotency.Pipelined[Hold] {
+	id := shard.NewID("hld", req.ShowID)
+	ga := len(req.Seats) == 0
+	n := len(req.Seats)
+	if ga {
+		n = req.Quantity
+	}
+	return idempotency.Pipelined[Hold]{
+		Work: func(b *pgx.Batch) {
+			b.Queue(lockAccountSQL, userID, req.ShowID)
+			if ga {
+				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n)
+			} else {
+				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n)
+			}
+		},
+		Read: func(br pgx.BatchResults) (Hold, bool, error) {
+			if _, err := br.Exec(); err != nil {
+				return Hold{}, false, fmt.Errorf("lock account %s on show %d: %w", userID, req.ShowID, err)
+			}
+			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now}
+			var (
+				ttlMs  int64
+				bucket int
+				err    error
+			)
+			if ga {
+				err = br.QueryRow().Scan(&h.GAArea, &h.AmountMinor, &h.Currency, &ttlMs, &bucket)
+				h.takes = map[int]int{bucket: n}
+			} else {
+				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs)
+			}
+			if errors.Is(err, pgx.ErrNoRows) {
+				return Hold{}, false, nil
+			}
+			if err != nil {
+				return Hold{}, false, fmt.Errorf("take places: %w", err)
+			}
+			h.ExpiresAt = now.Add(time.Duration(ttlMs) * time.Millisecond)
+			return h, true, nil
+		},
+		Finish: func(b *pgx.Batch, h Hold) error {
+			return outbox.Queue(b, h.ShowID, now, seatsHeld(h))
+		},
+		Slow: slow,
+	}
+}
