@@ -70,29 +70,16 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 			lt.HoldTTLs = append(lt.HoldTTLs, d)
 		}
 	}
-	keys, err := cfg.tokenKeys()
+	tokens, err := loadtestSigner(cfg)
 	if err != nil {
 		return err
 	}
-	tokens, err := auth.NewTokens(keys, time.Now)
+	res, err := loadtest.Run(ctx, lt, tokens, log)
 	if err != nil {
 		return err
 	}
-	res, err := loadtest.Run(ctx, lt, loadtest.Signer(tokens), log)
-	if err != nil {
+	if err := writeResult(stdout, res, *out); err != nil {
 		return err
-	}
-	if err := res.WriteTable(stdout); err != nil {
-		return err
-	}
-	if *out != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*out, b, 0o644); err != nil {
-			return fmt.Errorf("write result: %w", err)
-		}
 	}
 	if *compare != "" {
 		b, err := os.ReadFile(*compare)
@@ -150,29 +137,48 @@ func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.
 	if *duration > 0 {
 		lt.Duration = *duration
 	}
-	keys, err := cfg.tokenKeys()
+	tokens, err := loadtestSigner(cfg)
 	if err != nil {
 		return err
+	}
+	res, err := loadtest.RunHolds(ctx, lt, tokens, log)
+	if err != nil {
+		return err
+	}
+	if err := writeResult(stdout, res, *out); err != nil {
+		return err
+	}
+	return nil
+}
+
+// loadtestSigner signs the load test's buyers' tokens with the token keys
+// the server verifies.
+func loadtestSigner(cfg config) (loadtest.Tokens, error) {
+	keys, err := cfg.tokenKeys()
+	if err != nil {
+		return nil, err
 	}
 	tokens, err := auth.NewTokens(keys, time.Now)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := loadtest.RunHolds(ctx, lt, loadtest.Signer(tokens), log)
-	if err != nil {
-		return err
-	}
+	return loadtest.Signer(tokens), nil
+}
+
+// writeResult prints a run's table and, with a path, writes its JSON there.
+func writeResult(stdout io.Writer, res interface{ WriteTable(io.Writer) error }, path string) error {
 	if err := res.WriteTable(stdout); err != nil {
 		return err
 	}
-	if *out != "" {
-		b, err := json.MarshalIndent(res, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*out, b, 0o644); err != nil {
-			return fmt.Errorf("write result: %w", err)
-		}
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
 }
