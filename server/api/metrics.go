@@ -52,6 +52,7 @@ func (m *rpcMetrics) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			}
 		}
 		m.latency.WithLabelValues(req.Spec().Procedure, code).Observe(time.Since(start).Seconds())
+		noteRPC(ctx, req.Spec().Procedure, code)
 		return resp, err
 	}
 }
