@@ -199,7 +199,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Registry: prometheus.NewRegistry(),
 		log:      cfg.Log,
 	}
-	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), api.BuildInfo())
 	a.Catalog = catalog.NewService(a.Router, cfg.Clock, catalog.WithPolicy(cfg.CatalogPolicy))
 	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{})
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
