@@ -42,3 +42,36 @@ func TestAdminMetricsSayWhichBuildAnswers(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(body), `seatghor_build_info{goversion="`+runtime.Version()+`"`)
 }
+
+// TestSeatDatabaseRoundTripsAreTimed: every round trip to a database is
+// observed in seatghor_db_round_trip_seconds{database}, so the seat
+// databases' p99 can be alerted on (R-11).
+func TestSeatDatabaseRoundTripsAreTimed(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	count := func(database string) uint64 {
+		families, err := env.App.Registry.Gather()
+		require.NoError(t, err)
+		for _, f := range families {
+			if f.GetName() != "seatghor_db_round_trip_seconds" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "database" && l.GetValue() == database {
+						return m.GetHistogram().GetSampleCount()
+					}
+				}
+			}
+		}
+		t.Fatalf("no seatghor_db_round_trip_seconds for %s", database)
+		return 0
+	}
+	shard := env.App.Router.Shards()[1]
+	before := count(shard.Name)
+	for range 3 {
+		_, err := shard.Exec(t.Context(), "SELECT 1")
+		require.NoError(t, err)
+	}
+	// A scrape queries the shards too (the payment gauges), so at least 3.
+	require.GreaterOrEqual(t, count(shard.Name), before+3)
+}

@@ -35,6 +35,9 @@ func newRPCMetrics(reg *prometheus.Registry, router *shard.Router) *rpcMetrics {
 			Help:        "Statements sent to a database that may change rows (INSERT, UPDATE, DELETE, SELECT … FOR UPDATE).",
 			ConstLabels: prometheus.Labels{"database": pool.Name},
 		}, func() float64 { return float64(pool.Writes()) }))
+		if rt := pool.RoundTripSeconds(); rt != nil {
+			reg.MustRegister(rt)
+		}
 	}
 	return m
 }
