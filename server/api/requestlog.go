@@ -125,13 +125,15 @@ func accessLog(log *slog.Logger, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r.WithContext(ctx))
 			return
 		}
+		// Taken before: the REST transcoder rewrites the URL in place.
+		method, path := r.Method, r.URL.Path
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r.WithContext(ctx))
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", sw.status)}
+		attrs := []slog.Attr{slog.String("method", method), slog.String("path", path), slog.Int("status", sw.status)}
 		if ri.procedure != "" {
 			attrs = append(attrs, slog.String("procedure", ri.procedure), slog.String("code", ri.code))
 		}

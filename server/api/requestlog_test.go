@@ -135,6 +135,29 @@ func TestEveryRequestHasAnIDInItsResponseAndLogLines(t *testing.T) {
 		})
 	}
 
+	t.Run("REST and gRPC", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodGet, env.URL+"/v1/trips:search?query=x", nil)
+		require.NoError(t, err)
+		req.Header.Set(api.RequestIDHeader, "rest-1")
+		resp, err := env.HTTP.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, "rest-1", resp.Header.Get(api.RequestIDHeader))
+		access, _ := accessLine(t, logs, "rest-1")
+		require.Equal(t, "/v1/trips:search", access["path"])
+		require.Equal(t, searchv1connect.TripSearchServiceSearchTripsProcedure, access["procedure"])
+		require.Equal(t, "unavailable", access["code"])
+
+		grpc := searchv1connect.NewTripSearchServiceClient(env.H2C, env.URL, connect.WithGRPC())
+		greq := connect.NewRequest(&searchv1.SearchTripsRequest{})
+		greq.Header().Set(api.RequestIDHeader, "grpc-1")
+		_, err = grpc.SearchTrips(ctx, greq)
+		require.Equal(t, connect.CodeUnavailable, connect.CodeOf(err), "%v", err)
+		access, _ = accessLine(t, logs, "grpc-1")
+		require.EqualValues(t, http.StatusOK, access["status"]) // gRPC says its code in the trailers
+		require.Equal(t, "unavailable", access["code"])
+	})
+
 	t.Run("two requests, two ids", func(t *testing.T) {
 		require.NotEqual(t, call(""), call(""))
 	})
