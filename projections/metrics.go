@@ -15,6 +15,7 @@ type metrics struct {
 	delay   *prometheus.HistogramVec
 	events  *prometheus.CounterVec
 	errors  *prometheus.CounterVec
+	byType  *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -41,6 +42,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "seatghor_projector_errors_total",
 			Help: "Batches the projector failed (and retried).",
 		}, labels),
+		// the share of holds that expire is HoldExpired over SeatsHeld.
+		byType: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "seatghor_projector_events_by_type_total",
+			Help: "Outbox events applied by the projector, by event type (every projector sees each event of its sources once, rebuilds again).",
+		}, []string{"projector", "type"}),
 	}
 	if reg == nil {
 		return m, nil
@@ -59,6 +65,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.errors, err = register(reg, m.errors); err != nil {
+		return nil, err
+	}
+	if m.byType, err = register(reg, m.byType); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -84,6 +93,7 @@ func (m *metrics) observe(labels prometheus.Labels, batch []Event) {
 	h := m.delay.With(labels)
 	for _, e := range batch {
 		h.Observe(max(now.Sub(e.OccurredAt).Seconds(), 0))
+		m.byType.WithLabelValues(labels["projector"], e.Type).Inc()
 	}
 	m.events.With(labels).Add(float64(len(batch)))
 }

@@ -87,6 +87,9 @@ type config struct {
 	TripIndex app.TripIndexConfig
 	// LogLevel is debug, info, warn or error (SEATGHOR_LOG_LEVEL, info).
 	LogLevel slog.Level
+	// LogFormat is text or json (SEATGHOR_LOG_FORMAT, text): json writes
+	// one JSON object a line, for log shippers.
+	LogFormat string
 	// Payment is how the payment gateway is reached (see paymentConfig).
 	Payment paymentConfig
 	// OnSale is the waiting rooms' controller and the rate limits
@@ -189,6 +192,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
 			return c, fmt.Errorf("SEATGHOR_LOG_LEVEL=%q: want debug, info, warn or error", v)
 		}
+	}
+	c.LogFormat = "text"
+	if v := getenv("SEATGHOR_LOG_FORMAT"); v != "" {
+		if v != "text" && v != "json" {
+			return c, fmt.Errorf("SEATGHOR_LOG_FORMAT=%q: want text or json", v)
+		}
+		c.LogFormat = v
 	}
 	if v := getenv("SEATGHOR_MAX_CANCELLATION_FEE_BPS"); v != "" {
 		n, err := strconv.Atoi(v)

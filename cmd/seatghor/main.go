@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/seatghor/seatghor/server/api"
 )
 
 func main() {
@@ -58,7 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	log := newLogger(cfg, stderr)
 	switch args[0] {
 	case "dev":
 		return runDev(ctx, cfg, args[1:], stdout, log)
@@ -86,4 +88,15 @@ func newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	return fs
+}
+
+// newLogger is the process's logger: text or JSON lines (SEATGHOR_LOG_FORMAT)
+// at SEATGHOR_LOG_LEVEL, every line of an API request carrying its request_id.
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: cfg.LogLevel}
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if cfg.LogFormat == "json" {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(api.LogHandler(h))
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
@@ -28,6 +30,7 @@ func TestLoadConfig(t *testing.T) {
 			require.Equal(t, 4, c.Shards)
 			require.Equal(t, 5*time.Second, c.SweepInterval)
 			require.True(t, c.Roles["api"] && c.Roles["workers"] && c.Roles["projectors"])
+			require.Equal(t, "text", c.LogFormat)
 		}, ""},
 		{"databases", map[string]string{
 			"SEATGHOR_CATALOG_URL": "postgres://c", "SEATGHOR_SHARD_URLS": "postgres://a, postgres://b",
@@ -45,6 +48,10 @@ func TestLoadConfig(t *testing.T) {
 		}, ""},
 		{"bad role", map[string]string{"SEATGHOR_ROLES": "api,search"}, nil, "SEATGHOR_ROLES"},
 		{"bad level", map[string]string{"SEATGHOR_LOG_LEVEL": "loud"}, nil, "SEATGHOR_LOG_LEVEL"},
+		{"log format", map[string]string{"SEATGHOR_LOG_FORMAT": "json"}, func(t *testing.T, c config) {
+			require.Equal(t, "json", c.LogFormat)
+		}, ""},
+		{"bad log format", map[string]string{"SEATGHOR_LOG_FORMAT": "xml"}, nil, "SEATGHOR_LOG_FORMAT"},
 		{"admin listener", map[string]string{"SEATGHOR_ADMIN_ADDR": "10.0.0.5:9100", "SEATGHOR_DRAIN_DELAY": "0s"},
 			func(t *testing.T, c config) {
 				require.Equal(t, "10.0.0.5:9100", c.AdminAddr)
@@ -77,6 +84,37 @@ func TestLoadConfig(t *testing.T) {
 			tt.check(t, c)
 		})
 	}
+}
+
+// TestJSONLogLinesParseAndCarryTheRequestID: SEATGHOR_LOG_FORMAT=json
+// writes one JSON object a line, and a line logged with a request's
+// context carries its request_id; text stays key=value.
+func TestJSONLogLinesParseAndCarryTheRequestID(t *testing.T) {
+	var out bytes.Buffer
+	env := map[string]string{"SEATGHOR_LOG_FORMAT": "json"}
+	c, err := loadConfig(func(k string) string { return env[k] })
+	require.NoError(t, err)
+	log := newLogger(c, &out)
+	log.Info("plain", "n", 1)
+	log.With("k", "v").InfoContext(api.ContextWithRequestID(context.Background(), "rid-1"), "in a request", "n", 2)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	require.Len(t, lines, 2)
+	var recs []map[string]any
+	for _, l := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec), "line %q", l)
+		recs = append(recs, rec)
+	}
+	require.NotContains(t, recs[0], "request_id")
+	require.Equal(t, "in a request", recs[1]["msg"])
+	require.Equal(t, "rid-1", recs[1]["request_id"])
+	require.Equal(t, "v", recs[1]["k"])
+
+	out.Reset()
+	c.LogFormat = "text"
+	newLogger(c, &out).InfoContext(api.ContextWithRequestID(context.Background(), "rid-2"), "in a request")
+	require.Contains(t, out.String(), "request_id=rid-2")
+	require.Error(t, json.Unmarshal(out.Bytes(), new(map[string]any)))
 }
 
 // TestToken: `SEATGHOR_AUTH_SECRET=s seatghor token --sub rumana` prints

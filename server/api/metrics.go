@@ -35,6 +35,9 @@ func newRPCMetrics(reg *prometheus.Registry, router *shard.Router) *rpcMetrics {
 			Help:        "Statements sent to a database that may change rows (INSERT, UPDATE, DELETE, SELECT … FOR UPDATE).",
 			ConstLabels: prometheus.Labels{"database": pool.Name},
 		}, func() float64 { return float64(pool.Writes()) }))
+		if rt := pool.RoundTripSeconds(); rt != nil {
+			reg.MustRegister(rt)
+		}
 	}
 	return m
 }
@@ -52,6 +55,7 @@ func (m *rpcMetrics) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 			}
 		}
 		m.latency.WithLabelValues(req.Spec().Procedure, code).Observe(time.Since(start).Seconds())
+		noteRPC(ctx, req.Spec().Procedure, code)
 		return resp, err
 	}
 }

@@ -99,6 +99,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		cfg.Readiness = NewReadiness(cfg.Router, cfg.Health, 0)
 	}
 	metrics := newRPCMetrics(cfg.Registry, cfg.Router)
+	// Every line logged with a request's context carries its id.
+	log := slog.New(LogHandler(cfg.Log.Handler()))
+	cfg.Log = log
 	// Order matters: who (auth), how often (rate limit), what (validation),
 	// the idempotency key, then the waiting room's Queue-Token, so rejected
 	// requests are never recorded and a refused bot costs one Redis call.
@@ -156,7 +159,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
 	mux.Handle("GET /livez", livez())
 	mux.Handle("GET /readyz", cfg.Readiness.ReadyHandler())
-	return notModified(mux), nil
+	return accessLog(log, notModified(mux)), nil
 }
 
 type service struct {

@@ -199,13 +199,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Registry: prometheus.NewRegistry(),
 		log:      cfg.Log,
 	}
-	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), api.BuildInfo())
 	a.Catalog = catalog.NewService(a.Router, cfg.Clock, catalog.WithPolicy(cfg.CatalogPolicy))
 	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{})
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock, ledger.WithHoldback(a.Payments.HeldBack))
 	a.Registry.MustRegister(a.Ledger.Collector())
 	a.Registry.MustRegister(a.Payments.Collector())
+	a.Registry.MustRegister(a.Booking.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
 	apiCfg := api.Config{
@@ -395,7 +396,7 @@ const (
 )
 
 // ledgerCheckEvery is how often the workers take the trial balance and
-// look for unbalanced transactions.
+// look for unbalanced transactions, and for seats booked twice.
 const ledgerCheckEvery = 5 * time.Minute
 
 // RunWorkers runs the background work of the platform until ctx ends: the
@@ -404,6 +405,7 @@ const ledgerCheckEvery = 5 * time.Minute
 // admitter.
 func (a *App) RunWorkers(ctx context.Context, sweepEvery time.Duration) {
 	go a.Ledger.RunChecker(ctx, ledgerCheckEvery, a.log)
+	go a.Booking.RunSeatCheck(ctx, ledgerCheckEvery, a.log)
 	go a.Payments.RunWorkers(ctx, a.paymentWorkers)
 	if a.WaitingRooms != nil {
 		// one admitter moves every waiting room (a lease in Redis).

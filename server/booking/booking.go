@@ -188,6 +188,8 @@ type Service struct {
 	cfg    Config
 	// members says who works for a show's organisation.
 	members Members
+	// check is the last seat check (CheckSeats).
+	check *seatCheck
 }
 
 // Members answers whether a user has one of roles in an organisation
@@ -202,7 +204,7 @@ func NewService(router *shard.Router, members Members, clk clock.Clock, cfg Conf
 	if cfg.IdempotencyWait <= 0 {
 		cfg.IdempotencyWait = 3 * time.Second
 	}
-	return &Service{router: router, members: members, clock: clk, cfg: cfg}
+	return &Service{router: router, members: members, clock: clk, cfg: cfg, check: &seatCheck{}}
 }
 
 // now is the service's time, at the precision PostgreSQL stores, so an

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Pool is a connection pool that counts the statements sent through it, so
@@ -23,7 +25,13 @@ type Pool struct {
 	queries *atomic.Int64
 	writes  *atomic.Int64
 	trips   *atomic.Int64
+	rt      prometheus.Histogram
 }
+
+// RoundTripSeconds is the histogram of the pool's round trips (a statement,
+// or a pipelined batch, from sending to its answer), labelled with the
+// database's name, for registration (R-11: the seat databases' p99).
+func (p *Pool) RoundTripSeconds() prometheus.Histogram { return p.rt }
 
 // Queries returns how many statements were sent through the pool so far.
 func (p *Pool) Queries() int64 { return p.queries.Load() }
@@ -68,7 +76,13 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 	counter := new(atomic.Int64)
 	writes := new(atomic.Int64)
 	trips := new(atomic.Int64)
-	cfg.ConnConfig.Tracer = countingTracer{n: counter, writes: writes, trips: trips}
+	rt := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:        "seatghor_db_round_trip_seconds",
+		Help:        "Round trips to a database (a statement or a pipelined batch), from sending to the answer.",
+		ConstLabels: prometheus.Labels{"database": name},
+		Buckets:     prometheus.ExponentialBuckets(0.0005, 2, 14),
+	})
+	cfg.ConnConfig.Tracer = countingTracer{n: counter, writes: writes, trips: trips, rt: rt}
 	for _, o := range opts {
 		o(cfg)
 	}
@@ -80,15 +94,28 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 		pool.Close()
 		return nil, fmt.Errorf("database %s: ping: %w", name, err)
 	}
-	return &Pool{Pool: pool, Name: name, queries: counter, writes: writes, trips: trips}, nil
+	return &Pool{Pool: pool, Name: name, queries: counter, writes: writes, trips: trips, rt: rt}, nil
 }
 
-type countingTracer struct{ n, writes, trips *atomic.Int64 }
+type countingTracer struct {
+	n, writes, trips *atomic.Int64
+	rt               prometheus.Histogram
+}
+
+// sentAt is when a round trip's statement or batch was sent.
+type sentAt struct{}
 
 func (t countingTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	t.trips.Add(1)
 	t.count(d.SQL)
-	return ctx
+	return context.WithValue(ctx, sentAt{}, time.Now())
+}
+
+// observe records the round trip that ctx's start began.
+func (t countingTracer) observe(ctx context.Context) {
+	if start, ok := ctx.Value(sentAt{}).(time.Time); ok {
+		t.rt.Observe(time.Since(start).Seconds())
+	}
 }
 
 func (t countingTracer) count(sql string) {
@@ -106,12 +133,14 @@ func (t countingTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.
 	for _, q := range d.Batch.QueuedQueries {
 		t.count(q.SQL)
 	}
-	return ctx
+	return context.WithValue(ctx, sentAt{}, time.Now())
 }
 
 func (countingTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
 
-func (countingTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+func (t countingTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	t.observe(ctx)
+}
 
 // writing tells whether a statement may change rows. Our SQL is written
 // with upper-case keywords, so a plain search is enough for a counter.
@@ -119,7 +148,9 @@ func writing(sql string) bool {
 	return strings.Contains(sql, "INSERT") || strings.Contains(sql, "UPDATE") || strings.Contains(sql, "DELETE")
 }
 
-func (countingTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (t countingTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	t.observe(ctx)
+}
 
 // Beginner starts a transaction: a pool, or a transaction (a savepoint).
 type Beginner interface {
