@@ -26,6 +26,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// insertEvents commits outbox rows e<from> … e<to-1>, one transaction each.
+func insertEvents(t *testing.T, db *pgxpool.Pool, from, to int) {
+	t.Helper()
+	for i := from; i < to; i++ {
+		_, err := db.Exec(context.Background(), insertSQL, fmt.Sprint("e", i))
+		require.NoError(t, err)
+	}
+}
+
 // shardDB returns a pool on a fresh, migrated shard database.
 func shardDB(t *testing.T) *pgxpool.Pool {
 	t.Helper()
@@ -249,12 +258,8 @@ func TestDeliversWithinThePoll(t *testing.T) {
 // on from its checkpoint; nothing is lost.
 func TestFailingSinkRetriesAndRestartLosesNothing(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	db := shardDB(t)
-	for i := range 5 {
-		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
+	insertEvents(t, db, 0, 5)
 	rec := &recorder{name: "rec", failFirst: 3}
 	src := []projections.Source{{Name: "shard-0", Pool: db}}
 	c, err := projections.NewConsumer(src, []projections.Projector{rec}, projections.Config{MaxBackoff: 50 * time.Millisecond})
@@ -264,10 +269,7 @@ func TestFailingSinkRetriesAndRestartLosesNothing(t *testing.T) {
 	stop()
 	time.Sleep(50 * time.Millisecond)
 
-	for i := 5; i < 10; i++ {
-		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
+	insertEvents(t, db, 5, 10)
 	c2, err := projections.NewConsumer(src, []projections.Projector{rec}, projections.Config{})
 	require.NoError(t, err)
 	run(t, c2)
@@ -302,10 +304,7 @@ func TestOneActiveInstance(t *testing.T) {
 	require.NoError(t, err)
 	run(t, cb)
 	time.Sleep(200 * time.Millisecond) // B tries, and must stay passive
-	for i := range 20 {
-		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
+	insertEvents(t, db, 0, 20)
 	waitFor(t, "delivery", func() bool { return len(a.events()) == 21 })
 	require.Empty(t, b.events(), "the second instance must stay passive")
 
@@ -322,10 +321,7 @@ func TestRebuildReplaysFromScratch(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := shardDB(t)
-	for i := range 3 {
-		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
+	insertEvents(t, db, 0, 3)
 	rec := &recorder{name: "rec"}
 	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
 		projections.Config{Poll: 20 * time.Millisecond})
@@ -433,10 +429,7 @@ func TestOrderAcrossAnXidDigit(t *testing.T) {
 func fourRows(t *testing.T) (*pgxpool.Pool, *projections.Consumer) {
 	t.Helper()
 	db := shardDB(t)
-	for i := range 4 {
-		_, err := db.Exec(context.Background(), insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
+	insertEvents(t, db, 0, 4)
 	rec := &recorder{name: "rec"}
 	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
 		projections.Config{})
@@ -467,10 +460,7 @@ func TestRebuildKeepsWhatIsAppliedWhileItClears(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := shardDB(t)
-	for i := range 3 {
-		_, err := db.Exec(ctx, insertSQL, fmt.Sprint("e", i))
-		require.NoError(t, err)
-	}
+	insertEvents(t, db, 0, 3)
 	rec := &slowReset{recorder: &recorder{name: "rec"}, entered: make(chan struct{}), release: make(chan struct{})}
 	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
 		projections.Config{Poll: 5 * time.Millisecond})
