@@ -23,6 +23,7 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	fs := newFlags("token")
 	sub := fs.String("sub", "", "the user id (token subject)")
 	role := fs.String("role", "user", "user, operator, admin or partner")
+	partner := fs.Int64("partner", 0, "the partner id the caller acts for (role partner)")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: token: %v", errUsage, err)
@@ -42,7 +43,7 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokens.Mint(*sub, r, *ttl)
+	tok, err := tokens.MintPrincipal(auth.Principal{UserID: *sub, Role: r, PartnerID: *partner}, *ttl)
 	if err != nil {
 		return err
 	}

@@ -45,7 +45,7 @@ Usage:
                                                 the on-sale crowd against a running server (docs/loadtest.md)
   seatghor loadtest holds [--concurrency N] [--show-seats N] [--shows N] [--duration D] [--pg-url URL] [--redis-url URL] [--out FILE]
                                                 CreateHold and GetSeatMap against their baselines (docs/performance.md)
-  seatghor token --sub ID [--role ROLE] [--ttl DURATION]
+  seatghor token --sub ID [--role ROLE] [--partner ID] [--ttl DURATION]
                                                 print an API token signed with the first SEATGHOR_TOKEN_KEYS key (or SEATGHOR_AUTH_SECRET)
 
 Configuration (environment): see README.md.

@@ -36,9 +36,10 @@ import (
 
 // Config is what the API edge needs.
 type Config struct {
-	Tokens  *auth.Tokens
-	Catalog *catalog.Service
-	Booking *booking.Service
+	// Credentials verifies bearer credentials (auth.NewCredentials).
+	Credentials auth.Verifier
+	Catalog     *catalog.Service
+	Booking     *booking.Service
 	// Ledger serves the admins' ledger reads.
 	Ledger *ledger.Service
 	// Payments takes payments, cancels orders, receives the gateway's
@@ -110,7 +111,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// The edge interceptor, right inside metrics, answers every error below
 	// it by the one error table (errors.go): the interceptors return their
 	// packages' errors, never Connect's.
-	chain := []connect.Interceptor{metrics, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Tokens,
+	chain := []connect.Interceptor{metrics, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials,
 		searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure)}
 	if rl := cfg.RateLimits; rl != nil {
 		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface

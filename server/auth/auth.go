@@ -40,9 +40,13 @@ func ParseRole(s string) (Role, error) {
 
 // Principal is the authenticated caller.
 type Principal struct {
-	// UserID is the token subject.
+	// UserID is the caller's opaque id: our token's subject, or the ids
+	// decision 0086 gives other credentials.
 	UserID string
 	Role   Role
+	// PartnerID is the reseller the caller acts for (the partner role's
+	// channel); 0 for everyone else.
+	PartnerID int64
 }
 
 // Is tells whether the caller has one of the roles.
@@ -61,7 +65,8 @@ var ErrInvalidToken = errors.New("invalid token")
 const issuer = "seatghor"
 
 type claims struct {
-	Role string `json:"role"`
+	Role      string `json:"role"`
+	PartnerID int64  `json:"partner_id,omitempty"`
 	jwt.RegisteredClaims
 }
 
@@ -83,15 +88,24 @@ func NewTokens(keys *keyset.Set, now func() time.Time) (*Tokens, error) {
 
 // Mint returns a signed token for sub with role, valid for ttl.
 func (t *Tokens) Mint(sub string, role Role, ttl time.Duration) (string, error) {
-	if sub == "" {
+	return t.MintPrincipal(Principal{UserID: sub, Role: role}, ttl)
+}
+
+// MintPrincipal returns a signed token that verifies to p, valid for ttl.
+func (t *Tokens) MintPrincipal(p Principal, ttl time.Duration) (string, error) {
+	if p.UserID == "" {
 		return "", errors.New("token subject is empty")
+	}
+	if p.PartnerID < 0 {
+		return "", errors.New("negative partner id")
 	}
 	now := t.now()
 	c := claims{
-		Role: string(role),
+		Role:      string(p.Role),
+		PartnerID: p.PartnerID,
 		RegisteredClaims: jwt.RegisteredClaims{
 			Issuer:    issuer,
-			Subject:   sub,
+			Subject:   p.UserID,
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 		},
@@ -126,10 +140,16 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}
 	role, err := ParseRole(c.Role)
-	if err != nil || c.Subject == "" {
-		return Principal{}, fmt.Errorf("%w: bad subject or role", ErrInvalidToken)
+	if err != nil || c.Subject == "" || c.PartnerID < 0 {
+		return Principal{}, fmt.Errorf("%w: bad subject, role or partner", ErrInvalidToken)
 	}
-	return Principal{UserID: c.Subject, Role: role}, nil
+	return Principal{UserID: c.Subject, Role: role, PartnerID: c.PartnerID}, nil
+}
+
+// Authenticate is Verify as a Verifier, so our tokens take their place
+// among the credentials.
+func (t *Tokens) Authenticate(_ context.Context, token string) (Principal, error) {
+	return t.Verify(token)
 }
 
 type principalKey struct{}

@@ -8,12 +8,12 @@ import (
 )
 
 // NewInterceptor returns the first interceptor of the chain: every RPC needs
-// a valid Bearer token; the principal is put in the context.
+// a Bearer credential that creds accepts; the principal is put in the context.
 // Procedures named in public may also be called without a token: answers
 // that are the same for everyone, which an edge cache or CDN serves.
 // A token that is sent is still checked.
-func NewInterceptor(tokens *Tokens, public ...string) connect.Interceptor {
-	i := &interceptor{tokens: tokens, public: map[string]bool{}}
+func NewInterceptor(creds Verifier, public ...string) connect.Interceptor {
+	i := &interceptor{creds: creds, public: map[string]bool{}}
 	for _, p := range public {
 		i.public[p] = true
 	}
@@ -21,7 +21,7 @@ func NewInterceptor(tokens *Tokens, public ...string) connect.Interceptor {
 }
 
 type interceptor struct {
-	tokens *Tokens
+	creds  Verifier
 	public map[string]bool
 }
 
@@ -30,7 +30,7 @@ func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string)
 	if !ok || raw == "" {
 		return nil, ErrNoToken // the API's error table maps it (docs/errors.md)
 	}
-	p, err := i.tokens.Verify(strings.TrimSpace(raw))
+	p, err := i.creds.Authenticate(ctx, strings.TrimSpace(raw))
 	if err != nil {
 		return nil, ErrInvalidToken // never why: a forger learns nothing
 	}
