@@ -19,7 +19,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-ts generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
+.PHONY: help deps deps-run build run test test-go test-deploy test-ts generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -38,7 +38,7 @@ build: ## Build the binary into bin/seatghor
 run: deps-run build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
 	$(BIN) dev $(ARGS)
 
-test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, repository guards, Go and TypeScript tests, generated code
+test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, repository guards, Go, deployment-file and TypeScript tests, generated code
 	$(GO) build ./...
 	$(GO) vet ./...
 	$(GOTOOL) staticcheck ./...
@@ -46,11 +46,15 @@ test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breakin
 	$(MAKE) --no-print-directory breaking
 	$(MAKE) --no-print-directory check-repo
 	SEATGHOR_TEST_MEILI=require $(MAKE) --no-print-directory test-go
+	$(MAKE) --no-print-directory test-deploy
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory check-generate
 
 test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster)
 	$(GO) test -count=1 -timeout 20m ./...
+
+test-deploy: ## Check the Dockerfile, deploy/compose.yaml and deploy/k8s offline (their own module, deploy/validate)
+	cd deploy/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor dev)
 	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test

@@ -48,6 +48,8 @@ Usage:
   seatghor token --sub ID [--role ROLE] [--partner ID] [--ttl DURATION]
                                                 print an API token signed with the first SEATGHOR_TOKEN_KEYS key (or SEATGHOR_AUTH_SECRET)
 
+  seatghor probe URL                            exit 0 when URL (a /livez or /readyz) answers 2xx: images' health check
+
 Configuration (environment): see README.md.
 `
 
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runLoadtest(ctx, cfg, args[1:], stdout, log)
 	case "token":
 		return runToken(cfg, args[1:], stdout)
+	case "probe":
+		return runProbe(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
