@@ -8,12 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	grafanaprom "github.com/grafana/grafana-foundation-sdk/go/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/rulefmt"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/deploy/grafana"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/redistest"
 )
@@ -95,4 +97,30 @@ func TestAlertRulesParseAndUseOnlyExportedMetrics(t *testing.T) {
 	}
 	sort.Strings(names)
 	t.Logf("%d alerts read %d metrics: %s", len(alerts), len(names), strings.Join(names, " "))
+}
+
+// TestDashboardReadsOnlyExportedMetrics: every query of the on-sale
+// dashboard (deploy/grafana) is valid PromQL over metrics a running
+// platform registers, so no panel stays empty for a misspelt name.
+func TestDashboardReadsOnlyExportedMetrics(t *testing.T) {
+	d, err := grafana.OnSale()
+	require.NoError(t, err)
+	p := parser.NewParser(parser.Options{})
+	r := redistest.New(t)
+	env := apptest.New(t, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
+	queries := 0
+	for _, panel := range d.Panels {
+		require.NotNil(t, panel.Panel, "the dashboard has no rows")
+		for _, target := range panel.Panel.Targets {
+			q, ok := target.(grafanaprom.Dataquery)
+			require.True(t, ok, "%s: only Prometheus queries", *panel.Panel.Title)
+			// Grafana fills $__rate_interval in; Prometheus's parser needs a duration.
+			expr := strings.ReplaceAll(q.Expr, "$__rate_interval", "5m")
+			for _, name := range metricNames(t, p, expr) {
+				require.True(t, registered(t, env.App.Registry, name), "panel %q reads %s, which the platform does not export", *panel.Panel.Title, name)
+			}
+			queries++
+		}
+	}
+	require.Positive(t, queries)
 }
