@@ -4,6 +4,7 @@ package alerts_test
 import (
 	"errors"
 	"log/slog"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -123,4 +124,19 @@ func TestDashboardReadsOnlyExportedMetrics(t *testing.T) {
 		}
 	}
 	require.Positive(t, queries)
+}
+
+// TestOperationsNamesEveryAlert: docs/operations.md's table of alerts, the
+// operator's map of what pages them, lists every alert of alerts.yaml.
+func TestOperationsNamesEveryAlert(t *testing.T) {
+	p := parser.NewParser(parser.Options{})
+	groups, errs := rulefmt.ParseFile("alerts.yaml", false, model.UTF8Validation, p, slog.New(slog.DiscardHandler))
+	require.Empty(t, errs)
+	doc, err := os.ReadFile("../../docs/operations.md")
+	require.NoError(t, err)
+	for _, g := range groups.Groups {
+		for _, rule := range g.Rules {
+			require.Contains(t, string(doc), "`"+rule.Alert+"`", "docs/operations.md does not list the alert")
+		}
+	}
 }
