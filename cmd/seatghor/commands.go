@@ -97,21 +97,7 @@ func runRebuild(ctx context.Context, cfg config, args []string, log *slog.Logger
 	if len(args) != 1 {
 		return fmt.Errorf("%w: rebuild needs one projector name, e.g. seatghor rebuild seatmap", errUsage)
 	}
-	if cfg.CatalogURL == "" {
-		return errors.New("rebuild needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS (and SEATGHOR_REDIS_URL for seatmap, SEATGHOR_MEILI_URL for tripindex)")
-	}
-	secret := cfg.AuthSecret
-	if secret == "" {
-		secret = devSecret // rebuild mints no tokens
-	}
-	gw, err := cfg.Payment.gatewayClient()
-	if err != nil {
-		return err
-	}
-	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
-		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log, Gateway: gw,
-		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex})
+	a, err := openTool(ctx, cfg, "rebuild", log)
 	if err != nil {
 		return err
 	}
@@ -121,6 +107,26 @@ func runRebuild(ctx context.Context, cfg config, args []string, log *slog.Logger
 	}
 	log.Info("read model dropped; the running projectors replay it", "projector", args[0])
 	return nil
+}
+
+// openTool opens the platform for an operator's command (rebuild, verify)
+// on the configured databases and read side; it serves nothing.
+func openTool(ctx context.Context, cfg config, command string, log *slog.Logger) (*app.App, error) {
+	if cfg.CatalogURL == "" {
+		return nil, fmt.Errorf("%s needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS (and SEATGHOR_REDIS_URL for seatmap, SEATGHOR_MEILI_URL for tripindex)", command)
+	}
+	secret := cfg.AuthSecret
+	if secret == "" {
+		secret = devSecret // the tools mint no tokens
+	}
+	gw, err := cfg.Payment.gatewayClient()
+	if err != nil {
+		return nil, err
+	}
+	return app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
+		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
+		AuthSecret: secret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log, Gateway: gw,
+		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex})
 }
 
 func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {

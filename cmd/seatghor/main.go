@@ -48,6 +48,7 @@ Usage:
   seatghor token --sub ID [--role ROLE] [--partner ID] [--ttl DURATION]
                                                 print an API token signed with the first SEATGHOR_TOKEN_KEYS key (or SEATGHOR_AUTH_SECRET)
 
+  seatghor verify [--rebuild] [--timeout D]     check the invariants (seats, ledger, charges); --rebuild replays every read model
   seatghor probe URL                            exit 0 when URL (a /livez or /readyz) answers 2xx: images' health check
 
 Configuration (environment): see README.md.
@@ -80,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runToken(cfg, args[1:], stdout)
 	case "probe":
 		return runProbe(ctx, args[1:])
+	case "verify":
+		return runVerify(ctx, cfg, args[1:], stdout, log)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -106,6 +106,11 @@ type Env struct {
 	// Gateway is the sandbox payment gateway, over HTTP at GatewayURL.
 	Gateway    *sandbox.Server
 	GatewayURL string
+	// CatalogURL, ShardURLs and ReadURL are the databases the platform
+	// runs on (ReadURL only with Options.Tickets).
+	CatalogURL string
+	ShardURLs  []string
+	ReadURL    string
 }
 
 // New starts a platform on fresh databases; everything stops at cleanup.
@@ -227,6 +232,9 @@ func New(tb testing.TB, opts Options) *Env {
 		H2C:        &http.Client{Transport: &http.Transport{Protocols: &h2, TLSClientConfig: &tls.Config{}}},
 		Gateway:    gw,
 		GatewayURL: gwSrv.URL,
+		CatalogURL: cfg.CatalogURL,
+		ShardURLs:  cfg.ShardURLs,
+		ReadURL:    cfg.ReadURL,
 	}
 }
 

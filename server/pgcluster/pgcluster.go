@@ -390,6 +390,10 @@ func (c *Cluster) exec(ctx context.Context, name string, args ...string) ([]byte
 	return stdout.Bytes(), nil
 }
 
+// BinDir returns the directory of the PostgreSQL binaries a Cluster uses
+// when its Config names none (pg_dump and pg_restore are there too).
+func BinDir() (string, error) { return findBinDir() }
+
 // findBinDir returns the newest /usr/lib/postgresql/<major>/bin, else the
 // directory of pg_ctl on $PATH.
 func findBinDir() (string, error) {

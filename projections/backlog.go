@@ -1,0 +1,37 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+)
+
+// Backlog counts the outbox rows that some projector has not applied yet,
+// over every source: 0 means every read model has caught up with what was
+// written before the call (`seatghor verify --rebuild` waits for it). A
+// projector without a checkpoint in a source has applied nothing there.
+func (c *Consumer) Backlog(ctx context.Context) (int64, error) {
+	var total int64
+	for _, s := range c.sources {
+		for _, p := range c.projectors {
+			var n int64
+			if err := s.Pool.QueryRow(ctx, `
+				SELECT count(*) FROM outbox o
+				WHERE NOT EXISTS (
+					SELECT 1 FROM projection_checkpoints c
+					WHERE c.projector = $1 AND (o.xid, o.id) <= (c.xid, c.id))`, p.Name()).Scan(&n); err != nil {
+				return 0, fmt.Errorf("backlog of %s in %s: %w", p.Name(), s.Name, err)
+			}
+			total += n
+		}
+	}
+	return total, nil
+}
+
+// Names are the projectors' names, in the order they were given.
+func (c *Consumer) Names() []string {
+	names := make([]string, len(c.projectors))
+	for i, p := range c.projectors {
+		names[i] = p.Name()
+	}
+	return names
+}
