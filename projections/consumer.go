@@ -24,6 +24,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Event is one outbox row.
@@ -73,6 +77,8 @@ type Config struct {
 	// Registerer receives the metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
+	// Tracing receives a span per batch applied; nil records none.
+	Tracing trace.TracerProvider
 }
 
 // Consumer runs projectors over sources.
@@ -82,6 +88,7 @@ type Consumer struct {
 	cfg        Config
 	log        *slog.Logger
 	m          *metrics
+	tracer     trace.Tracer
 }
 
 // NewConsumer returns a consumer of sources' outboxes for projectors.
@@ -98,6 +105,9 @@ func NewConsumer(sources []Source, projectors []Projector, cfg Config) (*Consume
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
+	if cfg.Tracing == nil {
+		cfg.Tracing = noop.NewTracerProvider()
+	}
 	seen := map[string]bool{}
 	for _, p := range projectors {
 		if seen[p.Name()] {
@@ -109,7 +119,8 @@ func NewConsumer(sources []Source, projectors []Projector, cfg Config) (*Consume
 	if err != nil {
 		return nil, err
 	}
-	return &Consumer{sources: sources, projectors: projectors, cfg: cfg, log: cfg.Log, m: m}, nil
+	return &Consumer{sources: sources, projectors: projectors, cfg: cfg, log: cfg.Log, m: m,
+		tracer: cfg.Tracing.Tracer("github.com/seatghor/seatghor/projections")}, nil
 }
 
 // Run runs every (projector, source) pair until ctx ends. Each pair is
@@ -371,7 +382,7 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 // (its store may be down: read models catch up when it returns).
 func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *slog.Logger, labels prometheus.Labels) error {
 	for attempt := 1; ; attempt++ {
-		err := p.Apply(ctx, batch)
+		err := c.traced(ctx, p, batch, attempt)
 		if err == nil {
 			return nil
 		}
@@ -383,6 +394,23 @@ func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *s
 		log.Warn("projector failed a batch; retrying", "err", err, "attempt", attempt, "events", len(batch), "in", d)
 		sleep(ctx, d)
 	}
+}
+
+// traced is one Apply in a span of its own, so a trace shows what a
+// projector spends on a batch (and the Redis or SQL calls under it).
+func (c *Consumer) traced(ctx context.Context, p Projector, batch []Event, attempt int) error {
+	ctx, span := c.tracer.Start(ctx, "project "+p.Name(), trace.WithAttributes(
+		attribute.String("seatghor.projector", p.Name()),
+		attribute.String("seatghor.source", batch[0].Source),
+		attribute.Int("seatghor.events", len(batch)),
+		attribute.Int("seatghor.attempt", attempt)))
+	defer span.End()
+	err := p.Apply(ctx, batch)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, "apply failed")
+	}
+	return err
 }
 
 type checkpoint struct {

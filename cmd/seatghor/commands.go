@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/seatghor/seatghor/server/api"
@@ -17,6 +20,7 @@ import (
 	"github.com/seatghor/seatghor/server/demo"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/pgcluster"
+	"github.com/seatghor/seatghor/server/tracing"
 )
 
 func runToken(cfg config, args []string, stdout io.Writer) error {
@@ -74,7 +78,12 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := cfg.checkServeKeys(); err != nil {
 		return err
 	}
-	gw, err := cfg.Payment.gatewayClient()
+	tp, err := openTracing(ctx, cfg, rolesOf(cfg), log)
+	if err != nil {
+		return err
+	}
+	defer closeTracing(ctx, tp, log)
+	gw, err := cfg.Payment.gatewayClient(tp)
 	if err != nil {
 		return err
 	}
@@ -83,7 +92,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
+		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), Tracing: tp})
 	if err != nil {
 		return err
 	}
@@ -119,7 +128,7 @@ func openTool(ctx context.Context, cfg config, command string, log *slog.Logger)
 	if secret == "" {
 		secret = devSecret // the tools mint no tokens
 	}
-	gw, err := cfg.Payment.gatewayClient()
+	gw, err := cfg.Payment.gatewayClient(nil) // the tools never call it
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +245,12 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		defer stop()
 		cfg.Payment.GatewayURL = url
 	}
-	gw, err := cfg.Payment.gatewayClient()
+	tp, err := openTracing(ctx, cfg, "dev", log)
+	if err != nil {
+		return err
+	}
+	defer closeTracing(ctx, tp, log)
+	gw, err := cfg.Payment.gatewayClient(tp)
 	if err != nil {
 		return err
 	}
@@ -251,7 +265,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: workers,
-		Payments: devPayments(cfg.Payment.service())})
+		Payments: devPayments(cfg.Payment.service()), Tracing: tp})
 	if err != nil {
 		return err
 	}
@@ -409,4 +423,31 @@ Try it:
 
 `, base, user, other, admin, gatewayURL, gate, demo.Gate, "http://"+adminAddr)
 	return err
+}
+
+// openTracing gives the process its tracer provider: exporting over OTLP
+// when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/operations.md), else none.
+func openTracing(ctx context.Context, cfg config, roles string, log *slog.Logger) (*tracing.Provider, error) {
+	tp, err := tracing.New(ctx, tracing.Config{Export: cfg.Tracing, Roles: roles})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Tracing {
+		log.Info("exporting traces over OTLP")
+	}
+	return tp, nil
+}
+
+// closeTracing sends the spans still buffered, for at most 5 seconds.
+func closeTracing(ctx context.Context, tp *tracing.Provider, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := tp.Shutdown(ctx); err != nil {
+		log.Warn("flushing traces", "err", err)
+	}
+}
+
+// rolesOf names the process's roles, sorted: "api,projectors,workers".
+func rolesOf(cfg config) string {
+	return strings.Join(slices.Sorted(maps.Keys(cfg.Roles)), ",")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/tracing"
 )
 
 // devSecret is the shorthand secret when SEATGHOR_AUTH_SECRET is unset. Only
@@ -62,6 +63,9 @@ type config struct {
 	// ledger check), the read
 	// side's projectors, in any combination.
 	Roles map[string]bool
+	// Tracing says spans are exported: the standard
+	// OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is set.
+	Tracing bool
 	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; ).
 	// Unset in serve: seat maps are read from the shards. Unset in dev:
 	// redis-server if installed, else an in-process Redis.
@@ -112,6 +116,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		SweepInterval: 5 * time.Second,
 		MaxConns:      20,
 		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true},
+		Tracing:       tracing.Enabled(getenv),
 		RedisURL:      getenv("SEATGHOR_REDIS_URL"),
 		RedisPrefix:   getenv("SEATGHOR_REDIS_PREFIX"),
 		ReadURL:       getenv("SEATGHOR_READ_URL"),

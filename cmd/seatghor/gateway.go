@@ -13,6 +13,8 @@ import (
 
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/payment"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // devWebhookSecret signs the in-process sandbox's webhooks in dev mode.
@@ -142,11 +144,12 @@ func parseFaults(spec string) (sandbox.Faults, error) {
 }
 
 // gatewayClient connects to the configured gateway.
-func (c paymentConfig) gatewayClient() (*sandbox.Client, error) {
+func (c paymentConfig) gatewayClient(tp trace.TracerProvider) (*sandbox.Client, error) {
 	if c.GatewayURL == "" || len(c.WebhookSecrets) == 0 {
 		return nil, errors.New("payments need SEATGHOR_GATEWAY_URL and SEATGHOR_WEBHOOK_SECRETS")
 	}
-	return sandbox.NewClient(sandbox.ClientConfig{BaseURL: c.GatewayURL, APIKey: c.GatewayAPIKey, WebhookSecrets: c.WebhookSecrets})
+	return sandbox.NewClient(sandbox.ClientConfig{BaseURL: c.GatewayURL, APIKey: c.GatewayAPIKey, WebhookSecrets: c.WebhookSecrets,
+		Tracing: tp})
 }
 
 // workers is how often the payment jobs run.

@@ -9,6 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
+	"connectrpc.com/otelconnect"
 	"connectrpc.com/validate"
 	"connectrpc.com/vanguard"
 	"github.com/prometheus/client_golang/prometheus"
@@ -32,6 +33,11 @@ import (
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Config is what the API edge needs.
@@ -79,6 +85,8 @@ type Config struct {
 	Registry *prometheus.Registry
 	// MaxRequestBytes bounds a request message; default 1 MiB.
 	MaxRequestBytes int
+	// Tracing receives a span per request and per RPC; nil records none.
+	Tracing trace.TracerProvider
 }
 
 // RateLimits is the rate limiter's configuration and store.
@@ -96,6 +104,16 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.MaxRequestBytes <= 0 {
 		cfg.MaxRequestBytes = 1 << 20
 	}
+	if cfg.Tracing == nil {
+		cfg.Tracing = noop.NewTracerProvider()
+	}
+	// A span per RPC, named by its procedure, inside the request's span;
+	// metrics stay Prometheus's (rpcMetrics).
+	rpcSpans, err := otelconnect.NewInterceptor(otelconnect.WithTracerProvider(cfg.Tracing),
+		otelconnect.WithPropagator(propagation.TraceContext{}), otelconnect.WithoutMetrics())
+	if err != nil {
+		return nil, fmt.Errorf("RPC tracing: %w", err)
+	}
 	if cfg.Readiness == nil {
 		cfg.Readiness = NewReadiness(cfg.Router, cfg.Health, 0)
 	}
@@ -111,7 +129,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// The edge interceptor, right inside metrics, answers every error below
 	// it by the one error table (errors.go): the interceptors return their
 	// packages' errors, never Connect's.
-	chain := []connect.Interceptor{metrics, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials,
+	chain := []connect.Interceptor{metrics, rpcSpans, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials,
 		searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure)}
 	if rl := cfg.RateLimits; rl != nil {
 		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface
@@ -160,7 +178,28 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
 	mux.Handle("GET /livez", livez())
 	mux.Handle("GET /readyz", cfg.Readiness.ReadyHandler())
-	return accessLog(log, notModified(mux)), nil
+	// The request's span is outermost, so the access log line carries its
+	// trace id. The port is public: a caller's traceparent is linked, not
+	// adopted, so no caller decides our sampling or joins our traces.
+	return otelhttp.NewHandler(accessLog(log, notModified(mux)), "seatghor",
+		otelhttp.WithTracerProvider(cfg.Tracing), otelhttp.WithPropagators(propagation.TraceContext{}),
+		otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }), otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + routeOf(r) }),
+		otelhttp.WithFilter(func(r *http.Request) bool { return r.URL.Path != "/livez" && r.URL.Path != "/readyz" }),
+	), nil
+}
+
+// routeOf names a request's span without its ids: an RPC path as it is,
+// a REST or other path by its first segment.
+func routeOf(r *http.Request) string {
+	p := r.URL.Path
+	if strings.HasPrefix(p, "/seatghor.") || strings.HasPrefix(p, "/grpc.") {
+		return p
+	}
+	if first, _, ok := strings.Cut(strings.TrimPrefix(p, "/"), "/"); ok {
+		return "/" + first + "/…"
+	}
+	return p
 }
 
 type service struct {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/extra/redisotel/v9"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatghor/seatghor/projections"
@@ -35,6 +36,8 @@ import (
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Config says where the databases are and how the platform behaves.
@@ -86,6 +89,9 @@ type Config struct {
 	PaymentWorkers payment.WorkerConfig
 	Clock          clock.Clock
 	Log            *slog.Logger
+	// Tracing receives the spans of the API, the databases, Redis and the
+	// projectors (server/tracing); nil records none.
+	Tracing trace.TracerProvider
 }
 
 func (c *Config) validate() error {
@@ -167,9 +173,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	if cfg.Tracing == nil {
+		cfg.Tracing = noop.NewTracerProvider()
+	}
 	// The application runs as seatghor_app, which may only read and append
 	// to the ledger; migrations run as the login role.
-	cat, err := pg.Open(ctx, "catalog", cfg.CatalogURL, cfg.MaxConns, pg.WithRole(pg.AppRole))
+	cat, err := pg.Open(ctx, "catalog", cfg.CatalogURL, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing))
 	if err != nil {
 		return nil, err
 	}
@@ -181,7 +190,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	for i, url := range cfg.ShardURLs {
-		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, cfg.MaxConns, pg.WithRole(pg.AppRole))
+		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing))
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -211,7 +220,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
 	apiCfg := api.Config{
 		Credentials: auth.NewCredentials(tokens), Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
-		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now,
+		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, Tracing: cfg.Tracing,
 	}
 	if err := a.openReadSide(cfg, &apiCfg); err != nil {
 		closeAll()
@@ -245,6 +254,9 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 300*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
 		opts.MaxRetries = 1
 		a.Redis = redis.NewClient(opts)
+		if err := redisotel.InstrumentTracing(a.Redis, redisotel.WithTracerProvider(cfg.Tracing)); err != nil {
+			return fmt.Errorf("redis tracing: %w", err)
+		}
 		store := seatmap.NewStore(a.Redis, cfg.RedisPrefix, 0)
 		a.SeatMaps, err = seatmap.NewReader(store, a.Booking, cfg.Clock.Now, cfg.Log, a.Registry)
 		if err != nil {
@@ -282,7 +294,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool})
 	}
 	a.Projections, err = projections.NewConsumer(sources, projectors,
-		projections.Config{Registerer: a.Registry, Log: cfg.Log, MaxBackoff: cfg.ProjectorMaxBackoff})
+		projections.Config{Registerer: a.Registry, Log: cfg.Log, MaxBackoff: cfg.ProjectorMaxBackoff, Tracing: cfg.Tracing})
 	if err == nil && replayTrips {
 		err = a.replayTripIndex(context.Background())
 	}
@@ -301,7 +313,7 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 	if cfg.ReadURL == "" {
 		return nil, nil
 	}
-	read, err := pg.Open(context.Background(), "read", cfg.ReadURL, cfg.MaxConns, pg.WithRole(pg.AppRole))
+	read, err := pg.Open(context.Background(), "read", cfg.ReadURL, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing))
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,8 @@ import (
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/waitingroom"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Secret signs the test tokens.
@@ -82,6 +84,9 @@ type Options struct {
 	// PaymentWorkers, when set, runs the payment jobs (webhook events,
 	// recovery, reconciliation) until the test ends.
 	PaymentWorkers *payment.WorkerConfig
+	// Tracing receives the platform's spans (an SDK provider with an
+	// in-memory recorder, in tests of the traces); nil records none.
+	Tracing trace.TracerProvider
 	// TokenKeys, TicketKeys and QueueKeys are the platform's key sets
 	// (decision 0085); when all three are given the shorthand Secret is not
 	// used, otherwise it derives the keys of the others.
@@ -141,6 +146,7 @@ func New(tb testing.TB, opts Options) *Env {
 		RateLimits:  opts.RateLimits,
 		Clock:       opts.Clock,
 		Log:         opts.Log,
+		Tracing:     opts.Tracing,
 	}
 	cfg.TokenKeys, cfg.TicketKeys, cfg.QueueKeys = opts.TokenKeys, opts.TicketKeys, opts.QueueKeys
 	if opts.TokenKeys != nil && opts.TicketKeys != nil && opts.QueueKeys != nil {

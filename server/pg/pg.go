@@ -10,10 +10,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/exaring/otelpgx"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Pool is a connection pool that counts the statements sent through it, so
@@ -55,6 +58,16 @@ type Option func(*pgxpool.Config)
 // is). Migration pools leave it out: they own the schema.
 func WithRole(role string) Option {
 	return func(cfg *pgxpool.Config) { cfg.ConnConfig.RuntimeParams["role"] = role }
+}
+
+// WithTracing adds a span per statement and batch (OpenTelemetry, through
+// otelpgx) beside the counting the pool always does; the statement's text
+// is recorded, its arguments never.
+func WithTracing(tp trace.TracerProvider) Option {
+	return func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.Tracer = multitracer.New(cfg.ConnConfig.Tracer,
+			otelpgx.NewTracer(otelpgx.WithTracerProvider(tp)))
+	}
 }
 
 // AppRole is the database role the application runs as (see WithRole).

@@ -13,6 +13,11 @@ import (
 	"time"
 
 	"github.com/seatghor/seatghor/server/gateway"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // ClientConfig configures a Client.
@@ -34,6 +39,9 @@ type ClientConfig struct {
 	// HTTPClient makes the calls; nil means a keep-alive client of the
 	// Client's own. Share one per gateway: connections are reused.
 	HTTPClient *http.Client
+	// Tracing, with no HTTPClient, traces every call (a client span that
+	// carries the trace to the gateway); nil traces none.
+	Tracing trace.TracerProvider
 }
 
 const defaultClientTimeout = 5 * time.Second
@@ -77,6 +85,10 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 		// default of 2 idle connections per host would churn TCP.
 		tr.MaxIdleConnsPerHost = 64
 		hc = &http.Client{Transport: tr}
+		if cfg.Tracing != nil {
+			hc.Transport = otelhttp.NewTransport(tr, otelhttp.WithTracerProvider(cfg.Tracing),
+				otelhttp.WithPropagators(propagation.TraceContext{}), otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()))
+		}
 	}
 	return &Client{
 		base:      strings.TrimRight(u.String(), "/"),
