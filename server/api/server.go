@@ -17,6 +17,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
@@ -27,6 +28,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/shard"
@@ -46,6 +48,8 @@ type Config struct {
 	// webhooks and reconciles.
 	Payments *payment.Service
 	Router   *shard.Router
+	// Partners serves PartnerService; nil: the service is not served.
+	Partners *partner.Service
 	Log      *slog.Logger
 	// SeatMaps answers GetSeatMap: the Redis read model when
 	// configured; nil reads the shards through Booking.
@@ -190,6 +194,9 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
+	if cfg.Partners != nil {
+		add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{cfg.Partners, cfg.Log}, opts...))
+	}
 	return out
 }
 

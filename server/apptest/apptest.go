@@ -24,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
@@ -106,6 +107,8 @@ type Env struct {
 	// Gateway is the sandbox payment gateway, over HTTP at GatewayURL.
 	Gateway    *sandbox.Server
 	GatewayURL string
+	// cfg opens Peer's processes on the same databases.
+	cfg app.Config
 }
 
 // New starts a platform on fresh databases; everything stops at cleanup.
@@ -134,6 +137,7 @@ func New(tb testing.TB, opts Options) *Env {
 		RedisPrefix: opts.RedisPrefix,
 		WaitingRoom: opts.WaitingRoom,
 		RateLimits:  opts.RateLimits,
+		APIKeyMode:  partner.ModeTest, // payments go to the sandbox
 		Clock:       opts.Clock,
 		Log:         opts.Log,
 	}
@@ -227,7 +231,30 @@ func New(tb testing.TB, opts Options) *Env {
 		H2C:        &http.Client{Transport: &http.Transport{Protocols: &h2, TLSClientConfig: &tls.Config{}}},
 		Gateway:    gw,
 		GatewayURL: gwSrv.URL,
+		cfg:        cfg,
 	}
+}
+
+// Peer starts another API process on the same databases, as a deployment
+// runs several, for proofs that what one process writes every other
+// obeys at once. It shares e's gateway; it runs no workers or projectors.
+func (e *Env) Peer(tb testing.TB) *Env {
+	tb.Helper()
+	a, err := app.Open(context.Background(), e.cfg)
+	if err != nil {
+		tb.Fatalf("open peer platform: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(a.Handler)
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	srv.Config.Protocols = &p
+	srv.Start()
+	tb.Cleanup(a.Close)
+	tb.Cleanup(srv.Close)
+	peer := *e
+	peer.App, peer.URL, peer.AdminURL = a, srv.URL, ""
+	return &peer
 }
 
 func template(tb testing.TB, admin *pgtest.Admin, kind migrations.Kind) string {
