@@ -16,6 +16,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/demo"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/pgcluster"
 )
 
@@ -83,7 +84,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
+		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode})
 	if err != nil {
 		return err
 	}
@@ -141,6 +142,9 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	}
 	if !cfg.drainDelaySet {
 		cfg.DrainDelay = 0
+	}
+	if cfg.APIKeyMode == "" {
+		cfg.APIKeyMode = partner.ModeTest // dev pays through the sandbox
 	}
 	if cfg.CatalogURL == "" {
 		dir, err := filepath.Abs(filepath.Join(*dataDir, "postgres"))
@@ -244,7 +248,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: workers,
+		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode,
 		Payments: devPayments(cfg.Payment.service())})
 	if err != nil {
 		return err

@@ -20,12 +20,17 @@ type partnerHandler struct {
 	log *slog.Logger
 }
 
+// errPartnersNotServed answers everything on a server built without partners.
+var errPartnersNotServed = refuse(reasonNotServed, "partners are not served here")
+
 // partnerCaller returns the caller if it is an admin or acts for partner
 // id; keyOK says whether a caller signed in with an API key will do (keys
 // may not manage keys, so a leaked key cannot mint its successors).
-func partnerCaller(ctx context.Context, id int64, keyOK bool) (auth.Principal, error) {
+func (h *partnerHandler) partnerCaller(ctx context.Context, id int64, keyOK bool) (auth.Principal, error) {
 	p, ok := auth.FromContext(ctx)
 	switch {
+	case h.svc == nil:
+		return p, errPartnersNotServed
 	case !ok:
 		return p, errNotSignedIn
 	case p.Is(auth.RoleAdmin):
@@ -42,10 +47,12 @@ func (h *partnerHandler) err(ctx context.Context, err error) error { return toCo
 
 func (h *partnerHandler) CreatePartner(ctx context.Context, req *connect.Request[partnerv1.CreatePartnerRequest]) (*connect.Response[partnerv1.CreatePartnerResponse], error) {
 	p, ok := auth.FromContext(ctx)
-	if !ok {
+	switch {
+	case h.svc == nil:
+		return nil, h.err(ctx, errPartnersNotServed)
+	case !ok:
 		return nil, h.err(ctx, errNotSignedIn)
-	}
-	if !p.Is(auth.RoleAdmin) {
+	case !p.Is(auth.RoleAdmin):
 		return nil, h.err(ctx, refuse(reasonRole, "only admins create partners"))
 	}
 	m := req.Msg
@@ -62,7 +69,7 @@ func (h *partnerHandler) CreatePartner(ctx context.Context, req *connect.Request
 }
 
 func (h *partnerHandler) GetPartner(ctx context.Context, req *connect.Request[partnerv1.GetPartnerRequest]) (*connect.Response[partnerv1.GetPartnerResponse], error) {
-	if _, err := partnerCaller(ctx, req.Msg.GetPartnerId(), true); err != nil {
+	if _, err := h.partnerCaller(ctx, req.Msg.GetPartnerId(), true); err != nil {
 		return nil, h.err(ctx, err)
 	}
 	out, err := h.svc.GetPartner(ctx, req.Msg.GetPartnerId())
@@ -93,7 +100,7 @@ var (
 
 func (h *partnerHandler) CreateApiKey(ctx context.Context, req *connect.Request[partnerv1.CreateApiKeyRequest]) (*connect.Response[partnerv1.CreateApiKeyResponse], error) {
 	m := req.Msg
-	p, err := partnerCaller(ctx, m.GetPartnerId(), false)
+	p, err := h.partnerCaller(ctx, m.GetPartnerId(), false)
 	if err != nil {
 		return nil, h.err(ctx, err)
 	}
@@ -107,7 +114,7 @@ func (h *partnerHandler) CreateApiKey(ctx context.Context, req *connect.Request[
 }
 
 func (h *partnerHandler) ListApiKeys(ctx context.Context, req *connect.Request[partnerv1.ListApiKeysRequest]) (*connect.Response[partnerv1.ListApiKeysResponse], error) {
-	if _, err := partnerCaller(ctx, req.Msg.GetPartnerId(), true); err != nil {
+	if _, err := h.partnerCaller(ctx, req.Msg.GetPartnerId(), true); err != nil {
 		return nil, h.err(ctx, err)
 	}
 	keys, err := h.svc.ListKeys(ctx, req.Msg.GetPartnerId())
@@ -122,6 +129,9 @@ func (h *partnerHandler) ListApiKeys(ctx context.Context, req *connect.Request[p
 }
 
 func (h *partnerHandler) RevokeApiKey(ctx context.Context, req *connect.Request[partnerv1.RevokeApiKeyRequest]) (*connect.Response[partnerv1.RevokeApiKeyResponse], error) {
+	if h.svc == nil {
+		return nil, h.err(ctx, errPartnersNotServed)
+	}
 	if _, ok := auth.FromContext(ctx); !ok {
 		return nil, h.err(ctx, errNotSignedIn)
 	}
@@ -129,7 +139,7 @@ func (h *partnerHandler) RevokeApiKey(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, h.err(ctx, err)
 	}
-	if _, err := partnerCaller(ctx, k.PartnerID, false); err != nil {
+	if _, err := h.partnerCaller(ctx, k.PartnerID, false); err != nil {
 		return nil, h.err(ctx, err)
 	}
 	if k, err = h.svc.RevokeKey(ctx, k.ID); err != nil {
@@ -140,7 +150,7 @@ func (h *partnerHandler) RevokeApiKey(ctx context.Context, req *connect.Request[
 
 func (h *partnerHandler) GetStatement(ctx context.Context, req *connect.Request[partnerv1.GetStatementRequest]) (*connect.Response[partnerv1.GetStatementResponse], error) {
 	m := req.Msg
-	if _, err := partnerCaller(ctx, m.GetPartnerId(), true); err != nil {
+	if _, err := h.partnerCaller(ctx, m.GetPartnerId(), true); err != nil {
 		return nil, h.err(ctx, err)
 	}
 	st, err := h.svc.Statement(ctx, m.GetPartnerId(), m.GetPeriodStart().AsTime(), m.GetPeriodEnd().AsTime())

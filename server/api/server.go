@@ -48,7 +48,7 @@ type Config struct {
 	// webhooks and reconciles.
 	Payments *payment.Service
 	Router   *shard.Router
-	// Partners serves PartnerService; nil: the service is not served.
+	// Partners serves PartnerService; nil: it answers unavailable.
 	Partners *partner.Service
 	Log      *slog.Logger
 	// SeatMaps answers GetSeatMap: the Redis read model when
@@ -194,9 +194,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
-	if cfg.Partners != nil {
-		add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{cfg.Partners, cfg.Log}, opts...))
-	}
+	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{cfg.Partners, cfg.Log}, opts...))
 	return out
 }
 
