@@ -24,7 +24,7 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	fs := newFlags("token")
 	sub := fs.String("sub", "", "the user id (token subject)")
 	role := fs.String("role", "user", "user, operator, admin or partner")
-	partner := fs.Int64("partner", 0, "the partner id the caller acts for (role partner)")
+	partnerID := fs.Int64("partner", 0, "the partner id the caller acts for (role partner)")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: token: %v", errUsage, err)
@@ -44,7 +44,7 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokens.MintPrincipal(auth.Principal{UserID: *sub, Role: r, PartnerID: *partner}, *ttl)
+	tok, err := tokens.MintPrincipal(auth.Principal{UserID: *sub, Role: r, PartnerID: *partnerID}, *ttl)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,11 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -331,4 +335,49 @@ func TestPartnerStatement(t *testing.T) {
 		requireReason(t, err, connect.CodeInvalidArgument, "PARTNER_INVALID")
 		require.Equal(t, []string{"period_end"}, answerOf(t, err).fields)
 	}
+}
+
+// TestPartnerREST: the partner routes over REST, as docs/partners.md shows
+// them with curl: proto field names, enums by name, the statement's period
+// as RFC 3339 query parameters.
+func TestPartnerREST(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	call := func(method, path, bearer, body string) (int, map[string]any) {
+		t.Helper()
+		req, err := http.NewRequest(method, env.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		req.Header.Set(keyHeader, newKey())
+		resp, err := env.HTTP.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var out map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return resp.StatusCode, out
+	}
+	code, out := call("POST", "/v1/partners", env.Token(t, "admin", auth.RoleAdmin),
+		`{"name": "Shohoz Travels", "commission_bps": 500, "contact": {"name": "Nadia", "email": "api@shohoz.example"}}`)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	id, err := strconv.ParseInt(out["partner"].(map[string]any)["partner_id"].(string), 10, 64)
+	require.NoError(t, err)
+
+	staff := partnerToken(t, env, id)
+	code, out = call("POST", fmt.Sprintf("/v1/partners/%d/api-keys", id), staff,
+		`{"name": "booking server", "scope": "API_KEY_SCOPE_READ_ONLY"}`)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	secret := out["secret"].(string)
+	keyID := out["api_key"].(map[string]any)["key_id"].(string)
+
+	from, to := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339), time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	code, out = call("GET", fmt.Sprintf("/v1/partners/%d/statement?period_start=%s&period_end=%s", id, from, to), secret, "")
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.EqualValues(t, 500, out["statement"].(map[string]any)["commission_bps"])
+
+	code, out = call("GET", fmt.Sprintf("/v1/partners/%d/api-keys", id), secret, "")
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	require.Len(t, out["api_keys"], 1)
+	code, out = call("POST", "/v1/api-keys/"+keyID+":revoke", staff, `{}`)
+	require.Equal(t, http.StatusOK, code, "%v", out)
+	code, _ = call("GET", fmt.Sprintf("/v1/partners/%d", id), secret, "")
+	require.Equal(t, http.StatusUnauthorized, code)
 }
