@@ -129,6 +129,7 @@ var errorTable = []row{
 	{partner.ErrNotFound, connect.CodeNotFound, "PARTNER_NOT_FOUND"},
 	{partner.ErrKeyNotFound, connect.CodeNotFound, "API_KEY_NOT_FOUND"},
 	{partner.ErrSecretShown, connect.CodeFailedPrecondition, "API_KEY_SECRET_SHOWN"},
+	{partner.ErrShowNotAllowed, connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN"},
 	{(*partner.InvalidError)(nil), connect.CodeInvalidArgument, "PARTNER_INVALID"},
 
 	{(*ratelimit.ExceededError)(nil), connect.CodeResourceExhausted, "RATE_LIMITED"},

@@ -22,6 +22,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/partner"
 )
@@ -380,4 +381,35 @@ func TestPartnerREST(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%v", out)
 	code, _ = call("GET", fmt.Sprintf("/v1/partners/%d", id), secret, "")
 	require.Equal(t, http.StatusUnauthorized, code)
+}
+
+// TestPartnerSellsOnlyItsShows: a partner allowed an organisation and one
+// more show holds seats of those, and is refused every other show.
+func TestPartnerSellsOnlyItsShows(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	ctx := context.Background()
+	env.Member(t, "green-line", "manager", catalog.RoleManager)
+	ofOrg := seatedShow("Green Line 08:00", 1, 4)
+	ofOrg.OrganizationId = "green-line"
+	orgShow, extra, other := createShow(t, env, ofOrg), createShow(t, env, seatedShow("Extra", 1, 4)),
+		createShow(t, env, seatedShow("Not theirs", 1, 4))
+	admin := withBearer(env, env.Token(t, "admin", auth.RoleAdmin))
+	p, err := admin.partners.CreatePartner(ctx, connect.NewRequest(&partnerv1.CreatePartnerRequest{
+		Name: "Green Line desk", AllowedOrganizationIds: []string{"green-line"}, AllowedShowIds: []int64{extra.GetShowId()}}))
+	require.NoError(t, err)
+	require.Equal(t, []string{"green-line"}, p.Msg.GetPartner().GetAllowedOrganizationIds())
+	key := withBearer(env, newAPIKey(t, env, p.Msg.GetPartner().GetPartnerId(), partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING).GetSecret())
+	hold := func(show int64) error {
+		_, err := key.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1"}}))
+		return err
+	}
+	require.NoError(t, hold(orgShow.GetShowId()), "a show of an allowed organisation")
+	require.NoError(t, hold(extra.GetShowId()), "an allowed show")
+	requireReason(t, hold(other.GetShowId()), connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN")
+	requireReason(t, hold(987654), connect.CodeNotFound, "BOOKING_NOT_FOUND")
+	// A partner with no list sells everything; plain buyers are not checked.
+	open := withBearer(env, newAPIKey(t, env, newPartner(t, env, "Everything", 0).GetPartnerId(),
+		partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING).GetSecret())
+	_, err = open.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: other.GetShowId(), Seats: []string{"A2"}}))
+	require.NoError(t, err)
 }

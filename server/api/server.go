@@ -108,7 +108,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	log := slog.New(LogHandler(cfg.Log.Handler()))
 	cfg.Log = log
 	// Order matters: who (auth), how often (rate limit), what (validation),
-	// the idempotency key, then the waiting room's Queue-Token, so rejected
+	// whether a partner may sell the show, the idempotency key, then the waiting room's Queue-Token, so rejected
 	// requests are never recorded and a refused bot costs one Redis call.
 	// search answers and static seat layouts are the same for every
 	// caller, so anyone may ask and the edge may cache them.
@@ -124,7 +124,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		}
 		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry))
 	}
-	chain = append(chain, validate.NewInterceptor(), textInterceptor{}, idempotency.NewInterceptor())
+	chain = append(chain, validate.NewInterceptor(), textInterceptor{})
+	if cfg.Partners != nil {
+		chain = append(chain, partner.NewInterceptor(cfg.Partners))
+	}
+	chain = append(chain, idempotency.NewInterceptor())
 	if cfg.WaitingRooms != nil {
 		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
 	}

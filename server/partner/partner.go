@@ -1,6 +1,6 @@
 // Package partner keeps Seatghor's partner resellers and their API keys in
 // the catalog database, turns an API key into the caller (a Verifier for
-// auth.Credentials), and sums a partner's statement from the orders and
+// auth.Credentials), keeps partners to the shows they may sell, and sums a partner's statement from the orders and
 // refunds the shards recorded with its partner id. Decision 0180 says how
 // keys are made, stored, scoped and revoked.
 package partner
@@ -21,7 +21,7 @@ import (
 
 // Errors lists the errors of partner that reach the API; its error table
 // has a row for each (docs/errors.md).
-var Errors = []error{ErrNotFound, ErrKeyNotFound, ErrSecretShown, &InvalidError{}}
+var Errors = []error{ErrNotFound, ErrKeyNotFound, ErrSecretShown, ErrShowNotAllowed, &InvalidError{}}
 
 // ErrNotFound means no partner has the id.
 var ErrNotFound = errors.New("partner not found")
