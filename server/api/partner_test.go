@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -412,4 +413,49 @@ func TestPartnerSellsOnlyItsShows(t *testing.T) {
 		partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING).GetSecret())
 	_, err = open.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: other.GetShowId(), Seats: []string{"A2"}}))
 	require.NoError(t, err)
+}
+
+// TestKeyLastUseIsWrittenOncePerMinute: a burst of calls with one key, all
+// at once, writes its last use once; calls within the minute write nothing
+// more; the first call after it writes again.
+func TestKeyLastUseIsWrittenOncePerMinute(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	env := apptest.New(t, apptest.Options{Shards: 1, Clock: clk})
+	ctx := context.Background()
+	show := createShow(t, env, seatedShow("Burst", 1, 4))
+	p := newPartner(t, env, "Busy agency", 0)
+	key := withBearer(env, newAPIKey(t, env, p.GetPartnerId(), partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY).GetSecret())
+	burst := func(n int) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i := range n {
+			wg.Go(func() {
+				_, errs[i] = key.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show.GetShowId()}))
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+	}
+	lastUsed := func() time.Time {
+		keys, err := env.App.Partners.ListKeys(ctx, p.GetPartnerId())
+		require.NoError(t, err)
+		return keys[0].LastUsedAt
+	}
+	catalog := env.App.Router.Catalog()
+	before := catalog.Writes()
+	burst(40)
+	require.EqualValues(t, 1, catalog.Writes()-before, "40 calls at once, one write")
+	require.True(t, lastUsed().Equal(clk.Now().UTC().Truncate(time.Microsecond)))
+
+	clk.Advance(30 * time.Second)
+	burst(10)
+	require.EqualValues(t, 1, catalog.Writes()-before, "within the minute, no write")
+
+	clk.Advance(31 * time.Second)
+	burst(20)
+	require.EqualValues(t, 2, catalog.Writes()-before, "a minute on, one more")
+	require.True(t, lastUsed().Equal(clk.Now().UTC().Truncate(time.Microsecond)))
 }

@@ -278,7 +278,7 @@ func (s *Service) Authenticate(ctx context.Context, credential string) (auth.Pri
 		return auth.Principal{}, fmt.Errorf("look up API key: %w", err)
 	}
 	now := s.now()
-	if used == nil || now.Sub(*used) >= lastUsedEvery {
+	if (used == nil || now.Sub(*used) >= lastUsedEvery) && s.claimTouch(keyID, now) {
 		s.touch(ctx, keyID, now)
 	}
 	return auth.Principal{
@@ -287,8 +287,26 @@ func (s *Service) Authenticate(ctx context.Context, credential string) (auth.Pri
 	}, nil
 }
 
-// touch records a key's use. Processes racing past the read above both
-// try; the condition lets one write. A failure costs only the timestamp.
+// claimTouch lets one call per key and process a minute write the key's
+// last use, so a burst of calls with a key makes one write, not one each.
+func (s *Service) claimTouch(keyID string, now time.Time) bool {
+	for {
+		v, loaded := s.touched.LoadOrStore(keyID, now)
+		if !loaded {
+			return true
+		}
+		prev := v.(time.Time)
+		if now.Sub(prev) < lastUsedEvery {
+			return false
+		}
+		if s.touched.CompareAndSwap(keyID, prev, now) {
+			return true
+		}
+	}
+}
+
+// touch records a key's use. Processes racing past the read above each
+// try once; the condition lets one write. A failure costs only the timestamp.
 func (s *Service) touch(ctx context.Context, keyID string, now time.Time) {
 	if _, err := s.router.Catalog().Exec(ctx, `
 		UPDATE api_keys SET last_used_at = $2

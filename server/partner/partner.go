@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,6 +71,9 @@ type Service struct {
 	clock  clock.Clock
 	mode   Mode
 	log    *slog.Logger
+	// touched is when this process last claimed each key's last-use write
+	// (claimTouch); it holds one time per key used.
+	touched sync.Map
 }
 
 // NewService returns the partner service over the router's databases.
