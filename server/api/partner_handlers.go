@@ -153,6 +153,12 @@ func (h *partnerHandler) GetStatement(ctx context.Context, req *connect.Request[
 	if _, err := h.partnerCaller(ctx, m.GetPartnerId(), true); err != nil {
 		return nil, h.err(ctx, err)
 	}
+	if err := m.GetPeriodStart().CheckValid(); err != nil {
+		return nil, h.err(ctx, invalidField("period_start", "not a valid time: %v", err))
+	}
+	if err := m.GetPeriodEnd().CheckValid(); err != nil {
+		return nil, h.err(ctx, invalidField("period_end", "not a valid time: %v", err))
+	}
 	st, err := h.svc.Statement(ctx, m.GetPartnerId(), m.GetPeriodStart().AsTime(), m.GetPeriodEnd().AsTime())
 	if err != nil {
 		return nil, h.err(ctx, err)

@@ -337,6 +337,10 @@ func TestPartnerStatement(t *testing.T) {
 		requireReason(t, err, connect.CodeInvalidArgument, "PARTNER_INVALID")
 		require.Equal(t, []string{"period_end"}, answerOf(t, err).fields)
 	}
+	_, err = staff.partners.GetStatement(ctx, connect.NewRequest(&partnerv1.GetStatementRequest{PartnerId: p.GetPartnerId(),
+		PeriodStart: &timestamppb.Timestamp{Seconds: 1 << 50}, PeriodEnd: timestamppb.New(end)}))
+	requireReason(t, err, connect.CodeInvalidArgument, "INVALID_ARGUMENT")
+	require.Equal(t, []string{"period_start"}, answerOf(t, err).fields)
 }
 
 // TestPartnerREST: the partner routes over REST, as docs/partners.md shows
