@@ -45,10 +45,12 @@ func (l StatementLine) CommissionMinor(bps int32) int64 {
 // A sale is an order of the partner whose booking journal was posted in the
 // period (payment.apply posts "booking:<order>" when the order is
 // confirmed), so the statement and the ledger agree on what was sold when.
+// The partner's orders are read by orders_by_partner (partner_id,
+// created_at), up to the period's end: none made later can count.
 const salesSQL = `
 	SELECT o.currency, count(*), coalesce(sum(o.amount_minor), 0)::bigint
 	FROM orders o JOIN ledger_transactions t ON t.txn_id = 'booking:' || o.order_id
-	WHERE o.partner_id = $1 AND t.created_at >= $2 AND t.created_at < $3
+	WHERE o.partner_id = $1 AND o.created_at < $3 AND t.created_at >= $2 AND t.created_at < $3
 	GROUP BY o.currency`
 
 // A refund is money given back for a sale: a cancellation or an admin's
@@ -59,7 +61,7 @@ const refundsSQL = `
 	SELECT r.currency, count(*), coalesce(sum(r.amount_minor), 0)::bigint
 	FROM orders o JOIN refunds r ON r.order_id = o.order_id
 	     JOIN ledger_transactions t ON t.txn_id = 'refund:' || r.refund_id
-	WHERE o.partner_id = $1 AND r.reason IN ('cancellation', 'manual')
+	WHERE o.partner_id = $1 AND o.created_at < $3 AND r.reason IN ('cancellation', 'manual')
 	  AND t.created_at >= $2 AND t.created_at < $3
 	GROUP BY r.currency`
 
