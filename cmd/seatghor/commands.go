@@ -19,6 +19,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/demo"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/pgcluster"
 	"github.com/seatghor/seatghor/server/tracing"
 )
@@ -27,7 +28,7 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	fs := newFlags("token")
 	sub := fs.String("sub", "", "the user id (token subject)")
 	role := fs.String("role", "user", "user, operator, admin or partner")
-	partner := fs.Int64("partner", 0, "the partner id the caller acts for (role partner)")
+	partnerID := fs.Int64("partner", 0, "the partner id the caller acts for (role partner)")
 	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: token: %v", errUsage, err)
@@ -47,7 +48,7 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokens.MintPrincipal(auth.Principal{UserID: *sub, Role: r, PartnerID: *partner}, *ttl)
+	tok, err := tokens.MintPrincipal(auth.Principal{UserID: *sub, Role: r, PartnerID: *partnerID}, *ttl)
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,8 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), Tracing: tp})
+		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode,
+		Tracing: tp})
 	if err != nil {
 		return err
 	}
@@ -156,6 +158,9 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	}
 	if !cfg.drainDelaySet {
 		cfg.DrainDelay = 0
+	}
+	if cfg.APIKeyMode == "" {
+		cfg.APIKeyMode = partner.ModeTest // dev pays through the sandbox
 	}
 	if cfg.CatalogURL == "" {
 		dir, err := filepath.Abs(filepath.Join(*dataDir, "postgres"))
@@ -264,7 +269,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: workers,
+		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode,
 		Payments: devPayments(cfg.Payment.service()), Tracing: tp})
 	if err != nil {
 		return err

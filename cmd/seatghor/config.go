@@ -13,6 +13,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/tracing"
 )
 
@@ -102,6 +103,10 @@ type config struct {
 	// CatalogPolicy bounds what organisations set on their shows
 	// (SEATGHOR_MAX_CANCELLATION_FEE_BPS, default 1000; decision 0076).
 	CatalogPolicy catalog.Policy
+	// APIKeyMode is the partner API keys the API accepts
+	// (SEATGHOR_API_KEY_MODE, live or test; unset: live in serve, test in
+	// dev, whose payments go to the sandbox; decision 0180).
+	APIKeyMode partner.Mode
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -154,6 +159,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 	}
 	if c.AdminAddr == c.Addr {
 		return c, fmt.Errorf("SEATGHOR_ADMIN_ADDR=%q: the admin listener must not be the public port", c.AdminAddr)
+	}
+	if v := getenv("SEATGHOR_API_KEY_MODE"); v != "" {
+		m, err := partner.ParseMode(v)
+		if err != nil {
+			return c, fmt.Errorf("SEATGHOR_API_KEY_MODE=%q: want live or test", v)
+		}
+		c.APIKeyMode = m
 	}
 	if v := getenv("SEATGHOR_SHARD_URLS"); v != "" {
 		for _, u := range strings.Split(v, ",") {

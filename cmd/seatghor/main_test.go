@@ -14,6 +14,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/partner"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -59,6 +60,10 @@ func TestLoadConfig(t *testing.T) {
 			}, ""},
 		{"admin on the public port", map[string]string{"SEATGHOR_ADDR": ":8080", "SEATGHOR_ADMIN_ADDR": ":8080"}, nil, "SEATGHOR_ADMIN_ADDR"},
 		{"bad drain delay", map[string]string{"SEATGHOR_DRAIN_DELAY": "-1s"}, nil, "SEATGHOR_DRAIN_DELAY"},
+		{"API key mode", map[string]string{"SEATGHOR_API_KEY_MODE": "test"}, func(t *testing.T, c config) {
+			require.Equal(t, partner.ModeTest, c.APIKeyMode)
+		}, ""},
+		{"bad API key mode", map[string]string{"SEATGHOR_API_KEY_MODE": "sandbox"}, nil, "SEATGHOR_API_KEY_MODE"},
 		{"cancellation fee policy", map[string]string{"SEATGHOR_MAX_CANCELLATION_FEE_BPS": "0"}, func(t *testing.T, c config) {
 			require.Equal(t, new(0), c.CatalogPolicy.MaxCancellationFeeBps, "0 is a policy: managers set no fee")
 		}, ""},

@@ -23,6 +23,7 @@ import (
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/page"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/search"
@@ -123,6 +124,13 @@ var errorTable = []row{
 
 	{auth.ErrNoToken, connect.CodeUnauthenticated, "UNAUTHENTICATED"},
 	{auth.ErrInvalidToken, connect.CodeUnauthenticated, "TOKEN_INVALID"},
+	{auth.ErrReadOnly, connect.CodePermissionDenied, "API_KEY_READ_ONLY"},
+
+	{partner.ErrNotFound, connect.CodeNotFound, "PARTNER_NOT_FOUND"},
+	{partner.ErrKeyNotFound, connect.CodeNotFound, "API_KEY_NOT_FOUND"},
+	{partner.ErrSecretShown, connect.CodeFailedPrecondition, "API_KEY_SECRET_SHOWN"},
+	{partner.ErrShowNotAllowed, connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN"},
+	{(*partner.InvalidError)(nil), connect.CodeInvalidArgument, "PARTNER_INVALID"},
 
 	{(*ratelimit.ExceededError)(nil), connect.CodeResourceExhausted, "RATE_LIMITED"},
 	{(*protovalidate.ValidationError)(nil), connect.CodeInvalidArgument, "INVALID_ARGUMENT"},
@@ -309,7 +317,8 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 	msg := by
 	switch by.(type) {
 	case *booking.Error, *payment.Error, *ticket.Error, *waitingroom.Error, *edgeError,
-		*catalog.InvalidError, *catalog.ForbiddenError, *ledger.InvalidError, *ratelimit.ExceededError, *protovalidate.ValidationError:
+		*catalog.InvalidError, *catalog.ForbiddenError, *ledger.InvalidError, *partner.InvalidError, *ratelimit.ExceededError,
+		*protovalidate.ValidationError:
 	default:
 		msg = err // a sentinel: keep what the domain wrapped around it
 	}
@@ -377,6 +386,8 @@ func details(by error) []proto.Message {
 	case *catalog.ForbiddenError:
 		return badRequest(e.Field, e.Message)
 	case *ledger.InvalidError:
+		return badRequest(e.Field, e.Message)
+	case *partner.InvalidError:
 		return badRequest(e.Field, e.Message)
 	case *edgeError:
 		return badRequest(e.field, e.msg)

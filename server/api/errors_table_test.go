@@ -19,6 +19,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/ticket"
@@ -49,7 +50,7 @@ func TestErrorTableCoversEveryDomainError(t *testing.T) {
 	for _, r := range edgeReasons {
 		all = append(all, &edgeError{reason: r})
 	}
-	for _, list := range [][]error{booking.Errors, payment.Errors, catalog.Errors, ledger.Errors, ticket.Errors, idempotency.Errors, auth.Errors} {
+	for _, list := range [][]error{booking.Errors, payment.Errors, catalog.Errors, ledger.Errors, ticket.Errors, idempotency.Errors, auth.Errors, partner.Errors} {
 		all = append(all, list...)
 	}
 	all = append(all, &ratelimit.ExceededError{}, &protovalidate.ValidationError{})
@@ -70,6 +71,7 @@ func TestErrorTableCoversEveryDomainError(t *testing.T) {
 			"ledger":      {errs: len(ledger.Errors)},
 			"idempotency": {errs: len(idempotency.Errors)},
 			"auth":        {errs: len(auth.Errors)},
+			"partner":     {errs: len(partner.Errors)},
 		} {
 			kinds, reasons, errs := declared(t, filepath.Join("..", dir))
 			if dir == "ledger" {

@@ -18,6 +18,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
@@ -28,6 +29,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/shard"
@@ -52,6 +54,8 @@ type Config struct {
 	// webhooks and reconciles.
 	Payments *payment.Service
 	Router   *shard.Router
+	// Partners serves PartnerService; nil: it answers unavailable.
+	Partners *partner.Service
 	Log      *slog.Logger
 	// SeatMaps answers GetSeatMap: the Redis read model when
 	// configured; nil reads the shards through Booking.
@@ -122,7 +126,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	log := slog.New(LogHandler(cfg.Log.Handler()))
 	cfg.Log = log
 	// Order matters: who (auth), how often (rate limit), what (validation),
-	// the idempotency key, then the waiting room's Queue-Token, so rejected
+	// whether a partner may sell the show, the idempotency key, then the waiting room's Queue-Token, so rejected
 	// requests are never recorded and a refused bot costs one Redis call.
 	// search answers and static seat layouts are the same for every
 	// caller, so anyone may ask and the edge may cache them.
@@ -138,7 +142,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		}
 		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry))
 	}
-	chain = append(chain, validate.NewInterceptor(), textInterceptor{}, idempotency.NewInterceptor())
+	chain = append(chain, validate.NewInterceptor(), textInterceptor{})
+	if cfg.Partners != nil {
+		chain = append(chain, partner.NewInterceptor(cfg.Partners))
+	}
+	chain = append(chain, idempotency.NewInterceptor())
 	if cfg.WaitingRooms != nil {
 		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
 	}
@@ -229,6 +237,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
+	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{cfg.Partners, cfg.Log}, opts...))
 	return out
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ratelimit"
@@ -87,8 +88,12 @@ type Config struct {
 	// Payments tunes the payment service; PaymentWorkers its jobs.
 	Payments       payment.Config
 	PaymentWorkers payment.WorkerConfig
-	Clock          clock.Clock
-	Log            *slog.Logger
+	// APIKeyMode is the partner API keys this process accepts: live
+	// (sk_live_…, the default) or test (sk_test_…, with the sandbox
+	// gateway; decision 0180).
+	APIKeyMode partner.Mode
+	Clock      clock.Clock
+	Log        *slog.Logger
 	// Tracing receives the spans of the API, the databases, Redis and the
 	// projectors (server/tracing); nil records none.
 	Tracing trace.TracerProvider
@@ -124,6 +129,9 @@ func (c *Config) validate() error {
 	if c.RedisPrefix == "" {
 		c.RedisPrefix = "seatghor:"
 	}
+	if c.APIKeyMode == "" {
+		c.APIKeyMode = partner.ModeLive
+	}
 	return nil
 }
 
@@ -134,6 +142,8 @@ type App struct {
 	Booking  *booking.Service
 	Ledger   *ledger.Service
 	Payments *payment.Service
+	// Partners keeps the partner resellers and authenticates their API keys.
+	Partners *partner.Service
 	Tokens   *auth.Tokens
 	Registry *prometheus.Registry
 	// Handler is the public port's surface: the API, /livez and /readyz.
@@ -218,8 +228,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(a.Booking.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
+	if a.Partners, err = partner.NewService(a.Router, cfg.Clock, cfg.APIKeyMode, cfg.Log); err != nil {
+		closeAll()
+		return nil, err
+	}
 	apiCfg := api.Config{
-		Credentials: auth.NewCredentials(tokens), Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
+		Credentials: auth.NewCredentials(tokens, auth.WithAPIKeys(a.Partners)), Partners: a.Partners, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, Tracing: cfg.Tracing,
 	}
 	if err := a.openReadSide(cfg, &apiCfg); err != nil {

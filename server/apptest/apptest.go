@@ -24,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
@@ -116,6 +117,8 @@ type Env struct {
 	CatalogURL string
 	ShardURLs  []string
 	ReadURL    string
+	// cfg opens Peer's processes on the same databases.
+	cfg app.Config
 }
 
 // New starts a platform on fresh databases; everything stops at cleanup.
@@ -144,6 +147,7 @@ func New(tb testing.TB, opts Options) *Env {
 		RedisPrefix: opts.RedisPrefix,
 		WaitingRoom: opts.WaitingRoom,
 		RateLimits:  opts.RateLimits,
+		APIKeyMode:  partner.ModeTest, // payments go to the sandbox
 		Clock:       opts.Clock,
 		Log:         opts.Log,
 		Tracing:     opts.Tracing,
@@ -241,7 +245,30 @@ func New(tb testing.TB, opts Options) *Env {
 		CatalogURL: cfg.CatalogURL,
 		ShardURLs:  cfg.ShardURLs,
 		ReadURL:    cfg.ReadURL,
+		cfg:        cfg,
 	}
+}
+
+// Peer starts another API process on the same databases, as a deployment
+// runs several, for proofs that what one process writes every other
+// obeys at once. It shares e's gateway; it runs no workers or projectors.
+func (e *Env) Peer(tb testing.TB) *Env {
+	tb.Helper()
+	a, err := app.Open(context.Background(), e.cfg)
+	if err != nil {
+		tb.Fatalf("open peer platform: %v", err)
+	}
+	srv := httptest.NewUnstartedServer(a.Handler)
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	srv.Config.Protocols = &p
+	srv.Start()
+	tb.Cleanup(a.Close)
+	tb.Cleanup(srv.Close)
+	peer := *e
+	peer.App, peer.URL, peer.AdminURL = a, srv.URL, ""
+	return &peer
 }
 
 func template(tb testing.TB, admin *pgtest.Admin, kind migrations.Kind) string {

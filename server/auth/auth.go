@@ -47,6 +47,12 @@ type Principal struct {
 	// PartnerID is the reseller the caller acts for (the partner role's
 	// channel); 0 for everyone else.
 	PartnerID int64
+	// APIKey is the id of the partner API key the call came with; "" for
+	// every other credential. Keys may not manage keys (decision 0180).
+	APIKey string
+	// ReadOnly limits the caller to procedures declared NO_SIDE_EFFECTS
+	// (a read-only API key): the interceptor refuses the rest ErrReadOnly.
+	ReadOnly bool
 }
 
 // Is tells whether the caller has one of the roles.
@@ -54,13 +60,16 @@ func (p Principal) Is(roles ...Role) bool { return slices.Contains(roles, p.Role
 
 // Errors lists the errors of auth that reach the API; its error table has
 // a row for each (docs/errors.md).
-var Errors = []error{ErrNoToken, ErrInvalidToken}
+var Errors = []error{ErrNoToken, ErrInvalidToken, ErrReadOnly}
 
 // ErrNoToken means a call that needs a caller came without a Bearer token.
 var ErrNoToken = errors.New("missing Bearer token in the Authorization header")
 
 // ErrInvalidToken means a token is malformed, forged or expired.
 var ErrInvalidToken = errors.New("invalid token")
+
+// ErrReadOnly refuses a read-only credential a procedure with side effects.
+var ErrReadOnly = errors.New("this API key is read-only: it may call only procedures without side effects")
 
 const issuer = "seatghor"
 

@@ -11,7 +11,8 @@ import (
 // a Bearer credential that creds accepts; the principal is put in the context.
 // Procedures named in public may also be called without a token: answers
 // that are the same for everyone, which an edge cache or CDN serves.
-// A token that is sent is still checked.
+// A token that is sent is still checked. A read-only caller may call only
+// procedures declared NO_SIDE_EFFECTS.
 func NewInterceptor(creds Verifier, public ...string) connect.Interceptor {
 	i := &interceptor{creds: creds, public: map[string]bool{}}
 	for _, p := range public {
@@ -46,6 +47,9 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if err != nil {
 			return nil, err
 		}
+		if p, _ := FromContext(ctx); p.ReadOnly && req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
+			return nil, ErrReadOnly
+		}
 		return next(ctx, req)
 	}
 }
@@ -59,6 +63,9 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		ctx, err := i.authenticate(ctx, conn.RequestHeader())
 		if err != nil {
 			return err
+		}
+		if p, _ := FromContext(ctx); p.ReadOnly && conn.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
+			return ErrReadOnly
 		}
 		return next(ctx, conn)
 	}

@@ -104,7 +104,7 @@ func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
 		if r.procedure != req.Spec().Procedure || r.partner != partner {
 			continue
 		}
-		key := i.prefix + r.name + ":" + p.UserID
+		key := i.prefix + r.name + ":" + callerKey(p)
 		if r.perSale {
 			s, ok := req.Any().(interface{ GetShowId() int64 })
 			if !ok {
@@ -134,6 +134,16 @@ func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
 		}
 	}
 	return nil
+}
+
+// callerKey is whose count a call adds to: a partner's, for every key and
+// token of the partner alike (a partner cannot multiply its limit by making
+// keys); anyone else's own.
+func callerKey(p auth.Principal) string {
+	if p.Is(auth.RolePartner) && p.PartnerID > 0 {
+		return "partner:" + strconv.FormatInt(p.PartnerID, 10)
+	}
+	return p.UserID
 }
 
 // exhausted is the refusal: the API's error table answers it

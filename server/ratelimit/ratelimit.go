@@ -68,8 +68,8 @@ func ParseLimit(s string) (Limit, error) {
 type Config struct {
 	// Holds: CreateHold per caller (users, operators, admins).
 	Holds Limit
-	// PartnerHolds: CreateHold per partner key (callers with the partner
-	// role, who book for many buyers).
+	// PartnerHolds: CreateHold per partner (callers with the partner role,
+	// who book for many buyers; all the partner's keys share one count).
 	PartnerHolds Limit
 	// SaleHolds: CreateHold per caller and sale (a show, or the shows that
 	// share a waiting room) — a cap on one account's tries in one sale,
@@ -78,7 +78,7 @@ type Config struct {
 	// Payments: StartPayment per caller (R-10: rate limits on payment
 	// attempts).
 	Payments Limit
-	// PartnerPayments: StartPayment per partner key.
+	// PartnerPayments: StartPayment per partner.
 	PartnerPayments Limit
 	// Joins: WaitingRoomService.Join per caller.
 	Joins Limit

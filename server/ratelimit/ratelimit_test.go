@@ -26,6 +26,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/redistest"
@@ -220,4 +221,45 @@ func TestPaymentAttemptsAreLimited(t *testing.T) {
 		require.NotEqual(t, connect.CodeResourceExhausted, connect.CodeOf(try()))
 	}
 	retryAfter(t, try())
+}
+
+// credential returns a client option that sends a bearer credential (a
+// token or an API key) and a fresh idempotency key.
+func credential(secret string) connect.ClientOption {
+	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+secret)
+			req.Header().Set("Idempotency-Key", fmt.Sprintf("%d", time.Now().UnixNano()))
+			return next(ctx, req)
+		}
+	}))
+}
+
+// A partner's API keys and its staff's tokens share the partner's limit,
+// so making more keys buys no more calls; another partner counts apart.
+func TestPartnerKeysShareThePartnersLimit(t *testing.T) {
+	p := start(t, ratelimit.Config{PartnerHolds: ratelimit.Limit{Rate: 4, Per: time.Hour, Burst: 4}})
+	ctx := context.Background()
+	newPartner := func(name string) int64 {
+		pa, err := p.App.Partners.CreatePartner(ctx, "admin", partner.Partner{Name: name})
+		require.NoError(t, err)
+		return pa.ID
+	}
+	newKey := func(partnerID int64) bookingv1connect.HoldServiceClient {
+		_, secret, err := p.App.Partners.CreateKey(ctx, "admin", partner.NewKey{PartnerID: partnerID})
+		require.NoError(t, err)
+		return bookingv1connect.NewHoldServiceClient(p.HTTP, p.URL, credential(secret))
+	}
+	agency, bank := newPartner("Agency"), newPartner("Bank")
+	tok, err := p.App.Tokens.MintPrincipal(auth.Principal{UserID: "agency-staff", Role: auth.RolePartner, PartnerID: agency}, time.Hour)
+	require.NoError(t, err)
+	callers := []bookingv1connect.HoldServiceClient{newKey(agency), newKey(agency),
+		bookingv1connect.NewHoldServiceClient(p.HTTP, p.URL, credential(tok))}
+	for i := range 4 {
+		require.NoError(t, hold(callers[i%len(callers)], p.show, fmt.Sprintf("D%d", i+1)), "agency hold %d", i+1)
+	}
+	for i, c := range callers {
+		retryAfter(t, hold(c, p.show, fmt.Sprintf("D%d", 5+i)))
+	}
+	require.NoError(t, hold(newKey(bank), p.show, "D9"), "the bank has its own allowance")
 }

@@ -32,6 +32,7 @@ export * from "./gen/seatghor/ledger/v1/ledger_pb.js";
 export * from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
 export * from "./gen/seatghor/search/v1/search_pb.js";
 export * from "./gen/seatghor/tickets/v1/tickets_pb.js";
+export * from "./gen/seatghor/partner/v1/partner_pb.js";
 // catalog and seatmap both define Section and GaArea; keep the catalog ones
 // under their plain names and the seat-map ones under a namespace.
 export * from "./gen/seatghor/catalog/v1/catalog_pb.js";

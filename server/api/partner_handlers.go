@@ -1,0 +1,200 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/partner"
+)
+
+// partnerHandler serves PartnerService: admins manage partners; a partner
+// manages its own keys and reads its own statement.
+type partnerHandler struct {
+	svc *partner.Service
+	log *slog.Logger
+}
+
+// errPartnersNotServed answers everything on a server built without partners.
+var errPartnersNotServed = refuse(reasonNotServed, "partners are not served here")
+
+// partnerCaller returns the caller if it is an admin or acts for partner
+// id; keyOK says whether a caller signed in with an API key will do (keys
+// may not manage keys, so a leaked key cannot mint its successors).
+func (h *partnerHandler) partnerCaller(ctx context.Context, id int64, keyOK bool) (auth.Principal, error) {
+	p, ok := auth.FromContext(ctx)
+	switch {
+	case h.svc == nil:
+		return p, errPartnersNotServed
+	case !ok:
+		return p, errNotSignedIn
+	case p.Is(auth.RoleAdmin):
+		return p, nil
+	case !p.Is(auth.RolePartner) || p.PartnerID != id:
+		return p, refuse(reasonRole, "only admins and partner %d itself may do this", id)
+	case !keyOK && p.APIKey != "":
+		return p, refuse(reasonRole, "API keys cannot manage API keys: sign in with the partner's token")
+	}
+	return p, nil
+}
+
+func (h *partnerHandler) err(ctx context.Context, err error) error { return toConnect(ctx, h.log, err) }
+
+func (h *partnerHandler) CreatePartner(ctx context.Context, req *connect.Request[partnerv1.CreatePartnerRequest]) (*connect.Response[partnerv1.CreatePartnerResponse], error) {
+	p, ok := auth.FromContext(ctx)
+	switch {
+	case h.svc == nil:
+		return nil, h.err(ctx, errPartnersNotServed)
+	case !ok:
+		return nil, h.err(ctx, errNotSignedIn)
+	case !p.Is(auth.RoleAdmin):
+		return nil, h.err(ctx, refuse(reasonRole, "only admins create partners"))
+	}
+	m := req.Msg
+	c := m.GetContact()
+	out, err := h.svc.CreatePartner(ctx, p.UserID, partner.Partner{
+		Name: m.GetName(), CommissionBps: m.GetCommissionBps(),
+		Contact:              partner.Contact{Name: c.GetName(), Email: c.GetEmail(), Phone: c.GetPhone()},
+		AllowedOrganizations: m.GetAllowedOrganizationIds(), AllowedShows: m.GetAllowedShowIds(),
+	})
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	return connect.NewResponse(&partnerv1.CreatePartnerResponse{Partner: partnerProto(out)}), nil
+}
+
+func (h *partnerHandler) GetPartner(ctx context.Context, req *connect.Request[partnerv1.GetPartnerRequest]) (*connect.Response[partnerv1.GetPartnerResponse], error) {
+	if _, err := h.partnerCaller(ctx, req.Msg.GetPartnerId(), true); err != nil {
+		return nil, h.err(ctx, err)
+	}
+	out, err := h.svc.GetPartner(ctx, req.Msg.GetPartnerId())
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	return connect.NewResponse(&partnerv1.GetPartnerResponse{Partner: partnerProto(out)}), nil
+}
+
+var (
+	scopeOf = map[partnerv1.ApiKeyScope]partner.Scope{
+		partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY: partner.ScopeReadOnly,
+		partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING:   partner.ScopeBooking,
+	}
+	scopeProto = map[partner.Scope]partnerv1.ApiKeyScope{
+		partner.ScopeReadOnly: partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY,
+		partner.ScopeBooking:  partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING,
+	}
+	modeOf = map[partnerv1.ApiKeyMode]partner.Mode{
+		partnerv1.ApiKeyMode_API_KEY_MODE_LIVE: partner.ModeLive,
+		partnerv1.ApiKeyMode_API_KEY_MODE_TEST: partner.ModeTest,
+	}
+	modeProto = map[partner.Mode]partnerv1.ApiKeyMode{
+		partner.ModeLive: partnerv1.ApiKeyMode_API_KEY_MODE_LIVE,
+		partner.ModeTest: partnerv1.ApiKeyMode_API_KEY_MODE_TEST,
+	}
+)
+
+func (h *partnerHandler) CreateApiKey(ctx context.Context, req *connect.Request[partnerv1.CreateApiKeyRequest]) (*connect.Response[partnerv1.CreateApiKeyResponse], error) {
+	m := req.Msg
+	p, err := h.partnerCaller(ctx, m.GetPartnerId(), false)
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	k, secret, err := h.svc.CreateKey(ctx, p.UserID, partner.NewKey{
+		PartnerID: m.GetPartnerId(), Name: m.GetName(), Scope: scopeOf[m.GetScope()], Mode: modeOf[m.GetMode()],
+	})
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	return connect.NewResponse(&partnerv1.CreateApiKeyResponse{ApiKey: keyProto(k), Secret: secret}), nil
+}
+
+func (h *partnerHandler) ListApiKeys(ctx context.Context, req *connect.Request[partnerv1.ListApiKeysRequest]) (*connect.Response[partnerv1.ListApiKeysResponse], error) {
+	if _, err := h.partnerCaller(ctx, req.Msg.GetPartnerId(), true); err != nil {
+		return nil, h.err(ctx, err)
+	}
+	keys, err := h.svc.ListKeys(ctx, req.Msg.GetPartnerId())
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	resp := &partnerv1.ListApiKeysResponse{}
+	for _, k := range keys {
+		resp.ApiKeys = append(resp.ApiKeys, keyProto(k))
+	}
+	return connect.NewResponse(resp), nil
+}
+
+func (h *partnerHandler) RevokeApiKey(ctx context.Context, req *connect.Request[partnerv1.RevokeApiKeyRequest]) (*connect.Response[partnerv1.RevokeApiKeyResponse], error) {
+	if h.svc == nil {
+		return nil, h.err(ctx, errPartnersNotServed)
+	}
+	if _, ok := auth.FromContext(ctx); !ok {
+		return nil, h.err(ctx, errNotSignedIn)
+	}
+	k, err := h.svc.GetKey(ctx, req.Msg.GetKeyId())
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	if _, err := h.partnerCaller(ctx, k.PartnerID, false); err != nil {
+		return nil, h.err(ctx, err)
+	}
+	if k, err = h.svc.RevokeKey(ctx, k.ID); err != nil {
+		return nil, h.err(ctx, err)
+	}
+	return connect.NewResponse(&partnerv1.RevokeApiKeyResponse{ApiKey: keyProto(k)}), nil
+}
+
+func (h *partnerHandler) GetStatement(ctx context.Context, req *connect.Request[partnerv1.GetStatementRequest]) (*connect.Response[partnerv1.GetStatementResponse], error) {
+	m := req.Msg
+	if _, err := h.partnerCaller(ctx, m.GetPartnerId(), true); err != nil {
+		return nil, h.err(ctx, err)
+	}
+	if err := m.GetPeriodStart().CheckValid(); err != nil {
+		return nil, h.err(ctx, invalidField("period_start", "not a valid time: %v", err))
+	}
+	if err := m.GetPeriodEnd().CheckValid(); err != nil {
+		return nil, h.err(ctx, invalidField("period_end", "not a valid time: %v", err))
+	}
+	st, err := h.svc.Statement(ctx, m.GetPartnerId(), m.GetPeriodStart().AsTime(), m.GetPeriodEnd().AsTime())
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	out := &partnerv1.Statement{PartnerId: st.PartnerID, PeriodStart: timestamppb.New(st.From),
+		PeriodEnd: timestamppb.New(st.To), CommissionBps: st.CommissionBps}
+	for _, l := range st.Lines {
+		money := func(minor int64) *commonv1.Money { return &commonv1.Money{Currency: l.Currency, AmountMinor: minor} }
+		out.Lines = append(out.Lines, &partnerv1.StatementLine{
+			Currency: l.Currency, SalesCount: l.SalesCount, Sales: money(l.SalesMinor),
+			RefundsCount: l.RefundsCount, Refunds: money(l.RefundsMinor), Net: money(l.NetMinor()),
+			Commission: money(l.CommissionMinor(st.CommissionBps)),
+		})
+	}
+	return connect.NewResponse(&partnerv1.GetStatementResponse{Statement: out}), nil
+}
+
+func partnerProto(p partner.Partner) *partnerv1.Partner {
+	return &partnerv1.Partner{
+		PartnerId: p.ID, Name: p.Name, CommissionBps: p.CommissionBps,
+		Contact:                &partnerv1.Contact{Name: p.Contact.Name, Email: p.Contact.Email, Phone: p.Contact.Phone},
+		AllowedOrganizationIds: p.AllowedOrganizations, AllowedShowIds: p.AllowedShows,
+		CreatedAt: timestamppb.New(p.CreatedAt), CreatedBy: p.CreatedBy,
+	}
+}
+
+func keyProto(k partner.Key) *partnerv1.ApiKey {
+	out := &partnerv1.ApiKey{
+		KeyId: k.ID, PartnerId: k.PartnerID, Name: k.Name, Scope: scopeProto[k.Scope], Mode: modeProto[k.Mode],
+		Prefix: k.Prefix, Last4: k.Last4, CreatedAt: timestamppb.New(k.CreatedAt), CreatedBy: k.CreatedBy,
+	}
+	if !k.LastUsedAt.IsZero() {
+		out.LastUsedAt = timestamppb.New(k.LastUsedAt)
+	}
+	if !k.RevokedAt.IsZero() {
+		out.RevokedAt = timestamppb.New(k.RevokedAt)
+	}
+	return out
+}

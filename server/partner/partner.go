@@ -1,0 +1,161 @@
+// Package partner keeps Seatghor's partner resellers and their API keys in
+// the catalog database, turns an API key into the caller (a Verifier for
+// auth.Credentials), keeps partners to the shows they may sell, and sums a partner's statement from the orders and
+// refunds the shards recorded with its partner id. Decision 0180 says how
+// keys are made, stored, scoped and revoked.
+package partner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// Errors lists the errors of partner that reach the API; its error table
+// has a row for each (docs/errors.md).
+var Errors = []error{ErrNotFound, ErrKeyNotFound, ErrSecretShown, ErrShowNotAllowed, &InvalidError{}}
+
+// ErrNotFound means no partner has the id.
+var ErrNotFound = errors.New("partner not found")
+
+// ErrKeyNotFound means no API key has the id.
+var ErrKeyNotFound = errors.New("API key not found")
+
+// ErrSecretShown answers a retry of CreateApiKey: the key was made by the
+// first request with the Idempotency-Key, and its secret, stored nowhere,
+// was shown only then.
+var ErrSecretShown = errors.New("the API key's secret was shown only in the first answer; revoke the key if the secret was lost, and create another")
+
+// InvalidError is a request the partner rules refuse; Field names the
+// request field at fault.
+type InvalidError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
+
+var errorCodec = idempotency.ErrorsOf[InvalidError]("partner")
+
+// Partner is a reseller.
+type Partner struct {
+	ID            int64
+	Name          string
+	CommissionBps int32
+	Contact       Contact
+	// AllowedOrganizations and AllowedShows are what it may sell; both
+	// empty: everything.
+	AllowedOrganizations []string
+	AllowedShows         []int64
+	CreatedBy            string
+	CreatedAt            time.Time
+}
+
+// Contact is who to reach at a partner.
+type Contact struct {
+	Name, Email, Phone string
+}
+
+// Service manages partners and keys and authenticates keys.
+type Service struct {
+	router *shard.Router
+	clock  clock.Clock
+	mode   Mode
+	log    *slog.Logger
+	// touched is when this process last claimed each key's last-use write
+	// (claimTouch); it holds one time per key used.
+	touched sync.Map
+}
+
+// NewService returns the partner service over the router's databases.
+// mode is the keys this process accepts (decision 0180): live where real
+// payments are taken, test with the sandbox gateway.
+func NewService(router *shard.Router, clk clock.Clock, mode Mode, log *slog.Logger) (*Service, error) {
+	if !mode.Valid() {
+		return nil, fmt.Errorf("API key mode %q: want live or test", mode)
+	}
+	return &Service{router: router, clock: clk, mode: mode, log: log}, nil
+}
+
+// Mode is the keys this process accepts.
+func (s *Service) Mode() Mode { return s.mode }
+
+func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
+
+// CreatePartner registers a partner (admins only: the API checks). The
+// organisations and shows it may sell must exist.
+func (s *Service) CreatePartner(ctx context.Context, by string, p Partner) (Partner, error) {
+	now := s.now()
+	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
+		func(tx pgx.Tx) (Partner, error) {
+			if err := checkAllowed(ctx, tx, p); err != nil {
+				return Partner{}, err
+			}
+			p.CreatedBy, p.CreatedAt = by, now
+			if p.AllowedOrganizations == nil {
+				p.AllowedOrganizations = []string{}
+			}
+			if p.AllowedShows == nil {
+				p.AllowedShows = []int64{}
+			}
+			err := tx.QueryRow(ctx, `
+				INSERT INTO partners (name, commission_bps, contact_name, contact_email, contact_phone,
+				                      allowed_organization_ids, allowed_show_ids, created_by, created_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING partner_id`,
+				p.Name, p.CommissionBps, p.Contact.Name, p.Contact.Email, p.Contact.Phone,
+				p.AllowedOrganizations, p.AllowedShows, p.CreatedBy, p.CreatedAt).Scan(&p.ID)
+			if err != nil {
+				return Partner{}, fmt.Errorf("insert partner: %w", err)
+			}
+			return p, nil
+		})
+}
+
+// checkAllowed refuses organisations and shows that do not exist.
+func checkAllowed(ctx context.Context, tx pgx.Tx, p Partner) error {
+	var missingOrg *string
+	var missingShow *int64
+	err := tx.QueryRow(ctx, `
+		SELECT (SELECT o FROM unnest($1::text[]) o
+		         WHERE NOT EXISTS (SELECT FROM organizations WHERE organization_id = o) LIMIT 1),
+		       (SELECT s FROM unnest($2::bigint[]) s
+		         WHERE NOT EXISTS (SELECT FROM shows WHERE show_id = s) LIMIT 1)`,
+		p.AllowedOrganizations, p.AllowedShows).Scan(&missingOrg, &missingShow)
+	switch {
+	case err != nil:
+		return fmt.Errorf("check the partner's organisations and shows: %w", err)
+	case missingOrg != nil:
+		return &InvalidError{Field: "allowed_organization_ids", Message: fmt.Sprintf("no organisation %q", *missingOrg)}
+	case missingShow != nil:
+		return &InvalidError{Field: "allowed_show_ids", Message: fmt.Sprintf("no show %d", *missingShow)}
+	}
+	return nil
+}
+
+// GetPartner reads a partner.
+func (s *Service) GetPartner(ctx context.Context, id int64) (Partner, error) {
+	var p Partner
+	err := s.router.Catalog().QueryRow(ctx, `
+		SELECT partner_id, name, commission_bps, contact_name, contact_email, contact_phone,
+		       allowed_organization_ids, allowed_show_ids, created_by, created_at
+		FROM partners WHERE partner_id = $1`, id).
+		Scan(&p.ID, &p.Name, &p.CommissionBps, &p.Contact.Name, &p.Contact.Email, &p.Contact.Phone,
+			&p.AllowedOrganizations, &p.AllowedShows, &p.CreatedBy, &p.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, fmt.Errorf("partner %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return p, fmt.Errorf("read partner %d: %w", id, err)
+	}
+	p.CreatedAt = p.CreatedAt.UTC()
+	return p, nil
+}
