@@ -30,6 +30,7 @@ import (
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
 )
@@ -79,6 +80,12 @@ type Config struct {
 	Registry *prometheus.Registry
 	// MaxRequestBytes bounds a request message; default 1 MiB.
 	MaxRequestBytes int
+	// SignIn serves the site's sign-in through the identity provider
+	// (signin.LoginPath and signin.CallbackPath); nil: not mounted.
+	SignIn http.Handler
+	// CORSOrigins may call the API from a browser page of theirs
+	// (SEATGHOR_CORS_ORIGINS, decision 0167); none: same origin only.
+	CORSOrigins []string
 }
 
 // RateLimits is the rate limiter's configuration and store.
@@ -160,7 +167,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
 	mux.Handle("GET /livez", livez())
 	mux.Handle("GET /readyz", cfg.Readiness.ReadyHandler())
-	return accessLog(log, notModified(mux)), nil
+	if cfg.SignIn != nil {
+		mux.Handle("GET "+signin.LoginPath, cfg.SignIn)
+		mux.Handle("GET "+signin.CallbackPath, cfg.SignIn)
+	}
+	return accessLog(log, withCORS(cfg.CORSOrigins, notModified(mux))), nil
 }
 
 type service struct {
