@@ -17,6 +17,7 @@ import (
 	"github.com/seatghor/seatghor/server/demo"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/pgcluster"
+	"github.com/seatghor/seatghor/server/signin"
 )
 
 func runToken(cfg config, args []string, stdout io.Writer) error {
@@ -74,6 +75,9 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := cfg.checkServeKeys(); err != nil {
 		return err
 	}
+	if cfg.OIDC.Enabled() && cfg.OIDC.RedirectURL == "" {
+		return errors.New("serve needs SEATGHOR_OIDC_REDIRECT_URL (https://<site>/auth/callback, as registered with the provider) with SEATGHOR_OIDC_ISSUER")
+	}
 	gw, err := cfg.Payment.gatewayClient()
 	if err != nil {
 		return err
@@ -83,7 +87,8 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service()})
+		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(),
+		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins})
 	if err != nil {
 		return err
 	}
@@ -131,6 +136,9 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		return fmt.Errorf("%w: dev: %v", errUsage, err)
 	}
 	cfg.Addr = *addr
+	if cfg.OIDC.Enabled() && cfg.OIDC.RedirectURL == "" {
+		cfg.OIDC.RedirectURL = "http://" + cfg.Addr + signin.CallbackPath
+	}
 	if cfg.AuthSecret == "" {
 		cfg.AuthSecret = devSecret
 	}
@@ -245,7 +253,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: workers,
-		Payments: devPayments(cfg.Payment.service())})
+		Payments: devPayments(cfg.Payment.service()), OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins})
 	if err != nil {
 		return err
 	}
