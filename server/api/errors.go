@@ -123,6 +123,7 @@ var errorTable = []row{
 
 	{auth.ErrNoToken, connect.CodeUnauthenticated, "UNAUTHENTICATED"},
 	{auth.ErrInvalidToken, connect.CodeUnauthenticated, "TOKEN_INVALID"},
+	{auth.ErrVerifierUnavailable, connect.CodeUnavailable, "AUTH_UNAVAILABLE"},
 
 	{(*ratelimit.ExceededError)(nil), connect.CodeResourceExhausted, "RATE_LIMITED"},
 	{(*protovalidate.ValidationError)(nil), connect.CodeInvalidArgument, "INVALID_ARGUMENT"},

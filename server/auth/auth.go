@@ -54,13 +54,18 @@ func (p Principal) Is(roles ...Role) bool { return slices.Contains(roles, p.Role
 
 // Errors lists the errors of auth that reach the API; its error table has
 // a row for each (docs/errors.md).
-var Errors = []error{ErrNoToken, ErrInvalidToken}
+var Errors = []error{ErrNoToken, ErrInvalidToken, ErrVerifierUnavailable}
 
 // ErrNoToken means a call that needs a caller came without a Bearer token.
 var ErrNoToken = errors.New("missing Bearer token in the Authorization header")
 
 // ErrInvalidToken means a token is malformed, forged or expired.
 var ErrInvalidToken = errors.New("invalid token")
+
+// ErrVerifierUnavailable means the credential's verifier could not judge
+// it for now (an identity provider not yet discovered): the token may be
+// good, so the caller retries rather than signing in again.
+var ErrVerifierUnavailable = errors.New("the credential's verifier is unavailable")
 
 const issuer = "seatghor"
 

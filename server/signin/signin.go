@@ -234,7 +234,7 @@ func (h *Handler) exchange(ctx context.Context, code string, st loginState) (str
 }
 
 func reasonOf(err error) string {
-	if errors.Is(err, idp.ErrUnavailable) {
+	if errors.Is(err, auth.ErrVerifierUnavailable) {
 		return ReasonUnavailable
 	}
 	return ReasonInvalidToken

@@ -88,7 +88,9 @@ type staffUser struct{ sub string }
 
 func (u staffUser) ID() string { return u.sub }
 
-func (u staffUser) Userinfo([]string) ([]byte, error) { return json.Marshal(map[string]string{"sub": u.sub}) }
+func (u staffUser) Userinfo([]string) ([]byte, error) {
+	return json.Marshal(map[string]string{"sub": u.sub})
+}
 
 func (u staffUser) Claims(_ []string, base *mockoidc.IDTokenClaims) (jwt.Claims, error) {
 	return claimsStaff{IDTokenClaims: base, Role: "admin", Roles: []string{"admin"}, Groups: []string{"admins"}}, nil
@@ -417,13 +419,21 @@ func TestAProviderDownAtStartIsDiscoveredLater(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%+v", ready)
 	require.Equal(t, "degraded", ready["oidc"], "%+v", ready)
-	// A sign-in meanwhile says the provider is unavailable.
+	// A sign-in meanwhile says the provider is unavailable, and so does the
+	// API to a token of the provider's: it is not judged, so not refused.
 	_, frag := newBrowser(t).landing(t, env.URL+signin.LoginPath+"?return_to=/tickets")
 	require.Equal(t, signin.ReasonUnavailable, frag.Get("auth_error"))
+	show := seatedShow(t, env)
+	early, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
+		Issuer: "http://" + addr + mockoidc.IssuerBase, Subject: "early", Audience: jwt.ClaimStrings{client.ClientID},
+		ExpiresAt: jwt.NewNumericDate(time.Now().Add(time.Hour)),
+	}).SignedString(newKey(t))
+	require.NoError(t, err)
+	_, code := hold(env, early, show, "A2")
+	require.Equal(t, connect.CodeUnavailable, code)
 
 	// The provider comes up: the next sign-in discovers it and works.
 	startProvider(t, newKey(t), addr, client)
-	show := seatedShow(t, env)
 	buyer, code := hold(env, signIn(t, env, "/"), show, "A1")
 	require.Zero(t, code)
 	require.Equal(t, "idp:test:"+mockoidc.DefaultUser().Subject, buyer)

@@ -67,10 +67,6 @@ const DefaultName = "oidc"
 // client secret, say) can mint one.
 var signingAlgs = []string{oidc.RS256, oidc.ES256}
 
-// ErrUnavailable means the provider could not be discovered (yet): the
-// caller may try again; the token itself was not judged.
-var ErrUnavailable = errors.New("identity provider unavailable")
-
 // Provider verifies one identity provider's tokens. It is safe for
 // concurrent use.
 type Provider struct {
@@ -131,8 +127,8 @@ func (p *Provider) Name() string { return p.cfg.Name }
 
 // discover returns the discovered provider, discovering it first if no
 // attempt has succeeded yet. Concurrent callers wait for one attempt; after
-// a failure, callers within RetryAfter get ErrUnavailable at once, so a
-// provider that is down is not asked once per request.
+// a failure, callers within RetryAfter get auth.ErrVerifierUnavailable at
+// once, so a provider that is down is not asked once per request.
 func (p *Provider) discover(ctx context.Context) (*discovered, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,7 +136,7 @@ func (p *Provider) discover(ctx context.Context) (*discovered, error) {
 		return p.disc, nil
 	}
 	if p.failure != nil && time.Since(p.failedAt) < p.cfg.RetryAfter {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, p.failure)
+		return nil, fmt.Errorf("%w: %v", auth.ErrVerifierUnavailable, p.failure)
 	}
 	// The provider keeps the context's client (not the context) for its
 	// JWKS requests, which outlive this one.
@@ -149,7 +145,7 @@ func (p *Provider) discover(ctx context.Context) (*discovered, error) {
 		if ctx.Err() == nil { // a caller that gave up says nothing of the provider
 			p.failedAt, p.failure = time.Now(), err
 		}
-		return nil, fmt.Errorf("%w: discovery: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: discovery: %v", auth.ErrVerifierUnavailable, err)
 	}
 	p.disc = &discovered{
 		provider: prov,
@@ -171,7 +167,8 @@ func (p *Provider) Check(ctx context.Context) error {
 // Verify checks a bearer token of the provider (signature by a key of its
 // JWKS, RS256 or ES256, issuer, audience, expiry) and returns the caller
 // and when the token expires. A provider not yet discoverable is
-// ErrUnavailable; a bad token is auth.ErrInvalidToken.
+// auth.ErrVerifierUnavailable (the token was not judged); a bad token is
+// auth.ErrInvalidToken.
 func (p *Provider) Verify(ctx context.Context, token string) (auth.Principal, time.Time, error) {
 	d, err := p.discover(ctx)
 	if err != nil {
