@@ -97,7 +97,8 @@ type RateLimits struct {
 
 // NewHandler returns the public HTTP surface: every service over Connect,
 // gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), the gRPC
-// health service, /livez and /readyz. Metrics, reflection and pprof are on
+// health service, /livez and /readyz, the site's sign-in when configured,
+// all behind the CORS allow-list. Metrics, reflection and pprof are on
 // the admin listener only (NewAdminHandler, decision 0081).
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.MaxRequestBytes <= 0 {
