@@ -101,7 +101,8 @@ func platform(t *testing.T, p provider) *apptest.Env {
 	t.Helper()
 	return apptest.New(t, apptest.Options{Shards: 1, OIDC: idp.Config{
 		Name: "test", Issuer: p.Issuer(), ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-		RetryAfter: time.Nanosecond, // every call may try discovery again: no waiting in tests
+		// Every call may try discovery and the JWKS again: no waiting in tests.
+		RetryAfter: time.Nanosecond, KeysRefreshAfter: time.Nanosecond,
 	}})
 }
 
@@ -408,7 +409,7 @@ func TestAProviderDownAtStartIsDiscoveredLater(t *testing.T) {
 	client := &mockoidc.Config{ClientID: "seatghor-site", ClientSecret: "site-secret"}
 	env := apptest.New(t, apptest.Options{Shards: 1, OIDC: idp.Config{
 		Name: "test", Issuer: "http://" + addr + mockoidc.IssuerBase, ClientID: client.ClientID, ClientSecret: client.ClientSecret,
-		RetryAfter: time.Nanosecond,
+		RetryAfter: time.Nanosecond, KeysRefreshAfter: time.Nanosecond,
 	}})
 
 	// The platform runs: ready, the provider reported degraded.

@@ -1,7 +1,8 @@
 // Package idp verifies the tokens of an OpenID Connect identity provider
 // (decision 0086): the provider is found by discovery from its issuer URL,
 // its signing keys are fetched from its JWKS and cached (fetched again when
-// a token names a key id not in the cache), only RS256 and ES256 are
+// a token names a key id not in the cache, at most once per few seconds),
+// only RS256 and ES256 are
 // accepted, the audience must be ours, and a valid token is the caller
 // idp:<name>:<sub> with the role user. Discovery is lazy and retried, so a
 // provider that is briefly down when the server starts does not stop it
@@ -51,6 +52,10 @@ type Config struct {
 	// start; default 2 s. Until then callers are told the provider is
 	// unavailable without another request to it.
 	RetryAfter time.Duration
+	// KeysRefreshAfter is the least time between two fetches of the
+	// provider's JWKS for tokens with an unknown key id; default 5 s.
+	// Within it such a token is answered unavailable (not judged).
+	KeysRefreshAfter time.Duration
 }
 
 // Enabled tells whether an identity provider is configured.
@@ -116,6 +121,9 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = 2 * time.Second
 	}
+	if cfg.KeysRefreshAfter <= 0 {
+		cfg.KeysRefreshAfter = 5 * time.Second
+	}
 	return &Provider{cfg: cfg}, nil
 }
 
@@ -138,19 +146,26 @@ func (p *Provider) discover(ctx context.Context) (*discovered, error) {
 	if p.failure != nil && time.Since(p.failedAt) < p.cfg.RetryAfter {
 		return nil, fmt.Errorf("%w: %v", auth.ErrVerifierUnavailable, p.failure)
 	}
-	// The provider keeps the context's client (not the context) for its
-	// JWKS requests, which outlive this one.
 	prov, err := oidc.NewProvider(oidc.ClientContext(ctx, p.cfg.HTTPClient), p.cfg.Issuer)
+	var meta struct {
+		JWKS string `json:"jwks_uri"`
+	}
+	if err == nil {
+		if err = prov.Claims(&meta); err == nil && meta.JWKS == "" {
+			err = errors.New("the discovery document has no jwks_uri")
+		}
+	}
 	if err != nil {
 		if ctx.Err() == nil { // a caller that gave up says nothing of the provider
 			p.failedAt, p.failure = time.Now(), err
 		}
 		return nil, fmt.Errorf("%w: discovery: %v", auth.ErrVerifierUnavailable, err)
 	}
+	keys := &keySet{url: meta.JWKS, client: p.cfg.HTTPClient, refreshEvery: p.cfg.KeysRefreshAfter}
 	p.disc = &discovered{
 		provider: prov,
-		api:      prov.Verifier(&oidc.Config{ClientID: p.cfg.Audience, SupportedSigningAlgs: signingAlgs, Now: p.cfg.Now}),
-		login:    prov.Verifier(&oidc.Config{ClientID: p.cfg.ClientID, SupportedSigningAlgs: signingAlgs, Now: p.cfg.Now}),
+		api:      oidc.NewVerifier(p.cfg.Issuer, keys, &oidc.Config{ClientID: p.cfg.Audience, SupportedSigningAlgs: signingAlgs, Now: p.cfg.Now}),
+		login:    oidc.NewVerifier(p.cfg.Issuer, keys, &oidc.Config{ClientID: p.cfg.ClientID, SupportedSigningAlgs: signingAlgs, Now: p.cfg.Now}),
 	}
 	p.failure = nil
 	return p.disc, nil
@@ -174,11 +189,31 @@ func (p *Provider) Verify(ctx context.Context, token string) (auth.Principal, ti
 	if err != nil {
 		return auth.Principal{}, time.Time{}, err
 	}
-	t, err := d.api.Verify(oidc.ClientContext(ctx, p.cfg.HTTPClient), token)
+	t, err := verify(ctx, d.api, token)
 	if err != nil {
-		return auth.Principal{}, time.Time{}, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+		return auth.Principal{}, time.Time{}, err
 	}
 	return p.principal(t)
+}
+
+// keyErrKey carries where the key set leaves its error: go-oidc reports
+// it as text, and whether the keys were unavailable (not judged) or the
+// token is bad must survive.
+type keyErrKey struct{}
+
+// verify runs v, answering auth.ErrVerifierUnavailable when the key set
+// could not judge the token and auth.ErrInvalidToken for any other fault.
+func verify(ctx context.Context, v *oidc.IDTokenVerifier, token string) (*oidc.IDToken, error) {
+	var keyErr error
+	t, err := v.Verify(context.WithValue(ctx, keyErrKey{}, &keyErr), token)
+	switch {
+	case err == nil:
+		return t, nil
+	case errors.Is(keyErr, auth.ErrVerifierUnavailable):
+		return nil, keyErr
+	default:
+		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+	}
 }
 
 // principal is the caller a verified token names.
@@ -207,9 +242,14 @@ func (p *Provider) OAuth2(ctx context.Context) (*oauth2.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	ep := d.provider.Endpoint()
+	if p.cfg.ClientSecret == "" {
+		// A public client names itself in the form; no Basic auth to try.
+		ep.AuthStyle = oauth2.AuthStyleInParams
+	}
 	return &oauth2.Config{
 		ClientID: p.cfg.ClientID, ClientSecret: p.cfg.ClientSecret, RedirectURL: p.cfg.RedirectURL,
-		Endpoint: d.provider.Endpoint(), Scopes: []string{oidc.ScopeOpenID},
+		Endpoint: ep, Scopes: []string{oidc.ScopeOpenID},
 	}, nil
 }
 
@@ -227,9 +267,9 @@ func (p *Provider) VerifyIDToken(ctx context.Context, raw, nonce string) (auth.P
 	if err != nil {
 		return auth.Principal{}, time.Time{}, err
 	}
-	t, err := d.login.Verify(oidc.ClientContext(ctx, p.cfg.HTTPClient), raw)
+	t, err := verify(ctx, d.login, raw)
 	if err != nil {
-		return auth.Principal{}, time.Time{}, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
+		return auth.Principal{}, time.Time{}, err
 	}
 	if nonce == "" || t.Nonce != nonce {
 		return auth.Principal{}, time.Time{}, fmt.Errorf("%w: the nonce is not the sign-in's", auth.ErrInvalidToken)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"errors"
 	"net"
 	"net/http"
 	"sync"
@@ -23,7 +24,7 @@ import (
 // requests it answers.
 type counted struct {
 	*mockoidc.MockOIDC
-	discoveries atomic.Int64
+	discoveries, jwks atomic.Int64
 }
 
 func startProvider(t *testing.T) *counted {
@@ -37,8 +38,11 @@ func startProvider(t *testing.T) *counted {
 	c := &counted{MockOIDC: m}
 	require.NoError(t, m.AddMiddleware(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == mockoidc.DiscoveryEndpoint {
+			switch r.URL.Path {
+			case mockoidc.DiscoveryEndpoint:
 				c.discoveries.Add(1)
+			case mockoidc.JWKSEndpoint:
+				c.jwks.Add(1)
 			}
 			next.ServeHTTP(w, r)
 		})
@@ -156,4 +160,79 @@ func TestIDTokenNeedsTheSignInsNonce(t *testing.T) {
 	// The API's audience is not the client id: the ID token is not an API token.
 	_, err = p.Authenticate(context.Background(), tok)
 	require.ErrorIs(t, err, auth.ErrInvalidToken)
+}
+
+// stranger signs tokens claiming the provider with a key it never had,
+// each under a key id it never listed.
+type stranger struct{ key *rsa.PrivateKey }
+
+func newStranger(t *testing.T) stranger {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	return stranger{key}
+}
+
+func (s stranger) token(t *testing.T, p *counted) string {
+	t.Helper()
+	kp, err := mockoidc.NewKeypair(s.key)
+	require.NoError(t, err)
+	kp.Kid = "made-up-" + rand.Text()
+	now := time.Now()
+	tok, err := kp.SignJWT(&jwt.RegisteredClaims{Issuer: p.Issuer(), Subject: "mallory", Audience: jwt.ClaimStrings{p.ClientID},
+		IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))})
+	require.NoError(t, err)
+	return tok
+}
+
+// TestUnknownKeyIDsDoNotFloodTheProvider: a token with an unknown key id
+// makes the JWKS be fetched again, but within KeysRefreshAfter of the
+// last fetch it is answered unavailable (not judged) without another
+// fetch, however many come; concurrent misses share one fetch.
+func TestUnknownKeyIDsDoNotFloodTheProvider(t *testing.T) {
+	prov := startProvider(t)
+	good := idToken(t, prov, "u1", "")
+	mallory := newStranger(t)
+
+	patient, err := idp.New(idp.Config{Issuer: prov.Issuer(), ClientID: prov.ClientID, KeysRefreshAfter: time.Hour})
+	require.NoError(t, err)
+	_, err = patient.Authenticate(context.Background(), good)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, prov.jwks.Load())
+	for range 20 {
+		_, err = patient.Authenticate(context.Background(), mallory.token(t, prov))
+		require.ErrorIs(t, err, auth.ErrVerifierUnavailable)
+	}
+	require.EqualValues(t, 1, prov.jwks.Load(), "no fetch within KeysRefreshAfter")
+	_, err = patient.Authenticate(context.Background(), good)
+	require.NoError(t, err, "cached keys still verify")
+
+	// 30 first callers at once, all with unknown key ids: one fetch.
+	shared, err := idp.New(idp.Config{Issuer: prov.Issuer(), ClientID: prov.ClientID, KeysRefreshAfter: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, shared.Check(context.Background()))
+	const callers = 30
+	tokens := make([]string, callers)
+	for i := range tokens {
+		tokens[i] = mallory.token(t, prov)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, callers)
+	for i := range callers {
+		wg.Go(func() { _, errs[i] = shared.Authenticate(context.Background(), tokens[i]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.True(t, errors.Is(err, auth.ErrInvalidToken) || errors.Is(err, auth.ErrVerifierUnavailable), "%v", err)
+	}
+	require.EqualValues(t, 2, prov.jwks.Load(), "one fetch for all of them")
+
+	// Past KeysRefreshAfter a miss fetches again and, still unknown, is refused.
+	eager, err := idp.New(idp.Config{Issuer: prov.Issuer(), ClientID: prov.ClientID, KeysRefreshAfter: time.Nanosecond})
+	require.NoError(t, err)
+	_, err = eager.Authenticate(context.Background(), good)
+	require.NoError(t, err)
+	_, err = eager.Authenticate(context.Background(), mallory.token(t, prov))
+	require.ErrorIs(t, err, auth.ErrInvalidToken)
+	require.EqualValues(t, 4, prov.jwks.Load())
 }
