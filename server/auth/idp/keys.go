@@ -45,7 +45,7 @@ func (k *keySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error
 }
 
 func (k *keySet) verifySignature(ctx context.Context, jwt string) ([]byte, error) {
-	jws, err := jose.ParseSigned(jwt, keyAlgs)
+	jws, err := jose.ParseSignedCompact(jwt, keyAlgs)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", auth.ErrInvalidToken, err)
 	}
