@@ -206,6 +206,9 @@ func TestUnknownKeyIDsDoNotFloodTheProvider(t *testing.T) {
 	require.EqualValues(t, 1, prov.jwks.Load(), "no fetch within KeysRefreshAfter")
 	_, err = patient.Authenticate(context.Background(), good)
 	require.NoError(t, err, "cached keys still verify")
+	_, err = patient.Authenticate(context.Background(), good[:len(good)-4]+"AAAA")
+	require.ErrorIs(t, err, auth.ErrInvalidToken, "a known key id with a bad signature is refused, not refetched")
+	require.EqualValues(t, 1, prov.jwks.Load())
 
 	// 30 first callers at once, all with unknown key ids: one fetch.
 	shared, err := idp.New(idp.Config{Issuer: prov.Issuer(), ClientID: prov.ClientID, KeysRefreshAfter: time.Hour})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,6 +54,10 @@ func (k *keySet) verifySignature(ctx context.Context, jwt string) ([]byte, error
 	keys, fetchedAt := k.cached()
 	if payload, ok := verifyWith(jws, kid, keys); ok {
 		return payload, nil
+	}
+	if kid != "" && slices.ContainsFunc(keys, func(key jose.JSONWebKey) bool { return key.KeyID == kid }) {
+		// A key we have did not verify it: forged or altered, not new.
+		return nil, fmt.Errorf("%w: bad signature (key id %q)", auth.ErrInvalidToken, kid)
 	}
 	keys, err = k.refresh(ctx, fetchedAt)
 	if err != nil {
