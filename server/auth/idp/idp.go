@@ -130,9 +130,6 @@ func New(cfg Config) (*Provider, error) {
 // Issuer is the provider's issuer URL: the iss its tokens carry.
 func (p *Provider) Issuer() string { return p.cfg.Issuer }
 
-// Name is the provider's name in callers' ids.
-func (p *Provider) Name() string { return p.cfg.Name }
-
 // discover returns the discovered provider, discovering it first if no
 // attempt has succeeded yet. Concurrent callers wait for one attempt; after
 // a failure, callers within RetryAfter get auth.ErrVerifierUnavailable at
