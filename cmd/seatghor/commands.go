@@ -21,6 +21,7 @@ import (
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/pgcluster"
+	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/tracing"
 )
 
@@ -79,6 +80,9 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 	if err := cfg.checkServeKeys(); err != nil {
 		return err
 	}
+	if cfg.OIDC.Enabled() && cfg.OIDC.RedirectURL == "" {
+		return errors.New("serve needs SEATGHOR_OIDC_REDIRECT_URL (https://<site>/auth/callback, as registered with the provider) with SEATGHOR_OIDC_ISSUER")
+	}
 	tp, err := openTracing(ctx, cfg, rolesOf(cfg), log)
 	if err != nil {
 		return err
@@ -94,7 +98,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode,
-		Tracing: tp})
+		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp})
 	if err != nil {
 		return err
 	}
@@ -148,6 +152,9 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		return fmt.Errorf("%w: dev: %v", errUsage, err)
 	}
 	cfg.Addr = *addr
+	if cfg.OIDC.Enabled() && cfg.OIDC.RedirectURL == "" {
+		cfg.OIDC.RedirectURL = "http://" + cfg.Addr + signin.CallbackPath
+	}
 	if cfg.AuthSecret == "" {
 		cfg.AuthSecret = devSecret
 	}
@@ -270,7 +277,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode,
-		Payments: devPayments(cfg.Payment.service()), Tracing: tp})
+		Payments: devPayments(cfg.Payment.service()), OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp})
 	if err != nil {
 		return err
 	}

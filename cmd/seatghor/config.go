@@ -9,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/app"
+	"github.com/seatghor/seatghor/server/auth/idp"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
@@ -107,6 +109,14 @@ type config struct {
 	// (SEATGHOR_API_KEY_MODE, live or test; unset: live in serve, test in
 	// dev, whose payments go to the sandbox; decision 0180).
 	APIKeyMode partner.Mode
+	// OIDC is the identity provider whose tokens the API accepts and
+	// through which the site signs in (SEATGHOR_OIDC_ISSUER, _CLIENT_ID,
+	// _CLIENT_SECRET, _AUDIENCE, _NAME, _REDIRECT_URL; decisions 0165,
+	// 0166). Unset issuer: none; OIDC.Enabled() says which.
+	OIDC idp.Config
+	// CORSOrigins may call the API from their pages (SEATGHOR_CORS_ORIGINS,
+	// comma-separated; decision 0167). Unset: same origin only.
+	CORSOrigins []string
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -240,10 +250,32 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.OnSale, err = loadOnSaleConfig(getenv); err != nil {
 		return c, err
 	}
+	if c.OIDC, err = loadOIDC(getenv); err != nil {
+		return c, err
+	}
+	if c.CORSOrigins, err = api.ParseCORSOrigins(getenv("SEATGHOR_CORS_ORIGINS")); err != nil {
+		return c, err
+	}
 	if (c.CatalogURL == "") != (len(c.ShardURLs) == 0) {
 		return c, fmt.Errorf("set both SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS, or neither")
 	}
 	return c, nil
+}
+
+// loadOIDC reads the identity provider's settings and checks them when an
+// issuer is set; the others without it are a mistake worth saying.
+func loadOIDC(getenv func(string) string) (idp.Config, error) {
+	c := idp.Config{Issuer: getenv("SEATGHOR_OIDC_ISSUER"), ClientID: getenv("SEATGHOR_OIDC_CLIENT_ID"),
+		ClientSecret: getenv("SEATGHOR_OIDC_CLIENT_SECRET"), Audience: getenv("SEATGHOR_OIDC_AUDIENCE"),
+		Name: getenv("SEATGHOR_OIDC_NAME"), RedirectURL: getenv("SEATGHOR_OIDC_REDIRECT_URL")}
+	if !c.Enabled() {
+		if c.ClientID+c.ClientSecret+c.Audience+c.Name+c.RedirectURL != "" {
+			return c, errors.New("SEATGHOR_OIDC_* settings need SEATGHOR_OIDC_ISSUER")
+		}
+		return c, nil
+	}
+	_, err := idp.New(c)
+	return c, err
 }
 
 // loadKeys reads the key set in variable name, or in the file that name_FILE

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/auth/idp"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
@@ -77,6 +78,29 @@ func TestLoadConfig(t *testing.T) {
 			require.Equal(t, objstore.Config{Endpoint: "http://minio:9000", AccessKey: "ak", SecretKey: "sk",
 				Bucket: "seatghor-tickets"}, c.S3)
 		}, ""},
+		{"identity provider", map[string]string{
+			"SEATGHOR_OIDC_ISSUER": "https://idp.example/realms/seatghor", "SEATGHOR_OIDC_CLIENT_ID": "site",
+			"SEATGHOR_OIDC_REDIRECT_URL": "https://tickets.example/auth/callback",
+		}, func(t *testing.T, c config) {
+			require.True(t, c.OIDC.Enabled())
+			require.Equal(t, idp.Config{Issuer: "https://idp.example/realms/seatghor", ClientID: "site",
+				RedirectURL: "https://tickets.example/auth/callback"}, c.OIDC, "audience and name default in idp.New")
+		}, ""},
+		{"no identity provider", nil, func(t *testing.T, c config) { require.False(t, c.OIDC.Enabled()) }, ""},
+		{"identity provider without a client", map[string]string{"SEATGHOR_OIDC_ISSUER": "https://idp.example"}, nil,
+			"SEATGHOR_OIDC_CLIENT_ID"},
+		{"identity provider not a URL", map[string]string{"SEATGHOR_OIDC_ISSUER": "idp.example", "SEATGHOR_OIDC_CLIENT_ID": "site"},
+			nil, "SEATGHOR_OIDC_ISSUER"},
+		{"identity provider's bad name", map[string]string{"SEATGHOR_OIDC_ISSUER": "https://idp.example",
+			"SEATGHOR_OIDC_CLIENT_ID": "site", "SEATGHOR_OIDC_NAME": "a:b"}, nil, "SEATGHOR_OIDC_NAME"},
+		{"client without an issuer", map[string]string{"SEATGHOR_OIDC_CLIENT_ID": "site"}, nil, "SEATGHOR_OIDC_ISSUER"},
+		{"cors origins", map[string]string{"SEATGHOR_CORS_ORIGINS": "https://Shop.example, http://localhost:5173"},
+			func(t *testing.T, c config) {
+				require.Equal(t, []string{"https://shop.example", "http://localhost:5173"}, c.CORSOrigins)
+			}, ""},
+		{"cors origin with a path", map[string]string{"SEATGHOR_CORS_ORIGINS": "https://shop.example/app"}, nil,
+			"SEATGHOR_CORS_ORIGINS"},
+		{"cors wildcard", map[string]string{"SEATGHOR_CORS_ORIGINS": "*"}, nil, "SEATGHOR_CORS_ORIGINS"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

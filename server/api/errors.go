@@ -131,6 +131,7 @@ var errorTable = []row{
 	{partner.ErrSecretShown, connect.CodeFailedPrecondition, "API_KEY_SECRET_SHOWN"},
 	{partner.ErrShowNotAllowed, connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN"},
 	{(*partner.InvalidError)(nil), connect.CodeInvalidArgument, "PARTNER_INVALID"},
+	{auth.ErrVerifierUnavailable, connect.CodeUnavailable, "AUTH_UNAVAILABLE"},
 
 	{(*ratelimit.ExceededError)(nil), connect.CodeResourceExhausted, "RATE_LIMITED"},
 	{(*protovalidate.ValidationError)(nil), connect.CodeInvalidArgument, "INVALID_ARGUMENT"},

@@ -33,6 +33,7 @@ import (
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
@@ -91,6 +92,12 @@ type Config struct {
 	MaxRequestBytes int
 	// Tracing receives a span per request and per RPC; nil records none.
 	Tracing trace.TracerProvider
+	// SignIn serves the site's sign-in through the identity provider
+	// (signin.LoginPath and signin.CallbackPath); nil: not mounted.
+	SignIn http.Handler
+	// CORSOrigins may call the API from a browser page of theirs
+	// (SEATGHOR_CORS_ORIGINS, decision 0167); none: same origin only.
+	CORSOrigins []string
 }
 
 // RateLimits is the rate limiter's configuration and store.
@@ -102,7 +109,8 @@ type RateLimits struct {
 
 // NewHandler returns the public HTTP surface: every service over Connect,
 // gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), the gRPC
-// health service, /livez and /readyz. Metrics, reflection and pprof are on
+// health service, /livez and /readyz, the site's sign-in when configured,
+// all behind the CORS allow-list. Metrics, reflection and pprof are on
 // the admin listener only (NewAdminHandler, decision 0081).
 func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.MaxRequestBytes <= 0 {
@@ -186,10 +194,14 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
 	mux.Handle("GET /livez", livez())
 	mux.Handle("GET /readyz", cfg.Readiness.ReadyHandler())
+	if cfg.SignIn != nil {
+		mux.Handle("GET "+signin.LoginPath, cfg.SignIn)
+		mux.Handle("GET "+signin.CallbackPath, cfg.SignIn)
+	}
 	// The request's span is outermost, so the access log line carries its
 	// trace id. The port is public: a caller's traceparent is linked, not
 	// adopted, so no caller decides our sampling or joins our traces.
-	return otelhttp.NewHandler(accessLog(log, notModified(mux)), "seatghor",
+	return otelhttp.NewHandler(accessLog(log, withCORS(cfg.CORSOrigins, notModified(mux))), "seatghor",
 		otelhttp.WithTracerProvider(cfg.Tracing), otelhttp.WithPropagators(propagation.TraceContext{}),
 		otelhttp.WithPublicEndpointFn(func(*http.Request) bool { return true }), otelhttp.WithMeterProvider(metricnoop.NewMeterProvider()),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return r.Method + " " + routeOf(r) }),

@@ -23,6 +23,7 @@ import (
 	"github.com/seatghor/seatghor/projections/tripindex"
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/auth/idp"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
@@ -35,6 +36,7 @@ import (
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
 	"go.opentelemetry.io/otel/trace"
@@ -92,8 +94,14 @@ type Config struct {
 	// (sk_live_…, the default) or test (sk_test_…, with the sandbox
 	// gateway; decision 0180).
 	APIKeyMode partner.Mode
-	Clock      clock.Clock
-	Log        *slog.Logger
+	// OIDC is the identity provider whose tokens the API accepts and
+	// through which the site signs in (decisions 0086, 0165, 0166); no
+	// Issuer: none.
+	OIDC idp.Config
+	// CORSOrigins may call the API from their pages (decision 0167).
+	CORSOrigins []string
+	Clock       clock.Clock
+	Log         *slog.Logger
 	// Tracing receives the spans of the API, the databases, Redis and the
 	// projectors (server/tracing); nil records none.
 	Tracing trace.TracerProvider
@@ -172,7 +180,9 @@ type App struct {
 	CheckIn *ticket.Service
 	// Trips is the trip search index; nil when none is configured.
 	Trips tripindex.TripIndex
-	log   *slog.Logger
+	// IdP is the identity provider; nil when none is configured.
+	IdP *idp.Provider
+	log *slog.Logger
 	// paymentWorkers says how often the payment jobs run.
 	paymentWorkers payment.WorkerConfig
 }
@@ -233,8 +243,12 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	apiCfg := api.Config{
-		Credentials: auth.NewCredentials(tokens, auth.WithAPIKeys(a.Partners)), Partners: a.Partners, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
-		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, Tracing: cfg.Tracing,
+		Partners: a.Partners, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
+		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
+	}
+	if err := a.openIdP(cfg, tokens, &apiCfg); err != nil {
+		closeAll()
+		return nil, err
 	}
 	if err := a.openReadSide(cfg, &apiCfg); err != nil {
 		closeAll()
@@ -252,6 +266,34 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Admin = api.NewAdminHandler(apiCfg)
 	return a, nil
+}
+
+// openIdP wires the credentials: our tokens, and the identity provider's
+// with the site's sign-in when one is configured. Its discovery waits for
+// the first request or readiness probe and is retried on demand, so a
+// provider that is down does not keep the platform from starting (decision
+// 0165); until it answers, /readyz reports it degraded.
+func (a *App) openIdP(cfg Config, tokens *auth.Tokens, apiCfg *api.Config) error {
+	keys := auth.WithAPIKeys(a.Partners)
+	if !cfg.OIDC.Enabled() {
+		apiCfg.Credentials = auth.NewCredentials(tokens, keys)
+		return nil
+	}
+	oc := cfg.OIDC
+	if oc.Now == nil {
+		oc.Now = cfg.Clock.Now
+	}
+	p, err := idp.New(oc)
+	if err != nil {
+		return err
+	}
+	if apiCfg.SignIn, err = signin.New(signin.Config{Provider: p, Keys: cfg.TokenKeys, Now: cfg.Clock.Now, Log: cfg.Log}); err != nil {
+		return err
+	}
+	a.IdP = p
+	apiCfg.Credentials = auth.NewCredentials(tokens, keys, auth.WithIssuer(p.Issuer(), p))
+	apiCfg.Health = append(apiCfg.Health, api.HealthCheck{Name: "oidc", Check: p.Check})
+	return nil
 }
 
 // openReadSide wires the read models: the Redis seat map when Redis

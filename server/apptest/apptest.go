@@ -18,6 +18,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/auth/idp"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
@@ -28,6 +29,7 @@ import (
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
+	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/waitingroom"
 
 	"go.opentelemetry.io/otel/trace"
@@ -92,6 +94,11 @@ type Options struct {
 	// (decision 0085); when all three are given the shorthand Secret is not
 	// used, otherwise it derives the keys of the others.
 	TokenKeys, TicketKeys, QueueKeys *keyset.Set
+	// OIDC configures an identity provider and the site's sign-in; an
+	// empty RedirectURL becomes the test server's /auth/callback.
+	OIDC idp.Config
+	// CORSOrigins may call the API from their pages.
+	CORSOrigins []string
 }
 
 // WebhookSecret signs the sandbox's webhooks in tests.
@@ -201,6 +208,10 @@ func New(tb testing.TB, opts Options) *Env {
 		tb.Fatalf("sandbox client: %v", err)
 	}
 	cfg.Gateway, cfg.Payments = client, opts.Payments
+	cfg.OIDC, cfg.CORSOrigins = opts.OIDC, opts.CORSOrigins
+	if cfg.OIDC.Enabled() && cfg.OIDC.RedirectURL == "" {
+		cfg.OIDC.RedirectURL = srv.URL + signin.CallbackPath
+	}
 	a, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		tb.Fatalf("open platform: %v", err)

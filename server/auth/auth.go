@@ -60,7 +60,7 @@ func (p Principal) Is(roles ...Role) bool { return slices.Contains(roles, p.Role
 
 // Errors lists the errors of auth that reach the API; its error table has
 // a row for each (docs/errors.md).
-var Errors = []error{ErrNoToken, ErrInvalidToken, ErrReadOnly}
+var Errors = []error{ErrNoToken, ErrInvalidToken, ErrReadOnly, ErrVerifierUnavailable}
 
 // ErrNoToken means a call that needs a caller came without a Bearer token.
 var ErrNoToken = errors.New("missing Bearer token in the Authorization header")
@@ -70,6 +70,10 @@ var ErrInvalidToken = errors.New("invalid token")
 
 // ErrReadOnly refuses a read-only credential a procedure with side effects.
 var ErrReadOnly = errors.New("this API key is read-only: it may call only procedures without side effects")
+// ErrVerifierUnavailable means the credential's verifier could not judge
+// it for now (an identity provider not yet discovered): the token may be
+// good, so the caller retries rather than signing in again.
+var ErrVerifierUnavailable = errors.New("the credential's verifier is unavailable")
 
 const issuer = "seatghor"
 

@@ -2,6 +2,7 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -32,6 +33,9 @@ func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string)
 		return nil, ErrNoToken // the API's error table maps it (docs/errors.md)
 	}
 	p, err := i.creds.Authenticate(ctx, strings.TrimSpace(raw))
+	if errors.Is(err, ErrVerifierUnavailable) {
+		return nil, ErrVerifierUnavailable
+	}
 	if err != nil {
 		return nil, ErrInvalidToken // never why: a forger learns nothing
 	}
