@@ -9,5 +9,7 @@ import { PATTERNS } from "./seatmap.js";
 takeTokenFromFragment();
 void loadConfig().then((config) => {
   document.body.insertAdjacentHTML("afterbegin", PATTERNS);
-  render(<Root config={config} />, document.getElementById("app")!);
+  const root = document.getElementById("app")!;
+  root.textContent = ""; // the "loading" line of index.html
+  render(<Root config={config} />, root);
 });
