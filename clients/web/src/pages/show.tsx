@@ -13,6 +13,10 @@ import { digits, mmss, taka, tsDate, when } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 
 const REFRESH_MS = 2000;
+// From this many seats the map is drawn a section at a time (R-12: a huge
+// show is read a section at a time; drawing 50,000 seats at once takes a
+// phone many seconds, decision 0161).
+const SECTION_AT_A_TIME = 2000;
 
 export function queueTokenKey(showId: bigint): string {
   return `seatghor.qt.${showId}`;
@@ -38,6 +42,8 @@ function ShowInner({ showId }: { showId: bigint }) {
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
   const [qty, setQty] = useState<Record<string, number>>({});
+  const [section, setSection] = useState(""); // "": every section
+  const prices = useRef(new Map<string, bigint>());
   const mapEl = useRef<HTMLDivElement>(null);
   const view = useRef<SeatMapView>();
   const mine = useRef(new Set<string>());
@@ -57,6 +63,7 @@ function ShowInner({ showId }: { showId: bigint }) {
         setShow(s.show);
         setLayout(l);
         setGa(l.gaAreas);
+        if (l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
       })
       .catch(setErr);
   }, [showId]);
@@ -75,8 +82,10 @@ function ShowInner({ showId }: { showId: bigint }) {
     performance.clearMarks("seatmap-start");
     performance.clearMeasures("seatmap-draw");
     performance.mark("seatmap-start");
-    const v = new SeatMapView(mapEl.current, layout.sections, labels, (seat) => {
+    const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
+    const v = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
       const cur = chosenRef.current;
+      prices.current.set(seat, v.priceOf(seat));
       setChosen(cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]);
     });
     requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
@@ -86,7 +95,7 @@ function ShowInner({ showId }: { showId: bigint }) {
     const refresh = async () => {
       if (stopped || document.hidden) return;
       try {
-        const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag });
+        const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag, section });
         if (stopped) return;
         const lost = v.setAvailability(m.availability, mine.current);
         if (m.gaAreas.length) setGa(m.gaAreas);
@@ -104,7 +113,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       stopped = true;
       clearInterval(timer);
     };
-  }, [layout, lang]);
+  }, [layout, lang, section]);
 
   useEffect(() => view.current?.setChosen(chosen), [chosen]);
 
@@ -191,7 +200,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       </>
     );
   }
-  const total = chosen.reduce((sum, s) => sum + (view.current?.priceOf(s) ?? 0n), 0n);
+  const total = chosen.reduce((sum, s) => sum + (prices.current.get(s) ?? 0n), 0n);
   return (
     <>
       <h1 tabIndex={-1}>{show.title}</h1>
@@ -209,6 +218,15 @@ function ShowInner({ showId }: { showId: bigint }) {
                 <li><span class="key s2" aria-hidden="true" />{t.sold}</li>
                 <li><span class="key chosen" aria-hidden="true">✓</span>{t.selected}</li>
               </ul>
+              {section && (
+                <div class="sections" role="group" aria-label={t.sections}>
+                  {layout.sections.map((x) => (
+                    <button type="button" key={x.name} aria-pressed={x.name === section} onClick={() => setSection(x.name)}>
+                      {x.name} <span class="price">{taka(x.priceMinor, lang)}</span>
+                    </button>
+                  ))}
+                </div>
+              )}
               <div ref={mapEl} class="seatmap" id="seatmap" />
             </>
           )}
