@@ -13,7 +13,8 @@ import (
 )
 
 // (a) Search with a typo, pick two seats, hold, order, pay with
-// tok_success, see the tickets with their QR codes, download a PDF.
+// tok_success, see the tickets with their QR codes, download a PDF; then
+// cancel, with the fee shown first.
 func TestBrowserBuyTwoSeats(t *testing.T) {
 	s, browser := site(t)
 	ctx := tab(t, browser)
@@ -69,6 +70,17 @@ func TestBrowserBuyTwoSeats(t *testing.T) {
 	href := eval[string](t, ctx, `document.querySelector("a[data-pdf]").href`)
 	pdf := fetchPDF(t, href)
 	require.Equal(t, "%PDF", string(pdf[:4]))
+
+	// Cancelling shows the fee (10 %) and the refund before it is done.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS(".cancel button")),
+		hasText(".confirm", "You get ৳1,530 back; the cancellation fee is ৳170 (10%)."),
+	)
+	shot(t, ctx, "cancel")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS(".confirm .danger")),
+		hasText(".order", "Cancelled. ৳1,530 is being refunded."),
+	)
 }
 
 // (b) Two people pick the same seat. One holds it; the other sees it

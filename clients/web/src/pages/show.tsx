@@ -84,9 +84,8 @@ function ShowInner({ showId }: { showId: bigint }) {
     performance.mark("seatmap-start");
     const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
     const v = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
-      const cur = chosenRef.current;
       prices.current.set(seat, v.priceOf(seat));
-      setChosen(cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]);
+      setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
     });
     requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
     view.current = v;
@@ -100,7 +99,7 @@ function ShowInner({ showId }: { showId: bigint }) {
         const lost = v.setAvailability(m.availability, mine.current);
         if (m.gaAreas.length) setGa(m.gaAreas);
         if (lost.length) {
-          setChosen(chosenRef.current.filter((s) => !lost.includes(s)));
+          setChosen((cur) => cur.filter((s) => !lost.includes(s)));
           setMsg(t.takenNow(lost.join(", ")));
         }
       } catch {
@@ -151,7 +150,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       if (e instanceof SeatsUnavailableError) {
         if (e.seats.length) {
           view.current?.markTaken(e.seats);
-          setChosen(chosenRef.current.filter((s) => !e.seats.includes(s)));
+          setChosen((cur) => cur.filter((s) => !e.seats.includes(s)));
           setMsg(t.taken(e.seats.join(", ")));
         } else {
           setGa((areas) => areas.map((a) => (a.name === e.gaArea ? { ...a, remaining: e.remaining } : a)));

@@ -96,7 +96,7 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
           <TicketCard key={x.ticketId} ticket={x} />
         ))}
       </ul>
-      {props.tickets.some((x) => x.status === TicketStatus.VALID) && <Cancel orderId={props.orderId} onDone={props.onChange} />}
+      <Cancel orderId={props.orderId} cancellable={props.tickets.some((x) => x.status === TicketStatus.VALID)} onDone={props.onChange} />
     </section>
   );
 }
@@ -169,7 +169,7 @@ function TicketCard({ ticket }: { ticket: Ticket }) {
   );
 }
 
-function Cancel(props: { orderId: string; onDone: () => void }) {
+function Cancel(props: { orderId: string; cancellable: boolean; onDone: () => void }) {
   const { t, api, lang } = useApp();
   const [terms, setTerms] = useState<{ order: Order; fee: bigint; bps: number }>();
   const [done, setDone] = useState<Order>();
@@ -207,6 +207,7 @@ function Cancel(props: { orderId: string; onDone: () => void }) {
       </p>
     );
   }
+  if (!props.cancellable) return null;
   const total = terms?.order.total?.amountMinor ?? 0n;
   const pct = terms ? `${Math.floor(terms.bps / 100)}${terms.bps % 100 ? "." + String(terms.bps % 100).padStart(2, "0") : ""}` : "";
   return (
