@@ -83,6 +83,30 @@ func TestBrowserBuyTwoSeats(t *testing.T) {
 	)
 }
 
+// The redirect flow: the gateway's approval page, and back to the order,
+// which follows the payment to the confirmation.
+func TestBrowserPayOnGatewayPage(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "web-redirect", "user"),
+		chromedp.Navigate(s.base+"/show/11"),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A1")),
+		until(`document.querySelector("#seat-A1").getAttribute("aria-label").includes("free")`),
+		chromedp.Click(chromedp.CSS("#seat-A1")),
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		chromedp.WaitVisible(chromedp.CSS("#to-order")),
+		chromedp.Click(chromedp.CSS("#to-order")),
+		chromedp.WaitVisible(chromedp.CSS("#pay-redirect")),
+		chromedp.Click(chromedp.CSS("#pay-redirect")),
+		chromedp.WaitVisible(chromedp.CSS("button.approve")),
+		hasText(".amount", "650.00 BDT"),
+		chromedp.Click(chromedp.CSS("button.approve")),
+		until(`location.origin === `+strconv.Quote(s.base)+` && location.pathname.startsWith("/order/")`),
+		chromedp.WaitVisible(chromedp.CSS("#paid")),
+	)
+}
+
 // (b) Two people pick the same seat. One holds it; the other sees it
 // taken without a reload and keeps the other seat of the choice.
 func TestBrowserSeatTakenMeanwhile(t *testing.T) {

@@ -237,15 +237,30 @@ func do(t *testing.T, ctx context.Context, steps ...chromedp.Action[chromedp.Voi
 	}
 }
 
-// until waits for a JavaScript condition on the page.
+// until waits for a JavaScript condition on the page, across page loads
+// (a poll ends when its page goes; the next one starts on the new page).
 func until(expr string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-		_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLong), chromedp.WithPollingInterval(100*time.Millisecond))(ctx, tg)
-		if err != nil {
-			return chromedp.Void{}, fmt.Errorf("waiting for %s: %w", expr, err)
+		deadline := time.Now().Add(waitLong)
+		for {
+			left := time.Until(deadline)
+			_, err := chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(left), chromedp.WithPollingInterval(100*time.Millisecond))(ctx, tg)
+			if err == nil {
+				return chromedp.Void{}, nil
+			}
+			if ctx.Err() != nil || left <= 0 || !pageWent(err) {
+				return chromedp.Void{}, fmt.Errorf("waiting for %s: %w", expr, err)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		return chromedp.Void{}, nil
 	}
+}
+
+// pageWent tells an error of a page that navigated away mid-call.
+func pageWent(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "navigated or closed") || strings.Contains(msg, "context was destroyed") ||
+		strings.Contains(msg, "Cannot find context")
 }
 
 // hasText waits for text in the element of a CSS selector.

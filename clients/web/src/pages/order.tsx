@@ -22,7 +22,8 @@ function OrderInner({ orderId }: { orderId: string }) {
   const { t, api, lang, config } = useApp();
   const [order, setOrder] = useState<Order>();
   const [payment, setPayment] = useState<Payment>();
-  const [paying, setPaying] = useState(false);
+  // Back from the gateway's page (it adds charge_id): follow the payment.
+  const [paying, setPaying] = useState(new URLSearchParams(location.search).has("charge_id"));
   const [err, setErr] = useState<unknown>();
   const [now, setNow] = useState(Date.now());
 
