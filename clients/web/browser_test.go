@@ -107,6 +107,40 @@ func TestBrowserPayOnGatewayPage(t *testing.T) {
 	)
 }
 
+// A general-admission show: a quantity instead of seats.
+func TestBrowserGeneralAdmission(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "web-ga", "user"),
+		chromedp.Navigate(s.base+"/show/9"),
+		hasText(".ga", "3 places left"),
+		chromedp.SetValue(chromedp.CSS(".ga input[type=number]"), ""),
+		chromedp.SendKeys(chromedp.CSS(".ga input[type=number]"), "2"),
+		chromedp.Click(chromedp.CSS(".ga button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#countdown")),
+		hasText("#hold", "General × 2"),
+		hasText("#hold", "৳3,000"),
+	)
+}
+
+// The sign-in contract with the OIDC flow: the server redirects back to
+// <return_to>#token=…&expires_at=…; any page takes the token, keeps it
+// for the tab and clears the fragment. (A dev token stands in for the
+// provider's: the site reads both the same way.)
+func TestBrowserTokenFromFragment(t *testing.T) {
+	s, browser := site(t)
+	tok := s.devToken(t, "web-oidc", "user")
+	ctx := tab(t, browser)
+	do(t, ctx,
+		chromedp.Navigate(s.base+"/tickets#token="+tok+"&expires_at="+strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)),
+		hasText("#who", "web-oidc"),
+		hasText("main", "No tickets yet."),
+		until(`location.hash === "" && location.pathname === "/tickets"`),
+		until(`sessionStorage.getItem("seatghor.token") === `+strconv.Quote(tok)),
+	)
+}
+
 // (b) Two people pick the same seat. One holds it; the other sees it
 // taken without a reload and keeps the other seat of the choice.
 func TestBrowserSeatTakenMeanwhile(t *testing.T) {

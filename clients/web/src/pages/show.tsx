@@ -61,43 +61,49 @@ function ShowInner({ showId }: { showId: bigint }) {
           return;
         }
         setShow(s.show);
+        // GA areas come with the first refresh: the layout has their
+        // capacity, not what is left.
         setLayout(l);
-        setGa(l.gaAreas);
         if (l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
       })
       .catch(setErr);
   }, [showId]);
 
-  // The map, drawn again when the language changes (its labels).
+  // The map, drawn again when the language changes (its labels), and its
+  // refresh (a general-admission show has no map, only the refresh).
   useEffect(() => {
-    if (!layout || !mapEl.current) return;
-    const labels = {
-      free: t.free, held: t.held, sold: t.sold, yours: t.yours, selected: t.selected,
-      price: (m: bigint) => taka(m, lang),
-      seatNo: (s: string) => `${t.seat} ${s}`,
-      grid: t.seatsOf,
-    };
-    // "seatmap-draw": building the map and the browser's first frame of
-    // it (the benchmark in web_bench_test.go reads it).
-    performance.clearMarks("seatmap-start");
-    performance.clearMeasures("seatmap-draw");
-    performance.mark("seatmap-start");
-    const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
-    const v = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
-      prices.current.set(seat, v.priceOf(seat));
-      setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
-    });
-    requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
+    if (!layout) return;
+    let v: SeatMapView | undefined;
+    if (mapEl.current && layout.sections.length > 0) {
+      const labels = {
+        free: t.free, held: t.held, sold: t.sold, yours: t.yours, selected: t.selected,
+        price: (m: bigint) => taka(m, lang),
+        seatNo: (s: string) => `${t.seat} ${s}`,
+        grid: t.seatsOf,
+      };
+      // "seatmap-draw": building the map and the browser's first frame of
+      // it (the benchmark in bench_test.go reads it).
+      performance.clearMarks("seatmap-start");
+      performance.clearMeasures("seatmap-draw");
+      performance.mark("seatmap-start");
+      const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
+      const made: SeatMapView = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
+        prices.current.set(seat, made.priceOf(seat));
+        setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
+      });
+      requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
+      made.setChosen(chosenRef.current);
+      v = made;
+    }
     view.current = v;
-    v.setChosen(chosenRef.current);
     let stopped = false;
     const refresh = async () => {
       if (stopped || document.hidden) return;
       try {
         const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag, section });
         if (stopped) return;
-        const lost = v.setAvailability(m.availability, mine.current);
         if (m.gaAreas.length) setGa(m.gaAreas);
+        const lost = v ? v.setAvailability(m.availability, mine.current) : [];
         if (lost.length) {
           setChosen((cur) => cur.filter((s) => !lost.includes(s)));
           setMsg(t.takenNow(lost.join(", ")));
