@@ -188,13 +188,16 @@ func TestBrowserSeatTakenMeanwhile(t *testing.T) {
 // the seat map and a hold with the admitted token.
 func TestBrowserWaitingRoom(t *testing.T) {
 	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx, signIn(s, "web-fan", "user"))
 	admin := s.devToken(t, "web-admin", "admin")
 	var created struct {
 		Show struct {
 			ShowID string `json:"showId"`
 		} `json:"show"`
 	}
-	opens := time.Now().Add(6 * time.Second).UTC()
+	// Opening soon: the buyer joins before, and waits.
+	opens := time.Now().Add(10 * time.Second).UTC()
 	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
 		"kind": "SHOW_KIND_CONCERT", "title": "Arnob live", "venue": "ICCB", "currency": "BDT",
 		"startsAt": time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339),
@@ -203,9 +206,7 @@ func TestBrowserWaitingRoom(t *testing.T) {
 		"waitingRoom": map[string]any{"enabled": true},
 	}, &created)
 	id := created.Show.ShowID
-	ctx := tab(t, browser)
 	do(t, ctx,
-		signIn(s, "web-fan", "user"),
 		chromedp.Navigate(s.base+"/show/"+id),
 		chromedp.WaitVisible(chromedp.CSS("#wait")),
 		until(`location.pathname === "/wait/`+id+`"`),
