@@ -4,7 +4,7 @@
 import { createContext } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
-import { ConnectError } from "@seatghor/client";
+import { ConnectError, UnauthenticatedError } from "@seatghor/client";
 import type { SeatghorClient } from "@seatghor/client";
 
 import { saveLang, savedLang, strings } from "./i18n.js";
@@ -65,6 +65,12 @@ export function ErrorNote(props: { err: unknown }) {
   return (
     <p class="note error" role="alert">
       {t.error}: {errorText(props.err)}
+      {props.err instanceof UnauthenticatedError && (
+        <>
+          {" "}
+          <Link href={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`}>{t.signIn}</Link>
+        </>
+      )}
     </p>
   );
 }

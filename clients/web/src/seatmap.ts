@@ -174,9 +174,11 @@ export class SeatMapView {
     for (const i of changed) this.paint(i);
   }
 
-  isFree(seat: string): boolean {
-    const i = this.index.get(seat);
-    return i !== undefined && this.states[i] === 0;
+  /** How many of the drawn seats are free. */
+  freeCount(): number {
+    let n = 0;
+    for (const st of this.states) if (st === 0) n++;
+    return n;
   }
 
   priceOf(seat: string): bigint {

@@ -61,7 +61,9 @@ function GateInner() {
       const ticket = value.startsWith("tkt_") ? { case: "ticketId" as const, value } : { case: "code" as const, value };
       const r = await api.tickets.checkInTicket({ showId: BigInt(show), gate, ticket });
       if (r.admitted) {
-        const n = count + 1;
+        // From storage, not the render's count: the camera loop's closure
+        // outlives renders.
+        const n = Number(localStorage.getItem(countKey(show, gate)) ?? "0") + 1;
         localStorage.setItem(countKey(show, gate), String(n));
         setCount(n);
         setVerdict({ kind: "ok", r });

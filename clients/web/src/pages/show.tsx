@@ -43,6 +43,7 @@ function ShowInner({ showId }: { showId: bigint }) {
   const [now, setNow] = useState(Date.now());
   const [qty, setQty] = useState<Record<string, number>>({});
   const [section, setSection] = useState(""); // "": every section
+  const [soldOut, setSoldOut] = useState(false);
   const prices = useRef(new Map<string, bigint>());
   const mapEl = useRef<HTMLDivElement>(null);
   const view = useRef<SeatMapView>();
@@ -104,6 +105,8 @@ function ShowInner({ showId }: { showId: bigint }) {
         if (stopped) return;
         if (m.gaAreas.length) setGa(m.gaAreas);
         const lost = v ? v.setAvailability(m.availability, mine.current) : [];
+        // Every seat of the show taken (a map of all its sections).
+        setSoldOut(!!v && !section && v.freeCount() === 0);
         if (lost.length) {
           setChosen((cur) => cur.filter((s) => !lost.includes(s)));
           setMsg(t.takenNow(lost.join(", ")));
@@ -292,6 +295,10 @@ function ShowInner({ showId }: { showId: bigint }) {
                 {t.release}
               </button>
             </div>
+          ) : soldOut ? (
+            <p class="soldout" id="soldout">
+              {t.soldOut}
+            </p>
           ) : layout.sections.length > 0 ? (
             <div id="choice">
               <h2>{t.yourSeats}</h2>
