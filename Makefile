@@ -1,16 +1,18 @@
 # Seatghor's front door. `make` (or `make help`) lists the targets.
 #
 # Needs Go, Node.js 20 and make; `make run` and `make test` install the rest
-# (the PostgreSQL server binaries, the TypeScript client's npm packages)
-# through scripts/ensure-deps.sh.
+# (the PostgreSQL server binaries, the TypeScript client's and the site's npm
+# packages, Chromium for the browser tests) through scripts/ensure-deps.sh.
+# The site's built assets (clients/web/dist) are committed: `make run`
+# needs no Node.js.
 
 GO      ?= go
 BIN     ?= bin/seatghor
 # Extra arguments for `make run`, e.g. make run ARGS='--addr 127.0.0.1:9090'.
 ARGS    ?=
 GOTOOL  := $(GO) tool -modfile=tools/go.mod
-# Everything scripts/generate.sh writes.
-GENERATED := gen clients/ts/src/gen
+# Everything scripts/generate.sh and `make web` write.
+GENERATED := gen clients/ts/src/gen clients/web/dist
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -19,7 +21,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-deploy test-ts generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
+.PHONY: help deps deps-run build run test test-go test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -50,7 +52,7 @@ test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breakin
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory check-generate
 
-test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster)
+test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster; the browser tests in clients/web too)
 	$(GO) test -count=1 -timeout 20m ./...
 
 test-deploy: ## Check the Dockerfile, deploy/compose.yaml and deploy/k8s offline (their own module, deploy/validate)
@@ -59,23 +61,36 @@ test-deploy: ## Check the Dockerfile, deploy/compose.yaml and deploy/k8s offline
 test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor dev)
 	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test
 
+test-web: build ## Run the site's browser tests only (headless Chromium drives bin/seatghor dev)
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run 'TestBrowser' ./clients/web
+
+web: ## Build the site into clients/web/dist (committed, embedded in the binary; decision 0160)
+	@bash scripts/ensure-deps.sh web
+	cd clients/web && npm run --silent build
+
+screenshots: build ## Take the site's screenshots into docs/img (the browser tests, SEATGHOR_SCREENSHOTS)
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" SEATGHOR_SCREENSHOTS="$(CURDIR)/docs/img" $(GO) test -count=1 -run 'TestBrowser' ./clients/web
+
+bench-web: build ## First-load bytes (gzip) and the seat map's drawing time, 50,000 seats next to a 40-seat bus, in headless Chromium
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 3x ./clients/web
+
 generate: ## Regenerate gen/ and clients/ts/src/gen/ from proto/ (scripts/generate.sh)
 	bash scripts/generate.sh
 
-check-generate: generate ## Fail if `make generate` changes or adds files under gen/ or clients/ts/src/gen/
+check-generate: generate web ## Fail if `make generate` or `make web` changes or adds files under gen/, clients/ts/src/gen/ or clients/web/dist/
 	@if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 	  echo 'check-generate: needs a git checkout to compare against' >&2; exit 1; \
 	fi
 	@status=0; \
 	if ! git diff --quiet -- $(GENERATED); then \
-	  echo 'check-generate: `make generate` changed generated files (run it and commit the result):' >&2; \
+	  echo 'check-generate: `make generate` or `make web` changed generated files (run them and commit the result):' >&2; \
 	  git --no-pager diff --stat -- $(GENERATED) >&2; \
 	  git --no-pager diff -- $(GENERATED) | head -n 200 >&2 || true; \
 	  status=1; \
 	fi; \
 	untracked="$$(git status --porcelain --untracked-files=all -- $(GENERATED) | sed -n 's/^?? //p')"; \
 	if [[ -n "$$untracked" ]]; then \
-	  echo 'check-generate: `make generate` wrote files that are not in git (add and commit them):' >&2; \
+	  echo 'check-generate: `make generate` or `make web` wrote files that are not in git (add and commit them):' >&2; \
 	  sed 's/^/  /' <<<"$$untracked" >&2; \
 	  status=1; \
 	fi; \
@@ -105,5 +120,5 @@ loadtest: build ## The on-sale load test against a running server (make run): sm
 loadtest-holds: build ## CreateHold and GetSeatMap against their baselines (docs/performance.md): ARGS='--pg-url … --redis-url … --preset full'
 	$(BIN) loadtest holds $(ARGS)
 
-clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ stays
+clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
 	rm -rf bin clients/ts/dist

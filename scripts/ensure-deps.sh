@@ -3,7 +3,8 @@
 # (`ensure-deps.sh test`, the default) need beyond Go and Node.js, and
 # nothing when it is already there (so it is silent on a ready machine).
 # `run` installs only what `seatghor dev` uses: the PostgreSQL binaries and
-# redis-server. `test` adds the rest:
+# redis-server. `web` only the npm packages `make web` builds the site with
+# (clients/ts and clients/web). `test` adds the rest:
 #
 #   - the PostgreSQL server binaries (Debian package `postgresql`): `seatghor
 #     dev` and the Go tests (server/pgtest) start throwaway clusters from
@@ -16,7 +17,10 @@
 #     (without it, dev falls back to an in-process Redis). The package's
 #     own service is not started.
 #   - clients/ts/node_modules (npm ci), for code generation and the
-#     TypeScript client test.
+#     TypeScript client test, and clients/web/node_modules (npm ci) for the
+#     site's build (esbuild; the site imports the client from clients/ts).
+#   - Chromium (Debian package `chromium`, /usr/bin/chromium): the site's
+#     browser tests (clients/web) drive it headless.
 #   - the Meilisearch server binary for the trip-index tests
 #     (scripts/install-meilisearch.sh, into ~/.cache/seatghor).
 #   - the minio server binary, built once from source (go install) into
@@ -30,9 +34,9 @@ cd "$root"
 
 for_what=${1:-test}
 case $for_what in
-run | test) ;;
+run | test | web) ;;
 *)
-  echo "usage: ensure-deps.sh [run|test]" >&2
+  echo "usage: ensure-deps.sh [run|test|web]" >&2
   exit 2
   ;;
 esac
@@ -76,6 +80,26 @@ apt_install() {
   fi
 }
 
+# npm_ci installs a package's node_modules when package-lock.json is newer
+# than the last install (npm ci writes node_modules/.package-lock.json).
+npm_ci() {
+  local dir=$1
+  if [[ ! -f $dir/node_modules/.package-lock.json || $dir/package-lock.json -nt $dir/node_modules/.package-lock.json ]]; then
+    if ! command -v npm >/dev/null; then
+      echo "ensure-deps: npm is missing; install Node.js 20 or later" >&2
+      exit 1
+    fi
+    echo "ensure-deps: installing the npm packages of $dir (npm ci)" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  fi
+}
+
+if [[ $for_what == web ]]; then
+  npm_ci clients/ts
+  npm_ci clients/web
+  exit 0
+fi
+
 # The PostgreSQL server binaries: only they are used, never the package's
 # own cluster.
 if ! have_postgres; then
@@ -95,16 +119,11 @@ if [[ $for_what == run ]]; then
   exit 0
 fi
 
-# npm ci writes node_modules/.package-lock.json; a package-lock.json newer
-# than it means the dependencies changed since the last install.
-ts=clients/ts
-if [[ ! -f $ts/node_modules/.package-lock.json || $ts/package-lock.json -nt $ts/node_modules/.package-lock.json ]]; then
-  if ! command -v npm >/dev/null; then
-    echo "ensure-deps: npm is missing; install Node.js 20 or later" >&2
-    exit 1
-  fi
-  echo "ensure-deps: installing the TypeScript client's dependencies (npm ci in $ts)" >&2
-  (cd "$ts" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+npm_ci clients/ts
+npm_ci clients/web
+
+if [[ ! -x /usr/bin/chromium ]]; then
+  apt_install chromium
 fi
 
 # The MinIO server for the object-store tests (server/miniotest.Version).

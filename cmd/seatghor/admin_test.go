@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -37,6 +38,26 @@ func statusOf(url string) (int, string) {
 
 // requireAdminSplit: the admin listener serves /metrics and pprof, the
 // public port answers 404 for them and serves the probes.
+// requireSite: the public port serves the site (decision 0162), and the
+// dev sign-in only in dev.
+func requireSite(t *testing.T, public string, dev bool) {
+	t.Helper()
+	code, body := statusOf(public + "/")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `<div id="app">`)
+	code, body = statusOf(public + "/auth/config.json")
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, fmt.Sprintf(`{"devSignIn": %[1]t, "oidcSignIn": false, "testPayments": %[1]t}`, dev), body)
+	resp, err := http.Post(public+"/auth/dev-token", "application/json", strings.NewReader(`{"name": "asha", "role": "user"}`))
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	want := http.StatusNotFound
+	if dev {
+		want = http.StatusOK
+	}
+	require.Equal(t, want, resp.StatusCode, "POST /auth/dev-token")
+}
+
 func requireAdminSplit(t *testing.T, public, admin string) {
 	t.Helper()
 	for _, path := range []string{"/metrics", "/debug/pprof/"} {
@@ -101,6 +122,7 @@ func TestServeAdminListenerAndDrain(t *testing.T) {
 	public := "http://" + addr
 	require.NotEqual(t, public, adminBase)
 	requireAdminSplit(t, public, adminBase)
+	requireSite(t, public, false)
 	health := grpchealth.NewClient(http.DefaultClient, public, connectrpc.WithGRPCWeb())
 	res, err := health.Check(context.Background(), &grpchealth.CheckRequest{})
 	require.NoError(t, err)
@@ -160,6 +182,7 @@ func TestDevPrintsAdminURL(t *testing.T) {
 	}
 	require.NotContains(t, adminBase, ":9090", "a free port, not serve's default")
 	requireAdminSplit(t, "http://"+addr, adminBase)
+	requireSite(t, "http://"+addr, true)
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), logs.String())

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seatghor/seatghor/clients/web"
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
@@ -103,7 +104,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	defer a.Close()
-	return serve(ctx, cfg, a, log, nil)
+	return serve(ctx, cfg, a, web.Options{OIDCSignIn: cfg.OIDC.Enabled()}, log, nil)
 }
 
 // runRebuild drops a read model and its checkpoints; the projectors of the
@@ -287,15 +288,18 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		return fmt.Errorf("demo data: %w", err)
 	}
 	log.Info("demo data loaded", "new_shows", n)
-	return serve(ctx, cfg, a, log, func(listenAddr, adminAddr string) error {
+	// The site's dev sign-in and the sandbox's test tokens: dev only.
+	site := web.Options{DevSignIn: true, OIDCSignIn: cfg.OIDC.Enabled(), TestPayments: true, Tokens: a.Tokens}
+	return serve(ctx, cfg, a, site, log, func(listenAddr, adminAddr string) error {
 		return printTour(stdout, a, listenAddr, adminAddr, cfg.Payment.GatewayURL)
 	})
 }
 
 // serve runs the admin listener, and the API and the workers as cfg.Roles
 // says, until ctx ends, then shuts down gracefully: not ready first, then
-// closed (decision 0080). ready is called once the listeners are up.
-func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready func(addr, adminAddr string) error) error {
+// closed (decision 0080). ready is called once the listeners are up. The
+// api role serves the site too (site says which sign-ins it offers).
+func serve(ctx context.Context, cfg config, a *app.App, site web.Options, log *slog.Logger, ready func(addr, adminAddr string) error) error {
 	workers, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
 	if cfg.Roles["projectors"] {
@@ -323,12 +327,17 @@ func serve(ctx context.Context, cfg config, a *app.App, log *slog.Logger, ready 
 	adminAddr := adminLn.Addr().String()
 	var addr string
 	if cfg.Roles["api"] {
+		h, err := web.Wrap(a.Handler, site)
+		if err != nil {
+			_ = adminSrv.Close()
+			return err
+		}
 		ln, err := net.Listen("tcp", cfg.Addr)
 		if err != nil {
 			_ = adminSrv.Close()
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
-		srv := api.NewServer(cfg.Addr, a.Handler)
+		srv := api.NewServer(cfg.Addr, h)
 		go func() { errc <- srv.Serve(ln) }()
 		servers = append(servers, srv)
 		addr = ln.Addr().String()
@@ -381,6 +390,7 @@ func printTour(w io.Writer, a *app.App, addr, adminAddr, gatewayURL string) erro
 	base := "http://" + addr
 	_, err = fmt.Fprintf(w, `
 Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctrl-C stops it)
+Open the site:          %[1]s/  (dev sign-in: pick a name and a role; the gate page: %[1]s/gate)
 Admin listener:         %[8]s  (/metrics, gRPC reflection, /debug/pprof/; never the public port)
 
   user token (rumana):  %[2]s

@@ -1,0 +1,358 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/stretchr/testify/require"
+)
+
+// (a) Search with a typo, pick two seats, hold, order, pay with
+// tok_success, see the tickets with their QR codes, download a PDF; then
+// cancel, with the fee shown first.
+func TestBrowserBuyTwoSeats(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "web-buyer", "user"),
+		chromedp.Navigate(s.base+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#from")),
+		chromedp.SendKeys(chromedp.CSS("#from"), "Dhaka"),
+		chromedp.SendKeys(chromedp.CSS("#to"), "Chatogram"), // sic: the search is typo tolerant
+		chromedp.Click(chromedp.CSS("form.search button[type=submit]")),
+		hasText("#trips", "Green Line"),
+	)
+	shot(t, ctx, "search")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS(`#trips a[href="/show/1"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A1")),
+		until(`document.querySelector("#seat-A1").getAttribute("aria-label").includes("free")`),
+		chromedp.Click(chromedp.CSS("#seat-A1")),
+		chromedp.Click(chromedp.CSS("#seat-A2")),
+		hasText("#chosen", "A1, A2"),
+		hasText("#total", "৳1,700"),
+		until(`document.querySelector("#seat-A1").getAttribute("aria-selected") === "true"`),
+	)
+	shot(t, ctx, "seatmap")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		chromedp.WaitVisible(chromedp.CSS("#countdown")),
+		until(`/^\d+:\d\d$/.test(document.querySelector("#countdown").textContent)`),
+	)
+	shot(t, ctx, "hold")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#to-order")),
+		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
+		hasText("#order-total", "৳1,700"),
+	)
+	shot(t, ctx, "order")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#pay-success")),
+		chromedp.WaitVisible(chromedp.CSS("#paid")),
+	)
+	shot(t, ctx, "paid")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS(`#order-status a[href="/tickets"]`)),
+		until(`document.querySelectorAll(".ticket .qr svg").length === 2`),
+		hasText("main", "A1"),
+		hasText("main", "A2"),
+	)
+	shot(t, ctx, "tickets")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS(".ticket button")),
+		chromedp.WaitVisible(chromedp.CSS("a[data-pdf]")),
+	)
+	href := eval[string](t, ctx, `document.querySelector("a[data-pdf]").href`)
+	pdf := fetchPDF(t, href)
+	require.Equal(t, "%PDF", string(pdf[:4]))
+
+	// Cancelling shows the fee (10 %) and the refund before it is done.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS(".cancel button")),
+		hasText(".confirm", "You get ৳1,530 back; the cancellation fee is ৳170 (10%)."),
+	)
+	shot(t, ctx, "cancel")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS(".confirm .danger")),
+		hasText(".order", "Cancelled. ৳1,530 is being refunded."),
+	)
+}
+
+// The redirect flow: the gateway's approval page, and back to the order,
+// which follows the payment to the confirmation.
+func TestBrowserPayOnGatewayPage(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "web-redirect", "user"),
+		chromedp.Navigate(s.base+"/show/11"),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A1")),
+		until(`document.querySelector("#seat-A1").getAttribute("aria-label").includes("free")`),
+		chromedp.Click(chromedp.CSS("#seat-A1")),
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		chromedp.WaitVisible(chromedp.CSS("#to-order")),
+		chromedp.Click(chromedp.CSS("#to-order")),
+		chromedp.WaitVisible(chromedp.CSS("#pay-redirect")),
+		chromedp.Click(chromedp.CSS("#pay-redirect")),
+		chromedp.WaitVisible(chromedp.CSS("button.approve")),
+		hasText(".amount", "650.00 BDT"),
+		chromedp.Click(chromedp.CSS("button.approve")),
+		until(`location.origin === `+strconv.Quote(s.base)+` && location.pathname.startsWith("/order/")`),
+		chromedp.WaitVisible(chromedp.CSS("#paid")),
+	)
+}
+
+// A general-admission show: a quantity instead of seats.
+func TestBrowserGeneralAdmission(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "web-ga", "user"),
+		chromedp.Navigate(s.base+"/show/9"),
+		hasText(".ga", "3 places left"),
+		chromedp.SetValue(chromedp.CSS(".ga input[type=number]"), ""),
+		chromedp.SendKeys(chromedp.CSS(".ga input[type=number]"), "2"),
+		chromedp.Click(chromedp.CSS(".ga button[type=submit]")),
+		chromedp.WaitVisible(chromedp.CSS("#countdown")),
+		hasText("#hold", "General × 2"),
+		hasText("#hold", "৳3,000"),
+	)
+}
+
+// The sign-in contract with the OIDC flow: the server redirects back to
+// <return_to>#token=…&expires_at=…; any page takes the token, keeps it
+// for the tab and clears the fragment. (A dev token stands in for the
+// provider's: the site reads both the same way.)
+func TestBrowserTokenFromFragment(t *testing.T) {
+	s, browser := site(t)
+	tok := s.devToken(t, "web-oidc", "user")
+	ctx := tab(t, browser)
+	do(t, ctx,
+		chromedp.Navigate(s.base+"/tickets#token="+tok+"&expires_at="+strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)),
+		hasText("#who", "web-oidc"),
+		hasText("main", "No tickets yet."),
+		until(`location.hash === "" && location.pathname === "/tickets"`),
+		until(`sessionStorage.getItem("seatghor.token") === `+strconv.Quote(tok)),
+	)
+}
+
+// (b) Two people pick the same seat. One holds it; the other sees it
+// taken without a reload and keeps the other seat of the choice.
+func TestBrowserSeatTakenMeanwhile(t *testing.T) {
+	s, browser := site(t)
+	first, second := tab(t, browser), tab(t, browser)
+	do(t, first, signIn(s, "web-first", "user"))
+	do(t, second, signIn(s, "web-second", "user"))
+	for _, ctx := range []context.Context{first, second} {
+		do(t, ctx,
+			chromedp.Navigate(s.base+"/show/7"),
+			chromedp.WaitVisible(chromedp.CSS("#seat-C1")),
+			until(`document.querySelector("#seat-C1").getAttribute("aria-label").includes("free")`),
+		)
+	}
+	// A mark on the page that a reload would wipe.
+	eval[bool](t, second, `window.notReloaded = true`)
+	do(t, second, chromedp.Click(chromedp.CSS("#seat-C1")), chromedp.Click(chromedp.CSS("#seat-C2")), hasText("#chosen", "C1, C2"))
+	do(t, first,
+		chromedp.Click(chromedp.CSS("#seat-C1")),
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		chromedp.WaitVisible(chromedp.CSS("#countdown")),
+	)
+	// The second asks for both: refused for C1 (or the refresh saw it
+	// first); either way C1 shows taken, C2 stays chosen.
+	do(t, second,
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		hasText("#msg", "C1"),
+		until(`document.querySelector("#seat-C1").classList.contains("s1")`),
+		until(`document.querySelector("#seat-C1").getAttribute("aria-label").includes("held")`),
+		until(`document.querySelector("#seat-C1").getAttribute("aria-selected") === "false"`),
+	)
+	shot(t, second, "conflict")
+	require.True(t, eval[bool](t, second, `window.notReloaded === true`), "the page was not reloaded")
+	held := eval[bool](t, second, `!!document.querySelector("#countdown")`)
+	if !held {
+		// The refresh took C1 away before the click: C2 is still chosen.
+		require.Equal(t, "true", eval[string](t, second, `document.querySelector("#seat-C2").getAttribute("aria-selected")`))
+	} else {
+		// The hold went through for the rest of the choice: C2.
+		do(t, second, hasText("#hold", "C2"))
+	}
+}
+
+// (c) A show behind a waiting room: "waiting", then "you are in", then
+// the seat map and a hold with the admitted token.
+func TestBrowserWaitingRoom(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx, signIn(s, "web-fan", "user"))
+	admin := s.devToken(t, "web-admin", "admin")
+	var created struct {
+		Show struct {
+			ShowID string `json:"showId"`
+		} `json:"show"`
+	}
+	// Opening soon: the buyer joins before, and waits.
+	opens := time.Now().Add(10 * time.Second).UTC()
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+		"kind": "SHOW_KIND_CONCERT", "title": "Arnob live", "venue": "ICCB", "currency": "BDT",
+		"startsAt": time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339),
+		"onSaleAt": opens.Format(time.RFC3339),
+		"sections": []map[string]any{{"name": "Main", "rows": []string{"A", "B"}, "seatsPerRow": 4, "priceMinor": "150000"}},
+		"waitingRoom": map[string]any{"enabled": true},
+	}, &created)
+	id := created.Show.ShowID
+	do(t, ctx,
+		chromedp.Navigate(s.base+"/show/"+id),
+		chromedp.WaitVisible(chromedp.CSS("#wait")),
+		until(`location.pathname === "/wait/`+id+`"`),
+		hasText("#wait", "sale opens"),
+	)
+	shot(t, ctx, "waiting")
+	do(t, ctx,
+		chromedp.WaitVisible(chromedp.CSS("#you-are-in")),
+		until(`location.pathname === "/show/`+id+`"`),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A1")),
+		chromedp.Click(chromedp.CSS("#seat-A1")),
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		chromedp.WaitVisible(chromedp.CSS("#countdown")),
+		hasText("#hold", "A1"),
+	)
+}
+
+// (d) The whole purchase with the keyboard alone: sign-in, search, the
+// seat map by arrow keys, hold, order, payment, tickets.
+func TestBrowserKeyboardOnly(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx,
+		chromedp.Navigate(s.base+"/signin"),
+		chromedp.WaitVisible(chromedp.CSS("#dev-name")),
+		tabTo("#dev-name"), key("web-keys"),
+		tabTo("#dev-submit"), key(kb.Enter),
+		hasText("#who", "web-keys"),
+		tabTo("#from"), key("Dhaka"),
+		tabTo("#to"), key("Silet"), // sic
+		key(kb.Enter),
+		hasText("#trips", "Shyamoli"),
+		tabTo(`#trips a[href="/show/2"]`), key(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A1")),
+		until(`document.querySelector("#seat-A1").getAttribute("aria-label").includes("free")`),
+		// The grid's one tab stop is its first seat; arrows move from there.
+		tabTo("#seat-A1"),
+		key(kb.ArrowDown), key(kb.ArrowDown), key(kb.ArrowRight), // C2
+		until(`document.activeElement?.id === "seat-C2"`),
+		key(kb.Enter),
+		key(kb.ArrowRight), key(" "), // C3
+		hasText("#chosen", "C2, C3"),
+		until(`document.activeElement.getAttribute("aria-label").startsWith("Seat C3, selected")`),
+		tabTo("#hold-seats"), key(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("#countdown")),
+		tabTo("#to-order"), key(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
+		tabTo("#pay-success"), key(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS("#paid")),
+		tabTo(`#order-status a[href="/tickets"]`), key(kb.Enter),
+		until(`document.querySelectorAll(".ticket .qr svg").length === 2`),
+	)
+}
+
+// (e) The Bengali UI: switched, remembered across a reload, Bengali
+// digits in prices and counts, taka.
+func TestBrowserBengali(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "web-bangla", "user"),
+		chromedp.Navigate(s.base+"/show/10"),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A1")),
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A1")),
+		until(`document.documentElement.lang === "bn"`),
+		chromedp.Click(chromedp.CSS("#seat-B1")),
+		chromedp.Click(chromedp.CSS("#seat-B2")),
+		// ৳450 a seat: two are ৳৯০০, and the button counts in Bengali.
+		hasText("#total", "৳৯০০"),
+		hasText("#hold-seats", "২টি আসন"),
+		hasText(".sm-section h3", "৳৪৫০"),
+		until(`document.querySelector("#seat-B1").getAttribute("aria-label").includes("বাছাই করা")`),
+	)
+	shot(t, ctx, "bengali")
+	text := eval[string](t, ctx, `document.querySelector("main").innerText`)
+	require.NotRegexp(t, `৳[0-9]`, text, "no ASCII digits after ৳ in the Bengali UI")
+}
+
+// (f) The gate: a ticket's code typed in is admitted once, and the
+// second time answered "already checked in".
+func TestBrowserGateAdmitsOnce(t *testing.T) {
+	s, browser := site(t)
+	code := boughtTicketCode(t, s, "web-gate-buyer", "13", "A1")
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "demo-gate", "operator"),
+		chromedp.Navigate(s.base+"/gate?show=13"),
+		chromedp.WaitVisible(chromedp.CSS("#gate-code")),
+		until(`document.querySelector("#gate-show").value === "13"`),
+		chromedp.SendKeys(chromedp.CSS("#gate-code"), code),
+		chromedp.Click(chromedp.CSS("#gate-check")),
+		hasText("#verdict", "ADMITTED"),
+		hasText("#gate-count", "1"),
+	)
+	shot(t, ctx, "gate")
+	do(t, ctx,
+		chromedp.SendKeys(chromedp.CSS("#gate-code"), code),
+		chromedp.Click(chromedp.CSS("#gate-check")),
+		hasText("#verdict", "ALREADY CHECKED IN"),
+		hasText("#verdict", "gate-1"),
+		hasText("#gate-count", "1"),
+		chromedp.SendKeys(chromedp.CSS("#gate-code"), "not-a-ticket-code"),
+		chromedp.Click(chromedp.CSS("#gate-check")),
+		hasText("#verdict", "NOT VALID"),
+	)
+}
+
+// boughtTicketCode buys one seat over the API and returns its ticket's
+// QR payload, once the "my tickets" read model has it.
+func boughtTicketCode(t *testing.T, s *devServer, user, show, seat string) string {
+	t.Helper()
+	tok := s.devToken(t, user, "user")
+	showID, err := strconv.ParseInt(show, 10, 64)
+	require.NoError(t, err)
+	var hold struct {
+		Hold struct {
+			HoldID string `json:"holdId"`
+		} `json:"hold"`
+	}
+	s.call(t, tok, "seatghor.booking.v1.HoldService/CreateHold", map[string]any{"showId": showID, "seats": []string{seat}}, &hold)
+	var order struct {
+		Order struct {
+			OrderID string `json:"orderId"`
+		} `json:"order"`
+	}
+	s.call(t, tok, "seatghor.booking.v1.OrderService/CreateOrder", map[string]any{"holdId": hold.Hold.HoldID}, &order)
+	s.call(t, tok, "seatghor.payment.v1.PaymentService/StartPayment",
+		map[string]any{"orderId": order.Order.OrderID, "sandbox": map[string]any{"token": "tok_success"}}, nil)
+	deadline := time.Now().Add(waitLong)
+	for {
+		var list struct {
+			Tickets []struct {
+				Code    string `json:"code"`
+				OrderID string `json:"orderId"`
+			} `json:"tickets"`
+		}
+		s.call(t, tok, "seatghor.tickets.v1.TicketService/ListMyTickets", map[string]any{}, &list)
+		for _, tk := range list.Tickets {
+			if tk.OrderID == order.Order.OrderID && tk.Code != "" {
+				return tk.Code
+			}
+		}
+		require.True(t, time.Now().Before(deadline), fmt.Sprintf("no ticket for order %s within %s", order.Order.OrderID, waitLong))
+		time.Sleep(200 * time.Millisecond)
+	}
+}

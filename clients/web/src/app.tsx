@@ -1,0 +1,195 @@
+// The shell: header (navigation, language, sign-in), the router (history
+// API; the server answers every page path with index.html) and what every
+// page shares through AppContext.
+import { createContext } from "preact";
+import { useContext, useEffect, useMemo, useState } from "preact/hooks";
+import type { ComponentChildren } from "preact";
+import { ConnectError, UnauthenticatedError } from "@seatghor/client";
+import type { SeatghorClient } from "@seatghor/client";
+
+import { saveLang, savedLang, strings } from "./i18n.js";
+import type { Lang, Strings } from "./i18n.js";
+import { clearSession, loadSession, newClient } from "./session.js";
+import type { Session, SiteConfig } from "./session.js";
+import { Home } from "./pages/home.js";
+import { ShowPage } from "./pages/show.js";
+import { WaitPage } from "./pages/wait.js";
+import { OrderPage } from "./pages/order.js";
+import { TicketsPage } from "./pages/tickets.js";
+import { GatePage } from "./pages/gate.js";
+import { SignInPage } from "./pages/signin.js";
+
+export interface App {
+  lang: Lang;
+  t: Strings;
+  session: Session | undefined;
+  setSession: (s: Session | undefined) => void;
+  config: SiteConfig;
+  api: SeatghorClient;
+  go: (path: string, replace?: boolean) => void;
+}
+
+export const AppContext = createContext<App>(undefined as unknown as App);
+
+export function useApp(): App {
+  return useContext(AppContext);
+}
+
+/** A link that routes in the page. */
+export function Link(props: { href: string; class?: string; children: ComponentChildren }) {
+  const { go } = useApp();
+  return (
+    <a
+      href={props.href}
+      class={props.class}
+      onClick={(e) => {
+        if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault();
+        go(props.href);
+      }}
+    >
+      {props.children}
+    </a>
+  );
+}
+
+/** The message of an error, for the page (the server's, without the code). */
+export function errorText(err: unknown): string {
+  if (err instanceof ConnectError) return err.rawMessage;
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function ErrorNote(props: { err: unknown }) {
+  const { t } = useApp();
+  if (!props.err) return null;
+  return (
+    <p class="note error" role="alert">
+      {t.error}: {errorText(props.err)}
+      {props.err instanceof UnauthenticatedError && (
+        <>
+          {" "}
+          <Link href={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`}>{t.signIn}</Link>
+        </>
+      )}
+    </p>
+  );
+}
+
+/** Asks for a sign-in before showing children. */
+export function NeedSession(props: { children: ComponentChildren }) {
+  const { session, t } = useApp();
+  if (session) return <>{props.children}</>;
+  return (
+    <p class="note">
+      {t.needSignIn} <Link href={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`}>{t.signIn}</Link>
+    </p>
+  );
+}
+
+function route(path: string) {
+  const parts = path.split("/").filter(Boolean);
+  switch (parts[0]) {
+    case undefined:
+    case "search":
+      return <Home />;
+    case "show":
+      return <ShowPage showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
+    case "wait":
+      return <WaitPage showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
+    case "order":
+      return <OrderPage orderId={parts[1] ?? ""} key={parts[1]} />;
+    case "tickets":
+      return <TicketsPage />;
+    case "gate":
+      return <GatePage />;
+    case "signin":
+      return <SignInPage />;
+    default:
+      return <p class="note">404</p>;
+  }
+}
+
+export function Root(props: { config: SiteConfig }) {
+  const [lang, setLang] = useState<Lang>(savedLang());
+  const [session, setSession] = useState<Session | undefined>(loadSession());
+  const [path, setPath] = useState(location.pathname);
+  const api = useMemo(newClient, []);
+  useEffect(() => {
+    const pop = () => setPath(location.pathname);
+    addEventListener("popstate", pop);
+    return () => removeEventListener("popstate", pop);
+  }, []);
+  useEffect(() => {
+    document.documentElement.lang = lang;
+    document.title = strings(lang).brand;
+  }, [lang]);
+  const app: App = {
+    lang,
+    t: strings(lang),
+    session,
+    setSession,
+    config: props.config,
+    api,
+    go: (to, replace) => {
+      if (replace) history.replaceState(null, "", to);
+      else history.pushState(null, "", to);
+      setPath(location.pathname);
+      scrollTo(0, 0);
+      // The new page's heading, for screen readers and keyboards.
+      requestAnimationFrame(() => document.querySelector<HTMLElement>("main h1")?.focus());
+    },
+  };
+  const t = app.t;
+  const staff = session && (session.role === "operator" || session.role === "admin");
+  return (
+    <AppContext.Provider value={app}>
+      <a class="skip" href="#main">
+        {lang === "bn" ? "মূল অংশে যান" : "Skip to content"}
+      </a>
+      <header class="top">
+        <Link href="/" class="brand">
+          {t.brand}
+        </Link>
+        <nav aria-label={lang === "bn" ? "প্রধান" : "Main"}>
+          <Link href="/">{t.navSearch}</Link>
+          <Link href="/tickets">{t.navTickets}</Link>
+          {staff && <Link href="/gate">{t.navGate}</Link>}
+        </nav>
+        <div class="tools">
+          <button
+            type="button"
+            id="lang"
+            class="link"
+            lang={lang === "en" ? "bn" : "en"}
+            aria-label={t.switchLangLabel}
+            onClick={() => {
+              const next = lang === "en" ? "bn" : "en";
+              saveLang(next);
+              setLang(next);
+            }}
+          >
+            {t.switchLang}
+          </button>
+          {session ? (
+            <span class="who">
+              <span id="who">{session.userId}</span>{" "}
+              <button
+                type="button"
+                class="link"
+                onClick={() => {
+                  clearSession();
+                  setSession(undefined);
+                }}
+              >
+                {t.signOut}
+              </button>
+            </span>
+          ) : (
+            <Link href={`/signin?next=${encodeURIComponent(path)}`}>{t.signIn}</Link>
+          )}
+        </div>
+      </header>
+      <main id="main">{route(path)}</main>
+    </AppContext.Provider>
+  );
+}

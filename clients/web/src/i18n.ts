@@ -1,0 +1,330 @@
+// Bengali and English: the strings a buyer reads, digits, taka and times.
+// The language is remembered in localStorage; money comes in minor units
+// (paisa) as bigint and is never turned into a float.
+
+export type Lang = "en" | "bn";
+
+const LANG_KEY = "seatghor.lang";
+
+export function savedLang(): Lang {
+  try {
+    return localStorage.getItem(LANG_KEY) === "bn" ? "bn" : "en";
+  } catch {
+    return "en";
+  }
+}
+
+export function saveLang(lang: Lang): void {
+  try {
+    localStorage.setItem(LANG_KEY, lang);
+  } catch {
+    // private mode: the choice lasts this page only
+  }
+}
+
+const bnDigits = "০১২৩৪৫৬৭৮৯";
+
+/** Writes the ASCII digits of s in Bengali digits in the Bengali UI. */
+export function digits(s: string | number | bigint, lang: Lang): string {
+  const t = String(s);
+  return lang === "bn" ? t.replace(/[0-9]/g, (d) => bnDigits[Number(d)]) : t;
+}
+
+/** Groups a whole number the South Asian way: 12,34,567. */
+function group(whole: bigint): string {
+  const s = whole.toString();
+  if (s.length <= 3) return s;
+  const head = s.slice(0, -3);
+  const tail = s.slice(-3);
+  return head.replace(/\B(?=(\d{2})+(?!\d))/g, ",") + "," + tail;
+}
+
+/** Formats minor units (paisa) as taka: ৳1,250 or ৳1,250.50. */
+export function taka(minor: bigint, lang: Lang): string {
+  const neg = minor < 0n;
+  const abs = neg ? -minor : minor;
+  const paisa = abs % 100n;
+  let s = "৳" + group(abs / 100n);
+  if (paisa !== 0n) s += "." + paisa.toString().padStart(2, "0");
+  return (neg ? "−" : "") + digits(s, lang);
+}
+
+/** The zone times are shown in until shows carry their own. */
+export const SHOW_ZONE = "Asia/Dhaka";
+
+export function when(d: Date | undefined, lang: Lang, zone: string = SHOW_ZONE): string {
+  if (!d) return "";
+  return new Intl.DateTimeFormat(lang === "bn" ? "bn-BD" : "en-GB", {
+    weekday: "short", day: "numeric", month: "short", year: "numeric",
+    hour: "2-digit", minute: "2-digit", timeZone: zone, timeZoneName: "short",
+  }).format(d);
+}
+
+export function clock(d: Date, lang: Lang, zone: string = SHOW_ZONE): string {
+  return new Intl.DateTimeFormat(lang === "bn" ? "bn-BD" : "en-GB", {
+    hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: zone,
+  }).format(d);
+}
+
+/** m:ss of a number of seconds, in the UI's digits. */
+export function mmss(seconds: number, lang: Lang): string {
+  const s = Math.max(0, Math.floor(seconds));
+  return digits(`${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`, lang);
+}
+
+const en = {
+  brand: "Seatghor",
+  tagline: "Bus seats and event tickets",
+  navSearch: "Search",
+  navTickets: "My tickets",
+  navGate: "Gate",
+  signIn: "Sign in",
+  signOut: "Sign out",
+  signedInAs: "Signed in as",
+  switchLang: "বাংলা",
+  switchLangLabel: "বাংলায় দেখুন (switch to Bengali)",
+  searchTrips: "Find a bus",
+  origin: "From",
+  destination: "To",
+  date: "Date",
+  search: "Search",
+  searching: "Searching…",
+  noTrips: "No trips found. Check the spelling or try another date.",
+  degraded: "Search is partly unavailable; the results may be incomplete.",
+  events: "Events",
+  noEvents: "No events on sale.",
+  signInForEvents: "Sign in to see events and choose seats.",
+  seatsLeft: (n: string) => `${n} seats left`,
+  from: (p: string) => `from ${p}`,
+  choose: "Choose seats",
+  departs: "Departs",
+  starts: "Starts",
+  loading: "Loading…",
+  legend: "Legend",
+  free: "free",
+  held: "held",
+  sold: "sold",
+  selected: "selected",
+  yours: "your hold",
+  seat: "Seat",
+  seatsOf: (section: string) => `Seats of ${section}`,
+  sections: "Sections",
+  priceEach: (p: string) => `${p} each`,
+  yourSeats: "Your selection",
+  noSeatsChosen: "No seats chosen yet. Use the seat map; arrow keys move between seats, Enter or Space chooses.",
+  total: "Total",
+  holdSeats: (n: string) => `Hold ${n} seats`,
+  holdOne: "Hold 1 seat",
+  quantity: "How many",
+  holdPlaces: "Hold places",
+  placesLeft: (n: string) => `${n} places left`,
+  soldOut: "Sold out",
+  heldFor: "Your seats are held for",
+  holdExpired: "Your hold has expired. Choose your seats again.",
+  continueToPay: "Continue to payment",
+  release: "Release",
+  taken: (seats: string) => `Sorry, ${seats} was just taken by someone else. Your other seats are still chosen.`,
+  takenNow: (seats: string) => `${seats} has just been taken by someone else.`,
+  refreshed: "Seat map updated",
+  order: "Order",
+  payBy: "Pay within",
+  pay: "Pay",
+  payTest: "Pay with test card (tok_success)",
+  payDecline: "Test a declined card (tok_decline)",
+  payRedirect: "Pay on the gateway's page",
+  testPaymentsNote: "Dev mode: the sandbox gateway takes test tokens; no money moves.",
+  paying: "Payment in progress…",
+  paymentFailed: (why: string) => `The payment failed (${why}). You can try again.`,
+  paid: "Paid. Your tickets are confirmed.",
+  orderExpired: "This order has expired unpaid.",
+  orderCancelled: "This order is cancelled.",
+  orderRefunded: "This order was refunded.",
+  seeTickets: "See my tickets",
+  tickets: "My tickets",
+  noTickets: "No tickets yet.",
+  ticketsPending: "Your tickets are being issued…",
+  showQR: "QR code of the ticket",
+  downloadPdf: "Get the PDF",
+  pdfPreparing: "The PDF is being prepared…",
+  pdfReady: "Download PDF",
+  cancelOrder: "Cancel this order",
+  cancelConfirm: "Confirm cancellation",
+  keepOrder: "Keep it",
+  cancelTerms: (refund: string, fee: string, pct: string) => `You get ${refund} back; the cancellation fee is ${fee} (${pct}%).`,
+  cancelled: (refund: string) => `Cancelled. ${refund} is being refunded.`,
+  status: {
+    valid: "valid",
+    checkedIn: "checked in",
+    cancelled: "cancelled",
+    refunded: "refunded",
+  },
+  waitTitle: "You are in the waiting room",
+  waitPlace: (n: string) => `Your place in line: ${n}`,
+  waitEta: (m: string) => `Expected wait: about ${m} min`,
+  waitOpens: (t: string) => `The sale opens at ${t}. Everyone who joins before then gets a random place.`,
+  waitPaused: "The sale is paused for a moment.",
+  waitKeep: "Keep this page open; it moves on by itself.",
+  youAreIn: "You are in! Taking you to the seat map…",
+  saleEnded: "The sale has ended.",
+  devSignIn: "Dev sign-in",
+  devSignInNote: "For development only: pick any name and role and get a token. No password.",
+  name: "Name",
+  role: "Role",
+  roleUser: "Buyer",
+  roleOperator: "Operator or gate staff",
+  roleAdmin: "Admin",
+  signInWithProvider: "Sign in with your account",
+  noSignIn: "Sign-in is not configured on this server.",
+  needSignIn: "Please sign in first.",
+  gateTitle: "Gate check-in",
+  gateShow: "Show",
+  gateName: "Gate",
+  code: "Ticket code or ticket id",
+  check: "Check",
+  scan: "Scan with the camera",
+  stopScan: "Stop the camera",
+  noCamera: "This browser cannot read QR codes; type the code instead.",
+  admitted: "ADMITTED",
+  already: (when: string, gate: string) => `ALREADY CHECKED IN at ${when}${gate ? ` (${gate})` : ""}`,
+  notValid: "NOT VALID",
+  admittedCount: (n: string) => `Admitted here so far: ${n}`,
+  gateOnly: "The gate page is for operators, gate staff and admins.",
+  error: "Something went wrong",
+  retry: "Try again",
+  back: "Back",
+  closeX: "Close",
+};
+
+export type Strings = typeof en;
+
+const bn: Strings = {
+  brand: "সিটঘর",
+  tagline: "বাসের আসন আর অনুষ্ঠানের টিকিট",
+  navSearch: "খুঁজুন",
+  navTickets: "আমার টিকিট",
+  navGate: "গেট",
+  signIn: "সাইন ইন",
+  signOut: "সাইন আউট",
+  signedInAs: "সাইন ইন করেছেন",
+  switchLang: "English",
+  switchLangLabel: "Show in English (ইংরেজিতে দেখুন)",
+  searchTrips: "বাস খুঁজুন",
+  origin: "কোথা থেকে",
+  destination: "কোথায়",
+  date: "তারিখ",
+  search: "খুঁজুন",
+  searching: "খোঁজা হচ্ছে…",
+  noTrips: "কোনো যাত্রা পাওয়া যায়নি। বানান দেখুন বা অন্য তারিখ চেষ্টা করুন।",
+  degraded: "খোঁজ আংশিক চালু; ফল অসম্পূর্ণ হতে পারে।",
+  events: "অনুষ্ঠান",
+  noEvents: "বিক্রিতে কোনো অনুষ্ঠান নেই।",
+  signInForEvents: "অনুষ্ঠান দেখতে ও আসন বাছতে সাইন ইন করুন।",
+  seatsLeft: (n) => `${n}টি আসন বাকি`,
+  from: (p) => `${p} থেকে`,
+  choose: "আসন বাছুন",
+  departs: "ছাড়বে",
+  starts: "শুরু",
+  loading: "লোড হচ্ছে…",
+  legend: "চিহ্ন",
+  free: "খালি",
+  held: "আটকানো",
+  sold: "বিক্রি হয়েছে",
+  selected: "বাছাই করা",
+  yours: "আপনার জন্য আটকানো",
+  seat: "আসন",
+  seatsOf: (section) => `${section} অংশের আসন`,
+  sections: "অংশ",
+  priceEach: (p) => `প্রতিটি ${p}`,
+  yourSeats: "আপনার বাছাই",
+  noSeatsChosen: "এখনো কোনো আসন বাছা হয়নি। তীর চিহ্নের বোতামে আসন থেকে আসনে যান, এন্টার বা স্পেসে বাছুন।",
+  total: "মোট",
+  holdSeats: (n) => `${n}টি আসন আটকান`,
+  holdOne: "১টি আসন আটকান",
+  quantity: "কয়টি",
+  holdPlaces: "জায়গা আটকান",
+  placesLeft: (n) => `${n}টি জায়গা বাকি`,
+  soldOut: "সব বিক্রি হয়ে গেছে",
+  heldFor: "আপনার আসন আটকে রাখা আছে আর",
+  holdExpired: "আসন আটকে রাখার সময় শেষ। আবার আসন বাছুন।",
+  continueToPay: "পেমেন্টে যান",
+  release: "ছেড়ে দিন",
+  taken: (seats) => `দুঃখিত, ${seats} আসনটি এইমাত্র অন্য কেউ নিয়েছেন। আপনার বাকি আসন বাছাই করা আছে।`,
+  takenNow: (seats) => `${seats} আসনটি এইমাত্র অন্য কেউ নিয়েছেন।`,
+  refreshed: "আসনের নকশা হালনাগাদ হয়েছে",
+  order: "অর্ডার",
+  payBy: "পরিশোধের সময় বাকি",
+  pay: "পরিশোধ",
+  payTest: "টেস্ট কার্ডে পরিশোধ (tok_success)",
+  payDecline: "প্রত্যাখ্যাত কার্ড পরীক্ষা (tok_decline)",
+  payRedirect: "গেটওয়ের পাতায় পরিশোধ",
+  testPaymentsNote: "ডেভ মোড: স্যান্ডবক্স গেটওয়ে টেস্ট টোকেন নেয়; কোনো টাকা যায় না।",
+  paying: "পরিশোধ চলছে…",
+  paymentFailed: (why) => `পরিশোধ হয়নি (${why})। আবার চেষ্টা করতে পারেন।`,
+  paid: "পরিশোধ হয়েছে। আপনার টিকিট নিশ্চিত।",
+  orderExpired: "পরিশোধ না হওয়ায় অর্ডারের মেয়াদ শেষ।",
+  orderCancelled: "অর্ডারটি বাতিল।",
+  orderRefunded: "অর্ডারের টাকা ফেরত দেওয়া হয়েছে।",
+  seeTickets: "আমার টিকিট দেখুন",
+  tickets: "আমার টিকিট",
+  noTickets: "এখনো কোনো টিকিট নেই।",
+  ticketsPending: "আপনার টিকিট তৈরি হচ্ছে…",
+  showQR: "টিকিটের কিউআর কোড",
+  downloadPdf: "পিডিএফ নিন",
+  pdfPreparing: "পিডিএফ তৈরি হচ্ছে…",
+  pdfReady: "পিডিএফ ডাউনলোড",
+  cancelOrder: "অর্ডার বাতিল করুন",
+  cancelConfirm: "বাতিল নিশ্চিত করুন",
+  keepOrder: "রেখে দিন",
+  cancelTerms: (refund, fee, pct) => `আপনি ${refund} ফেরত পাবেন; বাতিলের মাশুল ${fee} (${pct}%)।`,
+  cancelled: (refund) => `বাতিল হয়েছে। ${refund} ফেরত দেওয়া হচ্ছে।`,
+  status: {
+    valid: "বৈধ",
+    checkedIn: "প্রবেশ করেছেন",
+    cancelled: "বাতিল",
+    refunded: "টাকা ফেরত",
+  },
+  waitTitle: "আপনি অপেক্ষার ঘরে আছেন",
+  waitPlace: (n) => `লাইনে আপনার স্থান: ${n}`,
+  waitEta: (m) => `আনুমানিক অপেক্ষা: প্রায় ${m} মিনিট`,
+  waitOpens: (t) => `বিক্রি শুরু ${t}-এ। এর আগে যাঁরা যোগ দেবেন, সবাই এলোমেলো স্থান পাবেন।`,
+  waitPaused: "বিক্রি কিছুক্ষণের জন্য থেমে আছে।",
+  waitKeep: "পাতাটি খোলা রাখুন; নিজে থেকেই এগোবে।",
+  youAreIn: "আপনার পালা এসেছে! আসনের নকশায় নিয়ে যাচ্ছি…",
+  saleEnded: "বিক্রি শেষ হয়েছে।",
+  devSignIn: "ডেভ সাইন-ইন",
+  devSignInNote: "শুধু ডেভেলপমেন্টের জন্য: যেকোনো নাম আর ভূমিকা বেছে টোকেন নিন। পাসওয়ার্ড লাগে না।",
+  name: "নাম",
+  role: "ভূমিকা",
+  roleUser: "ক্রেতা",
+  roleOperator: "অপারেটর বা গেটকর্মী",
+  roleAdmin: "অ্যাডমিন",
+  signInWithProvider: "আপনার অ্যাকাউন্টে সাইন ইন",
+  noSignIn: "এই সার্ভারে সাইন-ইন চালু নেই।",
+  needSignIn: "আগে সাইন ইন করুন।",
+  gateTitle: "গেটে টিকিট যাচাই",
+  gateShow: "অনুষ্ঠান বা যাত্রা",
+  gateName: "গেট",
+  code: "টিকিটের কোড বা আইডি",
+  check: "যাচাই",
+  scan: "ক্যামেরায় স্ক্যান",
+  stopScan: "ক্যামেরা বন্ধ",
+  noCamera: "এই ব্রাউজার কিউআর কোড পড়তে পারে না; কোডটি লিখুন।",
+  admitted: "প্রবেশ অনুমোদিত",
+  already: (when, gate) => `আগেই প্রবেশ করেছেন ${when}${gate ? ` (${gate})` : ""}`,
+  notValid: "বৈধ নয়",
+  admittedCount: (n) => `এখানে এ পর্যন্ত প্রবেশ: ${n}`,
+  gateOnly: "গেটের পাতা অপারেটর, গেটকর্মী ও অ্যাডমিনদের জন্য।",
+  error: "কিছু একটা ভুল হয়েছে",
+  retry: "আবার চেষ্টা",
+  back: "ফিরে যান",
+  closeX: "বন্ধ",
+};
+
+export function strings(lang: Lang): Strings {
+  return lang === "bn" ? bn : en;
+}
+
+/** A protobuf Timestamp as a Date. */
+export function tsDate(ts: { seconds: bigint; nanos: number } | undefined): Date | undefined {
+  return ts ? new Date(Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6)) : undefined;
+}

@@ -1,0 +1,15 @@
+// The site's entry point: pick up a token the sign-in left in the
+// fragment, read the sign-in configuration, draw the app.
+import { render } from "preact";
+
+import { Root } from "./app.js";
+import { loadConfig, takeTokenFromFragment } from "./session.js";
+import { PATTERNS } from "./seatmap.js";
+
+takeTokenFromFragment();
+void loadConfig().then((config) => {
+  document.body.insertAdjacentHTML("afterbegin", PATTERNS);
+  const root = document.getElementById("app")!;
+  root.textContent = ""; // the "loading" line of index.html
+  render(<Root config={config} />, root);
+});

@@ -1,0 +1,130 @@
+// The front page: trip search (origin, destination, date; typo tolerant on
+// the server) and the events on sale. The search lives in the address
+// (/search?from=…&to=…&date=…) so Back returns to the results.
+import { useEffect, useState } from "preact/hooks";
+import { ShowKind } from "@seatghor/client";
+import type { Show, TripHit } from "@seatghor/client";
+
+import { ErrorNote, Link, useApp } from "../app.js";
+import { digits, taka, tsDate, when } from "../i18n.js";
+
+export function Home() {
+  const { t, api, go, lang, session } = useApp();
+  const params = new URLSearchParams(location.search);
+  const [from, setFrom] = useState(params.get("from") ?? "");
+  const [to, setTo] = useState(params.get("to") ?? "");
+  const [date, setDate] = useState(params.get("date") ?? "");
+  const [trips, setTrips] = useState<TripHit[] | undefined>();
+  const [degraded, setDegraded] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<unknown>();
+  const [events, setEvents] = useState<Show[] | undefined>();
+
+  const searched = location.pathname === "/search";
+  useEffect(() => {
+    if (!searched) return;
+    setBusy(true);
+    setErr(undefined);
+    api.search
+      .searchTrips({ origin: params.get("from") ?? "", destination: params.get("to") ?? "", date: params.get("date") ?? "", pageSize: 20 })
+      .then((r) => {
+        setTrips(r.trips);
+        setDegraded(r.degraded);
+      })
+      .catch(setErr)
+      .finally(() => setBusy(false));
+  }, [location.search, searched]);
+
+  useEffect(() => {
+    if (!session) return;
+    Promise.all([api.catalog.listShows({ kind: ShowKind.CONCERT, pageSize: 50 }), api.catalog.listShows({ kind: ShowKind.SPORT, pageSize: 50 })])
+      .then(([a, b]) => setEvents([...a.shows, ...b.shows]))
+      .catch(() => setEvents([]));
+  }, [session]);
+
+  return (
+    <>
+      <h1 tabIndex={-1}>{t.searchTrips}</h1>
+      <form
+        class="search"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const q = new URLSearchParams({ from, to, date });
+          go(`/search?${q}`);
+        }}
+      >
+        <label>
+          {t.origin}
+          <input id="from" name="from" value={from} onInput={(e) => setFrom(e.currentTarget.value)} autocomplete="off" />
+        </label>
+        <label>
+          {t.destination}
+          <input id="to" name="to" value={to} onInput={(e) => setTo(e.currentTarget.value)} autocomplete="off" />
+        </label>
+        <label>
+          {t.date}
+          <input id="date" name="date" type="date" value={date} onInput={(e) => setDate(e.currentTarget.value)} />
+        </label>
+        <button type="submit" class="primary">
+          {t.search}
+        </button>
+      </form>
+      <ErrorNote err={err} />
+      {busy && <p aria-live="polite">{t.searching}</p>}
+      {searched && trips && (
+        <section aria-live="polite" aria-label={t.searchTrips}>
+          {degraded && <p class="note">{t.degraded}</p>}
+          {trips.length === 0 ? (
+            <p class="note">{t.noTrips}</p>
+          ) : (
+            <ul class="cards" id="trips">
+              {trips.map((h) => (
+                <li class="card" key={String(h.showId)}>
+                  <Link href={`/show/${h.showId}`} class="cardlink">
+                    <strong>
+                      {lang === "bn" && h.originBengali ? h.originBengali : h.originLabel || h.origin} →{" "}
+                      {lang === "bn" && h.destinationBengali ? h.destinationBengali : h.destinationLabel || h.destination}
+                    </strong>
+                    <span>{h.operator}</span>
+                    <span>
+                      {t.departs}: {when(tsDate(h.startsAt), lang)}
+                    </span>
+                    <span>
+                      {h.lowestPrice && t.from(taka(h.lowestPrice.amountMinor, lang))} ·{" "}
+                      {t.seatsLeft(digits(h.seatsAvailable, lang))}
+                    </span>
+                  </Link>
+                </li>
+              ))}
+            </ul>
+          )}
+        </section>
+      )}
+      <h2>{t.events}</h2>
+      {!session ? (
+        <p class="note">
+          {t.signInForEvents} <Link href="/signin?next=/">{t.signIn}</Link>
+        </p>
+      ) : !events ? (
+        <p>{t.loading}</p>
+      ) : events.length === 0 ? (
+        <p class="note">{t.noEvents}</p>
+      ) : (
+        <ul class="cards" id="events">
+          {events.map((s) => (
+            <li class="card" key={String(s.showId)}>
+              <Link href={`/show/${s.showId}`} class="cardlink">
+                <strong>{s.title}</strong>
+                <span>{s.venue}</span>
+                <span>
+                  {t.starts}: {when(tsDate(s.startsAt), lang)}
+                </span>
+              </Link>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,162 @@
+// An order: what it holds, the time left to pay, how to pay (the
+// sandbox's test tokens in dev, or the gateway's approval page by
+// redirect, which comes back here), then the confirmation.
+import { useEffect, useState } from "preact/hooks";
+import { FailureReason, OrderStatus, PaymentState } from "@seatghor/client";
+import type { Order, Payment } from "@seatghor/client";
+
+import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
+import { digits, mmss, taka, tsDate } from "../i18n.js";
+
+const POLL_MS = 1000;
+
+export function OrderPage(props: { orderId: string }) {
+  return (
+    <NeedSession>
+      <OrderInner orderId={props.orderId} />
+    </NeedSession>
+  );
+}
+
+function OrderInner({ orderId }: { orderId: string }) {
+  const { t, api, lang, config } = useApp();
+  const [order, setOrder] = useState<Order>();
+  const [payment, setPayment] = useState<Payment>();
+  // Back from the gateway's page (it adds charge_id): follow the payment.
+  const [paying, setPaying] = useState(new URLSearchParams(location.search).has("charge_id"));
+  const [err, setErr] = useState<unknown>();
+  const [now, setNow] = useState(Date.now());
+
+  const load = () =>
+    api.orders
+      .getOrder({ orderId })
+      .then((r) => {
+        setOrder(r.order);
+        return r.order;
+      })
+      .catch((e) => {
+        setErr(e);
+        return undefined;
+      });
+
+  useEffect(() => {
+    void load();
+    const tick = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(tick);
+  }, [orderId]);
+
+  // While a payment is under way (or the buyer is back from the gateway's
+  // page), follow the order and the payment until they settle.
+  const pending = order?.status === OrderStatus.PENDING_PAYMENT && (paying || !!order.paymentId);
+  useEffect(() => {
+    if (!pending) return;
+    const timer = setInterval(async () => {
+      const o = await load();
+      const id = payment?.paymentId || o?.paymentId;
+      if (!id) return;
+      try {
+        const p = (await api.payments.getPayment({ paymentId: id })).payment;
+        setPayment(p);
+        if (p && p.status === PaymentState.FAILED) setPaying(false);
+      } catch {
+        // the next poll tries again
+      }
+    }, POLL_MS);
+    return () => clearInterval(timer);
+  }, [pending, payment?.paymentId]);
+
+  async function pay(token: string | undefined) {
+    setErr(undefined);
+    setPaying(true);
+    try {
+      const r = await api.payments.startPayment(
+        token ? { orderId, sandbox: { token } } : { orderId, returnUrl: `${location.origin}/order/${orderId}` },
+      );
+      setPayment(r.payment);
+      if (!token && r.payment?.redirectUrl) location.assign(r.payment.redirectUrl);
+    } catch (e) {
+      setErr(e);
+      setPaying(false);
+    }
+  }
+
+  if (!order) {
+    return (
+      <>
+        <ErrorNote err={err} />
+        {!err && <p>{t.loading}</p>}
+      </>
+    );
+  }
+  const payBy = tsDate(order.payBy);
+  const failed = payment?.status === PaymentState.FAILED;
+  return (
+    <>
+      <h1 tabIndex={-1}>
+        {t.order} {order.orderId}
+      </h1>
+      <table class="lines">
+        <tbody>
+          {order.lines.map((l, i) => (
+            <tr key={i}>
+              <th scope="row">{l.seat || `${l.gaArea} × ${digits(l.quantity, lang)}`}</th>
+              <td>{l.amount && taka(l.amount.amountMinor, lang)}</td>
+            </tr>
+          ))}
+          <tr class="sum">
+            <th scope="row">{t.total}</th>
+            <td id="order-total">{order.total && taka(order.total.amountMinor, lang)}</td>
+          </tr>
+        </tbody>
+      </table>
+      <ErrorNote err={err} />
+      <div role="status" aria-live="polite" id="order-status">
+        {order.status === OrderStatus.CONFIRMED ? (
+          <div class="done">
+            <p class="big ok" id="paid">
+              ✓ {t.paid}
+            </p>
+            <p>
+              <Link href="/tickets" class="button primary">
+                {t.seeTickets}
+              </Link>
+            </p>
+          </div>
+        ) : order.status === OrderStatus.EXPIRED ? (
+          <p class="big bad">{t.orderExpired}</p>
+        ) : order.status === OrderStatus.CANCELLED ? (
+          <p class="big bad">{t.orderCancelled}</p>
+        ) : order.status === OrderStatus.REFUNDED ? (
+          <p class="big bad">{t.orderRefunded}</p>
+        ) : paying && !failed ? (
+          <p>{t.paying}</p>
+        ) : (
+          failed && <p class="note error">{t.paymentFailed(FailureReason[payment!.failureReason] ?? "")}</p>
+        )}
+      </div>
+      {order.status === OrderStatus.PENDING_PAYMENT && (!paying || failed) && (
+        <section class="pay">
+          {payBy && (
+            <p>
+              {t.payBy} <strong role="timer">{mmss((payBy.getTime() - now) / 1000, lang)}</strong>
+            </p>
+          )}
+          {config.testPayments && (
+            <>
+              <p class="note dev">{t.testPaymentsNote}</p>
+              <button type="button" class="primary" id="pay-success" onClick={() => void pay("tok_success")}>
+                {t.payTest}
+              </button>{" "}
+              <button type="button" id="pay-decline" onClick={() => void pay("tok_decline")}>
+                {t.payDecline}
+              </button>{" "}
+            </>
+          )}
+          <button type="button" id="pay-redirect" onClick={() => void pay(undefined)}>
+            {t.payRedirect}
+          </button>
+        </section>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,325 @@
+// A show: its seat map (or general-admission areas), the buyer's choice,
+// the hold with its countdown, and on to the order. The map is refreshed
+// every few seconds with the availability only (the layout is sent once:
+// GetSeatMap with the layout's ETag answers with the 2-bit states alone).
+// A seat someone else takes, seen by a refresh or by a refused hold
+// (SeatsUnavailable), turns taken and leaves the choice; the rest stays.
+import { useEffect, useRef, useState } from "preact/hooks";
+import { QueueTokenError, SeatsUnavailableError, withQueueToken } from "@seatghor/client";
+import type { GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
+
+import { ErrorNote, NeedSession, useApp } from "../app.js";
+import { digits, mmss, taka, tsDate, when } from "../i18n.js";
+import { SeatMapView } from "../seatmap.js";
+
+const REFRESH_MS = 2000;
+// From this many seats the map is drawn a section at a time (R-12: a huge
+// show is read a section at a time; drawing 50,000 seats at once takes a
+// phone many seconds, decision 0161).
+const SECTION_AT_A_TIME = 2000;
+
+export function queueTokenKey(showId: bigint): string {
+  return `seatghor.qt.${showId}`;
+}
+
+export function ShowPage(props: { showId: bigint }) {
+  return (
+    <NeedSession>
+      <ShowInner showId={props.showId} />
+    </NeedSession>
+  );
+}
+
+function ShowInner({ showId }: { showId: bigint }) {
+  const { t, api, lang, go } = useApp();
+  const [show, setShow] = useState<Show>();
+  const [layout, setLayout] = useState<GetSeatLayoutResponse>();
+  const [ga, setGa] = useState<seatmap.GaArea[]>([]);
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [hold, setHold] = useState<Hold>();
+  const [msg, setMsg] = useState("");
+  const [err, setErr] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const [now, setNow] = useState(Date.now());
+  const [qty, setQty] = useState<Record<string, number>>({});
+  const [section, setSection] = useState(""); // "": every section
+  const [soldOut, setSoldOut] = useState(false);
+  const prices = useRef(new Map<string, bigint>());
+  const mapEl = useRef<HTMLDivElement>(null);
+  const view = useRef<SeatMapView>();
+  const mine = useRef(new Set<string>());
+  const chosenRef = useRef<string[]>([]);
+  chosenRef.current = chosen;
+
+  const queueToken = sessionStorage.getItem(queueTokenKey(showId)) ?? "";
+
+  // The show and its layout, once.
+  useEffect(() => {
+    Promise.all([api.catalog.getShow({ showId }), api.seatMap.getSeatLayout({ showId })])
+      .then(([s, l]) => {
+        if (s.show?.waitingRoom?.enabled && !queueToken) {
+          go(`/wait/${showId}`, true);
+          return;
+        }
+        setShow(s.show);
+        // GA areas come with the first refresh: the layout has their
+        // capacity, not what is left.
+        setLayout(l);
+        if (l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
+      })
+      .catch(setErr);
+  }, [showId]);
+
+  // The map, drawn again when the language changes (its labels), and its
+  // refresh (a general-admission show has no map, only the refresh).
+  useEffect(() => {
+    if (!layout) return;
+    let v: SeatMapView | undefined;
+    if (mapEl.current && layout.sections.length > 0) {
+      const labels = {
+        free: t.free, held: t.held, sold: t.sold, yours: t.yours, selected: t.selected,
+        price: (m: bigint) => taka(m, lang),
+        seatNo: (s: string) => `${t.seat} ${s}`,
+        grid: t.seatsOf,
+      };
+      // "seatmap-draw": building the map and the browser's first frame of
+      // it (the benchmark in bench_test.go reads it).
+      performance.clearMarks("seatmap-start");
+      performance.clearMeasures("seatmap-draw");
+      performance.mark("seatmap-start");
+      const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
+      const made: SeatMapView = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
+        prices.current.set(seat, made.priceOf(seat));
+        setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
+      });
+      requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
+      made.setChosen(chosenRef.current);
+      v = made;
+    }
+    view.current = v;
+    let stopped = false;
+    const refresh = async () => {
+      if (stopped || document.hidden) return;
+      try {
+        const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag, section });
+        if (stopped) return;
+        if (m.gaAreas.length) setGa(m.gaAreas);
+        const lost = v ? v.setAvailability(m.availability, mine.current) : [];
+        // Every seat of the show taken (a map of all its sections).
+        setSoldOut(!!v && !section && v.freeCount() === 0);
+        if (lost.length) {
+          setChosen((cur) => cur.filter((s) => !lost.includes(s)));
+          setMsg(t.takenNow(lost.join(", ")));
+        }
+      } catch {
+        // the next refresh tries again
+      }
+    };
+    void refresh();
+    const timer = setInterval(refresh, REFRESH_MS);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [layout, lang, section]);
+
+  useEffect(() => view.current?.setChosen(chosen), [chosen]);
+
+  // The hold's countdown.
+  useEffect(() => {
+    if (!hold) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [hold]);
+
+  const left = hold ? ((tsDate(hold.expiresAt)?.getTime() ?? 0) - now) / 1000 : 0;
+  useEffect(() => {
+    if (hold && left <= 0) {
+      setHold(undefined);
+      mine.current = new Set();
+      setMsg(t.holdExpired);
+    }
+  }, [hold, left <= 0]);
+
+  const opts = queueToken && queueToken !== "-" ? withQueueToken(queueToken) : undefined;
+
+  async function takeHold(req: { seats?: string[]; gaArea?: string; quantity?: number }) {
+    setBusy(true);
+    setErr(undefined);
+    setMsg("");
+    try {
+      const r = await api.holds.createHold({ showId, ...req }, opts);
+      const h = r.hold!;
+      mine.current = new Set(h.seats);
+      view.current?.markMine(h.seats);
+      setChosen([]);
+      setHold(h);
+      setNow(Date.now());
+    } catch (e) {
+      if (e instanceof SeatsUnavailableError) {
+        if (e.seats.length) {
+          view.current?.markTaken(e.seats);
+          setChosen((cur) => cur.filter((s) => !e.seats.includes(s)));
+          setMsg(t.taken(e.seats.join(", ")));
+        } else {
+          setGa((areas) => areas.map((a) => (a.name === e.gaArea ? { ...a, remaining: e.remaining } : a)));
+          setMsg(t.placesLeft(digits(e.remaining, lang)));
+        }
+      } else if (e instanceof QueueTokenError) {
+        sessionStorage.removeItem(queueTokenKey(showId));
+        go(`/wait/${showId}`);
+      } else {
+        setErr(e);
+      }
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function order() {
+    if (!hold) return;
+    setBusy(true);
+    setErr(undefined);
+    try {
+      const r = await api.orders.createOrder({ holdId: hold.holdId });
+      go(`/order/${r.order!.orderId}`);
+    } catch (e) {
+      setErr(e);
+      setBusy(false);
+    }
+  }
+
+  async function release() {
+    if (!hold) return;
+    try {
+      await api.holds.releaseHold({ holdId: hold.holdId });
+      setHold(undefined);
+      mine.current = new Set();
+    } catch (e) {
+      setErr(e);
+    }
+  }
+
+  if (!show || !layout) {
+    return (
+      <>
+        <ErrorNote err={err} />
+        {!err && <p>{t.loading}</p>}
+      </>
+    );
+  }
+  const total = chosen.reduce((sum, s) => sum + (prices.current.get(s) ?? 0n), 0n);
+  return (
+    <>
+      <h1 tabIndex={-1}>{show.title}</h1>
+      <p class="meta">
+        {show.origin ? `${show.origin} → ${show.destination}` : show.venue}
+        {show.operator && ` · ${show.operator}`} · {when(tsDate(show.startsAt), lang)}
+      </p>
+      <div class="layout">
+        <div class="mapcol">
+          {layout.sections.length > 0 && (
+            <>
+              <ul class="legend" aria-label={t.legend}>
+                <li><span class="key s0" aria-hidden="true" />{t.free}</li>
+                <li><span class="key s1" aria-hidden="true" />{t.held}</li>
+                <li><span class="key s2" aria-hidden="true" />{t.sold}</li>
+                <li><span class="key chosen" aria-hidden="true">✓</span>{t.selected}</li>
+              </ul>
+              {section && (
+                <div class="sections" role="group" aria-label={t.sections}>
+                  {layout.sections.map((x) => (
+                    <button type="button" key={x.name} aria-pressed={x.name === section} onClick={() => setSection(x.name)}>
+                      {x.name} <span class="price">{taka(x.priceMinor, lang)}</span>
+                    </button>
+                  ))}
+                </div>
+              )}
+              <div ref={mapEl} class="seatmap" id="seatmap" />
+            </>
+          )}
+          {ga.map((a) => {
+            const q = qty[a.name] ?? 1;
+            return (
+              <section class="ga" key={a.name}>
+                <h3>
+                  {a.name} <span class="price">{t.priceEach(taka(a.priceMinor, lang))}</span>
+                </h3>
+                {a.remaining <= 0 ? (
+                  <p class="soldout">{t.soldOut}</p>
+                ) : (
+                  <form
+                    onSubmit={(e) => {
+                      e.preventDefault();
+                      void takeHold({ gaArea: a.name, quantity: q });
+                    }}
+                  >
+                    <p>{t.placesLeft(digits(a.remaining, lang))}</p>
+                    <label>
+                      {t.quantity}{" "}
+                      <input type="number" min={1} max={Math.min(a.remaining, 10)} value={q}
+                        onInput={(e) => setQty({ ...qty, [a.name]: Number(e.currentTarget.value) })} />
+                    </label>{" "}
+                    <button type="submit" disabled={busy || !!hold}>
+                      {t.holdPlaces}
+                    </button>
+                  </form>
+                )}
+              </section>
+            );
+          })}
+        </div>
+        <aside class="panel" aria-label={t.yourSeats}>
+          <p class="live" role="status" aria-live="polite" id="msg">
+            {msg}
+          </p>
+          <ErrorNote err={err} />
+          {hold ? (
+            <div class="hold" id="hold">
+              <p>
+                {t.heldFor}{" "}
+                <strong role="timer" id="countdown">
+                  {mmss(left, lang)}
+                </strong>
+              </p>
+              <p>
+                {hold.seats.length > 0 ? hold.seats.join(", ") : `${hold.gaArea} × ${digits(hold.quantity, lang)}`}
+              </p>
+              <p>
+                {t.total}: <strong>{hold.amount && taka(hold.amount.amountMinor, lang)}</strong>
+              </p>
+              <button type="button" class="primary" id="to-order" disabled={busy} onClick={order}>
+                {t.continueToPay}
+              </button>{" "}
+              <button type="button" onClick={release} disabled={busy}>
+                {t.release}
+              </button>
+            </div>
+          ) : soldOut ? (
+            <p class="soldout" id="soldout">
+              {t.soldOut}
+            </p>
+          ) : layout.sections.length > 0 ? (
+            <div id="choice">
+              <h2>{t.yourSeats}</h2>
+              {chosen.length === 0 ? (
+                <p class="note">{t.noSeatsChosen}</p>
+              ) : (
+                <>
+                  <p id="chosen">{chosen.join(", ")}</p>
+                  <p>
+                    {t.total}: <strong id="total">{taka(total, lang)}</strong>
+                  </p>
+                </>
+              )}
+              <button type="button" class="primary" id="hold-seats" disabled={busy || chosen.length === 0}
+                onClick={() => void takeHold({ seats: chosen })}>
+                {chosen.length === 1 ? t.holdOne : t.holdSeats(digits(chosen.length, lang))}
+              </button>
+            </div>
+          ) : null}
+        </aside>
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,66 @@
+// Sign-in: in dev a clearly marked dev sign-in (any name, a role, no
+// password); with OIDC, the provider's page through /auth/login, which
+// comes back with the token in the fragment (session.ts takes it).
+import { useState } from "preact/hooks";
+
+import { ErrorNote, useApp } from "../app.js";
+import { devSignIn } from "../session.js";
+
+export function SignInPage() {
+  const { t, config, setSession, go } = useApp();
+  const next = new URLSearchParams(location.search).get("next") || "/";
+  const safeNext = next.startsWith("/") && !next.startsWith("//") ? next : "/";
+  const [name, setName] = useState("");
+  const [role, setRole] = useState("user");
+  const [err, setErr] = useState<unknown>();
+  return (
+    <>
+      <h1 tabIndex={-1}>{t.signIn}</h1>
+      {config.oidcSignIn && (
+        <p>
+          <a class="button primary" id="oidc" href={`/auth/login?return_to=${encodeURIComponent(safeNext)}`}>
+            {t.signInWithProvider}
+          </a>
+        </p>
+      )}
+      {config.devSignIn && (
+        <form
+          class="dev"
+          onSubmit={async (e) => {
+            e.preventDefault();
+            setErr(undefined);
+            try {
+              setSession(await devSignIn(name, role));
+              go(safeNext, true);
+            } catch (x) {
+              setErr(x);
+            }
+          }}
+        >
+          <h2>
+            <span class="badge">DEV</span> {t.devSignIn}
+          </h2>
+          <p class="note dev">{t.devSignInNote}</p>
+          <label>
+            {t.name}
+            <input id="dev-name" required value={name} pattern="[a-zA-Z0-9][a-zA-Z0-9._\-]{0,63}" autocomplete="username"
+              onInput={(e) => setName(e.currentTarget.value)} />
+          </label>
+          <label>
+            {t.role}
+            <select id="dev-role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+              <option value="user">{t.roleUser}</option>
+              <option value="operator">{t.roleOperator}</option>
+              <option value="admin">{t.roleAdmin}</option>
+            </select>
+          </label>
+          <button type="submit" class="primary" id="dev-submit">
+            {t.signIn}
+          </button>
+          <ErrorNote err={err} />
+        </form>
+      )}
+      {!config.devSignIn && !config.oidcSignIn && <p class="note">{t.noSignIn}</p>}
+    </>
+  );
+}

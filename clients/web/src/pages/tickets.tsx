@@ -1,0 +1,233 @@
+// "My tickets": each ticket with its QR code on screen and its PDF, and
+// per order the cancellation, with the fee and the refund shown before
+// the buyer confirms (the fee rounds down, as the server's does).
+import { useEffect, useState } from "preact/hooks";
+import { OrderStatus, TicketStatus } from "@seatghor/client";
+import type { Order, Ticket } from "@seatghor/client";
+
+import { ErrorNote, NeedSession, useApp } from "../app.js";
+import { digits, taka, tsDate, when } from "../i18n.js";
+import type { Strings } from "../i18n.js";
+
+const POLL_MS = 1500;
+
+export function TicketsPage() {
+  return (
+    <NeedSession>
+      <TicketsInner />
+    </NeedSession>
+  );
+}
+
+function statusText(t: Strings, s: TicketStatus): string {
+  switch (s) {
+    case TicketStatus.CHECKED_IN:
+      return t.status.checkedIn;
+    case TicketStatus.CANCELLED:
+      return t.status.cancelled;
+    case TicketStatus.REFUNDED:
+      return t.status.refunded;
+    default:
+      return t.status.valid;
+  }
+}
+
+function TicketsInner() {
+  const { t, api } = useApp();
+  const [tickets, setTickets] = useState<Ticket[]>();
+  const [err, setErr] = useState<unknown>();
+  const [gen, setGen] = useState(0);
+
+  // The read model follows the payment within a moment: poll until there
+  // are tickets and their PDFs are ready.
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const load = () =>
+      api.tickets
+        .listMyTickets({ pageSize: 100 })
+        .then((r) => {
+          if (stopped) return;
+          setTickets(r.tickets);
+          if (r.tickets.length === 0 || r.tickets.some((x) => !x.downloadReady && x.status === TicketStatus.VALID)) {
+            timer = setTimeout(load, POLL_MS);
+          }
+        })
+        .catch(setErr);
+    void load();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [gen]);
+
+  const orders = new Map<string, Ticket[]>();
+  for (const x of tickets ?? []) orders.set(x.orderId, [...(orders.get(x.orderId) ?? []), x]);
+  return (
+    <>
+      <h1 tabIndex={-1}>{t.tickets}</h1>
+      <ErrorNote err={err} />
+      {!tickets ? (
+        <p>{t.loading}</p>
+      ) : tickets.length === 0 ? (
+        <p class="note" role="status">
+          {t.noTickets}
+        </p>
+      ) : (
+        [...orders].map(([orderId, list]) => (
+          <OrderTickets key={orderId} orderId={orderId} tickets={list} onChange={() => setGen(gen + 1)} />
+        ))
+      )}
+    </>
+  );
+}
+
+function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () => void }) {
+  const { t, lang } = useApp();
+  const first = props.tickets[0];
+  return (
+    <section class="order" aria-label={`${t.order} ${props.orderId}`}>
+      <h2>{first.showTitle}</h2>
+      <p class="meta">
+        {first.origin ? `${first.origin} → ${first.destination}` : first.venue} · {when(tsDate(first.startsAt), lang)}
+      </p>
+      <ul class="tickets">
+        {props.tickets.map((x) => (
+          <TicketCard key={x.ticketId} ticket={x} />
+        ))}
+      </ul>
+      <Cancel orderId={props.orderId} cancellable={props.tickets.some((x) => x.status === TicketStatus.VALID)} onDone={props.onChange} />
+    </section>
+  );
+}
+
+// The QR library loads with the first ticket shown, not with the site.
+const qr = () => import("../qr.js");
+
+function QR(props: { code: string; label: string }) {
+  const [svg, setSvg] = useState("");
+  useEffect(() => {
+    void qr().then((m) => setSvg(m.qrSvg(props.code)));
+  }, [props.code]);
+  return <div class="qr" role="img" aria-label={props.label} dangerouslySetInnerHTML={{ __html: svg }} />;
+}
+
+function TicketCard({ ticket }: { ticket: Ticket }) {
+  const { t, api, lang } = useApp();
+  const [pdf, setPdf] = useState<string>();
+  const [preparing, setPreparing] = useState(false);
+  const [err, setErr] = useState<unknown>();
+
+  async function download() {
+    setErr(undefined);
+    setPreparing(true);
+    try {
+      for (;;) {
+        const r = await api.tickets.getTicketDownload({ ticketId: ticket.ticketId });
+        if (r.ready) {
+          setPdf(r.url);
+          break;
+        }
+        const wait = r.retryAfter ? Number(r.retryAfter.seconds) * 1000 : 1000;
+        await new Promise((res) => setTimeout(res, Math.min(Math.max(wait, 500), 5000)));
+      }
+    } catch (e) {
+      setErr(e);
+    } finally {
+      setPreparing(false);
+    }
+  }
+
+  const where = ticket.seats.length ? ticket.seats.join(", ") : ticket.seat || ticket.gaArea;
+  return (
+    <li class={`ticket st${ticket.status}`} data-ticket={ticket.ticketId}>
+      <QR code={ticket.code} label={`${t.showQR}: ${where}`} />
+      <div class="info">
+        <p class="seatno">
+          {t.seat}: <strong>{where}</strong>
+        </p>
+        <p>{ticket.price && taka(ticket.price.amountMinor, lang)}</p>
+        <p class="status">{statusText(t, ticket.status)}</p>
+        <p class="code">
+          <small>{ticket.ticketId}</small>
+        </p>
+        {ticket.status === TicketStatus.VALID || ticket.status === TicketStatus.CHECKED_IN ? (
+          pdf ? (
+            <a class="button" href={pdf} target="_blank" rel="noopener" download={`${ticket.ticketId}.pdf`} data-pdf>
+              {t.pdfReady}
+            </a>
+          ) : (
+            <button type="button" onClick={download} disabled={preparing}>
+              {preparing ? t.pdfPreparing : t.downloadPdf}
+            </button>
+          )
+        ) : null}
+        <ErrorNote err={err} />
+        {ticket.checkedInAt && <p>{digits(when(tsDate(ticket.checkedInAt), lang), lang)}</p>}
+      </div>
+    </li>
+  );
+}
+
+function Cancel(props: { orderId: string; cancellable: boolean; onDone: () => void }) {
+  const { t, api, lang } = useApp();
+  const [terms, setTerms] = useState<{ order: Order; fee: bigint; bps: number }>();
+  const [done, setDone] = useState<Order>();
+  const [err, setErr] = useState<unknown>();
+
+  async function ask() {
+    setErr(undefined);
+    try {
+      const { order } = await api.orders.getOrder({ orderId: props.orderId });
+      const { show } = await api.catalog.getShow({ showId: order!.showId });
+      const bps = show?.cancellationFeeBps ?? 0;
+      const total = order!.total?.amountMinor ?? 0n;
+      setTerms({ order: order!, fee: (total * BigInt(bps)) / 10000n, bps });
+    } catch (e) {
+      setErr(e);
+    }
+  }
+
+  async function confirm() {
+    try {
+      const r = await api.orders.cancelOrder({ orderId: props.orderId });
+      setDone(r.order);
+      setTerms(undefined);
+      props.onDone();
+    } catch (e) {
+      setErr(e);
+    }
+  }
+
+  if (done) {
+    const refund = (done.total?.amountMinor ?? 0n) - (done.cancellationFee?.amountMinor ?? 0n);
+    return (
+      <p role="status" class="note">
+        {t.cancelled(taka(refund, lang))}
+      </p>
+    );
+  }
+  if (!props.cancellable) return null;
+  const total = terms?.order.total?.amountMinor ?? 0n;
+  const pct = terms ? `${Math.floor(terms.bps / 100)}${terms.bps % 100 ? "." + String(terms.bps % 100).padStart(2, "0") : ""}` : "";
+  return (
+    <div class="cancel">
+      <ErrorNote err={err} />
+      {!terms ? (
+        <button type="button" class="danger-outline" onClick={ask}>
+          {t.cancelOrder}
+        </button>
+      ) : terms.order.status !== OrderStatus.CONFIRMED ? null : (
+        <div role="alertdialog" aria-label={t.cancelOrder} class="confirm">
+          <p id={`terms-${props.orderId}`}>{t.cancelTerms(taka(total - terms.fee, lang), taka(terms.fee, lang), digits(pct, lang))}</p>
+          <button type="button" class="danger" onClick={confirm} aria-describedby={`terms-${props.orderId}`} autoFocus>
+            {t.cancelConfirm}
+          </button>{" "}
+          <button type="button" onClick={() => setTerms(undefined)}>
+            {t.keepOrder}
+          </button>
+        </div>
+      )}
+    </div>
+  );
+}
