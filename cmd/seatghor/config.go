@@ -13,6 +13,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/objstore"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // devSecret is the shorthand secret when SEATGHOR_AUTH_SECRET is unset. Only
@@ -57,10 +58,11 @@ type config struct {
 	SweepInterval time.Duration
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
-	// Roles are what `serve` runs (SEATGHOR_ROLES, "api,workers,projectors"):
-	// the API server, the background workers (hold sweeper, payment jobs,
-	// ledger check), the read
-	// side's projectors (R-8.1), in any combination.
+	// Roles are what `serve` runs (SEATGHOR_ROLES,
+	// "api,workers,projectors,webhooks"): the API server, the background
+	// workers (hold sweeper, payment jobs, ledger check), the read side's
+	// projectors (R-8.1), the senders of partners' webhook deliveries, in
+	// any combination.
 	Roles map[string]bool
 	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; R-8.2).
 	// Unset in serve: seat maps are read from the shards. Unset in dev:
@@ -98,6 +100,12 @@ type config struct {
 	// CatalogPolicy bounds what organisations set on their shows
 	// (SEATGHOR_MAX_CANCELLATION_FEE_BPS, default 1000; decision 0076).
 	CatalogPolicy catalog.Policy
+	// Webhooks tunes the delivery of partners' webhooks: SEATGHOR_WEBHOOK_TIMEOUT
+	// (one POST, default 10s), SEATGHOR_WEBHOOK_RETRY_BASE (the first retry's
+	// backoff, default 5s), SEATGHOR_WEBHOOK_CONCURRENCY (sends at once per
+	// process, default 16) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
+	// on plain http to 127.0.0.1 or localhost; dev and tests; dev sets it).
+	Webhooks webhook.WorkerConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -111,7 +119,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DataDir:       ".seatghor",
 		SweepInterval: 5 * time.Second,
 		MaxConns:      20,
-		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true},
+		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true, "webhooks": true},
 		RedisURL:      getenv("SEATGHOR_REDIS_URL"),
 		RedisPrefix:   getenv("SEATGHOR_REDIS_PREFIX"),
 		ReadURL:       getenv("SEATGHOR_READ_URL"),
@@ -127,10 +135,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.Roles = map[string]bool{}
 		for _, r := range strings.Split(v, ",") {
 			switch r = strings.TrimSpace(r); r {
-			case "api", "workers", "projectors":
+			case "api", "workers", "projectors", "webhooks":
 				c.Roles[r] = true
 			default:
-				return c, fmt.Errorf("SEATGHOR_ROLES=%q: roles are api, workers and projectors", v)
+				return c, fmt.Errorf("SEATGHOR_ROLES=%q: roles are api, workers, projectors and webhooks", v)
 			}
 		}
 	}
@@ -208,6 +216,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.CatalogPolicy.MaxCancellationFeeBps = new(n)
 	}
 	var err error
+	if c.Webhooks, err = loadWebhookConfig(getenv); err != nil {
+		return c, err
+	}
 	if c.TokenKeys, err = loadKeys(getenv, "SEATGHOR_TOKEN_KEYS"); err != nil {
 		return c, err
 	}
@@ -284,4 +295,32 @@ func (c config) tokenKeys() (*keyset.Set, error) {
 		secret = devSecret
 	}
 	return keyset.Resolve(c.TokenKeys, secret, keyset.Tokens)
+}
+
+// loadWebhookConfig reads the SEATGHOR_WEBHOOK_* settings.
+func loadWebhookConfig(getenv func(string) string) (webhook.WorkerConfig, error) {
+	var w webhook.WorkerConfig
+	for name, d := range map[string]*time.Duration{"SEATGHOR_WEBHOOK_TIMEOUT": &w.Timeout, "SEATGHOR_WEBHOOK_RETRY_BASE": &w.RetryBase} {
+		if v := getenv(name); v != "" {
+			var err error
+			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
+				return w, fmt.Errorf("%s=%q: want a positive duration such as 10s", name, v)
+			}
+		}
+	}
+	if v := getenv("SEATGHOR_WEBHOOK_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return w, fmt.Errorf("SEATGHOR_WEBHOOK_CONCURRENCY=%q: want a number from 1 to 1000", v)
+		}
+		w.Concurrency = n
+	}
+	switch v := getenv("SEATGHOR_WEBHOOK_ALLOW_LOOPBACK"); v {
+	case "", "0":
+	case "1":
+		w.AllowLoopback = true
+	default:
+		return w, fmt.Errorf("SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=%q: want 1 or 0", v)
+	}
+	return w, nil
 }

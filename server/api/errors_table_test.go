@@ -23,6 +23,7 @@ import (
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // TestErrorTableCoversEveryDomainError: every error a domain package can
@@ -49,7 +50,7 @@ func TestErrorTableCoversEveryDomainError(t *testing.T) {
 	for _, r := range edgeReasons {
 		all = append(all, &edgeError{reason: r})
 	}
-	for _, list := range [][]error{booking.Errors, payment.Errors, catalog.Errors, ledger.Errors, ticket.Errors, idempotency.Errors, auth.Errors} {
+	for _, list := range [][]error{booking.Errors, payment.Errors, catalog.Errors, ledger.Errors, ticket.Errors, idempotency.Errors, auth.Errors, webhook.Errors} {
 		all = append(all, list...)
 	}
 	all = append(all, &ratelimit.ExceededError{}, &protovalidate.ValidationError{})
@@ -70,6 +71,7 @@ func TestErrorTableCoversEveryDomainError(t *testing.T) {
 			"ledger":      {errs: len(ledger.Errors)},
 			"idempotency": {errs: len(idempotency.Errors)},
 			"auth":        {errs: len(auth.Errors)},
+			"webhook":     {errs: len(webhook.Errors)},
 		} {
 			kinds, reasons, errs := declared(t, filepath.Join("..", dir))
 			if dir == "ledger" {

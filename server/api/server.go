@@ -17,6 +17,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
@@ -32,6 +33,7 @@ import (
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // Config is what the API edge needs.
@@ -77,6 +79,9 @@ type Config struct {
 	// Registry receives the API's metrics; the admin handler's /metrics
 	// serves it.
 	Registry *prometheus.Registry
+	// Webhooks manages partners' webhook endpoints (issue 12); nil: its
+	// RPCs answer unavailable.
+	Webhooks *webhook.Service
 	// MaxRequestBytes bounds a request message; default 1 MiB.
 	MaxRequestBytes int
 }
@@ -190,6 +195,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
+	add(partnerv1connect.WebhookServiceName)(partnerv1connect.NewWebhookServiceHandler(&webhookHandler{cfg.Webhooks, cfg.Log}, opts...))
 	return out
 }
 

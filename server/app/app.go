@@ -20,6 +20,7 @@ import (
 	"github.com/seatghor/seatghor/projections/mytickets"
 	"github.com/seatghor/seatghor/projections/seatmap"
 	"github.com/seatghor/seatghor/projections/tripindex"
+	"github.com/seatghor/seatghor/projections/webhookfeed"
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
@@ -35,6 +36,7 @@ import (
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // Config says where the databases are and how the platform behaves.
@@ -84,8 +86,12 @@ type Config struct {
 	// Payments tunes the payment service; PaymentWorkers its jobs.
 	Payments       payment.Config
 	PaymentWorkers payment.WorkerConfig
-	Clock          clock.Clock
-	Log            *slog.Logger
+	// Webhooks tunes the delivery workers of partners' webhooks (issue 12);
+	// its AllowLoopback also lets endpoints be plain http to a loopback
+	// address (dev and tests).
+	Webhooks webhook.WorkerConfig
+	Clock    clock.Clock
+	Log      *slog.Logger
 }
 
 func (c *Config) validate() error {
@@ -156,7 +162,11 @@ type App struct {
 	CheckIn *ticket.Service
 	// Trips is the trip search index; nil when none is configured.
 	Trips tripindex.TripIndex
-	log   *slog.Logger
+	// Webhooks manages partners' webhook endpoints and deliveries;
+	// WebhookWorker sends the deliveries (the webhooks role).
+	Webhooks      *webhook.Service
+	WebhookWorker *webhook.Worker
+	log           *slog.Logger
 	// paymentWorkers says how often the payment jobs run.
 	paymentWorkers payment.WorkerConfig
 }
@@ -209,9 +219,16 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(a.Booking.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
+	a.Webhooks = webhook.NewService(cat, cfg.Clock, cfg.Webhooks.AllowLoopback)
+	hooks := cfg.Webhooks
+	hooks.Registerer, hooks.Log = a.Registry, cfg.Log
+	if a.WebhookWorker, err = webhook.NewWorker(cat, cfg.Clock, hooks); err != nil {
+		closeAll()
+		return nil, err
+	}
 	apiCfg := api.Config{
 		Credentials: auth.NewCredentials(tokens), Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
-		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now,
+		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, Webhooks: a.Webhooks,
 	}
 	if err := a.openReadSide(cfg, &apiCfg); err != nil {
 		closeAll()
@@ -277,6 +294,8 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 	if trips != nil {
 		projectors = append(projectors, trips)
 	}
+	// Partners' webhooks: the projector only enqueues (decision 0190).
+	projectors = append(projectors, webhookfeed.NewProjector(a.Webhooks, a.Booking))
 	var sources []projections.Source
 	for _, p := range append([]*pg.Pool{a.Router.Catalog()}, a.Router.Shards()...) {
 		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool})
@@ -344,6 +363,12 @@ func (a *App) closeRedis() {
 // database) pair is active in one of them at a time.
 func (a *App) RunProjectors(ctx context.Context) {
 	a.Projections.Run(ctx)
+}
+
+// RunWebhooks sends partners' webhook deliveries until ctx ends (the
+// webhooks role). Any number of processes may run it.
+func (a *App) RunWebhooks(ctx context.Context) {
+	a.WebhookWorker.Run(ctx)
 }
 
 // Close closes every pool and the Redis client.
