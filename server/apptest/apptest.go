@@ -28,6 +28,7 @@ import (
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // Secret signs the test tokens.
@@ -82,6 +83,10 @@ type Options struct {
 	// PaymentWorkers, when set, runs the payment jobs (webhook events,
 	// recovery, reconciliation) until the test ends.
 	PaymentWorkers *payment.WorkerConfig
+	// Webhooks, when set, tunes the webhook delivery workers and runs one
+	// until the test ends (its AllowLoopback lets endpoints be httptest
+	// servers).
+	Webhooks *webhook.WorkerConfig
 	// TokenKeys, TicketKeys and QueueKeys are the platform's key sets
 	// (decision 0085); when all three are given the shorthand Secret is not
 	// used, otherwise it derives the keys of the others.
@@ -186,6 +191,9 @@ func New(tb testing.TB, opts Options) *Env {
 		tb.Fatalf("sandbox client: %v", err)
 	}
 	cfg.Gateway, cfg.Payments = client, opts.Payments
+	if opts.Webhooks != nil {
+		cfg.Webhooks = *opts.Webhooks
+	}
 	a, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		tb.Fatalf("open platform: %v", err)
@@ -206,6 +214,12 @@ func New(tb testing.TB, opts Options) *Env {
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { a.Payments.RunWorkers(ctx, *opts.PaymentWorkers); close(done) }()
+		tb.Cleanup(func() { stop(); <-done })
+	}
+	if opts.Webhooks != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { a.RunWebhooks(ctx); close(done) }()
 		tb.Cleanup(func() { stop(); <-done })
 	}
 	if opts.Projectors {

@@ -1,0 +1,266 @@
+package webhook_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
+	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/server/webhook"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Cleanup()
+	os.Exit(code)
+}
+
+// received is one POST a receiver got.
+type received struct {
+	id     string
+	header http.Header
+	body   []byte
+	event  struct {
+		Type    string          `json:"type"`
+		EventID string          `json:"event_id"`
+		Data    json.RawMessage `json:"data"`
+	}
+}
+
+// receiver is a partner's endpoint: an httptest server that records every
+// POST and answers what answer says for the n-th one (1-based).
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	got    []received
+	answer func(n int, r *http.Request) int
+}
+
+func newReceiver(t *testing.T, answer func(n int, r *http.Request) int) *receiver {
+	rc := &receiver{answer: answer}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		g := received{id: r.Header.Get("webhook-id"), header: r.Header.Clone(), body: body}
+		_ = json.Unmarshal(body, &g.event)
+		rc.mu.Lock()
+		rc.got = append(rc.got, g)
+		n := len(rc.got)
+		rc.mu.Unlock()
+		code := http.StatusNoContent
+		if rc.answer != nil {
+			code = rc.answer(n, r)
+		}
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) all() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]received(nil), rc.got...)
+}
+
+// succeeded is the webhook-ids the receiver answered 2xx to, with how
+// often, given which answers were 2xx.
+func (rc *receiver) ids() map[string]int {
+	out := map[string]int{}
+	for _, g := range rc.all() {
+		out[g.id]++
+	}
+	return out
+}
+
+// api is one caller's clients, sending a fresh idempotency key with every
+// write.
+type api struct {
+	hooks   partnerv1connect.WebhookServiceClient
+	catalog catalogv1connect.CatalogServiceClient
+	holds   bookingv1connect.HoldServiceClient
+	orders  bookingv1connect.OrderServiceClient
+}
+
+func as(t *testing.T, env *apptest.Env, p auth.Principal) api {
+	token, err := env.App.Tokens.MintPrincipal(p, time.Hour)
+	require.NoError(t, err)
+	opts := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+token)
+			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
+				var b [12]byte
+				_, _ = rand.Read(b[:])
+				req.Header().Set("Idempotency-Key", hex.EncodeToString(b[:]))
+			}
+			return next(ctx, req)
+		}
+	}))
+	return api{
+		hooks:   partnerv1connect.NewWebhookServiceClient(env.HTTP, env.URL, opts),
+		catalog: catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, opts),
+		holds:   bookingv1connect.NewHoldServiceClient(env.HTTP, env.URL, opts),
+		orders:  bookingv1connect.NewOrderServiceClient(env.HTTP, env.URL, opts),
+	}
+}
+
+var (
+	admin    = auth.Principal{UserID: "ops", Role: auth.RoleAdmin}
+	partner1 = auth.Principal{UserID: "agency-1", Role: auth.RolePartner, PartnerID: 1}
+	partner2 = auth.Principal{UserID: "agency-2", Role: auth.RolePartner, PartnerID: 2}
+	buyer    = auth.Principal{UserID: "rumana", Role: auth.RoleUser}
+)
+
+// start runs the platform with its projectors and a delivery worker tuned
+// for tests: short timeouts and retries.
+func start(t *testing.T, w webhook.WorkerConfig) *apptest.Env {
+	w.AllowLoopback = true
+	if w.Timeout == 0 {
+		w.Timeout = 2 * time.Second
+	}
+	if w.RetryBase == 0 {
+		w.RetryBase, w.RetryMax = 20*time.Millisecond, 200*time.Millisecond
+	}
+	w.Poll = 20 * time.Millisecond
+	return apptest.New(t, apptest.Options{Shards: 2, Projectors: true, Webhooks: &w, ProjectorMaxBackoff: 200 * time.Millisecond})
+}
+
+func createEndpoint(t *testing.T, c api, url string, partnerID int64, types ...string) *partnerv1.CreateEndpointResponse {
+	t.Helper()
+	resp, err := c.hooks.CreateEndpoint(context.Background(), connect.NewRequest(&partnerv1.CreateEndpointRequest{
+		PartnerId: partnerID, Url: url, EventTypes: types}))
+	require.NoError(t, err)
+	return resp.Msg
+}
+
+// freeShow is a free concert of n seats: its orders confirm at once
+// (decision 0070), so each booking is a BookingConfirmed in two calls.
+func freeShow(t *testing.T, env *apptest.Env, seats int) int64 {
+	resp, err := as(t, env, admin).catalog.CreateShow(context.Background(), connect.NewRequest(&catalogv1.CreateShowRequest{
+		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Free in the park", Venue: "Ramna",
+		StartsAt: timestamppb.New(time.Now().Add(30 * 24 * time.Hour)), Currency: "BDT",
+		Sections:        []*catalogv1.Section{{Name: "Lawn", Rows: []string{"A"}, SeatsPerRow: int32(seats), PriceMinor: 0}},
+		HoldTtl:         durationpb.New(10 * time.Minute),
+		MaxSeatsPerHold: 4, MaxSeatsPerAccount: int32(seats),
+	}))
+	require.NoError(t, err)
+	return resp.Msg.GetShow().GetShowId()
+}
+
+// book books seat A<n> of show as buyer; it returns the order id.
+func book(t *testing.T, env *apptest.Env, show int64, seat int) string {
+	t.Helper()
+	c := as(t, env, buyer)
+	hold, err := c.holds.CreateHold(context.Background(), connect.NewRequest(&bookingv1.CreateHoldRequest{
+		ShowId: show, Seats: []string{"A" + strconv.Itoa(seat)}}))
+	require.NoError(t, err)
+	order, err := c.orders.CreateOrder(context.Background(), connect.NewRequest(&bookingv1.CreateOrderRequest{
+		HoldId: hold.Msg.GetHold().GetHoldId()}))
+	require.NoError(t, err)
+	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, order.Msg.GetOrder().GetStatus())
+	return order.Msg.GetOrder().GetOrderId()
+}
+
+
+func verify(t *testing.T, secret string, g received) error {
+	t.Helper()
+	wh, err := standardwebhooks.NewWebhook(secret)
+	require.NoError(t, err)
+	return wh.Verify(g.body, g.header)
+}
+
+// orderOf is the order id in a received event's data.
+func orderOf(g received) string {
+	var d struct {
+		OrderID string `json:"order_id"`
+	}
+	_ = json.Unmarshal(g.event.Data, &d)
+	return d.OrderID
+}
+
+// tries are the receiver's POSTs of an event type for order.
+func tries(rc *receiver, typ, order string) []received {
+	var out []received
+	for _, g := range rc.all() {
+		if g.event.Type == typ && orderOf(g) == order {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// TestDeliveriesVerifyAndSurviveAFailingReceiver: the receiver answers 500,
+// then hangs past the timeout, then recovers. The booking's webhook arrives
+// in the end, signed so that the Standard Webhooks library verifies it, and
+// every attempt carries the same webhook-id; the delivery log shows the
+// three attempts.
+func TestDeliveriesVerifyAndSurviveAFailingReceiver(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{Timeout: 500 * time.Millisecond})
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	rc := newReceiver(t, func(n int, r *http.Request) int {
+		switch n {
+		case 1:
+			return http.StatusInternalServerError
+		case 2:
+			select { // past the worker's timeout
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}
+		return http.StatusOK
+	})
+	ops := as(t, env, admin)
+	ep := createEndpoint(t, ops, rc.URL, 0, "booking.confirmed")
+	require.Regexp(t, `^whsec_[A-Za-z0-9+/]{43}=$`, ep.GetSecret())
+	id := ep.GetEndpoint().GetEndpointId()
+
+	order := book(t, env, freeShow(t, env, 4), 1)
+	var d *partnerv1.WebhookDelivery
+	require.Eventually(t, func() bool {
+		log, err := ops.hooks.ListDeliveries(context.Background(), connect.NewRequest(&partnerv1.ListDeliveriesRequest{EndpointId: id}))
+		require.NoError(t, err)
+		if len(log.Msg.GetDeliveries()) == 0 {
+			return false
+		}
+		d = log.Msg.GetDeliveries()[0]
+		return d.GetStatus() == partnerv1.DeliveryStatus_DELIVERY_STATUS_SUCCEEDED
+	}, 30*time.Second, 20*time.Millisecond)
+	got := tries(rc, "booking.confirmed", order)
+	require.Len(t, got, 3, "a 500, a timeout, then a success")
+	for _, g := range got {
+		require.Equal(t, d.GetWebhookId(), g.id, "every attempt carries the delivery's webhook-id")
+		require.NoError(t, verify(t, ep.GetSecret(), g))
+		require.Equal(t, d.GetEventId(), g.event.EventID)
+	}
+	require.Regexp(t, `^msg_[0-9a-f]{32}$`, d.GetWebhookId())
+	require.Equal(t, int32(3), d.GetAttempts())
+	var codes []int32
+	for _, a := range d.GetRecentAttempts() { // newest first
+		codes = append(codes, a.GetStatusCode())
+	}
+	require.Equal(t, []int32{200, 0, 500}, codes, "the success, the timeout (no answer), the 500")
+	require.Contains(t, d.GetRecentAttempts()[1].GetError(), "Timeout")
+}
