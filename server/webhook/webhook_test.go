@@ -10,24 +10,30 @@ import (
 	"net/http/httptest"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"connectrpc.com/connect"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/webhook"
 )
@@ -263,4 +269,165 @@ func TestDeliveriesVerifyAndSurviveAFailingReceiver(t *testing.T) {
 	}
 	require.Equal(t, []int32{200, 0, 500}, codes, "the success, the timeout (no answer), the 500")
 	require.Contains(t, d.GetRecentAttempts()[1].GetError(), "Timeout")
+}
+
+// setPartner records that an order came through a partner (standing in for
+// the channel recording of issue 12 §1, which fills orders.partner_id).
+func setPartner(t *testing.T, env *apptest.Env, show int64, order string, partner int64) {
+	t.Helper()
+	pool, err := env.App.Router.ForShow(context.Background(), show)
+	require.NoError(t, err)
+	_, err = pool.Exec(context.Background(), `UPDATE orders SET partner_id = $2 WHERE order_id = $1`, order, partner)
+	require.NoError(t, err)
+}
+
+func cancel(t *testing.T, env *apptest.Env, order string) {
+	t.Helper()
+	_, err := as(t, env, buyer).orders.CancelOrder(context.Background(), connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: order}))
+	require.NoError(t, err)
+}
+
+func deliveries(t *testing.T, c api, endpoint int64) []*partnerv1.WebhookDelivery {
+	t.Helper()
+	log, err := c.hooks.ListDeliveries(context.Background(), connect.NewRequest(&partnerv1.ListDeliveriesRequest{EndpointId: endpoint}))
+	require.NoError(t, err)
+	return log.Msg.GetDeliveries()
+}
+
+// TestEventsReachTheirPartner: an order's events go to the partner it came
+// through and to admins' endpoints, never to another partner; a sale's new
+// opening goes to every partner subscribed to it (decision 0190).
+func TestEventsReachTheirPartner(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	ops, p1, p2 := as(t, env, admin), as(t, env, partner1), as(t, env, partner2)
+	all, r1, r2 := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
+	epAll := createEndpoint(t, ops, all.URL, 0, "booking.confirmed", "order.cancelled", "sale.opening_moved").GetEndpoint()
+	// The bookings are made before the test records their channel (the
+	// projector may read the order either side of that), so the partners
+	// follow the cancellations, made after.
+	ep1 := createEndpoint(t, p1, r1.URL, 0, "order.cancelled", "sale.opening_moved").GetEndpoint()
+	ep2 := createEndpoint(t, p2, r2.URL, 2, "order.cancelled", "sale.opening_moved").GetEndpoint()
+
+	show := freeShow(t, env, 4)
+	viaPartner, viaWeb := book(t, env, show, 1), book(t, env, show, 2)
+	setPartner(t, env, show, viaPartner, 1)
+	cancel(t, env, viaPartner)
+	cancel(t, env, viaWeb)
+	// The catalog writes this when an operator moves a sale's opening.
+	moved := &eventsv1.SaleOpeningMoved{ShowId: show, SaleId: show, OpensAt: timestamppb.Now(), OccurredAt: timestamppb.Now()}
+	require.NoError(t, pg.InTx(context.Background(), env.App.Router.Catalog(), func(tx pgx.Tx) error {
+		return outbox.Append(context.Background(), tx, show, time.Now(), moved)
+	}))
+
+	require.Eventually(t, func() bool { return len(all.ids()) == 5 }, 30*time.Second, 20*time.Millisecond,
+		"the admin's endpoint gets every event: 2 bookings, 2 cancellations, the opening")
+	// One statement enqueues an event for every endpoint, so the partners'
+	// logs are complete now.
+	require.Len(t, deliveries(t, p1, ep1.GetEndpointId()), 2)
+	require.Len(t, deliveries(t, p2, ep2.GetEndpointId()), 1)
+	require.Eventually(t, func() bool { return len(r1.ids()) == 2 && len(r2.ids()) == 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Len(t, tries(r1, "order.cancelled", viaPartner), 1, "partner 1 sold it")
+	for _, g := range append(r2.all(), r1.all()...) {
+		require.NotEqual(t, viaWeb, orderOf(g), "the web's order is no partner's business")
+	}
+	for _, rc := range []*receiver{r1, r2} {
+		var opening []received
+		for _, g := range rc.all() {
+			if g.event.Type == "sale.opening_moved" {
+				opening = append(opening, g)
+			}
+		}
+		require.Len(t, opening, 1)
+	}
+	require.Len(t, deliveries(t, ops, epAll.GetEndpointId()), 5)
+	// The same event has another webhook-id at another endpoint.
+	require.NotEqual(t, tries(r1, "order.cancelled", viaPartner)[0].id, tries(all, "order.cancelled", viaPartner)[0].id)
+}
+
+// TestEndpointAccess: partners manage only their own endpoints; buyers
+// none; bad requests name their field.
+func TestEndpointAccess(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	ctx := context.Background()
+	p1, p2 := as(t, env, partner1), as(t, env, partner2)
+	ep := createEndpoint(t, p1, "https://agency-1.example/hooks", 0, "booking.confirmed").GetEndpoint()
+
+	reason := func(err error) string {
+		var ce *connect.Error
+		require.ErrorAs(t, err, &ce)
+		for _, d := range ce.Details() {
+			if v, err := d.Value(); err == nil {
+				if info, ok := v.(*errdetails.ErrorInfo); ok {
+					return ce.Code().String() + " " + info.GetReason()
+				}
+			}
+		}
+		return ce.Code().String()
+	}
+	_, err := p2.hooks.RotateEndpointSecret(ctx, connect.NewRequest(&partnerv1.RotateEndpointSecretRequest{EndpointId: ep.GetEndpointId()}))
+	require.Equal(t, "not_found WEBHOOK_ENDPOINT_NOT_FOUND", reason(err))
+	_, err = p2.hooks.ListDeliveries(ctx, connect.NewRequest(&partnerv1.ListDeliveriesRequest{EndpointId: ep.GetEndpointId()}))
+	require.Equal(t, "not_found WEBHOOK_ENDPOINT_NOT_FOUND", reason(err))
+	list, err := p2.hooks.ListEndpoints(ctx, connect.NewRequest(&partnerv1.ListEndpointsRequest{}))
+	require.NoError(t, err)
+	require.Empty(t, list.Msg.GetEndpoints())
+	_, err = p2.hooks.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
+		PartnerId: 1, Url: "https://x.example", EventTypes: []string{"booking.confirmed"}}))
+	require.Equal(t, "permission_denied WEBHOOK_FORBIDDEN", reason(err))
+	_, err = as(t, env, buyer).hooks.ListEndpoints(ctx, connect.NewRequest(&partnerv1.ListEndpointsRequest{}))
+	require.Equal(t, "permission_denied PERMISSION_DENIED", reason(err))
+
+	for _, tc := range []struct {
+		name, url, typ, want string
+	}{
+		{"plain http elsewhere", "http://agency.example/hooks", "booking.confirmed", "url"},
+		{"not a URL", "agency.example", "booking.confirmed", "url"},
+		{"credentials", "https://u:p@agency.example/", "booking.confirmed", "url"},
+		{"unknown type", "https://agency.example/", "seats.held", "event_types"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := p1.hooks.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
+				Url: tc.url, EventTypes: []string{tc.typ}}))
+			require.Equal(t, "invalid_argument WEBHOOK_INVALID", reason(err))
+			var ce *connect.Error
+			require.ErrorAs(t, err, &ce)
+			require.Contains(t, ce.Message(), tc.want)
+		})
+	}
+	mine, err := as(t, env, admin).hooks.ListEndpoints(ctx, connect.NewRequest(&partnerv1.ListEndpointsRequest{PartnerId: 1}))
+	require.NoError(t, err)
+	require.Len(t, mine.Msg.GetEndpoints(), 1, "admins see every partner's")
+}
+
+// TestRotationSignsWithBothSecrets: after a rotation with an overlap every
+// delivery verifies with the old secret and with the new one; after a
+// rotation without overlap only with the newest.
+func TestRotationSignsWithBothSecrets(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	rc := newReceiver(t, nil)
+	ops := as(t, env, admin)
+	ep := createEndpoint(t, ops, rc.URL, 0, "booking.confirmed")
+	id := ep.GetEndpoint().GetEndpointId()
+	rotated, err := ops.hooks.RotateEndpointSecret(context.Background(), connect.NewRequest(&partnerv1.RotateEndpointSecretRequest{EndpointId: id}))
+	require.NoError(t, err)
+	require.NotEqual(t, ep.GetSecret(), rotated.Msg.GetSecret())
+	require.WithinDuration(t, time.Now().Add(webhook.DefaultOverlap), rotated.Msg.GetEndpoint().GetPreviousSecretExpiresAt().AsTime(), time.Minute)
+
+	show := freeShow(t, env, 4)
+	first := book(t, env, show, 1)
+	require.Eventually(t, func() bool { return len(tries(rc, "booking.confirmed", first)) == 1 }, 30*time.Second, 20*time.Millisecond)
+	g := tries(rc, "booking.confirmed", first)[0]
+	require.NoError(t, verify(t, ep.GetSecret(), g), "the old secret during the overlap")
+	require.NoError(t, verify(t, rotated.Msg.GetSecret(), g), "the new secret")
+	require.Len(t, strings.Fields(g.header.Get("webhook-signature")), 2)
+
+	again, err := ops.hooks.RotateEndpointSecret(context.Background(), connect.NewRequest(&partnerv1.RotateEndpointSecretRequest{
+		EndpointId: id, Overlap: durationpb.New(0)}))
+	require.NoError(t, err)
+	second := book(t, env, show, 2)
+	require.Eventually(t, func() bool { return len(tries(rc, "booking.confirmed", second)) == 1 }, 30*time.Second, 20*time.Millisecond)
+	g = tries(rc, "booking.confirmed", second)[0]
+	require.NoError(t, verify(t, again.Msg.GetSecret(), g))
+	require.ErrorIs(t, verify(t, rotated.Msg.GetSecret(), g), standardwebhooks.ErrNoMatchingSignature, "no overlap: the last secret no longer signs")
+	require.ErrorIs(t, verify(t, ep.GetSecret(), g), standardwebhooks.ErrNoMatchingSignature)
 }
