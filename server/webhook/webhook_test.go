@@ -431,3 +431,143 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	require.ErrorIs(t, verify(t, rotated.Msg.GetSecret(), g), standardwebhooks.ErrNoMatchingSignature, "no overlap: the last secret no longer signs")
 	require.ErrorIs(t, verify(t, ep.GetSecret(), g), standardwebhooks.ErrNoMatchingSignature)
 }
+
+// TestDeadEndpointDoesNotDelayAHealthyOne: an endpoint that never answers
+// holds at most PerEndpoint sends at a time; every delivery to a healthy
+// endpoint completes while those sends are still stuck.
+func TestDeadEndpointDoesNotDelayAHealthyOne(t *testing.T) {
+	const perEndpoint = 2
+	env := start(t, webhook.WorkerConfig{Timeout: time.Minute, Concurrency: 4, PerEndpoint: perEndpoint})
+	stuck := make(chan struct{})
+	var mu sync.Mutex
+	inFlight, most := 0, 0
+	dead := newReceiver(t, func(_ int, r *http.Request) int {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		defer func() {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}()
+		select {
+		case <-stuck:
+		case <-r.Context().Done():
+		}
+		return http.StatusServiceUnavailable
+	})
+	healthy := newReceiver(t, nil)
+	ops := as(t, env, admin)
+	createEndpoint(t, ops, dead.URL, 0, "booking.confirmed")
+	createEndpoint(t, ops, healthy.URL, 0, "booking.confirmed")
+
+	show := freeShow(t, env, 10)
+	for seat := 1; seat <= 10; seat++ {
+		book(t, env, show, seat)
+	}
+	require.Eventually(t, func() bool { return len(healthy.ids()) == 10 }, 30*time.Second, 20*time.Millisecond)
+	mu.Lock()
+	require.Equal(t, perEndpoint, inFlight, "the dead endpoint's sends are still hanging")
+	require.LessOrEqual(t, most, perEndpoint)
+	mu.Unlock()
+	require.Len(t, dead.all(), perEndpoint, "nothing more was sent to it meanwhile")
+	close(stuck)
+}
+
+// TestEndpointDisabledAfterSustainedFailureAndEnabledAgain: an endpoint
+// whose every attempt fails is disabled (the partner sees it, and why, in
+// ListEndpoints); its events wait, and after EnableEndpoint they arrive.
+func TestEndpointDisabledAfterSustainedFailureAndEnabledAgain(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{DisableFailures: 3, DisableAfter: time.Millisecond})
+	var mu sync.Mutex
+	up := false
+	rc := newReceiver(t, func(int, *http.Request) int {
+		mu.Lock()
+		defer mu.Unlock()
+		if up {
+			return http.StatusOK
+		}
+		return http.StatusBadGateway
+	})
+	p := as(t, env, partner1)
+	ep := createEndpoint(t, p, rc.URL, 0, "order.cancelled").GetEndpoint()
+	show := freeShow(t, env, 4)
+	order := book(t, env, show, 1)
+	setPartner(t, env, show, order, 1)
+	cancel(t, env, order)
+
+	var got *partnerv1.WebhookEndpoint
+	require.Eventually(t, func() bool {
+		list, err := p.hooks.ListEndpoints(context.Background(), connect.NewRequest(&partnerv1.ListEndpointsRequest{}))
+		require.NoError(t, err)
+		got = list.Msg.GetEndpoints()[0]
+		return got.GetStatus() == partnerv1.EndpointStatus_ENDPOINT_STATUS_DISABLED
+	}, 30*time.Second, 20*time.Millisecond)
+	require.Contains(t, got.GetDisabledReason(), "HTTP 502")
+	require.NotNil(t, got.GetDisabledAt())
+	require.GreaterOrEqual(t, got.GetConsecutiveFailures(), int32(3))
+	n := len(rc.all())
+	d := deliveries(t, p, ep.GetEndpointId())
+	require.Len(t, d, 1)
+	require.Equal(t, partnerv1.DeliveryStatus_DELIVERY_STATUS_PENDING, d[0].GetStatus(), "kept for when it is back")
+
+	// A second cancellation while disabled is recorded, not sent.
+	other := book(t, env, show, 2)
+	setPartner(t, env, show, other, 1)
+	cancel(t, env, other)
+	require.Eventually(t, func() bool { return len(deliveries(t, p, ep.GetEndpointId())) == 2 }, 30*time.Second, 20*time.Millisecond)
+	require.Len(t, rc.all(), n, "a disabled endpoint is sent nothing")
+
+	mu.Lock()
+	up = true
+	mu.Unlock()
+	enabled, err := p.hooks.EnableEndpoint(context.Background(), connect.NewRequest(&partnerv1.EnableEndpointRequest{EndpointId: ep.GetEndpointId()}))
+	require.NoError(t, err)
+	require.Equal(t, partnerv1.EndpointStatus_ENDPOINT_STATUS_ACTIVE, enabled.Msg.GetEndpoint().GetStatus())
+	require.Zero(t, enabled.Msg.GetEndpoint().GetConsecutiveFailures())
+	require.Eventually(t, func() bool {
+		for _, d := range deliveries(t, p, ep.GetEndpointId()) {
+			if d.GetStatus() != partnerv1.DeliveryStatus_DELIVERY_STATUS_SUCCEEDED {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 20*time.Millisecond)
+	require.Len(t, tries(rc, "order.cancelled", other), 1)
+}
+
+// TestReplayOneEventOrARange: a replay sends delivered events again, with
+// the webhook-id they had.
+func TestReplayOneEventOrARange(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	rc := newReceiver(t, nil)
+	ops := as(t, env, admin)
+	id := createEndpoint(t, ops, rc.URL, 0, "booking.confirmed").GetEndpoint().GetEndpointId()
+	since := time.Now().Add(-time.Second)
+	show := freeShow(t, env, 4)
+	a, b := book(t, env, show, 1), book(t, env, show, 2)
+	require.Eventually(t, func() bool { return len(rc.ids()) == 2 }, 30*time.Second, 20*time.Millisecond)
+	first := tries(rc, "booking.confirmed", a)[0]
+
+	n, err := ops.hooks.ReplayDeliveries(context.Background(), connect.NewRequest(&partnerv1.ReplayDeliveriesRequest{
+		EndpointId: id, Which: &partnerv1.ReplayDeliveriesRequest_EventId{EventId: first.event.EventID}}))
+	require.NoError(t, err)
+	require.Equal(t, int32(1), n.Msg.GetReplayed())
+	require.Eventually(t, func() bool { return len(tries(rc, "booking.confirmed", a)) == 2 }, 30*time.Second, 20*time.Millisecond)
+	again := tries(rc, "booking.confirmed", a)[1]
+	require.Equal(t, first.id, again.id, "a replay is the same message to the receiver")
+	require.Equal(t, first.body, again.body)
+
+	n, err = ops.hooks.ReplayDeliveries(context.Background(), connect.NewRequest(&partnerv1.ReplayDeliveriesRequest{
+		EndpointId: id, Which: &partnerv1.ReplayDeliveriesRequest_Range{Range: &partnerv1.DeliveryTimeRange{
+			Since: timestamppb.New(since), Until: timestamppb.New(time.Now().Add(time.Second))}}}))
+	require.NoError(t, err)
+	require.Equal(t, int32(2), n.Msg.GetReplayed())
+	require.Eventually(t, func() bool {
+		return len(tries(rc, "booking.confirmed", a)) == 3 && len(tries(rc, "booking.confirmed", b)) == 2
+	}, 30*time.Second, 20*time.Millisecond)
+
+	_, err = ops.hooks.ReplayDeliveries(context.Background(), connect.NewRequest(&partnerv1.ReplayDeliveriesRequest{EndpointId: id}))
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "one event or a range")
+}
