@@ -32,6 +32,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
@@ -570,4 +571,51 @@ func TestReplayOneEventOrARange(t *testing.T) {
 
 	_, err = ops.hooks.ReplayDeliveries(context.Background(), connect.NewRequest(&partnerv1.ReplayDeliveriesRequest{EndpointId: id}))
 	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "one event or a range")
+}
+
+// TestConcurrentWorkersSendEachDeliveryOnce: four workers (as four
+// processes would) claim from one queue with FOR UPDATE SKIP LOCKED; when
+// every endpoint answers, each delivery is sent exactly once.
+func TestConcurrentWorkersSendEachDeliveryOnce(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{Concurrency: 2})
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { stop(); wg.Wait() })
+	for range 3 {
+		w, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, webhook.WorkerConfig{
+			Concurrency: 3, PerEndpoint: 4, Poll: 5 * time.Millisecond, AllowLoopback: true})
+		require.NoError(t, err)
+		wg.Go(func() { w.Run(ctx) })
+	}
+	ops := as(t, env, admin)
+	var receivers []*receiver
+	for range 3 {
+		rc := newReceiver(t, nil)
+		receivers = append(receivers, rc)
+		createEndpoint(t, ops, rc.URL, 0, "booking.confirmed", "order.cancelled")
+	}
+	show := freeShow(t, env, 12)
+	var orders []string
+	for seat := 1; seat <= 12; seat++ {
+		orders = append(orders, book(t, env, show, seat))
+	}
+	var cancels sync.WaitGroup
+	for _, o := range orders[:6] {
+		cancels.Go(func() { cancel(t, env, o) })
+	}
+	cancels.Wait()
+	for _, rc := range receivers {
+		require.Eventually(t, func() bool { return len(rc.ids()) == 18 }, 30*time.Second, 20*time.Millisecond)
+	}
+	require.Eventually(t, func() bool { // recorded after the answer
+		var pending int
+		require.NoError(t, env.App.Router.Catalog().QueryRow(context.Background(),
+			`SELECT count(*) FROM webhook_deliveries WHERE status <> 'succeeded'`).Scan(&pending))
+		return pending == 0
+	}, 10*time.Second, 20*time.Millisecond)
+	for _, rc := range receivers {
+		for id, n := range rc.ids() {
+			require.Equal(t, 1, n, "webhook-id %s sent %d times", id, n)
+		}
+	}
 }
