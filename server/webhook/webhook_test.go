@@ -112,7 +112,7 @@ type api struct {
 }
 
 func as(t *testing.T, env *apptest.Env, p auth.Principal) api {
-	token, err := env.App.Tokens.MintPrincipal(p, time.Hour)
+	token, err := env.App.Tokens.MintPrincipal(p, 365*24*time.Hour) // outlives a fake clock's days
 	require.NoError(t, err)
 	opts := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
@@ -270,6 +270,17 @@ func TestDeliveriesVerifyAndSurviveAFailingReceiver(t *testing.T) {
 	}
 	require.Equal(t, []int32{200, 0, 500}, codes, "the success, the timeout (no answer), the 500")
 	require.Contains(t, d.GetRecentAttempts()[1].GetError(), "Timeout")
+
+	// The admin listener counts them (R-11).
+	resp, err := http.Get(env.AdminURL + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	metrics, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Contains(t, string(metrics), `seatghor_webhook_deliveries_total{outcome="retry"} 2`)
+	require.Contains(t, string(metrics), `seatghor_webhook_deliveries_total{outcome="succeeded"} 1`)
+	require.Contains(t, string(metrics), `seatghor_webhook_queue_depth{endpoint_status="active"} 0`)
+	require.Contains(t, string(metrics), `seatghor_webhook_queue_oldest_due_seconds 0`)
 }
 
 // setPartner records that an order came through a partner (standing in for
@@ -571,6 +582,73 @@ func TestReplayOneEventOrARange(t *testing.T) {
 
 	_, err = ops.hooks.ReplayDeliveries(context.Background(), connect.NewRequest(&partnerv1.ReplayDeliveriesRequest{EndpointId: id}))
 	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "one event or a range")
+
+	// The log pages, newest first.
+	page1, err := ops.hooks.ListDeliveries(context.Background(), connect.NewRequest(&partnerv1.ListDeliveriesRequest{EndpointId: id, PageSize: 1}))
+	require.NoError(t, err)
+	require.Len(t, page1.Msg.GetDeliveries(), 1)
+	require.NotEmpty(t, page1.Msg.GetNextPageToken())
+	page2, err := ops.hooks.ListDeliveries(context.Background(), connect.NewRequest(&partnerv1.ListDeliveriesRequest{
+		EndpointId: id, PageSize: 1, PageToken: page1.Msg.GetNextPageToken()}))
+	require.NoError(t, err)
+	require.Len(t, page2.Msg.GetDeliveries(), 1)
+	require.Empty(t, page2.Msg.GetNextPageToken())
+	require.Greater(t, page1.Msg.GetDeliveries()[0].GetDeliveryId(), page2.Msg.GetDeliveries()[0].GetDeliveryId())
+	require.Equal(t, first.id, page2.Msg.GetDeliveries()[0].GetWebhookId())
+	require.GreaterOrEqual(t, page2.Msg.GetDeliveries()[0].GetAttempts(), int32(3), "sent, replayed alone, replayed with the range")
+}
+
+// TestRetriesForThreeDaysThenDisablesAndGivesUp runs on a fake clock with
+// the default rules: an endpoint that always fails is retried with growing
+// waits, disabled once every attempt for 24 hours failed (and at least 10
+// in a row), and a delivery not delivered within 3 days is given up.
+func TestRetriesForThreeDaysThenDisablesAndGivesUp(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	w := webhook.WorkerConfig{AllowLoopback: true, Poll: 10 * time.Millisecond}
+	env := apptest.New(t, apptest.Options{Shards: 1, Projectors: true, Webhooks: &w, Clock: clk})
+	rc := newReceiver(t, func(int, *http.Request) int { return http.StatusInternalServerError })
+	ops := as(t, env, admin)
+	id := createEndpoint(t, ops, rc.URL, 0, "booking.confirmed").GetEndpoint().GetEndpointId()
+	book(t, env, freeShow(t, env, 4), 1)
+
+	attempts := func() int32 {
+		d := deliveries(t, ops, id)
+		if len(d) == 0 {
+			return 0
+		}
+		return d[0].GetAttempts()
+	}
+	endpoint := func() *partnerv1.WebhookEndpoint {
+		list, err := ops.hooks.ListEndpoints(context.Background(), connect.NewRequest(&partnerv1.ListEndpointsRequest{}))
+		require.NoError(t, err)
+		return list.Msg.GetEndpoints()[0]
+	}
+	require.Eventually(t, func() bool { return attempts() == 1 }, 30*time.Second, 10*time.Millisecond)
+	// The next attempt waits: 5 s doubling, the upper half random.
+	d := deliveries(t, ops, id)[0]
+	wait := d.GetNextAttemptAt().AsTime().Sub(d.GetRecentAttempts()[0].GetAttemptedAt().AsTime())
+	require.True(t, wait >= 2500*time.Millisecond && wait <= 5*time.Second, "first retry after %s", wait)
+	for n := int32(2); n <= 9; n++ { // nine attempts within the first 24 hours
+		clk.Advance(160 * time.Minute)
+		require.Eventually(t, func() bool { return attempts() == n }, 30*time.Second, 10*time.Millisecond)
+	}
+	require.Equal(t, partnerv1.EndpointStatus_ENDPOINT_STATUS_ACTIVE, endpoint().GetStatus(), "failing for under 24 hours")
+	clk.Advance(4 * time.Hour) // the tenth, after 24 hours of failures
+	require.Eventually(t, func() bool {
+		return endpoint().GetStatus() == partnerv1.EndpointStatus_ENDPOINT_STATUS_DISABLED
+	}, 30*time.Second, 10*time.Millisecond)
+	require.Equal(t, int32(10), attempts())
+
+	// Enabled again it is retried for a fresh 3 days, then given up.
+	_, err := ops.hooks.EnableEndpoint(context.Background(), connect.NewRequest(&partnerv1.EnableEndpointRequest{EndpointId: id}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return attempts() == 11 }, 30*time.Second, 10*time.Millisecond)
+	clk.Advance(webhook.Retry)
+	require.Eventually(t, func() bool {
+		d := deliveries(t, ops, id)[0]
+		return d.GetStatus() == partnerv1.DeliveryStatus_DELIVERY_STATUS_FAILED
+	}, 30*time.Second, 10*time.Millisecond)
+	require.Equal(t, int32(12), attempts())
 }
 
 // TestConcurrentWorkersSendEachDeliveryOnce: four workers (as four
