@@ -84,12 +84,12 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 		if err != nil {
 			return fmt.Errorf("webhooks: encode %s %s: %w", e.Type, e.EventID, err)
 		}
-		body, err := json.Marshal(envelope{Type: typ, Timestamp: e.OccurredAt.UTC(), EventID: e.EventID, Data: data})
+		body, err := json.Marshal(envelope{Type: typ.Name, Timestamp: e.OccurredAt.UTC(), EventID: e.EventID, Data: data})
 		if err != nil {
 			return fmt.Errorf("webhooks: encode %s %s: %w", e.Type, e.EventID, err)
 		}
-		pm := pending{msg: webhook.Message{EventID: e.EventID, Type: typ, OccurredAt: e.OccurredAt, Body: body}, showID: e.ShowID}
-		audience(msg.ProtoReflect(), &pm)
+		pm := pending{msg: webhook.Message{EventID: e.EventID, Type: typ.Name, OccurredAt: e.OccurredAt, Body: body}, showID: e.ShowID}
+		audience(typ.Audience, msg.ProtoReflect(), &pm)
 		out = append(out, pm)
 	}
 	if len(out) == 0 {
@@ -107,20 +107,23 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 }
 
 // audience decides whom an event concerns (decision 0190): the partner it
-// names (an allocation's partner_id), else the partner of the order it
-// names (looked up), else, with neither (a sale's new opening), every
-// partner.
-func audience(m protoreflect.Message, pm *pending) {
+// names (an allocation's partner_id), the partner of the order it names
+// (looked up), or every partner. An event without the field its type's
+// audience reads concerns no partner: only admins' endpoints get it.
+func audience(a webhook.Audience, m protoreflect.Message, pm *pending) {
 	fields := m.Descriptor().Fields()
-	if f := fields.ByName("partner_id"); f != nil && f.Kind() == protoreflect.Int64Kind {
-		pm.msg.PartnerID = m.Get(f).Int()
-		return
+	switch a {
+	case webhook.Everyone:
+		pm.msg.Everyone = true
+	case webhook.ByPartner:
+		if f := fields.ByName("partner_id"); f != nil && f.Kind() == protoreflect.Int64Kind {
+			pm.msg.PartnerID = m.Get(f).Int()
+		}
+	case webhook.ByOrder:
+		if f := fields.ByName("order_id"); f != nil && f.Kind() == protoreflect.StringKind {
+			pm.orderID = m.Get(f).String()
+		}
 	}
-	if f := fields.ByName("order_id"); f != nil && f.Kind() == protoreflect.StringKind {
-		pm.orderID = m.Get(f).String()
-		return
-	}
-	pm.msg.Everyone = true
 }
 
 // partners fills in the partner of every order event, one query per show.

@@ -368,6 +368,7 @@ func (a *App) RunProjectors(ctx context.Context) {
 // RunWebhooks sends partners' webhook deliveries until ctx ends (the
 // webhooks role). Any number of processes may run it.
 func (a *App) RunWebhooks(ctx context.Context) {
+	go a.WebhookWorker.RunPruner(ctx, time.Hour)
 	a.WebhookWorker.Run(ctx)
 }
 

@@ -17,35 +17,57 @@ import (
 	"time"
 )
 
-// Event types partners subscribe to, and the outbox events they come from.
-// Order matters only for documentation.
-var eventTypes = []struct{ name, outbox string }{
-	{"booking.confirmed", "seatghor.events.v1.BookingConfirmed"},
-	{"order.cancelled", "seatghor.events.v1.OrderCancelled"},
-	{"refund.issued", "seatghor.events.v1.RefundIssued"},
-	{"sale.opening_moved", "seatghor.events.v1.SaleOpeningMoved"},
+// Audience says which partners an event type concerns (decision 0190).
+type Audience int
+
+// The audiences.
+const (
+	// ByOrder: the partner the event's order came through (order_id).
+	ByOrder Audience = iota + 1
+	// ByPartner: the partner the event names (partner_id).
+	ByPartner
+	// Everyone: every partner subscribed (public news).
+	Everyone
+)
+
+// EventType is an event type partners subscribe to.
+type EventType struct {
+	// Name is what endpoints subscribe to, e.g. "booking.confirmed".
+	Name string
+	// Outbox is the full name of the outbox event it comes from.
+	Outbox   string
+	Audience Audience
+}
+
+// eventTypes are the event types partners subscribe to. Admins' endpoints
+// get every event of their types whatever the audience.
+var eventTypes = []EventType{
+	{"booking.confirmed", "seatghor.events.v1.BookingConfirmed", ByOrder},
+	{"order.cancelled", "seatghor.events.v1.OrderCancelled", ByOrder},
+	{"refund.issued", "seatghor.events.v1.RefundIssued", ByOrder},
+	{"sale.opening_moved", "seatghor.events.v1.SaleOpeningMoved", Everyone},
 	// Written by the channel allocations of issue 12 §2.
-	{"allocation.returned", "seatghor.events.v1.AllocationReturned"},
+	{"allocation.returned", "seatghor.events.v1.AllocationReturned", ByPartner},
 }
 
 // EventTypes lists the event types an endpoint may subscribe to.
 func EventTypes() []string {
 	out := make([]string, len(eventTypes))
 	for i, t := range eventTypes {
-		out[i] = t.name
+		out[i] = t.Name
 	}
 	return out
 }
 
 // TypeOf returns the webhook event type of an outbox event type (its
 // message's full name); ok is false for events no webhook carries.
-func TypeOf(outboxType string) (string, bool) {
+func TypeOf(outboxType string) (EventType, bool) {
 	for _, t := range eventTypes {
-		if t.outbox == outboxType {
-			return t.name, true
+		if t.Outbox == outboxType {
+			return t, true
 		}
 	}
-	return "", false
+	return EventType{}, false
 }
 
 // Status is an endpoint's state.

@@ -696,4 +696,17 @@ func TestConcurrentWorkersSendEachDeliveryOnce(t *testing.T) {
 			require.Equal(t, 1, n, "webhook-id %s sent %d times", id, n)
 		}
 	}
+
+	// The log keeps finished deliveries for LogRetention.
+	w, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, webhook.WorkerConfig{})
+	require.NoError(t, err)
+	n, err := w.Prune(context.Background(), time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	require.Zero(t, n)
+	n, err = w.Prune(context.Background(), time.Now().Add(time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, int64(54), n)
+	var attempts int
+	require.NoError(t, env.App.Router.Catalog().QueryRow(context.Background(), `SELECT count(*) FROM webhook_attempts`).Scan(&attempts))
+	require.Zero(t, attempts)
 }

@@ -402,3 +402,45 @@ func (w *Worker) backoff(n int) time.Duration {
 	}
 	return d/2 + rand.N(d/2+1)
 }
+
+// LogRetention is how long finished deliveries (succeeded or given up)
+// stay in the delivery log.
+const LogRetention = 30 * 24 * time.Hour
+
+// Prune deletes the finished deliveries recorded before olderThan, with
+// their attempts; pending ones stay whatever their age. It returns how many.
+func (w *Worker) Prune(ctx context.Context, olderThan time.Time) (int64, error) {
+	var total int64
+	for {
+		// Small batches: no long lock on the log while workers record.
+		tag, err := w.db.Exec(ctx, `
+			DELETE FROM webhook_deliveries WHERE delivery_id IN (
+				SELECT delivery_id FROM webhook_deliveries
+				WHERE status <> 'pending' AND created_at < $1 LIMIT 1000)`, olderThan)
+		if err != nil {
+			return total, fmt.Errorf("prune webhook deliveries: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < 1000 {
+			return total, nil
+		}
+	}
+}
+
+// RunPruner prunes the delivery log every interval, keeping LogRetention.
+// Several processes may run it; they delete the same rows harmlessly.
+func (w *Worker) RunPruner(ctx context.Context, every time.Duration) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(every):
+		}
+		n, err := w.Prune(ctx, w.clock.Now().Add(-LogRetention))
+		if err != nil && ctx.Err() == nil {
+			w.log.Warn("webhook delivery log not pruned", "err", err)
+		} else if n > 0 {
+			w.log.Info("webhook delivery log pruned", "deliveries", n)
+		}
+	}
+}
