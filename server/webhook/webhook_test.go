@@ -444,9 +444,10 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 	require.ErrorIs(t, verify(t, ep.GetSecret(), g), standardwebhooks.ErrNoMatchingSignature)
 }
 
-// TestDeadEndpointDoesNotDelayAHealthyOne: an endpoint that never answers
-// holds at most PerEndpoint sends at a time; every delivery to a healthy
-// endpoint completes while those sends are still stuck.
+// TestDeadEndpointDoesNotDelayAHealthyOne: an endpoint that never answers,
+// with a backlog of 2,500 due deliveries, holds at most PerEndpoint sends
+// at a time; every delivery to a healthy endpoint completes while those
+// sends are still stuck.
 func TestDeadEndpointDoesNotDelayAHealthyOne(t *testing.T) {
 	const perEndpoint = 2
 	env := start(t, webhook.WorkerConfig{Timeout: time.Minute, Concurrency: 4, PerEndpoint: perEndpoint})
@@ -471,8 +472,19 @@ func TestDeadEndpointDoesNotDelayAHealthyOne(t *testing.T) {
 	})
 	healthy := newReceiver(t, nil)
 	ops := as(t, env, admin)
-	createEndpoint(t, ops, dead.URL, 0, "booking.confirmed")
+	createEndpoint(t, ops, dead.URL, 0, "booking.confirmed", "refund.issued")
 	createEndpoint(t, ops, healthy.URL, 0, "booking.confirmed")
+	// A backlog at the dead endpoint, due before anything of the healthy
+	// one: more than a claim would look at if it took the oldest due rows
+	// of all endpoints together.
+	var backlog []webhook.Message
+	for i := range 2500 {
+		backlog = append(backlog, webhook.Message{EventID: "evt_backlog_" + strconv.Itoa(i), Type: "refund.issued",
+			OccurredAt: time.Now(), Body: []byte(`{}`)})
+	}
+	n, err := env.App.Webhooks.Enqueue(context.Background(), backlog)
+	require.NoError(t, err)
+	require.Equal(t, 2500, n)
 
 	show := freeShow(t, env, 10)
 	for seat := 1; seat <= 10; seat++ {

@@ -216,28 +216,31 @@ type claimed struct {
 }
 
 // claim leases up to n due deliveries of active endpoints, at most
-// PerEndpoint in flight per endpoint, oldest due first. Rows another
-// worker is claiming are skipped, never waited for.
+// PerEndpoint in flight per endpoint, oldest due first. Each endpoint's
+// due deliveries are looked up on their own (LATERAL), so a backlog at one
+// endpoint never hides another's. Rows another worker is claiming are
+// skipped, never waited for.
 func (w *Worker) claim(ctx context.Context, n int) ([]claimed, error) {
 	now := w.clock.Now()
 	rows, err := w.db.Query(ctx, `
-		WITH busy AS (
-			SELECT endpoint_id, count(*) AS n FROM webhook_deliveries
-			WHERE status = 'pending' AND locked_until > $1 GROUP BY endpoint_id
-		), due AS (
-			SELECT d.delivery_id, d.endpoint_id, d.next_attempt_at
-			FROM webhook_deliveries d JOIN webhook_endpoints e USING (endpoint_id)
-			WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-			  AND (d.locked_until IS NULL OR d.locked_until <= $1) AND e.status = 'active'
-			ORDER BY d.next_attempt_at LIMIT 2000
-		), ranked AS (
-			SELECT due.delivery_id, due.next_attempt_at,
-			       row_number() OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.delivery_id)
-			         + coalesce(busy.n, 0) AS slot
-			FROM due LEFT JOIN busy USING (endpoint_id)
+		WITH cand AS (
+			SELECT d.delivery_id, d.next_attempt_at
+			FROM webhook_endpoints e
+			CROSS JOIN LATERAL (
+				SELECT greatest($2 - count(*), 0) AS room FROM webhook_deliveries b
+				WHERE b.endpoint_id = e.endpoint_id AND b.status = 'pending'
+				  AND b.locked_until IS NOT NULL AND b.locked_until > $1
+			) busy
+			CROSS JOIN LATERAL (
+				SELECT d.delivery_id, d.next_attempt_at FROM webhook_deliveries d
+				WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+				  AND (d.locked_until IS NULL OR d.locked_until <= $1)
+				ORDER BY d.next_attempt_at LIMIT busy.room
+			) d
+			WHERE e.status = 'active'
 		), pick AS (
 			SELECT d.delivery_id FROM webhook_deliveries d
-			WHERE d.delivery_id IN (SELECT delivery_id FROM ranked WHERE slot <= $2 ORDER BY next_attempt_at LIMIT $3)
+			WHERE d.delivery_id IN (SELECT delivery_id FROM cand ORDER BY next_attempt_at LIMIT $3)
 			  AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= $1)
 			FOR UPDATE OF d SKIP LOCKED
 		)
