@@ -117,7 +117,7 @@ func as(t *testing.T, env *apptest.Env, p auth.Principal) api {
 	opts := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			req.Header().Set("Authorization", "Bearer "+token)
-			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
+			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get("Idempotency-Key") == "" {
 				var b [12]byte
 				_, _ = rand.Read(b[:])
 				req.Header().Set("Idempotency-Key", hex.EncodeToString(b[:]))
@@ -409,6 +409,22 @@ func TestEndpointAccess(t *testing.T) {
 	mine, err := as(t, env, admin).hooks.ListEndpoints(ctx, connect.NewRequest(&partnerv1.ListEndpointsRequest{PartnerId: 1}))
 	require.NoError(t, err)
 	require.Len(t, mine.Msg.GetEndpoints(), 1, "admins see every partner's")
+
+	// A retried create (same Idempotency-Key) answers the same endpoint
+	// and secret; it does not make a second one.
+	create := func() *partnerv1.CreateEndpointResponse {
+		req := connect.NewRequest(&partnerv1.CreateEndpointRequest{Url: "https://agency-1.example/other", EventTypes: []string{"refund.issued"}})
+		req.Header().Set("Idempotency-Key", "create-other")
+		resp, err := p1.hooks.CreateEndpoint(ctx, req)
+		require.NoError(t, err)
+		return resp.Msg
+	}
+	a, b := create(), create()
+	require.Equal(t, a.GetSecret(), b.GetSecret())
+	require.Equal(t, a.GetEndpoint().GetEndpointId(), b.GetEndpoint().GetEndpointId())
+	list, err = p1.hooks.ListEndpoints(ctx, connect.NewRequest(&partnerv1.ListEndpointsRequest{}))
+	require.NoError(t, err)
+	require.Len(t, list.Msg.GetEndpoints(), 2)
 }
 
 // TestRotationSignsWithBothSecrets: after a rotation with an overlap every
