@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/jackc/pgx/v5"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -26,8 +26,8 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
-	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
@@ -189,7 +189,6 @@ func book(t *testing.T, env *apptest.Env, show int64, seat int) string {
 	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, order.Msg.GetOrder().GetStatus())
 	return order.Msg.GetOrder().GetOrderId()
 }
-
 
 func verify(t *testing.T, secret string, g received) error {
 	t.Helper()
