@@ -92,8 +92,7 @@ func (rc *receiver) all() []received {
 	return append([]received(nil), rc.got...)
 }
 
-// succeeded is the webhook-ids the receiver answered 2xx to, with how
-// often, given which answers were 2xx.
+// ids counts the POSTs the receiver got per webhook-id.
 func (rc *receiver) ids() map[string]int {
 	out := map[string]int{}
 	for _, g := range rc.all() {
