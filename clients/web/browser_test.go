@@ -200,9 +200,9 @@ func TestBrowserWaitingRoom(t *testing.T) {
 	opens := time.Now().Add(10 * time.Second).UTC()
 	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
 		"kind": "SHOW_KIND_CONCERT", "title": "Arnob live", "venue": "ICCB", "currency": "BDT",
-		"startsAt": time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339),
-		"onSaleAt": opens.Format(time.RFC3339),
-		"sections": []map[string]any{{"name": "Main", "rows": []string{"A", "B"}, "seatsPerRow": 4, "priceMinor": "150000"}},
+		"startsAt":    time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339),
+		"onSaleAt":    opens.Format(time.RFC3339),
+		"sections":    []map[string]any{{"name": "Main", "rows": []string{"A", "B"}, "seatsPerRow": 4, "priceMinor": "150000"}},
 		"waitingRoom": map[string]any{"enabled": true},
 	}, &created)
 	id := created.Show.ShowID

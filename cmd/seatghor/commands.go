@@ -24,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/server/pgcluster"
 	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/tracing"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 func runToken(cfg config, args []string, stdout io.Writer) error {
@@ -99,7 +100,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode,
-		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp})
+		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp, Webhooks: cfg.Webhooks})
 	if err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode,
+		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode, Webhooks: devWebhooks(cfg.Webhooks),
 		Payments: devPayments(cfg.Payment.service()), OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp})
 	if err != nil {
 		return err
@@ -295,6 +296,13 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	})
 }
 
+// devWebhooks lets dev's partners receive webhooks on their own machine
+// (http://127.0.0.1:…).
+func devWebhooks(w webhook.WorkerConfig) webhook.WorkerConfig {
+	w.AllowLoopback = true
+	return w
+}
+
 // serve runs the admin listener, and the API and the workers as cfg.Roles
 // says, until ctx ends, then shuts down gracefully: not ready first, then
 // closed (decision 0080). ready is called once the listeners are up. The
@@ -309,6 +317,12 @@ func serve(ctx context.Context, cfg config, a *app.App, site web.Options, log *s
 		defer func() { stopWorkers(); <-done }()
 		log.Info("projectors running", "seat_map", a.SeatMaps != nil, "my_tickets", a.MyTickets != nil,
 			"e_tickets", a.Objects != nil, "trip_index", a.Trips != nil)
+	}
+	if cfg.Roles["webhooks"] {
+		done := make(chan struct{})
+		go func() { a.RunWebhooks(workers); close(done) }()
+		defer func() { stopWorkers(); <-done }()
+		log.Info("webhook delivery running")
 	}
 	if cfg.Roles["workers"] {
 		go a.RunWorkers(workers, cfg.SweepInterval)

@@ -17,6 +17,7 @@ import (
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/tracing"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // devSecret is the shorthand secret when SEATGHOR_AUTH_SECRET is unset. Only
@@ -61,10 +62,11 @@ type config struct {
 	SweepInterval time.Duration
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
-	// Roles are what `serve` runs (SEATGHOR_ROLES, "api,workers,projectors"):
-	// the API server, the background workers (hold sweeper, payment jobs,
-	// ledger check), the read
-	// side's projectors (R-8.1), in any combination.
+	// Roles are what `serve` runs (SEATGHOR_ROLES,
+	// "api,workers,projectors,webhooks"): the API server, the background
+	// workers (hold sweeper, payment jobs, ledger check), the read side's
+	// projectors (R-8.1), the senders of partners' webhook deliveries, in
+	// any combination.
 	Roles map[string]bool
 	// Tracing says spans are exported: the standard
 	// OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is set.
@@ -117,6 +119,12 @@ type config struct {
 	// CORSOrigins may call the API from their pages (SEATGHOR_CORS_ORIGINS,
 	// comma-separated; decision 0167). Unset: same origin only.
 	CORSOrigins []string
+	// Webhooks tunes the delivery of partners' webhooks: SEATGHOR_WEBHOOK_TIMEOUT
+	// (one POST, default 10s), SEATGHOR_WEBHOOK_RETRY_BASE (the first retry's
+	// backoff, default 5s), SEATGHOR_WEBHOOK_CONCURRENCY (sends at once per
+	// process, default 16) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
+	// on plain http to 127.0.0.1 or localhost; dev and tests; dev sets it).
+	Webhooks webhook.WorkerConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -130,7 +138,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 		DataDir:       ".seatghor",
 		SweepInterval: 5 * time.Second,
 		MaxConns:      20,
-		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true},
+		Roles:         map[string]bool{"api": true, "workers": true, "projectors": true, "webhooks": true},
 		Tracing:       tracing.Enabled(getenv),
 		RedisURL:      getenv("SEATGHOR_REDIS_URL"),
 		RedisPrefix:   getenv("SEATGHOR_REDIS_PREFIX"),
@@ -147,10 +155,10 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.Roles = map[string]bool{}
 		for _, r := range strings.Split(v, ",") {
 			switch r = strings.TrimSpace(r); r {
-			case "api", "workers", "projectors":
+			case "api", "workers", "projectors", "webhooks":
 				c.Roles[r] = true
 			default:
-				return c, fmt.Errorf("SEATGHOR_ROLES=%q: roles are api, workers and projectors", v)
+				return c, fmt.Errorf("SEATGHOR_ROLES=%q: roles are api, workers, projectors and webhooks", v)
 			}
 		}
 	}
@@ -235,6 +243,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		c.CatalogPolicy.MaxCancellationFeeBps = new(n)
 	}
 	var err error
+	if c.Webhooks, err = loadWebhookConfig(getenv); err != nil {
+		return c, err
+	}
 	if c.TokenKeys, err = loadKeys(getenv, "SEATGHOR_TOKEN_KEYS"); err != nil {
 		return c, err
 	}
@@ -333,4 +344,32 @@ func (c config) tokenKeys() (*keyset.Set, error) {
 		secret = devSecret
 	}
 	return keyset.Resolve(c.TokenKeys, secret, keyset.Tokens)
+}
+
+// loadWebhookConfig reads the SEATGHOR_WEBHOOK_* settings.
+func loadWebhookConfig(getenv func(string) string) (webhook.WorkerConfig, error) {
+	var w webhook.WorkerConfig
+	for name, d := range map[string]*time.Duration{"SEATGHOR_WEBHOOK_TIMEOUT": &w.Timeout, "SEATGHOR_WEBHOOK_RETRY_BASE": &w.RetryBase} {
+		if v := getenv(name); v != "" {
+			var err error
+			if *d, err = time.ParseDuration(v); err != nil || *d <= 0 {
+				return w, fmt.Errorf("%s=%q: want a positive duration such as 10s", name, v)
+			}
+		}
+	}
+	if v := getenv("SEATGHOR_WEBHOOK_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			return w, fmt.Errorf("SEATGHOR_WEBHOOK_CONCURRENCY=%q: want a number from 1 to 1000", v)
+		}
+		w.Concurrency = n
+	}
+	switch v := getenv("SEATGHOR_WEBHOOK_ALLOW_LOOPBACK"); v {
+	case "", "0":
+	case "1":
+		w.AllowLoopback = true
+	default:
+		return w, fmt.Errorf("SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=%q: want 1 or 0", v)
+	}
+	return w, nil
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of every reason the API
@@ -110,6 +111,10 @@ var errorTable = []row{
 	{ledger.ErrUnbalanced, connect.CodeInternal, "INTERNAL"},
 	{ledger.ErrInvalidJournal, connect.CodeInternal, "INTERNAL"},
 	{(*ledger.UnbalancedError)(nil), connect.CodeInternal, "INTERNAL"},
+
+	{webhook.ErrNotFound, connect.CodeNotFound, "WEBHOOK_ENDPOINT_NOT_FOUND"},
+	{webhook.ErrForbidden, connect.CodePermissionDenied, "WEBHOOK_FORBIDDEN"},
+	{(*webhook.InvalidError)(nil), connect.CodeInvalidArgument, "WEBHOOK_INVALID"},
 
 	{shard.ErrUnknownShow, connect.CodeNotFound, "SHOW_NOT_FOUND"},
 	{shard.ErrBadID, connect.CodeNotFound, "ID_NOT_FOUND"},
@@ -318,8 +323,8 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 	msg := by
 	switch by.(type) {
 	case *booking.Error, *payment.Error, *ticket.Error, *waitingroom.Error, *edgeError,
-		*catalog.InvalidError, *catalog.ForbiddenError, *ledger.InvalidError, *partner.InvalidError, *ratelimit.ExceededError,
-		*protovalidate.ValidationError:
+		*catalog.InvalidError, *catalog.ForbiddenError, *ledger.InvalidError, *partner.InvalidError, *webhook.InvalidError,
+		*ratelimit.ExceededError, *protovalidate.ValidationError:
 	default:
 		msg = err // a sentinel: keep what the domain wrapped around it
 	}
@@ -389,6 +394,8 @@ func details(by error) []proto.Message {
 	case *ledger.InvalidError:
 		return badRequest(e.Field, e.Message)
 	case *partner.InvalidError:
+		return badRequest(e.Field, e.Message)
+	case *webhook.InvalidError:
 		return badRequest(e.Field, e.Message)
 	case *edgeError:
 		return badRequest(e.field, e.msg)

@@ -24,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // TestErrorTableCoversEveryDomainError: every error a domain package can
@@ -50,7 +51,8 @@ func TestErrorTableCoversEveryDomainError(t *testing.T) {
 	for _, r := range edgeReasons {
 		all = append(all, &edgeError{reason: r})
 	}
-	for _, list := range [][]error{booking.Errors, payment.Errors, catalog.Errors, ledger.Errors, ticket.Errors, idempotency.Errors, auth.Errors, partner.Errors} {
+	for _, list := range [][]error{booking.Errors, payment.Errors, catalog.Errors, ledger.Errors, ticket.Errors, idempotency.Errors, auth.Errors,
+		partner.Errors, webhook.Errors} {
 		all = append(all, list...)
 	}
 	all = append(all, &ratelimit.ExceededError{}, &protovalidate.ValidationError{})
@@ -72,6 +74,7 @@ func TestErrorTableCoversEveryDomainError(t *testing.T) {
 			"idempotency": {errs: len(idempotency.Errors)},
 			"auth":        {errs: len(auth.Errors)},
 			"partner":     {errs: len(partner.Errors)},
+			"webhook":     {errs: len(webhook.Errors)},
 		} {
 			kinds, reasons, errs := declared(t, filepath.Join("..", dir))
 			if dir == "ledger" {

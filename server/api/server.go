@@ -36,6 +36,7 @@ import (
 	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -88,6 +89,9 @@ type Config struct {
 	// Registry receives the API's metrics; the admin handler's /metrics
 	// serves it.
 	Registry *prometheus.Registry
+	// Webhooks manages partners' webhook endpoints (issue 12); nil: its
+	// RPCs answer unavailable.
+	Webhooks *webhook.Service
 	// MaxRequestBytes bounds a request message; default 1 MiB.
 	MaxRequestBytes int
 	// Tracing receives a span per request and per RPC; nil records none.
@@ -250,6 +254,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
 	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{cfg.Partners, cfg.Log}, opts...))
+	add(partnerv1connect.WebhookServiceName)(partnerv1connect.NewWebhookServiceHandler(&webhookHandler{cfg.Webhooks, cfg.Log}, opts...))
 	return out
 }
 

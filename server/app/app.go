@@ -21,6 +21,7 @@ import (
 	"github.com/seatghor/seatghor/projections/mytickets"
 	"github.com/seatghor/seatghor/projections/seatmap"
 	"github.com/seatghor/seatghor/projections/tripindex"
+	"github.com/seatghor/seatghor/projections/webhookfeed"
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/auth/idp"
@@ -39,6 +40,7 @@ import (
 	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/ticket"
 	"github.com/seatghor/seatghor/server/waitingroom"
+	"github.com/seatghor/seatghor/server/webhook"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
@@ -90,6 +92,10 @@ type Config struct {
 	// Payments tunes the payment service; PaymentWorkers its jobs.
 	Payments       payment.Config
 	PaymentWorkers payment.WorkerConfig
+	// Webhooks tunes the delivery workers of partners' webhooks (issue 12);
+	// its AllowLoopback also lets endpoints be plain http to a loopback
+	// address (dev and tests).
+	Webhooks webhook.WorkerConfig
 	// APIKeyMode is the partner API keys this process accepts: live
 	// (sk_live_…, the default) or test (sk_test_…, with the sandbox
 	// gateway; decision 0180).
@@ -182,7 +188,11 @@ type App struct {
 	Trips tripindex.TripIndex
 	// IdP is the identity provider; nil when none is configured.
 	IdP *idp.Provider
-	log *slog.Logger
+	// Webhooks manages partners' webhook endpoints and deliveries;
+	// WebhookWorker sends the deliveries (the webhooks role).
+	Webhooks      *webhook.Service
+	WebhookWorker *webhook.Worker
+	log           *slog.Logger
 	// paymentWorkers says how often the payment jobs run.
 	paymentWorkers payment.WorkerConfig
 }
@@ -242,8 +252,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		closeAll()
 		return nil, err
 	}
+	a.Webhooks = webhook.NewService(cat, cfg.Clock, cfg.Webhooks.AllowLoopback)
+	hooks := cfg.Webhooks
+	hooks.Registerer, hooks.Log = a.Registry, cfg.Log
+	if a.WebhookWorker, err = webhook.NewWorker(cat, cfg.Clock, hooks); err != nil {
+		closeAll()
+		return nil, err
+	}
 	apiCfg := api.Config{
-		Partners: a.Partners, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
+		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
 	}
 	if err := a.openIdP(cfg, tokens, &apiCfg); err != nil {
@@ -345,6 +362,8 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 	if trips != nil {
 		projectors = append(projectors, trips)
 	}
+	// Partners' webhooks: the projector only enqueues (decision 0190).
+	projectors = append(projectors, webhookfeed.NewProjector(a.Webhooks, a.Booking))
 	var sources []projections.Source
 	for _, p := range append([]*pg.Pool{a.Router.Catalog()}, a.Router.Shards()...) {
 		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool})
@@ -412,6 +431,13 @@ func (a *App) closeRedis() {
 // database) pair is active in one of them at a time.
 func (a *App) RunProjectors(ctx context.Context) {
 	a.Projections.Run(ctx)
+}
+
+// RunWebhooks sends partners' webhook deliveries until ctx ends (the
+// webhooks role). Any number of processes may run it.
+func (a *App) RunWebhooks(ctx context.Context) {
+	go a.WebhookWorker.RunPruner(ctx, time.Hour)
+	a.WebhookWorker.Run(ctx)
 }
 
 // Close closes every pool and the Redis client.

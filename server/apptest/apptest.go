@@ -32,6 +32,7 @@ import (
 	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/waitingroom"
 
+	"github.com/seatghor/seatghor/server/webhook"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -90,6 +91,10 @@ type Options struct {
 	// Tracing receives the platform's spans (an SDK provider with an
 	// in-memory recorder, in tests of the traces); nil records none.
 	Tracing trace.TracerProvider
+	// Webhooks, when set, tunes the webhook delivery workers and runs one
+	// until the test ends (its AllowLoopback lets endpoints be httptest
+	// servers).
+	Webhooks *webhook.WorkerConfig
 	// TokenKeys, TicketKeys and QueueKeys are the platform's key sets
 	// (decision 0085); when all three are given the shorthand Secret is not
 	// used, otherwise it derives the keys of the others.
@@ -212,6 +217,9 @@ func New(tb testing.TB, opts Options) *Env {
 	if cfg.OIDC.Enabled() && cfg.OIDC.RedirectURL == "" {
 		cfg.OIDC.RedirectURL = srv.URL + signin.CallbackPath
 	}
+	if opts.Webhooks != nil {
+		cfg.Webhooks = *opts.Webhooks
+	}
 	a, err := app.Open(context.Background(), cfg)
 	if err != nil {
 		tb.Fatalf("open platform: %v", err)
@@ -232,6 +240,12 @@ func New(tb testing.TB, opts Options) *Env {
 		ctx, stop := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { a.Payments.RunWorkers(ctx, *opts.PaymentWorkers); close(done) }()
+		tb.Cleanup(func() { stop(); <-done })
+	}
+	if opts.Webhooks != nil {
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { a.RunWebhooks(ctx); close(done) }()
 		tb.Cleanup(func() { stop(); <-done })
 	}
 	if opts.Projectors {

@@ -70,6 +70,7 @@ var ErrInvalidToken = errors.New("invalid token")
 
 // ErrReadOnly refuses a read-only credential a procedure with side effects.
 var ErrReadOnly = errors.New("this API key is read-only: it may call only procedures without side effects")
+
 // ErrVerifierUnavailable means the credential's verifier could not judge
 // it for now (an identity provider not yet discovered): the token may be
 // good, so the caller retries rather than signing in again.

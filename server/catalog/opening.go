@@ -33,7 +33,8 @@ var ErrOpeningFrozen = errors.New("the sale has opened (or opens within 2 s): it
 // new time while the room opens at the old one, and since holds need both an
 // admission and the shard's on_sale_at, nothing sells before the later of the
 // two; a retry finishes the move. Every show is republished (ShowPublished),
-// so the read side (the trip index) follows.
+// so the read side (the trip index) follows, and a SaleOpeningMoved
+// tells partners (their webhooks).
 func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, by string) error {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	if at = at.UTC().Truncate(time.Microsecond); at.Before(now) {
@@ -85,6 +86,13 @@ func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, b
 			}
 			if err := outbox.Append(ctx, tx, sh.ID, now, &eventsv1.ShowPublished{
 				ShowId: sh.ID, Show: sh.Proto(), OccurredAt: timestamppb.New(now),
+			}); err != nil {
+				return err
+			}
+			// Partners' webhooks (sale.opening_moved, decision 0190).
+			if err := outbox.Append(ctx, tx, sh.ID, now, &eventsv1.SaleOpeningMoved{
+				ShowId: sh.ID, SaleId: saleID, PreviousOpensAt: timestamppb.New(opens), OpensAt: timestamppb.New(at),
+				MovedBy: by, OccurredAt: timestamppb.New(now),
 			}); err != nil {
 				return err
 			}

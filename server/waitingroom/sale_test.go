@@ -7,9 +7,11 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/waitingroom"
@@ -208,6 +210,15 @@ func TestOperatorsMoveTheOpening(t *testing.T) {
 	require.True(t, sale.GetOpensAt().AsTime().Equal(later))
 	require.Equal(t, waitingroomv1.SaleState_SALE_STATE_SCHEDULED, sale.GetState())
 	require.True(t, onSaleAt(show).Equal(later), "the show goes on sale at the new time")
+	// Partners hear of it (their sale.opening_moved webhooks, decision 0190).
+	var payload []byte
+	require.NoError(t, e.App.Router.Catalog().QueryRow(ctx, `
+		SELECT payload FROM outbox WHERE show_id = $1 AND event_type = 'seatghor.events.v1.SaleOpeningMoved'`, show).Scan(&payload))
+	var moved eventsv1.SaleOpeningMoved
+	require.NoError(t, proto.Unmarshal(payload, &moved))
+	require.True(t, moved.GetOpensAt().AsTime().Equal(later))
+	require.True(t, moved.GetPreviousOpensAt().AsTime().Equal(start.Add(time.Minute)))
+	require.Equal(t, "organiser", moved.GetMovedBy())
 
 	// Refused, with nothing written.
 	before := e.sale(t, other)

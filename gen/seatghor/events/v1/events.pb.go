@@ -1900,6 +1900,99 @@ func (x *TicketCheckedIn) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// SaleOpeningMoved: an operator moved when a show goes on sale (its sale's
+// waiting room opens then; decision 0035). One event per show of the sale,
+// next to its ShowPublished. Sent to partners' webhooks (sale.opening_moved).
+type SaleOpeningMoved struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The sale (the waiting room's show id) the show sells through.
+	SaleId int64 `protobuf:"varint,2,opt,name=sale_id,json=saleId,proto3" json:"sale_id,omitempty"`
+	// When the sale was to open.
+	PreviousOpensAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=previous_opens_at,json=previousOpensAt,proto3" json:"previous_opens_at,omitempty"`
+	// When it opens now.
+	OpensAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	// Who moved it (the operator's or admin's user id).
+	MovedBy string `protobuf:"bytes,5,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
+	// When it was moved.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SaleOpeningMoved) Reset() {
+	*x = SaleOpeningMoved{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SaleOpeningMoved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SaleOpeningMoved) ProtoMessage() {}
+
+func (x *SaleOpeningMoved) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SaleOpeningMoved.ProtoReflect.Descriptor instead.
+func (*SaleOpeningMoved) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SaleOpeningMoved) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *SaleOpeningMoved) GetSaleId() int64 {
+	if x != nil {
+		return x.SaleId
+	}
+	return 0
+}
+
+func (x *SaleOpeningMoved) GetPreviousOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousOpensAt
+	}
+	return nil
+}
+
+func (x *SaleOpeningMoved) GetOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpensAt
+	}
+	return nil
+}
+
+func (x *SaleOpeningMoved) GetMovedBy() string {
+	if x != nil {
+		return x.MovedBy
+	}
+	return ""
+}
+
+func (x *SaleOpeningMoved) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
@@ -2086,6 +2179,14 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x04gate\x18\a \x01(\tR\x04gate\x12\"\n" +
 	"\rchecked_in_by\x18\b \x01(\tR\vcheckedInBy\x12;\n" +
 	"\voccurred_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\x9b\x02\n" +
+	"\x10SaleOpeningMoved\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x17\n" +
+	"\asale_id\x18\x02 \x01(\x03R\x06saleId\x12F\n" +
+	"\x11previous_opens_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0fpreviousOpensAt\x125\n" +
+	"\bopens_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12\x19\n" +
+	"\bmoved_by\x18\x05 \x01(\tR\amovedBy\x12;\n" +
+	"\voccurred_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt*\x94\x01\n" +
 	"\rReleaseReason\x12\x1e\n" +
 	"\x1aRELEASE_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2114,7 +2215,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -2131,57 +2232,61 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*ShowPublished)(nil),         // 12: seatghor.events.v1.ShowPublished
 	(*TicketIssued)(nil),          // 13: seatghor.events.v1.TicketIssued
 	(*TicketCheckedIn)(nil),       // 14: seatghor.events.v1.TicketCheckedIn
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 16: google.protobuf.Any
-	(*v1.Money)(nil),              // 17: seatghor.common.v1.Money
-	(v11.PaymentState)(0),         // 18: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 19: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 20: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 21: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 22: seatghor.catalog.v1.ShowKind
+	(*SaleOpeningMoved)(nil),      // 15: seatghor.events.v1.SaleOpeningMoved
+	(*timestamppb.Timestamp)(nil), // 16: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 17: google.protobuf.Any
+	(*v1.Money)(nil),              // 18: seatghor.common.v1.Money
+	(v11.PaymentState)(0),         // 19: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 20: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 21: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 22: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 23: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	15, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	17, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	15, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	15, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	16, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	17, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	18, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	16, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	16, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	15, // 6: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	15, // 7: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	15, // 8: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 9: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	15, // 10: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	15, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	15, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	15, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	15, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	17, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	16, // 6: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	16, // 7: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	16, // 8: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 9: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	16, // 10: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	16, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	16, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	16, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	16, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	18, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 20: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	15, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	18, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	18, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	19, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	17, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	20, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	15, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	17, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	15, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	15, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	15, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	22, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	15, // 35: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	16, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	19, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	20, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	18, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	21, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	16, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	22, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	18, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	16, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	18, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	16, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	16, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	16, // 35: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	16, // 36: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	16, // 37: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	16, // 38: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	39, // [39:39] is the sub-list for method output_type
+	39, // [39:39] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -2195,7 +2300,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   13,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,179 @@
+// Package webhook owns Seatghor's outgoing webhooks (issue 12, decision
+// 0190): partners' endpoints and their secrets, the durable queue and log of
+// deliveries, and the workers that POST them signed per the Standard
+// Webhooks specification. Deliveries are enqueued by a projector of the
+// outbox (projections/webhookfeed) and sent by Worker, so a slow or dead
+// endpoint holds up neither the projector nor other endpoints.
+//
+// Delivery is at least once: a delivery is one row per (endpoint, event),
+// with a webhook-id that every attempt and replay repeats, retried with
+// exponential backoff and jitter until it succeeds or three days pass.
+package webhook
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Audience says which partners an event type concerns (decision 0190).
+type Audience int
+
+// The audiences.
+const (
+	// ByOrder: the partner the event's order came through (order_id).
+	ByOrder Audience = iota + 1
+	// ByPartner: the partner the event names (partner_id).
+	ByPartner
+	// Everyone: every partner subscribed (public news).
+	Everyone
+)
+
+// EventType is an event type partners subscribe to.
+type EventType struct {
+	// Name is what endpoints subscribe to, e.g. "booking.confirmed".
+	Name string
+	// Outbox is the full name of the outbox event it comes from.
+	Outbox   string
+	Audience Audience
+}
+
+// eventTypes are the event types partners subscribe to. Admins' endpoints
+// get every event of their types whatever the audience.
+var eventTypes = []EventType{
+	{"booking.confirmed", "seatghor.events.v1.BookingConfirmed", ByOrder},
+	{"order.cancelled", "seatghor.events.v1.OrderCancelled", ByOrder},
+	{"refund.issued", "seatghor.events.v1.RefundIssued", ByOrder},
+	{"sale.opening_moved", "seatghor.events.v1.SaleOpeningMoved", Everyone},
+	// Written by the channel allocations of issue 12 §2.
+	{"allocation.returned", "seatghor.events.v1.AllocationReturned", ByPartner},
+}
+
+// EventTypes lists the event types an endpoint may subscribe to.
+func EventTypes() []string {
+	out := make([]string, len(eventTypes))
+	for i, t := range eventTypes {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// TypeOf returns the webhook event type of an outbox event type (its
+// message's full name); ok is false for events no webhook carries.
+func TypeOf(outboxType string) (EventType, bool) {
+	for _, t := range eventTypes {
+		if t.Outbox == outboxType {
+			return t, true
+		}
+	}
+	return EventType{}, false
+}
+
+// Status is an endpoint's state.
+type Status string
+
+// The endpoint states.
+const (
+	StatusActive   Status = "active"
+	StatusDisabled Status = "disabled"
+)
+
+// DeliveryStatus is a delivery's state.
+type DeliveryStatus string
+
+// The delivery states.
+const (
+	DeliveryPending   DeliveryStatus = "pending"
+	DeliverySucceeded DeliveryStatus = "succeeded"
+	DeliveryFailed    DeliveryStatus = "failed"
+)
+
+// Endpoint is a URL subscribed to event types.
+type Endpoint struct {
+	ID int64
+	// PartnerID is the partner whose events it receives; 0: an admin's
+	// endpoint, which receives every partner's events.
+	PartnerID   int64
+	URL         string
+	EventTypes  []string
+	Description string
+	Status      Status
+	// DisabledReason and DisabledAt say why and when it was disabled: the
+	// notice its partner reads (decision 0190).
+	DisabledReason      string
+	DisabledAt          time.Time
+	ConsecutiveFailures int
+	FailingSince        time.Time
+	CreatedAt           time.Time
+	// PreviousSecretExpiresAt ends the rotation's overlap; zero: none.
+	PreviousSecretExpiresAt time.Time
+}
+
+// Delivery is one event for one endpoint.
+type Delivery struct {
+	ID         int64
+	EndpointID int64
+	EventID    string
+	EventType  string
+	// WebhookID is the webhook-id header of every attempt.
+	WebhookID     string
+	Status        DeliveryStatus
+	Attempts      int
+	NextAttemptAt time.Time
+	OccurredAt    time.Time
+	CreatedAt     time.Time
+	// Recent are the latest attempts, newest first.
+	Recent []Attempt
+}
+
+// Attempt is one POST of a delivery.
+type Attempt struct {
+	Number     int
+	At         time.Time
+	StatusCode int
+	Error      string
+	Duration   time.Duration
+}
+
+// Caller is who asks: a partner (its id), or an admin.
+type Caller struct {
+	UserID    string
+	PartnerID int64
+	Admin     bool
+}
+
+// ErrNotFound means the endpoint does not exist, or is another partner's.
+var ErrNotFound = errors.New("webhook endpoint not found")
+
+// ErrForbidden means the caller is neither an admin nor a partner.
+var ErrForbidden = errors.New("only partners and admins manage webhooks")
+
+// InvalidError is a request field the service refuses.
+type InvalidError struct {
+	Field   string
+	Message string
+}
+
+func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
+
+// Errors lists the errors of webhook that reach the API; its error table
+// has a row for each (docs/errors.md).
+var Errors = []error{ErrNotFound, ErrForbidden, (*InvalidError)(nil)}
+
+func checkEventTypes(types []string) ([]string, error) {
+	known := EventTypes()
+	var out []string
+	for _, t := range types {
+		if !slices.Contains(known, t) {
+			return nil, &InvalidError{Field: "event_types", Message: fmt.Sprintf("unknown event type %q (known: %v)", t, known)}
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &InvalidError{Field: "event_types", Message: "name at least one event type"}
+	}
+	return out, nil
+}
