@@ -17,6 +17,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
@@ -189,6 +190,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 		tickets: cfg.Tickets, files: cfg.TicketFiles, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
+	add(partnerv1connect.AllocationServiceName)(partnerv1connect.NewAllocationServiceHandler(&allocationHandler{cfg.Booking, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
 	return out
 }
