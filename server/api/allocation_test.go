@@ -366,4 +366,3 @@ func TestAllocateSeatsRefusals(t *testing.T) {
 type knownPartners map[int64]bool
 
 func (k knownPartners) PartnerExists(_ context.Context, id int64) (bool, error) { return k[id], nil }
-
