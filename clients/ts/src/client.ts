@@ -16,6 +16,7 @@ import { HoldService, SeatsUnavailableSchema } from "./gen/seatghor/booking/v1/h
 import type { SeatsUnavailable } from "./gen/seatghor/booking/v1/hold_pb.js";
 import { OrderService } from "./gen/seatghor/booking/v1/order_pb.js";
 import { LedgerService } from "./gen/seatghor/ledger/v1/ledger_pb.js";
+import { AllocationService } from "./gen/seatghor/partner/v1/allocation_pb.js";
 import { PaymentService } from "./gen/seatghor/payment/v1/payment_pb.js";
 import { TripSearchService } from "./gen/seatghor/search/v1/search_pb.js";
 import { SeatMapService, SeatState } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
@@ -68,6 +69,8 @@ export interface SeatghorClient {
   search: Client<typeof TripSearchService>;
   /** The caller's tickets, their QR and PDF, and the gate's check-in. */
   tickets: Client<typeof TicketService>;
+  /** Partners' ring-fenced allocations: operators allocate, partners list their own. */
+  allocations: Client<typeof AllocationService>;
 }
 
 /**
@@ -94,6 +97,7 @@ export function clientOverTransport(transport: Transport): SeatghorClient {
     waitingRoom: createClient(WaitingRoomService, transport),
     search: createClient(TripSearchService, transport),
     tickets: createClient(TicketService, transport),
+    allocations: createClient(AllocationService, transport),
   };
 }
 
