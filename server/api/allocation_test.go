@@ -366,3 +366,28 @@ func TestAllocateSeatsRefusals(t *testing.T) {
 type knownPartners map[int64]bool
 
 func (k knownPartners) PartnerExists(_ context.Context, id int64) (bool, error) { return k[id], nil }
+
+// TestPartnerGeneralSale: general sale is open to a partner whose
+// allocation allows it and closed to one whose allocation forbids it;
+// each holds only its own allocated seats.
+func TestPartnerGeneralSale(t *testing.T) {
+	a := newAllocationEnv(t, apptest.Options{Shards: 1}, seatedShow("general sale", 2, 5))
+	showID := a.show.GetShowId()
+	returnAt := timestamppb.New(a.clk.Now().Add(time.Hour))
+	a.allocate(t, &partnerv1.AllocateSeatsRequest{PartnerId: 7, Seats: []string{"A1"}, ReturnAt: returnAt, GeneralSale: true})
+	a.allocate(t, &partnerv1.AllocateSeatsRequest{PartnerId: 8, Seats: []string{"A2"}, ReturnAt: returnAt})
+	seven, eight := a.partner(t, "agency", 7), a.partner(t, "bank", 8)
+
+	_, err := seven.hold(showID, "B1")
+	require.NoError(t, err, "partner 7 may sell general sale")
+	_, err = eight.hold(showID, "B2")
+	require.Equal(t, []string{"B2"}, unavailable(t, err).GetSeats(), "partner 8 may not")
+	_, err = seven.hold(showID, "A2")
+	require.Equal(t, []string{"A2"}, unavailable(t, err).GetSeats(), "A2 is partner 8's")
+	_, err = eight.hold(showID, "A1")
+	require.Equal(t, []string{"A1"}, unavailable(t, err).GetSeats(), "A1 is partner 7's")
+	_, err = seven.hold(showID, "A1", "B3")
+	require.NoError(t, err, "its own seat and general sale in one hold")
+	_, err = eight.hold(showID, "A2")
+	require.NoError(t, err)
+}
