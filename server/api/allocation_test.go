@@ -391,3 +391,55 @@ func TestPartnerGeneralSale(t *testing.T) {
 	_, err = eight.hold(showID, "A2")
 	require.NoError(t, err)
 }
+
+// TestGAAllocationRelease: a quota of 10 of a 40-place area leaves 30 on
+// general sale (the seat map says so); the partner's holds take from the
+// quota; releasing 5 gives them to general sale at once; releasing more
+// than is unsold is refused; releasing the rest ends the allocation, and
+// the places its holds give back later are general sale's.
+func TestGAAllocationRelease(t *testing.T) {
+	req := seatedShow("ga quota", 1, 1)
+	req.Sections = nil
+	req.GaAreas = []*catalogv1.GaArea{{Name: "Field", Capacity: 40, PriceMinor: 10000, Buckets: 4}}
+	a := newAllocationEnv(t, apptest.Options{Shards: 1}, req)
+	ctx := context.Background()
+	showID := a.show.GetShowId()
+	remaining := func() int32 {
+		m, err := a.public.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: showID}))
+		require.NoError(t, err)
+		require.EqualValues(t, 40, m.Msg.GetGaAreas()[0].GetCapacity(), "the area's capacity never changes")
+		return m.Msg.GetGaAreas()[0].GetRemaining()
+	}
+	alloc := a.allocate(t, &partnerv1.AllocateSeatsRequest{PartnerId: 7, Quantity: proto.Int32(10),
+		ReturnAt: timestamppb.New(a.clk.Now().Add(time.Hour))})
+	require.EqualValues(t, 30, remaining())
+
+	agency := a.partner(t, "agency", 7)
+	h, err := agency.holdGA(showID, 3)
+	require.NoError(t, err)
+	require.EqualValues(t, 30, remaining(), "the partner's hold took from its quota")
+
+	rel, err := a.operator.alloc.ReleaseAllocation(ctx, connect.NewRequest(&partnerv1.ReleaseAllocationRequest{
+		AllocationId: alloc.GetAllocationId(), Quantity: proto.Int32(5)}))
+	require.NoError(t, err)
+	require.EqualValues(t, 5, rel.Msg.GetAllocation().GetQuantity())
+	require.EqualValues(t, 2, rel.Msg.GetAllocation().GetAvailable())
+	require.EqualValues(t, 35, remaining())
+
+	_, err = a.operator.alloc.ReleaseAllocation(ctx, connect.NewRequest(&partnerv1.ReleaseAllocationRequest{
+		AllocationId: alloc.GetAllocationId(), Quantity: proto.Int32(3)}))
+	code, reason := reasonOf(t, err)
+	require.Equal(t, connect.CodeFailedPrecondition, code)
+	require.Equal(t, "BOOKING_NOT_ALLOWED", reason)
+
+	rel, err = a.operator.alloc.ReleaseAllocation(ctx, connect.NewRequest(&partnerv1.ReleaseAllocationRequest{
+		AllocationId: alloc.GetAllocationId()}))
+	require.NoError(t, err)
+	require.Equal(t, partnerv1.AllocationStatus_ALLOCATION_STATUS_RELEASED, rel.Msg.GetAllocation().GetStatus())
+	require.EqualValues(t, 37, remaining())
+	_, err = agency.holds.ReleaseHold(ctx, connect.NewRequest(&bookingv1.ReleaseHoldRequest{HoldId: h.GetHoldId()}))
+	require.NoError(t, err)
+	require.EqualValues(t, 40, remaining(), "the partner's places come back to general sale")
+	_, err = a.public.holdGA(showID, 10)
+	require.NoError(t, err)
+}
