@@ -27,6 +27,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
@@ -42,6 +43,7 @@ var fuzzServices = []string{
 	catalogv1connect.CatalogServiceName, bookingv1connect.HoldServiceName, bookingv1connect.OrderServiceName,
 	seatmapv1connect.SeatMapServiceName, paymentv1connect.PaymentServiceName, ticketsv1connect.TicketServiceName,
 	searchv1connect.TripSearchServiceName, waitingroomv1connect.WaitingRoomServiceName, ledgerv1connect.LedgerServiceName,
+	partnerv1connect.AllocationServiceName,
 }
 
 // fuzzMethods are every RPC of every service, in a fixed order.
