@@ -390,6 +390,16 @@ func TestPartnerGeneralSale(t *testing.T) {
 	require.NoError(t, err, "its own seat and general sale in one hold")
 	_, err = eight.hold(showID, "A2")
 	require.NoError(t, err)
+
+	// The same service over gRPC: partner 8 sees its own allocation only.
+	grpc := partnerv1connect.NewAllocationServiceClient(a.env.H2C, a.env.URL, connect.WithGRPC())
+	req := connect.NewRequest(&partnerv1.ListAllocationsRequest{ShowId: showID})
+	req.Header().Set("Authorization", "Bearer "+a.env.PartnerToken(t, "bank", 8))
+	list, err := grpc.ListAllocations(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, list.Msg.GetAllocations(), 1)
+	require.Equal(t, []string{"A2"}, list.Msg.GetAllocations()[0].GetSeats())
+	require.Zero(t, list.Msg.GetAllocations()[0].GetAvailable(), "A2 is held")
 }
 
 // TestGAAllocationRelease: a quota of 10 of a 40-place area leaves 30 on
