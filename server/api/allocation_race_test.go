@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
@@ -253,4 +254,63 @@ func TestGAAllocationRaceWithReturn(t *testing.T) {
 		require.NoError(t, err)
 		remaining -= n
 	}
+}
+
+// TestAllocationRacesPublicHolds: the operator allocates seats while 24
+// public buyers grab seats of the same rows. An allocation takes all its
+// seats or none, and a seat is never both ring-fenced and in a public hold.
+func TestAllocationRacesPublicHolds(t *testing.T) {
+	a := newAllocationEnv(t, apptest.Options{Shards: 1, MaxConns: 12}, seatedShow("allocation race", 4, 10)) // A1…D10
+	ctx := context.Background()
+	showID := a.show.GetShowId()
+	rows := []string{"A", "B", "C", "D"}
+	var (
+		wg               sync.WaitGroup
+		allocated, tried atomic.Int64
+	)
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := withToken(a.env, a.env.Token(t, fmt.Sprintf("buyer-%d", i), auth.RoleUser))
+			for range 3 {
+				seat := fmt.Sprintf("%s%d", rows[rand.IntN(4)], 1+rand.IntN(10))
+				if _, err := c.hold(showID, seat); err != nil {
+					unavailable(t, err)
+				}
+			}
+		}()
+	}
+	for i := range 8 { // the operator tries pairs of seats, as allocations do
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			row := rows[i%4]
+			seats := []string{fmt.Sprintf("%s%d", row, 1+i/4), fmt.Sprintf("%s%d", row, 6+i/4)}
+			tried.Add(1)
+			_, err := a.operator.alloc.AllocateSeats(ctx, connect.NewRequest(&partnerv1.AllocateSeatsRequest{
+				ShowId: showID, PartnerId: int64(1 + i), Seats: seats, ReturnAt: timestamppb.New(a.clk.Now().Add(time.Hour))}))
+			if err != nil {
+				if code, reason := reasonOf(t, err); code != connect.CodeFailedPrecondition || reason != "SEATS_NOT_ALLOCATABLE" {
+					t.Errorf("allocation of %v: %v", seats, err)
+				}
+				return
+			}
+			allocated.Add(1)
+		}()
+	}
+	wg.Wait()
+	pool, err := a.env.App.Router.ForShow(ctx, showID)
+	require.NoError(t, err)
+	var both, partial, fenced int
+	require.NoError(t, pool.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM seats WHERE show_id = $1 AND allocation_id IS NOT NULL AND status <> 'available'),
+		       (SELECT count(*) FROM (SELECT a.allocation_id FROM allocations a LEFT JOIN seats s ON s.allocation_id = a.allocation_id
+		                              WHERE a.show_id = $1 GROUP BY a.allocation_id HAVING count(s.seat) <> 2) x),
+		       (SELECT count(*) FROM seats WHERE show_id = $1 AND allocation_id IS NOT NULL)`, showID).Scan(&both, &partial, &fenced))
+	require.Zero(t, both, "a ring-fenced seat is in a public hold")
+	require.Zero(t, partial, "an allocation took some of its seats")
+	require.EqualValues(t, 2*allocated.Load(), fenced)
+	assertNoDoubleHolds(t, a.env, showID)
+	t.Logf("%d of %d allocations succeeded", allocated.Load(), tried.Load())
 }
