@@ -24,8 +24,9 @@ import (
 // raceReturn advances the clock to returnAt once the racers have made
 // `after` attempts between them, and then runs the return job twice at
 // once, as two workers would. It reports how many allocations the two
-// returned between them.
-func raceReturn(t *testing.T, a allocationEnv, attempts *atomic.Int64, after int64, returnAt time.Time, stop <-chan struct{}) <-chan int {
+// returned between them. It sets returning first: a hold answered while
+// returning was still false was made before the return began.
+func raceReturn(t *testing.T, a allocationEnv, attempts *atomic.Int64, after int64, returnAt time.Time, returning *atomic.Bool, stop <-chan struct{}) <-chan int {
 	out := make(chan int, 1)
 	go func() {
 		for attempts.Load() < after {
@@ -36,6 +37,7 @@ func raceReturn(t *testing.T, a allocationEnv, attempts *atomic.Int64, after int
 			}
 			break
 		}
+		returning.Store(true)
 		a.clk.Set(returnAt)
 		var wg sync.WaitGroup
 		var returned atomic.Int64
@@ -78,13 +80,14 @@ func TestAllocationRaceWithReturn(t *testing.T) {
 		beforeReturn      bool
 	}
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		owner    = map[string]won{}
-		attempts atomic.Int64
-		stop     = make(chan struct{})
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		owner     = map[string]won{}
+		attempts  atomic.Int64
+		returning atomic.Bool
+		stop      = make(chan struct{})
 	)
-	returned := raceReturn(t, a, &attempts, 64, returnAt, stop)
+	returned := raceReturn(t, a, &attempts, 64, returnAt, &returning, stop)
 	for i := range 32 {
 		wg.Add(1)
 		go func() {
@@ -106,8 +109,7 @@ func TestAllocationRaceWithReturn(t *testing.T) {
 					}
 					continue
 				}
-				w := won{seat: seat, holdID: h.GetHoldId(), who: who, partner: partner,
-					beforeReturn: h.GetCreatedAt().AsTime().Before(returnAt)}
+				w := won{seat: seat, holdID: h.GetHoldId(), who: who, partner: partner, beforeReturn: !returning.Load()}
 				mu.Lock()
 				if prev, dup := owner[seat]; dup {
 					t.Errorf("seat %s sold twice: %s and %s", seat, prev.who, who)
@@ -133,7 +135,7 @@ func TestAllocationRaceWithReturn(t *testing.T) {
 			after++
 		}
 	}
-	t.Logf("%d seats held before the return, %d after; %d attempts", before, after, attempts.Load())
+	t.Logf("%d seats held before the return began, %d during or after; %d attempts", before, after, attempts.Load())
 
 	// 0 leaked: nothing is still ring-fenced, and every seat nobody holds
 	// is free for anyone.
@@ -183,13 +185,14 @@ func TestGAAllocationRaceWithReturn(t *testing.T) {
 		beforeReturn bool
 	}
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		holds    []won
-		attempts atomic.Int64
-		stop     = make(chan struct{})
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		holds     []won
+		attempts  atomic.Int64
+		returning atomic.Bool
+		stop      = make(chan struct{})
 	)
-	returned := raceReturn(t, a, &attempts, 64, returnAt, stop)
+	returned := raceReturn(t, a, &attempts, 64, returnAt, &returning, stop)
 	for i := range 32 {
 		wg.Add(1)
 		go func() {
@@ -210,7 +213,7 @@ func TestGAAllocationRaceWithReturn(t *testing.T) {
 					continue
 				}
 				mu.Lock()
-				holds = append(holds, won{h.GetHoldId(), partner, n, h.GetCreatedAt().AsTime().Before(returnAt)})
+				holds = append(holds, won{h.GetHoldId(), partner, n, !returning.Load()})
 				mu.Unlock()
 				return
 			}
