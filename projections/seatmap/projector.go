@@ -53,6 +53,12 @@ func placesOf(e projections.Event) (seats []string, area, order string, ok bool,
 		m = &eventsv1.OrderCancelled{}
 	case "seatghor.events.v1.OrderExpired":
 		m = &eventsv1.OrderExpired{}
+	case "seatghor.events.v1.SeatsAllocated": // decision 0185
+		m = &eventsv1.SeatsAllocated{}
+	case "seatghor.events.v1.AllocationReleased":
+		m = &eventsv1.AllocationReleased{}
+	case "seatghor.events.v1.AllocationReturned":
+		m = &eventsv1.AllocationReturned{}
 	default:
 		return nil, "", "", false, nil
 	}

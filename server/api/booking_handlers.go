@@ -20,7 +20,11 @@ func caller(ctx context.Context) (booking.Caller, error) {
 	if !ok {
 		return booking.Caller{}, errNotSignedIn
 	}
-	return booking.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)}, nil
+	c := booking.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)}
+	if p.Is(auth.RolePartner) {
+		c.PartnerID = p.PartnerID // the sales channel (decision 0185)
+	}
+	return c, nil
 }
 
 // answer runs a booking call for the authenticated caller and wraps its
@@ -45,7 +49,10 @@ type holdHandler struct {
 func (h *holdHandler) CreateHold(ctx context.Context, req *connect.Request[bookingv1.CreateHoldRequest]) (*connect.Response[bookingv1.CreateHoldResponse], error) {
 	in := booking.HoldRequest{ShowID: req.Msg.GetShowId(), Seats: req.Msg.GetSeats(), GAArea: req.Msg.GetGaArea(),
 		Quantity: int(req.Msg.GetQuantity())}
-	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) { return h.svc.CreateHold(ctx, c.UserID, in) },
+	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) {
+		in.PartnerID = c.PartnerID
+		return h.svc.CreateHold(ctx, c.UserID, in)
+	},
 		func(v booking.Hold) *bookingv1.CreateHoldResponse {
 			return &bookingv1.CreateHoldResponse{Hold: holdProto(v)}
 		})

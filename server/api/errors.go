@@ -59,6 +59,9 @@ var errorTable = []row{
 	{booking.KindInvalid, connect.CodeInvalidArgument, "BOOKING_INVALID"},
 	{booking.KindPrecondition, connect.CodeFailedPrecondition, "BOOKING_NOT_ALLOWED"},
 	{booking.KindCheckedIn, connect.CodeFailedPrecondition, "ORDER_CHECKED_IN"},
+	{booking.KindForbidden, connect.CodePermissionDenied, "ALLOCATION_FORBIDDEN"},
+	{booking.KindPartnerNotFound, connect.CodeNotFound, "PARTNER_NOT_FOUND"},
+	{booking.KindNotAllocatable, connect.CodeFailedPrecondition, "SEATS_NOT_ALLOCATABLE"},
 
 	{booking.ErrNotConfirmable, connect.CodeFailedPrecondition, "ORDER_NOT_CONFIRMABLE"},
 
@@ -375,7 +378,7 @@ func hasErrorInfo(ce *connect.Error) bool {
 func details(by error) []proto.Message {
 	switch e := by.(type) {
 	case *booking.Error:
-		if e.Kind == booking.KindUnavailable {
+		if e.Kind == booking.KindUnavailable || e.Kind == booking.KindNotAllocatable {
 			// the conflict lists the seats and the seat-map version.
 			return []proto.Message{&bookingv1.SeatsUnavailable{
 				Seats: e.Seats, SeatmapVersion: e.SeatmapVersion, GaArea: e.GAArea, Remaining: int32(e.Remaining)}}

@@ -44,6 +44,7 @@ var fuzzServices = []string{
 	seatmapv1connect.SeatMapServiceName, paymentv1connect.PaymentServiceName, ticketsv1connect.TicketServiceName,
 	searchv1connect.TripSearchServiceName, waitingroomv1connect.WaitingRoomServiceName, ledgerv1connect.LedgerServiceName,
 	partnerv1connect.PartnerServiceName,
+	partnerv1connect.AllocationServiceName,
 }
 
 // fuzzMethods are every RPC of every service, in a fixed order.

@@ -89,6 +89,9 @@ type Config struct {
 	// Gateway is the payment provider's adapter: the sandbox client in
 	// dev mode and tests.
 	Gateway payment.Gateway
+	// Partners tells which partners exist, for allocations (decision
+	// 0185); default: the registered partners (the partner service).
+	Partners booking.Partners
 	// Payments tunes the payment service; PaymentWorkers its jobs.
 	Payments       payment.Config
 	PaymentWorkers payment.WorkerConfig
@@ -240,7 +243,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), api.BuildInfo())
 	a.Catalog = catalog.NewService(a.Router, cfg.Clock, catalog.WithPolicy(cfg.CatalogPolicy))
-	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{})
+	if a.Partners, err = partner.NewService(a.Router, cfg.Clock, cfg.APIKeyMode, cfg.Log); err != nil {
+		closeAll()
+		return nil, err
+	}
+	partners := cfg.Partners
+	if partners == nil {
+		partners = a.Partners // allocations name registered partners
+	}
+	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{Partners: partners})
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock, ledger.WithHoldback(a.Payments.HeldBack))
 	a.Registry.MustRegister(a.Ledger.Collector())
@@ -248,10 +259,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(a.Booking.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
-	if a.Partners, err = partner.NewService(a.Router, cfg.Clock, cfg.APIKeyMode, cfg.Log); err != nil {
-		closeAll()
-		return nil, err
-	}
 	a.Webhooks = webhook.NewService(cat, cfg.Clock, cfg.Webhooks.AllowLoopback)
 	hooks := cfg.Webhooks
 	hooks.Registerer, hooks.Log = a.Registry, cfg.Log
@@ -494,13 +501,14 @@ const (
 const ledgerCheckEvery = 5 * time.Minute
 
 // RunWorkers runs the background work of the platform until ctx ends: the
-// hold sweeper, the ledger check, the payment jobs
+// hold sweeper, the allocations' returns (decision 0185), the ledger check, the payment jobs
 // webhook events, recovery, reconciliation) and the waiting rooms'
 // admitter.
 func (a *App) RunWorkers(ctx context.Context, sweepEvery time.Duration) {
 	go a.Ledger.RunChecker(ctx, ledgerCheckEvery, a.log)
 	go a.Booking.RunSeatCheck(ctx, ledgerCheckEvery, a.log)
 	go a.Payments.RunWorkers(ctx, a.paymentWorkers)
+	go a.Booking.RunReturns(ctx, sweepEvery, a.log)
 	if a.WaitingRooms != nil {
 		// one admitter moves every waiting room (a lease in Redis).
 		go a.WaitingRooms.RunAdmitter(ctx)

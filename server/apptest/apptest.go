@@ -19,6 +19,7 @@ import (
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/auth/idp"
+	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
@@ -95,6 +96,9 @@ type Options struct {
 	// until the test ends (its AllowLoopback lets endpoints be httptest
 	// servers).
 	Webhooks *webhook.WorkerConfig
+	// Partners tells which partners exist (allocations); default
+	// booking.AnyPartner.
+	Partners booking.Partners
 	// TokenKeys, TicketKeys and QueueKeys are the platform's key sets
 	// (decision 0085); when all three are given the shorthand Secret is not
 	// used, otherwise it derives the keys of the others.
@@ -173,6 +177,7 @@ func New(tb testing.TB, opts Options) *Env {
 	}
 	cfg.ProjectorMaxBackoff = opts.ProjectorMaxBackoff
 	cfg.CatalogPolicy = opts.CatalogPolicy
+	cfg.Partners = opts.Partners
 	cfg.TripIndex = opts.TripIndex
 	if opts.Tickets {
 		cfg.ReadURL = admin.Fresh(tb, template(tb, admin, migrations.Read))
@@ -319,6 +324,16 @@ func (w testWriter) Write(p []byte) (int, error) {
 func (e *Env) Token(tb testing.TB, sub string, role auth.Role) string {
 	tb.Helper()
 	tok, err := e.App.Tokens.Mint(sub, role, 24*time.Hour)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tok
+}
+
+// PartnerToken mints a token of the partner role acting for partnerID.
+func (e *Env) PartnerToken(tb testing.TB, sub string, partnerID int64) string {
+	tb.Helper()
+	tok, err := e.App.Tokens.MintPrincipal(auth.Principal{UserID: sub, Role: auth.RolePartner, PartnerID: partnerID}, 24*time.Hour)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -38,11 +38,20 @@ const (
 	// KindCheckedIn: the order has a ticket admitted at the gate, so it
 	// can no longer be cancelled (decision 0065).
 	KindCheckedIn Kind = "checked_in"
+	// KindForbidden: the caller may not do this to the show (allocations
+	// are its operator's and admins', decision 0185).
+	KindForbidden Kind = "forbidden"
+	// KindPartnerNotFound: an allocation names a partner there is not.
+	KindPartnerNotFound Kind = "partner_not_found"
+	// KindNotAllocatable: seats or GA places asked for an allocation are
+	// held, sold or allocated already.
+	KindNotAllocatable Kind = "not_allocatable"
 )
 
 // Kinds lists every Kind: the API's error table has a row for each
 // (docs/errors.md).
-var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition, KindCheckedIn}
+var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition, KindCheckedIn,
+	KindForbidden, KindPartnerNotFound, KindNotAllocatable}
 
 // Errors lists the sentinel errors of booking; the API's error table has a
 // row for each.
@@ -100,6 +109,9 @@ type Hold struct {
 	ExpiresAt   time.Time  `json:"expires_at"`
 	CreatedAt   time.Time  `json:"created_at"`
 	OrderID     string     `json:"order_id,omitempty"`
+	// PartnerID is the channel the hold came through: the partner's id, 0
+	// for Seatghor's own (decision 0185).
+	PartnerID int64 `json:"partner_id,omitempty"`
 
 	// takes is what a new GA hold took from which bucket.
 	takes map[int]int
@@ -155,6 +167,8 @@ type Order struct {
 	// kept when a confirmed order was cancelled (R-6.9).
 	RefundedMinor        int64 `json:"refunded_minor,omitempty"`
 	CancellationFeeMinor int64 `json:"cancellation_fee_minor,omitempty"`
+	// PartnerID is the channel the order came through, its hold's.
+	PartnerID int64 `json:"partner_id,omitempty"`
 }
 
 // EffectiveStatus is the status as of now: an unpaid order whose hold ran
@@ -172,6 +186,8 @@ type Caller struct {
 	UserID   string
 	Admin    bool
 	Operator bool
+	// PartnerID is the partner the caller acts for, 0 for everyone else.
+	PartnerID int64
 }
 
 // Config tunes the service.
@@ -179,6 +195,9 @@ type Config struct {
 	// IdempotencyWait is how long a retry waits for the first request with
 	// its key before it is told the first is still running. Default 3s.
 	IdempotencyWait time.Duration
+	// Partners tells which partners exist, for allocations. Default
+	// AnyPartner.
+	Partners Partners
 }
 
 // Service is the booking core.
@@ -203,6 +222,9 @@ type Members interface {
 func NewService(router *shard.Router, members Members, clk clock.Clock, cfg Config) *Service {
 	if cfg.IdempotencyWait <= 0 {
 		cfg.IdempotencyWait = 3 * time.Second
+	}
+	if cfg.Partners == nil {
+		cfg.Partners = AnyPartner{}
 	}
 	return &Service{router: router, members: members, clock: clk, cfg: cfg, check: &seatCheck{}}
 }

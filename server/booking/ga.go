@@ -47,9 +47,10 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 		WITH pick AS MATERIALIZED (
 			-- A CTE runs once: a random() subquery in FROM could be run again
 			-- for every row and pick (and take from) several buckets.
-			SELECT bucket FROM ga_buckets
+			SELECT bucket FROM ga_buckets b
 			WHERE show_id = $1 AND area = $2 AND remaining >= $3
-			ORDER BY random()
+			  AND `+inChannel("b", "$1", "$4")+`
+			ORDER BY allocated_partner_id IS NULL, random()
 			LIMIT 1
 			FOR UPDATE SKIP LOCKED
 		)
@@ -57,7 +58,7 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 		SET remaining = b.remaining - $3, version = b.version + 1
 		FROM pick
 		WHERE b.show_id = $1 AND b.area = $2 AND b.bucket = pick.bucket
-		RETURNING b.bucket`, h.ShowID, area, h.Quantity).Scan(&bucket)
+		RETURNING b.bucket`, h.ShowID, area, h.Quantity, h.PartnerID).Scan(&bucket)
 	})
 	switch {
 	case err == nil:
@@ -72,7 +73,8 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 // holdGASlow locks every bucket of the area in bucket order (the order every
 // path that touches buckets and GA holds uses), gives back the places of GA
 // holds that ran out (lazy expiry, R-3.3: correctness never waits for the
-// sweeper), and takes the places from as many buckets as needed.
+// sweeper), and takes the places from as many buckets of the hold's channel
+// (inChannel) as needed.
 func holdGASlow(ctx context.Context, tx pgx.Tx, h *Hold, now time.Time) error {
 	if _, err := lockBuckets(ctx, tx, h.ShowID, h.GAArea); err != nil {
 		return err
@@ -80,9 +82,19 @@ func holdGASlow(ctx context.Context, tx pgx.Tx, h *Hold, now time.Time) error {
 	if err := reclaimExpiredGA(ctx, tx, h.ShowID, h.GAArea, now); err != nil {
 		return err
 	}
-	buckets, err := lockBuckets(ctx, tx, h.ShowID, h.GAArea)
+	all, err := lockBuckets(ctx, tx, h.ShowID, h.GAArea)
 	if err != nil {
 		return err
+	}
+	general, err := mayHoldGeneralSale(ctx, tx, h.ShowID, h.PartnerID)
+	if err != nil {
+		return err
+	}
+	var buckets []bucketRow
+	for _, b := range all {
+		if (b.partner == 0 && general) || (b.partner != 0 && b.partner == h.PartnerID) {
+			buckets = append(buckets, b)
+		}
 	}
 	total := 0
 	for _, b := range buckets {
@@ -118,19 +130,24 @@ func holdGASlow(ctx context.Context, tx pgx.Tx, h *Hold, now time.Time) error {
 	return nil
 }
 
-type bucketRow struct{ bucket, remaining int }
+type bucketRow struct {
+	bucket, remaining int
+	// partner is the partner whose allocation the bucket is, 0 for general
+	// sale.
+	partner int64
+}
 
 // lockBuckets locks every bucket of an area in bucket order.
 func lockBuckets(ctx context.Context, tx pgx.Tx, showID int64, area string) ([]bucketRow, error) {
 	rows, err := tx.Query(ctx, `
-		SELECT bucket, remaining FROM ga_buckets
+		SELECT bucket, remaining, coalesce(allocated_partner_id, 0) FROM ga_buckets
 		WHERE show_id = $1 AND area = $2 ORDER BY bucket FOR UPDATE`, showID, area)
 	if err != nil {
 		return nil, fmt.Errorf("lock GA buckets: %w", err)
 	}
 	buckets, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bucketRow, error) {
 		var b bucketRow
-		return b, r.Scan(&b.bucket, &b.remaining)
+		return b, r.Scan(&b.bucket, &b.remaining, &b.partner)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("lock GA buckets: %w", err)

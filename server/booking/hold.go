@@ -20,6 +20,10 @@ type HoldRequest struct {
 	Seats    []string
 	GAArea   string
 	Quantity int
+	// PartnerID is the caller's channel: the partner it sells for, 0 for
+	// Seatghor's own (decision 0185). It decides which seats it may hold
+	// and is recorded on the hold, its order and its payments.
+	PartnerID int64
 }
 
 // CreateHold holds the seats (all or none, R-3.2) or GA places of the
@@ -48,8 +52,10 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		if err := checkSaleOpen(show, now, n); err != nil {
 			return Hold{}, err
 		}
-		if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
-			return Hold{}, err
+		if req.PartnerID == 0 { // a partner sells for many buyers (decision 0185)
+			if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
+				return Hold{}, err
+			}
 		}
 		h := Hold{
 			ID:        shard.NewID("hld", show.ID),
@@ -60,6 +66,7 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 			Status:    HoldActive,
 			ExpiresAt: now.Add(show.HoldTTL),
 			CreatedAt: now,
+			PartnerID: req.PartnerID,
 		}
 		if len(req.Seats) > 0 {
 			err = holdSeats(ctx, tx, &h, req.Seats, now)
@@ -71,10 +78,10 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-			                   amount_minor, currency, expires_at, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+			                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0))`,
 			h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
-			h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt); err != nil {
+			h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID); err != nil {
 			return Hold{}, fmt.Errorf("insert hold: %w", err)
 		}
 		if err := insertTakes(ctx, tx, h); err != nil {
@@ -136,15 +143,17 @@ func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID s
 // holdSeats takes every asked-for seat or none (R-3.2). One statement locks
 // the free ones in seat order (the same order in every transaction, so no
 // deadlocks) and marks them held; expiry lives in the condition, so a seat
-// whose hold ran out is free again without any sweeper (R-3.3).
+// whose hold ran out is free again without any sweeper (R-3.3), and so does
+// the hold's channel (inChannel).
 func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time.Time) error {
 	var taken []string
 	err := pg.InTx(ctx, tx, func(sp pgx.Tx) error {
 		rows, err := sp.Query(ctx, `
 			WITH free AS (
-				SELECT show_id, seat FROM seats
+				SELECT show_id, seat FROM seats s
 				WHERE show_id = $1 AND seat = ANY($2)
 				  AND (status = 'available' OR (status = 'held' AND held_until < $3))
+				  AND `+inChannel("s", "$1", "$6")+`
 				ORDER BY seat
 				FOR UPDATE
 			)
@@ -153,8 +162,9 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 			FROM free
 			WHERE s.show_id = free.show_id AND s.seat = free.seat
 			  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
+			  AND `+inChannel("s", "$1", "$6")+`
 			RETURNING s.seat, s.position, s.price_minor`,
-			h.ShowID, seats, now, h.ID, h.ExpiresAt)
+			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID)
 		if err != nil {
 			return fmt.Errorf("hold seats: %w", err)
 		}

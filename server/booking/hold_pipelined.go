@@ -24,18 +24,27 @@ import (
 const lockAccountSQL = `
 	SELECT pg_advisory_xact_lock(hashtextextended($1, $2)), set_config('plan_cache_mode', 'force_generic_plan', true)`
 
-// showRulesCTE is the show's row when a hold of $6 places by $5 at $3 is
-// allowed: the sale is open (checkSaleOpen) and the account stays within
-// its cap (checkAccountCap, counted after lockAccountSQL); no row otherwise.
+// showRulesCTE is the show's row when a hold of $6 places by $5 at $3
+// through channel $7 is allowed: the sale is open (checkSaleOpen) and the
+// account stays within its cap (checkAccountCap, counted after
+// lockAccountSQL; a partner's holds have none, decision 0185); no row
+// otherwise.
+// The channel conditions of the pipelined statements ($1 the show, $7 the
+// caller's partner id); the statements that use them are variables for it.
+var (
+	inChannelSeats   = inChannel("s", "$1", "$7")
+	inChannelBuckets = inChannel("b", "$1", "$7")
+)
+
 const showRulesCTE = `
 	WITH show AS (
 		SELECT currency, hold_ttl_ms, $3::timestamptz + hold_ttl_ms * interval '1 millisecond' AS expires_at
 		FROM shows
 		WHERE show_id = $1 AND on_sale_at <= $3 AND starts_at > $3 AND max_seats_per_hold >= $6
-		  AND max_seats_per_account >= $6 + (
+		  AND ($7 <> 0 OR max_seats_per_account >= $6 + (
 		      SELECT coalesce(sum(quantity), 0) FROM holds
 		      WHERE show_id = $1 AND user_id = $5
-		        AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3)))
+		        AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3))))
 	)`
 
 // holdSeatsSQL is a seated hold in one statement (decision 0125): it reads
@@ -46,13 +55,14 @@ const showRulesCTE = `
 // lets CreateHold's ordinary path explain it.
 //
 // The seats are locked in seat order as in holdSeats (no deadlocks), and
-// expiry lives in the condition (R-3.3). Nothing in it grows with the
+// expiry (R-3.3) and the channel (inChannel) live in the condition. Nothing in it grows with the
 // show's size: every row it reads is found by key.
-const holdSeatsSQL = showRulesCTE + `,
+var holdSeatsSQL = showRulesCTE + `,
 	free AS MATERIALIZED (
-		SELECT show_id, seat FROM seats
+		SELECT show_id, seat FROM seats s
 		WHERE show_id = $1 AND seat = ANY($2)
 		  AND (status = 'available' OR (status = 'held' AND held_until < $3))
+		  AND ` + inChannelSeats + `
 		  AND EXISTS (SELECT FROM show)
 		ORDER BY seat
 		FOR UPDATE
@@ -63,14 +73,15 @@ const holdSeatsSQL = showRulesCTE + `,
 		FROM free
 		WHERE s.show_id = free.show_id AND s.seat = free.seat
 		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
+		  AND ` + inChannelSeats + `
 		  AND (SELECT count(*) FROM free) = $6
 		RETURNING s.seat, s.position, s.price_minor
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at)
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
 		SELECT $4, $1, $5, 'active', array_agg(taken.seat ORDER BY taken.position), '', $6,
-		       sum(taken.price_minor), show.currency, show.expires_at, $3, $3
+		       sum(taken.price_minor), show.currency, show.expires_at, $3, $3, nullif($7, 0)
 		FROM taken, show
 		GROUP BY show.currency, show.expires_at
 		-- Prices are bounded (decision 0071); a total past int64 is
@@ -82,11 +93,12 @@ const holdSeatsSQL = showRulesCTE + `,
 
 // holdGASQL is holdGA's fast path in one statement (decision 0125): it
 // resolves the area ($2, or the show's only one), takes all $6 places from
-// one random bucket no one else has locked (SKIP LOCKED spreads the crowd,
-// decision 0006), and writes the hold and what it took. When no free bucket
+// one random bucket of the channel $7 (inChannel; a partner's own quota
+// first) no one else has locked (SKIP LOCKED spreads the crowd, decision
+// 0006), and writes the hold and what it took. When no free bucket
 // has enough, it answers nothing and CreateHold's ordinary path takes over
 // (holdGASlow); the rollback before it releases any bucket this one locked.
-const holdGASQL = showRulesCTE + `,
+var holdGASQL = showRulesCTE + `,
 	areas AS (
 		SELECT area, min(price_minor) AS price FROM ga_buckets WHERE show_id = $1 GROUP BY area
 	),
@@ -99,9 +111,10 @@ const holdGASQL = showRulesCTE + `,
 		  AND EXISTS (SELECT FROM show)
 	),
 	pick AS MATERIALIZED (
-		SELECT bucket FROM ga_buckets
+		SELECT bucket FROM ga_buckets b
 		WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
-		ORDER BY random()
+		  AND ` + inChannelBuckets + `
+		ORDER BY allocated_partner_id IS NULL, random()
 		LIMIT 1
 		FOR UPDATE SKIP LOCKED
 	),
@@ -114,8 +127,8 @@ const holdGASQL = showRulesCTE + `,
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at)
-		SELECT $4, $1, $5, 'active', '{}', area.area, $6, area.price * $6, show.currency, show.expires_at, $3, $3
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		SELECT $4, $1, $5, 'active', '{}', area.area, $6, area.price * $6, show.currency, show.expires_at, $3, $3, nullif($7, 0)
 		FROM took, area, show
 		RETURNING ga_area, amount_minor, currency
 	),
@@ -141,16 +154,17 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 		Work: func(b *pgx.Batch) {
 			b.Queue(lockAccountSQL, userID, req.ShowID)
 			if ga {
-				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n)
+				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n, req.PartnerID)
 			} else {
-				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n)
+				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n, req.PartnerID)
 			}
 		},
 		Read: func(br pgx.BatchResults) (Hold, bool, error) {
 			if _, err := br.Exec(); err != nil {
 				return Hold{}, false, fmt.Errorf("lock account %s on show %d: %w", userID, req.ShowID, err)
 			}
-			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now}
+			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now,
+				PartnerID: req.PartnerID}
 			var (
 				ttlMs  int64
 				bucket int

@@ -18,11 +18,11 @@ import (
 
 const orderColumns = `order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
 	created_at, updated_at, (SELECT expires_at FROM holds WHERE holds.hold_id = orders.hold_id),
-	coalesce(payment_id, ''), refunded_minor, cancellation_fee_minor`
+	coalesce(payment_id, ''), refunded_minor, cancellation_fee_minor, coalesce(partner_id, 0)`
 
 func orderDest(o *Order) []any {
 	return []any{&o.ID, &o.HoldID, &o.ShowID, &o.UserID, &o.Status, &o.Lines, &o.TotalMinor, &o.Currency,
-		&o.CreatedAt, &o.UpdatedAt, &o.PayBy, &o.PaymentID, &o.RefundedMinor, &o.CancellationFeeMinor}
+		&o.CreatedAt, &o.UpdatedAt, &o.PayBy, &o.PaymentID, &o.RefundedMinor, &o.CancellationFeeMinor, &o.PartnerID}
 }
 
 func scanOrder(row pgx.Row) (Order, error) {
@@ -64,7 +64,7 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 		o := Order{
 			ID: shard.NewID("ord", h.ShowID), HoldID: h.ID, ShowID: h.ShowID, UserID: userID,
 			Status: OrderPendingPayment, Lines: lines, TotalMinor: h.AmountMinor, Currency: h.Currency,
-			PayBy: h.ExpiresAt, CreatedAt: now, UpdatedAt: now,
+			PayBy: h.ExpiresAt, CreatedAt: now, UpdatedAt: now, PartnerID: h.PartnerID,
 		}
 		linesJSON, err := json.Marshal(o.Lines)
 		if err != nil {
@@ -72,9 +72,9 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO orders (order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
-			                    created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-			o.ID, o.HoldID, o.ShowID, o.UserID, o.Status, linesJSON, o.TotalMinor, o.Currency, now); err != nil {
+			                    created_at, updated_at, partner_id)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, nullif($10, 0))`,
+			o.ID, o.HoldID, o.ShowID, o.UserID, o.Status, linesJSON, o.TotalMinor, o.Currency, now, o.PartnerID); err != nil {
 			return Order{}, fmt.Errorf("insert order: %w", err)
 		}
 		if err := appendEvent(ctx, tx, now, orderEvent(o, OrderPendingPayment, now)); err != nil {

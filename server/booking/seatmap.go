@@ -101,10 +101,10 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 		m.Currency = show.Currency
 		rows, err := tx.Query(ctx, `
 			SELECT seat, section, row_label, price_minor,
-			       CASE WHEN status = 'booked' THEN 2
+			       CASE WHEN status = 'booked' OR allocated_partner_id IS NOT NULL THEN 2
 			            WHEN status = 'held' AND held_until >= $2 THEN 1
 			            ELSE 0 END,
-			       CASE WHEN status = 'held' AND held_until >= $2 THEN held_until END,
+			       CASE WHEN status = 'held' AND held_until >= $2 AND allocated_partner_id IS NULL THEN held_until END,
 			       version
 			FROM seats WHERE show_id = $1 ORDER BY position`, showID, now)
 		if err != nil {
@@ -130,7 +130,8 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 			return fmt.Errorf("read seats: %w", err)
 		}
 		rows, err = tx.Query(ctx, `
-			SELECT area, sum(capacity), sum(remaining), min(price_minor), sum(version) FROM ga_buckets
+			SELECT area, sum(capacity), coalesce(sum(remaining) FILTER (WHERE allocated_partner_id IS NULL), 0),
+			       min(price_minor), sum(version) FROM ga_buckets
 			WHERE show_id = $1 GROUP BY area ORDER BY min(position)`, showID)
 		if err != nil {
 			return fmt.Errorf("read GA areas: %w", err)
@@ -214,19 +215,19 @@ func (s *Service) SeatChanges(ctx context.Context, showID int64, seats, orders [
 	if len(seats) > 0 || len(orders) > 0 {
 		rows, err := pool.Query(ctx, `
 			SELECT position,
-			       CASE WHEN status = 'booked' THEN 2
+			       CASE WHEN status = 'booked' OR allocated_partner_id IS NOT NULL THEN 2
 			            WHEN status = 'held' AND held_until >= $3 THEN 1
 			            ELSE 0 END,
 			       version,
-			       CASE WHEN status = 'held' AND held_until >= $3 THEN held_until END
+			       CASE WHEN status = 'held' AND held_until >= $3 AND allocated_partner_id IS NULL THEN held_until END
 			FROM seats WHERE show_id = $1 AND seat = ANY($2)
 			UNION
 			SELECT s.position,
-			       CASE WHEN s.status = 'booked' THEN 2
+			       CASE WHEN s.status = 'booked' OR s.allocated_partner_id IS NOT NULL THEN 2
 			            WHEN s.status = 'held' AND s.held_until >= $3 THEN 1
 			            ELSE 0 END,
 			       s.version,
-			       CASE WHEN s.status = 'held' AND s.held_until >= $3 THEN s.held_until END
+			       CASE WHEN s.status = 'held' AND s.held_until >= $3 AND s.allocated_partner_id IS NULL THEN s.held_until END
 			FROM orders o JOIN seats s ON s.hold_id = o.hold_id
 			WHERE o.order_id = ANY($4) AND s.show_id = $1`, showID, seats, now, orders)
 		if err != nil {
@@ -248,7 +249,8 @@ func (s *Service) SeatChanges(ctx context.Context, showID int64, seats, orders [
 	}
 	if ga {
 		rows, err := pool.Query(ctx, `
-			SELECT (dense_rank() OVER (ORDER BY min(position)))::int - 1, sum(remaining)::int, sum(version)::bigint
+			SELECT (dense_rank() OVER (ORDER BY min(position)))::int - 1,
+			       coalesce(sum(remaining) FILTER (WHERE allocated_partner_id IS NULL), 0)::int, sum(version)::bigint
 			FROM ga_buckets WHERE show_id = $1 GROUP BY area`, showID)
 		if err != nil {
 			return c, fmt.Errorf("read GA areas of show %d: %w", showID, err)

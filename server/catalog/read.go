@@ -68,7 +68,9 @@ func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
 	if err != nil {
 		return Show{}, err
 	}
-	rows, err := pool.Query(ctx, `SELECT area, sum(remaining) FROM ga_buckets WHERE show_id = $1 GROUP BY area`, showID)
+	rows, err := pool.Query(ctx, `
+		SELECT area, coalesce(sum(remaining) FILTER (WHERE allocated_partner_id IS NULL), 0)
+		FROM ga_buckets WHERE show_id = $1 GROUP BY area`, showID)
 	if err != nil {
 		return Show{}, fmt.Errorf("read GA places of show %d: %w", showID, err)
 	}

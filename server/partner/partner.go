@@ -141,6 +141,16 @@ func checkAllowed(ctx context.Context, tx pgx.Tx, p Partner) error {
 	return nil
 }
 
+// PartnerExists tells whether a partner is registered: allocations name
+// one (booking.Partners).
+func (s *Service) PartnerExists(ctx context.Context, id int64) (bool, error) {
+	_, err := s.GetPartner(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // GetPartner reads a partner.
 func (s *Service) GetPartner(ctx context.Context, id int64) (Partner, error) {
 	var p Partner

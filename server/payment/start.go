@@ -95,10 +95,10 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 	// cannot deadlock with it.
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO payments (payment_id, order_id, show_id, user_id, attempt, method, provider, token, return_url,
-		                      gateway_key, status, amount_minor, currency, pay_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $14)`,
+		                      gateway_key, status, amount_minor, currency, pay_by, created_at, updated_at, partner_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', $11, $12, $13, $14, $14, nullif($15, 0))`,
 		p.ID, p.OrderID, p.ShowID, p.UserID, p.Attempt, p.Method, p.Provider, p.token, p.returnURL,
-		p.GatewayKey, p.AmountMinor, p.Currency, p.PayBy, now); err != nil {
+		p.GatewayKey, p.AmountMinor, p.Currency, p.PayBy, now, o.PartnerID); err != nil {
 		if pg.IsUniqueViolation(err, "") {
 			return Payment{}, errorf(KindPrecondition, "order %s already has a payment in progress", o.ID)
 		}

@@ -17,6 +17,7 @@ import type { SeatsUnavailable } from "./gen/seatghor/booking/v1/hold_pb.js";
 import { OrderService } from "./gen/seatghor/booking/v1/order_pb.js";
 import { LedgerService } from "./gen/seatghor/ledger/v1/ledger_pb.js";
 import { PartnerService } from "./gen/seatghor/partner/v1/partner_pb.js";
+import { AllocationService } from "./gen/seatghor/partner/v1/allocation_pb.js";
 import { PaymentService } from "./gen/seatghor/payment/v1/payment_pb.js";
 import { TripSearchService } from "./gen/seatghor/search/v1/search_pb.js";
 import { SeatMapService, SeatState } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
@@ -74,6 +75,8 @@ export interface SeatghorClient {
    * `token`), statements.
    */
   partners: Client<typeof PartnerService>;
+  /** Partners' ring-fenced allocations: operators allocate, partners list their own. */
+  allocations: Client<typeof AllocationService>;
 }
 
 /**
@@ -101,6 +104,7 @@ export function clientOverTransport(transport: Transport): SeatghorClient {
     search: createClient(TripSearchService, transport),
     tickets: createClient(TicketService, transport),
     partners: createClient(PartnerService, transport),
+    allocations: createClient(AllocationService, transport),
   };
 }
 

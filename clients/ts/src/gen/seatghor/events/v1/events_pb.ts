@@ -18,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/events/v1/events.proto.
  */
 export const file_seatghor_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZWF0Z2hvci9ldmVudHMvdjEvZXZlbnRzLnByb3RvEhJzZWF0Z2hvci5ldmVudHMudjEiqwEKCEVudmVsb3BlEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3dfaWQYAiABKAMSDAoEdHlwZRgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoHcGF5bG9hZBgFIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFgoOY29ycmVsYXRpb25faWQYBiABKAkilQIKCVNlYXRzSGVsZBIPCgdzaG93X2lkGAEgASgDEg8KB2hvbGRfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEikKBmFtb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9zZWF0bWFwX3ZlcnNpb24YCSABKAMSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoICCgxIb2xkUmVsZWFzZWQSDwoHc2hvd19pZBgBIAEoAxIPCgdob2xkX2lkGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSDQoFc2VhdHMYBCADKAkSDwoHZ2FfYXJlYRgFIAEoCRIQCghxdWFudGl0eRgGIAEoBRIxCgZyZWFzb24YByABKA4yIS5zZWF0Z2hvci5ldmVudHMudjEuUmVsZWFzZVJlYXNvbhIQCghvcmRlcl9pZBgIIAEoCRIXCg9zZWF0bWFwX3ZlcnNpb24YCSABKAMSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv4BCgtIb2xkRXhwaXJlZBIPCgdzaG93X2lkGAEgASgDEg8KB2hvbGRfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEhAKCG9yZGVyX2lkGAcgASgJEi4KCmV4cGlyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlYXRtYXBfdmVyc2lvbhgJIAEoAxIvCgtvY2N1cnJlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAIKDE9yZGVyQ3JlYXRlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EioKBnBheV9ieRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsMCChBCb29raW5nQ29uZmlybWVkEg8KB3Nob3dfaWQYASABKAMSEAoIb3JkZXJfaWQYAiABKAkSDwoHaG9sZF9pZBgDIAEoCRISCgpwYXltZW50X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSDQoFc2VhdHMYBiADKAkSDwoHZ2FfYXJlYRgHIAEoCRIQCghxdWFudGl0eRgIIAEoBRIoCgV0b3RhbBgJIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIVCg1sZWRnZXJfdHhuX2lkGAogASgJEhcKD3NlYXRtYXBfdmVyc2lvbhgLIAEoAxIvCgtvY2N1cnJlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRc2VhdF9wcmljZXNfbWlub3IYDSADKAMiuAIKDk9yZGVyQ2FuY2VsbGVkEg8KB3Nob3dfaWQYASABKAMSEAoIb3JkZXJfaWQYAiABKAkSDwoHaG9sZF9pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEg0KBXNlYXRzGAUgAygJEg8KB2dhX2FyZWEYBiABKAkSEAoIcXVhbnRpdHkYByABKAUSKAoFdG90YWwYCCABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFQoNd2FzX2NvbmZpcm1lZBgJIAEoCBIUCgxjYW5jZWxsZWRfYnkYCiABKAkSDgoGcmVhc29uGAsgASgJEhcKD3NlYXRtYXBfdmVyc2lvbhgMIAEoAxIvCgtvY2N1cnJlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi+QEKDE9yZGVyRXhwaXJlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EhcKD3NlYXRtYXBfdmVyc2lvbhgJIAEoAxIvCgtvY2N1cnJlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAinAMKDFJlZnVuZElzc3VlZBIPCgdzaG93X2lkGAEgASgDEhEKCXJlZnVuZF9pZBgCIAEoCRISCgpwYXltZW50X2lkGAMgASgJEhAKCG9yZGVyX2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSKQoGYW1vdW50GAYgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EiYKA2ZlZRgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIwCgZyZWFzb24YCCABKA4yIC5zZWF0Z2hvci5ldmVudHMudjEuUmVmdW5kUmVhc29uEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAkgASgJEhUKDWxlZGdlcl90eG5faWQYCiABKAkSDQoFc2VhdHMYCyADKAkSDwoHZ2FfYXJlYRgMIAEoCRIQCghxdWFudGl0eRgNIAEoBRIXCg9zZWF0bWFwX3ZlcnNpb24YDiABKAMSLwoLb2NjdXJyZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItMDChNQYXltZW50U3RhdGVDaGFuZ2VkEg8KB3Nob3dfaWQYASABKAMSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEjUKCmZyb21fc3RhdGUYBSABKA4yIS5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnRTdGF0ZRIzCgh0b19zdGF0ZRgGIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEjIKBm1ldGhvZBgHIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudE1ldGhvZBIQCghwcm92aWRlchgIIAEoCRIpCgZhbW91bnQYCSABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDwoHYXR0ZW1wdBgKIAEoBRIZChFnYXRld2F5X3JlZmVyZW5jZRgLIAEoCRI6Cg5mYWlsdXJlX3JlYXNvbhgMIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuRmFpbHVyZVJlYXNvbhIvCgtvY2N1cnJlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixAEKDVNob3dQdWJsaXNoZWQSDwoHc2hvd19pZBgBIAEoAxInCgRzaG93GAIgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93Ei8KDGxvd2VzdF9wcmljZRgDIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIXCg9zZWF0bWFwX3ZlcnNpb24YBCABKAMSLwoLb2NjdXJyZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYDCgxUaWNrZXRJc3N1ZWQSDwoHc2hvd19pZBgBIAEoAxIRCgl0aWNrZXRfaWQYAiABKAkSEAoIb3JkZXJfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgRzZWF0GAUgASgJEg8KB2dhX2FyZWEYBiABKAkSKAoFcHJpY2UYByABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDAoEY29kZRgIIAEoCRISCgpzaG93X3RpdGxlGAkgASgJEi0KCXN0YXJ0c19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKCXNob3dfa2luZBgMIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmQSDgoGb3JpZ2luGA0gASgJEhMKC2Rlc3RpbmF0aW9uGA4gASgJEg0KBXZlbnVlGA8gASgJIs0BCg9UaWNrZXRDaGVja2VkSW4SDwoHc2hvd19pZBgBIAEoAxIRCgl0aWNrZXRfaWQYAiABKAkSEAoIb3JkZXJfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgRzZWF0GAUgASgJEg8KB2dhX2FyZWEYBiABKAkSDAoEZ2F0ZRgHIAEoCRIVCg1jaGVja2VkX2luX2J5GAggASgJEi8KC29jY3VycmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLcAQoQU2FsZU9wZW5pbmdNb3ZlZBIPCgdzaG93X2lkGAEgASgDEg8KB3NhbGVfaWQYAiABKAMSNQoRcHJldmlvdXNfb3BlbnNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCG9wZW5zX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghtb3ZlZF9ieRgFIAEoCRIvCgtvY2N1cnJlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAqlAEKDVJlbGVhc2VSZWFzb24SHgoaUkVMRUFTRV9SRUFTT05fVU5TUEVDSUZJRUQQABIYChRSRUxFQVNFX1JFQVNPTl9CVVlFUhABEiIKHlJFTEVBU0VfUkVBU09OX09SREVSX0NBTkNFTExFRBACEiUKIVJFTEVBU0VfUkVBU09OX1BBWU1FTlRfVU5SRVNPTFZFRBADKs4BCgxSZWZ1bmRSZWFzb24SHQoZUkVGVU5EX1JFQVNPTl9VTlNQRUNJRklFRBAAEh4KGlJFRlVORF9SRUFTT05fTEFURV9QQVlNRU5UEAESIwofUkVGVU5EX1JFQVNPTl9EVVBMSUNBVEVfQ0FQVFVSRRACEh4KGlJFRlVORF9SRUFTT05fQ0FOQ0VMTEFUSU9OEAMSIAocUkVGVU5EX1JFQVNPTl9TSE9XX0NBTkNFTExFRBAEEhgKFFJFRlVORF9SRUFTT05fTUFOVUFMEAVCzQEKFmNvbS5zZWF0Z2hvci5ldmVudHMudjFCC0V2ZW50c1Byb3RvUAFaPGdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2V2ZW50cy92MTtldmVudHN2MaICA1NFWKoCElNlYXRnaG9yLkV2ZW50cy5WMcoCElNlYXRnaG9yXEV2ZW50c1xWMeICHlNlYXRnaG9yXEV2ZW50c1xWMVxHUEJNZXRhZGF0YeoCFFNlYXRnaG9yOjpFdmVudHM6OlYxYgZwcm90bzM", [file_google_protobuf_any, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment]);
+  fileDesc("Ch9zZWF0Z2hvci9ldmVudHMvdjEvZXZlbnRzLnByb3RvEhJzZWF0Z2hvci5ldmVudHMudjEiqwEKCEVudmVsb3BlEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3dfaWQYAiABKAMSDAoEdHlwZRgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoHcGF5bG9hZBgFIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFgoOY29ycmVsYXRpb25faWQYBiABKAkilQIKCVNlYXRzSGVsZBIPCgdzaG93X2lkGAEgASgDEg8KB2hvbGRfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEikKBmFtb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9zZWF0bWFwX3ZlcnNpb24YCSABKAMSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoICCgxIb2xkUmVsZWFzZWQSDwoHc2hvd19pZBgBIAEoAxIPCgdob2xkX2lkGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSDQoFc2VhdHMYBCADKAkSDwoHZ2FfYXJlYRgFIAEoCRIQCghxdWFudGl0eRgGIAEoBRIxCgZyZWFzb24YByABKA4yIS5zZWF0Z2hvci5ldmVudHMudjEuUmVsZWFzZVJlYXNvbhIQCghvcmRlcl9pZBgIIAEoCRIXCg9zZWF0bWFwX3ZlcnNpb24YCSABKAMSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv4BCgtIb2xkRXhwaXJlZBIPCgdzaG93X2lkGAEgASgDEg8KB2hvbGRfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEhAKCG9yZGVyX2lkGAcgASgJEi4KCmV4cGlyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlYXRtYXBfdmVyc2lvbhgJIAEoAxIvCgtvY2N1cnJlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAIKDE9yZGVyQ3JlYXRlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EioKBnBheV9ieRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsMCChBCb29raW5nQ29uZmlybWVkEg8KB3Nob3dfaWQYASABKAMSEAoIb3JkZXJfaWQYAiABKAkSDwoHaG9sZF9pZBgDIAEoCRISCgpwYXltZW50X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSDQoFc2VhdHMYBiADKAkSDwoHZ2FfYXJlYRgHIAEoCRIQCghxdWFudGl0eRgIIAEoBRIoCgV0b3RhbBgJIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIVCg1sZWRnZXJfdHhuX2lkGAogASgJEhcKD3NlYXRtYXBfdmVyc2lvbhgLIAEoAxIvCgtvY2N1cnJlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRc2VhdF9wcmljZXNfbWlub3IYDSADKAMiuAIKDk9yZGVyQ2FuY2VsbGVkEg8KB3Nob3dfaWQYASABKAMSEAoIb3JkZXJfaWQYAiABKAkSDwoHaG9sZF9pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEg0KBXNlYXRzGAUgAygJEg8KB2dhX2FyZWEYBiABKAkSEAoIcXVhbnRpdHkYByABKAUSKAoFdG90YWwYCCABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFQoNd2FzX2NvbmZpcm1lZBgJIAEoCBIUCgxjYW5jZWxsZWRfYnkYCiABKAkSDgoGcmVhc29uGAsgASgJEhcKD3NlYXRtYXBfdmVyc2lvbhgMIAEoAxIvCgtvY2N1cnJlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi+QEKDE9yZGVyRXhwaXJlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EhcKD3NlYXRtYXBfdmVyc2lvbhgJIAEoAxIvCgtvY2N1cnJlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAinAMKDFJlZnVuZElzc3VlZBIPCgdzaG93X2lkGAEgASgDEhEKCXJlZnVuZF9pZBgCIAEoCRISCgpwYXltZW50X2lkGAMgASgJEhAKCG9yZGVyX2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSKQoGYW1vdW50GAYgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EiYKA2ZlZRgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIwCgZyZWFzb24YCCABKA4yIC5zZWF0Z2hvci5ldmVudHMudjEuUmVmdW5kUmVhc29uEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAkgASgJEhUKDWxlZGdlcl90eG5faWQYCiABKAkSDQoFc2VhdHMYCyADKAkSDwoHZ2FfYXJlYRgMIAEoCRIQCghxdWFudGl0eRgNIAEoBRIXCg9zZWF0bWFwX3ZlcnNpb24YDiABKAMSLwoLb2NjdXJyZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItMDChNQYXltZW50U3RhdGVDaGFuZ2VkEg8KB3Nob3dfaWQYASABKAMSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEjUKCmZyb21fc3RhdGUYBSABKA4yIS5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnRTdGF0ZRIzCgh0b19zdGF0ZRgGIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEjIKBm1ldGhvZBgHIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudE1ldGhvZBIQCghwcm92aWRlchgIIAEoCRIpCgZhbW91bnQYCSABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDwoHYXR0ZW1wdBgKIAEoBRIZChFnYXRld2F5X3JlZmVyZW5jZRgLIAEoCRI6Cg5mYWlsdXJlX3JlYXNvbhgMIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuRmFpbHVyZVJlYXNvbhIvCgtvY2N1cnJlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixAEKDVNob3dQdWJsaXNoZWQSDwoHc2hvd19pZBgBIAEoAxInCgRzaG93GAIgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93Ei8KDGxvd2VzdF9wcmljZRgDIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIXCg9zZWF0bWFwX3ZlcnNpb24YBCABKAMSLwoLb2NjdXJyZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYDCgxUaWNrZXRJc3N1ZWQSDwoHc2hvd19pZBgBIAEoAxIRCgl0aWNrZXRfaWQYAiABKAkSEAoIb3JkZXJfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgRzZWF0GAUgASgJEg8KB2dhX2FyZWEYBiABKAkSKAoFcHJpY2UYByABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDAoEY29kZRgIIAEoCRISCgpzaG93X3RpdGxlGAkgASgJEi0KCXN0YXJ0c19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKCXNob3dfa2luZBgMIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmQSDgoGb3JpZ2luGA0gASgJEhMKC2Rlc3RpbmF0aW9uGA4gASgJEg0KBXZlbnVlGA8gASgJIs0BCg9UaWNrZXRDaGVja2VkSW4SDwoHc2hvd19pZBgBIAEoAxIRCgl0aWNrZXRfaWQYAiABKAkSEAoIb3JkZXJfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgRzZWF0GAUgASgJEg8KB2dhX2FyZWEYBiABKAkSDAoEZ2F0ZRgHIAEoCRIVCg1jaGVja2VkX2luX2J5GAggASgJEi8KC29jY3VycmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLcAQoQU2FsZU9wZW5pbmdNb3ZlZBIPCgdzaG93X2lkGAEgASgDEg8KB3NhbGVfaWQYAiABKAMSNQoRcHJldmlvdXNfb3BlbnNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCG9wZW5zX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghtb3ZlZF9ieRgFIAEoCRIvCgtvY2N1cnJlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiigIKDlNlYXRzQWxsb2NhdGVkEg8KB3Nob3dfaWQYASABKAMSFQoNYWxsb2NhdGlvbl9pZBgCIAEoCRISCgpwYXJ0bmVyX2lkGAMgASgDEg0KBXNlYXRzGAQgAygJEg8KB2dhX2FyZWEYBSABKAkSEAoIcXVhbnRpdHkYBiABKAUSFAoMZ2VuZXJhbF9zYWxlGAcgASgIEi0KCXJldHVybl9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMYWxsb2NhdGVkX2J5GAkgASgJEi8KC29jY3VycmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLXAQoSQWxsb2NhdGlvblJlbGVhc2VkEg8KB3Nob3dfaWQYASABKAMSFQoNYWxsb2NhdGlvbl9pZBgCIAEoCRISCgpwYXJ0bmVyX2lkGAMgASgDEg0KBXNlYXRzGAQgAygJEg8KB2dhX2FyZWEYBSABKAkSEAoIcXVhbnRpdHkYBiABKAUSDQoFd2hvbGUYByABKAgSEwoLcmVsZWFzZWRfYnkYCCABKAkSLwoLb2NjdXJyZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIuIBChJBbGxvY2F0aW9uUmV0dXJuZWQSDwoHc2hvd19pZBgBIAEoAxIVCg1hbGxvY2F0aW9uX2lkGAIgASgJEhIKCnBhcnRuZXJfaWQYAyABKAMSDQoFc2VhdHMYBCADKAkSDwoHZ2FfYXJlYRgFIAEoCRIQCghxdWFudGl0eRgGIAEoBRItCglyZXR1cm5fYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC29jY3VycmVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCqUAQoNUmVsZWFzZVJlYXNvbhIeChpSRUxFQVNFX1JFQVNPTl9VTlNQRUNJRklFRBAAEhgKFFJFTEVBU0VfUkVBU09OX0JVWUVSEAESIgoeUkVMRUFTRV9SRUFTT05fT1JERVJfQ0FOQ0VMTEVEEAISJQohUkVMRUFTRV9SRUFTT05fUEFZTUVOVF9VTlJFU09MVkVEEAMqzgEKDFJlZnVuZFJlYXNvbhIdChlSRUZVTkRfUkVBU09OX1VOU1BFQ0lGSUVEEAASHgoaUkVGVU5EX1JFQVNPTl9MQVRFX1BBWU1FTlQQARIjCh9SRUZVTkRfUkVBU09OX0RVUExJQ0FURV9DQVBUVVJFEAISHgoaUkVGVU5EX1JFQVNPTl9DQU5DRUxMQVRJT04QAxIgChxSRUZVTkRfUkVBU09OX1NIT1dfQ0FOQ0VMTEVEEAQSGAoUUkVGVU5EX1JFQVNPTl9NQU5VQUwQBULNAQoWY29tLnNlYXRnaG9yLmV2ZW50cy52MUILRXZlbnRzUHJvdG9QAVo8Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvZXZlbnRzL3YxO2V2ZW50c3YxogIDU0VYqgISU2VhdGdob3IuRXZlbnRzLlYxygISU2VhdGdob3JcRXZlbnRzXFYx4gIeU2VhdGdob3JcRXZlbnRzXFYxXEdQQk1ldGFkYXRh6gIUU2VhdGdob3I6OkV2ZW50czo6VjFiBnByb3RvMw", [file_google_protobuf_any, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment]);
 
 /**
  * Envelope is one outbox row: the event and what a relay needs to route it
@@ -1249,6 +1249,243 @@ export type SaleOpeningMoved = Message<"seatghor.events.v1.SaleOpeningMoved"> & 
  */
 export const SaleOpeningMovedSchema: GenMessage<SaleOpeningMoved> = /*@__PURE__*/
   messageDesc(file_seatghor_events_v1_events, 13);
+
+/**
+ * SeatsAllocated: the operator ring-fenced seats or a GA quota of a show for
+ * a partner's channel (AllocationService.AllocateSeats, decision 0185); the
+ * places are unavailable to everyone else from now on. Feeds the seat map
+ * (R-8.2) and the partners' webhooks.
+ *
+ * @generated from message seatghor.events.v1.SeatsAllocated
+ */
+export type SeatsAllocated = Message<"seatghor.events.v1.SeatsAllocated"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * The allocation.
+   *
+   * @generated from field: string allocation_id = 2;
+   */
+  allocationId: string;
+
+  /**
+   * The partner whose channel the places are in.
+   *
+   * @generated from field: int64 partner_id = 3;
+   */
+  partnerId: bigint;
+
+  /**
+   * The seats allocated (seated).
+   *
+   * @generated from field: repeated string seats = 4;
+   */
+  seats: string[];
+
+  /**
+   * The GA area of the quota.
+   *
+   * @generated from field: string ga_area = 5;
+   */
+  gaArea: string;
+
+  /**
+   * Places allocated: seats or the GA quota.
+   *
+   * @generated from field: int32 quantity = 6;
+   */
+  quantity: number;
+
+  /**
+   * Whether the partner may also hold from general sale.
+   *
+   * @generated from field: bool general_sale = 7;
+   */
+  generalSale: boolean;
+
+  /**
+   * When what is left returns to general sale.
+   *
+   * @generated from field: google.protobuf.Timestamp return_at = 8;
+   */
+  returnAt?: Timestamp | undefined;
+
+  /**
+   * Who allocated (the operator's or admin's user id).
+   *
+   * @generated from field: string allocated_by = 9;
+   */
+  allocatedBy: string;
+
+  /**
+   * When it happened.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 10;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.events.v1.SeatsAllocated.
+ * Use `create(SeatsAllocatedSchema)` to create a new message.
+ */
+export const SeatsAllocatedSchema: GenMessage<SeatsAllocated> = /*@__PURE__*/
+  messageDesc(file_seatghor_events_v1_events, 14);
+
+/**
+ * AllocationReleased: the operator gave some or all of an allocation back
+ * to general sale before its return_at (AllocationService.ReleaseAllocation).
+ *
+ * @generated from message seatghor.events.v1.AllocationReleased
+ */
+export type AllocationReleased = Message<"seatghor.events.v1.AllocationReleased"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * The allocation.
+   *
+   * @generated from field: string allocation_id = 2;
+   */
+  allocationId: string;
+
+  /**
+   * The partner.
+   *
+   * @generated from field: int64 partner_id = 3;
+   */
+  partnerId: bigint;
+
+  /**
+   * The seats that went back to general sale (seated).
+   *
+   * @generated from field: repeated string seats = 4;
+   */
+  seats: string[];
+
+  /**
+   * The GA area of the quota.
+   *
+   * @generated from field: string ga_area = 5;
+   */
+  gaArea: string;
+
+  /**
+   * Places that went back: seats or GA places.
+   *
+   * @generated from field: int32 quantity = 6;
+   */
+  quantity: number;
+
+  /**
+   * Whether nothing is left of the allocation.
+   *
+   * @generated from field: bool whole = 7;
+   */
+  whole: boolean;
+
+  /**
+   * Who released it.
+   *
+   * @generated from field: string released_by = 8;
+   */
+  releasedBy: string;
+
+  /**
+   * When it happened.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 9;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.events.v1.AllocationReleased.
+ * Use `create(AllocationReleasedSchema)` to create a new message.
+ */
+export const AllocationReleasedSchema: GenMessage<AllocationReleased> = /*@__PURE__*/
+  messageDesc(file_seatghor_events_v1_events, 15);
+
+/**
+ * AllocationReturned: an allocation's return_at passed and what the partner
+ * had not sold went back to general sale (the workers' return job).
+ *
+ * @generated from message seatghor.events.v1.AllocationReturned
+ */
+export type AllocationReturned = Message<"seatghor.events.v1.AllocationReturned"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * The allocation.
+   *
+   * @generated from field: string allocation_id = 2;
+   */
+  allocationId: string;
+
+  /**
+   * The partner.
+   *
+   * @generated from field: int64 partner_id = 3;
+   */
+  partnerId: bigint;
+
+  /**
+   * The seats that went back to general sale (seated; those the partner's
+   * buyers hold or bought stay theirs).
+   *
+   * @generated from field: repeated string seats = 4;
+   */
+  seats: string[];
+
+  /**
+   * The GA area of the quota.
+   *
+   * @generated from field: string ga_area = 5;
+   */
+  gaArea: string;
+
+  /**
+   * Places that went back to general sale.
+   *
+   * @generated from field: int32 quantity = 6;
+   */
+  quantity: number;
+
+  /**
+   * The allocation's return time.
+   *
+   * @generated from field: google.protobuf.Timestamp return_at = 7;
+   */
+  returnAt?: Timestamp | undefined;
+
+  /**
+   * When it happened.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 8;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.events.v1.AllocationReturned.
+ * Use `create(AllocationReturnedSchema)` to create a new message.
+ */
+export const AllocationReturnedSchema: GenMessage<AllocationReturned> = /*@__PURE__*/
+  messageDesc(file_seatghor_events_v1_events, 16);
 
 /**
  * ReleaseReason says why held seats went back on sale before expiry.
