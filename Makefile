@@ -10,7 +10,7 @@ BIN     ?= bin/seatghor
 ARGS    ?=
 GOTOOL  := $(GO) tool -modfile=tools/go.mod
 # Everything scripts/generate.sh writes.
-GENERATED := gen clients/ts/src/gen
+GENERATED := gen clients/ts/src/gen clients/go/seatghor/gen clients/go/seatghor/services.gen.go
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -19,7 +19,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-ts generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-ts generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -46,11 +46,18 @@ test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breakin
 	$(MAKE) --no-print-directory breaking
 	$(MAKE) --no-print-directory check-repo
 	SEATGHOR_TEST_MEILI=require $(MAKE) --no-print-directory test-go
+	$(MAKE) --no-print-directory test-go-sdk
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory check-generate
 
 test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster)
 	$(GO) test -count=1 -timeout 20m ./...
+
+# The Go SDK is a module of its own, which `./...` above does not reach.
+test-go-sdk: build ## Vet, staticcheck and test the Go SDK (clients/go/seatghor; its tests start bin/seatghor dev)
+	cd clients/go/seatghor && $(GO) vet ./...
+	staticcheck="$$($(GOTOOL) -n staticcheck)" && cd clients/go/seatghor && "$$staticcheck" ./...
+	cd clients/go/seatghor && SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -timeout 5m ./...
 
 test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor dev)
 	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test
