@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"regexp"
 	"strings"
 	"testing"
