@@ -1,0 +1,65 @@
+package api
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/gen/openapi"
+)
+
+// TestOpenAPIValidates: gen/openapi/openapi.yaml is a valid OpenAPI 3
+// document (kin-openapi's validator), with the bearer scheme, the
+// Idempotency-Key header and the error body.
+func TestOpenAPIValidates(t *testing.T) {
+	doc := loadOpenAPI(t)
+	require.NoError(t, doc.Validate(context.Background()))
+	require.Equal(t, "bearer", doc.Components.SecuritySchemes["apiKey"].Value.Scheme)
+	require.Equal(t, "Idempotency-Key", doc.Components.Parameters["IdempotencyKey"].Value.Name)
+	require.Contains(t, doc.Components.Schemas, "google.rpc.ErrorInfo")
+
+	// The key is on the writes and not on the reads or IDEMPOTENT Join.
+	hasKey := func(op *openapi3.Operation) bool {
+		return slices.ContainsFunc(op.Parameters, func(p *openapi3.ParameterRef) bool {
+			return p.Value != nil && p.Value.Name == "Idempotency-Key" && p.Value.In == "header"
+		})
+	}
+	require.True(t, hasKey(doc.Paths.Find("/v1/holds").Post), "CreateHold")
+	require.False(t, hasKey(doc.Paths.Find("/v1/holds/{hold_id}").Get), "GetHold")
+	require.False(t, hasKey(doc.Paths.Find("/v1/shows/{show_id}/waiting-room:join").Post), "Join is IDEMPOTENT")
+}
+
+// TestOpenAPIListsEveryRESTRoute: the description has exactly the REST
+// routes the server registers (their google.api.http rules), each as the
+// operation of its RPC.
+func TestOpenAPIListsEveryRESTRoute(t *testing.T) {
+	var names []string
+	for _, s := range services(Config{}, nil) {
+		names = append(names, s.name)
+	}
+	var registered []string
+	for _, r := range restTemplates(names) {
+		registered = append(registered, r.method+" "+strings.Join(r.segments, "/")+" "+strings.Replace(r.rpc, ".", "_", 1))
+	}
+	var described []string
+	for path, item := range loadOpenAPI(t).Paths.Map() {
+		for method, op := range item.Operations() {
+			described = append(described, method+" "+path+" "+op.OperationID)
+		}
+	}
+	slices.Sort(registered)
+	slices.Sort(described)
+	require.NotEmpty(t, registered)
+	require.Equal(t, registered, described, "gen/openapi/openapi.yaml (expected: the routes the server registers); run make generate")
+}
+
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.YAML)
+	require.NoError(t, err)
+	return doc
+}
