@@ -8,6 +8,10 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/seatghor/seatghor/gen/openapi"
 )
@@ -55,6 +59,40 @@ func TestOpenAPIListsEveryRESTRoute(t *testing.T) {
 	slices.Sort(described)
 	require.NotEmpty(t, registered)
 	require.Equal(t, registered, described, "gen/openapi/openapi.yaml (expected: the routes the server registers); run make generate")
+}
+
+// TestOpenAPIAnswers: each route's 200 answer is what REST sends: the
+// response_body field's message when the rule names one (the Hold of
+// CreateHold), else the whole response.
+func TestOpenAPIAnswers(t *testing.T) {
+	doc := loadOpenAPI(t)
+	byOperation := map[string]string{}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			byOperation[op.OperationID] = op.Responses.Status(200).Value.Content.Get("application/json").Schema.Ref
+		}
+	}
+	checked := 0
+	for _, s := range services(Config{}, nil) {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(s.name))
+		require.NoError(t, err)
+		methods := d.(protoreflect.ServiceDescriptor).Methods()
+		for i := range methods.Len() {
+			m := methods.Get(i)
+			rule, _ := proto.GetExtension(m.Options(), annotations.E_Http).(*annotations.HttpRule)
+			if rule == nil {
+				continue
+			}
+			want := string(m.Output().FullName())
+			if body := rule.GetResponseBody(); body != "" {
+				want = string(m.Output().Fields().ByName(protoreflect.Name(body)).Message().FullName())
+			}
+			op := string(m.Parent().Name()) + "_" + string(m.Name())
+			require.Equal(t, "#/components/schemas/"+want, byOperation[op], op)
+			checked++
+		}
+	}
+	require.Positive(t, checked)
 }
 
 func loadOpenAPI(t *testing.T) *openapi3.T {

@@ -8,6 +8,9 @@
 //   - the Idempotency-Key header on every route whose RPC is neither
 //     NO_SIDE_EFFECTS nor IDEMPOTENT (the server's own rule), read from the
 //     image `buf build` writes, so a new RPC gets it without a list here;
+//   - the answer of a rule with response_body (the REST answer is that
+//     field, e.g. the Hold, not the CreateHoldResponse), which gnostic
+//     ignores;
 //   - the error shapes: google.rpc.Status with the details the API sends
 //     (ErrorInfo, BadRequest, RetryInfo, QuotaFailure, SeatsUnavailable), the
 //     Retry-After header, and Connect's error JSON for the RPC paths.
@@ -25,9 +28,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/descriptorpb"
 )
@@ -51,11 +56,11 @@ func run(in, image, out string) error {
 	if err != nil {
 		return err
 	}
-	keyed, err := writesByOperation(image)
+	ops, err := operations(image)
 	if err != nil {
 		return err
 	}
-	doc, err := finish(raw, keyed)
+	doc, err := finish(raw, ops)
 	if err != nil {
 		return err
 	}
@@ -83,9 +88,15 @@ import _ "embed"
 var YAML []byte
 `
 
-// writesByOperation maps gnostic's operationId (Service_Method) of every
-// seatghor.* RPC to whether it needs an Idempotency-Key.
-func writesByOperation(image string) (map[string]bool, error) {
+// operation is what the image says of one RPC that gnostic cannot.
+type operation struct {
+	needsKey bool   // neither NO_SIDE_EFFECTS nor IDEMPOTENT
+	answer   string // the full name of the response_body field's message, if any
+}
+
+// operations maps gnostic's operationId (Service_Method) of every seatghor.*
+// RPC to what the image says of it.
+func operations(image string) (map[string]operation, error) {
 	b, err := os.ReadFile(image)
 	if err != nil {
 		return nil, err
@@ -94,7 +105,13 @@ func writesByOperation(image string) (map[string]bool, error) {
 	if err := proto.Unmarshal(b, &set); err != nil {
 		return nil, fmt.Errorf("%s: %w", image, err)
 	}
-	keyed := map[string]bool{}
+	messages := map[string]*descriptorpb.DescriptorProto{}
+	for _, f := range set.GetFile() {
+		for _, m := range f.GetMessageType() {
+			messages[f.GetPackage()+"."+m.GetName()] = m
+		}
+	}
+	ops := map[string]operation{}
 	for _, f := range set.GetFile() {
 		if !strings.HasPrefix(f.GetPackage(), "seatghor.") {
 			continue
@@ -102,15 +119,25 @@ func writesByOperation(image string) (map[string]bool, error) {
 		for _, s := range f.GetService() {
 			for _, m := range s.GetMethod() {
 				level := m.GetOptions().GetIdempotencyLevel()
-				keyed[s.GetName()+"_"+m.GetName()] = level != descriptorpb.MethodOptions_NO_SIDE_EFFECTS &&
-					level != descriptorpb.MethodOptions_IDEMPOTENT
+				op := operation{needsKey: level != descriptorpb.MethodOptions_NO_SIDE_EFFECTS &&
+					level != descriptorpb.MethodOptions_IDEMPOTENT}
+				rule, _ := proto.GetExtension(m.GetOptions(), annotations.E_Http).(*annotations.HttpRule)
+				if body := rule.GetResponseBody(); body != "" {
+					out := messages[strings.TrimPrefix(m.GetOutputType(), ".")]
+					i := slices.IndexFunc(out.GetField(), func(f *descriptorpb.FieldDescriptorProto) bool { return f.GetName() == body })
+					if i < 0 || out.GetField()[i].GetType() != descriptorpb.FieldDescriptorProto_TYPE_MESSAGE {
+						return nil, fmt.Errorf("%s.%s: response_body %q is no message field of %s", s.GetName(), m.GetName(), body, m.GetOutputType())
+					}
+					op.answer = strings.TrimPrefix(out.GetField()[i].GetTypeName(), ".")
+				}
+				ops[s.GetName()+"_"+m.GetName()] = op
 			}
 		}
 	}
-	return keyed, nil
+	return ops, nil
 }
 
-func finish(raw []byte, keyed map[string]bool) ([]byte, error) {
+func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return nil, err
@@ -140,11 +167,18 @@ func finish(raw []byte, keyed map[string]bool) ([]byte, error) {
 			if id == nil {
 				continue
 			}
-			needsKey, ok := keyed[id.Value]
+			o, ok := ops[id.Value]
 			if !ok {
 				return nil, fmt.Errorf("operation %s is no RPC of proto/", id.Value)
 			}
-			if needsKey {
+			if o.answer != "" {
+				schema := get(get(get(get(get(op, "responses"), "200"), "content"), "application/json"), "schema")
+				if schema == nil || get(schema, "$ref") == nil {
+					return nil, fmt.Errorf("operation %s: no 200 schema to replace", id.Value)
+				}
+				set(schema, "$ref", &yaml.Node{Kind: yaml.ScalarNode, Value: "#/components/schemas/" + o.answer})
+			}
+			if o.needsKey {
 				params := get(op, "parameters")
 				if params == nil {
 					params = &yaml.Node{Kind: yaml.SequenceNode}
