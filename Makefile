@@ -62,10 +62,10 @@ test-go-sdk: build ## Vet, staticcheck and test the Go SDK (clients/go/seatghor;
 test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor dev)
 	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test
 
-generate: ## Regenerate gen/ and clients/ts/src/gen/ from proto/ (scripts/generate.sh)
+generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/ and the Go SDK's generated code from proto/ (scripts/generate.sh)
 	bash scripts/generate.sh
 
-check-generate: generate ## Fail if `make generate` changes or adds files under gen/ or clients/ts/src/gen/
+check-generate: generate ## Fail if `make generate` changes or adds generated files (the GENERATED list)
 	@if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 	  echo 'check-generate: needs a git checkout to compare against' >&2; exit 1; \
 	fi
