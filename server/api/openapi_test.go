@@ -66,10 +66,15 @@ func TestOpenAPIListsEveryRESTRoute(t *testing.T) {
 // CreateHold), else the whole response.
 func TestOpenAPIAnswers(t *testing.T) {
 	doc := loadOpenAPI(t)
-	byOperation := map[string]string{}
+	byOperation := map[string]string{} // the 200 schema's $ref, "[]" before it for an array
 	for _, item := range doc.Paths.Map() {
 		for _, op := range item.Operations() {
-			byOperation[op.OperationID] = op.Responses.Status(200).Value.Content.Get("application/json").Schema.Ref
+			schema := op.Responses.Status(200).Value.Content.Get("application/json").Schema
+			if schema.Value != nil && schema.Value.Type.Is("array") {
+				byOperation[op.OperationID] = "[]" + schema.Value.Items.Ref
+			} else {
+				byOperation[op.OperationID] = schema.Ref
+			}
 		}
 	}
 	checked := 0
@@ -83,12 +88,16 @@ func TestOpenAPIAnswers(t *testing.T) {
 			if rule == nil {
 				continue
 			}
-			want := string(m.Output().FullName())
+			want := "#/components/schemas/" + string(m.Output().FullName())
 			if body := rule.GetResponseBody(); body != "" {
-				want = string(m.Output().Fields().ByName(protoreflect.Name(body)).Message().FullName())
+				f := m.Output().Fields().ByName(protoreflect.Name(body))
+				want = "#/components/schemas/" + string(f.Message().FullName())
+				if f.IsList() {
+					want = "[]" + want
+				}
 			}
 			op := string(m.Parent().Name()) + "_" + string(m.Name())
-			require.Equal(t, "#/components/schemas/"+want, byOperation[op], op)
+			require.Equal(t, want, byOperation[op], op)
 			checked++
 		}
 	}

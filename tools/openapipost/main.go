@@ -92,6 +92,7 @@ var YAML []byte
 type operation struct {
 	needsKey bool   // neither NO_SIDE_EFFECTS nor IDEMPOTENT
 	answer   string // the full name of the response_body field's message, if any
+	list     bool   // the response_body field is repeated: the answer is an array
 }
 
 // operations maps gnostic's operationId (Service_Method) of every seatghor.*
@@ -129,6 +130,7 @@ func operations(image string) (map[string]operation, error) {
 						return nil, fmt.Errorf("%s.%s: response_body %q is no message field of %s", s.GetName(), m.GetName(), body, m.GetOutputType())
 					}
 					op.answer = strings.TrimPrefix(out.GetField()[i].GetTypeName(), ".")
+					op.list = out.GetField()[i].GetLabel() == descriptorpb.FieldDescriptorProto_LABEL_REPEATED
 				}
 				ops[s.GetName()+"_"+m.GetName()] = op
 			}
@@ -176,7 +178,11 @@ func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 				if schema == nil || get(schema, "$ref") == nil {
 					return nil, fmt.Errorf("operation %s: no 200 schema to replace", id.Value)
 				}
-				set(schema, "$ref", &yaml.Node{Kind: yaml.ScalarNode, Value: "#/components/schemas/" + o.answer})
+				ref := "$ref: '#/components/schemas/" + o.answer + "'\n"
+				if o.list {
+					ref = "type: array\nitems:\n  " + ref
+				}
+				*schema = *node(ref)
 			}
 			if o.needsKey {
 				params := get(op, "parameters")
