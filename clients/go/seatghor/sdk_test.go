@@ -22,6 +22,7 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1"
 	paymentv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1"
+	searchv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
 	"github.com/seatghor/seatghor/clients/go/seatghor/internal/devserver"
 )
 
@@ -69,9 +70,9 @@ func newShow(t *testing.T, title string) *catalogv1.Show {
 	return res.Msg.GetShow()
 }
 
-// TestPurchase: find the show in the catalog (the paged iterator), hold two
-// seats, order them and pay with the sandbox's tok_success, over each
-// protocol; the order is confirmed.
+// TestPurchase: find the show by trip search and in the catalog (the paged
+// iterators), hold two seats, order them and pay with the sandbox's
+// tok_success, over each protocol; the order is confirmed.
 func TestPurchase(t *testing.T) {
 	protocols := []struct {
 		name string
@@ -86,7 +87,7 @@ func TestPurchase(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ctx := t.Context()
 			title := "Go SDK purchase over " + p.name
-			newShow(t, title)
+			created := newShow(t, title)
 			c := seatghor.NewClient(server.BaseURL, append(p.opt, seatghor.WithAPIKey(token(t, "go-buyer-"+p.name, "user")))...)
 
 			var show *catalogv1.Show
@@ -101,6 +102,9 @@ func TestPurchase(t *testing.T) {
 			}
 			if show == nil {
 				t.Fatalf("ListShowsAll never yielded %q", title)
+			}
+			if found := searchTrip(t, c, title); found != created.GetShowId() {
+				t.Fatalf("SearchTrips found show %d, want %d", found, created.GetShowId())
 			}
 
 			hold, err := c.Hold.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), Seats: []string{"A1", "A2"}}))
@@ -134,6 +138,31 @@ func TestPurchase(t *testing.T) {
 		})
 	}
 }
+
+// searchTrip returns the show id of the first trip search hit for query,
+// waiting for the trip index, a read model the projector fills shortly
+// after the show is created.
+func searchTrip(t *testing.T, c *seatghor.Client, query string) int64 {
+	t.Helper()
+	deadline := time.Now().Add(projectionTimeout)
+	for {
+		for hit, err := range c.TripSearch.SearchTripsAll(t.Context(), &searchv1.SearchTripsRequest{Query: query, Origin: "Dhaka", Destination: "Sylhet"}) {
+			if err != nil {
+				t.Fatalf("SearchTrips: %v", err)
+			}
+			if hit.GetTitle() == query {
+				return hit.GetShowId()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("SearchTrips found no %q within %s", query, projectionTimeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// projectionTimeout is how long a read model may take to catch up with a write.
+const projectionTimeout = 15 * time.Second
 
 // dropFirstAnswer sends every request to the server but loses the server's
 // answer to the first CreateHold, as a connection reset after the server
