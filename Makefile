@@ -12,7 +12,7 @@ BIN     ?= bin/seatghor
 ARGS    ?=
 GOTOOL  := $(GO) tool -modfile=tools/go.mod
 # Everything scripts/generate.sh and `make web` write.
-GENERATED := gen clients/ts/src/gen clients/web/dist
+GENERATED := gen clients/ts/src/gen clients/go/seatghor/gen clients/go/seatghor/services.gen.go clients/web/dist
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -21,7 +21,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -48,6 +48,7 @@ test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breakin
 	$(MAKE) --no-print-directory breaking
 	$(MAKE) --no-print-directory check-repo
 	SEATGHOR_TEST_MEILI=require $(MAKE) --no-print-directory test-go
+	$(MAKE) --no-print-directory test-go-sdk
 	$(MAKE) --no-print-directory test-deploy
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory check-generate
@@ -57,6 +58,12 @@ test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwawa
 
 test-deploy: ## Check the Dockerfile, deploy/compose.yaml and deploy/k8s offline (their own module, deploy/validate)
 	cd deploy/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# The Go SDK is a module of its own, which `./...` above does not reach.
+test-go-sdk: build ## Vet, staticcheck and test the Go SDK (clients/go/seatghor; its tests start bin/seatghor dev)
+	cd clients/go/seatghor && $(GO) vet ./...
+	staticcheck="$$($(GOTOOL) -n staticcheck)" && cd clients/go/seatghor && "$$staticcheck" ./...
+	cd clients/go/seatghor && SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -timeout 5m ./...
 
 test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor dev)
 	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test
@@ -74,10 +81,10 @@ screenshots: build ## Take the site's screenshots into docs/img (the browser tes
 bench-web: build ## First-load bytes (gzip) and the seat map's drawing time, 50,000 seats next to a 40-seat bus, in headless Chromium
 	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 3x ./clients/web
 
-generate: ## Regenerate gen/ and clients/ts/src/gen/ from proto/ (scripts/generate.sh)
+generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/ and the Go SDK's generated code from proto/ (scripts/generate.sh)
 	bash scripts/generate.sh
 
-check-generate: generate web ## Fail if `make generate` or `make web` changes or adds files under gen/, clients/ts/src/gen/ or clients/web/dist/
+check-generate: generate web ## Fail if `make generate` or `make web` changes or adds generated files (the GENERATED list)
 	@if ! git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
 	  echo 'check-generate: needs a git checkout to compare against' >&2; exit 1; \
 	fi

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Regenerates all code from proto/ (Go into gen/, TypeScript into
-# clients/ts/src/gen/). Idempotent: output depends only on the .proto files and
+# Regenerates all code from proto/: Go into gen/, TypeScript into
+# clients/ts/src/gen/, the Go SDK's own copy into clients/go/seatghor/gen/ with
+# its service list clients/go/seatghor/services.gen.go (buf.gen.sdk.yaml,
+# decision 0195), and the OpenAPI description of the REST routes into
+# gen/openapi/ (gnostic's protoc-gen-openapi, finished by tools/openapipost,
+# decision 0197). Idempotent: output depends only on the .proto files and
 # the pinned tool versions (tools/go.mod, clients/ts/package-lock.json).
 #
 # proto-imports/ (buf/validate, google/api) is only an import path, never
@@ -14,6 +18,16 @@ if [[ ! -x clients/ts/node_modules/.bin/protoc-gen-es ]]; then
   (cd clients/ts && npm ci --no-audit --no-fund)
 fi
 
-rm -rf gen clients/ts/src/gen
+rm -rf gen clients/ts/src/gen clients/go/seatghor/gen clients/go/seatghor/services.gen.go
 
 go tool -modfile=tools/go.mod buf generate
+go tool -modfile=tools/go.mod buf generate --template buf.gen.sdk.yaml
+
+# OpenAPI: gnostic writes its draft into a temporary directory; openapipost
+# adds the security scheme, the Idempotency-Key header (by each RPC's
+# idempotency_level, read from the buf image) and the error shapes.
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go tool -modfile=tools/go.mod buf generate --template buf.gen.openapi.yaml -o "$tmp"
+go tool -modfile=tools/go.mod buf build -o "$tmp/image.binpb"
+go run -C tools ./openapipost -in "$tmp/openapi.yaml" -image "$tmp/image.binpb" -out "$root/gen/openapi"

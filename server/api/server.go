@@ -197,6 +197,8 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// the gateway's webhooks are plain HTTP; they only record.
 	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
 	mux.Handle("GET /livez", livez())
+	// The REST routes' OpenAPI description, generated from proto/ (decision 0197).
+	mux.Handle("GET /openapi.yaml", openAPI())
 	mux.Handle("GET /readyz", cfg.Readiness.ReadyHandler())
 	if cfg.SignIn != nil {
 		mux.Handle("GET "+signin.LoginPath, cfg.SignIn)

@@ -8,6 +8,7 @@ package catalogv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -1604,7 +1605,7 @@ var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbd\x01\n" +
+	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbd\x01\n" +
 	"\aSection\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x123\n" +
 	"\x04rows\x18\x02 \x03(\tB\x1f\xbaH\x1c\x92\x01\x19\b\x01\x10\xc8\x01\x18\x01\"\x10r\x0e2\f^[A-Z]{1,3}$R\x04rows\x12.\n" +
@@ -1746,15 +1747,15 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x10OrganizationRole\x12!\n" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
-	"\x16ORGANIZATION_ROLE_GATE\x10\x022\xac\x05\n" +
+	"\x16ORGANIZATION_ROLE_GATE\x10\x022\xd8\x05\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
 	"\x12CreateOrganization\x12..seatghor.catalog.v1.CreateOrganizationRequest\x1a/.seatghor.catalog.v1.CreateOrganizationResponse\x12~\n" +
 	"\x15AddOrganizationMember\x121.seatghor.catalog.v1.AddOrganizationMemberRequest\x1a2.seatghor.catalog.v1.AddOrganizationMemberResponse\x12\x87\x01\n" +
-	"\x18RemoveOrganizationMember\x124.seatghor.catalog.v1.RemoveOrganizationMemberRequest\x1a5.seatghor.catalog.v1.RemoveOrganizationMemberResponse\x12Y\n" +
-	"\aGetShow\x12#.seatghor.catalog.v1.GetShowRequest\x1a$.seatghor.catalog.v1.GetShowResponse\"\x03\x90\x02\x01\x12_\n" +
-	"\tListShows\x12%.seatghor.catalog.v1.ListShowsRequest\x1a&.seatghor.catalog.v1.ListShowsResponse\"\x03\x90\x02\x01B\xd5\x01\n" +
+	"\x18RemoveOrganizationMember\x124.seatghor.catalog.v1.RemoveOrganizationMemberRequest\x1a5.seatghor.catalog.v1.RemoveOrganizationMemberResponse\x12t\n" +
+	"\aGetShow\x12#.seatghor.catalog.v1.GetShowRequest\x1a$.seatghor.catalog.v1.GetShowResponse\"\x1e\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/shows/{show_id}\x90\x02\x01\x12p\n" +
+	"\tListShows\x12%.seatghor.catalog.v1.ListShowsRequest\x1a&.seatghor.catalog.v1.ListShowsResponse\"\x14\x82\xd3\xe4\x93\x02\v\x12\t/v1/shows\x90\x02\x01B\xd5\x01\n" +
 	"\x17com.seatghor.catalog.v1B\fCatalogProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/catalog/v1;catalogv1\xa2\x02\x03SCX\xaa\x02\x13Seatghor.Catalog.V1\xca\x02\x13Seatghor\\Catalog\\V1\xe2\x02\x1fSeatghor\\Catalog\\V1\\GPBMetadata\xea\x02\x15Seatghor::Catalog::V1b\x06proto3"
 
 var (

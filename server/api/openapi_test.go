@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+
+	"github.com/seatghor/seatghor/gen/openapi"
+)
+
+// TestOpenAPIValidates: gen/openapi/openapi.yaml is a valid OpenAPI 3
+// document (kin-openapi's validator), with the bearer scheme, the
+// Idempotency-Key header and the error body.
+func TestOpenAPIValidates(t *testing.T) {
+	doc := loadOpenAPI(t)
+	require.NoError(t, doc.Validate(context.Background()))
+	require.Equal(t, "bearer", doc.Components.SecuritySchemes["apiKey"].Value.Scheme)
+	require.Equal(t, "Idempotency-Key", doc.Components.Parameters["IdempotencyKey"].Value.Name)
+	require.Contains(t, doc.Components.Schemas, "google.rpc.ErrorInfo")
+
+	// The key is on the writes and not on the reads or IDEMPOTENT Join.
+	hasKey := func(op *openapi3.Operation) bool {
+		return slices.ContainsFunc(op.Parameters, func(p *openapi3.ParameterRef) bool {
+			return p.Value != nil && p.Value.Name == "Idempotency-Key" && p.Value.In == "header"
+		})
+	}
+	require.True(t, hasKey(doc.Paths.Find("/v1/holds").Post), "CreateHold")
+	require.False(t, hasKey(doc.Paths.Find("/v1/holds/{hold_id}").Get), "GetHold")
+	require.False(t, hasKey(doc.Paths.Find("/v1/shows/{show_id}/waiting-room:join").Post), "Join is IDEMPOTENT")
+}
+
+// TestOpenAPIListsEveryRESTRoute: the description has exactly the REST
+// routes the server registers (their google.api.http rules), each as the
+// operation of its RPC.
+func TestOpenAPIListsEveryRESTRoute(t *testing.T) {
+	var names []string
+	for _, s := range services(Config{}, nil) {
+		names = append(names, s.name)
+	}
+	var registered []string
+	for _, r := range restTemplates(names) {
+		registered = append(registered, r.method+" "+strings.Join(r.segments, "/")+" "+strings.Replace(r.rpc, ".", "_", 1))
+	}
+	var described []string
+	for path, item := range loadOpenAPI(t).Paths.Map() {
+		for method, op := range item.Operations() {
+			described = append(described, method+" "+path+" "+op.OperationID)
+		}
+	}
+	slices.Sort(registered)
+	slices.Sort(described)
+	require.NotEmpty(t, registered)
+	require.Equal(t, registered, described, "gen/openapi/openapi.yaml (expected: the routes the server registers); run make generate")
+}
+
+// TestOpenAPIAnswers: each route's 200 answer is what REST sends: the
+// response_body field's message when the rule names one (the Hold of
+// CreateHold), else the whole response.
+func TestOpenAPIAnswers(t *testing.T) {
+	doc := loadOpenAPI(t)
+	byOperation := map[string]string{} // the 200 schema's $ref, "[]" before it for an array
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			schema := op.Responses.Status(200).Value.Content.Get("application/json").Schema
+			if schema.Value != nil && schema.Value.Type.Is("array") {
+				byOperation[op.OperationID] = "[]" + schema.Value.Items.Ref
+			} else {
+				byOperation[op.OperationID] = schema.Ref
+			}
+		}
+	}
+	checked := 0
+	for _, s := range services(Config{}, nil) {
+		d, err := protoregistry.GlobalFiles.FindDescriptorByName(protoreflect.FullName(s.name))
+		require.NoError(t, err)
+		methods := d.(protoreflect.ServiceDescriptor).Methods()
+		for i := range methods.Len() {
+			m := methods.Get(i)
+			rule, _ := proto.GetExtension(m.Options(), annotations.E_Http).(*annotations.HttpRule)
+			if rule == nil {
+				continue
+			}
+			want := "#/components/schemas/" + string(m.Output().FullName())
+			if body := rule.GetResponseBody(); body != "" {
+				f := m.Output().Fields().ByName(protoreflect.Name(body))
+				want = "#/components/schemas/" + string(f.Message().FullName())
+				if f.IsList() {
+					want = "[]" + want
+				}
+			}
+			op := string(m.Parent().Name()) + "_" + string(m.Name())
+			require.Equal(t, want, byOperation[op], op)
+			checked++
+		}
+	}
+	require.Positive(t, checked)
+}
+
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.YAML)
+	require.NoError(t, err)
+	return doc
+}
