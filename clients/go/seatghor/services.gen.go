@@ -11,6 +11,8 @@ import (
 	catalogv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	v11 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1"
 	ledgerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	v15 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
+	partnerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	paymentv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	v14 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
 	searchv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1/searchv1connect"
@@ -26,6 +28,8 @@ import (
 // idempotency keys, retries and typed errors. Make one with NewClient and share
 // it: it is safe for concurrent use.
 type Client struct {
+	// Allocation calls seatghor.partner.v1.AllocationService.
+	Allocation AllocationClient
 	// Catalog calls seatghor.catalog.v1.CatalogService.
 	Catalog CatalogClient
 	// Hold calls seatghor.booking.v1.HoldService.
@@ -34,6 +38,8 @@ type Client struct {
 	Ledger LedgerClient
 	// Order calls seatghor.booking.v1.OrderService.
 	Order OrderClient
+	// Partner calls seatghor.partner.v1.PartnerService.
+	Partner PartnerClient
 	// Payment calls seatghor.payment.v1.PaymentService.
 	Payment PaymentClient
 	// SeatMap calls seatghor.seatmap.v1.SeatMapService.
@@ -44,20 +50,37 @@ type Client struct {
 	TripSearch TripSearchClient
 	// WaitingRoom calls seatghor.waitingroom.v1.WaitingRoomService.
 	WaitingRoom WaitingRoomClient
+	// Webhook calls seatghor.partner.v1.WebhookService.
+	Webhook WebhookClient
 }
 
 func newClient(h connect.HTTPClient, baseURL string, opts ...connect.ClientOption) *Client {
 	return &Client{
+		Allocation:  AllocationClient{partnerv1connect.NewAllocationServiceClient(h, baseURL, opts...)},
 		Catalog:     CatalogClient{catalogv1connect.NewCatalogServiceClient(h, baseURL, opts...)},
 		Hold:        HoldClient{bookingv1connect.NewHoldServiceClient(h, baseURL, opts...)},
 		Ledger:      LedgerClient{ledgerv1connect.NewLedgerServiceClient(h, baseURL, opts...)},
 		Order:       OrderClient{bookingv1connect.NewOrderServiceClient(h, baseURL, opts...)},
+		Partner:     PartnerClient{partnerv1connect.NewPartnerServiceClient(h, baseURL, opts...)},
 		Payment:     PaymentClient{paymentv1connect.NewPaymentServiceClient(h, baseURL, opts...)},
 		SeatMap:     SeatMapClient{seatmapv1connect.NewSeatMapServiceClient(h, baseURL, opts...)},
 		Ticket:      TicketClient{ticketsv1connect.NewTicketServiceClient(h, baseURL, opts...)},
 		TripSearch:  TripSearchClient{searchv1connect.NewTripSearchServiceClient(h, baseURL, opts...)},
 		WaitingRoom: WaitingRoomClient{waitingroomv1connect.NewWaitingRoomServiceClient(h, baseURL, opts...)},
+		Webhook:     WebhookClient{partnerv1connect.NewWebhookServiceClient(h, baseURL, opts...)},
 	}
+}
+
+// AllocationClient is the Connect client of seatghor.partner.v1.AllocationService.
+//
+// AllocationService ring-fences inventory for partner resellers (issue 12,
+// decision 0185): the operator of a show allocates seats, or a quota of a
+// general-admission area, to a partner's channel. Those places are
+// unavailable to everyone else until they are released or until return_at,
+// when what is left goes back to general sale by itself. Every change is one
+// conditional write on the show's shard with its outbox event.
+type AllocationClient struct {
+	partnerv1connect.AllocationServiceClient
 }
 
 // CatalogClient is the Connect client of seatghor.catalog.v1.CatalogService.
@@ -123,6 +146,17 @@ func (c OrderClient) ListMyOrdersAll(ctx context.Context, req *v12.ListMyOrdersR
 	return pages(ctx, req, c.ListMyOrders,
 		func(r *v12.ListMyOrdersRequest, token string) { r.PageToken = token },
 		func(r *v12.ListMyOrdersResponse) ([]*v12.Order, string) { return r.Orders, r.NextPageToken })
+}
+
+// PartnerClient is the Connect client of seatghor.partner.v1.PartnerService.
+//
+// PartnerService manages partner resellers (travel agencies, banks' apps)
+// and the API keys they call Seatghor with (docs/partners.md). Admins create
+// partners; a partner manages its own keys and reads its own statement. An
+// API key is sent as `Authorization: Bearer sk_live_…` and acts with the role
+// partner; API keys themselves cannot create or revoke keys.
+type PartnerClient struct {
+	partnerv1connect.PartnerServiceClient
 }
 
 // PaymentClient is the Connect client of seatghor.payment.v1.PaymentService.
@@ -198,4 +232,31 @@ func (c TripSearchClient) SearchTripsAll(ctx context.Context, req *v14.SearchTri
 // (R-5.2).
 type WaitingRoomClient struct {
 	waitingroomv1connect.WaitingRoomServiceClient
+}
+
+// WebhookClient is the Connect client of seatghor.partner.v1.WebhookService.
+//
+// WebhookService lets partners (and admins) receive Seatghor's events at
+// their own HTTPS endpoints, signed per the Standard Webhooks specification
+// (headers webhook-id, webhook-timestamp, webhook-signature; docs/partners.md,
+// "Webhooks"). Delivery is at least once: every delivery of one event to one
+// endpoint carries the same webhook-id, so receivers de-duplicate on it.
+// Failed deliveries are retried with exponential backoff and jitter for up to
+// three days; an endpoint whose deliveries keep failing is disabled and its
+// partner told (the endpoint's status). A partner sees and changes only its
+// own endpoints; admins see every endpoint and may create endpoints that
+// receive the events of every partner.
+type WebhookClient struct {
+	partnerv1connect.WebhookServiceClient
+}
+
+// ListDeliveriesAll calls ListDeliveries page after page, from req's page on,
+// and yields each of the pages' deliveries. It stops at the first error,
+// which it yields; req is not changed.
+func (c WebhookClient) ListDeliveriesAll(ctx context.Context, req *v15.ListDeliveriesRequest) iter.Seq2[*v15.WebhookDelivery, error] {
+	return pages(ctx, req, c.ListDeliveries,
+		func(r *v15.ListDeliveriesRequest, token string) { r.PageToken = token },
+		func(r *v15.ListDeliveriesResponse) ([]*v15.WebhookDelivery, string) {
+			return r.Deliveries, r.NextPageToken
+		})
 }

@@ -1900,6 +1900,459 @@ func (x *TicketCheckedIn) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// SaleOpeningMoved: an operator moved when a show goes on sale (its sale's
+// waiting room opens then; decision 0035). One event per show of the sale,
+// next to its ShowPublished. Sent to partners' webhooks (sale.opening_moved).
+type SaleOpeningMoved struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The sale (the waiting room's show id) the show sells through.
+	SaleId int64 `protobuf:"varint,2,opt,name=sale_id,json=saleId,proto3" json:"sale_id,omitempty"`
+	// When the sale was to open.
+	PreviousOpensAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=previous_opens_at,json=previousOpensAt,proto3" json:"previous_opens_at,omitempty"`
+	// When it opens now.
+	OpensAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
+	// Who moved it (the operator's or admin's user id).
+	MovedBy string `protobuf:"bytes,5,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
+	// When it was moved.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SaleOpeningMoved) Reset() {
+	*x = SaleOpeningMoved{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SaleOpeningMoved) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SaleOpeningMoved) ProtoMessage() {}
+
+func (x *SaleOpeningMoved) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SaleOpeningMoved.ProtoReflect.Descriptor instead.
+func (*SaleOpeningMoved) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SaleOpeningMoved) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *SaleOpeningMoved) GetSaleId() int64 {
+	if x != nil {
+		return x.SaleId
+	}
+	return 0
+}
+
+func (x *SaleOpeningMoved) GetPreviousOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousOpensAt
+	}
+	return nil
+}
+
+func (x *SaleOpeningMoved) GetOpensAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OpensAt
+	}
+	return nil
+}
+
+func (x *SaleOpeningMoved) GetMovedBy() string {
+	if x != nil {
+		return x.MovedBy
+	}
+	return ""
+}
+
+func (x *SaleOpeningMoved) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+// SeatsAllocated: the operator ring-fenced seats or a GA quota of a show for
+// a partner's channel (AllocationService.AllocateSeats, decision 0185); the
+// places are unavailable to everyone else from now on. Feeds the seat map
+// (R-8.2) and the partners' webhooks.
+type SeatsAllocated struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The allocation.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The partner whose channel the places are in.
+	PartnerId int64 `protobuf:"varint,3,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
+	// The seats allocated (seated).
+	Seats []string `protobuf:"bytes,4,rep,name=seats,proto3" json:"seats,omitempty"`
+	// The GA area of the quota.
+	GaArea string `protobuf:"bytes,5,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
+	// Places allocated: seats or the GA quota.
+	Quantity int32 `protobuf:"varint,6,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	// Whether the partner may also hold from general sale.
+	GeneralSale bool `protobuf:"varint,7,opt,name=general_sale,json=generalSale,proto3" json:"general_sale,omitempty"`
+	// When what is left returns to general sale.
+	ReturnAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=return_at,json=returnAt,proto3" json:"return_at,omitempty"`
+	// Who allocated (the operator's or admin's user id).
+	AllocatedBy string `protobuf:"bytes,9,opt,name=allocated_by,json=allocatedBy,proto3" json:"allocated_by,omitempty"`
+	// When it happened.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SeatsAllocated) Reset() {
+	*x = SeatsAllocated{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SeatsAllocated) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SeatsAllocated) ProtoMessage() {}
+
+func (x *SeatsAllocated) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SeatsAllocated.ProtoReflect.Descriptor instead.
+func (*SeatsAllocated) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *SeatsAllocated) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *SeatsAllocated) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *SeatsAllocated) GetPartnerId() int64 {
+	if x != nil {
+		return x.PartnerId
+	}
+	return 0
+}
+
+func (x *SeatsAllocated) GetSeats() []string {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
+func (x *SeatsAllocated) GetGaArea() string {
+	if x != nil {
+		return x.GaArea
+	}
+	return ""
+}
+
+func (x *SeatsAllocated) GetQuantity() int32 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *SeatsAllocated) GetGeneralSale() bool {
+	if x != nil {
+		return x.GeneralSale
+	}
+	return false
+}
+
+func (x *SeatsAllocated) GetReturnAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReturnAt
+	}
+	return nil
+}
+
+func (x *SeatsAllocated) GetAllocatedBy() string {
+	if x != nil {
+		return x.AllocatedBy
+	}
+	return ""
+}
+
+func (x *SeatsAllocated) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+// AllocationReleased: the operator gave some or all of an allocation back
+// to general sale before its return_at (AllocationService.ReleaseAllocation).
+type AllocationReleased struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The allocation.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The partner.
+	PartnerId int64 `protobuf:"varint,3,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
+	// The seats that went back to general sale (seated).
+	Seats []string `protobuf:"bytes,4,rep,name=seats,proto3" json:"seats,omitempty"`
+	// The GA area of the quota.
+	GaArea string `protobuf:"bytes,5,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
+	// Places that went back: seats or GA places.
+	Quantity int32 `protobuf:"varint,6,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	// Whether nothing is left of the allocation.
+	Whole bool `protobuf:"varint,7,opt,name=whole,proto3" json:"whole,omitempty"`
+	// Who released it.
+	ReleasedBy string `protobuf:"bytes,8,opt,name=released_by,json=releasedBy,proto3" json:"released_by,omitempty"`
+	// When it happened.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocationReleased) Reset() {
+	*x = AllocationReleased{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocationReleased) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocationReleased) ProtoMessage() {}
+
+func (x *AllocationReleased) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocationReleased.ProtoReflect.Descriptor instead.
+func (*AllocationReleased) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *AllocationReleased) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *AllocationReleased) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *AllocationReleased) GetPartnerId() int64 {
+	if x != nil {
+		return x.PartnerId
+	}
+	return 0
+}
+
+func (x *AllocationReleased) GetSeats() []string {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
+func (x *AllocationReleased) GetGaArea() string {
+	if x != nil {
+		return x.GaArea
+	}
+	return ""
+}
+
+func (x *AllocationReleased) GetQuantity() int32 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *AllocationReleased) GetWhole() bool {
+	if x != nil {
+		return x.Whole
+	}
+	return false
+}
+
+func (x *AllocationReleased) GetReleasedBy() string {
+	if x != nil {
+		return x.ReleasedBy
+	}
+	return ""
+}
+
+func (x *AllocationReleased) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+// AllocationReturned: an allocation's return_at passed and what the partner
+// had not sold went back to general sale (the workers' return job).
+type AllocationReturned struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The allocation.
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The partner.
+	PartnerId int64 `protobuf:"varint,3,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
+	// The seats that went back to general sale (seated; those the partner's
+	// buyers hold or bought stay theirs).
+	Seats []string `protobuf:"bytes,4,rep,name=seats,proto3" json:"seats,omitempty"`
+	// The GA area of the quota.
+	GaArea string `protobuf:"bytes,5,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
+	// Places that went back to general sale.
+	Quantity int32 `protobuf:"varint,6,opt,name=quantity,proto3" json:"quantity,omitempty"`
+	// The allocation's return time.
+	ReturnAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=return_at,json=returnAt,proto3" json:"return_at,omitempty"`
+	// When it happened.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocationReturned) Reset() {
+	*x = AllocationReturned{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocationReturned) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocationReturned) ProtoMessage() {}
+
+func (x *AllocationReturned) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocationReturned.ProtoReflect.Descriptor instead.
+func (*AllocationReturned) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *AllocationReturned) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *AllocationReturned) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *AllocationReturned) GetPartnerId() int64 {
+	if x != nil {
+		return x.PartnerId
+	}
+	return 0
+}
+
+func (x *AllocationReturned) GetSeats() []string {
+	if x != nil {
+		return x.Seats
+	}
+	return nil
+}
+
+func (x *AllocationReturned) GetGaArea() string {
+	if x != nil {
+		return x.GaArea
+	}
+	return ""
+}
+
+func (x *AllocationReturned) GetQuantity() int32 {
+	if x != nil {
+		return x.Quantity
+	}
+	return 0
+}
+
+func (x *AllocationReturned) GetReturnAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReturnAt
+	}
+	return nil
+}
+
+func (x *AllocationReturned) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
@@ -2086,6 +2539,52 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x04gate\x18\a \x01(\tR\x04gate\x12\"\n" +
 	"\rchecked_in_by\x18\b \x01(\tR\vcheckedInBy\x12;\n" +
 	"\voccurred_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\x9b\x02\n" +
+	"\x10SaleOpeningMoved\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x17\n" +
+	"\asale_id\x18\x02 \x01(\x03R\x06saleId\x12F\n" +
+	"\x11previous_opens_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0fpreviousOpensAt\x125\n" +
+	"\bopens_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12\x19\n" +
+	"\bmoved_by\x18\x05 \x01(\tR\amovedBy\x12;\n" +
+	"\voccurred_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xf4\x02\n" +
+	"\x0eSeatsAllocated\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12\x1d\n" +
+	"\n" +
+	"partner_id\x18\x03 \x01(\x03R\tpartnerId\x12\x14\n" +
+	"\x05seats\x18\x04 \x03(\tR\x05seats\x12\x17\n" +
+	"\aga_area\x18\x05 \x01(\tR\x06gaArea\x12\x1a\n" +
+	"\bquantity\x18\x06 \x01(\x05R\bquantity\x12!\n" +
+	"\fgeneral_sale\x18\a \x01(\bR\vgeneralSale\x127\n" +
+	"\treturn_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\breturnAt\x12!\n" +
+	"\fallocated_by\x18\t \x01(\tR\vallocatedBy\x12;\n" +
+	"\voccurred_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xb0\x02\n" +
+	"\x12AllocationReleased\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12\x1d\n" +
+	"\n" +
+	"partner_id\x18\x03 \x01(\x03R\tpartnerId\x12\x14\n" +
+	"\x05seats\x18\x04 \x03(\tR\x05seats\x12\x17\n" +
+	"\aga_area\x18\x05 \x01(\tR\x06gaArea\x12\x1a\n" +
+	"\bquantity\x18\x06 \x01(\x05R\bquantity\x12\x14\n" +
+	"\x05whole\x18\a \x01(\bR\x05whole\x12\x1f\n" +
+	"\vreleased_by\x18\b \x01(\tR\n" +
+	"releasedBy\x12;\n" +
+	"\voccurred_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xb2\x02\n" +
+	"\x12AllocationReturned\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12\x1d\n" +
+	"\n" +
+	"partner_id\x18\x03 \x01(\x03R\tpartnerId\x12\x14\n" +
+	"\x05seats\x18\x04 \x03(\tR\x05seats\x12\x17\n" +
+	"\aga_area\x18\x05 \x01(\tR\x06gaArea\x12\x1a\n" +
+	"\bquantity\x18\x06 \x01(\x05R\bquantity\x127\n" +
+	"\treturn_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\breturnAt\x12;\n" +
+	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt*\x94\x01\n" +
 	"\rReleaseReason\x12\x1e\n" +
 	"\x1aRELEASE_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2114,7 +2613,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -2131,57 +2630,69 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*ShowPublished)(nil),         // 12: seatghor.events.v1.ShowPublished
 	(*TicketIssued)(nil),          // 13: seatghor.events.v1.TicketIssued
 	(*TicketCheckedIn)(nil),       // 14: seatghor.events.v1.TicketCheckedIn
-	(*timestamppb.Timestamp)(nil), // 15: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 16: google.protobuf.Any
-	(*v1.Money)(nil),              // 17: seatghor.common.v1.Money
-	(v11.PaymentState)(0),         // 18: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 19: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 20: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 21: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 22: seatghor.catalog.v1.ShowKind
+	(*SaleOpeningMoved)(nil),      // 15: seatghor.events.v1.SaleOpeningMoved
+	(*SeatsAllocated)(nil),        // 16: seatghor.events.v1.SeatsAllocated
+	(*AllocationReleased)(nil),    // 17: seatghor.events.v1.AllocationReleased
+	(*AllocationReturned)(nil),    // 18: seatghor.events.v1.AllocationReturned
+	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 20: google.protobuf.Any
+	(*v1.Money)(nil),              // 21: seatghor.common.v1.Money
+	(v11.PaymentState)(0),         // 22: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 23: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 24: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 25: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 26: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	15, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	16, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	17, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	15, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	15, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	20, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	21, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	19, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	19, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
 	0,  // 5: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	15, // 6: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	15, // 7: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	15, // 8: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 9: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	15, // 10: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	15, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	15, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	15, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	15, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	17, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	19, // 6: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 7: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	19, // 8: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 9: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	19, // 10: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	19, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	19, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	19, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	19, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	21, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 20: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	15, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	18, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	18, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	19, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	17, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	20, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	15, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	17, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	15, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	17, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	15, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	15, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	22, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	15, // 35: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	36, // [36:36] is the sub-list for method output_type
-	36, // [36:36] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	19, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	22, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	22, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	23, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	21, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	24, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	19, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	21, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	19, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	19, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	19, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	19, // 35: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 36: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	19, // 37: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	19, // 38: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 39: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	19, // 40: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 41: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 42: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	19, // 43: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	44, // [44:44] is the sub-list for method output_type
+	44, // [44:44] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -2195,7 +2706,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   13,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
