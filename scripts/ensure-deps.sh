@@ -23,6 +23,9 @@
 #     ~/.cache/seatghor/minio-<version>/ (server/miniotest): the e-ticket
 #     tests run it as a separate process (it is AGPL; never linked,
 #     decision 0041). The version must match miniotest.Version.
+#   - pdftoppm (Debian package `poppler-utils`): the e-ticket test renders
+#     the PDFs to images and compares them with its reference images
+#     (projections/eticket, decision 0171).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -93,6 +96,10 @@ fi
 # Everything below is for the tests and code generation only.
 if [[ $for_what == run ]]; then
   exit 0
+fi
+
+if ! command -v pdftoppm >/dev/null; then
+  apt_install poppler-utils
 fi
 
 # npm ci writes node_modules/.package-lock.json; a package-lock.json newer

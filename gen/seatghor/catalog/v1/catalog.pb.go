@@ -353,8 +353,11 @@ type Show struct {
 	OriginPlaceId string `protobuf:"bytes,30,opt,name=origin_place_id,json=originPlaceId,proto3" json:"origin_place_id,omitempty"`
 	// Bus trips: the gazetteer's id of the destination; empty for free text.
 	DestinationPlaceId string `protobuf:"bytes,31,opt,name=destination_place_id,json=destinationPlaceId,proto3" json:"destination_place_id,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The IANA time zone the show takes place in, e.g. "Asia/Dhaka": every
+	// time a buyer or a gate reads is in it (docs/decisions/0170).
+	TimeZone      string `protobuf:"bytes,32,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -562,6 +565,13 @@ func (x *Show) GetDestinationPlaceId() string {
 	return ""
 }
 
+func (x *Show) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
 // at the show's on_sale_at, when everyone who joined before gets a random
 // place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
@@ -728,8 +738,12 @@ type CreateShowRequest struct {
 	// Required unless the caller is an admin (an admin's show without one is
 	// managed by admins only).
 	OrganizationId string `protobuf:"bytes,20,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The IANA time zone the show takes place in ("Asia/Dhaka",
+	// "Asia/Kolkata"); empty means "Asia/Dhaka". A name that is not a zone is
+	// INVALID_ARGUMENT on time_zone.
+	TimeZone      string `protobuf:"bytes,21,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateShowRequest) Reset() {
@@ -898,6 +912,13 @@ func (x *CreateShowRequest) GetWaitingRoom() *WaitingRoom {
 func (x *CreateShowRequest) GetOrganizationId() string {
 	if x != nil {
 		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *CreateShowRequest) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
 	}
 	return ""
 }
@@ -1620,7 +1641,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xc4\b\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xe1\b\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -1650,7 +1671,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12'\n" +
 	"\x0forganization_id\x18\x17 \x01(\tR\x0eorganizationId\x12&\n" +
 	"\x0forigin_place_id\x18\x1e \x01(\tR\roriginPlaceId\x120\n" +
-	"\x14destination_place_id\x18\x1f \x01(\tR\x12destinationPlaceId\"\xd4\x04\n" +
+	"\x14destination_place_id\x18\x1f \x01(\tR\x12destinationPlaceId\x12\x1b\n" +
+	"\ttime_zone\x18  \x01(\tR\btimeZone\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +
@@ -1659,7 +1681,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
 	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
 	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
-	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xac\f\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xd2\f\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -1688,7 +1710,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x14cancellation_fee_bps\x18\x12 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x02R\x12cancellationFeeBps\x88\x01\x01\x12C\n" +
 	"\fwaiting_room\x18\x13 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12I\n" +
-	"\x0forganization_id\x18\x14 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
+	"\x0forganization_id\x18\x14 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId\x12$\n" +
+	"\ttime_zone\x18\x15 \x01(\tB\a\xbaH\x04r\x02\x18@R\btimeZone:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1a-size(this.sections) + size(this.ga_areas) > 0\x1az\n" +
 	"\x0eshow.bus_route\x12'a bus trip needs origin and destination\x1a?this.kind != 1 || (this.origin != '' && this.destination != '')\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
