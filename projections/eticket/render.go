@@ -140,8 +140,9 @@ type fonts struct {
 	mono                      *canvas.FontFace
 }
 
-// loadFonts parses the embedded fonts; each rendering has its own, as
-// canvas's fonts keep shaping state.
+// loadFonts parses the embedded fonts. Each rendering has its own: the
+// projector renders orders in parallel, and canvas does not say its fonts
+// may be shared between goroutines.
 func loadFonts() (fonts, error) {
 	latin, bengali, mono := canvas.NewFontFamily("Go"), canvas.NewFontFamily("Noto Sans Bengali"), canvas.NewFontFamily("Go Mono")
 	for _, l := range []struct {
