@@ -23,7 +23,7 @@ import (
 // embeddedDir names the index directory; a new name (a changed mapping)
 // starts an empty index, which OpenEmbedded reports as created so the
 // caller replays the outbox into it.
-const embeddedDir = "trips-v2"
+const embeddedDir = "trips-v3"
 
 // Embedded is the dev-mode trip index: bleve with the scorch index on local
 // disk (NewMemOnly is the old upsidedown index, about 30× slower). It lives
