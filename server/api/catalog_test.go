@@ -115,6 +115,9 @@ func TestShowTimeZone(t *testing.T) {
 	got, err := admin.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: s.GetShowId()}))
 	require.NoError(t, err)
 	require.Equal(t, "Asia/Kolkata", got.Msg.GetShow().GetTimeZone())
+	require.Equal(t, s.GetStartsAt().AsTime().In(mustZone(t, "Asia/Kolkata")).Format(time.RFC3339),
+		got.Msg.GetShow().GetStartsAtLocal().GetWallTime())
+	require.Contains(t, got.Msg.GetShow().GetStartsAtLocal().GetEn(), "(Asia/Kolkata, IST)")
 
 	for _, zone := range []string{"Mars/Olympus", "Local", "+06:00", "../../etc/passwd"} {
 		bad := seatedShow("bad zone", 1, 2)
@@ -123,4 +126,11 @@ func TestShowTimeZone(t *testing.T) {
 		require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "%s: %v", zone, err)
 		require.Equal(t, []string{"time_zone"}, checkInFieldViolations(err), zone)
 	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	require.NoError(t, err)
+	return loc
 }

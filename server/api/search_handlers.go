@@ -102,7 +102,7 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 			LowestPrice:    &commonv1.Money{Currency: t.Currency, AmountMinor: t.LowestPriceMinor},
 			SeatsAvailable: int32(t.SeatsAvailable), Capacity: int32(t.Capacity),
 		}
-		hit.StartsAtLocal = localTime(t.StartsAt, display.ZoneOrDefault(t.TimeZone))
+		hit.StartsAtLocal = display.LocalTime(t.StartsAt, display.ZoneOrDefault(t.TimeZone))
 		hit.OriginPlaceId, hit.OriginBengali, hit.OriginLabel = names.describe(t.Origin)
 		hit.DestinationPlaceId, hit.DestinationBengali, hit.DestinationLabel = names.describe(t.Destination)
 		resp.Trips = append(resp.Trips, hit)

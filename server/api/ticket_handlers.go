@@ -9,7 +9,6 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/display"
@@ -137,20 +136,14 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 	loc := display.ZoneOrDefault(v.TimeZone)
 	if !v.StartsAt.IsZero() {
 		t.StartsAt = timestamppb.New(v.StartsAt)
-		t.StartsAtLocal = localTime(v.StartsAt, loc)
+		t.StartsAtLocal = display.LocalTime(v.StartsAt, loc)
 	}
 	if !v.IssuedAt.IsZero() {
 		t.IssuedAt = timestamppb.New(v.IssuedAt)
 	}
 	if !v.CheckedInAt.IsZero() {
 		t.CheckedInAt = timestamppb.New(v.CheckedInAt)
-		t.CheckedInAtLocal = localTime(v.CheckedInAt, loc)
+		t.CheckedInAtLocal = display.LocalTime(v.CheckedInAt, loc)
 	}
 	return t
-}
-
-// localTime is at as people read it where the show is (decision 0170).
-func localTime(at time.Time, loc *time.Location) *commonv1.LocalTime {
-	return &commonv1.LocalTime{TimeZone: loc.String(), WallTime: display.Local(at, loc),
-		En: display.Time(at, loc, display.English), Bn: display.Time(at, loc, display.Bengali)}
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	// Zones must not depend on the host's zoneinfo: a container without it
 	// would print UTC or refuse every show.
 	_ "time/tzdata"
@@ -82,6 +84,13 @@ func Time(t time.Time, loc *time.Location, lang Lang) string {
 // Local is t in loc as RFC 3339 with the zone's offset,
 // "2026-12-30T16:00:00+06:00": for programs that want the local wall time.
 func Local(t time.Time, loc *time.Location) string { return t.In(loc).Format(time.RFC3339) }
+
+// LocalTime is at as the API sends it for reading: the zone, the wall time
+// and the English and Bengali text.
+func LocalTime(at time.Time, loc *time.Location) *commonv1.LocalTime {
+	return &commonv1.LocalTime{TimeZone: loc.String(), WallTime: Local(at, loc),
+		En: Time(at, loc, English), Bn: Time(at, loc, Bengali)}
+}
 
 // Day is the calendar day t falls on in loc as a number, 20261230: what the
 // search `date` filter matches (decision 0172).
