@@ -49,7 +49,7 @@ if [[ ! -f $req ]]; then
 else
   while IFS= read -r r; do
     grep -q "^| $r |" "$req" || problem "$r is cited but has no row in $req"
-  done < <(git grep -ohE '\bR-[0-9]+(\.[0-9]+)?\b' -- . ':!gen' ':!clients/ts/src/gen' ":!$req" | sort -u)
+  done < <(git grep -IohE '\bR-[0-9]+(\.[0-9]+)?\b' -- . ':!gen' ':!clients/ts/src/gen' ":!$req" | sort -u)
   while IFS= read -r t; do
     git grep -q "^func $t(" -- '*_test.go' || problem "$req names $t, which is no test"
   done < <(grep -oE '`(Test|Fuzz)[A-Za-z0-9_]+`' "$req" | tr -d '`' | sort -u)

@@ -27,6 +27,9 @@
 #     ~/.cache/seatghor/minio-<version>/ (server/miniotest): the e-ticket
 #     tests run it as a separate process (it is AGPL; never linked,
 #     decision 0041). The version must match miniotest.Version.
+#   - pdftoppm (Debian package `poppler-utils`): the e-ticket test renders
+#     the PDFs to images and compares them with its reference images
+#     (projections/eticket, decision 0171).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -121,6 +124,11 @@ fi
 
 npm_ci clients/ts
 npm_ci clients/web
+
+# pdftoppm renders the e-tickets to images in their tests (decision 0171).
+if ! command -v pdftoppm >/dev/null; then
+  apt_install poppler-utils
+fi
 
 if [[ ! -x /usr/bin/chromium ]]; then
   apt_install chromium

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -29,14 +30,21 @@ func NewDownloads(objects Signer, ttl time.Duration, now func() time.Time) *Down
 	return &Downloads{objects: objects, ttl: ttl, now: now}
 }
 
-// Download returns the download of a ticket the caller may see.
-func (d *Downloads) Download(ctx context.Context, v ticket.View) (ticket.Download, error) {
+// Download returns the download of a ticket the caller may see, in lang.
+func (d *Downloads) Download(ctx context.Context, v ticket.View, lang display.Lang) (ticket.Download, error) {
 	out := ticket.Download{ContentType: ContentType, FileName: "seatghor-ticket-" + v.Place() + ".pdf"}
 	key := v.PDFKey
+	if lang == display.Bengali {
+		out.FileName = "seatghor-ticket-" + v.Place() + "-bn.pdf"
+		// The mark is the English file's; the Bengali one is stored
+		// before it, except for orders made before Bengali e-tickets
+		// (until `seatghor rebuild eticket`): ask the store.
+		key = ""
+	}
 	if key == "" {
 		// The mark may lag (or a rebuild of my tickets dropped it): the
 		// object's key is known, ask the store.
-		key = Key(v.ShowID, v.OrderID)
+		key = Key(v.ShowID, v.OrderID, lang)
 		// A store that does not answer is "not ready yet" too: the
 		// projector is waiting for it (R-8.5).
 		if ok, err := d.objects.Exists(ctx, key); err != nil || !ok {

@@ -1,6 +1,6 @@
 // Package eticket makes the e-ticket PDFs: after a booking commits,
-// a projector renders one PDF per order (the show, the buyer, and a QR code
-// of each ticket's signed code) and stores it in object storage (MinIO or
+// a projector renders one PDF per order and language, English and Bengali
+// (the show, the buyer, and a QR code of each ticket's signed code) and stores it in object storage (MinIO or
 // any S3 API). If the store is down, the batch fails and the outbox
 // consumer retries it with backoff; the checkpoint stays put until the PDFs
 // are stored, so no ticket is lost.
@@ -18,6 +18,7 @@ import (
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/projections"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -44,9 +45,16 @@ type Shows interface {
 	GetShow(ctx context.Context, showID int64) (catalog.Show, error)
 }
 
-// Key is the object key of an order's e-ticket; it depends on nothing else,
-// so a replay overwrites the same object.
-func Key(showID int64, orderID string) string {
+// Languages are the languages every e-ticket is made in (decision 0171).
+var Languages = []display.Lang{display.Bengali, display.English}
+
+// Key is the object key of an order's e-ticket in a language; it depends on
+// nothing else, so a replay overwrites the same object. English keeps the
+// key e-tickets had before there were two languages.
+func Key(showID int64, orderID string, lang display.Lang) string {
+	if lang == display.Bengali {
+		return fmt.Sprintf("tickets/%d/%s.bn.pdf", showID, orderID)
+	}
 	return fmt.Sprintf("tickets/%d/%s.pdf", showID, orderID)
 }
 
@@ -98,13 +106,17 @@ func (p *Projector) make(ctx context.Context, ev *eventsv1.BookingConfirmed) err
 	if err != nil {
 		return fmt.Errorf("eticket: show %d: %w", ev.GetShowId(), err)
 	}
-	pdf, err := Render(show, ev.GetUserId(), tickets)
-	if err != nil {
-		return err
-	}
-	key := Key(ev.GetShowId(), ev.GetOrderId())
-	if err := p.objects.Put(ctx, key, pdf, ContentType); err != nil {
-		return fmt.Errorf("eticket: store %s: %w", key, err)
+	// English last: its key is the mark, so a marked order has both.
+	var key string
+	for _, lang := range Languages {
+		pdf, err := Render(show, ev.GetUserId(), tickets, lang)
+		if err != nil {
+			return err
+		}
+		key = Key(ev.GetShowId(), ev.GetOrderId(), lang)
+		if err := p.objects.Put(ctx, key, pdf, ContentType); err != nil {
+			return fmt.Errorf("eticket: store %s: %w", key, err)
+		}
 	}
 	return p.marks.MarkPDF(ctx, ev.GetUserId(), ev.GetOrderId(), key, p.now())
 }

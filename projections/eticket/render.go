@@ -2,82 +2,216 @@ package eticket
 
 import (
 	"bytes"
+	_ "embed"
 	"fmt"
-	"strconv"
-	"time"
+	"unicode"
 
-	"github.com/go-pdf/fpdf"
 	qrcode "github.com/skip2/go-qrcode"
+	"github.com/tdewolff/canvas"
+	"github.com/tdewolff/canvas/renderers/pdf"
+	"golang.org/x/image/font/gofont/gobold"
+	"golang.org/x/image/font/gofont/gomono"
+	"golang.org/x/image/font/gofont/goregular"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
-// Render returns the e-ticket PDF of one order: the show, the buyer, and
-// one block per ticket with its seat (or GA area), price and the QR code of
-// its signed code, the code printed under it for typing in by hand.
-func Render(show catalog.Show, buyer string, tickets []ticket.Ticket) ([]byte, error) {
-	pdf := fpdf.New("P", "mm", "A4", "")
-	// Dated by the booking, not the rendering: a replay prints the same.
-	pdf.SetCreationDate(tickets[0].IssuedAt)
-	pdf.SetModificationDate(tickets[0].IssuedAt)
-	pdf.SetCatalogSort(true)
-	// Uncompressed page text: small files, and the codes stay greppable.
-	pdf.SetCompression(false)
-	pdf.SetTitle("Seatghor e-ticket "+tickets[0].OrderID, true)
-	pdf.SetAuthor("Seatghor", true)
-	// The core fonts speak cp1252; names in other scripts degrade, not fail.
-	tr := pdf.UnicodeTranslatorFromDescriptor("")
-	pdf.SetAutoPageBreak(false, 10)
+// Noto Sans Bengali from Debian's fonts-noto-core (fonts/OFL.txt): Latin
+// text is set in the Go fonts, Bengali in Noto, both embedded as subsets.
+var (
+	//go:embed fonts/NotoSansBengali-Regular.ttf
+	bengaliRegular []byte
+	//go:embed fonts/NotoSansBengali-Bold.ttf
+	bengaliBold []byte
+)
+
+// A4, in millimetres; canvas's y axis points up.
+const pageW, pageH = 210.0, 297.0
+
+// words are the printed labels in each language.
+type words struct {
+	heading, route, venue, operator, boarding, starts, buyer, order, seat, ga, ticket, price, issued, show string
+}
+
+var labels = map[display.Lang]words{
+	display.English: {heading: "Seatghor e-ticket", route: "Route", venue: "Venue", operator: "Operator",
+		boarding: "Boarding", starts: "Starts", buyer: "Buyer", order: "Order", seat: "Seat",
+		ga: "General admission", ticket: "Ticket", price: "Price", issued: "Issued",
+		show: "Show this QR code at the gate or to the supervisor"},
+	display.Bengali: {heading: "সিটঘর ই-টিকিট", route: "যাত্রাপথ", venue: "স্থান", operator: "পরিচালনায়",
+		boarding: "যাত্রার সময়", starts: "শুরু", buyer: "ক্রেতা", order: "অর্ডার", seat: "আসন",
+		ga: "সাধারণ প্রবেশ", ticket: "টিকিট", price: "মূল্য", issued: "ইস্যু",
+		show: "প্রবেশপথে বা সুপারভাইজারকে এই কিউআর কোড দেখান"},
+}
+
+// typeface is one size and weight, with a Latin and a Bengali face.
+type typeface struct{ latin, bengali *canvas.FontFace }
+
+// Render returns the e-ticket PDF of one order in lang (decision 0171): the
+// show, its route or venue, its operator and its start in the show's time
+// zone (decision 0170), the buyer, and one block per ticket with its seat
+// (or GA area), price and the QR code of its signed code, the code printed
+// under it for typing in by hand. Text is shaped (Bengali conjuncts and
+// vowel signs) and set in embedded fonts.
+func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang display.Lang) ([]byte, error) {
+	w, ok := labels[lang]
+	if !ok {
+		w, lang = labels[display.English], display.English
+	}
+	f, err := loadFonts()
+	if err != nil {
+		return nil, err
+	}
+	loc := display.ZoneOrDefault(show.TimeZone)
+	when := w.starts
+	if show.Kind == catalogv1.ShowKind_SHOW_KIND_BUS_TRIP {
+		when = w.boarding
+	}
+	var pages []*canvas.Canvas
+	var ctx *canvas.Context
 	for i, t := range tickets {
 		if i%3 == 0 {
-			pdf.AddPage()
-			pdf.SetFont("Helvetica", "B", 18)
-			pdf.CellFormat(0, 10, "Seatghor e-ticket", "", 1, "L", false, 0, "")
-			pdf.SetFont("Helvetica", "", 11)
-			pdf.CellFormat(0, 6, tr(show.Title), "", 1, "L", false, 0, "")
-			pdf.CellFormat(0, 6, tr(where(show)), "", 1, "L", false, 0, "")
-			pdf.CellFormat(0, 6, "Starts: "+show.StartsAt.UTC().Format("Mon 2 Jan 2006, 15:04 MST"), "", 1, "L", false, 0, "")
-			pdf.CellFormat(0, 6, tr("Buyer: "+buyer+"    Order: "+t.OrderID), "", 1, "L", false, 0, "")
-			pdf.Ln(4)
+			c := canvas.New(pageW, pageH)
+			pages, ctx = append(pages, c), canvas.NewContext(c)
+			y := line(ctx, 15, pageH-12, f.heading, w.heading) - 2
+			y = line(ctx, 15, y, f.big, show.Title)
+			for _, s := range []string{
+				where(show, w, lang),
+				w.operator + ": " + show.Operator,
+				when + ": " + display.Time(show.StartsAt, loc, lang),
+				w.buyer + ": " + buyer + "    " + w.order + ": " + t.OrderID,
+			} {
+				y = line(ctx, 15, y, f.body, s)
+			}
+			line(ctx, 15, y-1, f.small, w.show)
 		}
-		y := pdf.GetY()
-		png, err := qrcode.Encode(t.Code, qrcode.Medium, 512)
+		top := pageH - 66 - float64(i%3)*76
+		qr, err := qrcode.New(t.Code, qrcode.Medium)
 		if err != nil {
 			return nil, fmt.Errorf("QR code of ticket %s: %w", t.ID, err)
 		}
-		name := "qr-" + strconv.Itoa(i)
-		pdf.RegisterImageOptionsReader(name, fpdf.ImageOptions{ImageType: "PNG"}, bytes.NewReader(png))
-		pdf.ImageOptions(name, 10, y, 55, 55, false, fpdf.ImageOptions{ImageType: "PNG"}, 0, "")
-		pdf.SetXY(70, y+4)
-		pdf.SetFont("Helvetica", "B", 16)
-		label := "Seat " + t.Seat
+		// 6 pixels a module, drawn 60 mm wide: sharp for any scanner.
+		img := qr.Image(-6)
+		side := float64(img.Bounds().Dx())
+		ctx.DrawImage(10, top-60, img, canvas.DPMM(side/60))
+		label := w.seat + " " + t.Seat
 		if t.Seat == "" {
-			label = "General admission: " + t.GAArea
+			label = w.ga + ": " + t.GAArea
 		}
-		pdf.CellFormat(0, 8, tr(label), "", 2, "L", false, 0, "")
-		pdf.SetFont("Helvetica", "", 10)
-		pdf.CellFormat(0, 6, "Ticket "+t.ID, "", 2, "L", false, 0, "")
-		pdf.CellFormat(0, 6, fmt.Sprintf("Price %s %d.%02d", t.Currency, t.PriceMinor/100, t.PriceMinor%100), "", 2, "L", false, 0, "")
-		pdf.CellFormat(0, 6, "Issued "+t.IssuedAt.UTC().Format(time.RFC3339), "", 2, "L", false, 0, "")
-		pdf.SetFont("Courier", "", 6)
-		pdf.MultiCell(0, 3, t.Code, "", "L", false)
-		pdf.SetY(y + 62)
+		y := line(ctx, 75, top-4, f.big, label) - 1
+		for _, s := range []string{
+			w.ticket + " " + t.ID,
+			w.price + " " + display.Money(t.PriceMinor, t.Currency, lang),
+			w.issued + ": " + display.Time(t.IssuedAt, loc, lang),
+		} {
+			y = line(ctx, 75, y, f.body, s)
+		}
+		y -= 2
+		// The code, for typing in by hand when a scanner fails.
+		for code := t.Code; code != ""; {
+			n := min(len(code), 64)
+			ctx.DrawText(75, y, canvas.NewTextLine(f.mono, code[:n], canvas.Left))
+			code, y = code[n:], y-3
+		}
 	}
-	if err := pdf.Error(); err != nil {
+	var out bytes.Buffer
+	doc := pdf.New(&out, pageW, pageH, &pdf.Options{Compress: true, SubsetFonts: true, ImageEncoding: canvas.Lossless})
+	doc.SetInfo("Seatghor e-ticket "+tickets[0].OrderID, "", "", "Seatghor", "Seatghor")
+	doc.SetLang(string(lang))
+	for i, c := range pages {
+		if i > 0 {
+			doc.NewPage(pageW, pageH)
+		}
+		c.RenderTo(doc)
+	}
+	if err := doc.Close(); err != nil {
 		return nil, fmt.Errorf("render e-ticket %s: %w", tickets[0].OrderID, err)
 	}
-	var buf bytes.Buffer
-	if err := pdf.Output(&buf); err != nil {
-		return nil, fmt.Errorf("render e-ticket %s: %w", tickets[0].OrderID, err)
-	}
-	return buf.Bytes(), nil
+	return out.Bytes(), nil
 }
 
-func where(s catalog.Show) string {
-	if s.Kind == catalogv1.ShowKind_SHOW_KIND_BUS_TRIP || (s.Origin != "" && s.Destination != "") {
-		return s.Origin + " to " + s.Destination
+// fonts are the faces of an e-ticket.
+type fonts struct {
+	heading, big, body, small typeface
+	mono                      *canvas.FontFace
+}
+
+// loadFonts parses the embedded fonts. Each rendering has its own: the
+// projector renders orders in parallel, and canvas does not say its fonts
+// may be shared between goroutines.
+func loadFonts() (fonts, error) {
+	latin, bengali, mono := canvas.NewFontFamily("Go"), canvas.NewFontFamily("Noto Sans Bengali"), canvas.NewFontFamily("Go Mono")
+	for _, l := range []struct {
+		family *canvas.FontFamily
+		data   []byte
+		style  canvas.FontStyle
+	}{
+		{latin, goregular.TTF, canvas.FontRegular}, {latin, gobold.TTF, canvas.FontBold},
+		{bengali, bengaliRegular, canvas.FontRegular}, {bengali, bengaliBold, canvas.FontBold},
+		{mono, gomono.TTF, canvas.FontRegular},
+	} {
+		if err := l.family.LoadFont(l.data, 0, l.style); err != nil {
+			return fonts{}, fmt.Errorf("e-ticket font %s: %w", l.family.Name(), err)
+		}
 	}
-	return s.Venue
+	face := func(size float64, style canvas.FontStyle) typeface {
+		return typeface{latin: latin.Face(size, canvas.Black, style), bengali: bengali.Face(size, canvas.Black, style)}
+	}
+	return fonts{heading: face(18, canvas.FontBold), big: face(15, canvas.FontBold), body: face(11, canvas.FontRegular),
+		small: face(9, canvas.FontRegular), mono: mono.Face(6.5, canvas.Black, canvas.FontRegular)}, nil
+}
+
+// line draws s with its top-left corner at (x, y) and returns the y of the
+// next line. Bengali letters are set in the Bengali face, Latin letters in
+// the Latin one; spaces, digits and punctuation stay in the face of the
+// letters before them, so a run is shaped whole.
+func line(ctx *canvas.Context, x, y float64, face typeface, s string) float64 {
+	rt := canvas.NewRichText(face.latin)
+	cur, start := face.latin, 0
+	for i, r := range s {
+		next := cur
+		switch {
+		case isBengali(r):
+			next = face.bengali
+		case unicode.IsLetter(r):
+			next = face.latin
+		}
+		if next != cur {
+			rt.WriteFace(cur, s[start:i])
+			cur, start = next, i
+		}
+	}
+	rt.WriteFace(cur, s[start:])
+	text := rt.ToText(0, 0, canvas.Left, canvas.Top, nil)
+	ctx.DrawText(x, y, text)
+	return y - face.latin.Size*1.6 // the size (in mm) and leading
+}
+
+// isBengali: the Bengali block, the dandas and the zero-width (non-)joiners
+// that steer conjuncts.
+func isBengali(r rune) bool {
+	return (r >= 0x0980 && r <= 0x09FF) || r == 0x0964 || r == 0x0965 || r == 0x200C || r == 0x200D
+}
+
+// where is the route of a bus trip ("Dhaka to Cox's Bazar", in Bengali the
+// gazetteer's names) or the venue.
+func where(s catalog.Show, w words, lang display.Lang) string {
+	if s.Kind == catalogv1.ShowKind_SHOW_KIND_BUS_TRIP || (s.Origin != "" && s.Destination != "") {
+		if lang == display.Bengali {
+			return w.route + ": " + bengaliName(s.Origin) + " থেকে " + bengaliName(s.Destination)
+		}
+		return w.route + ": " + s.Origin + " to " + s.Destination
+	}
+	return w.venue + ": " + s.Venue
+}
+
+func bengaliName(name string) string {
+	if p, ok := place.Default().Lookup(name); ok && p.Bengali != "" {
+		return p.Bengali
+	}
+	return name
 }

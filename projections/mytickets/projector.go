@@ -103,8 +103,9 @@ func (p *Projector) apply(ctx context.Context, tx pgx.Tx, e projections.Event) e
 			return err
 		}
 		s := ev.GetShow()
-		return putShow(ctx, tx, ev.GetShowId(), int16(s.GetKind()), s.GetTitle(), s.GetOrigin(), s.GetDestination(),
-			s.GetVenue(), s.GetStartsAt().AsTime(), ev.GetOccurredAt().AsTime(), true)
+		return putShow(ctx, tx, showRow{id: ev.GetShowId(), kind: int16(s.GetKind()), title: s.GetTitle(),
+			operator: s.GetOperator(), origin: s.GetOrigin(), destination: s.GetDestination(), venue: s.GetVenue(),
+			timeZone: s.GetTimeZone(), startsAt: s.GetStartsAt().AsTime()}, ev.GetOccurredAt().AsTime(), true)
 	}
 	return nil
 }
@@ -142,7 +143,9 @@ func (p *Projector) confirmed(ctx context.Context, tx pgx.Tx, ev *eventsv1.Booki
 	}
 	// The lookup's time is older than any later publication, so a
 	// ShowPublished that lands after still wins.
-	return putShow(ctx, tx, s.ID, int16(s.Kind), s.Title, s.Origin, s.Destination, s.Venue, s.StartsAt, s.CreatedAt, false)
+	return putShow(ctx, tx, showRow{id: s.ID, kind: int16(s.Kind), title: s.Title, operator: s.Operator,
+		origin: s.Origin, destination: s.Destination, venue: s.Venue, timeZone: s.TimeZone, startsAt: s.StartsAt},
+		s.CreatedAt, false)
 }
 
 // setStatus raises an order's status; it never lowers it.
@@ -155,22 +158,32 @@ func setStatus(ctx context.Context, tx pgx.Tx, userID, orderID string, showID in
 	return err
 }
 
+// showRow is what a ticket shows about its show.
+type showRow struct {
+	id                                                    int64
+	kind                                                  int16
+	title, operator, origin, destination, venue, timeZone string
+	startsAt                                              time.Time
+}
+
 // putShow stores a show's details unless newer ones are there.
-func putShow(ctx context.Context, tx pgx.Tx, showID int64, kind int16, title, origin, destination, venue string,
-	startsAt, at time.Time, replace bool) error {
+func putShow(ctx context.Context, tx pgx.Tx, s showRow, at time.Time, replace bool) error {
 	sql := `
-		INSERT INTO ticket_shows AS s (show_id, kind, title, origin, destination, venue, starts_at, published_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`
+		INSERT INTO ticket_shows AS s (show_id, kind, title, operator, origin, destination, venue, time_zone,
+		                               starts_at, published_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce(nullif($8, ''), 'Asia/Dhaka'), $9, $10)`
 	if replace {
 		sql += `
 		ON CONFLICT (show_id) DO UPDATE
-		SET kind = excluded.kind, title = excluded.title, origin = excluded.origin, destination = excluded.destination,
-		    venue = excluded.venue, starts_at = excluded.starts_at, published_at = excluded.published_at
+		SET kind = excluded.kind, title = excluded.title, operator = excluded.operator, origin = excluded.origin,
+		    destination = excluded.destination, venue = excluded.venue, time_zone = excluded.time_zone,
+		    starts_at = excluded.starts_at, published_at = excluded.published_at
 		WHERE s.published_at <= excluded.published_at`
 	} else {
 		sql += ` ON CONFLICT DO NOTHING`
 	}
-	_, err := tx.Exec(ctx, sql, showID, kind, title, origin, destination, venue, startsAt, at)
+	_, err := tx.Exec(ctx, sql, s.id, s.kind, s.title, s.operator, s.origin, s.destination, s.venue, s.timeZone,
+		s.startsAt, at)
 	return err
 }
 

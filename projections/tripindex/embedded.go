@@ -23,7 +23,7 @@ import (
 // embeddedDir names the index directory; a new name (a changed mapping)
 // starts an empty index, which OpenEmbedded reports as created so the
 // caller replays the outbox into it.
-const embeddedDir = "trips-v2"
+const embeddedDir = "trips-v3"
 
 // Embedded is the dev-mode trip index: bleve with the scorch index on local
 // disk (NewMemOnly is the old upsidedown index, about 30× slower). It lives
@@ -77,7 +77,7 @@ func newMapping() mapping.IndexMapping {
 
 	doc := bleve.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt("text", text)
-	for _, f := range []string{"id", "kind", "starts_at", "lowest_price_minor", "seats_available"} {
+	for _, f := range []string{"id", "kind", "starts_at", "local_day", "lowest_price_minor", "seats_available"} {
 		doc.AddFieldMappingsAt(f, num)
 	}
 	doc.AddFieldMappingsAt("origin_key", kw)
@@ -108,6 +108,7 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 			"id":                 float64(d.ID),
 			"kind":               float64(d.Kind),
 			"starts_at":          float64(d.StartsAt),
+			"local_day":          float64(d.LocalDay),
 			"lowest_price_minor": float64(d.Price),
 			"seats_available":    float64(d.Seats),
 			"origin_key":         d.OriginKey,
@@ -169,6 +170,9 @@ func (e *Embedded) find(_ context.Context, r request) (search.Result, error) {
 			hi = new(float64(q.StartsBefore.UnixMilli()))
 		}
 		must = append(must, numRange("starts_at", lo, hi, false))
+	}
+	if q.Day != 0 {
+		must = append(must, numRange("local_day", new(float64(q.Day)), new(float64(q.Day)), true))
 	}
 	if q.MinPriceMinor != nil || q.MaxPriceMinor != nil {
 		var lo, hi *float64

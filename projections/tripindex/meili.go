@@ -103,7 +103,7 @@ func NewHTTPClient() *http.Client {
 var meiliSettings = meilisearch.Settings{
 	RankingRules:         []string{"sort", "words", "typo", "proximity", "attribute", "exactness"},
 	SearchableAttributes: []string{"title", "origin", "destination", "venue", "operator", "aliases"},
-	FilterableAttributes: []string{"kind", "starts_at", "lowest_price_minor", "seats_available", "origin_key", "destination_key"},
+	FilterableAttributes: []string{"kind", "starts_at", "local_day", "lowest_price_minor", "seats_available", "origin_key", "destination_key"},
 	SortableAttributes:   []string{"starts_at", "lowest_price_minor", "id"},
 }
 
@@ -270,6 +270,9 @@ func meiliFilter(q request) any {
 	}
 	if !q.StartsBefore.IsZero() {
 		f = append(f, "starts_at < "+strconv.FormatInt(q.StartsBefore.UnixMilli(), 10))
+	}
+	if q.Day != 0 {
+		f = append(f, "local_day = "+strconv.Itoa(q.Day))
 	}
 	if q.MinPriceMinor != nil {
 		f = append(f, "lowest_price_minor >= "+strconv.FormatInt(*q.MinPriceMinor, 10))

@@ -235,7 +235,7 @@ func (p *Projector) recompute(ctx context.Context, id int64) (*search.Trip, erro
 func FromShow(s catalog.Show) search.Trip {
 	t := search.Trip{
 		ShowID: s.ID, Kind: s.Kind, Title: s.Title, Operator: s.Operator, Origin: s.Origin,
-		Destination: s.Destination, Venue: s.Venue, StartsAt: s.StartsAt, OnSaleAt: s.OnSaleAt,
+		Destination: s.Destination, Venue: s.Venue, StartsAt: s.StartsAt, TimeZone: s.TimeZone, OnSaleAt: s.OnSaleAt,
 		Currency: s.Currency, Capacity: s.SeatCount,
 	}
 	first := true

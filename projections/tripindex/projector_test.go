@@ -76,7 +76,12 @@ func runSearchThroughTheAPI(t *testing.T, index app.TripIndexConfig) {
 	admin := catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, authAs(t, env, "admin", auth.RoleAdmin))
 	user := searchv1connect.NewTripSearchServiceClient(env.HTTP, env.URL, authAs(t, env, "rumana", auth.RoleUser))
 
-	day := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 30)
+	// Times are Dhaka's wall clock (the shows' default zone, decision 0170).
+	dhaka, err := time.LoadLocation("Asia/Dhaka")
+	require.NoError(t, err)
+	y, m, d := time.Now().In(dhaka).AddDate(0, 0, 30).Date()
+	at := func(hour, minute int) time.Time { return time.Date(y, m, d, hour, minute, 0, 0, dhaka) }
+	day := at(0, 0)
 	rows := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"}
 	create := func(req *catalogv1.CreateShowRequest) int64 {
 		req.Currency = "BDT"
@@ -89,11 +94,12 @@ func runSearchThroughTheAPI(t *testing.T, index app.TripIndexConfig) {
 			Origin: from, Destination: to, StartsAt: timestamppb.New(at),
 			Sections: []*catalogv1.Section{{Name: "Main", Rows: rows, SeatsPerRow: 10, PriceMinor: price}}}
 	}
-	ctg := create(bus("Dhaka to Chattogram 08:00", "Dhaka", "Chattogram", day.Add(8*time.Hour), 85000))
-	syl := create(bus("Dhaka to Sylhet 22:30", "Dhaka", "Sylhet", day.Add(22*time.Hour+30*time.Minute), 70000))
-	back := create(bus("Chattogram to Dhaka 09:00", "Chattogram", "Dhaka", day.Add(33*time.Hour), 90000))
+	ctg := create(bus("Dhaka to Chattogram 08:00", "Dhaka", "Chattogram", at(8, 0), 85000))
+	// 02:00 in Dhaka the next day: 20:00 UTC on the day before.
+	syl := create(bus("Dhaka to Sylhet 02:00", "Dhaka", "Sylhet", at(26, 0), 70000))
+	back := create(bus("Chattogram to Dhaka 09:00", "Chattogram", "Dhaka", at(33, 0), 90000))
 	gig := create(&catalogv1.CreateShowRequest{Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Rooftop Unplugged",
-		Venue: "Gulshan, Dhaka", StartsAt: timestamppb.New(day.Add(43 * time.Hour)),
+		Venue: "Gulshan, Dhaka", StartsAt: timestamppb.New(at(43, 0)),
 		GaAreas: []*catalogv1.GaArea{{Name: "General", Capacity: 3, PriceMinor: 150000}}})
 
 	searchIDs := func(req *searchv1.SearchTripsRequest) ([]int64, *searchv1.SearchTripsResponse) {
@@ -129,7 +135,10 @@ func runSearchThroughTheAPI(t *testing.T, index app.TripIndexConfig) {
 		{"misspelled destination", &searchv1.SearchTripsRequest{Query: "chatogram", Sort: byTime}, []int64{ctg, back}},
 		{"misspelled title word", &searchv1.SearchTripsRequest{Query: "Unpluged"}, []int64{gig}},
 		{"misspelled origin and destination", &searchv1.SearchTripsRequest{Query: "dhakka silhet"}, []int64{syl}},
-		{"origin and date", &searchv1.SearchTripsRequest{Origin: "dhaka", Date: date, Sort: byTime}, []int64{ctg, syl}},
+		{"origin and date", &searchv1.SearchTripsRequest{Origin: "dhaka", Date: date, Sort: byTime}, []int64{ctg}},
+		// The date is the local day of departure (decision 0172): the
+		// 02:00 bus is the next day's, though it is the day before in UTC.
+		{"the local day", &searchv1.SearchTripsRequest{Origin: "dhaka", Date: day.AddDate(0, 0, 1).Format(time.DateOnly), Sort: byTime}, []int64{syl}},
 		{"destination", &searchv1.SearchTripsRequest{Destination: "Dhaka"}, []int64{back}},
 		{"kind", &searchv1.SearchTripsRequest{Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT}, []int64{gig}},
 		{"price range", &searchv1.SearchTripsRequest{MinPriceMinor: new(int64(80000)), MaxPriceMinor: new(int64(90000)), Sort: byTime}, []int64{ctg, back}},
@@ -165,13 +174,15 @@ func runSearchThroughTheAPI(t *testing.T, index app.TripIndexConfig) {
 	_, resp := searchIDs(&searchv1.SearchTripsRequest{Query: "sylhet"})
 	require.Len(t, resp.GetTrips(), 1)
 	hit := resp.GetTrips()[0]
-	require.Equal(t, "Dhaka to Sylhet 22:30", hit.GetTitle())
+	require.Equal(t, "Dhaka to Sylhet 02:00", hit.GetTitle())
 	require.Equal(t, "Green Line", hit.GetOperator())
 	require.Equal(t, "BDT", hit.GetLowestPrice().GetCurrency())
 	require.EqualValues(t, 70000, hit.GetLowestPrice().GetAmountMinor())
 	require.EqualValues(t, 100, hit.GetSeatsAvailable())
 	require.EqualValues(t, 100, hit.GetCapacity())
-	require.True(t, hit.GetStartsAt().AsTime().Equal(day.Add(22*time.Hour+30*time.Minute)))
+	require.True(t, hit.GetStartsAt().AsTime().Equal(at(26, 0)))
+	require.Equal(t, "Asia/Dhaka", hit.GetStartsAtLocal().GetTimeZone())
+	require.Equal(t, at(26, 0).Format("Mon 2 Jan 2006, 15:04")+" (Asia/Dhaka, +06)", hit.GetStartsAtLocal().GetEn())
 
 	// gRPC answers the same.
 	grpc := searchv1connect.NewTripSearchServiceClient(env.H2C, env.URL, connect.WithGRPC(), authAs(t, env, "karim", auth.RoleUser))

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/search"
 )
 
@@ -70,18 +71,23 @@ type document struct {
 	OriginKey      string `json:"origin_key"`
 	DestinationKey string `json:"destination_key"`
 	StartsAt       int64  `json:"starts_at"`
-	OnSaleAt       int64  `json:"on_sale_at"`
-	Currency       string `json:"currency"`
-	Price          int64  `json:"lowest_price_minor"`
-	Seats          int    `json:"seats_available"`
-	Capacity       int    `json:"capacity"`
+	TimeZone       string `json:"time_zone"`
+	// LocalDay is the day StartsAt falls on in TimeZone, YYYYMMDD: what
+	// the date filter matches (decision 0172).
+	LocalDay int    `json:"local_day"`
+	OnSaleAt int64  `json:"on_sale_at"`
+	Currency string `json:"currency"`
+	Price    int64  `json:"lowest_price_minor"`
+	Seats    int    `json:"seats_available"`
+	Capacity int    `json:"capacity"`
 }
 
 func toDocument(t search.Trip) document {
 	return document{
 		ID: t.ShowID, Kind: int32(t.Kind), Title: t.Title, Operator: t.Operator, Origin: t.Origin,
 		Destination: t.Destination, Venue: t.Venue, Aliases: aliases(t), OriginKey: placeKey(t.Origin), DestinationKey: placeKey(t.Destination),
-		StartsAt: t.StartsAt.UnixMilli(), OnSaleAt: t.OnSaleAt.UnixMilli(), Currency: t.Currency,
+		StartsAt: t.StartsAt.UnixMilli(), TimeZone: t.TimeZone,
+		LocalDay: display.Day(t.StartsAt, display.ZoneOrDefault(t.TimeZone)), OnSaleAt: t.OnSaleAt.UnixMilli(), Currency: t.Currency,
 		Price: t.LowestPriceMinor, Seats: t.SeatsAvailable, Capacity: t.Capacity,
 	}
 }
@@ -89,7 +95,7 @@ func toDocument(t search.Trip) document {
 func (d document) trip() search.Trip {
 	return search.Trip{
 		ShowID: d.ID, Kind: catalogv1.ShowKind(d.Kind), Title: d.Title, Operator: d.Operator, Origin: d.Origin,
-		Destination: d.Destination, Venue: d.Venue, StartsAt: time.UnixMilli(d.StartsAt).UTC(),
+		Destination: d.Destination, Venue: d.Venue, StartsAt: time.UnixMilli(d.StartsAt).UTC(), TimeZone: d.TimeZone,
 		OnSaleAt: time.UnixMilli(d.OnSaleAt).UTC(), Currency: d.Currency, LowestPriceMinor: d.Price,
 		SeatsAvailable: d.Seats, Capacity: d.Capacity,
 	}

@@ -35,6 +35,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 		Currency: m.GetCurrency(), HoldTTL: m.GetHoldTtl().AsDuration(),
 		PaymentExtension:   m.GetPaymentExtension().AsDuration(),
 		MaxSeatsPerAccount: int(m.GetMaxSeatsPerAccount()), MaxSeatsPerHold: int(m.GetMaxSeatsPerHold()),
+		TimeZone: m.GetTimeZone(),
 	}}
 	if m.GetOnSaleAt() != nil {
 		in.OnSaleAt = m.GetOnSaleAt().AsTime()

@@ -99,3 +99,38 @@ func TestListShowsCarriesWaitingRooms(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{"no room": false, "with room": true}, rooms)
 }
+
+// TestShowTimeZone: a show carries an IANA zone, Asia/Dhaka unless set
+// (decision 0170); a name that is not a zone is refused on time_zone.
+func TestShowTimeZone(t *testing.T) {
+	env := apptest.New(t, apptest.Options{})
+	ctx := context.Background()
+	admin := as(t, env, "admin", auth.RoleAdmin)
+
+	require.Equal(t, "Asia/Dhaka", createShow(t, env, seatedShow("default zone", 1, 2)).GetTimeZone())
+	kolkata := seatedShow("in Kolkata", 1, 2)
+	kolkata.TimeZone = "Asia/Kolkata"
+	s := createShow(t, env, kolkata)
+	require.Equal(t, "Asia/Kolkata", s.GetTimeZone())
+	got, err := admin.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: s.GetShowId()}))
+	require.NoError(t, err)
+	require.Equal(t, "Asia/Kolkata", got.Msg.GetShow().GetTimeZone())
+	require.Equal(t, s.GetStartsAt().AsTime().In(mustZone(t, "Asia/Kolkata")).Format(time.RFC3339),
+		got.Msg.GetShow().GetStartsAtLocal().GetWallTime())
+	require.Contains(t, got.Msg.GetShow().GetStartsAtLocal().GetEn(), "(Asia/Kolkata, IST)")
+
+	for _, zone := range []string{"Mars/Olympus", "Local", "+06:00", "../../etc/passwd"} {
+		bad := seatedShow("bad zone", 1, 2)
+		bad.TimeZone = zone
+		_, err := admin.catalog.CreateShow(ctx, connect.NewRequest(bad))
+		require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "%s: %v", zone, err)
+		require.Equal(t, []string{"time_zone"}, checkInFieldViolations(err), zone)
+	}
+}
+
+func mustZone(t *testing.T, name string) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation(name)
+	require.NoError(t, err)
+	return loc
+}

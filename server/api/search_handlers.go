@@ -14,6 +14,7 @@ import (
 
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/search"
@@ -69,12 +70,9 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 		if err != nil {
 			return nil, invalidField("date", "date: want YYYY-MM-DD")
 		}
-		if day.After(q.StartsAfter) {
-			q.StartsAfter = day
-		}
-		if end := day.AddDate(0, 0, 1); q.StartsBefore.IsZero() || end.Before(q.StartsBefore) {
-			q.StartsBefore = end
-		}
+		// The local date in each show's own zone (decision 0172), not a
+		// UTC day.
+		q.Day = display.Day(day, time.UTC)
 	}
 	switch m.GetSort() {
 	case searchv1.TripSort_TRIP_SORT_STARTS_AT:
@@ -104,6 +102,7 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 			LowestPrice:    &commonv1.Money{Currency: t.Currency, AmountMinor: t.LowestPriceMinor},
 			SeatsAvailable: int32(t.SeatsAvailable), Capacity: int32(t.Capacity),
 		}
+		hit.StartsAtLocal = display.LocalTime(t.StartsAt, display.ZoneOrDefault(t.TimeZone))
 		hit.OriginPlaceId, hit.OriginBengali, hit.OriginLabel = names.describe(t.Origin)
 		hit.DestinationPlaceId, hit.DestinationBengali, hit.DestinationLabel = names.describe(t.Destination)
 		resp.Trips = append(resp.Trips, hit)

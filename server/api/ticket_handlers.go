@@ -11,6 +11,7 @@ import (
 
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -24,7 +25,7 @@ type TicketReader interface {
 // TicketFiles answers where a ticket's e-ticket PDF can be fetched
 // (projections/eticket, R-8.5).
 type TicketFiles interface {
-	Download(ctx context.Context, v ticket.View) (ticket.Download, error)
+	Download(ctx context.Context, v ticket.View, lang display.Lang) (ticket.Download, error)
 }
 
 type ticketHandler struct {
@@ -75,7 +76,7 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 	if !v.GoodForEntry() {
 		return nil, h.error(ctx, &ticket.Error{Kind: ticket.KindPrecondition, Message: "ticket " + v.ID + " is " + string(v.Status)})
 	}
-	d, err := h.files.Download(ctx, v)
+	d, err := h.files.Download(ctx, v, display.ParseLang(req.Msg.GetLang()))
 	if err != nil {
 		return nil, h.error(ctx, err)
 	}
@@ -102,7 +103,7 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 		return nil, h.error(ctx, err)
 	}
 	t := ticketProto(ticket.View{Ticket: res.Ticket, Status: res.Status, CheckedInAt: res.CheckedInAt,
-		CheckedInGate: res.CheckedInGate})
+		CheckedInGate: res.CheckedInGate, TimeZone: res.TimeZone})
 	return connect.NewResponse(&ticketsv1.CheckInTicketResponse{Ticket: t, Admitted: res.Admitted,
 		AlreadyCheckedIn: res.AlreadyCheckedIn}), nil
 }
@@ -123,7 +124,7 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 		TicketId: v.ID, OrderId: v.OrderID, ShowId: v.ShowID, ShowKind: v.Kind, ShowTitle: v.Title,
 		Origin: v.Origin, Destination: v.Destination, Venue: v.Venue, Seat: v.Seat, GaArea: v.GAArea,
 		UserId: v.UserID, Status: ticketStatuses[v.Status], Code: v.Code, CheckedInGate: v.CheckedInGate,
-		DownloadReady: v.PDFKey != "",
+		DownloadReady: v.PDFKey != "", Operator: v.Operator,
 	}
 	if v.Seat != "" {
 		t.Seats = []string{v.Seat}
@@ -131,14 +132,18 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 	if v.Currency != "" {
 		t.Price = money(v.PriceMinor, v.Currency)
 	}
+	// The zone is known once the show is (a check-in answer has no start).
+	loc := display.ZoneOrDefault(v.TimeZone)
 	if !v.StartsAt.IsZero() {
 		t.StartsAt = timestamppb.New(v.StartsAt)
+		t.StartsAtLocal = display.LocalTime(v.StartsAt, loc)
 	}
 	if !v.IssuedAt.IsZero() {
 		t.IssuedAt = timestamppb.New(v.IssuedAt)
 	}
 	if !v.CheckedInAt.IsZero() {
 		t.CheckedInAt = timestamppb.New(v.CheckedInAt)
+		t.CheckedInAtLocal = display.LocalTime(v.CheckedInAt, loc)
 	}
 	return t
 }

@@ -19,6 +19,7 @@ import (
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
@@ -116,6 +117,9 @@ type Show struct {
 	// (decision 0075); Operator is only its display name. Empty: a show of
 	// the platform's own, which only admins manage.
 	OrganizationID string `json:"organization_id,omitempty"`
+	// TimeZone is the IANA zone the show takes place in, whose wall clock
+	// buyers and gates read (decision 0170); display.DefaultZone when unset.
+	TimeZone string `json:"time_zone"`
 }
 
 // Proto is the show as the API and events carry it.
@@ -129,6 +133,7 @@ func (s Show) Proto() *catalogv1.Show {
 		Shard: int32(s.Shard), SeatCount: int32(s.SeatCount), CreatedAt: timestamppb.New(s.CreatedAt),
 		CommissionBps: int32(*s.CommissionBps), CancellationFeeBps: int32(*s.CancellationFeeBps),
 		OrganizationId: s.OrganizationID, OriginPlaceId: s.OriginPlaceID, DestinationPlaceId: s.DestinationPlaceID,
+		TimeZone: s.TimeZone, StartsAtLocal: display.LocalTime(s.StartsAt, display.ZoneOrDefault(s.TimeZone)),
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
@@ -310,6 +315,12 @@ func complete(s *Show, createdBy string, now time.Time) error {
 	if s.OnSaleAt.IsZero() {
 		s.OnSaleAt = now
 	}
+	loc, err := display.Zone(s.TimeZone)
+	if err != nil {
+		return &InvalidError{Field: "time_zone", Message: fmt.Sprintf(
+			"%q is not an IANA time zone (e.g. %q)", s.TimeZone, display.DefaultZone)}
+	}
+	s.TimeZone = loc.String()
 	s.StartsAt, s.OnSaleAt = s.StartsAt.UTC(), s.OnSaleAt.UTC()
 	if !s.OnSaleAt.Before(s.StartsAt) {
 		return &InvalidError{Field: "starts_at", Message: "the show must start after sales open"}
@@ -413,13 +424,15 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		INSERT INTO shows (show_id, shard, kind, title, operator, origin, destination, venue, starts_at,
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
-		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id)
+		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id,
+		                   time_zone)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		        nullif($22, ''), nullif($23, ''), nullif($24, ''))`,
+		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25)`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
-		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID)
+		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID,
+		s.TimeZone)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &InvalidError{Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
@@ -435,11 +448,11 @@ func provision(ctx context.Context, tx pgx.Tx, s Show) error {
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO shows (show_id, organization_id, currency, on_sale_at, starts_at, hold_ttl_ms,
 		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at,
-		                   commission_bps, cancellation_fee_bps)
-		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		                   commission_bps, cancellation_fee_bps, time_zone)
+		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 		s.ID, s.OrganizationID, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
 		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt,
-		*s.CommissionBps, *s.CancellationFeeBps); err != nil {
+		*s.CommissionBps, *s.CancellationFeeBps, s.TimeZone); err != nil {
 		return fmt.Errorf("insert show rules: %w", err)
 	}
 	var seats [][]any

@@ -11,6 +11,7 @@ import (
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/display"
 )
 
 // The demo shows belong to one organisation (decision 0075), with a
@@ -22,19 +23,25 @@ const (
 	Gate             = "demo-gate"
 )
 
-// Shows returns the demo shows, starting relative to now.
+// Shows returns the demo shows, 30 days from now. Every show is in Dhaka
+// (display.DefaultZone) and the time in a title is Dhaka's wall clock: the
+// Cox's Bazar bus "10:00" leaves at 10:00 in Dhaka, stored as 04:00 UTC
+// (decision 0170).
 func Shows(now time.Time) []catalog.Show {
-	day := now.UTC().Truncate(24*time.Hour).AddDate(0, 0, 30)
+	dhaka := display.ZoneOrDefault(display.DefaultZone)
+	y, m, d := now.In(dhaka).AddDate(0, 0, 30).Date()
+	// at is hh:mm in Dhaka on that day (hours past 24 run into the next).
+	at := func(hour, minute int) time.Time { return time.Date(y, m, d, hour, minute, 0, 0, dhaka).UTC() }
 	rows := []string{"A", "B", "C", "D", "E", "F", "G", "H", "I", "J"}
 	return []catalog.Show{
 		{ID: 1, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Chattogram 08:00", Operator: "Green Line",
-			Origin: "Dhaka", Destination: "Chattogram", StartsAt: day.Add(8 * time.Hour), Currency: "BDT",
+			Origin: "Dhaka", Destination: "Chattogram", StartsAt: at(8, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}}},
 		{ID: 2, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Sylhet 22:30", Operator: "Shyamoli",
-			Origin: "Dhaka", Destination: "Sylhet", StartsAt: day.Add(22*time.Hour + 30*time.Minute), Currency: "BDT",
+			Origin: "Dhaka", Destination: "Sylhet", StartsAt: at(22, 30), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 70000}}},
 		{ID: 3, Kind: catalogv1.ShowKind_SHOW_KIND_SPORT, Title: "Bangladesh v India, ODI", Venue: "Sher-e-Bangla Stadium, Mirpur",
-			StartsAt: day.Add(14 * time.Hour), Currency: "BDT",
+			StartsAt: at(14, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{
 				{Name: "Grand Stand", Rows: []string{"A", "B", "C", "D", "E"}, SeatsPerRow: 40, PriceMinor: 300000},
 				{Name: "Gallery", Rows: []string{"K", "L", "M", "N", "P"}, SeatsPerRow: 60, PriceMinor: 50000},
@@ -42,28 +49,28 @@ func Shows(now time.Time) []catalog.Show {
 			GAAreas: []catalog.GAArea{{Name: "Hill", Capacity: 2000, PriceMinor: 20000}}},
 		// The seed's sample database.
 		{ID: 7, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Cox's Bazar 10:00", Operator: "Hanif",
-			Origin: "Dhaka", Destination: "Cox's Bazar", StartsAt: day.Add(10 * time.Hour), Currency: "BDT",
+			Origin: "Dhaka", Destination: "Cox's Bazar", StartsAt: at(10, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}}},
 		{ID: 9, Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "Rooftop Unplugged", Venue: "Gulshan, Dhaka",
-			StartsAt: day.Add(19 * time.Hour), Currency: "BDT",
+			StartsAt: at(19, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			GAAreas: []catalog.GAArea{{Name: "General", Capacity: 3, PriceMinor: 150000}}},
 		// Trips between places renamed in 2018, some entered under their
 		// former names: CreateShow stores the official ones, and search finds
 		// them by either (decisions 0110, 0112).
 		{ID: 10, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Cumilla 07:00", Operator: "Tisha",
-			Origin: "Dhaka", Destination: "Comilla", StartsAt: day.Add(7 * time.Hour), Currency: "BDT",
+			Origin: "Dhaka", Destination: "Comilla", StartsAt: at(7, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 45000}}},
 		{ID: 11, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Barishal 21:00", Operator: "Sakura",
-			Origin: "Dhaka", Destination: "Barisal", StartsAt: day.Add(21 * time.Hour), Currency: "BDT",
+			Origin: "Dhaka", Destination: "Barisal", StartsAt: at(21, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 65000}}},
 		{ID: 12, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Jashore 23:00", Operator: "Eagle",
-			Origin: "Dhaka", Destination: "Jashore", StartsAt: day.Add(23 * time.Hour), Currency: "BDT",
+			Origin: "Dhaka", Destination: "Jashore", StartsAt: at(23, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 70000}}},
 		{ID: 13, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Bogura 13:00", Operator: "SR Travels",
-			Origin: "Dhaka", Destination: "Bogra", StartsAt: day.Add(13 * time.Hour), Currency: "BDT",
+			Origin: "Dhaka", Destination: "Bogra", StartsAt: at(13, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 60000}}},
 		{ID: 14, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Jashore to Barishal 09:00", Operator: "Sakura",
-			Origin: "Jessore", Destination: "Barishal", StartsAt: day.Add(33 * time.Hour), Currency: "BDT",
+			Origin: "Jessore", Destination: "Barishal", StartsAt: at(33, 0), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 55000}}},
 	}
 }

@@ -25,8 +25,11 @@ type Trip struct {
 	Destination string
 	Venue       string
 	StartsAt    time.Time
-	OnSaleAt    time.Time
-	Currency    string
+	// TimeZone is the show's IANA zone: the one its local date and the
+	// times people read are in (decision 0170).
+	TimeZone string
+	OnSaleAt time.Time
+	Currency string
 	// LowestPriceMinor is the price of the cheapest seat or GA place, in
 	// minor units of Currency.
 	LowestPriceMinor int64
@@ -65,7 +68,11 @@ type Query struct {
 	// StartsAfter (inclusive) and StartsBefore (exclusive) bound StartsAt.
 	StartsAfter  time.Time
 	StartsBefore time.Time
-	Kind         catalogv1.ShowKind
+	// Day is a local date as YYYYMMDD (20261231): only shows departing on
+	// that calendar day in their own time zone (decision 0172); 0 does not
+	// filter.
+	Day  int
+	Kind catalogv1.ShowKind
 	// MinPriceMinor and MaxPriceMinor bound LowestPriceMinor, inclusive;
 	// nil does not bound.
 	MinPriceMinor *int64

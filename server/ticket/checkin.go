@@ -114,6 +114,9 @@ type Result struct {
 	Status        Status    `json:"status"`
 	CheckedInAt   time.Time `json:"checked_in_at"`
 	CheckedInGate string    `json:"checked_in_gate,omitempty"`
+	// TimeZone is the show's IANA zone, in which the gate reads
+	// CheckedInAt (decision 0170).
+	TimeZone string `json:"time_zone,omitempty"`
 	// Admitted: this scan checked the ticket in; let the holder in.
 	Admitted bool `json:"admitted"`
 	// AlreadyCheckedIn: an earlier scan did (at CheckedInAt).
@@ -220,6 +223,9 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	}
 	t.Code = "" // the gate has it; the answer does not repeat it
 	res := Result{Ticket: t, Status: StatusValid}
+	if err := tx.QueryRow(ctx, `SELECT time_zone FROM shows WHERE show_id = $1`, in.ShowID).Scan(&res.TimeZone); err != nil {
+		return Result{}, fmt.Errorf("read time zone of show %d: %w", in.ShowID, err)
+	}
 	if status != booking.OrderConfirmed {
 		if status == booking.OrderCancelled || status == booking.OrderRefunded {
 			return Result{}, errorf(KindPrecondition, "ticket %s is cancelled; not good for entry", ticketID)

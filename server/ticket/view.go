@@ -20,12 +20,16 @@ const (
 // View is a ticket as its holder sees it in "my tickets".
 type View struct {
 	Ticket
-	Status        Status
-	Kind          catalogv1.ShowKind
-	Title         string
-	Origin        string
-	Destination   string
-	Venue         string
+	Status      Status
+	Kind        catalogv1.ShowKind
+	Title       string
+	Origin      string
+	Destination string
+	Venue       string
+	Operator    string
+	// TimeZone is the show's IANA zone, in which people read its times
+	// (decision 0170); empty when the show is not known yet.
+	TimeZone      string
 	StartsAt      time.Time
 	CheckedInAt   time.Time
 	CheckedInGate string

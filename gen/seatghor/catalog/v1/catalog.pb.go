@@ -8,6 +8,7 @@ package catalogv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -354,8 +355,14 @@ type Show struct {
 	OriginPlaceId string `protobuf:"bytes,30,opt,name=origin_place_id,json=originPlaceId,proto3" json:"origin_place_id,omitempty"`
 	// Bus trips: the gazetteer's id of the destination; empty for free text.
 	DestinationPlaceId string `protobuf:"bytes,31,opt,name=destination_place_id,json=destinationPlaceId,proto3" json:"destination_place_id,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// The IANA time zone the show takes place in, e.g. "Asia/Dhaka": every
+	// time a buyer or a gate reads is in it (docs/decisions/0170).
+	TimeZone string `protobuf:"bytes,32,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// starts_at as read where the show is, in time_zone, with the zone named,
+	// in English and Bengali (docs/decisions/0170).
+	StartsAtLocal *v1.LocalTime `protobuf:"bytes,33,opt,name=starts_at_local,json=startsAtLocal,proto3" json:"starts_at_local,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -563,6 +570,20 @@ func (x *Show) GetDestinationPlaceId() string {
 	return ""
 }
 
+func (x *Show) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
+func (x *Show) GetStartsAtLocal() *v1.LocalTime {
+	if x != nil {
+		return x.StartsAtLocal
+	}
+	return nil
+}
+
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
 // at the show's on_sale_at, when everyone who joined before gets a random
 // place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
@@ -729,8 +750,12 @@ type CreateShowRequest struct {
 	// Required unless the caller is an admin (an admin's show without one is
 	// managed by admins only).
 	OrganizationId string `protobuf:"bytes,20,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The IANA time zone the show takes place in ("Asia/Dhaka",
+	// "Asia/Kolkata"); empty means "Asia/Dhaka". A name that is not a zone is
+	// INVALID_ARGUMENT on time_zone.
+	TimeZone      string `protobuf:"bytes,21,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateShowRequest) Reset() {
@@ -899,6 +924,13 @@ func (x *CreateShowRequest) GetWaitingRoom() *WaitingRoom {
 func (x *CreateShowRequest) GetOrganizationId() string {
 	if x != nil {
 		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *CreateShowRequest) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
 	}
 	return ""
 }
@@ -1605,7 +1637,7 @@ var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xbd\x01\n" +
+	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#seatghor/common/v1/local_time.proto\"\xbd\x01\n" +
 	"\aSection\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x123\n" +
 	"\x04rows\x18\x02 \x03(\tB\x1f\xbaH\x1c\x92\x01\x19\b\x01\x10\xc8\x01\x18\x01\"\x10r\x0e2\f^[A-Z]{1,3}$R\x04rows\x12.\n" +
@@ -1621,7 +1653,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xc4\b\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xa8\t\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -1651,7 +1683,9 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\fwaiting_room\x18\x16 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12'\n" +
 	"\x0forganization_id\x18\x17 \x01(\tR\x0eorganizationId\x12&\n" +
 	"\x0forigin_place_id\x18\x1e \x01(\tR\roriginPlaceId\x120\n" +
-	"\x14destination_place_id\x18\x1f \x01(\tR\x12destinationPlaceId\"\xd4\x04\n" +
+	"\x14destination_place_id\x18\x1f \x01(\tR\x12destinationPlaceId\x12\x1b\n" +
+	"\ttime_zone\x18  \x01(\tR\btimeZone\x12E\n" +
+	"\x0fstarts_at_local\x18! \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +
@@ -1660,7 +1694,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
 	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
 	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
-	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xac\f\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xd2\f\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -1689,7 +1723,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x14cancellation_fee_bps\x18\x12 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x02R\x12cancellationFeeBps\x88\x01\x01\x12C\n" +
 	"\fwaiting_room\x18\x13 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12I\n" +
-	"\x0forganization_id\x18\x14 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
+	"\x0forganization_id\x18\x14 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId\x12$\n" +
+	"\ttime_zone\x18\x15 \x01(\tB\a\xbaH\x04r\x02\x18@R\btimeZone:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1a-size(this.sections) + size(this.ga_areas) > 0\x1az\n" +
 	"\x0eshow.bus_route\x12'a bus trip needs origin and destination\x1a?this.kind != 1 || (this.origin != '' && this.destination != '')\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
@@ -1795,6 +1830,7 @@ var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(*RemoveOrganizationMemberResponse)(nil), // 19: seatghor.catalog.v1.RemoveOrganizationMemberResponse
 	(*timestamppb.Timestamp)(nil),            // 20: google.protobuf.Timestamp
 	(*durationpb.Duration)(nil),              // 21: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 22: seatghor.common.v1.LocalTime
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
@@ -1806,44 +1842,45 @@ var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	21, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
 	20, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
 	5,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	21, // 9: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	20, // 10: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	20, // 11: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
-	0,  // 12: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	20, // 13: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	20, // 14: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	2,  // 15: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	3,  // 16: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	21, // 17: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	21, // 18: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	5,  // 19: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	4,  // 20: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	4,  // 21: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 22: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	4,  // 23: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	20, // 24: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 25: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	20, // 26: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	12, // 27: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	1,  // 28: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	13, // 29: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	6,  // 30: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	14, // 31: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	16, // 32: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	18, // 33: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	8,  // 34: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	10, // 35: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	7,  // 36: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	15, // 37: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	17, // 38: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	19, // 39: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	9,  // 40: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	11, // 41: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	36, // [36:42] is the sub-list for method output_type
-	30, // [30:36] is the sub-list for method input_type
-	30, // [30:30] is the sub-list for extension type_name
-	30, // [30:30] is the sub-list for extension extendee
-	0,  // [0:30] is the sub-list for field type_name
+	22, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	21, // 10: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	20, // 11: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	20, // 12: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	0,  // 13: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	20, // 14: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	20, // 15: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	2,  // 16: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	3,  // 17: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	21, // 18: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	21, // 19: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	5,  // 20: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	4,  // 21: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	4,  // 22: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 23: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	4,  // 24: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	20, // 25: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 26: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	20, // 27: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	12, // 28: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	1,  // 29: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	13, // 30: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	6,  // 31: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	14, // 32: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	16, // 33: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	18, // 34: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	8,  // 35: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	10, // 36: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	7,  // 37: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	15, // 38: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	17, // 39: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	19, // 40: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	9,  // 41: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	11, // 42: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	37, // [37:43] is the sub-list for method output_type
+	31, // [31:37] is the sub-list for method input_type
+	31, // [31:31] is the sub-list for extension type_name
+	31, // [31:31] is the sub-list for extension extendee
+	0,  // [0:31] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }

@@ -127,8 +127,11 @@ type TripHit struct {
 	OriginLabel string `protobuf:"bytes,17,opt,name=origin_label,json=originLabel,proto3" json:"origin_label,omitempty"`
 	// Bus trips: the destination as the buyer named it, as origin_label.
 	DestinationLabel string `protobuf:"bytes,18,opt,name=destination_label,json=destinationLabel,proto3" json:"destination_label,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// starts_at as read where the show is, in its time zone, with the zone
+	// named (docs/decisions/0170).
+	StartsAtLocal *v11.LocalTime `protobuf:"bytes,19,opt,name=starts_at_local,json=startsAtLocal,proto3" json:"starts_at_local,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TripHit) Reset() {
@@ -287,6 +290,13 @@ func (x *TripHit) GetDestinationLabel() string {
 	return ""
 }
 
+func (x *TripHit) GetStartsAtLocal() *v11.LocalTime {
+	if x != nil {
+		return x.StartsAtLocal
+	}
+	return nil
+}
+
 // SearchTripsRequest is a query with filters. Every filter is optional; an
 // empty request lists upcoming shows.
 type SearchTripsRequest struct {
@@ -319,9 +329,10 @@ type SearchTripsRequest struct {
 	// The next_page_token of the previous page, sent with the same query and
 	// filters.
 	PageToken string `protobuf:"bytes,10,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
-	// Only shows starting on this calendar day, YYYY-MM-DD, in UTC (the time
-	// zone of every timestamp of the API; use starts_after and starts_before
-	// for a local day). Combines with starts_after and starts_before.
+	// Only shows starting on this calendar day, YYYY-MM-DD, in each show's own
+	// time zone: "2026-12-31" finds a bus leaving Dhaka at 02:00 on the 31st
+	// (20:00 UTC on the 30th) (docs/decisions/0172). Combines with
+	// starts_after and starts_before.
 	Date string `protobuf:"bytes,11,opt,name=date,proto3" json:"date,omitempty"`
 	// Only shows whose lowest price is at least this, in minor units of the
 	// show's currency.
@@ -532,7 +543,7 @@ var File_seatghor_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xcf\x05\n" +
+	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\x96\x06\n" +
 	"\aTripHit\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -553,7 +564,8 @@ const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\x0eorigin_bengali\x18\x0f \x01(\tR\roriginBengali\x12/\n" +
 	"\x13destination_bengali\x18\x10 \x01(\tR\x12destinationBengali\x12!\n" +
 	"\forigin_label\x18\x11 \x01(\tR\voriginLabel\x12+\n" +
-	"\x11destination_label\x18\x12 \x01(\tR\x10destinationLabel\"\xb0\b\n" +
+	"\x11destination_label\x18\x12 \x01(\tR\x10destinationLabel\x12E\n" +
+	"\x0fstarts_at_local\x18\x13 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\"\xb0\b\n" +
 	"\x12SearchTripsRequest\x12\x1e\n" +
 	"\x05query\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x05query\x12\x1f\n" +
 	"\x06origin\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06origin\x12)\n" +
@@ -610,24 +622,26 @@ var file_seatghor_search_v1_search_proto_goTypes = []any{
 	(v1.ShowKind)(0),              // 4: seatghor.catalog.v1.ShowKind
 	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
 	(*v11.Money)(nil),             // 6: seatghor.common.v1.Money
+	(*v11.LocalTime)(nil),         // 7: seatghor.common.v1.LocalTime
 }
 var file_seatghor_search_v1_search_proto_depIdxs = []int32{
 	4,  // 0: seatghor.search.v1.TripHit.kind:type_name -> seatghor.catalog.v1.ShowKind
 	5,  // 1: seatghor.search.v1.TripHit.starts_at:type_name -> google.protobuf.Timestamp
 	5,  // 2: seatghor.search.v1.TripHit.on_sale_at:type_name -> google.protobuf.Timestamp
 	6,  // 3: seatghor.search.v1.TripHit.lowest_price:type_name -> seatghor.common.v1.Money
-	5,  // 4: seatghor.search.v1.SearchTripsRequest.starts_after:type_name -> google.protobuf.Timestamp
-	5,  // 5: seatghor.search.v1.SearchTripsRequest.starts_before:type_name -> google.protobuf.Timestamp
-	4,  // 6: seatghor.search.v1.SearchTripsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	0,  // 7: seatghor.search.v1.SearchTripsRequest.sort:type_name -> seatghor.search.v1.TripSort
-	1,  // 8: seatghor.search.v1.SearchTripsResponse.trips:type_name -> seatghor.search.v1.TripHit
-	2,  // 9: seatghor.search.v1.TripSearchService.SearchTrips:input_type -> seatghor.search.v1.SearchTripsRequest
-	3,  // 10: seatghor.search.v1.TripSearchService.SearchTrips:output_type -> seatghor.search.v1.SearchTripsResponse
-	10, // [10:11] is the sub-list for method output_type
-	9,  // [9:10] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	7,  // 4: seatghor.search.v1.TripHit.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	5,  // 5: seatghor.search.v1.SearchTripsRequest.starts_after:type_name -> google.protobuf.Timestamp
+	5,  // 6: seatghor.search.v1.SearchTripsRequest.starts_before:type_name -> google.protobuf.Timestamp
+	4,  // 7: seatghor.search.v1.SearchTripsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	0,  // 8: seatghor.search.v1.SearchTripsRequest.sort:type_name -> seatghor.search.v1.TripSort
+	1,  // 9: seatghor.search.v1.SearchTripsResponse.trips:type_name -> seatghor.search.v1.TripHit
+	2,  // 10: seatghor.search.v1.TripSearchService.SearchTrips:input_type -> seatghor.search.v1.SearchTripsRequest
+	3,  // 11: seatghor.search.v1.TripSearchService.SearchTrips:output_type -> seatghor.search.v1.SearchTripsResponse
+	11, // [11:12] is the sub-list for method output_type
+	10, // [10:11] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_search_v1_search_proto_init() }

@@ -137,7 +137,14 @@ type Ticket struct {
 	// The seats the ticket admits: its one seat for a seated ticket, none for
 	// general admission (see ga_area). The same as seat, as a list, so that
 	// clients that list an order's seats read tickets the same way.
-	Seats         []string `protobuf:"bytes,20,rep,name=seats,proto3" json:"seats,omitempty"`
+	Seats []string `protobuf:"bytes,20,rep,name=seats,proto3" json:"seats,omitempty"`
+	// starts_at as read where the show is: in the show's time zone, with the
+	// zone named, in English and Bengali (docs/decisions/0170).
+	StartsAtLocal *v11.LocalTime `protobuf:"bytes,21,opt,name=starts_at_local,json=startsAtLocal,proto3" json:"starts_at_local,omitempty"`
+	// checked_in_at as read where the show is; unset before check-in.
+	CheckedInAtLocal *v11.LocalTime `protobuf:"bytes,22,opt,name=checked_in_at_local,json=checkedInAtLocal,proto3" json:"checked_in_at_local,omitempty"`
+	// The operator (bus company, promoter) that runs the show.
+	Operator      string `protobuf:"bytes,23,opt,name=operator,proto3" json:"operator,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -312,6 +319,27 @@ func (x *Ticket) GetSeats() []string {
 	return nil
 }
 
+func (x *Ticket) GetStartsAtLocal() *v11.LocalTime {
+	if x != nil {
+		return x.StartsAtLocal
+	}
+	return nil
+}
+
+func (x *Ticket) GetCheckedInAtLocal() *v11.LocalTime {
+	if x != nil {
+		return x.CheckedInAtLocal
+	}
+	return nil
+}
+
+func (x *Ticket) GetOperator() string {
+	if x != nil {
+		return x.Operator
+	}
+	return ""
+}
+
 // ListMyTicketsRequest pages through the caller's tickets.
 type ListMyTicketsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -444,7 +472,10 @@ func (x *ListMyTicketsResponse) GetNextPageToken() string {
 type GetTicketDownloadRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One of the caller's tickets.
-	TicketId      string `protobuf:"bytes,1,opt,name=ticket_id,json=ticketId,proto3" json:"ticket_id,omitempty"`
+	TicketId string `protobuf:"bytes,1,opt,name=ticket_id,json=ticketId,proto3" json:"ticket_id,omitempty"`
+	// The language of the e-ticket: "en" (the default when empty) or "bn"
+	// for Bengali (docs/decisions/0171). REST: ?lang=bn.
+	Lang          string `protobuf:"bytes,2,opt,name=lang,proto3" json:"lang,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -486,6 +517,13 @@ func (x *GetTicketDownloadRequest) GetTicketId() string {
 	return ""
 }
 
+func (x *GetTicketDownloadRequest) GetLang() string {
+	if x != nil {
+		return x.Lang
+	}
+	return ""
+}
+
 // GetTicketDownloadResponse is where to fetch the e-ticket PDF.
 type GetTicketDownloadResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -501,7 +539,8 @@ type GetTicketDownloadResponse struct {
 	RetryAfter *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// Media type of the file, "application/pdf".
 	ContentType string `protobuf:"bytes,6,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
-	// Suggested file name for saving, e.g. "seatghor-ticket-A1.pdf".
+	// Suggested file name for saving, e.g. "seatghor-ticket-A1.pdf"
+	// ("seatghor-ticket-A1-bn.pdf" in Bengali).
 	FileName      string `protobuf:"bytes,7,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -760,7 +799,7 @@ var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\"\xe1\x05\n" +
+	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\x92\a\n" +
 	"\x06Ticket\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -783,7 +822,10 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\rchecked_in_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\vcheckedInAt\x12&\n" +
 	"\x0fchecked_in_gate\x18\x12 \x01(\tR\rcheckedInGate\x12%\n" +
 	"\x0edownload_ready\x18\x13 \x01(\bR\rdownloadReady\x12\x14\n" +
-	"\x05seats\x18\x14 \x03(\tR\x05seats\"\xaf\x01\n" +
+	"\x05seats\x18\x14 \x03(\tR\x05seats\x12E\n" +
+	"\x0fstarts_at_local\x18\x15 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\x12L\n" +
+	"\x13checked_in_at_local\x18\x16 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\x10checkedInAtLocal\x12\x1a\n" +
+	"\boperator\x18\x17 \x01(\tR\boperator\"\xaf\x01\n" +
 	"\x14ListMyTicketsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
@@ -793,9 +835,11 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\rupcoming_only\x18\x04 \x01(\bR\fupcomingOnly\"v\n" +
 	"\x15ListMyTicketsResponse\x125\n" +
 	"\atickets\x18\x01 \x03(\v2\x1b.seatghor.tickets.v1.TicketR\atickets\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"B\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"g\n" +
 	"\x18GetTicketDownloadRequest\x12&\n" +
-	"\tticket_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bticketId\"\x97\x02\n" +
+	"\tticket_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\bticketId\x12#\n" +
+	"\x04lang\x18\x02 \x01(\tB\x0f\xbaH\fr\n" +
+	"R\x00R\x02enR\x02bnR\x04lang\"\x97\x02\n" +
 	"\x19GetTicketDownloadResponse\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x14\n" +
 	"\x05ready\x18\x02 \x01(\bR\x05ready\x12\x10\n" +
@@ -855,7 +899,8 @@ var file_seatghor_tickets_v1_tickets_proto_goTypes = []any{
 	(v1.ShowKind)(0),                  // 8: seatghor.catalog.v1.ShowKind
 	(*timestamppb.Timestamp)(nil),     // 9: google.protobuf.Timestamp
 	(*v11.Money)(nil),                 // 10: seatghor.common.v1.Money
-	(*durationpb.Duration)(nil),       // 11: google.protobuf.Duration
+	(*v11.LocalTime)(nil),             // 11: seatghor.common.v1.LocalTime
+	(*durationpb.Duration)(nil),       // 12: google.protobuf.Duration
 }
 var file_seatghor_tickets_v1_tickets_proto_depIdxs = []int32{
 	8,  // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
@@ -864,21 +909,23 @@ var file_seatghor_tickets_v1_tickets_proto_depIdxs = []int32{
 	10, // 3: seatghor.tickets.v1.Ticket.price:type_name -> seatghor.common.v1.Money
 	9,  // 4: seatghor.tickets.v1.Ticket.issued_at:type_name -> google.protobuf.Timestamp
 	9,  // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
-	1,  // 6: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
-	9,  // 7: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
-	11, // 8: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
-	1,  // 9: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
-	2,  // 10: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
-	4,  // 11: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
-	6,  // 12: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
-	3,  // 13: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
-	5,  // 14: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
-	7,  // 15: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
-	13, // [13:16] is the sub-list for method output_type
-	10, // [10:13] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	11, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	11, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
+	1,  // 8: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
+	9,  // 9: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
+	12, // 10: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
+	1,  // 11: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
+	2,  // 12: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
+	4,  // 13: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
+	6,  // 14: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
+	3,  // 15: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
+	5,  // 16: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
+	7,  // 17: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
+	15, // [15:18] is the sub-list for method output_type
+	12, // [12:15] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_tickets_v1_tickets_proto_init() }

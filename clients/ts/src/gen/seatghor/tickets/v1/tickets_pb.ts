@@ -10,6 +10,8 @@ import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { ShowKind } from "../../catalog/v1/catalog_pb.js";
 import { file_seatghor_catalog_v1_catalog } from "../../catalog/v1/catalog_pb.js";
+import type { LocalTime } from "../../common/v1/local_time_pb.js";
+import { file_seatghor_common_v1_local_time } from "../../common/v1/local_time_pb.js";
 import type { Money } from "../../common/v1/money_pb.js";
 import { file_seatghor_common_v1_money } from "../../common/v1/money_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -18,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/tickets/v1/tickets.proto.
  */
 export const file_seatghor_tickets_v1_tickets: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci90aWNrZXRzL3YxL3RpY2tldHMucHJvdG8SE3NlYXRnaG9yLnRpY2tldHMudjEipAQKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEAoIb3JkZXJfaWQYAiABKAkSDwoHc2hvd19pZBgDIAEoAxIwCglzaG93X2tpbmQYBCABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEhIKCnNob3dfdGl0bGUYBSABKAkSLQoJc3RhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZvcmlnaW4YByABKAkSEwoLZGVzdGluYXRpb24YCCABKAkSDQoFdmVudWUYCSABKAkSDAoEc2VhdBgKIAEoCRIPCgdnYV9hcmVhGAsgASgJEg8KB3VzZXJfaWQYDCABKAkSMQoGc3RhdHVzGA0gASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSDAoEY29kZRgOIAEoCRIoCgVwcmljZRgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRItCglpc3N1ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNoZWNrZWRfaW5fYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgSIAEoCRIWCg5kb3dubG9hZF9yZWFkeRgTIAEoCBINCgVzZWF0cxgUIAMoCSKEAQoUTGlzdE15VGlja2V0c1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRjIASgAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhgKB3Nob3dfaWQYAyABKANCB7pIBCICKAASFQoNdXBjb21pbmdfb25seRgEIAEoCCJeChVMaXN0TXlUaWNrZXRzUmVzcG9uc2USLAoHdGlja2V0cxgBIAMoCzIbLnNlYXRnaG9yLnRpY2tldHMudjEuVGlja2V0EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSI4ChhHZXRUaWNrZXREb3dubG9hZFJlcXVlc3QSHAoJdGlja2V0X2lkGAEgASgJQgm6SAZyBBABGEAi0wEKGUdldFRpY2tldERvd25sb2FkUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEg0KBXJlYWR5GAIgASgIEgsKA3VybBgDIAEoCRIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxjb250ZW50X3R5cGUYBiABKAkSEQoJZmlsZV9uYW1lGAcgASgJIpQBChRDaGVja0luVGlja2V0UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEh4KCXRpY2tldF9pZBgCIAEoCUIJukgGcgQQARhASAASGgoEY29kZRgDIAEoCUIKukgHcgUQARiACEgAEhUKBGdhdGUYBCABKAlCB7pIBHICGEBCDwoGdGlja2V0EgW6SAIIASJyChVDaGVja0luVGlja2V0UmVzcG9uc2USKwoGdGlja2V0GAEgASgLMhsuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXQSEAoIYWRtaXR0ZWQYAiABKAgSGgoSYWxyZWFkeV9jaGVja2VkX2luGAMgASgIKp0BCgxUaWNrZXRTdGF0dXMSHQoZVElDS0VUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RJQ0tFVF9TVEFUVVNfVkFMSUQQARIcChhUSUNLRVRfU1RBVFVTX0NIRUNLRURfSU4QAhIbChdUSUNLRVRfU1RBVFVTX0NBTkNFTExFRBADEhoKFlRJQ0tFVF9TVEFUVVNfUkVGVU5ERUQQBDLDAwoNVGlja2V0U2VydmljZRJ+Cg1MaXN0TXlUaWNrZXRzEikuc2VhdGdob3IudGlja2V0cy52MS5MaXN0TXlUaWNrZXRzUmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuTGlzdE15VGlja2V0c1Jlc3BvbnNlIhaQAgGC0+STAg0SCy92MS90aWNrZXRzEp8BChFHZXRUaWNrZXREb3dubG9hZBItLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0VGlja2V0RG93bmxvYWRSZXF1ZXN0Gi4uc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXREb3dubG9hZFJlc3BvbnNlIiuQAgGC0+STAiISIC92MS90aWNrZXRzL3t0aWNrZXRfaWR9L2Rvd25sb2FkEo8BCg1DaGVja0luVGlja2V0Eikuc2VhdGdob3IudGlja2V0cy52MS5DaGVja0luVGlja2V0UmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuQ2hlY2tJblRpY2tldFJlc3BvbnNlIieC0+STAiE6ASoiHC92MS9zaG93cy97c2hvd19pZH0vY2hlY2tpbnNC1QEKF2NvbS5zZWF0Z2hvci50aWNrZXRzLnYxQgxUaWNrZXRzUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvdGlja2V0cy92MTt0aWNrZXRzdjGiAgNTVFiqAhNTZWF0Z2hvci5UaWNrZXRzLlYxygITU2VhdGdob3JcVGlja2V0c1xWMeICH1NlYXRnaG9yXFRpY2tldHNcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6VGlja2V0czo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money]);
+  fileDesc("CiFzZWF0Z2hvci90aWNrZXRzL3YxL3RpY2tldHMucHJvdG8SE3NlYXRnaG9yLnRpY2tldHMudjEiqgUKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEAoIb3JkZXJfaWQYAiABKAkSDwoHc2hvd19pZBgDIAEoAxIwCglzaG93X2tpbmQYBCABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEhIKCnNob3dfdGl0bGUYBSABKAkSLQoJc3RhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZvcmlnaW4YByABKAkSEwoLZGVzdGluYXRpb24YCCABKAkSDQoFdmVudWUYCSABKAkSDAoEc2VhdBgKIAEoCRIPCgdnYV9hcmVhGAsgASgJEg8KB3VzZXJfaWQYDCABKAkSMQoGc3RhdHVzGA0gASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSDAoEY29kZRgOIAEoCRIoCgVwcmljZRgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRItCglpc3N1ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNoZWNrZWRfaW5fYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgSIAEoCRIWCg5kb3dubG9hZF9yZWFkeRgTIAEoCBINCgVzZWF0cxgUIAMoCRI2Cg9zdGFydHNfYXRfbG9jYWwYFSABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEjoKE2NoZWNrZWRfaW5fYXRfbG9jYWwYFiABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhAKCG9wZXJhdG9yGBcgASgJIoQBChRMaXN0TXlUaWNrZXRzUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGAoHc2hvd19pZBgDIAEoA0IHukgEIgIoABIVCg11cGNvbWluZ19vbmx5GAQgASgIIl4KFUxpc3RNeVRpY2tldHNSZXNwb25zZRIsCgd0aWNrZXRzGAEgAygLMhsuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXQSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIlcKGEdldFRpY2tldERvd25sb2FkUmVxdWVzdBIcCgl0aWNrZXRfaWQYASABKAlCCbpIBnIEEAEYQBIdCgRsYW5nGAIgASgJQg+6SAxyClIAUgJlblICYm4i0wEKGUdldFRpY2tldERvd25sb2FkUmVzcG9uc2USEQoJdGlja2V0X2lkGAEgASgJEg0KBXJlYWR5GAIgASgIEgsKA3VybBgDIAEoCRIuCgpleHBpcmVzX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIuCgtyZXRyeV9hZnRlchgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIUCgxjb250ZW50X3R5cGUYBiABKAkSEQoJZmlsZV9uYW1lGAcgASgJIpQBChRDaGVja0luVGlja2V0UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEh4KCXRpY2tldF9pZBgCIAEoCUIJukgGcgQQARhASAASGgoEY29kZRgDIAEoCUIKukgHcgUQARiACEgAEhUKBGdhdGUYBCABKAlCB7pIBHICGEBCDwoGdGlja2V0EgW6SAIIASJyChVDaGVja0luVGlja2V0UmVzcG9uc2USKwoGdGlja2V0GAEgASgLMhsuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXQSEAoIYWRtaXR0ZWQYAiABKAgSGgoSYWxyZWFkeV9jaGVja2VkX2luGAMgASgIKp0BCgxUaWNrZXRTdGF0dXMSHQoZVElDS0VUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RJQ0tFVF9TVEFUVVNfVkFMSUQQARIcChhUSUNLRVRfU1RBVFVTX0NIRUNLRURfSU4QAhIbChdUSUNLRVRfU1RBVFVTX0NBTkNFTExFRBADEhoKFlRJQ0tFVF9TVEFUVVNfUkVGVU5ERUQQBDLDAwoNVGlja2V0U2VydmljZRJ+Cg1MaXN0TXlUaWNrZXRzEikuc2VhdGdob3IudGlja2V0cy52MS5MaXN0TXlUaWNrZXRzUmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuTGlzdE15VGlja2V0c1Jlc3BvbnNlIhaQAgGC0+STAg0SCy92MS90aWNrZXRzEp8BChFHZXRUaWNrZXREb3dubG9hZBItLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0VGlja2V0RG93bmxvYWRSZXF1ZXN0Gi4uc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXREb3dubG9hZFJlc3BvbnNlIiuQAgGC0+STAiISIC92MS90aWNrZXRzL3t0aWNrZXRfaWR9L2Rvd25sb2FkEo8BCg1DaGVja0luVGlja2V0Eikuc2VhdGdob3IudGlja2V0cy52MS5DaGVja0luVGlja2V0UmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuQ2hlY2tJblRpY2tldFJlc3BvbnNlIieC0+STAiE6ASoiHC92MS9zaG93cy97c2hvd19pZH0vY2hlY2tpbnNC1QEKF2NvbS5zZWF0Z2hvci50aWNrZXRzLnYxQgxUaWNrZXRzUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvdGlja2V0cy92MTt0aWNrZXRzdjGiAgNTVFiqAhNTZWF0Z2hvci5UaWNrZXRzLlYxygITU2VhdGdob3JcVGlja2V0c1xWMeICH1NlYXRnaG9yXFRpY2tldHNcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6VGlja2V0czo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_local_time, file_seatghor_common_v1_money]);
 
 /**
  * Ticket is the right of one person to one seat, or one place in a
@@ -171,6 +173,28 @@ export type Ticket = Message<"seatghor.tickets.v1.Ticket"> & {
    * @generated from field: repeated string seats = 20;
    */
   seats: string[];
+
+  /**
+   * starts_at as read where the show is: in the show's time zone, with the
+   * zone named, in English and Bengali (docs/decisions/0170).
+   *
+   * @generated from field: seatghor.common.v1.LocalTime starts_at_local = 21;
+   */
+  startsAtLocal?: LocalTime | undefined;
+
+  /**
+   * checked_in_at as read where the show is; unset before check-in.
+   *
+   * @generated from field: seatghor.common.v1.LocalTime checked_in_at_local = 22;
+   */
+  checkedInAtLocal?: LocalTime | undefined;
+
+  /**
+   * The operator (bus company, promoter) that runs the show.
+   *
+   * @generated from field: string operator = 23;
+   */
+  operator: string;
 };
 
 /**
@@ -262,6 +286,14 @@ export type GetTicketDownloadRequest = Message<"seatghor.tickets.v1.GetTicketDow
    * @generated from field: string ticket_id = 1;
    */
   ticketId: string;
+
+  /**
+   * The language of the e-ticket: "en" (the default when empty) or "bn"
+   * for Bengali (docs/decisions/0171). REST: ?lang=bn.
+   *
+   * @generated from field: string lang = 2;
+   */
+  lang: string;
 };
 
 /**
@@ -320,7 +352,8 @@ export type GetTicketDownloadResponse = Message<"seatghor.tickets.v1.GetTicketDo
   contentType: string;
 
   /**
-   * Suggested file name for saving, e.g. "seatghor-ticket-A1.pdf".
+   * Suggested file name for saving, e.g. "seatghor-ticket-A1.pdf"
+   * ("seatghor-ticket-A1-bn.pdf" in Bengali).
    *
    * @generated from field: string file_name = 7;
    */

@@ -1,0 +1,131 @@
+package eticket
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/ticket"
+)
+
+var record = flag.Bool("record", false, "write the rendered e-tickets as the new reference images in testdata/")
+
+// The demo bus, departing at 10:00 in Dhaka (04:00 UTC), with fixed ids,
+// codes and times: the rendering depends on nothing else.
+func demoOrder() (catalog.Show, []ticket.Ticket) {
+	show := catalog.Show{ID: 1, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Cox's Bazar 10:00",
+		Operator: "Green Line Paribahan", Origin: "Dhaka", Destination: "Cox's Bazar", TimeZone: "Asia/Dhaka",
+		StartsAt: time.Date(2026, 12, 30, 4, 0, 0, 0, time.UTC)}
+	issued := time.Date(2026, 11, 30, 18, 30, 0, 0, time.UTC) // 00:30 on 1 Dec in Dhaka
+	var tickets []ticket.Ticket
+	for i, seat := range []string{"A1", "A2"} {
+		id := fmt.Sprintf("tkt_1_0123456789abcdef_%03d", i+1)
+		tickets = append(tickets, ticket.Ticket{ID: id, OrderID: "ord_1_0123456789abcdef", ShowID: 1, Seat: seat,
+			Position: i + 1, PriceMinor: 120000, Currency: "BDT", IssuedAt: issued,
+			Code: "sgt1." + id + "." + seat + ".Zm9yLXRoZS1yZWZlcmVuY2UtaW1hZ2Utb25seS1ub3QtYS1yZWFsLXNpZ25hdHVyZQ"})
+	}
+	return show, tickets
+}
+
+// TestETicketLooksAsRecorded renders the demo order's e-ticket in English
+// and in Bengali, rasterises page 1 with pdftoppm (as a reader's viewer
+// would; text extraction garbles Bengali conjuncts) and compares it with
+// testdata/eticket-<lang>.png. Re-record after a deliberate change with
+//
+//	go test ./projections/eticket -run TestETicketLooksAsRecorded -args -record
+//
+// and look at the new images before committing them.
+func TestETicketLooksAsRecorded(t *testing.T) {
+	if _, err := exec.LookPath("pdftoppm"); err != nil {
+		t.Fatal("pdftoppm is missing: scripts/ensure-deps.sh test installs it (Debian package poppler-utils)")
+	}
+	show, tickets := demoOrder()
+	for _, lang := range []display.Lang{display.English, display.Bengali} {
+		t.Run(string(lang), func(t *testing.T) {
+			pdf, err := Render(show, "rahima", tickets, lang)
+			require.NoError(t, err)
+			got := rasterise(t, pdf)
+			ref := filepath.Join("testdata", "eticket-"+string(lang)+".png")
+			if *record {
+				var buf bytes.Buffer
+				require.NoError(t, png.Encode(&buf, got))
+				require.NoError(t, os.WriteFile(ref, buf.Bytes(), 0o644))
+				return
+			}
+			f, err := os.Open(ref)
+			require.NoError(t, err, "no reference image; record one with -args -record")
+			defer f.Close()
+			want, err := png.Decode(f)
+			require.NoError(t, err)
+			compare(t, ref, want, got)
+		})
+	}
+}
+
+// rasterise renders page 1 at 72 dpi, grey.
+func rasterise(t *testing.T, pdf []byte) image.Image {
+	t.Helper()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ticket.pdf")
+	require.NoError(t, os.WriteFile(in, pdf, 0o600))
+	out, err := exec.Command("pdftoppm", "-r", "72", "-gray", "-png", "-f", "1", "-l", "1", "-singlefile",
+		in, filepath.Join(dir, "page")).CombinedOutput()
+	require.NoError(t, err, "pdftoppm: %s", out)
+	f, err := os.Open(filepath.Join(dir, "page.png"))
+	require.NoError(t, err)
+	defer f.Close()
+	img, err := png.Decode(f)
+	require.NoError(t, err)
+	return img
+}
+
+// compare allows anti-aliasing to differ between poppler versions: a pixel
+// counts as different when its grey level is more than 96 apart, and at
+// most 0.2 % of the pixels may differ. A failure writes the rendering and a
+// diff image (red: different) next to the test's temporary files.
+func compare(t *testing.T, ref string, want, got image.Image) {
+	t.Helper()
+	if want.Bounds() != got.Bounds() {
+		t.Fatalf("%s: the rendering is %v, the reference %v", ref, got.Bounds(), want.Bounds())
+	}
+	b := want.Bounds()
+	diff := image.NewRGBA(b)
+	n := 0
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			w, g := color.GrayModel.Convert(want.At(x, y)).(color.Gray).Y, color.GrayModel.Convert(got.At(x, y)).(color.Gray).Y
+			d := int(w) - int(g)
+			if d < -96 || d > 96 {
+				n++
+				diff.Set(x, y, color.RGBA{R: 255, A: 255})
+			} else {
+				diff.Set(x, y, color.RGBA{R: g, G: g, B: g, A: 255})
+			}
+		}
+	}
+	allowed := b.Dx() * b.Dy() / 500
+	if n <= allowed {
+		return
+	}
+	dir := t.TempDir()
+	for name, img := range map[string]image.Image{"got.png": got, "diff.png": diff} {
+		var buf bytes.Buffer
+		require.NoError(t, png.Encode(&buf, img))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644))
+	}
+	t.Fatalf("%s: %d of %d pixels differ (at most %d may): see %s/got.png and diff.png (red = different); "+
+		"if the change is meant, re-record with -args -record", ref, n, b.Dx()*b.Dy(), allowed, dir)
+}
