@@ -53,6 +53,13 @@ type Projector interface {
 	Reset(ctx context.Context) error
 }
 
+// Eager is a Projector whose read model should follow a busy outbox more
+// closely than Config.Poll: after a batch with events, its consumer looks
+// again after BusyPoll.
+type Eager interface {
+	BusyPoll() time.Duration
+}
+
 // Source is a database with an outbox.
 type Source struct {
 	Name string
@@ -359,6 +366,13 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		wait := c.cfg.Poll
 		if waiting {
 			wait = min(wait, 50*time.Millisecond)
+		}
+		if e, ok := p.(Eager); ok && len(batch) > 0 {
+			// Events are arriving (an on-sale) for a read model that
+			// wants them soon: look again shortly, so an event waits a
+			// few milliseconds for its batch, not a poll (decision 0210).
+			// Idle, it polls at Poll like the others.
+			wait = min(wait, e.BusyPoll())
 		}
 		sleep(ctx, wait)
 		if ctx.Err() != nil {

@@ -27,6 +27,7 @@ import (
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/projections/seatmap"
 )
 
 // HoldsConfig is `seatghor loadtest holds`: the on-sale morning's two hot
@@ -44,6 +45,9 @@ type HoldsConfig struct {
 	AdminURL string `json:"-"`
 	PGURL    string `json:"-"`
 	RedisURL string `json:"-"`
+	// RedisPrefix is the server's key prefix (SEATGHOR_REDIS_PREFIX): with
+	// it, the run drops the big show's seat map and times its rebuild.
+	RedisPrefix string `json:"-"`
 	// Preset names the configuration the run started from.
 	Preset string `json:"preset"`
 	// Concurrency is the number of closed-loop clients of every phase.
@@ -137,6 +141,11 @@ type HoldsScenario struct {
 	SeatMapBytes int      `json:"seat_map_bytes"`
 	RedisGet     RPCStats `json:"redis_get"`
 	SeatMapRatio float64  `json:"seat_map_ratio"`
+	// Rebuilds are full rebuilds of the one show's seat map after the
+	// holds (with --redis-prefix): its Redis map dropped, then one
+	// GetSeatMap, which loads the whole show from the shard, writes it to
+	// Redis and answers it, in seconds, each of three.
+	Rebuilds []float64 `json:"seat_map_rebuild_seconds,omitempty"`
 }
 
 // GAResult is GA holds of one place each, bucketed against a single row.
@@ -312,6 +321,13 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 		r.log.Warn("loadtest holds: the database holds other seats than the answers said", "answers", held, "database", sc.HeldInDB)
 	}
 
+	if shows == 1 && r.cfg.RedisPrefix != "" {
+		r.log.Info("loadtest holds: seat-map rebuilds", "scenario", name)
+		if sc.Rebuilds, err = r.rebuilds(ctx, ids[0], 3); err != nil {
+			return sc, err
+		}
+	}
+
 	r.log.Info("loadtest holds: GetSeatMap", "scenario", name)
 	seatMapPath := r.cfg.SeatMapPath
 	if seatMapPath == "" {
@@ -341,6 +357,30 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	}
 	sc.SeatMapRatio = ratio(sc.SeatMap.PerSecond, sc.RedisGet.PerSecond)
 	return sc, nil
+}
+
+// rebuilds drops the show's seat map from Redis and times the GetSeatMap
+// that rebuilds it from the shard (the whole show read from one snapshot,
+// its layout and availability written), n times.
+func (r *holdsRun) rebuilds(ctx context.Context, show int64, n int) ([]float64, error) {
+	store := seatmap.NewStore(r.redis, r.cfg.RedisPrefix, 0)
+	path := fmt.Sprintf("%s/v1/shows/%d/seatmap", r.cfg.BaseURL, show)
+	var out []float64
+	for range n {
+		if err := store.Drop(ctx, show); err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if _, err := r.do(req); err != nil {
+			return nil, fmt.Errorf("rebuild the seat map of show %d: %w", show, err)
+		}
+		out = append(out, time.Since(start).Seconds())
+	}
+	return out, nil
 }
 
 // ga holds one place at a time on a bucketed GA area and on the same area
@@ -732,6 +772,13 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "  ratios: holds / baseline tx %.2f, seat maps / Redis GET %.3f\n", sc.HoldsRatio, sc.SeatMapRatio)
 		fmt.Fprintf(&b, "  held in the database %d, oversold %d, %.1f server statements per hold (projectors included)\n",
 			sc.HeldInDB, sc.Oversold, sc.StatementsPerHold)
+		if len(sc.Rebuilds) > 0 {
+			fmt.Fprintf(&b, "  full rebuild of the show's seat map (dropped from Redis, then one GetSeatMap):")
+			for _, s := range sc.Rebuilds {
+				fmt.Fprintf(&b, " %.0f ms", 1000*s)
+			}
+			fmt.Fprintln(&b)
+		}
 		fmt.Fprintf(&b, "  seat-map projector during the holds: event delay p99 <= %g s, lag max %.3f s, caught up %.1f s after the last hold\n",
 			sc.SeatMapDelayP99, sc.ProjectorLagMax, sc.CatchUp)
 	}
