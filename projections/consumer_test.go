@@ -554,7 +554,7 @@ func TestOtherDatabasesDoNotHoldTheOutboxBack(t *testing.T) {
 
 	long, err := other.Begin(ctx)
 	require.NoError(t, err)
-	defer long.Rollback(ctx) //nolint:errcheck
+	defer long.Rollback(ctx)                               //nolint:errcheck
 	_, err = long.Exec(ctx, `SELECT pg_current_xact_id()`) // it has an xid, older than the rows below
 	require.NoError(t, err)
 	for _, id := range []string{"A", "B"} {
