@@ -554,8 +554,9 @@ func TestOtherDatabasesDoNotHoldTheOutboxBack(t *testing.T) {
 
 	long, err := other.Begin(ctx)
 	require.NoError(t, err)
-	defer long.Rollback(ctx)                               //nolint:errcheck
-	_, err = long.Exec(ctx, `SELECT pg_current_xact_id()`) // it has an xid, older than the rows below
+	defer long.Rollback(ctx) //nolint:errcheck
+	// It takes an xid, older than the rows below.
+	_, err = long.Exec(ctx, `SELECT pg_current_xact_id()`)
 	require.NoError(t, err)
 	for _, id := range []string{"A", "B"} {
 		_, err := db.Exec(ctx, insertSQL, id)
