@@ -300,7 +300,7 @@ func (s *Service) ShowSeatChanges(ctx context.Context, seats map[int64][]string)
 	for pool, a := range byShard {
 		rows, err := pool.Query(ctx, showSeatChangesSQL, a.shows, a.seats, now)
 		if err != nil {
-			return nil, fmt.Errorf("read seats of %d shows: %w", len(a.shows), err)
+			return nil, fmt.Errorf("read %d seats of shows: %w", len(a.seats), err)
 		}
 		var showID int64
 		var sc SeatChange
@@ -316,7 +316,7 @@ func (s *Service) ShowSeatChanges(ctx context.Context, seats map[int64][]string)
 			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("read seats of %d shows: %w", len(a.shows), err)
+			return nil, fmt.Errorf("read %d seats of shows: %w", len(a.seats), err)
 		}
 	}
 	return out, nil
