@@ -4,8 +4,8 @@
 // map, my tickets, the trip index, e-ticket PDFs; one package each below).
 //
 // No event is skipped: a database's outbox is read in (xid, id) order and
-// only below the oldest transaction still running there
-// (xid < pg_snapshot_xmin(pg_current_snapshot())), so a row whose
+// only below the oldest transaction still running there (horizonSQL: the
+// snapshot's xmin, leaving out other databases' transactions), so a row whose
 // transaction commits after a later one is never passed over (docs/DESIGN.md,
 // "The outbox has no gaps"). Each projector keeps its own checkpoint in each
 // database, advanced only after the projector accepted the batch; delivery
@@ -55,6 +55,13 @@ type Projector interface {
 	Apply(ctx context.Context, events []Event) error
 	// Reset drops the read model, for a rebuild from scratch.
 	Reset(ctx context.Context) error
+}
+
+// Eager is a Projector whose read model should follow a busy outbox more
+// closely than Config.Poll: after a batch with events, its consumer looks
+// again after BusyPoll.
+type Eager interface {
+	BusyPoll() time.Duration
 }
 
 // Source is a database with an outbox.
@@ -371,6 +378,13 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		if waiting {
 			wait = min(wait, 50*time.Millisecond)
 		}
+		if e, ok := p.(Eager); ok && len(batch) > 0 {
+			// Events are arriving (an on-sale) for a read model that
+			// wants them soon: look again shortly, so an event waits a
+			// few milliseconds for its batch, not a poll (decision 0210).
+			// Idle, it polls at Poll like the others.
+			wait = min(wait, e.BusyPoll())
+		}
 		sleep(ctx, wait)
 		if ctx.Err() != nil {
 			return true, ctx.Err()
@@ -464,7 +478,7 @@ func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint
 		SELECT o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at
 		FROM outbox o
 		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
-		  AND o.xid < pg_snapshot_xmin(pg_current_snapshot())
+		  AND o.xid < (`+horizonSQL+`)
 		ORDER BY o.xid, o.id
 		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, limit)
 	if err != nil {
@@ -486,6 +500,24 @@ func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint
 	}
 	return out, nil
 }
+
+// horizonSQL is the xid below which this statement may read the outbox:
+// the oldest transaction its snapshot does not see that may have written
+// here, else the snapshot's xmax. That is pg_snapshot_xmin, except that a
+// transaction still running in another database of the cluster is left out:
+// it cannot write this outbox, and on a shared server another database's
+// long transaction (a DROP DATABASE of a test, a report) held every
+// projector back by seconds (decision 0212). A transaction that has ended by
+// the time pg_stat_activity is read, or whose database is not shown (a role
+// without pg_read_all_stats sees no other role's xids), still counts.
+const horizonSQL = `
+		SELECT coalesce((
+			SELECT min(x) FROM pg_snapshot_xip(s.snap) AS x
+			WHERE NOT EXISTS (
+				SELECT FROM pg_stat_activity a
+				WHERE a.backend_xid = xid(x) AND a.datname IS DISTINCT FROM current_database())
+		), pg_snapshot_xmax(s.snap))
+		FROM (SELECT pg_current_snapshot() AS snap) s`
 
 // stats updates the backlog and lag gauges (at most every second) and
 // tells whether rows wait behind a running transaction, and whether a

@@ -541,3 +541,33 @@ func TestPrunerKeepsWhatARebuildNeeds(t *testing.T) {
 	waitFor(t, "the replay", func() bool { return len(again.events()) == 4 })
 	require.Equal(t, []string{"e0", "e1", "e2", "e3"}, again.events())
 }
+
+// TestOtherDatabasesDoNotHoldTheOutboxBack (decision 0212): a transaction
+// running in another database of the cluster cannot write this outbox, so
+// rows committed after it began are delivered while it still runs; a
+// running transaction of this database still holds them back
+// (TestOutOfOrderCommitIsNotSkipped).
+func TestOtherDatabasesDoNotHoldTheOutboxBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, other := shardDB(t), shardDB(t)
+
+	long, err := other.Begin(ctx)
+	require.NoError(t, err)
+	defer long.Rollback(ctx) //nolint:errcheck
+	// It takes an xid, older than the rows below.
+	_, err = long.Exec(ctx, `SELECT pg_current_xact_id()`)
+	require.NoError(t, err)
+	for _, id := range []string{"A", "B"} {
+		_, err := db.Exec(ctx, insertSQL, id)
+		require.NoError(t, err)
+	}
+
+	rec := &recorder{name: "rec"}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{Poll: 20 * time.Millisecond})
+	require.NoError(t, err)
+	run(t, c)
+	waitFor(t, "A and B while the other database's transaction runs", func() bool { return len(rec.events()) == 2 })
+	require.Equal(t, []string{"A", "B"}, rec.events())
+}

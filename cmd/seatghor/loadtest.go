@@ -106,6 +106,7 @@ func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.
 	adminURL := fs.String("admin-url", "http://"+cfg.AdminAddr, "the running server's admin listener (its /metrics)")
 	pgURL := fs.String("pg-url", "", "the database the shows land on (the shard's), for the baseline transaction")
 	redisURL := fs.String("redis-url", cfg.RedisURL, "the Redis for the baseline GETs")
+	redisPrefix := fs.String("redis-prefix", cfg.RedisPrefix, "the server's Redis key prefix; with it, the big show's seat map is dropped and its rebuild timed")
 	preset := fs.String("preset", "small", "small or full")
 	conc := fs.Int("concurrency", 0, "closed-loop clients (0: the preset's)")
 	showSeats := fs.Int("show-seats", -1, "seats of the one big show, in rows of 500; 0 skips it (negative: the preset's)")
@@ -122,7 +123,7 @@ func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.
 		return fmt.Errorf("%w: loadtest holds: no preset %q (small, full)", errUsage, *preset)
 	}
 	lt.BaseURL, lt.AdminURL = strings.TrimRight(*url, "/"), strings.TrimRight(*adminURL, "/")
-	lt.PGURL, lt.RedisURL, lt.SeatMapPath = *pgURL, *redisURL, *seatMapPath
+	lt.PGURL, lt.RedisURL, lt.RedisPrefix, lt.SeatMapPath = *pgURL, *redisURL, *redisPrefix, *seatMapPath
 	if lt.PGURL == "" && len(cfg.ShardURLs) == 1 {
 		lt.PGURL = cfg.ShardURLs[0]
 	}

@@ -54,7 +54,7 @@ func TestLoadtestHoldsCommand(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "holds.json")
 	var out bytes.Buffer
 	err := run(context.Background(), []string{"loadtest", "holds", "--url", env.URL, "--admin-url", env.AdminURL,
-		"--pg-url", env.App.Router.Shards()[0].Config().ConnString(), "--redis-url", r.URL,
+		"--pg-url", env.App.Router.Shards()[0].Config().ConnString(), "--redis-url", r.URL, "--redis-prefix", r.Prefix,
 		"--concurrency", "4", "--show-seats", "1000", "--shows", "5", "--ga-places", "200", "--duration", "500ms",
 		"--out", file}, &out, &out)
 	require.NoError(t, err, out.String())
@@ -77,6 +77,7 @@ func TestLoadtestHoldsCommand(t *testing.T) {
 		require.Positive(t, sc.HoldsRatio, sc.Name)
 		require.Positive(t, sc.SeatMapRatio, sc.Name)
 	}
+	require.Len(t, res.Scenarios[0].Rebuilds, 3, "the big show's seat map rebuilt and timed")
 	require.NotNil(t, res.GA)
 	require.Positive(t, res.GA.Bucketed.PerSecond)
 	require.Positive(t, res.GA.SingleRow.PerSecond)

@@ -654,3 +654,46 @@ func TestPaymentKeepsItsSeatsHeldInTheMap(t *testing.T) {
 	require.Equal(t, []byte{0b01_00}, resp.Msg.GetAvailability(), "A2 is still held: its payment is under way")
 	require.Equal(t, loads, metric(t, env, "seatghor_seatmap_shard_loads_total", ""), "from Redis, no reread")
 }
+
+// TestManyShowsInOneBatch (decision 0210): a batch that names many shows on
+// two shards, as the buses' on-sale does, is read with one query per shard
+// and written with one Redis pipeline; shows with a map converge to the
+// database, a show without one is recomputed whole, and the same events
+// again change nothing.
+func TestManyShowsInOneBatch(t *testing.T) {
+	t.Parallel()
+	env, r := newEnv(t, false, nil)
+	ctx := context.Background()
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	rumana, karim := as(t, env, "rumana", auth.RoleUser), as(t, env, "karim", auth.RoleUser)
+	var shows []int64
+	for i := range 10 {
+		show := createShow(t, env, fmt.Sprintf("bus %d", i), 3, 4, 0)
+		shows = append(shows, show)
+		if i > 0 { // the first has no map in Redis yet
+			m, err := env.App.Booking.SeatMap(ctx, show)
+			require.NoError(t, err)
+			require.NoError(t, store.Put(ctx, m))
+		}
+		for _, h := range []struct {
+			c     caller
+			seats []string
+		}{{rumana, []string{"A1", "B2"}}, {karim, []string{fmt.Sprintf("C%d", i%4+1)}}} {
+			resp, err := h.c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: h.seats}))
+			require.NoError(t, err)
+			if i%3 == 0 { // and some released again
+				_, err = h.c.holds.ReleaseHold(ctx, connect.NewRequest(&bookingv1.ReleaseHoldRequest{HoldId: resp.Msg.GetHold().GetHoldId()}))
+				require.NoError(t, err)
+			}
+		}
+	}
+	var events []projections.Event
+	for _, show := range shows {
+		events = append(events, shardEvents(t, env, show)...)
+	}
+	p := seatmap.NewProjector(store, env.App.Booking, slog.New(slog.DiscardHandler))
+	require.NoError(t, p.Apply(ctx, events))
+	requireConverged(t, env, store, shows)
+	require.NoError(t, p.Apply(ctx, events))
+	requireConverged(t, env, store, shows)
+}

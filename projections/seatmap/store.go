@@ -250,24 +250,54 @@ return 1
 // of the show. missing tells that there was no map to update (or it no
 // longer fits the layout): recompute the show instead.
 func (s *Store) ApplyChanges(ctx context.Context, showID, version int64, c booking.SeatChanges) (missing bool, err error) {
-	args := make([]any, 0, 5+4*len(c.Seats)+3*len(c.Areas))
-	args = append(args, version, c.AsOf.UnixMicro(), s.ttl.Milliseconds(), len(c.Seats))
-	for _, sc := range c.Seats {
-		var until int64
-		if !sc.HeldUntil.IsZero() {
-			until = sc.HeldUntil.UnixMicro()
-		}
-		args = append(args, sc.Index, sc.Version, int(sc.State), until)
-	}
-	args = append(args, len(c.Areas))
-	for _, a := range c.Areas {
-		args = append(args, a.Index, a.Version, a.Remaining)
-	}
-	n, err := applyChanges.Run(ctx, s.rdb, []string{s.availKey(showID), s.heldKey(showID)}, args...).Int()
+	n, err := applyChanges.Run(ctx, s.rdb, []string{s.availKey(showID), s.heldKey(showID)}, changeArgs(version, c, s.ttl)...).Int()
 	if err != nil {
 		return false, fmt.Errorf("seat map %d: apply changes: %w", showID, err)
 	}
 	return n != 1, nil
+}
+
+// ApplyChangesMany is ApplyChanges for many shows in one Redis round trip
+// (a pipeline), for a batch that names thousands of shows (decision 0210).
+// versions holds each show's newest event xid; it returns the shows that
+// had no map to update (recompute them).
+func (s *Store) ApplyChangesMany(ctx context.Context, versions map[int64]int64, changes map[int64]booking.SeatChanges) (missing []int64, err error) {
+	if len(changes) == 0 {
+		return nil, nil
+	}
+	ids := make([]int64, 0, len(changes))
+	for id := range changes {
+		ids = append(ids, id)
+	}
+	run := func() ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(ids))
+		_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, id := range ids {
+				cmds[i] = applyChanges.EvalSha(ctx, p, []string{s.availKey(id), s.heldKey(id)},
+					changeArgs(versions[id], changes[id], s.ttl)...)
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// A Redis that restarted (or was flushed) forgot the script; the
+		// script is idempotent, so the whole pipeline may run again.
+		if err := applyChanges.Load(ctx, s.rdb).Err(); err != nil {
+			return nil, fmt.Errorf("seat maps: load script: %w", err)
+		}
+		cmds, err = run()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("seat maps of %d shows: apply changes: %w", len(ids), err)
+	}
+	for i, c := range cmds {
+		if n, _ := c.Int(); n != 1 {
+			missing = append(missing, ids[i])
+		}
+	}
+	return missing, nil
 }
 
 // PutAvailability stores m's availability if it is newer (see the script);
@@ -301,6 +331,15 @@ func (s *Store) Put(ctx context.Context, m booking.SeatMap) error {
 	})
 	if err != nil {
 		return fmt.Errorf("seat map %d: write: %w", m.ShowID, err)
+	}
+	return nil
+}
+
+// Drop forgets a show's whole map, so the next read loads it from the shard
+// (the load test times that: a full rebuild of one show's map).
+func (s *Store) Drop(ctx context.Context, showID int64) error {
+	if err := s.rdb.Del(ctx, s.layoutKey(showID), s.metaKey(showID), s.availKey(showID), s.heldKey(showID)).Err(); err != nil {
+		return fmt.Errorf("seat map %d: drop: %w", showID, err)
 	}
 	return nil
 }
@@ -479,6 +518,24 @@ func (s *Store) Reset(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// changeArgs are applyChanges's arguments (see the script).
+func changeArgs(version int64, c booking.SeatChanges, ttl time.Duration) []any {
+	args := make([]any, 0, 5+4*len(c.Seats)+3*len(c.Areas))
+	args = append(args, version, c.AsOf.UnixMicro(), ttl.Milliseconds(), len(c.Seats))
+	for _, sc := range c.Seats {
+		var until int64
+		if !sc.HeldUntil.IsZero() {
+			until = sc.HeldUntil.UnixMicro()
+		}
+		args = append(args, sc.Index, sc.Version, int(sc.State), until)
+	}
+	args = append(args, len(c.Areas))
+	for _, a := range c.Areas {
+		args = append(args, a.Index, a.Version, a.Remaining)
+	}
+	return args
 }
 
 func availArgs(m booking.SeatMap, ttl time.Duration) []any {

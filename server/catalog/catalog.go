@@ -368,8 +368,11 @@ func complete(s *Show, createdBy string, now time.Time) error {
 		areas[a.Name] = true
 		if a.Buckets == 0 {
 			// one counter row takes about 250 writes/s; a bucket per 250
-			// places, at most 16, keeps the crowd off a single hot row.
-			s.GAAreas[i].Buckets = min(16, max(1, (a.Capacity+249)/250))
+			// places keeps the crowd off a single hot row. At most 64: more
+			// buckets than holds in flight on one area (an API process has
+			// 20 connections a shard), so the SKIP LOCKED fast path finds a
+			// free one instead of falling back (decision 0211).
+			s.GAAreas[i].Buckets = min(64, max(1, (a.Capacity+249)/250))
 		}
 		s.GAAreas[i].Buckets = min(s.GAAreas[i].Buckets, a.Capacity)
 	}

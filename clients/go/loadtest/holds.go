@@ -27,6 +27,7 @@ import (
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/projections/seatmap"
 )
 
 // HoldsConfig is `seatghor loadtest holds`: the on-sale morning's two hot
@@ -44,6 +45,9 @@ type HoldsConfig struct {
 	AdminURL string `json:"-"`
 	PGURL    string `json:"-"`
 	RedisURL string `json:"-"`
+	// RedisPrefix is the server's key prefix (SEATGHOR_REDIS_PREFIX): with
+	// it, the run drops the big show's seat map and times its rebuild.
+	RedisPrefix string `json:"-"`
 	// Preset names the configuration the run started from.
 	Preset string `json:"preset"`
 	// Concurrency is the number of closed-loop clients of every phase.
@@ -128,25 +132,38 @@ type HoldsScenario struct {
 	SeatMapDelayP99 float64 `json:"seatmap_delay_p99_seconds"`
 	ProjectorLagMax float64 `json:"seatmap_lag_max_seconds"`
 	CatchUp         float64 `json:"seatmap_catch_up_seconds"`
+	// HoldsCPU is the CPU time per successful hold while the holds ran:
+	// the server's (projectors included), PostgreSQL's and this tool's.
+	HoldsCPU CPU `json:"create_hold_cpu"`
 	// Baseline is the essential hold transaction replayed with pgx on the
 	// same PostgreSQL: conditional seat UPDATE, hold INSERT, outbox INSERT.
-	Baseline   RPCStats `json:"baseline_tx"`
-	HoldsRatio float64  `json:"holds_ratio"`
-	SeatMap    RPCStats `json:"get_seat_map"`
+	Baseline    RPCStats `json:"baseline_tx"`
+	BaselineCPU CPU      `json:"baseline_tx_cpu"`
+	HoldsRatio  float64  `json:"holds_ratio"`
+	SeatMap     RPCStats `json:"get_seat_map"`
+	SeatMapCPU  CPU      `json:"get_seat_map_cpu"`
 	// SeatMapBytes is the size of one seat map answer (REST, JSON).
 	SeatMapBytes int      `json:"seat_map_bytes"`
 	RedisGet     RPCStats `json:"redis_get"`
 	SeatMapRatio float64  `json:"seat_map_ratio"`
+	// Rebuilds are full rebuilds of the one show's seat map after the
+	// holds (with --redis-prefix): its Redis map dropped, then one
+	// GetSeatMap, which loads the whole show from the shard, writes it to
+	// Redis and answers it, in seconds, each of three.
+	Rebuilds []float64 `json:"seat_map_rebuild_seconds,omitempty"`
 }
 
 // GAResult is GA holds of one place each, bucketed against a single row.
 type GAResult struct {
-	Places     int      `json:"places"`
-	Buckets    int      `json:"buckets"`
-	Bucketed   RPCStats `json:"bucketed"`
-	SingleRow  RPCStats `json:"single_row"`
-	Ratio      float64  `json:"ratio"`
-	OversoldGA int      `json:"oversold"`
+	Places    int      `json:"places"`
+	Buckets   int      `json:"buckets"`
+	Bucketed  RPCStats `json:"bucketed"`
+	SingleRow RPCStats `json:"single_row"`
+	// BucketedCPU and SingleRowCPU are the CPU per successful hold of each.
+	BucketedCPU  CPU     `json:"bucketed_cpu"`
+	SingleRowCPU CPU     `json:"single_row_cpu"`
+	Ratio        float64 `json:"ratio"`
+	OversoldGA   int     `json:"oversold"`
 }
 
 // RunHolds runs every scenario the configuration asks for.
@@ -269,6 +286,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 		return sc, err
 	}
 	lagStop := r.sampleLag(ctx)
+	cpu0 := cpuNow(ctx, r.pg, &before)
 	ok := make([]atomic.Bool, sc.Seats)
 	rec := newRecorder()
 	elapsed := r.closedLoop(ctx, sc.Seats, func(w, k, i int) {
@@ -285,6 +303,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	if err != nil {
 		return sc, err
 	}
+	cpu1 := cpuNow(ctx, r.pg, &after)
 	delayAfter, err := r.caughtUp(ctx)
 	if err != nil {
 		return sc, err
@@ -301,6 +320,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	if held > 0 {
 		sc.StatementsPerHold = (after.statements - before.statements) / float64(held)
 	}
+	sc.HoldsCPU = cpu0.per(cpu1, held)
 	if len(lags) > 0 {
 		sc.ProjectorLagMax = slices.Max(lags)
 	}
@@ -312,11 +332,23 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 		r.log.Warn("loadtest holds: the database holds other seats than the answers said", "answers", held, "database", sc.HeldInDB)
 	}
 
+	if shows == 1 && r.cfg.RedisPrefix != "" {
+		r.log.Info("loadtest holds: seat-map rebuilds", "scenario", name)
+		if sc.Rebuilds, err = r.rebuilds(ctx, ids[0], 3); err != nil {
+			return sc, err
+		}
+	}
+
 	r.log.Info("loadtest holds: GetSeatMap", "scenario", name)
 	seatMapPath := r.cfg.SeatMapPath
 	if seatMapPath == "" {
 		seatMapPath = "/v1/shows/{show}/seatmap"
 	}
+	before, err = scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return sc, err
+	}
+	cpu0 = cpuNow(ctx, r.pg, &before)
 	rec = newRecorder()
 	var size atomic.Int64
 	elapsed = r.closedLoop(ctx, 0, func(w, k, _ int) {
@@ -326,9 +358,13 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 		}
 	})
 	sc.SeatMap, sc.SeatMapBytes = rec.stats(elapsed)["GetSeatMap"], int(size.Load())
+	if after, err = scrape(ctx, r.http, r.cfg.AdminURL); err != nil {
+		return sc, err
+	}
+	sc.SeatMapCPU = cpu0.per(cpuNow(ctx, r.pg, &after), sc.SeatMap.Calls-sc.SeatMap.errorCount())
 
 	r.log.Info("loadtest holds: baseline transaction", "scenario", name)
-	sc.Baseline, err = r.baselineTx(ctx, shows, perShow)
+	sc.Baseline, sc.BaselineCPU, err = r.baselineTx(ctx, shows, perShow)
 	if err != nil {
 		return sc, err
 	}
@@ -343,11 +379,35 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	return sc, nil
 }
 
+// rebuilds drops the show's seat map from Redis and times the GetSeatMap
+// that rebuilds it from the shard (the whole show read from one snapshot,
+// its layout and availability written), n times.
+func (r *holdsRun) rebuilds(ctx context.Context, show int64, n int) ([]float64, error) {
+	store := seatmap.NewStore(r.redis, r.cfg.RedisPrefix, 0)
+	path := fmt.Sprintf("%s/v1/shows/%d/seatmap", r.cfg.BaseURL, show)
+	var out []float64
+	for range n {
+		if err := store.Drop(ctx, show); err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, path, nil)
+		if err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		if _, err := r.do(req); err != nil {
+			return nil, fmt.Errorf("rebuild the seat map of show %d: %w", show, err)
+		}
+		out = append(out, time.Since(start).Seconds())
+	}
+	return out, nil
+}
+
 // ga holds one place at a time on a bucketed GA area and on the same area
 // with a single counter row, one after the other at the same concurrency.
 func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 	res := GAResult{Places: r.cfg.GAPlaces}
-	run := func(label string, buckets int32) (RPCStats, int, error) {
+	run := func(label string, buckets int32, cpu *CPU) (RPCStats, int, error) {
 		ids, err := r.createShows(ctx, 1, func(int) *catalogv1.CreateShowRequest {
 			req := r.showRequest(fmt.Sprintf("Load test %s GA %s", r.runID[:6], label), catalogv1.ShowKind_SHOW_KIND_SPORT)
 			req.Venue, req.Origin, req.Destination = "Load test field", "", ""
@@ -358,6 +418,11 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 			return RPCStats{}, 0, err
 		}
 		r.log.Info("loadtest holds: GA holds", "counter", label)
+		before, err := scrape(ctx, r.http, r.cfg.AdminURL)
+		if err != nil {
+			return RPCStats{}, 0, err
+		}
+		cpu0 := cpuNow(ctx, r.pg, &before)
 		rec := newRecorder()
 		var held atomic.Int64
 		elapsed := r.closedLoop(ctx, r.cfg.GAPlaces, func(w, k, _ int) {
@@ -367,6 +432,11 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 				held.Add(1)
 			}
 		})
+		after, err := scrape(ctx, r.http, r.cfg.AdminURL)
+		if err != nil {
+			return RPCStats{}, 0, err
+		}
+		*cpu = cpu0.per(cpuNow(ctx, r.pg, &after), int(held.Load()))
 		var taken int
 		err = r.pg.QueryRow(ctx, `SELECT coalesce(sum(quantity), 0) FROM holds WHERE show_id = $1 AND status = 'active'`,
 			ids[0]).Scan(&taken)
@@ -380,10 +450,10 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 	}
 	var over1, over2 int
 	var err error
-	if res.Bucketed, over1, err = run("buckets", 0); err != nil {
+	if res.Bucketed, over1, err = run("buckets", 0, &res.BucketedCPU); err != nil {
 		return res, err
 	}
-	if res.SingleRow, over2, err = run("single", 1); err != nil {
+	if res.SingleRow, over2, err = run("single", 1, &res.SingleRowCPU); err != nil {
 		return res, err
 	}
 	res.OversoldGA = over1 + over2
@@ -610,7 +680,7 @@ func (r *holdsRun) checkHolds(ctx context.Context, ids []int64) (held, oversold 
 // tables shaped like the shard's seats, holds and outbox (same columns,
 // constraints and indexes), which it creates and drops: one seat each,
 // distinct seats, the same concurrency and duration.
-func (r *holdsRun) baselineTx(ctx context.Context, shows, perShow int) (RPCStats, error) {
+func (r *holdsRun) baselineTx(ctx context.Context, shows, perShow int) (RPCStats, CPU, error) {
 	p := "loadtest_" + r.runID[:8] + "_"
 	ddl := `
 CREATE TABLE ` + p + `seats (
@@ -643,10 +713,11 @@ ANALYZE ` + p + `seats;`
 	// as literals.
 	script := strings.NewReplacer("$1", strconv.Itoa(shows), "$2", strconv.Itoa(perShow)).Replace(ddl)
 	if _, err := r.pg.Exec(ctx, script, pgx.QueryExecModeSimpleProtocol); err != nil {
-		return RPCStats{}, fmt.Errorf("baseline tables: %w", err)
+		return RPCStats{}, CPU{}, fmt.Errorf("baseline tables: %w", err)
 	}
 	payload := bytes.Repeat([]byte{'x'}, 120) // about a HoldCreated event's size
 	rec := newRecorder()
+	cpu0 := cpuNow(ctx, r.pg, nil)
 	elapsed := r.closedLoop(ctx, shows*perShow, func(w, k, i int) {
 		show, seat := int64(i%shows+1), "S"+strconv.Itoa(i/shows)
 		_, _ = timed(rec, "tx", func() (struct{}, error) {
@@ -674,7 +745,8 @@ ANALYZE ` + p + `seats;`
 			return struct{}{}, err
 		})
 	})
-	return rec.stats(elapsed)["tx"], nil
+	st := rec.stats(elapsed)["tx"]
+	return st, cpu0.per(cpuNow(ctx, r.pg, nil), st.Calls-st.errorCount()), nil
 }
 
 // baselineRedis GETs one value of size bytes from Redis, closed loop.
@@ -730,8 +802,21 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 		line("GetSeatMap (REST)", sc.SeatMap, "answers/s")
 		line(fmt.Sprintf("baseline: Redis GET of %d B", sc.SeatMapBytes), sc.RedisGet, "GETs/s")
 		fmt.Fprintf(&b, "  ratios: holds / baseline tx %.2f, seat maps / Redis GET %.3f\n", sc.HoldsRatio, sc.SeatMapRatio)
+		cpu := func(name string, c CPU) {
+			fmt.Fprintf(&b, "  CPU per %-22s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs\n", name+":", c.ServerUS, c.DatabaseUS, c.ToolUS)
+		}
+		cpu("hold", sc.HoldsCPU)
+		cpu("baseline tx", sc.BaselineCPU)
+		cpu("seat map", sc.SeatMapCPU)
 		fmt.Fprintf(&b, "  held in the database %d, oversold %d, %.1f server statements per hold (projectors included)\n",
 			sc.HeldInDB, sc.Oversold, sc.StatementsPerHold)
+		if len(sc.Rebuilds) > 0 {
+			fmt.Fprintf(&b, "  full rebuild of the show's seat map (dropped from Redis, then one GetSeatMap):")
+			for _, s := range sc.Rebuilds {
+				fmt.Fprintf(&b, " %.0f ms", 1000*s)
+			}
+			fmt.Fprintln(&b)
+		}
 		fmt.Fprintf(&b, "  seat-map projector during the holds: event delay p99 <= %g s, lag max %.3f s, caught up %.1f s after the last hold\n",
 			sc.SeatMapDelayP99, sc.ProjectorLagMax, sc.CatchUp)
 	}
@@ -740,6 +825,13 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 		line(fmt.Sprintf("CreateHold, %d buckets", ga.Buckets), ga.Bucketed, "holds/s")
 		line("CreateHold, one counter row", ga.SingleRow, "holds/s")
 		fmt.Fprintf(&b, "  ratio: buckets / one row %.2f, oversold %d\n", ga.Ratio, ga.OversoldGA)
+		for _, c := range []struct {
+			name string
+			cpu  CPU
+		}{{"buckets", ga.BucketedCPU}, {"one row", ga.SingleRowCPU}} {
+			fmt.Fprintf(&b, "  CPU per hold, %-8s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs\n",
+				c.name+":", c.cpu.ServerUS, c.cpu.DatabaseUS, c.cpu.ToolUS)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

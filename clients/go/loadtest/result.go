@@ -140,6 +140,8 @@ func (p *phase) result(elapsed time.Duration, before, after metrics, booked int)
 // its admin listener.
 type metrics struct {
 	statements, writes, projectorLag float64
+	// cpu is the server process's CPU seconds (process_cpu_seconds_total).
+	cpu float64
 }
 
 func scrape(ctx context.Context, hc *http.Client, base string) (metrics, error) {
@@ -170,6 +172,8 @@ func scrape(ctx context.Context, hc *http.Client, base string) (metrics, error) 
 				m.writes += s.GetCounter().GetValue()
 			case "seatghor_projector_lag_seconds":
 				m.projectorLag = max(m.projectorLag, s.GetGauge().GetValue())
+			case "process_cpu_seconds_total":
+				m.cpu = s.GetCounter().GetValue()
 			}
 		}
 	}
