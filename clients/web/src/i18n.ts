@@ -49,8 +49,15 @@ export function taka(minor: bigint, lang: Lang): string {
   return (neg ? "−" : "") + digits(s, lang);
 }
 
-/** The zone times are shown in until shows carry their own. */
+/** The zone of times the server gives no show zone for (decision 0170). */
 export const SHOW_ZONE = "Asia/Dhaka";
+
+/** A show's time as the server words it in the show's own zone (the
+ * LocalTime fields), else formatted here in SHOW_ZONE. */
+export function showTime(local: { en: string; bn: string } | undefined, d: Date | undefined, lang: Lang): string {
+  const worded = local && (lang === "bn" ? local.bn : local.en);
+  return worded || when(d, lang);
+}
 
 export function when(d: Date | undefined, lang: Lang, zone: string = SHOW_ZONE): string {
   if (!d) return "";

@@ -6,7 +6,7 @@ import { ShowKind } from "@seatghor/client";
 import type { Show, TripHit } from "@seatghor/client";
 
 import { ErrorNote, Link, useApp } from "../app.js";
-import { digits, taka, tsDate, when } from "../i18n.js";
+import { digits, taka, tsDate, showTime } from "../i18n.js";
 
 export function Home() {
   const { t, api, go, lang, session } = useApp();
@@ -88,7 +88,7 @@ export function Home() {
                     </strong>
                     <span>{h.operator}</span>
                     <span>
-                      {t.departs}: {when(tsDate(h.startsAt), lang)}
+                      {t.departs}: {showTime(h.startsAtLocal, tsDate(h.startsAt), lang)}
                     </span>
                     <span>
                       {h.lowestPrice && t.from(taka(h.lowestPrice.amountMinor, lang))} ·{" "}
@@ -118,7 +118,7 @@ export function Home() {
                 <strong>{s.title}</strong>
                 <span>{s.venue}</span>
                 <span>
-                  {t.starts}: {when(tsDate(s.startsAt), lang)}
+                  {t.starts}: {showTime(s.startsAtLocal, tsDate(s.startsAt), lang)}
                 </span>
               </Link>
             </li>

@@ -9,7 +9,7 @@ import { QueueTokenError, SeatsUnavailableError, withQueueToken } from "@seatgho
 import type { GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 
 import { ErrorNote, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, when } from "../i18n.js";
+import { digits, mmss, taka, tsDate, showTime } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 
 const REFRESH_MS = 2000;
@@ -214,7 +214,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       <h1 tabIndex={-1}>{show.title}</h1>
       <p class="meta">
         {show.origin ? `${show.origin} → ${show.destination}` : show.venue}
-        {show.operator && ` · ${show.operator}`} · {when(tsDate(show.startsAt), lang)}
+        {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
       </p>
       <div class="layout">
         <div class="mapcol">

@@ -6,7 +6,7 @@ import { OrderStatus, TicketStatus } from "@seatghor/client";
 import type { Order, Ticket } from "@seatghor/client";
 
 import { ErrorNote, NeedSession, useApp } from "../app.js";
-import { digits, taka, tsDate, when } from "../i18n.js";
+import { digits, taka, tsDate, showTime } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 
 const POLL_MS = 1500;
@@ -89,7 +89,7 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
     <section class="order" aria-label={`${t.order} ${props.orderId}`}>
       <h2>{first.showTitle}</h2>
       <p class="meta">
-        {first.origin ? `${first.origin} → ${first.destination}` : first.venue} · {when(tsDate(first.startsAt), lang)}
+        {first.origin ? `${first.origin} → ${first.destination}` : first.venue} · {showTime(first.startsAtLocal, tsDate(first.startsAt), lang)}
       </p>
       <ul class="tickets">
         {props.tickets.map((x) => (
@@ -123,7 +123,7 @@ function TicketCard({ ticket }: { ticket: Ticket }) {
     setPreparing(true);
     try {
       for (;;) {
-        const r = await api.tickets.getTicketDownload({ ticketId: ticket.ticketId });
+        const r = await api.tickets.getTicketDownload({ ticketId: ticket.ticketId, lang });
         if (r.ready) {
           setPdf(r.url);
           break;
@@ -163,7 +163,7 @@ function TicketCard({ ticket }: { ticket: Ticket }) {
           )
         ) : null}
         <ErrorNote err={err} />
-        {ticket.checkedInAt && <p>{digits(when(tsDate(ticket.checkedInAt), lang), lang)}</p>}
+        {ticket.checkedInAt && <p>{digits(showTime(ticket.checkedInAtLocal, tsDate(ticket.checkedInAt), lang), lang)}</p>}
       </div>
     </li>
   );
