@@ -136,7 +136,7 @@ func TestOperationsNamesEveryAlert(t *testing.T) {
 	require.NoError(t, err)
 	for _, g := range groups.Groups {
 		for _, rule := range g.Rules {
-			require.Contains(t, string(doc), "`"+rule.Alert+"`", "docs/operations.md does not list the alert")
+			require.True(t, strings.Contains(string(doc), "`"+rule.Alert+"`"), "docs/operations.md does not list the alert %s", rule.Alert)
 		}
 	}
 }
