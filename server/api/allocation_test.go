@@ -62,12 +62,25 @@ func newAllocationEnv(t *testing.T, opts apptest.Options, req *catalogv1.CreateS
 	clk := clock.NewFake(time.Now().UTC().Truncate(time.Second))
 	opts.Clock = clk
 	env := apptest.New(t, opts)
+	if opts.Partners == nil {
+		registerPartners(t, env, 8)
+	}
 	env.Member(t, "org", "op", catalog.RoleManager)
 	req.OrganizationId = "org"
 	return allocationEnv{
 		env: env, clk: clk, show: createShow(t, env, req),
 		operator: withToken(env, env.Token(t, "op", auth.RoleOperator)),
 		public:   withToken(env, env.Token(t, "rumana", auth.RoleUser)),
+	}
+}
+
+// registerPartners has an admin register n partners, so that the ids 1…n
+// the tests allocate to are partners the platform knows (decision 0185).
+func registerPartners(t *testing.T, env *apptest.Env, n int) {
+	t.Helper()
+	for i := 1; i <= n; i++ {
+		p := newPartner(t, env, fmt.Sprintf("Agency %d", i), 500)
+		require.Equal(t, int64(i), p.GetPartnerId(), "a fresh catalog numbers partners from 1")
 	}
 }
 

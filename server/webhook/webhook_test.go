@@ -649,9 +649,18 @@ func TestRetriesForThreeDaysThenDisablesAndGivesUp(t *testing.T) {
 		require.NoError(t, err)
 		return list.Msg.GetEndpoints()[0]
 	}
-	require.Eventually(t, func() bool { return attempts() == 1 }, 30*time.Second, 10*time.Millisecond)
+	// The claim counts the attempt before the POST; its log row follows the
+	// answer, so wait for both.
+	var d *partnerv1.WebhookDelivery
+	require.Eventually(t, func() bool {
+		list := deliveries(t, ops, id)
+		if len(list) == 0 || list[0].GetAttempts() != 1 || len(list[0].GetRecentAttempts()) == 0 {
+			return false
+		}
+		d = list[0]
+		return true
+	}, 30*time.Second, 10*time.Millisecond)
 	// The next attempt waits: 5 s doubling, the upper half random.
-	d := deliveries(t, ops, id)[0]
 	wait := d.GetNextAttemptAt().AsTime().Sub(d.GetRecentAttempts()[0].GetAttemptedAt().AsTime())
 	require.True(t, wait >= 2500*time.Millisecond && wait <= 5*time.Second, "first retry after %s", wait)
 	for n := int32(2); n <= 9; n++ { // nine attempts within the first 24 hours
