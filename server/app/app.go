@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,7 +53,8 @@ type Config struct {
 	// MaxConns bounds each pool; 0 takes pgx's default.
 	MaxConns int32
 	// RedisURL locates the seat-map cache; empty: GetSeatMap reads
-	// the shards and the seat-map projector does not run.
+	// the shards and the seat-map projector does not run. A URL naming more
+	// nodes with addr= parameters is a Redis Cluster (decision 0200).
 	RedisURL string
 	// RedisPrefix starts every Redis key of the platform; default "seatghor:".
 	RedisPrefix string
@@ -138,8 +140,9 @@ type App struct {
 	// Readiness answers /readyz and the gRPC health service on both; Drain
 	// it first on shutdown (decision 0080).
 	Readiness *api.Readiness
-	// Redis is the seat-map cache's client; nil without SEATGHOR_REDIS_URL.
-	Redis *redis.Client
+	// Redis is the seat-map cache's client, a single Redis or a Redis
+	// Cluster; nil without SEATGHOR_REDIS_URL.
+	Redis redis.UniversalClient
 	// SeatMaps is the Redis seat map's reader; nil without Redis.
 	SeatMaps *seatmap.Reader
 	// Projections runs the read side's projectors (the projectors role).
@@ -236,15 +239,10 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 	var projectors []projections.Projector
 	if cfg.RedisURL != "" {
-		opts, err := redis.ParseURL(cfg.RedisURL)
-		if err != nil {
+		var err error
+		if a.Redis, err = openRedis(cfg.RedisURL, cfg.RedisPrefix); err != nil {
 			return fmt.Errorf("SEATGHOR_REDIS_URL: %w", err)
 		}
-		// Short timeouts: when Redis is down, GetSeatMap falls back to the
-		// shard quickly instead of waiting.
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 300*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
-		opts.MaxRetries = 1
-		a.Redis = redis.NewClient(opts)
 		store := seatmap.NewStore(a.Redis, cfg.RedisPrefix, 0)
 		a.SeatMaps, err = seatmap.NewReader(store, a.Booking, cfg.Clock.Now, cfg.Log, a.Registry)
 		if err != nil {
@@ -331,6 +329,40 @@ func (a *App) closeRead() {
 	if a.Read != nil {
 		a.Read.Close()
 	}
+}
+
+// openRedis connects to the Redis of url: a Redis Cluster when the URL
+// names further nodes with addr= parameters (go-redis's cluster URL, e.g.
+// redis://h1:7000?addr=h2:7000&addr=h3:7000; decision 0200), else a single
+// Redis. Timeouts are short: when Redis is down, GetSeatMap falls back to
+// the shard quickly instead of waiting.
+func openRedis(url, prefix string) (redis.UniversalClient, error) {
+	const dial, read, write = 300 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond
+	if !strings.Contains(url, "addr=") {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, err
+		}
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = dial, read, write
+		opts.MaxRetries = 1
+		return redis.NewClient(opts), nil
+	}
+	// Multi-key scripts stay in one slot only through the hash tag of the
+	// key names ({show id}, {sale id}); a brace in the prefix would
+	// become the tag instead.
+	if strings.ContainsAny(prefix, "{}") {
+		return nil, fmt.Errorf("a Redis Cluster's key prefix (SEATGHOR_REDIS_PREFIX %q) may not contain { or }", prefix)
+	}
+	opts, err := redis.ParseClusterURL(url)
+	if err != nil {
+		return nil, err
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = dial, read, write
+	// A redirect (MOVED, ASK) or a failover in progress is retried with
+	// the cluster's new map: a few short retries ride out a failover's
+	// blip where a single Redis would just be down.
+	opts.MaxRetries = 3
+	return redis.NewClusterClient(opts), nil
 }
 
 func (a *App) closeRedis() {
