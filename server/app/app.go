@@ -362,7 +362,47 @@ func openRedis(url, prefix string) (redis.UniversalClient, error) {
 	// the cluster's new map: a few short retries ride out a failover's
 	// blip where a single Redis would just be down.
 	opts.MaxRetries = 3
-	return redis.NewClusterClient(opts), nil
+	// go-redis relearns the slot map on a redirect (MOVED), but a primary
+	// that died answers nothing: ask again after every failed call, or the
+	// client keeps dialing the dead node until its next periodic reload.
+	opts.ClusterStateReloadInterval = 10 * time.Second
+	c := redis.NewClusterClient(opts)
+	c.AddHook(reloadOnFailure{c})
+	return c, nil
+}
+
+// reloadOnFailure makes a cluster client reload the slot map after a call
+// failed for a reason other than Redis's answer (a dead or unreachable
+// node) or because the cluster is down (a failover in progress). Reloads
+// are lazy and coalesced by go-redis, so a burst of failures costs one.
+type reloadOnFailure struct{ c *redis.ClusterClient }
+
+func (h reloadOnFailure) failed(ctx context.Context, err error) {
+	var reply redis.Error
+	if err == nil || errors.Is(err, redis.Nil) {
+		return
+	}
+	if !errors.As(err, &reply) || strings.HasPrefix(err.Error(), "CLUSTERDOWN") || strings.HasPrefix(err.Error(), "TRYAGAIN") {
+		h.c.ReloadState(ctx)
+	}
+}
+
+func (reloadOnFailure) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnFailure) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.failed(ctx, err)
+		return err
+	}
+}
+
+func (h reloadOnFailure) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.failed(ctx, err)
+		return err
+	}
 }
 
 func (a *App) closeRedis() {
