@@ -15,6 +15,9 @@
 #     their own redis-server on a free port; `seatghor dev` starts one too
 #     (without it, dev falls back to an in-process Redis). The package's
 #     own service is not started.
+#   - redis-cli (Debian package `redis-tools`): the Redis Cluster tests
+#     (server/redistest) start six redis-server nodes and join them with
+#     `redis-cli --cluster create`.
 #   - clients/ts/node_modules (npm ci), for code generation and the
 #     TypeScript client test.
 #   - the Meilisearch server binary for the trip-index tests
@@ -93,6 +96,10 @@ fi
 # Everything below is for the tests and code generation only.
 if [[ $for_what == run ]]; then
   exit 0
+fi
+
+if ! command -v redis-cli >/dev/null; then
+  apt_install redis-tools
 fi
 
 # npm ci writes node_modules/.package-lock.json; a package-lock.json newer
