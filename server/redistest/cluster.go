@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,21 +142,39 @@ func (c *Cluster) primaryOf(key string) (string, error) {
 	var last error
 	for addr := range c.nodes {
 		n := c.node(addr)
-		slot, err := n.ClusterKeySlot(ctx, key).Result()
-		if err == nil {
-			var ranges []redis.ClusterSlot
-			ranges, err = n.ClusterSlots(ctx).Result()
-			for _, r := range ranges {
-				if int64(r.Start) <= slot && slot <= int64(r.End) && len(r.Nodes) > 0 {
-					_ = n.Close()
-					return r.Nodes[0].Addr, nil
-				}
-			}
-		}
+		p, err := servedBy(ctx, n, key)
 		_ = n.Close()
+		if err == nil && p != "" {
+			return p, nil
+		}
 		last = err
 	}
 	return "", fmt.Errorf("no node knows the primary of %q (%v)", key, last)
+}
+
+// servedBy returns the primary that node n says serves key ("" if none).
+func servedBy(ctx context.Context, n *redis.Client, key string) (string, error) {
+	slot, err := n.ClusterKeySlot(ctx, key).Result()
+	if err != nil {
+		return "", err
+	}
+	shards, err := n.ClusterShards(ctx).Result()
+	if err != nil {
+		return "", err
+	}
+	for _, sh := range shards {
+		for _, r := range sh.Slots {
+			if r.Start > slot || slot > r.End {
+				continue
+			}
+			for _, nd := range sh.Nodes {
+				if nd.Role == "master" && nd.Health == "online" {
+					return net.JoinHostPort(nd.IP, strconv.FormatInt(nd.Port, 10)), nil
+				}
+			}
+		}
+	}
+	return "", nil
 }
 
 // replicaOf returns the address of a replica of the primary at addr.
@@ -203,16 +222,9 @@ func (c *Cluster) agree(key, want string) error {
 			err = fmt.Errorf("%s: cluster not ok", addr)
 		}
 		if err == nil {
-			var slot int64
-			slot, err = n.ClusterKeySlot(ctx, key).Result()
-			if err == nil {
-				var ranges []redis.ClusterSlot
-				ranges, err = n.ClusterSlots(ctx).Result()
-				for _, r := range ranges {
-					if int64(r.Start) <= slot && slot <= int64(r.End) && (len(r.Nodes) == 0 || r.Nodes[0].Addr != want) {
-						err = fmt.Errorf("%s: slot %d still served by %v", addr, slot, r.Nodes)
-					}
-				}
+			var p string
+			if p, err = servedBy(ctx, n, key); err == nil && p != want {
+				err = fmt.Errorf("%s: %q still served by %q", addr, key, p)
 			}
 		}
 		_ = n.Close()
