@@ -358,10 +358,10 @@ func openRedis(url, prefix string) (redis.UniversalClient, error) {
 		return nil, err
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = dial, read, write
-	// A redirect (MOVED, ASK) or a failover in progress is retried with
-	// the cluster's new map: a few short retries ride out a failover's
-	// blip where a single Redis would just be down.
-	opts.MaxRetries = 3
+	// Fail fast as on a single Redis: the reader answers from the shard
+	// meanwhile. Redirects (MOVED, ASK) are followed apart from this
+	// (MaxRedirects, 3).
+	opts.MaxRetries = 1
 	// go-redis relearns the slot map on a redirect (MOVED), but a primary
 	// that died answers nothing: ask again after every failed call, or the
 	// client keeps dialing the dead node until its next periodic reload.
