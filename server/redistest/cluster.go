@@ -272,7 +272,9 @@ func startCluster() (c *Cluster, err error) {
 		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 			"--appendonly", "no", "--dir", nd, "--logfile", filepath.Join(nd, "redis.log"),
 			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(nd, "nodes.conf"),
-			"--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no")
+			"--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no",
+			// Replicas sync at once, not after the default 5 s wait for more.
+			"--repl-diskless-sync-delay", "0")
 		if err := cmd.Start(); err != nil {
 			return nil, fmt.Errorf("start redis-server: %w", err)
 		}
