@@ -256,12 +256,15 @@ func startCluster() (c *Cluster, err error) {
 			c.stop()
 		}
 	}()
+	// Twelve distinct ports: each node's own and its cluster bus port
+	// (named, since the default, port+10000, may be taken or past 65535).
+	ports, err := freePorts(12)
+	if err != nil {
+		return nil, err
+	}
 	var addrs []string
-	for range 6 {
-		port, err := FreePort()
-		if err != nil {
-			return nil, err
-		}
+	for i := range 6 {
+		port, bus := ports[2*i], ports[2*i+1]
 		nd := filepath.Join(dir, strconv.Itoa(port))
 		if err := os.Mkdir(nd, 0o700); err != nil {
 			return nil, err
@@ -271,7 +274,7 @@ func startCluster() (c *Cluster, err error) {
 		// keep answering while one fails over.
 		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 			"--appendonly", "no", "--dir", nd, "--logfile", filepath.Join(nd, "redis.log"),
-			"--cluster-enabled", "yes", "--cluster-config-file", filepath.Join(nd, "nodes.conf"),
+			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus), "--cluster-config-file", filepath.Join(nd, "nodes.conf"),
 			"--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no",
 			// Replicas sync at once, not after the default 5 s wait for more.
 			"--repl-diskless-sync-delay", "0")
@@ -309,6 +312,21 @@ func startCluster() (c *Cluster, err error) {
 	}
 	c.URL = "redis://" + addrs[0] + "?addr=" + strings.Join(addrs[1:], "&addr=")
 	return c, nil
+}
+
+// freePorts returns n distinct TCP ports of 127.0.0.1 that nothing listens
+// on now (all held open until the last is picked, so none repeats).
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 func (c *Cluster) ready() error {
