@@ -62,7 +62,8 @@ type config struct {
 	// ledger check), the read
 	// side's projectors, in any combination.
 	Roles map[string]bool
-	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; ).
+	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; ),
+	// a Redis Cluster when it names more nodes with addr= (decision 0200).
 	// Unset in serve: seat maps are read from the shards. Unset in dev:
 	// redis-server if installed, else an in-process Redis.
 	RedisURL string
