@@ -250,10 +250,11 @@ func startCluster() (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{dir: dir, nodes: map[string]*exec.Cmd{}}
+	started := &Cluster{dir: dir, nodes: map[string]*exec.Cmd{}}
+	c = started
 	defer func() {
 		if err != nil {
-			c.stop()
+			started.stop() // c is nil by now
 		}
 	}()
 	// Twelve distinct ports: each node's own and its cluster bus port
