@@ -16,6 +16,9 @@
 #     their own redis-server on a free port; `seatghor dev` starts one too
 #     (without it, dev falls back to an in-process Redis). The package's
 #     own service is not started.
+#   - redis-cli (Debian package `redis-tools`): the Redis Cluster tests
+#     (server/redistest) start six redis-server nodes and join them with
+#     `redis-cli --cluster create`.
 #   - clients/ts/node_modules (npm ci), for code generation and the
 #     TypeScript client test, and clients/web/node_modules (npm ci) for the
 #     site's build (esbuild; the site imports the client from clients/ts).
@@ -132,6 +135,11 @@ fi
 
 if [[ ! -x /usr/bin/chromium ]]; then
   apt_install chromium
+fi
+
+# redis-cli makes the Redis Cluster of the cluster tests (decision 0200).
+if ! command -v redis-cli >/dev/null; then
+  apt_install redis-tools
 fi
 
 # The MinIO server for the object-store tests (server/miniotest.Version).

@@ -71,7 +71,8 @@ type config struct {
 	// Tracing says spans are exported: the standard
 	// OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) is set.
 	Tracing bool
-	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; ).
+	// RedisURL is the seat-map cache (SEATGHOR_REDIS_URL, redis://…; ),
+	// a Redis Cluster when it names more nodes with addr= (decision 0200).
 	// Unset in serve: seat maps are read from the shards. Unset in dev:
 	// redis-server if installed, else an in-process Redis.
 	RedisURL string

@@ -81,7 +81,7 @@ func TestRebuildUnderWriteLoadLosesNothing(t *testing.T) {
 	// while to clear, as in production.
 	pipe := a.Redis.Pipeline()
 	for i := range 50_000 {
-		pipe.Set(ctx, fmt.Sprintf("%sseatmap:%d:avail", r.Prefix, 1_000_000+i), "x", 0)
+		pipe.Set(ctx, fmt.Sprintf("%sseatmap:{%d}:avail", r.Prefix, 1_000_000+i), "x", 0)
 	}
 	_, err := pipe.Exec(ctx)
 	require.NoError(t, err)

@@ -33,7 +33,7 @@ func TestRebuild(t *testing.T) {
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"migrate"}, &out, &out), out.String())
 
-	key := r.Prefix + "seatmap:7:avail"
+	key := r.Prefix + "seatmap:{7}:avail"
 	require.NoError(t, r.Client.HSet(ctx, key, "v", 1).Err())
 	for _, url := range append([]string{catalogURL}, shardURLs...) {
 		_, err := connect(t, url).Exec(ctx, `INSERT INTO projection_checkpoints (projector, id) VALUES ('seatmap', 42)`)

@@ -115,7 +115,7 @@ func TestRestoreDrill(t *testing.T) {
 	require.Contains(t, out.String(), "ok   orders charged once: 3 orders, 0 wrong")
 	require.Contains(t, out.String(), "ok   read models rebuilt")
 	for _, show := range shows {
-		key := fmt.Sprintf("%sseatmap:%v:avail", empty.Prefix, show)
+		key := fmt.Sprintf("%sseatmap:{%v}:avail", empty.Prefix, show)
 		require.EqualValues(t, 1, empty.Client.Exists(ctx, key).Val(), "the seat map of show %v is rebuilt (%s)", show, key)
 	}
 	var tickets int

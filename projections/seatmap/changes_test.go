@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"github.com/alicebob/miniredis/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -31,7 +29,6 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/clock"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // rowLabels returns n distinct row labels: A … Z, AA … ZZ, …
@@ -481,15 +478,10 @@ func TestSmallAnswersOfALargeShow(t *testing.T) {
 // seat, and a map that is missing or does not fit asks for a recompute.
 func TestApplyChangesContract(t *testing.T) {
 	t.Parallel()
-	mini := miniredis.RunT(t)
-	real := redistest.New(t)
-	for name, rdb := range map[string]*redis.Client{
-		"redis-server": real.Client,
-		"miniredis":    redis.NewClient(&redis.Options{Addr: mini.Addr()}),
-	} {
+	for name, r := range contractRedis(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			store := seatmap.NewStore(rdb, real.Prefix+name+":", time.Hour)
+			store := seatmap.NewStore(r.Client, r.Prefix, time.Hour)
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			m := booking.SeatMap{ShowID: 9, Currency: "BDT", SeatCount: 5, States: []byte{0b00_00_01_00, 0b10}, // A2 held, A5 booked
 				Sections: []booking.MapSection{{Name: "Main", PriceMinor: 100, Rows: []booking.MapRow{{Label: "A",

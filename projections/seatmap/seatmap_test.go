@@ -368,19 +368,26 @@ func TestLapsedHoldIsNotServed(t *testing.T) {
 	require.Equal(t, v, resp.Msg.GetVersion(), "no row changed")
 }
 
-// TestStoreContract runs the store against the real redis-server and the
-// in-process Redis of dev mode: one script path serves both.
+// contractRedis is every Redis the store's contract runs on, each with its
+// key prefix: redis-server, a Redis Cluster (every script's keys in one
+// slot, decision 0200) and the in-process Redis of dev mode.
+func contractRedis(t *testing.T) map[string]*redistest.Server {
+	mini := miniredis.RunT(t)
+	return map[string]*redistest.Server{
+		"redis-server":  redistest.New(t),
+		"redis-cluster": redistest.NewCluster(t),
+		"miniredis":     {Prefix: "test:", Client: redis.NewClient(&redis.Options{Addr: mini.Addr()})},
+	}
+}
+
+// TestStoreContract runs the store against the real redis-server, a Redis
+// Cluster and the in-process Redis of dev mode: one script path serves all.
 func TestStoreContract(t *testing.T) {
 	t.Parallel()
-	mini := miniredis.RunT(t)
-	real := redistest.New(t)
-	for name, rdb := range map[string]*redis.Client{
-		"redis-server": real.Client,
-		"miniredis":    redis.NewClient(&redis.Options{Addr: mini.Addr()}),
-	} {
+	for name, r := range contractRedis(t) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			store := seatmap.NewStore(rdb, real.Prefix+name+":", time.Hour)
+			store := seatmap.NewStore(r.Client, r.Prefix, time.Hour)
 			now := time.Now().UTC().Truncate(time.Microsecond)
 			m := booking.SeatMap{ShowID: 7, Currency: "BDT", SeatCount: 5, States: []byte{0b10_01_00_01, 0b01},
 				Sections: []booking.MapSection{{Name: "Main", PriceMinor: 100, Rows: []booking.MapRow{{Label: "A",

@@ -44,26 +44,26 @@ func NewStore(rdb redis.UniversalClient, prefix string, ttl time.Duration) *Stor
 	return &Store{rdb: rdb, prefix: prefix, ttl: ttl}
 }
 
-func (s *Store) availKey(showID int64) string {
-	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":avail"
+// key names one of a show's keys, <prefix>seatmap:{<show>}:<part>. The
+// show id in braces is the keys' Redis Cluster hash tag: every key of a
+// show lives in one slot, so the scripts below, which touch several of
+// them, run on a cluster too (decision 0200).
+func (s *Store) key(showID int64, part string) string {
+	return s.prefix + "seatmap:{" + strconv.FormatInt(showID, 10) + "}:" + part
 }
 
-func (s *Store) layoutKey(showID int64) string {
-	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":layout"
-}
+func (s *Store) availKey(showID int64) string { return s.key(showID, "avail") }
+
+func (s *Store) layoutKey(showID int64) string { return s.key(showID, "layout") }
 
 // heldKey is a sorted set of the seats shown held (member: place in layout
 // order, score: when the hold runs out, µs), so a lapsed hold is let go in
 // Redis (lapse) instead of by rereading the show.
-func (s *Store) heldKey(showID int64) string {
-	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":held"
-}
+func (s *Store) heldKey(showID int64) string { return s.key(showID, "held") }
 
 // metaKey holds the few bytes of the layout an availability-only answer
 // needs: its etag and the sections' places (written with the layout).
-func (s *Store) metaKey(showID int64) string {
-	return s.prefix + "seatmap:" + strconv.FormatInt(showID, 10) + ":meta"
-}
+func (s *Store) metaKey(showID int64) string { return s.key(showID, "meta") }
 
 // putAvailability writes a show's availability atomically and only if it is
 // newer than what is there: a higher version, or the same version judged at
@@ -496,28 +496,40 @@ func (s *Store) Availability(ctx context.Context, showID int64) (a Availability,
 	return parseAvail(vals)
 }
 
-// Reset deletes every seat map (a rebuild).
+// Reset deletes every seat map (a rebuild): on every primary of a Redis
+// Cluster, which holds only its own slots' keys.
 func (s *Store) Reset(ctx context.Context) error {
-	iter := s.rdb.Scan(ctx, 0, s.prefix+"seatmap:*", 1000).Iterator()
-	var keys []string
+	reset := func(ctx context.Context, node redis.UniversalClient) error {
+		if err := deleteMatching(ctx, node, s.prefix+"seatmap:*"); err != nil {
+			return fmt.Errorf("reset seat maps: %w", err)
+		}
+		return nil
+	}
+	if c, ok := s.rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return reset(ctx, node) })
+	}
+	return reset(ctx, s.rdb)
+}
+
+// deleteMatching deletes the keys of one Redis node that match pattern,
+// one DEL each in pipelines of 500: one DEL of keys from several slots
+// would be refused by a cluster node (CROSSSLOT).
+func deleteMatching(ctx context.Context, node redis.UniversalClient, pattern string) error {
+	iter := node.Scan(ctx, 0, pattern, 1000).Iterator()
+	p := node.Pipeline()
 	for iter.Next(ctx) {
-		keys = append(keys, iter.Val())
-		if len(keys) == 500 {
-			if err := s.rdb.Del(ctx, keys...).Err(); err != nil {
-				return fmt.Errorf("reset seat maps: %w", err)
+		p.Del(ctx, iter.Val())
+		if p.Len() == 500 {
+			if _, err := p.Exec(ctx); err != nil {
+				return err
 			}
-			keys = keys[:0]
 		}
 	}
 	if err := iter.Err(); err != nil {
-		return fmt.Errorf("reset seat maps: %w", err)
+		return err
 	}
-	if len(keys) > 0 {
-		if err := s.rdb.Del(ctx, keys...).Err(); err != nil {
-			return fmt.Errorf("reset seat maps: %w", err)
-		}
-	}
-	return nil
+	_, err := p.Exec(ctx)
+	return err
 }
 
 // changeArgs are applyChanges's arguments (see the script).

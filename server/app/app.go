@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -60,7 +61,8 @@ type Config struct {
 	// MaxConns bounds each pool; 0 takes pgx's default.
 	MaxConns int32
 	// RedisURL locates the seat-map cache; empty: GetSeatMap reads
-	// the shards and the seat-map projector does not run.
+	// the shards and the seat-map projector does not run. A URL naming more
+	// nodes with addr= parameters is a Redis Cluster (decision 0200).
 	RedisURL string
 	// RedisPrefix starts every Redis key of the platform; default "seatghor:".
 	RedisPrefix string
@@ -171,8 +173,9 @@ type App struct {
 	// Readiness answers /readyz and the gRPC health service on both; Drain
 	// it first on shutdown (decision 0080).
 	Readiness *api.Readiness
-	// Redis is the seat-map cache's client; nil without SEATGHOR_REDIS_URL.
-	Redis *redis.Client
+	// Redis is the seat-map cache's client, a single Redis or a Redis
+	// Cluster; nil without SEATGHOR_REDIS_URL.
+	Redis redis.UniversalClient
 	// SeatMaps is the Redis seat map's reader; nil without Redis.
 	SeatMaps *seatmap.Reader
 	// Projections runs the read side's projectors (the projectors role).
@@ -325,16 +328,12 @@ func (a *App) openIdP(cfg Config, tokens *auth.Tokens, apiCfg *api.Config) error
 func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 	var projectors []projections.Projector
 	if cfg.RedisURL != "" {
-		opts, err := redis.ParseURL(cfg.RedisURL)
-		if err != nil {
+		var err error
+		if a.Redis, err = openRedis(cfg.RedisURL, cfg.RedisPrefix); err != nil {
 			return fmt.Errorf("SEATGHOR_REDIS_URL: %w", err)
 		}
-		// Short timeouts: when Redis is down, GetSeatMap falls back to the
-		// shard quickly instead of waiting.
-		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = 300*time.Millisecond, 500*time.Millisecond, 500*time.Millisecond
-		opts.MaxRetries = 1
-		a.Redis = redis.NewClient(opts)
 		if err := redisotel.InstrumentTracing(a.Redis, redisotel.WithTracerProvider(cfg.Tracing)); err != nil {
+			a.closeRedis()
 			return fmt.Errorf("redis tracing: %w", err)
 		}
 		store := seatmap.NewStore(a.Redis, cfg.RedisPrefix, 0)
@@ -424,6 +423,80 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 func (a *App) closeRead() {
 	if a.Read != nil {
 		a.Read.Close()
+	}
+}
+
+// openRedis connects to the Redis of url: a Redis Cluster when the URL
+// names further nodes with addr= parameters (go-redis's cluster URL, e.g.
+// redis://h1:7000?addr=h2:7000&addr=h3:7000; decision 0200), else a single
+// Redis. Timeouts are short: when Redis is down, GetSeatMap falls back to
+// the shard quickly instead of waiting.
+func openRedis(url, prefix string) (redis.UniversalClient, error) {
+	const dial, read, write = 300 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond
+	if !strings.Contains(url, "addr=") {
+		opts, err := redis.ParseURL(url)
+		if err != nil {
+			return nil, err
+		}
+		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = dial, read, write
+		opts.MaxRetries = 1
+		return redis.NewClient(opts), nil
+	}
+	// Multi-key scripts stay in one slot only through the hash tag of the
+	// key names ({show id}, {sale id}); a brace in the prefix would
+	// become the tag instead.
+	if strings.ContainsAny(prefix, "{}") {
+		return nil, fmt.Errorf("a Redis Cluster's key prefix (SEATGHOR_REDIS_PREFIX %q) may not contain { or }", prefix)
+	}
+	opts, err := redis.ParseClusterURL(url)
+	if err != nil {
+		return nil, err
+	}
+	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = dial, read, write
+	// Fail fast as on a single Redis: the reader answers from the shard
+	// meanwhile. Redirects (MOVED, ASK) are followed apart from this
+	// (MaxRedirects, 3).
+	opts.MaxRetries = 1
+	// go-redis relearns the slot map on a redirect (MOVED), but a primary
+	// that died answers nothing: ask again after every failed call, or the
+	// client keeps dialing the dead node until its next periodic reload.
+	opts.ClusterStateReloadInterval = 10 * time.Second
+	c := redis.NewClusterClient(opts)
+	c.AddHook(reloadOnFailure{c})
+	return c, nil
+}
+
+// reloadOnFailure makes a cluster client reload the slot map after a call
+// failed for a reason other than Redis's answer (a dead or unreachable
+// node) or because the cluster is down (a failover in progress). Reloads
+// are lazy and coalesced by go-redis, so a burst of failures costs one.
+type reloadOnFailure struct{ c *redis.ClusterClient }
+
+func (h reloadOnFailure) failed(ctx context.Context, err error) {
+	var reply redis.Error
+	if err == nil || errors.Is(err, redis.Nil) {
+		return
+	}
+	if !errors.As(err, &reply) || strings.HasPrefix(err.Error(), "CLUSTERDOWN") || strings.HasPrefix(err.Error(), "TRYAGAIN") {
+		h.c.ReloadState(ctx)
+	}
+}
+
+func (reloadOnFailure) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnFailure) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		h.failed(ctx, err)
+		return err
+	}
+}
+
+func (h reloadOnFailure) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		h.failed(ctx, err)
+		return err
 	}
 }
 

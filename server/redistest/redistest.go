@@ -4,6 +4,10 @@
 // free port (always, with SEATGHOR_TEST_REDIS=own). Each test gets its own
 // key prefix, so parallel tests (and parallel test binaries) never see each
 // other's keys.
+//
+// NewCluster and StartCluster give a real Redis Cluster instead (3 primaries
+// with one replica each, started from redis-server and redis-cli);
+// SEATGHOR_TEST_REDIS=cluster runs every test on one.
 package redistest
 
 import (
@@ -42,13 +46,17 @@ type Server struct {
 	// Prefix is this test's key prefix; every key the test writes starts
 	// with it and is deleted at cleanup.
 	Prefix string
-	// Client is connected to URL; closed at cleanup.
-	Client *redis.Client
+	// Client is connected to URL (a cluster client on a cluster); closed
+	// at cleanup.
+	Client redis.UniversalClient
 }
 
 // New returns the shared server with a fresh key prefix for tb.
 func New(tb testing.TB) *Server {
 	tb.Helper()
+	if os.Getenv("SEATGHOR_TEST_REDIS") == "cluster" {
+		return NewCluster(tb)
+	}
 	shared.mu.Lock()
 	if shared.url == "" && shared.err == nil {
 		shared.url, shared.err = find()
@@ -62,15 +70,29 @@ func New(tb testing.TB) *Server {
 	if err != nil {
 		tb.Fatalf("redistest: %v", err)
 	}
+	return newServer(tb, url, redis.NewClient(opts))
+}
+
+// newServer gives tb a fresh key prefix on the Redis of url and deletes
+// its keys at cleanup.
+func newServer(tb testing.TB, url string, c redis.UniversalClient) *Server {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	s := &Server{URL: url, Prefix: "test:" + hex.EncodeToString(b[:]) + ":", Client: redis.NewClient(opts)}
+	s := &Server{URL: url, Prefix: "test:" + hex.EncodeToString(b[:]) + ":", Client: c}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		iter := s.Client.Scan(ctx, 0, s.Prefix+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			s.Client.Del(ctx, iter.Val())
+		del := func(ctx context.Context, node redis.UniversalClient) error {
+			iter := node.Scan(ctx, 0, s.Prefix+"*", 1000).Iterator()
+			for iter.Next(ctx) {
+				node.Del(ctx, iter.Val())
+			}
+			return nil
+		}
+		if cc, ok := c.(*redis.ClusterClient); ok {
+			_ = cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error { return del(ctx, node) })
+		} else {
+			_ = del(ctx, c)
 		}
 		_ = s.Client.Close()
 	})
@@ -80,6 +102,12 @@ func New(tb testing.TB) *Server {
 // Cleanup stops the server this process started, if any. Call it from
 // TestMain after m.Run.
 func Cleanup() {
+	sharedCluster.mu.Lock()
+	if sharedCluster.c != nil {
+		sharedCluster.c.stop()
+		sharedCluster.c = nil
+	}
+	sharedCluster.mu.Unlock()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
 	if shared.cmd != nil {

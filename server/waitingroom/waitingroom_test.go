@@ -56,7 +56,19 @@ func newEnv(t *testing.T, cfg waitingroom.Config) *env {
 // newEnvOn is newEnv over several shard databases.
 func newEnvOn(t *testing.T, shards int, cfg waitingroom.Config) *env {
 	t.Helper()
-	r := redistest.New(t)
+	return newEnvOnRedis(t, redistest.New(t), shards, cfg)
+}
+
+// redisKinds are the Redis deployments a test runs on: a single
+// redis-server and a Redis Cluster (decision 0200).
+var redisKinds = map[string]func(testing.TB) *redistest.Server{
+	"redis-server":  redistest.New,
+	"redis-cluster": redistest.NewCluster,
+}
+
+// newEnvOnRedis is newEnvOn with the platform's Redis given.
+func newEnvOnRedis(t *testing.T, r *redistest.Server, shards int, cfg waitingroom.Config) *env {
+	t.Helper()
 	clk := clock.NewFake(start)
 	e := apptest.New(t, apptest.Options{Shards: shards, Clock: clk, RedisURL: r.URL, RedisPrefix: r.Prefix, WaitingRoom: cfg})
 	require.NotNil(t, e.App.WaitingRooms)
@@ -300,9 +312,15 @@ func (e *env) admit(t *testing.T, show int64, subs ...string) map[string]string 
 // while the room is active a hold needs the caller's own
 // admitted token for that show; forged, altered, expired, other-caller,
 // other-sale and not-yet-admitted tokens are refused with
-// permission_denied and a reason; after the window a hold needs none.
+// permission_denied and a reason; after the window a hold needs none. On a
+// single Redis and on a Redis Cluster.
 func TestHoldNeedsOwnAdmittedToken(t *testing.T) {
-	e := newEnv(t, waitingroom.Config{})
+	for name, kind := range redisKinds {
+		t.Run(name, func(t *testing.T) { holdNeedsOwnAdmittedToken(t, newEnvOnRedis(t, kind(t), 1, waitingroom.Config{})) })
+	}
+}
+
+func holdNeedsOwnAdmittedToken(t *testing.T, e *env) {
 	end := start.Add(2 * time.Hour)
 	show := e.show(t, 3, &catalogv1.WaitingRoom{Enabled: true, EndsAt: timestamppb.New(end)})
 	other := e.show(t, 1, enabled)
@@ -533,9 +551,15 @@ func TestOperatorsSteerTheSale(t *testing.T) {
 
 // Joins race: the same caller joining many times at once, before and after
 // the opening, holds one place; 200 callers joining at once after the draw
-// get exactly the places n0+1 … n0+200, none twice, none skipped.
+// get exactly the places n0+1 … n0+200, none twice, none skipped. On a
+// single Redis and on a Redis Cluster.
 func TestConcurrentJoins(t *testing.T) {
-	e := newEnv(t, waitingroom.Config{})
+	for name, kind := range redisKinds {
+		t.Run(name, func(t *testing.T) { concurrentJoins(t, newEnvOnRedis(t, kind(t), 1, waitingroom.Config{})) })
+	}
+}
+
+func concurrentJoins(t *testing.T, e *env) {
 	show := e.show(t, 1, enabled)
 	ctx := context.Background()
 	race := func(n int, sub func(int) string) []waitingroom.Status {
