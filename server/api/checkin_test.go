@@ -227,3 +227,42 @@ func checkInFieldViolations(err error) []string {
 	}
 	return fields
 }
+
+// TestGatesShareTheAdmittedCount: every scan's answer carries how many of
+// the show's tickets are checked in at every gate, this scan included; a
+// second scan of a ticket does not count it again, and another show's
+// check-ins are not counted (the gate page's running count, issue 11).
+func TestGatesShareTheAdmittedCount(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	show := createShow(t, env, seatedShow("Counted", 1, 4))
+	other := createShow(t, env, seatedShow("Elsewhere", 1, 4))
+	ids := map[string]string{}
+	for _, seat := range []string{"A1", "A2", "A3"} {
+		o := paid(t, newBuyer(t, env, "buyer-"+seat), show.GetShowId(), seat)
+		id, err := ticket.ID(o.GetOrderId(), 1)
+		require.NoError(t, err)
+		ids[seat] = id
+	}
+	o := paid(t, newBuyer(t, env, "elsewhere"), other.GetShowId(), "A1")
+	elsewhere, err := ticket.ID(o.GetOrderId(), 1)
+	require.NoError(t, err)
+	in, err := checkInByID(ctx, env, t, other.GetShowId(), elsewhere, "west")
+	require.NoError(t, err)
+	require.EqualValues(t, 1, in.GetAdmittedCount())
+
+	for _, step := range []struct {
+		seat, gate string
+		want       int64
+	}{
+		{"A1", "north", 1},
+		{"A2", "south", 2},
+		{"A1", "south", 2}, // already in: not counted again
+		{"A3", "north", 3},
+	} {
+		r, err := checkInByID(ctx, env, t, show.GetShowId(), ids[step.seat], step.gate)
+		require.NoError(t, err)
+		require.Equal(t, step.want, r.GetAdmittedCount(), "%s at %s", step.seat, step.gate)
+	}
+}

@@ -105,7 +105,7 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 	t := ticketProto(ticket.View{Ticket: res.Ticket, Status: res.Status, CheckedInAt: res.CheckedInAt,
 		CheckedInGate: res.CheckedInGate, TimeZone: res.TimeZone})
 	return connect.NewResponse(&ticketsv1.CheckInTicketResponse{Ticket: t, Admitted: res.Admitted,
-		AlreadyCheckedIn: res.AlreadyCheckedIn}), nil
+		AlreadyCheckedIn: res.AlreadyCheckedIn, AdmittedCount: res.AdmittedCount}), nil
 }
 
 func (h *ticketHandler) error(ctx context.Context, err error) error {

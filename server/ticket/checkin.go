@@ -121,6 +121,9 @@ type Result struct {
 	Admitted bool `json:"admitted"`
 	// AlreadyCheckedIn: an earlier scan did (at CheckedInAt).
 	AlreadyCheckedIn bool `json:"already_checked_in"`
+	// AdmittedCount is how many tickets of the show are checked in, this
+	// scan included: the gate's running count.
+	AdmittedCount int64 `json:"admitted_count"`
 }
 
 // CheckIn admits a ticket at the gate of its show, once. Only an admin or a
@@ -239,6 +242,12 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 		ticketID, in.ShowID, orderID, t.Seat, t.GAArea, in.Gate, c.UserID, now)
 	if err != nil {
 		return Result{}, fmt.Errorf("check in ticket %s: %w", ticketID, err)
+	}
+	// Every gate of the show reads the same count, in the scan's own
+	// transaction (an index-only count; shard migration 00090).
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM ticket_checkins WHERE show_id = $1`, in.ShowID).
+		Scan(&res.AdmittedCount); err != nil {
+		return Result{}, fmt.Errorf("count check-ins of show %d: %w", in.ShowID, err)
 	}
 	if tag.RowsAffected() == 1 {
 		res.Status, res.Admitted, res.CheckedInAt, res.CheckedInGate = StatusCheckedIn, true, now, in.Gate

@@ -1,7 +1,7 @@
 // The gate: pick the show, scan a ticket's QR with the camera (the
 // browser's BarcodeDetector, where there is one) or type its code or id,
-// and read the answer in large type. The count is of the tickets this
-// device admitted for the show at this gate (kept in localStorage).
+// and read the answer in large type, with the count of the show's tickets
+// checked in at every gate so far (each scan's answer carries it).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Code, ConnectError } from "@seatghor/client";
 import type { CheckInTicketResponse, Show } from "@seatghor/client";
@@ -27,10 +27,6 @@ export function GatePage() {
   );
 }
 
-function countKey(show: string, gate: string) {
-  return `seatghor.gate.${show}.${gate}`;
-}
-
 function GateInner() {
   const { t, api, lang, session } = useApp();
   const [shows, setShows] = useState<Show[]>([]);
@@ -38,7 +34,7 @@ function GateInner() {
   const [gate, setGate] = useState(localStorage.getItem("seatghor.gate") ?? "gate-1");
   const [code, setCode] = useState("");
   const [verdict, setVerdict] = useState<Verdict>();
-  const [count, setCount] = useState(0);
+  const [count, setCount] = useState<bigint | null>(null);
   const [scanning, setScanning] = useState(false);
   const video = useRef<HTMLVideoElement>(null);
   const input = useRef<HTMLInputElement>(null);
@@ -52,7 +48,7 @@ function GateInner() {
       })
       .catch(() => setShows([]));
   }, []);
-  useEffect(() => setCount(Number(localStorage.getItem(countKey(show, gate)) ?? "0")), [show, gate]);
+  useEffect(() => setCount(null), [show]);
 
   async function check(raw: string) {
     const value = raw.trim();
@@ -60,12 +56,8 @@ function GateInner() {
     try {
       const ticket = value.startsWith("tkt_") ? { case: "ticketId" as const, value } : { case: "code" as const, value };
       const r = await api.tickets.checkInTicket({ showId: BigInt(show), gate, ticket });
+      setCount(r.admittedCount);
       if (r.admitted) {
-        // From storage, not the render's count: the camera loop's closure
-        // outlives renders.
-        const n = Number(localStorage.getItem(countKey(show, gate)) ?? "0") + 1;
-        localStorage.setItem(countKey(show, gate), String(n));
-        setCount(n);
         setVerdict({ kind: "ok", r });
       } else {
         setVerdict({ kind: "again", r });
@@ -180,7 +172,7 @@ function GateInner() {
           </>
         )}
       </div>
-      <p id="gate-count">{t.admittedCount(digits(count, lang))}</p>
+      {count !== null && <p id="gate-count">{t.admittedCount(digits(count, lang))}</p>}
     </>
   );
 }

@@ -740,8 +740,11 @@ type CheckInTicketResponse struct {
 	// True when the ticket had been checked in before this scan (at
 	// ticket.checked_in_at by ticket.checked_in_gate): a copy may be in use.
 	AlreadyCheckedIn bool `protobuf:"varint,3,opt,name=already_checked_in,json=alreadyCheckedIn,proto3" json:"already_checked_in,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// How many tickets of the show are checked in, at every gate, this scan
+	// included: the gate's running count.
+	AdmittedCount int64 `protobuf:"varint,4,opt,name=admitted_count,json=admittedCount,proto3" json:"admitted_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckInTicketResponse) Reset() {
@@ -793,6 +796,13 @@ func (x *CheckInTicketResponse) GetAlreadyCheckedIn() bool {
 		return x.AlreadyCheckedIn
 	}
 	return false
+}
+
+func (x *CheckInTicketResponse) GetAdmittedCount() int64 {
+	if x != nil {
+		return x.AdmittedCount
+	}
+	return 0
 }
 
 var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
@@ -856,11 +866,12 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x04code\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\bH\x00R\x04code\x12\x1b\n" +
 	"\x04gate\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04gateB\x0f\n" +
-	"\x06ticket\x12\x05\xbaH\x02\b\x01\"\x96\x01\n" +
+	"\x06ticket\x12\x05\xbaH\x02\b\x01\"\xbd\x01\n" +
 	"\x15CheckInTicketResponse\x123\n" +
 	"\x06ticket\x18\x01 \x01(\v2\x1b.seatghor.tickets.v1.TicketR\x06ticket\x12\x1a\n" +
 	"\badmitted\x18\x02 \x01(\bR\badmitted\x12,\n" +
-	"\x12already_checked_in\x18\x03 \x01(\bR\x10alreadyCheckedIn*\x9d\x01\n" +
+	"\x12already_checked_in\x18\x03 \x01(\bR\x10alreadyCheckedIn\x12%\n" +
+	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount*\x9d\x01\n" +
 	"\fTicketStatus\x12\x1d\n" +
 	"\x19TICKET_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13TICKET_STATUS_VALID\x10\x01\x12\x1c\n" +
