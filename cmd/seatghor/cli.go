@@ -12,16 +12,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// The command tree (decision 0203). Adding a command takes three steps:
+// The command tree (decision 0203). Adding a command takes four steps:
 //
 //  1. in its own file, an options struct with a register(*pflag.FlagSet)
 //     method for its flags and a runX(ctx, cfg, opts, stdout, log) error;
-//  2. here, a newXCmd like newMigrateCmd or newVerifyCmd: Use, Short, Long,
-//     Example, Args, o.register(cmd.Flags()) and RunE: withConfig(…) calling
-//     runX; add it to newRootCmd's AddCommand;
-//  3. its name in the commands of the envVars rows it reads (envvars.go).
-//
-// TestCommandHelp then checks its -h; usage errors wrap errUsage (exit 2).
+//     usage mistakes it finds itself wrap errUsage;
+//  2. here, a newXCmd like newVerifyCmd: Use, Short, Long, Example,
+//     Args: usageArgs(cobra.NoArgs) (or cobra.ArbitraryArgs when runX checks
+//     them), o.register(cmd.Flags()) and RunE: c.withConfig(…) calling runX;
+//     add it to newRootCmd's AddCommand, under a parentCmd for a two-word
+//     command (`shard move`: parentCmd("shard", …, c.newShardMoveCmd()));
+//  3. its path ("shard move") in the commands of the envVars rows it reads
+//     (envvars.go);
+//  4. its path, and its parent's, in TestCommandHelp's table.
 
 // newRootCmd is `seatghor` with every command below it; it writes to stdout
 // and stderr and reads the environment only when a command runs, so -h
@@ -187,20 +190,23 @@ its faults.`,
 	return cmd
 }
 
-func (c cli) newLoadtestCmd() *cobra.Command {
+// parentCmd is a command that only groups others (loadtest onsale|holds);
+// run alone it is a usage error, and its help lists no environment (its
+// children's do).
+func parentCmd(use, short, long, example string, children ...*cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "loadtest onsale|holds",
-		Short: "Load tests against a running server",
-		Long: `loadtest runs one of the load tests against a running server and prints a
-table; --out writes the result as JSON.`,
-		Example: `  seatghor loadtest onsale --preset small
-  seatghor loadtest holds --duration 30s`,
-		Annotations: map[string]string{"env": "no"}, // its subcommands read them
+		Use: use, Short: short, Long: long, Example: example,
+		Annotations: map[string]string{"env": "no"},
 		Args:        cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return fmt.Errorf("%w: loadtest onsale|holds [flags]", errUsage)
+			return fmt.Errorf("%w: %s", errUsage, cmd.UseLine())
 		},
 	}
+	cmd.AddCommand(children...)
+	return cmd
+}
+
+func (c cli) newLoadtestCmd() *cobra.Command {
 	var onsale onsaleOptions
 	onsaleCmd := &cobra.Command{
 		Use:   "onsale",
@@ -231,8 +237,12 @@ PostgreSQL, Redis GETs of the seat map's size), and prints the ratios.`,
 		}),
 	}
 	holds.register(holdsCmd.Flags())
-	cmd.AddCommand(onsaleCmd, holdsCmd)
-	return cmd
+	return parentCmd("loadtest onsale|holds", "Load tests against a running server",
+		`loadtest runs one of the load tests against a running server and prints a
+table; --out writes the result as JSON.`,
+		`  seatghor loadtest onsale --preset small
+  seatghor loadtest holds --duration 30s`,
+		onsaleCmd, holdsCmd)
 }
 
 func (c cli) newTokenCmd() *cobra.Command {
