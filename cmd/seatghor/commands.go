@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,21 +26,28 @@ import (
 	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/tracing"
 	"github.com/seatghor/seatghor/server/webhook"
+	"github.com/spf13/pflag"
 )
 
-func runToken(cfg config, args []string, stdout io.Writer) error {
-	fs := newFlags("token")
-	sub := fs.String("sub", "", "the user id (token subject)")
-	role := fs.String("role", "user", "user, operator, admin or partner")
-	partnerID := fs.Int64("partner", 0, "the partner id the caller acts for (role partner)")
-	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token is valid")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: token: %v", errUsage, err)
-	}
-	if *sub == "" {
+// tokenOptions are the flags of `seatghor token`.
+type tokenOptions struct {
+	sub, role string
+	partnerID int64
+	ttl       time.Duration
+}
+
+func (o *tokenOptions) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.sub, "sub", "", "the user id (token subject); required")
+	fs.StringVar(&o.role, "role", "user", "user, operator, admin or partner")
+	fs.Int64Var(&o.partnerID, "partner", 0, "the partner id the caller acts for (role partner)")
+	fs.DurationVar(&o.ttl, "ttl", 24*time.Hour, "how long the token is valid")
+}
+
+func runToken(cfg config, o tokenOptions, stdout io.Writer) error {
+	if o.sub == "" {
 		return fmt.Errorf("%w: token needs --sub", errUsage)
 	}
-	r, err := auth.ParseRole(*role)
+	r, err := auth.ParseRole(o.role)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -51,7 +59,7 @@ func runToken(cfg config, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokens.MintPrincipal(auth.Principal{UserID: *sub, Role: r, PartnerID: *partnerID}, *ttl)
+	tok, err := tokens.MintPrincipal(auth.Principal{UserID: o.sub, Role: r, PartnerID: o.partnerID}, o.ttl)
 	if err != nil {
 		return err
 	}
@@ -146,14 +154,18 @@ func openTool(ctx context.Context, cfg config, command string, log *slog.Logger)
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex})
 }
 
-func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
-	fs := newFlags("dev")
-	dataDir := fs.String("data-dir", cfg.DataDir, "where dev keeps its databases")
-	addr := fs.String("addr", cfg.Addr, "listen address")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: dev: %v", errUsage, err)
-	}
-	cfg.Addr = *addr
+// devOptions are the flags of `seatghor dev`; empty ones take their
+// variable's value (the help shows no default that the environment changes).
+type devOptions struct{ dataDir, addr string }
+
+func (o *devOptions) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.dataDir, "data-dir", "", "where dev keeps its databases, S3 objects, index and Redis (default $SEATGHOR_DATA_DIR, else .seatghor)")
+	fs.StringVar(&o.addr, "addr", "", "listen address (default $SEATGHOR_ADDR, else 127.0.0.1:8080)")
+}
+
+func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log *slog.Logger) error {
+	dataDir := cmp.Or(o.dataDir, cfg.DataDir)
+	cfg.Addr = cmp.Or(o.addr, cfg.Addr)
 	if cfg.OIDC.Enabled() && cfg.OIDC.RedirectURL == "" {
 		cfg.OIDC.RedirectURL = "http://" + cfg.Addr + signin.CallbackPath
 	}
@@ -172,7 +184,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 		cfg.APIKeyMode = partner.ModeTest // dev pays through the sandbox
 	}
 	if cfg.CatalogURL == "" {
-		dir, err := filepath.Abs(filepath.Join(*dataDir, "postgres"))
+		dir, err := filepath.Abs(filepath.Join(dataDir, "postgres"))
 		if err != nil {
 			return err
 		}
@@ -215,7 +227,7 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	// S3-compatible server, kept under the data directory (they need the
 	// read database: none when dev runs on given databases without one).
 	if cfg.S3.Endpoint == "" && cfg.ReadURL != "" {
-		dir, err := filepath.Abs(filepath.Join(*dataDir, "s3"))
+		dir, err := filepath.Abs(filepath.Join(dataDir, "s3"))
 		if err != nil {
 			return err
 		}
@@ -229,14 +241,14 @@ func runDev(ctx context.Context, cfg config, args []string, stdout io.Writer, lo
 	// R-8.4: without SEATGHOR_MEILI_URL trip search runs on an embedded
 	// index kept under the data directory.
 	if cfg.TripIndex.MeiliURL == "" {
-		dir, err := filepath.Abs(filepath.Join(*dataDir, "tripindex"))
+		dir, err := filepath.Abs(filepath.Join(dataDir, "tripindex"))
 		if err != nil {
 			return err
 		}
 		cfg.TripIndex.Dir = dir
 	}
 	if cfg.RedisURL == "" {
-		dir, err := filepath.Abs(filepath.Join(*dataDir, "redis"))
+		dir, err := filepath.Abs(filepath.Join(dataDir, "redis"))
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/payment"
 
+	"github.com/spf13/pflag"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -187,25 +189,30 @@ func startSandbox(ctx context.Context, addr, webhookURL string, secrets []string
 	return url, stop, nil
 }
 
+// gatewayOptions are the flags of `seatghor gateway`; empty ones follow
+// the environment.
+type gatewayOptions struct{ addr, webhookURL string }
+
+func (o *gatewayOptions) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.addr, "addr", "", "listen address (default $SEATGHOR_SANDBOX_ADDR, else 127.0.0.1:8081)")
+	fs.StringVar(&o.webhookURL, "webhook-url", "", "where to send webhooks (default http://$SEATGHOR_ADDR/webhooks/sandbox)")
+}
+
 // runGateway runs the sandbox gateway standalone (`seatghor gateway`), for
 // a `seatghor serve` elsewhere or the load test.
-func runGateway(ctx context.Context, cfg config, args []string, log *slog.Logger) error {
-	fs := newFlags("gateway")
-	addr := fs.String("addr", cfg.Payment.SandboxAddr, "listen address")
-	webhook := fs.String("webhook-url", "http://"+cfg.Addr+"/webhooks/sandbox", "where to send webhooks")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: gateway: %v", errUsage, err)
-	}
+func runGateway(ctx context.Context, cfg config, o gatewayOptions, log *slog.Logger) error {
+	addr := cmp.Or(o.addr, cfg.Payment.SandboxAddr)
+	webhook := cmp.Or(o.webhookURL, "http://"+cfg.Addr+"/webhooks/sandbox")
 	secrets := cfg.Payment.WebhookSecrets
 	if len(secrets) == 0 {
 		secrets = []string{devWebhookSecret}
 	}
-	url, stop, err := startSandbox(ctx, *addr, *webhook, secrets, cfg.Payment.SandboxFaults, log)
+	url, stop, err := startSandbox(ctx, addr, webhook, secrets, cfg.Payment.SandboxFaults, log)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	log.Info("sandbox gateway listening", "url", url, "webhooks", *webhook)
+	log.Info("sandbox gateway listening", "url", url, "webhooks", webhook)
 	<-ctx.Done()
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,57 +13,61 @@ import (
 
 	"github.com/seatghor/seatghor/clients/go/loadtest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/spf13/pflag"
 )
+
+// onsaleOptions are the flags of `seatghor loadtest onsale`; zero and
+// negative numbers take the preset's value.
+type onsaleOptions struct {
+	url, adminURL, preset, ttls, out, compare string
+	buyers, trips, rows, minA, maxA           int
+	arrival, poll                             time.Duration
+	pay                                       float64
+	room                                      bool
+}
+
+func (o *onsaleOptions) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.url, "url", "", "the running server (default http://$SEATGHOR_ADDR)")
+	fs.StringVar(&o.adminURL, "admin-url", "", "the running server's admin listener, its /metrics (default http://$SEATGHOR_ADMIN_ADDR)")
+	fs.StringVar(&o.preset, "preset", "small", "small or full")
+	fs.IntVar(&o.buyers, "buyers", 0, "buyers (0: the preset's)")
+	fs.IntVar(&o.trips, "trips", 0, "bus trips on sale (0: the preset's)")
+	fs.IntVar(&o.rows, "rows", 0, "rows of 4 seats per trip (0: the preset's)")
+	fs.DurationVar(&o.arrival, "arrival", 0, "the window the crowd arrives in (0: the preset's)")
+	fs.StringVar(&o.ttls, "ttl", "", "hold TTLs to measure, comma-separated, e.g. 30s,1m (empty: the preset's)")
+	fs.Float64Var(&o.pay, "pay-share", -1, "share of buyers who pay (negative: the preset's)")
+	fs.BoolVar(&o.room, "waiting-room", false, "put every trip behind a waiting room (R-9); buyers queue, then hold with their Queue-Token")
+	fs.IntVar(&o.minA, "min-admission", 0, "waiting room: lowest admission rate per second and trip (0: the server's default)")
+	fs.IntVar(&o.maxA, "max-admission", 0, "waiting room: highest admission rate per second and trip (0: the server's default)")
+	fs.DurationVar(&o.poll, "poll", time.Second, "waiting room: poll at least this often, whatever pollAfter says")
+	fs.StringVar(&o.out, "out", "", "write the result as JSON to this file")
+	fs.StringVar(&o.compare, "compare", "", "a result JSON to compare this run with, as ratios")
+}
 
 // runLoadtest is `seatghor loadtest onsale`: the on-sale crowd against a
 // running server (R-2), a summary table on stdout and the result as JSON.
-func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
-	if len(args) > 0 && args[0] == "holds" {
-		return runLoadtestHolds(ctx, cfg, args[1:], stdout, log)
-	}
-	if len(args) == 0 || args[0] != "onsale" {
-		return fmt.Errorf("%w: loadtest onsale|holds [flags]", errUsage)
-	}
-	fs := newFlags("loadtest onsale")
-	url := fs.String("url", "http://"+cfg.Addr, "the running server")
-	adminURL := fs.String("admin-url", "http://"+cfg.AdminAddr, "the running server's admin listener (its /metrics)")
-	preset := fs.String("preset", "small", "small or full")
-	buyers := fs.Int("buyers", 0, "buyers (0: the preset's)")
-	trips := fs.Int("trips", 0, "bus trips on sale (0: the preset's)")
-	rows := fs.Int("rows", 0, "rows of 4 seats per trip (0: the preset's)")
-	arrival := fs.Duration("arrival", 0, "the window the crowd arrives in (0: the preset's)")
-	ttls := fs.String("ttl", "", "hold TTLs to measure, comma-separated, e.g. 30s,1m (empty: the preset's)")
-	pay := fs.Float64("pay-share", -1, "share of buyers who pay (negative: the preset's)")
-	room := fs.Bool("waiting-room", false, "put every trip behind a waiting room (R-9); buyers queue, then hold with their Queue-Token")
-	minA := fs.Int("min-admission", 0, "waiting room: lowest admission rate per second and trip (0: the server's default)")
-	maxA := fs.Int("max-admission", 0, "waiting room: highest admission rate per second and trip (0: the server's default)")
-	poll := fs.Duration("poll", time.Second, "waiting room: poll at least this often, whatever pollAfter says")
-	out := fs.String("out", "", "write the result as JSON to this file")
-	compare := fs.String("compare", "", "a result JSON to compare this run with, as ratios")
-	if err := fs.Parse(args[1:]); err != nil {
-		return fmt.Errorf("%w: loadtest: %v", errUsage, err)
-	}
-	lt, ok := loadtest.Presets()[*preset]
+func runLoadtest(ctx context.Context, cfg config, o onsaleOptions, stdout io.Writer, log *slog.Logger) error {
+	lt, ok := loadtest.Presets()[o.preset]
 	if !ok {
-		return fmt.Errorf("%w: loadtest: no preset %q (small, full)", errUsage, *preset)
+		return fmt.Errorf("%w: loadtest: no preset %q (small, full)", errUsage, o.preset)
 	}
-	lt.BaseURL = strings.TrimRight(*url, "/")
-	lt.AdminURL = strings.TrimRight(*adminURL, "/")
-	for dst, v := range map[*int]int{&lt.Buyers: *buyers, &lt.Trips: *trips, &lt.RowsPerTrip: *rows} {
+	lt.BaseURL = strings.TrimRight(cmp.Or(o.url, "http://"+cfg.Addr), "/")
+	lt.AdminURL = strings.TrimRight(cmp.Or(o.adminURL, "http://"+cfg.AdminAddr), "/")
+	for dst, v := range map[*int]int{&lt.Buyers: o.buyers, &lt.Trips: o.trips, &lt.RowsPerTrip: o.rows} {
 		if v > 0 {
 			*dst = v
 		}
 	}
-	if *arrival > 0 {
-		lt.Arrival = *arrival
+	if o.arrival > 0 {
+		lt.Arrival = o.arrival
 	}
-	if *pay >= 0 {
-		lt.PayShare = *pay
+	if o.pay >= 0 {
+		lt.PayShare = o.pay
 	}
-	lt.WaitingRoom, lt.MinAdmission, lt.MaxAdmission, lt.PollInterval = *room, int32(*minA), int32(*maxA), *poll
-	if *ttls != "" {
+	lt.WaitingRoom, lt.MinAdmission, lt.MaxAdmission, lt.PollInterval = o.room, int32(o.minA), int32(o.maxA), o.poll
+	if o.ttls != "" {
 		lt.HoldTTLs = nil
-		for _, s := range strings.Split(*ttls, ",") {
+		for _, s := range strings.Split(o.ttls, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(s))
 			if err != nil {
 				return fmt.Errorf("%w: loadtest: --ttl %q: %v", errUsage, s, err)
@@ -78,65 +83,72 @@ func runLoadtest(ctx context.Context, cfg config, args []string, stdout io.Write
 	if err != nil {
 		return err
 	}
-	if err := writeResult(stdout, res, *out); err != nil {
+	if err := writeResult(stdout, res, o.out); err != nil {
 		return err
 	}
-	if *compare != "" {
-		b, err := os.ReadFile(*compare)
+	if o.compare != "" {
+		b, err := os.ReadFile(o.compare)
 		if err != nil {
 			return fmt.Errorf("read baseline: %w", err)
 		}
 		var base loadtest.Result
 		if err := json.Unmarshal(b, &base); err != nil {
-			return fmt.Errorf("baseline %s: %w", *compare, err)
+			return fmt.Errorf("baseline %s: %w", o.compare, err)
 		}
-		fmt.Fprintf(stdout, "\nthis run / %s:\n", *compare)
+		fmt.Fprintf(stdout, "\nthis run / %s:\n", o.compare)
 		return loadtest.Compare(stdout, base, res)
 	}
 	return nil
+}
+
+// holdsOptions are the flags of `seatghor loadtest holds`.
+type holdsOptions struct {
+	url, adminURL, pgURL, redisURL, redisPrefix, preset, seatMapPath, out string
+	conc, showSeats, shows, ga                                            int
+	duration                                                              time.Duration
+}
+
+func (o *holdsOptions) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.url, "url", "", "the running server (default http://$SEATGHOR_ADDR)")
+	fs.StringVar(&o.adminURL, "admin-url", "", "the running server's admin listener, its /metrics (default http://$SEATGHOR_ADMIN_ADDR)")
+	fs.StringVar(&o.pgURL, "pg-url", "", "the database the shows land on (the shard's), for the baseline transaction (default: $SEATGHOR_SHARD_URLS when it names one)")
+	fs.StringVar(&o.redisURL, "redis-url", "", "the Redis for the baseline GETs (default $SEATGHOR_REDIS_URL)")
+	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "the server's Redis key prefix; with it, the big show's seat map is dropped and its rebuild timed (default $SEATGHOR_REDIS_PREFIX)")
+	fs.StringVar(&o.preset, "preset", "small", "small or full")
+	fs.IntVar(&o.conc, "concurrency", 0, "closed-loop clients (0: the preset's)")
+	fs.IntVar(&o.showSeats, "show-seats", -1, "seats of the one big show, in rows of 500; 0 skips it (negative: the preset's)")
+	fs.IntVar(&o.shows, "shows", -1, "40-seat buses; 0 skips them (negative: the preset's)")
+	fs.IntVar(&o.ga, "ga-places", -1, "places of the GA shows, bucketed and single-row; 0 skips them (negative: the preset's)")
+	fs.DurationVar(&o.duration, "duration", 0, "how long each phase runs (0: the preset's)")
+	fs.StringVar(&o.seatMapPath, "seatmap-path", "", "the seat map read to measure, {show} for the show (empty: /v1/shows/{show}/seatmap)")
+	fs.StringVar(&o.out, "out", "", "write the result as JSON to this file")
 }
 
 // runLoadtestHolds is `seatghor loadtest holds`: CreateHold and GetSeatMap
 // at full speed, each next to the same work without our code (the hold's
 // essential transaction with pgx on the same PostgreSQL, Redis GETs of the
 // seat map's size), printed as ratios and written as JSON.
-func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
-	fs := newFlags("loadtest holds")
-	url := fs.String("url", "http://"+cfg.Addr, "the running server")
-	adminURL := fs.String("admin-url", "http://"+cfg.AdminAddr, "the running server's admin listener (its /metrics)")
-	pgURL := fs.String("pg-url", "", "the database the shows land on (the shard's), for the baseline transaction")
-	redisURL := fs.String("redis-url", cfg.RedisURL, "the Redis for the baseline GETs")
-	redisPrefix := fs.String("redis-prefix", cfg.RedisPrefix, "the server's Redis key prefix; with it, the big show's seat map is dropped and its rebuild timed")
-	preset := fs.String("preset", "small", "small or full")
-	conc := fs.Int("concurrency", 0, "closed-loop clients (0: the preset's)")
-	showSeats := fs.Int("show-seats", -1, "seats of the one big show, in rows of 500; 0 skips it (negative: the preset's)")
-	shows := fs.Int("shows", -1, "40-seat buses; 0 skips them (negative: the preset's)")
-	ga := fs.Int("ga-places", -1, "places of the GA shows, bucketed and single-row; 0 skips them (negative: the preset's)")
-	duration := fs.Duration("duration", 0, "how long each phase runs (0: the preset's)")
-	seatMapPath := fs.String("seatmap-path", "", "the seat map read to measure, {show} for the show (empty: /v1/shows/{show}/seatmap)")
-	out := fs.String("out", "", "write the result as JSON to this file")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: loadtest holds: %v", errUsage, err)
-	}
-	lt, ok := loadtest.HoldsPresets()[*preset]
+func runLoadtestHolds(ctx context.Context, cfg config, o holdsOptions, stdout io.Writer, log *slog.Logger) error {
+	lt, ok := loadtest.HoldsPresets()[o.preset]
 	if !ok {
-		return fmt.Errorf("%w: loadtest holds: no preset %q (small, full)", errUsage, *preset)
+		return fmt.Errorf("%w: loadtest holds: no preset %q (small, full)", errUsage, o.preset)
 	}
-	lt.BaseURL, lt.AdminURL = strings.TrimRight(*url, "/"), strings.TrimRight(*adminURL, "/")
-	lt.PGURL, lt.RedisURL, lt.RedisPrefix, lt.SeatMapPath = *pgURL, *redisURL, *redisPrefix, *seatMapPath
+	lt.BaseURL = strings.TrimRight(cmp.Or(o.url, "http://"+cfg.Addr), "/")
+	lt.AdminURL = strings.TrimRight(cmp.Or(o.adminURL, "http://"+cfg.AdminAddr), "/")
+	lt.PGURL, lt.RedisURL, lt.RedisPrefix, lt.SeatMapPath = o.pgURL, cmp.Or(o.redisURL, cfg.RedisURL), cmp.Or(o.redisPrefix, cfg.RedisPrefix), o.seatMapPath
 	if lt.PGURL == "" && len(cfg.ShardURLs) == 1 {
 		lt.PGURL = cfg.ShardURLs[0]
 	}
-	if *conc > 0 {
-		lt.Concurrency = *conc
+	if o.conc > 0 {
+		lt.Concurrency = o.conc
 	}
-	for dst, v := range map[*int]int{&lt.ShowSeats: *showSeats, &lt.Shows: *shows, &lt.GAPlaces: *ga} {
+	for dst, v := range map[*int]int{&lt.ShowSeats: o.showSeats, &lt.Shows: o.shows, &lt.GAPlaces: o.ga} {
 		if v >= 0 {
 			*dst = v
 		}
 	}
-	if *duration > 0 {
-		lt.Duration = *duration
+	if o.duration > 0 {
+		lt.Duration = o.duration
 	}
 	tokens, err := loadtestSigner(cfg)
 	if err != nil {
@@ -146,7 +158,7 @@ func runLoadtestHolds(ctx context.Context, cfg config, args []string, stdout io.
 	if err != nil {
 		return err
 	}
-	if err := writeResult(stdout, res, *out); err != nil {
+	if err := writeResult(stdout, res, o.out); err != nil {
 		return err
 	}
 	return nil

@@ -1,12 +1,12 @@
 // Command seatghor is the whole platform in one binary: `dev` runs
 // everything on embedded defaults, `serve` runs the configured roles,
-// `migrate` applies the schema, `token` mints an API token.
+// `migrate` applies the schema, `token` mints an API token; `seatghor -h`
+// lists the rest.
 package main
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,71 +30,18 @@ func main() {
 	}
 }
 
+// errUsage marks a mistake in the command line: main exits 2.
 var errUsage = errors.New("usage")
 
-const usage = `seatghor — the Seatghor ticket platform
-
-Usage:
-  seatghor dev [--data-dir DIR] [--addr ADDR]   everything in one process on embedded defaults
-  seatghor serve                                the API, workers and projectors, configured from SEATGHOR_* variables
-  seatghor migrate                              apply the schema to the catalog and every shard
-  seatghor rebuild PROJECTOR                    drop a read model (e.g. seatmap); running projectors replay it
-  seatghor gateway [--addr ADDR] [--webhook-url URL]
-                                                the sandbox payment gateway, standalone (faults: SEATGHOR_SANDBOX_FAULTS)
-  seatghor loadtest onsale [--url URL] [--preset small|full] [--ttl 30s,1m] [--out FILE] [--compare FILE]
-                                                the on-sale crowd against a running server (docs/loadtest.md)
-  seatghor loadtest holds [--concurrency N] [--show-seats N] [--shows N] [--duration D] [--pg-url URL] [--redis-url URL] [--out FILE]
-                                                CreateHold and GetSeatMap against their baselines (docs/performance.md)
-  seatghor token --sub ID [--role ROLE] [--partner ID] [--ttl DURATION]
-                                                print an API token signed with the first SEATGHOR_TOKEN_KEYS key (or SEATGHOR_AUTH_SECRET)
-
-  seatghor verify [--rebuild] [--timeout D]     check the invariants (seats, ledger, charges); --rebuild replays every read model
-  seatghor probe URL                            exit 0 when URL (a /livez or /readyz) answers 2xx: images' health check
-
-Configuration (environment): see README.md.
-`
-
+// run is the binary, testable: the command tree (cli.go) on args.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return errUsage
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if errors.Is(err, errUsage) {
+		fmt.Fprintf(stderr, "%s\nRun '%s -h' for help.\n", cmd.UsageString(), cmd.CommandPath())
 	}
-	cfg, err := loadConfig(os.Getenv)
-	if err != nil {
-		return err
-	}
-	log := newLogger(cfg, stderr)
-	switch args[0] {
-	case "dev":
-		return runDev(ctx, cfg, args[1:], stdout, log)
-	case "serve":
-		return runServe(ctx, cfg, log)
-	case "migrate":
-		return runMigrate(ctx, cfg, log)
-	case "rebuild":
-		return runRebuild(ctx, cfg, args[1:], log)
-	case "gateway":
-		return runGateway(ctx, cfg, args[1:], log)
-	case "loadtest":
-		return runLoadtest(ctx, cfg, args[1:], stdout, log)
-	case "token":
-		return runToken(cfg, args[1:], stdout)
-	case "probe":
-		return runProbe(ctx, args[1:])
-	case "verify":
-		return runVerify(ctx, cfg, args[1:], stdout, log)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return nil
-	}
-	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("%w: unknown command %q", errUsage, args[0])
-}
-
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
+	return err
 }
 
 // newLogger is the process's logger: text or JSON lines (SEATGHOR_LOG_FORMAT)

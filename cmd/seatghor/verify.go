@@ -7,10 +7,23 @@ import (
 	"io"
 	"log/slog"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // errVerify means `seatghor verify` found a broken invariant.
 var errVerify = errors.New("verify: invariants broken")
+
+// verifyOptions are the flags of `seatghor verify`.
+type verifyOptions struct {
+	rebuild bool
+	timeout time.Duration
+}
+
+func (o *verifyOptions) register(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.rebuild, "rebuild", false, "then drop every read model and replay it from the outboxes")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Minute, "how long --rebuild may take")
+}
 
 // runVerify checks the invariants that must hold in any copy of the
 // databases — after a restore above all (docs/operations.md): no seat in
@@ -18,13 +31,7 @@ var errVerify = errors.New("verify: invariants broken")
 // charged at most once and every paid confirmed order exactly once
 // (R-6.10). With --rebuild it then drops every read model and replays it
 // from the outboxes, returning once all have caught up.
-func runVerify(ctx context.Context, cfg config, args []string, stdout io.Writer, log *slog.Logger) error {
-	fs := newFlags("verify")
-	rebuild := fs.Bool("rebuild", false, "drop every read model and replay it from the outboxes")
-	wait := fs.Duration("timeout", 10*time.Minute, "how long --rebuild may take")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: verify: %v", errUsage, err)
-	}
+func runVerify(ctx context.Context, cfg config, o verifyOptions, stdout io.Writer, log *slog.Logger) error {
 	a, err := openTool(ctx, cfg, "verify", log)
 	if err != nil {
 		return err
@@ -60,10 +67,10 @@ func runVerify(ctx context.Context, cfg config, args []string, stdout io.Writer,
 	if broken {
 		return errVerify
 	}
-	if !*rebuild {
+	if !o.rebuild {
 		return nil
 	}
-	return rebuildAll(ctx, a.Projections, *wait, stdout)
+	return rebuildAll(ctx, a.Projections, o.timeout, stdout)
 }
 
 // readModels is what rebuildAll needs of the read side.

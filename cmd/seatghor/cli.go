@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/seatghor/seatghor/server/api"
+	"github.com/spf13/cobra"
+)
+
+// The command tree (decision 0203). Adding a command takes four steps:
+//
+//  1. in its own file, an options struct with a register(*pflag.FlagSet)
+//     method for its flags and a runX(ctx, cfg, opts, stdout, log) error;
+//     usage mistakes it finds itself wrap errUsage;
+//  2. here, a newXCmd like newVerifyCmd: Use, Short, Long, Example,
+//     Args: usageArgs(cobra.NoArgs) (or cobra.ArbitraryArgs when runX checks
+//     them), o.register(cmd.Flags()) and RunE: c.withConfig(…) calling runX;
+//     add it to newRootCmd's AddCommand, under a parentCmd for a two-word
+//     command (`shard move`: parentCmd("shard", …, c.newShardMoveCmd()));
+//  3. its path ("shard move") in the commands of the envVars rows it reads
+//     (envvars.go);
+//  4. its path, and its parent's, in TestCommandHelp's table.
+
+// newRootCmd is `seatghor` with every command below it; it writes to stdout
+// and stderr and reads the environment only when a command runs, so -h
+// works whatever the environment holds.
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "seatghor",
+		Short: "The Seatghor ticket platform in one binary",
+		Long: `seatghor — the Seatghor ticket platform in one binary.
+
+Every command but probe, version and completion checks all the SEATGHOR_*
+variables at start (a bad value fails it); its help lists the ones that
+change what it does. README.md, Configuration, explains each.`,
+		Example: `  seatghor dev                    # everything on embedded defaults, demo data
+  seatghor serve                  # the configured roles, from SEATGHOR_* variables
+  seatghor dev -h                 # a command's flags, environment and examples`,
+		// Unknown commands land here, so that they are usage errors.
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true, // main prints the error, once
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return fmt.Errorf("%w: no command given", errUsage)
+			}
+			err := fmt.Errorf("%w: unknown command %q", errUsage, args[0])
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				err = fmt.Errorf("%w; did you mean %s?", err, strings.Join(s, " or "))
+			}
+			return err
+		},
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return fmt.Errorf("%w: %s: %v", errUsage, cmd.CommandPath(), err)
+	})
+	// Each command's help ends with the variables it reads (envvars.go).
+	help := root.HelpFunc()
+	root.SetHelpFunc(func(cmd *cobra.Command, args []string) {
+		help(cmd, args)
+		if cmd != root && cmd.Annotations["env"] != "no" {
+			fmt.Fprint(cmd.OutOrStdout(), envHelp(strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ")))
+		}
+	})
+	c := cli{stdout: stdout, stderr: stderr}
+	root.AddCommand(c.newDevCmd(), c.newServeCmd(), c.newMigrateCmd(), c.newRebuildCmd(), c.newGatewayCmd(),
+		c.newLoadtestCmd(), c.newTokenCmd(), c.newVerifyCmd(), newProbeCmd(), newVersionCmd())
+	return root
+}
+
+// cli holds what the commands write to.
+type cli struct{ stdout, stderr io.Writer }
+
+// withConfig is a command's RunE that loads the configuration and the
+// logger first.
+func (c cli) withConfig(run func(ctx context.Context, cfg config, log *slog.Logger, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cfg, err := loadConfig(os.Getenv)
+		if err != nil {
+			return err
+		}
+		return run(cmd.Context(), cfg, newLogger(cfg, c.stderr), args)
+	}
+}
+
+// usageArgs makes a positional-argument check's error a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return fmt.Errorf("%w: %s: %v", errUsage, cmd.CommandPath(), err)
+		}
+		return nil
+	}
+}
+
+func (c cli) newDevCmd() *cobra.Command {
+	var o devOptions
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Everything in one process on embedded defaults, with demo data",
+		Long: `dev runs the whole platform in one process: an embedded PostgreSQL cluster,
+S3 server, trip index and Redis under the data directory (unless their
+variables name real ones), the sandbox payment gateway, the demo shows and
+the site. It prints tokens and example calls once it listens; Ctrl-C stops it.`,
+		Example: `  seatghor dev
+  seatghor dev --addr 127.0.0.1:8088 --data-dir /tmp/seatghor
+  SEATGHOR_LOG_FORMAT=json seatghor dev`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runDev(ctx, cfg, o, c.stdout, log)
+		}),
+	}
+	o.register(cmd.Flags())
+	return cmd
+}
+
+func (c cli) newServeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "The API, workers, projectors and webhook senders, configured from SEATGHOR_*",
+		Long: `serve runs the roles SEATGHOR_ROLES names against the configured databases,
+Redis, S3, trip index and payment gateway, until SIGTERM; then it drains
+(SEATGHOR_DRAIN_DELAY) and shuts down. docs/operations.md says how to run it.`,
+		Example: `  SEATGHOR_CATALOG_URL=postgres://db/catalog SEATGHOR_SHARD_URLS=postgres://db/s0,postgres://db/s1 \
+  SEATGHOR_TOKEN_KEYS_FILE=/run/secrets/token_keys … seatghor serve
+  SEATGHOR_ROLES=projectors,webhooks seatghor serve   # a worker process without the API`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runServe(ctx, cfg, log)
+		}),
+	}
+}
+
+func (c cli) newMigrateCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the schema to the catalog, every shard and the read database",
+		Long: `migrate applies the schema migrations (goose) to SEATGHOR_CATALOG_URL, every
+database of SEATGHOR_SHARD_URLS and, when set, SEATGHOR_READ_URL. It is safe
+to run again: applied migrations are skipped.`,
+		Example: `  SEATGHOR_CATALOG_URL=postgres://db/catalog SEATGHOR_SHARD_URLS=postgres://db/s0 seatghor migrate`,
+		Args:    usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runMigrate(ctx, cfg, log)
+		}),
+	}
+}
+
+func (c cli) newRebuildCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rebuild PROJECTOR",
+		Short: "Drop a read model (seatmap, tripindex, mytickets, eticket); the projectors replay it",
+		Long: `rebuild drops one read model and resets its checkpoints; the projectors of
+the running serve processes then replay it from the outboxes (decision 0090,
+projections/README.md).`,
+		Example: `  seatghor rebuild seatmap
+  seatghor rebuild tripindex`,
+		ValidArgs: []string{"seatmap", "tripindex", "mytickets", "eticket"},
+		Args:      cobra.ArbitraryArgs, // runRebuild says what it needs
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, args []string) error {
+			return runRebuild(ctx, cfg, args, log)
+		}),
+	}
+}
+
+func (c cli) newGatewayCmd() *cobra.Command {
+	var o gatewayOptions
+	cmd := &cobra.Command{
+		Use:   "gateway",
+		Short: "The sandbox payment gateway, standalone",
+		Long: `gateway runs the sandbox payment gateway on its own, for a serve elsewhere
+or a load test; it sends its webhooks signed with the first of
+SEATGHOR_WEBHOOK_SECRETS (else dev's secret). SEATGHOR_SANDBOX_FAULTS seeds
+its faults.`,
+		Example: `  seatghor gateway --addr 127.0.0.1:8081 --webhook-url http://127.0.0.1:8080/webhooks/sandbox
+  SEATGHOR_SANDBOX_FAULTS=seed=7,timeout=0.03,dup=0.02 seatghor gateway`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runGateway(ctx, cfg, o, log)
+		}),
+	}
+	o.register(cmd.Flags())
+	return cmd
+}
+
+// parentCmd is a command that only groups others (loadtest onsale|holds);
+// run alone it is a usage error, and its help lists no environment (its
+// children's do).
+func parentCmd(use, short, long, example string, children ...*cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: use, Short: short, Long: long, Example: example,
+		Annotations: map[string]string{"env": "no"},
+		Args:        cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return fmt.Errorf("%w: %s", errUsage, cmd.UseLine())
+		},
+	}
+	cmd.AddCommand(children...)
+	return cmd
+}
+
+func (c cli) newLoadtestCmd() *cobra.Command {
+	var onsale onsaleOptions
+	onsaleCmd := &cobra.Command{
+		Use:   "onsale",
+		Short: "The on-sale crowd against a running server (docs/loadtest.md)",
+		Long: `loadtest onsale sends a crowd of buyers at trips going on sale: they hold,
+some pay, holds expire; it checks that no seat is sold twice and measures
+the latencies (R-2). Tokens are signed with the server's token keys.`,
+		Example: `  seatghor loadtest onsale --url http://127.0.0.1:8080 --preset small --ttl 30s,1m --out run.json
+  seatghor loadtest onsale --waiting-room --compare run.json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runLoadtest(ctx, cfg, onsale, c.stdout, log)
+		}),
+	}
+	onsale.register(onsaleCmd.Flags())
+	var holds holdsOptions
+	holdsCmd := &cobra.Command{
+		Use:   "holds",
+		Short: "CreateHold and GetSeatMap against their baselines (docs/performance.md)",
+		Long: `loadtest holds runs CreateHold and GetSeatMap at full speed, each next to the
+same work without our code (the hold's transaction with pgx on the same
+PostgreSQL, Redis GETs of the seat map's size), and prints the ratios.`,
+		Example: `  seatghor loadtest holds --concurrency 32 --duration 20s --pg-url postgres://127.0.0.1/seatghor_shard_0
+  seatghor loadtest holds --preset full --out holds.json`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runLoadtestHolds(ctx, cfg, holds, c.stdout, log)
+		}),
+	}
+	holds.register(holdsCmd.Flags())
+	return parentCmd("loadtest onsale|holds", "Load tests against a running server",
+		`loadtest runs one of the load tests against a running server and prints a
+table; --out writes the result as JSON.`,
+		`  seatghor loadtest onsale --preset small
+  seatghor loadtest holds --duration 30s`,
+		onsaleCmd, holdsCmd)
+}
+
+func (c cli) newTokenCmd() *cobra.Command {
+	var o tokenOptions
+	cmd := &cobra.Command{
+		Use:   "token --sub ID",
+		Short: "Print an API token",
+		Long: `token prints an API token for --sub, signed with the first key of
+SEATGHOR_TOKEN_KEYS (or one derived from SEATGHOR_AUTH_SECRET, else dev's
+secret): the token a server with the same environment accepts.`,
+		Example: `  seatghor token --sub rumana
+  seatghor token --sub ops-1 --role admin --ttl 1h
+  seatghor token --sub shop --role partner --partner 7`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(_ context.Context, cfg config, _ *slog.Logger, _ []string) error {
+			return runToken(cfg, o, c.stdout)
+		}),
+	}
+	o.register(cmd.Flags())
+	return cmd
+}
+
+func (c cli) newVerifyCmd() *cobra.Command {
+	var o verifyOptions
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check the invariants (seats, ledger, charges); --rebuild replays every read model",
+		Long: `verify checks the invariants of the configured databases: no seat in two
+confirmed bookings, a balanced ledger, every order charged at most once. It
+exits 1 when one is broken. With --rebuild it then drops every read model and
+waits until the projectors replayed them (after a restore: docs/operations.md).`,
+		Example: `  seatghor verify
+  seatghor verify --rebuild --timeout 30m`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runVerify(ctx, cfg, o, c.stdout, log)
+		}),
+	}
+	o.register(cmd.Flags())
+	return cmd
+}
+
+func newProbeCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "probe URL",
+		Short: "Exit 0 when URL (a /livez or /readyz) answers 2xx within 3 s",
+		Long: `probe asks one URL and fails unless it answers 2xx within 3 seconds: the
+health check of the images, which have no shell or curl (deploy/compose.yaml).`,
+		Example: `  seatghor probe http://127.0.0.1:9090/readyz`,
+		Args:    cobra.ArbitraryArgs, // runProbe says what it needs
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runProbe(cmd.Context(), args)
+		},
+	}
+}
+
+func newVersionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the module version, VCS revision and Go version",
+		Long:    `version prints which build this is, as the seatghor_build_info metric labels it.`,
+		Example: `  seatghor version`,
+		Args:    usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b := api.ReadBuild()
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "seatghor %s\nrevision %s\n%s\n", b.Version, b.Revision, b.GoVersion)
+			return err
+		},
+	}
+}
