@@ -288,6 +288,28 @@ func TestBrowserBengali(t *testing.T) {
 	require.NotRegexp(t, `৳[0-9]`, text, "no ASCII digits after ৳ in the Bengali UI")
 }
 
+// (e), the e-ticket: a buyer reading the site in Bengali downloads the
+// Bengali PDF (GetTicketDownload with lang "bn"; its rendering is checked
+// against a reference image in projections/eticket).
+func TestBrowserBengaliETicket(t *testing.T) {
+	s, browser := site(t)
+	boughtTicketCode(t, s, "web-bn-ticket", "13", "A4")
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "web-bn-ticket", "user"),
+		chromedp.Navigate(s.base+"/tickets"),
+		until(`document.querySelectorAll(".ticket .qr svg").length === 1`),
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		chromedp.Click(chromedp.CSS(".ticket button")),
+		chromedp.WaitVisible(chromedp.CSS("a[data-pdf]")),
+	)
+	href := eval[string](t, ctx, `document.querySelector("a[data-pdf]").href`)
+	require.Contains(t, href, "-bn.pdf", "the Bengali file")
+	pdf := fetchPDF(t, href)
+	require.Equal(t, "%PDF", string(pdf[:4]))
+}
+
 // (f) The gate: a ticket's code typed in is admitted once, and the
 // second time answered "already checked in".
 func TestBrowserGateAdmitsOnce(t *testing.T) {
