@@ -12,3 +12,5 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250324211829-b45e905df463
 	google.golang.org/protobuf v1.36.12
 )
+
+require github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
