@@ -64,10 +64,34 @@ func newAllocationEnv(t *testing.T, opts apptest.Options, req *catalogv1.CreateS
 	env := apptest.New(t, opts)
 	env.Member(t, "org", "op", catalog.RoleManager)
 	req.OrganizationId = "org"
+	createPartners(t, env, allocationPartners)
 	return allocationEnv{
 		env: env, clk: clk, show: createShow(t, env, req),
 		operator: withToken(env, env.Token(t, "op", auth.RoleOperator)),
 		public:   withToken(env, env.Token(t, "rumana", auth.RoleUser)),
+	}
+}
+
+// allocationPartners is how many partners newAllocationEnv registers: the
+// tests allocate to partners 1 to 8 (and to 99, which does not exist).
+const allocationPartners = 8
+
+// createPartners registers n partners as an admin; a fresh catalog numbers
+// them 1 to n.
+func createPartners(t *testing.T, env *apptest.Env, n int) {
+	t.Helper()
+	admin := partnerv1connect.NewPartnerServiceClient(env.HTTP, env.URL, connect.WithInterceptors(
+		connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+				req.Header().Set("Authorization", "Bearer "+env.Token(t, "admin", auth.RoleAdmin))
+				req.Header().Set(keyHeader, newKey())
+				return next(ctx, req)
+			}
+		})))
+	for i := 1; i <= n; i++ {
+		resp, err := admin.CreatePartner(context.Background(), connect.NewRequest(&partnerv1.CreatePartnerRequest{Name: fmt.Sprintf("partner %d", i)}))
+		require.NoError(t, err)
+		require.Equal(t, int64(i), resp.Msg.GetPartner().GetPartnerId())
 	}
 }
 
