@@ -445,21 +445,12 @@ func liftAllocation(ctx context.Context, tx pgx.Tx, a Allocation, done func(seat
 		)
 		UPDATE seats s SET allocation_id = NULL, allocated_partner_id = NULL, version = s.version + 1
 		FROM mine WHERE s.show_id = mine.show_id AND s.seat = mine.seat
-		RETURNING s.seat, s.status = 'available'`, a.ShowID, a.ID)
+		RETURNING s.seat`, a.ShowID, a.ID)
 	if err != nil {
 		return fmt.Errorf("return seats of allocation %s: %w", a.ID, err)
 	}
-	// Only the free seats went back now: the event and the answer name what
-	// the public can buy, as the GA branch counts only the unsold places.
-	var seats []string
-	var seat string
-	var free bool
-	if _, err := pgx.ForEachRow(rows, []any{&seat, &free}, func() error {
-		if free {
-			seats = append(seats, seat)
-		}
-		return nil
-	}); err != nil {
+	seats, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return fmt.Errorf("return seats of allocation %s: %w", a.ID, err)
 	}
 	slices.Sort(seats)
