@@ -2,7 +2,9 @@ package seatghor_test
 
 // The SDK against the real binary: TestMain starts `seatghor dev` on a
 // temporary directory and a free port (internal/devserver), as the
-// TypeScript client's tests do.
+// TypeScript client's tests do. Its workers sweep every 200 ms so that an
+// allocation returns to general sale soon after its return_at
+// (TestPartnerResellsEndToEnd).
 
 import (
 	"context"
@@ -31,7 +33,7 @@ var server *devserver.Server
 
 func TestMain(m *testing.M) {
 	ctx := context.Background()
-	s, err := devserver.Start(ctx)
+	s, err := devserver.Start(ctx, "SEATGHOR_SWEEP_INTERVAL=200ms")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,13 +1,15 @@
 // Command reseller is a partner's program selling Seatghor tickets through
-// the Go SDK: it finds a show, holds seats (choosing again when someone was
-// quicker), orders them, pays and waits for the confirmation.
+// the Go SDK: it subscribes a webhook receiver to booking.confirmed, finds a
+// show, holds seats (choosing again when someone was quicker), orders them,
+// pays, and waits for the order's confirmation to arrive by webhook, its
+// Standard Webhooks signature verified.
 //
 //	go run ./examples/reseller -base-url http://127.0.0.1:8080 -api-key "$SEATGHOR_API_KEY" -seats 2
 //
-// The confirmation is read back with GetOrder for now. When Seatghor's
-// outgoing webhooks land (WebhookService, issue 12), confirm becomes a
-// receiver: an HTTP handler that verifies the Standard Webhooks signature
-// and waits for the order's booking-confirmed event instead of polling.
+// The receiver listens on -listen; Seatghor must reach it at -webhook-url
+// (https, or http to 127.0.0.1 on a dev server). A real integration
+// subscribes once and keeps the secret; this program subscribes on every run
+// so it is self-contained.
 package main
 
 import (
@@ -15,17 +17,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"encoding/json"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"slices"
+	"sync"
 	"time"
 
 	"connectrpc.com/connect"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/seatghor/seatghor/clients/go/seatghor"
 	bookingv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1"
+	partnerv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
 	paymentv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1"
 	seatmapv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/seatmap/v1"
 )
@@ -46,10 +54,30 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	showID := fs.Int64("show", 0, "the show to sell; 0 takes the first bus trip listed")
 	seats := fs.Int("seats", 2, "how many seats to sell")
 	payToken := fs.String("sandbox-token", "tok_success", "the sandbox gateway's test token")
+	listen := fs.String("listen", "127.0.0.1:0", "where the webhook receiver listens")
+	webhookURL := fs.String("webhook-url", "", "the receiver's URL as Seatghor reaches it; empty: http://<listen address>/seatghor")
+	wait := fs.Duration("wait", time.Minute, "how long to wait for the confirmation")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	r := reseller{c: seatghor.NewClient(*baseURL, seatghor.WithAPIKey(*apiKey)), out: stdout}
+
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("webhook receiver: %w", err)
+	}
+	if *webhookURL == "" {
+		*webhookURL = "http://" + ln.Addr().String() + "/seatghor"
+	}
+	recv, err := r.subscribe(ctx, *webhookURL)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{Handler: recv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
 	if *showID == 0 {
 		id, err := r.firstBusTrip(ctx)
 		if err != nil {
@@ -61,7 +89,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return r.confirm(ctx, order.GetOrderId())
+	ctx, cancel := context.WithTimeout(ctx, *wait)
+	defer cancel()
+	return r.confirm(ctx, recv, order.GetOrderId())
 }
 
 type reseller struct {
@@ -126,29 +156,104 @@ func (r reseller) sell(ctx context.Context, showID int64, n int, payToken string
 	return o, nil
 }
 
-// confirm waits until the order is confirmed. The webhook receiver replaces
-// this poll when the API sends webhooks.
-func (r reseller) confirm(ctx context.Context, orderID string) error {
-	for {
-		res, err := r.c.Order.GetOrder(ctx, connect.NewRequest(&bookingv1.GetOrderRequest{OrderId: orderID}))
-		if err != nil {
-			return fmt.Errorf("order %s: %w", orderID, err)
+// subscribe registers url for booking.confirmed and returns the receiver
+// that verifies deliveries with the endpoint's secret (shown only in this
+// answer).
+func (r reseller) subscribe(ctx context.Context, url string) (*receiver, error) {
+	res, err := r.c.Webhook.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
+		Url: url, EventTypes: []string{"booking.confirmed"}, Description: "reseller example",
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", url, err)
+	}
+	wh, err := standardwebhooks.NewWebhook(res.Msg.GetSecret())
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret: %w", err)
+	}
+	fmt.Fprintf(r.out, "subscribed endpoint %d at %s\n", res.Msg.GetEndpoint().GetEndpointId(), url)
+	return &receiver{wh: wh, confirmed: map[string]confirmation{}, seen: map[string]bool{}, changed: make(chan struct{})}, nil
+}
+
+// event is a delivery's body: the Standard Webhooks envelope around the
+// event in proto field names.
+type event struct {
+	Type    string       `json:"type"`
+	EventID string       `json:"event_id"`
+	Data    confirmation `json:"data"`
+}
+
+// confirmation is the part of a BookingConfirmed event the reseller reads.
+type confirmation struct {
+	OrderID string   `json:"order_id"`
+	Seats   []string `json:"seats"`
+	Total   struct {
+		Currency    string `json:"currency"`
+		AmountMinor string `json:"amount_minor"`
+	} `json:"total"`
+}
+
+// receiver is the webhook endpoint: it refuses what does not verify, and
+// records each booking.confirmed once (deliveries are at least once: the
+// webhook-id repeats).
+type receiver struct {
+	wh        *standardwebhooks.Webhook
+	mu        sync.Mutex
+	seen      map[string]bool
+	confirmed map[string]confirmation // by order id
+	changed   chan struct{}           // closed and replaced on each new confirmation
+}
+
+func (v *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+	if err != nil || v.wh.Verify(body, req.Header) != nil { // signature and timestamp
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	var e event
+	if err := json.Unmarshal(body, &e); err != nil {
+		http.Error(w, "bad body", http.StatusBadRequest)
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if id := req.Header.Get("webhook-id"); !v.seen[id] {
+		v.seen[id] = true
+		if e.Type == "booking.confirmed" {
+			v.confirmed[e.Data.OrderID] = e.Data
+			close(v.changed)
+			v.changed = make(chan struct{})
 		}
-		switch o := res.Msg.GetOrder(); o.GetStatus() {
-		case bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED:
-			fmt.Fprintf(r.out, "confirmed: order %s, %d lines, total %d %s\n",
-				orderID, len(o.GetLines()), o.GetTotal().GetAmountMinor(), o.GetTotal().GetCurrency())
-			return nil
-		case bookingv1.OrderStatus_ORDER_STATUS_PENDING_PAYMENT:
-		default:
-			return fmt.Errorf("order %s is %s", orderID, o.GetStatus())
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// wait returns the order's confirmation once it has arrived.
+func (v *receiver) wait(ctx context.Context, orderID string) (confirmation, error) {
+	for {
+		v.mu.Lock()
+		c, ok := v.confirmed[orderID]
+		changed := v.changed
+		v.mu.Unlock()
+		if ok {
+			return c, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(500 * time.Millisecond):
+			return confirmation{}, fmt.Errorf("no booking.confirmed for order %s: %w", orderID, ctx.Err())
+		case <-changed:
 		}
 	}
+}
+
+// confirm waits for the order's booking.confirmed webhook.
+func (r reseller) confirm(ctx context.Context, recv *receiver, orderID string) error {
+	c, err := recv.wait(ctx, orderID)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(r.out, "confirmed by webhook: order %s, seats %v, total %s %s\n",
+		orderID, c.Seats, c.Total.AmountMinor, c.Total.Currency)
+	return nil
 }
 
 func envOr(name, def string) string {

@@ -6,15 +6,19 @@ import (
 	"strings"
 	"testing"
 
+	"connectrpc.com/connect"
+
+	"github.com/seatghor/seatghor/clients/go/seatghor"
+	partnerv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/clients/go/seatghor/internal/devserver"
 )
 
 // TestResellerSellsTwoSeats runs the program against the real binary
-// (seatghor dev, its demo shows) with a partner's credentials: two seats of
-// the first bus trip are held, ordered, paid and confirmed. A second run
-// sells two more, choosing again around the seats the first one took.
-// (The partner's credential is a partner-role token until the API keys of
-// PartnerService land; the SDK sends both the same way.)
+// (seatghor dev, its demo shows) with a partner's API key made by
+// CreateApiKey: two seats of the first bus trip are held, ordered and paid,
+// and the confirmation arrives at the program's receiver as a signed
+// booking.confirmed webhook. A second run sells two more, choosing again
+// around the seats the first one took.
 func TestResellerSellsTwoSeats(t *testing.T) {
 	ctx := t.Context()
 	srv, err := devserver.Start(ctx)
@@ -22,10 +26,24 @@ func TestResellerSellsTwoSeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	key, err := srv.Token(ctx, "go-reseller", "partner")
+	admin, err := srv.Token(ctx, "go-reseller-admin", "admin")
 	if err != nil {
 		t.Fatal(err)
 	}
+	partners := seatghor.NewClient(srv.BaseURL, seatghor.WithToken(admin)).Partner
+	p, err := partners.CreatePartner(ctx, connect.NewRequest(&partnerv1.CreatePartnerRequest{Name: "Go reseller example", CommissionBps: 500}))
+	if err != nil {
+		t.Fatalf("CreatePartner: %v", err)
+	}
+	k, err := partners.CreateApiKey(ctx, connect.NewRequest(&partnerv1.CreateApiKeyRequest{PartnerId: p.Msg.GetPartner().GetPartnerId(), Name: "reseller"}))
+	if err != nil {
+		t.Fatalf("CreateApiKey: %v", err)
+	}
+	key := k.Msg.GetSecret()
+	if !strings.HasPrefix(key, "sk_test_") {
+		t.Fatalf("API key %q, want an sk_test_ secret", key)
+	}
+
 	held := regexp.MustCompile(`held \[(\w+) (\w+)\] of show (\d+)`)
 	sold := map[string]bool{} // show/seat
 	for i := range 2 {
@@ -34,7 +52,8 @@ func TestResellerSellsTwoSeats(t *testing.T) {
 			t.Fatalf("run %d: %v\n%s", i, err, out.String())
 		}
 		m := held.FindStringSubmatch(out.String())
-		if m == nil || !strings.Contains(out.String(), "confirmed: order ") {
+		if m == nil || !strings.Contains(out.String(), "confirmed by webhook: order ") ||
+			!strings.Contains(out.String(), "seats ["+m[1]+" "+m[2]+"]") {
 			t.Fatalf("run %d printed:\n%s", i, out.String())
 		}
 		for _, seat := range m[1:3] {

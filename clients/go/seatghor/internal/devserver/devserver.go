@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,8 +43,9 @@ type Server struct {
 
 var running = regexp.MustCompile(`Seatghor is running at (http://\S+)`)
 
-// Start starts the server and returns once it serves.
-func Start(ctx context.Context) (*Server, error) {
+// Start starts the server and returns once it serves. env adds NAME=value
+// settings to its environment (e.g. SEATGHOR_SWEEP_INTERVAL=200ms).
+func Start(ctx context.Context, env ...string) (*Server, error) {
 	bin, err := binary(ctx)
 	if err != nil {
 		return nil, err
@@ -64,7 +66,7 @@ func Start(ctx context.Context) (*Server, error) {
 	s.cmd = exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", addr)
 	// The in-process sandbox gateway gets a free port too, so parallel runs
 	// never collide on its default 127.0.0.1:8081.
-	s.cmd.Env = append(os.Environ(), "SEATGHOR_SANDBOX_ADDR="+sandbox)
+	s.cmd.Env = append(append(os.Environ(), "SEATGHOR_SANDBOX_ADDR="+sandbox), env...)
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -110,9 +112,19 @@ func Start(ctx context.Context) (*Server, error) {
 // Token mints an access token (a JWT) for sub with role (user, operator,
 // admin or partner) by `seatghor token`.
 func (s *Server) Token(ctx context.Context, sub, role string) (string, error) {
-	out, err := exec.CommandContext(ctx, s.bin, "token", "--sub", sub, "--role", role).Output()
+	return s.token(ctx, "--sub", sub, "--role", role)
+}
+
+// PartnerToken mints an access token for sub acting for the partner: the
+// credential of the partner's staff, which may make the partner's API keys.
+func (s *Server) PartnerToken(ctx context.Context, sub string, partnerID int64) (string, error) {
+	return s.token(ctx, "--sub", sub, "--role", "partner", "--partner", strconv.FormatInt(partnerID, 10))
+}
+
+func (s *Server) token(ctx context.Context, args ...string) (string, error) {
+	out, err := exec.CommandContext(ctx, s.bin, append([]string{"token"}, args...)...).Output()
 	if err != nil {
-		return "", fmt.Errorf("seatghor token --sub %s: %w", sub, err)
+		return "", fmt.Errorf("seatghor token %s: %w", strings.Join(args, " "), err)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
