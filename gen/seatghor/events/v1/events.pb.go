@@ -2133,7 +2133,9 @@ type AllocationReleased struct {
 	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
 	// The partner.
 	PartnerId int64 `protobuf:"varint,3,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
-	// The seats that went back to general sale (seated).
+	// The seats released (seated): those asked for, or every seat of the
+	// allocation when it is released whole; those the partner's buyers hold
+	// or bought stay theirs.
 	Seats []string `protobuf:"bytes,4,rep,name=seats,proto3" json:"seats,omitempty"`
 	// The GA area of the quota.
 	GaArea string `protobuf:"bytes,5,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
@@ -2252,12 +2254,14 @@ type AllocationReturned struct {
 	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
 	// The partner.
 	PartnerId int64 `protobuf:"varint,3,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
-	// The seats that went back to general sale (seated; those the partner's
-	// buyers hold or bought stay theirs).
+	// The allocation's seats (seated), every one of them: the seat-map
+	// projector re-reads each. Those the partner's buyers hold or bought stay
+	// theirs; the rest went back to general sale.
 	Seats []string `protobuf:"bytes,4,rep,name=seats,proto3" json:"seats,omitempty"`
 	// The GA area of the quota.
 	GaArea string `protobuf:"bytes,5,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
-	// Places that went back to general sale.
+	// The places the event names: the seats above, or the GA places that
+	// went back to general sale.
 	Quantity int32 `protobuf:"varint,6,opt,name=quantity,proto3" json:"quantity,omitempty"`
 	// The allocation's return time.
 	ReturnAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=return_at,json=returnAt,proto3" json:"return_at,omitempty"`

@@ -1366,7 +1366,9 @@ export type AllocationReleased = Message<"seatghor.events.v1.AllocationReleased"
   partnerId: bigint;
 
   /**
-   * The seats that went back to general sale (seated).
+   * The seats released (seated): those asked for, or every seat of the
+   * allocation when it is released whole; those the partner's buyers hold
+   * or bought stay theirs.
    *
    * @generated from field: repeated string seats = 4;
    */
@@ -1444,8 +1446,9 @@ export type AllocationReturned = Message<"seatghor.events.v1.AllocationReturned"
   partnerId: bigint;
 
   /**
-   * The seats that went back to general sale (seated; those the partner's
-   * buyers hold or bought stay theirs).
+   * The allocation's seats (seated), every one of them: the seat-map
+   * projector re-reads each. Those the partner's buyers hold or bought stay
+   * theirs; the rest went back to general sale.
    *
    * @generated from field: repeated string seats = 4;
    */
@@ -1459,7 +1462,8 @@ export type AllocationReturned = Message<"seatghor.events.v1.AllocationReturned"
   gaArea: string;
 
   /**
-   * Places that went back to general sale.
+   * The places the event names: the seats above, or the GA places that
+   * went back to general sale.
    *
    * @generated from field: int32 quantity = 6;
    */
