@@ -12,7 +12,8 @@ ALTER TABLE shows ADD COLUMN placement text NOT NULL DEFAULT 'active'
 
 -- +goose StatementBegin
 -- TG_ARGV[0] names the column that leads to the show: show_id itself, or an
--- id (TG_ARGV[1] = 'id') that carries the show id (server/shard/id.go).
+-- id (TG_ARGV[1] = 'id') that carries the show id (server/shard/id.go), or
+-- an idempotency target ('show:N' or such an id).
 CREATE FUNCTION show_writable() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -29,7 +30,7 @@ BEGIN
         v := to_jsonb(NEW) ->> TG_ARGV[0];
     END IF;
     IF TG_NARGS > 1 THEN
-        v := split_part(v, '_', 2);
+        v := CASE WHEN v LIKE 'show:%' THEN substr(v, 6) ELSE split_part(v, '_', 2) END;
         IF v !~ '^[1-9][0-9]{0,17}$' THEN
             RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
         END IF;
@@ -65,8 +66,12 @@ CREATE TRIGGER outbox_show_writable BEFORE INSERT OR UPDATE ON outbox
     FOR EACH ROW EXECUTE FUNCTION show_writable('show_id');
 CREATE TRIGGER payment_events_show_writable BEFORE INSERT OR UPDATE ON payment_events
     FOR EACH ROW EXECUTE FUNCTION show_writable('reference', 'id');
+-- A refusal remembered under an Idempotency-Key writes nothing else.
+CREATE TRIGGER idempotency_keys_show_writable BEFORE INSERT OR UPDATE ON idempotency_keys
+    FOR EACH ROW EXECUTE FUNCTION show_writable('target', 'id');
 
 -- +goose Down
+DROP TRIGGER idempotency_keys_show_writable ON idempotency_keys;
 DROP TRIGGER payment_events_show_writable ON payment_events;
 DROP TRIGGER outbox_show_writable ON outbox;
 DROP TRIGGER ticket_checkins_show_writable ON ticket_checkins;

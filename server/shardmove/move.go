@@ -1,0 +1,242 @@
+// Package shardmove moves one show, online, from its shard to another
+// (R-4.2, R-12; decision 0205): it copies the show's rows while the show
+// sells, catches up on what changed meanwhile, freezes the show's writes for
+// a short window to copy the last changes, flips the catalog's directory,
+// and deletes the rows from the old shard. Writes during the window fail
+// with the retryable SHOW_MOVING and are retried against the new shard, so
+// nothing is lost and nothing is written twice.
+package shardmove
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// Report says what a move did.
+type Report struct {
+	ShowID   int64
+	From, To int
+	// Copied counts the rows written on the new shard over all passes
+	// (the same row may count once per pass it changed in).
+	Copied int
+	// Passes is the number of copy passes before the freeze.
+	Passes int
+	// Freeze is how long the show's writes were refused: from freezing it
+	// on the old shard to the directory naming the new one.
+	Freeze time.Duration
+	// Deleted counts the rows removed from the old shard.
+	Deleted int
+}
+
+// ErrSameShard refuses a move to the shard the show is on.
+var ErrSameShard = errors.New("the show is already on that shard")
+
+// ErrBusy refuses a move onto a shard that serves the show already, or from
+// a shard where the show is not active (another move is running).
+var ErrBusy = errors.New("the show is being moved or is already there")
+
+// Options tune a move.
+type Options struct {
+	// MaxPasses bounds the copy passes before the freeze; default 5.
+	MaxPasses int
+	// SettledRows ends the passes early once one copied at most this many
+	// rows, so the frozen pass is short; default 100.
+	SettledRows int
+	Log         *slog.Logger
+}
+
+// Mover moves shows between the router's shards.
+type Mover struct {
+	router *shard.Router
+	opts   Options
+}
+
+// New returns a mover over the router's catalog and shards.
+func New(router *shard.Router, opts Options) *Mover {
+	if opts.MaxPasses <= 0 {
+		opts.MaxPasses = 5
+	}
+	if opts.SettledRows <= 0 {
+		opts.SettledRows = 100
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	return &Mover{router: router, opts: opts}
+}
+
+// Move moves the show to shard to.
+func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) {
+	rep := Report{ShowID: showID, To: to}
+	dst, err := m.router.Shard(to)
+	if err != nil {
+		return rep, err
+	}
+	if err := m.router.Catalog().QueryRow(ctx, `SELECT shard FROM shows WHERE show_id = $1`, showID).Scan(&rep.From); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return rep, fmt.Errorf("show %d: %w", showID, shard.ErrUnknownShow)
+		}
+		return rep, fmt.Errorf("look up show %d: %w", showID, err)
+	}
+	if rep.From == to {
+		return rep, fmt.Errorf("show %d on shard %d: %w", showID, to, ErrSameShard)
+	}
+	src, err := m.router.Shard(rep.From)
+	if err != nil {
+		return rep, err
+	}
+	if err := prepareTarget(ctx, dst, showID); err != nil {
+		return rep, err
+	}
+	schema, err := loadSchema(ctx, src)
+	if err != nil {
+		return rep, err
+	}
+
+	// Online passes: the show sells on the old shard meanwhile.
+	for rep.Passes < m.opts.MaxPasses {
+		n, err := syncShow(ctx, schema, src, dst, showID)
+		if err != nil {
+			return rep, err
+		}
+		rep.Passes++
+		rep.Copied += n
+		m.opts.Log.InfoContext(ctx, "shard move: pass", "show", showID, "pass", rep.Passes, "rows", n)
+		if n <= m.opts.SettledRows {
+			break
+		}
+	}
+
+	// The freeze: the UPDATE waits for every write already holding the
+	// show row FOR SHARE; every later one sees 'moving' and is refused.
+	start := time.Now()
+	tag, err := src.Exec(ctx, `UPDATE shows SET placement = 'moving' WHERE show_id = $1 AND placement = 'active'`, showID)
+	if err != nil {
+		return rep, fmt.Errorf("freeze show %d on %s: %w", showID, src.Name, err)
+	}
+	if tag.RowsAffected() != 1 {
+		return rep, fmt.Errorf("freeze show %d on %s: %w", showID, src.Name, ErrBusy)
+	}
+	if err := m.flip(ctx, schema, src, dst, &rep); err != nil {
+		if _, uerr := src.Exec(context.WithoutCancel(ctx), `UPDATE shows SET placement = 'active' WHERE show_id = $1 AND placement = 'moving'`, showID); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("unfreeze show %d: %w", showID, uerr))
+		}
+		return rep, err
+	}
+	rep.Freeze = time.Since(start)
+
+	rep.Deleted, err = deleteShow(ctx, src, showID)
+	if err != nil {
+		return rep, fmt.Errorf("show %d moved to shard %d; deleting it from shard %d: %w", showID, to, rep.From, err)
+	}
+	return rep, nil
+}
+
+// flip copies the frozen show's last changes, makes the new shard serve it
+// and points the directory there, announcing it to every router.
+func (m *Mover) flip(ctx context.Context, schema schema, src, dst *pg.Pool, rep *Report) error {
+	n, err := syncShow(ctx, schema, src, dst, rep.ShowID)
+	if err != nil {
+		return err
+	}
+	rep.Copied += n
+	if _, err := dst.Exec(ctx, `UPDATE shows SET placement = 'active' WHERE show_id = $1`, rep.ShowID); err != nil {
+		return fmt.Errorf("activate show %d on %s: %w", rep.ShowID, dst.Name, err)
+	}
+	err = pg.InTx(ctx, m.router.Catalog(), func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE shows SET shard = $2 WHERE show_id = $1 AND shard = $3`, rep.ShowID, rep.To, rep.From)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return ErrBusy
+		}
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2::text)`, shard.DirectoryChannel, rep.ShowID)
+		return err
+	})
+	if err != nil {
+		// The new shard's copy goes back to waiting; the old one serves on.
+		_, _ = dst.Exec(context.WithoutCancel(ctx), `UPDATE shows SET placement = 'incoming' WHERE show_id = $1`, rep.ShowID)
+		return fmt.Errorf("point the directory of show %d to shard %d: %w", rep.ShowID, rep.To, err)
+	}
+	if _, err := src.Exec(ctx, `UPDATE shows SET placement = 'moved' WHERE show_id = $1`, rep.ShowID); err != nil {
+		return fmt.Errorf("mark show %d moved on %s: %w", rep.ShowID, src.Name, err)
+	}
+	return nil
+}
+
+// prepareTarget makes sure the new shard does not serve the show: no row
+// yet, or one left by an earlier move away or an interrupted move in.
+func prepareTarget(ctx context.Context, dst *pg.Pool, showID int64) error {
+	var state string
+	err := dst.QueryRow(ctx, `SELECT placement FROM shows WHERE show_id = $1`, showID).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("show %d on %s: %w", showID, dst.Name, err)
+	}
+	if state != "incoming" && state != "moved" {
+		return fmt.Errorf("show %d is %s on %s: %w", showID, state, dst.Name, ErrBusy)
+	}
+	_, err = dst.Exec(ctx, `UPDATE shows SET placement = 'incoming' WHERE show_id = $1`, showID)
+	return err
+}
+
+// moverTx runs f in a transaction on pool that writes past the show fence.
+func moverTx(ctx context.Context, pool *pg.Pool, opts pgx.TxOptions, f func(pgx.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if _, err := tx.Exec(ctx, `SELECT set_config('seatghor.show_mover', 'on', true)`); err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// deleteShow removes the moved show's rows from the old shard, children
+// first; the shows row stays, marked moved, as the fence's tombstone.
+func deleteShow(ctx context.Context, src *pg.Pool, showID int64) (int, error) {
+	deleted := 0
+	err := moverTx(ctx, src, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		deleted = 0
+		tag, err := tx.Exec(ctx, `DELETE FROM outbox WHERE show_id = $1`, showID)
+		if err != nil {
+			return fmt.Errorf("delete outbox: %w", err)
+		}
+		deleted += int(tag.RowsAffected())
+		for i := len(moved) - 1; i > 0; i-- { // moved[0] is shows: kept
+			t := moved[i]
+			tag, err := tx.Exec(ctx, `DELETE FROM `+t.name+` WHERE `+t.where, showID)
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", t.name, err)
+			}
+			deleted += int(tag.RowsAffected())
+		}
+		return nil
+	})
+	return deleted, err
+}
+
+// quoteCols joins column names for SQL, each quoted.
+func quoteCols(prefix string, cols []string) string {
+	q := make([]string, len(cols))
+	for i, c := range cols {
+		q[i] = prefix + pgx.Identifier{c}.Sanitize()
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,43 @@
+package shardmove
+
+// table is a shard table that holds rows of a show.
+type table struct {
+	name string
+	// where selects the show's rows; $1 is the show id.
+	where string
+}
+
+// moved lists every shard table whose rows belong to one show, parents
+// before children (foreign keys): a move copies them in this order and
+// deletes them in the reverse one. A test fails when a shard table is in
+// neither moved nor stays, so a new show-scoped table cannot be forgotten.
+var moved = []table{
+	{"shows", "show_id = $1"},
+	{"seats", "show_id = $1"},
+	{"ga_buckets", "show_id = $1"},
+	{"holds", "show_id = $1"},
+	{"hold_ga_takes", "show_id = $1"},
+	{"orders", "show_id = $1"},
+	{"payments", "show_id = $1"},
+	{"refunds", "show_id = $1"},
+	{"ticket_checkins", "show_id = $1"},
+	// The ids a webhook event names carry the show (server/shard/id.go).
+	{"payment_events", "split_part(reference, '_', 2) = $1::text"},
+	{"idempotency_keys", "target = 'show:' || $1::text OR split_part(target, '_', 2) = $1::text"},
+}
+
+// outbox is copied apart from the other tables: its rows get new positions
+// (xid, id) on the new shard, in their old order (decision 0205).
+const outbox = "outbox"
+
+// stays names the shard tables a move leaves where they are, and why.
+var stays = map[string]string{
+	// the ledger is append-only, so a show's journals stay on the
+	// shard that posted them; balances are sums over every shard,
+	// so nothing is counted twice or lost.
+	"ledger_transactions": "append-only ledger (R-7.2)",
+	"ledger_lines":        "append-only ledger (R-7.2)",
+	// Each projector's position in this shard's outbox, not a show's.
+	"projection_checkpoints": "per shard, not per show",
+	"goose_db_version":       "the schema's version",
+}
