@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -160,7 +161,7 @@ func (m *Mover) flip(ctx context.Context, schema schema, src, dst *pg.Pool, rep 
 		if tag.RowsAffected() != 1 {
 			return ErrBusy
 		}
-		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2::text)`, shard.DirectoryChannel, rep.ShowID)
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, shard.DirectoryChannel, strconv.FormatInt(rep.ShowID, 10))
 		return err
 	})
 	if err != nil {

@@ -22,8 +22,8 @@ var moved = []table{
 	{"refunds", "show_id = $1"},
 	{"ticket_checkins", "show_id = $1"},
 	// The ids a webhook event names carry the show (server/shard/id.go).
-	{"payment_events", "split_part(reference, '_', 2) = $1::text"},
-	{"idempotency_keys", "target = 'show:' || $1::text OR split_part(target, '_', 2) = $1::text"},
+	{"payment_events", "split_part(reference, '_', 2) = $1::bigint::text"},
+	{"idempotency_keys", "target = 'show:' || $1::bigint::text OR split_part(target, '_', 2) = $1::bigint::text"},
 }
 
 // outbox is copied apart from the other tables: its rows get new positions
