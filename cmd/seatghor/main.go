@@ -49,6 +49,7 @@ Usage:
                                                 print an API token signed with the first SEATGHOR_TOKEN_KEYS key (or SEATGHOR_AUTH_SECRET)
 
   seatghor verify [--rebuild] [--timeout D]     check the invariants (seats, ledger, charges); --rebuild replays every read model
+  seatghor shard move --show N --to S            move a show to shard S online; prints how long its writes were frozen
   seatghor probe URL                            exit 0 when URL (a /livez or /readyz) answers 2xx: images' health check
 
 Configuration (environment): see README.md.
@@ -79,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runLoadtest(ctx, cfg, args[1:], stdout, log)
 	case "token":
 		return runToken(cfg, args[1:], stdout)
+	case "shard":
+		return runShard(ctx, cfg, args[1:], stdout, log)
 	case "probe":
 		return runProbe(ctx, args[1:])
 	case "verify":

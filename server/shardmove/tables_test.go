@@ -1,0 +1,50 @@
+package shardmove
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/pgtest"
+)
+
+// TestEveryShardTableIsMovedOrStays fails when a shard table is in neither
+// list (a new show-scoped table someone forgot), and when a moved table
+// with show rows lacks the fence that freezes its writes during a move.
+func TestEveryShardTableIsMovedOrStays(t *testing.T) {
+	ctx := context.Background()
+	admin := pgtest.Server(t)
+	hash, err := migrations.Hash(migrations.Shard)
+	require.NoError(t, err)
+	url := admin.Fresh(t, admin.Template(t, string(migrations.Shard), hash, func(ctx context.Context, url string) error {
+		return migrations.UpURL(ctx, url, migrations.Shard)
+	}))
+	conn, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+
+	rows, err := conn.Query(ctx, `SELECT table_name::text FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	listed := append(tableNames(), outbox)
+	for _, name := range tables {
+		_, stay := stays[name]
+		require.True(t, stay || slices.Contains(listed, name),
+			"shard table %s is neither moved (server/shardmove/tables.go: moved) nor said to stay (stays): a show move would lose its rows", name)
+	}
+	for _, name := range listed {
+		require.Contains(t, tables, name)
+		if name == "shows" {
+			continue // the fence's own row
+		}
+		var fenced bool
+		require.NoError(t, conn.QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+			WHERE t.tgrelid = $1::regclass AND p.proname = 'show_writable')`, name).Scan(&fenced))
+		require.True(t, fenced, "table %s has no show_writable trigger: writes during a move's freeze would be lost", name)
+	}
+}
