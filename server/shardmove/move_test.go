@@ -221,7 +221,14 @@ func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
 	}
 	for id, order := range got.payments {
 		require.Equal(t, 1, count(`SELECT count(*) FROM payments WHERE payment_id = $1 AND order_id = $2`, id, order), "payment %s", id)
+		require.Len(t, env.Gateway.ChargesFor(id), 1, "payment %s is charged once, retries and all", id)
 	}
+	// The show's journals stay where they were posted (decision 0205); the
+	// ledger over all shards still balances.
+	tb, err := env.App.Ledger.TrialBalance(ctx, nil, time.Time{})
+	require.NoError(t, err)
+	require.Zero(t, tb.SumMinor)
+	require.Zero(t, tb.UnbalancedJournals)
 	// 0 oversold: a booked seat belongs to exactly one confirmed order.
 	require.Equal(t, count(`SELECT count(*) FROM seats WHERE show_id = $1 AND status = 'booked'`, showID),
 		count(`SELECT coalesce(sum(cardinality(h.seats)), 0) FROM orders o JOIN holds h USING (hold_id) WHERE o.show_id = $1 AND o.status = 'confirmed'`, showID))
