@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -119,13 +120,9 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 
 	// The freeze: the UPDATE waits for every write already holding the
 	// show row FOR SHARE; every later one sees 'moving' and is refused.
-	start := time.Now()
-	tag, err := src.Exec(ctx, `UPDATE shows SET placement = 'moving' WHERE show_id = $1 AND placement = 'active'`, showID)
+	start, err := freeze(ctx, src, showID)
 	if err != nil {
-		return rep, fmt.Errorf("freeze show %d on %s: %w", showID, src.Name, err)
-	}
-	if tag.RowsAffected() != 1 {
-		return rep, fmt.Errorf("freeze show %d on %s: %w", showID, src.Name, ErrBusy)
+		return rep, err
 	}
 	if err := m.flip(ctx, schema, src, dst, &rep); err != nil {
 		if _, uerr := src.Exec(context.WithoutCancel(ctx), `UPDATE shows SET placement = 'active' WHERE show_id = $1 AND placement = 'moving'`, showID); uerr != nil {
@@ -140,6 +137,43 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 		return rep, fmt.Errorf("show %d moved to shard %d; deleting it from shard %d: %w", showID, to, rep.From, err)
 	}
 	return rep, nil
+}
+
+// freezeWait bounds one attempt to freeze: the UPDATE waits for the writes
+// holding the show row, and writes that queue behind it wait for it, so a
+// write that also waits for one of those (a seat row) would deadlock with
+// it. Giving up first, the move is the one that yields, never a buyer.
+const freezeWait = 100 * time.Millisecond
+
+// lockNotAvailable is the SQLSTATE of a lock_timeout.
+const lockNotAvailable = "55P03"
+
+// freeze sets the show 'moving' on its shard and returns when the freeze
+// began (the attempt that succeeded).
+func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) {
+	for attempt := 1; ; attempt++ {
+		start := time.Now()
+		var frozen int64
+		err := pg.InTx(ctx, src, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, fmt.Sprintf("%dms", freezeWait.Milliseconds())); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, `UPDATE shows SET placement = 'moving' WHERE show_id = $1 AND placement = 'active'`, showID)
+			frozen = tag.RowsAffected()
+			return err
+		})
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == lockNotAvailable && attempt < 50 {
+			continue
+		}
+		if err != nil {
+			return start, fmt.Errorf("freeze show %d on %s: %w", showID, src.Name, err)
+		}
+		if frozen != 1 {
+			return start, fmt.Errorf("freeze show %d on %s: %w", showID, src.Name, ErrBusy)
+		}
+		return start, nil
+	}
 }
 
 // flip copies the frozen show's last changes, makes the new shard serve it
