@@ -105,8 +105,9 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 	}
 
 	// Online passes: the show sells on the old shard meanwhile.
+	cp := &copier{sc: schema, src: src, dst: dst, showID: showID}
 	for rep.Passes < m.opts.MaxPasses {
-		n, err := syncShow(ctx, schema, src, dst, showID)
+		n, err := cp.pass(ctx)
 		if err != nil {
 			return rep, err
 		}
@@ -124,7 +125,8 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 	if err != nil {
 		return rep, err
 	}
-	if err := m.flip(ctx, schema, src, dst, &rep); err != nil {
+	m.opts.Log.InfoContext(ctx, "shard move: frozen", "show", showID, "waited", time.Since(start))
+	if err := m.flip(ctx, cp, &rep); err != nil {
 		if _, uerr := src.Exec(context.WithoutCancel(ctx), `UPDATE shows SET placement = 'active' WHERE show_id = $1 AND placement = 'moving'`, showID); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("unfreeze show %d: %w", showID, uerr))
 		}
@@ -178,12 +180,15 @@ func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) 
 
 // flip copies the frozen show's last changes, makes the new shard serve it
 // and points the directory there, announcing it to every router.
-func (m *Mover) flip(ctx context.Context, schema schema, src, dst *pg.Pool, rep *Report) error {
-	n, err := syncShow(ctx, schema, src, dst, rep.ShowID)
+func (m *Mover) flip(ctx context.Context, cp *copier, rep *Report) error {
+	src, dst := cp.src, cp.dst
+	began := time.Now()
+	n, err := cp.pass(ctx)
 	if err != nil {
 		return err
 	}
 	rep.Copied += n
+	m.opts.Log.InfoContext(ctx, "shard move: last pass", "show", rep.ShowID, "rows", n, "took", time.Since(began))
 	if _, err := dst.Exec(ctx, `UPDATE shows SET placement = 'active' WHERE show_id = $1`, rep.ShowID); err != nil {
 		return fmt.Errorf("activate show %d on %s: %w", rep.ShowID, dst.Name, err)
 	}

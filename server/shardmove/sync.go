@@ -3,6 +3,7 @@ package shardmove
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -69,13 +70,28 @@ func without(cols []string, drop string) []string {
 	return out
 }
 
-// syncShow makes the new shard's copy of the show equal to one snapshot of
-// the old shard's rows, and appends the outbox events it lacks in their
-// order. It returns the rows it wrote or deleted.
-func syncShow(ctx context.Context, sc schema, src, dst *pg.Pool, showID int64) (int, error) {
+// copier copies one show from src to dst, pass after pass. After a pass
+// it knows what dst holds (the show is 'incoming' there: only the copier
+// writes it), so later passes, the frozen one above all, read only src.
+type copier struct {
+	sc       schema
+	src, dst *pg.Pool
+	showID   int64
+	// copied is dst's rows of each table after the last pass, events its
+	// outbox's event ids; nil before the first pass.
+	copied map[string]map[string]string
+	events map[string]bool
+}
+
+// pass makes the new shard's copy of the show equal to one snapshot of the
+// old shard's rows, and appends the outbox events it lacks in their order.
+// It returns the rows it wrote or deleted.
+func (c *copier) pass(ctx context.Context) (int, error) {
 	var n int
-	err := moverTx(ctx, dst, pgx.TxOptions{}, func(dtx pgx.Tx) error {
-		stx, err := src.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	snapshot := map[string]map[string]string{}
+	var events map[string]bool
+	err := moverTx(ctx, c.dst, pgx.TxOptions{}, func(dtx pgx.Tx) error {
+		stx, err := c.src.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 		if err != nil {
 			return err
 		}
@@ -84,13 +100,16 @@ func syncShow(ctx context.Context, sc schema, src, dst *pg.Pool, showID int64) (
 		upserts := make([][]string, len(moved))
 		gone := make([][]string, len(moved))
 		for i, t := range moved {
-			have, err := readRows(ctx, stx, t, sc[t.name], showID)
+			have, err := readRows(ctx, stx, t, c.sc[t.name], c.showID)
 			if err != nil {
-				return fmt.Errorf("read %s of %s: %w", t.name, src.Name, err)
+				return fmt.Errorf("read %s of %s: %w", t.name, c.src.Name, err)
 			}
-			had, err := readRows(ctx, dtx, t, sc[t.name], showID)
-			if err != nil {
-				return fmt.Errorf("read %s of %s: %w", t.name, dst.Name, err)
+			snapshot[t.name] = have
+			had := c.copied[t.name]
+			if c.copied == nil {
+				if had, err = readRows(ctx, dtx, t, c.sc[t.name], c.showID); err != nil {
+					return fmt.Errorf("read %s of %s: %w", t.name, c.dst.Name, err)
+				}
 			}
 			for k, row := range have {
 				if had[k] != row {
@@ -104,9 +123,9 @@ func syncShow(ctx context.Context, sc schema, src, dst *pg.Pool, showID int64) (
 			}
 		}
 		for i := len(moved) - 1; i >= 0; i-- {
-			t, c := moved[i], sc[moved[i].name]
+			t, cols := moved[i], c.sc[moved[i].name]
 			for part := range chunks(gone[i]) {
-				tag, err := dtx.Exec(ctx, `DELETE FROM `+t.name+` WHERE jsonb_build_array(`+quoteCols("", c.key)+`) IN (SELECT jsonb_array_elements($1::jsonb))`, part)
+				tag, err := dtx.Exec(ctx, `DELETE FROM `+t.name+` WHERE jsonb_build_array(`+quoteCols("", cols.key)+`) IN (SELECT jsonb_array_elements($1::jsonb))`, part)
 				if err != nil {
 					return fmt.Errorf("delete from %s: %w", t.name, err)
 				}
@@ -115,20 +134,22 @@ func syncShow(ctx context.Context, sc schema, src, dst *pg.Pool, showID int64) (
 		}
 		for i, t := range moved {
 			for part := range chunks(upserts[i]) {
-				tag, err := dtx.Exec(ctx, upsertSQL(t.name, sc[t.name]), part)
+				tag, err := dtx.Exec(ctx, upsertSQL(t.name, c.sc[t.name]), part)
 				if err != nil {
 					return fmt.Errorf("copy into %s: %w", t.name, err)
 				}
 				n += int(tag.RowsAffected())
 			}
 		}
-		events, err := copyOutbox(ctx, sc[outbox], stx, dtx, showID)
-		n += events
+		var copied int
+		events, copied, err = copyOutbox(ctx, c.sc[outbox], stx, dtx, c.showID, c.events)
+		n += copied
 		return err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("copy show %d from %s to %s: %w", showID, src.Name, dst.Name, err)
+		return 0, fmt.Errorf("copy show %d from %s to %s: %w", c.showID, c.src.Name, c.dst.Name, err)
 	}
+	c.copied, c.events = snapshot, events
 	return n, nil
 }
 
@@ -178,29 +199,36 @@ func upsertSQL(name string, c columns) string {
 // in the old shard's (xid, id) order: they get new positions there, after
 // every event already in it, so the new shard's projectors apply them in
 // order (decision 0205).
-func copyOutbox(ctx context.Context, c columns, stx, dtx pgx.Tx, showID int64) (int, error) {
-	rows, err := dtx.Query(ctx, `SELECT event_id FROM outbox WHERE show_id = $1`, showID)
-	if err != nil {
-		return 0, fmt.Errorf("read the new shard's outbox: %w", err)
-	}
-	there := map[string]bool{}
+//
+// there is the new shard's event ids of the show, nil when not known yet;
+// copyOutbox returns them as they are after it.
+func copyOutbox(ctx context.Context, c columns, stx, dtx pgx.Tx, showID int64, known map[string]bool) (map[string]bool, int, error) {
+	there := maps.Clone(known)
 	var id string
-	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { there[id] = true; return nil }); err != nil {
-		return 0, fmt.Errorf("read the new shard's outbox: %w", err)
+	if there == nil {
+		there = map[string]bool{}
+		rows, err := dtx.Query(ctx, `SELECT event_id FROM outbox WHERE show_id = $1`, showID)
+		if err != nil {
+			return nil, 0, fmt.Errorf("read the new shard's outbox: %w", err)
+		}
+		if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { there[id] = true; return nil }); err != nil {
+			return nil, 0, fmt.Errorf("read the new shard's outbox: %w", err)
+		}
 	}
-	rows, err = stx.Query(ctx, `SELECT event_id, to_jsonb(o)::text FROM outbox o WHERE show_id = $1 ORDER BY xid, id`, showID)
+	rows, err := stx.Query(ctx, `SELECT event_id, to_jsonb(o)::text FROM outbox o WHERE show_id = $1 ORDER BY xid, id`, showID)
 	if err != nil {
-		return 0, fmt.Errorf("read the old shard's outbox: %w", err)
+		return nil, 0, fmt.Errorf("read the old shard's outbox: %w", err)
 	}
 	var missing []string
 	var event string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &event}, func() error {
 		if !there[id] {
 			missing = append(missing, event)
+			there[id] = true
 		}
 		return nil
 	}); err != nil {
-		return 0, fmt.Errorf("read the old shard's outbox: %w", err)
+		return nil, 0, fmt.Errorf("read the old shard's outbox: %w", err)
 	}
 	n := 0
 	for part := range chunks(missing) {
@@ -209,11 +237,11 @@ func copyOutbox(ctx context.Context, c columns, stx, dtx pgx.Tx, showID int64) (
 			  FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY e(j, n), jsonb_populate_record(NULL::outbox, e.j) r
 			 ORDER BY e.n`, part)
 		if err != nil {
-			return n, fmt.Errorf("append to the new shard's outbox: %w", err)
+			return nil, n, fmt.Errorf("append to the new shard's outbox: %w", err)
 		}
 		n += int(tag.RowsAffected())
 	}
-	return n, nil
+	return there, n, nil
 }
 
 // chunks yields rows as JSON arrays of at most chunk rows.
