@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/shardmove"
 )
 
@@ -25,16 +28,46 @@ func runShard(ctx context.Context, cfg config, args []string, stdout io.Writer, 
 	if *show <= 0 || *to < 0 {
 		return fmt.Errorf("%w: shard move: --show and --to are required", errUsage)
 	}
-	a, err := openTool(ctx, cfg, "shard move", log)
+	router, closeAll, err := loginRouter(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	defer a.Close()
-	rep, err := shardmove.New(a.Router, shardmove.Options{Log: log}).Move(ctx, *show, *to)
+	defer closeAll()
+	rep, err := shardmove.New(router, shardmove.Options{Log: log}).Move(ctx, *show, *to)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "show %d moved from shard %d to shard %d: %d copy passes, %d rows copied, %d deleted from shard %d; writes frozen for %s\n",
 		rep.ShowID, rep.From, rep.To, rep.Passes, rep.Copied, rep.Deleted, rep.From, rep.Freeze)
 	return nil
+}
+
+// loginRouter opens the catalog and the shards as the login role, not the
+// application role: a move deletes the moved show's journals from the old
+// shard, which the application role may never do (R-7.2, shard migration
+// 00086).
+func loginRouter(ctx context.Context, cfg config) (*shard.Router, func(), error) {
+	if cfg.CatalogURL == "" || len(cfg.ShardURLs) == 0 {
+		return nil, nil, errors.New("shard move needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS")
+	}
+	var pools []*pg.Pool
+	closeAll := func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}
+	cat, err := pg.Open(ctx, "catalog", cfg.CatalogURL, 4)
+	if err != nil {
+		return nil, nil, err
+	}
+	pools = append(pools, cat)
+	for i, url := range cfg.ShardURLs {
+		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, 4)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		pools = append(pools, p)
+	}
+	return shard.NewRouter(cat, pools[1:]), closeAll, nil
 }

@@ -26,8 +26,10 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/redistest"
+	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/shardmove"
 )
 
@@ -182,7 +184,7 @@ func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
 	for range 10 { // some sales before the move
 		<-started
 	}
-	rep, err := shardmove.New(env.App.Router, shardmove.Options{}).Move(ctx, showID, 1)
+	rep, err := shardmove.New(loginRouter(t, env), shardmove.Options{}).Move(ctx, showID, 1)
 	require.NoError(t, err)
 	t.Logf("moved show %d from shard %d to %d: %d passes, %d rows copied, %d deleted; writes frozen for %s",
 		showID, rep.From, rep.To, rep.Passes, rep.Copied, rep.Deleted, rep.Freeze)
@@ -199,7 +201,7 @@ func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
 	var shardOf int
 	require.NoError(t, env.App.Router.Catalog().QueryRow(ctx, `SELECT shard FROM shows WHERE show_id = $1`, showID).Scan(&shardOf))
 	require.Equal(t, 1, shardOf)
-	for _, table := range []string{"seats", "holds", "orders", "payments", "outbox"} {
+	for _, table := range []string{"seats", "holds", "orders", "payments", "outbox", "ledger_transactions"} {
 		var n int
 		require.NoError(t, old.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE show_id = $1`, showID).Scan(&n))
 		require.Zero(t, n, "the old shard keeps no %s of the show", table)
@@ -223,8 +225,11 @@ func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
 		require.Equal(t, 1, count(`SELECT count(*) FROM payments WHERE payment_id = $1 AND order_id = $2`, id, order), "payment %s", id)
 		require.Len(t, env.Gateway.ChargesFor(id), 1, "payment %s is charged once, retries and all", id)
 	}
-	// The show's journals stay where they were posted (decision 0205); the
-	// ledger over all shards still balances.
+	// The show's journals moved with it (R-4.1): one booking journal per
+	// confirmed order, all on the new shard, and the ledger balances.
+	for id := range got.orders {
+		require.Equal(t, 1, count(`SELECT count(*) FROM ledger_transactions WHERE kind = 'booking' AND reference = $1 AND show_id = $2`, id, showID), "order %s", id)
+	}
 	tb, err := env.App.Ledger.TrialBalance(ctx, nil, time.Time{})
 	require.NoError(t, err)
 	require.Zero(t, tb.SumMinor)
@@ -300,4 +305,22 @@ func TestNewShardJoinsByConfiguration(t *testing.T) {
 		_, err = holder.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: id, Seats: []string{"A1"}}))
 		require.NoError(t, err, "show %d still sells", id)
 	}
+}
+
+// loginRouter is a router over env's databases as the login role, as
+// `seatghor shard move` opens them: a move deletes the moved show's
+// journals from the old shard, which the application role may not.
+func loginRouter(t *testing.T, env *apptest.Env) *shard.Router {
+	ctx := context.Background()
+	cat, err := pg.Open(ctx, "catalog", env.CatalogURL, 4)
+	require.NoError(t, err)
+	t.Cleanup(cat.Close)
+	var shards []*pg.Pool
+	for i, url := range env.ShardURLs {
+		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, 4)
+		require.NoError(t, err)
+		t.Cleanup(p.Close)
+		shards = append(shards, p)
+	}
+	return shard.NewRouter(cat, shards)
 }

@@ -5,6 +5,9 @@ type table struct {
 	name string
 	// where selects the show's rows; $1 is the show id.
 	where string
+	// unfenced says why the table needs no show_writable trigger; empty:
+	// it has one.
+	unfenced string
 }
 
 // moved lists every shard table whose rows belong to one show, parents
@@ -12,18 +15,23 @@ type table struct {
 // deletes them in the reverse one. A test fails when a shard table is in
 // neither moved nor stays, so a new show-scoped table cannot be forgotten.
 var moved = []table{
-	{"shows", "show_id = $1"},
-	{"seats", "show_id = $1"},
-	{"ga_buckets", "show_id = $1"},
-	{"holds", "show_id = $1"},
-	{"hold_ga_takes", "show_id = $1"},
-	{"orders", "show_id = $1"},
-	{"payments", "show_id = $1"},
-	{"refunds", "show_id = $1"},
-	{"ticket_checkins", "show_id = $1"},
+	{"shows", "show_id = $1", "the fence's own row"},
+	{"seats", "show_id = $1", ""},
+	{"ga_buckets", "show_id = $1", ""},
+	{"holds", "show_id = $1", ""},
+	{"hold_ga_takes", "show_id = $1", ""},
+	{"orders", "show_id = $1", ""},
+	{"payments", "show_id = $1", ""},
+	{"refunds", "show_id = $1", ""},
+	// the journals too. Deleting them from the old shard is the one
+	// exception to R-7.2 (shard migration 00086), so a move runs as the
+	// login role.
+	{"ledger_transactions", "show_id = $1", ""},
+	{"ledger_lines", "txn_id IN (SELECT txn_id FROM ledger_transactions WHERE show_id = $1)", "written only with its journal's row, which is fenced"},
+	{"ticket_checkins", "show_id = $1", ""},
 	// The ids a webhook event names carry the show (server/shard/id.go).
-	{"payment_events", "split_part(reference, '_', 2) = $1::bigint::text"},
-	{"idempotency_keys", "target = 'show:' || $1::bigint::text OR split_part(target, '_', 2) = $1::bigint::text"},
+	{"payment_events", "split_part(reference, '_', 2) = $1::bigint::text", ""},
+	{"idempotency_keys", "target = 'show:' || $1::bigint::text OR split_part(target, '_', 2) = $1::bigint::text", ""},
 }
 
 // outbox is copied apart from the other tables: its rows get new positions
@@ -32,11 +40,6 @@ const outbox = "outbox"
 
 // stays names the shard tables a move leaves where they are, and why.
 var stays = map[string]string{
-	// the ledger is append-only, so a show's journals stay on the
-	// shard that posted them; balances are sums over every shard,
-	// so nothing is counted twice or lost.
-	"ledger_transactions": "append-only ledger (R-7.2)",
-	"ledger_lines":        "append-only ledger (R-7.2)",
 	// Each projector's position in this shard's outbox, not a show's.
 	"projection_checkpoints": "per shard, not per show",
 	"goose_db_version":       "the schema's version",
