@@ -121,6 +121,9 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 
 	// The freeze: the UPDATE waits for every write already holding the
 	// show row FOR SHARE; every later one sees 'moving' and is refused.
+	if err := outrun(ctx, src, dst); err != nil {
+		return rep, err
+	}
 	start, err := freeze(ctx, src, showID)
 	if err != nil {
 		return rep, err
@@ -183,6 +186,10 @@ func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) 
 func (m *Mover) flip(ctx context.Context, cp *copier, rep *Report) error {
 	src, dst := cp.src, cp.dst
 	began := time.Now()
+	// The last catch-up of transaction ids: what src used since outrun.
+	if err := outrun(ctx, src, dst); err != nil {
+		return err
+	}
 	n, err := cp.pass(ctx)
 	if err != nil {
 		return err
@@ -210,6 +217,42 @@ func (m *Mover) flip(ctx context.Context, cp *copier, rep *Report) error {
 	}
 	if _, err := src.Exec(ctx, `UPDATE shows SET placement = 'moved' WHERE show_id = $1`, rep.ShowID); err != nil {
 		return fmt.Errorf("mark show %d moved on %s: %w", rep.ShowID, src.Name, err)
+	}
+	return nil
+}
+
+// maxOutrun bounds the transaction ids outrun spends on the new shard.
+const maxOutrun = 50_000_000
+
+// outrun spends transaction ids on dst until its next one is past src's:
+// a show's seat-map version is the xid of its newest event and never goes
+// down (decision 0130), so the events the show gets on its new shard must
+// have higher xids than those it had on the old one (decision 0205).
+func outrun(ctx context.Context, src, dst *pg.Pool) error {
+	const next = `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`
+	var s, d int64
+	if err := src.QueryRow(ctx, next).Scan(&s); err != nil {
+		return fmt.Errorf("next transaction id of %s: %w", src.Name, err)
+	}
+	if err := dst.QueryRow(ctx, next).Scan(&d); err != nil {
+		return fmt.Errorf("next transaction id of %s: %w", dst.Name, err)
+	}
+	gap := s - d
+	if gap <= 0 {
+		return nil
+	}
+	if gap > maxOutrun {
+		return fmt.Errorf("%s is %d transactions behind %s (at most %d are caught up): move the show elsewhere", dst.Name, gap, src.Name, maxOutrun)
+	}
+	return spendXIDs(ctx, dst, gap)
+}
+
+// spendXIDs commits n empty transactions that each take a transaction id,
+// in the server, not one round trip each.
+func spendXIDs(ctx context.Context, pool *pg.Pool, n int64) error {
+	_, err := pool.Exec(ctx, fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$`, n))
+	if err != nil {
+		return fmt.Errorf("catch up the transaction ids of %s: %w", pool.Name, err)
 	}
 	return nil
 }

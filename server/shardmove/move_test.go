@@ -269,6 +269,14 @@ func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
 		}
 		return true
 	}, 20*time.Second, 50*time.Millisecond, "the seat map converges to the new shard")
+	// Its version is the newest event's xid on the new shard again (not
+	// stuck at an old shard's higher one), as a conflict answer reports it.
+	var newest int64
+	require.NoError(t, moved.QueryRow(ctx, `SELECT max(xid)::text::bigint FROM outbox WHERE show_id = $1`, showID).Scan(&newest))
+	require.Eventually(t, func() bool {
+		m, err := admin.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: showID}))
+		return err == nil && m.Msg.GetVersion() == newest
+	}, 20*time.Second, 50*time.Millisecond, "the seat map's version is the new shard's newest event")
 }
 
 // TestNewShardJoinsByConfiguration: a platform restarted with one more
