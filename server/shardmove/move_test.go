@@ -118,12 +118,14 @@ type sale struct {
 // TestMoveShowUnderHoldAndPayLoad moves a show from shard 0 to shard 1
 // while buyers hold, order and pay through the API (R-4.2, R-12): every
 // hold, order and payment a buyer was told of is on the new shard exactly
-// once, no seat is sold twice, the old shard keeps nothing of the show, the
-// show's events go on in order so the Redis seat map ends equal to the new
-// shard, and the freeze is reported.
+// once, every payment is charged once, no seat is sold twice, the old shard
+// keeps nothing of the show (journals included), the show's events go on in
+// order for every projector (the Redis seat map ends equal to the new shard,
+// at its newest event's version; "my tickets" has every sold seat once), and
+// the freeze is reported.
 func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
 	redis := redistest.New(t)
-	env := apptest.New(t, apptest.Options{Shards: 2, RedisURL: redis.URL, RedisPrefix: redis.Prefix, Projectors: true, MaxConns: 12})
+	env := apptest.New(t, apptest.Options{Shards: 2, RedisURL: redis.URL, RedisPrefix: redis.Prefix, Projectors: true, MaxConns: 12, Tickets: true})
 	ctx := context.Background()
 	admin := as(t, env, "admin", auth.RoleAdmin)
 	created, err := admin.catalog.CreateShow(ctx, connect.NewRequest(seatedShow(10, 20, proto.Int32(0))))
@@ -269,6 +271,17 @@ func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
 		}
 		return true
 	}, 20*time.Second, 50*time.Millisecond, "the seat map converges to the new shard")
+	// "My tickets", another projector, ends with every sold seat once.
+	read, err := pg.Open(ctx, "read", env.ReadURL, 2)
+	require.NoError(t, err)
+	defer read.Close()
+	booked := count(`SELECT count(*) FROM seats WHERE show_id = $1 AND status = 'booked'`, showID)
+	require.Eventually(t, func() bool {
+		var orders, tickets int
+		err := read.QueryRow(ctx, `SELECT (SELECT count(*) FROM my_ticket_orders WHERE show_id = $1 AND status = 1),
+			(SELECT count(*) FROM my_tickets WHERE show_id = $1)`, showID).Scan(&orders, &tickets)
+		return err == nil && orders == len(got.orders) && tickets == booked
+	}, 30*time.Second, 100*time.Millisecond, "my tickets has every confirmed order and seat of the show once")
 	// Its version is the newest event's xid on the new shard again (not
 	// stuck at an old shard's higher one), as a conflict answer reports it.
 	var newest int64
