@@ -92,6 +92,23 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 	if rep.From == to {
 		return rep, fmt.Errorf("show %d on shard %d: %w", showID, to, ErrSameShard)
 	}
+	// One move of a show at a time, held by a catalog session for the
+	// move's life (a crashed mover's session ends, and so its lock).
+	lock, err := m.router.Catalog().Acquire(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("lock the move of show %d: %w", showID, err)
+	}
+	defer lock.Release()
+	var locked bool
+	if err := lock.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('shard move', $1))`, showID).Scan(&locked); err != nil {
+		return rep, fmt.Errorf("lock the move of show %d: %w", showID, err)
+	}
+	if !locked {
+		return rep, fmt.Errorf("show %d: %w", showID, ErrBusy)
+	}
+	defer func() {
+		_, _ = lock.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended('shard move', $1))`, showID)
+	}()
 	src, err := m.router.Shard(rep.From)
 	if err != nil {
 		return rep, err
@@ -154,7 +171,8 @@ const freezeWait = 100 * time.Millisecond
 const lockNotAvailable = "55P03"
 
 // freeze sets the show 'moving' on its shard and returns when the freeze
-// began (the attempt that succeeded).
+// began (the attempt that succeeded). A show left 'moving' by a mover that
+// died before the flip is frozen again: the rerun of the move finishes it.
 func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) {
 	for attempt := 1; ; attempt++ {
 		start := time.Now()
@@ -163,7 +181,7 @@ func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) 
 			if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, fmt.Sprintf("%dms", freezeWait.Milliseconds())); err != nil {
 				return err
 			}
-			tag, err := tx.Exec(ctx, `UPDATE shows SET placement = 'moving' WHERE show_id = $1 AND placement = 'active'`, showID)
+			tag, err := tx.Exec(ctx, `UPDATE shows SET placement = 'moving' WHERE show_id = $1 AND placement IN ('active', 'moving')`, showID)
 			frozen = tag.RowsAffected()
 			return err
 		})
