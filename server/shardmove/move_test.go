@@ -345,3 +345,39 @@ func loginRouter(t *testing.T, env *apptest.Env) *shard.Router {
 	}
 	return shard.NewRouter(cat, shards)
 }
+
+// TestMoveFinishesAfterAMoverDied: a show left frozen by a mover that died
+// before the flip refuses writes with the retryable SHOW_MOVING, and running
+// the move again finishes it; two moves of one show at once are refused.
+func TestMoveFinishesAfterAMoverDied(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	ctx := context.Background()
+	admin := as(t, env, "admin", auth.RoleAdmin)
+	created, err := admin.catalog.CreateShow(ctx, connect.NewRequest(seatedShow(1, 4, proto.Int32(0))))
+	require.NoError(t, err)
+	showID := created.Msg.GetShow().GetShowId()
+	old := env.App.Router.Shards()[0]
+	_, err = old.Exec(ctx, `UPDATE shows SET placement = 'moving' WHERE show_id = $1`, showID)
+	require.NoError(t, err)
+
+	buyer := as(t, env, "rumana", auth.RoleUser)
+	_, err = buyer.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: showID, Seats: []string{"A1"}}))
+	require.Equal(t, connect.CodeUnavailable, connect.CodeOf(err), "%v", err)
+
+	router := loginRouter(t, env)
+	lock, err := router.Catalog().Acquire(ctx)
+	require.NoError(t, err)
+	_, err = lock.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended('shard move', $1))`, showID)
+	require.NoError(t, err)
+	_, err = shardmove.New(router, shardmove.Options{}).Move(ctx, showID, 1)
+	require.ErrorIs(t, err, shardmove.ErrBusy, "another move of the show is running")
+	require.NoError(t, lock.Hijack().Close(ctx), "the other mover dies: its session, and so its lock, ends")
+
+	rep, err := shardmove.New(router, shardmove.Options{}).Move(ctx, showID, 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.To)
+	require.Eventually(t, func() bool {
+		_, err := buyer.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: showID, Seats: []string{"A1"}}))
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond, "the show sells on its new shard")
+}
