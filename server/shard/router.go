@@ -168,12 +168,14 @@ func (r *Router) Watch(ctx context.Context) {
 }
 
 func (r *Router) listen(ctx context.Context) error {
-	pooled, err := r.catalog.Acquire(ctx)
+	// A connection of its own, outside the pool: it is never handed back
+	// and takes no request's place.
+	cfg := r.catalog.Config().ConnConfig.Copy()
+	cfg.Tracer = nil // not a request's statement: counted and traced nowhere
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
-	// A listening connection is never handed back to the pool.
-	conn := pooled.Hijack()
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, "LISTEN "+DirectoryChannel); err != nil {
 		return err
