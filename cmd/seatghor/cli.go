@@ -71,7 +71,9 @@ change what it does. README.md, Configuration, explains each.`,
 	})
 	c := cli{stdout: stdout, stderr: stderr}
 	root.AddCommand(c.newDevCmd(), c.newServeCmd(), c.newMigrateCmd(), c.newRebuildCmd(), c.newGatewayCmd(),
-		c.newLoadtestCmd(), c.newTokenCmd(), c.newVerifyCmd(), newProbeCmd(), newVersionCmd())
+		c.newLoadtestCmd(), c.newTokenCmd(), c.newVerifyCmd(), newProbeCmd(), newVersionCmd(),
+		parentCmd("shard move", "Shard operations", "shard move moves one show to another shard online (decision 0205).",
+			"  seatghor shard move --show 42 --to 3", c.newShardMoveCmd()))
 	return root
 }
 
@@ -279,6 +281,26 @@ waits until the projectors replayed them (after a restore: docs/operations.md).`
 		Args: usageArgs(cobra.NoArgs),
 		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
 			return runVerify(ctx, cfg, o, c.stdout, log)
+		}),
+	}
+	o.register(cmd.Flags())
+	return cmd
+}
+
+func (c cli) newShardMoveCmd() *cobra.Command {
+	var o shardMoveOptions
+	cmd := &cobra.Command{
+		Use:   "move",
+		Short: "Move a show to another shard online; prints how long its writes were frozen",
+		Long: `shard move copies a show's rows to shard --to while it sells, freezes its
+writes for the last copy, flips the directory, and every API process routes
+to the new shard at once (decision 0205). It connects as the login role: the
+moved show's journals leave the old shard, which the application may never
+do. Run it again to finish a move that was interrupted.`,
+		Example: `  seatghor shard move --show 42 --to 3`,
+		Args:    usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runShardMove(ctx, cfg, o, c.stdout, log)
 		}),
 	}
 	o.register(cmd.Flags())

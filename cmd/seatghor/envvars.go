@@ -21,9 +21,9 @@ type envVar struct {
 func envVars() []envVar {
 	servers := []string{"dev", "serve"}
 	tools := []string{"dev", "serve", "rebuild", "verify"} // open the whole platform
-	databases := []string{"dev", "serve", "migrate", "rebuild", "verify"}
+	databases := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move"}
 	signers := []string{"dev", "serve", "rebuild", "verify", "token", "loadtest onsale", "loadtest holds"}
-	logging := []string{"dev", "serve", "migrate", "rebuild", "verify", "gateway", "loadtest onsale", "loadtest holds"}
+	logging := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move", "gateway", "loadtest onsale", "loadtest holds"}
 	with := func(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
 	return []envVar{
 		{"SEATGHOR_ADDR", "listen address, all protocols on one port (127.0.0.1:8080)", with(servers, "gateway", "loadtest onsale", "loadtest holds")},

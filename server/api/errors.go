@@ -121,6 +121,7 @@ var errorTable = []row{
 
 	{shard.ErrUnknownShow, connect.CodeNotFound, "SHOW_NOT_FOUND"},
 	{shard.ErrBadID, connect.CodeNotFound, "ID_NOT_FOUND"},
+	{shard.ErrShowMoving, connect.CodeUnavailable, "SHOW_MOVING"},
 	{page.ErrBadToken, connect.CodeInvalidArgument, "PAGE_TOKEN_INVALID"},
 	{search.ErrUnavailable, connect.CodeUnavailable, "SEARCH_UNAVAILABLE"},
 
@@ -315,6 +316,7 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 	if isConnect && hasErrorInfo(ce) {
 		return err
 	}
+	err = shard.Classify(err)
 	r, by, ok := lookup(err)
 	if !ok && isConnect {
 		return err

@@ -201,6 +201,10 @@ type App struct {
 	log           *slog.Logger
 	// paymentWorkers says how often the payment jobs run.
 	paymentWorkers payment.WorkerConfig
+	// stopWatch ends the router's watch of the directory; watching is
+	// closed once it has.
+	stopWatch context.CancelFunc
+	watching  chan struct{}
 }
 
 // Open connects to every database and wires the services. It does not
@@ -292,6 +296,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a.Admin = api.NewAdminHandler(apiCfg)
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	a.stopWatch, a.watching = stopWatch, make(chan struct{})
+	go func() { a.Router.Watch(watchCtx); close(a.watching) }()
 	return a, nil
 }
 
@@ -522,6 +529,8 @@ func (a *App) RunWebhooks(ctx context.Context) {
 
 // Close closes every pool and the Redis client.
 func (a *App) Close() {
+	a.stopWatch()
+	<-a.watching
 	a.closeRedis()
 	a.closeRead()
 	a.closeTrips()

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -42,8 +43,14 @@ const Secret = "apptest-secret"
 
 // Options tune an Env.
 type Options struct {
-	// Shards is the number of shard databases; default 4.
+	// Shards is the number of fresh shard databases; default 4 (none
+	// when ShardURLs are given).
 	Shards int
+	// CatalogURL and ShardURLs, when set, run the platform on these
+	// databases of an earlier Env, as a process whose configuration lists
+	// more shards would: Shards fresh shards join after them.
+	CatalogURL string
+	ShardURLs  []string
 	// Clock drives hold expiry and token expiry; default the wall clock.
 	Clock clock.Clock
 	// MaxConns bounds each pool; default 8 (the tests' server allows 100
@@ -140,7 +147,7 @@ type Env struct {
 // New starts a platform on fresh databases; everything stops at cleanup.
 func New(tb testing.TB, opts Options) *Env {
 	tb.Helper()
-	if opts.Shards == 0 {
+	if opts.Shards == 0 && len(opts.ShardURLs) == 0 {
 		opts.Shards = 4
 	}
 	if opts.MaxConns == 0 {
@@ -156,7 +163,8 @@ func New(tb testing.TB, opts Options) *Env {
 	catalogTpl := template(tb, admin, migrations.Catalog)
 	shardTpl := template(tb, admin, migrations.Shard)
 	cfg := app.Config{
-		CatalogURL:  admin.Fresh(tb, catalogTpl),
+		CatalogURL:  opts.CatalogURL,
+		ShardURLs:   slices.Clone(opts.ShardURLs),
 		AuthSecret:  Secret,
 		MaxConns:    opts.MaxConns,
 		RedisURL:    opts.RedisURL,
@@ -167,6 +175,9 @@ func New(tb testing.TB, opts Options) *Env {
 		Clock:       opts.Clock,
 		Log:         opts.Log,
 		Tracing:     opts.Tracing,
+	}
+	if cfg.CatalogURL == "" {
+		cfg.CatalogURL = admin.Fresh(tb, catalogTpl)
 	}
 	cfg.TokenKeys, cfg.TicketKeys, cfg.QueueKeys = opts.TokenKeys, opts.TicketKeys, opts.QueueKeys
 	if opts.TokenKeys != nil && opts.TicketKeys != nil && opts.QueueKeys != nil {

@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -20,8 +23,10 @@ var ErrUnknownShow = errors.New("unknown show")
 // ErrNoSuchShard means a requested shard index is out of range.
 var ErrNoSuchShard = errors.New("no such shard")
 
-// Router finds the shard of a show through the catalog's directory. A show
-// never moves once placed, so answers are cached for the process's life.
+// Router finds the shard of a show through the catalog's directory. Answers
+// are cached until the directory says the show moved (Watch, decision 0205);
+// a write that reaches the old shard in between fails with ErrShowMoving
+// there, never lands, and is retried.
 type Router struct {
 	catalog *pg.Pool
 	shards  []*pg.Pool
@@ -51,22 +56,61 @@ func (r *Router) Shard(i int) (*pg.Pool, error) {
 }
 
 // Place chooses the shard of a new show: the requested one when given
-// (R-4.2: a big show on a shard of its own), else by show id, which spreads
-// shows evenly and needs no coordination.
-func (r *Router) Place(showID int64, requested *int32) (int, error) {
+// (R-4.2: a big show on a shard of its own), else the shard holding the
+// fewest shows in the directory (ties: the lowest index), so shards added
+// by configuration fill up first (decision 0206). Concurrent placements may
+// pick the same shard; the next ones even it out.
+func (r *Router) Place(ctx context.Context, requested *int32) (int, error) {
 	if requested != nil {
 		if _, err := r.Shard(int(*requested)); err != nil {
 			return 0, err
 		}
 		return int(*requested), nil
 	}
-	return int(showID % int64(len(r.shards))), nil
+	rows, err := r.catalog.Query(ctx, `SELECT shard, count(*) FROM shows GROUP BY shard`)
+	if err != nil {
+		return 0, fmt.Errorf("count shows per shard: %w", err)
+	}
+	counts := make([]int64, len(r.shards))
+	var shardIndex int
+	var n int64
+	_, err = pgx.ForEachRow(rows, []any{&shardIndex, &n}, func() error {
+		if shardIndex < len(counts) {
+			counts[shardIndex] = n
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("count shows per shard: %w", err)
+	}
+	best := 0
+	for i, c := range counts {
+		if c < counts[best] {
+			best = i
+		}
+	}
+	return best, nil
 }
 
-// remember caches where a show lives; placement never changes.
+// remember caches where a show lives until Forget.
 func (r *Router) remember(showID int64, shardIndex int) {
 	r.mu.Lock()
 	r.cache[showID] = shardIndex
+	r.mu.Unlock()
+}
+
+// Forget drops what the router knows of a show: its next request reads the
+// directory again.
+func (r *Router) Forget(showID int64) {
+	r.mu.Lock()
+	delete(r.cache, showID)
+	r.mu.Unlock()
+}
+
+// forgetAll drops the whole cache, after notifications may have been missed.
+func (r *Router) forgetAll() {
+	r.mu.Lock()
+	clear(r.cache)
 	r.mu.Unlock()
 }
 
@@ -101,4 +145,69 @@ func (r *Router) ForID(ctx context.Context, id string) (*pg.Pool, int64, error) 
 	}
 	pool, err := r.ForShow(ctx, showID)
 	return pool, showID, err
+}
+
+// DirectoryChannel is the catalog's NOTIFY channel on which a show move
+// announces the show id whose directory entry changed.
+const DirectoryChannel = "seatghor_directory"
+
+// Watch forgets a show's cached shard as soon as the catalog announces that
+// it moved, until ctx ends. Whenever the listening connection is lost, the
+// whole cache is dropped, since announcements may have been missed.
+func (r *Router) Watch(ctx context.Context) {
+	for ctx.Err() == nil {
+		// listen returns only when its connection failed (a lost catalog
+		// shows in /readyz); the loop listens again.
+		_ = r.listen(ctx)
+		r.forgetAll()
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (r *Router) listen(ctx context.Context) error {
+	// A connection of its own, outside the pool: it is never handed back
+	// and takes no request's place.
+	cfg := r.catalog.Config().ConnConfig.Copy()
+	cfg.Tracer = nil // not a request's statement: counted and traced nowhere
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, "LISTEN "+DirectoryChannel); err != nil {
+		return err
+	}
+	// Anything cached before LISTEN took effect may already be stale.
+	r.forgetAll()
+	for {
+		n, err := conn.WaitForNotification(ctx)
+		if err != nil {
+			return err
+		}
+		if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil {
+			r.Forget(id)
+		} else {
+			r.forgetAll()
+		}
+	}
+}
+
+// ErrShowMoving means the show's writes are frozen on this shard because it
+// is moving to another, or has moved: the request is retried (decision 0205).
+var ErrShowMoving = errors.New("the show is moving to another shard; retry")
+
+// movingCode is the SQLSTATE the shard's show_writable trigger raises.
+const movingCode = "SG001"
+
+// Classify returns err wrapped in ErrShowMoving when a shard refused the
+// write because the show is moving, and err otherwise.
+func Classify(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == movingCode {
+		return fmt.Errorf("%w: %w", ErrShowMoving, err)
+	}
+	return err
 }
