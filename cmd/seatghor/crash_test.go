@@ -59,20 +59,7 @@ func TestCrashAfterGatewaySuccess(t *testing.T) {
 	t.Setenv("SEATGHOR_SHARD_URLS", shardURL)
 	require.NoError(t, run(context.Background(), []string{"migrate"}, &out, &out), out.String())
 	logs := &lockedBuffer{}
-	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "serve")
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, logs, logs
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		require.Eventually(t, func() bool {
-			resp, err := http.Get("http://" + addr + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-			}
-			return err == nil && resp.StatusCode == http.StatusOK
-		}, 20*time.Second, 50*time.Millisecond, logs.String())
-		return cmd
-	}
+	start := func() *exec.Cmd { return startServe(t, env, addr, logs) }
 	server := start()
 
 	tokens, err := auth.NewTokens(keyset.FromSecret(secret, keyset.Tokens), time.Now)
@@ -143,6 +130,25 @@ func TestCrashAfterGatewaySuccess(t *testing.T) {
 	require.Equal(t, "succeeded", payStatus)
 	require.Len(t, gw.Charges(), 1, "charged once")
 	require.Empty(t, gw.Refunds())
+}
+
+// startServe runs the test binary as `seatghor serve` with env (which sets
+// runMainEnv) until the test ends, its logs in logs, and returns once addr
+// answers /readyz.
+func startServe(t *testing.T, env []string, addr string, logs *lockedBuffer) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "serve")
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, logs, logs
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil && resp.StatusCode == http.StatusOK
+	}, 20*time.Second, 50*time.Millisecond, logs.String())
+	return cmd
 }
 
 func freeAddr(t *testing.T) string {

@@ -8,9 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
@@ -46,8 +44,7 @@ func TestServeSignsInThroughTheProvider(t *testing.T) {
 	t.Setenv("SEATGHOR_SHARD_URLS", shardURL)
 	require.NoError(t, run(context.Background(), []string{"migrate"}, &out, &out), out.String())
 
-	cmd := exec.Command(os.Args[0], "serve")
-	cmd.Env = append(os.Environ(), runMainEnv+"=1",
+	env := append(os.Environ(), runMainEnv+"=1",
 		"SEATGHOR_AUTH_SECRET=signin-test-secret-of-at-least-32-bytes", "SEATGHOR_ADDR="+addr,
 		"SEATGHOR_ADMIN_ADDR="+freeAddr(t), "SEATGHOR_GATEWAY_URL="+gwSrv.URL, "SEATGHOR_WEBHOOK_SECRETS="+whsec,
 		"SEATGHOR_ROLES=api", "SEATGHOR_DB_MAX_CONNS=4", "SEATGHOR_LOG_LEVEL=warn",
@@ -55,16 +52,7 @@ func TestServeSignsInThroughTheProvider(t *testing.T) {
 		"SEATGHOR_OIDC_CLIENT_SECRET="+prov.ClientSecret, "SEATGHOR_OIDC_NAME=mock",
 		"SEATGHOR_OIDC_REDIRECT_URL="+base+"/auth/callback", "SEATGHOR_CORS_ORIGINS=https://shop.example")
 	logs := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	require.Eventually(t, func() bool {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-		}
-		return err == nil && resp.StatusCode == http.StatusOK
-	}, 20*time.Second, 50*time.Millisecond, logs.String())
+	startServe(t, env, addr, logs)
 
 	// The browser: a cookie jar, following redirects until the site's page.
 	jar, err := cookiejar.New(nil)

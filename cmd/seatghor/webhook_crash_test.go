@@ -75,20 +75,7 @@ func TestWebhooksSurviveKill9(t *testing.T) {
 	t.Setenv("SEATGHOR_SHARD_URLS", shardURL)
 	require.NoError(t, run(context.Background(), []string{"migrate"}, &out, &out), out.String())
 	logs := &lockedBuffer{}
-	start := func() *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "serve")
-		cmd.Env, cmd.Stdout, cmd.Stderr = env, logs, logs
-		require.NoError(t, cmd.Start())
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-		require.Eventually(t, func() bool {
-			resp, err := http.Get("http://" + addr + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-			}
-			return err == nil && resp.StatusCode == http.StatusOK
-		}, 20*time.Second, 50*time.Millisecond, logs.String())
-		return cmd
-	}
+	start := func() *exec.Cmd { return startServe(t, env, addr, logs) }
 	server := start()
 
 	tokens, err := auth.NewTokens(keyset.FromSecret(secret, keyset.Tokens), time.Now)
