@@ -628,26 +628,14 @@ func returnAllocation(ctx context.Context, tx pgx.Tx, id string, now time.Time) 
 // RunReturns returns due allocations every interval until ctx ends (the
 // workers role, beside the hold sweeper).
 func (s *Service) RunReturns(ctx context.Context, interval time.Duration, log *slog.Logger) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := s.ReturnDue(ctx, 500)
-		switch {
-		case err != nil && ctx.Err() == nil:
-			log.Error("allocation returns", "err", err)
-		case n > 0:
-			log.Info("allocations returned to general sale", "allocations", n)
-		}
-	}
+	every(ctx, interval, func(ctx context.Context) (int, error) { return s.ReturnDue(ctx, 500) },
+		func(err error) { log.Error("allocation returns", "err", err) },
+		func(n int) { log.Info("allocations returned to general sale", "allocations", n) })
 }
 
-// AnyPartner takes every positive id for a partner: the lookup until the
-// partners' records (issue 12, PartnerService) are wired in their place.
+// AnyPartner takes every positive id for a partner: the lookup of a
+// booking service built without one (the platform passes the registered
+// partners, server/partner).
 type AnyPartner struct{}
 
 // PartnerExists implements Partners.

@@ -67,6 +67,14 @@ func (s *Service) sweepShard(ctx context.Context, pool *pg.Pool, batch int, now 
 
 // RunSweeper sweeps every interval until ctx ends.
 func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, log *slog.Logger) {
+	every(ctx, interval, func(ctx context.Context) (int, error) { return s.Sweep(ctx, 500) },
+		func(err error) { log.Error("hold sweeper", "err", err) },
+		func(n int) { log.Info("hold sweeper released expired holds", "holds", n) })
+}
+
+// every runs job every interval until ctx ends (the workers' jobs), telling
+// failed of its errors and did of how much it did, when it did anything.
+func every(ctx context.Context, interval time.Duration, job func(context.Context) (int, error), failed func(error), did func(int)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -75,12 +83,12 @@ func (s *Service) RunSweeper(ctx context.Context, interval time.Duration, log *s
 			return
 		case <-t.C:
 		}
-		n, err := s.Sweep(ctx, 500)
+		n, err := job(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
-			log.Error("hold sweeper", "err", err)
+			failed(err)
 		case n > 0:
-			log.Info("hold sweeper released expired holds", "holds", n)
+			did(n)
 		}
 	}
 }
