@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -372,6 +373,7 @@ func startClusterPostgres(ctx context.Context, cfg config, dir string, st *clust
 		return err
 	}
 	return st.update(func(s *clusterState) {
+		slices.SortFunc(s.Postgres, func(a, b clusterPG) int { return strings.Compare(a.Dir, b.Dir) })
 		s.CatalogURL, s.ReadURL, s.ShardURLs = urls["seatghor_catalog"], urls["seatghor_read"], nil
 		for i := range cfg.Shards {
 			s.ShardURLs = append(s.ShardURLs, urls[fmt.Sprintf("seatghor_shard_%d", i)])
