@@ -350,9 +350,9 @@ data stays in DIR for the next up.`,
 	}
 	down.register(downCmd.Flags())
 	statusCmd := &cobra.Command{
-		Use:   "status",
-		Short: "Which processes of the cluster run; exit 1 when any is down",
-		Long:  `cluster status prints each process cluster up recorded, up or DOWN, with its pid and address.`,
+		Use:     "status",
+		Short:   "Which processes of the cluster run; exit 1 when any is down",
+		Long:    `cluster status prints each process cluster up recorded, up or DOWN, with its pid and address.`,
 		Example: `  seatghor cluster status --data-dir /tmp/sg`,
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: c.withConfig(func(ctx context.Context, cfg config, _ *slog.Logger, _ []string) error {
