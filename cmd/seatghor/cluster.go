@@ -487,7 +487,7 @@ func loadClusterDemo(ctx context.Context, cfg config, secret string, log *slog.L
 }
 
 // waitClusterProc waits until a process is ready: a serve process's
-// /readyz on its admin listener, MinIO's and Meilisearch's health, the
+// /readyz (on the public port for the API), MinIO's and Meilisearch's health, the
 // gateway's port; it fails at once when the process has died.
 func waitClusterProc(ctx context.Context, p clusterProc) error {
 	var url string
@@ -498,6 +498,9 @@ func waitClusterProc(ctx context.Context, p clusterProc) error {
 		url = "http://" + p.Addr + "/health"
 	case "gateway":
 		url = "" // any answer on its port
+	case "api":
+		// The public port: it opens a moment after the admin listener.
+		url = "http://" + p.Addr + "/readyz"
 	default:
 		url = "http://" + p.Admin + "/readyz"
 	}
@@ -631,8 +634,11 @@ func clusterDown(ctx context.Context, dir string, st *clusterState, grace time.D
 	// between starting a server and recording it.
 	pgDirs, _ := filepath.Glob(filepath.Join(dir, "postgres-*"))
 	for _, d := range pgDirs {
-		if err := pgcluster.StopDir(ctx, d, log); err != nil {
+		// StopDir's own log calls a running server "left by an earlier run".
+		if err := pgcluster.StopDir(ctx, d, nil); err != nil {
 			errs = append(errs, err)
+		} else {
+			log.Info("postgres stopped", "dir", d)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
