@@ -347,7 +347,7 @@ type buyerClients struct {
 // call, with the same idempotency key, through the next one, which becomes
 // the caller's process. The same key makes the retried write the same
 // request: a hold or a charge the gone process made is answered again,
-// never made twice.
+// never made twice (R-5.1, decision 0216).
 func call[T any](ctx context.Context, p *phase, b *buyerClients, rpc string, fn func(context.Context, clients) (*connect.Response[T], error)) (*connect.Response[T], error) {
 	ctx = context.WithValue(ctx, idempotencyKey{}, randomID())
 	b.mu.Lock()
