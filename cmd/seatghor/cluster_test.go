@@ -81,7 +81,7 @@ func TestClusterOnSaleWithAPIKilled(t *testing.T) {
 		"--buyers", "120", "--trips", "2", "--rows", "10", "--arrival", "5s"}
 	killAfter := 2 * time.Second
 	if os.Getenv(clusterPresetEnv) == "long" {
-		args = append(args, "--buyers", "1200", "--trips", "20", "--arrival", "60s", "--ttl", "1m")
+		args = append(args, "--buyers", "1200", "--trips", "40", "--arrival", "60s", "--ttl", "1m")
 		killAfter = 20 * time.Second
 	}
 	file := filepath.Join(dir, "onsale.json")
