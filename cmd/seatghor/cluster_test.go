@@ -133,3 +133,14 @@ func TestClusterOnSaleWithAPIKilled(t *testing.T) {
 	out.Reset()
 	require.NoError(t, run(ctx, []string{"cluster", "down", "--data-dir", dir}, &out, &out), "down again: %s", out.String())
 }
+
+// TestClusterCommandsOnAnEmptyDirectory: down has nothing to stop and
+// succeeds; status says there is no cluster and exits 1.
+func TestClusterCommandsOnAnEmptyDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"cluster", "down", "--data-dir", dir}, &out, &out), out.String())
+	out.Reset()
+	require.ErrorIs(t, run(context.Background(), []string{"cluster", "status", "--data-dir", dir}, &out, &out), errClusterDown)
+	require.Contains(t, out.String(), "no cluster in "+dir)
+}
