@@ -29,7 +29,7 @@
 #   - the minio server binary, built once from source (go install) into
 #     ~/.cache/seatghor/minio-<version>/ (server/miniotest): the e-ticket
 #     tests run it as a separate process (it is AGPL; never linked,
-#     decision 0041). The version must match miniotest.Version.
+#     decision 0041). The version must match miniobin.Version.
 #   - pdftoppm (Debian package `poppler-utils`): the e-ticket test renders
 #     the PDFs to images and compares them with its reference images
 #     (projections/eticket, decision 0171).
@@ -142,7 +142,7 @@ if ! command -v redis-cli >/dev/null; then
   apt_install redis-tools
 fi
 
-# The MinIO server for the object-store tests (server/miniotest.Version).
+# The MinIO server for the object-store tests (server/miniobin.Version).
 minio_version=v0.0.0-20260212201848-7aac2a2c5b7c
 minio_dir="${SEATGHOR_MINIO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/seatghor/minio-$minio_version}"
 if [[ -z ${SEATGHOR_TEST_MINIO_BIN:-} && ! -x $minio_dir/minio ]]; then

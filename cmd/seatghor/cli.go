@@ -73,7 +73,8 @@ change what it does. README.md, Configuration, explains each.`,
 	root.AddCommand(c.newDevCmd(), c.newServeCmd(), c.newMigrateCmd(), c.newRebuildCmd(), c.newGatewayCmd(),
 		c.newLoadtestCmd(), c.newTokenCmd(), c.newVerifyCmd(), newProbeCmd(), newVersionCmd(),
 		parentCmd("shard move", "Shard operations", "shard move moves one show to another shard online (decision 0205).",
-			"  seatghor shard move --show 42 --to 3", c.newShardMoveCmd()))
+			"  seatghor shard move --show 42 --to 3", c.newShardMoveCmd()),
+		c.newClusterCmd())
 	return root
 }
 
@@ -305,6 +306,66 @@ do. Run it again to finish a move that was interrupted.`,
 	}
 	o.register(cmd.Flags())
 	return cmd
+}
+
+func (c cli) newClusterCmd() *cobra.Command {
+	var up, down, status clusterOptions
+	upCmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start the production topology as local processes, return once all are ready",
+		Long: `cluster up starts, as separate processes that outlive it, the topology of
+deploy/compose.yaml (decision 0215): two PostgreSQL servers (the catalog,
+the read database and the first half of SEATGHOR_SHARDS shards on one, the
+rest on the other, migrated, with the demo shows), a Redis Cluster of three
+primaries with a replica each, MinIO when its binary is built
+(SEATGHOR_MINIO_DIR, make deps), Meilisearch when installed
+(SEATGHOR_MEILI_DIR, scripts/install-meilisearch.sh), the sandbox gateway,
+and this binary's serve by role: two API processes, the workers with the
+webhook senders, the projectors. It prints "api http://HOST:PORT" for each
+API process, then the admin listeners, tokens and where the logs are
+(DIR/logs). It refuses a directory whose cluster runs. The serve processes
+take SEATGHOR_AUTH_SECRET (else a secret made once into DIR/auth_secret)
+and the other SEATGHOR_* variables of its environment.`,
+		Example: `  seatghor cluster up --data-dir /tmp/sg
+  SEATGHOR_AUTH_SECRET=$(openssl rand -hex 32) seatghor cluster up --data-dir /tmp/sg
+  seatghor loadtest onsale --url http://127.0.0.1:PORT1 --url http://127.0.0.1:PORT2`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runClusterUp(ctx, cfg, up, c.stdout, log)
+		}),
+	}
+	up.register(upCmd.Flags())
+	downCmd := &cobra.Command{
+		Use:   "down",
+		Short: "Stop every process cluster up started (SIGTERM, then SIGKILL)",
+		Long: `cluster down stops what cluster up recorded in DIR/cluster.json, the API
+first: SIGTERM, SIGKILL after a tenth of --timeout, then the PostgreSQL
+servers. It is safe to run again, and after some processes crashed. The
+data stays in DIR for the next up.`,
+		Example: `  seatghor cluster down --data-dir /tmp/sg`,
+		Args:    usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runClusterDown(ctx, cfg, down, c.stdout, log)
+		}),
+	}
+	down.register(downCmd.Flags())
+	statusCmd := &cobra.Command{
+		Use:     "status",
+		Short:   "Which processes of the cluster run; exit 1 when any is down",
+		Long:    `cluster status prints each process cluster up recorded, up or DOWN, with its pid and address.`,
+		Example: `  seatghor cluster status --data-dir /tmp/sg`,
+		Args:    usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, _ *slog.Logger, _ []string) error {
+			return runClusterStatus(ctx, cfg, status, c.stdout)
+		}),
+	}
+	status.register(statusCmd.Flags())
+	return parentCmd("cluster up|down|status", "The production topology as local processes (development, load tests)",
+		`cluster starts and stops the topology of deploy/compose.yaml as processes on
+this machine (decision 0215): docs/operations.md, Topology.`,
+		`  seatghor cluster up --data-dir /tmp/sg
+  seatghor cluster down --data-dir /tmp/sg`,
+		upCmd, downCmd, statusCmd)
 }
 
 func newProbeCmd() *cobra.Command {

@@ -71,13 +71,8 @@ func runMigrate(ctx context.Context, cfg config, log *slog.Logger) error {
 	if cfg.CatalogURL == "" {
 		return errors.New("migrate needs SEATGHOR_CATALOG_URL and SEATGHOR_SHARD_URLS")
 	}
-	if err := app.Migrate(ctx, cfg.CatalogURL, cfg.ShardURLs); err != nil {
+	if err := migrateDatabases(ctx, cfg); err != nil {
 		return err
-	}
-	if cfg.ReadURL != "" {
-		if err := app.MigrateRead(ctx, cfg.ReadURL); err != nil {
-			return err
-		}
 	}
 	log.Info("migrated", "shards", len(cfg.ShardURLs), "read", cfg.ReadURL != "")
 	return nil
@@ -215,13 +210,8 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 			cfg.ShardURLs = append(cfg.ShardURLs, cluster.URL(n))
 		}
 	}
-	if err := app.Migrate(ctx, cfg.CatalogURL, cfg.ShardURLs); err != nil {
+	if err := migrateDatabases(ctx, cfg); err != nil {
 		return err
-	}
-	if cfg.ReadURL != "" {
-		if err := app.MigrateRead(ctx, cfg.ReadURL); err != nil {
-			return err
-		}
 	}
 	// without SEATGHOR_S3_ENDPOINT the PDFs go to an embedded
 	// S3-compatible server, kept under the data directory (they need the
@@ -296,11 +286,9 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 		return err
 	}
 	defer a.Close()
-	n, err := demo.Load(ctx, a.Catalog, time.Now())
-	if err != nil {
-		return fmt.Errorf("demo data: %w", err)
+	if err := loadDemo(ctx, a, log); err != nil {
+		return err
 	}
-	log.Info("demo data loaded", "new_shows", n)
 	// The site's dev sign-in and the sandbox's test tokens: dev only.
 	site := web.Options{DevSignIn: true, OIDCSignIn: cfg.OIDC.Enabled(), TestPayments: true, Tokens: a.Tokens}
 	return serve(ctx, cfg, a, site, log, func(listenAddr, adminAddr string) error {

@@ -22,13 +22,15 @@ func envVars() []envVar {
 	servers := []string{"dev", "serve"}
 	tools := []string{"dev", "serve", "rebuild", "verify"} // open the whole platform
 	databases := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move"}
-	signers := []string{"dev", "serve", "rebuild", "verify", "token", "loadtest onsale", "loadtest holds"}
-	logging := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move", "gateway", "loadtest onsale", "loadtest holds"}
+	signers := []string{"dev", "serve", "rebuild", "verify", "token", "loadtest onsale", "loadtest holds", "cluster up"}
+	logging := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move", "gateway", "loadtest onsale", "loadtest holds",
+		"cluster up", "cluster down"}
 	with := func(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
+	clusters := []string{"cluster up", "cluster down", "cluster status"}
 	return []envVar{
 		{"SEATGHOR_ADDR", "listen address, all protocols on one port (127.0.0.1:8080)", with(servers, "gateway", "loadtest onsale", "loadtest holds")},
 		{"SEATGHOR_ADMIN_ADDR", "the admin listener: /metrics, reflection, pprof, probes (127.0.0.1:9090; dev: a free port)", with(servers, "loadtest onsale", "loadtest holds")},
-		{"SEATGHOR_DRAIN_DELAY", "how long a stopping process answers /readyz 503 before closing (5s; dev: 0)", servers},
+		{"SEATGHOR_DRAIN_DELAY", "how long a stopping process answers /readyz 503 before closing (5s; dev, cluster: 0)", with(servers, "cluster up")},
 		{"SEATGHOR_TOKEN_KEYS", "API token keys kid:secret,…; the first signs", signers},
 		{"SEATGHOR_TOKEN_KEYS_FILE", "a file holding SEATGHOR_TOKEN_KEYS", signers},
 		{"SEATGHOR_TICKET_KEYS", "ticket QR code keys kid:secret,…", tools},
@@ -38,8 +40,8 @@ func envVars() []envVar {
 		{"SEATGHOR_AUTH_SECRET", "shorthand secret deriving a key per purpose (dev, token, loadtest: a built-in dev secret)", signers},
 		{"SEATGHOR_CATALOG_URL", "postgres:// URL of the catalog database (dev: the embedded cluster)", with(databases, "loadtest holds")},
 		{"SEATGHOR_SHARD_URLS", "comma-separated postgres:// URLs of the shards, in order", with(databases, "loadtest holds")},
-		{"SEATGHOR_SHARDS", "shard databases dev creates in its embedded cluster (4)", []string{"dev"}},
-		{"SEATGHOR_DATA_DIR", "where dev keeps its state (.seatghor)", []string{"dev"}},
+		{"SEATGHOR_SHARDS", "shard databases dev and cluster up create (4)", []string{"dev", "cluster up"}},
+		{"SEATGHOR_DATA_DIR", "where dev keeps its state (.seatghor); cluster: its cluster/", with(clusters, "dev")},
 		{"SEATGHOR_SWEEP_INTERVAL", "how often expired holds end and allocations return (5s)", servers},
 		{"SEATGHOR_DB_MAX_CONNS", "connection-pool size per database (20)", tools},
 		{"SEATGHOR_ROLES", "what serve runs: api,workers,projectors,webhooks", []string{"serve"}},
@@ -49,7 +51,7 @@ func envVars() []envVar {
 		{"SEATGHOR_S3_ENDPOINT", "S3 API of the e-ticket PDFs (dev: an embedded server)", tools},
 		{"SEATGHOR_S3_ACCESS_KEY", "S3 access key", tools},
 		{"SEATGHOR_S3_SECRET_KEY", "S3 secret key", tools},
-		{"SEATGHOR_S3_BUCKET", "bucket of the e-ticket PDFs (seatghor-tickets)", tools},
+		{"SEATGHOR_S3_BUCKET", "bucket of the e-ticket PDFs (seatghor-tickets)", with(tools, "cluster up")},
 		{"SEATGHOR_MEILI_URL", "Meilisearch of the trip index (dev: an embedded index)", tools},
 		{"SEATGHOR_MEILI_KEY", "Meilisearch API key", tools},
 		{"SEATGHOR_MEILI_INDEX", "the Meilisearch index uid (trips)", tools},
@@ -71,15 +73,15 @@ func envVars() []envVar {
 		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "the collector's traces endpoint, instead of the one above", servers},
 		{"SEATGHOR_GATEWAY_URL", "the payment gateway's API (dev: the sandbox in-process)", servers},
 		{"SEATGHOR_GATEWAY_API_KEY", "bearer key for the gateway's API", servers},
-		{"SEATGHOR_WEBHOOK_SECRETS", "comma-separated secrets verifying the gateway's webhooks", with(servers, "gateway")},
+		{"SEATGHOR_WEBHOOK_SECRETS", "comma-separated secrets verifying the gateway's webhooks", with(servers, "gateway", "cluster up")},
 		{"SEATGHOR_WEBHOOK_TIMEOUT", "how long one partner webhook POST may take (10s)", servers},
 		{"SEATGHOR_WEBHOOK_RETRY_BASE", "backoff after a failed partner webhook, doubling (5s)", servers},
 		{"SEATGHOR_WEBHOOK_CONCURRENCY", "partner webhook POSTs one process sends at once (16)", servers},
 		{"SEATGHOR_WEBHOOK_ALLOW_LOOPBACK", "1: partner webhooks may go to http://127.0.0.1 (0; dev: 1)", servers},
 		{"SEATGHOR_SANDBOX_ADDR", "where the sandbox gateway listens (127.0.0.1:8081)", []string{"dev", "gateway"}},
 		{"SEATGHOR_SANDBOX_FAULTS", "the sandbox's seeded faults, e.g. seed=7,timeout=0.03", []string{"dev", "gateway"}},
-		{"SEATGHOR_PAYMENT_RECOVER_INTERVAL", "how often open payments and refunds are looked up (30s; dev: 2s)", servers},
-		{"SEATGHOR_PAYMENT_RECOVER_AFTER", "how long an attempt waits before it is looked up (1m; dev: 3s)", servers},
+		{"SEATGHOR_PAYMENT_RECOVER_INTERVAL", "how often open payments and refunds are looked up (30s; dev, cluster: 2s)", with(servers, "cluster up")},
+		{"SEATGHOR_PAYMENT_RECOVER_AFTER", "how long an attempt waits before it is looked up (1m; dev, cluster: 3s)", with(servers, "cluster up")},
 		{"SEATGHOR_REFUND_APPROVAL_MINOR", "manual refunds from this amount need a second admin (500000)", servers},
 		{"SEATGHOR_MAX_CANCELLATION_FEE_BPS", "highest cancellation fee a manager may set, basis points (1000)", servers},
 		{"SEATGHOR_OIDC_ISSUER", "an OpenID Connect provider's issuer URL; unset: our own tokens only", servers},

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,16 +20,17 @@ import (
 // onsaleOptions are the flags of `seatghor loadtest onsale`; zero and
 // negative numbers take the preset's value.
 type onsaleOptions struct {
-	url, adminURL, preset, ttls, out, compare string
-	buyers, trips, rows, minA, maxA           int
-	arrival, poll                             time.Duration
-	pay                                       float64
-	room                                      bool
+	urls, adminURLs                 []string
+	preset, ttls, out, compare      string
+	buyers, trips, rows, minA, maxA int
+	arrival, poll                   time.Duration
+	pay                             float64
+	room                            bool
 }
 
 func (o *onsaleOptions) register(fs *pflag.FlagSet) {
-	fs.StringVar(&o.url, "url", "", "the running server (default http://$SEATGHOR_ADDR)")
-	fs.StringVar(&o.adminURL, "admin-url", "", "the running server's admin listener, its /metrics (default http://$SEATGHOR_ADMIN_ADDR)")
+	fs.StringSliceVar(&o.urls, "url", nil, "the running server's API processes, repeated or comma-separated: buyers spread over them and move on when one is gone (default http://$SEATGHOR_ADDR)")
+	fs.StringSliceVar(&o.adminURLs, "admin-url", nil, "admin listeners whose /metrics are summed, repeated or comma-separated (default http://$SEATGHOR_ADMIN_ADDR)")
 	fs.StringVar(&o.preset, "preset", "small", "small or full")
 	fs.IntVar(&o.buyers, "buyers", 0, "buyers (0: the preset's)")
 	fs.IntVar(&o.trips, "trips", 0, "bus trips on sale (0: the preset's)")
@@ -51,8 +53,7 @@ func runLoadtest(ctx context.Context, cfg config, o onsaleOptions, stdout io.Wri
 	if !ok {
 		return fmt.Errorf("%w: loadtest: no preset %q (small, full)", errUsage, o.preset)
 	}
-	lt.BaseURL = strings.TrimRight(cmp.Or(o.url, "http://"+cfg.Addr), "/")
-	lt.AdminURL = strings.TrimRight(cmp.Or(o.adminURL, "http://"+cfg.AdminAddr), "/")
+	lt.BaseURLs, lt.AdminURLs = trimURLs(o.urls, "http://"+cfg.Addr), trimURLs(o.adminURLs, "http://"+cfg.AdminAddr)
 	for dst, v := range map[*int]int{&lt.Buyers: o.buyers, &lt.Trips: o.trips, &lt.RowsPerTrip: o.rows} {
 		if v > 0 {
 			*dst = v
@@ -86,6 +87,11 @@ func runLoadtest(ctx context.Context, cfg config, o onsaleOptions, stdout io.Wri
 	if err := writeResult(stdout, res, o.out); err != nil {
 		return err
 	}
+	for _, p := range res.Phases {
+		if p.Oversold > 0 || p.Lost > 0 {
+			return fmt.Errorf("%w: TTL %s: %d seats oversold, %d confirmed orders lost", errLoadtestBroken, p.HoldTTL, p.Oversold, p.Lost)
+		}
+	}
 	if o.compare != "" {
 		b, err := os.ReadFile(o.compare)
 		if err != nil {
@@ -99,6 +105,24 @@ func runLoadtest(ctx context.Context, cfg config, o onsaleOptions, stdout io.Wri
 		return loadtest.Compare(stdout, base, res)
 	}
 	return nil
+}
+
+// errLoadtestBroken means the on-sale run broke an invariant: a seat sold
+// twice or a confirmed order lost (the command exits 1).
+var errLoadtestBroken = errors.New("loadtest: invariants broken")
+
+// trimURLs is urls without trailing slashes and empty entries, else def.
+func trimURLs(urls []string, def string) []string {
+	var out []string
+	for _, u := range urls {
+		if u = strings.TrimRight(strings.TrimSpace(u), "/"); u != "" {
+			out = append(out, u)
+		}
+	}
+	if len(out) == 0 {
+		return []string{def}
+	}
+	return out
 }
 
 // holdsOptions are the flags of `seatghor loadtest holds`.

@@ -27,14 +27,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seatghor/seatghor/server/miniobin"
 	"github.com/seatghor/seatghor/server/objstore"
 )
-
-// Version is the MinIO source the tests build (`go install
-// github.com/minio/minio@Version`); its tagged releases do not build with
-// `go install`, this pseudo-version does. scripts/ensure-deps.sh builds the
-// same one into the same place.
-const Version = "v0.0.0-20260212201848-7aac2a2c5b7c"
 
 // The root credentials of every test server.
 const (
@@ -245,55 +240,12 @@ func ready(client *http.Client, addr string) bool {
 
 // Binary returns the path of the minio binary: SEATGHOR_TEST_MINIO_BIN if
 // set, else the cached build, building it first when missing (a few
-// minutes, once per machine).
+// minutes, once per machine; package miniobin).
 func Binary() (string, error) {
 	if p := os.Getenv("SEATGHOR_TEST_MINIO_BIN"); p != "" {
 		return p, nil
 	}
-	dir, err := CacheDir()
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "minio")
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// Test binaries of several packages may get here at once: one builds.
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", err
-	}
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "install", "github.com/minio/minio@"+Version)
-	cmd.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-mod=mod", "GOWORK=off")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("build minio (go install github.com/minio/minio@%s): %v\n%s", Version, err, out)
-	}
-	return bin, nil
-}
-
-// CacheDir is where the minio binary is built: <user cache>/seatghor/minio-<Version>.
-func CacheDir() (string, error) {
-	if d := os.Getenv("SEATGHOR_MINIO_DIR"); d != "" {
-		return d, nil
-	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("miniotest: no cache directory: %w", err)
-	}
-	return filepath.Join(base, "seatghor", "minio-"+Version), nil
+	return miniobin.Build(context.Background())
 }
 
 func freePort() (int, error) {

@@ -2,12 +2,9 @@ package redistest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,16 +12,20 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatghor/seatghor/server/daemon"
+	"github.com/seatghor/seatghor/server/rediscluster"
 )
 
-// Cluster is a Redis Cluster of 3 primaries with one replica each, each node
-// a redis-server process on a free port of 127.0.0.1, without persistence.
+// Cluster is a Redis Cluster of 3 primaries with one replica each
+// (package rediscluster), each node a redis-server process on a free port
+// of 127.0.0.1, without persistence.
 type Cluster struct {
 	// URL is the cluster's go-redis cluster URL: the first node, and the
 	// others as addr= parameters (what SEATGHOR_REDIS_URL takes).
 	URL   string
 	dir   string
-	nodes map[string]*exec.Cmd // by address
+	nodes map[string]daemon.Process // the live ones, by address
 }
 
 // sharedCluster is the one cluster NewCluster hands out in a test binary.
@@ -122,9 +123,9 @@ func (c *Cluster) KillPrimaryOf(tb testing.TB, key string) string {
 	if err != nil {
 		tb.Fatalf("redistest: %v", err)
 	}
-	cmd := c.nodes[old]
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	if err := c.nodes[old].Kill(ctx); err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
 	delete(c.nodes, old)
 	if err := c.waitPrimary(key, replica, 30*time.Second); err != nil {
 		tb.Fatalf("redistest: %s did not take over from the killed %s: %v", replica, old, err)
@@ -132,9 +133,7 @@ func (c *Cluster) KillPrimaryOf(tb testing.TB, key string) string {
 	return replica
 }
 
-func (c *Cluster) node(addr string) *redis.Client {
-	return redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxRetries: -1})
-}
+func (c *Cluster) node(addr string) *redis.Client { return rediscluster.Client(addr) }
 
 // primaryOf asks a live node which primary serves key's slot.
 func (c *Cluster) primaryOf(key string) (string, error) {
@@ -235,128 +234,27 @@ func (c *Cluster) agree(key, want string) error {
 	return nil
 }
 
-// startCluster starts six nodes and joins them with redis-cli --cluster
-// create (3 primaries, a replica each).
-func startCluster() (c *Cluster, err error) {
-	server, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, errors.New("no redis-server to start a cluster with (apt-get install redis-server)")
-	}
-	cli, err := exec.LookPath("redis-cli")
-	if err != nil {
-		return nil, errors.New("no redis-cli to create a cluster with (apt-get install redis-tools)")
-	}
+// startCluster starts a cluster in a directory of its own.
+func startCluster() (*Cluster, error) {
 	dir, err := os.MkdirTemp("", "seatghor-rediscluster-")
 	if err != nil {
 		return nil, err
 	}
-	started := &Cluster{dir: dir, nodes: map[string]*exec.Cmd{}}
-	c = started
-	defer func() {
-		if err != nil {
-			started.stop() // c is nil by now
-		}
-	}()
-	// Twelve distinct ports: each node's own and its cluster bus port
-	// (named, since the default, port+10000, may be taken or past 65535).
-	ports, err := freePorts(12)
+	rc, err := rediscluster.Start(context.Background(), rediscluster.Config{Dir: dir, Attach: true})
 	if err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	var addrs []string
-	for i := range 6 {
-		port, bus := ports[2*i], ports[2*i+1]
-		nd := filepath.Join(dir, strconv.Itoa(port))
-		if err := os.Mkdir(nd, 0o700); err != nil {
-			return nil, err
-		}
-		// cluster-node-timeout 1s: a dead primary is replaced within a few
-		// seconds. Without full coverage the slots of the other primaries
-		// keep answering while one fails over.
-		cmd := exec.Command(server, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-			"--appendonly", "no", "--dir", nd, "--logfile", filepath.Join(nd, "redis.log"),
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus), "--cluster-config-file", filepath.Join(nd, "nodes.conf"),
-			"--cluster-node-timeout", "1000", "--cluster-require-full-coverage", "no",
-			// Replicas sync at once, not after the default 5 s wait for more.
-			"--repl-diskless-sync-delay", "0")
-		if err := cmd.Start(); err != nil {
-			return nil, fmt.Errorf("start redis-server: %w", err)
-		}
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		c.nodes[addr] = cmd
-		addrs = append(addrs, addr)
+	c := &Cluster{URL: rc.URL, dir: dir, nodes: map[string]daemon.Process{}}
+	for _, n := range rc.Nodes {
+		c.nodes[n.Addr] = n.Process
 	}
-	for _, a := range addrs {
-		for deadline := time.Now().Add(10 * time.Second); !answers("redis://" + a); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				return nil, fmt.Errorf("redis-server %s did not answer", a)
-			}
-		}
-	}
-	args := append([]string{"--cluster", "create"}, addrs...)
-	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
-	if out, err := exec.Command(cli, args...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("redis-cli --cluster create: %v\n%s", err, out)
-	}
-	// redis-cli returns once the slots are assigned; wait until every node
-	// sees the whole cluster and every replica has synced.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := c.ready()
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("cluster not ready: %w", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	c.URL = "redis://" + addrs[0] + "?addr=" + strings.Join(addrs[1:], "&addr=")
 	return c, nil
 }
 
-// freePorts returns n distinct TCP ports of 127.0.0.1 that nothing listens
-// on now (all held open until the last is picked, so none repeats).
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-func (c *Cluster) ready() error {
-	ctx := context.Background()
-	for addr := range c.nodes {
-		n := c.node(addr)
-		info, err := n.ClusterInfo(ctx).Result()
-		if err == nil && (!strings.Contains(info, "cluster_state:ok") || !strings.Contains(info, "cluster_known_nodes:6")) {
-			err = fmt.Errorf("%s: %s", addr, strings.ReplaceAll(info, "\r\n", " "))
-		}
-		if err == nil {
-			var repl string
-			repl, err = n.Info(ctx, "replication").Result()
-			if err == nil && strings.Contains(repl, "role:slave") && !strings.Contains(repl, "master_link_status:up") {
-				err = fmt.Errorf("%s: replica not in sync", addr)
-			}
-		}
-		_ = n.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (c *Cluster) stop() {
-	for addr, cmd := range c.nodes {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+	for addr, p := range c.nodes {
+		_ = p.Kill(context.Background())
 		delete(c.nodes, addr)
 	}
 	_ = os.RemoveAll(c.dir)

@@ -6,7 +6,10 @@
 // sold, ghost seats and the time of the first "sold out" for each hold TTL)
 // and what the platform does under it (throughput and latency per RPC, DB
 // writes per second, projector lag), and checks the one number that must
-// never move: seats sold twice.
+// never move: seats sold twice. Given several API processes it spreads the
+// buyers over them and sends a call whose process is gone to the next one
+// with the same idempotency key; afterwards it checks that no order it saw
+// confirmed was lost.
 package loadtest
 
 import (
@@ -15,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	mrand "math/rand/v2"
 	"net"
@@ -22,9 +26,11 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -43,11 +49,14 @@ import (
 
 // Config is one load test: the inventory, the crowd and its behaviour.
 type Config struct {
-	// BaseURL is the running server, e.g. http://127.0.0.1:8080.
-	BaseURL string `json:"-"`
-	// AdminURL is the server's admin listener, where its /metrics are
-	// (SEATGHOR_ADMIN_ADDR), e.g. http://127.0.0.1:9090.
-	AdminURL string `json:"-"`
+	// BaseURLs are the running API processes, e.g. http://127.0.0.1:8080:
+	// buyer i starts on the (i mod n)th, and moves to the next when a call
+	// finds its process gone.
+	BaseURLs []string `json:"-"`
+	// AdminURLs are admin listeners (SEATGHOR_ADMIN_ADDR), e.g.
+	// http://127.0.0.1:9090, whose /metrics are summed; one that stops
+	// answering during the run is left out of the sums.
+	AdminURLs []string `json:"-"`
 	// Preset names the configuration the run started from.
 	Preset string `json:"preset"`
 	// Trips × RowsPerTrip × 4 seats are on sale, on fresh bus trips.
@@ -108,9 +117,9 @@ func Presets() map[string]Config {
 
 func (c Config) validate() error {
 	switch {
-	case c.BaseURL == "":
+	case len(c.BaseURLs) == 0:
 		return errors.New("loadtest: no server URL")
-	case c.AdminURL == "":
+	case len(c.AdminURLs) == 0:
 		return errors.New("loadtest: no admin URL (the server's metrics)")
 	case c.Trips < 1 || c.RowsPerTrip < 1 || c.Buyers < 1:
 		return errors.New("loadtest: trips, rows per trip and buyers must be positive")
@@ -184,11 +193,21 @@ type phase struct {
 	mu      sync.Mutex
 	holds   []heldSeats
 	sold    map[string]int // "<show>/<seat>" → confirmed orders holding it
-	soldOut time.Time      // when a buyer first found no seats on any trip
+	// confirmed are the orders the buyers saw confirmed, with the clients
+	// that may read them.
+	confirmed []confirmedOrder
+	failovers int
+	soldOut   time.Time // when a buyer first found no seats on any trip
 	// exhausted is when a trip was last seen without enough free seats.
 	exhausted map[int64]time.Time
 	gaveUp    int
 	admission []AdmissionSample
+}
+
+// confirmedOrder is an order a buyer saw confirmed.
+type confirmedOrder struct {
+	id string
+	c  *buyerClients
 }
 
 // heldSeats is one hold a buyer got.
@@ -208,7 +227,7 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 	if err := p.createTrips(ctx); err != nil {
 		return Phase{}, err
 	}
-	before, err := scrape(ctx, hc, cfg.AdminURL)
+	before, err := scrapeAll(ctx, hc, cfg.AdminURLs)
 	if err != nil {
 		return Phase{}, err
 	}
@@ -236,17 +255,21 @@ func runPhase(ctx context.Context, cfg Config, ttl time.Duration, n uint64, hc *
 	}
 	wg.Wait()
 	elapsed := time.Since(p.start)
-	after, err := scrape(ctx, hc, cfg.AdminURL)
-	if err != nil {
-		return Phase{}, err
-	}
-	after.projectorLag = max(after.projectorLag, lag())
+	after, _ := scrapeAll(ctx, hc, cfg.AdminURLs) // those that still answer
+	writes, statements := after.since(before)
+	lagMax := max(after.projectorLag(), lag())
 	p.admission = admission()
 	booked, err := p.bookedOnServer(ctx)
 	if err != nil {
 		return Phase{}, err
 	}
-	return p.result(elapsed, before, after, booked), nil
+	lost, err := p.lostOrders(ctx)
+	if err != nil {
+		return Phase{}, err
+	}
+	out := p.result(elapsed, writes, statements, lagMax, booked)
+	out.Lost = lost
+	return out, nil
 }
 
 // sampleLag reads the projectors' lag from /metrics every second while the
@@ -264,9 +287,8 @@ func (p *phase) sampleLag(ctx context.Context) func() float64 {
 				done <- worst
 				return
 			case <-tick.C:
-				if m, err := scrape(ctx, p.http, p.cfg.AdminURL); err == nil {
-					worst = max(worst, m.projectorLag)
-				}
+				m, _ := scrapeAll(ctx, p.http, p.cfg.AdminURLs)
+				worst = max(worst, m.projectorLag())
 			}
 		}
 	}()
@@ -290,21 +312,102 @@ func arrivalTimes(cfg Config, rnd *mrand.Rand) []time.Duration {
 	return out
 }
 
-func (p *phase) clientsFor(sub string, admin bool) (clients, error) {
+// clientsFor gives a caller its clients of every API process, starting
+// with the (home mod n)th.
+func (p *phase) clientsFor(sub string, admin bool, home int) (*buyerClients, error) {
 	tok, err := p.tokens.Token(sub, admin)
 	if err != nil {
-		return clients{}, err
+		return nil, err
 	}
 	opts := connect.WithInterceptors(withToken(tok))
-	return clients{
-		catalog: catalogv1connect.NewCatalogServiceClient(p.http, p.cfg.BaseURL, opts),
-		holds:   bookingv1connect.NewHoldServiceClient(p.http, p.cfg.BaseURL, opts),
-		orders:  bookingv1connect.NewOrderServiceClient(p.http, p.cfg.BaseURL, opts),
-		seatmap: seatmapv1connect.NewSeatMapServiceClient(p.http, p.cfg.BaseURL, opts),
-		pay:     paymentv1connect.NewPaymentServiceClient(p.http, p.cfg.BaseURL, opts),
-		wr:      waitingroomv1connect.NewWaitingRoomServiceClient(p.http, p.cfg.BaseURL, opts),
-	}, nil
+	b := &buyerClients{home: home % len(p.cfg.BaseURLs)}
+	for _, url := range p.cfg.BaseURLs {
+		b.byURL = append(b.byURL, clients{
+			catalog: catalogv1connect.NewCatalogServiceClient(p.http, url, opts),
+			holds:   bookingv1connect.NewHoldServiceClient(p.http, url, opts),
+			orders:  bookingv1connect.NewOrderServiceClient(p.http, url, opts),
+			seatmap: seatmapv1connect.NewSeatMapServiceClient(p.http, url, opts),
+			pay:     paymentv1connect.NewPaymentServiceClient(p.http, url, opts),
+			wr:      waitingroomv1connect.NewWaitingRoomServiceClient(p.http, url, opts),
+		})
+	}
+	return b, nil
 }
+
+// buyerClients are one caller's clients of each API process and the one
+// it uses now.
+type buyerClients struct {
+	mu    sync.Mutex
+	byURL []clients
+	home  int
+}
+
+// call makes one call through the caller's API process; when that process
+// is gone (connection refused or reset, unavailable), it makes the same
+// call, with the same idempotency key, through the next one, which becomes
+// the caller's process. The same key makes the retried write the same
+// request: a hold or a charge the gone process made is answered again,
+// never made twice (R-5.1, decision 0216).
+func call[T any](ctx context.Context, p *phase, b *buyerClients, rpc string, fn func(context.Context, clients) (*connect.Response[T], error)) (*connect.Response[T], error) {
+	ctx = context.WithValue(ctx, idempotencyKey{}, randomID())
+	b.mu.Lock()
+	home := b.home
+	b.mu.Unlock()
+	n := len(b.byURL)
+	var err error
+	// Each process twice: a process that answers "in progress" for the key
+	// of a call its gone peer had begun answers once the peer's
+	// transaction is rolled back.
+	for try := range 2 * n {
+		i := (home + try) % n
+		var resp *connect.Response[T]
+		resp, err = timed(p.rpc, rpc, func() (*connect.Response[T], error) { return fn(ctx, b.byURL[i]) })
+		if err == nil || !(gone(err) || try > 0 && inProgress(err)) || ctx.Err() != nil {
+			if try > 0 {
+				b.mu.Lock()
+				b.home = i
+				b.mu.Unlock()
+			}
+			return resp, err
+		}
+		p.mu.Lock()
+		p.failovers++
+		p.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(try+1) * 20 * time.Millisecond):
+		}
+	}
+	return nil, err
+}
+
+// gone tells whether err says the API process did not answer: it is down
+// or went down during the call, or says it is unavailable.
+func gone(err error) bool {
+	return connect.CodeOf(err) == connect.CodeUnavailable || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// inProgress tells whether err says another request with the same key runs.
+func inProgress(err error) bool {
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeAborted {
+		return false
+	}
+	for _, d := range ce.Details() {
+		if v, err := d.Value(); err == nil {
+			if info, ok := v.(*errdetails.ErrorInfo); ok && info.GetReason() == "IDEMPOTENCY_KEY_IN_PROGRESS" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// idempotencyKey carries a call's Idempotency-Key in its context, so that
+// its retries through other processes send the same.
+type idempotencyKey struct{}
 
 type clients struct {
 	catalog catalogv1connect.CatalogServiceClient
@@ -315,13 +418,18 @@ type clients struct {
 	wr      waitingroomv1connect.WaitingRoomServiceClient
 }
 
-// withToken adds the token, and a fresh Idempotency-Key to every write.
+// withToken adds the token, and an Idempotency-Key to every write: the
+// call's (see call), else a fresh one.
 func withToken(token string) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			req.Header().Set("Authorization", "Bearer "+token)
 			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
-				req.Header().Set("Idempotency-Key", randomID())
+				key, ok := ctx.Value(idempotencyKey{}).(string)
+				if !ok {
+					key = randomID()
+				}
+				req.Header().Set("Idempotency-Key", key)
 			}
 			return next(ctx, req)
 		}
@@ -329,7 +437,7 @@ func withToken(token string) connect.UnaryInterceptorFunc {
 }
 
 func (p *phase) createTrips(ctx context.Context) error {
-	admin, err := p.clientsFor("loadtest-admin", true)
+	admin, err := p.clientsFor("loadtest-admin", true, 0)
 	if err != nil {
 		return err
 	}
@@ -354,7 +462,9 @@ func (p *phase) createTrips(ctx context.Context) error {
 			req.WaitingRoom = &catalogv1.WaitingRoom{Enabled: true,
 				MinAdmissionRate: p.cfg.MinAdmission, MaxAdmissionRate: p.cfg.MaxAdmission}
 		}
-		resp, err := admin.catalog.CreateShow(ctx, connect.NewRequest(req))
+		resp, err := call(ctx, p, admin, "CreateShow", func(ctx context.Context, c clients) (*connect.Response[catalogv1.CreateShowResponse], error) {
+			return c.catalog.CreateShow(ctx, connect.NewRequest(req))
+		})
 		if err != nil {
 			return fmt.Errorf("create trip: %w", err)
 		}
@@ -365,7 +475,7 @@ func (p *phase) createTrips(ctx context.Context) error {
 
 // buyer is one person of the crowd.
 func (p *phase) buyer(ctx context.Context, i int, rnd *mrand.Rand) {
-	c, err := p.clientsFor(fmt.Sprintf("lt-%s-%d", p.runID, i), false)
+	c, err := p.clientsFor(fmt.Sprintf("lt-%s-%d", p.runID, i), false, i)
 	if err != nil {
 		return
 	}
@@ -394,7 +504,7 @@ func (p *phase) buyer(ctx context.Context, i int, rnd *mrand.Rand) {
 			break
 		}
 		rnd.Shuffle(len(free), func(a, b int) { free[a], free[b] = free[b], free[a] })
-		resp, err := timed(p.rpc, "CreateHold", func() (*connect.Response[bookingv1.CreateHoldResponse], error) {
+		resp, err := call(ctx, p, c, "CreateHold", func(ctx context.Context, c clients) (*connect.Response[bookingv1.CreateHoldResponse], error) {
 			req := connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: free[:want]})
 			if queueToken != "" {
 				req.Header().Set("Queue-Token", queueToken)
@@ -416,11 +526,13 @@ func (p *phase) buyer(ctx context.Context, i int, rnd *mrand.Rand) {
 	if hold == nil || !payer {
 		return // a leaver walks away: a ghost hold until the TTL
 	}
-	if !p.pay(ctx, c, hold) {
+	order := p.pay(ctx, c, hold)
+	if order == "" {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.confirmed = append(p.confirmed, confirmedOrder{id: order, c: c})
 	for _, s := range hold.GetSeats() {
 		p.sold[fmt.Sprintf("%d/%s", hold.GetShowId(), s)]++
 	}
@@ -429,7 +541,7 @@ func (p *phase) buyer(ctx context.Context, i int, rnd *mrand.Rand) {
 // pickTrip finds a trip with enough free seats, reading seat maps the way a
 // buyer browses; when every trip is out of seats it records the first
 // "sold out".
-func (p *phase) pickTrip(ctx context.Context, c clients, want int, rnd *mrand.Rand) (int64, []string) {
+func (p *phase) pickTrip(ctx context.Context, c *buyerClients, want int, rnd *mrand.Rand) (int64, []string) {
 	order := rnd.Perm(len(p.trips))
 	for _, j := range order {
 		show := p.trips[j]
@@ -439,7 +551,7 @@ func (p *phase) pickTrip(ctx context.Context, c clients, want int, rnd *mrand.Ra
 		if out && time.Since(seen) < time.Second {
 			continue // someone just found it full
 		}
-		m, err := timed(p.rpc, "GetSeatMap", func() (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
+		m, err := call(ctx, p, c, "GetSeatMap", func(ctx context.Context, c clients) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
 			return c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
 		})
 		if err != nil {
@@ -467,8 +579,8 @@ func (p *phase) noteSoldOut() {
 
 // onTrip reads one trip's seat map: a buyer admitted to its waiting room
 // holds there or nowhere.
-func (p *phase) onTrip(ctx context.Context, c clients, show int64, want int) (int64, []string) {
-	m, err := timed(p.rpc, "GetSeatMap", func() (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
+func (p *phase) onTrip(ctx context.Context, c *buyerClients, show int64, want int) (int64, []string) {
+	m, err := call(ctx, p, c, "GetSeatMap", func(ctx context.Context, c clients) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
 		return c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
 	})
 	if err != nil {
@@ -483,8 +595,8 @@ func (p *phase) onTrip(ctx context.Context, c clients, show int64, want int) (in
 
 // queue joins a trip's waiting room and polls until admitted (R-9); it
 // returns the admitted Queue-Token, or "" when the room says sold out.
-func (p *phase) queue(ctx context.Context, c clients, show int64) string {
-	j, err := timed(p.rpc, "Join", func() (*connect.Response[waitingroomv1.JoinResponse], error) {
+func (p *phase) queue(ctx context.Context, c *buyerClients, show int64) string {
+	j, err := call(ctx, p, c, "Join", func(ctx context.Context, c clients) (*connect.Response[waitingroomv1.JoinResponse], error) {
 		return c.wr.Join(ctx, connect.NewRequest(&waitingroomv1.JoinRequest{ShowId: show}))
 	})
 	if err != nil {
@@ -500,7 +612,7 @@ func (p *phase) queue(ctx context.Context, c clients, show int64) string {
 			return ""
 		case <-time.After(max(wait, 50*time.Millisecond)):
 		}
-		st, err := timed(p.rpc, "GetStatus", func() (*connect.Response[waitingroomv1.GetStatusResponse], error) {
+		st, err := call(ctx, p, c, "GetStatus", func(ctx context.Context, c clients) (*connect.Response[waitingroomv1.GetStatusResponse], error) {
 			return c.wr.GetStatus(ctx, connect.NewRequest(&waitingroomv1.GetStatusRequest{Token: token}))
 		})
 		if err != nil {
@@ -520,7 +632,7 @@ func (p *phase) sampleAdmission(ctx context.Context) func() []AdmissionSample {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	done := make(chan []AdmissionSample)
-	admin, err := p.clientsFor("loadtest-admin", true)
+	admin, err := p.clientsFor("loadtest-admin", true, 0)
 	go func() {
 		var out []AdmissionSample
 		tick := time.NewTicker(time.Second)
@@ -534,7 +646,9 @@ func (p *phase) sampleAdmission(ctx context.Context) func() []AdmissionSample {
 			}
 			s := AdmissionSample{At: time.Since(p.start)}
 			for _, show := range p.trips {
-				resp, err := admin.wr.GetSale(ctx, connect.NewRequest(&waitingroomv1.GetSaleRequest{ShowId: show}))
+				resp, err := call(ctx, p, admin, "GetSale", func(ctx context.Context, c clients) (*connect.Response[waitingroomv1.GetSaleResponse], error) {
+					return c.wr.GetSale(ctx, connect.NewRequest(&waitingroomv1.GetSaleRequest{ShowId: show}))
+				})
 				if err != nil {
 					continue
 				}
@@ -551,19 +665,24 @@ func (p *phase) sampleAdmission(ctx context.Context) func() []AdmissionSample {
 	return func() []AdmissionSample { stop(); return <-done }
 }
 
-// pay orders the hold and pays it; it tells whether the order is confirmed.
-func (p *phase) pay(ctx context.Context, c clients, hold *bookingv1.Hold) bool {
-	o, err := timed(p.rpc, "CreateOrder", func() (*connect.Response[bookingv1.CreateOrderResponse], error) {
+// pay orders the hold and pays it; it returns the order's id when the
+// order is confirmed, else "".
+func (p *phase) pay(ctx context.Context, c *buyerClients, hold *bookingv1.Hold) string {
+	o, err := call(ctx, p, c, "CreateOrder", func(ctx context.Context, c clients) (*connect.Response[bookingv1.CreateOrderResponse], error) {
 		return c.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: hold.GetHoldId()}))
 	})
 	if err != nil {
-		return false
+		return ""
 	}
-	pay, err := timed(p.rpc, "StartPayment", func() (*connect.Response[paymentv1.StartPaymentResponse], error) {
+	id := o.Msg.GetOrder().GetOrderId()
+	pay, err := call(ctx, p, c, "StartPayment", func(ctx context.Context, c clients) (*connect.Response[paymentv1.StartPaymentResponse], error) {
 		return c.pay.StartPayment(ctx, connect.NewRequest(&paymentv1.StartPaymentRequest{
-			OrderId: o.Msg.GetOrder().GetOrderId(), Sandbox: &paymentv1.SandboxPayment{Token: p.cfg.PayToken}}))
+			OrderId: id, Sandbox: &paymentv1.SandboxPayment{Token: p.cfg.PayToken}}))
 	})
-	return err == nil && pay.Msg.GetPayment().GetStatus() == paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED
+	if err != nil || pay.Msg.GetPayment().GetStatus() != paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED {
+		return ""
+	}
+	return id
 }
 
 // seatsIn returns the seats of a seat map in one state (0 free, 2 booked).
@@ -587,7 +706,7 @@ func seatsIn(m *seatmapv1.GetSeatMapResponse, state byte) []string {
 // maps have caught up with the confirmed orders (the read model is at most
 // seconds stale, R-8).
 func (p *phase) bookedOnServer(ctx context.Context) (int, error) {
-	admin, err := p.clientsFor("loadtest-admin", true)
+	admin, err := p.clientsFor("loadtest-admin", true, 0)
 	if err != nil {
 		return 0, err
 	}
@@ -595,7 +714,9 @@ func (p *phase) bookedOnServer(ctx context.Context) (int, error) {
 	for {
 		booked := 0
 		for _, show := range p.trips {
-			m, err := admin.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+			m, err := call(ctx, p, admin, "GetSeatMap", func(ctx context.Context, c clients) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
+				return c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+			})
 			if err != nil {
 				return 0, fmt.Errorf("seat map of trip %d: %w", show, err)
 			}
@@ -610,6 +731,30 @@ func (p *phase) bookedOnServer(ctx context.Context) (int, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// lostOrders counts the orders a buyer saw confirmed that the server does
+// not hold confirmed (must be 0: a confirmation is never taken back, even
+// when the process that gave it is gone).
+func (p *phase) lostOrders(ctx context.Context) (int, error) {
+	p.mu.Lock()
+	confirmed := slices.Clone(p.confirmed)
+	p.mu.Unlock()
+	lost := 0
+	for _, o := range confirmed {
+		resp, err := call(ctx, p, o.c, "GetOrder", func(ctx context.Context, c clients) (*connect.Response[bookingv1.GetOrderResponse], error) {
+			return c.orders.GetOrder(ctx, connect.NewRequest(&bookingv1.GetOrderRequest{OrderId: o.id}))
+		})
+		switch {
+		case connect.CodeOf(err) == connect.CodeNotFound:
+			lost++
+		case err != nil:
+			return 0, fmt.Errorf("order %s: %w", o.id, err)
+		case resp.Msg.GetOrder().GetStatus() != bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED:
+			lost++
+		}
+	}
+	return lost, nil
 }
 
 func randomID() string {

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 func TestSmallPreset(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 2})
 	cfg := loadtest.Presets()["small"]
-	cfg.BaseURL, cfg.AdminURL = env.URL, env.AdminURL
+	cfg.BaseURLs, cfg.AdminURLs = []string{env.URL}, []string{env.AdminURL}
 	res, err := loadtest.Run(context.Background(), cfg, loadtest.Signer(env.App.Tokens), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	require.Len(t, res.Phases, 1)
@@ -60,7 +60,7 @@ func TestSmallPresetWaitingRoom(t *testing.T) {
 	t.Cleanup(func() { stop(); <-done })
 
 	cfg := loadtest.Presets()["small"]
-	cfg.BaseURL, cfg.AdminURL, cfg.Trips, cfg.Buyers, cfg.Arrival = env.URL, env.AdminURL, 1, 80, 3*time.Second
+	cfg.BaseURLs, cfg.AdminURLs, cfg.Trips, cfg.Buyers, cfg.Arrival = []string{env.URL}, []string{env.AdminURL}, 1, 80, 3*time.Second
 	cfg.WaitingRoom, cfg.MinAdmission, cfg.MaxAdmission, cfg.PollInterval = true, 10, 40, 200*time.Millisecond
 	res, err := loadtest.Run(context.Background(), cfg, loadtest.Signer(env.App.Tokens), slog.New(slog.DiscardHandler))
 	require.NoError(t, err)

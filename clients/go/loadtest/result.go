@@ -1,6 +1,7 @@
 package loadtest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -33,6 +34,12 @@ type Phase struct {
 	Sold           int `json:"sold"`
 	Oversold       int `json:"oversold"`
 	BookedOnServer int `json:"booked_on_server"`
+	// Lost counts the orders a buyer saw confirmed that the server does
+	// not hold confirmed afterwards (must be 0). Failovers counts calls
+	// sent again, with their idempotency key, to another API process
+	// because theirs was gone.
+	Lost      int `json:"lost"`
+	Failovers int `json:"failovers"`
 	// Holds, by payers and leavers, and buyers who found nothing.
 	PayerHolds  int `json:"payer_holds"`
 	LeaverHolds int `json:"leaver_holds"`
@@ -101,15 +108,15 @@ type RPCStats struct {
 	P99ms     float64        `json:"p99_ms"`
 }
 
-func (p *phase) result(elapsed time.Duration, before, after metrics, booked int) Phase {
+func (p *phase) result(elapsed time.Duration, writes, statements, lagMax float64, booked int) Phase {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := Phase{
 		HoldTTL: p.ttl, Seats: p.cfg.Trips * p.cfg.RowsPerTrip * 4, Elapsed: elapsed, BookedOnServer: booked,
-		GaveUp: p.gaveUp, RPC: p.rpc.stats(elapsed),
-		DBWritesPerSec:  (after.writes - before.writes) / elapsed.Seconds(),
-		DBStmtsPerSec:   (after.statements - before.statements) / elapsed.Seconds(),
-		ProjectorLagMax: after.projectorLag, Model: predict(p.cfg, p.ttl), Admission: p.admission,
+		GaveUp: p.gaveUp, RPC: p.rpc.stats(elapsed), Failovers: p.failovers,
+		DBWritesPerSec:  writes / elapsed.Seconds(),
+		DBStmtsPerSec:   statements / elapsed.Seconds(),
+		ProjectorLagMax: lagMax, Model: predict(p.cfg, p.ttl), Admission: p.admission,
 	}
 	for _, n := range p.sold {
 		out.Sold++
@@ -142,6 +149,46 @@ type metrics struct {
 	statements, writes, projectorLag float64
 	// cpu is the server process's CPU seconds (process_cpu_seconds_total).
 	cpu float64
+}
+
+// scraped are the metrics of several processes, by admin URL.
+type scraped map[string]metrics
+
+// scrapeAll reads the metrics of every admin URL; it returns those that
+// answered, and the first error.
+func scrapeAll(ctx context.Context, hc *http.Client, urls []string) (scraped, error) {
+	out := scraped{}
+	var first error
+	for _, u := range urls {
+		m, err := scrape(ctx, hc, u)
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		out[u] = m
+	}
+	return out, first
+}
+
+// since sums the write and statement counts gained since before, over the
+// processes that answered both times.
+func (s scraped) since(before scraped) (writes, statements float64) {
+	for u, a := range s {
+		if b, ok := before[u]; ok {
+			writes += a.writes - b.writes
+			statements += a.statements - b.statements
+		}
+	}
+	return writes, statements
+}
+
+// projectorLag is the largest projector lag of the processes.
+func (s scraped) projectorLag() float64 {
+	lag := 0.0
+	for _, m := range s {
+		lag = max(lag, m.projectorLag)
+	}
+	return lag
 }
 
 func scrape(ctx context.Context, hc *http.Client, base string) (metrics, error) {
@@ -186,21 +233,21 @@ func (r Result) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "on-sale load test %q: %d buyers, %d seats, %.0f %% pay, %.1f seats per order\n\n",
 		r.Config.Preset, r.Config.Buyers, r.Config.Trips*r.Config.RowsPerTrip*4, 100*r.Config.PayShare, r.Config.SeatsPerOrder)
-	fmt.Fprintf(&b, "%-8s %6s %9s %12s %7s %19s %10s %12s %10s   %s\n",
-		"TTL", "sold", "oversold", "ghost seats", "share", "first 'sold out' at", "gave up", "DB writes/s", "lag max",
+	fmt.Fprintf(&b, "%-8s %6s %9s %5s %12s %7s %19s %10s %12s %10s   %s\n",
+		"TTL", "sold", "oversold", "lost", "ghost seats", "share", "first 'sold out' at", "gave up", "DB writes/s", "lag max",
 		"model: ghosts, share, sold out")
 	for _, p := range r.Phases {
 		soldOut := "never"
 		if p.FirstSoldOut > 0 {
 			soldOut = fmt.Sprintf("%.1f s", p.FirstSoldOut.Seconds())
 		}
-		fmt.Fprintf(&b, "%-8s %6d %9d %12d %6.1f%% %19s %10d %12.0f %9.2fs   %.0f, %.1f%%, %.1f s\n", p.HoldTTL, p.Sold,
-			p.Oversold, p.GhostSeats, 100*p.GhostShare, soldOut, p.GaveUp, p.DBWritesPerSec, p.ProjectorLagMax,
+		fmt.Fprintf(&b, "%-8s %6d %9d %5d %12d %6.1f%% %19s %10d %12.0f %9.2fs   %.0f, %.1f%%, %.1f s\n", p.HoldTTL, p.Sold,
+			p.Oversold, p.Lost, p.GhostSeats, 100*p.GhostShare, soldOut, p.GaveUp, p.DBWritesPerSec, p.ProjectorLagMax,
 			p.Model.GhostSeats, 100*p.Model.GhostShare, p.Model.FirstSoldOut.Seconds())
 	}
 	for _, p := range r.Phases {
-		fmt.Fprintf(&b, "\nTTL %s: %d payer holds, %d leaver holds, %d booked on the server, %.1f s\n",
-			p.HoldTTL, p.PayerHolds, p.LeaverHolds, p.BookedOnServer, p.Elapsed.Seconds())
+		fmt.Fprintf(&b, "\nTTL %s: %d payer holds, %d leaver holds, %d booked on the server, %d calls failed over, %.1f s\n",
+			p.HoldTTL, p.PayerHolds, p.LeaverHolds, p.BookedOnServer, p.Failovers, p.Elapsed.Seconds())
 		if len(p.Admission) > 0 {
 			b.WriteString("  waiting room, each second (s: admission rate/s, admitted, waiting):")
 			for i, a := range p.Admission {

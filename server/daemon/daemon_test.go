@@ -1,0 +1,60 @@
+package daemon
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestStartOutlivesAndStops: a started process runs in a session of its
+// own and logs to its file; Stop ends it (SIGTERM), Kill one that ignores
+// SIGTERM after the grace, and both are no-ops on a process that is gone.
+func TestStartOutlivesAndStops(t *testing.T) {
+	ctx := context.Background()
+	log := filepath.Join(t.TempDir(), "logs", "p.log")
+	p, err := Start(Spec{Name: "sleeper", Path: "/bin/sh", Args: []string{"-c", "echo hello; exec sleep 60"}, Log: log})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Kill(ctx) })
+	require.True(t, p.Alive())
+	require.Positive(t, p.Started)
+	require.Eventually(t, func() bool { b, _ := os.ReadFile(log); return string(b) == "hello\n" }, 5*time.Second, 10*time.Millisecond)
+	require.NoError(t, p.Stop(ctx, 5*time.Second))
+	require.False(t, p.Alive())
+	require.NoError(t, p.Stop(ctx, time.Second), "stopping twice is fine")
+
+	stubborn, err := Start(Spec{Name: "stubborn", Path: "/bin/sh", Args: []string{"-c", "trap '' TERM; while :; do sleep 0.05; done"}})
+	require.NoError(t, err)
+	require.Eventually(t, stubborn.Alive, time.Second, 10*time.Millisecond)
+	time.Sleep(100 * time.Millisecond) // the trap is set
+	require.NoError(t, stubborn.Stop(ctx, 200*time.Millisecond))
+	require.False(t, stubborn.Alive())
+
+	reused := p
+	reused.PID = os.Getpid() // an id now belonging to another process
+	require.False(t, reused.Alive(), "another start time is another process")
+}
+
+func TestParseStat(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		state   string
+		started uint64
+		ok      bool
+	}{
+		{"42 (sleep) S 1 42 42 0 -1 4194560 97 0 0 0 0 0 0 0 20 0 1 0 123456 2 3", "S", 123456, true},
+		{"42 (a (b) c) Z 1 42 42 0 -1 4194560 97 0 0 0 0 0 0 0 20 0 1 0 99 2 3", "Z", 99, true},
+		{"42 (x) S 1", "", 0, false},
+		{"garbage", "", 0, false},
+	} {
+		state, started, ok := parseStat(tt.in)
+		require.Equal(t, tt.ok, ok, tt.in)
+		if ok {
+			require.Equal(t, tt.state, state)
+			require.Equal(t, tt.started, started)
+		}
+	}
+}
