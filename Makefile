@@ -127,7 +127,7 @@ loadtest: build ## The on-sale load test against a running server (make run): sm
 loadtest-holds: build ## CreateHold and GetSeatMap against their baselines (docs/performance.md): ARGS='--pg-url … --redis-url … --preset full'
 	$(BIN) loadtest holds $(ARGS)
 
-shard-curve: build ## CreateHold on 3,000 buses, 4 shards on 1, 2 and 4 throwaway PostgreSQL servers, then a paying run; prints a markdown table (docs/operations.md; about 15 min)
+shard-curve: build ## CreateHold on 3,000 buses, 4 shards on 1, 2 and 4 throwaway PostgreSQL servers, then a paying run; prints a markdown table (docs/operations.md; about 6 min)
 	$(GO) run ./scripts/shardcurve -bin $(BIN) $(ARGS)
 
 clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
