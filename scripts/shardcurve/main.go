@@ -240,7 +240,7 @@ func setUp(ctx context.Context, bin, tag string, o options, catalog *pgcluster.C
 
 // start runs `seatghor serve` and `seatghor gateway` of e until the
 // returned stop; serve is ready when it returns.
-func start(ctx context.Context, bin string, e env, log *slog.Logger) (serve *exec.Cmd, stop func(), err error) {
+func start(ctx context.Context, bin string, e env) (serve *exec.Cmd, stop func(), err error) {
 	var logs bytes.Buffer
 	gw := command(ctx, bin, e.vars, "gateway")
 	serve = command(ctx, bin, e.vars, "serve")
@@ -284,7 +284,7 @@ func measure(ctx context.Context, o options, bin string, servers []*pgcluster.Cl
 	if err != nil {
 		return p, err
 	}
-	_, stop, err := start(ctx, bin, e, log)
+	_, stop, err := start(ctx, bin, e)
 	if err != nil {
 		return p, err
 	}
@@ -366,7 +366,7 @@ func measurePay(ctx context.Context, o options, bin string, server *pgcluster.Cl
 	if err != nil {
 		return nil, err
 	}
-	serve, stop, err := start(ctx, bin, e, log)
+	serve, stop, err := start(ctx, bin, e)
 	if err != nil {
 		return nil, err
 	}
@@ -378,7 +378,7 @@ func measurePay(ctx context.Context, o options, bin string, server *pgcluster.Cl
 		"--trips", "40", "--rows", "10", "--arrival", "20s", "--pay-share", "1", "--ttl", "10m",
 		"--url", "http://"+e.addr, "--admin-url", "http://"+e.adm, "--out", out)
 	lt.Stdout, lt.Stderr = os.Stderr, os.Stderr
-	pgPID, err := postmasterPID(server)
+	pgPID, err := postmasterPID(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -419,14 +419,14 @@ func errorsOf(s loadtest.RPCStats) int {
 }
 
 // postmasterPID is the first line of the cluster's postmaster.pid.
-func postmasterPID(c *pgcluster.Cluster) (int, error) {
-	conn, err := pgx.Connect(context.Background(), c.URL("postgres"))
+func postmasterPID(ctx context.Context, c *pgcluster.Cluster) (int, error) {
+	conn, err := pgx.Connect(ctx, c.URL("postgres"))
 	if err != nil {
 		return 0, err
 	}
-	defer conn.Close(context.Background())
+	defer conn.Close(context.WithoutCancel(ctx))
 	var dir string
-	if err := conn.QueryRow(context.Background(), `SHOW data_directory`).Scan(&dir); err != nil {
+	if err := conn.QueryRow(ctx, `SHOW data_directory`).Scan(&dir); err != nil {
 		return 0, err
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "postmaster.pid"))
