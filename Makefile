@@ -21,7 +21,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -129,6 +129,8 @@ loadtest-holds: build ## CreateHold and GetSeatMap against their baselines (docs
 
 cluster-onsale: ## cluster up, 1,200 buyers through both API processes, one SIGKILLed mid-run: nothing lost, nothing oversold (docs/loadtest.md)
 	SEATGHOR_TEST_CLUSTER_ONSALE=long $(GO) test -count=1 -timeout 20m -run '^TestClusterOnSaleWithAPIKilled$$' -v ./cmd/seatghor
+shard-curve: build ## CreateHold on 3,000 buses, 4 shards on 1, 2 and 4 throwaway PostgreSQL servers, then a paying run; prints a markdown table (docs/operations.md; about 6 min)
+	$(GO) run ./scripts/shardcurve -bin $(BIN) $(ARGS)
 
 clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
 	rm -rf bin clients/ts/dist

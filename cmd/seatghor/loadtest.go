@@ -127,16 +127,17 @@ func trimURLs(urls []string, def string) []string {
 
 // holdsOptions are the flags of `seatghor loadtest holds`.
 type holdsOptions struct {
-	url, adminURL, pgURL, redisURL, redisPrefix, preset, seatMapPath, out string
-	conc, showSeats, shows, ga                                            int
-	duration                                                              time.Duration
+	url, adminURL, redisURL, redisPrefix, preset, seatMapPath, out string
+	pgURLs                                                         []string
+	conc, showSeats, shows, ga                                     int
+	duration                                                       time.Duration
 }
 
 func (o *holdsOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.url, "url", "", "the running server (default http://$SEATGHOR_ADDR)")
 	fs.StringVar(&o.adminURL, "admin-url", "", "the running server's admin listener, its /metrics (default http://$SEATGHOR_ADMIN_ADDR)")
-	fs.StringVar(&o.pgURL, "pg-url", "", "the database the shows land on (the shard's), for the baseline transaction (default: $SEATGHOR_SHARD_URLS when it names one)")
-	fs.StringVar(&o.redisURL, "redis-url", "", "the Redis for the baseline GETs (default $SEATGHOR_REDIS_URL)")
+	fs.StringArrayVar(&o.pgURLs, "pg-url", nil, "a shard's database, once per shard the shows land on (any PostgreSQL servers of this machine): the oversold check and the PostgreSQL CPU cover them all, the baseline transaction runs on the first (default: $SEATGHOR_SHARD_URLS)")
+	fs.StringVar(&o.redisURL, "redis-url", "", "the Redis for the baseline GETs, a Redis Cluster with addr= parameters (default $SEATGHOR_REDIS_URL)")
 	fs.StringVar(&o.redisPrefix, "redis-prefix", "", "the server's Redis key prefix; with it, the big show's seat map is dropped and its rebuild timed (default $SEATGHOR_REDIS_PREFIX)")
 	fs.StringVar(&o.preset, "preset", "small", "small or full")
 	fs.IntVar(&o.conc, "concurrency", 0, "closed-loop clients (0: the preset's)")
@@ -159,9 +160,9 @@ func runLoadtestHolds(ctx context.Context, cfg config, o holdsOptions, stdout io
 	}
 	lt.BaseURL = strings.TrimRight(cmp.Or(o.url, "http://"+cfg.Addr), "/")
 	lt.AdminURL = strings.TrimRight(cmp.Or(o.adminURL, "http://"+cfg.AdminAddr), "/")
-	lt.PGURL, lt.RedisURL, lt.RedisPrefix, lt.SeatMapPath = o.pgURL, cmp.Or(o.redisURL, cfg.RedisURL), cmp.Or(o.redisPrefix, cfg.RedisPrefix), o.seatMapPath
-	if lt.PGURL == "" && len(cfg.ShardURLs) == 1 {
-		lt.PGURL = cfg.ShardURLs[0]
+	lt.PGURLs, lt.RedisURL, lt.RedisPrefix, lt.SeatMapPath = o.pgURLs, cmp.Or(o.redisURL, cfg.RedisURL), cmp.Or(o.redisPrefix, cfg.RedisPrefix), o.seatMapPath
+	if len(lt.PGURLs) == 0 {
+		lt.PGURLs = cfg.ShardURLs
 	}
 	if o.conc > 0 {
 		lt.Concurrency = o.conc

@@ -8,10 +8,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/clients/go/loadtest"
 	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/pgcluster"
 	"github.com/seatghor/seatghor/server/redistest"
 )
 
@@ -82,4 +85,60 @@ func TestLoadtestHoldsCommand(t *testing.T) {
 	require.Positive(t, res.GA.Bucketed.PerSecond)
 	require.Positive(t, res.GA.SingleRow.PerSecond)
 	require.Zero(t, res.GA.OversoldGA)
+}
+
+// TestLoadtestHoldsOnTwoServers: with two shards on two PostgreSQL servers
+// (the tests' and a throwaway cluster) and the seat maps in a Redis
+// Cluster, `seatghor loadtest holds` given both shards' --pg-url finds the
+// holds on both, checks them for overselling across both, and reads
+// PostgreSQL's CPU; its baseline GETs go through the cluster URL.
+func TestLoadtestHoldsOnTwoServers(t *testing.T) {
+	ctx := context.Background()
+	cluster, err := pgcluster.Start(ctx, pgcluster.Config{Dir: t.TempDir(), Fast: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cluster.Stop(context.Background()) })
+	require.NoError(t, cluster.CreateDatabase(ctx, "shard_remote"))
+	remote := cluster.URL("shard_remote")
+	require.NoError(t, migrations.UpURL(ctx, remote, migrations.Shard))
+
+	r := redistest.NewCluster(t)
+	env := apptest.New(t, apptest.Options{ShardURLs: []string{remote}, Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
+	require.Len(t, env.ShardURLs, 2)
+	t.Setenv("SEATGHOR_AUTH_SECRET", apptest.Secret)
+	file := filepath.Join(t.TempDir(), "holds.json")
+	var out bytes.Buffer
+	err = run(ctx, []string{"loadtest", "holds", "--url", env.URL, "--admin-url", env.AdminURL,
+		"--pg-url", env.ShardURLs[0], "--pg-url", env.ShardURLs[1], "--redis-url", r.URL, "--redis-prefix", r.Prefix,
+		"--concurrency", "4", "--show-seats", "0", "--shows", "10", "--ga-places", "0", "--duration", "500ms",
+		"--out", file}, &out, &out)
+	require.NoError(t, err, out.String())
+	t.Log("\n" + out.String())
+
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var res loadtest.HoldsResult
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Len(t, res.Scenarios, 1)
+	sc := res.Scenarios[0]
+	require.Zero(t, sc.Oversold)
+	ok := sc.Holds.Calls
+	for _, n := range sc.Holds.Errors {
+		ok -= n
+	}
+	require.Positive(t, ok)
+	require.Equal(t, ok, sc.HeldInDB, "the held seats of both shards counted")
+	require.Positive(t, sc.HoldsCPU.DatabaseUS)
+	require.Positive(t, sc.RedisGet.PerSecond)
+	// Placement put buses on both shards (ten shows from eight creators:
+	// some creator's second show sees its first placed); HeldInDB above is
+	// the sum over both.
+	for _, u := range env.ShardURLs {
+		conn, err := pgx.Connect(ctx, u)
+		require.NoError(t, err)
+		var shows, held int
+		require.NoError(t, conn.QueryRow(ctx, `SELECT count(DISTINCT show_id), count(*) FILTER (WHERE status <> 'available') FROM seats`).Scan(&shows, &held))
+		require.NoError(t, conn.Close(ctx))
+		require.Positive(t, shows, u)
+		t.Logf("%s: %d buses, %d seats held", u, shows, held)
+	}
 }

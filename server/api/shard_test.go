@@ -2,7 +2,9 @@ package api_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"github.com/stretchr/testify/require"
@@ -111,4 +113,30 @@ func TestShards(t *testing.T) {
 		require.EqualValues(t, 1, read(), "first lookup asks the catalog's directory")
 		require.EqualValues(t, 0, read(), "placement never changes: later lookups are cached")
 	})
+}
+
+// TestConcurrentCreateShowsOutnumberingTheCatalogPool: CreateShow holds a
+// catalog connection in its transaction while it places the show; with
+// more concurrent creations than the pool has connections, each placement
+// once waited for a second connection that never came. Now every creation
+// ends (the minute is a guard against the hang, not a speed claim).
+func TestConcurrentCreateShowsOutnumberingTheCatalogPool(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2, MaxConns: 3})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cat := as(t, env, "admin", auth.RoleAdmin).catalog
+	const n = 12
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			_, err := cat.CreateShow(ctx, connect.NewRequest(seatedShow("pool", 1, 4)))
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
 }

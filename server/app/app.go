@@ -336,7 +336,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 	var projectors []projections.Projector
 	if cfg.RedisURL != "" {
 		var err error
-		if a.Redis, err = openRedis(cfg.RedisURL, cfg.RedisPrefix); err != nil {
+		if a.Redis, err = OpenRedis(cfg.RedisURL, cfg.RedisPrefix, 0); err != nil {
 			return fmt.Errorf("SEATGHOR_REDIS_URL: %w", err)
 		}
 		if err := redisotel.InstrumentTracing(a.Redis, redisotel.WithTracerProvider(cfg.Tracing)); err != nil {
@@ -433,12 +433,14 @@ func (a *App) closeRead() {
 	}
 }
 
-// openRedis connects to the Redis of url: a Redis Cluster when the URL
+// OpenRedis connects to the Redis of url: a Redis Cluster when the URL
 // names further nodes with addr= parameters (go-redis's cluster URL, e.g.
 // redis://h1:7000?addr=h2:7000&addr=h3:7000; decision 0200), else a single
 // Redis. Timeouts are short: when Redis is down, GetSeatMap falls back to
-// the shard quickly instead of waiting (R-8.2).
-func openRedis(url, prefix string) (redis.UniversalClient, error) {
+// the shard quickly instead of waiting (R-8.2). poolSize bounds the
+// connections per node (0: go-redis's default); `loadtest holds` opens its
+// baseline's client here too, so it reads the same URLs as the server.
+func OpenRedis(url, prefix string, poolSize int) (redis.UniversalClient, error) {
 	const dial, read, write = 300 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond
 	if !strings.Contains(url, "addr=") {
 		opts, err := redis.ParseURL(url)
@@ -446,6 +448,7 @@ func openRedis(url, prefix string) (redis.UniversalClient, error) {
 			return nil, err
 		}
 		opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = dial, read, write
+		opts.PoolSize = poolSize
 		opts.MaxRetries = 1
 		return redis.NewClient(opts), nil
 	}
@@ -460,6 +463,7 @@ func openRedis(url, prefix string) (redis.UniversalClient, error) {
 		return nil, err
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = dial, read, write
+	opts.PoolSize = poolSize
 	// Fail fast as on a single Redis: the reader answers from the shard
 	// meanwhile. Redirects (MOVED, ASK) are followed apart from this
 	// (MaxRedirects, 3).

@@ -23,7 +23,7 @@ func TestOpenRedisPicksTheDeployment(t *testing.T) {
 		{url: "redis://127.0.0.1:7000?addr=127.0.0.1:7001&db=2", prefix: "seatghor:", bad: true},
 		{url: "http://127.0.0.1:6379", prefix: "seatghor:", bad: true},
 	} {
-		c, err := openRedis(tc.url, tc.prefix)
+		c, err := OpenRedis(tc.url, tc.prefix, 0)
 		if tc.bad {
 			require.Error(t, err, tc.url)
 			continue

@@ -275,7 +275,7 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 					return Show{}, fmt.Errorf("assign show id: %w", err)
 				}
 			}
-			i, err := s.router.Place(ctx, in.RequestedShard)
+			i, err := s.router.Place(ctx, tx, in.RequestedShard)
 			if errors.Is(err, shard.ErrNoSuchShard) {
 				return Show{}, &InvalidError{Field: "shard", Message: fmt.Sprintf("there are %d shards (0 to %d)",
 					len(s.router.Shards()), len(s.router.Shards())-1)}

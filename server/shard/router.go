@@ -59,15 +59,18 @@ func (r *Router) Shard(i int) (*pg.Pool, error) {
 // (R-4.2: a big show on a shard of its own), else the shard holding the
 // fewest shows in the directory (ties: the lowest index), so shards added
 // by configuration fill up first (decision 0206). Concurrent placements may
-// pick the same shard; the next ones even it out.
-func (r *Router) Place(ctx context.Context, requested *int32) (int, error) {
+// pick the same shard; the next ones even it out. q reads the directory:
+// the caller's catalog transaction, so a placement never waits for a second
+// connection of the pool while it holds one (with as many concurrent
+// CreateShow as the pool has connections, that wait never ended).
+func (r *Router) Place(ctx context.Context, q Querier, requested *int32) (int, error) {
 	if requested != nil {
 		if _, err := r.Shard(int(*requested)); err != nil {
 			return 0, err
 		}
 		return int(*requested), nil
 	}
-	rows, err := r.catalog.Query(ctx, `SELECT shard, count(*) FROM shows GROUP BY shard`)
+	rows, err := q.Query(ctx, `SELECT shard, count(*) FROM shows GROUP BY shard`)
 	if err != nil {
 		return 0, fmt.Errorf("count shows per shard: %w", err)
 	}
@@ -90,6 +93,11 @@ func (r *Router) Place(ctx context.Context, requested *int32) (int, error) {
 		}
 	}
 	return best, nil
+}
+
+// Querier runs a query: the catalog's pool or a transaction of it.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 // remember caches where a show lives until Forget.

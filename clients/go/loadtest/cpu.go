@@ -3,6 +3,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"strconv"
 	"strings"
@@ -14,9 +15,10 @@ import (
 
 // CPU is where the CPU time of a phase went, in microseconds per call:
 // the server process (its process_cpu_seconds_total; 0 for the baselines,
-// which do not use it), the database's backends of the run's database
-// (read from /proc, so only when PostgreSQL runs on this machine; else 0),
-// and this tool. On a machine whose cores are the limit, a ratio of two
+// which do not use it), PostgreSQL's backends of the run's shard databases,
+// summed over every database and server given (read from /proc, so only
+// for the PostgreSQL servers that run on this machine; else 0), and this
+// tool. On a machine whose cores are the limit, a ratio of two
 // phases is about the inverse ratio of their sums.
 type CPU struct {
 	ServerUS   float64 `json:"server_us"`
@@ -31,13 +33,18 @@ type cpuMark struct {
 	database     map[int]float64
 }
 
-// cpuNow reads the marks: the server's from m (0 without it).
-func cpuNow(ctx context.Context, db *pgxpool.Pool, m *metrics) cpuMark {
+// cpuNow reads the marks: the server's from m (0 without it), the
+// backends' of every database in dbs (a process id is one backend whatever
+// the server, as all run on this machine).
+func cpuNow(ctx context.Context, dbs []*pgxpool.Pool, m *metrics) cpuMark {
 	var c cpuMark
 	if m != nil {
 		c.server = m.cpu
 	}
-	c.database = backendsCPU(ctx, db)
+	c.database = map[int]float64{}
+	for _, db := range dbs {
+		maps.Copy(c.database, backendsCPU(ctx, db))
+	}
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		c.tool = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()

@@ -28,6 +28,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/projections/seatmap"
+	"github.com/seatghor/seatghor/server/app"
 )
 
 // HoldsConfig is `seatghor loadtest holds`: the on-sale morning's two hot
@@ -38,13 +39,16 @@ import (
 // so one run gives the ratios of issue 10 (R-2).
 type HoldsConfig struct {
 	// BaseURL and AdminURL are the running server and its admin listener
-	// (/metrics); PGURL the database the shows land on (a shard's), where
-	// the baseline's scratch tables are made and dropped; RedisURL the
-	// Redis the GET baseline reads.
-	BaseURL  string `json:"-"`
-	AdminURL string `json:"-"`
-	PGURL    string `json:"-"`
-	RedisURL string `json:"-"`
+	// (/metrics); PGURLs the shards' databases the shows land on, on one
+	// PostgreSQL server or several: the oversold check reads them all, the
+	// PostgreSQL CPU is summed over their backends, and the baseline's
+	// scratch tables are made and dropped in the first; RedisURL the Redis
+	// the GET baseline reads, one or a Redis Cluster (addr= parameters, as
+	// SEATGHOR_REDIS_URL).
+	BaseURL  string   `json:"-"`
+	AdminURL string   `json:"-"`
+	PGURLs   []string `json:"-"`
+	RedisURL string   `json:"-"`
 	// RedisPrefix is the server's key prefix (SEATGHOR_REDIS_PREFIX): with
 	// it, the run drops the big show's seat map and times its rebuild.
 	RedisPrefix string `json:"-"`
@@ -80,8 +84,8 @@ func (c HoldsConfig) validate() error {
 	switch {
 	case c.BaseURL == "" || c.AdminURL == "":
 		return errors.New("loadtest holds: need the server's URL and its admin URL")
-	case c.PGURL == "" || c.RedisURL == "":
-		return errors.New("loadtest holds: need --pg-url (the shard's database) and --redis-url for the baselines")
+	case len(c.PGURLs) == 0 || c.RedisURL == "":
+		return errors.New("loadtest holds: need --pg-url (the shards' databases) and --redis-url for the baselines")
 	case c.Concurrency < 1 || c.Duration <= 0:
 		return errors.New("loadtest holds: concurrency and duration must be positive")
 	case c.ShowSeats < 0 || c.ShowSeats%seatsPerBigRow != 0 || c.ShowSeats > 200*seatsPerBigRow:
@@ -176,18 +180,20 @@ func RunHolds(ctx context.Context, cfg HoldsConfig, tokens Tokens, log *slog.Log
 		MaxIdleConns: 2 * cfg.Concurrency, MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute,
 		DisableCompression: true, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 	}}}
-	pool, err := pgxpool.New(ctx, cfg.PGURL)
-	if err != nil {
-		return res, fmt.Errorf("baseline database: %w", err)
+	for _, u := range cfg.PGURLs {
+		pool, err := pgxpool.New(ctx, u)
+		if err != nil {
+			return res, fmt.Errorf("shard database: %w", err)
+		}
+		defer pool.Close()
+		r.shards = append(r.shards, pool)
 	}
-	defer pool.Close()
-	r.pg = pool
-	ropts, err := redis.ParseURL(cfg.RedisURL)
+	r.pg = r.shards[0]
+	rdb, err := app.OpenRedis(cfg.RedisURL, cfg.RedisPrefix, cfg.Concurrency)
 	if err != nil {
 		return res, fmt.Errorf("baseline redis: %w", err)
 	}
-	ropts.PoolSize = cfg.Concurrency
-	r.redis = redis.NewClient(ropts)
+	r.redis = rdb
 	defer r.redis.Close()
 	if cfg.ShowSeats > 0 {
 		sc, err := r.scenario(ctx, fmt.Sprintf("one show of %d rows × %d seats", cfg.ShowSeats/seatsPerBigRow, seatsPerBigRow),
@@ -221,8 +227,10 @@ type holdsRun struct {
 	log    *slog.Logger
 	runID  string
 	http   *http.Client
+	// shards are the databases of PGURLs; pg the first, the baseline's.
+	shards []*pgxpool.Pool
 	pg     *pgxpool.Pool
-	redis  *redis.Client
+	redis  redis.UniversalClient
 	// tokenCache keeps each buyer's token.
 	tokenMu    sync.Mutex
 	tokenCache map[string]string
@@ -286,7 +294,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 		return sc, err
 	}
 	lagStop := r.sampleLag(ctx)
-	cpu0 := cpuNow(ctx, r.pg, &before)
+	cpu0 := cpuNow(ctx, r.shards, &before)
 	ok := make([]atomic.Bool, sc.Seats)
 	rec := newRecorder()
 	elapsed := r.closedLoop(ctx, sc.Seats, func(w, k, i int) {
@@ -303,7 +311,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	if err != nil {
 		return sc, err
 	}
-	cpu1 := cpuNow(ctx, r.pg, &after)
+	cpu1 := cpuNow(ctx, r.shards, &after)
 	delayAfter, err := r.caughtUp(ctx)
 	if err != nil {
 		return sc, err
@@ -348,7 +356,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	if err != nil {
 		return sc, err
 	}
-	cpu0 = cpuNow(ctx, r.pg, &before)
+	cpu0 = cpuNow(ctx, r.shards, &before)
 	rec = newRecorder()
 	var size atomic.Int64
 	elapsed = r.closedLoop(ctx, 0, func(w, k, _ int) {
@@ -361,7 +369,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	if after, err = scrape(ctx, r.http, r.cfg.AdminURL); err != nil {
 		return sc, err
 	}
-	sc.SeatMapCPU = cpu0.per(cpuNow(ctx, r.pg, &after), sc.SeatMap.Calls-sc.SeatMap.errorCount())
+	sc.SeatMapCPU = cpu0.per(cpuNow(ctx, r.shards, &after), sc.SeatMap.Calls-sc.SeatMap.errorCount())
 
 	r.log.Info("loadtest holds: baseline transaction", "scenario", name)
 	sc.Baseline, sc.BaselineCPU, err = r.baselineTx(ctx, shows, perShow)
@@ -422,7 +430,7 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 		if err != nil {
 			return RPCStats{}, 0, err
 		}
-		cpu0 := cpuNow(ctx, r.pg, &before)
+		cpu0 := cpuNow(ctx, r.shards, &before)
 		rec := newRecorder()
 		var held atomic.Int64
 		elapsed := r.closedLoop(ctx, r.cfg.GAPlaces, func(w, k, _ int) {
@@ -436,15 +444,13 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 		if err != nil {
 			return RPCStats{}, 0, err
 		}
-		*cpu = cpu0.per(cpuNow(ctx, r.pg, &after), int(held.Load()))
-		var taken int
-		err = r.pg.QueryRow(ctx, `SELECT coalesce(sum(quantity), 0) FROM holds WHERE show_id = $1 AND status = 'active'`,
-			ids[0]).Scan(&taken)
+		*cpu = cpu0.per(cpuNow(ctx, r.shards, &after), int(held.Load()))
+		taken, err := r.sumShards(ctx, `SELECT coalesce(sum(quantity), 0)::int FROM holds WHERE show_id = $1 AND status = 'active'`, ids[0])
 		if err != nil {
 			return RPCStats{}, 0, fmt.Errorf("count GA holds: %w", err)
 		}
 		if buckets == 0 {
-			_ = r.pg.QueryRow(ctx, `SELECT count(*) FROM ga_buckets WHERE show_id = $1`, ids[0]).Scan(&res.Buckets)
+			res.Buckets, _ = r.sumShards(ctx, `SELECT count(*)::int FROM ga_buckets WHERE show_id = $1`, ids[0])
 		}
 		return rec.stats(elapsed)["CreateHold"], max(0, taken-r.cfg.GAPlaces), nil
 	}
@@ -658,22 +664,41 @@ func (r *holdsRun) sampleLag(ctx context.Context) func() []float64 {
 	return func() []float64 { stop(); return <-done }
 }
 
-// checkHolds counts, on the shard, the seats of the shows that are not
-// available and the seats in more than one live hold.
+// checkHolds counts, on every shard, the seats of the shows that are not
+// available and the seats in more than one live hold. A show lives on one
+// shard, so the sums over the shards are the shows' counts.
 func (r *holdsRun) checkHolds(ctx context.Context, ids []int64) (held, oversold int, err error) {
-	err = r.pg.QueryRow(ctx, `SELECT count(*) FROM seats WHERE show_id = ANY($1) AND status <> 'available'`, ids).Scan(&held)
-	if err != nil {
-		return 0, 0, fmt.Errorf("count held seats (is --pg-url the shard's database?): %w", err)
-	}
-	err = r.pg.QueryRow(ctx, `
-		SELECT count(*) FROM (
-			SELECT show_id, seat FROM holds, unnest(seats) AS seat
-			WHERE show_id = ANY($1) AND status IN ('active', 'ordered', 'confirmed')
-			GROUP BY show_id, seat HAVING count(*) > 1) twice`, ids).Scan(&oversold)
-	if err != nil {
-		return 0, 0, fmt.Errorf("count oversold seats: %w", err)
+	for i, db := range r.shards {
+		var h, o int
+		err = db.QueryRow(ctx, `SELECT count(*) FROM seats WHERE show_id = ANY($1) AND status <> 'available'`, ids).Scan(&h)
+		if err != nil {
+			return 0, 0, fmt.Errorf("count held seats on --pg-url %d (is it a shard's database?): %w", i+1, err)
+		}
+		err = db.QueryRow(ctx, `
+			SELECT count(*) FROM (
+				SELECT show_id, seat FROM holds, unnest(seats) AS seat
+				WHERE show_id = ANY($1) AND status IN ('active', 'ordered', 'confirmed')
+				GROUP BY show_id, seat HAVING count(*) > 1) twice`, ids).Scan(&o)
+		if err != nil {
+			return 0, 0, fmt.Errorf("count oversold seats on --pg-url %d: %w", i+1, err)
+		}
+		held, oversold = held+h, oversold+o
 	}
 	return held, oversold, nil
+}
+
+// sumShards is the sum of one integer query over every shard (a show's
+// rows are on one of them, the others answer 0).
+func (r *holdsRun) sumShards(ctx context.Context, query string, args ...any) (int, error) {
+	total := 0
+	for _, db := range r.shards {
+		var n int
+		if err := db.QueryRow(ctx, query, args...).Scan(&n); err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // baselineTx replays the essential hold transaction with pgx on scratch
@@ -717,7 +742,7 @@ ANALYZE ` + p + `seats;`
 	}
 	payload := bytes.Repeat([]byte{'x'}, 120) // about a HoldCreated event's size
 	rec := newRecorder()
-	cpu0 := cpuNow(ctx, r.pg, nil)
+	cpu0 := cpuNow(ctx, r.shards, nil)
 	elapsed := r.closedLoop(ctx, shows*perShow, func(w, k, i int) {
 		show, seat := int64(i%shows+1), "S"+strconv.Itoa(i/shows)
 		_, _ = timed(rec, "tx", func() (struct{}, error) {
@@ -746,7 +771,7 @@ ANALYZE ` + p + `seats;`
 		})
 	})
 	st := rec.stats(elapsed)["tx"]
-	return st, cpu0.per(cpuNow(ctx, r.pg, nil), st.Calls-st.errorCount()), nil
+	return st, cpu0.per(cpuNow(ctx, r.shards, nil), st.Calls-st.errorCount()), nil
 }
 
 // baselineRedis GETs one value of size bytes from Redis, closed loop.
