@@ -160,10 +160,16 @@ type GAResult struct {
 	Bucketed  RPCStats `json:"bucketed"`
 	SingleRow RPCStats `json:"single_row"`
 	// BucketedCPU and SingleRowCPU are the CPU per successful hold of each.
-	BucketedCPU  CPU     `json:"bucketed_cpu"`
-	SingleRowCPU CPU     `json:"single_row_cpu"`
-	Ratio        float64 `json:"ratio"`
-	OversoldGA   int     `json:"oversold"`
+	BucketedCPU  CPU `json:"bucketed_cpu"`
+	SingleRowCPU CPU `json:"single_row_cpu"`
+	// BucketedStatements and SingleRowStatements are the server's database
+	// statements per successful hold of each (projectors included): 8 when
+	// every hold took the two-round-trip path (decision 0125), more when
+	// holds fell back to the ordinary one (decision 0235).
+	BucketedStatements  float64 `json:"bucketed_statements_per_hold"`
+	SingleRowStatements float64 `json:"single_row_statements_per_hold"`
+	Ratio               float64 `json:"ratio"`
+	OversoldGA          int     `json:"oversold"`
 }
 
 // RunHolds runs every scenario the configuration asks for.
@@ -405,9 +411,11 @@ func (r *holdsRun) rebuilds(ctx context.Context, show int64, n int) ([]float64, 
 
 // ga holds one place at a time on a bucketed GA area and on the same area
 // with a single counter row, one after the other at the same concurrency.
+// Each side starts once the seat-map projector has applied everything
+// before it, so neither pays for the other's events (decision 0235).
 func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 	res := GAResult{Places: r.cfg.GAPlaces}
-	run := func(label string, buckets int32, cpu *CPU) (RPCStats, int, error) {
+	run := func(label string, buckets int32, cpu *CPU, statements *float64) (RPCStats, int, error) {
 		ids, err := r.createShows(ctx, 1, func(int) *catalogv1.CreateShowRequest {
 			req := r.showRequest(fmt.Sprintf("Load test %s GA %s", r.runID[:6], label), catalogv1.ShowKind_SHOW_KIND_SPORT)
 			req.Venue, req.Origin, req.Destination = "Load test field", "", ""
@@ -415,6 +423,9 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 			return req
 		})
 		if err != nil {
+			return RPCStats{}, 0, err
+		}
+		if _, err := r.caughtUp(ctx); err != nil {
 			return RPCStats{}, 0, err
 		}
 		r.log.Info("loadtest holds: GA holds", "counter", label)
@@ -437,6 +448,9 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 			return RPCStats{}, 0, err
 		}
 		*cpu = cpu0.per(cpuNow(ctx, r.pg, &after), int(held.Load()))
+		if n := held.Load(); n > 0 {
+			*statements = (after.statements - before.statements) / float64(n)
+		}
 		var taken int
 		err = r.pg.QueryRow(ctx, `SELECT coalesce(sum(quantity), 0) FROM holds WHERE show_id = $1 AND status = 'active'`,
 			ids[0]).Scan(&taken)
@@ -450,10 +464,10 @@ func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 	}
 	var over1, over2 int
 	var err error
-	if res.Bucketed, over1, err = run("buckets", 0, &res.BucketedCPU); err != nil {
+	if res.Bucketed, over1, err = run("buckets", 0, &res.BucketedCPU, &res.BucketedStatements); err != nil {
 		return res, err
 	}
-	if res.SingleRow, over2, err = run("single", 1, &res.SingleRowCPU); err != nil {
+	if res.SingleRow, over2, err = run("single", 1, &res.SingleRowCPU, &res.SingleRowStatements); err != nil {
 		return res, err
 	}
 	res.OversoldGA = over1 + over2
@@ -826,11 +840,12 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 		line("CreateHold, one counter row", ga.SingleRow, "holds/s")
 		fmt.Fprintf(&b, "  ratio: buckets / one row %.2f, oversold %d\n", ga.Ratio, ga.OversoldGA)
 		for _, c := range []struct {
-			name string
-			cpu  CPU
-		}{{"buckets", ga.BucketedCPU}, {"one row", ga.SingleRowCPU}} {
-			fmt.Fprintf(&b, "  CPU per hold, %-8s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs\n",
-				c.name+":", c.cpu.ServerUS, c.cpu.DatabaseUS, c.cpu.ToolUS)
+			name       string
+			cpu        CPU
+			statements float64
+		}{{"buckets", ga.BucketedCPU, ga.BucketedStatements}, {"one row", ga.SingleRowCPU, ga.SingleRowStatements}} {
+			fmt.Fprintf(&b, "  CPU per hold, %-8s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs; %.1f server statements per hold\n",
+				c.name+":", c.cpu.ServerUS, c.cpu.DatabaseUS, c.cpu.ToolUS, c.statements)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
