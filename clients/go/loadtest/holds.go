@@ -409,68 +409,105 @@ func (r *holdsRun) rebuilds(ctx context.Context, show int64, n int) ([]float64, 
 	return out, nil
 }
 
+// gaSlices is how many slices each GA side's time is cut into.
+const gaSlices = 4
+
 // ga holds one place at a time on a bucketed GA area and on the same area
-// with a single counter row, one after the other at the same concurrency.
-// Each side starts once the seat-map projector has applied everything
-// before it, so neither pays for the other's events (decision 0235).
+// with a single counter row at the same concurrency, in turns: each side's
+// time is cut into gaSlices slices, run alternately (buckets first, then
+// the one row first, and so on), so a change in the machine's load during
+// the run falls on both sides alike. Each slice starts once the seat-map
+// projector has applied everything before it, so neither side pays for the
+// other's events (decision 0235).
 func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 	res := GAResult{Places: r.cfg.GAPlaces}
-	run := func(label string, buckets int32, cpu *CPU, statements *float64) (RPCStats, int, error) {
+	type side struct {
+		label      string
+		buckets    int32
+		show       int64
+		rec        *recorder
+		elapsed    time.Duration
+		held       int
+		cpu        CPU // totals, in µs
+		statements float64
+	}
+	sides := []*side{{label: "buckets"}, {label: "single", buckets: 1}}
+	for _, sd := range sides {
 		ids, err := r.createShows(ctx, 1, func(int) *catalogv1.CreateShowRequest {
-			req := r.showRequest(fmt.Sprintf("Load test %s GA %s", r.runID[:6], label), catalogv1.ShowKind_SHOW_KIND_SPORT)
+			req := r.showRequest(fmt.Sprintf("Load test %s GA %s", r.runID[:6], sd.label), catalogv1.ShowKind_SHOW_KIND_SPORT)
 			req.Venue, req.Origin, req.Destination = "Load test field", "", ""
-			req.GaAreas = []*catalogv1.GaArea{{Name: "Field", Capacity: int32(r.cfg.GAPlaces), PriceMinor: 50000, Buckets: buckets}}
+			req.GaAreas = []*catalogv1.GaArea{{Name: "Field", Capacity: int32(r.cfg.GAPlaces), PriceMinor: 50000, Buckets: sd.buckets}}
 			return req
 		})
 		if err != nil {
-			return RPCStats{}, 0, err
+			return res, err
+		}
+		sd.show, sd.rec = ids[0], newRecorder()
+	}
+	slice := max(r.cfg.Duration/gaSlices, time.Millisecond)
+	runSlice := func(n int, sd *side) error {
+		if sd.held >= r.cfg.GAPlaces {
+			return nil // sold out
 		}
 		if _, err := r.caughtUp(ctx); err != nil {
-			return RPCStats{}, 0, err
+			return err
 		}
-		r.log.Info("loadtest holds: GA holds", "counter", label)
+		r.log.Info("loadtest holds: GA holds", "counter", sd.label, "slice", n+1)
 		before, err := scrape(ctx, r.http, r.cfg.AdminURL)
 		if err != nil {
-			return RPCStats{}, 0, err
+			return err
 		}
 		cpu0 := cpuNow(ctx, r.pg, &before)
-		rec := newRecorder()
 		var held atomic.Int64
-		elapsed := r.closedLoop(ctx, r.cfg.GAPlaces, func(w, k, _ int) {
-			buyer := fmt.Sprintf("ltg-%s-%s-%d-%d", r.runID, label, w, k/seatsPerBuyer)
-			body := fmt.Sprintf(`{"showId":"%d","gaArea":"Field","quantity":1}`, ids[0])
-			if r.post(ctx, rec, "CreateHold", buyer, "/v1/holds", body) {
+		sd.elapsed += r.closedLoopFor(ctx, slice, r.cfg.GAPlaces-sd.held, func(w, k, _ int) {
+			// A new buyer every 10 holds, and new buyers in every slice.
+			buyer := fmt.Sprintf("ltg-%s-%s-%d-%d-%d", r.runID, sd.label, n, w, k/seatsPerBuyer)
+			body := fmt.Sprintf(`{"showId":"%d","gaArea":"Field","quantity":1}`, sd.show)
+			if r.post(ctx, sd.rec, "CreateHold", buyer, "/v1/holds", body) {
 				held.Add(1)
 			}
 		})
 		after, err := scrape(ctx, r.http, r.cfg.AdminURL)
 		if err != nil {
-			return RPCStats{}, 0, err
+			return err
 		}
-		*cpu = cpu0.per(cpuNow(ctx, r.pg, &after), int(held.Load()))
-		if n := held.Load(); n > 0 {
-			*statements = (after.statements - before.statements) / float64(n)
+		c := cpu0.per(cpuNow(ctx, r.pg, &after), 1)
+		sd.cpu.ServerUS += c.ServerUS
+		sd.cpu.DatabaseUS += c.DatabaseUS
+		sd.cpu.ToolUS += c.ToolUS
+		sd.statements += after.statements - before.statements
+		sd.held += int(held.Load())
+		return nil
+	}
+	for n := range gaSlices {
+		order := sides
+		if n%2 == 1 {
+			order = []*side{sides[1], sides[0]}
 		}
+		for _, sd := range order {
+			if err := runSlice(n, sd); err != nil {
+				return res, err
+			}
+		}
+	}
+	for _, sd := range sides {
 		var taken int
-		err = r.pg.QueryRow(ctx, `SELECT coalesce(sum(quantity), 0) FROM holds WHERE show_id = $1 AND status = 'active'`,
-			ids[0]).Scan(&taken)
+		err := r.pg.QueryRow(ctx, `SELECT coalesce(sum(quantity), 0) FROM holds WHERE show_id = $1 AND status = 'active'`,
+			sd.show).Scan(&taken)
 		if err != nil {
-			return RPCStats{}, 0, fmt.Errorf("count GA holds: %w", err)
+			return res, fmt.Errorf("count GA holds: %w", err)
 		}
-		if buckets == 0 {
-			_ = r.pg.QueryRow(ctx, `SELECT count(*) FROM ga_buckets WHERE show_id = $1`, ids[0]).Scan(&res.Buckets)
+		res.OversoldGA += max(0, taken-r.cfg.GAPlaces)
+		if sd.held > 0 {
+			h := float64(sd.held)
+			sd.cpu = CPU{ServerUS: sd.cpu.ServerUS / h, DatabaseUS: sd.cpu.DatabaseUS / h, ToolUS: sd.cpu.ToolUS / h}
+			sd.statements /= h
 		}
-		return rec.stats(elapsed)["CreateHold"], max(0, taken-r.cfg.GAPlaces), nil
 	}
-	var over1, over2 int
-	var err error
-	if res.Bucketed, over1, err = run("buckets", 0, &res.BucketedCPU, &res.BucketedStatements); err != nil {
-		return res, err
-	}
-	if res.SingleRow, over2, err = run("single", 1, &res.SingleRowCPU, &res.SingleRowStatements); err != nil {
-		return res, err
-	}
-	res.OversoldGA = over1 + over2
+	b, one := sides[0], sides[1]
+	_ = r.pg.QueryRow(ctx, `SELECT count(*) FROM ga_buckets WHERE show_id = $1`, b.show).Scan(&res.Buckets)
+	res.Bucketed, res.BucketedCPU, res.BucketedStatements = b.rec.stats(b.elapsed)["CreateHold"], b.cpu, b.statements
+	res.SingleRow, res.SingleRowCPU, res.SingleRowStatements = one.rec.stats(one.elapsed)["CreateHold"], one.cpu, one.statements
 	res.Ratio = ratio(res.Bucketed.PerSecond, res.SingleRow.PerSecond)
 	return res, nil
 }
@@ -540,7 +577,12 @@ func (r *holdsRun) waitSeatMap(ctx context.Context, show int64) error {
 // global index i < limit (every index once; the loop ends when they run
 // out). limit 0 means no limit. It returns the time it ran.
 func (r *holdsRun) closedLoop(ctx context.Context, limit int, fn func(w, k, i int)) time.Duration {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
+	return r.closedLoopFor(ctx, r.cfg.Duration, limit, fn)
+}
+
+// closedLoopFor is closedLoop for d instead of the configured duration.
+func (r *holdsRun) closedLoopFor(ctx context.Context, d time.Duration, limit int, fn func(w, k, i int)) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var next atomic.Int64
 	start := time.Now()
