@@ -117,7 +117,7 @@ var holdGASQL = showRulesCTE + `,
 		-- A CTE runs once: random() in a condition could be drawn again for
 		-- every row.
 		SELECT floor(random() * (max(bucket) + 1))::int AS bucket FROM ga_buckets
-		WHERE show_id = $1 AND area = (SELECT area FROM area)
+		WHERE show_id = $1 AND area = (SELECT area FROM area) AND allocated_partner_id IS NULL
 	),
 	pick AS MATERIALIZED (
 		-- Each branch walks the area's buckets in key order and stops at the
