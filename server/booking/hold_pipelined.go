@@ -93,43 +93,71 @@ var holdSeatsSQL = showRulesCTE + `,
 
 // holdGASQL is holdGA's fast path in one statement (decision 0125): it
 // resolves the area ($2, or the show's only one), takes all $6 places from
-// one random bucket of the channel $7 (inChannel; a partner's own quota
-// first) no one else has locked (SKIP LOCKED spreads the crowd, decision
-// 0006), and writes the hold and what it took. When no free bucket
-// has enough, it answers nothing and CreateHold's ordinary path takes over
-// (holdGASlow); the rollback before it releases any bucket this one locked.
+// one bucket of the channel $7 (inChannel) no one else has locked (SKIP
+// LOCKED spreads the crowd, decision 0006), and writes the hold and what it
+// took. When no free bucket has enough, it answers nothing and CreateHold's
+// ordinary path takes over (holdGASlow); the rollback before it releases any
+// bucket this one locked.
+//
+// It reads as few bucket rows as it can (decision 0235): every hold of an
+// area updates one of them, so each is a chain of row versions the readers
+// walk. A named area is not looked up (an unknown one finds no bucket, and
+// the ordinary path explains it); the bucket is the first free one in
+// bucket order from a random start, wrapping around, after the partner's
+// own quota; and the price is the taken bucket's, which is its area's (every
+// bucket of an area is made with the area's price: catalog.CreateShow,
+// allocateGA; none is repriced).
 var holdGASQL = showRulesCTE + `,
-	areas AS (
-		SELECT area, min(price_minor) AS price FROM ga_buckets WHERE show_id = $1 GROUP BY area
-	),
 	area AS (
-		SELECT area, price FROM areas
-		WHERE (area = $2 OR ($2 = '' AND (SELECT count(*) FROM areas) = 1))
-		  -- Prices and quantities are bounded (decision 0071); a total past
-		  -- int64 is the ordinary path's to refuse.
-		  AND price::numeric * $6 <= 9223372036854775807
-		  AND EXISTS (SELECT FROM show)
+		SELECT CASE WHEN $2 <> '' THEN $2 ELSE (
+		           SELECT min(area) FROM ga_buckets WHERE show_id = $1 HAVING count(DISTINCT area) = 1) END AS area
+		WHERE EXISTS (SELECT FROM show)
+	),
+	start AS MATERIALIZED (
+		-- A CTE runs once: random() in a condition could be drawn again for
+		-- every row.
+		SELECT floor(random() * (max(bucket) + 1))::int AS bucket FROM ga_buckets
+		WHERE show_id = $1 AND area = (SELECT area FROM area) AND allocated_partner_id IS NULL
 	),
 	pick AS MATERIALIZED (
-		SELECT bucket FROM ga_buckets b
-		WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
-		  AND ` + inChannelBuckets + `
-		ORDER BY allocated_partner_id IS NULL, random()
+		-- Each branch walks the area's buckets in key order and stops at the
+		-- first it can lock; a branch runs only when those before it found
+		-- nothing.
+		SELECT bucket FROM (
+			SELECT bucket FROM ga_buckets b
+			WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
+			  AND $7 <> 0 AND allocated_partner_id = $7
+			ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) own
+		UNION ALL
+		SELECT bucket FROM (
+			SELECT bucket FROM ga_buckets b
+			WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
+			  AND bucket >= (SELECT bucket FROM start)
+			  AND allocated_partner_id IS NULL AND ` + inChannelBuckets + `
+			ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) after_start
+		UNION ALL
+		SELECT bucket FROM (
+			SELECT bucket FROM ga_buckets b
+			WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
+			  AND bucket < (SELECT bucket FROM start)
+			  AND allocated_partner_id IS NULL AND ` + inChannelBuckets + `
+			ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) before_start
 		LIMIT 1
-		FOR UPDATE SKIP LOCKED
 	),
 	took AS (
 		UPDATE ga_buckets b
 		SET remaining = b.remaining - $6, version = b.version + 1
-		FROM pick
-		WHERE b.show_id = $1 AND b.area = (SELECT area FROM area) AND b.bucket = pick.bucket
-		RETURNING b.bucket
+		WHERE b.show_id = $1 AND b.area = (SELECT area FROM area) AND b.bucket = (SELECT bucket FROM pick)
+		  -- Prices and quantities are bounded (decision 0071); a total past
+		  -- int64 is the ordinary path's to refuse.
+		  AND b.price_minor::numeric * $6 <= 9223372036854775807
+		RETURNING b.area, b.bucket, b.price_minor
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
 		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
-		SELECT $4, $1, $5, 'active', '{}', area.area, $6, area.price * $6, show.currency, show.expires_at, $3, $3, nullif($7, 0)
-		FROM took, area, show
+		SELECT $4, $1, $5, 'active', '{}', took.area, $6, took.price_minor * $6, show.currency, show.expires_at, $3, $3, nullif($7, 0)
+		FROM took, show
 		RETURNING ga_area, amount_minor, currency
 	),
 	takes AS (

@@ -164,10 +164,16 @@ type GAResult struct {
 	Bucketed  RPCStats `json:"bucketed"`
 	SingleRow RPCStats `json:"single_row"`
 	// BucketedCPU and SingleRowCPU are the CPU per successful hold of each.
-	BucketedCPU  CPU     `json:"bucketed_cpu"`
-	SingleRowCPU CPU     `json:"single_row_cpu"`
-	Ratio        float64 `json:"ratio"`
-	OversoldGA   int     `json:"oversold"`
+	BucketedCPU  CPU `json:"bucketed_cpu"`
+	SingleRowCPU CPU `json:"single_row_cpu"`
+	// BucketedStatements and SingleRowStatements are the server's database
+	// statements per successful hold of each (projectors included): 8 when
+	// every hold took the two-round-trip path (decision 0125), more when
+	// holds fell back to the ordinary one (decision 0235).
+	BucketedStatements  float64 `json:"bucketed_statements_per_hold"`
+	SingleRowStatements float64 `json:"single_row_statements_per_hold"`
+	Ratio               float64 `json:"ratio"`
+	OversoldGA          int     `json:"oversold"`
 }
 
 // RunHolds runs every scenario the configuration asks for.
@@ -411,58 +417,103 @@ func (r *holdsRun) rebuilds(ctx context.Context, show int64, n int) ([]float64, 
 	return out, nil
 }
 
+// gaSlices is how many slices each GA side's time is cut into.
+const gaSlices = 4
+
 // ga holds one place at a time on a bucketed GA area and on the same area
-// with a single counter row, one after the other at the same concurrency.
+// with a single counter row at the same concurrency, in turns: each side's
+// time is cut into gaSlices slices, run alternately (buckets first, then
+// the one row first, and so on), so a change in the machine's load during
+// the run falls on both sides alike. Each slice starts once the seat-map
+// projector has applied everything before it, so neither side pays for the
+// other's events (decision 0235).
 func (r *holdsRun) ga(ctx context.Context) (GAResult, error) {
 	res := GAResult{Places: r.cfg.GAPlaces}
-	run := func(label string, buckets int32, cpu *CPU) (RPCStats, int, error) {
+	type side struct {
+		label      string
+		buckets    int32
+		show       int64
+		rec        *recorder
+		elapsed    time.Duration
+		held       int
+		cpu        CPU // totals, in µs
+		statements float64
+	}
+	sides := []*side{{label: "buckets"}, {label: "single", buckets: 1}}
+	for _, sd := range sides {
 		ids, err := r.createShows(ctx, 1, func(int) *catalogv1.CreateShowRequest {
-			req := r.showRequest(fmt.Sprintf("Load test %s GA %s", r.runID[:6], label), catalogv1.ShowKind_SHOW_KIND_SPORT)
+			req := r.showRequest(fmt.Sprintf("Load test %s GA %s", r.runID[:6], sd.label), catalogv1.ShowKind_SHOW_KIND_SPORT)
 			req.Venue, req.Origin, req.Destination = "Load test field", "", ""
-			req.GaAreas = []*catalogv1.GaArea{{Name: "Field", Capacity: int32(r.cfg.GAPlaces), PriceMinor: 50000, Buckets: buckets}}
+			req.GaAreas = []*catalogv1.GaArea{{Name: "Field", Capacity: int32(r.cfg.GAPlaces), PriceMinor: 50000, Buckets: sd.buckets}}
 			return req
 		})
 		if err != nil {
-			return RPCStats{}, 0, err
+			return res, err
 		}
-		r.log.Info("loadtest holds: GA holds", "counter", label)
+		sd.show, sd.rec = ids[0], newRecorder()
+	}
+	slice := max(r.cfg.Duration/gaSlices, time.Millisecond)
+	runSlice := func(n int, sd *side) error {
+		if sd.held >= r.cfg.GAPlaces {
+			return nil // sold out
+		}
+		if _, err := r.caughtUp(ctx); err != nil {
+			return err
+		}
+		r.log.Info("loadtest holds: GA holds", "counter", sd.label, "slice", n+1)
 		before, err := scrape(ctx, r.http, r.cfg.AdminURL)
 		if err != nil {
-			return RPCStats{}, 0, err
+			return err
 		}
 		cpu0 := cpuNow(ctx, r.shards, &before)
-		rec := newRecorder()
 		var held atomic.Int64
-		elapsed := r.closedLoop(ctx, r.cfg.GAPlaces, func(w, k, _ int) {
-			buyer := fmt.Sprintf("ltg-%s-%s-%d-%d", r.runID, label, w, k/seatsPerBuyer)
-			body := fmt.Sprintf(`{"showId":"%d","gaArea":"Field","quantity":1}`, ids[0])
-			if r.post(ctx, rec, "CreateHold", buyer, "/v1/holds", body) {
+		sd.elapsed += r.closedLoopFor(ctx, slice, r.cfg.GAPlaces-sd.held, func(w, k, _ int) {
+			// A new buyer every 10 holds, and new buyers in every slice.
+			buyer := fmt.Sprintf("ltg-%s-%s-%d-%d-%d", r.runID, sd.label, n, w, k/seatsPerBuyer)
+			body := fmt.Sprintf(`{"showId":"%d","gaArea":"Field","quantity":1}`, sd.show)
+			if r.post(ctx, sd.rec, "CreateHold", buyer, "/v1/holds", body) {
 				held.Add(1)
 			}
 		})
 		after, err := scrape(ctx, r.http, r.cfg.AdminURL)
 		if err != nil {
-			return RPCStats{}, 0, err
+			return err
 		}
-		*cpu = cpu0.per(cpuNow(ctx, r.shards, &after), int(held.Load()))
-		taken, err := r.sumShards(ctx, `SELECT coalesce(sum(quantity), 0)::int FROM holds WHERE show_id = $1 AND status = 'active'`, ids[0])
+		c := cpu0.per(cpuNow(ctx, r.shards, &after), 1)
+		sd.cpu.ServerUS += c.ServerUS
+		sd.cpu.DatabaseUS += c.DatabaseUS
+		sd.cpu.ToolUS += c.ToolUS
+		sd.statements += after.statements - before.statements
+		sd.held += int(held.Load())
+		return nil
+	}
+	for n := range gaSlices {
+		order := sides
+		if n%2 == 1 {
+			order = []*side{sides[1], sides[0]}
+		}
+		for _, sd := range order {
+			if err := runSlice(n, sd); err != nil {
+				return res, err
+			}
+		}
+	}
+	for _, sd := range sides {
+		taken, err := r.sumShards(ctx, `SELECT coalesce(sum(quantity), 0)::int FROM holds WHERE show_id = $1 AND status = 'active'`, sd.show)
 		if err != nil {
-			return RPCStats{}, 0, fmt.Errorf("count GA holds: %w", err)
+			return res, fmt.Errorf("count GA holds: %w", err)
 		}
-		if buckets == 0 {
-			res.Buckets, _ = r.sumShards(ctx, `SELECT count(*)::int FROM ga_buckets WHERE show_id = $1`, ids[0])
+		res.OversoldGA += max(0, taken-r.cfg.GAPlaces)
+		if sd.held > 0 {
+			h := float64(sd.held)
+			sd.cpu = CPU{ServerUS: sd.cpu.ServerUS / h, DatabaseUS: sd.cpu.DatabaseUS / h, ToolUS: sd.cpu.ToolUS / h}
+			sd.statements /= h
 		}
-		return rec.stats(elapsed)["CreateHold"], max(0, taken-r.cfg.GAPlaces), nil
 	}
-	var over1, over2 int
-	var err error
-	if res.Bucketed, over1, err = run("buckets", 0, &res.BucketedCPU); err != nil {
-		return res, err
-	}
-	if res.SingleRow, over2, err = run("single", 1, &res.SingleRowCPU); err != nil {
-		return res, err
-	}
-	res.OversoldGA = over1 + over2
+	b, one := sides[0], sides[1]
+	res.Buckets, _ = r.sumShards(ctx, `SELECT count(*)::int FROM ga_buckets WHERE show_id = $1`, b.show)
+	res.Bucketed, res.BucketedCPU, res.BucketedStatements = b.rec.stats(b.elapsed)["CreateHold"], b.cpu, b.statements
+	res.SingleRow, res.SingleRowCPU, res.SingleRowStatements = one.rec.stats(one.elapsed)["CreateHold"], one.cpu, one.statements
 	res.Ratio = ratio(res.Bucketed.PerSecond, res.SingleRow.PerSecond)
 	return res, nil
 }
@@ -532,7 +583,12 @@ func (r *holdsRun) waitSeatMap(ctx context.Context, show int64) error {
 // global index i < limit (every index once; the loop ends when they run
 // out). limit 0 means no limit. It returns the time it ran.
 func (r *holdsRun) closedLoop(ctx context.Context, limit int, fn func(w, k, i int)) time.Duration {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Duration)
+	return r.closedLoopFor(ctx, r.cfg.Duration, limit, fn)
+}
+
+// closedLoopFor is closedLoop for d instead of the configured duration.
+func (r *holdsRun) closedLoopFor(ctx context.Context, d time.Duration, limit int, fn func(w, k, i int)) time.Duration {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var next atomic.Int64
 	start := time.Now()
@@ -851,11 +907,12 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 		line("CreateHold, one counter row", ga.SingleRow, "holds/s")
 		fmt.Fprintf(&b, "  ratio: buckets / one row %.2f, oversold %d\n", ga.Ratio, ga.OversoldGA)
 		for _, c := range []struct {
-			name string
-			cpu  CPU
-		}{{"buckets", ga.BucketedCPU}, {"one row", ga.SingleRowCPU}} {
-			fmt.Fprintf(&b, "  CPU per hold, %-8s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs\n",
-				c.name+":", c.cpu.ServerUS, c.cpu.DatabaseUS, c.cpu.ToolUS)
+			name       string
+			cpu        CPU
+			statements float64
+		}{{"buckets", ga.BucketedCPU, ga.BucketedStatements}, {"one row", ga.SingleRowCPU, ga.SingleRowStatements}} {
+			fmt.Fprintf(&b, "  CPU per hold, %-8s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs; %.1f server statements per hold\n",
+				c.name+":", c.cpu.ServerUS, c.cpu.DatabaseUS, c.cpu.ToolUS, c.statements)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
