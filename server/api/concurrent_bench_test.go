@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -16,8 +18,11 @@ import (
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/ratelimit"
+	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // BenchmarkGAHold measures one-place GA holds by 32 concurrent buyers on
@@ -172,4 +177,96 @@ func backendCPU(tb testing.TB, pools []*pg.Pool) time.Duration {
 		ticks += utime + stime
 	}
 	return time.Duration(ticks) * time.Second / 100 // USER_HZ
+}
+
+// BenchmarkCreateHoldREST measures what the HTTP edge adds to a hold
+// under concurrency: rounds of one-seat holds by 32 concurrent buyers over
+// REST (POST /v1/holds with a bearer token and an Idempotency-Key, the rate
+// limits on, in Redis) interleaved with the same rounds made directly on
+// the booking service, each on a 10,000-seat show of its own. rest/direct
+// is the REST rounds' throughput over the direct ones' (1 would be an edge
+// that costs nothing); on a shared, noisy machine the ratio means more
+// than either rate (issue 10, decision 0227).
+func BenchmarkCreateHoldREST(b *testing.B) {
+	const buyers, users, perBuyer = 32, 500, 8
+	r := redistest.New(b)
+	lots := ratelimit.Limit{Rate: 1 << 30, Per: time.Minute, Burst: 1 << 30} // counted, never refused
+	env := apptest.New(b, apptest.Options{MaxConns: 16, RedisURL: r.URL, RedisPrefix: r.Prefix,
+		RateLimits: ratelimit.Config{Holds: lots, SaleHolds: lots}})
+	ctx := context.Background()
+	newShow := func() int64 {
+		req := seatedShow("bench", 100, 100) // 10,000 seats
+		req.MaxSeatsPerAccount, req.MaxSeatsPerHold = 100, 10
+		return createShow(b, env, req).GetShowId()
+	}
+	rows := rowsAZ(100)
+	seat := func(i int64) string { return fmt.Sprintf("%s%d", rows[(i/100)%100], 1+i%100) }
+	tokens := make([]string, users)
+	for i := range tokens {
+		tokens[i] = "Bearer " + env.Token(b, fmt.Sprintf("bench-%d", i), auth.RoleUser)
+	}
+	restHold := func(show, i int64) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, env.URL+"/v1/holds",
+			strings.NewReader(fmt.Sprintf(`{"show_id": %d, "seats": [%q]}`, show, seat(i))))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", tokens[i%users])
+		req.Header.Set(keyHeader, newKey())
+		resp, err := env.HTTP.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("POST /v1/holds: %d %s", resp.StatusCode, body)
+		}
+		return nil
+	}
+	directHold := func(show, i int64) error {
+		_, err := env.App.Booking.CreateHold(ctx, fmt.Sprintf("bench-%d", i%users),
+			booking.HoldRequest{ShowID: show, Seats: []string{seat(i)}})
+		return err
+	}
+	type side struct {
+		hold    func(show, i int64) error
+		show    int64
+		next    atomic.Int64
+		elapsed time.Duration
+	}
+	sides := []*side{{hold: restHold, show: newShow()}, {hold: directHold, show: newShow()}}
+	round := func(s *side) {
+		if s.next.Load() >= 10000-buyers*perBuyer {
+			b.StopTimer()
+			s.show = newShow()
+			s.next.Store(0)
+			b.StartTimer()
+		}
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range buyers {
+			wg.Go(func() {
+				for range perBuyer {
+					if err := s.hold(s.show, s.next.Add(1)-1); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		s.elapsed += time.Since(start)
+	}
+	holds := 0
+	b.ResetTimer()
+	for b.Loop() {
+		round(sides[0])
+		round(sides[1])
+		holds += buyers * perBuyer
+	}
+	b.ReportMetric(float64(holds)/sides[0].elapsed.Seconds(), "rest-holds/s")
+	b.ReportMetric(float64(holds)/sides[1].elapsed.Seconds(), "direct-holds/s")
+	b.ReportMetric(sides[1].elapsed.Seconds()/sides[0].elapsed.Seconds(), "rest/direct")
 }

@@ -111,6 +111,10 @@ type RateLimits struct {
 	Config ratelimit.Config
 }
 
+// compressMinBytes is the smallest answer compressed for a caller who
+// accepts it.
+const compressMinBytes = 1024
+
 // NewHandler returns the public HTTP surface: every service over Connect,
 // gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), the gRPC
 // health service, /livez and /readyz, the site's sign-in when configured,
@@ -165,6 +169,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	opts := []connect.HandlerOption{
 		connect.WithInterceptors(chain...),
 		connect.WithReadMaxBytes(cfg.MaxRequestBytes),
+		// An answer under a kilobyte (a hold, an order) is sent as it is:
+		// gzip costs more CPU than it saves bytes, and a REST answer was
+		// compressed by the handler only for the transcoder to inflate it
+		// again (decision 0227). Seat maps and lists are still compressed.
+		connect.WithCompressMinBytes(compressMinBytes),
 	}
 	mux := http.NewServeMux()
 	var names []string

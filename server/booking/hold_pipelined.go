@@ -13,16 +13,16 @@ import (
 )
 
 // lockAccountSQL serialises one account's holds on one show (R-3.8): the
-// same lock checkAccountCap takes. It is a statement of its own, before the
-// one that counts the account's seats, so that count's snapshot is taken
-// with the lock held.
+// same lock checkAccountCap takes, $2 and $3 (a Pipelined.Lock, in one
+// statement with the idempotency key's lock, decision 0226). It is a
+// statement before the one that counts the account's seats, so that
+// count's snapshot is taken with the lock held.
 //
 // It also makes the rest of the transaction use generic plans: PostgreSQL
 // would plan holdSeatsSQL anew for every hold (a custom plan, as good as
 // the generic one, since every row is found by key) and that planning
 // costs more than running it (decision 0125).
-const lockAccountSQL = `
-	SELECT pg_advisory_xact_lock(hashtextextended($1, $2)), set_config('plan_cache_mode', 'force_generic_plan', true)`
+const lockAccountSQL = `pg_advisory_xact_lock(hashtextextended($2, $3)), set_config('plan_cache_mode', 'force_generic_plan', true)`
 
 // showRulesCTE is the show's row when a hold of $6 places by $5 at $3
 // through channel $7 is allowed: the sale is open (checkSaleOpen) and the
@@ -169,7 +169,7 @@ var holdGASQL = showRulesCTE + `,
 	FROM hold, show, takes`
 
 // pipelinedHold is CreateHold as an idempotency.Pipelined: the account
-// lock and holdSeatsSQL or holdGASQL, then the outbox row (R-8.1) with the
+// lock (with the key's) and holdSeatsSQL or holdGASQL, then the outbox row (R-8.1) with the
 // key's record and COMMIT. slow answers everything else.
 func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.Tx) (Hold, error)) idempotency.Pipelined[Hold] {
 	id := shard.NewID("hld", req.ShowID)
@@ -179,8 +179,9 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 		n = req.Quantity
 	}
 	return idempotency.Pipelined[Hold]{
+		Lock:     lockAccountSQL,
+		LockArgs: []any{userID, req.ShowID},
 		Work: func(b *pgx.Batch) {
-			b.Queue(lockAccountSQL, userID, req.ShowID)
 			if ga {
 				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n, req.PartnerID)
 			} else {
@@ -188,9 +189,6 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 			}
 		},
 		Read: func(br pgx.BatchResults) (Hold, bool, error) {
-			if _, err := br.Exec(); err != nil {
-				return Hold{}, false, fmt.Errorf("lock account %s on show %d: %w", userID, req.ShowID, err)
-			}
 			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now,
 				PartnerID: req.PartnerID}
 			var (

@@ -1,7 +1,7 @@
 // Package ratelimit meets bots and abuse with per-caller limits (R-9.6,
 // holds and payment attempts per caller, per partner key and per
-// caller and sale, counted with GCRA in Redis (github.com/go-redis/redis_rate)
-// so every API process shares one count. A refused call gets
+// caller and sale, counted with GCRA in Redis (one script checks all of a
+// call's limits, gcra.go) so every API process shares one count. A refused call gets
 // resource_exhausted with a google.rpc.RetryInfo detail and a Retry-After
 // header. The limits are configuration (SEATGHOR_RATE_*), not code.
 package ratelimit
