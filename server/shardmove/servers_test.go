@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -69,6 +70,6 @@ func TestMoveShowBetweenServersUnderLoad(t *testing.T) {
 type testLog struct{ t *testing.T }
 
 func (w testLog) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
+	w.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
 }
