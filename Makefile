@@ -21,7 +21,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds bench-move clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -126,6 +126,9 @@ loadtest: build ## The on-sale load test against a running server (make run): sm
 
 loadtest-holds: build ## CreateHold and GetSeatMap against their baselines (docs/performance.md): ARGS='--pg-url … --redis-url … --preset full'
 	$(BIN) loadtest holds $(ARGS)
+
+bench-move: ## Move a 50,000-seat show (2,500 holds) between shards under a light load: the move's length and its freeze (docs/operations.md)
+	SEATGHOR_MOVE_SEATS=50000 $(GO) test -count=1 -v -timeout 20m -run '^TestMoveBigShow$$' ./server/shardmove
 
 clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
 	rm -rf bin clients/ts/dist

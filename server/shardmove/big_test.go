@@ -28,7 +28,7 @@ import (
 // of the orders paid, while two buyers hold and release seats all along.
 // It logs how long the move took and how long the show's writes were
 // frozen. `go test` runs 2,000 seats; SEATGHOR_MOVE_SEATS=50000 (`make
-// move-50k`) is the measurement docs/operations.md reports.
+// bench-move`) is the measurement docs/operations.md reports.
 func TestMoveBigShow(t *testing.T) {
 	seats := 2000
 	if v := os.Getenv("SEATGHOR_MOVE_SEATS"); v != "" {

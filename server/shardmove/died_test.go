@@ -132,3 +132,34 @@ func TestMoverDiesAtEachStep(t *testing.T) {
 		})
 	}
 }
+
+// TestJobsPassOverAShowNotServedHere: the hold sweeper leaves alone the
+// expired holds of a show its shard no longer serves (a mover died after
+// the flip, its rows wait for the rerun) and still ends those of the other
+// shows there (decision 0242); before, the refused write stopped its round.
+func TestJobsPassOverAShowNotServedHere(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	ctx := context.Background()
+	admin := as(t, env, "admin", auth.RoleAdmin)
+	buyer := as(t, env, "rumana", auth.RoleUser)
+	old := env.App.Router.Shards()[0]
+	var shows []int64
+	for range 2 {
+		created, err := admin.catalog.CreateShow(ctx, connect.NewRequest(seatedShow(1, 4, proto.Int32(0))))
+		require.NoError(t, err)
+		shows = append(shows, created.Msg.GetShow().GetShowId())
+		_, err = buyer.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: shows[len(shows)-1], Seats: []string{"A1"}}))
+		require.NoError(t, err)
+	}
+	_, err := old.Exec(ctx, `UPDATE holds SET expires_at = now() - interval '1 second' WHERE show_id = ANY ($1)`, shows)
+	require.NoError(t, err)
+	_, err = old.Exec(ctx, `UPDATE shows SET placement = 'moved' WHERE show_id = $1`, shows[0])
+	require.NoError(t, err)
+
+	n, err := env.App.Booking.Sweep(ctx, 500)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	var status string
+	require.NoError(t, old.QueryRow(ctx, `SELECT status FROM holds WHERE show_id = $1`, shows[1]).Scan(&status))
+	require.Equal(t, "expired", status)
+}
