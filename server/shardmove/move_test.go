@@ -353,7 +353,7 @@ func TestNewShardJoinsByConfiguration(t *testing.T) {
 // loginRouter is a router over env's databases as the login role, as
 // `seatghor shard move` opens them: a move deletes the moved show's
 // journals from the old shard, which the application role may not.
-func loginRouter(t *testing.T, env *apptest.Env) *shard.Router {
+func loginRouter(t testing.TB, env *apptest.Env) *shard.Router {
 	ctx := context.Background()
 	cat, err := pg.Open(ctx, "catalog", env.CatalogURL, 4)
 	require.NoError(t, err)
