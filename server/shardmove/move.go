@@ -124,6 +124,20 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 		return rep, err
 	}
 
+	// The new shard's ids run ahead of the old one's by a margin before
+	// the passes, so the catch-ups before and inside the freeze have little
+	// or nothing left to spend; the old shard goes on using ids while the
+	// new one spends, so again until the new shard was not far behind.
+	for range 5 {
+		spent, err := outrun(ctx, src, dst, outrunAhead)
+		if err != nil {
+			return rep, err
+		}
+		if spent <= 2*outrunAhead {
+			break
+		}
+	}
+
 	// Online passes: the show sells on the old shard meanwhile.
 	cp := &copier{sc: schema, src: src, dst: dst, showID: showID}
 	for rep.Passes < m.opts.MaxPasses {
@@ -140,11 +154,13 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 		}
 	}
 
-	// The freeze: the UPDATE waits for every write already holding the
-	// show row FOR SHARE; every later one sees 'moving' and is refused.
-	if err := outrun(ctx, src, dst); err != nil {
+	// Once more, so the frozen pass has none left to spend.
+	if _, err := outrun(ctx, src, dst, outrunAhead); err != nil {
 		return rep, err
 	}
+
+	// The freeze: the UPDATE waits for every write already holding the
+	// show row FOR SHARE; every later one sees 'moving' and is refused.
 	start, err := freeze(ctx, src, showID)
 	if err != nil {
 		return rep, err
@@ -387,8 +403,9 @@ func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) 
 func (m *Mover) flip(ctx context.Context, lock *pgxpool.Conn, cp *copier, rep *Report) (time.Time, error) {
 	src, dst := cp.src, cp.dst
 	began := time.Now()
-	// The last catch-up of transaction ids: what src used since outrun.
-	if err := outrun(ctx, src, dst); err != nil {
+	// The last catch-up of transaction ids, if src used more than the
+	// margin since.
+	if _, err := outrun(ctx, src, dst, 0); err != nil {
 		return time.Time{}, err
 	}
 	n, err := cp.pass(ctx)
@@ -427,35 +444,50 @@ func (m *Mover) flip(ctx context.Context, lock *pgxpool.Conn, cp *copier, rep *R
 // maxOutrun bounds the transaction ids outrun spends on the new shard.
 const maxOutrun = 50_000_000
 
-// outrun spends transaction ids on dst until its next one is past src's:
-// a show's seat-map version is the xid of its newest event and never goes
-// down (decision 0130), so the events the show gets on its new shard must
-// have higher xids than those it had on the old one (decision 0205).
-func outrun(ctx context.Context, src, dst *pg.Pool) error {
+// outrunAhead is how far ahead of the old shard's the new shard's next
+// transaction id is put before the freeze: more than a busy show's writes
+// use in the moments until the frozen pass (a second of spending at most).
+const outrunAhead = 10_000
+
+// outrun spends transaction ids on dst, when its next one is behind src's,
+// until it is ahead by ahead, and returns how many it spent: a show's
+// seat-map version is the xid of its newest event and never goes down
+// (decision 0130), so the events the show gets on its new shard must have
+// higher xids than those it had on the old one (decision 0205). It is the
+// one comparison of two servers' transaction ids (decision 0241).
+func outrun(ctx context.Context, src, dst *pg.Pool, ahead int64) (int64, error) {
 	const next = `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`
 	var s, d int64
 	if err := src.QueryRow(ctx, next).Scan(&s); err != nil {
-		return fmt.Errorf("next transaction id of %s: %w", src.Name, err)
+		return 0, fmt.Errorf("next transaction id of %s: %w", src.Name, err)
 	}
 	if err := dst.QueryRow(ctx, next).Scan(&d); err != nil {
-		return fmt.Errorf("next transaction id of %s: %w", dst.Name, err)
+		return 0, fmt.Errorf("next transaction id of %s: %w", dst.Name, err)
 	}
-	gap := s - d
-	if gap <= 0 {
-		return nil
+	if s <= d { // also two databases of one server: one counter
+		return 0, nil
 	}
+	gap := s - d + ahead
 	if gap > maxOutrun {
-		return fmt.Errorf("%s is %d transactions behind %s (at most %d are caught up): move the show elsewhere", dst.Name, gap, src.Name, maxOutrun)
+		return 0, fmt.Errorf("%s is %d transactions behind %s (at most %d are caught up): move the show elsewhere", dst.Name, gap, src.Name, maxOutrun)
 	}
-	return spendXIDs(ctx, dst, gap)
+	return gap, spendXIDs(ctx, dst, gap)
 }
+
+// spendChunk bounds the ids one statement spends, well inside the pools'
+// statement timeout (15 s; tens of thousands of ids a second).
+const spendChunk = 50_000
 
 // spendXIDs commits n empty transactions that each take a transaction id,
 // in the server, not one round trip each.
 func spendXIDs(ctx context.Context, pool *pg.Pool, n int64) error {
-	_, err := pool.Exec(ctx, fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$`, n))
-	if err != nil {
-		return fmt.Errorf("catch up the transaction ids of %s: %w", pool.Name, err)
+	for n > 0 {
+		k := min(n, spendChunk)
+		_, err := pool.Exec(ctx, fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$`, k))
+		if err != nil {
+			return fmt.Errorf("catch up the transaction ids of %s: %w", pool.Name, err)
+		}
+		n -= k
 	}
 	return nil
 }

@@ -13,33 +13,27 @@ import (
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pgcluster"
-	"github.com/seatghor/seatghor/server/pgtest"
 )
 
 // TestMoveShowBetweenServersUnderLoad is TestMoveShowUnderHoldAndPayLoad
-// with the two shards on two PostgreSQL servers: the test server's and a
-// throwaway cluster started here. Their transaction ids are unrelated; the
-// old shard's server is made to run ahead by thousands, so the new shard's
-// events only get higher xids than the show's old ones because the mover
-// spends ids on the new server (decision 0205), which the seat map's
-// version checks at the end.
+// with the two shards on two PostgreSQL servers of their own, throwaway
+// clusters started here (the catalog stays on the test server). Their
+// transaction ids are unrelated; the old shard's server is made to run
+// 20,000 ahead, so the new shard's events only get higher xids than the
+// show's old ones because the mover spends ids on the new server (decision
+// 0205), which the seat map's version checks at the end.
 func TestMoveShowBetweenServersUnderLoad(t *testing.T) {
 	ctx := context.Background()
-	admin := pgtest.Server(t)
-	hash, err := migrations.Hash(migrations.Shard)
-	require.NoError(t, err)
-	tpl := admin.Template(t, string(migrations.Shard), hash, func(ctx context.Context, url string) error {
-		return migrations.UpURL(ctx, url, migrations.Shard)
-	})
-	local := admin.Fresh(t, tpl)
-
 	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cluster, err := pgcluster.Start(ctx, pgcluster.Config{Dir: t.TempDir(), Fast: true, Log: log})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, cluster.Stop(context.Background())) })
-	require.NoError(t, cluster.CreateDatabase(ctx, "seatghor_shard"))
-	remote := cluster.URL("seatghor_shard")
-	require.NoError(t, migrations.UpURL(ctx, remote, migrations.Shard))
+	var urls []string
+	for range 2 {
+		cluster, err := pgcluster.Start(ctx, pgcluster.Config{Dir: t.TempDir(), Fast: true, Log: log})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, cluster.Stop(context.Background())) })
+		require.NoError(t, cluster.CreateDatabase(ctx, "seatghor_shard"))
+		urls = append(urls, cluster.URL("seatghor_shard"))
+		require.NoError(t, migrations.UpURL(ctx, urls[len(urls)-1], migrations.Shard))
+	}
 
 	server := func(url string) (id, next int64) {
 		conn, err := pgx.Connect(ctx, url)
@@ -49,21 +43,21 @@ func TestMoveShowBetweenServersUnderLoad(t *testing.T) {
 			FROM pg_control_system()`).Scan(&id, &next))
 		return id, next
 	}
-	srcID, srcNext := server(local)
-	dstID, dstNext := server(remote)
+	srcID, srcNext := server(urls[0])
+	dstID, dstNext := server(urls[1])
 	require.NotEqual(t, srcID, dstID, "two servers")
 	if ahead := dstNext - srcNext + 20_000; ahead > 0 {
-		conn, err := pgx.Connect(ctx, local)
+		conn, err := pgx.Connect(ctx, urls[0])
 		require.NoError(t, err)
 		_, err = conn.Exec(ctx, fmt.Sprintf(`DO $$ BEGIN FOR i IN 1..%d LOOP PERFORM pg_current_xact_id(); COMMIT; END LOOP; END $$`, ahead))
 		require.NoError(t, err)
 		require.NoError(t, conn.Close(ctx))
 	}
-	_, srcNext = server(local)
-	_, dstNext = server(remote)
+	_, srcNext = server(urls[0])
+	_, dstNext = server(urls[1])
 	t.Logf("old shard's server at xid %d, new shard's at %d", srcNext, dstNext)
 
-	moveUnderLoad(t, apptest.New(t, loadOptions(t, 0, []string{local, remote})))
+	moveUnderLoad(t, apptest.New(t, loadOptions(t, 0, urls)))
 }
 
 // testLog sends a cluster's warnings to the test's log.
