@@ -302,7 +302,7 @@ the directory flipped it resumes, after it deletes the old shard's rows;
 deletes every other copy.`,
 		Example: `  seatghor shard move --show 42 --to 3
   seatghor shard move --show 42 --abort`,
-		Args:    usageArgs(cobra.NoArgs),
+		Args: usageArgs(cobra.NoArgs),
 		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
 			return runShardMove(ctx, cfg, o, c.stdout, log)
 		}),
