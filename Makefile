@@ -21,7 +21,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -131,6 +131,8 @@ cluster-onsale: ## cluster up, 1,200 buyers through both API processes, one SIGK
 	SEATGHOR_TEST_CLUSTER_ONSALE=long $(GO) test -count=1 -timeout 20m -run '^TestClusterOnSaleWithAPIKilled$$' -v ./cmd/seatghor
 shard-curve: build ## CreateHold on 3,000 buses, 4 shards on 1, 2 and 4 throwaway PostgreSQL servers, then a paying run; prints a markdown table (docs/operations.md; about 6 min)
 	$(GO) run ./scripts/shardcurve -bin $(BIN) $(ARGS)
+bench-move: ## Move a 50,000-seat show (2,500 holds) between shards under a light load: the move's length and its freeze (docs/operations.md)
+	SEATGHOR_MOVE_SEATS=50000 $(GO) test -count=1 -v -timeout 20m -run '^TestMoveBigShow$$' ./server/shardmove
 
 clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
 	rm -rf bin clients/ts/dist

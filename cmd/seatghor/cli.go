@@ -297,9 +297,13 @@ func (c cli) newShardMoveCmd() *cobra.Command {
 writes for the last copy, flips the directory, and every API process routes
 to the new shard at once (decision 0205). It connects as the login role: the
 moved show's journals leave the old shard, which the application may never
-do. Run it again to finish a move that was interrupted.`,
-		Example: `  seatghor shard move --show 42 --to 3`,
-		Args:    usageArgs(cobra.NoArgs),
+do. Run it again to finish a move whose mover died (decision 0240): before
+the directory flipped it resumes, after it deletes the old shard's rows;
+--abort instead leaves the show where the directory says, unfrozen, and
+deletes every other copy.`,
+		Example: `  seatghor shard move --show 42 --to 3
+  seatghor shard move --show 42 --abort`,
+		Args: usageArgs(cobra.NoArgs),
 		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
 			return runShardMove(ctx, cfg, o, c.stdout, log)
 		}),

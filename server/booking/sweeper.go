@@ -40,6 +40,9 @@ func (s *Service) sweepShard(ctx context.Context, pool *pg.Pool, batch int, now 
 	rows, err := pool.Query(ctx, `
 		SELECT `+holdColumns+` FROM holds h LEFT JOIN orders o ON o.hold_id = h.hold_id
 		WHERE h.status IN ('active', 'ordered') AND h.expires_at < $1
+		  -- Not the holds of a show this shard no longer (or not yet)
+		  -- serves: their writes are refused (decision 0242).
+		  AND NOT EXISTS (SELECT FROM shows s WHERE s.show_id = h.show_id AND s.placement <> 'active')
 		ORDER BY h.expires_at LIMIT $2`, now, batch)
 	if err != nil {
 		return 0, fmt.Errorf("sweep %s: %w", pool.Name, err)

@@ -132,8 +132,11 @@ func (s *Service) claim(ctx context.Context, pool *pg.Pool) ([]claimed, error) {
 	rows, err := pool.Query(ctx, `
 		UPDATE payment_events SET locked_until = $1::timestamptz + interval '30 seconds', attempts = attempts + 1
 		WHERE event_id IN (
-			SELECT event_id FROM payment_events
+			SELECT event_id FROM payment_events e
 			WHERE processed_at IS NULL AND (locked_until IS NULL OR locked_until < $1)
+			  -- Not the events of a show this shard no longer (or not yet)
+			  -- serves: their writes are refused (decision 0242).
+			  AND NOT EXISTS (SELECT FROM shows s WHERE s.show_id::text = split_part(e.reference, '_', 2) AND s.placement <> 'active')
 			ORDER BY received_at LIMIT $2
 			FOR UPDATE SKIP LOCKED)
 		RETURNING event_id, attempts, event`, now, s.cfg.EventBatch)
@@ -220,8 +223,9 @@ func (s *Service) Recover(ctx context.Context) error {
 func (s *Service) recoverPayments(ctx context.Context, pool *pg.Pool) error {
 	now := s.now()
 	rows, err := pool.Query(ctx, `
-		SELECT `+paymentColumns+` FROM payments
+		SELECT `+paymentColumns+` FROM payments p
 		WHERE status IN ('pending', 'unknown') AND updated_at <= $1
+		  AND NOT EXISTS (SELECT FROM shows s WHERE s.show_id = p.show_id AND s.placement <> 'active')
 		ORDER BY updated_at LIMIT 500`, now.Add(-s.cfg.RecoverAfter))
 	if err != nil {
 		return fmt.Errorf("open payments on %s: %w", pool.Name, err)
@@ -261,7 +265,8 @@ func (s *Service) resolve(ctx context.Context, pool *pg.Pool, p Payment) error {
 
 func (s *Service) recoverRefunds(ctx context.Context, pool *pg.Pool) error {
 	rows, err := pool.Query(ctx, `
-		SELECT refund_id FROM refunds WHERE status IN ('pending', 'unknown') AND updated_at <= $1
+		SELECT refund_id FROM refunds r WHERE status IN ('pending', 'unknown') AND updated_at <= $1
+		  AND NOT EXISTS (SELECT FROM shows s WHERE s.show_id = r.show_id AND s.placement <> 'active')
 		ORDER BY updated_at LIMIT 500`, s.now().Add(-s.cfg.RecoverAfter))
 	if err != nil {
 		return fmt.Errorf("open refunds on %s: %w", pool.Name, err)

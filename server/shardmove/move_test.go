@@ -125,12 +125,24 @@ type sale struct {
 // at its newest event's version; "my tickets" has every sold seat once), and
 // the freeze is reported.
 func TestMoveShowUnderHoldAndPayLoad(t *testing.T) {
+	moveUnderLoad(t, apptest.New(t, loadOptions(t, 2, nil)))
+}
+
+// loadOptions is the platform of the moves under load: Redis's seat map,
+// the projectors, "my tickets" and the payment jobs, on fresh shards or the
+// given ones. A capture the freeze refuses to record leaves its payment
+// pending (R-6.2): the payment jobs settle it, as in production.
+func loadOptions(t *testing.T, shards int, shardURLs []string) apptest.Options {
 	redis := redistest.New(t)
-	// A capture the freeze refuses to record leaves its payment pending
-	// (R-6.2): the payment jobs settle it, as in production.
-	env := apptest.New(t, apptest.Options{Shards: 2, RedisURL: redis.URL, RedisPrefix: redis.Prefix, Projectors: true, MaxConns: 12, Tickets: true,
+	return apptest.Options{Shards: shards, ShardURLs: shardURLs, RedisURL: redis.URL, RedisPrefix: redis.Prefix, Projectors: true, MaxConns: 12, Tickets: true,
 		Payments:       payment.Config{RecoverAfter: 300 * time.Millisecond},
-		PaymentWorkers: &payment.WorkerConfig{Poll: 50 * time.Millisecond, RecoverEvery: 200 * time.Millisecond, ReconcileEvery: -1}})
+		PaymentWorkers: &payment.WorkerConfig{Poll: 50 * time.Millisecond, RecoverEvery: 200 * time.Millisecond, ReconcileEvery: -1}}
+}
+
+// moveUnderLoad moves a show from env's shard 0 to its shard 1 while
+// buyers hold, order and pay, and checks what TestMoveShowUnderHoldAndPayLoad
+// says.
+func moveUnderLoad(t *testing.T, env *apptest.Env) {
 	ctx := context.Background()
 	admin := as(t, env, "admin", auth.RoleAdmin)
 	created, err := admin.catalog.CreateShow(ctx, connect.NewRequest(seatedShow(10, 20, proto.Int32(0))))
@@ -341,7 +353,7 @@ func TestNewShardJoinsByConfiguration(t *testing.T) {
 // loginRouter is a router over env's databases as the login role, as
 // `seatghor shard move` opens them: a move deletes the moved show's
 // journals from the old shard, which the application role may not.
-func loginRouter(t *testing.T, env *apptest.Env) *shard.Router {
+func loginRouter(t testing.TB, env *apptest.Env) *shard.Router {
 	ctx := context.Background()
 	cat, err := pg.Open(ctx, "catalog", env.CatalogURL, 4)
 	require.NoError(t, err)

@@ -52,8 +52,8 @@ func TestEveryShardTableIsMovedOrStays(t *testing.T) {
 }
 
 // TestSpendXIDs: outrun's means of putting a new shard's transaction ids
-// past an old shard's. (Every test database shares one server and so one
-// xid counter: the gap a move between two servers has cannot happen here.)
+// past an old shard's (a real gap between two servers:
+// TestMoveShowBetweenServersUnderLoad).
 func TestSpendXIDs(t *testing.T) {
 	ctx := context.Background()
 	admin := pgtest.Server(t)
