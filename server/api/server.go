@@ -191,7 +191,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	// Text that is not UTF-8 in a REST path or query is the caller's
 	// mistake, answered before the transcoder calls it internal.
-	mux.Handle("/v1/", restInput(restTemplates(names), jsonByDefault(transcoder)))
+	restHandler := restInput(restTemplates(names), jsonByDefault(transcoder))
+	mux.Handle("/v1/", restHandler)
+	// The availability of a show whose layout the caller has, straight
+	// from Redis (decision 0230); whatever it cannot answer goes to restHandler.
+	mux.Handle("GET /v1/shows/{show_id}/seatmap", newSeatmapFastPath(cfg, metrics, restHandler))
 	// the health service reports the readiness /readyz reports.
 	mux.Handle(grpchealth.NewHandler(cfg.Readiness))
 	// the gateway's webhooks are plain HTTP; they only record.
