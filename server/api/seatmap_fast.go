@@ -1,14 +1,17 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -46,11 +49,11 @@ type CachedAvailabilityReader interface {
 // path (ratelimit's rules name holds, payments and joins only).
 type seatmapFastPath struct {
 	cache   CachedAvailabilityReader
-	creds   auth.Verifier
+	tokens  *verifiedTokens
 	latency prometheus.Observer
 	tracer  trace.Tracer
 	next    http.Handler
-	bufs    sync.Pool
+	answers [answerSlots]atomic.Pointer[fastAnswer]
 }
 
 const getSeatMapProcedure = seatmapv1connect.SeatMapServiceGetSeatMapProcedure
@@ -62,7 +65,7 @@ func newSeatmapFastPath(cfg Config, metrics *rpcMetrics, next http.Handler) http
 	if !ok || cfg.SeatMaps == nil {
 		return next
 	}
-	return &seatmapFastPath{cache: cache, creds: cfg.Credentials,
+	return &seatmapFastPath{cache: cache, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
 		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"),
 		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), next: next}
 }
@@ -132,8 +135,8 @@ func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	p, err := f.creds.Authenticate(ctx, strings.TrimSpace(token))
-	if err != nil {
+	p, ok := f.tokens.authenticate(ctx, strings.TrimSpace(token))
+	if !ok {
 		f.next.ServeHTTP(w, r)
 		return
 	}
@@ -159,43 +162,152 @@ func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.next.ServeHTTP(w, r)
 		return
 	}
-	ga := make([]int32, len(a.GAAreas))
-	for i, g := range a.GAAreas {
-		ga[i] = int32(g.Remaining)
-	}
-	etag := answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga)
+	ans := f.answer(q.showID, q.section, a, states, offset, count)
 	h := w.Header()
 	// The RPC's headers (GetSeatMap: R-1.1, a second-old answer is fine).
 	h.Set("Cache-Control", "public, max-age=1")
-	h.Set("ETag", etag)
+	h.Set("ETag", ans.etag)
 	code := http.StatusOK
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, etag) {
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, ans.etag) {
 		code = http.StatusNotModified
-	}
-	var body *[]byte
-	if code == http.StatusOK {
-		body = f.buffer()
-		*body = appendAvailabilityJSON((*body)[:0], a, states, offset, count)
+	} else {
 		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(*body)))
+		h.Set("Content-Length", strconv.Itoa(len(ans.body)))
 	}
 	f.latency.Observe(time.Since(start).Seconds())
 	noteRPC(ctx, getSeatMapProcedure, "ok")
 	span.SetStatus(codes.Ok, "")
 	span.End()
 	w.WriteHeader(code)
-	if body != nil {
-		_, _ = w.Write(*body)
-		f.bufs.Put(body)
+	if code == http.StatusOK {
+		_, _ = w.Write(ans.body)
 	}
 }
 
-func (f *seatmapFastPath) buffer() *[]byte {
-	if b, ok := f.bufs.Get().(*[]byte); ok {
-		return b
+// verifiedTokens checks bearer credentials as auth's interceptor does and
+// remembers the signed tokens (JWTs: ours and the identity provider's)
+// it accepted, until they expire and for a minute at most (decision
+// 0231), so a reader polling the map does not pay a signature check and
+// a JSON parse on every poll. API keys are never remembered: each use is
+// looked up (revocation, last use).
+type verifiedTokens struct {
+	creds auth.Verifier
+	now   func() time.Time
+	m     sync.Map // token → verifiedToken
+	n     atomic.Int64
+}
+
+type verifiedToken struct {
+	p     auth.Principal
+	until time.Time
+}
+
+// maxVerifiedTokens bounds the memory the remembered tokens take: when
+// full, all are forgotten.
+const maxVerifiedTokens = 10_000
+
+func newVerifiedTokens(creds auth.Verifier, now func() time.Time) *verifiedTokens {
+	if now == nil {
+		now = time.Now
 	}
-	b := make([]byte, 0, 4096)
-	return &b
+	return &verifiedTokens{creds: creds, now: now}
+}
+
+func (v *verifiedTokens) authenticate(ctx context.Context, token string) (auth.Principal, bool) {
+	now := v.now()
+	if e, ok := v.m.Load(token); ok {
+		if t := e.(verifiedToken); now.Before(t.until) {
+			return t.p, true
+		}
+		v.m.Delete(token)
+	}
+	p, err := v.creds.Authenticate(ctx, token)
+	if err != nil {
+		return p, false
+	}
+	if exp, ok := jwtExpiry(token); ok && p.APIKey == "" {
+		if v.n.Add(1) > maxVerifiedTokens {
+			v.m.Clear()
+			v.n.Store(1)
+		}
+		until := now.Add(time.Minute)
+		if exp.Before(until) {
+			until = exp
+		}
+		v.m.Store(token, verifiedToken{p: p, until: until})
+	}
+	return p, true
+}
+
+// jwtExpiry reads the exp claim of a token shaped like a JWT (one just
+// verified, so its claims are the signer's).
+func jwtExpiry(token string) (time.Time, bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}, false
+	}
+	var c struct {
+		Exp *float64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &c) != nil || c.Exp == nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(*c.Exp), 0), true
+}
+
+// fastAnswer is one answer of the fast path: what it was made of, its
+// ETag and its body (never changed once made).
+type fastAnswer struct {
+	showID        int64
+	section       string
+	version       int64
+	layoutETag    string
+	currency      string
+	seatCount     int
+	offset, count int
+	states        []byte
+	ga            []booking.MapArea
+	etag          string
+	body          []byte
+}
+
+// answer returns the answer of a: the last one made for the show and
+// section when a still reads the same (an on-sale morning's readers ask
+// for the same few maps between changes, so the ETag's hash and the
+// base64 are made once per change), else a new one, remembered.
+func (f *seatmapFastPath) answer(showID int64, section string, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
+	slot := &f.answers[answerSlot(showID, section)]
+	if e := slot.Load(); e != nil && e.showID == showID && e.section == section && e.version == a.Version &&
+		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
+		e.offset == offset && e.count == count && bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas) {
+		return e
+	}
+	ga := make([]int32, len(a.GAAreas))
+	for i, g := range a.GAAreas {
+		ga[i] = int32(g.Remaining)
+	}
+	e := &fastAnswer{showID: showID, section: section, version: a.Version, layoutETag: a.LayoutETag, currency: a.Currency,
+		seatCount: a.SeatCount, offset: offset, count: count, states: bytes.Clone(states), ga: slices.Clone(a.GAAreas),
+		etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga),
+		body: appendAvailabilityJSON(make([]byte, 0, 256+len(states)*4/3), a, states, offset, count)}
+	slot.Store(e)
+	return e
+}
+
+// answerSlots is how many answers the fast path remembers (at most one a
+// slot; a show and section always take the same slot).
+const answerSlots = 256
+
+func answerSlot(showID int64, section string) int {
+	h := uint64(showID) * 0x9e3779b97f4a7c15
+	for i := range len(section) {
+		h = (h ^ uint64(section[i])) * 0x100000001b3
+	}
+	return int(h >> 56 % answerSlots)
 }
 
 // appendAvailabilityJSON appends the availability-only answer as the REST
