@@ -42,8 +42,8 @@ func TestVerifiedTokens(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	short, long := jwtShaped(now.Add(10*time.Second)), jwtShaped(now.Add(time.Hour))
 	v := &fakeVerifier{accept: map[string]auth.Principal{
-		short: {UserID: "u", Role: auth.RoleUser},
-		long:  {UserID: "u", Role: auth.RoleUser},
+		short:         {UserID: "u", Role: auth.RoleUser},
+		long:          {UserID: "u", Role: auth.RoleUser},
 		"sk_test_key": {UserID: "partner:1", Role: auth.RolePartner, PartnerID: 1, APIKey: "k1"},
 	}}
 	tokens := newVerifiedTokens(v, func() time.Time { return now })
