@@ -131,6 +131,7 @@ type holdsOptions struct {
 	pgURLs                                                         []string
 	conc, showSeats, shows, ga                                     int
 	duration                                                       time.Duration
+	seatMapOnly                                                    bool
 }
 
 func (o *holdsOptions) register(fs *pflag.FlagSet) {
@@ -146,6 +147,7 @@ func (o *holdsOptions) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.ga, "ga-places", -1, "places of the GA shows, bucketed and single-row; 0 skips them (negative: the preset's)")
 	fs.DurationVar(&o.duration, "duration", 0, "how long each phase runs (0: the preset's)")
 	fs.StringVar(&o.seatMapPath, "seatmap-path", "", "the seat map read to measure, {show} for the show (empty: /v1/shows/{show}/seatmap)")
+	fs.BoolVar(&o.seatMapOnly, "seatmap-only", false, "run only the GetSeatMap phase and its Redis baseline (no holds, no GA)")
 	fs.StringVar(&o.out, "out", "", "write the result as JSON to this file")
 }
 
@@ -161,6 +163,7 @@ func runLoadtestHolds(ctx context.Context, cfg config, o holdsOptions, stdout io
 	lt.BaseURL = strings.TrimRight(cmp.Or(o.url, "http://"+cfg.Addr), "/")
 	lt.AdminURL = strings.TrimRight(cmp.Or(o.adminURL, "http://"+cfg.AdminAddr), "/")
 	lt.PGURLs, lt.RedisURL, lt.RedisPrefix, lt.SeatMapPath = o.pgURLs, cmp.Or(o.redisURL, cfg.RedisURL), cmp.Or(o.redisPrefix, cfg.RedisPrefix), o.seatMapPath
+	lt.SeatMapOnly = o.seatMapOnly
 	if len(lt.PGURLs) == 0 {
 		lt.PGURLs = cfg.ShardURLs
 	}

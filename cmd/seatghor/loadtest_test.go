@@ -142,3 +142,30 @@ func TestLoadtestHoldsOnTwoServers(t *testing.T) {
 		t.Logf("%s: %d buses, %d seats held", u, shows, held)
 	}
 }
+
+// TestLoadtestHoldsSeatMapOnly: --seatmap-only measures the seat-map read
+// and its Redis baseline alone: no holds, no GA.
+func TestLoadtestHoldsSeatMapOnly(t *testing.T) {
+	r := redistest.New(t)
+	env := apptest.New(t, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
+	t.Setenv("SEATGHOR_AUTH_SECRET", apptest.Secret)
+	file := filepath.Join(t.TempDir(), "seatmap.json")
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"loadtest", "holds", "--url", env.URL, "--admin-url", env.AdminURL,
+		"--pg-url", env.App.Router.Shards()[0].Config().ConnString(), "--redis-url", r.URL, "--redis-prefix", r.Prefix,
+		"--concurrency", "4", "--show-seats", "1000", "--shows", "0", "--ga-places", "200", "--duration", "300ms",
+		"--seatmap-only", "--out", file}, &out, &out)
+	require.NoError(t, err, out.String())
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var res loadtest.HoldsResult
+	require.NoError(t, json.Unmarshal(b, &res))
+	require.Len(t, res.Scenarios, 1)
+	sc := res.Scenarios[0]
+	require.Zero(t, sc.Holds.Calls)
+	require.Empty(t, sc.Rebuilds)
+	require.Positive(t, sc.SeatMap.PerSecond)
+	require.Positive(t, sc.RedisGet.PerSecond)
+	require.Positive(t, sc.SeatMapRatio)
+	require.Nil(t, res.GA, "no GA phase")
+}

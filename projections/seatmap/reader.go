@@ -37,6 +37,8 @@ type Reader struct {
 
 	reads *prometheus.CounterVec
 	loads prometheus.Counter
+	// cacheReads is reads{source="cache"}, looked up once.
+	cacheReads prometheus.Counter
 }
 
 // NewReader returns a reader over store that loads misses through loader.
@@ -52,6 +54,7 @@ func NewReader(store *Store, loader Loader, now func() time.Time, log *slog.Logg
 			Help: "Seat maps loaded from a shard by the reader (concurrent misses of one show share one load).",
 		}),
 	}
+	r.cacheReads = r.reads.WithLabelValues("cache")
 	if reg != nil {
 		for _, c := range []prometheus.Collector{r.reads, r.loads} {
 			if err := reg.Register(c); err != nil {
@@ -170,4 +173,27 @@ func (r *Reader) Availability(ctx context.Context, showID int64) (booking.MapAva
 		return booking.MapAvailability{}, err
 	}
 	return m.Availability(), nil
+}
+
+// CachedAvailability is Availability from Redis alone, for the API's fast
+// path (decision 0230): ok is false when the map is not there or not
+// current, or Redis failed or is being skipped; the caller then takes the
+// ordinary path (Availability), which loads the show and fills Redis.
+// A hit counts as a cache read.
+func (r *Reader) CachedAvailability(ctx context.Context, showID int64) (booking.MapAvailability, bool) {
+	if time.Now().UnixNano() < r.skipUntil.Load() {
+		return booking.MapAvailability{}, false
+	}
+	a, ok, err := r.store.GetAvailability(ctx, showID, r.now())
+	if err != nil {
+		if ctx.Err() == nil {
+			r.markDown()
+			r.log.WarnContext(ctx, "seat map cache unavailable; reading the shard", "show_id", showID, "err", err)
+		}
+		return booking.MapAvailability{}, false
+	}
+	if ok {
+		r.cacheReads.Inc()
+	}
+	return a, ok
 }

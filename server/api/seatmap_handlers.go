@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"connectrpc.com/connect"
@@ -107,15 +108,37 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 // much of it), so it moves with every change the caller would see: a new
 // version, and also a hold that lapsed, which changes no version (R-3.3).
 func seatMapETag(resp *seatmapv1.GetSeatMapResponse) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s;%d;%d;%t;%d;", resp.GetLayoutEtag(), resp.GetAvailabilityOffset(), resp.GetAvailabilityCount(),
-		resp.GetAvailabilityOnly(), len(resp.GetSections()))
-	h.Write(resp.GetAvailability())
-	for _, g := range resp.GetGaAreas() {
-		fmt.Fprintf(h, ";%d", g.GetRemaining())
+	ga := make([]int32, len(resp.GetGaAreas()))
+	for i, g := range resp.GetGaAreas() {
+		ga[i] = g.GetRemaining()
 	}
-	sum := h.Sum(nil)
-	return fmt.Sprintf(`"%d-%s"`, resp.GetVersion(), hex.EncodeToString(sum[:8]))
+	return answerETag(resp.GetVersion(), resp.GetLayoutEtag(), int(resp.GetAvailabilityOffset()), int(resp.GetAvailabilityCount()),
+		resp.GetAvailabilityOnly(), len(resp.GetSections()), resp.GetAvailability(), ga)
+}
+
+// answerETag is seatMapETag of an answer given by its parts, so the fast
+// path (seatmap_fast.go) names its answers exactly as the RPC does.
+func answerETag(version int64, layoutETag string, offset, count int, availabilityOnly bool, sections int,
+	states []byte, gaRemaining []int32) string {
+	h := sha256.New()
+	b := make([]byte, 0, 96)
+	b = append(append(b, layoutETag...), ';')
+	b = append(strconv.AppendInt(b, int64(offset), 10), ';')
+	b = append(strconv.AppendInt(b, int64(count), 10), ';')
+	b = append(strconv.AppendBool(b, availabilityOnly), ';')
+	b = append(strconv.AppendInt(b, int64(sections), 10), ';')
+	h.Write(b)
+	h.Write(states)
+	b = b[:0]
+	for _, r := range gaRemaining {
+		b = strconv.AppendInt(append(b, ';'), int64(r), 10)
+	}
+	h.Write(b)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	b = append(strconv.AppendInt(append(b[:0], '"'), version, 10), '-')
+	b = append(hex.AppendEncode(b, sum[:8]), '"')
+	return string(b)
 }
 
 // sliceStates returns the 2-bit states of seats first … first+n-1, packed

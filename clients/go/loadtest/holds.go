@@ -69,6 +69,9 @@ type HoldsConfig struct {
 	// SeatMapPath is the seat map read the GetSeatMap phase measures, with
 	// {show} for the show's id; empty: /v1/shows/{show}/seatmap.
 	SeatMapPath string `json:"seat_map_path,omitempty"`
+	// SeatMapOnly runs only the GetSeatMap phase and its Redis baseline
+	// (on shows nobody holds seats of), for measuring the read alone.
+	SeatMapOnly bool `json:"seat_map_only,omitempty"`
 }
 
 // HoldsPresets are the named configurations: "small" runs in seconds (make
@@ -216,7 +219,7 @@ func RunHolds(ctx context.Context, cfg HoldsConfig, tokens Tokens, log *slog.Log
 		}
 		res.Scenarios = append(res.Scenarios, sc)
 	}
-	if cfg.GAPlaces > 0 {
+	if cfg.GAPlaces > 0 && !cfg.SeatMapOnly {
 		ga, err := r.ga(ctx)
 		if err != nil {
 			return res, err
@@ -290,6 +293,9 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	if _, err := r.caughtUp(ctx); err != nil {
 		return sc, err
 	}
+	if r.cfg.SeatMapOnly {
+		return sc, r.seatMapPhase(ctx, name, ids, &sc)
+	}
 	r.log.Info("loadtest holds: CreateHold", "scenario", name)
 	before, err := scrape(ctx, r.http, r.cfg.AdminURL)
 	if err != nil {
@@ -353,44 +359,51 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 		}
 	}
 
-	r.log.Info("loadtest holds: GetSeatMap", "scenario", name)
-	seatMapPath := r.cfg.SeatMapPath
-	if seatMapPath == "" {
-		seatMapPath = "/v1/shows/{show}/seatmap"
-	}
-	before, err = scrape(ctx, r.http, r.cfg.AdminURL)
-	if err != nil {
-		return sc, err
-	}
-	cpu0 = cpuNow(ctx, r.shards, &before)
-	rec = newRecorder()
-	var size atomic.Int64
-	elapsed = r.closedLoop(ctx, 0, func(w, k, _ int) {
-		n := r.get(ctx, rec, "GetSeatMap", strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%shows], 10)))
-		if n > 0 {
-			size.Store(int64(n))
-		}
-	})
-	sc.SeatMap, sc.SeatMapBytes = rec.stats(elapsed)["GetSeatMap"], int(size.Load())
-	if after, err = scrape(ctx, r.http, r.cfg.AdminURL); err != nil {
-		return sc, err
-	}
-	sc.SeatMapCPU = cpu0.per(cpuNow(ctx, r.shards, &after), sc.SeatMap.Calls-sc.SeatMap.errorCount())
-
 	r.log.Info("loadtest holds: baseline transaction", "scenario", name)
 	sc.Baseline, sc.BaselineCPU, err = r.baselineTx(ctx, shows, perShow)
 	if err != nil {
 		return sc, err
 	}
 	sc.HoldsRatio = ratio(sc.Holds.PerSecond, sc.Baseline.PerSecond)
+	return sc, r.seatMapPhase(ctx, name, ids, &sc)
+}
+
+// seatMapPhase reads the shows' seat maps (the configured read), then
+// Redis GETs of a value as large as one answer, one right after the other.
+func (r *holdsRun) seatMapPhase(ctx context.Context, name string, ids []int64, sc *HoldsScenario) error {
+	shows := len(ids)
+	r.log.Info("loadtest holds: GetSeatMap", "scenario", name)
+	seatMapPath := r.cfg.SeatMapPath
+	if seatMapPath == "" {
+		seatMapPath = "/v1/shows/{show}/seatmap"
+	}
+	before, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return err
+	}
+	cpu0 := cpuNow(ctx, r.shards, &before)
+	rec := newRecorder()
+	var size atomic.Int64
+	elapsed := r.closedLoop(ctx, 0, func(w, k, _ int) {
+		n := r.get(ctx, rec, "GetSeatMap", strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%shows], 10)))
+		if n > 0 {
+			size.Store(int64(n))
+		}
+	})
+	sc.SeatMap, sc.SeatMapBytes = rec.stats(elapsed)["GetSeatMap"], int(size.Load())
+	after, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return err
+	}
+	sc.SeatMapCPU = cpu0.per(cpuNow(ctx, r.shards, &after), sc.SeatMap.Calls-sc.SeatMap.errorCount())
 
 	r.log.Info("loadtest holds: baseline Redis GET", "scenario", name, "bytes", sc.SeatMapBytes)
 	sc.RedisGet, err = r.baselineRedis(ctx, max(sc.SeatMapBytes, 1))
 	if err != nil {
-		return sc, err
+		return err
 	}
 	sc.SeatMapRatio = ratio(sc.SeatMap.PerSecond, sc.RedisGet.PerSecond)
-	return sc, nil
+	return nil
 }
 
 // rebuilds drops the show's seat map from Redis and times the GetSeatMap

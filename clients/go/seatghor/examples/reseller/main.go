@@ -14,10 +14,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"

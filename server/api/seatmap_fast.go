@@ -1,0 +1,387 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
+)
+
+// CachedAvailabilityReader answers a show's availability from the cache
+// alone (projections/seatmap's reader does); ok is false when the cache
+// cannot answer, and the ordinary path then loads and fills it.
+type CachedAvailabilityReader interface {
+	CachedAvailability(ctx context.Context, showID int64) (a booking.MapAvailability, ok bool)
+}
+
+// seatmapFastPath answers the one read of the on-sale morning that is
+// asked most, GET /v1/shows/{show_id}/seatmap?layout_etag=… (optionally
+// &section=…) from a caller that has the layout, without the RPC stack:
+// one Redis round trip, the JSON written directly (decision 0230). It
+// answers only what it is sure of — a signed-in caller, the layout the
+// caller names is the show's, the Redis map current, the section known —
+// and hands everything else to next, the ordinary REST path (vanguard and
+// Connect), which answers errors, stale etags and misses exactly as
+// before. What the RPC path does around the answer it does too: the
+// bearer check (auth), the RPC's latency metric and the access log's
+// procedure and code, a span named after the RPC, the Cache-Control and
+// ETag headers, and 304 on a matching If-None-Match. CORS, the request's
+// span and the access log wrap the mux, so they cover both paths. The
+// read has no rate limit, waiting room or idempotency record on either
+// path (ratelimit's rules name holds, payments and joins only).
+type seatmapFastPath struct {
+	cache   CachedAvailabilityReader
+	tokens  *verifiedTokens
+	latency prometheus.Observer
+	tracer  trace.Tracer
+	next    http.Handler
+	answers [answerSlots]atomic.Pointer[fastAnswer]
+}
+
+const getSeatMapProcedure = seatmapv1connect.SeatMapServiceGetSeatMapProcedure
+
+// newSeatmapFastPath returns the fast path in front of next, or next when
+// there is no cache to answer from.
+func newSeatmapFastPath(cfg Config, metrics *rpcMetrics, next http.Handler) http.Handler {
+	cache, ok := cfg.SeatMaps.(CachedAvailabilityReader)
+	if !ok || cfg.SeatMaps == nil {
+		return next
+	}
+	return &seatmapFastPath{cache: cache, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
+		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"),
+		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), next: next}
+}
+
+// fastQuery is what a fast answer needs from the request.
+type fastQuery struct {
+	showID     int64
+	layoutETag string
+	section    string
+}
+
+// parse reads the request the fast path may answer: a GET whose show id
+// is a plain positive number and whose query names a layout etag and at
+// most a section, each once. Anything else is the ordinary path's.
+func parseFastQuery(r *http.Request) (fastQuery, bool) {
+	var q fastQuery
+	if r.Method != http.MethodGet {
+		return q, false
+	}
+	raw := r.PathValue("show_id")
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != raw {
+		return q, false
+	}
+	q.showID = id
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return q, false
+	}
+	for k, vs := range values {
+		if len(vs) != 1 {
+			return q, false
+		}
+		switch k {
+		case "layout_etag", "layoutEtag":
+			if q.layoutETag != "" {
+				return q, false
+			}
+			q.layoutETag = vs[0]
+		case "section":
+			q.section = vs[0]
+		default:
+			return q, false
+		}
+	}
+	// The RPC's validation bounds a section name at 200 characters: a
+	// longer one is its to refuse.
+	if q.layoutETag == "" || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
+		return q, false
+	}
+	return q, true
+}
+
+func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	q, ok := parseFastQuery(r)
+	if !ok {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	start := time.Now()
+	ctx := r.Context()
+	// Who: as auth's interceptor (GetSeatMap is not public; any role may
+	// read, read-only keys included). A refusal is the ordinary path's to
+	// answer, in its words.
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || token == "" {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	p, ok := f.tokens.authenticate(ctx, strings.TrimSpace(token))
+	if !ok {
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	ctx, span := f.tracer.Start(auth.WithPrincipal(ctx, p), getSeatMapProcedure[1:], trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String("rpc.system", "connect_rpc"), attribute.String("rpc.service", "seatghor.seatmap.v1.SeatMapService"),
+			attribute.String("rpc.method", "GetSeatMap"), attribute.Bool("seatghor.fast_path", true)))
+	a, ok := f.cache.CachedAvailability(ctx, q.showID)
+	ok = ok && a.LayoutETag == q.layoutETag
+	offset, count, states := 0, a.SeatCount, a.States
+	if ok && q.section != "" {
+		// R-12: a huge show is read a section at a time.
+		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == q.section })
+		if ok = i >= 0; ok {
+			sec := a.Sections[i]
+			offset, count, states = sec.First, sec.Count, sliceStates(a.States, sec.First, sec.Count)
+		}
+	}
+	if !ok {
+		// A miss, a stale layout etag or an unknown section: the ordinary
+		// path loads, answers the layout, or refuses.
+		span.SetAttributes(attribute.Bool("seatghor.fast_path", false))
+		span.End()
+		f.next.ServeHTTP(w, r)
+		return
+	}
+	ans := f.answer(q.showID, q.section, a, states, offset, count)
+	h := w.Header()
+	// The RPC's headers (GetSeatMap: R-1.1, a second-old answer is fine).
+	h.Set("Cache-Control", "public, max-age=1")
+	h.Set("ETag", ans.etag)
+	code := http.StatusOK
+	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, ans.etag) {
+		code = http.StatusNotModified
+	} else {
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(ans.body)))
+	}
+	f.latency.Observe(time.Since(start).Seconds())
+	noteRPC(ctx, getSeatMapProcedure, "ok")
+	span.SetStatus(codes.Ok, "")
+	span.End()
+	w.WriteHeader(code)
+	if code == http.StatusOK {
+		_, _ = w.Write(ans.body)
+	}
+}
+
+// verifiedTokens checks bearer credentials as auth's interceptor does and
+// remembers the signed tokens (JWTs: ours and the identity provider's)
+// it accepted, until they expire and for a minute at most (decision
+// 0231), so a reader polling the map does not pay a signature check and
+// a JSON parse on every poll. API keys are never remembered: each use is
+// looked up (revocation, last use).
+type verifiedTokens struct {
+	creds auth.Verifier
+	now   func() time.Time
+	m     sync.Map // token → verifiedToken
+	n     atomic.Int64
+}
+
+type verifiedToken struct {
+	p     auth.Principal
+	until time.Time
+}
+
+// maxVerifiedTokens bounds the memory the remembered tokens take: when
+// full, all are forgotten.
+const maxVerifiedTokens = 10_000
+
+func newVerifiedTokens(creds auth.Verifier, now func() time.Time) *verifiedTokens {
+	if now == nil {
+		now = time.Now
+	}
+	return &verifiedTokens{creds: creds, now: now}
+}
+
+func (v *verifiedTokens) authenticate(ctx context.Context, token string) (auth.Principal, bool) {
+	now := v.now()
+	if e, ok := v.m.Load(token); ok {
+		if t := e.(verifiedToken); now.Before(t.until) {
+			return t.p, true
+		}
+		v.m.Delete(token)
+	}
+	p, err := v.creds.Authenticate(ctx, token)
+	if err != nil {
+		return p, false
+	}
+	if exp, ok := jwtExpiry(token); ok && p.APIKey == "" {
+		if v.n.Add(1) > maxVerifiedTokens {
+			v.m.Clear()
+			v.n.Store(1)
+		}
+		until := now.Add(time.Minute)
+		if exp.Before(until) {
+			until = exp
+		}
+		v.m.Store(token, verifiedToken{p: p, until: until})
+	}
+	return p, true
+}
+
+// jwtExpiry reads the exp claim of a token shaped like a JWT (one just
+// verified, so its claims are the signer's).
+func jwtExpiry(token string) (time.Time, bool) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return time.Time{}, false
+	}
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return time.Time{}, false
+	}
+	var c struct {
+		Exp *float64 `json:"exp"`
+	}
+	if json.Unmarshal(payload, &c) != nil || c.Exp == nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(*c.Exp), 0), true
+}
+
+// fastAnswer is one answer of the fast path: what it was made of, its
+// ETag and its body (never changed once made).
+type fastAnswer struct {
+	showID        int64
+	section       string
+	version       int64
+	layoutETag    string
+	currency      string
+	seatCount     int
+	offset, count int
+	states        []byte
+	ga            []booking.MapArea
+	etag          string
+	body          []byte
+}
+
+// answer returns the answer of a: the last one made for the show and
+// section when a still reads the same (an on-sale morning's readers ask
+// for the same few maps between changes, so the ETag's hash and the
+// base64 are made once per change), else a new one, remembered.
+func (f *seatmapFastPath) answer(showID int64, section string, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
+	slot := &f.answers[answerSlot(showID, section)]
+	if e := slot.Load(); e != nil && e.showID == showID && e.section == section && e.version == a.Version &&
+		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
+		e.offset == offset && e.count == count && bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas) {
+		return e
+	}
+	ga := make([]int32, len(a.GAAreas))
+	for i, g := range a.GAAreas {
+		ga[i] = int32(g.Remaining)
+	}
+	e := &fastAnswer{showID: showID, section: section, version: a.Version, layoutETag: a.LayoutETag, currency: a.Currency,
+		seatCount: a.SeatCount, offset: offset, count: count, states: bytes.Clone(states), ga: slices.Clone(a.GAAreas),
+		etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga),
+		body: appendAvailabilityJSON(make([]byte, 0, 256+len(states)*4/3), a, states, offset, count)}
+	slot.Store(e)
+	return e
+}
+
+// answerSlots is how many answers the fast path remembers (at most one a
+// slot; a show and section always take the same slot).
+const answerSlots = 256
+
+func answerSlot(showID int64, section string) int {
+	h := uint64(showID) * 0x9e3779b97f4a7c15
+	for i := range len(section) {
+		h = (h ^ uint64(section[i])) * 0x100000001b3
+	}
+	return int(h >> 56 % answerSlots)
+}
+
+// appendAvailabilityJSON appends the availability-only answer as the REST
+// route's codec writes GetSeatMapResponse (protojson, proto field names,
+// in field-number order, zero values left out, 64-bit integers as
+// strings, bytes as standard base64).
+func appendAvailabilityJSON(b []byte, a booking.MapAvailability, states []byte, offset, count int) []byte {
+	b = append(b, `{"show_id":"`...)
+	b = strconv.AppendInt(b, a.ShowID, 10)
+	b = append(b, '"')
+	if a.Currency != "" {
+		b = appendJSONString(append(b, `,"currency":`...), a.Currency)
+	}
+	if len(states) > 0 {
+		b = append(b, `,"availability":"`...)
+		b = base64.StdEncoding.AppendEncode(b, states)
+		b = append(b, '"')
+	}
+	if a.SeatCount != 0 {
+		b = strconv.AppendInt(append(b, `,"seat_count":`...), int64(int32(a.SeatCount)), 10)
+	}
+	if a.Version != 0 {
+		b = append(strconv.AppendInt(append(b, `,"version":"`...), a.Version, 10), '"')
+	}
+	if len(a.GAAreas) > 0 {
+		b = append(b, `,"ga_areas":[`...)
+		for i, g := range a.GAAreas {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			sep := ""
+			if g.Name != "" {
+				b = appendJSONString(append(b, `"name":`...), g.Name)
+				sep = ","
+			}
+			if g.Remaining != 0 {
+				b = strconv.AppendInt(append(append(b, sep...), `"remaining":`...), int64(int32(g.Remaining)), 10)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = appendJSONString(append(b, `,"layout_etag":`...), a.LayoutETag)
+	if offset != 0 {
+		b = strconv.AppendInt(append(b, `,"availability_offset":`...), int64(int32(offset)), 10)
+	}
+	if count != 0 {
+		b = strconv.AppendInt(append(b, `,"availability_count":`...), int64(int32(count)), 10)
+	}
+	return append(b, `,"availability_only":true}`...)
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and
+// control characters escaped, the rest as is (text from the shard is
+// UTF-8; anything else becomes U+FFFD, as a JSON encoder would).
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	for _, c := range s {
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', byte(c))
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '\r':
+			b = append(b, '\\', 'r')
+		case c == '\t':
+			b = append(b, '\\', 't')
+		case c < 0x20 || c == '\u2028' || c == '\u2029':
+			b = append(b, '\\', 'u', hexDigits[c>>12&0xf], hexDigits[c>>8&0xf], hexDigits[c>>4&0xf], hexDigits[c&0xf])
+		default:
+			b = utf8.AppendRune(b, c)
+		}
+	}
+	return append(b, '"')
+}

@@ -1,0 +1,355 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	"github.com/seatghor/seatghor/projections/seatmap"
+	"github.com/seatghor/seatghor/server/api"
+	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/redistest"
+)
+
+// rpcMaps is the Redis reader as the RPC handler sees it, counting the
+// reads the RPC makes: a request the fast path answered makes none.
+type rpcMaps struct {
+	r     *seatmap.Reader
+	calls atomic.Int64
+}
+
+func (m *rpcMaps) SeatMap(ctx context.Context, id int64) (booking.SeatMap, error) {
+	m.calls.Add(1)
+	return m.r.SeatMap(ctx, id)
+}
+
+func (m *rpcMaps) Availability(ctx context.Context, id int64) (booking.MapAvailability, error) {
+	m.calls.Add(1)
+	return m.r.Availability(ctx, id)
+}
+
+// fastMaps adds the cache-only read that turns the fast path on.
+type fastMaps struct{ *rpcMaps }
+
+func (m fastMaps) CachedAvailability(ctx context.Context, id int64) (booking.MapAvailability, bool) {
+	return m.r.CachedAvailability(ctx, id)
+}
+
+// seatmapServers are two API handlers on one platform: one with the fast
+// path (as `seatghor serve` runs) and one without it (the RPC path only).
+type seatmapServers struct {
+	env        *apptest.Env
+	fast, slow *httptest.Server
+	fastRPC    *rpcMaps
+	store      *seatmap.Store
+	prefix     string
+}
+
+func newSeatmapServers(tb testing.TB) *seatmapServers {
+	r := redistest.New(tb)
+	env := apptest.New(tb, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
+	s := &seatmapServers{env: env, store: seatmap.NewStore(env.App.Redis, r.Prefix, 0), prefix: r.Prefix}
+	handler := func(maps api.SeatMapReader) *httptest.Server {
+		h, err := api.NewHandler(api.Config{Credentials: auth.NewCredentials(env.App.Tokens), Catalog: env.App.Catalog,
+			Booking: env.App.Booking, Payments: env.App.Payments, Router: env.App.Router, Log: slog.New(slog.DiscardHandler),
+			SeatMaps: maps, Registry: prometheus.NewRegistry()})
+		require.NoError(tb, err)
+		srv := httptest.NewServer(h)
+		tb.Cleanup(srv.Close)
+		return srv
+	}
+	s.fastRPC = &rpcMaps{r: env.App.SeatMaps}
+	s.fast = handler(fastMaps{s.fastRPC})
+	s.slow = handler(&rpcMaps{r: env.App.SeatMaps})
+	return s
+}
+
+// httpAnswer is one HTTP httpAnswer, its body compacted (the RPC path's JSON
+// encoder may add insignificant spaces).
+type httpAnswer struct {
+	status  int
+	headers map[string]string
+	body    string
+}
+
+func getREST(tb testing.TB, srv *httptest.Server, path string, header http.Header) httpAnswer {
+	tb.Helper()
+	req, err := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+	require.NoError(tb, err)
+	req.Header = header.Clone()
+	resp, err := srv.Client().Do(req)
+	require.NoError(tb, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(tb, err)
+	a := httpAnswer{status: resp.StatusCode, headers: map[string]string{}, body: string(b)}
+	for _, h := range []string{"Content-Type", "Cache-Control", "ETag"} {
+		a.headers[h] = resp.Header.Get(h)
+	}
+	if len(b) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		var c bytes.Buffer
+		require.NoError(tb, json.Compact(&c, b), "%s", b)
+		a.body = c.String()
+	}
+	return a
+}
+
+// TestSeatMapFastPathAnswersAsTheRPC (decision 0230): every request the
+// availability-only REST read may get is answered by the fast path
+// exactly as by the RPC path (status, body, ETag, Cache-Control,
+// Content-Type), and the fast path answers the ones it should without the
+// RPC: availability only, of the whole show or a section, and 304.
+func TestSeatMapFastPathAnswersAsTheRPC(t *testing.T) {
+	s := newSeatmapServers(t)
+	ctx := context.Background()
+	req := seatedShow("fast", 4, 10) // Main: rows A–D
+	req.Sections = append(req.Sections, &catalogv1.Section{Name: `Upper "Deck" ঢাকা`, Rows: []string{"E", "F"}, SeatsPerRow: 7, PriceMinor: 50000})
+	req.GaAreas = []*catalogv1.GaArea{{Name: `Standing "front" ঢাকা`, Capacity: 30, PriceMinor: 20000}, {Name: "Lawn", Capacity: 2, PriceMinor: 10000}}
+	show := createShow(t, s.env, req).GetShowId()
+	user := as(t, s.env, "rumana", auth.RoleUser)
+	// Seats held across byte boundaries and in both sections; the lawn
+	// sold out (remaining 0 is left out of the JSON).
+	_, err := user.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A2", "B5", "E3", "F7"}}))
+	require.NoError(t, err)
+	two := int32(2)
+	_, err = as(t, s.env, "nadia", auth.RoleUser).holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, GaArea: "Lawn", Quantity: &two}))
+	require.NoError(t, err)
+	layout, err := user.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(t, err)
+	etag := layout.Msg.GetEtag()
+	waitForMapVersion(t, s, show, user)
+
+	signedIn := http.Header{"Authorization": {"Bearer " + s.env.Token(t, "reader", auth.RoleUser)}}
+	base := fmt.Sprintf("/v1/shows/%d/seatmap", show)
+	upper := url.QueryEscape(`Upper "Deck" ঢাকা`)
+	for _, tc := range []struct {
+		name   string
+		path   string
+		header http.Header
+		fast   bool // answered without the RPC
+		status int
+	}{
+		{"availability only", base + "?layout_etag=" + etag, signedIn, true, 200},
+		{"availability only, JSON name", base + "?layoutEtag=" + etag, signedIn, true, 200},
+		{"a section", base + "?layout_etag=" + etag + "&section=Main", signedIn, true, 200},
+		{"the second section", base + "?section=" + upper + "&layout_etag=" + etag, signedIn, true, 200},
+		{"no such section", base + "?layout_etag=" + etag + "&section=S9", signedIn, false, 400},
+		{"whole map", base, signedIn, false, 200},
+		{"a section with its layout", base + "?section=Main", signedIn, false, 200},
+		{"stale layout etag: the layout too", base + "?layout_etag=0123456789abcdef01234567", signedIn, false, 200},
+		{"empty layout etag", base + "?layout_etag=", signedIn, false, 200},
+		{"layout etag too long", base + "?layout_etag=" + strings.Repeat("a", 65), signedIn, false, 400},
+		{"section name too long", base + "?layout_etag=" + etag + "&section=" + strings.Repeat("ঢ", 201), signedIn, false, 400},
+		{"NUL in the section", base + "?layout_etag=" + etag + "&section=a%00b", signedIn, false, 400},
+		{"two layout etags", base + "?layout_etag=" + etag + "&layoutEtag=" + etag, signedIn, false, 0},
+		{"unknown parameter", base + "?layout_etag=" + etag + "&seats=1", signedIn, false, 400},
+		{"unknown show", "/v1/shows/999999/seatmap?layout_etag=" + etag, signedIn, false, 404},
+		{"show 0", "/v1/shows/0/seatmap?layout_etag=" + etag, signedIn, false, 400},
+		{"show id not a number", "/v1/shows/abc/seatmap?layout_etag=" + etag, signedIn, false, 400},
+		{"show id with a leading zero", fmt.Sprintf("/v1/shows/0%d/seatmap?layout_etag=%s", show, etag), signedIn, false, 400},
+		{"not signed in", base + "?layout_etag=" + etag, http.Header{}, false, 401},
+		{"a bad token", base + "?layout_etag=" + etag, http.Header{"Authorization": {"Bearer nonsense"}}, false, 401},
+		{"not a bearer", base + "?layout_etag=" + etag, http.Header{"Authorization": {"Basic abc"}}, false, 401},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.fastRPC.calls.Load()
+			fast := getREST(t, s.fast, tc.path, tc.header)
+			slow := getREST(t, s.slow, tc.path, tc.header)
+			require.Equal(t, slow, fast, "the fast path answers as the RPC path")
+			if tc.status != 0 {
+				require.Equal(t, tc.status, fast.status, "%s", fast.body)
+			}
+			if tc.fast {
+				require.Equal(t, before, s.fastRPC.calls.Load(), "answered by the fast path")
+			}
+			if fast.status != 200 || fast.headers["ETag"] == "" {
+				return
+			}
+			// Revalidation: 304 without a body on both paths.
+			h := tc.header.Clone()
+			h.Set("If-None-Match", `"stale", `+fast.headers["ETag"])
+			before = s.fastRPC.calls.Load()
+			fast304, slow304 := getREST(t, s.fast, tc.path, h), getREST(t, s.slow, tc.path, h)
+			require.Equal(t, http.StatusNotModified, fast304.status)
+			require.Empty(t, fast304.body)
+			require.Equal(t, slow304, fast304)
+			if tc.fast {
+				require.Equal(t, before, s.fastRPC.calls.Load(), "revalidated by the fast path")
+			}
+		})
+	}
+
+	// The availability-only httpAnswer's content, read back as the message.
+	var msg seatmapv1.GetSeatMapResponse
+	a := getREST(t, s.fast, base+"?layout_etag="+etag+"&section="+upper, signedIn)
+	require.NoError(t, protojson.Unmarshal([]byte(a.body), &msg))
+	require.True(t, proto.Equal(&seatmapv1.GetSeatMapResponse{ShowId: show, Currency: "BDT", Availability: []byte{0b0001_0000, 0, 0, 0b0000_0100},
+		SeatCount: 54, Version: msg.GetVersion(), LayoutEtag: etag, AvailabilityOffset: 40, AvailabilityCount: 14, AvailabilityOnly: true,
+		GaAreas: []*seatmapv1.GaArea{{Name: `Standing "front" ঢাকা`, Remaining: 30}, {Name: "Lawn"}}}, &msg), "%s", a.body)
+
+	// A hold moves the version: the old ETag no longer matches, and both
+	// paths agree on the new httpAnswer.
+	path := base + "?layout_etag=" + etag
+	old := getREST(t, s.fast, path, signedIn)
+	_, err = user.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"C9"}}))
+	require.NoError(t, err)
+	waitForMapVersion(t, s, show, user)
+	h := signedIn.Clone()
+	h.Set("If-None-Match", old.headers["ETag"])
+	moved := getREST(t, s.fast, path, h)
+	require.Equal(t, http.StatusOK, moved.status)
+	require.NotEqual(t, old.headers["ETag"], moved.headers["ETag"])
+	require.Equal(t, getREST(t, s.slow, path, h), moved)
+
+	// With the Redis map gone the fast path hands over, the RPC path
+	// rebuilds it, and the fast path answers again.
+	require.NoError(t, s.store.Drop(ctx, show))
+	before := s.fastRPC.calls.Load()
+	rebuilt := getREST(t, s.fast, path, signedIn)
+	require.Equal(t, moved.body, rebuilt.body)
+	require.Greater(t, s.fastRPC.calls.Load(), before, "a miss takes the RPC path")
+	before = s.fastRPC.calls.Load()
+	require.Equal(t, rebuilt, getREST(t, s.fast, path, signedIn))
+	require.Equal(t, before, s.fastRPC.calls.Load(), "the rebuilt map is answered by the fast path")
+}
+
+// waitForMapVersion waits until the Redis map serves the shard's version
+// of the show (the projector has applied every change).
+func waitForMapVersion(tb testing.TB, s *seatmapServers, show int64, c clients) {
+	tb.Helper()
+	want, err := s.env.App.Booking.SeatMap(context.Background(), show)
+	require.NoError(tb, err)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		a, ok := s.env.App.SeatMaps.CachedAvailability(context.Background(), show)
+		if ok && a.Version >= want.Version && bytes.Equal(a.States, want.States) {
+			return
+		}
+		if !ok {
+			// Nothing in Redis yet: one read fills it.
+			_, err := c.seatmap.GetSeatMap(context.Background(), connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show}))
+			require.NoError(tb, err)
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("the Redis map of show %d did not reach version %d", show, want.Version)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// BenchmarkSeatMapAvailability (issue 10, goal 3): the availability-only
+// REST read of a 50,000-seat show through the fast path and through the
+// RPC path, next to go-redis GETs of a value as large as the answer, each
+// at 32 concurrent callers in the same process, one after the other;
+// reported as throughput ratios (fast/redis, rpc/redis: answers per
+// second over GETs per second), which mean more than the times on a
+// shared machine:
+//
+//	go test -run '^$' -bench SeatMapAvailability -benchtime 20000x ./server/api
+func BenchmarkSeatMapAvailability(b *testing.B) {
+	s := newSeatmapServers(b)
+	ctx := context.Background()
+	req := seatedShow("stadium", 100, 500)
+	show := createShow(b, s.env, req).GetShowId()
+	user := as(b, s.env, "reader", auth.RoleUser)
+	layout, err := user.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(b, err)
+	waitForMapVersion(b, s, show, user)
+	path := fmt.Sprintf("/v1/shows/%d/seatmap?layout_etag=%s", show, layout.Msg.GetEtag())
+	token := "Bearer " + s.env.Token(b, "reader", auth.RoleUser)
+	const callers = 32
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * callers, DisableCompression: true}}
+	answer := func(base string) (int, error) {
+		req, err := http.NewRequest(http.MethodGet, base+path, nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("Authorization", token)
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("HTTP %d", resp.StatusCode)
+		}
+		return int(n), err
+	}
+	size, err := answer(s.fast.URL)
+	require.NoError(b, err)
+	rdb := redis.NewClient(&redis.Options{Addr: s.env.App.Redis.(*redis.Client).Options().Addr, PoolSize: 2 * callers})
+	b.Cleanup(func() { _ = rdb.Close() })
+	key := s.prefix + "bench:answer-sized"
+	require.NoError(b, rdb.Set(ctx, key, bytes.Repeat([]byte{'x'}, size), time.Hour).Err())
+	b.Cleanup(func() { rdb.Del(context.Background(), key) })
+
+	// run makes n calls of op from callers goroutines and returns how long
+	// they took.
+	run := func(n int, op func() error) time.Duration {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		start := time.Now()
+		for range callers {
+			wg.Go(func() {
+				for next.Add(1) <= int64(n) {
+					if err := op(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	fastOp := func() error { _, err := answer(s.fast.URL); return err }
+	rpcOp := func() error { _, err := answer(s.slow.URL); return err }
+	getOp := func() error { return rdb.Get(ctx, key).Err() }
+	for _, op := range []func() error{fastOp, rpcOp, getOp} {
+		run(10*callers, op) // connections opened, code warm
+	}
+	fastCalls := s.fastRPC.calls.Load()
+	b.ResetTimer()
+	// Interleaved in rounds, so the load of the machine's other work falls
+	// on the three alike.
+	var fast, rpc, get time.Duration
+	for done := 0; done < b.N; {
+		n := min(b.N-done, 20*callers)
+		fast += run(n, fastOp)
+		rpc += run(n, rpcOp)
+		get += run(n, getOp)
+		done += n
+	}
+	b.StopTimer()
+	require.Equal(b, fastCalls, s.fastRPC.calls.Load(), "every fast answer came from the fast path")
+	b.ReportMetric(float64(size), "answer-bytes")
+	b.ReportMetric(float64(get)/float64(fast), "fast/redis")
+	b.ReportMetric(float64(get)/float64(rpc), "rpc/redis")
+	b.ReportMetric(float64(fast.Microseconds())/float64(b.N), "fast-µs/op")
+	b.ReportMetric(float64(rpc.Microseconds())/float64(b.N), "rpc-µs/op")
+	b.ReportMetric(float64(get.Microseconds())/float64(b.N), "redis-µs/op")
+}
