@@ -54,6 +54,20 @@ type seatmapFastPath struct {
 	tracer  trace.Tracer
 	next    http.Handler
 	answers [answerSlots]atomic.Pointer[fastAnswer]
+	// share is how long a Redis read serves the show's readers; reads
+	// holds the last read of each slot's show (decision 0232).
+	share time.Duration
+	reads [answerSlots]atomic.Pointer[sharedRead]
+}
+
+// sharedRead is one Redis read of a show's availability, started at at;
+// a and ok are set before done is closed.
+type sharedRead struct {
+	showID int64
+	at     time.Time
+	done   chan struct{}
+	a      booking.MapAvailability
+	ok     bool
 }
 
 const getSeatMapProcedure = seatmapv1connect.SeatMapServiceGetSeatMapProcedure
@@ -67,7 +81,43 @@ func newSeatmapFastPath(cfg Config, metrics *rpcMetrics, next http.Handler) http
 	}
 	return &seatmapFastPath{cache: cache, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
 		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"),
-		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), next: next}
+		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), next: next, share: cfg.SeatMapShare}
+}
+
+// availability is the show's availability from the cache: the read
+// another reader of the show started less than share ago (waiting for it
+// when it is still in flight), else a new one that later readers share.
+// An answer is never older than share: a read's time is taken before it
+// starts.
+func (f *seatmapFastPath) availability(ctx context.Context, showID int64) (booking.MapAvailability, bool) {
+	if f.share <= 0 {
+		return f.cache.CachedAvailability(ctx, showID)
+	}
+	slot := &f.reads[answerSlot(showID, "")]
+	for {
+		now := time.Now()
+		cur := slot.Load()
+		if cur != nil && cur.showID == showID && now.Sub(cur.at) < f.share {
+			select {
+			case <-cur.done:
+				return cur.a, cur.ok
+			case <-ctx.Done():
+				return booking.MapAvailability{}, false
+			}
+		}
+		mine := &sharedRead{showID: showID, at: now, done: make(chan struct{})}
+		if !slot.CompareAndSwap(cur, mine) {
+			continue // another reader started one meanwhile: share it
+		}
+		// The read is the leader's, but waiters share it: their
+		// cancellation must not cut it short.
+		mine.a, mine.ok = f.cache.CachedAvailability(context.WithoutCancel(ctx), showID)
+		close(mine.done)
+		if !mine.ok {
+			slot.CompareAndSwap(mine, nil) // a miss is not shared: the next reader tries again
+		}
+		return mine.a, mine.ok
+	}
 }
 
 // fastQuery is what a fast answer needs from the request.
@@ -143,7 +193,7 @@ func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, span := f.tracer.Start(auth.WithPrincipal(ctx, p), getSeatMapProcedure[1:], trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithAttributes(attribute.String("rpc.system", "connect_rpc"), attribute.String("rpc.service", "seatghor.seatmap.v1.SeatMapService"),
 			attribute.String("rpc.method", "GetSeatMap"), attribute.Bool("seatghor.fast_path", true)))
-	a, ok := f.cache.CachedAvailability(ctx, q.showID)
+	a, ok := f.availability(ctx, q.showID)
 	ok = ok && a.LayoutETag == q.layoutETag
 	offset, count, states := 0, a.SeatCount, a.States
 	if ok && q.section != "" {

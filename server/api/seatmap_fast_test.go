@@ -39,6 +39,8 @@ import (
 type rpcMaps struct {
 	r     *seatmap.Reader
 	calls atomic.Int64
+	// cached counts the fast path's reads of the cache.
+	cached atomic.Int64
 }
 
 func (m *rpcMaps) SeatMap(ctx context.Context, id int64) (booking.SeatMap, error) {
@@ -55,6 +57,7 @@ func (m *rpcMaps) Availability(ctx context.Context, id int64) (booking.MapAvaila
 type fastMaps struct{ *rpcMaps }
 
 func (m fastMaps) CachedAvailability(ctx context.Context, id int64) (booking.MapAvailability, bool) {
+	m.cached.Add(1)
 	return m.r.CachedAvailability(ctx, id)
 }
 
@@ -68,14 +71,18 @@ type seatmapServers struct {
 	prefix     string
 }
 
-func newSeatmapServers(tb testing.TB) *seatmapServers {
+func newSeatmapServers(tb testing.TB) *seatmapServers { return newSeatmapServersSharing(tb, 0) }
+
+// newSeatmapServersSharing is newSeatmapServers whose fast path shares a
+// Redis read for share (decision 0232).
+func newSeatmapServersSharing(tb testing.TB, share time.Duration) *seatmapServers {
 	r := redistest.New(tb)
 	env := apptest.New(tb, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
 	s := &seatmapServers{env: env, store: seatmap.NewStore(env.App.Redis, r.Prefix, 0), prefix: r.Prefix}
 	handler := func(maps api.SeatMapReader) *httptest.Server {
 		h, err := api.NewHandler(api.Config{Credentials: auth.NewCredentials(env.App.Tokens), Catalog: env.App.Catalog,
 			Booking: env.App.Booking, Payments: env.App.Payments, Router: env.App.Router, Log: slog.New(slog.DiscardHandler),
-			SeatMaps: maps, Registry: prometheus.NewRegistry()})
+			SeatMaps: maps, Registry: prometheus.NewRegistry(), SeatMapShare: share})
 		require.NoError(tb, err)
 		srv := httptest.NewServer(h)
 		tb.Cleanup(srv.Close)
@@ -234,6 +241,50 @@ func TestSeatMapFastPathAnswersAsTheRPC(t *testing.T) {
 	before = s.fastRPC.calls.Load()
 	require.Equal(t, rebuilt, getREST(t, s.fast, path, signedIn))
 	require.Equal(t, before, s.fastRPC.calls.Load(), "the rebuilt map is answered by the fast path")
+}
+
+// TestSeatMapFastPathSharesOneRead (decision 0232): readers of one show
+// within the share window are answered from one Redis read, and a change
+// is answered once the window has passed.
+func TestSeatMapFastPathSharesOneRead(t *testing.T) {
+	const share = 50 * time.Millisecond
+	s := newSeatmapServersSharing(t, share)
+	ctx := context.Background()
+	show := createShow(t, s.env, seatedShow("shared", 4, 10)).GetShowId()
+	user := as(t, s.env, "shirin", auth.RoleUser)
+	layout, err := user.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(t, err)
+	waitForMapVersion(t, s, show, user)
+	signedIn := http.Header{"Authorization": {"Bearer " + s.env.Token(t, "reader", auth.RoleUser)}}
+	path := fmt.Sprintf("/v1/shows/%d/seatmap?layout_etag=%s", show, layout.Msg.GetEtag())
+
+	// Many readers at once: a handful of Redis reads, not one each (the
+	// window may pass once on a slow machine, so not exactly one).
+	const readers = 64
+	before := s.fastRPC.cached.Load()
+	answers := make([]httpAnswer, readers)
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() { answers[i] = getREST(t, s.fast, path, signedIn) })
+	}
+	wg.Wait()
+	for _, a := range answers {
+		require.Equal(t, http.StatusOK, a.status)
+		require.Equal(t, answers[0].body, a.body)
+	}
+	reads := s.fastRPC.cached.Load() - before
+	require.Less(t, reads, int64(readers/2), "readers share Redis reads")
+	require.Equal(t, int64(0), s.fastRPC.calls.Load(), "the RPC path was not asked")
+
+	// A hold moves the map; after the window the fast path answers it,
+	// as the RPC path does.
+	_, err = user.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B3"}}))
+	require.NoError(t, err)
+	waitForMapVersion(t, s, show, user)
+	time.Sleep(share)
+	moved := getREST(t, s.fast, path, signedIn)
+	require.NotEqual(t, answers[0].headers["ETag"], moved.headers["ETag"])
+	require.Equal(t, getREST(t, s.slow, path, signedIn), moved)
 }
 
 // waitForMapVersion waits until the Redis map serves the shard's version

@@ -74,6 +74,10 @@ type Config struct {
 	CheckIn *ticket.Service
 	// Now is the time of reads (upcoming tickets); default time.Now.
 	Now func() time.Time
+	// SeatMapShare is how long one Redis read of a show's availability
+	// answers every availability-only read of that show on the fast path
+	// (decision 0232); 0: each read goes to Redis.
+	SeatMapShare time.Duration
 	// WaitingRooms runs the shows' waiting rooms and checks the
 	// Queue-Token of CreateHold; nil (no Redis): no show may have one.
 	WaitingRooms *waitingroom.Service

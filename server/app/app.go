@@ -46,6 +46,12 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
+// seatMapShare is how long one Redis read of a show's availability
+// answers the availability-only reads of that show (decision 0232): on an
+// on-sale morning thousands of buyers poll one map, and 5 ms is far inside
+// the second allows a map to lag and the projector's own delay.
+const seatMapShare = 5 * time.Millisecond
+
 // Config says where the databases are and how the platform behaves.
 type Config struct {
 	CatalogURL string
@@ -276,6 +282,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	apiCfg := api.Config{
 		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
+		SeatMapShare: seatMapShare,
 	}
 	if err := a.openIdP(cfg, tokens, &apiCfg); err != nil {
 		closeAll()
