@@ -43,6 +43,11 @@ type Event struct {
 	Type       string
 	Payload    []byte
 	OccurredAt time.Time
+	// RecordedAt is when the row was written: its INSERT's
+	// clock_timestamp(), in the hold the last statement before COMMIT, so
+	// about when the change became true (decision 0245). Delay and lag are
+	// counted from it. Rows written before that are read with OccurredAt.
+	RecordedAt time.Time
 }
 
 // Projector builds one read model from events. Apply must be idempotent: a
@@ -59,7 +64,9 @@ type Projector interface {
 
 // Eager is a Projector whose read model should follow a busy outbox more
 // closely than Config.Poll: after a batch with events, its consumer looks
-// again after BusyPoll.
+// again after BusyPoll, and a commit in the source (Source.NextCommit)
+// wakes it, no sooner than BusyPoll after its previous read (decision 0247).
+// BusyPoll is therefore the least time between two of its reads.
 type Eager interface {
 	BusyPoll() time.Duration
 }
@@ -68,6 +75,10 @@ type Eager interface {
 type Source struct {
 	Name string
 	Pool *pgxpool.Pool
+	// NextCommit returns a channel closed when a transaction next commits
+	// in the database through this process (pg.Pool.NextCommit); it wakes
+	// the Eager projectors' consumers before their poll. Nil: poll only.
+	NextCommit func() <-chan struct{}
 }
 
 // Config tunes a Consumer.
@@ -329,11 +340,20 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	log.Debug("projector active", "xid", cp.xid, "id", cp.id)
 	labels := prometheus.Labels{"projector": p.Name(), "source": s.Name}
 	lastStats := time.Time{}
+	eager, _ := p.(Eager)
 	for {
+		// The bell is taken before the read: a commit after it rings it,
+		// and one before it is in the read's snapshot.
+		var commit <-chan struct{}
+		if eager != nil && s.NextCommit != nil {
+			commit = s.NextCommit()
+		}
+		readAt := time.Now()
 		batch, err := readBatch(ctx, conn, s.Name, cp, c.cfg.Batch)
 		if err != nil {
 			return true, err
 		}
+		c.m.observeRead(labels, batch, time.Now())
 		if len(batch) > 0 {
 			if err := c.apply(ctx, p, batch, log, labels); err != nil {
 				return true, err
@@ -378,14 +398,21 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		if waiting {
 			wait = min(wait, 50*time.Millisecond)
 		}
-		if e, ok := p.(Eager); ok && len(batch) > 0 {
-			// Events are arriving (an on-sale) for a read model that
-			// wants them soon: look again shortly, so an event waits a
-			// few milliseconds for its batch, not a poll (decision 0210).
-			// Idle, it polls at Poll like the others.
-			wait = min(wait, e.BusyPoll())
+		var gap time.Duration
+		if eager != nil {
+			gap = eager.BusyPoll()
+			if len(batch) > 0 {
+				// Events are arriving (an on-sale) for a read model that
+				// wants them soon: look again shortly, so an event waits a
+				// few milliseconds for its batch, not a poll (decision
+				// 0210). Idle, it polls at Poll like the others.
+				wait = min(wait, gap)
+			}
 		}
-		sleep(ctx, wait)
+		// A commit wakes an eager consumer at once when it is idle or
+		// waiting behind a running transaction, and no sooner than gap
+		// after its last read while events pour in (decision 0247).
+		pause(ctx, wait, commit, readAt.Add(gap))
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
@@ -475,7 +502,8 @@ func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp ch
 // skipped every row between such a pair once xids gained a digit.
 func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint, limit int) ([]Event, error) {
 	rows, err := conn.Query(ctx, `
-		SELECT o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at
+		SELECT o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
+		       coalesce(o.recorded_at, o.occurred_at)
 		FROM outbox o
 		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
 		  AND o.xid < (`+horizonSQL+`)
@@ -488,7 +516,7 @@ func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint
 	var e Event
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
 		e = Event{Source: source}
-		if err := r.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt); err != nil {
+		if err := r.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt, &e.RecordedAt); err != nil {
 			return e, err
 		}
 		var err error
@@ -527,7 +555,7 @@ func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, projector string, 
 	var oldest *time.Time
 	var gen *int64
 	err = conn.QueryRow(ctx, `
-		SELECT count(*), min(occurred_at),
+		SELECT count(*), min(coalesce(recorded_at, occurred_at)),
 		       (SELECT generation FROM projection_checkpoints WHERE projector = $3)
 		FROM outbox
 		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id, projector).Scan(&n, &oldest, &gen)
@@ -557,6 +585,25 @@ func backoff(attempt int, base, limit time.Duration) time.Duration {
 		d = limit
 	}
 	return time.Duration(rand.Int64N(int64(d))) + time.Millisecond
+}
+
+// pause sleeps d, or until commit is closed and then until earliest,
+// whichever ends first (a nil commit never wakes it).
+func pause(ctx context.Context, d time.Duration, commit <-chan struct{}, earliest time.Time) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-commit:
+		if wait := time.Until(earliest); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			case <-time.After(wait):
+			}
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {
