@@ -71,6 +71,15 @@ type Eager interface {
 	BusyPoll() time.Duration
 }
 
+// Paced is a Projector whose read model may be a little behind:
+// unless it is catching up (a full batch), its consumer reads at most every
+// Pace, also while rows wait behind a running transaction, so a burst of
+// events reaches it as a few large batches instead of many small ones
+// (decision 0246).
+type Paced interface {
+	Pace() time.Duration
+}
+
 // Source is a database with an outbox.
 type Source struct {
 	Name string
@@ -397,6 +406,9 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		wait := c.cfg.Poll
 		if waiting {
 			wait = min(wait, 50*time.Millisecond)
+		}
+		if paced, ok := p.(Paced); ok {
+			wait = paced.Pace()
 		}
 		var gap time.Duration
 		if eager != nil {
