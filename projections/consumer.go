@@ -71,6 +71,18 @@ type Eager interface {
 	BusyPoll() time.Duration
 }
 
+// Previewer is a Projector whose read model does not depend on the order
+// of events (the seat map: per-seat versions, decision 0130). While rows
+// wait behind a running transaction, its consumer hands it those already
+// committed, ahead of their turn (decision 0248): an event shows as soon as
+// it is true, not once every older transaction has ended. Preview must not
+// move what the order guards (the seat map's version); the same rows are
+// delivered to Apply in order later, as always. A preview that fails is
+// logged and dropped: delivery does not depend on it.
+type Previewer interface {
+	Preview(ctx context.Context, events []Event) error
+}
+
 // Paced is a Projector whose read model may be a little behind (R-1.1):
 // unless it is catching up (a full batch), its consumer reads at most every
 // Pace, also while rows wait behind a running transaction, so a burst of
@@ -350,6 +362,10 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	labels := prometheus.Labels{"projector": p.Name(), "source": s.Name}
 	lastStats := time.Time{}
 	eager, _ := p.(Eager)
+	previewer, _ := p.(Previewer)
+	// previewed holds the rows handed to Preview and not yet delivered
+	// (outbox id → xid); their delay was counted when they were previewed.
+	previewed := map[int64]uint64{}
 	for {
 		// The bell is taken before the read: a commit after it rings it,
 		// and one before it is in the read's snapshot.
@@ -373,8 +389,14 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			if err != nil {
 				return true, err
 			}
+			c.m.observe(labels, batch, previewed)
 			if moved {
 				cp = next
+				for id, xid := range previewed {
+					if xid < cp.xid || (xid == cp.xid && id <= cp.id) {
+						delete(previewed, id)
+					}
+				}
 			} else {
 				// A rebuild reset the checkpoint meanwhile (another
 				// generation): start over.
@@ -382,8 +404,8 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 				if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 					return true, err
 				}
+				clear(previewed)
 			}
-			c.m.observe(labels, batch)
 		}
 		full := len(batch) == c.cfg.Batch
 		if full && time.Since(lastStats) < time.Second {
@@ -398,10 +420,19 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 				return true, err
 			}
+			clear(previewed)
 			continue
 		}
 		if full {
 			continue
+		}
+		if waiting && previewer != nil {
+			if err := c.preview(ctx, conn, previewer, s.Name, cp, previewed, labels); err != nil {
+				if ctx.Err() != nil {
+					return true, ctx.Err()
+				}
+				log.Warn("preview failed; the events come in order", "err", err)
+			}
 		}
 		wait := c.cfg.Poll
 		if waiting {
@@ -513,14 +544,22 @@ func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp ch
 // output column xid::text and sort as text, "1000" before "945", which
 // skipped every row between such a pair once xids gained a digit.
 func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint, limit int) ([]Event, error) {
-	rows, err := conn.Query(ctx, `
-		SELECT o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
-		       coalesce(o.recorded_at, o.occurred_at)
+	return readEvents(ctx, conn, source, `
+		SELECT `+eventColumns+`
 		FROM outbox o
 		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
 		  AND o.xid < (`+horizonSQL+`)
 		ORDER BY o.xid, o.id
 		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, limit)
+}
+
+// eventColumns are the columns readEvents scans, of the outbox as o.
+const eventColumns = `o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
+		       coalesce(o.recorded_at, o.occurred_at)`
+
+// readEvents runs a query of eventColumns.
+func readEvents(ctx context.Context, conn *pgx.Conn, source, sql string, args ...any) ([]Event, error) {
+	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
@@ -539,6 +578,35 @@ func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
 	return out, nil
+}
+
+// preview hands p the committed rows after cp that wait behind a running
+// transaction and were not previewed yet (decision 0248), and counts their
+// delay now: they show in the read model from here on.
+func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, source string, cp checkpoint, previewed map[int64]uint64, labels prometheus.Labels) error {
+	seen := make([]int64, 0, len(previewed))
+	for id := range previewed {
+		seen = append(seen, id)
+	}
+	ahead, err := readEvents(ctx, conn, source, `
+		SELECT `+eventColumns+`
+		FROM outbox o
+		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
+		  AND o.xid >= (`+horizonSQL+`)
+		  AND o.id <> ALL ($4::bigint[])
+		ORDER BY o.xid, o.id
+		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, c.cfg.Batch, seen)
+	if err != nil || len(ahead) == 0 {
+		return err
+	}
+	if err := p.Preview(ctx, ahead); err != nil {
+		return fmt.Errorf("preview %d events: %w", len(ahead), err)
+	}
+	for _, e := range ahead {
+		previewed[e.ID] = e.XID
+	}
+	c.m.observePreview(labels, ahead)
+	return nil
 }
 
 // horizonSQL is the xid below which this statement may read the outbox:

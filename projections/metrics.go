@@ -100,14 +100,27 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	return c, nil
 }
 
-func (m *metrics) observe(labels prometheus.Labels, batch []Event) {
+// observe counts a batch applied; the delay of an event in previewed was
+// counted when it was previewed (its first application).
+func (m *metrics) observe(labels prometheus.Labels, batch []Event, previewed map[int64]uint64) {
 	now := time.Now()
 	h := m.delay.With(labels)
 	for _, e := range batch {
-		h.Observe(max(now.Sub(e.RecordedAt).Seconds(), 0))
+		if _, ok := previewed[e.ID]; !ok {
+			h.Observe(max(now.Sub(e.RecordedAt).Seconds(), 0))
+		}
 		m.byType.WithLabelValues(labels["projector"], e.Type).Inc()
 	}
 	m.events.With(labels).Add(float64(len(batch)))
+}
+
+// observePreview counts the delay of events previewed (decision 0248).
+func (m *metrics) observePreview(labels prometheus.Labels, events []Event) {
+	now := time.Now()
+	h := m.delay.With(labels)
+	for _, e := range events {
+		h.Observe(max(now.Sub(e.RecordedAt).Seconds(), 0))
+	}
 }
 
 func (m *metrics) observeRead(labels prometheus.Labels, batch []Event, at time.Time) {
