@@ -666,3 +666,55 @@ func TestRecordedAtIsTheInsertsClock(t *testing.T) {
 	require.NoError(t, db.QueryRow(ctx, `SELECT recorded_at - occurred_at FROM outbox WHERE event_id = 'old'`).Scan(&gap))
 	require.GreaterOrEqual(t, gap, time.Hour)
 }
+
+// previewer is a recorder that also keeps what it was shown ahead of its
+// turn (projections.Previewer).
+type previewer struct {
+	recorder
+	mu    sync.Mutex
+	ahead []string
+}
+
+func (p *previewer) Preview(_ context.Context, events []projections.Event) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range events {
+		p.ahead = append(p.ahead, e.EventID)
+	}
+	return nil
+}
+
+func (p *previewer) previewed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.ahead)
+}
+
+// TestPreviewShowsCommittedRowsBehindARunningTransaction: while a
+// transaction that wrote first is still open, the rows committed after it
+// are previewed (each once, decision 0248) but not delivered; once it
+// commits, everything is delivered in (xid, id) order as before.
+func TestPreviewShowsCommittedRowsBehindARunningTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	rec := &previewer{recorder: recorder{name: "rec"}}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{Poll: 10 * time.Millisecond})
+	require.NoError(t, err)
+	run(t, c)
+	late, err := db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = late.Rollback(ctx) }()
+	_, err = late.Exec(ctx, insertSQL, "late")
+	require.NoError(t, err)
+	insertEvents(t, db, 0, 3)
+	waitFor(t, "the committed rows previewed", func() bool { return len(rec.previewed()) == 3 })
+	insertEvents(t, db, 3, 5)
+	waitFor(t, "the next rows previewed", func() bool { return len(rec.previewed()) == 5 })
+	require.Empty(t, rec.events(), "nothing passes the running transaction")
+	require.NoError(t, late.Commit(ctx))
+	waitFor(t, "every row", func() bool { return len(rec.events()) == 6 })
+	require.Equal(t, []string{"late", "e0", "e1", "e2", "e3", "e4"}, rec.events())
+	require.Equal(t, []string{"e0", "e1", "e2", "e3", "e4"}, rec.previewed(), "each previewed once, the open one never")
+}
