@@ -77,10 +77,18 @@ type Eager interface {
 // committed, ahead of their turn (decision 0248): an event shows as soon as
 // it is true, not once every older transaction has ended. Preview must not
 // move what the order guards (the seat map's version); the same rows are
-// delivered to Apply in order later, as always. A preview that fails is
-// logged and dropped: delivery does not depend on it.
+// delivered to Apply in order later, as always. Preview returns the events
+// it made visible (it may leave some to Apply); each event is offered once.
+// A preview that fails is logged and dropped: delivery does not depend on
+// it.
 type Previewer interface {
-	Preview(ctx context.Context, events []Event) error
+	Preview(ctx context.Context, events []Event) (shown []Event, err error)
+}
+
+// offer is what became of a row offered to Preview.
+type offer struct {
+	xid   uint64
+	shown bool // its delay was counted when it was shown
 }
 
 // Paced is a Projector whose read model may be a little behind:
@@ -363,9 +371,9 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	lastStats := time.Time{}
 	eager, _ := p.(Eager)
 	previewer, _ := p.(Previewer)
-	// previewed holds the rows handed to Preview and not yet delivered
-	// (outbox id → xid); their delay was counted when they were previewed.
-	previewed := map[int64]uint64{}
+	// previewed holds the rows offered to Preview and not yet delivered,
+	// by outbox id.
+	previewed := map[int64]offer{}
 	for {
 		// The bell is taken before the read: a commit after it rings it,
 		// and one before it is in the read's snapshot.
@@ -392,8 +400,8 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			c.m.observe(labels, batch, previewed)
 			if moved {
 				cp = next
-				for id, xid := range previewed {
-					if xid < cp.xid || (xid == cp.xid && id <= cp.id) {
+				for id, o := range previewed {
+					if o.xid < cp.xid || (o.xid == cp.xid && id <= cp.id) {
 						delete(previewed, id)
 					}
 				}
@@ -581,9 +589,9 @@ func readEvents(ctx context.Context, conn *pgx.Conn, source, sql string, args ..
 }
 
 // preview hands p the committed rows after cp that wait behind a running
-// transaction and were not previewed yet (decision 0248), and counts their
-// delay now: they show in the read model from here on.
-func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, source string, cp checkpoint, previewed map[int64]uint64, labels prometheus.Labels) error {
+// transaction and were not offered yet (decision 0248), and counts the
+// delay of those it showed now: they are in the read model from here on.
+func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, source string, cp checkpoint, previewed map[int64]offer, labels prometheus.Labels) error {
 	seen := make([]int64, 0, len(previewed))
 	for id := range previewed {
 		seen = append(seen, id)
@@ -599,13 +607,17 @@ func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, sou
 	if err != nil || len(ahead) == 0 {
 		return err
 	}
-	if err := p.Preview(ctx, ahead); err != nil {
+	shown, err := p.Preview(ctx, ahead)
+	if err != nil {
 		return fmt.Errorf("preview %d events: %w", len(ahead), err)
 	}
 	for _, e := range ahead {
-		previewed[e.ID] = e.XID
+		previewed[e.ID] = offer{xid: e.XID}
 	}
-	c.m.observePreview(labels, ahead)
+	for _, e := range shown {
+		previewed[e.ID] = offer{xid: e.XID, shown: true}
+	}
+	c.m.observePreview(labels, shown)
 	return nil
 }
 

@@ -675,13 +675,13 @@ type previewer struct {
 	ahead []string
 }
 
-func (p *previewer) Preview(_ context.Context, events []projections.Event) error {
+func (p *previewer) Preview(_ context.Context, events []projections.Event) ([]projections.Event, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, e := range events {
 		p.ahead = append(p.ahead, e.EventID)
 	}
-	return nil
+	return events, nil
 }
 
 func (p *previewer) previewed() []string {

@@ -100,13 +100,13 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	return c, nil
 }
 
-// observe counts a batch applied; the delay of an event in previewed was
-// counted when it was previewed (its first application).
-func (m *metrics) observe(labels prometheus.Labels, batch []Event, previewed map[int64]uint64) {
+// observe counts a batch applied; the delay of an event shown by a preview
+// was counted then (its first application).
+func (m *metrics) observe(labels prometheus.Labels, batch []Event, previewed map[int64]offer) {
 	now := time.Now()
 	h := m.delay.With(labels)
 	for _, e := range batch {
-		if _, ok := previewed[e.ID]; !ok {
+		if !previewed[e.ID].shown {
 			h.Observe(max(now.Sub(e.RecordedAt).Seconds(), 0))
 		}
 		m.byType.WithLabelValues(labels["projector"], e.Type).Inc()

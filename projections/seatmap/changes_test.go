@@ -717,7 +717,9 @@ func TestPreviewShowsSeatsButKeepsTheVersion(t *testing.T) {
 		events = append(events, shardEvents(t, env, show)...)
 	}
 	p := seatmap.NewProjector(store, env.App.Booking, slog.New(slog.DiscardHandler))
-	require.NoError(t, p.Preview(ctx, events))
+	shown, err := p.Preview(ctx, events)
+	require.NoError(t, err)
+	require.Len(t, shown, len(events), "every show has a map and its events name seats")
 	for _, show := range shows {
 		want, err := env.App.Booking.SeatMap(ctx, show)
 		require.NoError(t, err)

@@ -213,10 +213,11 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 // events does not matter. The show's version is left alone (0 never raises
 // it): it stays the newest xid delivered in order, which a conflict answer
 // relies on. Only the common case is previewed, shows with a map
-// whose events name seats only; the rest waits for its turn in Apply.
-func (p *Projector) Preview(ctx context.Context, events []projections.Event) error {
+// whose events name seats only; the rest waits for its turn in Apply. It
+// returns the events whose seats it wrote.
+func (p *Projector) Preview(ctx context.Context, events []projections.Event) ([]projections.Event, error) {
 	if p.shows == nil {
-		return nil
+		return nil, nil
 	}
 	named := map[int64]map[string]bool{}
 	skip := map[int64]bool{}
@@ -230,9 +231,6 @@ func (p *Projector) Preview(ctx context.Context, events []projections.Event) err
 			delete(named, e.ShowID)
 			continue
 		}
-		if len(seats) == 0 {
-			continue
-		}
 		if named[e.ShowID] == nil {
 			named[e.ShowID] = map[string]bool{}
 		}
@@ -240,20 +238,31 @@ func (p *Projector) Preview(ctx context.Context, events []projections.Event) err
 			named[e.ShowID][seat] = true
 		}
 	}
-	if len(named) == 0 {
-		return nil
-	}
 	seats := make(map[int64][]string, len(named))
 	for id, set := range named {
-		seats[id] = slices.Sorted(maps.Keys(set))
+		if len(set) > 0 {
+			seats[id] = slices.Sorted(maps.Keys(set))
+		}
+	}
+	if len(seats) == 0 {
+		return nil, nil
 	}
 	changes, err := p.shows.ShowSeatChanges(ctx, seats)
 	if err != nil {
-		return fmt.Errorf("read seats of %d shows: %w", len(seats), err)
+		return nil, fmt.Errorf("read seats of %d shows: %w", len(seats), err)
 	}
 	// A show without a map is left to Apply, which recomputes it.
-	_, err = p.store.ApplyChangesMany(ctx, map[int64]int64{}, changes)
-	return err
+	missing, err := p.store.ApplyChangesMany(ctx, map[int64]int64{}, changes)
+	if err != nil {
+		return nil, err
+	}
+	var shown []projections.Event
+	for _, e := range events {
+		if _, ok := changes[e.ShowID]; ok && !slices.Contains(missing, e.ShowID) && len(seats[e.ShowID]) > 0 {
+			shown = append(shown, e)
+		}
+	}
+	return shown, nil
 }
 
 func (p *Projector) applyShow(ctx context.Context, w *showWork) error {
