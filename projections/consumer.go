@@ -460,9 +460,10 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 				wait = min(wait, gap)
 			}
 		}
-		// A commit wakes an eager consumer at once when it is idle or
-		// waiting behind a running transaction, and no sooner than gap
-		// after its last read while events pour in (decision 0247).
+		// A commit wakes an eager consumer, no sooner than gap after its
+		// last read: at once when it was idle or waiting behind a running
+		// transaction for a while, every gap while commits pour in
+		// (decision 0247).
 		pause(ctx, wait, commit, readAt.Add(gap))
 		if ctx.Err() != nil {
 			return true, ctx.Err()
