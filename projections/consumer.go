@@ -43,6 +43,11 @@ type Event struct {
 	Type       string
 	Payload    []byte
 	OccurredAt time.Time
+	// RecordedAt is when the row was written: its INSERT's
+	// clock_timestamp(), in the hold the last statement before COMMIT, so
+	// about when the change became true (decision 0245). Delay and lag are
+	// counted from it. Rows written before that are read with OccurredAt.
+	RecordedAt time.Time
 }
 
 // Projector builds one read model from events. Apply must be idempotent: a
@@ -59,15 +64,50 @@ type Projector interface {
 
 // Eager is a Projector whose read model should follow a busy outbox more
 // closely than Config.Poll: after a batch with events, its consumer looks
-// again after BusyPoll.
+// again after BusyPoll, and a commit in the source (Source.NextCommit)
+// wakes it, no sooner than BusyPoll after its previous read (decision 0247).
+// BusyPoll is therefore the least time between two of its reads.
 type Eager interface {
 	BusyPoll() time.Duration
+}
+
+// Previewer is a Projector whose read model does not depend on the order
+// of events (the seat map: per-seat versions, decision 0130). While rows
+// wait behind a running transaction, its consumer hands it those already
+// committed, ahead of their turn (decision 0248): an event shows as soon as
+// it is true, not once every older transaction has ended. Preview must not
+// move what the order guards (the seat map's version); the same rows are
+// delivered to Apply in order later, as always. Preview returns the events
+// it made visible (it may leave some to Apply); each event is offered once.
+// A preview that fails is logged and dropped: delivery does not depend on
+// it.
+type Previewer interface {
+	Preview(ctx context.Context, events []Event) (shown []Event, err error)
+}
+
+// offer is what became of a row offered to Preview.
+type offer struct {
+	xid   uint64
+	shown bool // its delay was counted when it was shown
+}
+
+// Paced is a Projector whose read model may be a little behind (R-1.1):
+// unless it is catching up (a full batch), its consumer reads at most every
+// Pace, also while rows wait behind a running transaction, so a burst of
+// events reaches it as a few large batches instead of many small ones
+// (decision 0246).
+type Paced interface {
+	Pace() time.Duration
 }
 
 // Source is a database with an outbox.
 type Source struct {
 	Name string
 	Pool *pgxpool.Pool
+	// NextCommit returns a channel closed when a transaction next commits
+	// in the database through this process (pg.Pool.NextCommit); it wakes
+	// the Eager projectors' consumers before their poll. Nil: poll only.
+	NextCommit func() <-chan struct{}
 }
 
 // Config tunes a Consumer.
@@ -329,11 +369,24 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	log.Debug("projector active", "xid", cp.xid, "id", cp.id)
 	labels := prometheus.Labels{"projector": p.Name(), "source": s.Name}
 	lastStats := time.Time{}
+	eager, _ := p.(Eager)
+	previewer, _ := p.(Previewer)
+	// previewed holds the rows offered to Preview and not yet delivered,
+	// by outbox id.
+	previewed := map[int64]offer{}
 	for {
+		// The bell is taken before the read: a commit after it rings it,
+		// and one before it is in the read's snapshot.
+		var commit <-chan struct{}
+		if eager != nil && s.NextCommit != nil {
+			commit = s.NextCommit()
+		}
+		readAt := time.Now()
 		batch, err := readBatch(ctx, conn, s.Name, cp, c.cfg.Batch)
 		if err != nil {
 			return true, err
 		}
+		c.m.observeRead(labels, batch, time.Now())
 		if len(batch) > 0 {
 			if err := c.apply(ctx, p, batch, log, labels); err != nil {
 				return true, err
@@ -344,8 +397,14 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			if err != nil {
 				return true, err
 			}
+			c.m.observe(labels, batch, previewed)
 			if moved {
 				cp = next
+				for id, o := range previewed {
+					if o.xid < cp.xid || (o.xid == cp.xid && id <= cp.id) {
+						delete(previewed, id)
+					}
+				}
 			} else {
 				// A rebuild reset the checkpoint meanwhile (another
 				// generation): start over.
@@ -353,8 +412,8 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 				if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 					return true, err
 				}
+				clear(previewed)
 			}
-			c.m.observe(labels, batch)
 		}
 		full := len(batch) == c.cfg.Batch
 		if full && time.Since(lastStats) < time.Second {
@@ -369,23 +428,43 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 				return true, err
 			}
+			clear(previewed)
 			continue
 		}
 		if full {
 			continue
 		}
+		if waiting && previewer != nil {
+			if err := c.preview(ctx, conn, previewer, s.Name, cp, previewed, labels); err != nil {
+				if ctx.Err() != nil {
+					return true, ctx.Err()
+				}
+				log.Warn("preview failed; the events come in order", "err", err)
+			}
+		}
 		wait := c.cfg.Poll
 		if waiting {
 			wait = min(wait, 50*time.Millisecond)
 		}
-		if e, ok := p.(Eager); ok && len(batch) > 0 {
-			// Events are arriving (an on-sale) for a read model that
-			// wants them soon: look again shortly, so an event waits a
-			// few milliseconds for its batch, not a poll (decision 0210).
-			// Idle, it polls at Poll like the others.
-			wait = min(wait, e.BusyPoll())
+		if paced, ok := p.(Paced); ok {
+			wait = paced.Pace()
 		}
-		sleep(ctx, wait)
+		var gap time.Duration
+		if eager != nil {
+			gap = eager.BusyPoll()
+			if len(batch) > 0 {
+				// Events are arriving (an on-sale) for a read model that
+				// wants them soon: look again shortly, so an event waits a
+				// few milliseconds for its batch, not a poll (decision
+				// 0210). Idle, it polls at Poll like the others.
+				wait = min(wait, gap)
+			}
+		}
+		// A commit wakes an eager consumer, no sooner than gap after its
+		// last read: at once when it was idle or waiting behind a running
+		// transaction for a while, every gap while commits pour in
+		// (decision 0247).
+		pause(ctx, wait, commit, readAt.Add(gap))
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
@@ -474,13 +553,22 @@ func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp ch
 // output column xid::text and sort as text, "1000" before "945", which
 // skipped every row between such a pair once xids gained a digit.
 func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint, limit int) ([]Event, error) {
-	rows, err := conn.Query(ctx, `
-		SELECT o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at
+	return readEvents(ctx, conn, source, `
+		SELECT `+eventColumns+`
 		FROM outbox o
 		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
 		  AND o.xid < (`+horizonSQL+`)
 		ORDER BY o.xid, o.id
 		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, limit)
+}
+
+// eventColumns are the columns readEvents scans, of the outbox as o.
+const eventColumns = `o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
+		       coalesce(o.recorded_at, o.occurred_at)`
+
+// readEvents runs a query of eventColumns.
+func readEvents(ctx context.Context, conn *pgx.Conn, source, sql string, args ...any) ([]Event, error) {
+	rows, err := conn.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
@@ -488,7 +576,7 @@ func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint
 	var e Event
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
 		e = Event{Source: source}
-		if err := r.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt); err != nil {
+		if err := r.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt, &e.RecordedAt); err != nil {
 			return e, err
 		}
 		var err error
@@ -499,6 +587,39 @@ func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint
 		return nil, fmt.Errorf("read outbox: %w", err)
 	}
 	return out, nil
+}
+
+// preview hands p the committed rows after cp that wait behind a running
+// transaction and were not offered yet (decision 0248), and counts the
+// delay of those it showed now: they are in the read model from here on.
+func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, source string, cp checkpoint, previewed map[int64]offer, labels prometheus.Labels) error {
+	seen := make([]int64, 0, len(previewed))
+	for id := range previewed {
+		seen = append(seen, id)
+	}
+	ahead, err := readEvents(ctx, conn, source, `
+		SELECT `+eventColumns+`
+		FROM outbox o
+		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
+		  AND o.xid >= (`+horizonSQL+`)
+		  AND o.id <> ALL ($4::bigint[])
+		ORDER BY o.xid, o.id
+		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, c.cfg.Batch, seen)
+	if err != nil || len(ahead) == 0 {
+		return err
+	}
+	shown, err := p.Preview(ctx, ahead)
+	if err != nil {
+		return fmt.Errorf("preview %d events: %w", len(ahead), err)
+	}
+	for _, e := range ahead {
+		previewed[e.ID] = offer{xid: e.XID}
+	}
+	for _, e := range shown {
+		previewed[e.ID] = offer{xid: e.XID, shown: true}
+	}
+	c.m.observePreview(labels, shown)
+	return nil
 }
 
 // horizonSQL is the xid below which this statement may read the outbox:
@@ -527,7 +648,7 @@ func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, projector string, 
 	var oldest *time.Time
 	var gen *int64
 	err = conn.QueryRow(ctx, `
-		SELECT count(*), min(occurred_at),
+		SELECT count(*), min(coalesce(recorded_at, occurred_at)),
 		       (SELECT generation FROM projection_checkpoints WHERE projector = $3)
 		FROM outbox
 		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id, projector).Scan(&n, &oldest, &gen)
@@ -557,6 +678,25 @@ func backoff(attempt int, base, limit time.Duration) time.Duration {
 		d = limit
 	}
 	return time.Duration(rand.Int64N(int64(d))) + time.Millisecond
+}
+
+// pause sleeps d, or until commit is closed and then until earliest,
+// whichever ends first (a nil commit never wakes it).
+func pause(ctx context.Context, d time.Duration, commit <-chan struct{}, earliest time.Time) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-commit:
+		if wait := time.Until(earliest); wait > 0 {
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			case <-time.After(wait):
+			}
+		}
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/seatghor/seatghor/projections"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
 )
 
@@ -570,4 +571,150 @@ func TestOtherDatabasesDoNotHoldTheOutboxBack(t *testing.T) {
 	run(t, c)
 	waitFor(t, "A and B while the other database's transaction runs", func() bool { return len(rec.events()) == 2 })
 	require.Equal(t, []string{"A", "B"}, rec.events())
+}
+
+// eager is a recorder whose consumer looks again soon while busy and is
+// woken by commits (projections.Eager).
+type eager struct{ recorder }
+
+func (*eager) BusyPoll() time.Duration { return time.Millisecond }
+
+// TestCommitWakesAnEagerConsumer: a commit through the process's pool wakes
+// an eager consumer, so its event is applied without waiting for the poll
+// (decision 0247). The poll is an hour: only the commit can wake it.
+func TestCommitWakesAnEagerConsumer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	pool, err := pg.Open(ctx, "shard-0", db.Config().ConnString(), 2)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	commit := func(id string) {
+		require.NoError(t, pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, insertSQL, id)
+			return err
+		}))
+	}
+	commit("before")
+	rec := &eager{recorder{name: "rec"}}
+	c, err := projections.NewConsumer(
+		[]projections.Source{{Name: "shard-0", Pool: pool.Pool, NextCommit: pool.NextCommit}},
+		[]projections.Projector{rec}, projections.Config{Poll: time.Hour})
+	require.NoError(t, err)
+	run(t, c)
+	waitFor(t, "the first row", func() bool { return len(rec.events()) == 1 })
+	// It now reads once more (BusyPoll after a batch), finds nothing and
+	// waits for the hour's poll or a commit. Each commit below wakes it.
+	for i := range 3 {
+		id := fmt.Sprint("after-", i)
+		commit(id)
+		waitFor(t, id, func() bool { return slices.Contains(rec.events(), id) })
+	}
+	require.Equal(t, []string{"before", "after-0", "after-1", "after-2"}, rec.events())
+}
+
+// paced is a recorder whose consumer reads at most every pace
+// (projections.Paced), counting its batches.
+type paced struct {
+	recorder
+	pace time.Duration
+}
+
+func (p *paced) Pace() time.Duration { return p.pace }
+
+// TestPacedConsumerDeliversEverythingInOrder: pacing (decision 0246) skips
+// the short look-again behind a running transaction, and still delivers
+// every row once, in (xid, id) order, the late committer first.
+func TestPacedConsumerDeliversEverythingInOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	rec := &paced{recorder: recorder{name: "rec"}, pace: 20 * time.Millisecond}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{Poll: time.Hour})
+	require.NoError(t, err)
+	run(t, c)
+	late, err := db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = late.Rollback(ctx) }()
+	_, err = late.Exec(ctx, insertSQL, "late")
+	require.NoError(t, err)
+	insertEvents(t, db, 0, 20)
+	time.Sleep(100 * time.Millisecond) // several paces: nothing passes "late"
+	require.Empty(t, rec.events())
+	require.NoError(t, late.Commit(ctx))
+	insertEvents(t, db, 20, 40)
+	waitFor(t, "every row", func() bool { return len(rec.events()) == 41 })
+	want := []string{"late"}
+	for i := range 40 {
+		want = append(want, fmt.Sprint("e", i))
+	}
+	require.Equal(t, want, rec.events())
+}
+
+// TestRecordedAtIsTheInsertsClock: a row written without recorded_at (as
+// before decision 0245) has it from the column's default, the INSERT's
+// clock_timestamp(), not the occurred_at the writer chose.
+func TestRecordedAtIsTheInsertsClock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	_, err := db.Exec(ctx, `INSERT INTO outbox (show_id, event_id, event_type, payload, occurred_at)
+		VALUES (1, 'old', 'test.Event', '', now() - interval '1 hour')`)
+	require.NoError(t, err)
+	var gap time.Duration
+	require.NoError(t, db.QueryRow(ctx, `SELECT recorded_at - occurred_at FROM outbox WHERE event_id = 'old'`).Scan(&gap))
+	require.GreaterOrEqual(t, gap, time.Hour)
+}
+
+// previewer is a recorder that also keeps what it was shown ahead of its
+// turn (projections.Previewer).
+type previewer struct {
+	recorder
+	mu    sync.Mutex
+	ahead []string
+}
+
+func (p *previewer) Preview(_ context.Context, events []projections.Event) ([]projections.Event, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range events {
+		p.ahead = append(p.ahead, e.EventID)
+	}
+	return events, nil
+}
+
+func (p *previewer) previewed() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.ahead)
+}
+
+// TestPreviewShowsCommittedRowsBehindARunningTransaction: while a
+// transaction that wrote first is still open, the rows committed after it
+// are previewed (each once, decision 0248) but not delivered; once it
+// commits, everything is delivered in (xid, id) order as before.
+func TestPreviewShowsCommittedRowsBehindARunningTransaction(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := shardDB(t)
+	rec := &previewer{recorder: recorder{name: "rec"}}
+	c, err := projections.NewConsumer([]projections.Source{{Name: "shard-0", Pool: db}}, []projections.Projector{rec},
+		projections.Config{Poll: 10 * time.Millisecond})
+	require.NoError(t, err)
+	run(t, c)
+	late, err := db.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = late.Rollback(ctx) }()
+	_, err = late.Exec(ctx, insertSQL, "late")
+	require.NoError(t, err)
+	insertEvents(t, db, 0, 3)
+	waitFor(t, "the committed rows previewed", func() bool { return len(rec.previewed()) == 3 })
+	insertEvents(t, db, 3, 5)
+	waitFor(t, "the next rows previewed", func() bool { return len(rec.previewed()) == 5 })
+	require.Empty(t, rec.events(), "nothing passes the running transaction")
+	require.NoError(t, late.Commit(ctx))
+	waitFor(t, "every row", func() bool { return len(rec.events()) == 6 })
+	require.Equal(t, []string{"late", "e0", "e1", "e2", "e3", "e4"}, rec.events())
+	require.Equal(t, []string{"e0", "e1", "e2", "e3", "e4"}, rec.previewed(), "each previewed once, the open one never")
 }

@@ -13,6 +13,7 @@ type metrics struct {
 	backlog *prometheus.GaugeVec
 	lag     *prometheus.GaugeVec
 	delay   *prometheus.HistogramVec
+	read    *prometheus.HistogramVec
 	events  *prometheus.CounterVec
 	errors  *prometheus.CounterVec
 	byType  *prometheus.CounterVec
@@ -27,12 +28,20 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		}, labels),
 		lag: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "seatghor_projector_lag_seconds",
-			Help: "Age of the oldest outbox row the projector has not applied yet (0 when caught up).",
+			Help: "Age of the oldest outbox row the projector has not applied yet, from its write (0 when caught up).",
 		}, labels),
 		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "seatghor_projector_event_delay_seconds",
-			Help:    "Time from an event's change to its application in the read model.",
+			Help:    "Time from an event's outbox write (about its commit, decision 0245) to its application in the read model.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, labels),
+		// The part of the delay before the consumer read the event: its
+		// wait behind the database's running transactions (the horizon)
+		// and for the next read (decisions 0212, 0247).
+		read: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seatghor_projector_read_delay_seconds",
+			Help:    "Time from an event's outbox write to the consumer's read that returned it.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, labels),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatghor_projector_events_total",
@@ -59,6 +68,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.delay, err = register(reg, m.delay); err != nil {
+		return nil, err
+	}
+	if m.read, err = register(reg, m.read); err != nil {
 		return nil, err
 	}
 	if m.events, err = register(reg, m.events); err != nil {
@@ -88,12 +100,35 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error)
 	return c, nil
 }
 
-func (m *metrics) observe(labels prometheus.Labels, batch []Event) {
+// observe counts a batch applied; the delay of an event shown by a preview
+// was counted then (its first application).
+func (m *metrics) observe(labels prometheus.Labels, batch []Event, previewed map[int64]offer) {
 	now := time.Now()
 	h := m.delay.With(labels)
 	for _, e := range batch {
-		h.Observe(max(now.Sub(e.OccurredAt).Seconds(), 0))
+		if !previewed[e.ID].shown {
+			h.Observe(max(now.Sub(e.RecordedAt).Seconds(), 0))
+		}
 		m.byType.WithLabelValues(labels["projector"], e.Type).Inc()
 	}
 	m.events.With(labels).Add(float64(len(batch)))
+}
+
+// observePreview counts the delay of events previewed (decision 0248).
+func (m *metrics) observePreview(labels prometheus.Labels, events []Event) {
+	now := time.Now()
+	h := m.delay.With(labels)
+	for _, e := range events {
+		h.Observe(max(now.Sub(e.RecordedAt).Seconds(), 0))
+	}
+}
+
+func (m *metrics) observeRead(labels prometheus.Labels, batch []Event, at time.Time) {
+	if len(batch) == 0 {
+		return
+	}
+	h := m.read.With(labels)
+	for _, e := range batch {
+		h.Observe(max(at.Sub(e.RecordedAt).Seconds(), 0))
+	}
 }

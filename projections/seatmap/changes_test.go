@@ -689,3 +689,47 @@ func TestManyShowsInOneBatch(t *testing.T) {
 	require.NoError(t, p.Apply(ctx, events))
 	requireConverged(t, env, store, shows)
 }
+
+// TestPreviewShowsSeatsButKeepsTheVersion (decision 0248): previewed events
+// put their seats' states in the map, but the show's version moves only
+// when the events are delivered in order (a conflict answer compares it,
+//
+func TestPreviewShowsSeatsButKeepsTheVersion(t *testing.T) {
+	t.Parallel()
+	env, r := newEnv(t, false, nil)
+	ctx := context.Background()
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	rumana := as(t, env, "rumana", auth.RoleUser)
+	var shows []int64
+	before := map[int64]int64{}
+	for i := range 3 {
+		show := createShow(t, env, fmt.Sprintf("bus %d", i), 3, 4, 0)
+		shows = append(shows, show)
+		m, err := env.App.Booking.SeatMap(ctx, show)
+		require.NoError(t, err)
+		require.NoError(t, store.Put(ctx, m))
+		before[show] = m.Version
+		_, err = rumana.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1", "B2"}}))
+		require.NoError(t, err)
+	}
+	var events []projections.Event
+	for _, show := range shows {
+		events = append(events, shardEvents(t, env, show)...)
+	}
+	p := seatmap.NewProjector(store, env.App.Booking, slog.New(slog.DiscardHandler))
+	shown, err := p.Preview(ctx, events)
+	require.NoError(t, err)
+	require.Len(t, shown, len(events), "every show has a map and its events name seats")
+	for _, show := range shows {
+		want, err := env.App.Booking.SeatMap(ctx, show)
+		require.NoError(t, err)
+		got, ok, err := store.Availability(ctx, show)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, string(want.States), string(got.States), "show %d: the held seats show", show)
+		require.Equal(t, before[show], got.Version, "show %d: the version waits for delivery", show)
+		require.Less(t, got.Version, want.Version)
+	}
+	require.NoError(t, p.Apply(ctx, events))
+	requireConverged(t, env, store, shows)
+}

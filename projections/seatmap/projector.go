@@ -206,6 +206,65 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 	return g.Wait()
 }
 
+// Preview implements projections.Previewer (decision 0248): the seats that
+// committed events name, while an older transaction still holds their
+// delivery back, are read and written now, each under its row version like
+// any change (decision 0130), so nothing newer is undone and the order of
+// events does not matter. The show's version is left alone (0 never raises
+// it): it stays the newest xid delivered in order, which a conflict answer
+// relies on. Only the common case is previewed, shows with a map
+// whose events name seats only; the rest waits for its turn in Apply. It
+// returns the events whose seats it wrote.
+func (p *Projector) Preview(ctx context.Context, events []projections.Event) ([]projections.Event, error) {
+	if p.shows == nil {
+		return nil, nil
+	}
+	named := map[int64]map[string]bool{}
+	skip := map[int64]bool{}
+	for _, e := range events {
+		if e.ShowID <= 0 || skip[e.ShowID] {
+			continue
+		}
+		seats, area, order, ok, err := placesOf(e)
+		if err != nil || !ok || area != "" || order != "" {
+			skip[e.ShowID] = true
+			delete(named, e.ShowID)
+			continue
+		}
+		if named[e.ShowID] == nil {
+			named[e.ShowID] = map[string]bool{}
+		}
+		for _, seat := range seats {
+			named[e.ShowID][seat] = true
+		}
+	}
+	seats := make(map[int64][]string, len(named))
+	for id, set := range named {
+		if len(set) > 0 {
+			seats[id] = slices.Sorted(maps.Keys(set))
+		}
+	}
+	if len(seats) == 0 {
+		return nil, nil
+	}
+	changes, err := p.shows.ShowSeatChanges(ctx, seats)
+	if err != nil {
+		return nil, fmt.Errorf("read seats of %d shows: %w", len(seats), err)
+	}
+	// A show without a map is left to Apply, which recomputes it.
+	missing, err := p.store.ApplyChangesMany(ctx, map[int64]int64{}, changes)
+	if err != nil {
+		return nil, err
+	}
+	var shown []projections.Event
+	for _, e := range events {
+		if _, ok := changes[e.ShowID]; ok && !slices.Contains(missing, e.ShowID) && len(seats[e.ShowID]) > 0 {
+			shown = append(shown, e)
+		}
+	}
+	return shown, nil
+}
+
 func (p *Projector) applyShow(ctx context.Context, w *showWork) error {
 	if w.published {
 		// The show's layout may have changed: the next read reloads it.

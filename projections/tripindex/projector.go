@@ -40,12 +40,28 @@ type Seats interface {
 	Available(ctx context.Context, showID int64) (int64, error)
 }
 
+// ManyShows reads many shows' listings in one query (catalog.Service does).
+type ManyShows interface {
+	ShowListings(ctx context.Context, ids []int64) (map[int64]catalog.Show, error)
+}
+
+// ManySeats counts many shows at once, one query per shard (booking.Service
+// does).
+type ManySeats interface {
+	AvailableMany(ctx context.Context, ids []int64) (map[int64]int64, error)
+}
+
 // ProjectorConfig tunes a Projector.
 type ProjectorConfig struct {
 	// Debounce is the least time between two index writes of one show;
 	// default 1s. An on-sale's thousands of holds on one show become one
 	// write per Debounce (R-1.1 allows a second or two of staleness).
 	Debounce time.Duration
+	// Pace is the least time between two outbox reads of its consumer
+	// while it is not catching up; default Debounce/2. A burst of holds on
+	// 3,000 buses then costs two reads and one index write per Pace, not
+	// per hold (decision 0246).
+	Pace time.Duration
 	// Registerer receives the metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
@@ -59,6 +75,12 @@ type ProjectorConfig struct {
 // now) and writes it. Order, duplicates and replays therefore do not matter,
 // and after quiescence the index equals the databases.
 //
+// Pacing (decision 0246): its consumer reads the outbox at most every Pace
+// (projections.Paced), and each batch's shows are read with one catalog
+// query and one query per shard (when shows and seats can read many at
+// once) and written in one index request, so the work per hold falls as the
+// on-sale gets busier.
+//
 // Debouncing: Apply writes a show at most once per Debounce. When a show of
 // the batch was written less than Debounce ago, Apply waits until its slot
 // before it recomputes; the events that arrive meanwhile stay in the outbox
@@ -71,6 +93,7 @@ type Projector struct {
 	shows    Shows
 	seats    Seats
 	debounce time.Duration
+	pace     time.Duration
 	log      *slog.Logger
 
 	mu sync.Mutex
@@ -87,10 +110,13 @@ func NewProjector(index TripIndex, shows Shows, seats Seats, cfg ProjectorConfig
 	if cfg.Debounce <= 0 {
 		cfg.Debounce = time.Second
 	}
+	if cfg.Pace <= 0 {
+		cfg.Pace = cfg.Debounce / 2
+	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	p := &Projector{index: index, shows: shows, seats: seats, debounce: cfg.Debounce, log: cfg.Log,
+	p := &Projector{index: index, shows: shows, seats: seats, debounce: cfg.Debounce, pace: cfg.Pace, log: cfg.Log,
 		written: map[int64]time.Time{},
 		writes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "seatghor_tripindex_documents_written_total",
@@ -114,6 +140,10 @@ func NewProjector(index TripIndex, shows Shows, seats Seats, cfg ProjectorConfig
 // Name implements projections.Projector.
 func (p *Projector) Name() string { return Name }
 
+// Pace implements projections.Paced: the index may be a little behind
+// so its consumer gathers the outbox's events for a while.
+func (p *Projector) Pace() time.Duration { return p.pace }
+
 // Apply recomputes and writes every show the batch changed, each no sooner
 // than Debounce after its previous write.
 func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
@@ -132,27 +162,9 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 	if err := p.waitForSlot(ctx, shows); err != nil {
 		return err
 	}
-	trips := make([]*search.Trip, len(shows))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(8)
-	for i, id := range shows {
-		g.Go(func() error {
-			t, err := p.recompute(gctx, id)
-			if err != nil {
-				return err
-			}
-			trips[i] = t
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
+	put, err := p.recomputeAll(ctx, shows)
+	if err != nil {
 		return err
-	}
-	var put []search.Trip
-	for _, t := range trips {
-		if t != nil {
-			put = append(put, *t)
-		}
 	}
 	if len(put) == 0 {
 		return nil
@@ -205,6 +217,59 @@ func (p *Projector) markWritten(shows []int64) {
 	for _, id := range shows {
 		p.written[id] = now
 	}
+}
+
+// recomputeAll builds the documents of shows that are in both the catalog
+// and a shard: with one catalog query and one query per shard when shows
+// and seats read many at once, else show by show.
+func (p *Projector) recomputeAll(ctx context.Context, shows []int64) ([]search.Trip, error) {
+	many, ok1 := p.shows.(ManyShows)
+	counts, ok2 := p.seats.(ManySeats)
+	if ok1 && ok2 {
+		listed, err := many.ShowListings(ctx, shows)
+		if err != nil {
+			return nil, err
+		}
+		n, err := counts.AvailableMany(ctx, shows)
+		if err != nil {
+			return nil, err
+		}
+		var put []search.Trip
+		for _, id := range shows {
+			show, ok := listed[id]
+			free, counted := n[id]
+			if !ok || !counted {
+				continue // not (yet) in both
+			}
+			t := FromShow(show)
+			t.SeatsAvailable = int(free)
+			put = append(put, t)
+		}
+		return put, nil
+	}
+	trips := make([]*search.Trip, len(shows))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	for i, id := range shows {
+		g.Go(func() error {
+			t, err := p.recompute(gctx, id)
+			if err != nil {
+				return err
+			}
+			trips[i] = t
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var put []search.Trip
+	for _, t := range trips {
+		if t != nil {
+			put = append(put, *t)
+		}
+	}
+	return put, nil
 }
 
 // recompute builds a show's document from the catalog and its shard; nil

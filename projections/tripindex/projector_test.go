@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -388,4 +389,55 @@ func TestDeepSearchOff(t *testing.T) {
 	resp, err = user.SearchTrips(ctx, connect.NewRequest(&searchv1.SearchTripsRequest{Destination: "rangpur"}))
 	require.NoError(t, err)
 	require.False(t, resp.Msg.GetDegraded(), "without text nothing was left out")
+}
+
+// TestBatchReadsEqualShowByShow (decision 0246): the trip index's batched
+// reads, one catalog query for the listings and one query per shard for
+// the seats available, give each show's document as the per-show reads do,
+// for seated and GA shows on two shards with holds, and leave out a show
+// that does not exist.
+func TestBatchReadsEqualShowByShow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	admin := catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, authAs(t, env, "admin", auth.RoleAdmin))
+	holds := bookingv1connect.NewHoldServiceClient(env.HTTP, env.URL, authAs(t, env, "rumana", auth.RoleUser))
+	var shows []int64
+	for i := range 4 {
+		req := &catalogv1.CreateShowRequest{Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: fmt.Sprint("bus ", i),
+			Operator: "Hanif", Origin: "Dhaka", Destination: "Sylhet", Currency: "BDT",
+			StartsAt: timestamppb.New(time.Now().Add(48 * time.Hour)),
+			Sections: []*catalogv1.Section{{Name: "Main", Rows: []string{"A", "B"}, SeatsPerRow: 4, PriceMinor: 70000}}}
+		if i == 3 {
+			req = &catalogv1.CreateShowRequest{Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: "gig", Venue: "Dhaka",
+				Currency: "BDT", StartsAt: timestamppb.New(time.Now().Add(48 * time.Hour)),
+				GaAreas: []*catalogv1.GaArea{{Name: "Floor", Capacity: 20, PriceMinor: 100000}}}
+		}
+		resp, err := admin.CreateShow(ctx, connect.NewRequest(req))
+		require.NoError(t, err)
+		shows = append(shows, resp.Msg.GetShow().GetShowId())
+	}
+	for i, show := range shows[:2] {
+		_, err := holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1", "B" + fmt.Sprint(i+1)}}))
+		require.NoError(t, err)
+	}
+	_, err := holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: shows[3], GaArea: "Floor", Quantity: new(int32(3))}))
+	require.NoError(t, err)
+
+	ids := append(slices.Clone(shows), 999_999_999)
+	listed, err := env.App.Catalog.ShowListings(ctx, ids)
+	require.NoError(t, err)
+	counts, err := env.App.Booking.AvailableMany(ctx, ids)
+	require.NoError(t, err)
+	require.Len(t, listed, len(shows), "the unknown show is left out")
+	require.Len(t, counts, len(shows), "the unknown show is left out")
+	for _, id := range shows {
+		show, err := env.App.Catalog.GetShow(ctx, id)
+		require.NoError(t, err)
+		n, err := env.App.Booking.Available(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, tripindex.FromShow(show), tripindex.FromShow(listed[id]), "show %d", id)
+		require.Equal(t, n, counts[id], "show %d", id)
+	}
+	require.EqualValues(t, []int64{6, 6, 8, 17}, []int64{counts[shows[0]], counts[shows[1]], counts[shows[2]], counts[shows[3]]})
 }

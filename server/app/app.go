@@ -386,7 +386,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 	projectors = append(projectors, webhookfeed.NewProjector(a.Webhooks, a.Booking))
 	var sources []projections.Source
 	for _, p := range append([]*pg.Pool{a.Router.Catalog()}, a.Router.Shards()...) {
-		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool})
+		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool, NextCommit: p.NextCommit})
 	}
 	a.Projections, err = projections.NewConsumer(sources, projectors,
 		projections.Config{Registerer: a.Registry, Log: cfg.Log, MaxBackoff: cfg.ProjectorMaxBackoff, Tracing: cfg.Tracing})

@@ -90,6 +90,29 @@ func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
 	return show, nil
 }
 
+// ShowListings returns the shows of ids that exist, as GetShow does but
+// without their waiting rooms and GA places left: what a trip-index document
+// is made of (FromShow), for a whole batch in one query (decision 0246).
+func (s *Service) ShowListings(ctx context.Context, ids []int64) (map[int64]Show, error) {
+	rows, err := s.router.Catalog().Query(ctx, `SELECT `+showColumns+` FROM shows WHERE show_id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read %d shows: %w", len(ids), err)
+	}
+	defer rows.Close()
+	out := make(map[int64]Show, len(ids))
+	for rows.Next() {
+		show, err := scanShow(rows)
+		if err != nil {
+			return nil, fmt.Errorf("read %d shows: %w", len(ids), err)
+		}
+		out[show.ID] = show
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read %d shows: %w", len(ids), err)
+	}
+	return out, nil
+}
+
 // ListShows pages through shows by start time; kind filters when set.
 func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string, kind catalogv1.ShowKind) ([]Show, string, error) {
 	if pageSize <= 0 {

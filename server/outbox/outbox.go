@@ -58,6 +58,10 @@ func Queue(b *pgx.Batch, showID int64, at time.Time, event proto.Message) error 
 	return nil
 }
 
+// appendSQL leaves xid and recorded_at to their defaults: the writing
+// transaction's id, and clock_timestamp() when the INSERT runs, which in the
+// hold is the last statement before COMMIT (decision 0245: projector delay
+// and lag count from it; at stays the event's occurred_at).
 const appendSQL = `
 		INSERT INTO outbox (show_id, event_id, event_type, payload, occurred_at)
 		VALUES ($1, $2, $3, $4, $5)`

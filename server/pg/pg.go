@@ -29,6 +29,20 @@ type Pool struct {
 	writes  *atomic.Int64
 	trips   *atomic.Int64
 	rt      prometheus.Histogram
+	commits *commits
+}
+
+// NextCommit returns a channel that is closed when a transaction next
+// commits on one of the pool's connections, in this process (InTx, a Pipe,
+// or any COMMIT sent through it). The outbox consumers wait on it beside
+// their poll, so a new event is read when its transaction ends (decision
+// 0247); commits of other processes are still found by the poll.
+// A pool not made by Open never rings (nil: wait on the poll alone).
+func (p *Pool) NextCommit() <-chan struct{} {
+	if p.commits == nil {
+		return nil
+	}
+	return p.commits.next()
 }
 
 // RoundTripSeconds is the histogram of the pool's round trips (a statement,
@@ -95,7 +109,8 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 		ConstLabels: prometheus.Labels{"database": name},
 		Buckets:     prometheus.ExponentialBuckets(0.0005, 2, 14),
 	})
-	cfg.ConnConfig.Tracer = countingTracer{n: counter, writes: writes, trips: trips, rt: rt}
+	bell := &commits{}
+	cfg.ConnConfig.Tracer = countingTracer{n: counter, writes: writes, trips: trips, rt: rt, commits: bell}
 	for _, o := range opts {
 		o(cfg)
 	}
@@ -107,12 +122,13 @@ func Open(ctx context.Context, name, url string, maxConns int32, opts ...Option)
 		pool.Close()
 		return nil, fmt.Errorf("database %s: ping: %w", name, err)
 	}
-	return &Pool{Pool: pool, Name: name, queries: counter, writes: writes, trips: trips, rt: rt}, nil
+	return &Pool{Pool: pool, Name: name, queries: counter, writes: writes, trips: trips, rt: rt, commits: bell}, nil
 }
 
 type countingTracer struct {
 	n, writes, trips *atomic.Int64
 	rt               prometheus.Histogram
+	commits          *commits
 }
 
 // sentAt is when a round trip's statement or batch was sent.
@@ -149,7 +165,13 @@ func (t countingTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, d pgx.
 	return context.WithValue(ctx, sentAt{}, time.Now())
 }
 
-func (countingTracer) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+// TraceBatchQuery rings the commit bell when a batch's COMMIT committed (a
+// Pipe's last batch; a failed transaction's COMMIT answers ROLLBACK).
+func (t countingTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	if d.Err == nil && d.CommandTag.String() == "COMMIT" {
+		t.commits.ring()
+	}
+}
 
 func (t countingTracer) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
 	t.observe(ctx)
@@ -161,8 +183,11 @@ func writing(sql string) bool {
 	return strings.Contains(sql, "INSERT") || strings.Contains(sql, "UPDATE") || strings.Contains(sql, "DELETE")
 }
 
-func (t countingTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+func (t countingTracer) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryEndData) {
 	t.observe(ctx)
+	if d.Err == nil && d.CommandTag.String() == "COMMIT" {
+		t.commits.ring()
+	}
 }
 
 // Beginner starts a transaction: a pool, or a transaction (a savepoint).
