@@ -33,9 +33,16 @@ func TestStartOutlivesAndStops(t *testing.T) {
 	require.NoError(t, stubborn.Stop(ctx, 200*time.Millisecond))
 	require.False(t, stubborn.Alive())
 
+	// An id now belonging to another process, recorded with a start time
+	// that is not that process's (not p's: this process and the sleeper
+	// may have started within the same clock tick).
+	own, err := startTime(os.Getpid())
+	require.NoError(t, err)
 	reused := p
-	reused.PID = os.Getpid() // an id now belonging to another process
+	reused.PID, reused.Started = os.Getpid(), own+1
 	require.False(t, reused.Alive(), "another start time is another process")
+	reused.Started = own
+	require.True(t, reused.Alive(), "the same start time is the same process")
 }
 
 func TestParseStat(t *testing.T) {
