@@ -230,7 +230,7 @@ func runClusterUp(ctx context.Context, cfg config, o clusterOptions, stdout io.W
 
 	// The sandbox gateway, then the serve processes by role: two API
 	// processes, the workers (and webhook senders), the projectors.
-	ports, err := freeTCPPorts(9)
+	ports, err := daemon.FreePorts(9)
 	if err != nil {
 		return err
 	}
@@ -393,7 +393,7 @@ func startClusterMinIO(ctx context.Context, dir string, st *clusterState, log *s
 	if err != nil {
 		return err
 	}
-	ports, err := freeTCPPorts(1)
+	ports, err := daemon.FreePorts(1)
 	if err != nil {
 		return err
 	}
@@ -446,7 +446,7 @@ func startClusterMeili(ctx context.Context, dir string, st *clusterState, log *s
 		log.Warn("Meilisearch not installed (scripts/install-meilisearch.sh): trip search is off in this cluster")
 		return nil
 	}
-	ports, err := freeTCPPorts(1)
+	ports, err := daemon.FreePorts(1)
 	if err != nil {
 		return err
 	}
@@ -693,22 +693,6 @@ func runClusterStatus(_ context.Context, cfg config, o clusterOptions, stdout io
 		return fmt.Errorf("%w: %d down", errClusterDown, down)
 	}
 	return nil
-}
-
-// freeTCPPorts returns n distinct free ports of 127.0.0.1 (each may be
-// taken by someone else before its process binds it; that process then
-// fails to start, and `up` with it).
-func freeTCPPorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func randomHex(n int) string {

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,4 +181,21 @@ func parseStat(s string) (state string, started uint64, ok bool) {
 func procMounted() bool {
 	_, err := os.Stat("/proc/self/stat")
 	return err == nil
+}
+
+// FreePorts returns n distinct TCP ports of 127.0.0.1 that nothing listens
+// on now, for the processes about to be started (all are held open until
+// the last is picked, so none repeats; each may still be taken by someone
+// else before its process binds it, which then fails to start).
+func FreePorts(n int) ([]int, error) {
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("daemon: free port: %w", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,7 +67,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	}()
 	// Twelve distinct ports: each node's own and its cluster bus port
 	// (named, since the default, port+10000, may be taken or past 65535).
-	ports, err := freePorts(12)
+	ports, err := daemon.FreePorts(12)
 	if err != nil {
 		return nil, err
 	}
@@ -174,19 +173,4 @@ func poll(ctx context.Context, within time.Duration, check func() error) error {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-// freePorts returns n distinct TCP ports of 127.0.0.1 that nothing listens
-// on now (all held open until the last is picked, so none repeats).
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("rediscluster: %w", err)
-		}
-		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
