@@ -649,8 +649,15 @@ func TestRetriesForThreeDaysThenDisablesAndGivesUp(t *testing.T) {
 		require.NoError(t, err)
 		return list.Msg.GetEndpoints()[0]
 	}
-	// The claim counts the attempt before the POST; its log row follows the
-	// answer, so wait for both.
+	// answered is whether attempt n is counted and its answer logged (the
+	// claim counts the attempt before the POST; the log row and the next
+	// schedule follow the answer, so the clock moves only after both).
+	answered := func(n int32) bool {
+		list := deliveries(t, ops, id)
+		return len(list) > 0 && list[0].GetAttempts() == n && len(list[0].GetRecentAttempts()) > 0 &&
+			list[0].GetRecentAttempts()[0].GetAttempt() == n
+	}
+	// The first attempt: wait for both.
 	var d *partnerv1.WebhookDelivery
 	require.Eventually(t, func() bool {
 		list := deliveries(t, ops, id)
@@ -665,7 +672,7 @@ func TestRetriesForThreeDaysThenDisablesAndGivesUp(t *testing.T) {
 	require.True(t, wait >= 2500*time.Millisecond && wait <= 5*time.Second, "first retry after %s", wait)
 	for n := int32(2); n <= 9; n++ { // nine attempts within the first 24 hours
 		clk.Advance(160 * time.Minute)
-		require.Eventually(t, func() bool { return attempts() == n }, 30*time.Second, 10*time.Millisecond)
+		require.Eventually(t, func() bool { return answered(n) }, 30*time.Second, 10*time.Millisecond)
 	}
 	require.Equal(t, partnerv1.EndpointStatus_ENDPOINT_STATUS_ACTIVE, endpoint().GetStatus(), "failing for under 24 hours")
 	clk.Advance(4 * time.Hour) // the tenth, after 24 hours of failures
@@ -677,7 +684,7 @@ func TestRetriesForThreeDaysThenDisablesAndGivesUp(t *testing.T) {
 	// Enabled again it is retried for a fresh 3 days, then given up.
 	_, err := ops.hooks.EnableEndpoint(context.Background(), connect.NewRequest(&partnerv1.EnableEndpointRequest{EndpointId: id}))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return attempts() == 11 }, 30*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return answered(11) }, 30*time.Second, 10*time.Millisecond)
 	clk.Advance(webhook.Retry)
 	require.Eventually(t, func() bool {
 		d := deliveries(t, ops, id)[0]
