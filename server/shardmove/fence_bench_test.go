@@ -18,13 +18,13 @@ import (
 	"github.com/seatghor/seatghor/server/pg"
 )
 
-// BenchmarkFence measures what the move's fence (decision 0205: the
-// show_writable trigger, a FOR SHARE of the show's row for every written
-// row) costs a hold: the same one-seat CreateHold, made directly on the
+// BenchmarkFence measures what the move's fence (decisions 0205, 0265: the
+// show_writable trigger, a shared advisory lock of the show and a read of
+// its row, once per transaction) costs a hold: the same one-seat CreateHold, made directly on the
 // booking service, on a show of shard 0 (fenced) and of shard 1, where the
 // fence's triggers are disabled, interleaved, reported as a ratio
 // (fenced/unfenced). "serial" is one buyer; "concurrent" is 8 at once on
-// one show, where the FOR SHARE locks of a hot show's row meet (an
+// one show, where the fence's locks of a hot show meet (an
 // iteration is a burst of 400 holds on each show).
 func BenchmarkFence(b *testing.B) {
 	env := apptest.New(b, apptest.Options{Shards: 2, MaxConns: 16})

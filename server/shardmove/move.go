@@ -159,8 +159,8 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 		return rep, err
 	}
 
-	// The freeze: the UPDATE waits for every write already holding the
-	// show row FOR SHARE; every later one sees 'moving' and is refused.
+	// The freeze: it waits for every write already past the fence's check;
+	// every later one sees 'moving' and is refused.
 	start, err := freeze(ctx, src, showID)
 	if err != nil {
 		return rep, err
@@ -359,8 +359,8 @@ func (m *Mover) step(name string) {
 	}
 }
 
-// freezeWait bounds one attempt to freeze: the UPDATE waits for the writes
-// holding the show row, and writes that queue behind it wait for it, so a
+// freezeWait bounds one attempt to freeze: the fence's lock waits for the
+// writes holding it, and writes that queue behind it wait for it, so a
 // write that also waits for one of those (a seat row) would deadlock with
 // it. Giving up first, the move is the one that yields, never a buyer.
 const freezeWait = 100 * time.Millisecond
@@ -376,6 +376,13 @@ func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) 
 		var frozen int64
 		err := pg.InTx(ctx, src, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT set_config('lock_timeout', $1, true)`, fmt.Sprintf("%dms", freezeWait.Milliseconds())); err != nil {
+				return err
+			}
+			// Writers hold this lock shared from their check to their
+			// end (show_writable, decision 0265): taking it waits for
+			// those already past the check, and those after wait for the
+			// UPDATE's commit and then read 'moving'.
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('seatghor.fence', $1))`, showID); err != nil {
 				return err
 			}
 			tag, err := tx.Exec(ctx, `UPDATE shows SET placement = 'moving' WHERE show_id = $1 AND placement = 'active'`, showID)
