@@ -108,7 +108,9 @@ func withOneWriteConn(ctx context.Context, c net.Conn) context.Context {
 // holdWrites starts holding the writes of the HTTP/1.1 connection r came
 // on; the func it returns flushes w (so net/http's buffers hand over what
 // they still have), sends what was held in one write and stops holding.
-// The handler must call it before it returns. Without a connection to
+// The handler must call it before it returns. An answer with a
+// Content-Length is then sent whole; a chunked one's last chunk follows
+// when the handler returns. Without a connection to
 // hold (another listener; HTTP/2, whose frames another goroutine writes)
 // both do nothing.
 func holdWrites(w http.ResponseWriter, r *http.Request) (send func()) {
