@@ -352,7 +352,7 @@ func serve(ctx context.Context, cfg config, a *app.App, site web.Options, log *s
 			return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 		}
 		srv := api.NewServer(cfg.Addr, h)
-		go func() { errc <- srv.Serve(ln) }()
+		go func() { errc <- srv.Serve(api.Listener(ln)) }()
 		servers = append(servers, srv)
 		addr = ln.Addr().String()
 	}

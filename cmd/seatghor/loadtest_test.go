@@ -79,6 +79,9 @@ func TestLoadtestHoldsCommand(t *testing.T) {
 		require.Positive(t, sc.RedisGet.PerSecond, sc.Name)
 		require.Positive(t, sc.HoldsRatio, sc.Name)
 		require.Positive(t, sc.SeatMapRatio, sc.Name)
+		require.Positive(t, sc.SeatMapLean.PerSecond, sc.Name)
+		require.Equal(t, sc.SeatMapBytes, sc.SeatMapLeanBytes, "both clients read the same answer: %s", sc.Name)
+		require.Positive(t, sc.SeatMapLeanRatio, sc.Name)
 	}
 	require.Len(t, res.Scenarios[0].Rebuilds, 3, "the big show's seat map rebuilt and timed")
 	require.NotNil(t, res.GA)
@@ -167,5 +170,9 @@ func TestLoadtestHoldsSeatMapOnly(t *testing.T) {
 	require.Positive(t, sc.SeatMap.PerSecond)
 	require.Positive(t, sc.RedisGet.PerSecond)
 	require.Positive(t, sc.SeatMapRatio)
+	require.Positive(t, sc.SeatMapLean.PerSecond, "the lean client's phase")
+	require.Empty(t, sc.SeatMapLean.Errors)
+	require.Equal(t, sc.SeatMapBytes, sc.SeatMapLeanBytes)
+	require.Positive(t, sc.SeatMapLeanRatio)
 	require.Nil(t, res.GA, "no GA phase")
 }

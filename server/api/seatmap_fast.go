@@ -228,6 +228,9 @@ func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	noteRPC(ctx, getSeatMapProcedure, "ok")
 	span.SetStatus(codes.Ok, "")
 	span.End()
+	// The headers and the body leave in one write (decision 0256).
+	send := holdWrites(w, r)
+	defer send()
 	w.WriteHeader(code)
 	if code == http.StatusOK {
 		_, _ = w.Write(ans.body)

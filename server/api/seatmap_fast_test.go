@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -69,6 +70,8 @@ type seatmapServers struct {
 	fastRPC    *rpcMaps
 	store      *seatmap.Store
 	prefix     string
+	// fastWrites counts the writes to the fast server's connections.
+	fastWrites atomic.Int64
 }
 
 func newSeatmapServers(tb testing.TB) *seatmapServers { return newSeatmapServersSharing(tb, 0) }
@@ -79,19 +82,47 @@ func newSeatmapServersSharing(tb testing.TB, share time.Duration) *seatmapServer
 	r := redistest.New(tb)
 	env := apptest.New(tb, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
 	s := &seatmapServers{env: env, store: seatmap.NewStore(env.App.Redis, r.Prefix, 0), prefix: r.Prefix}
-	handler := func(maps api.SeatMapReader) *httptest.Server {
+	// Both served as `seatghor serve` serves: its server on its listener.
+	handler := func(maps api.SeatMapReader, writes *atomic.Int64) *httptest.Server {
 		h, err := api.NewHandler(api.Config{Credentials: auth.NewCredentials(env.App.Tokens), Catalog: env.App.Catalog,
 			Booking: env.App.Booking, Payments: env.App.Payments, Router: env.App.Router, Log: slog.New(slog.DiscardHandler),
 			SeatMaps: maps, Registry: prometheus.NewRegistry(), SeatMapShare: share})
 		require.NoError(tb, err)
-		srv := httptest.NewServer(h)
+		srv := httptest.NewUnstartedServer(h)
+		srv.Config = api.NewServer("", h)
+		srv.Listener = api.Listener(countingListener{srv.Listener, writes})
+		srv.Start()
 		tb.Cleanup(srv.Close)
 		return srv
 	}
 	s.fastRPC = &rpcMaps{r: env.App.SeatMaps}
-	s.fast = handler(fastMaps{s.fastRPC})
-	s.slow = handler(&rpcMaps{r: env.App.SeatMaps})
+	s.fast = handler(fastMaps{s.fastRPC}, &s.fastWrites)
+	s.slow = handler(&rpcMaps{r: env.App.SeatMaps}, new(atomic.Int64))
 	return s
+}
+
+// countingListener counts the writes to its connections.
+type countingListener struct {
+	net.Listener
+	writes *atomic.Int64
+}
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
 }
 
 // httpAnswer is one HTTP httpAnswer, its body compacted (the RPC path's JSON
@@ -241,6 +272,37 @@ func TestSeatMapFastPathAnswersAsTheRPC(t *testing.T) {
 	before = s.fastRPC.calls.Load()
 	require.Equal(t, rebuilt, getREST(t, s.fast, path, signedIn))
 	require.Equal(t, before, s.fastRPC.calls.Load(), "the rebuilt map is answered by the fast path")
+}
+
+// TestSeatMapFastAnswerLeavesInOneWrite (decision 0256): an
+// availability-only answer larger than net/http's 4 KiB write buffer (a
+// 30,000-seat show: 5 kB of base64) leaves in one write, headers and
+// body, on a kept-alive connection, and is the RPC path's answer; the
+// RPC path's own answer of the whole map is sent as before, in pieces.
+func TestSeatMapFastAnswerLeavesInOneWrite(t *testing.T) {
+	s := newSeatmapServers(t)
+	show := createShow(t, s.env, seatedShow("big", 60, 500)).GetShowId()
+	user := as(t, s.env, "rumana", auth.RoleUser)
+	layout, err := user.seatmap.GetSeatLayout(context.Background(), connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(t, err)
+	waitForMapVersion(t, s, show, user)
+	signedIn := http.Header{"Authorization": {"Bearer " + s.env.Token(t, "reader", auth.RoleUser)}}
+	path := fmt.Sprintf("/v1/shows/%d/seatmap?layout_etag=%s", show, layout.Msg.GetEtag())
+
+	getREST(t, s.fast, path, signedIn) // the connection made and the answer remembered
+	for range 3 {
+		before, calls := s.fastWrites.Load(), s.fastRPC.calls.Load()
+		fast := getREST(t, s.fast, path, signedIn)
+		require.Equal(t, http.StatusOK, fast.status)
+		require.Greater(t, len(fast.body), 5000)
+		require.Equal(t, calls, s.fastRPC.calls.Load(), "answered by the fast path")
+		require.Equal(t, int64(1), s.fastWrites.Load()-before, "one write")
+		require.Equal(t, getREST(t, s.slow, path, signedIn), fast)
+	}
+	before := s.fastWrites.Load()
+	whole := getREST(t, s.fast, fmt.Sprintf("/v1/shows/%d/seatmap", show), signedIn)
+	require.Equal(t, http.StatusOK, whole.status)
+	require.Greater(t, s.fastWrites.Load()-before, int64(1), "the RPC path's large answer: as net/http writes it")
 }
 
 // TestSeatMapFastPathSharesOneRead (decision 0232): readers of one show

@@ -307,10 +307,11 @@ func jsonByDefault(next http.Handler) http.Handler {
 
 // NewServer returns the HTTP server: HTTP/1.1 and unencrypted HTTP/2 (h2c)
 // on one port, so gRPC clients connect without TLS in dev and behind a
-// TLS-terminating proxy in production.
+// TLS-terminating proxy in production. Serve it on Listener's listener:
+// its handlers may then send an answer in one write (decision 0256).
 func NewServer(addr string, h http.Handler) *http.Server {
 	var p http.Protocols
 	p.SetHTTP1(true)
 	p.SetUnencryptedHTTP2(true)
-	return &http.Server{Addr: addr, Handler: h, Protocols: &p, ReadHeaderTimeout: 10 * time.Second}
+	return &http.Server{Addr: addr, Handler: h, Protocols: &p, ReadHeaderTimeout: 10 * time.Second, ConnContext: withOneWriteConn}
 }

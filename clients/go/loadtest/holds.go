@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/redis/go-redis/v9"
+	"github.com/valyala/fasthttp"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
@@ -147,12 +149,21 @@ type HoldsScenario struct {
 	Baseline    RPCStats `json:"baseline_tx"`
 	BaselineCPU CPU      `json:"baseline_tx_cpu"`
 	HoldsRatio  float64  `json:"holds_ratio"`
-	SeatMap     RPCStats `json:"get_seat_map"`
-	SeatMapCPU  CPU      `json:"get_seat_map_cpu"`
-	// SeatMapBytes is the size of one seat map answer (REST, JSON).
-	SeatMapBytes int      `json:"seat_map_bytes"`
-	RedisGet     RPCStats `json:"redis_get"`
-	SeatMapRatio float64  `json:"seat_map_ratio"`
+	// SeatMap is the seat map read with Go's net/http client, SeatMapLean
+	// the same read with fasthttp's, a keep-alive client about as lean per
+	// request as go-redis is per GET (decision 0255); the Redis baseline's
+	// ratio is given for both.
+	SeatMap    RPCStats `json:"get_seat_map"`
+	SeatMapCPU CPU      `json:"get_seat_map_cpu"`
+	// SeatMapBytes is the size of one seat map answer (REST, JSON), as
+	// each client read it.
+	SeatMapBytes     int      `json:"seat_map_bytes"`
+	SeatMapLean      RPCStats `json:"get_seat_map_lean"`
+	SeatMapLeanCPU   CPU      `json:"get_seat_map_lean_cpu"`
+	SeatMapLeanBytes int      `json:"seat_map_lean_bytes"`
+	RedisGet         RPCStats `json:"redis_get"`
+	SeatMapRatio     float64  `json:"seat_map_ratio"`
+	SeatMapLeanRatio float64  `json:"seat_map_lean_ratio"`
 	// Rebuilds are full rebuilds of the one show's seat map after the
 	// holds (with --redis-prefix): its Redis map dropped, then one
 	// GetSeatMap, which loads the whole show from the shard, writes it to
@@ -189,6 +200,12 @@ func RunHolds(ctx context.Context, cfg HoldsConfig, tokens Tokens, log *slog.Log
 		MaxIdleConns: 2 * cfg.Concurrency, MaxIdleConnsPerHost: 2 * cfg.Concurrency, IdleConnTimeout: time.Minute,
 		DisableCompression: true, DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext,
 	}}}
+	lean, err := leanClient(cfg.BaseURL, cfg.Concurrency)
+	if err != nil {
+		return res, err
+	}
+	r.lean = lean
+	defer lean.CloseIdleConnections()
 	for _, u := range cfg.PGURLs {
 		pool, err := pgxpool.New(ctx, u)
 		if err != nil {
@@ -236,6 +253,8 @@ type holdsRun struct {
 	log    *slog.Logger
 	runID  string
 	http   *http.Client
+	// lean is the seat map's second client (decision 0255).
+	lean *fasthttp.HostClient
 	// shards are the databases of PGURLs; pg the first, the baseline's.
 	shards []*pgxpool.Pool
 	pg     *pgxpool.Pool
@@ -368,34 +387,38 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	return sc, r.seatMapPhase(ctx, name, ids, &sc)
 }
 
-// seatMapPhase reads the shows' seat maps (the configured read), then
-// Redis GETs of a value as large as one answer, one right after the other.
+// seatMapPhase reads the shows' seat maps (the configured read) twice,
+// with net/http's client and then with fasthttp's (decision 0255), then
+// GETs from Redis a value as large as one answer, one right after the
+// other.
 func (r *holdsRun) seatMapPhase(ctx context.Context, name string, ids []int64, sc *HoldsScenario) error {
-	shows := len(ids)
-	r.log.Info("loadtest holds: GetSeatMap", "scenario", name)
 	seatMapPath := r.cfg.SeatMapPath
 	if seatMapPath == "" {
 		seatMapPath = "/v1/shows/{show}/seatmap"
 	}
-	before, err := scrape(ctx, r.http, r.cfg.AdminURL)
-	if err != nil {
-		return err
+	path := func(w, k int) string {
+		return strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%len(ids)], 10))
 	}
-	cpu0 := cpuNow(ctx, r.shards, &before)
-	rec := newRecorder()
-	var size atomic.Int64
-	elapsed := r.closedLoop(ctx, 0, func(w, k, _ int) {
-		n := r.get(ctx, rec, "GetSeatMap", strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%shows], 10)))
-		if n > 0 {
-			size.Store(int64(n))
-		}
+	r.log.Info("loadtest holds: GetSeatMap, net/http client", "scenario", name)
+	var err error
+	sc.SeatMap, sc.SeatMapCPU, sc.SeatMapBytes, err = r.seatMapReads(ctx, func(rec *recorder, w, k int) int {
+		return r.get(ctx, rec, "GetSeatMap", path(w, k))
 	})
-	sc.SeatMap, sc.SeatMapBytes = rec.stats(elapsed)["GetSeatMap"], int(size.Load())
-	after, err := scrape(ctx, r.http, r.cfg.AdminURL)
 	if err != nil {
 		return err
 	}
-	sc.SeatMapCPU = cpu0.per(cpuNow(ctx, r.shards, &after), sc.SeatMap.Calls-sc.SeatMap.errorCount())
+	tok, err := r.token("lth-reader-"+r.runID, false)
+	if err != nil {
+		return err
+	}
+	r.log.Info("loadtest holds: GetSeatMap, fasthttp client", "scenario", name)
+	auth := "Bearer " + tok
+	sc.SeatMapLean, sc.SeatMapLeanCPU, sc.SeatMapLeanBytes, err = r.seatMapReads(ctx, func(rec *recorder, w, k int) int {
+		return r.leanGet(rec, "GetSeatMap", path(w, k), auth)
+	})
+	if err != nil {
+		return err
+	}
 
 	r.log.Info("loadtest holds: baseline Redis GET", "scenario", name, "bytes", sc.SeatMapBytes)
 	sc.RedisGet, err = r.baselineRedis(ctx, max(sc.SeatMapBytes, 1))
@@ -403,7 +426,32 @@ func (r *holdsRun) seatMapPhase(ctx context.Context, name string, ids []int64, s
 		return err
 	}
 	sc.SeatMapRatio = ratio(sc.SeatMap.PerSecond, sc.RedisGet.PerSecond)
+	sc.SeatMapLeanRatio = ratio(sc.SeatMapLean.PerSecond, sc.RedisGet.PerSecond)
 	return nil
+}
+
+// seatMapReads runs read closed loop, each call one seat map read that
+// returns the answer's size (<= 0 when it failed), and gives its stats,
+// its CPU per answer and the size of an answer.
+func (r *holdsRun) seatMapReads(ctx context.Context, read func(rec *recorder, w, k int) int) (RPCStats, CPU, int, error) {
+	before, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return RPCStats{}, CPU{}, 0, err
+	}
+	cpu0 := cpuNow(ctx, r.shards, &before)
+	rec := newRecorder()
+	var size atomic.Int64
+	elapsed := r.closedLoop(ctx, 0, func(w, k, _ int) {
+		if n := read(rec, w, k); n > 0 {
+			size.Store(int64(n))
+		}
+	})
+	st := rec.stats(elapsed)["GetSeatMap"]
+	after, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return RPCStats{}, CPU{}, 0, err
+	}
+	return st, cpu0.per(cpuNow(ctx, r.shards, &after), st.Calls-st.errorCount()), int(size.Load()), nil
 }
 
 // rebuilds drops the show's seat map from Redis and times the GetSeatMap
@@ -657,6 +705,45 @@ func (r *holdsRun) get(ctx context.Context, rec *recorder, name, path string) in
 	return n
 }
 
+// leanClient is a fasthttp keep-alive client of the server at baseURL,
+// one connection per closed-loop client like go-redis's pool, reading into
+// 32 KiB buffers as go-redis does.
+func leanClient(baseURL string, conns int) (*fasthttp.HostClient, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Host == "" || u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("loadtest holds: server URL %q is not http(s)://host[:port]", baseURL)
+	}
+	return &fasthttp.HostClient{Addr: u.Host, IsTLS: u.Scheme == "https", MaxConns: conns, MaxConnWaitTimeout: 5 * time.Second,
+		ReadBufferSize: 32 << 10, ReadTimeout: 10 * time.Second, WriteTimeout: 10 * time.Second, DisablePathNormalizing: true}, nil
+}
+
+// leanGet is get with the lean client, the bearer header given: an answer
+// counts when its status is 200 and its body as long as its
+// Content-Length says.
+func (r *holdsRun) leanGet(rec *recorder, name, path, authorization string) int {
+	n, err := timed(rec, name, func() (int, error) {
+		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+		defer fasthttp.ReleaseRequest(req)
+		defer fasthttp.ReleaseResponse(resp)
+		req.SetRequestURI(r.cfg.BaseURL + path)
+		req.Header.Set("Authorization", authorization)
+		if err := r.lean.Do(req, resp); err != nil {
+			return 0, connect.NewError(connect.CodeUnavailable, err)
+		}
+		if resp.StatusCode() != http.StatusOK {
+			return 0, connect.NewError(httpCode(resp.StatusCode()), fmt.Errorf("HTTP %d", resp.StatusCode()))
+		}
+		if n, cl := len(resp.Body()), resp.Header.ContentLength(); n == 0 || cl >= 0 && n != cl {
+			return 0, connect.NewError(connect.CodeUnavailable, fmt.Errorf("answer of %d bytes, Content-Length %d", n, cl))
+		}
+		return len(resp.Body()), nil
+	})
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
 // do sends req and reads the whole answer; a status other than 200 is an
 // error named after the status (recorded by code).
 func (r *holdsRun) do(req *http.Request) (int, error) {
@@ -893,15 +980,18 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "  %-34s %8s %-10s %8s %8s %8s  %7s  %s\n", "what", "rate", "", "p50 ms", "p95 ms", "p99 ms", "calls", "errors")
 		line("CreateHold (REST, one seat)", sc.Holds, "holds/s")
 		line("baseline: seat+hold+outbox tx, pgx", sc.Baseline, "tx/s")
-		line("GetSeatMap (REST)", sc.SeatMap, "answers/s")
+		line(fmt.Sprintf("GetSeatMap (net/http) %d B", sc.SeatMapBytes), sc.SeatMap, "answers/s")
+		line(fmt.Sprintf("GetSeatMap (fasthttp) %d B", sc.SeatMapLeanBytes), sc.SeatMapLean, "answers/s")
 		line(fmt.Sprintf("baseline: Redis GET of %d B", sc.SeatMapBytes), sc.RedisGet, "GETs/s")
-		fmt.Fprintf(&b, "  ratios: holds / baseline tx %.2f, seat maps / Redis GET %.3f\n", sc.HoldsRatio, sc.SeatMapRatio)
+		fmt.Fprintf(&b, "  ratios: holds / baseline tx %.2f, seat maps / Redis GET %.3f (net/http client), %.3f (fasthttp client)\n",
+			sc.HoldsRatio, sc.SeatMapRatio, sc.SeatMapLeanRatio)
 		cpu := func(name string, c CPU) {
 			fmt.Fprintf(&b, "  CPU per %-22s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs\n", name+":", c.ServerUS, c.DatabaseUS, c.ToolUS)
 		}
 		cpu("hold", sc.HoldsCPU)
 		cpu("baseline tx", sc.BaselineCPU)
-		cpu("seat map", sc.SeatMapCPU)
+		cpu("seat map, net/http", sc.SeatMapCPU)
+		cpu("seat map, fasthttp", sc.SeatMapLeanCPU)
 		fmt.Fprintf(&b, "  held in the database %d, oversold %d, %.1f server statements per hold (projectors included)\n",
 			sc.HeldInDB, sc.Oversold, sc.StatementsPerHold)
 		if len(sc.Rebuilds) > 0 {
