@@ -362,6 +362,14 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	if !locked {
 		return false, nil
 	}
+	// The checkpoint's commits need not wait for their WAL flush (6–12 ms
+	// a batch under an on-sale's commits, decision 0260): a checkpoint lost
+	// in a crash only replays batches, which every projector takes again
+	// (at least once), and a prune that read it flushes it with its own
+	// commit, so no row is deleted that a lost checkpoint still needs.
+	if _, err := conn.Exec(ctx, `SET synchronous_commit = off`); err != nil {
+		return true, fmt.Errorf("checkpoint commits: %w", err)
+	}
 	cp, err := loadCheckpoint(ctx, conn, p.Name())
 	if err != nil {
 		return true, err
@@ -382,21 +390,69 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			commit = s.NextCommit()
 		}
 		readAt := time.Now()
-		batch, err := readBatch(ctx, conn, s.Name, cp, c.cfg.Batch)
+		l, err := readLook(ctx, conn, s.Name, p.Name(), cp, c.cfg.Batch, previewer != nil, previewed)
 		if err != nil {
 			return true, err
 		}
-		c.m.observeRead(labels, batch, time.Now())
-		if len(batch) > 0 {
-			if err := c.apply(ctx, p, batch, log, labels); err != nil {
+		if l.gen != cp.gen {
+			// A rebuild reset the checkpoint (another generation, or the
+			// row is gone): start over.
+			log.Info("checkpoint was reset; replaying from the start")
+			if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 				return true, err
 			}
+			clear(previewed)
+			continue
+		}
+		batch := l.batch
+		c.m.observeRead(labels, batch, time.Now())
+		c.m.observeSize(labels, "deliver", len(batch))
+		c.m.observeSize(labels, "preview", len(l.ahead))
+		at := c.m.observeStep(labels, "read", readAt)
+		// The rows ahead of their turn are previewed while the batch is
+		// applied, not after it: both only write what a read of the seat
+		// rows shows, under the rows' versions, so neither can undo the
+		// other (decision 0260).
+		var shown chan previewResult
+		if len(l.ahead) > 0 {
+			shown = make(chan previewResult, 1)
+			go func() {
+				start := time.Now()
+				r := previewResult{}
+				r.shown, r.err = previewer.Preview(ctx, l.ahead)
+				c.m.observeStep(labels, "preview", start)
+				shown <- r
+			}()
+		}
+		if len(batch) > 0 {
+			if err := c.apply(ctx, p, batch, log, labels); err != nil {
+				if shown != nil {
+					<-shown
+				}
+				return true, err
+			}
+			at = c.m.observeStep(labels, "apply", at)
+		}
+		if shown != nil {
+			r := <-shown
+			if r.err != nil {
+				if ctx.Err() != nil {
+					return true, ctx.Err()
+				}
+				log.Warn("preview failed; the events come in order", "err", fmt.Errorf("preview %d events: %w", len(l.ahead), r.err))
+			} else {
+				c.offered(labels, l.ahead, r.shown, previewed)
+			}
+			at = time.Now()
+		}
+		if len(batch) > 0 {
 			last := batch[len(batch)-1]
 			next := checkpoint{xid: last.XID, id: last.ID, gen: cp.gen}
 			moved, err := saveCheckpoint(ctx, conn, p.Name(), next)
 			if err != nil {
 				return true, err
 			}
+			at = c.m.observeStep(labels, "checkpoint", at)
 			c.m.observe(labels, batch, previewed)
 			if moved {
 				cp = next
@@ -419,31 +475,20 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		if full && time.Since(lastStats) < time.Second {
 			continue // catching up: straight to the next batch
 		}
-		waiting, reset, err := c.stats(ctx, conn, p.Name(), cp, labels, &lastStats)
-		if err != nil {
-			return true, err
-		}
-		if reset {
-			log.Info("checkpoint was reset; replaying from the start")
-			if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
+		// The gauges need one more query: at most every second while rows
+		// wait (an on-sale), and after each look that may have caught up,
+		// so an idle consumer's lag reads 0 at once.
+		if !l.waiting || time.Since(lastStats) >= time.Second {
+			if err := c.stats(ctx, conn, cp, labels, &lastStats); err != nil {
 				return true, err
 			}
-			clear(previewed)
-			continue
+			c.m.observeStep(labels, "stats", at)
 		}
 		if full {
 			continue
 		}
-		if waiting && previewer != nil {
-			if err := c.preview(ctx, conn, previewer, s.Name, cp, previewed, labels); err != nil {
-				if ctx.Err() != nil {
-					return true, ctx.Err()
-				}
-				log.Warn("preview failed; the events come in order", "err", err)
-			}
-		}
 		wait := c.cfg.Poll
-		if waiting {
+		if l.waiting {
 			wait = min(wait, 50*time.Millisecond)
 		}
 		if paced, ok := p.(Paced); ok {
@@ -464,11 +509,19 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		// last read: at once when it was idle or waiting behind a running
 		// transaction for a while, every gap while commits pour in
 		// (decision 0247).
+		at = time.Now()
 		pause(ctx, wait, commit, readAt.Add(gap))
+		c.m.observeStep(labels, "pause", at)
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
 	}
+}
+
+// previewResult is what a Preview running beside Apply returned.
+type previewResult struct {
+	shown []Event
+	err   error
 }
 
 // apply hands a batch to p, retrying with jittered backoff while p fails
@@ -545,73 +598,109 @@ func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp ch
 	return tag.RowsAffected() == 1, nil
 }
 
-// readBatch reads the rows after cp that no running transaction can still
-// precede: every transaction with an xid below the snapshot's xmin has
-// ended, so no row can later appear before the last one read.
+// look is what one read of the outbox found.
+type look struct {
+	// batch is the rows after the checkpoint that no running transaction
+	// can still precede, in (xid, id) order: every transaction with an
+	// xid below the horizon has ended, so no row can later appear before
+	// the last one read.
+	batch []Event
+	// ahead is the committed rows at or above the horizon not offered to
+	// Preview yet (decision 0248); only for a Previewer.
+	ahead []Event
+	// waiting tells that committed rows wait behind a running transaction.
+	waiting bool
+	// gen is the checkpoint row's generation (-1: the row is gone): a
+	// rebuild moved it on (decision 0090).
+	gen int64
+}
+
+// readLook reads, in one round trip, the next batch in order, the rows
+// ahead of it to preview (when preview is set and rows wait behind a
+// running transaction), whether rows wait, and the checkpoint's
+// generation. The batch and the rows ahead come from one statement, so
+// one snapshot and one horizon part them (decision 0260).
 //
 // The ORDER BY names the table's columns: a bare "xid" would mean the
 // output column xid::text and sort as text, "1000" before "945", which
 // skipped every row between such a pair once xids gained a digit.
-func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint, limit int) ([]Event, error) {
-	return readEvents(ctx, conn, source, `
-		SELECT `+eventColumns+`
-		FROM outbox o
-		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
-		  AND o.xid < (`+horizonSQL+`)
-		ORDER BY o.xid, o.id
-		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, limit)
-}
-
-// eventColumns are the columns readEvents scans, of the outbox as o.
-const eventColumns = `o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
-		       coalesce(o.recorded_at, o.occurred_at)`
-
-// readEvents runs a query of eventColumns.
-func readEvents(ctx context.Context, conn *pgx.Conn, source, sql string, args ...any) ([]Event, error) {
-	rows, err := conn.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
-	var xid string
-	var e Event
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
-		e = Event{Source: source}
-		if err := r.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt, &e.RecordedAt); err != nil {
-			return e, err
-		}
-		var err error
-		e.XID, err = strconv.ParseUint(xid, 10, 64)
-		return e, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
-	return out, nil
-}
-
-// preview hands p the committed rows after cp that wait behind a running
-// transaction and were not offered yet (decision 0248), and counts the
-// delay of those it showed now: they are in the read model from here on.
-func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, source string, cp checkpoint, previewed map[int64]offer, labels prometheus.Labels) error {
+func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp checkpoint, limit int, preview bool, previewed map[int64]offer) (look, error) {
 	seen := make([]int64, 0, len(previewed))
 	for id := range previewed {
 		seen = append(seen, id)
 	}
-	ahead, err := readEvents(ctx, conn, source, `
-		SELECT `+eventColumns+`
-		FROM outbox o
-		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
-		  AND o.xid >= (`+horizonSQL+`)
-		  AND o.id <> ALL ($4::bigint[])
-		ORDER BY o.xid, o.id
-		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, c.cfg.Batch, seen)
-	if err != nil || len(ahead) == 0 {
+	xid := strconv.FormatUint(cp.xid, 10)
+	l := look{gen: -1}
+	b := &pgx.Batch{}
+	b.Queue(`
+		WITH h(x) AS MATERIALIZED (`+horizonSQL+`)
+		SELECT coalesce((SELECT generation FROM projection_checkpoints WHERE projector = $3), -1),
+		       EXISTS (SELECT FROM outbox o, h WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= h.x)`,
+		xid, cp.id, projector).QueryRow(func(r pgx.Row) error {
+		return r.Scan(&l.gen, &l.waiting)
+	})
+	var rows []Event
+	b.Queue(`
+		WITH h(x) AS MATERIALIZED (`+horizonSQL+`),
+		below AS (
+			SELECT o.* FROM outbox o, h
+			WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid < h.x
+			ORDER BY o.xid, o.id
+			LIMIT $3
+		), ahead AS (
+			SELECT o.* FROM outbox o, h
+			WHERE $4 AND (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= h.x
+			  AND o.id <> ALL ($5::bigint[])
+			ORDER BY o.xid, o.id
+			LIMIT $3
+		)
+		SELECT `+eventColumns+`, o.in_order
+		FROM (SELECT b.*, true AS in_order FROM below b UNION ALL SELECT a.*, false FROM ahead a) o
+		ORDER BY o.in_order DESC, o.xid, o.id`,
+		xid, cp.id, limit, preview, seen).Query(func(r pgx.Rows) error {
+		var err error
+		rows, err = collectEvents(r, source, &l.ahead)
 		return err
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return l, fmt.Errorf("read outbox: %w", err)
 	}
-	shown, err := p.Preview(ctx, ahead)
-	if err != nil {
-		return fmt.Errorf("preview %d events: %w", len(ahead), err)
+	l.batch = rows
+	return l, nil
+}
+
+// eventColumns are the columns collectEvents scans, of the outbox as o,
+// followed by a boolean in_order.
+const eventColumns = `o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
+		       coalesce(o.recorded_at, o.occurred_at)`
+
+// collectEvents scans rows of eventColumns and in_order: it returns the
+// rows in order and appends the others to ahead.
+func collectEvents(rows pgx.Rows, source string, ahead *[]Event) ([]Event, error) {
+	var in []Event
+	var xid string
+	var inOrder bool
+	for rows.Next() {
+		e := Event{Source: source}
+		if err := rows.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt, &e.RecordedAt, &inOrder); err != nil {
+			return nil, err
+		}
+		var err error
+		if e.XID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+			return nil, err
+		}
+		if inOrder {
+			in = append(in, e)
+		} else {
+			*ahead = append(*ahead, e)
+		}
 	}
+	return in, rows.Err()
+}
+
+// offered records the rows offered to Preview, and counts the delay of
+// those it showed now: they are in the read model from here on.
+func (c *Consumer) offered(labels prometheus.Labels, ahead, shown []Event, previewed map[int64]offer) {
 	for _, e := range ahead {
 		previewed[e.ID] = offer{xid: e.XID}
 	}
@@ -619,7 +708,6 @@ func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, sou
 		previewed[e.ID] = offer{xid: e.XID, shown: true}
 	}
 	c.m.observePreview(labels, shown)
-	return nil
 }
 
 // horizonSQL is the xid below which this statement may read the outbox:
@@ -640,34 +728,25 @@ const horizonSQL = `
 		), pg_snapshot_xmax(s.snap))
 		FROM (SELECT pg_current_snapshot() AS snap) s`
 
-// stats updates the backlog and lag gauges (at most every second) and
-// tells whether rows wait behind a running transaction, and whether a
-// rebuild reset the checkpoint (another generation, or the row is gone).
-func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint, labels prometheus.Labels, last *time.Time) (waiting, reset bool, err error) {
+// stats updates the backlog and lag gauges.
+func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, cp checkpoint, labels prometheus.Labels, last *time.Time) error {
 	var n int64
 	var oldest *time.Time
-	var gen *int64
-	err = conn.QueryRow(ctx, `
-		SELECT count(*), min(coalesce(recorded_at, occurred_at)),
-		       (SELECT generation FROM projection_checkpoints WHERE projector = $3)
+	err := conn.QueryRow(ctx, `
+		SELECT count(*), min(coalesce(recorded_at, occurred_at))
 		FROM outbox
-		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id, projector).Scan(&n, &oldest, &gen)
+		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id).Scan(&n, &oldest)
 	if err != nil {
-		return false, false, fmt.Errorf("outbox backlog: %w", err)
+		return fmt.Errorf("outbox backlog: %w", err)
 	}
-	if gen == nil || *gen != cp.gen {
-		return false, true, nil
+	*last = time.Now()
+	c.m.backlog.With(labels).Set(float64(n))
+	lag := 0.0
+	if oldest != nil {
+		lag = max(time.Since(*oldest).Seconds(), 0)
 	}
-	if time.Since(*last) >= time.Second || n == 0 {
-		*last = time.Now()
-		c.m.backlog.With(labels).Set(float64(n))
-		lag := 0.0
-		if oldest != nil {
-			lag = max(time.Since(*oldest).Seconds(), 0)
-		}
-		c.m.lag.With(labels).Set(lag)
-	}
-	return n > 0, false, nil
+	c.m.lag.With(labels).Set(lag)
+	return nil
 }
 
 // backoff is a full-jitter exponential backoff: random in [0, base·2^(n-1)]
