@@ -74,15 +74,19 @@ type Eager interface {
 // Previewer is a Projector whose read model does not depend on the order
 // of events (the seat map: per-seat versions, decision 0130). While rows
 // wait behind a running transaction, its consumer hands it those already
-// committed, ahead of their turn (decision 0248): an event shows as soon as
-// it is true, not once every older transaction has ended. Preview must not
-// move what the order guards (the seat map's version); the same rows are
-// delivered to Apply in order later, as always. Preview returns the events
-// it made visible (it may leave some to Apply); each event is offered once.
-// A preview that fails is logged and dropped: delivery does not depend on
-// it.
+// committed, ahead of their turn (decision 0248), with the batch it
+// delivers in order, in one call (decision 0260): an event shows as soon
+// as it is true, not once every older transaction has ended. The preview
+// must not move what the order guards (the seat map's version); the same
+// rows are delivered in order later, as always.
 type Previewer interface {
-	Preview(ctx context.Context, events []Event) (shown []Event, err error)
+	// ApplyPreview is Apply of batch (possibly empty) together with a
+	// preview of ahead. It returns the events of ahead it made visible (it
+	// may leave some to Apply); each event is offered once. An error
+	// means the batch may not be applied: the consumer then applies it
+	// alone, retrying as for Apply, and drops the preview (delivery does
+	// not depend on it).
+	ApplyPreview(ctx context.Context, batch, ahead []Event) (shown []Event, err error)
 }
 
 // offer is what became of a row offered to Preview.
@@ -375,6 +379,20 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		return true, err
 	}
 	log.Debug("projector active", "xid", cp.xid, "id", cp.id)
+	// saved tells whether cp, the position after the last batch applied,
+	// is in the database: it is written with the next look's read, in its
+	// round trip (decision 0260), and when the consumer stops.
+	saved := true
+	defer func() {
+		if saved {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if _, err := saveCheckpoint(ctx, conn, p.Name(), cp); err != nil {
+			log.Warn("checkpoint not saved; its last batch will be delivered again", "err", err)
+		}
+	}()
 	labels := prometheus.Labels{"projector": p.Name(), "source": s.Name}
 	lastStats := time.Time{}
 	eager, _ := p.(Eager)
@@ -390,10 +408,11 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			commit = s.NextCommit()
 		}
 		readAt := time.Now()
-		l, err := readLook(ctx, conn, s.Name, p.Name(), cp, c.cfg.Batch, previewer != nil, previewed)
+		l, err := readLook(ctx, conn, s.Name, p.Name(), cp, !saved, c.cfg.Batch, previewer != nil, previewed)
 		if err != nil {
 			return true, err
 		}
+		saved = true
 		if l.gen != cp.gen {
 			// A rebuild reset the checkpoint (another generation, or the
 			// row is gone): start over.
@@ -409,66 +428,41 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		c.m.observeSize(labels, "deliver", len(batch))
 		c.m.observeSize(labels, "preview", len(l.ahead))
 		at := c.m.observeStep(labels, "read", readAt)
-		// The rows ahead of their turn are previewed while the batch is
-		// applied, not after it: both only write what a read of the seat
-		// rows shows, under the rows' versions, so neither can undo the
-		// other (decision 0260).
-		var shown chan previewResult
+		// The rows ahead of their turn are previewed with the batch, in one
+		// call: one read of their seats and one write (decision 0260).
 		if len(l.ahead) > 0 {
-			shown = make(chan previewResult, 1)
-			go func() {
-				start := time.Now()
-				r := previewResult{}
-				r.shown, r.err = previewer.Preview(ctx, l.ahead)
-				c.m.observeStep(labels, "preview", start)
-				shown <- r
-			}()
-		}
-		if len(batch) > 0 {
-			if err := c.apply(ctx, p, batch, log, labels); err != nil {
-				if shown != nil {
-					<-shown
+			shown, err := c.applyPreview(ctx, p, previewer, batch, l.ahead, labels)
+			switch {
+			case err == nil:
+				c.offered(labels, l.ahead, shown, previewed)
+			case ctx.Err() != nil:
+				return true, ctx.Err()
+			default:
+				log.Warn("preview failed; the events come in order", "err", err)
+				if len(batch) > 0 {
+					if err := c.apply(ctx, p, batch, log, labels); err != nil {
+						return true, err
+					}
 				}
+			}
+			at = c.m.observeStep(labels, "apply_preview", at)
+		} else if len(batch) > 0 {
+			if err := c.apply(ctx, p, batch, log, labels); err != nil {
 				return true, err
 			}
 			at = c.m.observeStep(labels, "apply", at)
 		}
-		if shown != nil {
-			r := <-shown
-			if r.err != nil {
-				if ctx.Err() != nil {
-					return true, ctx.Err()
-				}
-				log.Warn("preview failed; the events come in order", "err", fmt.Errorf("preview %d events: %w", len(l.ahead), r.err))
-			} else {
-				c.offered(labels, l.ahead, r.shown, previewed)
-			}
-			at = time.Now()
-		}
 		if len(batch) > 0 {
 			last := batch[len(batch)-1]
-			next := checkpoint{xid: last.XID, id: last.ID, gen: cp.gen}
-			moved, err := saveCheckpoint(ctx, conn, p.Name(), next)
-			if err != nil {
-				return true, err
-			}
-			at = c.m.observeStep(labels, "checkpoint", at)
 			c.m.observe(labels, batch, previewed)
-			if moved {
-				cp = next
-				for id, o := range previewed {
-					if o.xid < cp.xid || (o.xid == cp.xid && id <= cp.id) {
-						delete(previewed, id)
-					}
+			// Saved with the next read, under cp's generation: a rebuild
+			// that reset the checkpoint meanwhile keeps its reset, and the
+			// read sees its generation and starts over.
+			cp, saved = checkpoint{xid: last.XID, id: last.ID, gen: cp.gen}, false
+			for id, o := range previewed {
+				if o.xid < cp.xid || (o.xid == cp.xid && id <= cp.id) {
+					delete(previewed, id)
 				}
-			} else {
-				// A rebuild reset the checkpoint meanwhile (another
-				// generation): start over.
-				log.Info("checkpoint was reset; replaying from the start")
-				if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
-					return true, err
-				}
-				clear(previewed)
 			}
 		}
 		full := len(batch) == c.cfg.Batch
@@ -518,17 +512,11 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	}
 }
 
-// previewResult is what a Preview running beside Apply returned.
-type previewResult struct {
-	shown []Event
-	err   error
-}
-
 // apply hands a batch to p, retrying with jittered backoff while p fails
 // (its store may be down: R-8.1 read models catch up when it returns).
 func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *slog.Logger, labels prometheus.Labels) error {
 	for attempt := 1; ; attempt++ {
-		err := c.traced(ctx, p, batch, attempt)
+		err := c.traced(ctx, p, batch, nil, attempt, func(ctx context.Context) error { return p.Apply(ctx, batch) })
 		if err == nil {
 			return nil
 		}
@@ -542,16 +530,36 @@ func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *s
 	}
 }
 
-// traced is one Apply in a span of its own, so a trace shows what a
+// applyPreview hands p a batch and the rows ahead of it in one call
+// (Previewer), once: on an error the caller applies the batch alone.
+func (c *Consumer) applyPreview(ctx context.Context, p Projector, pv Previewer, batch, ahead []Event, labels prometheus.Labels) (shown []Event, err error) {
+	err = c.traced(ctx, p, batch, ahead, 1, func(ctx context.Context) error {
+		shown, err = pv.ApplyPreview(ctx, batch, ahead)
+		return err
+	})
+	if err != nil && len(batch) > 0 {
+		c.m.errors.With(labels).Inc()
+	}
+	return shown, err
+}
+
+// traced is one Apply (run) in a span of its own, so a trace shows what a
 // projector spends on a batch (and the Redis or SQL calls under it).
-func (c *Consumer) traced(ctx context.Context, p Projector, batch []Event, attempt int) error {
+func (c *Consumer) traced(ctx context.Context, p Projector, batch, ahead []Event, attempt int, run func(context.Context) error) error {
+	source := ""
+	if len(batch) > 0 {
+		source = batch[0].Source
+	} else if len(ahead) > 0 {
+		source = ahead[0].Source
+	}
 	ctx, span := c.tracer.Start(ctx, "project "+p.Name(), trace.WithAttributes(
 		attribute.String("seatghor.projector", p.Name()),
-		attribute.String("seatghor.source", batch[0].Source),
+		attribute.String("seatghor.source", source),
 		attribute.Int("seatghor.events", len(batch)),
+		attribute.Int("seatghor.previewed", len(ahead)),
 		attribute.Int("seatghor.attempt", attempt)))
 	defer span.End()
-	err := p.Apply(ctx, batch)
+	err := run(ctx)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "apply failed")
@@ -584,14 +592,18 @@ func loadCheckpoint(ctx context.Context, conn *pgx.Conn, projector string) (chec
 	return cp, nil
 }
 
+// saveCheckpointSQL moves projector's checkpoint to ($2 xid, $3 id) if its
+// generation is still $4.
+const saveCheckpointSQL = `
+		UPDATE projection_checkpoints SET xid = $2::text::xid8, id = $3, updated_at = now()
+		WHERE projector = $1 AND generation = $4`
+
 // saveCheckpoint moves the checkpoint forward; moved is false when a
 // rebuild reset it since it was loaded (its generation is not cp's): the
 // batch just applied may predate the rebuild's clear, so the consumer must
 // start over rather than keep its position (decision 0090).
 func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint) (moved bool, err error) {
-	tag, err := conn.Exec(ctx, `
-		UPDATE projection_checkpoints SET xid = $2::text::xid8, id = $3, updated_at = now()
-		WHERE projector = $1 AND generation = $4`, projector, strconv.FormatUint(cp.xid, 10), cp.id, cp.gen)
+	tag, err := conn.Exec(ctx, saveCheckpointSQL, projector, strconv.FormatUint(cp.xid, 10), cp.id, cp.gen)
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
 	}
@@ -618,13 +630,14 @@ type look struct {
 // readLook reads, in one round trip, the next batch in order, the rows
 // ahead of it to preview (when preview is set and rows wait behind a
 // running transaction), whether rows wait, and the checkpoint's
-// generation. The batch and the rows ahead come from one statement, so
-// one snapshot and one horizon part them (decision 0260).
+// generation; with save, it first writes cp as the checkpoint (the last
+// look's batch is applied). The batch and the rows ahead come from one
+// statement, so one snapshot and one horizon part them (decision 0260).
 //
 // The ORDER BY names the table's columns: a bare "xid" would mean the
 // output column xid::text and sort as text, "1000" before "945", which
 // skipped every row between such a pair once xids gained a digit.
-func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp checkpoint, limit int, preview bool, previewed map[int64]offer) (look, error) {
+func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp checkpoint, save bool, limit int, preview bool, previewed map[int64]offer) (look, error) {
 	seen := make([]int64, 0, len(previewed))
 	for id := range previewed {
 		seen = append(seen, id)
@@ -632,10 +645,13 @@ func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp 
 	xid := strconv.FormatUint(cp.xid, 10)
 	l := look{gen: -1}
 	b := &pgx.Batch{}
+	if save {
+		b.Queue(saveCheckpointSQL, projector, xid, cp.id, cp.gen)
+	}
 	b.Queue(`
 		WITH h(x) AS MATERIALIZED (`+horizonSQL+`)
 		SELECT coalesce((SELECT generation FROM projection_checkpoints WHERE projector = $3), -1),
-		       EXISTS (SELECT FROM outbox o, h WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= h.x)`,
+		       EXISTS (SELECT FROM outbox o WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= (SELECT x FROM h))`,
 		xid, cp.id, projector).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&l.gen, &l.waiting)
 	})
@@ -643,13 +659,13 @@ func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp 
 	b.Queue(`
 		WITH h(x) AS MATERIALIZED (`+horizonSQL+`),
 		below AS (
-			SELECT o.* FROM outbox o, h
-			WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid < h.x
+			SELECT o.* FROM outbox o
+			WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid < (SELECT x FROM h)
 			ORDER BY o.xid, o.id
 			LIMIT $3
 		), ahead AS (
-			SELECT o.* FROM outbox o, h
-			WHERE $4 AND (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= h.x
+			SELECT o.* FROM outbox o
+			WHERE $4 AND (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= (SELECT x FROM h)
 			  AND o.id <> ALL ($5::bigint[])
 			ORDER BY o.xid, o.id
 			LIMIT $3

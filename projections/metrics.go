@@ -33,8 +33,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Age of the oldest outbox row the projector has not applied yet, from its write (0 when caught up).",
 		}, labels),
 		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "seatghor_projector_event_delay_seconds",
-			Help:    "Time from an event's outbox write (about its commit, decision 0245) to its application in the read model.",
+			Name: "seatghor_projector_event_delay_seconds",
+			Help: "Time from an event's outbox write (about its commit, decision 0245) to its application in the read model.",
 			// Fine around 100 ms, the on-sale target (issue 10), so a p99
 			// near it is told on which side it lies.
 			Buckets: []float64{.005, .01, .025, .05, .075, .1, .15, .2, .25, .5, 1, 2.5, 5, 10, 30, 60},
