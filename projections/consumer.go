@@ -644,6 +644,9 @@ func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp 
 	}
 	xid := strconv.FormatUint(cp.xid, 10)
 	l := look{gen: -1}
+	// Rows wait when the newest row after the checkpoint is at or above
+	// the horizon: max, one step of a backward index scan, because an
+	// EXISTS gets a generic plan that scans the whole outbox.
 	b := &pgx.Batch{}
 	if save {
 		b.Queue(saveCheckpointSQL, projector, xid, cp.id, cp.gen)
@@ -651,7 +654,7 @@ func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp 
 	b.Queue(`
 		WITH h(x) AS MATERIALIZED (`+horizonSQL+`)
 		SELECT coalesce((SELECT generation FROM projection_checkpoints WHERE projector = $3), -1),
-		       EXISTS (SELECT FROM outbox o WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= (SELECT x FROM h))`,
+		       coalesce((SELECT max(o.xid) FROM outbox o WHERE (o.xid, o.id) > ($1::text::xid8, $2)) >= (SELECT x FROM h), false)`,
 		xid, cp.id, projector).QueryRow(func(r pgx.Row) error {
 		return r.Scan(&l.gen, &l.waiting)
 	})
