@@ -14,6 +14,7 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -358,13 +359,8 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		return false, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('seatghor projector ' || $1, 0))`,
-		p.Name()).Scan(&locked); err != nil {
-		return false, fmt.Errorf("lock: %w", err)
-	}
-	if !locked {
-		return false, nil
+	if locked, err := lockPair(ctx, conn, p.Name()); err != nil || !locked {
+		return false, err
 	}
 	// The checkpoint's commits need not wait for their WAL flush (6–12 ms
 	// a batch under an on-sale's commits, decision 0260): a checkpoint lost
@@ -384,13 +380,8 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 	// round trip (decision 0260), and when the consumer stops.
 	saved := true
 	defer func() {
-		if saved {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := saveCheckpoint(ctx, conn, p.Name(), cp); err != nil {
-			log.Warn("checkpoint not saved; its last batch will be delivered again", "err", err)
+		if !saved {
+			c.saveOnExit(context.WithoutCancel(ctx), conn, s, p.Name(), cp, log)
 		}
 	}()
 	labels := prometheus.Labels{"projector": p.Name(), "source": s.Name}
@@ -509,6 +500,49 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
+	}
+}
+
+// lockPair takes the session advisory lock of projector's consumer in
+// conn's database; false: another process has it.
+func lockPair(ctx context.Context, conn *pgx.Conn, projector string) (bool, error) {
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('seatghor projector ' || $1, 0))`,
+		projector).Scan(&locked); err != nil {
+		return false, fmt.Errorf("lock: %w", err)
+	}
+	return locked, nil
+}
+
+// saveOnExit writes the checkpoint of the last batch applied when the
+// consumer stops before its next read would have. A stop that interrupted
+// a query closed conn, and with it the lock: the checkpoint is then
+// written on a new connection only if the lock can be taken again, so it
+// never races a consumer that took over. Not saved, the batch is only
+// delivered again.
+func (c *Consumer) saveOnExit(ctx context.Context, conn *pgx.Conn, s Source, projector string, cp checkpoint, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := func() error {
+		if conn.IsClosed() {
+			var err error
+			if conn, err = pgx.ConnectConfig(ctx, s.Pool.Config().ConnConfig); err != nil {
+				return err
+			}
+			defer conn.Close(ctx)
+			locked, err := lockPair(ctx, conn, projector)
+			if err != nil {
+				return err
+			}
+			if !locked {
+				return errors.New("another consumer took over")
+			}
+		}
+		_, err := saveCheckpoint(ctx, conn, projector, cp)
+		return err
+	}()
+	if err != nil {
+		log.Info("checkpoint of the last batch not saved; it will be delivered again", "err", err)
 	}
 }
 
