@@ -14,6 +14,7 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -74,15 +75,19 @@ type Eager interface {
 // Previewer is a Projector whose read model does not depend on the order
 // of events (the seat map: per-seat versions, decision 0130). While rows
 // wait behind a running transaction, its consumer hands it those already
-// committed, ahead of their turn (decision 0248): an event shows as soon as
-// it is true, not once every older transaction has ended. Preview must not
-// move what the order guards (the seat map's version); the same rows are
-// delivered to Apply in order later, as always. Preview returns the events
-// it made visible (it may leave some to Apply); each event is offered once.
-// A preview that fails is logged and dropped: delivery does not depend on
-// it.
+// committed, ahead of their turn (decision 0248), with the batch it
+// delivers in order, in one call (decision 0260): an event shows as soon
+// as it is true, not once every older transaction has ended. The preview
+// must not move what the order guards (the seat map's version); the same
+// rows are delivered in order later, as always.
 type Previewer interface {
-	Preview(ctx context.Context, events []Event) (shown []Event, err error)
+	// ApplyPreview is Apply of batch (possibly empty) together with a
+	// preview of ahead. It returns the events of ahead it made visible (it
+	// may leave some to Apply); each event is offered once. An error
+	// means the batch may not be applied: the consumer then applies it
+	// alone, retrying as for Apply, and drops the preview (delivery does
+	// not depend on it).
+	ApplyPreview(ctx context.Context, batch, ahead []Event) (shown []Event, err error)
 }
 
 // offer is what became of a row offered to Preview.
@@ -354,19 +359,31 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		return false, fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	var locked bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('seatghor projector ' || $1, 0))`,
-		p.Name()).Scan(&locked); err != nil {
-		return false, fmt.Errorf("lock: %w", err)
+	if locked, err := lockPair(ctx, conn, p.Name()); err != nil || !locked {
+		return false, err
 	}
-	if !locked {
-		return false, nil
+	// The checkpoint's commits need not wait for their WAL flush (6–12 ms
+	// a batch under an on-sale's commits, decision 0260): a checkpoint lost
+	// in a crash only replays batches, which every projector takes again
+	// (at least once), and a prune that read it flushes it with its own
+	// commit, so no row is deleted that a lost checkpoint still needs.
+	if _, err := conn.Exec(ctx, `SET synchronous_commit = off`); err != nil {
+		return true, fmt.Errorf("checkpoint commits: %w", err)
 	}
 	cp, err := loadCheckpoint(ctx, conn, p.Name())
 	if err != nil {
 		return true, err
 	}
 	log.Debug("projector active", "xid", cp.xid, "id", cp.id)
+	// saved tells whether cp, the position after the last batch applied,
+	// is in the database: it is written with the next look's read, in its
+	// round trip (decision 0260), and when the consumer stops.
+	saved := true
+	defer func() {
+		if !saved {
+			c.saveOnExit(context.WithoutCancel(ctx), conn, s, p.Name(), cp, log)
+		}
+	}()
 	labels := prometheus.Labels{"projector": p.Name(), "source": s.Name}
 	lastStats := time.Time{}
 	eager, _ := p.(Eager)
@@ -382,48 +399,14 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			commit = s.NextCommit()
 		}
 		readAt := time.Now()
-		batch, err := readBatch(ctx, conn, s.Name, cp, c.cfg.Batch)
+		l, err := readLook(ctx, conn, s.Name, p.Name(), cp, !saved, c.cfg.Batch, previewer != nil, previewed)
 		if err != nil {
 			return true, err
 		}
-		c.m.observeRead(labels, batch, time.Now())
-		if len(batch) > 0 {
-			if err := c.apply(ctx, p, batch, log, labels); err != nil {
-				return true, err
-			}
-			last := batch[len(batch)-1]
-			next := checkpoint{xid: last.XID, id: last.ID, gen: cp.gen}
-			moved, err := saveCheckpoint(ctx, conn, p.Name(), next)
-			if err != nil {
-				return true, err
-			}
-			c.m.observe(labels, batch, previewed)
-			if moved {
-				cp = next
-				for id, o := range previewed {
-					if o.xid < cp.xid || (o.xid == cp.xid && id <= cp.id) {
-						delete(previewed, id)
-					}
-				}
-			} else {
-				// A rebuild reset the checkpoint meanwhile (another
-				// generation): start over.
-				log.Info("checkpoint was reset; replaying from the start")
-				if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
-					return true, err
-				}
-				clear(previewed)
-			}
-		}
-		full := len(batch) == c.cfg.Batch
-		if full && time.Since(lastStats) < time.Second {
-			continue // catching up: straight to the next batch
-		}
-		waiting, reset, err := c.stats(ctx, conn, p.Name(), cp, labels, &lastStats)
-		if err != nil {
-			return true, err
-		}
-		if reset {
+		saved = true
+		if l.gen != cp.gen {
+			// A rebuild reset the checkpoint (another generation, or the
+			// row is gone): start over.
 			log.Info("checkpoint was reset; replaying from the start")
 			if cp, err = loadCheckpoint(ctx, conn, p.Name()); err != nil {
 				return true, err
@@ -431,19 +414,66 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 			clear(previewed)
 			continue
 		}
+		batch := l.batch
+		c.m.observeRead(labels, batch, time.Now())
+		c.m.observeSize(labels, "deliver", len(batch))
+		c.m.observeSize(labels, "preview", len(l.ahead))
+		at := c.m.observeStep(labels, "read", readAt)
+		// The rows ahead of their turn are previewed with the batch, in one
+		// call: one read of their seats and one write (decision 0260).
+		if len(l.ahead) > 0 {
+			shown, err := c.applyPreview(ctx, p, previewer, batch, l.ahead, labels)
+			switch {
+			case err == nil:
+				c.offered(labels, l.ahead, shown, previewed)
+			case ctx.Err() != nil:
+				return true, ctx.Err()
+			default:
+				log.Warn("preview failed; the events come in order", "err", err)
+				if len(batch) > 0 {
+					if err := c.apply(ctx, p, batch, log, labels); err != nil {
+						return true, err
+					}
+				}
+			}
+			at = c.m.observeStep(labels, "apply_preview", at)
+		} else if len(batch) > 0 {
+			if err := c.apply(ctx, p, batch, log, labels); err != nil {
+				return true, err
+			}
+			at = c.m.observeStep(labels, "apply", at)
+		}
+		if len(batch) > 0 {
+			last := batch[len(batch)-1]
+			c.m.observe(labels, batch, previewed)
+			// Saved with the next read, under cp's generation: a rebuild
+			// that reset the checkpoint meanwhile keeps its reset, and the
+			// read sees its generation and starts over.
+			cp, saved = checkpoint{xid: last.XID, id: last.ID, gen: cp.gen}, false
+			for id, o := range previewed {
+				if o.xid < cp.xid || (o.xid == cp.xid && id <= cp.id) {
+					delete(previewed, id)
+				}
+			}
+		}
+		full := len(batch) == c.cfg.Batch
+		if full && time.Since(lastStats) < time.Second {
+			continue // catching up: straight to the next batch
+		}
+		// The gauges need one more query: at most every second while rows
+		// wait (an on-sale), and after each look that may have caught up,
+		// so an idle consumer's lag reads 0 at once.
+		if !l.waiting || time.Since(lastStats) >= time.Second {
+			if err := c.stats(ctx, conn, cp, labels, &lastStats); err != nil {
+				return true, err
+			}
+			c.m.observeStep(labels, "stats", at)
+		}
 		if full {
 			continue
 		}
-		if waiting && previewer != nil {
-			if err := c.preview(ctx, conn, previewer, s.Name, cp, previewed, labels); err != nil {
-				if ctx.Err() != nil {
-					return true, ctx.Err()
-				}
-				log.Warn("preview failed; the events come in order", "err", err)
-			}
-		}
 		wait := c.cfg.Poll
-		if waiting {
+		if l.waiting {
 			wait = min(wait, 50*time.Millisecond)
 		}
 		if paced, ok := p.(Paced); ok {
@@ -464,10 +494,55 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 		// last read: at once when it was idle or waiting behind a running
 		// transaction for a while, every gap while commits pour in
 		// (decision 0247).
+		at = time.Now()
 		pause(ctx, wait, commit, readAt.Add(gap))
+		c.m.observeStep(labels, "pause", at)
 		if ctx.Err() != nil {
 			return true, ctx.Err()
 		}
+	}
+}
+
+// lockPair takes the session advisory lock of projector's consumer in
+// conn's database; false: another process has it.
+func lockPair(ctx context.Context, conn *pgx.Conn, projector string) (bool, error) {
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtextextended('seatghor projector ' || $1, 0))`,
+		projector).Scan(&locked); err != nil {
+		return false, fmt.Errorf("lock: %w", err)
+	}
+	return locked, nil
+}
+
+// saveOnExit writes the checkpoint of the last batch applied when the
+// consumer stops before its next read would have. A stop that interrupted
+// a query closed conn, and with it the lock: the checkpoint is then
+// written on a new connection only if the lock can be taken again, so it
+// never races a consumer that took over. Not saved, the batch is only
+// delivered again.
+func (c *Consumer) saveOnExit(ctx context.Context, conn *pgx.Conn, s Source, projector string, cp checkpoint, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	err := func() error {
+		if conn.IsClosed() {
+			var err error
+			if conn, err = pgx.ConnectConfig(ctx, s.Pool.Config().ConnConfig); err != nil {
+				return err
+			}
+			defer conn.Close(ctx)
+			locked, err := lockPair(ctx, conn, projector)
+			if err != nil {
+				return err
+			}
+			if !locked {
+				return errors.New("another consumer took over")
+			}
+		}
+		_, err := saveCheckpoint(ctx, conn, projector, cp)
+		return err
+	}()
+	if err != nil {
+		log.Info("checkpoint of the last batch not saved; it will be delivered again", "err", err)
 	}
 }
 
@@ -475,7 +550,7 @@ func (c *Consumer) consume(ctx context.Context, p Projector, s Source, log *slog
 // (its store may be down: R-8.1 read models catch up when it returns).
 func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *slog.Logger, labels prometheus.Labels) error {
 	for attempt := 1; ; attempt++ {
-		err := c.traced(ctx, p, batch, attempt)
+		err := c.traced(ctx, p, batch, nil, attempt, func(ctx context.Context) error { return p.Apply(ctx, batch) })
 		if err == nil {
 			return nil
 		}
@@ -489,16 +564,36 @@ func (c *Consumer) apply(ctx context.Context, p Projector, batch []Event, log *s
 	}
 }
 
-// traced is one Apply in a span of its own, so a trace shows what a
+// applyPreview hands p a batch and the rows ahead of it in one call
+// (Previewer), once: on an error the caller applies the batch alone.
+func (c *Consumer) applyPreview(ctx context.Context, p Projector, pv Previewer, batch, ahead []Event, labels prometheus.Labels) (shown []Event, err error) {
+	err = c.traced(ctx, p, batch, ahead, 1, func(ctx context.Context) error {
+		shown, err = pv.ApplyPreview(ctx, batch, ahead)
+		return err
+	})
+	if err != nil && len(batch) > 0 {
+		c.m.errors.With(labels).Inc()
+	}
+	return shown, err
+}
+
+// traced is one Apply (run) in a span of its own, so a trace shows what a
 // projector spends on a batch (and the Redis or SQL calls under it).
-func (c *Consumer) traced(ctx context.Context, p Projector, batch []Event, attempt int) error {
+func (c *Consumer) traced(ctx context.Context, p Projector, batch, ahead []Event, attempt int, run func(context.Context) error) error {
+	source := ""
+	if len(batch) > 0 {
+		source = batch[0].Source
+	} else if len(ahead) > 0 {
+		source = ahead[0].Source
+	}
 	ctx, span := c.tracer.Start(ctx, "project "+p.Name(), trace.WithAttributes(
 		attribute.String("seatghor.projector", p.Name()),
-		attribute.String("seatghor.source", batch[0].Source),
+		attribute.String("seatghor.source", source),
 		attribute.Int("seatghor.events", len(batch)),
+		attribute.Int("seatghor.previewed", len(ahead)),
 		attribute.Int("seatghor.attempt", attempt)))
 	defer span.End()
-	err := p.Apply(ctx, batch)
+	err := run(ctx)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, "apply failed")
@@ -531,87 +626,134 @@ func loadCheckpoint(ctx context.Context, conn *pgx.Conn, projector string) (chec
 	return cp, nil
 }
 
+// saveCheckpointSQL moves projector's checkpoint to ($2 xid, $3 id) if its
+// generation is still $4.
+const saveCheckpointSQL = `
+		UPDATE projection_checkpoints SET xid = $2::text::xid8, id = $3, updated_at = now()
+		WHERE projector = $1 AND generation = $4`
+
 // saveCheckpoint moves the checkpoint forward; moved is false when a
 // rebuild reset it since it was loaded (its generation is not cp's): the
 // batch just applied may predate the rebuild's clear, so the consumer must
 // start over rather than keep its position (decision 0090).
 func saveCheckpoint(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint) (moved bool, err error) {
-	tag, err := conn.Exec(ctx, `
-		UPDATE projection_checkpoints SET xid = $2::text::xid8, id = $3, updated_at = now()
-		WHERE projector = $1 AND generation = $4`, projector, strconv.FormatUint(cp.xid, 10), cp.id, cp.gen)
+	tag, err := conn.Exec(ctx, saveCheckpointSQL, projector, strconv.FormatUint(cp.xid, 10), cp.id, cp.gen)
 	if err != nil {
 		return false, fmt.Errorf("save checkpoint: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
 
-// readBatch reads the rows after cp that no running transaction can still
-// precede: every transaction with an xid below the snapshot's xmin has
-// ended, so no row can later appear before the last one read.
+// look is what one read of the outbox found.
+type look struct {
+	// batch is the rows after the checkpoint that no running transaction
+	// can still precede, in (xid, id) order: every transaction with an
+	// xid below the horizon has ended, so no row can later appear before
+	// the last one read.
+	batch []Event
+	// ahead is the committed rows at or above the horizon not offered to
+	// Preview yet (decision 0248); only for a Previewer.
+	ahead []Event
+	// waiting tells that committed rows wait behind a running transaction.
+	waiting bool
+	// gen is the checkpoint row's generation (-1: the row is gone): a
+	// rebuild moved it on (decision 0090).
+	gen int64
+}
+
+// readLook reads, in one round trip, the next batch in order, the rows
+// ahead of it to preview (when preview is set and rows wait behind a
+// running transaction), whether rows wait, and the checkpoint's
+// generation; with save, it first writes cp as the checkpoint (the last
+// look's batch is applied). The batch and the rows ahead come from one
+// statement, so one snapshot and one horizon part them (decision 0260).
 //
 // The ORDER BY names the table's columns: a bare "xid" would mean the
 // output column xid::text and sort as text, "1000" before "945", which
 // skipped every row between such a pair once xids gained a digit.
-func readBatch(ctx context.Context, conn *pgx.Conn, source string, cp checkpoint, limit int) ([]Event, error) {
-	return readEvents(ctx, conn, source, `
-		SELECT `+eventColumns+`
-		FROM outbox o
-		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
-		  AND o.xid < (`+horizonSQL+`)
-		ORDER BY o.xid, o.id
-		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, limit)
-}
-
-// eventColumns are the columns readEvents scans, of the outbox as o.
-const eventColumns = `o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
-		       coalesce(o.recorded_at, o.occurred_at)`
-
-// readEvents runs a query of eventColumns.
-func readEvents(ctx context.Context, conn *pgx.Conn, source, sql string, args ...any) ([]Event, error) {
-	rows, err := conn.Query(ctx, sql, args...)
-	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
-	var xid string
-	var e Event
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) {
-		e = Event{Source: source}
-		if err := r.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt, &e.RecordedAt); err != nil {
-			return e, err
-		}
-		var err error
-		e.XID, err = strconv.ParseUint(xid, 10, 64)
-		return e, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("read outbox: %w", err)
-	}
-	return out, nil
-}
-
-// preview hands p the committed rows after cp that wait behind a running
-// transaction and were not offered yet (decision 0248), and counts the
-// delay of those it showed now: they are in the read model from here on.
-func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, source string, cp checkpoint, previewed map[int64]offer, labels prometheus.Labels) error {
+func readLook(ctx context.Context, conn *pgx.Conn, source, projector string, cp checkpoint, save bool, limit int, preview bool, previewed map[int64]offer) (look, error) {
 	seen := make([]int64, 0, len(previewed))
 	for id := range previewed {
 		seen = append(seen, id)
 	}
-	ahead, err := readEvents(ctx, conn, source, `
-		SELECT `+eventColumns+`
-		FROM outbox o
-		WHERE (o.xid, o.id) > ($1::text::xid8, $2)
-		  AND o.xid >= (`+horizonSQL+`)
-		  AND o.id <> ALL ($4::bigint[])
-		ORDER BY o.xid, o.id
-		LIMIT $3`, strconv.FormatUint(cp.xid, 10), cp.id, c.cfg.Batch, seen)
-	if err != nil || len(ahead) == 0 {
+	xid := strconv.FormatUint(cp.xid, 10)
+	l := look{gen: -1}
+	// Rows wait when the newest row after the checkpoint is at or above
+	// the horizon: max, one step of a backward index scan, because an
+	// EXISTS gets a generic plan that scans the whole outbox.
+	b := &pgx.Batch{}
+	if save {
+		b.Queue(saveCheckpointSQL, projector, xid, cp.id, cp.gen)
+	}
+	b.Queue(`
+		WITH h(x) AS MATERIALIZED (`+horizonSQL+`)
+		SELECT coalesce((SELECT generation FROM projection_checkpoints WHERE projector = $3), -1),
+		       coalesce((SELECT max(o.xid) FROM outbox o WHERE (o.xid, o.id) > ($1::text::xid8, $2)) >= (SELECT x FROM h), false)`,
+		xid, cp.id, projector).QueryRow(func(r pgx.Row) error {
+		return r.Scan(&l.gen, &l.waiting)
+	})
+	var rows []Event
+	b.Queue(`
+		WITH h(x) AS MATERIALIZED (`+horizonSQL+`),
+		below AS (
+			SELECT o.* FROM outbox o
+			WHERE (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid < (SELECT x FROM h)
+			ORDER BY o.xid, o.id
+			LIMIT $3
+		), ahead AS (
+			SELECT o.* FROM outbox o
+			WHERE $4 AND (o.xid, o.id) > ($1::text::xid8, $2) AND o.xid >= (SELECT x FROM h)
+			  AND o.id <> ALL ($5::bigint[])
+			ORDER BY o.xid, o.id
+			LIMIT $3
+		)
+		SELECT `+eventColumns+`, o.in_order
+		FROM (SELECT b.*, true AS in_order FROM below b UNION ALL SELECT a.*, false FROM ahead a) o
+		ORDER BY o.in_order DESC, o.xid, o.id`,
+		xid, cp.id, limit, preview, seen).Query(func(r pgx.Rows) error {
+		var err error
+		rows, err = collectEvents(r, source, &l.ahead)
 		return err
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return l, fmt.Errorf("read outbox: %w", err)
 	}
-	shown, err := p.Preview(ctx, ahead)
-	if err != nil {
-		return fmt.Errorf("preview %d events: %w", len(ahead), err)
+	l.batch = rows
+	return l, nil
+}
+
+// eventColumns are the columns collectEvents scans, of the outbox as o,
+// followed by a boolean in_order.
+const eventColumns = `o.id, o.xid::text AS xid_text, o.show_id, o.event_id, o.event_type, o.payload, o.occurred_at,
+		       coalesce(o.recorded_at, o.occurred_at)`
+
+// collectEvents scans rows of eventColumns and in_order: it returns the
+// rows in order and appends the others to ahead.
+func collectEvents(rows pgx.Rows, source string, ahead *[]Event) ([]Event, error) {
+	var in []Event
+	var xid string
+	var inOrder bool
+	for rows.Next() {
+		e := Event{Source: source}
+		if err := rows.Scan(&e.ID, &xid, &e.ShowID, &e.EventID, &e.Type, &e.Payload, &e.OccurredAt, &e.RecordedAt, &inOrder); err != nil {
+			return nil, err
+		}
+		var err error
+		if e.XID, err = strconv.ParseUint(xid, 10, 64); err != nil {
+			return nil, err
+		}
+		if inOrder {
+			in = append(in, e)
+		} else {
+			*ahead = append(*ahead, e)
+		}
 	}
+	return in, rows.Err()
+}
+
+// offered records the rows offered to Preview, and counts the delay of
+// those it showed now: they are in the read model from here on.
+func (c *Consumer) offered(labels prometheus.Labels, ahead, shown []Event, previewed map[int64]offer) {
 	for _, e := range ahead {
 		previewed[e.ID] = offer{xid: e.XID}
 	}
@@ -619,7 +761,6 @@ func (c *Consumer) preview(ctx context.Context, conn *pgx.Conn, p Previewer, sou
 		previewed[e.ID] = offer{xid: e.XID, shown: true}
 	}
 	c.m.observePreview(labels, shown)
-	return nil
 }
 
 // horizonSQL is the xid below which this statement may read the outbox:
@@ -640,34 +781,25 @@ const horizonSQL = `
 		), pg_snapshot_xmax(s.snap))
 		FROM (SELECT pg_current_snapshot() AS snap) s`
 
-// stats updates the backlog and lag gauges (at most every second) and
-// tells whether rows wait behind a running transaction, and whether a
-// rebuild reset the checkpoint (another generation, or the row is gone).
-func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, projector string, cp checkpoint, labels prometheus.Labels, last *time.Time) (waiting, reset bool, err error) {
+// stats updates the backlog and lag gauges.
+func (c *Consumer) stats(ctx context.Context, conn *pgx.Conn, cp checkpoint, labels prometheus.Labels, last *time.Time) error {
 	var n int64
 	var oldest *time.Time
-	var gen *int64
-	err = conn.QueryRow(ctx, `
-		SELECT count(*), min(coalesce(recorded_at, occurred_at)),
-		       (SELECT generation FROM projection_checkpoints WHERE projector = $3)
+	err := conn.QueryRow(ctx, `
+		SELECT count(*), min(coalesce(recorded_at, occurred_at))
 		FROM outbox
-		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id, projector).Scan(&n, &oldest, &gen)
+		WHERE (xid, id) > ($1::text::xid8, $2)`, strconv.FormatUint(cp.xid, 10), cp.id).Scan(&n, &oldest)
 	if err != nil {
-		return false, false, fmt.Errorf("outbox backlog: %w", err)
+		return fmt.Errorf("outbox backlog: %w", err)
 	}
-	if gen == nil || *gen != cp.gen {
-		return false, true, nil
+	*last = time.Now()
+	c.m.backlog.With(labels).Set(float64(n))
+	lag := 0.0
+	if oldest != nil {
+		lag = max(time.Since(*oldest).Seconds(), 0)
 	}
-	if time.Since(*last) >= time.Second || n == 0 {
-		*last = time.Now()
-		c.m.backlog.With(labels).Set(float64(n))
-		lag := 0.0
-		if oldest != nil {
-			lag = max(time.Since(*oldest).Seconds(), 0)
-		}
-		c.m.lag.With(labels).Set(lag)
-	}
-	return n > 0, false, nil
+	c.m.lag.With(labels).Set(lag)
+	return nil
 }
 
 // backoff is a full-jitter exponential backoff: random in [0, base·2^(n-1)]

@@ -675,13 +675,18 @@ type previewer struct {
 	ahead []string
 }
 
-func (p *previewer) Preview(_ context.Context, events []projections.Event) ([]projections.Event, error) {
+func (p *previewer) ApplyPreview(ctx context.Context, batch, ahead []projections.Event) ([]projections.Event, error) {
+	if len(batch) > 0 {
+		if err := p.Apply(ctx, batch); err != nil {
+			return nil, err
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, e := range events {
+	for _, e := range ahead {
 		p.ahead = append(p.ahead, e.EventID)
 	}
-	return events, nil
+	return ahead, nil
 }
 
 func (p *previewer) previewed() []string {

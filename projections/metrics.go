@@ -14,6 +14,8 @@ type metrics struct {
 	lag     *prometheus.GaugeVec
 	delay   *prometheus.HistogramVec
 	read    *prometheus.HistogramVec
+	step    *prometheus.HistogramVec
+	size    *prometheus.HistogramVec
 	events  *prometheus.CounterVec
 	errors  *prometheus.CounterVec
 	byType  *prometheus.CounterVec
@@ -31,8 +33,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Age of the oldest outbox row the projector has not applied yet, from its write (0 when caught up).",
 		}, labels),
 		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "seatghor_projector_event_delay_seconds",
-			Help:    "Time from an event's outbox write (about its commit, decision 0245) to its application in the read model.",
+			Name: "seatghor_projector_event_delay_seconds",
+			Help: "Time from an event's outbox write (about its commit, decision 0245) to its application in the read model.",
 			// Fine around 100 ms, the on-sale target (issue 10), so a p99
 			// near it is told on which side it lies.
 			Buckets: []float64{.005, .01, .025, .05, .075, .1, .15, .2, .25, .5, 1, 2.5, 5, 10, 30, 60},
@@ -45,6 +47,19 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:    "Time from an event's outbox write to the consumer's read that returned it.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 		}, labels),
+		// Where a look's time goes (issue 10, goal 2): the in-order read,
+		// Apply, the checkpoint, the backlog query, the preview's read and
+		// its Preview, and the pause before the next look.
+		step: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seatghor_projector_step_seconds",
+			Help:    "Duration of each step of a consumer's look at its outbox (read, apply, checkpoint, stats, preview_read, preview, pause).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"projector", "source", "step"}),
+		size: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "seatghor_projector_batch_events",
+			Help:    "Events a consumer read in one look, in order (deliver) or ahead of their turn (preview).",
+			Buckets: []float64{1, 2, 5, 10, 20, 50, 100, 200, 500},
+		}, []string{"projector", "source", "kind"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "seatghor_projector_events_total",
 			Help: "Outbox events applied by the projector.",
@@ -73,6 +88,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.read, err = register(reg, m.read); err != nil {
+		return nil, err
+	}
+	if m.step, err = register(reg, m.step); err != nil {
+		return nil, err
+	}
+	if m.size, err = register(reg, m.size); err != nil {
 		return nil, err
 	}
 	if m.events, err = register(reg, m.events); err != nil {
@@ -132,5 +153,20 @@ func (m *metrics) observeRead(labels prometheus.Labels, batch []Event, at time.T
 	h := m.read.With(labels)
 	for _, e := range batch {
 		h.Observe(max(at.Sub(e.RecordedAt).Seconds(), 0))
+	}
+}
+
+// observeStep counts how long a step of a look took since start, and
+// returns now (the next step's start).
+func (m *metrics) observeStep(labels prometheus.Labels, step string, start time.Time) time.Time {
+	now := time.Now()
+	m.step.WithLabelValues(labels["projector"], labels["source"], step).Observe(now.Sub(start).Seconds())
+	return now
+}
+
+// observeSize counts the events of one read (kind deliver or preview).
+func (m *metrics) observeSize(labels prometheus.Labels, kind string, n int) {
+	if n > 0 {
+		m.size.WithLabelValues(labels["projector"], labels["source"], kind).Observe(float64(n))
 	}
 }

@@ -717,7 +717,7 @@ func TestPreviewShowsSeatsButKeepsTheVersion(t *testing.T) {
 		events = append(events, shardEvents(t, env, show)...)
 	}
 	p := seatmap.NewProjector(store, env.App.Booking, slog.New(slog.DiscardHandler))
-	shown, err := p.Preview(ctx, events)
+	shown, err := p.ApplyPreview(ctx, nil, events)
 	require.NoError(t, err)
 	require.Len(t, shown, len(events), "every show has a map and its events name seats")
 	for _, show := range shows {
@@ -732,4 +732,42 @@ func TestPreviewShowsSeatsButKeepsTheVersion(t *testing.T) {
 	}
 	require.NoError(t, p.Apply(ctx, events))
 	requireConverged(t, env, store, shows)
+}
+
+// TestApplyPreviewOfOneShowKeepsTheBatchsVersion (decision 0260): when a
+// show has events both in the batch delivered in order and ahead of it,
+// one read and one write show the seats of both, and the show's version
+// is the batch's newest xid, not the preview's.
+func TestApplyPreviewOfOneShowKeepsTheBatchsVersion(t *testing.T) {
+	t.Parallel()
+	env, r := newEnv(t, false, nil)
+	ctx := context.Background()
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	rumana, karim := as(t, env, "rumana", auth.RoleUser), as(t, env, "karim", auth.RoleUser)
+	show := createShow(t, env, "bus", 3, 4, 0)
+	m, err := env.App.Booking.SeatMap(ctx, show)
+	require.NoError(t, err)
+	require.NoError(t, store.Put(ctx, m))
+	for _, h := range []struct {
+		c    caller
+		seat string
+	}{{rumana, "A1"}, {karim, "B2"}} {
+		_, err := h.c.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{h.seat}}))
+		require.NoError(t, err)
+	}
+	events := shardEvents(t, env, show)
+	require.Len(t, events, 2)
+	p := seatmap.NewProjector(store, env.App.Booking, slog.New(slog.DiscardHandler))
+	shown, err := p.ApplyPreview(ctx, events[:1], events[1:])
+	require.NoError(t, err)
+	require.Equal(t, events[1:], shown)
+	want, err := env.App.Booking.SeatMap(ctx, show)
+	require.NoError(t, err)
+	got, ok, err := store.Availability(ctx, show)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, string(want.States), string(got.States), "both holds show")
+	require.Equal(t, int64(events[0].XID), got.Version, "the version is the delivered event's")
+	require.NoError(t, p.Apply(ctx, events[1:]))
+	requireConverged(t, env, store, []int64{show})
 }

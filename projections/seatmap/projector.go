@@ -134,6 +134,24 @@ type showWork struct {
 
 // Apply brings every show the batch names up to date.
 func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
+	_, err := p.ApplyPreview(ctx, events, nil)
+	return err
+}
+
+// ApplyPreview implements projections.Previewer: it applies events as
+// Apply does and previews ahead, the committed events that an older
+// transaction still holds back (decision 0248), in the same seat read and
+// Redis pipeline (decision 0260): a big show both name is read and written
+// once a look, not twice. A previewed seat is written under its row
+// version like any change (decision 0130), so nothing newer is undone and
+// the order of events does not matter; the show's version comes from
+// events alone (a preview-only show's 0 never raises it): it stays the
+// newest xid delivered in order, which a conflict answer relies on
+// . Only the common case is previewed, shows with a map whose
+// events name seats only and whose batch work, if any, takes the same
+// path; the rest waits for its turn. It returns the events of ahead whose
+// seats it wrote.
+func (p *Projector) ApplyPreview(ctx context.Context, events, ahead []projections.Event) ([]projections.Event, error) {
 	work := map[int64]*showWork{}
 	var order []int64
 	for _, e := range events {
@@ -181,45 +199,71 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 		}
 		seats[id] = slices.Sorted(maps.Keys(w.seats))
 	}
-	if len(seats) > 0 {
-		changes, err := p.shows.ShowSeatChanges(ctx, seats)
-		if err != nil {
-			return fmt.Errorf("read seats of %d shows: %w", len(seats), err)
+	previewed := map[int64]bool{}
+	for id, named := range p.previewable(ahead) {
+		if w := work[id]; w != nil {
+			if _, many := seats[id]; !many {
+				continue // its batch takes the one-show path: left to Apply
+			}
+			for seat := range named {
+				w.seats[seat] = true
+			}
+			seats[id] = slices.Sorted(maps.Keys(w.seats))
+		} else {
+			seats[id] = slices.Sorted(maps.Keys(named))
 		}
+		previewed[id] = true
+	}
+	var changes map[int64]booking.SeatChanges
+	var missing []int64
+	if len(seats) > 0 {
+		var err error
+		if changes, err = p.shows.ShowSeatChanges(ctx, seats); err != nil {
+			return nil, fmt.Errorf("read seats of %d shows: %w", len(seats), err)
+		}
+		// A show only previewed has no version here: 0 never raises it.
 		versions := make(map[int64]int64, len(changes))
 		for id := range changes {
-			versions[id] = work[id].version
+			if w := work[id]; w != nil {
+				versions[id] = w.version
+			}
 		}
-		missing, err := p.store.ApplyChangesMany(ctx, versions, changes)
-		if err != nil {
-			return err
+		if missing, err = p.store.ApplyChangesMany(ctx, versions, changes); err != nil {
+			return nil, err
 		}
 		for _, id := range missing {
-			rest = append(rest, &showWork{id: id, full: true})
+			// A show only previewed and without a map is left to Apply,
+			// which recomputes it.
+			if work[id] != nil {
+				rest = append(rest, &showWork{id: id, full: true})
+			}
 		}
 	}
-	g, ctx := errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.parallel)
 	for _, w := range rest {
-		g.Go(func() error { return p.applyShow(ctx, w) })
+		g.Go(func() error { return p.applyShow(gctx, w) })
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var shown []projections.Event
+	for _, e := range ahead {
+		if _, ok := changes[e.ShowID]; ok && previewed[e.ShowID] && !slices.Contains(missing, e.ShowID) {
+			shown = append(shown, e)
+		}
+	}
+	return shown, nil
 }
 
-// Preview implements projections.Previewer (decision 0248): the seats that
-// committed events name, while an older transaction still holds their
-// delivery back, are read and written now, each under its row version like
-// any change (decision 0130), so nothing newer is undone and the order of
-// events does not matter. The show's version is left alone (0 never raises
-// it): it stays the newest xid delivered in order, which a conflict answer
-// relies on. Only the common case is previewed, shows with a map
-// whose events name seats only; the rest waits for its turn in Apply. It
-// returns the events whose seats it wrote.
-func (p *Projector) Preview(ctx context.Context, events []projections.Event) ([]projections.Event, error) {
-	if p.shows == nil {
-		return nil, nil
-	}
+// previewable returns, by show, the seats that events name, for the shows
+// a preview may show: those whose events all name seats only (no GA area,
+// no payment's order, a kind placesOf knows).
+func (p *Projector) previewable(events []projections.Event) map[int64]map[string]bool {
 	named := map[int64]map[string]bool{}
+	if p.shows == nil {
+		return named
+	}
 	skip := map[int64]bool{}
 	for _, e := range events {
 		if e.ShowID <= 0 || skip[e.ShowID] {
@@ -238,31 +282,12 @@ func (p *Projector) Preview(ctx context.Context, events []projections.Event) ([]
 			named[e.ShowID][seat] = true
 		}
 	}
-	seats := make(map[int64][]string, len(named))
 	for id, set := range named {
-		if len(set) > 0 {
-			seats[id] = slices.Sorted(maps.Keys(set))
+		if len(set) == 0 {
+			delete(named, id)
 		}
 	}
-	if len(seats) == 0 {
-		return nil, nil
-	}
-	changes, err := p.shows.ShowSeatChanges(ctx, seats)
-	if err != nil {
-		return nil, fmt.Errorf("read seats of %d shows: %w", len(seats), err)
-	}
-	// A show without a map is left to Apply, which recomputes it.
-	missing, err := p.store.ApplyChangesMany(ctx, map[int64]int64{}, changes)
-	if err != nil {
-		return nil, err
-	}
-	var shown []projections.Event
-	for _, e := range events {
-		if _, ok := changes[e.ShowID]; ok && !slices.Contains(missing, e.ShowID) && len(seats[e.ShowID]) > 0 {
-			shown = append(shown, e)
-		}
-	}
-	return shown, nil
+	return named
 }
 
 func (p *Projector) applyShow(ctx context.Context, w *showWork) error {
