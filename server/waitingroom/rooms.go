@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -43,20 +44,37 @@ func (r Room) Active(now time.Time) bool { return now.Before(r.EndsAt) }
 // active, and the answer changes only by UpdateSale or when the window ends
 // (which the cached EndsAt already tells).
 //
-// The cache is keyed by whatever show id a caller sends, so it is bounded:
+// Which shows sell through a room is one list, read in one query at most
+// every ttl (roomedShows, decision 0267): a show joins a room only when it
+// is created (catalog.insertWaitingRoom), so a show the list does not name
+// and no newer than the list's newest show has none, without a query of
+// its own. Asking show by show, 3,000 buses on sale cost the catalog a
+// query for almost every hold (each bus's answer was older than ttl by its
+// next hold).
+//
+// The rest is keyed by whatever show id a caller sends, so it is bounded:
 // two least-recently-used caches of a fixed size, one for the shows that
-// sell through a room and one for the answers "no room" (shows without a
-// room, or no show at all). A caller sending many unknown show ids only
-// evicts "no room" answers, never the rooms of an on-sale. Entries older
-// than ttl are asked again (not golang-lru's expirable cache: its cleanup
-// goroutine never ends).
+// sell through a room and one for the answers "no room" for ids newer than
+// the list (a show just created, or no show at all). A caller sending many
+// unknown show ids only evicts "no room" answers, never the rooms of an
+// on-sale. Entries older than ttl are asked again (not golang-lru's
+// expirable cache: its cleanup goroutine never ends).
 type roomStore struct {
 	db  *pg.Pool
 	ttl time.Duration
 
+	roomed atomic.Pointer[roomedList]
 	rooms  *lru.Cache[int64, cachedRoom]
 	noRoom *lru.Cache[int64, time.Time]
 	group  singleflight.Group
+}
+
+// roomedList is every show that sells through a room, as read at at, and
+// the newest show id then.
+type roomedList struct {
+	shows  map[int64]struct{}
+	newest int64
+	at     time.Time
 }
 
 type cachedRoom struct {
@@ -96,6 +114,35 @@ func scanRoom(row pgx.Row) (Room, error) {
 	return r, err
 }
 
+// roomedShows is the list of shows that sell through a room, read again
+// when older than ttl; concurrent readers of a stale list share one query.
+func (st *roomStore) roomedShows(ctx context.Context) (*roomedList, error) {
+	if l := st.roomed.Load(); l != nil && time.Since(l.at) < st.ttl {
+		return l, nil
+	}
+	v, err, _ := st.group.Do("roomed", func() (any, error) {
+		// The list's age counts from before the read, so it is never
+		// trusted for longer than ttl after what it saw.
+		l := &roomedList{shows: map[int64]struct{}{}, at: time.Now()}
+		var ids []int64
+		err := st.db.QueryRow(context.WithoutCancel(ctx), `
+			SELECT coalesce((SELECT max(show_id) FROM shows), 0), ARRAY(SELECT show_id FROM sale_shows)`).
+			Scan(&l.newest, &ids)
+		if err != nil {
+			return nil, fmt.Errorf("list the shows with a waiting room: %w", err)
+		}
+		for _, id := range ids {
+			l.shows[id] = struct{}{}
+		}
+		st.roomed.Store(l)
+		return l, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*roomedList), nil
+}
+
 // get reads the room a show sells through from the database; nil when the
 // show has none.
 func (st *roomStore) get(ctx context.Context, showID int64) (*Room, error) {
@@ -116,6 +163,13 @@ func (st *roomStore) get(ctx context.Context, showID int64) (*Room, error) {
 func (st *roomStore) cachedGet(ctx context.Context, showID int64) (*Room, error) {
 	if c, ok := st.rooms.Get(showID); ok && time.Since(c.at) < st.ttl {
 		return c.room, nil
+	}
+	list, err := st.roomedShows(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := list.shows[showID]; !ok && showID <= list.newest {
+		return nil, nil
 	}
 	if at, ok := st.noRoom.Get(showID); ok && time.Since(at) < st.ttl {
 		return nil, nil

@@ -120,7 +120,8 @@ type Config struct {
 	// settings (they change only by UpdateSale); default 2 s.
 	RoomCacheTTL time.Duration
 	// RoomCacheSize bounds the rooms cached per process, and separately the
-	// "no room" answers (show ids come from callers); default 10,000 each.
+	// "no room" answers for show ids newer than the list of shows with a
+	// room (show ids come from callers); default 10,000 each.
 	RoomCacheSize int
 }
 
