@@ -31,6 +31,7 @@ import (
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
+	"github.com/seatghor/seatghor/server/schematest"
 	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/waitingroom"
 
@@ -160,8 +161,8 @@ func New(tb testing.TB, opts Options) *Env {
 		opts.Log = slog.New(slog.NewTextHandler(testWriter{tb}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
 	admin := pgtest.Server(tb)
-	catalogTpl := template(tb, admin, migrations.Catalog)
-	shardTpl := template(tb, admin, migrations.Shard)
+	catalogTpl := schematest.Template(tb, admin, migrations.Catalog)
+	shardTpl := schematest.Template(tb, admin, migrations.Shard)
 	cfg := app.Config{
 		CatalogURL:  opts.CatalogURL,
 		ShardURLs:   slices.Clone(opts.ShardURLs),
@@ -191,7 +192,7 @@ func New(tb testing.TB, opts Options) *Env {
 	cfg.Partners = opts.Partners
 	cfg.TripIndex = opts.TripIndex
 	if opts.Tickets {
-		cfg.ReadURL = admin.Fresh(tb, template(tb, admin, migrations.Read))
+		cfg.ReadURL = admin.Fresh(tb, schematest.Template(tb, admin, migrations.Read))
 		cfg.S3 = opts.S3
 		if cfg.S3.Endpoint == "" {
 			e, err := objstore.StartEmbedded("", nil)
@@ -310,16 +311,6 @@ func (e *Env) Peer(tb testing.TB) *Env {
 	peer := *e
 	peer.App, peer.URL, peer.AdminURL = a, srv.URL, ""
 	return &peer
-}
-
-func template(tb testing.TB, admin *pgtest.Admin, kind migrations.Kind) string {
-	hash, err := migrations.Hash(kind)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return admin.Template(tb, string(kind), hash, func(ctx context.Context, url string) error {
-		return migrations.UpURL(ctx, url, kind)
-	})
 }
 
 // testWriter sends the platform's warnings and errors to the test's log,

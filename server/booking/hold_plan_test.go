@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/server/migrations"
-	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/server/schematest"
 )
 
 // TestHoldPlansNeverScanATable: the pipelined hold's statements are planned
@@ -22,13 +22,7 @@ import (
 // by key, on empty tables.
 func TestHoldPlansNeverScanATable(t *testing.T) {
 	ctx := context.Background()
-	admin := pgtest.Server(t)
-	hash, err := migrations.Hash(migrations.Shard)
-	require.NoError(t, err)
-	url := admin.Fresh(t, admin.Template(t, string(migrations.Shard), hash, func(ctx context.Context, url string) error {
-		return migrations.UpURL(ctx, url, migrations.Shard)
-	}))
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := pgx.Connect(ctx, schematest.Fresh(t, migrations.Shard))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	// Empty and never analyzed, as on a new shard before its first hold.

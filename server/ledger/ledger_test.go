@@ -1,7 +1,6 @@
 package ledger_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/server/schematest"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -35,13 +35,7 @@ type shardDB struct {
 
 func newShard(t *testing.T, name string) shardDB {
 	t.Helper()
-	admin := pgtest.Server(t)
-	hash, err := migrations.Hash(migrations.Shard)
-	require.NoError(t, err)
-	tpl := admin.Template(t, string(migrations.Shard), hash, func(ctx context.Context, url string) error {
-		return migrations.UpURL(ctx, url, migrations.Shard)
-	})
-	url := admin.Fresh(t, tpl)
+	url := schematest.Fresh(t, migrations.Shard)
 	app, err := pg.Open(t.Context(), name, url, 4, pg.WithRole(pg.AppRole))
 	require.NoError(t, err)
 	t.Cleanup(app.Close)

@@ -11,6 +11,7 @@ import (
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/server/schematest"
 )
 
 // TestEveryShardTableIsMovedOrStays fails when a shard table is in neither
@@ -18,13 +19,7 @@ import (
 // with show rows lacks the fence that freezes its writes during a move.
 func TestEveryShardTableIsMovedOrStays(t *testing.T) {
 	ctx := context.Background()
-	admin := pgtest.Server(t)
-	hash, err := migrations.Hash(migrations.Shard)
-	require.NoError(t, err)
-	url := admin.Fresh(t, admin.Template(t, string(migrations.Shard), hash, func(ctx context.Context, url string) error {
-		return migrations.UpURL(ctx, url, migrations.Shard)
-	}))
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := pgx.Connect(ctx, schematest.Fresh(t, migrations.Shard))
 	require.NoError(t, err)
 	defer conn.Close(ctx)
 
