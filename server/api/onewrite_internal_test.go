@@ -13,18 +13,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// writeCounter counts the writes to its listener's connections.
-type writeCounter struct {
+// WriteCounter counts the writes to its listener's connections in N (the
+// one-write tests here and in package api_test).
+type WriteCounter struct {
 	net.Listener
-	n *atomic.Int64
+	N *atomic.Int64
 }
 
-func (l writeCounter) Accept() (net.Conn, error) {
+func (l WriteCounter) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
 		return nil, err
 	}
-	return countedConn{c, l.n}, nil
+	return countedConn{c, l.N}, nil
 }
 
 type countedConn struct {
@@ -55,7 +56,7 @@ func TestHeldWritesLeaveInOneWrite(t *testing.T) {
 	var writes atomic.Int64
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config = NewServer("", h)
-	srv.Listener = Listener(writeCounter{srv.Listener, &writes})
+	srv.Listener = Listener(WriteCounter{srv.Listener, &writes})
 	srv.Start()
 	t.Cleanup(srv.Close)
 

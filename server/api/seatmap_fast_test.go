@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -90,7 +89,7 @@ func newSeatmapServersSharing(tb testing.TB, share time.Duration) *seatmapServer
 		require.NoError(tb, err)
 		srv := httptest.NewUnstartedServer(h)
 		srv.Config = api.NewServer("", h)
-		srv.Listener = api.Listener(countingListener{srv.Listener, writes})
+		srv.Listener = api.Listener(api.WriteCounter{Listener: srv.Listener, N: writes})
 		srv.Start()
 		tb.Cleanup(srv.Close)
 		return srv
@@ -99,30 +98,6 @@ func newSeatmapServersSharing(tb testing.TB, share time.Duration) *seatmapServer
 	s.fast = handler(fastMaps{s.fastRPC}, &s.fastWrites)
 	s.slow = handler(&rpcMaps{r: env.App.SeatMaps}, new(atomic.Int64))
 	return s
-}
-
-// countingListener counts the writes to its connections.
-type countingListener struct {
-	net.Listener
-	writes *atomic.Int64
-}
-
-func (l countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return countingConn{c, l.writes}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	writes *atomic.Int64
-}
-
-func (c countingConn) Write(p []byte) (int, error) {
-	c.writes.Add(1)
-	return c.Conn.Write(p)
 }
 
 // httpAnswer is one HTTP httpAnswer, its body compacted (the RPC path's JSON
