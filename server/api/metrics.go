@@ -8,6 +8,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -17,7 +18,7 @@ type rpcMetrics struct {
 	latency *prometheus.HistogramVec
 }
 
-func newRPCMetrics(reg *prometheus.Registry, router *shard.Router) *rpcMetrics {
+func newRPCMetrics(reg *prometheus.Registry, router *shard.Router, bookings *booking.Service) *rpcMetrics {
 	m := &rpcMetrics{latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "seatghor_rpc_duration_seconds",
 		Help:    "Latency of API calls by procedure and result code.",
@@ -37,6 +38,24 @@ func newRPCMetrics(reg *prometheus.Registry, router *shard.Router) *rpcMetrics {
 		}, func() float64 { return float64(pool.Writes()) }))
 		if rt := pool.RoundTripSeconds(); rt != nil {
 			reg.MustRegister(rt)
+		}
+	}
+	if bookings != nil {
+		for _, c := range []struct {
+			name, help string
+			of         func(booking.HoldBatchStats) int64
+		}{
+			{"seatghor_hold_batch_held_total", "Seated holds taken in a batch of holds (decision 0270).",
+				func(s booking.HoldBatchStats) int64 { return s.Held }},
+			{"seatghor_hold_batch_left_total", "Seated holds a batch left to the one-hold path: refusals, contention, failed batches.",
+				func(s booking.HoldBatchStats) int64 { return s.Left }},
+			{"seatghor_hold_batch_failed_total", "Batches of holds rolled back as a whole.",
+				func(s booking.HoldBatchStats) int64 { return s.Failed }},
+			{"seatghor_hold_batches_total", "Batches of holds written.",
+				func(s booking.HoldBatchStats) int64 { return s.Batches }},
+		} {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help},
+				func() float64 { return float64(c.of(bookings.HoldBatchStats())) }))
 		}
 	}
 	return m

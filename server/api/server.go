@@ -141,7 +141,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Readiness == nil {
 		cfg.Readiness = NewReadiness(cfg.Router, cfg.Health, 0)
 	}
-	metrics := newRPCMetrics(cfg.Registry, cfg.Router)
+	metrics := newRPCMetrics(cfg.Registry, cfg.Router, cfg.Booking)
 	// Every line logged with a request's context carries its id.
 	log := slog.New(LogHandler(cfg.Log.Handler()))
 	cfg.Log = log

@@ -198,6 +198,13 @@ type Config struct {
 	// Partners tells which partners exist, for allocations. Default
 	// AnyPartner.
 	Partners Partners
+	// HoldBatchSize is how many seated holds of one shard one transaction
+	// writes at most (decision 0270); 1 writes each alone, through the
+	// batch's statement. Default 16.
+	HoldBatchSize int
+	// HoldBatchRunners is how many batches of one shard run at once.
+	// Default 4.
+	HoldBatchRunners int
 }
 
 // Service is the booking core.
@@ -209,6 +216,8 @@ type Service struct {
 	members Members
 	// check is the last seat check (CheckSeats).
 	check *seatCheck
+	// batches writes seated holds together (decision 0270).
+	batches *holdBatches
 }
 
 // Members answers whether a user has one of roles in an organisation
@@ -226,7 +235,14 @@ func NewService(router *shard.Router, members Members, clk clock.Clock, cfg Conf
 	if cfg.Partners == nil {
 		cfg.Partners = AnyPartner{}
 	}
-	return &Service{router: router, members: members, clock: clk, cfg: cfg, check: &seatCheck{}}
+	if cfg.HoldBatchSize <= 0 {
+		cfg.HoldBatchSize = 16
+	}
+	if cfg.HoldBatchRunners <= 0 {
+		cfg.HoldBatchRunners = 4
+	}
+	return &Service{router: router, members: members, clock: clk, cfg: cfg, check: &seatCheck{},
+		batches: &holdBatches{size: cfg.HoldBatchSize, runners: cfg.HoldBatchRunners, byPool: map[*pg.Pool]*holdBatcher{}}}
 }
 
 // now is the service's time, at the precision PostgreSQL stores, so an

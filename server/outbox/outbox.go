@@ -58,6 +58,45 @@ func Queue(b *pgx.Batch, showID int64, at time.Time, event proto.Message) error 
 	return nil
 }
 
+// Rows gathers the events of many changes for one INSERT (QueueRows): a
+// batch of holds in one transaction (decision 0270).
+type Rows struct {
+	shows      []int64
+	ids, types []string
+	payloads   [][]byte
+	at         []time.Time
+}
+
+// Add adds one event of a show, at its time.
+func (r *Rows) Add(showID int64, at time.Time, event proto.Message) error {
+	args, err := row(showID, at, event)
+	if err != nil {
+		return err
+	}
+	r.shows = append(r.shows, showID)
+	r.ids, r.types = append(r.ids, args[1].(string)), append(r.types, args[2].(string))
+	r.payloads, r.at = append(r.payloads, args[3].([]byte)), append(r.at, at)
+	return nil
+}
+
+// QueueRows adds one INSERT of every event of r to b, in the order they
+// were added; nothing when r is empty.
+func QueueRows(b *pgx.Batch, r *Rows) {
+	if len(r.ids) == 0 {
+		return
+	}
+	b.Queue(appendRowsSQL, r.shows, r.ids, r.types, r.payloads, r.at)
+}
+
+// appendRowsSQL is appendSQL for many rows; WITH ORDINALITY keeps their
+// order in the identity column.
+const appendRowsSQL = `
+		INSERT INTO outbox (show_id, event_id, event_type, payload, occurred_at)
+		SELECT show_id, event_id, event_type, payload, occurred_at
+		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bytea[], $5::timestamptz[])
+		     WITH ORDINALITY AS e(show_id, event_id, event_type, payload, occurred_at, n)
+		ORDER BY n`
+
 // appendSQL leaves xid and recorded_at to their defaults: the writing
 // transaction's id, and clock_timestamp() when the INSERT runs, which in the
 // hold is the last statement before COMMIT (decision 0245: projector delay

@@ -1,0 +1,416 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// Seated holds that arrive together on one shard are written together
+// (decision 0270): one transaction, one statement that takes the seats of
+// every hold of the batch, one INSERT of their outbox rows and one of their
+// keys' records. On an on-sale morning that divides the per-transaction
+// work of PostgreSQL (BEGIN, COMMIT and its WAL flush, the round trips,
+// starting each statement's executor, the fence's trigger) by the batch's
+// size.
+//
+// The batch never waits for a lock: keys' and accounts' locks are tried,
+// seats another transaction has locked are skipped. A hold the batch could
+// not take whole, for any reason — a seat gone or locked, the account's
+// cap, the key in use or answered, the sale not open — is left out, and its
+// caller answers it with the one-hold path (pipelinedHold and slow), which
+// waits for locks and explains refusals exactly as before. A batch that
+// fails as a whole (a moving show, any error) is rolled back and every
+// caller takes that path. So a batch only ever does what each of its holds
+// would have done alone, and never refuses anything itself.
+//
+// Batches form without a timer: a caller queues its hold, and one of at
+// most HoldBatchRunners goroutines per shard takes whatever is queued when
+// it is free, up to HoldBatchSize holds. A lone hold goes at once, alone;
+// under a crowd, the holds that arrived during the last batch go in the
+// next.
+
+// holdBatches keeps one batcher per shard pool.
+type holdBatches struct {
+	size, runners int
+	mu            sync.Mutex
+	byPool        map[*pg.Pool]*holdBatcher
+	// held counts holds taken in a batch, left those a batch left to the
+	// one-hold path, failed the batches that failed as a whole, batches all.
+	held, left, failed, batches atomic.Int64
+}
+
+// HoldBatchStats counts what the hold batches did since the service
+// started (decision 0270).
+type HoldBatchStats struct {
+	// Held is the holds taken in a batch; Left the holds a batch left to
+	// the one-hold path (refusals and contention included); Failed the
+	// batches rolled back as a whole; Batches all batches.
+	Held, Left, Failed, Batches int64
+}
+
+// HoldBatchStats reports the hold batches' counts.
+func (s *Service) HoldBatchStats() HoldBatchStats {
+	if s.batches == nil {
+		return HoldBatchStats{}
+	}
+	return HoldBatchStats{Held: s.batches.held.Load(), Left: s.batches.left.Load(), Failed: s.batches.failed.Load(),
+		Batches: s.batches.batches.Load()}
+}
+
+func (hb *holdBatches) of(pool *pg.Pool) *holdBatcher {
+	hb.mu.Lock()
+	defer hb.mu.Unlock()
+	b, ok := hb.byPool[pool]
+	if !ok {
+		b = &holdBatcher{pool: pool, all: hb}
+		hb.byPool[pool] = b
+	}
+	return b
+}
+
+// holdBatcher is the queue and the running batches of one shard.
+type holdBatcher struct {
+	pool    *pg.Pool
+	all     *holdBatches
+	mu      sync.Mutex
+	queue   []*holdCall
+	running int
+}
+
+// holdCall is one caller's seated hold, waiting for its batch.
+type holdCall struct {
+	ctx    context.Context // the caller's: a call whose caller is gone is dropped
+	userID string
+	req    HoldRequest
+	claim  idempotency.Claim
+	id     string
+	now    time.Time
+	// out gets the hold when the batch took it, or false when the caller
+	// must answer it with the one-hold path.
+	out chan batchAnswer
+}
+
+type batchAnswer struct {
+	hold Hold
+	held bool
+}
+
+// holdInBatch offers a seated hold to its shard's batch. held is false when
+// the batch left it (or does not take it): the caller then answers it with
+// the one-hold path.
+func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string, req HoldRequest, now time.Time) (Hold, bool, error) {
+	if s.batches == nil || !distinctSeats(req.Seats) {
+		return Hold{}, false, nil
+	}
+	c := &holdCall{
+		ctx: ctx, userID: userID, req: req, now: now, id: shard.NewID("hld", req.ShowID),
+		claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: idempotency.Show(req.ShowID)}),
+		out:   make(chan batchAnswer, 1),
+	}
+	s.batches.of(pool).submit(c)
+	select {
+	case a := <-c.out:
+		return a.hold, a.held, nil
+	case <-ctx.Done():
+		return Hold{}, false, ctx.Err()
+	}
+}
+
+// distinctSeats tells whether no seat is asked for twice: such a hold is
+// the one-hold path's to refuse.
+func distinctSeats(seats []string) bool {
+	seen := make(map[string]bool, len(seats))
+	for _, seat := range seats {
+		if seen[seat] {
+			return false
+		}
+		seen[seat] = true
+	}
+	return true
+}
+
+func (b *holdBatcher) submit(c *holdCall) {
+	b.mu.Lock()
+	b.queue = append(b.queue, c)
+	start := b.running < b.all.runners
+	if start {
+		b.running++
+	}
+	b.mu.Unlock()
+	if start {
+		go b.loop()
+	}
+}
+
+// loop runs batches while holds are queued.
+func (b *holdBatcher) loop() {
+	for {
+		b.mu.Lock()
+		batch := b.take()
+		if len(batch) == 0 {
+			b.running--
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.run(batch)
+	}
+}
+
+// take removes from the queue, in order, up to the batch size of holds
+// that cannot meet in the batch: none shares a seat, an account's lock or
+// a key with another (each would wait for the other, and a transaction's
+// own locks do not). Those that could stay queued, for the next batch.
+// Calls whose caller is gone are dropped.
+func (b *holdBatcher) take() []*holdCall {
+	var (
+		batch []*holdCall
+		rest  []*holdCall
+		used  = map[string]bool{}
+	)
+	for _, c := range b.queue {
+		if c.ctx.Err() != nil {
+			continue
+		}
+		if len(batch) == b.all.size || !c.fits(used) {
+			rest = append(rest, c)
+			continue
+		}
+		batch = append(batch, c)
+	}
+	b.queue = rest
+	return batch
+}
+
+// fits tells whether none of c's seats, account or key is in used, and if
+// so adds them.
+func (c *holdCall) fits(used map[string]bool) bool {
+	show := fmt.Sprint(c.req.ShowID)
+	names := make([]string, 0, len(c.req.Seats)+2)
+	names = append(names, "account\x00"+show+"\x00"+c.userID)
+	if key := c.claim.LockName(); key != "" {
+		names = append(names, "key\x00"+key)
+	}
+	for _, seat := range c.req.Seats {
+		names = append(names, "seat\x00"+show+"\x00"+seat)
+	}
+	for _, n := range names {
+		if used[n] {
+			return false
+		}
+	}
+	for _, n := range names {
+		used[n] = true
+	}
+	return true
+}
+
+// holdBatchTimeout bounds one batch: its holds' callers wait for it.
+const holdBatchTimeout = 10 * time.Second
+
+// run writes one batch and answers every call of it.
+func (b *holdBatcher) run(batch []*holdCall) {
+	ctx, cancel := context.WithTimeout(context.Background(), holdBatchTimeout)
+	defer cancel()
+	b.all.batches.Add(1)
+	held, err := writeBatch(ctx, b.pool, batch)
+	if err != nil {
+		b.all.failed.Add(1)
+		held = nil
+	}
+	for i, c := range batch {
+		if held != nil && held[i].ID != "" {
+			b.all.held.Add(1)
+			c.out <- batchAnswer{hold: held[i], held: true}
+			continue
+		}
+		b.all.left.Add(1)
+		c.out <- batchAnswer{}
+	}
+}
+
+// writeBatch takes every hold of batch it can, in one transaction of two
+// round trips: the locks and holdBatchSQL, then the outbox rows, the keys'
+// records and COMMIT. It answers the holds taken by index (ID empty for
+// those left out).
+func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, error) {
+	n := len(batch)
+	var (
+		names, users, holdIDs             = make([]string, n), make([]string, n), make([]string, n)
+		scopes, procedures, targets, keys = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		shows, partners                   = make([]int64, n), make([]int64, n)
+		counts                            = make([]int32, n)
+		nows                              = make([]time.Time, n)
+		seatOf                            []int32
+		seats                             []string
+		index                             = make(map[string]int, n)
+	)
+	for i, c := range batch {
+		names[i], users[i], holdIDs[i] = c.claim.LockName(), c.userID, c.id
+		scopes[i], procedures[i], targets[i], keys[i] = c.claim.Columns()
+		shows[i], partners[i], counts[i], nows[i] = c.req.ShowID, c.req.PartnerID, int32(len(c.req.Seats)), c.now
+		for _, seat := range c.req.Seats {
+			seatOf, seats = append(seatOf, int32(i+1)), append(seats, seat)
+		}
+		index[c.id] = i
+	}
+	held := make([]Hold, n)
+	err := pg.InPipe(ctx, pool, func(p *pg.Pipe) error {
+		b := &pgx.Batch{}
+		b.Queue(holdBatchLockSQL, names, users, shows)
+		b.Queue(holdBatchSQL, shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, seatOf, seats)
+		taken := 0
+		err := p.Send(ctx, b, func(br pgx.BatchResults) error {
+			if _, err := br.Exec(); err != nil {
+				return fmt.Errorf("lock the batch's keys and accounts: %w", err)
+			}
+			rows, err := br.Query()
+			if err != nil {
+				return fmt.Errorf("take the batch's seats: %w", err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var (
+					h     Hold
+					ttlMs int64
+				)
+				if err := rows.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, &ttlMs); err != nil {
+					return fmt.Errorf("take the batch's seats: %w", err)
+				}
+				i, ok := index[h.ID]
+				if !ok {
+					return fmt.Errorf("take the batch's seats: hold %s is not of the batch", h.ID)
+				}
+				c := batch[i]
+				h.ShowID, h.UserID, h.Quantity, h.Status = c.req.ShowID, c.userID, len(c.req.Seats), HoldActive
+				h.CreatedAt, h.PartnerID = c.now, c.req.PartnerID
+				h.ExpiresAt = c.now.Add(time.Duration(ttlMs) * time.Millisecond)
+				held[i] = h
+				taken++
+			}
+			return rows.Err()
+		})
+		if err != nil || taken == 0 {
+			return err // InPipe rolls back; nothing was written
+		}
+		b = &pgx.Batch{}
+		var (
+			events outbox.Rows
+			claims []idempotency.Claim
+			answer []Hold
+		)
+		for i, h := range held {
+			if h.ID == "" {
+				continue
+			}
+			if err := events.Add(h.ShowID, h.CreatedAt, seatsHeld(h)); err != nil {
+				return err
+			}
+			claims, answer = append(claims, batch[i].claim), append(answer, h)
+		}
+		outbox.QueueRows(b, &events)
+		if err := idempotency.RecordAll(b, claims, answer); err != nil {
+			return err
+		}
+		return p.Commit(ctx, b, func(br pgx.BatchResults) error {
+			for range b.QueuedQueries {
+				if _, err := br.Exec(); err != nil {
+					return fmt.Errorf("complete the batch: %w", err)
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return held, nil
+}
+
+// holdBatchLockSQL tries, for hold i of the batch, its key's lock (name
+// $1[i], none when empty) and its account's (as lockAccountSQL takes it:
+// user $2[i] on show $3[i]), and keeps in seatghor.hold_batch whether it got
+// both, for holdBatchSQL, the next statement, whose snapshot is then taken
+// with the locks held. It sets what lockAccountSQL sets for the
+// transaction: generic plans without sequential scans (decisions 0125, 0266).
+var holdBatchLockSQL = `
+	SELECT set_config('seatghor.hold_batch', string_agg((` + idempotency.TryLockSQL("r.name") + `
+	           AND pg_try_advisory_xact_lock(hashtextextended(r.user_id, r.show_id)))::text, ',' ORDER BY r.i), true),
+	       set_config('plan_cache_mode', 'force_generic_plan', true),
+	       set_config('enable_seqscan', 'off', true)
+	FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r(name, user_id, show_id, i)`
+
+// holdBatchSQL is holdSeatsSQL for every hold of a batch at once: hold i
+// (from 1) of show $1[i], id $2[i], for user $3[i] through channel $4[i],
+// $5[i] seats at $6[i], key $7..$10[i] (empty: none), the seats being the
+// $12[j] whose $11[j] is i. A hold is taken only if it got its locks, its
+// show's rules allow it (showRulesCTE), its key has no record, and every
+// seat it asks for is free, in its channel and not locked by another
+// transaction; then all of its seats are taken and its row written, and it
+// answers a row. Otherwise nothing of it is written. Holds of one batch
+// share no seat, account or key (holdBatcher.take), so they cannot decide
+// for one another. Every row it reads is found by key.
+var holdBatchSQL = `
+	WITH flags AS (
+		SELECT string_to_array(current_setting('seatghor.hold_batch'), ',')::bool[] AS locked
+	),
+	req AS (
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[],
+		                     $7::text[], $8::text[], $9::text[], $10::text[])
+		     WITH ORDINALITY AS r(show_id, hold_id, user_id, partner_id, n, now, scope, procedure, target, key, i)
+	),
+	allowed AS MATERIALIZED (
+		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.partner_id, r.n, r.now, s.currency, s.hold_ttl_ms,
+		       r.now + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
+		FROM req r JOIN shows s ON s.show_id = r.show_id, flags
+		WHERE flags.locked[r.i::int] AND s.on_sale_at <= r.now AND s.starts_at > r.now AND s.max_seats_per_hold >= r.n
+		  AND (r.partner_id <> 0 OR s.max_seats_per_account >= r.n + (
+		      SELECT coalesce(sum(h.quantity), 0) FROM holds h
+		      WHERE h.show_id = r.show_id AND h.user_id = r.user_id
+		        AND (h.status = 'confirmed' OR (h.status IN ('active', 'ordered') AND h.expires_at >= r.now))))
+		  AND ` + idempotency.UnrecordedSQL("r.scope", "r.procedure", "r.target", "r.key") + `
+	),
+	free AS MATERIALIZED (
+		SELECT a.i, s.show_id, s.seat, s.position, s.price_minor
+		FROM allowed a
+		JOIN unnest($11::int[], $12::text[]) AS w(i, seat) ON w.i = a.i
+		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat
+		WHERE (s.status = 'available' OR (s.status = 'held' AND s.held_until < a.now))
+		  AND ` + inChannel("s", "a.show_id", "a.partner_id") + `
+		FOR UPDATE OF s SKIP LOCKED
+	),
+	whole AS MATERIALIZED (
+		-- Prices are bounded (decision 0071); a total past int64 is the
+		-- one-hold path's to refuse.
+		SELECT f.i FROM free f JOIN allowed a ON a.i = f.i
+		GROUP BY f.i, a.n
+		HAVING count(*) = a.n AND sum(f.price_minor) <= 9223372036854775807
+	),
+	taken AS (
+		UPDATE seats s
+		SET status = 'held', hold_id = a.hold_id, held_until = a.expires_at, version = s.version + 1
+		FROM free f JOIN whole USING (i) JOIN allowed a USING (i)
+		WHERE s.show_id = f.show_id AND s.seat = f.seat
+		RETURNING f.i, s.seat, s.position, s.price_minor
+	),
+	hold AS (
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		SELECT a.hold_id, a.show_id, a.user_id, 'active', array_agg(t.seat ORDER BY t.position), '', a.n,
+		       sum(t.price_minor), a.currency, a.expires_at, a.now, a.now, nullif(a.partner_id, 0)
+		FROM taken t JOIN allowed a ON a.i = t.i
+		GROUP BY a.i, a.hold_id, a.show_id, a.user_id, a.n, a.currency, a.expires_at, a.now, a.partner_id
+		RETURNING hold_id, seats, amount_minor, currency
+	)
+	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms
+	FROM hold JOIN allowed a ON a.hold_id = hold.hold_id`
