@@ -58,12 +58,16 @@ func (s *Service) OrderPartners(ctx context.Context, showID int64, orderIDs []st
 // its live allocations of the show forbids it. The condition sits inside
 // the hold's one conditional write, so it costs no round trip; the
 // allocations subquery depends only on the parameters, so PostgreSQL runs
-// it at most once per statement, and not at all for the public.
+// it at most once per statement, and not at all for the public. It is a
+// scalar subquery, not NOT EXISTS: where show and partner are columns (a
+// batch of holds, decision 0270), PostgreSQL may run a correlated EXISTS
+// as a hashed subplan that reads every live allocation of the shard.
 func inChannel(alias, show, partner string) string {
 	return `(` + alias + `.allocated_partner_id = ` + partner + ` OR (` + alias + `.allocated_partner_id IS NULL AND (` +
-		partner + ` = 0 OR NOT EXISTS (
-			SELECT FROM allocations
-			WHERE show_id = ` + show + ` AND partner_id = ` + partner + ` AND status = 'active' AND NOT general_sale))))`
+		partner + ` = 0 OR (
+			SELECT true FROM allocations
+			WHERE show_id = ` + show + ` AND partner_id = ` + partner + ` AND status = 'active' AND NOT general_sale
+			LIMIT 1) IS NULL)))`
 }
 
 // mayHoldGeneralSale tells whether a partner may hold from general sale of

@@ -268,7 +268,8 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 	err := pg.InPipe(ctx, pool, func(p *pg.Pipe) error {
 		b := &pgx.Batch{}
 		b.Queue(holdBatchLockSQL, names, users, shows)
-		b.Queue(holdBatchSQL, shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, seatOf, seats)
+		b.Queue(holdBatchSQL, shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, seatOf, seats,
+			distinct(shows), distinct(seats))
 		taken := 0
 		err := p.Send(ctx, b, func(br pgx.BatchResults) error {
 			if _, err := br.Exec(); err != nil {
@@ -342,12 +343,19 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 // user $2[i] on show $3[i]), and keeps in seatghor.hold_batch whether it got
 // both, for holdBatchSQL, the next statement, whose snapshot is then taken
 // with the locks held. It sets what lockAccountSQL sets for the
-// transaction: generic plans without sequential scans (decisions 0125, 0266).
+// transaction: generic plans without sequential scans (decisions 0125,
+// 0266); and joins by nested loops only. A generic plan knows neither how
+// many holds a batch has nor, on a new shard, how many seats a show has:
+// made on empty tables, it joined the asked-for seats to a hash of every
+// seat of the shard, read whole through its index. Every join of the batch
+// goes from a few holds to rows found by key.
 var holdBatchLockSQL = `
 	SELECT set_config('seatghor.hold_batch', string_agg((` + idempotency.TryLockSQL("r.name") + `
 	           AND pg_try_advisory_xact_lock(hashtextextended(r.user_id, r.show_id)))::text, ',' ORDER BY r.i), true),
 	       set_config('plan_cache_mode', 'force_generic_plan', true),
-	       set_config('enable_seqscan', 'off', true)
+	       set_config('enable_seqscan', 'off', true),
+	       set_config('enable_hashjoin', 'off', true),
+	       set_config('enable_mergejoin', 'off', true)
 	FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r(name, user_id, show_id, i)`
 
 // holdBatchSQL is holdSeatsSQL for every hold of a batch at once: hold i
@@ -359,7 +367,14 @@ var holdBatchLockSQL = `
 // transaction; then all of its seats are taken and its row written, and it
 // answers a row. Otherwise nothing of it is written. Holds of one batch
 // share no seat, account or key (holdBatcher.take), so they cannot decide
-// for one another. Every row it reads is found by key.
+// for one another.
+//
+// Every row it reads is found by key, whatever plan PostgreSQL made (a
+// generic plan, made for any batch, perhaps on a new shard's empty
+// tables): $13 and $14 are the batch's distinct shows and seat names, so
+// the read of seats has its key in its index condition even where the plan
+// puts seats on the outer side of a join, and the UPDATE finds the rows it
+// locked by their addresses.
 var holdBatchSQL = `
 	WITH flags AS (
 		SELECT string_to_array(current_setting('seatghor.hold_batch'), ',')::bool[] AS locked
@@ -381,11 +396,12 @@ var holdBatchSQL = `
 		  AND ` + idempotency.UnrecordedSQL("r.scope", "r.procedure", "r.target", "r.key") + `
 	),
 	free AS MATERIALIZED (
-		SELECT a.i, s.show_id, s.seat, s.position, s.price_minor
+		SELECT a.i, s.ctid, s.show_id, s.seat, s.position, s.price_minor
 		FROM allowed a
 		JOIN unnest($11::int[], $12::text[]) AS w(i, seat) ON w.i = a.i
 		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat
-		WHERE (s.status = 'available' OR (s.status = 'held' AND s.held_until < a.now))
+		WHERE s.show_id = ANY($13) AND s.seat = ANY($14)
+		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < a.now))
 		  AND ` + inChannel("s", "a.show_id", "a.partner_id") + `
 		FOR UPDATE OF s SKIP LOCKED
 	),
@@ -400,7 +416,9 @@ var holdBatchSQL = `
 		UPDATE seats s
 		SET status = 'held', hold_id = a.hold_id, held_until = a.expires_at, version = s.version + 1
 		FROM free f JOIN whole USING (i) JOIN allowed a USING (i)
-		WHERE s.show_id = f.show_id AND s.seat = f.seat
+		-- The rows free locked, by their addresses: a TID scan, whatever
+		-- the plan's statistics (nobody else can move a locked row).
+		WHERE s.ctid = ANY (ARRAY(SELECT free.ctid FROM free JOIN whole USING (i))) AND s.ctid = f.ctid
 		RETURNING f.i, s.seat, s.position, s.price_minor
 	),
 	hold AS (
@@ -414,3 +432,16 @@ var holdBatchSQL = `
 	)
 	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms
 	FROM hold JOIN allowed a ON a.hold_id = hold.hold_id`
+
+// distinct is vs without repeats, in first-seen order.
+func distinct[T comparable](vs []T) []T {
+	seen := make(map[T]bool, len(vs))
+	var out []T
+	for _, v := range vs {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,177 @@
+package booking
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/schematest"
+	"github.com/seatghor/seatghor/server/shard"
+)
+
+// TestBatchTakesOnlyWholeHoldsAndNeverWaits: one batch of nine seated holds
+// on a real shard (decision 0270), each refused for a different reason
+// except two. The batch takes exactly those two, writes for each its seats,
+// its row, one outbox event and (with a key) its record, and writes nothing
+// of the seven others, which it leaves to the one-hold path; it does so
+// while another transaction holds a key's lock and a seat's row lock,
+// without waiting for either.
+func TestBatchTakesOnlyWholeHoldsAndNeverWaits(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, "shard-0", schematest.Fresh(t, migrations.Shard), 4)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for _, sql := range []string{`
+		INSERT INTO shows (show_id, currency, on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms,
+		                   max_seats_per_account, max_seats_per_hold, created_at)
+		VALUES (1, 'BDT', $1::timestamptz - interval '1 hour', $1::timestamptz + interval '30 days', 600000, 0, 2, 4, $1),
+		       (2, 'BDT', $1::timestamptz + interval '1 hour', $1::timestamptz + interval '30 days', 600000, 0, 2, 4, $1)`, `
+		INSERT INTO seats (show_id, seat, position, section, row_label, price_minor)
+		SELECT show_id, 'A' || n, n, 'S', 'A', 1000 * n FROM generate_series(1, 9) n, (VALUES (1), (2)) s(show_id)
+		WHERE $1::timestamptz IS NOT NULL`, `
+		-- A3 is someone else's.
+		UPDATE seats SET status = 'held', hold_id = 'hld_1_other', held_until = $1::timestamptz + interval '1 hour'
+		WHERE show_id = 1 AND seat = 'A3'`, `
+		-- u3 already has the two seats of its cap.
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, quantity, amount_minor, currency,
+		                   expires_at, created_at, updated_at)
+		VALUES ('hld_1_u3', 1, 'u3', 'confirmed', '{}', 2, 0, 'BDT', $1, $1, $1)`,
+	} {
+		_, err = pool.Exec(ctx, sql, now)
+		require.NoError(t, err)
+	}
+
+	keyed := func(user, key string) context.Context {
+		return idempotency.WithKey(ctx, idempotency.Key{Scope: user, Key: key, Procedure: "/hold",
+			Fingerprint: sha256.Sum256([]byte(key))})
+	}
+	call := func(ctx context.Context, user string, show int64, seats ...string) *holdCall {
+		return &holdCall{ctx: ctx, userID: user, req: HoldRequest{ShowID: show, Seats: seats}, now: now,
+			id:    shard.NewID("hld", show),
+			claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: idempotency.Show(show)})}
+	}
+	batch := []*holdCall{
+		call(ctx, "u1", 1, "A1"),                        // taken
+		call(ctx, "u2", 1, "A2", "A3"),                  // A3 is held: neither is taken
+		call(ctx, "u3", 1, "A4"),                        // over the account's cap
+		call(keyed("u4", "answered"), "u4", 1, "A5"),    // the key has a record
+		call(keyed("u5", "running"), "u5", 1, "A6"),     // the key is locked elsewhere
+		call(ctx, "u6", 2, "A1"),                        // the sale has not opened
+		call(ctx, "u7", 1, "A7"),                        // the seat's row is locked elsewhere
+		call(ctx, "u8", 1, "Z9"),                        // no such seat
+		call(keyed("u9", "fresh"), "u9", 1, "A9", "A8"), // taken, with its record
+	}
+	answered := batch[3].claim
+	scope, procedure, target, key := answered.Columns()
+	_, err = pool.Exec(ctx, `
+		INSERT INTO idempotency_keys (scope, procedure, target, key, fingerprint, outcome, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, '\x00', '{}', $5, $5::timestamptz + interval '1 day')`, scope, procedure, target, key, now)
+	require.NoError(t, err)
+
+	// Another transaction holds u5's key and seat A7, and keeps them.
+	other, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Rollback(context.Background()) })
+	_, err = other.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, batch[4].claim.LockName())
+	require.NoError(t, err)
+	_, err = other.Exec(ctx, `SELECT FROM seats WHERE show_id = 1 AND seat = 'A7' FOR UPDATE`)
+	require.NoError(t, err)
+
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	held, err := writeBatch(wctx, pool, batch)
+	require.NoError(t, err, "the batch waits for no lock")
+	var ids []string
+	for i, h := range held {
+		if i == 0 || i == 8 {
+			require.NotEmpty(t, h.ID, "hold %d is taken", i)
+			ids = append(ids, h.ID)
+			continue
+		}
+		require.Empty(t, h.ID, "hold %d is left to the one-hold path", i)
+	}
+	require.Equal(t, []string{"A1"}, held[0].Seats)
+	require.Equal(t, []string{"A8", "A9"}, held[8].Seats, "in seat order")
+	require.EqualValues(t, 17000, held[8].AmountMinor)
+	require.Equal(t, now.Add(10*time.Minute), held[8].ExpiresAt)
+	require.NoError(t, other.Rollback(ctx))
+
+	rows, err := pool.Query(ctx, `SELECT seat, coalesce(hold_id, '') FROM seats WHERE show_id = 1 AND status <> 'available' ORDER BY seat`)
+	require.NoError(t, err)
+	taken := map[string]string{}
+	for rows.Next() {
+		var seat, hold string
+		require.NoError(t, rows.Scan(&seat, &hold))
+		taken[seat] = hold
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, map[string]string{"A1": held[0].ID, "A3": "hld_1_other", "A8": held[8].ID, "A9": held[8].ID}, taken,
+		"only the two holds' seats changed")
+	var holds, events int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM holds WHERE hold_id = ANY($1)`, ids).Scan(&holds))
+	require.Equal(t, 2, holds)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM holds`).Scan(&holds))
+	require.Equal(t, 3, holds, "no row of a refused hold")
+
+	outbox, err := pool.Query(ctx, `SELECT payload FROM outbox ORDER BY id`)
+	require.NoError(t, err)
+	for outbox.Next() {
+		var payload []byte
+		require.NoError(t, outbox.Scan(&payload))
+		var e eventsv1.SeatsHeld
+		require.NoError(t, proto.Unmarshal(payload, &e))
+		require.Equal(t, ids[events], e.GetHoldId(), "one event per hold, in the batch's order")
+		events++
+	}
+	require.NoError(t, outbox.Err())
+	require.Equal(t, 2, events)
+
+	scope, procedure, target, key = batch[8].claim.Columns()
+	var outcome []byte
+	require.NoError(t, pool.QueryRow(ctx, `
+		SELECT outcome FROM idempotency_keys WHERE scope = $1 AND procedure = $2 AND target = $3 AND key = $4`,
+		scope, procedure, target, key).Scan(&outcome))
+	var rec struct{ Value Hold }
+	require.NoError(t, json.Unmarshal(outcome, &rec))
+	require.Equal(t, held[8].ID, rec.Value.ID, "a retry replays the batch's answer")
+	require.Equal(t, held[8].Seats, rec.Value.Seats)
+}
+
+// TestBatchesKeepHoldsThatWouldMeetApart: two holds that share a seat, an
+// account or a key never go in one batch (a transaction's own locks do not
+// stop it), and a later hold that fits goes ahead of one that waits.
+func TestBatchesKeepHoldsThatWouldMeetApart(t *testing.T) {
+	ctx := context.Background()
+	keyed := idempotency.WithKey(ctx, idempotency.Key{Scope: "u1", Key: "k", Procedure: "/hold"})
+	call := func(ctx context.Context, user string, show int64, seats ...string) *holdCall {
+		return &holdCall{ctx: ctx, userID: user, req: HoldRequest{ShowID: show, Seats: seats},
+			claim: idempotency.ClaimOf(ctx, idempotency.Options{Target: idempotency.Show(show)})}
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	q := []*holdCall{
+		call(keyed, "u1", 1, "A1"),
+		call(ctx, "u2", 1, "A1"),   // A1 again
+		call(ctx, "u1", 1, "A2"),   // u1 on show 1 again
+		call(keyed, "u3", 2, "A1"), // the same key
+		call(ctx, "u1", 2, "A1"),   // another show: fits
+		call(gone, "u4", 1, "A9"),  // its caller is gone: dropped
+		call(ctx, "u5", 1, "A3"),   // fits, but the batch is full
+	}
+	b := &holdBatcher{all: &holdBatches{size: 2}, queue: q}
+	require.Equal(t, []*holdCall{q[0], q[4]}, b.take())
+	require.Equal(t, []*holdCall{q[1], q[2], q[3], q[6]}, b.queue)
+	require.Equal(t, []*holdCall{q[1], q[2]}, b.take())
+	require.Equal(t, []*holdCall{q[3], q[6]}, b.take())
+	require.Empty(t, b.take())
+}
