@@ -62,6 +62,10 @@ type config struct {
 	SweepInterval time.Duration
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
+	// HoldBatchSize and HoldBatchRunners shape the batches of holds
+	// (SEATGHOR_HOLD_BATCH_SIZE, 32; SEATGHOR_HOLD_BATCH_RUNNERS, 2;
+	// decision 0270).
+	HoldBatchSize, HoldBatchRunners int
 	// Roles are what `serve` runs (SEATGHOR_ROLES,
 	// "api,workers,projectors,webhooks"): the API server, the background
 	// workers (hold sweeper, payment jobs, ledger check), the read side's
@@ -216,6 +220,18 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("SEATGHOR_DB_MAX_CONNS=%q: want a number from 1 to 1000", v)
 		}
 		c.MaxConns = int32(n)
+	}
+	for _, n := range []struct {
+		name string
+		to   *int
+	}{{"SEATGHOR_HOLD_BATCH_SIZE", &c.HoldBatchSize}, {"SEATGHOR_HOLD_BATCH_RUNNERS", &c.HoldBatchRunners}} {
+		if v := getenv(n.name); v != "" {
+			i, err := strconv.Atoi(v)
+			if err != nil || i < 1 || i > 256 {
+				return c, fmt.Errorf("%s=%q: want a number from 1 to 256", n.name, v)
+			}
+			*n.to = i
+		}
 	}
 	switch v := getenv("SEATGHOR_SEARCH_DEEP"); v {
 	case "", "on":

@@ -66,6 +66,9 @@ type Config struct {
 	AuthSecret string
 	// MaxConns bounds each pool; 0 takes pgx's default.
 	MaxConns int32
+	// HoldBatchSize and HoldBatchRunners shape the batches of holds
+	// (booking.Config; 0 takes its defaults).
+	HoldBatchSize, HoldBatchRunners int
 	// RedisURL locates the seat-map cache; empty: GetSeatMap reads
 	// the shards and the seat-map projector does not run. A URL naming more
 	// nodes with addr= parameters is a Redis Cluster (decision 0200).
@@ -264,7 +267,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if partners == nil {
 		partners = a.Partners // allocations name registered partners
 	}
-	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{Partners: partners})
+	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{Partners: partners,
+		HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners})
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock, ledger.WithHoldback(a.Payments.HeldBack))
 	a.Registry.MustRegister(a.Ledger.Collector())

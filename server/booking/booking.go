@@ -200,10 +200,10 @@ type Config struct {
 	Partners Partners
 	// HoldBatchSize is how many seated holds of one shard one transaction
 	// writes at most (decision 0270); 1 writes each alone, through the
-	// batch's statement. Default 16.
+	// batch's statement. Default 32.
 	HoldBatchSize int
 	// HoldBatchRunners is how many batches of one shard run at once.
-	// Default 4.
+	// Default 2.
 	HoldBatchRunners int
 }
 
@@ -236,13 +236,14 @@ func NewService(router *shard.Router, members Members, clk clock.Clock, cfg Conf
 		cfg.Partners = AnyPartner{}
 	}
 	if cfg.HoldBatchSize <= 0 {
-		cfg.HoldBatchSize = 16
+		cfg.HoldBatchSize = 32
 	}
 	if cfg.HoldBatchRunners <= 0 {
-		cfg.HoldBatchRunners = 4
+		cfg.HoldBatchRunners = 2
 	}
 	return &Service{router: router, members: members, clock: clk, cfg: cfg, check: &seatCheck{},
-		batches: &holdBatches{size: cfg.HoldBatchSize, runners: cfg.HoldBatchRunners, byPool: map[*pg.Pool]*holdBatcher{}}}
+		batches: &holdBatches{size: cfg.HoldBatchSize, runners: cfg.HoldBatchRunners, byPool: map[*pg.Pool]*holdBatcher{},
+			buckets: map[gaArea]int{}}}
 }
 
 // now is the service's time, at the precision PostgreSQL stores, so an

@@ -95,15 +95,12 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	if len(req.Seats) == 0 && req.Quantity <= 0 {
 		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
 	}
-	// A seated hold goes with the others of its shard that arrive with it
-	// (decision 0270); what its batch leaves, and a GA hold, takes two round
-	// trips in the common case (decision 0125); every refusal is answered by
-	// slow, as before.
-	if len(req.Seats) > 0 {
-		h, held, err := s.holdInBatch(ctx, pool, userID, req, now)
-		if held || err != nil {
-			return h, err
-		}
+	// A hold goes with the others of its shard that arrive with it
+	// (decision 0270); what its batch leaves or does not take takes two
+	// round trips in the common case (decision 0125); every refusal is
+	// answered by slow, as before.
+	if h, held, err := s.holdInBatch(ctx, pool, userID, req, now); held || err != nil {
+		return h, err
 	}
 	return idempotency.DoPipelined(ctx, pool, ErrorCodec, idempotency.Options{
 		Now: now, Wait: s.cfg.IdempotencyWait, Target: idempotency.Show(req.ShowID),

@@ -44,6 +44,7 @@ type holdBatches struct {
 	size, runners int
 	mu            sync.Mutex
 	byPool        map[*pg.Pool]*holdBatcher
+	buckets       map[gaArea]int
 	// held counts holds taken in a batch, left those a batch left to the
 	// one-hold path, failed the batches that failed as a whole, batches all.
 	held, left, failed, batches atomic.Int64
@@ -95,6 +96,9 @@ type holdCall struct {
 	claim  idempotency.Claim
 	id     string
 	now    time.Time
+	// buckets is, for a GA hold, how many public buckets its area had when
+	// last counted: how many holds of the area one batch may carry.
+	buckets int
 	// out gets the hold when the batch took it, or false when the caller
 	// must answer it with the one-hold path.
 	out chan batchAnswer
@@ -105,17 +109,34 @@ type batchAnswer struct {
 	held bool
 }
 
-// holdInBatch offers a seated hold to its shard's batch. held is false when
-// the batch left it (or does not take it): the caller then answers it with
-// the one-hold path.
+// holdInBatch offers a hold to its shard's batch: a seated one, or a
+// public GA one of a named area with more than one bucket (one bucket
+// serves one hold at a time, so a batch could not carry two of them, and
+// the area's crowd queues on its row in the one-hold path as before). held
+// is false when the batch left it or does not take it: the caller then
+// answers it with the one-hold path.
 func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string, req HoldRequest, now time.Time) (Hold, bool, error) {
-	if s.batches == nil || !distinctSeats(req.Seats) {
+	if s.batches == nil {
 		return Hold{}, false, nil
 	}
 	c := &holdCall{
 		ctx: ctx, userID: userID, req: req, now: now, id: shard.NewID("hld", req.ShowID),
 		claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: idempotency.Show(req.ShowID)}),
 		out:   make(chan batchAnswer, 1),
+	}
+	switch {
+	case len(req.Seats) > 0:
+		if !distinctSeats(req.Seats) {
+			return Hold{}, false, nil
+		}
+	case req.GAArea != "" && req.Quantity > 0 && req.PartnerID == 0:
+		n, err := s.batches.bucketsOf(ctx, pool, req.ShowID, req.GAArea)
+		if err != nil || n < 2 {
+			return Hold{}, false, err
+		}
+		c.buckets = n
+	default:
+		return Hold{}, false, nil
 	}
 	s.batches.of(pool).submit(c)
 	select {
@@ -124,6 +145,34 @@ func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string,
 	case <-ctx.Done():
 		return Hold{}, false, ctx.Err()
 	}
+}
+
+// gaArea names a GA area of a show.
+type gaArea struct {
+	show int64
+	area string
+}
+
+// bucketsOf counts the public buckets of a GA area, once per process: a
+// hint for batching only (a batch is right whatever the count), and an
+// area's buckets are made with its show.
+func (hb *holdBatches) bucketsOf(ctx context.Context, pool *pg.Pool, show int64, area string) (int, error) {
+	k := gaArea{show, area}
+	hb.mu.Lock()
+	n, ok := hb.buckets[k]
+	hb.mu.Unlock()
+	if ok {
+		return n, nil
+	}
+	if err := pool.QueryRow(ctx, `
+		SELECT count(*) FROM ga_buckets WHERE show_id = $1 AND area = $2 AND allocated_partner_id IS NULL`,
+		show, area).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count buckets of area %q of show %d: %w", area, show, err)
+	}
+	hb.mu.Lock()
+	hb.buckets[k] = n
+	hb.mu.Unlock()
+	return n, nil
 }
 
 // distinctSeats tells whether no seat is asked for twice: such a hold is
@@ -170,13 +219,14 @@ func (b *holdBatcher) loop() {
 // take removes from the queue, in order, up to the batch size of holds
 // that cannot meet in the batch: none shares a seat, an account's lock or
 // a key with another (each would wait for the other, and a transaction's
-// own locks do not). Those that could stay queued, for the next batch.
-// Calls whose caller is gone are dropped.
+// own locks do not), and no GA area gets more holds than it has buckets
+// (each takes a bucket of its own). Those that could stay queued, for the
+// next batch. Calls whose caller is gone are dropped.
 func (b *holdBatcher) take() []*holdCall {
 	var (
 		batch []*holdCall
 		rest  []*holdCall
-		used  = map[string]bool{}
+		used  = map[string]int{}
 	)
 	for _, c := range b.queue {
 		if c.ctx.Err() != nil {
@@ -192,25 +242,32 @@ func (b *holdBatcher) take() []*holdCall {
 	return batch
 }
 
-// fits tells whether none of c's seats, account or key is in used, and if
-// so adds them.
-func (c *holdCall) fits(used map[string]bool) bool {
+// fits tells whether c's seats, account, key and GA area still have room
+// in used (how many holds of the batch use each), and if so counts them.
+func (c *holdCall) fits(used map[string]int) bool {
 	show := fmt.Sprint(c.req.ShowID)
-	names := make([]string, 0, len(c.req.Seats)+2)
-	names = append(names, "account\x00"+show+"\x00"+c.userID)
+	type use struct {
+		name  string
+		limit int
+	}
+	uses := make([]use, 0, len(c.req.Seats)+3)
+	uses = append(uses, use{"account\x00" + show + "\x00" + c.userID, 1})
 	if key := c.claim.LockName(); key != "" {
-		names = append(names, "key\x00"+key)
+		uses = append(uses, use{"key\x00" + key, 1})
 	}
 	for _, seat := range c.req.Seats {
-		names = append(names, "seat\x00"+show+"\x00"+seat)
+		uses = append(uses, use{"seat\x00" + show + "\x00" + seat, 1})
 	}
-	for _, n := range names {
-		if used[n] {
+	if c.buckets > 0 {
+		uses = append(uses, use{"area\x00" + show + "\x00" + c.req.GAArea, c.buckets})
+	}
+	for _, u := range uses {
+		if used[u.name] >= u.limit {
 			return false
 		}
 	}
-	for _, n := range names {
-		used[n] = true
+	for _, u := range uses {
+		used[u.name]++
 	}
 	return true
 }
@@ -255,6 +312,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 		seats                             []string
 		index                             = make(map[string]int, n)
 	)
+	var areas []string
 	for i, c := range batch {
 		names[i], users[i], holdIDs[i] = c.claim.LockName(), c.userID, c.id
 		scopes[i], procedures[i], targets[i], keys[i] = c.claim.Columns()
@@ -262,44 +320,74 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 		for _, seat := range c.req.Seats {
 			seatOf, seats = append(seatOf, int32(i+1)), append(seats, seat)
 		}
+		if c.buckets > 0 {
+			if areas == nil {
+				areas = make([]string, n)
+			}
+			areas[i], counts[i] = c.req.GAArea, int32(c.req.Quantity)
+		}
 		index[c.id] = i
 	}
 	held := make([]Hold, n)
+	// collect reads a statement's taken holds into held.
+	taken := 0
+	collect := func(br pgx.BatchResults, what string, scan func(pgx.Rows, *Hold, *int64) error) error {
+		rows, err := br.Query()
+		if err != nil {
+			return fmt.Errorf("take the batch's %s: %w", what, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				h     Hold
+				ttlMs int64
+			)
+			if err := scan(rows, &h, &ttlMs); err != nil {
+				return fmt.Errorf("take the batch's %s: %w", what, err)
+			}
+			i, ok := index[h.ID]
+			if !ok {
+				return fmt.Errorf("take the batch's %s: hold %s is not of the batch", what, h.ID)
+			}
+			c := batch[i]
+			h.ShowID, h.UserID, h.Quantity, h.Status = c.req.ShowID, c.userID, int(counts[i]), HoldActive
+			h.CreatedAt, h.PartnerID = c.now, c.req.PartnerID
+			h.ExpiresAt = c.now.Add(time.Duration(ttlMs) * time.Millisecond)
+			held[i] = h
+			taken++
+		}
+		return rows.Err()
+	}
 	err := pg.InPipe(ctx, pool, func(p *pg.Pipe) error {
 		b := &pgx.Batch{}
 		b.Queue(holdBatchLockSQL, names, users, shows)
-		b.Queue(holdBatchSQL, shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, seatOf, seats,
-			distinct(shows), distinct(seats))
-		taken := 0
+		if len(seats) > 0 {
+			b.Queue(holdBatchSQL, shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, seatOf, seats,
+				distinct(shows), distinct(seats))
+		}
+		if areas != nil {
+			b.Queue(holdBatchGASQL, shows, holdIDs, users, counts, nows, scopes, procedures, targets, keys, areas)
+		}
 		err := p.Send(ctx, b, func(br pgx.BatchResults) error {
 			if _, err := br.Exec(); err != nil {
 				return fmt.Errorf("lock the batch's keys and accounts: %w", err)
 			}
-			rows, err := br.Query()
-			if err != nil {
-				return fmt.Errorf("take the batch's seats: %w", err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var (
-					h     Hold
-					ttlMs int64
-				)
-				if err := rows.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, &ttlMs); err != nil {
-					return fmt.Errorf("take the batch's seats: %w", err)
+			if len(seats) > 0 {
+				if err := collect(br, "seats", func(r pgx.Rows, h *Hold, ttlMs *int64) error {
+					return r.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, ttlMs)
+				}); err != nil {
+					return err
 				}
-				i, ok := index[h.ID]
-				if !ok {
-					return fmt.Errorf("take the batch's seats: hold %s is not of the batch", h.ID)
-				}
-				c := batch[i]
-				h.ShowID, h.UserID, h.Quantity, h.Status = c.req.ShowID, c.userID, len(c.req.Seats), HoldActive
-				h.CreatedAt, h.PartnerID = c.now, c.req.PartnerID
-				h.ExpiresAt = c.now.Add(time.Duration(ttlMs) * time.Millisecond)
-				held[i] = h
-				taken++
 			}
-			return rows.Err()
+			if areas != nil {
+				return collect(br, "GA places", func(r pgx.Rows, h *Hold, ttlMs *int64) error {
+					var bucket int
+					err := r.Scan(&h.ID, &h.GAArea, &h.AmountMinor, &h.Currency, ttlMs, &bucket)
+					h.takes = map[int]int{bucket: int(counts[index[h.ID]])}
+					return err
+				})
+			}
+			return nil
 		})
 		if err != nil || taken == 0 {
 			return err // InPipe rolls back; nothing was written
@@ -432,6 +520,88 @@ var holdBatchSQL = `
 	)
 	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms
 	FROM hold JOIN allowed a ON a.hold_id = hold.hold_id`
+
+// holdBatchGASQL is holdGASQL for the public GA holds of a batch at once:
+// hold i (from 1) of show $1[i], id $2[i], for user $3[i], $4[i] places of
+// area $10[i] (” for a seated hold, which it leaves) at $5[i], key
+// $6..$9[i]. A hold is taken only if it got its locks, its show's rules
+// allow it and its key has no record (as in holdBatchSQL), and a bucket of
+// its area with enough places is free: the area's first free public
+// buckets from a random start, no more than it has holds in the batch, are
+// locked without waiting (SKIP LOCKED), and paired with its holds, the
+// largest hold with the fullest bucket. A hold without a bucket is left to
+// the one-hold path, which may take its places from several buckets.
+var holdBatchGASQL = `
+	WITH flags AS (
+		SELECT string_to_array(current_setting('seatghor.hold_batch'), ',')::bool[] AS locked
+	),
+	req AS (
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
+		                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+		     WITH ORDINALITY AS r(show_id, hold_id, user_id, n, now, scope, procedure, target, key, area, i)
+	),
+	allowed AS MATERIALIZED (
+		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.n, r.now, r.area, s.currency, s.hold_ttl_ms,
+		       r.now + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
+		FROM req r JOIN shows s ON s.show_id = r.show_id, flags
+		WHERE r.area <> '' AND flags.locked[r.i::int]
+		  AND s.on_sale_at <= r.now AND s.starts_at > r.now AND s.max_seats_per_hold >= r.n
+		  AND s.max_seats_per_account >= r.n + (
+		      SELECT coalesce(sum(h.quantity), 0) FROM holds h
+		      WHERE h.show_id = r.show_id AND h.user_id = r.user_id
+		        AND (h.status = 'confirmed' OR (h.status IN ('active', 'ordered') AND h.expires_at >= r.now)))
+		  AND ` + idempotency.UnrecordedSQL("r.scope", "r.procedure", "r.target", "r.key") + `
+	),
+	areas AS MATERIALIZED (
+		SELECT show_id, area, count(*) AS holds, min(n) AS least,
+		       -- Where the area's buckets are first looked at; random() in a
+		       -- condition could be drawn again for every row.
+		       floor(random() * 1000000)::int AS start
+		FROM allowed GROUP BY show_id, area
+	),
+	locked AS MATERIALIZED (
+		SELECT a.show_id, a.area, b.ctid, b.bucket, b.remaining, b.price_minor
+		FROM areas a CROSS JOIN LATERAL (
+			SELECT b.ctid, b.bucket, b.remaining, b.price_minor FROM ga_buckets b
+			WHERE b.show_id = a.show_id AND b.area = a.area AND b.remaining >= a.least
+			  AND b.allocated_partner_id IS NULL
+			ORDER BY (b.bucket - a.start % (SELECT max(bucket) + 1 FROM ga_buckets
+			                                 WHERE show_id = a.show_id AND area = a.area)) < 0, b.bucket
+			LIMIT a.holds
+			FOR UPDATE SKIP LOCKED) b
+	),
+	pairs AS MATERIALIZED (
+		SELECT h.i, b.ctid, b.bucket, b.price_minor, h.n
+		FROM (SELECT *, row_number() OVER (PARTITION BY show_id, area ORDER BY n DESC, i) AS k FROM allowed) h
+		JOIN (SELECT *, row_number() OVER (PARTITION BY show_id, area ORDER BY remaining DESC, bucket) AS k FROM locked) b
+		  ON b.show_id = h.show_id AND b.area = h.area AND b.k = h.k
+		-- Prices and quantities are bounded (decision 0071); a total past
+		-- int64 is the one-hold path's to refuse.
+		WHERE b.remaining >= h.n AND b.price_minor::numeric * h.n <= 9223372036854775807
+	),
+	took AS (
+		UPDATE ga_buckets b
+		SET remaining = b.remaining - p.n, version = b.version + 1
+		FROM pairs p
+		-- The buckets locked, by their addresses (as in holdBatchSQL).
+		WHERE b.ctid = ANY (ARRAY(SELECT ctid FROM pairs)) AND b.ctid = p.ctid
+		RETURNING p.i, b.bucket, b.price_minor
+	),
+	hold AS (
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		SELECT a.hold_id, a.show_id, a.user_id, 'active', '{}', a.area, a.n, t.price_minor * a.n,
+		       a.currency, a.expires_at, a.now, a.now, NULL
+		FROM took t JOIN allowed a ON a.i = t.i
+		RETURNING hold_id, ga_area, amount_minor, currency
+	),
+	takes AS (
+		INSERT INTO hold_ga_takes (hold_id, show_id, area, bucket, quantity)
+		SELECT a.hold_id, a.show_id, a.area, t.bucket, a.n FROM took t JOIN allowed a ON a.i = t.i
+		RETURNING hold_id, bucket
+	)
+	SELECT hold.hold_id, hold.ga_area, hold.amount_minor, hold.currency, a.hold_ttl_ms, takes.bucket
+	FROM hold JOIN takes ON takes.hold_id = hold.hold_id JOIN allowed a ON a.hold_id = hold.hold_id`
 
 // distinct is vs without repeats, in first-seen order.
 func distinct[T comparable](vs []T) []T {

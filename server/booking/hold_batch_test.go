@@ -175,3 +175,80 @@ func TestBatchesKeepHoldsThatWouldMeetApart(t *testing.T) {
 	require.Equal(t, []*holdCall{q[3], q[6]}, b.take())
 	require.Empty(t, b.take())
 }
+
+// TestBatchTakesGAPlacesFromBucketsOfTheirOwn: one batch of five public GA
+// holds of one area (decision 0270), whose three public buckets have 3, 2
+// and 1 places, one of them locked by another transaction. The batch locks
+// as many free buckets as it has holds, without waiting, pairs the largest
+// hold with the fullest bucket, takes each taken hold's places from one
+// bucket of its own, and leaves the rest to the one-hold path: nothing of
+// them is written, and no bucket gives more than it has.
+func TestBatchTakesGAPlacesFromBucketsOfTheirOwn(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, "shard-0", schematest.Fresh(t, migrations.Shard), 4)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	for _, sql := range []string{`
+		INSERT INTO shows (show_id, currency, on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms,
+		                   max_seats_per_account, max_seats_per_hold, created_at)
+		VALUES (1, 'BDT', $1::timestamptz - interval '1 hour', $1::timestamptz + interval '30 days', 600000, 0, 4, 4, $1)`, `
+		INSERT INTO ga_buckets (show_id, area, bucket, position, capacity, remaining, price_minor)
+		SELECT 1, 'Field', b, b, r, r, 500 FROM (VALUES (0, 3), (1, 2), (2, 1), (3, 5)) v(b, r)
+		WHERE $1::timestamptz IS NOT NULL`,
+	} {
+		_, err = pool.Exec(ctx, sql, now)
+		require.NoError(t, err)
+	}
+	other, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Rollback(context.Background()) })
+	_, err = other.Exec(ctx, `SELECT FROM ga_buckets WHERE show_id = 1 AND bucket = 3 FOR UPDATE`)
+	require.NoError(t, err)
+
+	call := func(user string, n int) *holdCall {
+		return &holdCall{ctx: ctx, userID: user, req: HoldRequest{ShowID: 1, GAArea: "Field", Quantity: n}, now: now,
+			id: shard.NewID("hld", 1), buckets: 4,
+			claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: idempotency.Show(1)})}
+	}
+	batch := []*holdCall{call("u1", 1), call("u2", 3), call("u3", 2), call("u4", 2), call("u5", 1)}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	held, err := writeBatch(wctx, pool, batch)
+	require.NoError(t, err, "the batch waits for no lock")
+	require.NoError(t, other.Rollback(ctx))
+
+	// Free buckets 0 (3), 1 (2), 2 (1); holds by size 3 (u2), 2 (u3), 2
+	// (u4), 1 (u1), 1 (u5): u2 gets bucket 0, u3 bucket 1, u4 would get
+	// bucket 2 (1 place: too few), u1 and u5 none (three buckets locked).
+	got := map[string]int{}
+	for i, h := range held {
+		if h.ID == "" {
+			continue
+		}
+		require.Len(t, h.takes, 1)
+		for bucket, n := range h.takes {
+			require.Equal(t, batch[i].req.Quantity, n)
+			got[batch[i].userID] = bucket
+		}
+		require.Equal(t, "Field", h.GAArea)
+		require.EqualValues(t, 500*batch[i].req.Quantity, h.AmountMinor)
+	}
+	require.Equal(t, map[string]int{"u2": 0, "u3": 1}, got)
+
+	rows, err := pool.Query(ctx, `SELECT bucket, remaining FROM ga_buckets WHERE show_id = 1 ORDER BY bucket`)
+	require.NoError(t, err)
+	remaining := map[int]int{}
+	for rows.Next() {
+		var b, r int
+		require.NoError(t, rows.Scan(&b, &r))
+		remaining[b] = r
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, map[int]int{0: 0, 1: 0, 2: 1, 3: 5}, remaining)
+	var holds, takes, events int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM holds`).Scan(&holds))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM hold_ga_takes`).Scan(&takes))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&events))
+	require.Equal(t, []int{2, 2, 2}, []int{holds, takes, events}, "rows of the two taken holds only")
+}

@@ -52,6 +52,11 @@ func TestHoldPlansNeverScanATable(t *testing.T) {
 			  ARRAY['u', 'v'], ARRAY['/hold', '/hold'], ARRAY['show:1', 'show:2'], ARRAY['k', 'l'], ARRAY[1, 2], ARRAY['A1', 'A2'],
 			  ARRAY[1, 2], ARRAY['A1', 'A2'])`,
 			[]any{[]string{"", ""}, []string{"u", "v"}, []int64{1, 1}}, true},
+		{"a batch of general admission", holdBatchLockSQL, holdBatchGASQL,
+			"bigint[], text[], text[], int[], timestamptz[], text[], text[], text[], text[], text[]",
+			`(ARRAY[1, 2], ARRAY['hld_1_x', 'hld_2_y'], ARRAY['u', 'v'], ARRAY[1, 1], ARRAY[now(), now()],
+			  ARRAY['u', 'v'], ARRAY['/hold', '/hold'], ARRAY['show:1', 'show:2'], ARRAY['k', 'l'], ARRAY['Floor', 'Floor'])`,
+			[]any{[]string{"", ""}, []string{"u", "v"}, []int64{1, 2}}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tx, err := conn.Begin(ctx)
