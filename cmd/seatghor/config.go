@@ -63,7 +63,7 @@ type config struct {
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
 	// HoldBatchSize and HoldBatchRunners shape the batches of holds
-	// (SEATGHOR_HOLD_BATCH_SIZE, 32; SEATGHOR_HOLD_BATCH_RUNNERS, 2;
+	// (SEATGHOR_HOLD_BATCH_SIZE, 32; SEATGHOR_HOLD_BATCH_RUNNERS, 4;
 	// decision 0270).
 	HoldBatchSize, HoldBatchRunners int
 	// Roles are what `serve` runs (SEATGHOR_ROLES,

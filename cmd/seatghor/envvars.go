@@ -45,7 +45,7 @@ func envVars() []envVar {
 		{"SEATGHOR_SWEEP_INTERVAL", "how often expired holds end and allocations return (5s)", servers},
 		{"SEATGHOR_DB_MAX_CONNS", "connection-pool size per database (20)", tools},
 		{"SEATGHOR_HOLD_BATCH_SIZE", "most holds of one shard written in one transaction (32)", servers},
-		{"SEATGHOR_HOLD_BATCH_RUNNERS", "batches of holds of one shard written at once (2)", servers},
+		{"SEATGHOR_HOLD_BATCH_RUNNERS", "most batches of holds of one shard written at once (4)", servers},
 		{"SEATGHOR_ROLES", "what serve runs: api,workers,projectors,webhooks", []string{"serve"}},
 		{"SEATGHOR_REDIS_URL", "redis:// URL of seat maps, waiting rooms and rate limits", with(tools, "loadtest holds")},
 		{"SEATGHOR_REDIS_PREFIX", "prefix of every Redis key (seatghor:)", with(tools, "loadtest holds")},

@@ -202,8 +202,8 @@ type Config struct {
 	// writes at most (decision 0270); 1 writes each alone, through the
 	// batch's statement. Default 32.
 	HoldBatchSize int
-	// HoldBatchRunners is how many batches of one shard run at once.
-	// Default 2.
+	// HoldBatchRunners is how many batches of one shard run at once at
+	// most: a second starts only when a whole batch waits. Default 4.
 	HoldBatchRunners int
 }
 
@@ -239,7 +239,7 @@ func NewService(router *shard.Router, members Members, clk clock.Clock, cfg Conf
 		cfg.HoldBatchSize = 32
 	}
 	if cfg.HoldBatchRunners <= 0 {
-		cfg.HoldBatchRunners = 2
+		cfg.HoldBatchRunners = 4
 	}
 	return &Service{router: router, members: members, clock: clk, cfg: cfg, check: &seatCheck{},
 		batches: &holdBatches{size: cfg.HoldBatchSize, runners: cfg.HoldBatchRunners, byPool: map[*pg.Pool]*holdBatcher{},

@@ -33,11 +33,12 @@ import (
 // caller takes that path. So a batch only ever does what each of its holds
 // would have done alone, and never refuses anything itself.
 //
-// Batches form without a timer: a caller queues its hold, and one of at
-// most HoldBatchRunners goroutines per shard takes whatever is queued when
-// it is free, up to HoldBatchSize holds. A lone hold goes at once, alone;
-// under a crowd, the holds that arrived during the last batch go in the
-// next.
+// Batches form without a timer: a caller queues its hold, and a goroutine
+// of its shard takes whatever is queued when it is free, up to
+// HoldBatchSize holds. A lone hold goes at once, alone; under a crowd, the
+// holds that arrived during the last batch go in the next. A second
+// goroutine (up to HoldBatchRunners) starts only when a whole batch is
+// waiting: more batches at once would make each smaller.
 
 // holdBatches keeps one batcher per shard pool.
 type holdBatches struct {
@@ -191,7 +192,10 @@ func distinctSeats(seats []string) bool {
 func (b *holdBatcher) submit(c *holdCall) {
 	b.mu.Lock()
 	b.queue = append(b.queue, c)
-	start := b.running < b.all.runners
+	// One runner while it keeps up: the holds that arrive during its batch
+	// make its next one, and PostgreSQL's per-transaction work is paid once
+	// for them all. Another starts only when a whole batch is waiting.
+	start := b.running == 0 || (len(b.queue) >= b.all.size && b.running < b.all.runners)
 	if start {
 		b.running++
 	}
