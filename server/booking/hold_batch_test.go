@@ -252,3 +252,41 @@ func TestBatchTakesGAPlacesFromBucketsOfTheirOwn(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM outbox`).Scan(&events))
 	require.Equal(t, []int{2, 2, 2}, []int{holds, takes, events}, "rows of the two taken holds only")
 }
+
+// TestFenceChecksEachShowOncePerTransaction: the placement fence's function
+// runs once per show a transaction writes (shard migration 00125), however
+// the rows of its shows alternate, as a batch of holds on many buses writes
+// them; a show being moved is still refused after others passed.
+func TestFenceChecksEachShowOncePerTransaction(t *testing.T) {
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, "shard-0", schematest.Fresh(t, migrations.Shard), 2)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	for _, sql := range []string{`
+		INSERT INTO shows (show_id, currency, on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms,
+		                   max_seats_per_account, max_seats_per_hold, created_at, placement)
+		SELECT s, 'BDT', now(), now() + interval '1 day', 600000, 0, 4, 4, now(), 'active'
+		FROM generate_series(1, 3) s`, `
+		INSERT INTO seats (show_id, seat, position, section, row_label, price_minor)
+		SELECT s, 'A' || n, n, 'S', 'A', 100 FROM generate_series(1, 3) s, generate_series(1, 3) n`, `
+		UPDATE shows SET placement = 'moving' WHERE show_id = 3`,
+	} {
+		_, err = pool.Exec(ctx, sql)
+		require.NoError(t, err)
+	}
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SET LOCAL track_functions = 'pl'`)
+	require.NoError(t, err)
+	for _, show := range []int{1, 2, 1, 2, 1} {
+		_, err = tx.Exec(ctx, `UPDATE seats SET version = version + 1 WHERE show_id = $1`, show)
+		require.NoError(t, err)
+	}
+	var calls int
+	require.NoError(t, tx.QueryRow(ctx, `
+		SELECT coalesce(sum(calls), 0) FROM pg_stat_xact_user_functions WHERE funcname = 'show_writable'`).Scan(&calls))
+	require.Equal(t, 2, calls, "one check per show")
+	_, err = tx.Exec(ctx, `UPDATE seats SET version = version + 1 WHERE show_id = 3`)
+	require.ErrorContains(t, err, "show 3 is moving")
+}
