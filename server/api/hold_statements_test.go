@@ -17,12 +17,13 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 )
 
-// TestCreateHoldTakesTwoRoundTrips: a hold through the API, with its
+// TestCreateHoldTakesTwoRoundTrips: a lone hold through the API, with its
 // idempotency key, costs the show's shard two round trips and six
-// statements (decisions 0125, 0226): BEGIN, the key's and the account's
-// locks in one statement and the hold itself, then the outbox row, the
-// key's record (which is also its look-up) and COMMIT — for seats and for
-// general admission alike.
+// statements (decisions 0125, 0226, 0270): BEGIN, the key's and the
+// account's locks in one statement and the hold itself, then the outbox
+// row, the key's record and COMMIT — for seats and for general admission
+// alike. A lone hold is a batch of one; holds that arrive together share
+// the six.
 func TestCreateHoldTakesTwoRoundTrips(t *testing.T) {
 	env := apptest.New(t, apptest.Options{})
 	ctx := context.Background()
