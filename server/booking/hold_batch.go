@@ -15,10 +15,10 @@ import (
 	"github.com/seatghor/seatghor/server/shard"
 )
 
-// Seated holds that arrive together on one shard are written together
-// (decision 0270): one transaction, one statement that takes the seats of
-// every hold of the batch, one INSERT of their outbox rows and one of their
-// keys' records. On an on-sale morning that divides the per-transaction
+// Holds that arrive together on one shard are written together (decision
+// 0270): one transaction, one statement that takes the seats of every
+// seated hold of the batch and one for its GA holds, one INSERT of their
+// outbox rows and one of their keys' records. On an on-sale morning that divides the per-transaction
 // work of PostgreSQL (BEGIN, COMMIT and its WAL flush, the round trips,
 // starting each statement's executor, the fence's trigger) by the batch's
 // size.
@@ -62,9 +62,6 @@ type HoldBatchStats struct {
 
 // HoldBatchStats reports the hold batches' counts.
 func (s *Service) HoldBatchStats() HoldBatchStats {
-	if s.batches == nil {
-		return HoldBatchStats{}
-	}
 	return HoldBatchStats{Held: s.batches.held.Load(), Left: s.batches.left.Load(), Failed: s.batches.failed.Load(),
 		Batches: s.batches.batches.Load()}
 }
@@ -89,7 +86,7 @@ type holdBatcher struct {
 	running int
 }
 
-// holdCall is one caller's seated hold, waiting for its batch.
+// holdCall is one caller's hold, waiting for its batch.
 type holdCall struct {
 	ctx    context.Context // the caller's: a call whose caller is gone is dropped
 	userID string
@@ -117,17 +114,11 @@ type batchAnswer struct {
 // is false when the batch left it or does not take it: the caller then
 // answers it with the one-hold path.
 func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string, req HoldRequest, now time.Time) (Hold, bool, error) {
-	if s.batches == nil {
-		return Hold{}, false, nil
-	}
-	c := &holdCall{
-		ctx: ctx, userID: userID, req: req, now: now, id: shard.NewID("hld", req.ShowID),
-		claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: idempotency.Show(req.ShowID)}),
-		out:   make(chan batchAnswer, 1),
-	}
+	buckets := 0
 	switch {
 	case len(req.Seats) > 0:
-		if !distinctSeats(req.Seats) {
+		// A seat asked for twice is the one-hold path's to refuse.
+		if len(distinct(req.Seats)) != len(req.Seats) {
 			return Hold{}, false, nil
 		}
 	case req.GAArea != "" && req.Quantity > 0 && req.PartnerID == 0:
@@ -135,9 +126,14 @@ func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string,
 		if err != nil || n < 2 {
 			return Hold{}, false, err
 		}
-		c.buckets = n
+		buckets = n
 	default:
 		return Hold{}, false, nil
+	}
+	c := &holdCall{
+		ctx: ctx, userID: userID, req: req, now: now, id: shard.NewID("hld", req.ShowID), buckets: buckets,
+		claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: idempotency.Show(req.ShowID)}),
+		out:   make(chan batchAnswer, 1),
 	}
 	s.batches.of(pool).submit(c)
 	select {
@@ -174,19 +170,6 @@ func (hb *holdBatches) bucketsOf(ctx context.Context, pool *pg.Pool, show int64,
 	hb.buckets[k] = n
 	hb.mu.Unlock()
 	return n, nil
-}
-
-// distinctSeats tells whether no seat is asked for twice: such a hold is
-// the one-hold path's to refuse.
-func distinctSeats(seats []string) bool {
-	seen := make(map[string]bool, len(seats))
-	for _, seat := range seats {
-		if seen[seat] {
-			return false
-		}
-		seen[seat] = true
-	}
-	return true
 }
 
 func (b *holdBatcher) submit(c *holdCall) {
@@ -284,10 +267,9 @@ func (b *holdBatcher) run(batch []*holdCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), holdBatchTimeout)
 	defer cancel()
 	b.all.batches.Add(1)
-	held, err := writeBatch(ctx, b.pool, batch)
+	held, err := writeBatch(ctx, b.pool, batch) // nil when err
 	if err != nil {
 		b.all.failed.Add(1)
-		held = nil
 	}
 	for i, c := range batch {
 		if held != nil && held[i].ID != "" {
@@ -301,13 +283,13 @@ func (b *holdBatcher) run(batch []*holdCall) {
 }
 
 // writeBatch takes every hold of batch it can, in one transaction of two
-// round trips: the locks and holdBatchSQL, then the outbox rows, the keys'
-// records and COMMIT. It answers the holds taken by index (ID empty for
+// round trips: the locks, holdBatchSQL and holdBatchGASQL, then the outbox
+// rows, the keys' records and COMMIT. It answers the holds taken by index (ID empty for
 // those left out).
 func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, error) {
 	n := len(batch)
 	var (
-		names, users, holdIDs             = make([]string, n), make([]string, n), make([]string, n)
+		names, users, holdIDs, areas      = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		scopes, procedures, targets, keys = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		shows, partners                   = make([]int64, n), make([]int64, n)
 		counts                            = make([]int32, n)
@@ -315,8 +297,8 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 		seatOf                            []int32
 		seats                             []string
 		index                             = make(map[string]int, n)
+		ga                                bool
 	)
-	var areas []string
 	for i, c := range batch {
 		names[i], users[i], holdIDs[i] = c.claim.LockName(), c.userID, c.id
 		scopes[i], procedures[i], targets[i], keys[i] = c.claim.Columns()
@@ -325,10 +307,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 			seatOf, seats = append(seatOf, int32(i+1)), append(seats, seat)
 		}
 		if c.buckets > 0 {
-			if areas == nil {
-				areas = make([]string, n)
-			}
-			areas[i], counts[i] = c.req.GAArea, int32(c.req.Quantity)
+			areas[i], counts[i], ga = c.req.GAArea, int32(c.req.Quantity), true
 		}
 		index[c.id] = i
 	}
@@ -365,12 +344,12 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 	err := pg.InPipe(ctx, pool, func(p *pg.Pipe) error {
 		b := &pgx.Batch{}
 		b.Queue(holdBatchLockSQL, names, users, shows)
+		rules := []any{shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, areas}
 		if len(seats) > 0 {
-			b.Queue(holdBatchSQL, shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, seatOf, seats,
-				distinct(shows), distinct(seats))
+			b.Queue(holdBatchSQL, append(rules, seatOf, seats, distinct(shows), distinct(seats))...)
 		}
-		if areas != nil {
-			b.Queue(holdBatchGASQL, shows, holdIDs, users, counts, nows, scopes, procedures, targets, keys, areas)
+		if ga {
+			b.Queue(holdBatchGASQL, rules...)
 		}
 		err := p.Send(ctx, b, func(br pgx.BatchResults) error {
 			if _, err := br.Exec(); err != nil {
@@ -383,7 +362,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 					return err
 				}
 			}
-			if areas != nil {
+			if ga {
 				return collect(br, "GA places", func(r pgx.Rows, h *Hold, ttlMs *int64) error {
 					var bucket int
 					err := r.Scan(&h.ID, &h.GAArea, &h.AmountMinor, &h.Currency, ttlMs, &bucket)
@@ -433,7 +412,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 // holdBatchLockSQL tries, for hold i of the batch, its key's lock (name
 // $1[i], none when empty) and its account's (as lockAccountSQL takes it:
 // user $2[i] on show $3[i]), and keeps in seatghor.hold_batch whether it got
-// both, for holdBatchSQL, the next statement, whose snapshot is then taken
+// both, for holdBatchSQL and holdBatchGASQL, the next statements, whose snapshot is then taken
 // with the locks held. It sets what lockAccountSQL sets for the
 // transaction: generic plans without sequential scans (decisions 0125,
 // 0266); and joins by nested loops only. A generic plan knows neither how
@@ -444,55 +423,64 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 var holdBatchLockSQL = `
 	SELECT set_config('seatghor.hold_batch', string_agg((` + idempotency.TryLockSQL("r.name") + `
 	           AND pg_try_advisory_xact_lock(hashtextextended(r.user_id, r.show_id)))::text, ',' ORDER BY r.i), true),
-	       set_config('plan_cache_mode', 'force_generic_plan', true),
-	       set_config('enable_seqscan', 'off', true),
+	       ` + holdPlanSettings + `,
 	       set_config('enable_hashjoin', 'off', true),
 	       set_config('enable_mergejoin', 'off', true)
 	FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS r(name, user_id, show_id, i)`
 
-// holdBatchSQL is holdSeatsSQL for every hold of a batch at once: hold i
-// (from 1) of show $1[i], id $2[i], for user $3[i] through channel $4[i],
-// $5[i] seats at $6[i], key $7..$10[i] (empty: none), the seats being the
-// $12[j] whose $11[j] is i. A hold is taken only if it got its locks, its
-// show's rules allow it (showRulesCTE), its key has no record, and every
-// seat it asks for is free, in its channel and not locked by another
-// transaction; then all of its seats are taken and its row written, and it
-// answers a row. Otherwise nothing of it is written. Holds of one batch
-// share no seat, account or key (holdBatcher.take), so they cannot decide
-// for one another.
-//
-// Every row it reads is found by key, whatever plan PostgreSQL made (a
-// generic plan, made for any batch, perhaps on a new shard's empty
-// tables): $13 and $14 are the batch's distinct shows and seat names, so
-// the read of seats has its key in its index condition even where the plan
-// puts seats on the outer side of a join, and the UPDATE finds the rows it
-// locked by their addresses.
-var holdBatchSQL = `
+// holdBatchRulesCTE is the start of holdBatchSQL and holdBatchGASQL: the
+// batch's holds that may go ahead, as showRulesCTE decides for one. Hold i
+// (from 1) is of show $1[i], id $2[i], for user $3[i] through channel
+// $4[i], $5[i] seats or places at $6[i], with key $7..$10[i] (empty: none),
+// in GA area $11[i] (” for a seated hold); which a statement takes is
+// holds (the SQL condition on r.area). A hold is allowed when it got its
+// locks (holdBatchLockSQL), its show's rules allow it and its key has no
+// record.
+func holdBatchRulesCTE(holds string) string {
+	return `
 	WITH flags AS (
 		SELECT string_to_array(current_setting('seatghor.hold_batch'), ',')::bool[] AS locked
 	),
 	req AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[],
-		                     $7::text[], $8::text[], $9::text[], $10::text[])
-		     WITH ORDINALITY AS r(show_id, hold_id, user_id, partner_id, n, now, scope, procedure, target, key, i)
+		                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+		     WITH ORDINALITY AS r(show_id, hold_id, user_id, partner_id, n, now, scope, procedure, target, key, area, i)
 	),
 	allowed AS MATERIALIZED (
-		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.partner_id, r.n, r.now, s.currency, s.hold_ttl_ms,
+		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.partner_id, r.n, r.now, r.area, s.currency, s.hold_ttl_ms,
 		       r.now + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
 		FROM req r JOIN shows s ON s.show_id = r.show_id, flags
-		WHERE flags.locked[r.i::int] AND s.on_sale_at <= r.now AND s.starts_at > r.now AND s.max_seats_per_hold >= r.n
+		WHERE ` + holds + ` AND flags.locked[r.i::int]
+		  AND s.on_sale_at <= r.now AND s.starts_at > r.now AND s.max_seats_per_hold >= r.n
 		  AND (r.partner_id <> 0 OR s.max_seats_per_account >= r.n + (
 		      SELECT coalesce(sum(h.quantity), 0) FROM holds h
 		      WHERE h.show_id = r.show_id AND h.user_id = r.user_id
 		        AND (h.status = 'confirmed' OR (h.status IN ('active', 'ordered') AND h.expires_at >= r.now))))
 		  AND ` + idempotency.UnrecordedSQL("r.scope", "r.procedure", "r.target", "r.key") + `
-	),
+	),`
+}
+
+// holdBatchSQL is holdSeatsSQL for every seated hold of a batch at once
+// (holdBatchRulesCTE's $1..$11), the seats being the $13[j] whose $12[j] is
+// i. An allowed hold is taken only if every seat it asks for is free, in
+// its channel and not locked by another transaction; then all of its seats
+// are taken and its row written, and it answers a row. Otherwise nothing
+// of it is written. Holds of one batch share no seat, account or key
+// (holdBatcher.take), so they cannot decide for one another.
+//
+// Every row it reads is found by key, whatever plan PostgreSQL made (a
+// generic plan, made for any batch, perhaps on a new shard's empty
+// tables): $14 and $15 are the batch's distinct shows and seat names, so
+// the read of seats has its key in its index condition even where the plan
+// puts seats on the outer side of a join, and the UPDATE finds the rows it
+// locked by their addresses.
+var holdBatchSQL = holdBatchRulesCTE(`r.area = ''`) + `
 	free AS MATERIALIZED (
 		SELECT a.i, s.ctid, s.show_id, s.seat, s.position, s.price_minor
 		FROM allowed a
-		JOIN unnest($11::int[], $12::text[]) AS w(i, seat) ON w.i = a.i
+		JOIN unnest($12::int[], $13::text[]) AS w(i, seat) ON w.i = a.i
 		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat
-		WHERE s.show_id = ANY($13) AND s.seat = ANY($14)
+		WHERE s.show_id = ANY($14) AND s.seat = ANY($15)
 		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < a.now))
 		  AND ` + inChannel("s", "a.show_id", "a.partner_id") + `
 		FOR UPDATE OF s SKIP LOCKED
@@ -525,37 +513,15 @@ var holdBatchSQL = `
 	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms
 	FROM hold JOIN allowed a ON a.hold_id = hold.hold_id`
 
-// holdBatchGASQL is holdGASQL for the public GA holds of a batch at once:
-// hold i (from 1) of show $1[i], id $2[i], for user $3[i], $4[i] places of
-// area $10[i] (” for a seated hold, which it leaves) at $5[i], key
-// $6..$9[i]. A hold is taken only if it got its locks, its show's rules
-// allow it and its key has no record (as in holdBatchSQL), and a bucket of
-// its area with enough places is free: the area's first free public
-// buckets from a random start, no more than it has holds in the batch, are
-// locked without waiting (SKIP LOCKED), and paired with its holds, the
-// largest hold with the fullest bucket. A hold without a bucket is left to
-// the one-hold path, which may take its places from several buckets.
-var holdBatchGASQL = `
-	WITH flags AS (
-		SELECT string_to_array(current_setting('seatghor.hold_batch'), ',')::bool[] AS locked
-	),
-	req AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
-		                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-		     WITH ORDINALITY AS r(show_id, hold_id, user_id, n, now, scope, procedure, target, key, area, i)
-	),
-	allowed AS MATERIALIZED (
-		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.n, r.now, r.area, s.currency, s.hold_ttl_ms,
-		       r.now + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
-		FROM req r JOIN shows s ON s.show_id = r.show_id, flags
-		WHERE r.area <> '' AND flags.locked[r.i::int]
-		  AND s.on_sale_at <= r.now AND s.starts_at > r.now AND s.max_seats_per_hold >= r.n
-		  AND s.max_seats_per_account >= r.n + (
-		      SELECT coalesce(sum(h.quantity), 0) FROM holds h
-		      WHERE h.show_id = r.show_id AND h.user_id = r.user_id
-		        AND (h.status = 'confirmed' OR (h.status IN ('active', 'ordered') AND h.expires_at >= r.now)))
-		  AND ` + idempotency.UnrecordedSQL("r.scope", "r.procedure", "r.target", "r.key") + `
-	),
+// holdBatchGASQL is holdGASQL for the GA holds of a batch at once (public
+// ones only: holdInBatch; holdBatchRulesCTE's $1..$11). An allowed hold is
+// taken only if a bucket of its area with enough places is free: the
+// area's first free public buckets from a random start, no more than it
+// has holds in the batch, are locked without waiting (SKIP LOCKED), and
+// paired with its holds, the largest hold with the fullest bucket. A hold
+// without a bucket is left to the one-hold path, which may take its places
+// from several buckets.
+var holdBatchGASQL = holdBatchRulesCTE(`r.area <> ''`) + `
 	areas AS MATERIALIZED (
 		SELECT show_id, area, count(*) AS holds, min(n) AS least,
 		       -- Where the area's buckets are first looked at; random() in a

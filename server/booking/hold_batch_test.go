@@ -27,11 +27,8 @@ import (
 // without waiting for either.
 func TestBatchTakesOnlyWholeHoldsAndNeverWaits(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pg.Open(ctx, "shard-0", schematest.Fresh(t, migrations.Shard), 4)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	for _, sql := range []string{`
+	pool := shardWith(t, now, `
 		INSERT INTO shows (show_id, currency, on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, created_at)
 		VALUES (1, 'BDT', $1::timestamptz - interval '1 hour', $1::timestamptz + interval '30 days', 600000, 0, 2, 4, $1),
@@ -46,10 +43,7 @@ func TestBatchTakesOnlyWholeHoldsAndNeverWaits(t *testing.T) {
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, quantity, amount_minor, currency,
 		                   expires_at, created_at, updated_at)
 		VALUES ('hld_1_u3', 1, 'u3', 'confirmed', '{}', 2, 0, 'BDT', $1, $1, $1)`,
-	} {
-		_, err = pool.Exec(ctx, sql, now)
-		require.NoError(t, err)
-	}
+	)
 
 	keyed := func(user, key string) context.Context {
 		return idempotency.WithKey(ctx, idempotency.Key{Scope: user, Key: key, Procedure: "/hold",
@@ -73,7 +67,7 @@ func TestBatchTakesOnlyWholeHoldsAndNeverWaits(t *testing.T) {
 	}
 	answered := batch[3].claim
 	scope, procedure, target, key := answered.Columns()
-	_, err = pool.Exec(ctx, `
+	_, err := pool.Exec(ctx, `
 		INSERT INTO idempotency_keys (scope, procedure, target, key, fingerprint, outcome, created_at, expires_at)
 		VALUES ($1, $2, $3, $4, '\x00', '{}', $5, $5::timestamptz + interval '1 day')`, scope, procedure, target, key, now)
 	require.NoError(t, err)
@@ -185,21 +179,15 @@ func TestBatchesKeepHoldsThatWouldMeetApart(t *testing.T) {
 // them is written, and no bucket gives more than it has.
 func TestBatchTakesGAPlacesFromBucketsOfTheirOwn(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pg.Open(ctx, "shard-0", schematest.Fresh(t, migrations.Shard), 4)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
 	now := time.Now().UTC().Truncate(time.Microsecond)
-	for _, sql := range []string{`
+	pool := shardWith(t, now, `
 		INSERT INTO shows (show_id, currency, on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, created_at)
 		VALUES (1, 'BDT', $1::timestamptz - interval '1 hour', $1::timestamptz + interval '30 days', 600000, 0, 4, 4, $1)`, `
 		INSERT INTO ga_buckets (show_id, area, bucket, position, capacity, remaining, price_minor)
 		SELECT 1, 'Field', b, b, r, r, 500 FROM (VALUES (0, 3), (1, 2), (2, 1), (3, 5)) v(b, r)
 		WHERE $1::timestamptz IS NOT NULL`,
-	} {
-		_, err = pool.Exec(ctx, sql, now)
-		require.NoError(t, err)
-	}
+	)
 	other, err := pool.Begin(ctx)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = other.Rollback(context.Background()) })
@@ -259,21 +247,16 @@ func TestBatchTakesGAPlacesFromBucketsOfTheirOwn(t *testing.T) {
 // them; a show being moved is still refused after others passed.
 func TestFenceChecksEachShowOncePerTransaction(t *testing.T) {
 	ctx := context.Background()
-	pool, err := pg.Open(ctx, "shard-0", schematest.Fresh(t, migrations.Shard), 2)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	for _, sql := range []string{`
+	pool := shardWith(t, time.Now(), `
 		INSERT INTO shows (show_id, currency, on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, created_at, placement)
-		SELECT s, 'BDT', now(), now() + interval '1 day', 600000, 0, 4, 4, now(), 'active'
+		SELECT s, 'BDT', $1, $1::timestamptz + interval '1 day', 600000, 0, 4, 4, $1, 'active'
 		FROM generate_series(1, 3) s`, `
 		INSERT INTO seats (show_id, seat, position, section, row_label, price_minor)
-		SELECT s, 'A' || n, n, 'S', 'A', 100 FROM generate_series(1, 3) s, generate_series(1, 3) n`, `
-		UPDATE shows SET placement = 'moving' WHERE show_id = 3`,
-	} {
-		_, err = pool.Exec(ctx, sql)
-		require.NoError(t, err)
-	}
+		SELECT s, 'A' || n, n, 'S', 'A', 100 FROM generate_series(1, 3) s, generate_series(1, 3) n
+		WHERE $1::timestamptz IS NOT NULL`, `
+		UPDATE shows SET placement = 'moving' WHERE show_id = 3 AND $1::timestamptz IS NOT NULL`,
+	)
 	tx, err := pool.Begin(ctx)
 	require.NoError(t, err)
 	defer func() { _ = tx.Rollback(ctx) }()
@@ -289,4 +272,19 @@ func TestFenceChecksEachShowOncePerTransaction(t *testing.T) {
 	require.Equal(t, 2, calls, "one check per show")
 	_, err = tx.Exec(ctx, `UPDATE seats SET version = version + 1 WHERE show_id = 3`)
 	require.ErrorContains(t, err, "show 3 is moving")
+}
+
+// shardWith is a pool on a fresh shard database where each of sqls ran,
+// with now as $1.
+func shardWith(t *testing.T, now time.Time, sqls ...string) *pg.Pool {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pg.Open(ctx, "shard-0", schematest.Fresh(t, migrations.Shard), 4)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	for _, sql := range sqls {
+		_, err = pool.Exec(ctx, sql, now)
+		require.NoError(t, err, sql)
+	}
+	return pool
 }

@@ -30,8 +30,11 @@ import (
 // whole holds table to count the account's seats, for every hold, ever
 // after: 2 ms a hold at 20,000 holds. Every row the hold reads is found
 // by key, so no plan of it wants a sequential scan.
-const lockAccountSQL = `pg_advisory_xact_lock(hashtextextended($2, $3)), set_config('plan_cache_mode', 'force_generic_plan', true), ` +
-	`set_config('enable_seqscan', 'off', true)`
+const lockAccountSQL = `pg_advisory_xact_lock(hashtextextended($2, $3)), ` + holdPlanSettings
+
+// holdPlanSettings are the settings above, for the rest of a hold's
+// transaction: generic plans, without sequential scans.
+const holdPlanSettings = `set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
 
 // showRulesCTE is the show's row when a hold of $6 places by $5 at $3
 // through channel $7 is allowed: the sale is open (checkSaleOpen) and the

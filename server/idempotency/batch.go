@@ -48,9 +48,10 @@ func (c Claim) Columns() (scope, procedure, target, key string) {
 
 // TryLockSQL is the condition that takes the advisory lock named by the
 // SQL expression name (LockName's value) without waiting: true when taken,
-// or when name is empty.
+// or when name is empty. A CASE, not an OR: only CASE promises that an
+// empty name takes no lock.
 func TryLockSQL(name string) string {
-	return `(` + name + ` = '' OR pg_try_advisory_xact_lock(hashtextextended(` + name + `, 0)))`
+	return `CASE WHEN ` + name + ` = '' THEN true ELSE pg_try_advisory_xact_lock(hashtextextended(` + name + `, 0)) END`
 }
 
 // UnrecordedSQL is the condition, over SQL expressions of Columns' four

@@ -40,7 +40,7 @@ type Pipelined[T any] struct {
 
 // lockKeySQL takes the key's lock ($1, none when empty) without waiting,
 // in one statement with the work's own locks (Pipelined.Lock).
-const lockKeySQL = `SELECT CASE WHEN $1::text = '' THEN true ELSE pg_try_advisory_xact_lock(hashtextextended($1, 0)) END, `
+var lockKeySQL = `SELECT ` + TryLockSQL("$1::text") + `, `
 
 // storeNewSQL records a new key's answer in the pipeline. With the key's
 // lock held, a record of the key can only be one committed before, and the
