@@ -269,12 +269,18 @@ func TestDeliveriesVerifyAndSurviveAFailingReceiver(t *testing.T) {
 	require.Equal(t, []int32{200, 0, 500}, codes, "the success, the timeout (no answer), the 500")
 	require.Contains(t, d.GetRecentAttempts()[1].GetError(), "Timeout")
 
-	// The admin listener counts them (R-11).
-	resp, err := http.Get(env.AdminURL + "/metrics")
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	metrics, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
+	// The admin listener counts them (R-11). The worker counts an attempt
+	// after its transaction commits, so the delivery above may be read
+	// before the count of its last attempt: wait for that one.
+	var metrics []byte
+	require.Eventually(t, func() bool {
+		resp, err := http.Get(env.AdminURL + "/metrics")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		metrics, err = io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return strings.Contains(string(metrics), `seatghor_webhook_deliveries_total{outcome="succeeded"} 1`)
+	}, 5*time.Second, 20*time.Millisecond, "the success is counted")
 	require.Contains(t, string(metrics), `seatghor_webhook_deliveries_total{outcome="retry"} 2`)
 	require.Contains(t, string(metrics), `seatghor_webhook_deliveries_total{outcome="succeeded"} 1`)
 	require.Contains(t, string(metrics), `seatghor_webhook_queue_depth{endpoint_status="active"} 0`)
