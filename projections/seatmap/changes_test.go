@@ -21,6 +21,7 @@ import (
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/projections"
@@ -769,5 +770,68 @@ func TestApplyPreviewOfOneShowKeepsTheBatchsVersion(t *testing.T) {
 	require.Equal(t, string(want.States), string(got.States), "both holds show")
 	require.Equal(t, int64(events[0].XID), got.Version, "the version is the delivered event's")
 	require.NoError(t, p.Apply(ctx, events[1:]))
+	requireConverged(t, env, store, []int64{show})
+}
+
+// TestAllocatedSeatsAreTakenOnEveryRead (decision 0185): a seat ring-fenced
+// for a partner is taken on the public map, held by the partner or not.
+// The whole-map read, the one-show read and the many-show read (the
+// projector's path for events that name seats only) agree on every seat,
+// and the projector applying the allocation's events brings Redis to the
+// database. The many-show read once had its own copy of the state and
+// showed the allocated seats free, until an unrelated event recomputed
+// the show.
+func TestAllocatedSeatsAreTakenOnEveryRead(t *testing.T) {
+	t.Parallel()
+	env, r := newEnv(t, false, nil)
+	ctx := context.Background()
+	store := seatmap.NewStore(r.Client, r.Prefix, 0)
+	show := createShow(t, env, "ring-fenced", 2, 4, 0) // A1…B4
+	initial, err := env.App.Booking.SeatMap(ctx, show)
+	require.NoError(t, err)
+	require.NoError(t, store.Put(ctx, initial))
+
+	admin := as(t, env, "admin", auth.RoleAdmin)
+	agency, err := admin.partners.CreatePartner(ctx, connect.NewRequest(&partnerv1.CreatePartnerRequest{
+		Name: "Agency", CommissionBps: 500, Contact: &partnerv1.Contact{Name: "Nadia", Email: "api@example.com"}}))
+	require.NoError(t, err)
+	partnerID := agency.Msg.GetPartner().GetPartnerId()
+	_, err = admin.alloc.AllocateSeats(ctx, connect.NewRequest(&partnerv1.AllocateSeatsRequest{
+		ShowId: show, PartnerId: partnerID, Seats: []string{"A1", "A2", "A3"}, ReturnAt: timestamppb.New(time.Now().Add(2 * time.Hour))}))
+	require.NoError(t, err)
+	partner := withToken(env, env.PartnerToken(t, "agency", partnerID))
+	_, err = partner.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1"}}))
+	require.NoError(t, err)
+	_, err = as(t, env, "rumana", auth.RoleUser).holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B1"}}))
+	require.NoError(t, err)
+
+	seats := []string{"A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4"}
+	want := map[string]byte{"A1": booking.SeatBooked, "A2": booking.SeatBooked, "A3": booking.SeatBooked, "A4": booking.SeatAvailable,
+		"B1": booking.SeatHeld, "B2": booking.SeatAvailable, "B3": booking.SeatAvailable, "B4": booking.SeatAvailable}
+	whole, err := env.App.Booking.SeatMap(ctx, show)
+	require.NoError(t, err)
+	one, err := env.App.Booking.SeatChanges(ctx, show, seats, nil, false)
+	require.NoError(t, err)
+	many, err := env.App.Booking.ShowSeatChanges(ctx, map[int64][]string{show: seats})
+	require.NoError(t, err)
+	for i, seat := range seats {
+		require.Equal(t, want[seat], whole.States[i/4]>>(2*(i%4))&3, "whole map, %s", seat)
+	}
+	byIndex := func(c booking.SeatChanges) map[int]booking.SeatChange {
+		out := map[int]booking.SeatChange{}
+		for _, sc := range c.Seats {
+			out[sc.Index] = sc
+		}
+		return out
+	}
+	require.Equal(t, byIndex(one), byIndex(many[show]), "the one-show and many-show reads agree")
+	for i, seat := range seats {
+		sc := byIndex(one)[i]
+		require.Equal(t, want[seat], sc.State, "seat changes, %s", seat)
+		require.Equal(t, seat == "B1", !sc.HeldUntil.IsZero(), "only the public hold runs out on the map, %s", seat)
+	}
+
+	p := seatmap.NewProjector(store, env.App.Booking, slog.New(slog.DiscardHandler))
+	require.NoError(t, p.Apply(ctx, shardEvents(t, env, show)))
 	requireConverged(t, env, store, []int64{show})
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
@@ -54,15 +55,21 @@ func (quiet) Printf(context.Context, string, ...any) {}
 
 // caller is one user's API clients; every write gets a fresh idempotency key.
 type caller struct {
-	holds   bookingv1connect.HoldServiceClient
-	orders  bookingv1connect.OrderServiceClient
-	pay     paymentv1connect.PaymentServiceClient
-	catalog catalogv1connect.CatalogServiceClient
-	seatmap seatmapv1connect.SeatMapServiceClient
+	holds    bookingv1connect.HoldServiceClient
+	orders   bookingv1connect.OrderServiceClient
+	pay      paymentv1connect.PaymentServiceClient
+	catalog  catalogv1connect.CatalogServiceClient
+	seatmap  seatmapv1connect.SeatMapServiceClient
+	alloc    partnerv1connect.AllocationServiceClient
+	partners partnerv1connect.PartnerServiceClient
 }
 
 func as(tb testing.TB, env *apptest.Env, sub string, role auth.Role) caller {
-	token := env.Token(tb, sub, role)
+	return withToken(env, env.Token(tb, sub, role))
+}
+
+// withToken returns the API clients of the caller token names.
+func withToken(env *apptest.Env, token string) caller {
 	opt := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			req.Header().Set("Authorization", "Bearer "+token)
@@ -75,11 +82,13 @@ func as(tb testing.TB, env *apptest.Env, sub string, role auth.Role) caller {
 		}
 	}))
 	return caller{
-		holds:   bookingv1connect.NewHoldServiceClient(env.HTTP, env.URL, opt),
-		orders:  bookingv1connect.NewOrderServiceClient(env.HTTP, env.URL, opt),
-		pay:     paymentv1connect.NewPaymentServiceClient(env.HTTP, env.URL, opt),
-		catalog: catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, opt),
-		seatmap: seatmapv1connect.NewSeatMapServiceClient(env.HTTP, env.URL, opt, connect.WithHTTPGet()),
+		holds:    bookingv1connect.NewHoldServiceClient(env.HTTP, env.URL, opt),
+		orders:   bookingv1connect.NewOrderServiceClient(env.HTTP, env.URL, opt),
+		pay:      paymentv1connect.NewPaymentServiceClient(env.HTTP, env.URL, opt),
+		catalog:  catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, opt),
+		seatmap:  seatmapv1connect.NewSeatMapServiceClient(env.HTTP, env.URL, opt, connect.WithHTTPGet()),
+		alloc:    partnerv1connect.NewAllocationServiceClient(env.HTTP, env.URL, opt),
+		partners: partnerv1connect.NewPartnerServiceClient(env.HTTP, env.URL, opt),
 	}
 }
 

@@ -101,13 +101,8 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 		}
 		m.Currency = show.Currency
 		rows, err := tx.Query(ctx, `
-			SELECT seat, section, row_label, price_minor,
-			       CASE WHEN status = 'booked' OR allocated_partner_id IS NOT NULL THEN 2
-			            WHEN status = 'held' AND held_until >= $2 THEN 1
-			            ELSE 0 END,
-			       CASE WHEN status = 'held' AND held_until >= $2 AND allocated_partner_id IS NULL THEN held_until END,
-			       version
-			FROM seats WHERE show_id = $1 ORDER BY position`, showID, now)
+			SELECT s.seat, s.section, s.row_label, s.price_minor, `+seatStateColumns+`
+			FROM seats s WHERE s.show_id = $2 ORDER BY s.position`, now, showID)
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
 		}
@@ -215,28 +210,18 @@ func (s *Service) SeatChanges(ctx context.Context, showID int64, seats, orders [
 	c := SeatChanges{AsOf: now}
 	if len(seats) > 0 || len(orders) > 0 {
 		rows, err := pool.Query(ctx, `
-			SELECT position,
-			       CASE WHEN status = 'booked' OR allocated_partner_id IS NOT NULL THEN 2
-			            WHEN status = 'held' AND held_until >= $3 THEN 1
-			            ELSE 0 END,
-			       version,
-			       CASE WHEN status = 'held' AND held_until >= $3 AND allocated_partner_id IS NULL THEN held_until END
-			FROM seats WHERE show_id = $1 AND seat = ANY($2)
+			SELECT s.position, `+seatStateColumns+`
+			FROM seats s WHERE s.show_id = $2 AND s.seat = ANY($3)
 			UNION
-			SELECT s.position,
-			       CASE WHEN s.status = 'booked' OR s.allocated_partner_id IS NOT NULL THEN 2
-			            WHEN s.status = 'held' AND s.held_until >= $3 THEN 1
-			            ELSE 0 END,
-			       s.version,
-			       CASE WHEN s.status = 'held' AND s.held_until >= $3 AND s.allocated_partner_id IS NULL THEN s.held_until END
+			SELECT s.position, `+seatStateColumns+`
 			FROM orders o JOIN seats s ON s.hold_id = o.hold_id
-			WHERE o.order_id = ANY($4) AND s.show_id = $1`, showID, seats, now, orders)
+			WHERE o.order_id = ANY($4) AND s.show_id = $2`, now, showID, seats, orders)
 		if err != nil {
 			return c, fmt.Errorf("read seats of show %d: %w", showID, err)
 		}
 		var sc SeatChange
 		var until *time.Time
-		_, err = pgx.ForEachRow(rows, []any{&sc.Index, &sc.State, &sc.Version, &until}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&sc.Index, &sc.State, &until, &sc.Version}, func() error {
 			sc.HeldUntil = time.Time{}
 			if until != nil {
 				sc.HeldUntil = until.UTC()
@@ -300,14 +285,14 @@ func (s *Service) ShowSeatChanges(ctx context.Context, seats map[int64][]string)
 		}
 	}
 	for pool, a := range byShard {
-		rows, err := pool.Query(ctx, showSeatChangesSQL, a.shows, a.seats, now)
+		rows, err := pool.Query(ctx, showSeatChangesSQL, now, a.shows, a.seats)
 		if err != nil {
 			return nil, fmt.Errorf("read %d seats of shows: %w", len(a.seats), err)
 		}
 		var showID int64
 		var sc SeatChange
 		var until *time.Time
-		_, err = pgx.ForEachRow(rows, []any{&showID, &sc.Index, &sc.State, &sc.Version, &until}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&showID, &sc.Index, &sc.State, &until, &sc.Version}, func() error {
 			sc.HeldUntil = time.Time{}
 			if until != nil {
 				sc.HeldUntil = until.UTC()
@@ -324,16 +309,25 @@ func (s *Service) ShowSeatChanges(ctx context.Context, seats map[int64][]string)
 	return out, nil
 }
 
-// showSeatChangesSQL is SeatChanges's seat read for pairs of ($1 show, $2
+// seatStateColumns are a seat's state on the public map, when its hold runs
+// out and its row version, of the seats row s judged at $1: 2 for a seat
+// booked or ring-fenced for a partner (decision 0185: the public cannot
+// have it), 1 for one held that has not run out, else 0; the time only
+// for a seat shown held. Every read of the map takes them from here: the
+// projector's many-show read once had its own copy without allocations and
+// showed an allocated seat free.
+const seatStateColumns = `
+	CASE WHEN s.status = 'booked' OR s.allocated_partner_id IS NOT NULL THEN 2
+	     WHEN s.status = 'held' AND s.held_until >= $1 THEN 1
+	     ELSE 0 END,
+	CASE WHEN s.status = 'held' AND s.held_until >= $1 AND s.allocated_partner_id IS NULL THEN s.held_until END,
+	s.version`
+
+// showSeatChangesSQL is SeatChanges's seat read for pairs of ($2 show, $3
 // seat), each found by the primary key.
 const showSeatChangesSQL = `
-	SELECT s.show_id, s.position,
-	       CASE WHEN s.status = 'booked' THEN 2
-	            WHEN s.status = 'held' AND s.held_until >= $3 THEN 1
-	            ELSE 0 END,
-	       s.version,
-	       CASE WHEN s.status = 'held' AND s.held_until >= $3 THEN s.held_until END
-	FROM unnest($1::bigint[], $2::text[]) AS w(show_id, seat)
+	SELECT s.show_id, s.position, ` + seatStateColumns + `
+	FROM unnest($2::bigint[], $3::text[]) AS w(show_id, seat)
 	JOIN seats s ON s.show_id = w.show_id AND s.seat = w.seat`
 
 // SectionSpan places a section in layout order: its seats are
