@@ -328,6 +328,10 @@ func TestSeatMapFastPathSharesOneRead(t *testing.T) {
 // of the show (the projector has applied every change).
 func waitForMapVersion(tb testing.TB, s *seatmapServers, show int64, c clients) {
 	tb.Helper()
+	// The show's publication comes through the catalog's outbox on its own
+	// time, and drops the layout it may find in Redis: wait for it, so the
+	// map does not go while the test reads it.
+	s.env.WaitProjected(tb, seatmap.Name)
 	want, err := s.env.App.Booking.SeatMap(context.Background(), show)
 	require.NoError(tb, err)
 	deadline := time.Now().Add(15 * time.Second)

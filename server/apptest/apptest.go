@@ -29,6 +29,7 @@ import (
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/schematest"
@@ -340,6 +341,38 @@ func (e *Env) PartnerToken(tb testing.TB, sub string, partnerID int64) string {
 		tb.Fatal(err)
 	}
 	return tok
+}
+
+// WaitProjected waits until projector has taken every event the platform's
+// databases hold now: in the catalog and each shard, its checkpoint is at
+// or past the newest row of the outbox. A test that reads a read model
+// after the writes it made uses it, so that a late event (a catalog
+// event, delivered by the catalog's consumer on its own time) does not
+// change the model under the reads. The checkpoint is saved with the
+// consumer's next read, at most a poll after the events are applied.
+func (e *Env) WaitProjected(tb testing.TB, projector string) {
+	tb.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(15 * time.Second)
+	for _, p := range append([]*pg.Pool{e.App.Router.Catalog()}, e.App.Router.Shards()...) {
+		for {
+			var done bool
+			if err := p.QueryRow(ctx, `
+				SELECT NOT EXISTS (
+					SELECT FROM outbox o
+					WHERE NOT EXISTS (SELECT FROM projection_checkpoints c
+					                  WHERE c.projector = $1 AND (c.xid, c.id) >= (o.xid, o.id)))`, projector).Scan(&done); err != nil {
+				tb.Fatalf("apptest: projector %s in %s: %v", projector, p.Name, err)
+			}
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				tb.Fatalf("apptest: projector %s did not take the events of %s within 15 s", projector, p.Name)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 }
 
 // Member makes user a member of organisation org with role, creating the
