@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -198,6 +200,27 @@ func runContract(t *testing.T, idx tripindex.TripIndex) {
 		require.EqualValues(t, 7, find(t, search.Query{}).EstimatedTotal)
 	})
 
+	t.Run("seats alone change", func(t *testing.T) {
+		// A hold or a release changes a trip's count and nothing else
+		// (the embedded index keeps it outside its documents, decision
+		// 0272): the filter and the answer follow, both ways.
+		sylhet := fixture()[2]
+		for _, seats := range []int{3, 0, 12} {
+			sylhet.SeatsAvailable = seats
+			require.NoError(t, idx.Put(ctx, []search.Trip{sylhet}))
+			require.Equal(t, []search.Trip{sylhet}, find(t, search.Query{Text: "sylhet"}).Trips)
+			want := []int64{6, 4, 7} // trip 1 sold out above
+			if seats >= 11 {
+				want = []int64{6, 3, 4, 7}
+			}
+			r := find(t, search.Query{MinSeatsAvailable: 11})
+			require.Equal(t, want, ids(r), "%d seats", seats)
+			require.EqualValues(t, len(want), r.EstimatedTotal)
+			require.Equal(t, seats > 0, slices.Contains(ids(find(t, search.Query{MinSeatsAvailable: 1, Kind: bus})), 3))
+		}
+		require.NoError(t, idx.Put(ctx, fixture()[2:3]))
+	})
+
 	t.Run("reset", func(t *testing.T) {
 		require.NoError(t, idx.Reset(ctx))
 		require.Empty(t, find(t, search.Query{}).Trips)
@@ -207,21 +230,43 @@ func runContract(t *testing.T, idx tripindex.TripIndex) {
 }
 
 // TestEmbeddedReopens: the embedded index is on disk; reopening it keeps
-// the trips and says it was not created.
+// the trips, their seat counts (written beside bleve, decision 0272) and
+// says it was not created. An index whose seat file is gone starts empty
+// and says so, to be filled again from the outbox.
 func TestEmbeddedReopens(t *testing.T) {
+	ctx := context.Background()
 	dir := t.TempDir()
 	idx, created, err := tripindex.OpenEmbedded(dir)
 	require.NoError(t, err)
 	require.True(t, created)
-	require.NoError(t, idx.Put(context.Background(), fixture()))
+	require.NoError(t, idx.Put(ctx, fixture()))
+	sylhet := fixture()[2]
+	sylhet.SeatsAvailable = 1 // a hold: the count alone changes
+	require.NoError(t, idx.Put(ctx, []search.Trip{sylhet}))
 	require.NoError(t, idx.Close())
+
 	idx, created, err = tripindex.OpenEmbedded(dir)
 	require.NoError(t, err)
 	require.False(t, created)
-	defer idx.Close()
-	r, err := idx.Search(context.Background(), search.Query{Text: "sylhet"})
+	r, err := idx.Search(ctx, search.Query{Text: "sylhet"})
 	require.NoError(t, err)
-	require.Equal(t, []int64{3}, ids(r))
+	require.Equal(t, []search.Trip{sylhet}, r.Trips)
+	r, err = idx.Search(ctx, search.Query{MinSeatsAvailable: 2, Kind: bus})
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 4, 7}, ids(r))
+	require.NoError(t, idx.Close())
+
+	seats, err := filepath.Glob(filepath.Join(dir, "*.seats"))
+	require.NoError(t, err)
+	require.Len(t, seats, 1)
+	require.NoError(t, os.Remove(seats[0]))
+	idx, created, err = tripindex.OpenEmbedded(dir)
+	require.NoError(t, err)
+	defer idx.Close()
+	require.True(t, created, "without its counts the index starts again")
+	r, err = idx.Search(ctx, search.Query{})
+	require.NoError(t, err)
+	require.Empty(t, r.Trips)
 }
 
 // TestMeiliDown: a Meilisearch that does not answer makes Search and Put

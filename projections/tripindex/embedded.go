@@ -2,14 +2,18 @@ package tripindex
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
@@ -17,48 +21,112 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/seatghor/seatghor/server/search"
 )
 
 // embeddedDir names the index directory; a new name (a changed mapping)
 // starts an empty index, which OpenEmbedded reports as created so the
-// caller replays the outbox into it.
-const embeddedDir = "trips-v3"
+// caller replays the outbox into it. The seat counts live beside it, in
+// the bolt file embeddedDir+".seats" (decision 0272).
+const embeddedDir = "trips-v4"
 
 // Embedded is the dev-mode trip index: bleve with the scorch index on local
 // disk (NewMemOnly is the old upsidedown index, about 30× slower). It lives
 // in one process: the API and the projector of `seatghor dev` share it.
+//
+// A trip's seats available are not in bleve (decision 0272): every hold
+// changes them, and rewriting a document in bleve per hold was most of
+// `dev`'s CPU on an on-sale of many buses. They are in a bolt file next to
+// the index and in memory, with each trip's listing fingerprint; a Put
+// whose listing is unchanged writes only the bolt file. A search filters
+// by seats with the ids below the minimum, and answers the counts from
+// memory.
 type Embedded struct {
 	path string
 	// mu guards idx: Reset swaps it while searches hold the read lock.
 	mu  sync.RWMutex
 	idx bleve.Index
+	// put serialises Puts (each source's consumer writes), so the
+	// fingerprints below match what bleve holds.
+	put sync.Mutex
+	db  *bolt.DB
+	// smu guards trips against searches while Put or Reset writes it.
+	smu   sync.RWMutex
+	trips map[int64]stored
+}
+
+// stored is what the index keeps of a trip outside bleve.
+type stored struct {
+	seats int
+	// listing fingerprints the document bleve has (seats left out).
+	listing uint64
 }
 
 var _ TripIndex = (*Embedded)(nil)
 
+// tripsBucket holds each trip's stored value: 8 bytes of seats, 8 of the
+// listing's fingerprint, by the show id (8 bytes, big-endian).
+var tripsBucket = []byte("trips")
+
 // OpenEmbedded opens the index under dir, creating it if needed; created
-// tells that it started empty.
+// tells that it started empty. An index without its seat file (or the
+// reverse) starts empty too.
 func OpenEmbedded(dir string) (e *Embedded, created bool, err error) {
 	path := filepath.Join(dir, embeddedDir)
-	e = &Embedded{path: path}
-	if _, err := os.Stat(path); err == nil {
-		// The root file is locked by the process that has it open; wait
-		// for it briefly rather than forever (bolt's default).
-		e.idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": "2s", "scorchMergePlanOptions": mergePlan})
-		if err != nil {
-			return nil, false, fmt.Errorf("open trip index %s: %w", path, err)
+	seats := path + ".seats"
+	e = &Embedded{path: path, trips: map[int64]stored{}}
+	_, idxErr := os.Stat(path)
+	_, seatsErr := os.Stat(seats)
+	if idxErr != nil || seatsErr != nil {
+		created = true
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, false, fmt.Errorf("create trip index: %w", err)
 		}
-		return e, false, nil
+		for _, p := range []string{path, seats} {
+			if err := os.RemoveAll(p); err != nil {
+				return nil, false, fmt.Errorf("create trip index: %w", err)
+			}
+		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, false, fmt.Errorf("create trip index: %w", err)
+	// The files are locked by the process that has them open; wait for
+	// them briefly rather than forever (bolt's default).
+	if e.db, err = bolt.Open(seats, 0o600, &bolt.Options{Timeout: 2 * time.Second}); err != nil {
+		return nil, false, fmt.Errorf("open trip index %s: %w", seats, err)
 	}
-	if e.idx, err = bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, map[string]any{"scorchMergePlanOptions": mergePlan}); err != nil {
-		return nil, false, fmt.Errorf("create trip index %s: %w", path, err)
+	if err := e.load(); err != nil {
+		_ = e.db.Close()
+		return nil, false, err
 	}
-	return e, true, nil
+	if created {
+		e.idx, err = bleve.NewUsing(path, newMapping(), scorch.Name, scorch.Name, map[string]any{"scorchMergePlanOptions": mergePlan})
+	} else {
+		e.idx, err = bleve.OpenUsing(path, map[string]any{"bolt_timeout": "2s", "scorchMergePlanOptions": mergePlan})
+	}
+	if err != nil {
+		_ = e.db.Close()
+		return nil, false, fmt.Errorf("open trip index %s: %w", path, err)
+	}
+	return e, created, nil
+}
+
+// load reads the stored trips into memory.
+func (e *Embedded) load() error {
+	return e.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(tripsBucket)
+		if err != nil {
+			return fmt.Errorf("trip index seats: %w", err)
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if len(k) != 8 || len(v) != 16 {
+				return fmt.Errorf("trip index seats: bad entry %x", k)
+			}
+			e.trips[int64(binary.BigEndian.Uint64(k))] = stored{
+				seats: int(binary.BigEndian.Uint64(v)), listing: binary.BigEndian.Uint64(v[8:])}
+			return nil
+		})
+	})
 }
 
 // mergePlan lets scorch keep up to 50 segments a tier before it merges
@@ -85,7 +153,7 @@ func newMapping() mapping.IndexMapping {
 
 	doc := bleve.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt("text", text)
-	for _, f := range []string{"id", "kind", "starts_at", "local_day", "lowest_price_minor", "seats_available"} {
+	for _, f := range []string{"id", "kind", "starts_at", "local_day", "lowest_price_minor"} {
 		doc.AddFieldMappingsAt(f, num)
 	}
 	doc.AddFieldMappingsAt("origin_key", kw)
@@ -97,19 +165,36 @@ func newMapping() mapping.IndexMapping {
 	return m
 }
 
-// Put implements TripIndex.
+// Put implements TripIndex. Only the trips whose listing changed are
+// written to bleve; every trip's seats and fingerprint go to the bolt file
+// after bleve took them, so a crash between the two leaves a fingerprint
+// that does not match and the replayed Put writes bleve again.
 func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 	if len(trips) == 0 {
 		return nil
 	}
+	e.put.Lock()
+	defer e.put.Unlock()
 	e.mu.RLock()
 	defer e.mu.RUnlock()
+	next := make(map[int64]stored, len(trips))
 	b := e.idx.NewBatch()
+	// e.trips is read here without smu: only Put (one at a time) and
+	// Reset (which excludes Put) write it.
 	for _, t := range trips {
 		d := toDocument(t)
+		seats := d.Seats
+		d.Seats = 0 // the stored document's count is never read
 		raw, err := json.Marshal(d)
 		if err != nil {
 			return err
+		}
+		f := fnv.New64a()
+		_, _ = f.Write(raw)
+		s := stored{seats: seats, listing: f.Sum64()}
+		next[d.ID] = s
+		if cur, ok := e.trips[d.ID]; ok && cur.listing == s.listing {
+			continue // only the seats changed
 		}
 		if err := b.Index(strconv.FormatInt(d.ID, 10), map[string]any{
 			"text":               strings.Join([]string{d.Title, d.Origin, d.Destination, d.Venue, d.Operator, d.Aliases}, " \n "),
@@ -118,7 +203,6 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 			"starts_at":          float64(d.StartsAt),
 			"local_day":          float64(d.LocalDay),
 			"lowest_price_minor": float64(d.Price),
-			"seats_available":    float64(d.Seats),
 			"origin_key":         d.OriginKey,
 			"destination_key":    d.DestinationKey,
 			"doc":                string(raw),
@@ -126,10 +210,42 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 			return fmt.Errorf("index trip %d: %w", d.ID, err)
 		}
 	}
-	// scorch makes a batch searchable before Batch returns.
-	if err := e.idx.Batch(b); err != nil {
-		return fmt.Errorf("index %d trips: %w", len(trips), err)
+	// The counts are in memory before the documents are searchable, so a
+	// search never finds a trip without its count; the fingerprints only
+	// once the documents are written.
+	e.smu.Lock()
+	for id, s := range next {
+		cur := e.trips[id]
+		cur.seats = s.seats
+		e.trips[id] = cur
 	}
+	e.smu.Unlock()
+	// scorch makes a batch searchable (and durable) before Batch returns.
+	if b.Size() > 0 {
+		if err := e.idx.Batch(b); err != nil {
+			return fmt.Errorf("index %d trips: %w", b.Size(), err)
+		}
+	}
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		bucket := tx.Bucket(tripsBucket)
+		var k [8]byte
+		for id, s := range next {
+			var v [16]byte
+			binary.BigEndian.PutUint64(k[:], uint64(id))
+			binary.BigEndian.PutUint64(v[:], uint64(s.seats))
+			binary.BigEndian.PutUint64(v[8:], s.listing)
+			if err := bucket.Put(k[:], v[:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store seats of %d trips: %w", len(next), err)
+	}
+	e.smu.Lock()
+	maps.Copy(e.trips, next)
+	e.smu.Unlock()
 	return nil
 }
 
@@ -192,17 +308,23 @@ func (e *Embedded) find(_ context.Context, r request) (search.Result, error) {
 		}
 		must = append(must, numRange("lowest_price_minor", lo, hi, true))
 	}
-	if q.MinSeatsAvailable > 0 {
-		must = append(must, numRange("seats_available", new(float64(q.MinSeatsAvailable)), nil, true))
-	}
 	var root query.Query = bleve.NewMatchAllQuery()
 	if len(must) > 0 {
 		root = bleve.NewConjunctionQuery(must...)
 	}
+	var mustNot []query.Query
 	if r.notRoute != nil {
+		mustNot = append(mustNot, bleve.NewConjunctionQuery(keyQuery("origin_key", r.notRoute[0]), keyQuery("destination_key", r.notRoute[1])))
+	}
+	if q.MinSeatsAvailable > 0 {
+		if few := e.fewerSeats(q.MinSeatsAvailable); len(few) > 0 {
+			mustNot = append(mustNot, bleve.NewDocIDQuery(few))
+		}
+	}
+	if len(mustNot) > 0 {
 		b := bleve.NewBooleanQuery()
 		b.AddMust(root)
-		b.AddMustNot(bleve.NewConjunctionQuery(keyQuery("origin_key", r.notRoute[0]), keyQuery("destination_key", r.notRoute[1])))
+		b.AddMustNot(mustNot...)
 		root = b
 	}
 	req := bleve.NewSearchRequestOptions(root, q.PageSize(), q.Offset, false)
@@ -231,7 +353,27 @@ func (e *Embedded) find(_ context.Context, r request) (search.Result, error) {
 		}
 		out.Trips = append(out.Trips, d.trip())
 	}
+	e.smu.RLock()
+	for i := range out.Trips {
+		out.Trips[i].SeatsAvailable = e.trips[out.Trips[i].ShowID].seats
+	}
+	e.smu.RUnlock()
 	return out, nil
+}
+
+// fewerSeats returns the ids of the trips with fewer than n seats
+// available, which a search for n leaves out. A scan of the counts in
+// memory: some µs for thousands of trips.
+func (e *Embedded) fewerSeats(n int) []string {
+	e.smu.RLock()
+	defer e.smu.RUnlock()
+	var ids []string
+	for id, s := range e.trips {
+		if s.seats < n {
+			ids = append(ids, strconv.FormatInt(id, 10))
+		}
+	}
+	return ids
 }
 
 // wordQuery matches a query word with Meilisearch's typo allowance.
@@ -271,11 +413,24 @@ func (e *Embedded) Reset(context.Context) error {
 	if err := os.RemoveAll(e.path); err != nil {
 		return fmt.Errorf("reset trip index: %w", err)
 	}
-	idx, err := bleve.New(e.path, newMapping())
+	idx, err := bleve.NewUsing(e.path, newMapping(), scorch.Name, scorch.Name, map[string]any{"scorchMergePlanOptions": mergePlan})
 	if err != nil {
 		return fmt.Errorf("reset trip index: %w", err)
 	}
 	e.idx = idx
+	err = e.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(tripsBucket); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucket(tripsBucket)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("reset trip index seats: %w", err)
+	}
+	e.smu.Lock()
+	clear(e.trips)
+	e.smu.Unlock()
 	return nil
 }
 
@@ -283,8 +438,9 @@ func (e *Embedded) Reset(context.Context) error {
 func (e *Embedded) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if err := e.idx.Close(); err != nil && !errors.Is(err, bleve.ErrorIndexClosed) {
-		return err
+	err := e.idx.Close()
+	if errors.Is(err, bleve.ErrorIndexClosed) {
+		err = nil
 	}
-	return nil
+	return errors.Join(err, e.db.Close())
 }

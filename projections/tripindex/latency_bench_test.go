@@ -115,3 +115,40 @@ func openMeili(tb testing.TB) tripindex.TripIndex {
 	tb.Cleanup(func() { _ = idx.Close() })
 	return idx
 }
+
+// BenchmarkEmbeddedPut measures the projector's write of 50 trips of 3,000
+// in the embedded index, as in an on-sale of many buses: "seats" changes
+// their counts alone (a batch of holds; decision 0272: the bolt file
+// only), "listing" their titles too (bleve rewrites the documents). The
+// ratio of the two is what keeping the counts outside bleve saves:
+//
+//	go test ./projections/tripindex -run '^$' -bench EmbeddedPut
+func BenchmarkEmbeddedPut(b *testing.B) {
+	for _, change := range []string{"seats", "listing"} {
+		b.Run(change, func(b *testing.B) {
+			idx, _, err := tripindex.OpenEmbedded(b.TempDir())
+			require.NoError(b, err)
+			b.Cleanup(func() { _ = idx.Close() })
+			ctx := context.Background()
+			trips := latencyTrips(3_000)
+			for i := 0; i < len(trips); i += 1000 {
+				require.NoError(b, idx.Put(ctx, trips[i:i+1000]))
+			}
+			b.ResetTimer()
+			for i := range b.N {
+				batch := make([]search.Trip, 50)
+				for j := range batch {
+					t := trips[(i*50+j)%len(trips)]
+					t.SeatsAvailable = (t.SeatsAvailable + i + 1) % 41
+					if change == "listing" {
+						t.Title = fmt.Sprintf("%s #%d", t.Title, i)
+					}
+					batch[j] = t
+				}
+				if err := idx.Put(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
