@@ -68,7 +68,7 @@ var _ TripIndex = (*Embedded)(nil)
 
 // tripsBucket holds each trip's stored value: 8 bytes of seats, 8 of the
 // listing's fingerprint, by the show id (8 bytes, big-endian).
-var tripsBucket = []byte("trips")
+const tripsBucket = "trips"
 
 // OpenEmbedded opens the index under dir, creating it if needed; created
 // tells that it started empty. An index without its seat file (or the
@@ -114,7 +114,7 @@ func OpenEmbedded(dir string) (e *Embedded, created bool, err error) {
 // load reads the stored trips into memory.
 func (e *Embedded) load() error {
 	return e.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(tripsBucket)
+		b, err := tx.CreateBucketIfNotExists([]byte(tripsBucket))
 		if err != nil {
 			return fmt.Errorf("trip index seats: %w", err)
 		}
@@ -130,10 +130,10 @@ func (e *Embedded) load() error {
 }
 
 // mergePlan lets scorch keep up to 50 segments a tier before it merges
-// them (its default is 10; decision 0271). An on-sale on 3,000 buses
-// rewrites a document per hold, a new segment per batch, and merging them
-// back at the default pace took a third of `seatghor dev`'s CPU; searches
-// read a few more segments instead.
+// them (its default is 10; decision 0271). Each write is a new segment,
+// and merging them back at the default pace took a third of `seatghor
+// dev`'s CPU when every hold rewrote its bus (before decision 0272);
+// searches read a few more segments instead.
 var mergePlan = map[string]any{"MaxSegmentsPerTier": 50, "SegmentsPerMergeTask": 10}
 
 // newMapping: one analysed text field for the words of every searchable
@@ -227,7 +227,7 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 		}
 	}
 	err := e.db.Update(func(tx *bolt.Tx) error {
-		bucket := tx.Bucket(tripsBucket)
+		bucket := tx.Bucket([]byte(tripsBucket))
 		var k [8]byte
 		for id, s := range next {
 			var v [16]byte
@@ -419,10 +419,10 @@ func (e *Embedded) Reset(context.Context) error {
 	}
 	e.idx = idx
 	err = e.db.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(tripsBucket); err != nil {
+		if err := tx.DeleteBucket([]byte(tripsBucket)); err != nil {
 			return err
 		}
-		_, err := tx.CreateBucket(tripsBucket)
+		_, err := tx.CreateBucket([]byte(tripsBucket))
 		return err
 	})
 	if err != nil {
