@@ -182,19 +182,21 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 	// e.trips is read here without smu: only Put (one at a time) and
 	// Reset (which excludes Put) write it.
 	for _, t := range trips {
-		d := toDocument(t)
-		seats := d.Seats
-		d.Seats = 0 // the stored document's count is never read
-		raw, err := json.Marshal(d)
+		seats := t.SeatsAvailable
+		t.SeatsAvailable = 0 // the stored document's count is never read
+		listing, err := fingerprint(t)
 		if err != nil {
 			return err
 		}
-		f := fnv.New64a()
-		_, _ = f.Write(raw)
-		s := stored{seats: seats, listing: f.Sum64()}
-		next[d.ID] = s
-		if cur, ok := e.trips[d.ID]; ok && cur.listing == s.listing {
-			continue // only the seats changed
+		s := stored{seats: seats, listing: listing}
+		next[t.ShowID] = s
+		if cur, ok := e.trips[t.ShowID]; ok && cur.listing == s.listing {
+			continue // only the seats changed: no document to derive
+		}
+		d := toDocument(t)
+		raw, err := json.Marshal(d)
+		if err != nil {
+			return err
 		}
 		if err := b.Index(strconv.FormatInt(d.ID, 10), map[string]any{
 			"text":               strings.Join([]string{d.Title, d.Origin, d.Destination, d.Venue, d.Operator, d.Aliases}, " \n "),
@@ -247,6 +249,22 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 	maps.Copy(e.trips, next)
 	e.smu.Unlock()
 	return nil
+}
+
+// fingerprint identifies a trip's listing (its count set to 0): an
+// FNV-64a of its JSON, every field included. It is taken of the trip, not
+// of its document, because deriving the document (the places' aliases) is
+// the costly part of a write; so a change in how a document is derived
+// (toDocument, the gazetteer) must move embeddedDir, as a mapping change
+// does, or unchanged trips keep their old documents.
+func fingerprint(t search.Trip) (uint64, error) {
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return 0, fmt.Errorf("trip %d: %w", t.ShowID, err)
+	}
+	f := fnv.New64a()
+	_, _ = f.Write(raw)
+	return f.Sum64(), nil
 }
 
 // Search implements TripIndex.
