@@ -369,3 +369,34 @@ func TestMeiliSynonymsFromGazetteer(t *testing.T) {
 		require.Equal(t, []string{token}, synonyms[spelling], spelling)
 	}
 }
+
+// TestEmbeddedTakesCountsAlone (decision 0272): PutSeats changes the counts
+// of the trips the index holds, which the filter, the answer and a reopen
+// follow, and returns the ids it does not hold, which it leaves out.
+func TestEmbeddedTakesCountsAlone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	idx, _, err := tripindex.OpenEmbedded(dir)
+	require.NoError(t, err)
+	require.NoError(t, idx.Put(ctx, fixture()))
+	unknown, err := idx.PutSeats(ctx, map[int64]int{3: 0, 4: 5, 99: 7})
+	require.NoError(t, err)
+	require.Equal(t, []int64{99}, unknown)
+	for round := range 2 {
+		r, err := idx.Search(ctx, search.Query{Kind: bus})
+		require.NoError(t, err)
+		seats := map[int64]int{}
+		for _, trip := range r.Trips {
+			seats[trip.ShowID] = trip.SeatsAvailable
+		}
+		require.Equal(t, map[int64]int{1: 40, 2: 0, 3: 0, 4: 5, 7: 40}, seats, "round %d", round)
+		r, err = idx.Search(ctx, search.Query{Kind: bus, MinSeatsAvailable: 6})
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 7}, ids(r), "round %d", round)
+		require.NoError(t, idx.Close())
+		if idx, _, err = tripindex.OpenEmbedded(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	require.NoError(t, idx.Close())
+}

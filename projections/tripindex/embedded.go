@@ -64,7 +64,10 @@ type stored struct {
 	listing uint64
 }
 
-var _ TripIndex = (*Embedded)(nil)
+var (
+	_ TripIndex   = (*Embedded)(nil)
+	_ CountWriter = (*Embedded)(nil)
+)
 
 // tripsBucket holds each trip's stored value: 8 bytes of seats, 8 of the
 // listing's fingerprint, by the show id (8 bytes, big-endian).
@@ -228,10 +231,52 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 			return fmt.Errorf("index %d trips: %w", b.Size(), err)
 		}
 	}
+	if err := e.store(next); err != nil {
+		return err
+	}
+	e.smu.Lock()
+	maps.Copy(e.trips, next)
+	e.smu.Unlock()
+	return nil
+}
+
+// PutSeats implements CountWriter: the counts of the trips the index
+// holds go to the bolt file and memory, and no document is touched.
+func (e *Embedded) PutSeats(_ context.Context, counts map[int64]int) (unknown []int64, err error) {
+	e.put.Lock()
+	defer e.put.Unlock()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	next := make(map[int64]stored, len(counts))
+	for id, n := range counts {
+		// Read without smu, as in Put. A trip whose first write did not
+		// reach bleve has a count but no fingerprint: unknown too.
+		cur, ok := e.trips[id]
+		if !ok || cur.listing == 0 {
+			unknown = append(unknown, id)
+			continue
+		}
+		next[id] = stored{seats: n, listing: cur.listing}
+	}
+	if err := e.store(next); err != nil {
+		return nil, err
+	}
+	e.smu.Lock()
+	maps.Copy(e.trips, next)
+	e.smu.Unlock()
+	return unknown, nil
+}
+
+// store writes trips' counts and fingerprints to the bolt file, in one
+// transaction.
+func (e *Embedded) store(trips map[int64]stored) error {
+	if len(trips) == 0 {
+		return nil
+	}
 	err := e.db.Update(func(tx *bolt.Tx) error {
 		bucket := tx.Bucket([]byte(tripsBucket))
 		var k [8]byte
-		for id, s := range next {
+		for id, s := range trips {
 			var v [16]byte
 			binary.BigEndian.PutUint64(k[:], uint64(id))
 			binary.BigEndian.PutUint64(v[:], uint64(s.seats))
@@ -243,11 +288,8 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("store seats of %d trips: %w", len(next), err)
+		return fmt.Errorf("store seats of %d trips: %w", len(trips), err)
 	}
-	e.smu.Lock()
-	maps.Copy(e.trips, next)
-	e.smu.Unlock()
 	return nil
 }
 

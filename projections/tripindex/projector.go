@@ -29,6 +29,32 @@ var noChange = map[string]bool{
 	"seatghor.events.v1.TicketIssued":        true,
 }
 
+// countOnly lists the outbox events that change a show's seats available
+// and nothing of its listing (booking's events on a shard). A show that
+// only these name is written as a count when the index takes counts alone
+// (CountWriter); every other event, of kinds added later too, rereads the
+// listing.
+var countOnly = map[string]bool{
+	"seatghor.events.v1.SeatsHeld":          true,
+	"seatghor.events.v1.HoldReleased":       true,
+	"seatghor.events.v1.HoldExpired":        true,
+	"seatghor.events.v1.BookingConfirmed":   true,
+	"seatghor.events.v1.OrderCancelled":     true,
+	"seatghor.events.v1.OrderExpired":       true,
+	"seatghor.events.v1.RefundIssued":       true,
+	"seatghor.events.v1.SeatsAllocated":     true,
+	"seatghor.events.v1.AllocationReleased": true,
+	"seatghor.events.v1.AllocationReturned": true,
+}
+
+// CountWriter is an index that takes a trip's seats available without its
+// listing (Embedded, decision 0272). PutSeats sets the counts of the trips
+// it holds and returns the ids it does not hold, which the projector then
+// writes whole.
+type CountWriter interface {
+	PutSeats(ctx context.Context, counts map[int64]int) (unknown []int64, err error)
+}
+
 // Shows reads a show's listing from the catalog (catalog.Service does).
 type Shows interface {
 	GetShow(ctx context.Context, showID int64) (catalog.Show, error)
@@ -145,16 +171,24 @@ func (p *Projector) Name() string { return Name }
 func (p *Projector) Pace() time.Duration { return p.pace }
 
 // Apply recomputes and writes every show the batch changed, each no sooner
-// than Debounce after its previous write.
+// than Debounce after its previous write. A show that only count-changing
+// events name is written as its count when the index can take that alone
+// (the on-sale's common case: no catalog read, no document rewritten).
 func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
 	var shows []int64
 	seen := map[int64]bool{}
+	listing := map[int64]bool{}
 	for _, e := range events {
-		if noChange[e.Type] || e.ShowID <= 0 || seen[e.ShowID] {
+		if noChange[e.Type] || e.ShowID <= 0 {
 			continue
 		}
-		seen[e.ShowID] = true
-		shows = append(shows, e.ShowID)
+		if !countOnly[e.Type] {
+			listing[e.ShowID] = true
+		}
+		if !seen[e.ShowID] {
+			seen[e.ShowID] = true
+			shows = append(shows, e.ShowID)
+		}
 	}
 	if len(shows) == 0 {
 		return nil
@@ -162,20 +196,79 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 	if err := p.waitForSlot(ctx, shows); err != nil {
 		return err
 	}
-	put, err := p.recomputeAll(ctx, shows)
-	if err != nil {
-		return err
+	whole := shows
+	written := 0
+	if cw, ok := p.index.(CountWriter); ok {
+		whole = nil
+		var counted []int64
+		for _, id := range shows {
+			if listing[id] {
+				whole = append(whole, id)
+			} else {
+				counted = append(counted, id)
+			}
+		}
+		if len(counted) > 0 {
+			n, err := p.countAll(ctx, counted)
+			if err != nil {
+				return err
+			}
+			unknown, err := cw.PutSeats(ctx, n)
+			if err != nil {
+				return fmt.Errorf("write the counts of %d trips: %w", len(n), err)
+			}
+			whole = append(whole, unknown...) // not listed yet: written whole
+			written += len(n) - len(unknown)
+		}
 	}
-	if len(put) == 0 {
+	if len(whole) > 0 {
+		put, err := p.recomputeAll(ctx, whole)
+		if err != nil {
+			return err
+		}
+		if len(put) > 0 {
+			if err := p.index.Put(ctx, put); err != nil {
+				return fmt.Errorf("write %d trips: %w", len(put), err)
+			}
+			written += len(put)
+		}
+	}
+	if written == 0 {
 		return nil
 	}
-	if err := p.index.Put(ctx, put); err != nil {
-		return fmt.Errorf("write %d trips: %w", len(put), err)
-	}
 	p.batches.Inc()
-	p.writes.Add(float64(len(put)))
+	p.writes.Add(float64(written))
 	p.markWritten(shows)
 	return nil
+}
+
+// countAll counts the seats available of shows on their shards: in one
+// query per shard when seats counts many at once. A show not on a shard
+// (yet) is left out.
+func (p *Projector) countAll(ctx context.Context, shows []int64) (map[int64]int, error) {
+	out := make(map[int64]int, len(shows))
+	if many, ok := p.seats.(ManySeats); ok {
+		n, err := many.AvailableMany(ctx, shows)
+		if err != nil {
+			return nil, err
+		}
+		for id, c := range n {
+			out[id] = int(c)
+		}
+		return out, nil
+	}
+	for _, id := range shows {
+		n, err := p.seats.Available(ctx, id)
+		var be *booking.Error
+		if errors.As(err, &be) && be.Kind == booking.KindNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("count seats of show %d: %w", id, err)
+		}
+		out[id] = int(n)
+	}
+	return out, nil
 }
 
 // waitForSlot sleeps until every show's debounce interval since its last
