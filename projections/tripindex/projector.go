@@ -99,7 +99,9 @@ type ProjectorConfig struct {
 // documents: for every show a batch names it recomputes the whole document
 // from the catalog (the listing) and the shard (seats available, counted
 // now) and writes it. Order, duplicates and replays therefore do not matter,
-// and after quiescence the index equals the databases.
+// and after quiescence the index equals the databases. When only holds and
+// their like name a show and the index takes counts alone (CountWriter),
+// the count is all it recomputes and writes (decision 0272).
 //
 // Pacing (decision 0246): its consumer reads the outbox at most every Pace
 // (projections.Paced), and each batch's shows are read with one catalog
