@@ -231,13 +231,7 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 			return fmt.Errorf("index %d trips: %w", b.Size(), err)
 		}
 	}
-	if err := e.store(next); err != nil {
-		return err
-	}
-	e.smu.Lock()
-	maps.Copy(e.trips, next)
-	e.smu.Unlock()
-	return nil
+	return e.store(next)
 }
 
 // PutSeats implements CountWriter: the counts of the trips the index
@@ -261,14 +255,11 @@ func (e *Embedded) PutSeats(_ context.Context, counts map[int64]int) (unknown []
 	if err := e.store(next); err != nil {
 		return nil, err
 	}
-	e.smu.Lock()
-	maps.Copy(e.trips, next)
-	e.smu.Unlock()
 	return unknown, nil
 }
 
 // store writes trips' counts and fingerprints to the bolt file, in one
-// transaction.
+// transaction, and then to memory.
 func (e *Embedded) store(trips map[int64]stored) error {
 	if len(trips) == 0 {
 		return nil
@@ -290,6 +281,9 @@ func (e *Embedded) store(trips map[int64]stored) error {
 	if err != nil {
 		return fmt.Errorf("store seats of %d trips: %w", len(trips), err)
 	}
+	e.smu.Lock()
+	maps.Copy(e.trips, trips)
+	e.smu.Unlock()
 	return nil
 }
 
