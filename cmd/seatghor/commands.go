@@ -98,7 +98,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
+		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys, SealKeys: cfg.SealKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
@@ -144,7 +144,7 @@ func openTool(ctx context.Context, cfg config, command string, log *slog.Logger)
 		return nil, err
 	}
 	return app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
+		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys, SealKeys: cfg.SealKeys,
 		AuthSecret: secret, MaxConns: cfg.MaxConns, HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log, Gateway: gw,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex})
 }
@@ -276,7 +276,7 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 	}
 	workers.Poll, workers.ReconcileEvery = 500*time.Millisecond, 5*time.Minute
 	a, err := app.Open(ctx, app.Config{CatalogURL: cfg.CatalogURL, ShardURLs: cfg.ShardURLs,
-		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys,
+		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys, SealKeys: cfg.SealKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,

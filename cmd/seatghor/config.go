@@ -45,11 +45,13 @@ type config struct {
 	// dev and tests): each purpose gets a key derived from it (id "shared").
 	AuthSecret string
 	// TokenKeys, TicketKeys and QueueKeys sign the API's tokens, the
-	// tickets' codes and the waiting rooms' tokens (SEATGHOR_TOKEN_KEYS,
-	// SEATGHOR_TICKET_KEYS, SEATGHOR_QUEUE_KEYS, or a file named by the
-	// same variable with _FILE): "kid:secret,…", the first signs, every one
-	// verifies (decision 0085). nil: only the key derived from AuthSecret.
-	TokenKeys, TicketKeys, QueueKeys *keyset.Set
+	// tickets' codes and the waiting rooms' tokens, SealKeys seal the
+	// partners' webhook secrets in the catalog (SEATGHOR_TOKEN_KEYS,
+	// SEATGHOR_TICKET_KEYS, SEATGHOR_QUEUE_KEYS, SEATGHOR_SEAL_KEYS, or a
+	// file named by the same variable with _FILE): "kid:secret,…", the
+	// first signs, every one verifies (decisions 0085, 0273). nil: only the
+	// key derived from AuthSecret.
+	TokenKeys, TicketKeys, QueueKeys, SealKeys *keyset.Set
 	// CatalogURL and ShardURLs locate the databases (SEATGHOR_CATALOG_URL,
 	// SEATGHOR_SHARD_URLS comma-separated). Unset in dev: an embedded cluster.
 	CatalogURL string
@@ -272,6 +274,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 	if c.QueueKeys, err = loadKeys(getenv, "SEATGHOR_QUEUE_KEYS"); err != nil {
 		return c, err
 	}
+	if c.SealKeys, err = loadKeys(getenv, "SEATGHOR_SEAL_KEYS"); err != nil {
+		return c, err
+	}
 	if c.Payment, err = loadPaymentConfig(getenv); err != nil {
 		return c, err
 	}
@@ -334,11 +339,15 @@ func loadKeys(getenv func(string) string, name string) (*keyset.Set, error) {
 // has at least 32 bytes (listed keys are checked as they are parsed).
 func (c config) checkServeKeys() error {
 	if c.AuthSecret == "" {
-		for name, set := range map[string]*keyset.Set{
-			"SEATGHOR_TOKEN_KEYS": c.TokenKeys, "SEATGHOR_TICKET_KEYS": c.TicketKeys, "SEATGHOR_QUEUE_KEYS": c.QueueKeys,
+		for _, k := range []struct {
+			name string
+			set  *keyset.Set
+		}{
+			{"SEATGHOR_TOKEN_KEYS", c.TokenKeys}, {"SEATGHOR_TICKET_KEYS", c.TicketKeys}, {"SEATGHOR_QUEUE_KEYS", c.QueueKeys},
+			{"SEATGHOR_SEAL_KEYS", c.SealKeys},
 		} {
-			if set == nil {
-				return fmt.Errorf("serve needs %s (or the shorthand SEATGHOR_AUTH_SECRET)", name)
+			if k.set == nil {
+				return fmt.Errorf("serve needs %s (or the shorthand SEATGHOR_AUTH_SECRET)", k.name)
 			}
 		}
 		return nil

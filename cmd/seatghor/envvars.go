@@ -37,6 +37,8 @@ func envVars() []envVar {
 		{"SEATGHOR_TICKET_KEYS_FILE", "a file holding SEATGHOR_TICKET_KEYS", tools},
 		{"SEATGHOR_QUEUE_KEYS", "waiting-room token keys kid:secret,…", tools},
 		{"SEATGHOR_QUEUE_KEYS_FILE", "a file holding SEATGHOR_QUEUE_KEYS", tools},
+		{"SEATGHOR_SEAL_KEYS", "keys sealing partners' webhook secrets at rest kid:secret,…; the first seals", tools},
+		{"SEATGHOR_SEAL_KEYS_FILE", "a file holding SEATGHOR_SEAL_KEYS", tools},
 		{"SEATGHOR_AUTH_SECRET", "shorthand secret deriving a key per purpose (dev, token, loadtest: a built-in dev secret)", signers},
 		{"SEATGHOR_CATALOG_URL", "postgres:// URL of the catalog database (dev: the embedded cluster)", with(databases, "loadtest holds")},
 		{"SEATGHOR_SHARD_URLS", "comma-separated postgres:// URLs of the shards, in order", with(databases, "loadtest holds")},

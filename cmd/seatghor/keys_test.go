@@ -29,11 +29,13 @@ func TestKeysFromTheEnvironment(t *testing.T) {
 	c, err := loadConfig(func(k string) string {
 		return map[string]string{
 			"SEATGHOR_TOKEN_KEYS": "k2:" + longB + ",k1:" + longA, "SEATGHOR_TICKET_KEYS_FILE": file,
+			"SEATGHOR_SEAL_KEYS": "s1:" + longA,
 		}[k]
 	})
 	require.NoError(t, err)
 	require.Equal(t, []string{"k2", "k1"}, c.TokenKeys.IDs())
 	require.Equal(t, []string{"t2", "t1"}, c.TicketKeys.IDs())
+	require.Equal(t, []string{"s1"}, c.SealKeys.IDs())
 	require.Nil(t, c.QueueKeys, "unset: derived from the shorthand")
 
 	for env, want := range map[string]map[string]string{
@@ -58,6 +60,9 @@ func TestServeRefusesWeakKeys(t *testing.T) {
 		"short shorthand":        {map[string]string{"SEATGHOR_AUTH_SECRET": "s"}, "at least 32"},
 		"dev secret":             {map[string]string{"SEATGHOR_AUTH_SECRET": devSecret}, "dev secret"},
 		"a purpose without keys": {map[string]string{"SEATGHOR_TOKEN_KEYS": "k1:" + longA, "SEATGHOR_TICKET_KEYS": "t1:" + longA}, "SEATGHOR_QUEUE_KEYS"},
+		"no sealing keys": {map[string]string{"SEATGHOR_TOKEN_KEYS": "k1:" + longA, "SEATGHOR_TICKET_KEYS": "t1:" + longA,
+			"SEATGHOR_QUEUE_KEYS": "q1:" + longA}, "SEATGHOR_SEAL_KEYS"},
+		"short sealing key": {map[string]string{"SEATGHOR_SEAL_KEYS": "s1:short"}, "at least 32"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Setenv("SEATGHOR_CATALOG_URL", "postgres://127.0.0.1:1/none")

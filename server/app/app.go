@@ -37,6 +37,7 @@ import (
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ratelimit"
+	"github.com/seatghor/seatghor/server/seal"
 	"github.com/seatghor/seatghor/server/shard"
 	"github.com/seatghor/seatghor/server/signin"
 	"github.com/seatghor/seatghor/server/ticket"
@@ -57,9 +58,10 @@ type Config struct {
 	CatalogURL string
 	ShardURLs  []string
 	// TokenKeys sign the API's tokens, TicketKeys the tickets' codes,
-	// QueueKeys the waiting rooms' tokens: one key set per purpose, so
-	// rotating one voids nothing signed by another (decision 0085).
-	TokenKeys, TicketKeys, QueueKeys *keyset.Set
+	// QueueKeys the waiting rooms' tokens, SealKeys seal the partners'
+	// webhook secrets at rest: one key set per purpose, so rotating one
+	// voids nothing signed by another (decisions 0085, 0273).
+	TokenKeys, TicketKeys, QueueKeys, SealKeys *keyset.Set
 	// AuthSecret is the one-line shorthand of dev and tests: each purpose
 	// also gets a key derived from it (id "shared"), listed after its own
 	// keys. One of the two is needed for every purpose.
@@ -148,6 +150,9 @@ func (c *Config) validate() error {
 	if c.QueueKeys, err = keyset.Resolve(c.QueueKeys, c.AuthSecret, keyset.QueueTokens); err != nil {
 		return err
 	}
+	if c.SealKeys, err = keyset.Resolve(c.SealKeys, c.AuthSecret, keyset.WebhookSecrets); err != nil {
+		return err
+	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
 	}
@@ -207,7 +212,9 @@ type App struct {
 	// WebhookWorker sends the deliveries (the webhooks role).
 	Webhooks      *webhook.Service
 	WebhookWorker *webhook.Worker
-	log           *slog.Logger
+	// Seal seals and opens the secrets the catalog keeps (decision 0273).
+	Seal *seal.Box
+	log  *slog.Logger
 	// paymentWorkers says how often the payment jobs run.
 	paymentWorkers payment.WorkerConfig
 	// stopWatch ends the router's watch of the directory; watching is
@@ -276,10 +283,14 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(a.Booking.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
-	a.Webhooks = webhook.NewService(cat, cfg.Clock, cfg.Webhooks.AllowLoopback)
+	if a.Seal, err = seal.New(cfg.SealKeys); err != nil {
+		closeAll()
+		return nil, err
+	}
+	a.Webhooks = webhook.NewService(cat, cfg.Clock, a.Seal, cfg.Webhooks.AllowLoopback)
 	hooks := cfg.Webhooks
 	hooks.Registerer, hooks.Log = a.Registry, cfg.Log
-	if a.WebhookWorker, err = webhook.NewWorker(cat, cfg.Clock, hooks); err != nil {
+	if a.WebhookWorker, err = webhook.NewWorker(cat, cfg.Clock, a.Seal, hooks); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -536,8 +547,16 @@ func (a *App) RunProjectors(ctx context.Context) {
 }
 
 // RunWebhooks sends partners' webhook deliveries until ctx ends (the
-// webhooks role). Any number of processes may run it.
+// webhooks role). Any number of processes may run it. It first seals the
+// secrets stored in the clear or under a rotated-out key (decision 0273);
+// a failure there is logged, and the deliveries still go out (a secret
+// that does not open fails only its own endpoint's).
 func (a *App) RunWebhooks(ctx context.Context) {
+	if n, err := a.Webhooks.Reseal(ctx); err != nil {
+		a.log.Error("webhook secrets not all resealed", "resealed", n, "err", err)
+	} else if n > 0 {
+		a.log.Info("webhook secrets resealed under the sealing key", "endpoints", n)
+	}
 	go a.WebhookWorker.RunPruner(ctx, time.Hour)
 	a.WebhookWorker.Run(ctx)
 }

@@ -1,6 +1,7 @@
 // Package keyset holds the secret keys of one signing purpose (the API's
-// tokens, the tickets' codes, the waiting rooms' queue tokens), each key
-// named by a key id that travels in what it signs. The first key signs;
+// tokens, the tickets' codes, the waiting rooms' queue tokens, the sealing
+// of webhook secrets), each key named by a key id that travels in what it
+// signs. The first key signs;
 // every listed key verifies, so a key is rotated by listing a new one first
 // and removing the old one once nothing it signed is still in use
 // (docs/decisions/0085-key-sets-per-purpose.md).
@@ -24,7 +25,7 @@ const MinSecretLen = 32
 const SharedID = "shared"
 
 // Purpose is what a set signs. Its label derives the set's key from the
-// shorthand secret, so the three purposes never share a key.
+// shorthand secret, so no two purposes share a key.
 type Purpose string
 
 // The purposes. The ticket and queue labels are those their keys were
@@ -34,6 +35,9 @@ const (
 	Tokens      Purpose = "seatghor api tokens v1"
 	TicketCodes Purpose = "seatghor ticket codes v1"
 	QueueTokens Purpose = "seatghor waiting room tokens v1"
+	// WebhookSecrets seals the partners' webhook signing secrets kept in
+	// the catalog (server/seal, decision 0273): the first key seals.
+	WebhookSecrets Purpose = "seatghor webhook secrets at rest v1"
 )
 
 // Key is one secret and its id.

@@ -16,6 +16,7 @@ import (
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/seal"
 )
 
 // Retry is how long a delivery is retried before it is given up (the
@@ -33,17 +34,19 @@ const MaxOverlap = 7 * 24 * time.Hour
 type Service struct {
 	db    *pg.Pool
 	clock clock.Clock
+	// box seals the signing secrets the catalog keeps (decision 0273).
+	box *seal.Box
 	// allowLoopback lets endpoints use plain http to a loopback address
 	// (dev and tests); otherwise only https is taken.
 	allowLoopback bool
 }
 
-// NewService returns the webhook service over the catalog database.
-// allowLoopback admits http://127.0.0.1… and http://localhost… endpoints
-// (dev and tests only: in production they would reach the server's own
-// host).
-func NewService(db *pg.Pool, c clock.Clock, allowLoopback bool) *Service {
-	return &Service{db: db, clock: c, allowLoopback: allowLoopback}
+// NewService returns the webhook service over the catalog database, whose
+// endpoints' signing secrets box seals. allowLoopback admits
+// http://127.0.0.1… and http://localhost… endpoints (dev and tests only:
+// in production they would reach the server's own host).
+func NewService(db *pg.Pool, c clock.Clock, box *seal.Box, allowLoopback bool) *Service {
+	return &Service{db: db, clock: c, box: box, allowLoopback: allowLoopback}
 }
 
 var errorCodec = idempotency.ErrorsOf[InvalidError]("webhook")
@@ -59,10 +62,36 @@ type NewEndpoint struct {
 }
 
 // Created is a new endpoint (or a rotated one) and its secret, which is
-// shown only once.
+// shown to the request that made it (and to its retries) only.
 type Created struct {
 	Endpoint Endpoint
-	Secret   string
+	// Secret is the signing secret in the clear; it is never stored so.
+	Secret string `json:"-"`
+	// Sealed is Secret sealed: what the request's idempotency record keeps,
+	// so a retry answers the same secret (records made before decision
+	// 0273 hold it in the clear, under the same name).
+	Sealed string `json:"Secret"`
+}
+
+// sealedSecret is a fresh signing secret, sealed.
+func (s *Service) sealedSecret() (string, error) {
+	sealed, err := s.box.Seal(newSecret(), secretPurpose)
+	if err != nil {
+		return "", fmt.Errorf("seal a webhook secret: %w", err)
+	}
+	return sealed, nil
+}
+
+// shown is c with its secret opened: the answer of the request that made
+// it, or of a retry from its idempotency record.
+func (s *Service) shown(c Created, err error) (Created, error) {
+	if err != nil {
+		return Created{}, err
+	}
+	if c.Secret, err = openSecret(s.box, c.Sealed); err != nil {
+		return Created{}, fmt.Errorf("open the secret of webhook endpoint %d: %w", c.Endpoint.ID, err)
+	}
+	return c, nil
 }
 
 // owner is the partner an endpoint of caller's request belongs to (0: an
@@ -93,9 +122,12 @@ func (s *Service) CreateEndpoint(ctx context.Context, c Caller, in NewEndpoint) 
 		return Created{}, err
 	}
 	now := s.now()
-	return idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
+	return s.shown(idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Created, error) {
-			secret := newSecret()
+			secret, err := s.sealedSecret()
+			if err != nil {
+				return Created{}, err
+			}
 			row := tx.QueryRow(ctx, `
 				INSERT INTO webhook_endpoints (partner_id, url, event_types, description, secret, created_by, created_at)
 				VALUES (nullif($1, 0), $2, $3, $4, $5, $6, $7)
@@ -104,8 +136,8 @@ func (s *Service) CreateEndpoint(ctx context.Context, c Caller, in NewEndpoint) 
 			if err != nil {
 				return Created{}, fmt.Errorf("create webhook endpoint: %w", err)
 			}
-			return Created{Endpoint: e, Secret: secret}, nil
-		})
+			return Created{Endpoint: e, Sealed: secret}, nil
+		}))
 }
 
 // checkURL takes https URLs, and plain http to a loopback host when the
@@ -209,12 +241,15 @@ func (s *Service) RotateSecret(ctx context.Context, c Caller, id int64, overlap 
 		return Created{}, &InvalidError{Field: "overlap", Message: fmt.Sprintf("want 0 to %s", MaxOverlap)}
 	}
 	now := s.now()
-	return idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
+	return s.shown(idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Created, error) {
 			if err := mine(ctx, tx, c, id); err != nil {
 				return Created{}, err
 			}
-			secret := newSecret()
+			secret, err := s.sealedSecret()
+			if err != nil {
+				return Created{}, err
+			}
 			e, err := scanEndpoint(tx.QueryRow(ctx, `
 				UPDATE webhook_endpoints SET previous_secret = CASE WHEN $3::float8 > 0 THEN secret END,
 					previous_secret_expires_at = CASE WHEN $3::float8 > 0 THEN $4::timestamptz + $3::float8 * interval '1 second' END,
@@ -224,8 +259,8 @@ func (s *Service) RotateSecret(ctx context.Context, c Caller, id int64, overlap 
 			if err != nil {
 				return Created{}, fmt.Errorf("rotate secret of endpoint %d: %w", id, err)
 			}
-			return Created{Endpoint: e, Secret: secret}, nil
-		})
+			return Created{Endpoint: e, Sealed: secret}, nil
+		}))
 }
 
 // Enable turns an endpoint back on. Its pending deliveries are due now,

@@ -708,7 +708,7 @@ func TestConcurrentWorkersSendEachDeliveryOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	t.Cleanup(func() { stop(); wg.Wait() })
 	for range 3 {
-		w, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, webhook.WorkerConfig{
+		w, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, env.App.Seal, webhook.WorkerConfig{
 			Concurrency: 3, PerEndpoint: 4, Poll: 5 * time.Millisecond, AllowLoopback: true})
 		require.NoError(t, err)
 		wg.Go(func() { w.Run(ctx) })
@@ -746,7 +746,7 @@ func TestConcurrentWorkersSendEachDeliveryOnce(t *testing.T) {
 	}
 
 	// The log keeps finished deliveries for LogRetention.
-	w, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, webhook.WorkerConfig{})
+	w, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, env.App.Seal, webhook.WorkerConfig{})
 	require.NoError(t, err)
 	n, err := w.Prune(context.Background(), time.Now().Add(-time.Hour))
 	require.NoError(t, err)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/seal"
 )
 
 // WorkerConfig tunes the delivery workers.
@@ -96,6 +97,7 @@ func (c *WorkerConfig) defaults() {
 type Worker struct {
 	db     *pg.Pool
 	clock  clock.Clock
+	box    *seal.Box
 	cfg    WorkerConfig
 	client *http.Client
 	log    *slog.Logger
@@ -104,8 +106,9 @@ type Worker struct {
 	wake chan struct{}
 }
 
-// NewWorker returns a delivery worker over the catalog database.
-func NewWorker(db *pg.Pool, c clock.Clock, cfg WorkerConfig) (*Worker, error) {
+// NewWorker returns a delivery worker over the catalog database, whose
+// endpoints' signing secrets box opens.
+func NewWorker(db *pg.Pool, c clock.Clock, box *seal.Box, cfg WorkerConfig) (*Worker, error) {
 	cfg.defaults()
 	m, err := newMetrics(cfg.Registerer, db)
 	if err != nil {
@@ -125,7 +128,7 @@ func NewWorker(db *pg.Pool, c clock.Clock, cfg WorkerConfig) (*Worker, error) {
 		// the one the partner registered.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
-	return &Worker{db: db, clock: c, cfg: cfg, client: client, log: cfg.Log, m: m, wake: make(chan struct{}, 1)}, nil
+	return &Worker{db: db, clock: c, box: box, cfg: cfg, client: client, log: cfg.Log, m: m, wake: make(chan struct{}, 1)}, nil
 }
 
 // errAddress refuses a connection to an address a webhook may not reach.
@@ -213,6 +216,10 @@ type claimed struct {
 	giveUpAt     time.Time
 	url          string
 	secrets      []string
+	// secretErr says why a stored secret did not open (sealed under a key
+	// no longer listed): the delivery fails and is retried, never sent
+	// unsigned.
+	secretErr error
 }
 
 // claim leases up to n due deliveries of active endpoints, at most
@@ -257,12 +264,23 @@ func (w *Worker) claim(ctx context.Context, n int) ([]claimed, error) {
 		var c claimed
 		var body, secret string
 		var previous *string
-		err := r.Scan(&c.id, &c.endpoint, &c.webhookID, &body, &c.attempt, &c.giveUpAt, &c.url, &secret, &previous)
-		c.body, c.secrets = []byte(body), []string{secret}
-		if previous != nil {
-			c.secrets = append(c.secrets, *previous)
+		if err := r.Scan(&c.id, &c.endpoint, &c.webhookID, &body, &c.attempt, &c.giveUpAt, &c.url, &secret, &previous); err != nil {
+			return c, err
 		}
-		return c, err
+		c.body = []byte(body)
+		stored := []string{secret}
+		if previous != nil {
+			stored = append(stored, *previous)
+		}
+		for _, v := range stored {
+			plain, err := openSecret(w.box, v)
+			if err != nil {
+				c.secretErr = fmt.Errorf("webhook endpoint %d: %w", c.endpoint, err)
+				break
+			}
+			c.secrets = append(c.secrets, plain)
+		}
+		return c, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
@@ -292,6 +310,12 @@ func (w *Worker) deliver(ctx context.Context, c claimed) {
 
 // post sends the delivery once, signed with the endpoint's secrets.
 func (w *Worker) post(ctx context.Context, c claimed) outcome {
+	if c.secretErr != nil {
+		// An operator's mistake (a key removed from SEATGHOR_SEAL_KEYS
+		// too early): said loudly, and retried until the key is back.
+		w.log.Error("webhook delivery not signed: its endpoint's secret does not open", "delivery", c.id, "err", c.secretErr)
+		return outcome{err: c.secretErr}
+	}
 	start := time.Now()
 	at := w.clock.Now()
 	sig, err := Sign(c.secrets, c.webhookID, at, c.body)
