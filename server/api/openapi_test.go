@@ -110,3 +110,32 @@ func loadOpenAPI(t *testing.T) *openapi3.T {
 	require.NoError(t, err)
 	return doc
 }
+
+// TestOpenAPISecurityMatchesTheServer: the operations whose security the
+// description makes optional are exactly the RPCs the auth interceptor
+// lets through without a credential (publicProcedures); every other
+// operation requires the key (the document's default).
+func TestOpenAPISecurityMatchesTheServer(t *testing.T) {
+	doc := loadOpenAPI(t)
+	require.Equal(t, openapi3.SecurityRequirements{{"apiKey": []string{}}}, doc.Security)
+	var optional []string
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.Security == nil {
+				continue // the document's: the key
+			}
+			require.Equal(t, openapi3.SecurityRequirements{{}, {"apiKey": []string{}}}, *op.Security, op.OperationID)
+			optional = append(optional, op.OperationID)
+		}
+	}
+	var public []string
+	for _, p := range publicProcedures() {
+		// "/seatghor.search.v1.TripSearchService/SearchTrips" → gnostic's
+		// operationId "TripSearchService_SearchTrips".
+		service, method, _ := strings.Cut(p[strings.LastIndex(p[:strings.LastIndex(p, "/")], ".")+1:], "/")
+		public = append(public, service+"_"+method)
+	}
+	slices.Sort(optional)
+	slices.Sort(public)
+	require.Equal(t, public, optional)
+}

@@ -119,6 +119,15 @@ type RateLimits struct {
 // accepts it.
 const compressMinBytes = 1024
 
+// publicProcedures are the RPCs anyone may call, without a credential
+// search answers and static seat layouts are the same for every
+// caller, so the edge may cache them). The OpenAPI description marks the
+// same routes' security optional (tools/openapipost; a test keeps the two
+// equal).
+func publicProcedures() []string {
+	return []string{searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure}
+}
+
 // NewHandler returns the public HTTP surface: every service over Connect,
 // gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), the gRPC
 // health service, /livez and /readyz, the site's sign-in when configured,
@@ -148,13 +157,11 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// Order matters: who (auth), how often (rate limit), what (validation),
 	// whether a partner may sell the show, the idempotency key, then the waiting room's Queue-Token, so rejected
 	// requests are never recorded and a refused bot costs one Redis call.
-	// search answers and static seat layouts are the same for every
-	// caller, so anyone may ask and the edge may cache them.
+	// publicProcedures may be called without a credential.
 	// The edge interceptor, right inside metrics, answers every error below
 	// it by the one error table (errors.go): the interceptors return their
 	// packages' errors, never Connect's.
-	chain := []connect.Interceptor{metrics, rpcSpans, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials,
-		searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure)}
+	chain := []connect.Interceptor{metrics, rpcSpans, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials, publicProcedures()...)}
 	if rl := cfg.RateLimits; rl != nil {
 		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface
 		if cfg.WaitingRooms != nil {

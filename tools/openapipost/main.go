@@ -4,7 +4,9 @@
 // (decision 0197):
 //
 //   - the info block (title, version, the error contract);
-//   - the API-key bearer security scheme, required by every route;
+//   - the API-key bearer security scheme, required by every route but the
+//     few anyone may call (anonymous, below; server/api's publicProcedures,
+//     which a test there keeps equal);
 //   - the Idempotency-Key header on every route whose RPC is neither
 //     NO_SIDE_EFFECTS nor IDEMPOTENT (the server's own rule), read from the
 //     image `buf build` writes, so a new RPC gets it without a list here;
@@ -89,6 +91,13 @@ var YAML []byte
 `
 
 // operation is what the image says of one RPC that gnostic cannot.
+// anonymous are the operations callable without a credential (R-9.1:
+// search answers and static seat layouts are the same for everyone); a
+// credential is still taken when sent.
+func anonymous() []string {
+	return []string{"TripSearchService_SearchTrips", "SeatMapService_GetSeatLayout"}
+}
+
 type operation struct {
 	needsKey bool   // neither NO_SIDE_EFFECTS nor IDEMPOTENT
 	answer   string // the full name of the response_body field's message, if any
@@ -160,6 +169,13 @@ func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 		set(schemas, extra.Content[i].Value, extra.Content[i+1])
 	}
 
+	open := map[string]bool{}
+	for _, id := range anonymous() {
+		if _, ok := ops[id]; !ok {
+			return nil, fmt.Errorf("anonymous operation %s is no RPC of proto/", id)
+		}
+		open[id] = true
+	}
 	paths := get(root, "paths")
 	for i := 1; i < len(paths.Content); i += 2 {
 		item := paths.Content[i]
@@ -191,6 +207,11 @@ func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 					setAfter(op, "parameters", params, "operationId")
 				}
 				params.Content = append([]*yaml.Node{node("$ref: '#/components/parameters/IdempotencyKey'\n")}, params.Content...)
+			}
+			if open[id.Value] {
+				// Either no credential or the key: an empty requirement
+				// makes security optional (OpenAPI 3.0, 4.8.10).
+				setAfter(op, "security", node("- {}\n- apiKey: []\n"), "operationId")
 			}
 			if def := get(get(op, "responses"), "default"); def != nil {
 				set(def, "description", &yaml.Node{Kind: yaml.ScalarNode, Value: errorDescription})
