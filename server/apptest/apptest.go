@@ -110,7 +110,8 @@ type Options struct {
 	Partners booking.Partners
 	// TokenKeys, TicketKeys and QueueKeys are the platform's key sets
 	// (decision 0085); when all three are given the shorthand Secret is not
-	// used, otherwise it derives the keys of the others.
+	// used (but for the webhook secrets' sealing key), otherwise it derives
+	// the keys of the others.
 	TokenKeys, TicketKeys, QueueKeys *keyset.Set
 	// OIDC configures an identity provider and the site's sign-in; an
 	// empty RedirectURL becomes the test server's /auth/callback.
@@ -184,6 +185,9 @@ func New(tb testing.TB, opts Options) *Env {
 	cfg.TokenKeys, cfg.TicketKeys, cfg.QueueKeys = opts.TokenKeys, opts.TicketKeys, opts.QueueKeys
 	if opts.TokenKeys != nil && opts.TicketKeys != nil && opts.QueueKeys != nil {
 		cfg.AuthSecret = ""
+		// The webhook secrets' sealing is no test's subject here: the
+		// key the shorthand would derive.
+		cfg.SealKeys = keyset.FromSecret(Secret, keyset.WebhookSecrets)
 	}
 	for range opts.Shards {
 		cfg.ShardURLs = append(cfg.ShardURLs, admin.Fresh(tb, shardTpl))
