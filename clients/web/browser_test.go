@@ -174,6 +174,11 @@ func TestBrowserSeatTakenMeanwhile(t *testing.T) {
 	)
 	shot(t, second, "conflict")
 	require.True(t, eval[bool](t, second, `window.notReloaded === true`), "the page was not reloaded")
+	// The map is polled as Connect's GET, which the server's fast path and
+	// the browser's cache answer (decision 0274), not as a POST.
+	require.True(t, eval[bool](t, second, `performance.getEntriesByType("resource").some((e) =>
+		e.name.includes("/seatghor.seatmap.v1.SeatMapService/GetSeatMap?") && e.name.includes("encoding=json"))`),
+		"the seat map is read with GET")
 	held := eval[bool](t, second, `!!document.querySelector("#countdown")`)
 	if !held {
 		// The refresh took C1 away before the click: C2 is still chosen.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -19,7 +20,9 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/protobuf/encoding/protojson"
 
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
@@ -34,16 +37,19 @@ type CachedAvailabilityReader interface {
 
 // seatmapFastPath answers the one read of the on-sale morning that is
 // asked most, GET /v1/shows/{show_id}/seatmap?layout_etag=… (optionally
-// &section=…) from a caller that has the layout, without the RPC stack:
-// one Redis round trip, the JSON written directly (decision 0230). It
-// answers only what it is sure of — a signed-in caller, the layout the
-// caller names is the show's, the Redis map current, the section known —
-// and hands everything else to next, the ordinary REST path (vanguard and
-// Connect), which answers errors, stale etags and misses exactly as
-// before. What the RPC path does around the answer it does too: the
-// bearer check (auth), the RPC's latency metric and the access log's
-// procedure and code, a span named after the RPC, the Cache-Control and
-// ETag headers, and 304 on a matching If-None-Match. CORS, the request's
+// &section=…) from a caller that has the layout, and the same read as
+// Connect's GET of GetSeatMap with a JSON message (the site's, decision
+// 0274), without the RPC stack: one Redis round trip, the JSON written
+// directly (decision 0230). It answers only what it is sure of — a
+// signed-in caller, the layout the caller names is the show's, the Redis
+// map current, the section known — and hands everything else to next,
+// the ordinary REST path (vanguard and Connect) or the RPC handler, which
+// answers errors, stale etags and misses exactly as before. What the RPC
+// path does around the answer it does too: the bearer check (auth), the
+// RPC's latency metric and the access log's procedure and code, a span
+// named after the RPC, the Cache-Control and ETag headers, 304 on a
+// matching If-None-Match, and gzip for a caller that takes it (made once
+// per answer, not per request). CORS, the request's
 // span and the access log wrap the mux, so they cover both paths. The
 // read has no rate limit, waiting room or idempotency record on either
 // path (ratelimit's rules name holds, payments and joins only).
@@ -52,7 +58,6 @@ type seatmapFastPath struct {
 	tokens  *verifiedTokens
 	latency prometheus.Observer
 	tracer  trace.Tracer
-	next    http.Handler
 	answers [answerSlots]atomic.Pointer[fastAnswer]
 	// share is how long a Redis read serves the show's readers; reads
 	// holds the last read of each slot's show (decision 0232).
@@ -72,16 +77,34 @@ type sharedRead struct {
 
 const getSeatMapProcedure = seatmapv1connect.SeatMapServiceGetSeatMapProcedure
 
-// newSeatmapFastPath returns the fast path in front of next, or next when
-// there is no cache to answer from.
-func newSeatmapFastPath(cfg Config, metrics *rpcMetrics, next http.Handler) http.Handler {
+// newSeatmapFastPath returns the fast path, or nil when there is no cache
+// to answer from.
+func newSeatmapFastPath(cfg Config, metrics *rpcMetrics) *seatmapFastPath {
 	cache, ok := cfg.SeatMaps.(CachedAvailabilityReader)
 	if !ok || cfg.SeatMaps == nil {
-		return next
+		return nil
 	}
 	return &seatmapFastPath{cache: cache, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
 		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"),
-		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), next: next, share: cfg.SeatMapShare}
+		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), share: cfg.SeatMapShare}
+}
+
+// route is the fast path of the requests parse reads, in front of next,
+// which answers every other (next alone without a fast path). The REST
+// read and the Connect GET share one fast path: its remembered answers
+// and shared reads.
+func (f *seatmapFastPath) route(parse func(*http.Request) (fastQuery, bool), next http.Handler) http.Handler {
+	if f == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, ok := parse(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		f.serve(w, r, q, next)
+	})
 }
 
 // availability is the show's availability from the cache: the read
@@ -93,7 +116,7 @@ func (f *seatmapFastPath) availability(ctx context.Context, showID int64) (booki
 	if f.share <= 0 {
 		return f.cache.CachedAvailability(ctx, showID)
 	}
-	slot := &f.reads[answerSlot(showID, "")]
+	slot := &f.reads[answerSlot(showID, "", false)]
 	for {
 		now := time.Now()
 		cur := slot.Load()
@@ -125,6 +148,9 @@ type fastQuery struct {
 	showID     int64
 	layoutETag string
 	section    string
+	// connect: a Connect GET, whose JSON names fields as protojson does by
+	// default (lowerCamelCase); the REST route's uses the proto names.
+	connect bool
 }
 
 // parse reads the request the fast path may answer: a GET whose show id
@@ -169,12 +195,48 @@ func parseFastQuery(r *http.Request) (fastQuery, bool) {
 	return q, true
 }
 
-func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	q, ok := parseFastQuery(r)
-	if !ok {
-		f.next.ServeHTTP(w, r)
-		return
+// parseConnectGet reads the Connect protocol's GET of GetSeatMap, as
+// connect-web sends it with useHttpGet (the site): ?connect=v1&encoding=json
+// &message=<the request in JSON>, whose request names a positive show and
+// a layout etag. Anything else (a binary or base64 message, compression,
+// an unknown field) is the RPC handler's.
+func parseConnectGet(r *http.Request) (fastQuery, bool) {
+	var q fastQuery
+	if r.Method != http.MethodGet {
+		return q, false
 	}
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return q, false
+	}
+	for k, vs := range values {
+		if len(vs) != 1 {
+			return q, false
+		}
+		switch {
+		case k == "connect" && vs[0] == "v1", k == "encoding" && vs[0] == "json", k == "message":
+		default:
+			return q, false
+		}
+	}
+	raw, ok := values["message"]
+	if !ok || values.Get("encoding") != "json" {
+		return q, false
+	}
+	var m seatmapv1.GetSeatMapRequest
+	if protojson.Unmarshal([]byte(raw[0]), &m) != nil {
+		return q, false
+	}
+	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true}
+	// As on the REST read: a section name over 200 characters is the
+	// RPC's to refuse.
+	if q.showID <= 0 || q.layoutETag == "" || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
+		return q, false
+	}
+	return q, true
+}
+
+func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQuery, next http.Handler) {
 	start := time.Now()
 	ctx := r.Context()
 	// Who: as auth's interceptor (GetSeatMap is not public; any role may
@@ -182,12 +244,12 @@ func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// answer, in its words.
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || token == "" {
-		f.next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 		return
 	}
 	p, ok := f.tokens.authenticate(ctx, strings.TrimSpace(token))
 	if !ok {
-		f.next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 		return
 	}
 	ctx, span := f.tracer.Start(auth.WithPrincipal(ctx, p), getSeatMapProcedure[1:], trace.WithSpanKind(trace.SpanKindServer),
@@ -209,20 +271,29 @@ func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// path loads, answers the layout, or refuses.
 		span.SetAttributes(attribute.Bool("seatghor.fast_path", false))
 		span.End()
-		f.next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 		return
 	}
-	ans := f.answer(q.showID, q.section, a, states, offset, count)
+	ans := f.answer(q, a, states, offset, count)
 	h := w.Header()
 	// The RPC's headers (GetSeatMap: R-1.1, a second-old answer is fine).
 	h.Set("Cache-Control", "public, max-age=1")
 	h.Set("ETag", ans.etag)
-	code := http.StatusOK
+	code, body := http.StatusOK, ans.body
 	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, ans.etag) {
-		code = http.StatusNotModified
+		code, body = http.StatusNotModified, nil
 	} else {
 		h.Set("Content-Type", "application/json")
-		h.Set("Content-Length", strconv.Itoa(len(ans.body)))
+		// As the RPC path compresses (compressMinBytes), but once per
+		// answer, not once per request (decision 0274).
+		if len(body) >= compressMinBytes {
+			h.Add("Vary", "Accept-Encoding")
+			if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+				body = ans.gzipped()
+				h.Set("Content-Encoding", "gzip")
+			}
+		}
+		h.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	f.latency.Observe(time.Since(start).Seconds())
 	noteRPC(ctx, getSeatMapProcedure, "ok")
@@ -232,9 +303,29 @@ func (f *seatmapFastPath) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	send := holdWrites(w, r)
 	defer send()
 	w.WriteHeader(code)
-	if code == http.StatusOK {
-		_, _ = w.Write(ans.body)
+	if len(body) > 0 {
+		_, _ = w.Write(body)
 	}
+}
+
+// acceptsGzip says whether an Accept-Encoding header takes gzip (by name
+// or *, with a quality above zero).
+func acceptsGzip(header string) bool {
+	for part := range strings.SplitSeq(header, ",") {
+		name, params, _ := strings.Cut(part, ";")
+		name = strings.TrimSpace(name)
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q=")
+		if !ok {
+			return true
+		}
+		if v, err := strconv.ParseFloat(q, 64); err == nil && v > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // verifiedTokens checks bearer credentials as auth's interceptor does and
@@ -313,10 +404,12 @@ func jwtExpiry(token string) (time.Time, bool) {
 }
 
 // fastAnswer is one answer of the fast path: what it was made of, its
-// ETag and its body (never changed once made).
+// ETag and its body (never changed once made), and gzipped, its body
+// compressed the first time a reader accepts it.
 type fastAnswer struct {
 	showID        int64
 	section       string
+	connect       bool
 	version       int64
 	layoutETag    string
 	currency      string
@@ -326,15 +419,17 @@ type fastAnswer struct {
 	ga            []booking.MapArea
 	etag          string
 	body          []byte
+	gzipped       func() []byte
 }
 
 // answer returns the answer of a: the last one made for the show and
 // section when a still reads the same (an on-sale morning's readers ask
 // for the same few maps between changes, so the ETag's hash and the
 // base64 are made once per change), else a new one, remembered.
-func (f *seatmapFastPath) answer(showID int64, section string, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
-	slot := &f.answers[answerSlot(showID, section)]
-	if e := slot.Load(); e != nil && e.showID == showID && e.section == section && e.version == a.Version &&
+func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
+	showID, section := q.showID, q.section
+	slot := &f.answers[answerSlot(showID, section, q.connect)]
+	if e := slot.Load(); e != nil && e.showID == showID && e.section == section && e.connect == q.connect && e.version == a.Version &&
 		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
 		e.offset == offset && e.count == count && bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas) {
 		return e
@@ -343,20 +438,33 @@ func (f *seatmapFastPath) answer(showID int64, section string, a booking.MapAvai
 	for i, g := range a.GAAreas {
 		ga[i] = int32(g.Remaining)
 	}
-	e := &fastAnswer{showID: showID, section: section, version: a.Version, layoutETag: a.LayoutETag, currency: a.Currency,
-		seatCount: a.SeatCount, offset: offset, count: count, states: bytes.Clone(states), ga: slices.Clone(a.GAAreas),
-		etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga),
-		body: appendAvailabilityJSON(make([]byte, 0, 256+len(states)*4/3), a, states, offset, count)}
+	e := &fastAnswer{showID: showID, section: section, connect: q.connect, version: a.Version, layoutETag: a.LayoutETag,
+		currency: a.Currency, seatCount: a.SeatCount, offset: offset, count: count, states: bytes.Clone(states),
+		ga: slices.Clone(a.GAAreas), etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga),
+		body: appendAvailabilityJSON(make([]byte, 0, 256+len(states)*4/3), a, states, offset, count, q.connect)}
+	e.gzipped = sync.OnceValue(func() []byte { return gzipBytes(e.body) })
 	slot.Store(e)
 	return e
+}
+
+// gzipBytes is b compressed by gzip at the default level.
+func gzipBytes(b []byte) []byte {
+	var out bytes.Buffer
+	zw := gzip.NewWriter(&out)
+	_, _ = zw.Write(b) // a bytes.Buffer takes every write
+	_ = zw.Close()
+	return out.Bytes()
 }
 
 // answerSlots is how many answers the fast path remembers (at most one a
 // slot; a show and section always take the same slot).
 const answerSlots = 256
 
-func answerSlot(showID int64, section string) int {
+func answerSlot(showID int64, section string, connect bool) int {
 	h := uint64(showID) * 0x9e3779b97f4a7c15
+	if connect {
+		h = (h ^ 0xff) * 0x100000001b3 // a byte no section name ends the hash with
+	}
 	for i := range len(section) {
 		h = (h ^ uint64(section[i])) * 0x100000001b3
 	}
@@ -366,9 +474,16 @@ func answerSlot(showID int64, section string) int {
 // appendAvailabilityJSON appends the availability-only answer as the REST
 // route's codec writes GetSeatMapResponse (protojson, proto field names,
 // in field-number order, zero values left out, 64-bit integers as
-// strings, bytes as standard base64).
-func appendAvailabilityJSON(b []byte, a booking.MapAvailability, states []byte, offset, count int) []byte {
-	b = append(b, `{"show_id":"`...)
+// strings, bytes as standard base64), or, camel, as Connect's JSON codec
+// does (the same with protojson's lowerCamelCase names).
+func appendAvailabilityJSON(b []byte, a booking.MapAvailability, states []byte, offset, count int, camel bool) []byte {
+	name := func(proto, json string) string {
+		if camel {
+			return json
+		}
+		return proto
+	}
+	b = append(b, `{"`+name("show_id", "showId")+`":"`...)
 	b = strconv.AppendInt(b, a.ShowID, 10)
 	b = append(b, '"')
 	if a.Currency != "" {
@@ -380,13 +495,13 @@ func appendAvailabilityJSON(b []byte, a booking.MapAvailability, states []byte, 
 		b = append(b, '"')
 	}
 	if a.SeatCount != 0 {
-		b = strconv.AppendInt(append(b, `,"seat_count":`...), int64(int32(a.SeatCount)), 10)
+		b = strconv.AppendInt(append(b, `,"`+name("seat_count", "seatCount")+`":`...), int64(int32(a.SeatCount)), 10)
 	}
 	if a.Version != 0 {
 		b = append(strconv.AppendInt(append(b, `,"version":"`...), a.Version, 10), '"')
 	}
 	if len(a.GAAreas) > 0 {
-		b = append(b, `,"ga_areas":[`...)
+		b = append(b, `,"`+name("ga_areas", "gaAreas")+`":[`...)
 		for i, g := range a.GAAreas {
 			if i > 0 {
 				b = append(b, ',')
@@ -404,14 +519,14 @@ func appendAvailabilityJSON(b []byte, a booking.MapAvailability, states []byte, 
 		}
 		b = append(b, ']')
 	}
-	b = appendJSONString(append(b, `,"layout_etag":`...), a.LayoutETag)
+	b = appendJSONString(append(b, `,"`+name("layout_etag", "layoutEtag")+`":`...), a.LayoutETag)
 	if offset != 0 {
-		b = strconv.AppendInt(append(b, `,"availability_offset":`...), int64(int32(offset)), 10)
+		b = strconv.AppendInt(append(b, `,"`+name("availability_offset", "availabilityOffset")+`":`...), int64(int32(offset)), 10)
 	}
 	if count != 0 {
-		b = strconv.AppendInt(append(b, `,"availability_count":`...), int64(int32(count)), 10)
+		b = strconv.AppendInt(append(b, `,"`+name("availability_count", "availabilityCount")+`":`...), int64(int32(count)), 10)
 	}
-	return append(b, `,"availability_only":true}`...)
+	return append(b, `,"`+name("availability_only", "availabilityOnly")+`":true}`...)
 }
 
 // appendJSONString appends s as a JSON string: quotes, backslashes and

@@ -188,9 +188,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	}
 	mux := http.NewServeMux()
 	var names []string
+	var seatmapRPC http.Handler
 	for _, s := range services(cfg, opts) {
 		mux.Handle(s.path, s.h)
 		names = append(names, s.name)
+		if s.name == seatmapv1connect.SeatMapServiceName {
+			seatmapRPC = s.h
+		}
 	}
 	// REST answers use the proto field names ({"hold_id": …}) as the seed's
 	// HTTP examples do, while Connect JSON keeps the standard
@@ -214,8 +218,12 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	restHandler := restInput(restTemplates(names), jsonByDefault(transcoder))
 	mux.Handle("/v1/", restHandler)
 	// The availability of a show whose layout the caller has, straight
-	// from Redis (decision 0230); whatever it cannot answer goes to restHandler.
-	mux.Handle("GET /v1/shows/{show_id}/seatmap", newSeatmapFastPath(cfg, metrics, restHandler))
+	// from Redis (decision 0230), read over REST or as Connect's GET (the
+	// site, decision 0274); whatever it cannot answer goes to the REST
+	// route or the RPC.
+	fast := newSeatmapFastPath(cfg, metrics)
+	mux.Handle("GET /v1/shows/{show_id}/seatmap", fast.route(parseFastQuery, restHandler))
+	mux.Handle("GET "+getSeatMapProcedure, fast.route(parseConnectGet, seatmapRPC))
 	// the health service reports the readiness /readyz reports.
 	mux.Handle(grpchealth.NewHandler(cfg.Readiness))
 	// the gateway's webhooks are plain HTTP; they only record.

@@ -28,6 +28,10 @@ export function createSeatghorClient(options: BrowserClientOptions): SeatghorCli
     createConnectTransport({
       baseUrl: options.baseUrl,
       useBinaryFormat: options.binary ?? false,
+      // Reads (NO_SIDE_EFFECTS RPCs) go as GET: the seat map's polls take
+      // the server's fast path, and the browser's cache revalidates them
+      // with If-None-Match (304 while nothing moved).
+      useHttpGet: true,
       interceptors: clientInterceptors(options),
       fetch: fetchWithUnavailable(options.fetch),
     }),

@@ -17,6 +17,8 @@ export function createSeatghorClient(options: SeatghorClientOptions): SeatghorCl
       baseUrl: options.baseUrl,
       httpVersion: "1.1",
       useBinaryFormat: options.binary ?? false,
+      // Reads (NO_SIDE_EFFECTS RPCs) go as GET, as from the browser.
+      useHttpGet: true,
       interceptors: clientInterceptors(options),
     }),
   );

@@ -38,6 +38,7 @@ type Answer =
   | { hold: string };
 
 interface Seen {
+  method: string;
   path: string;
   key: string | undefined;
 }
@@ -63,7 +64,10 @@ class Stub {
     for await (const c of req) chunks.push(c as Buffer);
     const body = fromJson(CreateHoldRequestSchema, JSON.parse(Buffer.concat(chunks).toString() || "{}") as JsonValue);
     const key = req.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()];
-    this.seen.push({ path: req.url ?? "", key: typeof key === "string" ? key : undefined });
+    // A read comes as GET, its request in the query (useHttpGet): the
+    // procedure is the path.
+    const path = (req.url ?? "").split("?")[0];
+    this.seen.push({ method: req.method ?? "", path, key: typeof key === "string" ? key : undefined });
     const answer = this.script.shift() ?? { error: { status: 500, code: "internal" } };
     if ("error" in answer) {
       const { status, code, headers = {}, details = [] } = answer.error;
@@ -135,6 +139,7 @@ describe("stub server", () => {
         assert.deepEqual(waits, [2000], "waited what Retry-After said");
         assert.equal(events[0].fromServer, true);
         assert.equal(stub.seen.length, 2);
+        assert.deepEqual(stub.seen.map((s) => s.method), ["POST", "POST"], "a write is a POST");
         assert.ok(stub.seen[0].key, "the first attempt carries a key");
         assert.equal(stub.seen[1].key, stub.seen[0].key, "the retry reuses it");
         assert.equal(events[0].idempotencyKey, stub.seen[0].key);
@@ -176,11 +181,12 @@ describe("stub server", () => {
         assert.equal(err.code, Code.Internal);
         assert.deepEqual(waits, [1000]);
         assert.deepEqual(
-          stub.seen.map((s) => [s.path, s.key]),
+          stub.seen.map((s) => [s.method, s.path, s.key]),
           [
-            [GET_SEAT_MAP, undefined],
-            [GET_SEAT_MAP, undefined],
+            ["GET", GET_SEAT_MAP, undefined],
+            ["GET", GET_SEAT_MAP, undefined],
           ],
+          "a read is a GET (the seat map's fast path, decision 0274)",
         );
       });
 
