@@ -40,9 +40,10 @@ type CachedAvailabilityReader interface {
 // &section=…) from a caller that has the layout, and the same read as
 // Connect's GET of GetSeatMap with a JSON message (the site's, decision
 // 0274), without the RPC stack: one Redis round trip, the JSON written
-// directly (decision 0230). It answers only what it is sure of — a
-// signed-in caller, the layout the caller names is the show's, the Redis
-// map current, the section known — and hands everything else to next,
+// directly (decision 0230); and the whole map to a caller that names no
+// layout etag or a stale one, its layout remembered by etag (decision
+// 0275). It answers only what it is sure of — a signed-in caller, the
+// Redis map current, the section known — and hands everything else to next,
 // the ordinary REST path (vanguard and Connect) or the RPC handler, which
 // answers errors, stale etags and misses exactly as before. What the RPC
 // path does around the answer it does too: the bearer check (auth), the
@@ -55,6 +56,7 @@ type CachedAvailabilityReader interface {
 // path (ratelimit's rules name holds, payments and joins only).
 type seatmapFastPath struct {
 	cache   CachedAvailabilityReader
+	maps    SeatMapReader
 	tokens  *verifiedTokens
 	latency prometheus.Observer
 	tracer  trace.Tracer
@@ -63,7 +65,16 @@ type seatmapFastPath struct {
 	// holds the last read of each slot's show (decision 0232).
 	share time.Duration
 	reads [answerSlots]atomic.Pointer[sharedRead]
+	// layouts remembers layouts by etag (an etag names one layout, and
+	// shows of one layout share it: a bus company's buses), for whole
+	// maps; nLayouts bounds it (decision 0275).
+	layouts  sync.Map // layout etag → *seatmapv1.GetSeatLayoutResponse
+	nLayouts atomic.Int64
 }
+
+// maxLayouts bounds the layouts the fast path remembers: when full, all
+// are forgotten.
+const maxLayouts = 1024
 
 // sharedRead is one Redis read of a show's availability, started at at;
 // a and ok are set before done is closed.
@@ -84,7 +95,7 @@ func newSeatmapFastPath(cfg Config, metrics *rpcMetrics) *seatmapFastPath {
 	if !ok || cfg.SeatMaps == nil {
 		return nil
 	}
-	return &seatmapFastPath{cache: cache, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
+	return &seatmapFastPath{cache: cache, maps: cfg.SeatMaps, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
 		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"),
 		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), share: cfg.SeatMapShare}
 }
@@ -116,7 +127,7 @@ func (f *seatmapFastPath) availability(ctx context.Context, showID int64) (booki
 	if f.share <= 0 {
 		return f.cache.CachedAvailability(ctx, showID)
 	}
-	slot := &f.reads[answerSlot(showID, "", false)]
+	slot := &f.reads[answerSlot(showID, "", false, false)]
 	for {
 		now := time.Now()
 		cur := slot.Load()
@@ -187,12 +198,27 @@ func parseFastQuery(r *http.Request) (fastQuery, bool) {
 			return q, false
 		}
 	}
-	// The RPC's validation bounds a section name at 200 characters: a
-	// longer one is its to refuse.
-	if q.layoutETag == "" || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
+	// The RPC's validation bounds a section name at 200 characters and a
+	// layout etag at 64: longer ones are its to refuse.
+	if !plainETag(q.layoutETag) || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
 		return q, false
 	}
 	return q, true
+}
+
+// plainETag says whether a layout etag is one the fast path may answer
+// (none, or up to 64 letters and digits, as ours are): any other is
+// the RPC's to judge.
+func plainETag(s string) bool {
+	if len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseConnectGet reads the Connect protocol's GET of GetSeatMap, as
@@ -228,9 +254,8 @@ func parseConnectGet(r *http.Request) (fastQuery, bool) {
 		return q, false
 	}
 	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true}
-	// As on the REST read: a section name over 200 characters is the
-	// RPC's to refuse.
-	if q.showID <= 0 || q.layoutETag == "" || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
+	// As on the REST read: names over the RPC's bounds are its to refuse.
+	if q.showID <= 0 || !plainETag(q.layoutETag) || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
 		return q, false
 	}
 	return q, true
@@ -256,25 +281,38 @@ func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQu
 		trace.WithAttributes(attribute.String("rpc.system", "connect_rpc"), attribute.String("rpc.service", "seatghor.seatmap.v1.SeatMapService"),
 			attribute.String("rpc.method", "GetSeatMap"), attribute.Bool("seatghor.fast_path", true)))
 	a, ok := f.availability(ctx, q.showID)
-	ok = ok && a.LayoutETag == q.layoutETag
-	offset, count, states := 0, a.SeatCount, a.States
-	if ok && q.section != "" {
-		// a huge show is read a section at a time.
-		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == q.section })
-		if ok = i >= 0; ok {
-			sec := a.Sections[i]
-			offset, count, states = sec.First, sec.Count, sliceStates(a.States, sec.First, sec.Count)
+	var ans *fastAnswer
+	switch {
+	case !ok:
+	case a.LayoutETag != q.layoutETag:
+		// The caller lacks the layout (it named none, or a stale one):
+		// the whole map, its layout remembered (decision 0275).
+		var layout *seatmapv1.GetSeatLayoutResponse
+		if layout, ok = f.layout(ctx, q.showID, a.LayoutETag); ok {
+			ans, ok = f.wholeAnswer(q, a, layout)
+		}
+	default:
+		offset, count, states := 0, a.SeatCount, a.States
+		if q.section != "" {
+			// a huge show is read a section at a time.
+			i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == q.section })
+			if ok = i >= 0; ok {
+				sec := a.Sections[i]
+				offset, count, states = sec.First, sec.Count, sliceStates(a.States, sec.First, sec.Count)
+			}
+		}
+		if ok {
+			ans = f.answer(q, a, states, offset, count)
 		}
 	}
 	if !ok {
-		// A miss, a stale layout etag or an unknown section: the ordinary
-		// path loads, answers the layout, or refuses.
+		// A miss, a layout that moved meanwhile or an unknown section: the
+		// ordinary path loads, answers or refuses.
 		span.SetAttributes(attribute.Bool("seatghor.fast_path", false))
 		span.End()
 		next.ServeHTTP(w, r)
 		return
 	}
-	ans := f.answer(q, a, states, offset, count)
 	h := w.Header()
 	// The RPC's headers (GetSeatMap, a second-old answer is fine).
 	h.Set("Cache-Control", "public, max-age=1")
@@ -410,6 +448,7 @@ type fastAnswer struct {
 	showID        int64
 	section       string
 	connect       bool
+	whole         bool // with the layout
 	version       int64
 	layoutETag    string
 	currency      string
@@ -428,10 +467,8 @@ type fastAnswer struct {
 // base64 are made once per change), else a new one, remembered.
 func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
 	showID, section := q.showID, q.section
-	slot := &f.answers[answerSlot(showID, section, q.connect)]
-	if e := slot.Load(); e != nil && e.showID == showID && e.section == section && e.connect == q.connect && e.version == a.Version &&
-		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
-		e.offset == offset && e.count == count && bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas) {
+	slot := &f.answers[answerSlot(showID, section, q.connect, false)]
+	if e := slot.Load(); e != nil && !e.whole && e.made(q, a, states) && e.offset == offset && e.count == count {
 		return e
 	}
 	ga := make([]int32, len(a.GAAreas))
@@ -447,6 +484,64 @@ func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states 
 	return e
 }
 
+// made says whether e is the answer of q made of a (states: the ones it
+// carries).
+func (e *fastAnswer) made(q fastQuery, a booking.MapAvailability, states []byte) bool {
+	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.version == a.Version &&
+		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
+		bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas)
+}
+
+// layout is the layout etag names, remembered, or read with show's map
+// (one Redis read) and remembered; false when it cannot be had or the
+// show's layout is no longer etag (changed meanwhile).
+func (f *seatmapFastPath) layout(ctx context.Context, showID int64, etag string) (*seatmapv1.GetSeatLayoutResponse, bool) {
+	if l, ok := f.layouts.Load(etag); ok {
+		return l.(*seatmapv1.GetSeatLayoutResponse), true
+	}
+	m, err := f.maps.SeatMap(ctx, showID)
+	if err != nil {
+		return nil, false
+	}
+	l := layoutProto(m)
+	if l.GetEtag() != etag {
+		return nil, false
+	}
+	if f.nLayouts.Add(1) > maxLayouts {
+		f.layouts.Clear()
+		f.nLayouts.Store(1)
+	}
+	f.layouts.Store(etag, l)
+	return l, true
+}
+
+// wholeAnswer is the answer of q with its layout, made as the RPC makes
+// it (seatMapAnswer, then the route's JSON codec) once per change of a,
+// and remembered as answer's are; false for a section the show lacks
+// (the RPC's to refuse).
+func (f *seatmapFastPath) wholeAnswer(q fastQuery, a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutResponse) (*fastAnswer, bool) {
+	slot := &f.answers[answerSlot(q.showID, q.section, q.connect, true)]
+	if e := slot.Load(); e != nil && e.whole && e.made(q, a, a.States) {
+		return e, true
+	}
+	resp, err := seatMapAnswer(a, layout, q.section)
+	if err != nil {
+		return nil, false
+	}
+	// The REST route's codec (protoNamesJSON) or Connect's (protojson's
+	// defaults).
+	body, err := protojson.MarshalOptions{UseProtoNames: !q.connect}.Marshal(resp)
+	if err != nil {
+		return nil, false
+	}
+	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, whole: true, version: a.Version,
+		layoutETag: a.LayoutETag, currency: a.Currency, seatCount: a.SeatCount, states: bytes.Clone(a.States),
+		ga: slices.Clone(a.GAAreas), etag: seatMapETag(resp), body: body}
+	e.gzipped = sync.OnceValue(func() []byte { return gzipBytes(e.body) })
+	slot.Store(e)
+	return e, true
+}
+
 // gzipBytes is b compressed by gzip at the default level.
 func gzipBytes(b []byte) []byte {
 	var out bytes.Buffer
@@ -460,10 +555,19 @@ func gzipBytes(b []byte) []byte {
 // slot; a show and section always take the same slot).
 const answerSlots = 256
 
-func answerSlot(showID int64, section string, connect bool) int {
+func answerSlot(showID int64, section string, connect, whole bool) int {
 	h := uint64(showID) * 0x9e3779b97f4a7c15
-	if connect {
-		h = (h ^ 0xff) * 0x100000001b3 // a byte no section name ends the hash with
+	if connect || whole {
+		// The form mixed in before the section, so a show's forms mostly
+		// take slots of their own (a shared slot costs only a remake).
+		form := uint64(0xfc)
+		if connect {
+			form |= 1
+		}
+		if whole {
+			form |= 2
+		}
+		h = (h ^ form) * 0x100000001b3
 	}
 	for i := range len(section) {
 		h = (h ^ uint64(section[i])) * 0x100000001b3

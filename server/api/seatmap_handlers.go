@@ -66,32 +66,13 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 			m = &full
 		}
 	}
-	resp := &seatmapv1.GetSeatMapResponse{ShowId: a.ShowID, Currency: a.Currency, Availability: a.States,
-		SeatCount: int32(a.SeatCount), Version: a.Version, LayoutEtag: a.LayoutETag,
-		AvailabilityCount: int32(a.SeatCount), AvailabilityOnly: m == nil}
-	for _, g := range a.GAAreas {
-		ga := &seatmapv1.GaArea{Name: g.Name, Remaining: int32(g.Remaining)}
-		if m != nil {
-			ga.Capacity, ga.PriceMinor = int32(g.Capacity), g.PriceMinor
-		}
-		resp.GaAreas = append(resp.GaAreas, ga)
-	}
+	var layout *seatmapv1.GetSeatLayoutResponse
 	if m != nil {
-		resp.Sections = layoutProto(*m).Sections
+		layout = layoutProto(*m)
 	}
-	if section != "" {
-		// a huge show is read a section at a time.
-		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == section })
-		if i < 0 {
-			return nil, toConnect(ctx, h.log, &booking.Error{Kind: booking.KindInvalid, Field: "section",
-				Message: fmt.Sprintf("show %d has no section %q", showID, section)})
-		}
-		span := a.Sections[i]
-		resp.Availability = sliceStates(a.States, span.First, span.Count)
-		resp.AvailabilityOffset, resp.AvailabilityCount = int32(span.First), int32(span.Count)
-		if m != nil {
-			resp.Sections = resp.Sections[i : i+1]
-		}
+	resp, err := seatMapAnswer(a, layout, section)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
 	}
 	res := connect.NewResponse(resp)
 	// a second-old availability is fine, so an edge may share it
@@ -101,6 +82,41 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 	res.Header().Set("Cache-Control", "public, max-age=1")
 	res.Header().Set("ETag", seatMapETag(resp))
 	return res, nil
+}
+
+// seatMapAnswer is GetSeatMap's answer of a: availability only, or with
+// layout's sections and the GA areas' capacities and prices when layout is
+// not nil (the caller lacks it); cut to section when one is named (R-12: a
+// huge show is read a section at a time). The RPC and the fast path
+// (seatmap_fast.go) answer with it alike.
+func seatMapAnswer(a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutResponse, section string) (*seatmapv1.GetSeatMapResponse, error) {
+	resp := &seatmapv1.GetSeatMapResponse{ShowId: a.ShowID, Currency: a.Currency, Availability: a.States,
+		SeatCount: int32(a.SeatCount), Version: a.Version, LayoutEtag: a.LayoutETag,
+		AvailabilityCount: int32(a.SeatCount), AvailabilityOnly: layout == nil}
+	for _, g := range a.GAAreas {
+		ga := &seatmapv1.GaArea{Name: g.Name, Remaining: int32(g.Remaining)}
+		if layout != nil {
+			ga.Capacity, ga.PriceMinor = int32(g.Capacity), g.PriceMinor
+		}
+		resp.GaAreas = append(resp.GaAreas, ga)
+	}
+	if layout != nil {
+		resp.Sections = layout.Sections
+	}
+	if section != "" {
+		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == section })
+		if i < 0 {
+			return nil, &booking.Error{Kind: booking.KindInvalid, Field: "section",
+				Message: fmt.Sprintf("show %d has no section %q", a.ShowID, section)}
+		}
+		span := a.Sections[i]
+		resp.Availability = sliceStates(a.States, span.First, span.Count)
+		resp.AvailabilityOffset, resp.AvailabilityCount = int32(span.First), int32(span.Count)
+		if layout != nil {
+			resp.Sections = resp.Sections[i : i+1]
+		}
+	}
+	return resp, nil
 }
 
 // seatMapETag names one answer of GetSeatMap: the version and a hash of
