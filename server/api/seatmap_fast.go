@@ -164,9 +164,10 @@ type fastQuery struct {
 	connect bool
 }
 
-// parse reads the request the fast path may answer: a GET whose show id
-// is a plain positive number and whose query names a layout etag and at
-// most a section, each once. Anything else is the ordinary path's.
+// parseFastQuery reads the REST request the fast path may answer: a GET
+// whose show id is a plain positive number and whose query names at most
+// a layout etag and a section, each once. Anything else is the ordinary
+// path's.
 func parseFastQuery(r *http.Request) (fastQuery, bool) {
 	var q fastQuery
 	if r.Method != http.MethodGet {
@@ -223,8 +224,8 @@ func plainETag(s string) bool {
 
 // parseConnectGet reads the Connect protocol's GET of GetSeatMap, as
 // connect-web sends it with useHttpGet (the site): ?connect=v1&encoding=json
-// &message=<the request in JSON>, whose request names a positive show and
-// a layout etag. Anything else (a binary or base64 message, compression,
+// &message=<the request in JSON>, whose request names a positive show.
+// Anything else (a binary or base64 message, compression,
 // an unknown field) is the RPC handler's.
 func parseConnectGet(r *http.Request) (fastQuery, bool) {
 	var q fastQuery
