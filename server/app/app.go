@@ -283,7 +283,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(a.Booking.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
-	if a.Seal, err = seal.New(cfg.SealKeys); err != nil {
+	if a.Seal, err = seal.New(cfg.SealKeys, webhook.SealLabel); err != nil {
 		closeAll()
 		return nil, err
 	}

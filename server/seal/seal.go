@@ -1,9 +1,11 @@
-// Package seal encrypts the few secrets the platform must keep readable in
-// its database, the partners' webhook signing secrets (which sign every
-// delivery, so they cannot be hashed as API keys are), with AES-256-GCM
-// under a key set (server/keyset): the first key seals, every listed key
-// opens, so a key is rotated by listing a new one first, letting the stored
-// values be resealed, and removing the old one (decision 0273).
+// Package seal encrypts with AES-256-GCM under a key set (server/keyset):
+// the first key seals, every listed key opens, so a key is rotated by
+// listing a new one first, letting what it sealed be resealed or expire,
+// and removing the old one. It seals the few secrets the platform must
+// keep readable in its database, the partners' webhook signing secrets
+// (which sign every delivery, so they cannot be hashed as API keys are;
+// decision 0273), as text values (Seal, Open), and the sign-in's state
+// cookie (SealBytes, OpenBytes, in the cookie's own format).
 package seal
 
 import (
@@ -20,14 +22,10 @@ import (
 	"github.com/seatghor/seatghor/server/keyset"
 )
 
-// prefix starts every sealed value: the format's version, then the key id
-// and the nonce and ciphertext in unpadded base64url, colon-separated (key
-// ids never hold a colon).
+// prefix starts every sealed text value: the format's version, then the
+// key id and the nonce and ciphertext in unpadded base64url,
+// colon-separated (key ids never hold a colon).
 const prefix = "seal1:"
-
-// aesLabel derives the AES key from a listed secret, so the bytes of the
-// key set's secret are never used as a cipher key directly.
-const aesLabel = "seatghor seal aes-256-gcm v1"
 
 // Box seals and opens values under one key set. It is safe for concurrent
 // use.
@@ -36,8 +34,11 @@ type Box struct {
 	aeads   map[string]cipher.AEAD
 }
 
-// New returns the box of the key set: its first key seals.
-func New(keys *keyset.Set) (*Box, error) {
+// New returns the box of the key set: its first key seals. Each key's AES
+// key is HMAC-SHA256(its secret, label), so the bytes of a listed secret
+// are never a cipher key themselves and boxes of different labels share
+// none.
+func New(keys *keyset.Set, label string) (*Box, error) {
 	if keys == nil {
 		return nil, errors.New("seal: no key set")
 	}
@@ -45,7 +46,7 @@ func New(keys *keyset.Set) (*Box, error) {
 	for _, id := range keys.IDs() {
 		secret, _ := keys.Secret(id)
 		mac := hmac.New(sha256.New, secret)
-		mac.Write([]byte(aesLabel))
+		mac.Write([]byte(label))
 		block, err := aes.NewCipher(mac.Sum(nil))
 		if err != nil {
 			return nil, fmt.Errorf("seal: key %s: %w", id, err)
@@ -57,17 +58,45 @@ func New(keys *keyset.Set) (*Box, error) {
 	return b, nil
 }
 
-// Seal encrypts plaintext with the sealing key. purpose is bound to the
-// result as additional data (the column it is kept in, say), so a value
-// copied into another column does not open there.
-func (b *Box) Seal(plaintext, purpose string) (string, error) {
+// SealBytes encrypts plaintext with the sealing key, bound to ad (the
+// additional data: what the value is for); it returns the key's id and the
+// nonce followed by the ciphertext.
+func (b *Box) SealBytes(plaintext, ad []byte) (kid string, sealed []byte, err error) {
 	aead := b.aeads[b.sealing]
 	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plaintext)+aead.Overhead())
 	if _, err := rand.Read(nonce); err != nil {
-		return "", fmt.Errorf("seal: nonce: %w", err)
+		return "", nil, fmt.Errorf("seal: nonce: %w", err)
 	}
-	out := aead.Seal(nonce, nonce, []byte(plaintext), []byte(purpose))
-	return prefix + b.sealing + ":" + base64.RawURLEncoding.EncodeToString(out), nil
+	return b.sealing, aead.Seal(nonce, nonce, plaintext, ad), nil
+}
+
+// OpenBytes decrypts what SealBytes made under key kid, for the same ad. A
+// key the set no longer lists, or a value changed in any way, is an error.
+func (b *Box) OpenBytes(kid string, sealed, ad []byte) ([]byte, error) {
+	aead, ok := b.aeads[kid]
+	if !ok {
+		return nil, fmt.Errorf("seal: sealed under key %q, which the key set does not list", kid)
+	}
+	if len(sealed) < aead.NonceSize()+aead.Overhead() {
+		return nil, errors.New("seal: a sealed value that is cut")
+	}
+	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], ad)
+	if err != nil {
+		return nil, fmt.Errorf("seal: value sealed under key %q does not open: %w", kid, err)
+	}
+	return plain, nil
+}
+
+// Seal encrypts plaintext with the sealing key into the sealed text form.
+// purpose is bound to the result as additional data (the column it is
+// kept in, say), so a value copied into another column does not open
+// there.
+func (b *Box) Seal(plaintext, purpose string) (string, error) {
+	kid, sealed, err := b.SealBytes([]byte(plaintext), []byte(purpose))
+	if err != nil {
+		return "", err
+	}
+	return prefix + kid + ":" + base64.RawURLEncoding.EncodeToString(sealed), nil
 }
 
 // ErrNotSealed is Open's answer for a value that is not in the sealed form
@@ -82,17 +111,13 @@ func (b *Box) Open(sealed, purpose string) (string, error) {
 	if !ok {
 		return "", ErrNotSealed
 	}
-	aead, ok := b.aeads[id]
-	if !ok {
-		return "", fmt.Errorf("seal: sealed under key %q, which the key set does not list", id)
-	}
 	raw, err := base64.RawURLEncoding.DecodeString(data)
-	if err != nil || len(raw) < aead.NonceSize()+aead.Overhead() {
-		return "", errors.New("seal: a sealed value that is cut or not base64")
-	}
-	plain, err := aead.Open(nil, raw[:aead.NonceSize()], raw[aead.NonceSize():], []byte(purpose))
 	if err != nil {
-		return "", fmt.Errorf("seal: value sealed under key %q does not open: %w", id, err)
+		return "", errors.New("seal: a sealed value that is not base64")
+	}
+	plain, err := b.OpenBytes(id, raw, []byte(purpose))
+	if err != nil {
+		return "", err
 	}
 	return string(plain), nil
 }

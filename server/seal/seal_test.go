@@ -15,7 +15,7 @@ func box(t *testing.T, keys ...keyset.Key) *seal.Box {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := seal.New(set)
+	b, err := seal.New(set, "test label")
 	if err != nil {
 		t.Fatal(err)
 	}

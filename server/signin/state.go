@@ -1,11 +1,6 @@
 package signin
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -14,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seatghor/seatghor/server/keyset"
+	"github.com/seatghor/seatghor/server/seal"
 )
 
 // loginState is what the browser carries from /auth/login to
@@ -33,28 +29,16 @@ type loginState struct {
 const stateLabel = "seatghor sign-in state v1"
 
 // sealer seals login states with AES-256-GCM under keys derived from a key
-// set: the signing key's seals, every listed key's opens (decision 0085's
-// rotation holds for the cookie too).
-type sealer struct {
-	signing string
-	aeads   map[string]cipher.AEAD
-}
+// set (server/seal): the signing key's seals, every listed key's opens
+// (decision 0085's rotation holds for the cookie too).
+type sealer struct{ box *seal.Box }
 
 func newSealer(keys *keyset.Set) (*sealer, error) {
-	s := &sealer{signing: keys.Signing().ID, aeads: map[string]cipher.AEAD{}}
-	for _, id := range keys.IDs() {
-		secret, _ := keys.Secret(id)
-		m := hmac.New(sha256.New, secret)
-		m.Write([]byte(stateLabel))
-		block, err := aes.NewCipher(m.Sum(nil))
-		if err != nil {
-			return nil, err
-		}
-		if s.aeads[id], err = cipher.NewGCM(block); err != nil {
-			return nil, err
-		}
+	box, err := seal.New(keys, stateLabel)
+	if err != nil {
+		return nil, err
 	}
-	return s, nil
+	return &sealer{box: box}, nil
 }
 
 // seal returns "<kid>.<base64url(nonce|ciphertext)>", bound to name (the
@@ -64,13 +48,11 @@ func (s *sealer) seal(name string, st loginState) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	aead := s.aeads[s.signing]
-	nonce := make([]byte, aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
+	kid, sealed, err := s.box.SealBytes(plain, []byte(name))
+	if err != nil {
 		return "", err
 	}
-	sealed := aead.Seal(nonce, nonce, plain, []byte(name))
-	return s.signing + "." + base64.RawURLEncoding.EncodeToString(sealed), nil
+	return kid + "." + base64.RawURLEncoding.EncodeToString(sealed), nil
 }
 
 var errBadState = errors.New("sign-in state missing, forged or expired")
@@ -78,15 +60,14 @@ var errBadState = errors.New("sign-in state missing, forged or expired")
 // open reverses seal and checks the state has not expired.
 func (s *sealer) open(name, value string, now time.Time) (loginState, error) {
 	kid, enc, ok := strings.Cut(value, ".")
-	aead, known := s.aeads[kid]
-	if !ok || !known {
+	if !ok {
 		return loginState{}, errBadState
 	}
 	sealed, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil || len(sealed) < aead.NonceSize() {
+	if err != nil {
 		return loginState{}, errBadState
 	}
-	plain, err := aead.Open(nil, sealed[:aead.NonceSize()], sealed[aead.NonceSize():], []byte(name))
+	plain, err := s.box.OpenBytes(kid, sealed, []byte(name))
 	if err != nil {
 		return loginState{}, errBadState
 	}

@@ -113,7 +113,7 @@ func TestResealedSecretsAfterUpgradeAndRotation(t *testing.T) {
 	boxOf := func(keys ...keyset.Key) *seal.Box {
 		set, err := keyset.New(keys...)
 		require.NoError(t, err)
-		b, err := seal.New(set)
+		b, err := seal.New(set, webhook.SealLabel)
 		require.NoError(t, err)
 		return b
 	}

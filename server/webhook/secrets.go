@@ -11,6 +11,10 @@ import (
 	"github.com/seatghor/seatghor/server/seal"
 )
 
+// SealLabel derives the sealing keys of the signing secrets from the key
+// set (seal.New).
+const SealLabel = "seatghor seal aes-256-gcm v1"
+
 // secretPurpose binds a sealed signing secret to the endpoint's secret
 // columns (secret and previous_secret: a rotation moves one into the other
 // in SQL, so both take the same purpose).
