@@ -170,7 +170,8 @@ type fastQuery struct {
 // path's.
 func parseFastQuery(r *http.Request) (fastQuery, bool) {
 	var q fastQuery
-	if r.Method != http.MethodGet {
+	values, ok := singleQuery(r)
+	if !ok {
 		return q, false
 	}
 	raw := r.PathValue("show_id")
@@ -179,14 +180,7 @@ func parseFastQuery(r *http.Request) (fastQuery, bool) {
 		return q, false
 	}
 	q.showID = id
-	values, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return q, false
-	}
 	for k, vs := range values {
-		if len(vs) != 1 {
-			return q, false
-		}
 		switch k {
 		case "layout_etag", "layoutEtag":
 			if q.layoutETag != "" {
@@ -199,12 +193,32 @@ func parseFastQuery(r *http.Request) (fastQuery, bool) {
 			return q, false
 		}
 	}
-	// The RPC's validation bounds a section name at 200 characters and a
-	// layout etag at 64: longer ones are its to refuse.
-	if !plainETag(q.layoutETag) || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
-		return q, false
+	return q, q.answerable()
+}
+
+// singleQuery is the query of r when r is a GET whose every parameter
+// comes once; the fast path answers no other.
+func singleQuery(r *http.Request) (url.Values, bool) {
+	if r.Method != http.MethodGet {
+		return nil, false
 	}
-	return q, true
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, false
+	}
+	for _, vs := range values {
+		if len(vs) != 1 {
+			return nil, false
+		}
+	}
+	return values, true
+}
+
+// answerable says whether the fast path may answer q: the RPC's validation
+// bounds a section name at 200 characters and a layout etag at 64, and an
+// etag other than plain ones is its to judge.
+func (q fastQuery) answerable() bool {
+	return plainETag(q.layoutETag) && !(len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200)
 }
 
 // plainETag says whether a layout etag is one the fast path may answer
@@ -229,17 +243,11 @@ func plainETag(s string) bool {
 // an unknown field) is the RPC handler's.
 func parseConnectGet(r *http.Request) (fastQuery, bool) {
 	var q fastQuery
-	if r.Method != http.MethodGet {
-		return q, false
-	}
-	values, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
+	values, ok := singleQuery(r)
+	if !ok {
 		return q, false
 	}
 	for k, vs := range values {
-		if len(vs) != 1 {
-			return q, false
-		}
 		switch {
 		case k == "connect" && vs[0] == "v1", k == "encoding" && vs[0] == "json", k == "message":
 		default:
@@ -255,11 +263,7 @@ func parseConnectGet(r *http.Request) (fastQuery, bool) {
 		return q, false
 	}
 	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true}
-	// As on the REST read: names over the RPC's bounds are its to refuse.
-	if q.showID <= 0 || !plainETag(q.layoutETag) || len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200 {
-		return q, false
-	}
-	return q, true
+	return q, q.showID > 0 && q.answerable()
 }
 
 func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQuery, next http.Handler) {
