@@ -52,13 +52,7 @@ func TestSeatMapFastPathAnswersConnectGetAsTheRPC(t *testing.T) {
 	msg := func(extra string) string {
 		return fmt.Sprintf(`{"showId":"%d","layoutEtag":"%s"%s}`, show, etag, extra)
 	}
-	for _, tc := range []struct {
-		name   string
-		path   string
-		header http.Header
-		fast   bool
-		status int
-	}{
+	for _, tc := range []fastCase{
 		{"availability only", connectGet(msg(""), "connect", "v1", "encoding", "json"), signedIn, true, 200},
 		{"a section", connectGet(msg(`,"section":"Main"`), "connect", "v1", "encoding", "json"), signedIn, true, 200},
 		{"proto field names", connectGet(fmt.Sprintf(`{"show_id":%d,"layout_etag":%q}`, show, etag), "connect", "v1", "encoding", "json"), signedIn, true, 200},
@@ -72,33 +66,7 @@ func TestSeatMapFastPathAnswersConnectGetAsTheRPC(t *testing.T) {
 		{"not signed in", connectGet(msg(""), "connect", "v1", "encoding", "json"), http.Header{}, false, 401},
 		{"a bad token", connectGet(msg(""), "connect", "v1", "encoding", "json"), http.Header{"Authorization": {"Bearer nonsense"}}, false, 401},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fast := getREST(t, s.fast, tc.path, tc.header)
-			slow := getREST(t, s.slow, tc.path, tc.header)
-			// Asked again: a whole map's first answer may read its
-			// layout (once per layout); a fast answer makes no RPC read.
-			before := s.fastRPC.calls.Load()
-			require.Equal(t, fast, getREST(t, s.fast, tc.path, tc.header))
-			require.Equal(t, slow, fast, "the fast path answers as the RPC handler")
-			if tc.status != 0 {
-				require.Equal(t, tc.status, fast.status, "%s", fast.body)
-			}
-			if tc.fast {
-				require.Equal(t, before, s.fastRPC.calls.Load(), "answered by the fast path")
-			}
-			if fast.status != 200 || fast.headers["ETag"] == "" {
-				return
-			}
-			h := tc.header.Clone()
-			h.Set("If-None-Match", fast.headers["ETag"])
-			before = s.fastRPC.calls.Load()
-			fast304, slow304 := getREST(t, s.fast, tc.path, h), getREST(t, s.slow, tc.path, h)
-			require.Equal(t, http.StatusNotModified, fast304.status)
-			require.Equal(t, slow304, fast304)
-			if tc.fast {
-				require.Equal(t, before, s.fastRPC.calls.Load(), "revalidated by the fast path")
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { s.answersAsTheRPC(t, tc) })
 	}
 
 	// The Connect client the Go SDK would use, over GET, reads it.

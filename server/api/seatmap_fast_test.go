@@ -130,6 +130,49 @@ func getREST(tb testing.TB, srv *httptest.Server, path string, header http.Heade
 	return a
 }
 
+// fastCase is one request to both servers: answered without the RPC
+// (fast) or not, with status (0: whatever the RPC answers).
+type fastCase struct {
+	name   string
+	path   string
+	header http.Header
+	fast   bool
+	status int
+}
+
+// answersAsTheRPC asks both servers tc's request: the fast server answers
+// as the RPC path does (status, body, ETag, Cache-Control, Content-Type),
+// a fast case without an RPC read (asked again: a whole map's first answer
+// may read its layout, once per layout), and a 200 with an ETag is
+// revalidated with 304 and no body on both.
+func (s *seatmapServers) answersAsTheRPC(t *testing.T, tc fastCase) {
+	t.Helper()
+	fast := getREST(t, s.fast, tc.path, tc.header)
+	slow := getREST(t, s.slow, tc.path, tc.header)
+	before := s.fastRPC.calls.Load()
+	require.Equal(t, fast, getREST(t, s.fast, tc.path, tc.header))
+	require.Equal(t, slow, fast, "the fast path answers as the RPC path")
+	if tc.status != 0 {
+		require.Equal(t, tc.status, fast.status, "%s", fast.body)
+	}
+	if tc.fast {
+		require.Equal(t, before, s.fastRPC.calls.Load(), "answered by the fast path")
+	}
+	if fast.status != 200 || fast.headers["ETag"] == "" {
+		return
+	}
+	h := tc.header.Clone()
+	h.Set("If-None-Match", `"stale", `+fast.headers["ETag"])
+	before = s.fastRPC.calls.Load()
+	fast304, slow304 := getREST(t, s.fast, tc.path, h), getREST(t, s.slow, tc.path, h)
+	require.Equal(t, http.StatusNotModified, fast304.status)
+	require.Empty(t, fast304.body)
+	require.Equal(t, slow304, fast304)
+	if tc.fast {
+		require.Equal(t, before, s.fastRPC.calls.Load(), "revalidated by the fast path")
+	}
+}
+
 // TestSeatMapFastPathAnswersAsTheRPC (decision 0230): every request the
 // availability-only REST read may get is answered by the fast path
 // exactly as by the RPC path (status, body, ETag, Cache-Control,
@@ -158,13 +201,7 @@ func TestSeatMapFastPathAnswersAsTheRPC(t *testing.T) {
 	signedIn := http.Header{"Authorization": {"Bearer " + s.env.Token(t, "reader", auth.RoleUser)}}
 	base := fmt.Sprintf("/v1/shows/%d/seatmap", show)
 	upper := url.QueryEscape(`Upper "Deck" ঢাকা`)
-	for _, tc := range []struct {
-		name   string
-		path   string
-		header http.Header
-		fast   bool // answered without the RPC
-		status int
-	}{
+	for _, tc := range []fastCase{
 		{"availability only", base + "?layout_etag=" + etag, signedIn, true, 200},
 		{"availability only, JSON name", base + "?layoutEtag=" + etag, signedIn, true, 200},
 		{"a section", base + "?layout_etag=" + etag + "&section=Main", signedIn, true, 200},
@@ -187,35 +224,7 @@ func TestSeatMapFastPathAnswersAsTheRPC(t *testing.T) {
 		{"a bad token", base + "?layout_etag=" + etag, http.Header{"Authorization": {"Bearer nonsense"}}, false, 401},
 		{"not a bearer", base + "?layout_etag=" + etag, http.Header{"Authorization": {"Basic abc"}}, false, 401},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fast := getREST(t, s.fast, tc.path, tc.header)
-			slow := getREST(t, s.slow, tc.path, tc.header)
-			// Asked again: a whole map's first answer may read its
-			// layout (once per layout); a fast answer makes no RPC read.
-			before := s.fastRPC.calls.Load()
-			require.Equal(t, fast, getREST(t, s.fast, tc.path, tc.header))
-			require.Equal(t, slow, fast, "the fast path answers as the RPC path")
-			if tc.status != 0 {
-				require.Equal(t, tc.status, fast.status, "%s", fast.body)
-			}
-			if tc.fast {
-				require.Equal(t, before, s.fastRPC.calls.Load(), "answered by the fast path")
-			}
-			if fast.status != 200 || fast.headers["ETag"] == "" {
-				return
-			}
-			// Revalidation: 304 without a body on both paths.
-			h := tc.header.Clone()
-			h.Set("If-None-Match", `"stale", `+fast.headers["ETag"])
-			before = s.fastRPC.calls.Load()
-			fast304, slow304 := getREST(t, s.fast, tc.path, h), getREST(t, s.slow, tc.path, h)
-			require.Equal(t, http.StatusNotModified, fast304.status)
-			require.Empty(t, fast304.body)
-			require.Equal(t, slow304, fast304)
-			if tc.fast {
-				require.Equal(t, before, s.fastRPC.calls.Load(), "revalidated by the fast path")
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { s.answersAsTheRPC(t, tc) })
 	}
 
 	// The availability-only httpAnswer's content, read back as the message.
