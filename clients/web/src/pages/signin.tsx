@@ -23,10 +23,13 @@ export function SignInPage() {
           {t.signedInAs} <strong>{session.userId}</strong>. {t.signOutToSwitch}
         </p>
         <p>
-          <button type="button" onClick={() => {
-            clearSession();
-            setSession(undefined);
-          }}>
+          <button
+            type="button"
+            onClick={() => {
+              clearSession();
+              setSession(undefined);
+            }}
+          >
             {t.signOut}
           </button>
         </p>
@@ -38,11 +41,17 @@ export function SignInPage() {
       <h1 tabIndex={-1}>{t.signIn}</h1>
       {config.oidcSignIn && (
         <p>
-          <a class="button primary" id="oidc" href={`/signin?next=${encodeURIComponent(safeNext)}`} onClick={(e) => {
-            // The one-time value is made and kept at the click, in this tab.
-            e.preventDefault();
-            location.assign(startSignIn(safeNext));
-          }}>
+          <a
+            class="button primary"
+            id="oidc"
+            href={`/signin?next=${encodeURIComponent(safeNext)}`}
+            onClick={(e) => {
+              // The one-time value is made and kept at the click, in this
+              // tab (a link opened in another tab lands on this page there).
+              e.preventDefault();
+              location.assign(startSignIn(safeNext));
+            }}
+          >
             {t.signInWithProvider}
           </a>
         </p>
