@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
 )
 
@@ -124,21 +125,76 @@ func TestBrowserGeneralAdmission(t *testing.T) {
 	)
 }
 
-// The sign-in contract with the OIDC flow: the server redirects back to
-// <return_to>#token=…&expires_at=…; any page takes the token, keeps it
-// for the tab and clears the fragment. (A dev token stands in for the
-// provider's: the site reads both the same way.)
-func TestBrowserTokenFromFragment(t *testing.T) {
+// The sign-in through the identity provider, as a buyer does it: the
+// sign-in page sends the browser to /auth/login with the tab's one-time
+// value, the provider signs her in, and the server redirects back to
+// <return_to>#token=…&expires_at=…&site_state=…; the page takes the
+// token, keeps it for the tab, spends the value and clears the fragment.
+func TestBrowserSignInThroughTheProvider(t *testing.T) {
 	s, browser := site(t)
-	tok := s.devToken(t, "web-oidc", "user")
+	s.oidc.QueueUser(&mockoidc.MockUser{Subject: "web-oidc-nusrat"})
 	ctx := tab(t, browser)
 	do(t, ctx,
-		chromedp.Navigate(s.base+"/tickets#token="+tok+"&expires_at="+strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)),
-		hasText("#who", "web-oidc"),
+		chromedp.Navigate(s.base+"/signin?next=%2Ftickets"),
+		chromedp.WaitVisible(chromedp.CSS("#oidc")),
+		chromedp.Click(chromedp.CSS("#oidc")),
+		hasText("#who", "web-oidc-nusrat"),
 		hasText("main", "No tickets yet."),
 		until(`location.hash === "" && location.pathname === "/tickets"`),
-		until(`sessionStorage.getItem("seatghor.token") === `+strconv.Quote(tok)),
+		until(`(sessionStorage.getItem("seatghor.token") ?? "").length > 0`),
+		until(`sessionStorage.getItem("seatghor.signin") === null`),
 	)
+}
+
+// A link carrying someone else's token (Mallory's, from her own
+// sign-in) signs nobody in and never replaces the session of the tab
+// that opens it: the token is taken only as the answer to a sign-in this
+// tab started (decisions 0288, 0289). The fragment leaves the address.
+func TestBrowserLinkWithAnotherUsersTokenKeepsTheSession(t *testing.T) {
+	s, browser := site(t)
+	mallory := s.devToken(t, "web-mallory", "user")
+	link := func(extra string) string {
+		return s.base + "/tickets#token=" + mallory + "&expires_at=" + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10) + extra
+	}
+	stillVictim := func(victim string) chromedp.Action[chromedp.Void] {
+		return chromedp.Steps(
+			hasText("#who", "web-victim"),
+			until(`location.hash === "" && location.pathname === "/tickets"`),
+			until(`sessionStorage.getItem("seatghor.token") === `+strconv.Quote(victim)),
+			hasText("main", "No tickets yet."),
+		)
+	}
+
+	// Signed in: the link, with or without a guessed value, changes nothing.
+	ctx := tab(t, browser)
+	do(t, ctx, signIn(s, "web-victim", "user"))
+	victim := eval[string](t, ctx, `sessionStorage.getItem("seatghor.token")`)
+	require.NotEmpty(t, victim)
+	do(t, ctx, chromedp.Navigate(link("")), stillVictim(victim))
+	// The same link again, on the page it names: no page load, a hashchange.
+	do(t, ctx, chromedp.Navigate(link("&site_state=AAAAAAAAAAAAAAAAAAAAAA")), stillVictim(victim))
+	do(t, ctx, chromedp.Navigate(s.base+"/"), chromedp.Navigate(link("&site_state=AAAAAAAAAAAAAAAAAAAAAA")), stillVictim(victim))
+	// Even the answer to a sign-in this tab started does not replace the
+	// session that is there (the sign-in page offers none while signed
+	// in; here the tab's value is set by hand), and the value is spent.
+	eval[bool](t, ctx, `sessionStorage.setItem("seatghor.signin", "started-here-0123456789"), true`)
+	do(t, ctx,
+		chromedp.Navigate(link("&site_state=started-here-0123456789")),
+		stillVictim(victim),
+		until(`sessionStorage.getItem("seatghor.signin") === null`),
+	)
+	do(t, ctx, chromedp.Navigate(s.base+"/signin"), hasText("#signed-in", "web-victim"))
+	require.False(t, eval[bool](t, ctx, `!!document.querySelector("#oidc, #dev-name")`), "no sign-in offered while signed in")
+
+	// Nobody signed in: the link signs nobody in either.
+	fresh := tab(t, browser)
+	do(t, fresh,
+		chromedp.Navigate(link("&site_state=AAAAAAAAAAAAAAAAAAAAAA")),
+		chromedp.WaitVisible(chromedp.CSS(`header a[href^="/signin"]`)),
+		until(`location.hash === "" && location.pathname === "/tickets"`),
+		until(`sessionStorage.getItem("seatghor.token") === null`),
+	)
+	require.False(t, eval[bool](t, fresh, `!!document.querySelector("#who")`), "nobody is signed in")
 }
 
 // (b) Two people pick the same seat. One holds it; the other sees it

@@ -23,13 +23,16 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
 )
 
 // The browser tests drive the real binary (`seatghor dev` on a fresh data
-// directory and a free port) with Debian's headless Chromium. One server
-// and one browser serve every test of the package; each test has its own
-// browser contexts (separate storage, as two people on two phones).
+// directory and a free port, signing in through a real OpenID Connect
+// provider in this process as well as the dev sign-in) with Debian's
+// headless Chromium. One server and one browser serve every test of the
+// package; each test has its own browser contexts (separate storage, as
+// two people on two phones).
 
 // chromiumPath is Debian's package (scripts/ensure-deps.sh installs it).
 const chromiumPath = "/usr/bin/chromium"
@@ -45,6 +48,9 @@ type devServer struct {
 	out  *bytes.Buffer
 	mu   sync.Mutex
 	err  error
+	// oidc is the identity provider (mockoidc: it signs in the user
+	// queued with QueueUser, else its default one, without a page).
+	oidc *mockoidc.MockOIDC
 }
 
 var (
@@ -122,6 +128,14 @@ func startDev() *devServer {
 			return s
 		}
 	}
+	if s.oidc, err = mockoidc.Run(); err != nil {
+		s.err = fmt.Errorf("start the identity provider: %w", err)
+		return s
+	}
+	if _, err = s.oidc.Keypair.KeyID(); err != nil { // computed now, not lazily by concurrent handlers
+		s.err = err
+		return s
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		s.err = err
@@ -131,7 +145,9 @@ func startDev() *devServer {
 	_ = ln.Close()
 	s.cmd = exec.Command(bin, "dev", "--data-dir", filepath.Join(dir, "data"), "--addr", addr)
 	// The sandbox gateway on a free port: parallel runs never collide.
-	s.cmd.Env = append(os.Environ(), "SEATGHOR_SANDBOX_ADDR=127.0.0.1:0")
+	s.cmd.Env = append(os.Environ(), "SEATGHOR_SANDBOX_ADDR=127.0.0.1:0",
+		"SEATGHOR_OIDC_ISSUER="+s.oidc.Issuer(), "SEATGHOR_OIDC_CLIENT_ID="+s.oidc.ClientID,
+		"SEATGHOR_OIDC_CLIENT_SECRET="+s.oidc.ClientSecret, "SEATGHOR_OIDC_NAME=mock")
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	s.cmd.Stdout, s.cmd.Stderr = pw, pw
@@ -173,6 +189,9 @@ func (s *devServer) stop() {
 			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}
+	}
+	if s.oidc != nil {
+		_ = s.oidc.Shutdown()
 	}
 	if s.dir != "" {
 		_ = os.RemoveAll(s.dir)

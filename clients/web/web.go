@@ -36,9 +36,11 @@ type Options struct {
 	// DevSignIn mounts POST /auth/dev-token: anyone picks a name and a
 	// role and gets a token. Only `seatghor dev` sets it.
 	DevSignIn bool
-	// OIDCSignIn makes the site's "Sign in" go to /auth/login?return_to=…,
-	// served by the OIDC handler (not this package); it redirects back to
-	// <return_to>#token=<JWT>&expires_at=<unix seconds>.
+	// OIDCSignIn makes the site's "Sign in" go to
+	// /auth/login?return_to=…&site_state=<the tab's one-time value>, served
+	// by the OIDC handler (not this package); it redirects back to
+	// <return_to>#token=<JWT>&expires_at=<unix seconds>&site_state=<value>
+	// (decision 0288).
 	OIDCSignIn bool
 	// TestPayments offers the sandbox gateway's test tokens (tok_success…)
 	// beside the approval page: dev only.

@@ -63,7 +63,8 @@ func TestServeSignsInThroughTheProvider(t *testing.T) {
 		}
 		return nil
 	}}
-	resp, err := browser.Get(base + "/auth/login?return_to=%2Ftickets")
+	const siteState = "a-one-time-value-of-the-site" // the site's, kept in the tab (decision 0288)
+	resp, err := browser.Get(base + "/auth/login?return_to=%2Ftickets&site_state=" + siteState)
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, http.StatusFound, resp.StatusCode, logs.String())
@@ -74,6 +75,7 @@ func TestServeSignsInThroughTheProvider(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, frag.Get("token"), "fragment %q", loc.Fragment)
 	require.NotEmpty(t, frag.Get("expires_at"))
+	require.Equal(t, siteState, frag.Get("site_state"))
 
 	// The API takes the token (the orders of idp:mock:nusrat-7: none yet);
 	// a forged one is refused.

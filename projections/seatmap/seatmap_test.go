@@ -449,7 +449,8 @@ func TestStoreContract(t *testing.T) {
 }
 
 // TestSeatMapIsAGetRequest: GetSeatMap has no side effects, so Connect
-// clients may send it as GET, which edges cache; the answer says how long.
+// clients may send it as GET, which the caller's cache keeps; the answer
+// says for how long, and that it is the caller's alone (decision 0290).
 func TestSeatMapIsAGetRequest(t *testing.T) {
 	t.Parallel()
 	env, _ := newEnv(t, false, nil)
@@ -463,7 +464,7 @@ func TestSeatMapIsAGetRequest(t *testing.T) {
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	require.Equal(t, "public, max-age=1", resp.Header.Get("Cache-Control"))
+	require.Equal(t, "private, max-age=1", resp.Header.Get("Cache-Control"))
 }
 
 // TestLayoutIsCacheable: the static layout comes with an ETag and a

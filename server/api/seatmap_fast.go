@@ -319,8 +319,8 @@ func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQu
 		return
 	}
 	h := w.Header()
-	// The RPC's headers (GetSeatMap, a second-old answer is fine).
-	h.Set("Cache-Control", "public, max-age=1")
+	// The RPC's headers.
+	setSeatMapCaching(h)
 	h.Set("ETag", ans.etag)
 	code, body := http.StatusOK, ans.body
 	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, ans.etag) {

@@ -463,3 +463,91 @@ func BenchmarkSeatMapAvailability(b *testing.B) {
 	b.ReportMetric(float64(rpc.Microseconds())/float64(b.N), "rpc-µs/op")
 	b.ReportMetric(float64(get.Microseconds())/float64(b.N), "redis-µs/op")
 }
+
+// TestSeatMapAnswersArePrivate (decision 0290): GetSeatMap needs a
+// credential, so every answer of it, by the fast path or the RPC path, as
+// REST, Connect GET, Connect POST or a 304, tells caches it is the
+// caller's (private, for a second) and that it depends on the
+// Authorization header: never public, which an edge would hand to
+// callers without a credential. The layout, which anyone may read, stays
+// public.
+func TestSeatMapAnswersArePrivate(t *testing.T) {
+	s := newSeatmapServers(t)
+	ctx := context.Background()
+	show := createShow(t, s.env, seatedShow("private", 2, 4)).GetShowId()
+	user := as(t, s.env, "rumana", auth.RoleUser)
+	layout, err := user.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(t, err)
+	etag := layout.Msg.GetEtag()
+	waitForMapVersion(t, s, show, user)
+	token := "Bearer " + s.env.Token(t, "reader", auth.RoleUser)
+
+	ask := func(srv *httptest.Server, method, path, body, ifNoneMatch string) *http.Response {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", token)
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if ifNoneMatch != "" {
+			req.Header.Set("If-None-Match", ifNoneMatch)
+		}
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		require.NoError(t, resp.Body.Close())
+		return resp
+	}
+	rest := fmt.Sprintf("/v1/shows/%d/seatmap", show)
+	connectGet := func(msg string) string {
+		return "/seatghor.seatmap.v1.SeatMapService/GetSeatMap?connect=v1&encoding=json&message=" + url.QueryEscape(msg)
+	}
+	availabilityOnly := fmt.Sprintf(`{"showId":"%d","layoutEtag":%q}`, show, etag)
+	for _, tc := range []struct {
+		name               string
+		srv                *httptest.Server
+		method, path, body string
+		answeredByFastPath bool
+	}{
+		{"REST availability only, fast path", s.fast, http.MethodGet, rest + "?layout_etag=" + etag, "", true},
+		{"REST whole map, fast path", s.fast, http.MethodGet, rest, "", true},
+		{"Connect GET, fast path", s.fast, http.MethodGet, connectGet(availabilityOnly), "", true},
+		{"REST availability only, RPC path", s.slow, http.MethodGet, rest + "?layout_etag=" + etag, "", false},
+		{"REST whole map, RPC path", s.slow, http.MethodGet, rest, "", false},
+		{"Connect GET, RPC path", s.slow, http.MethodGet, connectGet(availabilityOnly), "", false},
+		{"Connect POST", s.fast, http.MethodPost, "/seatghor.seatmap.v1.SeatMapService/GetSeatMap", availabilityOnly, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ask(tc.srv, tc.method, tc.path, tc.body, "") // a whole map's first answer may read its layout
+			before := s.fastRPC.calls.Load()
+			resp := ask(tc.srv, tc.method, tc.path, tc.body, "")
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			if tc.answeredByFastPath {
+				require.Equal(t, before, s.fastRPC.calls.Load(), "answered by the fast path")
+			}
+			checkPrivate := func(resp *http.Response) {
+				t.Helper()
+				require.Equal(t, "private, max-age=1", resp.Header.Get("Cache-Control"))
+				var vary []string
+				for v := range strings.SplitSeq(strings.Join(resp.Header.Values("Vary"), ","), ",") {
+					vary = append(vary, strings.TrimSpace(v))
+				}
+				require.Contains(t, vary, "Authorization")
+			}
+			checkPrivate(resp)
+			if tc.method == http.MethodGet {
+				revalidated := ask(tc.srv, tc.method, tc.path, "", resp.Header.Get("ETag"))
+				require.Equal(t, http.StatusNotModified, revalidated.StatusCode)
+				checkPrivate(revalidated)
+			}
+		})
+	}
+
+	// The layout is the same for everyone and needs no credential: public.
+	resp, err := http.Get(s.fast.URL + rest + "/layout")
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, resp.Header.Get("Cache-Control"), "public")
+}

@@ -75,13 +75,23 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 		return nil, toConnect(ctx, h.log, err)
 	}
 	res := connect.NewResponse(resp)
-	// a second-old availability is fine, so an edge may share it
-	// for a second (GET requests: the RPC has no side effects); a client
-	// revalidates with If-None-Match and gets 304 while nothing it asked
-	// for moved (answered by notModified).
-	res.Header().Set("Cache-Control", "public, max-age=1")
+	setSeatMapCaching(res.Header())
 	res.Header().Set("ETag", seatMapETag(resp))
 	return res, nil
+}
+
+// setSeatMapCaching sets GetSeatMap's cache headers, on the RPC path and
+// the fast path alike.: a second-old availability is fine, so the
+// caller's own cache may keep it for a second (GET requests: the RPC has no
+// side effects) and then revalidates with If-None-Match, getting 304 while
+// nothing it asked for moved (notModified, the fast path). Private, not
+// public: the read needs a credential, and a shared cache may hand a
+// public answer to anyone, even one stored for a request with
+// Authorization (RFC 9111 §3.5), so an edge would serve it to callers
+// without one (decision 0290).
+func setSeatMapCaching(h http.Header) {
+	h.Set("Cache-Control", "private, max-age=1")
+	h.Add("Vary", "Authorization")
 }
 
 // seatMapAnswer is GetSeatMap's answer of a: availability only, or with

@@ -1,11 +1,14 @@
 // Package signin is the site's sign-in through the identity provider: the
 // OAuth 2 authorization-code flow with PKCE, run by our server so the
 // browser never sees the client secret or the PKCE verifier (decision
-// 0166). GET /auth/login?return_to=<path> sends the browser to the
-// provider; GET /auth/callback takes the provider's answer, exchanges the
-// code, checks the ID token and its nonce, and sends the browser back to
-// <return_to>#token=<token>&expires_at=<unix seconds>, or to
-// <return_to>#auth_error=<reason> when the sign-in failed.
+// 0166). GET /auth/login?return_to=<path>&site_state=<value> sends the
+// browser to the provider; GET /auth/callback takes the provider's answer,
+// exchanges the code, checks the ID token and its nonce, and sends the
+// browser back to
+// <return_to>#token=<token>&expires_at=<unix seconds>&site_state=<value>,
+// or to <return_to>#auth_error=<reason> when the sign-in failed. The site
+// takes the token only when site_state is the one-time value it kept
+// before sending the browser here (decision 0288).
 package signin
 
 import (
@@ -18,6 +21,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -124,13 +128,21 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "return_to must be a path on this site, such as /tickets", http.StatusBadRequest)
 		return
 	}
+	siteState := r.URL.Query().Get("site_state")
+	if !siteStateRE.MatchString(siteState) {
+		// Without it the site would not take the token: a sign-in it did
+		// not start (decision 0288).
+		http.Error(w, "site_state must be the site's one-time value (22 to 128 characters of base64url): start the sign-in from the site's sign-in page",
+			http.StatusBadRequest)
+		return
+	}
 	oc, err := h.cfg.Provider.OAuth2(r.Context())
 	if err != nil {
 		h.fail(w, r, returnTo, ReasonUnavailable, err)
 		return
 	}
 	st := loginState{State: random(), Nonce: random(), Verifier: oauth2.GenerateVerifier(), ReturnTo: returnTo,
-		Expires: h.cfg.Now().Add(StateTTL).Unix()}
+		SiteState: siteState, Expires: h.cfg.Now().Add(StateTTL).Unix()}
 	name := cookieName(st.State)
 	value, err := h.seal.seal(name, st)
 	if err != nil {
@@ -165,7 +177,10 @@ func (h *Handler) callback(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, st.ReturnTo, reason, err)
 		return
 	}
-	frag := url.Values{"token": {token}, "expires_at": {strconv.FormatInt(expires.Unix(), 10)}}
+	// site_state comes from the sealed cookie this browser brought, never
+	// from the callback's query: the server gives back only what this
+	// browser itself sent to LoginPath (decision 0288).
+	frag := url.Values{"token": {token}, "expires_at": {strconv.FormatInt(expires.Unix(), 10)}, "site_state": {st.SiteState}}
 	http.Redirect(w, r, st.ReturnTo+"#"+frag.Encode(), http.StatusFound)
 }
 
@@ -268,6 +283,10 @@ func localPath(s string) (string, bool) {
 	}
 	return s, true
 }
+
+// siteStateRE is the site's one-time value: at least 128 bits in
+// base64url, bounded so the cookie stays small.
+var siteStateRE = regexp.MustCompile(`^[A-Za-z0-9_-]{22,128}$`)
 
 // random returns 32 random bytes, base64url: a state or a nonce.
 func random() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"encoding/base64"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -144,13 +146,30 @@ func (b *browser) landing(t *testing.T, rawURL string) (path string, fragment ur
 	return loc.Path + "?" + loc.RawQuery, fragment
 }
 
+// loginURL is where the site sends the browser to sign in: back to
+// returnTo, with the site's one-time value siteState.
+func loginURL(env *apptest.Env, returnTo, siteState string) string {
+	return env.URL + signin.LoginPath + "?" + url.Values{"return_to": {returnTo}, "site_state": {siteState}}.Encode()
+}
+
+// siteState is a one-time value as the site makes it: 128 random bits,
+// base64url.
+func siteState() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
 // signIn runs the whole sign-in as a browser would and returns the
-// fragment's token, checking its expiry.
+// fragment's token, checking its expiry and that the site's value came
+// back.
 func signIn(t *testing.T, env *apptest.Env, returnTo string) string {
 	t.Helper()
 	b := newBrowser(t)
-	_, frag := b.landing(t, env.URL+signin.LoginPath+"?return_to="+url.QueryEscape(returnTo))
+	value := siteState()
+	_, frag := b.landing(t, loginURL(env, returnTo, value))
 	require.Empty(t, frag.Get("auth_error"))
+	require.Equal(t, value, frag.Get("site_state"))
 	exp, err := strconv.ParseInt(frag.Get("expires_at"), 10, 64)
 	require.NoError(t, err)
 	require.Greater(t, exp, time.Now().Unix())
@@ -200,8 +219,15 @@ func TestSignInThroughTheProviderCallsTheAPIAsItsUser(t *testing.T) {
 	p.QueueUser(staffUser{sub: "rumana-42"})
 
 	b := newBrowser(t)
-	page, frag := b.landing(t, env.URL+signin.LoginPath+"?return_to="+url.QueryEscape("/shows/7?seat=A1"))
+	value := siteState()
+	page, frag := b.landing(t, loginURL(env, "/shows/7?seat=A1", value))
 	require.Equal(t, "/shows/7?seat=A1", page, "back where the buyer was")
+	// The site's one-time value comes back next to the token (decision
+	// 0288), and only to the site: the provider never sees it.
+	require.Equal(t, value, frag.Get("site_state"))
+	for _, hop := range b.hops[:len(b.hops)-1] { // the last is the site's page
+		require.NotContains(t, hop.String(), value, "the provider is not told the site's value")
+	}
 
 	// The first hop is the provider's authorization endpoint, with a PKCE
 	// S256 challenge, a state and a nonce; the verifier never leaves us.
@@ -329,7 +355,7 @@ func TestSignInErrorsLandOnTheSite(t *testing.T) {
 	// error=access_denied and the state.
 	b := newBrowser(t)
 	b.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := b.Get(env.URL + signin.LoginPath + "?return_to=/tickets")
+	resp, err := b.Get(loginURL(env, "/tickets", siteState()))
 	require.NoError(t, err)
 	require.NoError(t, resp.Body.Close())
 	authz, err := url.Parse(resp.Header.Get("Location"))
@@ -386,7 +412,7 @@ func TestLoginRefusesOpenRedirects(t *testing.T) {
 		{"javascript:alert(1)", false},
 	} {
 		t.Run(tt.returnTo, func(t *testing.T) {
-			resp, err := noFollow.Get(env.URL + signin.LoginPath + "?return_to=" + url.QueryEscape(tt.returnTo))
+			resp, err := noFollow.Get(loginURL(env, tt.returnTo, siteState()))
 			require.NoError(t, err)
 			require.NoError(t, resp.Body.Close())
 			if !tt.ok {
@@ -422,7 +448,7 @@ func TestAProviderDownAtStartIsDiscoveredLater(t *testing.T) {
 	require.Equal(t, "degraded", ready["oidc"], "%+v", ready)
 	// A sign-in meanwhile says the provider is unavailable, and so does the
 	// API to a token of the provider's: it is not judged, so not refused.
-	_, frag := newBrowser(t).landing(t, env.URL+signin.LoginPath+"?return_to=/tickets")
+	_, frag := newBrowser(t).landing(t, loginURL(env, "/tickets", siteState()))
 	require.Equal(t, signin.ReasonUnavailable, frag.Get("auth_error"))
 	show := seatedShow(t, env)
 	early, err := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.RegisteredClaims{
@@ -438,4 +464,67 @@ func TestAProviderDownAtStartIsDiscoveredLater(t *testing.T) {
 	buyer, code := hold(env, signIn(t, env, "/"), show, "A1")
 	require.Zero(t, code)
 	require.Equal(t, "idp:test:"+mockoidc.DefaultUser().Subject, buyer)
+}
+
+// TestLoginNeedsTheSitesOneTimeValue (decision 0288): a sign-in carries
+// the site's one-time value, and the callback gives back only the value
+// this browser's own sign-in sealed in its cookie: neither the callback's
+// query nor another browser's callback can make it answer another value.
+func TestLoginNeedsTheSitesOneTimeValue(t *testing.T) {
+	p := startProvider(t, newKey(t), "", nil)
+	env := platform(t, p)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, tt := range []struct{ name, value string }{
+		{"none", ""},
+		{"too short", "c2hvcnQ"},
+		{"too long", strings.Repeat("a", 129)},
+		{"not base64url", "abcdefghijklmnopqrstuv+/"},
+		{"a fragment", "abcdefghijklmnopqrstuv#token=x"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := noFollow.Get(loginURL(env, "/tickets", tt.value))
+			require.NoError(t, err)
+			require.NoError(t, resp.Body.Close())
+			require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+			require.Empty(t, resp.Header.Get("Location"))
+		})
+	}
+
+	// callbackOf runs a sign-in with value in b up to the provider's
+	// redirect to the callback, and returns that redirect.
+	callbackOf := func(b *browser, value string) *url.URL {
+		t.Helper()
+		b.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+			if req.URL.Path == signin.CallbackPath {
+				return http.ErrUseLastResponse
+			}
+			return nil
+		}
+		resp, err := b.Get(loginURL(env, "/tickets", value))
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		cb, err := url.Parse(resp.Header.Get("Location"))
+		require.NoError(t, err)
+		require.Equal(t, signin.CallbackPath, cb.Path)
+		return cb
+	}
+
+	// A site_state added to the callback's query is not what comes back.
+	mine, theirs := siteState(), siteState()
+	b := newBrowser(t)
+	cb := callbackOf(b, mine)
+	q := cb.Query()
+	q.Set("site_state", theirs)
+	cb.RawQuery = q.Encode()
+	_, frag := newBrowserWith(b).landing(t, cb.String())
+	require.NotEmpty(t, frag.Get("token"))
+	require.Equal(t, mine, frag.Get("site_state"))
+
+	// Mallory's callback (her code and state, her value) opened in
+	// another browser: no token and no value, the state cookie is hers.
+	cb = callbackOf(newBrowser(t), theirs)
+	_, frag = newBrowser(t).landing(t, cb.String())
+	require.Equal(t, signin.ReasonBadState, frag.Get("auth_error"))
+	require.Empty(t, frag.Get("token"))
+	require.Empty(t, frag.Get("site_state"))
 }

@@ -14,13 +14,15 @@ import (
 
 // loginState is what the browser carries from /auth/login to
 // /auth/callback, sealed in a cookie: the values the callback must see
-// again (state, nonce) or must never leave our side (the PKCE verifier).
+// again (state, nonce) or must never leave our side (the PKCE verifier),
+// and the site's one-time value to give back with the token.
 type loginState struct {
-	State    string `json:"s"`
-	Nonce    string `json:"n"`
-	Verifier string `json:"v"`
-	ReturnTo string `json:"r"`
-	Expires  int64  `json:"e"`
+	State     string `json:"s"`
+	Nonce     string `json:"n"`
+	Verifier  string `json:"v"`
+	ReturnTo  string `json:"r"`
+	SiteState string `json:"t"`
+	Expires   int64  `json:"e"`
 }
 
 // stateLabel derives the cookie's keys from the token keys, so the sign-in

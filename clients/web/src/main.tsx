@@ -7,6 +7,11 @@ import { loadConfig, takeTokenFromFragment } from "./session.js";
 import { PATTERNS } from "./seatmap.js";
 
 takeTokenFromFragment();
+// A fragment may also come without a page load (a link to the page shown):
+// the same rules, and a token taken starts the page again signed in.
+addEventListener("hashchange", () => {
+  if (takeTokenFromFragment()) location.reload();
+});
 void loadConfig().then((config) => {
   document.body.insertAdjacentHTML("afterbegin", PATTERNS);
   const root = document.getElementById("app")!;

@@ -1,11 +1,14 @@
 // Who is signed in: the token in sessionStorage (gone when the tab
 // closes), taken from the dev sign-in or from the fragment the OIDC
-// sign-in redirects back with (#token=…&expires_at=…), and the API
-// client that sends it.
+// sign-in redirects back with (#token=…&expires_at=…&site_state=…) when
+// it answers the sign-in this tab started, and the API client that sends
+// it.
 import { createSeatghorClient } from "@seatghor/client";
 import type { SeatghorClient } from "@seatghor/client";
 
 const TOKEN_KEY = "seatghor.token";
+// The one-time value of the OIDC sign-in this tab started (decision 0288).
+const SIGNIN_KEY = "seatghor.signin";
 
 export interface Session {
   token: string;
@@ -60,15 +63,40 @@ export function clearSession(): void {
 }
 
 /**
- * Takes a token the OIDC sign-in left in the fragment, on whatever page,
- * and removes the fragment from the address bar (and so from history).
+ * Starts a sign-in through the identity provider from this tab: a fresh
+ * one-time value (128 random bits) kept for the tab, which the server
+ * carries through the sign-in and gives back next to the token (decision
+ * 0288). Returns the address to send the browser to.
  */
-export function takeTokenFromFragment(): void {
-  if (!location.hash.includes("token=")) return;
+export function startSignIn(returnTo: string): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  const value = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  sessionStorage.setItem(SIGNIN_KEY, value);
+  return `/auth/login?${new URLSearchParams({ return_to: returnTo, site_state: value })}`;
+}
+
+/**
+ * Takes a token the OIDC sign-in left in the fragment, on whatever page,
+ * only when it answers the sign-in this tab started (its site_state is
+ * the value startSignIn kept, spent now) and nobody is signed in here: a
+ * link carrying someone else's token changes nothing, and a session is
+ * never replaced (decisions 0288, 0289). Either way the fragment leaves
+ * the address bar (and so history). Says whether it took the token.
+ */
+export function takeTokenFromFragment(): boolean {
+  if (!location.hash.includes("token=")) return false;
   const params = new URLSearchParams(location.hash.slice(1));
-  const token = params.get("token");
-  if (token) saveSession(token);
   history.replaceState(history.state, "", location.pathname + location.search);
+  let started: string | null;
+  try {
+    started = sessionStorage.getItem(SIGNIN_KEY);
+    sessionStorage.removeItem(SIGNIN_KEY);
+  } catch {
+    return false; // no storage: no sign-in was started here
+  }
+  const token = params.get("token");
+  if (!token || !started || params.get("site_state") !== started || loadSession()) return false;
+  return saveSession(token) !== undefined;
 }
 
 export async function loadConfig(): Promise<SiteConfig> {

@@ -1,24 +1,57 @@
 // Sign-in: in dev a clearly marked dev sign-in (any name, a role, no
 // password); with OIDC, the provider's page through /auth/login, which
-// comes back with the token in the fragment (session.ts takes it).
+// comes back with the token in the fragment (session.ts takes it). Someone
+// signed in here signs out first: a session is never replaced (decision
+// 0289).
 import { useState } from "preact/hooks";
 
 import { ErrorNote, useApp } from "../app.js";
-import { devSignIn } from "../session.js";
+import { clearSession, devSignIn, startSignIn } from "../session.js";
 
 export function SignInPage() {
-  const { t, config, setSession, go } = useApp();
+  const { t, config, session, setSession, go } = useApp();
   const next = new URLSearchParams(location.search).get("next") || "/";
   const safeNext = next.startsWith("/") && !next.startsWith("//") ? next : "/";
   const [name, setName] = useState("");
   const [role, setRole] = useState("user");
   const [err, setErr] = useState<unknown>();
+  if (session) {
+    return (
+      <>
+        <h1 tabIndex={-1}>{t.signIn}</h1>
+        <p id="signed-in">
+          {t.signedInAs} <strong>{session.userId}</strong>. {t.signOutToSwitch}
+        </p>
+        <p>
+          <button
+            type="button"
+            onClick={() => {
+              clearSession();
+              setSession(undefined);
+            }}
+          >
+            {t.signOut}
+          </button>
+        </p>
+      </>
+    );
+  }
   return (
     <>
       <h1 tabIndex={-1}>{t.signIn}</h1>
       {config.oidcSignIn && (
         <p>
-          <a class="button primary" id="oidc" href={`/auth/login?return_to=${encodeURIComponent(safeNext)}`}>
+          <a
+            class="button primary"
+            id="oidc"
+            href={`/signin?next=${encodeURIComponent(safeNext)}`}
+            onClick={(e) => {
+              // The one-time value is made and kept at the click, in this
+              // tab (a link opened in another tab lands on this page there).
+              e.preventDefault();
+              location.assign(startSignIn(safeNext));
+            }}
+          >
             {t.signInWithProvider}
           </a>
         </p>
