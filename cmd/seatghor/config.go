@@ -129,7 +129,9 @@ type config struct {
 	// Webhooks tunes the delivery of partners' webhooks: SEATGHOR_WEBHOOK_TIMEOUT
 	// (one POST, default 10s), SEATGHOR_WEBHOOK_RETRY_BASE (the first retry's
 	// backoff, default 5s), SEATGHOR_WEBHOOK_CONCURRENCY (sends at once per
-	// process, default 16) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
+	// process, default 16), SEATGHOR_WEBHOOK_PER_PARTNER (one partner's sends
+	// at once over all processes, default a quarter of the concurrency,
+	// at least 2; decision 0280) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
 	// on plain http to 127.0.0.1 or localhost; dev and tests; dev sets it).
 	Webhooks webhook.WorkerConfig
 }
@@ -383,12 +385,13 @@ func loadWebhookConfig(getenv func(string) string) (webhook.WorkerConfig, error)
 			}
 		}
 	}
-	if v := getenv("SEATGHOR_WEBHOOK_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 1000 {
-			return w, fmt.Errorf("SEATGHOR_WEBHOOK_CONCURRENCY=%q: want a number from 1 to 1000", v)
+	for name, n := range map[string]*int{"SEATGHOR_WEBHOOK_CONCURRENCY": &w.Concurrency, "SEATGHOR_WEBHOOK_PER_PARTNER": &w.PerPartner} {
+		if v := getenv(name); v != "" {
+			var err error
+			if *n, err = strconv.Atoi(v); err != nil || *n < 1 || *n > 1000 {
+				return w, fmt.Errorf("%s=%q: want a number from 1 to 1000", name, v)
+			}
 		}
-		w.Concurrency = n
 	}
 	switch v := getenv("SEATGHOR_WEBHOOK_ALLOW_LOOPBACK"); v {
 	case "", "0":

@@ -14,6 +14,9 @@ import (
 type metrics struct {
 	attempts *prometheus.CounterVec
 	disabled prometheus.Counter
+	// refused counts attempts the egress guard stopped (decision 0281):
+	// an endpoint pointed inside a network, worth an operator's look.
+	refused prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, db *pg.Pool) (*metrics, error) {
@@ -26,11 +29,15 @@ func newMetrics(reg prometheus.Registerer, db *pg.Pool) (*metrics, error) {
 			Name: "seatghor_webhook_endpoints_disabled_total",
 			Help: "Webhook endpoints disabled after sustained failure.",
 		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatghor_webhook_destinations_refused_total",
+			Help: "Webhook attempts not sent because the endpoint's address is in a refused (special-purpose) range.",
+		}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.attempts, m.disabled, queue{db}} {
+	for _, c := range []prometheus.Collector{m.attempts, m.disabled, m.refused, queue{db}} {
 		if err := reg.Register(c); err != nil {
 			// A second worker on one registry shares the first's metrics.
 			var are prometheus.AlreadyRegisteredError
@@ -41,7 +48,12 @@ func newMetrics(reg prometheus.Registerer, db *pg.Pool) (*metrics, error) {
 			case *prometheus.CounterVec:
 				m.attempts = existing
 			case prometheus.Counter:
-				m.disabled = existing
+				switch c {
+				case m.disabled:
+					m.disabled = existing
+				case m.refused:
+					m.refused = existing
+				}
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -451,13 +450,4 @@ func (s *Service) Enqueue(ctx context.Context, msgs []Message) (int, error) {
 		return 0, fmt.Errorf("enqueue webhook deliveries: %w", err)
 	}
 	return int(tag.RowsAffected()), nil
-}
-
-// describe shortens an error for the delivery log.
-func describe(err error) string {
-	s := err.Error()
-	if len(s) > 300 {
-		s = s[:300]
-	}
-	return strings.ToValidUTF8(s, "?")
 }

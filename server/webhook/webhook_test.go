@@ -6,9 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +23,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/net/dns/dnsmessage"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -267,7 +273,7 @@ func TestDeliveriesVerifyAndSurviveAFailingReceiver(t *testing.T) {
 		codes = append(codes, a.GetStatusCode())
 	}
 	require.Equal(t, []int32{200, 0, 500}, codes, "the success, the timeout (no answer), the 500")
-	require.Contains(t, d.GetRecentAttempts()[1].GetError(), "Timeout")
+	require.Equal(t, "timed out", d.GetRecentAttempts()[1].GetError())
 
 	// The admin listener counts them (R-11). The worker counts an attempt
 	// after its transaction commits, so the delivery above may be read
@@ -467,10 +473,11 @@ func TestRotationSignsWithBothSecrets(t *testing.T) {
 // TestDeadEndpointDoesNotDelayAHealthyOne: an endpoint that never answers,
 // with a backlog of 2,500 due deliveries, holds at most PerEndpoint sends
 // at a time; every delivery to a healthy endpoint completes while those
-// sends are still stuck.
+// sends are still stuck. Both are admins' endpoints, which share one
+// partner's share (decision 0280): it has room for both.
 func TestDeadEndpointDoesNotDelayAHealthyOne(t *testing.T) {
 	const perEndpoint = 2
-	env := start(t, webhook.WorkerConfig{Timeout: time.Minute, Concurrency: 4, PerEndpoint: perEndpoint})
+	env := start(t, webhook.WorkerConfig{Timeout: time.Minute, Concurrency: 4, PerEndpoint: perEndpoint, PerPartner: 2 * perEndpoint})
 	stuck := make(chan struct{})
 	var mu sync.Mutex
 	inFlight, most := 0, 0
@@ -757,4 +764,264 @@ func TestConcurrentWorkersSendEachDeliveryOnce(t *testing.T) {
 	var attempts int
 	require.NoError(t, env.App.Router.Catalog().QueryRow(context.Background(), `SELECT count(*) FROM webhook_attempts`).Scan(&attempts))
 	require.Zero(t, attempts)
+}
+
+// TestOnePartnerCannotStarveAnother (issue 22 §2, decision 0280): partner
+// 1 has five endpoints (its quota) that answer after 9 s and a burst of 48
+// events; two workers (as two processes would) run 4 sending slots each.
+// Partner 2's events, enqueued one by one while partner 1's sends stall,
+// still arrive within a few seconds, and partner 1 never has more than its
+// share in flight over both workers. Without the share, its five
+// endpoints at two sends each take all 8 slots for 9 s at a time, and its
+// backlog, older, comes first whenever they free up.
+func TestOnePartnerCannotStarveAnother(t *testing.T) {
+	const (
+		slots = 4 // per worker
+		share = 2 // the default PerPartner: max(Concurrency/4, PerEndpoint)
+		bound = 3 * time.Second
+	)
+	cfg := webhook.WorkerConfig{Concurrency: slots, Timeout: 12 * time.Second}
+	env := start(t, cfg)
+	second, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, env.App.Seal, webhook.WorkerConfig{
+		Concurrency: slots, Timeout: 12 * time.Second, Poll: 20 * time.Millisecond, AllowLoopback: true})
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { second.Run(ctx); close(stopped) }()
+	t.Cleanup(func() { stop(); <-stopped })
+
+	release := make(chan struct{})
+	var mu sync.Mutex
+	inFlight, most, answered := 0, 0, 0
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		inFlight++
+		most = max(most, inFlight)
+		mu.Unlock()
+		select {
+		case <-time.After(9 * time.Second):
+		case <-release:
+		case <-r.Context().Done():
+		}
+		mu.Lock()
+		inFlight--
+		answered++
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(slow.Close)
+	t.Cleanup(func() { close(release) }) // first: cut the stalled sends short
+	var arrivedMu sync.Mutex
+	arrived := map[string]time.Time{}
+	fast := newReceiver(t, func(_ int, r *http.Request) int {
+		arrivedMu.Lock()
+		defer arrivedMu.Unlock()
+		arrived[r.Header.Get("webhook-id")] = time.Now()
+		return http.StatusNoContent
+	})
+
+	ops := as(t, env, admin)
+	for i := range 5 {
+		createEndpoint(t, ops, slow.URL+"/hooks/"+strconv.Itoa(i), 1, "allocation.returned")
+	}
+	b := createEndpoint(t, ops, fast.URL, 2, "allocation.returned").GetEndpoint().GetEndpointId()
+	returned := func(partner int64, id string) webhook.Message {
+		return webhook.Message{EventID: id, Type: "allocation.returned", OccurredAt: time.Now(), PartnerID: partner,
+			Body: []byte(`{"type":"allocation.returned","event_id":"` + id + `"}`)}
+	}
+	var burst []webhook.Message
+	for i := range 48 {
+		burst = append(burst, returned(1, "evt_a_"+strconv.Itoa(i)))
+	}
+	n, err := env.App.Webhooks.Enqueue(context.Background(), burst)
+	require.NoError(t, err)
+	require.Equal(t, 48*5, n)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return inFlight >= share
+	}, 10*time.Second, 5*time.Millisecond, "partner 1's sends stall")
+
+	// Partner 2's events, one every 100 ms while partner 1's sends hang.
+	enqueued := map[string]time.Time{} // by webhook-id
+	for i := range 12 {
+		at := time.Now()
+		n, err := env.App.Webhooks.Enqueue(context.Background(), []webhook.Message{returned(2, "evt_b_"+strconv.Itoa(i))})
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		time.Sleep(100 * time.Millisecond)
+		enqueued["evt_b_"+strconv.Itoa(i)] = at
+	}
+	ids := map[string]string{} // webhook-id → event id
+	for _, d := range deliveries(t, ops, b) {
+		ids[d.GetWebhookId()] = d.GetEventId()
+	}
+	require.Len(t, ids, 12)
+	require.Eventually(t, func() bool {
+		arrivedMu.Lock()
+		defer arrivedMu.Unlock()
+		return len(arrived) == 12
+	}, 15*time.Second, 10*time.Millisecond, "partner 2's deliveries arrive")
+
+	arrivedMu.Lock()
+	var delays []time.Duration
+	for id, at := range arrived {
+		delays = append(delays, at.Sub(enqueued[ids[id]]))
+	}
+	arrivedMu.Unlock()
+	slices.Sort(delays)
+	mu.Lock()
+	stalled, done, peak := inFlight, answered, most
+	mu.Unlock()
+	t.Logf("partner 2's delivery delay while partner 1's 5 endpoints stall (%d sends hanging, %d answered, at most %d at once): max %s, median %s",
+		stalled, done, peak, delays[len(delays)-1].Round(time.Millisecond), delays[len(delays)/2].Round(time.Millisecond))
+	require.LessOrEqual(t, delays[len(delays)-1], bound, "every delivery of partner 2 arrives within %s of its enqueue", bound)
+	require.LessOrEqual(t, peak, share, "partner 1's sends in flight over both workers")
+}
+
+// nameServer answers DNS queries over UDP on 127.0.0.1: the A records of
+// names (fully qualified), no data for their other types, and "no such
+// name" for every other name. It returns its address.
+func nameServer(t *testing.T, names map[string]netip.Addr) string {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pc.Close() })
+	answer := func(query []byte) ([]byte, error) {
+		var p dnsmessage.Parser
+		h, err := p.Start(query)
+		if err != nil {
+			return nil, err
+		}
+		q, err := p.Question()
+		if err != nil {
+			return nil, err
+		}
+		a, known := names[q.Name.String()]
+		rcode := dnsmessage.RCodeNameError
+		if known {
+			rcode = dnsmessage.RCodeSuccess
+		}
+		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: h.ID, Response: true, Authoritative: true, RCode: rcode})
+		if err := b.StartQuestions(); err != nil {
+			return nil, err
+		}
+		if err := b.Question(q); err != nil {
+			return nil, err
+		}
+		if err := b.StartAnswers(); err != nil {
+			return nil, err
+		}
+		if known && q.Type == dnsmessage.TypeA {
+			if err := b.AResource(dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 60},
+				dnsmessage.AResource{A: a.As4()}); err != nil {
+				return nil, err
+			}
+		}
+		return b.Finish()
+	}
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return // closed
+			}
+			if resp, err := answer(buf[:n]); err == nil {
+				_, _ = pc.WriteTo(resp, from)
+			}
+		}
+	}()
+	return pc.LocalAddr().String()
+}
+
+// syncBuffer is a log the worker writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestAttemptLogShowsNoAddressNorResolverError (issue 22 §4, decisions
+// 0281 and 0282): with loopback not allowed, the endpoints whose names
+// resolve inside the network (a private address; localhost) are refused
+// and the one whose name does not resolve fails. What their partner reads
+// (the attempt log, the endpoint) says "destination refused" or
+// "connection failed" and nothing more: never the address a name resolved
+// to, nor the resolver's message or address. The server's log has them.
+func TestAttemptLogShowsNoAddressNorResolverError(t *testing.T) {
+	dns := nameServer(t, map[string]netip.Addr{"intranet.agency.test.": netip.MustParseAddr("10.1.2.3")})
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	var logs syncBuffer
+	w, err := webhook.NewWorker(env.App.Router.Catalog(), clock.Real{}, env.App.Seal, webhook.WorkerConfig{
+		Poll: 20 * time.Millisecond, RetryBase: time.Hour, RetryMax: time.Hour, // one attempt each
+		Resolver: &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "udp", dns)
+		}},
+		Log: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	stopped := make(chan struct{})
+	go func() { w.Run(ctx); close(stopped) }()
+	t.Cleanup(func() { stop(); <-stopped })
+
+	ops := as(t, env, admin)
+	want := map[string]string{ // URL → what the attempt log says
+		"https://intranet.agency.test/hooks": "destination refused",
+		"https://localhost:8443/hooks":       "destination refused",
+		"https://gone.agency.test/hooks":     "connection failed",
+	}
+	ids := map[string]int64{}
+	for url := range want {
+		ids[url] = createEndpoint(t, ops, url, 0, "refund.issued").GetEndpoint().GetEndpointId()
+	}
+	_, err = env.App.Webhooks.Enqueue(context.Background(), []webhook.Message{{EventID: "evt_ssrf", Type: "refund.issued",
+		OccurredAt: time.Now(), Body: []byte(`{"type":"refund.issued"}`)}})
+	require.NoError(t, err)
+
+	for url, words := range want {
+		var d *partnerv1.WebhookDelivery
+		require.Eventually(t, func() bool {
+			list := deliveries(t, ops, ids[url])
+			if len(list) != 1 || len(list[0].GetRecentAttempts()) == 0 {
+				return false
+			}
+			d = list[0]
+			return true
+		}, 30*time.Second, 20*time.Millisecond, url)
+		require.Equal(t, words, d.GetRecentAttempts()[0].GetError(), url)
+		require.Zero(t, d.GetRecentAttempts()[0].GetStatusCode())
+	}
+	// Nothing a partner can read names an address or the resolver.
+	list, err := ops.hooks.ListEndpoints(context.Background(), connect.NewRequest(&partnerv1.ListEndpointsRequest{}))
+	require.NoError(t, err)
+	seen, err := protojson.Marshal(list.Msg)
+	require.NoError(t, err)
+	for _, id := range ids {
+		log, err := ops.hooks.ListDeliveries(context.Background(), connect.NewRequest(&partnerv1.ListDeliveriesRequest{EndpointId: id}))
+		require.NoError(t, err)
+		b, err := protojson.Marshal(log.Msg)
+		require.NoError(t, err)
+		seen = append(seen, b...)
+	}
+	for _, leak := range []string{"10.1.2.3", "127.0.0.1", "::1", "lookup", "no such host", "dial", dns} {
+		require.NotContains(t, string(seen), leak)
+	}
+	// The operator's log keeps the details.
+	require.Eventually(t, func() bool {
+		l := logs.String()
+		return strings.Contains(l, "10.1.2.3") && strings.Contains(l, "127.0.0.1") && strings.Contains(l, "no such host")
+	}, 5*time.Second, 20*time.Millisecond, logs.String())
 }

@@ -10,10 +10,8 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,10 +28,19 @@ type WorkerConfig struct {
 	// default 16.
 	Concurrency int
 	// PerEndpoint is how many deliveries of one endpoint are in flight at
-	// once (over all processes, up to the race of two claims); default 2.
-	// A slow endpoint holds at most that many of the Concurrency slots.
+	// once, over all processes; default 2. A slow endpoint holds at most
+	// that many sending slots.
 	PerEndpoint int
-	// Timeout bounds one POST, connection included; default 10 s.
+	// PerPartner is how many deliveries of one partner's endpoints are in
+	// flight at once, over all processes; admins' endpoints share one
+	// such bucket (decision 0280). A partner whose endpoints are slow
+	// holds at most that many sending slots, and the claim takes the
+	// partners with due work in turn, so the other slots stay free for
+	// the others. Default a quarter of Concurrency, at least PerEndpoint;
+	// with several processes, set it with their total slots in mind.
+	PerPartner int
+	// Timeout bounds one POST, connection included; default 10 s. A slow
+	// endpoint holds its slot that long, within its partner's share.
 	Timeout time.Duration
 	// Lease is how long a claimed delivery stays claimed: a worker that
 	// dies leaves it to be claimed again after that; default 2×Timeout+5 s.
@@ -51,9 +58,13 @@ type WorkerConfig struct {
 	DisableAfter    time.Duration
 	DisableFailures int
 	// AllowLoopback lets deliveries go to loopback addresses (dev and
-	// tests); private, link-local and unspecified addresses are refused
-	// always, loopback ones unless this is set.
+	// tests). Every other special-purpose address (private, shared,
+	// link-local, documentation, IPv4-embedding IPv6 …) is refused always,
+	// loopback ones unless this is set (decision 0281).
 	AllowLoopback bool
+	// Resolver looks up endpoints' host names; nil: the system's. Tests
+	// give one that asks a DNS server of their own.
+	Resolver *net.Resolver
 	// Registerer receives the metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	Log        *slog.Logger
@@ -65,6 +76,9 @@ func (c *WorkerConfig) defaults() {
 	}
 	if c.PerEndpoint <= 0 {
 		c.PerEndpoint = 2
+	}
+	if c.PerPartner <= 0 {
+		c.PerPartner = max(c.Concurrency/4, c.PerEndpoint)
 	}
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Second
@@ -114,7 +128,7 @@ func NewWorker(db *pg.Pool, c clock.Clock, box *seal.Box, cfg WorkerConfig) (*Wo
 	if err != nil {
 		return nil, err
 	}
-	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: guard(cfg.AllowLoopback)}
+	dialer := &net.Dialer{Timeout: cfg.Timeout, Control: guard(cfg.AllowLoopback), Resolver: cfg.Resolver}
 	client := &http.Client{
 		Timeout: cfg.Timeout,
 		Transport: &http.Transport{
@@ -129,28 +143,6 @@ func NewWorker(db *pg.Pool, c clock.Clock, box *seal.Box, cfg WorkerConfig) (*Wo
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &Worker{db: db, clock: c, box: box, cfg: cfg, client: client, log: cfg.Log, m: m, wake: make(chan struct{}, 1)}, nil
-}
-
-// errAddress refuses a connection to an address a webhook may not reach.
-var errAddress = errors.New("webhook endpoints may not resolve to private, loopback or link-local addresses")
-
-// guard refuses, at connect time (after DNS, so a name cannot point
-// around it), addresses inside the platform's network.
-func guard(allowLoopback bool) func(network, address string, _ syscall.RawConn) error {
-	return func(_, address string, _ syscall.RawConn) error {
-		ap, err := netip.ParseAddrPort(address)
-		if err != nil {
-			return fmt.Errorf("%w: %s", errAddress, address)
-		}
-		a := ap.Addr().Unmap()
-		switch {
-		case a.IsLoopback() && allowLoopback:
-			return nil
-		case a.IsLoopback(), a.IsPrivate(), a.IsLinkLocalUnicast(), a.IsLinkLocalMulticast(), a.IsUnspecified(), a.IsMulticast():
-			return fmt.Errorf("%w: %s", errAddress, a)
-		}
-		return nil
-	}
 }
 
 // Run sends deliveries until ctx ends. Sends in flight then are cut off;
@@ -222,70 +214,112 @@ type claimed struct {
 	secretErr error
 }
 
-// claim leases up to n due deliveries of active endpoints, at most
-// PerEndpoint in flight per endpoint, oldest due first. Each endpoint's
-// due deliveries are looked up on their own (LATERAL), so a backlog at one
-// endpoint never hides another's. Rows another worker is claiming are
-// skipped, never waited for.
+// claimSQL leases up to $4 due deliveries of active endpoints, at most
+// $2 (PerEndpoint) in flight per endpoint and $3 (PerPartner) per partner,
+// counting the leased rows of every process (decision 0280).
+//
+// Each endpoint's due deliveries are looked up on their own (LATERAL,
+// oldest first), so a backlog at one endpoint never hides another's
+// (decision 0190). The candidates then take turns: within a partner its
+// endpoints alternate (each one's oldest, then each one's second …), and
+// the partners alternate too (each partner's first, then each one's
+// second …), oldest first within a turn; a partner at its share offers
+// none. So free slots go to every partner with due work and room, never
+// all to the one with the most endpoints or the oldest backlog. Rows
+// another worker is claiming are skipped, never waited for.
+const claimSQL = `
+	WITH leased AS (
+		SELECT b.endpoint_id, count(*) AS n FROM webhook_deliveries b
+		WHERE b.status = 'pending' AND b.locked_until IS NOT NULL AND b.locked_until > $1
+		GROUP BY b.endpoint_id
+	), busy AS (
+		SELECT coalesce(e.partner_id, 0) AS partner, sum(l.n) AS n
+		FROM leased l JOIN webhook_endpoints e USING (endpoint_id)
+		GROUP BY 1
+	), cand AS (
+		SELECT coalesce(e.partner_id, 0) AS partner, d.delivery_id, d.next_attempt_at,
+		       row_number() OVER (PARTITION BY e.endpoint_id ORDER BY d.next_attempt_at, d.delivery_id) AS turn
+		FROM webhook_endpoints e
+		LEFT JOIN leased l USING (endpoint_id)
+		CROSS JOIN LATERAL (
+			SELECT d.delivery_id, d.next_attempt_at FROM webhook_deliveries d
+			WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
+			  AND (d.locked_until IS NULL OR d.locked_until <= $1)
+			ORDER BY d.next_attempt_at LIMIT greatest($2 - coalesce(l.n, 0), 0)
+		) d
+		WHERE e.status = 'active'
+	), ranked AS (
+		SELECT c.delivery_id, c.next_attempt_at, greatest($3 - coalesce(b.n, 0), 0) AS room,
+		       row_number() OVER (PARTITION BY c.partner ORDER BY c.turn, c.next_attempt_at, c.delivery_id) AS place
+		FROM cand c LEFT JOIN busy b USING (partner)
+	), pick AS (
+		SELECT d.delivery_id FROM webhook_deliveries d
+		WHERE d.delivery_id IN (SELECT delivery_id FROM ranked WHERE place <= room
+		                        ORDER BY place, next_attempt_at LIMIT $4)
+		  AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= $1)
+		FOR UPDATE OF d SKIP LOCKED
+	)
+	UPDATE webhook_deliveries d SET locked_until = $5, attempts = d.attempts + 1
+	FROM pick, webhook_endpoints e
+	WHERE d.delivery_id = pick.delivery_id AND e.endpoint_id = d.endpoint_id
+	RETURNING d.delivery_id, d.endpoint_id, d.webhook_id, d.body, d.attempts, d.give_up_at, e.url, e.secret,
+	          CASE WHEN e.previous_secret_expires_at > $1 THEN e.previous_secret END`
+
+// claim leases up to n due deliveries (claimSQL). Claims take turns, one
+// process at a time, under a transaction-level advisory lock: a claim
+// counts the leases of the claims committed before it, so the shares hold
+// exactly over every process, not up to the race of two claims.
 func (w *Worker) claim(ctx context.Context, n int) ([]claimed, error) {
 	now := w.clock.Now()
-	rows, err := w.db.Query(ctx, `
-		WITH cand AS (
-			SELECT d.delivery_id, d.next_attempt_at
-			FROM webhook_endpoints e
-			CROSS JOIN LATERAL (
-				SELECT greatest($2 - count(*), 0) AS room FROM webhook_deliveries b
-				WHERE b.endpoint_id = e.endpoint_id AND b.status = 'pending'
-				  AND b.locked_until IS NOT NULL AND b.locked_until > $1
-			) busy
-			CROSS JOIN LATERAL (
-				SELECT d.delivery_id, d.next_attempt_at FROM webhook_deliveries d
-				WHERE d.endpoint_id = e.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= $1
-				  AND (d.locked_until IS NULL OR d.locked_until <= $1)
-				ORDER BY d.next_attempt_at LIMIT busy.room
-			) d
-			WHERE e.status = 'active'
-		), pick AS (
-			SELECT d.delivery_id FROM webhook_deliveries d
-			WHERE d.delivery_id IN (SELECT delivery_id FROM cand ORDER BY next_attempt_at LIMIT $3)
-			  AND d.status = 'pending' AND (d.locked_until IS NULL OR d.locked_until <= $1)
-			FOR UPDATE OF d SKIP LOCKED
-		)
-		UPDATE webhook_deliveries d SET locked_until = $4, attempts = d.attempts + 1
-		FROM pick, webhook_endpoints e
-		WHERE d.delivery_id = pick.delivery_id AND e.endpoint_id = d.endpoint_id
-		RETURNING d.delivery_id, d.endpoint_id, d.webhook_id, d.body, d.attempts, d.give_up_at, e.url, e.secret,
-		          CASE WHEN e.previous_secret_expires_at > $1 THEN e.previous_secret END`,
-		now, w.cfg.PerEndpoint, n, now.Add(w.cfg.Lease))
-	if err != nil {
-		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
-		var c claimed
-		var body, secret string
-		var previous *string
-		if err := r.Scan(&c.id, &c.endpoint, &c.webhookID, &body, &c.attempt, &c.giveUpAt, &c.url, &secret, &previous); err != nil {
-			return c, err
+	var rows []claimedRow
+	err := pg.InTx(ctx, w.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('seatghor.webhook-claim', 0))`); err != nil {
+			return err
 		}
-		c.body = []byte(body)
-		stored := []string{secret}
-		if previous != nil {
-			stored = append(stored, *previous)
+		r, err := tx.Query(ctx, claimSQL, now, w.cfg.PerEndpoint, w.cfg.PerPartner, n, now.Add(w.cfg.Lease))
+		if err != nil {
+			return err
 		}
-		for _, v := range stored {
-			plain, err := openSecret(w.box, v)
-			if err != nil {
-				c.secretErr = fmt.Errorf("webhook endpoint %d: %w", c.endpoint, err)
-				break
-			}
-			c.secrets = append(c.secrets, plain)
-		}
-		return c, nil
+		rows, err = pgx.CollectRows(r, pgx.RowToStructByPos[claimedRow])
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim webhook deliveries: %w", err)
 	}
+	out := make([]claimed, len(rows))
+	for i, r := range rows {
+		out[i] = w.open(r)
+	}
 	return out, nil
+}
+
+// claimedRow is a row claimSQL returns.
+type claimedRow struct {
+	ID, Endpoint    int64
+	WebhookID, Body string
+	Attempt         int
+	GiveUpAt        time.Time
+	URL, Secret     string
+	PreviousSecret  *string
+}
+
+// open is a claimed row with its endpoint's secrets opened.
+func (w *Worker) open(r claimedRow) claimed {
+	c := claimed{id: r.ID, endpoint: r.Endpoint, webhookID: r.WebhookID, body: []byte(r.Body), attempt: r.Attempt,
+		giveUpAt: r.GiveUpAt, url: r.URL}
+	stored := []string{r.Secret}
+	if r.PreviousSecret != nil {
+		stored = append(stored, *r.PreviousSecret)
+	}
+	for _, v := range stored {
+		plain, err := openSecret(w.box, v)
+		if err != nil {
+			c.secretErr = fmt.Errorf("%w: webhook endpoint %d: %w", errUnsigned, c.endpoint, err)
+			break
+		}
+		c.secrets = append(c.secrets, plain)
+	}
+	return c
 }
 
 // outcome is what one POST came to.
@@ -302,6 +336,18 @@ func (w *Worker) deliver(ctx context.Context, c claimed) {
 	o := w.post(ctx, c)
 	if ctx.Err() != nil {
 		return // shutting down: the lease runs out and it is sent again
+	}
+	if o.err != nil {
+		// The error in full, with the addresses the name resolved to or
+		// the resolver's message, is the operator's; the attempt log says
+		// a fixed word (decision 0282).
+		level := slog.LevelInfo
+		if errors.Is(o.err, errRefused) {
+			level = slog.LevelWarn // an endpoint pointed at a network it may not reach
+			w.m.refused.Inc()
+		}
+		w.log.Log(ctx, level, "webhook attempt got no answer", "delivery", c.id, "endpoint", c.endpoint,
+			"attempt", c.attempt, "logged_as", describe(o.err), "err", o.err)
 	}
 	if err := w.record(ctx, c, o); err != nil && ctx.Err() == nil {
 		w.log.Warn("webhook attempt not recorded; it will be sent again", "delivery", c.id, "err", err)
@@ -320,7 +366,7 @@ func (w *Worker) post(ctx context.Context, c claimed) outcome {
 	at := w.clock.Now()
 	sig, err := Sign(c.secrets, c.webhookID, at, c.body)
 	if err != nil {
-		return outcome{err: err}
+		return outcome{err: fmt.Errorf("%w: %w", errUnsigned, err)}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(c.body))
 	if err != nil {

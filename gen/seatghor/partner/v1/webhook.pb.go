@@ -720,7 +720,11 @@ type DeliveryAttempt struct {
 	AttemptedAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=attempted_at,json=attemptedAt,proto3" json:"attempted_at,omitempty"`
 	// The HTTP status the endpoint answered; 0 when none (timeout, refused).
 	StatusCode int32 `protobuf:"varint,3,opt,name=status_code,json=statusCode,proto3" json:"status_code,omitempty"`
-	// What went wrong, when it failed.
+	// What went wrong, when it failed: "HTTP <status>" (an answer not 2xx),
+	// "destination refused" (the URL's name resolves to an address webhooks
+	// are not sent to), "connection failed" (no connection: the name did not
+	// resolve, refused, reset, TLS), "timed out" or "not sent: internal
+	// error". Never the address a name resolved to nor a DNS message.
 	Error string `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	// How long the endpoint took.
 	Duration      *durationpb.Duration `protobuf:"bytes,5,opt,name=duration,proto3" json:"duration,omitempty"`

@@ -360,7 +360,11 @@ export type DeliveryAttempt = Message<"seatghor.partner.v1.DeliveryAttempt"> & {
   statusCode: number;
 
   /**
-   * What went wrong, when it failed.
+   * What went wrong, when it failed: "HTTP <status>" (an answer not 2xx),
+   * "destination refused" (the URL's name resolves to an address webhooks
+   * are not sent to), "connection failed" (no connection: the name did not
+   * resolve, refused, reset, TLS), "timed out" or "not sent: internal
+   * error". Never the address a name resolved to nor a DNS message.
    *
    * @generated from field: string error = 4;
    */
