@@ -129,7 +129,8 @@ type config struct {
 	// Webhooks tunes the delivery of partners' webhooks: SEATGHOR_WEBHOOK_TIMEOUT
 	// (one POST, default 10s), SEATGHOR_WEBHOOK_RETRY_BASE (the first retry's
 	// backoff, default 5s), SEATGHOR_WEBHOOK_CONCURRENCY (sends at once per
-	// process, default 16) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
+	// process, default 16), SEATGHOR_WEBHOOK_MAX_ENDPOINTS (endpoints per
+	// partner, default 5) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
 	// on plain http to 127.0.0.1 or localhost; dev and tests; dev sets it).
 	Webhooks webhook.WorkerConfig
 }
@@ -389,6 +390,13 @@ func loadWebhookConfig(getenv func(string) string) (webhook.WorkerConfig, error)
 			return w, fmt.Errorf("SEATGHOR_WEBHOOK_CONCURRENCY=%q: want a number from 1 to 1000", v)
 		}
 		w.Concurrency = n
+	}
+	if v := getenv("SEATGHOR_WEBHOOK_MAX_ENDPOINTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return w, fmt.Errorf("SEATGHOR_WEBHOOK_MAX_ENDPOINTS=%q: want a number from 1 to 100", v)
+		}
+		w.MaxEndpoints = n
 	}
 	switch v := getenv("SEATGHOR_WEBHOOK_ALLOW_LOOPBACK"); v {
 	case "", "0":

@@ -14,6 +14,31 @@ import (
 type metrics struct {
 	attempts *prometheus.CounterVec
 	disabled prometheus.Counter
+	dropped  *prometheus.CounterVec
+}
+
+// droppedCounter is the count of deliveries dropped unsent (decision
+// 0277), registered with reg (nil: not registered); a service and workers
+// on one registry share it.
+func droppedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seatghor_webhook_deliveries_dropped_total",
+		Help: "Webhook deliveries dropped unsent, by reason: disabled (their endpoint was disabled by its partner, an admin or a key's revocation) or retention (kept longer than three days while their endpoint was disabled after failures).",
+	}, []string{"reason"})
+	if reg == nil {
+		return c
+	}
+	// The only other failure is a clash of descriptors, a programming
+	// error the metrics tests catch; the counter still counts.
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+				return existing
+			}
+		}
+	}
+	return c
 }
 
 func newMetrics(reg prometheus.Registerer, db *pg.Pool) (*metrics, error) {
@@ -26,6 +51,7 @@ func newMetrics(reg prometheus.Registerer, db *pg.Pool) (*metrics, error) {
 			Name: "seatghor_webhook_endpoints_disabled_total",
 			Help: "Webhook endpoints disabled after sustained failure.",
 		}),
+		dropped: droppedCounter(reg),
 	}
 	if reg == nil {
 		return m, nil
