@@ -224,7 +224,7 @@ func (s *Service) checkCap(ctx context.Context, tx pgx.Tx, partner int64) error 
 	// Two statements: the count's snapshot must be taken after the lock is
 	// held (read committed), or it would miss a create that committed
 	// while this one waited.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints.partner:' || $1::text, 0))`,
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints.partner:' || $1::bigint, 0))`,
 		partner); err != nil {
 		return fmt.Errorf("lock the webhook endpoints of partner %d: %w", partner, err)
 	}
@@ -337,6 +337,27 @@ func mine(ctx context.Context, tx pgx.Tx, c Caller, id int64) error {
 	return nil
 }
 
+// lockDeliveries locks, in tx, the pending deliveries of the endpoints
+// where selects (a condition on webhook_endpoints, its arguments from $1),
+// in id order. A change of an endpoint that also changes its deliveries
+// takes these locks before the endpoint's, the order in which a worker
+// recording an attempt takes them (the delivery, then its endpoint's
+// failure count), so the two never deadlock.
+func lockDeliveries(ctx context.Context, tx pgx.Tx, where string, args ...any) error {
+	rows, err := tx.Query(ctx, `
+		SELECT delivery_id FROM webhook_deliveries
+		WHERE endpoint_id IN (SELECT endpoint_id FROM webhook_endpoints WHERE `+where+`) AND status = 'pending'
+		ORDER BY delivery_id FOR UPDATE`, args...)
+	if err != nil {
+		return fmt.Errorf("lock webhook deliveries: %w", err)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("lock webhook deliveries: %w", err)
+	}
+	return nil
+}
+
 func target(id int64) string { return "webhook-endpoint:" + strconv.FormatInt(id, 10) }
 
 // RotateSecret gives an endpoint a new secret; the current one keeps
@@ -388,6 +409,9 @@ func (s *Service) Enable(ctx context.Context, c Caller, id int64) (Endpoint, err
 	dropped := 0
 	e, err := idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Endpoint, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, id); err != nil {
+				return Endpoint{}, err
+			}
 			if err := mine(ctx, tx, c, id); err != nil {
 				return Endpoint{}, err
 			}
@@ -396,6 +420,17 @@ func (s *Service) Enable(ctx context.Context, c Caller, id int64) (Endpoint, err
 				return Endpoint{}, fmt.Errorf("enable endpoint %d: %w", id, err)
 			}
 			dropped = n
+			// An endpoint a person or a revocation disabled keeps nothing:
+			// an Enqueue that read it active just before the disable
+			// committed may have left a delivery, dropped here.
+			if _, err := tx.Exec(ctx, `
+				UPDATE webhook_deliveries d SET status = 'dropped', locked_until = NULL,
+					dropped_reason = 'disabled: recorded as the endpoint was being disabled'
+				FROM webhook_endpoints e
+				WHERE e.endpoint_id = d.endpoint_id AND d.endpoint_id = $1 AND d.status = 'pending'
+				  AND e.status = 'disabled' AND e.disabled_by <> 'failures'`, id); err != nil {
+				return Endpoint{}, fmt.Errorf("enable endpoint %d: %w", id, err)
+			}
 			if _, err := tx.Exec(ctx, `
 				UPDATE webhook_deliveries SET next_attempt_at = $2, give_up_at = $2::timestamptz + $3::float8 * interval '1 second'
 				WHERE endpoint_id = $1 AND status = 'pending'`, id, now, Retry.Seconds()); err != nil {
@@ -470,6 +505,9 @@ func (s *Service) Disable(ctx context.Context, c Caller, id int64, reason string
 	}
 	r, err := idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (result, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, id); err != nil {
+				return result{}, err
+			}
 			if err := mine(ctx, tx, c, id); err != nil {
 				return result{}, err
 			}
@@ -498,6 +536,9 @@ func (s *Service) Disable(ctx context.Context, c Caller, id int64, reason string
 // many deliveries it dropped.
 func (s *Service) disable(ctx context.Context, tx pgx.Tx, where string, args []any, by DisabledBy, byKey, reason string,
 	now time.Time) ([]int64, int, error) {
+	if err := lockDeliveries(ctx, tx, where, args...); err != nil {
+		return nil, 0, err
+	}
 	n := len(args)
 	rows, err := tx.Query(ctx, `
 		UPDATE webhook_endpoints SET status = 'disabled', disabled_by = $`+strconv.Itoa(n+1)+`,
@@ -539,6 +580,9 @@ func (s *Service) Delete(ctx context.Context, c Caller, id int64) error {
 	now := s.now()
 	_, err := idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (int64, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, id); err != nil {
+				return 0, err
+			}
 			if err := mine(ctx, tx, c, id); err != nil {
 				return 0, err
 			}
@@ -692,6 +736,9 @@ func (s *Service) ReplayDeliveries(ctx context.Context, c Caller, r Replay) (int
 	now := s.now()
 	return idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(r.EndpointID), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (int, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, r.EndpointID); err != nil {
+				return 0, err
+			}
 			if err := mine(ctx, tx, c, r.EndpointID); err != nil {
 				return 0, err
 			}
