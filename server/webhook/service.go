@@ -462,13 +462,16 @@ const (
 	dropDisabled  = "disabled"
 )
 
+// execer runs a statement: a pool, or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
 // dropExpired drops the pending deliveries of disabled endpoints (one, or
 // every one when endpoint is 0) whose retry window had ended by now: kept
 // longer than Retry while the endpoint was disabled after failures
 // (decision 0277). It returns how many.
-func dropExpired(ctx context.Context, db interface {
-	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
-}, endpoint int64, now time.Time) (int, error) {
+func dropExpired(ctx context.Context, db execer, endpoint int64, now time.Time) (int, error) {
 	tag, err := db.Exec(ctx, `
 		UPDATE webhook_deliveries d SET status = 'dropped', locked_until = NULL,
 			dropped_reason = 'retention: kept for ' || $3 || ' while the endpoint was disabled after failures, and not sent'
