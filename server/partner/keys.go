@@ -257,18 +257,22 @@ func (s *Service) RevokeKey(ctx context.Context, by audit.Actor, keyID string, a
 		stopped []int64
 	)
 	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
-		var err error
 		now := s.now()
-		k, err = scanKey(tx.QueryRow(ctx, `
-			UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE key_id = $1
-			RETURNING `+keyColumns, keyID, now))
+		var revokedNow bool
+		err := tx.QueryRow(ctx, `
+			WITH was AS (SELECT revoked_at FROM api_keys WHERE key_id = $1 FOR UPDATE)
+			UPDATE api_keys SET revoked_at = coalesce(api_keys.revoked_at, $2) FROM was WHERE key_id = $1
+			RETURNING was.revoked_at IS NULL`, keyID, now).Scan(&revokedNow)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("revoke key %s: %w", keyID, err)
 		}
-		if k.RevokedAt.Equal(now) {
+		if k, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE key_id = $1`, keyID)); err != nil {
+			return fmt.Errorf("read key %s: %w", keyID, err)
+		}
+		if revokedNow {
 			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "api_key.revoke", Target: "api_key:" + k.ID,
 				Detail: map[string]any{"partner_id": k.PartnerID}}); err != nil {
 				return err
