@@ -231,3 +231,33 @@ func TestResealBindsColumnSealedSecretsToTheirRow(t *testing.T) {
 	require.Eventually(t, func() bool { return len(tries(rc, "booking.confirmed", second)) == 1 }, 30*time.Second, 20*time.Millisecond)
 	require.NoError(t, verify(t, ep.GetSecret(), tries(rc, "booking.confirmed", second)[0]))
 }
+
+// TestRetryAnswersASecretSealedBeforeRowBinding (decision 0279): the
+// idempotency record of a create made before secrets were bound to their
+// row holds the secret sealed to the column only; a retry still answers
+// it.
+func TestRetryAnswersASecretSealedBeforeRowBinding(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	ctx := context.Background()
+	ops := as(t, env, admin)
+	create := func() *partnerv1.CreateEndpointResponse {
+		req := connect.NewRequest(&partnerv1.CreateEndpointRequest{Url: "https://ops.example/hooks", EventTypes: []string{"booking.confirmed"}})
+		req.Header().Set("Idempotency-Key", "create-before-binding")
+		resp, err := ops.hooks.CreateEndpoint(ctx, req)
+		require.NoError(t, err)
+		return resp.Msg
+	}
+	first := create()
+	stored, _ := storedSecrets(t, env, first.GetEndpoint().GetEndpointId())
+	old, err := env.App.Seal.Seal(first.GetSecret(), "webhook_endpoints.secret")
+	require.NoError(t, err)
+	tag, err := env.App.Router.Catalog().Exec(ctx, `
+		UPDATE idempotency_keys SET outcome = convert_to(replace(convert_from(outcome, 'UTF8'), $1, $2), 'UTF8')
+		WHERE key = 'create-before-binding'`, stored, old)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), tag.RowsAffected())
+
+	again := create()
+	require.Equal(t, first.GetSecret(), again.GetSecret())
+	require.Equal(t, first.GetEndpoint().GetEndpointId(), again.GetEndpoint().GetEndpointId())
+}
