@@ -131,7 +131,8 @@ type config struct {
 	// backoff, default 5s), SEATGHOR_WEBHOOK_CONCURRENCY (sends at once per
 	// process, default 16), SEATGHOR_WEBHOOK_PER_PARTNER (one partner's sends
 	// at once over all processes, default a quarter of the concurrency,
-	// at least 2; decision 0280) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
+	// at least 2; decision 0280), SEATGHOR_WEBHOOK_MAX_ENDPOINTS (endpoints
+	// per partner, default 5; decision 0278) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
 	// on plain http to 127.0.0.1 or localhost; dev and tests; dev sets it).
 	Webhooks webhook.WorkerConfig
 }
@@ -392,6 +393,13 @@ func loadWebhookConfig(getenv func(string) string) (webhook.WorkerConfig, error)
 				return w, fmt.Errorf("%s=%q: want a number from 1 to 1000", name, v)
 			}
 		}
+	}
+	if v := getenv("SEATGHOR_WEBHOOK_MAX_ENDPOINTS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return w, fmt.Errorf("SEATGHOR_WEBHOOK_MAX_ENDPOINTS=%q: want a number from 1 to 100", v)
+		}
+		w.MaxEndpoints = n
 	}
 	switch v := getenv("SEATGHOR_WEBHOOK_ALLOW_LOOPBACK"); v {
 	case "", "0":

@@ -52,8 +52,9 @@ func TestLoadConfig(t *testing.T) {
 		{"bad role", map[string]string{"SEATGHOR_ROLES": "api,search"}, nil, "SEATGHOR_ROLES"},
 		{"webhooks", map[string]string{"SEATGHOR_ROLES": "webhooks", "SEATGHOR_WEBHOOK_TIMEOUT": "2s",
 			"SEATGHOR_WEBHOOK_RETRY_BASE": "100ms", "SEATGHOR_WEBHOOK_ALLOW_LOOPBACK": "1", "SEATGHOR_WEBHOOK_CONCURRENCY": "4",
-			"SEATGHOR_WEBHOOK_PER_PARTNER": "3"},
+			"SEATGHOR_WEBHOOK_PER_PARTNER": "3", "SEATGHOR_WEBHOOK_MAX_ENDPOINTS": "8"},
 			func(t *testing.T, c config) {
+				require.Equal(t, 8, c.Webhooks.MaxEndpoints)
 				require.Equal(t, map[string]bool{"webhooks": true}, c.Roles)
 				require.Equal(t, 2*time.Second, c.Webhooks.Timeout)
 				require.Equal(t, 100*time.Millisecond, c.Webhooks.RetryBase)
@@ -63,6 +64,7 @@ func TestLoadConfig(t *testing.T) {
 			}, ""},
 		{"bad webhook timeout", map[string]string{"SEATGHOR_WEBHOOK_TIMEOUT": "-1s"}, nil, "SEATGHOR_WEBHOOK_TIMEOUT"},
 		{"bad webhook share", map[string]string{"SEATGHOR_WEBHOOK_PER_PARTNER": "0"}, nil, "SEATGHOR_WEBHOOK_PER_PARTNER"},
+		{"bad webhook endpoint cap", map[string]string{"SEATGHOR_WEBHOOK_MAX_ENDPOINTS": "0"}, nil, "SEATGHOR_WEBHOOK_MAX_ENDPOINTS"},
 		{"bad webhook loopback", map[string]string{"SEATGHOR_WEBHOOK_ALLOW_LOOPBACK": "yes"}, nil, "SEATGHOR_WEBHOOK_ALLOW_LOOPBACK"},
 		{"bad level", map[string]string{"SEATGHOR_LOG_LEVEL": "loud"}, nil, "SEATGHOR_LOG_LEVEL"},
 		{"log format", map[string]string{"SEATGHOR_LOG_FORMAT": "json"}, func(t *testing.T, c config) {

@@ -117,6 +117,8 @@ var errorTable = []row{
 
 	{webhook.ErrNotFound, connect.CodeNotFound, "WEBHOOK_ENDPOINT_NOT_FOUND"},
 	{webhook.ErrForbidden, connect.CodePermissionDenied, "WEBHOOK_FORBIDDEN"},
+	{webhook.ErrNotManager, connect.CodePermissionDenied, "WEBHOOK_MANAGE_DENIED"},
+	{webhook.ErrEndpointLimit, connect.CodeFailedPrecondition, "WEBHOOK_ENDPOINT_LIMIT"},
 	{(*webhook.InvalidError)(nil), connect.CodeInvalidArgument, "WEBHOOK_INVALID"},
 
 	{shard.ErrUnknownShow, connect.CodeNotFound, "SHOW_NOT_FOUND"},

@@ -5,19 +5,25 @@ import (
 	"log/slog"
 
 	"connectrpc.com/connect"
+	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/partner"
+	"github.com/seatghor/seatghor/server/webhook"
 )
 
 // partnerHandler serves PartnerService: admins manage partners; a partner
 // manages its own keys and reads its own statement.
 type partnerHandler struct {
 	svc *partner.Service
-	log *slog.Logger
+	// hooks disables the webhook endpoints a revoked key created; nil on a
+	// server without webhooks.
+	hooks *webhook.Service
+	log   *slog.Logger
 }
 
 // errPartnersNotServed answers everything on a server built without partners.
@@ -83,10 +89,12 @@ var (
 	scopeOf = map[partnerv1.ApiKeyScope]partner.Scope{
 		partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY: partner.ScopeReadOnly,
 		partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING:   partner.ScopeBooking,
+		partnerv1.ApiKeyScope_API_KEY_SCOPE_WEBHOOKS:  partner.ScopeWebhooks,
 	}
 	scopeProto = map[partner.Scope]partnerv1.ApiKeyScope{
 		partner.ScopeReadOnly: partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY,
 		partner.ScopeBooking:  partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING,
+		partner.ScopeWebhooks: partnerv1.ApiKeyScope_API_KEY_SCOPE_WEBHOOKS,
 	}
 	modeOf = map[partnerv1.ApiKeyMode]partner.Mode{
 		partnerv1.ApiKeyMode_API_KEY_MODE_LIVE: partner.ModeLive,
@@ -139,13 +147,26 @@ func (h *partnerHandler) RevokeApiKey(ctx context.Context, req *connect.Request[
 	if err != nil {
 		return nil, h.err(ctx, err)
 	}
-	if _, err := h.partnerCaller(ctx, k.PartnerID, false); err != nil {
+	p, err := h.partnerCaller(ctx, k.PartnerID, false)
+	if err != nil {
 		return nil, h.err(ctx, err)
 	}
-	if k, err = h.svc.RevokeKey(ctx, k.ID); err != nil {
+	by := audit.Actor{Kind: audit.ActorUser, ID: p.UserID}
+	if p.Is(auth.RoleAdmin) {
+		by.Kind = audit.ActorAdmin
+	}
+	var also partner.Revocation
+	if h.hooks != nil {
+		// Decision 0276: the endpoints the key made stop with it.
+		also = func(ctx context.Context, tx pgx.Tx, k partner.Key) ([]int64, error) {
+			return h.hooks.DisableForRevokedKey(ctx, tx, by, k.PartnerID, k.ID)
+		}
+	}
+	k, disabled, err := h.svc.RevokeKey(ctx, by, k.ID, also)
+	if err != nil {
 		return nil, h.err(ctx, err)
 	}
-	return connect.NewResponse(&partnerv1.RevokeApiKeyResponse{ApiKey: keyProto(k)}), nil
+	return connect.NewResponse(&partnerv1.RevokeApiKeyResponse{ApiKey: keyProto(k), DisabledEndpointIds: disabled}), nil
 }
 
 func (h *partnerHandler) GetStatement(ctx context.Context, req *connect.Request[partnerv1.GetStatementRequest]) (*connect.Response[partnerv1.GetStatementResponse], error) {

@@ -128,6 +128,17 @@ func publicProcedures() []string {
 	return []string{searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure}
 }
 
+// keyGrants are the procedures with side effects that an API key's grant
+// opens to it although it is otherwise read-only: a webhooks-scoped key
+// manages its partner's webhook endpoints (decision 0276).
+func keyGrants() map[string][]string {
+	return map[string][]string{string(partner.ScopeWebhooks): {
+		partnerv1connect.WebhookServiceCreateEndpointProcedure, partnerv1connect.WebhookServiceRotateEndpointSecretProcedure,
+		partnerv1connect.WebhookServiceEnableEndpointProcedure, partnerv1connect.WebhookServiceDisableEndpointProcedure,
+		partnerv1connect.WebhookServiceDeleteEndpointProcedure, partnerv1connect.WebhookServiceReplayDeliveriesProcedure,
+	}}
+}
+
 // NewHandler returns the public HTTP surface: every service over Connect,
 // gRPC and gRPC-Web at its RPC paths, the REST routes (vanguard), the gRPC
 // health service, /livez and /readyz, the site's sign-in when configured,
@@ -161,7 +172,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// The edge interceptor, right inside metrics, answers every error below
 	// it by the one error table (errors.go): the interceptors return their
 	// packages' errors, never Connect's.
-	chain := []connect.Interceptor{metrics, rpcSpans, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials, publicProcedures()...)}
+	chain := []connect.Interceptor{metrics, rpcSpans, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials, keyGrants(), publicProcedures()...)}
 	if rl := cfg.RateLimits; rl != nil {
 		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface
 		if cfg.WaitingRooms != nil {
@@ -302,7 +313,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(partnerv1connect.AllocationServiceName)(partnerv1connect.NewAllocationServiceHandler(&allocationHandler{cfg.Booking, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
-	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{cfg.Partners, cfg.Log}, opts...))
+	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{svc: cfg.Partners, hooks: cfg.Webhooks, log: cfg.Log}, opts...))
 	add(partnerv1connect.WebhookServiceName)(partnerv1connect.NewWebhookServiceHandler(&webhookHandler{cfg.Webhooks, cfg.Log}, opts...))
 	return out
 }

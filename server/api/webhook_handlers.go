@@ -11,6 +11,7 @@ import (
 
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/webhook"
 )
 
@@ -35,7 +36,10 @@ func (h *webhookHandler) caller(ctx context.Context) (webhook.Caller, error) {
 	case p.Is(auth.RoleAdmin):
 		return webhook.Caller{UserID: p.UserID, Admin: true}, nil
 	case p.Is(auth.RolePartner) && p.PartnerID > 0:
-		return webhook.Caller{UserID: p.UserID, PartnerID: p.PartnerID}, nil
+		// Decision 0276: the partner's signed-in account, or a key of
+		// scope webhooks, may change endpoints; other keys only read.
+		manages := p.APIKey == "" || p.Grant == string(partner.ScopeWebhooks)
+		return webhook.Caller{UserID: p.UserID, PartnerID: p.PartnerID, APIKey: p.APIKey, Manages: manages}, nil
 	}
 	return webhook.Caller{}, refuse(reasonRole, "only partners and admins manage webhooks")
 }
@@ -102,10 +106,34 @@ func (h *webhookHandler) EnableEndpoint(ctx context.Context, req *connect.Reques
 	return connect.NewResponse(&partnerv1.EnableEndpointResponse{Endpoint: endpointProto(e)}), nil
 }
 
+func (h *webhookHandler) DisableEndpoint(ctx context.Context, req *connect.Request[partnerv1.DisableEndpointRequest]) (*connect.Response[partnerv1.DisableEndpointResponse], error) {
+	c, err := h.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, dropped, err := h.svc.Disable(ctx, c, req.Msg.GetEndpointId(), req.Msg.GetReason())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	return connect.NewResponse(&partnerv1.DisableEndpointResponse{Endpoint: endpointProto(e), Dropped: int32(dropped)}), nil
+}
+
+func (h *webhookHandler) DeleteEndpoint(ctx context.Context, req *connect.Request[partnerv1.DeleteEndpointRequest]) (*connect.Response[partnerv1.DeleteEndpointResponse], error) {
+	c, err := h.caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.svc.Delete(ctx, c, req.Msg.GetEndpointId()); err != nil {
+		return nil, h.error(ctx, err)
+	}
+	return connect.NewResponse(&partnerv1.DeleteEndpointResponse{EndpointId: req.Msg.GetEndpointId()}), nil
+}
+
 var deliveryStatusOf = map[partnerv1.DeliveryStatus]webhook.DeliveryStatus{
 	partnerv1.DeliveryStatus_DELIVERY_STATUS_PENDING:   webhook.DeliveryPending,
 	partnerv1.DeliveryStatus_DELIVERY_STATUS_SUCCEEDED: webhook.DeliverySucceeded,
 	partnerv1.DeliveryStatus_DELIVERY_STATUS_FAILED:    webhook.DeliveryFailed,
+	partnerv1.DeliveryStatus_DELIVERY_STATUS_DROPPED:   webhook.DeliveryDropped,
 }
 
 func (h *webhookHandler) ListDeliveries(ctx context.Context, req *connect.Request[partnerv1.ListDeliveriesRequest]) (*connect.Response[partnerv1.ListDeliveriesResponse], error) {
@@ -154,6 +182,7 @@ func endpointProto(e webhook.Endpoint) *partnerv1.WebhookEndpoint {
 		Status: endpointStatusProto[e.Status], DisabledReason: e.DisabledReason, DisabledAt: timestampOrNil(e.DisabledAt),
 		ConsecutiveFailures: int32(e.ConsecutiveFailures), FailingSince: timestampOrNil(e.FailingSince),
 		CreatedAt: timestamppb.New(e.CreatedAt), PreviousSecretExpiresAt: timestampOrNil(e.PreviousSecretExpiresAt),
+		CreatedByKey: e.CreatedByKey, NeedsConfirmation: e.NeedsConfirmation, DisabledBy: disabledByProto[e.DisabledBy],
 	}
 }
 
@@ -161,13 +190,21 @@ var deliveryStatusProto = map[webhook.DeliveryStatus]partnerv1.DeliveryStatus{
 	webhook.DeliveryPending:   partnerv1.DeliveryStatus_DELIVERY_STATUS_PENDING,
 	webhook.DeliverySucceeded: partnerv1.DeliveryStatus_DELIVERY_STATUS_SUCCEEDED,
 	webhook.DeliveryFailed:    partnerv1.DeliveryStatus_DELIVERY_STATUS_FAILED,
+	webhook.DeliveryDropped:   partnerv1.DeliveryStatus_DELIVERY_STATUS_DROPPED,
+}
+
+var disabledByProto = map[webhook.DisabledBy]partnerv1.EndpointDisabledBy{
+	webhook.DisabledByFailures:      partnerv1.EndpointDisabledBy_ENDPOINT_DISABLED_BY_FAILURES,
+	webhook.DisabledByPartner:       partnerv1.EndpointDisabledBy_ENDPOINT_DISABLED_BY_PARTNER,
+	webhook.DisabledByAdmin:         partnerv1.EndpointDisabledBy_ENDPOINT_DISABLED_BY_ADMIN,
+	webhook.DisabledByKeyRevocation: partnerv1.EndpointDisabledBy_ENDPOINT_DISABLED_BY_KEY_REVOCATION,
 }
 
 func deliveryProto(d webhook.Delivery) *partnerv1.WebhookDelivery {
 	out := &partnerv1.WebhookDelivery{
 		DeliveryId: d.ID, EndpointId: d.EndpointID, EventId: d.EventID, EventType: d.EventType, WebhookId: d.WebhookID,
 		Status: deliveryStatusProto[d.Status], Attempts: int32(d.Attempts), OccurredAt: timestamppb.New(d.OccurredAt),
-		CreatedAt: timestamppb.New(d.CreatedAt),
+		CreatedAt: timestamppb.New(d.CreatedAt), DroppedReason: d.DroppedReason,
 	}
 	if d.Status == webhook.DeliveryPending {
 		out.NextAttemptAt = timestamppb.New(d.NextAttemptAt)

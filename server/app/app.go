@@ -287,7 +287,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		closeAll()
 		return nil, err
 	}
-	a.Webhooks = webhook.NewService(cat, cfg.Clock, a.Seal, cfg.Webhooks.AllowLoopback)
+	a.Webhooks = webhook.NewService(cat, cfg.Clock, a.Seal, cfg.Webhooks.AllowLoopback,
+		webhook.WithMaxEndpoints(cfg.Webhooks.MaxEndpoints), webhook.WithRegisterer(a.Registry))
 	hooks := cfg.Webhooks
 	hooks.Registerer, hooks.Log = a.Registry, cfg.Log
 	if a.WebhookWorker, err = webhook.NewWorker(cat, cfg.Clock, a.Seal, hooks); err != nil {

@@ -51,8 +51,14 @@ type Principal struct {
 	// every other credential. Keys may not manage keys (decision 0180).
 	APIKey string
 	// ReadOnly limits the caller to procedures declared NO_SIDE_EFFECTS
-	// (a read-only API key): the interceptor refuses the rest ErrReadOnly.
+	// (a read-only API key): the interceptor refuses the rest ErrReadOnly,
+	// except those its Grant opens.
 	ReadOnly bool
+	// Grant names a set of procedures with side effects a ReadOnly caller
+	// may call all the same (NewInterceptor's grants): a webhooks-scoped
+	// API key's, which manage its partner's webhook endpoints and nothing
+	// else (decision 0276). "" opens none.
+	Grant string
 }
 
 // Is tells whether the caller has one of the roles.
@@ -68,8 +74,9 @@ var ErrNoToken = errors.New("missing Bearer token in the Authorization header")
 // ErrInvalidToken means a token is malformed, forged or expired.
 var ErrInvalidToken = errors.New("invalid token")
 
-// ErrReadOnly refuses a read-only credential a procedure with side effects.
-var ErrReadOnly = errors.New("this API key is read-only: it may call only procedures without side effects")
+// ErrReadOnly refuses a read-only credential a procedure with side effects
+// its grant does not open.
+var ErrReadOnly = errors.New("this API key's scope allows no such call: a read_only key calls only procedures without side effects, a webhooks key those and the webhook endpoint changes")
 
 // ErrVerifierUnavailable means the credential's verifier could not judge
 // it for now (an identity provider not yet discovered): the token may be

@@ -13,11 +13,17 @@ import (
 // Procedures named in public may also be called without a token: answers
 // that are the same for everyone, which an edge cache or CDN serves.
 // A token that is sent is still checked. A read-only caller may call only
-// procedures declared NO_SIDE_EFFECTS.
-func NewInterceptor(creds Verifier, public ...string) connect.Interceptor {
-	i := &interceptor{creds: creds, public: map[string]bool{}}
+// procedures declared NO_SIDE_EFFECTS, and those grants lists under its
+// Grant (grant name → procedures).
+func NewInterceptor(creds Verifier, grants map[string][]string, public ...string) connect.Interceptor {
+	i := &interceptor{creds: creds, public: map[string]bool{}, grants: map[string]bool{}}
 	for _, p := range public {
 		i.public[p] = true
+	}
+	for g, procs := range grants {
+		for _, p := range procs {
+			i.grants[g+" "+p] = true
+		}
 	}
 	return i
 }
@@ -25,6 +31,15 @@ func NewInterceptor(creds Verifier, public ...string) connect.Interceptor {
 type interceptor struct {
 	creds  Verifier
 	public map[string]bool
+	// grants holds "grant procedure" pairs.
+	grants map[string]bool
+}
+
+// refused says whether p may not call spec's procedure: a read-only caller
+// calling one with side effects its grant does not open.
+func (i *interceptor) refused(p Principal, spec connect.Spec) bool {
+	return p.ReadOnly && spec.IdempotencyLevel != connect.IdempotencyNoSideEffects &&
+		(p.Grant == "" || !i.grants[p.Grant+" "+spec.Procedure])
 }
 
 func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string) string }) (context.Context, error) {
@@ -51,7 +66,7 @@ func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
 		if err != nil {
 			return nil, err
 		}
-		if p, _ := FromContext(ctx); p.ReadOnly && req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
+		if p, _ := FromContext(ctx); i.refused(p, req.Spec()) {
 			return nil, ErrReadOnly
 		}
 		return next(ctx, req)
@@ -68,7 +83,7 @@ func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) co
 		if err != nil {
 			return err
 		}
-		if p, _ := FromContext(ctx); p.ReadOnly && conn.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects {
+		if p, _ := FromContext(ctx); i.refused(p, conn.Spec()) {
 			return ErrReadOnly
 		}
 		return next(ctx, conn)

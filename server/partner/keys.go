@@ -13,8 +13,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Scope is what a key may call.
@@ -24,12 +26,18 @@ type Scope string
 const (
 	// ScopeReadOnly may call only procedures without side effects.
 	ScopeReadOnly Scope = "read_only"
-	// ScopeBooking may do everything the partner role may.
+	// ScopeBooking may do everything the partner role may, but change its
+	// webhook endpoints (decision 0276).
 	ScopeBooking Scope = "booking"
+	// ScopeWebhooks may change the partner's webhook endpoints, and
+	// otherwise only call procedures without side effects: its principal
+	// is ReadOnly with the grant of the same name, which the API opens to
+	// the webhook endpoint changes.
+	ScopeWebhooks Scope = "webhooks"
 )
 
 // Valid tells a scope from a typo.
-func (s Scope) Valid() bool { return s == ScopeReadOnly || s == ScopeBooking }
+func (s Scope) Valid() bool { return s == ScopeReadOnly || s == ScopeBooking || s == ScopeWebhooks }
 
 // Mode is which API processes accept a key: a key's mode is its secret's
 // prefix (sk_live_, sk_test_), and each process accepts one mode.
@@ -233,19 +241,52 @@ func (s *Service) GetKey(ctx context.Context, keyID string) (Key, error) {
 	return k, nil
 }
 
-// RevokeKey revokes a key; a revoked key stays as it was. From the commit
-// on, Authenticate refuses it in every process: nothing caches keys.
-func (s *Service) RevokeKey(ctx context.Context, keyID string) (Key, error) {
-	k, err := scanKey(s.router.Catalog().QueryRow(ctx, `
-		UPDATE api_keys SET revoked_at = coalesce(revoked_at, $2) WHERE key_id = $1
-		RETURNING `+keyColumns, keyID, s.now()))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
-	}
+// Revocation is what else a key's revocation does, in its transaction:
+// the API disables the webhook endpoints the key created (decision 0276).
+// It returns what it stopped, for the answer.
+type Revocation func(ctx context.Context, tx pgx.Tx, k Key) ([]int64, error)
+
+// RevokeKey revokes a key, and runs also in the same transaction, so the
+// key and what it made stop together; a revoked key stays as it was (also
+// runs again, and answers what it stopped before). From the commit on,
+// Authenticate refuses the key in every process: nothing caches keys. by
+// is who revokes it, for the audit log.
+func (s *Service) RevokeKey(ctx context.Context, by audit.Actor, keyID string, also Revocation) (Key, []int64, error) {
+	var (
+		k       Key
+		stopped []int64
+	)
+	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
+		now := s.now()
+		var revokedNow bool
+		err := tx.QueryRow(ctx, `
+			WITH was AS (SELECT revoked_at FROM api_keys WHERE key_id = $1 FOR UPDATE)
+			UPDATE api_keys SET revoked_at = coalesce(api_keys.revoked_at, $2) FROM was WHERE key_id = $1
+			RETURNING was.revoked_at IS NULL`, keyID, now).Scan(&revokedNow)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("revoke key %s: %w", keyID, err)
+		}
+		if k, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE key_id = $1`, keyID)); err != nil {
+			return fmt.Errorf("read key %s: %w", keyID, err)
+		}
+		if revokedNow {
+			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "api_key.revoke", Target: "api_key:" + k.ID,
+				Detail: map[string]any{"partner_id": k.PartnerID}}); err != nil {
+				return err
+			}
+		}
+		if also != nil {
+			stopped, err = also(ctx, tx, k)
+		}
+		return err
+	})
 	if err != nil {
-		return k, fmt.Errorf("revoke key %s: %w", keyID, err)
+		return Key{}, nil, err
 	}
-	return k, nil
+	return k, stopped, nil
 }
 
 // errNotAKey is why Authenticate refused a credential; the interceptor
@@ -256,7 +297,8 @@ var errNotAKey = errors.New("not a live API key of this mode")
 // Verifier): one indexed read of the catalog per call, so a revoked key is
 // refused by every process from the moment the revocation commits
 // (decision 0180). A read-only key's principal is ReadOnly; the auth
-// interceptor refuses it every procedure with side effects.
+// interceptor refuses it every procedure with side effects. A webhooks
+// key's is ReadOnly with the grant "webhooks" (decision 0276).
 func (s *Service) Authenticate(ctx context.Context, credential string) (auth.Principal, error) {
 	if !strings.HasPrefix(credential, s.mode.prefix()) {
 		return auth.Principal{}, errNotAKey // another mode's key, or no key at all
@@ -281,10 +323,14 @@ func (s *Service) Authenticate(ctx context.Context, credential string) (auth.Pri
 	if (used == nil || now.Sub(*used) >= lastUsedEvery) && s.claimTouch(keyID, now) {
 		s.touch(ctx, keyID, now)
 	}
-	return auth.Principal{
+	p := auth.Principal{
 		UserID: "partner:" + strconv.FormatInt(partnerID, 10), Role: auth.RolePartner, PartnerID: partnerID,
-		APIKey: keyID, ReadOnly: Scope(scope) == ScopeReadOnly,
-	}, nil
+		APIKey: keyID, ReadOnly: Scope(scope) != ScopeBooking,
+	}
+	if Scope(scope) == ScopeWebhooks {
+		p.Grant = string(ScopeWebhooks)
+	}
+	return p, nil
 }
 
 // claimTouch lets one call per key and process a minute write the key's

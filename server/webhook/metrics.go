@@ -17,6 +17,31 @@ type metrics struct {
 	// refused counts attempts the egress guard stopped (decision 0281):
 	// an endpoint pointed inside a network, worth an operator's look.
 	refused prometheus.Counter
+	dropped *prometheus.CounterVec
+}
+
+// droppedCounter is the count of deliveries dropped unsent (decision
+// 0277), registered with reg (nil: not registered); a service and workers
+// on one registry share it.
+func droppedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "seatghor_webhook_deliveries_dropped_total",
+		Help: "Webhook deliveries dropped unsent, by reason: disabled (their endpoint was disabled by its partner, an admin or a key's revocation) or retention (kept longer than three days while their endpoint was disabled after failures).",
+	}, []string{"reason"})
+	if reg == nil {
+		return c
+	}
+	// The only other failure is a clash of descriptors, a programming
+	// error the metrics tests catch; the counter still counts.
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+				return existing
+			}
+		}
+	}
+	return c
 }
 
 func newMetrics(reg prometheus.Registerer, db *pg.Pool) (*metrics, error) {
@@ -33,6 +58,7 @@ func newMetrics(reg prometheus.Registerer, db *pg.Pool) (*metrics, error) {
 			Name: "seatghor_webhook_destinations_refused_total",
 			Help: "Webhook attempts not sent because the endpoint's address is in a refused (special-purpose) range.",
 		}),
+		dropped: droppedCounter(reg),
 	}
 	if reg == nil {
 		return m, nil

@@ -2,6 +2,7 @@ package webhook_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,4 +156,108 @@ func TestResealedSecretsAfterUpgradeAndRotation(t *testing.T) {
 	g = tries(rc, "booking.confirmed", second)[0]
 	require.NoError(t, verify(t, ep.GetSecret(), g))
 	require.NoError(t, verify(t, previous, g))
+}
+
+// TestSealedSecretIsBoundToItsRow (issue 22 §6, decision 0279): a sealed
+// secret copied into another endpoint's row does not open there, so that
+// endpoint's deliveries fail and nothing goes out signed with it; the
+// endpoint it was sealed for still delivers.
+func TestSealedSecretIsBoundToItsRow(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	ctx := context.Background()
+	ops := as(t, env, admin)
+	own, copied := newReceiver(t, nil), newReceiver(t, nil)
+	a := createEndpoint(t, ops, own.URL, 0, "booking.confirmed")
+	b := createEndpoint(t, ops, copied.URL, 0, "booking.confirmed").GetEndpoint().GetEndpointId()
+	stored, _ := storedSecrets(t, env, a.GetEndpoint().GetEndpointId())
+	_, err := env.App.Router.Catalog().Exec(ctx, `UPDATE webhook_endpoints SET secret = $2 WHERE endpoint_id = $1`, b, stored)
+	require.NoError(t, err)
+
+	order := book(t, env, freeShow(t, env, 2), 1)
+	require.Eventually(t, func() bool { return len(tries(own, "booking.confirmed", order)) == 1 }, 30*time.Second, 20*time.Millisecond)
+	require.NoError(t, verify(t, a.GetSecret(), tries(own, "booking.confirmed", order)[0]))
+	require.Eventually(t, func() bool {
+		d := deliveries(t, ops, b)
+		return len(d) == 1 && d[0].GetAttempts() >= 2 && d[0].GetStatus() == partnerv1.DeliveryStatus_DELIVERY_STATUS_PENDING
+	}, 30*time.Second, 20*time.Millisecond, "the copied secret does not open: attempts fail")
+	require.Empty(t, copied.all(), "nothing sent with the copied secret")
+}
+
+// TestResealBindsColumnSealedSecretsToTheirRow (decision 0279): a secret
+// sealed the way decision 0273 did (bound to the column only) still signs;
+// Reseal binds it to its row, after which it opens only there, and a
+// second Reseal has nothing to do.
+func TestResealBindsColumnSealedSecretsToTheirRow(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	ctx := context.Background()
+	ops := as(t, env, admin)
+	rc := newReceiver(t, nil)
+	ep := createEndpoint(t, ops, rc.URL, 0, "booking.confirmed")
+	id := ep.GetEndpoint().GetEndpointId()
+	const previous = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw6e4mR0yJ9aU="
+	box := env.App.Seal
+	oldSecret, err := box.Seal(ep.GetSecret(), "webhook_endpoints.secret")
+	require.NoError(t, err)
+	oldPrevious, err := box.Seal(previous, "webhook_endpoints.secret")
+	require.NoError(t, err)
+	_, err = env.App.Router.Catalog().Exec(ctx, `UPDATE webhook_endpoints SET secret = $2, previous_secret = $3,
+		previous_secret_expires_at = now() + interval '1 hour' WHERE endpoint_id = $1`, id, oldSecret, oldPrevious)
+	require.NoError(t, err)
+
+	show := freeShow(t, env, 2)
+	first := book(t, env, show, 1)
+	require.Eventually(t, func() bool { return len(tries(rc, "booking.confirmed", first)) == 1 }, 30*time.Second, 20*time.Millisecond)
+	g := tries(rc, "booking.confirmed", first)[0]
+	require.NoError(t, verify(t, ep.GetSecret(), g), "a column-sealed secret still signs")
+	require.NoError(t, verify(t, previous, g))
+
+	n, err := env.App.Webhooks.Reseal(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	stored, prev := storedSecrets(t, env, id)
+	require.NotNil(t, prev)
+	for v, want := range map[string]string{stored: ep.GetSecret(), *prev: previous} {
+		_, err := box.Open(v, "webhook_endpoints.secret")
+		require.Error(t, err, "no longer bound to the column only")
+		plain, err := box.Open(v, "webhook_endpoints.secret:"+strconv.FormatInt(id, 10))
+		require.NoError(t, err)
+		require.Equal(t, want, plain)
+	}
+	n, err = env.App.Webhooks.Reseal(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	second := book(t, env, show, 2)
+	require.Eventually(t, func() bool { return len(tries(rc, "booking.confirmed", second)) == 1 }, 30*time.Second, 20*time.Millisecond)
+	require.NoError(t, verify(t, ep.GetSecret(), tries(rc, "booking.confirmed", second)[0]))
+}
+
+// TestRetryAnswersASecretSealedBeforeRowBinding (decision 0279): the
+// idempotency record of a create made before secrets were bound to their
+// row holds the secret sealed to the column only; a retry still answers
+// it.
+func TestRetryAnswersASecretSealedBeforeRowBinding(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	ctx := context.Background()
+	ops := as(t, env, admin)
+	create := func() *partnerv1.CreateEndpointResponse {
+		req := connect.NewRequest(&partnerv1.CreateEndpointRequest{Url: "https://ops.example/hooks", EventTypes: []string{"booking.confirmed"}})
+		req.Header().Set("Idempotency-Key", "create-before-binding")
+		resp, err := ops.hooks.CreateEndpoint(ctx, req)
+		require.NoError(t, err)
+		return resp.Msg
+	}
+	first := create()
+	stored, _ := storedSecrets(t, env, first.GetEndpoint().GetEndpointId())
+	old, err := env.App.Seal.Seal(first.GetSecret(), "webhook_endpoints.secret")
+	require.NoError(t, err)
+	tag, err := env.App.Router.Catalog().Exec(ctx, `
+		UPDATE idempotency_keys SET outcome = convert_to(replace(convert_from(outcome, 'UTF8'), $1, $2), 'UTF8')
+		WHERE key = 'create-before-binding'`, stored, old)
+	require.NoError(t, err)
+	require.Equal(t, int64(1), tag.RowsAffected())
+
+	again := create()
+	require.Equal(t, first.GetSecret(), again.GetSecret())
+	require.Equal(t, first.GetEndpoint().GetEndpointId(), again.GetEndpoint().GetEndpointId())
 }

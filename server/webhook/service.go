@@ -7,10 +7,14 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/page"
@@ -19,8 +23,14 @@ import (
 )
 
 // Retry is how long a delivery is retried before it is given up (the
-// Standard Webhooks practice; issue 12: up to three days).
+// Standard Webhooks practice; issue 12: up to three days). It is also how
+// long the events of an endpoint disabled after failures are kept for it
+// (decision 0277).
 const Retry = 72 * time.Hour
+
+// DefaultMaxEndpoints is how many endpoints a partner may have unless the
+// service is told otherwise (decision 0278).
+const DefaultMaxEndpoints = 5
 
 // DefaultOverlap is how long a rotated-out secret still signs.
 const DefaultOverlap = 24 * time.Hour
@@ -38,14 +48,44 @@ type Service struct {
 	// allowLoopback lets endpoints use plain http to a loopback address
 	// (dev and tests); otherwise only https is taken.
 	allowLoopback bool
+	// maxEndpoints caps each partner's endpoints (decision 0278).
+	maxEndpoints int
+	dropped      *prometheus.CounterVec
+}
+
+// Option is an optional setting of NewService.
+type Option func(*Service)
+
+// WithMaxEndpoints caps each partner's endpoints at n (default
+// DefaultMaxEndpoints; n <= 0 keeps the default). Admins' endpoints are
+// not capped.
+func WithMaxEndpoints(n int) Option {
+	return func(s *Service) {
+		if n > 0 {
+			s.maxEndpoints = n
+		}
+	}
+}
+
+// WithRegisterer registers the service's metrics (the deliveries it drops)
+// with reg.
+func WithRegisterer(reg prometheus.Registerer) Option {
+	return func(s *Service) { s.dropped = droppedCounter(reg) }
 }
 
 // NewService returns the webhook service over the catalog database, whose
 // endpoints' signing secrets box seals. allowLoopback admits
 // http://127.0.0.1… and http://localhost… endpoints (dev and tests only:
 // in production they would reach the server's own host).
-func NewService(db *pg.Pool, c clock.Clock, box *seal.Box, allowLoopback bool) *Service {
-	return &Service{db: db, clock: c, box: box, allowLoopback: allowLoopback}
+func NewService(db *pg.Pool, c clock.Clock, box *seal.Box, allowLoopback bool, opts ...Option) *Service {
+	s := &Service{db: db, clock: c, box: box, allowLoopback: allowLoopback, maxEndpoints: DefaultMaxEndpoints}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.dropped == nil {
+		s.dropped = droppedCounter(nil)
+	}
+	return s
 }
 
 var errorCodec = idempotency.ErrorsOf[InvalidError]("webhook")
@@ -72,9 +112,9 @@ type Created struct {
 	Sealed string `json:"Secret"`
 }
 
-// sealedSecret is a fresh signing secret, sealed.
-func (s *Service) sealedSecret() (string, error) {
-	sealed, err := s.box.Seal(newSecret(), secretPurpose)
+// sealedSecret is a fresh signing secret, sealed to endpoint id's row.
+func (s *Service) sealedSecret(id int64) (string, error) {
+	sealed, err := s.box.Seal(newSecret(), secretPurpose(id))
 	if err != nil {
 		return "", fmt.Errorf("seal a webhook secret: %w", err)
 	}
@@ -87,7 +127,7 @@ func (s *Service) shown(c Created, err error) (Created, error) {
 	if err != nil {
 		return Created{}, err
 	}
-	if c.Secret, err = openSecret(s.box, c.Sealed); err != nil {
+	if c.Secret, _, err = openSecret(s.box, c.Sealed, c.Endpoint.ID); err != nil {
 		return Created{}, fmt.Errorf("open the secret of webhook endpoint %d: %w", c.Endpoint.ID, err)
 	}
 	return c, nil
@@ -107,10 +147,29 @@ func owner(c Caller, requested int64) (int64, error) {
 	return c.PartnerID, nil
 }
 
+// manager refuses a caller that may not change endpoints: neither an admin
+// nor a partner's credential allowed to manage them (decision 0276).
+func manager(c Caller) error {
+	switch {
+	case c.Admin:
+		return nil
+	case c.PartnerID <= 0:
+		return ErrForbidden
+	case !c.Manages:
+		return ErrNotManager
+	}
+	return nil
+}
+
 // CreateEndpoint subscribes a URL to event types and returns its secret.
+// A partner has at most the service's cap of endpoints, disabled ones
+// included; two creates at once cannot both take the last place.
 func (s *Service) CreateEndpoint(ctx context.Context, c Caller, in NewEndpoint) (Created, error) {
 	partner, err := owner(c, in.PartnerID)
 	if err != nil {
+		return Created{}, err
+	}
+	if err := manager(c); err != nil {
 		return Created{}, err
 	}
 	if err := s.checkURL(in.URL); err != nil {
@@ -123,20 +182,65 @@ func (s *Service) CreateEndpoint(ctx context.Context, c Caller, in NewEndpoint) 
 	now := s.now()
 	return s.shown(idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Created, error) {
-			secret, err := s.sealedSecret()
+			if partner != 0 {
+				if err := s.checkCap(ctx, tx, partner); err != nil {
+					return Created{}, err
+				}
+			}
+			// The id is drawn first: the secret is sealed to its row
+			// (decision 0279), so it must be known before the INSERT.
+			var id int64
+			if err := tx.QueryRow(ctx, `SELECT nextval(pg_get_serial_sequence('webhook_endpoints', 'endpoint_id'))`).
+				Scan(&id); err != nil {
+				return Created{}, fmt.Errorf("create webhook endpoint: %w", err)
+			}
+			secret, err := s.sealedSecret(id)
 			if err != nil {
 				return Created{}, err
 			}
 			row := tx.QueryRow(ctx, `
-				INSERT INTO webhook_endpoints (partner_id, url, event_types, description, secret, created_by, created_at)
-				VALUES (nullif($1, 0), $2, $3, $4, $5, $6, $7)
-				RETURNING `+endpointColumns, partner, in.URL, types, in.Description, secret, c.UserID, now)
+				INSERT INTO webhook_endpoints (endpoint_id, partner_id, url, event_types, description, secret, created_by,
+					created_by_key, created_at)
+				OVERRIDING SYSTEM VALUE
+				VALUES ($1, nullif($2, 0), $3, $4, $5, $6, $7, nullif($8, ''), $9)
+				RETURNING `+endpointColumns, id, partner, in.URL, types, in.Description, secret, c.UserID, c.APIKey, now)
 			e, err := scanEndpoint(row)
 			if err != nil {
 				return Created{}, fmt.Errorf("create webhook endpoint: %w", err)
 			}
+			if err := s.audit(ctx, tx, c, "webhook_endpoint.create", e.ID, map[string]any{
+				"partner_id": e.PartnerID, "url": e.URL, "event_types": e.EventTypes}); err != nil {
+				return Created{}, err
+			}
 			return Created{Endpoint: e, Sealed: secret}, nil
 		}))
+}
+
+// checkCap takes partner's endpoint lock for the rest of tx and refuses a
+// new endpoint when the partner has its cap already. The lock is an
+// advisory one on the partner (a partner with no endpoint has no row to
+// lock), so concurrent creates of one partner count one after the other.
+func (s *Service) checkCap(ctx context.Context, tx pgx.Tx, partner int64) error {
+	// Two statements: the count's snapshot must be taken after the lock is
+	// held (read committed), or it would miss a create that committed
+	// while this one waited.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints.partner:' || $1::bigint, 0))`,
+		partner); err != nil {
+		return fmt.Errorf("lock the webhook endpoints of partner %d: %w", partner, err)
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM webhook_endpoints WHERE partner_id = $1`, partner).Scan(&n); err != nil {
+		return fmt.Errorf("count the webhook endpoints of partner %d: %w", partner, err)
+	}
+	if n >= s.maxEndpoints {
+		return fmt.Errorf("partner %d has %d endpoints, the most it may have: %w", partner, n, ErrEndpointLimit)
+	}
+	return nil
+}
+
+// audit records a change of endpoint id by c in tx.
+func (s *Service) audit(ctx context.Context, tx pgx.Tx, c Caller, action string, id int64, detail map[string]any) error {
+	return audit.Record(ctx, tx, audit.Entry{At: s.now(), Actor: c.actor(), Action: action, Target: target(id), Detail: detail})
 }
 
 // checkURL takes https URLs, and plain http to a loopback host when the
@@ -169,15 +273,17 @@ func isLoopback(host string) bool {
 }
 
 const endpointColumns = `endpoint_id, coalesce(partner_id, 0), url, event_types, description, status,
-	disabled_reason, disabled_at, consecutive_failures, failing_since, created_at, previous_secret_expires_at`
+	disabled_reason, disabled_at, consecutive_failures, failing_since, created_at, previous_secret_expires_at,
+	coalesce(created_by_key, ''), needs_confirmation, disabled_by`
 
 func scanEndpoint(r pgx.Row) (Endpoint, error) {
 	var e Endpoint
 	var disabledAt, failingSince, prevExpires *time.Time
-	var status string
+	var status, disabledBy string
 	err := r.Scan(&e.ID, &e.PartnerID, &e.URL, &e.EventTypes, &e.Description, &status, &e.DisabledReason,
-		&disabledAt, &e.ConsecutiveFailures, &failingSince, &e.CreatedAt, &prevExpires)
-	e.Status = Status(status)
+		&disabledAt, &e.ConsecutiveFailures, &failingSince, &e.CreatedAt, &prevExpires,
+		&e.CreatedByKey, &e.NeedsConfirmation, &disabledBy)
+	e.Status, e.DisabledBy = Status(status), DisabledBy(disabledBy)
 	e.DisabledAt, e.FailingSince, e.PreviousSecretExpiresAt = deref(disabledAt), deref(failingSince), deref(prevExpires)
 	return e, err
 }
@@ -231,6 +337,27 @@ func mine(ctx context.Context, tx pgx.Tx, c Caller, id int64) error {
 	return nil
 }
 
+// lockDeliveries locks, in tx, the pending deliveries of the endpoints
+// where selects (a condition on webhook_endpoints, its arguments from $1),
+// in id order. A change of an endpoint that also changes its deliveries
+// takes these locks before the endpoint's, the order in which a worker
+// recording an attempt takes them (the delivery, then its endpoint's
+// failure count), so the two never deadlock.
+func lockDeliveries(ctx context.Context, tx pgx.Tx, where string, args ...any) error {
+	rows, err := tx.Query(ctx, `
+		SELECT delivery_id FROM webhook_deliveries
+		WHERE endpoint_id IN (SELECT endpoint_id FROM webhook_endpoints WHERE `+where+`) AND status = 'pending'
+		ORDER BY delivery_id FOR UPDATE`, args...)
+	if err != nil {
+		return fmt.Errorf("lock webhook deliveries: %w", err)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("lock webhook deliveries: %w", err)
+	}
+	return nil
+}
+
 func target(id int64) string { return "webhook-endpoint:" + strconv.FormatInt(id, 10) }
 
 // RotateSecret gives an endpoint a new secret; the current one keeps
@@ -239,13 +366,16 @@ func (s *Service) RotateSecret(ctx context.Context, c Caller, id int64, overlap 
 	if overlap < 0 || overlap > MaxOverlap {
 		return Created{}, &InvalidError{Field: "overlap", Message: fmt.Sprintf("want 0 to %s", MaxOverlap)}
 	}
+	if err := manager(c); err != nil {
+		return Created{}, err
+	}
 	now := s.now()
 	return s.shown(idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Created, error) {
 			if err := mine(ctx, tx, c, id); err != nil {
 				return Created{}, err
 			}
-			secret, err := s.sealedSecret()
+			secret, err := s.sealedSecret(id)
 			if err != nil {
 				return Created{}, err
 			}
@@ -258,18 +388,48 @@ func (s *Service) RotateSecret(ctx context.Context, c Caller, id int64, overlap 
 			if err != nil {
 				return Created{}, fmt.Errorf("rotate secret of endpoint %d: %w", id, err)
 			}
+			if err := s.audit(ctx, tx, c, "webhook_endpoint.rotate_secret", id, map[string]any{
+				"overlap_seconds": overlap.Seconds()}); err != nil {
+				return Created{}, err
+			}
 			return Created{Endpoint: e, Sealed: secret}, nil
 		}))
 }
 
-// Enable turns an endpoint back on. Its pending deliveries are due now,
-// with a fresh retry window.
+// Enable turns an endpoint back on and confirms it (NeedsConfirmation is
+// cleared: the caller vouches for it). The deliveries kept while it was
+// disabled after failures are due now, with a fresh retry window, except
+// those kept longer than Retry, which are dropped (decision 0277); an
+// endpoint disabled otherwise had nothing kept.
 func (s *Service) Enable(ctx context.Context, c Caller, id int64) (Endpoint, error) {
+	if err := manager(c); err != nil {
+		return Endpoint{}, err
+	}
 	now := s.now()
-	return idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
+	dropped := 0
+	e, err := idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Endpoint, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, id); err != nil {
+				return Endpoint{}, err
+			}
 			if err := mine(ctx, tx, c, id); err != nil {
 				return Endpoint{}, err
+			}
+			n, err := dropExpired(ctx, tx, id, now)
+			if err != nil {
+				return Endpoint{}, fmt.Errorf("enable endpoint %d: %w", id, err)
+			}
+			dropped = n
+			// An endpoint a person or a revocation disabled keeps nothing:
+			// an Enqueue that read it active just before the disable
+			// committed may have left a delivery, dropped here.
+			if _, err := tx.Exec(ctx, `
+				UPDATE webhook_deliveries d SET status = 'dropped', locked_until = NULL,
+					dropped_reason = 'disabled: recorded as the endpoint was being disabled'
+				FROM webhook_endpoints e
+				WHERE e.endpoint_id = d.endpoint_id AND d.endpoint_id = $1 AND d.status = 'pending'
+				  AND e.status = 'disabled' AND e.disabled_by <> 'failures'`, id); err != nil {
+				return Endpoint{}, fmt.Errorf("enable endpoint %d: %w", id, err)
 			}
 			if _, err := tx.Exec(ctx, `
 				UPDATE webhook_deliveries SET next_attempt_at = $2, give_up_at = $2::timestamptz + $3::float8 * interval '1 second'
@@ -277,15 +437,204 @@ func (s *Service) Enable(ctx context.Context, c Caller, id int64) (Endpoint, err
 				return Endpoint{}, fmt.Errorf("enable endpoint %d: %w", id, err)
 			}
 			e, err := scanEndpoint(tx.QueryRow(ctx, `
-				UPDATE webhook_endpoints SET status = 'active', disabled_reason = '', disabled_at = NULL,
-					consecutive_failures = 0, failing_since = NULL
+				UPDATE webhook_endpoints SET status = 'active', disabled_reason = '', disabled_at = NULL, disabled_by = '',
+					disabled_by_key = NULL, needs_confirmation = false, consecutive_failures = 0, failing_since = NULL
 				WHERE endpoint_id = $1
 				RETURNING `+endpointColumns, id))
 			if err != nil {
 				return Endpoint{}, fmt.Errorf("enable endpoint %d: %w", id, err)
 			}
+			if err := s.audit(ctx, tx, c, "webhook_endpoint.enable", id, map[string]any{"dropped_expired": n}); err != nil {
+				return Endpoint{}, err
+			}
 			return e, nil
 		})
+	if err == nil {
+		s.dropped.WithLabelValues(dropRetention).Add(float64(dropped))
+	}
+	return e, err
+}
+
+// Why deliveries are dropped: the label of the dropped counter and the
+// start of a dropped delivery's reason.
+const (
+	dropRetention = "retention"
+	dropDisabled  = "disabled"
+)
+
+// execer runs a statement: a pool, or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// dropExpired drops the pending deliveries of disabled endpoints (one, or
+// every one when endpoint is 0) whose retry window had ended by now: kept
+// longer than Retry while the endpoint was disabled after failures
+// (decision 0277). It returns how many.
+func dropExpired(ctx context.Context, db execer, endpoint int64, now time.Time) (int, error) {
+	tag, err := db.Exec(ctx, `
+		UPDATE webhook_deliveries d SET status = 'dropped', locked_until = NULL,
+			dropped_reason = 'retention: kept for ' || $3 || ' while the endpoint was disabled after failures, and not sent'
+		FROM webhook_endpoints e
+		WHERE e.endpoint_id = d.endpoint_id AND e.status = 'disabled' AND ($1 = 0 OR d.endpoint_id = $1)
+		  AND d.status = 'pending' AND d.give_up_at <= $2`, endpoint, now, Retry.String())
+	if err != nil {
+		return 0, fmt.Errorf("drop expired webhook deliveries: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Disable stops endpoint id on behalf of its partner or an admin: no event
+// is queued for it any more and its pending deliveries are dropped
+// (decision 0277). An endpoint already disabled by a person or a key's
+// revocation is answered as it is; one disabled after failures is
+// disabled again, this time for good, and loses what was kept. It returns
+// the endpoint and how many deliveries it dropped.
+func (s *Service) Disable(ctx context.Context, c Caller, id int64, reason string) (Endpoint, int, error) {
+	if err := manager(c); err != nil {
+		return Endpoint{}, 0, err
+	}
+	by := DisabledByPartner
+	if c.Admin {
+		by = DisabledByAdmin
+	}
+	if reason == "" {
+		reason = "disabled by the " + string(by)
+	}
+	now := s.now()
+	type result struct {
+		Endpoint Endpoint
+		Dropped  int
+	}
+	r, err := idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
+		func(tx pgx.Tx) (result, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, id); err != nil {
+				return result{}, err
+			}
+			if err := mine(ctx, tx, c, id); err != nil {
+				return result{}, err
+			}
+			ids, dropped, err := s.disable(ctx, tx, `endpoint_id = $1`, []any{id}, by, "", reason, now)
+			if err != nil {
+				return result{}, err
+			}
+			if len(ids) > 0 {
+				if err := s.audit(ctx, tx, c, "webhook_endpoint.disable", id, map[string]any{
+					"reason": reason, "dropped": dropped}); err != nil {
+					return result{}, err
+				}
+			}
+			e, err := scanEndpoint(tx.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE endpoint_id = $1`, id))
+			if err != nil {
+				return result{}, fmt.Errorf("read webhook endpoint %d: %w", id, err)
+			}
+			return result{Endpoint: e, Dropped: dropped}, nil
+		})
+	return r.Endpoint, r.Dropped, err
+}
+
+// disable disables the endpoints matching where (its arguments start at
+// $1) that are active or disabled only after failures, and drops their
+// pending deliveries, in tx. It returns the endpoints it disabled and how
+// many deliveries it dropped.
+func (s *Service) disable(ctx context.Context, tx pgx.Tx, where string, args []any, by DisabledBy, byKey, reason string,
+	now time.Time) ([]int64, int, error) {
+	if err := lockDeliveries(ctx, tx, where, args...); err != nil {
+		return nil, 0, err
+	}
+	n := len(args)
+	rows, err := tx.Query(ctx, `
+		UPDATE webhook_endpoints SET status = 'disabled', disabled_by = $`+strconv.Itoa(n+1)+`,
+			disabled_by_key = nullif($`+strconv.Itoa(n+2)+`, ''), disabled_reason = $`+strconv.Itoa(n+3)+`,
+			disabled_at = $`+strconv.Itoa(n+4)+`
+		WHERE (`+where+`) AND (status = 'active' OR disabled_by = 'failures')
+		RETURNING endpoint_id`, append(args, string(by), byKey, reason, now)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("disable webhook endpoints: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, 0, fmt.Errorf("disable webhook endpoints: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, 0, nil
+	}
+	tag, err := tx.Exec(ctx, `
+		UPDATE webhook_deliveries SET status = 'dropped', locked_until = NULL, dropped_reason = $2
+		WHERE endpoint_id = ANY ($1) AND status = 'pending'`,
+		ids, dropDisabled+": the endpoint was disabled by the "+strings.ReplaceAll(string(by), "_", " ")+" ("+reason+")")
+	if err != nil {
+		return nil, 0, fmt.Errorf("drop the deliveries of disabled webhook endpoints: %w", err)
+	}
+	dropped := int(tag.RowsAffected())
+	// Counted before the commit: a rollback overcounts by what it
+	// dropped, which the counter's readers tolerate better than a
+	// drop never counted.
+	s.dropped.WithLabelValues(dropDisabled).Add(float64(dropped))
+	return ids, dropped, nil
+}
+
+// Delete removes endpoint id with its delivery log; the audit log keeps
+// that it existed and who removed it.
+func (s *Service) Delete(ctx context.Context, c Caller, id int64) error {
+	if err := manager(c); err != nil {
+		return err
+	}
+	now := s.now()
+	_, err := idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(id), Now: now, Wait: 3 * time.Second},
+		func(tx pgx.Tx) (int64, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, id); err != nil {
+				return 0, err
+			}
+			if err := mine(ctx, tx, c, id); err != nil {
+				return 0, err
+			}
+			var partner int64
+			var url string
+			var types []string
+			if err := tx.QueryRow(ctx, `
+				DELETE FROM webhook_endpoints WHERE endpoint_id = $1
+				RETURNING coalesce(partner_id, 0), url, event_types`, id).Scan(&partner, &url, &types); err != nil {
+				return 0, fmt.Errorf("delete webhook endpoint %d: %w", id, err)
+			}
+			return id, s.audit(ctx, tx, c, "webhook_endpoint.delete", id, map[string]any{
+				"partner_id": partner, "url": url, "event_types": types})
+		})
+	return err
+}
+
+// DisableForRevokedKey disables, in tx (the revocation's), the endpoints
+// of partner that key created, and those that need confirmation (made
+// before the creating key was recorded, decision 0276), dropping their
+// pending deliveries. by is who revoked the key. It returns every endpoint
+// disabled because key was revoked, by this call or an earlier one, so a
+// repeated revocation answers the same.
+func (s *Service) DisableForRevokedKey(ctx context.Context, tx pgx.Tx, by audit.Actor, partner int64, key string) ([]int64, error) {
+	now := s.now()
+	reason := "the API key " + key + " was revoked"
+	ids, dropped, err := s.disable(ctx, tx, `partner_id = $1 AND (created_by_key = $2 OR needs_confirmation)`,
+		[]any{partner, key}, DisabledByKeyRevocation, key, reason, now)
+	if err != nil {
+		return nil, fmt.Errorf("disable the webhook endpoints of key %s: %w", key, err)
+	}
+	for _, id := range ids {
+		if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "webhook_endpoint.disable", Target: target(id),
+			Detail: map[string]any{"reason": reason, "key_id": key, "dropped": dropped}}); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT endpoint_id FROM webhook_endpoints
+		WHERE partner_id = $1 AND status = 'disabled' AND disabled_by = 'key_revocation' AND disabled_by_key = $2
+		ORDER BY endpoint_id`, partner, key)
+	if err != nil {
+		return nil, fmt.Errorf("list the webhook endpoints of key %s: %w", key, err)
+	}
+	all, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("list the webhook endpoints of key %s: %w", key, err)
+	}
+	return all, nil
 }
 
 // DeliveryFilter selects a page of an endpoint's delivery log.
@@ -319,7 +668,7 @@ func (s *Service) ListDeliveries(ctx context.Context, c Caller, f DeliveryFilter
 		}
 		rows, err := tx.Query(ctx, `
 			SELECT d.delivery_id, d.endpoint_id, d.event_id, d.event_type, d.webhook_id, d.status, d.attempts,
-			       d.next_attempt_at, d.occurred_at, d.created_at,
+			       d.next_attempt_at, d.occurred_at, d.created_at, d.dropped_reason,
 			       coalesce((SELECT json_agg(json_build_object('n', a.attempt, 'at', a.attempted_at, 'code', a.status_code,
 			                        'err', a.error, 'ms', a.duration_ms) ORDER BY a.attempt DESC)
 			                 FROM (SELECT * FROM webhook_attempts WHERE delivery_id = d.delivery_id
@@ -360,7 +709,7 @@ func scanDelivery(r pgx.CollectableRow) (Delivery, error) {
 	var status string
 	var attempts []attemptJSON
 	err := r.Scan(&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &d.WebhookID, &status, &d.Attempts,
-		&d.NextAttemptAt, &d.OccurredAt, &d.CreatedAt, &attempts)
+		&d.NextAttemptAt, &d.OccurredAt, &d.CreatedAt, &d.DroppedReason, &attempts)
 	d.Status = DeliveryStatus(status)
 	for _, a := range attempts {
 		d.Recent = append(d.Recent, Attempt{Number: a.N, At: a.At, StatusCode: a.Code, Error: a.Err,
@@ -384,14 +733,20 @@ func (s *Service) ReplayDeliveries(ctx context.Context, c Caller, r Replay) (int
 	if r.EventID == "" && !r.Until.After(r.Since) {
 		return 0, &InvalidError{Field: "range", Message: "until must be after since"}
 	}
+	if err := manager(c); err != nil {
+		return 0, err
+	}
 	now := s.now()
 	return idempotency.Do(ctx, s.db, errorCodec, idempotency.Options{Target: target(r.EndpointID), Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (int, error) {
+			if err := lockDeliveries(ctx, tx, `endpoint_id = $1`, r.EndpointID); err != nil {
+				return 0, err
+			}
 			if err := mine(ctx, tx, c, r.EndpointID); err != nil {
 				return 0, err
 			}
 			tag, err := tx.Exec(ctx, `
-				UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $5,
+				UPDATE webhook_deliveries SET status = 'pending', dropped_reason = '', next_attempt_at = $5,
 					give_up_at = $5::timestamptz + $6::float8 * interval '1 second'
 				WHERE endpoint_id = $1
 				  AND CASE WHEN $2 <> '' THEN event_id = $2 ELSE occurred_at >= $3 AND occurred_at < $4 END`,
@@ -399,7 +754,12 @@ func (s *Service) ReplayDeliveries(ctx context.Context, c Caller, r Replay) (int
 			if err != nil {
 				return 0, fmt.Errorf("replay deliveries of endpoint %d: %w", r.EndpointID, err)
 			}
-			return int(tag.RowsAffected()), nil
+			n := int(tag.RowsAffected())
+			if err := s.audit(ctx, tx, c, "webhook_endpoint.replay", r.EndpointID, map[string]any{
+				"event_id": r.EventID, "since": r.Since, "until": r.Until, "replayed": n}); err != nil {
+				return 0, err
+			}
+			return n, nil
 		})
 }
 
@@ -419,8 +779,11 @@ type Message struct {
 }
 
 // Enqueue records a delivery of each message for each endpoint that
-// subscribed to its type before it occurred and may see it. A message
-// enqueued again (the outbox delivers at least once) adds nothing.
+// subscribed to its type before it occurred and may see it, and that is
+// active or disabled only after failures (whose events are kept for Retry;
+// one disabled by a person or a key's revocation gets none, decision
+// 0277). A message enqueued again (the outbox delivers at least once) adds
+// nothing.
 func (s *Service) Enqueue(ctx context.Context, msgs []Message) (int, error) {
 	if len(msgs) == 0 {
 		return 0, nil
@@ -444,6 +807,7 @@ func (s *Service) Enqueue(ctx context.Context, msgs []Message) (int, error) {
 		     AS m(event_id, type, body, occurred_at, partner_id, everyone)
 		JOIN webhook_endpoints e ON m.type = ANY (e.event_types) AND e.created_at <= m.occurred_at
 		     AND (e.partner_id IS NULL OR m.everyone OR e.partner_id = m.partner_id)
+		     AND (e.status = 'active' OR e.disabled_by = 'failures')
 		ORDER BY m.occurred_at, e.endpoint_id
 		ON CONFLICT (endpoint_id, event_id) DO NOTHING`, ids, types, bodies, at, partners, everyone, now, Retry.Seconds())
 	if err != nil {

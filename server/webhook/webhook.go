@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/seatghor/seatghor/server/audit"
 )
 
 // Audience says which partners an event type concerns (decision 0190).
@@ -79,6 +81,23 @@ const (
 	StatusDisabled Status = "disabled"
 )
 
+// DisabledBy says who or what disabled an endpoint, which decides what
+// becomes of its events (decision 0277).
+type DisabledBy string
+
+// Who disables endpoints.
+const (
+	// DisabledByFailures: the worker, after sustained failure. Events are
+	// still queued, kept for Retry, and go out when it is enabled again.
+	DisabledByFailures DisabledBy = "failures"
+	// DisabledByPartner, DisabledByAdmin and DisabledByKeyRevocation: a
+	// decision that the URL should get nothing. No event is queued and
+	// the pending deliveries are dropped.
+	DisabledByPartner       DisabledBy = "partner"
+	DisabledByAdmin         DisabledBy = "admin"
+	DisabledByKeyRevocation DisabledBy = "key_revocation"
+)
+
 // DeliveryStatus is a delivery's state.
 type DeliveryStatus string
 
@@ -87,6 +106,10 @@ const (
 	DeliveryPending   DeliveryStatus = "pending"
 	DeliverySucceeded DeliveryStatus = "succeeded"
 	DeliveryFailed    DeliveryStatus = "failed"
+	// DeliveryDropped is never sent (unless replayed): its endpoint was
+	// disabled by a person or a key's revocation, or stayed disabled after
+	// failures longer than Retry (decision 0277).
+	DeliveryDropped DeliveryStatus = "dropped"
 )
 
 // Endpoint is a URL subscribed to event types.
@@ -108,6 +131,15 @@ type Endpoint struct {
 	CreatedAt           time.Time
 	// PreviousSecretExpiresAt ends the rotation's overlap; zero: none.
 	PreviousSecretExpiresAt time.Time
+	// CreatedByKey is the API key that created it ("": a signed-in
+	// account, an admin, or made before keys were recorded).
+	CreatedByKey string
+	// NeedsConfirmation marks a partner's endpoint made before the
+	// creating key was recorded: the partner's next key revocation
+	// disables it unless an enable confirms it first (decision 0276).
+	NeedsConfirmation bool
+	// DisabledBy is who or what disabled it; "" while active.
+	DisabledBy DisabledBy
 }
 
 // Delivery is one event for one endpoint.
@@ -123,6 +155,8 @@ type Delivery struct {
 	NextAttemptAt time.Time
 	OccurredAt    time.Time
 	CreatedAt     time.Time
+	// DroppedReason says why a dropped delivery was dropped.
+	DroppedReason string
 	// Recent are the latest attempts, newest first.
 	Recent []Attempt
 }
@@ -141,6 +175,25 @@ type Caller struct {
 	UserID    string
 	PartnerID int64
 	Admin     bool
+	// APIKey is the partner's API key the call came with; "" for a
+	// signed-in account.
+	APIKey string
+	// Manages says the credential may change endpoints (create, rotate,
+	// enable, disable, delete, replay): the partner's signed-in account or
+	// a key of scope webhooks, never a booking or read-only key (decision
+	// 0276). Admins always may.
+	Manages bool
+}
+
+// actor is who the audit log says made a change.
+func (c Caller) actor() audit.Actor {
+	switch {
+	case c.Admin:
+		return audit.Actor{Kind: audit.ActorAdmin, ID: c.UserID}
+	case c.APIKey != "":
+		return audit.Actor{Kind: audit.ActorAPIKey, ID: c.APIKey}
+	}
+	return audit.Actor{Kind: audit.ActorUser, ID: c.UserID}
 }
 
 // ErrNotFound means the endpoint does not exist, or is another partner's.
@@ -148,6 +201,14 @@ var ErrNotFound = errors.New("webhook endpoint not found")
 
 // ErrForbidden means the caller is neither an admin nor a partner.
 var ErrForbidden = errors.New("only partners and admins manage webhooks")
+
+// ErrNotManager refuses a change of an endpoint to a credential that may
+// only read them: a booking or read-only API key (decision 0276).
+var ErrNotManager = errors.New("this credential may not change webhook endpoints: use the partner's signed-in account or an API key of scope webhooks")
+
+// ErrEndpointLimit refuses an endpoint beyond its partner's cap (decision
+// 0278): delete one first.
+var ErrEndpointLimit = errors.New("the partner has as many webhook endpoints as it may; delete one first")
 
 // InvalidError is a request field the service refuses.
 type InvalidError struct {
@@ -159,7 +220,7 @@ func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.
 
 // Errors lists the errors of webhook that reach the API; its error table
 // has a row for each (docs/errors.md).
-var Errors = []error{ErrNotFound, ErrForbidden, (*InvalidError)(nil)}
+var Errors = []error{ErrNotFound, ErrForbidden, ErrNotManager, ErrEndpointLimit, (*InvalidError)(nil)}
 
 func checkEventTypes(types []string) ([]string, error) {
 	known := EventTypes()

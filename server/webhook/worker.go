@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/seal"
@@ -57,6 +58,10 @@ type WorkerConfig struct {
 	// DisableFailures in a row; defaults 24 h and 10 (decision 0190).
 	DisableAfter    time.Duration
 	DisableFailures int
+	// MaxEndpoints caps each partner's endpoints (decision 0278); default
+	// DefaultMaxEndpoints. The Service enforces it (WithMaxEndpoints): it
+	// is here with the other webhook settings the binary reads.
+	MaxEndpoints int
 	// AllowLoopback lets deliveries go to loopback addresses (dev and
 	// tests). Every other special-purpose address (private, shared,
 	// link-local, documentation, IPv4-embedding IPv6 …) is refused always,
@@ -312,7 +317,7 @@ func (w *Worker) open(r claimedRow) claimed {
 		stored = append(stored, *r.PreviousSecret)
 	}
 	for _, v := range stored {
-		plain, err := openSecret(w.box, v)
+		plain, _, err := openSecret(w.box, v, c.endpoint)
 		if err != nil {
 			c.secretErr = fmt.Errorf("%w: webhook endpoint %d: %w", errUnsigned, c.endpoint, err)
 			break
@@ -436,6 +441,9 @@ func (w *Worker) record(ctx context.Context, c claimed, o outcome) error {
 				failing_since = coalesce(failing_since, $2),
 				status = CASE WHEN consecutive_failures + 1 >= $3 AND coalesce(failing_since, $2) <= $2::timestamptz - $4::float8 * interval '1 second'
 				              THEN 'disabled' ELSE status END,
+				disabled_by = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $3
+				                    AND coalesce(failing_since, $2) <= $2::timestamptz - $4::float8 * interval '1 second'
+				              THEN 'failures' ELSE disabled_by END,
 				disabled_at = CASE WHEN status = 'active' AND consecutive_failures + 1 >= $3
 				                    AND coalesce(failing_since, $2) <= $2::timestamptz - $4::float8 * interval '1 second'
 				              THEN $2 ELSE disabled_at END
@@ -446,11 +454,16 @@ func (w *Worker) record(ctx context.Context, c claimed, o outcome) error {
 			return fmt.Errorf("count failure of endpoint %d: %w", c.endpoint, err)
 		}
 		if disabled {
-			reason := fmt.Sprintf("every delivery attempt since %s failed (last: %s); no more are sent until the endpoint is enabled again",
-				now.Add(-w.cfg.DisableAfter).UTC().Format(time.RFC3339), msg)
+			reason := fmt.Sprintf("every delivery attempt since %s failed (last: %s); no more are sent until the endpoint is enabled again, "+
+				"and events are kept for it for %s", now.Add(-w.cfg.DisableAfter).UTC().Format(time.RFC3339), msg, Retry)
 			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET disabled_reason = $2 WHERE endpoint_id = $1`,
 				c.endpoint, reason); err != nil {
 				return fmt.Errorf("disable endpoint %d: %w", c.endpoint, err)
+			}
+			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: audit.Actor{Kind: audit.ActorSystem, ID: "webhook-worker"},
+				Action: "webhook_endpoint.disable", Target: target(c.endpoint),
+				Detail: map[string]any{"reason": reason, "disabled_by": string(DisabledByFailures)}}); err != nil {
+				return err
 			}
 			// The partner's notice: ListEndpoints shows the status and the
 			// reason; this line is the hook for a mail (decision 0190).
@@ -500,14 +513,33 @@ func (w *Worker) Prune(ctx context.Context, olderThan time.Time) (int64, error) 
 	}
 }
 
-// RunPruner prunes the delivery log every interval, keeping LogRetention.
-// Several processes may run it; they delete the same rows harmlessly.
+// DropExpired drops the deliveries kept for endpoints disabled after
+// failures longer than Retry (decision 0277) and counts them in
+// seatghor_webhook_deliveries_dropped_total{reason="retention"}. It
+// returns how many.
+func (w *Worker) DropExpired(ctx context.Context) (int, error) {
+	n, err := dropExpired(ctx, w.db, 0, w.clock.Now())
+	if err != nil {
+		return 0, err
+	}
+	w.m.dropped.WithLabelValues(dropRetention).Add(float64(n))
+	return n, nil
+}
+
+// RunPruner prunes the delivery log every interval, keeping LogRetention,
+// and drops what disabled endpoints were kept too long. Several processes
+// may run it; they change the same rows harmlessly.
 func (w *Worker) RunPruner(ctx context.Context, every time.Duration) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(every):
+		}
+		if n, err := w.DropExpired(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("expired webhook deliveries not dropped", "err", err)
+		} else if n > 0 {
+			w.log.Info("webhook deliveries of disabled endpoints dropped after their retention", "deliveries", n)
 		}
 		n, err := w.Prune(ctx, w.clock.Now().Add(-LogRetention))
 		if err != nil && ctx.Err() == nil {

@@ -57,6 +57,14 @@ func TestPartnerResellsEndToEnd(t *testing.T) {
 		t.Fatalf("secret %q, want sk_test_…", k.Msg.GetSecret())
 	}
 	reseller := seatghor.NewClient(server.BaseURL, seatghor.WithAPIKey(k.Msg.GetSecret()))
+	// Endpoints are changed with a key of scope webhooks; the booking key
+	// may only list them (decision 0276).
+	hk, err := staff.Partner.CreateApiKey(ctx, connect.NewRequest(&partnerv1.CreateApiKeyRequest{PartnerId: partnerID, Name: "e2e webhooks",
+		Scope: partnerv1.ApiKeyScope_API_KEY_SCOPE_WEBHOOKS}))
+	if err != nil {
+		t.Fatalf("CreateApiKey of scope webhooks: %v", err)
+	}
+	hooks := seatghor.NewClient(server.BaseURL, seatghor.WithAPIKey(hk.Msg.GetSecret()))
 
 	show := newShow(t, "Go SDK partner end to end")
 	allocated := []string{"A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4", "C1", "C2"}
@@ -84,11 +92,15 @@ func TestPartnerResellsEndToEnd(t *testing.T) {
 	}
 
 	recv := newReceiver(t)
-	ep, err := reseller.Webhook.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
+	subscribe := &partnerv1.CreateEndpointRequest{
 		Url: recv.url, EventTypes: []string{"booking.confirmed", "allocation.returned"},
-	}))
+	}
+	if _, err := reseller.Webhook.CreateEndpoint(ctx, connect.NewRequest(subscribe)); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Fatalf("CreateEndpoint with the booking key: %v, want permission_denied", err)
+	}
+	ep, err := hooks.Webhook.CreateEndpoint(ctx, connect.NewRequest(subscribe))
 	if err != nil {
-		t.Fatalf("CreateEndpoint with the API key: %v", err)
+		t.Fatalf("CreateEndpoint with the webhooks key: %v", err)
 	}
 	if got := ep.Msg.GetEndpoint().GetPartnerId(); got != partnerID {
 		t.Fatalf("endpoint of partner %d, want %d", got, partnerID)

@@ -243,9 +243,13 @@ type WaitingRoomClient struct {
 // endpoint carries the same webhook-id, so receivers de-duplicate on it.
 // Failed deliveries are retried with exponential backoff and jitter for up to
 // three days; an endpoint whose deliveries keep failing is disabled and its
-// partner told (the endpoint's status). A partner sees and changes only its
-// own endpoints; admins see every endpoint and may create endpoints that
-// receive the events of every partner.
+// partner told (the endpoint's status). A partner sees only its own
+// endpoints; admins see every endpoint and may create endpoints that
+// receive the events of every partner. Changing an endpoint (create,
+// rotate, enable, disable, delete, replay) needs the partner's signed-in
+// account or an API key of scope webhooks; a booking or read-only key may
+// only list endpoints and deliveries (decision 0276). Every change is kept
+// in the platform's audit log with who made it.
 type WebhookClient struct {
 	partnerv1connect.WebhookServiceClient
 }

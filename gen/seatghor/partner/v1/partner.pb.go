@@ -34,8 +34,13 @@ const (
 	// Only procedures without side effects (searches, shows, seat maps, the
 	// partner's holds and orders, its statement).
 	ApiKeyScope_API_KEY_SCOPE_READ_ONLY ApiKeyScope = 1
-	// Everything the partner role may do: holds, orders, payments.
+	// Everything the partner role may do: holds, orders, payments; not
+	// changing webhook endpoints (decision 0276).
 	ApiKeyScope_API_KEY_SCOPE_BOOKING ApiKeyScope = 2
+	// What read_only may, plus managing the partner's webhook endpoints
+	// (create, rotate, enable, disable, delete, replay); nothing else with
+	// side effects, so it cannot book.
+	ApiKeyScope_API_KEY_SCOPE_WEBHOOKS ApiKeyScope = 3
 )
 
 // Enum value maps for ApiKeyScope.
@@ -44,11 +49,13 @@ var (
 		0: "API_KEY_SCOPE_UNSPECIFIED",
 		1: "API_KEY_SCOPE_READ_ONLY",
 		2: "API_KEY_SCOPE_BOOKING",
+		3: "API_KEY_SCOPE_WEBHOOKS",
 	}
 	ApiKeyScope_value = map[string]int32{
 		"API_KEY_SCOPE_UNSPECIFIED": 0,
 		"API_KEY_SCOPE_READ_ONLY":   1,
 		"API_KEY_SCOPE_BOOKING":     2,
+		"API_KEY_SCOPE_WEBHOOKS":    3,
 	}
 )
 
@@ -931,13 +938,18 @@ func (x *RevokeApiKeyRequest) GetKeyId() string {
 	return ""
 }
 
-// RevokeApiKeyResponse is the revoked key.
+// RevokeApiKeyResponse is the revoked key and what its revocation
+// stopped.
 type RevokeApiKeyResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The key, with its revoked_at.
-	ApiKey        *ApiKey `protobuf:"bytes,1,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ApiKey *ApiKey `protobuf:"bytes,1,opt,name=api_key,json=apiKey,proto3" json:"api_key,omitempty"`
+	// The webhook endpoints disabled because the key was revoked: those it
+	// created, and the partner's endpoints that needed confirmation (decision
+	// 0276). A repeated revocation lists them again while they stay disabled.
+	DisabledEndpointIds []int64 `protobuf:"varint,2,rep,packed,name=disabled_endpoint_ids,json=disabledEndpointIds,proto3" json:"disabled_endpoint_ids,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RevokeApiKeyResponse) Reset() {
@@ -973,6 +985,13 @@ func (*RevokeApiKeyResponse) Descriptor() ([]byte, []int) {
 func (x *RevokeApiKeyResponse) GetApiKey() *ApiKey {
 	if x != nil {
 		return x.ApiKey
+	}
+	return nil
+}
+
+func (x *RevokeApiKeyResponse) GetDisabledEndpointIds() []int64 {
+	if x != nil {
+		return x.DisabledEndpointIds
 	}
 	return nil
 }
@@ -1340,9 +1359,10 @@ const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"\x13ListApiKeysResponse\x126\n" +
 	"\bapi_keys\x18\x01 \x03(\v2\x1b.seatghor.partner.v1.ApiKeyR\aapiKeys\"7\n" +
 	"\x13RevokeApiKeyRequest\x12 \n" +
-	"\x06key_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05keyId\"L\n" +
+	"\x06key_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x05keyId\"\x80\x01\n" +
 	"\x14RevokeApiKeyResponse\x124\n" +
-	"\aapi_key\x18\x01 \x01(\v2\x1b.seatghor.partner.v1.ApiKeyR\x06apiKey\"\xc7\x01\n" +
+	"\aapi_key\x18\x01 \x01(\v2\x1b.seatghor.partner.v1.ApiKeyR\x06apiKey\x122\n" +
+	"\x15disabled_endpoint_ids\x18\x02 \x03(\x03R\x13disabledEndpointIds\"\xc7\x01\n" +
 	"\x13GetStatementRequest\x12&\n" +
 	"\n" +
 	"partner_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tpartnerId\x12E\n" +
@@ -1369,11 +1389,12 @@ const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"\x03net\x18\x06 \x01(\v2\x19.seatghor.common.v1.MoneyR\x03net\x129\n" +
 	"\n" +
 	"commission\x18\a \x01(\v2\x19.seatghor.common.v1.MoneyR\n" +
-	"commission*d\n" +
+	"commission*\x80\x01\n" +
 	"\vApiKeyScope\x12\x1d\n" +
 	"\x19API_KEY_SCOPE_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17API_KEY_SCOPE_READ_ONLY\x10\x01\x12\x19\n" +
-	"\x15API_KEY_SCOPE_BOOKING\x10\x02*X\n" +
+	"\x15API_KEY_SCOPE_BOOKING\x10\x02\x12\x1a\n" +
+	"\x16API_KEY_SCOPE_WEBHOOKS\x10\x03*X\n" +
 	"\n" +
 	"ApiKeyMode\x12\x1c\n" +
 	"\x18API_KEY_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +

@@ -33,8 +33,9 @@ const (
 	EndpointStatus_ENDPOINT_STATUS_UNSPECIFIED EndpointStatus = 0
 	// Deliveries are sent.
 	EndpointStatus_ENDPOINT_STATUS_ACTIVE EndpointStatus = 1
-	// Every attempt kept failing, so sending stopped (disabled_reason says
-	// why); events are still recorded and go out after EnableEndpoint.
+	// Nothing is sent (disabled_by and disabled_reason say why). After
+	// failures, events are still recorded for three days and go out after
+	// EnableEndpoint; otherwise none are (decision 0277).
 	EndpointStatus_ENDPOINT_STATUS_DISABLED EndpointStatus = 2
 )
 
@@ -79,6 +80,68 @@ func (EndpointStatus) EnumDescriptor() ([]byte, []int) {
 	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{0}
 }
 
+// EndpointDisabledBy says who or what disabled an endpoint.
+type EndpointDisabledBy int32
+
+const (
+	// Not disabled.
+	EndpointDisabledBy_ENDPOINT_DISABLED_BY_UNSPECIFIED EndpointDisabledBy = 0
+	// Every attempt failed for a day: events are kept for three days.
+	EndpointDisabledBy_ENDPOINT_DISABLED_BY_FAILURES EndpointDisabledBy = 1
+	// The partner (DisableEndpoint): nothing is kept.
+	EndpointDisabledBy_ENDPOINT_DISABLED_BY_PARTNER EndpointDisabledBy = 2
+	// An admin (DisableEndpoint): nothing is kept.
+	EndpointDisabledBy_ENDPOINT_DISABLED_BY_ADMIN EndpointDisabledBy = 3
+	// The revocation of the API key that created it (or, for an endpoint
+	// that needs_confirmation, any key of its partner): nothing is kept.
+	EndpointDisabledBy_ENDPOINT_DISABLED_BY_KEY_REVOCATION EndpointDisabledBy = 4
+)
+
+// Enum value maps for EndpointDisabledBy.
+var (
+	EndpointDisabledBy_name = map[int32]string{
+		0: "ENDPOINT_DISABLED_BY_UNSPECIFIED",
+		1: "ENDPOINT_DISABLED_BY_FAILURES",
+		2: "ENDPOINT_DISABLED_BY_PARTNER",
+		3: "ENDPOINT_DISABLED_BY_ADMIN",
+		4: "ENDPOINT_DISABLED_BY_KEY_REVOCATION",
+	}
+	EndpointDisabledBy_value = map[string]int32{
+		"ENDPOINT_DISABLED_BY_UNSPECIFIED":    0,
+		"ENDPOINT_DISABLED_BY_FAILURES":       1,
+		"ENDPOINT_DISABLED_BY_PARTNER":        2,
+		"ENDPOINT_DISABLED_BY_ADMIN":          3,
+		"ENDPOINT_DISABLED_BY_KEY_REVOCATION": 4,
+	}
+)
+
+func (x EndpointDisabledBy) Enum() *EndpointDisabledBy {
+	p := new(EndpointDisabledBy)
+	*p = x
+	return p
+}
+
+func (x EndpointDisabledBy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (EndpointDisabledBy) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_partner_v1_webhook_proto_enumTypes[1].Descriptor()
+}
+
+func (EndpointDisabledBy) Type() protoreflect.EnumType {
+	return &file_seatghor_partner_v1_webhook_proto_enumTypes[1]
+}
+
+func (x EndpointDisabledBy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use EndpointDisabledBy.Descriptor instead.
+func (EndpointDisabledBy) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{1}
+}
+
 // DeliveryStatus is where a delivery is.
 type DeliveryStatus int32
 
@@ -91,6 +154,10 @@ const (
 	DeliveryStatus_DELIVERY_STATUS_SUCCEEDED DeliveryStatus = 2
 	// Every attempt for three days failed; only a replay sends it again.
 	DeliveryStatus_DELIVERY_STATUS_FAILED DeliveryStatus = 3
+	// Not sent, and never will be unless replayed: its endpoint was disabled
+	// by a person or a key's revocation, or stayed disabled after failures
+	// longer than the three days events are kept (dropped_reason says which).
+	DeliveryStatus_DELIVERY_STATUS_DROPPED DeliveryStatus = 4
 )
 
 // Enum value maps for DeliveryStatus.
@@ -100,12 +167,14 @@ var (
 		1: "DELIVERY_STATUS_PENDING",
 		2: "DELIVERY_STATUS_SUCCEEDED",
 		3: "DELIVERY_STATUS_FAILED",
+		4: "DELIVERY_STATUS_DROPPED",
 	}
 	DeliveryStatus_value = map[string]int32{
 		"DELIVERY_STATUS_UNSPECIFIED": 0,
 		"DELIVERY_STATUS_PENDING":     1,
 		"DELIVERY_STATUS_SUCCEEDED":   2,
 		"DELIVERY_STATUS_FAILED":      3,
+		"DELIVERY_STATUS_DROPPED":     4,
 	}
 )
 
@@ -120,11 +189,11 @@ func (x DeliveryStatus) String() string {
 }
 
 func (DeliveryStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_partner_v1_webhook_proto_enumTypes[1].Descriptor()
+	return file_seatghor_partner_v1_webhook_proto_enumTypes[2].Descriptor()
 }
 
 func (DeliveryStatus) Type() protoreflect.EnumType {
-	return &file_seatghor_partner_v1_webhook_proto_enumTypes[1]
+	return &file_seatghor_partner_v1_webhook_proto_enumTypes[2]
 }
 
 func (x DeliveryStatus) Number() protoreflect.EnumNumber {
@@ -133,7 +202,7 @@ func (x DeliveryStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DeliveryStatus.Descriptor instead.
 func (DeliveryStatus) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{2}
 }
 
 // WebhookEndpoint is a URL subscribed to event types.
@@ -165,8 +234,17 @@ type WebhookEndpoint struct {
 	// Until when deliveries are also signed with the secret before the last
 	// rotation; unset when there is no overlap.
 	PreviousSecretExpiresAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=previous_secret_expires_at,json=previousSecretExpiresAt,proto3" json:"previous_secret_expires_at,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// The API key that created it; revoking that key disables it. Empty when
+	// a signed-in account or an admin created it, or it predates the record.
+	CreatedByKey string `protobuf:"bytes,13,opt,name=created_by_key,json=createdByKey,proto3" json:"created_by_key,omitempty"`
+	// Created by a partner before the creating key was recorded: it is
+	// disabled at the partner's next key revocation unless the partner
+	// confirms it first with EnableEndpoint (decision 0276).
+	NeedsConfirmation bool `protobuf:"varint,14,opt,name=needs_confirmation,json=needsConfirmation,proto3" json:"needs_confirmation,omitempty"`
+	// Who or what disabled it; unspecified while it is active.
+	DisabledBy    EndpointDisabledBy `protobuf:"varint,15,opt,name=disabled_by,json=disabledBy,proto3,enum=seatghor.partner.v1.EndpointDisabledBy" json:"disabled_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WebhookEndpoint) Reset() {
@@ -281,6 +359,27 @@ func (x *WebhookEndpoint) GetPreviousSecretExpiresAt() *timestamppb.Timestamp {
 		return x.PreviousSecretExpiresAt
 	}
 	return nil
+}
+
+func (x *WebhookEndpoint) GetCreatedByKey() string {
+	if x != nil {
+		return x.CreatedByKey
+	}
+	return ""
+}
+
+func (x *WebhookEndpoint) GetNeedsConfirmation() bool {
+	if x != nil {
+		return x.NeedsConfirmation
+	}
+	return false
+}
+
+func (x *WebhookEndpoint) GetDisabledBy() EndpointDisabledBy {
+	if x != nil {
+		return x.DisabledBy
+	}
+	return EndpointDisabledBy_ENDPOINT_DISABLED_BY_UNSPECIFIED
 }
 
 // CreateEndpointRequest subscribes a URL.
@@ -711,6 +810,208 @@ func (x *EnableEndpointResponse) GetEndpoint() *WebhookEndpoint {
 	return nil
 }
 
+// DisableEndpointRequest stops an endpoint.
+type DisableEndpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The endpoint.
+	EndpointId int64 `protobuf:"varint,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	// Why, for the endpoint's disabled_reason.
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DisableEndpointRequest) Reset() {
+	*x = DisableEndpointRequest{}
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DisableEndpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DisableEndpointRequest) ProtoMessage() {}
+
+func (x *DisableEndpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DisableEndpointRequest.ProtoReflect.Descriptor instead.
+func (*DisableEndpointRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *DisableEndpointRequest) GetEndpointId() int64 {
+	if x != nil {
+		return x.EndpointId
+	}
+	return 0
+}
+
+func (x *DisableEndpointRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// DisableEndpointResponse is the endpoint as it is now.
+type DisableEndpointResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The endpoint.
+	Endpoint *WebhookEndpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
+	// Pending deliveries dropped by this call.
+	Dropped       int32 `protobuf:"varint,2,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DisableEndpointResponse) Reset() {
+	*x = DisableEndpointResponse{}
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DisableEndpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DisableEndpointResponse) ProtoMessage() {}
+
+func (x *DisableEndpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DisableEndpointResponse.ProtoReflect.Descriptor instead.
+func (*DisableEndpointResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DisableEndpointResponse) GetEndpoint() *WebhookEndpoint {
+	if x != nil {
+		return x.Endpoint
+	}
+	return nil
+}
+
+func (x *DisableEndpointResponse) GetDropped() int32 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+// DeleteEndpointRequest removes an endpoint.
+type DeleteEndpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The endpoint.
+	EndpointId    int64 `protobuf:"varint,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteEndpointRequest) Reset() {
+	*x = DeleteEndpointRequest{}
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteEndpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteEndpointRequest) ProtoMessage() {}
+
+func (x *DeleteEndpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteEndpointRequest.ProtoReflect.Descriptor instead.
+func (*DeleteEndpointRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DeleteEndpointRequest) GetEndpointId() int64 {
+	if x != nil {
+		return x.EndpointId
+	}
+	return 0
+}
+
+// DeleteEndpointResponse says what was removed.
+type DeleteEndpointResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The endpoint's id.
+	EndpointId    int64 `protobuf:"varint,1,opt,name=endpoint_id,json=endpointId,proto3" json:"endpoint_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteEndpointResponse) Reset() {
+	*x = DeleteEndpointResponse{}
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteEndpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteEndpointResponse) ProtoMessage() {}
+
+func (x *DeleteEndpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteEndpointResponse.ProtoReflect.Descriptor instead.
+func (*DeleteEndpointResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *DeleteEndpointResponse) GetEndpointId() int64 {
+	if x != nil {
+		return x.EndpointId
+	}
+	return 0
+}
+
 // DeliveryAttempt is one POST of a delivery.
 type DeliveryAttempt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -734,7 +1035,7 @@ type DeliveryAttempt struct {
 
 func (x *DeliveryAttempt) Reset() {
 	*x = DeliveryAttempt{}
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[9]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -746,7 +1047,7 @@ func (x *DeliveryAttempt) String() string {
 func (*DeliveryAttempt) ProtoMessage() {}
 
 func (x *DeliveryAttempt) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[9]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -759,7 +1060,7 @@ func (x *DeliveryAttempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliveryAttempt.ProtoReflect.Descriptor instead.
 func (*DeliveryAttempt) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{9}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DeliveryAttempt) GetAttempt() int32 {
@@ -823,13 +1124,15 @@ type WebhookDelivery struct {
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// The most recent attempts, newest first (at most 10).
 	RecentAttempts []*DeliveryAttempt `protobuf:"bytes,11,rep,name=recent_attempts,json=recentAttempts,proto3" json:"recent_attempts,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Why it was dropped (status DROPPED).
+	DroppedReason string `protobuf:"bytes,12,opt,name=dropped_reason,json=droppedReason,proto3" json:"dropped_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WebhookDelivery) Reset() {
 	*x = WebhookDelivery{}
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[10]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +1144,7 @@ func (x *WebhookDelivery) String() string {
 func (*WebhookDelivery) ProtoMessage() {}
 
 func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[10]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +1157,7 @@ func (x *WebhookDelivery) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WebhookDelivery.ProtoReflect.Descriptor instead.
 func (*WebhookDelivery) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{10}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WebhookDelivery) GetDeliveryId() int64 {
@@ -934,6 +1237,13 @@ func (x *WebhookDelivery) GetRecentAttempts() []*DeliveryAttempt {
 	return nil
 }
 
+func (x *WebhookDelivery) GetDroppedReason() string {
+	if x != nil {
+		return x.DroppedReason
+	}
+	return ""
+}
+
 // ListDeliveriesRequest asks for an endpoint's delivery log.
 type ListDeliveriesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -953,7 +1263,7 @@ type ListDeliveriesRequest struct {
 
 func (x *ListDeliveriesRequest) Reset() {
 	*x = ListDeliveriesRequest{}
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[11]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -965,7 +1275,7 @@ func (x *ListDeliveriesRequest) String() string {
 func (*ListDeliveriesRequest) ProtoMessage() {}
 
 func (x *ListDeliveriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[11]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -978,7 +1288,7 @@ func (x *ListDeliveriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeliveriesRequest.ProtoReflect.Descriptor instead.
 func (*ListDeliveriesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{11}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ListDeliveriesRequest) GetEndpointId() int64 {
@@ -1029,7 +1339,7 @@ type ListDeliveriesResponse struct {
 
 func (x *ListDeliveriesResponse) Reset() {
 	*x = ListDeliveriesResponse{}
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[12]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1041,7 +1351,7 @@ func (x *ListDeliveriesResponse) String() string {
 func (*ListDeliveriesResponse) ProtoMessage() {}
 
 func (x *ListDeliveriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[12]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1054,7 +1364,7 @@ func (x *ListDeliveriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDeliveriesResponse.ProtoReflect.Descriptor instead.
 func (*ListDeliveriesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListDeliveriesResponse) GetDeliveries() []*WebhookDelivery {
@@ -1089,7 +1399,7 @@ type ReplayDeliveriesRequest struct {
 
 func (x *ReplayDeliveriesRequest) Reset() {
 	*x = ReplayDeliveriesRequest{}
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[13]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +1411,7 @@ func (x *ReplayDeliveriesRequest) String() string {
 func (*ReplayDeliveriesRequest) ProtoMessage() {}
 
 func (x *ReplayDeliveriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[13]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +1424,7 @@ func (x *ReplayDeliveriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayDeliveriesRequest.ProtoReflect.Descriptor instead.
 func (*ReplayDeliveriesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReplayDeliveriesRequest) GetEndpointId() int64 {
@@ -1180,7 +1490,7 @@ type DeliveryTimeRange struct {
 
 func (x *DeliveryTimeRange) Reset() {
 	*x = DeliveryTimeRange{}
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[14]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1192,7 +1502,7 @@ func (x *DeliveryTimeRange) String() string {
 func (*DeliveryTimeRange) ProtoMessage() {}
 
 func (x *DeliveryTimeRange) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[14]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1205,7 +1515,7 @@ func (x *DeliveryTimeRange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeliveryTimeRange.ProtoReflect.Descriptor instead.
 func (*DeliveryTimeRange) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeliveryTimeRange) GetSince() *timestamppb.Timestamp {
@@ -1233,7 +1543,7 @@ type ReplayDeliveriesResponse struct {
 
 func (x *ReplayDeliveriesResponse) Reset() {
 	*x = ReplayDeliveriesResponse{}
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[15]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1555,7 @@ func (x *ReplayDeliveriesResponse) String() string {
 func (*ReplayDeliveriesResponse) ProtoMessage() {}
 
 func (x *ReplayDeliveriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[15]
+	mi := &file_seatghor_partner_v1_webhook_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1568,7 @@ func (x *ReplayDeliveriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayDeliveriesResponse.ProtoReflect.Descriptor instead.
 func (*ReplayDeliveriesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_partner_v1_webhook_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReplayDeliveriesResponse) GetReplayed() int32 {
@@ -1272,7 +1582,7 @@ var File_seatghor_partner_v1_webhook_proto protoreflect.FileDescriptor
 
 const file_seatghor_partner_v1_webhook_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/partner/v1/webhook.proto\x12\x13seatghor.partner.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd1\x04\n" +
+	"!seatghor/partner/v1/webhook.proto\x12\x13seatghor.partner.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf0\x05\n" +
 	"\x0fWebhookEndpoint\x12\x1f\n" +
 	"\vendpoint_id\x18\x01 \x01(\x03R\n" +
 	"endpointId\x12\x1d\n" +
@@ -1291,7 +1601,11 @@ const file_seatghor_partner_v1_webhook_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\ffailingSince\x129\n" +
 	"\n" +
 	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12W\n" +
-	"\x1aprevious_secret_expires_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\x17previousSecretExpiresAt\"\xb6\x01\n" +
+	"\x1aprevious_secret_expires_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\x17previousSecretExpiresAt\x12$\n" +
+	"\x0ecreated_by_key\x18\r \x01(\tR\fcreatedByKey\x12-\n" +
+	"\x12needs_confirmation\x18\x0e \x01(\bR\x11needsConfirmation\x12H\n" +
+	"\vdisabled_by\x18\x0f \x01(\x0e2'.seatghor.partner.v1.EndpointDisabledByR\n" +
+	"disabledBy\"\xb6\x01\n" +
 	"\x15CreateEndpointRequest\x12&\n" +
 	"\n" +
 	"partner_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\tpartnerId\x12\x1c\n" +
@@ -1320,14 +1634,27 @@ const file_seatghor_partner_v1_webhook_proto_rawDesc = "" +
 	"\vendpoint_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\n" +
 	"endpointId\"Z\n" +
 	"\x16EnableEndpointResponse\x12@\n" +
-	"\bendpoint\x18\x01 \x01(\v2$.seatghor.partner.v1.WebhookEndpointR\bendpoint\"\xd8\x01\n" +
+	"\bendpoint\x18\x01 \x01(\v2$.seatghor.partner.v1.WebhookEndpointR\bendpoint\"d\n" +
+	"\x16DisableEndpointRequest\x12(\n" +
+	"\vendpoint_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\n" +
+	"endpointId\x12 \n" +
+	"\x06reason\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x06reason\"u\n" +
+	"\x17DisableEndpointResponse\x12@\n" +
+	"\bendpoint\x18\x01 \x01(\v2$.seatghor.partner.v1.WebhookEndpointR\bendpoint\x12\x18\n" +
+	"\adropped\x18\x02 \x01(\x05R\adropped\"A\n" +
+	"\x15DeleteEndpointRequest\x12(\n" +
+	"\vendpoint_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\n" +
+	"endpointId\"9\n" +
+	"\x16DeleteEndpointResponse\x12\x1f\n" +
+	"\vendpoint_id\x18\x01 \x01(\x03R\n" +
+	"endpointId\"\xd8\x01\n" +
 	"\x0fDeliveryAttempt\x12\x18\n" +
 	"\aattempt\x18\x01 \x01(\x05R\aattempt\x12=\n" +
 	"\fattempted_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\vattemptedAt\x12\x1f\n" +
 	"\vstatus_code\x18\x03 \x01(\x05R\n" +
 	"statusCode\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x125\n" +
-	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\x90\x04\n" +
+	"\bduration\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\bduration\"\xb7\x04\n" +
 	"\x0fWebhookDelivery\x12\x1f\n" +
 	"\vdelivery_id\x18\x01 \x01(\x03R\n" +
 	"deliveryId\x12\x1f\n" +
@@ -1346,7 +1673,8 @@ const file_seatghor_partner_v1_webhook_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12M\n" +
-	"\x0frecent_attempts\x18\v \x03(\v2$.seatghor.partner.v1.DeliveryAttemptR\x0erecentAttempts\"\xfe\x01\n" +
+	"\x0frecent_attempts\x18\v \x03(\v2$.seatghor.partner.v1.DeliveryAttemptR\x0erecentAttempts\x12%\n" +
+	"\x0edropped_reason\x18\f \x01(\tR\rdroppedReason\"\xfe\x01\n" +
 	"\x15ListDeliveriesRequest\x12(\n" +
 	"\vendpoint_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\n" +
 	"endpointId\x12E\n" +
@@ -1375,15 +1703,25 @@ const file_seatghor_partner_v1_webhook_proto_rawDesc = "" +
 	"\x0eEndpointStatus\x12\x1f\n" +
 	"\x1bENDPOINT_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ENDPOINT_STATUS_ACTIVE\x10\x01\x12\x1c\n" +
-	"\x18ENDPOINT_STATUS_DISABLED\x10\x02*\x89\x01\n" +
+	"\x18ENDPOINT_STATUS_DISABLED\x10\x02*\xc8\x01\n" +
+	"\x12EndpointDisabledBy\x12$\n" +
+	" ENDPOINT_DISABLED_BY_UNSPECIFIED\x10\x00\x12!\n" +
+	"\x1dENDPOINT_DISABLED_BY_FAILURES\x10\x01\x12 \n" +
+	"\x1cENDPOINT_DISABLED_BY_PARTNER\x10\x02\x12\x1e\n" +
+	"\x1aENDPOINT_DISABLED_BY_ADMIN\x10\x03\x12'\n" +
+	"#ENDPOINT_DISABLED_BY_KEY_REVOCATION\x10\x04*\xa6\x01\n" +
 	"\x0eDeliveryStatus\x12\x1f\n" +
 	"\x1bDELIVERY_STATUS_UNSPECIFIED\x10\x00\x12\x1b\n" +
 	"\x17DELIVERY_STATUS_PENDING\x10\x01\x12\x1d\n" +
 	"\x19DELIVERY_STATUS_SUCCEEDED\x10\x02\x12\x1a\n" +
-	"\x16DELIVERY_STATUS_FAILED\x10\x032\xe8\a\n" +
+	"\x16DELIVERY_STATUS_FAILED\x10\x03\x12\x1b\n" +
+	"\x17DELIVERY_STATUS_DROPPED\x10\x042\xaa\n" +
+	"\n" +
 	"\x0eWebhookService\x12\x8c\x01\n" +
 	"\x0eCreateEndpoint\x12*.seatghor.partner.v1.CreateEndpointRequest\x1a+.seatghor.partner.v1.CreateEndpointResponse\"!\x82\xd3\xe4\x93\x02\x1b:\x01*\"\x16/v1/webhooks/endpoints\x12\x89\x01\n" +
-	"\rListEndpoints\x12).seatghor.partner.v1.ListEndpointsRequest\x1a*.seatghor.partner.v1.ListEndpointsResponse\"!\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/webhooks/endpoints\x90\x02\x01\x12\xb9\x01\n" +
+	"\rListEndpoints\x12).seatghor.partner.v1.ListEndpointsRequest\x1a*.seatghor.partner.v1.ListEndpointsResponse\"!\x82\xd3\xe4\x93\x02\x18\x12\x16/v1/webhooks/endpoints\x90\x02\x01\x12\xa5\x01\n" +
+	"\x0fDisableEndpoint\x12+.seatghor.partner.v1.DisableEndpointRequest\x1a,.seatghor.partner.v1.DisableEndpointResponse\"7\x82\xd3\xe4\x93\x021:\x01*\",/v1/webhooks/endpoints/{endpoint_id}:disable\x12\x97\x01\n" +
+	"\x0eDeleteEndpoint\x12*.seatghor.partner.v1.DeleteEndpointRequest\x1a+.seatghor.partner.v1.DeleteEndpointResponse\",\x82\xd3\xe4\x93\x02&*$/v1/webhooks/endpoints/{endpoint_id}\x12\xb9\x01\n" +
 	"\x14RotateEndpointSecret\x120.seatghor.partner.v1.RotateEndpointSecretRequest\x1a1.seatghor.partner.v1.RotateEndpointSecretResponse\"<\x82\xd3\xe4\x93\x026:\x01*\"1/v1/webhooks/endpoints/{endpoint_id}:rotateSecret\x12\xa1\x01\n" +
 	"\x0eEnableEndpoint\x12*.seatghor.partner.v1.EnableEndpointRequest\x1a+.seatghor.partner.v1.EnableEndpointResponse\"6\x82\xd3\xe4\x93\x020:\x01*\"+/v1/webhooks/endpoints/{endpoint_id}:enable\x12\xa5\x01\n" +
 	"\x0eListDeliveries\x12*.seatghor.partner.v1.ListDeliveriesRequest\x1a+.seatghor.partner.v1.ListDeliveriesResponse\":\x82\xd3\xe4\x93\x021\x12//v1/webhooks/endpoints/{endpoint_id}/deliveries\x90\x02\x01\x12\xb2\x01\n" +
@@ -1402,70 +1740,81 @@ func file_seatghor_partner_v1_webhook_proto_rawDescGZIP() []byte {
 	return file_seatghor_partner_v1_webhook_proto_rawDescData
 }
 
-var file_seatghor_partner_v1_webhook_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_partner_v1_webhook_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_seatghor_partner_v1_webhook_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_seatghor_partner_v1_webhook_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_seatghor_partner_v1_webhook_proto_goTypes = []any{
 	(EndpointStatus)(0),                  // 0: seatghor.partner.v1.EndpointStatus
-	(DeliveryStatus)(0),                  // 1: seatghor.partner.v1.DeliveryStatus
-	(*WebhookEndpoint)(nil),              // 2: seatghor.partner.v1.WebhookEndpoint
-	(*CreateEndpointRequest)(nil),        // 3: seatghor.partner.v1.CreateEndpointRequest
-	(*CreateEndpointResponse)(nil),       // 4: seatghor.partner.v1.CreateEndpointResponse
-	(*ListEndpointsRequest)(nil),         // 5: seatghor.partner.v1.ListEndpointsRequest
-	(*ListEndpointsResponse)(nil),        // 6: seatghor.partner.v1.ListEndpointsResponse
-	(*RotateEndpointSecretRequest)(nil),  // 7: seatghor.partner.v1.RotateEndpointSecretRequest
-	(*RotateEndpointSecretResponse)(nil), // 8: seatghor.partner.v1.RotateEndpointSecretResponse
-	(*EnableEndpointRequest)(nil),        // 9: seatghor.partner.v1.EnableEndpointRequest
-	(*EnableEndpointResponse)(nil),       // 10: seatghor.partner.v1.EnableEndpointResponse
-	(*DeliveryAttempt)(nil),              // 11: seatghor.partner.v1.DeliveryAttempt
-	(*WebhookDelivery)(nil),              // 12: seatghor.partner.v1.WebhookDelivery
-	(*ListDeliveriesRequest)(nil),        // 13: seatghor.partner.v1.ListDeliveriesRequest
-	(*ListDeliveriesResponse)(nil),       // 14: seatghor.partner.v1.ListDeliveriesResponse
-	(*ReplayDeliveriesRequest)(nil),      // 15: seatghor.partner.v1.ReplayDeliveriesRequest
-	(*DeliveryTimeRange)(nil),            // 16: seatghor.partner.v1.DeliveryTimeRange
-	(*ReplayDeliveriesResponse)(nil),     // 17: seatghor.partner.v1.ReplayDeliveriesResponse
-	(*timestamppb.Timestamp)(nil),        // 18: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),          // 19: google.protobuf.Duration
+	(EndpointDisabledBy)(0),              // 1: seatghor.partner.v1.EndpointDisabledBy
+	(DeliveryStatus)(0),                  // 2: seatghor.partner.v1.DeliveryStatus
+	(*WebhookEndpoint)(nil),              // 3: seatghor.partner.v1.WebhookEndpoint
+	(*CreateEndpointRequest)(nil),        // 4: seatghor.partner.v1.CreateEndpointRequest
+	(*CreateEndpointResponse)(nil),       // 5: seatghor.partner.v1.CreateEndpointResponse
+	(*ListEndpointsRequest)(nil),         // 6: seatghor.partner.v1.ListEndpointsRequest
+	(*ListEndpointsResponse)(nil),        // 7: seatghor.partner.v1.ListEndpointsResponse
+	(*RotateEndpointSecretRequest)(nil),  // 8: seatghor.partner.v1.RotateEndpointSecretRequest
+	(*RotateEndpointSecretResponse)(nil), // 9: seatghor.partner.v1.RotateEndpointSecretResponse
+	(*EnableEndpointRequest)(nil),        // 10: seatghor.partner.v1.EnableEndpointRequest
+	(*EnableEndpointResponse)(nil),       // 11: seatghor.partner.v1.EnableEndpointResponse
+	(*DisableEndpointRequest)(nil),       // 12: seatghor.partner.v1.DisableEndpointRequest
+	(*DisableEndpointResponse)(nil),      // 13: seatghor.partner.v1.DisableEndpointResponse
+	(*DeleteEndpointRequest)(nil),        // 14: seatghor.partner.v1.DeleteEndpointRequest
+	(*DeleteEndpointResponse)(nil),       // 15: seatghor.partner.v1.DeleteEndpointResponse
+	(*DeliveryAttempt)(nil),              // 16: seatghor.partner.v1.DeliveryAttempt
+	(*WebhookDelivery)(nil),              // 17: seatghor.partner.v1.WebhookDelivery
+	(*ListDeliveriesRequest)(nil),        // 18: seatghor.partner.v1.ListDeliveriesRequest
+	(*ListDeliveriesResponse)(nil),       // 19: seatghor.partner.v1.ListDeliveriesResponse
+	(*ReplayDeliveriesRequest)(nil),      // 20: seatghor.partner.v1.ReplayDeliveriesRequest
+	(*DeliveryTimeRange)(nil),            // 21: seatghor.partner.v1.DeliveryTimeRange
+	(*ReplayDeliveriesResponse)(nil),     // 22: seatghor.partner.v1.ReplayDeliveriesResponse
+	(*timestamppb.Timestamp)(nil),        // 23: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),          // 24: google.protobuf.Duration
 }
 var file_seatghor_partner_v1_webhook_proto_depIdxs = []int32{
 	0,  // 0: seatghor.partner.v1.WebhookEndpoint.status:type_name -> seatghor.partner.v1.EndpointStatus
-	18, // 1: seatghor.partner.v1.WebhookEndpoint.disabled_at:type_name -> google.protobuf.Timestamp
-	18, // 2: seatghor.partner.v1.WebhookEndpoint.failing_since:type_name -> google.protobuf.Timestamp
-	18, // 3: seatghor.partner.v1.WebhookEndpoint.created_at:type_name -> google.protobuf.Timestamp
-	18, // 4: seatghor.partner.v1.WebhookEndpoint.previous_secret_expires_at:type_name -> google.protobuf.Timestamp
-	2,  // 5: seatghor.partner.v1.CreateEndpointResponse.endpoint:type_name -> seatghor.partner.v1.WebhookEndpoint
-	2,  // 6: seatghor.partner.v1.ListEndpointsResponse.endpoints:type_name -> seatghor.partner.v1.WebhookEndpoint
-	19, // 7: seatghor.partner.v1.RotateEndpointSecretRequest.overlap:type_name -> google.protobuf.Duration
-	2,  // 8: seatghor.partner.v1.RotateEndpointSecretResponse.endpoint:type_name -> seatghor.partner.v1.WebhookEndpoint
-	2,  // 9: seatghor.partner.v1.EnableEndpointResponse.endpoint:type_name -> seatghor.partner.v1.WebhookEndpoint
-	18, // 10: seatghor.partner.v1.DeliveryAttempt.attempted_at:type_name -> google.protobuf.Timestamp
-	19, // 11: seatghor.partner.v1.DeliveryAttempt.duration:type_name -> google.protobuf.Duration
-	1,  // 12: seatghor.partner.v1.WebhookDelivery.status:type_name -> seatghor.partner.v1.DeliveryStatus
-	18, // 13: seatghor.partner.v1.WebhookDelivery.next_attempt_at:type_name -> google.protobuf.Timestamp
-	18, // 14: seatghor.partner.v1.WebhookDelivery.occurred_at:type_name -> google.protobuf.Timestamp
-	18, // 15: seatghor.partner.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
-	11, // 16: seatghor.partner.v1.WebhookDelivery.recent_attempts:type_name -> seatghor.partner.v1.DeliveryAttempt
-	1,  // 17: seatghor.partner.v1.ListDeliveriesRequest.status:type_name -> seatghor.partner.v1.DeliveryStatus
-	12, // 18: seatghor.partner.v1.ListDeliveriesResponse.deliveries:type_name -> seatghor.partner.v1.WebhookDelivery
-	16, // 19: seatghor.partner.v1.ReplayDeliveriesRequest.range:type_name -> seatghor.partner.v1.DeliveryTimeRange
-	18, // 20: seatghor.partner.v1.DeliveryTimeRange.since:type_name -> google.protobuf.Timestamp
-	18, // 21: seatghor.partner.v1.DeliveryTimeRange.until:type_name -> google.protobuf.Timestamp
-	3,  // 22: seatghor.partner.v1.WebhookService.CreateEndpoint:input_type -> seatghor.partner.v1.CreateEndpointRequest
-	5,  // 23: seatghor.partner.v1.WebhookService.ListEndpoints:input_type -> seatghor.partner.v1.ListEndpointsRequest
-	7,  // 24: seatghor.partner.v1.WebhookService.RotateEndpointSecret:input_type -> seatghor.partner.v1.RotateEndpointSecretRequest
-	9,  // 25: seatghor.partner.v1.WebhookService.EnableEndpoint:input_type -> seatghor.partner.v1.EnableEndpointRequest
-	13, // 26: seatghor.partner.v1.WebhookService.ListDeliveries:input_type -> seatghor.partner.v1.ListDeliveriesRequest
-	15, // 27: seatghor.partner.v1.WebhookService.ReplayDeliveries:input_type -> seatghor.partner.v1.ReplayDeliveriesRequest
-	4,  // 28: seatghor.partner.v1.WebhookService.CreateEndpoint:output_type -> seatghor.partner.v1.CreateEndpointResponse
-	6,  // 29: seatghor.partner.v1.WebhookService.ListEndpoints:output_type -> seatghor.partner.v1.ListEndpointsResponse
-	8,  // 30: seatghor.partner.v1.WebhookService.RotateEndpointSecret:output_type -> seatghor.partner.v1.RotateEndpointSecretResponse
-	10, // 31: seatghor.partner.v1.WebhookService.EnableEndpoint:output_type -> seatghor.partner.v1.EnableEndpointResponse
-	14, // 32: seatghor.partner.v1.WebhookService.ListDeliveries:output_type -> seatghor.partner.v1.ListDeliveriesResponse
-	17, // 33: seatghor.partner.v1.WebhookService.ReplayDeliveries:output_type -> seatghor.partner.v1.ReplayDeliveriesResponse
-	28, // [28:34] is the sub-list for method output_type
-	22, // [22:28] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	23, // 1: seatghor.partner.v1.WebhookEndpoint.disabled_at:type_name -> google.protobuf.Timestamp
+	23, // 2: seatghor.partner.v1.WebhookEndpoint.failing_since:type_name -> google.protobuf.Timestamp
+	23, // 3: seatghor.partner.v1.WebhookEndpoint.created_at:type_name -> google.protobuf.Timestamp
+	23, // 4: seatghor.partner.v1.WebhookEndpoint.previous_secret_expires_at:type_name -> google.protobuf.Timestamp
+	1,  // 5: seatghor.partner.v1.WebhookEndpoint.disabled_by:type_name -> seatghor.partner.v1.EndpointDisabledBy
+	3,  // 6: seatghor.partner.v1.CreateEndpointResponse.endpoint:type_name -> seatghor.partner.v1.WebhookEndpoint
+	3,  // 7: seatghor.partner.v1.ListEndpointsResponse.endpoints:type_name -> seatghor.partner.v1.WebhookEndpoint
+	24, // 8: seatghor.partner.v1.RotateEndpointSecretRequest.overlap:type_name -> google.protobuf.Duration
+	3,  // 9: seatghor.partner.v1.RotateEndpointSecretResponse.endpoint:type_name -> seatghor.partner.v1.WebhookEndpoint
+	3,  // 10: seatghor.partner.v1.EnableEndpointResponse.endpoint:type_name -> seatghor.partner.v1.WebhookEndpoint
+	3,  // 11: seatghor.partner.v1.DisableEndpointResponse.endpoint:type_name -> seatghor.partner.v1.WebhookEndpoint
+	23, // 12: seatghor.partner.v1.DeliveryAttempt.attempted_at:type_name -> google.protobuf.Timestamp
+	24, // 13: seatghor.partner.v1.DeliveryAttempt.duration:type_name -> google.protobuf.Duration
+	2,  // 14: seatghor.partner.v1.WebhookDelivery.status:type_name -> seatghor.partner.v1.DeliveryStatus
+	23, // 15: seatghor.partner.v1.WebhookDelivery.next_attempt_at:type_name -> google.protobuf.Timestamp
+	23, // 16: seatghor.partner.v1.WebhookDelivery.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 17: seatghor.partner.v1.WebhookDelivery.created_at:type_name -> google.protobuf.Timestamp
+	16, // 18: seatghor.partner.v1.WebhookDelivery.recent_attempts:type_name -> seatghor.partner.v1.DeliveryAttempt
+	2,  // 19: seatghor.partner.v1.ListDeliveriesRequest.status:type_name -> seatghor.partner.v1.DeliveryStatus
+	17, // 20: seatghor.partner.v1.ListDeliveriesResponse.deliveries:type_name -> seatghor.partner.v1.WebhookDelivery
+	21, // 21: seatghor.partner.v1.ReplayDeliveriesRequest.range:type_name -> seatghor.partner.v1.DeliveryTimeRange
+	23, // 22: seatghor.partner.v1.DeliveryTimeRange.since:type_name -> google.protobuf.Timestamp
+	23, // 23: seatghor.partner.v1.DeliveryTimeRange.until:type_name -> google.protobuf.Timestamp
+	4,  // 24: seatghor.partner.v1.WebhookService.CreateEndpoint:input_type -> seatghor.partner.v1.CreateEndpointRequest
+	6,  // 25: seatghor.partner.v1.WebhookService.ListEndpoints:input_type -> seatghor.partner.v1.ListEndpointsRequest
+	12, // 26: seatghor.partner.v1.WebhookService.DisableEndpoint:input_type -> seatghor.partner.v1.DisableEndpointRequest
+	14, // 27: seatghor.partner.v1.WebhookService.DeleteEndpoint:input_type -> seatghor.partner.v1.DeleteEndpointRequest
+	8,  // 28: seatghor.partner.v1.WebhookService.RotateEndpointSecret:input_type -> seatghor.partner.v1.RotateEndpointSecretRequest
+	10, // 29: seatghor.partner.v1.WebhookService.EnableEndpoint:input_type -> seatghor.partner.v1.EnableEndpointRequest
+	18, // 30: seatghor.partner.v1.WebhookService.ListDeliveries:input_type -> seatghor.partner.v1.ListDeliveriesRequest
+	20, // 31: seatghor.partner.v1.WebhookService.ReplayDeliveries:input_type -> seatghor.partner.v1.ReplayDeliveriesRequest
+	5,  // 32: seatghor.partner.v1.WebhookService.CreateEndpoint:output_type -> seatghor.partner.v1.CreateEndpointResponse
+	7,  // 33: seatghor.partner.v1.WebhookService.ListEndpoints:output_type -> seatghor.partner.v1.ListEndpointsResponse
+	13, // 34: seatghor.partner.v1.WebhookService.DisableEndpoint:output_type -> seatghor.partner.v1.DisableEndpointResponse
+	15, // 35: seatghor.partner.v1.WebhookService.DeleteEndpoint:output_type -> seatghor.partner.v1.DeleteEndpointResponse
+	9,  // 36: seatghor.partner.v1.WebhookService.RotateEndpointSecret:output_type -> seatghor.partner.v1.RotateEndpointSecretResponse
+	11, // 37: seatghor.partner.v1.WebhookService.EnableEndpoint:output_type -> seatghor.partner.v1.EnableEndpointResponse
+	19, // 38: seatghor.partner.v1.WebhookService.ListDeliveries:output_type -> seatghor.partner.v1.ListDeliveriesResponse
+	22, // 39: seatghor.partner.v1.WebhookService.ReplayDeliveries:output_type -> seatghor.partner.v1.ReplayDeliveriesResponse
+	32, // [32:40] is the sub-list for method output_type
+	24, // [24:32] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_partner_v1_webhook_proto_init() }
@@ -1473,7 +1822,7 @@ func file_seatghor_partner_v1_webhook_proto_init() {
 	if File_seatghor_partner_v1_webhook_proto != nil {
 		return
 	}
-	file_seatghor_partner_v1_webhook_proto_msgTypes[13].OneofWrappers = []any{
+	file_seatghor_partner_v1_webhook_proto_msgTypes[17].OneofWrappers = []any{
 		(*ReplayDeliveriesRequest_EventId)(nil),
 		(*ReplayDeliveriesRequest_Range)(nil),
 	}
@@ -1482,8 +1831,8 @@ func file_seatghor_partner_v1_webhook_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_partner_v1_webhook_proto_rawDesc), len(file_seatghor_partner_v1_webhook_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   16,
+			NumEnums:      3,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -4,7 +4,11 @@
 // pays, and waits for the order's confirmation to arrive by webhook, its
 // Standard Webhooks signature verified.
 //
-//	go run ./examples/reseller -base-url http://127.0.0.1:8080 -api-key "$SEATGHOR_API_KEY" -seats 2
+//	go run ./examples/reseller -base-url http://127.0.0.1:8080 -api-key "$SEATGHOR_API_KEY" \
+//		-webhooks-key "$SEATGHOR_WEBHOOKS_KEY" -seats 2
+//
+// It sells with a booking key and subscribes with a key of scope webhooks:
+// a booking key may not change webhook endpoints (decision 0276).
 //
 // The receiver listens on -listen; Seatghor must reach it at -webhook-url
 // (https, or http to 127.0.0.1 on a dev server). A real integration
@@ -50,7 +54,8 @@ func main() {
 func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("reseller", flag.ContinueOnError)
 	baseURL := fs.String("base-url", envOr("SEATGHOR_URL", "http://127.0.0.1:8080"), "the Seatghor API")
-	apiKey := fs.String("api-key", os.Getenv("SEATGHOR_API_KEY"), "the partner's API key (sk_live_… or sk_test_…)")
+	apiKey := fs.String("api-key", os.Getenv("SEATGHOR_API_KEY"), "the partner's booking API key (sk_live_… or sk_test_…)")
+	hooksKey := fs.String("webhooks-key", os.Getenv("SEATGHOR_WEBHOOKS_KEY"), "the partner's API key of scope webhooks, to subscribe")
 	showID := fs.Int64("show", 0, "the show to sell; 0 takes the first bus trip listed")
 	seats := fs.Int("seats", 2, "how many seats to sell")
 	payToken := fs.String("sandbox-token", "tok_success", "the sandbox gateway's test token")
@@ -60,7 +65,8 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	r := reseller{c: seatghor.NewClient(*baseURL, seatghor.WithAPIKey(*apiKey)), out: stdout}
+	r := reseller{c: seatghor.NewClient(*baseURL, seatghor.WithAPIKey(*apiKey)),
+		hooks: seatghor.NewClient(*baseURL, seatghor.WithAPIKey(*hooksKey)), out: stdout}
 
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -95,8 +101,10 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 }
 
 type reseller struct {
-	c   *seatghor.Client
-	out io.Writer
+	c *seatghor.Client
+	// hooks manages the webhook endpoints (a webhooks-scoped key).
+	hooks *seatghor.Client
+	out   io.Writer
 }
 
 func (r reseller) firstBusTrip(ctx context.Context) (int64, error) {
@@ -160,7 +168,7 @@ func (r reseller) sell(ctx context.Context, showID int64, n int, payToken string
 // that verifies deliveries with the endpoint's secret (shown only in this
 // answer).
 func (r reseller) subscribe(ctx context.Context, url string) (*receiver, error) {
-	res, err := r.c.Webhook.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
+	res, err := r.hooks.Webhook.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
 		Url: url, EventTypes: []string{"booking.confirmed"}, Description: "reseller example",
 	}))
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 // TestResellerSellsTwoSeats runs the program against the real binary
 // (seatghor dev, its demo shows) with a partner's API key made by
-// CreateApiKey: two seats of the first bus trip are held, ordered and paid,
+// CreateApiKey (a booking key to sell, a webhooks key to subscribe): two seats of the first bus trip are held, ordered and paid,
 // and the confirmation arrives at the program's receiver as a signed
 // booking.confirmed webhook. A second run sells two more, choosing again
 // around the seats the first one took.
@@ -43,12 +43,17 @@ func TestResellerSellsTwoSeats(t *testing.T) {
 	if !strings.HasPrefix(key, "sk_test_") {
 		t.Fatalf("API key %q, want an sk_test_ secret", key)
 	}
+	hk, err := partners.CreateApiKey(ctx, connect.NewRequest(&partnerv1.CreateApiKeyRequest{PartnerId: p.Msg.GetPartner().GetPartnerId(),
+		Name: "reseller webhooks", Scope: partnerv1.ApiKeyScope_API_KEY_SCOPE_WEBHOOKS}))
+	if err != nil {
+		t.Fatalf("CreateApiKey of scope webhooks: %v", err)
+	}
 
 	held := regexp.MustCompile(`held \[(\w+) (\w+)\] of show (\d+)`)
 	sold := map[string]bool{} // show/seat
 	for i := range 2 {
 		var out bytes.Buffer
-		if err := run(ctx, []string{"-base-url", srv.BaseURL, "-api-key", key}, &out); err != nil {
+		if err := run(ctx, []string{"-base-url", srv.BaseURL, "-api-key", key, "-webhooks-key", hk.Msg.GetSecret()}, &out); err != nil {
 			t.Fatalf("run %d: %v\n%s", i, err, out.String())
 		}
 		m := held.FindStringSubmatch(out.String())

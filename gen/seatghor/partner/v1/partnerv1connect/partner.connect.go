@@ -69,8 +69,10 @@ type PartnerServiceClient interface {
 	// never their secrets. Admins, and the partner itself.
 	ListApiKeys(context.Context, *connect.Request[v1.ListApiKeysRequest]) (*connect.Response[v1.ListApiKeysResponse], error)
 	// RevokeApiKey revokes a key: every API process refuses it from the
-	// moment this answers. Revoking a revoked key answers it unchanged.
-	// Admins, and the key's partner with a token (not with an API key).
+	// moment this answers, and the webhook endpoints it created are disabled
+	// with it (the answer lists them). Revoking a revoked key answers it
+	// unchanged. Admins, and the key's partner with a token (not with an API
+	// key).
 	RevokeApiKey(context.Context, *connect.Request[v1.RevokeApiKeyRequest]) (*connect.Response[v1.RevokeApiKeyResponse], error)
 	// GetStatement sums a partner's sales, refunds and commission over a
 	// period, per currency, from the orders and refunds recorded with its
@@ -188,8 +190,10 @@ type PartnerServiceHandler interface {
 	// never their secrets. Admins, and the partner itself.
 	ListApiKeys(context.Context, *connect.Request[v1.ListApiKeysRequest]) (*connect.Response[v1.ListApiKeysResponse], error)
 	// RevokeApiKey revokes a key: every API process refuses it from the
-	// moment this answers. Revoking a revoked key answers it unchanged.
-	// Admins, and the key's partner with a token (not with an API key).
+	// moment this answers, and the webhook endpoints it created are disabled
+	// with it (the answer lists them). Revoking a revoked key answers it
+	// unchanged. Admins, and the key's partner with a token (not with an API
+	// key).
 	RevokeApiKey(context.Context, *connect.Request[v1.RevokeApiKeyRequest]) (*connect.Response[v1.RevokeApiKeyResponse], error)
 	// GetStatement sums a partner's sales, refunds and commission over a
 	// period, per currency, from the orders and refunds recorded with its

@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/partner/v1/webhook.proto.
  */
 export const file_seatghor_partner_v1_webhook: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9wYXJ0bmVyL3YxL3dlYmhvb2sucHJvdG8SE3NlYXRnaG9yLnBhcnRuZXIudjEisQMKD1dlYmhvb2tFbmRwb2ludBITCgtlbmRwb2ludF9pZBgBIAEoAxISCgpwYXJ0bmVyX2lkGAIgASgDEgsKA3VybBgDIAEoCRITCgtldmVudF90eXBlcxgEIAMoCRITCgtkZXNjcmlwdGlvbhgFIAEoCRIzCgZzdGF0dXMYBiABKA4yIy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkVuZHBvaW50U3RhdHVzEhcKD2Rpc2FibGVkX3JlYXNvbhgHIAEoCRIvCgtkaXNhYmxlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoUY29uc2VjdXRpdmVfZmFpbHVyZXMYCSABKAUSMQoNZmFpbGluZ19zaW5jZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIo0BChVDcmVhdGVFbmRwb2ludFJlcXVlc3QSGwoKcGFydG5lcl9pZBgBIAEoA0IHukgEIgIoABIXCgN1cmwYAiABKAlCCrpIB3IFEAEY0A8SHwoLZXZlbnRfdHlwZXMYAyADKAlCCrpIB5IBBAgBEBQSHQoLZGVzY3JpcHRpb24YBCABKAlCCLpIBXIDGPQDImAKFkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5zZWF0Z2hvci5wYXJ0bmVyLnYxLldlYmhvb2tFbmRwb2ludBIOCgZzZWNyZXQYAiABKAkiMwoUTGlzdEVuZHBvaW50c1JlcXVlc3QSGwoKcGFydG5lcl9pZBgBIAEoA0IHukgEIgIoACJQChVMaXN0RW5kcG9pbnRzUmVzcG9uc2USNwoJZW5kcG9pbnRzGAEgAygLMiQuc2VhdGdob3IucGFydG5lci52MS5XZWJob29rRW5kcG9pbnQidwobUm90YXRlRW5kcG9pbnRTZWNyZXRSZXF1ZXN0EhwKC2VuZHBvaW50X2lkGAEgASgDQge6SAQiAiAAEjoKB292ZXJsYXAYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CDrpIC6oBCCIECID1JDIAImYKHFJvdGF0ZUVuZHBvaW50U2VjcmV0UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5zZWF0Z2hvci5wYXJ0bmVyLnYxLldlYmhvb2tFbmRwb2ludBIOCgZzZWNyZXQYAiABKAkiNQoVRW5hYmxlRW5kcG9pbnRSZXF1ZXN0EhwKC2VuZHBvaW50X2lkGAEgASgDQge6SAQiAiAAIlAKFkVuYWJsZUVuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5zZWF0Z2hvci5wYXJ0bmVyLnYxLldlYmhvb2tFbmRwb2ludCKlAQoPRGVsaXZlcnlBdHRlbXB0Eg8KB2F0dGVtcHQYASABKAUSMAoMYXR0ZW1wdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtzdGF0dXNfY29kZRgDIAEoBRINCgVlcnJvchgEIAEoCRIrCghkdXJhdGlvbhgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiKRAwoPV2ViaG9va0RlbGl2ZXJ5EhMKC2RlbGl2ZXJ5X2lkGAEgASgDEhMKC2VuZHBvaW50X2lkGAIgASgDEhAKCGV2ZW50X2lkGAMgASgJEhIKCmV2ZW50X3R5cGUYBCABKAkSEgoKd2ViaG9va19pZBgFIAEoCRIzCgZzdGF0dXMYBiABKA4yIy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkRlbGl2ZXJ5U3RhdHVzEhAKCGF0dGVtcHRzGAcgASgFEjMKD25leHRfYXR0ZW1wdF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEj0KD3JlY2VudF9hdHRlbXB0cxgLIAMoCzIkLnNlYXRnaG9yLnBhcnRuZXIudjEuRGVsaXZlcnlBdHRlbXB0IswBChVMaXN0RGVsaXZlcmllc1JlcXVlc3QSHAoLZW5kcG9pbnRfaWQYASABKANCB7pIBCICIAASPQoGc3RhdHVzGAIgASgOMiMuc2VhdGdob3IucGFydG5lci52MS5EZWxpdmVyeVN0YXR1c0IIukgFggECEAESGQoIZXZlbnRfaWQYAyABKAlCB7pIBHICGGQSHQoJcGFnZV9zaXplGAQgASgFQgq6SAcaBRjIASgAEhwKCnBhZ2VfdG9rZW4YBSABKAlCCLpIBXIDGMgBImsKFkxpc3REZWxpdmVyaWVzUmVzcG9uc2USOAoKZGVsaXZlcmllcxgBIAMoCzIkLnNlYXRnaG9yLnBhcnRuZXIudjEuV2ViaG9va0RlbGl2ZXJ5EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSKfAQoXUmVwbGF5RGVsaXZlcmllc1JlcXVlc3QSHAoLZW5kcG9pbnRfaWQYASABKANCB7pIBCICIAASHQoIZXZlbnRfaWQYAiABKAlCCbpIBnIEEAEYZEgAEjcKBXJhbmdlGAMgASgLMiYuc2VhdGdob3IucGFydG5lci52MS5EZWxpdmVyeVRpbWVSYW5nZUgAQg4KBXdoaWNoEgW6SAIIASJ5ChFEZWxpdmVyeVRpbWVSYW5nZRIxCgVzaW5jZRgBIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIxCgV1bnRpbBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBASIsChhSZXBsYXlEZWxpdmVyaWVzUmVzcG9uc2USEAoIcmVwbGF5ZWQYASABKAUqawoORW5kcG9pbnRTdGF0dXMSHwobRU5EUE9JTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWRU5EUE9JTlRfU1RBVFVTX0FDVElWRRABEhwKGEVORFBPSU5UX1NUQVRVU19ESVNBQkxFRBACKokBCg5EZWxpdmVyeVN0YXR1cxIfChtERUxJVkVSWV9TVEFUVVNfVU5TUEVDSUZJRUQQABIbChdERUxJVkVSWV9TVEFUVVNfUEVORElORxABEh0KGURFTElWRVJZX1NUQVRVU19TVUNDRUVERUQQAhIaChZERUxJVkVSWV9TVEFUVVNfRkFJTEVEEAMy6AcKDldlYmhvb2tTZXJ2aWNlEowBCg5DcmVhdGVFbmRwb2ludBIqLnNlYXRnaG9yLnBhcnRuZXIudjEuQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0Gisuc2VhdGdob3IucGFydG5lci52MS5DcmVhdGVFbmRwb2ludFJlc3BvbnNlIiGC0+STAhs6ASoiFi92MS93ZWJob29rcy9lbmRwb2ludHMSiQEKDUxpc3RFbmRwb2ludHMSKS5zZWF0Z2hvci5wYXJ0bmVyLnYxLkxpc3RFbmRwb2ludHNSZXF1ZXN0Giouc2VhdGdob3IucGFydG5lci52MS5MaXN0RW5kcG9pbnRzUmVzcG9uc2UiIZACAYLT5JMCGBIWL3YxL3dlYmhvb2tzL2VuZHBvaW50cxK5AQoUUm90YXRlRW5kcG9pbnRTZWNyZXQSMC5zZWF0Z2hvci5wYXJ0bmVyLnYxLlJvdGF0ZUVuZHBvaW50U2VjcmV0UmVxdWVzdBoxLnNlYXRnaG9yLnBhcnRuZXIudjEuUm90YXRlRW5kcG9pbnRTZWNyZXRSZXNwb25zZSI8gtPkkwI2OgEqIjEvdjEvd2ViaG9va3MvZW5kcG9pbnRzL3tlbmRwb2ludF9pZH06cm90YXRlU2VjcmV0EqEBCg5FbmFibGVFbmRwb2ludBIqLnNlYXRnaG9yLnBhcnRuZXIudjEuRW5hYmxlRW5kcG9pbnRSZXF1ZXN0Gisuc2VhdGdob3IucGFydG5lci52MS5FbmFibGVFbmRwb2ludFJlc3BvbnNlIjaC0+STAjA6ASoiKy92MS93ZWJob29rcy9lbmRwb2ludHMve2VuZHBvaW50X2lkfTplbmFibGUSpQEKDkxpc3REZWxpdmVyaWVzEiouc2VhdGdob3IucGFydG5lci52MS5MaXN0RGVsaXZlcmllc1JlcXVlc3QaKy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkxpc3REZWxpdmVyaWVzUmVzcG9uc2UiOpACAYLT5JMCMRIvL3YxL3dlYmhvb2tzL2VuZHBvaW50cy97ZW5kcG9pbnRfaWR9L2RlbGl2ZXJpZXMSsgEKEFJlcGxheURlbGl2ZXJpZXMSLC5zZWF0Z2hvci5wYXJ0bmVyLnYxLlJlcGxheURlbGl2ZXJpZXNSZXF1ZXN0Gi0uc2VhdGdob3IucGFydG5lci52MS5SZXBsYXlEZWxpdmVyaWVzUmVzcG9uc2UiQYLT5JMCOzoBKiI2L3YxL3dlYmhvb2tzL2VuZHBvaW50cy97ZW5kcG9pbnRfaWR9L2RlbGl2ZXJpZXM6cmVwbGF5QtUBChdjb20uc2VhdGdob3IucGFydG5lci52MUIMV2ViaG9va1Byb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL3BhcnRuZXIvdjE7cGFydG5lcnYxogIDU1BYqgITU2VhdGdob3IuUGFydG5lci5WMcoCE1NlYXRnaG9yXFBhcnRuZXJcVjHiAh9TZWF0Z2hvclxQYXJ0bmVyXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OlBhcnRuZXI6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("CiFzZWF0Z2hvci9wYXJ0bmVyL3YxL3dlYmhvb2sucHJvdG8SE3NlYXRnaG9yLnBhcnRuZXIudjEiowQKD1dlYmhvb2tFbmRwb2ludBITCgtlbmRwb2ludF9pZBgBIAEoAxISCgpwYXJ0bmVyX2lkGAIgASgDEgsKA3VybBgDIAEoCRITCgtldmVudF90eXBlcxgEIAMoCRITCgtkZXNjcmlwdGlvbhgFIAEoCRIzCgZzdGF0dXMYBiABKA4yIy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkVuZHBvaW50U3RhdHVzEhcKD2Rpc2FibGVkX3JlYXNvbhgHIAEoCRIvCgtkaXNhYmxlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASHAoUY29uc2VjdXRpdmVfZmFpbHVyZXMYCSABKAUSMQoNZmFpbGluZ19zaW5jZRgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPgoacHJldmlvdXNfc2VjcmV0X2V4cGlyZXNfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNyZWF0ZWRfYnlfa2V5GA0gASgJEhoKEm5lZWRzX2NvbmZpcm1hdGlvbhgOIAEoCBI8CgtkaXNhYmxlZF9ieRgPIAEoDjInLnNlYXRnaG9yLnBhcnRuZXIudjEuRW5kcG9pbnREaXNhYmxlZEJ5Io0BChVDcmVhdGVFbmRwb2ludFJlcXVlc3QSGwoKcGFydG5lcl9pZBgBIAEoA0IHukgEIgIoABIXCgN1cmwYAiABKAlCCrpIB3IFEAEY0A8SHwoLZXZlbnRfdHlwZXMYAyADKAlCCrpIB5IBBAgBEBQSHQoLZGVzY3JpcHRpb24YBCABKAlCCLpIBXIDGPQDImAKFkNyZWF0ZUVuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5zZWF0Z2hvci5wYXJ0bmVyLnYxLldlYmhvb2tFbmRwb2ludBIOCgZzZWNyZXQYAiABKAkiMwoUTGlzdEVuZHBvaW50c1JlcXVlc3QSGwoKcGFydG5lcl9pZBgBIAEoA0IHukgEIgIoACJQChVMaXN0RW5kcG9pbnRzUmVzcG9uc2USNwoJZW5kcG9pbnRzGAEgAygLMiQuc2VhdGdob3IucGFydG5lci52MS5XZWJob29rRW5kcG9pbnQidwobUm90YXRlRW5kcG9pbnRTZWNyZXRSZXF1ZXN0EhwKC2VuZHBvaW50X2lkGAEgASgDQge6SAQiAiAAEjoKB292ZXJsYXAYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CDrpIC6oBCCIECID1JDIAImYKHFJvdGF0ZUVuZHBvaW50U2VjcmV0UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5zZWF0Z2hvci5wYXJ0bmVyLnYxLldlYmhvb2tFbmRwb2ludBIOCgZzZWNyZXQYAiABKAkiNQoVRW5hYmxlRW5kcG9pbnRSZXF1ZXN0EhwKC2VuZHBvaW50X2lkGAEgASgDQge6SAQiAiAAIlAKFkVuYWJsZUVuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5zZWF0Z2hvci5wYXJ0bmVyLnYxLldlYmhvb2tFbmRwb2ludCJQChZEaXNhYmxlRW5kcG9pbnRSZXF1ZXN0EhwKC2VuZHBvaW50X2lkGAEgASgDQge6SAQiAiAAEhgKBnJlYXNvbhgCIAEoCUIIukgFcgMY9AMiYgoXRGlzYWJsZUVuZHBvaW50UmVzcG9uc2USNgoIZW5kcG9pbnQYASABKAsyJC5zZWF0Z2hvci5wYXJ0bmVyLnYxLldlYmhvb2tFbmRwb2ludBIPCgdkcm9wcGVkGAIgASgFIjUKFURlbGV0ZUVuZHBvaW50UmVxdWVzdBIcCgtlbmRwb2ludF9pZBgBIAEoA0IHukgEIgIgACItChZEZWxldGVFbmRwb2ludFJlc3BvbnNlEhMKC2VuZHBvaW50X2lkGAEgASgDIqUBCg9EZWxpdmVyeUF0dGVtcHQSDwoHYXR0ZW1wdBgBIAEoBRIwCgxhdHRlbXB0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC3N0YXR1c19jb2RlGAMgASgFEg0KBWVycm9yGAQgASgJEisKCGR1cmF0aW9uGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIqkDCg9XZWJob29rRGVsaXZlcnkSEwoLZGVsaXZlcnlfaWQYASABKAMSEwoLZW5kcG9pbnRfaWQYAiABKAMSEAoIZXZlbnRfaWQYAyABKAkSEgoKZXZlbnRfdHlwZRgEIAEoCRISCgp3ZWJob29rX2lkGAUgASgJEjMKBnN0YXR1cxgGIAEoDjIjLnNlYXRnaG9yLnBhcnRuZXIudjEuRGVsaXZlcnlTdGF0dXMSEAoIYXR0ZW1wdHMYByABKAUSMwoPbmV4dF9hdHRlbXB0X2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtvY2N1cnJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKY3JlYXRlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASPQoPcmVjZW50X2F0dGVtcHRzGAsgAygLMiQuc2VhdGdob3IucGFydG5lci52MS5EZWxpdmVyeUF0dGVtcHQSFgoOZHJvcHBlZF9yZWFzb24YDCABKAkizAEKFUxpc3REZWxpdmVyaWVzUmVxdWVzdBIcCgtlbmRwb2ludF9pZBgBIAEoA0IHukgEIgIgABI9CgZzdGF0dXMYAiABKA4yIy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkRlbGl2ZXJ5U3RhdHVzQgi6SAWCAQIQARIZCghldmVudF9pZBgDIAEoCUIHukgEcgIYZBIdCglwYWdlX3NpemUYBCABKAVCCrpIBxoFGMgBKAASHAoKcGFnZV90b2tlbhgFIAEoCUIIukgFcgMYyAEiawoWTGlzdERlbGl2ZXJpZXNSZXNwb25zZRI4CgpkZWxpdmVyaWVzGAEgAygLMiQuc2VhdGdob3IucGFydG5lci52MS5XZWJob29rRGVsaXZlcnkSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJIp8BChdSZXBsYXlEZWxpdmVyaWVzUmVxdWVzdBIcCgtlbmRwb2ludF9pZBgBIAEoA0IHukgEIgIgABIdCghldmVudF9pZBgCIAEoCUIJukgGcgQQARhkSAASNwoFcmFuZ2UYAyABKAsyJi5zZWF0Z2hvci5wYXJ0bmVyLnYxLkRlbGl2ZXJ5VGltZVJhbmdlSABCDgoFd2hpY2gSBbpIAggBInkKEURlbGl2ZXJ5VGltZVJhbmdlEjEKBXNpbmNlGAEgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBEjEKBXVudGlsGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBIiwKGFJlcGxheURlbGl2ZXJpZXNSZXNwb25zZRIQCghyZXBsYXllZBgBIAEoBSprCg5FbmRwb2ludFN0YXR1cxIfChtFTkRQT0lOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZFTkRQT0lOVF9TVEFUVVNfQUNUSVZFEAESHAoYRU5EUE9JTlRfU1RBVFVTX0RJU0FCTEVEEAIqyAEKEkVuZHBvaW50RGlzYWJsZWRCeRIkCiBFTkRQT0lOVF9ESVNBQkxFRF9CWV9VTlNQRUNJRklFRBAAEiEKHUVORFBPSU5UX0RJU0FCTEVEX0JZX0ZBSUxVUkVTEAESIAocRU5EUE9JTlRfRElTQUJMRURfQllfUEFSVE5FUhACEh4KGkVORFBPSU5UX0RJU0FCTEVEX0JZX0FETUlOEAMSJwojRU5EUE9JTlRfRElTQUJMRURfQllfS0VZX1JFVk9DQVRJT04QBCqmAQoORGVsaXZlcnlTdGF0dXMSHwobREVMSVZFUllfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGwoXREVMSVZFUllfU1RBVFVTX1BFTkRJTkcQARIdChlERUxJVkVSWV9TVEFUVVNfU1VDQ0VFREVEEAISGgoWREVMSVZFUllfU1RBVFVTX0ZBSUxFRBADEhsKF0RFTElWRVJZX1NUQVRVU19EUk9QUEVEEAQyqgoKDldlYmhvb2tTZXJ2aWNlEowBCg5DcmVhdGVFbmRwb2ludBIqLnNlYXRnaG9yLnBhcnRuZXIudjEuQ3JlYXRlRW5kcG9pbnRSZXF1ZXN0Gisuc2VhdGdob3IucGFydG5lci52MS5DcmVhdGVFbmRwb2ludFJlc3BvbnNlIiGC0+STAhs6ASoiFi92MS93ZWJob29rcy9lbmRwb2ludHMSiQEKDUxpc3RFbmRwb2ludHMSKS5zZWF0Z2hvci5wYXJ0bmVyLnYxLkxpc3RFbmRwb2ludHNSZXF1ZXN0Giouc2VhdGdob3IucGFydG5lci52MS5MaXN0RW5kcG9pbnRzUmVzcG9uc2UiIZACAYLT5JMCGBIWL3YxL3dlYmhvb2tzL2VuZHBvaW50cxKlAQoPRGlzYWJsZUVuZHBvaW50Eisuc2VhdGdob3IucGFydG5lci52MS5EaXNhYmxlRW5kcG9pbnRSZXF1ZXN0Giwuc2VhdGdob3IucGFydG5lci52MS5EaXNhYmxlRW5kcG9pbnRSZXNwb25zZSI3gtPkkwIxOgEqIiwvdjEvd2ViaG9va3MvZW5kcG9pbnRzL3tlbmRwb2ludF9pZH06ZGlzYWJsZRKXAQoORGVsZXRlRW5kcG9pbnQSKi5zZWF0Z2hvci5wYXJ0bmVyLnYxLkRlbGV0ZUVuZHBvaW50UmVxdWVzdBorLnNlYXRnaG9yLnBhcnRuZXIudjEuRGVsZXRlRW5kcG9pbnRSZXNwb25zZSIsgtPkkwImKiQvdjEvd2ViaG9va3MvZW5kcG9pbnRzL3tlbmRwb2ludF9pZH0SuQEKFFJvdGF0ZUVuZHBvaW50U2VjcmV0EjAuc2VhdGdob3IucGFydG5lci52MS5Sb3RhdGVFbmRwb2ludFNlY3JldFJlcXVlc3QaMS5zZWF0Z2hvci5wYXJ0bmVyLnYxLlJvdGF0ZUVuZHBvaW50U2VjcmV0UmVzcG9uc2UiPILT5JMCNjoBKiIxL3YxL3dlYmhvb2tzL2VuZHBvaW50cy97ZW5kcG9pbnRfaWR9OnJvdGF0ZVNlY3JldBKhAQoORW5hYmxlRW5kcG9pbnQSKi5zZWF0Z2hvci5wYXJ0bmVyLnYxLkVuYWJsZUVuZHBvaW50UmVxdWVzdBorLnNlYXRnaG9yLnBhcnRuZXIudjEuRW5hYmxlRW5kcG9pbnRSZXNwb25zZSI2gtPkkwIwOgEqIisvdjEvd2ViaG9va3MvZW5kcG9pbnRzL3tlbmRwb2ludF9pZH06ZW5hYmxlEqUBCg5MaXN0RGVsaXZlcmllcxIqLnNlYXRnaG9yLnBhcnRuZXIudjEuTGlzdERlbGl2ZXJpZXNSZXF1ZXN0Gisuc2VhdGdob3IucGFydG5lci52MS5MaXN0RGVsaXZlcmllc1Jlc3BvbnNlIjqQAgGC0+STAjESLy92MS93ZWJob29rcy9lbmRwb2ludHMve2VuZHBvaW50X2lkfS9kZWxpdmVyaWVzErIBChBSZXBsYXlEZWxpdmVyaWVzEiwuc2VhdGdob3IucGFydG5lci52MS5SZXBsYXlEZWxpdmVyaWVzUmVxdWVzdBotLnNlYXRnaG9yLnBhcnRuZXIudjEuUmVwbGF5RGVsaXZlcmllc1Jlc3BvbnNlIkGC0+STAjs6ASoiNi92MS93ZWJob29rcy9lbmRwb2ludHMve2VuZHBvaW50X2lkfS9kZWxpdmVyaWVzOnJlcGxheULVAQoXY29tLnNlYXRnaG9yLnBhcnRuZXIudjFCDFdlYmhvb2tQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9wYXJ0bmVyL3YxO3BhcnRuZXJ2MaICA1NQWKoCE1NlYXRnaG9yLlBhcnRuZXIuVjHKAhNTZWF0Z2hvclxQYXJ0bmVyXFYx4gIfU2VhdGdob3JcUGFydG5lclxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpQYXJ0bmVyOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
 
 /**
  * WebhookEndpoint is a URL subscribed to event types.
@@ -107,6 +107,30 @@ export type WebhookEndpoint = Message<"seatghor.partner.v1.WebhookEndpoint"> & {
    * @generated from field: google.protobuf.Timestamp previous_secret_expires_at = 12;
    */
   previousSecretExpiresAt?: Timestamp | undefined;
+
+  /**
+   * The API key that created it; revoking that key disables it. Empty when
+   * a signed-in account or an admin created it, or it predates the record.
+   *
+   * @generated from field: string created_by_key = 13;
+   */
+  createdByKey: string;
+
+  /**
+   * Created by a partner before the creating key was recorded: it is
+   * disabled at the partner's next key revocation unless the partner
+   * confirms it first with EnableEndpoint (decision 0276).
+   *
+   * @generated from field: bool needs_confirmation = 14;
+   */
+  needsConfirmation: boolean;
+
+  /**
+   * Who or what disabled it; unspecified while it is active.
+   *
+   * @generated from field: seatghor.partner.v1.EndpointDisabledBy disabled_by = 15;
+   */
+  disabledBy: EndpointDisabledBy;
 };
 
 /**
@@ -333,6 +357,104 @@ export const EnableEndpointResponseSchema: GenMessage<EnableEndpointResponse> = 
   messageDesc(file_seatghor_partner_v1_webhook, 8);
 
 /**
+ * DisableEndpointRequest stops an endpoint.
+ *
+ * @generated from message seatghor.partner.v1.DisableEndpointRequest
+ */
+export type DisableEndpointRequest = Message<"seatghor.partner.v1.DisableEndpointRequest"> & {
+  /**
+   * The endpoint.
+   *
+   * @generated from field: int64 endpoint_id = 1;
+   */
+  endpointId: bigint;
+
+  /**
+   * Why, for the endpoint's disabled_reason.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message seatghor.partner.v1.DisableEndpointRequest.
+ * Use `create(DisableEndpointRequestSchema)` to create a new message.
+ */
+export const DisableEndpointRequestSchema: GenMessage<DisableEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_partner_v1_webhook, 9);
+
+/**
+ * DisableEndpointResponse is the endpoint as it is now.
+ *
+ * @generated from message seatghor.partner.v1.DisableEndpointResponse
+ */
+export type DisableEndpointResponse = Message<"seatghor.partner.v1.DisableEndpointResponse"> & {
+  /**
+   * The endpoint.
+   *
+   * @generated from field: seatghor.partner.v1.WebhookEndpoint endpoint = 1;
+   */
+  endpoint?: WebhookEndpoint | undefined;
+
+  /**
+   * Pending deliveries dropped by this call.
+   *
+   * @generated from field: int32 dropped = 2;
+   */
+  dropped: number;
+};
+
+/**
+ * Describes the message seatghor.partner.v1.DisableEndpointResponse.
+ * Use `create(DisableEndpointResponseSchema)` to create a new message.
+ */
+export const DisableEndpointResponseSchema: GenMessage<DisableEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_partner_v1_webhook, 10);
+
+/**
+ * DeleteEndpointRequest removes an endpoint.
+ *
+ * @generated from message seatghor.partner.v1.DeleteEndpointRequest
+ */
+export type DeleteEndpointRequest = Message<"seatghor.partner.v1.DeleteEndpointRequest"> & {
+  /**
+   * The endpoint.
+   *
+   * @generated from field: int64 endpoint_id = 1;
+   */
+  endpointId: bigint;
+};
+
+/**
+ * Describes the message seatghor.partner.v1.DeleteEndpointRequest.
+ * Use `create(DeleteEndpointRequestSchema)` to create a new message.
+ */
+export const DeleteEndpointRequestSchema: GenMessage<DeleteEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_partner_v1_webhook, 11);
+
+/**
+ * DeleteEndpointResponse says what was removed.
+ *
+ * @generated from message seatghor.partner.v1.DeleteEndpointResponse
+ */
+export type DeleteEndpointResponse = Message<"seatghor.partner.v1.DeleteEndpointResponse"> & {
+  /**
+   * The endpoint's id.
+   *
+   * @generated from field: int64 endpoint_id = 1;
+   */
+  endpointId: bigint;
+};
+
+/**
+ * Describes the message seatghor.partner.v1.DeleteEndpointResponse.
+ * Use `create(DeleteEndpointResponseSchema)` to create a new message.
+ */
+export const DeleteEndpointResponseSchema: GenMessage<DeleteEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_partner_v1_webhook, 12);
+
+/**
  * DeliveryAttempt is one POST of a delivery.
  *
  * @generated from message seatghor.partner.v1.DeliveryAttempt
@@ -383,7 +505,7 @@ export type DeliveryAttempt = Message<"seatghor.partner.v1.DeliveryAttempt"> & {
  * Use `create(DeliveryAttemptSchema)` to create a new message.
  */
 export const DeliveryAttemptSchema: GenMessage<DeliveryAttempt> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_webhook, 9);
+  messageDesc(file_seatghor_partner_v1_webhook, 13);
 
 /**
  * WebhookDelivery is one event for one endpoint.
@@ -468,6 +590,13 @@ export type WebhookDelivery = Message<"seatghor.partner.v1.WebhookDelivery"> & {
    * @generated from field: repeated seatghor.partner.v1.DeliveryAttempt recent_attempts = 11;
    */
   recentAttempts: DeliveryAttempt[];
+
+  /**
+   * Why it was dropped (status DROPPED).
+   *
+   * @generated from field: string dropped_reason = 12;
+   */
+  droppedReason: string;
 };
 
 /**
@@ -475,7 +604,7 @@ export type WebhookDelivery = Message<"seatghor.partner.v1.WebhookDelivery"> & {
  * Use `create(WebhookDeliverySchema)` to create a new message.
  */
 export const WebhookDeliverySchema: GenMessage<WebhookDelivery> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_webhook, 10);
+  messageDesc(file_seatghor_partner_v1_webhook, 14);
 
 /**
  * ListDeliveriesRequest asks for an endpoint's delivery log.
@@ -524,7 +653,7 @@ export type ListDeliveriesRequest = Message<"seatghor.partner.v1.ListDeliveriesR
  * Use `create(ListDeliveriesRequestSchema)` to create a new message.
  */
 export const ListDeliveriesRequestSchema: GenMessage<ListDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_webhook, 11);
+  messageDesc(file_seatghor_partner_v1_webhook, 15);
 
 /**
  * ListDeliveriesResponse is one page of the log.
@@ -552,7 +681,7 @@ export type ListDeliveriesResponse = Message<"seatghor.partner.v1.ListDeliveries
  * Use `create(ListDeliveriesResponseSchema)` to create a new message.
  */
 export const ListDeliveriesResponseSchema: GenMessage<ListDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_webhook, 12);
+  messageDesc(file_seatghor_partner_v1_webhook, 16);
 
 /**
  * ReplayDeliveriesRequest names what to send again.
@@ -596,7 +725,7 @@ export type ReplayDeliveriesRequest = Message<"seatghor.partner.v1.ReplayDeliver
  * Use `create(ReplayDeliveriesRequestSchema)` to create a new message.
  */
 export const ReplayDeliveriesRequestSchema: GenMessage<ReplayDeliveriesRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_webhook, 13);
+  messageDesc(file_seatghor_partner_v1_webhook, 17);
 
 /**
  * DeliveryTimeRange is [since, until) of events' occurred_at.
@@ -624,7 +753,7 @@ export type DeliveryTimeRange = Message<"seatghor.partner.v1.DeliveryTimeRange">
  * Use `create(DeliveryTimeRangeSchema)` to create a new message.
  */
 export const DeliveryTimeRangeSchema: GenMessage<DeliveryTimeRange> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_webhook, 14);
+  messageDesc(file_seatghor_partner_v1_webhook, 18);
 
 /**
  * ReplayDeliveriesResponse says how many deliveries will be sent again.
@@ -645,7 +774,7 @@ export type ReplayDeliveriesResponse = Message<"seatghor.partner.v1.ReplayDelive
  * Use `create(ReplayDeliveriesResponseSchema)` to create a new message.
  */
 export const ReplayDeliveriesResponseSchema: GenMessage<ReplayDeliveriesResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_webhook, 15);
+  messageDesc(file_seatghor_partner_v1_webhook, 19);
 
 /**
  * EndpointStatus says whether an endpoint receives deliveries.
@@ -668,8 +797,9 @@ export enum EndpointStatus {
   ACTIVE = 1,
 
   /**
-   * Every attempt kept failing, so sending stopped (disabled_reason says
-   * why); events are still recorded and go out after EnableEndpoint.
+   * Nothing is sent (disabled_by and disabled_reason say why). After
+   * failures, events are still recorded for three days and go out after
+   * EnableEndpoint; otherwise none are (decision 0277).
    *
    * @generated from enum value: ENDPOINT_STATUS_DISABLED = 2;
    */
@@ -681,6 +811,55 @@ export enum EndpointStatus {
  */
 export const EndpointStatusSchema: GenEnum<EndpointStatus> = /*@__PURE__*/
   enumDesc(file_seatghor_partner_v1_webhook, 0);
+
+/**
+ * EndpointDisabledBy says who or what disabled an endpoint.
+ *
+ * @generated from enum seatghor.partner.v1.EndpointDisabledBy
+ */
+export enum EndpointDisabledBy {
+  /**
+   * Not disabled.
+   *
+   * @generated from enum value: ENDPOINT_DISABLED_BY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Every attempt failed for a day: events are kept for three days.
+   *
+   * @generated from enum value: ENDPOINT_DISABLED_BY_FAILURES = 1;
+   */
+  FAILURES = 1,
+
+  /**
+   * The partner (DisableEndpoint): nothing is kept.
+   *
+   * @generated from enum value: ENDPOINT_DISABLED_BY_PARTNER = 2;
+   */
+  PARTNER = 2,
+
+  /**
+   * An admin (DisableEndpoint): nothing is kept.
+   *
+   * @generated from enum value: ENDPOINT_DISABLED_BY_ADMIN = 3;
+   */
+  ADMIN = 3,
+
+  /**
+   * The revocation of the API key that created it (or, for an endpoint
+   * that needs_confirmation, any key of its partner): nothing is kept.
+   *
+   * @generated from enum value: ENDPOINT_DISABLED_BY_KEY_REVOCATION = 4;
+   */
+  KEY_REVOCATION = 4,
+}
+
+/**
+ * Describes the enum seatghor.partner.v1.EndpointDisabledBy.
+ */
+export const EndpointDisabledBySchema: GenEnum<EndpointDisabledBy> = /*@__PURE__*/
+  enumDesc(file_seatghor_partner_v1_webhook, 1);
 
 /**
  * DeliveryStatus is where a delivery is.
@@ -715,13 +894,22 @@ export enum DeliveryStatus {
    * @generated from enum value: DELIVERY_STATUS_FAILED = 3;
    */
   FAILED = 3,
+
+  /**
+   * Not sent, and never will be unless replayed: its endpoint was disabled
+   * by a person or a key's revocation, or stayed disabled after failures
+   * longer than the three days events are kept (dropped_reason says which).
+   *
+   * @generated from enum value: DELIVERY_STATUS_DROPPED = 4;
+   */
+  DROPPED = 4,
 }
 
 /**
  * Describes the enum seatghor.partner.v1.DeliveryStatus.
  */
 export const DeliveryStatusSchema: GenEnum<DeliveryStatus> = /*@__PURE__*/
-  enumDesc(file_seatghor_partner_v1_webhook, 1);
+  enumDesc(file_seatghor_partner_v1_webhook, 2);
 
 /**
  * WebhookService lets partners (and admins) receive Seatghor's events at
@@ -731,9 +919,13 @@ export const DeliveryStatusSchema: GenEnum<DeliveryStatus> = /*@__PURE__*/
  * endpoint carries the same webhook-id, so receivers de-duplicate on it.
  * Failed deliveries are retried with exponential backoff and jitter for up to
  * three days; an endpoint whose deliveries keep failing is disabled and its
- * partner told (the endpoint's status). A partner sees and changes only its
- * own endpoints; admins see every endpoint and may create endpoints that
- * receive the events of every partner.
+ * partner told (the endpoint's status). A partner sees only its own
+ * endpoints; admins see every endpoint and may create endpoints that
+ * receive the events of every partner. Changing an endpoint (create,
+ * rotate, enable, disable, delete, replay) needs the partner's signed-in
+ * account or an API key of scope webhooks; a booking or read-only key may
+ * only list endpoints and deliveries (decision 0276). Every change is kept
+ * in the platform's audit log with who made it.
  *
  * @generated from service seatghor.partner.v1.WebhookService
  */
@@ -763,6 +955,32 @@ export const WebhookService: GenService<{
     output: typeof ListEndpointsResponseSchema;
   },
   /**
+   * DisableEndpoint stops an endpoint: no event is queued for it any more
+   * and its pending deliveries are dropped (status DROPPED, with the
+   * reason), so nothing piles up to go out on a later EnableEndpoint
+   * (decision 0277). Disabling a disabled endpoint changes nothing.
+   * Requires an Idempotency-Key.
+   *
+   * @generated from rpc seatghor.partner.v1.WebhookService.DisableEndpoint
+   */
+  disableEndpoint: {
+    methodKind: "unary";
+    input: typeof DisableEndpointRequestSchema;
+    output: typeof DisableEndpointResponseSchema;
+  },
+  /**
+   * DeleteEndpoint removes an endpoint with its delivery log; the audit log
+   * keeps that it existed and who removed it. Requires an Idempotency-Key:
+   * a retry answers as the first call did.
+   *
+   * @generated from rpc seatghor.partner.v1.WebhookService.DeleteEndpoint
+   */
+  deleteEndpoint: {
+    methodKind: "unary";
+    input: typeof DeleteEndpointRequestSchema;
+    output: typeof DeleteEndpointResponseSchema;
+  },
+  /**
    * RotateEndpointSecret gives an endpoint a new signing secret. During the
    * overlap every delivery is signed with both the old and the new secret
    * (two space-separated v1 entries in webhook-signature), so the receiver
@@ -776,9 +994,13 @@ export const WebhookService: GenService<{
     output: typeof RotateEndpointSecretResponseSchema;
   },
   /**
-   * EnableEndpoint turns a disabled endpoint back on: its pending
-   * deliveries are sent again from now, with a fresh three-day window.
-   * Requires an Idempotency-Key.
+   * EnableEndpoint turns a disabled endpoint back on. One disabled after
+   * failures sends the events kept meanwhile (those recorded in the last
+   * three days; older ones were dropped), each with a fresh three-day
+   * window; one disabled by its partner, an admin or a key's revocation had
+   * nothing kept and receives the events from now on. Enabling also
+   * confirms an endpoint that needs_confirmation. Requires an
+   * Idempotency-Key.
    *
    * @generated from rpc seatghor.partner.v1.WebhookService.EnableEndpoint
    */

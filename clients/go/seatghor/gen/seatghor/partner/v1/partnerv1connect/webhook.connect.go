@@ -39,6 +39,12 @@ const (
 	// WebhookServiceListEndpointsProcedure is the fully-qualified name of the WebhookService's
 	// ListEndpoints RPC.
 	WebhookServiceListEndpointsProcedure = "/seatghor.partner.v1.WebhookService/ListEndpoints"
+	// WebhookServiceDisableEndpointProcedure is the fully-qualified name of the WebhookService's
+	// DisableEndpoint RPC.
+	WebhookServiceDisableEndpointProcedure = "/seatghor.partner.v1.WebhookService/DisableEndpoint"
+	// WebhookServiceDeleteEndpointProcedure is the fully-qualified name of the WebhookService's
+	// DeleteEndpoint RPC.
+	WebhookServiceDeleteEndpointProcedure = "/seatghor.partner.v1.WebhookService/DeleteEndpoint"
 	// WebhookServiceRotateEndpointSecretProcedure is the fully-qualified name of the WebhookService's
 	// RotateEndpointSecret RPC.
 	WebhookServiceRotateEndpointSecretProcedure = "/seatghor.partner.v1.WebhookService/RotateEndpointSecret"
@@ -63,14 +69,28 @@ type WebhookServiceClient interface {
 	// ListEndpoints lists the caller's endpoints (admins: every endpoint, or
 	// one partner's), with their status: a disabled endpoint says when and why.
 	ListEndpoints(context.Context, *connect.Request[v1.ListEndpointsRequest]) (*connect.Response[v1.ListEndpointsResponse], error)
+	// DisableEndpoint stops an endpoint: no event is queued for it any more
+	// and its pending deliveries are dropped (status DROPPED, with the
+	// reason), so nothing piles up to go out on a later EnableEndpoint
+	// (decision 0277). Disabling a disabled endpoint changes nothing.
+	// Requires an Idempotency-Key.
+	DisableEndpoint(context.Context, *connect.Request[v1.DisableEndpointRequest]) (*connect.Response[v1.DisableEndpointResponse], error)
+	// DeleteEndpoint removes an endpoint with its delivery log; the audit log
+	// keeps that it existed and who removed it. Requires an Idempotency-Key:
+	// a retry answers as the first call did.
+	DeleteEndpoint(context.Context, *connect.Request[v1.DeleteEndpointRequest]) (*connect.Response[v1.DeleteEndpointResponse], error)
 	// RotateEndpointSecret gives an endpoint a new signing secret. During the
 	// overlap every delivery is signed with both the old and the new secret
 	// (two space-separated v1 entries in webhook-signature), so the receiver
 	// can switch at its own pace. Requires an Idempotency-Key.
 	RotateEndpointSecret(context.Context, *connect.Request[v1.RotateEndpointSecretRequest]) (*connect.Response[v1.RotateEndpointSecretResponse], error)
-	// EnableEndpoint turns a disabled endpoint back on: its pending
-	// deliveries are sent again from now, with a fresh three-day window.
-	// Requires an Idempotency-Key.
+	// EnableEndpoint turns a disabled endpoint back on. One disabled after
+	// failures sends the events kept meanwhile (those recorded in the last
+	// three days; older ones were dropped), each with a fresh three-day
+	// window; one disabled by its partner, an admin or a key's revocation had
+	// nothing kept and receives the events from now on. Enabling also
+	// confirms an endpoint that needs_confirmation. Requires an
+	// Idempotency-Key.
 	EnableEndpoint(context.Context, *connect.Request[v1.EnableEndpointRequest]) (*connect.Response[v1.EnableEndpointResponse], error)
 	// ListDeliveries pages through an endpoint's delivery log, newest first:
 	// each delivery's status, attempts, last answer and next attempt.
@@ -106,6 +126,18 @@ func NewWebhookServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		disableEndpoint: connect.NewClient[v1.DisableEndpointRequest, v1.DisableEndpointResponse](
+			httpClient,
+			baseURL+WebhookServiceDisableEndpointProcedure,
+			connect.WithSchema(webhookServiceMethods.ByName("DisableEndpoint")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteEndpoint: connect.NewClient[v1.DeleteEndpointRequest, v1.DeleteEndpointResponse](
+			httpClient,
+			baseURL+WebhookServiceDeleteEndpointProcedure,
+			connect.WithSchema(webhookServiceMethods.ByName("DeleteEndpoint")),
+			connect.WithClientOptions(opts...),
+		),
 		rotateEndpointSecret: connect.NewClient[v1.RotateEndpointSecretRequest, v1.RotateEndpointSecretResponse](
 			httpClient,
 			baseURL+WebhookServiceRotateEndpointSecretProcedure,
@@ -138,6 +170,8 @@ func NewWebhookServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 type webhookServiceClient struct {
 	createEndpoint       *connect.Client[v1.CreateEndpointRequest, v1.CreateEndpointResponse]
 	listEndpoints        *connect.Client[v1.ListEndpointsRequest, v1.ListEndpointsResponse]
+	disableEndpoint      *connect.Client[v1.DisableEndpointRequest, v1.DisableEndpointResponse]
+	deleteEndpoint       *connect.Client[v1.DeleteEndpointRequest, v1.DeleteEndpointResponse]
 	rotateEndpointSecret *connect.Client[v1.RotateEndpointSecretRequest, v1.RotateEndpointSecretResponse]
 	enableEndpoint       *connect.Client[v1.EnableEndpointRequest, v1.EnableEndpointResponse]
 	listDeliveries       *connect.Client[v1.ListDeliveriesRequest, v1.ListDeliveriesResponse]
@@ -152,6 +186,16 @@ func (c *webhookServiceClient) CreateEndpoint(ctx context.Context, req *connect.
 // ListEndpoints calls seatghor.partner.v1.WebhookService.ListEndpoints.
 func (c *webhookServiceClient) ListEndpoints(ctx context.Context, req *connect.Request[v1.ListEndpointsRequest]) (*connect.Response[v1.ListEndpointsResponse], error) {
 	return c.listEndpoints.CallUnary(ctx, req)
+}
+
+// DisableEndpoint calls seatghor.partner.v1.WebhookService.DisableEndpoint.
+func (c *webhookServiceClient) DisableEndpoint(ctx context.Context, req *connect.Request[v1.DisableEndpointRequest]) (*connect.Response[v1.DisableEndpointResponse], error) {
+	return c.disableEndpoint.CallUnary(ctx, req)
+}
+
+// DeleteEndpoint calls seatghor.partner.v1.WebhookService.DeleteEndpoint.
+func (c *webhookServiceClient) DeleteEndpoint(ctx context.Context, req *connect.Request[v1.DeleteEndpointRequest]) (*connect.Response[v1.DeleteEndpointResponse], error) {
+	return c.deleteEndpoint.CallUnary(ctx, req)
 }
 
 // RotateEndpointSecret calls seatghor.partner.v1.WebhookService.RotateEndpointSecret.
@@ -184,14 +228,28 @@ type WebhookServiceHandler interface {
 	// ListEndpoints lists the caller's endpoints (admins: every endpoint, or
 	// one partner's), with their status: a disabled endpoint says when and why.
 	ListEndpoints(context.Context, *connect.Request[v1.ListEndpointsRequest]) (*connect.Response[v1.ListEndpointsResponse], error)
+	// DisableEndpoint stops an endpoint: no event is queued for it any more
+	// and its pending deliveries are dropped (status DROPPED, with the
+	// reason), so nothing piles up to go out on a later EnableEndpoint
+	// (decision 0277). Disabling a disabled endpoint changes nothing.
+	// Requires an Idempotency-Key.
+	DisableEndpoint(context.Context, *connect.Request[v1.DisableEndpointRequest]) (*connect.Response[v1.DisableEndpointResponse], error)
+	// DeleteEndpoint removes an endpoint with its delivery log; the audit log
+	// keeps that it existed and who removed it. Requires an Idempotency-Key:
+	// a retry answers as the first call did.
+	DeleteEndpoint(context.Context, *connect.Request[v1.DeleteEndpointRequest]) (*connect.Response[v1.DeleteEndpointResponse], error)
 	// RotateEndpointSecret gives an endpoint a new signing secret. During the
 	// overlap every delivery is signed with both the old and the new secret
 	// (two space-separated v1 entries in webhook-signature), so the receiver
 	// can switch at its own pace. Requires an Idempotency-Key.
 	RotateEndpointSecret(context.Context, *connect.Request[v1.RotateEndpointSecretRequest]) (*connect.Response[v1.RotateEndpointSecretResponse], error)
-	// EnableEndpoint turns a disabled endpoint back on: its pending
-	// deliveries are sent again from now, with a fresh three-day window.
-	// Requires an Idempotency-Key.
+	// EnableEndpoint turns a disabled endpoint back on. One disabled after
+	// failures sends the events kept meanwhile (those recorded in the last
+	// three days; older ones were dropped), each with a fresh three-day
+	// window; one disabled by its partner, an admin or a key's revocation had
+	// nothing kept and receives the events from now on. Enabling also
+	// confirms an endpoint that needs_confirmation. Requires an
+	// Idempotency-Key.
 	EnableEndpoint(context.Context, *connect.Request[v1.EnableEndpointRequest]) (*connect.Response[v1.EnableEndpointResponse], error)
 	// ListDeliveries pages through an endpoint's delivery log, newest first:
 	// each delivery's status, attempts, last answer and next attempt.
@@ -221,6 +279,18 @@ func NewWebhookServiceHandler(svc WebhookServiceHandler, opts ...connect.Handler
 		svc.ListEndpoints,
 		connect.WithSchema(webhookServiceMethods.ByName("ListEndpoints")),
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	webhookServiceDisableEndpointHandler := connect.NewUnaryHandler(
+		WebhookServiceDisableEndpointProcedure,
+		svc.DisableEndpoint,
+		connect.WithSchema(webhookServiceMethods.ByName("DisableEndpoint")),
+		connect.WithHandlerOptions(opts...),
+	)
+	webhookServiceDeleteEndpointHandler := connect.NewUnaryHandler(
+		WebhookServiceDeleteEndpointProcedure,
+		svc.DeleteEndpoint,
+		connect.WithSchema(webhookServiceMethods.ByName("DeleteEndpoint")),
 		connect.WithHandlerOptions(opts...),
 	)
 	webhookServiceRotateEndpointSecretHandler := connect.NewUnaryHandler(
@@ -254,6 +324,10 @@ func NewWebhookServiceHandler(svc WebhookServiceHandler, opts ...connect.Handler
 			webhookServiceCreateEndpointHandler.ServeHTTP(w, r)
 		case WebhookServiceListEndpointsProcedure:
 			webhookServiceListEndpointsHandler.ServeHTTP(w, r)
+		case WebhookServiceDisableEndpointProcedure:
+			webhookServiceDisableEndpointHandler.ServeHTTP(w, r)
+		case WebhookServiceDeleteEndpointProcedure:
+			webhookServiceDeleteEndpointHandler.ServeHTTP(w, r)
 		case WebhookServiceRotateEndpointSecretProcedure:
 			webhookServiceRotateEndpointSecretHandler.ServeHTTP(w, r)
 		case WebhookServiceEnableEndpointProcedure:
@@ -277,6 +351,14 @@ func (UnimplementedWebhookServiceHandler) CreateEndpoint(context.Context, *conne
 
 func (UnimplementedWebhookServiceHandler) ListEndpoints(context.Context, *connect.Request[v1.ListEndpointsRequest]) (*connect.Response[v1.ListEndpointsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.partner.v1.WebhookService.ListEndpoints is not implemented"))
+}
+
+func (UnimplementedWebhookServiceHandler) DisableEndpoint(context.Context, *connect.Request[v1.DisableEndpointRequest]) (*connect.Response[v1.DisableEndpointResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.partner.v1.WebhookService.DisableEndpoint is not implemented"))
+}
+
+func (UnimplementedWebhookServiceHandler) DeleteEndpoint(context.Context, *connect.Request[v1.DeleteEndpointRequest]) (*connect.Response[v1.DeleteEndpointResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.partner.v1.WebhookService.DeleteEndpoint is not implemented"))
 }
 
 func (UnimplementedWebhookServiceHandler) RotateEndpointSecret(context.Context, *connect.Request[v1.RotateEndpointSecretRequest]) (*connect.Response[v1.RotateEndpointSecretResponse], error) {

@@ -1,0 +1,80 @@
+package audit_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/server/audit"
+	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/server/schematest"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Cleanup()
+	os.Exit(code)
+}
+
+// TestRecordCommitsWithTheChange: an entry recorded in a transaction that
+// rolls back is not in the log; one in a transaction that commits is,
+// with its actor and detail; Read filters by target, oldest first; the
+// application role may add entries but not change or remove them.
+func TestRecordCommitsWithTheChange(t *testing.T) {
+	ctx := context.Background()
+	db, err := pgxpool.New(ctx, schematest.Fresh(t, migrations.Catalog))
+	require.NoError(t, err)
+	t.Cleanup(db.Close)
+	at := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	entry := func(target, action string) audit.Entry {
+		return audit.Entry{At: at, Actor: audit.Actor{Kind: audit.ActorAPIKey, ID: "key_abc"}, Action: action,
+			Target: target, Detail: map[string]any{"url": "https://agency.example/"}}
+	}
+
+	tx, err := db.Begin(ctx)
+	require.NoError(t, err)
+	require.NoError(t, audit.Record(ctx, tx, entry("webhook-endpoint:1", "webhook_endpoint.create")))
+	require.NoError(t, tx.Rollback(ctx))
+	require.NoError(t, pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		for _, e := range []audit.Entry{entry("webhook-endpoint:1", "webhook_endpoint.create"),
+			entry("webhook-endpoint:2", "webhook_endpoint.create"), entry("webhook-endpoint:1", "webhook_endpoint.disable")} {
+			if err := audit.Record(ctx, tx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	require.Error(t, audit.Record(ctx, db, audit.Entry{At: at, Action: "x", Target: "y"}), "an entry names its actor")
+
+	got, err := audit.Read(ctx, db, audit.Filter{Target: "webhook-endpoint:1"})
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.Equal(t, "webhook_endpoint.create", got[0].Action)
+	require.Equal(t, "webhook_endpoint.disable", got[1].Action)
+	require.Equal(t, audit.Actor{Kind: audit.ActorAPIKey, ID: "key_abc"}, got[0].Actor)
+	require.Equal(t, at, got[0].At)
+	require.Equal(t, map[string]any{"url": "https://agency.example/"}, got[0].Detail)
+	all, err := audit.Read(ctx, db, audit.Filter{})
+	require.NoError(t, err)
+	require.Len(t, all, 3)
+
+	// As the application role: append-only.
+	conn, err := db.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	_, err = conn.Exec(ctx, `SET ROLE seatghor_app`)
+	require.NoError(t, err)
+	require.NoError(t, audit.Record(ctx, conn, entry("webhook-endpoint:3", "webhook_endpoint.create")))
+	_, err = conn.Exec(ctx, `UPDATE audit_log SET actor_id = 'someone else'`)
+	require.ErrorContains(t, err, "permission denied")
+	_, err = conn.Exec(ctx, `DELETE FROM audit_log`)
+	require.ErrorContains(t, err, "permission denied")
+	_, err = conn.Exec(ctx, `RESET ROLE`)
+	require.NoError(t, err)
+}
