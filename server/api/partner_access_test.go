@@ -15,7 +15,6 @@ import (
 	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
-	"github.com/seatghor/seatghor/server/partner"
 )
 
 // TestPartnerSellsNothingUntilAllowed: a new partner holds no show until
@@ -115,8 +114,8 @@ func TestPartnerSellsNothingUntilAllowed(t *testing.T) {
 
 // TestPartnerShowCapUnderConcurrentHolds: a partner's holds of one show
 // stop at its per-show cap (decision 0286) however many arrive at once,
-// through every key and token of the partner; the cap is per show; an
-// admin raises it; a partner without its own has the platform's default.
+// through every key and token of the partner; the cap is per show and
+// counts every place of a hold; an admin sets and raises it.
 func TestPartnerShowCapUnderConcurrentHolds(t *testing.T) {
 	env := apptest.New(t, apptest.Options{Shards: 1})
 	ctx := context.Background()
@@ -126,7 +125,6 @@ func TestPartnerShowCapUnderConcurrentHolds(t *testing.T) {
 	p := newPartner(t, env, "Greedy agency", 0)
 	id := p.GetPartnerId()
 	require.Zero(t, p.GetShowHoldCap())
-	require.Equal(t, partner.DefaultShowHoldCap, env.App.Partners.DefaultCap())
 	_, err := admin.partners.UpdatePartnerAccess(ctx, connect.NewRequest(&partnerv1.UpdatePartnerAccessRequest{
 		PartnerId: id, ShowHoldCap: ptr[int32](5)}))
 	require.NoError(t, err)

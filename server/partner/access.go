@@ -147,6 +147,3 @@ func (s *Service) ShowHoldCap(ctx context.Context, partnerID int64) (int, error)
 	}
 	return limit, nil
 }
-
-// DefaultCap is the platform's per-show cap of partners without their own.
-func (s *Service) DefaultCap() int { return s.defaultCap }
