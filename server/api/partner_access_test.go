@@ -74,6 +74,8 @@ func TestPartnerSellsNothingUntilAllowed(t *testing.T) {
 			&partnerv1.UpdatePartnerAccessRequest{SellsEveryShow: ptr(true)}, connect.CodePermissionDenied, "PARTNER_ACCESS_FORBIDDEN"},
 		{"the cap", greenManager,
 			&partnerv1.UpdatePartnerAccessRequest{ShowHoldCap: ptr[int32](1000)}, connect.CodePermissionDenied, "PARTNER_ACCESS_FORBIDDEN"},
+		{"a manager naming nothing", greenManager,
+			&partnerv1.UpdatePartnerAccessRequest{}, connect.CodePermissionDenied, "PARTNER_ACCESS_FORBIDDEN"},
 		{"an operator of no organisation", withBearer(env, env.Token(t, "stranger", auth.RoleOperator)),
 			&partnerv1.UpdatePartnerAccessRequest{AllowShowIds: []int64{greenShow}}, connect.CodePermissionDenied, "PARTNER_ACCESS_FORBIDDEN"},
 		{"no such show", admin,
@@ -102,9 +104,14 @@ func TestPartnerSellsNothingUntilAllowed(t *testing.T) {
 	require.Equal(t, []int64{greenShow}, got.GetAllowedShowIds(), "a change keeps what it does not name")
 	require.NoError(t, hold(blueShow, "A1"))
 
-	// Withdrawn, the show is refused again; what was held stays held.
-	_, err = update(greenManager, &partnerv1.UpdatePartnerAccessRequest{WithdrawShowIds: []int64{greenShow}})
+	// Withdrawn, the show is refused again; what was held stays held. The
+	// manager is told what concerns its organisation only, not the
+	// partner's other grants or its terms.
+	got, err = update(greenManager, &partnerv1.UpdatePartnerAccessRequest{WithdrawShowIds: []int64{greenShow}})
 	require.NoError(t, err)
+	require.Empty(t, got.GetAllowedShowIds())
+	require.Empty(t, got.GetAllowedOrganizationIds(), "blue-line's grant is not the green manager's business")
+	require.Empty(t, got.GetContact().GetEmail())
 	requireReason(t, hold(greenShow, "A2"), connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN")
 	read, err := admin.partners.GetPartner(ctx, connect.NewRequest(&partnerv1.GetPartnerRequest{PartnerId: id}))
 	require.NoError(t, err)

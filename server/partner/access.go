@@ -43,8 +43,9 @@ type Caller struct {
 
 // UpdateAccess applies a change of what a partner may sell and answers the
 // partner as it is after. Admins change anything; a manager of an
-// organisation allows and withdraws that organisation and its shows only.
-// The organisations and shows allowed must exist.
+// organisation allows and withdraws that organisation and its shows only,
+// and is answered only what concerns them (seen). The organisations and
+// shows allowed must exist.
 func (s *Service) UpdateAccess(ctx context.Context, c Caller, ch AccessChange) (Partner, error) {
 	if ch.ShowHoldCap != nil && *ch.ShowHoldCap < 0 {
 		return Partner{}, &InvalidError{Field: "show_hold_cap", Message: "must not be negative"}
@@ -78,8 +79,35 @@ func (s *Service) UpdateAccess(ctx context.Context, c Caller, ch AccessChange) (
 				nonNil(ch.WithdrawOrganizations), nonNil(ch.WithdrawShows), ch.SellsEveryShow, ch.ShowHoldCap); err != nil {
 				return Partner{}, fmt.Errorf("update access of partner %d: %w", ch.PartnerID, err)
 			}
-			return getPartner(ctx, tx, ch.PartnerID)
+			p, err := getPartner(ctx, tx, ch.PartnerID)
+			if err != nil || c.Admin {
+				return p, err
+			}
+			return seen(p, ch), nil
 		})
+}
+
+// seen is what a manager is told of a partner after changing its access:
+// who it is, whether an admin lets it sell every show (which no
+// organisation's withdrawal overrides), and which of the organisations and
+// shows the change named it may sell; not its terms, contact or other
+// organisations' grants, which are the admins' and the partner's.
+func seen(p Partner, ch AccessChange) Partner {
+	orgs := slices.Concat(ch.AllowOrganizations, ch.WithdrawOrganizations)
+	shows := slices.Concat(ch.AllowShows, ch.WithdrawShows)
+	out := Partner{ID: p.ID, Name: p.Name, SellsEveryShow: p.SellsEveryShow, CreatedAt: p.CreatedAt,
+		AllowedOrganizations: []string{}, AllowedShows: []int64{}}
+	for _, o := range p.AllowedOrganizations {
+		if slices.Contains(orgs, o) {
+			out.AllowedOrganizations = append(out.AllowedOrganizations, o)
+		}
+	}
+	for _, v := range p.AllowedShows {
+		if slices.Contains(shows, v) {
+			out.AllowedShows = append(out.AllowedShows, v)
+		}
+	}
+	return out
 }
 
 func nonNil[T any](v []T) []T {
@@ -100,6 +128,9 @@ func (s *Service) mayChange(ctx context.Context, tx pgx.Tx, c Caller, ch AccessC
 	}
 	orgs := slices.Concat(ch.AllowOrganizations, ch.WithdrawOrganizations)
 	shows := slices.Concat(ch.AllowShows, ch.WithdrawShows)
+	if len(orgs) == 0 && len(shows) == 0 {
+		return fmt.Errorf("a change naming no organisation or show: %w", ErrAccessForbidden)
+	}
 	// A show of the platform's own (no organisation) is the admins'.
 	rows, err := tx.Query(ctx, `
 		SELECT s, coalesce((SELECT organization_id FROM shows WHERE show_id = s), '')

@@ -1,6 +1,8 @@
 // Package partner keeps Seatghor's partner resellers and their API keys in
 // the catalog database, turns an API key into the caller (a Verifier for
-// auth.Credentials), keeps partners to the shows they may sell, and sums a partner's statement from the orders and
+// auth.Credentials), keeps partners to the shows they were allowed to sell
+// (decision 0284) and tells their per-show hold caps (decision 0286), and
+// sums a partner's statement from the orders and
 // refunds the shards recorded with its partner id. Decision 0180 says how
 // keys are made, stored, scoped and revoked.
 package partner
@@ -111,8 +113,8 @@ type Service struct {
 
 // NewService returns the partner service over the router's databases.
 // mode is the keys this process accepts (decision 0180): live where real
-// payments are taken, test with the sandbox gateway.
-// members tells who manages an organisation's shows.
+// payments are taken, test with the sandbox gateway. members tells who
+// manages an organisation's shows (UpdateAccess).
 func NewService(router *shard.Router, members Members, clk clock.Clock, mode Mode, log *slog.Logger, opts ...Option) (*Service, error) {
 	if !mode.Valid() {
 		return nil, fmt.Errorf("API key mode %q: want live or test", mode)

@@ -65,8 +65,10 @@ type PartnerServiceClient interface {
 	// (decisions 0284, 0286). A new partner sells nothing until allowed.
 	// Admins change anything; a manager of an organisation allows and
 	// withdraws that organisation and its shows only (else PERMISSION_DENIED,
-	// PARTNER_ACCESS_FORBIDDEN). Allowing what is allowed and withdrawing
-	// what is not change nothing, so a repeat is harmless.
+	// PARTNER_ACCESS_FORBIDDEN), and is answered only the partner's id, name,
+	// sells_every_show and the named entries of its lists. Allowing what is
+	// allowed and withdrawing what is not change nothing, so a repeat is
+	// harmless.
 	UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error)
 	// GetPartner returns one partner. Admins, and the partner itself.
 	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error)
@@ -205,8 +207,10 @@ type PartnerServiceHandler interface {
 	// (decisions 0284, 0286). A new partner sells nothing until allowed.
 	// Admins change anything; a manager of an organisation allows and
 	// withdraws that organisation and its shows only (else PERMISSION_DENIED,
-	// PARTNER_ACCESS_FORBIDDEN). Allowing what is allowed and withdrawing
-	// what is not change nothing, so a repeat is harmless.
+	// PARTNER_ACCESS_FORBIDDEN), and is answered only the partner's id, name,
+	// sells_every_show and the named entries of its lists. Allowing what is
+	// allowed and withdrawing what is not change nothing, so a repeat is
+	// harmless.
 	UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error)
 	// GetPartner returns one partner. Admins, and the partner itself.
 	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error)

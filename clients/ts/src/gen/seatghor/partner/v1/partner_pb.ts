@@ -870,8 +870,10 @@ export const PartnerService: GenService<{
    * (decisions 0284, 0286). A new partner sells nothing until allowed.
    * Admins change anything; a manager of an organisation allows and
    * withdraws that organisation and its shows only (else PERMISSION_DENIED,
-   * PARTNER_ACCESS_FORBIDDEN). Allowing what is allowed and withdrawing
-   * what is not change nothing, so a repeat is harmless.
+   * PARTNER_ACCESS_FORBIDDEN), and is answered only the partner's id, name,
+   * sells_every_show and the named entries of its lists. Allowing what is
+   * allowed and withdrawing what is not change nothing, so a repeat is
+   * harmless.
    *
    * @generated from rpc seatghor.partner.v1.PartnerService.UpdatePartnerAccess
    */
