@@ -2,9 +2,9 @@
 // the catalog database, turns an API key into the caller (a Verifier for
 // auth.Credentials), keeps partners to the shows they were allowed to sell
 // (decision 0284) and tells their per-show hold caps (decision 0286), and
-// sums a partner's statement from the orders and
-// refunds the shards recorded with its partner id. Decision 0180 says how
-// keys are made, stored, scoped and revoked.
+// sums a partner's statement from the orders and refunds the shards
+// recorded with its partner id. Decision 0180 says how keys are made,
+// stored, scoped and revoked.
 package partner
 
 import (
