@@ -102,7 +102,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode,
+		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode, PartnerShowHoldCap: cfg.PartnerShowHoldCap,
 		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp, Webhooks: cfg.Webhooks})
 	if err != nil {
 		return err
@@ -280,7 +280,7 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
-		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode, Webhooks: devWebhooks(cfg.Webhooks),
+		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode, PartnerShowHoldCap: cfg.PartnerShowHoldCap, Webhooks: devWebhooks(cfg.Webhooks),
 		Payments: devPayments(cfg.Payment.service()), OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp})
 	if err != nil {
 		return err

@@ -118,6 +118,9 @@ type config struct {
 	// (SEATGHOR_API_KEY_MODE, live or test; unset: live in serve, test in
 	// dev, whose payments go to the sandbox; decision 0180).
 	APIKeyMode partner.Mode
+	// PartnerShowHoldCap is the per-show cap of partners without their own
+	// (SEATGHOR_PARTNER_SHOW_HOLD_CAP; decision 0286); 0: partner.DefaultShowHoldCap.
+	PartnerShowHoldCap int
 	// OIDC is the identity provider whose tokens the API accepts and
 	// through which the site signs in (SEATGHOR_OIDC_ISSUER, _CLIENT_ID,
 	// _CLIENT_SECRET, _AUDIENCE, _NAME, _REDIRECT_URL; decisions 0165,
@@ -194,6 +197,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("SEATGHOR_API_KEY_MODE=%q: want live or test", v)
 		}
 		c.APIKeyMode = m
+	}
+	if v := getenv("SEATGHOR_PARTNER_SHOW_HOLD_CAP"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return c, fmt.Errorf("SEATGHOR_PARTNER_SHOW_HOLD_CAP=%q: want a positive number of places", v)
+		}
+		c.PartnerShowHoldCap = n
 	}
 	if v := getenv("SEATGHOR_SHARD_URLS"); v != "" {
 		for _, u := range strings.Split(v, ",") {

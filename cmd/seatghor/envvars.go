@@ -68,6 +68,7 @@ func envVars() []envVar {
 		{"SEATGHOR_RATE_JOINS", "waiting-room joins per caller (10/1m,5)", servers},
 		{"SEATGHOR_RATE_LIMITS", "off: every rate limit off", servers},
 		{"SEATGHOR_API_KEY_MODE", "partner API keys accepted: live or test (live; dev: test)", servers},
+		{"SEATGHOR_PARTNER_SHOW_HOLD_CAP", "places of one show a partner without its own cap may hold or have bought (100)", servers},
 		{"SEATGHOR_QUEUE_TARGET_P99", "waiting rooms admit less when CreateHold's p99 is above this (250ms)", servers},
 		{"SEATGHOR_QUEUE_MAX_ERROR_RATE", "… or when this share of CreateHolds fail (0.01)", servers},
 		{"SEATGHOR_QUEUE_POLL_MAX", "the longest pollAfter a waiting buyer is told (20s)", servers},

@@ -793,7 +793,8 @@ func TestAllocatedSeatsAreTakenOnEveryRead(t *testing.T) {
 
 	admin := as(t, env, "admin", auth.RoleAdmin)
 	agency, err := admin.partners.CreatePartner(ctx, connect.NewRequest(&partnerv1.CreatePartnerRequest{
-		Name: "Agency", CommissionBps: 500, Contact: &partnerv1.Contact{Name: "Nadia", Email: "api@example.com"}}))
+		Name: "Agency", CommissionBps: 500, Contact: &partnerv1.Contact{Name: "Nadia", Email: "api@example.com"},
+		AllowedShowIds: []int64{show}}))
 	require.NoError(t, err)
 	partnerID := agency.Msg.GetPartner().GetPartnerId()
 	_, err = admin.alloc.AllocateSeats(ctx, connect.NewRequest(&partnerv1.AllocateSeatsRequest{

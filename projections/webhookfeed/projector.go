@@ -80,6 +80,7 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 		if err := proto.Unmarshal(e.Payload, msg); err != nil {
 			return fmt.Errorf("webhooks: decode %s %s: %w", e.Type, e.EventID, err)
 		}
+		omit(msg.ProtoReflect(), typ.Omit)
 		data, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(msg)
 		if err != nil {
 			return fmt.Errorf("webhooks: encode %s %s: %w", e.Type, e.EventID, err)
@@ -88,7 +89,8 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 		if err != nil {
 			return fmt.Errorf("webhooks: encode %s %s: %w", e.Type, e.EventID, err)
 		}
-		pm := pending{msg: webhook.Message{EventID: e.EventID, Type: typ.Name, OccurredAt: e.OccurredAt, Body: body}, showID: e.ShowID}
+		pm := pending{msg: webhook.Message{EventID: e.EventID, Type: typ.Name, OccurredAt: e.OccurredAt, Body: body,
+			ShowID: e.ShowID}, showID: e.ShowID}
 		audience(typ.Audience, msg.ProtoReflect(), &pm)
 		out = append(out, pm)
 	}
@@ -106,15 +108,26 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 	return err
 }
 
-// audience decides whom an event concerns (decision 0190): the partner it
-// names (an allocation's partner_id), the partner of the order it names
-// (looked up), or every partner. An event without the field its type's
-// audience reads concerns no partner: only admins' endpoints get it.
+// omit clears the fields no webhook carries (decision 0285), so the body
+// signed and sent never holds them, for any endpoint.
+func omit(m protoreflect.Message, names []string) {
+	for _, n := range names {
+		if f := m.Descriptor().Fields().ByName(protoreflect.Name(n)); f != nil {
+			m.Clear(f)
+		}
+	}
+}
+
+// audience decides whom an event concerns (decisions 0190, 0285): the
+// partner it names (an allocation's partner_id), the partner of the order
+// it names (looked up), or the partners allowed to sell its show. An event
+// without the field its type's audience reads concerns no partner: only
+// admins' endpoints get it.
 func audience(a webhook.Audience, m protoreflect.Message, pm *pending) {
 	fields := m.Descriptor().Fields()
 	switch a {
-	case webhook.Everyone:
-		pm.msg.Everyone = true
+	case webhook.Sellers:
+		pm.msg.Sellers = true
 	case webhook.ByPartner:
 		if f := fields.ByName("partner_id"); f != nil && f.Kind() == protoreflect.Int64Kind {
 			pm.msg.PartnerID = m.Get(f).Int()

@@ -141,6 +141,7 @@ var errorTable = []row{
 	{partner.ErrKeyNotFound, connect.CodeNotFound, "API_KEY_NOT_FOUND"},
 	{partner.ErrSecretShown, connect.CodeFailedPrecondition, "API_KEY_SECRET_SHOWN"},
 	{partner.ErrShowNotAllowed, connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN"},
+	{partner.ErrAccessForbidden, connect.CodePermissionDenied, "PARTNER_ACCESS_FORBIDDEN"},
 	{(*partner.InvalidError)(nil), connect.CodeInvalidArgument, "PARTNER_INVALID"},
 	{auth.ErrVerifierUnavailable, connect.CodeUnavailable, "AUTH_UNAVAILABLE"},
 

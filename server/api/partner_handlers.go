@@ -67,11 +67,39 @@ func (h *partnerHandler) CreatePartner(ctx context.Context, req *connect.Request
 		Name: m.GetName(), CommissionBps: m.GetCommissionBps(),
 		Contact:              partner.Contact{Name: c.GetName(), Email: c.GetEmail(), Phone: c.GetPhone()},
 		AllowedOrganizations: m.GetAllowedOrganizationIds(), AllowedShows: m.GetAllowedShowIds(),
+		SellsEveryShow: m.GetSellsEveryShow(), ShowHoldCap: int(m.GetShowHoldCap()),
 	})
 	if err != nil {
 		return nil, h.err(ctx, err)
 	}
 	return connect.NewResponse(&partnerv1.CreatePartnerResponse{Partner: partnerProto(out)}), nil
+}
+
+func (h *partnerHandler) UpdatePartnerAccess(ctx context.Context, req *connect.Request[partnerv1.UpdatePartnerAccessRequest]) (*connect.Response[partnerv1.UpdatePartnerAccessResponse], error) {
+	p, ok := auth.FromContext(ctx)
+	switch {
+	case h.svc == nil:
+		return nil, h.err(ctx, errPartnersNotServed)
+	case !ok:
+		return nil, h.err(ctx, errNotSignedIn)
+	case !p.Is(auth.RoleAdmin, auth.RoleOperator):
+		return nil, h.err(ctx, refuse(reasonRole, "only admins and operators change what a partner may sell"))
+	}
+	m := req.Msg
+	ch := partner.AccessChange{
+		PartnerID: m.GetPartnerId(), AllowOrganizations: m.GetAllowOrganizationIds(), AllowShows: m.GetAllowShowIds(),
+		WithdrawOrganizations: m.GetWithdrawOrganizationIds(), WithdrawShows: m.GetWithdrawShowIds(),
+		SellsEveryShow: m.SellsEveryShow,
+	}
+	if m.ShowHoldCap != nil {
+		n := int(m.GetShowHoldCap())
+		ch.ShowHoldCap = &n
+	}
+	out, err := h.svc.UpdateAccess(ctx, partner.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin)}, ch)
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	return connect.NewResponse(&partnerv1.UpdatePartnerAccessResponse{Partner: partnerProto(out)}), nil
 }
 
 func (h *partnerHandler) GetPartner(ctx context.Context, req *connect.Request[partnerv1.GetPartnerRequest]) (*connect.Response[partnerv1.GetPartnerResponse], error) {
@@ -203,6 +231,7 @@ func partnerProto(p partner.Partner) *partnerv1.Partner {
 		Contact:                &partnerv1.Contact{Name: p.Contact.Name, Email: p.Contact.Email, Phone: p.Contact.Phone},
 		AllowedOrganizationIds: p.AllowedOrganizations, AllowedShowIds: p.AllowedShows,
 		CreatedAt: timestamppb.New(p.CreatedAt), CreatedBy: p.CreatedBy,
+		SellsEveryShow: p.SellsEveryShow, ShowHoldCap: int32(p.ShowHoldCap),
 	}
 }
 

@@ -59,12 +59,14 @@ func partnerToken(tb testing.TB, env *apptest.Env, id int64) string {
 	return tok
 }
 
-// newPartner creates a partner as an admin.
+// newPartner creates a partner as an admin, allowed to sell every show
+// (decision 0284: a partner sells nothing it was not allowed).
 func newPartner(tb testing.TB, env *apptest.Env, name string, bps int32) *partnerv1.Partner {
 	tb.Helper()
 	admin := withBearer(env, env.Token(tb, "admin", auth.RoleAdmin))
 	resp, err := admin.partners.CreatePartner(context.Background(), connect.NewRequest(&partnerv1.CreatePartnerRequest{
 		Name: name, CommissionBps: bps, Contact: &partnerv1.Contact{Name: "Nadia", Email: "api@example.com"},
+		SellsEveryShow: true,
 	}))
 	require.NoError(tb, err)
 	return resp.Msg.GetPartner()
@@ -191,7 +193,7 @@ func TestPartnerAPIKeys(t *testing.T) {
 	requireReason(t, err, connect.CodeNotFound, "PARTNER_NOT_FOUND")
 
 	// A process that takes live keys refuses test keys (decision 0180).
-	live, err := partner.NewService(env.App.Router, clock.Real{}, partner.ModeLive, slog.Default())
+	live, err := partner.NewService(env.App.Router, env.App.Catalog, clock.Real{}, partner.ModeLive, slog.Default())
 	require.NoError(t, err)
 	_, err = live.Authenticate(ctx, secret)
 	require.Error(t, err)
@@ -412,7 +414,7 @@ func TestPartnerSellsOnlyItsShows(t *testing.T) {
 	require.NoError(t, hold(extra.GetShowId()), "an allowed show")
 	requireReason(t, hold(other.GetShowId()), connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN")
 	requireReason(t, hold(987654), connect.CodeNotFound, "BOOKING_NOT_FOUND")
-	// A partner with no list sells everything; plain buyers are not checked.
+	// A partner allowed every show sells everything; plain buyers are not checked.
 	open := withBearer(env, newAPIKey(t, env, newPartner(t, env, "Everything", 0).GetPartnerId(),
 		partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING).GetSecret())
 	_, err = open.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: other.GetShowId(), Seats: []string{"A2"}}))

@@ -116,6 +116,9 @@ type Config struct {
 	// (sk_live_…, the default) or test (sk_test_…, with the sandbox
 	// gateway; decision 0180).
 	APIKeyMode partner.Mode
+	// PartnerShowHoldCap is the per-show cap of partners without their own
+	// (decision 0286); 0: partner.DefaultShowHoldCap.
+	PartnerShowHoldCap int
 	// OIDC is the identity provider whose tokens the API accepts and
 	// through which the site signs in (decisions 0086, 0165, 0166); no
 	// Issuer: none.
@@ -266,7 +269,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), api.BuildInfo())
 	a.Catalog = catalog.NewService(a.Router, cfg.Clock, catalog.WithPolicy(cfg.CatalogPolicy))
-	if a.Partners, err = partner.NewService(a.Router, cfg.Clock, cfg.APIKeyMode, cfg.Log); err != nil {
+	if a.Partners, err = partner.NewService(a.Router, a.Catalog, cfg.Clock, cfg.APIKeyMode, cfg.Log,
+		partner.WithDefaultShowHoldCap(cfg.PartnerShowHoldCap)); err != nil {
 		closeAll()
 		return nil, err
 	}
@@ -274,7 +278,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if partners == nil {
 		partners = a.Partners // allocations name registered partners
 	}
-	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{Partners: partners,
+	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{Partners: partners, PartnerCaps: a.Partners,
 		HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners})
 	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock, ledger.WithHoldback(a.Payments.HeldBack))

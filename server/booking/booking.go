@@ -198,6 +198,10 @@ type Config struct {
 	// Partners tells which partners exist, for allocations. Default
 	// AnyPartner.
 	Partners Partners
+	// PartnerCaps tells each partner's per-show cap (decision 0286); nil:
+	// partners' holds have none (a booking service built without the
+	// platform's partners, server/partner).
+	PartnerCaps PartnerCaps
 	// HoldBatchSize is how many seated holds of one shard one transaction
 	// writes at most (decision 0270); 1 writes each alone, through the
 	// batch's statement. Default 32.

@@ -34,8 +34,13 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		return Hold{}, err
 	}
 	now := s.now()
+	partnerCap, err := s.partnerCap(ctx, req.PartnerID)
+	if err != nil {
+		return Hold{}, err
+	}
 	// slow is the hold's work in tx, for every case the pipelined path below
-	// leaves (refusals, duplicates, a GA hold no single free bucket serves).
+	// leaves (refusals, duplicates, a GA hold no single free bucket serves),
+	// and every partner's hold.
 	slow := func(tx pgx.Tx) (Hold, error) {
 		show, err := loadShow(ctx, tx, req.ShowID)
 		if err != nil {
@@ -54,6 +59,10 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		}
 		if req.PartnerID == 0 { // a partner sells for many buyers (decision 0185)
 			if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
+				return Hold{}, err
+			}
+		} else if partnerCap > 0 {
+			if err := checkPartnerCap(ctx, tx, show, req.PartnerID, partnerCap, n, now); err != nil {
 				return Hold{}, err
 			}
 		}
@@ -92,7 +101,9 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		}
 		return h, nil
 	}
-	if len(req.Seats) == 0 && req.Quantity <= 0 {
+	// A partner's hold counts against its per-show cap under its own lock,
+	// which only this path takes (decision 0286).
+	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 {
 		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
 	}
 	// A hold goes with the others of its shard that arrive with it
@@ -122,6 +133,31 @@ func checkSaleOpen(show showSettings, now time.Time, n int) error {
 	return nil
 }
 
+// PartnerCaps tells how many places of one show a partner may hold or
+// have bought at once (partner.Service.ShowHoldCap, decision 0286).
+type PartnerCaps interface {
+	ShowHoldCap(ctx context.Context, partnerID int64) (int, error)
+}
+
+// partnerCap is the per-show cap of the hold's partner; 0: none (not a
+// partner's hold, or no caps configured).
+func (s *Service) partnerCap(ctx context.Context, partnerID int64) (int, error) {
+	if partnerID == 0 || s.cfg.PartnerCaps == nil {
+		return 0, nil
+	}
+	n, err := s.cfg.PartnerCaps.ShowHoldCap(ctx, partnerID)
+	if err != nil {
+		return 0, fmt.Errorf("per-show cap of partner %d: %w", partnerID, err)
+	}
+	return n, nil
+}
+
+// heldOrBought is what counts against a cap (R-3.8, decision 0286): the
+// places of live holds, of orders awaiting payment (their hold is ordered
+// until the order's pay-by), and of paid orders. Expired, released and
+// cancelled ones do not.
+const heldOrBought = `(status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3))`
+
 // checkAccountCap enforces the per-account seat cap (R-3.8) in the hold's
 // own transaction. The advisory lock serialises one account's holds on one
 // show, so two concurrent holds cannot both slip under the cap.
@@ -132,8 +168,7 @@ func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID s
 	var have int
 	err := tx.QueryRow(ctx, `
 		SELECT coalesce(sum(quantity), 0) FROM holds
-		WHERE show_id = $1 AND user_id = $2
-		  AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3))`,
+		WHERE show_id = $1 AND user_id = $2 AND `+heldOrBought,
 		show.ID, userID, now).Scan(&have)
 	if err != nil {
 		return fmt.Errorf("count seats of account %s on show %d: %w", userID, show.ID, err)
@@ -141,6 +176,30 @@ func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID s
 	if have+n > show.MaxSeatsPerAccount {
 		return errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
 			show.MaxSeatsPerAccount, show.ID, have)
+	}
+	return nil
+}
+
+// checkPartnerCap enforces a partner's per-show cap (decision 0286) as
+// checkAccountCap does an account's: under a lock of the partner and the
+// show, so two concurrent holds of the partner cannot both slip under it.
+// An account whose id spells the lock's name would only wait with it.
+func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerID int64, limit, n int, now time.Time) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('partner cap ' || $1::bigint, $2))`,
+		partnerID, show.ID); err != nil {
+		return fmt.Errorf("lock partner %d on show %d: %w", partnerID, show.ID, err)
+	}
+	var have int
+	err := tx.QueryRow(ctx, `
+		SELECT coalesce(sum(quantity), 0) FROM holds
+		WHERE show_id = $1 AND partner_id = $2 AND `+heldOrBought,
+		show.ID, partnerID, now).Scan(&have)
+	if err != nil {
+		return fmt.Errorf("count places of partner %d on show %d: %w", partnerID, show.ID, err)
+	}
+	if have+n > limit {
+		return errorf(KindPrecondition, "partner %d may hold or sell at most %d places of show %d at once; it has %d (an admin raises its cap)",
+			partnerID, limit, show.ID, have)
 	}
 	return nil
 }

@@ -39,8 +39,8 @@ const holdPlanSettings = `set_config('plan_cache_mode', 'force_generic_plan', tr
 // showRulesCTE is the show's row when a hold of $6 places by $5 at $3
 // through channel $7 is allowed: the sale is open (checkSaleOpen) and the
 // account stays within its cap (checkAccountCap, counted after
-// lockAccountSQL; a partner's holds have none, decision 0185); no row
-// otherwise.
+// lockAccountSQL; a partner's holds have none, decision 0185, and take the
+// one-hold path for their per-show cap, decision 0286); no row otherwise.
 // The channel conditions of the pipelined statements ($1 the show, $7 the
 // caller's partner id); the statements that use them are variables for it.
 var (

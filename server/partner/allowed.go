@@ -12,21 +12,19 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 )
 
-// ErrShowNotAllowed refuses a partner a show outside the organisations and
-// shows an admin allowed it.
-var ErrShowNotAllowed = errors.New("this partner may not sell this show")
+// ErrShowNotAllowed refuses a partner a show it was not allowed to sell.
+var ErrShowNotAllowed = errors.New("this partner may not sell this show: an admin or the show's organisation allows it (UpdatePartnerAccess)")
 
-// MaySell refuses partnerID a show it may not sell: one that is neither
-// among its allowed shows nor of its allowed organisations, when it has
-// any. A show that does not exist is left to the booking to answer.
+// MaySell refuses partnerID a show it may not sell: partner_may_sell (the
+// catalog's SQL function, migration 00140) is the one definition of what a
+// partner may sell, which the webhooks' audience uses too. A partner sells
+// nothing it was not allowed (decision 0284). A show that does not exist
+// is left to the booking to answer.
 func (s *Service) MaySell(ctx context.Context, partnerID, showID int64) error {
 	var allowed bool
 	err := s.router.Catalog().QueryRow(ctx, `
-		SELECT (cardinality(p.allowed_organization_ids) = 0 AND cardinality(p.allowed_show_ids) = 0)
-		       OR $2 = ANY (p.allowed_show_ids)
-		       OR NOT EXISTS (SELECT FROM shows WHERE show_id = $2)
-		       OR EXISTS (SELECT FROM shows s WHERE s.show_id = $2 AND s.organization_id = ANY (p.allowed_organization_ids))
-		FROM partners p WHERE p.partner_id = $1`, partnerID, showID).Scan(&allowed)
+		SELECT partner_may_sell($1, $2) OR NOT EXISTS (SELECT FROM shows WHERE show_id = $2)
+		FROM partners WHERE partner_id = $1`, partnerID, showID).Scan(&allowed)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)

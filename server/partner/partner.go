@@ -1,8 +1,10 @@
 // Package partner keeps Seatghor's partner resellers and their API keys in
 // the catalog database, turns an API key into the caller (a Verifier for
-// auth.Credentials), keeps partners to the shows they may sell, and sums a partner's statement from the orders and
-// refunds the shards recorded with its partner id. Decision 0180 says how
-// keys are made, stored, scoped and revoked.
+// auth.Credentials), keeps partners to the shows they were allowed to sell
+// (decision 0284) and tells their per-show hold caps (decision 0286), and
+// sums a partner's statement from the orders and refunds the shards
+// recorded with its partner id. Decision 0180 says how keys are made,
+// stored, scoped and revoked.
 package partner
 
 import (
@@ -15,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/shard"
@@ -22,7 +25,7 @@ import (
 
 // Errors lists the errors of partner that reach the API; its error table
 // has a row for each (docs/errors.md).
-var Errors = []error{ErrNotFound, ErrKeyNotFound, ErrSecretShown, ErrShowNotAllowed, &InvalidError{}}
+var Errors = []error{ErrNotFound, ErrKeyNotFound, ErrSecretShown, ErrShowNotAllowed, ErrAccessForbidden, &InvalidError{}}
 
 // ErrNotFound means no partner has the id.
 var ErrNotFound = errors.New("partner not found")
@@ -52,12 +55,17 @@ type Partner struct {
 	Name          string
 	CommissionBps int32
 	Contact       Contact
-	// AllowedOrganizations and AllowedShows are what it may sell; both
-	// empty: everything.
+	// SellsEveryShow lets it sell every show; otherwise it sells the shows
+	// of AllowedOrganizations and AllowedShows, and nothing while both are
+	// empty (decision 0284).
+	SellsEveryShow       bool
 	AllowedOrganizations []string
 	AllowedShows         []int64
-	CreatedBy            string
-	CreatedAt            time.Time
+	// ShowHoldCap is how many places of one show it may hold or have
+	// bought at once (decision 0286); 0: the platform's default.
+	ShowHoldCap int
+	CreatedBy   string
+	CreatedAt   time.Time
 }
 
 // Contact is who to reach at a partner.
@@ -65,12 +73,39 @@ type Contact struct {
 	Name, Email, Phone string
 }
 
+// Members answers whether a user has one of roles in an organisation
+// (catalog.Service.HasRole): an organisation's managers allow partners its
+// shows.
+type Members interface {
+	HasRole(ctx context.Context, orgID, userID string, roles ...catalog.Role) (bool, error)
+}
+
+// DefaultShowHoldCap is the platform's per-show cap of a partner without
+// its own (decision 0286): a partner sells for many buyers, so its cap is
+// far above a buyer's, but one partner cannot take a whole show unasked.
+const DefaultShowHoldCap = 100
+
+// Option tunes the service.
+type Option func(*Service)
+
+// WithDefaultShowHoldCap sets the per-show cap of partners without their
+// own (default DefaultShowHoldCap).
+func WithDefaultShowHoldCap(n int) Option {
+	return func(s *Service) {
+		if n > 0 {
+			s.defaultCap = n
+		}
+	}
+}
+
 // Service manages partners and keys and authenticates keys.
 type Service struct {
-	router *shard.Router
-	clock  clock.Clock
-	mode   Mode
-	log    *slog.Logger
+	router     *shard.Router
+	members    Members
+	clock      clock.Clock
+	mode       Mode
+	log        *slog.Logger
+	defaultCap int
 	// touched is when this process last claimed each key's last-use write
 	// (claimTouch); it holds one time per key used.
 	touched sync.Map
@@ -78,12 +113,17 @@ type Service struct {
 
 // NewService returns the partner service over the router's databases.
 // mode is the keys this process accepts (decision 0180): live where real
-// payments are taken, test with the sandbox gateway.
-func NewService(router *shard.Router, clk clock.Clock, mode Mode, log *slog.Logger) (*Service, error) {
+// payments are taken, test with the sandbox gateway. members tells who
+// manages an organisation's shows (UpdateAccess).
+func NewService(router *shard.Router, members Members, clk clock.Clock, mode Mode, log *slog.Logger, opts ...Option) (*Service, error) {
 	if !mode.Valid() {
 		return nil, fmt.Errorf("API key mode %q: want live or test", mode)
 	}
-	return &Service{router: router, clock: clk, mode: mode, log: log}, nil
+	s := &Service{router: router, members: members, clock: clk, mode: mode, log: log, defaultCap: DefaultShowHoldCap}
+	for _, o := range opts {
+		o(s)
+	}
+	return s, nil
 }
 
 // Mode is the keys this process accepts.
@@ -92,13 +132,17 @@ func (s *Service) Mode() Mode { return s.mode }
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
 
 // CreatePartner registers a partner (admins only: the API checks). The
-// organisations and shows it may sell must exist.
+// organisations and shows it may sell must exist; without any, and without
+// SellsEveryShow, it sells nothing until UpdateAccess allows it some.
 func (s *Service) CreatePartner(ctx context.Context, by string, p Partner) (Partner, error) {
 	now := s.now()
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Partner, error) {
-			if err := checkAllowed(ctx, tx, p); err != nil {
+			if err := checkAllowed(ctx, tx, p.AllowedOrganizations, p.AllowedShows); err != nil {
 				return Partner{}, err
+			}
+			if p.ShowHoldCap < 0 {
+				return Partner{}, &InvalidError{Field: "show_hold_cap", Message: "must not be negative"}
 			}
 			p.CreatedBy, p.CreatedAt = by, now
 			if p.AllowedOrganizations == nil {
@@ -109,10 +153,12 @@ func (s *Service) CreatePartner(ctx context.Context, by string, p Partner) (Part
 			}
 			err := tx.QueryRow(ctx, `
 				INSERT INTO partners (name, commission_bps, contact_name, contact_email, contact_phone,
-				                      allowed_organization_ids, allowed_show_ids, created_by, created_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING partner_id`,
+				                      allowed_organization_ids, allowed_show_ids, created_by, created_at,
+				                      sells_every_show, show_hold_cap)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, nullif($11, 0)) RETURNING partner_id`,
 				p.Name, p.CommissionBps, p.Contact.Name, p.Contact.Email, p.Contact.Phone,
-				p.AllowedOrganizations, p.AllowedShows, p.CreatedBy, p.CreatedAt).Scan(&p.ID)
+				p.AllowedOrganizations, p.AllowedShows, p.CreatedBy, p.CreatedAt,
+				p.SellsEveryShow, p.ShowHoldCap).Scan(&p.ID)
 			if err != nil {
 				return Partner{}, fmt.Errorf("insert partner: %w", err)
 			}
@@ -121,7 +167,7 @@ func (s *Service) CreatePartner(ctx context.Context, by string, p Partner) (Part
 }
 
 // checkAllowed refuses organisations and shows that do not exist.
-func checkAllowed(ctx context.Context, tx pgx.Tx, p Partner) error {
+func checkAllowed(ctx context.Context, tx pgx.Tx, orgs []string, shows []int64) error {
 	var missingOrg *string
 	var missingShow *int64
 	err := tx.QueryRow(ctx, `
@@ -129,7 +175,7 @@ func checkAllowed(ctx context.Context, tx pgx.Tx, p Partner) error {
 		         WHERE NOT EXISTS (SELECT FROM organizations WHERE organization_id = o) LIMIT 1),
 		       (SELECT s FROM unnest($2::bigint[]) s
 		         WHERE NOT EXISTS (SELECT FROM shows WHERE show_id = s) LIMIT 1)`,
-		p.AllowedOrganizations, p.AllowedShows).Scan(&missingOrg, &missingShow)
+		orgs, shows).Scan(&missingOrg, &missingShow)
 	switch {
 	case err != nil:
 		return fmt.Errorf("check the partner's organisations and shows: %w", err)
@@ -153,13 +199,23 @@ func (s *Service) PartnerExists(ctx context.Context, id int64) (bool, error) {
 
 // GetPartner reads a partner.
 func (s *Service) GetPartner(ctx context.Context, id int64) (Partner, error) {
+	return getPartner(ctx, s.router.Catalog(), id)
+}
+
+// querier is a pool or a transaction.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func getPartner(ctx context.Context, q querier, id int64) (Partner, error) {
 	var p Partner
-	err := s.router.Catalog().QueryRow(ctx, `
+	err := q.QueryRow(ctx, `
 		SELECT partner_id, name, commission_bps, contact_name, contact_email, contact_phone,
-		       allowed_organization_ids, allowed_show_ids, created_by, created_at
+		       sells_every_show, allowed_organization_ids, allowed_show_ids, coalesce(show_hold_cap, 0),
+		       created_by, created_at
 		FROM partners WHERE partner_id = $1`, id).
 		Scan(&p.ID, &p.Name, &p.CommissionBps, &p.Contact.Name, &p.Contact.Email, &p.Contact.Phone,
-			&p.AllowedOrganizations, &p.AllowedShows, &p.CreatedBy, &p.CreatedAt)
+			&p.SellsEveryShow, &p.AllowedOrganizations, &p.AllowedShows, &p.ShowHoldCap, &p.CreatedBy, &p.CreatedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return p, fmt.Errorf("partner %d: %w", id, ErrNotFound)
 	}

@@ -257,7 +257,7 @@ func TestPartnerKeysShareThePartnersLimit(t *testing.T) {
 	p := start(t, ratelimit.Config{PartnerHolds: ratelimit.Limit{Rate: 4, Per: time.Hour, Burst: 4}})
 	ctx := context.Background()
 	newPartner := func(name string) int64 {
-		pa, err := p.App.Partners.CreatePartner(ctx, "admin", partner.Partner{Name: name})
+		pa, err := p.App.Partners.CreatePartner(ctx, "admin", partner.Partner{Name: name, SellsEveryShow: true})
 		require.NoError(t, err)
 		return pa.ID
 	}

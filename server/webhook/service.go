@@ -771,11 +771,13 @@ type Message struct {
 	OccurredAt time.Time
 	// Body is the JSON POSTed, signed as it is.
 	Body []byte
-	// PartnerID is the partner the event concerns (0: none); Everyone
-	// sends it to every partner subscribed (public news, such as a sale's
-	// new opening). Admins' endpoints get every event of their types.
+	// PartnerID is the partner the event concerns (0: none); Sellers
+	// sends it to every partner allowed to sell ShowID (public news, such
+	// as a sale's new opening; decision 0285). Admins' endpoints get every
+	// event of their types.
 	PartnerID int64
-	Everyone  bool
+	Sellers   bool
+	ShowID    int64
 }
 
 // Enqueue records a delivery of each message for each endpoint that
@@ -790,26 +792,29 @@ func (s *Service) Enqueue(ctx context.Context, msgs []Message) (int, error) {
 	}
 	n := len(msgs)
 	ids, types, bodies := make([]string, n), make([]string, n), make([]string, n)
-	at, partners, everyone := make([]time.Time, n), make([]int64, n), make([]bool, n)
+	at, partners, sellers, shows := make([]time.Time, n), make([]int64, n), make([]bool, n), make([]int64, n)
 	for i, m := range msgs {
-		ids[i], types[i], bodies[i], at[i], partners[i], everyone[i] = m.EventID, m.Type, string(m.Body), m.OccurredAt, m.PartnerID, m.Everyone
+		ids[i], types[i], bodies[i], at[i], partners[i], sellers[i], shows[i] = m.EventID, m.Type, string(m.Body), m.OccurredAt, m.PartnerID, m.Sellers, m.ShowID
 	}
 	now := s.now()
 	// The webhook-id is derived from the event and the endpoint, so it is
-	// the same however often the event is enqueued or sent.
+	// the same however often the event is enqueued or sent. A show's
+	// sellers are those partner_may_sell allows it, the rule holds keep
+	// to (partner.Service.MaySell).
 	tag, err := s.db.Exec(ctx, `
 		INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, webhook_id, body, occurred_at,
 			next_attempt_at, give_up_at, created_at)
 		SELECT e.endpoint_id, m.event_id, m.type,
 		       'msg_' || left(encode(sha256(convert_to(m.event_id || '/' || e.endpoint_id, 'UTF8')), 'hex'), 32),
 		       m.body, m.occurred_at, $7, $7::timestamptz + $8::float8 * interval '1 second', $7
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::bigint[], $6::bool[])
-		     AS m(event_id, type, body, occurred_at, partner_id, everyone)
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::bigint[], $6::bool[], $9::bigint[])
+		     AS m(event_id, type, body, occurred_at, partner_id, sellers, show_id)
 		JOIN webhook_endpoints e ON m.type = ANY (e.event_types) AND e.created_at <= m.occurred_at
-		     AND (e.partner_id IS NULL OR m.everyone OR e.partner_id = m.partner_id)
+		     AND (e.partner_id IS NULL OR e.partner_id = m.partner_id
+		          OR (m.sellers AND partner_may_sell(e.partner_id, m.show_id)))
 		     AND (e.status = 'active' OR e.disabled_by = 'failures')
 		ORDER BY m.occurred_at, e.endpoint_id
-		ON CONFLICT (endpoint_id, event_id) DO NOTHING`, ids, types, bodies, at, partners, everyone, now, Retry.Seconds())
+		ON CONFLICT (endpoint_id, event_id) DO NOTHING`, ids, types, bodies, at, partners, sellers, now, Retry.Seconds(), shows)
 	if err != nil {
 		return 0, fmt.Errorf("enqueue webhook deliveries: %w", err)
 	}

@@ -28,8 +28,9 @@ const (
 	ByOrder Audience = iota + 1
 	// ByPartner: the partner the event names (partner_id).
 	ByPartner
-	// Everyone: every partner subscribed (public news).
-	Everyone
+	// Sellers: every partner allowed to sell the event's show (public
+	// news of a show; decision 0285).
+	Sellers
 )
 
 // EventType is an event type partners subscribe to.
@@ -39,17 +40,20 @@ type EventType struct {
 	// Outbox is the full name of the outbox event it comes from.
 	Outbox   string
 	Audience Audience
+	// Omit are fields of the outbox event no webhook carries: staff's user
+	// ids never leave the platform (decision 0285).
+	Omit []string
 }
 
 // eventTypes are the event types partners subscribe to. Admins' endpoints
 // get every event of their types whatever the audience.
 var eventTypes = []EventType{
-	{"booking.confirmed", "seatghor.events.v1.BookingConfirmed", ByOrder},
-	{"order.cancelled", "seatghor.events.v1.OrderCancelled", ByOrder},
-	{"refund.issued", "seatghor.events.v1.RefundIssued", ByOrder},
-	{"sale.opening_moved", "seatghor.events.v1.SaleOpeningMoved", Everyone},
+	{"booking.confirmed", "seatghor.events.v1.BookingConfirmed", ByOrder, nil},
+	{"order.cancelled", "seatghor.events.v1.OrderCancelled", ByOrder, nil},
+	{"refund.issued", "seatghor.events.v1.RefundIssued", ByOrder, nil},
+	{"sale.opening_moved", "seatghor.events.v1.SaleOpeningMoved", Sellers, []string{"moved_by"}},
 	// Written by the channel allocations of issue 12 §2.
-	{"allocation.returned", "seatghor.events.v1.AllocationReturned", ByPartner},
+	{"allocation.returned", "seatghor.events.v1.AllocationReturned", ByPartner, nil},
 }
 
 // EventTypes lists the event types an endpoint may subscribe to.

@@ -40,6 +40,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/webhook"
@@ -317,53 +318,97 @@ func deliveries(t *testing.T, c api, endpoint int64) []*partnerv1.WebhookDeliver
 }
 
 // TestEventsReachTheirPartner: an order's events go to the partner it came
-// through and to admins' endpoints, never to another partner; a sale's new
-// opening goes to every partner subscribed to it (decision 0190).
+// through and to admins' endpoints, never to another partner (decision
+// 0190; a sale's new opening: TestSaleOpeningMovedReachesItsSellersOnly).
 func TestEventsReachTheirPartner(t *testing.T) {
 	env := start(t, webhook.WorkerConfig{})
 	ops, p1, p2 := as(t, env, admin), as(t, env, partner1), as(t, env, partner2)
 	all, r1, r2 := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
-	epAll := createEndpoint(t, ops, all.URL, 0, "booking.confirmed", "order.cancelled", "sale.opening_moved").GetEndpoint()
+	epAll := createEndpoint(t, ops, all.URL, 0, "booking.confirmed", "order.cancelled").GetEndpoint()
 	// The bookings are made before the test records their channel (the
 	// projector may read the order either side of that), so the partners
 	// follow the cancellations, made after.
-	ep1 := createEndpoint(t, p1, r1.URL, 0, "order.cancelled", "sale.opening_moved").GetEndpoint()
-	ep2 := createEndpoint(t, p2, r2.URL, 2, "order.cancelled", "sale.opening_moved").GetEndpoint()
+	ep1 := createEndpoint(t, p1, r1.URL, 0, "order.cancelled").GetEndpoint()
+	ep2 := createEndpoint(t, p2, r2.URL, 2, "order.cancelled").GetEndpoint()
 
 	show := freeShow(t, env, 4)
 	viaPartner, viaWeb := book(t, env, show, 1), book(t, env, show, 2)
 	setPartner(t, env, show, viaPartner, 1)
 	cancel(t, env, viaPartner)
 	cancel(t, env, viaWeb)
-	// The catalog writes this when an operator moves a sale's opening.
-	moved := &eventsv1.SaleOpeningMoved{ShowId: show, SaleId: show, OpensAt: timestamppb.Now(), OccurredAt: timestamppb.Now()}
-	require.NoError(t, pg.InTx(context.Background(), env.App.Router.Catalog(), func(tx pgx.Tx) error {
-		return outbox.Append(context.Background(), tx, show, time.Now(), moved)
-	}))
 
-	require.Eventually(t, func() bool { return len(all.ids()) == 5 }, 30*time.Second, 20*time.Millisecond,
-		"the admin's endpoint gets every event: 2 bookings, 2 cancellations, the opening")
+	require.Eventually(t, func() bool { return len(all.ids()) == 4 }, 30*time.Second, 20*time.Millisecond,
+		"the admin's endpoint gets every event: 2 bookings, 2 cancellations")
 	// One statement enqueues an event for every endpoint, so the partners'
 	// logs are complete now.
-	require.Len(t, deliveries(t, p1, ep1.GetEndpointId()), 2)
-	require.Len(t, deliveries(t, p2, ep2.GetEndpointId()), 1)
-	require.Eventually(t, func() bool { return len(r1.ids()) == 2 && len(r2.ids()) == 1 }, 10*time.Second, 20*time.Millisecond)
+	require.Len(t, deliveries(t, p1, ep1.GetEndpointId()), 1)
+	require.Empty(t, deliveries(t, p2, ep2.GetEndpointId()))
+	require.Eventually(t, func() bool { return len(r1.ids()) == 1 }, 10*time.Second, 20*time.Millisecond)
 	require.Len(t, tries(r1, "order.cancelled", viaPartner), 1, "partner 1 sold it")
 	for _, g := range append(r2.all(), r1.all()...) {
 		require.NotEqual(t, viaWeb, orderOf(g), "the web's order is no partner's business")
 	}
-	for _, rc := range []*receiver{r1, r2} {
-		var opening []received
-		for _, g := range rc.all() {
-			if g.event.Type == "sale.opening_moved" {
-				opening = append(opening, g)
-			}
-		}
-		require.Len(t, opening, 1)
-	}
-	require.Len(t, deliveries(t, ops, epAll.GetEndpointId()), 5)
+	require.Len(t, deliveries(t, ops, epAll.GetEndpointId()), 4)
 	// The same event has another webhook-id at another endpoint.
 	require.NotEqual(t, tries(r1, "order.cancelled", viaPartner)[0].id, tries(all, "order.cancelled", viaPartner)[0].id)
+}
+
+// TestSaleOpeningMovedReachesItsSellersOnly: a show's new opening goes to
+// the partners allowed to sell it (decision 0285: the rule holds keep to,
+// partner_may_sell) and to admins' endpoints, never to another partner;
+// and no endpoint is told which staff member moved it.
+func TestSaleOpeningMovedReachesItsSellersOnly(t *testing.T) {
+	env := start(t, webhook.WorkerConfig{})
+	ctx := context.Background()
+	partners := env.App.Partners
+	for i, p := range []partner.Partner{{Name: "Allowed the show"}, {Name: "Allowed another show"}, {Name: "Sells every show", SellsEveryShow: true}} {
+		got, err := partners.CreatePartner(ctx, "ops", p)
+		require.NoError(t, err)
+		require.Equal(t, int64(i+1), got.ID, "a fresh catalog numbers partners from 1")
+	}
+	show, other := freeShow(t, env, 4), freeShow(t, env, 4)
+	for id, allowed := range map[int64]int64{1: show, 2: other} {
+		_, err := partners.UpdateAccess(ctx, partner.Caller{UserID: "ops", Admin: true},
+			partner.AccessChange{PartnerID: id, AllowShows: []int64{allowed}})
+		require.NoError(t, err)
+	}
+	partner3 := auth.Principal{UserID: "agency-3", Role: auth.RolePartner, PartnerID: 3}
+	all, r1, r2, r3 := newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil), newReceiver(t, nil)
+	createEndpoint(t, as(t, env, admin), all.URL, 0, "sale.opening_moved")
+	createEndpoint(t, as(t, env, partner1), r1.URL, 0, "sale.opening_moved")
+	createEndpoint(t, as(t, env, partner2), r2.URL, 0, "sale.opening_moved")
+	createEndpoint(t, as(t, env, partner3), r3.URL, 0, "sale.opening_moved")
+
+	// The catalog writes this when a staff member moves a sale's opening.
+	for _, s := range []int64{show, other} {
+		moved := &eventsv1.SaleOpeningMoved{ShowId: s, SaleId: s, OpensAt: timestamppb.Now(), MovedBy: "staff-7",
+			OccurredAt: timestamppb.Now()}
+		require.NoError(t, pg.InTx(ctx, env.App.Router.Catalog(), func(tx pgx.Tx) error {
+			return outbox.Append(ctx, tx, s, time.Now(), moved)
+		}))
+	}
+	require.Eventually(t, func() bool { return len(all.ids()) == 2 && len(r3.ids()) == 2 }, 30*time.Second, 20*time.Millisecond,
+		"admins and a partner selling every show get both")
+	require.Eventually(t, func() bool { return len(r1.ids()) == 1 && len(r2.ids()) == 1 }, 10*time.Second, 20*time.Millisecond)
+	shown := func(rc *receiver) []int64 {
+		var out []int64
+		for _, g := range rc.all() {
+			var d struct {
+				ShowID int64 `json:"show_id,string"`
+			}
+			require.NoError(t, json.Unmarshal(g.event.Data, &d))
+			out = append(out, d.ShowID)
+		}
+		return out
+	}
+	require.Equal(t, []int64{show}, shown(r1), "partner 1 may sell only the show")
+	require.Equal(t, []int64{other}, shown(r2), "partner 2 may sell only the other")
+	for _, rc := range []*receiver{all, r1, r2, r3} {
+		for _, g := range rc.all() {
+			require.NotContains(t, string(g.body), "staff-7", "no staff user id in a webhook")
+			require.NotContains(t, string(g.body), "moved_by")
+		}
+	}
 }
 
 // TestEndpointAccess: partners manage only their own endpoints; buyers

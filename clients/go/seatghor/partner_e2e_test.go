@@ -67,6 +67,12 @@ func TestPartnerResellsEndToEnd(t *testing.T) {
 	hooks := seatghor.NewClient(server.BaseURL, seatghor.WithAPIKey(hk.Msg.GetSecret()))
 
 	show := newShow(t, "Go SDK partner end to end")
+	// A new partner sells nothing until allowed (decision 0284).
+	if _, err := admin.Partner.UpdatePartnerAccess(ctx, connect.NewRequest(&partnerv1.UpdatePartnerAccessRequest{
+		PartnerId: partnerID, AllowShowIds: []int64{show.GetShowId()},
+	})); err != nil {
+		t.Fatalf("UpdatePartnerAccess: %v", err)
+	}
 	allocated := []string{"A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4", "C1", "C2"}
 	// Long enough for the checks that need the allocation active below
 	// (a few calls), short enough for a test.

@@ -152,7 +152,8 @@ func (c OrderClient) ListMyOrdersAll(ctx context.Context, req *v12.ListMyOrdersR
 //
 // PartnerService manages partner resellers (travel agencies, banks' apps)
 // and the API keys they call Seatghor with (docs/partners.md). Admins create
-// partners; a partner manages its own keys and reads its own statement. An
+// partners and, with the organisations for their own shows, say what each
+// may sell; a partner manages its own keys and reads its own statement. An
 // API key is sent as `Authorization: Bearer sk_live_…` and acts with the role
 // partner; API keys themselves cannot create or revoke keys.
 type PartnerClient struct {

@@ -31,7 +31,10 @@ func TestResellerSellsTwoSeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	partners := seatghor.NewClient(srv.BaseURL, seatghor.WithToken(admin)).Partner
-	p, err := partners.CreatePartner(ctx, connect.NewRequest(&partnerv1.CreatePartnerRequest{Name: "Go reseller example", CommissionBps: 500}))
+	// A partner sells what it is allowed to (decision 0284): here the dev
+	// server's demo organisation, whose bus trips the example sells.
+	p, err := partners.CreatePartner(ctx, connect.NewRequest(&partnerv1.CreatePartnerRequest{
+		Name: "Go reseller example", CommissionBps: 500, AllowedOrganizationIds: []string{"demo-operator"}}))
 	if err != nil {
 		t.Fatalf("CreatePartner: %v", err)
 	}

@@ -1902,7 +1902,8 @@ func (x *TicketCheckedIn) GetOccurredAt() *timestamppb.Timestamp {
 
 // SaleOpeningMoved: an operator moved when a show goes on sale (its sale's
 // waiting room opens then; decision 0035). One event per show of the sale,
-// next to its ShowPublished. Sent to partners' webhooks (sale.opening_moved).
+// next to its ShowPublished. Sent to the webhooks (sale.opening_moved) of
+// the partners allowed to sell the show, and of admins (decision 0285).
 type SaleOpeningMoved struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The show.
@@ -1913,7 +1914,8 @@ type SaleOpeningMoved struct {
 	PreviousOpensAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=previous_opens_at,json=previousOpensAt,proto3" json:"previous_opens_at,omitempty"`
 	// When it opens now.
 	OpensAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=opens_at,json=opensAt,proto3" json:"opens_at,omitempty"`
-	// Who moved it (the operator's or admin's user id).
+	// Who moved it (the operator's or admin's user id). Staff's ids never
+	// leave the platform: webhooks carry the event without it (decision 0285).
 	MovedBy string `protobuf:"bytes,5,opt,name=moved_by,json=movedBy,proto3" json:"moved_by,omitempty"`
 	// When it was moved.
 	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`

@@ -151,15 +151,23 @@ type Partner struct {
 	CommissionBps int32 `protobuf:"varint,3,opt,name=commission_bps,json=commissionBps,proto3" json:"commission_bps,omitempty"`
 	// Who to reach at the partner.
 	Contact *Contact `protobuf:"bytes,4,opt,name=contact,proto3" json:"contact,omitempty"`
-	// The organisations (operators) whose shows the partner may sell; with
-	// allowed_show_ids empty too, every show.
+	// The organisations (operators) whose shows the partner may sell. With
+	// allowed_show_ids empty too and sells_every_show false, it sells
+	// nothing (decision 0284).
 	AllowedOrganizationIds []string `protobuf:"bytes,5,rep,name=allowed_organization_ids,json=allowedOrganizationIds,proto3" json:"allowed_organization_ids,omitempty"`
 	// Shows the partner may sell besides those of allowed_organization_ids.
 	AllowedShowIds []int64 `protobuf:"varint,6,rep,packed,name=allowed_show_ids,json=allowedShowIds,proto3" json:"allowed_show_ids,omitempty"`
 	// When it was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// Who created it (the admin's id).
-	CreatedBy     string `protobuf:"bytes,8,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	CreatedBy string `protobuf:"bytes,8,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	// The partner sells every show, whatever the lists above say. Partners
+	// registered before decision 0284 with empty lists have it.
+	SellsEveryShow bool `protobuf:"varint,9,opt,name=sells_every_show,json=sellsEveryShow,proto3" json:"sells_every_show,omitempty"`
+	// How many places of one show the partner may hold or have bought at
+	// once: live holds, orders awaiting payment and paid orders (decision
+	// 0286). 0: the platform's default (SEATGHOR_PARTNER_SHOW_HOLD_CAP).
+	ShowHoldCap   int32 `protobuf:"varint,10,opt,name=show_hold_cap,json=showHoldCap,proto3" json:"show_hold_cap,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -250,6 +258,20 @@ func (x *Partner) GetCreatedBy() string {
 	return ""
 }
 
+func (x *Partner) GetSellsEveryShow() bool {
+	if x != nil {
+		return x.SellsEveryShow
+	}
+	return false
+}
+
+func (x *Partner) GetShowHoldCap() int32 {
+	if x != nil {
+		return x.ShowHoldCap
+	}
+	return 0
+}
+
 // Contact is a person to reach at a partner.
 type Contact struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -323,12 +345,17 @@ type CreatePartnerRequest struct {
 	CommissionBps int32 `protobuf:"varint,2,opt,name=commission_bps,json=commissionBps,proto3" json:"commission_bps,omitempty"`
 	// Who to reach at the partner.
 	Contact *Contact `protobuf:"bytes,3,opt,name=contact,proto3" json:"contact,omitempty"`
-	// Organisations whose shows the partner may sell (none and no shows: all).
+	// Organisations whose shows the partner may sell. None, no shows and no
+	// sells_every_show: it sells nothing until UpdatePartnerAccess allows it.
 	AllowedOrganizationIds []string `protobuf:"bytes,4,rep,name=allowed_organization_ids,json=allowedOrganizationIds,proto3" json:"allowed_organization_ids,omitempty"`
 	// Shows the partner may sell besides those organisations'.
 	AllowedShowIds []int64 `protobuf:"varint,5,rep,packed,name=allowed_show_ids,json=allowedShowIds,proto3" json:"allowed_show_ids,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The partner sells every show (decision 0284).
+	SellsEveryShow bool `protobuf:"varint,6,opt,name=sells_every_show,json=sellsEveryShow,proto3" json:"sells_every_show,omitempty"`
+	// Its per-show hold cap (decision 0286); 0: the platform's default.
+	ShowHoldCap   int32 `protobuf:"varint,7,opt,name=show_hold_cap,json=showHoldCap,proto3" json:"show_hold_cap,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreatePartnerRequest) Reset() {
@@ -396,6 +423,169 @@ func (x *CreatePartnerRequest) GetAllowedShowIds() []int64 {
 	return nil
 }
 
+func (x *CreatePartnerRequest) GetSellsEveryShow() bool {
+	if x != nil {
+		return x.SellsEveryShow
+	}
+	return false
+}
+
+func (x *CreatePartnerRequest) GetShowHoldCap() int32 {
+	if x != nil {
+		return x.ShowHoldCap
+	}
+	return 0
+}
+
+// UpdatePartnerAccessRequest changes what a partner may sell: what it
+// allows is added, what it withdraws taken away, and the optional fields
+// replace the partner's when set.
+type UpdatePartnerAccessRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The partner.
+	PartnerId int64 `protobuf:"varint,1,opt,name=partner_id,json=partnerId,proto3" json:"partner_id,omitempty"`
+	// Organisations whose shows the partner may sell from now on.
+	AllowOrganizationIds []string `protobuf:"bytes,2,rep,name=allow_organization_ids,json=allowOrganizationIds,proto3" json:"allow_organization_ids,omitempty"`
+	// Shows the partner may sell from now on.
+	AllowShowIds []int64 `protobuf:"varint,3,rep,packed,name=allow_show_ids,json=allowShowIds,proto3" json:"allow_show_ids,omitempty"`
+	// Organisations taken off the partner's list (their shows it was allowed
+	// one by one stay allowed).
+	WithdrawOrganizationIds []string `protobuf:"bytes,4,rep,name=withdraw_organization_ids,json=withdrawOrganizationIds,proto3" json:"withdraw_organization_ids,omitempty"`
+	// Shows taken off the partner's list.
+	WithdrawShowIds []int64 `protobuf:"varint,5,rep,packed,name=withdraw_show_ids,json=withdrawShowIds,proto3" json:"withdraw_show_ids,omitempty"`
+	// Whether the partner sells every show. Admins only.
+	SellsEveryShow *bool `protobuf:"varint,6,opt,name=sells_every_show,json=sellsEveryShow,proto3,oneof" json:"sells_every_show,omitempty"`
+	// The partner's per-show hold cap; 0: the platform's default. Admins only.
+	ShowHoldCap   *int32 `protobuf:"varint,7,opt,name=show_hold_cap,json=showHoldCap,proto3,oneof" json:"show_hold_cap,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePartnerAccessRequest) Reset() {
+	*x = UpdatePartnerAccessRequest{}
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePartnerAccessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePartnerAccessRequest) ProtoMessage() {}
+
+func (x *UpdatePartnerAccessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePartnerAccessRequest.ProtoReflect.Descriptor instead.
+func (*UpdatePartnerAccessRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *UpdatePartnerAccessRequest) GetPartnerId() int64 {
+	if x != nil {
+		return x.PartnerId
+	}
+	return 0
+}
+
+func (x *UpdatePartnerAccessRequest) GetAllowOrganizationIds() []string {
+	if x != nil {
+		return x.AllowOrganizationIds
+	}
+	return nil
+}
+
+func (x *UpdatePartnerAccessRequest) GetAllowShowIds() []int64 {
+	if x != nil {
+		return x.AllowShowIds
+	}
+	return nil
+}
+
+func (x *UpdatePartnerAccessRequest) GetWithdrawOrganizationIds() []string {
+	if x != nil {
+		return x.WithdrawOrganizationIds
+	}
+	return nil
+}
+
+func (x *UpdatePartnerAccessRequest) GetWithdrawShowIds() []int64 {
+	if x != nil {
+		return x.WithdrawShowIds
+	}
+	return nil
+}
+
+func (x *UpdatePartnerAccessRequest) GetSellsEveryShow() bool {
+	if x != nil && x.SellsEveryShow != nil {
+		return *x.SellsEveryShow
+	}
+	return false
+}
+
+func (x *UpdatePartnerAccessRequest) GetShowHoldCap() int32 {
+	if x != nil && x.ShowHoldCap != nil {
+		return *x.ShowHoldCap
+	}
+	return 0
+}
+
+// UpdatePartnerAccessResponse is the partner after the change.
+type UpdatePartnerAccessResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The partner as stored.
+	Partner       *Partner `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdatePartnerAccessResponse) Reset() {
+	*x = UpdatePartnerAccessResponse{}
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdatePartnerAccessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdatePartnerAccessResponse) ProtoMessage() {}
+
+func (x *UpdatePartnerAccessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdatePartnerAccessResponse.ProtoReflect.Descriptor instead.
+func (*UpdatePartnerAccessResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *UpdatePartnerAccessResponse) GetPartner() *Partner {
+	if x != nil {
+		return x.Partner
+	}
+	return nil
+}
+
 // CreatePartnerResponse is the new partner.
 type CreatePartnerResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -407,7 +597,7 @@ type CreatePartnerResponse struct {
 
 func (x *CreatePartnerResponse) Reset() {
 	*x = CreatePartnerResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[3]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -419,7 +609,7 @@ func (x *CreatePartnerResponse) String() string {
 func (*CreatePartnerResponse) ProtoMessage() {}
 
 func (x *CreatePartnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[3]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -432,7 +622,7 @@ func (x *CreatePartnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatePartnerResponse.ProtoReflect.Descriptor instead.
 func (*CreatePartnerResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CreatePartnerResponse) GetPartner() *Partner {
@@ -453,7 +643,7 @@ type GetPartnerRequest struct {
 
 func (x *GetPartnerRequest) Reset() {
 	*x = GetPartnerRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[4]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -465,7 +655,7 @@ func (x *GetPartnerRequest) String() string {
 func (*GetPartnerRequest) ProtoMessage() {}
 
 func (x *GetPartnerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[4]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -478,7 +668,7 @@ func (x *GetPartnerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartnerRequest.ProtoReflect.Descriptor instead.
 func (*GetPartnerRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{4}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetPartnerRequest) GetPartnerId() int64 {
@@ -499,7 +689,7 @@ type GetPartnerResponse struct {
 
 func (x *GetPartnerResponse) Reset() {
 	*x = GetPartnerResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[5]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -511,7 +701,7 @@ func (x *GetPartnerResponse) String() string {
 func (*GetPartnerResponse) ProtoMessage() {}
 
 func (x *GetPartnerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[5]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -524,7 +714,7 @@ func (x *GetPartnerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPartnerResponse.ProtoReflect.Descriptor instead.
 func (*GetPartnerResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{5}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *GetPartnerResponse) GetPartner() *Partner {
@@ -566,7 +756,7 @@ type ApiKey struct {
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[6]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -578,7 +768,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[6]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -591,7 +781,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{6}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ApiKey) GetKeyId() string {
@@ -688,7 +878,7 @@ type CreateApiKeyRequest struct {
 
 func (x *CreateApiKeyRequest) Reset() {
 	*x = CreateApiKeyRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[7]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -700,7 +890,7 @@ func (x *CreateApiKeyRequest) String() string {
 func (*CreateApiKeyRequest) ProtoMessage() {}
 
 func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[7]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -713,7 +903,7 @@ func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{7}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CreateApiKeyRequest) GetPartnerId() int64 {
@@ -758,7 +948,7 @@ type CreateApiKeyResponse struct {
 
 func (x *CreateApiKeyResponse) Reset() {
 	*x = CreateApiKeyResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +960,7 @@ func (x *CreateApiKeyResponse) String() string {
 func (*CreateApiKeyResponse) ProtoMessage() {}
 
 func (x *CreateApiKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +973,7 @@ func (x *CreateApiKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{8}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateApiKeyResponse) GetApiKey() *ApiKey {
@@ -811,7 +1001,7 @@ type ListApiKeysRequest struct {
 
 func (x *ListApiKeysRequest) Reset() {
 	*x = ListApiKeysRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +1013,7 @@ func (x *ListApiKeysRequest) String() string {
 func (*ListApiKeysRequest) ProtoMessage() {}
 
 func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +1026,7 @@ func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListApiKeysRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{9}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListApiKeysRequest) GetPartnerId() int64 {
@@ -857,7 +1047,7 @@ type ListApiKeysResponse struct {
 
 func (x *ListApiKeysResponse) Reset() {
 	*x = ListApiKeysResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +1059,7 @@ func (x *ListApiKeysResponse) String() string {
 func (*ListApiKeysResponse) ProtoMessage() {}
 
 func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +1072,7 @@ func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListApiKeysResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{10}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListApiKeysResponse) GetApiKeys() []*ApiKey {
@@ -903,7 +1093,7 @@ type RevokeApiKeyRequest struct {
 
 func (x *RevokeApiKeyRequest) Reset() {
 	*x = RevokeApiKeyRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +1105,7 @@ func (x *RevokeApiKeyRequest) String() string {
 func (*RevokeApiKeyRequest) ProtoMessage() {}
 
 func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1118,7 @@ func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{11}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RevokeApiKeyRequest) GetKeyId() string {
@@ -954,7 +1144,7 @@ type RevokeApiKeyResponse struct {
 
 func (x *RevokeApiKeyResponse) Reset() {
 	*x = RevokeApiKeyResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1156,7 @@ func (x *RevokeApiKeyResponse) String() string {
 func (*RevokeApiKeyResponse) ProtoMessage() {}
 
 func (x *RevokeApiKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1169,7 @@ func (x *RevokeApiKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RevokeApiKeyResponse) GetApiKey() *ApiKey {
@@ -1012,7 +1202,7 @@ type GetStatementRequest struct {
 
 func (x *GetStatementRequest) Reset() {
 	*x = GetStatementRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1024,7 +1214,7 @@ func (x *GetStatementRequest) String() string {
 func (*GetStatementRequest) ProtoMessage() {}
 
 func (x *GetStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1037,7 +1227,7 @@ func (x *GetStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatementRequest.ProtoReflect.Descriptor instead.
 func (*GetStatementRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetStatementRequest) GetPartnerId() int64 {
@@ -1072,7 +1262,7 @@ type GetStatementResponse struct {
 
 func (x *GetStatementResponse) Reset() {
 	*x = GetStatementResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1084,7 +1274,7 @@ func (x *GetStatementResponse) String() string {
 func (*GetStatementResponse) ProtoMessage() {}
 
 func (x *GetStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1097,7 +1287,7 @@ func (x *GetStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatementResponse.ProtoReflect.Descriptor instead.
 func (*GetStatementResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetStatementResponse) GetStatement() *Statement {
@@ -1126,7 +1316,7 @@ type Statement struct {
 
 func (x *Statement) Reset() {
 	*x = Statement{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1138,7 +1328,7 @@ func (x *Statement) String() string {
 func (*Statement) ProtoMessage() {}
 
 func (x *Statement) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1151,7 +1341,7 @@ func (x *Statement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Statement.ProtoReflect.Descriptor instead.
 func (*Statement) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Statement) GetPartnerId() int64 {
@@ -1213,7 +1403,7 @@ type StatementLine struct {
 
 func (x *StatementLine) Reset() {
 	*x = StatementLine{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1415,7 @@ func (x *StatementLine) String() string {
 func (*StatementLine) ProtoMessage() {}
 
 func (x *StatementLine) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1428,7 @@ func (x *StatementLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementLine.ProtoReflect.Descriptor instead.
 func (*StatementLine) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StatementLine) GetCurrency() string {
@@ -1294,7 +1484,7 @@ var File_seatghor_partner_v1_partner_proto protoreflect.FileDescriptor
 
 const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/partner/v1/partner.proto\x12\x13seatghor.partner.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\xd9\x02\n" +
+	"!seatghor/partner/v1/partner.proto\x12\x13seatghor.partner.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\xa7\x03\n" +
 	"\aPartner\x12\x1d\n" +
 	"\n" +
 	"partner_id\x18\x01 \x01(\x03R\tpartnerId\x12\x12\n" +
@@ -1306,11 +1496,14 @@ const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"created_by\x18\b \x01(\tR\tcreatedBy\"f\n" +
+	"created_by\x18\b \x01(\tR\tcreatedBy\x12(\n" +
+	"\x10sells_every_show\x18\t \x01(\bR\x0esellsEveryShow\x12\"\n" +
+	"\rshow_hold_cap\x18\n" +
+	" \x01(\x05R\vshowHoldCap\"f\n" +
 	"\aContact\x12\x1c\n" +
 	"\x04name\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x04name\x12\x1e\n" +
 	"\x05email\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xfe\x01R\x05email\x12\x1d\n" +
-	"\x05phone\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18 R\x05phone\"\xac\x02\n" +
+	"\x05phone\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18 R\x05phone\"\x87\x03\n" +
 	"\x14CreatePartnerRequest\x12\x1e\n" +
 	"\x04name\x18\x01 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x04name\x121\n" +
@@ -1318,7 +1511,22 @@ const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x00R\rcommissionBps\x126\n" +
 	"\acontact\x18\x03 \x01(\v2\x1c.seatghor.partner.v1.ContactR\acontact\x12L\n" +
 	"\x18allowed_organization_ids\x18\x04 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10d\x18\x01\"\x06r\x04\x10\x01\x18@R\x16allowedOrganizationIds\x12;\n" +
-	"\x10allowed_show_ids\x18\x05 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\x0eallowedShowIds\"O\n" +
+	"\x10allowed_show_ids\x18\x05 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\x0eallowedShowIds\x12(\n" +
+	"\x10sells_every_show\x18\x06 \x01(\bR\x0esellsEveryShow\x12/\n" +
+	"\rshow_hold_cap\x18\a \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00R\vshowHoldCap\"\xe2\x03\n" +
+	"\x1aUpdatePartnerAccessRequest\x12&\n" +
+	"\n" +
+	"partner_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tpartnerId\x12H\n" +
+	"\x16allow_organization_ids\x18\x02 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10d\x18\x01\"\x06r\x04\x10\x01\x18@R\x14allowOrganizationIds\x127\n" +
+	"\x0eallow_show_ids\x18\x03 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\fallowShowIds\x12N\n" +
+	"\x19withdraw_organization_ids\x18\x04 \x03(\tB\x12\xbaH\x0f\x92\x01\f\x10d\x18\x01\"\x06r\x04\x10\x01\x18@R\x17withdrawOrganizationIds\x12=\n" +
+	"\x11withdraw_show_ids\x18\x05 \x03(\x03B\x11\xbaH\x0e\x92\x01\v\x10\xe8\a\x18\x01\"\x04\"\x02 \x00R\x0fwithdrawShowIds\x12-\n" +
+	"\x10sells_every_show\x18\x06 \x01(\bH\x00R\x0esellsEveryShow\x88\x01\x01\x124\n" +
+	"\rshow_hold_cap\x18\a \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x00H\x01R\vshowHoldCap\x88\x01\x01B\x13\n" +
+	"\x11_sells_every_showB\x10\n" +
+	"\x0e_show_hold_cap\"U\n" +
+	"\x1bUpdatePartnerAccessResponse\x126\n" +
+	"\apartner\x18\x01 \x01(\v2\x1c.seatghor.partner.v1.PartnerR\apartner\"O\n" +
 	"\x15CreatePartnerResponse\x126\n" +
 	"\apartner\x18\x01 \x01(\v2\x1c.seatghor.partner.v1.PartnerR\apartner\";\n" +
 	"\x11GetPartnerRequest\x12&\n" +
@@ -1399,9 +1607,10 @@ const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"ApiKeyMode\x12\x1c\n" +
 	"\x18API_KEY_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11API_KEY_MODE_LIVE\x10\x01\x12\x15\n" +
-	"\x11API_KEY_MODE_TEST\x10\x022\xe6\x06\n" +
+	"\x11API_KEY_MODE_TEST\x10\x022\x97\b\n" +
 	"\x0ePartnerService\x12\x7f\n" +
-	"\rCreatePartner\x12).seatghor.partner.v1.CreatePartnerRequest\x1a*.seatghor.partner.v1.CreatePartnerResponse\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/partners\x12\x83\x01\n" +
+	"\rCreatePartner\x12).seatghor.partner.v1.CreatePartnerRequest\x1a*.seatghor.partner.v1.CreatePartnerResponse\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/partners\x12\xae\x01\n" +
+	"\x13UpdatePartnerAccess\x12/.seatghor.partner.v1.UpdatePartnerAccessRequest\x1a0.seatghor.partner.v1.UpdatePartnerAccessResponse\"4\x82\xd3\xe4\x93\x02+:\x01*\"&/v1/partners/{partner_id}:updateAccess\x90\x02\x02\x12\x83\x01\n" +
 	"\n" +
 	"GetPartner\x12&.seatghor.partner.v1.GetPartnerRequest\x1a'.seatghor.partner.v1.GetPartnerResponse\"$\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/partners/{partner_id}\x90\x02\x01\x12\x92\x01\n" +
 	"\fCreateApiKey\x12(.seatghor.partner.v1.CreateApiKeyRequest\x1a).seatghor.partner.v1.CreateApiKeyResponse\"-\x82\xd3\xe4\x93\x02':\x01*\"\"/v1/partners/{partner_id}/api-keys\x12\x8f\x01\n" +
@@ -1423,73 +1632,78 @@ func file_seatghor_partner_v1_partner_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_partner_v1_partner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_partner_v1_partner_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_seatghor_partner_v1_partner_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_seatghor_partner_v1_partner_proto_goTypes = []any{
-	(ApiKeyScope)(0),              // 0: seatghor.partner.v1.ApiKeyScope
-	(ApiKeyMode)(0),               // 1: seatghor.partner.v1.ApiKeyMode
-	(*Partner)(nil),               // 2: seatghor.partner.v1.Partner
-	(*Contact)(nil),               // 3: seatghor.partner.v1.Contact
-	(*CreatePartnerRequest)(nil),  // 4: seatghor.partner.v1.CreatePartnerRequest
-	(*CreatePartnerResponse)(nil), // 5: seatghor.partner.v1.CreatePartnerResponse
-	(*GetPartnerRequest)(nil),     // 6: seatghor.partner.v1.GetPartnerRequest
-	(*GetPartnerResponse)(nil),    // 7: seatghor.partner.v1.GetPartnerResponse
-	(*ApiKey)(nil),                // 8: seatghor.partner.v1.ApiKey
-	(*CreateApiKeyRequest)(nil),   // 9: seatghor.partner.v1.CreateApiKeyRequest
-	(*CreateApiKeyResponse)(nil),  // 10: seatghor.partner.v1.CreateApiKeyResponse
-	(*ListApiKeysRequest)(nil),    // 11: seatghor.partner.v1.ListApiKeysRequest
-	(*ListApiKeysResponse)(nil),   // 12: seatghor.partner.v1.ListApiKeysResponse
-	(*RevokeApiKeyRequest)(nil),   // 13: seatghor.partner.v1.RevokeApiKeyRequest
-	(*RevokeApiKeyResponse)(nil),  // 14: seatghor.partner.v1.RevokeApiKeyResponse
-	(*GetStatementRequest)(nil),   // 15: seatghor.partner.v1.GetStatementRequest
-	(*GetStatementResponse)(nil),  // 16: seatghor.partner.v1.GetStatementResponse
-	(*Statement)(nil),             // 17: seatghor.partner.v1.Statement
-	(*StatementLine)(nil),         // 18: seatghor.partner.v1.StatementLine
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*v1.Money)(nil),              // 20: seatghor.common.v1.Money
+	(ApiKeyScope)(0),                    // 0: seatghor.partner.v1.ApiKeyScope
+	(ApiKeyMode)(0),                     // 1: seatghor.partner.v1.ApiKeyMode
+	(*Partner)(nil),                     // 2: seatghor.partner.v1.Partner
+	(*Contact)(nil),                     // 3: seatghor.partner.v1.Contact
+	(*CreatePartnerRequest)(nil),        // 4: seatghor.partner.v1.CreatePartnerRequest
+	(*UpdatePartnerAccessRequest)(nil),  // 5: seatghor.partner.v1.UpdatePartnerAccessRequest
+	(*UpdatePartnerAccessResponse)(nil), // 6: seatghor.partner.v1.UpdatePartnerAccessResponse
+	(*CreatePartnerResponse)(nil),       // 7: seatghor.partner.v1.CreatePartnerResponse
+	(*GetPartnerRequest)(nil),           // 8: seatghor.partner.v1.GetPartnerRequest
+	(*GetPartnerResponse)(nil),          // 9: seatghor.partner.v1.GetPartnerResponse
+	(*ApiKey)(nil),                      // 10: seatghor.partner.v1.ApiKey
+	(*CreateApiKeyRequest)(nil),         // 11: seatghor.partner.v1.CreateApiKeyRequest
+	(*CreateApiKeyResponse)(nil),        // 12: seatghor.partner.v1.CreateApiKeyResponse
+	(*ListApiKeysRequest)(nil),          // 13: seatghor.partner.v1.ListApiKeysRequest
+	(*ListApiKeysResponse)(nil),         // 14: seatghor.partner.v1.ListApiKeysResponse
+	(*RevokeApiKeyRequest)(nil),         // 15: seatghor.partner.v1.RevokeApiKeyRequest
+	(*RevokeApiKeyResponse)(nil),        // 16: seatghor.partner.v1.RevokeApiKeyResponse
+	(*GetStatementRequest)(nil),         // 17: seatghor.partner.v1.GetStatementRequest
+	(*GetStatementResponse)(nil),        // 18: seatghor.partner.v1.GetStatementResponse
+	(*Statement)(nil),                   // 19: seatghor.partner.v1.Statement
+	(*StatementLine)(nil),               // 20: seatghor.partner.v1.StatementLine
+	(*timestamppb.Timestamp)(nil),       // 21: google.protobuf.Timestamp
+	(*v1.Money)(nil),                    // 22: seatghor.common.v1.Money
 }
 var file_seatghor_partner_v1_partner_proto_depIdxs = []int32{
 	3,  // 0: seatghor.partner.v1.Partner.contact:type_name -> seatghor.partner.v1.Contact
-	19, // 1: seatghor.partner.v1.Partner.created_at:type_name -> google.protobuf.Timestamp
+	21, // 1: seatghor.partner.v1.Partner.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: seatghor.partner.v1.CreatePartnerRequest.contact:type_name -> seatghor.partner.v1.Contact
-	2,  // 3: seatghor.partner.v1.CreatePartnerResponse.partner:type_name -> seatghor.partner.v1.Partner
-	2,  // 4: seatghor.partner.v1.GetPartnerResponse.partner:type_name -> seatghor.partner.v1.Partner
-	0,  // 5: seatghor.partner.v1.ApiKey.scope:type_name -> seatghor.partner.v1.ApiKeyScope
-	1,  // 6: seatghor.partner.v1.ApiKey.mode:type_name -> seatghor.partner.v1.ApiKeyMode
-	19, // 7: seatghor.partner.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	19, // 8: seatghor.partner.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	19, // 9: seatghor.partner.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	0,  // 10: seatghor.partner.v1.CreateApiKeyRequest.scope:type_name -> seatghor.partner.v1.ApiKeyScope
-	1,  // 11: seatghor.partner.v1.CreateApiKeyRequest.mode:type_name -> seatghor.partner.v1.ApiKeyMode
-	8,  // 12: seatghor.partner.v1.CreateApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
-	8,  // 13: seatghor.partner.v1.ListApiKeysResponse.api_keys:type_name -> seatghor.partner.v1.ApiKey
-	8,  // 14: seatghor.partner.v1.RevokeApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
-	19, // 15: seatghor.partner.v1.GetStatementRequest.period_start:type_name -> google.protobuf.Timestamp
-	19, // 16: seatghor.partner.v1.GetStatementRequest.period_end:type_name -> google.protobuf.Timestamp
-	17, // 17: seatghor.partner.v1.GetStatementResponse.statement:type_name -> seatghor.partner.v1.Statement
-	19, // 18: seatghor.partner.v1.Statement.period_start:type_name -> google.protobuf.Timestamp
-	19, // 19: seatghor.partner.v1.Statement.period_end:type_name -> google.protobuf.Timestamp
-	18, // 20: seatghor.partner.v1.Statement.lines:type_name -> seatghor.partner.v1.StatementLine
-	20, // 21: seatghor.partner.v1.StatementLine.sales:type_name -> seatghor.common.v1.Money
-	20, // 22: seatghor.partner.v1.StatementLine.refunds:type_name -> seatghor.common.v1.Money
-	20, // 23: seatghor.partner.v1.StatementLine.net:type_name -> seatghor.common.v1.Money
-	20, // 24: seatghor.partner.v1.StatementLine.commission:type_name -> seatghor.common.v1.Money
-	4,  // 25: seatghor.partner.v1.PartnerService.CreatePartner:input_type -> seatghor.partner.v1.CreatePartnerRequest
-	6,  // 26: seatghor.partner.v1.PartnerService.GetPartner:input_type -> seatghor.partner.v1.GetPartnerRequest
-	9,  // 27: seatghor.partner.v1.PartnerService.CreateApiKey:input_type -> seatghor.partner.v1.CreateApiKeyRequest
-	11, // 28: seatghor.partner.v1.PartnerService.ListApiKeys:input_type -> seatghor.partner.v1.ListApiKeysRequest
-	13, // 29: seatghor.partner.v1.PartnerService.RevokeApiKey:input_type -> seatghor.partner.v1.RevokeApiKeyRequest
-	15, // 30: seatghor.partner.v1.PartnerService.GetStatement:input_type -> seatghor.partner.v1.GetStatementRequest
-	5,  // 31: seatghor.partner.v1.PartnerService.CreatePartner:output_type -> seatghor.partner.v1.CreatePartnerResponse
-	7,  // 32: seatghor.partner.v1.PartnerService.GetPartner:output_type -> seatghor.partner.v1.GetPartnerResponse
-	10, // 33: seatghor.partner.v1.PartnerService.CreateApiKey:output_type -> seatghor.partner.v1.CreateApiKeyResponse
-	12, // 34: seatghor.partner.v1.PartnerService.ListApiKeys:output_type -> seatghor.partner.v1.ListApiKeysResponse
-	14, // 35: seatghor.partner.v1.PartnerService.RevokeApiKey:output_type -> seatghor.partner.v1.RevokeApiKeyResponse
-	16, // 36: seatghor.partner.v1.PartnerService.GetStatement:output_type -> seatghor.partner.v1.GetStatementResponse
-	31, // [31:37] is the sub-list for method output_type
-	25, // [25:31] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	2,  // 3: seatghor.partner.v1.UpdatePartnerAccessResponse.partner:type_name -> seatghor.partner.v1.Partner
+	2,  // 4: seatghor.partner.v1.CreatePartnerResponse.partner:type_name -> seatghor.partner.v1.Partner
+	2,  // 5: seatghor.partner.v1.GetPartnerResponse.partner:type_name -> seatghor.partner.v1.Partner
+	0,  // 6: seatghor.partner.v1.ApiKey.scope:type_name -> seatghor.partner.v1.ApiKeyScope
+	1,  // 7: seatghor.partner.v1.ApiKey.mode:type_name -> seatghor.partner.v1.ApiKeyMode
+	21, // 8: seatghor.partner.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	21, // 9: seatghor.partner.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	21, // 10: seatghor.partner.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	0,  // 11: seatghor.partner.v1.CreateApiKeyRequest.scope:type_name -> seatghor.partner.v1.ApiKeyScope
+	1,  // 12: seatghor.partner.v1.CreateApiKeyRequest.mode:type_name -> seatghor.partner.v1.ApiKeyMode
+	10, // 13: seatghor.partner.v1.CreateApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
+	10, // 14: seatghor.partner.v1.ListApiKeysResponse.api_keys:type_name -> seatghor.partner.v1.ApiKey
+	10, // 15: seatghor.partner.v1.RevokeApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
+	21, // 16: seatghor.partner.v1.GetStatementRequest.period_start:type_name -> google.protobuf.Timestamp
+	21, // 17: seatghor.partner.v1.GetStatementRequest.period_end:type_name -> google.protobuf.Timestamp
+	19, // 18: seatghor.partner.v1.GetStatementResponse.statement:type_name -> seatghor.partner.v1.Statement
+	21, // 19: seatghor.partner.v1.Statement.period_start:type_name -> google.protobuf.Timestamp
+	21, // 20: seatghor.partner.v1.Statement.period_end:type_name -> google.protobuf.Timestamp
+	20, // 21: seatghor.partner.v1.Statement.lines:type_name -> seatghor.partner.v1.StatementLine
+	22, // 22: seatghor.partner.v1.StatementLine.sales:type_name -> seatghor.common.v1.Money
+	22, // 23: seatghor.partner.v1.StatementLine.refunds:type_name -> seatghor.common.v1.Money
+	22, // 24: seatghor.partner.v1.StatementLine.net:type_name -> seatghor.common.v1.Money
+	22, // 25: seatghor.partner.v1.StatementLine.commission:type_name -> seatghor.common.v1.Money
+	4,  // 26: seatghor.partner.v1.PartnerService.CreatePartner:input_type -> seatghor.partner.v1.CreatePartnerRequest
+	5,  // 27: seatghor.partner.v1.PartnerService.UpdatePartnerAccess:input_type -> seatghor.partner.v1.UpdatePartnerAccessRequest
+	8,  // 28: seatghor.partner.v1.PartnerService.GetPartner:input_type -> seatghor.partner.v1.GetPartnerRequest
+	11, // 29: seatghor.partner.v1.PartnerService.CreateApiKey:input_type -> seatghor.partner.v1.CreateApiKeyRequest
+	13, // 30: seatghor.partner.v1.PartnerService.ListApiKeys:input_type -> seatghor.partner.v1.ListApiKeysRequest
+	15, // 31: seatghor.partner.v1.PartnerService.RevokeApiKey:input_type -> seatghor.partner.v1.RevokeApiKeyRequest
+	17, // 32: seatghor.partner.v1.PartnerService.GetStatement:input_type -> seatghor.partner.v1.GetStatementRequest
+	7,  // 33: seatghor.partner.v1.PartnerService.CreatePartner:output_type -> seatghor.partner.v1.CreatePartnerResponse
+	6,  // 34: seatghor.partner.v1.PartnerService.UpdatePartnerAccess:output_type -> seatghor.partner.v1.UpdatePartnerAccessResponse
+	9,  // 35: seatghor.partner.v1.PartnerService.GetPartner:output_type -> seatghor.partner.v1.GetPartnerResponse
+	12, // 36: seatghor.partner.v1.PartnerService.CreateApiKey:output_type -> seatghor.partner.v1.CreateApiKeyResponse
+	14, // 37: seatghor.partner.v1.PartnerService.ListApiKeys:output_type -> seatghor.partner.v1.ListApiKeysResponse
+	16, // 38: seatghor.partner.v1.PartnerService.RevokeApiKey:output_type -> seatghor.partner.v1.RevokeApiKeyResponse
+	18, // 39: seatghor.partner.v1.PartnerService.GetStatement:output_type -> seatghor.partner.v1.GetStatementResponse
+	33, // [33:40] is the sub-list for method output_type
+	26, // [26:33] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_partner_v1_partner_proto_init() }
@@ -1497,13 +1711,14 @@ func file_seatghor_partner_v1_partner_proto_init() {
 	if File_seatghor_partner_v1_partner_proto != nil {
 		return
 	}
+	file_seatghor_partner_v1_partner_proto_msgTypes[3].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_partner_v1_partner_proto_rawDesc), len(file_seatghor_partner_v1_partner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

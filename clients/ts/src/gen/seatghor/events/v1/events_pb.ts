@@ -1195,7 +1195,8 @@ export const TicketCheckedInSchema: GenMessage<TicketCheckedIn> = /*@__PURE__*/
 /**
  * SaleOpeningMoved: an operator moved when a show goes on sale (its sale's
  * waiting room opens then; decision 0035). One event per show of the sale,
- * next to its ShowPublished. Sent to partners' webhooks (sale.opening_moved).
+ * next to its ShowPublished. Sent to the webhooks (sale.opening_moved) of
+ * the partners allowed to sell the show, and of admins (decision 0285).
  *
  * @generated from message seatghor.events.v1.SaleOpeningMoved
  */
@@ -1229,7 +1230,8 @@ export type SaleOpeningMoved = Message<"seatghor.events.v1.SaleOpeningMoved"> & 
   opensAt?: Timestamp | undefined;
 
   /**
-   * Who moved it (the operator's or admin's user id).
+   * Who moved it (the operator's or admin's user id). Staff's ids never
+   * leave the platform: webhooks carry the event without it (decision 0285).
    *
    * @generated from field: string moved_by = 5;
    */

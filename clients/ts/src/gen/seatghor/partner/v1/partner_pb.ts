@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/partner/v1/partner.proto.
  */
 export const file_seatghor_partner_v1_partner: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9wYXJ0bmVyL3YxL3BhcnRuZXIucHJvdG8SE3NlYXRnaG9yLnBhcnRuZXIudjEi8gEKB1BhcnRuZXISEgoKcGFydG5lcl9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEhYKDmNvbW1pc3Npb25fYnBzGAMgASgFEi0KB2NvbnRhY3QYBCABKAsyHC5zZWF0Z2hvci5wYXJ0bmVyLnYxLkNvbnRhY3QSIAoYYWxsb3dlZF9vcmdhbml6YXRpb25faWRzGAUgAygJEhgKEGFsbG93ZWRfc2hvd19pZHMYBiADKAMSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKY3JlYXRlZF9ieRgIIAEoCSJSCgdDb250YWN0EhYKBG5hbWUYASABKAlCCLpIBXIDGMgBEhcKBWVtYWlsGAIgASgJQgi6SAVyAxj+ARIWCgVwaG9uZRgDIAEoCUIHukgEcgIYICLmAQoUQ3JlYXRlUGFydG5lclJlcXVlc3QSGAoEbmFtZRgBIAEoCUIKukgHcgUQARjIARIiCg5jb21taXNzaW9uX2JwcxgCIAEoBUIKukgHGgUYkE4oABItCgdjb250YWN0GAMgASgLMhwuc2VhdGdob3IucGFydG5lci52MS5Db250YWN0EjQKGGFsbG93ZWRfb3JnYW5pemF0aW9uX2lkcxgEIAMoCUISukgPkgEMEGQYASIGcgQQARhAEisKEGFsbG93ZWRfc2hvd19pZHMYBSADKANCEbpIDpIBCxDoBxgBIgQiAiAAIkYKFUNyZWF0ZVBhcnRuZXJSZXNwb25zZRItCgdwYXJ0bmVyGAEgASgLMhwuc2VhdGdob3IucGFydG5lci52MS5QYXJ0bmVyIjAKEUdldFBhcnRuZXJSZXF1ZXN0EhsKCnBhcnRuZXJfaWQYASABKANCB7pIBCICIAAiQwoSR2V0UGFydG5lclJlc3BvbnNlEi0KB3BhcnRuZXIYASABKAsyHC5zZWF0Z2hvci5wYXJ0bmVyLnYxLlBhcnRuZXIi3wIKBkFwaUtleRIOCgZrZXlfaWQYASABKAkSEgoKcGFydG5lcl9pZBgCIAEoAxIMCgRuYW1lGAMgASgJEi8KBXNjb3BlGAQgASgOMiAuc2VhdGdob3IucGFydG5lci52MS5BcGlLZXlTY29wZRItCgRtb2RlGAUgASgOMh8uc2VhdGdob3IucGFydG5lci52MS5BcGlLZXlNb2RlEg4KBnByZWZpeBgGIAEoCRINCgVsYXN0NBgHIAEoCRIuCgpjcmVhdGVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBISCgpjcmVhdGVkX2J5GAkgASgJEjAKDGxhc3RfdXNlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgLIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAivQEKE0NyZWF0ZUFwaUtleVJlcXVlc3QSGwoKcGFydG5lcl9pZBgBIAEoA0IHukgEIgIgABIVCgRuYW1lGAIgASgJQge6SARyAhhkEjkKBXNjb3BlGAMgASgOMiAuc2VhdGdob3IucGFydG5lci52MS5BcGlLZXlTY29wZUIIukgFggECEAESNwoEbW9kZRgEIAEoDjIfLnNlYXRnaG9yLnBhcnRuZXIudjEuQXBpS2V5TW9kZUIIukgFggECEAEiVAoUQ3JlYXRlQXBpS2V5UmVzcG9uc2USLAoHYXBpX2tleRgBIAEoCzIbLnNlYXRnaG9yLnBhcnRuZXIudjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIxChJMaXN0QXBpS2V5c1JlcXVlc3QSGwoKcGFydG5lcl9pZBgBIAEoA0IHukgEIgIgACJEChNMaXN0QXBpS2V5c1Jlc3BvbnNlEi0KCGFwaV9rZXlzGAEgAygLMhsuc2VhdGdob3IucGFydG5lci52MS5BcGlLZXkiMAoTUmV2b2tlQXBpS2V5UmVxdWVzdBIZCgZrZXlfaWQYASABKAlCCbpIBnIEEAEYQCJjChRSZXZva2VBcGlLZXlSZXNwb25zZRIsCgdhcGlfa2V5GAEgASgLMhsuc2VhdGdob3IucGFydG5lci52MS5BcGlLZXkSHQoVZGlzYWJsZWRfZW5kcG9pbnRfaWRzGAIgAygDIqQBChNHZXRTdGF0ZW1lbnRSZXF1ZXN0EhsKCnBhcnRuZXJfaWQYASABKANCB7pIBCICIAASOAoMcGVyaW9kX3N0YXJ0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBEjYKCnBlcmlvZF9lbmQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQEiSQoUR2V0U3RhdGVtZW50UmVzcG9uc2USMQoJc3RhdGVtZW50GAEgASgLMh4uc2VhdGdob3IucGFydG5lci52MS5TdGF0ZW1lbnQizAEKCVN0YXRlbWVudBISCgpwYXJ0bmVyX2lkGAEgASgDEjAKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOY29tbWlzc2lvbl9icHMYBCABKAUSMQoFbGluZXMYBSADKAsyIi5zZWF0Z2hvci5wYXJ0bmVyLnYxLlN0YXRlbWVudExpbmUi+gEKDVN0YXRlbWVudExpbmUSEAoIY3VycmVuY3kYASABKAkSEwoLc2FsZXNfY291bnQYAiABKAMSKAoFc2FsZXMYAyABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFQoNcmVmdW5kc19jb3VudBgEIAEoAxIqCgdyZWZ1bmRzGAUgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EiYKA25ldBgGIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRItCgpjb21taXNzaW9uGAcgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5KoABCgtBcGlLZXlTY29wZRIdChlBUElfS0VZX1NDT1BFX1VOU1BFQ0lGSUVEEAASGwoXQVBJX0tFWV9TQ09QRV9SRUFEX09OTFkQARIZChVBUElfS0VZX1NDT1BFX0JPT0tJTkcQAhIaChZBUElfS0VZX1NDT1BFX1dFQkhPT0tTEAMqWAoKQXBpS2V5TW9kZRIcChhBUElfS0VZX01PREVfVU5TUEVDSUZJRUQQABIVChFBUElfS0VZX01PREVfTElWRRABEhUKEUFQSV9LRVlfTU9ERV9URVNUEAIy5gYKDlBhcnRuZXJTZXJ2aWNlEn8KDUNyZWF0ZVBhcnRuZXISKS5zZWF0Z2hvci5wYXJ0bmVyLnYxLkNyZWF0ZVBhcnRuZXJSZXF1ZXN0Giouc2VhdGdob3IucGFydG5lci52MS5DcmVhdGVQYXJ0bmVyUmVzcG9uc2UiF4LT5JMCEToBKiIML3YxL3BhcnRuZXJzEoMBCgpHZXRQYXJ0bmVyEiYuc2VhdGdob3IucGFydG5lci52MS5HZXRQYXJ0bmVyUmVxdWVzdBonLnNlYXRnaG9yLnBhcnRuZXIudjEuR2V0UGFydG5lclJlc3BvbnNlIiSQAgGC0+STAhsSGS92MS9wYXJ0bmVycy97cGFydG5lcl9pZH0SkgEKDENyZWF0ZUFwaUtleRIoLnNlYXRnaG9yLnBhcnRuZXIudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBopLnNlYXRnaG9yLnBhcnRuZXIudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiLYLT5JMCJzoBKiIiL3YxL3BhcnRuZXJzL3twYXJ0bmVyX2lkfS9hcGkta2V5cxKPAQoLTGlzdEFwaUtleXMSJy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkxpc3RBcGlLZXlzUmVxdWVzdBooLnNlYXRnaG9yLnBhcnRuZXIudjEuTGlzdEFwaUtleXNSZXNwb25zZSItkAIBgtPkkwIkEiIvdjEvcGFydG5lcnMve3BhcnRuZXJfaWR9L2FwaS1rZXlzEo8BCgxSZXZva2VBcGlLZXkSKC5zZWF0Z2hvci5wYXJ0bmVyLnYxLlJldm9rZUFwaUtleVJlcXVlc3QaKS5zZWF0Z2hvci5wYXJ0bmVyLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlIiqQAgKC0+STAiE6ASoiHC92MS9hcGkta2V5cy97a2V5X2lkfTpyZXZva2USkwEKDEdldFN0YXRlbWVudBIoLnNlYXRnaG9yLnBhcnRuZXIudjEuR2V0U3RhdGVtZW50UmVxdWVzdBopLnNlYXRnaG9yLnBhcnRuZXIudjEuR2V0U3RhdGVtZW50UmVzcG9uc2UiLpACAYLT5JMCJRIjL3YxL3BhcnRuZXJzL3twYXJ0bmVyX2lkfS9zdGF0ZW1lbnRC1QEKF2NvbS5zZWF0Z2hvci5wYXJ0bmVyLnYxQgxQYXJ0bmVyUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvcGFydG5lci92MTtwYXJ0bmVydjGiAgNTUFiqAhNTZWF0Z2hvci5QYXJ0bmVyLlYxygITU2VhdGdob3JcUGFydG5lclxWMeICH1NlYXRnaG9yXFBhcnRuZXJcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6UGFydG5lcjo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
+  fileDesc("CiFzZWF0Z2hvci9wYXJ0bmVyL3YxL3BhcnRuZXIucHJvdG8SE3NlYXRnaG9yLnBhcnRuZXIudjEiowIKB1BhcnRuZXISEgoKcGFydG5lcl9pZBgBIAEoAxIMCgRuYW1lGAIgASgJEhYKDmNvbW1pc3Npb25fYnBzGAMgASgFEi0KB2NvbnRhY3QYBCABKAsyHC5zZWF0Z2hvci5wYXJ0bmVyLnYxLkNvbnRhY3QSIAoYYWxsb3dlZF9vcmdhbml6YXRpb25faWRzGAUgAygJEhgKEGFsbG93ZWRfc2hvd19pZHMYBiADKAMSLgoKY3JlYXRlZF9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKY3JlYXRlZF9ieRgIIAEoCRIYChBzZWxsc19ldmVyeV9zaG93GAkgASgIEhUKDXNob3dfaG9sZF9jYXAYCiABKAUiUgoHQ29udGFjdBIWCgRuYW1lGAEgASgJQgi6SAVyAxjIARIXCgVlbWFpbBgCIAEoCUIIukgFcgMY/gESFgoFcGhvbmUYAyABKAlCB7pIBHICGCAipAIKFENyZWF0ZVBhcnRuZXJSZXF1ZXN0EhgKBG5hbWUYASABKAlCCrpIB3IFEAEYyAESIgoOY29tbWlzc2lvbl9icHMYAiABKAVCCrpIBxoFGJBOKAASLQoHY29udGFjdBgDIAEoCzIcLnNlYXRnaG9yLnBhcnRuZXIudjEuQ29udGFjdBI0ChhhbGxvd2VkX29yZ2FuaXphdGlvbl9pZHMYBCADKAlCErpID5IBDBBkGAEiBnIEEAEYQBIrChBhbGxvd2VkX3Nob3dfaWRzGAUgAygDQhG6SA6SAQsQ6AcYASIEIgIgABIYChBzZWxsc19ldmVyeV9zaG93GAYgASgIEiIKDXNob3dfaG9sZF9jYXAYByABKAVCC7pICBoGGMCEPSgAIuwCChpVcGRhdGVQYXJ0bmVyQWNjZXNzUmVxdWVzdBIbCgpwYXJ0bmVyX2lkGAEgASgDQge6SAQiAiAAEjIKFmFsbG93X29yZ2FuaXphdGlvbl9pZHMYAiADKAlCErpID5IBDBBkGAEiBnIEEAEYQBIpCg5hbGxvd19zaG93X2lkcxgDIAMoA0IRukgOkgELEOgHGAEiBCICIAASNQoZd2l0aGRyYXdfb3JnYW5pemF0aW9uX2lkcxgEIAMoCUISukgPkgEMEGQYASIGcgQQARhAEiwKEXdpdGhkcmF3X3Nob3dfaWRzGAUgAygDQhG6SA6SAQsQ6AcYASIEIgIgABIdChBzZWxsc19ldmVyeV9zaG93GAYgASgISACIAQESJwoNc2hvd19ob2xkX2NhcBgHIAEoBUILukgIGgYYwIQ9KABIAYgBAUITChFfc2VsbHNfZXZlcnlfc2hvd0IQCg5fc2hvd19ob2xkX2NhcCJMChtVcGRhdGVQYXJ0bmVyQWNjZXNzUmVzcG9uc2USLQoHcGFydG5lchgBIAEoCzIcLnNlYXRnaG9yLnBhcnRuZXIudjEuUGFydG5lciJGChVDcmVhdGVQYXJ0bmVyUmVzcG9uc2USLQoHcGFydG5lchgBIAEoCzIcLnNlYXRnaG9yLnBhcnRuZXIudjEuUGFydG5lciIwChFHZXRQYXJ0bmVyUmVxdWVzdBIbCgpwYXJ0bmVyX2lkGAEgASgDQge6SAQiAiAAIkMKEkdldFBhcnRuZXJSZXNwb25zZRItCgdwYXJ0bmVyGAEgASgLMhwuc2VhdGdob3IucGFydG5lci52MS5QYXJ0bmVyIt8CCgZBcGlLZXkSDgoGa2V5X2lkGAEgASgJEhIKCnBhcnRuZXJfaWQYAiABKAMSDAoEbmFtZRgDIAEoCRIvCgVzY29wZRgEIAEoDjIgLnNlYXRnaG9yLnBhcnRuZXIudjEuQXBpS2V5U2NvcGUSLQoEbW9kZRgFIAEoDjIfLnNlYXRnaG9yLnBhcnRuZXIudjEuQXBpS2V5TW9kZRIOCgZwcmVmaXgYBiABKAkSDQoFbGFzdDQYByABKAkSLgoKY3JlYXRlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEgoKY3JlYXRlZF9ieRgJIAEoCRIwCgxsYXN0X3VzZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIr0BChNDcmVhdGVBcGlLZXlSZXF1ZXN0EhsKCnBhcnRuZXJfaWQYASABKANCB7pIBCICIAASFQoEbmFtZRgCIAEoCUIHukgEcgIYZBI5CgVzY29wZRgDIAEoDjIgLnNlYXRnaG9yLnBhcnRuZXIudjEuQXBpS2V5U2NvcGVCCLpIBYIBAhABEjcKBG1vZGUYBCABKA4yHy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkFwaUtleU1vZGVCCLpIBYIBAhABIlQKFENyZWF0ZUFwaUtleVJlc3BvbnNlEiwKB2FwaV9rZXkYASABKAsyGy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiMQoSTGlzdEFwaUtleXNSZXF1ZXN0EhsKCnBhcnRuZXJfaWQYASABKANCB7pIBCICIAAiRAoTTGlzdEFwaUtleXNSZXNwb25zZRItCghhcGlfa2V5cxgBIAMoCzIbLnNlYXRnaG9yLnBhcnRuZXIudjEuQXBpS2V5IjAKE1Jldm9rZUFwaUtleVJlcXVlc3QSGQoGa2V5X2lkGAEgASgJQgm6SAZyBBABGEAiYwoUUmV2b2tlQXBpS2V5UmVzcG9uc2USLAoHYXBpX2tleRgBIAEoCzIbLnNlYXRnaG9yLnBhcnRuZXIudjEuQXBpS2V5Eh0KFWRpc2FibGVkX2VuZHBvaW50X2lkcxgCIAMoAyKkAQoTR2V0U3RhdGVtZW50UmVxdWVzdBIbCgpwYXJ0bmVyX2lkGAEgASgDQge6SAQiAiAAEjgKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARI2CgpwZXJpb2RfZW5kGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBIkkKFEdldFN0YXRlbWVudFJlc3BvbnNlEjEKCXN0YXRlbWVudBgBIAEoCzIeLnNlYXRnaG9yLnBhcnRuZXIudjEuU3RhdGVtZW50IswBCglTdGF0ZW1lbnQSEgoKcGFydG5lcl9pZBgBIAEoAxIwCgxwZXJpb2Rfc3RhcnQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnBlcmlvZF9lbmQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmNvbW1pc3Npb25fYnBzGAQgASgFEjEKBWxpbmVzGAUgAygLMiIuc2VhdGdob3IucGFydG5lci52MS5TdGF0ZW1lbnRMaW5lIvoBCg1TdGF0ZW1lbnRMaW5lEhAKCGN1cnJlbmN5GAEgASgJEhMKC3NhbGVzX2NvdW50GAIgASgDEigKBXNhbGVzGAMgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EhUKDXJlZnVuZHNfY291bnQYBCABKAMSKgoHcmVmdW5kcxgFIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRImCgNuZXQYBiABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSLQoKY29tbWlzc2lvbhgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leSqAAQoLQXBpS2V5U2NvcGUSHQoZQVBJX0tFWV9TQ09QRV9VTlNQRUNJRklFRBAAEhsKF0FQSV9LRVlfU0NPUEVfUkVBRF9PTkxZEAESGQoVQVBJX0tFWV9TQ09QRV9CT09LSU5HEAISGgoWQVBJX0tFWV9TQ09QRV9XRUJIT09LUxADKlgKCkFwaUtleU1vZGUSHAoYQVBJX0tFWV9NT0RFX1VOU1BFQ0lGSUVEEAASFQoRQVBJX0tFWV9NT0RFX0xJVkUQARIVChFBUElfS0VZX01PREVfVEVTVBACMpcICg5QYXJ0bmVyU2VydmljZRJ/Cg1DcmVhdGVQYXJ0bmVyEikuc2VhdGdob3IucGFydG5lci52MS5DcmVhdGVQYXJ0bmVyUmVxdWVzdBoqLnNlYXRnaG9yLnBhcnRuZXIudjEuQ3JlYXRlUGFydG5lclJlc3BvbnNlIheC0+STAhE6ASoiDC92MS9wYXJ0bmVycxKuAQoTVXBkYXRlUGFydG5lckFjY2VzcxIvLnNlYXRnaG9yLnBhcnRuZXIudjEuVXBkYXRlUGFydG5lckFjY2Vzc1JlcXVlc3QaMC5zZWF0Z2hvci5wYXJ0bmVyLnYxLlVwZGF0ZVBhcnRuZXJBY2Nlc3NSZXNwb25zZSI0kAICgtPkkwIrOgEqIiYvdjEvcGFydG5lcnMve3BhcnRuZXJfaWR9OnVwZGF0ZUFjY2VzcxKDAQoKR2V0UGFydG5lchImLnNlYXRnaG9yLnBhcnRuZXIudjEuR2V0UGFydG5lclJlcXVlc3QaJy5zZWF0Z2hvci5wYXJ0bmVyLnYxLkdldFBhcnRuZXJSZXNwb25zZSIkkAIBgtPkkwIbEhkvdjEvcGFydG5lcnMve3BhcnRuZXJfaWR9EpIBCgxDcmVhdGVBcGlLZXkSKC5zZWF0Z2hvci5wYXJ0bmVyLnYxLkNyZWF0ZUFwaUtleVJlcXVlc3QaKS5zZWF0Z2hvci5wYXJ0bmVyLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlIi2C0+STAic6ASoiIi92MS9wYXJ0bmVycy97cGFydG5lcl9pZH0vYXBpLWtleXMSjwEKC0xpc3RBcGlLZXlzEicuc2VhdGdob3IucGFydG5lci52MS5MaXN0QXBpS2V5c1JlcXVlc3QaKC5zZWF0Z2hvci5wYXJ0bmVyLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiLZACAYLT5JMCJBIiL3YxL3BhcnRuZXJzL3twYXJ0bmVyX2lkfS9hcGkta2V5cxKPAQoMUmV2b2tlQXBpS2V5Eiguc2VhdGdob3IucGFydG5lci52MS5SZXZva2VBcGlLZXlSZXF1ZXN0Gikuc2VhdGdob3IucGFydG5lci52MS5SZXZva2VBcGlLZXlSZXNwb25zZSIqkAICgtPkkwIhOgEqIhwvdjEvYXBpLWtleXMve2tleV9pZH06cmV2b2tlEpMBCgxHZXRTdGF0ZW1lbnQSKC5zZWF0Z2hvci5wYXJ0bmVyLnYxLkdldFN0YXRlbWVudFJlcXVlc3QaKS5zZWF0Z2hvci5wYXJ0bmVyLnYxLkdldFN0YXRlbWVudFJlc3BvbnNlIi6QAgGC0+STAiUSIy92MS9wYXJ0bmVycy97cGFydG5lcl9pZH0vc3RhdGVtZW50QtUBChdjb20uc2VhdGdob3IucGFydG5lci52MUIMUGFydG5lclByb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL3BhcnRuZXIvdjE7cGFydG5lcnYxogIDU1BYqgITU2VhdGdob3IuUGFydG5lci5WMcoCE1NlYXRnaG9yXFBhcnRuZXJcVjHiAh9TZWF0Z2hvclxQYXJ0bmVyXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OlBhcnRuZXI6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
 
 /**
  * Partner is a reseller selling Seatghor's shows through its own channel.
@@ -53,8 +53,9 @@ export type Partner = Message<"seatghor.partner.v1.Partner"> & {
   contact?: Contact | undefined;
 
   /**
-   * The organisations (operators) whose shows the partner may sell; with
-   * allowed_show_ids empty too, every show.
+   * The organisations (operators) whose shows the partner may sell. With
+   * allowed_show_ids empty too and sells_every_show false, it sells
+   * nothing (decision 0284).
    *
    * @generated from field: repeated string allowed_organization_ids = 5;
    */
@@ -80,6 +81,23 @@ export type Partner = Message<"seatghor.partner.v1.Partner"> & {
    * @generated from field: string created_by = 8;
    */
   createdBy: string;
+
+  /**
+   * The partner sells every show, whatever the lists above say. Partners
+   * registered before decision 0284 with empty lists have it.
+   *
+   * @generated from field: bool sells_every_show = 9;
+   */
+  sellsEveryShow: boolean;
+
+  /**
+   * How many places of one show the partner may hold or have bought at
+   * once: live holds, orders awaiting payment and paid orders (decision
+   * 0286). 0: the platform's default (SEATGHOR_PARTNER_SHOW_HOLD_CAP).
+   *
+   * @generated from field: int32 show_hold_cap = 10;
+   */
+  showHoldCap: number;
 };
 
 /**
@@ -152,7 +170,8 @@ export type CreatePartnerRequest = Message<"seatghor.partner.v1.CreatePartnerReq
   contact?: Contact | undefined;
 
   /**
-   * Organisations whose shows the partner may sell (none and no shows: all).
+   * Organisations whose shows the partner may sell. None, no shows and no
+   * sells_every_show: it sells nothing until UpdatePartnerAccess allows it.
    *
    * @generated from field: repeated string allowed_organization_ids = 4;
    */
@@ -164,6 +183,20 @@ export type CreatePartnerRequest = Message<"seatghor.partner.v1.CreatePartnerReq
    * @generated from field: repeated int64 allowed_show_ids = 5;
    */
   allowedShowIds: bigint[];
+
+  /**
+   * The partner sells every show (decision 0284).
+   *
+   * @generated from field: bool sells_every_show = 6;
+   */
+  sellsEveryShow: boolean;
+
+  /**
+   * Its per-show hold cap (decision 0286); 0: the platform's default.
+   *
+   * @generated from field: int32 show_hold_cap = 7;
+   */
+  showHoldCap: number;
 };
 
 /**
@@ -172,6 +205,93 @@ export type CreatePartnerRequest = Message<"seatghor.partner.v1.CreatePartnerReq
  */
 export const CreatePartnerRequestSchema: GenMessage<CreatePartnerRequest> = /*@__PURE__*/
   messageDesc(file_seatghor_partner_v1_partner, 2);
+
+/**
+ * UpdatePartnerAccessRequest changes what a partner may sell: what it
+ * allows is added, what it withdraws taken away, and the optional fields
+ * replace the partner's when set.
+ *
+ * @generated from message seatghor.partner.v1.UpdatePartnerAccessRequest
+ */
+export type UpdatePartnerAccessRequest = Message<"seatghor.partner.v1.UpdatePartnerAccessRequest"> & {
+  /**
+   * The partner.
+   *
+   * @generated from field: int64 partner_id = 1;
+   */
+  partnerId: bigint;
+
+  /**
+   * Organisations whose shows the partner may sell from now on.
+   *
+   * @generated from field: repeated string allow_organization_ids = 2;
+   */
+  allowOrganizationIds: string[];
+
+  /**
+   * Shows the partner may sell from now on.
+   *
+   * @generated from field: repeated int64 allow_show_ids = 3;
+   */
+  allowShowIds: bigint[];
+
+  /**
+   * Organisations taken off the partner's list (their shows it was allowed
+   * one by one stay allowed).
+   *
+   * @generated from field: repeated string withdraw_organization_ids = 4;
+   */
+  withdrawOrganizationIds: string[];
+
+  /**
+   * Shows taken off the partner's list.
+   *
+   * @generated from field: repeated int64 withdraw_show_ids = 5;
+   */
+  withdrawShowIds: bigint[];
+
+  /**
+   * Whether the partner sells every show. Admins only.
+   *
+   * @generated from field: optional bool sells_every_show = 6;
+   */
+  sellsEveryShow?: boolean | undefined;
+
+  /**
+   * The partner's per-show hold cap; 0: the platform's default. Admins only.
+   *
+   * @generated from field: optional int32 show_hold_cap = 7;
+   */
+  showHoldCap?: number | undefined;
+};
+
+/**
+ * Describes the message seatghor.partner.v1.UpdatePartnerAccessRequest.
+ * Use `create(UpdatePartnerAccessRequestSchema)` to create a new message.
+ */
+export const UpdatePartnerAccessRequestSchema: GenMessage<UpdatePartnerAccessRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_partner_v1_partner, 3);
+
+/**
+ * UpdatePartnerAccessResponse is the partner after the change.
+ *
+ * @generated from message seatghor.partner.v1.UpdatePartnerAccessResponse
+ */
+export type UpdatePartnerAccessResponse = Message<"seatghor.partner.v1.UpdatePartnerAccessResponse"> & {
+  /**
+   * The partner as stored.
+   *
+   * @generated from field: seatghor.partner.v1.Partner partner = 1;
+   */
+  partner?: Partner | undefined;
+};
+
+/**
+ * Describes the message seatghor.partner.v1.UpdatePartnerAccessResponse.
+ * Use `create(UpdatePartnerAccessResponseSchema)` to create a new message.
+ */
+export const UpdatePartnerAccessResponseSchema: GenMessage<UpdatePartnerAccessResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_partner_v1_partner, 4);
 
 /**
  * CreatePartnerResponse is the new partner.
@@ -192,7 +312,7 @@ export type CreatePartnerResponse = Message<"seatghor.partner.v1.CreatePartnerRe
  * Use `create(CreatePartnerResponseSchema)` to create a new message.
  */
 export const CreatePartnerResponseSchema: GenMessage<CreatePartnerResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 3);
+  messageDesc(file_seatghor_partner_v1_partner, 5);
 
 /**
  * GetPartnerRequest names a partner.
@@ -213,7 +333,7 @@ export type GetPartnerRequest = Message<"seatghor.partner.v1.GetPartnerRequest">
  * Use `create(GetPartnerRequestSchema)` to create a new message.
  */
 export const GetPartnerRequestSchema: GenMessage<GetPartnerRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 4);
+  messageDesc(file_seatghor_partner_v1_partner, 6);
 
 /**
  * GetPartnerResponse is the partner.
@@ -234,7 +354,7 @@ export type GetPartnerResponse = Message<"seatghor.partner.v1.GetPartnerResponse
  * Use `create(GetPartnerResponseSchema)` to create a new message.
  */
 export const GetPartnerResponseSchema: GenMessage<GetPartnerResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 5);
+  messageDesc(file_seatghor_partner_v1_partner, 7);
 
 /**
  * ApiKey describes a key; its secret is never part of it.
@@ -326,7 +446,7 @@ export type ApiKey = Message<"seatghor.partner.v1.ApiKey"> & {
  * Use `create(ApiKeySchema)` to create a new message.
  */
 export const ApiKeySchema: GenMessage<ApiKey> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 6);
+  messageDesc(file_seatghor_partner_v1_partner, 8);
 
 /**
  * CreateApiKeyRequest describes the new key.
@@ -368,7 +488,7 @@ export type CreateApiKeyRequest = Message<"seatghor.partner.v1.CreateApiKeyReque
  * Use `create(CreateApiKeyRequestSchema)` to create a new message.
  */
 export const CreateApiKeyRequestSchema: GenMessage<CreateApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 7);
+  messageDesc(file_seatghor_partner_v1_partner, 9);
 
 /**
  * CreateApiKeyResponse is the key and its secret.
@@ -397,7 +517,7 @@ export type CreateApiKeyResponse = Message<"seatghor.partner.v1.CreateApiKeyResp
  * Use `create(CreateApiKeyResponseSchema)` to create a new message.
  */
 export const CreateApiKeyResponseSchema: GenMessage<CreateApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 8);
+  messageDesc(file_seatghor_partner_v1_partner, 10);
 
 /**
  * ListApiKeysRequest names a partner.
@@ -418,7 +538,7 @@ export type ListApiKeysRequest = Message<"seatghor.partner.v1.ListApiKeysRequest
  * Use `create(ListApiKeysRequestSchema)` to create a new message.
  */
 export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 9);
+  messageDesc(file_seatghor_partner_v1_partner, 11);
 
 /**
  * ListApiKeysResponse lists the keys, newest first.
@@ -439,7 +559,7 @@ export type ListApiKeysResponse = Message<"seatghor.partner.v1.ListApiKeysRespon
  * Use `create(ListApiKeysResponseSchema)` to create a new message.
  */
 export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 10);
+  messageDesc(file_seatghor_partner_v1_partner, 12);
 
 /**
  * RevokeApiKeyRequest names a key.
@@ -460,7 +580,7 @@ export type RevokeApiKeyRequest = Message<"seatghor.partner.v1.RevokeApiKeyReque
  * Use `create(RevokeApiKeyRequestSchema)` to create a new message.
  */
 export const RevokeApiKeyRequestSchema: GenMessage<RevokeApiKeyRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 11);
+  messageDesc(file_seatghor_partner_v1_partner, 13);
 
 /**
  * RevokeApiKeyResponse is the revoked key and what its revocation
@@ -491,7 +611,7 @@ export type RevokeApiKeyResponse = Message<"seatghor.partner.v1.RevokeApiKeyResp
  * Use `create(RevokeApiKeyResponseSchema)` to create a new message.
  */
 export const RevokeApiKeyResponseSchema: GenMessage<RevokeApiKeyResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 12);
+  messageDesc(file_seatghor_partner_v1_partner, 14);
 
 /**
  * GetStatementRequest names a partner and a period [period_start,
@@ -527,7 +647,7 @@ export type GetStatementRequest = Message<"seatghor.partner.v1.GetStatementReque
  * Use `create(GetStatementRequestSchema)` to create a new message.
  */
 export const GetStatementRequestSchema: GenMessage<GetStatementRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 13);
+  messageDesc(file_seatghor_partner_v1_partner, 15);
 
 /**
  * GetStatementResponse is the statement.
@@ -548,7 +668,7 @@ export type GetStatementResponse = Message<"seatghor.partner.v1.GetStatementResp
  * Use `create(GetStatementResponseSchema)` to create a new message.
  */
 export const GetStatementResponseSchema: GenMessage<GetStatementResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 14);
+  messageDesc(file_seatghor_partner_v1_partner, 16);
 
 /**
  * Statement is a partner's account of one period.
@@ -597,7 +717,7 @@ export type Statement = Message<"seatghor.partner.v1.Statement"> & {
  * Use `create(StatementSchema)` to create a new message.
  */
 export const StatementSchema: GenMessage<Statement> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 15);
+  messageDesc(file_seatghor_partner_v1_partner, 17);
 
 /**
  * StatementLine is a statement's sums in one currency.
@@ -661,7 +781,7 @@ export type StatementLine = Message<"seatghor.partner.v1.StatementLine"> & {
  * Use `create(StatementLineSchema)` to create a new message.
  */
 export const StatementLineSchema: GenMessage<StatementLine> = /*@__PURE__*/
-  messageDesc(file_seatghor_partner_v1_partner, 16);
+  messageDesc(file_seatghor_partner_v1_partner, 18);
 
 /**
  * ApiKeyScope says what an API key may call.
@@ -746,7 +866,8 @@ export const ApiKeyModeSchema: GenEnum<ApiKeyMode> = /*@__PURE__*/
 /**
  * PartnerService manages partner resellers (travel agencies, banks' apps)
  * and the API keys they call Seatghor with (docs/partners.md). Admins create
- * partners; a partner manages its own keys and reads its own statement. An
+ * partners and, with the organisations for their own shows, say what each
+ * may sell; a partner manages its own keys and reads its own statement. An
  * API key is sent as `Authorization: Bearer sk_live_…` and acts with the role
  * partner; API keys themselves cannot create or revoke keys.
  *
@@ -762,6 +883,24 @@ export const PartnerService: GenService<{
     methodKind: "unary";
     input: typeof CreatePartnerRequestSchema;
     output: typeof CreatePartnerResponseSchema;
+  },
+  /**
+   * UpdatePartnerAccess allows a partner organisations and shows, withdraws
+   * them, and sets whether it sells every show and its per-show hold cap
+   * (decisions 0284, 0286). A new partner sells nothing until allowed.
+   * Admins change anything; a manager of an organisation allows and
+   * withdraws that organisation and its shows only (else PERMISSION_DENIED,
+   * PARTNER_ACCESS_FORBIDDEN), and is answered only the partner's id, name,
+   * sells_every_show and the named entries of its lists. Allowing what is
+   * allowed and withdrawing what is not change nothing, so a repeat is
+   * harmless.
+   *
+   * @generated from rpc seatghor.partner.v1.PartnerService.UpdatePartnerAccess
+   */
+  updatePartnerAccess: {
+    methodKind: "unary";
+    input: typeof UpdatePartnerAccessRequestSchema;
+    output: typeof UpdatePartnerAccessResponseSchema;
   },
   /**
    * GetPartner returns one partner. Admins, and the partner itself.

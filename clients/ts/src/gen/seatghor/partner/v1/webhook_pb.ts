@@ -164,7 +164,9 @@ export type CreateEndpointRequest = Message<"seatghor.partner.v1.CreateEndpointR
 
   /**
    * The event types to receive: booking.confirmed, order.cancelled,
-   * refund.issued, sale.opening_moved, allocation.returned.
+   * refund.issued, sale.opening_moved, allocation.returned. A partner gets
+   * the events of its own orders and allocations, and sale.opening_moved of
+   * the shows it may sell only (decision 0285).
    *
    * @generated from field: repeated string event_types = 3;
    */

@@ -36,6 +36,9 @@ const (
 	// PartnerServiceCreatePartnerProcedure is the fully-qualified name of the PartnerService's
 	// CreatePartner RPC.
 	PartnerServiceCreatePartnerProcedure = "/seatghor.partner.v1.PartnerService/CreatePartner"
+	// PartnerServiceUpdatePartnerAccessProcedure is the fully-qualified name of the PartnerService's
+	// UpdatePartnerAccess RPC.
+	PartnerServiceUpdatePartnerAccessProcedure = "/seatghor.partner.v1.PartnerService/UpdatePartnerAccess"
 	// PartnerServiceGetPartnerProcedure is the fully-qualified name of the PartnerService's GetPartner
 	// RPC.
 	PartnerServiceGetPartnerProcedure = "/seatghor.partner.v1.PartnerService/GetPartner"
@@ -57,6 +60,16 @@ const (
 type PartnerServiceClient interface {
 	// CreatePartner registers a reseller. Admins only.
 	CreatePartner(context.Context, *connect.Request[v1.CreatePartnerRequest]) (*connect.Response[v1.CreatePartnerResponse], error)
+	// UpdatePartnerAccess allows a partner organisations and shows, withdraws
+	// them, and sets whether it sells every show and its per-show hold cap
+	// (decisions 0284, 0286). A new partner sells nothing until allowed.
+	// Admins change anything; a manager of an organisation allows and
+	// withdraws that organisation and its shows only (else PERMISSION_DENIED,
+	// PARTNER_ACCESS_FORBIDDEN), and is answered only the partner's id, name,
+	// sells_every_show and the named entries of its lists. Allowing what is
+	// allowed and withdrawing what is not change nothing, so a repeat is
+	// harmless.
+	UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error)
 	// GetPartner returns one partner. Admins, and the partner itself.
 	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error)
 	// CreateApiKey makes a new API key for a partner and answers its secret:
@@ -95,6 +108,13 @@ func NewPartnerServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			httpClient,
 			baseURL+PartnerServiceCreatePartnerProcedure,
 			connect.WithSchema(partnerServiceMethods.ByName("CreatePartner")),
+			connect.WithClientOptions(opts...),
+		),
+		updatePartnerAccess: connect.NewClient[v1.UpdatePartnerAccessRequest, v1.UpdatePartnerAccessResponse](
+			httpClient,
+			baseURL+PartnerServiceUpdatePartnerAccessProcedure,
+			connect.WithSchema(partnerServiceMethods.ByName("UpdatePartnerAccess")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
 		getPartner: connect.NewClient[v1.GetPartnerRequest, v1.GetPartnerResponse](
@@ -136,17 +156,23 @@ func NewPartnerServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 
 // partnerServiceClient implements PartnerServiceClient.
 type partnerServiceClient struct {
-	createPartner *connect.Client[v1.CreatePartnerRequest, v1.CreatePartnerResponse]
-	getPartner    *connect.Client[v1.GetPartnerRequest, v1.GetPartnerResponse]
-	createApiKey  *connect.Client[v1.CreateApiKeyRequest, v1.CreateApiKeyResponse]
-	listApiKeys   *connect.Client[v1.ListApiKeysRequest, v1.ListApiKeysResponse]
-	revokeApiKey  *connect.Client[v1.RevokeApiKeyRequest, v1.RevokeApiKeyResponse]
-	getStatement  *connect.Client[v1.GetStatementRequest, v1.GetStatementResponse]
+	createPartner       *connect.Client[v1.CreatePartnerRequest, v1.CreatePartnerResponse]
+	updatePartnerAccess *connect.Client[v1.UpdatePartnerAccessRequest, v1.UpdatePartnerAccessResponse]
+	getPartner          *connect.Client[v1.GetPartnerRequest, v1.GetPartnerResponse]
+	createApiKey        *connect.Client[v1.CreateApiKeyRequest, v1.CreateApiKeyResponse]
+	listApiKeys         *connect.Client[v1.ListApiKeysRequest, v1.ListApiKeysResponse]
+	revokeApiKey        *connect.Client[v1.RevokeApiKeyRequest, v1.RevokeApiKeyResponse]
+	getStatement        *connect.Client[v1.GetStatementRequest, v1.GetStatementResponse]
 }
 
 // CreatePartner calls seatghor.partner.v1.PartnerService.CreatePartner.
 func (c *partnerServiceClient) CreatePartner(ctx context.Context, req *connect.Request[v1.CreatePartnerRequest]) (*connect.Response[v1.CreatePartnerResponse], error) {
 	return c.createPartner.CallUnary(ctx, req)
+}
+
+// UpdatePartnerAccess calls seatghor.partner.v1.PartnerService.UpdatePartnerAccess.
+func (c *partnerServiceClient) UpdatePartnerAccess(ctx context.Context, req *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error) {
+	return c.updatePartnerAccess.CallUnary(ctx, req)
 }
 
 // GetPartner calls seatghor.partner.v1.PartnerService.GetPartner.
@@ -178,6 +204,16 @@ func (c *partnerServiceClient) GetStatement(ctx context.Context, req *connect.Re
 type PartnerServiceHandler interface {
 	// CreatePartner registers a reseller. Admins only.
 	CreatePartner(context.Context, *connect.Request[v1.CreatePartnerRequest]) (*connect.Response[v1.CreatePartnerResponse], error)
+	// UpdatePartnerAccess allows a partner organisations and shows, withdraws
+	// them, and sets whether it sells every show and its per-show hold cap
+	// (decisions 0284, 0286). A new partner sells nothing until allowed.
+	// Admins change anything; a manager of an organisation allows and
+	// withdraws that organisation and its shows only (else PERMISSION_DENIED,
+	// PARTNER_ACCESS_FORBIDDEN), and is answered only the partner's id, name,
+	// sells_every_show and the named entries of its lists. Allowing what is
+	// allowed and withdrawing what is not change nothing, so a repeat is
+	// harmless.
+	UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error)
 	// GetPartner returns one partner. Admins, and the partner itself.
 	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error)
 	// CreateApiKey makes a new API key for a partner and answers its secret:
@@ -212,6 +248,13 @@ func NewPartnerServiceHandler(svc PartnerServiceHandler, opts ...connect.Handler
 		PartnerServiceCreatePartnerProcedure,
 		svc.CreatePartner,
 		connect.WithSchema(partnerServiceMethods.ByName("CreatePartner")),
+		connect.WithHandlerOptions(opts...),
+	)
+	partnerServiceUpdatePartnerAccessHandler := connect.NewUnaryHandler(
+		PartnerServiceUpdatePartnerAccessProcedure,
+		svc.UpdatePartnerAccess,
+		connect.WithSchema(partnerServiceMethods.ByName("UpdatePartnerAccess")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
 	partnerServiceGetPartnerHandler := connect.NewUnaryHandler(
@@ -252,6 +295,8 @@ func NewPartnerServiceHandler(svc PartnerServiceHandler, opts ...connect.Handler
 		switch r.URL.Path {
 		case PartnerServiceCreatePartnerProcedure:
 			partnerServiceCreatePartnerHandler.ServeHTTP(w, r)
+		case PartnerServiceUpdatePartnerAccessProcedure:
+			partnerServiceUpdatePartnerAccessHandler.ServeHTTP(w, r)
 		case PartnerServiceGetPartnerProcedure:
 			partnerServiceGetPartnerHandler.ServeHTTP(w, r)
 		case PartnerServiceCreateApiKeyProcedure:
@@ -273,6 +318,10 @@ type UnimplementedPartnerServiceHandler struct{}
 
 func (UnimplementedPartnerServiceHandler) CreatePartner(context.Context, *connect.Request[v1.CreatePartnerRequest]) (*connect.Response[v1.CreatePartnerResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.partner.v1.PartnerService.CreatePartner is not implemented"))
+}
+
+func (UnimplementedPartnerServiceHandler) UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.partner.v1.PartnerService.UpdatePartnerAccess is not implemented"))
 }
 
 func (UnimplementedPartnerServiceHandler) GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error) {
