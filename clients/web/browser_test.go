@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +81,39 @@ func TestBrowserBuyTwoSeats(t *testing.T) {
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS(".confirm .danger")),
 		hasText(".order", "Cancelled. ৳1,530 is being refunded."),
+	)
+}
+
+// A second search on the results page runs (only the query string of the
+// address changes), and Back and Forward show the search of the address
+// they land on, in the results and in the form.
+func TestBrowserSecondSearch(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	trips := func(want, not string) chromedp.Action[chromedp.Void] {
+		return until(fmt.Sprintf(`(() => { const t = document.querySelector("#trips")?.textContent ?? "";
+			return t.includes(%q) && !t.includes(%q) })()`, want, not))
+	}
+	do(t, ctx,
+		chromedp.Navigate(s.base+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#from")),
+		chromedp.SendKeys(chromedp.CSS("#from"), "Dhaka"),
+		chromedp.SendKeys(chromedp.CSS("#to"), "Chattogram"),
+		chromedp.Click(chromedp.CSS("form.search button[type=submit]")),
+		trips("Chattogram", "Sylhet"),
+		// The second search, from the results page.
+		chromedp.SendKeys(chromedp.CSS("#to"), kb.End+strings.Repeat(kb.Backspace, len("Chattogram"))+"Sylhet"),
+		chromedp.Click(chromedp.CSS("form.search button[type=submit]")),
+		until(`location.search.includes("to=Sylhet")`),
+		trips("Sylhet", "Chattogram"),
+		script(`history.back()`),
+		until(`location.search.includes("to=Chattogram")`),
+		trips("Chattogram", "Sylhet"),
+		until(`document.querySelector("#to").value === "Chattogram"`),
+		script(`history.forward()`),
+		until(`location.search.includes("to=Sylhet")`),
+		trips("Sylhet", "Chattogram"),
+		until(`document.querySelector("#to").value === "Sylhet"`),
 	)
 }
 
