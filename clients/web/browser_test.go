@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,6 +82,39 @@ func TestBrowserBuyTwoSeats(t *testing.T) {
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS(".confirm .danger")),
 		hasText(".order", "Cancelled. ৳1,530 is being refunded."),
+	)
+}
+
+// A second search on the results page runs (only the query string of the
+// address changes), and Back and Forward show the search of the address
+// they land on, in the results and in the form.
+func TestBrowserSecondSearch(t *testing.T) {
+	s, browser := site(t)
+	ctx := tab(t, browser)
+	trips := func(want, not string) chromedp.Action[chromedp.Void] {
+		return until(fmt.Sprintf(`(() => { const t = document.querySelector("#trips")?.textContent ?? "";
+			return t.includes(%q) && !t.includes(%q) })()`, want, not))
+	}
+	do(t, ctx,
+		chromedp.Navigate(s.base+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#from")),
+		chromedp.SendKeys(chromedp.CSS("#from"), "Dhaka"),
+		chromedp.SendKeys(chromedp.CSS("#to"), "Chattogram"),
+		chromedp.Click(chromedp.CSS("form.search button[type=submit]")),
+		trips("Chattogram", "Sylhet"),
+		// The second search, from the results page.
+		chromedp.SendKeys(chromedp.CSS("#to"), kb.End+strings.Repeat(kb.Backspace, len("Chattogram"))+"Sylhet"),
+		chromedp.Click(chromedp.CSS("form.search button[type=submit]")),
+		until(`location.search.includes("to=Sylhet")`),
+		trips("Sylhet", "Chattogram"),
+		script(`history.back()`),
+		until(`location.search.includes("to=Chattogram")`),
+		trips("Chattogram", "Sylhet"),
+		until(`document.querySelector("#to").value === "Chattogram"`),
+		script(`history.forward()`),
+		until(`location.search.includes("to=Sylhet")`),
+		trips("Sylhet", "Chattogram"),
+		until(`document.querySelector("#to").value === "Sylhet"`),
 	)
 }
 
@@ -354,7 +388,7 @@ func TestBrowserBengali(t *testing.T) {
 // against a reference image in projections/eticket).
 func TestBrowserBengaliETicket(t *testing.T) {
 	s, browser := site(t)
-	boughtTicketCode(t, s, "web-bn-ticket", "13", "A4")
+	boughtTicket(t, s, "web-bn-ticket", "13", "A4")
 	ctx := tab(t, browser)
 	do(t, ctx,
 		signIn(s, "web-bn-ticket", "user"),
@@ -375,7 +409,7 @@ func TestBrowserBengaliETicket(t *testing.T) {
 // second time answered "already checked in".
 func TestBrowserGateAdmitsOnce(t *testing.T) {
 	s, browser := site(t)
-	code := boughtTicketCode(t, s, "web-gate-buyer", "13", "A1")
+	code := boughtTicket(t, s, "web-gate-buyer", "13", "A1").code
 	ctx := tab(t, browser)
 	do(t, ctx,
 		signIn(s, "demo-gate", "operator"),
@@ -400,9 +434,97 @@ func TestBrowserGateAdmitsOnce(t *testing.T) {
 	)
 }
 
-// boughtTicketCode buys one seat over the API and returns its ticket's
-// QR payload, once the "my tickets" read model has it.
-func boughtTicketCode(t *testing.T, s *devServer, user, show, seat string) string {
+// bought is a ticket bought over the API: its QR payload and its printed id.
+type bought struct{ code, id string }
+
+// The gate starts on the show its staff's organisation runs next, though
+// the whole catalogue, in time order, has another first: a show of the
+// organisation that ran yesterday and one of another organisation that
+// starts sooner (decision 0296). A ticket of another show of the
+// organisation says which show it is for, and the switch it offers works
+// (decision 0297).
+func TestBrowserGateStartsOnTheNextShow(t *testing.T) {
+	s, browser := site(t)
+	admin := s.devToken(t, "web-admin", "admin")
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateOrganization",
+		map[string]any{"organizationId": "web-other-lines", "name": "Other Lines"}, nil)
+	now := time.Now()
+	create := func(org, title string, startsIn time.Duration) string {
+		var created struct {
+			Show struct {
+				ShowID string `json:"showId"`
+			} `json:"show"`
+		}
+		s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+			"kind": "SHOW_KIND_CONCERT", "title": title, "venue": "Gate Hall", "currency": "BDT",
+			"organizationId": org,
+			"startsAt":       now.Add(startsIn).UTC().Format(time.RFC3339),
+			"onSaleAt":       now.Add(-72 * time.Hour).UTC().Format(time.RFC3339),
+			"sections":       []map[string]any{{"name": "Main", "rows": []string{"A"}, "seatsPerRow": 4, "priceMinor": "50000"}},
+		}, &created)
+		return created.Show.ShowID
+	}
+	create("demo-operator", "Yesterday's matinee", -30*time.Hour)
+	create("web-other-lines", "Another company's show", time.Hour)
+	next := create("demo-operator", "Tonight at the gate", 2*time.Hour)
+	other := boughtTicket(t, s, "web-gate-other", "12", "J4")
+
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "demo-gate", "operator"),
+		chromedp.Navigate(s.base+"/gate"),
+		chromedp.WaitVisible(chromedp.CSS("#gate-code")),
+		until(`document.querySelector("#gate-show").value === "`+next+`"`),
+		// In time order: the next show first, the demo shows 30 days on after it.
+		until(`document.querySelector("#gate-show option").value === "`+next+`"`),
+		hasText("#gate-show", "Dhaka to Jashore 23:00"),
+		until(`!document.querySelector("#gate-show").textContent.includes("Another company")`),
+		// A ticket of show 12 at tonight's gate: which show, and the switch.
+		chromedp.SendKeys(chromedp.CSS("#gate-code"), other.code),
+		chromedp.Click(chromedp.CSS("#gate-check")),
+		hasText("#verdict", "NOT VALID"),
+		hasText("#other-show", "This ticket is for another show: Dhaka to Jashore 23:00"),
+		chromedp.Click(chromedp.CSS("#gate-switch")),
+		until(`document.querySelector("#gate-show").value === "12"`),
+		until(`document.querySelector("#gate-code").value === `+strconv.Quote(other.code)),
+		chromedp.Click(chromedp.CSS("#gate-check")),
+		hasText("#verdict", "ADMITTED"),
+	)
+}
+
+// The gate's code field takes a printed ticket id as a phone types it: no
+// capital or correction of its own (the attributes say so), and an id in
+// upper case with spaces around it is the ticket (decision 0298). The
+// focus ring is not the red of an error.
+func TestBrowserGateTypedID(t *testing.T) {
+	s, browser := site(t)
+	tk := boughtTicket(t, s, "web-gate-typed", "14", "J4")
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "demo-gate", "operator"),
+		chromedp.Navigate(s.base+"/gate?show=14"),
+		chromedp.WaitVisible(chromedp.CSS("#gate-code")),
+		until(`document.querySelector("#gate-show").value === "14"`),
+	)
+	attrs := eval[string](t, ctx, `["autocapitalize", "autocorrect", "spellcheck", "autocomplete"].map((a) =>
+		a + "=" + document.querySelector("#gate-code").getAttribute(a)).join(" ")`)
+	require.Equal(t, "autocapitalize=off autocorrect=off spellcheck=false autocomplete=off", attrs)
+	do(t, ctx,
+		chromedp.SendKeys(chromedp.CSS("#gate-code"), "  "+strings.ToUpper(tk.id)+" "),
+		until(`document.activeElement?.id === "gate-code"`),
+	)
+	ring := eval[string](t, ctx, `getComputedStyle(document.querySelector("#gate-code")).outlineColor`)
+	require.Equal(t, "rgb(26, 95, 180)", ring, "the focus ring is blue, not an error's red")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#gate-check")),
+		hasText("#verdict", "ADMITTED"),
+		hasText("#verdict", "J4"),
+	)
+}
+
+// boughtTicket buys one seat over the API and returns its ticket, once the
+// "my tickets" read model has it.
+func boughtTicket(t *testing.T, s *devServer, user, show, seat string) bought {
 	t.Helper()
 	tok := s.devToken(t, user, "user")
 	showID, err := strconv.ParseInt(show, 10, 64)
@@ -425,14 +547,15 @@ func boughtTicketCode(t *testing.T, s *devServer, user, show, seat string) strin
 	for {
 		var list struct {
 			Tickets []struct {
-				Code    string `json:"code"`
-				OrderID string `json:"orderId"`
+				Code     string `json:"code"`
+				TicketID string `json:"ticketId"`
+				OrderID  string `json:"orderId"`
 			} `json:"tickets"`
 		}
 		s.call(t, tok, "seatghor.tickets.v1.TicketService/ListMyTickets", map[string]any{}, &list)
 		for _, tk := range list.Tickets {
 			if tk.OrderID == order.Order.OrderID && tk.Code != "" {
-				return tk.Code
+				return bought{code: tk.Code, id: tk.TicketID}
 			}
 		}
 		require.True(t, time.Now().Before(deadline), fmt.Sprintf("no ticket for order %s within %s", order.Order.OrderID, waitLong))

@@ -315,6 +315,15 @@ func choose(sel, value string) chromedp.Action[chromedp.Void] {
 	})
 }
 
+// script runs a statement on the page (history.back(), which is no page
+// load for chromedp's NavigateBack to wait for).
+func script(stmt string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool]("(() => { " + stmt + "; return true })()")(ctx, tg)
+		return err
+	})
+}
+
 // tabTo presses Tab until the focused element matches sel: the element is
 // reachable by keyboard, and now has the focus.
 func tabTo(sel string) chromedp.Action[chromedp.Void] {

@@ -84,7 +84,23 @@ func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catal
 }
 
 func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[catalogv1.ListShowsRequest]) (*connect.Response[catalogv1.ListShowsResponse], error) {
-	shows, next, err := h.svc.ListShows(ctx, int(req.Msg.GetPageSize()), req.Msg.GetPageToken(), req.Msg.GetKind())
+	f := catalog.ShowFilter{Kind: req.Msg.GetKind()}
+	if req.Msg.GetStartsFrom() != nil {
+		f.StartsFrom = req.Msg.GetStartsFrom().AsTime()
+	}
+	if req.Msg.GetForGate() {
+		// Who checks tickets in, as CheckInTicket decides it: an admin every
+		// show, an operator their organisations' (as manager or gate staff).
+		p, _ := auth.FromContext(ctx)
+		switch {
+		case p.Is(auth.RoleAdmin):
+		case p.Is(auth.RoleOperator) && p.UserID != "":
+			f.StaffOf = p.UserID
+		default:
+			return connect.NewResponse(&catalogv1.ListShowsResponse{}), nil
+		}
+	}
+	shows, next, err := h.svc.ListShows(ctx, int(req.Msg.GetPageSize()), req.Msg.GetPageToken(), f)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
@@ -394,6 +395,10 @@ func details(by error) []proto.Message {
 	case *waitingroom.Error:
 		return badRequest(e.Field, e.Message)
 	case *ticket.Error:
+		if e.OtherShowID != 0 {
+			// The gate offers to switch to the ticket's show (decision 0297).
+			return []proto.Message{&ticketsv1.TicketOfOtherShow{ShowId: e.OtherShowID}}
+		}
 		return badRequest(e.Field, e.Message)
 	case *catalog.InvalidError:
 		return badRequest(e.Field, e.Message)

@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -327,4 +329,100 @@ func TestTheNamedOperatorScansItsTickets(t *testing.T) {
 	// The manager reads the show's orders, though an admin created it.
 	_, err = as(t, o.env, "hanif-mgr", auth.RoleOperator).orders.GetOrder(ctx, connect.NewRequest(&bookingv1.GetOrderRequest{OrderId: order.GetOrderId()}))
 	require.NoError(t, err)
+}
+
+// TestTheGateListsItsShowsAndNamesAnotherShowsTicket: a gate lists the
+// shows whose tickets its staff check in (their organisation's, soonest
+// first, from a time), over Connect and gRPC; a ticket of another show of
+// the organisation is refused with that show named (TicketOfOtherShow), a
+// ticket of another organisation's show with nothing of it (decisions 0296,
+// 0297); a ticket id typed in upper case with spaces around it admits
+// (decision 0298).
+func TestTheGateListsItsShowsAndNamesAnotherShowsTicket(t *testing.T) {
+	o := newOrgs(t)
+	ctx := context.Background()
+	now := time.Now()
+	create := func(org string, startsIn time.Duration) *catalogv1.Show {
+		r := seatedShow("Gate "+org+" "+startsIn.String(), 1, 4)
+		r.OrganizationId = org
+		r.StartsAt = timestamppb.New(now.Add(startsIn))
+		r.OnSaleAt = timestamppb.New(now.Add(-72 * time.Hour))
+		return createShow(t, o.env, r)
+	}
+	ran := create("hanif", -24*time.Hour) // a show the organisation ran yesterday
+	soon := create("shyamoli", time.Hour) // another organisation's, sooner than Hanif's next
+	next := create("hanif", 2*time.Hour)
+	later := create("hanif", 72*time.Hour)
+	ids := func(c clients, req *catalogv1.ListShowsRequest) []int64 {
+		t.Helper()
+		resp, err := c.catalog.ListShows(ctx, connect.NewRequest(req))
+		require.NoError(t, err)
+		var out []int64
+		for _, s := range resp.Msg.GetShows() {
+			out = append(out, s.GetShowId())
+		}
+		return out
+	}
+	hanifGate := as(t, o.env, "hanif-gate", auth.RoleOperator)
+	fromToday := timestamppb.New(now.Add(-12 * time.Hour))
+	for name, c := range map[string]clients{"connect": hanifGate, "grpc": o.grpcAs(t, "hanif-gate", auth.RoleOperator)} {
+		require.Equal(t, []int64{ran.GetShowId(), next.GetShowId(), later.GetShowId()},
+			ids(c, &catalogv1.ListShowsRequest{ForGate: true}), name)
+		require.Equal(t, []int64{next.GetShowId(), later.GetShowId()},
+			ids(c, &catalogv1.ListShowsRequest{ForGate: true, StartsFrom: fromToday}), name)
+	}
+	require.Equal(t, []int64{next.GetShowId()}, ids(hanifGate, &catalogv1.ListShowsRequest{ForGate: true, StartsFrom: fromToday, PageSize: 1}))
+	require.Equal(t, []int64{soon.GetShowId()}, ids(as(t, o.env, "shyamoli-gate", auth.RoleOperator), &catalogv1.ListShowsRequest{ForGate: true}))
+	require.Empty(t, ids(as(t, o.env, "hanif-gate", auth.RoleUser), &catalogv1.ListShowsRequest{ForGate: true}), "a buyer's token checks nothing in")
+	require.Empty(t, ids(as(t, o.env, "stranger", auth.RoleOperator), &catalogv1.ListShowsRequest{ForGate: true}), "no organisation")
+	require.Equal(t, []int64{soon.GetShowId(), next.GetShowId(), later.GetShowId()},
+		ids(o.admin, &catalogv1.ListShowsRequest{ForGate: true, StartsFrom: fromToday}), "an admin checks every show in")
+	require.Equal(t, []int64{soon.GetShowId(), next.GetShowId(), later.GetShowId()},
+		ids(as(t, o.env, "rumana", auth.RoleUser), &catalogv1.ListShowsRequest{StartsFrom: fromToday}), "without for_gate: every show")
+
+	// A ticket of Hanif's later show at the gate of its next one.
+	order := paid(t, newBuyer(t, o.env, "rumana"), later.GetShowId(), "A1")
+	id, err := ticket.ID(order.GetOrderId(), 1)
+	require.NoError(t, err)
+	scan := func(sub string, showID int64, typed string) (*ticketsv1.CheckInTicketResponse, error) {
+		resp, err := ticketsAs(t, o.env, sub, auth.RoleOperator).CheckInTicket(ctx, connect.NewRequest(&ticketsv1.CheckInTicketRequest{
+			ShowId: showID, Ticket: &ticketsv1.CheckInTicketRequest_TicketId{TicketId: typed}, Gate: "north-1"}))
+		if err != nil {
+			return nil, err
+		}
+		return resp.Msg, nil
+	}
+	otherShow := func(err error) []int64 {
+		t.Helper()
+		var ce *connect.Error
+		require.True(t, errors.As(err, &ce), "want a connect error, got %v", err)
+		var out []int64
+		for _, d := range ce.Details() {
+			v, derr := d.Value()
+			require.NoError(t, derr)
+			if o, ok := v.(*ticketsv1.TicketOfOtherShow); ok {
+				out = append(out, o.GetShowId())
+			}
+		}
+		return out
+	}
+	_, err = scan("hanif-gate", next.GetShowId(), id)
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "%v", err)
+	require.Equal(t, "TICKET_NOT_ADMISSIBLE", answerOf(t, err).reason)
+	require.Equal(t, []int64{later.GetShowId()}, otherShow(err), "the show the ticket is for")
+	// Shyamoli's gate staff, scanning at their own show: refused, told
+	// nothing of Hanif's show.
+	_, err = scan("shyamoli-gate", soon.GetShowId(), id)
+	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "%v", err)
+	require.Empty(t, otherShow(err))
+	require.NotContains(t, err.Error(), fmt.Sprintf("show %d", later.GetShowId()), "the other organisation's show is not named")
+
+	// Typed as a person reads it off the paper: upper case, spaces around.
+	res, err := scan("hanif-gate", later.GetShowId(), "  "+strings.ToUpper(id)+" ")
+	require.NoError(t, err)
+	require.True(t, res.GetAdmitted())
+	require.Equal(t, id, res.GetTicket().GetTicketId(), "the one spelling (decision 0066)")
+	res, err = scan("hanif-gate", later.GetShowId(), id)
+	require.NoError(t, err)
+	require.True(t, res.GetAlreadyCheckedIn(), "the same ticket, however it was typed")
 }

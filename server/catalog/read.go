@@ -113,8 +113,19 @@ func (s *Service) ShowListings(ctx context.Context, ids []int64) (map[int64]Show
 	return out, nil
 }
 
-// ListShows pages through shows by start time; kind filters when set.
-func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string, kind catalogv1.ShowKind) ([]Show, string, error) {
+// ShowFilter narrows ListShows; its zero value lists every show.
+type ShowFilter struct {
+	// Kind: only shows of this kind, when set.
+	Kind catalogv1.ShowKind
+	// StartsFrom: only shows that start at or after it, when set.
+	StartsFrom time.Time
+	// StaffOf: only the shows of the organisations this user is a manager
+	// or gate staff of (whose tickets they check in), when set.
+	StaffOf string
+}
+
+// ListShows pages through shows by start time, those of f.
+func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string, f ShowFilter) ([]Show, string, error) {
 	if pageSize <= 0 {
 		pageSize = 50
 	}
@@ -128,10 +139,18 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 			return nil, "", &InvalidError{Field: "page_token", Message: page.ErrBadToken.Error()}
 		}
 	}
+	var from *time.Time
+	if !f.StartsFrom.IsZero() {
+		from = &f.StartsFrom
+	}
 	rows, err := s.router.Catalog().Query(ctx, `
 		SELECT `+showColumns+` FROM shows
 		WHERE (starts_at, show_id) > ($1, $2) AND ($3 = 0 OR kind = $3)
-		ORDER BY starts_at, show_id LIMIT $4`, after.At, afterID, int16(kind), pageSize+1)
+		  AND ($5::timestamptz IS NULL OR starts_at >= $5)
+		  AND ($6 = '' OR organization_id IN (
+		    SELECT organization_id FROM memberships WHERE user_id = $6 AND role = ANY($7)))
+		ORDER BY starts_at, show_id LIMIT $4`, after.At, afterID, int16(f.Kind), pageSize+1,
+		from, f.StaffOf, []string{string(RoleManager), string(RoleGate)})
 	if err != nil {
 		return nil, "", fmt.Errorf("list shows: %w", err)
 	}

@@ -1,7 +1,9 @@
 package demo
 
 import (
+	"os"
 	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,4 +29,21 @@ func TestDemoTimesAreDhakaWallClock(t *testing.T) {
 			require.Equal(t, "Thu 31 Dec 2026, 10:00 (Asia/Dhaka, +06)", display.Time(s.StartsAt, dhaka, display.English))
 		}
 	}
+}
+
+// TestReadmeNamesEveryDemoShow keeps the README's table of the demo shows
+// true: its rows are exactly the shows Load creates, by id and title.
+func TestReadmeNamesEveryDemoShow(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	row := regexp.MustCompile(`(?m)^\| (\d+) \| ([^|]+?) \|`)
+	var documented []string
+	for _, m := range row.FindAllStringSubmatch(string(readme), -1) {
+		documented = append(documented, m[1]+" "+m[2])
+	}
+	var loaded []string
+	for _, s := range Shows(time.Now()) {
+		loaded = append(loaded, strconv.FormatInt(s.ID, 10)+" "+s.Title)
+	}
+	require.Equal(t, loaded, documented, "the README's demo shows (expected: the shows server/demo loads)")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -50,6 +51,9 @@ type Error struct {
 	Message string `json:"message"`
 	// Field names the request field at fault, for KindInvalid.
 	Field string `json:"field,omitempty"`
+	// OtherShowID is the show a ticket of another show is for, when the
+	// caller checks that show in too (decision 0297); 0 otherwise.
+	OtherShowID int64 `json:"other_show_id,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -137,7 +141,10 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 	if !c.Admin && !c.Operator {
 		return Result{}, errorf(KindPermission, "only the show's operator (its organization's managers and gate staff) or an admin checks tickets in")
 	}
-	ticketID, place := in.TicketID, ""
+	// Decision 0298: a person types the printed id in any letter case and
+	// with spaces around it; the id's alphabet is lower case, so this is
+	// the one spelling (decision 0066) again, not another.
+	ticketID, place := strings.ToLower(strings.TrimSpace(in.TicketID)), ""
 	if in.Code != "" {
 		var err error
 		if ticketID, place, err = s.codes.Verify(in.Code); err != nil {
@@ -165,15 +172,10 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 	// Who may scan is asked before the idempotency record is taken: a
 	// refusal is not replayed to the same key once the clerk is added.
 	if !c.Admin {
-		var org string
-		err := pool.QueryRow(ctx, `SELECT coalesce(organization_id, '') FROM shows WHERE show_id = $1`, in.ShowID).Scan(&org)
-		if errors.Is(err, pgx.ErrNoRows) {
+		ok, err := s.checksIn(ctx, c, in.ShowID)
+		if errors.Is(err, shard.ErrUnknownShow) {
 			return Result{}, errorf(KindNotFound, "show %d not found", in.ShowID)
 		}
-		if err != nil {
-			return Result{}, fmt.Errorf("read show %d: %w", in.ShowID, err)
-		}
-		ok, err := s.members.HasRole(ctx, org, c.UserID, catalog.RoleManager, catalog.RoleGate)
 		if err != nil {
 			return Result{}, err
 		}
@@ -181,14 +183,54 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 			return Result{}, errorf(KindPermission, "show %d is not yours to check in", in.ShowID)
 		}
 	}
+	// Decision 0297: a ticket of another show that the caller checks in too
+	// names that show, so the gate can switch to it; a ticket of someone
+	// else's show names nothing of it.
+	other := int64(0)
+	if showID != in.ShowID {
+		ok, err := s.checksIn(ctx, c, showID)
+		if err != nil && !errors.Is(err, shard.ErrUnknownShow) {
+			return Result{}, err
+		}
+		if ok {
+			other = showID
+		}
+	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	return idempotency.Do(ctx, pool, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second, Target: idempotency.Show(in.ShowID)},
 		func(tx pgx.Tx) (Result, error) {
+			if showID != in.ShowID && other != 0 {
+				return Result{}, &Error{Kind: KindPrecondition, OtherShowID: other,
+					Message: fmt.Sprintf("ticket %s is for show %d, not %d", ticketID, other, in.ShowID)}
+			}
 			if showID != in.ShowID {
-				return Result{}, errorf(KindPrecondition, "ticket %s is for show %d, not %d", ticketID, showID, in.ShowID)
+				return Result{}, errorf(KindPrecondition, "ticket %s is not for show %d", ticketID, in.ShowID)
 			}
 			return checkIn(ctx, tx, c, in, ticketID, orderID, position, place, now)
 		})
+}
+
+// checksIn tells whether c may check in tickets of show showID: an admin
+// any show that exists; an operator the shows of an organisation they are
+// a manager or gate staff of (decision 0075), by the organisation of the
+// shard's copy of the show. An unknown show is shard.ErrUnknownShow.
+func (s *Service) checksIn(ctx context.Context, c Caller, showID int64) (bool, error) {
+	pool, err := s.router.ForShow(ctx, showID)
+	if err != nil {
+		return false, err
+	}
+	if c.Admin {
+		return true, nil
+	}
+	var org string
+	err = pool.QueryRow(ctx, `SELECT coalesce(organization_id, '') FROM shows WHERE show_id = $1`, showID).Scan(&org)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, fmt.Errorf("show %d: %w", showID, shard.ErrUnknownShow)
+	}
+	if err != nil {
+		return false, fmt.Errorf("read show %d: %w", showID, err)
+	}
+	return s.members.HasRole(ctx, org, c.UserID, catalog.RoleManager, catalog.RoleGate)
 }
 
 func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderID string, position int,

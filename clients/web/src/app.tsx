@@ -86,12 +86,23 @@ export function NeedSession(props: { children: ComponentChildren }) {
   );
 }
 
-function route(path: string) {
-  const parts = path.split("/").filter(Boolean);
+/**
+ * Where the tab is: the path and the query string of the address, and a
+ * count of navigations, so that a page whose address stays the same (the
+ * same search again) still hears that it was asked for.
+ */
+export interface Place {
+  path: string;
+  search: string;
+  visit: number;
+}
+
+function route(place: Place) {
+  const parts = place.path.split("/").filter(Boolean);
   switch (parts[0]) {
     case undefined:
     case "search":
-      return <Home />;
+      return <Home place={place} />;
     case "show":
       return <ShowPage showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
     case "wait":
@@ -112,10 +123,14 @@ function route(path: string) {
 export function Root(props: { config: SiteConfig }) {
   const [lang, setLang] = useState<Lang>(savedLang());
   const [session, setSession] = useState<Session | undefined>(loadSession());
-  const [path, setPath] = useState(location.pathname);
+  // The router follows the whole address: a second search on the results
+  // page changes only the query string, and Back and Forward must show the
+  // search of the address they land on.
+  const [place, setPlace] = useState<Place>(() => ({ path: location.pathname, search: location.search, visit: 0 }));
+  const arrived = () => setPlace((p) => ({ path: location.pathname, search: location.search, visit: p.visit + 1 }));
   const api = useMemo(newClient, []);
   useEffect(() => {
-    const pop = () => setPath(location.pathname);
+    const pop = () => arrived();
     addEventListener("popstate", pop);
     return () => removeEventListener("popstate", pop);
   }, []);
@@ -131,9 +146,12 @@ export function Root(props: { config: SiteConfig }) {
     config: props.config,
     api,
     go: (to, replace) => {
-      if (replace) history.replaceState(null, "", to);
+      // The same address again (a search asked twice) runs again but adds
+      // no second history entry.
+      const same = new URL(to, location.href).href === location.href;
+      if (replace || same) history.replaceState(null, "", to);
       else history.pushState(null, "", to);
-      setPath(location.pathname);
+      arrived();
       scrollTo(0, 0);
       // The new page's heading, for screen readers and keyboards.
       requestAnimationFrame(() => document.querySelector<HTMLElement>("main h1")?.focus());
@@ -185,11 +203,11 @@ export function Root(props: { config: SiteConfig }) {
               </button>
             </span>
           ) : (
-            <Link href={`/signin?next=${encodeURIComponent(path)}`}>{t.signIn}</Link>
+            <Link href={`/signin?next=${encodeURIComponent(place.path + place.search)}`}>{t.signIn}</Link>
           )}
         </div>
       </header>
-      <main id="main">{route(path)}</main>
+      <main id="main">{route(place)}</main>
     </AppContext.Provider>
   );
 }

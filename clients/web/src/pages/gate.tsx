@@ -1,13 +1,15 @@
-// The gate: pick the show, scan a ticket's QR with the camera (the
+// The gate: pick the show (it starts on the one the staff member's
+// organisation runs next), scan a ticket's QR with the camera (the
 // browser's BarcodeDetector, where there is one) or type its code or id,
 // and read the answer in large type, with the count of the show's tickets
-// checked in at every gate so far (each scan's answer carries it).
+// checked in at every gate so far (each scan's answer carries it). A ticket
+// of another show of the organisation says which, and offers to switch.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { Code, ConnectError } from "@seatghor/client";
-import type { CheckInTicketResponse, Show } from "@seatghor/client";
+import { Code, ConnectError, TicketOfOtherShowSchema } from "@seatghor/client";
+import type { CheckInTicketRequest, CheckInTicketResponse, Show } from "@seatghor/client";
 
 import { NeedSession, errorText, useApp } from "../app.js";
-import { clock, digits, tsDate } from "../i18n.js";
+import { clock, digits, showTime, tsDate } from "../i18n.js";
 
 interface Detector {
   detect(source: HTMLVideoElement): Promise<{ rawValue: string }[]>;
@@ -17,7 +19,40 @@ declare global {
   var BarcodeDetector: (new (opts: { formats: string[] }) => Detector) | undefined;
 }
 
-type Verdict = { kind: "ok"; r: CheckInTicketResponse } | { kind: "again"; r: CheckInTicketResponse } | { kind: "bad"; why: string };
+type Verdict =
+  | { kind: "ok"; r: CheckInTicketResponse }
+  | { kind: "again"; r: CheckInTicketResponse }
+  | { kind: "bad"; why: string }
+  | { kind: "other"; show: Show | undefined; value: string };
+
+/** A show that began less than this long ago is still the gate's (decision 0296). */
+const UNDER_WAY_MS = 3 * 60 * 60 * 1000;
+
+/**
+ * The show a gate starts on (decision 0296): in a list soonest first, the
+ * first that began less than UNDER_WAY_MS ago or is still to begin; when
+ * all began longer ago, the last of them (today's).
+ */
+function startingShow(shows: Show[], now: number): Show | undefined {
+  return shows.find((s) => (tsDate(s.startsAt)?.getTime() ?? 0) > now - UNDER_WAY_MS) ?? shows[shows.length - 1];
+}
+
+/**
+ * What was typed or scanned, as CheckInTicket reads it (decision 0298): a
+ * printed ticket id ("tkt_…", whose alphabet is lower case) trimmed and in
+ * lower case, whatever the phone capitalised; a QR code trimmed, its case
+ * kept (it is signed base64url).
+ */
+function scanned(raw: string): CheckInTicketRequest["ticket"] | undefined {
+  const value = raw.trim();
+  if (!value) return undefined;
+  const id = value.toLowerCase();
+  return id.startsWith("tkt_") ? { case: "ticketId", value: id } : { case: "code", value };
+}
+
+function byStart(a: Show, b: Show): number {
+  return (tsDate(a.startsAt)?.getTime() ?? 0) - (tsDate(b.startsAt)?.getTime() ?? 0);
+}
 
 export function GatePage() {
   return (
@@ -39,22 +74,40 @@ function GateInner() {
   const video = useRef<HTMLVideoElement>(null);
   const input = useRef<HTMLInputElement>(null);
 
+  // The shows this caller checks in, from the start of the gate's day (the
+  // gate stands where the show is), soonest first (decision 0296).
   useEffect(() => {
+    const today = new Date();
+    today.setHours(0, 0, 0, 0);
+    const startsFrom = { seconds: BigInt(Math.floor(today.getTime() / 1000)), nanos: 0 };
     api.catalog
-      .listShows({ pageSize: 200 })
-      .then((r) => {
-        setShows(r.shows);
-        if (!show && r.shows[0]) setShow(String(r.shows[0].showId));
+      .listShows({ forGate: true, startsFrom, pageSize: 200 })
+      .then(async (r) => {
+        const list = [...r.shows];
+        const asked = show && list.every((s) => String(s.showId) !== show) ? await lookUp(BigInt(show)) : undefined;
+        if (asked) list.push(asked);
+        list.sort(byStart);
+        setShows(list);
+        if (!show) {
+          const first = startingShow(list, Date.now());
+          if (first) setShow(String(first.showId));
+        }
       })
       .catch(() => setShows([]));
   }, []);
   useEffect(() => setCount(null), [show]);
 
+  async function lookUp(id: bigint): Promise<Show | undefined> {
+    return api.catalog
+      .getShow({ showId: id })
+      .then((r) => r.show)
+      .catch(() => undefined);
+  }
+
   async function check(raw: string) {
-    const value = raw.trim();
-    if (!value || !show) return;
+    const ticket = scanned(raw);
+    if (!ticket || !show) return;
     try {
-      const ticket = value.startsWith("tkt_") ? { case: "ticketId" as const, value } : { case: "code" as const, value };
       const r = await api.tickets.checkInTicket({ showId: BigInt(show), gate, ticket });
       setCount(r.admittedCount);
       if (r.admitted) {
@@ -63,10 +116,28 @@ function GateInner() {
         setVerdict({ kind: "again", r });
       }
     } catch (e) {
-      const why = e instanceof ConnectError && e.code === Code.PermissionDenied ? t.gateOnly : errorText(e);
-      setVerdict({ kind: "bad", why });
+      // A ticket of another show this gate's staff check in: say which,
+      // and offer it (decision 0297).
+      const other = e instanceof ConnectError ? e.findDetails(TicketOfOtherShowSchema)[0] : undefined;
+      if (other) {
+        const known = shows.find((s) => s.showId === other.showId) ?? (await lookUp(other.showId));
+        setVerdict({ kind: "other", show: known, value: raw.trim() });
+      } else {
+        const why = e instanceof ConnectError && e.code === Code.PermissionDenied ? t.gateOnly : errorText(e);
+        setVerdict({ kind: "bad", why });
+      }
     }
     setCode("");
+    input.current?.focus();
+  }
+
+  function switchTo(to: Show, value: string) {
+    if (shows.every((s) => s.showId !== to.showId)) setShows([...shows, to].sort(byStart));
+    setShow(String(to.showId));
+    setVerdict(undefined);
+    // The code stays for a second Check: admitting at the other show is
+    // the staff member's choice (decision 0297).
+    setCode(value);
     input.current?.focus();
   }
 
@@ -103,7 +174,7 @@ function GateInner() {
     // the server decides, this only saves a buyer a useless page.
     return <p class="note">{t.gateOnly}</p>;
   }
-  const r = verdict && verdict.kind !== "bad" ? verdict.r : undefined;
+  const r = verdict && (verdict.kind === "ok" || verdict.kind === "again") ? verdict.r : undefined;
   const where = r?.ticket ? r.ticket.seats.join(", ") || r.ticket.seat || r.ticket.gaArea : "";
   return (
     <>
@@ -120,7 +191,7 @@ function GateInner() {
           <select id="gate-show" value={show} onChange={(e) => setShow(e.currentTarget.value)}>
             {shows.map((s) => (
               <option key={String(s.showId)} value={String(s.showId)}>
-                {digits(String(s.showId), lang)} · {s.title}
+                {s.title} · {showTime(s.startsAtLocal, tsDate(s.startsAt), lang)}
               </option>
             ))}
           </select>
@@ -134,7 +205,20 @@ function GateInner() {
         </label>
         <label class="wide">
           {t.code}
-          <input id="gate-code" ref={input} value={code} autocomplete="off" onInput={(e) => setCode(e.currentTarget.value)} />
+          {/* Codes and ids are typed as printed: no capital the phone adds,
+              no word it corrects (decision 0298). autoCorrect, not
+              autocorrect: Chromium's autocorrect property is a boolean
+              that reads "off" as true; the attribute is what it means. */}
+          <input
+            id="gate-code"
+            ref={input}
+            value={code}
+            autocomplete="off"
+            autocapitalize="off"
+            autoCorrect="off"
+            spellcheck={false}
+            onInput={(e) => setCode(e.currentTarget.value)}
+          />
         </label>
         <button type="submit" class="primary" id="gate-check">
           {t.check}
@@ -169,6 +253,23 @@ function GateInner() {
           <>
             <p class="huge">✗ {t.notValid}</p>
             <p>{verdict.why}</p>
+          </>
+        )}
+        {verdict?.kind === "other" && (
+          <>
+            <p class="huge">✗ {t.notValid}</p>
+            {verdict.show ? (
+              <>
+                <p id="other-show">{t.otherShow(verdict.show.title, showTime(verdict.show.startsAtLocal, tsDate(verdict.show.startsAt), lang))}</p>
+                <p>
+                  <button type="button" id="gate-switch" onClick={() => switchTo(verdict.show!, verdict.value)}>
+                    {t.switchShow(verdict.show.title)}
+                  </button>
+                </p>
+              </>
+            ) : (
+              <p id="other-show">{t.otherShowUnknown}</p>
+            )}
           </>
         )}
       </div>

@@ -6,11 +6,13 @@ import { ShowKind } from "@seatghor/client";
 import type { Show, TripHit } from "@seatghor/client";
 
 import { ErrorNote, Link, useApp } from "../app.js";
+import type { Place } from "../app.js";
 import { digits, taka, tsDate, showTime } from "../i18n.js";
 
-export function Home() {
+export function Home(props: { place: Place }) {
   const { t, api, go, lang, session } = useApp();
-  const params = new URLSearchParams(location.search);
+  const { path, search, visit } = props.place;
+  const params = new URLSearchParams(search);
   const [from, setFrom] = useState(params.get("from") ?? "");
   const [to, setTo] = useState(params.get("to") ?? "");
   const [date, setDate] = useState(params.get("date") ?? "");
@@ -20,20 +22,34 @@ export function Home() {
   const [err, setErr] = useState<unknown>();
   const [events, setEvents] = useState<Show[] | undefined>();
 
-  const searched = location.pathname === "/search";
+  const searched = path === "/search";
+  // Every arrival at an address runs its search (a new one, the same one
+  // again, or Back and Forward), and the form shows what was searched.
   useEffect(() => {
-    if (!searched) return;
-    setBusy(true);
+    setFrom(params.get("from") ?? "");
+    setTo(params.get("to") ?? "");
+    setDate(params.get("date") ?? "");
     setErr(undefined);
+    if (!searched) {
+      setBusy(false);
+      return;
+    }
+    // An answer that comes after the next search was asked is dropped.
+    let current = true;
+    setBusy(true);
     api.search
       .searchTrips({ origin: params.get("from") ?? "", destination: params.get("to") ?? "", date: params.get("date") ?? "", pageSize: 20 })
       .then((r) => {
+        if (!current) return;
         setTrips(r.trips);
         setDegraded(r.degraded);
       })
-      .catch(setErr)
-      .finally(() => setBusy(false));
-  }, [location.search, searched]);
+      .catch((e: unknown) => current && setErr(e))
+      .finally(() => current && setBusy(false));
+    return () => {
+      current = false;
+    };
+  }, [path, search, visit]);
 
   useEffect(() => {
     if (!session) return;

@@ -1081,7 +1081,15 @@ type ListShowsRequest struct {
 	// The next_page_token of the previous page.
 	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
 	// Only shows of this kind when set.
-	Kind          ShowKind `protobuf:"varint,3,opt,name=kind,proto3,enum=seatghor.catalog.v1.ShowKind" json:"kind,omitempty"`
+	Kind ShowKind `protobuf:"varint,3,opt,name=kind,proto3,enum=seatghor.catalog.v1.ShowKind" json:"kind,omitempty"`
+	// Only shows whose tickets the caller may check in (TicketService.
+	// CheckInTicket): an admin's are every show; an operator's are the shows
+	// of the organisations they are a manager or gate staff of; anyone
+	// else's are none.
+	ForGate bool `protobuf:"varint,4,opt,name=for_gate,json=forGate,proto3" json:"for_gate,omitempty"`
+	// Only shows that start at or after this time when set (a gate asks from
+	// the start of its day, so the show under way stays in the list).
+	StartsFrom    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=starts_from,json=startsFrom,proto3" json:"starts_from,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1135,6 +1143,20 @@ func (x *ListShowsRequest) GetKind() ShowKind {
 		return x.Kind
 	}
 	return ShowKind_SHOW_KIND_UNSPECIFIED
+}
+
+func (x *ListShowsRequest) GetForGate() bool {
+	if x != nil {
+		return x.ForGate
+	}
+	return false
+}
+
+func (x *ListShowsRequest) GetStartsFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartsFrom
+	}
+	return nil
 }
 
 // ListShowsResponse is one page of shows.
@@ -1736,13 +1758,16 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0eGetShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"@\n" +
 	"\x0fGetShowResponse\x12-\n" +
-	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\xa1\x01\n" +
+	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\xf9\x01\n" +
 	"\x10ListShowsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
 	"\n" +
 	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\x12;\n" +
-	"\x04kind\x18\x03 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04kind\"l\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04kind\x12\x19\n" +
+	"\bfor_gate\x18\x04 \x01(\bR\aforGate\x12;\n" +
+	"\vstarts_from\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"startsFrom\"l\n" +
 	"\x11ListShowsResponse\x12/\n" +
 	"\x05shows\x18\x01 \x03(\v2\x19.seatghor.catalog.v1.ShowR\x05shows\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x86\x01\n" +
@@ -1857,30 +1882,31 @@ var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	4,  // 21: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
 	4,  // 22: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
 	0,  // 23: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	4,  // 24: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	20, // 25: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 26: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	20, // 27: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	12, // 28: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	1,  // 29: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	13, // 30: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	6,  // 31: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	14, // 32: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	16, // 33: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	18, // 34: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	8,  // 35: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	10, // 36: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	7,  // 37: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	15, // 38: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	17, // 39: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	19, // 40: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	9,  // 41: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	11, // 42: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	37, // [37:43] is the sub-list for method output_type
-	31, // [31:37] is the sub-list for method input_type
-	31, // [31:31] is the sub-list for extension type_name
-	31, // [31:31] is the sub-list for extension extendee
-	0,  // [0:31] is the sub-list for field type_name
+	20, // 24: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	4,  // 25: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	20, // 26: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 27: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	20, // 28: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	12, // 29: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	1,  // 30: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	13, // 31: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	6,  // 32: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	14, // 33: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	16, // 34: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	18, // 35: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	8,  // 36: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	10, // 37: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	7,  // 38: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	15, // 39: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	17, // 40: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	19, // 41: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	9,  // 42: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	11, // 43: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	38, // [38:44] is the sub-list for method output_type
+	32, // [32:38] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }

@@ -717,7 +717,8 @@ type isCheckInTicketRequest_Ticket interface {
 }
 
 type CheckInTicketRequest_TicketId struct {
-	// The ticket id, typed in by hand.
+	// The ticket id, typed in by hand: as printed, in any letter case and
+	// with spaces around it (docs/decisions/0298).
 	TicketId string `protobuf:"bytes,2,opt,name=ticket_id,json=ticketId,proto3,oneof"`
 }
 
@@ -805,6 +806,57 @@ func (x *CheckInTicketResponse) GetAdmittedCount() int64 {
 	return 0
 }
 
+// TicketOfOtherShow is the error detail of a CheckInTicket refused with
+// FAILED_PRECONDITION (reason TICKET_NOT_ADMISSIBLE) because the ticket is
+// for another show that the caller also checks in: an admin, or staff of
+// the organisation that runs both. A ticket of a show the caller does not
+// check in gets no detail, so nothing of another organisation's show is
+// told (docs/decisions/0297).
+type TicketOfOtherShow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show the ticket is for.
+	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TicketOfOtherShow) Reset() {
+	*x = TicketOfOtherShow{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TicketOfOtherShow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TicketOfOtherShow) ProtoMessage() {}
+
+func (x *TicketOfOtherShow) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TicketOfOtherShow.ProtoReflect.Descriptor instead.
+func (*TicketOfOtherShow) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *TicketOfOtherShow) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
 var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
@@ -871,7 +923,9 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x06ticket\x18\x01 \x01(\v2\x1b.seatghor.tickets.v1.TicketR\x06ticket\x12\x1a\n" +
 	"\badmitted\x18\x02 \x01(\bR\badmitted\x12,\n" +
 	"\x12already_checked_in\x18\x03 \x01(\bR\x10alreadyCheckedIn\x12%\n" +
-	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount*\x9d\x01\n" +
+	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount\",\n" +
+	"\x11TicketOfOtherShow\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId*\x9d\x01\n" +
 	"\fTicketStatus\x12\x1d\n" +
 	"\x19TICKET_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13TICKET_STATUS_VALID\x10\x01\x12\x1c\n" +
@@ -897,7 +951,7 @@ func file_seatghor_tickets_v1_tickets_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_tickets_v1_tickets_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seatghor_tickets_v1_tickets_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_seatghor_tickets_v1_tickets_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_seatghor_tickets_v1_tickets_proto_goTypes = []any{
 	(TicketStatus)(0),                 // 0: seatghor.tickets.v1.TicketStatus
 	(*Ticket)(nil),                    // 1: seatghor.tickets.v1.Ticket
@@ -907,24 +961,25 @@ var file_seatghor_tickets_v1_tickets_proto_goTypes = []any{
 	(*GetTicketDownloadResponse)(nil), // 5: seatghor.tickets.v1.GetTicketDownloadResponse
 	(*CheckInTicketRequest)(nil),      // 6: seatghor.tickets.v1.CheckInTicketRequest
 	(*CheckInTicketResponse)(nil),     // 7: seatghor.tickets.v1.CheckInTicketResponse
-	(v1.ShowKind)(0),                  // 8: seatghor.catalog.v1.ShowKind
-	(*timestamppb.Timestamp)(nil),     // 9: google.protobuf.Timestamp
-	(*v11.Money)(nil),                 // 10: seatghor.common.v1.Money
-	(*v11.LocalTime)(nil),             // 11: seatghor.common.v1.LocalTime
-	(*durationpb.Duration)(nil),       // 12: google.protobuf.Duration
+	(*TicketOfOtherShow)(nil),         // 8: seatghor.tickets.v1.TicketOfOtherShow
+	(v1.ShowKind)(0),                  // 9: seatghor.catalog.v1.ShowKind
+	(*timestamppb.Timestamp)(nil),     // 10: google.protobuf.Timestamp
+	(*v11.Money)(nil),                 // 11: seatghor.common.v1.Money
+	(*v11.LocalTime)(nil),             // 12: seatghor.common.v1.LocalTime
+	(*durationpb.Duration)(nil),       // 13: google.protobuf.Duration
 }
 var file_seatghor_tickets_v1_tickets_proto_depIdxs = []int32{
-	8,  // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	9,  // 1: seatghor.tickets.v1.Ticket.starts_at:type_name -> google.protobuf.Timestamp
+	9,  // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	10, // 1: seatghor.tickets.v1.Ticket.starts_at:type_name -> google.protobuf.Timestamp
 	0,  // 2: seatghor.tickets.v1.Ticket.status:type_name -> seatghor.tickets.v1.TicketStatus
-	10, // 3: seatghor.tickets.v1.Ticket.price:type_name -> seatghor.common.v1.Money
-	9,  // 4: seatghor.tickets.v1.Ticket.issued_at:type_name -> google.protobuf.Timestamp
-	9,  // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
-	11, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
-	11, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
+	11, // 3: seatghor.tickets.v1.Ticket.price:type_name -> seatghor.common.v1.Money
+	10, // 4: seatghor.tickets.v1.Ticket.issued_at:type_name -> google.protobuf.Timestamp
+	10, // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
+	12, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	12, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
 	1,  // 8: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
-	9,  // 9: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
-	12, // 10: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
+	10, // 9: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
+	13, // 10: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
 	1,  // 11: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
 	2,  // 12: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
 	4,  // 13: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
@@ -954,7 +1009,7 @@ func file_seatghor_tickets_v1_tickets_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_tickets_v1_tickets_proto_rawDesc), len(file_seatghor_tickets_v1_tickets_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -71,7 +71,10 @@ type CatalogServiceClient interface {
 	RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error)
 	// GetShow returns one show with its layout summary.
 	GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error)
-	// ListShows pages through the published shows, soonest first.
+	// ListShows pages through the published shows, soonest first. A gate
+	// asks for the shows whose tickets the caller checks in (for_gate), from
+	// the start of its day (starts_from), and starts on the first that has
+	// not long begun (docs/decisions/0296).
 	ListShows(context.Context, *connect.Request[v1.ListShowsRequest]) (*connect.Response[v1.ListShowsResponse], error)
 }
 
@@ -186,7 +189,10 @@ type CatalogServiceHandler interface {
 	RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error)
 	// GetShow returns one show with its layout summary.
 	GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error)
-	// ListShows pages through the published shows, soonest first.
+	// ListShows pages through the published shows, soonest first. A gate
+	// asks for the shows whose tickets the caller checks in (for_gate), from
+	// the start of its day (starts_from), and starts on the first that has
+	// not long begun (docs/decisions/0296).
 	ListShows(context.Context, *connect.Request[v1.ListShowsRequest]) (*connect.Response[v1.ListShowsResponse], error)
 }
 

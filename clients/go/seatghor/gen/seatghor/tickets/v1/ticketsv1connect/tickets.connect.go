@@ -60,6 +60,11 @@ type TicketServiceClient interface {
 	// NOT_FOUND for an unknown or forged code, FAILED_PRECONDITION when the
 	// ticket belongs to another show or was cancelled or refunded, and
 	// PERMISSION_DENIED unless the caller is an admin or the show's operator.
+	// A ticket of another show that the caller also checks in (a show of the
+	// same organisation) is answered with a TicketOfOtherShow detail naming
+	// it, so the gate can offer to switch (docs/decisions/0297). A ticket id
+	// typed in by hand is read without regard to letter case and surrounding
+	// spaces (docs/decisions/0298).
 	// Requires an Idempotency-Key, so a retried scan on a weak gate
 	// network returns the first answer.
 	CheckInTicket(context.Context, *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error)
@@ -137,6 +142,11 @@ type TicketServiceHandler interface {
 	// NOT_FOUND for an unknown or forged code, FAILED_PRECONDITION when the
 	// ticket belongs to another show or was cancelled or refunded, and
 	// PERMISSION_DENIED unless the caller is an admin or the show's operator.
+	// A ticket of another show that the caller also checks in (a show of the
+	// same organisation) is answered with a TicketOfOtherShow detail naming
+	// it, so the gate can offer to switch (docs/decisions/0297). A ticket id
+	// typed in by hand is read without regard to letter case and surrounding
+	// spaces (docs/decisions/0298).
 	// Requires an Idempotency-Key, so a retried scan on a weak gate
 	// network returns the first answer.
 	CheckInTicket(context.Context, *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error)
