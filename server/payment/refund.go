@@ -48,12 +48,14 @@ func recordRefund(ctx context.Context, tx pgx.Tx, p Payment, charge gateway.Char
 
 // refundable is what of a booked payment's capture is not given back or
 // on its way back yet; the caller holds the payment's row lock, so two
-// refunds of one charge take turns here.
+// refunds of one charge take turns here. A failed refund counts: its money
+// is still owed to the buyer and is given back by hand, through
+// SettleFailedRefund (decision 0293), not by a second refund.
 func refundable(ctx context.Context, tx pgx.Tx, p Payment) (int64, error) {
 	var out int64
 	err := tx.QueryRow(ctx, `
 		SELECT $2 - coalesce(sum(amount_minor), 0) FROM refunds
-		WHERE gateway_charge_id = $1 AND status <> 'failed'`, p.GatewayChargeID, p.AmountMinor).Scan(&out)
+		WHERE gateway_charge_id = $1`, p.GatewayChargeID, p.AmountMinor).Scan(&out)
 	if err != nil {
 		return 0, fmt.Errorf("refunds of payment %s: %w", p.ID, err)
 	}
