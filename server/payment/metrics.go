@@ -124,7 +124,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		if pool.QueryRow(ctx, `
 			SELECT (SELECT count(*) FROM payment_events WHERE processed_at IS NULL),
 			       (SELECT count(*) FROM refunds WHERE status IN ('pending', 'unknown')),
-			       (SELECT count(*) FROM refunds WHERE status = 'failed')`).Scan(&e, &r, &f) == nil {
+			       (SELECT count(*) FROM refunds WHERE status = 'failed' AND settled_at IS NULL)`).Scan(&e, &r, &f) == nil {
 			events, refunds, failed = events+e, refunds+r, failed+f
 		}
 	}
