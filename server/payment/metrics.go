@@ -48,7 +48,7 @@ func newMetrics(router *shard.Router) *metrics {
 		pending: prometheus.NewDesc("seatghor_payment_events_pending", "Stored webhook events not processed yet (R-6.5).", nil, nil),
 		refunds: prometheus.NewDesc("seatghor_refunds_open", "Refunds recorded but not confirmed by the gateway.", nil, nil),
 		failed: prometheus.NewDesc("seatghor_refunds_failed",
-			"Refunds the gateway refused or reported failed: money owed to buyers that a person must give back (R-11).", nil, nil),
+			"Refunds the gateway refused or reported failed and no admin settled yet: money owed to buyers that a person must give back (R-11).", nil, nil),
 	}
 }
 
