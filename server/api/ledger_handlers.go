@@ -129,15 +129,82 @@ var ledgerKindOf = func() map[ledgerv1.TransactionKind]ledger.Kind {
 	return m
 }()
 
-// RecordPayout records a payout to a show's operator (admins only).
+// RecordPayout records a payout to a show's operator (admins only); the
+// answer says what was kept back for refunds and why (decision 0293).
 func (h *ledgerHandler) RecordPayout(ctx context.Context, req *connect.Request[ledgerv1.RecordPayoutRequest]) (*connect.Response[ledgerv1.RecordPayoutResponse], error) {
 	if err := ledgerAdminOnly(ctx); err != nil {
 		return nil, err
 	}
 	m := req.Msg
-	p, dup, err := h.svc.RecordPayout(ctx, m.GetShowId(), m.GetPayoutId(), m.GetAmount().GetCurrency(), m.GetAmount().GetAmountMinor())
+	p, err := h.svc.RecordPayout(ctx, m.GetShowId(), m.GetPayoutId(), m.GetAmount().GetCurrency(), m.GetAmount().GetAmountMinor())
 	if err != nil {
 		return nil, h.ledgerErr(ctx, err)
 	}
-	return connect.NewResponse(&ledgerv1.RecordPayoutResponse{Transaction: journalProto(p), Duplicate: dup}), nil
+	return connect.NewResponse(&ledgerv1.RecordPayoutResponse{
+		Transaction: journalProto(p.Posted), Duplicate: p.Duplicate,
+		HeldBackMinor: proto.Int64(p.Held.Minor), HeldBackFailedRefundIds: p.Held.Failed,
+		HeldBackPendingRefundIds: p.Held.Pending, HeldBackReason: p.Held.Reason(),
+	}), nil
+}
+
+var settleMethods = map[ledgerv1.SettlementMethod]string{
+	ledgerv1.SettlementMethod_SETTLEMENT_METHOD_CASH:          payment.SettleCash,
+	ledgerv1.SettlementMethod_SETTLEMENT_METHOD_BANK_TRANSFER: payment.SettleBankTransfer,
+	ledgerv1.SettlementMethod_SETTLEMENT_METHOD_MFS:           payment.SettleMFS,
+}
+
+func failedRefundProto(f payment.FailedRefund) *ledgerv1.FailedRefund {
+	out := &ledgerv1.FailedRefund{Refund: refundProto(f.Refund), ShowId: f.ShowID, LastError: f.LastError,
+		FailedAt: timestamppb.New(f.FailedAt)}
+	if st := f.Settlement; st != nil {
+		out.Settlement = &ledgerv1.Settlement{Reference: st.Reference, Note: st.Note, SettledBy: st.By,
+			SettledAt: timestamppb.New(st.At), LedgerTxnId: st.TxnID}
+		for k, v := range settleMethods {
+			if v == st.Method {
+				out.Settlement.Method = k
+			}
+		}
+	}
+	return out
+}
+
+// ListFailedRefunds lists the failed refunds not settled yet (admins only).
+func (h *ledgerHandler) ListFailedRefunds(ctx context.Context, req *connect.Request[ledgerv1.ListFailedRefundsRequest]) (*connect.Response[ledgerv1.ListFailedRefundsResponse], error) {
+	if err := ledgerAdminOnly(ctx); err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	got, next, err := h.payments.ListFailedRefunds(ctx, m.GetShowId(), int(m.GetPageSize()), m.GetPageToken())
+	if err != nil {
+		return nil, h.ledgerErr(ctx, err)
+	}
+	resp := &ledgerv1.ListFailedRefundsResponse{NextPageToken: next}
+	for _, f := range got {
+		resp.Refunds = append(resp.Refunds, failedRefundProto(f))
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// SettleFailedRefund records a failed refund paid to the buyer another way
+// (admins only, decision 0293).
+func (h *ledgerHandler) SettleFailedRefund(ctx context.Context, req *connect.Request[ledgerv1.SettleFailedRefundRequest]) (*connect.Response[ledgerv1.SettleFailedRefundResponse], error) {
+	admin, err := refundRights(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	f, err := h.payments.SettleFailedRefund(ctx, admin, m.GetRefundId(), settleMethods[m.GetMethod()], m.GetReference(), m.GetNote())
+	if err != nil {
+		return nil, h.ledgerErr(ctx, err)
+	}
+	posted, _, err := h.svc.ListJournal(ctx, ledger.Filter{ShowID: f.ShowID, Kind: ledger.KindRefund,
+		Reference: f.ID, PageSize: 1})
+	if err != nil {
+		return nil, h.ledgerErr(ctx, err)
+	}
+	resp := &ledgerv1.SettleFailedRefundResponse{Refund: failedRefundProto(f)}
+	if len(posted) == 1 {
+		resp.Transaction = journalProto(posted[0])
+	}
+	return connect.NewResponse(resp), nil
 }

@@ -109,3 +109,18 @@ func Reverse(j Journal, txnID string) Journal {
 	}
 	return r
 }
+
+// SettledRefundJournal records a refund the gateway failed that was paid
+// to the buyer another way (decision 0293): the booking mirrored for the
+// refunded part, like RefundJournal, paid from the bank, since the captured
+// money stays with the gateway and reaches the bank with its settlement.
+func SettledRefundJournal(txnID, ref string, showID int64, currency string, totalMinor, refundMinor, commissionBps int64) Journal {
+	j := RefundJournal(txnID, ref, showID, currency, totalMinor, refundMinor, commissionBps)
+	j.Description = fmt.Sprintf("failed refund of %s paid another way", ref)
+	for i := range j.Lines {
+		if j.Lines[i].Account == AccountGatewayClearing {
+			j.Lines[i].Account = AccountBank
+		}
+	}
+	return j
+}

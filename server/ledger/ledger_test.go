@@ -414,3 +414,34 @@ func TestListJournal(t *testing.T) {
 	_, err = svc.TrialBalance(t.Context(), &two, time.Time{})
 	require.ErrorAs(t, err, &ie)
 }
+
+// TestSettledRefundJournal (decision 0293): a failed refund paid another
+// way takes the same shares back as the gateway's refund would have, and
+// pays from the bank instead of the gateway clearing account.
+func TestSettledRefundJournal(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		total, refund, bps int64
+		operator, platform int64
+	}{
+		{name: "part of a booking", total: 170000, refund: 50000, bps: 1000, operator: 45000, platform: 5000},
+		{name: "all of what is left", total: 33333, refund: 33333, bps: 750, operator: 30834, platform: 2499},
+		{name: "no commission", total: 1000, refund: 1, bps: 0, operator: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := ledger.SettledRefundJournal("refund-settled:r", "r", 7, "BDT", tc.total, tc.refund, tc.bps)
+			require.NoError(t, j.Validate())
+			got := map[string]int64{}
+			for _, l := range j.Lines {
+				got[l.Account] = l.AmountMinor
+			}
+			want := map[string]int64{ledger.AccountOperatorPayable: tc.operator, ledger.AccountBank: -tc.refund}
+			if tc.platform != 0 {
+				want[ledger.AccountPlatformRevenue] = tc.platform
+			}
+			require.Equal(t, want, got)
+			gw := ledger.RefundJournal("refund:r", "r", 7, "BDT", tc.total, tc.refund, tc.bps)
+			require.Equal(t, len(gw.Lines), len(j.Lines), "the gateway's refund's lines, the bank for the clearing account")
+		})
+	}
+}

@@ -53,8 +53,12 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 			if err != nil {
 				return result{}, err
 			}
-			// What is owed back: the total less the fee, less what a manual
-			// refund already gave back.
+			// What is owed back: the total less the fee, less what refunds
+			// of the charge already gave back or are giving back (pending
+			// or awaiting approval ones too, and failed ones, which are
+			// still owed and settled by hand: decision 0292), and never more
+			// than is left captured. A goodwill refund larger than the
+			// total less the fee leaves nothing more to give.
 			left, err := refundable(ctx, tx, p)
 			if err != nil {
 				return result{}, err
@@ -63,7 +67,8 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 			if err != nil {
 				return result{}, fmt.Errorf("refund of order %s: %w", o.ID, err)
 			}
-			refund := min(owed, left)
+			given := p.AmountMinor - left
+			refund := min(owed-given, left)
 			if refund <= 0 {
 				return result{Order: o}, nil
 			}

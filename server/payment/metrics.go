@@ -48,7 +48,7 @@ func newMetrics(router *shard.Router) *metrics {
 		pending: prometheus.NewDesc("seatghor_payment_events_pending", "Stored webhook events not processed yet (R-6.5).", nil, nil),
 		refunds: prometheus.NewDesc("seatghor_refunds_open", "Refunds recorded but not confirmed by the gateway.", nil, nil),
 		failed: prometheus.NewDesc("seatghor_refunds_failed",
-			"Refunds the gateway refused or reported failed: money owed to buyers that a person must give back (R-11).", nil, nil),
+			"Refunds the gateway refused or reported failed and no admin settled yet: money owed to buyers that a person must give back (R-11).", nil, nil),
 	}
 }
 
@@ -124,7 +124,7 @@ func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 		if pool.QueryRow(ctx, `
 			SELECT (SELECT count(*) FROM payment_events WHERE processed_at IS NULL),
 			       (SELECT count(*) FROM refunds WHERE status IN ('pending', 'unknown')),
-			       (SELECT count(*) FROM refunds WHERE status = 'failed')`).Scan(&e, &r, &f) == nil {
+			       (SELECT count(*) FROM refunds WHERE status = 'failed' AND settled_at IS NULL)`).Scan(&e, &r, &f) == nil {
 			events, refunds, failed = events+e, refunds+r, failed+f
 		}
 	}

@@ -48,12 +48,14 @@ func recordRefund(ctx context.Context, tx pgx.Tx, p Payment, charge gateway.Char
 
 // refundable is what of a booked payment's capture is not given back or
 // on its way back yet; the caller holds the payment's row lock, so two
-// refunds of one charge take turns here.
+// refunds of one charge take turns here. A failed refund counts: its money
+// is still owed to the buyer and is given back by hand, through
+// SettleFailedRefund (decision 0293), not by a second refund.
 func refundable(ctx context.Context, tx pgx.Tx, p Payment) (int64, error) {
 	var out int64
 	err := tx.QueryRow(ctx, `
 		SELECT $2 - coalesce(sum(amount_minor), 0) FROM refunds
-		WHERE gateway_charge_id = $1 AND status <> 'failed'`, p.GatewayChargeID, p.AmountMinor).Scan(&out)
+		WHERE gateway_charge_id = $1`, p.GatewayChargeID, p.AmountMinor).Scan(&out)
 	if err != nil {
 		return 0, fmt.Errorf("refunds of payment %s: %w", p.ID, err)
 	}
@@ -80,38 +82,48 @@ func recordBookedRefund(ctx context.Context, tx pgx.Tx, p Payment, amount int64,
 	return id, nil
 }
 
-// HeldBack is what of a show's operator payable in currency the booked
-// refunds recorded but not made yet (awaiting approval, pending, unknown)
-// will take back; payouts keep it (decision 0062). It has the shape of
-// ledger.Holdback and reads in the payout's transaction.
-func (s *Service) HeldBack(ctx context.Context, tx pgx.Tx, showID int64, currency string) (int64, error) {
+// HeldBack is what of a show's operator payable in currency payouts keep
+// back, and the refunds that keep it back: the operator's share of the
+// booked refunds recorded but not made yet (awaiting approval, pending,
+// unknown: decision 0062) and of the failed ones no admin has settled yet,
+// whose money is still owed to the buyer (decision 0293). It has the shape
+// of ledger.Holdback and reads in the payout's transaction.
+func (s *Service) HeldBack(ctx context.Context, tx pgx.Tx, showID int64, currency string) (ledger.Held, error) {
 	var commissionBps int64
 	if err := tx.QueryRow(ctx, `SELECT commission_bps FROM shows WHERE show_id = $1`, showID).Scan(&commissionBps); err != nil {
-		return 0, fmt.Errorf("read commission of show %d: %w", showID, err)
+		return ledger.Held{}, fmt.Errorf("read commission of show %d: %w", showID, err)
 	}
+	// Per charge: what is still captured after the journalled refunds
+	// (made, or failed and settled), and the held ones' total.
 	rows, err := tx.Query(ctx, `
-		WITH open AS (
-			SELECT gateway_charge_id, max(captured_minor) AS captured, sum(amount_minor) AS amount
+		WITH held AS (
+			SELECT gateway_charge_id, max(captured_minor) AS captured, sum(amount_minor) AS amount,
+			       array_agg(refund_id ORDER BY refund_id) FILTER (WHERE status <> 'failed') AS pending,
+			       array_agg(refund_id ORDER BY refund_id) FILTER (WHERE status = 'failed') AS failed
 			FROM refunds
 			WHERE show_id = $1 AND currency = $2 AND reason IN ('cancellation', 'manual')
-			  AND status IN ('awaiting_approval', 'pending', 'unknown')
+			  AND (status IN ('awaiting_approval', 'pending', 'unknown') OR (status = 'failed' AND settled_at IS NULL))
 			GROUP BY gateway_charge_id)
-		SELECT o.captured - coalesce((SELECT sum(r.amount_minor) FROM refunds r
-		                              WHERE r.gateway_charge_id = o.gateway_charge_id AND r.status = 'succeeded'), 0),
-		       o.amount
-		FROM open o`, showID, currency)
+		SELECT h.captured - coalesce((SELECT sum(r.amount_minor) FROM refunds r
+		                              WHERE r.gateway_charge_id = h.gateway_charge_id
+		                                AND (r.status = 'succeeded' OR r.settled_at IS NOT NULL)), 0),
+		       h.amount, coalesce(h.pending, '{}'), coalesce(h.failed, '{}')
+		FROM held h ORDER BY h.gateway_charge_id`, showID, currency)
 	if err != nil {
-		return 0, fmt.Errorf("refunds on their way for show %d: %w", showID, err)
+		return ledger.Held{}, fmt.Errorf("refunds held back for show %d: %w", showID, err)
 	}
-	var held int64
+	var held ledger.Held
 	var before, amount int64
-	if _, err := pgx.ForEachRow(rows, []any{&before, &amount}, func() error {
+	var pending, failed []string
+	if _, err := pgx.ForEachRow(rows, []any{&before, &amount, &pending, &failed}, func() error {
 		// Taken together, as the journals will take them one after another
 		// (decision 0008: the shares are differences, so they add up).
-		held += ledger.OperatorShareOfRefund(before, amount, commissionBps)
+		held.Minor += ledger.OperatorShareOfRefund(before, amount, commissionBps)
+		held.Pending = append(held.Pending, pending...)
+		held.Failed = append(held.Failed, failed...)
 		return nil
 	}); err != nil {
-		return 0, fmt.Errorf("refunds on their way for show %d: %w", showID, err)
+		return ledger.Held{}, fmt.Errorf("refunds held back for show %d: %w", showID, err)
 	}
 	return held, nil
 }
@@ -171,8 +183,8 @@ func (s *Service) sendRefund(ctx context.Context, pool *pg.Pool, refundID string
 // refundFailed closes a refund the gateway will not make as FAILED, a
 // terminal state the recovery job leaves alone, and alerts (R-11): the
 // mismatch counter, the seatghor_refunds_failed gauge and an error log. The
-// money is still owed to the buyer; a person refunds it by hand (what a
-// failed refund took is refundable again) or with the gateway.
+// money is still owed to the buyer: payouts keep it back until an admin
+// records it paid another way (SettleFailedRefund, decision 0293).
 func (s *Service) refundFailed(ctx context.Context, pool *pg.Pool, refundID, kind, why string) error {
 	tag, err := pool.Exec(ctx, `
 		UPDATE refunds SET status = 'failed', last_error = $2, updated_at = $3
@@ -232,32 +244,39 @@ func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Re
 			var commissionBps, before int64
 			if err := tx.QueryRow(ctx, `
 				SELECT s.commission_bps, $3 - coalesce((SELECT sum(amount_minor) FROM refunds
-				                                        WHERE gateway_charge_id = $2 AND status = 'succeeded'
-				                                          AND refund_id <> $4), 0)
+				                                        WHERE gateway_charge_id = $2 AND refund_id <> $4
+				                                          AND (status = 'succeeded' OR settled_at IS NOT NULL)), 0)
 				FROM shows s WHERE s.show_id = $1`, r.ShowID, r.ChargeID, r.CapturedMinor, r.ID).
 				Scan(&commissionBps, &before); err != nil {
 				return fmt.Errorf("read commission of show %d: %w", r.ShowID, err)
 			}
 			j = ledger.RefundJournal(txnID, r.OrderID, r.ShowID, r.Currency, before, r.AmountMinor, commissionBps)
 		}
-		if _, err := ledger.Post(ctx, tx, j, now); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `
-			UPDATE payments SET refunded_minor = refunded_minor + $2, updated_at = $3 WHERE payment_id = $1`,
-			r.PaymentID, r.AmountMinor, now); err != nil {
-			return fmt.Errorf("record refund on payment %s: %w", r.PaymentID, err)
-		}
-		if err := booking.MarkRefunded(ctx, tx, r.OrderID, r.AmountMinor, now); err != nil {
-			return err
-		}
-		var fee int64 // the cancellation fee kept (R-6.9), for a cancellation
-		if r.Reason == "cancellation" {
-			if err := tx.QueryRow(ctx, `SELECT cancellation_fee_minor FROM orders WHERE order_id = $1`, r.OrderID).
-				Scan(&fee); err != nil {
-				return fmt.Errorf("read cancellation fee of order %s: %w", r.OrderID, err)
-			}
-		}
-		return appendRefundIssued(ctx, tx, r, fee, res.ID, txnID, now)
+		return givenBack(ctx, tx, r, j, res.ID, now)
 	})
+}
+
+// givenBack records money a refund gave back, through the gateway or
+// another way: its journal, the payment's and order's refunded amounts and
+// the RefundIssued event.
+func givenBack(ctx context.Context, tx pgx.Tx, r refund, j ledger.Journal, reference string, now time.Time) error {
+	if _, err := ledger.Post(ctx, tx, j, now); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `
+		UPDATE payments SET refunded_minor = refunded_minor + $2, updated_at = $3 WHERE payment_id = $1`,
+		r.PaymentID, r.AmountMinor, now); err != nil {
+		return fmt.Errorf("record refund on payment %s: %w", r.PaymentID, err)
+	}
+	if err := booking.MarkRefunded(ctx, tx, r.OrderID, r.AmountMinor, now); err != nil {
+		return err
+	}
+	var fee int64 // the cancellation fee kept (R-6.9), for a cancellation
+	if r.Reason == "cancellation" {
+		if err := tx.QueryRow(ctx, `SELECT cancellation_fee_minor FROM orders WHERE order_id = $1`, r.OrderID).
+			Scan(&fee); err != nil {
+			return fmt.Errorf("read cancellation fee of order %s: %w", r.OrderID, err)
+		}
+	}
+	return appendRefundIssued(ctx, tx, r, fee, reference, j.TxnID, now)
 }

@@ -132,6 +132,17 @@ func (c LedgerClient) ListJournalAll(ctx context.Context, req *v11.ListJournalRe
 		})
 }
 
+// ListFailedRefundsAll calls ListFailedRefunds page after page, from req's page on,
+// and yields each of the pages' refunds. It stops at the first error,
+// which it yields; req is not changed.
+func (c LedgerClient) ListFailedRefundsAll(ctx context.Context, req *v11.ListFailedRefundsRequest) iter.Seq2[*v11.FailedRefund, error] {
+	return pages(ctx, req, c.ListFailedRefunds,
+		func(r *v11.ListFailedRefundsRequest, token string) { r.PageToken = token },
+		func(r *v11.ListFailedRefundsResponse) ([]*v11.FailedRefund, string) {
+			return r.Refunds, r.NextPageToken
+		})
+}
+
 // OrderClient is the Connect client of seatghor.booking.v1.OrderService.
 //
 // OrderService turns a hold into an order that payment then confirms.

@@ -37,7 +37,9 @@ const (
 	RefundStatus_REFUND_STATUS_PENDING RefundStatus = 2
 	// The gateway gave the money back.
 	RefundStatus_REFUND_STATUS_SUCCEEDED RefundStatus = 3
-	// The gateway refused it; a person must look.
+	// The gateway refused it; a person must look. The money is still owed to
+	// the buyer: payouts keep it back until an admin records it paid another
+	// way (LedgerService.SettleFailedRefund).
 	RefundStatus_REFUND_STATUS_FAILED RefundStatus = 4
 	// The gateway did not answer; it is asked again with the same key.
 	RefundStatus_REFUND_STATUS_UNKNOWN RefundStatus = 5
@@ -427,7 +429,8 @@ type RefundPaymentRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A SUCCEEDED payment whose order was booked.
 	PaymentId string `protobuf:"bytes,1,opt,name=payment_id,json=paymentId,proto3" json:"payment_id,omitempty"`
-	// How much, in the payment's currency; at most what is still captured.
+	// How much, in the payment's currency; at most what was captured less
+	// every earlier refund of it (failed ones included).
 	AmountMinor int64 `protobuf:"varint,2,opt,name=amount_minor,json=amountMinor,proto3" json:"amount_minor,omitempty"`
 	// Why, for the audit trail.
 	Note          string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`

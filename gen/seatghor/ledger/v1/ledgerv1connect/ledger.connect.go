@@ -45,6 +45,12 @@ const (
 	// LedgerServiceRecordPayoutProcedure is the fully-qualified name of the LedgerService's
 	// RecordPayout RPC.
 	LedgerServiceRecordPayoutProcedure = "/seatghor.ledger.v1.LedgerService/RecordPayout"
+	// LedgerServiceListFailedRefundsProcedure is the fully-qualified name of the LedgerService's
+	// ListFailedRefunds RPC.
+	LedgerServiceListFailedRefundsProcedure = "/seatghor.ledger.v1.LedgerService/ListFailedRefunds"
+	// LedgerServiceSettleFailedRefundProcedure is the fully-qualified name of the LedgerService's
+	// SettleFailedRefund RPC.
+	LedgerServiceSettleFailedRefundProcedure = "/seatghor.ledger.v1.LedgerService/SettleFailedRefund"
 )
 
 // LedgerServiceClient is a client for the seatghor.ledger.v1.LedgerService service.
@@ -66,9 +72,22 @@ type LedgerServiceClient interface {
 	// operator_payable is debited and bank credited in one balanced journal
 	// . The payout id is the journal's id, so recording the same payout
 	// twice posts it once. Refused with FAILED_PRECONDITION when it is
-	// more than the operator is owed for the show. Requires an
-	// Idempotency-Key.
+	// more than is payable for the show: what the operator is owed less what
+	// refunds on their way and failed refunds not settled yet will take back
+	// (decision 0062, decision 0293); the answer says what was kept back and
+	// why. Requires an Idempotency-Key.
 	RecordPayout(context.Context, *connect.Request[v1.RecordPayoutRequest]) (*connect.Response[v1.RecordPayoutResponse], error)
+	// ListFailedRefunds pages through the refunds the gateway failed that no
+	// admin has settled yet, by refund id: money still owed to buyers, which
+	// payouts keep back until it is settled (decision 0293).
+	ListFailedRefunds(context.Context, *connect.Request[v1.ListFailedRefundsRequest]) (*connect.Response[v1.ListFailedRefundsResponse], error)
+	// SettleFailedRefund records that the money of a refund the gateway
+	// failed was given to the buyer another way (cash at a counter, a bank or
+	// MFS transfer), with that payment's reference. It is journalled like the
+	// refund would have been, paid from the bank instead of the gateway, and
+	// payouts stop keeping it back. FAILED_PRECONDITION when the refund is not
+	// failed or is settled already. Requires an Idempotency-Key.
+	SettleFailedRefund(context.Context, *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error)
 }
 
 // NewLedgerServiceClient constructs a client for the seatghor.ledger.v1.LedgerService service. By
@@ -108,15 +127,30 @@ func NewLedgerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(ledgerServiceMethods.ByName("RecordPayout")),
 			connect.WithClientOptions(opts...),
 		),
+		listFailedRefunds: connect.NewClient[v1.ListFailedRefundsRequest, v1.ListFailedRefundsResponse](
+			httpClient,
+			baseURL+LedgerServiceListFailedRefundsProcedure,
+			connect.WithSchema(ledgerServiceMethods.ByName("ListFailedRefunds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		settleFailedRefund: connect.NewClient[v1.SettleFailedRefundRequest, v1.SettleFailedRefundResponse](
+			httpClient,
+			baseURL+LedgerServiceSettleFailedRefundProcedure,
+			connect.WithSchema(ledgerServiceMethods.ByName("SettleFailedRefund")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // ledgerServiceClient implements LedgerServiceClient.
 type ledgerServiceClient struct {
-	getTrialBalance   *connect.Client[v1.GetTrialBalanceRequest, v1.GetTrialBalanceResponse]
-	listJournal       *connect.Client[v1.ListJournalRequest, v1.ListJournalResponse]
-	runReconciliation *connect.Client[v1.RunReconciliationRequest, v1.RunReconciliationResponse]
-	recordPayout      *connect.Client[v1.RecordPayoutRequest, v1.RecordPayoutResponse]
+	getTrialBalance    *connect.Client[v1.GetTrialBalanceRequest, v1.GetTrialBalanceResponse]
+	listJournal        *connect.Client[v1.ListJournalRequest, v1.ListJournalResponse]
+	runReconciliation  *connect.Client[v1.RunReconciliationRequest, v1.RunReconciliationResponse]
+	recordPayout       *connect.Client[v1.RecordPayoutRequest, v1.RecordPayoutResponse]
+	listFailedRefunds  *connect.Client[v1.ListFailedRefundsRequest, v1.ListFailedRefundsResponse]
+	settleFailedRefund *connect.Client[v1.SettleFailedRefundRequest, v1.SettleFailedRefundResponse]
 }
 
 // GetTrialBalance calls seatghor.ledger.v1.LedgerService.GetTrialBalance.
@@ -139,6 +173,16 @@ func (c *ledgerServiceClient) RecordPayout(ctx context.Context, req *connect.Req
 	return c.recordPayout.CallUnary(ctx, req)
 }
 
+// ListFailedRefunds calls seatghor.ledger.v1.LedgerService.ListFailedRefunds.
+func (c *ledgerServiceClient) ListFailedRefunds(ctx context.Context, req *connect.Request[v1.ListFailedRefundsRequest]) (*connect.Response[v1.ListFailedRefundsResponse], error) {
+	return c.listFailedRefunds.CallUnary(ctx, req)
+}
+
+// SettleFailedRefund calls seatghor.ledger.v1.LedgerService.SettleFailedRefund.
+func (c *ledgerServiceClient) SettleFailedRefund(ctx context.Context, req *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error) {
+	return c.settleFailedRefund.CallUnary(ctx, req)
+}
+
 // LedgerServiceHandler is an implementation of the seatghor.ledger.v1.LedgerService service.
 type LedgerServiceHandler interface {
 	// GetTrialBalance sums the lines of every account, over all shards or one.
@@ -158,9 +202,22 @@ type LedgerServiceHandler interface {
 	// operator_payable is debited and bank credited in one balanced journal
 	// . The payout id is the journal's id, so recording the same payout
 	// twice posts it once. Refused with FAILED_PRECONDITION when it is
-	// more than the operator is owed for the show. Requires an
-	// Idempotency-Key.
+	// more than is payable for the show: what the operator is owed less what
+	// refunds on their way and failed refunds not settled yet will take back
+	// (decision 0062, decision 0293); the answer says what was kept back and
+	// why. Requires an Idempotency-Key.
 	RecordPayout(context.Context, *connect.Request[v1.RecordPayoutRequest]) (*connect.Response[v1.RecordPayoutResponse], error)
+	// ListFailedRefunds pages through the refunds the gateway failed that no
+	// admin has settled yet, by refund id: money still owed to buyers, which
+	// payouts keep back until it is settled (decision 0293).
+	ListFailedRefunds(context.Context, *connect.Request[v1.ListFailedRefundsRequest]) (*connect.Response[v1.ListFailedRefundsResponse], error)
+	// SettleFailedRefund records that the money of a refund the gateway
+	// failed was given to the buyer another way (cash at a counter, a bank or
+	// MFS transfer), with that payment's reference. It is journalled like the
+	// refund would have been, paid from the bank instead of the gateway, and
+	// payouts stop keeping it back. FAILED_PRECONDITION when the refund is not
+	// failed or is settled already. Requires an Idempotency-Key.
+	SettleFailedRefund(context.Context, *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error)
 }
 
 // NewLedgerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -196,6 +253,19 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(ledgerServiceMethods.ByName("RecordPayout")),
 		connect.WithHandlerOptions(opts...),
 	)
+	ledgerServiceListFailedRefundsHandler := connect.NewUnaryHandler(
+		LedgerServiceListFailedRefundsProcedure,
+		svc.ListFailedRefunds,
+		connect.WithSchema(ledgerServiceMethods.ByName("ListFailedRefunds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	ledgerServiceSettleFailedRefundHandler := connect.NewUnaryHandler(
+		LedgerServiceSettleFailedRefundProcedure,
+		svc.SettleFailedRefund,
+		connect.WithSchema(ledgerServiceMethods.ByName("SettleFailedRefund")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.ledger.v1.LedgerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case LedgerServiceGetTrialBalanceProcedure:
@@ -206,6 +276,10 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 			ledgerServiceRunReconciliationHandler.ServeHTTP(w, r)
 		case LedgerServiceRecordPayoutProcedure:
 			ledgerServiceRecordPayoutHandler.ServeHTTP(w, r)
+		case LedgerServiceListFailedRefundsProcedure:
+			ledgerServiceListFailedRefundsHandler.ServeHTTP(w, r)
+		case LedgerServiceSettleFailedRefundProcedure:
+			ledgerServiceSettleFailedRefundHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -229,4 +303,12 @@ func (UnimplementedLedgerServiceHandler) RunReconciliation(context.Context, *con
 
 func (UnimplementedLedgerServiceHandler) RecordPayout(context.Context, *connect.Request[v1.RecordPayoutRequest]) (*connect.Response[v1.RecordPayoutResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.RecordPayout is not implemented"))
+}
+
+func (UnimplementedLedgerServiceHandler) ListFailedRefunds(context.Context, *connect.Request[v1.ListFailedRefundsRequest]) (*connect.Response[v1.ListFailedRefundsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.ListFailedRefunds is not implemented"))
+}
+
+func (UnimplementedLedgerServiceHandler) SettleFailedRefund(context.Context, *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.SettleFailedRefund is not implemented"))
 }

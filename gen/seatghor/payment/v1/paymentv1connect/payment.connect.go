@@ -66,8 +66,10 @@ type PaymentServiceClient interface {
 	// goodwill after a bus broke down; the booking stays. Admins only: few
 	// people hold refund rights. A refund at or above the platform's
 	// approval threshold waits, AWAITING_APPROVAL, until a second admin
-	// approves it (ApproveRefund); a smaller one is sent at once. A captured
-	// charge is refunded at most once (a cancellation counts). Requires an
+	// approves it (ApproveRefund); a smaller one is sent at once. The refunds
+	// of a charge never add up to more than was captured, failed ones
+	// included: their money is given back by hand through
+	// LedgerService.SettleFailedRefund, not refunded again. Requires an
 	// Idempotency-Key; the refund carries its own gateway key.
 	RefundPayment(context.Context, *connect.Request[v1.RefundPaymentRequest]) (*connect.Response[v1.RefundPaymentResponse], error)
 	// ApproveRefund is the second person's approval of a large refund:
@@ -162,8 +164,10 @@ type PaymentServiceHandler interface {
 	// goodwill after a bus broke down; the booking stays. Admins only: few
 	// people hold refund rights. A refund at or above the platform's
 	// approval threshold waits, AWAITING_APPROVAL, until a second admin
-	// approves it (ApproveRefund); a smaller one is sent at once. A captured
-	// charge is refunded at most once (a cancellation counts). Requires an
+	// approves it (ApproveRefund); a smaller one is sent at once. The refunds
+	// of a charge never add up to more than was captured, failed ones
+	// included: their money is given back by hand through
+	// LedgerService.SettleFailedRefund, not refunded again. Requires an
 	// Idempotency-Key; the refund carries its own gateway key.
 	RefundPayment(context.Context, *connect.Request[v1.RefundPaymentRequest]) (*connect.Response[v1.RefundPaymentResponse], error)
 	// ApproveRefund is the second person's approval of a large refund:

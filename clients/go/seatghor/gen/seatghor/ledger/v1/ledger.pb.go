@@ -25,6 +25,63 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// SettlementMethod is how the money of a failed refund reached the buyer.
+type SettlementMethod int32
+
+const (
+	// Not set.
+	SettlementMethod_SETTLEMENT_METHOD_UNSPECIFIED SettlementMethod = 0
+	// Cash, e.g. at a counter.
+	SettlementMethod_SETTLEMENT_METHOD_CASH SettlementMethod = 1
+	// A bank transfer.
+	SettlementMethod_SETTLEMENT_METHOD_BANK_TRANSFER SettlementMethod = 2
+	// A mobile financial service transfer (bKash, Nagad, …).
+	SettlementMethod_SETTLEMENT_METHOD_MFS SettlementMethod = 3
+)
+
+// Enum value maps for SettlementMethod.
+var (
+	SettlementMethod_name = map[int32]string{
+		0: "SETTLEMENT_METHOD_UNSPECIFIED",
+		1: "SETTLEMENT_METHOD_CASH",
+		2: "SETTLEMENT_METHOD_BANK_TRANSFER",
+		3: "SETTLEMENT_METHOD_MFS",
+	}
+	SettlementMethod_value = map[string]int32{
+		"SETTLEMENT_METHOD_UNSPECIFIED":   0,
+		"SETTLEMENT_METHOD_CASH":          1,
+		"SETTLEMENT_METHOD_BANK_TRANSFER": 2,
+		"SETTLEMENT_METHOD_MFS":           3,
+	}
+)
+
+func (x SettlementMethod) Enum() *SettlementMethod {
+	p := new(SettlementMethod)
+	*p = x
+	return p
+}
+
+func (x SettlementMethod) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SettlementMethod) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[0].Descriptor()
+}
+
+func (SettlementMethod) Type() protoreflect.EnumType {
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[0]
+}
+
+func (x SettlementMethod) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SettlementMethod.Descriptor instead.
+func (SettlementMethod) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{0}
+}
+
 // TransactionKind says what business event a journal transaction records.
 type TransactionKind int32
 
@@ -83,11 +140,11 @@ func (x TransactionKind) String() string {
 }
 
 func (TransactionKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_ledger_v1_ledger_proto_enumTypes[0].Descriptor()
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[1].Descriptor()
 }
 
 func (TransactionKind) Type() protoreflect.EnumType {
-	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[0]
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[1]
 }
 
 func (x TransactionKind) Number() protoreflect.EnumNumber {
@@ -96,7 +153,7 @@ func (x TransactionKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TransactionKind.Descriptor instead.
 func (TransactionKind) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{0}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{1}
 }
 
 // MismatchKind says how local records and the gateway's report disagree.
@@ -155,11 +212,11 @@ func (x MismatchKind) String() string {
 }
 
 func (MismatchKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_ledger_v1_ledger_proto_enumTypes[1].Descriptor()
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[2].Descriptor()
 }
 
 func (MismatchKind) Type() protoreflect.EnumType {
-	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[1]
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[2]
 }
 
 func (x MismatchKind) Number() protoreflect.EnumNumber {
@@ -168,7 +225,7 @@ func (x MismatchKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MismatchKind.Descriptor instead.
 func (MismatchKind) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{2}
 }
 
 // MismatchAction is what the reconciliation run did about a mismatch.
@@ -217,11 +274,11 @@ func (x MismatchAction) String() string {
 }
 
 func (MismatchAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_ledger_v1_ledger_proto_enumTypes[2].Descriptor()
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[3].Descriptor()
 }
 
 func (MismatchAction) Type() protoreflect.EnumType {
-	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[2]
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[3]
 }
 
 func (x MismatchAction) Number() protoreflect.EnumNumber {
@@ -230,7 +287,7 @@ func (x MismatchAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MismatchAction.Descriptor instead.
 func (MismatchAction) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{3}
 }
 
 // AccountBalance is the sum of all lines of one account in one currency.
@@ -1270,15 +1327,28 @@ func (x *RecordPayoutRequest) GetAmount() *v1.Money {
 	return nil
 }
 
-// RecordPayoutResponse carries the posted journal.
+// RecordPayoutResponse carries the posted journal and what was kept back.
 type RecordPayoutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The payout's journal transaction.
 	Transaction *JournalTransaction `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
 	// True when the payout had been recorded before (nothing new was posted).
-	Duplicate     bool `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Duplicate bool `protobuf:"varint,2,opt,name=duplicate,proto3" json:"duplicate,omitempty"`
+	// What of the operator's balance was kept back, in the payout's currency:
+	// the operator's share of the refunds on their way and of the failed
+	// refunds not settled yet, as of this call. Always present, also when zero.
+	HeldBackMinor *int64 `protobuf:"varint,3,opt,name=held_back_minor,json=heldBackMinor,proto3,oneof" json:"held_back_minor,omitempty"`
+	// The failed refunds not settled yet that keep money back; each is
+	// released by SettleFailedRefund.
+	HeldBackFailedRefundIds []string `protobuf:"bytes,4,rep,name=held_back_failed_refund_ids,json=heldBackFailedRefundIds,proto3" json:"held_back_failed_refund_ids,omitempty"`
+	// The refunds on their way (awaiting approval, pending, unknown) that keep
+	// money back; each is released when the gateway makes it.
+	HeldBackPendingRefundIds []string `protobuf:"bytes,5,rep,name=held_back_pending_refund_ids,json=heldBackPendingRefundIds,proto3" json:"held_back_pending_refund_ids,omitempty"`
+	// Why, in words, e.g. "50000 kept back: 1 failed refund not settled yet".
+	// Empty when nothing was kept back.
+	HeldBackReason string `protobuf:"bytes,6,opt,name=held_back_reason,json=heldBackReason,proto3" json:"held_back_reason,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *RecordPayoutResponse) Reset() {
@@ -1323,6 +1393,455 @@ func (x *RecordPayoutResponse) GetDuplicate() bool {
 		return x.Duplicate
 	}
 	return false
+}
+
+func (x *RecordPayoutResponse) GetHeldBackMinor() int64 {
+	if x != nil && x.HeldBackMinor != nil {
+		return *x.HeldBackMinor
+	}
+	return 0
+}
+
+func (x *RecordPayoutResponse) GetHeldBackFailedRefundIds() []string {
+	if x != nil {
+		return x.HeldBackFailedRefundIds
+	}
+	return nil
+}
+
+func (x *RecordPayoutResponse) GetHeldBackPendingRefundIds() []string {
+	if x != nil {
+		return x.HeldBackPendingRefundIds
+	}
+	return nil
+}
+
+func (x *RecordPayoutResponse) GetHeldBackReason() string {
+	if x != nil {
+		return x.HeldBackReason
+	}
+	return ""
+}
+
+// FailedRefund is a refund the gateway failed: still owed to the buyer
+// until an admin settles it.
+type FailedRefund struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refund, in status FAILED.
+	Refund *v11.Refund `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	// The show whose takings it comes from.
+	ShowId int64 `protobuf:"varint,2,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// What the gateway answered.
+	LastError string `protobuf:"bytes,3,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// When it failed.
+	FailedAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=failed_at,json=failedAt,proto3" json:"failed_at,omitempty"`
+	// How it was settled; unset until then.
+	Settlement    *Settlement `protobuf:"bytes,5,opt,name=settlement,proto3" json:"settlement,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailedRefund) Reset() {
+	*x = FailedRefund{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailedRefund) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailedRefund) ProtoMessage() {}
+
+func (x *FailedRefund) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailedRefund.ProtoReflect.Descriptor instead.
+func (*FailedRefund) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *FailedRefund) GetRefund() *v11.Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+func (x *FailedRefund) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *FailedRefund) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
+func (x *FailedRefund) GetFailedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FailedAt
+	}
+	return nil
+}
+
+func (x *FailedRefund) GetSettlement() *Settlement {
+	if x != nil {
+		return x.Settlement
+	}
+	return nil
+}
+
+// Settlement is a failed refund paid to the buyer another way.
+type Settlement struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// How the buyer was paid.
+	Method SettlementMethod `protobuf:"varint,1,opt,name=method,proto3,enum=seatghor.ledger.v1.SettlementMethod" json:"method,omitempty"`
+	// That payment's own reference (a receipt number, a transfer id).
+	Reference string `protobuf:"bytes,2,opt,name=reference,proto3" json:"reference,omitempty"`
+	// A note for the audit trail.
+	Note string `protobuf:"bytes,3,opt,name=note,proto3" json:"note,omitempty"`
+	// The admin who settled it.
+	SettledBy string `protobuf:"bytes,4,opt,name=settled_by,json=settledBy,proto3" json:"settled_by,omitempty"`
+	// When it was settled.
+	SettledAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=settled_at,json=settledAt,proto3" json:"settled_at,omitempty"`
+	// The settlement's journal transaction.
+	LedgerTxnId   string `protobuf:"bytes,6,opt,name=ledger_txn_id,json=ledgerTxnId,proto3" json:"ledger_txn_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Settlement) Reset() {
+	*x = Settlement{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Settlement) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Settlement) ProtoMessage() {}
+
+func (x *Settlement) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Settlement.ProtoReflect.Descriptor instead.
+func (*Settlement) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Settlement) GetMethod() SettlementMethod {
+	if x != nil {
+		return x.Method
+	}
+	return SettlementMethod_SETTLEMENT_METHOD_UNSPECIFIED
+}
+
+func (x *Settlement) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *Settlement) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+func (x *Settlement) GetSettledBy() string {
+	if x != nil {
+		return x.SettledBy
+	}
+	return ""
+}
+
+func (x *Settlement) GetSettledAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SettledAt
+	}
+	return nil
+}
+
+func (x *Settlement) GetLedgerTxnId() string {
+	if x != nil {
+		return x.LedgerTxnId
+	}
+	return ""
+}
+
+// ListFailedRefundsRequest pages through failed refunds not settled yet.
+type ListFailedRefundsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Page size; default 50.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only refunds of this show when set.
+	ShowId        int64 `protobuf:"varint,3,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFailedRefundsRequest) Reset() {
+	*x = ListFailedRefundsRequest{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFailedRefundsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFailedRefundsRequest) ProtoMessage() {}
+
+func (x *ListFailedRefundsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFailedRefundsRequest.ProtoReflect.Descriptor instead.
+func (*ListFailedRefundsRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *ListFailedRefundsRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListFailedRefundsRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListFailedRefundsRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+// ListFailedRefundsResponse is one page of failed refunds not settled yet.
+type ListFailedRefundsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Refunds, by refund id.
+	Refunds []*FailedRefund `protobuf:"bytes,1,rep,name=refunds,proto3" json:"refunds,omitempty"`
+	// Token for the next page; empty on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListFailedRefundsResponse) Reset() {
+	*x = ListFailedRefundsResponse{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListFailedRefundsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListFailedRefundsResponse) ProtoMessage() {}
+
+func (x *ListFailedRefundsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListFailedRefundsResponse.ProtoReflect.Descriptor instead.
+func (*ListFailedRefundsResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ListFailedRefundsResponse) GetRefunds() []*FailedRefund {
+	if x != nil {
+		return x.Refunds
+	}
+	return nil
+}
+
+func (x *ListFailedRefundsResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// SettleFailedRefundRequest records a failed refund paid another way.
+type SettleFailedRefundRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A refund in status FAILED, not settled yet.
+	RefundId string `protobuf:"bytes,1,opt,name=refund_id,json=refundId,proto3" json:"refund_id,omitempty"`
+	// How the buyer was paid.
+	Method SettlementMethod `protobuf:"varint,2,opt,name=method,proto3,enum=seatghor.ledger.v1.SettlementMethod" json:"method,omitempty"`
+	// That payment's own reference (a receipt number, a transfer id).
+	Reference string `protobuf:"bytes,3,opt,name=reference,proto3" json:"reference,omitempty"`
+	// Why and how, for the audit trail.
+	Note          string `protobuf:"bytes,4,opt,name=note,proto3" json:"note,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleFailedRefundRequest) Reset() {
+	*x = SettleFailedRefundRequest{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleFailedRefundRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleFailedRefundRequest) ProtoMessage() {}
+
+func (x *SettleFailedRefundRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleFailedRefundRequest.ProtoReflect.Descriptor instead.
+func (*SettleFailedRefundRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SettleFailedRefundRequest) GetRefundId() string {
+	if x != nil {
+		return x.RefundId
+	}
+	return ""
+}
+
+func (x *SettleFailedRefundRequest) GetMethod() SettlementMethod {
+	if x != nil {
+		return x.Method
+	}
+	return SettlementMethod_SETTLEMENT_METHOD_UNSPECIFIED
+}
+
+func (x *SettleFailedRefundRequest) GetReference() string {
+	if x != nil {
+		return x.Reference
+	}
+	return ""
+}
+
+func (x *SettleFailedRefundRequest) GetNote() string {
+	if x != nil {
+		return x.Note
+	}
+	return ""
+}
+
+// SettleFailedRefundResponse carries the settled refund and its journal.
+type SettleFailedRefundResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refund, now with its settlement.
+	Refund *FailedRefund `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	// The settlement's journal transaction.
+	Transaction   *JournalTransaction `protobuf:"bytes,2,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettleFailedRefundResponse) Reset() {
+	*x = SettleFailedRefundResponse{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettleFailedRefundResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettleFailedRefundResponse) ProtoMessage() {}
+
+func (x *SettleFailedRefundResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettleFailedRefundResponse.ProtoReflect.Descriptor instead.
+func (*SettleFailedRefundResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SettleFailedRefundResponse) GetRefund() *FailedRefund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+func (x *SettleFailedRefundResponse) GetTransaction() *JournalTransaction {
+	if x != nil {
+		return x.Transaction
+	}
+	return nil
 }
 
 var File_seatghor_ledger_v1_ledger_proto protoreflect.FileDescriptor
@@ -1433,10 +1952,57 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x13RecordPayoutRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x129\n" +
 	"\tpayout_id\x18\x02 \x01(\tB\x1c\xbaH\x19r\x172\x15^[A-Za-z0-9_-]{1,64}$R\bpayoutId\x129\n" +
-	"\x06amount\x18\x03 \x01(\v2\x19.seatghor.common.v1.MoneyB\x06\xbaH\x03\xc8\x01\x01R\x06amount\"~\n" +
+	"\x06amount\x18\x03 \x01(\v2\x19.seatghor.common.v1.MoneyB\x06\xbaH\x03\xc8\x01\x01R\x06amount\"\xe7\x02\n" +
 	"\x14RecordPayoutResponse\x12H\n" +
 	"\vtransaction\x18\x01 \x01(\v2&.seatghor.ledger.v1.JournalTransactionR\vtransaction\x12\x1c\n" +
-	"\tduplicate\x18\x02 \x01(\bR\tduplicate*\x94\x02\n" +
+	"\tduplicate\x18\x02 \x01(\bR\tduplicate\x12+\n" +
+	"\x0fheld_back_minor\x18\x03 \x01(\x03H\x00R\rheldBackMinor\x88\x01\x01\x12<\n" +
+	"\x1bheld_back_failed_refund_ids\x18\x04 \x03(\tR\x17heldBackFailedRefundIds\x12>\n" +
+	"\x1cheld_back_pending_refund_ids\x18\x05 \x03(\tR\x18heldBackPendingRefundIds\x12(\n" +
+	"\x10held_back_reason\x18\x06 \x01(\tR\x0eheldBackReasonB\x12\n" +
+	"\x10_held_back_minor\"\xf4\x01\n" +
+	"\fFailedRefund\x123\n" +
+	"\x06refund\x18\x01 \x01(\v2\x1b.seatghor.payment.v1.RefundR\x06refund\x12\x17\n" +
+	"\ashow_id\x18\x02 \x01(\x03R\x06showId\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x03 \x01(\tR\tlastError\x127\n" +
+	"\tfailed_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\x12>\n" +
+	"\n" +
+	"settlement\x18\x05 \x01(\v2\x1e.seatghor.ledger.v1.SettlementR\n" +
+	"settlement\"\xfa\x01\n" +
+	"\n" +
+	"Settlement\x12<\n" +
+	"\x06method\x18\x01 \x01(\x0e2$.seatghor.ledger.v1.SettlementMethodR\x06method\x12\x1c\n" +
+	"\treference\x18\x02 \x01(\tR\treference\x12\x12\n" +
+	"\x04note\x18\x03 \x01(\tR\x04note\x12\x1d\n" +
+	"\n" +
+	"settled_by\x18\x04 \x01(\tR\tsettledBy\x129\n" +
+	"\n" +
+	"settled_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tsettledAt\x12\"\n" +
+	"\rledger_txn_id\x18\x06 \x01(\tR\vledgerTxnId\"\x8e\x01\n" +
+	"\x18ListFailedRefundsRequest\x12'\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\x12 \n" +
+	"\ashow_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06showId\"\x7f\n" +
+	"\x19ListFailedRefundsResponse\x12:\n" +
+	"\arefunds\x18\x01 \x03(\v2 .seatghor.ledger.v1.FailedRefundR\arefunds\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd4\x01\n" +
+	"\x19SettleFailedRefundRequest\x12&\n" +
+	"\trefund_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\brefundId\x12H\n" +
+	"\x06method\x18\x02 \x01(\x0e2$.seatghor.ledger.v1.SettlementMethodB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x06method\x12'\n" +
+	"\treference\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\treference\x12\x1c\n" +
+	"\x04note\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x04note\"\xa0\x01\n" +
+	"\x1aSettleFailedRefundResponse\x128\n" +
+	"\x06refund\x18\x01 \x01(\v2 .seatghor.ledger.v1.FailedRefundR\x06refund\x12H\n" +
+	"\vtransaction\x18\x02 \x01(\v2&.seatghor.ledger.v1.JournalTransactionR\vtransaction*\x91\x01\n" +
+	"\x10SettlementMethod\x12!\n" +
+	"\x1dSETTLEMENT_METHOD_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16SETTLEMENT_METHOD_CASH\x10\x01\x12#\n" +
+	"\x1fSETTLEMENT_METHOD_BANK_TRANSFER\x10\x02\x12\x19\n" +
+	"\x15SETTLEMENT_METHOD_MFS\x10\x03*\x94\x02\n" +
 	"\x0fTransactionKind\x12 \n" +
 	"\x1cTRANSACTION_KIND_UNSPECIFIED\x10\x00\x12\x1c\n" +
 	"\x18TRANSACTION_KIND_BOOKING\x10\x01\x12 \n" +
@@ -1459,12 +2025,14 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x17MISMATCH_ACTION_ALERTED\x10\x01\x12\"\n" +
 	"\x1eMISMATCH_ACTION_REFUND_STARTED\x10\x02\x12\"\n" +
 	"\x1eMISMATCH_ACTION_STATE_RESOLVED\x10\x03\x12\x1b\n" +
-	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xba\x03\n" +
+	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xa6\x05\n" +
 	"\rLedgerService\x12o\n" +
 	"\x0fGetTrialBalance\x12*.seatghor.ledger.v1.GetTrialBalanceRequest\x1a+.seatghor.ledger.v1.GetTrialBalanceResponse\"\x03\x90\x02\x01\x12c\n" +
 	"\vListJournal\x12&.seatghor.ledger.v1.ListJournalRequest\x1a'.seatghor.ledger.v1.ListJournalResponse\"\x03\x90\x02\x01\x12p\n" +
 	"\x11RunReconciliation\x12,.seatghor.ledger.v1.RunReconciliationRequest\x1a-.seatghor.ledger.v1.RunReconciliationResponse\x12a\n" +
-	"\fRecordPayout\x12'.seatghor.ledger.v1.RecordPayoutRequest\x1a(.seatghor.ledger.v1.RecordPayoutResponseB\xe1\x01\n" +
+	"\fRecordPayout\x12'.seatghor.ledger.v1.RecordPayoutRequest\x1a(.seatghor.ledger.v1.RecordPayoutResponse\x12u\n" +
+	"\x11ListFailedRefunds\x12,.seatghor.ledger.v1.ListFailedRefundsRequest\x1a-.seatghor.ledger.v1.ListFailedRefundsResponse\"\x03\x90\x02\x01\x12s\n" +
+	"\x12SettleFailedRefund\x12-.seatghor.ledger.v1.SettleFailedRefundRequest\x1a..seatghor.ledger.v1.SettleFailedRefundResponseB\xe1\x01\n" +
 	"\x16com.seatghor.ledger.v1B\vLedgerProtoP\x01ZPgithub.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1;ledgerv1\xa2\x02\x03SLX\xaa\x02\x12Seatghor.Ledger.V1\xca\x02\x12Seatghor\\Ledger\\V1\xe2\x02\x1eSeatghor\\Ledger\\V1\\GPBMetadata\xea\x02\x14Seatghor::Ledger::V1b\x06proto3"
 
 var (
@@ -1479,68 +2047,89 @@ func file_seatghor_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_seatghor_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_seatghor_ledger_v1_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_seatghor_ledger_v1_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
-	(TransactionKind)(0),              // 0: seatghor.ledger.v1.TransactionKind
-	(MismatchKind)(0),                 // 1: seatghor.ledger.v1.MismatchKind
-	(MismatchAction)(0),               // 2: seatghor.ledger.v1.MismatchAction
-	(*AccountBalance)(nil),            // 3: seatghor.ledger.v1.AccountBalance
-	(*JournalLine)(nil),               // 4: seatghor.ledger.v1.JournalLine
-	(*JournalTransaction)(nil),        // 5: seatghor.ledger.v1.JournalTransaction
-	(*Mismatch)(nil),                  // 6: seatghor.ledger.v1.Mismatch
-	(*GetTrialBalanceRequest)(nil),    // 7: seatghor.ledger.v1.GetTrialBalanceRequest
-	(*GetTrialBalanceResponse)(nil),   // 8: seatghor.ledger.v1.GetTrialBalanceResponse
-	(*ListJournalRequest)(nil),        // 9: seatghor.ledger.v1.ListJournalRequest
-	(*ListJournalResponse)(nil),       // 10: seatghor.ledger.v1.ListJournalResponse
-	(*RunReconciliationRequest)(nil),  // 11: seatghor.ledger.v1.RunReconciliationRequest
-	(*RunReconciliationResponse)(nil), // 12: seatghor.ledger.v1.RunReconciliationResponse
-	(*RecordPayoutRequest)(nil),       // 13: seatghor.ledger.v1.RecordPayoutRequest
-	(*RecordPayoutResponse)(nil),      // 14: seatghor.ledger.v1.RecordPayoutResponse
-	(*v1.Money)(nil),                  // 15: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil),     // 16: google.protobuf.Timestamp
-	(v11.PaymentState)(0),             // 17: seatghor.payment.v1.PaymentState
+	(SettlementMethod)(0),              // 0: seatghor.ledger.v1.SettlementMethod
+	(TransactionKind)(0),               // 1: seatghor.ledger.v1.TransactionKind
+	(MismatchKind)(0),                  // 2: seatghor.ledger.v1.MismatchKind
+	(MismatchAction)(0),                // 3: seatghor.ledger.v1.MismatchAction
+	(*AccountBalance)(nil),             // 4: seatghor.ledger.v1.AccountBalance
+	(*JournalLine)(nil),                // 5: seatghor.ledger.v1.JournalLine
+	(*JournalTransaction)(nil),         // 6: seatghor.ledger.v1.JournalTransaction
+	(*Mismatch)(nil),                   // 7: seatghor.ledger.v1.Mismatch
+	(*GetTrialBalanceRequest)(nil),     // 8: seatghor.ledger.v1.GetTrialBalanceRequest
+	(*GetTrialBalanceResponse)(nil),    // 9: seatghor.ledger.v1.GetTrialBalanceResponse
+	(*ListJournalRequest)(nil),         // 10: seatghor.ledger.v1.ListJournalRequest
+	(*ListJournalResponse)(nil),        // 11: seatghor.ledger.v1.ListJournalResponse
+	(*RunReconciliationRequest)(nil),   // 12: seatghor.ledger.v1.RunReconciliationRequest
+	(*RunReconciliationResponse)(nil),  // 13: seatghor.ledger.v1.RunReconciliationResponse
+	(*RecordPayoutRequest)(nil),        // 14: seatghor.ledger.v1.RecordPayoutRequest
+	(*RecordPayoutResponse)(nil),       // 15: seatghor.ledger.v1.RecordPayoutResponse
+	(*FailedRefund)(nil),               // 16: seatghor.ledger.v1.FailedRefund
+	(*Settlement)(nil),                 // 17: seatghor.ledger.v1.Settlement
+	(*ListFailedRefundsRequest)(nil),   // 18: seatghor.ledger.v1.ListFailedRefundsRequest
+	(*ListFailedRefundsResponse)(nil),  // 19: seatghor.ledger.v1.ListFailedRefundsResponse
+	(*SettleFailedRefundRequest)(nil),  // 20: seatghor.ledger.v1.SettleFailedRefundRequest
+	(*SettleFailedRefundResponse)(nil), // 21: seatghor.ledger.v1.SettleFailedRefundResponse
+	(*v1.Money)(nil),                   // 22: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil),      // 23: google.protobuf.Timestamp
+	(v11.PaymentState)(0),              // 24: seatghor.payment.v1.PaymentState
+	(*v11.Refund)(nil),                 // 25: seatghor.payment.v1.Refund
 }
 var file_seatghor_ledger_v1_ledger_proto_depIdxs = []int32{
-	15, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
-	0,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	4,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
-	16, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
-	15, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
-	15, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
-	17, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
-	2,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
-	16, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
-	3,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
-	16, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
-	15, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
-	0,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	16, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
-	16, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
-	5,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
-	16, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
-	16, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
-	16, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
-	16, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
-	6,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
-	16, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
-	16, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
-	15, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
-	5,  // 25: seatghor.ledger.v1.RecordPayoutResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
-	7,  // 26: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
-	9,  // 27: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
-	11, // 28: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
-	13, // 29: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
-	8,  // 30: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
-	10, // 31: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
-	12, // 32: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
-	14, // 33: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
-	30, // [30:34] is the sub-list for method output_type
-	26, // [26:30] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	22, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
+	1,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
+	5,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
+	23, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
+	22, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
+	22, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
+	24, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
+	3,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
+	23, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	4,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
+	23, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
+	22, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
+	1,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
+	23, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
+	23, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
+	6,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
+	23, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
+	23, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
+	23, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
+	23, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
+	7,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
+	23, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
+	23, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
+	22, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
+	6,  // 25: seatghor.ledger.v1.RecordPayoutResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
+	25, // 26: seatghor.ledger.v1.FailedRefund.refund:type_name -> seatghor.payment.v1.Refund
+	23, // 27: seatghor.ledger.v1.FailedRefund.failed_at:type_name -> google.protobuf.Timestamp
+	17, // 28: seatghor.ledger.v1.FailedRefund.settlement:type_name -> seatghor.ledger.v1.Settlement
+	0,  // 29: seatghor.ledger.v1.Settlement.method:type_name -> seatghor.ledger.v1.SettlementMethod
+	23, // 30: seatghor.ledger.v1.Settlement.settled_at:type_name -> google.protobuf.Timestamp
+	16, // 31: seatghor.ledger.v1.ListFailedRefundsResponse.refunds:type_name -> seatghor.ledger.v1.FailedRefund
+	0,  // 32: seatghor.ledger.v1.SettleFailedRefundRequest.method:type_name -> seatghor.ledger.v1.SettlementMethod
+	16, // 33: seatghor.ledger.v1.SettleFailedRefundResponse.refund:type_name -> seatghor.ledger.v1.FailedRefund
+	6,  // 34: seatghor.ledger.v1.SettleFailedRefundResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
+	8,  // 35: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
+	10, // 36: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
+	12, // 37: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
+	14, // 38: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
+	18, // 39: seatghor.ledger.v1.LedgerService.ListFailedRefunds:input_type -> seatghor.ledger.v1.ListFailedRefundsRequest
+	20, // 40: seatghor.ledger.v1.LedgerService.SettleFailedRefund:input_type -> seatghor.ledger.v1.SettleFailedRefundRequest
+	9,  // 41: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
+	11, // 42: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
+	13, // 43: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
+	15, // 44: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
+	19, // 45: seatghor.ledger.v1.LedgerService.ListFailedRefunds:output_type -> seatghor.ledger.v1.ListFailedRefundsResponse
+	21, // 46: seatghor.ledger.v1.LedgerService.SettleFailedRefund:output_type -> seatghor.ledger.v1.SettleFailedRefundResponse
+	41, // [41:47] is the sub-list for method output_type
+	35, // [35:41] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_ledger_v1_ledger_proto_init() }
@@ -1553,13 +2142,14 @@ func file_seatghor_ledger_v1_ledger_proto_init() {
 	file_seatghor_ledger_v1_ledger_proto_msgTypes[5].OneofWrappers = []any{}
 	file_seatghor_ledger_v1_ledger_proto_msgTypes[6].OneofWrappers = []any{}
 	file_seatghor_ledger_v1_ledger_proto_msgTypes[8].OneofWrappers = []any{}
+	file_seatghor_ledger_v1_ledger_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_ledger_v1_ledger_proto_rawDesc), len(file_seatghor_ledger_v1_ledger_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   12,
+			NumEnums:      4,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

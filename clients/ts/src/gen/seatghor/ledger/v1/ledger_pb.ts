@@ -9,7 +9,7 @@ import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Money } from "../../common/v1/money_pb.js";
 import { file_seatghor_common_v1_money } from "../../common/v1/money_pb.js";
-import type { PaymentState } from "../../payment/v1/payment_pb.js";
+import type { PaymentState, Refund } from "../../payment/v1/payment_pb.js";
 import { file_seatghor_payment_v1_payment } from "../../payment/v1/payment_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
@@ -17,7 +17,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/ledger/v1/ledger.proto.
  */
 export const file_seatghor_ledger_v1_ledger: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZWF0Z2hvci9sZWRnZXIvdjEvbGVkZ2VyLnByb3RvEhJzZWF0Z2hvci5sZWRnZXIudjEioAEKDkFjY291bnRCYWxhbmNlEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSGgoNYmFsYW5jZV9taW5vchgDIAEoA0gAiAEBEhMKC2RlYml0X21pbm9yGAQgASgDEhQKDGNyZWRpdF9taW5vchgFIAEoAxISCgpsaW5lX2NvdW50GAYgASgDQhAKDl9iYWxhbmNlX21pbm9yIkkKC0pvdXJuYWxMaW5lEg8KB2FjY291bnQYASABKAkSKQoGYW1vdW50GAIgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5IpgCChJKb3VybmFsVHJhbnNhY3Rpb24SDgoGdHhuX2lkGAEgASgJEjEKBGtpbmQYAiABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kEhEKCXJlZmVyZW5jZRgDIAEoCRIPCgdzaG93X2lkGAQgASgDEg0KBXNoYXJkGAUgASgFEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKD3JldmVyc2VzX3R4bl9pZBgHIAEoCRIuCgVsaW5lcxgIIAMoCzIfLnNlYXRnaG9yLmxlZGdlci52MS5Kb3VybmFsTGluZRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKVAwoITWlzbWF0Y2gSLgoEa2luZBgBIAEoDjIgLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaEtpbmQSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgdzaG93X2lkGAQgASgDEhAKCHByb3ZpZGVyGAUgASgJEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAYgASgJEi8KDGxvY2FsX2Ftb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIxCg5nYXRld2F5X2Ftb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRI2Cgtsb2NhbF9zdGF0ZRgJIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEhUKDWdhdGV3YXlfc3RhdGUYCiABKAkSMgoGYWN0aW9uGAsgASgOMiIuc2VhdGdob3IubGVkZ2VyLnYxLk1pc21hdGNoQWN0aW9uEg4KBmRldGFpbBgMIAEoCSJqChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhsKBXNoYXJkGAEgASgFQge6SAQaAigASACIAQESKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9zaGFyZCKnAgoXR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USNAoIYWNjb3VudHMYASADKAsyIi5zZWF0Z2hvci5sZWRnZXIudjEuQWNjb3VudEJhbGFuY2USFgoJc3VtX21pbm9yGAIgASgDSACIAQESIAoTdW5iYWxhbmNlZF9qb3VybmFscxgDIAEoBUgBiAEBEhAKCGJhbGFuY2VkGAQgASgIEikKBWFzX29mGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzaGFyZHMYBiADKAUSKQoGdG90YWxzGAcgAygLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5QgwKCl9zdW1fbWlub3JCFgoUX3VuYmFsYW5jZWRfam91cm5hbHMimgQKEkxpc3RKb3VybmFsUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoFc2hhcmQYAyABKAVCB7pIBBoCKABIAIgBARIYCgdzaG93X2lkGAQgASgDQge6SAQiAigAEhgKB2FjY291bnQYBSABKAlCB7pIBHICGGQSGgoJcmVmZXJlbmNlGAYgASgJQge6SARyAhhAEjsKBGtpbmQYByABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kQgi6SAWCAQIQARIxCg1jcmVhdGVkX2FmdGVyGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6qwG6SKcBGqQBChJqb3VybmFsLnRpbWVfcmFuZ2USK2NyZWF0ZWRfYWZ0ZXIgbXVzdCBiZSBiZWZvcmUgY3JlYXRlZF9iZWZvcmUaYSFoYXModGhpcy5jcmVhdGVkX2FmdGVyKSB8fCAhaGFzKHRoaXMuY3JlYXRlZF9iZWZvcmUpIHx8IHRoaXMuY3JlYXRlZF9hZnRlciA8IHRoaXMuY3JlYXRlZF9iZWZvcmVCCAoGX3NoYXJkImwKE0xpc3RKb3VybmFsUmVzcG9uc2USPAoMdHJhbnNhY3Rpb25zGAEgAygLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikgMKGFJ1blJlY29uY2lsaWF0aW9uUmVxdWVzdBI4CgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNgoKcGVyaW9kX2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIbCgVzaGFyZBgDIAEoBUIHukgEGgIoAEgAiAEBEioKCHByb3ZpZGVyGAQgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSDwoHZHJ5X3J1bhgFIAEoCDqfAbpImwEamAEKFXJlY29uY2lsaWF0aW9uLnBlcmlvZBImcGVyaW9kX3N0YXJ0IG11c3QgYmUgYmVmb3JlIHBlcmlvZF9lbmQaVyFoYXModGhpcy5wZXJpb2Rfc3RhcnQpIHx8ICFoYXModGhpcy5wZXJpb2RfZW5kKSB8fCB0aGlzLnBlcmlvZF9zdGFydCA8IHRoaXMucGVyaW9kX2VuZEIICgZfc2hhcmQingMKGVJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEjAKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoObG9jYWxfcGF5bWVudHMYBCABKAMSFwoPZ2F0ZXdheV9yZWNvcmRzGAUgASgDEg8KB21hdGNoZWQYBiABKAMSMAoKbWlzbWF0Y2hlcxgHIAMoCzIcLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaBIXCg9yZWZ1bmRzX3N0YXJ0ZWQYCCABKAMSEAoIcmVzb2x2ZWQYCSABKAMSDwoHZHJ5X3J1bhgKIAEoCBIuCgpzdGFydGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKE1JlY29yZFBheW91dFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIvCglwYXlvdXRfaWQYAiABKAlCHLpIGXIXMhVeW0EtWmEtejAtOV8tXXsxLDY0fSQSMQoGYW1vdW50GAMgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Qga6SAPIAQEiZgoUUmVjb3JkUGF5b3V0UmVzcG9uc2USOwoLdHJhbnNhY3Rpb24YASABKAsyJi5zZWF0Z2hvci5sZWRnZXIudjEuSm91cm5hbFRyYW5zYWN0aW9uEhEKCWR1cGxpY2F0ZRgCIAEoCCqUAgoPVHJhbnNhY3Rpb25LaW5kEiAKHFRSQU5TQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIcChhUUkFOU0FDVElPTl9LSU5EX0JPT0tJTkcQARIgChxUUkFOU0FDVElPTl9LSU5EX0dBVEVXQVlfRkVFEAISGwoXVFJBTlNBQ1RJT05fS0lORF9SRUZVTkQQAxIlCiFUUkFOU0FDVElPTl9LSU5EX0NBTkNFTExBVElPTl9GRUUQBBIbChdUUkFOU0FDVElPTl9LSU5EX1BBWU9VVBAFEh0KGVRSQU5TQUNUSU9OX0tJTkRfUkVWRVJTQUwQBhIfChtUUkFOU0FDVElPTl9LSU5EX1NFVFRMRU1FTlQQByqAAgoMTWlzbWF0Y2hLaW5kEh0KGU1JU01BVENIX0tJTkRfVU5TUEVDSUZJRUQQABIhCh1NSVNNQVRDSF9LSU5EX01JU1NJTkdfTE9DQUxMWRABEiQKIE1JU01BVENIX0tJTkRfTUlTU0lOR19BVF9HQVRFV0FZEAISIAocTUlTTUFUQ0hfS0lORF9BTU9VTlRfRElGRkVSUxADEiMKH01JU01BVENIX0tJTkRfRFVQTElDQVRFX0NBUFRVUkUQBBIfChtNSVNNQVRDSF9LSU5EX1NUQVRFX0RJRkZFUlMQBRIgChxNSVNNQVRDSF9LSU5EX0xFREdFUl9ESUZGRVJTEAYqswEKDk1pc21hdGNoQWN0aW9uEh8KG01JU01BVENIX0FDVElPTl9VTlNQRUNJRklFRBAAEhsKF01JU01BVENIX0FDVElPTl9BTEVSVEVEEAESIgoeTUlTTUFUQ0hfQUNUSU9OX1JFRlVORF9TVEFSVEVEEAISIgoeTUlTTUFUQ0hfQUNUSU9OX1NUQVRFX1JFU09MVkVEEAMSGwoXTUlTTUFUQ0hfQUNUSU9OX0RSWV9SVU4QBDK6AwoNTGVkZ2VyU2VydmljZRJvCg9HZXRUcmlhbEJhbGFuY2USKi5zZWF0Z2hvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBorLnNlYXRnaG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXNwb25zZSIDkAIBEmMKC0xpc3RKb3VybmFsEiYuc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RKb3VybmFsUmVxdWVzdBonLnNlYXRnaG9yLmxlZGdlci52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgEScAoRUnVuUmVjb25jaWxpYXRpb24SLC5zZWF0Z2hvci5sZWRnZXIudjEuUnVuUmVjb25jaWxpYXRpb25SZXF1ZXN0Gi0uc2VhdGdob3IubGVkZ2VyLnYxLlJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USYQoMUmVjb3JkUGF5b3V0Eicuc2VhdGdob3IubGVkZ2VyLnYxLlJlY29yZFBheW91dFJlcXVlc3QaKC5zZWF0Z2hvci5sZWRnZXIudjEuUmVjb3JkUGF5b3V0UmVzcG9uc2VCzQEKFmNvbS5zZWF0Z2hvci5sZWRnZXIudjFCC0xlZGdlclByb3RvUAFaPGdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2xlZGdlci92MTtsZWRnZXJ2MaICA1NMWKoCElNlYXRnaG9yLkxlZGdlci5WMcoCElNlYXRnaG9yXExlZGdlclxWMeICHlNlYXRnaG9yXExlZGdlclxWMVxHUEJNZXRhZGF0YeoCFFNlYXRnaG9yOjpMZWRnZXI6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment]);
+  fileDesc("Ch9zZWF0Z2hvci9sZWRnZXIvdjEvbGVkZ2VyLnByb3RvEhJzZWF0Z2hvci5sZWRnZXIudjEioAEKDkFjY291bnRCYWxhbmNlEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSGgoNYmFsYW5jZV9taW5vchgDIAEoA0gAiAEBEhMKC2RlYml0X21pbm9yGAQgASgDEhQKDGNyZWRpdF9taW5vchgFIAEoAxISCgpsaW5lX2NvdW50GAYgASgDQhAKDl9iYWxhbmNlX21pbm9yIkkKC0pvdXJuYWxMaW5lEg8KB2FjY291bnQYASABKAkSKQoGYW1vdW50GAIgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5IpgCChJKb3VybmFsVHJhbnNhY3Rpb24SDgoGdHhuX2lkGAEgASgJEjEKBGtpbmQYAiABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kEhEKCXJlZmVyZW5jZRgDIAEoCRIPCgdzaG93X2lkGAQgASgDEg0KBXNoYXJkGAUgASgFEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKD3JldmVyc2VzX3R4bl9pZBgHIAEoCRIuCgVsaW5lcxgIIAMoCzIfLnNlYXRnaG9yLmxlZGdlci52MS5Kb3VybmFsTGluZRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKVAwoITWlzbWF0Y2gSLgoEa2luZBgBIAEoDjIgLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaEtpbmQSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgdzaG93X2lkGAQgASgDEhAKCHByb3ZpZGVyGAUgASgJEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAYgASgJEi8KDGxvY2FsX2Ftb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIxCg5nYXRld2F5X2Ftb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRI2Cgtsb2NhbF9zdGF0ZRgJIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEhUKDWdhdGV3YXlfc3RhdGUYCiABKAkSMgoGYWN0aW9uGAsgASgOMiIuc2VhdGdob3IubGVkZ2VyLnYxLk1pc21hdGNoQWN0aW9uEg4KBmRldGFpbBgMIAEoCSJqChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhsKBXNoYXJkGAEgASgFQge6SAQaAigASACIAQESKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9zaGFyZCKnAgoXR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USNAoIYWNjb3VudHMYASADKAsyIi5zZWF0Z2hvci5sZWRnZXIudjEuQWNjb3VudEJhbGFuY2USFgoJc3VtX21pbm9yGAIgASgDSACIAQESIAoTdW5iYWxhbmNlZF9qb3VybmFscxgDIAEoBUgBiAEBEhAKCGJhbGFuY2VkGAQgASgIEikKBWFzX29mGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzaGFyZHMYBiADKAUSKQoGdG90YWxzGAcgAygLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5QgwKCl9zdW1fbWlub3JCFgoUX3VuYmFsYW5jZWRfam91cm5hbHMimgQKEkxpc3RKb3VybmFsUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoFc2hhcmQYAyABKAVCB7pIBBoCKABIAIgBARIYCgdzaG93X2lkGAQgASgDQge6SAQiAigAEhgKB2FjY291bnQYBSABKAlCB7pIBHICGGQSGgoJcmVmZXJlbmNlGAYgASgJQge6SARyAhhAEjsKBGtpbmQYByABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kQgi6SAWCAQIQARIxCg1jcmVhdGVkX2FmdGVyGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6qwG6SKcBGqQBChJqb3VybmFsLnRpbWVfcmFuZ2USK2NyZWF0ZWRfYWZ0ZXIgbXVzdCBiZSBiZWZvcmUgY3JlYXRlZF9iZWZvcmUaYSFoYXModGhpcy5jcmVhdGVkX2FmdGVyKSB8fCAhaGFzKHRoaXMuY3JlYXRlZF9iZWZvcmUpIHx8IHRoaXMuY3JlYXRlZF9hZnRlciA8IHRoaXMuY3JlYXRlZF9iZWZvcmVCCAoGX3NoYXJkImwKE0xpc3RKb3VybmFsUmVzcG9uc2USPAoMdHJhbnNhY3Rpb25zGAEgAygLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikgMKGFJ1blJlY29uY2lsaWF0aW9uUmVxdWVzdBI4CgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNgoKcGVyaW9kX2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIbCgVzaGFyZBgDIAEoBUIHukgEGgIoAEgAiAEBEioKCHByb3ZpZGVyGAQgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSDwoHZHJ5X3J1bhgFIAEoCDqfAbpImwEamAEKFXJlY29uY2lsaWF0aW9uLnBlcmlvZBImcGVyaW9kX3N0YXJ0IG11c3QgYmUgYmVmb3JlIHBlcmlvZF9lbmQaVyFoYXModGhpcy5wZXJpb2Rfc3RhcnQpIHx8ICFoYXModGhpcy5wZXJpb2RfZW5kKSB8fCB0aGlzLnBlcmlvZF9zdGFydCA8IHRoaXMucGVyaW9kX2VuZEIICgZfc2hhcmQingMKGVJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEjAKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoObG9jYWxfcGF5bWVudHMYBCABKAMSFwoPZ2F0ZXdheV9yZWNvcmRzGAUgASgDEg8KB21hdGNoZWQYBiABKAMSMAoKbWlzbWF0Y2hlcxgHIAMoCzIcLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaBIXCg9yZWZ1bmRzX3N0YXJ0ZWQYCCABKAMSEAoIcmVzb2x2ZWQYCSABKAMSDwoHZHJ5X3J1bhgKIAEoCBIuCgpzdGFydGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKE1JlY29yZFBheW91dFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIvCglwYXlvdXRfaWQYAiABKAlCHLpIGXIXMhVeW0EtWmEtejAtOV8tXXsxLDY0fSQSMQoGYW1vdW50GAMgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Qga6SAPIAQEi/QEKFFJlY29yZFBheW91dFJlc3BvbnNlEjsKC3RyYW5zYWN0aW9uGAEgASgLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIRCglkdXBsaWNhdGUYAiABKAgSHAoPaGVsZF9iYWNrX21pbm9yGAMgASgDSACIAQESIwobaGVsZF9iYWNrX2ZhaWxlZF9yZWZ1bmRfaWRzGAQgAygJEiQKHGhlbGRfYmFja19wZW5kaW5nX3JlZnVuZF9pZHMYBSADKAkSGAoQaGVsZF9iYWNrX3JlYXNvbhgGIAEoCUISChBfaGVsZF9iYWNrX21pbm9yIsMBCgxGYWlsZWRSZWZ1bmQSKwoGcmVmdW5kGAEgASgLMhsuc2VhdGdob3IucGF5bWVudC52MS5SZWZ1bmQSDwoHc2hvd19pZBgCIAEoAxISCgpsYXN0X2Vycm9yGAMgASgJEi0KCWZhaWxlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoKc2V0dGxlbWVudBgFIAEoCzIeLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50Ir4BCgpTZXR0bGVtZW50EjQKBm1ldGhvZBgBIAEoDjIkLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50TWV0aG9kEhEKCXJlZmVyZW5jZRgCIAEoCRIMCgRub3RlGAMgASgJEhIKCnNldHRsZWRfYnkYBCABKAkSLgoKc2V0dGxlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNbGVkZ2VyX3R4bl9pZBgGIAEoCSJxChhMaXN0RmFpbGVkUmVmdW5kc1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhgKB3Nob3dfaWQYAyABKANCB7pIBCICKAAiZwoZTGlzdEZhaWxlZFJlZnVuZHNSZXNwb25zZRIxCgdyZWZ1bmRzGAEgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLkZhaWxlZFJlZnVuZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkisQEKGVNldHRsZUZhaWxlZFJlZnVuZFJlcXVlc3QSHAoJcmVmdW5kX2lkGAEgASgJQgm6SAZyBBABGEASQAoGbWV0aG9kGAIgASgOMiQuc2VhdGdob3IubGVkZ2VyLnYxLlNldHRsZW1lbnRNZXRob2RCCrpIB4IBBBABIAASHAoJcmVmZXJlbmNlGAMgASgJQgm6SAZyBBABGGQSFgoEbm90ZRgEIAEoCUIIukgFcgMY9AMiiwEKGlNldHRsZUZhaWxlZFJlZnVuZFJlc3BvbnNlEjAKBnJlZnVuZBgBIAEoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5GYWlsZWRSZWZ1bmQSOwoLdHJhbnNhY3Rpb24YAiABKAsyJi5zZWF0Z2hvci5sZWRnZXIudjEuSm91cm5hbFRyYW5zYWN0aW9uKpEBChBTZXR0bGVtZW50TWV0aG9kEiEKHVNFVFRMRU1FTlRfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGgoWU0VUVExFTUVOVF9NRVRIT0RfQ0FTSBABEiMKH1NFVFRMRU1FTlRfTUVUSE9EX0JBTktfVFJBTlNGRVIQAhIZChVTRVRUTEVNRU5UX01FVEhPRF9NRlMQAyqUAgoPVHJhbnNhY3Rpb25LaW5kEiAKHFRSQU5TQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIcChhUUkFOU0FDVElPTl9LSU5EX0JPT0tJTkcQARIgChxUUkFOU0FDVElPTl9LSU5EX0dBVEVXQVlfRkVFEAISGwoXVFJBTlNBQ1RJT05fS0lORF9SRUZVTkQQAxIlCiFUUkFOU0FDVElPTl9LSU5EX0NBTkNFTExBVElPTl9GRUUQBBIbChdUUkFOU0FDVElPTl9LSU5EX1BBWU9VVBAFEh0KGVRSQU5TQUNUSU9OX0tJTkRfUkVWRVJTQUwQBhIfChtUUkFOU0FDVElPTl9LSU5EX1NFVFRMRU1FTlQQByqAAgoMTWlzbWF0Y2hLaW5kEh0KGU1JU01BVENIX0tJTkRfVU5TUEVDSUZJRUQQABIhCh1NSVNNQVRDSF9LSU5EX01JU1NJTkdfTE9DQUxMWRABEiQKIE1JU01BVENIX0tJTkRfTUlTU0lOR19BVF9HQVRFV0FZEAISIAocTUlTTUFUQ0hfS0lORF9BTU9VTlRfRElGRkVSUxADEiMKH01JU01BVENIX0tJTkRfRFVQTElDQVRFX0NBUFRVUkUQBBIfChtNSVNNQVRDSF9LSU5EX1NUQVRFX0RJRkZFUlMQBRIgChxNSVNNQVRDSF9LSU5EX0xFREdFUl9ESUZGRVJTEAYqswEKDk1pc21hdGNoQWN0aW9uEh8KG01JU01BVENIX0FDVElPTl9VTlNQRUNJRklFRBAAEhsKF01JU01BVENIX0FDVElPTl9BTEVSVEVEEAESIgoeTUlTTUFUQ0hfQUNUSU9OX1JFRlVORF9TVEFSVEVEEAISIgoeTUlTTUFUQ0hfQUNUSU9OX1NUQVRFX1JFU09MVkVEEAMSGwoXTUlTTUFUQ0hfQUNUSU9OX0RSWV9SVU4QBDKmBQoNTGVkZ2VyU2VydmljZRJvCg9HZXRUcmlhbEJhbGFuY2USKi5zZWF0Z2hvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBorLnNlYXRnaG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXNwb25zZSIDkAIBEmMKC0xpc3RKb3VybmFsEiYuc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RKb3VybmFsUmVxdWVzdBonLnNlYXRnaG9yLmxlZGdlci52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgEScAoRUnVuUmVjb25jaWxpYXRpb24SLC5zZWF0Z2hvci5sZWRnZXIudjEuUnVuUmVjb25jaWxpYXRpb25SZXF1ZXN0Gi0uc2VhdGdob3IubGVkZ2VyLnYxLlJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USYQoMUmVjb3JkUGF5b3V0Eicuc2VhdGdob3IubGVkZ2VyLnYxLlJlY29yZFBheW91dFJlcXVlc3QaKC5zZWF0Z2hvci5sZWRnZXIudjEuUmVjb3JkUGF5b3V0UmVzcG9uc2USdQoRTGlzdEZhaWxlZFJlZnVuZHMSLC5zZWF0Z2hvci5sZWRnZXIudjEuTGlzdEZhaWxlZFJlZnVuZHNSZXF1ZXN0Gi0uc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RGYWlsZWRSZWZ1bmRzUmVzcG9uc2UiA5ACARJzChJTZXR0bGVGYWlsZWRSZWZ1bmQSLS5zZWF0Z2hvci5sZWRnZXIudjEuU2V0dGxlRmFpbGVkUmVmdW5kUmVxdWVzdBouLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVGYWlsZWRSZWZ1bmRSZXNwb25zZULNAQoWY29tLnNlYXRnaG9yLmxlZGdlci52MUILTGVkZ2VyUHJvdG9QAVo8Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvbGVkZ2VyL3YxO2xlZGdlcnYxogIDU0xYqgISU2VhdGdob3IuTGVkZ2VyLlYxygISU2VhdGdob3JcTGVkZ2VyXFYx4gIeU2VhdGdob3JcTGVkZ2VyXFYxXEdQQk1ldGFkYXRh6gIUU2VhdGdob3I6OkxlZGdlcjo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_timestamp, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment]);
 
 /**
  * AccountBalance is the sum of all lines of one account in one currency.
@@ -666,7 +666,7 @@ export const RecordPayoutRequestSchema: GenMessage<RecordPayoutRequest> = /*@__P
   messageDesc(file_seatghor_ledger_v1_ledger, 10);
 
 /**
- * RecordPayoutResponse carries the posted journal.
+ * RecordPayoutResponse carries the posted journal and what was kept back.
  *
  * @generated from message seatghor.ledger.v1.RecordPayoutResponse
  */
@@ -684,6 +684,39 @@ export type RecordPayoutResponse = Message<"seatghor.ledger.v1.RecordPayoutRespo
    * @generated from field: bool duplicate = 2;
    */
   duplicate: boolean;
+
+  /**
+   * What of the operator's balance was kept back, in the payout's currency:
+   * the operator's share of the refunds on their way and of the failed
+   * refunds not settled yet, as of this call. Always present, also when zero.
+   *
+   * @generated from field: optional int64 held_back_minor = 3;
+   */
+  heldBackMinor?: bigint | undefined;
+
+  /**
+   * The failed refunds not settled yet that keep money back; each is
+   * released by SettleFailedRefund.
+   *
+   * @generated from field: repeated string held_back_failed_refund_ids = 4;
+   */
+  heldBackFailedRefundIds: string[];
+
+  /**
+   * The refunds on their way (awaiting approval, pending, unknown) that keep
+   * money back; each is released when the gateway makes it.
+   *
+   * @generated from field: repeated string held_back_pending_refund_ids = 5;
+   */
+  heldBackPendingRefundIds: string[];
+
+  /**
+   * Why, in words, e.g. "50000 kept back: 1 failed refund not settled yet".
+   * Empty when nothing was kept back.
+   *
+   * @generated from field: string held_back_reason = 6;
+   */
+  heldBackReason: string;
 };
 
 /**
@@ -692,6 +725,286 @@ export type RecordPayoutResponse = Message<"seatghor.ledger.v1.RecordPayoutRespo
  */
 export const RecordPayoutResponseSchema: GenMessage<RecordPayoutResponse> = /*@__PURE__*/
   messageDesc(file_seatghor_ledger_v1_ledger, 11);
+
+/**
+ * FailedRefund is a refund the gateway failed: still owed to the buyer
+ * until an admin settles it.
+ *
+ * @generated from message seatghor.ledger.v1.FailedRefund
+ */
+export type FailedRefund = Message<"seatghor.ledger.v1.FailedRefund"> & {
+  /**
+   * The refund, in status FAILED.
+   *
+   * @generated from field: seatghor.payment.v1.Refund refund = 1;
+   */
+  refund?: Refund | undefined;
+
+  /**
+   * The show whose takings it comes from.
+   *
+   * @generated from field: int64 show_id = 2;
+   */
+  showId: bigint;
+
+  /**
+   * What the gateway answered.
+   *
+   * @generated from field: string last_error = 3;
+   */
+  lastError: string;
+
+  /**
+   * When it failed.
+   *
+   * @generated from field: google.protobuf.Timestamp failed_at = 4;
+   */
+  failedAt?: Timestamp | undefined;
+
+  /**
+   * How it was settled; unset until then.
+   *
+   * @generated from field: seatghor.ledger.v1.Settlement settlement = 5;
+   */
+  settlement?: Settlement | undefined;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.FailedRefund.
+ * Use `create(FailedRefundSchema)` to create a new message.
+ */
+export const FailedRefundSchema: GenMessage<FailedRefund> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 12);
+
+/**
+ * Settlement is a failed refund paid to the buyer another way.
+ *
+ * @generated from message seatghor.ledger.v1.Settlement
+ */
+export type Settlement = Message<"seatghor.ledger.v1.Settlement"> & {
+  /**
+   * How the buyer was paid.
+   *
+   * @generated from field: seatghor.ledger.v1.SettlementMethod method = 1;
+   */
+  method: SettlementMethod;
+
+  /**
+   * That payment's own reference (a receipt number, a transfer id).
+   *
+   * @generated from field: string reference = 2;
+   */
+  reference: string;
+
+  /**
+   * A note for the audit trail.
+   *
+   * @generated from field: string note = 3;
+   */
+  note: string;
+
+  /**
+   * The admin who settled it.
+   *
+   * @generated from field: string settled_by = 4;
+   */
+  settledBy: string;
+
+  /**
+   * When it was settled.
+   *
+   * @generated from field: google.protobuf.Timestamp settled_at = 5;
+   */
+  settledAt?: Timestamp | undefined;
+
+  /**
+   * The settlement's journal transaction.
+   *
+   * @generated from field: string ledger_txn_id = 6;
+   */
+  ledgerTxnId: string;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.Settlement.
+ * Use `create(SettlementSchema)` to create a new message.
+ */
+export const SettlementSchema: GenMessage<Settlement> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 13);
+
+/**
+ * ListFailedRefundsRequest pages through failed refunds not settled yet.
+ *
+ * @generated from message seatghor.ledger.v1.ListFailedRefundsRequest
+ */
+export type ListFailedRefundsRequest = Message<"seatghor.ledger.v1.ListFailedRefundsRequest"> & {
+  /**
+   * Page size; default 50.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * The next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only refunds of this show when set.
+   *
+   * @generated from field: int64 show_id = 3;
+   */
+  showId: bigint;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ListFailedRefundsRequest.
+ * Use `create(ListFailedRefundsRequestSchema)` to create a new message.
+ */
+export const ListFailedRefundsRequestSchema: GenMessage<ListFailedRefundsRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 14);
+
+/**
+ * ListFailedRefundsResponse is one page of failed refunds not settled yet.
+ *
+ * @generated from message seatghor.ledger.v1.ListFailedRefundsResponse
+ */
+export type ListFailedRefundsResponse = Message<"seatghor.ledger.v1.ListFailedRefundsResponse"> & {
+  /**
+   * Refunds, by refund id.
+   *
+   * @generated from field: repeated seatghor.ledger.v1.FailedRefund refunds = 1;
+   */
+  refunds: FailedRefund[];
+
+  /**
+   * Token for the next page; empty on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ListFailedRefundsResponse.
+ * Use `create(ListFailedRefundsResponseSchema)` to create a new message.
+ */
+export const ListFailedRefundsResponseSchema: GenMessage<ListFailedRefundsResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 15);
+
+/**
+ * SettleFailedRefundRequest records a failed refund paid another way.
+ *
+ * @generated from message seatghor.ledger.v1.SettleFailedRefundRequest
+ */
+export type SettleFailedRefundRequest = Message<"seatghor.ledger.v1.SettleFailedRefundRequest"> & {
+  /**
+   * A refund in status FAILED, not settled yet.
+   *
+   * @generated from field: string refund_id = 1;
+   */
+  refundId: string;
+
+  /**
+   * How the buyer was paid.
+   *
+   * @generated from field: seatghor.ledger.v1.SettlementMethod method = 2;
+   */
+  method: SettlementMethod;
+
+  /**
+   * That payment's own reference (a receipt number, a transfer id).
+   *
+   * @generated from field: string reference = 3;
+   */
+  reference: string;
+
+  /**
+   * Why and how, for the audit trail.
+   *
+   * @generated from field: string note = 4;
+   */
+  note: string;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.SettleFailedRefundRequest.
+ * Use `create(SettleFailedRefundRequestSchema)` to create a new message.
+ */
+export const SettleFailedRefundRequestSchema: GenMessage<SettleFailedRefundRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 16);
+
+/**
+ * SettleFailedRefundResponse carries the settled refund and its journal.
+ *
+ * @generated from message seatghor.ledger.v1.SettleFailedRefundResponse
+ */
+export type SettleFailedRefundResponse = Message<"seatghor.ledger.v1.SettleFailedRefundResponse"> & {
+  /**
+   * The refund, now with its settlement.
+   *
+   * @generated from field: seatghor.ledger.v1.FailedRefund refund = 1;
+   */
+  refund?: FailedRefund | undefined;
+
+  /**
+   * The settlement's journal transaction.
+   *
+   * @generated from field: seatghor.ledger.v1.JournalTransaction transaction = 2;
+   */
+  transaction?: JournalTransaction | undefined;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.SettleFailedRefundResponse.
+ * Use `create(SettleFailedRefundResponseSchema)` to create a new message.
+ */
+export const SettleFailedRefundResponseSchema: GenMessage<SettleFailedRefundResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 17);
+
+/**
+ * SettlementMethod is how the money of a failed refund reached the buyer.
+ *
+ * @generated from enum seatghor.ledger.v1.SettlementMethod
+ */
+export enum SettlementMethod {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: SETTLEMENT_METHOD_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Cash, e.g. at a counter.
+   *
+   * @generated from enum value: SETTLEMENT_METHOD_CASH = 1;
+   */
+  CASH = 1,
+
+  /**
+   * A bank transfer.
+   *
+   * @generated from enum value: SETTLEMENT_METHOD_BANK_TRANSFER = 2;
+   */
+  BANK_TRANSFER = 2,
+
+  /**
+   * A mobile financial service transfer (bKash, Nagad, …).
+   *
+   * @generated from enum value: SETTLEMENT_METHOD_MFS = 3;
+   */
+  MFS = 3,
+}
+
+/**
+ * Describes the enum seatghor.ledger.v1.SettlementMethod.
+ */
+export const SettlementMethodSchema: GenEnum<SettlementMethod> = /*@__PURE__*/
+  enumDesc(file_seatghor_ledger_v1_ledger, 0);
 
 /**
  * TransactionKind says what business event a journal transaction records.
@@ -761,7 +1074,7 @@ export enum TransactionKind {
  * Describes the enum seatghor.ledger.v1.TransactionKind.
  */
 export const TransactionKindSchema: GenEnum<TransactionKind> = /*@__PURE__*/
-  enumDesc(file_seatghor_ledger_v1_ledger, 0);
+  enumDesc(file_seatghor_ledger_v1_ledger, 1);
 
 /**
  * MismatchKind says how local records and the gateway's report disagree.
@@ -826,7 +1139,7 @@ export enum MismatchKind {
  * Describes the enum seatghor.ledger.v1.MismatchKind.
  */
 export const MismatchKindSchema: GenEnum<MismatchKind> = /*@__PURE__*/
-  enumDesc(file_seatghor_ledger_v1_ledger, 1);
+  enumDesc(file_seatghor_ledger_v1_ledger, 2);
 
 /**
  * MismatchAction is what the reconciliation run did about a mismatch.
@@ -875,7 +1188,7 @@ export enum MismatchAction {
  * Describes the enum seatghor.ledger.v1.MismatchAction.
  */
 export const MismatchActionSchema: GenEnum<MismatchAction> = /*@__PURE__*/
-  enumDesc(file_seatghor_ledger_v1_ledger, 2);
+  enumDesc(file_seatghor_ledger_v1_ledger, 3);
 
 /**
  * LedgerService lets finance admins read the double-entry ledger and run the
@@ -928,8 +1241,10 @@ export const LedgerService: GenService<{
    * operator_payable is debited and bank credited in one balanced journal
    * (R-7.1). The payout id is the journal's id, so recording the same payout
    * twice posts it once (R-7.4). Refused with FAILED_PRECONDITION when it is
-   * more than the operator is owed for the show. Requires an
-   * Idempotency-Key (R-5.1).
+   * more than is payable for the show: what the operator is owed less what
+   * refunds on their way and failed refunds not settled yet will take back
+   * (decision 0062, decision 0293); the answer says what was kept back and
+   * why. Requires an Idempotency-Key (R-5.1).
    *
    * @generated from rpc seatghor.ledger.v1.LedgerService.RecordPayout
    */
@@ -937,6 +1252,33 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof RecordPayoutRequestSchema;
     output: typeof RecordPayoutResponseSchema;
+  },
+  /**
+   * ListFailedRefunds pages through the refunds the gateway failed that no
+   * admin has settled yet, by refund id: money still owed to buyers, which
+   * payouts keep back until it is settled (decision 0293).
+   *
+   * @generated from rpc seatghor.ledger.v1.LedgerService.ListFailedRefunds
+   */
+  listFailedRefunds: {
+    methodKind: "unary";
+    input: typeof ListFailedRefundsRequestSchema;
+    output: typeof ListFailedRefundsResponseSchema;
+  },
+  /**
+   * SettleFailedRefund records that the money of a refund the gateway
+   * failed was given to the buyer another way (cash at a counter, a bank or
+   * MFS transfer), with that payment's reference. It is journalled like the
+   * refund would have been, paid from the bank instead of the gateway, and
+   * payouts stop keeping it back. FAILED_PRECONDITION when the refund is not
+   * failed or is settled already. Requires an Idempotency-Key (R-5.1).
+   *
+   * @generated from rpc seatghor.ledger.v1.LedgerService.SettleFailedRefund
+   */
+  settleFailedRefund: {
+    methodKind: "unary";
+    input: typeof SettleFailedRefundRequestSchema;
+    output: typeof SettleFailedRefundResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_ledger_v1_ledger, 0);

@@ -117,7 +117,8 @@ export type RefundPaymentRequest = Message<"seatghor.payment.v1.RefundPaymentReq
   paymentId: string;
 
   /**
-   * How much, in the payment's currency; at most what is still captured.
+   * How much, in the payment's currency; at most what was captured less
+   * every earlier refund of it (failed ones included).
    *
    * @generated from field: int64 amount_minor = 2;
    */
@@ -523,7 +524,9 @@ export enum RefundStatus {
   SUCCEEDED = 3,
 
   /**
-   * The gateway refused it; a person must look.
+   * The gateway refused it; a person must look. The money is still owed to
+   * the buyer: payouts keep it back until an admin records it paid another
+   * way (LedgerService.SettleFailedRefund).
    *
    * @generated from enum value: REFUND_STATUS_FAILED = 4;
    */
@@ -761,8 +764,10 @@ export const PaymentService: GenService<{
    * goodwill after a bus broke down; the booking stays. Admins only: few
    * people hold refund rights (R-10). A refund at or above the platform's
    * approval threshold waits, AWAITING_APPROVAL, until a second admin
-   * approves it (ApproveRefund); a smaller one is sent at once. A captured
-   * charge is refunded at most once (a cancellation counts). Requires an
+   * approves it (ApproveRefund); a smaller one is sent at once. The refunds
+   * of a charge never add up to more than was captured, failed ones
+   * included: their money is given back by hand through
+   * LedgerService.SettleFailedRefund, not refunded again. Requires an
    * Idempotency-Key (R-5.1); the refund carries its own gateway key (R-6.9).
    *
    * @generated from rpc seatghor.payment.v1.PaymentService.RefundPayment
