@@ -83,6 +83,7 @@ func envVars() []envVar {
 		{"SEATGHOR_WEBHOOK_RETRY_BASE", "backoff after a failed partner webhook, doubling (5s)", servers},
 		{"SEATGHOR_WEBHOOK_CONCURRENCY", "partner webhook POSTs one process sends at once (16)", servers},
 		{"SEATGHOR_WEBHOOK_PER_PARTNER", "one partner's webhook POSTs in flight over all processes (a quarter of the concurrency, at least 2)", servers},
+		{"SEATGHOR_WEBHOOK_MAX_ENDPOINTS", "webhook endpoints one partner may have (5)", servers},
 		{"SEATGHOR_WEBHOOK_ALLOW_LOOPBACK", "1: partner webhooks may go to http://127.0.0.1 (0; dev: 1)", servers},
 		{"SEATGHOR_SANDBOX_ADDR", "where the sandbox gateway listens (127.0.0.1:8081)", []string{"dev", "gateway"}},
 		{"SEATGHOR_SANDBOX_FAULTS", "the sandbox's seeded faults, e.g. seed=7,timeout=0.03", []string{"dev", "gateway"}},

@@ -54,7 +54,7 @@ func TestMigrate(t *testing.T) {
 		require.NoError(t, err)
 		return names
 	}
-	require.Equal(t, []string{"api_keys", "idempotency_keys", "memberships", "organizations", "outbox", "partners", "projection_checkpoints", "sale_shows", "shows", "waiting_rooms",
+	require.Equal(t, []string{"api_keys", "audit_log", "idempotency_keys", "memberships", "organizations", "outbox", "partners", "projection_checkpoints", "sale_shows", "shows", "waiting_rooms",
 		"webhook_attempts", "webhook_deliveries", "webhook_endpoints"}, tables(catalogURL))
 	for _, u := range shardURLs {
 		require.Equal(t, []string{"allocations", "ga_buckets", "hold_ga_takes", "holds", "idempotency_keys", "ledger_lines",
