@@ -30,12 +30,15 @@ func NewDownloads(objects Signer, ttl time.Duration, now func() time.Time) *Down
 	return &Downloads{objects: objects, ttl: ttl, now: now}
 }
 
-// Download returns the download of a ticket the caller may see, in lang.
+// Download returns the download of a ticket the caller may see, in lang:
+// the PDF of its whole order (every ticket of the order answers the same
+// file), so the file is named for the order, not for one seat (decision
+// 0305).
 func (d *Downloads) Download(ctx context.Context, v ticket.View, lang display.Lang) (ticket.Download, error) {
-	out := ticket.Download{ContentType: ContentType, FileName: "seatghor-ticket-" + v.Place() + ".pdf"}
+	out := ticket.Download{ContentType: ContentType, FileName: "seatghor-" + v.OrderID + ".pdf"}
 	key := v.PDFKey
 	if lang == display.Bengali {
-		out.FileName = "seatghor-ticket-" + v.Place() + "-bn.pdf"
+		out.FileName = "seatghor-" + v.OrderID + "-bn.pdf"
 		// The mark is the English file's; the Bengali one is stored
 		// before it, except for orders made before Bengali e-tickets
 		// (until `seatghor rebuild eticket`): ask the store.

@@ -169,7 +169,8 @@ func TestTicketsLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, dl.Msg.GetReady())
 	require.Equal(t, "application/pdf", dl.Msg.GetContentType())
-	require.Equal(t, "seatghor-ticket-A1.pdf", dl.Msg.GetFileName())
+	// Named for the order: the file holds every seat of it (decision 0305).
+	require.Equal(t, "seatghor-"+o.GetOrderId()+".pdf", dl.Msg.GetFileName())
 	pdf := fetch(t, dl.Msg.GetUrl())
 	require.True(t, bytes.HasPrefix(pdf, []byte("%PDF")), "a PDF")
 	// The QR codes printed in it decode to the tickets' signed codes; the
@@ -180,7 +181,11 @@ func TestTicketsLifecycle(t *testing.T) {
 	dl, err = mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: a1.GetTicketId(), Lang: "bn"}))
 	require.NoError(t, err)
 	require.True(t, dl.Msg.GetReady())
-	require.Equal(t, "seatghor-ticket-A1-bn.pdf", dl.Msg.GetFileName())
+	require.Equal(t, "seatghor-"+o.GetOrderId()+"-bn.pdf", dl.Msg.GetFileName())
+	// A2's download is the same file, under the same name.
+	dl2, err := mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: a2.GetTicketId()}))
+	require.NoError(t, err)
+	require.Equal(t, "seatghor-"+o.GetOrderId()+".pdf", dl2.Msg.GetFileName())
 	bn := fetch(t, dl.Msg.GetUrl())
 	require.NotEqual(t, pdf, bn)
 	require.ElementsMatch(t, []string{a1.GetCode(), a2.GetCode()}, qrCodes(t, bn))

@@ -4,10 +4,11 @@
 import { createContext } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
-import { ConnectError, UnauthenticatedError } from "@seatghor/client";
+import { Code, ConnectError, UnauthenticatedError, asSeatghorError } from "@seatghor/client";
 import type { SeatghorClient } from "@seatghor/client";
 
 import { saveLang, savedLang, strings } from "./i18n.js";
+import { reasonsBn, reasonsEn } from "./reasons.js";
 import type { Lang, Strings } from "./i18n.js";
 import { clearSession, loadSession, newClient } from "./session.js";
 import type { Session, SiteConfig } from "./session.js";
@@ -53,18 +54,29 @@ export function Link(props: { href: string; class?: string; children: ComponentC
   );
 }
 
-/** The message of an error, for the page (the server's, without the code). */
-export function errorText(err: unknown): string {
-  if (err instanceof ConnectError) return err.rawMessage;
-  return err instanceof Error ? err.message : String(err);
+/**
+ * What a page says about an error, in the page's language (decision
+ * 0303): the sentence of its reason (reasons.ts), else a general sentence
+ * and one for its Connect code. Never the server's message: it is for
+ * developers (field names, id formats, rule numbers) and in English.
+ */
+export function sayError(err: unknown, lang: Lang): string {
+  const t = strings(lang);
+  const known = asSeatghorError(err);
+  const said = known && (lang === "bn" ? reasonsBn : reasonsEn)[known.reason];
+  if (said) return said;
+  if (err instanceof ConnectError) return `${t.errorUnknown} ${t.errorCode(err.code)}`;
+  // Not the API's answer: a request that did not get through (fetch
+  // threw a TypeError), or the page's own failure.
+  return err instanceof TypeError ? `${t.errorUnknown} ${t.errorCode(Code.Unavailable)}` : t.errorUnknown;
 }
 
 export function ErrorNote(props: { err: unknown }) {
-  const { t } = useApp();
+  const { t, lang } = useApp();
   if (!props.err) return null;
   return (
     <p class="note error" role="alert">
-      {t.error}: {errorText(props.err)}
+      {sayError(props.err, lang)}
       {props.err instanceof UnauthenticatedError && (
         <>
           {" "}

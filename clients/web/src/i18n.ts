@@ -1,6 +1,7 @@
 // Bengali and English: the strings a buyer reads, digits, taka and times.
 // The language is remembered in localStorage; money comes in minor units
 // (paisa) as bigint and is never turned into a float.
+import { Code, FailureReason } from "@seatghor/client";
 
 export type Lang = "en" | "bn";
 
@@ -151,9 +152,7 @@ const en = {
   noTickets: "No tickets yet.",
   ticketsPending: "Your tickets are being issued…",
   showQR: "QR code of the ticket",
-  downloadPdf: "Get the PDF",
   pdfPreparing: "The PDF is being prepared…",
-  pdfReady: "Download PDF",
   cancelOrder: "Cancel this order",
   cancelConfirm: "Confirm cancellation",
   keepOrder: "Keep it",
@@ -204,6 +203,49 @@ const en = {
   retry: "Try again",
   back: "Back",
   closeX: "Close",
+  errorUnknown: "Something went wrong. Try again.",
+  errorCode: (c: Code): string => {
+    switch (c) {
+      case Code.Unavailable:
+        return "The server could not be reached; check the connection.";
+      case Code.DeadlineExceeded:
+        return "It took too long.";
+      case Code.NotFound:
+        return "What was asked for was not found.";
+      case Code.PermissionDenied:
+        return "Your account may not do this.";
+      case Code.Unauthenticated:
+        return "Please sign in again.";
+      case Code.InvalidArgument:
+        return "Some of what was sent is not right.";
+      case Code.FailedPrecondition:
+      case Code.Aborted:
+        return "It cannot be done right now; refresh the page.";
+      case Code.ResourceExhausted:
+        return "Too many tries; wait a moment.";
+      default:
+        return "";
+    }
+  },
+  orderPdf: (n: string) => `PDF of this order (${n} tickets)`,
+  paymentFailure: (r: FailureReason): string => {
+    switch (r) {
+      case FailureReason.DECLINED:
+        return "the card was declined";
+      case FailureReason.INSUFFICIENT_FUNDS:
+        return "not enough money in the account";
+      case FailureReason.CANCELLED_BY_BUYER:
+        return "cancelled on the payment page";
+      case FailureReason.TIMED_OUT:
+        return "the payment took too long";
+      case FailureReason.RISK_REJECTED:
+        return "the payment provider refused it";
+      case FailureReason.TOO_MANY_ATTEMPTS:
+        return "too many attempts";
+      default:
+        return "the payment provider had a problem";
+    }
+  },
 };
 
 export type Strings = typeof en;
@@ -280,9 +322,7 @@ const bn: Strings = {
   noTickets: "এখনো কোনো টিকিট নেই।",
   ticketsPending: "আপনার টিকিট তৈরি হচ্ছে…",
   showQR: "টিকিটের কিউআর কোড",
-  downloadPdf: "পিডিএফ নিন",
   pdfPreparing: "পিডিএফ তৈরি হচ্ছে…",
-  pdfReady: "পিডিএফ ডাউনলোড",
   cancelOrder: "অর্ডার বাতিল করুন",
   cancelConfirm: "বাতিল নিশ্চিত করুন",
   keepOrder: "রেখে দিন",
@@ -333,6 +373,49 @@ const bn: Strings = {
   retry: "আবার চেষ্টা",
   back: "ফিরে যান",
   closeX: "বন্ধ",
+  errorUnknown: "কিছু একটা ভুল হয়েছে। আবার চেষ্টা করুন।",
+  errorCode: (c) => {
+    switch (c) {
+      case Code.Unavailable:
+        return "সার্ভারে পৌঁছানো যায়নি; সংযোগ দেখুন।";
+      case Code.DeadlineExceeded:
+        return "অনেক সময় লেগেছে।";
+      case Code.NotFound:
+        return "যা চাওয়া হয়েছে তা পাওয়া যায়নি।";
+      case Code.PermissionDenied:
+        return "আপনার অ্যাকাউন্ট এটি করতে পারে না।";
+      case Code.Unauthenticated:
+        return "আবার সাইন ইন করুন।";
+      case Code.InvalidArgument:
+        return "পাঠানো তথ্যের কিছু ঠিক নেই।";
+      case Code.FailedPrecondition:
+      case Code.Aborted:
+        return "এখন এটি করা যাচ্ছে না; পাতাটি আবার লোড করুন।";
+      case Code.ResourceExhausted:
+        return "অনেকবার চেষ্টা হয়েছে; একটু অপেক্ষা করুন।";
+      default:
+        return "";
+    }
+  },
+  orderPdf: (n) => `এই অর্ডারের পিডিএফ (${n}টি টিকিট)`,
+  paymentFailure: (r) => {
+    switch (r) {
+      case FailureReason.DECLINED:
+        return "কার্ড প্রত্যাখ্যাত হয়েছে";
+      case FailureReason.INSUFFICIENT_FUNDS:
+        return "অ্যাকাউন্টে যথেষ্ট টাকা নেই";
+      case FailureReason.CANCELLED_BY_BUYER:
+        return "পরিশোধের পাতায় বাতিল করা হয়েছে";
+      case FailureReason.TIMED_OUT:
+        return "পরিশোধে অনেক সময় লেগেছে";
+      case FailureReason.RISK_REJECTED:
+        return "পরিশোধ প্রতিষ্ঠান এটি ফিরিয়ে দিয়েছে";
+      case FailureReason.TOO_MANY_ATTEMPTS:
+        return "অনেকবার চেষ্টা হয়েছে";
+      default:
+        return "পরিশোধ প্রতিষ্ঠানে সমস্যা হয়েছে";
+    }
+  },
 };
 
 export function strings(lang: Lang): Strings {

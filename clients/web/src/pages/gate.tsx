@@ -8,7 +8,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { Code, ConnectError, TicketOfOtherShowSchema } from "@seatghor/client";
 import type { CheckInTicketRequest, CheckInTicketResponse, Show } from "@seatghor/client";
 
-import { NeedSession, errorText, useApp } from "../app.js";
+import { NeedSession, sayError, useApp } from "../app.js";
 import { clock, digits, showTime, tsDate } from "../i18n.js";
 
 interface Detector {
@@ -123,7 +123,7 @@ function GateInner() {
         const known = shows.find((s) => s.showId === other.showId) ?? (await lookUp(other.showId));
         setVerdict({ kind: "other", show: known, value: raw.trim() });
       } else {
-        const why = e instanceof ConnectError && e.code === Code.PermissionDenied ? t.gateOnly : errorText(e);
+        const why = e instanceof ConnectError && e.code === Code.PermissionDenied ? t.gateOnly : sayError(e, lang);
         setVerdict({ kind: "bad", why });
       }
     }

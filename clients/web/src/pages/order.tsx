@@ -1,12 +1,14 @@
-// An order: what it holds, the time left to pay, how to pay (the
-// sandbox's test tokens in dev, or the gateway's approval page by
-// redirect, which comes back here), then the confirmation.
+// An order: what is being bought (the show: its route or venue, operator
+// and time, from GetShow, as the order names only its id; the seats), the
+// time left to pay, how to pay (the sandbox's test tokens in dev only, or
+// the gateway's approval page by redirect, which comes back here), then
+// the confirmation.
 import { useEffect, useState } from "preact/hooks";
-import { FailureReason, OrderStatus, PaymentState } from "@seatghor/client";
-import type { Order, Payment } from "@seatghor/client";
+import { OrderStatus, PaymentState } from "@seatghor/client";
+import type { Order, Payment, Show } from "@seatghor/client";
 
 import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate } from "../i18n.js";
+import { digits, mmss, showTime, taka, tsDate } from "../i18n.js";
 
 const POLL_MS = 1000;
 
@@ -21,6 +23,7 @@ export function OrderPage(props: { orderId: string }) {
 function OrderInner({ orderId }: { orderId: string }) {
   const { t, api, lang, config } = useApp();
   const [order, setOrder] = useState<Order>();
+  const [show, setShow] = useState<Show>();
   const [payment, setPayment] = useState<Payment>();
   // Back from the gateway's page (it adds charge_id): follow the payment.
   const [paying, setPaying] = useState(new URLSearchParams(location.search).has("charge_id"));
@@ -40,7 +43,9 @@ function OrderInner({ orderId }: { orderId: string }) {
       });
 
   useEffect(() => {
-    void load();
+    void load().then((o) =>
+      o && api.catalog.getShow({ showId: o.showId }).then((r) => setShow(r.show), setErr),
+    );
     const tick = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(tick);
   }, [orderId]);
@@ -80,7 +85,7 @@ function OrderInner({ orderId }: { orderId: string }) {
     }
   }
 
-  if (!order) {
+  if (!order || (!show && !err)) {
     return (
       <>
         <ErrorNote err={err} />
@@ -92,14 +97,24 @@ function OrderInner({ orderId }: { orderId: string }) {
   const failed = payment?.status === PaymentState.FAILED;
   return (
     <>
-      <h1 tabIndex={-1}>
-        {t.order} {order.orderId}
-      </h1>
+      {/* The show, not the order's id, is what the buyer knows. */}
+      <h1 tabIndex={-1}>{show?.title ?? t.order}</h1>
+      {show && (
+        <p class="meta" id="order-show">
+          {show.origin ? `${show.origin} → ${show.destination}` : show.venue}
+          {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
+        </p>
+      )}
+      <p class="ref">
+        <small>
+          {t.order} {order.orderId}
+        </small>
+      </p>
       <table class="lines">
         <tbody>
           {order.lines.map((l, i) => (
             <tr key={i}>
-              <th scope="row">{l.seat || `${l.gaArea} × ${digits(l.quantity, lang)}`}</th>
+              <th scope="row">{l.seat ? `${t.seat} ${l.seat}` : `${l.gaArea} × ${digits(l.quantity, lang)}`}</th>
               <td>{l.amount && taka(l.amount.amountMinor, lang)}</td>
             </tr>
           ))}
@@ -131,7 +146,7 @@ function OrderInner({ orderId }: { orderId: string }) {
         ) : paying && !failed ? (
           <p>{t.paying}</p>
         ) : (
-          failed && <p class="note error">{t.paymentFailed(FailureReason[payment!.failureReason] ?? "")}</p>
+          failed && <p class="note error">{t.paymentFailed(t.paymentFailure(payment!.failureReason))}</p>
         )}
       </div>
       {order.status === OrderStatus.PENDING_PAYMENT && (!paying || failed) && (

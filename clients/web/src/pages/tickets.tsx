@@ -1,7 +1,9 @@
-// "My tickets": each ticket with its QR code on screen and its PDF, and
-// per order the cancellation, with the fee and the refund shown before
-// the buyer confirms (the fee rounds down, as the server's does).
-import { useEffect, useState } from "preact/hooks";
+// "My tickets": each ticket with its QR code on screen; per order one link
+// to the PDF of the whole order, kept fresh while the page is open (the
+// URL is presigned for a few minutes), and the cancellation, with the fee
+// and the refund shown before the buyer confirms (the fee rounds down, as
+// the server's does).
+import { useEffect, useRef, useState } from "preact/hooks";
 import { OrderStatus, TicketStatus } from "@seatghor/client";
 import type { Order, Ticket } from "@seatghor/client";
 
@@ -10,6 +12,11 @@ import { digits, taka, tsDate, showTime } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 
 const POLL_MS = 1500;
+// The PDF's link is a presigned URL that lasts a few minutes: it is asked
+// for again when less than PDF_MARGIN_MS is left, checked every
+// PDF_CHECK_MS and whenever the page is shown again (decision 0305).
+const PDF_MARGIN_MS = 60_000;
+const PDF_CHECK_MS = 5_000;
 
 export function TicketsPage() {
   return (
@@ -91,6 +98,7 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
       <p class="meta">
         {first.origin ? `${first.origin} → ${first.destination}` : first.venue} · {showTime(first.startsAtLocal, tsDate(first.startsAt), lang)}
       </p>
+      <OrderPdf tickets={props.tickets} />
       <ul class="tickets">
         {props.tickets.map((x) => (
           <TicketCard key={x.ticketId} ticket={x} />
@@ -112,32 +120,90 @@ function QR(props: { code: string; label: string }) {
   return <div class="qr" role="img" aria-label={props.label} dangerouslySetInnerHTML={{ __html: svg }} />;
 }
 
-function TicketCard({ ticket }: { ticket: Ticket }) {
-  const { t, api, lang } = useApp();
-  const [pdf, setPdf] = useState<string>();
-  const [preparing, setPreparing] = useState(false);
-  const [err, setErr] = useState<unknown>();
+/** A presigned link to an order's PDF, and when it stops working. */
+interface PdfLink {
+  url: string;
+  fileName: string;
+  expires: number; // ms since the epoch
+}
 
-  async function download() {
-    setErr(undefined);
-    setPreparing(true);
+/**
+ * One tap to the PDF of the whole order (every ticket of it is in the one
+ * file, named for the order). The link is there before the tap and asked
+ * for again before it expires, so it works however long the page stays
+ * open; a tap on a link that ran out meanwhile (a phone asleep) asks first.
+ */
+function OrderPdf(props: { tickets: Ticket[] }) {
+  const { t, api, lang } = useApp();
+  const good = props.tickets.find((x) => x.status === TicketStatus.VALID || x.status === TicketStatus.CHECKED_IN);
+  const ready = props.tickets.some((x) => x.downloadReady);
+  const [link, setLink] = useState<PdfLink>();
+  const [err, setErr] = useState<unknown>();
+  const current = useRef<PdfLink>();
+
+  async function ask(): Promise<PdfLink | undefined> {
+    if (!good) return undefined;
     try {
-      for (;;) {
-        const r = await api.tickets.getTicketDownload({ ticketId: ticket.ticketId, lang });
-        if (r.ready) {
-          setPdf(r.url);
-          break;
-        }
-        const wait = r.retryAfter ? Number(r.retryAfter.seconds) * 1000 : 1000;
-        await new Promise((res) => setTimeout(res, Math.min(Math.max(wait, 500), 5000)));
-      }
+      const r = await api.tickets.getTicketDownload({ ticketId: good.ticketId, lang });
+      if (!r.ready) return undefined; // the next check asks again
+      const l = { url: r.url, fileName: r.fileName, expires: tsDate(r.expiresAt)?.getTime() ?? 0 };
+      current.current = l;
+      setLink(l);
+      setErr(undefined);
+      return l;
     } catch (e) {
       setErr(e);
-    } finally {
-      setPreparing(false);
+      return undefined;
     }
   }
+  const stale = () => !current.current || current.current.expires - Date.now() < PDF_MARGIN_MS;
 
+  useEffect(() => {
+    if (!good || !ready) return;
+    current.current = undefined;
+    setLink(undefined);
+    void ask();
+    const check = () => {
+      if (!document.hidden && stale()) void ask();
+    };
+    const timer = setInterval(check, PDF_CHECK_MS);
+    document.addEventListener("visibilitychange", check);
+    return () => {
+      clearInterval(timer);
+      document.removeEventListener("visibilitychange", check);
+    };
+  }, [good?.ticketId, ready, lang]);
+
+  if (!good) return null;
+  const n = digits(props.tickets.filter((x) => x.status === TicketStatus.VALID || x.status === TicketStatus.CHECKED_IN).length, lang);
+  return (
+    <div class="pdf">
+      {link ? (
+        <a
+          class="button primary"
+          href={link.url}
+          download={link.fileName}
+          data-pdf
+          onClick={(e) => {
+            if (!stale()) return;
+            e.preventDefault();
+            void ask().then((l) => l && location.assign(l.url));
+          }}
+        >
+          {t.orderPdf(n)}
+        </a>
+      ) : (
+        <button type="button" disabled>
+          {t.pdfPreparing}
+        </button>
+      )}
+      <ErrorNote err={err} />
+    </div>
+  );
+}
+
+function TicketCard({ ticket }: { ticket: Ticket }) {
+  const { t, lang } = useApp();
   const where = ticket.seats.length ? ticket.seats.join(", ") : ticket.seat || ticket.gaArea;
   return (
     <li class={`ticket st${ticket.status}`} data-ticket={ticket.ticketId}>
@@ -151,18 +217,6 @@ function TicketCard({ ticket }: { ticket: Ticket }) {
         <p class="code">
           <small>{ticket.ticketId}</small>
         </p>
-        {ticket.status === TicketStatus.VALID || ticket.status === TicketStatus.CHECKED_IN ? (
-          pdf ? (
-            <a class="button" href={pdf} target="_blank" rel="noopener" download={`${ticket.ticketId}.pdf`} data-pdf>
-              {t.pdfReady}
-            </a>
-          ) : (
-            <button type="button" onClick={download} disabled={preparing}>
-              {preparing ? t.pdfPreparing : t.downloadPdf}
-            </button>
-          )
-        ) : null}
-        <ErrorNote err={err} />
         {ticket.checkedInAt && <p>{digits(showTime(ticket.checkedInAtLocal, tsDate(ticket.checkedInAt), lang), lang)}</p>}
       </div>
     </li>

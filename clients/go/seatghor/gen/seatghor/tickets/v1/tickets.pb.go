@@ -539,8 +539,9 @@ type GetTicketDownloadResponse struct {
 	RetryAfter *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// Media type of the file, "application/pdf".
 	ContentType string `protobuf:"bytes,6,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
-	// Suggested file name for saving, e.g. "seatghor-ticket-A1.pdf"
-	// ("seatghor-ticket-A1-bn.pdf" in Bengali).
+	// Suggested file name for saving, named for the order the file covers,
+	// e.g. "seatghor-ord_12_4k2p9x7q1m3n8b5v.pdf" ("…-bn.pdf" in Bengali;
+	// docs/decisions/0305).
 	FileName      string `protobuf:"bytes,7,opt,name=file_name,json=fileName,proto3" json:"file_name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -352,8 +352,9 @@ export type GetTicketDownloadResponse = Message<"seatghor.tickets.v1.GetTicketDo
   contentType: string;
 
   /**
-   * Suggested file name for saving, e.g. "seatghor-ticket-A1.pdf"
-   * ("seatghor-ticket-A1-bn.pdf" in Bengali).
+   * Suggested file name for saving, named for the order the file covers,
+   * e.g. "seatghor-ord_12_4k2p9x7q1m3n8b5v.pdf" ("…-bn.pdf" in Bengali;
+   * docs/decisions/0305).
    *
    * @generated from field: string file_name = 7;
    */
@@ -559,7 +560,9 @@ export const TicketService: GenService<{
   },
   /**
    * GetTicketDownload returns a short-lived URL of the e-ticket PDF of one of
-   * the caller's tickets, stored in object storage (R-8.5). The PDF is made
+   * the caller's tickets, stored in object storage (R-8.5): the PDF of the
+   * ticket's whole order, every ticket of it on its pages, so any ticket of
+   * an order answers the same file (docs/decisions/0305). The PDF is made
    * after the booking commits; until it exists the answer says not ready.
    * Fails with FAILED_PRECONDITION for a cancelled or refunded ticket.
    *

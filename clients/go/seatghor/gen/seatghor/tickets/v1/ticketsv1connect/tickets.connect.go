@@ -49,7 +49,9 @@ type TicketServiceClient interface {
 	// ListMyTickets pages through the caller's tickets.
 	ListMyTickets(context.Context, *connect.Request[v1.ListMyTicketsRequest]) (*connect.Response[v1.ListMyTicketsResponse], error)
 	// GetTicketDownload returns a short-lived URL of the e-ticket PDF of one of
-	// the caller's tickets, stored in object storage. The PDF is made
+	// the caller's tickets, stored in object storage: the PDF of the
+	// ticket's whole order, every ticket of it on its pages, so any ticket of
+	// an order answers the same file (docs/decisions/0305). The PDF is made
 	// after the booking commits; until it exists the answer says not ready.
 	// Fails with FAILED_PRECONDITION for a cancelled or refunded ticket.
 	GetTicketDownload(context.Context, *connect.Request[v1.GetTicketDownloadRequest]) (*connect.Response[v1.GetTicketDownloadResponse], error)
@@ -131,7 +133,9 @@ type TicketServiceHandler interface {
 	// ListMyTickets pages through the caller's tickets.
 	ListMyTickets(context.Context, *connect.Request[v1.ListMyTicketsRequest]) (*connect.Response[v1.ListMyTicketsResponse], error)
 	// GetTicketDownload returns a short-lived URL of the e-ticket PDF of one of
-	// the caller's tickets, stored in object storage. The PDF is made
+	// the caller's tickets, stored in object storage: the PDF of the
+	// ticket's whole order, every ticket of it on its pages, so any ticket of
+	// an order answers the same file (docs/decisions/0305). The PDF is made
 	// after the booking commits; until it exists the answer says not ready.
 	// Fails with FAILED_PRECONDITION for a cancelled or refunded ticket.
 	GetTicketDownload(context.Context, *connect.Request[v1.GetTicketDownloadRequest]) (*connect.Response[v1.GetTicketDownloadResponse], error)
