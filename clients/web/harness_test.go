@@ -319,7 +319,7 @@ func choose(sel, value string) chromedp.Action[chromedp.Void] {
 // load for chromedp's NavigateBack to wait for).
 func script(stmt string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Evaluate[bool]("(() => { " + stmt + "; return true })()")(ctx, tg)
+		_, err := chromedp.Evaluate[bool]("(() => { "+stmt+"; return true })()")(ctx, tg)
 		return err
 	})
 }
