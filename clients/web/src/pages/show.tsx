@@ -219,6 +219,14 @@ function ShowInner({ showId }: { showId: bigint }) {
       const r = await api.orders.createOrder({ holdId: hold.holdId });
       go(`/order/${r.order!.orderId}`);
     } catch (e) {
+      // Another tab may have ordered it meanwhile: then on to that order.
+      const now = await api.holds.listMyHolds({ showId }).then((r) => r.holds, () => undefined);
+      const ordered = now?.find((h) => h.holdId === hold.holdId && h.status === HoldStatus.ORDERED);
+      if (ordered) {
+        go(`/order/${ordered.orderId}`);
+        return;
+      }
+      if (now) keepHolds(now);
       setErr(e);
       setBusy(false);
     }
