@@ -84,6 +84,14 @@ func TestListMyHolds(t *testing.T) {
 	require.Equal(t, bookingv1.HoldStatus_HOLD_STATUS_ORDERED, got[1].GetStatus())
 	require.Equal(t, o.Msg.GetOrder().GetOrderId(), got[1].GetOrderId(), "an ordered hold names its order")
 
+	t.Run("grpc", func(t *testing.T) {
+		g := clientsWithHTTP(t, env, env.H2C, "rumana", connect.WithGRPC())
+		r, err := g.holds.ListMyHolds(ctx, connect.NewRequest(&bookingv1.ListMyHoldsRequest{ShowId: proto.Int64(show)}))
+		require.NoError(t, err)
+		require.Len(t, r.Msg.GetHolds(), 2)
+		require.Equal(t, first.GetHoldId(), r.Msg.GetHolds()[0].GetHoldId())
+	})
+
 	t.Run("rest", func(t *testing.T) {
 		req, err := http.NewRequest(http.MethodGet, env.URL+"/v1/holds?show_id="+itoa(show), nil)
 		require.NoError(t, err)
@@ -133,8 +141,10 @@ func TestAccountCapSaysHowMany(t *testing.T) {
 	require.NoError(t, err)
 
 	key := newKey()
-	for range 2 {
-		_, err = rumana.holds.CreateHold(ctx, withKey(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B1", "B2"}}, key))
+	// Over Connect, then the same request over gRPC: the retry is answered
+	// from the idempotency record, with the same detail.
+	for _, c := range []clients{rumana, clientsWithHTTP(t, env, env.H2C, "rumana", connect.WithGRPC())} {
+		_, err = c.holds.CreateHold(ctx, withKey(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B1", "B2"}}, key))
 		require.Equal(t, answer{connect.CodeFailedPrecondition, "BOOKING_NOT_ALLOWED", nil,
 			[]string{"seatghor.booking.v1.AccountSeatCap"}}, answerOf(t, err), "%v", err)
 		var ce *connect.Error
