@@ -63,6 +63,18 @@ func (h *holdHandler) GetHold(ctx context.Context, req *connect.Request[bookingv
 		func(v booking.Hold) *bookingv1.GetHoldResponse { return &bookingv1.GetHoldResponse{Hold: holdProto(v)} })
 }
 
+func (h *holdHandler) ListMyHolds(ctx context.Context, req *connect.Request[bookingv1.ListMyHoldsRequest]) (*connect.Response[bookingv1.ListMyHoldsResponse], error) {
+	return answer(ctx, h.log, func(c booking.Caller) ([]booking.Hold, error) {
+		return h.svc.ListMyHolds(ctx, c.UserID, req.Msg.GetShowId())
+	}, func(holds []booking.Hold) *bookingv1.ListMyHoldsResponse {
+		resp := &bookingv1.ListMyHoldsResponse{}
+		for _, v := range holds {
+			resp.Holds = append(resp.Holds, holdProto(v))
+		}
+		return resp
+	})
+}
+
 func (h *holdHandler) ReleaseHold(ctx context.Context, req *connect.Request[bookingv1.ReleaseHoldRequest]) (*connect.Response[bookingv1.ReleaseHoldResponse], error) {
 	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) {
 		return h.svc.ReleaseHold(ctx, c.UserID, req.Msg.GetHoldId())

@@ -389,6 +389,11 @@ func details(by error) []proto.Message {
 			return []proto.Message{&bookingv1.SeatsUnavailable{
 				Seats: e.Seats, SeatmapVersion: e.SeatmapVersion, GaArea: e.GAArea, Remaining: int32(e.Remaining)}}
 		}
+		if c := e.AccountCap; c != nil {
+			// the app says how many of the cap are taken (decision 0302).
+			return []proto.Message{&bookingv1.AccountSeatCap{ShowId: c.ShowID, MaxSeats: int32(c.Max),
+				Held: int32(c.Held), Asked: int32(c.Asked)}}
+		}
 		return badRequest(e.Field, e.Message)
 	case *payment.Error:
 		return badRequest(e.Field, e.Message)

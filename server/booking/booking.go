@@ -71,6 +71,21 @@ type Error struct {
 	// GAArea and Remaining describe a general-admission shortage.
 	GAArea    string `json:"ga_area,omitempty"`
 	Remaining int    `json:"remaining,omitempty"`
+	// AccountCap is set when a hold would take the account past the seats
+	// it may hold or buy of a show (R-3.8), so the buyer is told what to do
+	// (decision 0302).
+	AccountCap *AccountCap `json:"account_cap,omitempty"`
+}
+
+// AccountCap describes a refusal by the per-account seat cap (R-3.8).
+type AccountCap struct {
+	ShowID int64 `json:"show_id"`
+	// Max is what one account may hold or buy of the show; Held what the
+	// account holds, awaits payment for or bought; Asked what the refused
+	// hold asked for.
+	Max   int `json:"max"`
+	Held  int `json:"held"`
+	Asked int `json:"asked"`
 }
 
 func (e *Error) Error() string { return e.Message }

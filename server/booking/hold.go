@@ -174,8 +174,10 @@ func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID s
 		return fmt.Errorf("count seats of account %s on show %d: %w", userID, show.ID, err)
 	}
 	if have+n > show.MaxSeatsPerAccount {
-		return errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
+		e := errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
 			show.MaxSeatsPerAccount, show.ID, have)
+		e.AccountCap = &AccountCap{ShowID: show.ID, Max: show.MaxSeatsPerAccount, Held: have, Asked: n}
+		return e
 	}
 	return nil
 }

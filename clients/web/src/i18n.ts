@@ -246,6 +246,14 @@ const en = {
         return "the payment provider had a problem";
     }
   },
+  // Live holds and unpaid orders in "My tickets"; the per-account cap
+  // (decisions 0301, 0302).
+  liveHolds: "Held seats and unpaid orders",
+  holdLeft: (left: string) => `Held for ${left} more`,
+  unpaidLeft: (left: string) => `Unpaid order: pay within ${left}`,
+  released: "Released. The seats are free again.",
+  accountCap: (held: string, max: string) =>
+    `You already hold or bought ${held} of the ${max} seats one account may have for this show. Release a hold or finish an order in My tickets.`,
 };
 
 export type Strings = typeof en;
@@ -416,6 +424,12 @@ const bn: Strings = {
         return "পরিশোধ প্রতিষ্ঠানে সমস্যা হয়েছে";
     }
   },
+  liveHolds: "আটকানো আসন ও অপরিশোধিত অর্ডার",
+  holdLeft: (left) => `আর ${left} আটকে থাকবে`,
+  unpaidLeft: (left) => `অপরিশোধিত অর্ডার: ${left}-এর মধ্যে পরিশোধ করুন`,
+  released: "ছেড়ে দেওয়া হয়েছে। আসনগুলো আবার খালি।",
+  accountCap: (held, max) =>
+    `একটি অ্যাকাউন্ট এই অনুষ্ঠান বা যাত্রার সর্বোচ্চ ${max}টি আসন রাখতে পারে; আপনি ইতিমধ্যে ${held}টি আটকেছেন বা কিনেছেন। "আমার টিকিট"-এ একটি আটকানো আসন ছেড়ে দিন বা একটি অর্ডার শেষ করুন।`,
 };
 
 export function strings(lang: Lang): Strings {

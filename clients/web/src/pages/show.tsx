@@ -4,11 +4,14 @@
 // GetSeatMap with the layout's ETag answers with the 2-bit states alone).
 // A seat someone else takes, seen by a refresh or by a refused hold
 // (SeatsUnavailable), turns taken and leaves the choice; the rest stays.
+// The buyer's live holds of the show (ListMyHolds) are theirs again after
+// a reload, in another tab or later: drawn as "your hold", with their
+// countdown and the way on to the order (decision 0301).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { QueueTokenError, SeatsUnavailableError, withQueueToken } from "@seatghor/client";
-import type { GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
+import { AccountSeatCapSchema, ConnectError, HoldStatus, QueueTokenError, SeatsUnavailableError, withQueueToken } from "@seatghor/client";
+import type { AccountSeatCap, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 
-import { ErrorNote, NeedSession, useApp } from "../app.js";
+import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
 import { digits, mmss, taka, tsDate, showTime } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 
@@ -36,7 +39,9 @@ function ShowInner({ showId }: { showId: bigint }) {
   const [layout, setLayout] = useState<GetSeatLayoutResponse>();
   const [ga, setGa] = useState<seatmap.GaArea[]>([]);
   const [chosen, setChosen] = useState<string[]>([]);
-  const [hold, setHold] = useState<Hold>();
+  // The buyer's live holds of the show, soonest expiry first.
+  const [holds, setHolds] = useState<Hold[]>([]);
+  const [cap, setCap] = useState<AccountSeatCap>();
   const [msg, setMsg] = useState("");
   const [err, setErr] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -53,14 +58,28 @@ function ShowInner({ showId }: { showId: bigint }) {
 
   const queueToken = sessionStorage.getItem(queueTokenKey(showId)) ?? "";
 
-  // The show and its layout, once.
+  function keepHolds(list: Hold[]) {
+    mine.current = new Set(list.flatMap((h) => h.seats));
+    view.current?.markMine([...mine.current]);
+    setHolds(list);
+    setNow(Date.now());
+  }
+
+  // The show, its layout and the buyer's live holds, once; the holds
+  // before the map is first drawn, so their seats are never shown as
+  // someone else's.
   useEffect(() => {
-    Promise.all([api.catalog.getShow({ showId }), api.seatMap.getSeatLayout({ showId })])
-      .then(([s, l]) => {
-        if (s.show?.waitingRoom?.enabled && !queueToken) {
+    Promise.all([
+      api.catalog.getShow({ showId }),
+      api.seatMap.getSeatLayout({ showId }),
+      api.holds.listMyHolds({ showId }),
+    ])
+      .then(([s, l, mh]) => {
+        if (s.show?.waitingRoom?.enabled && !queueToken && mh.holds.length === 0) {
           go(`/wait/${showId}`, true);
           return;
         }
+        keepHolds(mh.holds);
         setShow(s.show);
         // GA areas come with the first refresh: the layout has their
         // capacity, not what is left.
@@ -125,21 +144,32 @@ function ShowInner({ showId }: { showId: bigint }) {
 
   useEffect(() => view.current?.setChosen(chosen), [chosen]);
 
-  // The hold's countdown.
+  // Back to a tab left open: a hold made, ordered or released in another
+  // tab meanwhile shows as it is now.
   useEffect(() => {
-    if (!hold) return;
+    const back = () => {
+      if (document.hidden) return;
+      api.holds.listMyHolds({ showId }).then((r) => keepHolds(r.holds), () => undefined);
+    };
+    document.addEventListener("visibilitychange", back);
+    return () => document.removeEventListener("visibilitychange", back);
+  }, [showId]);
+
+  // The holds' countdown.
+  useEffect(() => {
+    if (holds.length === 0) return;
     const timer = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(timer);
-  }, [hold]);
+  }, [holds.length > 0]);
 
-  const left = hold ? ((tsDate(hold.expiresAt)?.getTime() ?? 0) - now) / 1000 : 0;
+  const leftOf = (h: Hold) => ((tsDate(h.expiresAt)?.getTime() ?? 0) - now) / 1000;
+  const expired = holds.filter((h) => leftOf(h) <= 0).length;
   useEffect(() => {
-    if (hold && left <= 0) {
-      setHold(undefined);
-      mine.current = new Set();
+    if (expired > 0) {
+      keepHolds(holds.filter((h) => leftOf(h) > 0));
       setMsg(t.holdExpired);
     }
-  }, [hold, left <= 0]);
+  }, [expired]);
 
   const opts = queueToken && queueToken !== "-" ? withQueueToken(queueToken) : undefined;
 
@@ -147,15 +177,13 @@ function ShowInner({ showId }: { showId: bigint }) {
     setBusy(true);
     setErr(undefined);
     setMsg("");
+    setCap(undefined);
     try {
       const r = await api.holds.createHold({ showId, ...req }, opts);
-      const h = r.hold!;
-      mine.current = new Set(h.seats);
-      view.current?.markMine(h.seats);
+      keepHolds([...holds, r.hold!]);
       setChosen([]);
-      setHold(h);
-      setNow(Date.now());
     } catch (e) {
+      const capped = e instanceof ConnectError ? e.findDetails(AccountSeatCapSchema)[0] : undefined;
       if (e instanceof SeatsUnavailableError) {
         if (e.seats.length) {
           view.current?.markTaken(e.seats);
@@ -165,6 +193,8 @@ function ShowInner({ showId }: { showId: bigint }) {
           setGa((areas) => areas.map((a) => (a.name === e.gaArea ? { ...a, remaining: e.remaining } : a)));
           setMsg(t.placesLeft(digits(e.remaining, lang)));
         }
+      } else if (capped) {
+        setCap(capped);
       } else if (e instanceof QueueTokenError) {
         sessionStorage.removeItem(queueTokenKey(showId));
         go(`/wait/${showId}`);
@@ -176,27 +206,43 @@ function ShowInner({ showId }: { showId: bigint }) {
     }
   }
 
-  async function order() {
-    if (!hold) return;
+  // On to the order: an ordered hold's (made in another tab, or before a
+  // reload), else a new one.
+  async function order(hold: Hold) {
+    if (hold.status === HoldStatus.ORDERED) {
+      go(`/order/${hold.orderId}`);
+      return;
+    }
     setBusy(true);
     setErr(undefined);
     try {
       const r = await api.orders.createOrder({ holdId: hold.holdId });
       go(`/order/${r.order!.orderId}`);
     } catch (e) {
+      // Another tab may have ordered it meanwhile: then on to that order.
+      const now = await api.holds.listMyHolds({ showId }).then((r) => r.holds, () => undefined);
+      const ordered = now?.find((h) => h.holdId === hold.holdId && h.status === HoldStatus.ORDERED);
+      if (ordered) {
+        go(`/order/${ordered.orderId}`);
+        return;
+      }
+      if (now) keepHolds(now);
       setErr(e);
       setBusy(false);
     }
   }
 
-  async function release() {
-    if (!hold) return;
+  // An ordered hold is given back by cancelling its unpaid order.
+  async function release(hold: Hold) {
+    setBusy(true);
     try {
-      await api.holds.releaseHold({ holdId: hold.holdId });
-      setHold(undefined);
-      mine.current = new Set();
+      if (hold.status === HoldStatus.ORDERED) await api.orders.cancelOrder({ orderId: hold.orderId });
+      else await api.holds.releaseHold({ holdId: hold.holdId });
+      keepHolds(holds.filter((h) => h.holdId !== hold.holdId));
     } catch (e) {
       setErr(e);
+    } finally {
+      setBusy(false);
     }
   }
 
@@ -224,6 +270,7 @@ function ShowInner({ showId }: { showId: bigint }) {
                 <li><span class="key s0" aria-hidden="true" />{t.free}</li>
                 <li><span class="key s1" aria-hidden="true" />{t.held}</li>
                 <li><span class="key s2" aria-hidden="true" />{t.sold}</li>
+                {holds.some((h) => h.seats.length > 0) && <li><span class="key s3" aria-hidden="true" />{t.yours}</li>}
                 <li><span class="key chosen" aria-hidden="true">✓</span>{t.selected}</li>
               </ul>
               {section && (
@@ -260,7 +307,7 @@ function ShowInner({ showId }: { showId: bigint }) {
                       <input type="number" min={1} max={Math.min(a.remaining, 10)} value={q}
                         onInput={(e) => setQty({ ...qty, [a.name]: Number(e.currentTarget.value) })} />
                     </label>{" "}
-                    <button type="submit" disabled={busy || !!hold}>
+                    <button type="submit" disabled={busy}>
                       {t.holdPlaces}
                     </button>
                   </form>
@@ -274,12 +321,18 @@ function ShowInner({ showId }: { showId: bigint }) {
             {msg}
           </p>
           <ErrorNote err={err} />
-          {hold ? (
-            <div class="hold" id="hold">
+          {cap && (
+            <p class="note error" role="alert" id="cap">
+              {t.accountCap(digits(cap.held, lang), digits(cap.maxSeats, lang))}{" "}
+              <Link href="/tickets">{t.navTickets}</Link>
+            </p>
+          )}
+          {holds.map((hold, i) => (
+            <div class="hold" id={i === 0 ? "hold" : undefined} key={hold.holdId} data-hold={hold.holdId}>
               <p>
-                {t.heldFor}{" "}
-                <strong role="timer" id="countdown">
-                  {mmss(left, lang)}
+                {hold.status === HoldStatus.ORDERED ? t.payBy : t.heldFor}{" "}
+                <strong role="timer" id={i === 0 ? "countdown" : undefined}>
+                  {mmss(leftOf(hold), lang)}
                 </strong>
               </p>
               <p>
@@ -288,14 +341,15 @@ function ShowInner({ showId }: { showId: bigint }) {
               <p>
                 {t.total}: <strong>{hold.amount && taka(hold.amount.amountMinor, lang)}</strong>
               </p>
-              <button type="button" class="primary" id="to-order" disabled={busy} onClick={order}>
+              <button type="button" class="primary" id={i === 0 ? "to-order" : undefined} disabled={busy} onClick={() => void order(hold)}>
                 {t.continueToPay}
               </button>{" "}
-              <button type="button" onClick={release} disabled={busy}>
+              <button type="button" onClick={() => void release(hold)} disabled={busy}>
                 {t.release}
               </button>
             </div>
-          ) : soldOut ? (
+          ))}
+          {soldOut ? (
             <p class="soldout" id="soldout">
               {t.soldOut}
             </p>

@@ -1,14 +1,15 @@
-// "My tickets": each ticket with its QR code on screen; per order one link
-// to the PDF of the whole order, kept fresh while the page is open (the
-// URL is presigned for a few minutes), and the cancellation, with the fee
-// and the refund shown before the buyer confirms (the fee rounds down, as
-// the server's does).
+// "My tickets": the buyer's live holds and unpaid orders with their time
+// left, a way to pay and to release (decision 0301); each ticket with its
+// QR code on screen; per order one link to the PDF of the whole order, kept
+// fresh while the page is open (the URL is presigned for a few minutes),
+// and the cancellation, with the fee and the refund shown before the buyer
+// confirms (the fee rounds down, as the server's does).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { OrderStatus, TicketStatus } from "@seatghor/client";
-import type { Order, Ticket } from "@seatghor/client";
+import { HoldStatus, OrderStatus, TicketStatus } from "@seatghor/client";
+import type { Hold, Order, Show, Ticket } from "@seatghor/client";
 
 import { ErrorNote, NeedSession, useApp } from "../app.js";
-import { digits, taka, tsDate, showTime } from "../i18n.js";
+import { digits, mmss, taka, tsDate, showTime } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 
 const POLL_MS = 1500;
@@ -73,6 +74,7 @@ function TicketsInner() {
   return (
     <>
       <h1 tabIndex={-1}>{t.tickets}</h1>
+      <LiveHolds />
       <ErrorNote err={err} />
       {!tickets ? (
         <p>{t.loading}</p>
@@ -105,6 +107,112 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
         ))}
       </ul>
       <Cancel orderId={props.orderId} cancellable={props.tickets.some((x) => x.status === TicketStatus.VALID)} onDone={props.onChange} />
+    </section>
+  );
+}
+
+// LiveHolds lists the buyer's live holds of every show (ListMyHolds): a
+// hold not yet ordered and an unpaid order (an ordered hold), each with
+// its time left, Pay (on to the order page) and Release (the hold given
+// back, or the unpaid order cancelled).
+function LiveHolds() {
+  const { t, api, lang, go } = useApp();
+  const [holds, setHolds] = useState<Hold[]>([]);
+  const [shows, setShows] = useState(new Map<bigint, Show>());
+  const [now, setNow] = useState(Date.now());
+  const [busy, setBusy] = useState(false);
+  const [msg, setMsg] = useState("");
+  const [err, setErr] = useState<unknown>();
+
+  async function load() {
+    const r = await api.holds.listMyHolds({});
+    const ids = [...new Set(r.holds.map((h) => h.showId))].filter((id) => !shows.has(id));
+    const got = await Promise.all(ids.map((showId) => api.catalog.getShow({ showId })));
+    if (got.length) setShows((m) => new Map([...m, ...got.map((g) => [g.show!.showId, g.show!] as const)]));
+    setHolds(r.holds);
+    setNow(Date.now());
+  }
+  useEffect(() => {
+    load().catch(setErr);
+  }, []);
+
+  useEffect(() => {
+    if (holds.length === 0) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [holds.length > 0]);
+
+  async function pay(h: Hold) {
+    if (h.status === HoldStatus.ORDERED) {
+      go(`/order/${h.orderId}`);
+      return;
+    }
+    setBusy(true);
+    setErr(undefined);
+    try {
+      const r = await api.orders.createOrder({ holdId: h.holdId });
+      go(`/order/${r.order!.orderId}`);
+    } catch (e) {
+      setErr(e);
+      setBusy(false);
+    }
+  }
+
+  async function release(h: Hold) {
+    setBusy(true);
+    setErr(undefined);
+    setMsg("");
+    try {
+      if (h.status === HoldStatus.ORDERED) await api.orders.cancelOrder({ orderId: h.orderId });
+      else await api.holds.releaseHold({ holdId: h.holdId });
+      setMsg(t.released);
+      await load();
+    } catch (e) {
+      setErr(e);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const live = holds.filter((h) => (tsDate(h.expiresAt)?.getTime() ?? 0) > now);
+  return (
+    <section class="holds" id="holds" aria-label={t.liveHolds}>
+      <p class="live" role="status" aria-live="polite">
+        {msg}
+      </p>
+      <ErrorNote err={err} />
+      {live.length > 0 && (
+        <>
+          <h2>{t.liveHolds}</h2>
+          <ul>
+            {live.map((h) => {
+              const show = shows.get(h.showId);
+              const left = mmss(((tsDate(h.expiresAt)?.getTime() ?? 0) - now) / 1000, lang);
+              return (
+                <li class="live-hold" key={h.holdId} data-hold={h.holdId} data-order={h.orderId || undefined}>
+                  <p>
+                    <strong>{show?.title}</strong>
+                    {show && ` · ${showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}`}
+                  </p>
+                  <p>
+                    {h.seats.length > 0 ? h.seats.join(", ") : `${h.gaArea} × ${digits(h.quantity, lang)}`} ·{" "}
+                    {h.amount && taka(h.amount.amountMinor, lang)}
+                  </p>
+                  <p class="left" role="timer">
+                    {h.status === HoldStatus.ORDERED ? t.unpaidLeft(left) : t.holdLeft(left)}
+                  </p>
+                  <button type="button" class="primary pay" disabled={busy} onClick={() => void pay(h)}>
+                    {t.pay}
+                  </button>{" "}
+                  <button type="button" class="release" disabled={busy} onClick={() => void release(h)}>
+                    {t.release}
+                  </button>
+                </li>
+              );
+            })}
+          </ul>
+        </>
+      )}
     </section>
   );
 }

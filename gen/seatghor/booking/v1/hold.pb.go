@@ -510,6 +510,175 @@ func (x *GetHoldResponse) GetHold() *Hold {
 	return nil
 }
 
+// ListMyHoldsRequest may narrow the caller's live holds to one show.
+type ListMyHoldsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only the holds of this show; unset: of every show.
+	ShowId        *int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3,oneof" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyHoldsRequest) Reset() {
+	*x = ListMyHoldsRequest{}
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyHoldsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyHoldsRequest) ProtoMessage() {}
+
+func (x *ListMyHoldsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyHoldsRequest.ProtoReflect.Descriptor instead.
+func (*ListMyHoldsRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListMyHoldsRequest) GetShowId() int64 {
+	if x != nil && x.ShowId != nil {
+		return *x.ShowId
+	}
+	return 0
+}
+
+// ListMyHoldsResponse is the caller's live holds. An account holds at most
+// the per-account cap of seats of each show (R-3.8), so there is no paging.
+type ListMyHoldsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The holds, soonest expiry first; an ORDERED one names its order.
+	Holds         []*Hold `protobuf:"bytes,1,rep,name=holds,proto3" json:"holds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMyHoldsResponse) Reset() {
+	*x = ListMyHoldsResponse{}
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMyHoldsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMyHoldsResponse) ProtoMessage() {}
+
+func (x *ListMyHoldsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMyHoldsResponse.ProtoReflect.Descriptor instead.
+func (*ListMyHoldsResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ListMyHoldsResponse) GetHolds() []*Hold {
+	if x != nil {
+		return x.Holds
+	}
+	return nil
+}
+
+// AccountSeatCap is a detail of the FAILED_PRECONDITION (BOOKING_NOT_ALLOWED)
+// answered when a hold would take the caller past the seats one account may
+// hold or buy of a show (R-3.8), so an app can say what to do: release a
+// hold or finish an order (ListMyHolds) (decision 0302).
+type AccountSeatCap struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Seats (or GA places) one account may hold or buy of the show.
+	MaxSeats int32 `protobuf:"varint,2,opt,name=max_seats,json=maxSeats,proto3" json:"max_seats,omitempty"`
+	// Seats the caller holds, awaits payment for or bought already.
+	Held int32 `protobuf:"varint,3,opt,name=held,proto3" json:"held,omitempty"`
+	// Seats the refused hold asked for.
+	Asked         int32 `protobuf:"varint,4,opt,name=asked,proto3" json:"asked,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountSeatCap) Reset() {
+	*x = AccountSeatCap{}
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountSeatCap) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountSeatCap) ProtoMessage() {}
+
+func (x *AccountSeatCap) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountSeatCap.ProtoReflect.Descriptor instead.
+func (*AccountSeatCap) Descriptor() ([]byte, []int) {
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *AccountSeatCap) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *AccountSeatCap) GetMaxSeats() int32 {
+	if x != nil {
+		return x.MaxSeats
+	}
+	return 0
+}
+
+func (x *AccountSeatCap) GetHeld() int32 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *AccountSeatCap) GetAsked() int32 {
+	if x != nil {
+		return x.Asked
+	}
+	return 0
+}
+
 // ReleaseHoldRequest names the hold to give back.
 type ReleaseHoldRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -521,7 +690,7 @@ type ReleaseHoldRequest struct {
 
 func (x *ReleaseHoldRequest) Reset() {
 	*x = ReleaseHoldRequest{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -533,7 +702,7 @@ func (x *ReleaseHoldRequest) String() string {
 func (*ReleaseHoldRequest) ProtoMessage() {}
 
 func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -546,7 +715,7 @@ func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{6}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ReleaseHoldRequest) GetHoldId() string {
@@ -567,7 +736,7 @@ type ReleaseHoldResponse struct {
 
 func (x *ReleaseHoldResponse) Reset() {
 	*x = ReleaseHoldResponse{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -579,7 +748,7 @@ func (x *ReleaseHoldResponse) String() string {
 func (*ReleaseHoldResponse) ProtoMessage() {}
 
 func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -592,7 +761,7 @@ func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{7}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReleaseHoldResponse) GetHold() *Hold {
@@ -640,7 +809,18 @@ const file_seatghor_booking_v1_hold_proto_rawDesc = "" +
 	"\x0eGetHoldRequest\x12\"\n" +
 	"\ahold_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06holdId\"@\n" +
 	"\x0fGetHoldResponse\x12-\n" +
-	"\x04hold\x18\x01 \x01(\v2\x19.seatghor.booking.v1.HoldR\x04hold\"8\n" +
+	"\x04hold\x18\x01 \x01(\v2\x19.seatghor.booking.v1.HoldR\x04hold\"G\n" +
+	"\x12ListMyHoldsRequest\x12%\n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00H\x00R\x06showId\x88\x01\x01B\n" +
+	"\n" +
+	"\b_show_id\"F\n" +
+	"\x13ListMyHoldsResponse\x12/\n" +
+	"\x05holds\x18\x01 \x03(\v2\x19.seatghor.booking.v1.HoldR\x05holds\"p\n" +
+	"\x0eAccountSeatCap\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1b\n" +
+	"\tmax_seats\x18\x02 \x01(\x05R\bmaxSeats\x12\x12\n" +
+	"\x04held\x18\x03 \x01(\x05R\x04held\x12\x14\n" +
+	"\x05asked\x18\x04 \x01(\x05R\x05asked\"8\n" +
 	"\x12ReleaseHoldRequest\x12\"\n" +
 	"\ahold_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06holdId\"D\n" +
 	"\x13ReleaseHoldResponse\x12-\n" +
@@ -652,11 +832,12 @@ const file_seatghor_booking_v1_hold_proto_rawDesc = "" +
 	"\x13HOLD_STATUS_ORDERED\x10\x02\x12\x19\n" +
 	"\x15HOLD_STATUS_CONFIRMED\x10\x03\x12\x18\n" +
 	"\x14HOLD_STATUS_RELEASED\x10\x04\x12\x17\n" +
-	"\x13HOLD_STATUS_EXPIRED\x10\x052\x95\x03\n" +
+	"\x13HOLD_STATUS_EXPIRED\x10\x052\x8d\x04\n" +
 	"\vHoldService\x12y\n" +
 	"\n" +
 	"CreateHold\x12&.seatghor.booking.v1.CreateHoldRequest\x1a'.seatghor.booking.v1.CreateHoldResponse\"\x1a\x82\xd3\xe4\x93\x02\x14:\x01*b\x04hold\"\t/v1/holds\x12z\n" +
-	"\aGetHold\x12#.seatghor.booking.v1.GetHoldRequest\x1a$.seatghor.booking.v1.GetHoldResponse\"$\x82\xd3\xe4\x93\x02\x1bb\x04hold\x12\x13/v1/holds/{hold_id}\x90\x02\x01\x12\x8e\x01\n" +
+	"\aGetHold\x12#.seatghor.booking.v1.GetHoldRequest\x1a$.seatghor.booking.v1.GetHoldResponse\"$\x82\xd3\xe4\x93\x02\x1bb\x04hold\x12\x13/v1/holds/{hold_id}\x90\x02\x01\x12v\n" +
+	"\vListMyHolds\x12'.seatghor.booking.v1.ListMyHoldsRequest\x1a(.seatghor.booking.v1.ListMyHoldsResponse\"\x14\x82\xd3\xe4\x93\x02\v\x12\t/v1/holds\x90\x02\x01\x12\x8e\x01\n" +
 	"\vReleaseHold\x12'.seatghor.booking.v1.ReleaseHoldRequest\x1a(.seatghor.booking.v1.ReleaseHoldResponse\",\x82\xd3\xe4\x93\x02&:\x01*b\x04hold\"\x1b/v1/holds/{hold_id}:releaseB\xd2\x01\n" +
 	"\x17com.seatghor.booking.v1B\tHoldProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/booking/v1;bookingv1\xa2\x02\x03SBX\xaa\x02\x13Seatghor.Booking.V1\xca\x02\x13Seatghor\\Booking\\V1\xe2\x02\x1fSeatghor\\Booking\\V1\\GPBMetadata\xea\x02\x15Seatghor::Booking::V1b\x06proto3"
 
@@ -673,7 +854,7 @@ func file_seatghor_booking_v1_hold_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_booking_v1_hold_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seatghor_booking_v1_hold_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_seatghor_booking_v1_hold_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_seatghor_booking_v1_hold_proto_goTypes = []any{
 	(HoldStatus)(0),               // 0: seatghor.booking.v1.HoldStatus
 	(*Hold)(nil),                  // 1: seatghor.booking.v1.Hold
@@ -682,30 +863,36 @@ var file_seatghor_booking_v1_hold_proto_goTypes = []any{
 	(*SeatsUnavailable)(nil),      // 4: seatghor.booking.v1.SeatsUnavailable
 	(*GetHoldRequest)(nil),        // 5: seatghor.booking.v1.GetHoldRequest
 	(*GetHoldResponse)(nil),       // 6: seatghor.booking.v1.GetHoldResponse
-	(*ReleaseHoldRequest)(nil),    // 7: seatghor.booking.v1.ReleaseHoldRequest
-	(*ReleaseHoldResponse)(nil),   // 8: seatghor.booking.v1.ReleaseHoldResponse
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
-	(*v1.Money)(nil),              // 10: seatghor.common.v1.Money
+	(*ListMyHoldsRequest)(nil),    // 7: seatghor.booking.v1.ListMyHoldsRequest
+	(*ListMyHoldsResponse)(nil),   // 8: seatghor.booking.v1.ListMyHoldsResponse
+	(*AccountSeatCap)(nil),        // 9: seatghor.booking.v1.AccountSeatCap
+	(*ReleaseHoldRequest)(nil),    // 10: seatghor.booking.v1.ReleaseHoldRequest
+	(*ReleaseHoldResponse)(nil),   // 11: seatghor.booking.v1.ReleaseHoldResponse
+	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*v1.Money)(nil),              // 13: seatghor.common.v1.Money
 }
 var file_seatghor_booking_v1_hold_proto_depIdxs = []int32{
-	9,  // 0: seatghor.booking.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
-	10, // 1: seatghor.booking.v1.Hold.amount:type_name -> seatghor.common.v1.Money
+	12, // 0: seatghor.booking.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
+	13, // 1: seatghor.booking.v1.Hold.amount:type_name -> seatghor.common.v1.Money
 	0,  // 2: seatghor.booking.v1.Hold.status:type_name -> seatghor.booking.v1.HoldStatus
-	9,  // 3: seatghor.booking.v1.Hold.created_at:type_name -> google.protobuf.Timestamp
+	12, // 3: seatghor.booking.v1.Hold.created_at:type_name -> google.protobuf.Timestamp
 	1,  // 4: seatghor.booking.v1.CreateHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
 	1,  // 5: seatghor.booking.v1.GetHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
-	1,  // 6: seatghor.booking.v1.ReleaseHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
-	2,  // 7: seatghor.booking.v1.HoldService.CreateHold:input_type -> seatghor.booking.v1.CreateHoldRequest
-	5,  // 8: seatghor.booking.v1.HoldService.GetHold:input_type -> seatghor.booking.v1.GetHoldRequest
-	7,  // 9: seatghor.booking.v1.HoldService.ReleaseHold:input_type -> seatghor.booking.v1.ReleaseHoldRequest
-	3,  // 10: seatghor.booking.v1.HoldService.CreateHold:output_type -> seatghor.booking.v1.CreateHoldResponse
-	6,  // 11: seatghor.booking.v1.HoldService.GetHold:output_type -> seatghor.booking.v1.GetHoldResponse
-	8,  // 12: seatghor.booking.v1.HoldService.ReleaseHold:output_type -> seatghor.booking.v1.ReleaseHoldResponse
-	10, // [10:13] is the sub-list for method output_type
-	7,  // [7:10] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	1,  // 6: seatghor.booking.v1.ListMyHoldsResponse.holds:type_name -> seatghor.booking.v1.Hold
+	1,  // 7: seatghor.booking.v1.ReleaseHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
+	2,  // 8: seatghor.booking.v1.HoldService.CreateHold:input_type -> seatghor.booking.v1.CreateHoldRequest
+	5,  // 9: seatghor.booking.v1.HoldService.GetHold:input_type -> seatghor.booking.v1.GetHoldRequest
+	7,  // 10: seatghor.booking.v1.HoldService.ListMyHolds:input_type -> seatghor.booking.v1.ListMyHoldsRequest
+	10, // 11: seatghor.booking.v1.HoldService.ReleaseHold:input_type -> seatghor.booking.v1.ReleaseHoldRequest
+	3,  // 12: seatghor.booking.v1.HoldService.CreateHold:output_type -> seatghor.booking.v1.CreateHoldResponse
+	6,  // 13: seatghor.booking.v1.HoldService.GetHold:output_type -> seatghor.booking.v1.GetHoldResponse
+	8,  // 14: seatghor.booking.v1.HoldService.ListMyHolds:output_type -> seatghor.booking.v1.ListMyHoldsResponse
+	11, // 15: seatghor.booking.v1.HoldService.ReleaseHold:output_type -> seatghor.booking.v1.ReleaseHoldResponse
+	12, // [12:16] is the sub-list for method output_type
+	8,  // [8:12] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_booking_v1_hold_proto_init() }
@@ -714,13 +901,14 @@ func file_seatghor_booking_v1_hold_proto_init() {
 		return
 	}
 	file_seatghor_booking_v1_hold_proto_msgTypes[1].OneofWrappers = []any{}
+	file_seatghor_booking_v1_hold_proto_msgTypes[6].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_booking_v1_hold_proto_rawDesc), len(file_seatghor_booking_v1_hold_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   8,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

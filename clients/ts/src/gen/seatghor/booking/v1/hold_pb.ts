@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/booking/v1/hold.proto.
  */
 export const file_seatghor_booking_v1_hold: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zZWF0Z2hvci9ib29raW5nL3YxL2hvbGQucHJvdG8SE3NlYXRnaG9yLmJvb2tpbmcudjEiuQIKBEhvbGQSDwoHaG9sZF9pZBgBIAEoCRIPCgdzaG93X2lkGAIgASgDEg0KBXNlYXRzGAMgAygJEg8KB2dhX2FyZWEYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoGYW1vdW50GAcgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Ei8KBnN0YXR1cxgIIAEoDjIfLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZFN0YXR1cxIPCgd1c2VyX2lkGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCG9yZGVyX2lkGAsgASgJIpgDChFDcmVhdGVIb2xkUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEjUKBXNlYXRzGAIgAygJQia6SCOSASAQZBgBIhpyGDIWXltBLVpdezEsM31bMC05XXsxLDN9JBIYCgdnYV9hcmVhGAMgASgJQge6SARyAhhAEiAKCHF1YW50aXR5GAQgASgFQgm6SAYaBBhkIABIAIgBATroAbpI5AEagwEKFmhvbGQuc2VhdHNfb3JfcXVhbnRpdHkSO2dpdmUgZWl0aGVyIHNlYXRzIG9yIGEgZ2VuZXJhbC1hZG1pc3Npb24gcXVhbnRpdHksIG5vdCBib3RoGiwoc2l6ZSh0aGlzLnNlYXRzKSA+IDApICE9IGhhcyh0aGlzLnF1YW50aXR5KRpcChhob2xkLmFyZWFfbmVlZHNfcXVhbnRpdHkSFmdhX2FyZWEgbmVlZHMgcXVhbnRpdHkaKHRoaXMuZ2FfYXJlYSA9PSAnJyB8fCBoYXModGhpcy5xdWFudGl0eSlCCwoJX3F1YW50aXR5Ij0KEkNyZWF0ZUhvbGRSZXNwb25zZRInCgRob2xkGAEgASgLMhkuc2VhdGdob3IuYm9va2luZy52MS5Ib2xkIl4KEFNlYXRzVW5hdmFpbGFibGUSDQoFc2VhdHMYASADKAkSFwoPc2VhdG1hcF92ZXJzaW9uGAIgASgDEg8KB2dhX2FyZWEYAyABKAkSEQoJcmVtYWluaW5nGAQgASgFIiwKDkdldEhvbGRSZXF1ZXN0EhoKB2hvbGRfaWQYASABKAlCCbpIBnIEEAEYQCI6Cg9HZXRIb2xkUmVzcG9uc2USJwoEaG9sZBgBIAEoCzIZLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZCIwChJSZWxlYXNlSG9sZFJlcXVlc3QSGgoHaG9sZF9pZBgBIAEoCUIJukgGcgQQARhAIj4KE1JlbGVhc2VIb2xkUmVzcG9uc2USJwoEaG9sZBgBIAEoCzIZLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZCqoAQoKSG9sZFN0YXR1cxIbChdIT0xEX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKEkhPTERfU1RBVFVTX0FDVElWRRABEhcKE0hPTERfU1RBVFVTX09SREVSRUQQAhIZChVIT0xEX1NUQVRVU19DT05GSVJNRUQQAxIYChRIT0xEX1NUQVRVU19SRUxFQVNFRBAEEhcKE0hPTERfU1RBVFVTX0VYUElSRUQQBTKVAwoLSG9sZFNlcnZpY2USeQoKQ3JlYXRlSG9sZBImLnNlYXRnaG9yLmJvb2tpbmcudjEuQ3JlYXRlSG9sZFJlcXVlc3QaJy5zZWF0Z2hvci5ib29raW5nLnYxLkNyZWF0ZUhvbGRSZXNwb25zZSIagtPkkwIUOgEqYgRob2xkIgkvdjEvaG9sZHMSegoHR2V0SG9sZBIjLnNlYXRnaG9yLmJvb2tpbmcudjEuR2V0SG9sZFJlcXVlc3QaJC5zZWF0Z2hvci5ib29raW5nLnYxLkdldEhvbGRSZXNwb25zZSIkkAIBgtPkkwIbYgRob2xkEhMvdjEvaG9sZHMve2hvbGRfaWR9Eo4BCgtSZWxlYXNlSG9sZBInLnNlYXRnaG9yLmJvb2tpbmcudjEuUmVsZWFzZUhvbGRSZXF1ZXN0Giguc2VhdGdob3IuYm9va2luZy52MS5SZWxlYXNlSG9sZFJlc3BvbnNlIiyC0+STAiY6ASpiBGhvbGQiGy92MS9ob2xkcy97aG9sZF9pZH06cmVsZWFzZULSAQoXY29tLnNlYXRnaG9yLmJvb2tpbmcudjFCCUhvbGRQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9ib29raW5nL3YxO2Jvb2tpbmd2MaICA1NCWKoCE1NlYXRnaG9yLkJvb2tpbmcuVjHKAhNTZWF0Z2hvclxCb29raW5nXFYx4gIfU2VhdGdob3JcQm9va2luZ1xWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpCb29raW5nOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
+  fileDesc("Ch5zZWF0Z2hvci9ib29raW5nL3YxL2hvbGQucHJvdG8SE3NlYXRnaG9yLmJvb2tpbmcudjEiuQIKBEhvbGQSDwoHaG9sZF9pZBgBIAEoCRIPCgdzaG93X2lkGAIgASgDEg0KBXNlYXRzGAMgAygJEg8KB2dhX2FyZWEYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoGYW1vdW50GAcgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Ei8KBnN0YXR1cxgIIAEoDjIfLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZFN0YXR1cxIPCgd1c2VyX2lkGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCG9yZGVyX2lkGAsgASgJIpgDChFDcmVhdGVIb2xkUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEjUKBXNlYXRzGAIgAygJQia6SCOSASAQZBgBIhpyGDIWXltBLVpdezEsM31bMC05XXsxLDN9JBIYCgdnYV9hcmVhGAMgASgJQge6SARyAhhAEiAKCHF1YW50aXR5GAQgASgFQgm6SAYaBBhkIABIAIgBATroAbpI5AEagwEKFmhvbGQuc2VhdHNfb3JfcXVhbnRpdHkSO2dpdmUgZWl0aGVyIHNlYXRzIG9yIGEgZ2VuZXJhbC1hZG1pc3Npb24gcXVhbnRpdHksIG5vdCBib3RoGiwoc2l6ZSh0aGlzLnNlYXRzKSA+IDApICE9IGhhcyh0aGlzLnF1YW50aXR5KRpcChhob2xkLmFyZWFfbmVlZHNfcXVhbnRpdHkSFmdhX2FyZWEgbmVlZHMgcXVhbnRpdHkaKHRoaXMuZ2FfYXJlYSA9PSAnJyB8fCBoYXModGhpcy5xdWFudGl0eSlCCwoJX3F1YW50aXR5Ij0KEkNyZWF0ZUhvbGRSZXNwb25zZRInCgRob2xkGAEgASgLMhkuc2VhdGdob3IuYm9va2luZy52MS5Ib2xkIl4KEFNlYXRzVW5hdmFpbGFibGUSDQoFc2VhdHMYASADKAkSFwoPc2VhdG1hcF92ZXJzaW9uGAIgASgDEg8KB2dhX2FyZWEYAyABKAkSEQoJcmVtYWluaW5nGAQgASgFIiwKDkdldEhvbGRSZXF1ZXN0EhoKB2hvbGRfaWQYASABKAlCCbpIBnIEEAEYQCI6Cg9HZXRIb2xkUmVzcG9uc2USJwoEaG9sZBgBIAEoCzIZLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZCI/ChJMaXN0TXlIb2xkc1JlcXVlc3QSHQoHc2hvd19pZBgBIAEoA0IHukgEIgIgAEgAiAEBQgoKCF9zaG93X2lkIj8KE0xpc3RNeUhvbGRzUmVzcG9uc2USKAoFaG9sZHMYASADKAsyGS5zZWF0Z2hvci5ib29raW5nLnYxLkhvbGQiUQoOQWNjb3VudFNlYXRDYXASDwoHc2hvd19pZBgBIAEoAxIRCgltYXhfc2VhdHMYAiABKAUSDAoEaGVsZBgDIAEoBRINCgVhc2tlZBgEIAEoBSIwChJSZWxlYXNlSG9sZFJlcXVlc3QSGgoHaG9sZF9pZBgBIAEoCUIJukgGcgQQARhAIj4KE1JlbGVhc2VIb2xkUmVzcG9uc2USJwoEaG9sZBgBIAEoCzIZLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZCqoAQoKSG9sZFN0YXR1cxIbChdIT0xEX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKEkhPTERfU1RBVFVTX0FDVElWRRABEhcKE0hPTERfU1RBVFVTX09SREVSRUQQAhIZChVIT0xEX1NUQVRVU19DT05GSVJNRUQQAxIYChRIT0xEX1NUQVRVU19SRUxFQVNFRBAEEhcKE0hPTERfU1RBVFVTX0VYUElSRUQQBTKNBAoLSG9sZFNlcnZpY2USeQoKQ3JlYXRlSG9sZBImLnNlYXRnaG9yLmJvb2tpbmcudjEuQ3JlYXRlSG9sZFJlcXVlc3QaJy5zZWF0Z2hvci5ib29raW5nLnYxLkNyZWF0ZUhvbGRSZXNwb25zZSIagtPkkwIUOgEqYgRob2xkIgkvdjEvaG9sZHMSegoHR2V0SG9sZBIjLnNlYXRnaG9yLmJvb2tpbmcudjEuR2V0SG9sZFJlcXVlc3QaJC5zZWF0Z2hvci5ib29raW5nLnYxLkdldEhvbGRSZXNwb25zZSIkkAIBgtPkkwIbYgRob2xkEhMvdjEvaG9sZHMve2hvbGRfaWR9EnYKC0xpc3RNeUhvbGRzEicuc2VhdGdob3IuYm9va2luZy52MS5MaXN0TXlIb2xkc1JlcXVlc3QaKC5zZWF0Z2hvci5ib29raW5nLnYxLkxpc3RNeUhvbGRzUmVzcG9uc2UiFJACAYLT5JMCCxIJL3YxL2hvbGRzEo4BCgtSZWxlYXNlSG9sZBInLnNlYXRnaG9yLmJvb2tpbmcudjEuUmVsZWFzZUhvbGRSZXF1ZXN0Giguc2VhdGdob3IuYm9va2luZy52MS5SZWxlYXNlSG9sZFJlc3BvbnNlIiyC0+STAiY6ASpiBGhvbGQiGy92MS9ob2xkcy97aG9sZF9pZH06cmVsZWFzZULSAQoXY29tLnNlYXRnaG9yLmJvb2tpbmcudjFCCUhvbGRQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9ib29raW5nL3YxO2Jvb2tpbmd2MaICA1NCWKoCE1NlYXRnaG9yLkJvb2tpbmcuVjHKAhNTZWF0Z2hvclxCb29raW5nXFYx4gIfU2VhdGdob3JcQm9va2luZ1xWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpCb29raW5nOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
 
 /**
  * Hold is seats kept for one buyer until expires_at.
@@ -257,6 +257,94 @@ export const GetHoldResponseSchema: GenMessage<GetHoldResponse> = /*@__PURE__*/
   messageDesc(file_seatghor_booking_v1_hold, 5);
 
 /**
+ * ListMyHoldsRequest may narrow the caller's live holds to one show.
+ *
+ * @generated from message seatghor.booking.v1.ListMyHoldsRequest
+ */
+export type ListMyHoldsRequest = Message<"seatghor.booking.v1.ListMyHoldsRequest"> & {
+  /**
+   * Only the holds of this show; unset: of every show.
+   *
+   * @generated from field: optional int64 show_id = 1;
+   */
+  showId?: bigint | undefined;
+};
+
+/**
+ * Describes the message seatghor.booking.v1.ListMyHoldsRequest.
+ * Use `create(ListMyHoldsRequestSchema)` to create a new message.
+ */
+export const ListMyHoldsRequestSchema: GenMessage<ListMyHoldsRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_booking_v1_hold, 6);
+
+/**
+ * ListMyHoldsResponse is the caller's live holds. An account holds at most
+ * the per-account cap of seats of each show (R-3.8), so there is no paging.
+ *
+ * @generated from message seatghor.booking.v1.ListMyHoldsResponse
+ */
+export type ListMyHoldsResponse = Message<"seatghor.booking.v1.ListMyHoldsResponse"> & {
+  /**
+   * The holds, soonest expiry first; an ORDERED one names its order.
+   *
+   * @generated from field: repeated seatghor.booking.v1.Hold holds = 1;
+   */
+  holds: Hold[];
+};
+
+/**
+ * Describes the message seatghor.booking.v1.ListMyHoldsResponse.
+ * Use `create(ListMyHoldsResponseSchema)` to create a new message.
+ */
+export const ListMyHoldsResponseSchema: GenMessage<ListMyHoldsResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_booking_v1_hold, 7);
+
+/**
+ * AccountSeatCap is a detail of the FAILED_PRECONDITION (BOOKING_NOT_ALLOWED)
+ * answered when a hold would take the caller past the seats one account may
+ * hold or buy of a show (R-3.8), so an app can say what to do: release a
+ * hold or finish an order (ListMyHolds) (decision 0302).
+ *
+ * @generated from message seatghor.booking.v1.AccountSeatCap
+ */
+export type AccountSeatCap = Message<"seatghor.booking.v1.AccountSeatCap"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * Seats (or GA places) one account may hold or buy of the show.
+   *
+   * @generated from field: int32 max_seats = 2;
+   */
+  maxSeats: number;
+
+  /**
+   * Seats the caller holds, awaits payment for or bought already.
+   *
+   * @generated from field: int32 held = 3;
+   */
+  held: number;
+
+  /**
+   * Seats the refused hold asked for.
+   *
+   * @generated from field: int32 asked = 4;
+   */
+  asked: number;
+};
+
+/**
+ * Describes the message seatghor.booking.v1.AccountSeatCap.
+ * Use `create(AccountSeatCapSchema)` to create a new message.
+ */
+export const AccountSeatCapSchema: GenMessage<AccountSeatCap> = /*@__PURE__*/
+  messageDesc(file_seatghor_booking_v1_hold, 8);
+
+/**
  * ReleaseHoldRequest names the hold to give back.
  *
  * @generated from message seatghor.booking.v1.ReleaseHoldRequest
@@ -275,7 +363,7 @@ export type ReleaseHoldRequest = Message<"seatghor.booking.v1.ReleaseHoldRequest
  * Use `create(ReleaseHoldRequestSchema)` to create a new message.
  */
 export const ReleaseHoldRequestSchema: GenMessage<ReleaseHoldRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 6);
+  messageDesc(file_seatghor_booking_v1_hold, 9);
 
 /**
  * ReleaseHoldResponse carries the released hold.
@@ -296,7 +384,7 @@ export type ReleaseHoldResponse = Message<"seatghor.booking.v1.ReleaseHoldRespon
  * Use `create(ReleaseHoldResponseSchema)` to create a new message.
  */
 export const ReleaseHoldResponseSchema: GenMessage<ReleaseHoldResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 7);
+  messageDesc(file_seatghor_booking_v1_hold, 10);
 
 /**
  * HoldStatus is where a hold is in its life.
@@ -383,6 +471,19 @@ export const HoldService: GenService<{
     methodKind: "unary";
     input: typeof GetHoldRequestSchema;
     output: typeof GetHoldResponseSchema;
+  },
+  /**
+   * ListMyHolds returns the caller's live holds (ACTIVE, or ORDERED and
+   * awaiting payment) that have not expired, soonest expiry first: what a
+   * page reloaded during a hold, another tab or "My tickets" resumes
+   * (decision 0300). Only the caller's own, whatever their role.
+   *
+   * @generated from rpc seatghor.booking.v1.HoldService.ListMyHolds
+   */
+  listMyHolds: {
+    methodKind: "unary";
+    input: typeof ListMyHoldsRequestSchema;
+    output: typeof ListMyHoldsResponseSchema;
   },
   /**
    * ReleaseHold gives the seats of one of the caller's holds back at once.

@@ -37,6 +37,8 @@ const (
 	HoldServiceCreateHoldProcedure = "/seatghor.booking.v1.HoldService/CreateHold"
 	// HoldServiceGetHoldProcedure is the fully-qualified name of the HoldService's GetHold RPC.
 	HoldServiceGetHoldProcedure = "/seatghor.booking.v1.HoldService/GetHold"
+	// HoldServiceListMyHoldsProcedure is the fully-qualified name of the HoldService's ListMyHolds RPC.
+	HoldServiceListMyHoldsProcedure = "/seatghor.booking.v1.HoldService/ListMyHolds"
 	// HoldServiceReleaseHoldProcedure is the fully-qualified name of the HoldService's ReleaseHold RPC.
 	HoldServiceReleaseHoldProcedure = "/seatghor.booking.v1.HoldService/ReleaseHold"
 )
@@ -50,6 +52,11 @@ type HoldServiceClient interface {
 	CreateHold(context.Context, *connect.Request[v1.CreateHoldRequest]) (*connect.Response[v1.CreateHoldResponse], error)
 	// GetHold returns one of the caller's holds.
 	GetHold(context.Context, *connect.Request[v1.GetHoldRequest]) (*connect.Response[v1.GetHoldResponse], error)
+	// ListMyHolds returns the caller's live holds (ACTIVE, or ORDERED and
+	// awaiting payment) that have not expired, soonest expiry first: what a
+	// page reloaded during a hold, another tab or "My tickets" resumes
+	// (decision 0300). Only the caller's own, whatever their role.
+	ListMyHolds(context.Context, *connect.Request[v1.ListMyHoldsRequest]) (*connect.Response[v1.ListMyHoldsResponse], error)
 	// ReleaseHold gives the seats of one of the caller's holds back at once.
 	ReleaseHold(context.Context, *connect.Request[v1.ReleaseHoldRequest]) (*connect.Response[v1.ReleaseHoldResponse], error)
 }
@@ -78,6 +85,13 @@ func NewHoldServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listMyHolds: connect.NewClient[v1.ListMyHoldsRequest, v1.ListMyHoldsResponse](
+			httpClient,
+			baseURL+HoldServiceListMyHoldsProcedure,
+			connect.WithSchema(holdServiceMethods.ByName("ListMyHolds")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		releaseHold: connect.NewClient[v1.ReleaseHoldRequest, v1.ReleaseHoldResponse](
 			httpClient,
 			baseURL+HoldServiceReleaseHoldProcedure,
@@ -91,6 +105,7 @@ func NewHoldServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 type holdServiceClient struct {
 	createHold  *connect.Client[v1.CreateHoldRequest, v1.CreateHoldResponse]
 	getHold     *connect.Client[v1.GetHoldRequest, v1.GetHoldResponse]
+	listMyHolds *connect.Client[v1.ListMyHoldsRequest, v1.ListMyHoldsResponse]
 	releaseHold *connect.Client[v1.ReleaseHoldRequest, v1.ReleaseHoldResponse]
 }
 
@@ -102,6 +117,11 @@ func (c *holdServiceClient) CreateHold(ctx context.Context, req *connect.Request
 // GetHold calls seatghor.booking.v1.HoldService.GetHold.
 func (c *holdServiceClient) GetHold(ctx context.Context, req *connect.Request[v1.GetHoldRequest]) (*connect.Response[v1.GetHoldResponse], error) {
 	return c.getHold.CallUnary(ctx, req)
+}
+
+// ListMyHolds calls seatghor.booking.v1.HoldService.ListMyHolds.
+func (c *holdServiceClient) ListMyHolds(ctx context.Context, req *connect.Request[v1.ListMyHoldsRequest]) (*connect.Response[v1.ListMyHoldsResponse], error) {
+	return c.listMyHolds.CallUnary(ctx, req)
 }
 
 // ReleaseHold calls seatghor.booking.v1.HoldService.ReleaseHold.
@@ -118,6 +138,11 @@ type HoldServiceHandler interface {
 	CreateHold(context.Context, *connect.Request[v1.CreateHoldRequest]) (*connect.Response[v1.CreateHoldResponse], error)
 	// GetHold returns one of the caller's holds.
 	GetHold(context.Context, *connect.Request[v1.GetHoldRequest]) (*connect.Response[v1.GetHoldResponse], error)
+	// ListMyHolds returns the caller's live holds (ACTIVE, or ORDERED and
+	// awaiting payment) that have not expired, soonest expiry first: what a
+	// page reloaded during a hold, another tab or "My tickets" resumes
+	// (decision 0300). Only the caller's own, whatever their role.
+	ListMyHolds(context.Context, *connect.Request[v1.ListMyHoldsRequest]) (*connect.Response[v1.ListMyHoldsResponse], error)
 	// ReleaseHold gives the seats of one of the caller's holds back at once.
 	ReleaseHold(context.Context, *connect.Request[v1.ReleaseHoldRequest]) (*connect.Response[v1.ReleaseHoldResponse], error)
 }
@@ -142,6 +167,13 @@ func NewHoldServiceHandler(svc HoldServiceHandler, opts ...connect.HandlerOption
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	holdServiceListMyHoldsHandler := connect.NewUnaryHandler(
+		HoldServiceListMyHoldsProcedure,
+		svc.ListMyHolds,
+		connect.WithSchema(holdServiceMethods.ByName("ListMyHolds")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	holdServiceReleaseHoldHandler := connect.NewUnaryHandler(
 		HoldServiceReleaseHoldProcedure,
 		svc.ReleaseHold,
@@ -154,6 +186,8 @@ func NewHoldServiceHandler(svc HoldServiceHandler, opts ...connect.HandlerOption
 			holdServiceCreateHoldHandler.ServeHTTP(w, r)
 		case HoldServiceGetHoldProcedure:
 			holdServiceGetHoldHandler.ServeHTTP(w, r)
+		case HoldServiceListMyHoldsProcedure:
+			holdServiceListMyHoldsHandler.ServeHTTP(w, r)
 		case HoldServiceReleaseHoldProcedure:
 			holdServiceReleaseHoldHandler.ServeHTTP(w, r)
 		default:
@@ -171,6 +205,10 @@ func (UnimplementedHoldServiceHandler) CreateHold(context.Context, *connect.Requ
 
 func (UnimplementedHoldServiceHandler) GetHold(context.Context, *connect.Request[v1.GetHoldRequest]) (*connect.Response[v1.GetHoldResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.booking.v1.HoldService.GetHold is not implemented"))
+}
+
+func (UnimplementedHoldServiceHandler) ListMyHolds(context.Context, *connect.Request[v1.ListMyHoldsRequest]) (*connect.Response[v1.ListMyHoldsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.booking.v1.HoldService.ListMyHolds is not implemented"))
 }
 
 func (UnimplementedHoldServiceHandler) ReleaseHold(context.Context, *connect.Request[v1.ReleaseHoldRequest]) (*connect.Response[v1.ReleaseHoldResponse], error) {
