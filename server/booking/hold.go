@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -162,14 +163,7 @@ const heldOrBought = `(status = 'confirmed' OR (status IN ('active', 'ordered') 
 // own transaction. The advisory lock serialises one account's holds on one
 // show, so two concurrent holds cannot both slip under the cap.
 func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID string, n int, now time.Time) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, userID, show.ID); err != nil {
-		return fmt.Errorf("lock account %s on show %d: %w", userID, show.ID, err)
-	}
-	var have int
-	err := tx.QueryRow(ctx, `
-		SELECT coalesce(sum(quantity), 0) FROM holds
-		WHERE show_id = $1 AND user_id = $2 AND `+heldOrBought,
-		show.ID, userID, now).Scan(&have)
+	have, err := countUnderLock(ctx, tx, show.ID, userID, `user_id = $2`, userID, now)
 	if err != nil {
 		return fmt.Errorf("count seats of account %s on show %d: %w", userID, show.ID, err)
 	}
@@ -182,20 +176,28 @@ func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID s
 	return nil
 }
 
+// countUnderLock takes the transaction's advisory lock named lock on
+// showID, then counts the places of showID's holds that count against a
+// cap (heldOrBought) and match holder, a condition on $2 (whose value is
+// id). The lock serialises one holder's holds on one show, so two
+// concurrent holds cannot both slip under a cap.
+func countUnderLock(ctx context.Context, tx pgx.Tx, showID int64, lock, holder string, id any, now time.Time) (int, error) {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, lock, showID); err != nil {
+		return 0, fmt.Errorf("lock: %w", err)
+	}
+	var have int
+	err := tx.QueryRow(ctx, `
+		SELECT coalesce(sum(quantity), 0) FROM holds
+		WHERE show_id = $1 AND `+holder+` AND `+heldOrBought, showID, id, now).Scan(&have)
+	return have, err
+}
+
 // checkPartnerCap enforces a partner's per-show cap (decision 0286) as
 // checkAccountCap does an account's: under a lock of the partner and the
 // show, so two concurrent holds of the partner cannot both slip under it.
 // An account whose id spells the lock's name would only wait with it.
 func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerID int64, limit, n int, now time.Time) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('partner cap ' || $1::bigint, $2))`,
-		partnerID, show.ID); err != nil {
-		return fmt.Errorf("lock partner %d on show %d: %w", partnerID, show.ID, err)
-	}
-	var have int
-	err := tx.QueryRow(ctx, `
-		SELECT coalesce(sum(quantity), 0) FROM holds
-		WHERE show_id = $1 AND partner_id = $2 AND `+heldOrBought,
-		show.ID, partnerID, now).Scan(&have)
+	have, err := countUnderLock(ctx, tx, show.ID, "partner cap "+strconv.FormatInt(partnerID, 10), `partner_id = $2`, partnerID, now)
 	if err != nil {
 		return fmt.Errorf("count places of partner %d on show %d: %w", partnerID, show.ID, err)
 	}

@@ -241,19 +241,31 @@ func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Re
 		if r.Reason == "cancellation" || r.Reason == "manual" {
 			// The booking's shares are given back as differences of what is
 			// still captured before and after this refund (decision 0008).
-			var commissionBps, before int64
-			if err := tx.QueryRow(ctx, `
-				SELECT s.commission_bps, $3 - coalesce((SELECT sum(amount_minor) FROM refunds
-				                                        WHERE gateway_charge_id = $2 AND refund_id <> $4
-				                                          AND (status = 'succeeded' OR settled_at IS NOT NULL)), 0)
-				FROM shows s WHERE s.show_id = $1`, r.ShowID, r.ChargeID, r.CapturedMinor, r.ID).
-				Scan(&commissionBps, &before); err != nil {
-				return fmt.Errorf("read commission of show %d: %w", r.ShowID, err)
+			commissionBps, before, err := sharesBefore(ctx, tx, r)
+			if err != nil {
+				return err
 			}
 			j = ledger.RefundJournal(txnID, r.OrderID, r.ShowID, r.Currency, before, r.AmountMinor, commissionBps)
 		}
 		return givenBack(ctx, tx, r, j, res.ID, now)
 	})
+}
+
+// sharesBefore reads what the booking's shares of refund r are taken from:
+// the show's commission and what the charge still held captured before r
+// (the other refunds of the charge given back, by the gateway or settled
+// by hand).
+func sharesBefore(ctx context.Context, tx pgx.Tx, r refund) (commissionBps, before int64, err error) {
+	err = tx.QueryRow(ctx, `
+		SELECT s.commission_bps, $3 - coalesce((SELECT sum(amount_minor) FROM refunds
+		                                        WHERE gateway_charge_id = $2 AND refund_id <> $4
+		                                          AND (status = 'succeeded' OR settled_at IS NOT NULL)), 0)
+		FROM shows s WHERE s.show_id = $1`, r.ShowID, r.ChargeID, r.CapturedMinor, r.ID).
+		Scan(&commissionBps, &before)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read commission of show %d: %w", r.ShowID, err)
+	}
+	return commissionBps, before, nil
 }
 
 // givenBack records money a refund gave back, through the gateway or

@@ -138,14 +138,9 @@ func settledJournal(ctx context.Context, tx pgx.Tx, r refund) (ledger.Journal, e
 			},
 		}, nil
 	}
-	var commissionBps, before int64
-	if err := tx.QueryRow(ctx, `
-		SELECT s.commission_bps, $3 - coalesce((SELECT sum(amount_minor) FROM refunds
-		                                        WHERE gateway_charge_id = $2 AND refund_id <> $4
-		                                          AND (status = 'succeeded' OR settled_at IS NOT NULL)), 0)
-		FROM shows s WHERE s.show_id = $1`, r.ShowID, r.ChargeID, r.CapturedMinor, r.ID).
-		Scan(&commissionBps, &before); err != nil {
-		return ledger.Journal{}, fmt.Errorf("read commission of show %d: %w", r.ShowID, err)
+	commissionBps, before, err := sharesBefore(ctx, tx, r)
+	if err != nil {
+		return ledger.Journal{}, err
 	}
 	return ledger.SettledRefundJournal(txnID, r.ID, r.ShowID, r.Currency, before, r.AmountMinor, commissionBps), nil
 }
