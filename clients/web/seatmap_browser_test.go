@@ -72,7 +72,6 @@ func TestBrowserSeatMapFitsAPhone(t *testing.T) {
 		mine("A5"), mine("A6"),
 	)
 	require.Empty(t, eval[[]string](t, ctx, legendMisses))
-	shot(t, ctx, "seatmap-phone")
 	do(t, ctx,
 		blockSeatMap,
 		chromedp.Click(chromedp.CSS(".hold button:not(.primary)")),
@@ -151,5 +150,4 @@ func TestBrowserConflictAgreesWithThePanel(t *testing.T) {
 	require.NotContains(t, msg, "someone else")
 	require.Contains(t, msg, "your hold")
 	require.Empty(t, eval[[]string](t, second, legendMisses))
-	shot(t, second, "conflict-own")
 }

@@ -293,7 +293,7 @@ const bn: Strings = {
   loading: "লোড হচ্ছে…",
   legend: "চিহ্ন",
   free: "খালি",
-  held: "আটকানো",
+  held: "অন্যের জন্য আটকানো",
   sold: "বিক্রি হয়েছে",
   selected: "বাছাই করা",
   yours: "আপনার জন্য আটকানো",
