@@ -110,7 +110,7 @@ const en = {
   loading: "Loading…",
   legend: "Legend",
   free: "free",
-  held: "held",
+  held: "held by others",
   sold: "sold",
   selected: "selected",
   yours: "your hold",
@@ -132,7 +132,6 @@ const en = {
   continueToPay: "Continue to payment",
   release: "Release",
   taken: (seats: string) => `Sorry, ${seats} was just taken by someone else. Your other seats are still chosen.`,
-  takenNow: (seats: string) => `${seats} has just been taken by someone else.`,
   refreshed: "Seat map updated",
   order: "Order",
   payBy: "Pay within",
@@ -254,6 +253,12 @@ const en = {
   released: "Released. The seats are free again.",
   accountCap: (held: string, max: string) =>
     `You already hold or bought ${held} of the ${max} seats one account may have for this show. Release a hold or finish an order in My tickets.`,
+  // The seat map's conflict message, said from the choice as it is now so
+  // it never contradicts the panel below it (decision 0310).
+  takenNoneLeft: (seats: string) => `Sorry, ${seats} was just taken by someone else. Choose another seat.`,
+  takenMany: (seats: string, rest: boolean) =>
+    `Sorry, ${seats} were just taken by someone else.${rest ? " Your other seats are still chosen." : " Choose other seats."}`,
+  alreadyYours: (seats: string) => `${seats} is already in your hold below.`,
 };
 
 export type Strings = typeof en;
@@ -288,7 +293,7 @@ const bn: Strings = {
   loading: "লোড হচ্ছে…",
   legend: "চিহ্ন",
   free: "খালি",
-  held: "আটকানো",
+  held: "অন্যের জন্য আটকানো",
   sold: "বিক্রি হয়েছে",
   selected: "বাছাই করা",
   yours: "আপনার জন্য আটকানো",
@@ -310,7 +315,6 @@ const bn: Strings = {
   continueToPay: "পেমেন্টে যান",
   release: "ছেড়ে দিন",
   taken: (seats) => `দুঃখিত, ${seats} আসনটি এইমাত্র অন্য কেউ নিয়েছেন। আপনার বাকি আসন বাছাই করা আছে।`,
-  takenNow: (seats) => `${seats} আসনটি এইমাত্র অন্য কেউ নিয়েছেন।`,
   refreshed: "আসনের নকশা হালনাগাদ হয়েছে",
   order: "অর্ডার",
   payBy: "পরিশোধের সময় বাকি",
@@ -430,6 +434,10 @@ const bn: Strings = {
   released: "ছেড়ে দেওয়া হয়েছে। আসনগুলো আবার খালি।",
   accountCap: (held, max) =>
     `একটি অ্যাকাউন্ট এই অনুষ্ঠান বা যাত্রার সর্বোচ্চ ${max}টি আসন রাখতে পারে; আপনি ইতিমধ্যে ${held}টি আটকেছেন বা কিনেছেন। "আমার টিকিট"-এ একটি আটকানো আসন ছেড়ে দিন বা একটি অর্ডার শেষ করুন।`,
+  takenNoneLeft: (seats) => `দুঃখিত, ${seats} আসনটি এইমাত্র অন্য কেউ নিয়েছেন। অন্য একটি আসন বাছুন।`,
+  takenMany: (seats, rest) =>
+    `দুঃখিত, ${seats} আসনগুলো এইমাত্র অন্য কেউ নিয়েছেন।${rest ? " আপনার বাকি আসন বাছাই করা আছে।" : " অন্য আসন বাছুন।"}`,
+  alreadyYours: (seats) => `${seats} আসন ইতিমধ্যে নিচে আপনার জন্য আটকানো আছে।`,
 };
 
 export function strings(lang: Lang): Strings {

@@ -31,8 +31,11 @@ export interface SeatLabels {
   grid: (section: string) => string;
 }
 
-const CELL = 34;
-const SIZE = 30;
+// Every seat is a 44×44 CSS px square, the size a finger hits (WCAG's
+// target size), at any width: a section wider than the screen scrolls
+// sideways rather than shrinking its seats (decision 0309).
+const SIZE = 44;
+const CELL = SIZE + 4;
 const ROW_LABEL = 26;
 
 function esc(s: string): string {
@@ -75,11 +78,11 @@ export class SeatMapView {
         const y = ri * CELL;
         this.rowStart.push(i);
         this.rowSection.push(si);
-        html.push(`<g role="row"><text class="sm-row" x="2" y="${y + 20}" aria-hidden="true">${esc(r.label)}</text>`);
+        html.push(`<g role="row"><text class="sm-row" x="2" y="${y + SIZE / 2 + 4}" aria-hidden="true">${esc(r.label)}</text>`);
         r.seats.forEach((seat, ci) => {
           const x = ROW_LABEL + ci * CELL;
           const num = seat.slice(r.label.length);
-          html.push(`<g role="gridcell" class="seat s0" data-i="${i}" id="seat-${esc(seat)}" tabindex="-1" aria-selected="false" aria-label="${esc(this.label(seat, 0, false, sec.priceMinor))}" transform="translate(${x},${y})"><rect width="${SIZE}" height="${SIZE}" rx="6"/><text x="${SIZE / 2}" y="20">${esc(num)}</text></g>`);
+          html.push(`<g role="gridcell" class="seat s0" data-i="${i}" id="seat-${esc(seat)}" tabindex="-1" aria-selected="false" aria-label="${esc(this.label(seat, 0, false, sec.priceMinor))}" transform="translate(${x},${y})"><rect width="${SIZE}" height="${SIZE}" rx="6"/><text x="${SIZE / 2}" y="${SIZE / 2 + 5}">${esc(num)}</text></g>`);
           this.seats.push(seat);
           this.section.push(si);
           this.prices.push(sec.priceMinor);
@@ -172,6 +175,11 @@ export class SeatMapView {
     const changed = [...this.chosen, ...next].filter((i) => this.chosen.has(i) !== next.has(i));
     this.chosen = next;
     for (const i of changed) this.paint(i);
+  }
+
+  /** Whether a seat is drawn as this buyer's hold (the legend says so then). */
+  hasMine(): boolean {
+    return this.states.includes(MINE);
   }
 
   /** How many of the drawn seats are free. */

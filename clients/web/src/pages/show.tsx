@@ -4,6 +4,10 @@
 // GetSeatMap with the layout's ETag answers with the 2-bit states alone).
 // A seat someone else takes, seen by a refresh or by a refused hold
 // (SeatsUnavailable), turns taken and leaves the choice; the rest stays.
+// What the message says of it is worked out from the choice as it is
+// drawn, so it never contradicts the panel, and a seat that turned out to
+// be in the buyer's own hold (made in another tab) is said to be theirs,
+// not someone else's (decision 0310).
 // The buyer's live holds of the show (ListMyHolds) are theirs again after
 // a reload, in another tab or later: drawn as "your hold", with their
 // countdown and the way on to the order (decision 0301).
@@ -43,12 +47,18 @@ function ShowInner({ showId }: { showId: bigint }) {
   const [holds, setHolds] = useState<Hold[]>([]);
   const [cap, setCap] = useState<AccountSeatCap>();
   const [msg, setMsg] = useState("");
+  // Seats that left the choice: taken by someone else, or found in the
+  // buyer's own holds; said by conflictText until the choice changes.
+  const [gone, setGone] = useState<{ taken: string[]; own: string[] }>();
   const [err, setErr] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const [now, setNow] = useState(Date.now());
   const [qty, setQty] = useState<Record<string, number>>({});
   const [section, setSection] = useState(""); // "": every section
   const [soldOut, setSoldOut] = useState(false);
+  // A seat drawn as the buyer's hold: until the next refresh that is so
+  // of a hold just released or expired too, and the legend says what it is.
+  const [mineDrawn, setMineDrawn] = useState(false);
   const prices = useRef(new Map<string, bigint>());
   const mapEl = useRef<HTMLDivElement>(null);
   const view = useRef<SeatMapView>();
@@ -58,9 +68,34 @@ function ShowInner({ showId }: { showId: bigint }) {
 
   const queueToken = sessionStorage.getItem(queueTokenKey(showId)) ?? "";
 
+  // Seats that left the choice (taken seen by a refresh, or a refused
+  // hold): the buyer's holds read again first, so a seat held in another
+  // tab is drawn and said as theirs.
+  async function seatsGone(seats: string[]) {
+    const now = await api.holds.listMyHolds({ showId }).then((r) => r.holds, () => undefined);
+    if (now) keepHolds(now);
+    const own = new Set(now?.flatMap((h) => h.seats) ?? []);
+    const taken = seats.filter((s) => !own.has(s));
+    view.current?.markTaken(taken);
+    setChosen((cur) => cur.filter((s) => !seats.includes(s)));
+    setMsg("");
+    setGone({ taken, own: seats.filter((s) => own.has(s)) });
+  }
+
+  function conflictText(g: { taken: string[]; own: string[] }): string {
+    const rest = chosen.length > 0;
+    const taken = g.taken.join(", ");
+    const parts = [];
+    if (g.taken.length === 1) parts.push(rest ? t.taken(taken) : t.takenNoneLeft(taken));
+    else if (g.taken.length > 1) parts.push(t.takenMany(taken, rest));
+    if (g.own.length > 0) parts.push(t.alreadyYours(g.own.join(", ")));
+    return parts.join(" ");
+  }
+
   function keepHolds(list: Hold[]) {
     mine.current = new Set(list.flatMap((h) => h.seats));
     view.current?.markMine([...mine.current]);
+    setMineDrawn(!!view.current?.hasMine());
     setHolds(list);
     setNow(Date.now());
   }
@@ -109,6 +144,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
       const made: SeatMapView = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
         prices.current.set(seat, made.priceOf(seat));
+        setGone(undefined);
         setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
       });
       requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
@@ -126,10 +162,8 @@ function ShowInner({ showId }: { showId: bigint }) {
         const lost = v ? v.setAvailability(m.availability, mine.current) : [];
         // Every seat of the show taken (a map of all its sections).
         setSoldOut(!!v && !section && v.freeCount() === 0);
-        if (lost.length) {
-          setChosen((cur) => cur.filter((s) => !lost.includes(s)));
-          setMsg(t.takenNow(lost.join(", ")));
-        }
+        setMineDrawn(!!v?.hasMine());
+        if (lost.length) await seatsGone(lost);
       } catch {
         // the next refresh tries again
       }
@@ -167,6 +201,7 @@ function ShowInner({ showId }: { showId: bigint }) {
   useEffect(() => {
     if (expired > 0) {
       keepHolds(holds.filter((h) => leftOf(h) > 0));
+      setGone(undefined);
       setMsg(t.holdExpired);
     }
   }, [expired]);
@@ -177,6 +212,7 @@ function ShowInner({ showId }: { showId: bigint }) {
     setBusy(true);
     setErr(undefined);
     setMsg("");
+    setGone(undefined);
     setCap(undefined);
     try {
       const r = await api.holds.createHold({ showId, ...req }, opts);
@@ -186,9 +222,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       const capped = e instanceof ConnectError ? e.findDetails(AccountSeatCapSchema)[0] : undefined;
       if (e instanceof SeatsUnavailableError) {
         if (e.seats.length) {
-          view.current?.markTaken(e.seats);
-          setChosen((cur) => cur.filter((s) => !e.seats.includes(s)));
-          setMsg(t.taken(e.seats.join(", ")));
+          await seatsGone(e.seats);
         } else {
           setGa((areas) => areas.map((a) => (a.name === e.gaArea ? { ...a, remaining: e.remaining } : a)));
           setMsg(t.placesLeft(digits(e.remaining, lang)));
@@ -270,7 +304,7 @@ function ShowInner({ showId }: { showId: bigint }) {
                 <li><span class="key s0" aria-hidden="true" />{t.free}</li>
                 <li><span class="key s1" aria-hidden="true" />{t.held}</li>
                 <li><span class="key s2" aria-hidden="true" />{t.sold}</li>
-                {holds.some((h) => h.seats.length > 0) && <li><span class="key s3" aria-hidden="true" />{t.yours}</li>}
+                {(mineDrawn || holds.some((h) => h.seats.length > 0)) && <li><span class="key s3" aria-hidden="true" />{t.yours}</li>}
                 <li><span class="key chosen" aria-hidden="true">✓</span>{t.selected}</li>
               </ul>
               {section && (
@@ -318,7 +352,7 @@ function ShowInner({ showId }: { showId: bigint }) {
         </div>
         <aside class="panel" aria-label={t.yourSeats}>
           <p class="live" role="status" aria-live="polite" id="msg">
-            {msg}
+            {gone ? conflictText(gone) : msg}
           </p>
           <ErrorNote err={err} />
           {cap && (
