@@ -51,6 +51,8 @@ type devServer struct {
 	// oidc is the identity provider (mockoidc: it signs in the user
 	// queued with QueueUser, else its default one, without a page).
 	oidc *mockoidc.MockOIDC
+	// exited answers once the running binary has exited (launch).
+	exited <-chan error
 }
 
 var (
@@ -136,14 +138,31 @@ func startDev() *devServer {
 		s.err = err
 		return s
 	}
+	// The port is picked free and released for the binary, so something
+	// else (the dev PostgreSQL's own free port, say) may take it meanwhile:
+	// such a start fails at once, and a new port is tried.
+	for try := 1; ; try++ {
+		err := s.launch(bin, filepath.Join(dir, fmt.Sprintf("data-%d", try)))
+		if err == nil || try == 3 || !strings.Contains(s.log(), "address already in use") {
+			s.err = err
+			return s
+		}
+		s.mu.Lock()
+		s.out.Reset()
+		s.mu.Unlock()
+	}
+}
+
+// launch starts `seatghor dev` on a free port with its data in dataDir and
+// waits until it serves, or fails.
+func (s *devServer) launch(bin, dataDir string) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		s.err = err
-		return s
+		return err
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	s.cmd = exec.Command(bin, "dev", "--data-dir", filepath.Join(dir, "data"), "--addr", addr)
+	s.cmd = exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", addr)
 	// The sandbox gateway on a free port: parallel runs never collide.
 	s.cmd.Env = append(os.Environ(), "SEATGHOR_SANDBOX_ADDR=127.0.0.1:0",
 		"SEATGHOR_OIDC_ISSUER="+s.oidc.Issuer(), "SEATGHOR_OIDC_CLIENT_ID="+s.oidc.ClientID,
@@ -152,11 +171,12 @@ func startDev() *devServer {
 	pr, pw := io.Pipe()
 	s.cmd.Stdout, s.cmd.Stderr = pw, pw
 	if err := s.cmd.Start(); err != nil {
-		s.err = err
-		return s
+		return err
 	}
 	ready := make(chan string, 1)
+	scanned := make(chan struct{})
 	go func() {
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		re := regexp.MustCompile(`Seatghor is running at (http://\S+)`)
@@ -170,24 +190,34 @@ func startDev() *devServer {
 			}
 		}
 	}()
+	exited := make(chan error, 1)
+	go func() {
+		err := s.cmd.Wait()
+		_ = pw.Close()
+		<-scanned
+		exited <- err
+	}()
+	s.exited = exited
 	select {
 	case s.base = <-ready:
+		return nil
+	case err := <-exited:
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL) // whatever it started
+		s.cmd = nil
+		return fmt.Errorf("seatghor dev exited before it served: %v", err)
 	case <-time.After(2 * time.Minute):
-		s.err = fmt.Errorf("seatghor dev did not start within 2 minutes")
+		return fmt.Errorf("seatghor dev did not start within 2 minutes")
 	}
-	return s
 }
 
 func (s *devServer) stop() {
 	if s.cmd != nil && s.cmd.Process != nil {
 		_ = s.cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = s.cmd.Wait(); close(done) }()
 		select {
-		case <-done:
+		case <-s.exited:
 		case <-time.After(30 * time.Second):
 			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-			<-done
+			<-s.exited
 		}
 	}
 	if s.oidc != nil {
