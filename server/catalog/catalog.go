@@ -134,6 +134,7 @@ func (s Show) Proto() *catalogv1.Show {
 		CommissionBps: int32(*s.CommissionBps), CancellationFeeBps: int32(*s.CancellationFeeBps),
 		OrganizationId: s.OrganizationID, OriginPlaceId: s.OriginPlaceID, DestinationPlaceId: s.DestinationPlaceID,
 		TimeZone: s.TimeZone, StartsAtLocal: display.LocalTime(s.StartsAt, display.ZoneOrDefault(s.TimeZone)),
+		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,

@@ -361,8 +361,14 @@ type Show struct {
 	// starts_at as read where the show is, in time_zone, with the zone named,
 	// in English and Bengali (docs/decisions/0170).
 	StartsAtLocal *v1.LocalTime `protobuf:"bytes,33,opt,name=starts_at_local,json=startsAtLocal,proto3" json:"starts_at_local,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Output only. Bus trips: the origin in Bengali script, from the
+	// gazetteer, for a Bengali UI; empty when the gazetteer does not know it.
+	OriginBengali string `protobuf:"bytes,34,opt,name=origin_bengali,json=originBengali,proto3" json:"origin_bengali,omitempty"`
+	// Output only. Bus trips: the destination in Bengali script; empty when
+	// unknown.
+	DestinationBengali string `protobuf:"bytes,35,opt,name=destination_bengali,json=destinationBengali,proto3" json:"destination_bengali,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -582,6 +588,20 @@ func (x *Show) GetStartsAtLocal() *v1.LocalTime {
 		return x.StartsAtLocal
 	}
 	return nil
+}
+
+func (x *Show) GetOriginBengali() string {
+	if x != nil {
+		return x.OriginBengali
+	}
+	return ""
+}
+
+func (x *Show) GetDestinationBengali() string {
+	if x != nil {
+		return x.DestinationBengali
+	}
+	return ""
 }
 
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
@@ -1675,7 +1695,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xa8\t\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x80\n" +
+	"\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -1707,7 +1728,9 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0forigin_place_id\x18\x1e \x01(\tR\roriginPlaceId\x120\n" +
 	"\x14destination_place_id\x18\x1f \x01(\tR\x12destinationPlaceId\x12\x1b\n" +
 	"\ttime_zone\x18  \x01(\tR\btimeZone\x12E\n" +
-	"\x0fstarts_at_local\x18! \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\"\xd4\x04\n" +
+	"\x0fstarts_at_local\x18! \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\x12%\n" +
+	"\x0eorigin_bengali\x18\" \x01(\tR\roriginBengali\x12/\n" +
+	"\x13destination_bengali\x18# \x01(\tR\x12destinationBengali\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +
