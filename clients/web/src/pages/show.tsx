@@ -12,7 +12,7 @@ import { AccountSeatCapSchema, ConnectError, HoldStatus, QueueTokenError, SeatsU
 import type { AccountSeatCap, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 
 import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime } from "../i18n.js";
+import { digits, mmss, taka, tsDate, showTime, route, showName } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 
 const REFRESH_MS = 2000;
@@ -257,9 +257,9 @@ function ShowInner({ showId }: { showId: bigint }) {
   const total = chosen.reduce((sum, s) => sum + (prices.current.get(s) ?? 0n), 0n);
   return (
     <>
-      <h1 tabIndex={-1}>{show.title}</h1>
+      <h1 tabIndex={-1}>{showName(show.title, show, lang)}</h1>
       <p class="meta">
-        {show.origin ? `${show.origin} → ${show.destination}` : show.venue}
+        {route(show, lang)}
         {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
       </p>
       <div class="layout">
