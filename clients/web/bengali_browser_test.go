@@ -41,6 +41,9 @@ func TestBrowserBengaliAllTheWay(t *testing.T) {
 		hasText("main h1", "ঢাকা → চট্টগ্রাম"),
 	)
 	inBengali(t, ctx, "the seat map")
+	// The section's Bengali name (Section.name_bn), on the map too.
+	do(t, ctx, hasText(".sm-section h3", "প্রধান"))
+	require.NotContains(t, mainText(t, ctx), "Main")
 	// Show 1 leaves at 08:00 in Dhaka.
 	require.Contains(t, mainText(t, ctx), "সকাল ৮:০০")
 	require.Contains(t, mainText(t, ctx), "বাংলাদেশ সময়")

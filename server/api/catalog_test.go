@@ -137,7 +137,7 @@ func mustZone(t *testing.T, name string) *time.Location {
 
 // TestShowBengaliPlaces: a bus trip's places come with their Bengali names
 // from the gazetteer, for a Bengali UI (issue 23 item 7); a place the
-// gazetteer does not know has none.
+// gazetteer does not know has none. A section keeps its Bengali name.
 func TestShowBengaliPlaces(t *testing.T) {
 	env := apptest.New(t, apptest.Options{})
 	ctx := context.Background()
@@ -148,10 +148,12 @@ func TestShowBengaliPlaces(t *testing.T) {
 	} {
 		bus := seatedShow("trip", 1, 2)
 		bus.Kind, bus.Origin, bus.Destination, bus.Venue = catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, tc.origin, tc.destination, ""
+		bus.Sections[0].NameBn = "প্রধান"
 		s := createShow(t, env, bus)
 		got, err := user.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: s.GetShowId()}))
 		require.NoError(t, err)
 		require.Equal(t, tc.wantOrigin, got.Msg.GetShow().GetOriginBengali(), tc.origin)
 		require.Equal(t, tc.wantDestination, got.Msg.GetShow().GetDestinationBengali(), tc.destination)
+		require.Equal(t, "প্রধান", got.Msg.GetShow().GetSections()[0].GetNameBn(), "a section's Bengali name")
 	}
 }

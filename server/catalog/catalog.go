@@ -65,6 +65,7 @@ func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
 // Section is a block of seats named row label + number.
 type Section struct {
 	Name        string   `json:"name"`
+	NameBn      string   `json:"name_bn,omitempty"`
 	Rows        []string `json:"rows"`
 	SeatsPerRow int      `json:"seats_per_row"`
 	PriceMinor  int64    `json:"price_minor"`
@@ -137,7 +138,7 @@ func (s Show) Proto() *catalogv1.Show {
 		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
 	}
 	for _, sec := range s.Sections {
-		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
+		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, NameBn: sec.NameBn, Rows: sec.Rows,
 			SeatsPerRow: int32(sec.SeatsPerRow), PriceMinor: sec.PriceMinor})
 	}
 	for _, a := range s.GAAreas {

@@ -120,6 +120,12 @@ export function showName(
   return lang === "bn" && x.originBengali && x.destinationBengali ? `${x.originBengali} → ${x.destinationBengali}` : title;
 }
 
+/** A section's name in the UI's language: its Bengali name from the show
+ * (Section.name_bn) in the Bengali UI, when it has one (decision 0306). */
+export function sectionName(name: string, show: { sections: { name: string; nameBn: string }[] } | undefined, lang: Lang): string {
+  return (lang === "bn" && show?.sections.find((x) => x.name === name)?.nameBn) || name;
+}
+
 /** The places a show or ticket is about, in the UI's language: a bus
  * trip's route (the gazetteer's Bengali names in the Bengali UI, the
  * names as entered where it has none), else the venue. */

@@ -12,7 +12,7 @@ import { AccountSeatCapSchema, ConnectError, HoldStatus, QueueTokenError, SeatsU
 import type { AccountSeatCap, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 
 import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime, route, showName } from "../i18n.js";
+import { digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 
 const REFRESH_MS = 2000;
@@ -106,7 +106,8 @@ function ShowInner({ showId }: { showId: bigint }) {
       performance.clearMarks("seatmap-start");
       performance.clearMeasures("seatmap-draw");
       performance.mark("seatmap-start");
-      const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
+      const drawn = (section ? layout.sections.filter((x) => x.name === section) : layout.sections)
+        .map((x) => ({ ...x, name: sectionName(x.name, show, lang) }));
       const made: SeatMapView = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
         prices.current.set(seat, made.priceOf(seat));
         setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
@@ -140,7 +141,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       stopped = true;
       clearInterval(timer);
     };
-  }, [layout, lang, section]);
+  }, [layout, show, lang, section]);
 
   useEffect(() => view.current?.setChosen(chosen), [chosen]);
 
@@ -277,7 +278,7 @@ function ShowInner({ showId }: { showId: bigint }) {
                 <div class="sections" role="group" aria-label={t.sections}>
                   {layout.sections.map((x) => (
                     <button type="button" key={x.name} aria-pressed={x.name === section} onClick={() => setSection(x.name)}>
-                      {x.name} <span class="price">{taka(x.priceMinor, lang)}</span>
+                      {sectionName(x.name, show, lang)} <span class="price">{taka(x.priceMinor, lang)}</span>
                     </button>
                   ))}
                 </div>

@@ -149,7 +149,11 @@ type Section struct {
 	SeatsPerRow int32 `protobuf:"varint,3,opt,name=seats_per_row,json=seatsPerRow,proto3" json:"seats_per_row,omitempty"`
 	// Price of every seat in the section, in minor units of the show currency:
 	// 0 (free) to 1,000,000,000 (10,000,000 Tk), so no order total overflows.
-	PriceMinor    int64 `protobuf:"varint,4,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
+	PriceMinor int64 `protobuf:"varint,4,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
+	// The name in Bengali script, for a Bengali UI (e.g. "গ্যালারি"); empty:
+	// the Bengali UI shows name. The site reads it from GetShow
+	// (docs/decisions/0306).
+	NameBn        string `protobuf:"bytes,5,opt,name=name_bn,json=nameBn,proto3" json:"name_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -210,6 +214,13 @@ func (x *Section) GetPriceMinor() int64 {
 		return x.PriceMinor
 	}
 	return 0
+}
+
+func (x *Section) GetNameBn() string {
+	if x != nil {
+		return x.NameBn
+	}
+	return ""
 }
 
 // GaArea is a general-admission area sold by quantity, not by seat (R-3.5).
@@ -1679,7 +1690,7 @@ var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#seatghor/common/v1/local_time.proto\"\xbd\x01\n" +
+	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#seatghor/common/v1/local_time.proto\"\xdf\x01\n" +
 	"\aSection\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x123\n" +
 	"\x04rows\x18\x02 \x03(\tB\x1f\xbaH\x1c\x92\x01\x19\b\x01\x10\xc8\x01\x18\x01\"\x10r\x0e2\f^[A-Z]{1,3}$R\x04rows\x12.\n" +
@@ -1687,7 +1698,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x01R\vseatsPerRow\x12.\n" +
 	"\vprice_minor\x18\x04 \x01(\x03B\r\xbaH\n" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
-	"priceMinor\"\xc3\x01\n" +
+	"priceMinor\x12 \n" +
+	"\aname_bn\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06nameBn\"\xc3\x01\n" +
 	"\x06GaArea\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x12'\n" +
 	"\bcapacity\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x01R\bcapacity\x12.\n" +
