@@ -91,8 +91,8 @@ export function clock(d: Date, lang: Lang, zone: string = SHOW_ZONE): string {
 }
 
 /** Date and time of d as read in zone, with the zone in words:
- * "বুধ, ৩০ ডিসে, ২০২৬, সকাল ৮:০০ (বাংলাদেশ সময়)" or
- * "Wed 30 Dec 2026, 8:00 AM (Bangladesh time)". */
+ * "শনি, ২ জানু, ২০২৭, সকাল ৮:০০ (বাংলাদেশ সময়)" or
+ * "Sat, 2 Jan 2027, 8:00 AM (Bangladesh time)". */
 export function when(d: Date | undefined, lang: Lang, zone: string = SHOW_ZONE): string {
   if (!d) return "";
   const day = new Intl.DateTimeFormat(lang === "bn" ? "bn-BD" : "en-GB", {
