@@ -99,13 +99,10 @@ func TestBrowserOrderSaysWhatIsBought(t *testing.T) {
 	orderID := ordered(t, s, tok, "2", "H3", "H4")
 	var got struct {
 		Show struct {
-			Title         string `json:"title"`
-			Origin        string `json:"origin"`
-			Destination   string `json:"destination"`
-			Operator      string `json:"operator"`
-			StartsAtLocal struct {
-				En string `json:"en"`
-			} `json:"startsAtLocal"`
+			Title       string `json:"title"`
+			Origin      string `json:"origin"`
+			Destination string `json:"destination"`
+			Operator    string `json:"operator"`
 		} `json:"show"`
 	}
 	s.call(t, tok, "seatghor.catalog.v1.CatalogService/GetShow", map[string]any{"showId": 2}, &got)
@@ -120,7 +117,8 @@ func TestBrowserOrderSaysWhatIsBought(t *testing.T) {
 		hasText("main h1", show.Title),
 		hasText("#order-show", show.Origin+" → "+show.Destination),
 		hasText("#order-show", show.Operator),
-		hasText("#order-show", show.StartsAtLocal.En),
+		// The time as people read it, the zone in words (decision 0307).
+		hasText("#order-show", "M (Bangladesh time)"),
 		hasText(".lines", "Seat H3"),
 		hasText(".lines", "Seat H4"),
 		hasText("#order-total", "৳"),

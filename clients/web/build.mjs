@@ -32,8 +32,20 @@ await build({
   // The SDK from its source, browser entry (clients/ts, @seatghor/client).
   alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
 });
-await build({ ...common, entryPoints: ["src/app.css"], outfile: "dist/assets/app.css" });
+// The fonts stay files of their own beside app.css (its @font-face names
+// them), not inlined.
+await build({ ...common, entryPoints: ["src/app.css"], outfile: "dist/assets/app.css", external: ["*.woff2"] });
 await copyFile(path.join(root, "src/index.html"), path.join(dist, "index.html"));
+// The Bengali subset of Noto Sans Bengali (SIL OFL 1.1, its licence beside
+// it), regular and bold, for phones and kiosks without a Bengali font. Its
+// @font-face has a Bengali unicode-range, so a browser fetches it only for a
+// page with Bengali text: it is not part of the first load (decision 0308).
+const fonts = path.join(root, "node_modules/@fontsource/noto-sans-bengali");
+for (const weight of ["400", "700"]) {
+  await copyFile(path.join(fonts, `files/noto-sans-bengali-bengali-${weight}-normal.woff2`),
+    path.join(dist, `assets/noto-sans-bengali-${weight}.woff2`));
+}
+await copyFile(path.join(fonts, "LICENSE"), path.join(dist, "assets/noto-sans-bengali-OFL.txt"));
 
 let total = 0;
 for (const f of ["index.html", "assets/app.js", "assets/app.css"]) {

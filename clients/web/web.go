@@ -134,6 +134,10 @@ func loadAssets() (map[string]asset, error) {
 		}
 		sum := sha256.Sum256(body)
 		ct := mime.TypeByExtension(path.Ext(p))
+		if ct == "" && path.Ext(p) == ".woff2" {
+			// Not in Go's built-in table; the system's may lack it too.
+			ct = "font/woff2"
+		}
 		if ct == "" {
 			ct = "application/octet-stream"
 		}

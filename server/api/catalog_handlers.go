@@ -61,7 +61,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 		}
 	}
 	for _, s := range m.GetSections() {
-		in.Sections = append(in.Sections, catalog.Section{Name: s.GetName(), Rows: s.GetRows(),
+		in.Sections = append(in.Sections, catalog.Section{Name: s.GetName(), NameBn: s.GetNameBn(), Rows: s.GetRows(),
 			SeatsPerRow: int(s.GetSeatsPerRow()), PriceMinor: s.GetPriceMinor()})
 	}
 	for _, a := range m.GetGaAreas() {

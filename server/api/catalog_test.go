@@ -134,3 +134,26 @@ func mustZone(t *testing.T, name string) *time.Location {
 	require.NoError(t, err)
 	return loc
 }
+
+// TestShowBengaliPlaces: a bus trip's places come with their Bengali names
+// from the gazetteer, for a Bengali UI (issue 23 item 7); a place the
+// gazetteer does not know has none. A section keeps its Bengali name.
+func TestShowBengaliPlaces(t *testing.T) {
+	env := apptest.New(t, apptest.Options{})
+	ctx := context.Background()
+	user := as(t, env, "u", auth.RoleUser)
+	for _, tc := range []struct{ origin, destination, wantOrigin, wantDestination string }{
+		{"Dhaka", "Chattogram", "ঢাকা", "চট্টগ্রাম"},
+		{"Dhaka", "Nowhere Bazar", "ঢাকা", ""},
+	} {
+		bus := seatedShow("trip", 1, 2)
+		bus.Kind, bus.Origin, bus.Destination, bus.Venue = catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, tc.origin, tc.destination, ""
+		bus.Sections[0].NameBn = "প্রধান"
+		s := createShow(t, env, bus)
+		got, err := user.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: s.GetShowId()}))
+		require.NoError(t, err)
+		require.Equal(t, tc.wantOrigin, got.Msg.GetShow().GetOriginBengali(), tc.origin)
+		require.Equal(t, tc.wantDestination, got.Msg.GetShow().GetDestinationBengali(), tc.destination)
+		require.Equal(t, "প্রধান", got.Msg.GetShow().GetSections()[0].GetNameBn(), "a section's Bengali name")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -125,6 +126,7 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 		Origin: v.Origin, Destination: v.Destination, Venue: v.Venue, Seat: v.Seat, GaArea: v.GAArea,
 		UserId: v.UserID, Status: ticketStatuses[v.Status], Code: v.Code, CheckedInGate: v.CheckedInGate,
 		DownloadReady: v.PDFKey != "", Operator: v.Operator,
+		OriginBengali: place.Bengali(v.Origin), DestinationBengali: place.Bengali(v.Destination),
 	}
 	if v.Seat != "" {
 		t.Seats = []string{v.Seat}

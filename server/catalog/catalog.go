@@ -65,6 +65,7 @@ func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
 // Section is a block of seats named row label + number.
 type Section struct {
 	Name        string   `json:"name"`
+	NameBn      string   `json:"name_bn,omitempty"`
 	Rows        []string `json:"rows"`
 	SeatsPerRow int      `json:"seats_per_row"`
 	PriceMinor  int64    `json:"price_minor"`
@@ -134,9 +135,10 @@ func (s Show) Proto() *catalogv1.Show {
 		CommissionBps: int32(*s.CommissionBps), CancellationFeeBps: int32(*s.CancellationFeeBps),
 		OrganizationId: s.OrganizationID, OriginPlaceId: s.OriginPlaceID, DestinationPlaceId: s.DestinationPlaceID,
 		TimeZone: s.TimeZone, StartsAtLocal: display.LocalTime(s.StartsAt, display.ZoneOrDefault(s.TimeZone)),
+		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
 	}
 	for _, sec := range s.Sections {
-		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, Rows: sec.Rows,
+		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, NameBn: sec.NameBn, Rows: sec.Rows,
 			SeatsPerRow: int32(sec.SeatsPerRow), PriceMinor: sec.PriceMinor})
 	}
 	for _, a := range s.GAAreas {

@@ -36,7 +36,7 @@ func Shows(now time.Time) []catalog.Show {
 	return []catalog.Show{
 		{ID: 1, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Chattogram 08:00", Operator: "Green Line",
 			Origin: "Dhaka", Destination: "Chattogram", StartsAt: at(8, 0), Currency: "BDT", TimeZone: display.DefaultZone,
-			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}}},
+			Sections: []catalog.Section{{Name: "Main", NameBn: "প্রধান", Rows: rows, SeatsPerRow: 4, PriceMinor: 85000}}},
 		{ID: 2, Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka to Sylhet 22:30", Operator: "Shyamoli",
 			Origin: "Dhaka", Destination: "Sylhet", StartsAt: at(22, 30), Currency: "BDT", TimeZone: display.DefaultZone,
 			Sections: []catalog.Section{{Name: "Main", Rows: rows, SeatsPerRow: 4, PriceMinor: 70000}}},

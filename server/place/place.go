@@ -130,6 +130,20 @@ func (g *Gazetteer) Lookup(s string) (Place, bool) {
 	return p, ok
 }
 
+// Bengali is the Bengali name of the place s names in the default
+// gazetteer, for a Bengali UI; "" when it names none (free text stays as
+// typed).
+func Bengali(s string) string {
+	if s == "" {
+		return ""
+	}
+	p, ok := Default().Lookup(s)
+	if !ok {
+		return ""
+	}
+	return p.Bengali
+}
+
 // Match is Lookup that also tells which listed spelling s stands for
 // ("chittagong" → "Chittagong", "chottogram" → "Chottogram").
 func (g *Gazetteer) Match(s string) (p Place, spelling string, ok bool) {

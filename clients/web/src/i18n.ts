@@ -53,25 +53,90 @@ export function taka(minor: bigint, lang: Lang): string {
 /** The zone of times the server gives no show zone for (decision 0170). */
 export const SHOW_ZONE = "Asia/Dhaka";
 
-/** A show's time as the server words it in the show's own zone (the
- * LocalTime fields), else formatted here in SHOW_ZONE. */
-export function showTime(local: { en: string; bn: string } | undefined, d: Date | undefined, lang: Lang): string {
-  const worded = local && (lang === "bn" ? local.bn : local.en);
-  return worded || when(d, lang);
+/** The zones buyers meet, said in words (decision 0307); any other zone
+ * is said by the browser's long name of it. */
+const ZONE_WORDS: Record<string, { en: string; bn: string }> = {
+  "Asia/Dhaka": { en: "Bangladesh time", bn: "বাংলাদেশ সময়" },
+  "Asia/Kolkata": { en: "India time", bn: "ভারতের সময়" },
+};
+
+function zoneWords(zone: string, lang: Lang, d: Date): string {
+  const known = ZONE_WORDS[zone];
+  if (known) return known[lang];
+  const part = new Intl.DateTimeFormat(lang === "bn" ? "bn-BD" : "en-GB", { timeZone: zone, timeZoneName: "long" })
+    .formatToParts(d).find((p) => p.type === "timeZoneName");
+  return part?.value ?? zone;
 }
 
+/** The Bengali period of the day for an hour 0–23, as people say it:
+ * ভোর before sunrise, সকাল in the morning, দুপুর at midday, বিকাল in the
+ * afternoon, সন্ধ্যা at dusk, রাত at night (decision 0307). */
+function bnPeriod(hour: number): string {
+  if (hour >= 4 && hour < 6) return "ভোর";
+  if (hour >= 6 && hour < 12) return "সকাল";
+  if (hour >= 12 && hour < 15) return "দুপুর";
+  if (hour >= 15 && hour < 18) return "বিকাল";
+  if (hour >= 18 && hour < 20) return "সন্ধ্যা";
+  return "রাত";
+}
+
+/** The time of day of d in zone: "সকাল ৮:০০" in Bengali, "8:00 AM" in
+ * English. */
+export function clock(d: Date, lang: Lang, zone: string = SHOW_ZONE): string {
+  const parts = new Intl.DateTimeFormat("en-GB", { hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: zone }).formatToParts(d);
+  const hour = Number(parts.find((p) => p.type === "hour")?.value ?? 0) % 24;
+  const minute = parts.find((p) => p.type === "minute")?.value ?? "00";
+  const h12 = hour % 12 === 0 ? 12 : hour % 12;
+  return lang === "bn" ? `${bnPeriod(hour)} ${digits(`${h12}:${minute}`, lang)}` : `${h12}:${minute} ${hour < 12 ? "AM" : "PM"}`;
+}
+
+/** Date and time of d as read in zone, with the zone in words:
+ * "শনি, ২ জানু, ২০২৭, সকাল ৮:০০ (বাংলাদেশ সময়)" or
+ * "Sat, 2 Jan 2027, 8:00 AM (Bangladesh time)". */
 export function when(d: Date | undefined, lang: Lang, zone: string = SHOW_ZONE): string {
   if (!d) return "";
-  return new Intl.DateTimeFormat(lang === "bn" ? "bn-BD" : "en-GB", {
-    weekday: "short", day: "numeric", month: "short", year: "numeric",
-    hour: "2-digit", minute: "2-digit", timeZone: zone, timeZoneName: "short",
+  const day = new Intl.DateTimeFormat(lang === "bn" ? "bn-BD" : "en-GB", {
+    weekday: "short", day: "numeric", month: "short", year: "numeric", timeZone: zone,
   }).format(d);
+  return `${digits(day, lang)}, ${clock(d, lang, zone)} (${zoneWords(zone, lang, d)})`;
 }
 
-export function clock(d: Date, lang: Lang, zone: string = SHOW_ZONE): string {
-  return new Intl.DateTimeFormat(lang === "bn" ? "bn-BD" : "en-GB", {
-    hour: "2-digit", minute: "2-digit", second: "2-digit", timeZone: zone,
-  }).format(d);
+/** A show's time (or any instant of it) in the show's own zone, which the
+ * LocalTime fields name (decision 0170); SHOW_ZONE without one. The one
+ * way every page writes a time a buyer reads (decision 0307). */
+export function showTime(local: { timeZone: string } | undefined, d: Date | undefined, lang: Lang): string {
+  return when(d, lang, local?.timeZone || SHOW_ZONE);
+}
+
+/** What a show is called in the UI's language: a bus trip's title is
+ * written in English by its operator ("Dhaka to Chattogram 08:00"), so the
+ * Bengali UI names the trip by its route in Bengali instead; other titles
+ * (a concert's, a match's) are names and stay as written. */
+export function showName(
+  title: string,
+  x: { originBengali?: string; destinationBengali?: string },
+  lang: Lang,
+): string {
+  return lang === "bn" && x.originBengali && x.destinationBengali ? `${x.originBengali} → ${x.destinationBengali}` : title;
+}
+
+/** A section's name in the UI's language: its Bengali name from the show
+ * (Section.name_bn) in the Bengali UI, when it has one (decision 0306). */
+export function sectionName(name: string, show: { sections: { name: string; nameBn: string }[] } | undefined, lang: Lang): string {
+  return (lang === "bn" && show?.sections.find((x) => x.name === name)?.nameBn) || name;
+}
+
+/** The places a show or ticket is about, in the UI's language: a bus
+ * trip's route (the gazetteer's Bengali names in the Bengali UI, the
+ * names as entered where it has none), else the venue. */
+export function route(
+  x: { origin: string; destination: string; venue: string; originBengali?: string; destinationBengali?: string },
+  lang: Lang,
+): string {
+  if (!x.origin) return x.venue;
+  const from = (lang === "bn" && x.originBengali) || x.origin;
+  const to = (lang === "bn" && x.destinationBengali) || x.destination;
+  return `${from} → ${to}`;
 }
 
 /** m:ss of a number of seconds, in the UI's digits. */

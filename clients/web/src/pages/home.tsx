@@ -80,7 +80,7 @@ export function Home(props: { place: Place }) {
         </label>
         <label>
           {t.date}
-          <input id="date" name="date" type="date" value={date} onInput={(e) => setDate(e.currentTarget.value)} />
+          <input id="date" name="date" type="date" lang={lang} value={date} onInput={(e) => setDate(e.currentTarget.value)} />
         </label>
         <button type="submit" class="primary">
           {t.search}

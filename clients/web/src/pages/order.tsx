@@ -8,7 +8,7 @@ import { OrderStatus, PaymentState } from "@seatghor/client";
 import type { Order, Payment, Show } from "@seatghor/client";
 
 import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, showTime, taka, tsDate } from "../i18n.js";
+import { digits, mmss, showTime, taka, tsDate, route, showName } from "../i18n.js";
 
 const POLL_MS = 1000;
 
@@ -98,16 +98,16 @@ function OrderInner({ orderId }: { orderId: string }) {
   return (
     <>
       {/* The show, not the order's id, is what the buyer knows. */}
-      <h1 tabIndex={-1}>{show?.title ?? t.order}</h1>
+      <h1 tabIndex={-1}>{show ? showName(show.title, show, lang) : t.order}</h1>
       {show && (
         <p class="meta" id="order-show">
-          {show.origin ? `${show.origin} → ${show.destination}` : show.venue}
+          {route(show, lang)}
           {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
         </p>
       )}
       <p class="ref">
         <small>
-          {t.order} {order.orderId}
+          {t.order} <span class="id" translate={false}>{order.orderId}</span>
         </small>
       </p>
       <table class="lines">

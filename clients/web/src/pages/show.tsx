@@ -16,7 +16,7 @@ import { AccountSeatCapSchema, ConnectError, HoldStatus, QueueTokenError, SeatsU
 import type { AccountSeatCap, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 
 import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime } from "../i18n.js";
+import { digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 
 const REFRESH_MS = 2000;
@@ -141,7 +141,8 @@ function ShowInner({ showId }: { showId: bigint }) {
       performance.clearMarks("seatmap-start");
       performance.clearMeasures("seatmap-draw");
       performance.mark("seatmap-start");
-      const drawn = section ? layout.sections.filter((x) => x.name === section) : layout.sections;
+      const drawn = (section ? layout.sections.filter((x) => x.name === section) : layout.sections)
+        .map((x) => ({ ...x, name: sectionName(x.name, show, lang) }));
       const made: SeatMapView = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
         prices.current.set(seat, made.priceOf(seat));
         setGone(undefined);
@@ -174,7 +175,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       stopped = true;
       clearInterval(timer);
     };
-  }, [layout, lang, section]);
+  }, [layout, show, lang, section]);
 
   useEffect(() => view.current?.setChosen(chosen), [chosen]);
 
@@ -291,9 +292,9 @@ function ShowInner({ showId }: { showId: bigint }) {
   const total = chosen.reduce((sum, s) => sum + (prices.current.get(s) ?? 0n), 0n);
   return (
     <>
-      <h1 tabIndex={-1}>{show.title}</h1>
+      <h1 tabIndex={-1}>{showName(show.title, show, lang)}</h1>
       <p class="meta">
-        {show.origin ? `${show.origin} → ${show.destination}` : show.venue}
+        {route(show, lang)}
         {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
       </p>
       <div class="layout">
@@ -311,7 +312,7 @@ function ShowInner({ showId }: { showId: bigint }) {
                 <div class="sections" role="group" aria-label={t.sections}>
                   {layout.sections.map((x) => (
                     <button type="button" key={x.name} aria-pressed={x.name === section} onClick={() => setSection(x.name)}>
-                      {x.name} <span class="price">{taka(x.priceMinor, lang)}</span>
+                      {sectionName(x.name, show, lang)} <span class="price">{taka(x.priceMinor, lang)}</span>
                     </button>
                   ))}
                 </div>

@@ -9,7 +9,7 @@ import { HoldStatus, OrderStatus, TicketStatus } from "@seatghor/client";
 import type { Hold, Order, Show, Ticket } from "@seatghor/client";
 
 import { ErrorNote, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime } from "../i18n.js";
+import { digits, mmss, taka, tsDate, showTime, route, showName } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 
 const POLL_MS = 1500;
@@ -96,9 +96,9 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
   const first = props.tickets[0];
   return (
     <section class="order" aria-label={`${t.order} ${props.orderId}`}>
-      <h2>{first.showTitle}</h2>
+      <h2>{showName(first.showTitle, first, lang)}</h2>
       <p class="meta">
-        {first.origin ? `${first.origin} → ${first.destination}` : first.venue} · {showTime(first.startsAtLocal, tsDate(first.startsAt), lang)}
+        {route(first, lang)} · {showTime(first.startsAtLocal, tsDate(first.startsAt), lang)}
       </p>
       <OrderPdf tickets={props.tickets} />
       <ul class="tickets">
@@ -191,8 +191,8 @@ function LiveHolds() {
               return (
                 <li class="live-hold" key={h.holdId} data-hold={h.holdId} data-order={h.orderId || undefined}>
                   <p>
-                    <strong>{show?.title}</strong>
-                    {show && ` · ${showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}`}
+                    <strong>{show && showName(show.title, show, lang)}</strong>
+                    {show && ` · ${route(show, lang)} · ${showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}`}
                   </p>
                   <p>
                     {h.seats.length > 0 ? h.seats.join(", ") : `${h.gaArea} × ${digits(h.quantity, lang)}`} ·{" "}
@@ -323,7 +323,7 @@ function TicketCard({ ticket }: { ticket: Ticket }) {
         <p>{ticket.price && taka(ticket.price.amountMinor, lang)}</p>
         <p class="status">{statusText(t, ticket.status)}</p>
         <p class="code">
-          <small>{ticket.ticketId}</small>
+          <small class="id" translate={false}>{ticket.ticketId}</small>
         </p>
         {ticket.checkedInAt && <p>{digits(showTime(ticket.checkedInAtLocal, tsDate(ticket.checkedInAt), lang), lang)}</p>}
       </div>

@@ -149,7 +149,11 @@ type Section struct {
 	SeatsPerRow int32 `protobuf:"varint,3,opt,name=seats_per_row,json=seatsPerRow,proto3" json:"seats_per_row,omitempty"`
 	// Price of every seat in the section, in minor units of the show currency:
 	// 0 (free) to 1,000,000,000 (10,000,000 Tk), so no order total overflows.
-	PriceMinor    int64 `protobuf:"varint,4,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
+	PriceMinor int64 `protobuf:"varint,4,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
+	// The name in Bengali script, for a Bengali UI (e.g. "গ্যালারি"); empty:
+	// the Bengali UI shows name. The site reads it from GetShow
+	// (docs/decisions/0306).
+	NameBn        string `protobuf:"bytes,5,opt,name=name_bn,json=nameBn,proto3" json:"name_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -210,6 +214,13 @@ func (x *Section) GetPriceMinor() int64 {
 		return x.PriceMinor
 	}
 	return 0
+}
+
+func (x *Section) GetNameBn() string {
+	if x != nil {
+		return x.NameBn
+	}
+	return ""
 }
 
 // GaArea is a general-admission area sold by quantity, not by seat (R-3.5).
@@ -361,8 +372,14 @@ type Show struct {
 	// starts_at as read where the show is, in time_zone, with the zone named,
 	// in English and Bengali (docs/decisions/0170).
 	StartsAtLocal *v1.LocalTime `protobuf:"bytes,33,opt,name=starts_at_local,json=startsAtLocal,proto3" json:"starts_at_local,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// Output only. Bus trips: the origin in Bengali script, from the
+	// gazetteer, for a Bengali UI; empty when the gazetteer does not know it.
+	OriginBengali string `protobuf:"bytes,34,opt,name=origin_bengali,json=originBengali,proto3" json:"origin_bengali,omitempty"`
+	// Output only. Bus trips: the destination in Bengali script; empty when
+	// unknown.
+	DestinationBengali string `protobuf:"bytes,35,opt,name=destination_bengali,json=destinationBengali,proto3" json:"destination_bengali,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -582,6 +599,20 @@ func (x *Show) GetStartsAtLocal() *v1.LocalTime {
 		return x.StartsAtLocal
 	}
 	return nil
+}
+
+func (x *Show) GetOriginBengali() string {
+	if x != nil {
+		return x.OriginBengali
+	}
+	return ""
+}
+
+func (x *Show) GetDestinationBengali() string {
+	if x != nil {
+		return x.DestinationBengali
+	}
+	return ""
 }
 
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
@@ -1659,7 +1690,7 @@ var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#seatghor/common/v1/local_time.proto\"\xbd\x01\n" +
+	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#seatghor/common/v1/local_time.proto\"\xdf\x01\n" +
 	"\aSection\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x123\n" +
 	"\x04rows\x18\x02 \x03(\tB\x1f\xbaH\x1c\x92\x01\x19\b\x01\x10\xc8\x01\x18\x01\"\x10r\x0e2\f^[A-Z]{1,3}$R\x04rows\x12.\n" +
@@ -1667,7 +1698,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x01R\vseatsPerRow\x12.\n" +
 	"\vprice_minor\x18\x04 \x01(\x03B\r\xbaH\n" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
-	"priceMinor\"\xc3\x01\n" +
+	"priceMinor\x12 \n" +
+	"\aname_bn\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06nameBn\"\xc3\x01\n" +
 	"\x06GaArea\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x12'\n" +
 	"\bcapacity\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xc0\x84=(\x01R\bcapacity\x12.\n" +
@@ -1675,7 +1707,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xa8\t\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x80\n" +
+	"\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -1707,7 +1740,9 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0forigin_place_id\x18\x1e \x01(\tR\roriginPlaceId\x120\n" +
 	"\x14destination_place_id\x18\x1f \x01(\tR\x12destinationPlaceId\x12\x1b\n" +
 	"\ttime_zone\x18  \x01(\tR\btimeZone\x12E\n" +
-	"\x0fstarts_at_local\x18! \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\"\xd4\x04\n" +
+	"\x0fstarts_at_local\x18! \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\x12%\n" +
+	"\x0eorigin_bengali\x18\" \x01(\tR\roriginBengali\x12/\n" +
+	"\x13destination_bengali\x18# \x01(\tR\x12destinationBengali\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +

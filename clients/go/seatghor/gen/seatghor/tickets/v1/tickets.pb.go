@@ -144,9 +144,14 @@ type Ticket struct {
 	// checked_in_at as read where the show is; unset before check-in.
 	CheckedInAtLocal *v11.LocalTime `protobuf:"bytes,22,opt,name=checked_in_at_local,json=checkedInAtLocal,proto3" json:"checked_in_at_local,omitempty"`
 	// The operator (bus company, promoter) that runs the show.
-	Operator      string `protobuf:"bytes,23,opt,name=operator,proto3" json:"operator,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Operator string `protobuf:"bytes,23,opt,name=operator,proto3" json:"operator,omitempty"`
+	// Bus trips: the origin in Bengali script, from the gazetteer, for a
+	// Bengali UI; empty when the gazetteer does not know it.
+	OriginBengali string `protobuf:"bytes,24,opt,name=origin_bengali,json=originBengali,proto3" json:"origin_bengali,omitempty"`
+	// Bus trips: the destination in Bengali script; empty when unknown.
+	DestinationBengali string `protobuf:"bytes,25,opt,name=destination_bengali,json=destinationBengali,proto3" json:"destination_bengali,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Ticket) Reset() {
@@ -336,6 +341,20 @@ func (x *Ticket) GetCheckedInAtLocal() *v11.LocalTime {
 func (x *Ticket) GetOperator() string {
 	if x != nil {
 		return x.Operator
+	}
+	return ""
+}
+
+func (x *Ticket) GetOriginBengali() string {
+	if x != nil {
+		return x.OriginBengali
+	}
+	return ""
+}
+
+func (x *Ticket) GetDestinationBengali() string {
+	if x != nil {
+		return x.DestinationBengali
 	}
 	return ""
 }
@@ -862,7 +881,7 @@ var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\x92\a\n" +
+	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xea\a\n" +
 	"\x06Ticket\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -888,7 +907,9 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x05seats\x18\x14 \x03(\tR\x05seats\x12E\n" +
 	"\x0fstarts_at_local\x18\x15 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\x12L\n" +
 	"\x13checked_in_at_local\x18\x16 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\x10checkedInAtLocal\x12\x1a\n" +
-	"\boperator\x18\x17 \x01(\tR\boperator\"\xaf\x01\n" +
+	"\boperator\x18\x17 \x01(\tR\boperator\x12%\n" +
+	"\x0eorigin_bengali\x18\x18 \x01(\tR\roriginBengali\x12/\n" +
+	"\x13destination_bengali\x18\x19 \x01(\tR\x12destinationBengali\"\xaf\x01\n" +
 	"\x14ListMyTicketsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
