@@ -149,6 +149,12 @@ func TestBrowserMyTicketsHoldsAndUnpaidOrders(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#lang")),
 		chromedp.Click(chromedp.CSS(`#cap a[href="/tickets"]`)),
 		until(`document.querySelectorAll("#holds .live-hold").length === 2`),
+		// Each way on reads: its words are drawn in another colour than
+		// its background (a card's style once painted "Pay" white on white).
+		until(`[...document.querySelectorAll("#holds .pay-now")].every(b => {
+			const s = getComputedStyle(b);
+			return b.textContent.trim() !== "" && s.color !== s.backgroundColor;
+		})`),
 	)
 
 	// Release the abandoned hold; pay the unpaid order.
@@ -156,7 +162,7 @@ func TestBrowserMyTicketsHoldsAndUnpaidOrders(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`#holds [data-hold="`+hold.Hold.HoldID+`"] .release`)),
 		hasText("#holds", "Released. The seats are free again."),
 		until(`document.querySelectorAll("#holds .live-hold").length === 1`),
-		chromedp.Click(chromedp.CSS(`#holds [data-order="`+order.Order.OrderID+`"] .pay`)),
+		chromedp.Click(chromedp.CSS(`#holds [data-order="`+order.Order.OrderID+`"] .pay-now`)),
 		until(`location.pathname === "/order/`+order.Order.OrderID+`"`),
 		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
 	)

@@ -201,7 +201,7 @@ function LiveHolds() {
                   <p class="left" role="timer">
                     {h.status === HoldStatus.ORDERED ? t.unpaidLeft(left) : t.holdLeft(left)}
                   </p>
-                  <button type="button" class="primary pay" disabled={busy} onClick={() => void pay(h)}>
+                  <button type="button" class="primary pay-now" disabled={busy} onClick={() => void pay(h)}>
                     {t.pay}
                   </button>{" "}
                   <button type="button" class="release" disabled={busy} onClick={() => void release(h)}>
