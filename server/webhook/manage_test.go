@@ -2,8 +2,6 @@ package webhook_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net/http"
@@ -39,17 +37,7 @@ type keyed struct {
 }
 
 func bearer(env *apptest.Env, credential string) keyed {
-	opts := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+credential)
-			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get("Idempotency-Key") == "" {
-				var b [12]byte
-				_, _ = rand.Read(b[:])
-				req.Header().Set("Idempotency-Key", hex.EncodeToString(b[:]))
-			}
-			return next(ctx, req)
-		}
-	}))
+	opts := signedIn(credential)
 	return keyed{
 		hooks:    partnerv1connect.NewWebhookServiceClient(env.HTTP, env.URL, opts),
 		partners: partnerv1connect.NewPartnerServiceClient(env.HTTP, env.URL, opts),

@@ -117,12 +117,13 @@ type api struct {
 	orders  bookingv1connect.OrderServiceClient
 }
 
-func as(t *testing.T, env *apptest.Env, p auth.Principal) api {
-	token, err := env.App.Tokens.MintPrincipal(p, 365*24*time.Hour) // outlives a fake clock's days
-	require.NoError(t, err)
-	opts := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
+// signedIn is the client option of a caller with credential (a token or an
+// API key's secret): it sends it as a bearer and gives every call with side
+// effects a fresh Idempotency-Key.
+func signedIn(credential string) connect.ClientOption {
+	return connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
+			req.Header().Set("Authorization", "Bearer "+credential)
 			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get("Idempotency-Key") == "" {
 				var b [12]byte
 				_, _ = rand.Read(b[:])
@@ -131,6 +132,12 @@ func as(t *testing.T, env *apptest.Env, p auth.Principal) api {
 			return next(ctx, req)
 		}
 	}))
+}
+
+func as(t *testing.T, env *apptest.Env, p auth.Principal) api {
+	token, err := env.App.Tokens.MintPrincipal(p, 365*24*time.Hour) // outlives a fake clock's days
+	require.NoError(t, err)
+	opts := signedIn(token)
 	return api{
 		hooks:   partnerv1connect.NewWebhookServiceClient(env.HTTP, env.URL, opts),
 		catalog: catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, opts),
