@@ -53,7 +53,7 @@ test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breakin
 	$(MAKE) --no-print-directory test-ts
 	$(MAKE) --no-print-directory check-generate
 
-test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster; the browser tests in clients/web too)
+test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster; the browser tests in server/site too)
 	$(GO) test -count=1 -timeout 20m ./...
 
 test-deploy: ## Check the Dockerfile, deploy/compose.yaml and deploy/k8s offline (their own module, deploy/validate)
@@ -69,17 +69,17 @@ test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor de
 	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test
 
 test-web: build ## Run the site's browser tests only (headless Chromium drives bin/seatghor dev)
-	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run 'TestBrowser' ./clients/web
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run 'TestBrowser' ./server/site
 
 web: ## Build the site into clients/web/dist (committed, embedded in the binary; decision 0160)
 	@bash scripts/ensure-deps.sh web
 	cd clients/web && npm run --silent build
 
 screenshots: build ## Take the site's screenshots into docs/img (the browser tests, SEATGHOR_SCREENSHOTS)
-	SEATGHOR_BIN="$(CURDIR)/$(BIN)" SEATGHOR_SCREENSHOTS="$(CURDIR)/docs/img" $(GO) test -count=1 -run 'TestBrowser' ./clients/web
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" SEATGHOR_SCREENSHOTS="$(CURDIR)/docs/img" $(GO) test -count=1 -run 'TestBrowser' ./server/site
 
 bench-web: build ## First-load bytes (gzip) and the seat map's drawing time, 50,000 seats next to a 40-seat bus, in headless Chromium
-	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 3x ./clients/web
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 3x ./server/site
 
 generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/ and the Go SDK's generated code from proto/ (scripts/generate.sh)
 	bash scripts/generate.sh

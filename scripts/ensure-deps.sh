@@ -7,17 +7,17 @@
 # (clients/ts and clients/web). `test` adds the rest:
 #
 #   - the PostgreSQL server binaries (Debian package `postgresql`): `seatghor
-#     dev` and the Go tests (server/pgtest) start throwaway clusters from
+#     dev` and the Go tests (internal/testkit/pgtest) start throwaway clusters from
 #     /usr/lib/postgresql/*/bin/initdb. The package's own cluster is not
 #     used and not started: tests use 127.0.0.1:5432 only if it accepts
 #     user postgres without a password, else they start their own.
 #   - redis-server (Debian package `redis-server`): the Go tests of the seat
-#     map (server/redistest) use 127.0.0.1:6379 if it answers, else start
+#     map (internal/testkit/redistest) use 127.0.0.1:6379 if it answers, else start
 #     their own redis-server on a free port; `seatghor dev` starts one too
 #     (without it, dev falls back to an in-process Redis). The package's
 #     own service is not started.
 #   - redis-cli (Debian package `redis-tools`): the Redis Cluster tests
-#     (server/redistest) start six redis-server nodes and join them with
+#     (internal/testkit/redistest) start six redis-server nodes and join them with
 #     `redis-cli --cluster create`.
 #   - clients/ts/node_modules (npm ci), for code generation and the
 #     TypeScript client test, and clients/web/node_modules (npm ci) for the
@@ -27,7 +27,7 @@
 #   - the Meilisearch server binary for the trip-index tests
 #     (scripts/install-meilisearch.sh, into ~/.cache/seatghor).
 #   - the minio server binary, built once from source (go install) into
-#     ~/.cache/seatghor/minio-<version>/ (server/miniotest): the e-ticket
+#     ~/.cache/seatghor/minio-<version>/ (internal/testkit/miniotest): the e-ticket
 #     tests run it as a separate process (it is AGPL; never linked,
 #     decision 0041). The version must match miniobin.Version.
 #   - pdftoppm (Debian package `poppler-utils`): the e-ticket test renders
@@ -142,7 +142,7 @@ if ! command -v redis-cli >/dev/null; then
   apt_install redis-tools
 fi
 
-# The MinIO server for the object-store tests (server/miniobin.Version).
+# The MinIO server for the object-store tests (internal/devenv/miniobin.Version).
 minio_version=v0.0.0-20260212201848-7aac2a2c5b7c
 minio_dir="${SEATGHOR_MINIO_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/seatghor/minio-$minio_version}"
 if [[ -z ${SEATGHOR_TEST_MINIO_BIN:-} && ! -x $minio_dir/minio ]]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Meilisearch server binary the trip-index contract tests run
-# against (projections/tripindex, server/meilitest), and prints its path.
+# against (projections/tripindex, internal/testkit/meilitest), and prints its path.
 # Silent on stderr when it is already installed.
 #
 # No official Meilisearch build is reachable from our machines; the npm

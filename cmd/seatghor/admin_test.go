@@ -19,9 +19,9 @@ import (
 	"connectrpc.com/grpchealth"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
-	"github.com/seatghor/seatghor/server/pgtest"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // statusOf answers the status code and body of GET url (0 when the

@@ -24,14 +24,14 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/seatghor/seatghor/internal/devenv/daemon"
+	"github.com/seatghor/seatghor/internal/devenv/demo"
+	"github.com/seatghor/seatghor/internal/devenv/miniobin"
+	"github.com/seatghor/seatghor/internal/devenv/pgcluster"
+	"github.com/seatghor/seatghor/internal/devenv/rediscluster"
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/daemon"
-	"github.com/seatghor/seatghor/server/demo"
-	"github.com/seatghor/seatghor/server/miniobin"
 	"github.com/seatghor/seatghor/server/objstore"
-	"github.com/seatghor/seatghor/server/pgcluster"
-	"github.com/seatghor/seatghor/server/rediscluster"
 )
 
 // clusterOptions are the flags of `seatghor cluster up|down|status`.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seatghor/seatghor/clients/go/loadtest"
+	"github.com/seatghor/seatghor/internal/loadtest"
 )
 
 // clusterPresetEnv picks the load of TestClusterOnSaleWithAPIKilled:

@@ -15,15 +15,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seatghor/seatghor/clients/web"
+	"github.com/seatghor/seatghor/internal/devenv/demo"
+	"github.com/seatghor/seatghor/internal/devenv/pgcluster"
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/demo"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
-	"github.com/seatghor/seatghor/server/pgcluster"
 	"github.com/seatghor/seatghor/server/signin"
+	"github.com/seatghor/seatghor/server/site"
 	"github.com/seatghor/seatghor/server/tracing"
 	"github.com/seatghor/seatghor/server/webhook"
 	"github.com/spf13/pflag"
@@ -108,7 +108,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		return err
 	}
 	defer a.Close()
-	return serve(ctx, cfg, a, web.Options{OIDCSignIn: cfg.OIDC.Enabled()}, log, nil)
+	return serve(ctx, cfg, a, site.Options{OIDCSignIn: cfg.OIDC.Enabled()}, log, nil)
 }
 
 // runRebuild drops a read model and its checkpoints; the projectors of the
@@ -290,8 +290,8 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 		return err
 	}
 	// The site's dev sign-in and the sandbox's test tokens: dev only.
-	site := web.Options{DevSignIn: true, OIDCSignIn: cfg.OIDC.Enabled(), TestPayments: true, Tokens: a.Tokens}
-	return serve(ctx, cfg, a, site, log, func(listenAddr, adminAddr string) error {
+	siteOpts := site.Options{DevSignIn: true, OIDCSignIn: cfg.OIDC.Enabled(), TestPayments: true, Tokens: a.Tokens}
+	return serve(ctx, cfg, a, siteOpts, log, func(listenAddr, adminAddr string) error {
 		return printTour(stdout, a, listenAddr, adminAddr, cfg.Payment.GatewayURL)
 	})
 }
@@ -306,8 +306,8 @@ func devWebhooks(w webhook.WorkerConfig) webhook.WorkerConfig {
 // serve runs the admin listener, and the API and the workers as cfg.Roles
 // says, until ctx ends, then shuts down gracefully: not ready first, then
 // closed (decision 0080). ready is called once the listeners are up. The
-// api role serves the site too (site says which sign-ins it offers).
-func serve(ctx context.Context, cfg config, a *app.App, site web.Options, log *slog.Logger, ready func(addr, adminAddr string) error) error {
+// api role serves the site too (siteOpts says which sign-ins it offers).
+func serve(ctx context.Context, cfg config, a *app.App, siteOpts site.Options, log *slog.Logger, ready func(addr, adminAddr string) error) error {
 	workers, stopWorkers := context.WithCancel(ctx)
 	defer stopWorkers()
 	if cfg.Roles["projectors"] {
@@ -341,7 +341,7 @@ func serve(ctx context.Context, cfg config, a *app.App, site web.Options, log *s
 	adminAddr := adminLn.Addr().String()
 	var addr string
 	if cfg.Roles["api"] {
-		h, err := web.Wrap(a.Handler, site)
+		h, err := site.Wrap(a.Handler, siteOpts)
 		if err != nil {
 			_ = adminSrv.Close()
 			return err

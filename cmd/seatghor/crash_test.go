@@ -19,10 +19,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/keyset"
-	"github.com/seatghor/seatghor/server/pgtest"
 )
 
 // runMainEnv makes the test binary run main() instead of the tests.

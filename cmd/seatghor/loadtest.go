@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seatghor/seatghor/clients/go/loadtest"
+	"github.com/seatghor/seatghor/internal/loadtest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/spf13/pflag"
 )

@@ -11,11 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/seatghor/seatghor/clients/go/loadtest"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/devenv/pgcluster"
+	"github.com/seatghor/seatghor/internal/loadtest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/migrations"
-	"github.com/seatghor/seatghor/server/pgcluster"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // TestLoadtestCommand: `seatghor loadtest onsale` against a running

@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/seatghor/seatghor/server/meilitest"
-	"github.com/seatghor/seatghor/server/pgtest"
-	"github.com/seatghor/seatghor/server/redistest"
+	"github.com/seatghor/seatghor/internal/testkit/meilitest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 )
 
 func TestMain(m *testing.M) {

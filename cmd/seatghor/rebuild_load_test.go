@@ -16,14 +16,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/projections"
 	"github.com/seatghor/seatghor/projections/mytickets"
 	"github.com/seatghor/seatghor/projections/seatmap"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/payment"
-	"github.com/seatghor/seatghor/server/redistest"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 

@@ -13,8 +13,8 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
-	"github.com/seatghor/seatghor/server/pgtest"
 )
 
 // TestServeSignsInThroughTheProvider runs the real binary's `serve` with

@@ -19,9 +19,9 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/keyset"
-	"github.com/seatghor/seatghor/server/pgtest"
 )
 
 // TestWebhooksSurviveKill9 runs `seatghor serve` with the projectors and

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/deploy/grafana"
-	"github.com/seatghor/seatghor/server/apptest"
-	"github.com/seatghor/seatghor/server/redistest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 )
 
 // probe describes one metric name, to ask a registry whether it holds it.

@@ -14,11 +14,11 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/projections/seatmap"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // TestRedisClusterPrimaryFailover (decision 0200): on a Redis Cluster of 3

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
 )

@@ -31,13 +31,13 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/projections/seatmap"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/clock"
-	"github.com/seatghor/seatghor/server/pgtest"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 func TestMain(m *testing.M) {

@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/internal/testkit/meilitest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/projections/tripindex"
-	"github.com/seatghor/seatghor/server/meilitest"
-	"github.com/seatghor/seatghor/server/pgtest"
-	"github.com/seatghor/seatghor/server/redistest"
 	"github.com/seatghor/seatghor/server/search"
 )
 

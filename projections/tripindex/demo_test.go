@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/devenv/demo"
 	"github.com/seatghor/seatghor/projections/tripindex"
-	"github.com/seatghor/seatghor/server/demo"
 	"github.com/seatghor/seatghor/server/search"
 )
 

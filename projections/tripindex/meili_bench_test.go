@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/meilitest"
 	"github.com/seatghor/seatghor/projections/tripindex"
-	"github.com/seatghor/seatghor/server/meilitest"
 	"github.com/seatghor/seatghor/server/search"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/app"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 )
 

@@ -23,11 +23,11 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/meilitest"
 	"github.com/seatghor/seatghor/projections/tripindex"
 	"github.com/seatghor/seatghor/server/app"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/meilitest"
 )
 
 // authAs adds a caller's token, and a fresh idempotency key to writes.

@@ -6,7 +6,7 @@
 // paying, for the CPU of a confirmed order. It prints the machine and a
 // markdown table; `make shard-curve` runs it.
 //
-// Every server is a throwaway cluster (server/pgcluster) in a temporary
+// Every server is a throwaway cluster (internal/devenv/pgcluster) in a temporary
 // directory, with the default settings (fsync on); each configuration gets
 // fresh databases (the catalog on the first server, shard i on server
 // i mod N) and its own `seatghor serve` (roles api, workers, projectors)
@@ -40,9 +40,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seatghor/seatghor/clients/go/loadtest"
+	"github.com/seatghor/seatghor/internal/devenv/pgcluster"
+	"github.com/seatghor/seatghor/internal/loadtest"
 	"github.com/seatghor/seatghor/server/app"
-	"github.com/seatghor/seatghor/server/pgcluster"
 )
 
 // options are the command's flags.

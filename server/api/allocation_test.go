@@ -19,11 +19,11 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // channel is one caller's clients, the allocation service's included.

@@ -13,9 +13,9 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // TestCatalog: the seed's CreateShow example, a retried CreateShow, reads,

@@ -17,12 +17,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ratelimit"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // BenchmarkGAHold measures one-place GA holds by 32 concurrent buyers on

@@ -15,8 +15,8 @@ import (
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/api"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 )
 

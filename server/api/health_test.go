@@ -18,10 +18,10 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/api"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/pg"
-	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/shard"
 )
 

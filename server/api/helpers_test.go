@@ -21,10 +21,10 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/miniotest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/miniotest"
-	"github.com/seatghor/seatghor/server/pgtest"
 )
 
 func TestMain(m *testing.M) {

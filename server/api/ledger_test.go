@@ -15,7 +15,7 @@ import (
 
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/pg"

@@ -13,7 +13,7 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"

@@ -18,10 +18,10 @@ import (
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
-	"github.com/seatghor/seatghor/server/redistest"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 

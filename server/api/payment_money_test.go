@@ -17,7 +17,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/gateway"

@@ -15,7 +15,7 @@ import (
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/gateway"

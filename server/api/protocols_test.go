@@ -16,7 +16,7 @@ import (
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 )
 

@@ -17,8 +17,8 @@ import (
 
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/api"
-	"github.com/seatghor/seatghor/server/apptest"
 )
 
 // syncBuffer is a log sink the server's goroutines may write while the

@@ -29,9 +29,9 @@ import (
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/miniotest"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/miniotest"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 

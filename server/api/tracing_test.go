@@ -14,10 +14,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/api"
-	"github.com/seatghor/seatghor/server/apptest"
 	"github.com/seatghor/seatghor/server/auth"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // TestTracesFollowARequest: with a tracer provider (the OpenTelemetry SDK,

@@ -10,10 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/schematest"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/migrations"
-	"github.com/seatghor/seatghor/server/pgtest"
-	"github.com/seatghor/seatghor/server/schematest"
 )
 
 func TestMain(m *testing.M) {

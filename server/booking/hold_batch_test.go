@@ -11,10 +11,10 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/internal/testkit/schematest"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pg"
-	"github.com/seatghor/seatghor/server/schematest"
 	"github.com/seatghor/seatghor/server/shard"
 )
 

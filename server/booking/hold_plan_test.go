@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/schematest"
 	"github.com/seatghor/seatghor/server/migrations"
-	"github.com/seatghor/seatghor/server/schematest"
 )
 
 // TestHoldPlansNeverScanATable: the pipelined hold's statements are planned

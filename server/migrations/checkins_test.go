@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 )
 
 // TestCheckInsKeepOneRowPerTicket: check-ins stored under other spellings

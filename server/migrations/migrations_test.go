@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {

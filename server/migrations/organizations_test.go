@@ -11,7 +11,7 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/stretchr/testify/require"
 
-	"github.com/seatghor/seatghor/server/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 )
 
 // upTo applies kind's migrations up to version (everything when 0) to a

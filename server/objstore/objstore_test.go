@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/seatghor/seatghor/server/miniotest"
+	"github.com/seatghor/seatghor/internal/testkit/miniotest"
 	"github.com/seatghor/seatghor/server/objstore"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/pg"
-	"github.com/seatghor/seatghor/server/pgtest"
 )
 
 func TestMain(m *testing.M) {

@@ -24,12 +24,12 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/partner"
-	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/ratelimit"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 func TestMain(m *testing.M) {

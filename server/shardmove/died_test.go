@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/shardmove"
 )

@@ -10,9 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/devenv/pgcluster"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/migrations"
-	"github.com/seatghor/seatghor/server/pgcluster"
 )
 
 // TestMoveShowBetweenServersUnderLoad is TestMoveShowUnderHoldAndPayLoad

@@ -8,10 +8,10 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/schematest"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pg"
-	"github.com/seatghor/seatghor/server/pgtest"
-	"github.com/seatghor/seatghor/server/schematest"
 )
 
 // TestEveryShardTableIsMovedOrStays fails when a shard table is in neither

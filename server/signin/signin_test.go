@@ -29,10 +29,10 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/auth/idp"
-	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/signin"
 )
 

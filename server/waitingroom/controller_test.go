@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/keyset"
-	"github.com/seatghor/seatghor/server/redistest"
 )
 
 // The controller on made-up signals, tick by tick: it climbs to the

@@ -22,13 +22,13 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/keyset"
-	"github.com/seatghor/seatghor/server/pgtest"
-	"github.com/seatghor/seatghor/server/redistest"
 	"github.com/seatghor/seatghor/server/waitingroom"
 )
 

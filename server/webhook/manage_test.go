@@ -20,7 +20,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"

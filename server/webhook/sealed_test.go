@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/seal"

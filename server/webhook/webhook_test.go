@@ -36,13 +36,13 @@ import (
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
-	"github.com/seatghor/seatghor/server/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/pg"
-	"github.com/seatghor/seatghor/server/pgtest"
 	"github.com/seatghor/seatghor/server/webhook"
 )
 
