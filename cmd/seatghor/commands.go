@@ -39,7 +39,7 @@ type tokenOptions struct {
 func (o *tokenOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.sub, "sub", "", "the user id (token subject); required")
 	fs.StringVar(&o.role, "role", "user", "user, operator, admin or partner")
-	fs.Int64Var(&o.partnerID, "partner", 0, "the partner id the caller acts for (role partner)")
+	fs.Int64Var(&o.partnerID, "partner", 0, "the partner id the caller acts for; required with --role partner, only with it")
 	fs.DurationVar(&o.ttl, "ttl", 24*time.Hour, "how long the token is valid")
 }
 
@@ -50,6 +50,14 @@ func runToken(cfg config, o tokenOptions, stdout io.Writer) error {
 	r, err := auth.ParseRole(o.role)
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	// Decision 0326: a partner token acts for one partner, which the server
+	// refuses to leave out; another role acts for none.
+	if r == auth.RolePartner && o.partnerID <= 0 {
+		return fmt.Errorf("%w: --role partner needs --partner ID, the partner's id (from CreatePartner)", errUsage)
+	}
+	if r != auth.RolePartner && o.partnerID != 0 {
+		return fmt.Errorf("%w: --partner goes only with --role partner", errUsage)
 	}
 	keys, err := cfg.tokenKeys()
 	if err != nil {

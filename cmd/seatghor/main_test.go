@@ -189,3 +189,36 @@ func TestToken(t *testing.T) {
 	require.ErrorIs(t, run(context.Background(), []string{"token"}, &out, &out), errUsage)
 	require.ErrorIs(t, run(context.Background(), []string{"token", "--sub", "x", "--role", "king"}, &out, &out), errUsage)
 }
+
+// TestPartnerToken: a partner token names its partner (decision 0326):
+// `--role partner` without `--partner` (or with a bad one) is a usage error
+// and prints no token; `--partner` with another role too; with it, the
+// token verifies to the partner.
+func TestPartnerToken(t *testing.T) {
+	t.Setenv("SEATGHOR_AUTH_SECRET", "s")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"token", "--sub", "shop", "--role", "partner"}, "--role partner needs --partner"},
+		{[]string{"token", "--sub", "shop", "--role", "partner", "--partner", "0"}, "--role partner needs --partner"},
+		{[]string{"token", "--sub", "shop", "--role", "partner", "--partner", "-3"}, "--role partner needs --partner"},
+		{[]string{"token", "--sub", "rumana", "--partner", "7"}, "--partner goes only with --role partner"},
+		{[]string{"token", "--sub", "boss", "--role", "admin", "--partner", "7"}, "--partner goes only with --role partner"},
+	} {
+		t.Run(strings.Join(tc.args[1:], " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := run(context.Background(), tc.args, &out, &errOut)
+			require.ErrorIs(t, err, errUsage)
+			require.ErrorContains(t, err, tc.want)
+			require.Empty(t, out.String(), "no token printed")
+		})
+	}
+	var out, errOut bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"token", "--sub", "shop", "--role", "partner", "--partner", "7"}, &out, &errOut))
+	tokens, err := auth.NewTokens(keyset.FromSecret("s", keyset.Tokens), time.Now)
+	require.NoError(t, err)
+	p, err := tokens.Verify(strings.TrimSpace(out.String()))
+	require.NoError(t, err)
+	require.Equal(t, auth.Principal{UserID: "shop", Role: auth.RolePartner, PartnerID: 7}, p)
+}

@@ -6,8 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
@@ -15,6 +17,7 @@ import (
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/keyset"
 )
 
 // TestPartnerSellsNothingUntilAllowed: a new partner holds no show until
@@ -184,3 +187,41 @@ func TestPartnerShowCapUnderConcurrentHolds(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPartnerTokenWithoutPartnerRefused: a partner-role token naming no
+// partner (as `seatghor token --role partner` minted before it required
+// --partner) acted for no channel, so it held seats of a show no partner
+// was allowed. It is refused as an invalid token on every procedure, and
+// the refused hold holds nothing (decision 0326).
+func TestPartnerTokenWithoutPartnerRefused(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	ctx := context.Background()
+	show := createShow(t, env, seatedShow("Not for partners", 1, 4)).GetShowId()
+	admin := withBearer(env, env.Token(t, "admin", auth.RoleAdmin))
+	created, err := admin.partners.CreatePartner(ctx, connect.NewRequest(&partnerv1.CreatePartnerRequest{Name: "Allowed nothing"}))
+	require.NoError(t, err)
+	id := created.Msg.GetPartner().GetPartnerId()
+
+	key := keyset.Derive(apptest.Secret, keyset.Tokens)
+	unsigned := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "shop", "role": "partner", "iss": "seatghor",
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix()})
+	unsigned.Header["kid"] = key.ID
+	noPartner, err := unsigned.SignedString(key.Secret)
+	require.NoError(t, err)
+	_, err = env.App.Tokens.MintPrincipal(auth.Principal{UserID: "shop", Role: auth.RolePartner}, time.Hour)
+	require.Error(t, err, "the platform mints no such token")
+
+	bad := withBearer(env, noPartner)
+	_, err = bad.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1"}}))
+	requireReason(t, err, connect.CodeUnauthenticated, "TOKEN_INVALID")
+	_, err = bad.partners.GetPartner(ctx, connect.NewRequest(&partnerv1.GetPartnerRequest{PartnerId: id}))
+	requireReason(t, err, connect.CodeUnauthenticated, "TOKEN_INVALID")
+	require.Zero(t, countHolds(t, env, show), "the refused hold held nothing")
+
+	// The same staff member with the partner named is the partner, kept to
+	// the shows it may sell.
+	_, err = withBearer(env, partnerToken(t, env, id)).holds.CreateHold(ctx,
+		connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A1"}}))
+	requireReason(t, err, connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN")
+	require.Zero(t, countHolds(t, env, show))
+}

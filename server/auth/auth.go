@@ -112,13 +112,18 @@ func (t *Tokens) Mint(sub string, role Role, ttl time.Duration) (string, error) 
 	return t.MintPrincipal(Principal{UserID: sub, Role: role}, ttl)
 }
 
-// MintPrincipal returns a signed token that verifies to p, valid for ttl.
+// MintPrincipal returns a signed token that verifies to p, valid for ttl:
+// a partner-role principal must name its partner (Verify refuses one that
+// does not).
 func (t *Tokens) MintPrincipal(p Principal, ttl time.Duration) (string, error) {
 	if p.UserID == "" {
 		return "", errors.New("token subject is empty")
 	}
 	if p.PartnerID < 0 {
 		return "", errors.New("negative partner id")
+	}
+	if p.Is(RolePartner) && p.PartnerID == 0 {
+		return "", errors.New("a partner token needs the partner id it acts for")
 	}
 	now := t.now()
 	c := claims{
@@ -148,7 +153,9 @@ func (t *Tokens) key(tok *jwt.Token) (any, error) {
 	return secret, nil
 }
 
-// Verify checks a token and returns its principal.
+// Verify checks a token and returns its principal. A partner-role token
+// naming no partner is refused: it would act for no channel, so no
+// partner's allow-list or allocation would apply to it (decision 0326).
 func (t *Tokens) Verify(token string) (Principal, error) {
 	var c claims
 	_, err := jwt.ParseWithClaims(token, &c, t.key,
@@ -163,6 +170,9 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 	role, err := ParseRole(c.Role)
 	if err != nil || c.Subject == "" || c.PartnerID < 0 {
 		return Principal{}, fmt.Errorf("%w: bad subject, role or partner", ErrInvalidToken)
+	}
+	if role == RolePartner && c.PartnerID == 0 {
+		return Principal{}, fmt.Errorf("%w: a partner token names no partner", ErrInvalidToken)
 	}
 	return Principal{UserID: c.Subject, Role: role, PartnerID: c.PartnerID}, nil
 }

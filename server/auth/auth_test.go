@@ -36,14 +36,36 @@ func TestVerify(t *testing.T) {
 	badRole.Header["kid"] = keyset.SharedID
 	badRoleToken, err := badRole.SignedString(keyset.Derive("secret", keyset.Tokens).Secret)
 	require.NoError(t, err)
+	noPartner := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": "shop", "role": "partner", "iss": "seatghor",
+		"exp": now.Add(time.Hour).Unix()})
+	noPartner.Header["kid"] = keyset.SharedID
+	noPartnerToken, err := noPartner.SignedString(keyset.Derive("secret", keyset.Tokens).Secret)
+	require.NoError(t, err)
 	for name, tok := range map[string]string{
 		"forged": forged, "expired": expired, "alg none": none, "unknown role": badRoleToken, "garbage": "a.b.c",
+		"partner without a partner": noPartnerToken,
 	} {
 		_, err := tokens.Verify(tok)
 		require.ErrorIs(t, err, ErrInvalidToken, name)
 	}
 	_, err = NewTokens(nil, clock)
 	require.Error(t, err)
+}
+
+// A partner-role token must name its partner (decision 0326): minting one
+// without is refused, and one with it verifies to the partner.
+func TestPartnerTokenNamesItsPartner(t *testing.T) {
+	tokens, err := NewTokens(keyset.FromSecret("secret", keyset.Tokens), time.Now)
+	require.NoError(t, err)
+	_, err = tokens.MintPrincipal(Principal{UserID: "shop", Role: RolePartner}, time.Hour)
+	require.ErrorContains(t, err, "partner id")
+	_, err = tokens.Mint("shop", RolePartner, time.Hour)
+	require.ErrorContains(t, err, "partner id")
+	tok, err := tokens.MintPrincipal(Principal{UserID: "shop", Role: RolePartner, PartnerID: 7}, time.Hour)
+	require.NoError(t, err)
+	p, err := tokens.Verify(tok)
+	require.NoError(t, err)
+	require.Equal(t, Principal{UserID: "shop", Role: RolePartner, PartnerID: 7}, p)
 }
 
 // Rotating the token keys (decision 0085): the new key is listed first and

@@ -164,11 +164,14 @@ func holdBurstIsLimitedPerCaller(t *testing.T, p platform) {
 	require.Greater(t, minDelay, 10*time.Minute, "3 an hour: the next in about 20 minutes")
 
 	require.NoError(t, hold(p.holds(t, "karim", auth.RoleUser), p.show, "B1"), "karim has his own allowance")
-	partner := p.holds(t, "reseller", auth.RolePartner)
+	// A partner token names its partner (decision 0326).
+	pa, err := p.App.Partners.CreatePartner(context.Background(), "admin", partner.Partner{Name: "Reseller", SellsEveryShow: true})
+	require.NoError(t, err)
+	reseller := bookingv1connect.NewHoldServiceClient(p.HTTP, p.URL, credential(p.PartnerToken(t, "reseller", pa.ID)))
 	for i := range 6 {
-		require.NoError(t, hold(partner, p.show, fmt.Sprintf("C%d", i+1)), "partner hold %d", i+1)
+		require.NoError(t, hold(reseller, p.show, fmt.Sprintf("C%d", i+1)), "partner hold %d", i+1)
 	}
-	retryAfter(t, hold(partner, p.show, "C7"))
+	retryAfter(t, hold(reseller, p.show, "C7"))
 }
 
 // The per-sale cap counts one caller's holds in one sale only; REST

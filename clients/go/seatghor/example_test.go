@@ -13,6 +13,7 @@ import (
 	"github.com/seatghor/seatghor/clients/go/seatghor"
 	bookingv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1"
+	partnerv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
 	paymentv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1"
 )
 
@@ -55,6 +56,44 @@ func ExampleCatalogClient_ListShowsAll() {
 			log.Fatal(err)
 		}
 		fmt.Println(show.GetShowId(), show.GetTitle())
+	}
+}
+
+// A partner subscribes its receiver to booking.confirmed with an API key of
+// scope webhooks (a booking key may only list endpoints), keeps the secret
+// to verify deliveries with a Standard Webhooks library, and deletes the
+// endpoint when it no longer wants the events; examples/reseller does all
+// of it with a receiver. (Needs a server, so it is compiled, not run.)
+func ExampleWebhookClient_CreateEndpoint() {
+	ctx := context.Background()
+	c := seatghor.NewClient("http://127.0.0.1:8080", seatghor.WithAPIKey(os.Getenv("SEATGHOR_WEBHOOKS_KEY")))
+
+	created, err := c.Webhook.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
+		Url: "https://agency.example/seatghor", EventTypes: []string{"booking.confirmed", "allocation.returned"},
+	}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	id := created.Msg.GetEndpoint().GetEndpointId()
+	fmt.Println("endpoint", id, "secret", created.Msg.GetSecret()) // shown only here: keep it
+	if _, err := c.Webhook.DeleteEndpoint(ctx, connect.NewRequest(&partnerv1.DeleteEndpointRequest{EndpointId: id})); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// A partner reads its allocations of a show: the seats ring-fenced for its
+// channel, how many nobody holds yet, and when the rest returns to general
+// sale. (Needs a server, so it is compiled, not run.)
+func ExampleAllocationClient_ListAllocations() {
+	c := seatghor.NewClient("http://127.0.0.1:8080", seatghor.WithAPIKey(os.Getenv("SEATGHOR_API_KEY")))
+	res, err := c.Allocation.ListAllocations(context.Background(), connect.NewRequest(&partnerv1.ListAllocationsRequest{ShowId: 7}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, a := range res.Msg.GetAllocations() {
+		if a.GetStatus() == partnerv1.AllocationStatus_ALLOCATION_STATUS_ACTIVE {
+			fmt.Println(a.GetSeats(), a.GetAvailable(), "free until", a.GetReturnAt().AsTime())
+		}
 	}
 }
 

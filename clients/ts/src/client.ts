@@ -18,6 +18,7 @@ import { OrderService } from "./gen/seatghor/booking/v1/order_pb.js";
 import { LedgerService } from "./gen/seatghor/ledger/v1/ledger_pb.js";
 import { PartnerService } from "./gen/seatghor/partner/v1/partner_pb.js";
 import { AllocationService } from "./gen/seatghor/partner/v1/allocation_pb.js";
+import { WebhookService } from "./gen/seatghor/partner/v1/webhook_pb.js";
 import { PaymentService } from "./gen/seatghor/payment/v1/payment_pb.js";
 import { TripSearchService } from "./gen/seatghor/search/v1/search_pb.js";
 import { SeatMapService, SeatState } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
@@ -77,6 +78,13 @@ export interface SeatghorClient {
   partners: Client<typeof PartnerService>;
   /** Partners' ring-fenced allocations: operators allocate, partners list their own. */
   allocations: Client<typeof AllocationService>;
+  /**
+   * Partners' webhook endpoints and their deliveries. Changing an endpoint
+   * needs the partner's token or an API key of scope webhooks; a booking
+   * key only lists (decision 0276). Deliveries are signed per Standard
+   * Webhooks: verify them with its library (examples/reseller.ts).
+   */
+  webhooks: Client<typeof WebhookService>;
 }
 
 /**
@@ -105,6 +113,7 @@ export function clientOverTransport(transport: Transport): SeatghorClient {
     tickets: createClient(TicketService, transport),
     partners: createClient(PartnerService, transport),
     allocations: createClient(AllocationService, transport),
+    webhooks: createClient(WebhookService, transport),
   };
 }
 

@@ -24,7 +24,10 @@ export * from "./errors.js";
 export { Code, ConnectError } from "@connectrpc/connect";
 export type { CallOptions, Interceptor } from "@connectrpc/connect";
 
+// Every message, enum and service of the APIs is exported here: the
+// package's "exports" open no deeper path (decision 0327).
 export * from "./gen/seatghor/common/v1/money_pb.js";
+export * from "./gen/seatghor/common/v1/local_time_pb.js";
 export * from "./gen/seatghor/booking/v1/hold_pb.js";
 export * from "./gen/seatghor/booking/v1/order_pb.js";
 export * from "./gen/seatghor/payment/v1/payment_pb.js";
@@ -33,6 +36,11 @@ export * from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
 export * from "./gen/seatghor/search/v1/search_pb.js";
 export * from "./gen/seatghor/tickets/v1/tickets_pb.js";
 export * from "./gen/seatghor/partner/v1/partner_pb.js";
+export * from "./gen/seatghor/partner/v1/allocation_pb.js";
+export * from "./gen/seatghor/partner/v1/webhook_pb.js";
+// The events: a webhook delivery's data is one of them in proto field
+// names (read it with fromJson of @bufbuild/protobuf and its schema).
+export * from "./gen/seatghor/events/v1/events_pb.js";
 // catalog and seatmap both define Section and GaArea; keep the catalog ones
 // under their plain names and the seat-map ones under a namespace.
 export * from "./gen/seatghor/catalog/v1/catalog_pb.js";

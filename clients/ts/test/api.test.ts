@@ -37,6 +37,7 @@ import {
   seatsUnavailable,
 } from "../src/index.js";
 import type { SeatghorClient } from "../src/index.js";
+import { exampleSuite } from "./example-suite.js";
 import { sdkSuite } from "./sdk-suite.js";
 
 const execFileP = promisify(execFile);
@@ -399,6 +400,9 @@ describe("seatghor API", () => {
 
   // The SDK's own behaviour over both entry points (test/sdk-suite.ts).
   sdkSuite(() => ({ baseUrl, bin, tokens }));
+
+  // examples/reseller.ts, a partner's program (test/example-suite.ts).
+  exampleSuite(() => ({ baseUrl, tokens }));
 
   describe("REST", () => {
     let orderId = "";

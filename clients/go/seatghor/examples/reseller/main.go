@@ -1,8 +1,8 @@
 // Command reseller is a partner's program selling Seatghor tickets through
 // the Go SDK: it subscribes a webhook receiver to booking.confirmed, finds a
 // show, holds seats (choosing again when someone was quicker), orders them,
-// pays, and waits for the order's confirmation to arrive by webhook, its
-// Standard Webhooks signature verified.
+// pays, waits for the order's confirmation to arrive by webhook, its
+// Standard Webhooks signature verified, and deletes the endpoint it made.
 //
 //	go run ./examples/reseller -base-url http://127.0.0.1:8080 -api-key "$SEATGHOR_API_KEY" \
 //		-webhooks-key "$SEATGHOR_WEBHOOKS_KEY" -seats 2
@@ -12,8 +12,8 @@
 //
 // The receiver listens on -listen; Seatghor must reach it at -webhook-url
 // (https, or http to 127.0.0.1 on a dev server). A real integration
-// subscribes once and keeps the secret; this program subscribes on every run
-// so it is self-contained.
+// subscribes once and keeps the secret; this program subscribes and deletes
+// on every run so it is self-contained.
 package main
 
 import (
@@ -51,7 +51,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, stdout io.Writer) error {
+func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	fs := flag.NewFlagSet("reseller", flag.ContinueOnError)
 	baseURL := fs.String("base-url", envOr("SEATGHOR_URL", "http://127.0.0.1:8080"), "the Seatghor API")
 	apiKey := fs.String("api-key", os.Getenv("SEATGHOR_API_KEY"), "the partner's booking API key (sk_live_… or sk_test_…)")
@@ -75,11 +75,13 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	if *webhookURL == "" {
 		*webhookURL = "http://" + ln.Addr().String() + "/seatghor"
 	}
-	recv, err := r.subscribe(ctx, *webhookURL)
+	recv, endpointID, err := r.subscribe(ctx, *webhookURL)
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	// Deleted however the sale went, even when ctx was cancelled.
+	defer func() { err = errors.Join(err, r.unsubscribe(context.WithoutCancel(ctx), endpointID)) }()
 	srv := &http.Server{Handler: recv, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
@@ -164,22 +166,32 @@ func (r reseller) sell(ctx context.Context, showID int64, n int, payToken string
 	return o, nil
 }
 
-// subscribe registers url for booking.confirmed and returns the receiver
-// that verifies deliveries with the endpoint's secret (shown only in this
-// answer).
-func (r reseller) subscribe(ctx context.Context, url string) (*receiver, error) {
+// subscribe registers url for booking.confirmed and returns the endpoint's
+// id and the receiver that verifies deliveries with its secret (shown only
+// in this answer).
+func (r reseller) subscribe(ctx context.Context, url string) (*receiver, int64, error) {
 	res, err := r.hooks.Webhook.CreateEndpoint(ctx, connect.NewRequest(&partnerv1.CreateEndpointRequest{
 		Url: url, EventTypes: []string{"booking.confirmed"}, Description: "reseller example",
 	}))
 	if err != nil {
-		return nil, fmt.Errorf("subscribe %s: %w", url, err)
+		return nil, 0, fmt.Errorf("subscribe %s: %w", url, err)
 	}
-	wh, err := standardwebhooks.NewWebhook(res.Msg.GetSecret())
+	id := res.Msg.GetEndpoint().GetEndpointId()
+	recv, err := newReceiver(res.Msg.GetSecret())
 	if err != nil {
-		return nil, fmt.Errorf("webhook secret: %w", err)
+		return nil, 0, errors.Join(err, r.unsubscribe(ctx, id))
 	}
-	fmt.Fprintf(r.out, "subscribed endpoint %d at %s\n", res.Msg.GetEndpoint().GetEndpointId(), url)
-	return &receiver{wh: wh, confirmed: map[string]confirmation{}, seen: map[string]bool{}, changed: make(chan struct{})}, nil
+	fmt.Fprintf(r.out, "subscribed endpoint %d at %s\n", id, url)
+	return recv, id, nil
+}
+
+// unsubscribe deletes the endpoint.
+func (r reseller) unsubscribe(ctx context.Context, endpointID int64) error {
+	if _, err := r.hooks.Webhook.DeleteEndpoint(ctx, connect.NewRequest(&partnerv1.DeleteEndpointRequest{EndpointId: endpointID})); err != nil {
+		return fmt.Errorf("delete endpoint %d: %w", endpointID, err)
+	}
+	fmt.Fprintf(r.out, "deleted endpoint %d\n", endpointID)
+	return nil
 }
 
 // event is a delivery's body: the Standard Webhooks envelope around the
@@ -209,6 +221,16 @@ type receiver struct {
 	seen      map[string]bool
 	confirmed map[string]confirmation // by order id
 	changed   chan struct{}           // closed and replaced on each new confirmation
+}
+
+// newReceiver returns the receiver of an endpoint whose secret (whsec_…)
+// is given.
+func newReceiver(secret string) (*receiver, error) {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return nil, fmt.Errorf("webhook secret: %w", err)
+	}
+	return &receiver{wh: wh, confirmed: map[string]confirmation{}, seen: map[string]bool{}, changed: make(chan struct{})}, nil
 }
 
 func (v *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {

@@ -2,11 +2,18 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"github.com/seatghor/seatghor/clients/go/seatghor"
 	partnerv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
@@ -17,8 +24,9 @@ import (
 // (seatghor dev, its demo shows) with a partner's API key made by
 // CreateApiKey (a booking key to sell, a webhooks key to subscribe): two seats of the first bus trip are held, ordered and paid,
 // and the confirmation arrives at the program's receiver as a signed
-// booking.confirmed webhook. A second run sells two more, choosing again
-// around the seats the first one took.
+// booking.confirmed webhook; the program then deletes its endpoint. A
+// second run sells two more, choosing again around the seats the first one
+// took.
 func TestResellerSellsTwoSeats(t *testing.T) {
 	ctx := t.Context()
 	srv, err := devserver.Start(ctx)
@@ -52,7 +60,9 @@ func TestResellerSellsTwoSeats(t *testing.T) {
 		t.Fatalf("CreateApiKey of scope webhooks: %v", err)
 	}
 
+	hooks := seatghor.NewClient(srv.BaseURL, seatghor.WithAPIKey(hk.Msg.GetSecret()))
 	held := regexp.MustCompile(`held \[(\w+) (\w+)\] of show (\d+)`)
+	deleted := regexp.MustCompile(`(?m)^subscribed endpoint (\d+) at .*\n(?s:.*)^deleted endpoint (\d+)$`)
 	sold := map[string]bool{} // show/seat
 	for i := range 2 {
 		var out bytes.Buffer
@@ -64,11 +74,66 @@ func TestResellerSellsTwoSeats(t *testing.T) {
 			!strings.Contains(out.String(), "seats ["+m[1]+" "+m[2]+"]") {
 			t.Fatalf("run %d printed:\n%s", i, out.String())
 		}
+		if d := deleted.FindStringSubmatch(out.String()); d == nil || d[1] != d[2] {
+			t.Fatalf("run %d did not delete the endpoint it made:\n%s", i, out.String())
+		}
+		left, err := hooks.Webhook.ListEndpoints(ctx, connect.NewRequest(&partnerv1.ListEndpointsRequest{}))
+		if err != nil {
+			t.Fatalf("ListEndpoints: %v", err)
+		}
+		if n := len(left.Msg.GetEndpoints()); n != 0 {
+			t.Fatalf("run %d left %d endpoints", i, n)
+		}
 		for _, seat := range m[1:3] {
 			if sold[m[3]+"/"+seat] {
 				t.Fatalf("run %d sold seat %s of show %s again", i, seat, m[3])
 			}
 			sold[m[3]+"/"+seat] = true
 		}
+	}
+}
+
+// TestReceiverRefusesWhatDoesNotVerify: the receiver takes a delivery
+// signed with its endpoint's secret and refuses one signed with another
+// secret, or whose body was changed after signing.
+func TestReceiverRefusesWhatDoesNotVerify(t *testing.T) {
+	secret := "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	recv, err := newReceiver(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"type":"booking.confirmed","event_id":"evt_1","data":{"order_id":"ord_x","seats":["A1"]}}`
+	post := func(id, secret, signed string) int {
+		t.Helper()
+		wh, err := standardwebhooks.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		sig, err := wh.Sign(id, now, []byte(signed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest(http.MethodPost, "/seatghor", strings.NewReader(body))
+		req.Header.Set("webhook-id", id)
+		req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
+		req.Header.Set("webhook-signature", sig)
+		w := httptest.NewRecorder()
+		recv.ServeHTTP(w, req)
+		return w.Code
+	}
+	other := "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{8}, 32))
+	if code := post("msg_1", other, body); code != http.StatusUnauthorized {
+		t.Errorf("another secret's signature: %d, want 401", code)
+	}
+	if code := post("msg_2", secret, strings.Replace(body, "A1", "A2", 1)); code != http.StatusUnauthorized {
+		t.Errorf("a changed body: %d, want 401", code)
+	}
+	if code := post("msg_3", secret, body); code != http.StatusNoContent {
+		t.Fatalf("a good delivery: %d, want 204", code)
+	}
+	c, err := recv.wait(t.Context(), "ord_x")
+	if err != nil || !slices.Equal(c.Seats, []string{"A1"}) {
+		t.Fatalf("confirmation %+v, %v", c, err)
 	}
 }
