@@ -42,7 +42,8 @@ const (
 // the event is stored once (event_id is the key), and nothing is applied
 // here; the processor does that. A forged, stale or malformed event
 // is refused and nothing is stored. An error means a genuine event was not
-// stored: the gateway should deliver it again.
+// stored (the verdict then means nothing): the gateway should deliver it
+// again.
 func (s *Service) ReceiveWebhook(ctx context.Context, provider string, header http.Header, body io.Reader) (WebhookVerdict, error) {
 	if provider != s.cfg.Provider {
 		s.metrics.webhooks.WithLabelValues("rejected").Inc()
