@@ -6,7 +6,10 @@
 #   2. every rule cited anywhere (R-x or R-x.y, outside gen/) is a row of
 #      docs/requirements.md, and every test that page names exists;
 #   3. every reference to DESIGN.md resolves: docs/DESIGN.md exists and each
-#      section it is cited for ("DESIGN.md, \"Section\"") is a heading there.
+#      section it is cited for ("DESIGN.md, \"Section\"") is a heading there;
+#   4. the import layers (scripts/layers): only server/api speaks Connect
+#      (decision 0316), only the packages decision 0317 names serve HTTP,
+#      and nothing under clients/ imports server/ or internal/ (0330).
 #
 # Committed migrations are guarded by a Go test (server/migrations,
 # TestCommittedMigrationsAreNeverEdited). Prints what is wrong and exits 1.
@@ -72,7 +75,11 @@ if [[ -f $design ]]; then
   done)
 fi
 
+# 4. Import layers: a Go program reads the tracked Go files (scripts/layers,
+# tested by scripts/layers/main_test.go).
+git ls-files -z -- '*.go' | "${GO:-go}" run ./scripts/layers || fail=1
+
 if ((fail)); then
   exit 1
 fi
-echo 'check-repo: sizes, binaries, cited rules and DESIGN.md references are in order'
+echo 'check-repo: sizes, binaries, cited rules, DESIGN.md references and import layers are in order'

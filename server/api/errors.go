@@ -347,7 +347,7 @@ func toConnect(ctx context.Context, log *slog.Logger, err error) error {
 	}
 	out := newError(r.code, r.reason, msg, details(by))
 	if e, ok := by.(*ratelimit.ExceededError); ok {
-		out.Meta().Set(ratelimit.RetryAfterHeader, e.RetryAfter())
+		out.Meta().Set(retryAfterHeader, e.RetryAfter())
 	}
 	return out
 }

@@ -27,7 +27,6 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
-	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
@@ -172,19 +171,19 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// The edge interceptor, right inside metrics, answers every error below
 	// it by the one error table (errors.go): the interceptors return their
 	// packages' errors, never Connect's.
-	chain := []connect.Interceptor{metrics, rpcSpans, edgeInterceptor{cfg.Log}, auth.NewInterceptor(cfg.Credentials, keyGrants(), publicProcedures()...)}
+	chain := []connect.Interceptor{metrics, rpcSpans, edgeInterceptor{cfg.Log}, newAuthInterceptor(cfg.Credentials, keyGrants(), publicProcedures()...)}
 	if rl := cfg.RateLimits; rl != nil {
 		var sales ratelimit.Sales // a nil *waitingroom.Service must stay a nil interface
 		if cfg.WaitingRooms != nil {
 			sales = cfg.WaitingRooms
 		}
-		chain = append(chain, ratelimit.NewInterceptor(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry))
+		chain = append(chain, rateLimitInterceptor{ratelimit.New(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry)})
 	}
 	chain = append(chain, validate.NewInterceptor(), textInterceptor{})
 	if cfg.Partners != nil {
-		chain = append(chain, partner.NewInterceptor(cfg.Partners))
+		chain = append(chain, partnerShowsInterceptor{cfg.Partners})
 	}
-	chain = append(chain, idempotency.NewInterceptor())
+	chain = append(chain, idempotencyInterceptor{})
 	if cfg.WaitingRooms != nil {
 		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
 	}
@@ -238,7 +237,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	// the health service reports the readiness /readyz reports.
 	mux.Handle(grpchealth.NewHandler(cfg.Readiness))
 	// the gateway's webhooks are plain HTTP; they only record.
-	mux.Handle("POST /webhooks/{provider}", cfg.Payments.WebhookHandler())
+	mux.Handle("POST /webhooks/{provider}", gatewayWebhook(cfg.Payments))
 	mux.Handle("GET /livez", livez())
 	// The REST routes' OpenAPI description, generated from proto/ (decision 0197).
 	mux.Handle("GET /openapi.yaml", openAPI())

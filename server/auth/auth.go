@@ -51,11 +51,11 @@ type Principal struct {
 	// every other credential. Keys may not manage keys (decision 0180).
 	APIKey string
 	// ReadOnly limits the caller to procedures declared NO_SIDE_EFFECTS
-	// (a read-only API key): the interceptor refuses the rest ErrReadOnly,
+	// (a read-only API key): the API edge refuses the rest ErrReadOnly,
 	// except those its Grant opens.
 	ReadOnly bool
 	// Grant names a set of procedures with side effects a ReadOnly caller
-	// may call all the same (NewInterceptor's grants): a webhooks-scoped
+	// may call all the same (the API edge's grants): a webhooks-scoped
 	// API key's, which manage its partner's webhook endpoints and nothing
 	// else (decision 0276). "" opens none.
 	Grant string

@@ -5,11 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5"
-
-	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
-	"github.com/seatghor/seatghor/server/auth"
 )
 
 // ErrShowNotAllowed refuses a partner a show it was not allowed to sell.
@@ -34,37 +30,4 @@ func (s *Service) MaySell(ctx context.Context, partnerID, showID int64) error {
 		return fmt.Errorf("partner %d, show %d: %w", partnerID, showID, ErrShowNotAllowed)
 	}
 	return nil
-}
-
-// NewInterceptor returns the interceptor that keeps partners to the shows
-// they may sell: a caller acting for a partner may hold seats only of those
-// (orders and payments follow from holds). It runs after authentication.
-func NewInterceptor(s *Service) connect.Interceptor { return interceptor{s} }
-
-type interceptor struct{ svc *Service }
-
-func (i interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if req.Spec().Procedure != bookingv1connect.HoldServiceCreateHoldProcedure {
-			return next(ctx, req)
-		}
-		p, ok := auth.FromContext(ctx)
-		show, hasShow := req.Any().(interface{ GetShowId() int64 })
-		if !ok || !p.Is(auth.RolePartner) || p.PartnerID == 0 || !hasShow {
-			return next(ctx, req)
-		}
-		if err := i.svc.MaySell(ctx, p.PartnerID, show.GetShowId()); err != nil {
-			return nil, err
-		}
-		return next(ctx, req)
-	}
-}
-
-func (interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return next
-}
-
-// Holds are unary; streams pass untouched.
-func (interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
 }

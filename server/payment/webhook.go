@@ -12,86 +12,81 @@ import (
 	"github.com/seatghor/seatghor/server/gateway"
 )
 
-// maxWebhookBytes bounds a webhook body; real events are a few KB.
-const maxWebhookBytes = 64 << 10
-
 // ErrUnroutable means an event names no payment or refund of ours.
 var ErrUnroutable = errors.New("event is about nothing of ours")
 
-// WebhookHandler is POST /webhooks/{provider}. Webhooks only record:
-// the signature and timestamp are checked on the raw body, the event is
-// stored once (event_id is the key), and the answer is 200. Nothing is
-// applied here; the processor does that. A forged, stale or
-// malformed event is refused with 4xx and nothing is stored.
-func (s *Service) WebhookHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.PathValue("provider") != s.cfg.Provider {
-			s.metrics.webhooks.WithLabelValues("rejected").Inc()
-			http.Error(w, "unknown provider", http.StatusNotFound)
-			return
-		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBytes))
-		if err != nil {
-			s.metrics.webhooks.WithLabelValues("rejected").Inc()
-			http.Error(w, "body too large or unreadable", http.StatusRequestEntityTooLarge)
-			return
-		}
-		now := s.now()
-		ev, err := s.gw.ParseWebhook(r.Header, body, now)
-		if errors.Is(err, gateway.ErrEventTypeUnknown) {
-			// Genuine (the signature held) but of a kind we do not act on:
-			// acknowledged so it is not sent again, and not stored.
-			s.metrics.webhooks.WithLabelValues("ignored").Inc()
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		if err != nil {
-			s.metrics.webhooks.WithLabelValues("rejected").Inc()
-			s.log.WarnContext(r.Context(), "webhook refused", "err", err)
-			http.Error(w, "webhook refused: "+webhookProblem(err), webhookStatus(err))
-			return
-		}
-		result, err := s.storeEvent(r.Context(), ev, body, now)
-		switch {
-		case errors.Is(err, ErrUnroutable):
-			// Signed by the gateway but about nothing of ours: acknowledged,
-			// so it is not redelivered forever, and counted.
-			s.metrics.webhooks.WithLabelValues("ignored").Inc()
-			w.WriteHeader(http.StatusOK)
-			return
-		case err != nil:
-			// Not stored: a 5xx makes the gateway deliver it again.
-			s.log.ErrorContext(r.Context(), "webhook not stored", "event", ev.ID, "err", err)
-			http.Error(w, "try again", http.StatusServiceUnavailable)
-			return
-		}
-		s.metrics.webhooks.WithLabelValues(result).Inc()
-		s.metrics.delay.Observe(now.Sub(ev.CreatedAt).Seconds())
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
-		w.WriteHeader(http.StatusOK)
-	})
-}
+// WebhookVerdict is how one delivery of the gateway's webhook was taken;
+// the API edge answers the gateway by it (server/api).
+type WebhookVerdict int
 
-// webhookStatus tells the sender what was wrong: a bad or stale signature
-// is 401, anything else about the body 400.
-func webhookStatus(err error) int {
-	if errors.Is(err, gateway.ErrSignatureMismatch) || errors.Is(err, gateway.ErrSignatureStale) ||
-		errors.Is(err, gateway.ErrSignatureMissing) {
-		return http.StatusUnauthorized
+// The verdicts.
+const (
+	// WebhookRecorded: the event is stored, now or by an earlier delivery.
+	WebhookRecorded WebhookVerdict = iota
+	// WebhookIgnored: genuine (the signature held) but of a type we do not
+	// act on, or about nothing of ours; acknowledged so it is not sent
+	// again, and not stored.
+	WebhookIgnored
+	// WebhookWrongProvider: sent for a provider that is not ours.
+	WebhookWrongProvider
+	// WebhookUnreadable: the body could not be read (too large).
+	WebhookUnreadable
+	// WebhookForged: the signature is missing, wrong or stale.
+	WebhookForged
+	// WebhookMalformed: the body is not an event we can read.
+	WebhookMalformed
+)
+
+// ReceiveWebhook takes one delivery of provider's webhook. Webhooks only
+// record: the signature and timestamp are checked on the raw body,
+// the event is stored once (event_id is the key), and nothing is applied
+// here; the processor does that. A forged, stale or malformed event
+// is refused and nothing is stored. An error means a genuine event was not
+// stored (the verdict then means nothing): the gateway should deliver it
+// again.
+func (s *Service) ReceiveWebhook(ctx context.Context, provider string, header http.Header, body io.Reader) (WebhookVerdict, error) {
+	if provider != s.cfg.Provider {
+		s.metrics.webhooks.WithLabelValues("rejected").Inc()
+		return WebhookWrongProvider, nil
 	}
-	return http.StatusBadRequest
-}
-
-func webhookProblem(err error) string {
-	switch webhookStatus(err) {
-	case http.StatusUnauthorized:
-		return "signature"
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		s.metrics.webhooks.WithLabelValues("rejected").Inc()
+		return WebhookUnreadable, nil
+	}
+	now := s.now()
+	ev, err := s.gw.ParseWebhook(header, raw, now)
+	if errors.Is(err, gateway.ErrEventTypeUnknown) {
+		s.metrics.webhooks.WithLabelValues("ignored").Inc()
+		return WebhookIgnored, nil
+	}
+	if err != nil {
+		s.metrics.webhooks.WithLabelValues("rejected").Inc()
+		s.log.WarnContext(ctx, "webhook refused", "err", err)
+		if errors.Is(err, gateway.ErrSignatureMismatch) || errors.Is(err, gateway.ErrSignatureStale) ||
+			errors.Is(err, gateway.ErrSignatureMissing) {
+			return WebhookForged, nil
+		}
+		return WebhookMalformed, nil
+	}
+	result, err := s.storeEvent(ctx, ev, raw, now)
+	switch {
+	case errors.Is(err, ErrUnroutable):
+		// Signed by the gateway but about nothing of ours: acknowledged,
+		// so it is not redelivered forever, and counted.
+		s.metrics.webhooks.WithLabelValues("ignored").Inc()
+		return WebhookIgnored, nil
+	case err != nil:
+		s.log.ErrorContext(ctx, "webhook not stored", "event", ev.ID, "err", err)
+		return 0, err
+	}
+	s.metrics.webhooks.WithLabelValues(result).Inc()
+	s.metrics.delay.Observe(now.Sub(ev.CreatedAt).Seconds())
+	select {
+	case s.wake <- struct{}{}:
 	default:
-		return "payload"
 	}
+	return WebhookRecorded, nil
 }
 
 // reference is our id an event is about.

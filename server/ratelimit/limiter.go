@@ -8,36 +8,42 @@ import (
 	"strconv"
 	"time"
 
-	"connectrpc.com/connect"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
-	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
-	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	"github.com/seatghor/seatghor/server/auth"
 )
 
-// rule is one limit on one procedure for one kind of caller.
+// Action is a kind of call the limits count.
+type Action string
+
+// The actions: the API edge names the call of each (server/api).
+const (
+	// Hold is a hold of seats (CreateHold).
+	Hold Action = "hold"
+	// Pay is a payment attempt (StartPayment).
+	Pay Action = "pay"
+	// Join is joining a waiting room (Join).
+	Join Action = "join"
+)
+
+// rule is one limit on one action for one kind of caller.
 type rule struct {
-	name      string
-	procedure string
-	partner   bool // applies to partner callers (else to everyone else)
-	perSale   bool // counted per caller and sale (Sales.SaleOf the show)
-	limit     Limit
+	name    string
+	action  Action
+	partner bool // applies to partner callers (else to everyone else)
+	perSale bool // counted per caller and sale (Sales.SaleOf the show)
+	limit   Limit
 }
 
 func (c Config) rules() []rule {
-	hold := bookingv1connect.HoldServiceCreateHoldProcedure
-	pay := paymentv1connect.PaymentServiceStartPaymentProcedure
-	join := waitingroomv1connect.WaitingRoomServiceJoinProcedure
 	all := []rule{
-		{"holds", hold, false, false, c.Holds},
-		{"partner-holds", hold, true, false, c.PartnerHolds},
-		{"sale-holds", hold, false, true, c.SaleHolds},
-		{"payments", pay, false, false, c.Payments},
-		{"partner-payments", pay, true, false, c.PartnerPayments},
-		{"joins", join, false, false, c.Joins},
+		{"holds", Hold, false, false, c.Holds},
+		{"partner-holds", Hold, true, false, c.PartnerHolds},
+		{"sale-holds", Hold, false, true, c.SaleHolds},
+		{"payments", Pay, false, false, c.Payments},
+		{"partner-payments", Pay, true, false, c.PartnerPayments},
+		{"joins", Join, false, false, c.Joins},
 	}
 	var on []rule
 	for _, r := range all {
@@ -54,28 +60,23 @@ type Sales interface {
 	SaleOf(ctx context.Context, showID int64) (int64, error)
 }
 
-// RetryAfterHeader is the HTTP header of a refusal's wait.
-const RetryAfterHeader = "Retry-After"
-
-// NewInterceptor returns the interceptor that enforces cfg with counts in
-// Redis under prefix. It runs right after authentication (the caller is the
-// key) and before anything else costs work. When Redis does not answer the
-// call goes through: the limits protect, they do not decide.
-// Refusals are counted in seatghor_rate_limited_total{limit} on reg. The
-// per-sale cap counts by sales when given, else per show.
-func NewInterceptor(rdb redis.UniversalClient, prefix string, cfg Config, sales Sales, log *slog.Logger,
-	reg prometheus.Registerer) connect.Interceptor {
+// New returns the limiter that enforces cfg with counts in Redis under
+// prefix. Refusals are counted in seatghor_rate_limited_total{limit} on
+// reg. The per-sale cap counts by sales when given, else per show.
+func New(rdb redis.UniversalClient, prefix string, cfg Config, sales Sales, log *slog.Logger,
+	reg prometheus.Registerer) *Limiter {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "seatghor_rate_limited_total", Help: "Calls refused by a rate limit (R-9.6, R-10).",
 	}, []string{"limit"})
 	if reg != nil {
 		reg.MustRegister(refused)
 	}
-	return &interceptor{rdb: rdb, script: redis.NewScript(gcraScript), prefix: prefix + "rl:", rules: cfg.rules(), sales: sales,
+	return &Limiter{rdb: rdb, script: redis.NewScript(gcraScript), prefix: prefix + "rl:", rules: cfg.rules(), sales: sales,
 		log: log, refused: refused}
 }
 
-type interceptor struct {
+// Limiter counts calls against the limits. Safe for concurrent use.
+type Limiter struct {
 	rdb     redis.Scripter
 	script  *redis.Script
 	prefix  string
@@ -85,16 +86,13 @@ type interceptor struct {
 	refused *prometheus.CounterVec
 }
 
-func (i *interceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := i.check(ctx, req); err != nil {
-			return nil, err
-		}
-		return next(ctx, req)
-	}
-}
-
-func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
+// Allow counts one call of action about showID by the caller in ctx
+// (auth.FromContext) and refuses it with an *ExceededError when one of its
+// limits is spent; a call without a caller is not counted. The API edge
+// calls it right after authentication (the caller is the key) and before
+// anything else costs work. When Redis does not answer the call goes
+// through: the limits protect, they do not decide.
+func (l *Limiter) Allow(ctx context.Context, action Action, showID int64) error {
 	p, ok := auth.FromContext(ctx)
 	if !ok {
 		return nil
@@ -102,41 +100,37 @@ func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
 	partner := p.Is(auth.RolePartner)
 	caller := callerKey(p)
 	var cs []counted
-	for _, r := range i.rules {
-		if r.procedure != req.Spec().Procedure || r.partner != partner {
+	for _, r := range l.rules {
+		if r.action != action || r.partner != partner {
 			continue
 		}
 		sale := int64(-1)
 		if r.perSale {
-			s, ok := req.Any().(interface{ GetShowId() int64 })
-			if !ok {
-				continue
-			}
-			sale = s.GetShowId()
-			if i.sales != nil {
+			sale = showID
+			if l.sales != nil {
 				var err error
-				if sale, err = i.sales.SaleOf(ctx, sale); err != nil {
-					i.log.WarnContext(ctx, "rate limit not checked: the show's sale is unknown", "limit", r.name, "err", err)
+				if sale, err = l.sales.SaleOf(ctx, sale); err != nil {
+					l.log.WarnContext(ctx, "rate limit not checked: the show's sale is unknown", "limit", r.name, "err", err)
 					continue
 				}
 			}
 		}
-		cs = append(cs, counted{rule: r, key: i.countKey(caller, r.name, sale)})
+		cs = append(cs, counted{rule: r, key: l.countKey(caller, r.name, sale)})
 	}
 	if len(cs) == 0 {
 		return nil
 	}
-	refused, wait, err := allow(ctx, i.rdb, i.script, cs)
+	refused, wait, err := allow(ctx, l.rdb, l.script, cs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		i.log.WarnContext(ctx, "rate limit not checked: Redis did not answer", "err", err)
+		l.log.WarnContext(ctx, "rate limit not checked: Redis did not answer", "err", err)
 		return nil
 	}
 	if refused >= 0 {
 		r := cs[refused].rule
-		i.refused.WithLabelValues(r.name).Inc()
+		l.refused.WithLabelValues(r.name).Inc()
 		return exhausted(r, wait)
 	}
 	return nil
@@ -148,8 +142,8 @@ func (i *interceptor) check(ctx context.Context, req connect.AnyRequest) error {
 // (decision 0225); the prefix carries no hash tag on a cluster (decision
 // 0200), and whatever a caller's name holds, every key of the caller
 // begins alike up to the tag's end.
-func (i *interceptor) countKey(caller, limit string, sale int64) string {
-	key := i.prefix + "{" + caller + "}:" + limit
+func (l *Limiter) countKey(caller, limit string, sale int64) string {
+	key := l.prefix + "{" + caller + "}:" + limit
 	if sale >= 0 {
 		key += ":" + strconv.FormatInt(sale, 10)
 	}
@@ -197,12 +191,3 @@ func (e *ExceededError) Quota() string {
 
 // RetryAfter is the Retry-After header's value: whole seconds, rounded up.
 func (e *ExceededError) RetryAfter() string { return strconv.Itoa(int(math.Ceil(e.Wait.Seconds()))) }
-
-func (i *interceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return next
-}
-
-// The limited RPCs are unary; streams pass untouched.
-func (i *interceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
-}

@@ -1,0 +1,50 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/seatghor/seatghor/server/idempotency"
+)
+
+// idempotencyInterceptor requires a key on every RPC with side effects
+// (all but those declared NO_SIDE_EFFECTS or IDEMPOTENT in the proto) and
+// puts it, with the request's fingerprint, in the context
+// (idempotency.NewKey). It runs after authentication (the key is scoped to
+// the caller) and validation (rejected requests are never recorded).
+type idempotencyInterceptor struct{}
+
+func (idempotencyInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		// NO_SIDE_EFFECTS reads, and IDEMPOTENT calls that give the same
+		// answer however often they run (WaitingRoomService.Join), need no key.
+		if l := req.Spec().IdempotencyLevel; l == connect.IdempotencyNoSideEffects || l == connect.IdempotencyIdempotent {
+			return next(ctx, req)
+		}
+		key, err := idempotencyKey(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return next(idempotency.WithKey(ctx, key), req)
+	}
+}
+
+func idempotencyKey(ctx context.Context, req connect.AnyRequest) (idempotency.Key, error) {
+	msg, ok := req.Any().(proto.Message)
+	if !ok {
+		return idempotency.Key{}, errors.New("request is not a protobuf message")
+	}
+	return idempotency.NewKey(ctx, req.Header().Get(idempotency.Header), req.Spec().Procedure, msg)
+}
+
+func (idempotencyInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+// Seatghor has no streaming writes; streams pass untouched.
+func (idempotencyInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
+}
