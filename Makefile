@@ -12,7 +12,7 @@ BIN     ?= bin/seatghor
 ARGS    ?=
 GOTOOL  := $(GO) tool -modfile=tools/go.mod
 # Everything scripts/generate.sh and `make web` write.
-GENERATED := gen clients/ts/src/gen clients/go/seatghor/gen clients/go/seatghor/services.gen.go clients/web/dist
+GENERATED := gen clients/ts/src/gen clients/go/seatghor/gen clients/go/seatghor/services.gen.go clients/web/dist docs/decisions/README.md
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -81,7 +81,7 @@ screenshots: build ## Take the site's screenshots into docs/img (the browser tes
 bench-web: build ## First-load bytes (gzip) and the seat map's drawing time, 50,000 seats next to a 40-seat bus, in headless Chromium
 	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 3x ./server/site
 
-generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/ and the Go SDK's generated code from proto/ (scripts/generate.sh)
+generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/ and the Go SDK's generated code from proto/, and the decisions index (scripts/generate.sh)
 	bash scripts/generate.sh
 
 check-generate: generate web ## Fail if `make generate` or `make web` changes or adds generated files (the GENERATED list)

@@ -6,6 +6,8 @@
 # gen/openapi/ (gnostic's protoc-gen-openapi, finished by tools/openapipost,
 # decision 0197). Idempotent: output depends only on the .proto files and
 # the pinned tool versions (tools/go.mod, clients/ts/package-lock.json).
+# Last, the index of the decision records, docs/decisions/README.md, from
+# their titles and docs/decisions/index.txt (scripts/decisionsindex).
 #
 # proto-imports/ (buf/validate, google/api) is only an import path, never
 # generated; refresh it with: go run -C tools ./printproto -out ../proto-imports
@@ -31,3 +33,5 @@ trap 'rm -rf "$tmp"' EXIT
 go tool -modfile=tools/go.mod buf generate --template buf.gen.openapi.yaml -o "$tmp"
 go tool -modfile=tools/go.mod buf build -o "$tmp/image.binpb"
 go run -C tools ./openapipost -in "$tmp/openapi.yaml" -image "$tmp/image.binpb" -out "$root/gen/openapi"
+
+go run ./scripts/decisionsindex -dir docs/decisions

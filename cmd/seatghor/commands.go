@@ -414,6 +414,7 @@ func printTour(w io.Writer, a *app.App, addr, adminAddr, gatewayURL string) erro
 Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctrl-C stops it)
 Open the site:          %[1]s/  (dev sign-in: pick a name and a role; the gate page: %[1]s/gate)
 Admin listener:         %[8]s  (/metrics, gRPC reflection, /debug/pprof/; never the public port)
+Partners start at:      docs/partners.md, "Your first sale, step by step" (the demo shows' organisation: %[9]s)
 
   user token (rumana):  %[2]s
   user token (karim):   %[3]s
@@ -450,6 +451,11 @@ Try it:
   # admins create shows (Connect JSON)
   curl -s %[1]s/seatghor.catalog.v1.CatalogService/CreateShow -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' \
     -d '{"kind": "SHOW_KIND_BUS_TRIP", "title": "Dhaka to Rajshahi", "origin": "Dhaka", "destination": "Rajshahi", "startsAt": "2027-01-10T07:00:00Z", "currency": "BDT", "sections": [{"name": "Main", "rows": ["A","B","C"], "seatsPerRow": 4, "priceMinor": "90000"}]}'
+  # a partner reseller (docs/partners.md): an admin registers it, allowed to sell the demo shows;
+  # its staff then sign in with a token naming it (put the partner_id in) and make API keys
+  curl -s %[1]s/v1/partners -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"name": "Shohoz Travels", "commission_bps": 500, "allowed_organization_ids": ["%[9]s"]}'
+  P=$(bin/seatghor token --sub nadia --role partner --partner PARTNER_ID)
+  curl -s %[1]s/v1/partners/PARTNER_ID/api-keys -H "Authorization: Bearer $P" -H "Idempotency-Key: $(date +%%s%%N)" -d '{"name": "booking server"}'
   # an on-sale behind a waiting room (R-9), opening in a minute: who joins before gets a random place then
   S=$(curl -s %[1]s/seatghor.catalog.v1.CatalogService/CreateShow -H "Authorization: Bearer $A" -H "Idempotency-Key: $(date +%%s%%N)" -H 'Content-Type: application/json' \
     -d "{\"kind\": \"SHOW_KIND_CONCERT\", \"title\": \"Arnob live\", \"venue\": \"ICCB\", \"startsAt\": \"2027-01-10T14:00:00Z\", \"currency\": \"BDT\", \"sections\": [{\"name\": \"Main\", \"rows\": [\"A\",\"B\"], \"seatsPerRow\": 4, \"priceMinor\": \"150000\"}], \"onSaleAt\": \"$(date -u -d '+1 min' +%%Y-%%m-%%dT%%H:%%M:%%SZ)\", \"waitingRoom\": {\"enabled\": true}}" | sed -E 's/.*"showId":"([0-9]+)".*/\1/')
@@ -465,7 +471,7 @@ Try it:
   # health (alive; ready: every database answers) and, on the admin listener, metrics
   curl -s %[1]s/livez; curl -s %[1]s/readyz; curl -s %[8]s/metrics | grep seatghor_
 
-`, base, user, other, admin, gatewayURL, gate, demo.Gate, "http://"+adminAddr)
+`, base, user, other, admin, gatewayURL, gate, demo.Gate, "http://"+adminAddr, demo.Organization)
 	return err
 }
 

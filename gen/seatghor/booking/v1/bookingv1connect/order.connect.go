@@ -56,7 +56,14 @@ type OrderServiceClient interface {
 	GetOrder(context.Context, *connect.Request[v1.GetOrderRequest]) (*connect.Response[v1.GetOrderResponse], error)
 	// ListMyOrders pages through the caller's orders, newest first.
 	ListMyOrders(context.Context, *connect.Request[v1.ListMyOrdersRequest]) (*connect.Response[v1.ListMyOrdersResponse], error)
-	// CancelOrder cancels an unpaid order and gives its seats back.
+	// CancelOrder cancels one of the caller's orders and gives its seats back
+	// on sale. An unpaid order is just cancelled. A confirmed one is cancelled
+	// until its show starts, and is refunded through the gateway less the
+	// show's cancellation fee (R-6.9; the answer's refunded and
+	// cancellation_fee say how much); a free one has nothing to refund.
+	// failed_precondition: BOOKING_NOT_ALLOWED once the show has started,
+	// ORDER_CHECKED_IN once a ticket of the order was admitted at the gate.
+	// Requires an Idempotency-Key.
 	CancelOrder(context.Context, *connect.Request[v1.CancelOrderRequest]) (*connect.Response[v1.CancelOrderResponse], error)
 }
 
@@ -138,7 +145,14 @@ type OrderServiceHandler interface {
 	GetOrder(context.Context, *connect.Request[v1.GetOrderRequest]) (*connect.Response[v1.GetOrderResponse], error)
 	// ListMyOrders pages through the caller's orders, newest first.
 	ListMyOrders(context.Context, *connect.Request[v1.ListMyOrdersRequest]) (*connect.Response[v1.ListMyOrdersResponse], error)
-	// CancelOrder cancels an unpaid order and gives its seats back.
+	// CancelOrder cancels one of the caller's orders and gives its seats back
+	// on sale. An unpaid order is just cancelled. A confirmed one is cancelled
+	// until its show starts, and is refunded through the gateway less the
+	// show's cancellation fee (R-6.9; the answer's refunded and
+	// cancellation_fee say how much); a free one has nothing to refund.
+	// failed_precondition: BOOKING_NOT_ALLOWED once the show has started,
+	// ORDER_CHECKED_IN once a ticket of the order was admitted at the gate.
+	// Requires an Idempotency-Key.
 	CancelOrder(context.Context, *connect.Request[v1.CancelOrderRequest]) (*connect.Response[v1.CancelOrderResponse], error)
 }
 

@@ -466,7 +466,10 @@ type CreateEndpointResponse struct {
 	// The endpoint.
 	Endpoint *WebhookEndpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
 	// The signing secret, whsec_ followed by the base64 of 32 random bytes.
-	// Shown only in this answer.
+	// No other read shows it. A retry of the create with the same
+	// Idempotency-Key while the key is remembered (48 hours) answers this
+	// same endpoint and secret; after that it is a new request and makes
+	// another endpoint.
 	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -670,7 +673,8 @@ type RotateEndpointSecretResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The endpoint.
 	Endpoint *WebhookEndpoint `protobuf:"bytes,1,opt,name=endpoint,proto3" json:"endpoint,omitempty"`
-	// The new signing secret; shown only in this answer.
+	// The new signing secret. No other read shows it; a retry with the
+	// same Idempotency-Key within 48 hours answers this same secret.
 	Secret        string `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

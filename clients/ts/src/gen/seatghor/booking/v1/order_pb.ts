@@ -452,7 +452,14 @@ export const OrderService: GenService<{
     output: typeof ListMyOrdersResponseSchema;
   },
   /**
-   * CancelOrder cancels an unpaid order and gives its seats back.
+   * CancelOrder cancels one of the caller's orders and gives its seats back
+   * on sale. An unpaid order is just cancelled. A confirmed one is cancelled
+   * until its show starts, and is refunded through the gateway less the
+   * show's cancellation fee (R-6.9; the answer's refunded and
+   * cancellation_fee say how much); a free one has nothing to refund.
+   * failed_precondition: BOOKING_NOT_ALLOWED once the show has started,
+   * ORDER_CHECKED_IN once a ticket of the order was admitted at the gate.
+   * Requires an Idempotency-Key (R-5.1).
    *
    * @generated from rpc seatghor.booking.v1.OrderService.CancelOrder
    */

@@ -202,7 +202,10 @@ export type CreateEndpointResponse = Message<"seatghor.partner.v1.CreateEndpoint
 
   /**
    * The signing secret, whsec_ followed by the base64 of 32 random bytes.
-   * Shown only in this answer.
+   * No other read shows it. A retry of the create with the same
+   * Idempotency-Key while the key is remembered (48 hours) answers this
+   * same endpoint and secret; after that it is a new request and makes
+   * another endpoint.
    *
    * @generated from field: string secret = 2;
    */
@@ -302,7 +305,8 @@ export type RotateEndpointSecretResponse = Message<"seatghor.partner.v1.RotateEn
   endpoint?: WebhookEndpoint | undefined;
 
   /**
-   * The new signing secret; shown only in this answer.
+   * The new signing secret. No other read shows it; a retry with the
+   * same Idempotency-Key within 48 hours answers this same secret.
    *
    * @generated from field: string secret = 2;
    */
