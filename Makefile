@@ -21,7 +21,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-sdk sdk lint-openapi test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -40,17 +40,19 @@ build: ## Build the binary into bin/seatghor
 run: deps-run build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
 	$(BIN) dev $(ARGS)
 
-test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, repository guards, Go, deployment-file and TypeScript tests, generated code
+test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, the OpenAPI lint, repository guards, Go, deployment-file, TypeScript and SDK-release tests, generated code
 	$(GO) build ./...
 	$(GO) vet ./...
 	$(GOTOOL) staticcheck ./...
 	$(GOTOOL) buf lint
+	$(MAKE) --no-print-directory lint-openapi
 	$(MAKE) --no-print-directory breaking
 	$(MAKE) --no-print-directory check-repo
 	SEATGHOR_TEST_MEILI=require $(MAKE) --no-print-directory test-go
 	$(MAKE) --no-print-directory test-go-sdk
 	$(MAKE) --no-print-directory test-deploy
 	$(MAKE) --no-print-directory test-ts
+	$(MAKE) --no-print-directory test-sdk
 	$(MAKE) --no-print-directory check-generate
 
 test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster; the browser tests in clients/web too)
@@ -110,11 +112,16 @@ check-repo: ## Fail on tracked files over 1 MB, unlisted binaries, uncited rules
 breaking: ## Fail if proto/ breaks the released API (buf breaking, WIRE_JSON, against $(RELEASED_API))
 	$(GOTOOL) buf breaking proto --against $(RELEASED_API)
 
+lint-openapi: ## Lint gen/openapi/openapi.yaml with Redocly's recommended rules, warnings as errors (tools/redocly, decision 0329)
+	@bash scripts/ensure-deps.sh openapi
+	cd tools/redocly && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly lint ../../gen/openapi/openapi.yaml
+
 release-api: ## Accept the API as released: rewrite $(RELEASED_API) (commit it on purpose, with the reason)
 	$(GOTOOL) buf build proto --exclude-source-info -o $(RELEASED_API)
 
-lint: ## buf lint, go vet and staticcheck
+lint: ## buf lint, the OpenAPI lint, go vet and staticcheck
 	$(GOTOOL) buf lint
+	$(MAKE) --no-print-directory lint-openapi
 	$(GO) vet ./...
 	$(GOTOOL) staticcheck ./...
 
