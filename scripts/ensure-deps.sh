@@ -4,7 +4,8 @@
 # nothing when it is already there (so it is silent on a ready machine).
 # `run` installs only what `seatghor dev` uses: the PostgreSQL binaries and
 # redis-server. `web` only the npm packages `make web` builds the site with
-# (clients/ts and clients/web), `openapi` only Redocly CLI, which `make
+# (clients/ts and clients/web), `sdk` only the TypeScript client's, which
+# `make sdk` packs, and `openapi` only Redocly CLI, which `make
 # lint-openapi` lints the OpenAPI description with (tools/redocly). `test`
 # adds the rest:
 #
@@ -43,9 +44,9 @@ cd "$root"
 
 for_what=${1:-test}
 case $for_what in
-run | test | web | openapi) ;;
+run | test | web | sdk | openapi) ;;
 *)
-  echo "usage: ensure-deps.sh [run|test|web|openapi]" >&2
+  echo "usage: ensure-deps.sh [run|test|web|sdk|openapi]" >&2
   exit 2
   ;;
 esac
@@ -106,6 +107,10 @@ npm_ci() {
 if [[ $for_what == web ]]; then
   npm_ci clients/ts
   npm_ci clients/web
+  exit 0
+fi
+if [[ $for_what == sdk ]]; then
+  npm_ci clients/ts
   exit 0
 fi
 if [[ $for_what == openapi ]]; then
