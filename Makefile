@@ -21,7 +21,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -40,17 +40,18 @@ build: ## Build the binary into bin/seatghor
 run: deps-run build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
 	$(BIN) dev $(ARGS)
 
-test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, repository guards, Go, deployment-file and TypeScript tests, generated code
+test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, the OpenAPI lint, repository guards, Go, deployment-file, TypeScript and SDK-release tests, generated code
 	$(GO) build ./...
 	$(GO) vet ./...
 	$(GOTOOL) staticcheck ./...
 	$(GOTOOL) buf lint
+	$(MAKE) --no-print-directory lint-openapi
 	$(MAKE) --no-print-directory breaking
 	$(MAKE) --no-print-directory check-repo
 	SEATGHOR_TEST_MEILI=require $(MAKE) --no-print-directory test-go
-	$(MAKE) --no-print-directory test-go-sdk
 	$(MAKE) --no-print-directory test-deploy
-	$(MAKE) --no-print-directory test-ts
+# One make for both, so that the `sdk` they install is built once.
+	$(MAKE) --no-print-directory test-go-sdk test-ts
 	$(MAKE) --no-print-directory check-generate
 
 test-go: ## Run the Go tests only (real PostgreSQL: 127.0.0.1:5432 or a throwaway cluster; the browser tests in server/site too)
@@ -60,13 +61,21 @@ test-deploy: ## Check the Dockerfile, deploy/compose.yaml and deploy/k8s offline
 	cd deploy/validate && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 # The Go SDK is a module of its own, which `./...` above does not reach.
-test-go-sdk: build ## Vet, staticcheck and test the Go SDK (clients/go/seatghor; its tests start bin/seatghor dev)
+test-go-sdk: build sdk ## Vet, staticcheck and test the Go SDK (clients/go/seatghor; its tests start bin/seatghor dev and install make sdk's module in fresh projects)
 	cd clients/go/seatghor && $(GO) vet ./...
 	staticcheck="$$($(GOTOOL) -n staticcheck)" && cd clients/go/seatghor && "$$staticcheck" ./...
-	cd clients/go/seatghor && SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -timeout 5m ./...
+	cd clients/go/seatghor && SEATGHOR_BIN="$(CURDIR)/$(BIN)" SEATGHOR_SDK_DIST="$(SDK_DIST)" $(GO) test -count=1 -timeout 10m ./...
 
-test-ts: build ## Run the TypeScript client test only (it starts bin/seatghor dev)
-	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" npm test
+test-ts: build sdk ## Run the TypeScript client test only (it starts bin/seatghor dev and installs make sdk's tarball in a fresh project)
+	cd clients/ts && SEATGHOR_BIN="$(CURDIR)/$(BIN)" SEATGHOR_SDK_DIST="$(SDK_DIST)" npm test
+
+# The SDKs' release, built here until the Go module path is fetchable and
+# the npm package published (decision 0328); never committed.
+SDK_DIST := $(CURDIR)/dist/sdk
+
+sdk: ## Build the SDKs' release into dist/sdk: the npm tarball, the Go module as a module proxy directory, its go.sum lines, SHA256SUMS
+	@bash scripts/ensure-deps.sh sdk
+	$(GO) run -C tools ./sdkrelease -out "$(SDK_DIST)"
 
 test-web: build ## Run the site's browser tests only (headless Chromium drives bin/seatghor dev)
 	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run 'TestBrowser' ./server/site
@@ -110,11 +119,16 @@ check-repo: ## Fail on tracked files over 1 MB, unlisted binaries, uncited rules
 breaking: ## Fail if proto/ breaks the released API (buf breaking, WIRE_JSON, against $(RELEASED_API))
 	$(GOTOOL) buf breaking proto --against $(RELEASED_API)
 
+lint-openapi: ## Lint gen/openapi/openapi.yaml with Redocly's recommended rules, warnings as errors (tools/redocly, decision 0329)
+	@bash scripts/ensure-deps.sh openapi
+	cd tools/redocly && REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true node_modules/.bin/redocly lint ../../gen/openapi/openapi.yaml
+
 release-api: ## Accept the API as released: rewrite $(RELEASED_API) (commit it on purpose, with the reason)
 	$(GOTOOL) buf build proto --exclude-source-info -o $(RELEASED_API)
 
-lint: ## buf lint, go vet and staticcheck
+lint: ## buf lint, the OpenAPI lint, go vet and staticcheck
 	$(GOTOOL) buf lint
+	$(MAKE) --no-print-directory lint-openapi
 	$(GO) vet ./...
 	$(GOTOOL) staticcheck ./...
 
@@ -134,5 +148,5 @@ shard-curve: build ## CreateHold on 3,000 buses, 4 shards on 1, 2 and 4 throwawa
 bench-move: ## Move a 50,000-seat show (2,500 holds) between shards under a light load: the move's length and its freeze (docs/operations.md)
 	SEATGHOR_MOVE_SEATS=50000 $(GO) test -count=1 -v -timeout 20m -run '^TestMoveBigShow$$' ./server/shardmove
 
-clean: ## Remove build outputs (bin/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
-	rm -rf bin clients/ts/dist
+clean: ## Remove build outputs (bin/, dist/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
+	rm -rf bin dist clients/ts/dist

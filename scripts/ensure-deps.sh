@@ -4,7 +4,10 @@
 # nothing when it is already there (so it is silent on a ready machine).
 # `run` installs only what `seatghor dev` uses: the PostgreSQL binaries and
 # redis-server. `web` only the npm packages `make web` builds the site with
-# (clients/ts and clients/web). `test` adds the rest:
+# (clients/ts and clients/web), `sdk` only the TypeScript client's, which
+# `make sdk` packs, and `openapi` only Redocly CLI, which `make
+# lint-openapi` lints the OpenAPI description with (tools/redocly). `test`
+# adds the rest:
 #
 #   - the PostgreSQL server binaries (Debian package `postgresql`): `seatghor
 #     dev` and the Go tests (internal/testkit/pgtest) start throwaway clusters from
@@ -20,8 +23,9 @@
 #     (internal/testkit/redistest) start six redis-server nodes and join them with
 #     `redis-cli --cluster create`.
 #   - clients/ts/node_modules (npm ci), for code generation and the
-#     TypeScript client test, and clients/web/node_modules (npm ci) for the
-#     site's build (esbuild; the site imports the client from clients/ts).
+#     TypeScript client test, clients/web/node_modules (npm ci) for the
+#     site's build (esbuild; the site imports the client from clients/ts),
+#     and tools/redocly/node_modules (npm ci) for the OpenAPI lint.
 #   - Chromium (Debian package `chromium`, /usr/bin/chromium): the site's
 #     browser tests (clients/web) drive it headless.
 #   - the Meilisearch server binary for the trip-index tests
@@ -40,9 +44,9 @@ cd "$root"
 
 for_what=${1:-test}
 case $for_what in
-run | test | web) ;;
+run | test | web | sdk | openapi) ;;
 *)
-  echo "usage: ensure-deps.sh [run|test|web]" >&2
+  echo "usage: ensure-deps.sh [run|test|web|sdk|openapi]" >&2
   exit 2
   ;;
 esac
@@ -105,6 +109,14 @@ if [[ $for_what == web ]]; then
   npm_ci clients/web
   exit 0
 fi
+if [[ $for_what == sdk ]]; then
+  npm_ci clients/ts
+  exit 0
+fi
+if [[ $for_what == openapi ]]; then
+  npm_ci tools/redocly
+  exit 0
+fi
 
 # The PostgreSQL server binaries: only they are used, never the package's
 # own cluster.
@@ -127,6 +139,7 @@ fi
 
 npm_ci clients/ts
 npm_ci clients/web
+npm_ci tools/redocly
 
 # pdftoppm renders the e-tickets to images in their tests (decision 0171).
 if ! command -v pdftoppm >/dev/null; then

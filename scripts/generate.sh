@@ -27,7 +27,9 @@ go tool -modfile=tools/go.mod buf generate --template buf.gen.sdk.yaml
 
 # OpenAPI: gnostic writes its draft into a temporary directory; openapipost
 # adds the security scheme, the Idempotency-Key header (by each RPC's
-# idempotency_level, read from the buf image) and the error shapes.
+# idempotency_level, read from the buf image), the required fields (by the
+# protovalidate rules in it), the errors and what else Redocly's
+# recommended rules ask for (`make lint-openapi`, decision 0329).
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 go tool -modfile=tools/go.mod buf generate --template buf.gen.openapi.yaml -o "$tmp"

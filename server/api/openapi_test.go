@@ -2,18 +2,21 @@ package api
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 	"google.golang.org/genproto/googleapis/api/annotations"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 
 	"github.com/seatghor/seatghor/gen/openapi"
+	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 )
 
 // TestOpenAPIValidates: gen/openapi/openapi.yaml is a valid OpenAPI 3
@@ -130,12 +133,97 @@ func TestOpenAPISecurityMatchesTheServer(t *testing.T) {
 	}
 	var public []string
 	for _, p := range publicProcedures() {
-		// "/seatghor.search.v1.TripSearchService/SearchTrips" → gnostic's
-		// operationId "TripSearchService_SearchTrips".
-		service, method, _ := strings.Cut(p[strings.LastIndex(p[:strings.LastIndex(p, "/")], ".")+1:], "/")
-		public = append(public, service+"_"+method)
+		public = append(public, operationID(p))
 	}
 	slices.Sort(optional)
 	slices.Sort(public)
 	require.Equal(t, public, optional)
+}
+
+// operationID is gnostic's operationId of a procedure:
+// "/seatghor.booking.v1.HoldService/CreateHold" is
+// "HoldService_CreateHold".
+func operationID(procedure string) string {
+	service, method, _ := strings.Cut(procedure[strings.LastIndex(procedure[:strings.LastIndex(procedure, "/")], ".")+1:], "/")
+	return service + "_" + method
+}
+
+// TestOpenAPIErrorAnswers: every operation declares the errors it can
+// answer as shared responses with the google.rpc.Status body: 400, 401
+// and 403 everywhere, 404 where the route names something by its path,
+// 409 exactly where a write takes an Idempotency-Key (a repeat still
+// running), and a default for the rest; each has a summary.
+func TestOpenAPIErrorAnswers(t *testing.T) {
+	doc := loadOpenAPI(t)
+	for name, r := range doc.Components.Responses {
+		require.Equal(t, "#/components/schemas/google.rpc.Status",
+			r.Value.Content.Get("application/json").Schema.Ref, "response %s", name)
+	}
+	require.NotNil(t, doc.Components.Responses["RateLimited"].Value.Headers["Retry-After"])
+	checked := 0
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			require.NotEmpty(t, op.Summary, op.OperationID)
+			ref := func(status string) string {
+				if r := op.Responses.Value(status); r != nil {
+					return r.Ref
+				}
+				return ""
+			}
+			require.Equal(t, "#/components/responses/BadRequest", ref("400"), op.OperationID)
+			require.Equal(t, "#/components/responses/Unauthenticated", ref("401"), op.OperationID)
+			require.Equal(t, "#/components/responses/PermissionDenied", ref("403"), op.OperationID)
+			require.Equal(t, "#/components/responses/Error", ref("default"), op.OperationID)
+			if slices.ContainsFunc(op.Parameters, func(p *openapi3.ParameterRef) bool { return p.Value.In == "path" }) {
+				require.Equal(t, "#/components/responses/NotFound", ref("404"), op.OperationID)
+			}
+			hasKey := slices.ContainsFunc(op.Parameters, func(p *openapi3.ParameterRef) bool {
+				return p.Value.Name == "Idempotency-Key"
+			})
+			require.Equal(t, hasKey, ref("409") == "#/components/responses/Conflict", op.OperationID)
+			checked++
+		}
+	}
+	require.Positive(t, checked)
+}
+
+// TestOpenAPIQueueTokenWhereTheWaitingRoomApplies: the Queue-Token header
+// is declared on exactly the operation queueTokenInterceptor checks it on.
+func TestOpenAPIQueueTokenWhereTheWaitingRoomApplies(t *testing.T) {
+	var with []string
+	for _, item := range loadOpenAPI(t).Paths.Map() {
+		for _, op := range item.Operations() {
+			if slices.ContainsFunc(op.Parameters, func(p *openapi3.ParameterRef) bool {
+				return p.Value.Name == QueueTokenHeader && p.Value.In == "header" && !p.Value.Required
+			}) {
+				with = append(with, op.OperationID)
+			}
+		}
+	}
+	require.Equal(t, []string{operationID(bookingv1connect.HoldServiceCreateHoldProcedure)}, with)
+}
+
+// TestOpenAPIDescribesNoRepository: no description or summary sends a
+// partner to the repository's files, decisions or issues.
+func TestOpenAPIDescribesNoRepository(t *testing.T) {
+	cites := regexp.MustCompile(`docs/|decisions?\s+\d{4}|issue\s+\d+|\.md\b|\b(?:proto|scripts|server)/`)
+	var walk func(v any, at string)
+	walk = func(v any, at string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, c := range v {
+				if s, ok := c.(string); ok && (k == "description" || k == "summary") {
+					require.False(t, cites.MatchString(s), "%s/%s: %q", at, k, s)
+				}
+				walk(c, at+"/"+k)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c, at)
+			}
+		}
+	}
+	var doc any
+	require.NoError(t, yaml.Unmarshal(openapi.YAML, &doc))
+	walk(doc, "")
 }

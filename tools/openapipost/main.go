@@ -1,21 +1,30 @@
 // Command openapipost finishes the OpenAPI description that gnostic's
 // protoc-gen-openapi writes from the google.api.http rules of proto/
 // (buf.gen.openapi.yaml), with what the protos cannot say to gnostic
-// (decision 0197):
+// (decisions 0197 and 0329), so that Redocly's recommended rules pass it
+// (make lint-openapi):
 //
-//   - the info block (title, version, the error contract);
+//   - the info block (title, version, licence, the error contract) and the
+//     servers;
+//   - a summary per operation, from its RPC's name;
 //   - the API-key bearer security scheme, required by every route but the
 //     few anyone may call (anonymous, below; server/api's publicProcedures,
 //     which a test there keeps equal);
 //   - the Idempotency-Key header on every route whose RPC is neither
 //     NO_SIDE_EFFECTS nor IDEMPOTENT (the server's own rule), read from the
 //     image `buf build` writes, so a new RPC gets it without a list here;
+//     the Queue-Token header where a waiting room applies;
+//   - the fields a request cannot leave out (required), by the protovalidate
+//     rules in the image;
 //   - the answer of a rule with response_body (the REST answer is that
 //     field, e.g. the Hold, not the CreateHoldResponse), which gnostic
 //     ignores;
-//   - the error shapes: google.rpc.Status with the details the API sends
-//     (ErrorInfo, BadRequest, RetryInfo, QuotaFailure, SeatsUnavailable), the
-//     Retry-After header, and Connect's error JSON for the RPC paths.
+//   - the errors each route can answer (400, 401, 403, 404, 409, 429 and
+//     default; responses.go), each a google.rpc.Status with the details the
+//     API sends (ErrorInfo, BadRequest, RetryInfo, QuotaFailure,
+//     SeatsUnavailable) and the Retry-After header;
+//   - and it leaves out what a partner cannot use: components nothing
+//     refers to, and the comments' citations of the repository (text.go).
 //
 // It writes <out>/openapi.yaml and <out>/openapi.go, which embeds it for the
 // server's GET /openapi.yaml. Run by scripts/generate.sh:
@@ -32,11 +41,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
-	"google.golang.org/genproto/googleapis/api/annotations"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/descriptorpb"
 )
 
 func main() {
@@ -58,11 +65,11 @@ func run(in, image, out string) error {
 	if err != nil {
 		return err
 	}
-	ops, err := operations(image)
+	p, err := readImage(image)
 	if err != nil {
 		return err
 	}
-	doc, err := finish(raw, ops)
+	doc, err := finish(raw, p)
 	if err != nil {
 		return err
 	}
@@ -90,7 +97,6 @@ import _ "embed"
 var YAML []byte
 `
 
-// operation is what the image says of one RPC that gnostic cannot.
 // anonymous are the operations callable without a credential (R-9.1:
 // search answers and static seat layouts are the same for everyone); a
 // credential is still taken when sent.
@@ -98,64 +104,15 @@ func anonymous() []string {
 	return []string{"TripSearchService_SearchTrips", "SeatMapService_GetSeatLayout"}
 }
 
-type operation struct {
-	needsKey bool   // neither NO_SIDE_EFFECTS nor IDEMPOTENT
-	answer   string // the full name of the response_body field's message, if any
-	list     bool   // the response_body field is repeated: the answer is an array
-}
-
-// operations maps gnostic's operationId (Service_Method) of every seatghor.*
-// RPC to what the image says of it.
-func operations(image string) (map[string]operation, error) {
-	b, err := os.ReadFile(image)
-	if err != nil {
-		return nil, err
-	}
-	var set descriptorpb.FileDescriptorSet
-	if err := proto.Unmarshal(b, &set); err != nil {
-		return nil, fmt.Errorf("%s: %w", image, err)
-	}
-	messages := map[string]*descriptorpb.DescriptorProto{}
-	for _, f := range set.GetFile() {
-		for _, m := range f.GetMessageType() {
-			messages[f.GetPackage()+"."+m.GetName()] = m
-		}
-	}
-	ops := map[string]operation{}
-	for _, f := range set.GetFile() {
-		if !strings.HasPrefix(f.GetPackage(), "seatghor.") {
-			continue
-		}
-		for _, s := range f.GetService() {
-			for _, m := range s.GetMethod() {
-				level := m.GetOptions().GetIdempotencyLevel()
-				op := operation{needsKey: level != descriptorpb.MethodOptions_NO_SIDE_EFFECTS &&
-					level != descriptorpb.MethodOptions_IDEMPOTENT}
-				rule, _ := proto.GetExtension(m.GetOptions(), annotations.E_Http).(*annotations.HttpRule)
-				if body := rule.GetResponseBody(); body != "" {
-					out := messages[strings.TrimPrefix(m.GetOutputType(), ".")]
-					i := slices.IndexFunc(out.GetField(), func(f *descriptorpb.FieldDescriptorProto) bool { return f.GetName() == body })
-					if i < 0 || out.GetField()[i].GetType() != descriptorpb.FieldDescriptorProto_TYPE_MESSAGE {
-						return nil, fmt.Errorf("%s.%s: response_body %q is no message field of %s", s.GetName(), m.GetName(), body, m.GetOutputType())
-					}
-					op.answer = strings.TrimPrefix(out.GetField()[i].GetTypeName(), ".")
-					op.list = out.GetField()[i].GetLabel() == descriptorpb.FieldDescriptorProto_LABEL_REPEATED
-				}
-				ops[s.GetName()+"_"+m.GetName()] = op
-			}
-		}
-	}
-	return ops, nil
-}
-
-func finish(raw []byte, ops map[string]operation) ([]byte, error) {
+func finish(raw []byte, p *protos) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		return nil, err
 	}
 	root := doc.Content[0]
 	set(root, "info", node(info))
-	setAfter(root, "security", node("- apiKey: []\n"), "info")
+	setAfter(root, "servers", node(servers), "info")
+	setAfter(root, "security", node("- apiKey: []\n"), "servers")
 	components := get(root, "components")
 	if components == nil {
 		return nil, errors.New("no components: was default_response=true given?")
@@ -163,19 +120,22 @@ func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 	set(components, "securitySchemes", node(securitySchemes))
 	set(components, "parameters", node(parameters))
 	set(components, "headers", node(headers))
+	set(components, "responses", node(responses))
 	schemas := get(components, "schemas")
 	extra := node(errorSchemas)
 	for i := 0; i < len(extra.Content); i += 2 {
 		set(schemas, extra.Content[i].Value, extra.Content[i+1])
 	}
-
-	open := map[string]bool{}
-	for _, id := range anonymous() {
-		if _, ok := ops[id]; !ok {
-			return nil, fmt.Errorf("anonymous operation %s is no RPC of proto/", id)
+	for _, id := range slices.Concat(anonymous(), rateLimited(), queueTokenOps()) {
+		if _, ok := p.ops[id]; !ok {
+			return nil, fmt.Errorf("operation %s is no RPC of proto/", id)
 		}
-		open[id] = true
 	}
+
+	// The schemas of request bodies, with the fields their route's path
+	// gives instead (gnostic describes body "*" as the whole request).
+	bodies := map[string][]string{}
+	var requests, answers []*yaml.Node
 	paths := get(root, "paths")
 	for i := 1; i < len(paths.Content); i += 2 {
 		item := paths.Content[i]
@@ -185,10 +145,15 @@ func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 			if id == nil {
 				continue
 			}
-			o, ok := ops[id.Value]
+			o, ok := p.ops[id.Value]
 			if !ok {
 				return nil, fmt.Errorf("operation %s is no RPC of proto/", id.Value)
 			}
+			required, err := p.required(o.input)
+			if err != nil {
+				return nil, fmt.Errorf("operation %s: %w", id.Value, err)
+			}
+			setAfter(op, "summary", &yaml.Node{Kind: yaml.ScalarNode, Value: summary(id.Value)}, "tags")
 			if o.answer != "" {
 				schema := get(get(get(get(get(op, "responses"), "200"), "content"), "application/json"), "schema")
 				if schema == nil || get(schema, "$ref") == nil {
@@ -200,24 +165,55 @@ func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 				}
 				*schema = *node(ref)
 			}
-			if o.needsKey {
-				params := get(op, "parameters")
-				if params == nil {
-					params = &yaml.Node{Kind: yaml.SequenceNode}
-					setAfter(op, "parameters", params, "operationId")
+			params := get(op, "parameters")
+			if params == nil {
+				params = &yaml.Node{Kind: yaml.SequenceNode}
+			}
+			var pathParams []string
+			for _, param := range params.Content {
+				name, in := get(param, "name"), get(param, "in")
+				switch {
+				case in == nil || name == nil:
+				case in.Value == "path":
+					pathParams = append(pathParams, name.Value)
+				case in.Value == "query" && slices.Contains(required, name.Value):
+					setAfter(param, "required", node("true"), "description")
 				}
+			}
+			if o.needsKey {
 				params.Content = append([]*yaml.Node{node("$ref: '#/components/parameters/IdempotencyKey'\n")}, params.Content...)
 			}
-			if open[id.Value] {
+			if slices.Contains(queueTokenOps(), id.Value) {
+				params.Content = append(params.Content, node("$ref: '#/components/parameters/QueueToken'\n"))
+			}
+			if len(params.Content) > 0 {
+				setAfter(op, "parameters", params, "operationId")
+			}
+			if slices.Contains(anonymous(), id.Value) {
 				// Either no credential or the key: an empty requirement
 				// makes security optional (OpenAPI 3.0, 4.8.10).
 				setAfter(op, "security", node("- {}\n- apiKey: []\n"), "operationId")
 			}
-			if def := get(get(op, "responses"), "default"); def != nil {
-				set(def, "description", &yaml.Node{Kind: yaml.ScalarNode, Value: errorDescription})
-				setAfter(def, "headers", node("Retry-After:\n  $ref: '#/components/headers/RetryAfter'\n"), "description")
+			body := get(op, "requestBody")
+			if ref := get(get(get(get(body, "content"), "application/json"), "schema"), "$ref"); ref != nil {
+				bodies[ref.Value] = append(bodies[ref.Value], pathParams...)
 			}
+			res := get(op, "responses")
+			if get(res, "default") == nil || get(res, "200") == nil {
+				return nil, fmt.Errorf("operation %s: gnostic wrote no 200 and default answers", id.Value)
+			}
+			errs := errorResponses(id.Value, o, len(pathParams) > 0, required)
+			*res = yaml.Node{Kind: yaml.MappingNode, Content: append([]*yaml.Node{res.Content[0], get(res, "200")}, errs.Content...)}
+			requests = append(requests, params, body)
+			answers = append(answers, get(res, "200"))
 		}
+	}
+	if err := requireFields(schemas, p, bodies, reach(components, requests...), reach(components, answers...)); err != nil {
+		return nil, err
+	}
+	prune(root)
+	if err := cleanDescriptions(root); err != nil {
+		return nil, err
 	}
 
 	var buf bytes.Buffer
@@ -230,6 +226,67 @@ func finish(raw []byte, ops map[string]operation) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// requireFields lists, in each schema of a request-only message, the
+// fields a request cannot leave out (protos.required) but those its route's
+// path gives. A message that answers too gets none: answers leave out
+// every field at its zero value.
+func requireFields(schemas *yaml.Node, p *protos, bodies map[string][]string, requests, answers map[string]bool) error {
+	for i := 0; i+1 < len(schemas.Content); i += 2 {
+		name, schema := schemas.Content[i].Value, schemas.Content[i+1]
+		ref := "#/components/schemas/" + name
+		if !requests[ref] || answers[ref] {
+			continue
+		}
+		fields, err := p.required(name)
+		if err != nil {
+			return fmt.Errorf("schema %s: %w", name, err)
+		}
+		props := get(schema, "properties")
+		var list []string
+		for j := 0; props != nil && j+1 < len(props.Content); j += 2 {
+			f := props.Content[j].Value
+			if slices.Contains(fields, f) && !slices.Contains(bodies[ref], f) {
+				list = append(list, f)
+			}
+		}
+		for _, f := range fields {
+			if get(props, f) == nil {
+				return fmt.Errorf("schema %s: required field %s is no property", name, f)
+			}
+		}
+		if len(list) > 0 {
+			req := &yaml.Node{Kind: yaml.SequenceNode}
+			for _, f := range list {
+				req.Content = append(req.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: f})
+			}
+			setAfter(schema, "required", req, "properties")
+		}
+	}
+	return nil
+}
+
+// summary names an operation for a list of them: "HoldService_CreateHold"
+// is "Create hold", "PartnerService_RevokeApiKey" "Revoke API key".
+func summary(id string) string {
+	_, method, _ := strings.Cut(id, "_")
+	var words []string
+	start := 0
+	for i := 1; i <= len(method); i++ {
+		if i == len(method) || unicode.IsUpper(rune(method[i])) {
+			w := method[start:i]
+			switch {
+			case w == "Api":
+				w = "API"
+			case start > 0:
+				w = strings.ToLower(w)
+			}
+			words = append(words, w)
+			start = i
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // node parses a YAML snippet into its value node.
@@ -281,25 +338,42 @@ func setAfter(m *yaml.Node, key string, v *yaml.Node, after string) {
 	set(m, key, v)
 }
 
-const errorDescription = "An error: google.rpc.Status with an ErrorInfo whose reason is one of docs/errors.md."
-
 const info = `
 title: Seatghor REST API
 version: v1
 description: |-
-  The REST routes of the Seatghor ticket API, generated from the google.api.http
-  rules of proto/ (scripts/generate.sh). The same services speak Connect, gRPC and
-  gRPC-Web at their RPC paths (POST /seatghor.booking.v1.HoldService/CreateHold);
+  The REST routes of the Seatghor ticket API. The same services speak Connect,
+  gRPC and gRPC-Web at their RPC paths (POST /seatghor.booking.v1.HoldService/CreateHold);
   the Go and TypeScript SDKs use those.
 
   Authenticate with a partner's API key (or a Seatghor access token) as
   "Authorization: Bearer <secret>". Every write needs an Idempotency-Key: send a
   fresh one with each new request and the same one when retrying it; the server
-  answers a repeat with its first answer.
+  answers a repeat with its first answer. While a show's waiting room is active,
+  CreateHold also needs its Queue-Token: join the room, poll GetStatus until
+  admitted and send the admitted token.
 
   Errors are google.rpc.Status in JSON with a google.rpc.ErrorInfo (domain
-  seatghor.com) whose reason is one word of docs/errors.md; act on the reason,
-  never on the message. Field names are the protos' (snake_case).
+  seatghor.com) whose reason is one upper-case word, such as SEATS_UNAVAILABLE;
+  act on the reason, never on the message. Each operation lists the HTTP
+  statuses it can answer. Field names are the protos' (snake_case).
+license:
+  name: Apache-2.0
+  url: https://www.apache.org/licenses/LICENSE-2.0
+`
+
+// servers is where the routes are: by default a server of seatghor dev
+// on this machine (make run), else a deployment's own origin.
+const servers = `
+- url: '{scheme}://{host}'
+  description: A Seatghor server; by default the one seatghor dev starts on this machine.
+  variables:
+    scheme:
+      default: http
+      enum: [http, https]
+    host:
+      default: 127.0.0.1:8080
+      description: The server's host name and port.
 `
 
 const securitySchemes = `
@@ -320,6 +394,15 @@ IdempotencyKey:
   schema:
     type: string
     maxLength: 255
+QueueToken:
+  name: Queue-Token
+  in: header
+  description: |-
+    While the show's waiting room is active, the admitted token of the caller's
+    place in it (WaitingRoomService GetStatus, admitted_token); without it the
+    hold answers 403 QUEUE_TOKEN_REQUIRED. Not read otherwise.
+  schema:
+    type: string
 `
 
 const headers = `
@@ -330,11 +413,11 @@ RetryAfter:
 `
 
 // errorSchemas are the error details the API sends (their proto JSON, with
-// proto field names as on every REST route) and Connect's own error body.
+// proto field names as on every REST route).
 const errorSchemas = `
 google.rpc.Status:
   type: object
-  description: The body of every REST error (docs/errors.md).
+  description: The body of every REST error.
   properties:
     code:
       type: integer
@@ -361,7 +444,7 @@ google.rpc.ErrorInfo:
       enum: [type.googleapis.com/google.rpc.ErrorInfo]
     reason:
       type: string
-      description: One word of docs/errors.md, e.g. SEATS_UNAVAILABLE.
+      description: What went wrong, one upper-case word such as SEATS_UNAVAILABLE; act on it, never on the message.
     domain:
       type: string
       enum: [seatghor.com]
@@ -434,30 +517,4 @@ seatghor.booking.v1.SeatsUnavailable:
     remaining:
       type: integer
       format: int32
-connect.Error:
-  type: object
-  description: |-
-    The error body on the Connect RPC paths (not the REST routes): a Connect code
-    name and the same details, each as its type name and base64 protobuf value
-    (the SDKs decode them).
-  properties:
-    code:
-      type: string
-      description: The Connect code, e.g. aborted.
-    message:
-      type: string
-    details:
-      type: array
-      items:
-        type: object
-        properties:
-          type:
-            type: string
-            description: e.g. google.rpc.ErrorInfo.
-          value:
-            type: string
-            format: byte
-          debug:
-            type: object
-            description: The detail as JSON, when the server adds it.
 `

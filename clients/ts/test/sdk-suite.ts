@@ -5,7 +5,8 @@
 import { before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -265,11 +266,10 @@ export function sdkSuite(server: () => Server): void {
 }
 
 /**
- * Packs the package (npm test built dist/ already, so --ignore-scripts skips
- * prepack's build), installs the tarball in a fresh project with a script
- * that uses it, and type-checks a TypeScript file of that project against
- * the installed types. Resolves with the project's directory and the
- * tarball's file list.
+ * Installs the package's tarball in a fresh project with a script that uses
+ * it, and type-checks a TypeScript file of that project against the
+ * installed types. Resolves with the project's directory and the tarball's
+ * file list.
  */
 async function packedApp(): Promise<{ dir: string; files: string[] }> {
   const root = await mkdtemp(path.join(tmpdir(), "seatghor-client-pack-"));
@@ -281,16 +281,40 @@ async function packedApp(): Promise<{ dir: string; files: string[] }> {
   }
 }
 
-async function packInto(root: string): Promise<{ dir: string; files: string[] }> {
+/**
+ * The tarball: make sdk's release when SEATGHOR_SDK_DIST names it (make
+ * test-ts does), checked against its SHA256SUMS; else one npm pack writes
+ * into root now (npm test built dist/ already, so --ignore-scripts skips
+ * prepack's build).
+ */
+async function tarballIn(root: string): Promise<string> {
+  const dist = process.env.SEATGHOR_SDK_DIST;
+  if (dist) {
+    const { version } = JSON.parse(await readFile(path.join(packageRoot, "package.json"), "utf8")) as { version: string };
+    const name = `seatghor-client-${version}.tgz`;
+    const sums = await readFile(path.join(dist, "SHA256SUMS"), "utf8");
+    const listed = sums.split("\n").find((l) => l.endsWith(`  ${name}`));
+    assert.ok(listed, `SHA256SUMS of ${dist} lists ${name}`);
+    const digest = createHash("sha256")
+      .update(await readFile(path.join(dist, name)))
+      .digest("hex");
+    assert.equal(digest, listed.slice(0, 64), `${name} is the one SHA256SUMS lists`);
+    return path.join(dist, name);
+  }
   await execFileP("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", root], { cwd: packageRoot });
   const tarball = (await readdir(root)).find((f) => f.endsWith(".tgz"));
   assert.ok(tarball, "npm pack wrote a tarball");
-  const { stdout: listing } = await execFileP("tar", ["-tzf", path.join(root, tarball)]);
+  return path.join(root, tarball);
+}
+
+async function packInto(root: string): Promise<{ dir: string; files: string[] }> {
+  const tarball = await tarballIn(root);
+  const { stdout: listing } = await execFileP("tar", ["-tzf", tarball]);
   const dir = path.join(root, "app");
   await mkdir(dir);
   await writeFile(path.join(dir, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", private: true, type: "module" }));
   // The dependencies come from npm's cache (npm ci filled it).
-  await execFileP("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", path.join(root, tarball)], {
+  await execFileP("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--silent", tarball], {
     cwd: dir,
   });
   await writeFile(

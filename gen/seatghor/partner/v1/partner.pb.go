@@ -162,7 +162,8 @@ type Partner struct {
 	// Who created it (the admin's id).
 	CreatedBy string `protobuf:"bytes,8,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
 	// The partner sells every show, whatever the lists above say. Partners
-	// registered before decision 0284 with empty lists have it.
+	// registered with empty lists before the lists were kept (decision 0284)
+	// have it.
 	SellsEveryShow bool `protobuf:"varint,9,opt,name=sells_every_show,json=sellsEveryShow,proto3" json:"sells_every_show,omitempty"`
 	// How many places of one show the partner may hold or have bought at
 	// once: live holds, orders awaiting payment and paid orders (decision

@@ -84,7 +84,8 @@ export type Partner = Message<"seatghor.partner.v1.Partner"> & {
 
   /**
    * The partner sells every show, whatever the lists above say. Partners
-   * registered before decision 0284 with empty lists have it.
+   * registered with empty lists before the lists were kept (decision 0284)
+   * have it.
    *
    * @generated from field: bool sells_every_show = 9;
    */
