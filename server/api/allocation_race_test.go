@@ -104,8 +104,14 @@ func TestAllocationRaceWithReturn(t *testing.T) {
 				attempts.Add(1)
 				h, err := c.hold(showID, seat)
 				if err != nil {
-					if su := unavailable(t, err); len(su.GetSeats()) != 1 || su.GetSeats()[0] != seat {
+					reason, su := refusedSeat(t, err)
+					if len(su.GetSeats()) != 1 || su.GetSeats()[0] != seat {
 						t.Errorf("refusal of %s lists %v", seat, su.GetSeats())
+					}
+					// Only row A is ever outside the public's channel, and
+					// only row B outside the partner's (decision 0325).
+					if inA := seat[0] == 'A'; reason == "SEATS_NOT_IN_CHANNEL" && inA == partner {
+						t.Errorf("%s refused %s as outside its channel", who, seat)
 					}
 					continue
 				}
@@ -279,7 +285,7 @@ func TestAllocationRacesPublicHolds(t *testing.T) {
 			for range 3 {
 				seat := fmt.Sprintf("%s%d", rows[rand.IntN(4)], 1+rand.IntN(10))
 				if _, err := c.hold(showID, seat); err != nil {
-					unavailable(t, err)
+					refusedSeat(t, err) // taken, or allocated meanwhile
 				}
 			}
 		}()

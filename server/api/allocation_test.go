@@ -176,10 +176,10 @@ func TestAllocationRingFencesSeats(t *testing.T) {
 	require.EqualValues(t, 10, alloc.GetQuantity())
 	require.Equal(t, partnerv1.AllocationStatus_ALLOCATION_STATUS_ACTIVE, alloc.GetStatus())
 
-	// The public: refused with the seat named, as any taken seat; the rest
-	// of the show sells as before.
+	// The public: refused with the seat named, and a reason of its own
+	// (decision 0325); the rest of the show sells as before.
 	_, err := a.public.hold(showID, "A1", "C1")
-	require.Equal(t, []string{"A1"}, unavailable(t, err).GetSeats())
+	require.Equal(t, []string{"A1"}, notInChannel(t, err).GetSeats())
 	_, err = a.public.hold(showID, "C1")
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
@@ -216,10 +216,10 @@ func TestAllocationRingFencesSeats(t *testing.T) {
 	// General sale is closed to partner 7 (the allocation says so); partner
 	// 8 has no allocation here, so it sells general sale but not 7's seats.
 	_, err = agency.hold(showID, "C3")
-	require.Equal(t, []string{"C3"}, unavailable(t, err).GetSeats())
+	require.Equal(t, []string{"C3"}, notInChannel(t, err).GetSeats())
 	other := a.partner(t, "bank", 8)
 	_, err = other.hold(showID, "A3")
-	require.Equal(t, []string{"A3"}, unavailable(t, err).GetSeats())
+	require.Equal(t, []string{"A3"}, notInChannel(t, err).GetSeats())
 	_, err = other.hold(showID, "C3")
 	require.NoError(t, err)
 
@@ -244,7 +244,7 @@ func TestAllocationRingFencesSeats(t *testing.T) {
 	_, err = a.public.hold(showID, "B1")
 	require.NoError(t, err)
 	_, err = a.public.hold(showID, "A3")
-	require.Equal(t, []string{"A3"}, unavailable(t, err).GetSeats())
+	require.Equal(t, []string{"A3"}, notInChannel(t, err).GetSeats())
 
 	// Nothing returns before return_at; at it, the rest goes back once.
 	n, err := a.env.App.Booking.ReturnDue(ctx, 100)
@@ -394,11 +394,11 @@ func TestPartnerGeneralSale(t *testing.T) {
 	_, err := seven.hold(showID, "B1")
 	require.NoError(t, err, "partner 7 may sell general sale")
 	_, err = eight.hold(showID, "B2")
-	require.Equal(t, []string{"B2"}, unavailable(t, err).GetSeats(), "partner 8 may not")
+	require.Equal(t, []string{"B2"}, notInChannel(t, err).GetSeats(), "partner 8 may not")
 	_, err = seven.hold(showID, "A2")
-	require.Equal(t, []string{"A2"}, unavailable(t, err).GetSeats(), "A2 is partner 8's")
+	require.Equal(t, []string{"A2"}, notInChannel(t, err).GetSeats(), "A2 is partner 8's")
 	_, err = eight.hold(showID, "A1")
-	require.Equal(t, []string{"A1"}, unavailable(t, err).GetSeats(), "A1 is partner 7's")
+	require.Equal(t, []string{"A1"}, notInChannel(t, err).GetSeats(), "A1 is partner 7's")
 	_, err = seven.hold(showID, "A1", "B3")
 	require.NoError(t, err, "its own seat and general sale in one hold")
 	_, err = eight.hold(showID, "A2")

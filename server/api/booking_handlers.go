@@ -20,11 +20,17 @@ func caller(ctx context.Context) (booking.Caller, error) {
 	if !ok {
 		return booking.Caller{}, errNotSignedIn
 	}
-	c := booking.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)}
+	return booking.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator),
+		PartnerID: channelOf(p)}, nil
+}
+
+// channelOf is the sales channel p acts in (decision 0185): its partner
+// for the partner role, 0 (Seatghor's own) for everyone else.
+func channelOf(p auth.Principal) int64 {
 	if p.Is(auth.RolePartner) {
-		c.PartnerID = p.PartnerID // the sales channel (decision 0185)
+		return p.PartnerID
 	}
-	return c, nil
+	return 0
 }
 
 // answer runs a booking call for the authenticated caller and wraps its

@@ -63,6 +63,7 @@ var errorTable = []row{
 	{booking.KindForbidden, connect.CodePermissionDenied, "ALLOCATION_FORBIDDEN"},
 	{booking.KindPartnerNotFound, connect.CodeNotFound, "PARTNER_NOT_FOUND"},
 	{booking.KindNotAllocatable, connect.CodeFailedPrecondition, "SEATS_NOT_ALLOCATABLE"},
+	{booking.KindNotInChannel, connect.CodePermissionDenied, "SEATS_NOT_IN_CHANNEL"},
 
 	{booking.ErrNotConfirmable, connect.CodeFailedPrecondition, "ORDER_NOT_CONFIRMABLE"},
 
@@ -384,7 +385,7 @@ func hasErrorInfo(ce *connect.Error) bool {
 func details(by error) []proto.Message {
 	switch e := by.(type) {
 	case *booking.Error:
-		if e.Kind == booking.KindUnavailable || e.Kind == booking.KindNotAllocatable {
+		if e.Kind == booking.KindUnavailable || e.Kind == booking.KindNotAllocatable || e.Kind == booking.KindNotInChannel {
 			// the conflict lists the seats and the seat-map version.
 			return []proto.Message{&bookingv1.SeatsUnavailable{
 				Seats: e.Seats, SeatmapVersion: e.SeatmapVersion, GaArea: e.GAArea, Remaining: int32(e.Remaining)}}

@@ -135,3 +135,33 @@ func unavailable(tb testing.TB, err error) *bookingv1.SeatsUnavailable {
 	tb.Fatalf("aborted error without SeatsUnavailable detail: %v", err)
 	return nil
 }
+
+// notInChannel returns the SeatsUnavailable detail of a hold refused
+// PERMISSION_DENIED with SEATS_NOT_IN_CHANNEL (decision 0325).
+func notInChannel(tb testing.TB, err error) *bookingv1.SeatsUnavailable {
+	tb.Helper()
+	a := answerOf(tb, err)
+	require.Equal(tb, connect.CodePermissionDenied, a.code, "error: %v", err)
+	require.Equal(tb, "SEATS_NOT_IN_CHANNEL", a.reason, "error: %v", err)
+	var ce *connect.Error
+	require.True(tb, errors.As(err, &ce))
+	for _, d := range ce.Details() {
+		v, derr := d.Value()
+		if su, ok := v.(*bookingv1.SeatsUnavailable); derr == nil && ok {
+			return su
+		}
+	}
+	tb.Fatalf("SEATS_NOT_IN_CHANNEL without SeatsUnavailable detail: %v", err)
+	return nil
+}
+
+// refusedSeat returns the reason and the detail of a seated hold refused
+// either way a seat is refused: taken (SEATS_UNAVAILABLE) or not sold
+// through the caller's channel (SEATS_NOT_IN_CHANNEL).
+func refusedSeat(tb testing.TB, err error) (string, *bookingv1.SeatsUnavailable) {
+	tb.Helper()
+	if answerOf(tb, err).reason == "SEATS_NOT_IN_CHANNEL" {
+		return "SEATS_NOT_IN_CHANNEL", notInChannel(tb, err)
+	}
+	return "SEATS_UNAVAILABLE", unavailable(tb, err)
+}

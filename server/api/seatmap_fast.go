@@ -53,18 +53,23 @@ type CachedAvailabilityReader interface {
 // per answer, not per request). CORS, the request's
 // span and the access log wrap the mux, so they cover both paths. The
 // read has no rate limit, waiting room or idempotency record on either
-// path (ratelimit's rules name holds, payments and joins only).
+// path (ratelimit's rules name holds, payments and joins only). A
+// partner's answer is the public availability as its channel sees it
+// (decision 0324), remembered apart from the public's.
 type seatmapFastPath struct {
-	cache   CachedAvailabilityReader
-	maps    SeatMapReader
-	tokens  *verifiedTokens
-	latency prometheus.Observer
-	tracer  trace.Tracer
-	answers [answerSlots]atomic.Pointer[fastAnswer]
+	cache    CachedAvailabilityReader
+	maps     SeatMapReader
+	channels ChannelViews
+	tokens   *verifiedTokens
+	latency  prometheus.Observer
+	tracer   trace.Tracer
+	answers  [answerSlots]atomic.Pointer[fastAnswer]
 	// share is how long a Redis read serves the show's readers; reads
-	// holds the last read of each slot's show (decision 0232).
+	// holds the last read of each slot's show (decision 0232), and views
+	// the last read of each slot's partner's view of a show.
 	share time.Duration
-	reads [answerSlots]atomic.Pointer[sharedRead]
+	reads [answerSlots]atomic.Pointer[sharedRead[booking.MapAvailability]]
+	views [answerSlots]atomic.Pointer[sharedRead[booking.ChannelView]]
 	// layouts remembers layouts by etag (an etag names one layout, and
 	// shows of one layout share it: a bus company's buses), for whole
 	// maps; nLayouts bounds it (decision 0275).
@@ -76,14 +81,18 @@ type seatmapFastPath struct {
 // are forgotten.
 const maxLayouts = 1024
 
-// sharedRead is one Redis read of a show's availability, started at at;
-// a and ok are set before done is closed.
-type sharedRead struct {
-	showID int64
-	at     time.Time
-	done   chan struct{}
-	a      booking.MapAvailability
-	ok     bool
+// readKey names what a shared read reads: a show's availability
+// (partner 0) or a partner's view of it.
+type readKey struct{ showID, partnerID int64 }
+
+// sharedRead is one read of key, started at at; v and ok are set before
+// done is closed.
+type sharedRead[T any] struct {
+	key  readKey
+	at   time.Time
+	done chan struct{}
+	v    T
+	ok   bool
 }
 
 const getSeatMapProcedure = seatmapv1connect.SeatMapServiceGetSeatMapProcedure
@@ -95,7 +104,7 @@ func newSeatmapFastPath(cfg Config, metrics *rpcMetrics) *seatmapFastPath {
 	if !ok || cfg.SeatMaps == nil {
 		return nil
 	}
-	return &seatmapFastPath{cache: cache, maps: cfg.SeatMaps, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
+	return &seatmapFastPath{cache: cache, maps: cfg.SeatMaps, channels: cfg.Booking, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
 		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"),
 		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), share: cfg.SeatMapShare}
 }
@@ -127,30 +136,52 @@ func (f *seatmapFastPath) availability(ctx context.Context, showID int64) (booki
 	if f.share <= 0 {
 		return f.cache.CachedAvailability(ctx, showID)
 	}
-	slot := &f.reads[answerSlot(showID, "", false, false)]
+	return shareRead(ctx, &f.reads[answerSlot(showID, "", false, false, 0)], readKey{showID: showID}, f.share,
+		func(ctx context.Context) (booking.MapAvailability, bool) { return f.cache.CachedAvailability(ctx, showID) })
+}
+
+// channelView is how partnerID's channel sees the show (decision 0324),
+// read from the shard and shared as availability's reads are.
+func (f *seatmapFastPath) channelView(ctx context.Context, showID, partnerID int64) (booking.ChannelView, bool) {
+	read := func(ctx context.Context) (booking.ChannelView, bool) {
+		v, err := f.channels.ChannelView(ctx, showID, partnerID)
+		return v, err == nil
+	}
+	if f.share <= 0 {
+		return read(ctx)
+	}
+	return shareRead(ctx, &f.views[answerSlot(showID, "", false, false, partnerID)], readKey{showID, partnerID}, f.share, read)
+}
+
+// shareRead answers key from slot's read when another reader started one
+// of key less than share ago (waiting for it when it is still in flight),
+// else from a new read that later readers share.
+func shareRead[T any](ctx context.Context, slot *atomic.Pointer[sharedRead[T]], key readKey, share time.Duration,
+	read func(context.Context) (T, bool)) (T, bool) {
 	for {
 		now := time.Now()
 		cur := slot.Load()
-		if cur != nil && cur.showID == showID && now.Sub(cur.at) < f.share {
+		if cur != nil && cur.key == key && now.Sub(cur.at) < share {
 			select {
 			case <-cur.done:
-				return cur.a, cur.ok
+				return cur.v, cur.ok
 			case <-ctx.Done():
-				return booking.MapAvailability{}, false
+				var none T
+				return none, false
 			}
 		}
-		mine := &sharedRead{showID: showID, at: now, done: make(chan struct{})}
+		mine := &sharedRead[T]{key: key, at: now, done: make(chan struct{})}
 		if !slot.CompareAndSwap(cur, mine) {
 			continue // another reader started one meanwhile: share it
 		}
 		// The read is the leader's, but waiters share it: their
 		// cancellation must not cut it short.
-		mine.a, mine.ok = f.cache.CachedAvailability(context.WithoutCancel(ctx), showID)
+		mine.v, mine.ok = read(context.WithoutCancel(ctx))
 		close(mine.done)
 		if !mine.ok {
 			slot.CompareAndSwap(mine, nil) // a miss is not shared: the next reader tries again
 		}
-		return mine.a, mine.ok
+		return mine.v, mine.ok
 	}
 }
 
@@ -162,6 +193,9 @@ type fastQuery struct {
 	// connect: a Connect GET, whose JSON names fields as protojson does by
 	// default (lowerCamelCase); the REST route's uses the proto names.
 	connect bool
+	// partner is the caller's channel (channelOf), known once the caller
+	// is: a partner's answers are its view (decision 0324).
+	partner int64
 }
 
 // parseFastQuery reads the REST request the fast path may answer: a GET
@@ -286,6 +320,14 @@ func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQu
 		trace.WithAttributes(attribute.String("rpc.system", "connect_rpc"), attribute.String("rpc.service", "seatghor.seatmap.v1.SeatMapService"),
 			attribute.String("rpc.method", "GetSeatMap"), attribute.Bool("seatghor.fast_path", true)))
 	a, ok := f.availability(ctx, q.showID)
+	if q.partner = channelOf(p); ok && q.partner != 0 {
+		// The cache holds the public map; the partner sees its channel's
+		// (decision 0324).
+		var v booking.ChannelView
+		if v, ok = f.channelView(ctx, q.showID, q.partner); ok {
+			a = v.Apply(a)
+		}
+	}
 	var ans *fastAnswer
 	switch {
 	case !ok:
@@ -453,6 +495,7 @@ type fastAnswer struct {
 	showID        int64
 	section       string
 	connect       bool
+	partner       int64 // whose channel's view (0: the public's)
 	whole         bool // with the layout
 	version       int64
 	layoutETag    string
@@ -472,7 +515,7 @@ type fastAnswer struct {
 // base64 are made once per change), else a new one, remembered.
 func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
 	showID, section := q.showID, q.section
-	slot := &f.answers[answerSlot(showID, section, q.connect, false)]
+	slot := &f.answers[answerSlot(showID, section, q.connect, false, q.partner)]
 	if e := slot.Load(); e != nil && !e.whole && e.made(q, a, states) && e.offset == offset && e.count == count {
 		return e
 	}
@@ -480,7 +523,7 @@ func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states 
 	for i, g := range a.GAAreas {
 		ga[i] = int32(g.Remaining)
 	}
-	e := &fastAnswer{showID: showID, section: section, connect: q.connect, version: a.Version, layoutETag: a.LayoutETag,
+	e := &fastAnswer{showID: showID, section: section, connect: q.connect, partner: q.partner, version: a.Version, layoutETag: a.LayoutETag,
 		currency: a.Currency, seatCount: a.SeatCount, offset: offset, count: count, states: bytes.Clone(states),
 		ga: slices.Clone(a.GAAreas), etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga),
 		body: appendAvailabilityJSON(make([]byte, 0, 256+len(states)*4/3), a, states, offset, count, q.connect)}
@@ -492,7 +535,7 @@ func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states 
 // made says whether e is the answer of q made of a (states: the ones it
 // carries).
 func (e *fastAnswer) made(q fastQuery, a booking.MapAvailability, states []byte) bool {
-	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.version == a.Version &&
+	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.partner == q.partner && e.version == a.Version &&
 		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
 		bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas)
 }
@@ -525,7 +568,7 @@ func (f *seatmapFastPath) layout(ctx context.Context, showID int64, etag string)
 // and remembered as answer's are; false for a section the show lacks
 // (the RPC's to refuse).
 func (f *seatmapFastPath) wholeAnswer(q fastQuery, a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutResponse) (*fastAnswer, bool) {
-	slot := &f.answers[answerSlot(q.showID, q.section, q.connect, true)]
+	slot := &f.answers[answerSlot(q.showID, q.section, q.connect, true, q.partner)]
 	if e := slot.Load(); e != nil && e.whole && e.made(q, a, a.States) {
 		return e, true
 	}
@@ -539,7 +582,7 @@ func (f *seatmapFastPath) wholeAnswer(q fastQuery, a booking.MapAvailability, la
 	if err != nil {
 		return nil, false
 	}
-	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, whole: true, version: a.Version,
+	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, partner: q.partner, whole: true, version: a.Version,
 		layoutETag: a.LayoutETag, currency: a.Currency, seatCount: a.SeatCount, states: bytes.Clone(a.States),
 		ga: slices.Clone(a.GAAreas), etag: seatMapETag(resp), body: body}
 	e.gzipped = sync.OnceValue(func() []byte { return gzipBytes(e.body) })
@@ -560,8 +603,15 @@ func gzipBytes(b []byte) []byte {
 // slot; a show and section always take the same slot).
 const answerSlots = 256
 
-func answerSlot(showID int64, section string, connect, whole bool) int {
+// answerSlot is the slot of a show's answer of one form and section, to
+// partner's channel. A partner's answers take slots of their own, mixed
+// in first; the public's (partner 0) keep theirs, so partners' readers
+// cost the public's no remakes but by a shared slot's chance.
+func answerSlot(showID int64, section string, connect, whole bool, partner int64) int {
 	h := uint64(showID) * 0x9e3779b97f4a7c15
+	if partner != 0 {
+		h = (h ^ uint64(partner)) * 0x100000001b3
+	}
 	if connect || whole {
 		// The form mixed in before the section, so a show's forms mostly
 		// take slots of their own (a shared slot costs only a remake).

@@ -83,7 +83,7 @@ func newSeatmapServersSharing(tb testing.TB, share time.Duration) *seatmapServer
 	s := &seatmapServers{env: env, store: seatmap.NewStore(env.App.Redis, r.Prefix, 0), prefix: r.Prefix}
 	// Both served as `seatghor serve` serves: its server on its listener.
 	handler := func(maps api.SeatMapReader, writes *atomic.Int64) *httptest.Server {
-		h, err := api.NewHandler(api.Config{Credentials: auth.NewCredentials(env.App.Tokens), Catalog: env.App.Catalog,
+		h, err := api.NewHandler(api.Config{Credentials: auth.NewCredentials(env.App.Tokens, auth.WithAPIKeys(env.App.Partners)), Catalog: env.App.Catalog,
 			Booking: env.App.Booking, Payments: env.App.Payments, Router: env.App.Router, Log: slog.New(slog.DiscardHandler),
 			SeatMaps: maps, Registry: prometheus.NewRegistry(), SeatMapShare: share})
 		require.NoError(tb, err)

@@ -16,6 +16,7 @@ import (
 	"connectrpc.com/connect"
 
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 )
 
@@ -25,9 +26,17 @@ type SeatMapReader interface {
 	SeatMap(ctx context.Context, showID int64) (booking.SeatMap, error)
 }
 
+// ChannelViews reads how a partner's channel sees a show differently from
+// the public seat map, which is what SeatMapReader answers (booking.Service
+// does; decision 0324).
+type ChannelViews interface {
+	ChannelView(ctx context.Context, showID, partnerID int64) (booking.ChannelView, error)
+}
+
 type seatmapHandler struct {
-	maps SeatMapReader
-	log  *slog.Logger
+	maps     SeatMapReader
+	channels ChannelViews
+	log      *slog.Logger
 }
 
 func newSeatmapHandler(cfg Config) *seatmapHandler {
@@ -35,7 +44,7 @@ func newSeatmapHandler(cfg Config) *seatmapHandler {
 	if cfg.SeatMaps != nil {
 		maps = cfg.SeatMaps
 	}
-	return &seatmapHandler{maps: maps, log: cfg.Log}
+	return &seatmapHandler{maps: maps, channels: cfg.Booking, log: cfg.Log}
 }
 
 // AvailabilityReader answers the small part of a seat map without its
@@ -66,6 +75,16 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 			m = &full
 		}
 	}
+	// The map the read model keeps is the public's; a partner sees its
+	// own allocation free and what its channel may not hold taken
+	// (decision 0324).
+	if p, _ := auth.FromContext(ctx); channelOf(p) != 0 {
+		v, err := h.channels.ChannelView(ctx, showID, channelOf(p))
+		if err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
+		a = v.Apply(a)
+	}
 	var layout *seatmapv1.GetSeatLayoutResponse
 	if m != nil {
 		layout = layoutProto(*m)
@@ -88,7 +107,8 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 // public: the read needs a credential, and a shared cache may hand a
 // public answer to anyone, even one stored for a request with
 // Authorization (RFC 9111 §3.5), so an edge would serve it to callers
-// without one (decision 0290).
+// without one (decision 0290); and a partner's answer is its channel's
+// (decision 0324).
 func setSeatMapCaching(h http.Header) {
 	h.Set("Cache-Control", "private, max-age=1")
 	h.Add("Vary", "Authorization")

@@ -46,12 +46,17 @@ const (
 	// KindNotAllocatable: seats or GA places asked for an allocation are
 	// held, sold or allocated already.
 	KindNotAllocatable Kind = "not_allocatable"
+	// KindNotInChannel: seats asked for a hold are not sold through the
+	// caller's channel (another partner's allocation, an allocation the
+	// public may not have, or general sale a partner's allocation closes
+	// to it; decision 0325).
+	KindNotInChannel Kind = "not_in_channel"
 )
 
 // Kinds lists every Kind: the API's error table has a row for each
 // (docs/errors.md).
 var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition, KindCheckedIn,
-	KindForbidden, KindPartnerNotFound, KindNotAllocatable}
+	KindForbidden, KindPartnerNotFound, KindNotAllocatable, KindNotInChannel}
 
 // Errors lists the sentinel errors of booking; the API's error table has a
 // row for each.
@@ -64,7 +69,7 @@ type Error struct {
 	Message string `json:"message"`
 	// Field names the request field at fault, for KindInvalid.
 	Field string `json:"field,omitempty"`
-	// Seats are the unavailable (or unknown) seats.
+	// Seats are the unavailable (or unknown, or not in the channel) seats.
 	Seats []string `json:"seats,omitempty"`
 	// SeatmapVersion is the seat-map version the conflict was read at (R-5.2).
 	SeatmapVersion int64 `json:"seatmap_version,omitempty"`

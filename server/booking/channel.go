@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -86,4 +88,161 @@ func mayHoldGeneralSale(ctx context.Context, tx pgx.Tx, showID, partnerID int64)
 		return false, fmt.Errorf("read allocations of partner %d on show %d: %w", partnerID, showID, err)
 	}
 	return !forbidden, nil
+}
+
+// notInChannel returns those of seats (in their order) that the channel of
+// partnerID may not hold (inChannel): what tells a hold refused for its
+// channel from one that lost a race (decision 0325).
+func notInChannel(ctx context.Context, tx pgx.Tx, showID, partnerID int64, seats []string) ([]string, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT seat FROM seats s
+		WHERE show_id = $1 AND seat = ANY($2) AND `+inChannel("s", "$1", "$3")+` IS NOT TRUE`, showID, seats, partnerID)
+	if err != nil {
+		return nil, fmt.Errorf("check the channel of seats: %w", err)
+	}
+	outside, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("check the channel of seats: %w", err)
+	}
+	var out []string
+	for _, seat := range seats {
+		if slices.Contains(outside, seat) {
+			out = append(out, seat)
+		}
+	}
+	return out, nil
+}
+
+// ChannelView is what a partner's channel sees of a show's seat map
+// differently from the public, which is the map the read model keeps
+// (decision 0324): the partner's allocated seats as they are (the public
+// sees them taken), its GA quotas' places, and whether general sale is
+// its to sell at all. Apply lays it over the public availability.
+type ChannelView struct {
+	// PartnerID is the channel, 0 for Seatghor's own (the public map).
+	PartnerID int64
+	// GeneralSale says whether the channel holds general sale: the public
+	// always, a partner unless one of its live allocations of the show
+	// forbids it (inChannel).
+	GeneralSale bool
+	// Seats are the partner's allocated seats, each by its place in
+	// layout order, with its state as the partner sees it.
+	Seats []ChannelSeat
+	// Areas are the places left in the partner's GA quotas, one per GA
+	// area in layout order; nil when it has none.
+	Areas []int
+}
+
+// ChannelSeat is a seat of a partner's allocation: its place in layout
+// order and its 2-bit state (SeatAvailable, SeatHeld, SeatBooked).
+type ChannelSeat struct {
+	Index int
+	State byte
+}
+
+// public says whether v is the public map: Seatghor's own channel, or a
+// partner without a live allocation of the show.
+func (v ChannelView) public() bool {
+	return v.GeneralSale && len(v.Seats) == 0 && v.Areas == nil
+}
+
+// ChannelView reads how partnerID's channel sees the show differently from
+// the public map: nothing for partner 0 or a partner without a live
+// allocation of the show (one query), else its allocations' seats and GA
+// places, read in one snapshot. A held seat whose hold ran out is free
+// (R-3.3), as on the public map.
+func (s *Service) ChannelView(ctx context.Context, showID, partnerID int64) (ChannelView, error) {
+	v := ChannelView{PartnerID: partnerID, GeneralSale: true}
+	if partnerID == 0 {
+		return v, nil
+	}
+	pool, err := s.shardOf(ctx, showID)
+	if err != nil {
+		return v, err
+	}
+	now := s.now()
+	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`); err != nil {
+			return fmt.Errorf("read partner %d's view of show %d: %w", partnerID, showID, err)
+		}
+		var live int
+		if err := tx.QueryRow(ctx, `
+			SELECT count(*), coalesce(bool_and(general_sale), true) FROM allocations
+			WHERE show_id = $1 AND partner_id = $2 AND status = 'active'`, showID, partnerID).Scan(&live, &v.GeneralSale); err != nil {
+			return fmt.Errorf("read partner %d's allocations of show %d: %w", partnerID, showID, err)
+		}
+		if live == 0 {
+			return nil // a seat or bucket is the partner's only while its allocation lives
+		}
+		rows, err := tx.Query(ctx, `
+			SELECT s.position,
+			       CASE WHEN s.status = 'booked' THEN 2
+			            WHEN s.status = 'held' AND s.held_until >= $3 THEN 1
+			            ELSE 0 END
+			FROM allocations a JOIN seats s ON s.allocation_id = a.allocation_id AND s.show_id = a.show_id
+			WHERE a.show_id = $1 AND a.partner_id = $2 AND a.status = 'active'
+			ORDER BY s.position`, showID, partnerID, now)
+		if err != nil {
+			return fmt.Errorf("read partner %d's seats of show %d: %w", partnerID, showID, err)
+		}
+		var seat ChannelSeat
+		if _, err := pgx.ForEachRow(rows, []any{&seat.Index, &seat.State}, func() error {
+			v.Seats = append(v.Seats, seat)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("read partner %d's seats of show %d: %w", partnerID, showID, err)
+		}
+		rows, err = tx.Query(ctx, `
+			SELECT coalesce(sum(remaining) FILTER (WHERE allocated_partner_id = $2), 0)::int
+			FROM ga_buckets WHERE show_id = $1 GROUP BY area ORDER BY min(position)`, showID, partnerID)
+		if err != nil {
+			return fmt.Errorf("read partner %d's GA places of show %d: %w", partnerID, showID, err)
+		}
+		v.Areas, err = pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
+			return fmt.Errorf("read partner %d's GA places of show %d: %w", partnerID, showID, err)
+		}
+		return nil
+	})
+	return v, err
+}
+
+// Apply returns a, the public availability, as v's channel sees it: with
+// general sale closed to it, every seat taken (SeatBooked: another
+// channel's, whether held or sold) and no general-sale GA places; its own
+// seats in their states; its quotas' places added to its GA areas. a is
+// not changed.
+func (v ChannelView) Apply(a MapAvailability) MapAvailability {
+	if v.public() {
+		return a
+	}
+	states := make([]byte, len(a.States))
+	if v.GeneralSale {
+		copy(states, a.States)
+	} else {
+		for i := range states {
+			states[i] = 0b10_10_10_10
+		}
+		if r := a.SeatCount % 4; r != 0 && len(states) > 0 {
+			states[len(states)-1] &= byte(1<<(2*r)) - 1 // past the last seat stays 0, as addSeat packs it
+		}
+	}
+	for _, s := range v.Seats {
+		if s.Index < 0 || s.Index >= a.SeatCount || s.Index/4 >= len(states) {
+			continue // a layout the public map does not have yet
+		}
+		shift := 2 * (s.Index % 4)
+		states[s.Index/4] = states[s.Index/4]&^(3<<shift) | s.State<<shift
+	}
+	areas := slices.Clone(a.GAAreas)
+	for i := range areas {
+		if !v.GeneralSale {
+			areas[i].Remaining = 0
+		}
+		if i < len(v.Areas) {
+			areas[i].Remaining += v.Areas[i]
+		}
+	}
+	a.States, a.GAAreas = states, areas
+	return a
 }

@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -270,7 +271,30 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 		return err
 	}
 	// The partial update is rolled back; tell which seats were the problem.
-	return seatsProblem(ctx, tx, h.ShowID, seats, taken)
+	err = seatsProblem(ctx, tx, h.ShowID, seats, taken)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindUnavailable {
+		return err
+	}
+	// A seat the caller's channel may not hold is not a lost race: the
+	// seat map read with the same credential shows it taken, and it will
+	// stay so, so "reload and choose again" is the wrong advice (decision
+	// 0325).
+	outside, err := notInChannel(ctx, tx, h.ShowID, h.PartnerID, e.Seats)
+	if err != nil {
+		return err
+	}
+	if len(outside) == 0 {
+		return e
+	}
+	e.Kind, e.Seats = KindNotInChannel, outside
+	if h.PartnerID == 0 {
+		e.Message = fmt.Sprintf("seats %s are allocated to a partner, not on general sale", joinSeats(outside))
+	} else {
+		e.Message = fmt.Sprintf("seats %s are not sold through partner %d's channel: another channel's, or general sale "+
+			"its allocation of show %d closes to it; choose among the seats its seat map shows free", joinSeats(outside), h.PartnerID, h.ShowID)
+	}
+	return e
 }
 
 // errAllOrNothing rolls back a partial multi-seat hold.

@@ -345,10 +345,12 @@ func (x *CreateHoldResponse) GetHold() *Hold {
 	return nil
 }
 
-// SeatsUnavailable is the error detail of an ABORTED CreateHold (R-5.2).
+// SeatsUnavailable is the error detail of an ABORTED CreateHold (R-5.2), and
+// of one refused SEATS_NOT_IN_CHANNEL.
 type SeatsUnavailable struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The asked-for seats that are held or sold by someone else.
+	// The asked-for seats that are held or sold by someone else (or not sold
+	// through the caller's channel).
 	Seats []string `protobuf:"bytes,1,rep,name=seats,proto3" json:"seats,omitempty"`
 	// The seat-map version the answer was read at, so the app redraws at once.
 	SeatmapVersion int64 `protobuf:"varint,2,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`

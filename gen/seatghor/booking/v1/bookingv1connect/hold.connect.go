@@ -48,6 +48,10 @@ type HoldServiceClient interface {
 	// CreateHold holds the named seats, or a quantity of a general-admission
 	// area. When any seat is taken it fails with code ABORTED (HTTP 409) and a
 	// SeatsUnavailable detail listing them and the seat-map version.
+	// A seat the caller's sales channel does not sell (a partner's allocation,
+	// or general sale the caller's allocation closes to it) fails with
+	// PERMISSION_DENIED (HTTP 403), reason SEATS_NOT_IN_CHANNEL, and the same
+	// detail listing those seats: the caller's own seat map shows them taken.
 	// Requires an Idempotency-Key.
 	CreateHold(context.Context, *connect.Request[v1.CreateHoldRequest]) (*connect.Response[v1.CreateHoldResponse], error)
 	// GetHold returns one of the caller's holds.
@@ -134,6 +138,10 @@ type HoldServiceHandler interface {
 	// CreateHold holds the named seats, or a quantity of a general-admission
 	// area. When any seat is taken it fails with code ABORTED (HTTP 409) and a
 	// SeatsUnavailable detail listing them and the seat-map version.
+	// A seat the caller's sales channel does not sell (a partner's allocation,
+	// or general sale the caller's allocation closes to it) fails with
+	// PERMISSION_DENIED (HTTP 403), reason SEATS_NOT_IN_CHANNEL, and the same
+	// detail listing those seats: the caller's own seat map shows them taken.
 	// Requires an Idempotency-Key.
 	CreateHold(context.Context, *connect.Request[v1.CreateHoldRequest]) (*connect.Response[v1.CreateHoldResponse], error)
 	// GetHold returns one of the caller's holds.

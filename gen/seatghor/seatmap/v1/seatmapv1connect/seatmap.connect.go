@@ -43,7 +43,11 @@ const (
 
 // SeatMapServiceClient is a client for the seatghor.seatmap.v1.SeatMapService service.
 type SeatMapServiceClient interface {
-	// GetSeatMap returns the layout and availability of a show.
+	// GetSeatMap returns the layout and availability of a show as the caller's
+	// sales channel sees it: a partner's own allocated seats and GA quota are
+	// free to it while unsold, and what its channel does not sell (another
+	// partner's allocation, general sale its allocation closes to it) is
+	// taken; everyone else sees allocated seats taken.
 	GetSeatMap(context.Context, *connect.Request[v1.GetSeatMapRequest]) (*connect.Response[v1.GetSeatMapResponse], error)
 	// GetSeatLayout returns only the static layout of a show: sections, rows,
 	// seat ids, prices and GA areas, without availability. It changes only
@@ -98,7 +102,11 @@ func (c *seatMapServiceClient) GetSeatLayout(ctx context.Context, req *connect.R
 
 // SeatMapServiceHandler is an implementation of the seatghor.seatmap.v1.SeatMapService service.
 type SeatMapServiceHandler interface {
-	// GetSeatMap returns the layout and availability of a show.
+	// GetSeatMap returns the layout and availability of a show as the caller's
+	// sales channel sees it: a partner's own allocated seats and GA quota are
+	// free to it while unsold, and what its channel does not sell (another
+	// partner's allocation, general sale its allocation closes to it) is
+	// taken; everyone else sees allocated seats taken.
 	GetSeatMap(context.Context, *connect.Request[v1.GetSeatMapRequest]) (*connect.Response[v1.GetSeatMapResponse], error)
 	// GetSeatLayout returns only the static layout of a show: sections, rows,
 	// seat ids, prices and GA areas, without availability. It changes only

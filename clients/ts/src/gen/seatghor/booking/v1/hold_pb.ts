@@ -173,13 +173,15 @@ export const CreateHoldResponseSchema: GenMessage<CreateHoldResponse> = /*@__PUR
   messageDesc(file_seatghor_booking_v1_hold, 2);
 
 /**
- * SeatsUnavailable is the error detail of an ABORTED CreateHold (R-5.2).
+ * SeatsUnavailable is the error detail of an ABORTED CreateHold (R-5.2), and
+ * of one refused SEATS_NOT_IN_CHANNEL.
  *
  * @generated from message seatghor.booking.v1.SeatsUnavailable
  */
 export type SeatsUnavailable = Message<"seatghor.booking.v1.SeatsUnavailable"> & {
   /**
-   * The asked-for seats that are held or sold by someone else.
+   * The asked-for seats that are held or sold by someone else (or not sold
+   * through the caller's channel).
    *
    * @generated from field: repeated string seats = 1;
    */
@@ -453,6 +455,10 @@ export const HoldService: GenService<{
    * CreateHold holds the named seats, or a quantity of a general-admission
    * area. When any seat is taken it fails with code ABORTED (HTTP 409) and a
    * SeatsUnavailable detail listing them and the seat-map version (R-5.2).
+   * A seat the caller's sales channel does not sell (a partner's allocation,
+   * or general sale the caller's allocation closes to it) fails with
+   * PERMISSION_DENIED (HTTP 403), reason SEATS_NOT_IN_CHANNEL, and the same
+   * detail listing those seats: the caller's own seat map shows them taken.
    * Requires an Idempotency-Key (R-5.1).
    *
    * @generated from rpc seatghor.booking.v1.HoldService.CreateHold

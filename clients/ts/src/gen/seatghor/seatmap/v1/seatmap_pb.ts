@@ -378,7 +378,11 @@ export const SeatStateSchema: GenEnum<SeatState> = /*@__PURE__*/
  */
 export const SeatMapService: GenService<{
   /**
-   * GetSeatMap returns the layout and availability of a show.
+   * GetSeatMap returns the layout and availability of a show as the caller's
+   * sales channel sees it: a partner's own allocated seats and GA quota are
+   * free to it while unsold, and what its channel does not sell (another
+   * partner's allocation, general sale its allocation closes to it) is
+   * taken; everyone else sees allocated seats taken.
    *
    * @generated from rpc seatghor.seatmap.v1.SeatMapService.GetSeatMap
    */
