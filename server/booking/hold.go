@@ -42,66 +42,7 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	// slow is the hold's work in tx, for every case the pipelined path below
 	// leaves (refusals, duplicates, a GA hold no single free bucket serves),
 	// and every partner's hold.
-	slow := func(tx pgx.Tx) (Hold, error) {
-		show, err := loadShow(ctx, tx, req.ShowID)
-		if err != nil {
-			return Hold{}, err
-		}
-		n := req.Quantity
-		if len(req.Seats) > 0 {
-			n = len(req.Seats)
-		} else if n <= 0 {
-			e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
-			e.Field = "quantity"
-			return Hold{}, e
-		}
-		if err := checkSaleOpen(show, now, n); err != nil {
-			return Hold{}, err
-		}
-		if req.PartnerID == 0 { // a partner sells for many buyers (decision 0185)
-			if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
-				return Hold{}, err
-			}
-		} else if partnerCap > 0 {
-			if err := checkPartnerCap(ctx, tx, show, req.PartnerID, partnerCap, n, now); err != nil {
-				return Hold{}, err
-			}
-		}
-		h := Hold{
-			ID:        shard.NewID("hld", show.ID),
-			ShowID:    show.ID,
-			UserID:    userID,
-			Quantity:  n,
-			Currency:  show.Currency,
-			Status:    HoldActive,
-			ExpiresAt: now.Add(show.HoldTTL),
-			CreatedAt: now,
-			PartnerID: req.PartnerID,
-		}
-		if len(req.Seats) > 0 {
-			err = holdSeats(ctx, tx, &h, req.Seats, now)
-		} else {
-			err = holdGA(ctx, tx, &h, req.GAArea, now)
-		}
-		if err != nil {
-			return Hold{}, err
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-			                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0))`,
-			h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
-			h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID); err != nil {
-			return Hold{}, fmt.Errorf("insert hold: %w", err)
-		}
-		if err := insertTakes(ctx, tx, h); err != nil {
-			return Hold{}, err
-		}
-		if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
-			return Hold{}, err
-		}
-		return h, nil
-	}
+	slow := func(tx pgx.Tx) (Hold, error) { return holdOne(ctx, tx, userID, req, now, partnerCap) }
 	// A partner's hold counts against its per-show cap under its own lock,
 	// which only this path takes (decision 0286).
 	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 {
@@ -117,6 +58,70 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	return idempotency.DoPipelined(ctx, pool, ErrorCodec, idempotency.Options{
 		Now: now, Wait: s.cfg.IdempotencyWait, Target: idempotency.Show(req.ShowID),
 	}, pipelinedHold(userID, req, now, slow))
+}
+
+// holdOne is the one-hold path: the hold's work in tx, which applies every
+// rule and explains every refusal. partnerCap is the per-show cap of the
+// hold's partner (0: none).
+func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int) (Hold, error) {
+	show, err := loadShow(ctx, tx, req.ShowID)
+	if err != nil {
+		return Hold{}, err
+	}
+	n := req.Quantity
+	if len(req.Seats) > 0 {
+		n = len(req.Seats)
+	} else if n <= 0 {
+		e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
+		e.Field = "quantity"
+		return Hold{}, e
+	}
+	if err := checkSaleOpen(show, now, n); err != nil {
+		return Hold{}, err
+	}
+	if req.PartnerID == 0 { // a partner sells for many buyers (decision 0185)
+		if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
+			return Hold{}, err
+		}
+	} else if partnerCap > 0 {
+		if err := checkPartnerCap(ctx, tx, show, req.PartnerID, partnerCap, n, now); err != nil {
+			return Hold{}, err
+		}
+	}
+	h := Hold{
+		ID:        shard.NewID("hld", show.ID),
+		ShowID:    show.ID,
+		UserID:    userID,
+		Quantity:  n,
+		Currency:  show.Currency,
+		Status:    HoldActive,
+		ExpiresAt: now.Add(show.HoldTTL),
+		CreatedAt: now,
+		PartnerID: req.PartnerID,
+	}
+	if len(req.Seats) > 0 {
+		err = holdSeats(ctx, tx, &h, req.Seats, now)
+	} else {
+		err = holdGA(ctx, tx, &h, req.GAArea, now)
+	}
+	if err != nil {
+		return Hold{}, err
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0))`,
+		h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
+		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID); err != nil {
+		return Hold{}, fmt.Errorf("insert hold: %w", err)
+	}
+	if err := insertTakes(ctx, tx, h); err != nil {
+		return Hold{}, err
+	}
+	if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
+		return Hold{}, err
+	}
+	return h, nil
 }
 
 func checkSaleOpen(show showSettings, now time.Time, n int) error {
