@@ -65,12 +65,17 @@ func (s *Service) OrderPartners(ctx context.Context, showID int64, orderIDs []st
 // batch of holds, decision 0270), PostgreSQL may run a correlated EXISTS
 // as a hashed subplan that reads every live allocation of the shard.
 func inChannel(alias, show, partner string) string {
-	return `(` + alias + `.allocated_partner_id = ` + partner + ` OR (` + alias + `.allocated_partner_id IS NULL AND (` +
+	return `(` + alias + `.allocated_partner_id = ` + partner + ` OR (` + inPublicChannel(alias) + ` AND (` +
 		partner + ` = 0 OR (
 			SELECT true FROM allocations
 			WHERE show_id = ` + show + ` AND partner_id = ` + partner + ` AND status = 'active' AND NOT general_sale
 			LIMIT 1) IS NULL)))`
 }
+
+// inPublicChannel is inChannel for Seatghor's own channel (partner 0):
+// the rows no allocation ring-fences. The pipelined and batch statements
+// serve only it (a partner's hold takes the one-hold path, decision 0286).
+func inPublicChannel(alias string) string { return alias + `.allocated_partner_id IS NULL` }
 
 // mayHoldGeneralSale tells whether a partner may hold from general sale of
 // a show: the Go form of inChannel's second half, for the GA path that

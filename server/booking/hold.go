@@ -40,71 +40,13 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	if err != nil {
 		return Hold{}, err
 	}
-	// slow is the hold's work in tx, for every case the pipelined path below
-	// leaves (refusals, duplicates, a GA hold no single free bucket serves),
-	// and every partner's hold.
-	slow := func(tx pgx.Tx) (Hold, error) {
-		show, err := loadShow(ctx, tx, req.ShowID)
-		if err != nil {
-			return Hold{}, err
-		}
-		n := req.Quantity
-		if len(req.Seats) > 0 {
-			n = len(req.Seats)
-		} else if n <= 0 {
-			e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
-			e.Field = "quantity"
-			return Hold{}, e
-		}
-		if err := checkSaleOpen(show, now, n); err != nil {
-			return Hold{}, err
-		}
-		if req.PartnerID == 0 { // a partner sells for many buyers (decision 0185)
-			if err := checkAccountCap(ctx, tx, show, userID, n, now); err != nil {
-				return Hold{}, err
-			}
-		} else if partnerCap > 0 {
-			if err := checkPartnerCap(ctx, tx, show, req.PartnerID, partnerCap, n, now); err != nil {
-				return Hold{}, err
-			}
-		}
-		h := Hold{
-			ID:        shard.NewID("hld", show.ID),
-			ShowID:    show.ID,
-			UserID:    userID,
-			Quantity:  n,
-			Currency:  show.Currency,
-			Status:    HoldActive,
-			ExpiresAt: now.Add(show.HoldTTL),
-			CreatedAt: now,
-			PartnerID: req.PartnerID,
-		}
-		if len(req.Seats) > 0 {
-			err = holdSeats(ctx, tx, &h, req.Seats, now)
-		} else {
-			err = holdGA(ctx, tx, &h, req.GAArea, now)
-		}
-		if err != nil {
-			return Hold{}, err
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-			                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0))`,
-			h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
-			h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID); err != nil {
-			return Hold{}, fmt.Errorf("insert hold: %w", err)
-		}
-		if err := insertTakes(ctx, tx, h); err != nil {
-			return Hold{}, err
-		}
-		if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
-			return Hold{}, err
-		}
-		return h, nil
-	}
+	// slow is the one-hold path, for every case the batch and pipelined
+	// paths below leave (refusals, duplicates, a GA hold no single free
+	// bucket serves), and every partner's hold.
+	slow := func(tx pgx.Tx) (Hold, error) { return holdOne(ctx, tx, userID, req, now, partnerCap) }
 	// A partner's hold counts against its per-show cap under its own lock,
-	// which only this path takes (decision 0286).
+	// which only this path takes (decision 0286): the other paths serve
+	// Seatghor's own channel only.
 	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 {
 		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
 	}
@@ -120,19 +62,71 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	}, pipelinedHold(userID, req, now, slow))
 }
 
-func checkSaleOpen(show showSettings, now time.Time, n int) error {
-	if now.Before(show.OnSaleAt) {
-		return errorf(KindPrecondition, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
+// holdOne is the one-hold path: the hold's work in tx, which applies every
+// rule and explains every refusal. partnerCap is the per-show cap of the
+// hold's partner (0: none).
+func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int) (Hold, error) {
+	n := req.Quantity
+	if len(req.Seats) > 0 {
+		n = len(req.Seats)
 	}
-	if !now.Before(show.StartsAt) {
-		return errorf(KindPrecondition, "show %d has already started", show.ID)
+	account := req.PartnerID == 0 // a partner sells for many buyers (decision 0185)
+	if account {
+		if err := lockAccount(ctx, tx, req.ShowID, userID); err != nil {
+			return Hold{}, err
+		}
 	}
-	if n > show.MaxSeatsPerHold {
-		e := errorf(KindInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
-		e.Field = "seats"
-		return e
+	show, rules, err := loadShowRules(ctx, tx, req.ShowID, userID, n, now)
+	if err != nil {
+		return Hold{}, err
 	}
-	return nil
+	if len(req.Seats) == 0 && n <= 0 {
+		e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
+		e.Field = "quantity"
+		return Hold{}, e
+	}
+	if err := rules.refusal(show, n, account); err != nil {
+		return Hold{}, err
+	}
+	if !account && partnerCap > 0 {
+		if err := checkPartnerCap(ctx, tx, show, req.PartnerID, partnerCap, n, now); err != nil {
+			return Hold{}, err
+		}
+	}
+	h := Hold{
+		ID:        shard.NewID("hld", show.ID),
+		ShowID:    show.ID,
+		UserID:    userID,
+		Quantity:  n,
+		Currency:  show.Currency,
+		Status:    HoldActive,
+		ExpiresAt: now.Add(show.HoldTTL),
+		CreatedAt: now,
+		PartnerID: req.PartnerID,
+	}
+	if len(req.Seats) > 0 {
+		err = holdSeats(ctx, tx, &h, req.Seats, now)
+	} else {
+		err = holdGA(ctx, tx, &h, req.GAArea, now)
+	}
+	if err != nil {
+		return Hold{}, err
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0))`,
+		h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
+		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID); err != nil {
+		return Hold{}, fmt.Errorf("insert hold: %w", err)
+	}
+	if err := insertTakes(ctx, tx, h); err != nil {
+		return Hold{}, err
+	}
+	if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
+		return Hold{}, err
+	}
+	return h, nil
 }
 
 // PartnerCaps tells how many places of one show a partner may hold or
@@ -154,52 +148,20 @@ func (s *Service) partnerCap(ctx context.Context, partnerID int64) (int, error) 
 	return n, nil
 }
 
-// heldOrBought is what counts against a cap (R-3.8, decision 0286): the
-// places of live holds, of orders awaiting payment (their hold is ordered
-// until the order's pay-by), and of paid orders. Expired, released and
-// cancelled ones do not.
-const heldOrBought = `(status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3))`
-
-// checkAccountCap enforces the per-account seat cap (R-3.8) in the hold's
-// own transaction. The advisory lock serialises one account's holds on one
-// show, so two concurrent holds cannot both slip under the cap.
-func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID string, n int, now time.Time) error {
-	have, err := countUnderLock(ctx, tx, show.ID, userID, `user_id = $2`, userID, now)
-	if err != nil {
-		return fmt.Errorf("count seats of account %s on show %d: %w", userID, show.ID, err)
-	}
-	if have+n > show.MaxSeatsPerAccount {
-		e := errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
-			show.MaxSeatsPerAccount, show.ID, have)
-		e.AccountCap = &AccountCap{ShowID: show.ID, Max: show.MaxSeatsPerAccount, Held: have, Asked: n}
-		return e
-	}
-	return nil
-}
-
-// countUnderLock takes the transaction's advisory lock named lock on
-// showID, then counts the places of showID's holds that count against a
-// cap (heldOrBought) and match holder, a condition on $2 (whose value is
-// id). The lock serialises one holder's holds on one show, so two
-// concurrent holds cannot both slip under a cap.
-func countUnderLock(ctx context.Context, tx pgx.Tx, showID int64, lock, holder string, id any, now time.Time) (int, error) {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, lock, showID); err != nil {
-		return 0, fmt.Errorf("lock: %w", err)
+// checkPartnerCap enforces a partner's per-show cap (decision 0286) as the
+// rules do an account's: under a lock of the partner and the show, taken
+// before the count, so two concurrent holds of the partner cannot both
+// slip under it. An account whose id spells the lock's name would only
+// wait with it.
+func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerID int64, limit, n int, now time.Time) error {
+	lock := "partner cap " + strconv.FormatInt(partnerID, 10)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, $2))`, lock, show.ID); err != nil {
+		return fmt.Errorf("lock partner %d on show %d: %w", partnerID, show.ID, err)
 	}
 	var have int
-	err := tx.QueryRow(ctx, `
-		SELECT coalesce(sum(quantity), 0) FROM holds
-		WHERE show_id = $1 AND `+holder+` AND `+heldOrBought, showID, id, now).Scan(&have)
-	return have, err
-}
-
-// checkPartnerCap enforces a partner's per-show cap (decision 0286) as
-// checkAccountCap does an account's: under a lock of the partner and the
-// show, so two concurrent holds of the partner cannot both slip under it.
-// An account whose id spells the lock's name would only wait with it.
-func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerID int64, limit, n int, now time.Time) error {
-	have, err := countUnderLock(ctx, tx, show.ID, "partner cap "+strconv.FormatInt(partnerID, 10), `partner_id = $2`, partnerID, now)
-	if err != nil {
+	if err := tx.QueryRow(ctx, `
+		SELECT coalesce(sum(h.quantity), 0) FROM holds h
+		WHERE h.show_id = $1 AND h.partner_id = $2 AND `+heldOrBought("h", "$3"), show.ID, partnerID, now).Scan(&have); err != nil {
 		return fmt.Errorf("count places of partner %d on show %d: %w", partnerID, show.ID, err)
 	}
 	if have+n > limit {

@@ -107,8 +107,9 @@ type batchAnswer struct {
 	held bool
 }
 
-// holdInBatch offers a hold to its shard's batch: a seated one, or a
-// public GA one of a named area with more than one bucket (one bucket
+// holdInBatch offers a public hold (not a partner's: CreateHold sends
+// those to the one-hold path) to its shard's batch: a seated one, or a GA
+// one of a named area with more than one public bucket (one bucket
 // serves one hold at a time, so a batch could not carry two of them, and
 // the area's crowd queues on its row in the one-hold path as before). held
 // is false when the batch left it or does not take it: the caller then
@@ -121,7 +122,7 @@ func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string,
 		if len(distinct(req.Seats)) != len(req.Seats) {
 			return Hold{}, false, nil
 		}
-	case req.GAArea != "" && req.Quantity > 0 && req.PartnerID == 0:
+	case req.GAArea != "" && req.Quantity > 0:
 		n, err := s.batches.bucketsOf(ctx, pool, req.ShowID, req.GAArea)
 		if err != nil || n < 2 {
 			return Hold{}, false, err
@@ -162,7 +163,7 @@ func (hb *holdBatches) bucketsOf(ctx context.Context, pool *pg.Pool, show int64,
 		return n, nil
 	}
 	if err := pool.QueryRow(ctx, `
-		SELECT count(*) FROM ga_buckets WHERE show_id = $1 AND area = $2 AND allocated_partner_id IS NULL`,
+		SELECT count(*) FROM ga_buckets WHERE show_id = $1 AND area = $2 AND `+inPublicChannel("ga_buckets"),
 		show, area).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count buckets of area %q of show %d: %w", area, show, err)
 	}
@@ -291,7 +292,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 	var (
 		names, users, holdIDs, areas      = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		scopes, procedures, targets, keys = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		shows, partners                   = make([]int64, n), make([]int64, n)
+		shows                             = make([]int64, n)
 		counts                            = make([]int32, n)
 		nows                              = make([]time.Time, n)
 		seatOf                            []int32
@@ -302,7 +303,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 	for i, c := range batch {
 		names[i], users[i], holdIDs[i] = c.claim.LockName(), c.userID, c.id
 		scopes[i], procedures[i], targets[i], keys[i] = c.claim.Columns()
-		shows[i], partners[i], counts[i], nows[i] = c.req.ShowID, c.req.PartnerID, int32(len(c.req.Seats)), c.now
+		shows[i], counts[i], nows[i] = c.req.ShowID, int32(len(c.req.Seats)), c.now
 		for _, seat := range c.req.Seats {
 			seatOf, seats = append(seatOf, int32(i+1)), append(seats, seat)
 		}
@@ -334,7 +335,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 			}
 			c := batch[i]
 			h.ShowID, h.UserID, h.Quantity, h.Status = c.req.ShowID, c.userID, int(counts[i]), HoldActive
-			h.CreatedAt, h.PartnerID = c.now, c.req.PartnerID
+			h.CreatedAt = c.now
 			h.ExpiresAt = c.now.Add(time.Duration(ttlMs) * time.Millisecond)
 			held[i] = h
 			taken++
@@ -344,7 +345,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 	err := pg.InPipe(ctx, pool, func(p *pg.Pipe) error {
 		b := &pgx.Batch{}
 		b.Queue(holdBatchLockSQL, names, users, shows)
-		rules := []any{shows, holdIDs, users, partners, counts, nows, scopes, procedures, targets, keys, areas}
+		rules := []any{shows, holdIDs, users, counts, nows, scopes, procedures, targets, keys, areas}
 		if len(seats) > 0 {
 			b.Queue(holdBatchSQL, append(rules, seatOf, seats, distinct(shows), distinct(seats))...)
 		}
@@ -410,8 +411,8 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 }
 
 // holdBatchLockSQL tries, for hold i of the batch, its key's lock (name
-// $1[i], none when empty) and its account's (as lockAccountSQL takes it:
-// user $2[i] on show $3[i]), and keeps in seatghor.hold_batch whether it got
+// $1[i], none when empty) and its account's (accountLock: user $2[i] on
+// show $3[i]), and keeps in seatghor.hold_batch whether it got
 // both, for holdBatchSQL and holdBatchGASQL, the next statements, whose snapshot is then taken
 // with the locks held. It sets what lockAccountSQL sets for the
 // transaction: generic plans without sequential scans (decisions 0125,
@@ -422,7 +423,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 // goes from a few holds to rows found by key.
 var holdBatchLockSQL = `
 	SELECT set_config('seatghor.hold_batch', string_agg((` + idempotency.TryLockSQL("r.name") + `
-	           AND pg_try_advisory_xact_lock(hashtextextended(r.user_id, r.show_id)))::text, ',' ORDER BY r.i), true),
+	           AND pg_try_advisory_xact_lock(` + accountLock("r.user_id", "r.show_id") + `))::text, ',' ORDER BY r.i), true),
 	       ` + holdPlanSettings + `,
 	       set_config('enable_hashjoin', 'off', true),
 	       set_config('enable_mergejoin', 'off', true)
@@ -430,47 +431,43 @@ var holdBatchLockSQL = `
 
 // holdBatchRulesCTE is the start of holdBatchSQL and holdBatchGASQL: the
 // batch's holds that may go ahead, as showRulesCTE decides for one. Hold i
-// (from 1) is of show $1[i], id $2[i], for user $3[i] through channel
-// $4[i], $5[i] seats or places at $6[i], with key $7..$10[i] (empty: none),
-// in GA area $11[i] (” for a seated hold); which a statement takes is
-// holds (the SQL condition on r.area). A hold is allowed when it got its
-// locks (holdBatchLockSQL), its show's rules allow it and its key has no
-// record.
+// (from 1) is of show $1[i], id $2[i], for user $3[i], $4[i] seats or
+// places at $5[i], with key $6..$9[i] (empty: none), in GA area $10[i]
+// (empty for a seated hold); which a statement takes is holds (the SQL
+// condition on r.area). A hold is allowed when it got its locks
+// (holdBatchLockSQL), the rules allow it (holdRulesSQL) and its key has no
+// record. Every hold of a batch is public (holdInBatch).
 func holdBatchRulesCTE(holds string) string {
 	return `
 	WITH flags AS (
 		SELECT string_to_array(current_setting('seatghor.hold_batch'), ',')::bool[] AS locked
 	),
 	req AS (
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::int[], $6::timestamptz[],
-		                     $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
-		     WITH ORDINALITY AS r(show_id, hold_id, user_id, partner_id, n, now, scope, procedure, target, key, area, i)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
+		                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+		     WITH ORDINALITY AS r(show_id, hold_id, user_id, n, now, scope, procedure, target, key, area, i)
 	),
 	allowed AS MATERIALIZED (
-		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.partner_id, r.n, r.now, r.area, s.currency, s.hold_ttl_ms,
+		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.n, r.now, r.area, s.currency, s.hold_ttl_ms,
 		       r.now + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
-		FROM req r JOIN shows s ON s.show_id = r.show_id, flags
-		WHERE ` + holds + ` AND flags.locked[r.i::int]
-		  AND s.on_sale_at <= r.now AND s.starts_at > r.now AND s.max_seats_per_hold >= r.n
-		  AND (r.partner_id <> 0 OR s.max_seats_per_account >= r.n + (
-		      SELECT coalesce(sum(h.quantity), 0) FROM holds h
-		      WHERE h.show_id = r.show_id AND h.user_id = r.user_id
-		        AND (h.status = 'confirmed' OR (h.status IN ('active', 'ordered') AND h.expires_at >= r.now))))
+		FROM req r JOIN shows s ON s.show_id = r.show_id
+		     CROSS JOIN ` + holdRulesSQL("s", "r.now", "r.n", "r.user_id") + `, flags
+		WHERE ` + holds + ` AND flags.locked[r.i::int] AND rules.allowed
 		  AND ` + idempotency.UnrecordedSQL("r.scope", "r.procedure", "r.target", "r.key") + `
 	),`
 }
 
 // holdBatchSQL is holdSeatsSQL for every seated hold of a batch at once
-// (holdBatchRulesCTE's $1..$11), the seats being the $13[j] whose $12[j] is
-// i. An allowed hold is taken only if every seat it asks for is free, in
-// its channel and not locked by another transaction; then all of its seats
+// (holdBatchRulesCTE's $1..$10), the seats being the $12[j] whose $11[j] is
+// i. An allowed hold is taken only if every seat it asks for is free,
+// public and not locked by another transaction; then all of its seats
 // are taken and its row written, and it answers a row. Otherwise nothing
 // of it is written. Holds of one batch share no seat, account or key
 // (holdBatcher.take), so they cannot decide for one another.
 //
 // Every row it reads is found by key, whatever plan PostgreSQL made (a
 // generic plan, made for any batch, perhaps on a new shard's empty
-// tables): $14 and $15 are the batch's distinct shows and seat names, so
+// tables): $13 and $14 are the batch's distinct shows and seat names, so
 // the read of seats has its key in its index condition even where the plan
 // puts seats on the outer side of a join, and the UPDATE finds the rows it
 // locked by their addresses.
@@ -478,11 +475,11 @@ var holdBatchSQL = holdBatchRulesCTE(`r.area = ''`) + `
 	free AS MATERIALIZED (
 		SELECT a.i, s.ctid, s.show_id, s.seat, s.position, s.price_minor
 		FROM allowed a
-		JOIN unnest($12::int[], $13::text[]) AS w(i, seat) ON w.i = a.i
+		JOIN unnest($11::int[], $12::text[]) AS w(i, seat) ON w.i = a.i
 		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat
-		WHERE s.show_id = ANY($14) AND s.seat = ANY($15)
+		WHERE s.show_id = ANY($13) AND s.seat = ANY($14)
 		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < a.now))
-		  AND ` + inChannel("s", "a.show_id", "a.partner_id") + `
+		  AND ` + inPublicChannel("s") + `
 		FOR UPDATE OF s SKIP LOCKED
 	),
 	whole AS MATERIALIZED (
@@ -503,24 +500,23 @@ var holdBatchSQL = holdBatchRulesCTE(`r.area = ''`) + `
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		                   amount_minor, currency, expires_at, created_at, updated_at)
 		SELECT a.hold_id, a.show_id, a.user_id, 'active', array_agg(t.seat ORDER BY t.position), '', a.n,
-		       sum(t.price_minor), a.currency, a.expires_at, a.now, a.now, nullif(a.partner_id, 0)
+		       sum(t.price_minor), a.currency, a.expires_at, a.now, a.now
 		FROM taken t JOIN allowed a ON a.i = t.i
-		GROUP BY a.i, a.hold_id, a.show_id, a.user_id, a.n, a.currency, a.expires_at, a.now, a.partner_id
+		GROUP BY a.i, a.hold_id, a.show_id, a.user_id, a.n, a.currency, a.expires_at, a.now
 		RETURNING hold_id, seats, amount_minor, currency
 	)
 	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms
 	FROM hold JOIN allowed a ON a.hold_id = hold.hold_id`
 
-// holdBatchGASQL is holdGASQL for the GA holds of a batch at once (public
-// ones only: holdInBatch; holdBatchRulesCTE's $1..$11). An allowed hold is
-// taken only if a bucket of its area with enough places is free: the
-// area's first free public buckets from a random start, no more than it
-// has holds in the batch, are locked without waiting (SKIP LOCKED), and
-// paired with its holds, the largest hold with the fullest bucket. A hold
-// without a bucket is left to the one-hold path, which may take its places
-// from several buckets.
+// holdBatchGASQL is holdGASQL for the GA holds of a batch at once
+// (holdBatchRulesCTE's $1..$10). An allowed hold is taken only if a bucket
+// of its area with enough places is free: the area's first free public
+// buckets from a random start, no more than it has holds in the batch, are
+// locked without waiting (SKIP LOCKED), and paired with its holds, the
+// largest hold with the fullest bucket. A hold without a bucket is left to
+// the one-hold path, which may take its places from several buckets.
 var holdBatchGASQL = holdBatchRulesCTE(`r.area <> ''`) + `
 	areas AS MATERIALIZED (
 		SELECT show_id, area, count(*) AS holds, min(n) AS least,
@@ -534,7 +530,7 @@ var holdBatchGASQL = holdBatchRulesCTE(`r.area <> ''`) + `
 		FROM areas a CROSS JOIN LATERAL (
 			SELECT b.ctid, b.bucket, b.remaining, b.price_minor FROM ga_buckets b
 			WHERE b.show_id = a.show_id AND b.area = a.area AND b.remaining >= a.least
-			  AND b.allocated_partner_id IS NULL
+			  AND ` + inPublicChannel("b") + `
 			ORDER BY (b.bucket - a.start % (SELECT max(bucket) + 1 FROM ga_buckets
 			                                 WHERE show_id = a.show_id AND area = a.area)) < 0, b.bucket
 			LIMIT a.holds
@@ -559,9 +555,9 @@ var holdBatchGASQL = holdBatchRulesCTE(`r.area <> ''`) + `
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		                   amount_minor, currency, expires_at, created_at, updated_at)
 		SELECT a.hold_id, a.show_id, a.user_id, 'active', '{}', a.area, a.n, t.price_minor * a.n,
-		       a.currency, a.expires_at, a.now, a.now, NULL
+		       a.currency, a.expires_at, a.now, a.now
 		FROM took t JOIN allowed a ON a.i = t.i
 		RETURNING hold_id, ga_area, amount_minor, currency
 	),

@@ -12,11 +12,11 @@ import (
 	"github.com/seatghor/seatghor/server/shard"
 )
 
-// lockAccountSQL serialises one account's holds on one show (R-3.8): the
-// same lock checkAccountCap takes, $2 and $3 (a Pipelined.Lock, in one
-// statement with the idempotency key's lock, decision 0226). It is a
-// statement before the one that counts the account's seats, so that
-// count's snapshot is taken with the lock held.
+// lockAccountSQL takes the account's lock (accountLock: $2 the user, $3
+// the show; a Pipelined.Lock, in one statement with the idempotency key's
+// lock, decision 0226). It is a statement before the one that counts the
+// account's seats (holdRulesSQL), so that count's snapshot is taken with
+// the lock held.
 //
 // It also makes the rest of the transaction use generic plans: PostgreSQL
 // would plan holdSeatsSQL anew for every hold (a custom plan, as good as
@@ -30,33 +30,22 @@ import (
 // whole holds table to count the account's seats, for every hold, ever
 // after: 2 ms a hold at 20,000 holds. Every row the hold reads is found
 // by key, so no plan of it wants a sequential scan.
-const lockAccountSQL = `pg_advisory_xact_lock(hashtextextended($2, $3)), ` + holdPlanSettings
+var lockAccountSQL = `pg_advisory_xact_lock(` + accountLock("$2", "$3") + `), ` + holdPlanSettings
 
 // holdPlanSettings are the settings above, for the rest of a hold's
 // transaction: generic plans, without sequential scans.
 const holdPlanSettings = `set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
 
-// showRulesCTE is the show's row when a hold of $6 places by $5 at $3
-// through channel $7 is allowed: the sale is open (checkSaleOpen) and the
-// account stays within its cap (checkAccountCap, counted after
-// lockAccountSQL; a partner's holds have none, decision 0185, and take the
-// one-hold path for their per-show cap, decision 0286); no row otherwise.
-// The channel conditions of the pipelined statements ($1 the show, $7 the
-// caller's partner id); the statements that use them are variables for it.
-var (
-	inChannelSeats   = inChannel("s", "$1", "$7")
-	inChannelBuckets = inChannel("b", "$1", "$7")
-)
-
-const showRulesCTE = `
+// showRulesCTE is the show's row when the rules (holdRulesSQL) allow a
+// hold of $6 places by $5 at $3 of show $1, counted after lockAccountSQL;
+// no row otherwise. The pipelined statements serve Seatghor's own channel
+// only (inPublicChannel): a partner's hold takes the one-hold path
+// (decision 0286).
+var showRulesCTE = `
 	WITH show AS (
-		SELECT currency, hold_ttl_ms, $3::timestamptz + hold_ttl_ms * interval '1 millisecond' AS expires_at
-		FROM shows
-		WHERE show_id = $1 AND on_sale_at <= $3 AND starts_at > $3 AND max_seats_per_hold >= $6
-		  AND ($7 <> 0 OR max_seats_per_account >= $6 + (
-		      SELECT coalesce(sum(quantity), 0) FROM holds
-		      WHERE show_id = $1 AND user_id = $5
-		        AND (status = 'confirmed' OR (status IN ('active', 'ordered') AND expires_at >= $3))))
+		SELECT s.currency, s.hold_ttl_ms, $3::timestamptz + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
+		FROM shows s CROSS JOIN ` + holdRulesSQL("s", "$3", "$6", "$5") + `
+		WHERE s.show_id = $1 AND rules.allowed
 	)`
 
 // holdSeatsSQL is a seated hold in one statement (decision 0125): it reads
@@ -67,14 +56,15 @@ const showRulesCTE = `
 // lets CreateHold's ordinary path explain it.
 //
 // The seats are locked in seat order as in holdSeats (no deadlocks), and
-// expiry (R-3.3) and the channel (inChannel) live in the condition. Nothing in it grows with the
-// show's size: every row it reads is found by key.
+// expiry (R-3.3) and the channel (inPublicChannel) live in the condition.
+// Nothing in it grows with the show's size: every row it reads is found by
+// key.
 var holdSeatsSQL = showRulesCTE + `,
 	free AS MATERIALIZED (
 		SELECT show_id, seat FROM seats s
 		WHERE show_id = $1 AND seat = ANY($2)
 		  AND (status = 'available' OR (status = 'held' AND held_until < $3))
-		  AND ` + inChannelSeats + `
+		  AND ` + inPublicChannel("s") + `
 		  AND EXISTS (SELECT FROM show)
 		ORDER BY seat
 		FOR UPDATE
@@ -85,15 +75,15 @@ var holdSeatsSQL = showRulesCTE + `,
 		FROM free
 		WHERE s.show_id = free.show_id AND s.seat = free.seat
 		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
-		  AND ` + inChannelSeats + `
+		  AND ` + inPublicChannel("s") + `
 		  AND (SELECT count(*) FROM free) = $6
 		RETURNING s.seat, s.position, s.price_minor
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
+		                   amount_minor, currency, expires_at, created_at, updated_at)
 		SELECT $4, $1, $5, 'active', array_agg(taken.seat ORDER BY taken.position), '', $6,
-		       sum(taken.price_minor), show.currency, show.expires_at, $3, $3, nullif($7, 0)
+		       sum(taken.price_minor), show.currency, show.expires_at, $3, $3
 		FROM taken, show
 		GROUP BY show.currency, show.expires_at
 		-- Prices are bounded (decision 0071); a total past int64 is
@@ -105,8 +95,8 @@ var holdSeatsSQL = showRulesCTE + `,
 
 // holdGASQL is holdGA's fast path in one statement (decision 0125): it
 // resolves the area ($2, or the show's only one), takes all $6 places from
-// one bucket of the channel $7 (inChannel) no one else has locked (SKIP
-// LOCKED spreads the crowd, decision 0006), and writes the hold and what it
+// one public bucket (inPublicChannel) no one else has locked (SKIP LOCKED
+// spreads the crowd, decision 0006), and writes the hold and what it
 // took. When no free bucket has enough, it answers nothing and CreateHold's
 // ordinary path takes over (holdGASlow); the rollback before it releases any
 // bucket this one locked.
@@ -115,8 +105,8 @@ var holdSeatsSQL = showRulesCTE + `,
 // area updates one of them, so each is a chain of row versions the readers
 // walk. A named area is not looked up (an unknown one finds no bucket, and
 // the ordinary path explains it); the bucket is the first free one in
-// bucket order from a random start, wrapping around, after the partner's
-// own quota; and the price is the taken bucket's, which is its area's (every
+// bucket order from a random start, wrapping around; and the price is the
+// taken bucket's, which is its area's (every
 // bucket of an area is made with the area's price: catalog.CreateShow,
 // allocateGA; none is repriced).
 var holdGASQL = showRulesCTE + `,
@@ -129,30 +119,22 @@ var holdGASQL = showRulesCTE + `,
 		-- A CTE runs once: random() in a condition could be drawn again for
 		-- every row.
 		SELECT floor(random() * (max(bucket) + 1))::int AS bucket FROM ga_buckets
-		WHERE show_id = $1 AND area = (SELECT area FROM area) AND allocated_partner_id IS NULL
+		WHERE show_id = $1 AND area = (SELECT area FROM area) AND ` + inPublicChannel("ga_buckets") + `
 	),
 	pick AS MATERIALIZED (
 		-- Each branch walks the area's buckets in key order and stops at the
-		-- first it can lock; a branch runs only when those before it found
+		-- first it can lock; the second runs only when the first found
 		-- nothing.
 		SELECT bucket FROM (
 			SELECT bucket FROM ga_buckets b
 			WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
-			  AND $7 <> 0 AND allocated_partner_id = $7
-			ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) own
-		UNION ALL
-		SELECT bucket FROM (
-			SELECT bucket FROM ga_buckets b
-			WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
-			  AND bucket >= (SELECT bucket FROM start)
-			  AND allocated_partner_id IS NULL AND ` + inChannelBuckets + `
+			  AND bucket >= (SELECT bucket FROM start) AND ` + inPublicChannel("b") + `
 			ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) after_start
 		UNION ALL
 		SELECT bucket FROM (
 			SELECT bucket FROM ga_buckets b
 			WHERE show_id = $1 AND area = (SELECT area FROM area) AND remaining >= $6
-			  AND bucket < (SELECT bucket FROM start)
-			  AND allocated_partner_id IS NULL AND ` + inChannelBuckets + `
+			  AND bucket < (SELECT bucket FROM start) AND ` + inPublicChannel("b") + `
 			ORDER BY bucket LIMIT 1 FOR UPDATE SKIP LOCKED) before_start
 		LIMIT 1
 	),
@@ -167,8 +149,8 @@ var holdGASQL = showRulesCTE + `,
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
-		SELECT $4, $1, $5, 'active', '{}', took.area, $6, took.price_minor * $6, show.currency, show.expires_at, $3, $3, nullif($7, 0)
+		                   amount_minor, currency, expires_at, created_at, updated_at)
+		SELECT $4, $1, $5, 'active', '{}', took.area, $6, took.price_minor * $6, show.currency, show.expires_at, $3, $3
 		FROM took, show
 		RETURNING ga_area, amount_minor, currency
 	),
@@ -180,9 +162,10 @@ var holdGASQL = showRulesCTE + `,
 	SELECT hold.ga_area, hold.amount_minor, hold.currency, show.hold_ttl_ms, takes.bucket
 	FROM hold, show, takes`
 
-// pipelinedHold is CreateHold as an idempotency.Pipelined: the account
-// lock (with the key's) and holdSeatsSQL or holdGASQL, then the outbox row (R-8.1) with the
-// key's record and COMMIT. slow answers everything else.
+// pipelinedHold is CreateHold as an idempotency.Pipelined, for a public
+// hold (not a partner's): the account lock (with the key's) and
+// holdSeatsSQL or holdGASQL, then the outbox row (R-8.1) with the key's
+// record and COMMIT. slow answers everything else.
 func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.Tx) (Hold, error)) idempotency.Pipelined[Hold] {
 	id := shard.NewID("hld", req.ShowID)
 	ga := len(req.Seats) == 0
@@ -195,14 +178,13 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 		LockArgs: []any{userID, req.ShowID},
 		Work: func(b *pgx.Batch) {
 			if ga {
-				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n, req.PartnerID)
+				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n)
 			} else {
-				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n, req.PartnerID)
+				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n)
 			}
 		},
 		Read: func(br pgx.BatchResults) (Hold, bool, error) {
-			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now,
-				PartnerID: req.PartnerID}
+			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now}
 			var (
 				ttlMs  int64
 				bucket int

@@ -31,7 +31,7 @@ func TestHoldPlansNeverScanATable(t *testing.T) {
 
 	one := `SELECT $1::text, ` + lockAccountSQL
 	// The parameters of holdBatchRulesCTE, which both batch statements start with.
-	const batchRules = "bigint[], text[], text[], bigint[], int[], timestamptz[], text[], text[], text[], text[], text[]"
+	const batchRules = "bigint[], text[], text[], int[], timestamptz[], text[], text[], text[], text[], text[]"
 	oneArgs := []any{"", "u", int64(1)}
 	for _, tt := range []struct {
 		name, lock, sql, params, args string
@@ -42,21 +42,21 @@ func TestHoldPlansNeverScanATable(t *testing.T) {
 		// joins from the index read whole); the batch's does.
 		everyIndexByKey bool
 	}{
-		{"seats", one, holdSeatsSQL, "bigint, text[], timestamptz, text, text, int, bigint",
-			`(1, ARRAY['A1'], now(), 'hld_1_x', 'u', 1, 0)`, oneArgs, false},
-		{"general admission", one, holdGASQL, "bigint, text, timestamptz, text, text, int, bigint",
-			`(1, 'Floor', now(), 'hld_1_x', 'u', 1, 0)`, oneArgs, false},
+		{"seats", one, holdSeatsSQL, "bigint, text[], timestamptz, text, text, int",
+			`(1, ARRAY['A1'], now(), 'hld_1_x', 'u', 1)`, oneArgs, false},
+		{"general admission", one, holdGASQL, "bigint, text, timestamptz, text, text, int",
+			`(1, 'Floor', now(), 'hld_1_x', 'u', 1)`, oneArgs, false},
 		// A batch's statement (decision 0270) reads by key too, never as
 		// a hashed subplan over a table.
 		{"a batch of seats", holdBatchLockSQL, holdBatchSQL,
 			batchRules + ", int[], text[], bigint[], text[]",
-			`(ARRAY[1, 2], ARRAY['hld_1_x', 'hld_2_y'], ARRAY['u', 'v'], ARRAY[0, 0], ARRAY[1, 1], ARRAY[now(), now()],
+			`(ARRAY[1, 2], ARRAY['hld_1_x', 'hld_2_y'], ARRAY['u', 'v'], ARRAY[1, 1], ARRAY[now(), now()],
 			  ARRAY['u', 'v'], ARRAY['/hold', '/hold'], ARRAY['show:1', 'show:2'], ARRAY['k', 'l'], ARRAY['', ''],
 			  ARRAY[1, 2], ARRAY['A1', 'A2'], ARRAY[1, 2], ARRAY['A1', 'A2'])`,
 			[]any{[]string{"", ""}, []string{"u", "v"}, []int64{1, 1}}, true},
 		{"a batch of general admission", holdBatchLockSQL, holdBatchGASQL,
 			batchRules,
-			`(ARRAY[1, 2], ARRAY['hld_1_x', 'hld_2_y'], ARRAY['u', 'v'], ARRAY[0, 0], ARRAY[1, 1], ARRAY[now(), now()],
+			`(ARRAY[1, 2], ARRAY['hld_1_x', 'hld_2_y'], ARRAY['u', 'v'], ARRAY[1, 1], ARRAY[now(), now()],
 			  ARRAY['u', 'v'], ARRAY['/hold', '/hold'], ARRAY['show:1', 'show:2'], ARRAY['k', 'l'], ARRAY['Floor', 'Floor'])`,
 			[]any{[]string{"", ""}, []string{"u", "v"}, []int64{1, 2}}, true},
 	} {

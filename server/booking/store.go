@@ -26,17 +26,24 @@ type showSettings struct {
 	MaxSeatsPerHold    int
 }
 
+// showColumns are showSettings' columns of the shows row s, as scanShow
+// reads them.
+const showColumns = `s.show_id, coalesce(s.organization_id, ''), s.currency, s.on_sale_at, s.starts_at, s.hold_ttl_ms,
+	s.max_seats_per_account, s.max_seats_per_hold`
+
 func loadShow(ctx context.Context, q pgx.Tx, showID int64) (showSettings, error) {
+	return scanShow(q.QueryRow(ctx, `SELECT `+showColumns+` FROM shows s WHERE s.show_id = $1`, showID), showID)
+}
+
+// scanShow reads showID's settings (showColumns), then more, from row; no
+// row: the show is not found.
+func scanShow(row pgx.Row, showID int64, more ...any) (showSettings, error) {
 	var (
 		s     showSettings
 		ttlMs int64
 	)
-	err := q.QueryRow(ctx, `
-		SELECT show_id, coalesce(organization_id, ''), currency, on_sale_at, starts_at, hold_ttl_ms,
-		       max_seats_per_account, max_seats_per_hold
-		FROM shows WHERE show_id = $1`, showID).
-		Scan(&s.ID, &s.OrganizationID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
-			&s.MaxSeatsPerAccount, &s.MaxSeatsPerHold)
+	err := row.Scan(append([]any{&s.ID, &s.OrganizationID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
+		&s.MaxSeatsPerAccount, &s.MaxSeatsPerHold}, more...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return s, errorf(KindNotFound, "show %d not found", showID)
 	}

@@ -1,0 +1,116 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// The rules every hold of a show passes, whichever path takes it (decision
+// 0311): the one-hold path (holdOne), the pipelined statements
+// (holdSeatsSQL, holdGASQL) and the batch (holdBatchSQL, holdBatchGASQL)
+// all read them from holdRulesSQL, so they cannot drift apart.
+// TestHoldRulesAreTheSameOnEveryPath sends the same requests through the
+// three and compares the answers and the rows.
+
+// holdRulesSQL is a LATERAL subquery, rules, of one row: the verdicts of
+// the rules on a hold of n places by account user at now of the show
+// whose shows row is show (each an SQL expression of the statement that
+// uses it):
+//
+//   - opened: the sale has opened (on_sale_at);
+//   - not_started: the show has not started (starts_at): sales end then;
+//   - within_hold_limit: n is within max_seats_per_hold (R-3.8);
+//   - held: the places the account holds, awaits payment for or bought of
+//     the show (heldOrBought), found by key (holds_user);
+//   - within_account_cap: held and n together are within
+//     max_seats_per_account (R-3.8);
+//   - allowed: all of them.
+//
+// The fast paths take only the holds it allows and leave the others to the
+// one-hold path, which reads the verdicts to say which rule a refusal
+// broke. held is right only under the account's lock (accountLock), taken
+// by an earlier statement of the transaction: READ COMMITTED takes each
+// statement's snapshot when it starts.
+func holdRulesSQL(show, now, n, user string) string {
+	return `LATERAL (
+		SELECT v.*, v.opened AND v.not_started AND v.within_hold_limit AND v.within_account_cap AS allowed
+		FROM (SELECT ` + show + `.on_sale_at <= ` + now + ` AS opened,
+		             ` + show + `.starts_at > ` + now + ` AS not_started,
+		             ` + show + `.max_seats_per_hold >= ` + n + ` AS within_hold_limit,
+		             c.held,
+		             ` + show + `.max_seats_per_account >= ` + n + ` + c.held AS within_account_cap
+		      FROM (SELECT coalesce(sum(h.quantity), 0) AS held FROM holds h
+		            WHERE h.show_id = ` + show + `.show_id AND h.user_id = ` + user + `
+		              AND ` + heldOrBought("h", now) + `) c) v
+	) rules`
+}
+
+// heldOrBought is the condition that the hold alias counts against a cap
+// at now (R-3.8, decision 0286): a live hold, one whose order awaits
+// payment (the hold is ordered until the order's pay-by) and a paid one.
+// Expired, released and cancelled ones do not.
+func heldOrBought(alias, now string) string {
+	return `(` + alias + `.status = 'confirmed' OR (` + alias + `.status IN ('active', 'ordered') AND ` +
+		alias + `.expires_at >= ` + now + `))`
+}
+
+// accountLock is the advisory lock of account user on show (SQL
+// expressions), which serialises its holds of the show so that two
+// concurrent ones cannot both slip under its cap (R-3.8): every path takes
+// it before it counts.
+func accountLock(user, show string) string {
+	return `hashtextextended(` + user + `, ` + show + `)`
+}
+
+// holdVerdicts are holdRulesSQL's verdicts on one hold.
+type holdVerdicts struct {
+	opened, notStarted, withinHoldLimit, withinAccountCap bool
+	held                                                  int
+}
+
+// loadShowRules reads showID's settings and the rules' verdicts on a hold
+// of n places by userID at now: one statement, after the account's lock.
+func loadShowRules(ctx context.Context, tx pgx.Tx, showID int64, userID string, n int, now time.Time) (showSettings, holdVerdicts, error) {
+	var v holdVerdicts
+	show, err := scanShow(tx.QueryRow(ctx, `
+		SELECT `+showColumns+`,
+		       rules.opened, rules.not_started, rules.within_hold_limit, rules.within_account_cap, rules.held
+		FROM shows s CROSS JOIN `+holdRulesSQL("s", "$2::timestamptz", "$3::int", "$4::text")+`
+		WHERE s.show_id = $1`, showID, now, n, userID),
+		showID, &v.opened, &v.notStarted, &v.withinHoldLimit, &v.withinAccountCap, &v.held)
+	return show, v, err
+}
+
+// refusal says which rule a hold of n places of show broke, nil when none
+// did; account: the hold is an account's, which has a cap (a partner's
+// has its own, checkPartnerCap: a partner sells for many buyers, decision
+// 0185).
+func (v holdVerdicts) refusal(show showSettings, n int, account bool) error {
+	switch {
+	case !v.opened:
+		return errorf(KindPrecondition, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
+	case !v.notStarted:
+		return errorf(KindPrecondition, "show %d has already started", show.ID)
+	case !v.withinHoldLimit:
+		e := errorf(KindInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
+		e.Field = "seats"
+		return e
+	case account && !v.withinAccountCap:
+		e := errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
+			show.MaxSeatsPerAccount, show.ID, v.held)
+		e.AccountCap = &AccountCap{ShowID: show.ID, Max: show.MaxSeatsPerAccount, Held: v.held, Asked: n}
+		return e
+	}
+	return nil
+}
+
+// lockAccount takes accountLock in tx, for the statements after it.
+func lockAccount(ctx context.Context, tx pgx.Tx, showID int64, userID string) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+accountLock("$1::text", "$2::bigint")+`)`, userID, showID); err != nil {
+		return fmt.Errorf("lock account %s on show %d: %w", userID, showID, err)
+	}
+	return nil
+}
