@@ -6,7 +6,10 @@
 #   2. every rule cited anywhere (R-x or R-x.y, outside gen/) is a row of
 #      docs/requirements.md, and every test that page names exists;
 #   3. every reference to DESIGN.md resolves: docs/DESIGN.md exists and each
-#      section it is cited for ("DESIGN.md, \"Section\"") is a heading there.
+#      section it is cited for ("DESIGN.md, \"Section\"") is a heading there;
+#   4. every table has one owner (docs/DESIGN.md style 13): SQL outside the
+#      owner names a table only where docs/table-owners.txt lists the
+#      exception and its reason (scripts/tableowners, decision 0313).
 #
 # Committed migrations are guarded by a Go test (server/migrations,
 # TestCommittedMigrationsAreNeverEdited). Prints what is wrong and exits 1.
@@ -72,7 +75,14 @@ if [[ -f $design ]]; then
   done)
 fi
 
+# 4. Table owners. Untracked files count too, so a new file is checked
+# before it is committed; the command prints its own problems.
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
+"${GO:-go}" build -o "$bindir/tableowners" ./scripts/tableowners
+git ls-files -z --cached --others --exclude-standard -- '*.go' '*.sql' | "$bindir/tableowners" || fail=1
+
 if ((fail)); then
   exit 1
 fi
-echo 'check-repo: sizes, binaries, cited rules and DESIGN.md references are in order'
+echo 'check-repo: sizes, binaries, cited rules, DESIGN.md references and table owners are in order'
