@@ -113,7 +113,7 @@ check-generate: generate web ## Fail if `make generate` or `make web` changes or
 	if [[ $$status -eq 0 ]]; then echo 'check-generate: generated code is up to date'; fi; \
 	exit $$status
 
-check-repo: ## Fail on tracked files over 1 MB, unlisted binaries, uncited rules, broken DESIGN.md references or import layers
+check-repo: ## Fail on tracked files over 1 MB, unlisted binaries, uncited rules, broken DESIGN.md references, import layers or SQL outside a table's owner
 	bash scripts/check-repo.sh
 
 breaking: ## Fail if proto/ breaks the released API (buf breaking, WIRE_JSON, against $(RELEASED_API))

@@ -10,6 +10,9 @@
 #   4. the import layers (scripts/layers): only server/api speaks Connect
 #      (decision 0316), only the packages decision 0317 names serve HTTP,
 #      and nothing under clients/ imports server/ or internal/ (0330).
+#   5. every table has one owner (docs/DESIGN.md style 13): SQL outside the
+#      owner names a table only where docs/table-owners.txt lists the
+#      exception and its reason (scripts/tableowners, decision 0313).
 #
 # Committed migrations are guarded by a Go test (server/migrations,
 # TestCommittedMigrationsAreNeverEdited). Prints what is wrong and exits 1.
@@ -79,7 +82,14 @@ fi
 # tested by scripts/layers/main_test.go).
 git ls-files -z -- '*.go' | "${GO:-go}" run ./scripts/layers || fail=1
 
+# 5. Table owners. Untracked files count too, so a new file is checked
+# before it is committed; the command prints its own problems.
+bindir=$(mktemp -d)
+trap 'rm -rf "$bindir"' EXIT
+"${GO:-go}" build -o "$bindir/tableowners" ./scripts/tableowners
+git ls-files -z --cached --others --exclude-standard -- '*.go' '*.sql' | "$bindir/tableowners" || fail=1
+
 if ((fail)); then
   exit 1
 fi
-echo 'check-repo: sizes, binaries, cited rules, DESIGN.md references and import layers are in order'
+echo 'check-repo: sizes, binaries, cited rules, DESIGN.md references, import layers and table owners are in order'

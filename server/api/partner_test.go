@@ -193,7 +193,7 @@ func TestPartnerAPIKeys(t *testing.T) {
 	requireReason(t, err, connect.CodeNotFound, "PARTNER_NOT_FOUND")
 
 	// A process that takes live keys refuses test keys (decision 0180).
-	live, err := partner.NewService(env.App.Router, env.App.Catalog, clock.Real{}, partner.ModeLive, slog.Default())
+	live, err := partner.NewService(env.App.Router, env.App.Catalog, env.App.Payments, clock.Real{}, partner.ModeLive, slog.Default())
 	require.NoError(t, err)
 	_, err = live.Authenticate(ctx, secret)
 	require.Error(t, err)

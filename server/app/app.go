@@ -268,8 +268,9 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		log:      cfg.Log,
 	}
 	a.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), api.BuildInfo())
-	a.Catalog = catalog.NewService(a.Router, cfg.Clock, catalog.WithPolicy(cfg.CatalogPolicy))
-	if a.Partners, err = partner.NewService(a.Router, a.Catalog, cfg.Clock, cfg.APIKeyMode, cfg.Log,
+	a.Catalog = catalog.NewService(a.Router, cfg.Clock, booking.Inventory{}, catalog.WithPolicy(cfg.CatalogPolicy))
+	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
+	if a.Partners, err = partner.NewService(a.Router, a.Catalog, a.Payments, cfg.Clock, cfg.APIKeyMode, cfg.Log,
 		partner.WithDefaultShowHoldCap(cfg.PartnerShowHoldCap)); err != nil {
 		closeAll()
 		return nil, err
@@ -280,7 +281,6 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a.Booking = booking.NewService(a.Router, a.Catalog, cfg.Clock, booking.Config{Partners: partners, PartnerCaps: a.Partners,
 		HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners})
-	a.Payments = payment.NewService(a.Router, cfg.Gateway, cfg.Clock, cfg.Log, cfg.Payments)
 	a.Ledger = ledger.NewService(a.Router, cfg.Clock, ledger.WithHoldback(a.Payments.HeldBack))
 	a.Registry.MustRegister(a.Ledger.Collector())
 	a.Registry.MustRegister(a.Payments.Collector())
@@ -377,7 +377,7 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 			return err
 		}
 		apiCfg.SeatMaps = a.SeatMaps
-		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Router.Catalog(), a.Booking, a.Catalog,
+		a.WaitingRooms = waitingroom.NewService(a.Redis, cfg.RedisPrefix, a.Catalog, a.Booking, a.Catalog,
 			a.Catalog, cfg.QueueKeys, cfg.Clock, cfg.Log, cfg.WaitingRoom)
 		apiCfg.WaitingRooms = a.WaitingRooms
 		a.Registry.MustRegister(a.WaitingRooms.Collectors()...)

@@ -11,6 +11,7 @@ import (
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/catalog"
 )
 
 // ErrNotConfirmable means the order can no longer be confirmed: its hold ran
@@ -131,14 +132,11 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 	if o.Status != OrderConfirmed {
 		return o, errorf(KindPrecondition, "order %s is %s, not confirmed", orderID, o.EffectiveStatus(now))
 	}
-	var (
-		startsAt time.Time
-		feeBps   int64
-	)
-	if err := tx.QueryRow(ctx, `SELECT starts_at, cancellation_fee_bps FROM shows WHERE show_id = $1`, o.ShowID).
-		Scan(&startsAt, &feeBps); err != nil {
-		return o, fmt.Errorf("read cancellation policy of show %d: %w", o.ShowID, err)
+	terms, err := catalog.ReadTerms(ctx, tx, o.ShowID)
+	if err != nil {
+		return o, err
 	}
+	startsAt, feeBps := terms.StartsAt, terms.CancellationFeeBps
 	if !now.Before(startsAt) {
 		return o, errorf(KindPrecondition, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
 	}

@@ -1,6 +1,7 @@
 // Package catalog owns the shows on sale: their description and layout in
-// the catalog database, their placement on a shard (R-4.2), and the seats
-// and GA buckets written into that shard when a show is created.
+// the catalog database, their placement on a shard (R-4.2), their terms
+// on that shard, and their waiting rooms' settings. The seats and GA
+// buckets a new show gets on its shard are booking's (Inventory).
 package catalog
 
 import (
@@ -155,9 +156,23 @@ func (s Show) Proto() *catalogv1.Show {
 
 // Service is the catalog.
 type Service struct {
-	router *shard.Router
-	clock  clock.Clock
-	policy Policy
+	router    *shard.Router
+	clock     clock.Clock
+	inventory Inventory
+	policy    Policy
+}
+
+// Inventory writes a new show's seats and GA buckets into its shard and
+// counts the GA places left (booking.Inventory): booking owns those tables,
+// and booking imports catalog, so the catalog is given it.
+type Inventory interface {
+	// Provision writes show's seats and GA buckets in tx, the shard
+	// transaction that writes its terms: a show is on its shard whole or
+	// not at all.
+	Provision(ctx context.Context, tx pgx.Tx, show Show) error
+	// GAPlacesLeft counts the places of each GA area of a show left for
+	// general sale (outside partners' allocations) on q, its shard.
+	GAPlacesLeft(ctx context.Context, q Querier, showID int64) (map[string]int, error)
 }
 
 // Policy bounds what an organisation may set on its own shows; admins may
@@ -181,9 +196,11 @@ func WithPolicy(p Policy) Option {
 	}
 }
 
-// NewService returns the catalog over the router's catalog database and shards.
-func NewService(router *shard.Router, clk clock.Clock, opts ...Option) *Service {
-	s := &Service{router: router, clock: clk, policy: Policy{MaxCancellationFeeBps: new(int(DefaultCancellationFeeBps))}}
+// NewService returns the catalog over the router's catalog database and
+// shards, writing new shows' seats through inventory.
+func NewService(router *shard.Router, clk clock.Clock, inventory Inventory, opts ...Option) *Service {
+	s := &Service{router: router, clock: clk, inventory: inventory,
+		policy: Policy{MaxCancellationFeeBps: new(int(DefaultCancellationFeeBps))}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -293,7 +310,7 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 				return Show{}, err
 			}
 			pool, _ := s.router.Shard(i)
-			if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error { return provision(ctx, stx, show) }); err != nil {
+			if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error { return provision(ctx, stx, s.inventory, show) }); err != nil {
 				return Show{}, fmt.Errorf("write show %d into %s: %w", show.ID, pool.Name, err)
 			}
 			if err := outbox.Append(ctx, tx, show.ID, now, &eventsv1.ShowPublished{
@@ -447,9 +464,9 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 	return nil
 }
 
-// provision writes the show's booking rules, one row per seat and the GA
-// buckets into its shard.
-func provision(ctx context.Context, tx pgx.Tx, s Show) error {
+// provision writes the show's terms (its booking rules), and through the
+// inventory its seats and GA buckets, into its shard.
+func provision(ctx context.Context, tx pgx.Tx, inventory Inventory, s Show) error {
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO shows (show_id, organization_id, currency, on_sale_at, starts_at, hold_ttl_ms,
 		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at,
@@ -460,35 +477,7 @@ func provision(ctx context.Context, tx pgx.Tx, s Show) error {
 		*s.CommissionBps, *s.CancellationFeeBps, s.TimeZone); err != nil {
 		return fmt.Errorf("insert show rules: %w", err)
 	}
-	var seats [][]any
-	for _, sec := range s.Sections {
-		for _, r := range sec.Rows {
-			for n := 1; n <= sec.SeatsPerRow; n++ {
-				seats = append(seats, []any{s.ID, fmt.Sprintf("%s%d", r, n), len(seats), sec.Name, r, sec.PriceMinor})
-			}
-		}
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"seats"},
-		[]string{"show_id", "seat", "position", "section", "row_label", "price_minor"},
-		pgx.CopyFromRows(seats)); err != nil {
-		return fmt.Errorf("insert seats: %w", err)
-	}
-	var buckets [][]any
-	for pos, a := range s.GAAreas {
-		for b := range a.Buckets {
-			capacity := a.Capacity / a.Buckets
-			if b < a.Capacity%a.Buckets {
-				capacity++
-			}
-			buckets = append(buckets, []any{s.ID, a.Name, b, pos, capacity, capacity, a.PriceMinor})
-		}
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"ga_buckets"},
-		[]string{"show_id", "area", "bucket", "position", "capacity", "remaining", "price_minor"},
-		pgx.CopyFromRows(buckets)); err != nil {
-		return fmt.Errorf("insert GA buckets: %w", err)
-	}
-	return nil
+	return inventory.Provision(ctx, tx, s)
 }
 
 // canonicalPlace is a place as a show stores it: any known spelling

@@ -68,24 +68,14 @@ func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
 	if err != nil {
 		return Show{}, err
 	}
-	rows, err := pool.Query(ctx, `
-		SELECT area, coalesce(sum(remaining) FILTER (WHERE allocated_partner_id IS NULL), 0)
-		FROM ga_buckets WHERE show_id = $1 GROUP BY area`, showID)
+	left, err := s.inventory.GAPlacesLeft(ctx, pool, showID)
 	if err != nil {
-		return Show{}, fmt.Errorf("read GA places of show %d: %w", showID, err)
+		return Show{}, err
 	}
-	var area string
-	var remaining int
-	_, err = pgx.ForEachRow(rows, []any{&area, &remaining}, func() error {
-		for i := range show.GAAreas {
-			if show.GAAreas[i].Name == area {
-				show.GAAreas[i].Remaining = remaining
-			}
+	for i := range show.GAAreas {
+		if n, ok := left[show.GAAreas[i].Name]; ok {
+			show.GAAreas[i].Remaining = n
 		}
-		return nil
-	})
-	if err != nil {
-		return Show{}, fmt.Errorf("read GA places of show %d: %w", showID, err)
 	}
 	return show, nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Waiting-room defaults (R-2, R-9.4).
@@ -195,4 +197,109 @@ func (s *Service) waitingRooms(ctx context.Context, showIDs ...int64) (map[int64
 		return nil, fmt.Errorf("read waiting rooms: %w", err)
 	}
 	return rooms, nil
+}
+
+// SaleRoom is a waiting room as package waitingroom runs it: the settings
+// of a sale's room and the shows that sell through it.
+type SaleRoom struct {
+	// SaleID names the room: its first show's id, whose settings it has.
+	SaleID int64
+	// ShowIDs are the shows that sell through the room, SaleID first.
+	ShowIDs []int64
+	// OpensAt is the shows' on_sale_at.
+	OpensAt time.Time
+	// EndsAt ends the window.
+	EndsAt time.Time
+	// MinRate and MaxRate bound the admission rate (users/s, R-9.4).
+	MinRate, MaxRate int
+	// AdmittedTTL is how long an admission lasts.
+	AdmittedTTL time.Duration
+	Paused      bool
+	// OrganizationID is the first show's organisation; empty: admins only.
+	OrganizationID string
+}
+
+// saleRoomQuery selects rooms with their shows; the caller adds the WHERE
+// (aliases: w the room, s its first show).
+const saleRoomQuery = `
+	SELECT w.show_id, w.opens_at, w.ends_at, w.min_rate, w.max_rate, w.admitted_ttl_ms, w.paused,
+	       coalesce(s.organization_id, ''),
+	       ARRAY(SELECT m.show_id FROM sale_shows m WHERE m.sale_id = w.show_id
+	             ORDER BY m.show_id <> w.show_id, m.show_id)
+	FROM waiting_rooms w JOIN shows s USING (show_id)`
+
+func scanSaleRoom(row pgx.Row) (SaleRoom, error) {
+	var (
+		r     SaleRoom
+		ttlMs int64
+	)
+	err := row.Scan(&r.SaleID, &r.OpensAt, &r.EndsAt, &r.MinRate, &r.MaxRate, &ttlMs, &r.Paused, &r.OrganizationID, &r.ShowIDs)
+	r.AdmittedTTL = time.Duration(ttlMs) * time.Millisecond
+	r.OpensAt, r.EndsAt = r.OpensAt.UTC(), r.EndsAt.UTC()
+	return r, err
+}
+
+// SaleRoom returns the room a show sells through; ok is false when it has
+// none.
+func (s *Service) SaleRoom(ctx context.Context, showID int64) (r SaleRoom, ok bool, err error) {
+	r, err = scanSaleRoom(s.router.Catalog().QueryRow(ctx, saleRoomQuery+`
+		WHERE w.show_id = (SELECT sale_id FROM sale_shows WHERE show_id = $1)`, showID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return SaleRoom{}, false, nil
+	}
+	if err != nil {
+		return SaleRoom{}, false, fmt.Errorf("read waiting room of show %d: %w", showID, err)
+	}
+	return r, true, nil
+}
+
+// OpenSaleRooms lists the rooms whose window has not ended at now, by sale.
+func (s *Service) OpenSaleRooms(ctx context.Context, now time.Time) ([]SaleRoom, error) {
+	rows, err := s.router.Catalog().Query(ctx, saleRoomQuery+`
+		WHERE w.ends_at > $1 ORDER BY w.show_id`, now)
+	if err != nil {
+		return nil, fmt.Errorf("list open waiting rooms: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (SaleRoom, error) { return scanSaleRoom(r) })
+}
+
+// RoomedShows lists every show that sells through a room, with the newest
+// show id at the time (0: no show yet), in one query (decision 0267): a show
+// joins a room only when it is created, so a show the list leaves out and
+// no newer than newest has none.
+func (s *Service) RoomedShows(ctx context.Context) (newest int64, showIDs []int64, err error) {
+	err = s.router.Catalog().QueryRow(ctx, `
+		SELECT coalesce((SELECT max(show_id) FROM shows), 0), ARRAY(SELECT show_id FROM sale_shows)`).
+		Scan(&newest, &showIDs)
+	if err != nil {
+		return 0, nil, fmt.Errorf("list the shows with a waiting room: %w", err)
+	}
+	return newest, showIDs, nil
+}
+
+// RoomChange is an operator's change of a room's settings; nil fields stay.
+type RoomChange struct {
+	Paused           *bool
+	MinRate, MaxRate *int
+	EndsAt           *time.Time
+}
+
+// UpdateSaleRoom changes the settings of sale's room, by whom at now. A
+// sale without a room is ErrNotFound; a minimum rate above the maximum (the
+// table's check, for a change racing another) an *InvalidError.
+func (s *Service) UpdateSaleRoom(ctx context.Context, saleID int64, c RoomChange, by string, now time.Time) error {
+	tag, err := s.router.Catalog().Exec(ctx, `
+		UPDATE waiting_rooms SET paused = coalesce($2, paused), min_rate = coalesce($3, min_rate),
+		       max_rate = coalesce($4, max_rate), ends_at = coalesce($5, ends_at), updated_at = $6, updated_by = $7
+		WHERE show_id = $1`, saleID, c.Paused, c.MinRate, c.MaxRate, c.EndsAt, now, by)
+	if pg.IsCheckViolation(err) {
+		return &InvalidError{Field: "min_admission_rate", Message: "min_admission_rate must not exceed max_admission_rate"}
+	}
+	if err != nil {
+		return fmt.Errorf("update waiting room of sale %d: %w", saleID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("waiting room of sale %d: %w", saleID, ErrNotFound)
+	}
+	return nil
 }

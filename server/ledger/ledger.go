@@ -212,3 +212,19 @@ func Post(ctx context.Context, tx pgx.Tx, j Journal, now time.Time) (posted bool
 	}
 	return tag.RowsAffected() > 0, nil
 }
+
+// HasJournal tells whether any of the journals txnIDs is posted in q's
+// database (a shard's pool or a transaction on it).
+func HasJournal(ctx context.Context, q Querier, txnIDs ...string) (bool, error) {
+	var posted bool
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT FROM ledger_transactions WHERE txn_id = ANY($1))`, txnIDs).Scan(&posted)
+	if err != nil {
+		return false, fmt.Errorf("are journals %v posted: %w", txnIDs, err)
+	}
+	return posted, nil
+}
+
+// Querier runs one query: a pool, or a caller's transaction.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}

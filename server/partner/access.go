@@ -132,25 +132,16 @@ func (s *Service) mayChange(ctx context.Context, tx pgx.Tx, c Caller, ch AccessC
 		return fmt.Errorf("a change naming no organisation or show: %w", ErrAccessForbidden)
 	}
 	// A show of the platform's own (no organisation) is the admins'.
-	rows, err := tx.Query(ctx, `
-		SELECT s, coalesce((SELECT organization_id FROM shows WHERE show_id = s), '')
-		FROM unnest($1::bigint[]) s`, nonNil(shows))
+	showOrgs, err := catalog.ShowOrganizations(ctx, tx, shows)
 	if err != nil {
-		return fmt.Errorf("organisations of shows: %w", err)
-	}
-	showOrgs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct {
-		Show int64
-		Org  string
-	}])
-	if err != nil {
-		return fmt.Errorf("organisations of shows: %w", err)
+		return err
 	}
 	named := map[string]string{}
 	for _, o := range orgs {
 		named[o] = "organization " + o
 	}
 	for _, so := range showOrgs {
-		named[so.Org] = "show " + strconv.FormatInt(so.Show, 10)
+		named[so.OrganizationID] = "show " + strconv.FormatInt(so.ShowID, 10)
 	}
 	for org, what := range named {
 		ok, err := s.members.HasRole(ctx, org, c.UserID, catalog.RoleManager)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/catalog"
 )
 
 // ErrShowNotAllowed refuses a partner a show it was not allowed to sell.
@@ -15,18 +17,25 @@ var ErrShowNotAllowed = errors.New("this partner may not sell this show: an admi
 // catalog's SQL function, migration 00140) is the one definition of what a
 // partner may sell, which the webhooks' audience uses too. A partner sells
 // nothing it was not allowed (decision 0284). A show that does not exist
-// is left to the booking to answer.
+// is left to the booking to answer: only a refusal asks the catalog whether
+// the show exists.
 func (s *Service) MaySell(ctx context.Context, partnerID, showID int64) error {
 	var allowed bool
 	err := s.router.Catalog().QueryRow(ctx, `
-		SELECT partner_may_sell($1, $2) OR NOT EXISTS (SELECT FROM shows WHERE show_id = $2)
-		FROM partners WHERE partner_id = $1`, partnerID, showID).Scan(&allowed)
+		SELECT partner_may_sell($1, $2) FROM partners WHERE partner_id = $1`, partnerID, showID).Scan(&allowed)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("may partner %d sell show %d: %w", partnerID, showID, err)
-	case !allowed:
+	case allowed:
+		return nil
+	}
+	exists, err := catalog.ShowExists(ctx, s.router.Catalog(), showID)
+	switch {
+	case err != nil:
+		return fmt.Errorf("may partner %d sell show %d: %w", partnerID, showID, err)
+	case exists:
 		return fmt.Errorf("partner %d, show %d: %w", partnerID, showID, ErrShowNotAllowed)
 	}
 	return nil

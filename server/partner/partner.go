@@ -20,6 +20,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -80,6 +81,13 @@ type Members interface {
 	HasRole(ctx context.Context, orgID, userID string, roles ...catalog.Role) (bool, error)
 }
 
+// Sales sums a partner's sales and refunds per currency over a period, by
+// currency, for its statement (payment.Service.PartnerTotals): payment
+// posts the journals a statement counts and owns the refunds.
+type Sales interface {
+	PartnerTotals(ctx context.Context, partnerID int64, from, to time.Time) ([]payment.PartnerTotal, error)
+}
+
 // DefaultShowHoldCap is the platform's per-show cap of a partner without
 // its own (decision 0286): a partner sells for many buyers, so its cap is
 // far above a buyer's, but one partner cannot take a whole show unasked.
@@ -102,6 +110,7 @@ func WithDefaultShowHoldCap(n int) Option {
 type Service struct {
 	router     *shard.Router
 	members    Members
+	sales      Sales
 	clock      clock.Clock
 	mode       Mode
 	log        *slog.Logger
@@ -114,12 +123,12 @@ type Service struct {
 // NewService returns the partner service over the router's databases.
 // mode is the keys this process accepts (decision 0180): live where real
 // payments are taken, test with the sandbox gateway. members tells who
-// manages an organisation's shows (UpdateAccess).
-func NewService(router *shard.Router, members Members, clk clock.Clock, mode Mode, log *slog.Logger, opts ...Option) (*Service, error) {
+// manages an organisation's shows (UpdateAccess); sales sums statements.
+func NewService(router *shard.Router, members Members, sales Sales, clk clock.Clock, mode Mode, log *slog.Logger, opts ...Option) (*Service, error) {
 	if !mode.Valid() {
 		return nil, fmt.Errorf("API key mode %q: want live or test", mode)
 	}
-	s := &Service{router: router, members: members, clock: clk, mode: mode, log: log, defaultCap: DefaultShowHoldCap}
+	s := &Service{router: router, members: members, sales: sales, clock: clk, mode: mode, log: log, defaultCap: DefaultShowHoldCap}
 	for _, o := range opts {
 		o(s)
 	}
@@ -168,14 +177,7 @@ func (s *Service) CreatePartner(ctx context.Context, by string, p Partner) (Part
 
 // checkAllowed refuses organisations and shows that do not exist.
 func checkAllowed(ctx context.Context, tx pgx.Tx, orgs []string, shows []int64) error {
-	var missingOrg *string
-	var missingShow *int64
-	err := tx.QueryRow(ctx, `
-		SELECT (SELECT o FROM unnest($1::text[]) o
-		         WHERE NOT EXISTS (SELECT FROM organizations WHERE organization_id = o) LIMIT 1),
-		       (SELECT s FROM unnest($2::bigint[]) s
-		         WHERE NOT EXISTS (SELECT FROM shows WHERE show_id = s) LIMIT 1)`,
-		orgs, shows).Scan(&missingOrg, &missingShow)
+	missingOrg, missingShow, err := catalog.FirstMissing(ctx, tx, orgs, shows)
 	switch {
 	case err != nil:
 		return fmt.Errorf("check the partner's organisations and shows: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/pg"
@@ -128,10 +129,11 @@ func (s *Service) captured(ctx context.Context, pool *pg.Pool, charge gateway.Ch
 			return err
 		}
 		now := s.now()
-		var commissionBps int64
-		if err := tx.QueryRow(ctx, `SELECT commission_bps FROM shows WHERE show_id = $1`, p.ShowID).Scan(&commissionBps); err != nil {
-			return fmt.Errorf("read commission of show %d: %w", p.ShowID, err)
+		terms, err := catalog.ReadTerms(ctx, tx, p.ShowID)
+		if err != nil {
+			return err
 		}
+		commissionBps := terms.CommissionBps
 		ours := charge.IdempotencyKey == p.GatewayKey
 		if ours && p.open() && (charge.AmountMinor != p.AmountMinor || charge.Currency != p.Currency) {
 			// The gateway captured another amount than we asked: nothing is

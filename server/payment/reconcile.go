@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/gateway"
+	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -233,14 +234,11 @@ func refundRecorded(ctx context.Context, pool *pg.Pool, chargeID string) (bool, 
 // ledgerHas tells whether a succeeded payment's capture is in the ledger:
 // as a booking, or as money owed back.
 func (s *Service) ledgerHas(ctx context.Context, pool *pg.Pool, p Payment, c gateway.Charge) (bool, error) {
-	var n int
-	err := pool.QueryRow(ctx, `
-		SELECT count(*) FROM ledger_transactions WHERE txn_id IN ($1, $2)`,
-		"booking:"+p.OrderID, "capture:"+c.ID).Scan(&n)
+	has, err := ledger.HasJournal(ctx, pool, "booking:"+p.OrderID, "capture:"+c.ID)
 	if err != nil {
 		return false, fmt.Errorf("ledger of payment %s: %w", p.ID, err)
 	}
-	return n > 0, nil
+	return has, nil
 }
 
 // reconcileLocal looks at our side: captures the report does not list, and

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/pg"
@@ -89,10 +90,11 @@ func recordBookedRefund(ctx context.Context, tx pgx.Tx, p Payment, amount int64,
 // whose money is still owed to the buyer (decision 0293). It has the shape
 // of ledger.Holdback and reads in the payout's transaction.
 func (s *Service) HeldBack(ctx context.Context, tx pgx.Tx, showID int64, currency string) (ledger.Held, error) {
-	var commissionBps int64
-	if err := tx.QueryRow(ctx, `SELECT commission_bps FROM shows WHERE show_id = $1`, showID).Scan(&commissionBps); err != nil {
-		return ledger.Held{}, fmt.Errorf("read commission of show %d: %w", showID, err)
+	terms, err := catalog.ReadTerms(ctx, tx, showID)
+	if err != nil {
+		return ledger.Held{}, err
 	}
+	commissionBps := terms.CommissionBps
 	// Per charge: what is still captured after the journalled refunds
 	// (made, or failed and settled), and the held ones' total.
 	rows, err := tx.Query(ctx, `
@@ -256,16 +258,19 @@ func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Re
 // (the other refunds of the charge given back, by the gateway or settled
 // by hand).
 func sharesBefore(ctx context.Context, tx pgx.Tx, r refund) (commissionBps, before int64, err error) {
-	err = tx.QueryRow(ctx, `
-		SELECT s.commission_bps, $3 - coalesce((SELECT sum(amount_minor) FROM refunds
-		                                        WHERE gateway_charge_id = $2 AND refund_id <> $4
-		                                          AND (status = 'succeeded' OR settled_at IS NOT NULL)), 0)
-		FROM shows s WHERE s.show_id = $1`, r.ShowID, r.ChargeID, r.CapturedMinor, r.ID).
-		Scan(&commissionBps, &before)
+	terms, err := catalog.ReadTerms(ctx, tx, r.ShowID)
 	if err != nil {
-		return 0, 0, fmt.Errorf("read commission of show %d: %w", r.ShowID, err)
+		return 0, 0, err
 	}
-	return commissionBps, before, nil
+	err = tx.QueryRow(ctx, `
+		SELECT $2 - coalesce(sum(amount_minor), 0) FROM refunds
+		WHERE gateway_charge_id = $1 AND refund_id <> $3
+		  AND (status = 'succeeded' OR settled_at IS NOT NULL)`, r.ChargeID, r.CapturedMinor, r.ID).
+		Scan(&before)
+	if err != nil {
+		return 0, 0, fmt.Errorf("read refunds of charge %s: %w", r.ChargeID, err)
+	}
+	return terms.CommissionBps, before, nil
 }
 
 // givenBack records money a refund gave back, through the gateway or
@@ -285,10 +290,11 @@ func givenBack(ctx context.Context, tx pgx.Tx, r refund, j ledger.Journal, refer
 	}
 	var fee int64 // the cancellation fee kept (R-6.9), for a cancellation
 	if r.Reason == "cancellation" {
-		if err := tx.QueryRow(ctx, `SELECT cancellation_fee_minor FROM orders WHERE order_id = $1`, r.OrderID).
-			Scan(&fee); err != nil {
-			return fmt.Errorf("read cancellation fee of order %s: %w", r.OrderID, err)
+		o, err := booking.ReadOrder(ctx, tx, r.OrderID)
+		if err != nil {
+			return err
 		}
+		fee = o.CancellationFeeMinor
 	}
 	return appendRefundIssued(ctx, tx, r, fee, reference, j.TxnID, now)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -104,11 +105,11 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 		}
 		return Payment{}, fmt.Errorf("record payment attempt: %w", err)
 	}
-	var extension int64
-	if err := tx.QueryRow(ctx, `SELECT payment_extension_ms FROM shows WHERE show_id = $1`, o.ShowID).Scan(&extension); err != nil {
-		return Payment{}, fmt.Errorf("read show %d: %w", o.ShowID, err)
+	terms, err := catalog.ReadTerms(ctx, tx, o.ShowID)
+	if err != nil {
+		return Payment{}, err
 	}
-	if p.PayBy, err = booking.ExtendForPayment(ctx, tx, o.HoldID, time.Duration(extension)*time.Millisecond, now); err != nil {
+	if p.PayBy, err = booking.ExtendForPayment(ctx, tx, o.HoldID, terms.PaymentExtension, now); err != nil {
 		return Payment{}, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE payments SET pay_by = $2 WHERE payment_id = $1`, p.ID, p.PayBy); err != nil {

@@ -222,15 +222,14 @@ func (s *Service) checksIn(ctx context.Context, c Caller, showID int64) (bool, e
 	if c.Admin {
 		return true, nil
 	}
-	var org string
-	err = pool.QueryRow(ctx, `SELECT coalesce(organization_id, '') FROM shows WHERE show_id = $1`, showID).Scan(&org)
-	if errors.Is(err, pgx.ErrNoRows) {
+	terms, err := catalog.ReadTerms(ctx, pool, showID)
+	if errors.Is(err, catalog.ErrNotFound) {
 		return false, fmt.Errorf("show %d: %w", showID, shard.ErrUnknownShow)
 	}
 	if err != nil {
-		return false, fmt.Errorf("read show %d: %w", showID, err)
+		return false, err
 	}
-	return s.members.HasRole(ctx, org, c.UserID, catalog.RoleManager, catalog.RoleGate)
+	return s.members.HasRole(ctx, terms.OrganizationID, c.UserID, catalog.RoleManager, catalog.RoleGate)
 }
 
 func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderID string, position int,
@@ -268,9 +267,11 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	}
 	t.Code = "" // the gate has it; the answer does not repeat it
 	res := Result{Ticket: t, Status: StatusValid}
-	if err := tx.QueryRow(ctx, `SELECT time_zone FROM shows WHERE show_id = $1`, in.ShowID).Scan(&res.TimeZone); err != nil {
-		return Result{}, fmt.Errorf("read time zone of show %d: %w", in.ShowID, err)
+	terms, err := catalog.ReadTerms(ctx, tx, in.ShowID)
+	if err != nil {
+		return Result{}, err
 	}
+	res.TimeZone = terms.TimeZone
 	if status != booking.OrderConfirmed {
 		if status == booking.OrderCancelled || status == booking.OrderRefunded {
 			return Result{}, errorf(KindPrecondition, "ticket %s is cancelled; not good for entry", ticketID)

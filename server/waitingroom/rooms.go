@@ -9,14 +9,14 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/singleflight"
 
-	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/catalog"
 )
 
-// Room is a waiting room as configured (the catalog's waiting_rooms row):
-// one show's, or the one line of a sale of several shows.
+// Room is a waiting room as configured (catalog.SaleRoom, the catalog's
+// waiting_rooms row): one show's, or the one line of a sale of several
+// shows.
 type Room struct {
 	// SaleID names the room: its first show's id, whose settings it has.
 	SaleID int64
@@ -39,8 +39,8 @@ type Room struct {
 // Active tells whether holds of the show need an admitted token at now.
 func (r Room) Active(now time.Time) bool { return now.Before(r.EndsAt) }
 
-// roomStore reads and changes rooms in the catalog database, with a short
-// per-process cache: every CreateHold asks whether its show's room is
+// roomStore reads and changes rooms through the catalog (Rooms), with a
+// short per-process cache: every CreateHold asks whether its show's room is
 // active, and the answer changes only by UpdateSale or when the window ends
 // (which the cached EndsAt already tells).
 //
@@ -60,8 +60,8 @@ func (r Room) Active(now time.Time) bool { return now.Before(r.EndsAt) }
 // on-sale. Entries older than ttl are asked again (not golang-lru's
 // expirable cache: its cleanup goroutine never ends).
 type roomStore struct {
-	db  *pg.Pool
-	ttl time.Duration
+	catalog Rooms
+	ttl     time.Duration
 
 	roomed atomic.Pointer[roomedList]
 	rooms  *lru.Cache[int64, cachedRoom]
@@ -82,7 +82,7 @@ type cachedRoom struct {
 	at   time.Time
 }
 
-func newRoomStore(db *pg.Pool, ttl time.Duration, size int) *roomStore {
+func newRoomStore(catalog Rooms, ttl time.Duration, size int) *roomStore {
 	rooms, err := lru.New[int64, cachedRoom](size)
 	if err != nil {
 		panic(err) // size > 0: Config.defaults
@@ -91,27 +91,7 @@ func newRoomStore(db *pg.Pool, ttl time.Duration, size int) *roomStore {
 	if err != nil {
 		panic(err)
 	}
-	return &roomStore{db: db, ttl: ttl, rooms: rooms, noRoom: noRoom}
-}
-
-// roomQuery selects rooms with their shows; the caller adds the WHERE
-// (aliases: w the room, s its first show).
-const roomQuery = `
-	SELECT w.show_id, w.opens_at, w.ends_at, w.min_rate, w.max_rate, w.admitted_ttl_ms, w.paused,
-	       coalesce(s.organization_id, ''),
-	       ARRAY(SELECT m.show_id FROM sale_shows m WHERE m.sale_id = w.show_id
-	             ORDER BY m.show_id <> w.show_id, m.show_id)
-	FROM waiting_rooms w JOIN shows s USING (show_id)`
-
-func scanRoom(row pgx.Row) (Room, error) {
-	var (
-		r     Room
-		ttlMs int64
-	)
-	err := row.Scan(&r.SaleID, &r.OpensAt, &r.EndsAt, &r.MinRate, &r.MaxRate, &ttlMs, &r.Paused, &r.OrganizationID, &r.ShowIDs)
-	r.AdmittedTTL = time.Duration(ttlMs) * time.Millisecond
-	r.OpensAt, r.EndsAt = r.OpensAt.UTC(), r.EndsAt.UTC()
-	return r, err
+	return &roomStore{catalog: catalog, ttl: ttl, rooms: rooms, noRoom: noRoom}
 }
 
 // roomedShows is the list of shows that sell through a room, read again
@@ -124,13 +104,11 @@ func (st *roomStore) roomedShows(ctx context.Context) (*roomedList, error) {
 		// The list's age counts from before the read, so it is never
 		// trusted for longer than ttl after what it saw.
 		l := &roomedList{shows: map[int64]struct{}{}, at: time.Now()}
-		var ids []int64
-		err := st.db.QueryRow(context.WithoutCancel(ctx), `
-			SELECT coalesce((SELECT max(show_id) FROM shows), 0), ARRAY(SELECT show_id FROM sale_shows)`).
-			Scan(&l.newest, &ids)
+		newest, ids, err := st.catalog.RoomedShows(context.WithoutCancel(ctx))
 		if err != nil {
-			return nil, fmt.Errorf("list the shows with a waiting room: %w", err)
+			return nil, err
 		}
+		l.newest = newest
 		for _, id := range ids {
 			l.shows[id] = struct{}{}
 		}
@@ -146,15 +124,12 @@ func (st *roomStore) roomedShows(ctx context.Context) (*roomedList, error) {
 // get reads the room a show sells through from the database; nil when the
 // show has none.
 func (st *roomStore) get(ctx context.Context, showID int64) (*Room, error) {
-	r, err := scanRoom(st.db.QueryRow(ctx, roomQuery+`
-		WHERE w.show_id = (SELECT sale_id FROM sale_shows WHERE show_id = $1)`, showID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+	r, ok, err := st.catalog.SaleRoom(ctx, showID)
+	if err != nil || !ok {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read waiting room of show %d: %w", showID, err)
-	}
-	return &r, nil
+	room := Room(r)
+	return &room, nil
 }
 
 // cachedGet is get through the cache; concurrent misses share one query.
@@ -205,12 +180,15 @@ func (st *roomStore) forget(r *Room) {
 
 // open lists the rooms whose window has not ended at now.
 func (st *roomStore) open(ctx context.Context, now time.Time) ([]Room, error) {
-	rows, err := st.db.Query(ctx, roomQuery+`
-		WHERE w.ends_at > $1 ORDER BY w.show_id`, now)
+	open, err := st.catalog.OpenSaleRooms(ctx, now)
 	if err != nil {
-		return nil, fmt.Errorf("list open waiting rooms: %w", err)
+		return nil, err
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Room, error) { return scanRoom(r) })
+	rooms := make([]Room, len(open))
+	for i, r := range open {
+		rooms[i] = Room(r)
+	}
+	return rooms, nil
 }
 
 // Update is an operator's change of a sale; nil fields stay.
@@ -246,20 +224,17 @@ func (u Update) check(r *Room, now time.Time) error {
 }
 
 func (st *roomStore) update(ctx context.Context, r *Room, u Update, by string, now time.Time) (*Room, error) {
-	tag, err := st.db.Exec(ctx, `
-		UPDATE waiting_rooms SET paused = coalesce($2, paused), min_rate = coalesce($3, min_rate),
-		       max_rate = coalesce($4, max_rate), ends_at = coalesce($5, ends_at), updated_at = $6, updated_by = $7
-		WHERE show_id = $1`, r.SaleID, u.Paused, u.MinRate, u.MaxRate, u.EndsAt, now, by)
+	err := st.catalog.UpdateSaleRoom(ctx, r.SaleID,
+		catalog.RoomChange{Paused: u.Paused, MinRate: u.MinRate, MaxRate: u.MaxRate, EndsAt: u.EndsAt}, by, now)
 	st.forget(r)
-	if pg.IsCheckViolation(err) {
-		return nil, &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: "min_admission_rate",
-			Message: "min_admission_rate must not exceed max_admission_rate"}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("update waiting room of sale %d: %w", r.SaleID, err)
-	}
-	if tag.RowsAffected() == 0 {
+	var invalid *catalog.InvalidError
+	switch {
+	case errors.As(err, &invalid):
+		return nil, &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: invalid.Field, Message: invalid.Message}
+	case errors.Is(err, catalog.ErrNotFound):
 		return nil, errorf(KindNotFound, "", "sale %d has no waiting room", r.SaleID)
+	case err != nil:
+		return nil, err
 	}
 	return st.get(ctx, r.SaleID)
 }

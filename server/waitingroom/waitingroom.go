@@ -20,7 +20,6 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/keyset"
-	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Kind classifies the errors of the waiting room; the API maps each to a code.
@@ -155,6 +154,15 @@ type Seats interface {
 	Available(ctx context.Context, showID int64) (int64, error)
 }
 
+// Rooms reads and changes the rooms' settings, which the catalog keeps
+// (catalog.Service, the owner of the waiting_rooms table).
+type Rooms interface {
+	SaleRoom(ctx context.Context, showID int64) (catalog.SaleRoom, bool, error)
+	OpenSaleRooms(ctx context.Context, now time.Time) ([]catalog.SaleRoom, error)
+	RoomedShows(ctx context.Context) (newest int64, showIDs []int64, err error)
+	UpdateSaleRoom(ctx context.Context, saleID int64, c catalog.RoomChange, by string, now time.Time) error
+}
+
 // Openings moves when the shows of a sale go on sale (catalog.Service):
 // the room's opening and every show's on_sale_at together.
 type Openings interface {
@@ -185,15 +193,15 @@ type Service struct {
 }
 
 // NewService returns the waiting room over Redis (keys under prefix), the
-// catalog database (the rooms' settings), the seat counts of booking and
+// catalog's rooms (their settings), the seat counts of booking and
 // the catalog's openings and memberships. keys is the queue key set
 // (SEATGHOR_QUEUE_KEYS), which signs and verifies the queue and admitted
 // tokens.
-func NewService(rdb redis.UniversalClient, prefix string, catalog *pg.Pool, seats Seats, openings Openings,
+func NewService(rdb redis.UniversalClient, prefix string, rooms Rooms, seats Seats, openings Openings,
 	members Members, keys *keyset.Set, clk clock.Clock, log *slog.Logger, cfg Config) *Service {
 	cfg.defaults()
 	return &Service{
-		rdb: rdb, prefix: prefix, rooms: newRoomStore(catalog, cfg.RoomCacheTTL, cfg.RoomCacheSize), seats: seats, openings: openings, members: members,
+		rdb: rdb, prefix: prefix, rooms: newRoomStore(rooms, cfg.RoomCacheTTL, cfg.RoomCacheSize), seats: seats, openings: openings, members: members,
 		sign: newSigner(keys), clock: clk, log: log, cfg: cfg, id: randomID(), metrics: newMetrics(),
 	}
 }
