@@ -192,10 +192,10 @@ func TestCreateShowWritesTheShowItsSeatsAndItsEvent(t *testing.T) {
 	}, buckets)
 
 	var (
-		onSale, starts               time.Time
+		onSale, starts                   time.Time
 		ttl, ext, seatCap, perHold, comm int64
-		fee                          int64
-		zone                         string
+		fee                              int64
+		zone                             string
 	)
 	require.NoError(t, shard1.QueryRow(ctx, `
 		SELECT on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms, max_seats_per_account, max_seats_per_hold,

@@ -161,7 +161,7 @@ func TestGABucketsDefault(t *testing.T) {
 		{capacity: 16000, want: 64},
 		{capacity: 16001, want: 64},
 		{capacity: 100000, want: 64},
-		{capacity: 1000, buckets: 3, want: 3},  // set: kept
+		{capacity: 1000, buckets: 3, want: 3},   // set: kept
 		{capacity: 1000, buckets: 80, want: 80}, // set: kept beyond the default's ceiling
 		{capacity: 5, buckets: 9, want: 5},      // never more buckets than places
 	} {
