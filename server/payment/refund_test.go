@@ -64,6 +64,8 @@ func TestCancellationRefundsTheTotalLessTheFee(t *testing.T) {
 			priors: []prior{{amount: 160000}}, fee: 17000, back: 160000},
 		{name: "after a full refund, nothing", seats: 2, price: 85000, feeBps: 1000,
 			priors: []prior{{amount: 170000}}, fee: 17000, back: 170000},
+		{name: "odd amounts: the shares still add up to the paisa", seats: 1, price: 99999, feeBps: 333,
+			priors: []prior{{amount: 12345}, {amount: 33333}}, fee: 3329, cancel: 50992, back: 96670},
 		{name: "a refund awaiting approval counts as given", seats: 2, price: 85000, feeBps: 1000,
 			priors: []prior{{amount: 10000, awaiting: true}}, fee: 17000, cancel: 143000, back: 153000},
 		{name: "a failed refund counts as given: it is owed and settled by hand", seats: 2, price: 85000, feeBps: 1000,
