@@ -56,7 +56,7 @@ func newPlatform(t *testing.T, shards int) *platform {
 }
 
 func (p *platform) service(opts ...catalog.Option) *catalog.Service {
-	return catalog.NewService(p.router, p.clock, opts...)
+	return catalog.NewService(p.router, p.clock, booking.Inventory{}, opts...)
 }
 
 // count counts the rows of a query on db.

@@ -67,7 +67,7 @@ func newPlatform(t *testing.T, cfg payment.Config) *platform {
 	}
 	p := &platform{clock: clock.NewFake(t0)}
 	p.router = shard.NewRouter(open("catalog", migrations.Catalog), []*pg.Pool{open("shard-0", migrations.Shard)})
-	p.catalog = catalog.NewService(p.router, p.clock)
+	p.catalog = catalog.NewService(p.router, p.clock, booking.Inventory{})
 	p.booking = booking.NewService(p.router, p.catalog, p.clock, booking.Config{})
 	p.ledger = ledger.NewService(p.router, p.clock)
 	p.gw = sandbox.New(sandbox.Config{Now: p.clock.Now})
