@@ -51,6 +51,9 @@ func (i *interceptor) authenticate(ctx context.Context, h interface{ Get(string)
 	if errors.Is(err, ErrVerifierUnavailable) {
 		return nil, ErrVerifierUnavailable
 	}
+	if told(err) {
+		return nil, err // a refusal the caller can act on (ErrInvalidToken)
+	}
 	if err != nil {
 		return nil, ErrInvalidToken // never why: a forger learns nothing
 	}

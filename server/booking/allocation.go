@@ -13,6 +13,7 @@ import (
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -117,12 +118,12 @@ func (s *Service) AllocateSeats(ctx context.Context, c Caller, req AllocationReq
 // checkReturnAt: the places come back to general sale after now and
 // before the show starts, or the allocation means nothing.
 func checkReturnAt(at time.Time, show showSettings, now time.Time) error {
-	var e *Error
+	var e *fault.Error
 	switch {
 	case !at.After(now):
-		e = errorf(KindInvalid, "return_at %s is not in the future", at.UTC().Format(time.RFC3339))
+		e = fault.New(fault.BookingInvalid, "return_at %s is not in the future", at.UTC().Format(time.RFC3339))
 	case !at.Before(show.StartsAt):
-		e = errorf(KindInvalid, "return_at %s is not before show %d starts at %s",
+		e = fault.New(fault.BookingInvalid, "return_at %s is not before show %d starts at %s",
 			at.UTC().Format(time.RFC3339), show.ID, show.StartsAt.UTC().Format(time.RFC3339))
 	default:
 		return nil
@@ -143,7 +144,7 @@ func (s *Service) mayAllocate(ctx context.Context, c Caller, show showSettings) 
 			return err
 		}
 	}
-	return errorf(KindForbidden, "only the operator of show %d or an admin allocates its seats", show.ID)
+	return fault.New(fault.AllocationForbidden, "only the operator of show %d or an admin allocates its seats", show.ID)
 }
 
 func (s *Service) checkPartner(ctx context.Context, partnerID int64) error {
@@ -152,7 +153,7 @@ func (s *Service) checkPartner(ctx context.Context, partnerID int64) error {
 		return fmt.Errorf("look up partner %d: %w", partnerID, err)
 	}
 	if !ok {
-		return errorf(KindPartnerNotFound, "partner %d not found", partnerID)
+		return fault.New(fault.PartnerNotFound, "partner %d not found", partnerID)
 	}
 	return nil
 }
@@ -217,9 +218,8 @@ func allocateSeats(ctx context.Context, tx pgx.Tx, a *Allocation, seats []string
 // invalid input; the others are held, sold or allocated already.
 func notAllocatable(ctx context.Context, tx pgx.Tx, showID int64, asked, free []string) error {
 	err := seatsProblem(ctx, tx, showID, asked, free)
-	var e *Error
-	if errors.As(err, &e) && e.Kind == KindUnavailable {
-		e.Kind = KindNotAllocatable
+	if e, ok := fault.As(err); ok && e.Reason == fault.SeatsUnavailable {
+		e.Reason = fault.SeatsNotAllocatable
 		e.Message = fmt.Sprintf("seats not allocatable (held, sold or allocated already): %s", joinSeats(e.Seats))
 	}
 	return err
@@ -251,7 +251,7 @@ func allocateGA(ctx context.Context, tx pgx.Tx, a *Allocation, area string, quan
 		}
 	}
 	if free < quantity {
-		return &Error{Kind: KindNotAllocatable, GAArea: area, Remaining: free,
+		return &fault.Error{Reason: fault.SeatsNotAllocatable, GAArea: area, Remaining: free,
 			Message: fmt.Sprintf("%s has %d places on general sale; %d asked for", area, free, quantity)}
 	}
 	need := quantity
@@ -308,20 +308,20 @@ func (s *Service) ReleaseAllocation(ctx context.Context, c Caller, allocationID 
 			return Allocation{}, err
 		}
 		if a.Status != AllocationActive {
-			return Allocation{}, errorf(KindPrecondition, "allocation %s is already %s", a.ID, a.Status)
+			return Allocation{}, fault.New(fault.BookingNotAllowed, "allocation %s is already %s", a.ID, a.Status)
 		}
 		ev := &eventsv1.AllocationReleased{ShowId: a.ShowID, AllocationId: a.ID, PartnerId: a.PartnerID,
 			GaArea: a.GAArea, ReleasedBy: c.UserID, OccurredAt: timestamppb.New(now)}
 		switch {
 		case len(seats) > 0:
 			if a.GAArea != "" {
-				return Allocation{}, &Error{Kind: KindInvalid, Field: "seats",
+				return Allocation{}, &fault.Error{Reason: fault.BookingInvalid, Field: "seats",
 					Message: fmt.Sprintf("allocation %s is a quota of %s: release a quantity", a.ID, a.GAArea)}
 			}
 			err = releaseSeats(ctx, tx, a, seats, ev)
 		case quantity > 0:
 			if a.GAArea == "" {
-				return Allocation{}, &Error{Kind: KindInvalid, Field: "quantity",
+				return Allocation{}, &fault.Error{Reason: fault.BookingInvalid, Field: "quantity",
 					Message: fmt.Sprintf("allocation %s is of seats: release seats", a.ID)}
 			}
 			err = releaseGAPlaces(ctx, tx, a, quantity, ev)
@@ -375,7 +375,7 @@ func releaseSeats(ctx context.Context, tx pgx.Tx, a Allocation, seats []string, 
 					missing = append(missing, seat)
 				}
 			}
-			return &Error{Kind: KindInvalid, Field: "seats", Seats: missing,
+			return &fault.Error{Reason: fault.BookingInvalid, Field: "seats", Seats: missing,
 				Message: fmt.Sprintf("seats %s are not in allocation %s", joinSeats(missing), a.ID)}
 		}
 		ev.Seats, ev.Quantity = got, int32(len(got))
@@ -404,7 +404,7 @@ func releaseGAPlaces(ctx context.Context, tx pgx.Tx, a Allocation, quantity int,
 		return fmt.Errorf("release GA places of allocation %s: %w", a.ID, err)
 	}
 	if tag.RowsAffected() == 0 || public < 0 {
-		return errorf(KindPrecondition, "allocation %s has fewer than %d unsold places", a.ID, quantity)
+		return fault.New(fault.BookingNotAllowed, "allocation %s has fewer than %d unsold places", a.ID, quantity)
 	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE ga_buckets SET capacity = capacity + $4, remaining = remaining + $4, version = version + 1

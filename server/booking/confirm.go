@@ -11,12 +11,13 @@ import (
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // ErrNotConfirmable means the order can no longer be confirmed: its hold ran
 // out or was released, or it is not waiting for payment any more. A payment
 // that succeeded for it is refunded.
-var ErrNotConfirmable = errors.New("order can no longer be confirmed")
+var ErrNotConfirmable = fault.Sentinel(fault.OrderNotConfirmable, "order can no longer be confirmed")
 
 // ReadOrder reads an order in tx. Writers that follow take the hold row
 // before the order row, the lock order the sweeper keeps too.
@@ -129,7 +130,7 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 		return o, notFound("order", orderID)
 	}
 	if o.Status != OrderConfirmed {
-		return o, errorf(KindPrecondition, "order %s is %s, not confirmed", orderID, o.EffectiveStatus(now))
+		return o, fault.New(fault.BookingNotAllowed, "order %s is %s, not confirmed", orderID, o.EffectiveStatus(now))
 	}
 	var (
 		startsAt time.Time
@@ -140,14 +141,14 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 		return o, fmt.Errorf("read cancellation policy of show %d: %w", o.ShowID, err)
 	}
 	if !now.Before(startsAt) {
-		return o, errorf(KindPrecondition, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
+		return o, fault.New(fault.BookingNotAllowed, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
 	}
 	used, err := admitted(ctx, tx, orderID)
 	if err != nil {
 		return o, err
 	}
 	if used {
-		return o, errorf(KindCheckedIn, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
+		return o, fault.New(fault.OrderCheckedIn, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
 	}
 	h, err := getHold(ctx, tx, o.HoldID)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -51,7 +52,7 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 		if len(req.Seats) > 0 {
 			n = len(req.Seats)
 		} else if n <= 0 {
-			e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
+			e := fault.New(fault.BookingInvalid, "a general-admission hold needs a quantity of at least 1")
 			e.Field = "quantity"
 			return Hold{}, e
 		}
@@ -121,13 +122,13 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 
 func checkSaleOpen(show showSettings, now time.Time, n int) error {
 	if now.Before(show.OnSaleAt) {
-		return errorf(KindPrecondition, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
+		return fault.New(fault.BookingNotAllowed, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
 	}
 	if !now.Before(show.StartsAt) {
-		return errorf(KindPrecondition, "show %d has already started", show.ID)
+		return fault.New(fault.BookingNotAllowed, "show %d has already started", show.ID)
 	}
 	if n > show.MaxSeatsPerHold {
-		e := errorf(KindInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
+		e := fault.New(fault.BookingInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
 		e.Field = "seats"
 		return e
 	}
@@ -168,9 +169,9 @@ func checkAccountCap(ctx context.Context, tx pgx.Tx, show showSettings, userID s
 		return fmt.Errorf("count seats of account %s on show %d: %w", userID, show.ID, err)
 	}
 	if have+n > show.MaxSeatsPerAccount {
-		e := errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
+		e := fault.New(fault.BookingNotAllowed, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
 			show.MaxSeatsPerAccount, show.ID, have)
-		e.AccountCap = &AccountCap{ShowID: show.ID, Max: show.MaxSeatsPerAccount, Held: have, Asked: n}
+		e.AccountCap = &fault.AccountCap{ShowID: show.ID, Max: show.MaxSeatsPerAccount, Held: have, Asked: n}
 		return e
 	}
 	return nil
@@ -202,7 +203,7 @@ func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerI
 		return fmt.Errorf("count places of partner %d on show %d: %w", partnerID, show.ID, err)
 	}
 	if have+n > limit {
-		return errorf(KindPrecondition, "partner %d may hold or sell at most %d places of show %d at once; it has %d (an admin raises its cap)",
+		return fault.New(fault.BookingNotAllowed, "partner %d may hold or sell at most %d places of show %d at once; it has %d (an admin raises its cap)",
 			partnerID, limit, show.ID, have)
 	}
 	return nil
@@ -260,7 +261,7 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 			// Prices are bounded (decision 0071), so this cannot overflow;
 			// if a price ever slipped past the bound, no wrapped total is sold.
 			if h.AmountMinor, err = amount.Add(h.AmountMinor, g.price); err != nil {
-				return &Error{Kind: KindInvalid, Field: "seats", Seats: seats,
+				return &fault.Error{Reason: fault.BookingInvalid, Field: "seats", Seats: seats,
 					Message: fmt.Sprintf("the total price of seats %s is out of range", joinSeats(seats))}
 			}
 		}
@@ -298,14 +299,14 @@ func seatsProblem(ctx context.Context, tx pgx.Tx, showID int64, asked, free []st
 		}
 	}
 	if len(unknown) > 0 {
-		return &Error{Kind: KindInvalid, Field: "seats", Seats: unknown,
+		return &fault.Error{Reason: fault.BookingInvalid, Field: "seats", Seats: unknown,
 			Message: fmt.Sprintf("show %d has no seats %s", showID, joinSeats(unknown))}
 	}
 	version, err := seatmapVersion(ctx, tx, showID)
 	if err != nil {
 		return err
 	}
-	return &Error{Kind: KindUnavailable, Seats: unavailable, SeatmapVersion: version,
+	return &fault.Error{Reason: fault.SeatsUnavailable, Seats: unavailable, SeatmapVersion: version,
 		Message: fmt.Sprintf("seats unavailable: %s", joinSeats(unavailable))}
 }
 
@@ -358,16 +359,16 @@ func (s *Service) ReleaseHold(ctx context.Context, userID, holdID string) (Hold,
 		switch h.EffectiveStatus(now) {
 		case HoldActive:
 		case HoldOrdered:
-			return Hold{}, errorf(KindPrecondition, "hold %s belongs to order %s: cancel the order instead", holdID, h.OrderID)
+			return Hold{}, fault.New(fault.BookingNotAllowed, "hold %s belongs to order %s: cancel the order instead", holdID, h.OrderID)
 		default:
-			return Hold{}, errorf(KindPrecondition, "hold %s is already %s", holdID, h.EffectiveStatus(now))
+			return Hold{}, fault.New(fault.BookingNotAllowed, "hold %s is already %s", holdID, h.EffectiveStatus(now))
 		}
 		ended, err := endHold(ctx, tx, h, HoldReleased, now)
 		if err != nil {
 			return Hold{}, err
 		}
 		if !ended {
-			return Hold{}, errorf(KindPrecondition, "hold %s is no longer active", holdID)
+			return Hold{}, fault.New(fault.BookingNotAllowed, "hold %s is no longer active", holdID)
 		}
 		h.Status = HoldReleased
 		return h, nil

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -38,7 +39,7 @@ func loadShow(ctx context.Context, q pgx.Tx, showID int64) (showSettings, error)
 		Scan(&s.ID, &s.OrganizationID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
 			&s.MaxSeatsPerAccount, &s.MaxSeatsPerHold)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return s, errorf(KindNotFound, "show %d not found", showID)
+		return s, fault.New(fault.ShowNotFound, "show %d not found", showID)
 	}
 	if err != nil {
 		return s, fmt.Errorf("load show %d: %w", showID, err)
@@ -52,7 +53,7 @@ func loadShow(ctx context.Context, q pgx.Tx, showID int64) (showSettings, error)
 func (s *Service) shardOf(ctx context.Context, showID int64) (*pg.Pool, error) {
 	pool, err := s.router.ForShow(ctx, showID)
 	if errors.Is(err, shard.ErrUnknownShow) {
-		return nil, errorf(KindNotFound, "show %d not found", showID)
+		return nil, fault.New(fault.ShowNotFound, "show %d not found", showID)
 	}
 	return pool, err
 }

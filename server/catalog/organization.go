@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 )
 
@@ -29,22 +30,13 @@ const (
 func (r Role) Valid() bool { return r == RoleManager || r == RoleGate }
 
 // ErrOrganizationNotFound means there is no such organisation.
-var ErrOrganizationNotFound = errors.New("organization not found")
+var ErrOrganizationNotFound = fault.Sentinel(fault.OrganizationNotFound, "organization not found")
 
 // ErrOrganizationExists refuses a second organisation with an id in use.
-var ErrOrganizationExists = errors.New("an organization with this id exists")
+var ErrOrganizationExists = fault.Sentinel(fault.OrganizationExists, "an organization with this id exists")
 
 // ErrNotAMember answers the removal of someone who is not a member.
-var ErrNotAMember = errors.New("not a member of the organization")
-
-// ForbiddenError refuses what the caller may not do, naming the request
-// field that asks for it (commission_bps, shard, organization_id).
-type ForbiddenError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (e *ForbiddenError) Error() string { return e.Field + ": " + e.Message }
+var ErrNotAMember = fault.Sentinel(fault.MemberNotFound, "not a member of the organization")
 
 // Organization is an operator: a bus company, a promoter, a venue.
 type Organization struct {
@@ -106,7 +98,7 @@ func getOrganization(ctx context.Context, q pgx.Tx, id string) (Organization, er
 // checks); a member who has another role gets this one instead.
 func (s *Service) SetMember(ctx context.Context, by, orgID, userID string, role Role) (Member, error) {
 	if !role.Valid() {
-		return Member{}, &InvalidError{Field: "role", Message: fmt.Sprintf("%q is not a role (manager or gate)", role)}
+		return Member{}, &fault.Error{Reason: fault.ShowInvalid, Field: "role", Message: fmt.Sprintf("%q is not a role (manager or gate)", role)}
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},

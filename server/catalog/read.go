@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/page"
 )
 
@@ -131,12 +132,12 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 	}
 	after, _, err := page.Decode(pageToken)
 	if err != nil {
-		return nil, "", &InvalidError{Field: "page_token", Message: err.Error()}
+		return nil, "", &fault.Error{Reason: fault.ShowInvalid, Field: "page_token", Message: page.ErrBadToken.Message}
 	}
 	afterID := int64(0)
 	if after.ID != "" {
 		if afterID, err = strconv.ParseInt(after.ID, 10, 64); err != nil {
-			return nil, "", &InvalidError{Field: "page_token", Message: page.ErrBadToken.Error()}
+			return nil, "", &fault.Error{Reason: fault.ShowInvalid, Field: "page_token", Message: page.ErrBadToken.Message}
 		}
 	}
 	var from *time.Time

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // Waiting-room defaults (R-2, R-9.4).
@@ -52,7 +54,7 @@ func completeWaitingRoom(s *Show, now time.Time) error {
 		w.MaxRate = max(DefaultMaxAdmissionRate, w.MinRate)
 	}
 	if w.MinRate > w.MaxRate {
-		return &InvalidError{Field: "waiting_room.min_admission_rate", Message: "must not exceed max_admission_rate"}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.min_admission_rate", Message: "must not exceed max_admission_rate"}
 	}
 	if w.AdmittedTTL == 0 {
 		w.AdmittedTTL = DefaultAdmittedTTL
@@ -65,7 +67,7 @@ func completeWaitingRoom(s *Show, now time.Time) error {
 	}
 	w.EndsAt = w.EndsAt.UTC().Truncate(time.Microsecond)
 	if !w.EndsAt.After(s.OnSaleAt) {
-		return &InvalidError{Field: "waiting_room.ends_at", Message: "the window must end after sales open (on_sale_at)"}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.ends_at", Message: "the window must end after sales open (on_sale_at)"}
 	}
 	return nil
 }
@@ -82,7 +84,7 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 		return nil
 	}
 	if w.MinRate != 0 || w.MaxRate != 0 || w.AdmittedTTL != 0 || !w.EndsAt.IsZero() {
-		return &InvalidError{Field: "waiting_room.sale_id", Message: "a show joining a sale takes the sale's settings: " +
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: "a show joining a sale takes the sale's settings: " +
 			"leave min_admission_rate, max_admission_rate, admitted_token_ttl and ends_at unset"}
 	}
 	var (
@@ -95,7 +97,7 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 		FROM sale_shows m JOIN waiting_rooms w ON w.show_id = m.sale_id JOIN shows s ON s.show_id = w.show_id
 		WHERE m.show_id = $1`, w.SaleID).Scan(&saleID, &opensAt, &org)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return &InvalidError{Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
 	}
 	if err != nil {
 		return fmt.Errorf("read sale %d: %w", w.SaleID, err)
@@ -116,7 +118,7 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 		show.OnSaleAt = opensAt
 	}
 	if !show.OnSaleAt.Equal(opensAt) {
-		return &InvalidError{Field: "on_sale_at", Message: fmt.Sprintf(
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "on_sale_at", Message: fmt.Sprintf(
 			"a show of sale %d goes on sale when its waiting room opens, at %s", saleID, opensAt.Format(time.RFC3339Nano))}
 	}
 	w.SaleID = saleID
@@ -159,7 +161,7 @@ func insertWaitingRoom(ctx context.Context, tx pgx.Tx, s Show) error {
 		SELECT ends_at, min_rate, max_rate, admitted_ttl_ms FROM room`,
 		s.ID, w.SaleID, s.CreatedAt).Scan(&w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return &InvalidError{Field: "waiting_room.sale_id", Message: fmt.Sprintf("the waiting room of sale %d has closed", w.SaleID)}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("the waiting room of sale %d has closed", w.SaleID)}
 	}
 	if err != nil {
 		return fmt.Errorf("add show %d to sale %d: %w", s.ID, w.SaleID, err)

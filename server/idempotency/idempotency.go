@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -25,24 +26,27 @@ const Retention = 48 * time.Hour
 // Show is the Target of a request that acts on a show.
 func Show(id int64) string { return "show:" + strconv.FormatInt(id, 10) }
 
-// Errors lists the errors of idempotency; the API's error table has a row
-// for each (docs/errors.md).
+// Errors lists the sentinel errors of idempotency; the API answers each by
+// its reason (docs/errors.md).
 var Errors = []error{ErrKeyMissing, ErrKeyTooLong, ErrNoCaller, ErrKeyReused, ErrInProgress}
 
 // ErrKeyMissing refuses a write without an Idempotency-Key.
-var ErrKeyMissing = fmt.Errorf("the %s header is required on every write (R-5.1)", Header)
+var ErrKeyMissing = fault.SentinelOnField(fault.IdempotencyKeyMissing, Header,
+	"the header is required on every write (R-5.1)")
 
 // ErrKeyTooLong refuses a key longer than MaxKeyLen.
-var ErrKeyTooLong = fmt.Errorf("the %s header is longer than %d bytes", Header, MaxKeyLen)
+var ErrKeyTooLong = fault.SentinelOnField(fault.IdempotencyKeyInvalid, Header,
+	fmt.Sprintf("the header is longer than %d bytes", MaxKeyLen))
 
 // ErrNoCaller means a write reached the key's scope without a caller.
-var ErrNoCaller = errors.New("no caller for the idempotency key")
+var ErrNoCaller = fault.Sentinel(fault.Unauthenticated, "no caller for the idempotency key")
 
 // ErrKeyReused means the key was first used with a different request.
-var ErrKeyReused = errors.New("idempotency key was already used with a different request")
+var ErrKeyReused = fault.SentinelOnField(fault.IdempotencyKeyReused, Header,
+	"the key was already used with a different request")
 
 // ErrInProgress means a request with the same key is still running.
-var ErrInProgress = errors.New("a request with this idempotency key is still running")
+var ErrInProgress = fault.Sentinel(fault.IdempotencyKeyInProgress, "a request with this idempotency key is still running")
 
 // Key is one caller's idempotency key for one request.
 type Key struct {

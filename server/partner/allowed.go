@@ -10,10 +10,11 @@ import (
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // ErrShowNotAllowed refuses a partner a show it was not allowed to sell.
-var ErrShowNotAllowed = errors.New("this partner may not sell this show: an admin or the show's organisation allows it (UpdatePartnerAccess)")
+var ErrShowNotAllowed = fault.Sentinel(fault.PartnerShowForbidden, "this partner may not sell this show: an admin or the show's organisation allows it (UpdatePartnerAccess)")
 
 // MaySell refuses partnerID a show it may not sell: partner_may_sell (the
 // catalog's SQL function, migration 00140) is the one definition of what a

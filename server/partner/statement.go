@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // MaxStatementPeriod bounds a statement's period: a year and a day.
@@ -70,9 +72,9 @@ const refundsSQL = `
 func (s *Service) Statement(ctx context.Context, partnerID int64, from, to time.Time) (Statement, error) {
 	switch {
 	case !from.Before(to):
-		return Statement{}, &InvalidError{Field: "period_end", Message: "the period must end after it starts"}
+		return Statement{}, &fault.Error{Reason: fault.PartnerInvalid, Field: "period_end", Message: "the period must end after it starts"}
 	case to.Sub(from) > MaxStatementPeriod:
-		return Statement{}, &InvalidError{Field: "period_end", Message: "a statement covers at most 366 days"}
+		return Statement{}, &fault.Error{Reason: fault.PartnerInvalid, Field: "period_end", Message: "a statement covers at most 366 days"}
 	}
 	p, err := s.GetPartner(ctx, partnerID)
 	if err != nil {

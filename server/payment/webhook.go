@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway"
 )
 
@@ -16,7 +17,7 @@ import (
 const maxWebhookBytes = 64 << 10
 
 // ErrUnroutable means an event names no payment or refund of ours.
-var ErrUnroutable = errors.New("event is about nothing of ours")
+var ErrUnroutable = fault.Sentinel(fault.WebhookUnroutable, "event is about nothing of ours")
 
 // WebhookHandler is POST /webhooks/{provider}. Webhooks only record:
 // the signature and timestamp are checked on the raw body, the event is

@@ -14,11 +14,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrUnknownShow means the show is not in the directory.
-var ErrUnknownShow = errors.New("unknown show")
+var ErrUnknownShow = fault.Sentinel(fault.ShowNotFound, "unknown show")
 
 // ErrNoSuchShard means a requested shard index is out of range.
 var ErrNoSuchShard = errors.New("no such shard")
@@ -205,7 +206,7 @@ func (r *Router) listen(ctx context.Context) error {
 
 // ErrShowMoving means the show's writes are frozen on this shard because it
 // is moving to another, or has moved: the request is retried (decision 0205).
-var ErrShowMoving = errors.New("the show is moving to another shard; retry")
+var ErrShowMoving = fault.Sentinel(fault.ShowMoving, "the show is moving to another shard; retry")
 
 // movingCode is the SQLSTATE the shard's show_writable trigger raises.
 const movingCode = "SG001"

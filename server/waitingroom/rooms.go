@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -228,7 +229,7 @@ type Update struct {
 func (u Update) check(r *Room, now time.Time) error {
 	lo, hi := cmp.Or(u.MinRate, &r.MinRate), cmp.Or(u.MaxRate, &r.MaxRate)
 	if *lo > *hi {
-		return &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: "min_admission_rate",
+		return &fault.Error{Reason: fault.AdmissionRatesInvalid, Field: "min_admission_rate",
 			Message: "min_admission_rate must not exceed max_admission_rate"}
 	}
 	if u.OpensAt == nil {
@@ -239,7 +240,7 @@ func (u Update) check(r *Room, now time.Time) error {
 		opens = now
 	}
 	if !ends.After(opens) {
-		return &Error{Kind: KindInvalid, Reason: ReasonWindow, Field: "opens_at", Message: fmt.Sprintf(
+		return &fault.Error{Reason: fault.SaleWindowInvalid, Field: "opens_at", Message: fmt.Sprintf(
 			"the waiting room closes at %s, so the sale must open before then (move ends_at too)", ends.Format(time.RFC3339))}
 	}
 	return nil
@@ -252,14 +253,14 @@ func (st *roomStore) update(ctx context.Context, r *Room, u Update, by string, n
 		WHERE show_id = $1`, r.SaleID, u.Paused, u.MinRate, u.MaxRate, u.EndsAt, now, by)
 	st.forget(r)
 	if pg.IsCheckViolation(err) {
-		return nil, &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: "min_admission_rate",
+		return nil, &fault.Error{Reason: fault.AdmissionRatesInvalid, Field: "min_admission_rate",
 			Message: "min_admission_rate must not exceed max_admission_rate"}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("update waiting room of sale %d: %w", r.SaleID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return nil, errorf(KindNotFound, "", "sale %d has no waiting room", r.SaleID)
+		return nil, fault.New(fault.WaitingRoomNotFound, "sale %d has no waiting room", r.SaleID)
 	}
 	return st.get(ctx, r.SaleID)
 }
