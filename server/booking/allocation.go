@@ -430,7 +430,7 @@ func liftAllocation(ctx context.Context, tx pgx.Tx, a Allocation, done func(seat
 			UPDATE ga_buckets SET allocation_id = NULL, allocated_partner_id = NULL, version = version + 1
 			WHERE show_id = $1 AND allocation_id = $2
 			RETURNING remaining`, a.ShowID, a.ID).Scan(&places)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if _, err := pg.Found(err); err != nil { // no bucket: nothing to give back
 			return fmt.Errorf("return GA places of allocation %s: %w", a.ID, err)
 		}
 		done(nil, places)
@@ -532,11 +532,12 @@ func readAllocation(ctx context.Context, tx pgx.Tx, id string, now time.Time) (A
 	)
 	err := tx.QueryRow(ctx, allocationSQL, id, now).Scan(&a.ID, &a.ShowID, &a.PartnerID, &a.GAArea, &a.GeneralSale,
 		&a.ReturnAt, &a.Status, &a.CreatedAt, &a.Seats, &freeSeats, &places, &left)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return a, notFound("allocation", id)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return a, fmt.Errorf("read allocation %s: %w", id, err)
+	}
+	if !found {
+		return a, notFound("allocation", id)
 	}
 	a.ReturnAt, a.CreatedAt = a.ReturnAt.UTC(), a.CreatedAt.UTC()
 	if a.GAArea != "" {
@@ -554,11 +555,12 @@ func lockAllocation(ctx context.Context, tx pgx.Tx, id string) (Allocation, erro
 	err := tx.QueryRow(ctx, `
 		SELECT allocation_id, show_id, partner_id, ga_area, return_at, status FROM allocations
 		WHERE allocation_id = $1 FOR UPDATE`, id).Scan(&a.ID, &a.ShowID, &a.PartnerID, &a.GAArea, &a.ReturnAt, &a.Status)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return a, notFound("allocation", id)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return a, fmt.Errorf("lock allocation %s: %w", id, err)
+	}
+	if !found {
+		return a, notFound("allocation", id)
 	}
 	a.ReturnAt = a.ReturnAt.UTC()
 	return a, nil
@@ -609,11 +611,12 @@ func returnAllocation(ctx context.Context, tx pgx.Tx, id string, now time.Time) 
 		WHERE allocation_id = $1 AND status = 'active' AND return_at <= $2
 		RETURNING allocation_id, show_id, partner_id, ga_area, return_at`, id, now).
 		Scan(&a.ID, &a.ShowID, &a.PartnerID, &a.GAArea, &a.ReturnAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil // another worker returned it, or it was released
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return false, fmt.Errorf("return allocation %s: %w", id, err)
+	}
+	if !found {
+		return false, nil // another worker returned it, or it was released
 	}
 	ev := &eventsv1.AllocationReturned{ShowId: a.ShowID, AllocationId: a.ID, PartnerId: a.PartnerID, GaArea: a.GAArea,
 		ReturnAt: timestamppb.New(a.ReturnAt), OccurredAt: timestamppb.New(now)}

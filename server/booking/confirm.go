@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrNotConfirmable means the order can no longer be confirmed: its hold ran
@@ -31,11 +31,12 @@ func readOrder(ctx context.Context, tx pgx.Tx, orderID string, lock bool) (Order
 		sql += ` FOR UPDATE`
 	}
 	o, err := scanOrder(tx.QueryRow(ctx, sql, orderID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return o, notFound("order", orderID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return o, fmt.Errorf("read order %s: %w", orderID, err)
+	}
+	if !found {
+		return o, notFound("order", orderID)
 	}
 	return o, nil
 }
@@ -220,15 +221,16 @@ func ExtendForPayment(ctx context.Context, tx pgx.Tx, holdID string, extension t
 		       extended = true, updated_at = $2
 		WHERE hold_id = $1 AND status = 'ordered' AND expires_at >= $2 AND NOT extended
 		RETURNING expires_at`, holdID, now, extension.Milliseconds()).Scan(&until)
-	if errors.Is(err, pgx.ErrNoRows) {
+	found, err := pg.Found(err)
+	if err != nil {
+		return until, fmt.Errorf("extend hold %s: %w", holdID, err)
+	}
+	if !found {
 		err = tx.QueryRow(ctx, `SELECT expires_at FROM holds WHERE hold_id = $1`, holdID).Scan(&until)
 		if err != nil {
 			return until, fmt.Errorf("read hold %s: %w", holdID, err)
 		}
 		return until.UTC(), nil
-	}
-	if err != nil {
-		return until, fmt.Errorf("extend hold %s: %w", holdID, err)
 	}
 	// The seats carry the hold's expiry: it is what CreateHold's condition
 	// reads (R-3.3).

@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -61,12 +60,13 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 		WHERE b.show_id = $1 AND b.area = $2 AND b.bucket = pick.bucket
 		RETURNING b.bucket`, h.ShowID, area, h.Quantity, h.PartnerID).Scan(&bucket)
 	})
+	found, err := pg.Found(err)
 	switch {
-	case err == nil:
+	case err != nil:
+		return fmt.Errorf("take GA places: %w", err)
+	case found:
 		h.takes = map[int]int{bucket: h.Quantity}
 		return nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("take GA places: %w", err)
 	}
 	return holdGASlow(ctx, tx, h, now)
 }

@@ -3,7 +3,6 @@ package booking
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -132,11 +131,12 @@ func (s *Service) GetOrder(ctx context.Context, caller Caller, orderID string) (
 	var o Order
 	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 		o, err = scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("order", orderID)
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("read order %s: %w", orderID, err)
+		}
+		if !found {
+			return notFound("order", orderID)
 		}
 		show, err := loadShow(ctx, tx, o.ShowID)
 		if err != nil {

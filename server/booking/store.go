@@ -38,11 +38,12 @@ func loadShow(ctx context.Context, q pgx.Tx, showID int64) (showSettings, error)
 		FROM shows WHERE show_id = $1`, showID).
 		Scan(&s.ID, &s.OrganizationID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
 			&s.MaxSeatsPerAccount, &s.MaxSeatsPerHold)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s, fault.New(fault.ShowNotFound, "show %d not found", showID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return s, fmt.Errorf("load show %d: %w", showID, err)
+	}
+	if !found {
+		return s, fault.New(fault.ShowNotFound, "show %d not found", showID)
 	}
 	s.HoldTTL = time.Duration(ttlMs) * time.Millisecond
 	return s, nil
@@ -83,11 +84,12 @@ func getHold(ctx context.Context, q pgx.Tx, holdID string) (Hold, error) {
 	h, err := scanHold(q.QueryRow(ctx, `
 		SELECT `+holdColumns+` FROM holds h LEFT JOIN orders o ON o.hold_id = h.hold_id
 		WHERE h.hold_id = $1`, holdID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return h, notFound("hold", holdID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return h, fmt.Errorf("read hold %s: %w", holdID, err)
+	}
+	if !found {
+		return h, notFound("hold", holdID)
 	}
 	return h, nil
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -44,11 +43,12 @@ func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, b
 	return pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
 		var opens time.Time
 		err := tx.QueryRow(ctx, `SELECT opens_at FROM waiting_rooms WHERE show_id = $1 FOR UPDATE`, saleID).Scan(&opens)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("sale %d: %w", saleID, ErrNotFound)
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("read sale %d: %w", saleID, err)
+		}
+		if !found {
+			return fmt.Errorf("sale %d: %w", saleID, ErrNotFound)
 		}
 		if !opens.After(now.Add(OpeningFreeze)) {
 			return ErrOpeningFrozen

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Role is what a member may do for the shows of its organisation
@@ -84,11 +84,12 @@ func getOrganization(ctx context.Context, q pgx.Tx, id string) (Organization, er
 	var o Organization
 	err := q.QueryRow(ctx, `SELECT organization_id, name, created_by, created_at FROM organizations WHERE organization_id = $1`, id).
 		Scan(&o.ID, &o.Name, &o.CreatedBy, &o.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return o, fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return o, fmt.Errorf("read organization %s: %w", id, err)
+	}
+	if !found {
+		return o, fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
 	}
 	o.CreatedAt = o.CreatedAt.UTC()
 	return o, nil
@@ -152,11 +153,12 @@ func (s *Service) HasRole(ctx context.Context, orgID, userID string, roles ...Ro
 	var role string
 	err := s.router.Catalog().QueryRow(ctx,
 		`SELECT role FROM memberships WHERE organization_id = $1 AND user_id = $2`, orgID, userID).Scan(&role)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return false, fmt.Errorf("membership of %s in %s: %w", userID, orgID, err)
+	}
+	if !found {
+		return false, nil
 	}
 	return slices.Contains(roles, Role(role)), nil
 }
@@ -164,11 +166,12 @@ func (s *Service) HasRole(ctx context.Context, orgID, userID string, roles ...Ro
 func (s *Service) organizationName(ctx context.Context, id string) (string, error) {
 	var name string
 	err := s.router.Catalog().QueryRow(ctx, `SELECT name FROM organizations WHERE organization_id = $1`, id).Scan(&name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return "", fmt.Errorf("read organization %s: %w", id, err)
+	}
+	if !found {
+		return "", fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
 	}
 	return name, nil
 }

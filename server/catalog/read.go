@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -13,6 +12,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/page"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 const showColumns = `show_id, shard, kind, title, operator, origin, destination, venue, starts_at, on_sale_at,
@@ -51,11 +51,12 @@ func scanShow(row pgx.Row) (Show, error) {
 // GetShow returns a show, with the GA places left read from its shard.
 func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
 	show, err := scanShow(s.router.Catalog().QueryRow(ctx, `SELECT `+showColumns+` FROM shows WHERE show_id = $1`, showID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Show{}, fmt.Errorf("show %d: %w", showID, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return Show{}, fmt.Errorf("read show %d: %w", showID, err)
+	}
+	if !found {
+		return Show{}, fmt.Errorf("show %d: %w", showID, ErrNotFound)
 	}
 	shows := []Show{show}
 	if err := s.attachWaitingRooms(ctx, shows); err != nil {

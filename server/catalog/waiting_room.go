@@ -2,13 +2,13 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Waiting-room defaults (R-2, R-9.4).
@@ -96,11 +96,12 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 		SELECT w.show_id, w.opens_at, coalesce(s.organization_id, '')
 		FROM sale_shows m JOIN waiting_rooms w ON w.show_id = m.sale_id JOIN shows s ON s.show_id = w.show_id
 		WHERE m.show_id = $1`, w.SaleID).Scan(&saleID, &opensAt, &org)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return fmt.Errorf("read sale %d: %w", w.SaleID, err)
+	}
+	if !found {
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
 	}
 	// The sale is its first show's organisation's: its managers add shows
 	// to it (decision 0075), whoever created or is named on it.
@@ -160,11 +161,12 @@ func insertWaitingRoom(ctx context.Context, tx pgx.Tx, s Show) error {
 		)
 		SELECT ends_at, min_rate, max_rate, admitted_ttl_ms FROM room`,
 		s.ID, w.SaleID, s.CreatedAt).Scan(&w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("the waiting room of sale %d has closed", w.SaleID)}
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return fmt.Errorf("add show %d to sale %d: %w", s.ID, w.SaleID, err)
+	}
+	if !found {
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("the waiting room of sale %d has closed", w.SaleID)}
 	}
 	w.EndsAt, w.AdmittedTTL = w.EndsAt.UTC(), time.Duration(ttlMs)*time.Millisecond
 	return nil

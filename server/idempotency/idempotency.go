@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -203,11 +202,12 @@ func lookup[T any](ctx context.Context, tx pgx.Tx, key Key, target string, now t
 		SELECT fingerprint, outcome FROM idempotency_keys
 		WHERE scope = $1 AND procedure = $2 AND target = $3 AND key = $4 AND expires_at > $5`,
 		key.Scope, key.Procedure, target, key.Key, now).Scan(&fingerprint, &outcome)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return rec, false, nil
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return rec, false, fmt.Errorf("read idempotency key: %w", err)
+	}
+	if !found {
+		return rec, false, nil
 	}
 	if !bytes.Equal(fingerprint, key.Fingerprint[:]) {
 		return rec, false, ErrKeyReused

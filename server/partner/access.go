@@ -2,7 +2,6 @@ package partner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrAccessForbidden refuses a change of a partner's access to a caller
@@ -171,11 +171,12 @@ func (s *Service) ShowHoldCap(ctx context.Context, partnerID int64) (int, error)
 	var limit int
 	err := s.router.Catalog().QueryRow(ctx, `
 		SELECT coalesce(show_hold_cap, $2) FROM partners WHERE partner_id = $1`, partnerID, s.defaultCap).Scan(&limit)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return 0, fmt.Errorf("per-show cap of partner %d: %w", partnerID, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
 	}
 	return limit, nil
 }

@@ -2,15 +2,14 @@ package partner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"connectrpc.com/connect"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrShowNotAllowed refuses a partner a show it was not allowed to sell.
@@ -26,11 +25,12 @@ func (s *Service) MaySell(ctx context.Context, partnerID, showID int64) error {
 	err := s.router.Catalog().QueryRow(ctx, `
 		SELECT partner_may_sell($1, $2) OR NOT EXISTS (SELECT FROM shows WHERE show_id = $2)
 		FROM partners WHERE partner_id = $1`, partnerID, showID).Scan(&allowed)
+	found, err := pg.Found(err)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("may partner %d sell show %d: %w", partnerID, showID, err)
+	case !found:
+		return fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
 	case !allowed:
 		return fmt.Errorf("partner %d, show %d: %w", partnerID, showID, ErrShowNotAllowed)
 	}

@@ -233,11 +233,12 @@ func (s *Service) ListKeys(ctx context.Context, partnerID int64) ([]Key, error) 
 // GetKey reads a key.
 func (s *Service) GetKey(ctx context.Context, keyID string) (Key, error) {
 	k, err := scanKey(s.router.Catalog().QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE key_id = $1`, keyID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return k, fmt.Errorf("read key %s: %w", keyID, err)
+	}
+	if !found {
+		return k, fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
 	}
 	return k, nil
 }
@@ -264,11 +265,12 @@ func (s *Service) RevokeKey(ctx context.Context, by audit.Actor, keyID string, a
 			WITH was AS (SELECT revoked_at FROM api_keys WHERE key_id = $1 FOR UPDATE)
 			UPDATE api_keys SET revoked_at = coalesce(api_keys.revoked_at, $2) FROM was WHERE key_id = $1
 			RETURNING was.revoked_at IS NULL`, keyID, now).Scan(&revokedNow)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("revoke key %s: %w", keyID, err)
+		}
+		if !found {
+			return fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
 		}
 		if k, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE key_id = $1`, keyID)); err != nil {
 			return fmt.Errorf("read key %s: %w", keyID, err)
@@ -344,11 +346,12 @@ func (s *Service) Authenticate(ctx context.Context, credential string) (auth.Pri
 		SELECT key_id, partner_id, scope, last_used_at, revoked_at IS NOT NULL FROM api_keys
 		WHERE secret_hash = $1 AND mode = $2`,
 		hashSecret(credential), string(s.mode)).Scan(&keyID, &partnerID, &scope, &used, &revoked)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return auth.Principal{}, errNotAKey
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return auth.Principal{}, fmt.Errorf("look up API key: %w", err)
+	}
+	if !found {
+		return auth.Principal{}, errNotAKey
 	}
 	if revoked {
 		return auth.Principal{}, auth.Refused(fmt.Errorf("key %s: %w", keyID, auth.ErrKeyRevoked))

@@ -21,6 +21,7 @@ import (
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -211,11 +212,12 @@ func getPartner(ctx context.Context, q querier, id int64) (Partner, error) {
 		FROM partners WHERE partner_id = $1`, id).
 		Scan(&p.ID, &p.Name, &p.CommissionBps, &p.Contact.Name, &p.Contact.Email, &p.Contact.Phone,
 			&p.SellsEveryShow, &p.AllowedOrganizations, &p.AllowedShows, &p.ShowHoldCap, &p.CreatedBy, &p.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, fmt.Errorf("partner %d: %w", id, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return p, fmt.Errorf("read partner %d: %w", id, err)
+	}
+	if !found {
+		return p, fmt.Errorf("partner %d: %w", id, ErrNotFound)
 	}
 	p.CreatedAt = p.CreatedAt.UTC()
 	return p, nil

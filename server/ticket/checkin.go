@@ -17,6 +17,7 @@ import (
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -192,11 +193,12 @@ func (s *Service) checksIn(ctx context.Context, c Caller, showID int64) (bool, e
 	}
 	var org string
 	err = pool.QueryRow(ctx, `SELECT coalesce(organization_id, '') FROM shows WHERE show_id = $1`, showID).Scan(&org)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, fmt.Errorf("show %d: %w", showID, shard.ErrUnknownShow)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return false, fmt.Errorf("read show %d: %w", showID, err)
+	}
+	if !found {
+		return false, fmt.Errorf("show %d: %w", showID, shard.ErrUnknownShow)
 	}
 	return s.members.HasRole(ctx, org, c.UserID, catalog.RoleManager, catalog.RoleGate)
 }

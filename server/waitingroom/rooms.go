@@ -3,7 +3,6 @@ package waitingroom
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -149,11 +148,12 @@ func (st *roomStore) roomedShows(ctx context.Context) (*roomedList, error) {
 func (st *roomStore) get(ctx context.Context, showID int64) (*Room, error) {
 	r, err := scanRoom(st.db.QueryRow(ctx, roomQuery+`
 		WHERE w.show_id = (SELECT sale_id FROM sale_shows WHERE show_id = $1)`, showID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return nil, fmt.Errorf("read waiting room of show %d: %w", showID, err)
+	}
+	if !found {
+		return nil, nil
 	}
 	return &r, nil
 }

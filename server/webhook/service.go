@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -332,11 +331,12 @@ func mine(ctx context.Context, tx pgx.Tx, c Caller, id int64) error {
 	var partner int64
 	err := tx.QueryRow(ctx, `SELECT coalesce(partner_id, 0) FROM webhook_endpoints WHERE endpoint_id = $1 FOR UPDATE`,
 		id).Scan(&partner)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !c.Admin && partner != c.PartnerID) {
-		return fmt.Errorf("endpoint %d: %w", id, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return fmt.Errorf("read webhook endpoint %d: %w", id, err)
+	}
+	if !found || (!c.Admin && partner != c.PartnerID) {
+		return fmt.Errorf("endpoint %d: %w", id, ErrNotFound)
 	}
 	return nil
 }
