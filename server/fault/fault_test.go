@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,4 +53,32 @@ func TestReasonsAreWords(t *testing.T) {
 		seen[r] = true
 	}
 	require.True(t, seen[fault.Internal] && seen[fault.SeatsUnavailable] && seen[fault.APIKeyRevoked])
+}
+
+// TestReasonFilesAreGenerated: every file the reasons are generated into
+// (tools/protoc-gen-seatghor-reasons) is in the Makefile's GENERATED list,
+// which `make check-generate` compares with a fresh `make generate`, so a
+// hand edit of any of them fails it; and each says it is generated.
+func TestReasonFilesAreGenerated(t *testing.T) {
+	root := filepath.Join("..", "..")
+	plugin, err := os.ReadFile(filepath.Join(root, "tools", "protoc-gen-seatghor-reasons", "main.go"))
+	require.NoError(t, err)
+	var outputs []string
+	for _, m := range regexp.MustCompile(`\{"([a-z/._]+)", [a-zA-Z]+\},`).FindAllStringSubmatch(string(plugin), -1) {
+		outputs = append(outputs, m[1])
+	}
+	require.Contains(t, outputs, "docs/errors.md")
+	require.Len(t, outputs, 5, "the plugin's outputs, read from its source")
+
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^GENERATED := ((?:.*\\\n)*.*)$`).FindSubmatch(makefile)
+	require.NotNil(t, m, "the Makefile's GENERATED list")
+	generated := strings.Fields(strings.ReplaceAll(string(m[1]), "\\\n", " "))
+	for _, out := range outputs {
+		require.Contains(t, generated, out, "the Makefile's GENERATED list leaves %s out: check-generate would not see a hand edit", out)
+		b, err := os.ReadFile(filepath.Join(root, out))
+		require.NoError(t, err)
+		require.Contains(t, string(b[:min(len(b), 300)]), "protoc-gen-seatghor-reasons", "%s says how it is generated", out)
+	}
 }
