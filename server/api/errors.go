@@ -35,12 +35,6 @@ const ErrorDomain = "seatghor.com"
 // errNotSignedIn refuses a call that needs a caller and came without one.
 var errNotSignedIn = fault.Sentinel(fault.Unauthenticated, "not signed in")
 
-// refuse returns the edge's own refusal for reason: a role missing, a
-// feature this server does not run.
-func refuse(reason fault.Reason, format string, args ...any) error {
-	return fault.New(reason, format, args...)
-}
-
 // invalidField refuses a request whose field is wrong, when no domain
 // package checks that field.
 func invalidField(field, format string, args ...any) error {

@@ -205,7 +205,8 @@ var sentinelName = regexp.MustCompile(`^Err[A-Z]`)
 
 // TestConnectErrorsAreMadeOnlyByTheTable: no code outside errors.go makes a
 // Connect error (house rule: one error contract at the edge); a new refusal
-// is a *fault.Error of a reason, or refuse/invalidField here.
+// is a *fault.Error of a reason (invalidField here for a field only the
+// edge checks).
 func TestConnectErrorsAreMadeOnlyByTheTable(t *testing.T) {
 	var offenders []string
 	for _, root := range []string{"..", filepath.Join("..", "..", "cmd"), filepath.Join("..", "..", "projections")} {

@@ -33,7 +33,7 @@ func ledgerAdminOnly(ctx context.Context) error {
 		return errNotSignedIn
 	}
 	if !p.Is(auth.RoleAdmin) {
-		return refuse(fault.PermissionDenied, "only admins read the ledger")
+		return fault.New(fault.PermissionDenied, "only admins read the ledger")
 	}
 	return nil
 }

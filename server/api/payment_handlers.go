@@ -74,7 +74,7 @@ func refundRights(ctx context.Context) (string, error) {
 		return "", errNotSignedIn
 	}
 	if !p.Is(auth.RoleAdmin) {
-		return "", refuse(fault.PermissionDenied, "only admins refund payments")
+		return "", fault.New(fault.PermissionDenied, "only admins refund payments")
 	}
 	return p.UserID, nil
 }

@@ -37,7 +37,7 @@ type searchHandler struct {
 
 func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[searchv1.SearchTripsRequest]) (*connect.Response[searchv1.SearchTripsResponse], error) {
 	if h.trips == nil {
-		return nil, refuse(fault.NotServed, "trip search is not configured")
+		return nil, fault.New(fault.NotServed, "trip search is not configured")
 	}
 	m := req.Msg
 	q := search.Query{

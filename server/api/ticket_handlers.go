@@ -38,7 +38,7 @@ type ticketHandler struct {
 	log     *slog.Logger
 }
 
-var errNoReadModel = refuse(fault.NotServed, "my tickets is not available on this server (no read database configured)")
+var errNoReadModel = fault.New(fault.NotServed, "my tickets is not available on this server (no read database configured)")
 
 func (h *ticketHandler) ListMyTickets(ctx context.Context, req *connect.Request[ticketsv1.ListMyTicketsRequest]) (*connect.Response[ticketsv1.ListMyTicketsResponse], error) {
 	p, ok := auth.FromContext(ctx)
@@ -68,7 +68,7 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 		return nil, errNotSignedIn
 	}
 	if h.tickets == nil || h.files == nil {
-		return nil, refuse(fault.NotServed, "e-tickets are not available on this server")
+		return nil, fault.New(fault.NotServed, "e-tickets are not available on this server")
 	}
 	// only the holder; another user's ticket is not found.
 	v, err := h.tickets.GetTicket(ctx, p.UserID, req.Msg.GetTicketId())

@@ -22,7 +22,7 @@ type waitingRoomHandler struct {
 
 func (h *waitingRoomHandler) service() (*waitingroom.Service, error) {
 	if h.svc == nil {
-		return nil, refuse(fault.NotServed, "this server runs no waiting rooms (no Redis configured)")
+		return nil, fault.New(fault.NotServed, "this server runs no waiting rooms (no Redis configured)")
 	}
 	return h.svc, nil
 }
@@ -111,7 +111,7 @@ func (h *waitingRoomHandler) operator(ctx context.Context) (*waitingroom.Service
 	}
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
-		return nil, waitingroom.Caller{}, refuse(fault.PermissionDenied, "only the show's operators and admins manage its sale")
+		return nil, waitingroom.Caller{}, fault.New(fault.PermissionDenied, "only the show's operators and admins manage its sale")
 	}
 	return svc, waitingroom.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin)}, nil
 }

@@ -31,7 +31,7 @@ func (h *webhookHandler) caller(ctx context.Context) (webhook.Caller, error) {
 		return webhook.Caller{}, errNotSignedIn
 	}
 	if h.svc == nil {
-		return webhook.Caller{}, refuse(fault.NotServed, "webhooks are not served here")
+		return webhook.Caller{}, fault.New(fault.NotServed, "webhooks are not served here")
 	}
 	switch {
 	case p.Is(auth.RoleAdmin):
@@ -42,7 +42,7 @@ func (h *webhookHandler) caller(ctx context.Context) (webhook.Caller, error) {
 		manages := p.APIKey == "" || p.Grant == string(partner.ScopeWebhooks)
 		return webhook.Caller{UserID: p.UserID, PartnerID: p.PartnerID, APIKey: p.APIKey, Manages: manages}, nil
 	}
-	return webhook.Caller{}, refuse(fault.PermissionDenied, "only partners and admins manage webhooks")
+	return webhook.Caller{}, fault.New(fault.PermissionDenied, "only partners and admins manage webhooks")
 }
 
 func (h *webhookHandler) error(ctx context.Context, err error) error {
