@@ -11,8 +11,11 @@ BIN     ?= bin/seatghor
 # Extra arguments for `make run`, e.g. make run ARGS='--addr 127.0.0.1:9090'.
 ARGS    ?=
 GOTOOL  := $(GO) tool -modfile=tools/go.mod
-# Everything scripts/generate.sh and `make web` write.
-GENERATED := gen clients/ts/src/gen clients/go/seatghor/gen clients/go/seatghor/services.gen.go clients/web/dist docs/decisions/README.md
+# Everything scripts/generate.sh and `make web` write; the reason lists and
+# docs/errors.md come from proto/seatghor/errors/v1/reason.proto (decision 0318).
+GENERATED := gen clients/ts/src/gen clients/go/seatghor/gen clients/go/seatghor/services.gen.go clients/web/dist \
+	docs/errors.md server/fault/reasons.gen.go server/api/reasons.gen.go clients/go/seatghor/reasons.gen.go clients/ts/src/reasons.gen.ts \
+	docs/decisions/README.md
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -90,7 +93,7 @@ screenshots: build ## Take the site's screenshots into docs/img (the browser tes
 bench-web: build ## First-load bytes (gzip) and the seat map's drawing time, 50,000 seats next to a 40-seat bus, in headless Chromium
 	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 3x ./server/site
 
-generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/ and the Go SDK's generated code from proto/, and the decisions index (scripts/generate.sh)
+generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/, the Go SDK's generated code, the reason lists and docs/errors.md from proto/, the decisions index (scripts/generate.sh)
 	bash scripts/generate.sh
 
 check-generate: generate web ## Fail if `make generate` or `make web` changes or adds generated files (the GENERATED list)

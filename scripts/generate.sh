@@ -4,7 +4,11 @@
 # its service list clients/go/seatghor/services.gen.go (buf.gen.sdk.yaml,
 # decision 0195), and the OpenAPI description of the REST routes into
 # gen/openapi/ (gnostic's protoc-gen-openapi, finished by tools/openapipost,
-# decision 0197). Idempotent: output depends only on the .proto files and
+# decision 0197); and from the reasons of proto/seatghor/errors/v1/reason.proto
+# (tools/protoc-gen-seatghor-reasons, decision 0318) docs/errors.md, the
+# server's server/fault/reasons.gen.go and server/api/reasons.gen.go, and the
+# SDKs' clients/go/seatghor/reasons.gen.go and clients/ts/src/reasons.gen.ts.
+# Idempotent: output depends only on the .proto files and
 # the pinned tool versions (tools/go.mod, clients/ts/package-lock.json).
 # Last, the index of the decision records, docs/decisions/README.md, from
 # their titles and docs/decisions/index.txt (scripts/decisionsindex).

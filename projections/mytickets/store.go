@@ -14,7 +14,6 @@ package mytickets
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/page"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -117,11 +117,12 @@ func (s *Store) ListTickets(ctx context.Context, userID string, f ticket.ListFil
 // for another user's ticket: R-10, owner-only reads).
 func (s *Store) GetTicket(ctx context.Context, userID, ticketID string) (ticket.View, error) {
 	t, err := scanTicket(s.db.QueryRow(ctx, selectTickets+` WHERE t.user_id = $1 AND t.ticket_id = $2`, userID, ticketID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return t, ticket.ErrNotFound
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return t, fmt.Errorf("read ticket %s: %w", ticketID, err)
+	}
+	if !found {
+		return t, ticket.ErrNotFound
 	}
 	return t, nil
 }

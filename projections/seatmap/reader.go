@@ -2,7 +2,6 @@ package seatmap
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // Loader reads a show's seat map from its shard (booking.Service does).
@@ -148,8 +148,7 @@ func (r *Reader) markDown() { r.skipUntil.Store(time.Now().Add(time.Second).Unix
 
 // isNotFound tells whether err is booking's "no such show".
 func isNotFound(err error) bool {
-	var be *booking.Error
-	return errors.As(err, &be) && be.Kind == booking.KindNotFound
+	return fault.ReasonOf(err) == fault.ShowNotFound
 }
 
 // Availability returns the show's availability with its layout's etag and

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/seatghor/seatghor/projections"
-	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/search"
 )
 
@@ -261,8 +261,7 @@ func (p *Projector) countAll(ctx context.Context, shows []int64) (map[int64]int,
 	}
 	for _, id := range shows {
 		n, err := p.seats.Available(ctx, id)
-		var be *booking.Error
-		if errors.As(err, &be) && be.Kind == booking.KindNotFound {
+		if fault.ReasonOf(err) == fault.ShowNotFound {
 			continue
 		}
 		if err != nil {
@@ -378,8 +377,7 @@ func (p *Projector) recompute(ctx context.Context, id int64) (*search.Trip, erro
 		return nil, fmt.Errorf("read show %d: %w", id, err)
 	}
 	n, err := p.seats.Available(ctx, id)
-	var be *booking.Error
-	if errors.As(err, &be) && be.Kind == booking.KindNotFound {
+	if fault.ReasonOf(err) == fault.ShowNotFound {
 		return nil, nil
 	}
 	if err != nil {

@@ -53,6 +53,9 @@ func (i *authInterceptor) authenticate(ctx context.Context, h interface{ Get(str
 	if errors.Is(err, auth.ErrVerifierUnavailable) {
 		return nil, auth.ErrVerifierUnavailable
 	}
+	if auth.Told(err) {
+		return nil, err // a refusal the caller can act on (ErrInvalidToken)
+	}
 	if err != nil {
 		return nil, auth.ErrInvalidToken // never why: a forger learns nothing
 	}

@@ -10,6 +10,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 type catalogHandler struct {
@@ -25,7 +26,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	// The role is coarse: whether this operator manages the organisation is
 	// the catalog's call (decision 0075).
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
-		return nil, refuse(reasonRole, "only operators and admins create shows")
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins create shows")
 	}
 	m := req.Msg
 	in := catalog.NewShow{Show: catalog.Show{
@@ -52,7 +53,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	}
 	if w := m.GetWaitingRoom(); w.GetEnabled() {
 		if !h.waitingRooms {
-			return nil, refuse(reasonNoWaitingRooms, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
+			return nil, fault.New(fault.WaitingRoomsNotServed, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
 		}
 		in.WaitingRoom = &catalog.WaitingRoom{MinRate: int(w.GetMinAdmissionRate()), MaxRate: int(w.GetMaxAdmissionRate()),
 			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration(), SaleID: w.GetSaleId()}
@@ -119,7 +120,7 @@ var orgRoles = map[catalogv1.OrganizationRole]catalog.Role{
 func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Request[catalogv1.CreateOrganizationRequest]) (*connect.Response[catalogv1.CreateOrganizationResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleAdmin) {
-		return nil, toConnect(ctx, h.log, refuse(reasonRole, "only admins manage organizations"))
+		return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins manage organizations"))
 	}
 	o, err := h.svc.CreateOrganization(ctx, p.UserID, req.Msg.GetOrganizationId(), req.Msg.GetName())
 	if err != nil {
@@ -133,7 +134,7 @@ func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Re
 func (h *catalogHandler) AddOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.AddOrganizationMemberRequest]) (*connect.Response[catalogv1.AddOrganizationMemberResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleAdmin) {
-		return nil, toConnect(ctx, h.log, refuse(reasonRole, "only admins manage organizations"))
+		return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins manage organizations"))
 	}
 	m := req.Msg
 	mem, err := h.svc.SetMember(ctx, p.UserID, m.GetOrganizationId(), m.GetUserId(), orgRoles[m.GetRole()])
@@ -148,7 +149,7 @@ func (h *catalogHandler) AddOrganizationMember(ctx context.Context, req *connect
 func (h *catalogHandler) RemoveOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.RemoveOrganizationMemberRequest]) (*connect.Response[catalogv1.RemoveOrganizationMemberResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleAdmin) {
-		return nil, toConnect(ctx, h.log, refuse(reasonRole, "only admins manage organizations"))
+		return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins manage organizations"))
 	}
 	if err := h.svc.RemoveMember(ctx, req.Msg.GetOrganizationId(), req.Msg.GetUserId()); err != nil {
 		return nil, toConnect(ctx, h.log, err)

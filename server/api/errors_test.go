@@ -80,8 +80,9 @@ func TestErrorsCarryAReasonAndTheFieldsAtFault(t *testing.T) {
 			answer{connect.CodeInvalidArgument, "BOOKING_INVALID", []string{"seats"}, nil}},
 		"taken seat": {hold(c, &bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), Seats: []string{"A2"}}),
 			answer{connect.CodeAborted, "SEATS_UNAVAILABLE", nil, []string{"seatghor.booking.v1.SeatsUnavailable"}}},
+		// A hold on a show that does not exist says so (issue 29).
 		"no such show": {hold(c, &bookingv1.CreateHoldRequest{ShowId: 999999, Seats: []string{"A1"}}),
-			answer{connect.CodeNotFound, "BOOKING_NOT_FOUND", nil, nil}},
+			answer{connect.CodeNotFound, "SHOW_NOT_FOUND", nil, nil}},
 		"no token": {hold(clientsFor(env.HTTP, env.URL), &bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), Seats: []string{"A1"}}),
 			answer{connect.CodeUnauthenticated, "UNAUTHENTICATED", nil, nil}},
 		"role": {func() error {

@@ -10,6 +10,7 @@ import (
 
 	"connectrpc.com/grpchealth"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -114,7 +115,7 @@ func (r *Readiness) State(ctx context.Context) (ready bool, parts map[string]str
 // each of its services alike.
 func (r *Readiness) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
 	if req.Service != "" && !r.services[req.Service] {
-		return nil, refusal(reasonUnknownService, "unknown service %s", req.Service)
+		return nil, refusal(fault.ServiceNotFound, "unknown service %s", req.Service)
 	}
 	if ready, _ := r.State(ctx); !ready {
 		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil

@@ -13,6 +13,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
 )
@@ -32,7 +33,7 @@ func ledgerAdminOnly(ctx context.Context) error {
 		return errNotSignedIn
 	}
 	if !p.Is(auth.RoleAdmin) {
-		return refuse(reasonRole, "only admins read the ledger")
+		return fault.New(fault.PermissionDenied, "only admins read the ledger")
 	}
 	return nil
 }

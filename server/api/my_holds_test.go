@@ -117,8 +117,9 @@ func TestListMyHolds(t *testing.T) {
 		requireReason(t, err, connect.CodeUnauthenticated, "UNAUTHENTICATED")
 		_, err = rumana.holds.ListMyHolds(ctx, connect.NewRequest(&bookingv1.ListMyHoldsRequest{ShowId: proto.Int64(0)}))
 		require.Equal(t, answer{connect.CodeInvalidArgument, "INVALID_ARGUMENT", []string{"show_id"}, nil}, answerOf(t, err))
+		// A show that does not exist says so (issue 29).
 		_, err = rumana.holds.ListMyHolds(ctx, connect.NewRequest(&bookingv1.ListMyHoldsRequest{ShowId: proto.Int64(999999)}))
-		requireReason(t, err, connect.CodeNotFound, "BOOKING_NOT_FOUND")
+		requireReason(t, err, connect.CodeNotFound, "SHOW_NOT_FOUND")
 	})
 
 	// Past their expiry the holds are gone from the list before any sweeper

@@ -12,6 +12,7 @@ import (
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/webhook"
 )
@@ -27,7 +28,7 @@ type partnerHandler struct {
 }
 
 // errPartnersNotServed answers everything on a server built without partners.
-var errPartnersNotServed = refuse(reasonNotServed, "partners are not served here")
+var errPartnersNotServed = fault.New(fault.NotServed, "partners are not served here")
 
 // partnerCaller returns the caller if it is an admin or acts for partner
 // id; keyOK says whether a caller signed in with an API key will do (keys
@@ -42,9 +43,9 @@ func (h *partnerHandler) partnerCaller(ctx context.Context, id int64, keyOK bool
 	case p.Is(auth.RoleAdmin):
 		return p, nil
 	case !p.Is(auth.RolePartner) || p.PartnerID != id:
-		return p, refuse(reasonRole, "only admins and partner %d itself may do this", id)
+		return p, fault.New(fault.PermissionDenied, "only admins and partner %d itself may do this", id)
 	case !keyOK && p.APIKey != "":
-		return p, refuse(reasonRole, "API keys cannot manage API keys: sign in with the partner's token")
+		return p, fault.New(fault.PermissionDenied, "API keys cannot manage API keys: sign in with the partner's token")
 	}
 	return p, nil
 }
@@ -59,7 +60,7 @@ func (h *partnerHandler) CreatePartner(ctx context.Context, req *connect.Request
 	case !ok:
 		return nil, h.err(ctx, errNotSignedIn)
 	case !p.Is(auth.RoleAdmin):
-		return nil, h.err(ctx, refuse(reasonRole, "only admins create partners"))
+		return nil, h.err(ctx, fault.New(fault.PermissionDenied, "only admins create partners"))
 	}
 	m := req.Msg
 	c := m.GetContact()
@@ -83,7 +84,7 @@ func (h *partnerHandler) UpdatePartnerAccess(ctx context.Context, req *connect.R
 	case !ok:
 		return nil, h.err(ctx, errNotSignedIn)
 	case !p.Is(auth.RoleAdmin, auth.RoleOperator):
-		return nil, h.err(ctx, refuse(reasonRole, "only admins and operators change what a partner may sell"))
+		return nil, h.err(ctx, fault.New(fault.PermissionDenied, "only admins and operators change what a partner may sell"))
 	}
 	m := req.Msg
 	ch := partner.AccessChange{

@@ -199,10 +199,12 @@ func TestPartnerAPIKeys(t *testing.T) {
 	require.Error(t, err)
 	_, err = env.App.Partners.Authenticate(ctx, secret)
 	require.NoError(t, err)
-	// Garbage and forged keys of the right shape are refused alike.
-	for _, bad := range []string{"sk_test_", "sk_test_" + strings.Repeat("a", 52), "sk_live_x", "hello"} {
+	// Forged keys of the right shape are refused with nothing more said;
+	// garbage is told it is no key as issued (issue 29).
+	for bad, reason := range map[string]string{"sk_test_": "API_KEY_MALFORMED", "sk_test_" + strings.Repeat("a", 52): "TOKEN_INVALID",
+		"sk_live_x": "API_KEY_MALFORMED", "hello": "API_KEY_MALFORMED"} {
 		_, err = withBearer(env, bad).catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show.GetShowId()}))
-		requireReason(t, err, connect.CodeUnauthenticated, "TOKEN_INVALID")
+		requireReason(t, err, connect.CodeUnauthenticated, reason)
 	}
 }
 
@@ -228,9 +230,9 @@ func TestRevokedKeyIsRefusedAtOnceByEveryProcess(t *testing.T) {
 		connect.NewRequest(&partnerv1.RevokeApiKeyRequest{KeyId: k.GetApiKey().GetKeyId()}))
 	require.NoError(t, err)
 	require.NotNil(t, revoked.Msg.GetApiKey().GetRevokedAt())
-	requireReason(t, get(), connect.CodeUnauthenticated, "TOKEN_INVALID")
+	requireReason(t, get(), connect.CodeUnauthenticated, "API_KEY_REVOKED")
 	_, err = withBearer(env, k.GetSecret()).catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show.GetShowId()}))
-	requireReason(t, err, connect.CodeUnauthenticated, "TOKEN_INVALID")
+	requireReason(t, err, connect.CodeUnauthenticated, "API_KEY_REVOKED")
 
 	// Revoking again answers the key as it was revoked.
 	again, err := withBearer(peer, env.Token(t, "admin", auth.RoleAdmin)).partners.RevokeApiKey(ctx,
@@ -413,7 +415,7 @@ func TestPartnerSellsOnlyItsShows(t *testing.T) {
 	require.NoError(t, hold(orgShow.GetShowId()), "a show of an allowed organisation")
 	require.NoError(t, hold(extra.GetShowId()), "an allowed show")
 	requireReason(t, hold(other.GetShowId()), connect.CodePermissionDenied, "PARTNER_SHOW_FORBIDDEN")
-	requireReason(t, hold(987654), connect.CodeNotFound, "BOOKING_NOT_FOUND")
+	requireReason(t, hold(987654), connect.CodeNotFound, "SHOW_NOT_FOUND")
 	// A partner allowed every show sells everything; plain buyers are not checked.
 	open := withBearer(env, newAPIKey(t, env, newPartner(t, env, "Everything", 0).GetPartnerId(),
 		partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING).GetSecret())

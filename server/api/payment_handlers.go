@@ -11,6 +11,7 @@ import (
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/payment"
 )
 
@@ -73,7 +74,7 @@ func refundRights(ctx context.Context) (string, error) {
 		return "", errNotSignedIn
 	}
 	if !p.Is(auth.RoleAdmin) {
-		return "", refuse(reasonRole, "only admins refund payments")
+		return "", fault.New(fault.PermissionDenied, "only admins refund payments")
 	}
 	return p.UserID, nil
 }

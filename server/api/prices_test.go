@@ -22,6 +22,7 @@ import (
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ledger"
 )
 
@@ -281,8 +282,9 @@ func TestExtremePricesRefused(t *testing.T) {
 				Sections: []catalog.Section{{Name: "Main", Rows: []string{"A"}, SeatsPerRow: 4, PriceMinor: 85000}}}
 			tc.edit(&s)
 			_, err := env.App.Catalog.CreateShow(ctx, "admin", catalog.NewShow{Show: s, Admin: true})
-			var ie *catalog.InvalidError
+			var ie *fault.Error
 			require.ErrorAs(t, err, &ie)
+			require.Equal(t, fault.ShowInvalid, ie.Reason)
 			require.Equal(t, tc.field, ie.Field)
 		})
 	}

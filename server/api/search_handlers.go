@@ -15,6 +15,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/search"
@@ -36,7 +37,7 @@ type searchHandler struct {
 
 func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[searchv1.SearchTripsRequest]) (*connect.Response[searchv1.SearchTripsResponse], error) {
 	if h.trips == nil {
-		return nil, refuse(reasonNotServed, "trip search is not configured")
+		return nil, fault.New(fault.NotServed, "trip search is not configured")
 	}
 	m := req.Msg
 	q := search.Query{

@@ -137,7 +137,9 @@ func (f *seatmapFastPath) availability(ctx context.Context, showID int64) (booki
 		return f.cache.CachedAvailability(ctx, showID)
 	}
 	return shareRead(ctx, &f.reads[answerSlot(showID, "", false, false, 0)], readKey{showID: showID}, f.share,
-		func(ctx context.Context) (booking.MapAvailability, bool) { return f.cache.CachedAvailability(ctx, showID) })
+		func(ctx context.Context) (booking.MapAvailability, bool) {
+			return f.cache.CachedAvailability(ctx, showID)
+		})
 }
 
 // channelView is how partnerID's channel sees the show (decision 0324),
@@ -496,7 +498,7 @@ type fastAnswer struct {
 	section       string
 	connect       bool
 	partner       int64 // whose channel's view (0: the public's)
-	whole         bool // with the layout
+	whole         bool  // with the layout
 	version       int64
 	layoutETag    string
 	currency      string

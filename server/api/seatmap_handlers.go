@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // SeatMapReader answers a show's seat map: the Redis read model
@@ -136,8 +136,7 @@ func seatMapAnswer(a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutRes
 	if section != "" {
 		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == section })
 		if i < 0 {
-			return nil, &booking.Error{Kind: booking.KindInvalid, Field: "section",
-				Message: fmt.Sprintf("show %d has no section %q", a.ShowID, section)}
+			return nil, fault.OnField(fault.BookingInvalid, "section", "show %d has no section %q", a.ShowID, section)
 		}
 		span := a.Sections[i]
 		resp.Availability = sliceStates(a.States, span.First, span.Count)

@@ -12,6 +12,7 @@ import (
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -37,7 +38,7 @@ type ticketHandler struct {
 	log     *slog.Logger
 }
 
-var errNoReadModel = refuse(reasonNotServed, "my tickets is not available on this server (no read database configured)")
+var errNoReadModel = fault.New(fault.NotServed, "my tickets is not available on this server (no read database configured)")
 
 func (h *ticketHandler) ListMyTickets(ctx context.Context, req *connect.Request[ticketsv1.ListMyTicketsRequest]) (*connect.Response[ticketsv1.ListMyTicketsResponse], error) {
 	p, ok := auth.FromContext(ctx)
@@ -67,7 +68,7 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 		return nil, errNotSignedIn
 	}
 	if h.tickets == nil || h.files == nil {
-		return nil, refuse(reasonNotServed, "e-tickets are not available on this server")
+		return nil, fault.New(fault.NotServed, "e-tickets are not available on this server")
 	}
 	// only the holder; another user's ticket is not found.
 	v, err := h.tickets.GetTicket(ctx, p.UserID, req.Msg.GetTicketId())
@@ -75,7 +76,7 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 		return nil, h.error(ctx, err)
 	}
 	if !v.GoodForEntry() {
-		return nil, h.error(ctx, &ticket.Error{Kind: ticket.KindPrecondition, Message: "ticket " + v.ID + " is " + string(v.Status)})
+		return nil, h.error(ctx, fault.New(fault.TicketNotAdmissible, "ticket %s is %s", v.ID, v.Status))
 	}
 	d, err := h.files.Download(ctx, v, display.ParseLang(req.Msg.GetLang()))
 	if err != nil {

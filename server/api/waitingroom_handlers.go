@@ -11,6 +11,7 @@ import (
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/waitingroom"
 )
 
@@ -21,7 +22,7 @@ type waitingRoomHandler struct {
 
 func (h *waitingRoomHandler) service() (*waitingroom.Service, error) {
 	if h.svc == nil {
-		return nil, refuse(reasonNotServed, "this server runs no waiting rooms (no Redis configured)")
+		return nil, fault.New(fault.NotServed, "this server runs no waiting rooms (no Redis configured)")
 	}
 	return h.svc, nil
 }
@@ -110,7 +111,7 @@ func (h *waitingRoomHandler) operator(ctx context.Context) (*waitingroom.Service
 	}
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
-		return nil, waitingroom.Caller{}, refuse(reasonRole, "only the show's operators and admins manage its sale")
+		return nil, waitingroom.Caller{}, fault.New(fault.PermissionDenied, "only the show's operators and admins manage its sale")
 	}
 	return svc, waitingroom.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin)}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/webhook"
 )
@@ -30,7 +31,7 @@ func (h *webhookHandler) caller(ctx context.Context) (webhook.Caller, error) {
 		return webhook.Caller{}, errNotSignedIn
 	}
 	if h.svc == nil {
-		return webhook.Caller{}, refuse(reasonNotServed, "webhooks are not served here")
+		return webhook.Caller{}, fault.New(fault.NotServed, "webhooks are not served here")
 	}
 	switch {
 	case p.Is(auth.RoleAdmin):
@@ -41,7 +42,7 @@ func (h *webhookHandler) caller(ctx context.Context) (webhook.Caller, error) {
 		manages := p.APIKey == "" || p.Grant == string(partner.ScopeWebhooks)
 		return webhook.Caller{UserID: p.UserID, PartnerID: p.PartnerID, APIKey: p.APIKey, Manages: manages}, nil
 	}
-	return webhook.Caller{}, refuse(reasonRole, "only partners and admins manage webhooks")
+	return webhook.Caller{}, fault.New(fault.PermissionDenied, "only partners and admins manage webhooks")
 }
 
 func (h *webhookHandler) error(ctx context.Context, err error) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/keyset"
 )
 
@@ -64,24 +65,71 @@ type Principal struct {
 // Is tells whether the caller has one of the roles.
 func (p Principal) Is(roles ...Role) bool { return slices.Contains(roles, p.Role) }
 
-// Errors lists the errors of auth that reach the API; its error table has
-// a row for each (docs/errors.md).
-var Errors = []error{ErrNoToken, ErrInvalidToken, ErrReadOnly, ErrVerifierUnavailable}
+// Errors lists the sentinel errors of auth that reach the API; it answers
+// each by its reason (docs/errors.md).
+var Errors = []error{ErrNoToken, ErrInvalidToken, ErrTokenExpired, ErrKeyRevoked, ErrKeyMalformed, ErrKeyWrongMode,
+	ErrReadOnly, ErrVerifierUnavailable}
 
 // ErrNoToken means a call that needs a caller came without a Bearer token.
-var ErrNoToken = errors.New("missing Bearer token in the Authorization header")
+var ErrNoToken = fault.Sentinel(fault.Unauthenticated, "missing Bearer token in the Authorization header")
 
-// ErrInvalidToken means a token is malformed, forged or expired.
-var ErrInvalidToken = errors.New("invalid token")
+// ErrInvalidToken means a credential is refused: malformed, forged, signed
+// by a key no longer listed, an API key never issued. Every refused
+// credential is one (errors.Is); those refused for a reason the caller can
+// act on are also one of the errors below (Refused), whose reason the API
+// answers. The rest say nothing more: a forger learns nothing.
+var ErrInvalidToken = fault.Sentinel(fault.TokenInvalid, "invalid token")
+
+// The credentials refused for a reason of their own (issue 29: errors a
+// partner can act on). Each is told only once it cannot help a forger: an
+// expiry after the signature holds, a revocation after the secret matched a
+// key, a shape or a mode that the credential shows anyway.
+var (
+	// ErrTokenExpired: a token whose signature holds, past its expiry.
+	ErrTokenExpired = fault.Sentinel(fault.TokenExpired, "the token has expired: sign in again, or mint a new one")
+	// ErrKeyRevoked: the secret of an API key that was revoked.
+	ErrKeyRevoked = fault.Sentinel(fault.APIKeyRevoked,
+		"this API key was revoked: use another key of the partner, or create one")
+	// ErrKeyMalformed: neither a token nor an API key as issued.
+	ErrKeyMalformed = fault.Sentinel(fault.APIKeyMalformed,
+		"not a token nor an API key as issued (sk_live_ or sk_test_ and 52 letters and digits): copy the whole key")
+	// ErrKeyWrongMode: an API key of the mode this server does not take.
+	ErrKeyWrongMode = fault.Sentinel(fault.APIKeyWrongMode, "an API key of the other mode")
+)
+
+// Refused returns why, a credential's refusal with a reason of its own
+// (ErrTokenExpired, ErrKeyRevoked, ErrKeyMalformed or ErrKeyWrongMode,
+// wrapped or not), as an ErrInvalidToken too: errors.Is(err,
+// ErrInvalidToken) holds for every refused credential, and the API answers
+// why's reason.
+func Refused(why error) error { return refused{why} }
+
+type refused struct{ error }
+
+func (r refused) Unwrap() error { return r.error }
+
+// Is makes a Refused error an ErrInvalidToken.
+func (r refused) Is(target error) bool { return target == ErrInvalidToken }
+
+// Told says whether err is a refusal the caller is told the reason of: the
+// edge answers it as it is, where any other refusal is ErrInvalidToken.
+func Told(err error) bool {
+	for _, why := range []error{ErrTokenExpired, ErrKeyRevoked, ErrKeyMalformed, ErrKeyWrongMode} {
+		if errors.Is(err, why) {
+			return true
+		}
+	}
+	return false
+}
 
 // ErrReadOnly refuses a read-only credential a procedure with side effects
 // its grant does not open.
-var ErrReadOnly = errors.New("this API key's scope allows no such call: a read_only key calls only procedures without side effects, a webhooks key those and the webhook endpoint changes")
+var ErrReadOnly = fault.Sentinel(fault.APIKeyReadOnly, "this API key's scope allows no such call: a read_only key calls only procedures without side effects, a webhooks key those and the webhook endpoint changes")
 
 // ErrVerifierUnavailable means the credential's verifier could not judge
 // it for now (an identity provider not yet discovered): the token may be
 // good, so the caller retries rather than signing in again.
-var ErrVerifierUnavailable = errors.New("the credential's verifier is unavailable")
+var ErrVerifierUnavailable = fault.Sentinel(fault.AuthUnavailable, "the credential's verifier is unavailable")
 
 const issuer = "seatghor"
 
@@ -164,6 +212,11 @@ func (t *Tokens) Verify(token string) (Principal, error) {
 		jwt.WithExpirationRequired(),
 		jwt.WithTimeFunc(t.now),
 	)
+	if errors.Is(err, jwt.ErrTokenExpired) {
+		// The claims are read only once the signature holds (jwt checks it
+		// first), so a forged token is never "expired".
+		return Principal{}, Refused(ErrTokenExpired)
+	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 	}

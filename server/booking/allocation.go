@@ -13,6 +13,7 @@ import (
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -117,12 +118,12 @@ func (s *Service) AllocateSeats(ctx context.Context, c Caller, req AllocationReq
 // checkReturnAt: the places come back to general sale after now and
 // before the show starts, or the allocation means nothing.
 func checkReturnAt(at time.Time, show showSettings, now time.Time) error {
-	var e *Error
+	var e *fault.Error
 	switch {
 	case !at.After(now):
-		e = errorf(KindInvalid, "return_at %s is not in the future", at.UTC().Format(time.RFC3339))
+		e = fault.New(fault.BookingInvalid, "return_at %s is not in the future", at.UTC().Format(time.RFC3339))
 	case !at.Before(show.StartsAt):
-		e = errorf(KindInvalid, "return_at %s is not before show %d starts at %s",
+		e = fault.New(fault.BookingInvalid, "return_at %s is not before show %d starts at %s",
 			at.UTC().Format(time.RFC3339), show.ID, show.StartsAt.UTC().Format(time.RFC3339))
 	default:
 		return nil
@@ -143,7 +144,7 @@ func (s *Service) mayAllocate(ctx context.Context, c Caller, show showSettings) 
 			return err
 		}
 	}
-	return errorf(KindForbidden, "only the operator of show %d or an admin allocates its seats", show.ID)
+	return fault.New(fault.AllocationForbidden, "only the operator of show %d or an admin allocates its seats", show.ID)
 }
 
 func (s *Service) checkPartner(ctx context.Context, partnerID int64) error {
@@ -152,7 +153,7 @@ func (s *Service) checkPartner(ctx context.Context, partnerID int64) error {
 		return fmt.Errorf("look up partner %d: %w", partnerID, err)
 	}
 	if !ok {
-		return errorf(KindPartnerNotFound, "partner %d not found", partnerID)
+		return fault.New(fault.PartnerNotFound, "partner %d not found", partnerID)
 	}
 	return nil
 }
@@ -217,9 +218,8 @@ func allocateSeats(ctx context.Context, tx pgx.Tx, a *Allocation, seats []string
 // invalid input; the others are held, sold or allocated already.
 func notAllocatable(ctx context.Context, tx pgx.Tx, showID int64, asked, free []string) error {
 	err := seatsProblem(ctx, tx, showID, asked, free)
-	var e *Error
-	if errors.As(err, &e) && e.Kind == KindUnavailable {
-		e.Kind = KindNotAllocatable
+	if e, ok := fault.As(err); ok && e.Reason == fault.SeatsUnavailable {
+		e.Reason = fault.SeatsNotAllocatable
 		e.Message = fmt.Sprintf("seats not allocatable (held, sold or allocated already): %s", joinSeats(e.Seats))
 	}
 	return err
@@ -251,7 +251,7 @@ func allocateGA(ctx context.Context, tx pgx.Tx, a *Allocation, area string, quan
 		}
 	}
 	if free < quantity {
-		return &Error{Kind: KindNotAllocatable, GAArea: area, Remaining: free,
+		return &fault.Error{Reason: fault.SeatsNotAllocatable, GAArea: area, Remaining: free,
 			Message: fmt.Sprintf("%s has %d places on general sale; %d asked for", area, free, quantity)}
 	}
 	need := quantity
@@ -308,20 +308,20 @@ func (s *Service) ReleaseAllocation(ctx context.Context, c Caller, allocationID 
 			return Allocation{}, err
 		}
 		if a.Status != AllocationActive {
-			return Allocation{}, errorf(KindPrecondition, "allocation %s is already %s", a.ID, a.Status)
+			return Allocation{}, fault.New(fault.BookingNotAllowed, "allocation %s is already %s", a.ID, a.Status)
 		}
 		ev := &eventsv1.AllocationReleased{ShowId: a.ShowID, AllocationId: a.ID, PartnerId: a.PartnerID,
 			GaArea: a.GAArea, ReleasedBy: c.UserID, OccurredAt: timestamppb.New(now)}
 		switch {
 		case len(seats) > 0:
 			if a.GAArea != "" {
-				return Allocation{}, &Error{Kind: KindInvalid, Field: "seats",
+				return Allocation{}, &fault.Error{Reason: fault.BookingInvalid, Field: "seats",
 					Message: fmt.Sprintf("allocation %s is a quota of %s: release a quantity", a.ID, a.GAArea)}
 			}
 			err = releaseSeats(ctx, tx, a, seats, ev)
 		case quantity > 0:
 			if a.GAArea == "" {
-				return Allocation{}, &Error{Kind: KindInvalid, Field: "quantity",
+				return Allocation{}, &fault.Error{Reason: fault.BookingInvalid, Field: "quantity",
 					Message: fmt.Sprintf("allocation %s is of seats: release seats", a.ID)}
 			}
 			err = releaseGAPlaces(ctx, tx, a, quantity, ev)
@@ -375,7 +375,7 @@ func releaseSeats(ctx context.Context, tx pgx.Tx, a Allocation, seats []string, 
 					missing = append(missing, seat)
 				}
 			}
-			return &Error{Kind: KindInvalid, Field: "seats", Seats: missing,
+			return &fault.Error{Reason: fault.BookingInvalid, Field: "seats", Seats: missing,
 				Message: fmt.Sprintf("seats %s are not in allocation %s", joinSeats(missing), a.ID)}
 		}
 		ev.Seats, ev.Quantity = got, int32(len(got))
@@ -404,7 +404,7 @@ func releaseGAPlaces(ctx context.Context, tx pgx.Tx, a Allocation, quantity int,
 		return fmt.Errorf("release GA places of allocation %s: %w", a.ID, err)
 	}
 	if tag.RowsAffected() == 0 || public < 0 {
-		return errorf(KindPrecondition, "allocation %s has fewer than %d unsold places", a.ID, quantity)
+		return fault.New(fault.BookingNotAllowed, "allocation %s has fewer than %d unsold places", a.ID, quantity)
 	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE ga_buckets SET capacity = capacity + $4, remaining = remaining + $4, version = version + 1
@@ -430,7 +430,7 @@ func liftAllocation(ctx context.Context, tx pgx.Tx, a Allocation, done func(seat
 			UPDATE ga_buckets SET allocation_id = NULL, allocated_partner_id = NULL, version = version + 1
 			WHERE show_id = $1 AND allocation_id = $2
 			RETURNING remaining`, a.ShowID, a.ID).Scan(&places)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if _, err := pg.Found(err); err != nil { // no bucket: nothing to give back
 			return fmt.Errorf("return GA places of allocation %s: %w", a.ID, err)
 		}
 		done(nil, places)
@@ -532,11 +532,12 @@ func readAllocation(ctx context.Context, tx pgx.Tx, id string, now time.Time) (A
 	)
 	err := tx.QueryRow(ctx, allocationSQL, id, now).Scan(&a.ID, &a.ShowID, &a.PartnerID, &a.GAArea, &a.GeneralSale,
 		&a.ReturnAt, &a.Status, &a.CreatedAt, &a.Seats, &freeSeats, &places, &left)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return a, notFound("allocation", id)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return a, fmt.Errorf("read allocation %s: %w", id, err)
+	}
+	if !found {
+		return a, notFound("allocation", id)
 	}
 	a.ReturnAt, a.CreatedAt = a.ReturnAt.UTC(), a.CreatedAt.UTC()
 	if a.GAArea != "" {
@@ -554,11 +555,12 @@ func lockAllocation(ctx context.Context, tx pgx.Tx, id string) (Allocation, erro
 	err := tx.QueryRow(ctx, `
 		SELECT allocation_id, show_id, partner_id, ga_area, return_at, status FROM allocations
 		WHERE allocation_id = $1 FOR UPDATE`, id).Scan(&a.ID, &a.ShowID, &a.PartnerID, &a.GAArea, &a.ReturnAt, &a.Status)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return a, notFound("allocation", id)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return a, fmt.Errorf("lock allocation %s: %w", id, err)
+	}
+	if !found {
+		return a, notFound("allocation", id)
 	}
 	a.ReturnAt = a.ReturnAt.UTC()
 	return a, nil
@@ -609,11 +611,12 @@ func returnAllocation(ctx context.Context, tx pgx.Tx, id string, now time.Time) 
 		WHERE allocation_id = $1 AND status = 'active' AND return_at <= $2
 		RETURNING allocation_id, show_id, partner_id, ga_area, return_at`, id, now).
 		Scan(&a.ID, &a.ShowID, &a.PartnerID, &a.GAArea, &a.ReturnAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil // another worker returned it, or it was released
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return false, fmt.Errorf("return allocation %s: %w", id, err)
+	}
+	if !found {
+		return false, nil // another worker returned it, or it was released
 	}
 	ev := &eventsv1.AllocationReturned{ShowId: a.ShowID, AllocationId: a.ID, PartnerId: a.PartnerID, GaArea: a.GAArea,
 		ReturnAt: timestamppb.New(a.ReturnAt), OccurredAt: timestamppb.New(now)}

@@ -2,11 +2,11 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -37,8 +37,7 @@ func (s *Service) AvailableMany(ctx context.Context, showIDs []int64) (map[int64
 	byShard := map[*pg.Pool][]int64{}
 	for _, id := range showIDs {
 		pool, err := s.shardOf(ctx, id)
-		var e *Error
-		if errors.As(err, &e) && e.Kind == KindNotFound {
+		if fault.ReasonOf(err) == fault.ShowNotFound {
 			continue
 		}
 		if err != nil {

@@ -6,7 +6,6 @@ package booking
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -14,94 +13,31 @@ import (
 
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
-// Kind classifies the business errors of booking; the API maps each kind to
-// one code.
-type Kind string
-
-// The kinds of business error.
-const (
-	// KindUnavailable: seats or places are held or sold by someone else.
-	KindUnavailable Kind = "unavailable"
-	// KindNotFound: no such show, hold or order (or not the caller's).
-	KindNotFound Kind = "not_found"
-	// KindInvalid: the request names things that do not exist or breaks a
-	// limit of the show (unknown seats, too many seats in one hold).
-	KindInvalid Kind = "invalid"
-	// KindPrecondition: the request is well-formed but the state does not
-	// allow it (hold expired, sales not open, account cap reached).
-	KindPrecondition Kind = "precondition"
-	// KindCheckedIn: the order has a ticket admitted at the gate, so it
-	// can no longer be cancelled (decision 0065).
-	KindCheckedIn Kind = "checked_in"
-	// KindForbidden: the caller may not do this to the show (allocations
-	// are its operator's and admins', decision 0185).
-	KindForbidden Kind = "forbidden"
-	// KindPartnerNotFound: an allocation names a partner there is not.
-	KindPartnerNotFound Kind = "partner_not_found"
-	// KindNotAllocatable: seats or GA places asked for an allocation are
-	// held, sold or allocated already.
-	KindNotAllocatable Kind = "not_allocatable"
-	// KindNotInChannel: seats asked for a hold are not sold through the
-	// caller's channel (another partner's allocation, an allocation the
-	// public may not have, or general sale a partner's allocation closes
-	// to it; decision 0325).
-	KindNotInChannel Kind = "not_in_channel"
-)
-
-// Kinds lists every Kind: the API's error table has a row for each
-// (docs/errors.md).
-var Kinds = []Kind{KindUnavailable, KindNotFound, KindInvalid, KindPrecondition, KindCheckedIn,
-	KindForbidden, KindPartnerNotFound, KindNotAllocatable, KindNotInChannel}
-
-// Errors lists the sentinel errors of booking; the API's error table has a
-// row for each.
+// Errors lists the sentinel errors of booking; the API answers each by its
+// reason (docs/errors.md).
 var Errors = []error{ErrNotConfirmable}
 
-// Error is a business answer of booking. It is recorded with the
-// idempotency key and replayed as it was (R-5.1).
-type Error struct {
-	Kind    Kind   `json:"kind"`
-	Message string `json:"message"`
-	// Field names the request field at fault, for KindInvalid.
-	Field string `json:"field,omitempty"`
-	// Seats are the unavailable (or unknown, or not in the channel) seats.
-	Seats []string `json:"seats,omitempty"`
-	// SeatmapVersion is the seat-map version the conflict was read at (R-5.2).
-	SeatmapVersion int64 `json:"seatmap_version,omitempty"`
-	// GAArea and Remaining describe a general-admission shortage.
-	GAArea    string `json:"ga_area,omitempty"`
-	Remaining int    `json:"remaining,omitempty"`
-	// AccountCap is set when a hold would take the account past the seats
-	// it may hold or buy of a show (R-3.8), so the buyer is told what to do
-	// (decision 0302).
-	AccountCap *AccountCap `json:"account_cap,omitempty"`
-}
-
-// AccountCap describes a refusal by the per-account seat cap (R-3.8).
-type AccountCap struct {
-	ShowID int64 `json:"show_id"`
-	// Max is what one account may hold or buy of the show; Held what the
-	// account holds, awaits payment for or bought; Asked what the refused
-	// hold asked for.
-	Max   int `json:"max"`
-	Held  int `json:"held"`
-	Asked int `json:"asked"`
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
-}
+// codecReasons are booking's answers recorded with idempotency keys: those
+// it makes for a request (a *fault.Error; decision 0318).
+var codecReasons = []fault.Reason{fault.SeatsUnavailable, fault.BookingNotFound, fault.ShowNotFound,
+	fault.BookingInvalid, fault.BookingNotAllowed, fault.OrderCheckedIn, fault.AllocationForbidden,
+	fault.PartnerNotFound, fault.SeatsNotAllocatable, fault.SeatsNotInChannel}
 
 // ErrorCodec records booking's business errors with idempotency keys; work
-// of other domains that may answer them joins it (idempotency.Union).
-var ErrorCodec = idempotency.ErrorsOf[Error]("booking")
+// of other domains that may answer them joins it (idempotency.Union). The
+// kinds are those of booking's own error type before decision 0318, so that
+// the answers recorded then replay.
+var ErrorCodec = idempotency.Faults("booking", codecReasons, map[string]fault.Reason{
+	"unavailable": fault.SeatsUnavailable, "not_found": fault.BookingNotFound, "invalid": fault.BookingInvalid,
+	"precondition": fault.BookingNotAllowed, "checked_in": fault.OrderCheckedIn, "forbidden": fault.AllocationForbidden,
+	"partner_not_found": fault.PartnerNotFound, "not_allocatable": fault.SeatsNotAllocatable,
+})
 
 // HoldStatus is where a hold is in its life.
 type HoldStatus string
@@ -276,7 +212,9 @@ func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Mic
 
 // notFound is the answer for ids that are malformed, unknown, or someone
 // else's: the three are indistinguishable to the caller on purpose.
-func notFound(what, id string) *Error { return errorf(KindNotFound, "%s %s not found", what, id) }
+func notFound(what, id string) *fault.Error {
+	return fault.New(fault.BookingNotFound, "%s %s not found", what, id)
+}
 
 // idempotencyDo runs a write on a shard under the request's idempotency key,
 // scoped to target (the show or the hold the request names; decision 0087).

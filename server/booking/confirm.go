@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,12 +11,14 @@ import (
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrNotConfirmable means the order can no longer be confirmed: its hold ran
 // out or was released, or it is not waiting for payment any more. A payment
 // that succeeded for it is refunded (R-3.7, R-6.3).
-var ErrNotConfirmable = errors.New("order can no longer be confirmed")
+var ErrNotConfirmable = fault.Sentinel(fault.OrderNotConfirmable, "order can no longer be confirmed")
 
 // ReadOrder reads an order in tx. Writers that follow take the hold row
 // before the order row, the lock order the sweeper keeps too.
@@ -31,11 +32,12 @@ func readOrder(ctx context.Context, tx pgx.Tx, orderID string, lock bool) (Order
 		sql += ` FOR UPDATE`
 	}
 	o, err := scanOrder(tx.QueryRow(ctx, sql, orderID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return o, notFound("order", orderID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return o, fmt.Errorf("read order %s: %w", orderID, err)
+	}
+	if !found {
+		return o, notFound("order", orderID)
 	}
 	return o, nil
 }
@@ -130,7 +132,7 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 		return o, notFound("order", orderID)
 	}
 	if o.Status != OrderConfirmed {
-		return o, errorf(KindPrecondition, "order %s is %s, not confirmed", orderID, o.EffectiveStatus(now))
+		return o, fault.New(fault.BookingNotAllowed, "order %s is %s, not confirmed", orderID, o.EffectiveStatus(now))
 	}
 	terms, err := catalog.ReadTerms(ctx, tx, o.ShowID)
 	if err != nil {
@@ -138,14 +140,14 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 	}
 	startsAt, feeBps := terms.StartsAt, terms.CancellationFeeBps
 	if !now.Before(startsAt) {
-		return o, errorf(KindPrecondition, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
+		return o, fault.New(fault.BookingNotAllowed, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
 	}
 	used, err := admitted(ctx, tx, orderID)
 	if err != nil {
 		return o, err
 	}
 	if used {
-		return o, errorf(KindCheckedIn, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
+		return o, fault.New(fault.OrderCheckedIn, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
 	}
 	h, err := getHold(ctx, tx, o.HoldID)
 	if err != nil {
@@ -217,15 +219,16 @@ func ExtendForPayment(ctx context.Context, tx pgx.Tx, holdID string, extension t
 		       extended = true, updated_at = $2
 		WHERE hold_id = $1 AND status = 'ordered' AND expires_at >= $2 AND NOT extended
 		RETURNING expires_at`, holdID, now, extension.Milliseconds()).Scan(&until)
-	if errors.Is(err, pgx.ErrNoRows) {
+	found, err := pg.Found(err)
+	if err != nil {
+		return until, fmt.Errorf("extend hold %s: %w", holdID, err)
+	}
+	if !found {
 		err = tx.QueryRow(ctx, `SELECT expires_at FROM holds WHERE hold_id = $1`, holdID).Scan(&until)
 		if err != nil {
 			return until, fmt.Errorf("read hold %s: %w", holdID, err)
 		}
 		return until.UTC(), nil
-	}
-	if err != nil {
-		return until, fmt.Errorf("extend hold %s: %w", holdID, err)
 	}
 	// The seats carry the hold's expiry: it is what CreateHold's condition
 	// reads (R-3.3).

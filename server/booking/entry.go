@@ -2,10 +2,11 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Entry is what the gate needs to know of an order to admit one of its
@@ -38,11 +39,12 @@ func LockForEntry(ctx context.Context, tx pgx.Tx, orderID string, showID int64) 
 		WHERE o.order_id = $1 AND o.show_id = $2
 		FOR SHARE OF o`, orderID, showID).
 		Scan(&e.Status, &e.UserID, &e.TotalMinor, &e.Currency, &e.Seats, &e.GAArea, &e.Quantity)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return e, notFound("order", orderID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return e, fmt.Errorf("read order %s for entry: %w", orderID, err)
+	}
+	if !found {
+		return e, notFound("order", orderID)
 	}
 	return e, nil
 }

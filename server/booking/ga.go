@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -29,7 +29,7 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 	// Prices and quantities are bounded (decision 0071); a wrapped total is
 	// never sold, whatever got past the bounds.
 	if h.AmountMinor, err = amount.Mul(price, int64(h.Quantity)); err != nil {
-		return &Error{Kind: KindInvalid, Field: "quantity", GAArea: area,
+		return &fault.Error{Reason: fault.BookingInvalid, Field: "quantity", GAArea: area,
 			Message: fmt.Sprintf("the total price of %d places of %s is out of range", h.Quantity, area)}
 	}
 
@@ -60,12 +60,13 @@ func holdGA(ctx context.Context, tx pgx.Tx, h *Hold, area string, now time.Time)
 		WHERE b.show_id = $1 AND b.area = $2 AND b.bucket = pick.bucket
 		RETURNING b.bucket`, h.ShowID, area, h.Quantity, h.PartnerID).Scan(&bucket)
 	})
+	found, err := pg.Found(err)
 	switch {
-	case err == nil:
+	case err != nil:
+		return fmt.Errorf("take GA places: %w", err)
+	case found:
 		h.takes = map[int]int{bucket: h.Quantity}
 		return nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("take GA places: %w", err)
 	}
 	return holdGASlow(ctx, tx, h, now)
 }
@@ -105,7 +106,7 @@ func holdGASlow(ctx context.Context, tx pgx.Tx, h *Hold, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		return &Error{Kind: KindUnavailable, GAArea: h.GAArea, Remaining: total, SeatmapVersion: version,
+		return &fault.Error{Reason: fault.SeatsUnavailable, GAArea: h.GAArea, Remaining: total, SeatmapVersion: version,
 			Message: fmt.Sprintf("%s has %d places left; %d asked for", h.GAArea, total, h.Quantity)}
 	}
 	takes := map[int]int{}
@@ -194,7 +195,7 @@ func resolveArea(ctx context.Context, tx pgx.Tx, showID int64, area string) (str
 			return a.name, a.price, nil
 		}
 	}
-	e := &Error{Kind: KindInvalid, Field: "ga_area"}
+	e := &fault.Error{Reason: fault.BookingInvalid, Field: "ga_area"}
 	switch {
 	case len(areas) == 0:
 		e.Message = fmt.Sprintf("show %d has no general-admission areas", showID)

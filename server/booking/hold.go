@@ -2,7 +2,6 @@ package booking
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -81,7 +81,7 @@ func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now
 		return Hold{}, err
 	}
 	if len(req.Seats) == 0 && n <= 0 {
-		e := errorf(KindInvalid, "a general-admission hold needs a quantity of at least 1")
+		e := fault.New(fault.BookingInvalid, "a general-admission hold needs a quantity of at least 1")
 		e.Field = "quantity"
 		return Hold{}, e
 	}
@@ -165,7 +165,7 @@ func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerI
 		return fmt.Errorf("count places of partner %d on show %d: %w", partnerID, show.ID, err)
 	}
 	if have+n > limit {
-		return errorf(KindPrecondition, "partner %d may hold or sell at most %d places of show %d at once; it has %d (an admin raises its cap)",
+		return fault.New(fault.BookingNotAllowed, "partner %d may hold or sell at most %d places of show %d at once; it has %d (an admin raises its cap)",
 			partnerID, limit, show.ID, have)
 	}
 	return nil
@@ -223,7 +223,7 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 			// Prices are bounded (decision 0071), so this cannot overflow;
 			// if a price ever slipped past the bound, no wrapped total is sold.
 			if h.AmountMinor, err = amount.Add(h.AmountMinor, g.price); err != nil {
-				return &Error{Kind: KindInvalid, Field: "seats", Seats: seats,
+				return &fault.Error{Reason: fault.BookingInvalid, Field: "seats", Seats: seats,
 					Message: fmt.Sprintf("the total price of seats %s is out of range", joinSeats(seats))}
 			}
 		}
@@ -234,8 +234,8 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 	}
 	// The partial update is rolled back; tell which seats were the problem.
 	err = seatsProblem(ctx, tx, h.ShowID, seats, taken)
-	var e *Error
-	if !errors.As(err, &e) || e.Kind != KindUnavailable {
+	e, ok := fault.As(err)
+	if !ok || e.Reason != fault.SeatsUnavailable {
 		return err
 	}
 	// A seat the caller's channel may not hold is not a lost race: the
@@ -249,7 +249,7 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 	if len(outside) == 0 {
 		return e
 	}
-	e.Kind, e.Seats = KindNotInChannel, outside
+	e.Reason, e.Seats = fault.SeatsNotInChannel, outside
 	if h.PartnerID == 0 {
 		e.Message = fmt.Sprintf("seats %s are allocated to a partner, not on general sale", joinSeats(outside))
 	} else {
@@ -284,14 +284,14 @@ func seatsProblem(ctx context.Context, tx pgx.Tx, showID int64, asked, free []st
 		}
 	}
 	if len(unknown) > 0 {
-		return &Error{Kind: KindInvalid, Field: "seats", Seats: unknown,
+		return &fault.Error{Reason: fault.BookingInvalid, Field: "seats", Seats: unknown,
 			Message: fmt.Sprintf("show %d has no seats %s", showID, joinSeats(unknown))}
 	}
 	version, err := seatmapVersion(ctx, tx, showID)
 	if err != nil {
 		return err
 	}
-	return &Error{Kind: KindUnavailable, Seats: unavailable, SeatmapVersion: version,
+	return &fault.Error{Reason: fault.SeatsUnavailable, Seats: unavailable, SeatmapVersion: version,
 		Message: fmt.Sprintf("seats unavailable: %s", joinSeats(unavailable))}
 }
 
@@ -344,16 +344,16 @@ func (s *Service) ReleaseHold(ctx context.Context, userID, holdID string) (Hold,
 		switch h.EffectiveStatus(now) {
 		case HoldActive:
 		case HoldOrdered:
-			return Hold{}, errorf(KindPrecondition, "hold %s belongs to order %s: cancel the order instead", holdID, h.OrderID)
+			return Hold{}, fault.New(fault.BookingNotAllowed, "hold %s belongs to order %s: cancel the order instead", holdID, h.OrderID)
 		default:
-			return Hold{}, errorf(KindPrecondition, "hold %s is already %s", holdID, h.EffectiveStatus(now))
+			return Hold{}, fault.New(fault.BookingNotAllowed, "hold %s is already %s", holdID, h.EffectiveStatus(now))
 		}
 		ended, err := endHold(ctx, tx, h, HoldReleased, now)
 		if err != nil {
 			return Hold{}, err
 		}
 		if !ended {
-			return Hold{}, errorf(KindPrecondition, "hold %s is no longer active", holdID)
+			return Hold{}, fault.New(fault.BookingNotAllowed, "hold %s is no longer active", holdID)
 		}
 		h.Status = HoldReleased
 		return h, nil

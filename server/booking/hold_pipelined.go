@@ -1,7 +1,6 @@
 package booking
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
@@ -196,11 +196,12 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 			} else {
 				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs)
 			}
-			if errors.Is(err, pgx.ErrNoRows) {
-				return Hold{}, false, nil
-			}
+			found, err := pg.Found(err)
 			if err != nil {
 				return Hold{}, false, fmt.Errorf("take places: %w", err)
+			}
+			if !found {
+				return Hold{}, false, nil
 			}
 			h.ExpiresAt = now.Add(time.Duration(ttlMs) * time.Millisecond)
 			return h, true, nil

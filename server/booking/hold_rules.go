@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // The rules every hold of a show passes, whichever path takes it (decision
@@ -91,17 +93,17 @@ func loadShowRules(ctx context.Context, tx pgx.Tx, showID int64, userID string, 
 func (v holdVerdicts) refusal(show showSettings, n int, account bool) error {
 	switch {
 	case !v.opened:
-		return errorf(KindPrecondition, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
+		return fault.New(fault.BookingNotAllowed, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
 	case !v.notStarted:
-		return errorf(KindPrecondition, "show %d has already started", show.ID)
+		return fault.New(fault.BookingNotAllowed, "show %d has already started", show.ID)
 	case !v.withinHoldLimit:
-		e := errorf(KindInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
+		e := fault.New(fault.BookingInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
 		e.Field = "seats"
 		return e
 	case account && !v.withinAccountCap:
-		e := errorf(KindPrecondition, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
+		e := fault.New(fault.BookingNotAllowed, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
 			show.MaxSeatsPerAccount, show.ID, v.held)
-		e.AccountCap = &AccountCap{ShowID: show.ID, Max: show.MaxSeatsPerAccount, Held: v.held, Asked: n}
+		e.AccountCap = &fault.AccountCap{ShowID: show.ID, Max: show.MaxSeatsPerAccount, Held: v.held, Asked: n}
 		return e
 	}
 	return nil

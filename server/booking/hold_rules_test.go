@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -123,7 +124,7 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 	cases := []struct {
 		name, user, key string
 		req             HoldRequest
-		// want is "held" or the refusal's kind (and field).
+		// want is "held" or the refusal's reason (and field).
 		want string
 		// by is who answers on a fast path: "fast" (the path itself),
 		// "slow" (the one-hold path) or "replay" (the key's record).
@@ -133,26 +134,26 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 		{"GA on sale", "u2", "", floor(2), "held", "fast"},
 		{"seats as the sale opens", "u1", "", on(2, seats("A1")), "held", "fast"},
 		{"GA as the sale opens", "u2", "", on(2, floor(1)), "held", "fast"},
-		{"seats before the sale", "u1", "", on(3, seats("A1")), "precondition", "slow"},
-		{"GA before the sale", "u1", "", on(3, floor(1)), "precondition", "slow"},
-		{"GA no bucket serves before the sale", "u1", "", on(3, floor(3)), "precondition", "slow"},
-		{"seats as the show starts", "u1", "", on(4, seats("A1")), "precondition", "slow"},
-		{"GA as the show starts", "u1", "", on(4, floor(1)), "precondition", "slow"},
+		{"seats before the sale", "u1", "", on(3, seats("A1")), "BOOKING_NOT_ALLOWED", "slow"},
+		{"GA before the sale", "u1", "", on(3, floor(1)), "BOOKING_NOT_ALLOWED", "slow"},
+		{"GA no bucket serves before the sale", "u1", "", on(3, floor(3)), "BOOKING_NOT_ALLOWED", "slow"},
+		{"seats as the show starts", "u1", "", on(4, seats("A1")), "BOOKING_NOT_ALLOWED", "slow"},
+		{"GA as the show starts", "u1", "", on(4, floor(1)), "BOOKING_NOT_ALLOWED", "slow"},
 		{"seats at the per-hold limit", "u3", "", seats("A3", "A4", "A5", "A6"), "held", "fast"},
-		{"seats over the per-hold limit", "u4", "", seats("A7", "A8", "A9", "A10", "A11"), "invalid seats", "slow"},
-		{"GA over the per-hold limit", "u4", "", floor(5), "invalid seats", "slow"},
+		{"seats over the per-hold limit", "u4", "", seats("A7", "A8", "A9", "A10", "A11"), "BOOKING_INVALID seats", "slow"},
+		{"GA over the per-hold limit", "u4", "", floor(5), "BOOKING_INVALID seats", "slow"},
 		{"seats up to the cap with live holds", "capped", "", seats("A12"), "held", "fast"},
-		{"seats over the cap with live holds", "capped2", "", seats("A13", "A14"), "precondition", "slow"},
+		{"seats over the cap with live holds", "capped2", "", seats("A13", "A14"), "BOOKING_NOT_ALLOWED", "slow"},
 		{"seats up to the cap past ended holds", "lapsed", "", seats("A15", "A16", "A17", "A18"), "held", "fast"},
-		{"GA over the cap", "gacap", "", floor(2), "precondition", "slow"},
+		{"GA over the cap", "gacap", "", floor(2), "BOOKING_NOT_ALLOWED", "slow"},
 		{"GA up to the cap", "gacap", "", floor(1), "held", "fast"},
 		{"seats up to the cap with the account's new holds", "u3", "", seats("A19", "A20"), "held", "fast"},
-		{"seats over the cap with the account's new holds", "u3", "", seats("A21"), "precondition", "slow"},
+		{"seats over the cap with the account's new holds", "u3", "", seats("A21"), "BOOKING_NOT_ALLOWED", "slow"},
 		{"GA no bucket serves", "u5", "", floor(3), "held", "slow"},
-		{"GA no bucket serves over the cap", "capped", "", floor(3), "precondition", "slow"},
-		{"a seat asked twice", "u6", "", seats("A22", "A22"), "unavailable", "slow"},
-		{"a seat asked five times", "u6", "", seats("A23", "A23", "A23", "A23", "A23"), "invalid seats", "slow"},
-		{"a seat someone holds", "u7", "", seats("A30"), "unavailable", "slow"},
+		{"GA no bucket serves over the cap", "capped", "", floor(3), "BOOKING_NOT_ALLOWED", "slow"},
+		{"a seat asked twice", "u6", "", seats("A22", "A22"), "SEATS_UNAVAILABLE", "slow"},
+		{"a seat asked five times", "u6", "", seats("A23", "A23", "A23", "A23", "A23"), "BOOKING_INVALID seats", "slow"},
+		{"a seat someone holds", "u7", "", seats("A30"), "SEATS_UNAVAILABLE", "slow"},
 		{"a seat whose hold ran out", "u7", "", seats("A29"), "held", "fast"},
 		{"seats with a key", "u8", "k1", seats("A24"), "held", "fast"},
 		{"seats with a key again", "u8", "k1", seats("A24"), "held", "replay"},
@@ -163,7 +164,7 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 	type answer struct {
 		By   string
 		Hold Hold
-		Err  *Error
+		Err  *fault.Error
 	}
 	var (
 		answers [][]answer
@@ -183,8 +184,8 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 			h, slow, err := path.take(ctx, s, pool, c.user, c.req, now)
 			a := answer{By: "fast"}
 			if err != nil {
-				var e *Error
-				require.ErrorAs(t, err, &e, "%s, %s", path.name, c.name)
+				e, ok := fault.As(err)
+				require.True(t, ok, "%s, %s: %v", path.name, c.name, err)
 				e2 := *e
 				if e2.SeatmapVersion != 0 {
 					e2.SeatmapVersion = 1 // a transaction id: each path's own
@@ -215,7 +216,7 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 				require.NoError(t, err, "%s, %s", path.name, c.name)
 			} else {
 				require.NotNil(t, a.Err, "%s, %s: held", path.name, c.name)
-				require.Equal(t, c.want, string(a.Err.Kind)+map[bool]string{true: " " + a.Err.Field}[a.Err.Field != ""],
+				require.Equal(t, c.want, string(a.Err.Reason)+map[bool]string{true: " " + a.Err.Field}[a.Err.Field != ""],
 					"%s, %s: %v", path.name, c.name, a.Err)
 			}
 			got = append(got, a)

@@ -3,7 +3,6 @@ package booking
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -98,11 +98,11 @@ func whyNotOrderable(h Hold, userID string, now time.Time) error {
 	case h.UserID != userID:
 		return notFound("hold", h.ID)
 	case h.OrderID != "":
-		return errorf(KindPrecondition, "hold %s already has order %s", h.ID, h.OrderID)
+		return fault.New(fault.BookingNotAllowed, "hold %s already has order %s", h.ID, h.OrderID)
 	case h.EffectiveStatus(now) == HoldExpired:
-		return errorf(KindPrecondition, "hold %s expired at %s", h.ID, h.ExpiresAt.Format(time.RFC3339))
+		return fault.New(fault.BookingNotAllowed, "hold %s expired at %s", h.ID, h.ExpiresAt.Format(time.RFC3339))
 	default:
-		return errorf(KindPrecondition, "hold %s is %s", h.ID, h.EffectiveStatus(now))
+		return fault.New(fault.BookingNotAllowed, "hold %s is %s", h.ID, h.EffectiveStatus(now))
 	}
 }
 
@@ -131,11 +131,12 @@ func (s *Service) GetOrder(ctx context.Context, caller Caller, orderID string) (
 	var o Order
 	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 		o, err = scanOrder(tx.QueryRow(ctx, `SELECT `+orderColumns+` FROM orders WHERE order_id = $1`, orderID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return notFound("order", orderID)
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("read order %s: %w", orderID, err)
+		}
+		if !found {
+			return notFound("order", orderID)
 		}
 		show, err := loadShow(ctx, tx, o.ShowID)
 		if err != nil {
@@ -184,7 +185,7 @@ func CancelUnpaid(ctx context.Context, tx pgx.Tx, userID, orderID string, now ti
 		return Order{}, fmt.Errorf("cancel order %s: %w", orderID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return Order{}, errorf(KindPrecondition, "order %s is already %s", orderID, o.Status)
+		return Order{}, fault.New(fault.BookingNotAllowed, "order %s is already %s", orderID, o.Status)
 	}
 	o.Status, o.UpdatedAt = OrderCancelled, now
 	return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
@@ -199,7 +200,7 @@ func (s *Service) ListMyOrders(ctx context.Context, userID string, pageSize int,
 	}
 	after, ok, err := page.Decode(pageToken)
 	if err != nil {
-		return nil, "", &Error{Kind: KindInvalid, Field: "page_token", Message: err.Error()}
+		return nil, "", &fault.Error{Reason: fault.BookingInvalid, Field: "page_token", Message: page.ErrBadToken.Message}
 	}
 	if !ok {
 		// Past every order: the first page.

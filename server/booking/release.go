@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // endHold moves a live hold to released or expired and gives back its seats
@@ -55,11 +57,12 @@ func endHold(ctx context.Context, tx pgx.Tx, h Hold, to HoldStatus, now time.Tim
 		UPDATE orders SET status = 'expired', updated_at = $2
 		WHERE hold_id = $1 AND status = 'pending_payment'
 		RETURNING `+orderColumns, h.ID, now).Scan(orderDest(&o)...)
+	found, err := pg.Found(err)
 	switch {
-	case err == pgx.ErrNoRows:
-		return true, nil
 	case err != nil:
 		return false, fmt.Errorf("expire order of hold %s: %w", h.ID, err)
+	case !found:
+		return true, nil // no order waits for payment
 	}
 	return true, appendEvent(ctx, tx, now, orderEvent(o, OrderExpired, now))
 }

@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -266,8 +266,7 @@ func (s *Service) ShowSeatChanges(ctx context.Context, seats map[int64][]string)
 	out := make(map[int64]SeatChanges, len(seats))
 	for showID, names := range seats {
 		pool, err := s.shardOf(ctx, showID)
-		var e *Error
-		if errors.As(err, &e) && e.Kind == KindNotFound {
+		if fault.ReasonOf(err) == fault.ShowNotFound {
 			continue // not on a shard (yet): a read will load it
 		}
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
@@ -44,11 +45,12 @@ func scanShow(row pgx.Row, showID int64, more ...any) (showSettings, error) {
 	)
 	err := row.Scan(append([]any{&s.ID, &s.OrganizationID, &s.Currency, &s.OnSaleAt, &s.StartsAt, &ttlMs,
 		&s.MaxSeatsPerAccount, &s.MaxSeatsPerHold}, more...)...)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s, errorf(KindNotFound, "show %d not found", showID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return s, fmt.Errorf("load show %d: %w", showID, err)
+	}
+	if !found {
+		return s, fault.New(fault.ShowNotFound, "show %d not found", showID)
 	}
 	s.HoldTTL = time.Duration(ttlMs) * time.Millisecond
 	return s, nil
@@ -59,7 +61,7 @@ func scanShow(row pgx.Row, showID int64, more ...any) (showSettings, error) {
 func (s *Service) shardOf(ctx context.Context, showID int64) (*pg.Pool, error) {
 	pool, err := s.router.ForShow(ctx, showID)
 	if errors.Is(err, shard.ErrUnknownShow) {
-		return nil, errorf(KindNotFound, "show %d not found", showID)
+		return nil, fault.New(fault.ShowNotFound, "show %d not found", showID)
 	}
 	return pool, err
 }
@@ -89,11 +91,12 @@ func getHold(ctx context.Context, q pgx.Tx, holdID string) (Hold, error) {
 	h, err := scanHold(q.QueryRow(ctx, `
 		SELECT `+holdColumns+` FROM holds h LEFT JOIN orders o ON o.hold_id = h.hold_id
 		WHERE h.hold_id = $1`, holdID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return h, notFound("hold", holdID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return h, fmt.Errorf("read hold %s: %w", holdID, err)
+	}
+	if !found {
+		return h, notFound("hold", holdID)
 	}
 	return h, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
@@ -44,24 +45,15 @@ const (
 )
 
 // ErrNotFound means there is no such show.
-var ErrNotFound = errors.New("show not found")
+var ErrNotFound = fault.Sentinel(fault.ShowNotFound, "show not found")
 
 // ErrNotYourSale refuses to add a show to a sale the caller does not manage.
-var ErrNotYourSale = errors.New("only managers of the sale's organization and admins add shows to it")
+var ErrNotYourSale = fault.Sentinel(fault.SaleForbidden, "only managers of the sale's organization and admins add shows to it")
 
-// Errors lists the errors of catalog that reach the API (a zero
-// *InvalidError stands for every one); its error table has a row for each
-// (docs/errors.md).
-var Errors = []error{ErrNotFound, ErrNotYourSale, ErrOpeningFrozen, &InvalidError{}, &ForbiddenError{},
-	ErrOrganizationNotFound, ErrNotAMember, ErrOrganizationExists}
-
-// InvalidError is a request the catalog refuses, naming the field at fault.
-type InvalidError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
+// Errors lists the sentinel errors of catalog that reach the API; it
+// answers each by its reason (docs/errors.md).
+var Errors = []error{ErrNotFound, ErrNotYourSale, ErrOpeningFrozen, ErrOrganizationNotFound, ErrNotAMember,
+	ErrOrganizationExists}
 
 // Section is a block of seats named row label + number.
 type Section struct {
@@ -207,7 +199,10 @@ func NewService(router *shard.Router, clk clock.Clock, inventory Inventory, opts
 	return s
 }
 
-var errorCodec = idempotency.ErrorsOf[InvalidError]("catalog")
+// errorCodec records a refused show definition with the idempotency key
+// (decision 0318); "" reads catalog's InvalidError recorded before.
+var errorCodec = idempotency.Faults("catalog", []fault.Reason{fault.ShowInvalid},
+	map[string]fault.Reason{"": fault.ShowInvalid})
 
 // NewShow is what CreateShow needs beyond the show itself.
 type NewShow struct {
@@ -230,7 +225,7 @@ func (s *Service) authorize(ctx context.Context, show *Show, createdBy string, i
 		}
 		name, err := s.organizationName(ctx, show.OrganizationID)
 		if errors.Is(err, ErrOrganizationNotFound) {
-			return &InvalidError{Field: "organization_id", Message: fmt.Sprintf("there is no organization %q", show.OrganizationID)}
+			return &fault.Error{Reason: fault.ShowInvalid, Field: "organization_id", Message: fmt.Sprintf("there is no organization %q", show.OrganizationID)}
 		}
 		if err != nil {
 			return err
@@ -239,27 +234,27 @@ func (s *Service) authorize(ctx context.Context, show *Show, createdBy string, i
 		return nil
 	}
 	if show.OrganizationID == "" {
-		return &InvalidError{Field: "organization_id", Message: "name the organization the show belongs to (one you manage)"}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "organization_id", Message: "name the organization the show belongs to (one you manage)"}
 	}
 	ok, err := s.HasRole(ctx, show.OrganizationID, createdBy, RoleManager)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return &ForbiddenError{Field: "organization_id", Message: fmt.Sprintf("only managers of %q and admins create its shows", show.OrganizationID)}
+		return &fault.Error{Reason: fault.ShowFieldForbidden, Field: "organization_id", Message: fmt.Sprintf("only managers of %q and admins create its shows", show.OrganizationID)}
 	}
 	if show.CommissionBps != nil {
-		return &ForbiddenError{Field: "commission_bps", Message: "the platform's commission is set by admins only"}
+		return &fault.Error{Reason: fault.ShowFieldForbidden, Field: "commission_bps", Message: "the platform's commission is set by admins only"}
 	}
 	if in.RequestedShard != nil {
-		return &ForbiddenError{Field: "shard", Message: "placing a show on a shard is for admins only"}
+		return &fault.Error{Reason: fault.ShowFieldForbidden, Field: "shard", Message: "placing a show on a shard is for admins only"}
 	}
 	most := *s.policy.MaxCancellationFeeBps
 	switch f := show.CancellationFeeBps; {
 	case f == nil && most < DefaultCancellationFeeBps:
 		show.CancellationFeeBps = new(most) // unset: the default, within the policy
 	case f != nil && *f > most:
-		return &InvalidError{Field: "cancellation_fee_bps", Message: fmt.Sprintf(
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "cancellation_fee_bps", Message: fmt.Sprintf(
 			"at most %d (the platform's policy); a higher fee needs an admin", most)}
 	}
 	name, err := s.organizationName(ctx, show.OrganizationID)
@@ -296,7 +291,7 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 			}
 			i, err := s.router.Place(ctx, tx, in.RequestedShard)
 			if errors.Is(err, shard.ErrNoSuchShard) {
-				return Show{}, &InvalidError{Field: "shard", Message: fmt.Sprintf("there are %d shards (0 to %d)",
+				return Show{}, &fault.Error{Reason: fault.ShowInvalid, Field: "shard", Message: fmt.Sprintf("there are %d shards (0 to %d)",
 					len(s.router.Shards()), len(s.router.Shards())-1)}
 			}
 			if err != nil {
@@ -336,13 +331,13 @@ func complete(s *Show, createdBy string, now time.Time) error {
 	}
 	loc, err := display.Zone(s.TimeZone)
 	if err != nil {
-		return &InvalidError{Field: "time_zone", Message: fmt.Sprintf(
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "time_zone", Message: fmt.Sprintf(
 			"%q is not an IANA time zone (e.g. %q)", s.TimeZone, display.DefaultZone)}
 	}
 	s.TimeZone = loc.String()
 	s.StartsAt, s.OnSaleAt = s.StartsAt.UTC(), s.OnSaleAt.UTC()
 	if !s.OnSaleAt.Before(s.StartsAt) {
-		return &InvalidError{Field: "starts_at", Message: "the show must start after sales open"}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "starts_at", Message: "the show must start after sales open"}
 	}
 	if s.HoldTTL == 0 {
 		s.HoldTTL = DefaultHoldTTL
@@ -370,19 +365,19 @@ func complete(s *Show, createdBy string, now time.Time) error {
 	for _, sec := range s.Sections {
 		for _, r := range sec.Rows {
 			if rows[r] {
-				return &InvalidError{Field: "sections", Message: fmt.Sprintf("row %q appears twice", r)}
+				return &fault.Error{Reason: fault.ShowInvalid, Field: "sections", Message: fmt.Sprintf("row %q appears twice", r)}
 			}
 			rows[r] = true
 		}
 		s.SeatCount += len(sec.Rows) * sec.SeatsPerRow
 	}
 	if s.SeatCount > MaxSeats {
-		return &InvalidError{Field: "sections", Message: fmt.Sprintf("%d seats; at most %d per show", s.SeatCount, MaxSeats)}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "sections", Message: fmt.Sprintf("%d seats; at most %d per show", s.SeatCount, MaxSeats)}
 	}
 	areas := map[string]bool{}
 	for i, a := range s.GAAreas {
 		if areas[a.Name] {
-			return &InvalidError{Field: "ga_areas", Message: fmt.Sprintf("area %q appears twice", a.Name)}
+			return &fault.Error{Reason: fault.ShowInvalid, Field: "ga_areas", Message: fmt.Sprintf("area %q appears twice", a.Name)}
 		}
 		areas[a.Name] = true
 		if a.Buckets == 0 {
@@ -396,7 +391,7 @@ func complete(s *Show, createdBy string, now time.Time) error {
 		s.GAAreas[i].Buckets = min(s.GAAreas[i].Buckets, a.Capacity)
 	}
 	if s.SeatCount == 0 && len(s.GAAreas) == 0 {
-		return &InvalidError{Field: "sections", Message: "a show needs seats or a general-admission area"}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "sections", Message: "a show needs seats or a general-admission area"}
 	}
 	return completeWaitingRoom(s, now)
 }
@@ -408,7 +403,7 @@ func complete(s *Show, createdBy string, now time.Time) error {
 func checkBounds(s *Show) error {
 	price := func(field string, p int64) error {
 		if p < 0 || p > amount.MaxPriceMinor {
-			return &InvalidError{Field: field, Message: fmt.Sprintf("price %d is out of range: 0 to %d minor units",
+			return &fault.Error{Reason: fault.ShowInvalid, Field: field, Message: fmt.Sprintf("price %d is out of range: 0 to %d minor units",
 				p, amount.MaxPriceMinor)}
 		}
 		return nil
@@ -428,7 +423,7 @@ func checkBounds(s *Show) error {
 		n     int
 	}{{"max_seats_per_account", s.MaxSeatsPerAccount}, {"max_seats_per_hold", s.MaxSeatsPerHold}} {
 		if c.n < 1 || c.n > amount.MaxPlacesPerHold {
-			return &InvalidError{Field: c.field, Message: fmt.Sprintf("%d is out of range: 1 to %d (R-3.8)", c.n, amount.MaxPlacesPerHold)}
+			return &fault.Error{Reason: fault.ShowInvalid, Field: c.field, Message: fmt.Sprintf("%d is out of range: 1 to %d (R-3.8)", c.n, amount.MaxPlacesPerHold)}
 		}
 	}
 	return nil
@@ -456,7 +451,7 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID,
 		s.TimeZone)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
-		return &InvalidError{Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
 	if err != nil {
 		return fmt.Errorf("insert show: %w", err)

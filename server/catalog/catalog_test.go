@@ -1,7 +1,6 @@
 package catalog_test
 
 import (
-	"errors"
 	"os"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pg"
@@ -114,19 +114,18 @@ func concert(title string) catalog.NewShow {
 	}}
 }
 
-// fieldOf returns the field an InvalidError or ForbiddenError names, and
-// which of the two it is.
+// fieldOf returns the field a SHOW_INVALID or SHOW_FIELD_FORBIDDEN error
+// names, and which of the two it is.
 func fieldOf(t *testing.T, err error) (kind, field string) {
 	t.Helper()
-	var invalid *catalog.InvalidError
-	var forbidden *catalog.ForbiddenError
+	e, ok := fault.As(err)
 	switch {
-	case errors.As(err, &invalid):
-		return "invalid", invalid.Field
-	case errors.As(err, &forbidden):
-		return "forbidden", forbidden.Field
+	case ok && e.Reason == fault.ShowInvalid:
+		return "invalid", e.Field
+	case ok && e.Reason == fault.ShowFieldForbidden:
+		return "forbidden", e.Field
 	}
-	t.Fatalf("want an InvalidError or ForbiddenError, got %v", err)
+	t.Fatalf("want SHOW_INVALID or SHOW_FIELD_FORBIDDEN, got %v", err)
 	return "", ""
 }
 

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // These tests check complete and checkBounds on their own: the rules a
@@ -241,8 +241,8 @@ func TestCompleteRefuses(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			var invalid *InvalidError
-			require.True(t, errors.As(err, &invalid), "want an InvalidError, got %v", err)
+			invalid, ok := fault.As(err)
+			require.True(t, ok && invalid.Reason == fault.ShowInvalid, "want SHOW_INVALID, got %v", err)
 			require.Equal(t, tc.field, invalid.Field, "error: %v", err)
 			require.NotEmpty(t, invalid.Message)
 		})

@@ -2,11 +2,12 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // The reads other packages make of the catalog's tables (decision 0314):
@@ -44,11 +45,12 @@ func ReadTerms(ctx context.Context, q Querier, showID int64) (Terms, error) {
 		       payment_extension_ms
 		FROM shows WHERE show_id = $1`, showID).
 		Scan(&t.OrganizationID, &t.StartsAt, &t.TimeZone, &t.CommissionBps, &t.CancellationFeeBps, &extensionMs)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Terms{}, fmt.Errorf("terms of show %d: %w", showID, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return Terms{}, fmt.Errorf("read terms of show %d: %w", showID, err)
+	}
+	if !found {
+		return Terms{}, fmt.Errorf("terms of show %d: %w", showID, ErrNotFound)
 	}
 	t.PaymentExtension = time.Duration(extensionMs) * time.Millisecond
 	return t, nil

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -22,7 +22,7 @@ const OpeningFreeze = 2 * time.Second
 
 // ErrOpeningFrozen refuses to move the opening of a sale that has opened or
 // opens within OpeningFreeze.
-var ErrOpeningFrozen = errors.New("the sale has opened (or opens within 2 s): its opening can no longer move")
+var ErrOpeningFrozen = fault.Sentinel(fault.SaleOpeningFrozen, "the sale has opened (or opens within 2 s): its opening can no longer move")
 
 // MoveOpening moves when a sale (a waiting room and every show that sells
 // through it) goes on sale: postponed, or brought forward; a time not after
@@ -43,11 +43,12 @@ func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, b
 	return pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
 		var opens time.Time
 		err := tx.QueryRow(ctx, `SELECT opens_at FROM waiting_rooms WHERE show_id = $1 FOR UPDATE`, saleID).Scan(&opens)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("sale %d: %w", saleID, ErrNotFound)
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("read sale %d: %w", saleID, err)
+		}
+		if !found {
+			return fmt.Errorf("sale %d: %w", saleID, ErrNotFound)
 		}
 		if !opens.After(now.Add(OpeningFreeze)) {
 			return ErrOpeningFrozen
@@ -65,7 +66,7 @@ func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, b
 		}
 		for _, sh := range shows {
 			if !at.Before(sh.StartsAt) {
-				return &InvalidError{Field: "opens_at", Message: fmt.Sprintf("show %d starts at %s: the sale must open before",
+				return &fault.Error{Reason: fault.ShowInvalid, Field: "opens_at", Message: fmt.Sprintf("show %d starts at %s: the sale must open before",
 					sh.ID, sh.StartsAt.Format(time.RFC3339))}
 			}
 		}

@@ -2,14 +2,15 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Role is what a member may do for the shows of its organisation
@@ -29,22 +30,13 @@ const (
 func (r Role) Valid() bool { return r == RoleManager || r == RoleGate }
 
 // ErrOrganizationNotFound means there is no such organisation.
-var ErrOrganizationNotFound = errors.New("organization not found")
+var ErrOrganizationNotFound = fault.Sentinel(fault.OrganizationNotFound, "organization not found")
 
 // ErrOrganizationExists refuses a second organisation with an id in use.
-var ErrOrganizationExists = errors.New("an organization with this id exists")
+var ErrOrganizationExists = fault.Sentinel(fault.OrganizationExists, "an organization with this id exists")
 
 // ErrNotAMember answers the removal of someone who is not a member.
-var ErrNotAMember = errors.New("not a member of the organization")
-
-// ForbiddenError refuses what the caller may not do, naming the request
-// field that asks for it (commission_bps, shard, organization_id).
-type ForbiddenError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (e *ForbiddenError) Error() string { return e.Field + ": " + e.Message }
+var ErrNotAMember = fault.Sentinel(fault.MemberNotFound, "not a member of the organization")
 
 // Organization is an operator: a bus company, a promoter, a venue.
 type Organization struct {
@@ -92,11 +84,12 @@ func getOrganization(ctx context.Context, q pgx.Tx, id string) (Organization, er
 	var o Organization
 	err := q.QueryRow(ctx, `SELECT organization_id, name, created_by, created_at FROM organizations WHERE organization_id = $1`, id).
 		Scan(&o.ID, &o.Name, &o.CreatedBy, &o.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return o, fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return o, fmt.Errorf("read organization %s: %w", id, err)
+	}
+	if !found {
+		return o, fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
 	}
 	o.CreatedAt = o.CreatedAt.UTC()
 	return o, nil
@@ -106,7 +99,7 @@ func getOrganization(ctx context.Context, q pgx.Tx, id string) (Organization, er
 // checks); a member who has another role gets this one instead.
 func (s *Service) SetMember(ctx context.Context, by, orgID, userID string, role Role) (Member, error) {
 	if !role.Valid() {
-		return Member{}, &InvalidError{Field: "role", Message: fmt.Sprintf("%q is not a role (manager or gate)", role)}
+		return Member{}, &fault.Error{Reason: fault.ShowInvalid, Field: "role", Message: fmt.Sprintf("%q is not a role (manager or gate)", role)}
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
@@ -160,11 +153,12 @@ func (s *Service) HasRole(ctx context.Context, orgID, userID string, roles ...Ro
 	var role string
 	err := s.router.Catalog().QueryRow(ctx,
 		`SELECT role FROM memberships WHERE organization_id = $1 AND user_id = $2`, orgID, userID).Scan(&role)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return false, fmt.Errorf("membership of %s in %s: %w", userID, orgID, err)
+	}
+	if !found {
+		return false, nil
 	}
 	return slices.Contains(roles, Role(role)), nil
 }
@@ -172,11 +166,12 @@ func (s *Service) HasRole(ctx context.Context, orgID, userID string, roles ...Ro
 func (s *Service) organizationName(ctx context.Context, id string) (string, error) {
 	var name string
 	err := s.router.Catalog().QueryRow(ctx, `SELECT name FROM organizations WHERE organization_id = $1`, id).Scan(&name)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return "", fmt.Errorf("read organization %s: %w", id, err)
+	}
+	if !found {
+		return "", fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
 	}
 	return name, nil
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/page"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 const showColumns = `show_id, shard, kind, title, operator, origin, destination, venue, starts_at, on_sale_at,
@@ -50,11 +51,12 @@ func scanShow(row pgx.Row) (Show, error) {
 // GetShow returns a show, with the GA places left read from its shard.
 func (s *Service) GetShow(ctx context.Context, showID int64) (Show, error) {
 	show, err := scanShow(s.router.Catalog().QueryRow(ctx, `SELECT `+showColumns+` FROM shows WHERE show_id = $1`, showID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Show{}, fmt.Errorf("show %d: %w", showID, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return Show{}, fmt.Errorf("read show %d: %w", showID, err)
+	}
+	if !found {
+		return Show{}, fmt.Errorf("show %d: %w", showID, ErrNotFound)
 	}
 	shows := []Show{show}
 	if err := s.attachWaitingRooms(ctx, shows); err != nil {
@@ -121,12 +123,12 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 	}
 	after, _, err := page.Decode(pageToken)
 	if err != nil {
-		return nil, "", &InvalidError{Field: "page_token", Message: err.Error()}
+		return nil, "", &fault.Error{Reason: fault.ShowInvalid, Field: "page_token", Message: page.ErrBadToken.Message}
 	}
 	afterID := int64(0)
 	if after.ID != "" {
 		if afterID, err = strconv.ParseInt(after.ID, 10, 64); err != nil {
-			return nil, "", &InvalidError{Field: "page_token", Message: page.ErrBadToken.Error()}
+			return nil, "", &fault.Error{Reason: fault.ShowInvalid, Field: "page_token", Message: page.ErrBadToken.Message}
 		}
 	}
 	var from *time.Time

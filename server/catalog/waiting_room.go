@@ -2,12 +2,12 @@ package catalog
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -54,7 +54,7 @@ func completeWaitingRoom(s *Show, now time.Time) error {
 		w.MaxRate = max(DefaultMaxAdmissionRate, w.MinRate)
 	}
 	if w.MinRate > w.MaxRate {
-		return &InvalidError{Field: "waiting_room.min_admission_rate", Message: "must not exceed max_admission_rate"}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.min_admission_rate", Message: "must not exceed max_admission_rate"}
 	}
 	if w.AdmittedTTL == 0 {
 		w.AdmittedTTL = DefaultAdmittedTTL
@@ -67,7 +67,7 @@ func completeWaitingRoom(s *Show, now time.Time) error {
 	}
 	w.EndsAt = w.EndsAt.UTC().Truncate(time.Microsecond)
 	if !w.EndsAt.After(s.OnSaleAt) {
-		return &InvalidError{Field: "waiting_room.ends_at", Message: "the window must end after sales open (on_sale_at)"}
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.ends_at", Message: "the window must end after sales open (on_sale_at)"}
 	}
 	return nil
 }
@@ -84,7 +84,7 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 		return nil
 	}
 	if w.MinRate != 0 || w.MaxRate != 0 || w.AdmittedTTL != 0 || !w.EndsAt.IsZero() {
-		return &InvalidError{Field: "waiting_room.sale_id", Message: "a show joining a sale takes the sale's settings: " +
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: "a show joining a sale takes the sale's settings: " +
 			"leave min_admission_rate, max_admission_rate, admitted_token_ttl and ends_at unset"}
 	}
 	var (
@@ -96,11 +96,12 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 		SELECT w.show_id, w.opens_at, coalesce(s.organization_id, '')
 		FROM sale_shows m JOIN waiting_rooms w ON w.show_id = m.sale_id JOIN shows s ON s.show_id = w.show_id
 		WHERE m.show_id = $1`, w.SaleID).Scan(&saleID, &opensAt, &org)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &InvalidError{Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return fmt.Errorf("read sale %d: %w", w.SaleID, err)
+	}
+	if !found {
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("show %d has no waiting room to share", w.SaleID)}
 	}
 	// The sale is its first show's organisation's: its managers add shows
 	// to it (decision 0075), whoever created or is named on it.
@@ -118,7 +119,7 @@ func (s *Service) joinSale(ctx context.Context, show *Show, caller string, admin
 		show.OnSaleAt = opensAt
 	}
 	if !show.OnSaleAt.Equal(opensAt) {
-		return &InvalidError{Field: "on_sale_at", Message: fmt.Sprintf(
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "on_sale_at", Message: fmt.Sprintf(
 			"a show of sale %d goes on sale when its waiting room opens, at %s", saleID, opensAt.Format(time.RFC3339Nano))}
 	}
 	w.SaleID = saleID
@@ -160,11 +161,12 @@ func insertWaitingRoom(ctx context.Context, tx pgx.Tx, s Show) error {
 		)
 		SELECT ends_at, min_rate, max_rate, admitted_ttl_ms FROM room`,
 		s.ID, w.SaleID, s.CreatedAt).Scan(&w.EndsAt, &w.MinRate, &w.MaxRate, &ttlMs)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return &InvalidError{Field: "waiting_room.sale_id", Message: fmt.Sprintf("the waiting room of sale %d has closed", w.SaleID)}
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return fmt.Errorf("add show %d to sale %d: %w", s.ID, w.SaleID, err)
+	}
+	if !found {
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "waiting_room.sale_id", Message: fmt.Sprintf("the waiting room of sale %d has closed", w.SaleID)}
 	}
 	w.EndsAt, w.AdmittedTTL = w.EndsAt.UTC(), time.Duration(ttlMs)*time.Millisecond
 	return nil
@@ -244,13 +246,11 @@ func scanSaleRoom(row pgx.Row) (SaleRoom, error) {
 func (s *Service) SaleRoom(ctx context.Context, showID int64) (r SaleRoom, ok bool, err error) {
 	r, err = scanSaleRoom(s.router.Catalog().QueryRow(ctx, saleRoomQuery+`
 		WHERE w.show_id = (SELECT sale_id FROM sale_shows WHERE show_id = $1)`, showID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return SaleRoom{}, false, nil
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return SaleRoom{}, false, fmt.Errorf("read waiting room of show %d: %w", showID, err)
 	}
-	return r, true, nil
+	return r, found, nil
 }
 
 // OpenSaleRooms lists the rooms whose window has not ended at now, by sale.
@@ -286,14 +286,14 @@ type RoomChange struct {
 
 // UpdateSaleRoom changes the settings of sale's room, by whom at now. A
 // sale without a room is ErrNotFound; a minimum rate above the maximum (the
-// table's check, for a change racing another) an *InvalidError.
+// table's check, for a change racing another) ADMISSION_RATES_INVALID.
 func (s *Service) UpdateSaleRoom(ctx context.Context, saleID int64, c RoomChange, by string, now time.Time) error {
 	tag, err := s.router.Catalog().Exec(ctx, `
 		UPDATE waiting_rooms SET paused = coalesce($2, paused), min_rate = coalesce($3, min_rate),
 		       max_rate = coalesce($4, max_rate), ends_at = coalesce($5, ends_at), updated_at = $6, updated_by = $7
 		WHERE show_id = $1`, saleID, c.Paused, c.MinRate, c.MaxRate, c.EndsAt, now, by)
 	if pg.IsCheckViolation(err) {
-		return &InvalidError{Field: "min_admission_rate", Message: "min_admission_rate must not exceed max_admission_rate"}
+		return fault.OnField(fault.AdmissionRatesInvalid, "min_admission_rate", "min_admission_rate must not exceed max_admission_rate")
 	}
 	if err != nil {
 		return fmt.Errorf("update waiting room of sale %d: %w", saleID, err)

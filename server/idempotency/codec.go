@@ -2,33 +2,54 @@ package idempotency
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
-// ErrorsOf is the Codec of a domain whose business errors are one type,
-// *E: they are recorded as JSON and replayed as *E; every other error is
-// not recorded. name says whose errors they are in messages.
-func ErrorsOf[E any, P interface {
-	*E
-	error
-}](name string) Codec {
+// Faults is the Codec of a domain's business answers (decision 0318): the
+// first *fault.Error of an error's chain is recorded when it was made for
+// the request (not a sentinel) and its reason is one of reasons, and it is
+// replayed as it was. Anything else is not recorded: a retry does the work
+// again (a show moving, a store that did not answer, a sentinel that may
+// not hold next time). name says whose answers they are in messages.
+//
+// kinds reads what the domain recorded before decision 0318: its own
+// error type, whose kind (the "kind" field, "" for a type without one)
+// kinds maps to the reason. Records live Retention, so kinds may be nil
+// from the second release after that decision on.
+func Faults(name string, reasons []fault.Reason, kinds map[string]fault.Reason) Codec {
 	return Codec{
 		EncodeError: func(err error) (json.RawMessage, bool) {
-			var e P
-			if !errors.As(err, &e) {
+			e, ok := fault.As(err)
+			if !ok || e.Shared() || !slices.Contains(reasons, e.Reason) {
 				return nil, false
 			}
 			b, err := json.Marshal(e)
 			return b, err == nil
 		},
 		DecodeError: func(raw json.RawMessage) error {
-			var e E
-			if err := json.Unmarshal(raw, &e); err != nil {
+			var rec struct {
+				fault.Error
+				Kind *string `json:"kind"`
+			}
+			if err := json.Unmarshal(raw, &rec); err != nil {
 				return fmt.Errorf("decode recorded %s error: %w", name, err)
 			}
-			return P(&e)
+			e := rec.Error
+			if e.Reason == "" {
+				kind := ""
+				if rec.Kind != nil {
+					kind = *rec.Kind
+				}
+				r, ok := kinds[kind]
+				if !ok {
+					return fmt.Errorf("decode recorded %s error: no reason and no known kind in %s", name, raw)
+				}
+				e.Reason = r
+			}
+			return &e
 		},
 	}
 }

@@ -9,13 +9,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -25,24 +25,27 @@ const Retention = 48 * time.Hour
 // Show is the Target of a request that acts on a show.
 func Show(id int64) string { return "show:" + strconv.FormatInt(id, 10) }
 
-// Errors lists the errors of idempotency; the API's error table has a row
-// for each (docs/errors.md).
+// Errors lists the sentinel errors of idempotency; the API answers each by
+// its reason (docs/errors.md).
 var Errors = []error{ErrKeyMissing, ErrKeyTooLong, ErrNoCaller, ErrKeyReused, ErrInProgress}
 
 // ErrKeyMissing refuses a write without an Idempotency-Key (R-5.1).
-var ErrKeyMissing = fmt.Errorf("the %s header is required on every write (R-5.1)", Header)
+var ErrKeyMissing = fault.SentinelOnField(fault.IdempotencyKeyMissing, Header,
+	"the header is required on every write (R-5.1)")
 
 // ErrKeyTooLong refuses a key longer than MaxKeyLen.
-var ErrKeyTooLong = fmt.Errorf("the %s header is longer than %d bytes", Header, MaxKeyLen)
+var ErrKeyTooLong = fault.SentinelOnField(fault.IdempotencyKeyInvalid, Header,
+	fmt.Sprintf("the header is longer than %d bytes", MaxKeyLen))
 
 // ErrNoCaller means a write reached the key's scope without a caller.
-var ErrNoCaller = errors.New("no caller for the idempotency key")
+var ErrNoCaller = fault.Sentinel(fault.Unauthenticated, "no caller for the idempotency key")
 
 // ErrKeyReused means the key was first used with a different request.
-var ErrKeyReused = errors.New("idempotency key was already used with a different request")
+var ErrKeyReused = fault.SentinelOnField(fault.IdempotencyKeyReused, Header,
+	"the key was already used with a different request")
 
 // ErrInProgress means a request with the same key is still running.
-var ErrInProgress = errors.New("a request with this idempotency key is still running")
+var ErrInProgress = fault.Sentinel(fault.IdempotencyKeyInProgress, "a request with this idempotency key is still running")
 
 // Key is one caller's idempotency key for one request.
 type Key struct {
@@ -199,11 +202,12 @@ func lookup[T any](ctx context.Context, tx pgx.Tx, key Key, target string, now t
 		SELECT fingerprint, outcome FROM idempotency_keys
 		WHERE scope = $1 AND procedure = $2 AND target = $3 AND key = $4 AND expires_at > $5`,
 		key.Scope, key.Procedure, target, key.Key, now).Scan(&fingerprint, &outcome)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return rec, false, nil
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return rec, false, fmt.Errorf("read idempotency key: %w", err)
+	}
+	if !found {
+		return rec, false, nil
 	}
 	if !bytes.Equal(fingerprint, key.Fingerprint[:]) {
 		return rec, false, ErrKeyReused

@@ -96,10 +96,11 @@ type Journal struct {
 	Lines         []Line
 }
 
-// Errors lists the errors of ledger that reach the API (a zero
-// *InvalidError stands for every one); its error table has a row for each
-// (docs/errors.md).
-var Errors = []error{ErrUnbalanced, ErrInvalidJournal, &UnbalancedError{}, ErrOverdrawn, &InvalidError{}}
+// Errors lists the sentinel errors of ledger that the API answers by their
+// reason (docs/errors.md). A journal that breaks R-7.1 (ErrUnbalanced,
+// ErrInvalidJournal, an *UnbalancedError) is a bug of ours, never the
+// caller's: the API answers it internal.
+var Errors = []error{ErrOverdrawn}
 
 // ErrUnbalanced is matched (errors.Is) by every *UnbalancedError.
 var ErrUnbalanced = errors.New("unbalanced journal")

@@ -14,6 +14,7 @@ import (
 	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/internal/testkit/schematest"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pg"
@@ -407,12 +408,14 @@ func TestListJournal(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, byRef, 1)
 
-	var ie *ledger.InvalidError
+	var ie *fault.Error
 	_, _, err = svc.ListJournal(t.Context(), ledger.Filter{PageToken: "garbage"})
 	require.ErrorAs(t, err, &ie)
+	require.Equal(t, fault.LedgerQueryInvalid, ie.Reason)
 	two := int32(2)
 	_, err = svc.TrialBalance(t.Context(), &two, time.Time{})
 	require.ErrorAs(t, err, &ie)
+	require.Equal(t, fault.LedgerQueryInvalid, ie.Reason)
 }
 
 // TestSettledRefundJournal (decision 0293): a failed refund paid another

@@ -8,12 +8,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrOverdrawn means a payout is more than is payable: what the operator
 // is owed less what refunds will take back.
-var ErrOverdrawn = errors.New("payout exceeds what is payable to the operator")
+var ErrOverdrawn = fault.Sentinel(fault.PayoutExceedsBalance, "payout exceeds what is payable to the operator")
 
 // PayoutJournal records money paid from the bank to a show's operator.
 func PayoutJournal(txnID, ref string, showID int64, currency string, amountMinor int64) Journal {
@@ -102,7 +103,7 @@ type Payout struct {
 // not paid out (decisions 0062, 0293).
 func (s *Service) RecordPayout(ctx context.Context, showID int64, payoutID, currency string, amountMinor int64) (Payout, error) {
 	if amountMinor <= 0 {
-		return Payout{}, &InvalidError{Field: "amount", Message: "a payout is a positive amount"}
+		return Payout{}, &fault.Error{Reason: fault.LedgerQueryInvalid, Field: "amount", Message: "a payout is a positive amount"}
 	}
 	pool, err := s.router.ForShow(ctx, showID)
 	if err != nil {

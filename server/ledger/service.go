@@ -12,18 +12,11 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
-
-// InvalidError is a read request the ledger cannot answer as asked.
-type InvalidError struct {
-	Field   string
-	Message string
-}
-
-func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
 
 // Service reads the ledger of every shard: the trial balance, the journal,
 // and the periodic check that watches both. Posting is not
@@ -189,7 +182,7 @@ func (s *Service) pools(shardIndex *int32) ([]*pg.Pool, []int, error) {
 	if shardIndex != nil {
 		pool, err := s.router.Shard(int(*shardIndex))
 		if err != nil {
-			return nil, nil, &InvalidError{Field: "shard", Message: err.Error()}
+			return nil, nil, &fault.Error{Reason: fault.LedgerQueryInvalid, Field: "shard", Message: err.Error()}
 		}
 		return []*pg.Pool{pool}, []int{int(*shardIndex)}, nil
 	}
@@ -245,11 +238,11 @@ func (s *Service) ListJournal(ctx context.Context, f Filter) ([]Posted, string, 
 		f.PageSize = 50
 	}
 	if f.Kind != "" && !f.Kind.valid() {
-		return nil, "", &InvalidError{Field: "kind", Message: fmt.Sprintf("unknown kind %q", f.Kind)}
+		return nil, "", &fault.Error{Reason: fault.LedgerQueryInvalid, Field: "kind", Message: fmt.Sprintf("unknown kind %q", f.Kind)}
 	}
 	after, ok, err := page.Decode(f.PageToken)
 	if err != nil {
-		return nil, "", &InvalidError{Field: "page_token", Message: err.Error()}
+		return nil, "", &fault.Error{Reason: fault.LedgerQueryInvalid, Field: "page_token", Message: page.ErrBadToken.Message}
 	}
 	if !ok {
 		// Before the first page: later than anything posted.
@@ -260,7 +253,7 @@ func (s *Service) ListJournal(ctx context.Context, f Filter) ([]Posted, string, 
 		// answered as such (docs/errors.md), not an empty page. (A router
 		// over bare shards, in tests, has no directory to ask.)
 		if _, err := s.router.ForShow(ctx, f.ShowID); errors.Is(err, shard.ErrUnknownShow) {
-			return nil, "", &InvalidError{Field: "show_id", Message: fmt.Sprintf("no show %d", f.ShowID)}
+			return nil, "", &fault.Error{Reason: fault.LedgerQueryInvalid, Field: "show_id", Message: fmt.Sprintf("no show %d", f.ShowID)}
 		} else if err != nil {
 			return nil, "", fmt.Errorf("list journal: %w", err)
 		}

@@ -4,13 +4,14 @@ package page
 
 import (
 	"encoding/base64"
-	"errors"
 	"strings"
 	"time"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // ErrBadToken means a token was not issued by this server.
-var ErrBadToken = errors.New("not a page token this server issued")
+var ErrBadToken = fault.SentinelOnField(fault.PageTokenInvalid, "page_token", "not a page token this server issued")
 
 // Cursor is the position after the last item of a page.
 type Cursor struct {

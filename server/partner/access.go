@@ -2,7 +2,6 @@ package partner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -11,13 +10,15 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrAccessForbidden refuses a change of a partner's access to a caller
 // who may not make it: an organisation's managers allow and withdraw their
 // organisation and its shows; everything else is the admins'.
-var ErrAccessForbidden = errors.New("only admins, and managers of an organisation for its own shows, change what a partner may sell")
+var ErrAccessForbidden = fault.Sentinel(fault.PartnerAccessForbidden, "only admins, and managers of an organisation for its own shows, change what a partner may sell")
 
 // AccessChange changes what a partner may sell (decision 0284). Allowing
 // what is allowed and withdrawing what is not change nothing, so a change
@@ -48,7 +49,7 @@ type Caller struct {
 // shows allowed must exist.
 func (s *Service) UpdateAccess(ctx context.Context, c Caller, ch AccessChange) (Partner, error) {
 	if ch.ShowHoldCap != nil && *ch.ShowHoldCap < 0 {
-		return Partner{}, &InvalidError{Field: "show_hold_cap", Message: "must not be negative"}
+		return Partner{}, &fault.Error{Reason: fault.PartnerInvalid, Field: "show_hold_cap", Message: "must not be negative"}
 	}
 	now := s.now()
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec,
@@ -161,11 +162,12 @@ func (s *Service) ShowHoldCap(ctx context.Context, partnerID int64) (int, error)
 	var limit int
 	err := s.router.Catalog().QueryRow(ctx, `
 		SELECT coalesce(show_hold_cap, $2) FROM partners WHERE partner_id = $1`, partnerID, s.defaultCap).Scan(&limit)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return 0, fmt.Errorf("per-show cap of partner %d: %w", partnerID, err)
+	}
+	if !found {
+		return 0, fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
 	}
 	return limit, nil
 }

@@ -2,16 +2,15 @@ package partner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrShowNotAllowed refuses a partner a show it was not allowed to sell.
-var ErrShowNotAllowed = errors.New("this partner may not sell this show: an admin or the show's organisation allows it (UpdatePartnerAccess)")
+var ErrShowNotAllowed = fault.Sentinel(fault.PartnerShowForbidden, "this partner may not sell this show: an admin or the show's organisation allows it (UpdatePartnerAccess)")
 
 // MaySell refuses partnerID a show it may not sell: partner_may_sell (the
 // catalog's SQL function, migration 00140) is the one definition of what a
@@ -23,11 +22,12 @@ func (s *Service) MaySell(ctx context.Context, partnerID, showID int64) error {
 	var allowed bool
 	err := s.router.Catalog().QueryRow(ctx, `
 		SELECT partner_may_sell($1, $2) FROM partners WHERE partner_id = $1`, partnerID, showID).Scan(&allowed)
+	found, err := pg.Found(err)
 	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
 	case err != nil:
 		return fmt.Errorf("may partner %d sell show %d: %w", partnerID, showID, err)
+	case !found:
+		return fmt.Errorf("partner %d: %w", partnerID, ErrNotFound)
 	case allowed:
 		return nil
 	}

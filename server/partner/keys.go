@@ -15,6 +15,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -138,10 +139,10 @@ func (s *Service) CreateKey(ctx context.Context, by string, in NewKey) (Key, str
 		in.Mode = s.mode
 	}
 	if !in.Scope.Valid() {
-		return Key{}, "", &InvalidError{Field: "scope", Message: fmt.Sprintf("%q is not a scope", in.Scope)}
+		return Key{}, "", &fault.Error{Reason: fault.PartnerInvalid, Field: "scope", Message: fmt.Sprintf("%q is not a scope", in.Scope)}
 	}
 	if !in.Mode.Valid() {
-		return Key{}, "", &InvalidError{Field: "mode", Message: fmt.Sprintf("%q is not a mode", in.Mode)}
+		return Key{}, "", &fault.Error{Reason: fault.PartnerInvalid, Field: "mode", Message: fmt.Sprintf("%q is not a mode", in.Mode)}
 	}
 	now := s.now()
 	// secret is set by the run that commits; a replayed answer leaves it
@@ -232,11 +233,12 @@ func (s *Service) ListKeys(ctx context.Context, partnerID int64) ([]Key, error) 
 // GetKey reads a key.
 func (s *Service) GetKey(ctx context.Context, keyID string) (Key, error) {
 	k, err := scanKey(s.router.Catalog().QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE key_id = $1`, keyID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return k, fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return k, fmt.Errorf("read key %s: %w", keyID, err)
+	}
+	if !found {
+		return k, fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
 	}
 	return k, nil
 }
@@ -263,11 +265,12 @@ func (s *Service) RevokeKey(ctx context.Context, by audit.Actor, keyID string, a
 			WITH was AS (SELECT revoked_at FROM api_keys WHERE key_id = $1 FOR UPDATE)
 			UPDATE api_keys SET revoked_at = coalesce(api_keys.revoked_at, $2) FROM was WHERE key_id = $1
 			RETURNING was.revoked_at IS NULL`, keyID, now).Scan(&revokedNow)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("revoke key %s: %w", keyID, err)
+		}
+		if !found {
+			return fmt.Errorf("key %s: %w", keyID, ErrKeyNotFound)
 		}
 		if k, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE key_id = $1`, keyID)); err != nil {
 			return fmt.Errorf("read key %s: %w", keyID, err)
@@ -289,9 +292,27 @@ func (s *Service) RevokeKey(ctx context.Context, by audit.Actor, keyID string, a
 	return k, stopped, nil
 }
 
-// errNotAKey is why Authenticate refused a credential; the interceptor
-// answers every refusal alike (TOKEN_INVALID).
-var errNotAKey = errors.New("not a live API key of this mode")
+// errNotAKey is why Authenticate refused a secret of the right shape that
+// matches no key: the interceptor answers it TOKEN_INVALID and no more.
+var errNotAKey = errors.New("not an API key of this mode")
+
+// secretLen is a secret's length after its mode's prefix.
+var secretLen = secretEncoding.EncodedLen(secretBytes)
+
+// modeOf reads the mode of a credential shaped as newSecret makes them;
+// ok is false for anything else.
+func modeOf(credential string) (m Mode, ok bool) {
+	for _, m := range []Mode{ModeLive, ModeTest} {
+		rest, found := strings.CutPrefix(credential, m.prefix())
+		if !found || len(rest) != secretLen {
+			continue
+		}
+		if _, err := secretEncoding.DecodeString(rest); err == nil {
+			return m, true
+		}
+	}
+	return "", false
+}
 
 // Authenticate turns an API key into its partner's principal (a
 // Verifier): one indexed read of the catalog per call, so a revoked key is
@@ -299,25 +320,41 @@ var errNotAKey = errors.New("not a live API key of this mode")
 // (decision 0180). A read-only key's principal is ReadOnly; the auth
 // interceptor refuses it every procedure with side effects. A webhooks
 // key's is ReadOnly with the grant "webhooks" (decision 0276).
+//
+// A refusal says why when the caller can act on it and a forger learns
+// nothing (auth.Refused): a credential not shaped as a key
+// (auth.ErrKeyMalformed), a key of the other mode (auth.ErrKeyWrongMode),
+// the secret of a revoked key (auth.ErrKeyRevoked). A secret of the right
+// shape that matches no key is refused with no more said.
 func (s *Service) Authenticate(ctx context.Context, credential string) (auth.Principal, error) {
-	if !strings.HasPrefix(credential, s.mode.prefix()) {
-		return auth.Principal{}, errNotAKey // another mode's key, or no key at all
+	mode, ok := modeOf(credential)
+	if !ok {
+		return auth.Principal{}, auth.Refused(auth.ErrKeyMalformed)
+	}
+	if mode != s.mode {
+		return auth.Principal{}, auth.Refused(fmt.Errorf("%w: this server takes %s keys (%s…), not %s keys",
+			auth.ErrKeyWrongMode, s.mode, s.mode.prefix(), mode))
 	}
 	var (
 		keyID     string
 		partnerID int64
 		scope     string
 		used      *time.Time
+		revoked   bool
 	)
 	err := s.router.Catalog().QueryRow(ctx, `
-		SELECT key_id, partner_id, scope, last_used_at FROM api_keys
-		WHERE secret_hash = $1 AND mode = $2 AND revoked_at IS NULL`,
-		hashSecret(credential), string(s.mode)).Scan(&keyID, &partnerID, &scope, &used)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return auth.Principal{}, errNotAKey
-	}
+		SELECT key_id, partner_id, scope, last_used_at, revoked_at IS NOT NULL FROM api_keys
+		WHERE secret_hash = $1 AND mode = $2`,
+		hashSecret(credential), string(s.mode)).Scan(&keyID, &partnerID, &scope, &used, &revoked)
+	found, err := pg.Found(err)
 	if err != nil {
 		return auth.Principal{}, fmt.Errorf("look up API key: %w", err)
+	}
+	if !found {
+		return auth.Principal{}, errNotAKey
+	}
+	if revoked {
+		return auth.Principal{}, auth.Refused(fmt.Errorf("key %s: %w", keyID, auth.ErrKeyRevoked))
 	}
 	now := s.now()
 	if (used == nil || now.Sub(*used) >= lastUsedEvery) && s.claimTouch(keyID, now) {

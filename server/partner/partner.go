@@ -19,36 +19,32 @@ import (
 
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/payment"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
-// Errors lists the errors of partner that reach the API; its error table
-// has a row for each (docs/errors.md).
-var Errors = []error{ErrNotFound, ErrKeyNotFound, ErrSecretShown, ErrShowNotAllowed, ErrAccessForbidden, &InvalidError{}}
+// Errors lists the sentinel errors of partner that reach the API; it
+// answers each by its reason (docs/errors.md).
+var Errors = []error{ErrNotFound, ErrKeyNotFound, ErrSecretShown, ErrShowNotAllowed, ErrAccessForbidden}
 
 // ErrNotFound means no partner has the id.
-var ErrNotFound = errors.New("partner not found")
+var ErrNotFound = fault.Sentinel(fault.PartnerNotFound, "partner not found")
 
 // ErrKeyNotFound means no API key has the id.
-var ErrKeyNotFound = errors.New("API key not found")
+var ErrKeyNotFound = fault.Sentinel(fault.APIKeyNotFound, "API key not found")
 
 // ErrSecretShown answers a retry of CreateApiKey: the key was made by the
 // first request with the Idempotency-Key, and its secret, stored nowhere,
 // was shown only then.
-var ErrSecretShown = errors.New("the API key's secret was shown only in the first answer; revoke the key if the secret was lost, and create another")
+var ErrSecretShown = fault.Sentinel(fault.APIKeySecretShown, "the API key's secret was shown only in the first answer; revoke the key if the secret was lost, and create another")
 
-// InvalidError is a request the partner rules refuse; Field names the
-// request field at fault.
-type InvalidError struct {
-	Field   string `json:"field"`
-	Message string `json:"message"`
-}
-
-func (e *InvalidError) Error() string { return e.Field + ": " + e.Message }
-
-var errorCodec = idempotency.ErrorsOf[InvalidError]("partner")
+// errorCodec records a refused partner request with its idempotency key
+// (decision 0318); "" reads partner's InvalidError recorded before.
+var errorCodec = idempotency.Faults("partner", []fault.Reason{fault.PartnerInvalid},
+	map[string]fault.Reason{"": fault.PartnerInvalid})
 
 // Partner is a reseller.
 type Partner struct {
@@ -151,7 +147,7 @@ func (s *Service) CreatePartner(ctx context.Context, by string, p Partner) (Part
 				return Partner{}, err
 			}
 			if p.ShowHoldCap < 0 {
-				return Partner{}, &InvalidError{Field: "show_hold_cap", Message: "must not be negative"}
+				return Partner{}, &fault.Error{Reason: fault.PartnerInvalid, Field: "show_hold_cap", Message: "must not be negative"}
 			}
 			p.CreatedBy, p.CreatedAt = by, now
 			if p.AllowedOrganizations == nil {
@@ -182,9 +178,9 @@ func checkAllowed(ctx context.Context, tx pgx.Tx, orgs []string, shows []int64) 
 	case err != nil:
 		return fmt.Errorf("check the partner's organisations and shows: %w", err)
 	case missingOrg != nil:
-		return &InvalidError{Field: "allowed_organization_ids", Message: fmt.Sprintf("no organisation %q", *missingOrg)}
+		return &fault.Error{Reason: fault.PartnerInvalid, Field: "allowed_organization_ids", Message: fmt.Sprintf("no organisation %q", *missingOrg)}
 	case missingShow != nil:
-		return &InvalidError{Field: "allowed_show_ids", Message: fmt.Sprintf("no show %d", *missingShow)}
+		return &fault.Error{Reason: fault.PartnerInvalid, Field: "allowed_show_ids", Message: fmt.Sprintf("no show %d", *missingShow)}
 	}
 	return nil
 }
@@ -218,11 +214,12 @@ func getPartner(ctx context.Context, q querier, id int64) (Partner, error) {
 		FROM partners WHERE partner_id = $1`, id).
 		Scan(&p.ID, &p.Name, &p.CommissionBps, &p.Contact.Name, &p.Contact.Email, &p.Contact.Phone,
 			&p.SellsEveryShow, &p.AllowedOrganizations, &p.AllowedShows, &p.ShowHoldCap, &p.CreatedBy, &p.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, fmt.Errorf("partner %d: %w", id, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return p, fmt.Errorf("read partner %d: %w", id, err)
+	}
+	if !found {
+		return p, fmt.Errorf("partner %d: %w", id, ErrNotFound)
 	}
 	p.CreatedAt = p.CreatedAt.UTC()
 	return p, nil

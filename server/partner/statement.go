@@ -3,6 +3,8 @@ package partner
 import (
 	"context"
 	"time"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // MaxStatementPeriod bounds a statement's period: a year and a day.
@@ -42,9 +44,9 @@ func (l StatementLine) CommissionMinor(bps int32) int64 {
 func (s *Service) Statement(ctx context.Context, partnerID int64, from, to time.Time) (Statement, error) {
 	switch {
 	case !from.Before(to):
-		return Statement{}, &InvalidError{Field: "period_end", Message: "the period must end after it starts"}
+		return Statement{}, &fault.Error{Reason: fault.PartnerInvalid, Field: "period_end", Message: "the period must end after it starts"}
 	case to.Sub(from) > MaxStatementPeriod:
-		return Statement{}, &InvalidError{Field: "period_end", Message: "a statement covers at most 366 days"}
+		return Statement{}, &fault.Error{Reason: fault.PartnerInvalid, Field: "period_end", Message: "a statement covers at most 366 days"}
 	}
 	p, err := s.GetPartner(ctx, partnerID)
 	if err != nil {

@@ -105,11 +105,12 @@ func (s *Service) markUnknown(ctx context.Context, pool *pg.Pool, paymentID stri
 			UPDATE payments SET status = 'unknown', updated_at = $2
 			WHERE payment_id = $1 AND status = 'pending' AND gateway_charge_id = ''
 			RETURNING `+paymentColumns, paymentID, now))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("mark payment %s unknown: %w", paymentID, err)
+		}
+		if !found {
+			return nil
 		}
 		return appendStateChanged(ctx, tx, p, StatusPending, now)
 	})

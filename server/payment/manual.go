@@ -2,12 +2,12 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -53,14 +53,14 @@ func (s *Service) RefundPayment(ctx context.Context, adminID, paymentID string, 
 					return Refund{}, err
 				}
 				if p.Status != StatusSucceeded || p.Outcome != "booked" {
-					return Refund{}, errorf(KindPrecondition, "payment %s is not a booked capture", paymentID)
+					return Refund{}, fault.New(fault.PaymentNotAllowed, "payment %s is not a booked capture", paymentID)
 				}
 				left, err := refundable(ctx, tx, p)
 				if err != nil {
 					return Refund{}, err
 				}
 				if amount > left {
-					return Refund{}, &Error{Kind: KindInvalid, Field: "amount_minor",
+					return Refund{}, &fault.Error{Reason: fault.PaymentInvalid, Field: "amount_minor",
 						Message: fmt.Sprintf("at most %d of payment %s is left to refund", left, paymentID)}
 				}
 				// Both totals are read under locks: the charge's under its
@@ -141,9 +141,9 @@ func (s *Service) ApproveRefund(ctx context.Context, adminID, refundID string) (
 			}
 			switch {
 			case r.Status != "awaiting_approval":
-				return Refund{}, errorf(KindPrecondition, "refund %s is %s, not awaiting approval", refundID, r.Status)
+				return Refund{}, fault.New(fault.PaymentNotAllowed, "refund %s is %s, not awaiting approval", refundID, r.Status)
 			case r.RequestedBy == adminID:
-				return Refund{}, errorf(KindForbidden, "refund %s needs a second person: you asked for it", refundID)
+				return Refund{}, fault.New(fault.PaymentForbidden, "refund %s needs a second person: you asked for it", refundID)
 			}
 			if _, err := tx.Exec(ctx, `
 				UPDATE refunds SET status = 'pending', approved_by = $2, updated_at = $3
@@ -164,8 +164,7 @@ func (s *Service) ApproveRefund(ctx context.Context, adminID, refundID string) (
 func (s *Service) sendAndRead(ctx context.Context, pool *pg.Pool, r Refund) (Refund, error) {
 	if r.Status == "pending" {
 		if err := s.sendRefund(context.WithoutCancel(ctx), pool, r.ID); err != nil {
-			var pe *Error
-			if errors.As(err, &pe) {
+			if _, answered := fault.As(err); answered {
 				return Refund{}, err
 			}
 			s.log.WarnContext(ctx, "refund not sent yet; the refund worker retries", "refund", r.ID, "err", err)

@@ -12,13 +12,13 @@ package payment
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -79,45 +79,24 @@ type Payment struct {
 // open tells whether the attempt's outcome is still open at the gateway.
 func (p Payment) open() bool { return p.Status == StatusPending || p.Status == StatusUnknown }
 
-// Kind classifies the business errors of payment.
-type Kind string
-
-// The kinds of business error.
-const (
-	KindNotFound     Kind = "not_found"
-	KindPrecondition Kind = "precondition"
-	KindInvalid      Kind = "invalid"
-	KindExhausted    Kind = "exhausted"
-	KindForbidden    Kind = "forbidden"
-)
-
-// Kinds lists every Kind: the API's error table has a row for each
-// (docs/errors.md).
-var Kinds = []Kind{KindNotFound, KindPrecondition, KindInvalid, KindExhausted, KindForbidden}
-
-// Errors lists the sentinel errors of payment; the API's error table has a
-// row for each (ErrUnroutable only ever answers a webhook).
+// Errors lists the sentinel errors of payment; the API answers each by its
+// reason (ErrUnroutable only ever answers a webhook; docs/errors.md).
 var Errors = []error{ErrUnroutable}
 
-// Error is a business answer of payment, recorded with idempotency keys.
-type Error struct {
-	Kind    Kind   `json:"kind"`
-	Message string `json:"message"`
-	Field   string `json:"field,omitempty"`
+func notFound(what, id string) *fault.Error {
+	return fault.New(fault.PaymentNotFound, "%s %s not found", what, id)
 }
-
-func (e *Error) Error() string { return e.Message }
-
-func errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
-}
-
-func notFound(what, id string) *Error { return errorf(KindNotFound, "%s %s not found", what, id) }
 
 // codec records payment's and booking's business errors with idempotency
-// keys: cancelling an order may answer either.
+// keys: cancelling an order may answer either. payment's are those it
+// makes for a request (decision 0318); the kinds are those of its own error
+// type before, so that the answers recorded then replay.
 var codec = idempotency.Union(map[string]idempotency.Codec{
-	"payment": idempotency.ErrorsOf[Error]("payment"),
+	"payment": idempotency.Faults("payment",
+		[]fault.Reason{fault.PaymentNotFound, fault.PaymentNotAllowed, fault.PaymentInvalid,
+			fault.PaymentAttemptsExhausted, fault.PaymentForbidden},
+		map[string]fault.Reason{"not_found": fault.PaymentNotFound, "precondition": fault.PaymentNotAllowed,
+			"invalid": fault.PaymentInvalid, "exhausted": fault.PaymentAttemptsExhausted, "forbidden": fault.PaymentForbidden}),
 	"booking": booking.ErrorCodec,
 })
 

@@ -1,7 +1,6 @@
 package payment_test
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
@@ -23,6 +22,7 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/ledger"
@@ -246,10 +246,10 @@ func (p *platform) chargedOnce(t *testing.T) {
 	require.Empty(t, problems)
 }
 
-// kindOf returns the Kind and field of a payment error.
-func kindOf(t *testing.T, err error) (payment.Kind, string) {
+// kindOf returns the reason and field of a payment error.
+func kindOf(t *testing.T, err error) (fault.Reason, string) {
 	t.Helper()
-	var pe *payment.Error
-	require.True(t, errors.As(err, &pe), "want a payment error, got %v", err)
-	return pe.Kind, pe.Field
+	pe, ok := fault.As(err)
+	require.True(t, ok, "want a payment error, got %v", err)
+	return pe.Reason, pe.Field
 }

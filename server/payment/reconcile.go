@@ -2,13 +2,13 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/pg"
@@ -140,8 +140,7 @@ func (r *ReconcileResult) add(s *Service, m Mismatch) {
 // reconcileCharges compares the captures of one reference with our payment.
 func (s *Service) reconcileCharges(ctx context.Context, pool *pg.Pool, ref string, charges []gateway.Charge, dry bool, res *ReconcileResult) error {
 	p, err := getPayment(ctx, pool, ref, false)
-	var nf *Error
-	if errors.As(err, &nf) {
+	if fault.ReasonOf(err) == fault.PaymentNotFound {
 		c := charges[0]
 		res.add(s, Mismatch{Kind: MismatchMissingLocally, ChargeID: c.ID, GatewayAmount: c.AmountMinor, Currency: c.Currency,
 			Action: ActionAlerted, Detail: "the gateway captured money for payment " + ref + ", which we have no record of"})

@@ -142,11 +142,12 @@ func getRefund(ctx context.Context, q querier, refundID string, lock bool) (refu
 	err := q.QueryRow(ctx, sql, refundID).Scan(&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID,
 		&r.ChargeID, &r.Key, &r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor, &r.RequestedBy, &r.ApprovedBy,
 		&r.Note, &r.CreatedAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, notFound("refund", refundID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return r, fmt.Errorf("read refund %s: %w", refundID, err)
+	}
+	if !found {
+		return r, notFound("refund", refundID)
 	}
 	return r, nil
 }

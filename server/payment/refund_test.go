@@ -1,7 +1,6 @@
 package payment_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
@@ -187,19 +187,19 @@ func TestCancelWithoutRefund(t *testing.T) {
 	// twice.
 	o = p.order(t, show.ID, "rumana", "A2")
 	p.start(t, o, sandbox.TokenSuccess)
-	bookingKind := func(err error) booking.Kind {
+	bookingKind := func(err error) fault.Reason {
 		t.Helper()
-		var be *booking.Error
-		require.True(t, errors.As(err, &be), "want a booking error, got %v", err)
-		return be.Kind
+		be, ok := fault.As(err)
+		require.True(t, ok, "want a booking error, got %v", err)
+		return be.Reason
 	}
 	_, err = p.pay.CancelOrder(ctx, "imran", o.ID)
-	require.Equal(t, booking.KindNotFound, bookingKind(err))
+	require.Equal(t, fault.BookingNotFound, bookingKind(err))
 	require.Equal(t, booking.OrderConfirmed, p.getOrder(t, o.ID).Status)
 	_, err = p.pay.CancelOrder(ctx, "rumana", o.ID)
 	require.NoError(t, err)
 	_, err = p.pay.CancelOrder(ctx, "rumana", o.ID)
-	require.Equal(t, booking.KindPrecondition, bookingKind(err))
+	require.Equal(t, fault.BookingNotAllowed, bookingKind(err))
 	require.Len(t, p.refunds(t, p.getOrder(t, o.ID).PaymentID), 1, "refunded once")
 }
 
@@ -217,7 +217,7 @@ func TestManualRefunds(t *testing.T) {
 	declined := p.start(t, p.order(t, show.ID, "nadia", "A5"), sandbox.TokenDecline)
 
 	type answer struct {
-		kind   payment.Kind
+		kind   fault.Reason
 		field  string
 		status string
 	}
@@ -236,14 +236,14 @@ func TestManualRefunds(t *testing.T) {
 		amount  int64
 		want    answer
 	}{
-		{"more than was captured", "a1", a.ID, 170001, answer{kind: payment.KindInvalid, field: "amount_minor"}},
-		{"an attempt that booked nothing", "a1", declined.ID, 100, answer{kind: payment.KindPrecondition}},
-		{"no such payment", "a1", "pay_1_nothing", 100, answer{kind: payment.KindNotFound}},
+		{"more than was captured", "a1", a.ID, 170001, answer{kind: fault.PaymentInvalid, field: "amount_minor"}},
+		{"an attempt that booked nothing", "a1", declined.ID, 100, answer{kind: fault.PaymentNotAllowed}},
+		{"no such payment", "a1", "pay_1_nothing", 100, answer{kind: fault.PaymentNotFound}},
 		{"a small refund goes at once", "a1", a.ID, 60000, answer{status: "succeeded"}},
 		{"one that brings the charge's refunds to the limit waits", "a2", a.ID, 40000, answer{status: "awaiting_approval"}},
-		{"one waiting counts against what is left", "a2", a.ID, 70001, answer{kind: payment.KindInvalid, field: "amount_minor"}},
+		{"one waiting counts against what is left", "a2", a.ID, 70001, answer{kind: fault.PaymentInvalid, field: "amount_minor"}},
 		{"all that is left", "a3", a.ID, 70000, answer{status: "awaiting_approval"}},
-		{"nothing is left", "a3", a.ID, 1, answer{kind: payment.KindInvalid, field: "amount_minor"}},
+		{"nothing is left", "a3", a.ID, 1, answer{kind: fault.PaymentInvalid, field: "amount_minor"}},
 		{"an admin's day below the limit", "a1", b.ID, 39999, answer{status: "succeeded"}},
 		{"an admin's day reaching the limit waits", "a1", b.ID, 1, answer{status: "awaiting_approval"}},
 		{"another admin's day is their own", "a4", b.ID, 1000, answer{status: "succeeded"}},
@@ -266,13 +266,13 @@ func TestManualRefunds(t *testing.T) {
 		a.ID).Scan(&id))
 	_, err = p.pay.ApproveRefund(ctx, "a2", id)
 	kind, _ := kindOf(t, err)
-	require.Equal(t, payment.KindForbidden, kind, "four eyes")
+	require.Equal(t, fault.PaymentForbidden, kind, "four eyes")
 	r, err := p.pay.ApproveRefund(ctx, "a1", id)
 	require.NoError(t, err)
 	require.Equal(t, []string{"succeeded", "a1", "a2"}, []string{r.Status, r.ApprovedBy, r.RequestedBy})
 	_, err = p.pay.ApproveRefund(ctx, "a3", id)
 	kind, _ = kindOf(t, err)
-	require.Equal(t, payment.KindPrecondition, kind, "approved once")
+	require.Equal(t, fault.PaymentNotAllowed, kind, "approved once")
 	require.Equal(t, int64(100000), p.payment(t, a.ID).RefundedMinor)
 
 	// A day later, the admin's earlier refunds no longer count.
@@ -329,12 +329,12 @@ func TestHeldBackAndSettledRefunds(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, refund, method string
-		kind                 payment.Kind
+		kind                 fault.Reason
 		field                string
 	}{
-		{"an unknown way", small.ID, "cheque", payment.KindInvalid, "method"},
-		{"a refund the gateway made", big.ID, payment.SettleCash, payment.KindPrecondition, ""},
-		{"no such refund", "rfd_1_nothing", payment.SettleCash, payment.KindNotFound, ""},
+		{"an unknown way", small.ID, "cheque", fault.PaymentInvalid, "method"},
+		{"a refund the gateway made", big.ID, payment.SettleCash, fault.PaymentNotAllowed, ""},
+		{"no such refund", "rfd_1_nothing", payment.SettleCash, fault.PaymentNotFound, ""},
 	} {
 		_, err := p.pay.SettleFailedRefund(ctx, "a3", tc.refund, tc.method, "ref", "")
 		kind, field := kindOf(t, err)
@@ -353,7 +353,7 @@ func TestHeldBackAndSettledRefunds(t *testing.T) {
 	require.Empty(t, failed, "settled: no longer listed")
 	_, err = p.pay.SettleFailedRefund(ctx, "a3", small.ID, payment.SettleCash, "again", "")
 	kind, _ := kindOf(t, err)
-	require.Equal(t, payment.KindPrecondition, kind, "settled once")
+	require.Equal(t, fault.PaymentNotAllowed, kind, "settled once")
 	require.Equal(t, []string{"booking", "fee", "refund", "refund-settled"}, p.journals(t, show.ID))
 	require.Equal(t, int64(80000), p.payment(t, pay.ID).RefundedMinor, "the settled refund is given back")
 	require.Equal(t, int64(80000), p.getOrder(t, o.ID).RefundedMinor)

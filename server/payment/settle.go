@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
 )
@@ -76,7 +77,7 @@ func settledTxnID(refundID string) string { return "refund-settled:" + refundID 
 // settled mark, or neither. Admins only (the API checks the role).
 func (s *Service) SettleFailedRefund(ctx context.Context, adminID, refundID, method, reference, note string) (FailedRefund, error) {
 	if !slices.Contains([]string{SettleCash, SettleBankTransfer, SettleMFS}, method) {
-		return FailedRefund{}, &Error{Kind: KindInvalid, Field: "method", Message: "cash, bank transfer or MFS"}
+		return FailedRefund{}, &fault.Error{Reason: fault.PaymentInvalid, Field: "method", Message: "cash, bank transfer or MFS"}
 	}
 	pool, err := s.shardOfID(ctx, "refund", refundID)
 	if err != nil {
@@ -98,9 +99,9 @@ func (s *Service) SettleFailedRefund(ctx context.Context, adminID, refundID, met
 			}
 			switch {
 			case f.Status != "failed":
-				return FailedRefund{}, errorf(KindPrecondition, "refund %s is %s, not failed", refundID, f.Status)
+				return FailedRefund{}, fault.New(fault.PaymentNotAllowed, "refund %s is %s, not failed", refundID, f.Status)
 			case f.Settlement != nil:
-				return FailedRefund{}, errorf(KindPrecondition, "refund %s was settled already (%s %s)", refundID,
+				return FailedRefund{}, fault.New(fault.PaymentNotAllowed, "refund %s was settled already (%s %s)", refundID,
 					f.Settlement.Method, f.Settlement.Reference)
 			}
 			j, err := settledJournal(ctx, tx, r)
@@ -156,7 +157,7 @@ func (s *Service) ListFailedRefunds(ctx context.Context, showID int64, pageSize 
 	if pageToken != "" {
 		b, err := base64.RawURLEncoding.DecodeString(pageToken)
 		if err != nil || !strings.HasPrefix(string(b), "rfd") {
-			return nil, "", &Error{Kind: KindInvalid, Field: "page_token", Message: "not a token of this list"}
+			return nil, "", &fault.Error{Reason: fault.PaymentInvalid, Field: "page_token", Message: "not a token of this list"}
 		}
 		after = string(b)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -62,12 +63,12 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 		return Payment{}, notFound("order", req.OrderID)
 	}
 	if st := o.EffectiveStatus(now); st != booking.OrderPendingPayment {
-		return Payment{}, errorf(KindPrecondition, "order %s is %s: nothing to pay", o.ID, st)
+		return Payment{}, fault.New(fault.PaymentNotAllowed, "order %s is %s: nothing to pay", o.ID, st)
 	}
 	if o.TotalMinor <= 0 {
 		// Decision 0070: a free order is confirmed when it is made; the
 		// gateway is never asked for a zero charge.
-		return Payment{}, errorf(KindPrecondition, "order %s is free: nothing to pay", o.ID)
+		return Payment{}, fault.New(fault.PaymentNotAllowed, "order %s is free: nothing to pay", o.ID)
 	}
 	var open, attempts int
 	if err := tx.QueryRow(ctx, `
@@ -78,10 +79,10 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 	if open > 0 {
 		// R-6.1: never start a second charge while the first one's outcome
 		// is open; the buyer waits for it (GetPayment).
-		return Payment{}, errorf(KindPrecondition, "order %s already has a payment in progress", o.ID)
+		return Payment{}, fault.New(fault.PaymentNotAllowed, "order %s already has a payment in progress", o.ID)
 	}
 	if attempts >= s.cfg.MaxAttempts {
-		return Payment{}, errorf(KindExhausted, "order %s has had %d payment attempts, the most allowed", o.ID, attempts)
+		return Payment{}, fault.New(fault.PaymentAttemptsExhausted, "order %s has had %d payment attempts, the most allowed", o.ID, attempts)
 	}
 	id := shard.NewID("pay", o.ShowID)
 	p := Payment{
@@ -101,7 +102,7 @@ func (s *Service) recordAttempt(ctx context.Context, tx pgx.Tx, userID string, r
 		p.ID, p.OrderID, p.ShowID, p.UserID, p.Attempt, p.Method, p.Provider, p.token, p.returnURL,
 		p.GatewayKey, p.AmountMinor, p.Currency, p.PayBy, now, o.PartnerID); err != nil {
 		if pg.IsUniqueViolation(err, "") {
-			return Payment{}, errorf(KindPrecondition, "order %s already has a payment in progress", o.ID)
+			return Payment{}, fault.New(fault.PaymentNotAllowed, "order %s already has a payment in progress", o.ID)
 		}
 		return Payment{}, fmt.Errorf("record payment attempt: %w", err)
 	}

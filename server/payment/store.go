@@ -2,10 +2,11 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 const paymentColumns = `payment_id, order_id, show_id, user_id, attempt, method, provider, status, amount_minor,
@@ -33,11 +34,12 @@ func getPayment(ctx context.Context, q querier, paymentID string, lock bool) (Pa
 		sql += ` FOR UPDATE`
 	}
 	p, err := scanPayment(q.QueryRow(ctx, sql, paymentID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, notFound("payment", paymentID)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return p, fmt.Errorf("read payment %s: %w", paymentID, err)
+	}
+	if !found {
+		return p, notFound("payment", paymentID)
 	}
 	return p, nil
 }

@@ -9,11 +9,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway"
 )
 
 // ErrUnroutable means an event names no payment or refund of ours.
-var ErrUnroutable = errors.New("event is about nothing of ours")
+var ErrUnroutable = fault.Sentinel(fault.WebhookUnroutable, "event is about nothing of ours")
 
 // WebhookVerdict is how one delivery of the gateway's webhook was taken;
 // the API edge answers the gateway by it (server/api).

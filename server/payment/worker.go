@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/gateway"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -186,8 +187,7 @@ func (s *Service) process(ctx context.Context, ev gateway.Event) (string, error)
 // backoff when applying it failed.
 func (s *Service) finish(ctx context.Context, pool *pg.Pool, c claimed, result string, perr error) error {
 	now := s.now()
-	var nf *Error
-	if errors.As(perr, &nf) && nf.Kind == KindNotFound {
+	if nf, ok := fault.As(perr); ok && nf.Reason == fault.PaymentNotFound {
 		result, perr = "ignored: "+nf.Message, nil
 	}
 	if perr == nil {

@@ -222,6 +222,21 @@ func InTx(ctx context.Context, db Beginner, fn func(pgx.Tx) error) (err error) {
 	return nil
 }
 
+// The database's errors are read here and nowhere else (decision 0318):
+// stores ask these what a query's error means and answer with their own
+// domain errors.
+
+// Found reads the error of a query for one row: found is false, with no
+// error, when there was no row (pgx.ErrNoRows), and err is returned as it
+// is when the query failed. A store answers a missing row with its domain
+// error (not found, or nothing to do) and wraps a failure with what it did.
+func Found(err error) (found bool, _ error) {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // IsUniqueViolation tells whether err is a unique violation of constraint
 // (any constraint when constraint is empty).
 func IsUniqueViolation(err error, constraint string) bool {
@@ -234,4 +249,14 @@ func IsUniqueViolation(err error, constraint string) bool {
 func IsCheckViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23514"
+}
+
+// SQLState is the SQLSTATE of the database error in err's chain (a
+// trigger's own, lock_not_available, …); "" when there is none.
+func SQLState(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code
+	}
+	return ""
 }

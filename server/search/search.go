@@ -5,15 +5,15 @@
 package search
 
 import (
-	"errors"
 	"time"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // ErrUnavailable means the index did not answer (down, overloaded, timed
 // out) or there is none: search degrades, booking does not care.
-var ErrUnavailable = errors.New("trip index unavailable")
+var ErrUnavailable = fault.Sentinel(fault.SearchUnavailable, "trip index unavailable")
 
 // Trip is one show as search sees it.
 type Trip struct {

@@ -3,14 +3,15 @@ package shard
 import (
 	"crypto/rand"
 	"encoding/base32"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // ErrBadID means a string is not an id this system handed out.
-var ErrBadID = errors.New("malformed id")
+var ErrBadID = fault.Sentinel(fault.IDNotFound, "malformed id")
 
 var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 

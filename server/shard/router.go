@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
 // ErrUnknownShow means the show is not in the directory.
-var ErrUnknownShow = errors.New("unknown show")
+var ErrUnknownShow = fault.Sentinel(fault.ShowNotFound, "unknown show")
 
 // ErrNoSuchShard means a requested shard index is out of range.
 var ErrNoSuchShard = errors.New("no such shard")
@@ -131,11 +131,12 @@ func (r *Router) ForShow(ctx context.Context, showID int64) (*pg.Pool, error) {
 		return r.shards[i], nil
 	}
 	err := r.catalog.QueryRow(ctx, `SELECT shard FROM shows WHERE show_id = $1`, showID).Scan(&i)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("show %d: %w", showID, ErrUnknownShow)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return nil, fmt.Errorf("look up shard of show %d: %w", showID, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("show %d: %w", showID, ErrUnknownShow)
 	}
 	pool, err := r.Shard(i)
 	if err != nil {
@@ -205,7 +206,7 @@ func (r *Router) listen(ctx context.Context) error {
 
 // ErrShowMoving means the show's writes are frozen on this shard because it
 // is moving to another, or has moved: the request is retried (decision 0205).
-var ErrShowMoving = errors.New("the show is moving to another shard; retry")
+var ErrShowMoving = fault.Sentinel(fault.ShowMoving, "the show is moving to another shard; retry")
 
 // movingCode is the SQLSTATE the shard's show_writable trigger raises.
 const movingCode = "SG001"
@@ -213,8 +214,7 @@ const movingCode = "SG001"
 // Classify returns err wrapped in ErrShowMoving when a shard refused the
 // write because the show is moving, and err otherwise.
 func Classify(err error) error {
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == movingCode {
+	if pg.SQLState(err) == movingCode {
 		return fmt.Errorf("%w: %w", ErrShowMoving, err)
 	}
 	return err

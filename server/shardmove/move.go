@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/seatghor/seatghor/server/pg"
@@ -236,8 +235,7 @@ func (m *Mover) lock(ctx context.Context, showID int64) (*pgxpool.Conn, func(), 
 	if err != nil {
 		_, _ = lock.Exec(context.WithoutCancel(ctx), `RESET lock_timeout`) // the session goes back to the pool
 		lock.Release()
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == lockNotAvailable {
+		if pg.SQLState(err) == lockNotAvailable {
 			return nil, nil, fmt.Errorf("show %d: %w", showID, ErrBusy)
 		}
 		return nil, nil, fmt.Errorf("lock the move of show %d: %w", showID, err)
@@ -260,22 +258,24 @@ func (m *Mover) lock(ctx context.Context, showID int64) (*pgxpool.Conn, func(), 
 //     partial copy) is deleted, after the grace if it may have served.
 func (m *Mover) settle(ctx context.Context, showID int64, keep int) (int, int, error) {
 	var dir int
-	if err := m.router.Catalog().QueryRow(ctx, `SELECT shard FROM shows WHERE show_id = $1`, showID).Scan(&dir); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, 0, fmt.Errorf("show %d: %w", showID, shard.ErrUnknownShow)
-		}
+	found, err := pg.Found(m.router.Catalog().QueryRow(ctx, `SELECT shard FROM shows WHERE show_id = $1`, showID).Scan(&dir))
+	if err != nil {
 		return 0, 0, fmt.Errorf("look up show %d: %w", showID, err)
+	}
+	if !found {
+		return 0, 0, fmt.Errorf("show %d: %w", showID, shard.ErrUnknownShow)
 	}
 	var stale []*pg.Pool
 	served := false
 	for i, pool := range m.router.Shards() {
 		var state string
 		err := pool.QueryRow(ctx, `SELECT placement FROM shows WHERE show_id = $1`, showID).Scan(&state)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue
-		}
+		found, err := pg.Found(err)
 		if err != nil {
 			return dir, 0, fmt.Errorf("show %d on %s: %w", showID, pool.Name, err)
+		}
+		if !found {
+			continue
 		}
 		switch {
 		case i == dir:
@@ -389,8 +389,7 @@ func freeze(ctx context.Context, src *pg.Pool, showID int64) (time.Time, error) 
 			frozen = tag.RowsAffected()
 			return err
 		})
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == lockNotAvailable && attempt < 50 {
+		if pg.SQLState(err) == lockNotAvailable && attempt < 50 {
 			continue
 		}
 		if err != nil {

@@ -14,55 +14,23 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/shard"
 )
 
-// Kind classifies ticket's business errors; the API maps each to one code.
-type Kind string
-
-// The kinds of business error.
-const (
-	// KindNotFound: no such ticket, or a forged code.
-	KindNotFound Kind = "not_found"
-	// KindPrecondition: the ticket is of another show, or not good for
-	// entry (its order was cancelled).
-	KindPrecondition Kind = "precondition"
-	// KindPermission: the caller does not run this show's gate.
-	KindPermission Kind = "permission"
-	// KindInvalid: a typed ticket id is not written as a ticket id is
-	// (decision 0066); Field names the request field.
-	KindInvalid Kind = "invalid"
-)
-
-// Kinds lists every Kind: the API's error table has a row for each
-// (docs/errors.md).
-var Kinds = []Kind{KindNotFound, KindPrecondition, KindPermission, KindInvalid}
-
-// Errors lists the sentinel errors of ticket that reach the API; its error
-// table has a row for each.
+// Errors lists the sentinel errors of ticket that reach the API; it answers
+// each by its reason (docs/errors.md).
 var Errors = []error{ErrNotFound, ErrBadPageToken, ErrBadCode}
 
-// Error is a business answer of ticket, recorded with the idempotency key
-// and replayed as it was (R-5.1).
-type Error struct {
-	Kind    Kind   `json:"kind"`
-	Message string `json:"message"`
-	// Field names the request field at fault, for KindInvalid.
-	Field string `json:"field,omitempty"`
-	// OtherShowID is the show a ticket of another show is for, when the
-	// caller checks that show in too (decision 0297); 0 otherwise.
-	OtherShowID int64 `json:"other_show_id,omitempty"`
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func errorf(kind Kind, format string, args ...any) *Error {
-	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
-}
-
-var errorCodec = idempotency.ErrorsOf[Error]("ticket")
+// errorCodec records the answers a check-in makes for its request with the
+// idempotency key (decision 0318); the kinds are those of ticket's own error
+// type before, so that the answers recorded then replay.
+var errorCodec = idempotency.Faults("ticket",
+	[]fault.Reason{fault.TicketNotFound, fault.TicketNotAdmissible, fault.GateForbidden, fault.TicketIDInvalid},
+	map[string]fault.Reason{"not_found": fault.TicketNotFound, "precondition": fault.TicketNotAdmissible,
+		"permission": fault.GateForbidden, "invalid": fault.TicketIDInvalid})
 
 // Caller is who scans: the token subject and their role.
 type Caller struct {
@@ -139,7 +107,7 @@ type Result struct {
 // answer.
 func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error) {
 	if !c.Admin && !c.Operator {
-		return Result{}, errorf(KindPermission, "only the show's operator (its organization's managers and gate staff) or an admin checks tickets in")
+		return Result{}, fault.New(fault.GateForbidden, "only the show's operator (its organization's managers and gate staff) or an admin checks tickets in")
 	}
 	// Decision 0298: a person types the printed id in any letter case and
 	// with spaces around it; the id's alphabet is lower case, so this is
@@ -148,7 +116,7 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 	if in.Code != "" {
 		var err error
 		if ticketID, place, err = s.codes.Verify(in.Code); err != nil {
-			return Result{}, errorf(KindNotFound, "ticket code not recognised")
+			return Result{}, fault.New(fault.TicketNotFound, "ticket code not recognised")
 		}
 	}
 	// Decision 0066: a ticket has one spelling, the one ID writes and the
@@ -156,15 +124,15 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 	// the check-in row is keyed by the one id and a second scan finds it.
 	showID, orderID, position, err := Parse(ticketID)
 	if err != nil && in.Code != "" {
-		return Result{}, errorf(KindNotFound, "ticket code not recognised")
+		return Result{}, fault.New(fault.TicketNotFound, "ticket code not recognised")
 	}
 	if err != nil {
-		return Result{}, &Error{Kind: KindInvalid, Field: "ticket_id",
+		return Result{}, &fault.Error{Reason: fault.TicketIDInvalid, Field: "ticket_id",
 			Message: fmt.Sprintf("ticket_id %q is not a ticket id; type it as printed: tkt_<show>_<16 characters>_<3 digits>", ticketID)}
 	}
 	pool, err := s.router.ForShow(ctx, in.ShowID)
 	if errors.Is(err, shard.ErrUnknownShow) {
-		return Result{}, errorf(KindNotFound, "show %d not found", in.ShowID)
+		return Result{}, fault.New(fault.TicketNotFound, "show %d not found", in.ShowID)
 	}
 	if err != nil {
 		return Result{}, err
@@ -174,13 +142,13 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 	if !c.Admin {
 		ok, err := s.checksIn(ctx, c, in.ShowID)
 		if errors.Is(err, shard.ErrUnknownShow) {
-			return Result{}, errorf(KindNotFound, "show %d not found", in.ShowID)
+			return Result{}, fault.New(fault.TicketNotFound, "show %d not found", in.ShowID)
 		}
 		if err != nil {
 			return Result{}, err
 		}
 		if !ok {
-			return Result{}, errorf(KindPermission, "show %d is not yours to check in", in.ShowID)
+			return Result{}, fault.New(fault.GateForbidden, "show %d is not yours to check in", in.ShowID)
 		}
 	}
 	// Decision 0297: a ticket of another show that the caller checks in too
@@ -200,11 +168,11 @@ func (s *Service) CheckIn(ctx context.Context, c Caller, in Scan) (Result, error
 	return idempotency.Do(ctx, pool, errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second, Target: idempotency.Show(in.ShowID)},
 		func(tx pgx.Tx) (Result, error) {
 			if showID != in.ShowID && other != 0 {
-				return Result{}, &Error{Kind: KindPrecondition, OtherShowID: other,
+				return Result{}, &fault.Error{Reason: fault.TicketNotAdmissible, OtherShowID: other,
 					Message: fmt.Sprintf("ticket %s is for show %d, not %d", ticketID, other, in.ShowID)}
 			}
 			if showID != in.ShowID {
-				return Result{}, errorf(KindPrecondition, "ticket %s is not for show %d", ticketID, in.ShowID)
+				return Result{}, fault.New(fault.TicketNotAdmissible, "ticket %s is not for show %d", ticketID, in.ShowID)
 			}
 			return checkIn(ctx, tx, c, in, ticketID, orderID, position, place, now)
 		})
@@ -240,8 +208,8 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	// nor an order cancelled after one of its tickets was admitted
 	// (decision 0065).
 	e, err := booking.LockForEntry(ctx, tx, orderID, in.ShowID)
-	if be := (*booking.Error)(nil); errors.As(err, &be) && be.Kind == booking.KindNotFound {
-		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+	if fault.ReasonOf(err) == fault.BookingNotFound {
+		return Result{}, fault.New(fault.TicketNotFound, "ticket %s not found", ticketID)
 	}
 	if err != nil {
 		return Result{}, err
@@ -255,10 +223,10 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	case len(seats) == 0 && position <= quantity:
 		t.GAArea = area
 	default:
-		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+		return Result{}, fault.New(fault.TicketNotFound, "ticket %s not found", ticketID)
 	}
 	if place != "" && place != t.Place() {
-		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+		return Result{}, fault.New(fault.TicketNotFound, "ticket %s not found", ticketID)
 	}
 	n := max(len(seats), quantity)
 	t.PriceMinor = total / int64(n)
@@ -274,9 +242,9 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	res.TimeZone = terms.TimeZone
 	if status != booking.OrderConfirmed {
 		if status == booking.OrderCancelled || status == booking.OrderRefunded {
-			return Result{}, errorf(KindPrecondition, "ticket %s is cancelled; not good for entry", ticketID)
+			return Result{}, fault.New(fault.TicketNotAdmissible, "ticket %s is cancelled; not good for entry", ticketID)
 		}
-		return Result{}, errorf(KindNotFound, "ticket %s not found", ticketID)
+		return Result{}, fault.New(fault.TicketNotFound, "ticket %s not found", ticketID)
 	}
 	tag, err := tx.Exec(ctx, `
 		INSERT INTO ticket_checkins (ticket_id, show_id, order_id, seat, ga_area, gate, checked_in_by, checked_in_at)

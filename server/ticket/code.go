@@ -4,15 +4,15 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"strings"
 
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/keyset"
 )
 
 // ErrBadCode means a scanned code was not signed by this platform, or was
 // altered (a forged or damaged ticket).
-var ErrBadCode = errors.New("not a ticket code this platform signed")
+var ErrBadCode = fault.Sentinel(fault.TicketNotFound, "not a ticket code this platform signed")
 
 // The code formats: the prefix versions the format, so formats coexist.
 const (

@@ -1,15 +1,15 @@
 package ticket
 
 import (
-	"errors"
 	"time"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // ErrNotFound means the caller has no such ticket: unknown, malformed and
 // someone else's ids are the same answer.
-var ErrNotFound = errors.New("ticket not found")
+var ErrNotFound = fault.Sentinel(fault.TicketNotFound, "ticket not found")
 
 // The statuses a ticket shows its holder.
 const (
@@ -61,4 +61,4 @@ type Download struct {
 }
 
 // ErrBadPageToken means a page token was not issued by this server.
-var ErrBadPageToken = errors.New("bad page token")
+var ErrBadPageToken = fault.SentinelOnField(fault.PageTokenInvalid, "page_token", "not a page token this server issued")

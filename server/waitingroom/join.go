@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // Status is where one caller stands in the queue of one sale.
@@ -70,7 +72,7 @@ func (s *Service) GetStatus(ctx context.Context, subject, token string) (Status,
 		return Status{}, tokenError("queue token", err)
 	}
 	if t.Subject != subject {
-		return Status{}, errorf(KindTokenInvalid, ReasonTokenWrongCaller, "this queue token belongs to another caller")
+		return Status{}, fault.New(fault.QueueTokenWrongCaller, "this queue token belongs to another caller")
 	}
 	v, err := s.runVisit(ctx, t.SaleID, subject, now, time.UnixMilli(t.OpensAt), false,
 		time.Duration(t.AdmittedTTL)*time.Millisecond, 0)
@@ -78,7 +80,7 @@ func (s *Service) GetStatus(ctx context.Context, subject, token string) (Status,
 		return Status{}, err
 	}
 	if v.place < 0 {
-		return Status{}, errorf(KindNotInLine, ReasonNotInLine,
+		return Status{}, fault.New(fault.NotInLine,
 			"there is no place in the queue of sale %d for this token: join again", t.SaleID)
 	}
 	return s.status(t, v, now), nil
@@ -88,11 +90,11 @@ func (s *Service) GetStatus(ctx context.Context, subject, token string) (Status,
 func tokenError(what string, err error) error {
 	switch {
 	case errors.Is(err, errExpired):
-		return errorf(KindTokenInvalid, ReasonTokenExpired, "the %s has expired", what)
+		return fault.New(fault.QueueTokenExpired, "the %s has expired", what)
 	case errors.Is(err, errForged):
-		return errorf(KindTokenInvalid, ReasonTokenInvalid, "the %s is not valid (bad signature)", what)
+		return fault.New(fault.QueueTokenInvalid, "the %s is not valid (bad signature)", what)
 	default:
-		return errorf(KindTokenInvalid, ReasonTokenInvalid, "the %s is malformed", what)
+		return fault.New(fault.QueueTokenInvalid, "the %s is malformed", what)
 	}
 }
 
@@ -201,23 +203,23 @@ func (s *Service) poll(wait time.Duration) time.Duration {
 // key.
 func (s *Service) CheckAdmitted(subject string, showID, saleID int64, token string) error {
 	if token == "" {
-		return errorf(KindTokenRequired, ReasonTokenRequired,
+		return fault.New(fault.QueueTokenRequired,
 			"show %d sells through its waiting room: join it (WaitingRoomService.Join) and send the admitted token in the Queue-Token header", showID)
 	}
 	t, err := s.sign.open(admittedPrefix, token, s.now())
 	if err != nil {
 		if _, qerr := s.sign.open(queuePrefix, token, s.now()); qerr == nil || errors.Is(qerr, errExpired) {
-			return errorf(KindTokenInvalid, ReasonTokenNotAdmitted,
+			return fault.New(fault.QueueTokenNotAdmitted,
 				"this is a queue token, not an admitted one: wait until GetStatus answers an admitted_token")
 		}
 		return tokenError("Queue-Token", err)
 	}
 	if t.SaleID != saleID {
-		return errorf(KindTokenInvalid, ReasonTokenWrongSale,
+		return fault.New(fault.QueueTokenWrongSale,
 			"the Queue-Token is for the sale of show %d; show %d sells through the sale of show %d", t.SaleID, showID, saleID)
 	}
 	if t.Subject != subject {
-		return errorf(KindTokenInvalid, ReasonTokenWrongCaller, "the Queue-Token belongs to another caller")
+		return fault.New(fault.QueueTokenWrongCaller, "the Queue-Token belongs to another caller")
 	}
 	return nil
 }

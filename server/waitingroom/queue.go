@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // keys are one sale's Redis keys. The {…} hash tag keeps them in one slot,
@@ -173,7 +175,7 @@ func randomID() string {
 // unavailable answers a Redis failure; the cause stays in the error chain
 // for the log, never in the message.
 func unavailable(err error) error {
-	return fmt.Errorf("%w (%w)", &Error{Kind: KindUnavailable, Reason: ReasonUnavailable,
+	return fmt.Errorf("%w (%w)", &fault.Error{Reason: fault.QueueUnavailable,
 		Message: "the waiting room cannot be reached; try again shortly"}, err)
 }
 

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // Room is a waiting room as configured (catalog.SaleRoom, the catalog's
@@ -206,7 +207,7 @@ type Update struct {
 func (u Update) check(r *Room, now time.Time) error {
 	lo, hi := cmp.Or(u.MinRate, &r.MinRate), cmp.Or(u.MaxRate, &r.MaxRate)
 	if *lo > *hi {
-		return &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: "min_admission_rate",
+		return &fault.Error{Reason: fault.AdmissionRatesInvalid, Field: "min_admission_rate",
 			Message: "min_admission_rate must not exceed max_admission_rate"}
 	}
 	if u.OpensAt == nil {
@@ -217,7 +218,7 @@ func (u Update) check(r *Room, now time.Time) error {
 		opens = now
 	}
 	if !ends.After(opens) {
-		return &Error{Kind: KindInvalid, Reason: ReasonWindow, Field: "opens_at", Message: fmt.Sprintf(
+		return &fault.Error{Reason: fault.SaleWindowInvalid, Field: "opens_at", Message: fmt.Sprintf(
 			"the waiting room closes at %s, so the sale must open before then (move ends_at too)", ends.Format(time.RFC3339))}
 	}
 	return nil
@@ -227,12 +228,9 @@ func (st *roomStore) update(ctx context.Context, r *Room, u Update, by string, n
 	err := st.catalog.UpdateSaleRoom(ctx, r.SaleID,
 		catalog.RoomChange{Paused: u.Paused, MinRate: u.MinRate, MaxRate: u.MaxRate, EndsAt: u.EndsAt}, by, now)
 	st.forget(r)
-	var invalid *catalog.InvalidError
 	switch {
-	case errors.As(err, &invalid):
-		return nil, &Error{Kind: KindInvalid, Reason: ReasonRateLimits, Field: invalid.Field, Message: invalid.Message}
 	case errors.Is(err, catalog.ErrNotFound):
-		return nil, errorf(KindNotFound, "", "sale %d has no waiting room", r.SaleID)
+		return nil, fault.New(fault.WaitingRoomNotFound, "sale %d has no waiting room", r.SaleID)
 	case err != nil:
 		return nil, err
 	}

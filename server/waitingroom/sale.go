@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // Sale is a waiting room as its operators see it.
@@ -52,12 +53,12 @@ func (s *Service) GetSale(ctx context.Context, c Caller, showID int64) (Sale, er
 		return Sale{}, err
 	}
 	if room == nil {
-		return Sale{}, errorf(KindNotFound, "", "show %d has no waiting room", showID)
+		return Sale{}, fault.New(fault.WaitingRoomNotFound, "show %d has no waiting room", showID)
 	}
 	if ok, err := s.mayManage(ctx, c, room); err != nil {
 		return Sale{}, err
 	} else if !ok {
-		return Sale{}, errorf(KindForbidden, "", "only the show's operators and admins see its sale")
+		return Sale{}, fault.New(fault.SaleForbidden, "only the show's operators and admins see its sale")
 	}
 	return s.sale(ctx, *room, showID)
 }
@@ -70,12 +71,12 @@ func (s *Service) UpdateSale(ctx context.Context, c Caller, showID int64, u Upda
 		return Sale{}, err
 	}
 	if room == nil {
-		return Sale{}, errorf(KindNotFound, "", "show %d has no waiting room", showID)
+		return Sale{}, fault.New(fault.WaitingRoomNotFound, "show %d has no waiting room", showID)
 	}
 	if ok, err := s.mayManage(ctx, c, room); err != nil {
 		return Sale{}, err
 	} else if !ok {
-		return Sale{}, errorf(KindForbidden, "", "only the show's operators and admins change its sale")
+		return Sale{}, fault.New(fault.SaleForbidden, "only the show's operators and admins change its sale")
 	}
 	now := s.now()
 	if err := u.check(room, now); err != nil {

@@ -11,7 +11,6 @@ package waitingroom
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -21,71 +20,6 @@ import (
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/keyset"
 )
-
-// Kind classifies the errors of the waiting room; the API maps each to a code.
-type Kind string
-
-// The kinds of error.
-const (
-	// KindNotFound: no such show (or no waiting room where one is needed).
-	KindNotFound Kind = "not_found"
-	// KindForbidden: the caller may not see or change this sale.
-	KindForbidden Kind = "forbidden"
-	// KindInvalid: a request breaks a rule (rate limits out of order).
-	KindInvalid Kind = "invalid"
-	// KindTokenRequired: the show's waiting room is active and no
-	// Queue-Token was sent.
-	KindTokenRequired Kind = "token_required"
-	// KindTokenInvalid: the token is malformed, forged, expired, of another
-	// show or of another caller, or not an admitted token.
-	KindTokenInvalid Kind = "token_invalid"
-	// KindNotInLine: the token is good but its place is gone (the admission
-	// lapsed or the queue's state was lost): join again.
-	KindNotInLine Kind = "not_in_line"
-	// KindUnavailable: the queue's store (Redis) did not answer.
-	KindUnavailable Kind = "unavailable"
-)
-
-// Kinds lists every Kind: the API's error table has a row for each that
-// comes without a Reason (docs/errors.md).
-var Kinds = []Kind{KindNotFound, KindForbidden, KindInvalid, KindTokenRequired, KindTokenInvalid, KindNotInLine, KindUnavailable}
-
-// Reason is a stable machine-readable word for one refusal; the API sends it
-// (or the word its error table maps it to) as the ErrorInfo reason.
-type Reason string
-
-// The reasons.
-const (
-	ReasonTokenRequired    Reason = "QUEUE_TOKEN_REQUIRED"
-	ReasonTokenInvalid     Reason = "QUEUE_TOKEN_INVALID"
-	ReasonTokenExpired     Reason = "QUEUE_TOKEN_EXPIRED"
-	ReasonTokenNotAdmitted Reason = "QUEUE_TOKEN_NOT_ADMITTED"
-	ReasonTokenWrongSale   Reason = "QUEUE_TOKEN_WRONG_SALE"
-	ReasonTokenWrongCaller Reason = "QUEUE_TOKEN_WRONG_CALLER"
-	ReasonNotInLine        Reason = "NOT_IN_LINE"
-	ReasonUnavailable      Reason = "QUEUE_UNAVAILABLE"
-	ReasonRateLimits       Reason = "RATE_LIMITS"
-	ReasonWindow           Reason = "WINDOW"
-)
-
-// Reasons lists every Reason; the API's error table has a row for each.
-var Reasons = []Reason{ReasonTokenRequired, ReasonTokenInvalid, ReasonTokenExpired, ReasonTokenNotAdmitted,
-	ReasonTokenWrongSale, ReasonTokenWrongCaller, ReasonNotInLine, ReasonUnavailable, ReasonRateLimits, ReasonWindow}
-
-// Error is a business answer of the waiting room.
-type Error struct {
-	Kind Kind
-	// Reason is a stable machine-readable word, e.g. QUEUE_TOKEN_EXPIRED.
-	Reason  Reason
-	Message string
-	Field   string
-}
-
-func (e *Error) Error() string { return e.Message }
-
-func errorf(kind Kind, reason Reason, format string, args ...any) *Error {
-	return &Error{Kind: kind, Reason: reason, Message: fmt.Sprintf(format, args...)}
-}
 
 // State is where a sale stands.
 type State int

@@ -28,6 +28,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/waitingroom"
 )
@@ -353,9 +354,9 @@ func holdNeedsOwnAdmittedToken(t *testing.T, e *env) {
 	require.Equal(t, "QUEUE_TOKEN_NOT_ADMITTED", why, "a queue token is not an admitted one")
 	// Someone else's queue token is no use either.
 	_, err = e.rooms.GetStatus(ctx, "karim", sumiQueue.Token)
-	var we *waitingroom.Error
+	var we *fault.Error
 	require.ErrorAs(t, err, &we)
-	require.Equal(t, waitingroom.ReasonTokenWrongCaller, we.Reason)
+	require.Equal(t, fault.QueueTokenWrongCaller, we.Reason)
 
 	h, err := hold(rumana, show, tok["rumana"], "A1", "A2")
 	require.NoError(t, err, "her own admitted token")

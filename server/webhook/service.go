@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/pg"
@@ -88,7 +88,10 @@ func NewService(db *pg.Pool, c clock.Clock, box *seal.Box, allowLoopback bool, o
 	return s
 }
 
-var errorCodec = idempotency.ErrorsOf[InvalidError]("webhook")
+// errorCodec records a refused endpoint request with its idempotency key
+// (decision 0318); "" reads webhook's InvalidError recorded before.
+var errorCodec = idempotency.Faults("webhook", []fault.Reason{fault.WebhookInvalid},
+	map[string]fault.Reason{"": fault.WebhookInvalid})
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC().Truncate(time.Microsecond) }
 
@@ -248,10 +251,10 @@ func (s *Service) audit(ctx context.Context, tx pgx.Tx, c Caller, action string,
 func (s *Service) checkURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
-		return &InvalidError{Field: "url", Message: "want an absolute https URL"}
+		return &fault.Error{Reason: fault.WebhookInvalid, Field: "url", Message: "want an absolute https URL"}
 	}
 	if u.User != nil {
-		return &InvalidError{Field: "url", Message: "credentials in the URL are not taken; verify the signature instead"}
+		return &fault.Error{Reason: fault.WebhookInvalid, Field: "url", Message: "credentials in the URL are not taken; verify the signature instead"}
 	}
 	switch u.Scheme {
 	case "https":
@@ -261,7 +264,7 @@ func (s *Service) checkURL(raw string) error {
 			return nil
 		}
 	}
-	return &InvalidError{Field: "url", Message: "want an https URL"}
+	return &fault.Error{Reason: fault.WebhookInvalid, Field: "url", Message: "want an https URL"}
 }
 
 func isLoopback(host string) bool {
@@ -328,11 +331,12 @@ func mine(ctx context.Context, tx pgx.Tx, c Caller, id int64) error {
 	var partner int64
 	err := tx.QueryRow(ctx, `SELECT coalesce(partner_id, 0) FROM webhook_endpoints WHERE endpoint_id = $1 FOR UPDATE`,
 		id).Scan(&partner)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && !c.Admin && partner != c.PartnerID) {
-		return fmt.Errorf("endpoint %d: %w", id, ErrNotFound)
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return fmt.Errorf("read webhook endpoint %d: %w", id, err)
+	}
+	if !found || (!c.Admin && partner != c.PartnerID) {
+		return fmt.Errorf("endpoint %d: %w", id, ErrNotFound)
 	}
 	return nil
 }
@@ -364,7 +368,7 @@ func target(id int64) string { return "webhook-endpoint:" + strconv.FormatInt(id
 // signing too for overlap (0: not at all).
 func (s *Service) RotateSecret(ctx context.Context, c Caller, id int64, overlap time.Duration) (Created, error) {
 	if overlap < 0 || overlap > MaxOverlap {
-		return Created{}, &InvalidError{Field: "overlap", Message: fmt.Sprintf("want 0 to %s", MaxOverlap)}
+		return Created{}, &fault.Error{Reason: fault.WebhookInvalid, Field: "overlap", Message: fmt.Sprintf("want 0 to %s", MaxOverlap)}
 	}
 	if err := manager(c); err != nil {
 		return Created{}, err
@@ -731,7 +735,7 @@ type Replay struct {
 // many. They keep their webhook-id.
 func (s *Service) ReplayDeliveries(ctx context.Context, c Caller, r Replay) (int, error) {
 	if r.EventID == "" && !r.Until.After(r.Since) {
-		return 0, &InvalidError{Field: "range", Message: "until must be after since"}
+		return 0, &fault.Error{Reason: fault.WebhookInvalid, Field: "range", Message: "until must be after since"}
 	}
 	if err := manager(c); err != nil {
 		return 0, err

@@ -11,12 +11,12 @@
 package webhook
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/seatghor/seatghor/server/audit"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // Audience says which partners an event type concerns (decision 0190).
@@ -201,44 +201,36 @@ func (c Caller) actor() audit.Actor {
 }
 
 // ErrNotFound means the endpoint does not exist, or is another partner's.
-var ErrNotFound = errors.New("webhook endpoint not found")
+var ErrNotFound = fault.Sentinel(fault.WebhookEndpointNotFound, "webhook endpoint not found")
 
 // ErrForbidden means the caller is neither an admin nor a partner.
-var ErrForbidden = errors.New("only partners and admins manage webhooks")
+var ErrForbidden = fault.Sentinel(fault.WebhookForbidden, "only partners and admins manage webhooks")
 
 // ErrNotManager refuses a change of an endpoint to a credential that may
 // only read them: a booking or read-only API key (decision 0276).
-var ErrNotManager = errors.New("this credential may not change webhook endpoints: use the partner's signed-in account or an API key of scope webhooks")
+var ErrNotManager = fault.Sentinel(fault.WebhookManageDenied, "this credential may not change webhook endpoints: use the partner's signed-in account or an API key of scope webhooks")
 
 // ErrEndpointLimit refuses an endpoint beyond its partner's cap (decision
 // 0278): delete one first.
-var ErrEndpointLimit = errors.New("the partner has as many webhook endpoints as it may; delete one first")
+var ErrEndpointLimit = fault.Sentinel(fault.WebhookEndpointLimit, "the partner has as many webhook endpoints as it may; delete one first")
 
-// InvalidError is a request field the service refuses.
-type InvalidError struct {
-	Field   string
-	Message string
-}
-
-func (e *InvalidError) Error() string { return fmt.Sprintf("%s: %s", e.Field, e.Message) }
-
-// Errors lists the errors of webhook that reach the API; its error table
-// has a row for each (docs/errors.md).
-var Errors = []error{ErrNotFound, ErrForbidden, ErrNotManager, ErrEndpointLimit, (*InvalidError)(nil)}
+// Errors lists the sentinel errors of webhook that reach the API; it
+// answers each by its reason (docs/errors.md).
+var Errors = []error{ErrNotFound, ErrForbidden, ErrNotManager, ErrEndpointLimit}
 
 func checkEventTypes(types []string) ([]string, error) {
 	known := EventTypes()
 	var out []string
 	for _, t := range types {
 		if !slices.Contains(known, t) {
-			return nil, &InvalidError{Field: "event_types", Message: fmt.Sprintf("unknown event type %q (known: %v)", t, known)}
+			return nil, &fault.Error{Reason: fault.WebhookInvalid, Field: "event_types", Message: fmt.Sprintf("unknown event type %q (known: %v)", t, known)}
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
 		}
 	}
 	if len(out) == 0 {
-		return nil, &InvalidError{Field: "event_types", Message: "name at least one event type"}
+		return nil, &fault.Error{Reason: fault.WebhookInvalid, Field: "event_types", Message: "name at least one event type"}
 	}
 	return out, nil
 }

@@ -14,6 +14,11 @@
 //     says or backing off (see RetryPolicy);
 //   - fails with a typed error from the reason the API names
 //     (docs/errors.md): errors.As(err, &seatghor.SeatsUnavailableError{}).
+//     Every reason has a constant (ReasonSeatsUnavailable, …) whose doc
+//     says when it is sent and what to do.
+//
+// SeatStates reads each seat's state (available, held, booked) from a seat
+// map.
 //
 // Paged lists have iterators: for show, err := range c.Catalog.ListShowsAll(ctx, req).
 //

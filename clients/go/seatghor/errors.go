@@ -17,97 +17,11 @@ import (
 // sends.
 const ErrorDomain = "seatghor.com"
 
-// The reasons of docs/errors.md, grouped by the type that carries them (as
-// the TypeScript client groups them). TestReasonsMatchDocs compares them with
-// the table, so a new reason fails it until it is added here.
-var (
-	invalidArgumentReasons = []string{
-		"INVALID_ARGUMENT",
-		"BOOKING_INVALID",
-		"PAYMENT_INVALID",
-		"SHOW_INVALID",
-		"PARTNER_INVALID",
-		"WEBHOOK_INVALID",
-		"LEDGER_QUERY_INVALID",
-		"PAGE_TOKEN_INVALID",
-		"ADMISSION_RATES_INVALID",
-		"SALE_WINDOW_INVALID",
-		"SALE_INVALID",
-		"IDEMPOTENCY_KEY_MISSING",
-		"IDEMPOTENCY_KEY_INVALID",
-		"IDEMPOTENCY_KEY_REUSED",
-		"WEBHOOK_UNROUTABLE",
-		"TICKET_ID_INVALID",
-	}
-	queueTokenReasons = []string{
-		"QUEUE_TOKEN_REQUIRED",
-		"QUEUE_TOKEN_INVALID",
-		"QUEUE_TOKEN_EXPIRED",
-		"QUEUE_TOKEN_NOT_ADMITTED",
-		"QUEUE_TOKEN_WRONG_SALE",
-		"QUEUE_TOKEN_WRONG_CALLER",
-		"NOT_IN_LINE",
-	}
-	unauthenticatedReasons = []string{"UNAUTHENTICATED", "TOKEN_INVALID"}
-	// The reasons with a type of their own besides the groups above.
-	singleReasons = []string{ReasonSeatsUnavailable, ReasonStillRunning, ReasonRateLimited}
-	// The reasons with no type of their own: plain APIErrors.
-	otherReasons = []string{
-		"SHOW_FIELD_FORBIDDEN",
-		"ALLOCATION_FORBIDDEN",
-		"API_KEY_NOT_FOUND",
-		"API_KEY_READ_ONLY",
-		"API_KEY_SECRET_SHOWN",
-		"AUTH_UNAVAILABLE",
-		"SHOW_MOVING",
-		"PARTNER_NOT_FOUND",
-		"PARTNER_SHOW_FORBIDDEN",
-		"PARTNER_ACCESS_FORBIDDEN",
-		"SEATS_NOT_ALLOCATABLE",
-		"SEATS_NOT_IN_CHANNEL",
-		"WEBHOOK_ENDPOINT_NOT_FOUND",
-		"WEBHOOK_FORBIDDEN",
-		"WEBHOOK_MANAGE_DENIED",
-		"WEBHOOK_ENDPOINT_LIMIT",
-		"SHOW_NOT_FOUND",
-		"ORGANIZATION_NOT_FOUND",
-		"MEMBER_NOT_FOUND",
-		"BOOKING_NOT_FOUND",
-		"PAYMENT_NOT_FOUND",
-		"TICKET_NOT_FOUND",
-		"WAITING_ROOM_NOT_FOUND",
-		"ID_NOT_FOUND",
-		"BOOKING_NOT_ALLOWED",
-		"ORDER_CHECKED_IN",
-		"ORDER_NOT_CONFIRMABLE",
-		"PAYMENT_NOT_ALLOWED",
-		"TICKET_NOT_ADMISSIBLE",
-		"SALE_OPENING_FROZEN",
-		"PAYOUT_EXCEEDS_BALANCE",
-		"WAITING_ROOMS_NOT_SERVED",
-		"SERVICE_NOT_FOUND",
-		"PERMISSION_DENIED",
-		"PAYMENT_FORBIDDEN",
-		"GATE_FORBIDDEN",
-		"ORGANIZATION_EXISTS",
-		"SALE_FORBIDDEN",
-		"PAYMENT_ATTEMPTS_EXHAUSTED",
-		"QUEUE_UNAVAILABLE",
-		"SEARCH_UNAVAILABLE",
-		"NOT_SERVED",
-		"CANCELED",
-		"DEADLINE_EXCEEDED",
-		"INTERNAL",
-	}
-)
-
-// The reasons the SDK acts on itself.
-const (
-	ReasonSeatsUnavailable = "SEATS_UNAVAILABLE"
-	ReasonStillRunning     = "IDEMPOTENCY_KEY_IN_PROGRESS"
-	ReasonRateLimited      = "RATE_LIMITED"
-	ReasonNotServed        = "NOT_SERVED"
-)
+// ReasonStillRunning is ReasonIdempotencyKeyInProgress by the name of the
+// error type that carries it (StillRunningError). Every reason has its
+// constant in reasons.gen.go, generated with docs/errors.md from the API's one
+// list of reasons.
+const ReasonStillRunning = ReasonIdempotencyKeyInProgress
 
 // Reasons returns every reason this SDK knows (docs/errors.md), each once.
 // A newer server may send others: they arrive as an APIError with that

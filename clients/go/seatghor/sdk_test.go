@@ -26,6 +26,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1"
 	paymentv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1"
 	searchv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
+	seatmapv1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/clients/go/seatghor/internal/devserver"
 )
 
@@ -283,4 +284,32 @@ func TestTypedErrors(t *testing.T) {
 			t.Fatalf("err %v (%T), want an UnauthenticatedError", err, err)
 		}
 	})
+}
+
+// TestSeatStatesOfAServedMap: SeatStates reads the server's seat map as it
+// is served: the seats a buyer holds are held, the others free.
+func TestSeatStatesOfAServedMap(t *testing.T) {
+	ctx := t.Context()
+	show := newShow(t, "Go SDK seat states")
+	c := seatghor.NewClient(server.BaseURL, seatghor.WithToken(token(t, "go-seat-states", "user")))
+	if _, err := c.Hold.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), Seats: []string{"A2", "B3"}})); err != nil {
+		t.Fatalf("CreateHold: %v", err)
+	}
+	m, err := c.SeatMap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show.GetShowId()}))
+	if err != nil {
+		t.Fatalf("GetSeatMap: %v", err)
+	}
+	states := seatghor.SeatStates(m.Msg)
+	if len(states) != 12 {
+		t.Fatalf("%d seats, want 12: %v", len(states), states)
+	}
+	for seat, st := range states {
+		want := seatmapv1.SeatState_SEAT_STATE_AVAILABLE_UNSPECIFIED
+		if seat == "A2" || seat == "B3" {
+			want = seatmapv1.SeatState_SEAT_STATE_HELD
+		}
+		if st != want {
+			t.Errorf("%s is %v, want %v", seat, st, want)
+		}
+	}
 }
