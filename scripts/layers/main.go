@@ -17,12 +17,12 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/seatghor/seatghor/scripts/guard"
 )
 
 // module is the repository's Go module.
@@ -31,26 +31,7 @@ const module = "github.com/seatghor/seatghor"
 // edge is the one package, with its subpackages, that speaks Connect.
 const edge = "server/api"
 
-func main() {
-	list, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "check-repo: read the file list:", err)
-		os.Exit(1)
-	}
-	var files []string
-	for f := range strings.SplitSeq(string(list), "\x00") {
-		if f = strings.TrimSpace(f); f != "" {
-			files = append(files, f)
-		}
-	}
-	problems := check(os.DirFS("."), files)
-	for _, p := range problems {
-		fmt.Fprintln(os.Stderr, "check-repo:", p)
-	}
-	if len(problems) > 0 {
-		os.Exit(1)
-	}
-}
+func main() { guard.Main(check) }
 
 // check returns what is wrong in fsys, whose files are listed in files
 // (paths relative to the repository's root, slash-separated).

@@ -22,14 +22,14 @@ import (
 	"fmt"
 	"go/scanner"
 	"go/token"
-	"io"
 	"io/fs"
-	"os"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/seatghor/seatghor/scripts/guard"
 )
 
 // ownersFile is where the owners and the exceptions are written.
@@ -38,26 +38,7 @@ const ownersFile = "docs/table-owners.txt"
 // migrationsDir holds the schema; its SQL creates the tables.
 const migrationsDir = "server/migrations/"
 
-func main() {
-	list, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "check-repo: read the file list:", err)
-		os.Exit(1)
-	}
-	var files []string
-	for f := range strings.SplitSeq(string(list), "\x00") {
-		if f = strings.TrimSpace(f); f != "" {
-			files = append(files, f)
-		}
-	}
-	problems := check(os.DirFS("."), files)
-	for _, p := range problems {
-		fmt.Fprintln(os.Stderr, "check-repo:", p)
-	}
-	if len(problems) > 0 {
-		os.Exit(1)
-	}
-}
+func main() { guard.Main(check) }
 
 // owners is docs/table-owners.txt read.
 type owners struct {
