@@ -17,25 +17,10 @@ import (
 
 // Room is a waiting room as configured (catalog.SaleRoom, the catalog's
 // waiting_rooms row): one show's, or the one line of a sale of several
-// shows.
-type Room struct {
-	// SaleID names the room: its first show's id, whose settings it has.
-	SaleID int64
-	// ShowIDs are the shows that sell through the room, SaleID first.
-	ShowIDs []int64
-	// OpensAt is the shows' on_sale_at: the lottery is drawn then.
-	OpensAt time.Time
-	// EndsAt ends the window; afterwards holds need no Queue-Token.
-	EndsAt time.Time
-	// MinRate and MaxRate bound the admission rate (users/s, R-9.4).
-	MinRate, MaxRate int
-	// AdmittedTTL is how long an admission lasts (R-9.4: 15 minutes).
-	AdmittedTTL time.Duration
-	Paused      bool
-	// OrganizationID is the first show's organisation: its managers manage
-	// the sale (decision 0075); empty: admins only.
-	OrganizationID string
-}
+// shows. The lottery is drawn at OpensAt; after EndsAt holds need
+// no Queue-Token; an admission lasts AdmittedTTL (R-9.4: 15 minutes); the
+// managers of OrganizationID manage the sale (decision 0075).
+type Room catalog.SaleRoom
 
 // Active tells whether holds of the show need an admitted token at now.
 func (r Room) Active(now time.Time) bool { return now.Before(r.EndsAt) }
