@@ -45,6 +45,11 @@ export * from "./gen/seatghor/events/v1/events_pb.js";
 // under their plain names and the seat-map ones under a namespace.
 export * from "./gen/seatghor/catalog/v1/catalog_pb.js";
 export * as seatmap from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
+// The reasons' one declaration (the Reason enum, each value's code and
+// action as its spec option), from which ERROR_REASONS and the reason lists
+// above are generated: under a namespace, since its names (Reason, spec)
+// are generic.
+export * as reasonspec from "./gen/seatghor/errors/v1/reason_pb.js";
 export {
   SeatMapService,
   SeatState,
