@@ -10,14 +10,13 @@ import (
 	"github.com/seatghor/seatghor/server/idempotency"
 )
 
-// idempotencyInterceptor requires a key on every RPC with side effects
-// (all but those declared NO_SIDE_EFFECTS or IDEMPOTENT in the proto) and
-// puts it, with the request's fingerprint, in the context
-// (idempotency.NewKey). It runs after authentication (the key is scoped to
-// the caller) and validation (rejected requests are never recorded).
-type idempotencyInterceptor struct{}
-
-func (idempotencyInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+// idempotencyKeys requires a key on every RPC with side effects (all but
+// those declared NO_SIDE_EFFECTS or IDEMPOTENT in the proto) and puts it,
+// with the request's fingerprint, in the context (idempotency.NewKey). It
+// runs after authentication (the key is scoped to the caller) and
+// validation (rejected requests are never recorded). Seatghor has no
+// streaming writes; streams pass untouched.
+func idempotencyKeys(next connect.UnaryFunc) connect.UnaryFunc {
 	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 		// NO_SIDE_EFFECTS reads, and IDEMPOTENT calls that give the same
 		// answer however often they run (WaitingRoomService.Join), need no key.
@@ -38,13 +37,4 @@ func idempotencyKey(ctx context.Context, req connect.AnyRequest) (idempotency.Ke
 		return idempotency.Key{}, errors.New("request is not a protobuf message")
 	}
 	return idempotency.NewKey(ctx, req.Header().Get(idempotency.Header), req.Spec().Procedure, msg)
-}
-
-func (idempotencyInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return next
-}
-
-// Seatghor has no streaming writes; streams pass untouched.
-func (idempotencyInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
 }

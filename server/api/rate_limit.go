@@ -15,12 +15,6 @@ import (
 // (ratelimit.ExceededError.RetryAfter).
 const retryAfterHeader = "Retry-After"
 
-// rateLimitInterceptor counts the calls the rate limits know
-// (limitedAction) with the limiter, which refuses a call over its limit
-// . It runs right after authentication (the caller is the key)
-// and before anything else costs work.
-type rateLimitInterceptor struct{ limits *ratelimit.Limiter }
-
 // limitedAction is what the limits count a call of procedure as; false for
 // a procedure they do not count.
 func limitedAction(procedure string) (ratelimit.Action, bool) {
@@ -35,26 +29,23 @@ func limitedAction(procedure string) (ratelimit.Action, bool) {
 	return "", false
 }
 
-func (i rateLimitInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if action, ok := limitedAction(req.Spec().Procedure); ok {
-			var show int64 // the per-sale cap's show; every hold names one
-			if m, ok := req.Any().(interface{ GetShowId() int64 }); ok {
-				show = m.GetShowId()
+// rateLimited counts the calls the rate limits know (limitedAction) with
+// limits, which refuses a call over its limit. It runs right
+// after authentication (the caller is the key) and before anything else
+// costs work. The limited RPCs are unary; streams pass untouched.
+func rateLimited(limits *ratelimit.Limiter) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			if action, ok := limitedAction(req.Spec().Procedure); ok {
+				var show int64 // the per-sale cap's show; every hold names one
+				if m, ok := req.Any().(interface{ GetShowId() int64 }); ok {
+					show = m.GetShowId()
+				}
+				if err := limits.Allow(ctx, action, show); err != nil {
+					return nil, err
+				}
 			}
-			if err := i.limits.Allow(ctx, action, show); err != nil {
-				return nil, err
-			}
+			return next(ctx, req)
 		}
-		return next(ctx, req)
 	}
-}
-
-func (rateLimitInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return next
-}
-
-// The limited RPCs are unary; streams pass untouched.
-func (rateLimitInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return next
 }

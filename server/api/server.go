@@ -178,13 +178,13 @@ func NewHandler(cfg Config) (http.Handler, error) {
 		if cfg.WaitingRooms != nil {
 			sales = cfg.WaitingRooms
 		}
-		chain = append(chain, rateLimitInterceptor{ratelimit.New(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry)})
+		chain = append(chain, rateLimited(ratelimit.New(rl.Redis, rl.Prefix, rl.Config, sales, cfg.Log, cfg.Registry)))
 	}
 	chain = append(chain, validate.NewInterceptor(), textInterceptor{})
 	if cfg.Partners != nil {
-		chain = append(chain, partnerShowsInterceptor{cfg.Partners})
+		chain = append(chain, partnerShows(cfg.Partners))
 	}
-	chain = append(chain, idempotencyInterceptor{})
+	chain = append(chain, connect.UnaryInterceptorFunc(idempotencyKeys))
 	if cfg.WaitingRooms != nil {
 		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
 	}
