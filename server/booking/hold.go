@@ -81,9 +81,7 @@ func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now
 		return Hold{}, err
 	}
 	if len(req.Seats) == 0 && n <= 0 {
-		e := fault.New(fault.BookingInvalid, "a general-admission hold needs a quantity of at least 1")
-		e.Field = "quantity"
-		return Hold{}, e
+		return Hold{}, fault.OnField(fault.BookingInvalid, "quantity", "a general-admission hold needs a quantity of at least 1")
 	}
 	if err := rules.refusal(show, n, account); err != nil {
 		return Hold{}, err

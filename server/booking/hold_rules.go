@@ -97,9 +97,7 @@ func (v holdVerdicts) refusal(show showSettings, n int, account bool) error {
 	case !v.notStarted:
 		return fault.New(fault.BookingNotAllowed, "show %d has already started", show.ID)
 	case !v.withinHoldLimit:
-		e := fault.New(fault.BookingInvalid, "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
-		e.Field = "seats"
-		return e
+		return fault.OnField(fault.BookingInvalid, "seats", "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
 	case account && !v.withinAccountCap:
 		e := fault.New(fault.BookingNotAllowed, "an account may hold or buy at most %d seats of show %d; you have %d (R-3.8)",
 			show.MaxSeatsPerAccount, show.ID, v.held)
