@@ -58,15 +58,13 @@ func Start(ctx context.Context, env ...string) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	sandbox, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
 	s := &Server{bin: bin, dataDir: dataDir, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", addr)
-	// The in-process sandbox gateway gets a free port too, so parallel runs
-	// never collide on its default 127.0.0.1:8081.
-	s.cmd.Env = append(append(os.Environ(), "SEATGHOR_SANDBOX_ADDR="+sandbox), env...)
+	// The in-process sandbox gateway listens on a port the system picks
+	// (as the site's and the TypeScript client's harnesses ask), so
+	// parallel runs never collide on its default 127.0.0.1:8081, nor on a
+	// port picked free here and taken by another process before it binds.
+	s.cmd.Env = append(append(os.Environ(), "SEATGHOR_SANDBOX_ADDR=127.0.0.1:0"), env...)
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
