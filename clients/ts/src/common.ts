@@ -28,6 +28,7 @@ export type { CallOptions, Interceptor } from "@connectrpc/connect";
 // package's "exports" open no deeper path (decision 0327).
 export * from "./gen/seatghor/common/v1/money_pb.js";
 export * from "./gen/seatghor/common/v1/local_time_pb.js";
+export * from "./gen/seatghor/common/v1/journey_pb.js";
 export * from "./gen/seatghor/booking/v1/hold_pb.js";
 export * from "./gen/seatghor/booking/v1/order_pb.js";
 export * from "./gen/seatghor/payment/v1/payment_pb.js";
@@ -44,6 +45,7 @@ export * from "./gen/seatghor/events/v1/events_pb.js";
 // catalog and seatmap both define Section and GaArea; keep the catalog ones
 // under their plain names and the seat-map ones under a namespace.
 export * from "./gen/seatghor/catalog/v1/catalog_pb.js";
+export * from "./gen/seatghor/catalog/v1/layout_pb.js";
 export * as seatmap from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
 // The reasons' one declaration (the Reason enum, each value's code and
 // action as its spec option), from which ERROR_REASONS and the reason lists

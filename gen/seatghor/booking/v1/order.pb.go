@@ -196,8 +196,13 @@ type Order struct {
 	// The cancellation fee kept under the show's policy (R-6.9); unset when
 	// none.
 	CancellationFee *v1.Money `protobuf:"bytes,13,opt,name=cancellation_fee,json=cancellationFee,proto3" json:"cancellation_fee,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Bus trips with stops: the journey the seats are for.
+	Journey *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
+	// Bus trips: who travels on each seat. Read by the buyer, the trip's
+	// operator staff and admins only; left out for anyone else.
+	Passengers    []*v1.Passenger `protobuf:"bytes,15,rep,name=passengers,proto3" json:"passengers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Order) Reset() {
@@ -321,11 +326,29 @@ func (x *Order) GetCancellationFee() *v1.Money {
 	return nil
 }
 
+func (x *Order) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
+func (x *Order) GetPassengers() []*v1.Passenger {
+	if x != nil {
+		return x.Passengers
+	}
+	return nil
+}
+
 // CreateOrderRequest names the hold to order.
 type CreateOrderRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One of the caller's unexpired holds.
-	HoldId        string `protobuf:"bytes,1,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	HoldId string `protobuf:"bytes,1,opt,name=hold_id,json=holdId,proto3" json:"hold_id,omitempty"`
+	// Bus trips with stops: a passenger for every seat of the hold (name and
+	// mobile number; woman for a seat for women, matching the hold's
+	// declaration).
+	Passengers    []*v1.Passenger `protobuf:"bytes,2,rep,name=passengers,proto3" json:"passengers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -365,6 +388,13 @@ func (x *CreateOrderRequest) GetHoldId() string {
 		return x.HoldId
 	}
 	return ""
+}
+
+func (x *CreateOrderRequest) GetPassengers() []*v1.Passenger {
+	if x != nil {
+		return x.Passengers
+	}
+	return nil
 }
 
 // CreateOrderResponse carries the new order.
@@ -720,12 +750,12 @@ var File_seatghor_booking_v1_order_proto protoreflect.FileDescriptor
 
 const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/booking/v1/order.proto\x12\x13seatghor.booking.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\x87\x01\n" +
+	"\x1fseatghor/booking/v1/order.proto\x12\x13seatghor.booking.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\"\x87\x01\n" +
 	"\tOrderLine\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\tR\x04seat\x12\x17\n" +
 	"\aga_area\x18\x02 \x01(\tR\x06gaArea\x12\x1a\n" +
 	"\bquantity\x18\x03 \x01(\x05R\bquantity\x121\n" +
-	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\xd3\x04\n" +
+	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\xc9\x05\n" +
 	"\x05Order\x12\x19\n" +
 	"\border_id\x18\x01 \x01(\tR\aorderId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x17\n" +
@@ -743,9 +773,16 @@ const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\n" +
 	"payment_id\x18\v \x01(\tR\tpaymentId\x125\n" +
 	"\brefunded\x18\f \x01(\v2\x19.seatghor.common.v1.MoneyR\brefunded\x12D\n" +
-	"\x10cancellation_fee\x18\r \x01(\v2\x19.seatghor.common.v1.MoneyR\x0fcancellationFee\"8\n" +
+	"\x10cancellation_fee\x18\r \x01(\v2\x19.seatghor.common.v1.MoneyR\x0fcancellationFee\x125\n" +
+	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12=\n" +
+	"\n" +
+	"passengers\x18\x0f \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
+	"passengers\"\x81\x01\n" +
 	"\x12CreateOrderRequest\x12\"\n" +
-	"\ahold_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06holdId\"G\n" +
+	"\ahold_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06holdId\x12G\n" +
+	"\n" +
+	"passengers\x18\x02 \x03(\v2\x1d.seatghor.common.v1.PassengerB\b\xbaH\x05\x92\x01\x02\x10dR\n" +
+	"passengers\"G\n" +
 	"\x13CreateOrderResponse\x120\n" +
 	"\x05order\x18\x01 \x01(\v2\x1a.seatghor.booking.v1.OrderR\x05order\"7\n" +
 	"\x0fGetOrderRequest\x12$\n" +
@@ -810,6 +847,8 @@ var file_seatghor_booking_v1_order_proto_goTypes = []any{
 	(*CancelOrderResponse)(nil),   // 10: seatghor.booking.v1.CancelOrderResponse
 	(*v1.Money)(nil),              // 11: seatghor.common.v1.Money
 	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
+	(*v1.Journey)(nil),            // 13: seatghor.common.v1.Journey
+	(*v1.Passenger)(nil),          // 14: seatghor.common.v1.Passenger
 }
 var file_seatghor_booking_v1_order_proto_depIdxs = []int32{
 	11, // 0: seatghor.booking.v1.OrderLine.amount:type_name -> seatghor.common.v1.Money
@@ -821,23 +860,26 @@ var file_seatghor_booking_v1_order_proto_depIdxs = []int32{
 	12, // 6: seatghor.booking.v1.Order.updated_at:type_name -> google.protobuf.Timestamp
 	11, // 7: seatghor.booking.v1.Order.refunded:type_name -> seatghor.common.v1.Money
 	11, // 8: seatghor.booking.v1.Order.cancellation_fee:type_name -> seatghor.common.v1.Money
-	2,  // 9: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 10: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 11: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
-	2,  // 12: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	3,  // 13: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
-	5,  // 14: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
-	7,  // 15: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
-	9,  // 16: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
-	4,  // 17: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
-	6,  // 18: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
-	8,  // 19: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
-	10, // 20: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
-	17, // [17:21] is the sub-list for method output_type
-	13, // [13:17] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	13, // 9: seatghor.booking.v1.Order.journey:type_name -> seatghor.common.v1.Journey
+	14, // 10: seatghor.booking.v1.Order.passengers:type_name -> seatghor.common.v1.Passenger
+	14, // 11: seatghor.booking.v1.CreateOrderRequest.passengers:type_name -> seatghor.common.v1.Passenger
+	2,  // 12: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 13: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 14: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
+	2,  // 15: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	3,  // 16: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
+	5,  // 17: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
+	7,  // 18: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
+	9,  // 19: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
+	4,  // 20: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
+	6,  // 21: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
+	8,  // 22: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
+	10, // 23: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
+	20, // [20:24] is the sub-list for method output_type
+	16, // [16:20] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_booking_v1_order_proto_init() }

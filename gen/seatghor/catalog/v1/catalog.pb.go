@@ -378,8 +378,20 @@ type Show struct {
 	// Output only. Bus trips: the destination in Bengali script; empty when
 	// unknown.
 	DestinationBengali string `protobuf:"bytes,35,opt,name=destination_bengali,json=destinationBengali,proto3" json:"destination_bengali,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Bus trips with stops: the stops in route order, the first the origin
+	// and the last the destination, each with its counters and times. Empty:
+	// a trip sold whole, from origin to destination, as one leg.
+	Stops []*TripStop `protobuf:"bytes,36,rep,name=stops,proto3" json:"stops,omitempty"`
+	// Bus trips with stops: the fare of each stop pair and seat class on
+	// sale.
+	Fares []*Fare `protobuf:"bytes,37,rep,name=fares,proto3" json:"fares,omitempty"`
+	// The layout template the show's places were made from; empty when the
+	// show gave its sections or layout itself.
+	LayoutTemplateId string `protobuf:"bytes,38,opt,name=layout_template_id,json=layoutTemplateId,proto3" json:"layout_template_id,omitempty"`
+	// The route the trip runs on, when a timetable made it.
+	RouteId       string `protobuf:"bytes,39,opt,name=route_id,json=routeId,proto3" json:"route_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Show) Reset() {
@@ -615,6 +627,350 @@ func (x *Show) GetDestinationBengali() string {
 	return ""
 }
 
+func (x *Show) GetStops() []*TripStop {
+	if x != nil {
+		return x.Stops
+	}
+	return nil
+}
+
+func (x *Show) GetFares() []*Fare {
+	if x != nil {
+		return x.Fares
+	}
+	return nil
+}
+
+func (x *Show) GetLayoutTemplateId() string {
+	if x != nil {
+		return x.LayoutTemplateId
+	}
+	return ""
+}
+
+func (x *Show) GetRouteId() string {
+	if x != nil {
+		return x.RouteId
+	}
+	return ""
+}
+
+// TripStop is a stop of a bus trip: a place of the gazetteer with its
+// counters (boarding and dropping points).
+type TripStop struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id of the stop on the trip, unique on it; defaults to the place's
+	// gazetteer id ("cumilla").
+	StopId string `protobuf:"bytes,1,opt,name=stop_id,json=stopId,proto3" json:"stop_id,omitempty"`
+	// The place: any known spelling ("Comilla", "কুমিল্লা") is stored as its
+	// official name and place id, as origin and destination are.
+	Place string `protobuf:"bytes,2,opt,name=place,proto3" json:"place,omitempty"`
+	// Output only: the gazetteer's id of the place; empty for free text.
+	PlaceId string `protobuf:"bytes,3,opt,name=place_id,json=placeId,proto3" json:"place_id,omitempty"`
+	// Output only: the place in Bengali script; empty when unknown.
+	PlaceBengali string `protobuf:"bytes,4,opt,name=place_bengali,json=placeBengali,proto3" json:"place_bengali,omitempty"`
+	// Minutes from the trip's departure (starts_at) to the coach leaving this
+	// stop (reaching it, for the last); 0 for the first, growing stop by stop.
+	MinutesFromStart int32 `protobuf:"varint,5,opt,name=minutes_from_start,json=minutesFromStart,proto3" json:"minutes_from_start,omitempty"`
+	// Output only: starts_at plus minutes_from_start.
+	DepartsAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=departs_at,json=departsAt,proto3" json:"departs_at,omitempty"`
+	// Output only: departs_at where the trip runs.
+	DepartsAtLocal *v1.LocalTime `protobuf:"bytes,7,opt,name=departs_at_local,json=departsAtLocal,proto3" json:"departs_at_local,omitempty"`
+	// The stop's counters.
+	Counters      []*Counter `protobuf:"bytes,8,rep,name=counters,proto3" json:"counters,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TripStop) Reset() {
+	*x = TripStop{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TripStop) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TripStop) ProtoMessage() {}
+
+func (x *TripStop) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TripStop.ProtoReflect.Descriptor instead.
+func (*TripStop) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *TripStop) GetStopId() string {
+	if x != nil {
+		return x.StopId
+	}
+	return ""
+}
+
+func (x *TripStop) GetPlace() string {
+	if x != nil {
+		return x.Place
+	}
+	return ""
+}
+
+func (x *TripStop) GetPlaceId() string {
+	if x != nil {
+		return x.PlaceId
+	}
+	return ""
+}
+
+func (x *TripStop) GetPlaceBengali() string {
+	if x != nil {
+		return x.PlaceBengali
+	}
+	return ""
+}
+
+func (x *TripStop) GetMinutesFromStart() int32 {
+	if x != nil {
+		return x.MinutesFromStart
+	}
+	return 0
+}
+
+func (x *TripStop) GetDepartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DepartsAt
+	}
+	return nil
+}
+
+func (x *TripStop) GetDepartsAtLocal() *v1.LocalTime {
+	if x != nil {
+		return x.DepartsAtLocal
+	}
+	return nil
+}
+
+func (x *TripStop) GetCounters() []*Counter {
+	if x != nil {
+		return x.Counters
+	}
+	return nil
+}
+
+// Counter is an operator's counter at a stop: where passengers board or
+// leave the coach (a bus reseller's boarding and dropping points).
+type Counter struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Id, unique on the trip, e.g. "kalabagan".
+	CounterId string `protobuf:"bytes,1,opt,name=counter_id,json=counterId,proto3" json:"counter_id,omitempty"`
+	// Name in English, e.g. "Kalabagan".
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// Name in Bengali script, e.g. "কলাবাগান".
+	NameBn string `protobuf:"bytes,3,opt,name=name_bn,json=nameBn,proto3" json:"name_bn,omitempty"`
+	// Address in English.
+	Address string `protobuf:"bytes,4,opt,name=address,proto3" json:"address,omitempty"`
+	// Address in Bengali script.
+	AddressBn string `protobuf:"bytes,5,opt,name=address_bn,json=addressBn,proto3" json:"address_bn,omitempty"`
+	// Passengers board here.
+	Boarding bool `protobuf:"varint,6,opt,name=boarding,proto3" json:"boarding,omitempty"`
+	// Passengers leave here.
+	Dropping bool `protobuf:"varint,7,opt,name=dropping,proto3" json:"dropping,omitempty"`
+	// Minutes after the trip's departure (starts_at) that the coach is at this
+	// counter.
+	MinutesAfterDeparture int32 `protobuf:"varint,8,opt,name=minutes_after_departure,json=minutesAfterDeparture,proto3" json:"minutes_after_departure,omitempty"`
+	// Output only: starts_at plus minutes_after_departure.
+	At *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=at,proto3" json:"at,omitempty"`
+	// Output only: at, where the trip runs.
+	AtLocal       *v1.LocalTime `protobuf:"bytes,10,opt,name=at_local,json=atLocal,proto3" json:"at_local,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Counter) Reset() {
+	*x = Counter{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Counter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Counter) ProtoMessage() {}
+
+func (x *Counter) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Counter.ProtoReflect.Descriptor instead.
+func (*Counter) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Counter) GetCounterId() string {
+	if x != nil {
+		return x.CounterId
+	}
+	return ""
+}
+
+func (x *Counter) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Counter) GetNameBn() string {
+	if x != nil {
+		return x.NameBn
+	}
+	return ""
+}
+
+func (x *Counter) GetAddress() string {
+	if x != nil {
+		return x.Address
+	}
+	return ""
+}
+
+func (x *Counter) GetAddressBn() string {
+	if x != nil {
+		return x.AddressBn
+	}
+	return ""
+}
+
+func (x *Counter) GetBoarding() bool {
+	if x != nil {
+		return x.Boarding
+	}
+	return false
+}
+
+func (x *Counter) GetDropping() bool {
+	if x != nil {
+		return x.Dropping
+	}
+	return false
+}
+
+func (x *Counter) GetMinutesAfterDeparture() int32 {
+	if x != nil {
+		return x.MinutesAfterDeparture
+	}
+	return 0
+}
+
+func (x *Counter) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *Counter) GetAtLocal() *v1.LocalTime {
+	if x != nil {
+		return x.AtLocal
+	}
+	return nil
+}
+
+// Fare is the price of a journey between two stops of a trip in one seat
+// class.
+type Fare struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The boarding stop.
+	FromStopId string `protobuf:"bytes,1,opt,name=from_stop_id,json=fromStopId,proto3" json:"from_stop_id,omitempty"`
+	// The dropping stop, after from_stop_id.
+	ToStopId string `protobuf:"bytes,2,opt,name=to_stop_id,json=toStopId,proto3" json:"to_stop_id,omitempty"`
+	// The seat class (LayoutSection.seat_class); empty: every class.
+	SeatClass string `protobuf:"bytes,3,opt,name=seat_class,json=seatClass,proto3" json:"seat_class,omitempty"`
+	// Price of one seat for the journey, minor units of the show currency.
+	PriceMinor    int64 `protobuf:"varint,4,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Fare) Reset() {
+	*x = Fare{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Fare) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Fare) ProtoMessage() {}
+
+func (x *Fare) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Fare.ProtoReflect.Descriptor instead.
+func (*Fare) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Fare) GetFromStopId() string {
+	if x != nil {
+		return x.FromStopId
+	}
+	return ""
+}
+
+func (x *Fare) GetToStopId() string {
+	if x != nil {
+		return x.ToStopId
+	}
+	return ""
+}
+
+func (x *Fare) GetSeatClass() string {
+	if x != nil {
+		return x.SeatClass
+	}
+	return ""
+}
+
+func (x *Fare) GetPriceMinor() int64 {
+	if x != nil {
+		return x.PriceMinor
+	}
+	return 0
+}
+
 // WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
 // at the show's on_sale_at, when everyone who joined before gets a random
 // place (R-9.2), and until ends_at HoldService.CreateHold needs an admitted
@@ -650,7 +1006,7 @@ type WaitingRoom struct {
 
 func (x *WaitingRoom) Reset() {
 	*x = WaitingRoom{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +1018,7 @@ func (x *WaitingRoom) String() string {
 func (*WaitingRoom) ProtoMessage() {}
 
 func (x *WaitingRoom) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[3]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +1031,7 @@ func (x *WaitingRoom) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitingRoom.ProtoReflect.Descriptor instead.
 func (*WaitingRoom) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WaitingRoom) GetEnabled() bool {
@@ -784,14 +1140,27 @@ type CreateShowRequest struct {
 	// The IANA time zone the show takes place in ("Asia/Dhaka",
 	// "Asia/Kolkata"); empty means "Asia/Dhaka". A name that is not a zone is
 	// INVALID_ARGUMENT on time_zone.
-	TimeZone      string `protobuf:"bytes,21,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	TimeZone string `protobuf:"bytes,21,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	// The places as drawn, instead of sections: decks, rows with positions,
+	// seat kinds, features. At most one of sections, layout and
+	// layout_template_id.
+	Layout *Layout `protobuf:"bytes,22,opt,name=layout,proto3" json:"layout,omitempty"`
+	// Make the places from this layout template (the organisation's, or a
+	// shipped one such as "coach-2x2-40").
+	LayoutTemplateId string `protobuf:"bytes,23,opt,name=layout_template_id,json=layoutTemplateId,proto3" json:"layout_template_id,omitempty"`
+	// Bus trips: the stops in route order (at least two; the first is origin,
+	// the last destination). Seats are then sold per leg and priced by fares.
+	Stops []*TripStop `protobuf:"bytes,24,rep,name=stops,proto3" json:"stops,omitempty"`
+	// Bus trips with stops: a fare per stop pair and seat class; a pair
+	// without one is not sold.
+	Fares         []*Fare `protobuf:"bytes,25,rep,name=fares,proto3" json:"fares,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateShowRequest) Reset() {
 	*x = CreateShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +1172,7 @@ func (x *CreateShowRequest) String() string {
 func (*CreateShowRequest) ProtoMessage() {}
 
 func (x *CreateShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[4]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +1185,7 @@ func (x *CreateShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateShowRequest.ProtoReflect.Descriptor instead.
 func (*CreateShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{4}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreateShowRequest) GetKind() ShowKind {
@@ -966,6 +1335,34 @@ func (x *CreateShowRequest) GetTimeZone() string {
 	return ""
 }
 
+func (x *CreateShowRequest) GetLayout() *Layout {
+	if x != nil {
+		return x.Layout
+	}
+	return nil
+}
+
+func (x *CreateShowRequest) GetLayoutTemplateId() string {
+	if x != nil {
+		return x.LayoutTemplateId
+	}
+	return ""
+}
+
+func (x *CreateShowRequest) GetStops() []*TripStop {
+	if x != nil {
+		return x.Stops
+	}
+	return nil
+}
+
+func (x *CreateShowRequest) GetFares() []*Fare {
+	if x != nil {
+		return x.Fares
+	}
+	return nil
+}
+
 // CreateShowResponse carries the created show.
 type CreateShowResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -977,7 +1374,7 @@ type CreateShowResponse struct {
 
 func (x *CreateShowResponse) Reset() {
 	*x = CreateShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1386,7 @@ func (x *CreateShowResponse) String() string {
 func (*CreateShowResponse) ProtoMessage() {}
 
 func (x *CreateShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[5]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1399,7 @@ func (x *CreateShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateShowResponse.ProtoReflect.Descriptor instead.
 func (*CreateShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{5}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *CreateShowResponse) GetShow() *Show {
@@ -1023,7 +1420,7 @@ type GetShowRequest struct {
 
 func (x *GetShowRequest) Reset() {
 	*x = GetShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1432,7 @@ func (x *GetShowRequest) String() string {
 func (*GetShowRequest) ProtoMessage() {}
 
 func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[6]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1445,7 @@ func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowRequest.ProtoReflect.Descriptor instead.
 func (*GetShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{6}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GetShowRequest) GetShowId() int64 {
@@ -1069,7 +1466,7 @@ type GetShowResponse struct {
 
 func (x *GetShowResponse) Reset() {
 	*x = GetShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1081,7 +1478,7 @@ func (x *GetShowResponse) String() string {
 func (*GetShowResponse) ProtoMessage() {}
 
 func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[7]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1094,7 +1491,7 @@ func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowResponse.ProtoReflect.Descriptor instead.
 func (*GetShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{7}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetShowResponse) GetShow() *Show {
@@ -1127,7 +1524,7 @@ type ListShowsRequest struct {
 
 func (x *ListShowsRequest) Reset() {
 	*x = ListShowsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1139,7 +1536,7 @@ func (x *ListShowsRequest) String() string {
 func (*ListShowsRequest) ProtoMessage() {}
 
 func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[8]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1152,7 +1549,7 @@ func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsRequest.ProtoReflect.Descriptor instead.
 func (*ListShowsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{8}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListShowsRequest) GetPageSize() int32 {
@@ -1203,7 +1600,7 @@ type ListShowsResponse struct {
 
 func (x *ListShowsResponse) Reset() {
 	*x = ListShowsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[9]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1612,7 @@ func (x *ListShowsResponse) String() string {
 func (*ListShowsResponse) ProtoMessage() {}
 
 func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[9]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1625,7 @@ func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsResponse.ProtoReflect.Descriptor instead.
 func (*ListShowsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{9}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListShowsResponse) GetShows() []*Show {
@@ -1260,7 +1657,7 @@ type Organization struct {
 
 func (x *Organization) Reset() {
 	*x = Organization{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[10]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1272,7 +1669,7 @@ func (x *Organization) String() string {
 func (*Organization) ProtoMessage() {}
 
 func (x *Organization) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[10]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1285,7 +1682,7 @@ func (x *Organization) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Organization.ProtoReflect.Descriptor instead.
 func (*Organization) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{10}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Organization) GetOrganizationId() string {
@@ -1326,7 +1723,7 @@ type OrganizationMember struct {
 
 func (x *OrganizationMember) Reset() {
 	*x = OrganizationMember{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[11]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1735,7 @@ func (x *OrganizationMember) String() string {
 func (*OrganizationMember) ProtoMessage() {}
 
 func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[11]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1748,7 @@ func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationMember.ProtoReflect.Descriptor instead.
 func (*OrganizationMember) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{11}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OrganizationMember) GetOrganizationId() string {
@@ -1396,7 +1793,7 @@ type CreateOrganizationRequest struct {
 
 func (x *CreateOrganizationRequest) Reset() {
 	*x = CreateOrganizationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1408,7 +1805,7 @@ func (x *CreateOrganizationRequest) String() string {
 func (*CreateOrganizationRequest) ProtoMessage() {}
 
 func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1421,7 +1818,7 @@ func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationRequest.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateOrganizationRequest) GetOrganizationId() string {
@@ -1449,7 +1846,7 @@ type CreateOrganizationResponse struct {
 
 func (x *CreateOrganizationResponse) Reset() {
 	*x = CreateOrganizationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1461,7 +1858,7 @@ func (x *CreateOrganizationResponse) String() string {
 func (*CreateOrganizationResponse) ProtoMessage() {}
 
 func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1474,7 +1871,7 @@ func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationResponse.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateOrganizationResponse) GetOrganization() *Organization {
@@ -1499,7 +1896,7 @@ type AddOrganizationMemberRequest struct {
 
 func (x *AddOrganizationMemberRequest) Reset() {
 	*x = AddOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1511,7 +1908,7 @@ func (x *AddOrganizationMemberRequest) String() string {
 func (*AddOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1921,7 @@ func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *AddOrganizationMemberRequest) GetOrganizationId() string {
@@ -1559,7 +1956,7 @@ type AddOrganizationMemberResponse struct {
 
 func (x *AddOrganizationMemberResponse) Reset() {
 	*x = AddOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1571,7 +1968,7 @@ func (x *AddOrganizationMemberResponse) String() string {
 func (*AddOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1584,7 +1981,7 @@ func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *AddOrganizationMemberResponse) GetMember() *OrganizationMember {
@@ -1607,7 +2004,7 @@ type RemoveOrganizationMemberRequest struct {
 
 func (x *RemoveOrganizationMemberRequest) Reset() {
 	*x = RemoveOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +2016,7 @@ func (x *RemoveOrganizationMemberRequest) String() string {
 func (*RemoveOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +2029,7 @@ func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *RemoveOrganizationMemberRequest) GetOrganizationId() string {
@@ -1658,7 +2055,7 @@ type RemoveOrganizationMemberResponse struct {
 
 func (x *RemoveOrganizationMemberResponse) Reset() {
 	*x = RemoveOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +2067,7 @@ func (x *RemoveOrganizationMemberResponse) String() string {
 func (*RemoveOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,14 +2080,14 @@ func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a#seatghor/common/v1/local_time.proto\"\xdf\x01\n" +
+	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a seatghor/catalog/v1/layout.proto\x1a#seatghor/common/v1/local_time.proto\"\xdf\x01\n" +
 	"\aSection\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x123\n" +
 	"\x04rows\x18\x02 \x03(\tB\x1f\xbaH\x1c\x92\x01\x19\b\x01\x10\xc8\x01\x18\x01\"\x10r\x0e2\f^[A-Z]{1,3}$R\x04rows\x12.\n" +
@@ -1707,8 +2104,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x80\n" +
-	"\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xaf\v\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -1742,7 +2138,47 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\ttime_zone\x18  \x01(\tR\btimeZone\x12E\n" +
 	"\x0fstarts_at_local\x18! \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\x12%\n" +
 	"\x0eorigin_bengali\x18\" \x01(\tR\roriginBengali\x12/\n" +
-	"\x13destination_bengali\x18# \x01(\tR\x12destinationBengali\"\xd4\x04\n" +
+	"\x13destination_bengali\x18# \x01(\tR\x12destinationBengali\x123\n" +
+	"\x05stops\x18$ \x03(\v2\x1d.seatghor.catalog.v1.TripStopR\x05stops\x12/\n" +
+	"\x05fares\x18% \x03(\v2\x19.seatghor.catalog.v1.FareR\x05fares\x12,\n" +
+	"\x12layout_template_id\x18& \x01(\tR\x10layoutTemplateId\x12\x19\n" +
+	"\broute_id\x18' \x01(\tR\arouteId\"\xab\x03\n" +
+	"\bTripStop\x12<\n" +
+	"\astop_id\x18\x01 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopId\x12\x1f\n" +
+	"\x05place\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x05place\x12\x19\n" +
+	"\bplace_id\x18\x03 \x01(\tR\aplaceId\x12#\n" +
+	"\rplace_bengali\x18\x04 \x01(\tR\fplaceBengali\x128\n" +
+	"\x12minutes_from_start\x18\x05 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe0N(\x00R\x10minutesFromStart\x129\n" +
+	"\n" +
+	"departs_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tdepartsAt\x12G\n" +
+	"\x10departs_at_local\x18\a \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\x0edepartsAtLocal\x12B\n" +
+	"\bcounters\x18\b \x03(\v2\x1c.seatghor.catalog.v1.CounterB\b\xbaH\x05\x92\x01\x02\x10\x14R\bcounters\"\xba\x03\n" +
+	"\aCounter\x12?\n" +
+	"\n" +
+	"counter_id\x18\x01 \x01(\tB \xbaH\x1dr\x1b2\x19^[a-z0-9][a-z0-9-]{0,63}$R\tcounterId\x12\x1d\n" +
+	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12 \n" +
+	"\aname_bn\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06nameBn\x12\"\n" +
+	"\aaddress\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xac\x02R\aaddress\x12'\n" +
+	"\n" +
+	"address_bn\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\xac\x02R\taddressBn\x12\x1a\n" +
+	"\bboarding\x18\x06 \x01(\bR\bboarding\x12\x1a\n" +
+	"\bdropping\x18\a \x01(\bR\bdropping\x12B\n" +
+	"\x17minutes_after_departure\x18\b \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe0N(\x00R\x15minutesAfterDeparture\x12*\n" +
+	"\x02at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x128\n" +
+	"\bat_local\x18\n" +
+	" \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\aatLocal\"\xfb\x01\n" +
+	"\x04Fare\x12B\n" +
+	"\ffrom_stop_id\x18\x01 \x01(\tB \xbaH\x1dr\x1b2\x19^[a-z0-9][a-z0-9-]{0,63}$R\n" +
+	"fromStopId\x12>\n" +
+	"\n" +
+	"to_stop_id\x18\x02 \x01(\tB \xbaH\x1dr\x1b2\x19^[a-z0-9][a-z0-9-]{0,63}$R\btoStopId\x12?\n" +
+	"\n" +
+	"seat_class\x18\x03 \x01(\tB \xbaH\x1dr\x1b2\x19^([a-z][a-z0-9-]{0,31})?$R\tseatClass\x12.\n" +
+	"\vprice_minor\x18\x04 \x01(\x03B\r\xbaH\n" +
+	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
+	"priceMinor\"\xd4\x04\n" +
 	"\vWaitingRoom\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x129\n" +
 	"\x12min_admission_rate\x18\x02 \x01(\x05B\v\xbaH\b\x1a\x06\x18\xa0\x8d\x06(\x00R\x10minAdmissionRate\x129\n" +
@@ -1751,7 +2187,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
 	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
 	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
-	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xd2\f\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xb3\x0f\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -1781,9 +2217,13 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\xbaH\a\x1a\x05\x18\x90N(\x00H\x02R\x12cancellationFeeBps\x88\x01\x01\x12C\n" +
 	"\fwaiting_room\x18\x13 \x01(\v2 .seatghor.catalog.v1.WaitingRoomR\vwaitingRoom\x12I\n" +
 	"\x0forganization_id\x18\x14 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId\x12$\n" +
-	"\ttime_zone\x18\x15 \x01(\tB\a\xbaH\x04r\x02\x18@R\btimeZone:\xfb\x02\xbaH\xf7\x02\x1a|\n" +
-	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1a-size(this.sections) + size(this.ga_areas) > 0\x1az\n" +
-	"\x0eshow.bus_route\x12'a bus trip needs origin and destination\x1a?this.kind != 1 || (this.origin != '' && this.destination != '')\x1a{\n" +
+	"\ttime_zone\x18\x15 \x01(\tB\a\xbaH\x04r\x02\x18@R\btimeZone\x123\n" +
+	"\x06layout\x18\x16 \x01(\v2\x1b.seatghor.catalog.v1.LayoutR\x06layout\x12Q\n" +
+	"\x12layout_template_id\x18\x17 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x10layoutTemplateId\x12=\n" +
+	"\x05stops\x18\x18 \x03(\v2\x1d.seatghor.catalog.v1.TripStopB\b\xbaH\x05\x92\x01\x02\x10\x1eR\x05stops\x12:\n" +
+	"\x05fares\x18\x19 \x03(\v2\x19.seatghor.catalog.v1.FareB\t\xbaH\x06\x92\x01\x03\x10\xd0\x0fR\x05fares:\xd9\x03\xbaH\xd5\x03\x1a\xb1\x01\n" +
+	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1absize(this.sections) + size(this.ga_areas) > 0 || has(this.layout) || this.layout_template_id != ''\x1a\xa1\x01\n" +
+	"\x0eshow.bus_route\x125a bus trip needs origin and destination, or its stops\x1aXthis.kind != 1 || (this.origin != '' && this.destination != '') || size(this.stops) >= 2\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
 	"\x06_shardB\x11\n" +
 	"\x0f_commission_bpsB\x17\n" +
@@ -1866,82 +2306,96 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
 	(OrganizationRole)(0),                    // 1: seatghor.catalog.v1.OrganizationRole
 	(*Section)(nil),                          // 2: seatghor.catalog.v1.Section
 	(*GaArea)(nil),                           // 3: seatghor.catalog.v1.GaArea
 	(*Show)(nil),                             // 4: seatghor.catalog.v1.Show
-	(*WaitingRoom)(nil),                      // 5: seatghor.catalog.v1.WaitingRoom
-	(*CreateShowRequest)(nil),                // 6: seatghor.catalog.v1.CreateShowRequest
-	(*CreateShowResponse)(nil),               // 7: seatghor.catalog.v1.CreateShowResponse
-	(*GetShowRequest)(nil),                   // 8: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),                  // 9: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),                 // 10: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),                // 11: seatghor.catalog.v1.ListShowsResponse
-	(*Organization)(nil),                     // 12: seatghor.catalog.v1.Organization
-	(*OrganizationMember)(nil),               // 13: seatghor.catalog.v1.OrganizationMember
-	(*CreateOrganizationRequest)(nil),        // 14: seatghor.catalog.v1.CreateOrganizationRequest
-	(*CreateOrganizationResponse)(nil),       // 15: seatghor.catalog.v1.CreateOrganizationResponse
-	(*AddOrganizationMemberRequest)(nil),     // 16: seatghor.catalog.v1.AddOrganizationMemberRequest
-	(*AddOrganizationMemberResponse)(nil),    // 17: seatghor.catalog.v1.AddOrganizationMemberResponse
-	(*RemoveOrganizationMemberRequest)(nil),  // 18: seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	(*RemoveOrganizationMemberResponse)(nil), // 19: seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	(*timestamppb.Timestamp)(nil),            // 20: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 21: google.protobuf.Duration
-	(*v1.LocalTime)(nil),                     // 22: seatghor.common.v1.LocalTime
+	(*TripStop)(nil),                         // 5: seatghor.catalog.v1.TripStop
+	(*Counter)(nil),                          // 6: seatghor.catalog.v1.Counter
+	(*Fare)(nil),                             // 7: seatghor.catalog.v1.Fare
+	(*WaitingRoom)(nil),                      // 8: seatghor.catalog.v1.WaitingRoom
+	(*CreateShowRequest)(nil),                // 9: seatghor.catalog.v1.CreateShowRequest
+	(*CreateShowResponse)(nil),               // 10: seatghor.catalog.v1.CreateShowResponse
+	(*GetShowRequest)(nil),                   // 11: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),                  // 12: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),                 // 13: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),                // 14: seatghor.catalog.v1.ListShowsResponse
+	(*Organization)(nil),                     // 15: seatghor.catalog.v1.Organization
+	(*OrganizationMember)(nil),               // 16: seatghor.catalog.v1.OrganizationMember
+	(*CreateOrganizationRequest)(nil),        // 17: seatghor.catalog.v1.CreateOrganizationRequest
+	(*CreateOrganizationResponse)(nil),       // 18: seatghor.catalog.v1.CreateOrganizationResponse
+	(*AddOrganizationMemberRequest)(nil),     // 19: seatghor.catalog.v1.AddOrganizationMemberRequest
+	(*AddOrganizationMemberResponse)(nil),    // 20: seatghor.catalog.v1.AddOrganizationMemberResponse
+	(*RemoveOrganizationMemberRequest)(nil),  // 21: seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	(*RemoveOrganizationMemberResponse)(nil), // 22: seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	(*timestamppb.Timestamp)(nil),            // 23: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 24: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 25: seatghor.common.v1.LocalTime
+	(*Layout)(nil),                           // 26: seatghor.catalog.v1.Layout
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	20, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	20, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	23, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	23, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
 	2,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
 	3,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	21, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	21, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	20, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
-	5,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	22, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
-	21, // 10: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	20, // 11: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	20, // 12: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
-	0,  // 13: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	20, // 14: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	20, // 15: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	2,  // 16: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	3,  // 17: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	21, // 18: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	21, // 19: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	5,  // 20: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	4,  // 21: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	4,  // 22: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 23: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	20, // 24: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	4,  // 25: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	20, // 26: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 27: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	20, // 28: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	12, // 29: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	1,  // 30: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	13, // 31: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	6,  // 32: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	14, // 33: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	16, // 34: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	18, // 35: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	8,  // 36: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	10, // 37: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	7,  // 38: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	15, // 39: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	17, // 40: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	19, // 41: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	9,  // 42: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	11, // 43: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	38, // [38:44] is the sub-list for method output_type
-	32, // [32:38] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	24, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	24, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	23, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	25, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	5,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
+	7,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
+	23, // 12: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	25, // 13: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	6,  // 14: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
+	23, // 15: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	25, // 16: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	24, // 17: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	23, // 18: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	23, // 19: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	0,  // 20: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	23, // 21: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	23, // 22: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	2,  // 23: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	3,  // 24: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	24, // 25: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	24, // 26: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	8,  // 27: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	26, // 28: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	5,  // 29: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
+	7,  // 30: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
+	4,  // 31: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	4,  // 32: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 33: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	23, // 34: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	4,  // 35: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	23, // 36: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	1,  // 37: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	23, // 38: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	15, // 39: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	1,  // 40: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	16, // 41: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	9,  // 42: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	17, // 43: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	19, // 44: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	21, // 45: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	11, // 46: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	13, // 47: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	10, // 48: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	18, // 49: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	20, // 50: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	22, // 51: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	12, // 52: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	14, // 53: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	48, // [48:54] is the sub-list for method output_type
+	42, // [42:48] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -1949,14 +2403,15 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 	if File_seatghor_catalog_v1_catalog_proto != nil {
 		return
 	}
-	file_seatghor_catalog_v1_catalog_proto_msgTypes[4].OneofWrappers = []any{}
+	file_seatghor_catalog_v1_layout_proto_init()
+	file_seatghor_catalog_v1_catalog_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -130,6 +130,11 @@ type TripHit struct {
 	// starts_at as read where the show is, in its time zone, with the zone
 	// named (docs/decisions/0170).
 	StartsAtLocal *v11.LocalTime `protobuf:"bytes,19,opt,name=starts_at_local,json=startsAtLocal,proto3" json:"starts_at_local,omitempty"`
+	// Bus trips with stops: the journey between the stops the search asked
+	// for (origin and destination may be any two stops of the trip, in
+	// order): its departure from the buyer's stop, and lowest_price is that
+	// journey's lowest fare.
+	Journey       *v11.Journey `protobuf:"bytes,20,opt,name=journey,proto3" json:"journey,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +298,13 @@ func (x *TripHit) GetDestinationLabel() string {
 func (x *TripHit) GetStartsAtLocal() *v11.LocalTime {
 	if x != nil {
 		return x.StartsAtLocal
+	}
+	return nil
+}
+
+func (x *TripHit) GetJourney() *v11.Journey {
+	if x != nil {
+		return x.Journey
 	}
 	return nil
 }
@@ -543,7 +555,7 @@ var File_seatghor_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\x96\x06\n" +
+	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xcd\x06\n" +
 	"\aTripHit\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -565,7 +577,8 @@ const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\x13destination_bengali\x18\x10 \x01(\tR\x12destinationBengali\x12!\n" +
 	"\forigin_label\x18\x11 \x01(\tR\voriginLabel\x12+\n" +
 	"\x11destination_label\x18\x12 \x01(\tR\x10destinationLabel\x12E\n" +
-	"\x0fstarts_at_local\x18\x13 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\"\xb0\b\n" +
+	"\x0fstarts_at_local\x18\x13 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\x125\n" +
+	"\ajourney\x18\x14 \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xb0\b\n" +
 	"\x12SearchTripsRequest\x12\x1e\n" +
 	"\x05query\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x05query\x12\x1f\n" +
 	"\x06origin\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06origin\x12)\n" +
@@ -623,6 +636,7 @@ var file_seatghor_search_v1_search_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
 	(*v11.Money)(nil),             // 6: seatghor.common.v1.Money
 	(*v11.LocalTime)(nil),         // 7: seatghor.common.v1.LocalTime
+	(*v11.Journey)(nil),           // 8: seatghor.common.v1.Journey
 }
 var file_seatghor_search_v1_search_proto_depIdxs = []int32{
 	4,  // 0: seatghor.search.v1.TripHit.kind:type_name -> seatghor.catalog.v1.ShowKind
@@ -630,18 +644,19 @@ var file_seatghor_search_v1_search_proto_depIdxs = []int32{
 	5,  // 2: seatghor.search.v1.TripHit.on_sale_at:type_name -> google.protobuf.Timestamp
 	6,  // 3: seatghor.search.v1.TripHit.lowest_price:type_name -> seatghor.common.v1.Money
 	7,  // 4: seatghor.search.v1.TripHit.starts_at_local:type_name -> seatghor.common.v1.LocalTime
-	5,  // 5: seatghor.search.v1.SearchTripsRequest.starts_after:type_name -> google.protobuf.Timestamp
-	5,  // 6: seatghor.search.v1.SearchTripsRequest.starts_before:type_name -> google.protobuf.Timestamp
-	4,  // 7: seatghor.search.v1.SearchTripsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	0,  // 8: seatghor.search.v1.SearchTripsRequest.sort:type_name -> seatghor.search.v1.TripSort
-	1,  // 9: seatghor.search.v1.SearchTripsResponse.trips:type_name -> seatghor.search.v1.TripHit
-	2,  // 10: seatghor.search.v1.TripSearchService.SearchTrips:input_type -> seatghor.search.v1.SearchTripsRequest
-	3,  // 11: seatghor.search.v1.TripSearchService.SearchTrips:output_type -> seatghor.search.v1.SearchTripsResponse
-	11, // [11:12] is the sub-list for method output_type
-	10, // [10:11] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	8,  // 5: seatghor.search.v1.TripHit.journey:type_name -> seatghor.common.v1.Journey
+	5,  // 6: seatghor.search.v1.SearchTripsRequest.starts_after:type_name -> google.protobuf.Timestamp
+	5,  // 7: seatghor.search.v1.SearchTripsRequest.starts_before:type_name -> google.protobuf.Timestamp
+	4,  // 8: seatghor.search.v1.SearchTripsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	0,  // 9: seatghor.search.v1.SearchTripsRequest.sort:type_name -> seatghor.search.v1.TripSort
+	1,  // 10: seatghor.search.v1.SearchTripsResponse.trips:type_name -> seatghor.search.v1.TripHit
+	2,  // 11: seatghor.search.v1.TripSearchService.SearchTrips:input_type -> seatghor.search.v1.SearchTripsRequest
+	3,  // 12: seatghor.search.v1.TripSearchService.SearchTrips:output_type -> seatghor.search.v1.SearchTripsResponse
+	12, // [12:13] is the sub-list for method output_type
+	11, // [11:12] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_search_v1_search_proto_init() }

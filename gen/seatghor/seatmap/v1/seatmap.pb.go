@@ -8,6 +8,7 @@ package seatmapv1
 
 import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
+	v1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	_ "google.golang.org/genproto/googleapis/api/annotations"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
@@ -82,7 +83,17 @@ type Row struct {
 	// Row label, e.g. "A".
 	Label string `protobuf:"bytes,1,opt,name=label,proto3" json:"label,omitempty"`
 	// Seat ids in layout order, e.g. "A1".
-	Seats         []string `protobuf:"bytes,2,rep,name=seats,proto3" json:"seats,omitempty"`
+	Seats []string `protobuf:"bytes,2,rep,name=seats,proto3" json:"seats,omitempty"`
+	// Centres of the seats, layout units across the deck (catalog.v1.Layout),
+	// in the order of seats; empty when the layout gives no positions (the
+	// renderer then lays the row out straight).
+	X []int32 `protobuf:"varint,3,rep,packed,name=x,proto3" json:"x,omitempty"`
+	// Centres of the seats, layout units from the front, in the order of
+	// seats; empty with x.
+	Y []int32 `protobuf:"varint,4,rep,packed,name=y,proto3" json:"y,omitempty"`
+	// Kinds of the seats in the order of seats; empty when every seat is
+	// ordinary.
+	Kinds         []v1.SeatKind `protobuf:"varint,5,rep,packed,name=kinds,proto3,enum=seatghor.catalog.v1.SeatKind" json:"kinds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -131,6 +142,27 @@ func (x *Row) GetSeats() []string {
 	return nil
 }
 
+func (x *Row) GetX() []int32 {
+	if x != nil {
+		return x.X
+	}
+	return nil
+}
+
+func (x *Row) GetY() []int32 {
+	if x != nil {
+		return x.Y
+	}
+	return nil
+}
+
+func (x *Row) GetKinds() []v1.SeatKind {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
 // Section is a block of seats with one price.
 type Section struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -139,7 +171,13 @@ type Section struct {
 	// Price of one seat, minor units.
 	PriceMinor int64 `protobuf:"varint,2,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
 	// Rows in layout order.
-	Rows          []*Row `protobuf:"bytes,3,rep,name=rows,proto3" json:"rows,omitempty"`
+	Rows []*Row `protobuf:"bytes,3,rep,name=rows,proto3" json:"rows,omitempty"`
+	// The name in Bengali script; empty: name.
+	NameBn string `protobuf:"bytes,4,opt,name=name_bn,json=nameBn,proto3" json:"name_bn,omitempty"`
+	// The deck it is on (index into decks).
+	Deck int32 `protobuf:"varint,5,opt,name=deck,proto3" json:"deck,omitempty"`
+	// The seat class fares are set for; empty for the trip's only class.
+	SeatClass     string `protobuf:"bytes,6,opt,name=seat_class,json=seatClass,proto3" json:"seat_class,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -193,6 +231,27 @@ func (x *Section) GetRows() []*Row {
 		return x.Rows
 	}
 	return nil
+}
+
+func (x *Section) GetNameBn() string {
+	if x != nil {
+		return x.NameBn
+	}
+	return ""
+}
+
+func (x *Section) GetDeck() int32 {
+	if x != nil {
+		return x.Deck
+	}
+	return 0
+}
+
+func (x *Section) GetSeatClass() string {
+	if x != nil {
+		return x.SeatClass
+	}
+	return ""
 }
 
 // GaArea is a general-admission area and the places left in it.
@@ -282,7 +341,13 @@ type GetSeatMapRequest struct {
 	// at a time): availability then covers the section's seats alone,
 	// starting at availability_offset, and sections (unless layout_etag
 	// matches) lists that section only. Empty: every seat.
-	Section       string `protobuf:"bytes,3,opt,name=section,proto3" json:"section,omitempty"`
+	Section string `protobuf:"bytes,3,opt,name=section,proto3" json:"section,omitempty"`
+	// Bus trips with stops: the journey's boarding stop; empty: the first.
+	// Availability is then the journey's (a seat is free when every leg it
+	// covers is) and prices are its fares.
+	FromStopId string `protobuf:"bytes,4,opt,name=from_stop_id,json=fromStopId,proto3" json:"from_stop_id,omitempty"`
+	// Bus trips with stops: the journey's dropping stop; empty: the last.
+	ToStopId      string `protobuf:"bytes,5,opt,name=to_stop_id,json=toStopId,proto3" json:"to_stop_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -338,6 +403,20 @@ func (x *GetSeatMapRequest) GetSection() string {
 	return ""
 }
 
+func (x *GetSeatMapRequest) GetFromStopId() string {
+	if x != nil {
+		return x.FromStopId
+	}
+	return ""
+}
+
+func (x *GetSeatMapRequest) GetToStopId() string {
+	if x != nil {
+		return x.ToStopId
+	}
+	return ""
+}
+
 // GetSeatMapResponse is the seat map.
 type GetSeatMapResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -371,8 +450,20 @@ type GetSeatMapResponse struct {
 	// True when the layout was left out because the request's layout_etag
 	// is the show's layout.
 	AvailabilityOnly bool `protobuf:"varint,11,opt,name=availability_only,json=availabilityOnly,proto3" json:"availability_only,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// The decks (left out with the layout).
+	Decks []*v1.Deck `protobuf:"bytes,12,rep,name=decks,proto3" json:"decks,omitempty"`
+	// What is drawn besides places: the driver, doors, the stage (left out
+	// with the layout).
+	Features []*v1.LayoutFeature `protobuf:"bytes,13,rep,name=features,proto3" json:"features,omitempty"`
+	// Bus trips with stops: the journey availability and prices are for.
+	FromStopId string `protobuf:"bytes,14,opt,name=from_stop_id,json=fromStopId,proto3" json:"from_stop_id,omitempty"`
+	// Bus trips with stops: the journey's dropping stop.
+	ToStopId string `protobuf:"bytes,15,opt,name=to_stop_id,json=toStopId,proto3" json:"to_stop_id,omitempty"`
+	// Bus trips with stops: the trip's stops, for the journey picker (left
+	// out with the layout).
+	Stops         []*v1.TripStop `protobuf:"bytes,16,rep,name=stops,proto3" json:"stops,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetSeatMapResponse) Reset() {
@@ -482,11 +573,51 @@ func (x *GetSeatMapResponse) GetAvailabilityOnly() bool {
 	return false
 }
 
+func (x *GetSeatMapResponse) GetDecks() []*v1.Deck {
+	if x != nil {
+		return x.Decks
+	}
+	return nil
+}
+
+func (x *GetSeatMapResponse) GetFeatures() []*v1.LayoutFeature {
+	if x != nil {
+		return x.Features
+	}
+	return nil
+}
+
+func (x *GetSeatMapResponse) GetFromStopId() string {
+	if x != nil {
+		return x.FromStopId
+	}
+	return ""
+}
+
+func (x *GetSeatMapResponse) GetToStopId() string {
+	if x != nil {
+		return x.ToStopId
+	}
+	return ""
+}
+
+func (x *GetSeatMapResponse) GetStops() []*v1.TripStop {
+	if x != nil {
+		return x.Stops
+	}
+	return nil
+}
+
 // GetSeatLayoutRequest names the show.
 type GetSeatLayoutRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The show.
-	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Bus trips with stops: the journey whose fares the prices are; empty:
+	// the first stop.
+	FromStopId string `protobuf:"bytes,2,opt,name=from_stop_id,json=fromStopId,proto3" json:"from_stop_id,omitempty"`
+	// Bus trips with stops: the journey's dropping stop; empty: the last.
+	ToStopId      string `protobuf:"bytes,3,opt,name=to_stop_id,json=toStopId,proto3" json:"to_stop_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -528,6 +659,20 @@ func (x *GetSeatLayoutRequest) GetShowId() int64 {
 	return 0
 }
 
+func (x *GetSeatLayoutRequest) GetFromStopId() string {
+	if x != nil {
+		return x.FromStopId
+	}
+	return ""
+}
+
+func (x *GetSeatLayoutRequest) GetToStopId() string {
+	if x != nil {
+		return x.ToStopId
+	}
+	return ""
+}
+
 // GetSeatLayoutResponse is the static part of the seat map.
 type GetSeatLayoutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -542,7 +687,17 @@ type GetSeatLayoutResponse struct {
 	// General-admission areas (remaining is not set: see GetSeatMap).
 	GaAreas []*GaArea `protobuf:"bytes,5,rep,name=ga_areas,json=gaAreas,proto3" json:"ga_areas,omitempty"`
 	// Identifies this layout; also sent as the HTTP ETag header.
-	Etag          string `protobuf:"bytes,6,opt,name=etag,proto3" json:"etag,omitempty"`
+	Etag string `protobuf:"bytes,6,opt,name=etag,proto3" json:"etag,omitempty"`
+	// The decks.
+	Decks []*v1.Deck `protobuf:"bytes,7,rep,name=decks,proto3" json:"decks,omitempty"`
+	// What is drawn besides places.
+	Features []*v1.LayoutFeature `protobuf:"bytes,8,rep,name=features,proto3" json:"features,omitempty"`
+	// Bus trips with stops: the journey the prices are for.
+	FromStopId string `protobuf:"bytes,9,opt,name=from_stop_id,json=fromStopId,proto3" json:"from_stop_id,omitempty"`
+	// Bus trips with stops: the journey's dropping stop.
+	ToStopId string `protobuf:"bytes,10,opt,name=to_stop_id,json=toStopId,proto3" json:"to_stop_id,omitempty"`
+	// Bus trips with stops: the trip's stops.
+	Stops         []*v1.TripStop `protobuf:"bytes,11,rep,name=stops,proto3" json:"stops,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -619,30 +774,76 @@ func (x *GetSeatLayoutResponse) GetEtag() string {
 	return ""
 }
 
+func (x *GetSeatLayoutResponse) GetDecks() []*v1.Deck {
+	if x != nil {
+		return x.Decks
+	}
+	return nil
+}
+
+func (x *GetSeatLayoutResponse) GetFeatures() []*v1.LayoutFeature {
+	if x != nil {
+		return x.Features
+	}
+	return nil
+}
+
+func (x *GetSeatLayoutResponse) GetFromStopId() string {
+	if x != nil {
+		return x.FromStopId
+	}
+	return ""
+}
+
+func (x *GetSeatLayoutResponse) GetToStopId() string {
+	if x != nil {
+		return x.ToStopId
+	}
+	return ""
+}
+
+func (x *GetSeatLayoutResponse) GetStops() []*v1.TripStop {
+	if x != nil {
+		return x.Stops
+	}
+	return nil
+}
+
 var File_seatghor_seatmap_v1_seatmap_proto protoreflect.FileDescriptor
 
 const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/seatmap/v1/seatmap.proto\x12\x13seatghor.seatmap.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\"1\n" +
+	"!seatghor/seatmap/v1/seatmap.proto\x12\x13seatghor.seatmap.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/catalog/v1/layout.proto\"\x82\x01\n" +
 	"\x03Row\x12\x14\n" +
 	"\x05label\x18\x01 \x01(\tR\x05label\x12\x14\n" +
-	"\x05seats\x18\x02 \x03(\tR\x05seats\"l\n" +
+	"\x05seats\x18\x02 \x03(\tR\x05seats\x12\f\n" +
+	"\x01x\x18\x03 \x03(\x05R\x01x\x12\f\n" +
+	"\x01y\x18\x04 \x03(\x05R\x01y\x123\n" +
+	"\x05kinds\x18\x05 \x03(\x0e2\x1d.seatghor.catalog.v1.SeatKindR\x05kinds\"\xb8\x01\n" +
 	"\aSection\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1f\n" +
 	"\vprice_minor\x18\x02 \x01(\x03R\n" +
 	"priceMinor\x12,\n" +
-	"\x04rows\x18\x03 \x03(\v2\x18.seatghor.seatmap.v1.RowR\x04rows\"w\n" +
+	"\x04rows\x18\x03 \x03(\v2\x18.seatghor.seatmap.v1.RowR\x04rows\x12\x17\n" +
+	"\aname_bn\x18\x04 \x01(\tR\x06nameBn\x12\x12\n" +
+	"\x04deck\x18\x05 \x01(\x05R\x04deck\x12\x1d\n" +
+	"\n" +
+	"seat_class\x18\x06 \x01(\tR\tseatClass\"w\n" +
 	"\x06GaArea\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1a\n" +
 	"\bcapacity\x18\x02 \x01(\x05R\bcapacity\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x05R\tremaining\x12\x1f\n" +
 	"\vprice_minor\x18\x04 \x01(\x03R\n" +
-	"priceMinor\"\x83\x01\n" +
+	"priceMinor\"\xd5\x01\n" +
 	"\x11GetSeatMapRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12(\n" +
 	"\vlayout_etag\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
 	"layoutEtag\x12\"\n" +
-	"\asection\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\asection\"\xc6\x03\n" +
+	"\asection\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\asection\x12)\n" +
+	"\ffrom_stop_id\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"fromStopId\x12%\n" +
+	"\n" +
+	"to_stop_id\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@R\btoStopId\"\xac\x05\n" +
 	"\x12GetSeatMapResponse\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x128\n" +
@@ -657,9 +858,20 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\x13availability_offset\x18\t \x01(\x05R\x12availabilityOffset\x12-\n" +
 	"\x12availability_count\x18\n" +
 	" \x01(\x05R\x11availabilityCount\x12+\n" +
-	"\x11availability_only\x18\v \x01(\bR\x10availabilityOnly\"8\n" +
+	"\x11availability_only\x18\v \x01(\bR\x10availabilityOnly\x12/\n" +
+	"\x05decks\x18\f \x03(\v2\x19.seatghor.catalog.v1.DeckR\x05decks\x12>\n" +
+	"\bfeatures\x18\r \x03(\v2\".seatghor.catalog.v1.LayoutFeatureR\bfeatures\x12 \n" +
+	"\ffrom_stop_id\x18\x0e \x01(\tR\n" +
+	"fromStopId\x12\x1c\n" +
+	"\n" +
+	"to_stop_id\x18\x0f \x01(\tR\btoStopId\x123\n" +
+	"\x05stops\x18\x10 \x03(\v2\x1d.seatghor.catalog.v1.TripStopR\x05stops\"\x8a\x01\n" +
 	"\x14GetSeatLayoutRequest\x12 \n" +
-	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\xf1\x01\n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12)\n" +
+	"\ffrom_stop_id\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
+	"fromStopId\x12%\n" +
+	"\n" +
+	"to_stop_id\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\btoStopId\"\xd7\x03\n" +
 	"\x15GetSeatLayoutResponse\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x128\n" +
@@ -667,7 +879,15 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\n" +
 	"seat_count\x18\x04 \x01(\x05R\tseatCount\x126\n" +
 	"\bga_areas\x18\x05 \x03(\v2\x1b.seatghor.seatmap.v1.GaAreaR\agaAreas\x12\x12\n" +
-	"\x04etag\x18\x06 \x01(\tR\x04etag*]\n" +
+	"\x04etag\x18\x06 \x01(\tR\x04etag\x12/\n" +
+	"\x05decks\x18\a \x03(\v2\x19.seatghor.catalog.v1.DeckR\x05decks\x12>\n" +
+	"\bfeatures\x18\b \x03(\v2\".seatghor.catalog.v1.LayoutFeatureR\bfeatures\x12 \n" +
+	"\ffrom_stop_id\x18\t \x01(\tR\n" +
+	"fromStopId\x12\x1c\n" +
+	"\n" +
+	"to_stop_id\x18\n" +
+	" \x01(\tR\btoStopId\x123\n" +
+	"\x05stops\x18\v \x03(\v2\x1d.seatghor.catalog.v1.TripStopR\x05stops*]\n" +
 	"\tSeatState\x12$\n" +
 	" SEAT_STATE_AVAILABLE_UNSPECIFIED\x10\x00\x12\x13\n" +
 	"\x0fSEAT_STATE_HELD\x10\x01\x12\x15\n" +
@@ -701,22 +921,33 @@ var file_seatghor_seatmap_v1_seatmap_proto_goTypes = []any{
 	(*GetSeatMapResponse)(nil),    // 5: seatghor.seatmap.v1.GetSeatMapResponse
 	(*GetSeatLayoutRequest)(nil),  // 6: seatghor.seatmap.v1.GetSeatLayoutRequest
 	(*GetSeatLayoutResponse)(nil), // 7: seatghor.seatmap.v1.GetSeatLayoutResponse
+	(v1.SeatKind)(0),              // 8: seatghor.catalog.v1.SeatKind
+	(*v1.Deck)(nil),               // 9: seatghor.catalog.v1.Deck
+	(*v1.LayoutFeature)(nil),      // 10: seatghor.catalog.v1.LayoutFeature
+	(*v1.TripStop)(nil),           // 11: seatghor.catalog.v1.TripStop
 }
 var file_seatghor_seatmap_v1_seatmap_proto_depIdxs = []int32{
-	1, // 0: seatghor.seatmap.v1.Section.rows:type_name -> seatghor.seatmap.v1.Row
-	2, // 1: seatghor.seatmap.v1.GetSeatMapResponse.sections:type_name -> seatghor.seatmap.v1.Section
-	3, // 2: seatghor.seatmap.v1.GetSeatMapResponse.ga_areas:type_name -> seatghor.seatmap.v1.GaArea
-	2, // 3: seatghor.seatmap.v1.GetSeatLayoutResponse.sections:type_name -> seatghor.seatmap.v1.Section
-	3, // 4: seatghor.seatmap.v1.GetSeatLayoutResponse.ga_areas:type_name -> seatghor.seatmap.v1.GaArea
-	4, // 5: seatghor.seatmap.v1.SeatMapService.GetSeatMap:input_type -> seatghor.seatmap.v1.GetSeatMapRequest
-	6, // 6: seatghor.seatmap.v1.SeatMapService.GetSeatLayout:input_type -> seatghor.seatmap.v1.GetSeatLayoutRequest
-	5, // 7: seatghor.seatmap.v1.SeatMapService.GetSeatMap:output_type -> seatghor.seatmap.v1.GetSeatMapResponse
-	7, // 8: seatghor.seatmap.v1.SeatMapService.GetSeatLayout:output_type -> seatghor.seatmap.v1.GetSeatLayoutResponse
-	7, // [7:9] is the sub-list for method output_type
-	5, // [5:7] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	8,  // 0: seatghor.seatmap.v1.Row.kinds:type_name -> seatghor.catalog.v1.SeatKind
+	1,  // 1: seatghor.seatmap.v1.Section.rows:type_name -> seatghor.seatmap.v1.Row
+	2,  // 2: seatghor.seatmap.v1.GetSeatMapResponse.sections:type_name -> seatghor.seatmap.v1.Section
+	3,  // 3: seatghor.seatmap.v1.GetSeatMapResponse.ga_areas:type_name -> seatghor.seatmap.v1.GaArea
+	9,  // 4: seatghor.seatmap.v1.GetSeatMapResponse.decks:type_name -> seatghor.catalog.v1.Deck
+	10, // 5: seatghor.seatmap.v1.GetSeatMapResponse.features:type_name -> seatghor.catalog.v1.LayoutFeature
+	11, // 6: seatghor.seatmap.v1.GetSeatMapResponse.stops:type_name -> seatghor.catalog.v1.TripStop
+	2,  // 7: seatghor.seatmap.v1.GetSeatLayoutResponse.sections:type_name -> seatghor.seatmap.v1.Section
+	3,  // 8: seatghor.seatmap.v1.GetSeatLayoutResponse.ga_areas:type_name -> seatghor.seatmap.v1.GaArea
+	9,  // 9: seatghor.seatmap.v1.GetSeatLayoutResponse.decks:type_name -> seatghor.catalog.v1.Deck
+	10, // 10: seatghor.seatmap.v1.GetSeatLayoutResponse.features:type_name -> seatghor.catalog.v1.LayoutFeature
+	11, // 11: seatghor.seatmap.v1.GetSeatLayoutResponse.stops:type_name -> seatghor.catalog.v1.TripStop
+	4,  // 12: seatghor.seatmap.v1.SeatMapService.GetSeatMap:input_type -> seatghor.seatmap.v1.GetSeatMapRequest
+	6,  // 13: seatghor.seatmap.v1.SeatMapService.GetSeatLayout:input_type -> seatghor.seatmap.v1.GetSeatLayoutRequest
+	5,  // 14: seatghor.seatmap.v1.SeatMapService.GetSeatMap:output_type -> seatghor.seatmap.v1.GetSeatMapResponse
+	7,  // 15: seatghor.seatmap.v1.SeatMapService.GetSeatLayout:output_type -> seatghor.seatmap.v1.GetSeatLayoutResponse
+	14, // [14:16] is the sub-list for method output_type
+	12, // [12:14] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_seatmap_v1_seatmap_proto_init() }

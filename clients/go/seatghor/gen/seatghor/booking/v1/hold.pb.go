@@ -114,7 +114,11 @@ type Hold struct {
 	// When the hold was made.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// The order made from this hold, if any.
-	OrderId       string `protobuf:"bytes,11,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	OrderId string `protobuf:"bytes,11,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// Bus trips with stops: the journey the seats are held for.
+	Journey *v1.Journey `protobuf:"bytes,12,opt,name=journey,proto3" json:"journey,omitempty"`
+	// Seats whose passenger was declared a woman (seats for women need it).
+	WomenSeats    []string `protobuf:"bytes,13,rep,name=women_seats,json=womenSeats,proto3" json:"women_seats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -226,6 +230,88 @@ func (x *Hold) GetOrderId() string {
 	return ""
 }
 
+func (x *Hold) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
+func (x *Hold) GetWomenSeats() []string {
+	if x != nil {
+		return x.WomenSeats
+	}
+	return nil
+}
+
+// BestAvailable asks the server to pick the seats of a seated hold itself:
+// the best adjacent seats free for the journey, by the rule of the
+// show's layout (same row first, then nearest the front and the centre),
+// taken in one conditional write.
+type BestAvailable struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only seats of this section; empty: any.
+	Section string `protobuf:"bytes,1,opt,name=section,proto3" json:"section,omitempty"`
+	// Take seats that are not side by side when no block of quantity
+	// adjacent seats is free; false: refuse instead.
+	AllowSeparate bool `protobuf:"varint,2,opt,name=allow_separate,json=allowSeparate,proto3" json:"allow_separate,omitempty"`
+	// Seats for women may be picked (the passengers are declared women).
+	Women         bool `protobuf:"varint,3,opt,name=women,proto3" json:"women,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BestAvailable) Reset() {
+	*x = BestAvailable{}
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BestAvailable) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BestAvailable) ProtoMessage() {}
+
+func (x *BestAvailable) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BestAvailable.ProtoReflect.Descriptor instead.
+func (*BestAvailable) Descriptor() ([]byte, []int) {
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *BestAvailable) GetSection() string {
+	if x != nil {
+		return x.Section
+	}
+	return ""
+}
+
+func (x *BestAvailable) GetAllowSeparate() bool {
+	if x != nil {
+		return x.AllowSeparate
+	}
+	return false
+}
+
+func (x *BestAvailable) GetWomen() bool {
+	if x != nil {
+		return x.Women
+	}
+	return false
+}
+
 // CreateHoldRequest names either seats or a general-admission quantity.
 type CreateHoldRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -235,15 +321,26 @@ type CreateHoldRequest struct {
 	Seats []string `protobuf:"bytes,2,rep,name=seats,proto3" json:"seats,omitempty"`
 	// General-admission area name; may be omitted when the show has one area.
 	GaArea string `protobuf:"bytes,3,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
-	// General-admission places to hold.
-	Quantity      *int32 `protobuf:"varint,4,opt,name=quantity,proto3,oneof" json:"quantity,omitempty"`
+	// General-admission places to hold; or, on a seated show without
+	// general admission or with best_available set, the number of seats for
+	// the server to pick (BestAvailable).
+	Quantity *int32 `protobuf:"varint,4,opt,name=quantity,proto3,oneof" json:"quantity,omitempty"`
+	// Bus trips with stops: the journey; empty: the whole trip. The seats
+	// are held for every leg from from_stop_id to to_stop_id.
+	Journey *v1.Journey `protobuf:"bytes,5,opt,name=journey,proto3" json:"journey,omitempty"`
+	// The asked-for seats whose passenger declares herself a woman: every
+	// seat for women asked for must be in it (the passenger named on the
+	// order must match).
+	WomenSeats []string `protobuf:"bytes,6,rep,name=women_seats,json=womenSeats,proto3" json:"women_seats,omitempty"`
+	// Pick the seats (with quantity) instead of naming them.
+	BestAvailable *BestAvailable `protobuf:"bytes,7,opt,name=best_available,json=bestAvailable,proto3" json:"best_available,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateHoldRequest) Reset() {
 	*x = CreateHoldRequest{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[1]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -255,7 +352,7 @@ func (x *CreateHoldRequest) String() string {
 func (*CreateHoldRequest) ProtoMessage() {}
 
 func (x *CreateHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[1]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -268,7 +365,7 @@ func (x *CreateHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateHoldRequest.ProtoReflect.Descriptor instead.
 func (*CreateHoldRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *CreateHoldRequest) GetShowId() int64 {
@@ -299,6 +396,27 @@ func (x *CreateHoldRequest) GetQuantity() int32 {
 	return 0
 }
 
+func (x *CreateHoldRequest) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
+func (x *CreateHoldRequest) GetWomenSeats() []string {
+	if x != nil {
+		return x.WomenSeats
+	}
+	return nil
+}
+
+func (x *CreateHoldRequest) GetBestAvailable() *BestAvailable {
+	if x != nil {
+		return x.BestAvailable
+	}
+	return nil
+}
+
 // CreateHoldResponse carries the new hold.
 type CreateHoldResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -310,7 +428,7 @@ type CreateHoldResponse struct {
 
 func (x *CreateHoldResponse) Reset() {
 	*x = CreateHoldResponse{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[2]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -322,7 +440,7 @@ func (x *CreateHoldResponse) String() string {
 func (*CreateHoldResponse) ProtoMessage() {}
 
 func (x *CreateHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[2]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -335,7 +453,7 @@ func (x *CreateHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateHoldResponse.ProtoReflect.Descriptor instead.
 func (*CreateHoldResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateHoldResponse) GetHold() *Hold {
@@ -364,7 +482,7 @@ type SeatsUnavailable struct {
 
 func (x *SeatsUnavailable) Reset() {
 	*x = SeatsUnavailable{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[3]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -376,7 +494,7 @@ func (x *SeatsUnavailable) String() string {
 func (*SeatsUnavailable) ProtoMessage() {}
 
 func (x *SeatsUnavailable) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[3]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -389,7 +507,7 @@ func (x *SeatsUnavailable) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SeatsUnavailable.ProtoReflect.Descriptor instead.
 func (*SeatsUnavailable) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SeatsUnavailable) GetSeats() []string {
@@ -431,7 +549,7 @@ type GetHoldRequest struct {
 
 func (x *GetHoldRequest) Reset() {
 	*x = GetHoldRequest{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[4]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -443,7 +561,7 @@ func (x *GetHoldRequest) String() string {
 func (*GetHoldRequest) ProtoMessage() {}
 
 func (x *GetHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[4]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -456,7 +574,7 @@ func (x *GetHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHoldRequest.ProtoReflect.Descriptor instead.
 func (*GetHoldRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{4}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetHoldRequest) GetHoldId() string {
@@ -477,7 +595,7 @@ type GetHoldResponse struct {
 
 func (x *GetHoldResponse) Reset() {
 	*x = GetHoldResponse{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[5]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -489,7 +607,7 @@ func (x *GetHoldResponse) String() string {
 func (*GetHoldResponse) ProtoMessage() {}
 
 func (x *GetHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[5]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -502,7 +620,7 @@ func (x *GetHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetHoldResponse.ProtoReflect.Descriptor instead.
 func (*GetHoldResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{5}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *GetHoldResponse) GetHold() *Hold {
@@ -523,7 +641,7 @@ type ListMyHoldsRequest struct {
 
 func (x *ListMyHoldsRequest) Reset() {
 	*x = ListMyHoldsRequest{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -535,7 +653,7 @@ func (x *ListMyHoldsRequest) String() string {
 func (*ListMyHoldsRequest) ProtoMessage() {}
 
 func (x *ListMyHoldsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[6]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -548,7 +666,7 @@ func (x *ListMyHoldsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyHoldsRequest.ProtoReflect.Descriptor instead.
 func (*ListMyHoldsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{6}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListMyHoldsRequest) GetShowId() int64 {
@@ -570,7 +688,7 @@ type ListMyHoldsResponse struct {
 
 func (x *ListMyHoldsResponse) Reset() {
 	*x = ListMyHoldsResponse{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +700,7 @@ func (x *ListMyHoldsResponse) String() string {
 func (*ListMyHoldsResponse) ProtoMessage() {}
 
 func (x *ListMyHoldsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[7]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +713,7 @@ func (x *ListMyHoldsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListMyHoldsResponse.ProtoReflect.Descriptor instead.
 func (*ListMyHoldsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{7}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListMyHoldsResponse) GetHolds() []*Hold {
@@ -625,7 +743,7 @@ type AccountSeatCap struct {
 
 func (x *AccountSeatCap) Reset() {
 	*x = AccountSeatCap{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[8]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -637,7 +755,7 @@ func (x *AccountSeatCap) String() string {
 func (*AccountSeatCap) ProtoMessage() {}
 
 func (x *AccountSeatCap) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[8]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -650,7 +768,7 @@ func (x *AccountSeatCap) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountSeatCap.ProtoReflect.Descriptor instead.
 func (*AccountSeatCap) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{8}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AccountSeatCap) GetShowId() int64 {
@@ -692,7 +810,7 @@ type ReleaseHoldRequest struct {
 
 func (x *ReleaseHoldRequest) Reset() {
 	*x = ReleaseHoldRequest{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[9]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -704,7 +822,7 @@ func (x *ReleaseHoldRequest) String() string {
 func (*ReleaseHoldRequest) ProtoMessage() {}
 
 func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[9]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -717,7 +835,7 @@ func (x *ReleaseHoldRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{9}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ReleaseHoldRequest) GetHoldId() string {
@@ -738,7 +856,7 @@ type ReleaseHoldResponse struct {
 
 func (x *ReleaseHoldResponse) Reset() {
 	*x = ReleaseHoldResponse{}
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[10]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -750,7 +868,7 @@ func (x *ReleaseHoldResponse) String() string {
 func (*ReleaseHoldResponse) ProtoMessage() {}
 
 func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[10]
+	mi := &file_seatghor_booking_v1_hold_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -763,7 +881,7 @@ func (x *ReleaseHoldResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseHoldResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseHoldResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{10}
+	return file_seatghor_booking_v1_hold_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ReleaseHoldResponse) GetHold() *Hold {
@@ -777,7 +895,7 @@ var File_seatghor_booking_v1_hold_proto protoreflect.FileDescriptor
 
 const file_seatghor_booking_v1_hold_proto_rawDesc = "" +
 	"\n" +
-	"\x1eseatghor/booking/v1/hold.proto\x12\x13seatghor.booking.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\"\x99\x03\n" +
+	"\x1eseatghor/booking/v1/hold.proto\x12\x13seatghor.booking.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\"\xf1\x03\n" +
 	"\x04Hold\x12\x17\n" +
 	"\ahold_id\x18\x01 \x01(\tR\x06holdId\x12\x17\n" +
 	"\ashow_id\x18\x02 \x01(\x03R\x06showId\x12\x14\n" +
@@ -792,12 +910,23 @@ const file_seatghor_booking_v1_hold_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x19\n" +
-	"\border_id\x18\v \x01(\tR\aorderId\"\xb9\x03\n" +
+	"\border_id\x18\v \x01(\tR\aorderId\x125\n" +
+	"\ajourney\x18\f \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12\x1f\n" +
+	"\vwomen_seats\x18\r \x03(\tR\n" +
+	"womenSeats\"o\n" +
+	"\rBestAvailable\x12!\n" +
+	"\asection\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\asection\x12%\n" +
+	"\x0eallow_separate\x18\x02 \x01(\bR\rallowSeparate\x12\x14\n" +
+	"\x05women\x18\x03 \x01(\bR\x05women\"\x84\x05\n" +
 	"\x11CreateHoldRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12<\n" +
 	"\x05seats\x18\x02 \x03(\tB&\xbaH#\x92\x01 \x10d\x18\x01\"\x1ar\x182\x16^[A-Z]{1,3}[0-9]{1,3}$R\x05seats\x12 \n" +
 	"\aga_area\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06gaArea\x12*\n" +
-	"\bquantity\x18\x04 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d \x00H\x00R\bquantity\x88\x01\x01:\xe8\x01\xbaH\xe4\x01\x1a\x83\x01\n" +
+	"\bquantity\x18\x04 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d \x00H\x00R\bquantity\x88\x01\x01\x125\n" +
+	"\ajourney\x18\x05 \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12G\n" +
+	"\vwomen_seats\x18\x06 \x03(\tB&\xbaH#\x92\x01 \x10d\x18\x01\"\x1ar\x182\x16^[A-Z]{1,3}[0-9]{1,3}$R\n" +
+	"womenSeats\x12I\n" +
+	"\x0ebest_available\x18\a \x01(\v2\".seatghor.booking.v1.BestAvailableR\rbestAvailable:\xe8\x01\xbaH\xe4\x01\x1a\x83\x01\n" +
 	"\x16hold.seats_or_quantity\x12;give either seats or a general-admission quantity, not both\x1a,(size(this.seats) > 0) != has(this.quantity)\x1a\\\n" +
 	"\x18hold.area_needs_quantity\x12\x16ga_area needs quantity\x1a(this.ga_area == '' || has(this.quantity)B\v\n" +
 	"\t_quantity\"C\n" +
@@ -856,45 +985,50 @@ func file_seatghor_booking_v1_hold_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_booking_v1_hold_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seatghor_booking_v1_hold_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_seatghor_booking_v1_hold_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_seatghor_booking_v1_hold_proto_goTypes = []any{
 	(HoldStatus)(0),               // 0: seatghor.booking.v1.HoldStatus
 	(*Hold)(nil),                  // 1: seatghor.booking.v1.Hold
-	(*CreateHoldRequest)(nil),     // 2: seatghor.booking.v1.CreateHoldRequest
-	(*CreateHoldResponse)(nil),    // 3: seatghor.booking.v1.CreateHoldResponse
-	(*SeatsUnavailable)(nil),      // 4: seatghor.booking.v1.SeatsUnavailable
-	(*GetHoldRequest)(nil),        // 5: seatghor.booking.v1.GetHoldRequest
-	(*GetHoldResponse)(nil),       // 6: seatghor.booking.v1.GetHoldResponse
-	(*ListMyHoldsRequest)(nil),    // 7: seatghor.booking.v1.ListMyHoldsRequest
-	(*ListMyHoldsResponse)(nil),   // 8: seatghor.booking.v1.ListMyHoldsResponse
-	(*AccountSeatCap)(nil),        // 9: seatghor.booking.v1.AccountSeatCap
-	(*ReleaseHoldRequest)(nil),    // 10: seatghor.booking.v1.ReleaseHoldRequest
-	(*ReleaseHoldResponse)(nil),   // 11: seatghor.booking.v1.ReleaseHoldResponse
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*v1.Money)(nil),              // 13: seatghor.common.v1.Money
+	(*BestAvailable)(nil),         // 2: seatghor.booking.v1.BestAvailable
+	(*CreateHoldRequest)(nil),     // 3: seatghor.booking.v1.CreateHoldRequest
+	(*CreateHoldResponse)(nil),    // 4: seatghor.booking.v1.CreateHoldResponse
+	(*SeatsUnavailable)(nil),      // 5: seatghor.booking.v1.SeatsUnavailable
+	(*GetHoldRequest)(nil),        // 6: seatghor.booking.v1.GetHoldRequest
+	(*GetHoldResponse)(nil),       // 7: seatghor.booking.v1.GetHoldResponse
+	(*ListMyHoldsRequest)(nil),    // 8: seatghor.booking.v1.ListMyHoldsRequest
+	(*ListMyHoldsResponse)(nil),   // 9: seatghor.booking.v1.ListMyHoldsResponse
+	(*AccountSeatCap)(nil),        // 10: seatghor.booking.v1.AccountSeatCap
+	(*ReleaseHoldRequest)(nil),    // 11: seatghor.booking.v1.ReleaseHoldRequest
+	(*ReleaseHoldResponse)(nil),   // 12: seatghor.booking.v1.ReleaseHoldResponse
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*v1.Money)(nil),              // 14: seatghor.common.v1.Money
+	(*v1.Journey)(nil),            // 15: seatghor.common.v1.Journey
 }
 var file_seatghor_booking_v1_hold_proto_depIdxs = []int32{
-	12, // 0: seatghor.booking.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
-	13, // 1: seatghor.booking.v1.Hold.amount:type_name -> seatghor.common.v1.Money
+	13, // 0: seatghor.booking.v1.Hold.expires_at:type_name -> google.protobuf.Timestamp
+	14, // 1: seatghor.booking.v1.Hold.amount:type_name -> seatghor.common.v1.Money
 	0,  // 2: seatghor.booking.v1.Hold.status:type_name -> seatghor.booking.v1.HoldStatus
-	12, // 3: seatghor.booking.v1.Hold.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 4: seatghor.booking.v1.CreateHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
-	1,  // 5: seatghor.booking.v1.GetHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
-	1,  // 6: seatghor.booking.v1.ListMyHoldsResponse.holds:type_name -> seatghor.booking.v1.Hold
-	1,  // 7: seatghor.booking.v1.ReleaseHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
-	2,  // 8: seatghor.booking.v1.HoldService.CreateHold:input_type -> seatghor.booking.v1.CreateHoldRequest
-	5,  // 9: seatghor.booking.v1.HoldService.GetHold:input_type -> seatghor.booking.v1.GetHoldRequest
-	7,  // 10: seatghor.booking.v1.HoldService.ListMyHolds:input_type -> seatghor.booking.v1.ListMyHoldsRequest
-	10, // 11: seatghor.booking.v1.HoldService.ReleaseHold:input_type -> seatghor.booking.v1.ReleaseHoldRequest
-	3,  // 12: seatghor.booking.v1.HoldService.CreateHold:output_type -> seatghor.booking.v1.CreateHoldResponse
-	6,  // 13: seatghor.booking.v1.HoldService.GetHold:output_type -> seatghor.booking.v1.GetHoldResponse
-	8,  // 14: seatghor.booking.v1.HoldService.ListMyHolds:output_type -> seatghor.booking.v1.ListMyHoldsResponse
-	11, // 15: seatghor.booking.v1.HoldService.ReleaseHold:output_type -> seatghor.booking.v1.ReleaseHoldResponse
-	12, // [12:16] is the sub-list for method output_type
-	8,  // [8:12] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	13, // 3: seatghor.booking.v1.Hold.created_at:type_name -> google.protobuf.Timestamp
+	15, // 4: seatghor.booking.v1.Hold.journey:type_name -> seatghor.common.v1.Journey
+	15, // 5: seatghor.booking.v1.CreateHoldRequest.journey:type_name -> seatghor.common.v1.Journey
+	2,  // 6: seatghor.booking.v1.CreateHoldRequest.best_available:type_name -> seatghor.booking.v1.BestAvailable
+	1,  // 7: seatghor.booking.v1.CreateHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
+	1,  // 8: seatghor.booking.v1.GetHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
+	1,  // 9: seatghor.booking.v1.ListMyHoldsResponse.holds:type_name -> seatghor.booking.v1.Hold
+	1,  // 10: seatghor.booking.v1.ReleaseHoldResponse.hold:type_name -> seatghor.booking.v1.Hold
+	3,  // 11: seatghor.booking.v1.HoldService.CreateHold:input_type -> seatghor.booking.v1.CreateHoldRequest
+	6,  // 12: seatghor.booking.v1.HoldService.GetHold:input_type -> seatghor.booking.v1.GetHoldRequest
+	8,  // 13: seatghor.booking.v1.HoldService.ListMyHolds:input_type -> seatghor.booking.v1.ListMyHoldsRequest
+	11, // 14: seatghor.booking.v1.HoldService.ReleaseHold:input_type -> seatghor.booking.v1.ReleaseHoldRequest
+	4,  // 15: seatghor.booking.v1.HoldService.CreateHold:output_type -> seatghor.booking.v1.CreateHoldResponse
+	7,  // 16: seatghor.booking.v1.HoldService.GetHold:output_type -> seatghor.booking.v1.GetHoldResponse
+	9,  // 17: seatghor.booking.v1.HoldService.ListMyHolds:output_type -> seatghor.booking.v1.ListMyHoldsResponse
+	12, // 18: seatghor.booking.v1.HoldService.ReleaseHold:output_type -> seatghor.booking.v1.ReleaseHoldResponse
+	15, // [15:19] is the sub-list for method output_type
+	11, // [11:15] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_booking_v1_hold_proto_init() }
@@ -902,15 +1036,15 @@ func file_seatghor_booking_v1_hold_proto_init() {
 	if File_seatghor_booking_v1_hold_proto != nil {
 		return
 	}
-	file_seatghor_booking_v1_hold_proto_msgTypes[1].OneofWrappers = []any{}
-	file_seatghor_booking_v1_hold_proto_msgTypes[6].OneofWrappers = []any{}
+	file_seatghor_booking_v1_hold_proto_msgTypes[2].OneofWrappers = []any{}
+	file_seatghor_booking_v1_hold_proto_msgTypes[7].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_booking_v1_hold_proto_rawDesc), len(file_seatghor_booking_v1_hold_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

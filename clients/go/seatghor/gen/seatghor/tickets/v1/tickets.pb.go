@@ -150,8 +150,14 @@ type Ticket struct {
 	OriginBengali string `protobuf:"bytes,24,opt,name=origin_bengali,json=originBengali,proto3" json:"origin_bengali,omitempty"`
 	// Bus trips: the destination in Bengali script; empty when unknown.
 	DestinationBengali string `protobuf:"bytes,25,opt,name=destination_bengali,json=destinationBengali,proto3" json:"destination_bengali,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Bus trips with stops: the journey the ticket is for (boarding counter
+	// and its time, the dropping counter).
+	Journey *v11.Journey `protobuf:"bytes,26,opt,name=journey,proto3" json:"journey,omitempty"`
+	// Bus trips: who travels on the seat (the buyer, the trip's staff and
+	// admins read it).
+	Passenger     *v11.Passenger `protobuf:"bytes,27,opt,name=passenger,proto3" json:"passenger,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Ticket) Reset() {
@@ -357,6 +363,20 @@ func (x *Ticket) GetDestinationBengali() string {
 		return x.DestinationBengali
 	}
 	return ""
+}
+
+func (x *Ticket) GetJourney() *v11.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
+func (x *Ticket) GetPassenger() *v11.Passenger {
+	if x != nil {
+		return x.Passenger
+	}
+	return nil
 }
 
 // ListMyTicketsRequest pages through the caller's tickets.
@@ -881,7 +901,7 @@ var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xea\a\n" +
+	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xde\b\n" +
 	"\x06Ticket\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -909,7 +929,9 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x13checked_in_at_local\x18\x16 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\x10checkedInAtLocal\x12\x1a\n" +
 	"\boperator\x18\x17 \x01(\tR\boperator\x12%\n" +
 	"\x0eorigin_bengali\x18\x18 \x01(\tR\roriginBengali\x12/\n" +
-	"\x13destination_bengali\x18\x19 \x01(\tR\x12destinationBengali\"\xaf\x01\n" +
+	"\x13destination_bengali\x18\x19 \x01(\tR\x12destinationBengali\x125\n" +
+	"\ajourney\x18\x1a \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12;\n" +
+	"\tpassenger\x18\x1b \x01(\v2\x1d.seatghor.common.v1.PassengerR\tpassenger\"\xaf\x01\n" +
 	"\x14ListMyTicketsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
@@ -988,7 +1010,9 @@ var file_seatghor_tickets_v1_tickets_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil),     // 10: google.protobuf.Timestamp
 	(*v11.Money)(nil),                 // 11: seatghor.common.v1.Money
 	(*v11.LocalTime)(nil),             // 12: seatghor.common.v1.LocalTime
-	(*durationpb.Duration)(nil),       // 13: google.protobuf.Duration
+	(*v11.Journey)(nil),               // 13: seatghor.common.v1.Journey
+	(*v11.Passenger)(nil),             // 14: seatghor.common.v1.Passenger
+	(*durationpb.Duration)(nil),       // 15: google.protobuf.Duration
 }
 var file_seatghor_tickets_v1_tickets_proto_depIdxs = []int32{
 	9,  // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
@@ -999,21 +1023,23 @@ var file_seatghor_tickets_v1_tickets_proto_depIdxs = []int32{
 	10, // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
 	12, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
 	12, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
-	1,  // 8: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
-	10, // 9: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
-	13, // 10: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
-	1,  // 11: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
-	2,  // 12: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
-	4,  // 13: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
-	6,  // 14: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
-	3,  // 15: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
-	5,  // 16: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
-	7,  // 17: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
-	15, // [15:18] is the sub-list for method output_type
-	12, // [12:15] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	13, // 8: seatghor.tickets.v1.Ticket.journey:type_name -> seatghor.common.v1.Journey
+	14, // 9: seatghor.tickets.v1.Ticket.passenger:type_name -> seatghor.common.v1.Passenger
+	1,  // 10: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
+	10, // 11: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
+	15, // 12: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
+	1,  // 13: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
+	2,  // 14: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
+	4,  // 15: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
+	6,  // 16: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
+	3,  // 17: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
+	5,  // 18: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
+	7,  // 19: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
+	17, // [17:20] is the sub-list for method output_type
+	14, // [14:17] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_tickets_v1_tickets_proto_init() }

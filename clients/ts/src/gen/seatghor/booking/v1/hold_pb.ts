@@ -8,6 +8,8 @@ import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Journey } from "../../common/v1/journey_pb.js";
+import { file_seatghor_common_v1_journey } from "../../common/v1/journey_pb.js";
 import type { Money } from "../../common/v1/money_pb.js";
 import { file_seatghor_common_v1_money } from "../../common/v1/money_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/booking/v1/hold.proto.
  */
 export const file_seatghor_booking_v1_hold: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zZWF0Z2hvci9ib29raW5nL3YxL2hvbGQucHJvdG8SE3NlYXRnaG9yLmJvb2tpbmcudjEiuQIKBEhvbGQSDwoHaG9sZF9pZBgBIAEoCRIPCgdzaG93X2lkGAIgASgDEg0KBXNlYXRzGAMgAygJEg8KB2dhX2FyZWEYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoGYW1vdW50GAcgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Ei8KBnN0YXR1cxgIIAEoDjIfLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZFN0YXR1cxIPCgd1c2VyX2lkGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCG9yZGVyX2lkGAsgASgJIpgDChFDcmVhdGVIb2xkUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEjUKBXNlYXRzGAIgAygJQia6SCOSASAQZBgBIhpyGDIWXltBLVpdezEsM31bMC05XXsxLDN9JBIYCgdnYV9hcmVhGAMgASgJQge6SARyAhhAEiAKCHF1YW50aXR5GAQgASgFQgm6SAYaBBhkIABIAIgBATroAbpI5AEagwEKFmhvbGQuc2VhdHNfb3JfcXVhbnRpdHkSO2dpdmUgZWl0aGVyIHNlYXRzIG9yIGEgZ2VuZXJhbC1hZG1pc3Npb24gcXVhbnRpdHksIG5vdCBib3RoGiwoc2l6ZSh0aGlzLnNlYXRzKSA+IDApICE9IGhhcyh0aGlzLnF1YW50aXR5KRpcChhob2xkLmFyZWFfbmVlZHNfcXVhbnRpdHkSFmdhX2FyZWEgbmVlZHMgcXVhbnRpdHkaKHRoaXMuZ2FfYXJlYSA9PSAnJyB8fCBoYXModGhpcy5xdWFudGl0eSlCCwoJX3F1YW50aXR5Ij0KEkNyZWF0ZUhvbGRSZXNwb25zZRInCgRob2xkGAEgASgLMhkuc2VhdGdob3IuYm9va2luZy52MS5Ib2xkIl4KEFNlYXRzVW5hdmFpbGFibGUSDQoFc2VhdHMYASADKAkSFwoPc2VhdG1hcF92ZXJzaW9uGAIgASgDEg8KB2dhX2FyZWEYAyABKAkSEQoJcmVtYWluaW5nGAQgASgFIiwKDkdldEhvbGRSZXF1ZXN0EhoKB2hvbGRfaWQYASABKAlCCbpIBnIEEAEYQCI6Cg9HZXRIb2xkUmVzcG9uc2USJwoEaG9sZBgBIAEoCzIZLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZCI/ChJMaXN0TXlIb2xkc1JlcXVlc3QSHQoHc2hvd19pZBgBIAEoA0IHukgEIgIgAEgAiAEBQgoKCF9zaG93X2lkIj8KE0xpc3RNeUhvbGRzUmVzcG9uc2USKAoFaG9sZHMYASADKAsyGS5zZWF0Z2hvci5ib29raW5nLnYxLkhvbGQiUQoOQWNjb3VudFNlYXRDYXASDwoHc2hvd19pZBgBIAEoAxIRCgltYXhfc2VhdHMYAiABKAUSDAoEaGVsZBgDIAEoBRINCgVhc2tlZBgEIAEoBSIwChJSZWxlYXNlSG9sZFJlcXVlc3QSGgoHaG9sZF9pZBgBIAEoCUIJukgGcgQQARhAIj4KE1JlbGVhc2VIb2xkUmVzcG9uc2USJwoEaG9sZBgBIAEoCzIZLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZCqoAQoKSG9sZFN0YXR1cxIbChdIT0xEX1NUQVRVU19VTlNQRUNJRklFRBAAEhYKEkhPTERfU1RBVFVTX0FDVElWRRABEhcKE0hPTERfU1RBVFVTX09SREVSRUQQAhIZChVIT0xEX1NUQVRVU19DT05GSVJNRUQQAxIYChRIT0xEX1NUQVRVU19SRUxFQVNFRBAEEhcKE0hPTERfU1RBVFVTX0VYUElSRUQQBTKNBAoLSG9sZFNlcnZpY2USeQoKQ3JlYXRlSG9sZBImLnNlYXRnaG9yLmJvb2tpbmcudjEuQ3JlYXRlSG9sZFJlcXVlc3QaJy5zZWF0Z2hvci5ib29raW5nLnYxLkNyZWF0ZUhvbGRSZXNwb25zZSIagtPkkwIUOgEqYgRob2xkIgkvdjEvaG9sZHMSegoHR2V0SG9sZBIjLnNlYXRnaG9yLmJvb2tpbmcudjEuR2V0SG9sZFJlcXVlc3QaJC5zZWF0Z2hvci5ib29raW5nLnYxLkdldEhvbGRSZXNwb25zZSIkkAIBgtPkkwIbYgRob2xkEhMvdjEvaG9sZHMve2hvbGRfaWR9EnYKC0xpc3RNeUhvbGRzEicuc2VhdGdob3IuYm9va2luZy52MS5MaXN0TXlIb2xkc1JlcXVlc3QaKC5zZWF0Z2hvci5ib29raW5nLnYxLkxpc3RNeUhvbGRzUmVzcG9uc2UiFJACAYLT5JMCCxIJL3YxL2hvbGRzEo4BCgtSZWxlYXNlSG9sZBInLnNlYXRnaG9yLmJvb2tpbmcudjEuUmVsZWFzZUhvbGRSZXF1ZXN0Giguc2VhdGdob3IuYm9va2luZy52MS5SZWxlYXNlSG9sZFJlc3BvbnNlIiyC0+STAiY6ASpiBGhvbGQiGy92MS9ob2xkcy97aG9sZF9pZH06cmVsZWFzZULSAQoXY29tLnNlYXRnaG9yLmJvb2tpbmcudjFCCUhvbGRQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9ib29raW5nL3YxO2Jvb2tpbmd2MaICA1NCWKoCE1NlYXRnaG9yLkJvb2tpbmcuVjHKAhNTZWF0Z2hvclxCb29raW5nXFYx4gIfU2VhdGdob3JcQm9va2luZ1xWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpCb29raW5nOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_money]);
+  fileDesc("Ch5zZWF0Z2hvci9ib29raW5nL3YxL2hvbGQucHJvdG8SE3NlYXRnaG9yLmJvb2tpbmcudjEi/AIKBEhvbGQSDwoHaG9sZF9pZBgBIAEoCRIPCgdzaG93X2lkGAIgASgDEg0KBXNlYXRzGAMgAygJEg8KB2dhX2FyZWEYBCABKAkSEAoIcXVhbnRpdHkYBSABKAUSLgoKZXhwaXJlc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKQoGYW1vdW50GAcgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Ei8KBnN0YXR1cxgIIAEoDjIfLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZFN0YXR1cxIPCgd1c2VyX2lkGAkgASgJEi4KCmNyZWF0ZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCG9yZGVyX2lkGAsgASgJEiwKB2pvdXJuZXkYDCABKAsyGy5zZWF0Z2hvci5jb21tb24udjEuSm91cm5leRITCgt3b21lbl9zZWF0cxgNIAMoCSJQCg1CZXN0QXZhaWxhYmxlEhgKB3NlY3Rpb24YASABKAlCB7pIBHICGEASFgoOYWxsb3dfc2VwYXJhdGUYAiABKAgSDQoFd29tZW4YAyABKAgivwQKEUNyZWF0ZUhvbGRSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASNQoFc2VhdHMYAiADKAlCJrpII5IBIBBkGAEiGnIYMhZeW0EtWl17MSwzfVswLTldezEsM30kEhgKB2dhX2FyZWEYAyABKAlCB7pIBHICGEASIAoIcXVhbnRpdHkYBCABKAVCCbpIBhoEGGQgAEgAiAEBEiwKB2pvdXJuZXkYBSABKAsyGy5zZWF0Z2hvci5jb21tb24udjEuSm91cm5leRI7Cgt3b21lbl9zZWF0cxgGIAMoCUImukgjkgEgEGQYASIachgyFl5bQS1aXXsxLDN9WzAtOV17MSwzfSQSOgoOYmVzdF9hdmFpbGFibGUYByABKAsyIi5zZWF0Z2hvci5ib29raW5nLnYxLkJlc3RBdmFpbGFibGU66AG6SOQBGoMBChZob2xkLnNlYXRzX29yX3F1YW50aXR5EjtnaXZlIGVpdGhlciBzZWF0cyBvciBhIGdlbmVyYWwtYWRtaXNzaW9uIHF1YW50aXR5LCBub3QgYm90aBosKHNpemUodGhpcy5zZWF0cykgPiAwKSAhPSBoYXModGhpcy5xdWFudGl0eSkaXAoYaG9sZC5hcmVhX25lZWRzX3F1YW50aXR5EhZnYV9hcmVhIG5lZWRzIHF1YW50aXR5Gih0aGlzLmdhX2FyZWEgPT0gJycgfHwgaGFzKHRoaXMucXVhbnRpdHkpQgsKCV9xdWFudGl0eSI9ChJDcmVhdGVIb2xkUmVzcG9uc2USJwoEaG9sZBgBIAEoCzIZLnNlYXRnaG9yLmJvb2tpbmcudjEuSG9sZCJeChBTZWF0c1VuYXZhaWxhYmxlEg0KBXNlYXRzGAEgAygJEhcKD3NlYXRtYXBfdmVyc2lvbhgCIAEoAxIPCgdnYV9hcmVhGAMgASgJEhEKCXJlbWFpbmluZxgEIAEoBSIsCg5HZXRIb2xkUmVxdWVzdBIaCgdob2xkX2lkGAEgASgJQgm6SAZyBBABGEAiOgoPR2V0SG9sZFJlc3BvbnNlEicKBGhvbGQYASABKAsyGS5zZWF0Z2hvci5ib29raW5nLnYxLkhvbGQiPwoSTGlzdE15SG9sZHNSZXF1ZXN0Eh0KB3Nob3dfaWQYASABKANCB7pIBCICIABIAIgBAUIKCghfc2hvd19pZCI/ChNMaXN0TXlIb2xkc1Jlc3BvbnNlEigKBWhvbGRzGAEgAygLMhkuc2VhdGdob3IuYm9va2luZy52MS5Ib2xkIlEKDkFjY291bnRTZWF0Q2FwEg8KB3Nob3dfaWQYASABKAMSEQoJbWF4X3NlYXRzGAIgASgFEgwKBGhlbGQYAyABKAUSDQoFYXNrZWQYBCABKAUiMAoSUmVsZWFzZUhvbGRSZXF1ZXN0EhoKB2hvbGRfaWQYASABKAlCCbpIBnIEEAEYQCI+ChNSZWxlYXNlSG9sZFJlc3BvbnNlEicKBGhvbGQYASABKAsyGS5zZWF0Z2hvci5ib29raW5nLnYxLkhvbGQqqAEKCkhvbGRTdGF0dXMSGwoXSE9MRF9TVEFUVVNfVU5TUEVDSUZJRUQQABIWChJIT0xEX1NUQVRVU19BQ1RJVkUQARIXChNIT0xEX1NUQVRVU19PUkRFUkVEEAISGQoVSE9MRF9TVEFUVVNfQ09ORklSTUVEEAMSGAoUSE9MRF9TVEFUVVNfUkVMRUFTRUQQBBIXChNIT0xEX1NUQVRVU19FWFBJUkVEEAUyjQQKC0hvbGRTZXJ2aWNlEnkKCkNyZWF0ZUhvbGQSJi5zZWF0Z2hvci5ib29raW5nLnYxLkNyZWF0ZUhvbGRSZXF1ZXN0Gicuc2VhdGdob3IuYm9va2luZy52MS5DcmVhdGVIb2xkUmVzcG9uc2UiGoLT5JMCFDoBKmIEaG9sZCIJL3YxL2hvbGRzEnoKB0dldEhvbGQSIy5zZWF0Z2hvci5ib29raW5nLnYxLkdldEhvbGRSZXF1ZXN0GiQuc2VhdGdob3IuYm9va2luZy52MS5HZXRIb2xkUmVzcG9uc2UiJJACAYLT5JMCG2IEaG9sZBITL3YxL2hvbGRzL3tob2xkX2lkfRJ2CgtMaXN0TXlIb2xkcxInLnNlYXRnaG9yLmJvb2tpbmcudjEuTGlzdE15SG9sZHNSZXF1ZXN0Giguc2VhdGdob3IuYm9va2luZy52MS5MaXN0TXlIb2xkc1Jlc3BvbnNlIhSQAgGC0+STAgsSCS92MS9ob2xkcxKOAQoLUmVsZWFzZUhvbGQSJy5zZWF0Z2hvci5ib29raW5nLnYxLlJlbGVhc2VIb2xkUmVxdWVzdBooLnNlYXRnaG9yLmJvb2tpbmcudjEuUmVsZWFzZUhvbGRSZXNwb25zZSIsgtPkkwImOgEqYgRob2xkIhsvdjEvaG9sZHMve2hvbGRfaWR9OnJlbGVhc2VC0gEKF2NvbS5zZWF0Z2hvci5ib29raW5nLnYxQglIb2xkUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvYm9va2luZy92MTtib29raW5ndjGiAgNTQliqAhNTZWF0Z2hvci5Cb29raW5nLlYxygITU2VhdGdob3JcQm9va2luZ1xWMeICH1NlYXRnaG9yXEJvb2tpbmdcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6Qm9va2luZzo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_seatghor_common_v1_journey, file_seatghor_common_v1_money]);
 
 /**
  * Hold is seats kept for one buyer until expires_at.
@@ -100,6 +102,20 @@ export type Hold = Message<"seatghor.booking.v1.Hold"> & {
    * @generated from field: string order_id = 11;
    */
   orderId: string;
+
+  /**
+   * Bus trips with stops: the journey the seats are held for.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 12;
+   */
+  journey?: Journey | undefined;
+
+  /**
+   * Seats whose passenger was declared a woman (seats for women need it).
+   *
+   * @generated from field: repeated string women_seats = 13;
+   */
+  womenSeats: string[];
 };
 
 /**
@@ -108,6 +124,45 @@ export type Hold = Message<"seatghor.booking.v1.Hold"> & {
  */
 export const HoldSchema: GenMessage<Hold> = /*@__PURE__*/
   messageDesc(file_seatghor_booking_v1_hold, 0);
+
+/**
+ * BestAvailable asks the server to pick the seats of a seated hold itself:
+ * the best adjacent seats free for the journey, by the rule of the
+ * show's layout (same row first, then nearest the front and the centre),
+ * taken in one conditional write.
+ *
+ * @generated from message seatghor.booking.v1.BestAvailable
+ */
+export type BestAvailable = Message<"seatghor.booking.v1.BestAvailable"> & {
+  /**
+   * Only seats of this section; empty: any.
+   *
+   * @generated from field: string section = 1;
+   */
+  section: string;
+
+  /**
+   * Take seats that are not side by side when no block of quantity
+   * adjacent seats is free; false: refuse instead.
+   *
+   * @generated from field: bool allow_separate = 2;
+   */
+  allowSeparate: boolean;
+
+  /**
+   * Seats for women may be picked (the passengers are declared women).
+   *
+   * @generated from field: bool women = 3;
+   */
+  women: boolean;
+};
+
+/**
+ * Describes the message seatghor.booking.v1.BestAvailable.
+ * Use `create(BestAvailableSchema)` to create a new message.
+ */
+export const BestAvailableSchema: GenMessage<BestAvailable> = /*@__PURE__*/
+  messageDesc(file_seatghor_booking_v1_hold, 1);
 
 /**
  * CreateHoldRequest names either seats or a general-admission quantity.
@@ -137,11 +192,37 @@ export type CreateHoldRequest = Message<"seatghor.booking.v1.CreateHoldRequest">
   gaArea: string;
 
   /**
-   * General-admission places to hold.
+   * General-admission places to hold; or, on a seated show without
+   * general admission or with best_available set, the number of seats for
+   * the server to pick (BestAvailable).
    *
    * @generated from field: optional int32 quantity = 4;
    */
   quantity?: number | undefined;
+
+  /**
+   * Bus trips with stops: the journey; empty: the whole trip. The seats
+   * are held for every leg from from_stop_id to to_stop_id.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 5;
+   */
+  journey?: Journey | undefined;
+
+  /**
+   * The asked-for seats whose passenger declares herself a woman: every
+   * seat for women asked for must be in it (the passenger named on the
+   * order must match).
+   *
+   * @generated from field: repeated string women_seats = 6;
+   */
+  womenSeats: string[];
+
+  /**
+   * Pick the seats (with quantity) instead of naming them.
+   *
+   * @generated from field: seatghor.booking.v1.BestAvailable best_available = 7;
+   */
+  bestAvailable?: BestAvailable | undefined;
 };
 
 /**
@@ -149,7 +230,7 @@ export type CreateHoldRequest = Message<"seatghor.booking.v1.CreateHoldRequest">
  * Use `create(CreateHoldRequestSchema)` to create a new message.
  */
 export const CreateHoldRequestSchema: GenMessage<CreateHoldRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 1);
+  messageDesc(file_seatghor_booking_v1_hold, 2);
 
 /**
  * CreateHoldResponse carries the new hold.
@@ -170,7 +251,7 @@ export type CreateHoldResponse = Message<"seatghor.booking.v1.CreateHoldResponse
  * Use `create(CreateHoldResponseSchema)` to create a new message.
  */
 export const CreateHoldResponseSchema: GenMessage<CreateHoldResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 2);
+  messageDesc(file_seatghor_booking_v1_hold, 3);
 
 /**
  * SeatsUnavailable is the error detail of an ABORTED CreateHold (R-5.2), and
@@ -214,7 +295,7 @@ export type SeatsUnavailable = Message<"seatghor.booking.v1.SeatsUnavailable"> &
  * Use `create(SeatsUnavailableSchema)` to create a new message.
  */
 export const SeatsUnavailableSchema: GenMessage<SeatsUnavailable> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 3);
+  messageDesc(file_seatghor_booking_v1_hold, 4);
 
 /**
  * GetHoldRequest names a hold.
@@ -235,7 +316,7 @@ export type GetHoldRequest = Message<"seatghor.booking.v1.GetHoldRequest"> & {
  * Use `create(GetHoldRequestSchema)` to create a new message.
  */
 export const GetHoldRequestSchema: GenMessage<GetHoldRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 4);
+  messageDesc(file_seatghor_booking_v1_hold, 5);
 
 /**
  * GetHoldResponse carries the hold.
@@ -256,7 +337,7 @@ export type GetHoldResponse = Message<"seatghor.booking.v1.GetHoldResponse"> & {
  * Use `create(GetHoldResponseSchema)` to create a new message.
  */
 export const GetHoldResponseSchema: GenMessage<GetHoldResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 5);
+  messageDesc(file_seatghor_booking_v1_hold, 6);
 
 /**
  * ListMyHoldsRequest may narrow the caller's live holds to one show.
@@ -277,7 +358,7 @@ export type ListMyHoldsRequest = Message<"seatghor.booking.v1.ListMyHoldsRequest
  * Use `create(ListMyHoldsRequestSchema)` to create a new message.
  */
 export const ListMyHoldsRequestSchema: GenMessage<ListMyHoldsRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 6);
+  messageDesc(file_seatghor_booking_v1_hold, 7);
 
 /**
  * ListMyHoldsResponse is the caller's live holds. An account holds at most
@@ -299,7 +380,7 @@ export type ListMyHoldsResponse = Message<"seatghor.booking.v1.ListMyHoldsRespon
  * Use `create(ListMyHoldsResponseSchema)` to create a new message.
  */
 export const ListMyHoldsResponseSchema: GenMessage<ListMyHoldsResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 7);
+  messageDesc(file_seatghor_booking_v1_hold, 8);
 
 /**
  * AccountSeatCap is a detail of the FAILED_PRECONDITION (BOOKING_NOT_ALLOWED)
@@ -344,7 +425,7 @@ export type AccountSeatCap = Message<"seatghor.booking.v1.AccountSeatCap"> & {
  * Use `create(AccountSeatCapSchema)` to create a new message.
  */
 export const AccountSeatCapSchema: GenMessage<AccountSeatCap> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 8);
+  messageDesc(file_seatghor_booking_v1_hold, 9);
 
 /**
  * ReleaseHoldRequest names the hold to give back.
@@ -365,7 +446,7 @@ export type ReleaseHoldRequest = Message<"seatghor.booking.v1.ReleaseHoldRequest
  * Use `create(ReleaseHoldRequestSchema)` to create a new message.
  */
 export const ReleaseHoldRequestSchema: GenMessage<ReleaseHoldRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 9);
+  messageDesc(file_seatghor_booking_v1_hold, 10);
 
 /**
  * ReleaseHoldResponse carries the released hold.
@@ -386,7 +467,7 @@ export type ReleaseHoldResponse = Message<"seatghor.booking.v1.ReleaseHoldRespon
  * Use `create(ReleaseHoldResponseSchema)` to create a new message.
  */
 export const ReleaseHoldResponseSchema: GenMessage<ReleaseHoldResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_booking_v1_hold, 10);
+  messageDesc(file_seatghor_booking_v1_hold, 11);
 
 /**
  * HoldStatus is where a hold is in its life.

@@ -8,6 +8,8 @@ import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
 import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Layout } from "./layout_pb.js";
+import { file_seatghor_catalog_v1_layout } from "./layout_pb.js";
 import type { LocalTime } from "../../common/v1/local_time_pb.js";
 import { file_seatghor_common_v1_local_time } from "../../common/v1/local_time_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -16,7 +18,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/catalog/v1/catalog.proto.
  */
 export const file_seatghor_catalog_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEisgEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIiCgtwcmljZV9taW5vchgEIAEoA0INukgKIggYgJTr3AMoABIYCgduYW1lX2JuGAUgASgJQge6SARyAhhAIpMBCgZHYUFyZWESFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEh0KCGNhcGFjaXR5GAIgASgFQgu6SAgaBhjAhD0oARIiCgtwcmljZV9taW5vchgDIAEoA0INukgKIggYgJTr3AMoABIRCglyZW1haW5pbmcYBCABKAUSGgoHYnVja2V0cxgFIAEoBUIJukgGGgQYQCgAIpgHCgRTaG93Eg8KB3Nob3dfaWQYASABKAMSKwoEa2luZBgCIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmQSDQoFdGl0bGUYAyABKAkSEAoIb3BlcmF0b3IYBCABKAkSDgoGb3JpZ2luGAUgASgJEhMKC2Rlc3RpbmF0aW9uGAYgASgJEg0KBXZlbnVlGAcgASgJEi0KCXN0YXJ0c19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKb25fc2FsZV9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY3VycmVuY3kYCiABKAkSLgoIc2VjdGlvbnMYCyADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb24SLQoIZ2FfYXJlYXMYDCADKAsyGy5zZWF0Z2hvci5jYXRhbG9nLnYxLkdhQXJlYRIrCghob2xkX3R0bBgNIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI0ChFwYXltZW50X2V4dGVuc2lvbhgOIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIdChVtYXhfc2VhdHNfcGVyX2FjY291bnQYDyABKAUSGgoSbWF4X3NlYXRzX3Blcl9ob2xkGBAgASgFEg0KBXNoYXJkGBEgASgFEhIKCnNlYXRfY291bnQYEiABKAUSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOY29tbWlzc2lvbl9icHMYFCABKAUSHAoUY2FuY2VsbGF0aW9uX2ZlZV9icHMYFSABKAUSNgoMd2FpdGluZ19yb29tGBYgASgLMiAuc2VhdGdob3IuY2F0YWxvZy52MS5XYWl0aW5nUm9vbRIXCg9vcmdhbml6YXRpb25faWQYFyABKAkSFwoPb3JpZ2luX3BsYWNlX2lkGB4gASgJEhwKFGRlc3RpbmF0aW9uX3BsYWNlX2lkGB8gASgJEhEKCXRpbWVfem9uZRggIAEoCRI2Cg9zdGFydHNfYXRfbG9jYWwYISABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhYKDm9yaWdpbl9iZW5nYWxpGCIgASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYIyABKAki/AMKC1dhaXRpbmdSb29tEg8KB2VuYWJsZWQYASABKAgSJwoSbWluX2FkbWlzc2lvbl9yYXRlGAIgASgFQgu6SAgaBhigjQYoABInChJtYXhfYWRtaXNzaW9uX3JhdGUYAyABKAVCC7pICBoGGKCNBigAEkYKEmFkbWl0dGVkX3Rva2VuX3R0bBgEIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgMIkBwyAgg8EisKB2VuZHNfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCG9wZW5zX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIYCgdzYWxlX2lkGAcgASgDQge6SAQiAigAOswBukjIARrFAQoYd2FpdGluZ19yb29tLnJhdGVfbGltaXRzEjVtaW5fYWRtaXNzaW9uX3JhdGUgbXVzdCBub3QgZXhjZWVkIG1heF9hZG1pc3Npb25fcmF0ZRpydGhpcy5taW5fYWRtaXNzaW9uX3JhdGUgPT0gMCB8fCB0aGlzLm1heF9hZG1pc3Npb25fcmF0ZSA9PSAwIHx8IHRoaXMubWluX2FkbWlzc2lvbl9yYXRlIDw9IHRoaXMubWF4X2FkbWlzc2lvbl9yYXRlIt0KChFDcmVhdGVTaG93UmVxdWVzdBI3CgRraW5kGAEgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZEIKukgHggEEEAEgABIZCgV0aXRsZRgCIAEoCUIKukgHcgUQARjIARIZCghvcGVyYXRvchgDIAEoCUIHukgEcgIYZBIXCgZvcmlnaW4YBCABKAlCB7pIBHICGGQSHAoLZGVzdGluYXRpb24YBSABKAlCB7pIBHICGGQSFwoFdmVudWUYBiABKAlCCLpIBXIDGMgBEjUKCXN0YXJ0c19hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIuCgpvbl9zYWxlX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIjCghjdXJyZW5jeRgJIAEoCUIRukgOcgwyCl5bQS1aXXszfSQSOAoIc2VjdGlvbnMYCiADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb25CCLpIBZIBAhAyEjcKCGdhX2FyZWFzGAsgAygLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5HYUFyZWFCCLpIBZIBAhAUEjwKCGhvbGRfdHRsGAwgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg+6SAyqAQkiAwiQHDICCB4SQwoRcGF5bWVudF9leHRlbnNpb24YDSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CDbpICqoBByIDCIgOMgASKAoVbWF4X3NlYXRzX3Blcl9hY2NvdW50GA4gASgFQgm6SAYaBBhkKAASJQoSbWF4X3NlYXRzX3Blcl9ob2xkGA8gASgFQgm6SAYaBBhkKAASGwoFc2hhcmQYECABKAVCB7pIBBoCKABIAIgBARInCg5jb21taXNzaW9uX2JwcxgRIAEoBUIKukgHGgUYkE4oAEgBiAEBEi0KFGNhbmNlbGxhdGlvbl9mZWVfYnBzGBIgASgFQgq6SAcaBRiQTigASAKIAQESNgoMd2FpdGluZ19yb29tGBMgASgLMiAuc2VhdGdob3IuY2F0YWxvZy52MS5XYWl0aW5nUm9vbRI5Cg9vcmdhbml6YXRpb25faWQYFCABKAlCILpIHXIbGEAyF14oW2EtejAtOV1bYS16MC05LV0qKT8kEhoKCXRpbWVfem9uZRgVIAEoCUIHukgEcgIYQDr7ArpI9wIafAoOc2hvdy5pbnZlbnRvcnkSO2Egc2hvdyBuZWVkcyBhdCBsZWFzdCBvbmUgc2VjdGlvbiBvciBnZW5lcmFsLWFkbWlzc2lvbiBhcmVhGi1zaXplKHRoaXMuc2VjdGlvbnMpICsgc2l6ZSh0aGlzLmdhX2FyZWFzKSA+IDAaegoOc2hvdy5idXNfcm91dGUSJ2EgYnVzIHRyaXAgbmVlZHMgb3JpZ2luIGFuZCBkZXN0aW5hdGlvbho/dGhpcy5raW5kICE9IDEgfHwgKHRoaXMub3JpZ2luICE9ICcnICYmIHRoaXMuZGVzdGluYXRpb24gIT0gJycpGnsKGXNob3cub25fc2FsZV9iZWZvcmVfc3RhcnQSI29uX3NhbGVfYXQgbXVzdCBiZSBiZWZvcmUgc3RhcnRzX2F0GjkhaGFzKHRoaXMub25fc2FsZV9hdCkgfHwgdGhpcy5vbl9zYWxlX2F0IDwgdGhpcy5zdGFydHNfYXRCCAoGX3NoYXJkQhEKD19jb21taXNzaW9uX2Jwc0IXChVfY2FuY2VsbGF0aW9uX2ZlZV9icHMiPQoSQ3JlYXRlU2hvd1Jlc3BvbnNlEicKBHNob3cYASABKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3ciKgoOR2V0U2hvd1JlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgACI6Cg9HZXRTaG93UmVzcG9uc2USJwoEc2hvdxgBIAEoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdyLJAQoQTGlzdFNob3dzUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESNQoEa2luZBgDIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmRCCLpIBYIBAhABEhAKCGZvcl9nYXRlGAQgASgIEi8KC3N0YXJ0c19mcm9tGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJWChFMaXN0U2hvd3NSZXNwb25zZRIoCgVzaG93cxgBIAMoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdxIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiZQoMT3JnYW5pemF0aW9uEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIMCgRuYW1lGAIgASgJEi4KCmNyZWF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIqEBChJPcmdhbml6YXRpb25NZW1iZXISFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSMwoEcm9sZRgDIAEoDjIlLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uUm9sZRIsCghhZGRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAibgoZQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBI4Cg9vcmdhbml6YXRpb25faWQYASABKAlCH7pIHHIaEAEYQDIUXlthLXowLTldW2EtejAtOS1dKiQSFwoEbmFtZRgCIAEoCUIJukgGcgQQARhkIlUKGkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjcKDG9yZ2FuaXphdGlvbhgBIAEoCzIhLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uIqABChxBZGRPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0EiIKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIJukgGcgQQARhAEhsKB3VzZXJfaWQYAiABKAlCCrpIB3IFEAEYyAESPwoEcm9sZRgDIAEoDjIlLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uUm9sZUIKukgHggEEEAEgACJYCh1BZGRPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRI3CgZtZW1iZXIYASABKAsyJy5zZWF0Z2hvci5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbk1lbWJlciJiCh9SZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0EiIKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIJukgGcgQQARhAEhsKB3VzZXJfaWQYAiABKAlCCrpIB3IFEAEYyAEiIgogUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2UqaQoIU2hvd0tpbmQSGQoVU0hPV19LSU5EX1VOU1BFQ0lGSUVEEAASFgoSU0hPV19LSU5EX0JVU19UUklQEAESFQoRU0hPV19LSU5EX0NPTkNFUlQQAhITCg9TSE9XX0tJTkRfU1BPUlQQAypwChBPcmdhbml6YXRpb25Sb2xlEiEKHU9SR0FOSVpBVElPTl9ST0xFX1VOU1BFQ0lGSUVEEAASHQoZT1JHQU5JWkFUSU9OX1JPTEVfTUFOQUdFUhABEhoKFk9SR0FOSVpBVElPTl9ST0xFX0dBVEUQAjLYBQoOQ2F0YWxvZ1NlcnZpY2USXQoKQ3JlYXRlU2hvdxImLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlU2hvd1JlcXVlc3QaJy5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZVNob3dSZXNwb25zZRJ1ChJDcmVhdGVPcmdhbml6YXRpb24SLi5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaLy5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEn4KFUFkZE9yZ2FuaXphdGlvbk1lbWJlchIxLnNlYXRnaG9yLmNhdGFsb2cudjEuQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBoyLnNlYXRnaG9yLmNhdGFsb2cudjEuQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2UShwEKGFJlbW92ZU9yZ2FuaXphdGlvbk1lbWJlchI0LnNlYXRnaG9yLmNhdGFsb2cudjEuUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBo1LnNlYXRnaG9yLmNhdGFsb2cudjEuUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2USdAoHR2V0U2hvdxIjLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0U2hvd1JlcXVlc3QaJC5zZWF0Z2hvci5jYXRhbG9nLnYxLkdldFNob3dSZXNwb25zZSIekAIBgtPkkwIVEhMvdjEvc2hvd3Mve3Nob3dfaWR9EnAKCUxpc3RTaG93cxIlLnNlYXRnaG9yLmNhdGFsb2cudjEuTGlzdFNob3dzUmVxdWVzdBomLnNlYXRnaG9yLmNhdGFsb2cudjEuTGlzdFNob3dzUmVzcG9uc2UiFJACAYLT5JMCCxIJL3YxL3Nob3dzQtUBChdjb20uc2VhdGdob3IuY2F0YWxvZy52MUIMQ2F0YWxvZ1Byb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2NhdGFsb2cvdjE7Y2F0YWxvZ3YxogIDU0NYqgITU2VhdGdob3IuQ2F0YWxvZy5WMcoCE1NlYXRnaG9yXENhdGFsb2dcVjHiAh9TZWF0Z2hvclxDYXRhbG9nXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OkNhdGFsb2c6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_common_v1_local_time]);
+  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEisgEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIiCgtwcmljZV9taW5vchgEIAEoA0INukgKIggYgJTr3AMoABIYCgduYW1lX2JuGAUgASgJQge6SARyAhhAIpMBCgZHYUFyZWESFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEh0KCGNhcGFjaXR5GAIgASgFQgu6SAgaBhjAhD0oARIiCgtwcmljZV9taW5vchgDIAEoA0INukgKIggYgJTr3AMoABIRCglyZW1haW5pbmcYBCABKAUSGgoHYnVja2V0cxgFIAEoBUIJukgGGgQYQCgAIp4ICgRTaG93Eg8KB3Nob3dfaWQYASABKAMSKwoEa2luZBgCIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmQSDQoFdGl0bGUYAyABKAkSEAoIb3BlcmF0b3IYBCABKAkSDgoGb3JpZ2luGAUgASgJEhMKC2Rlc3RpbmF0aW9uGAYgASgJEg0KBXZlbnVlGAcgASgJEi0KCXN0YXJ0c19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKb25fc2FsZV9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY3VycmVuY3kYCiABKAkSLgoIc2VjdGlvbnMYCyADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb24SLQoIZ2FfYXJlYXMYDCADKAsyGy5zZWF0Z2hvci5jYXRhbG9nLnYxLkdhQXJlYRIrCghob2xkX3R0bBgNIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI0ChFwYXltZW50X2V4dGVuc2lvbhgOIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIdChVtYXhfc2VhdHNfcGVyX2FjY291bnQYDyABKAUSGgoSbWF4X3NlYXRzX3Blcl9ob2xkGBAgASgFEg0KBXNoYXJkGBEgASgFEhIKCnNlYXRfY291bnQYEiABKAUSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOY29tbWlzc2lvbl9icHMYFCABKAUSHAoUY2FuY2VsbGF0aW9uX2ZlZV9icHMYFSABKAUSNgoMd2FpdGluZ19yb29tGBYgASgLMiAuc2VhdGdob3IuY2F0YWxvZy52MS5XYWl0aW5nUm9vbRIXCg9vcmdhbml6YXRpb25faWQYFyABKAkSFwoPb3JpZ2luX3BsYWNlX2lkGB4gASgJEhwKFGRlc3RpbmF0aW9uX3BsYWNlX2lkGB8gASgJEhEKCXRpbWVfem9uZRggIAEoCRI2Cg9zdGFydHNfYXRfbG9jYWwYISABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhYKDm9yaWdpbl9iZW5nYWxpGCIgASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYIyABKAkSLAoFc3RvcHMYJCADKAsyHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlRyaXBTdG9wEigKBWZhcmVzGCUgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5GYXJlEhoKEmxheW91dF90ZW1wbGF0ZV9pZBgmIAEoCRIQCghyb3V0ZV9pZBgnIAEoCSLOAgoIVHJpcFN0b3ASNAoHc3RvcF9pZBgBIAEoCUIjukggch4yHF4oW2EtejAtOV1bYS16MC05LV17MCw2M30pPyQSGAoFcGxhY2UYAiABKAlCCbpIBnIEEAEYZBIQCghwbGFjZV9pZBgDIAEoCRIVCg1wbGFjZV9iZW5nYWxpGAQgASgJEiYKEm1pbnV0ZXNfZnJvbV9zdGFydBgFIAEoBUIKukgHGgUY4E4oABIuCgpkZXBhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI3ChBkZXBhcnRzX2F0X2xvY2FsGAcgASgLMh0uc2VhdGdob3IuY29tbW9uLnYxLkxvY2FsVGltZRI4Cghjb3VudGVycxgIIAMoCzIcLnNlYXRnaG9yLmNhdGFsb2cudjEuQ291bnRlckIIukgFkgECEBQi1QIKB0NvdW50ZXISNAoKY291bnRlcl9pZBgBIAEoCUIgukgdchsyGV5bYS16MC05XVthLXowLTktXXswLDYzfSQSFwoEbmFtZRgCIAEoCUIJukgGcgQQARhkEhgKB25hbWVfYm4YAyABKAlCB7pIBHICGGQSGQoHYWRkcmVzcxgEIAEoCUIIukgFcgMYrAISHAoKYWRkcmVzc19ibhgFIAEoCUIIukgFcgMYrAISEAoIYm9hcmRpbmcYBiABKAgSEAoIZHJvcHBpbmcYByABKAgSKwoXbWludXRlc19hZnRlcl9kZXBhcnR1cmUYCCABKAVCCrpIBxoFGOBOKAASJgoCYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KCGF0X2xvY2FsGAogASgLMh0uc2VhdGdob3IuY29tbW9uLnYxLkxvY2FsVGltZSLOAQoERmFyZRI2Cgxmcm9tX3N0b3BfaWQYASABKAlCILpIHXIbMhleW2EtejAtOV1bYS16MC05LV17MCw2M30kEjQKCnRvX3N0b3BfaWQYAiABKAlCILpIHXIbMhleW2EtejAtOV1bYS16MC05LV17MCw2M30kEjQKCnNlYXRfY2xhc3MYAyABKAlCILpIHXIbMhleKFthLXpdW2EtejAtOS1dezAsMzF9KT8kEiIKC3ByaWNlX21pbm9yGAQgASgDQg26SAoiCBiAlOvcAygAIvwDCgtXYWl0aW5nUm9vbRIPCgdlbmFibGVkGAEgASgIEicKEm1pbl9hZG1pc3Npb25fcmF0ZRgCIAEoBUILukgIGgYYoI0GKAASJwoSbWF4X2FkbWlzc2lvbl9yYXRlGAMgASgFQgu6SAgaBhigjQYoABJGChJhZG1pdHRlZF90b2tlbl90dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CD7pIDKoBCSIDCJAcMgIIPBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghvcGVuc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoHc2FsZV9pZBgHIAEoA0IHukgEIgIoADrMAbpIyAEaxQEKGHdhaXRpbmdfcm9vbS5yYXRlX2xpbWl0cxI1bWluX2FkbWlzc2lvbl9yYXRlIG11c3Qgbm90IGV4Y2VlZCBtYXhfYWRtaXNzaW9uX3JhdGUacnRoaXMubWluX2FkbWlzc2lvbl9yYXRlID09IDAgfHwgdGhpcy5tYXhfYWRtaXNzaW9uX3JhdGUgPT0gMCB8fCB0aGlzLm1pbl9hZG1pc3Npb25fcmF0ZSA8PSB0aGlzLm1heF9hZG1pc3Npb25fcmF0ZSKWDQoRQ3JlYXRlU2hvd1JlcXVlc3QSNwoEa2luZBgBIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmRCCrpIB4IBBBABIAASGQoFdGl0bGUYAiABKAlCCrpIB3IFEAEYyAESGQoIb3BlcmF0b3IYAyABKAlCB7pIBHICGGQSFwoGb3JpZ2luGAQgASgJQge6SARyAhhkEhwKC2Rlc3RpbmF0aW9uGAUgASgJQge6SARyAhhkEhcKBXZlbnVlGAYgASgJQgi6SAVyAxjIARI1CglzdGFydHNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLgoKb25fc2FsZV9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoIY3VycmVuY3kYCSABKAlCEbpIDnIMMgpeW0EtWl17M30kEjgKCHNlY3Rpb25zGAogAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uQgi6SAWSAQIQMhI3CghnYV9hcmVhcxgLIAMoCzIbLnNlYXRnaG9yLmNhdGFsb2cudjEuR2FBcmVhQgi6SAWSAQIQFBI8Cghob2xkX3R0bBgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgMIkBwyAggeEkMKEXBheW1lbnRfZXh0ZW5zaW9uGA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg26SAqqAQciAwiIDjIAEigKFW1heF9zZWF0c19wZXJfYWNjb3VudBgOIAEoBUIJukgGGgQYZCgAEiUKEm1heF9zZWF0c19wZXJfaG9sZBgPIAEoBUIJukgGGgQYZCgAEhsKBXNoYXJkGBAgASgFQge6SAQaAigASACIAQESJwoOY29tbWlzc2lvbl9icHMYESABKAVCCrpIBxoFGJBOKABIAYgBARItChRjYW5jZWxsYXRpb25fZmVlX2JwcxgSIAEoBUIKukgHGgUYkE4oAEgCiAEBEjYKDHdhaXRpbmdfcm9vbRgTIAEoCzIgLnNlYXRnaG9yLmNhdGFsb2cudjEuV2FpdGluZ1Jvb20SOQoPb3JnYW5pemF0aW9uX2lkGBQgASgJQiC6SB1yGxhAMhdeKFthLXowLTldW2EtejAtOS1dKik/JBIaCgl0aW1lX3pvbmUYFSABKAlCB7pIBHICGEASKwoGbGF5b3V0GBYgASgLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5MYXlvdXQSPwoSbGF5b3V0X3RlbXBsYXRlX2lkGBcgASgJQiO6SCByHjIcXihbYS16MC05XVthLXowLTktXXswLDYzfSk/JBI2CgVzdG9wcxgYIAMoCzIdLnNlYXRnaG9yLmNhdGFsb2cudjEuVHJpcFN0b3BCCLpIBZIBAhAeEjMKBWZhcmVzGBkgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5GYXJlQgm6SAaSAQMQ0A862QO6SNUDGrEBCg5zaG93LmludmVudG9yeRI7YSBzaG93IG5lZWRzIGF0IGxlYXN0IG9uZSBzZWN0aW9uIG9yIGdlbmVyYWwtYWRtaXNzaW9uIGFyZWEaYnNpemUodGhpcy5zZWN0aW9ucykgKyBzaXplKHRoaXMuZ2FfYXJlYXMpID4gMCB8fCBoYXModGhpcy5sYXlvdXQpIHx8IHRoaXMubGF5b3V0X3RlbXBsYXRlX2lkICE9ICcnGqEBCg5zaG93LmJ1c19yb3V0ZRI1YSBidXMgdHJpcCBuZWVkcyBvcmlnaW4gYW5kIGRlc3RpbmF0aW9uLCBvciBpdHMgc3RvcHMaWHRoaXMua2luZCAhPSAxIHx8ICh0aGlzLm9yaWdpbiAhPSAnJyAmJiB0aGlzLmRlc3RpbmF0aW9uICE9ICcnKSB8fCBzaXplKHRoaXMuc3RvcHMpID49IDIaewoZc2hvdy5vbl9zYWxlX2JlZm9yZV9zdGFydBIjb25fc2FsZV9hdCBtdXN0IGJlIGJlZm9yZSBzdGFydHNfYXQaOSFoYXModGhpcy5vbl9zYWxlX2F0KSB8fCB0aGlzLm9uX3NhbGVfYXQgPCB0aGlzLnN0YXJ0c19hdEIICgZfc2hhcmRCEQoPX2NvbW1pc3Npb25fYnBzQhcKFV9jYW5jZWxsYXRpb25fZmVlX2JwcyI9ChJDcmVhdGVTaG93UmVzcG9uc2USJwoEc2hvdxgBIAEoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdyIqCg5HZXRTaG93UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIjoKD0dldFNob3dSZXNwb25zZRInCgRzaG93GAEgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93IskBChBMaXN0U2hvd3NSZXF1ZXN0Eh0KCXBhZ2Vfc2l6ZRgBIAEoBUIKukgHGgUY9AMoABIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIARI1CgRraW5kGAMgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZEIIukgFggECEAESEAoIZm9yX2dhdGUYBCABKAgSLwoLc3RhcnRzX2Zyb20YBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKEUxpc3RTaG93c1Jlc3BvbnNlEigKBXNob3dzGAEgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJlCgxPcmdhbml6YXRpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAioQEKEk9yZ2FuaXphdGlvbk1lbWJlchIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDwoHdXNlcl9pZBgCIAEoCRIzCgRyb2xlGAMgASgOMiUuc2VhdGdob3IuY2F0YWxvZy52MS5Pcmdhbml6YXRpb25Sb2xlEiwKCGFkZGVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJuChlDcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0EjgKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIfukgcchoQARhAMhReW2EtejAtOV1bYS16MC05LV0qJBIXCgRuYW1lGAIgASgJQgm6SAZyBBABGGQiVQoaQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USNwoMb3JnYW5pemF0aW9uGAEgASgLMiEuc2VhdGdob3IuY2F0YWxvZy52MS5Pcmdhbml6YXRpb24ioAEKHEFkZE9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QSIgoPb3JnYW5pemF0aW9uX2lkGAEgASgJQgm6SAZyBBABGEASGwoHdXNlcl9pZBgCIAEoCUIKukgHcgUQARjIARI/CgRyb2xlGAMgASgOMiUuc2VhdGdob3IuY2F0YWxvZy52MS5Pcmdhbml6YXRpb25Sb2xlQgq6SAeCAQQQASAAIlgKHUFkZE9yZ2FuaXphdGlvbk1lbWJlclJlc3BvbnNlEjcKBm1lbWJlchgBIAEoCzInLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uTWVtYmVyImIKH1JlbW92ZU9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QSIgoPb3JnYW5pemF0aW9uX2lkGAEgASgJQgm6SAZyBBABGEASGwoHdXNlcl9pZBgCIAEoCUIKukgHcgUQARjIASIiCiBSZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZSppCghTaG93S2luZBIZChVTSE9XX0tJTkRfVU5TUEVDSUZJRUQQABIWChJTSE9XX0tJTkRfQlVTX1RSSVAQARIVChFTSE9XX0tJTkRfQ09OQ0VSVBACEhMKD1NIT1dfS0lORF9TUE9SVBADKnAKEE9yZ2FuaXphdGlvblJvbGUSIQodT1JHQU5JWkFUSU9OX1JPTEVfVU5TUEVDSUZJRUQQABIdChlPUkdBTklaQVRJT05fUk9MRV9NQU5BR0VSEAESGgoWT1JHQU5JWkFUSU9OX1JPTEVfR0FURRACMtgFCg5DYXRhbG9nU2VydmljZRJdCgpDcmVhdGVTaG93EiYuc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVTaG93UmVxdWVzdBonLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlU2hvd1Jlc3BvbnNlEnUKEkNyZWF0ZU9yZ2FuaXphdGlvbhIuLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVxdWVzdBovLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlT3JnYW5pemF0aW9uUmVzcG9uc2USfgoVQWRkT3JnYW5pemF0aW9uTWVtYmVyEjEuc2VhdGdob3IuY2F0YWxvZy52MS5BZGRPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0GjIuc2VhdGdob3IuY2F0YWxvZy52MS5BZGRPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRKHAQoYUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyEjQuc2VhdGdob3IuY2F0YWxvZy52MS5SZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0GjUuc2VhdGdob3IuY2F0YWxvZy52MS5SZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRJ0CgdHZXRTaG93EiMuc2VhdGdob3IuY2F0YWxvZy52MS5HZXRTaG93UmVxdWVzdBokLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0U2hvd1Jlc3BvbnNlIh6QAgGC0+STAhUSEy92MS9zaG93cy97c2hvd19pZH0ScAoJTGlzdFNob3dzEiUuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXF1ZXN0GiYuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0U2hvd3NSZXNwb25zZSIUkAIBgtPkkwILEgkvdjEvc2hvd3NC1QEKF2NvbS5zZWF0Z2hvci5jYXRhbG9nLnYxQgxDYXRhbG9nUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvY2F0YWxvZy92MTtjYXRhbG9ndjGiAgNTQ1iqAhNTZWF0Z2hvci5DYXRhbG9nLlYxygITU2VhdGdob3JcQ2F0YWxvZ1xWMeICH1NlYXRnaG9yXENhdGFsb2dcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6Q2F0YWxvZzo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_layout, file_seatghor_common_v1_local_time]);
 
 /**
  * Section is a block of numbered seats: every row label gets seats_per_row
@@ -340,6 +342,38 @@ export type Show = Message<"seatghor.catalog.v1.Show"> & {
    * @generated from field: string destination_bengali = 35;
    */
   destinationBengali: string;
+
+  /**
+   * Bus trips with stops: the stops in route order, the first the origin
+   * and the last the destination, each with its counters and times. Empty:
+   * a trip sold whole, from origin to destination, as one leg.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.TripStop stops = 36;
+   */
+  stops: TripStop[];
+
+  /**
+   * Bus trips with stops: the fare of each stop pair and seat class on
+   * sale.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.Fare fares = 37;
+   */
+  fares: Fare[];
+
+  /**
+   * The layout template the show's places were made from; empty when the
+   * show gave its sections or layout itself.
+   *
+   * @generated from field: string layout_template_id = 38;
+   */
+  layoutTemplateId: string;
+
+  /**
+   * The route the trip runs on, when a timetable made it.
+   *
+   * @generated from field: string route_id = 39;
+   */
+  routeId: string;
 };
 
 /**
@@ -348,6 +382,209 @@ export type Show = Message<"seatghor.catalog.v1.Show"> & {
  */
 export const ShowSchema: GenMessage<Show> = /*@__PURE__*/
   messageDesc(file_seatghor_catalog_v1_catalog, 2);
+
+/**
+ * TripStop is a stop of a bus trip: a place of the gazetteer with its
+ * counters (boarding and dropping points).
+ *
+ * @generated from message seatghor.catalog.v1.TripStop
+ */
+export type TripStop = Message<"seatghor.catalog.v1.TripStop"> & {
+  /**
+   * Id of the stop on the trip, unique on it; defaults to the place's
+   * gazetteer id ("cumilla").
+   *
+   * @generated from field: string stop_id = 1;
+   */
+  stopId: string;
+
+  /**
+   * The place: any known spelling ("Comilla", "কুমিল্লা") is stored as its
+   * official name and place id, as origin and destination are.
+   *
+   * @generated from field: string place = 2;
+   */
+  place: string;
+
+  /**
+   * Output only: the gazetteer's id of the place; empty for free text.
+   *
+   * @generated from field: string place_id = 3;
+   */
+  placeId: string;
+
+  /**
+   * Output only: the place in Bengali script; empty when unknown.
+   *
+   * @generated from field: string place_bengali = 4;
+   */
+  placeBengali: string;
+
+  /**
+   * Minutes from the trip's departure (starts_at) to the coach leaving this
+   * stop (reaching it, for the last); 0 for the first, growing stop by stop.
+   *
+   * @generated from field: int32 minutes_from_start = 5;
+   */
+  minutesFromStart: number;
+
+  /**
+   * Output only: starts_at plus minutes_from_start.
+   *
+   * @generated from field: google.protobuf.Timestamp departs_at = 6;
+   */
+  departsAt?: Timestamp | undefined;
+
+  /**
+   * Output only: departs_at where the trip runs.
+   *
+   * @generated from field: seatghor.common.v1.LocalTime departs_at_local = 7;
+   */
+  departsAtLocal?: LocalTime | undefined;
+
+  /**
+   * The stop's counters.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.Counter counters = 8;
+   */
+  counters: Counter[];
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.TripStop.
+ * Use `create(TripStopSchema)` to create a new message.
+ */
+export const TripStopSchema: GenMessage<TripStop> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 3);
+
+/**
+ * Counter is an operator's counter at a stop: where passengers board or
+ * leave the coach (a bus reseller's boarding and dropping points).
+ *
+ * @generated from message seatghor.catalog.v1.Counter
+ */
+export type Counter = Message<"seatghor.catalog.v1.Counter"> & {
+  /**
+   * Id, unique on the trip, e.g. "kalabagan".
+   *
+   * @generated from field: string counter_id = 1;
+   */
+  counterId: string;
+
+  /**
+   * Name in English, e.g. "Kalabagan".
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * Name in Bengali script, e.g. "কলাবাগান".
+   *
+   * @generated from field: string name_bn = 3;
+   */
+  nameBn: string;
+
+  /**
+   * Address in English.
+   *
+   * @generated from field: string address = 4;
+   */
+  address: string;
+
+  /**
+   * Address in Bengali script.
+   *
+   * @generated from field: string address_bn = 5;
+   */
+  addressBn: string;
+
+  /**
+   * Passengers board here.
+   *
+   * @generated from field: bool boarding = 6;
+   */
+  boarding: boolean;
+
+  /**
+   * Passengers leave here.
+   *
+   * @generated from field: bool dropping = 7;
+   */
+  dropping: boolean;
+
+  /**
+   * Minutes after the trip's departure (starts_at) that the coach is at this
+   * counter.
+   *
+   * @generated from field: int32 minutes_after_departure = 8;
+   */
+  minutesAfterDeparture: number;
+
+  /**
+   * Output only: starts_at plus minutes_after_departure.
+   *
+   * @generated from field: google.protobuf.Timestamp at = 9;
+   */
+  at?: Timestamp | undefined;
+
+  /**
+   * Output only: at, where the trip runs.
+   *
+   * @generated from field: seatghor.common.v1.LocalTime at_local = 10;
+   */
+  atLocal?: LocalTime | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.Counter.
+ * Use `create(CounterSchema)` to create a new message.
+ */
+export const CounterSchema: GenMessage<Counter> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 4);
+
+/**
+ * Fare is the price of a journey between two stops of a trip in one seat
+ * class.
+ *
+ * @generated from message seatghor.catalog.v1.Fare
+ */
+export type Fare = Message<"seatghor.catalog.v1.Fare"> & {
+  /**
+   * The boarding stop.
+   *
+   * @generated from field: string from_stop_id = 1;
+   */
+  fromStopId: string;
+
+  /**
+   * The dropping stop, after from_stop_id.
+   *
+   * @generated from field: string to_stop_id = 2;
+   */
+  toStopId: string;
+
+  /**
+   * The seat class (LayoutSection.seat_class); empty: every class.
+   *
+   * @generated from field: string seat_class = 3;
+   */
+  seatClass: string;
+
+  /**
+   * Price of one seat for the journey, minor units of the show currency.
+   *
+   * @generated from field: int64 price_minor = 4;
+   */
+  priceMinor: bigint;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.Fare.
+ * Use `create(FareSchema)` to create a new message.
+ */
+export const FareSchema: GenMessage<Fare> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 5);
 
 /**
  * WaitingRoom puts a virtual queue in front of a busy on-sale (R-9): it opens
@@ -422,7 +659,7 @@ export type WaitingRoom = Message<"seatghor.catalog.v1.WaitingRoom"> & {
  * Use `create(WaitingRoomSchema)` to create a new message.
  */
 export const WaitingRoomSchema: GenMessage<WaitingRoom> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 3);
+  messageDesc(file_seatghor_catalog_v1_catalog, 6);
 
 /**
  * CreateShowRequest describes the show to create.
@@ -589,6 +826,39 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
    * @generated from field: string time_zone = 21;
    */
   timeZone: string;
+
+  /**
+   * The places as drawn, instead of sections: decks, rows with positions,
+   * seat kinds, features. At most one of sections, layout and
+   * layout_template_id.
+   *
+   * @generated from field: seatghor.catalog.v1.Layout layout = 22;
+   */
+  layout?: Layout | undefined;
+
+  /**
+   * Make the places from this layout template (the organisation's, or a
+   * shipped one such as "coach-2x2-40").
+   *
+   * @generated from field: string layout_template_id = 23;
+   */
+  layoutTemplateId: string;
+
+  /**
+   * Bus trips: the stops in route order (at least two; the first is origin,
+   * the last destination). Seats are then sold per leg and priced by fares.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.TripStop stops = 24;
+   */
+  stops: TripStop[];
+
+  /**
+   * Bus trips with stops: a fare per stop pair and seat class; a pair
+   * without one is not sold.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.Fare fares = 25;
+   */
+  fares: Fare[];
 };
 
 /**
@@ -596,7 +866,7 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
  * Use `create(CreateShowRequestSchema)` to create a new message.
  */
 export const CreateShowRequestSchema: GenMessage<CreateShowRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 4);
+  messageDesc(file_seatghor_catalog_v1_catalog, 7);
 
 /**
  * CreateShowResponse carries the created show.
@@ -617,7 +887,7 @@ export type CreateShowResponse = Message<"seatghor.catalog.v1.CreateShowResponse
  * Use `create(CreateShowResponseSchema)` to create a new message.
  */
 export const CreateShowResponseSchema: GenMessage<CreateShowResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 5);
+  messageDesc(file_seatghor_catalog_v1_catalog, 8);
 
 /**
  * GetShowRequest names a show.
@@ -638,7 +908,7 @@ export type GetShowRequest = Message<"seatghor.catalog.v1.GetShowRequest"> & {
  * Use `create(GetShowRequestSchema)` to create a new message.
  */
 export const GetShowRequestSchema: GenMessage<GetShowRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 6);
+  messageDesc(file_seatghor_catalog_v1_catalog, 9);
 
 /**
  * GetShowResponse carries the show.
@@ -659,7 +929,7 @@ export type GetShowResponse = Message<"seatghor.catalog.v1.GetShowResponse"> & {
  * Use `create(GetShowResponseSchema)` to create a new message.
  */
 export const GetShowResponseSchema: GenMessage<GetShowResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 7);
+  messageDesc(file_seatghor_catalog_v1_catalog, 10);
 
 /**
  * ListShowsRequest pages through shows.
@@ -712,7 +982,7 @@ export type ListShowsRequest = Message<"seatghor.catalog.v1.ListShowsRequest"> &
  * Use `create(ListShowsRequestSchema)` to create a new message.
  */
 export const ListShowsRequestSchema: GenMessage<ListShowsRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 8);
+  messageDesc(file_seatghor_catalog_v1_catalog, 11);
 
 /**
  * ListShowsResponse is one page of shows.
@@ -740,7 +1010,7 @@ export type ListShowsResponse = Message<"seatghor.catalog.v1.ListShowsResponse">
  * Use `create(ListShowsResponseSchema)` to create a new message.
  */
 export const ListShowsResponseSchema: GenMessage<ListShowsResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 9);
+  messageDesc(file_seatghor_catalog_v1_catalog, 12);
 
 /**
  * Organization is an operator: a bus company, a promoter, a venue.
@@ -775,7 +1045,7 @@ export type Organization = Message<"seatghor.catalog.v1.Organization"> & {
  * Use `create(OrganizationSchema)` to create a new message.
  */
 export const OrganizationSchema: GenMessage<Organization> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 10);
+  messageDesc(file_seatghor_catalog_v1_catalog, 13);
 
 /**
  * OrganizationMember is a user's role in an organisation.
@@ -817,7 +1087,7 @@ export type OrganizationMember = Message<"seatghor.catalog.v1.OrganizationMember
  * Use `create(OrganizationMemberSchema)` to create a new message.
  */
 export const OrganizationMemberSchema: GenMessage<OrganizationMember> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 11);
+  messageDesc(file_seatghor_catalog_v1_catalog, 14);
 
 /**
  * CreateOrganizationRequest names the organisation to create.
@@ -846,7 +1116,7 @@ export type CreateOrganizationRequest = Message<"seatghor.catalog.v1.CreateOrgan
  * Use `create(CreateOrganizationRequestSchema)` to create a new message.
  */
 export const CreateOrganizationRequestSchema: GenMessage<CreateOrganizationRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 12);
+  messageDesc(file_seatghor_catalog_v1_catalog, 15);
 
 /**
  * CreateOrganizationResponse carries the organisation.
@@ -867,7 +1137,7 @@ export type CreateOrganizationResponse = Message<"seatghor.catalog.v1.CreateOrga
  * Use `create(CreateOrganizationResponseSchema)` to create a new message.
  */
 export const CreateOrganizationResponseSchema: GenMessage<CreateOrganizationResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 13);
+  messageDesc(file_seatghor_catalog_v1_catalog, 16);
 
 /**
  * AddOrganizationMemberRequest gives a user a role.
@@ -902,7 +1172,7 @@ export type AddOrganizationMemberRequest = Message<"seatghor.catalog.v1.AddOrgan
  * Use `create(AddOrganizationMemberRequestSchema)` to create a new message.
  */
 export const AddOrganizationMemberRequestSchema: GenMessage<AddOrganizationMemberRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 14);
+  messageDesc(file_seatghor_catalog_v1_catalog, 17);
 
 /**
  * AddOrganizationMemberResponse carries the membership.
@@ -923,7 +1193,7 @@ export type AddOrganizationMemberResponse = Message<"seatghor.catalog.v1.AddOrga
  * Use `create(AddOrganizationMemberResponseSchema)` to create a new message.
  */
 export const AddOrganizationMemberResponseSchema: GenMessage<AddOrganizationMemberResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 15);
+  messageDesc(file_seatghor_catalog_v1_catalog, 18);
 
 /**
  * RemoveOrganizationMemberRequest names the member to remove.
@@ -951,7 +1221,7 @@ export type RemoveOrganizationMemberRequest = Message<"seatghor.catalog.v1.Remov
  * Use `create(RemoveOrganizationMemberRequestSchema)` to create a new message.
  */
 export const RemoveOrganizationMemberRequestSchema: GenMessage<RemoveOrganizationMemberRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 16);
+  messageDesc(file_seatghor_catalog_v1_catalog, 19);
 
 /**
  * RemoveOrganizationMemberResponse is empty: the user is no longer a member.
@@ -966,7 +1236,7 @@ export type RemoveOrganizationMemberResponse = Message<"seatghor.catalog.v1.Remo
  * Use `create(RemoveOrganizationMemberResponseSchema)` to create a new message.
  */
 export const RemoveOrganizationMemberResponseSchema: GenMessage<RemoveOrganizationMemberResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 17);
+  messageDesc(file_seatghor_catalog_v1_catalog, 20);
 
 /**
  * ShowKind says what is being sold.

@@ -6,13 +6,17 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
 import { file_google_api_annotations } from "../../../google/api/annotations_pb.js";
+import type { TripStop } from "../../catalog/v1/catalog_pb.js";
+import { file_seatghor_catalog_v1_catalog } from "../../catalog/v1/catalog_pb.js";
+import type { Deck, LayoutFeature, SeatKind } from "../../catalog/v1/layout_pb.js";
+import { file_seatghor_catalog_v1_layout } from "../../catalog/v1/layout_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file seatghor/seatmap/v1/seatmap.proto.
  */
 export const file_seatghor_seatmap_v1_seatmap: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9zZWF0bWFwL3YxL3NlYXRtYXAucHJvdG8SE3NlYXRnaG9yLnNlYXRtYXAudjEiIwoDUm93Eg0KBWxhYmVsGAEgASgJEg0KBXNlYXRzGAIgAygJIlQKB1NlY3Rpb24SDAoEbmFtZRgBIAEoCRITCgtwcmljZV9taW5vchgCIAEoAxImCgRyb3dzGAMgAygLMhguc2VhdGdob3Iuc2VhdG1hcC52MS5Sb3ciUAoGR2FBcmVhEgwKBG5hbWUYASABKAkSEAoIY2FwYWNpdHkYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEhMKC3ByaWNlX21pbm9yGAQgASgDImYKEUdldFNlYXRNYXBSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASHAoLbGF5b3V0X2V0YWcYAiABKAlCB7pIBHICGEASGQoHc2VjdGlvbhgDIAEoCUIIukgFcgMYyAEiugIKEkdldFNlYXRNYXBSZXNwb25zZRIPCgdzaG93X2lkGAEgASgDEhAKCGN1cnJlbmN5GAIgASgJEi4KCHNlY3Rpb25zGAMgAygLMhwuc2VhdGdob3Iuc2VhdG1hcC52MS5TZWN0aW9uEhQKDGF2YWlsYWJpbGl0eRgEIAEoDBISCgpzZWF0X2NvdW50GAUgASgFEg8KB3ZlcnNpb24YBiABKAMSLQoIZ2FfYXJlYXMYByADKAsyGy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdhQXJlYRITCgtsYXlvdXRfZXRhZxgIIAEoCRIbChNhdmFpbGFiaWxpdHlfb2Zmc2V0GAkgASgFEhoKEmF2YWlsYWJpbGl0eV9jb3VudBgKIAEoBRIZChFhdmFpbGFiaWxpdHlfb25seRgLIAEoCCIwChRHZXRTZWF0TGF5b3V0UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIrsBChVHZXRTZWF0TGF5b3V0UmVzcG9uc2USDwoHc2hvd19pZBgBIAEoAxIQCghjdXJyZW5jeRgCIAEoCRIuCghzZWN0aW9ucxgDIAMoCzIcLnNlYXRnaG9yLnNlYXRtYXAudjEuU2VjdGlvbhISCgpzZWF0X2NvdW50GAQgASgFEi0KCGdhX2FyZWFzGAUgAygLMhsuc2VhdGdob3Iuc2VhdG1hcC52MS5HYUFyZWESDAoEZXRhZxgGIAEoCSpdCglTZWF0U3RhdGUSJAogU0VBVF9TVEFURV9BVkFJTEFCTEVfVU5TUEVDSUZJRUQQABITCg9TRUFUX1NUQVRFX0hFTEQQARIVChFTRUFUX1NUQVRFX0JPT0tFRBACMrACCg5TZWF0TWFwU2VydmljZRKFAQoKR2V0U2VhdE1hcBImLnNlYXRnaG9yLnNlYXRtYXAudjEuR2V0U2VhdE1hcFJlcXVlc3QaJy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRNYXBSZXNwb25zZSImkAIBgtPkkwIdEhsvdjEvc2hvd3Mve3Nob3dfaWR9L3NlYXRtYXASlQEKDUdldFNlYXRMYXlvdXQSKS5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRMYXlvdXRSZXF1ZXN0Giouc2VhdGdob3Iuc2VhdG1hcC52MS5HZXRTZWF0TGF5b3V0UmVzcG9uc2UiLZACAYLT5JMCJBIiL3YxL3Nob3dzL3tzaG93X2lkfS9zZWF0bWFwL2xheW91dELVAQoXY29tLnNlYXRnaG9yLnNlYXRtYXAudjFCDFNlYXRtYXBQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9zZWF0bWFwL3YxO3NlYXRtYXB2MaICA1NTWKoCE1NlYXRnaG9yLlNlYXRtYXAuVjHKAhNTZWF0Z2hvclxTZWF0bWFwXFYx4gIfU2VhdGdob3JcU2VhdG1hcFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpTZWF0bWFwOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations]);
+  fileDesc("CiFzZWF0Z2hvci9zZWF0bWFwL3YxL3NlYXRtYXAucHJvdG8SE3NlYXRnaG9yLnNlYXRtYXAudjEiZwoDUm93Eg0KBWxhYmVsGAEgASgJEg0KBXNlYXRzGAIgAygJEgkKAXgYAyADKAUSCQoBeRgEIAMoBRIsCgVraW5kcxgFIAMoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2VhdEtpbmQihwEKB1NlY3Rpb24SDAoEbmFtZRgBIAEoCRITCgtwcmljZV9taW5vchgCIAEoAxImCgRyb3dzGAMgAygLMhguc2VhdGdob3Iuc2VhdG1hcC52MS5Sb3cSDwoHbmFtZV9ibhgEIAEoCRIMCgRkZWNrGAUgASgFEhIKCnNlYXRfY2xhc3MYBiABKAkiUAoGR2FBcmVhEgwKBG5hbWUYASABKAkSEAoIY2FwYWNpdHkYAiABKAUSEQoJcmVtYWluaW5nGAMgASgFEhMKC3ByaWNlX21pbm9yGAQgASgDIqIBChFHZXRTZWF0TWFwUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEhwKC2xheW91dF9ldGFnGAIgASgJQge6SARyAhhAEhkKB3NlY3Rpb24YAyABKAlCCLpIBXIDGMgBEh0KDGZyb21fc3RvcF9pZBgEIAEoCUIHukgEcgIYQBIbCgp0b19zdG9wX2lkGAUgASgJQge6SARyAhhAIvIDChJHZXRTZWF0TWFwUmVzcG9uc2USDwoHc2hvd19pZBgBIAEoAxIQCghjdXJyZW5jeRgCIAEoCRIuCghzZWN0aW9ucxgDIAMoCzIcLnNlYXRnaG9yLnNlYXRtYXAudjEuU2VjdGlvbhIUCgxhdmFpbGFiaWxpdHkYBCABKAwSEgoKc2VhdF9jb3VudBgFIAEoBRIPCgd2ZXJzaW9uGAYgASgDEi0KCGdhX2FyZWFzGAcgAygLMhsuc2VhdGdob3Iuc2VhdG1hcC52MS5HYUFyZWESEwoLbGF5b3V0X2V0YWcYCCABKAkSGwoTYXZhaWxhYmlsaXR5X29mZnNldBgJIAEoBRIaChJhdmFpbGFiaWxpdHlfY291bnQYCiABKAUSGQoRYXZhaWxhYmlsaXR5X29ubHkYCyABKAgSKAoFZGVja3MYDCADKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLkRlY2sSNAoIZmVhdHVyZXMYDSADKAsyIi5zZWF0Z2hvci5jYXRhbG9nLnYxLkxheW91dEZlYXR1cmUSFAoMZnJvbV9zdG9wX2lkGA4gASgJEhIKCnRvX3N0b3BfaWQYDyABKAkSLAoFc3RvcHMYECADKAsyHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlRyaXBTdG9wImwKFEdldFNlYXRMYXlvdXRSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASHQoMZnJvbV9zdG9wX2lkGAIgASgJQge6SARyAhhAEhsKCnRvX3N0b3BfaWQYAyABKAlCB7pIBHICGEAi8wIKFUdldFNlYXRMYXlvdXRSZXNwb25zZRIPCgdzaG93X2lkGAEgASgDEhAKCGN1cnJlbmN5GAIgASgJEi4KCHNlY3Rpb25zGAMgAygLMhwuc2VhdGdob3Iuc2VhdG1hcC52MS5TZWN0aW9uEhIKCnNlYXRfY291bnQYBCABKAUSLQoIZ2FfYXJlYXMYBSADKAsyGy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdhQXJlYRIMCgRldGFnGAYgASgJEigKBWRlY2tzGAcgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5EZWNrEjQKCGZlYXR1cmVzGAggAygLMiIuc2VhdGdob3IuY2F0YWxvZy52MS5MYXlvdXRGZWF0dXJlEhQKDGZyb21fc3RvcF9pZBgJIAEoCRISCgp0b19zdG9wX2lkGAogASgJEiwKBXN0b3BzGAsgAygLMh0uc2VhdGdob3IuY2F0YWxvZy52MS5UcmlwU3RvcCpdCglTZWF0U3RhdGUSJAogU0VBVF9TVEFURV9BVkFJTEFCTEVfVU5TUEVDSUZJRUQQABITCg9TRUFUX1NUQVRFX0hFTEQQARIVChFTRUFUX1NUQVRFX0JPT0tFRBACMrACCg5TZWF0TWFwU2VydmljZRKFAQoKR2V0U2VhdE1hcBImLnNlYXRnaG9yLnNlYXRtYXAudjEuR2V0U2VhdE1hcFJlcXVlc3QaJy5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRNYXBSZXNwb25zZSImkAIBgtPkkwIdEhsvdjEvc2hvd3Mve3Nob3dfaWR9L3NlYXRtYXASlQEKDUdldFNlYXRMYXlvdXQSKS5zZWF0Z2hvci5zZWF0bWFwLnYxLkdldFNlYXRMYXlvdXRSZXF1ZXN0Giouc2VhdGdob3Iuc2VhdG1hcC52MS5HZXRTZWF0TGF5b3V0UmVzcG9uc2UiLZACAYLT5JMCJBIiL3YxL3Nob3dzL3tzaG93X2lkfS9zZWF0bWFwL2xheW91dELVAQoXY29tLnNlYXRnaG9yLnNlYXRtYXAudjFCDFNlYXRtYXBQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9zZWF0bWFwL3YxO3NlYXRtYXB2MaICA1NTWKoCE1NlYXRnaG9yLlNlYXRtYXAuVjHKAhNTZWF0Z2hvclxTZWF0bWFwXFYx4gIfU2VhdGdob3JcU2VhdG1hcFxWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpTZWF0bWFwOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_seatghor_catalog_v1_catalog, file_seatghor_catalog_v1_layout]);
 
 /**
  * Row is one row of a section.
@@ -33,6 +37,31 @@ export type Row = Message<"seatghor.seatmap.v1.Row"> & {
    * @generated from field: repeated string seats = 2;
    */
   seats: string[];
+
+  /**
+   * Centres of the seats, layout units across the deck (catalog.v1.Layout),
+   * in the order of seats; empty when the layout gives no positions (the
+   * renderer then lays the row out straight).
+   *
+   * @generated from field: repeated int32 x = 3;
+   */
+  x: number[];
+
+  /**
+   * Centres of the seats, layout units from the front, in the order of
+   * seats; empty with x.
+   *
+   * @generated from field: repeated int32 y = 4;
+   */
+  y: number[];
+
+  /**
+   * Kinds of the seats in the order of seats; empty when every seat is
+   * ordinary.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.SeatKind kinds = 5;
+   */
+  kinds: SeatKind[];
 };
 
 /**
@@ -68,6 +97,27 @@ export type Section = Message<"seatghor.seatmap.v1.Section"> & {
    * @generated from field: repeated seatghor.seatmap.v1.Row rows = 3;
    */
   rows: Row[];
+
+  /**
+   * The name in Bengali script; empty: name.
+   *
+   * @generated from field: string name_bn = 4;
+   */
+  nameBn: string;
+
+  /**
+   * The deck it is on (index into decks).
+   *
+   * @generated from field: int32 deck = 5;
+   */
+  deck: number;
+
+  /**
+   * The seat class fares are set for; empty for the trip's only class.
+   *
+   * @generated from field: string seat_class = 6;
+   */
+  seatClass: string;
 };
 
 /**
@@ -151,6 +201,22 @@ export type GetSeatMapRequest = Message<"seatghor.seatmap.v1.GetSeatMapRequest">
    * @generated from field: string section = 3;
    */
   section: string;
+
+  /**
+   * Bus trips with stops: the journey's boarding stop; empty: the first.
+   * Availability is then the journey's (a seat is free when every leg it
+   * covers is) and prices are its fares.
+   *
+   * @generated from field: string from_stop_id = 4;
+   */
+  fromStopId: string;
+
+  /**
+   * Bus trips with stops: the journey's dropping stop; empty: the last.
+   *
+   * @generated from field: string to_stop_id = 5;
+   */
+  toStopId: string;
 };
 
 /**
@@ -250,6 +316,43 @@ export type GetSeatMapResponse = Message<"seatghor.seatmap.v1.GetSeatMapResponse
    * @generated from field: bool availability_only = 11;
    */
   availabilityOnly: boolean;
+
+  /**
+   * The decks (left out with the layout).
+   *
+   * @generated from field: repeated seatghor.catalog.v1.Deck decks = 12;
+   */
+  decks: Deck[];
+
+  /**
+   * What is drawn besides places: the driver, doors, the stage (left out
+   * with the layout).
+   *
+   * @generated from field: repeated seatghor.catalog.v1.LayoutFeature features = 13;
+   */
+  features: LayoutFeature[];
+
+  /**
+   * Bus trips with stops: the journey availability and prices are for.
+   *
+   * @generated from field: string from_stop_id = 14;
+   */
+  fromStopId: string;
+
+  /**
+   * Bus trips with stops: the journey's dropping stop.
+   *
+   * @generated from field: string to_stop_id = 15;
+   */
+  toStopId: string;
+
+  /**
+   * Bus trips with stops: the trip's stops, for the journey picker (left
+   * out with the layout).
+   *
+   * @generated from field: repeated seatghor.catalog.v1.TripStop stops = 16;
+   */
+  stops: TripStop[];
 };
 
 /**
@@ -271,6 +374,21 @@ export type GetSeatLayoutRequest = Message<"seatghor.seatmap.v1.GetSeatLayoutReq
    * @generated from field: int64 show_id = 1;
    */
   showId: bigint;
+
+  /**
+   * Bus trips with stops: the journey whose fares the prices are; empty:
+   * the first stop.
+   *
+   * @generated from field: string from_stop_id = 2;
+   */
+  fromStopId: string;
+
+  /**
+   * Bus trips with stops: the journey's dropping stop; empty: the last.
+   *
+   * @generated from field: string to_stop_id = 3;
+   */
+  toStopId: string;
 };
 
 /**
@@ -327,6 +445,41 @@ export type GetSeatLayoutResponse = Message<"seatghor.seatmap.v1.GetSeatLayoutRe
    * @generated from field: string etag = 6;
    */
   etag: string;
+
+  /**
+   * The decks.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.Deck decks = 7;
+   */
+  decks: Deck[];
+
+  /**
+   * What is drawn besides places.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.LayoutFeature features = 8;
+   */
+  features: LayoutFeature[];
+
+  /**
+   * Bus trips with stops: the journey the prices are for.
+   *
+   * @generated from field: string from_stop_id = 9;
+   */
+  fromStopId: string;
+
+  /**
+   * Bus trips with stops: the journey's dropping stop.
+   *
+   * @generated from field: string to_stop_id = 10;
+   */
+  toStopId: string;
+
+  /**
+   * Bus trips with stops: the trip's stops.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.TripStop stops = 11;
+   */
+  stops: TripStop[];
 };
 
 /**
