@@ -1,0 +1,663 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/genproto/googleapis/api/annotations"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
+	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
+	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
+	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
+	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/redistest"
+	"github.com/seatghor/seatghor/projections/mytickets"
+	"github.com/seatghor/seatghor/server/app"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/payment"
+	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/ticket"
+)
+
+// The authorization matrix (issue 28, R7): every RPC, over Connect and over
+// its REST route, called by every kind of caller, and the code each gets.
+// A cell is the first answer a caller gets for a request that is otherwise
+// well-formed and names real things: `ok` means the call did what it does;
+// `denied` is permission_denied; a caller refused for not owning a thing is
+// told it does not exist (`notfound`) where the API hides what others own
+// (R-10). A new RPC without its row fails TestAuthorizationMatrix, so no
+// procedure is ever served without someone having written down who may call
+// it.
+//
+// After a deliberate change of a rule, print the observed matrix with
+//
+//	go test -run TestAuthorizationMatrix ./server/api/ -args -authz.print
+//
+// and review every changed cell before copying it here.
+
+var authzPrint = flag.Bool("authz.print", false, "print the observed authorization matrix")
+
+// caller is a kind of caller: each cell of a row is one.
+type caller int
+
+const (
+	anonymous    caller = iota // no credential
+	owner                      // the buyer whose hold, order, payment or ticket it is
+	otherBuyer                 // another signed-in buyer
+	gateStaff                  // gate staff of the show's organisation
+	manager                    // a manager of the show's organisation
+	otherManager               // a manager of another organisation
+	otherGate                  // gate staff of another organisation
+	keyReadOnly                // an API key of the partner, scope read_only
+	keyBooking                 // an API key of the partner, scope booking
+	keyWebhooks                // an API key of the partner, scope webhooks
+	otherPartner               // a booking key of another partner
+	admin                      // a platform admin
+	callers
+)
+
+// callerNames head the printed matrix, in caller order.
+var callerNames = [callers]string{"anon", "owner", "buyer", "gate", "mgr", "mgr2", "gate2", "k-ro", "k-book", "k-hook", "partner2", "admin"}
+
+// codeWords are the words of the matrix for the codes a call answers.
+var codeWords = map[connect.Code]string{
+	0:                              "ok",
+	connect.CodeUnauthenticated:    "unauth",
+	connect.CodePermissionDenied:   "denied",
+	connect.CodeNotFound:           "notfound",
+	connect.CodeFailedPrecondition: "precond",
+	connect.CodeInvalidArgument:    "invalid",
+	connect.CodeAborted:            "aborted",
+	connect.CodeAlreadyExists:      "exists",
+	connect.CodeUnavailable:        "unavail",
+	connect.CodeResourceExhausted:  "exhausted",
+	connect.CodeUnimplemented:      "unimpl",
+	connect.CodeInternal:           "INTERNAL",
+	connect.CodeUnknown:            "UNKNOWN",
+	connect.CodeDeadlineExceeded:   "deadline",
+	connect.CodeCanceled:           "canceled",
+	connect.CodeOutOfRange:         "range",
+	connect.CodeDataLoss:           "DATALOSS",
+}
+
+// authzRow is one RPC: how to make a request for a caller (fresh things
+// where a call uses them up) and what each caller gets, as words in caller
+// order.
+type authzRow struct {
+	procedure string
+	request   func(w *authzWorld, c caller) proto.Message
+	want      string
+}
+
+// authzMatrix is the table. Columns, in order:
+//
+//	anon owner buyer gate mgr mgr2 gate2 k-ro k-book k-hook partner2 admin
+var authzMatrix = []authzRow{
+	// Catalog.
+	{"seatghor.catalog.v1.CatalogService/CreateShow", func(w *authzWorld, c caller) proto.Message {
+		req := seatedShow("Matrix "+callerNames[c], 1, 2)
+		req.OrganizationId = "org-a"
+		return req
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/CreateOrganization", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.CreateOrganizationRequest{OrganizationId: "org-" + callerNames[c], Name: "Org " + callerNames[c]}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/AddOrganizationMember", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.AddOrganizationMemberRequest{OrganizationId: "org-a", UserId: "new-" + callerNames[c],
+			Role: catalogv1.OrganizationRole_ORGANIZATION_ROLE_GATE}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/RemoveOrganizationMember", func(w *authzWorld, c caller) proto.Message {
+		w.env.Member(w.t, "org-a", "leaving-"+callerNames[c], catalog.RoleGate)
+		return &catalogv1.RemoveOrganizationMemberRequest{OrganizationId: "org-a", UserId: "leaving-" + callerNames[c]}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/GetShow", func(w *authzWorld, _ caller) proto.Message {
+		return &catalogv1.GetShowRequest{ShowId: w.show}
+	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.catalog.v1.CatalogService/ListShows", func(*authzWorld, caller) proto.Message {
+		return &catalogv1.ListShowsRequest{}
+	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+
+	// Holds and orders: the owner's own; fresh ones where a call uses them.
+	{"seatghor.booking.v1.HoldService/CreateHold", func(w *authzWorld, _ caller) proto.Message {
+		show, seat := w.seat()
+		return &bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{seat}}
+	}, "unauth ok ok ok ok ok ok denied denied denied ok ok"},
+	{"seatghor.booking.v1.HoldService/GetHold", func(w *authzWorld, _ caller) proto.Message {
+		return &bookingv1.GetHoldRequest{HoldId: w.hold}
+	}, "unauth ok notfound notfound ok notfound notfound notfound notfound notfound notfound ok"},
+	{"seatghor.booking.v1.HoldService/ListMyHolds", func(*authzWorld, caller) proto.Message {
+		return &bookingv1.ListMyHoldsRequest{}
+	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.booking.v1.HoldService/ReleaseHold", func(w *authzWorld, _ caller) proto.Message {
+		return &bookingv1.ReleaseHoldRequest{HoldId: w.freshHold()}
+	}, "unauth ok notfound notfound notfound notfound notfound denied notfound denied notfound notfound"},
+	{"seatghor.booking.v1.OrderService/CreateOrder", func(w *authzWorld, _ caller) proto.Message {
+		return &bookingv1.CreateOrderRequest{HoldId: w.freshHold()}
+	}, "unauth ok notfound notfound notfound notfound notfound denied notfound denied notfound notfound"},
+	{"seatghor.booking.v1.OrderService/GetOrder", func(w *authzWorld, _ caller) proto.Message {
+		return &bookingv1.GetOrderRequest{OrderId: w.order}
+	}, "unauth ok notfound notfound ok notfound notfound notfound notfound notfound notfound ok"},
+	{"seatghor.booking.v1.OrderService/ListMyOrders", func(*authzWorld, caller) proto.Message {
+		return &bookingv1.ListMyOrdersRequest{}
+	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.booking.v1.OrderService/CancelOrder", func(w *authzWorld, _ caller) proto.Message {
+		return &bookingv1.CancelOrderRequest{OrderId: w.freshOrder()}
+	}, "unauth ok notfound notfound notfound notfound notfound denied notfound denied notfound notfound"},
+
+	// Seat maps and search: public reads.
+	{"seatghor.seatmap.v1.SeatMapService/GetSeatMap", func(w *authzWorld, _ caller) proto.Message {
+		return &seatmapv1.GetSeatMapRequest{ShowId: w.show}
+	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.seatmap.v1.SeatMapService/GetSeatLayout", func(w *authzWorld, _ caller) proto.Message {
+		return &seatmapv1.GetSeatLayoutRequest{ShowId: w.show}
+	}, "ok ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.search.v1.TripSearchService/SearchTrips", func(*authzWorld, caller) proto.Message {
+		return &searchv1.SearchTripsRequest{Query: "matrix"}
+	}, "ok ok ok ok ok ok ok ok ok ok ok ok"},
+
+	// Payments.
+	{"seatghor.payment.v1.PaymentService/StartPayment", func(w *authzWorld, _ caller) proto.Message {
+		return &paymentv1.StartPaymentRequest{OrderId: w.freshOrder(), Sandbox: &paymentv1.SandboxPayment{Token: "tok_success"}}
+	}, "unauth ok notfound notfound notfound notfound notfound denied notfound denied notfound notfound"},
+	{"seatghor.payment.v1.PaymentService/GetPayment", func(w *authzWorld, _ caller) proto.Message {
+		return &paymentv1.GetPaymentRequest{PaymentId: w.paymentID}
+	}, "unauth ok notfound notfound notfound notfound notfound notfound notfound notfound notfound ok"},
+	{"seatghor.payment.v1.PaymentService/RefundPayment", func(w *authzWorld, _ caller) proto.Message {
+		_, p := w.freshPaid()
+		return &paymentv1.RefundPaymentRequest{PaymentId: p, AmountMinor: 1000, Note: "goodwill"}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.payment.v1.PaymentService/ApproveRefund", func(w *authzWorld, _ caller) proto.Message {
+		return &paymentv1.ApproveRefundRequest{RefundId: w.freshRefund()}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+
+	// Tickets.
+	{"seatghor.tickets.v1.TicketService/ListMyTickets", func(*authzWorld, caller) proto.Message {
+		return &ticketsv1.ListMyTicketsRequest{}
+	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.tickets.v1.TicketService/GetTicketDownload", func(w *authzWorld, _ caller) proto.Message {
+		return &ticketsv1.GetTicketDownloadRequest{TicketId: w.ticketID}
+	}, "unauth ok notfound notfound notfound notfound notfound notfound notfound notfound notfound notfound"},
+	{"seatghor.tickets.v1.TicketService/CheckInTicket", func(w *authzWorld, _ caller) proto.Message {
+		o, _ := w.freshPaid()
+		id, _ := ticket.ID(o, 1)
+		return &ticketsv1.CheckInTicketRequest{ShowId: w.bulk, Ticket: &ticketsv1.CheckInTicketRequest_TicketId{TicketId: id}, Gate: "north"}
+	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+
+	// The waiting room.
+	{"seatghor.waitingroom.v1.WaitingRoomService/Join", func(w *authzWorld, _ caller) proto.Message {
+		return &waitingroomv1.JoinRequest{ShowId: w.saleShow}
+	}, "unauth ok ok ok ok ok ok denied ok denied ok ok"},
+	{"seatghor.waitingroom.v1.WaitingRoomService/GetStatus", func(w *authzWorld, _ caller) proto.Message {
+		return &waitingroomv1.GetStatusRequest{Token: w.queueToken}
+	}, "unauth ok denied denied denied denied denied denied denied denied denied denied"},
+	{"seatghor.waitingroom.v1.WaitingRoomService/GetSale", func(w *authzWorld, _ caller) proto.Message {
+		return &waitingroomv1.GetSaleRequest{ShowId: w.saleShow}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.waitingroom.v1.WaitingRoomService/UpdateSale", func(w *authzWorld, _ caller) proto.Message {
+		return &waitingroomv1.UpdateSaleRequest{ShowId: w.saleShow, Paused: proto.Bool(false)}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+
+	// The ledger: admins.
+	{"seatghor.ledger.v1.LedgerService/GetTrialBalance", func(*authzWorld, caller) proto.Message {
+		return &ledgerv1.GetTrialBalanceRequest{}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/ListJournal", func(*authzWorld, caller) proto.Message {
+		return &ledgerv1.ListJournalRequest{}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/RunReconciliation", func(*authzWorld, caller) proto.Message {
+		return &ledgerv1.RunReconciliationRequest{PeriodStart: timestamppb.New(time.Now().Add(-time.Hour)),
+			PeriodEnd: timestamppb.New(time.Now()), DryRun: true}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/RecordPayout", func(w *authzWorld, c caller) proto.Message {
+		return &ledgerv1.RecordPayoutRequest{ShowId: w.paidShow, PayoutId: "payout-" + callerNames[c],
+			Amount: &commonv1.Money{AmountMinor: 1, Currency: "BDT"}}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/ListFailedRefunds", func(*authzWorld, caller) proto.Message {
+		return &ledgerv1.ListFailedRefundsRequest{}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/SettleFailedRefund", func(w *authzWorld, _ caller) proto.Message {
+		// No refund of the show failed: an admin is told so.
+		return &ledgerv1.SettleFailedRefundRequest{RefundId: shard.NewID("rfd", w.show),
+			Method: ledgerv1.SettlementMethod_SETTLEMENT_METHOD_CASH, Reference: "counter-1"}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied notfound"},
+
+	// Partners, their keys and allocations.
+	{"seatghor.partner.v1.PartnerService/CreatePartner", func(_ *authzWorld, c caller) proto.Message {
+		return &partnerv1.CreatePartnerRequest{Name: "New " + callerNames[c],
+			Contact: &partnerv1.Contact{Name: "Nadia", Email: "api@example.com"}}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.partner.v1.PartnerService/UpdatePartnerAccess", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.UpdatePartnerAccessRequest{PartnerId: w.partnerID, AllowOrganizationIds: []string{"org-a"}}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.partner.v1.PartnerService/GetPartner", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.GetPartnerRequest{PartnerId: w.partnerID}
+	}, "unauth denied denied denied denied denied denied ok ok ok denied ok"},
+	{"seatghor.partner.v1.PartnerService/CreateApiKey", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.CreateApiKeyRequest{PartnerId: w.partnerID, Name: "another",
+			Scope: partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.partner.v1.PartnerService/ListApiKeys", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.ListApiKeysRequest{PartnerId: w.partnerID}
+	}, "unauth denied denied denied denied denied denied ok ok ok denied ok"},
+	{"seatghor.partner.v1.PartnerService/RevokeApiKey", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.RevokeApiKeyRequest{KeyId: w.freshAPIKey()}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.partner.v1.PartnerService/GetStatement", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.GetStatementRequest{PartnerId: w.partnerID, PeriodStart: timestamppb.New(time.Now().Add(-time.Hour)),
+			PeriodEnd: timestamppb.New(time.Now().Add(time.Hour))}
+	}, "unauth denied denied denied denied denied denied ok ok ok denied ok"},
+	{"seatghor.partner.v1.AllocationService/AllocateSeats", func(w *authzWorld, _ caller) proto.Message {
+		show, seat := w.seat()
+		return &partnerv1.AllocateSeatsRequest{ShowId: show, PartnerId: w.partnerID, Seats: []string{seat},
+			ReturnAt: timestamppb.New(time.Now().Add(time.Hour))}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.partner.v1.AllocationService/ReleaseAllocation", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.ReleaseAllocationRequest{AllocationId: w.freshAllocation()}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.partner.v1.AllocationService/ListAllocations", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.ListAllocationsRequest{ShowId: w.bulk}
+	}, "unauth denied denied denied ok denied denied ok ok ok ok ok"},
+
+	// Webhook endpoints of the partner.
+	{"seatghor.partner.v1.WebhookService/CreateEndpoint", func(w *authzWorld, c caller) proto.Message {
+		w.pruneEndpoints()
+		return &partnerv1.CreateEndpointRequest{PartnerId: w.partnerID, Url: "https://hooks.partner-a.example/" + callerNames[c],
+			EventTypes: []string{"booking.confirmed"}}
+	}, "unauth denied denied denied denied denied denied denied denied ok denied ok"},
+	{"seatghor.partner.v1.WebhookService/ListEndpoints", func(*authzWorld, caller) proto.Message {
+		return &partnerv1.ListEndpointsRequest{}
+	}, "unauth denied denied denied denied denied denied ok ok ok ok ok"},
+	{"seatghor.partner.v1.WebhookService/DisableEndpoint", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.DisableEndpointRequest{EndpointId: w.freshEndpoint()}
+	}, "unauth denied denied denied denied denied denied denied denied ok denied ok"},
+	{"seatghor.partner.v1.WebhookService/DeleteEndpoint", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.DeleteEndpointRequest{EndpointId: w.freshEndpoint()}
+	}, "unauth denied denied denied denied denied denied denied denied ok denied ok"},
+	{"seatghor.partner.v1.WebhookService/RotateEndpointSecret", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.RotateEndpointSecretRequest{EndpointId: w.endpointID}
+	}, "unauth denied denied denied denied denied denied denied denied ok denied ok"},
+	{"seatghor.partner.v1.WebhookService/EnableEndpoint", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.EnableEndpointRequest{EndpointId: w.endpointID}
+	}, "unauth denied denied denied denied denied denied denied denied ok denied ok"},
+	{"seatghor.partner.v1.WebhookService/ListDeliveries", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.ListDeliveriesRequest{EndpointId: w.endpointID}
+	}, "unauth denied denied denied denied denied denied ok ok ok notfound ok"},
+	{"seatghor.partner.v1.WebhookService/ReplayDeliveries", func(w *authzWorld, _ caller) proto.Message {
+		return &partnerv1.ReplayDeliveriesRequest{EndpointId: w.endpointID, Which: &partnerv1.ReplayDeliveriesRequest_EventId{EventId: "evt_none"}}
+	}, "unauth denied denied denied denied denied denied denied denied ok denied ok"},
+}
+
+// authzWorld is the platform and the things the rows' requests name: a show
+// of organisation "org-a" (its manager and gate staff are callers), a
+// partner allowed to sell it with a key of each scope, and the owner's
+// hold, order, payment and ticket.
+type authzWorld struct {
+	t     *testing.T
+	env   *apptest.Env
+	creds [callers]string
+
+	show, saleShow int64
+	partnerID      int64
+	otherPartnerID int64
+
+	// bulk is the show fresh holds take their seats from, and next the
+	// number of seats taken of it: a new one every bulkSeats, so that no
+	// account reaches its cap.
+	bulk int64
+	next int
+	// paidShow is a show with a paid order, so its operator is owed money.
+	paidShow int64
+
+	hold, order, paymentID, ticketID string
+	endpointID                       int64
+	allocationID                     string
+	queueToken                       string
+}
+
+const bulkSeats = 80
+
+func newAuthzWorld(t *testing.T) *authzWorld {
+	t.Helper()
+	r := redistest.New(t)
+	env := apptest.New(t, apptest.Options{Shards: 2, RedisURL: r.URL, RedisPrefix: r.Prefix, Tickets: true, Projectors: true,
+		TripIndex: app.TripIndexConfig{Dir: t.TempDir()}, Payments: payment.Config{RefundApprovalMinor: 50000}})
+	w := &authzWorld{t: t, env: env}
+	env.Member(t, "org-a", "gate-a", catalog.RoleGate)
+	env.Member(t, "org-a", "manager-a", catalog.RoleManager)
+	env.Member(t, "org-b", "manager-b", catalog.RoleManager)
+	env.Member(t, "org-b", "gate-b", catalog.RoleGate)
+
+	w.creds[owner] = env.Token(t, "owner", auth.RoleUser)
+	w.creds[otherBuyer] = env.Token(t, "other-buyer", auth.RoleUser)
+	w.creds[gateStaff] = env.Token(t, "gate-a", auth.RoleOperator)
+	w.creds[manager] = env.Token(t, "manager-a", auth.RoleOperator)
+	w.creds[otherManager] = env.Token(t, "manager-b", auth.RoleOperator)
+	w.creds[otherGate] = env.Token(t, "gate-b", auth.RoleOperator)
+	w.creds[admin] = env.Token(t, "admin", auth.RoleAdmin)
+
+	w.partnerID = newPartner(t, env, "Partner A", 500).GetPartnerId()
+	w.otherPartnerID = newPartner(t, env, "Partner B", 500).GetPartnerId()
+	w.creds[keyReadOnly] = newAPIKey(t, env, w.partnerID, partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY).GetSecret()
+	w.creds[keyBooking] = newAPIKey(t, env, w.partnerID, partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING).GetSecret()
+	w.creds[keyWebhooks] = newAPIKey(t, env, w.partnerID, partnerv1.ApiKeyScope_API_KEY_SCOPE_WEBHOOKS).GetSecret()
+	w.creds[otherPartner] = newAPIKey(t, env, w.otherPartnerID, partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING).GetSecret()
+
+	w.show = w.newShow("Matrix night", nil)
+	w.saleShow = w.newShow("Matrix on-sale", &catalogv1.WaitingRoom{Enabled: true})
+	w.hold = w.freshHold()
+	w.order = w.freshOrder()
+	o, p := w.freshPaid()
+	w.paymentID = p
+	w.ticketID, _ = ticket.ID(o, 1)
+	w.env.WaitProjected(t, mytickets.Name)
+	w.endpointID = w.freshEndpoint()
+	w.allocationID = w.freshAllocation()
+	w.queueToken = w.join()
+	return w
+}
+
+// newShow creates a seated show of org-a as its manager.
+func (w *authzWorld) newShow(title string, room *catalogv1.WaitingRoom) int64 {
+	w.t.Helper()
+	req := seatedShow(title, 20, 20)
+	req.OrganizationId = "org-a"
+	req.MaxSeatsPerAccount = 100
+	req.WaitingRoom = room
+	if room != nil {
+		req.OnSaleAt = timestamppb.New(time.Now().Add(24 * time.Hour))
+	}
+	var resp catalogv1.CreateShowResponse
+	w.must(manager, "seatghor.catalog.v1.CatalogService/CreateShow", req, &resp)
+	return resp.GetShow().GetShowId()
+}
+
+// seat is a seat of the bulk show no one has taken yet.
+func (w *authzWorld) seat() (int64, string) {
+	if w.bulk == 0 || w.next == bulkSeats {
+		w.bulk, w.next = w.newShow("Matrix bulk", nil), 0
+	}
+	w.next++
+	return w.bulk, fmt.Sprintf("%s%d", rowsAZ(20)[(w.next-1)/20], (w.next-1)%20+1)
+}
+
+func (w *authzWorld) freshHold() string {
+	show, seat := w.seat()
+	var resp bookingv1.CreateHoldResponse
+	w.must(owner, "seatghor.booking.v1.HoldService/CreateHold", &bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{seat}}, &resp)
+	return resp.GetHold().GetHoldId()
+}
+
+func (w *authzWorld) freshOrder() string {
+	var resp bookingv1.CreateOrderResponse
+	w.must(owner, "seatghor.booking.v1.OrderService/CreateOrder", &bookingv1.CreateOrderRequest{HoldId: w.freshHold()}, &resp)
+	return resp.GetOrder().GetOrderId()
+}
+
+// freshPaid is a paid order of the owner and its payment.
+func (w *authzWorld) freshPaid() (order, paymentID string) {
+	order = w.freshOrder()
+	w.paidShow = w.bulk
+	var resp paymentv1.StartPaymentResponse
+	w.must(owner, "seatghor.payment.v1.PaymentService/StartPayment",
+		&paymentv1.StartPaymentRequest{OrderId: order, Sandbox: &paymentv1.SandboxPayment{Token: "tok_success"}}, &resp)
+	require.Equal(w.t, paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED, resp.GetPayment().GetStatus())
+	return order, resp.GetPayment().GetPaymentId()
+}
+
+// pruneEndpoints deletes the partner's endpoints but the world's own, so
+// that fresh ones stay under the partner's cap (decision 0278).
+func (w *authzWorld) pruneEndpoints() {
+	var list partnerv1.ListEndpointsResponse
+	w.must(admin, "seatghor.partner.v1.WebhookService/ListEndpoints", &partnerv1.ListEndpointsRequest{PartnerId: w.partnerID}, &list)
+	for _, e := range list.GetEndpoints() {
+		if e.GetEndpointId() != w.endpointID {
+			var gone partnerv1.DeleteEndpointResponse
+			w.must(admin, "seatghor.partner.v1.WebhookService/DeleteEndpoint", &partnerv1.DeleteEndpointRequest{EndpointId: e.GetEndpointId()}, &gone)
+		}
+	}
+}
+
+func (w *authzWorld) freshEndpoint() int64 {
+	if w.endpointID != 0 {
+		w.pruneEndpoints()
+	}
+	var resp partnerv1.CreateEndpointResponse
+	w.must(keyWebhooks, "seatghor.partner.v1.WebhookService/CreateEndpoint", &partnerv1.CreateEndpointRequest{
+		Url: "https://hooks.partner-a.example/seatghor", EventTypes: []string{"booking.confirmed"}}, &resp)
+	return resp.GetEndpoint().GetEndpointId()
+}
+
+func (w *authzWorld) freshAllocation() string {
+	show, seat := w.seat()
+	var resp partnerv1.AllocateSeatsResponse
+	w.must(admin, "seatghor.partner.v1.AllocationService/AllocateSeats", &partnerv1.AllocateSeatsRequest{
+		ShowId: show, PartnerId: w.partnerID, Seats: []string{seat}, ReturnAt: timestamppb.New(time.Now().Add(time.Hour))}, &resp)
+	return resp.GetAllocation().GetAllocationId()
+}
+
+func (w *authzWorld) freshAPIKey() string {
+	return newAPIKey(w.t, w.env, w.partnerID, partnerv1.ApiKeyScope_API_KEY_SCOPE_READ_ONLY).GetApiKey().GetKeyId()
+}
+
+// freshRefund is a refund of a fresh payment waiting for a second admin.
+func (w *authzWorld) freshRefund() string {
+	_, p := w.freshPaid()
+	var resp paymentv1.RefundPaymentResponse
+	req := &paymentv1.RefundPaymentRequest{PaymentId: p, AmountMinor: 85000, Note: "matrix"}
+	code, body := w.call(w.env.Token(w.t, "admin-asking", auth.RoleAdmin), "seatghor.payment.v1.PaymentService/RefundPayment", req)
+	require.Equal(w.t, connect.Code(0), code, "%s", body)
+	require.NoError(w.t, protojson.Unmarshal(body, &resp))
+	require.Equal(w.t, paymentv1.RefundStatus_REFUND_STATUS_AWAITING_APPROVAL, resp.GetRefund().GetStatus())
+	return resp.GetRefund().GetRefundId()
+}
+
+func (w *authzWorld) join() string {
+	var resp waitingroomv1.JoinResponse
+	w.must(owner, "seatghor.waitingroom.v1.WaitingRoomService/Join", &waitingroomv1.JoinRequest{ShowId: w.saleShow}, &resp)
+	return resp.GetToken()
+}
+
+// must calls procedure as c and decodes the answer into out.
+func (w *authzWorld) must(c caller, procedure string, req proto.Message, out proto.Message) {
+	w.t.Helper()
+	code, body := w.call(w.creds[c], procedure, req)
+	require.Equal(w.t, connect.Code(0), code, "%s as %s: %s", procedure, callerNames[c], body)
+	require.NoError(w.t, protojson.Unmarshal(body, out))
+}
+
+// call sends req to procedure over Connect (JSON) with credential as its
+// bearer and a fresh idempotency key, and answers the code and the body.
+func (w *authzWorld) call(credential, procedure string, req proto.Message) (connect.Code, []byte) {
+	w.t.Helper()
+	body, err := protojson.Marshal(req)
+	require.NoError(w.t, err)
+	r, err := http.NewRequest(http.MethodPost, w.env.URL+"/"+procedure, bytes.NewReader(body))
+	require.NoError(w.t, err)
+	r.Header.Set("Content-Type", "application/json")
+	return w.send(r, credential, connectCode)
+}
+
+// rest sends req to the REST route of method as credential.
+func (w *authzWorld) rest(credential string, method protoreflect.MethodDescriptor, req proto.Message) (connect.Code, []byte) {
+	w.t.Helper()
+	rule := proto.GetExtension(method.Options(), annotations.E_Http).(*annotations.HttpRule)
+	verb, path := http.MethodGet, rule.GetGet()
+	if rule.GetPost() != "" {
+		verb, path = http.MethodPost, rule.GetPost()
+	} else if rule.GetDelete() != "" {
+		verb, path = http.MethodDelete, rule.GetDelete()
+	}
+	fields, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(req)
+	require.NoError(w.t, err)
+	var values map[string]json.RawMessage
+	require.NoError(w.t, json.Unmarshal(fields, &values))
+	for name, v := range values { // path variables
+		if strings.Contains(path, "{"+name+"}") {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				s = string(v)
+			}
+			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(s))
+			delete(values, name)
+		}
+	}
+	var body io.Reader
+	switch {
+	case rule.GetBody() == "*":
+		b, err := json.Marshal(values)
+		require.NoError(w.t, err)
+		body = bytes.NewReader(b)
+	case len(values) > 0:
+		q := url.Values{}
+		for name, v := range values {
+			var s string
+			if json.Unmarshal(v, &s) != nil {
+				s = string(v)
+			}
+			q.Set(name, s)
+		}
+		path += "?" + q.Encode()
+	}
+	r, err := http.NewRequest(verb, w.env.URL+path, body)
+	require.NoError(w.t, err)
+	if body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	return w.send(r, credential, restCode)
+}
+
+func (w *authzWorld) send(r *http.Request, credential string, code func(status int, body []byte) connect.Code) (connect.Code, []byte) {
+	w.t.Helper()
+	if credential != "" {
+		r.Header.Set("Authorization", "Bearer "+credential)
+	}
+	r.Header.Set(keyHeader, newKey())
+	resp, err := w.env.HTTP.Do(r)
+	require.NoError(w.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(w.t, err)
+	return code(resp.StatusCode, b), b
+}
+
+// connectCode reads a Connect answer's code (0 when it succeeded).
+func connectCode(status int, body []byte) connect.Code {
+	if status == http.StatusOK {
+		return 0
+	}
+	var e struct {
+		Code string `json:"code"`
+	}
+	var c connect.Code
+	if json.Unmarshal(body, &e) != nil || c.UnmarshalText([]byte(e.Code)) != nil {
+		return connect.CodeUnknown
+	}
+	return c
+}
+
+// restCode reads a REST answer's code: a google.rpc.Status's.
+func restCode(status int, body []byte) connect.Code {
+	if status == http.StatusOK {
+		return 0
+	}
+	var st struct {
+		Code int `json:"code"`
+	}
+	if json.Unmarshal(body, &st) != nil || st.Code == 0 {
+		return connect.CodeUnknown
+	}
+	return connect.Code(st.Code)
+}
+
+// servedMethods are every RPC of every service of the API (the registry
+// holds what the server's handlers import).
+func servedMethods(tb testing.TB) map[string]protoreflect.MethodDescriptor {
+	out := map[string]protoreflect.MethodDescriptor{}
+	protoregistry.GlobalFiles.RangeFiles(func(fd protoreflect.FileDescriptor) bool {
+		if !strings.HasPrefix(string(fd.Package()), "seatghor.") {
+			return true
+		}
+		for i := range fd.Services().Len() {
+			sd := fd.Services().Get(i)
+			for j := range sd.Methods().Len() {
+				m := sd.Methods().Get(j)
+				out[string(sd.FullName())+"/"+string(m.Name())] = m
+			}
+		}
+		return true
+	})
+	require.NotEmpty(tb, out)
+	return out
+}
+
+// TestAuthorizationMatrix runs every cell of authzMatrix against the real
+// server, over Connect and over REST, and fails on any RPC the server
+// serves without a row.
+func TestAuthorizationMatrix(t *testing.T) {
+	served := servedMethods(t)
+	var rowless []string
+	for name := range served {
+		if !slices.ContainsFunc(authzMatrix, func(r authzRow) bool { return r.procedure == name }) {
+			rowless = append(rowless, name)
+		}
+	}
+	slices.Sort(rowless)
+	if !*authzPrint {
+		require.Empty(t, rowless, "every RPC needs its row in authzMatrix: who may call it")
+	}
+
+	w := newAuthzWorld(t)
+	var printed strings.Builder
+	for _, row := range authzMatrix {
+		m, ok := served[row.procedure]
+		require.True(t, ok, "%s is not served", row.procedure)
+		want := strings.Fields(row.want)
+		if !*authzPrint {
+			require.Len(t, want, int(callers), "%s: one word per caller", row.procedure)
+		}
+		got := make([]string, callers)
+		for c := range callers {
+			code, body := w.call(w.creds[c], row.procedure, row.request(w, c))
+			got[c] = codeWords[code]
+			if !*authzPrint {
+				require.Equal(t, want[c], got[c], "%s as %s over Connect: %s", row.procedure, callerNames[c], body)
+			}
+			if rule, _ := proto.GetExtension(m.Options(), annotations.E_Http).(*annotations.HttpRule); rule.GetGet()+rule.GetPost()+rule.GetDelete() != "" {
+				code, body := w.rest(w.creds[c], m, row.request(w, c))
+				if *authzPrint && codeWords[code] != got[c] {
+					got[c] += "/rest:" + codeWords[code]
+				} else if !*authzPrint {
+					require.Equal(t, want[c], codeWords[code], "%s as %s over REST: %s", row.procedure, callerNames[c], body)
+				}
+			}
+		}
+		fmt.Fprintf(&printed, "\t{%q, ..., %q},\n", row.procedure, strings.Join(got, " "))
+	}
+	if *authzPrint {
+		t.Logf("columns: %s\n%s\nwithout a row: %v", strings.Join(callerNames[:], " "), printed.String(), rowless)
+	}
+}
