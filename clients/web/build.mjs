@@ -32,6 +32,22 @@ await build({
   // The SDK from its source, browser entry (clients/ts, @seatghor/client).
   alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
 });
+// The gate's offline side (src/gate, docs/gate-offline.md) is a bundle of
+// its own, assets/gate.js, which the gate page loads by its address: built
+// apart, it shares no chunk with app.js (it has its own small copy of
+// Preact), so a buyer's first load stays app.js alone. Its Ed25519 library
+// is a chunk it loads only where the browser cannot verify Ed25519.
+await build({
+  ...common,
+  entryPoints: { gate: "src/gate/index.ts" },
+  outdir: "dist/assets",
+  chunkNames: "[name]-[hash]",
+  splitting: true,
+  format: "esm",
+  target: ["es2022", "chrome100", "safari15.4", "firefox100"],
+  jsx: "automatic",
+  jsxImportSource: "preact",
+});
 // The fonts stay files of their own beside app.css (its @font-face names
 // them), not inlined.
 await build({ ...common, entryPoints: ["src/app.css"], outfile: "dist/assets/app.css", external: ["*.woff2"] });

@@ -63,6 +63,11 @@ func TestSinkIsIdempotentAndOrderFree(t *testing.T) {
 			Quantity: 2, Total: money, OccurredAt: at(1)}),
 		event(t, id, &eventsv1.TicketCheckedIn{ShowId: id, TicketId: ticket1, OrderId: order1, UserId: "rumana",
 			Seat: "A1", Gate: "g1", OccurredAt: at(2)}),
+		// A gate with no network scanned it earlier and synced later: its
+		// admission replaces g1's (docs/gate-offline.md).
+		event(t, id, &eventsv1.TicketCheckedIn{ShowId: id, TicketId: ticket1, OrderId: order1, UserId: "rumana",
+			Seat: "A1", Gate: "g0", OccurredAt: timestamppb.New(now.Add(1500 * time.Millisecond)), DeviceId: "d0",
+			Offline: true, Supersedes: true}),
 		event(t, id, &eventsv1.BookingConfirmed{ShowId: id, OrderId: order2, UserId: "rumana", Seats: []string{"A3"},
 			Quantity: 1, Total: &commonv1.Money{AmountMinor: 85000, Currency: "BDT"}, OccurredAt: at(3)}),
 		event(t, id, &eventsv1.OrderCancelled{ShowId: id, OrderId: order1, UserId: "rumana", Seats: []string{"A1", "A2"},
@@ -91,7 +96,8 @@ func TestSinkIsIdempotentAndOrderFree(t *testing.T) {
 	require.Equal(t, ticket.StatusValid, want[0].Status)
 	require.Equal(t, []string{"A1", "A2"}, []string{want[1].Seat, want[2].Seat})
 	require.Equal(t, ticket.StatusRefunded, want[1].Status, "checked in, then refunded: refunded")
-	require.Equal(t, "g1", want[1].CheckedInGate)
+	require.Equal(t, "g0", want[1].CheckedInGate, "the earliest admission stays")
+	require.Equal(t, now.Add(1500*time.Millisecond), want[1].CheckedInAt)
 	require.Equal(t, ticket.StatusRefunded, want[2].Status)
 	require.EqualValues(t, 85001, want[1].PriceMinor, "the odd paisa goes to the first ticket")
 	require.EqualValues(t, 85000, want[2].PriceMinor)

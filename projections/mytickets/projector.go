@@ -93,9 +93,14 @@ func (p *Projector) apply(ctx context.Context, tx pgx.Tx, e projections.Event) e
 		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
 			return err
 		}
+		// A scan made with no network and synced later may settle earlier
+		// than the admission announced before (supersedes): the earliest
+		// stays, whatever order the events come in (docs/gate-offline.md).
 		_, err := tx.Exec(ctx, `
 			INSERT INTO my_ticket_checkins (user_id, ticket_id, gate, checked_in_at) VALUES ($1, $2, $3, $4)
-			ON CONFLICT DO NOTHING`, ev.GetUserId(), ev.GetTicketId(), ev.GetGate(), ev.GetOccurredAt().AsTime())
+			ON CONFLICT (user_id, ticket_id) DO UPDATE SET gate = excluded.gate, checked_in_at = excluded.checked_in_at
+			WHERE excluded.checked_in_at < my_ticket_checkins.checked_in_at`,
+			ev.GetUserId(), ev.GetTicketId(), ev.GetGate(), ev.GetOccurredAt().AsTime())
 		return err
 	case "seatghor.events.v1.ShowPublished":
 		var ev eventsv1.ShowPublished

@@ -121,11 +121,13 @@ const compressMinBytes = 1024
 
 // publicProcedures are the RPCs anyone may call, without a credential
 // search answers and static seat layouts are the same for every
-// caller, so the edge may cache them). The OpenAPI description marks the
+// caller, so the edge may cache them; the public keys of tickets' codes
+// are public, decision 0390). The OpenAPI description marks the
 // same routes' security optional (tools/openapipost; a test keeps the two
 // equal).
 func publicProcedures() []string {
-	return []string{searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure}
+	return []string{searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure,
+		ticketsv1connect.TicketServiceGetTicketKeysProcedure}
 }
 
 // keyGrants are the procedures with side effects that an API key's grant

@@ -99,7 +99,7 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 	if !ok {
 		return nil, errNotSignedIn
 	}
-	res, err := h.checkIn.CheckIn(ctx, ticket.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)},
+	res, err := h.checkIn.CheckIn(ctx, gateCaller(p),
 		ticket.Scan{ShowID: req.Msg.GetShowId(), Code: req.Msg.GetCode(), TicketID: req.Msg.GetTicketId(), Gate: req.Msg.GetGate()})
 	if err != nil {
 		return nil, h.error(ctx, err)
@@ -108,6 +108,116 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 		CheckedInGate: res.CheckedInGate, TimeZone: res.TimeZone})
 	return connect.NewResponse(&ticketsv1.CheckInTicketResponse{Ticket: t, Admitted: res.Admitted,
 		AlreadyCheckedIn: res.AlreadyCheckedIn, AdmittedCount: res.AdmittedCount}), nil
+}
+
+// gateCaller is the ticket service's view of who calls.
+func gateCaller(p auth.Principal) ticket.Caller {
+	return ticket.Caller{UserID: p.UserID, Admin: p.Is(auth.RoleAdmin), Operator: p.Is(auth.RoleOperator)}
+}
+
+func (h *ticketHandler) GetTicketKeys(context.Context, *connect.Request[ticketsv1.GetTicketKeysRequest]) (*connect.Response[ticketsv1.GetTicketKeysResponse], error) {
+	resp := &ticketsv1.GetTicketKeysResponse{}
+	for _, k := range h.checkIn.Codes().PublicKeys() {
+		resp.Keys = append(resp.Keys, &ticketsv1.TicketKey{KeyId: k.ID, Algorithm: ticket.Algorithm, PublicKey: k.Key, Signing: k.Signing})
+	}
+	res := connect.NewResponse(resp)
+	// The same for everyone; a gate caches them (and keeps them offline).
+	res.Header().Set("Cache-Control", "public, max-age=300")
+	return res, nil
+}
+
+func (h *ticketHandler) GetAdmissionList(ctx context.Context, req *connect.Request[ticketsv1.GetAdmissionListRequest]) (*connect.Response[ticketsv1.GetAdmissionListResponse], error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return nil, errNotSignedIn
+	}
+	list, err := h.checkIn.AdmissionList(ctx, gateCaller(p), req.Msg.GetShowId(), int(req.Msg.GetPageSize()), req.Msg.GetPageToken())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	resp := &ticketsv1.GetAdmissionListResponse{NextPageToken: list.NextPageToken, ServerTime: timestamppb.New(list.ServerTime),
+		AdmittedCount: list.AdmittedCount, Admissions: make([]*ticketsv1.Admission, 0, len(list.Admissions))}
+	for _, a := range list.Admissions {
+		m := &ticketsv1.Admission{TicketId: a.TicketID, Seat: a.Seat, GaArea: a.GAArea, Status: ticketStatuses[a.Status],
+			CheckedInGate: a.CheckedInGate}
+		if !a.CheckedInAt.IsZero() {
+			m.CheckedInAt = timestamppb.New(a.CheckedInAt)
+		}
+		resp.Admissions = append(resp.Admissions, m)
+	}
+	res := connect.NewResponse(resp)
+	res.Header().Set("Cache-Control", "private, no-store")
+	return res, nil
+}
+
+func (h *ticketHandler) SyncGateScans(ctx context.Context, req *connect.Request[ticketsv1.SyncGateScansRequest]) (*connect.Response[ticketsv1.SyncGateScansResponse], error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return nil, errNotSignedIn
+	}
+	m := req.Msg
+	b := ticket.Batch{ShowID: m.GetShowId(), DeviceID: m.GetDeviceId(), Gate: m.GetGate(), DeviceTime: m.GetDeviceTime().AsTime(),
+		Pending: int(m.GetPending())}
+	if m.ClockOffset != nil {
+		d := m.GetClockOffset().AsDuration()
+		b.ClockOffset = &d
+	}
+	for _, sc := range m.GetScans() {
+		b.Scans = append(b.Scans, ticket.OfflineScan{ScanID: sc.GetScanId(), Code: sc.GetCode(), TicketID: sc.GetTicketId(),
+			ScannedAt: sc.GetScannedAt().AsTime()})
+	}
+	st, err := h.checkIn.SettleScans(ctx, gateCaller(p), b)
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	resp := &ticketsv1.SyncGateScansResponse{ServerTime: timestamppb.New(st.ServerTime), ClockOffset: durationpb.New(st.ClockOffset),
+		AdmittedCount: st.AdmittedCount}
+	for _, s := range st.Scans {
+		resp.Scans = append(resp.Scans, settledProto(s))
+	}
+	return connect.NewResponse(resp), nil
+}
+
+func (h *ticketHandler) GetGateStatus(ctx context.Context, req *connect.Request[ticketsv1.GetGateStatusRequest]) (*connect.Response[ticketsv1.GetGateStatusResponse], error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return nil, errNotSignedIn
+	}
+	st, err := h.checkIn.GateStatus(ctx, gateCaller(p), req.Msg.GetShowId())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	resp := &ticketsv1.GetGateStatusResponse{ConflictCount: st.ConflictCount, AdmittedCount: st.AdmittedCount,
+		ServerTime: timestamppb.New(st.ServerTime)}
+	for _, d := range st.Devices {
+		resp.Devices = append(resp.Devices, &ticketsv1.GateDevice{DeviceId: d.DeviceID, Gate: d.Gate,
+			LastSyncAt: timestamppb.New(d.LastSyncAt), Pending: int32(d.Pending), ClockOffset: durationpb.New(d.ClockOffset),
+			Admitted: d.Admitted, Duplicates: d.Duplicates, Refunded: d.Refunded, Invalid: d.Invalid, SyncedBy: d.SyncedBy})
+	}
+	for _, s := range st.Conflicts {
+		resp.Conflicts = append(resp.Conflicts, settledProto(s))
+	}
+	res := connect.NewResponse(resp)
+	res.Header().Set("Cache-Control", "private, no-store")
+	return res, nil
+}
+
+var scanOutcomes = map[ticket.Outcome]ticketsv1.ScanOutcome{
+	ticket.OutcomeAdmitted:  ticketsv1.ScanOutcome_SCAN_OUTCOME_ADMITTED,
+	ticket.OutcomeDuplicate: ticketsv1.ScanOutcome_SCAN_OUTCOME_DUPLICATE,
+	ticket.OutcomeRefunded:  ticketsv1.ScanOutcome_SCAN_OUTCOME_REFUNDED,
+	ticket.OutcomeInvalid:   ticketsv1.ScanOutcome_SCAN_OUTCOME_INVALID,
+}
+
+func settledProto(s ticket.Settled) *ticketsv1.SettledScan {
+	m := &ticketsv1.SettledScan{ScanId: s.ScanID, DeviceId: s.DeviceID, Gate: s.Gate, TicketId: s.TicketID, Seat: s.Seat,
+		GaArea: s.GAArea, Outcome: scanOutcomes[s.Outcome], ScannedAt: timestamppb.New(s.ScannedAt),
+		SettledTime: timestamppb.New(s.SettledTime), AdmittedGate: s.AdmittedGate, AdmittedDeviceId: s.AdmittedDeviceID,
+		TicketStatus: ticketStatuses[s.TicketStatus], Detail: s.Detail}
+	if !s.AdmittedAt.IsZero() {
+		m.AdmittedAt = timestamppb.New(s.AdmittedAt)
+	}
+	return m
 }
 
 func (h *ticketHandler) error(ctx context.Context, err error) error {

@@ -53,3 +53,36 @@ func LockForEntry(ctx context.Context, tx pgx.Tx, orderID string, showID int64) 
 // admitted at the gate. Package ticket owns the check-ins and provides it
 // (ticket.OrderAdmitted); booking asks rather than reads their table.
 type AdmittedFunc func(ctx context.Context, tx pgx.Tx, orderID string) (bool, error)
+
+// Querier runs a query: a pool or a transaction.
+type Querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// ListEntries returns, in order id order, up to limit orders of show showID
+// after order id after ("" from the first) that have or had tickets: the
+// confirmed, the cancelled and the refunded ones. It is the gate's
+// admission list (ticket.Service.AdmissionList); a cancelled order that was
+// never paid is listed too, and its tickets read as cancelled, which a gate
+// refuses either way. An index on (show_id, order_id) answers it (shard
+// migration 00186).
+func ListEntries(ctx context.Context, q Querier, showID int64, after string, limit int) ([]Entry, error) {
+	rows, err := q.Query(ctx, `
+		SELECT o.order_id, o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity
+		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
+		WHERE o.show_id = $1 AND o.order_id > $2 AND o.status IN ('confirmed', 'cancelled', 'refunded')
+		ORDER BY o.order_id
+		LIMIT $3`, showID, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list orders of show %d for the gate: %w", showID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
+		e := Entry{ShowID: showID}
+		err := r.Scan(&e.OrderID, &e.Status, &e.UserID, &e.TotalMinor, &e.Currency, &e.Seats, &e.GAArea, &e.Quantity)
+		return e, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list orders of show %d for the gate: %w", showID, err)
+	}
+	return out, nil
+}

@@ -32,6 +32,9 @@ var moved = []table{
 	{"ledger_transactions", "show_id = $1", ""},
 	{"ledger_lines", "txn_id IN (SELECT txn_id FROM ledger_transactions WHERE show_id = $1)", "written only with its journal's row, which is fenced"},
 	{"ticket_checkins", "show_id = $1", ""},
+	// The scans gate devices synced, and the devices (docs/gate-offline.md).
+	{"gate_scans", "show_id = $1", ""},
+	{"gate_devices", "show_id = $1", ""},
 	// The ids a webhook event names carry the show (server/shard/id.go).
 	{"payment_events", "split_part(reference, '_', 2) = $1::bigint::text", ""},
 	{"idempotency_keys", "target = 'show:' || $1::bigint::text OR split_part(target, '_', 2) = $1::bigint::text", ""},

@@ -1,6 +1,7 @@
 package ticket_test
 
 import (
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -141,19 +142,33 @@ func TestRotatingTicketKeys(t *testing.T) {
 	oldSecret, newSecret := strings.Repeat("o", 32), strings.Repeat("n", 32)
 	const id = "tkt_7_0123456789abcdef_001"
 	old := ticket.NewCodes(keys("t1:"+oldSecret)).Sign(id, "A1")
-	require.True(t, strings.HasPrefix(old, "SGT2.t1."), old)
+	require.True(t, strings.HasPrefix(old, "SGT3.t1."), old)
+	oldMAC := ticket.NewCodes(keys("t1:"+oldSecret)).SignMAC(id, "A1")
+	require.True(t, strings.HasPrefix(oldMAC, "SGT2.t1."), oldMAC)
 
 	during := ticket.NewCodes(keys("t2:" + newSecret + ",t1:" + oldSecret))
 	got, place, err := during.Verify(old)
 	require.NoError(t, err, "the old key still verifies while listed")
 	require.Equal(t, id, got)
 	require.Equal(t, "A1", place)
+	_, _, err = during.Verify(oldMAC)
+	require.NoError(t, err, "an HMAC code of the old key too")
 	fresh := during.Sign(id, "A1")
-	require.True(t, strings.HasPrefix(fresh, "SGT2.t2."), "the new key signs: %s", fresh)
+	require.True(t, strings.HasPrefix(fresh, "SGT3.t2."), "the new key signs: %s", fresh)
+	pub := during.PublicKeys()
+	require.Len(t, pub, 2)
+	require.Equal(t, []string{"t2", "t1"}, []string{pub[0].ID, pub[1].ID})
+	require.True(t, pub[0].Signing)
+	require.False(t, pub[1].Signing)
+	require.True(t, offline(pub, old), "the old key's public key verifies its codes offline")
+	require.True(t, offline(pub, fresh))
 
 	after := ticket.NewCodes(keys("t2:" + newSecret))
 	_, _, err = after.Verify(old)
 	require.ErrorIs(t, err, ticket.ErrBadCode, "the old key is removed: its codes are refused")
+	_, _, err = after.Verify(oldMAC)
+	require.ErrorIs(t, err, ticket.ErrBadCode)
+	require.False(t, offline(after.PublicKeys(), old), "and its public key is no longer published")
 	_, _, err = after.Verify(fresh)
 	require.NoError(t, err)
 	// The kid is signed: a code cannot be moved to another listed key.
@@ -186,4 +201,57 @@ func TestCodesOfTheFirstFormatScanWhileTheShorthandIsSet(t *testing.T) {
 	require.ErrorIs(t, err, ticket.ErrBadCode, "without the shorthand the first format is void")
 	_, _, err = ticket.NewCodes(keyset.FromSecret("another", keyset.TicketCodes)).Verify(legacy)
 	require.ErrorIs(t, err, ticket.ErrBadCode)
+}
+
+// offline verifies a code as a gate device does (decision 0390): with the
+// published public keys only, no secret.
+func offline(keys []ticket.PublicKey, code string) bool {
+	parts := strings.Split(code, ".")
+	if len(parts) != 4 || parts[0] != "SGT3" {
+		return false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[3])
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		if k.ID == parts[1] {
+			return ed25519.Verify(k.Key, []byte(strings.Join(parts[:3], ".")), sig)
+		}
+	}
+	return false
+}
+
+// TestCodesVerifyWithThePublicKeysOnly: a code is an Ed25519 signature a
+// gate verifies with the published keys and no secret; an altered payload,
+// another key's signature, an HMAC code passed off as Ed25519 and a code of
+// an unknown key are refused, offline and at the server alike. HMAC codes
+// (SGT2) of before still verify at the server (decision 0390).
+func TestCodesVerifyWithThePublicKeysOnly(t *testing.T) {
+	t.Parallel()
+	const id = "tkt_7_0123456789abcdef_001"
+	codes := ticket.NewCodes(keyset.FromSecret("secret", keyset.TicketCodes))
+	code := codes.Sign(id, "A1")
+	pub := codes.PublicKeys()
+	require.Len(t, pub, 1)
+	require.Len(t, pub[0].Key, ed25519.PublicKeySize)
+	require.True(t, offline(pub, code))
+
+	parts := strings.Split(code, ".")
+	otherSeat := parts[0] + "." + parts[1] + "." + base64.RawURLEncoding.EncodeToString([]byte(id+"|A2")) + "." + parts[3]
+	otherKey := ticket.NewCodes(keyset.FromSecret("other", keyset.TicketCodes)).Sign(id, "A1")
+	mac := codes.SignMAC(id, "A1")
+	macAsEd := "SGT3" + strings.TrimPrefix(mac, "SGT2")
+	unknownKid := strings.Replace(code, ".shared.", ".gone.", 1)
+	for name, bad := range map[string]string{"altered seat": otherSeat, "another key": otherKey,
+		"HMAC as Ed25519": macAsEd, "unknown key": unknownKid} {
+		require.False(t, offline(pub, bad), name)
+		_, _, err := codes.Verify(bad)
+		require.ErrorIs(t, err, ticket.ErrBadCode, name)
+	}
+	got, place, err := codes.Verify(mac)
+	require.NoError(t, err, "an HMAC code of before still scans at the server")
+	require.Equal(t, id, got)
+	require.Equal(t, "A1", place)
+	require.False(t, offline(pub, mac), "but carries no public signature")
 }

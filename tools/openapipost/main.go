@@ -98,10 +98,11 @@ var YAML []byte
 `
 
 // anonymous are the operations callable without a credential (R-9.1:
-// search answers and static seat layouts are the same for everyone); a
-// credential is still taken when sent.
+// search answers and static seat layouts are the same for everyone; the
+// public keys of tickets' codes are public, decision 0390); a credential
+// is still taken when sent.
 func anonymous() []string {
-	return []string{"TripSearchService_SearchTrips", "SeatMapService_GetSeatLayout"}
+	return []string{"TripSearchService_SearchTrips", "SeatMapService_GetSeatLayout", "TicketService_GetTicketKeys"}
 }
 
 func finish(raw []byte, p *protos) ([]byte, error) {

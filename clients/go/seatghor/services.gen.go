@@ -209,6 +209,15 @@ func (c TicketClient) ListMyTicketsAll(ctx context.Context, req *v13.ListMyTicke
 		func(r *v13.ListMyTicketsResponse) ([]*v13.Ticket, string) { return r.Tickets, r.NextPageToken })
 }
 
+// GetAdmissionListAll calls GetAdmissionList page after page, from req's page on,
+// and yields each of the pages' admissions. It stops at the first error,
+// which it yields; req is not changed.
+func (c TicketClient) GetAdmissionListAll(ctx context.Context, req *v13.GetAdmissionListRequest) iter.Seq2[*v13.Admission, error] {
+	return pages(ctx, req, c.GetAdmissionList,
+		func(r *v13.GetAdmissionListRequest, token string) { r.PageToken = token },
+		func(r *v13.GetAdmissionListResponse) ([]*v13.Admission, string) { return r.Admissions, r.NextPageToken })
+}
+
 // TripSearchClient is the Connect client of seatghor.search.v1.TripSearchService.
 //
 // TripSearchService finds shows to buy: bus trips by route and date, concerts

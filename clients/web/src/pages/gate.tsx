@@ -4,12 +4,23 @@
 // and read the answer in large type, with the count of the show's tickets
 // checked in at every gate so far (each scan's answer carries it). A ticket
 // of another show of the organisation says which, and offers to switch.
+// With no network it admits from the show's list kept on the device and
+// syncs later (../gate/, loaded on its own; docs/gate-offline.md).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Code, ConnectError, TicketOfOtherShowSchema } from "@seatghor/client";
 import type { CheckInTicketRequest, CheckInTicketResponse, Show } from "@seatghor/client";
 
 import { NeedSession, sayError, useApp } from "../app.js";
-import { clock, digits, showTime, tsDate } from "../i18n.js";
+import { SHOW_ZONE, clock, digits, showTime, tsDate } from "../i18n.js";
+import type { GateEngine, OfflineVerdict } from "../gate/engine.js";
+
+/** The gate's offline side, built on its own into assets/gate.js. */
+type Offline = typeof import("../gate/index.js");
+
+/** Loads the offline side: a URL, not a module esbuild would bundle here. */
+function loadOffline(): Promise<Offline> {
+  return import(/* the gate's own bundle */ new URL("gate.js", import.meta.url).href) as Promise<Offline>;
+}
 
 interface Detector {
   detect(source: HTMLVideoElement): Promise<{ rawValue: string }[]>;
@@ -23,7 +34,8 @@ type Verdict =
   | { kind: "ok"; r: CheckInTicketResponse }
   | { kind: "again"; r: CheckInTicketResponse }
   | { kind: "bad"; why: string }
-  | { kind: "other"; show: Show | undefined; value: string };
+  | { kind: "other"; show: Show | undefined; value: string }
+  | { kind: "offline"; v: OfflineVerdict };
 
 /** A show that began less than this long ago is still the gate's (decision 0296). */
 const UNDER_WAY_MS = 3 * 60 * 60 * 1000;
@@ -50,6 +62,17 @@ function scanned(raw: string): CheckInTicketRequest["ticket"] | undefined {
   return id.startsWith("tkt_") ? { case: "ticketId", value: id } : { case: "code", value };
 }
 
+/** Whether a call failed for the network's sake, not by the server's answer. */
+function networkFailed(err: unknown): boolean {
+  if (!(err instanceof ConnectError)) return err instanceof TypeError;
+  return (
+    err.code === Code.Unavailable ||
+    err.code === Code.DeadlineExceeded ||
+    err.code === Code.Canceled ||
+    (err.code === Code.Unknown && err.cause instanceof TypeError)
+  );
+}
+
 function byStart(a: Show, b: Show): number {
   return (tsDate(a.startsAt)?.getTime() ?? 0) - (tsDate(b.startsAt)?.getTime() ?? 0);
 }
@@ -73,6 +96,35 @@ function GateInner() {
   const [scanning, setScanning] = useState(false);
   const video = useRef<HTMLVideoElement>(null);
   const input = useRef<HTMLInputElement>(null);
+  const panel = useRef<HTMLDivElement>(null);
+  const [offline, setOffline] = useState<Offline>();
+  const [engine, setEngine] = useState<GateEngine>();
+  const gateName = useRef(gate);
+  gateName.current = gate;
+
+  // The offline side: its code, then the device's store (IndexedDB). A
+  // browser without IndexedDB checks in online only.
+  useEffect(() => {
+    if (session?.role === "user") return;
+    let live = true;
+    loadOffline()
+      .then(async (m) => {
+        const e = await m.GateEngine.open(api, { networkFailed, signedOut: (err) => err instanceof ConnectError && err.code === Code.Unauthenticated });
+        if (live) {
+          setOffline(m);
+          setEngine(e);
+        }
+      })
+      .catch((e: unknown) => console.warn("the gate works online only:", e));
+    return () => {
+      live = false;
+    };
+  }, []);
+  // The show's list kept ready, and scans synced, in the background.
+  useEffect(() => {
+    if (!engine || !show) return;
+    return engine.watch(show, () => gateName.current);
+  }, [engine, show]);
 
   // The shows this caller checks in, from the start of the gate's day (the
   // gate stands where the show is), soonest first (decision 0296).
@@ -104,18 +156,41 @@ function GateInner() {
       .catch(() => undefined);
   }
 
+  async function decideOffline(raw: string) {
+    const v = await engine!.decide(show, raw, gate);
+    setVerdict({ kind: "offline", v });
+  }
+
   async function check(raw: string) {
     const ticket = scanned(raw);
     if (!ticket || !show) return;
+    if (engine && !navigator.onLine) {
+      await decideOffline(raw);
+      setCode("");
+      input.current?.focus();
+      return;
+    }
     try {
-      const r = await api.tickets.checkInTicket({ showId: BigInt(show), gate, ticket });
+      // A network that is there but does not answer (a gate's weak signal)
+      // is given a few seconds, then the device decides.
+      const r = await api.tickets.checkInTicket({ showId: BigInt(show), gate, ticket }, { timeoutMs: engine ? 6000 : undefined });
       setCount(r.admittedCount);
+      if (engine && r.ticket) {
+        const at = tsDate(r.ticket.checkedInAt)?.getTime();
+        void engine.rememberOnline(show, r.ticket.ticketId, r.ticket.seat, r.ticket.gaArea, at, r.ticket.checkedInGate);
+      }
       if (r.admitted) {
         setVerdict({ kind: "ok", r });
       } else {
         setVerdict({ kind: "again", r });
       }
     } catch (e) {
+      if (engine && networkFailed(e)) {
+        await decideOffline(raw);
+        setCode("");
+        input.current?.focus();
+        return;
+      }
       // A ticket of another show this gate's staff check in: say which,
       // and offer it (decision 0297).
       const other = e instanceof ConnectError ? e.findDetails(TicketOfOtherShowSchema)[0] : undefined;
@@ -169,6 +244,22 @@ function GateInner() {
     };
   }, [scanning, show, gate]);
 
+  const current = shows.find((s) => String(s.showId) === show);
+  const zone = current?.startsAtLocal?.timeZone || SHOW_ZONE;
+  // The offline state and the supervisor's panel, a tree of the offline
+  // side's own.
+  useEffect(() => {
+    const el = panel.current;
+    if (!offline || !engine || !show || !el) return;
+    offline.renderPanel(el, { engine, lang, zone, showId: show, gate });
+  }, [offline, engine, show, lang, zone, gate]);
+  useEffect(() => {
+    const el = panel.current;
+    return () => {
+      if (offline && el) offline.renderPanel(el, null);
+    };
+  }, [offline]);
+
   if (session && session.role === "user") {
     // Gate staff are operators in their organisation (decision 0075);
     // the server decides, this only saves a buyer a useless page.
@@ -176,6 +267,9 @@ function GateInner() {
   }
   const r = verdict && (verdict.kind === "ok" || verdict.kind === "again") ? verdict.r : undefined;
   const where = r?.ticket ? r.ticket.seats.join(", ") || r.ticket.seat || r.ticket.gaArea : "";
+  const g = offline?.gateStrings(lang);
+  const off = verdict?.kind === "offline" ? verdict.v : undefined;
+  const offClass = off ? ({ ok: "ok", again: "again", bad: "bad" } as const)[off.kind] : "";
   return (
     <>
       <h1 tabIndex={-1}>{t.gateTitle}</h1>
@@ -234,7 +328,27 @@ function GateInner() {
         <p class="note">{t.noCamera}</p>
       )}
       {scanning && <video ref={video} class="camera" muted playsInline />}
-      <div id="verdict" role="status" aria-live="assertive" class={`verdict ${verdict?.kind ?? ""}`}>
+      <div id="verdict" role="status" aria-live="assertive" class={`verdict ${off ? offClass : (verdict?.kind ?? "")}`}>
+        {off && g && offline && (
+          <>
+            {off.kind === "ok" && <p class="huge">✓ {t.admitted}</p>}
+            {off.kind === "again" && (
+              <p class="huge">⚠ {t.already(offline.clockSeconds(off.at, lang, zone), off.gate)}</p>
+            )}
+            {off.kind === "bad" && <p class="huge">✗ {t.notValid}</p>}
+            {off.kind !== "bad" && <p>{off.place}</p>}
+            {off.kind === "bad" && (
+              <p>
+                {off.why === "otherShow"
+                  ? g.otherShow(shows.find((x) => String(x.showId) === off.show)?.title ?? digits(off.show ?? "", lang))
+                  : g[off.why]}
+              </p>
+            )}
+            <p class="note" id="verdict-offline">
+              {g.offlineNote}
+            </p>
+          </>
+        )}
         {verdict?.kind === "ok" && (
           <>
             <p class="huge">✓ {t.admitted}</p>
@@ -274,6 +388,7 @@ function GateInner() {
         )}
       </div>
       {count !== null && <p id="gate-count">{t.admittedCount(digits(count, lang))}</p>}
+      <div id="gate-panel" ref={panel} />
     </>
   );
 }

@@ -1780,8 +1780,12 @@ func (x *TicketIssued) GetVenue() string {
 	return ""
 }
 
-// TicketCheckedIn: a ticket was admitted at the gate of its show, once
-// (TicketService.CheckInTicket; the shard's conditional write decides).
+// TicketCheckedIn: a ticket was admitted at the gate of its show
+// (TicketService.CheckInTicket; the shard's conditional write decides), or
+// a scan a gate made with no network settled as its admission
+// (TicketService.SyncGateScans). A scan that settles earlier than the
+// admission announced before replaces it and is announced again, with
+// supersedes set: consumers keep the earliest (docs/gate-offline.md).
 // Feeds "my tickets" (R-8.3).
 type TicketCheckedIn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1801,8 +1805,17 @@ type TicketCheckedIn struct {
 	Gate string `protobuf:"bytes,7,opt,name=gate,proto3" json:"gate,omitempty"`
 	// Who scanned it (the operator's or admin's user id).
 	CheckedInBy string `protobuf:"bytes,8,opt,name=checked_in_by,json=checkedInBy,proto3" json:"checked_in_by,omitempty"`
-	// When it was admitted.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// When it was admitted (a scan with no network: its time on the server's
+	// clock).
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// The gate device that scanned it with no network; empty for a check-in
+	// online.
+	DeviceId string `protobuf:"bytes,10,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	// Whether it was scanned with no network and settled at the device's sync.
+	Offline bool `protobuf:"varint,11,opt,name=offline,proto3" json:"offline,omitempty"`
+	// Whether this admission replaces an earlier announced one of the same
+	// ticket (it was scanned earlier, and synced later).
+	Supersedes    bool `protobuf:"varint,12,opt,name=supersedes,proto3" json:"supersedes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1898,6 +1911,27 @@ func (x *TicketCheckedIn) GetOccurredAt() *timestamppb.Timestamp {
 		return x.OccurredAt
 	}
 	return nil
+}
+
+func (x *TicketCheckedIn) GetDeviceId() string {
+	if x != nil {
+		return x.DeviceId
+	}
+	return ""
+}
+
+func (x *TicketCheckedIn) GetOffline() bool {
+	if x != nil {
+		return x.Offline
+	}
+	return false
+}
+
+func (x *TicketCheckedIn) GetSupersedes() bool {
+	if x != nil {
+		return x.Supersedes
+	}
+	return false
 }
 
 // SaleOpeningMoved: an operator moved when a show goes on sale (its sale's
@@ -2534,7 +2568,7 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\tshow_kind\x18\f \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\bshowKind\x12\x16\n" +
 	"\x06origin\x18\r \x01(\tR\x06origin\x12 \n" +
 	"\vdestination\x18\x0e \x01(\tR\vdestination\x12\x14\n" +
-	"\x05venue\x18\x0f \x01(\tR\x05venue\"\x9d\x02\n" +
+	"\x05venue\x18\x0f \x01(\tR\x05venue\"\xf4\x02\n" +
 	"\x0fTicketCheckedIn\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1b\n" +
 	"\tticket_id\x18\x02 \x01(\tR\bticketId\x12\x19\n" +
@@ -2545,7 +2579,13 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x04gate\x18\a \x01(\tR\x04gate\x12\"\n" +
 	"\rchecked_in_by\x18\b \x01(\tR\vcheckedInBy\x12;\n" +
 	"\voccurred_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\x9b\x02\n" +
+	"occurredAt\x12\x1b\n" +
+	"\tdevice_id\x18\n" +
+	" \x01(\tR\bdeviceId\x12\x18\n" +
+	"\aoffline\x18\v \x01(\bR\aoffline\x12\x1e\n" +
+	"\n" +
+	"supersedes\x18\f \x01(\bR\n" +
+	"supersedes\"\x9b\x02\n" +
 	"\x10SaleOpeningMoved\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x17\n" +
 	"\asale_id\x18\x02 \x01(\x03R\x06saleId\x12F\n" +

@@ -89,6 +89,69 @@ func (TicketStatus) EnumDescriptor() ([]byte, []int) {
 	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{0}
 }
 
+// ScanOutcome is how a scan a device admitted with no network settled.
+type ScanOutcome int32
+
+const (
+	// Not set.
+	ScanOutcome_SCAN_OUTCOME_UNSPECIFIED ScanOutcome = 0
+	// The ticket's admission: the earliest scan of it.
+	ScanOutcome_SCAN_OUTCOME_ADMITTED ScanOutcome = 1
+	// Another scan of the ticket came first (admitted_*): a copy may be in
+	// use.
+	ScanOutcome_SCAN_OUTCOME_DUPLICATE ScanOutcome = 2
+	// The ticket's order was cancelled or refunded (ticket_status): it was
+	// not good for entry.
+	ScanOutcome_SCAN_OUTCOME_REFUNDED ScanOutcome = 3
+	// Not a ticket of this show (detail says why).
+	ScanOutcome_SCAN_OUTCOME_INVALID ScanOutcome = 4
+)
+
+// Enum value maps for ScanOutcome.
+var (
+	ScanOutcome_name = map[int32]string{
+		0: "SCAN_OUTCOME_UNSPECIFIED",
+		1: "SCAN_OUTCOME_ADMITTED",
+		2: "SCAN_OUTCOME_DUPLICATE",
+		3: "SCAN_OUTCOME_REFUNDED",
+		4: "SCAN_OUTCOME_INVALID",
+	}
+	ScanOutcome_value = map[string]int32{
+		"SCAN_OUTCOME_UNSPECIFIED": 0,
+		"SCAN_OUTCOME_ADMITTED":    1,
+		"SCAN_OUTCOME_DUPLICATE":   2,
+		"SCAN_OUTCOME_REFUNDED":    3,
+		"SCAN_OUTCOME_INVALID":     4,
+	}
+)
+
+func (x ScanOutcome) Enum() *ScanOutcome {
+	p := new(ScanOutcome)
+	*p = x
+	return p
+}
+
+func (x ScanOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ScanOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_tickets_v1_tickets_proto_enumTypes[1].Descriptor()
+}
+
+func (ScanOutcome) Type() protoreflect.EnumType {
+	return &file_seatghor_tickets_v1_tickets_proto_enumTypes[1]
+}
+
+func (x ScanOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ScanOutcome.Descriptor instead.
+func (ScanOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{1}
+}
+
 // Ticket is the right of one person to one seat, or one place in a
 // general-admission area, at one show.
 type Ticket struct {
@@ -119,9 +182,10 @@ type Ticket struct {
 	UserId string `protobuf:"bytes,12,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
 	// Where the ticket is in its life.
 	Status TicketStatus `protobuf:"varint,13,opt,name=status,proto3,enum=seatghor.tickets.v1.TicketStatus" json:"status,omitempty"`
-	// The payload of the ticket's QR code: an opaque string signed by the
-	// server (HMAC, like the queue token of R-9.3) that names the ticket and
-	// its show, so it cannot be altered or guessed.
+	// The payload of the ticket's QR code: a string signed by the server that
+	// names the ticket and its show, so it cannot be altered or guessed.
+	// Codes issued now are signed with Ed25519 and verify with the keys of
+	// GetTicketKeys (docs/decisions/0390); older ones are HMAC-signed.
 	Code string `protobuf:"bytes,14,opt,name=code,proto3" json:"code,omitempty"`
 	// Price paid for this ticket.
 	Price *v11.Money `protobuf:"bytes,15,opt,name=price,proto3" json:"price,omitempty"`
@@ -897,6 +961,1093 @@ func (x *TicketOfOtherShow) GetShowId() int64 {
 	return 0
 }
 
+// TicketKey is a public key that verifies tickets' codes.
+type TicketKey struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The key id a code names (its second dot-separated part).
+	KeyId string `protobuf:"bytes,1,opt,name=key_id,json=keyId,proto3" json:"key_id,omitempty"`
+	// The signature algorithm: "Ed25519".
+	Algorithm string `protobuf:"bytes,2,opt,name=algorithm,proto3" json:"algorithm,omitempty"`
+	// The raw public key: 32 bytes for Ed25519 (RFC 8032).
+	PublicKey []byte `protobuf:"bytes,3,opt,name=public_key,json=publicKey,proto3" json:"public_key,omitempty"`
+	// Whether this key signs the codes issued now (the first listed).
+	Signing       bool `protobuf:"varint,4,opt,name=signing,proto3" json:"signing,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TicketKey) Reset() {
+	*x = TicketKey{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TicketKey) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TicketKey) ProtoMessage() {}
+
+func (x *TicketKey) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TicketKey.ProtoReflect.Descriptor instead.
+func (*TicketKey) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *TicketKey) GetKeyId() string {
+	if x != nil {
+		return x.KeyId
+	}
+	return ""
+}
+
+func (x *TicketKey) GetAlgorithm() string {
+	if x != nil {
+		return x.Algorithm
+	}
+	return ""
+}
+
+func (x *TicketKey) GetPublicKey() []byte {
+	if x != nil {
+		return x.PublicKey
+	}
+	return nil
+}
+
+func (x *TicketKey) GetSigning() bool {
+	if x != nil {
+		return x.Signing
+	}
+	return false
+}
+
+// GetTicketKeysRequest asks for the public keys of tickets' codes.
+type GetTicketKeysRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTicketKeysRequest) Reset() {
+	*x = GetTicketKeysRequest{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTicketKeysRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTicketKeysRequest) ProtoMessage() {}
+
+func (x *GetTicketKeysRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTicketKeysRequest.ProtoReflect.Descriptor instead.
+func (*GetTicketKeysRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{9}
+}
+
+// GetTicketKeysResponse lists the public keys of tickets' codes.
+type GetTicketKeysResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Every key a code may name, the signing key first.
+	Keys          []*TicketKey `protobuf:"bytes,1,rep,name=keys,proto3" json:"keys,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTicketKeysResponse) Reset() {
+	*x = GetTicketKeysResponse{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTicketKeysResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTicketKeysResponse) ProtoMessage() {}
+
+func (x *GetTicketKeysResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTicketKeysResponse.ProtoReflect.Descriptor instead.
+func (*GetTicketKeysResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetTicketKeysResponse) GetKeys() []*TicketKey {
+	if x != nil {
+		return x.Keys
+	}
+	return nil
+}
+
+// Admission is one ticket of a show as the gate admits it.
+type Admission struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ticket.
+	TicketId string `protobuf:"bytes,1,opt,name=ticket_id,json=ticketId,proto3" json:"ticket_id,omitempty"`
+	// The seat, for a seated ticket.
+	Seat string `protobuf:"bytes,2,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The general-admission area, for a GA ticket.
+	GaArea string `protobuf:"bytes,3,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
+	// VALID (admit), CHECKED_IN (admitted already), CANCELLED or REFUNDED
+	// (refuse).
+	Status TicketStatus `protobuf:"varint,4,opt,name=status,proto3,enum=seatghor.tickets.v1.TicketStatus" json:"status,omitempty"`
+	// When it was admitted; unset before.
+	CheckedInAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=checked_in_at,json=checkedInAt,proto3" json:"checked_in_at,omitempty"`
+	// The gate that admitted it; empty before.
+	CheckedInGate string `protobuf:"bytes,6,opt,name=checked_in_gate,json=checkedInGate,proto3" json:"checked_in_gate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Admission) Reset() {
+	*x = Admission{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Admission) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Admission) ProtoMessage() {}
+
+func (x *Admission) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Admission.ProtoReflect.Descriptor instead.
+func (*Admission) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *Admission) GetTicketId() string {
+	if x != nil {
+		return x.TicketId
+	}
+	return ""
+}
+
+func (x *Admission) GetSeat() string {
+	if x != nil {
+		return x.Seat
+	}
+	return ""
+}
+
+func (x *Admission) GetGaArea() string {
+	if x != nil {
+		return x.GaArea
+	}
+	return ""
+}
+
+func (x *Admission) GetStatus() TicketStatus {
+	if x != nil {
+		return x.Status
+	}
+	return TicketStatus_TICKET_STATUS_UNSPECIFIED
+}
+
+func (x *Admission) GetCheckedInAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CheckedInAt
+	}
+	return nil
+}
+
+func (x *Admission) GetCheckedInGate() string {
+	if x != nil {
+		return x.CheckedInGate
+	}
+	return ""
+}
+
+// GetAdmissionListRequest names the show and the page.
+type GetAdmissionListRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// How many orders' tickets a page holds; default 1,000.
+	PageSize int32 `protobuf:"varint,2,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,3,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAdmissionListRequest) Reset() {
+	*x = GetAdmissionListRequest{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAdmissionListRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAdmissionListRequest) ProtoMessage() {}
+
+func (x *GetAdmissionListRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAdmissionListRequest.ProtoReflect.Descriptor instead.
+func (*GetAdmissionListRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetAdmissionListRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *GetAdmissionListRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *GetAdmissionListRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// GetAdmissionListResponse is one page of a show's admission list.
+type GetAdmissionListResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The tickets, by order.
+	Admissions []*Admission `protobuf:"bytes,1,rep,name=admissions,proto3" json:"admissions,omitempty"`
+	// Token for the next page; empty on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// The server's clock when the page was read: a device measures its own
+	// clock's offset from it.
+	ServerTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=server_time,json=serverTime,proto3" json:"server_time,omitempty"`
+	// How many tickets of the show are checked in, at every gate.
+	AdmittedCount int64 `protobuf:"varint,4,opt,name=admitted_count,json=admittedCount,proto3" json:"admitted_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAdmissionListResponse) Reset() {
+	*x = GetAdmissionListResponse{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAdmissionListResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAdmissionListResponse) ProtoMessage() {}
+
+func (x *GetAdmissionListResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAdmissionListResponse.ProtoReflect.Descriptor instead.
+func (*GetAdmissionListResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GetAdmissionListResponse) GetAdmissions() []*Admission {
+	if x != nil {
+		return x.Admissions
+	}
+	return nil
+}
+
+func (x *GetAdmissionListResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+func (x *GetAdmissionListResponse) GetServerTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ServerTime
+	}
+	return nil
+}
+
+func (x *GetAdmissionListResponse) GetAdmittedCount() int64 {
+	if x != nil {
+		return x.AdmittedCount
+	}
+	return 0
+}
+
+// GateScan is one scan a gate device admitted with no network.
+type GateScan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The device's id of the scan, unique on the device (a UUID): the scan is
+	// settled once however often it is sent.
+	ScanId string `protobuf:"bytes,1,opt,name=scan_id,json=scanId,proto3" json:"scan_id,omitempty"`
+	// What was scanned.
+	//
+	// Types that are valid to be assigned to Ticket:
+	//
+	//	*GateScan_TicketId
+	//	*GateScan_Code
+	Ticket isGateScan_Ticket `protobuf_oneof:"ticket"`
+	// When it was scanned, by the device's clock.
+	ScannedAt     *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=scanned_at,json=scannedAt,proto3" json:"scanned_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GateScan) Reset() {
+	*x = GateScan{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GateScan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GateScan) ProtoMessage() {}
+
+func (x *GateScan) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GateScan.ProtoReflect.Descriptor instead.
+func (*GateScan) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *GateScan) GetScanId() string {
+	if x != nil {
+		return x.ScanId
+	}
+	return ""
+}
+
+func (x *GateScan) GetTicket() isGateScan_Ticket {
+	if x != nil {
+		return x.Ticket
+	}
+	return nil
+}
+
+func (x *GateScan) GetTicketId() string {
+	if x != nil {
+		if x, ok := x.Ticket.(*GateScan_TicketId); ok {
+			return x.TicketId
+		}
+	}
+	return ""
+}
+
+func (x *GateScan) GetCode() string {
+	if x != nil {
+		if x, ok := x.Ticket.(*GateScan_Code); ok {
+			return x.Code
+		}
+	}
+	return ""
+}
+
+func (x *GateScan) GetScannedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ScannedAt
+	}
+	return nil
+}
+
+type isGateScan_Ticket interface {
+	isGateScan_Ticket()
+}
+
+type GateScan_TicketId struct {
+	// The ticket id, typed in by hand.
+	TicketId string `protobuf:"bytes,2,opt,name=ticket_id,json=ticketId,proto3,oneof"`
+}
+
+type GateScan_Code struct {
+	// The QR code payload, exactly as scanned.
+	Code string `protobuf:"bytes,3,opt,name=code,proto3,oneof"`
+}
+
+func (*GateScan_TicketId) isGateScan_Ticket() {}
+
+func (*GateScan_Code) isGateScan_Ticket() {}
+
+// SyncGateScansRequest is a batch of a device's scans of one show.
+type SyncGateScansRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The device's id, the same at every sync (a random id it keeps).
+	DeviceId string `protobuf:"bytes,2,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	// The gate (or bus stop) the device stands at.
+	Gate string `protobuf:"bytes,3,opt,name=gate,proto3" json:"gate,omitempty"`
+	// The scans, at most 500; none is a heartbeat that reports pending.
+	Scans []*GateScan `protobuf:"bytes,4,rep,name=scans,proto3" json:"scans,omitempty"`
+	// The device's clock when it sent this batch.
+	DeviceTime *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=device_time,json=deviceTime,proto3" json:"device_time,omitempty"`
+	// The server's clock minus the device's, as the device measured it at
+	// its last sync (the midpoint of a round trip); unset when it never
+	// measured, and the server takes its own measure from device_time.
+	ClockOffset *durationpb.Duration `protobuf:"bytes,6,opt,name=clock_offset,json=clockOffset,proto3" json:"clock_offset,omitempty"`
+	// How many scans the device still holds unsent after this batch.
+	Pending       int32 `protobuf:"varint,7,opt,name=pending,proto3" json:"pending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncGateScansRequest) Reset() {
+	*x = SyncGateScansRequest{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncGateScansRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncGateScansRequest) ProtoMessage() {}
+
+func (x *SyncGateScansRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncGateScansRequest.ProtoReflect.Descriptor instead.
+func (*SyncGateScansRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *SyncGateScansRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *SyncGateScansRequest) GetDeviceId() string {
+	if x != nil {
+		return x.DeviceId
+	}
+	return ""
+}
+
+func (x *SyncGateScansRequest) GetGate() string {
+	if x != nil {
+		return x.Gate
+	}
+	return ""
+}
+
+func (x *SyncGateScansRequest) GetScans() []*GateScan {
+	if x != nil {
+		return x.Scans
+	}
+	return nil
+}
+
+func (x *SyncGateScansRequest) GetDeviceTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DeviceTime
+	}
+	return nil
+}
+
+func (x *SyncGateScansRequest) GetClockOffset() *durationpb.Duration {
+	if x != nil {
+		return x.ClockOffset
+	}
+	return nil
+}
+
+func (x *SyncGateScansRequest) GetPending() int32 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
+// SettledScan is a scan as the server settled it.
+type SettledScan struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The device's id of the scan.
+	ScanId string `protobuf:"bytes,1,opt,name=scan_id,json=scanId,proto3" json:"scan_id,omitempty"`
+	// The device that scanned it.
+	DeviceId string `protobuf:"bytes,2,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	// The gate it was scanned at.
+	Gate string `protobuf:"bytes,3,opt,name=gate,proto3" json:"gate,omitempty"`
+	// The ticket; empty when the scan named none.
+	TicketId string `protobuf:"bytes,4,opt,name=ticket_id,json=ticketId,proto3" json:"ticket_id,omitempty"`
+	// The ticket's seat.
+	Seat string `protobuf:"bytes,5,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The ticket's general-admission area.
+	GaArea string `protobuf:"bytes,6,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
+	// How it settled.
+	Outcome ScanOutcome `protobuf:"varint,7,opt,name=outcome,proto3,enum=seatghor.tickets.v1.ScanOutcome" json:"outcome,omitempty"`
+	// When it was scanned, by the device's clock.
+	ScannedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=scanned_at,json=scannedAt,proto3" json:"scanned_at,omitempty"`
+	// When it was scanned, on the server's clock (scanned_at plus the
+	// device's offset): the time that orders the scans of a ticket.
+	SettledTime *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=settled_time,json=settledTime,proto3" json:"settled_time,omitempty"`
+	// DUPLICATE: the gate of the admission that stands.
+	AdmittedGate string `protobuf:"bytes,10,opt,name=admitted_gate,json=admittedGate,proto3" json:"admitted_gate,omitempty"`
+	// DUPLICATE: the device of the admission that stands; empty for a scan
+	// checked in online.
+	AdmittedDeviceId string `protobuf:"bytes,11,opt,name=admitted_device_id,json=admittedDeviceId,proto3" json:"admitted_device_id,omitempty"`
+	// DUPLICATE: when the admission that stands was scanned (server clock).
+	AdmittedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=admitted_at,json=admittedAt,proto3" json:"admitted_at,omitempty"`
+	// REFUNDED: CANCELLED or REFUNDED.
+	TicketStatus TicketStatus `protobuf:"varint,13,opt,name=ticket_status,json=ticketStatus,proto3,enum=seatghor.tickets.v1.TicketStatus" json:"ticket_status,omitempty"`
+	// INVALID: why, in English, for the supervisor's log.
+	Detail        string `protobuf:"bytes,14,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SettledScan) Reset() {
+	*x = SettledScan{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SettledScan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SettledScan) ProtoMessage() {}
+
+func (x *SettledScan) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SettledScan.ProtoReflect.Descriptor instead.
+func (*SettledScan) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *SettledScan) GetScanId() string {
+	if x != nil {
+		return x.ScanId
+	}
+	return ""
+}
+
+func (x *SettledScan) GetDeviceId() string {
+	if x != nil {
+		return x.DeviceId
+	}
+	return ""
+}
+
+func (x *SettledScan) GetGate() string {
+	if x != nil {
+		return x.Gate
+	}
+	return ""
+}
+
+func (x *SettledScan) GetTicketId() string {
+	if x != nil {
+		return x.TicketId
+	}
+	return ""
+}
+
+func (x *SettledScan) GetSeat() string {
+	if x != nil {
+		return x.Seat
+	}
+	return ""
+}
+
+func (x *SettledScan) GetGaArea() string {
+	if x != nil {
+		return x.GaArea
+	}
+	return ""
+}
+
+func (x *SettledScan) GetOutcome() ScanOutcome {
+	if x != nil {
+		return x.Outcome
+	}
+	return ScanOutcome_SCAN_OUTCOME_UNSPECIFIED
+}
+
+func (x *SettledScan) GetScannedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ScannedAt
+	}
+	return nil
+}
+
+func (x *SettledScan) GetSettledTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SettledTime
+	}
+	return nil
+}
+
+func (x *SettledScan) GetAdmittedGate() string {
+	if x != nil {
+		return x.AdmittedGate
+	}
+	return ""
+}
+
+func (x *SettledScan) GetAdmittedDeviceId() string {
+	if x != nil {
+		return x.AdmittedDeviceId
+	}
+	return ""
+}
+
+func (x *SettledScan) GetAdmittedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AdmittedAt
+	}
+	return nil
+}
+
+func (x *SettledScan) GetTicketStatus() TicketStatus {
+	if x != nil {
+		return x.TicketStatus
+	}
+	return TicketStatus_TICKET_STATUS_UNSPECIFIED
+}
+
+func (x *SettledScan) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+// SyncGateScansResponse says how each scan of the batch settled.
+type SyncGateScansResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The batch's scans, in its order.
+	Scans []*SettledScan `protobuf:"bytes,1,rep,name=scans,proto3" json:"scans,omitempty"`
+	// The server's clock when it answered: the device measures its offset.
+	ServerTime *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=server_time,json=serverTime,proto3" json:"server_time,omitempty"`
+	// The clock offset the batch's times were corrected by.
+	ClockOffset *durationpb.Duration `protobuf:"bytes,3,opt,name=clock_offset,json=clockOffset,proto3" json:"clock_offset,omitempty"`
+	// How many tickets of the show are checked in, at every gate.
+	AdmittedCount int64 `protobuf:"varint,4,opt,name=admitted_count,json=admittedCount,proto3" json:"admitted_count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SyncGateScansResponse) Reset() {
+	*x = SyncGateScansResponse{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SyncGateScansResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SyncGateScansResponse) ProtoMessage() {}
+
+func (x *SyncGateScansResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SyncGateScansResponse.ProtoReflect.Descriptor instead.
+func (*SyncGateScansResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *SyncGateScansResponse) GetScans() []*SettledScan {
+	if x != nil {
+		return x.Scans
+	}
+	return nil
+}
+
+func (x *SyncGateScansResponse) GetServerTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ServerTime
+	}
+	return nil
+}
+
+func (x *SyncGateScansResponse) GetClockOffset() *durationpb.Duration {
+	if x != nil {
+		return x.ClockOffset
+	}
+	return nil
+}
+
+func (x *SyncGateScansResponse) GetAdmittedCount() int64 {
+	if x != nil {
+		return x.AdmittedCount
+	}
+	return 0
+}
+
+// GetGateStatusRequest names the show.
+type GetGateStatusRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGateStatusRequest) Reset() {
+	*x = GetGateStatusRequest{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGateStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGateStatusRequest) ProtoMessage() {}
+
+func (x *GetGateStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGateStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetGateStatusRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetGateStatusRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+// GateDevice is one gate device of a show, as of its last sync.
+type GateDevice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The device's id.
+	DeviceId string `protobuf:"bytes,1,opt,name=device_id,json=deviceId,proto3" json:"device_id,omitempty"`
+	// The gate it stood at when it last synced.
+	Gate string `protobuf:"bytes,2,opt,name=gate,proto3" json:"gate,omitempty"`
+	// When it last synced.
+	LastSyncAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_sync_at,json=lastSyncAt,proto3" json:"last_sync_at,omitempty"`
+	// The scans it still held unsent then.
+	Pending int32 `protobuf:"varint,4,opt,name=pending,proto3" json:"pending,omitempty"`
+	// Its clock offset then (server minus device).
+	ClockOffset *durationpb.Duration `protobuf:"bytes,5,opt,name=clock_offset,json=clockOffset,proto3" json:"clock_offset,omitempty"`
+	// Its scans that are admissions.
+	Admitted int64 `protobuf:"varint,6,opt,name=admitted,proto3" json:"admitted,omitempty"`
+	// Its scans that settled as duplicates.
+	Duplicates int64 `protobuf:"varint,7,opt,name=duplicates,proto3" json:"duplicates,omitempty"`
+	// Its scans of cancelled or refunded tickets.
+	Refunded int64 `protobuf:"varint,8,opt,name=refunded,proto3" json:"refunded,omitempty"`
+	// Its invalid scans.
+	Invalid int64 `protobuf:"varint,9,opt,name=invalid,proto3" json:"invalid,omitempty"`
+	// Who synced it last (the staff member's user id).
+	SyncedBy      string `protobuf:"bytes,10,opt,name=synced_by,json=syncedBy,proto3" json:"synced_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GateDevice) Reset() {
+	*x = GateDevice{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GateDevice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GateDevice) ProtoMessage() {}
+
+func (x *GateDevice) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GateDevice.ProtoReflect.Descriptor instead.
+func (*GateDevice) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GateDevice) GetDeviceId() string {
+	if x != nil {
+		return x.DeviceId
+	}
+	return ""
+}
+
+func (x *GateDevice) GetGate() string {
+	if x != nil {
+		return x.Gate
+	}
+	return ""
+}
+
+func (x *GateDevice) GetLastSyncAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastSyncAt
+	}
+	return nil
+}
+
+func (x *GateDevice) GetPending() int32 {
+	if x != nil {
+		return x.Pending
+	}
+	return 0
+}
+
+func (x *GateDevice) GetClockOffset() *durationpb.Duration {
+	if x != nil {
+		return x.ClockOffset
+	}
+	return nil
+}
+
+func (x *GateDevice) GetAdmitted() int64 {
+	if x != nil {
+		return x.Admitted
+	}
+	return 0
+}
+
+func (x *GateDevice) GetDuplicates() int64 {
+	if x != nil {
+		return x.Duplicates
+	}
+	return 0
+}
+
+func (x *GateDevice) GetRefunded() int64 {
+	if x != nil {
+		return x.Refunded
+	}
+	return 0
+}
+
+func (x *GateDevice) GetInvalid() int64 {
+	if x != nil {
+		return x.Invalid
+	}
+	return 0
+}
+
+func (x *GateDevice) GetSyncedBy() string {
+	if x != nil {
+		return x.SyncedBy
+	}
+	return ""
+}
+
+// GetGateStatusResponse is the gate supervisor's view of a show.
+type GetGateStatusResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show's devices, by gate.
+	Devices []*GateDevice `protobuf:"bytes,1,rep,name=devices,proto3" json:"devices,omitempty"`
+	// The conflicts (scans not ADMITTED), newest first, at most 200.
+	Conflicts []*SettledScan `protobuf:"bytes,2,rep,name=conflicts,proto3" json:"conflicts,omitempty"`
+	// How many conflicts there are in all.
+	ConflictCount int64 `protobuf:"varint,3,opt,name=conflict_count,json=conflictCount,proto3" json:"conflict_count,omitempty"`
+	// How many tickets of the show are checked in, at every gate.
+	AdmittedCount int64 `protobuf:"varint,4,opt,name=admitted_count,json=admittedCount,proto3" json:"admitted_count,omitempty"`
+	// The server's clock when it answered.
+	ServerTime    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=server_time,json=serverTime,proto3" json:"server_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetGateStatusResponse) Reset() {
+	*x = GetGateStatusResponse{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetGateStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetGateStatusResponse) ProtoMessage() {}
+
+func (x *GetGateStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetGateStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetGateStatusResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetGateStatusResponse) GetDevices() []*GateDevice {
+	if x != nil {
+		return x.Devices
+	}
+	return nil
+}
+
+func (x *GetGateStatusResponse) GetConflicts() []*SettledScan {
+	if x != nil {
+		return x.Conflicts
+	}
+	return nil
+}
+
+func (x *GetGateStatusResponse) GetConflictCount() int64 {
+	if x != nil {
+		return x.ConflictCount
+	}
+	return 0
+}
+
+func (x *GetGateStatusResponse) GetAdmittedCount() int64 {
+	if x != nil {
+		return x.AdmittedCount
+	}
+	return 0
+}
+
+func (x *GetGateStatusResponse) GetServerTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ServerTime
+	}
+	return nil
+}
+
 var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
@@ -969,17 +2120,123 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x12already_checked_in\x18\x03 \x01(\bR\x10alreadyCheckedIn\x12%\n" +
 	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount\",\n" +
 	"\x11TicketOfOtherShow\x12\x17\n" +
-	"\ashow_id\x18\x01 \x01(\x03R\x06showId*\x9d\x01\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\"y\n" +
+	"\tTicketKey\x12\x15\n" +
+	"\x06key_id\x18\x01 \x01(\tR\x05keyId\x12\x1c\n" +
+	"\talgorithm\x18\x02 \x01(\tR\talgorithm\x12\x1d\n" +
+	"\n" +
+	"public_key\x18\x03 \x01(\fR\tpublicKey\x12\x18\n" +
+	"\asigning\x18\x04 \x01(\bR\asigning\"\x16\n" +
+	"\x14GetTicketKeysRequest\"K\n" +
+	"\x15GetTicketKeysResponse\x122\n" +
+	"\x04keys\x18\x01 \x03(\v2\x1e.seatghor.tickets.v1.TicketKeyR\x04keys\"\xf8\x01\n" +
+	"\tAdmission\x12\x1b\n" +
+	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x12\n" +
+	"\x04seat\x18\x02 \x01(\tR\x04seat\x12\x17\n" +
+	"\aga_area\x18\x03 \x01(\tR\x06gaArea\x129\n" +
+	"\x06status\x18\x04 \x01(\x0e2!.seatghor.tickets.v1.TicketStatusR\x06status\x12>\n" +
+	"\rchecked_in_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\vcheckedInAt\x12&\n" +
+	"\x0fchecked_in_gate\x18\x06 \x01(\tR\rcheckedInGate\"\x8d\x01\n" +
+	"\x17GetAdmissionListRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12'\n" +
+	"\tpage_size\x18\x02 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\x88'(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\"\xe6\x01\n" +
+	"\x18GetAdmissionListResponse\x12>\n" +
+	"\n" +
+	"admissions\x18\x01 \x03(\v2\x1e.seatghor.tickets.v1.AdmissionR\n" +
+	"admissions\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12;\n" +
+	"\vserver_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"serverTime\x12%\n" +
+	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount\"\xe0\x01\n" +
+	"\bGateScan\x124\n" +
+	"\ascan_id\x18\x01 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Za-z0-9_-]+$R\x06scanId\x12(\n" +
+	"\tticket_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x00R\bticketId\x12 \n" +
+	"\x04code\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\x80\bH\x00R\x04code\x12A\n" +
+	"\n" +
+	"scanned_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tscannedAtB\x0f\n" +
+	"\x06ticket\x12\x05\xbaH\x02\b\x01\"\x91\x03\n" +
+	"\x14SyncGateScansRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x128\n" +
+	"\tdevice_id\x18\x02 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Za-z0-9_-]+$R\bdeviceId\x12\x1b\n" +
+	"\x04gate\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04gate\x12>\n" +
+	"\x05scans\x18\x04 \x03(\v2\x1d.seatghor.tickets.v1.GateScanB\t\xbaH\x06\x92\x01\x03\x10\xf4\x03R\x05scans\x12C\n" +
+	"\vdevice_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\n" +
+	"deviceTime\x12X\n" +
+	"\fclock_offset\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\x1a\xbaH\x17\xaa\x01\x14\"\x05\b\x80\x8a\x8a\x0f2\v\b\x80\xf6\xf5\xf0\xff\xff\xff\xff\xff\x01R\vclockOffset\x12!\n" +
+	"\apending\x18\a \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\apending\"\xc7\x04\n" +
+	"\vSettledScan\x12\x17\n" +
+	"\ascan_id\x18\x01 \x01(\tR\x06scanId\x12\x1b\n" +
+	"\tdevice_id\x18\x02 \x01(\tR\bdeviceId\x12\x12\n" +
+	"\x04gate\x18\x03 \x01(\tR\x04gate\x12\x1b\n" +
+	"\tticket_id\x18\x04 \x01(\tR\bticketId\x12\x12\n" +
+	"\x04seat\x18\x05 \x01(\tR\x04seat\x12\x17\n" +
+	"\aga_area\x18\x06 \x01(\tR\x06gaArea\x12:\n" +
+	"\aoutcome\x18\a \x01(\x0e2 .seatghor.tickets.v1.ScanOutcomeR\aoutcome\x129\n" +
+	"\n" +
+	"scanned_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tscannedAt\x12=\n" +
+	"\fsettled_time\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\vsettledTime\x12#\n" +
+	"\radmitted_gate\x18\n" +
+	" \x01(\tR\fadmittedGate\x12,\n" +
+	"\x12admitted_device_id\x18\v \x01(\tR\x10admittedDeviceId\x12;\n" +
+	"\vadmitted_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"admittedAt\x12F\n" +
+	"\rticket_status\x18\r \x01(\x0e2!.seatghor.tickets.v1.TicketStatusR\fticketStatus\x12\x16\n" +
+	"\x06detail\x18\x0e \x01(\tR\x06detail\"\xf1\x01\n" +
+	"\x15SyncGateScansResponse\x126\n" +
+	"\x05scans\x18\x01 \x03(\v2 .seatghor.tickets.v1.SettledScanR\x05scans\x12;\n" +
+	"\vserver_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"serverTime\x12<\n" +
+	"\fclock_offset\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12%\n" +
+	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount\"8\n" +
+	"\x14GetGateStatusRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\xe2\x02\n" +
+	"\n" +
+	"GateDevice\x12\x1b\n" +
+	"\tdevice_id\x18\x01 \x01(\tR\bdeviceId\x12\x12\n" +
+	"\x04gate\x18\x02 \x01(\tR\x04gate\x12<\n" +
+	"\flast_sync_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"lastSyncAt\x12\x18\n" +
+	"\apending\x18\x04 \x01(\x05R\apending\x12<\n" +
+	"\fclock_offset\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12\x1a\n" +
+	"\badmitted\x18\x06 \x01(\x03R\badmitted\x12\x1e\n" +
+	"\n" +
+	"duplicates\x18\a \x01(\x03R\n" +
+	"duplicates\x12\x1a\n" +
+	"\brefunded\x18\b \x01(\x03R\brefunded\x12\x18\n" +
+	"\ainvalid\x18\t \x01(\x03R\ainvalid\x12\x1b\n" +
+	"\tsynced_by\x18\n" +
+	" \x01(\tR\bsyncedBy\"\x9d\x02\n" +
+	"\x15GetGateStatusResponse\x129\n" +
+	"\adevices\x18\x01 \x03(\v2\x1f.seatghor.tickets.v1.GateDeviceR\adevices\x12>\n" +
+	"\tconflicts\x18\x02 \x03(\v2 .seatghor.tickets.v1.SettledScanR\tconflicts\x12%\n" +
+	"\x0econflict_count\x18\x03 \x01(\x03R\rconflictCount\x12%\n" +
+	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount\x12;\n" +
+	"\vserver_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"serverTime*\x9d\x01\n" +
 	"\fTicketStatus\x12\x1d\n" +
 	"\x19TICKET_STATUS_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13TICKET_STATUS_VALID\x10\x01\x12\x1c\n" +
 	"\x18TICKET_STATUS_CHECKED_IN\x10\x02\x12\x1b\n" +
 	"\x17TICKET_STATUS_CANCELLED\x10\x03\x12\x1a\n" +
-	"\x16TICKET_STATUS_REFUNDED\x10\x042\xc3\x03\n" +
+	"\x16TICKET_STATUS_REFUNDED\x10\x04*\x97\x01\n" +
+	"\vScanOutcome\x12\x1c\n" +
+	"\x18SCAN_OUTCOME_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15SCAN_OUTCOME_ADMITTED\x10\x01\x12\x1a\n" +
+	"\x16SCAN_OUTCOME_DUPLICATE\x10\x02\x12\x19\n" +
+	"\x15SCAN_OUTCOME_REFUNDED\x10\x03\x12\x18\n" +
+	"\x14SCAN_OUTCOME_INVALID\x10\x042\x91\b\n" +
 	"\rTicketService\x12~\n" +
 	"\rListMyTickets\x12).seatghor.tickets.v1.ListMyTicketsRequest\x1a*.seatghor.tickets.v1.ListMyTicketsResponse\"\x16\x82\xd3\xe4\x93\x02\r\x12\v/v1/tickets\x90\x02\x01\x12\x9f\x01\n" +
 	"\x11GetTicketDownload\x12-.seatghor.tickets.v1.GetTicketDownloadRequest\x1a..seatghor.tickets.v1.GetTicketDownloadResponse\"+\x82\xd3\xe4\x93\x02\"\x12 /v1/tickets/{ticket_id}/download\x90\x02\x01\x12\x8f\x01\n" +
-	"\rCheckInTicket\x12).seatghor.tickets.v1.CheckInTicketRequest\x1a*.seatghor.tickets.v1.CheckInTicketResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/shows/{show_id}/checkinsB\xd5\x01\n" +
+	"\rCheckInTicket\x12).seatghor.tickets.v1.CheckInTicketRequest\x1a*.seatghor.tickets.v1.CheckInTicketResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/shows/{show_id}/checkins\x12\x82\x01\n" +
+	"\rGetTicketKeys\x12).seatghor.tickets.v1.GetTicketKeysRequest\x1a*.seatghor.tickets.v1.GetTicketKeysResponse\"\x1a\x82\xd3\xe4\x93\x02\x11\x12\x0f/v1/ticket-keys\x90\x02\x01\x12\x9a\x01\n" +
+	"\x10GetAdmissionList\x12,.seatghor.tickets.v1.GetAdmissionListRequest\x1a-.seatghor.tickets.v1.GetAdmissionListResponse\")\x82\xd3\xe4\x93\x02 \x12\x1e/v1/shows/{show_id}/admissions\x90\x02\x01\x12\x94\x01\n" +
+	"\rSyncGateScans\x12).seatghor.tickets.v1.SyncGateScansRequest\x1a*.seatghor.tickets.v1.SyncGateScansResponse\",\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/shows/{show_id}/gate-scans\x90\x02\x02\x12\x92\x01\n" +
+	"\rGetGateStatus\x12).seatghor.tickets.v1.GetGateStatusRequest\x1a*.seatghor.tickets.v1.GetGateStatusResponse\"*\x82\xd3\xe4\x93\x02!\x12\x1f/v1/shows/{show_id}/gate-status\x90\x02\x01B\xd5\x01\n" +
 	"\x17com.seatghor.tickets.v1B\fTicketsProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/tickets/v1;ticketsv1\xa2\x02\x03STX\xaa\x02\x13Seatghor.Tickets.V1\xca\x02\x13Seatghor\\Tickets\\V1\xe2\x02\x1fSeatghor\\Tickets\\V1\\GPBMetadata\xea\x02\x15Seatghor::Tickets::V1b\x06proto3"
 
 var (
@@ -994,52 +2251,96 @@ func file_seatghor_tickets_v1_tickets_proto_rawDescGZIP() []byte {
 	return file_seatghor_tickets_v1_tickets_proto_rawDescData
 }
 
-var file_seatghor_tickets_v1_tickets_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_seatghor_tickets_v1_tickets_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_seatghor_tickets_v1_tickets_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_seatghor_tickets_v1_tickets_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_seatghor_tickets_v1_tickets_proto_goTypes = []any{
 	(TicketStatus)(0),                 // 0: seatghor.tickets.v1.TicketStatus
-	(*Ticket)(nil),                    // 1: seatghor.tickets.v1.Ticket
-	(*ListMyTicketsRequest)(nil),      // 2: seatghor.tickets.v1.ListMyTicketsRequest
-	(*ListMyTicketsResponse)(nil),     // 3: seatghor.tickets.v1.ListMyTicketsResponse
-	(*GetTicketDownloadRequest)(nil),  // 4: seatghor.tickets.v1.GetTicketDownloadRequest
-	(*GetTicketDownloadResponse)(nil), // 5: seatghor.tickets.v1.GetTicketDownloadResponse
-	(*CheckInTicketRequest)(nil),      // 6: seatghor.tickets.v1.CheckInTicketRequest
-	(*CheckInTicketResponse)(nil),     // 7: seatghor.tickets.v1.CheckInTicketResponse
-	(*TicketOfOtherShow)(nil),         // 8: seatghor.tickets.v1.TicketOfOtherShow
-	(v1.ShowKind)(0),                  // 9: seatghor.catalog.v1.ShowKind
-	(*timestamppb.Timestamp)(nil),     // 10: google.protobuf.Timestamp
-	(*v11.Money)(nil),                 // 11: seatghor.common.v1.Money
-	(*v11.LocalTime)(nil),             // 12: seatghor.common.v1.LocalTime
-	(*v11.Journey)(nil),               // 13: seatghor.common.v1.Journey
-	(*v11.Passenger)(nil),             // 14: seatghor.common.v1.Passenger
-	(*durationpb.Duration)(nil),       // 15: google.protobuf.Duration
+	(ScanOutcome)(0),                  // 1: seatghor.tickets.v1.ScanOutcome
+	(*Ticket)(nil),                    // 2: seatghor.tickets.v1.Ticket
+	(*ListMyTicketsRequest)(nil),      // 3: seatghor.tickets.v1.ListMyTicketsRequest
+	(*ListMyTicketsResponse)(nil),     // 4: seatghor.tickets.v1.ListMyTicketsResponse
+	(*GetTicketDownloadRequest)(nil),  // 5: seatghor.tickets.v1.GetTicketDownloadRequest
+	(*GetTicketDownloadResponse)(nil), // 6: seatghor.tickets.v1.GetTicketDownloadResponse
+	(*CheckInTicketRequest)(nil),      // 7: seatghor.tickets.v1.CheckInTicketRequest
+	(*CheckInTicketResponse)(nil),     // 8: seatghor.tickets.v1.CheckInTicketResponse
+	(*TicketOfOtherShow)(nil),         // 9: seatghor.tickets.v1.TicketOfOtherShow
+	(*TicketKey)(nil),                 // 10: seatghor.tickets.v1.TicketKey
+	(*GetTicketKeysRequest)(nil),      // 11: seatghor.tickets.v1.GetTicketKeysRequest
+	(*GetTicketKeysResponse)(nil),     // 12: seatghor.tickets.v1.GetTicketKeysResponse
+	(*Admission)(nil),                 // 13: seatghor.tickets.v1.Admission
+	(*GetAdmissionListRequest)(nil),   // 14: seatghor.tickets.v1.GetAdmissionListRequest
+	(*GetAdmissionListResponse)(nil),  // 15: seatghor.tickets.v1.GetAdmissionListResponse
+	(*GateScan)(nil),                  // 16: seatghor.tickets.v1.GateScan
+	(*SyncGateScansRequest)(nil),      // 17: seatghor.tickets.v1.SyncGateScansRequest
+	(*SettledScan)(nil),               // 18: seatghor.tickets.v1.SettledScan
+	(*SyncGateScansResponse)(nil),     // 19: seatghor.tickets.v1.SyncGateScansResponse
+	(*GetGateStatusRequest)(nil),      // 20: seatghor.tickets.v1.GetGateStatusRequest
+	(*GateDevice)(nil),                // 21: seatghor.tickets.v1.GateDevice
+	(*GetGateStatusResponse)(nil),     // 22: seatghor.tickets.v1.GetGateStatusResponse
+	(v1.ShowKind)(0),                  // 23: seatghor.catalog.v1.ShowKind
+	(*timestamppb.Timestamp)(nil),     // 24: google.protobuf.Timestamp
+	(*v11.Money)(nil),                 // 25: seatghor.common.v1.Money
+	(*v11.LocalTime)(nil),             // 26: seatghor.common.v1.LocalTime
+	(*v11.Journey)(nil),               // 27: seatghor.common.v1.Journey
+	(*v11.Passenger)(nil),             // 28: seatghor.common.v1.Passenger
+	(*durationpb.Duration)(nil),       // 29: google.protobuf.Duration
 }
 var file_seatghor_tickets_v1_tickets_proto_depIdxs = []int32{
-	9,  // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	10, // 1: seatghor.tickets.v1.Ticket.starts_at:type_name -> google.protobuf.Timestamp
+	23, // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	24, // 1: seatghor.tickets.v1.Ticket.starts_at:type_name -> google.protobuf.Timestamp
 	0,  // 2: seatghor.tickets.v1.Ticket.status:type_name -> seatghor.tickets.v1.TicketStatus
-	11, // 3: seatghor.tickets.v1.Ticket.price:type_name -> seatghor.common.v1.Money
-	10, // 4: seatghor.tickets.v1.Ticket.issued_at:type_name -> google.protobuf.Timestamp
-	10, // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
-	12, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
-	12, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
-	13, // 8: seatghor.tickets.v1.Ticket.journey:type_name -> seatghor.common.v1.Journey
-	14, // 9: seatghor.tickets.v1.Ticket.passenger:type_name -> seatghor.common.v1.Passenger
-	1,  // 10: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
-	10, // 11: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
-	15, // 12: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
-	1,  // 13: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
-	2,  // 14: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
-	4,  // 15: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
-	6,  // 16: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
-	3,  // 17: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
-	5,  // 18: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
-	7,  // 19: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
-	17, // [17:20] is the sub-list for method output_type
-	14, // [14:17] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	25, // 3: seatghor.tickets.v1.Ticket.price:type_name -> seatghor.common.v1.Money
+	24, // 4: seatghor.tickets.v1.Ticket.issued_at:type_name -> google.protobuf.Timestamp
+	24, // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
+	26, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	26, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
+	27, // 8: seatghor.tickets.v1.Ticket.journey:type_name -> seatghor.common.v1.Journey
+	28, // 9: seatghor.tickets.v1.Ticket.passenger:type_name -> seatghor.common.v1.Passenger
+	2,  // 10: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
+	24, // 11: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
+	29, // 12: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
+	2,  // 13: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
+	10, // 14: seatghor.tickets.v1.GetTicketKeysResponse.keys:type_name -> seatghor.tickets.v1.TicketKey
+	0,  // 15: seatghor.tickets.v1.Admission.status:type_name -> seatghor.tickets.v1.TicketStatus
+	24, // 16: seatghor.tickets.v1.Admission.checked_in_at:type_name -> google.protobuf.Timestamp
+	13, // 17: seatghor.tickets.v1.GetAdmissionListResponse.admissions:type_name -> seatghor.tickets.v1.Admission
+	24, // 18: seatghor.tickets.v1.GetAdmissionListResponse.server_time:type_name -> google.protobuf.Timestamp
+	24, // 19: seatghor.tickets.v1.GateScan.scanned_at:type_name -> google.protobuf.Timestamp
+	16, // 20: seatghor.tickets.v1.SyncGateScansRequest.scans:type_name -> seatghor.tickets.v1.GateScan
+	24, // 21: seatghor.tickets.v1.SyncGateScansRequest.device_time:type_name -> google.protobuf.Timestamp
+	29, // 22: seatghor.tickets.v1.SyncGateScansRequest.clock_offset:type_name -> google.protobuf.Duration
+	1,  // 23: seatghor.tickets.v1.SettledScan.outcome:type_name -> seatghor.tickets.v1.ScanOutcome
+	24, // 24: seatghor.tickets.v1.SettledScan.scanned_at:type_name -> google.protobuf.Timestamp
+	24, // 25: seatghor.tickets.v1.SettledScan.settled_time:type_name -> google.protobuf.Timestamp
+	24, // 26: seatghor.tickets.v1.SettledScan.admitted_at:type_name -> google.protobuf.Timestamp
+	0,  // 27: seatghor.tickets.v1.SettledScan.ticket_status:type_name -> seatghor.tickets.v1.TicketStatus
+	18, // 28: seatghor.tickets.v1.SyncGateScansResponse.scans:type_name -> seatghor.tickets.v1.SettledScan
+	24, // 29: seatghor.tickets.v1.SyncGateScansResponse.server_time:type_name -> google.protobuf.Timestamp
+	29, // 30: seatghor.tickets.v1.SyncGateScansResponse.clock_offset:type_name -> google.protobuf.Duration
+	24, // 31: seatghor.tickets.v1.GateDevice.last_sync_at:type_name -> google.protobuf.Timestamp
+	29, // 32: seatghor.tickets.v1.GateDevice.clock_offset:type_name -> google.protobuf.Duration
+	21, // 33: seatghor.tickets.v1.GetGateStatusResponse.devices:type_name -> seatghor.tickets.v1.GateDevice
+	18, // 34: seatghor.tickets.v1.GetGateStatusResponse.conflicts:type_name -> seatghor.tickets.v1.SettledScan
+	24, // 35: seatghor.tickets.v1.GetGateStatusResponse.server_time:type_name -> google.protobuf.Timestamp
+	3,  // 36: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
+	5,  // 37: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
+	7,  // 38: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
+	11, // 39: seatghor.tickets.v1.TicketService.GetTicketKeys:input_type -> seatghor.tickets.v1.GetTicketKeysRequest
+	14, // 40: seatghor.tickets.v1.TicketService.GetAdmissionList:input_type -> seatghor.tickets.v1.GetAdmissionListRequest
+	17, // 41: seatghor.tickets.v1.TicketService.SyncGateScans:input_type -> seatghor.tickets.v1.SyncGateScansRequest
+	20, // 42: seatghor.tickets.v1.TicketService.GetGateStatus:input_type -> seatghor.tickets.v1.GetGateStatusRequest
+	4,  // 43: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
+	6,  // 44: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
+	8,  // 45: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
+	12, // 46: seatghor.tickets.v1.TicketService.GetTicketKeys:output_type -> seatghor.tickets.v1.GetTicketKeysResponse
+	15, // 47: seatghor.tickets.v1.TicketService.GetAdmissionList:output_type -> seatghor.tickets.v1.GetAdmissionListResponse
+	19, // 48: seatghor.tickets.v1.TicketService.SyncGateScans:output_type -> seatghor.tickets.v1.SyncGateScansResponse
+	22, // 49: seatghor.tickets.v1.TicketService.GetGateStatus:output_type -> seatghor.tickets.v1.GetGateStatusResponse
+	43, // [43:50] is the sub-list for method output_type
+	36, // [36:43] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_tickets_v1_tickets_proto_init() }
@@ -1051,13 +2352,17 @@ func file_seatghor_tickets_v1_tickets_proto_init() {
 		(*CheckInTicketRequest_TicketId)(nil),
 		(*CheckInTicketRequest_Code)(nil),
 	}
+	file_seatghor_tickets_v1_tickets_proto_msgTypes[14].OneofWrappers = []any{
+		(*GateScan_TicketId)(nil),
+		(*GateScan_Code)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_tickets_v1_tickets_proto_rawDesc), len(file_seatghor_tickets_v1_tickets_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   8,
+			NumEnums:      2,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,18 @@ const (
 	// TicketServiceCheckInTicketProcedure is the fully-qualified name of the TicketService's
 	// CheckInTicket RPC.
 	TicketServiceCheckInTicketProcedure = "/seatghor.tickets.v1.TicketService/CheckInTicket"
+	// TicketServiceGetTicketKeysProcedure is the fully-qualified name of the TicketService's
+	// GetTicketKeys RPC.
+	TicketServiceGetTicketKeysProcedure = "/seatghor.tickets.v1.TicketService/GetTicketKeys"
+	// TicketServiceGetAdmissionListProcedure is the fully-qualified name of the TicketService's
+	// GetAdmissionList RPC.
+	TicketServiceGetAdmissionListProcedure = "/seatghor.tickets.v1.TicketService/GetAdmissionList"
+	// TicketServiceSyncGateScansProcedure is the fully-qualified name of the TicketService's
+	// SyncGateScans RPC.
+	TicketServiceSyncGateScansProcedure = "/seatghor.tickets.v1.TicketService/SyncGateScans"
+	// TicketServiceGetGateStatusProcedure is the fully-qualified name of the TicketService's
+	// GetGateStatus RPC.
+	TicketServiceGetGateStatusProcedure = "/seatghor.tickets.v1.TicketService/GetGateStatus"
 )
 
 // TicketServiceClient is a client for the seatghor.tickets.v1.TicketService service.
@@ -70,6 +82,38 @@ type TicketServiceClient interface {
 	// Requires an Idempotency-Key, so a retried scan on a weak gate
 	// network returns the first answer.
 	CheckInTicket(context.Context, *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error)
+	// GetTicketKeys returns the public keys that verify tickets' codes
+	// (Ed25519, docs/decisions/0390), so a gate device verifies a code with
+	// no network and no secret. Anyone may call it. The signing key is first
+	// and marked; the others still verify codes they signed (rotation,
+	// docs/decisions/0085). A code is
+	// "SGT3.<key_id>.<base64url(ticket id "|" seat or GA area)>.<base64url(signature)>",
+	// the Ed25519 signature of the text before its last dot. Codes signed
+	// before (SGT2, HMAC) carry no public signature: only CheckInTicket and
+	// SyncGateScans verify them.
+	GetTicketKeys(context.Context, *connect.Request[v1.GetTicketKeysRequest]) (*connect.Response[v1.GetTicketKeysResponse], error)
+	// GetAdmissionList returns the tickets of a show as the gate admits them:
+	// every ticket of its confirmed, cancelled and refunded orders, with its
+	// status and, once checked in, when and at which gate. A gate device
+	// keeps it to admit with no network (docs/gate-offline.md). Paged by
+	// orders; the same callers as CheckInTicket.
+	GetAdmissionList(context.Context, *connect.Request[v1.GetAdmissionListRequest]) (*connect.Response[v1.GetAdmissionListResponse], error)
+	// SyncGateScans settles the scans a gate device admitted with no network,
+	// in a batch, on the show's shard (docs/gate-offline.md): each scan's time
+	// is put on the server's clock with the device's clock offset; the
+	// earliest scan of a ticket is its admission, every other one a
+	// duplicate that names the admission (gate, device and time); a scan of
+	// a ticket cancelled or refunded is reported so. A scan is settled once
+	// however often it is sent (its device and scan id), so a retried batch
+	// settles nothing twice and needs no Idempotency-Key. The same callers as
+	// CheckInTicket.
+	SyncGateScans(context.Context, *connect.Request[v1.SyncGateScansRequest]) (*connect.Response[v1.SyncGateScansResponse], error)
+	// GetGateStatus tells the gate's supervisor, per device (gate), when it
+	// last synced, how many scans it still held then and how its scans
+	// settled, and lists the conflicts: scans admitted with no network that
+	// settled as duplicates, of cancelled or refunded tickets, or invalid.
+	// The same callers as CheckInTicket.
+	GetGateStatus(context.Context, *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error)
 }
 
 // NewTicketServiceClient constructs a client for the seatghor.tickets.v1.TicketService service. By
@@ -103,6 +147,34 @@ func NewTicketServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(ticketServiceMethods.ByName("CheckInTicket")),
 			connect.WithClientOptions(opts...),
 		),
+		getTicketKeys: connect.NewClient[v1.GetTicketKeysRequest, v1.GetTicketKeysResponse](
+			httpClient,
+			baseURL+TicketServiceGetTicketKeysProcedure,
+			connect.WithSchema(ticketServiceMethods.ByName("GetTicketKeys")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		getAdmissionList: connect.NewClient[v1.GetAdmissionListRequest, v1.GetAdmissionListResponse](
+			httpClient,
+			baseURL+TicketServiceGetAdmissionListProcedure,
+			connect.WithSchema(ticketServiceMethods.ByName("GetAdmissionList")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		syncGateScans: connect.NewClient[v1.SyncGateScansRequest, v1.SyncGateScansResponse](
+			httpClient,
+			baseURL+TicketServiceSyncGateScansProcedure,
+			connect.WithSchema(ticketServiceMethods.ByName("SyncGateScans")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
+		getGateStatus: connect.NewClient[v1.GetGateStatusRequest, v1.GetGateStatusResponse](
+			httpClient,
+			baseURL+TicketServiceGetGateStatusProcedure,
+			connect.WithSchema(ticketServiceMethods.ByName("GetGateStatus")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -111,6 +183,10 @@ type ticketServiceClient struct {
 	listMyTickets     *connect.Client[v1.ListMyTicketsRequest, v1.ListMyTicketsResponse]
 	getTicketDownload *connect.Client[v1.GetTicketDownloadRequest, v1.GetTicketDownloadResponse]
 	checkInTicket     *connect.Client[v1.CheckInTicketRequest, v1.CheckInTicketResponse]
+	getTicketKeys     *connect.Client[v1.GetTicketKeysRequest, v1.GetTicketKeysResponse]
+	getAdmissionList  *connect.Client[v1.GetAdmissionListRequest, v1.GetAdmissionListResponse]
+	syncGateScans     *connect.Client[v1.SyncGateScansRequest, v1.SyncGateScansResponse]
+	getGateStatus     *connect.Client[v1.GetGateStatusRequest, v1.GetGateStatusResponse]
 }
 
 // ListMyTickets calls seatghor.tickets.v1.TicketService.ListMyTickets.
@@ -126,6 +202,26 @@ func (c *ticketServiceClient) GetTicketDownload(ctx context.Context, req *connec
 // CheckInTicket calls seatghor.tickets.v1.TicketService.CheckInTicket.
 func (c *ticketServiceClient) CheckInTicket(ctx context.Context, req *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error) {
 	return c.checkInTicket.CallUnary(ctx, req)
+}
+
+// GetTicketKeys calls seatghor.tickets.v1.TicketService.GetTicketKeys.
+func (c *ticketServiceClient) GetTicketKeys(ctx context.Context, req *connect.Request[v1.GetTicketKeysRequest]) (*connect.Response[v1.GetTicketKeysResponse], error) {
+	return c.getTicketKeys.CallUnary(ctx, req)
+}
+
+// GetAdmissionList calls seatghor.tickets.v1.TicketService.GetAdmissionList.
+func (c *ticketServiceClient) GetAdmissionList(ctx context.Context, req *connect.Request[v1.GetAdmissionListRequest]) (*connect.Response[v1.GetAdmissionListResponse], error) {
+	return c.getAdmissionList.CallUnary(ctx, req)
+}
+
+// SyncGateScans calls seatghor.tickets.v1.TicketService.SyncGateScans.
+func (c *ticketServiceClient) SyncGateScans(ctx context.Context, req *connect.Request[v1.SyncGateScansRequest]) (*connect.Response[v1.SyncGateScansResponse], error) {
+	return c.syncGateScans.CallUnary(ctx, req)
+}
+
+// GetGateStatus calls seatghor.tickets.v1.TicketService.GetGateStatus.
+func (c *ticketServiceClient) GetGateStatus(ctx context.Context, req *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error) {
+	return c.getGateStatus.CallUnary(ctx, req)
 }
 
 // TicketServiceHandler is an implementation of the seatghor.tickets.v1.TicketService service.
@@ -154,6 +250,38 @@ type TicketServiceHandler interface {
 	// Requires an Idempotency-Key, so a retried scan on a weak gate
 	// network returns the first answer.
 	CheckInTicket(context.Context, *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error)
+	// GetTicketKeys returns the public keys that verify tickets' codes
+	// (Ed25519, docs/decisions/0390), so a gate device verifies a code with
+	// no network and no secret. Anyone may call it. The signing key is first
+	// and marked; the others still verify codes they signed (rotation,
+	// docs/decisions/0085). A code is
+	// "SGT3.<key_id>.<base64url(ticket id "|" seat or GA area)>.<base64url(signature)>",
+	// the Ed25519 signature of the text before its last dot. Codes signed
+	// before (SGT2, HMAC) carry no public signature: only CheckInTicket and
+	// SyncGateScans verify them.
+	GetTicketKeys(context.Context, *connect.Request[v1.GetTicketKeysRequest]) (*connect.Response[v1.GetTicketKeysResponse], error)
+	// GetAdmissionList returns the tickets of a show as the gate admits them:
+	// every ticket of its confirmed, cancelled and refunded orders, with its
+	// status and, once checked in, when and at which gate. A gate device
+	// keeps it to admit with no network (docs/gate-offline.md). Paged by
+	// orders; the same callers as CheckInTicket.
+	GetAdmissionList(context.Context, *connect.Request[v1.GetAdmissionListRequest]) (*connect.Response[v1.GetAdmissionListResponse], error)
+	// SyncGateScans settles the scans a gate device admitted with no network,
+	// in a batch, on the show's shard (docs/gate-offline.md): each scan's time
+	// is put on the server's clock with the device's clock offset; the
+	// earliest scan of a ticket is its admission, every other one a
+	// duplicate that names the admission (gate, device and time); a scan of
+	// a ticket cancelled or refunded is reported so. A scan is settled once
+	// however often it is sent (its device and scan id), so a retried batch
+	// settles nothing twice and needs no Idempotency-Key. The same callers as
+	// CheckInTicket.
+	SyncGateScans(context.Context, *connect.Request[v1.SyncGateScansRequest]) (*connect.Response[v1.SyncGateScansResponse], error)
+	// GetGateStatus tells the gate's supervisor, per device (gate), when it
+	// last synced, how many scans it still held then and how its scans
+	// settled, and lists the conflicts: scans admitted with no network that
+	// settled as duplicates, of cancelled or refunded tickets, or invalid.
+	// The same callers as CheckInTicket.
+	GetGateStatus(context.Context, *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error)
 }
 
 // NewTicketServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -183,6 +311,34 @@ func NewTicketServiceHandler(svc TicketServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(ticketServiceMethods.ByName("CheckInTicket")),
 		connect.WithHandlerOptions(opts...),
 	)
+	ticketServiceGetTicketKeysHandler := connect.NewUnaryHandler(
+		TicketServiceGetTicketKeysProcedure,
+		svc.GetTicketKeys,
+		connect.WithSchema(ticketServiceMethods.ByName("GetTicketKeys")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	ticketServiceGetAdmissionListHandler := connect.NewUnaryHandler(
+		TicketServiceGetAdmissionListProcedure,
+		svc.GetAdmissionList,
+		connect.WithSchema(ticketServiceMethods.ByName("GetAdmissionList")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	ticketServiceSyncGateScansHandler := connect.NewUnaryHandler(
+		TicketServiceSyncGateScansProcedure,
+		svc.SyncGateScans,
+		connect.WithSchema(ticketServiceMethods.ByName("SyncGateScans")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
+	ticketServiceGetGateStatusHandler := connect.NewUnaryHandler(
+		TicketServiceGetGateStatusProcedure,
+		svc.GetGateStatus,
+		connect.WithSchema(ticketServiceMethods.ByName("GetGateStatus")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.tickets.v1.TicketService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TicketServiceListMyTicketsProcedure:
@@ -191,6 +347,14 @@ func NewTicketServiceHandler(svc TicketServiceHandler, opts ...connect.HandlerOp
 			ticketServiceGetTicketDownloadHandler.ServeHTTP(w, r)
 		case TicketServiceCheckInTicketProcedure:
 			ticketServiceCheckInTicketHandler.ServeHTTP(w, r)
+		case TicketServiceGetTicketKeysProcedure:
+			ticketServiceGetTicketKeysHandler.ServeHTTP(w, r)
+		case TicketServiceGetAdmissionListProcedure:
+			ticketServiceGetAdmissionListHandler.ServeHTTP(w, r)
+		case TicketServiceSyncGateScansProcedure:
+			ticketServiceSyncGateScansHandler.ServeHTTP(w, r)
+		case TicketServiceGetGateStatusProcedure:
+			ticketServiceGetGateStatusHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -210,4 +374,20 @@ func (UnimplementedTicketServiceHandler) GetTicketDownload(context.Context, *con
 
 func (UnimplementedTicketServiceHandler) CheckInTicket(context.Context, *connect.Request[v1.CheckInTicketRequest]) (*connect.Response[v1.CheckInTicketResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.CheckInTicket is not implemented"))
+}
+
+func (UnimplementedTicketServiceHandler) GetTicketKeys(context.Context, *connect.Request[v1.GetTicketKeysRequest]) (*connect.Response[v1.GetTicketKeysResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.GetTicketKeys is not implemented"))
+}
+
+func (UnimplementedTicketServiceHandler) GetAdmissionList(context.Context, *connect.Request[v1.GetAdmissionListRequest]) (*connect.Response[v1.GetAdmissionListResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.GetAdmissionList is not implemented"))
+}
+
+func (UnimplementedTicketServiceHandler) SyncGateScans(context.Context, *connect.Request[v1.SyncGateScansRequest]) (*connect.Response[v1.SyncGateScansResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.SyncGateScans is not implemented"))
+}
+
+func (UnimplementedTicketServiceHandler) GetGateStatus(context.Context, *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.GetGateStatus is not implemented"))
 }

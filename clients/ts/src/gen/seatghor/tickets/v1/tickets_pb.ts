@@ -22,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/tickets/v1/tickets.proto.
  */
 export const file_seatghor_tickets_v1_tickets: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci90aWNrZXRzL3YxL3RpY2tldHMucHJvdG8SE3NlYXRnaG9yLnRpY2tldHMudjEivwYKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEAoIb3JkZXJfaWQYAiABKAkSDwoHc2hvd19pZBgDIAEoAxIwCglzaG93X2tpbmQYBCABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEhIKCnNob3dfdGl0bGUYBSABKAkSLQoJc3RhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZvcmlnaW4YByABKAkSEwoLZGVzdGluYXRpb24YCCABKAkSDQoFdmVudWUYCSABKAkSDAoEc2VhdBgKIAEoCRIPCgdnYV9hcmVhGAsgASgJEg8KB3VzZXJfaWQYDCABKAkSMQoGc3RhdHVzGA0gASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSDAoEY29kZRgOIAEoCRIoCgVwcmljZRgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRItCglpc3N1ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNoZWNrZWRfaW5fYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgSIAEoCRIWCg5kb3dubG9hZF9yZWFkeRgTIAEoCBINCgVzZWF0cxgUIAMoCRI2Cg9zdGFydHNfYXRfbG9jYWwYFSABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEjoKE2NoZWNrZWRfaW5fYXRfbG9jYWwYFiABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhAKCG9wZXJhdG9yGBcgASgJEhYKDm9yaWdpbl9iZW5nYWxpGBggASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYGSABKAkSLAoHam91cm5leRgaIAEoCzIbLnNlYXRnaG9yLmNvbW1vbi52MS5Kb3VybmV5EjAKCXBhc3NlbmdlchgbIAEoCzIdLnNlYXRnaG9yLmNvbW1vbi52MS5QYXNzZW5nZXIihAEKFExpc3RNeVRpY2tldHNSZXF1ZXN0Eh0KCXBhZ2Vfc2l6ZRgBIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIARIYCgdzaG93X2lkGAMgASgDQge6SAQiAigAEhUKDXVwY29taW5nX29ubHkYBCABKAgiXgoVTGlzdE15VGlja2V0c1Jlc3BvbnNlEiwKB3RpY2tldHMYASADKAsyGy5zZWF0Z2hvci50aWNrZXRzLnYxLlRpY2tldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiVwoYR2V0VGlja2V0RG93bmxvYWRSZXF1ZXN0EhwKCXRpY2tldF9pZBgBIAEoCUIJukgGcgQQARhAEh0KBGxhbmcYAiABKAlCD7pIDHIKUgBSAmVuUgJibiLTAQoZR2V0VGlja2V0RG93bmxvYWRSZXNwb25zZRIRCgl0aWNrZXRfaWQYASABKAkSDQoFcmVhZHkYAiABKAgSCwoDdXJsGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KC3JldHJ5X2FmdGVyGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhQKDGNvbnRlbnRfdHlwZRgGIAEoCRIRCglmaWxlX25hbWUYByABKAkilAEKFENoZWNrSW5UaWNrZXRSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASHgoJdGlja2V0X2lkGAIgASgJQgm6SAZyBBABGEBIABIaCgRjb2RlGAMgASgJQgq6SAdyBRABGIAISAASFQoEZ2F0ZRgEIAEoCUIHukgEcgIYQEIPCgZ0aWNrZXQSBbpIAggBIooBChVDaGVja0luVGlja2V0UmVzcG9uc2USKwoGdGlja2V0GAEgASgLMhsuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXQSEAoIYWRtaXR0ZWQYAiABKAgSGgoSYWxyZWFkeV9jaGVja2VkX2luGAMgASgIEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDIiQKEVRpY2tldE9mT3RoZXJTaG93Eg8KB3Nob3dfaWQYASABKAMqnQEKDFRpY2tldFN0YXR1cxIdChlUSUNLRVRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASFwoTVElDS0VUX1NUQVRVU19WQUxJRBABEhwKGFRJQ0tFVF9TVEFUVVNfQ0hFQ0tFRF9JThACEhsKF1RJQ0tFVF9TVEFUVVNfQ0FOQ0VMTEVEEAMSGgoWVElDS0VUX1NUQVRVU19SRUZVTkRFRBAEMsMDCg1UaWNrZXRTZXJ2aWNlEn4KDUxpc3RNeVRpY2tldHMSKS5zZWF0Z2hvci50aWNrZXRzLnYxLkxpc3RNeVRpY2tldHNSZXF1ZXN0Giouc2VhdGdob3IudGlja2V0cy52MS5MaXN0TXlUaWNrZXRzUmVzcG9uc2UiFpACAYLT5JMCDRILL3YxL3RpY2tldHMSnwEKEUdldFRpY2tldERvd25sb2FkEi0uc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXREb3dubG9hZFJlcXVlc3QaLi5zZWF0Z2hvci50aWNrZXRzLnYxLkdldFRpY2tldERvd25sb2FkUmVzcG9uc2UiK5ACAYLT5JMCIhIgL3YxL3RpY2tldHMve3RpY2tldF9pZH0vZG93bmxvYWQSjwEKDUNoZWNrSW5UaWNrZXQSKS5zZWF0Z2hvci50aWNrZXRzLnYxLkNoZWNrSW5UaWNrZXRSZXF1ZXN0Giouc2VhdGdob3IudGlja2V0cy52MS5DaGVja0luVGlja2V0UmVzcG9uc2UiJ4LT5JMCIToBKiIcL3YxL3Nob3dzL3tzaG93X2lkfS9jaGVja2luc0LVAQoXY29tLnNlYXRnaG9yLnRpY2tldHMudjFCDFRpY2tldHNQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci90aWNrZXRzL3YxO3RpY2tldHN2MaICA1NUWKoCE1NlYXRnaG9yLlRpY2tldHMuVjHKAhNTZWF0Z2hvclxUaWNrZXRzXFYx4gIfU2VhdGdob3JcVGlja2V0c1xWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpUaWNrZXRzOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_journey, file_seatghor_common_v1_local_time, file_seatghor_common_v1_money]);
+  fileDesc("CiFzZWF0Z2hvci90aWNrZXRzL3YxL3RpY2tldHMucHJvdG8SE3NlYXRnaG9yLnRpY2tldHMudjEivwYKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEAoIb3JkZXJfaWQYAiABKAkSDwoHc2hvd19pZBgDIAEoAxIwCglzaG93X2tpbmQYBCABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEhIKCnNob3dfdGl0bGUYBSABKAkSLQoJc3RhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZvcmlnaW4YByABKAkSEwoLZGVzdGluYXRpb24YCCABKAkSDQoFdmVudWUYCSABKAkSDAoEc2VhdBgKIAEoCRIPCgdnYV9hcmVhGAsgASgJEg8KB3VzZXJfaWQYDCABKAkSMQoGc3RhdHVzGA0gASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSDAoEY29kZRgOIAEoCRIoCgVwcmljZRgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRItCglpc3N1ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNoZWNrZWRfaW5fYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgSIAEoCRIWCg5kb3dubG9hZF9yZWFkeRgTIAEoCBINCgVzZWF0cxgUIAMoCRI2Cg9zdGFydHNfYXRfbG9jYWwYFSABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEjoKE2NoZWNrZWRfaW5fYXRfbG9jYWwYFiABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhAKCG9wZXJhdG9yGBcgASgJEhYKDm9yaWdpbl9iZW5nYWxpGBggASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYGSABKAkSLAoHam91cm5leRgaIAEoCzIbLnNlYXRnaG9yLmNvbW1vbi52MS5Kb3VybmV5EjAKCXBhc3NlbmdlchgbIAEoCzIdLnNlYXRnaG9yLmNvbW1vbi52MS5QYXNzZW5nZXIihAEKFExpc3RNeVRpY2tldHNSZXF1ZXN0Eh0KCXBhZ2Vfc2l6ZRgBIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIARIYCgdzaG93X2lkGAMgASgDQge6SAQiAigAEhUKDXVwY29taW5nX29ubHkYBCABKAgiXgoVTGlzdE15VGlja2V0c1Jlc3BvbnNlEiwKB3RpY2tldHMYASADKAsyGy5zZWF0Z2hvci50aWNrZXRzLnYxLlRpY2tldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiVwoYR2V0VGlja2V0RG93bmxvYWRSZXF1ZXN0EhwKCXRpY2tldF9pZBgBIAEoCUIJukgGcgQQARhAEh0KBGxhbmcYAiABKAlCD7pIDHIKUgBSAmVuUgJibiLTAQoZR2V0VGlja2V0RG93bmxvYWRSZXNwb25zZRIRCgl0aWNrZXRfaWQYASABKAkSDQoFcmVhZHkYAiABKAgSCwoDdXJsGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KC3JldHJ5X2FmdGVyGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhQKDGNvbnRlbnRfdHlwZRgGIAEoCRIRCglmaWxlX25hbWUYByABKAkilAEKFENoZWNrSW5UaWNrZXRSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASHgoJdGlja2V0X2lkGAIgASgJQgm6SAZyBBABGEBIABIaCgRjb2RlGAMgASgJQgq6SAdyBRABGIAISAASFQoEZ2F0ZRgEIAEoCUIHukgEcgIYQEIPCgZ0aWNrZXQSBbpIAggBIooBChVDaGVja0luVGlja2V0UmVzcG9uc2USKwoGdGlja2V0GAEgASgLMhsuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXQSEAoIYWRtaXR0ZWQYAiABKAgSGgoSYWxyZWFkeV9jaGVja2VkX2luGAMgASgIEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDIiQKEVRpY2tldE9mT3RoZXJTaG93Eg8KB3Nob3dfaWQYASABKAMiUwoJVGlja2V0S2V5Eg4KBmtleV9pZBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkSEgoKcHVibGljX2tleRgDIAEoDBIPCgdzaWduaW5nGAQgASgIIhYKFEdldFRpY2tldEtleXNSZXF1ZXN0IkUKFUdldFRpY2tldEtleXNSZXNwb25zZRIsCgRrZXlzGAEgAygLMh4uc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRLZXkivAEKCUFkbWlzc2lvbhIRCgl0aWNrZXRfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIPCgdnYV9hcmVhGAMgASgJEjEKBnN0YXR1cxgEIAEoDjIhLnNlYXRnaG9yLnRpY2tldHMudjEuVGlja2V0U3RhdHVzEjEKDWNoZWNrZWRfaW5fYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgGIAEoCSJwChdHZXRBZG1pc3Npb25MaXN0UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEh0KCXBhZ2Vfc2l6ZRgCIAEoBUIKukgHGgUYiCcoABIcCgpwYWdlX3Rva2VuGAMgASgJQgi6SAVyAxjIASKwAQoYR2V0QWRtaXNzaW9uTGlzdFJlc3BvbnNlEjIKCmFkbWlzc2lvbnMYASADKAsyHi5zZWF0Z2hvci50aWNrZXRzLnYxLkFkbWlzc2lvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkSLwoLc2VydmVyX3RpbWUYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDIr0BCghHYXRlU2NhbhIsCgdzY2FuX2lkGAEgASgJQhu6SBhyFhABGEAyEF5bQS1aYS16MC05Xy1dKyQSHgoJdGlja2V0X2lkGAIgASgJQgm6SAZyBBABGEBIABIaCgRjb2RlGAMgASgJQgq6SAdyBRABGIAISAASNgoKc2Nhbm5lZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBAUIPCgZ0aWNrZXQSBbpIAggBItACChRTeW5jR2F0ZVNjYW5zUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEi4KCWRldmljZV9pZBgCIAEoCUIbukgYchYQARhAMhBeW0EtWmEtejAtOV8tXSskEhUKBGdhdGUYAyABKAlCB7pIBHICGEASNwoFc2NhbnMYBCADKAsyHS5zZWF0Z2hvci50aWNrZXRzLnYxLkdhdGVTY2FuQgm6SAaSAQMQ9AMSNwoLZGV2aWNlX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESSwoMY2xvY2tfb2Zmc2V0GAYgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQhq6SBeqARQiBQiAiooPMgsIgPb18P//////ARIYCgdwZW5kaW5nGAcgASgFQge6SAQaAigAIrQDCgtTZXR0bGVkU2NhbhIPCgdzY2FuX2lkGAEgASgJEhEKCWRldmljZV9pZBgCIAEoCRIMCgRnYXRlGAMgASgJEhEKCXRpY2tldF9pZBgEIAEoCRIMCgRzZWF0GAUgASgJEg8KB2dhX2FyZWEYBiABKAkSMQoHb3V0Y29tZRgHIAEoDjIgLnNlYXRnaG9yLnRpY2tldHMudjEuU2Nhbk91dGNvbWUSLgoKc2Nhbm5lZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMc2V0dGxlZF90aW1lGAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIVCg1hZG1pdHRlZF9nYXRlGAogASgJEhoKEmFkbWl0dGVkX2RldmljZV9pZBgLIAEoCRIvCgthZG1pdHRlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASOAoNdGlja2V0X3N0YXR1cxgNIAEoDjIhLnNlYXRnaG9yLnRpY2tldHMudjEuVGlja2V0U3RhdHVzEg4KBmRldGFpbBgOIAEoCSLCAQoVU3luY0dhdGVTY2Fuc1Jlc3BvbnNlEi8KBXNjYW5zGAEgAygLMiAuc2VhdGdob3IudGlja2V0cy52MS5TZXR0bGVkU2NhbhIvCgtzZXJ2ZXJfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoMY2xvY2tfb2Zmc2V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDIjAKFEdldEdhdGVTdGF0dXNSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAi/QEKCkdhdGVEZXZpY2USEQoJZGV2aWNlX2lkGAEgASgJEgwKBGdhdGUYAiABKAkSMAoMbGFzdF9zeW5jX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwZW5kaW5nGAQgASgFEi8KDGNsb2NrX29mZnNldBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghhZG1pdHRlZBgGIAEoAxISCgpkdXBsaWNhdGVzGAcgASgDEhAKCHJlZnVuZGVkGAggASgDEg8KB2ludmFsaWQYCSABKAMSEQoJc3luY2VkX2J5GAogASgJIt8BChVHZXRHYXRlU3RhdHVzUmVzcG9uc2USMAoHZGV2aWNlcxgBIAMoCzIfLnNlYXRnaG9yLnRpY2tldHMudjEuR2F0ZURldmljZRIzCgljb25mbGljdHMYAiADKAsyIC5zZWF0Z2hvci50aWNrZXRzLnYxLlNldHRsZWRTY2FuEhYKDmNvbmZsaWN0X2NvdW50GAMgASgDEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDEi8KC3NlcnZlcl90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCqdAQoMVGlja2V0U3RhdHVzEh0KGVRJQ0tFVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUSUNLRVRfU1RBVFVTX1ZBTElEEAESHAoYVElDS0VUX1NUQVRVU19DSEVDS0VEX0lOEAISGwoXVElDS0VUX1NUQVRVU19DQU5DRUxMRUQQAxIaChZUSUNLRVRfU1RBVFVTX1JFRlVOREVEEAQqlwEKC1NjYW5PdXRjb21lEhwKGFNDQU5fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFVNDQU5fT1VUQ09NRV9BRE1JVFRFRBABEhoKFlNDQU5fT1VUQ09NRV9EVVBMSUNBVEUQAhIZChVTQ0FOX09VVENPTUVfUkVGVU5ERUQQAxIYChRTQ0FOX09VVENPTUVfSU5WQUxJRBAEMpEICg1UaWNrZXRTZXJ2aWNlEn4KDUxpc3RNeVRpY2tldHMSKS5zZWF0Z2hvci50aWNrZXRzLnYxLkxpc3RNeVRpY2tldHNSZXF1ZXN0Giouc2VhdGdob3IudGlja2V0cy52MS5MaXN0TXlUaWNrZXRzUmVzcG9uc2UiFpACAYLT5JMCDRILL3YxL3RpY2tldHMSnwEKEUdldFRpY2tldERvd25sb2FkEi0uc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXREb3dubG9hZFJlcXVlc3QaLi5zZWF0Z2hvci50aWNrZXRzLnYxLkdldFRpY2tldERvd25sb2FkUmVzcG9uc2UiK5ACAYLT5JMCIhIgL3YxL3RpY2tldHMve3RpY2tldF9pZH0vZG93bmxvYWQSjwEKDUNoZWNrSW5UaWNrZXQSKS5zZWF0Z2hvci50aWNrZXRzLnYxLkNoZWNrSW5UaWNrZXRSZXF1ZXN0Giouc2VhdGdob3IudGlja2V0cy52MS5DaGVja0luVGlja2V0UmVzcG9uc2UiJ4LT5JMCIToBKiIcL3YxL3Nob3dzL3tzaG93X2lkfS9jaGVja2lucxKCAQoNR2V0VGlja2V0S2V5cxIpLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0VGlja2V0S2V5c1JlcXVlc3QaKi5zZWF0Z2hvci50aWNrZXRzLnYxLkdldFRpY2tldEtleXNSZXNwb25zZSIakAIBgtPkkwIREg8vdjEvdGlja2V0LWtleXMSmgEKEEdldEFkbWlzc2lvbkxpc3QSLC5zZWF0Z2hvci50aWNrZXRzLnYxLkdldEFkbWlzc2lvbkxpc3RSZXF1ZXN0Gi0uc2VhdGdob3IudGlja2V0cy52MS5HZXRBZG1pc3Npb25MaXN0UmVzcG9uc2UiKZACAYLT5JMCIBIeL3YxL3Nob3dzL3tzaG93X2lkfS9hZG1pc3Npb25zEpQBCg1TeW5jR2F0ZVNjYW5zEikuc2VhdGdob3IudGlja2V0cy52MS5TeW5jR2F0ZVNjYW5zUmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuU3luY0dhdGVTY2Fuc1Jlc3BvbnNlIiyQAgKC0+STAiM6ASoiHi92MS9zaG93cy97c2hvd19pZH0vZ2F0ZS1zY2FucxKSAQoNR2V0R2F0ZVN0YXR1cxIpLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0R2F0ZVN0YXR1c1JlcXVlc3QaKi5zZWF0Z2hvci50aWNrZXRzLnYxLkdldEdhdGVTdGF0dXNSZXNwb25zZSIqkAIBgtPkkwIhEh8vdjEvc2hvd3Mve3Nob3dfaWR9L2dhdGUtc3RhdHVzQtUBChdjb20uc2VhdGdob3IudGlja2V0cy52MUIMVGlja2V0c1Byb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL3RpY2tldHMvdjE7dGlja2V0c3YxogIDU1RYqgITU2VhdGdob3IuVGlja2V0cy5WMcoCE1NlYXRnaG9yXFRpY2tldHNcVjHiAh9TZWF0Z2hvclxUaWNrZXRzXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OlRpY2tldHM6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_journey, file_seatghor_common_v1_local_time, file_seatghor_common_v1_money]);
 
 /**
  * Ticket is the right of one person to one seat, or one place in a
@@ -123,9 +123,10 @@ export type Ticket = Message<"seatghor.tickets.v1.Ticket"> & {
   status: TicketStatus;
 
   /**
-   * The payload of the ticket's QR code: an opaque string signed by the
-   * server (HMAC, like the queue token of R-9.3) that names the ticket and
-   * its show, so it cannot be altered or guessed.
+   * The payload of the ticket's QR code: a string signed by the server that
+   * names the ticket and its show, so it cannot be altered or guessed.
+   * Codes issued now are signed with Ed25519 and verify with the keys of
+   * GetTicketKeys (docs/decisions/0390); older ones are HMAC-signed.
    *
    * @generated from field: string code = 14;
    */
@@ -524,6 +525,646 @@ export const TicketOfOtherShowSchema: GenMessage<TicketOfOtherShow> = /*@__PURE_
   messageDesc(file_seatghor_tickets_v1_tickets, 7);
 
 /**
+ * TicketKey is a public key that verifies tickets' codes.
+ *
+ * @generated from message seatghor.tickets.v1.TicketKey
+ */
+export type TicketKey = Message<"seatghor.tickets.v1.TicketKey"> & {
+  /**
+   * The key id a code names (its second dot-separated part).
+   *
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * The signature algorithm: "Ed25519".
+   *
+   * @generated from field: string algorithm = 2;
+   */
+  algorithm: string;
+
+  /**
+   * The raw public key: 32 bytes for Ed25519 (RFC 8032).
+   *
+   * @generated from field: bytes public_key = 3;
+   */
+  publicKey: Uint8Array;
+
+  /**
+   * Whether this key signs the codes issued now (the first listed).
+   *
+   * @generated from field: bool signing = 4;
+   */
+  signing: boolean;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.TicketKey.
+ * Use `create(TicketKeySchema)` to create a new message.
+ */
+export const TicketKeySchema: GenMessage<TicketKey> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 8);
+
+/**
+ * GetTicketKeysRequest asks for the public keys of tickets' codes.
+ *
+ * @generated from message seatghor.tickets.v1.GetTicketKeysRequest
+ */
+export type GetTicketKeysRequest = Message<"seatghor.tickets.v1.GetTicketKeysRequest"> & {
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GetTicketKeysRequest.
+ * Use `create(GetTicketKeysRequestSchema)` to create a new message.
+ */
+export const GetTicketKeysRequestSchema: GenMessage<GetTicketKeysRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 9);
+
+/**
+ * GetTicketKeysResponse lists the public keys of tickets' codes.
+ *
+ * @generated from message seatghor.tickets.v1.GetTicketKeysResponse
+ */
+export type GetTicketKeysResponse = Message<"seatghor.tickets.v1.GetTicketKeysResponse"> & {
+  /**
+   * Every key a code may name, the signing key first.
+   *
+   * @generated from field: repeated seatghor.tickets.v1.TicketKey keys = 1;
+   */
+  keys: TicketKey[];
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GetTicketKeysResponse.
+ * Use `create(GetTicketKeysResponseSchema)` to create a new message.
+ */
+export const GetTicketKeysResponseSchema: GenMessage<GetTicketKeysResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 10);
+
+/**
+ * Admission is one ticket of a show as the gate admits it.
+ *
+ * @generated from message seatghor.tickets.v1.Admission
+ */
+export type Admission = Message<"seatghor.tickets.v1.Admission"> & {
+  /**
+   * The ticket.
+   *
+   * @generated from field: string ticket_id = 1;
+   */
+  ticketId: string;
+
+  /**
+   * The seat, for a seated ticket.
+   *
+   * @generated from field: string seat = 2;
+   */
+  seat: string;
+
+  /**
+   * The general-admission area, for a GA ticket.
+   *
+   * @generated from field: string ga_area = 3;
+   */
+  gaArea: string;
+
+  /**
+   * VALID (admit), CHECKED_IN (admitted already), CANCELLED or REFUNDED
+   * (refuse).
+   *
+   * @generated from field: seatghor.tickets.v1.TicketStatus status = 4;
+   */
+  status: TicketStatus;
+
+  /**
+   * When it was admitted; unset before.
+   *
+   * @generated from field: google.protobuf.Timestamp checked_in_at = 5;
+   */
+  checkedInAt?: Timestamp | undefined;
+
+  /**
+   * The gate that admitted it; empty before.
+   *
+   * @generated from field: string checked_in_gate = 6;
+   */
+  checkedInGate: string;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.Admission.
+ * Use `create(AdmissionSchema)` to create a new message.
+ */
+export const AdmissionSchema: GenMessage<Admission> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 11);
+
+/**
+ * GetAdmissionListRequest names the show and the page.
+ *
+ * @generated from message seatghor.tickets.v1.GetAdmissionListRequest
+ */
+export type GetAdmissionListRequest = Message<"seatghor.tickets.v1.GetAdmissionListRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * How many orders' tickets a page holds; default 1,000.
+   *
+   * @generated from field: int32 page_size = 2;
+   */
+  pageSize: number;
+
+  /**
+   * The next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 3;
+   */
+  pageToken: string;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GetAdmissionListRequest.
+ * Use `create(GetAdmissionListRequestSchema)` to create a new message.
+ */
+export const GetAdmissionListRequestSchema: GenMessage<GetAdmissionListRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 12);
+
+/**
+ * GetAdmissionListResponse is one page of a show's admission list.
+ *
+ * @generated from message seatghor.tickets.v1.GetAdmissionListResponse
+ */
+export type GetAdmissionListResponse = Message<"seatghor.tickets.v1.GetAdmissionListResponse"> & {
+  /**
+   * The tickets, by order.
+   *
+   * @generated from field: repeated seatghor.tickets.v1.Admission admissions = 1;
+   */
+  admissions: Admission[];
+
+  /**
+   * Token for the next page; empty on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+
+  /**
+   * The server's clock when the page was read: a device measures its own
+   * clock's offset from it.
+   *
+   * @generated from field: google.protobuf.Timestamp server_time = 3;
+   */
+  serverTime?: Timestamp | undefined;
+
+  /**
+   * How many tickets of the show are checked in, at every gate.
+   *
+   * @generated from field: int64 admitted_count = 4;
+   */
+  admittedCount: bigint;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GetAdmissionListResponse.
+ * Use `create(GetAdmissionListResponseSchema)` to create a new message.
+ */
+export const GetAdmissionListResponseSchema: GenMessage<GetAdmissionListResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 13);
+
+/**
+ * GateScan is one scan a gate device admitted with no network.
+ *
+ * @generated from message seatghor.tickets.v1.GateScan
+ */
+export type GateScan = Message<"seatghor.tickets.v1.GateScan"> & {
+  /**
+   * The device's id of the scan, unique on the device (a UUID): the scan is
+   * settled once however often it is sent.
+   *
+   * @generated from field: string scan_id = 1;
+   */
+  scanId: string;
+
+  /**
+   * What was scanned.
+   *
+   * @generated from oneof seatghor.tickets.v1.GateScan.ticket
+   */
+  ticket: {
+    /**
+     * The ticket id, typed in by hand.
+     *
+     * @generated from field: string ticket_id = 2;
+     */
+    value: string;
+    case: "ticketId";
+  } | {
+    /**
+     * The QR code payload, exactly as scanned.
+     *
+     * @generated from field: string code = 3;
+     */
+    value: string;
+    case: "code";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * When it was scanned, by the device's clock.
+   *
+   * @generated from field: google.protobuf.Timestamp scanned_at = 4;
+   */
+  scannedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GateScan.
+ * Use `create(GateScanSchema)` to create a new message.
+ */
+export const GateScanSchema: GenMessage<GateScan> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 14);
+
+/**
+ * SyncGateScansRequest is a batch of a device's scans of one show.
+ *
+ * @generated from message seatghor.tickets.v1.SyncGateScansRequest
+ */
+export type SyncGateScansRequest = Message<"seatghor.tickets.v1.SyncGateScansRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * The device's id, the same at every sync (a random id it keeps).
+   *
+   * @generated from field: string device_id = 2;
+   */
+  deviceId: string;
+
+  /**
+   * The gate (or bus stop) the device stands at.
+   *
+   * @generated from field: string gate = 3;
+   */
+  gate: string;
+
+  /**
+   * The scans, at most 500; none is a heartbeat that reports pending.
+   *
+   * @generated from field: repeated seatghor.tickets.v1.GateScan scans = 4;
+   */
+  scans: GateScan[];
+
+  /**
+   * The device's clock when it sent this batch.
+   *
+   * @generated from field: google.protobuf.Timestamp device_time = 5;
+   */
+  deviceTime?: Timestamp | undefined;
+
+  /**
+   * The server's clock minus the device's, as the device measured it at
+   * its last sync (the midpoint of a round trip); unset when it never
+   * measured, and the server takes its own measure from device_time.
+   *
+   * @generated from field: google.protobuf.Duration clock_offset = 6;
+   */
+  clockOffset?: Duration | undefined;
+
+  /**
+   * How many scans the device still holds unsent after this batch.
+   *
+   * @generated from field: int32 pending = 7;
+   */
+  pending: number;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.SyncGateScansRequest.
+ * Use `create(SyncGateScansRequestSchema)` to create a new message.
+ */
+export const SyncGateScansRequestSchema: GenMessage<SyncGateScansRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 15);
+
+/**
+ * SettledScan is a scan as the server settled it.
+ *
+ * @generated from message seatghor.tickets.v1.SettledScan
+ */
+export type SettledScan = Message<"seatghor.tickets.v1.SettledScan"> & {
+  /**
+   * The device's id of the scan.
+   *
+   * @generated from field: string scan_id = 1;
+   */
+  scanId: string;
+
+  /**
+   * The device that scanned it.
+   *
+   * @generated from field: string device_id = 2;
+   */
+  deviceId: string;
+
+  /**
+   * The gate it was scanned at.
+   *
+   * @generated from field: string gate = 3;
+   */
+  gate: string;
+
+  /**
+   * The ticket; empty when the scan named none.
+   *
+   * @generated from field: string ticket_id = 4;
+   */
+  ticketId: string;
+
+  /**
+   * The ticket's seat.
+   *
+   * @generated from field: string seat = 5;
+   */
+  seat: string;
+
+  /**
+   * The ticket's general-admission area.
+   *
+   * @generated from field: string ga_area = 6;
+   */
+  gaArea: string;
+
+  /**
+   * How it settled.
+   *
+   * @generated from field: seatghor.tickets.v1.ScanOutcome outcome = 7;
+   */
+  outcome: ScanOutcome;
+
+  /**
+   * When it was scanned, by the device's clock.
+   *
+   * @generated from field: google.protobuf.Timestamp scanned_at = 8;
+   */
+  scannedAt?: Timestamp | undefined;
+
+  /**
+   * When it was scanned, on the server's clock (scanned_at plus the
+   * device's offset): the time that orders the scans of a ticket.
+   *
+   * @generated from field: google.protobuf.Timestamp settled_time = 9;
+   */
+  settledTime?: Timestamp | undefined;
+
+  /**
+   * DUPLICATE: the gate of the admission that stands.
+   *
+   * @generated from field: string admitted_gate = 10;
+   */
+  admittedGate: string;
+
+  /**
+   * DUPLICATE: the device of the admission that stands; empty for a scan
+   * checked in online.
+   *
+   * @generated from field: string admitted_device_id = 11;
+   */
+  admittedDeviceId: string;
+
+  /**
+   * DUPLICATE: when the admission that stands was scanned (server clock).
+   *
+   * @generated from field: google.protobuf.Timestamp admitted_at = 12;
+   */
+  admittedAt?: Timestamp | undefined;
+
+  /**
+   * REFUNDED: CANCELLED or REFUNDED.
+   *
+   * @generated from field: seatghor.tickets.v1.TicketStatus ticket_status = 13;
+   */
+  ticketStatus: TicketStatus;
+
+  /**
+   * INVALID: why, in English, for the supervisor's log.
+   *
+   * @generated from field: string detail = 14;
+   */
+  detail: string;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.SettledScan.
+ * Use `create(SettledScanSchema)` to create a new message.
+ */
+export const SettledScanSchema: GenMessage<SettledScan> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 16);
+
+/**
+ * SyncGateScansResponse says how each scan of the batch settled.
+ *
+ * @generated from message seatghor.tickets.v1.SyncGateScansResponse
+ */
+export type SyncGateScansResponse = Message<"seatghor.tickets.v1.SyncGateScansResponse"> & {
+  /**
+   * The batch's scans, in its order.
+   *
+   * @generated from field: repeated seatghor.tickets.v1.SettledScan scans = 1;
+   */
+  scans: SettledScan[];
+
+  /**
+   * The server's clock when it answered: the device measures its offset.
+   *
+   * @generated from field: google.protobuf.Timestamp server_time = 2;
+   */
+  serverTime?: Timestamp | undefined;
+
+  /**
+   * The clock offset the batch's times were corrected by.
+   *
+   * @generated from field: google.protobuf.Duration clock_offset = 3;
+   */
+  clockOffset?: Duration | undefined;
+
+  /**
+   * How many tickets of the show are checked in, at every gate.
+   *
+   * @generated from field: int64 admitted_count = 4;
+   */
+  admittedCount: bigint;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.SyncGateScansResponse.
+ * Use `create(SyncGateScansResponseSchema)` to create a new message.
+ */
+export const SyncGateScansResponseSchema: GenMessage<SyncGateScansResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 17);
+
+/**
+ * GetGateStatusRequest names the show.
+ *
+ * @generated from message seatghor.tickets.v1.GetGateStatusRequest
+ */
+export type GetGateStatusRequest = Message<"seatghor.tickets.v1.GetGateStatusRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GetGateStatusRequest.
+ * Use `create(GetGateStatusRequestSchema)` to create a new message.
+ */
+export const GetGateStatusRequestSchema: GenMessage<GetGateStatusRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 18);
+
+/**
+ * GateDevice is one gate device of a show, as of its last sync.
+ *
+ * @generated from message seatghor.tickets.v1.GateDevice
+ */
+export type GateDevice = Message<"seatghor.tickets.v1.GateDevice"> & {
+  /**
+   * The device's id.
+   *
+   * @generated from field: string device_id = 1;
+   */
+  deviceId: string;
+
+  /**
+   * The gate it stood at when it last synced.
+   *
+   * @generated from field: string gate = 2;
+   */
+  gate: string;
+
+  /**
+   * When it last synced.
+   *
+   * @generated from field: google.protobuf.Timestamp last_sync_at = 3;
+   */
+  lastSyncAt?: Timestamp | undefined;
+
+  /**
+   * The scans it still held unsent then.
+   *
+   * @generated from field: int32 pending = 4;
+   */
+  pending: number;
+
+  /**
+   * Its clock offset then (server minus device).
+   *
+   * @generated from field: google.protobuf.Duration clock_offset = 5;
+   */
+  clockOffset?: Duration | undefined;
+
+  /**
+   * Its scans that are admissions.
+   *
+   * @generated from field: int64 admitted = 6;
+   */
+  admitted: bigint;
+
+  /**
+   * Its scans that settled as duplicates.
+   *
+   * @generated from field: int64 duplicates = 7;
+   */
+  duplicates: bigint;
+
+  /**
+   * Its scans of cancelled or refunded tickets.
+   *
+   * @generated from field: int64 refunded = 8;
+   */
+  refunded: bigint;
+
+  /**
+   * Its invalid scans.
+   *
+   * @generated from field: int64 invalid = 9;
+   */
+  invalid: bigint;
+
+  /**
+   * Who synced it last (the staff member's user id).
+   *
+   * @generated from field: string synced_by = 10;
+   */
+  syncedBy: string;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GateDevice.
+ * Use `create(GateDeviceSchema)` to create a new message.
+ */
+export const GateDeviceSchema: GenMessage<GateDevice> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 19);
+
+/**
+ * GetGateStatusResponse is the gate supervisor's view of a show.
+ *
+ * @generated from message seatghor.tickets.v1.GetGateStatusResponse
+ */
+export type GetGateStatusResponse = Message<"seatghor.tickets.v1.GetGateStatusResponse"> & {
+  /**
+   * The show's devices, by gate.
+   *
+   * @generated from field: repeated seatghor.tickets.v1.GateDevice devices = 1;
+   */
+  devices: GateDevice[];
+
+  /**
+   * The conflicts (scans not ADMITTED), newest first, at most 200.
+   *
+   * @generated from field: repeated seatghor.tickets.v1.SettledScan conflicts = 2;
+   */
+  conflicts: SettledScan[];
+
+  /**
+   * How many conflicts there are in all.
+   *
+   * @generated from field: int64 conflict_count = 3;
+   */
+  conflictCount: bigint;
+
+  /**
+   * How many tickets of the show are checked in, at every gate.
+   *
+   * @generated from field: int64 admitted_count = 4;
+   */
+  admittedCount: bigint;
+
+  /**
+   * The server's clock when it answered.
+   *
+   * @generated from field: google.protobuf.Timestamp server_time = 5;
+   */
+  serverTime?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.GetGateStatusResponse.
+ * Use `create(GetGateStatusResponseSchema)` to create a new message.
+ */
+export const GetGateStatusResponseSchema: GenMessage<GetGateStatusResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 20);
+
+/**
  * TicketStatus is where a ticket is in its life.
  *
  * @generated from enum seatghor.tickets.v1.TicketStatus
@@ -571,6 +1212,56 @@ export enum TicketStatus {
  */
 export const TicketStatusSchema: GenEnum<TicketStatus> = /*@__PURE__*/
   enumDesc(file_seatghor_tickets_v1_tickets, 0);
+
+/**
+ * ScanOutcome is how a scan a device admitted with no network settled.
+ *
+ * @generated from enum seatghor.tickets.v1.ScanOutcome
+ */
+export enum ScanOutcome {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: SCAN_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * The ticket's admission: the earliest scan of it.
+   *
+   * @generated from enum value: SCAN_OUTCOME_ADMITTED = 1;
+   */
+  ADMITTED = 1,
+
+  /**
+   * Another scan of the ticket came first (admitted_*): a copy may be in
+   * use.
+   *
+   * @generated from enum value: SCAN_OUTCOME_DUPLICATE = 2;
+   */
+  DUPLICATE = 2,
+
+  /**
+   * The ticket's order was cancelled or refunded (ticket_status): it was
+   * not good for entry.
+   *
+   * @generated from enum value: SCAN_OUTCOME_REFUNDED = 3;
+   */
+  REFUNDED = 3,
+
+  /**
+   * Not a ticket of this show (detail says why).
+   *
+   * @generated from enum value: SCAN_OUTCOME_INVALID = 4;
+   */
+  INVALID = 4,
+}
+
+/**
+ * Describes the enum seatghor.tickets.v1.ScanOutcome.
+ */
+export const ScanOutcomeSchema: GenEnum<ScanOutcome> = /*@__PURE__*/
+  enumDesc(file_seatghor_tickets_v1_tickets, 1);
 
 /**
  * TicketService shows buyers their tickets and lets the gate check them in.
@@ -628,6 +1319,70 @@ export const TicketService: GenService<{
     methodKind: "unary";
     input: typeof CheckInTicketRequestSchema;
     output: typeof CheckInTicketResponseSchema;
+  },
+  /**
+   * GetTicketKeys returns the public keys that verify tickets' codes
+   * (Ed25519, docs/decisions/0390), so a gate device verifies a code with
+   * no network and no secret. Anyone may call it. The signing key is first
+   * and marked; the others still verify codes they signed (rotation,
+   * docs/decisions/0085). A code is
+   * "SGT3.<key_id>.<base64url(ticket id "|" seat or GA area)>.<base64url(signature)>",
+   * the Ed25519 signature of the text before its last dot. Codes signed
+   * before (SGT2, HMAC) carry no public signature: only CheckInTicket and
+   * SyncGateScans verify them.
+   *
+   * @generated from rpc seatghor.tickets.v1.TicketService.GetTicketKeys
+   */
+  getTicketKeys: {
+    methodKind: "unary";
+    input: typeof GetTicketKeysRequestSchema;
+    output: typeof GetTicketKeysResponseSchema;
+  },
+  /**
+   * GetAdmissionList returns the tickets of a show as the gate admits them:
+   * every ticket of its confirmed, cancelled and refunded orders, with its
+   * status and, once checked in, when and at which gate. A gate device
+   * keeps it to admit with no network (docs/gate-offline.md). Paged by
+   * orders; the same callers as CheckInTicket.
+   *
+   * @generated from rpc seatghor.tickets.v1.TicketService.GetAdmissionList
+   */
+  getAdmissionList: {
+    methodKind: "unary";
+    input: typeof GetAdmissionListRequestSchema;
+    output: typeof GetAdmissionListResponseSchema;
+  },
+  /**
+   * SyncGateScans settles the scans a gate device admitted with no network,
+   * in a batch, on the show's shard (docs/gate-offline.md): each scan's time
+   * is put on the server's clock with the device's clock offset; the
+   * earliest scan of a ticket is its admission, every other one a
+   * duplicate that names the admission (gate, device and time); a scan of
+   * a ticket cancelled or refunded is reported so. A scan is settled once
+   * however often it is sent (its device and scan id), so a retried batch
+   * settles nothing twice and needs no Idempotency-Key. The same callers as
+   * CheckInTicket.
+   *
+   * @generated from rpc seatghor.tickets.v1.TicketService.SyncGateScans
+   */
+  syncGateScans: {
+    methodKind: "unary";
+    input: typeof SyncGateScansRequestSchema;
+    output: typeof SyncGateScansResponseSchema;
+  },
+  /**
+   * GetGateStatus tells the gate's supervisor, per device (gate), when it
+   * last synced, how many scans it still held then and how its scans
+   * settled, and lists the conflicts: scans admitted with no network that
+   * settled as duplicates, of cancelled or refunded tickets, or invalid.
+   * The same callers as CheckInTicket.
+   *
+   * @generated from rpc seatghor.tickets.v1.TicketService.GetGateStatus
+   */
+  getGateStatus: {
+    methodKind: "unary";
+    input: typeof GetGateStatusRequestSchema;
+    output: typeof GetGateStatusResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_tickets_v1_tickets, 0);

@@ -1,0 +1,88 @@
+// The offline gate's words, in English and Bengali (docs/gate-offline.md).
+// Kept beside the gate's offline code, which loads only on the gate page.
+import type { Lang } from "../i18n.js";
+
+const en = {
+  online: "Online",
+  offline: "No network: admitting from this device's list",
+  offlineNote: "no network — will sync",
+  ready: (n: string, at: string) => `Ready offline: ${n} tickets (list of ${at})`,
+  notReady: "Downloading the list for offline use…",
+  pending: (n: string) => `Scans waiting to sync on this device: ${n}`,
+  lastSync: (at: string) => `Last synced ${at}`,
+  notSynced: "Not synced yet",
+  verifier: (how: string) => `Codes are checked on this device (Ed25519, ${how}).`,
+  verifierBuiltIn: "the browser's",
+  verifierLibrary: "a library",
+  forged: "The code's signature is wrong: a forged or altered ticket.",
+  unknownKey: "This code's key is not on this device yet; check the ticket online or by hand.",
+  notACode: "Not a ticket code.",
+  unknownTicket: "Not on this device's list; it cannot be checked with no network.",
+  cancelled: "The ticket was cancelled.",
+  refunded: "The ticket was refunded.",
+  otherShow: (show: string) => `This ticket is for another show (${show}).`,
+  supervisor: "Gates",
+  gateCol: "Gate",
+  deviceCol: "Device",
+  syncedCol: "Last sync",
+  pendingCol: "Waiting",
+  admittedCol: "Admitted",
+  conflictsCol: "Conflicts",
+  thisDevice: "this device",
+  conflicts: (n: string) => `Conflicts: ${n}`,
+  noConflicts: "No conflicts.",
+  duplicate: "DUPLICATE",
+  refundedOutcome: "CANCELLED OR REFUNDED",
+  invalidOutcome: "INVALID",
+  duplicateOf: (gate: string, at: string, first: string, firstAt: string) =>
+    `${gate} at ${at}; admitted first at ${first} at ${firstAt}`,
+  scannedAt: (gate: string, at: string) => `${gate} at ${at}`,
+  online_: "online",
+  syncNow: "Sync now",
+  signInToSync: "Sign in again to sync; the scans stay on this device.",
+};
+
+export type GateStrings = typeof en;
+
+const bn: GateStrings = {
+  online: "অনলাইন",
+  offline: "নেটওয়ার্ক নেই: এই ডিভাইসের তালিকা থেকে প্রবেশ দেওয়া হচ্ছে",
+  offlineNote: "নেটওয়ার্ক নেই — পরে মেলানো হবে",
+  ready: (n, at) => `নেটওয়ার্ক ছাড়াই প্রস্তুত: ${n}টি টিকিট (${at}-এর তালিকা)`,
+  notReady: "নেটওয়ার্ক ছাড়া কাজের জন্য তালিকা নামানো হচ্ছে…",
+  pending: (n) => `এই ডিভাইসে মেলানোর অপেক্ষায় স্ক্যান: ${n}`,
+  lastSync: (at) => `শেষ মেলানো ${at}`,
+  notSynced: "এখনো মেলানো হয়নি",
+  verifier: (how) => `কোড এই ডিভাইসেই যাচাই হয় (Ed25519, ${how})।`,
+  verifierBuiltIn: "ব্রাউজারের নিজস্ব",
+  verifierLibrary: "একটি লাইব্রেরি",
+  forged: "কোডের স্বাক্ষর ভুল: জাল বা বদলানো টিকিট।",
+  unknownKey: "এই কোডের চাবি এখনো এই ডিভাইসে নেই; টিকিটটি অনলাইনে বা হাতে যাচাই করুন।",
+  notACode: "এটি টিকিটের কোড নয়।",
+  unknownTicket: "এই ডিভাইসের তালিকায় নেই; নেটওয়ার্ক ছাড়া যাচাই করা যায় না।",
+  cancelled: "টিকিটটি বাতিল হয়েছে।",
+  refunded: "টিকিটটির টাকা ফেরত দেওয়া হয়েছে।",
+  otherShow: (show) => `এই টিকিট অন্য একটির (${show})।`,
+  supervisor: "গেটসমূহ",
+  gateCol: "গেট",
+  deviceCol: "ডিভাইস",
+  syncedCol: "শেষ মেলানো",
+  pendingCol: "অপেক্ষায়",
+  admittedCol: "প্রবেশ",
+  conflictsCol: "গরমিল",
+  thisDevice: "এই ডিভাইস",
+  conflicts: (n) => `গরমিল: ${n}`,
+  noConflicts: "কোনো গরমিল নেই।",
+  duplicate: "দ্বিতীয়বার প্রবেশ",
+  refundedOutcome: "বাতিল বা টাকা ফেরত",
+  invalidOutcome: "অবৈধ",
+  duplicateOf: (gate, at, first, firstAt) => `${gate}, ${at}; প্রথম প্রবেশ ${first}, ${firstAt}`,
+  scannedAt: (gate, at) => `${gate}, ${at}`,
+  online_: "অনলাইন",
+  syncNow: "এখনই মেলান",
+  signInToSync: "মেলাতে আবার সাইন ইন করুন; স্ক্যানগুলো এই ডিভাইসে থাকবে।",
+};
+
+export function gateStrings(lang: Lang): GateStrings {
+  return lang === "bn" ? bn : en;
+}
