@@ -207,6 +207,23 @@ var authzMatrix = []authzRow{
 		return &ticketsv1.CheckInTicketRequest{ShowId: w.bulk, Ticket: &ticketsv1.CheckInTicketRequest_TicketId{TicketId: id}, Gate: "north"}
 	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
 
+	{"seatghor.tickets.v1.TicketService/GetTicketKeys", func(*authzWorld, caller) proto.Message {
+		return &ticketsv1.GetTicketKeysRequest{}
+	}, "ok ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.tickets.v1.TicketService/GetAdmissionList", func(w *authzWorld, _ caller) proto.Message {
+		return &ticketsv1.GetAdmissionListRequest{ShowId: w.paidShow}
+	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+	{"seatghor.tickets.v1.TicketService/SyncGateScans", func(w *authzWorld, c caller) proto.Message {
+		o, _ := w.freshPaid()
+		id, _ := ticket.ID(o, 1)
+		return &ticketsv1.SyncGateScansRequest{ShowId: w.paidShow, DeviceId: "device-" + callerNames[c], Gate: "north",
+			DeviceTime: timestamppb.Now(), Scans: []*ticketsv1.GateScan{{ScanId: "scan-" + newKey(),
+				Ticket: &ticketsv1.GateScan_TicketId{TicketId: id}, ScannedAt: timestamppb.Now()}}}
+	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+	{"seatghor.tickets.v1.TicketService/GetGateStatus", func(w *authzWorld, _ caller) proto.Message {
+		return &ticketsv1.GetGateStatusRequest{ShowId: w.paidShow}
+	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+
 	// The waiting room.
 	{"seatghor.waitingroom.v1.WaitingRoomService/Join", func(w *authzWorld, _ caller) proto.Message {
 		return &waitingroomv1.JoinRequest{ShowId: w.saleShow}
