@@ -16,6 +16,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/phone"
 	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -35,17 +36,18 @@ const pageW, pageH = 210.0, 297.0
 // words are the printed labels in each language.
 type words struct {
 	heading, route, venue, operator, boarding, starts, buyer, order, seat, ga, ticket, price, issued, show string
+	passenger, woman                                                                                       string
 }
 
 var labels = map[display.Lang]words{
 	display.English: {heading: "Seatghor e-ticket", route: "Route", venue: "Venue", operator: "Operator",
 		boarding: "Boarding", starts: "Starts", buyer: "Buyer", order: "Order", seat: "Seat",
 		ga: "General admission", ticket: "Ticket", price: "Price", issued: "Issued",
-		show: "Show this QR code at the gate or to the supervisor"},
+		show: "Show this QR code at the gate or to the supervisor", passenger: "Passenger", woman: "woman"},
 	display.Bengali: {heading: "সিটঘর ই-টিকিট", route: "যাত্রাপথ", venue: "স্থান", operator: "পরিচালনায়",
 		boarding: "যাত্রার সময়", starts: "শুরু", buyer: "ক্রেতা", order: "অর্ডার", seat: "আসন",
 		ga: "সাধারণ প্রবেশ", ticket: "টিকিট", price: "মূল্য", issued: "ইস্যু",
-		show: "প্রবেশপথে বা সুপারভাইজারকে এই কিউআর কোড দেখান"},
+		show: "প্রবেশপথে বা সুপারভাইজারকে এই কিউআর কোড দেখান", passenger: "যাত্রী", woman: "নারী"},
 }
 
 // typeface is one size and weight, with a Latin and a Bengali face.
@@ -103,6 +105,19 @@ func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang displ
 			label = w.ga + ": " + t.GAArea
 		}
 		y := line(ctx, 75, top-4, f.big, label) - 1
+		// Who travels on the seat (bus trips, decision 0381): the name as
+		// typed (a Bengali name in the Bengali face), the mobile number as
+		// Bangladeshis write it.
+		if p := t.Passenger; p.Name != "" {
+			s := w.passenger + ": " + p.Name
+			if p.Phone != "" {
+				s += ", " + display.Digits(phone.National(p.Phone), lang)
+			}
+			if p.Woman {
+				s += ", " + w.woman
+			}
+			y = line(ctx, 75, y, f.body, s)
+		}
 		for _, s := range []string{
 			w.ticket + " " + t.ID,
 			w.price + " " + display.Money(t.PriceMinor, t.Currency, lang),

@@ -30,11 +30,17 @@ func demoOrder() (catalog.Show, []ticket.Ticket) {
 		Operator: "Green Line Paribahan", Origin: "Dhaka", Destination: "Cox's Bazar", TimeZone: "Asia/Dhaka",
 		StartsAt: time.Date(2026, 12, 30, 4, 0, 0, 0, time.UTC)}
 	issued := time.Date(2026, 11, 30, 18, 30, 0, 0, time.UTC) // 00:30 on 1 Dec in Dhaka
+	// One passenger named in Latin letters, one in Bengali (with a
+	// conjunct, ন্দ), declared a woman: both faces on one line.
+	passengers := []ticket.Passenger{
+		{Name: "Rahim Uddin", Phone: "+8801711234567"},
+		{Name: "সুন্দরী খাতুন", Phone: "+8801819000000", Woman: true},
+	}
 	var tickets []ticket.Ticket
 	for i, seat := range []string{"A1", "A2"} {
 		id := fmt.Sprintf("tkt_1_0123456789abcdef_%03d", i+1)
 		tickets = append(tickets, ticket.Ticket{ID: id, OrderID: "ord_1_0123456789abcdef", ShowID: 1, Seat: seat,
-			Position: i + 1, PriceMinor: 120000, Currency: "BDT", IssuedAt: issued,
+			Position: i + 1, PriceMinor: 120000, Currency: "BDT", IssuedAt: issued, Passenger: passengers[i],
 			Code: "sgt1." + id + "." + seat + ".Zm9yLXRoZS1yZWZlcmVuY2UtaW1hZ2Utb25seS1ub3QtYS1yZWFsLXNpZ25hdHVyZQ"})
 	}
 	return show, tickets

@@ -29,22 +29,12 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 		return nil, fault.New(fault.PermissionDenied, "only operators and admins create shows")
 	}
 	m := req.Msg
-	in := catalog.NewShow{Show: catalog.Show{
-		Kind: m.GetKind(), Title: m.GetTitle(), Operator: m.GetOperator(), OrganizationID: m.GetOrganizationId(),
-		Origin:      m.GetOrigin(),
-		Destination: m.GetDestination(), Venue: m.GetVenue(), StartsAt: m.GetStartsAt().AsTime(),
-		Currency: m.GetCurrency(), HoldTTL: m.GetHoldTtl().AsDuration(),
-		PaymentExtension:   m.GetPaymentExtension().AsDuration(),
-		MaxSeatsPerAccount: int(m.GetMaxSeatsPerAccount()), MaxSeatsPerHold: int(m.GetMaxSeatsPerHold()),
-		TimeZone: m.GetTimeZone(),
-	}}
-	if m.GetOnSaleAt() != nil {
-		in.OnSaleAt = m.GetOnSaleAt().AsTime()
+	if m.GetWaitingRoom().GetEnabled() && !h.waitingRooms {
+		return nil, fault.New(fault.WaitingRoomsNotServed, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
 	}
-	if m.Shard != nil {
-		in.RequestedShard = m.Shard
-	}
+	in := catalog.FromRequest(m)
 	in.Admin = p.Is(auth.RoleAdmin)
+<<<<<<< HEAD
 	if m.CommissionBps != nil {
 		in.CommissionBps = new(int(m.GetCommissionBps()))
 	}
@@ -69,11 +59,42 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 		in.GAAreas = append(in.GAAreas, catalog.GAArea{Name: a.GetName(), Capacity: int(a.GetCapacity()),
 			PriceMinor: a.GetPriceMinor(), Buckets: int(a.GetBuckets())})
 	}
+<<<<<<< HEAD
+	in.Layout, in.LayoutTemplateID = catalog.LayoutFromProto(m.GetLayout()), m.GetLayoutTemplateId()
+	for _, p := range m.GetSectionPrices() {
+		in.SectionPrices = append(in.SectionPrices, catalog.SectionPrice{Section: p.GetSection(), PriceMinor: p.GetPriceMinor()})
+	}
+=======
+	in.Stops, in.Fares = tripOf(m)
+>>>>>>> legs
+=======
+>>>>>>> network
 	show, err := h.svc.CreateShow(ctx, p.UserID, in)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
 	return connect.NewResponse(&catalogv1.CreateShowResponse{Show: show.Proto()}), nil
+}
+
+// tripOf is a request's stops and fares (issue 24) as the catalog takes
+// them; CreateShow checks them (decision 0351).
+func tripOf(m *catalogv1.CreateShowRequest) ([]catalog.TripStop, []catalog.Fare) {
+	var stops []catalog.TripStop
+	for _, st := range m.GetStops() {
+		s := catalog.TripStop{StopID: st.GetStopId(), Place: st.GetPlace(), Minutes: int(st.GetMinutesFromStart())}
+		for _, c := range st.GetCounters() {
+			s.Counters = append(s.Counters, catalog.Counter{ID: c.GetCounterId(), Name: c.GetName(), NameBn: c.GetNameBn(),
+				Address: c.GetAddress(), AddressBn: c.GetAddressBn(), Boarding: c.GetBoarding(), Dropping: c.GetDropping(),
+				Minutes: int(c.GetMinutesAfterDeparture())})
+		}
+		stops = append(stops, s)
+	}
+	var fares []catalog.Fare
+	for _, f := range m.GetFares() {
+		fares = append(fares, catalog.Fare{From: f.GetFromStopId(), To: f.GetToStopId(), SeatClass: f.GetSeatClass(),
+			PriceMinor: f.GetPriceMinor()})
+	}
+	return stops, fares
 }
 
 func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catalogv1.GetShowRequest]) (*connect.Response[catalogv1.GetShowResponse], error) {
@@ -155,4 +176,48 @@ func (h *catalogHandler) RemoveOrganizationMember(ctx context.Context, req *conn
 		return nil, toConnect(ctx, h.log, err)
 	}
 	return connect.NewResponse(&catalogv1.RemoveOrganizationMemberResponse{}), nil
+}
+
+// The layout templates (decision 0372): an organisation's are its managers'
+// and admins' (the catalog checks membership); the shipped ones any
+// operator's or admin's to read.
+
+func (h *catalogHandler) CreateLayoutTemplate(ctx context.Context, req *connect.Request[catalogv1.CreateLayoutTemplateRequest]) (*connect.Response[catalogv1.CreateLayoutTemplateResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins keep layout templates")
+	}
+	t, err := h.svc.CreateLayoutTemplate(ctx, p.UserID, p.Is(auth.RoleAdmin), catalog.TemplateFromProto(req.Msg.GetTemplate()))
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.CreateLayoutTemplateResponse{Template: t.Proto()}), nil
+}
+
+func (h *catalogHandler) GetLayoutTemplate(ctx context.Context, req *connect.Request[catalogv1.GetLayoutTemplateRequest]) (*connect.Response[catalogv1.GetLayoutTemplateResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins read layout templates")
+	}
+	t, err := h.svc.LayoutTemplate(ctx, p.UserID, p.Is(auth.RoleAdmin), req.Msg.GetOrganizationId(), req.Msg.GetTemplateId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.GetLayoutTemplateResponse{Template: t.Proto()}), nil
+}
+
+func (h *catalogHandler) ListLayoutTemplates(ctx context.Context, req *connect.Request[catalogv1.ListLayoutTemplatesRequest]) (*connect.Response[catalogv1.ListLayoutTemplatesResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins read layout templates")
+	}
+	list, err := h.svc.LayoutTemplates(ctx, p.UserID, p.Is(auth.RoleAdmin), req.Msg.GetOrganizationId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	resp := &catalogv1.ListLayoutTemplatesResponse{}
+	for _, t := range list {
+		resp.Templates = append(resp.Templates, t.Proto())
+	}
+	return connect.NewResponse(resp), nil
 }

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/display"
@@ -241,6 +242,11 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 	}
 	if v.Seat != "" {
 		t.Seats = []string{v.Seat}
+	}
+	// The holder's own ticket, or the gate's answer to the show's staff
+	// (without the phone): decision 0381.
+	if v.Passenger.Name != "" {
+		t.Passenger = &commonv1.Passenger{Seat: v.Seat, Name: v.Passenger.Name, Phone: v.Passenger.Phone, Woman: v.Passenger.Woman}
 	}
 	if v.Currency != "" {
 		t.Price = money(v.PriceMinor, v.Currency)

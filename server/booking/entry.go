@@ -23,6 +23,9 @@ type Entry struct {
 	Seats    []string
 	GAArea   string
 	Quantity int
+	// Passengers are who travel on its seats (bus trips), for the staff
+	// of the show who scan them (decision 0381).
+	Passengers []Passenger
 }
 
 // LockForEntry reads order orderID of show showID in tx for a check-in at
@@ -46,6 +49,11 @@ func LockForEntry(ctx context.Context, tx pgx.Tx, orderID string, showID int64) 
 	if !found {
 		return e, notFound("order", orderID)
 	}
+	ps, err := readPassengers(ctx, tx, []string{orderID})
+	if err != nil {
+		return e, err
+	}
+	e.Passengers = ps[orderID]
 	return e, nil
 }
 

@@ -220,6 +220,13 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	switch {
 	case len(seats) > 0 && position <= len(seats):
 		t.Seat = seats[position-1]
+		// The staff who scan see who travels on the seat, to match them
+		// with their identity document; not their number (decision 0381).
+		for _, p := range e.Passengers {
+			if p.Seat == t.Seat {
+				t.Passenger = Passenger{Name: p.Name, Woman: p.Woman}
+			}
+		}
 	case len(seats) == 0 && position <= quantity:
 		t.GAArea = area
 	default:

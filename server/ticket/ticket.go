@@ -35,6 +35,17 @@ type Ticket struct {
 	// Code is the signed payload of the ticket's QR code.
 	Code     string
 	IssuedAt time.Time
+	// Passenger is who travels on the seat (bus trips, decision 0381);
+	// zero when the order named none.
+	Passenger Passenger `json:"passenger,omitzero"`
+}
+
+// Passenger is who travels on a ticket's seat. Phone is in E.164; the
+// gate's answer leaves it out (decision 0381).
+type Passenger struct {
+	Name  string `json:"name,omitempty"`
+	Phone string `json:"phone,omitempty"`
+	Woman bool   `json:"woman,omitempty"`
 }
 
 // Place is the seat or the GA area of the ticket, as printed.
@@ -92,6 +103,10 @@ func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) 
 		return nil, nil
 	}
 	total := ev.GetTotal().GetAmountMinor()
+	passengers := map[string]Passenger{}
+	for _, p := range ev.GetPassengers() {
+		passengers[p.GetSeat()] = Passenger{Name: p.GetName(), Phone: p.GetPhone(), Woman: p.GetWoman()}
+	}
 	out := make([]Ticket, 0, n)
 	for i := range n {
 		id, err := ID(ev.GetOrderId(), i+1)
@@ -109,6 +124,7 @@ func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) 
 		}
 		if len(ev.GetSeats()) > 0 {
 			t.Seat = ev.GetSeats()[i]
+			t.Passenger = passengers[t.Seat]
 		} else {
 			t.GAArea = ev.GetGaArea()
 		}

@@ -16,6 +16,7 @@ import { HoldService, SeatsUnavailableSchema } from "./gen/seatghor/booking/v1/h
 import type { SeatsUnavailable } from "./gen/seatghor/booking/v1/hold_pb.js";
 import { OrderService } from "./gen/seatghor/booking/v1/order_pb.js";
 import { LedgerService } from "./gen/seatghor/ledger/v1/ledger_pb.js";
+import { NetworkService } from "./gen/seatghor/network/v1/network_pb.js";
 import { PartnerService } from "./gen/seatghor/partner/v1/partner_pb.js";
 import { AllocationService } from "./gen/seatghor/partner/v1/allocation_pb.js";
 import { WebhookService } from "./gen/seatghor/partner/v1/webhook_pb.js";
@@ -85,6 +86,12 @@ export interface SeatghorClient {
    * Webhooks: verify them with its library (examples/reseller.ts).
    */
   webhooks: Client<typeof WebhookService>;
+  /**
+   * A bus operator's network: routes with their stops and counters, and
+   * the timetables that make the trips. Operators (their organisations'
+   * managers) and admins.
+   */
+  network: Client<typeof NetworkService>;
 }
 
 /**
@@ -114,6 +121,7 @@ export function clientOverTransport(transport: Transport): SeatghorClient {
     partners: createClient(PartnerService, transport),
     allocations: createClient(AllocationService, transport),
     webhooks: createClient(WebhookService, transport),
+    network: createClient(NetworkService, transport),
   };
 }
 

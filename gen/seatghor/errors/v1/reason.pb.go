@@ -220,6 +220,10 @@ const (
 	Reason_REASON_DEADLINE_EXCEEDED Reason = 71
 	// Our fault (logged).
 	Reason_REASON_INTERNAL Reason = 72
+	// Best available (CreateHoldRequest.best_available with allow_separate
+	// false): no block of the asked-for number of adjacent seats is free,
+	// though separate seats may be.
+	Reason_REASON_SEATS_NOT_TOGETHER Reason = 98
 )
 
 // Enum value maps for Reason.
@@ -303,6 +307,7 @@ var (
 		70: "REASON_CANCELED",
 		71: "REASON_DEADLINE_EXCEEDED",
 		72: "REASON_INTERNAL",
+		98: "REASON_SEATS_NOT_TOGETHER",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":                 0,
@@ -383,6 +388,7 @@ var (
 		"REASON_CANCELED":                    70,
 		"REASON_DEADLINE_EXCEEDED":           71,
 		"REASON_INTERNAL":                    72,
+		"REASON_SEATS_NOT_TOGETHER":          98,
 	}
 )
 
@@ -572,7 +578,7 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xe3G\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xb6I\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
@@ -729,7 +735,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x18REASON_DEADLINE_EXCEEDED\x10G\x1a?\xfa\xba\x18;\n" +
 	"\x11deadline_exceeded\x12&Retry with the same `Idempotency-Key`.\x12\x8c\x01\n" +
 	"\x0fREASON_INTERNAL\x10H\x1aw\xfa\xba\x18s\n" +
-	"\binternal\x12gRetry with the same `Idempotency-Key`; report if it persists. \"Something went wrong; please try again.\"*\xa6\x01\n" +
+	"\binternal\x12gRetry with the same `Idempotency-Key`; report if it persists. \"Something went wrong; please try again.\"\x12\xd0\x01\n" +
+	"\x19REASON_SEATS_NOT_TOGETHER\x10b\x1a\xb0\x01\xfa\xba\x18\xab\x01\n" +
+	"\x13failed_precondition\x12\x93\x01Offer seats apart (ask again with `allow_separate`), fewer seats, or choosing on the seat map. \"No 3 seats side by side are left; take them apart?\"*\xa6\x01\n" +
 	"\n" +
 	"ErrorClass\x12\x1b\n" +
 	"\x17ERROR_CLASS_UNSPECIFIED\x10\x00\x12\x1b\n" +

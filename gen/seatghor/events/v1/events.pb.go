@@ -788,8 +788,12 @@ type BookingConfirmed struct {
 	// the total's currency; empty for general admission, whose places share
 	// one price.
 	SeatPricesMinor []int64 `protobuf:"varint,13,rep,packed,name=seat_prices_minor,json=seatPricesMinor,proto3" json:"seat_prices_minor,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Bus trips: who travels on each seat, as the order named them (phone in
+	// E.164), for the tickets and the e-ticket. Never sent in partners'
+	// webhooks (decision 0381).
+	Passengers    []*v1.Passenger `protobuf:"bytes,20,rep,name=passengers,proto3" json:"passengers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BookingConfirmed) Reset() {
@@ -909,6 +913,13 @@ func (x *BookingConfirmed) GetOccurredAt() *timestamppb.Timestamp {
 func (x *BookingConfirmed) GetSeatPricesMinor() []int64 {
 	if x != nil {
 		return x.SeatPricesMinor
+	}
+	return nil
+}
+
+func (x *BookingConfirmed) GetPassengers() []*v1.Passenger {
+	if x != nil {
+		return x.Passengers
 	}
 	return nil
 }
@@ -2397,7 +2408,7 @@ var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/events/v1/events.proto\x12\x12seatghor.events.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe6\x01\n" +
+	"\x1fseatghor/events/v1/events.proto\x12\x12seatghor.events.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe6\x01\n" +
 	"\bEnvelope\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x17\n" +
 	"\ashow_id\x18\x02 \x01(\x03R\x06showId\x12\x12\n" +
@@ -2459,7 +2470,7 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06pay_by\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x05payBy\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xc9\x03\n" +
+	"occurredAt\"\x88\x04\n" +
 	"\x10BookingConfirmed\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2476,7 +2487,10 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x0fseatmap_version\x18\v \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12*\n" +
-	"\x11seat_prices_minor\x18\r \x03(\x03R\x0fseatPricesMinor\"\xb8\x03\n" +
+	"\x11seat_prices_minor\x18\r \x03(\x03R\x0fseatPricesMinor\x12=\n" +
+	"\n" +
+	"passengers\x18\x14 \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
+	"passengers\"\xb8\x03\n" +
 	"\x0eOrderCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2683,11 +2697,12 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
 	(*anypb.Any)(nil),             // 20: google.protobuf.Any
 	(*v1.Money)(nil),              // 21: seatghor.common.v1.Money
-	(v11.PaymentState)(0),         // 22: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 23: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 24: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 25: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 26: seatghor.catalog.v1.ShowKind
+	(*v1.Passenger)(nil),          // 22: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 23: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 24: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 25: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 26: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 27: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
 	19, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
@@ -2704,41 +2719,42 @@ var file_seatghor_events_v1_events_proto_depIdxs = []int32{
 	19, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
 	21, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
 	19, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	19, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	19, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	21, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
-	1,  // 20: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	19, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	22, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	22, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	23, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	21, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	24, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	19, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	21, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	19, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	19, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	19, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	19, // 35: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 36: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	19, // 37: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	19, // 38: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 39: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	19, // 40: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 41: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 42: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	19, // 43: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	22, // 14: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	21, // 15: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	19, // 16: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 17: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	19, // 18: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 19: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	21, // 20: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	1,  // 21: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
+	19, // 22: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 23: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	23, // 24: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	24, // 25: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	21, // 26: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	25, // 27: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	19, // 28: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 29: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	21, // 30: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	19, // 31: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 32: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	19, // 33: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	19, // 34: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 35: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	19, // 36: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 37: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	19, // 38: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	19, // 39: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 40: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	19, // 41: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 42: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	19, // 43: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	19, // 44: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	45, // [45:45] is the sub-list for method output_type
+	45, // [45:45] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
