@@ -24,11 +24,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-<<<<<<< HEAD
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web web screenshots bench-web bench-phone generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean
-=======
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move chaos chaos-short chaos-broken fuzz clean
->>>>>>> chaos
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web web screenshots bench-web bench-phone generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean chaos chaos-short chaos-broken fuzz
 
 help: ## List the targets
 	@echo 'Usage: make <target>'

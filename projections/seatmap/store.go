@@ -641,15 +641,13 @@ type layout struct {
 	Sections  []booking.MapSection `json:"sections"`
 	GA        []gaArea             `json:"ga,omitempty"`
 	SeatCount int                  `json:"seat_count"`
-<<<<<<< HEAD
 	// Decks and Features: what the show draws besides its places
 	// (decision 0370).
 	Decks    []catalog.Deck    `json:"decks,omitempty"`
 	Features []catalog.Feature `json:"features,omitempty"`
-=======
-	Legs      int                  `json:"legs,omitempty"`
-	Trip      *trip                `json:"trip,omitempty"`
-	Fares     []booking.MapFare    `json:"fares,omitempty"`
+	Legs     int               `json:"legs,omitempty"`
+	Trip     *trip             `json:"trip,omitempty"`
+	Fares    []booking.MapFare `json:"fares,omitempty"`
 }
 
 // trip is a trip's stops, departure and zone as stored.
@@ -657,7 +655,6 @@ type trip struct {
 	StartsAt time.Time          `json:"starts_at"`
 	TimeZone string             `json:"time_zone"`
 	Stops    []catalog.TripStop `json:"stops"`
->>>>>>> legs
 }
 
 type gaArea struct {
@@ -667,17 +664,13 @@ type gaArea struct {
 }
 
 func layoutOf(m booking.SeatMap) layout {
-<<<<<<< HEAD
-	l := layout{Currency: m.Currency, Sections: m.Sections, SeatCount: m.SeatCount, Decks: m.Decks, Features: m.Features}
-=======
-	l := layout{Currency: m.Currency, Sections: m.Sections, SeatCount: m.SeatCount, Fares: m.Fares}
+	l := layout{Currency: m.Currency, Sections: m.Sections, SeatCount: m.SeatCount, Decks: m.Decks, Features: m.Features, Fares: m.Fares}
 	if m.Legs > 1 {
 		l.Legs = m.Legs
 	}
 	if len(m.Trip.Stops) > 0 {
 		l.Trip = &trip{StartsAt: m.Trip.StartsAt, TimeZone: m.Trip.TimeZone, Stops: m.Trip.Stops}
 	}
->>>>>>> legs
 	for _, a := range m.GAAreas {
 		l.GA = append(l.GA, gaArea{Name: a.Name, Capacity: a.Capacity, PriceMinor: a.PriceMinor})
 	}
@@ -687,14 +680,10 @@ func layoutOf(m booking.SeatMap) layout {
 func (l layout) seatMap(showID int64) booking.SeatMap {
 	legs := max(l.Legs, 1)
 	m := booking.SeatMap{ShowID: showID, Currency: l.Currency, Sections: l.Sections, SeatCount: l.SeatCount,
-<<<<<<< HEAD
-		States: make([]byte, (l.SeatCount+3)/4), Decks: l.Decks, Features: l.Features}
-=======
-		States: make([]byte, legs*((l.SeatCount+3)/4)), Legs: l.Legs, Fares: l.Fares}
+		States: make([]byte, legs*((l.SeatCount+3)/4)), Legs: l.Legs, Fares: l.Fares, Decks: l.Decks, Features: l.Features}
 	if l.Trip != nil {
 		m.Trip = catalog.Trip{StartsAt: l.Trip.StartsAt, TimeZone: l.Trip.TimeZone, Stops: l.Trip.Stops}
 	}
->>>>>>> legs
 	for _, a := range l.GA {
 		m.GAAreas = append(m.GAAreas, booking.MapArea{Name: a.Name, Capacity: a.Capacity, PriceMinor: a.PriceMinor})
 	}

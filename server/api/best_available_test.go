@@ -42,7 +42,7 @@ func sideBySide(a, b string) bool {
 // a row of four, so the crowd takes the rows' pairs).
 func TestBestAvailableCrowd(t *testing.T) {
 	env := apptest.New(t, apptest.Options{MaxConns: 12})
-	trip := createShow(t, env, busTrip("Green Line 07:00", "", 10)).GetShowId()
+	trip := createShow(t, env, straightBus("Green Line 07:00", "", 10)).GetShowId()
 	ctx := context.Background()
 	const buyers = 500
 
@@ -118,7 +118,7 @@ func TestBestAvailableCrowd(t *testing.T) {
 // a section the show lacks is invalid.
 func TestBestAvailableTogetherOrApart(t *testing.T) {
 	env := apptest.New(t, apptest.Options{})
-	trip := createShow(t, env, busTrip("Shohagh 22:00", "", 3)).GetShowId()
+	trip := createShow(t, env, straightBus("Shohagh 22:00", "", 3)).GetShowId()
 	ctx := context.Background()
 	taker := as(t, env, "early", auth.RoleUser)
 	_, err := taker.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{

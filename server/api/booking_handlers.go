@@ -55,15 +55,12 @@ type holdHandler struct {
 func (h *holdHandler) CreateHold(ctx context.Context, req *connect.Request[bookingv1.CreateHoldRequest]) (*connect.Response[bookingv1.CreateHoldResponse], error) {
 	j := req.Msg.GetJourney()
 	in := booking.HoldRequest{ShowID: req.Msg.GetShowId(), Seats: req.Msg.GetSeats(), GAArea: req.Msg.GetGaArea(),
-<<<<<<< HEAD
-		Quantity: int(req.Msg.GetQuantity()), WomenSeats: req.Msg.GetWomenSeats()}
+		Quantity: int(req.Msg.GetQuantity()), WomenSeats: req.Msg.GetWomenSeats(),
+		Journey: booking.JourneyRequest{From: j.GetFromStopId(), To: j.GetToStopId(),
+			Boarding: j.GetBoardingCounterId(), Dropping: j.GetDroppingCounterId()}}
 	if b := req.Msg.GetBestAvailable(); b != nil {
 		in.Best = &booking.BestAvailable{Section: b.GetSection(), AllowSeparate: b.GetAllowSeparate(), Women: b.GetWomen()}
 	}
-=======
-		Quantity: int(req.Msg.GetQuantity()), Journey: booking.JourneyRequest{From: j.GetFromStopId(), To: j.GetToStopId(),
-			Boarding: j.GetBoardingCounterId(), Dropping: j.GetDroppingCounterId()}}
->>>>>>> legs
 	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) {
 		in.PartnerID = c.PartnerID
 		return h.svc.CreateHold(ctx, c.UserID, in)
@@ -170,11 +167,7 @@ func holdProto(h booking.Hold) *bookingv1.Hold {
 		HoldId: h.ID, ShowId: h.ShowID, Seats: h.Seats, GaArea: h.GAArea, Quantity: int32(h.Quantity),
 		ExpiresAt: timestamppb.New(h.ExpiresAt), Amount: money(h.AmountMinor, h.Currency),
 		Status: holdStatuses[h.Status], UserId: h.UserID, CreatedAt: timestamppb.New(h.CreatedAt), OrderId: h.OrderID,
-<<<<<<< HEAD
-		WomenSeats: h.WomenSeats,
-=======
-		Journey: h.View,
->>>>>>> legs
+		WomenSeats: h.WomenSeats, Journey: h.View,
 	}
 }
 

@@ -34,67 +34,11 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	}
 	in := catalog.FromRequest(m)
 	in.Admin = p.Is(auth.RoleAdmin)
-<<<<<<< HEAD
-	if m.CommissionBps != nil {
-		in.CommissionBps = new(int(m.GetCommissionBps()))
-	}
-	if m.CancellationFeeBps != nil {
-		in.CancellationFeeBps = new(int(m.GetCancellationFeeBps()))
-	}
-	if w := m.GetWaitingRoom(); w.GetEnabled() {
-		if !h.waitingRooms {
-			return nil, fault.New(fault.WaitingRoomsNotServed, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
-		}
-		in.WaitingRoom = &catalog.WaitingRoom{MinRate: int(w.GetMinAdmissionRate()), MaxRate: int(w.GetMaxAdmissionRate()),
-			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration(), SaleID: w.GetSaleId()}
-		if w.GetEndsAt() != nil {
-			in.WaitingRoom.EndsAt = w.GetEndsAt().AsTime()
-		}
-	}
-	for _, s := range m.GetSections() {
-		in.Sections = append(in.Sections, catalog.Section{Name: s.GetName(), NameBn: s.GetNameBn(), Rows: s.GetRows(),
-			SeatsPerRow: int(s.GetSeatsPerRow()), PriceMinor: s.GetPriceMinor()})
-	}
-	for _, a := range m.GetGaAreas() {
-		in.GAAreas = append(in.GAAreas, catalog.GAArea{Name: a.GetName(), Capacity: int(a.GetCapacity()),
-			PriceMinor: a.GetPriceMinor(), Buckets: int(a.GetBuckets())})
-	}
-<<<<<<< HEAD
-	in.Layout, in.LayoutTemplateID = catalog.LayoutFromProto(m.GetLayout()), m.GetLayoutTemplateId()
-	for _, p := range m.GetSectionPrices() {
-		in.SectionPrices = append(in.SectionPrices, catalog.SectionPrice{Section: p.GetSection(), PriceMinor: p.GetPriceMinor()})
-	}
-=======
-	in.Stops, in.Fares = tripOf(m)
->>>>>>> legs
-=======
->>>>>>> network
 	show, err := h.svc.CreateShow(ctx, p.UserID, in)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
 	return connect.NewResponse(&catalogv1.CreateShowResponse{Show: show.Proto()}), nil
-}
-
-// tripOf is a request's stops and fares (issue 24) as the catalog takes
-// them; CreateShow checks them (decision 0351).
-func tripOf(m *catalogv1.CreateShowRequest) ([]catalog.TripStop, []catalog.Fare) {
-	var stops []catalog.TripStop
-	for _, st := range m.GetStops() {
-		s := catalog.TripStop{StopID: st.GetStopId(), Place: st.GetPlace(), Minutes: int(st.GetMinutesFromStart())}
-		for _, c := range st.GetCounters() {
-			s.Counters = append(s.Counters, catalog.Counter{ID: c.GetCounterId(), Name: c.GetName(), NameBn: c.GetNameBn(),
-				Address: c.GetAddress(), AddressBn: c.GetAddressBn(), Boarding: c.GetBoarding(), Dropping: c.GetDropping(),
-				Minutes: int(c.GetMinutesAfterDeparture())})
-		}
-		stops = append(stops, s)
-	}
-	var fares []catalog.Fare
-	for _, f := range m.GetFares() {
-		fares = append(fares, catalog.Fare{From: f.GetFromStopId(), To: f.GetToStopId(), SeatClass: f.GetSeatClass(),
-			PriceMinor: f.GetPriceMinor()})
-	}
-	return stops, fares
 }
 
 func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catalogv1.GetShowRequest]) (*connect.Response[catalogv1.GetShowResponse], error) {

@@ -19,8 +19,8 @@ import (
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
-// busTrip returns a bus trip of rows × 4 seats run by organisation org.
-func busTrip(title, org string, rows int) *catalogv1.CreateShowRequest {
+// straightBus returns a bus trip of rows × 4 seats run by organisation org.
+func straightBus(title, org string, rows int) *catalogv1.CreateShowRequest {
 	req := seatedShow(title, rows, 4)
 	req.Kind, req.Origin, req.Destination, req.Venue = catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, "Dhaka", "Chattogram", ""
 	req.OrganizationId = org
@@ -41,7 +41,7 @@ func TestOrderPassengers(t *testing.T) {
 	env.Member(t, "hanif", "hanif-mgr", catalog.RoleManager)
 	env.Member(t, "hanif", "hanif-gate", catalog.RoleGate)
 	env.Member(t, "shyamoli", "shyamoli-mgr", catalog.RoleManager)
-	trip := createShow(t, env, busTrip("Hanif 08:00", "hanif", 2)).GetShowId()
+	trip := createShow(t, env, straightBus("Hanif 08:00", "hanif", 2)).GetShowId()
 	ga := seatedShow("Open air", 0, 0)
 	ga.Sections, ga.GaAreas = nil, []*catalogv1.GaArea{{Name: "Floor", Capacity: 50, PriceMinor: 50000, Buckets: 2}}
 	gaShow := createShow(t, env, ga).GetShowId()
@@ -156,7 +156,7 @@ func TestOrderPassengers(t *testing.T) {
 func TestOrderWithoutPassengers(t *testing.T) {
 	t.Parallel()
 	env := apptest.New(t, apptest.Options{})
-	trip := createShow(t, env, busTrip("Hanif 09:00", "", 1)).GetShowId()
+	trip := createShow(t, env, straightBus("Hanif 09:00", "", 1)).GetShowId()
 	o := newBuyer(t, env, "rumana").order(trip, "A1")
 	require.Empty(t, o.GetPassengers())
 	require.Empty(t, newBuyer(t, env, "rumana").getOrder(o.GetOrderId()).GetPassengers())

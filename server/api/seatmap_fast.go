@@ -334,8 +334,8 @@ func parseConnectGet(r *http.Request) (fastQuery, bool) {
 	default:
 		return q, false
 	}
-<<<<<<< HEAD
 	q.showID, q.layoutETag, q.section, q.connect = m.GetShowId(), m.GetLayoutEtag(), m.GetSection(), true
+	q.from, q.to = m.GetFromStopId(), m.GetToStopId()
 	return q, q.showID > 0 && q.answerable()
 }
 
@@ -368,11 +368,8 @@ func parseConnectPost(r *http.Request) (fastQuery, bool) {
 	if proto.Unmarshal(body, &m) != nil {
 		return q, false
 	}
-	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true, binary: true, post: true}
-=======
-	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true,
+	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true, binary: true, post: true,
 		from: m.GetFromStopId(), to: m.GetToStopId()}
->>>>>>> legs
 	return q, q.showID > 0 && q.answerable()
 }
 
@@ -607,11 +604,7 @@ type fastAnswer struct {
 // base64 are made once per change), else a new one, remembered.
 func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
 	showID, section := q.showID, q.section
-<<<<<<< HEAD
-	slot := &f.answers[answerSlot(showID, section, q.connect, q.binary, false, q.partner)]
-=======
-	slot := &f.answers[answerSlot(showID, section+"\x00"+a.FromStopID+"\x00"+a.ToStopID, q.connect, false, q.partner)]
->>>>>>> legs
+	slot := &f.answers[answerSlot(showID, section+"\x00"+a.FromStopID+"\x00"+a.ToStopID, q.connect, q.binary, false, q.partner)]
 	if e := slot.Load(); e != nil && !e.whole && e.made(q, a, states) && e.offset == offset && e.count == count {
 		return e
 	}
@@ -619,12 +612,8 @@ func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states 
 	for i, g := range a.GAAreas {
 		ga[i] = int32(g.Remaining)
 	}
-<<<<<<< HEAD
-	e := &fastAnswer{showID: showID, section: section, connect: q.connect, binary: q.binary, partner: q.partner, version: a.Version, layoutETag: a.LayoutETag,
-=======
-	e := &fastAnswer{showID: showID, section: section, connect: q.connect, partner: q.partner, from: a.FromStopID, to: a.ToStopID,
+	e := &fastAnswer{showID: showID, section: section, connect: q.connect, binary: q.binary, partner: q.partner, from: a.FromStopID, to: a.ToStopID,
 		version: a.Version, layoutETag: a.LayoutETag,
->>>>>>> legs
 		currency: a.Currency, seatCount: a.SeatCount, offset: offset, count: count, states: bytes.Clone(states),
 		ga: slices.Clone(a.GAAreas), etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga)}
 	if q.binary {
@@ -640,12 +629,8 @@ func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states 
 // made says whether e is the answer of q made of a (states: the ones it
 // carries).
 func (e *fastAnswer) made(q fastQuery, a booking.MapAvailability, states []byte) bool {
-<<<<<<< HEAD
-	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.binary == q.binary && e.partner == q.partner && e.version == a.Version &&
-=======
-	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.partner == q.partner &&
+	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.binary == q.binary && e.partner == q.partner &&
 		e.from == a.FromStopID && e.to == a.ToStopID && e.version == a.Version &&
->>>>>>> legs
 		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
 		bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas)
 }
@@ -683,11 +668,7 @@ func (f *seatmapFastPath) layout(ctx context.Context, showID int64, etag string,
 // and remembered as answer's are; false for a section the show lacks
 // (the RPC's to refuse).
 func (f *seatmapFastPath) wholeAnswer(q fastQuery, a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutResponse) (*fastAnswer, bool) {
-<<<<<<< HEAD
-	slot := &f.answers[answerSlot(q.showID, q.section, q.connect, q.binary, true, q.partner)]
-=======
-	slot := &f.answers[answerSlot(q.showID, q.section+"\x00"+a.FromStopID+"\x00"+a.ToStopID, q.connect, true, q.partner)]
->>>>>>> legs
+	slot := &f.answers[answerSlot(q.showID, q.section+"\x00"+a.FromStopID+"\x00"+a.ToStopID, q.connect, q.binary, true, q.partner)]
 	if e := slot.Load(); e != nil && e.whole && e.made(q, a, a.States) {
 		return e, true
 	}
@@ -706,12 +687,8 @@ func (f *seatmapFastPath) wholeAnswer(q fastQuery, a booking.MapAvailability, la
 	if err != nil {
 		return nil, false
 	}
-<<<<<<< HEAD
-	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, binary: q.binary, partner: q.partner, whole: true, version: a.Version,
-=======
-	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, partner: q.partner, from: a.FromStopID, to: a.ToStopID,
+	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, binary: q.binary, partner: q.partner, from: a.FromStopID, to: a.ToStopID,
 		whole: true, version: a.Version,
->>>>>>> legs
 		layoutETag: a.LayoutETag, currency: a.Currency, seatCount: a.SeatCount, states: bytes.Clone(a.States),
 		ga: slices.Clone(a.GAAreas), etag: seatMapETag(resp), body: body}
 	e.gzipped = sync.OnceValue(func() []byte { return gzipBytes(e.body) })

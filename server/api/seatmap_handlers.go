@@ -159,11 +159,7 @@ func seatMapAnswer(a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutRes
 		resp.GaAreas = append(resp.GaAreas, ga)
 	}
 	if layout != nil {
-<<<<<<< HEAD
-		resp.Sections, resp.Decks, resp.Features = layout.Sections, layout.Decks, layout.Features
-=======
-		resp.Sections, resp.Stops = layout.Sections, layout.Stops
->>>>>>> legs
+		resp.Sections, resp.Decks, resp.Features, resp.Stops = layout.Sections, layout.Decks, layout.Features, layout.Stops
 	}
 	if section != "" {
 		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == section })
@@ -269,11 +265,7 @@ func (h *seatmapHandler) GetSeatLayout(ctx context.Context, req *connect.Request
 func layoutProto(m booking.SeatMap) *seatmapv1.GetSeatLayoutResponse {
 	l := &seatmapv1.GetSeatLayoutResponse{ShowId: m.ShowID, Currency: m.Currency, SeatCount: int32(m.SeatCount)}
 	for _, s := range m.Sections {
-<<<<<<< HEAD
 		sec := &seatmapv1.Section{Name: s.Name, PriceMinor: s.PriceMinor, NameBn: s.NameBn, Deck: int32(s.Deck), SeatClass: s.SeatClass}
-=======
-		sec := &seatmapv1.Section{Name: s.Name, PriceMinor: s.PriceMinor, SeatClass: s.SeatClass}
->>>>>>> legs
 		for _, r := range s.Rows {
 			row := &seatmapv1.Row{Label: r.Label, Seats: r.Seats, X: r.X, Y: r.Y}
 			if len(r.Kinds) > 0 {

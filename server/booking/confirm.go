@@ -106,24 +106,19 @@ func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnI
 	for _, seat := range h.Seats {
 		prices = append(prices, price[seat])
 	}
-<<<<<<< HEAD
-	// The tickets print their passengers (decision 0381).
+	// The tickets print their passengers (decision 0381) and journey.
 	passengers, err := readPassengers(ctx, tx, []string{o.ID})
 	if err != nil {
-=======
+		return o, err
+	}
 	if err := describeIn(ctx, tx, &o); err != nil {
->>>>>>> legs
 		return o, err
 	}
 	return o, appendEvent(ctx, tx, now, &eventsv1.BookingConfirmed{
 		ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, PaymentId: paymentID, UserId: o.UserID,
 		Seats: h.Seats, GaArea: h.GAArea, Quantity: int32(h.Quantity), Total: money(o.TotalMinor, o.Currency),
-<<<<<<< HEAD
-		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now), SeatPricesMinor: prices,
-		Passengers: passengerProtos(passengers[o.ID]),
-=======
 		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now), SeatPricesMinor: prices, Journey: o.View,
->>>>>>> legs
+		Passengers: passengerProtos(passengers[o.ID]),
 	})
 }
 

@@ -28,7 +28,6 @@ type HoldRequest struct {
 	// Seatghor's own (decision 0185). It decides which seats it may hold
 	// and is recorded on the hold, its order and its payments.
 	PartnerID int64
-<<<<<<< HEAD
 	// Best: pick Quantity seats (decision 0383). A quantity without seats
 	// or an area on a show without general admission picks too, with
 	// the zero BestAvailable.
@@ -36,12 +35,10 @@ type HoldRequest struct {
 	// WomenSeats are those of Seats whose passenger is declared a woman:
 	// every seat for women asked for must be among them (decision 0371).
 	WomenSeats []string
-=======
 	// Journey is the stretch of a bus trip with stops the seats are held
 	// for (decision 0350); empty: the whole trip (a show without stops has
 	// one leg).
 	Journey JourneyRequest
->>>>>>> legs
 }
 
 // CreateHold holds the seats (all or none, R-3.2) or GA places of the
@@ -62,24 +59,17 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	// slow is the one-hold path, for every case the batch and pipelined
 	// paths below leave (refusals, duplicates, a GA hold no single free
 	// bucket serves), and every partner's hold.
-<<<<<<< HEAD
-	slow := func(tx pgx.Tx) (Hold, error) { return holdOneCounted(ctx, tx, userID, req, now, partnerCap, &s.best) }
-	// A partner's hold counts against its per-show cap under its own lock,
-	// which only this path takes (decision 0286): the other paths serve
-	// Seatghor's own channel only. Best available picks its seats there
-	// too (decision 0383).
-	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 || req.Best != nil {
-		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
-=======
 	// The trip's stops name the journey in the hold's event and answer
 	// (read once per show, before the hold's transaction).
 	var trip catalog.Trip
-	if len(req.Seats) > 0 {
+	if len(req.Seats) > 0 || req.Best != nil || !req.Journey.empty() {
 		if trip, err = s.trip(ctx, req.ShowID); err != nil {
 			return Hold{}, err
 		}
 	}
-	slow := func(tx pgx.Tx) (Hold, error) { return holdOne(ctx, tx, userID, req, now, partnerCap, trip) }
+	slow := func(tx pgx.Tx) (Hold, error) {
+		return holdOneCounted(ctx, tx, userID, req, now, partnerCap, trip, &s.best)
+	}
 	h, err := s.takeHold(ctx, pool, userID, req, now, trip, slow)
 	if err != nil {
 		return Hold{}, err
@@ -89,17 +79,17 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 }
 
 // takeHold takes the hold by the first path that may: the one-hold path
-// for a partner's, the batch, or the pipelined statements, each falling
-// back to slow.
+// for a partner's or a best-available one, the batch, or the pipelined
+// statements, each falling back to slow.
 func (s *Service) takeHold(ctx context.Context, pool *pg.Pool, userID string, req HoldRequest, now time.Time, trip catalog.Trip,
 	slow func(pgx.Tx) (Hold, error)) (Hold, error) {
 	target := holdTarget(req.ShowID, req.Journey)
 	// A partner's hold counts against its per-show cap under its own lock,
 	// which only this path takes (decision 0286): the other paths serve
-	// Seatghor's own channel only.
-	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 {
+	// Seatghor's own channel only. Best available picks its seats there
+	// too (decision 0383).
+	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 || req.Best != nil {
 		return idempotencyDo(ctx, s, pool, target, now, slow)
->>>>>>> legs
 	}
 	// A hold goes with the others of its shard that arrive with it
 	// (decision 0270); what its batch leaves or does not take takes two
@@ -115,20 +105,16 @@ func (s *Service) takeHold(ctx context.Context, pool *pg.Pool, userID string, re
 
 // holdOne is the one-hold path: the hold's work in tx, which applies every
 // rule and explains every refusal. partnerCap is the per-show cap of the
-<<<<<<< HEAD
-// hold's partner (0: none).
-func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int) (Hold, error) {
-	return holdOneCounted(ctx, tx, userID, req, now, partnerCap, nil)
+// hold's partner (0: none); trip is the show's stops (none for a GA hold:
+// a trip with stops has no GA area).
+func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int, trip catalog.Trip) (Hold, error) {
+	return holdOneCounted(ctx, tx, userID, req, now, partnerCap, trip, nil)
 }
 
 // holdOneCounted is holdOne counting best available's attempts in stats
 // (nil: not counted).
-func holdOneCounted(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int, stats *bestCounters) (Hold, error) {
-=======
-// hold's partner (0: none); trip is the show's stops (none for a GA hold:
-// a trip with stops has no GA area).
-func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int, trip catalog.Trip) (Hold, error) {
->>>>>>> legs
+func holdOneCounted(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int, trip catalog.Trip,
+	stats *bestCounters) (Hold, error) {
 	n := req.Quantity
 	if len(req.Seats) > 0 {
 		n = len(req.Seats)
@@ -182,21 +168,14 @@ func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now
 		PartnerID: req.PartnerID,
 		Journey:   journey,
 	}
-<<<<<<< HEAD
 	switch best, pick, perr := bestWanted(ctx, tx, req); {
 	case perr != nil:
 		err = perr
 	case len(req.Seats) > 0:
-		err = holdSeats(ctx, tx, &h, req.Seats, req.WomenSeats, now)
+		err = holdSeats(ctx, tx, &h, req.Seats, req.WomenSeats, rules.journey.stops, now)
 	case pick:
-		// MERGE (issue 24): the journey's legs [from, to) once H1's legs land.
-		err = holdBest(ctx, tx, &h, best, 0, 1, now, stats)
+		err = holdBest(ctx, tx, &h, best, rules.journey.stops, now, stats)
 	default:
-=======
-	if len(req.Seats) > 0 {
-		err = holdSeats(ctx, tx, &h, req.Seats, rules.journey.stops, now)
-	} else {
->>>>>>> legs
 		err = holdGA(ctx, tx, &h, req.GAArea, now)
 	}
 	if err != nil {
@@ -204,19 +183,12 @@ func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now
 	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-<<<<<<< HEAD
-		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id, women_seats)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0), $13)`,
-		h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
-		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID, append([]string{}, h.WomenSeats...)); err != nil {
-=======
-		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id,
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id, women_seats,
 		                   from_stop, to_stop, boarding_counter, dropping_counter)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0), $13, $14, $15, $16)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0), $13, $14, $15, $16, $17)`,
 		h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
-		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID,
+		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID, append([]string{}, h.WomenSeats...),
 		h.Journey.From, h.Journey.To, h.Journey.Boarding, h.Journey.Dropping); err != nil {
->>>>>>> legs
 		return Hold{}, fmt.Errorf("insert hold: %w", err)
 	}
 	if err := insertTakes(ctx, tx, h); err != nil {
@@ -270,62 +242,37 @@ func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerI
 	return nil
 }
 
-<<<<<<< HEAD
-// holdSeats takes every asked-for seat or none (R-3.2). One statement locks
-// the free ones in seat order (the same order in every transaction, so no
-// deadlocks) and marks them held; expiry lives in the condition, so a seat
-// whose hold ran out is free again without any sweeper (R-3.3), and so do
-// the hold's channel (inChannel) and the seats' kinds (holdableKind: women
-// declares the passengers of seats for women).
-func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats, women []string, now time.Time) error {
-=======
 // holdSeats takes every asked-for seat or none (R-3.2), on every leg of
 // the hold's journey (decision 0350). One statement locks the free rows in
 // (seat, leg) order (the same order in every transaction, so no deadlocks)
 // and marks them held; expiry lives in the condition, so a seat whose hold
-// ran out is free again without any sweeper (R-3.3), and so does the
-// hold's channel (inChannel). A seat's price is its section's, or on a
-// trip with stops the journey's fare (seatPriceSQL; checkFares refused a
-// seat without one).
-func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, stops int, now time.Time) error {
->>>>>>> legs
+// ran out is free again without any sweeper (R-3.3), and so do the hold's
+// channel (inChannel) and the seats' kinds (holdableKind: women declares
+// the passengers of seats for women). A seat's price is its section's, or
+// on a trip with stops the journey's fare (seatPriceSQL; checkFares
+// refused a seat without one).
+func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats, women []string, stops int, now time.Time) error {
 	var taken []string
 	j := h.Journey
 	err := pg.InTx(ctx, tx, func(sp pgx.Tx) error {
 		rows, err := sp.Query(ctx, `
 			WITH free AS (
-<<<<<<< HEAD
-				SELECT show_id, seat FROM seats s
-				WHERE show_id = $1 AND seat = ANY($2)
-				  AND `+seatFree("", "$3")+`
-				  AND `+inChannel("s", "$1", "$6")+`
-				  AND `+holdableKind("s", "s.seat = ANY($7)")+`
-				ORDER BY seat
-=======
 				SELECT show_id, seat, leg FROM seats s
 				WHERE show_id = $1 AND seat = ANY($2) AND `+legsSQL("s", "$7", "$8")+`
-				  AND (status = 'available' OR (status = 'held' AND held_until < $3))
+				  AND `+seatFree("", "$3")+`
 				  AND `+inChannel("s", "$1", "$6")+`
+				  AND `+holdableKind("s", "s.seat = ANY($10)")+`
 				ORDER BY seat, leg
->>>>>>> legs
 				FOR UPDATE
 			)
 			UPDATE seats s
 			SET status = 'held', hold_id = $4, held_until = $5, version = s.version + 1
 			FROM free
-<<<<<<< HEAD
-			WHERE s.show_id = free.show_id AND s.seat = free.seat
+			WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.leg = free.leg
 			  AND `+seatFree("s", "$3")+`
 			  AND `+inChannel("s", "$1", "$6")+`
-			RETURNING s.seat, s.position, s.price_minor`,
-			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID, women)
-=======
-			WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.leg = free.leg
-			  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
-			  AND `+inChannel("s", "$1", "$6")+`
 			RETURNING s.seat, s.position, s.leg, CASE WHEN s.leg = $7 THEN `+seatPriceSQL("s", "$9", "$7", "$8")+` END`,
-			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID, j.From, j.To, stops)
->>>>>>> legs
+			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID, j.From, j.To, stops, women)
 		if err != nil {
 			return fmt.Errorf("hold seats: %w", err)
 		}

@@ -372,11 +372,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 			}
 			if len(seats) > 0 {
 				if err := collect(br, "seats", func(r pgx.Rows, h *Hold, ttlMs *int64) error {
-<<<<<<< HEAD
-					return r.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, ttlMs, &h.WomenSeats)
-=======
-					return r.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, ttlMs, &h.Journey.From, &h.Journey.To)
->>>>>>> legs
+					return r.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, ttlMs, &h.WomenSeats, &h.Journey.From, &h.Journey.To)
 				}); err != nil {
 					return err
 				}
@@ -480,23 +476,14 @@ func holdBatchRulesCTE(holds string) string {
 }
 
 // holdBatchSQL is holdSeatsSQL for every seated hold of a batch at once
-<<<<<<< HEAD
-// (holdBatchRulesCTE's $1..$10), the seats being the $12[j] whose $11[j] is
-// i, $15[j] saying whether its passenger is declared a woman. An allowed
-// hold is taken only if every seat it asks for is free, public, of a kind
-// it may take (holdableKind) and not locked by another transaction; then
-// all of its seats are taken and its row written, and it answers a row. Otherwise nothing
-// of it is written. Holds of one batch share no seat, account or key
-// (holdBatcher.take), so they cannot decide for one another.
-=======
 // (holdBatchRulesCTE's $1..$14), the seats being the $16[j] whose $15[j] is
-// i. An allowed hold is taken only if every seat it asks for is free,
-// public, priced and not locked by another transaction on every leg of its
-// journey (decision 0350); then all of those rows are taken and its row
-// written, and it answers a row. Otherwise nothing of it is written. Holds
-// of one batch share no seat, account or key (holdBatcher.take), so they
-// cannot decide for one another.
->>>>>>> legs
+// i, $19[j] saying whether its passenger is declared a woman. An allowed
+// hold is taken only if every seat it asks for is free, public, priced, of
+// a kind it may take (holdableKind) and not locked by another transaction
+// on every leg of its journey (decision 0350); then all of those rows are
+// taken and its row written, and it answers a row. Otherwise nothing of it
+// is written. Holds of one batch share no seat, account or key
+// (holdBatcher.take), so they cannot decide for one another.
 //
 // Every row it reads is found by key, whatever plan PostgreSQL made (a
 // generic plan, made for any batch, perhaps on a new shard's empty
@@ -506,22 +493,13 @@ func holdBatchRulesCTE(holds string) string {
 // locked by their addresses.
 var holdBatchSQL = holdBatchRulesCTE(`r.area = ''`) + `
 	free AS MATERIALIZED (
-<<<<<<< HEAD
-		SELECT a.i, s.ctid, s.show_id, s.seat, s.position, s.price_minor, w.woman
-		FROM allowed a
-		JOIN unnest($11::int[], $12::text[], $15::bool[]) AS w(i, seat, woman) ON w.i = a.i
-		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat
-		WHERE s.show_id = ANY($13) AND s.seat = ANY($14)
-		  AND ` + seatFree("s", "a.now") + `
-=======
-		SELECT a.i, s.ctid, s.show_id, s.seat, s.leg, s.position,
+		SELECT a.i, s.ctid, s.show_id, s.seat, s.leg, s.position, w.woman,
 		       CASE WHEN s.leg = a.from_stop THEN ` + seatPriceSQL("s", "a.stops", "a.from_stop", "a.to_stop") + ` END AS price
 		FROM allowed a
-		JOIN unnest($15::int[], $16::text[]) AS w(i, seat) ON w.i = a.i
+		JOIN unnest($15::int[], $16::text[], $19::bool[]) AS w(i, seat, woman) ON w.i = a.i
 		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat AND ` + legsSQL("s", "a.from_stop", "a.to_stop") + `
 		WHERE s.show_id = ANY($17) AND s.seat = ANY($18)
-		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < a.now))
->>>>>>> legs
+		  AND ` + seatFree("s", "a.now") + `
 		  AND ` + inPublicChannel("s") + `
 		  AND ` + holdableKind("s", "w.woman") + `
 		FOR UPDATE OF s SKIP LOCKED
@@ -541,37 +519,22 @@ var holdBatchSQL = holdBatchRulesCTE(`r.area = ''`) + `
 		-- The rows free locked, by their addresses: a TID scan, whatever
 		-- the plan's statistics (nobody else can move a locked row).
 		WHERE s.ctid = ANY (ARRAY(SELECT free.ctid FROM free JOIN whole USING (i))) AND s.ctid = f.ctid
-<<<<<<< HEAD
-		RETURNING f.i, s.seat, s.position, s.price_minor, f.woman
+		RETURNING f.i, s.seat, s.position, f.price, f.woman
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at, women_seats)
-		SELECT a.hold_id, a.show_id, a.user_id, 'active', array_agg(t.seat ORDER BY t.position), '', a.n,
-		       sum(t.price_minor), a.currency, a.expires_at, a.now, a.now,
-		       coalesce(array_agg(t.seat ORDER BY t.position) FILTER (WHERE t.woman), '{}')
-		FROM taken t JOIN allowed a ON a.i = t.i
-		GROUP BY a.i, a.hold_id, a.show_id, a.user_id, a.n, a.currency, a.expires_at, a.now
-		RETURNING hold_id, seats, amount_minor, currency, women_seats
-	)
-	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms, hold.women_seats
-=======
-		RETURNING f.i, s.seat, s.position, f.price
-	),
-	hold AS (
-		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at,
+		                   amount_minor, currency, expires_at, created_at, updated_at, women_seats,
 		                   from_stop, to_stop, boarding_counter, dropping_counter)
 		SELECT a.hold_id, a.show_id, a.user_id, 'active', array_agg(t.seat ORDER BY t.position) FILTER (WHERE t.price IS NOT NULL),
 		       '', a.n, sum(t.price), a.currency, a.expires_at, a.now, a.now,
+		       coalesce(array_agg(t.seat ORDER BY t.position) FILTER (WHERE t.price IS NOT NULL AND t.woman), '{}'),
 		       a.from_stop, a.to_stop, a.boarding_counter, a.dropping_counter
 		FROM taken t JOIN allowed a ON a.i = t.i
 		GROUP BY a.i, a.hold_id, a.show_id, a.user_id, a.n, a.currency, a.expires_at, a.now,
 		         a.from_stop, a.to_stop, a.boarding_counter, a.dropping_counter
-		RETURNING hold_id, seats, amount_minor, currency, from_stop, to_stop
+		RETURNING hold_id, seats, amount_minor, currency, women_seats, from_stop, to_stop
 	)
-	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms, hold.from_stop, hold.to_stop
->>>>>>> legs
+	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms, hold.women_seats, hold.from_stop, hold.to_stop
 	FROM hold JOIN allowed a ON a.hold_id = hold.hold_id`
 
 // holdBatchGASQL is holdGASQL for the GA holds of a batch at once

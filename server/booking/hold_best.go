@@ -88,59 +88,59 @@ const (
 	bestPartner   = "$4::bigint"       // the hold's channel (inChannel)
 	bestSection   = "$5::text"         // '' or the one section
 	bestWomen     = "$6::bool"         // seats for women may be picked
-	bestLegFrom   = "$7::int"          // the journey's legs: [from, to)
+	bestLegFrom   = "$7::int"          // the journey's legs: [from, to), so stops from → to
 	bestLegTo     = "$8::int"          //
 	bestExcluded  = "$9::text[]"       // seats left out (found locked by an earlier attempt)
 	bestHold      = "$10::text"        // the new hold's id
 	bestHeldUntil = "$11::timestamptz" // its expiry
 	bestStart     = "$12::int"         // the window's first position
+	bestStops     = "$13::int"         // the trip's stops (0: none, priced by sections)
 )
 
-// The predicates that follow the seat model. MERGE (issue 24): H1's per-leg
-// seat rows and H3's seat kinds and positions change only these.
+// The predicates that follow the seat model: per-leg seat rows (decision
+// 0350), seat kinds and drawn positions (decision 0370).
 
 // bestLayoutRow selects the row of a seat that carries its layout (section,
-// row, position, kind). One row per seat today; with per-leg rows, the
-// leg-0 row: alias.leg = 0.
-func bestLayoutRow(alias string) string { _ = alias; return `true` }
+// row, position, kind): its leg-0 row.
+func bestLayoutRow(alias string) string { return alias + `.leg = 0` }
 
 // bestOnLegs selects the rows of a seat for the journey's legs [from, to).
-// One row per seat (leg 0) today, so [0, 1); with per-leg rows:
-// alias.leg >= $7 AND alias.leg < $8.
-func bestOnLegs(alias string) string { _ = alias; return `true` }
+func bestOnLegs(alias string) string { return legsSQL(alias, bestLegFrom, bestLegTo) }
 
 // bestFreeOnLegs is the condition that the seat whose layout row is alias
-// may be taken for every leg of the journey. Its layout row is its only
-// row today; with per-leg rows (a seat sold Dhaka → Cumilla is free for
-// Cumilla → Chattogram, whatever its leg-0 row says):
-//
-//	bestKind(alias) AND NOT EXISTS (SELECT FROM seats o WHERE o.show_id = alias.show_id
-//	    AND o.seat = alias.seat AND bestOnLegs(o) AND NOT (bestFree(o)))
-func bestFreeOnLegs(alias string) string { return bestFree(alias) + ` AND ` + bestKind(alias) }
+// may be taken for every leg of the journey and is sold for it (a fare of
+// its class, on a trip with stops). A seat sold Dhaka → Cumilla is free
+// for Cumilla → Chattogram, whatever its leg-0 row says; the one-leg
+// journey of a show without stops reads the layout row alone.
+func bestFreeOnLegs(alias string) string {
+	return bestKind(alias) + ` AND ` + seatPriceSQL(alias, bestStops, bestLegFrom, bestLegTo) + ` IS NOT NULL
+		AND CASE WHEN ` + bestLegFrom + ` = 0 AND ` + bestLegTo + ` = 1 THEN ` + bestFree(alias) + `
+		    ELSE NOT EXISTS (SELECT FROM seats o WHERE o.show_id = ` + alias + `.show_id AND o.seat = ` + alias + `.seat
+		                     AND ` + bestOnLegs("o") + ` AND NOT (` + bestFree("o") + `)) END`
+}
 
 // bestLegKey is the columns besides the seat that name one row of
-// bestOnLegs: none today; ", alias.leg" with per-leg rows.
-func bestLegKey(alias string) string { _ = alias; return `` }
+// bestOnLegs.
+func bestLegKey(alias string) string { return `, ` + alias + `.leg` }
 
-// bestLegJoin joins two aliases of those rows on bestLegKey: nothing
-// today; " AND a.leg = b.leg" with per-leg rows.
-func bestLegJoin(a, b string) string { _, _ = a, b; return `` }
+// bestLegJoin joins two aliases of those rows on bestLegKey.
+func bestLegJoin(a, b string) string { return ` AND ` + a + `.leg = ` + b + `.leg` }
 
 // bestKind is the condition that best available may pick the seat whose
-// layout row is alias by its kind: never a blocked seat (nor a wheelchair
-// place, a space, not a seat), a seat for women only when $6. Every seat
-// is ordinary today; with H3's seats.kind column:
-//
-//	alias.kind NOT IN ('blocked', 'wheelchair') AND (alias.kind <> 'women' OR $6)
-func bestKind(alias string) string { _ = alias; return `(true OR ` + bestWomen + `)` }
+// layout row is alias by its kind: never a blocked seat nor a wheelchair
+// place (a space, not a seat), a seat for women only when $6.
+func bestKind(alias string) string {
+	return `(` + alias + `.kind NOT IN (` + blockedKind + `, ` + wheelchairKind + `) AND (` + alias + `.kind <> ` + womenKind + ` OR ` + bestWomen + `))`
+}
 
-// bestNext is the condition that the free seat at curPosition is right
-// after the free seat before it in its row, at prevPosition (window
-// expressions of the same row in position order): the next position today.
-// With H3's coordinates, the next place of the deck (x one place, 10
-// units, further; an aisle or a gap breaks a block): cur.x = prev.x + 10.
-func bestNext(prevPosition, curPosition string) string {
-	return prevPosition + ` = ` + curPosition + ` - 1`
+// bestNext is the condition that the free seat o is right after the free
+// seat before it in its row (window w: the same row in position order):
+// the next place of the drawing (x one place, 10 units, further: an aisle
+// or a gap breaks a block), or the next position for seats drawn in
+// straight rows (no x).
+func bestNext(o, w string) string {
+	return `CASE WHEN ` + o + `.x IS NULL THEN lag(` + o + `.position) OVER ` + w + ` = ` + o + `.position - 1
+	             ELSE lag(` + o + `.x) OVER ` + w + ` = ` + o + `.x - 10 END`
 }
 
 // bestFree is the condition that the row alias may be taken by the hold:
@@ -173,7 +173,7 @@ func bestRowExtent(at, sec, row string) string {
 // most bestWindow, less the excluded ones.
 var bestOpen = `
 	WITH open AS MATERIALIZED (
-		SELECT s.seat, s.section, s.row_label, s.position FROM seats s
+		SELECT s.seat, s.section, s.row_label, s.position, s.x FROM seats s
 		WHERE s.show_id = ` + bestShow + ` AND ` + bestLayoutRow("s") + ` AND s.position >= ` + bestStart + `
 		  AND (` + bestSection + ` = '' OR s.section = ` + bestSection + `)
 		  AND s.seat <> ALL(` + bestExcluded + `)
@@ -187,7 +187,7 @@ var bestOpen = `
 // run of n, its row's extent, and in it the best block.
 var bestBlockChoice = `,
 	marked AS (
-		SELECT o.*, CASE WHEN ` + bestNext(`lag(o.position) OVER (PARTITION BY o.section, o.row_label ORDER BY o.position)`, `o.position`) + `
+		SELECT o.*, CASE WHEN ` + bestNext("o", "(PARTITION BY o.section, o.row_label ORDER BY o.position)") + `
 		                 THEN 0 ELSE 1 END AS breaks
 		FROM open o
 	),
@@ -269,13 +269,13 @@ func bestTake(lock string) string {
 		WHERE s.show_id = ` + bestShow + ` AND s.seat = l.seat` + bestLegJoin("s", "l") + `
 		  AND (SELECT count(*) FROM choice) = ` + bestQuantity + `
 		  AND (SELECT count(*) FROM locked) = ` + bestQuantity + ` * (` + bestLegTo + ` - ` + bestLegFrom + `)
-		RETURNING s.seat, s.position, s.price_minor
+		RETURNING s.seat, s.position, s.leg, ` + seatPriceSQL("s", bestStops, bestLegFrom, bestLegTo) + ` AS price_minor
 	),
 	counts AS (SELECT count(*) AS open FROM open)
 	SELECT (SELECT coalesce(array_agg(seat ORDER BY seat), '{}') FROM choice),
 	       (SELECT coalesce(array_agg(DISTINCT seat), '{}') FROM locked),
-	       (SELECT coalesce(array_agg(t.seat ORDER BY t.position), '{}') FROM taken t),
-	       (SELECT coalesce(array_agg(t.price_minor ORDER BY t.position), '{}') FROM taken t),
+	       (SELECT coalesce(array_agg(t.seat ORDER BY t.position), '{}') FROM taken t WHERE t.leg = ` + bestLegFrom + `),
+	       (SELECT coalesce(array_agg(t.price_minor ORDER BY t.position), '{}') FROM taken t WHERE t.leg = ` + bestLegFrom + `),
 	       counts.open,
 	       (SELECT min(o.position) FROM open o
 	        WHERE (o.section, o.row_label) = (SELECT section, row_label FROM open ORDER BY position DESC LIMIT 1)),
@@ -325,19 +325,19 @@ func (s *Service) BestStats() BestStats {
 	return BestStats{Holds: s.best.holds.Load(), Attempts: s.best.attempts.Load(), Apart: s.best.apart.Load()}
 }
 
-// holdBest takes h.Quantity seats of show h.ShowID for the journey's legs
-// [legFrom, legTo) by the rule above, marks them held by h and fills in
-// h.Seats (layout order) and h.AmountMinor. The caller has applied the
-// hold rules (holdOne). stats may be nil.
-func holdBest(ctx context.Context, tx pgx.Tx, h *Hold, best BestAvailable, legFrom, legTo int, now time.Time, stats *bestCounters) error {
-	if legFrom < 0 || legTo <= legFrom {
-		return fault.OnField(fault.BookingInvalid, "journey", "a journey goes from a stop to a later one")
-	}
+// holdBest takes h.Quantity seats of show h.ShowID for the hold's journey
+// (legs h.Journey.From … To-1 of a trip with stops stops) by the rule
+// above, marks them held by h and fills in h.Seats (layout order), the
+// seats for women among them (best.Women declares their passengers) and
+// h.AmountMinor. The caller has applied the hold rules (holdOne). stats
+// may be nil.
+func holdBest(ctx context.Context, tx pgx.Tx, h *Hold, best BestAvailable, stops int, now time.Time, stats *bestCounters) error {
+	legFrom, legTo := h.Journey.From, h.Journey.To
 	attempt := func(sql string, start int, excluded []string) (bestAttempt, bool, error) {
 		var a bestAttempt
 		err := pg.InTx(ctx, tx, func(sp pgx.Tx) error {
 			if err := sp.QueryRow(ctx, sql, h.ShowID, h.Quantity, now, h.PartnerID, best.Section, best.Women,
-				legFrom, legTo, excluded, h.ID, h.ExpiresAt, start).
+				legFrom, legTo, excluded, h.ID, h.ExpiresAt, start, stops).
 				Scan(&a.choice, &a.locked, &a.seats, &a.prices, &a.open, &a.lastRow, &a.seated); err != nil {
 				return fmt.Errorf("best available on show %d: %w", h.ShowID, err)
 			}
@@ -410,6 +410,13 @@ func holdBest(ctx context.Context, tx pgx.Tx, h *Hold, best BestAvailable, legFr
 	}
 	take := func(a bestAttempt, apart bool) error {
 		h.Seats = a.seats
+		if best.Women {
+			women, err := womenAmong(ctx, tx, h.ShowID, a.seats)
+			if err != nil {
+				return err
+			}
+			h.WomenSeats = women
+		}
 		for _, p := range a.prices {
 			var err error
 			// Prices are bounded (decision 0071); a wrapped total is never sold.

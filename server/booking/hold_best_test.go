@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/seatghor/seatghor/internal/testkit/schematest"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/pg"
@@ -75,7 +76,7 @@ func TestBestAvailablePicks(t *testing.T) {
 			var h Hold
 			err := pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 				var err error
-				h, err = holdOne(ctx, tx, "buyer", HoldRequest{ShowID: show, Quantity: c.n, Best: c.best}, now, 0)
+				h, err = holdOne(ctx, tx, "buyer", HoldRequest{ShowID: show, Quantity: c.n, Best: c.best}, now, 0, catalog.Trip{})
 				return err
 			})
 			if err != nil {
@@ -176,7 +177,7 @@ func BenchmarkBestAvailableLargeShow(b *testing.B) {
 	hold := func(b *testing.B, req func(i int) HoldRequest) {
 		for i := range b.N {
 			require.NoError(b, pg.InTx(ctx, pool, func(tx pgx.Tx) error {
-				_, err := holdOne(ctx, tx, "buyer", req(i), now, 0)
+				_, err := holdOne(ctx, tx, "buyer", req(i), now, 0, catalog.Trip{})
 				return err
 			}))
 		}

@@ -59,25 +59,9 @@ var showRulesCTE = `
 // rolls back whatever the statement did and lets CreateHold's ordinary
 // path explain it.
 //
-<<<<<<< HEAD
-// The seats are locked in seat order as in holdSeats (no deadlocks), and
-// expiry (R-3.3), the channel (inPublicChannel) and the seats' kinds
-// (holdableKind: $7 the seats declared for women) live in the condition.
-// Nothing in it grows with the show's size: every row it reads is found by
-// key.
-var holdSeatsSQL = showRulesCTE + `,
-	free AS MATERIALIZED (
-		SELECT show_id, seat FROM seats s
-		WHERE show_id = $1 AND seat = ANY($2)
-		  AND ` + seatFree("", "$3") + `
-		  AND ` + inPublicChannel("s") + `
-		  AND ` + holdableKind("s", "s.seat = ANY($7)") + `
-		  AND EXISTS (SELECT FROM show)
-		ORDER BY seat
-		FOR UPDATE
-=======
 // The seats' rows are locked in (seat, leg) order as in holdSeats (no
-// deadlocks), and expiry (R-3.3) and the channel (inPublicChannel) live in
+// deadlocks), and expiry (R-3.3), the channel (inPublicChannel) and the
+// seats' kinds (holdableKind: $11 the seats declared for women) live in
 // the condition; a seat is priced once, on the journey's first leg
 // (seatPriceSQL), and a seat without a price for the journey leaves the
 // hold to the ordinary path (decision 0352). Nothing in it grows with the
@@ -88,23 +72,18 @@ var holdSeatsSQL = showRulesCTE + `,
 		       CASE WHEN s.leg = j.from_stop THEN ` + seatPriceSQL("s", "j.stops", "j.from_stop", "j.to_stop") + ` END AS price
 		FROM seats s CROSS JOIN show j
 		WHERE s.show_id = $1 AND s.seat = ANY($2) AND ` + legsSQL("s", "j.from_stop", "j.to_stop") + `
-		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
+		  AND ` + seatFree("s", "$3") + `
 		  AND ` + inPublicChannel("s") + `
+		  AND ` + holdableKind("s", "s.seat = ANY($11)") + `
 		ORDER BY s.seat, s.leg
 		FOR UPDATE OF s
->>>>>>> legs
 	),
 	taken AS (
 		UPDATE seats s
 		SET status = 'held', hold_id = $4, held_until = (SELECT expires_at FROM show), version = s.version + 1
 		FROM free
-<<<<<<< HEAD
-		WHERE s.show_id = free.show_id AND s.seat = free.seat
-		  AND ` + seatFree("s", "$3") + `
-=======
 		WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.leg = free.leg
-		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
->>>>>>> legs
+		  AND ` + seatFree("s", "$3") + `
 		  AND ` + inPublicChannel("s") + `
 		  AND (SELECT count(*) FROM free) = $6 * (SELECT to_stop - from_stop FROM show)
 		  AND (SELECT count(price) FROM free) = $6
@@ -112,35 +91,22 @@ var holdSeatsSQL = showRulesCTE + `,
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-<<<<<<< HEAD
-		                   amount_minor, currency, expires_at, created_at, updated_at, women_seats)
-		SELECT $4, $1, $5, 'active', array_agg(taken.seat ORDER BY taken.position), '', $6,
-		       sum(taken.price_minor), show.currency, show.expires_at, $3, $3,
-		       coalesce(array_agg(taken.seat ORDER BY taken.position) FILTER (WHERE taken.seat = ANY($7)), '{}')
-=======
-		                   amount_minor, currency, expires_at, created_at, updated_at,
+		                   amount_minor, currency, expires_at, created_at, updated_at, women_seats,
 		                   from_stop, to_stop, boarding_counter, dropping_counter)
 		SELECT $4, $1, $5, 'active', array_agg(taken.seat ORDER BY taken.position) FILTER (WHERE taken.price IS NOT NULL), '', $6,
 		       sum(taken.price), show.currency, show.expires_at, $3, $3,
+		       coalesce(array_agg(taken.seat ORDER BY taken.position) FILTER (WHERE taken.price IS NOT NULL AND taken.seat = ANY($11)), '{}'),
 		       show.from_stop, show.to_stop, show.boarding_counter, show.dropping_counter
->>>>>>> legs
 		FROM taken, show
 		GROUP BY show.currency, show.expires_at, show.from_stop, show.to_stop, show.boarding_counter, show.dropping_counter
 		-- Prices are bounded (decision 0071); a total past int64 is
 		-- the ordinary path's to refuse.
-<<<<<<< HEAD
-		HAVING count(*) = $6 AND sum(taken.price_minor) <= 9223372036854775807
-		RETURNING seats, amount_minor, currency, women_seats
-	)
-	SELECT hold.seats, hold.amount_minor, hold.currency, show.hold_ttl_ms, hold.women_seats FROM hold, show`
-=======
 		HAVING count(*) = $6 * (show.to_stop - show.from_stop) AND count(taken.price) = $6
 		   AND sum(taken.price) <= 9223372036854775807
-		RETURNING seats, amount_minor, currency, from_stop, to_stop
+		RETURNING seats, amount_minor, currency, women_seats, from_stop, to_stop
 	)
-	SELECT hold.seats, hold.amount_minor, hold.currency, show.hold_ttl_ms, hold.from_stop, hold.to_stop
+	SELECT hold.seats, hold.amount_minor, hold.currency, show.hold_ttl_ms, hold.women_seats, hold.from_stop, hold.to_stop
 	FROM hold, show`
->>>>>>> legs
 
 // holdGASQL is holdGA's fast path in one statement (decision 0125): it
 // resolves the area ($2, or the show's only one), takes all $6 places from
@@ -230,11 +196,7 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, trip catalog.T
 			if ga {
 				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n, j.From, j.To, j.Boarding, j.Dropping)
 			} else {
-<<<<<<< HEAD
-				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n, req.WomenSeats)
-=======
-				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n, j.From, j.To, j.Boarding, j.Dropping)
->>>>>>> legs
+				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n, j.From, j.To, j.Boarding, j.Dropping, req.WomenSeats)
 			}
 		},
 		Read: func(br pgx.BatchResults) (Hold, bool, error) {
@@ -249,11 +211,7 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, trip catalog.T
 				err = br.QueryRow().Scan(&h.GAArea, &h.AmountMinor, &h.Currency, &ttlMs, &bucket)
 				h.takes = map[int]int{bucket: n}
 			} else {
-<<<<<<< HEAD
-				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs, &h.WomenSeats)
-=======
-				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs, &h.Journey.From, &h.Journey.To)
->>>>>>> legs
+				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs, &h.WomenSeats, &h.Journey.From, &h.Journey.To)
 			}
 			found, err := pg.Found(err)
 			if err != nil {

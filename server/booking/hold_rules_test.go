@@ -172,7 +172,6 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 		{"seats with a key again", "u8", "k1", seats("A24"), "held", "replay"},
 		{"GA with a key", "u9", "k2", floor(1), "held", "fast"},
 		{"GA with a key again", "u9", "k2", floor(1), "held", "replay"},
-<<<<<<< HEAD
 		// Seat kinds (decision 0371): a seat for women only with its
 		// passenger declared a woman, a blocked seat never.
 		{"a seat for women declared", "u10", "", women(seats("A25"), "A25"), "held", "fast"},
@@ -182,7 +181,6 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 		{"a blocked seat", "u12", "", seats("A27"), "SEATS_BLOCKED seats", "slow"},
 		{"a blocked seat declared", "u12", "", women(seats("A27"), "A27"), "SEATS_BLOCKED seats", "slow"},
 		{"a blocked seat and a seat for women undeclared", "u12", "", seats("A28", "A27"), "SEATS_BLOCKED seats", "slow"},
-=======
 		// Journeys (decision 0350): a seat is held per leg, priced by the
 		// journey's fare (decision 0352), the journey checked on every path.
 		{"a journey's first leg", "j1", "", trip("dhaka", "cumilla", "B1"), "held", "fast"},
@@ -214,7 +212,6 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 		{"over the cap", "j8", "", trip("dhaka", "cumilla", "B4"), "BOOKING_NOT_ALLOWED", "slow"},
 		{"a journey with a key", "j9", "k3", trip("cumilla", "chattogram", "B12"), "held", "fast"},
 		{"a journey with a key again", "j9", "k3", trip("cumilla", "chattogram", "B12"), "held", "replay"},
->>>>>>> legs
 	}
 
 	// The seats each held hold answers declared, in layout order.
@@ -322,36 +319,20 @@ func stateOf(t *testing.T, pool *pg.Pool, names map[string]string) holdsState {
 	var s holdsState
 	s.Holds = rows(`
 		SELECT hold_id, show_id, user_id, status, seats, ga_area, quantity, amount_minor, currency,
-<<<<<<< HEAD
-		       expires_at, created_at, updated_at, coalesce(partner_id, 0), women_seats
-		FROM holds`, func(r pgx.CollectableRow) (string, error) {
-		var (
-			id, user, status, area, currency string
-			show, amount, partner            int64
-			quantity                         int
-			seats, women                     []string
-			expires, created, updated        time.Time
-		)
-		err := r.Scan(&id, &show, &user, &status, &seats, &area, &quantity, &amount, &currency,
-			&expires, &created, &updated, &partner, &women)
-		return fmt.Sprint(name(id), show, user, status, seats, area, quantity, amount, currency,
-			expires.UTC(), created.UTC(), updated.UTC(), partner, women), err
-=======
-		       expires_at, created_at, updated_at, coalesce(partner_id, 0),
+		       expires_at, created_at, updated_at, coalesce(partner_id, 0), women_seats,
 		       format('%s-%s %s %s', from_stop, to_stop, boarding_counter, dropping_counter)
 		FROM holds`, func(r pgx.CollectableRow) (string, error) {
 		var (
 			id, user, status, area, currency, journey string
 			show, amount, partner                     int64
 			quantity                                  int
-			seats                                     []string
+			seats, women                              []string
 			expires, created, updated                 time.Time
 		)
 		err := r.Scan(&id, &show, &user, &status, &seats, &area, &quantity, &amount, &currency,
-			&expires, &created, &updated, &partner, &journey)
+			&expires, &created, &updated, &partner, &women, &journey)
 		return fmt.Sprint(name(id), show, user, status, seats, area, quantity, amount, currency,
-			expires.UTC(), created.UTC(), updated.UTC(), partner, journey), err
->>>>>>> legs
+			expires.UTC(), created.UTC(), updated.UTC(), partner, women, journey), err
 	})
 	s.Seats = rows(`
 		SELECT show_id, seat, leg, status, coalesce(hold_id, ''), held_until, version FROM seats

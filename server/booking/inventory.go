@@ -16,38 +16,34 @@ import (
 // show has. It has no state; the transactions and pools are the callers'.
 type Inventory struct{}
 
-<<<<<<< HEAD
 // Provision writes one row per place of show's layout (catalog.Show.Places:
 // its drawing, or straight rows of its sections), in layout order, with its
-// position, deck, kind and seat class (decision 0370), and each GA area's
+// deck, kind and seat class and, from a drawing, its position (decision
+// 0370; straight rows have none: the venue map packs them to the screen), and each GA area's
 // buckets, its capacity spread over them, in tx: the shard transaction
-// that writes the show's terms.
-func (Inventory) Provision(ctx context.Context, tx pgx.Tx, s catalog.Show) error {
-	var seats [][]any
-	for _, sec := range s.Places().Sections {
-		for _, r := range sec.Rows {
-			for _, seat := range r.Seats {
-				seats = append(seats, []any{s.ID, seat.Seat, len(seats), sec.Name, r.Label, sec.PriceMinor,
-					seat.X, seat.Y, sec.Deck, int16(seat.Kind), sec.SeatClass})
-=======
-// Provision writes one row per seat of show's sections, in order, and
-// each GA area's buckets, its capacity spread over them, in tx: the shard
-// transaction that writes the show's terms. A bus trip with stops gets a
-// row per seat and leg (decision 0350), its stops and its fares (decision
-// 0351); a seat's row of leg l is at position l × stride + its place in
-// layout order (stride: the seats rounded up to a multiple of 4, so each
-// leg's availability starts on a byte of the seat map's).
+// that writes the show's terms. A bus trip with stops gets a row per seat
+// and leg (decision 0350), each with the seat's kind (every leg's hold
+// checks it), its stops and its fares (decision 0351); a seat's row of leg
+// l is at position l × stride + its place in layout order (stride: the
+// seats rounded up to a multiple of 4, so each leg's availability starts
+// on a byte of the seat map's).
 func (Inventory) Provision(ctx context.Context, tx pgx.Tx, s catalog.Show) error {
 	type seat struct {
 		id, section, row, class string
 		price                   int64
+		x, y                    *int
+		deck                    int
+		kind                    int16
 	}
 	var layout []seat
-	for _, sec := range s.Sections {
+	for _, sec := range s.Places().Sections {
 		for _, r := range sec.Rows {
-			for n := 1; n <= sec.SeatsPerRow; n++ {
-				layout = append(layout, seat{fmt.Sprintf("%s%d", r, n), sec.Name, r, sec.SeatClass, sec.PriceMinor})
->>>>>>> legs
+			for _, p := range r.Seats {
+				st := seat{id: p.Seat, section: sec.Name, row: r.Label, class: sec.SeatClass, price: sec.PriceMinor, deck: sec.Deck, kind: int16(p.Kind)}
+				if s.Layout != nil {
+					st.x, st.y = &p.X, &p.Y
+				}
+				layout = append(layout, st)
 			}
 		}
 	}
@@ -56,15 +52,12 @@ func (Inventory) Provision(ctx context.Context, tx pgx.Tx, s catalog.Show) error
 	seats := make([][]any, 0, len(layout)*trip.Legs())
 	for leg := range trip.Legs() {
 		for i, st := range layout {
-			seats = append(seats, []any{s.ID, st.id, leg*stride + i, st.section, st.row, st.price, int16(leg), st.class})
+			seats = append(seats, []any{s.ID, st.id, leg*stride + i, st.section, st.row, st.price, int16(leg), st.class,
+				st.x, st.y, st.deck, st.kind})
 		}
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"seats"},
-<<<<<<< HEAD
-		[]string{"show_id", "seat", "position", "section", "row_label", "price_minor", "x", "y", "deck", "kind", "seat_class"},
-=======
-		[]string{"show_id", "seat", "position", "section", "row_label", "price_minor", "leg", "seat_class"},
->>>>>>> legs
+		[]string{"show_id", "seat", "position", "section", "row_label", "price_minor", "leg", "seat_class", "x", "y", "deck", "kind"},
 		pgx.CopyFromRows(seats)); err != nil {
 		return fmt.Errorf("insert seats: %w", err)
 	}
@@ -113,7 +106,6 @@ func (Inventory) GAPlacesLeft(ctx context.Context, q catalog.Querier, showID int
 	return left, nil
 }
 
-<<<<<<< HEAD
 // Stride is how many places each leg takes in the seat map's per-leg
 // availability of a show of seats seats: the seats rounded up to a
 // multiple of 4, so that every leg starts on a byte (decision 0350).
@@ -151,7 +143,8 @@ func provisionTrip(ctx context.Context, tx pgx.Tx, showID int64, trip catalog.Tr
 		return fmt.Errorf("insert fares: %w", err)
 	}
 	return nil
-=======
+}
+
 // Retire implements catalog.Inventory: the show's seats and GA buckets are
 // deleted in one statement that reports what they had (decision 0363). A
 // hold that took a seat before the statement reached the seat's row is
@@ -164,13 +157,13 @@ func provisionTrip(ctx context.Context, tx pgx.Tx, showID int64, trip catalog.Tr
 func (Inventory) Retire(ctx context.Context, tx pgx.Tx, showID int64) (catalog.Sales, error) {
 	var s catalog.Sales
 	err := tx.QueryRow(ctx, `
-		WITH seats_gone AS (DELETE FROM seats WHERE show_id = $1 RETURNING status, allocation_id),
+		WITH seats_gone AS (DELETE FROM seats WHERE show_id = $1 RETURNING seat, status, allocation_id),
 		     buckets_gone AS (DELETE FROM ga_buckets WHERE show_id = $1
 		                      RETURNING capacity - remaining AS taken, allocated_partner_id)
-		SELECT (SELECT count(*) FILTER (WHERE status = 'held') FROM seats_gone),
-		       (SELECT count(*) FILTER (WHERE status = 'booked') FROM seats_gone),
+		SELECT (SELECT count(DISTINCT seat) FILTER (WHERE status = 'held') FROM seats_gone),
+		       (SELECT count(DISTINCT seat) FILTER (WHERE status = 'booked') FROM seats_gone),
 		       (SELECT coalesce(sum(taken), 0) FROM buckets_gone WHERE allocated_partner_id IS NULL),
-		       (SELECT count(*) FILTER (WHERE allocation_id IS NOT NULL) FROM seats_gone)
+		       (SELECT count(DISTINCT seat) FILTER (WHERE allocation_id IS NOT NULL) FROM seats_gone)
 		         + (SELECT count(*) FILTER (WHERE allocated_partner_id IS NOT NULL) FROM buckets_gone)`, showID).
 		Scan(&s.SeatsHeld, &s.SeatsSold, &s.PlacesTaken, &s.Allocated)
 	if err != nil {
@@ -184,5 +177,4 @@ func (Inventory) Retire(ctx context.Context, tx pgx.Tx, showID int64) (catalog.S
 	}
 	s.Allocated += allocations
 	return s, nil
->>>>>>> network
 }

@@ -34,15 +34,6 @@ func scanOrder(row pgx.Row) (Order, error) {
 	return o, err
 }
 
-// Passenger is who travels on one seat of a bus order (common.v1.Passenger).
-type Passenger struct {
-	Seat  string
-	Name  string
-	Phone string
-	// Woman: the passenger is declared a woman, as a seat for women needs.
-	Woman bool
-}
-
 // CreateOrder makes an order from one of the caller's live holds. Only the
 // owner's unexpired, unordered hold qualifies, and the check is the
 // condition of the update itself. An order whose total is zero is
@@ -81,7 +72,7 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passen
 		if err != nil {
 			return Order{}, err
 		}
-		if err := checkWomenPassengers(ctx, tx, h, passengers); err != nil {
+		if err := checkWomenPassengers(ctx, tx, h, cleaned); err != nil {
 			return Order{}, err
 		}
 		ps, err := matchPassengers(h, cleaned, required)

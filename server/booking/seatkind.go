@@ -16,9 +16,27 @@ import (
 // declared a woman (CreateHold's women_seats). The numbers are the shard's
 // seats.kind (catalog.SeatKind); TestSeatKindNumbers keeps them equal.
 const (
-	womenKind   = "3"
-	blockedKind = "5"
+	womenKind      = "3"
+	wheelchairKind = "4"
+	blockedKind    = "5"
 )
+
+// womenAmong is those of seats (of show showID) that are for women, in
+// layout order: the seats best available picked whose passengers its
+// request declared women.
+func womenAmong(ctx context.Context, tx pgx.Tx, showID int64, seats []string) ([]string, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT seat FROM seats WHERE show_id = $1 AND seat = ANY($2) AND leg = 0 AND kind = `+womenKind+`
+		ORDER BY position`, showID, seats)
+	if err != nil {
+		return nil, fmt.Errorf("seats for women among %v: %w", seats, err)
+	}
+	women, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("seats for women among %v: %w", seats, err)
+	}
+	return women, nil
+}
 
 // holdableKind is the condition that the seats row alias is of a kind the
 // hold may take: never a blocked seat; a seat for women only when declared,

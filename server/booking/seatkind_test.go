@@ -15,6 +15,7 @@ import (
 func TestSeatKindNumbers(t *testing.T) {
 	require.Equal(t, strconv.Itoa(int(catalog.KindWomen)), womenKind)
 	require.Equal(t, strconv.Itoa(int(catalog.KindBlocked)), blockedKind)
+	require.Equal(t, strconv.Itoa(int(catalog.KindWheelchair)), wheelchairKind)
 }
 
 // TestWomenSeatsAreAskedFor: a declaration names seats the hold asks for.

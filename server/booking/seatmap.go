@@ -59,12 +59,10 @@ type SeatMap struct {
 	// Held lists the seats shown held and when each hold runs out, so the
 	// Redis map can let a lapsed hold go without rereading the show (R-3.3).
 	Held []HeldSeat
-<<<<<<< HEAD
 	// Decks and Features are what the show draws besides its places
 	// (decision 0370): none for a show made before layouts.
 	Decks    []catalog.Deck
 	Features []catalog.Feature
-=======
 	// Trip is a bus trip's stops, departure and zone (no stops: one leg,
 	// priced by the sections); Fares its prices per stop pair and class
 	// (decision 0352).
@@ -83,7 +81,6 @@ type MapFare struct {
 	To         int    `json:"to"`
 	SeatClass  string `json:"seat_class,omitempty"`
 	PriceMinor int64  `json:"price_minor"`
->>>>>>> legs
 }
 
 // HeldSeat is a seat shown held (by its place in layout order) and when
@@ -98,14 +95,11 @@ type MapSection struct {
 	Name       string
 	PriceMinor int64
 	Rows       []MapRow
-<<<<<<< HEAD
 	// NameBn, Deck and SeatClass are the section's Bengali name, deck and
-	// seat class (decision 0370).
+	// seat class (decision 0370): the class a trip's fares name; empty: its
+	// only class.
 	NameBn    string `json:",omitempty"`
 	Deck      int    `json:",omitempty"`
-=======
-	// SeatClass is the class a trip's fares name; empty: its only class.
->>>>>>> legs
 	SeatClass string `json:",omitempty"`
 }
 
@@ -154,15 +148,11 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 			return err
 		}
 		m.Currency = show.Currency
-<<<<<<< HEAD
 		drawing, err := readDrawing(ctx, tx, showID)
 		if err != nil {
 			return err
 		}
 		m.Decks, m.Features = drawing.Decks, drawing.Features
-		rows, err := tx.Query(ctx, `
-			SELECT s.seat, s.section, s.row_label, s.price_minor, s.x, s.y, s.kind, `+seatStateColumns+`
-=======
 		if m.Trip, err = readTrip(ctx, tx, showID); err != nil {
 			return err
 		}
@@ -174,66 +164,51 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 		// Leg 0's rows first (positions 0 … n-1: the layout), then each
 		// other leg's at its place (decision 0350).
 		rows, err := tx.Query(ctx, `
-			SELECT s.seat, s.section, s.row_label, s.price_minor, s.seat_class, s.leg, s.position, `+seatStateColumns+`
->>>>>>> legs
+			SELECT s.seat, s.section, s.row_label, s.price_minor, s.seat_class, s.leg, s.position, s.x, s.y, s.kind,
+			       `+seatStateColumns+`
 			FROM seats s WHERE s.show_id = $2 ORDER BY s.position`, now, showID)
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
 		}
 		var seat, section, row, class string
 		var price int64
-<<<<<<< HEAD
+		var leg, pos int
 		var x, y *int32
 		var kind int16
 		var state byte
 		var until *time.Time
 		var version int64
-		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &x, &y, &kind, &state, &until, &version}, func() error {
-=======
-		var leg, pos int
-		var state byte
-		var until *time.Time
-		var version int64
-		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &class, &leg, &pos, &state, &until, &version}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &class, &leg, &pos, &x, &y, &kind, &state, &until, &version}, func() error {
 			if leg == 0 {
 				m.addSeat(seat, section, row, price, state)
+				m.placeSeat(x, y, catalog.SeatKind(kind))
 				m.Sections[len(m.Sections)-1].SeatClass = class
 			} else {
 				m.setPlace(pos, state)
 				m.Legs = max(m.Legs, leg+1)
 			}
->>>>>>> legs
 			if until != nil {
 				m.Held = append(m.Held, HeldSeat{Index: pos, Until: until.UTC()})
 				if m.ValidUntil.IsZero() || until.Before(m.ValidUntil) {
 					m.ValidUntil = until.UTC()
 				}
 			}
-<<<<<<< HEAD
-			m.addSeat(seat, section, row, price, state)
-			m.placeSeat(x, y, catalog.SeatKind(kind))
-			m.SeatVersions = append(m.SeatVersions, version)
-=======
 			for len(m.SeatVersions) <= pos {
 				m.SeatVersions = append(m.SeatVersions, 0)
 			}
 			m.SeatVersions[pos] = version
->>>>>>> legs
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
 		}
-<<<<<<< HEAD
 		m.finishLayout(drawing)
-=======
 		if m.Legs > 1 {
 			// Every leg's places, the padding at the end of each included.
 			places := m.Legs * Stride(m.SeatCount)
 			m.States = append(m.States, make([]byte, places/4-len(m.States))...)
 			m.SeatVersions = append(m.SeatVersions, make([]int64, places-len(m.SeatVersions))...)
 		}
->>>>>>> legs
 		rows, err = tx.Query(ctx, `
 			SELECT area, sum(capacity), coalesce(sum(remaining) FILTER (WHERE allocated_partner_id IS NULL), 0),
 			       min(price_minor), sum(version) FROM ga_buckets
@@ -571,16 +546,11 @@ func (m SeatMap) LayoutETag() string {
 	trip := len(m.Trip.Stops) > 0
 	field(m.Currency)
 	for _, s := range m.Sections {
-<<<<<<< HEAD
-		fmt.Fprintf(h, "S%d,%d;", s.PriceMinor, s.Deck)
-=======
 		if trip {
-			fmt.Fprintf(h, "C;")
-			field(s.SeatClass)
+			fmt.Fprintf(h, "C%d;", s.Deck)
 		} else {
-			fmt.Fprintf(h, "S%d;", s.PriceMinor)
+			fmt.Fprintf(h, "S%d,%d;", s.PriceMinor, s.Deck)
 		}
->>>>>>> legs
 		field(s.Name)
 		field(s.NameBn)
 		field(s.SeatClass)

@@ -117,8 +117,6 @@ type Show struct {
 	// TimeZone is the IANA zone the show takes place in, whose wall clock
 	// buyers and gates read (decision 0170); display.DefaultZone when unset.
 	TimeZone string `json:"time_zone"`
-<<<<<<< HEAD
-<<<<<<< HEAD
 	// Layout is the drawing of the show's places (decision 0370), when the
 	// request gave one or a template: then Sections only summarise it. nil:
 	// straight rows of Sections (Places). Not in the show's JSON: the
@@ -129,6 +127,14 @@ type Show struct {
 	// SectionPrices are, with LayoutTemplateID, this show's prices of the
 	// template's sections (the template's own are defaults).
 	SectionPrices []SectionPrice `json:"-"`
+	// Stops are a bus trip's stops in route order (issue 24): its seats
+	// are then sold per leg and priced by Fares. Empty: one leg, priced by
+	// the sections.
+	Stops []TripStop `json:"stops,omitempty"`
+	Fares []Fare     `json:"fares,omitempty"`
+	// RouteID is the route a bus trip runs on when a timetable made it
+	// (server/network); empty otherwise.
+	RouteID string `json:"route_id,omitempty"`
 }
 
 // SectionPrice is a show's price of a seat of a template's section.
@@ -144,18 +150,6 @@ func (s Show) Places() *Layout {
 		return s.Layout
 	}
 	return StraightRows(s.Sections)
-=======
-	// Stops are a bus trip's stops in route order (issue 24): its seats
-	// are then sold per leg and priced by Fares. Empty: one leg, priced by
-	// the sections.
-	Stops []TripStop `json:"stops,omitempty"`
-	Fares []Fare     `json:"fares,omitempty"`
->>>>>>> legs
-=======
-	// RouteID is the route a bus trip runs on when a timetable made it
-	// (server/network); empty otherwise.
-	RouteID string `json:"route_id,omitempty"`
->>>>>>> network
 }
 
 // Proto is the show as the API and events carry it.
@@ -171,14 +165,10 @@ func (s Show) Proto() *catalogv1.Show {
 		OrganizationId: s.OrganizationID, OriginPlaceId: s.OriginPlaceID, DestinationPlaceId: s.DestinationPlaceID,
 		TimeZone: s.TimeZone, StartsAtLocal: display.LocalTime(s.StartsAt, display.ZoneOrDefault(s.TimeZone)),
 		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
-<<<<<<< HEAD
-		LayoutTemplateId: s.LayoutTemplateID,
+		LayoutTemplateId: s.LayoutTemplateID, RouteId: s.RouteID,
 	}
 	if len(s.Stops) > 0 {
 		p.Stops, p.Fares = s.Trip().StopsProto(), FaresProto(s.Fares)
-=======
-		RouteId: s.RouteID,
->>>>>>> network
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, NameBn: sec.NameBn, Rows: sec.Rows,
@@ -536,34 +526,14 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
 		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id,
-<<<<<<< HEAD
-<<<<<<< HEAD
-		                   time_zone, places, layout_template_id)
+		                   time_zone, places, layout_template_id, stops, fares, route_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, nullif($27, ''))`,
-=======
-		                   time_zone, stops, fares)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, $27)`,
->>>>>>> legs
-=======
-		                   time_zone, route_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, nullif($26, ''))`,
->>>>>>> network
+		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, nullif($27, ''), $28, $29, nullif($30, ''))`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
 		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID,
-<<<<<<< HEAD
-<<<<<<< HEAD
-		s.TimeZone, places, s.LayoutTemplateID)
-=======
-		s.TimeZone, jsonList(s.Stops), jsonList(s.Fares))
->>>>>>> legs
-=======
-		s.TimeZone, s.RouteID)
->>>>>>> network
+		s.TimeZone, places, s.LayoutTemplateID, jsonList(s.Stops), jsonList(s.Fares), s.RouteID)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}

@@ -114,7 +114,7 @@ func StraightRows(sections []Section) *Layout {
 			y += Pitch // a gap between blocks
 		}
 		left := (width - s.SeatsPerRow*Pitch) / 2
-		ls := LayoutSection{Name: s.Name, NameBn: s.NameBn, PriceMinor: s.PriceMinor}
+		ls := LayoutSection{Name: s.Name, NameBn: s.NameBn, PriceMinor: s.PriceMinor, SeatClass: s.SeatClass}
 		for _, label := range s.Rows {
 			r := LayoutRow{Label: label, Seats: make([]LayoutSeat, s.SeatsPerRow)}
 			for n := range s.SeatsPerRow {
@@ -135,7 +135,7 @@ func StraightRows(sections []Section) *Layout {
 func (l *Layout) summary() []Section {
 	out := make([]Section, 0, len(l.Sections))
 	for _, s := range l.Sections {
-		sec := Section{Name: s.Name, NameBn: s.NameBn, PriceMinor: s.PriceMinor}
+		sec := Section{Name: s.Name, NameBn: s.NameBn, PriceMinor: s.PriceMinor, SeatClass: s.SeatClass}
 		for _, r := range s.Rows {
 			sec.Rows = append(sec.Rows, r.Label)
 			sec.SeatsPerRow = max(sec.SeatsPerRow, len(r.Seats))

@@ -46,5 +46,31 @@ func FromRequest(m *catalogv1.CreateShowRequest) NewShow {
 		in.GAAreas = append(in.GAAreas, GAArea{Name: a.GetName(), Capacity: int(a.GetCapacity()),
 			PriceMinor: a.GetPriceMinor(), Buckets: int(a.GetBuckets())})
 	}
+	in.Layout, in.LayoutTemplateID = LayoutFromProto(m.GetLayout()), m.GetLayoutTemplateId()
+	for _, p := range m.GetSectionPrices() {
+		in.SectionPrices = append(in.SectionPrices, SectionPrice{Section: p.GetSection(), PriceMinor: p.GetPriceMinor()})
+	}
+	in.Stops, in.Fares = tripOf(m)
 	return in
+}
+
+// tripOf is a request's stops and fares (issue 24) as the catalog takes
+// them; CreateShow checks them (decision 0351).
+func tripOf(m *catalogv1.CreateShowRequest) ([]TripStop, []Fare) {
+	var stops []TripStop
+	for _, st := range m.GetStops() {
+		s := TripStop{StopID: st.GetStopId(), Place: st.GetPlace(), Minutes: int(st.GetMinutesFromStart())}
+		for _, c := range st.GetCounters() {
+			s.Counters = append(s.Counters, Counter{ID: c.GetCounterId(), Name: c.GetName(), NameBn: c.GetNameBn(),
+				Address: c.GetAddress(), AddressBn: c.GetAddressBn(), Boarding: c.GetBoarding(), Dropping: c.GetDropping(),
+				Minutes: int(c.GetMinutesAfterDeparture())})
+		}
+		stops = append(stops, s)
+	}
+	var fares []Fare
+	for _, f := range m.GetFares() {
+		fares = append(fares, Fare{From: f.GetFromStopId(), To: f.GetToStopId(), SeatClass: f.GetSeatClass(),
+			PriceMinor: f.GetPriceMinor()})
+	}
+	return stops, fares
 }

@@ -253,10 +253,10 @@ func (c TicketClient) ListMyTicketsAll(ctx context.Context, req *v14.ListMyTicke
 // GetAdmissionListAll calls GetAdmissionList page after page, from req's page on,
 // and yields each of the pages' admissions. It stops at the first error,
 // which it yields; req is not changed.
-func (c TicketClient) GetAdmissionListAll(ctx context.Context, req *v13.GetAdmissionListRequest) iter.Seq2[*v13.Admission, error] {
+func (c TicketClient) GetAdmissionListAll(ctx context.Context, req *v14.GetAdmissionListRequest) iter.Seq2[*v14.Admission, error] {
 	return pages(ctx, req, c.GetAdmissionList,
-		func(r *v13.GetAdmissionListRequest, token string) { r.PageToken = token },
-		func(r *v13.GetAdmissionListResponse) ([]*v13.Admission, string) { return r.Admissions, r.NextPageToken })
+		func(r *v14.GetAdmissionListRequest, token string) { r.PageToken = token },
+		func(r *v14.GetAdmissionListResponse) ([]*v14.Admission, string) { return r.Admissions, r.NextPageToken })
 }
 
 // TripSearchClient is the Connect client of seatghor.search.v1.TripSearchService.

@@ -106,18 +106,35 @@ export function clientInterceptors(options: SeatghorClientOptions): Interceptor[
   return chain;
 }
 
-/** The Connect clients of every service over one transport. */
-export function clientOverTransport(transport: Transport): SeatghorClient {
+/**
+ * The services a buyer's app calls: shows, holds, orders, the seat map,
+ * payments, the waiting room, trip search and tickets (a gate's staff use
+ * tickets too). A web page that needs no more builds these alone
+ * (buyerClientOverTransport), so its bundle carries none of the other
+ * services' descriptors.
+ */
+export type BuyerClient = Pick<SeatghorClient,
+  "catalog" | "holds" | "orders" | "seatMap" | "payments" | "waitingRoom" | "search" | "tickets">;
+
+/** The Connect clients of a buyer's services over one transport. */
+export function buyerClientOverTransport(transport: Transport): BuyerClient {
   return {
     catalog: createClient(CatalogService, transport),
     holds: createClient(HoldService, transport),
     orders: createClient(OrderService, transport),
     seatMap: createClient(SeatMapService, transport),
     payments: createClient(PaymentService, transport),
-    ledger: createClient(LedgerService, transport),
     waitingRoom: createClient(WaitingRoomService, transport),
     search: createClient(TripSearchService, transport),
     tickets: createClient(TicketService, transport),
+  };
+}
+
+/** The Connect clients of every service over one transport. */
+export function clientOverTransport(transport: Transport): SeatghorClient {
+  return {
+    ...buyerClientOverTransport(transport),
+    ledger: createClient(LedgerService, transport),
     partners: createClient(PartnerService, transport),
     allocations: createClient(AllocationService, transport),
     webhooks: createClient(WebhookService, transport),

@@ -5,7 +5,7 @@ import { createContext } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import { Code, ConnectError, UnauthenticatedError, asSeatghorError } from "@seatghor/client";
-import type { SeatghorClient } from "@seatghor/client";
+import type { BuyerClient } from "@seatghor/client";
 
 import { saveLang, savedLang, strings } from "./i18n.js";
 import { reasonsBn, reasonsEn } from "./reasons.js";
@@ -28,7 +28,7 @@ export interface App {
   session: Session | undefined;
   setSession: (s: Session | undefined) => void;
   config: SiteConfig;
-  api: SeatghorClient;
+  api: BuyerClient;
   go: (path: string, replace?: boolean) => void;
 }
 

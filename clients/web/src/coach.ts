@@ -237,14 +237,19 @@ export class CoachView {
     c.setAttribute("aria-label", this.label(i, st, chosen));
   }
 
+  /** How many seats the last setAvailability painted again. */
+  lastChanged = 0;
+
   /** Sets every seat's state from the availability bits (layout order). */
   setAvailability(bits: Uint8Array, mine: Set<string> = new Set()): string[] {
     const lost: string[] = [];
+    this.lastChanged = 0;
     for (let i = 0; i < this.cells.length; i++) {
       let st = ((bits[i >> 2] ?? 0) >> ((i & 3) * 2)) & 3;
       if (st !== 0 && mine.has(this.seats[i])) st = MINE;
       if (st !== this.states[i]) {
         this.states[i] = st;
+        this.lastChanged++;
         if (st !== 0 && st !== MINE && this.chosen.delete(i)) lost.push(this.seats[i]);
         this.paint(i);
       }

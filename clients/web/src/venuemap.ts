@@ -754,14 +754,6 @@ export class VenueMap {
     return n;
   }
 
-  /** The kinds drawn (the legend has a key for each). */
-  kindsDrawn(): number[] {
-    const seen = new Set<number>();
-    const kinds = this.g.kind;
-    for (let i = 0; i < kinds.length; i++) if (kinds[i]) seen.add(kinds[i]);
-    return [...seen].sort();
-  }
-
   priceOf(seat: string): bigint {
     const i = this.seatIndex(seat);
     return i === undefined ? 0n : this.g.sections[this.g.section[i]].priceMinor;

@@ -11,16 +11,29 @@
 // The buyer's live holds of the show (ListMyHolds) are theirs again after
 // a reload, in another tab or later: drawn as "your hold", with their
 // countdown and the way on to the order (decision 0301).
-<<<<<<< HEAD
+// A bus trip's map is the coach's as it is when its layout has a driver
+// (coach.ts, its own chunk; decision 0373), else the SVG seat map
+// (seatmap.ts); a venue's is drawn whole on a canvas (venuemap.ts, its own
+// chunk, fetched with the show; decision 0403).
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
-=======
-// A bus trip's map is the coach's; a venue's is drawn whole on a canvas
-// (venuemap.ts, its own chunk, fetched with the show; decision 0403).
-import { useEffect, useRef, useState } from "preact/hooks";
-import { AccountSeatCapSchema, ConnectError, HoldStatus, QueueTokenError, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
->>>>>>> canvas
 import type { AccountSeatCap, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
+import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
+import { digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
+import type { Strings } from "../i18n.js";
+import { SeatMapView } from "../seatmap.js";
+import type { VenueMap } from "../venuemap.js";
+
+const REFRESH_MS = 2000;
+// From this many seats a bus trip's SVG map is drawn a section at a time
+// (decision 0161); a venue's canvas draws any size whole (decision 0403),
+// a coach (a driver's, coach.ts) is never that large.
+const SECTION_AT_A_TIME = 2000;
+
+// The venue renderer, loaded when a show that is not a bus trip opens.
+const venueChunk = () => import("../venuemap.js");
+// The coach's renderer, loaded when a bus trip's layout is a coach's.
+const coachChunk = () => import("../coach.js");
 
 /** Whether a layout is a coach's, drawn as it is (coach.ts, decision
  * 0373): it has a driver. The coach's code loads only then. */
@@ -28,25 +41,7 @@ function isCoach(l: GetSeatLayoutResponse): boolean {
   return l.features.some((f) => f.kind === FeatureKind.DRIVER);
 }
 
-import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
-import type { Strings } from "../i18n.js";
-import { SeatMapView } from "../seatmap.js";
-<<<<<<< HEAD
-import type { CoachView } from "../coach.js";
-=======
-import type { VenueMap } from "../venuemap.js";
->>>>>>> canvas
-
-const REFRESH_MS = 2000;
-// From this many seats a coach's map (SVG) is drawn a section at a time
-// (decision 0161); a venue's canvas draws any size whole (decision 0403).
-const SECTION_AT_A_TIME = 2000;
-
-// The venue renderer, loaded when a show that is not a bus trip opens.
-const venueChunk = () => import("../venuemap.js");
-
-/** What the page asks of a seat map, the coach's or the venue's. */
+/** What the page asks of a seat map: the coach's, the SVG one or the venue's. */
 interface MapView {
   setAvailability(bits: Uint8Array, mine?: Set<string>, offset?: number, count?: number): string[];
   markTaken(seats: string[]): void;
@@ -64,10 +59,6 @@ interface MapView {
 // "seatmap-refresh" measures the work and that frame's rendering, not the
 // wait for it.
 const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
-
-// The marks of the seat kinds in the legend, as the map draws them
-// (venuepaint.ts KIND_MARK).
-const KIND_MARKS = ["", "B", "S", "♀", "♿", "×"];
 
 export function queueTokenKey(showId: bigint): string {
   return `seatghor.qt.${showId}`;
@@ -108,23 +99,14 @@ function ShowInner({ showId }: { showId: bigint }) {
   const [mineDrawn, setMineDrawn] = useState(false);
   const prices = useRef(new Map<string, bigint>());
   const mapEl = useRef<HTMLDivElement>(null);
-<<<<<<< HEAD
-  const view = useRef<SeatMapView | CoachView>();
-  // Seats for women chosen whose passenger the buyer declared a woman
-  // (decision 0371): the hold names them, and the page holds no seat for
-  // women without.
-  const [declared, setDeclared] = useState<string[]>([]);
-  const [coach, setCoach] = useState<typeof import("../coach.js")>();
-  useEffect(() => {
-    if (layout && isCoach(layout)) import("../coach.js").then(setCoach, setErr);
-  }, [layout]);
-=======
   const view = useRef<MapView>();
   const venue = useRef<VenueMap>();
   // The venue map's view, kept when it is drawn again (another language).
   const venueView = useRef<ReturnType<VenueMap["viewState"]>>();
-  const [kinds, setKinds] = useState<number[]>([]);
->>>>>>> canvas
+  // Seats for women chosen whose passenger the buyer declared a woman
+  // (decision 0371): the hold names them, and the page holds no seat for
+  // women without.
+  const [declared, setDeclared] = useState<string[]>([]);
   const mine = useRef(new Set<string>());
   const chosenRef = useRef<string[]>([]);
   chosenRef.current = chosen;
@@ -178,15 +160,16 @@ function ShowInner({ showId }: { showId: bigint }) {
           go(`/wait/${showId}`, true);
           return;
         }
-        // The venue renderer on its way while the rest comes (a failure
-        // is said when the map is drawn).
+        // The venue's or the coach's renderer on its way while the rest
+        // comes (a failure is said when the map is drawn).
         if (s.show?.kind !== ShowKind.BUS_TRIP) venueChunk().catch(() => undefined);
+        else if (isCoach(l)) coachChunk().catch(() => undefined);
         keepHolds(mh.holds);
         setShow(s.show);
         // GA areas come with the first refresh: the layout has their
         // capacity, not what is left.
         setLayout(l);
-        if (s.show?.kind === ShowKind.BUS_TRIP && l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
+        if (s.show?.kind === ShowKind.BUS_TRIP && !isCoach(l) && l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
       })
       .catch(setErr);
   }, [showId]);
@@ -194,41 +177,6 @@ function ShowInner({ showId }: { showId: bigint }) {
   // The map, drawn again when the language changes (its labels), and its
   // refresh (a general-admission show has no map, only the refresh).
   useEffect(() => {
-<<<<<<< HEAD
-    if (!layout || (isCoach(layout) && !coach)) return;
-    let v: SeatMapView | CoachView | undefined;
-    if (mapEl.current && layout.sections.length > 0) {
-      const labels = {
-        free: t.free, held: t.held, sold: t.sold, yours: t.yours, selected: t.selected,
-        price: (m: bigint) => taka(m, lang),
-        seatNo: (s: string) => `${t.seat} ${s}`,
-        grid: t.seatsOf,
-      };
-      // "seatmap-draw": building the map and the browser's first frame of
-      // it (the benchmark in bench_test.go reads it).
-      performance.clearMarks("seatmap-start");
-      performance.clearMeasures("seatmap-draw");
-      performance.mark("seatmap-start");
-      const drawn = (section ? layout.sections.filter((x) => x.name === section) : layout.sections)
-        .map((x) => ({ ...x, name: sectionName(x.name, show, lang) }));
-      const toggle = (seat: string) => {
-        prices.current.set(seat, made.priceOf(seat));
-        setGone(undefined);
-        setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
-      };
-      // A coach as it is (decision 0373); a venue by the seat map.
-      const made: SeatMapView | CoachView = coach
-        ? new coach.CoachView(mapEl.current, layout, {
-          ...labels, grid: t.seatsOf, front: t.front, aisle: t.aisle, decks: t.decks,
-          deck: (n) => t.deck(digits(n, lang)),
-          deckName: (d) => (lang === "bn" && d.nameBn) || d.name,
-          featureLabel: (f) => (lang === "bn" && f.labelBn) || f.label,
-          kind: (k) => kindWords(t, k),
-          feature: (k) => (k === FeatureKind.DRIVER ? t.features.driver : k === FeatureKind.DOOR ? t.features.door
-            : k === FeatureKind.STAIRS ? t.features.stairs : k === FeatureKind.TOILET ? t.features.toilet : ""),
-        }, toggle)
-        : new SeatMapView(mapEl.current, drawn, labels, toggle);
-=======
     if (!layout || !show) return;
     let v: MapView | undefined;
     let vm: VenueMap | undefined;
@@ -252,7 +200,6 @@ function ShowInner({ showId }: { showId: bigint }) {
       performance.clearMeasures("seatmap-draw");
       performance.mark("seatmap-start");
       const made = build();
->>>>>>> canvas
       requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
       made.setChosen(chosenRef.current);
       return made;
@@ -303,14 +250,26 @@ function ShowInner({ showId }: { showId: bigint }) {
           ...labels,
           section: (name, nameBn) => (lang === "bn" && nameBn) || sectionName(name, show, lang),
           feature: (f) => (lang === "bn" && f.labelBn) || f.label,
-          kinds: ["", t.kindBusiness, t.kindSleeper, t.kindWomen, t.kindWheelchair, t.kindBlocked],
+          kinds: KINDS.map((k) => kindWords(t, k)),
           map: t.mapHelp, zoomIn: t.zoomIn, zoomOut: t.zoomOut, whole: t.wholeMap,
         }, toggle, { decks: layout.decks, features: layout.features, view: venueView.current }));
         venue.current = vm;
-        const drawnKinds = vm.kindsDrawn();
-        // (No new state, no render, when the kinds are as they were.)
-        setKinds((cur) => (cur.join() === drawnKinds.join() ? cur : drawnKinds));
         run(vm);
+      }, setErr);
+    } else if (isCoach(layout) && layout.sections.length > 0) {
+      // A coach as it is (decision 0373).
+      coachChunk().then((mod) => {
+        if (stopped || !mapEl.current) return;
+        const el = mapEl.current;
+        run(measured(() => new mod.CoachView(el, layout, {
+          ...labels, front: t.front, aisle: t.aisle, decks: t.decks,
+          deck: (n) => t.deck(digits(n, lang)),
+          deckName: (d) => (lang === "bn" && d.nameBn) || d.name,
+          featureLabel: (f) => (lang === "bn" && f.labelBn) || f.label,
+          kind: (k) => kindWords(t, k),
+          feature: (k) => (k === FeatureKind.DRIVER ? t.features.driver : k === FeatureKind.DOOR ? t.features.door
+            : k === FeatureKind.STAIRS ? t.features.stairs : k === FeatureKind.TOILET ? t.features.toilet : ""),
+        }, toggle)));
       }, setErr);
     } else if (mapEl.current && layout.sections.length > 0) {
       const el = mapEl.current;
@@ -327,7 +286,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       v?.destroy?.();
       venue.current = undefined;
     };
-  }, [layout, show, lang, section, coach]);
+  }, [layout, show, lang, section]);
 
   useEffect(() => view.current?.setChosen(chosen), [chosen]);
 
@@ -361,13 +320,18 @@ function ShowInner({ showId }: { showId: bigint }) {
 
   const opts = queueToken && queueToken !== "-" ? withQueueToken(queueToken) : undefined;
 
-  // Each seat's kind, from the layout; the kinds the map has, for the legend.
+  // The kind of each seat that is not an ordinary one, from the layout;
+  // the kinds the map draws, for the legend (the coach and the venue map
+  // draw them, the SVG seat map does not).
   const kinds = useMemo(() => {
     const m = new Map<string, SeatKind>();
-    for (const sec of layout?.sections ?? []) for (const r of sec.rows) r.kinds.forEach((k, i) => m.set(r.seats[i], k));
-    return m;
-  }, [layout]);
-  const womenChosen = chosen.filter((s) => kinds.get(s) === SeatKind.WOMEN);
+    for (const sec of layout?.sections ?? []) {
+      for (const r of sec.rows) r.kinds.forEach((k, i) => k !== SeatKind.ORDINARY_UNSPECIFIED && m.set(r.seats[i], k));
+    }
+    const drawn = layout && (show?.kind !== ShowKind.BUS_TRIP || isCoach(layout));
+    return { of: m, legend: drawn ? [...new Set(m.values())].sort((a, b) => a - b) : [] };
+  }, [layout, show?.kind]);
+  const womenChosen = chosen.filter((s) => kinds.of.get(s) === SeatKind.WOMEN);
 
   // Holds the chosen seats; a seat for women only with its passenger
   // declared a woman (the server refuses it too).
@@ -469,7 +433,6 @@ function ShowInner({ showId }: { showId: bigint }) {
     );
   }
   const total = chosen.reduce((sum, s) => sum + (prices.current.get(s) ?? 0n), 0n);
-  const kindWords = ["", t.kindBusiness, t.kindSleeper, t.kindWomen, t.kindWheelchair, t.kindBlocked];
   return (
     <>
       <h1 tabIndex={-1}>{showName(show.title, show, lang)}</h1>
@@ -487,13 +450,8 @@ function ShowInner({ showId }: { showId: bigint }) {
                 <li><span class="key s2" aria-hidden="true" />{t.sold}</li>
                 {(mineDrawn || holds.some((h) => h.seats.length > 0)) && <li><span class="key s3" aria-hidden="true" />{t.yours}</li>}
                 <li><span class="key chosen" aria-hidden="true">✓</span>{t.selected}</li>
-<<<<<<< HEAD
-                {[...new Set(kinds.values())].filter((k) => k !== SeatKind.ORDINARY_UNSPECIFIED).sort().map((k) => (
+                {kinds.legend.map((k) => (
                   <li key={k}><span class={`key k${k}`} aria-hidden="true">{KIND_MARK[k]}</span>{kindWords(t, k)}</li>
-=======
-                {kinds.map((k) => (
-                  <li key={k}><span class={`key k${k}`} aria-hidden="true">{KIND_MARKS[k]}</span>{kindWords[k]}</li>
->>>>>>> canvas
                 ))}
               </ul>
               {!section && show.kind !== ShowKind.BUS_TRIP && layout.sections.length > 1 && (
@@ -625,13 +583,19 @@ function ShowInner({ showId }: { showId: bigint }) {
   );
 }
 
-/** The glyph of a kind in the legend, as the coach marks its seats. */
+/** The seat kinds by their numbers, ordinary first (the venue map's words
+ * of each are indexed by kind). */
+const KINDS = [SeatKind.ORDINARY_UNSPECIFIED, SeatKind.BUSINESS, SeatKind.SLEEPER, SeatKind.WOMEN, SeatKind.WHEELCHAIR, SeatKind.BLOCKED];
+
+/** The glyph of a kind in the legend, as the maps mark their seats (the
+ * coach's berth is marked by its shape, the legend's key narrow). */
 const KIND_MARK: Partial<Record<SeatKind, string>> = {
   [SeatKind.WOMEN]: "♀", [SeatKind.WHEELCHAIR]: "♿", [SeatKind.BLOCKED]: "✕", [SeatKind.BUSINESS]: "B", [SeatKind.SLEEPER]: "▭",
 };
 
-/** The words of a seat kind; "" for an ordinary seat. */
-function kindWords(t: Strings, k: SeatKind): string {
+/** The words of a seat kind (the coach's, the venue map's and the
+ * legend's); "" for an ordinary seat. */
+function kindWords(t: Strings, k: number): string {
   const w = t.kinds;
   return k === SeatKind.WOMEN ? w.women : k === SeatKind.BUSINESS ? w.business : k === SeatKind.SLEEPER ? w.sleeper
     : k === SeatKind.WHEELCHAIR ? w.wheelchair : k === SeatKind.BLOCKED ? w.blocked : "";

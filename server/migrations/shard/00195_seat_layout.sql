@@ -5,15 +5,15 @@
 -- place being 10 wide; NULL for seats of shows made before, drawn in
 -- straight rows), its deck, its kind (catalog.v1.SeatKind: 0 ordinary,
 -- 1 business, 2 sleeper berth, 3 for women, 4 wheelchair, 5 crew or
--- blocked) and its section's seat class (what bus fares are set for).
+-- blocked); every leg's row of a seat carries them (00190 added the
+-- seat_class that bus fares are set for).
 -- A hold takes a blocked seat never, a seat for women only for a passenger
 -- declared a woman (booking's holdableKind, in every hold statement).
 ALTER TABLE seats
     ADD COLUMN x          integer,
     ADD COLUMN y          integer,
     ADD COLUMN deck       smallint NOT NULL DEFAULT 0,
-    ADD COLUMN kind       smallint NOT NULL DEFAULT 0,
-    ADD COLUMN seat_class text     NOT NULL DEFAULT '';
+    ADD COLUMN kind       smallint NOT NULL DEFAULT 0;
 -- NOT VALID: the rows before have kind 0; new rows are checked.
 ALTER TABLE seats ADD CONSTRAINT seats_kind CHECK (kind BETWEEN 0 AND 5) NOT VALID;
 
@@ -32,7 +32,6 @@ ALTER TABLE holds DROP COLUMN women_seats;
 ALTER TABLE shows DROP COLUMN drawing;
 ALTER TABLE seats DROP CONSTRAINT seats_kind;
 ALTER TABLE seats
-    DROP COLUMN seat_class,
     DROP COLUMN kind,
     DROP COLUMN deck,
     DROP COLUMN y,
