@@ -57,7 +57,7 @@ func TestMigrate(t *testing.T) {
 	require.Equal(t, []string{"api_keys", "audit_log", "idempotency_keys", "memberships", "organizations", "outbox", "partners", "projection_checkpoints", "sale_shows", "shows", "waiting_rooms",
 		"webhook_attempts", "webhook_deliveries", "webhook_endpoints"}, tables(catalogURL))
 	for _, u := range shardURLs {
-		require.Equal(t, []string{"allocations", "ga_buckets", "hold_ga_takes", "holds", "idempotency_keys", "ledger_lines",
+		require.Equal(t, []string{"allocations", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds", "idempotency_keys", "ledger_lines",
 			"ledger_transactions", "orders", "outbox", "payment_events", "payments", "projection_checkpoints", "refunds",
 			"seats", "shows", "ticket_checkins"}, tables(u))
 	}
