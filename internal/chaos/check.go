@@ -109,7 +109,7 @@ func tickets(o booking.Order) int {
 // read model that equals the databases later than the target is reported
 // with its time, one that never does within the watch is a violation. The
 // target itself is not asserted: wall-clock limits on a shared machine fail
-// for the neighbours' load, not the platform's (docs/DESIGN.md, "Tests").
+// for the neighbours' load, not the platform's (docs/performance.md: ratios, never timed assertions).
 const watchFor = 4
 
 // converge looks, once a second, whether each read model equals the
