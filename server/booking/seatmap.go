@@ -281,6 +281,10 @@ func (m *SeatMap) finishLayout(d catalog.Drawing) {
 			if !slices.ContainsFunc(r.Kinds, func(k catalog.SeatKind) bool { return k != catalog.KindOrdinary }) {
 				r.Kinds = nil
 			}
+			// unplaced only steers placeSeat while the rows are read: X
+			// nil says the same from here on, to a map read back from
+			// Redis too.
+			r.unplaced = false
 		}
 		if i := slices.IndexFunc(d.Sections, func(s catalog.DrawingSection) bool { return s.Name == sec.Name }); i >= 0 {
 			sec.NameBn, sec.Deck, sec.SeatClass = d.Sections[i].NameBn, d.Sections[i].Deck, d.Sections[i].SeatClass
