@@ -51,6 +51,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.SeatsNotAllocatable:      connect.CodeFailedPrecondition,
 	fault.SeatsNotInChannel:        connect.CodePermissionDenied,
 	fault.JourneyNotSold:           connect.CodeFailedPrecondition,
+	fault.TicketBoardsElsewhere:    connect.CodeFailedPrecondition,
 	fault.AllocationForbidden:      connect.CodePermissionDenied,
 	fault.OrderCheckedIn:           connect.CodeFailedPrecondition,
 	fault.OrderNotConfirmable:      connect.CodeFailedPrecondition,

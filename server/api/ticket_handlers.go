@@ -101,7 +101,8 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 		return nil, errNotSignedIn
 	}
 	res, err := h.checkIn.CheckIn(ctx, gateCaller(p),
-		ticket.Scan{ShowID: req.Msg.GetShowId(), Code: req.Msg.GetCode(), TicketID: req.Msg.GetTicketId(), Gate: req.Msg.GetGate()})
+		ticket.Scan{ShowID: req.Msg.GetShowId(), Code: req.Msg.GetCode(), TicketID: req.Msg.GetTicketId(), Gate: req.Msg.GetGate(),
+			StopID: req.Msg.GetStopId()})
 	if err != nil {
 		return nil, h.error(ctx, err)
 	}
@@ -251,6 +252,9 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 	if v.Currency != "" {
 		t.Price = money(v.PriceMinor, v.Currency)
 	}
+	// Bus trips with stops: the journey as sold (decision 0384); nil on
+	// every other show.
+	t.Journey = v.Journey
 	// The zone is known once the show is (a check-in answer has no start).
 	loc := display.ZoneOrDefault(v.TimeZone)
 	if !v.StartsAt.IsZero() {

@@ -107,6 +107,9 @@ const (
 	// JourneyNotSold: A hold (or a seat map) of a bus trip asks for a journey the trip sells no seat
 	// of: no fare for that stop pair and the asked-for seats' class (issue 24, decision 0352).
 	JourneyNotSold Reason = "JOURNEY_NOT_SOLD"
+	// TicketBoardsElsewhere: A check-in at a stop of a bus trip (`stop_id`) of a ticket whose journey
+	// boards at another stop; the message names where it boards (issue 24, decision 0384).
+	TicketBoardsElsewhere Reason = "TICKET_BOARDS_ELSEWHERE"
 	// AllocationForbidden: Allocating, releasing or listing the allocations of a show by someone who
 	// is neither its operator (a manager of its organisation) nor an admin (a partner lists only its
 	// own).
@@ -287,6 +290,7 @@ var Reasons = []Reason{
 	SeatsNotAllocatable,
 	SeatsNotInChannel,
 	JourneyNotSold,
+	TicketBoardsElsewhere,
 	AllocationForbidden,
 	OrderCheckedIn,
 	OrderNotConfirmable,

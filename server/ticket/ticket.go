@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -38,6 +39,10 @@ type Ticket struct {
 	// Passenger is who travels on the seat (bus trips, decision 0381);
 	// zero when the order named none.
 	Passenger Passenger `json:"passenger,omitzero"`
+	// Journey is the stretch of a bus trip with stops the seat is for, with
+	// its stops' and counters' names and times (decision 0384); nil on a
+	// show without stops. A check-in's recorded answer leaves it out.
+	Journey *commonv1.Journey `json:"-"`
 }
 
 // Passenger is who travels on a ticket's seat. Phone is in E.164; the
@@ -115,7 +120,7 @@ func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) 
 		}
 		t := Ticket{ID: id, OrderID: ev.GetOrderId(), ShowID: ev.GetShowId(), UserID: ev.GetUserId(),
 			Position: i + 1, PriceMinor: total / int64(n), Currency: ev.GetTotal().GetCurrency(),
-			IssuedAt: ev.GetOccurredAt().AsTime()}
+			IssuedAt: ev.GetOccurredAt().AsTime(), Journey: ev.GetJourney()}
 		if int64(i) < total%int64(n) {
 			t.PriceMinor++
 		}

@@ -198,6 +198,13 @@ const (
 	// seats."
 	ReasonJourneyNotSold = "JOURNEY_NOT_SOLD"
 
+	// ReasonTicketBoardsElsewhere (failed_precondition): A check-in at a stop of a bus trip
+	// (`stop_id`) of a ticket whose journey boards at another stop; the message names where it boards
+	// (issue 24, decision 0384). What to do: At the gate: do not board the passenger here; tell them
+	// where the ticket boards (the message names the stop and counter). "This ticket boards at another
+	// stop."
+	ReasonTicketBoardsElsewhere = "TICKET_BOARDS_ELSEWHERE"
+
 	// ReasonAllocationForbidden (permission_denied): Allocating, releasing or listing the allocations
 	// of a show by someone who is neither its operator (a manager of its organisation) nor an admin (a
 	// partner lists only its own). What to do: Sign in as the show's operator.
@@ -515,6 +522,7 @@ var (
 		ReasonSeatsNotAllocatable,
 		ReasonSeatsNotInChannel,
 		ReasonJourneyNotSold,
+		ReasonTicketBoardsElsewhere,
 		ReasonAllocationForbidden,
 		ReasonOrderCheckedIn,
 		ReasonOrderNotConfirmable,

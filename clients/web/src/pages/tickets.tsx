@@ -6,7 +6,7 @@
 // confirms (the fee rounds down, as the server's does).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { HoldStatus, OrderStatus, TicketStatus } from "@seatghor/client";
-import type { Hold, Order, Show, Ticket } from "@seatghor/client";
+import type { Hold, Journey, Order, Show, Ticket } from "@seatghor/client";
 
 import { ErrorNote, NeedSession, useApp } from "../app.js";
 import { digits, mmss, taka, tsDate, showTime, route, showName, when } from "../i18n.js";
@@ -111,6 +111,7 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
       <p class="meta">
         {route(first, lang)} · {showTime(first.startsAtLocal, tsDate(first.startsAt), lang)}
       </p>
+      {first.journey && <JourneyNote j={first.journey} />}
       <OrderPdf tickets={props.tickets} />
       <ul class="tickets">
         {props.tickets.map((x) => (
@@ -119,6 +120,29 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
       </ul>
       <Cancel orderId={props.orderId} cancellable={props.tickets.some((x) => x.status === TicketStatus.VALID)} onDone={props.onChange} />
     </section>
+  );
+}
+
+/** A trip with stops (decision 0384): the order's journey, where and when
+ * to board (the counter's time, else the coach's at the stop) and where
+ * it drops, names in the UI's language. */
+function JourneyNote({ j }: { j: Journey }) {
+  const { t, lang } = useApp();
+  const bn = lang === "bn";
+  const from = (bn && j.fromNameBn) || j.fromName;
+  const to = (bn && j.toNameBn) || j.toName;
+  const board = (bn && j.boardingCounterNameBn) || j.boardingCounterName;
+  const drop = (bn && j.droppingCounterNameBn) || j.droppingCounterName;
+  const at = j.boardingCounterId ? showTime(j.boardingAtLocal, tsDate(j.boardingAt), lang) : showTime(j.departsAtLocal, tsDate(j.departsAt), lang);
+  return (
+    <p class="meta journey">
+      <strong>
+        {from} → {to}
+      </strong>
+      {` · ${t.boards}: ${at}`}
+      {board && ` · ${board}`}
+      {drop && ` · ${t.dropsAt}: ${drop}`}
+    </p>
   );
 }
 
