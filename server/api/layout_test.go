@@ -151,7 +151,7 @@ func TestLayoutTemplateShowServesItsDrawing(t *testing.T) {
 }
 
 // TestCreateShowLayouts (decision 0370): a show's places are given one
-// way — the old sections (straight rows, with positions), a layout with
+// way — the old sections (straight rows, without positions), a layout with
 // positions and kinds (a venue's curved rows), or a template — and a
 // layout that cannot be drawn or sold is refused on the field at fault.
 func TestCreateShowLayouts(t *testing.T) {
@@ -166,8 +166,10 @@ func TestCreateShowLayouts(t *testing.T) {
 		require.NoError(t, err)
 		row := l.Msg.GetSections()[0].GetRows()[1]
 		require.Equal(t, []string{"B1", "B2", "B3"}, row.GetSeats())
-		require.Equal(t, []int32{5, 15, 25}, row.GetX())
-		require.Equal(t, []int32{15, 15, 15}, row.GetY())
+		// Straight rows carry no positions: the venue map packs them to
+		// the screen, the bus map draws them in rows (decision 0374).
+		require.Empty(t, row.GetX())
+		require.Empty(t, row.GetY())
 		require.Empty(t, row.GetKinds(), "every seat ordinary")
 		require.True(t, proto.Equal(&catalogv1.Deck{Width: 30, Height: 20}, l.Msg.GetDecks()[0]))
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,7 +98,17 @@ func mainText(t *testing.T, ctx context.Context) string {
 // inBengali: no place in English letters and no AM/PM on the page.
 func inBengali(t *testing.T, ctx context.Context, page string) {
 	t.Helper()
-	text := mainText(t, ctx)
+	textInBengali(t, page, mainText(t, ctx))
+}
+
+// partInBengali is inBengali for the part of the page selector names.
+func partInBengali(t *testing.T, ctx context.Context, page, selector string) {
+	t.Helper()
+	textInBengali(t, page, eval[string](t, ctx, `document.querySelector(`+strconv.Quote(selector)+`).innerText`))
+}
+
+func textInBengali(t *testing.T, page, text string) {
+	t.Helper()
 	for _, english := range []string{"Dhaka", "Chattogram", "Chittagong"} {
 		require.NotContains(t, text, english, "%s names a place in English in the Bengali UI:\n%s", page, text)
 	}

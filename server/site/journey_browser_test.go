@@ -65,5 +65,8 @@ func TestBrowserSearchShowsTheJourney(t *testing.T) {
 		hasText("#trips .journey", "ভাড়া ৳৫১০"),
 		hasText("#trips .journey", "ঢাকা → চট্টগ্রাম কোচে"),
 	)
-	inBengali(t, ctx, "the journeys found")
+	// The trips found; the events listed below them (the demo's and other
+	// tests') have venues as their makers typed them: a venue has no
+	// Bengali name yet.
+	partInBengali(t, ctx, "the journeys found", "#trips")
 }
