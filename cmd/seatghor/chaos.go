@@ -222,7 +222,9 @@ func runChaos(ctx context.Context, cfg config, o chaosOptions, stdout io.Writer,
 			return err
 		}
 	}
-	if doc != "" && res.Violations() == 0 {
+	// A run that broke invariants is the record too: the page says what
+	// broke, and the command still fails.
+	if doc != "" {
 		var b bytes.Buffer
 		if err := res.Doc(&b); err != nil {
 			return err

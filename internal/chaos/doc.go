@@ -149,6 +149,14 @@ build has the switches.
 	for _, ch := range r.Checks {
 		fmt.Fprintf(&b, "| %s | %s | %d | %d |\n", ch.Req, ch.Name, ch.Checked, ch.Violations)
 	}
+	if r.Violations() > 0 {
+		b.WriteString("\nWhat broke (open until a run of the same seed passes):\n\n")
+		for _, ch := range r.Checks {
+			if ch.Violations > 0 {
+				fmt.Fprintf(&b, "- %s %s: %s\n", ch.Req, ch.Name, ch.Detail)
+			}
+		}
+	}
 	b.WriteString("\nR1 is also checked every few seconds during the load (two holds of one seat found at the end may\n" +
 		"have lapsed by then). A refund the gateway refused is not a violation: it is final, alerted and\n" +
 		"owed to the buyer (decision 0062), and counted apart in the details of `--out`.\n")
