@@ -24,7 +24,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web web screenshots bench-web generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web web screenshots bench-web bench-phone generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean chaos chaos-short chaos-broken fuzz
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -43,7 +43,7 @@ build: ## Build the binary into bin/seatghor
 run: deps-run build ## Run everything locally on 127.0.0.1:8080 (seatghor dev, own PostgreSQL, demo shows)
 	$(BIN) dev $(ARGS)
 
-test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, the OpenAPI lint, repository guards, Go, deployment-file, TypeScript and SDK-release tests, generated code
+test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breaking, the OpenAPI lint, repository guards, Go tests, the short chaos run, deployment-file, TypeScript and SDK-release tests, generated code
 	$(GO) build ./...
 	$(GO) vet ./...
 	$(GOTOOL) staticcheck ./...
@@ -52,6 +52,8 @@ test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breakin
 	$(MAKE) --no-print-directory breaking
 	$(MAKE) --no-print-directory check-repo
 	SEATGHOR_TEST_MEILI=require $(MAKE) --no-print-directory test-go
+# After the Go tests, not beside them: the chaos run is a cluster of its own.
+	$(MAKE) --no-print-directory chaos-short
 	$(MAKE) --no-print-directory test-deploy
 # One make for both, so that the `sdk` they install is built once.
 	$(MAKE) --no-print-directory test-go-sdk test-ts
@@ -90,8 +92,12 @@ web: ## Build the site into clients/web/dist (committed, embedded in the binary;
 screenshots: build ## Take the site's screenshots into docs/img (the browser tests, SEATGHOR_SCREENSHOTS)
 	SEATGHOR_BIN="$(CURDIR)/$(BIN)" SEATGHOR_SCREENSHOTS="$(CURDIR)/docs/img" $(GO) test -count=1 -run 'TestBrowser' ./server/site
 
-bench-web: build ## First-load bytes (gzip) and the seat map's drawing time, 50,000 seats next to a 40-seat bus, in headless Chromium
-	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 3x ./server/site
+bench-web: build ## First-load bytes (gzip), the seat map's draw and refresh times (median of 5, with the load), 50,000 seats next to a 40-seat bus, in headless Chromium
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkSite' -benchtime 5x ./server/site
+
+bench-phone: build ## A phone's bytes and time for a seat-map refresh and a purchase, Connect JSON against binary, in Chromium throttled to Slow 4G and 3G
+	@bash scripts/ensure-deps.sh web
+	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run '^$$' -bench 'BenchmarkPhoneBytes' -benchtime 3x ./server/site
 
 generate: ## Regenerate gen/ (OpenAPI too), clients/ts/src/gen/, the Go SDK's generated code, the reason lists and docs/errors.md from proto/, the decisions index (scripts/generate.sh)
 	bash scripts/generate.sh
@@ -150,6 +156,35 @@ shard-curve: build ## CreateHold on 3,000 buses, 4 shards on 1, 2 and 4 throwawa
 	$(GO) run ./scripts/shardcurve -bin $(BIN) $(ARGS)
 bench-move: ## Move a 50,000-seat show (2,500 holds) between shards under a light load: the move's length and its freeze (docs/operations.md)
 	SEATGHOR_MOVE_SEATS=50000 $(GO) test -count=1 -v -timeout 20m -run '^TestMoveBigShow$$' ./server/shardmove
+
+# Where the chaos runs write their results (never committed); how long
+# `make fuzz` runs each fuzz target, and with how many workers.
+CHAOS_OUT    := $(CURDIR)/dist/chaos
+FUZZTIME     ?= 30s
+FUZZPARALLEL ?= 2
+
+chaos: build ## The full chaos run: a cluster of its own under load, crashes, outages, bad input; every invariant checked; writes docs/reliability.md (ARGS='--seed 7 …')
+	@mkdir -p $(CHAOS_OUT)
+	$(BIN) chaos --preset full --out $(CHAOS_OUT)/full.json $(ARGS)
+
+chaos-short: build ## The short chaos run (under 3 minutes; make test runs it): the same faults at a small size, never writing docs/reliability.md
+	@mkdir -p $(CHAOS_OUT)
+	$(BIN) chaos --preset short --out $(CHAOS_OUT)/short.json $(ARGS)
+
+chaos-broken: ## Build bin/seatghor-broken (-tags chaosbroken) and run the short chaos run with its broken switches on: passes only if the run reports violations (exit 3)
+	@mkdir -p $(CHAOS_OUT)
+	$(GO) build -tags chaosbroken -o bin/seatghor-broken ./cmd/seatghor
+	@status=0; bin/seatghor-broken chaos --preset short --broken $${BROKEN:-holds,webhooks} --out $(CHAOS_OUT)/broken.json $(ARGS) || status=$$?; \
+	if [[ $$status -ne 3 ]]; then echo "chaos-broken: the broken build's run exited $$status, not 3 (invariants broken)" >&2; exit 1; fi; \
+	echo 'chaos-broken: the broken build was caught (exit 3)'
+
+fuzz: ## Run every fuzz target (each func Fuzz… of the module's tests) for FUZZTIME (30s) each, FUZZPARALLEL (2) workers
+	@for f in $$(git grep -l '^func Fuzz' -- '*_test.go' ':!clients/'); do \
+	  for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$f"); do \
+	    echo "fuzz: $$t in ./$$(dirname "$$f") for $(FUZZTIME)"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 2s -parallel $(FUZZPARALLEL) "./$$(dirname "$$f")"; \
+	  done; \
+	done
 
 clean: ## Remove build outputs (bin/, dist/, clients/ts/dist/); dev data in .seatghor/ and the committed clients/web/dist stay
 	rm -rf bin dist clients/ts/dist

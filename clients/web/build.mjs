@@ -1,13 +1,19 @@
 // Builds the site into dist/ (committed; web.go embeds it): one JS bundle,
-// one stylesheet and index.html. The same sources give the same bytes
+// one stylesheet and index.html; the web app's manifest, its icons and the
+// service worker (decision 0397). The same sources give the same bytes
 // (no hashes of paths or times in the output), so `make check-generate`
 // can tell a stale dist/ from a fresh one. Fails over the budget
 // (decision 0160).
 import { build } from "esbuild";
-import { copyFile, mkdir, readFile, rm } from "node:fs/promises";
+import { initWasm, Resvg } from "@resvg/resvg-wasm";
+import { createHash } from "node:crypto";
+import { copyFile, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
+
+import { BACKGROUND_COLOR, THEME_COLOR, iconSVG } from "./icon.mjs";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(root, "dist");
@@ -63,6 +69,71 @@ for (const weight of ["400", "700"]) {
 }
 await copyFile(path.join(fonts, "LICENSE"), path.join(dist, "assets/noto-sans-bengali-OFL.txt"));
 
+// The icons, rendered from icon.mjs's SVG by resvg (WebAssembly: the same
+// bytes on every machine), and the web app manifest naming them.
+await initWasm(await readFile(createRequire(import.meta.url).resolve("@resvg/resvg-wasm/index_bg.wasm")));
+await mkdir(path.join(dist, "icons"), { recursive: true });
+const icons = [
+  { file: "icon-192.png", size: 192, maskable: false },
+  { file: "icon-512.png", size: 512, maskable: false },
+  { file: "icon-maskable-512.png", size: 512, maskable: true },
+  // iOS's home screen takes this one (index.html's apple-touch-icon); it
+  // rounds the corners itself.
+  { file: "apple-touch-icon.png", size: 180, maskable: true },
+];
+for (const icon of icons) {
+  const png = new Resvg(iconSVG({ maskable: icon.maskable }), { fitTo: { mode: "width", value: icon.size } }).render().asPng();
+  await writeFile(path.join(dist, "icons", icon.file), png);
+}
+const manifest = {
+  id: "/",
+  name: "Seatghor (সিটঘর)",
+  short_name: "Seatghor",
+  description: "Bus seats and event tickets; your tickets with you offline.",
+  lang: "en",
+  dir: "ltr",
+  start_url: "/",
+  scope: "/",
+  display: "standalone",
+  theme_color: THEME_COLOR,
+  background_color: BACKGROUND_COLOR,
+  icons: icons.filter((i) => i.file.startsWith("icon-")).map((i) => ({
+    src: `/icons/${i.file}`, sizes: `${i.size}x${i.size}`, type: "image/png", purpose: i.maskable ? "maskable" : "any",
+  })),
+  shortcuts: [{ name: "My tickets (আমার টিকিট)", short_name: "My tickets", url: "/tickets" }],
+  // The Bengali names (the manifest's proposed localisation member; a
+  // browser without it shows the names above, which carry both).
+  translations: {
+    bn: {
+      name: "সিটঘর (Seatghor)",
+      short_name: "সিটঘর",
+      description: "বাসের আসন আর অনুষ্ঠানের টিকিট; আপনার টিকিট অফলাইনেও আপনার সাথে।",
+      shortcuts: [{ name: "আমার টিকিট", short_name: "আমার টিকিট" }],
+    },
+  },
+};
+await writeFile(path.join(dist, "manifest.webmanifest"), JSON.stringify(manifest, null, 2) + "\n");
+
+// The service worker, with the list of files it precaches (Workbox's
+// injected manifest: each file's address and a hash of its bytes): the
+// shell at "/" and every script and stylesheet of assets/. Not the fonts
+// (kept when a Bengali page first fetches them) nor the icons (the
+// browser fetches those itself when it installs the app).
+const revision = async (f) => createHash("sha256").update(await readFile(path.join(dist, f))).digest("hex").slice(0, 16);
+const precache = [{ url: "/", revision: await revision("index.html") }];
+for (const f of (await readdir(path.join(dist, "assets"))).sort()) {
+  if (f.endsWith(".js") || f.endsWith(".css")) precache.push({ url: `/assets/${f}`, revision: await revision(`assets/${f}`) });
+}
+await build({
+  ...common,
+  entryPoints: ["src/sw.ts"],
+  outfile: "dist/sw.js",
+  format: "iife",
+  target: ["es2022", "chrome100", "safari15.4", "firefox100"],
+  tsconfig: "tsconfig.sw.json",
+  define: { "process.env.NODE_ENV": '"production"', "self.__WB_MANIFEST": JSON.stringify(precache) },
+});
+
 let total = 0;
 for (const f of ["index.html", "assets/app.js", "assets/app.css"]) {
   const body = await readFile(path.join(dist, f));
@@ -71,6 +142,10 @@ for (const f of ["index.html", "assets/app.js", "assets/app.css"]) {
   console.log(`${f.padEnd(16)} ${String(body.length).padStart(7)} B  ${String(gz).padStart(6)} B gzip`);
 }
 console.log(`first load       ${String(total).padStart(17)} B gzip (budget ${BUDGET_GZIP_BYTES})`);
+{
+  const body = await readFile(path.join(dist, "sw.js"));
+  console.log(`${"sw.js".padEnd(16)} ${String(body.length).padStart(7)} B  ${String(gzipSync(body, { level: 9 }).length).padStart(6)} B gzip (after the first load, not in it)`);
+}
 if (total > BUDGET_GZIP_BYTES) {
   console.error(`web: the first load is ${total} B gzip, over the budget of ${BUDGET_GZIP_BYTES} B (decision 0160)`);
   process.exit(1);

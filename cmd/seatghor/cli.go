@@ -74,7 +74,7 @@ change what it does. README.md, Configuration, explains each.`,
 		c.newLoadtestCmd(), c.newTokenCmd(), c.newVerifyCmd(), newProbeCmd(), newVersionCmd(),
 		parentCmd("shard move", "Shard operations", "shard move moves one show to another shard online (decision 0205).",
 			"  seatghor shard move --show 42 --to 3", c.newShardMoveCmd()),
-		c.newClusterCmd())
+		c.newClusterCmd(), c.newChaosCmd())
 	return root
 }
 
@@ -370,6 +370,38 @@ this machine (decision 0215): docs/operations.md, Topology.`,
 		`  seatghor cluster up --data-dir /tmp/sg
   seatghor cluster down --data-dir /tmp/sg`,
 		upCmd, downCmd, statusCmd)
+}
+
+func (c cli) newChaosCmd() *cobra.Command {
+	var o chaosOptions
+	cmd := &cobra.Command{
+		Use:   "chaos",
+		Short: "Attack a cluster of its own with crashes, outages and bad input under load; check every invariant",
+		Long: `chaos starts a cluster of its own (cluster up: the real binary as separate
+processes, PostgreSQL shards on two servers, a Redis Cluster, MinIO,
+Meilisearch, the sandbox gateway with its faults), sends a mixed on-sale load
+through both API processes (seated and general-admission holds, orders,
+payments, double taps, cancellations, check-ins, a partner's holds, searches,
+seat-map reads, malformed requests, forged and stale gateway webhooks) while
+a seeded schedule kill -9s serve processes and starts them again, crashes a
+PostgreSQL shard server, kills a Redis primary and stops Meilisearch and
+MinIO for a while; then it settles and reconciles the payments, times how
+long the read models take to equal the databases, checks every invariant
+against the databases and prints a table (decision 0410, docs/reliability.md).
+It exits 3 when an invariant is broken, 1 when the run could not be made.
+--seed replays the schedule and the load's choices, not the interleaving of
+the real processes. The full preset writes docs/reliability.md.`,
+		Example: `  seatghor chaos                           # the short preset (make test)
+  seatghor chaos --preset full --out result.json
+  seatghor chaos --seed 7 --kills 5 --buyers 300
+  bin/seatghor-broken chaos --broken holds,webhooks   # must exit 3 (make chaos-broken)`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: c.withConfig(func(ctx context.Context, cfg config, log *slog.Logger, _ []string) error {
+			return runChaos(ctx, cfg, o, c.stdout, log)
+		}),
+	}
+	o.register(cmd.Flags())
+	return cmd
 }
 
 func newProbeCmd() *cobra.Command {

@@ -35,7 +35,7 @@ func ourCommands(root *cobra.Command) map[string]*cobra.Command {
 func TestCommandHelp(t *testing.T) {
 	paths := []string{"dev", "serve", "migrate", "rebuild", "gateway", "loadtest", "loadtest onsale",
 		"loadtest holds", "token", "verify", "shard", "shard move", "probe", "version", "cluster", "cluster up", "cluster down",
-		"cluster status"}
+		"cluster status", "chaos"}
 	tree := ourCommands(newRootCmd(nil, nil))
 	require.ElementsMatch(t, paths, slices.Collect(func(yield func(string) bool) {
 		for p := range tree {

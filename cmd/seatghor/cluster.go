@@ -38,6 +38,10 @@ import (
 type clusterOptions struct {
 	dataDir string
 	timeout time.Duration
+	// env is added to the environment of the gateway and the serve
+	// processes (not a flag: `seatghor chaos` sets the sandbox's faults and
+	// the test build's switches through it).
+	env []string
 }
 
 func (o *clusterOptions) register(fs *pflag.FlagSet) {
@@ -91,12 +95,30 @@ type clusterPG struct {
 
 // clusterProc is one process `cluster up` started; Addr is its public
 // address (the API's, the gateway's, MinIO's, Meilisearch's) and Admin its
-// admin listener (serve processes).
+// admin listener (serve processes). Start is how it was started, so that
+// it can be started again after a crash (restartClusterProc).
 type clusterProc struct {
 	daemon.Process
-	Role  string `json:"role"`
-	Addr  string `json:"addr,omitempty"`
-	Admin string `json:"admin,omitempty"`
+	Role  string       `json:"role"`
+	Addr  string       `json:"addr,omitempty"`
+	Admin string       `json:"admin,omitempty"`
+	Start clusterStart `json:"start"`
+}
+
+// clusterStart is a process's command line, working directory and the
+// variables added to the environment it inherits.
+type clusterStart struct {
+	Path string   `json:"path"`
+	Args []string `json:"args,omitempty"`
+	Dir  string   `json:"dir,omitempty"`
+	Env  []string `json:"env,omitempty"`
+}
+
+// startClusterProc starts a process of the cluster in dir, its output in
+// DIR/logs/NAME.log.
+func startClusterProc(dir, name string, s clusterStart) (daemon.Process, error) {
+	return daemon.Start(daemon.Spec{Name: name, Path: s.Path, Args: s.Args, Dir: cmp.Or(s.Dir, dir),
+		Log: filepath.Join(dir, clusterLogDir, name+".log"), Env: append(os.Environ(), s.Env...)})
 }
 
 func readClusterState(dir string) (*clusterState, error) {
@@ -240,17 +262,15 @@ func runClusterUp(ctx context.Context, cfg config, o clusterOptions, stdout io.W
 	if len(webhookSecrets) == 0 {
 		webhookSecrets = []string{devWebhookSecret}
 	}
-	base := os.Environ()
-	env := func(kv ...string) []string { return append(append([]string{}, base...), kv...) }
-	gw, err := daemon.Start(daemon.Spec{Name: "gateway", Path: exe, Dir: dir, Log: filepath.Join(dir, clusterLogDir, "gateway.log"),
-		Args: []string{"gateway", "--addr", gatewayAddr, "--webhook-url", "http://" + api1 + "/webhooks/sandbox"},
-		Env:  env("SEATGHOR_WEBHOOK_SECRETS=" + strings.Join(webhookSecrets, ","))})
+	gwStart := clusterStart{Path: exe, Args: []string{"gateway", "--addr", gatewayAddr, "--webhook-url", "http://" + api1 + "/webhooks/sandbox"},
+		Env: append([]string{"SEATGHOR_WEBHOOK_SECRETS=" + strings.Join(webhookSecrets, ",")}, o.env...)}
+	gw, err := startClusterProc(dir, "gateway", gwStart)
 	if err != nil {
 		return err
 	}
 	if err := st.update(func(s *clusterState) {
 		s.GatewayURL = "http://" + gatewayAddr
-		s.Processes = append(s.Processes, clusterProc{Process: gw, Role: "gateway", Addr: gatewayAddr})
+		s.Processes = append(s.Processes, clusterProc{Process: gw, Role: "gateway", Addr: gatewayAddr, Start: gwStart})
 	}); err != nil {
 		return err
 	}
@@ -279,13 +299,13 @@ func runClusterUp(ctx context.Context, cfg config, o clusterOptions, stdout io.W
 	for i, r := range roles {
 		addr := "127.0.0.1:" + strconv.Itoa(ports[2*i])
 		admin := "127.0.0.1:" + strconv.Itoa(ports[2*i+1])
-		p, err := daemon.Start(daemon.Spec{Name: r.name, Path: exe, Dir: dir, Log: filepath.Join(dir, clusterLogDir, r.name+".log"),
-			Args: []string{"serve"},
-			Env:  env(append(serveEnv, "SEATGHOR_ROLES="+r.roles, "SEATGHOR_ADDR="+addr, "SEATGHOR_ADMIN_ADDR="+admin)...)})
+		start := clusterStart{Path: exe, Args: []string{"serve"},
+			Env: append(slices.Concat(serveEnv, o.env), "SEATGHOR_ROLES="+r.roles, "SEATGHOR_ADDR="+addr, "SEATGHOR_ADMIN_ADDR="+admin)}
+		p, err := startClusterProc(dir, r.name, start)
 		if err != nil {
 			return err
 		}
-		proc := clusterProc{Process: p, Role: r.roles, Admin: admin}
+		proc := clusterProc{Process: p, Role: r.roles, Admin: admin, Start: start}
 		if r.roles == "api" {
 			proc.Addr = addr
 		}
@@ -348,8 +368,9 @@ func startClusterPostgres(ctx context.Context, cfg config, dir string, st *clust
 		g.Go(func() error {
 			pgDir := filepath.Join(dir, fmt.Sprintf("postgres-%d", i+1))
 			// Fast: fsync off. A local topology for trying things out and
-			// load tests; a crash of the machine may cost its data.
-			c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: pgDir, Fast: true, Log: log})
+			// load tests; a crash of the machine may cost its data, a crash
+			// of the server none (KeepCommits; chaos crashes them).
+			c, err := pgcluster.Start(ctx, pgcluster.Config{Dir: pgDir, Fast: true, KeepCommits: true, Log: log})
 			if err != nil {
 				return fmt.Errorf("PostgreSQL %d: %w", i+1, err)
 			}
@@ -399,13 +420,13 @@ func startClusterMinIO(ctx context.Context, dir string, st *clusterState, log *s
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
 	secret := randomHex(16)
-	p, err := daemon.Start(daemon.Spec{Name: "minio", Path: bin, Dir: dir, Log: filepath.Join(dir, clusterLogDir, "minio.log"),
-		Args: []string{"server", "--quiet", "--address", addr, filepath.Join(dir, "minio")},
-		Env:  append(os.Environ(), "MINIO_ROOT_USER=seatghor", "MINIO_ROOT_PASSWORD="+secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off")})
+	start := clusterStart{Path: bin, Args: []string{"server", "--quiet", "--address", addr, filepath.Join(dir, "minio")},
+		Env: []string{"MINIO_ROOT_USER=seatghor", "MINIO_ROOT_PASSWORD=" + secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"}}
+	p, err := startClusterProc(dir, "minio", start)
 	if err != nil {
 		return err
 	}
-	proc := clusterProc{Process: p, Role: "minio", Addr: addr}
+	proc := clusterProc{Process: p, Role: "minio", Addr: addr, Start: start}
 	if err := st.update(func(s *clusterState) {
 		s.Processes = append(s.Processes, proc)
 		s.S3 = objstore.Config{Endpoint: "http://" + addr, AccessKey: "seatghor", SecretKey: secret}
@@ -456,13 +477,13 @@ func startClusterMeili(ctx context.Context, dir string, st *clusterState, log *s
 	if err := os.MkdirAll(mdir, 0o755); err != nil {
 		return err
 	}
-	p, err := daemon.Start(daemon.Spec{Name: "meilisearch", Path: bin, Dir: mdir, Log: filepath.Join(dir, clusterLogDir, "meilisearch.log"),
-		Args: []string{"--db-path", filepath.Join(mdir, "data.ms"), "--http-addr", addr, "--master-key", key,
-			"--env", "development", "--no-analytics", "--log-level", "WARN"}})
+	start := clusterStart{Path: bin, Dir: mdir, Args: []string{"--db-path", filepath.Join(mdir, "data.ms"), "--http-addr", addr, "--master-key", key,
+		"--env", "development", "--no-analytics", "--log-level", "WARN"}}
+	p, err := startClusterProc(dir, "meilisearch", start)
 	if err != nil {
 		return err
 	}
-	proc := clusterProc{Process: p, Role: "meilisearch", Addr: addr}
+	proc := clusterProc{Process: p, Role: "meilisearch", Addr: addr, Start: start}
 	if err := st.update(func(s *clusterState) {
 		s.Processes = append(s.Processes, proc)
 		s.MeiliURL, s.MeiliKey = "http://"+addr, key
@@ -708,6 +729,11 @@ func loadDemo(ctx context.Context, a *app.App, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("demo data: %w", err)
 	}
-	log.Info("demo data loaded", "new_shows", n)
+	// The bus network: its routes and timetables now, its trips made by
+	// the timetable job in the background once the workers run.
+	if err := demo.LoadNetwork(ctx, a.Catalog, a.Network, time.Now()); err != nil {
+		return fmt.Errorf("demo network: %w", err)
+	}
+	log.Info("demo data loaded", "new_shows", n, "routes", len(demo.Routes()), "timetables", len(demo.Timetables(time.Now())))
 	return nil
 }

@@ -109,7 +109,7 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys, SealKeys: cfg.SealKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
-		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy, Timetables: cfg.Timetables,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode, PartnerShowHoldCap: cfg.PartnerShowHoldCap,
 		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp, Webhooks: cfg.Webhooks})
 	if err != nil {
@@ -287,7 +287,7 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 		TokenKeys: cfg.TokenKeys, TicketKeys: cfg.TicketKeys, QueueKeys: cfg.QueueKeys, SealKeys: cfg.SealKeys,
 		AuthSecret: cfg.AuthSecret, MaxConns: cfg.MaxConns, HoldBatchSize: cfg.HoldBatchSize, HoldBatchRunners: cfg.HoldBatchRunners, RedisURL: cfg.RedisURL, RedisPrefix: cfg.RedisPrefix, Log: log,
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
-		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy,
+		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy, Timetables: cfg.Timetables,
 		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode, PartnerShowHoldCap: cfg.PartnerShowHoldCap, Webhooks: devWebhooks(cfg.Webhooks),
 		Payments: devPayments(cfg.Payment.service()), OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth/idp"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/keyset"
+	"github.com/seatghor/seatghor/server/network"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/tracing"
@@ -62,6 +63,9 @@ type config struct {
 	DataDir string
 	// SweepInterval is how often expired holds are swept (SEATGHOR_SWEEP_INTERVAL, 5s).
 	SweepInterval time.Duration
+	// Timetables is how many days ahead the timetables' trips are made
+	// and how often (SEATGHOR_TIMETABLE_DAYS, 30; SEATGHOR_TIMETABLE_INTERVAL, 1h).
+	Timetables app.Timetables
 	// MaxConns bounds each database pool (SEATGHOR_DB_MAX_CONNS, 20).
 	MaxConns int32
 	// HoldBatchSize and HoldBatchRunners shape the batches of holds
@@ -228,6 +232,20 @@ func loadConfig(getenv func(string) string) (config, error) {
 			return c, fmt.Errorf("SEATGHOR_SWEEP_INTERVAL=%q: want a positive duration such as 5s", v)
 		}
 		c.SweepInterval = d
+	}
+	if v := getenv("SEATGHOR_TIMETABLE_DAYS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > network.MaxDays {
+			return c, fmt.Errorf("SEATGHOR_TIMETABLE_DAYS=%q: want a number of days from 1 to %d", v, network.MaxDays)
+		}
+		c.Timetables.Days = n
+	}
+	if v := getenv("SEATGHOR_TIMETABLE_INTERVAL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return c, fmt.Errorf("SEATGHOR_TIMETABLE_INTERVAL=%q: want a positive duration such as 1h", v)
+		}
+		c.Timetables.Every = d
 	}
 	if v := getenv("SEATGHOR_DB_MAX_CONNS"); v != "" {
 		n, err := strconv.Atoi(v)

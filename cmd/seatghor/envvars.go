@@ -22,9 +22,9 @@ func envVars() []envVar {
 	servers := []string{"dev", "serve"}
 	tools := []string{"dev", "serve", "rebuild", "verify"} // open the whole platform
 	databases := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move"}
-	signers := []string{"dev", "serve", "rebuild", "verify", "token", "loadtest onsale", "loadtest holds", "cluster up"}
+	signers := []string{"dev", "serve", "rebuild", "verify", "token", "loadtest onsale", "loadtest holds", "cluster up", "chaos"}
 	logging := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move", "gateway", "loadtest onsale", "loadtest holds",
-		"cluster up", "cluster down"}
+		"cluster up", "cluster down", "chaos"}
 	with := func(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
 	clusters := []string{"cluster up", "cluster down", "cluster status"}
 	return []envVar{
@@ -42,9 +42,11 @@ func envVars() []envVar {
 		{"SEATGHOR_AUTH_SECRET", "shorthand secret deriving a key per purpose (dev, token, loadtest: a built-in dev secret)", signers},
 		{"SEATGHOR_CATALOG_URL", "postgres:// URL of the catalog database (dev: the embedded cluster)", with(databases, "loadtest holds")},
 		{"SEATGHOR_SHARD_URLS", "comma-separated postgres:// URLs of the shards, in order", with(databases, "loadtest holds")},
-		{"SEATGHOR_SHARDS", "shard databases dev and cluster up create (4)", []string{"dev", "cluster up"}},
+		{"SEATGHOR_SHARDS", "shard databases dev and cluster up create (4)", []string{"dev", "cluster up", "chaos"}},
 		{"SEATGHOR_DATA_DIR", "where dev keeps its state (.seatghor); cluster: its cluster/", with(clusters, "dev")},
 		{"SEATGHOR_SWEEP_INTERVAL", "how often expired holds end and allocations return (5s)", servers},
+		{"SEATGHOR_TIMETABLE_DAYS", "how many days ahead, today included, the timetables' trips are made (30)", servers},
+		{"SEATGHOR_TIMETABLE_INTERVAL", "how often the timetable job makes trips (1h)", servers},
 		{"SEATGHOR_DB_MAX_CONNS", "connection-pool size per database (20)", tools},
 		{"SEATGHOR_HOLD_BATCH_SIZE", "most holds of one shard written in one transaction (32)", servers},
 		{"SEATGHOR_HOLD_BATCH_RUNNERS", "most batches of holds of one shard written at once (4)", servers},
@@ -78,7 +80,7 @@ func envVars() []envVar {
 		{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "the collector's traces endpoint, instead of the one above", servers},
 		{"SEATGHOR_GATEWAY_URL", "the payment gateway's API (dev: the sandbox in-process)", servers},
 		{"SEATGHOR_GATEWAY_API_KEY", "bearer key for the gateway's API", servers},
-		{"SEATGHOR_WEBHOOK_SECRETS", "comma-separated secrets verifying the gateway's webhooks", with(servers, "gateway", "cluster up")},
+		{"SEATGHOR_WEBHOOK_SECRETS", "comma-separated secrets verifying the gateway's webhooks", with(servers, "gateway", "cluster up", "chaos")},
 		{"SEATGHOR_WEBHOOK_TIMEOUT", "how long one partner webhook POST may take (10s)", servers},
 		{"SEATGHOR_WEBHOOK_RETRY_BASE", "backoff after a failed partner webhook, doubling (5s)", servers},
 		{"SEATGHOR_WEBHOOK_CONCURRENCY", "partner webhook POSTs one process sends at once (16)", servers},

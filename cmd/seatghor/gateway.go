@@ -36,7 +36,8 @@ type paymentConfig struct {
 	// (SEATGHOR_SANDBOX_ADDR, default 127.0.0.1:8081).
 	SandboxAddr string
 	// SandboxFaults injects faults into the sandbox (SEATGHOR_SANDBOX_FAULTS,
-	// e.g. "seed=7,timeout=0.03,slow=1001-1200:0.5,applied=0.6,dup=0.02,drop=0.01,delay=2s").
+	// e.g. "seed=7,timeout=0.03,slow=1001-1200:0.5,applied=0.6,dup=0.02,dup_max=3,drop=0.01,delay=2s,
+	// reorder=0.05,reorder_delay=2s").
 	SandboxFaults sandbox.Faults
 	// RecoverEvery is how often open attempts are looked up at the gateway
 	// (SEATGHOR_PAYMENT_RECOVER_INTERVAL, default 30s; dev 2s).
@@ -115,6 +116,14 @@ func parseFaults(spec string) (sandbox.Faults, error) {
 			f.AppliedIfTimeout, err = rate(v)
 		case "dup":
 			f.DuplicateRate, err = rate(v)
+		case "dup_max":
+			if f.DuplicateMax, err = strconv.Atoi(v); err == nil && (f.DuplicateMax < 2 || f.DuplicateMax > sandbox.MaxDuplicates) {
+				err = fmt.Errorf("%q: want 2 to %d copies", v, sandbox.MaxDuplicates)
+			}
+		case "reorder":
+			f.ReorderRate, err = rate(v)
+		case "reorder_delay":
+			f.ReorderDelay, err = time.ParseDuration(v)
 		case "drop":
 			f.DropRate, err = rate(v)
 		case "refund_fail":

@@ -13,13 +13,16 @@ import (
 )
 
 func TestParseFaults(t *testing.T) {
-	f, err := parseFaults("seed=7,timeout=0.03,slow=1001-1200:0.5,applied=0.6,dup=0.02,drop=0.01,delay=2s,hang=1s")
+	f, err := parseFaults("seed=7,timeout=0.03,slow=1001-1200:0.5,applied=0.6,dup=0.02,dup_max=3,drop=0.01,delay=2s,hang=1s," +
+		"reorder=0.05,reorder_delay=3s")
 	require.NoError(t, err)
 	require.Equal(t, sandbox.Faults{
 		Seed: 7, TimeoutRate: 0.03, SlowWindow: sandbox.SlowWindow{From: 1001, To: 1200, TimeoutRate: 0.5},
-		AppliedIfTimeout: 0.6, DuplicateRate: 0.02, DropRate: 0.01, DelayMax: 2 * time.Second, HangFor: time.Second,
+		AppliedIfTimeout: 0.6, DuplicateRate: 0.02, DuplicateMax: 3, DropRate: 0.01, DelayMax: 2 * time.Second, HangFor: time.Second,
+		ReorderRate: 0.05, ReorderDelay: 3 * time.Second,
 	}, f)
-	for _, bad := range []string{"timeout", "timeout=2", "slow=1-2", "slow=a-b:0.5", "seed=-1", "delay=soon", "colour=red"} {
+	for _, bad := range []string{"timeout", "timeout=2", "slow=1-2", "slow=a-b:0.5", "seed=-1", "delay=soon", "colour=red",
+		"dup_max=1", "dup_max=9", "reorder=2", "reorder_delay=later"} {
 		_, err := parseFaults(bad)
 		require.Error(t, err, bad)
 	}

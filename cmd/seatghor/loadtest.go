@@ -129,7 +129,7 @@ func trimURLs(urls []string, def string) []string {
 type holdsOptions struct {
 	url, adminURL, redisURL, redisPrefix, preset, seatMapPath, out string
 	pgURLs                                                         []string
-	conc, showSeats, shows, ga                                     int
+	conc, showSeats, shows, ga, stops                              int
 	duration                                                       time.Duration
 	seatMapOnly                                                    bool
 }
@@ -145,6 +145,7 @@ func (o *holdsOptions) register(fs *pflag.FlagSet) {
 	fs.IntVar(&o.showSeats, "show-seats", -1, "seats of the one big show, in rows of 500; 0 skips it (negative: the preset's)")
 	fs.IntVar(&o.shows, "shows", -1, "40-seat buses; 0 skips them (negative: the preset's)")
 	fs.IntVar(&o.ga, "ga-places", -1, "places of the GA shows, bucketed and single-row; 0 skips them (negative: the preset's)")
+	fs.IntVar(&o.stops, "stops", 0, "make the buses coaches of this many stops (2 to 8), sold per leg: holds ask for journeys drawn over the stop pairs (0: sold whole)")
 	fs.DurationVar(&o.duration, "duration", 0, "how long each phase runs (0: the preset's)")
 	fs.StringVar(&o.seatMapPath, "seatmap-path", "", "the seat map read to measure, {show} for the show (empty: /v1/shows/{show}/seatmap)")
 	fs.BoolVar(&o.seatMapOnly, "seatmap-only", false, "run only the GetSeatMap phase and its Redis baseline (no holds, no GA)")
@@ -163,7 +164,7 @@ func runLoadtestHolds(ctx context.Context, cfg config, o holdsOptions, stdout io
 	lt.BaseURL = strings.TrimRight(cmp.Or(o.url, "http://"+cfg.Addr), "/")
 	lt.AdminURL = strings.TrimRight(cmp.Or(o.adminURL, "http://"+cfg.AdminAddr), "/")
 	lt.PGURLs, lt.RedisURL, lt.RedisPrefix, lt.SeatMapPath = o.pgURLs, cmp.Or(o.redisURL, cfg.RedisURL), cmp.Or(o.redisPrefix, cfg.RedisPrefix), o.seatMapPath
-	lt.SeatMapOnly = o.seatMapOnly
+	lt.SeatMapOnly, lt.Stops = o.seatMapOnly, o.stops
 	if len(lt.PGURLs) == 0 {
 		lt.PGURLs = cfg.ShardURLs
 	}

@@ -23,8 +23,11 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "seatghor:", err)
-		if errors.Is(err, errUsage) {
+		switch {
+		case errors.Is(err, errUsage):
 			os.Exit(2)
+		case errors.Is(err, errChaosViolations):
+			os.Exit(3) // the run was made and found invariants broken
 		}
 		os.Exit(1)
 	}

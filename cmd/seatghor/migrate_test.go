@@ -54,12 +54,13 @@ func TestMigrate(t *testing.T) {
 		require.NoError(t, err)
 		return names
 	}
-	require.Equal(t, []string{"api_keys", "audit_log", "idempotency_keys", "memberships", "organizations", "outbox", "partners", "projection_checkpoints", "sale_shows", "shows", "waiting_rooms",
+	require.Equal(t, []string{"api_keys", "audit_log", "idempotency_keys", "layout_templates", "memberships", "organizations", "outbox", "partners",
+		"projection_checkpoints", "routes", "sale_shows", "shows", "timetable_trips", "timetables", "waiting_rooms",
 		"webhook_attempts", "webhook_deliveries", "webhook_endpoints"}, tables(catalogURL))
 	for _, u := range shardURLs {
-		require.Equal(t, []string{"allocations", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds", "idempotency_keys", "ledger_lines",
-			"ledger_transactions", "orders", "outbox", "payment_events", "payments", "projection_checkpoints", "refunds",
-			"seats", "shows", "ticket_checkins"}, tables(u))
+		require.Equal(t, []string{"allocations", "fares", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds",
+			"idempotency_keys", "ledger_lines", "ledger_transactions", "order_passengers", "orders", "outbox", "payment_events",
+			"payments", "projection_checkpoints", "refunds", "seats", "shows", "ticket_checkins", "trip_stops"}, tables(u))
 	}
 	// The read database: hash partitions by user.
 	read := tables(readURL)

@@ -113,6 +113,8 @@ func TestRestoreDrill(t *testing.T) {
 	require.NoError(t, run(ctx, []string{"verify", "--rebuild", "--timeout", "60s"}, &out, &out), out.String())
 	require.Contains(t, out.String(), "ok   seats booked twice: 0")
 	require.Contains(t, out.String(), "ok   orders charged once: 3 orders, 0 wrong")
+	require.Contains(t, out.String(), "ok   live holds: 3; seats in two: 0, owning part of their seats: 0")
+	require.Contains(t, out.String(), "ok   webhook events: ")
 	require.Contains(t, out.String(), "ok   read models rebuilt")
 	for _, show := range shows {
 		key := fmt.Sprintf("%sseatmap:{%v}:avail", empty.Prefix, show)
@@ -132,4 +134,5 @@ func TestRestoreDrill(t *testing.T) {
 	out.Reset()
 	require.ErrorIs(t, run(ctx, []string{"verify"}, &out, &out), errVerify)
 	require.Contains(t, out.String(), "FAIL seats booked twice: 2", "both seats of the twin hold")
+	require.Contains(t, out.String(), "FAIL live holds: 4; seats in two: 2, owning part of their seats: 1", "the twin owns none of its seats")
 }

@@ -27,9 +27,11 @@ func (o *verifyOptions) register(fs *pflag.FlagSet) {
 
 // runVerify checks the invariants that must hold in any copy of the
 // databases — after a restore above all (docs/operations.md): no seat in
-// two confirmed bookings, a balanced ledger, every order
-// charged at most once and every paid confirmed order exactly once
-// . With --rebuild it then drops every read model and replays it
+// two confirmed bookings or live holds, no hold owning part of its
+// seats, no general-admission area past its capacity, a
+// balanced ledger, every order charged at most once and every paid
+// confirmed order exactly once, every webhook event stored once
+// it tells the attempts and refunds still open. With --rebuild it then drops every read model and replays it
 // from the outboxes, returning once all have caught up.
 func runVerify(ctx context.Context, cfg config, o verifyOptions, stdout io.Writer, log *slog.Logger) error {
 	a, err := openTool(ctx, cfg, "verify", log)
@@ -51,6 +53,14 @@ func runVerify(ctx context.Context, cfg config, o verifyOptions, stdout io.Write
 		return err
 	}
 	report(twice == 0, "seats booked twice: %d", twice)
+	holds, err := a.Booking.CheckHolds(ctx, time.Now())
+	if err != nil {
+		return err
+	}
+	report(holds.SeatsTwice == 0 && holds.Partial == 0, "live holds: %d; seats in two: %d, owning part of their seats: %d",
+		holds.Holds, holds.SeatsTwice, holds.Partial)
+	report(holds.GAOver == 0 && holds.GABuckets == 0, "general admission: areas past capacity %d, buckets off their holds %d",
+		holds.GAOver, holds.GABuckets)
 	tb, err := a.Ledger.Check(ctx)
 	if err != nil {
 		return err
@@ -64,6 +74,13 @@ func runVerify(ctx context.Context, cfg config, o verifyOptions, stdout io.Write
 	for _, p := range problems {
 		fmt.Fprintf(stdout, "     order %s (%s): %d booking charges\n", p.OrderID, p.Status, p.Booked)
 	}
+	out, err := a.Payments.CheckSettled(ctx)
+	if err != nil {
+		return err
+	}
+	report(out.EventsTwice == 0, "webhook events: %d stored, %d stored twice, %d not applied yet", out.Events, out.EventsTwice, out.Unprocessed)
+	fmt.Fprintf(stdout, "info attempts open %d (unknown %d), refunds open %d, refunds the gateway refused (owed) %d\n",
+		out.Open, out.Unknown, out.OpenRefunds, out.FailedRefunds)
 	if broken {
 		return errVerify
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -74,6 +75,11 @@ type HoldsConfig struct {
 	// SeatMapOnly runs only the GetSeatMap phase and its Redis baseline
 	// (on shows nobody holds seats of), for measuring the read alone.
 	SeatMapOnly bool `json:"seat_map_only,omitempty"`
+	// Stops makes the buses coaches of that many stops, sold per leg
+	// (issue 24, decision 0350): each hold asks for a journey drawn over the
+	// stop pairs, the baseline takes the same rows, and the seat maps read
+	// are a journey's each. 0: buses sold whole, as before.
+	Stops int `json:"stops,omitempty"`
 }
 
 // HoldsPresets are the named configurations: "small" runs in seconds (make
@@ -97,6 +103,8 @@ func (c HoldsConfig) validate() error {
 		return fmt.Errorf("loadtest holds: show seats are rows of %d, at most 200 rows", seatsPerBigRow)
 	case c.Shows < 0 || c.GAPlaces < 0 || c.ShowSeats+c.Shows+c.GAPlaces == 0:
 		return errors.New("loadtest holds: nothing to measure (show seats, shows and GA places are all 0)")
+	case c.Stops != 0 && (c.Stops < 2 || c.Stops > len(stopPlaces)):
+		return fmt.Errorf("loadtest holds: --stops is 0 (buses sold whole) or 2 to %d", len(stopPlaces))
 	}
 	return nil
 }
@@ -126,9 +134,14 @@ type HoldsScenario struct {
 	Shows int      `json:"shows"`
 	Seats int      `json:"seats"`
 	Holds RPCStats `json:"create_hold"`
-	// HeldInDB is the seats the database shows held afterwards (equal to
-	// the successful holds); Oversold the seats in more than one live hold
-	// (must be 0).
+	// Stops is the buses' stops (0: sold whole); Legs the seat-legs the
+	// holds asked for, on average per hold.
+	Stops        int     `json:"stops,omitempty"`
+	LegsPerHold  float64 `json:"legs_per_hold,omitempty"`
+	FastSeatMaps float64 `json:"seat_maps_on_fast_path,omitempty"`
+	// HeldInDB is the holds the database shows holding seats afterwards
+	// (equal to the successful holds); Oversold the seats (seat-legs of a
+	// trip with stops) in more than one live hold (must be 0).
 	HeldInDB int `json:"held_in_db"`
 	Oversold int `json:"oversold"`
 	// StatementsPerHold is the server's database statements per hold while
@@ -230,7 +243,11 @@ func RunHolds(ctx context.Context, cfg HoldsConfig, tokens Tokens, log *slog.Log
 		res.Scenarios = append(res.Scenarios, sc)
 	}
 	if cfg.Shows > 0 {
-		sc, err := r.scenario(ctx, fmt.Sprintf("%d buses of %d seats", cfg.Shows, busRows*4), cfg.Shows, busRows, 4)
+		name := fmt.Sprintf("%d buses of %d seats", cfg.Shows, busRows*4)
+		if cfg.Stops > 0 {
+			name = fmt.Sprintf("%d coaches of %d seats and %d stops, journeys drawn over the stop pairs", cfg.Shows, busRows*4, cfg.Stops)
+		}
+		sc, err := r.scenario(ctx, name, cfg.Shows, busRows, 4)
 		if err != nil {
 			return res, err
 		}
@@ -294,6 +311,10 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 			req.Origin, req.Destination = "", ""
 		}
 		req.Sections = []*catalogv1.Section{{Name: "Main", Rows: rowLabels(rows), SeatsPerRow: int32(seatsPerRow), PriceMinor: 85000}}
+		if shows > 1 && r.cfg.Stops > 0 {
+			req.Stops, req.Fares = tripStops(r.cfg.Stops)
+			req.Origin, req.Destination = "", ""
+		}
 		return req
 	})
 	if err != nil {
@@ -301,9 +322,19 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	}
 	labels := seatLabels(rows, seatsPerRow)
 	perShow := len(labels)
-	// Seat i is seat i/shows of show i%shows: consecutive holds spread
-	// over the shows, and no seat is asked for twice.
-	seat := func(i int) (int64, string) { return ids[i%shows], labels[i/shows] }
+	plan := holdPlan(shows, perShow, 0, randomID())
+	if shows > 1 && r.cfg.Stops > 0 {
+		plan = holdPlan(shows, perShow, r.cfg.Stops, randomID())
+		sc.Stops = r.cfg.Stops
+		legs := 0
+		for _, p := range plan {
+			legs += p.to - p.from
+		}
+		sc.LegsPerHold = float64(legs) / float64(len(plan))
+	}
+	// Hold i is plan[i]: consecutive holds spread over the shows, and no
+	// seat-leg is asked for twice.
+	seat := func(i int) (int64, string) { return ids[plan[i].show], labels[plan[i].seat] }
 	if err := r.waitSeatMap(ctx, ids[0]); err != nil {
 		return sc, err
 	}
@@ -326,12 +357,12 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	}
 	lagStop := r.sampleLag(ctx)
 	cpu0 := cpuNow(ctx, r.shards, &before)
-	ok := make([]atomic.Bool, sc.Seats)
+	ok := make([]atomic.Bool, len(plan))
 	rec := newRecorder()
-	elapsed := r.closedLoop(ctx, sc.Seats, func(w, k, i int) {
+	elapsed := r.closedLoop(ctx, len(plan), func(w, k, i int) {
 		show, label := seat(i)
 		buyer := fmt.Sprintf("lth-%s-%dx%d-%d-%d", r.runID, shows, seatsPerRow, w, k/seatsPerBuyer) // a new buyer every 10 holds
-		body := fmt.Sprintf(`{"showId":"%d","seats":[%q]}`, show, label)
+		body := fmt.Sprintf(`{"showId":"%d","seats":[%q]%s}`, show, label, plan[i].journeyJSON())
 		if r.post(ctx, rec, "CreateHold", buyer, "/v1/holds", body) {
 			ok[i].Store(true)
 		}
@@ -379,7 +410,7 @@ func (r *holdsRun) scenario(ctx context.Context, name string, shows, rows, seats
 	}
 
 	r.log.Info("loadtest holds: baseline transaction", "scenario", name)
-	sc.Baseline, sc.BaselineCPU, err = r.baselineTx(ctx, shows, perShow)
+	sc.Baseline, sc.BaselineCPU, err = r.baselineTx(ctx, shows, perShow, plan)
 	if err != nil {
 		return sc, err
 	}
@@ -397,15 +428,37 @@ func (r *holdsRun) seatMapPhase(ctx context.Context, name string, ids []int64, s
 		seatMapPath = "/v1/shows/{show}/seatmap"
 	}
 	path := func(w, k int) string {
-		return strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%len(ids)], 10))
+		p := strings.ReplaceAll(seatMapPath, "{show}", strconv.FormatInt(ids[(w+k*r.cfg.Concurrency)%len(ids)], 10))
+		if sc.Stops > 0 && !strings.Contains(p, "from_stop_id") {
+			// A journey's map each (decision 0354), drawn over the pairs.
+			from := (w + k) % (sc.Stops - 1)
+			to := from + 1 + (w*7+k*3)%(sc.Stops-1-from)
+			sep := "?"
+			if strings.Contains(p, "?") {
+				sep = "&"
+			}
+			p += sep + "from_stop_id=" + stopID(from) + "&to_stop_id=" + stopID(to)
+		}
+		return p
 	}
 	r.log.Info("loadtest holds: GetSeatMap, net/http client", "scenario", name)
-	var err error
+	before, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return err
+	}
 	sc.SeatMap, sc.SeatMapCPU, sc.SeatMapBytes, err = r.seatMapReads(ctx, func(rec *recorder, w, k int) int {
 		return r.get(ctx, rec, "GetSeatMap", path(w, k))
 	})
 	if err != nil {
 		return err
+	}
+	after, err := scrape(ctx, r.http, r.cfg.AdminURL)
+	if err != nil {
+		return err
+	}
+	if n := sc.SeatMap.Calls - sc.SeatMap.errorCount(); n > 0 {
+		// What share of the answers the fast path gave (decision 0230).
+		sc.FastSeatMaps = (after.fastSeatMaps - before.fastSeatMaps) / float64(n)
 	}
 	tok, err := r.token("lth-reader-"+r.runID, false)
 	if err != nil {
@@ -820,21 +873,23 @@ func (r *holdsRun) sampleLag(ctx context.Context) func() []float64 {
 	return func() []float64 { stop(); return <-done }
 }
 
-// checkHolds counts, on every shard, the seats of the shows that are not
-// available and the seats in more than one live hold. A show lives on one
+// checkHolds counts, on every shard, the holds whose seats the shows'
+// rows show taken and the seat-legs in more than one live hold. A show lives on one
 // shard, so the sums over the shards are the shows' counts.
 func (r *holdsRun) checkHolds(ctx context.Context, ids []int64) (held, oversold int, err error) {
 	for i, db := range r.shards {
 		var h, o int
-		err = db.QueryRow(ctx, `SELECT count(*) FROM seats WHERE show_id = ANY($1) AND status <> 'available'`, ids).Scan(&h)
+		err = db.QueryRow(ctx, `SELECT count(DISTINCT hold_id) FROM seats WHERE show_id = ANY($1) AND status <> 'available'`, ids).Scan(&h)
 		if err != nil {
 			return 0, 0, fmt.Errorf("count held seats on --pg-url %d (is it a shard's database?): %w", i+1, err)
 		}
+		// Per leg: a seat of a trip with stops is sold once per leg
+		// (decision 0350); a bus sold whole has one.
 		err = db.QueryRow(ctx, `
 			SELECT count(*) FROM (
-				SELECT show_id, seat FROM holds, unnest(seats) AS seat
+				SELECT show_id, seat, leg FROM holds, unnest(seats) AS seat, generate_series(from_stop, to_stop - 1) AS leg
 				WHERE show_id = ANY($1) AND status IN ('active', 'ordered', 'confirmed')
-				GROUP BY show_id, seat HAVING count(*) > 1) twice`, ids).Scan(&o)
+				GROUP BY show_id, seat, leg HAVING count(*) > 1) twice`, ids).Scan(&o)
 		if err != nil {
 			return 0, 0, fmt.Errorf("count oversold seats on --pg-url %d: %w", i+1, err)
 		}
@@ -861,45 +916,55 @@ func (r *holdsRun) sumShards(ctx context.Context, query string, args ...any) (in
 // copies of the shard's seats, holds and outbox (CREATE TABLE … LIKE …
 // INCLUDING ALL: the same columns, defaults, constraints and indexes, read
 // from the shard itself rather than copied here), which it creates and
-// drops: one seat each, distinct seats, the same concurrency and duration.
-func (r *holdsRun) baselineTx(ctx context.Context, shows, perShow int) (RPCStats, CPU, error) {
+// drops: the holds of plan (one seat each, on the legs of its journey, a
+// row per leg as the shard has them), the same concurrency and duration.
+func (r *holdsRun) baselineTx(ctx context.Context, shows, perShow int, plan []plannedHold) (RPCStats, CPU, error) {
 	p := "loadtest_" + r.runID[:8] + "_"
+	legs := 1
+	for _, h := range plan {
+		legs = max(legs, h.to)
+	}
+	stride := (perShow + 3) / 4 * 4
 	ddl := `
 CREATE TABLE ` + p + `seats (LIKE seats INCLUDING ALL);
 CREATE TABLE ` + p + `holds (LIKE holds INCLUDING ALL);
 CREATE TABLE ` + p + `outbox (LIKE outbox INCLUDING ALL);
-INSERT INTO ` + p + `seats (show_id, seat, position, section, row_label, price_minor)
-SELECT s, 'S' || n, n, 'Main', 'R', 85000 FROM generate_series(1, $1) s, generate_series(0, $2 - 1) n;
+INSERT INTO ` + p + `seats (show_id, seat, position, section, row_label, price_minor, leg)
+SELECT s, 'S' || n, l * $4 + n, 'Main', 'R', 85000, l
+FROM generate_series(1, $1) s, generate_series(0, $2 - 1) n, generate_series(0, $3 - 1) l;
 ANALYZE ` + p + `seats;`
 	drop := `DROP TABLE IF EXISTS ` + p + `seats, ` + p + `holds, ` + p + `outbox`
 	defer func() { _, _ = r.pg.Exec(context.WithoutCancel(ctx), drop) }()
 	// Simple protocol for the multi-statement script; the parameters go in
 	// as literals.
-	script := strings.NewReplacer("$1", strconv.Itoa(shows), "$2", strconv.Itoa(perShow)).Replace(ddl)
+	script := strings.NewReplacer("$1", strconv.Itoa(shows), "$2", strconv.Itoa(perShow), "$3", strconv.Itoa(legs),
+		"$4", strconv.Itoa(stride)).Replace(ddl)
 	if _, err := r.pg.Exec(ctx, script, pgx.QueryExecModeSimpleProtocol); err != nil {
 		return RPCStats{}, CPU{}, fmt.Errorf("baseline tables: %w", err)
 	}
 	payload := bytes.Repeat([]byte{'x'}, 120) // about a HoldCreated event's size
 	rec := newRecorder()
 	cpu0 := cpuNow(ctx, r.shards, nil)
-	elapsed := r.closedLoop(ctx, shows*perShow, func(w, k, i int) {
-		show, seat := int64(i%shows+1), "S"+strconv.Itoa(i/shows)
+	elapsed := r.closedLoop(ctx, len(plan), func(w, k, i int) {
+		h := plan[i]
+		show, seat := int64(h.show+1), "S"+strconv.Itoa(h.seat)
 		_, _ = timed(rec, "tx", func() (struct{}, error) {
 			holdID := "h_" + randomID()
 			err := pgx.BeginFunc(ctx, r.pg, func(tx pgx.Tx) error {
 				tag, err := tx.Exec(ctx, `UPDATE `+p+`seats SET status = 'held', hold_id = $3,
 					held_until = now() + interval '10 minutes', version = version + 1
-					WHERE show_id = $1 AND seat = $2 AND status = 'available'`, show, seat, holdID)
+					WHERE show_id = $1 AND seat = $2 AND leg >= $4 AND leg < $5 AND status = 'available'`,
+					show, seat, holdID, h.from, h.to)
 				if err != nil {
 					return err
 				}
-				if tag.RowsAffected() != 1 {
+				if tag.RowsAffected() != int64(h.to-h.from) {
 					return connect.NewError(connect.CodeAborted, errors.New("seat taken"))
 				}
 				if _, err := tx.Exec(ctx, `INSERT INTO `+p+`holds (hold_id, show_id, user_id, status, seats, quantity,
-					amount_minor, currency, expires_at, created_at, updated_at)
-					VALUES ($1, $2, $3, 'active', $4, 1, 85000, 'BDT', now() + interval '10 minutes', now(), now())`,
-					holdID, show, fmt.Sprintf("u-%d-%d", w, k/seatsPerBuyer), []string{seat}); err != nil {
+					amount_minor, currency, expires_at, created_at, updated_at, from_stop, to_stop)
+					VALUES ($1, $2, $3, 'active', $4, 1, 85000, 'BDT', now() + interval '10 minutes', now(), now(), $5, $6)`,
+					holdID, show, fmt.Sprintf("u-%d-%d", w, k/seatsPerBuyer), []string{seat}, h.from, h.to); err != nil {
 					return err
 				}
 				_, err = tx.Exec(ctx, `INSERT INTO `+p+`outbox (show_id, event_id, event_type, payload, occurred_at)
@@ -911,6 +976,96 @@ ANALYZE ` + p + `seats;`
 	})
 	st := rec.stats(elapsed)["tx"]
 	return st, cpu0.per(cpuNow(ctx, r.shards, nil), st.Calls-st.errorCount()), nil
+}
+
+// plannedHold is one hold of a run: seat seat of show show (indexes of the
+// run's shows and of a show's seats), for the legs from … to-1 (0 → 1 for
+// a bus sold whole).
+type plannedHold struct {
+	show, seat, from, to int
+	// stops: the show is a coach with stops, the hold names its journey.
+	stops bool
+}
+
+// journeyJSON is the hold's journey as the REST body's field, empty for a
+// bus sold whole.
+func (h plannedHold) journeyJSON() string {
+	if !h.stops {
+		return ""
+	}
+	return fmt.Sprintf(`,"journey":{"fromStopId":%q,"toStopId":%q}`, stopID(h.from), stopID(h.to))
+}
+
+// holdPlan is the holds of a run over shows of perShow seats: with stops,
+// every seat's legs cut at random into journeys (each a stop pair, drawn
+// from seed), so that no two holds share a seat-leg and each takes the
+// rows of its journey's legs; without, one hold per seat. Consecutive
+// holds are of different shows.
+func holdPlan(shows, perShow, stops int, seed string) []plannedHold {
+	rng := rand.New(rand.NewPCG(uint64(len(seed)), hashString(seed)))
+	var plan []plannedHold
+	if stops == 0 {
+		for i := range shows * perShow {
+			plan = append(plan, plannedHold{show: i % shows, seat: i / shows, from: 0, to: 1})
+		}
+		return plan
+	}
+	legs := stops - 1
+	// Journeys of each seat of each show, then taken round by round: the
+	// k-th journey of seat s of every show, before the (k+1)-th.
+	for s := range perShow {
+		cuts := make([][]plannedHold, shows)
+		most := 0
+		for show := range shows {
+			from := 0
+			for from < legs {
+				to := from + 1 + rng.IntN(legs-from)
+				cuts[show] = append(cuts[show], plannedHold{show: show, seat: s, from: from, to: to, stops: true})
+				from = to
+			}
+			most = max(most, len(cuts[show]))
+		}
+		for k := range most {
+			for show := range shows {
+				if k < len(cuts[show]) {
+					plan = append(plan, cuts[show][k])
+				}
+			}
+		}
+	}
+	return plan
+}
+
+// hashString is FNV-1a of s.
+func hashString(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := range len(s) {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return h
+}
+
+// stopPlaces are the places of the coaches' stops, Dhaka to Chattogram
+// and on (free text the gazetteer lacks is a stop of its own id).
+var stopPlaces = []string{"Dhaka", "Daudkandi", "Cumilla", "Feni", "Chattogram", "Patiya", "Chakaria", "Cox's Bazar"}
+
+// stopID is the id CreateShow gives stop i of stopPlaces.
+func stopID(i int) string {
+	return []string{"dhaka", "daudkandi", "cumilla", "feni", "chattogram", "patiya", "chakaria", "coxs-bazar"}[i]
+}
+
+// tripStops are the stops and fares of a coach of n stops: a fare for
+// every pair, 300 Tk a leg.
+func tripStops(n int) ([]*catalogv1.TripStop, []*catalogv1.Fare) {
+	var stops []*catalogv1.TripStop
+	var fares []*catalogv1.Fare
+	for i := range n {
+		stops = append(stops, &catalogv1.TripStop{StopId: stopID(i), Place: stopPlaces[i], MinutesFromStart: int32(50 * i)})
+		for j := i + 1; j < n; j++ {
+			fares = append(fares, &catalogv1.Fare{FromStopId: stopID(i), ToStopId: stopID(j), PriceMinor: int64(30000 * (j - i))})
+		}
+	}
+	return stops, fares
 }
 
 // baselineRedis GETs one value of size bytes from Redis, closed loop.
@@ -961,13 +1116,20 @@ func (r HoldsResult) WriteTable(w io.Writer) error {
 	for _, sc := range r.Scenarios {
 		fmt.Fprintf(&b, "\n%s (%d seats)\n", sc.Name, sc.Seats)
 		fmt.Fprintf(&b, "  %-34s %8s %-10s %8s %8s %8s  %7s  %s\n", "what", "rate", "", "p50 ms", "p95 ms", "p99 ms", "calls", "errors")
-		line("CreateHold (REST, one seat)", sc.Holds, "holds/s")
-		line("baseline: seat+hold+outbox tx, pgx", sc.Baseline, "tx/s")
+		if sc.Stops > 0 {
+			line("CreateHold (REST, one seat, a journey)", sc.Holds, "holds/s")
+			line("baseline: seat-legs+hold+outbox tx", sc.Baseline, "tx/s")
+			fmt.Fprintf(&b, "  journeys drawn over the stop pairs of %d stops: %.2f legs a hold\n", sc.Stops, sc.LegsPerHold)
+		} else {
+			line("CreateHold (REST, one seat)", sc.Holds, "holds/s")
+			line("baseline: seat+hold+outbox tx, pgx", sc.Baseline, "tx/s")
+		}
 		line(fmt.Sprintf("GetSeatMap (net/http) %d B", sc.SeatMapBytes), sc.SeatMap, "answers/s")
 		line(fmt.Sprintf("GetSeatMap (fasthttp) %d B", sc.SeatMapLeanBytes), sc.SeatMapLean, "answers/s")
 		line(fmt.Sprintf("baseline: Redis GET of %d B", sc.SeatMapBytes), sc.RedisGet, "GETs/s")
 		fmt.Fprintf(&b, "  ratios: holds / baseline tx %.2f, seat maps / Redis GET %.3f (net/http client), %.3f (fasthttp client)\n",
 			sc.HoldsRatio, sc.SeatMapRatio, sc.SeatMapLeanRatio)
+		fmt.Fprintf(&b, "  seat maps answered by the fast path (net/http phase): %.1f %%\n", 100*sc.FastSeatMaps)
 		cpu := func(name string, c CPU) {
 			fmt.Fprintf(&b, "  CPU per %-22s server %6.0f µs, PostgreSQL %6.0f µs, this tool %6.0f µs\n", name+":", c.ServerUS, c.DatabaseUS, c.ToolUS)
 		}

@@ -38,3 +38,38 @@ func TestSeatMapDelayQuantileIsItsBucketsUpperBound(t *testing.T) {
 	after, before := hist(150, 199, 200, 200), hist(100, 100, 100, 100)
 	require.Equal(t, 0.1, after.sub(before).quantile(0.99))
 }
+
+// TestHoldPlanCutsEverySeatIntoJourneys: with stops, the plan's holds are
+// journeys over the stop pairs that take every leg of every seat exactly
+// once (no hold can lose to another, so the run measures writes, not
+// conflicts) and draw more than one kind of journey; consecutive holds are
+// of different coaches, nearly always. Without stops, one hold a seat, as before.
+func TestHoldPlanCutsEverySeatIntoJourneys(t *testing.T) {
+	const shows, seats, stops = 7, 40, 5
+	plan := holdPlan(shows, seats, stops, "seed")
+	taken := map[[3]int]int{}
+	kinds := map[[2]int]bool{}
+	same := 0
+	for i, h := range plan {
+		require.True(t, h.stops)
+		require.True(t, 0 <= h.from && h.from < h.to && h.to <= stops-1, "%+v", h)
+		kinds[[2]int{h.from, h.to}] = true
+		for leg := h.from; leg < h.to; leg++ {
+			taken[[3]int{h.show, h.seat, leg}]++
+		}
+		if i > 0 && plan[i-1].show == h.show {
+			same++
+		}
+	}
+	require.Less(t, same, len(plan)/20, "consecutive holds spread over the coaches")
+	require.Len(t, taken, shows*seats*(stops-1), "every seat-leg")
+	for k, n := range taken {
+		require.Equal(t, 1, n, "seat-leg %v taken %d times", k, n)
+	}
+	require.Greater(t, len(kinds), 5, "journeys of many stop pairs")
+	require.Contains(t, holdPlan(2, 3, 5, "a")[0].journeyJSON(), `"journey":{"fromStopId":"dhaka"`)
+
+	whole := holdPlan(shows, seats, 0, "seed")
+	require.Len(t, whole, shows*seats)
+	require.Empty(t, whole[0].journeyJSON())
+}

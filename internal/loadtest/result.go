@@ -147,6 +147,8 @@ func (p *phase) result(elapsed time.Duration, writes, statements, lagMax float64
 // its admin listener.
 type metrics struct {
 	statements, writes, projectorLag float64
+	// fastSeatMaps is the seat maps the API's fast path answered.
+	fastSeatMaps float64
 	// cpu is the server process's CPU seconds (process_cpu_seconds_total).
 	cpu float64
 }
@@ -221,6 +223,8 @@ func scrape(ctx context.Context, hc *http.Client, base string) (metrics, error) 
 				m.projectorLag = max(m.projectorLag, s.GetGauge().GetValue())
 			case "process_cpu_seconds_total":
 				m.cpu = s.GetCounter().GetValue()
+			case "seatghor_seatmap_fast_answers_total":
+				m.fastSeatMaps += s.GetCounter().GetValue()
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"strings"
+	"time"
 	"unicode"
 
 	qrcode "github.com/skip2/go-qrcode"
@@ -14,8 +16,10 @@ import (
 	"golang.org/x/image/font/gofont/goregular"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/phone"
 	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -35,17 +39,23 @@ const pageW, pageH = 210.0, 297.0
 // words are the printed labels in each language.
 type words struct {
 	heading, route, venue, operator, boarding, starts, buyer, order, seat, ga, ticket, price, issued, show string
+	passenger, woman                                                                                       string
+	// A trip with stops (decision 0384): the journey, where to board and
+	// where to leave, and the word after a counter's name.
+	journey, boardAt, dropAt, counter string
 }
 
 var labels = map[display.Lang]words{
 	display.English: {heading: "Seatghor e-ticket", route: "Route", venue: "Venue", operator: "Operator",
 		boarding: "Boarding", starts: "Starts", buyer: "Buyer", order: "Order", seat: "Seat",
 		ga: "General admission", ticket: "Ticket", price: "Price", issued: "Issued",
-		show: "Show this QR code at the gate or to the supervisor"},
+		show: "Show this QR code at the gate or to the supervisor", passenger: "Passenger", woman: "woman",
+		journey: "Journey", boardAt: "Boarding", dropAt: "Dropping", counter: "counter"},
 	display.Bengali: {heading: "সিটঘর ই-টিকিট", route: "যাত্রাপথ", venue: "স্থান", operator: "পরিচালনায়",
 		boarding: "যাত্রার সময়", starts: "শুরু", buyer: "ক্রেতা", order: "অর্ডার", seat: "আসন",
 		ga: "সাধারণ প্রবেশ", ticket: "টিকিট", price: "মূল্য", issued: "ইস্যু",
-		show: "প্রবেশপথে বা সুপারভাইজারকে এই কিউআর কোড দেখান"},
+		show: "প্রবেশপথে বা সুপারভাইজারকে এই কিউআর কোড দেখান", passenger: "যাত্রী", woman: "নারী",
+		journey: "যাত্রা", boardAt: "ওঠার স্থান", dropAt: "নামার স্থান", counter: "কাউন্টার"},
 }
 
 // typeface is one size and weight, with a Latin and a Bengali face.
@@ -71,6 +81,22 @@ func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang displ
 	if show.Kind == catalogv1.ShowKind_SHOW_KIND_BUS_TRIP {
 		when = w.boarding
 	}
+	head := []string{
+		where(show, w, lang),
+		w.operator + ": " + show.Operator,
+		when + ": " + display.Time(show.StartsAt, loc, lang),
+	}
+	// A trip with stops: the order's journey after the route, its boarding
+	// stop, counter and time in place of the trip's start, and where to
+	// leave (decision 0384). The ticket blocks move down by the lines
+	// added, closer together, so three still fit a page.
+	top0, pitch := pageH-66, 76.0
+	if j := tickets[0].Journey; j != nil {
+		stops, board := journeyLines(j, w, loc, lang)
+		head = append([]string{head[0], stops, head[1]}, board...)
+		top0 -= float64(len(head)-3) * f.body.latin.Size * 1.6
+		pitch = min(pitch, (top0-75)/2) // 15 mm margin under the last 60 mm QR code
+	}
 	var pages []*canvas.Canvas
 	var ctx *canvas.Context
 	for i, t := range tickets {
@@ -79,17 +105,12 @@ func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang displ
 			pages, ctx = append(pages, c), canvas.NewContext(c)
 			y := line(ctx, 15, pageH-12, f.heading, w.heading) - 2
 			y = line(ctx, 15, y, f.big, show.Title)
-			for _, s := range []string{
-				where(show, w, lang),
-				w.operator + ": " + show.Operator,
-				when + ": " + display.Time(show.StartsAt, loc, lang),
-				w.buyer + ": " + buyer + "    " + w.order + ": " + t.OrderID,
-			} {
+			for _, s := range append(head, w.buyer+": "+buyer+"    "+w.order+": "+t.OrderID) {
 				y = line(ctx, 15, y, f.body, s)
 			}
 			line(ctx, 15, y-1, f.small, w.show)
 		}
-		top := pageH - 66 - float64(i%3)*76
+		top := top0 - float64(i%3)*pitch
 		qr, err := qrcode.New(t.Code, qrcode.Medium)
 		if err != nil {
 			return nil, fmt.Errorf("QR code of ticket %s: %w", t.ID, err)
@@ -103,6 +124,19 @@ func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang displ
 			label = w.ga + ": " + t.GAArea
 		}
 		y := line(ctx, 75, top-4, f.big, label) - 1
+		// Who travels on the seat (bus trips, decision 0381): the name as
+		// typed (a Bengali name in the Bengali face), the mobile number as
+		// Bangladeshis write it.
+		if p := t.Passenger; p.Name != "" {
+			s := w.passenger + ": " + p.Name
+			if p.Phone != "" {
+				s += ", " + display.Digits(phone.National(p.Phone), lang)
+			}
+			if p.Woman {
+				s += ", " + w.woman
+			}
+			y = line(ctx, 75, y, f.body, s)
+		}
 		for _, s := range []string{
 			w.ticket + " " + t.ID,
 			w.price + " " + display.Money(t.PriceMinor, t.Currency, lang),
@@ -195,6 +229,49 @@ func line(ctx *canvas.Context, x, y float64, face typeface, s string) float64 {
 // that steer conjuncts.
 func isBengali(r rune) bool {
 	return (r >= 0x0980 && r <= 0x09FF) || r == 0x0964 || r == 0x0965 || r == 0x200C || r == 0x200D
+}
+
+// journeyLines are the header's lines of a journey on a trip with stops:
+// its stops; then the boarding stop and counter with the time to be there
+// (the counter's, else the coach's at the stop) in the show's zone, and the
+// dropping stop and counter when one is named. Bengali names: the
+// counters' own, the gazetteer's places.
+func journeyLines(j *commonv1.Journey, w words, loc *time.Location, lang display.Lang) (string, []string) {
+	from, to := j.GetFromName(), j.GetToName()
+	board, drop := j.GetBoardingCounterName(), j.GetDroppingCounterName()
+	joiner := " to "
+	if lang == display.Bengali {
+		from, to, joiner = bengaliName(from), bengaliName(to), " থেকে "
+		board, drop = orName(j.GetBoardingCounterNameBn(), board), orName(j.GetDroppingCounterNameBn(), drop)
+	}
+	at := j.GetDepartsAt()
+	if board != "" {
+		at = j.GetBoardingAt()
+	}
+	out := []string{w.boardAt + ": " + from + counterName(board, w) + ", " + display.Time(at.AsTime(), loc, lang)}
+	if drop != "" {
+		out = append(out, w.dropAt+": "+to+counterName(drop, w))
+	}
+	return w.journey + ": " + from + joiner + to, out
+}
+
+// counterName is ", <name> counter" ("" without a name), the word left out
+// when the name has it.
+func counterName(name string, w words) string {
+	if name == "" {
+		return ""
+	}
+	if !strings.Contains(strings.ToLower(name), strings.ToLower(w.counter)) {
+		name += " " + w.counter
+	}
+	return ", " + name
+}
+
+func orName(name, fallback string) string {
+	if name != "" {
+		return name
+	}
+	return fallback
 }
 
 // where is the route of a bus trip ("Dhaka to Cox's Bazar", in Bengali the

@@ -30,20 +30,48 @@ func demoOrder() (catalog.Show, []ticket.Ticket) {
 		Operator: "Green Line Paribahan", Origin: "Dhaka", Destination: "Cox's Bazar", TimeZone: "Asia/Dhaka",
 		StartsAt: time.Date(2026, 12, 30, 4, 0, 0, 0, time.UTC)}
 	issued := time.Date(2026, 11, 30, 18, 30, 0, 0, time.UTC) // 00:30 on 1 Dec in Dhaka
+	// One passenger named in Latin letters, one in Bengali (with a
+	// conjunct, ন্দ), declared a woman: both faces on one line.
+	passengers := []ticket.Passenger{
+		{Name: "Rahim Uddin", Phone: "+8801711234567"},
+		{Name: "সুন্দরী খাতুন", Phone: "+8801819000000", Woman: true},
+	}
 	var tickets []ticket.Ticket
 	for i, seat := range []string{"A1", "A2"} {
 		id := fmt.Sprintf("tkt_1_0123456789abcdef_%03d", i+1)
 		tickets = append(tickets, ticket.Ticket{ID: id, OrderID: "ord_1_0123456789abcdef", ShowID: 1, Seat: seat,
-			Position: i + 1, PriceMinor: 120000, Currency: "BDT", IssuedAt: issued,
+			Position: i + 1, PriceMinor: 120000, Currency: "BDT", IssuedAt: issued, Passenger: passengers[i],
 			Code: "sgt1." + id + "." + seat + ".Zm9yLXRoZS1yZWZlcmVuY2UtaW1hZ2Utb25seS1ub3QtYS1yZWFsLXNpZ25hdHVyZQ"})
 	}
 	return show, tickets
 }
 
-// TestETicketLooksAsRecorded renders the demo order's e-ticket in English
+// journeyOrder is the demo order on a trip with stops, Dhaka → Cumilla →
+// Chattogram (decision 0384): its tickets are for Cumilla → Chattogram,
+// boarding at the Paduar Bazar counter at 11:05 and leaving at Dampara.
+func journeyOrder() (catalog.Show, []ticket.Ticket) {
+	show, tickets := demoOrder()
+	show.Title, show.Destination = "Dhaka to Chattogram 10:00", "Chattogram"
+	show.Stops = []catalog.TripStop{
+		{StopID: "dhaka", Place: "Dhaka"},
+		{StopID: "cumilla", Place: "Cumilla", Minutes: 60, Counters: []catalog.Counter{
+			{ID: "paduar-bazar", Name: "Paduar Bazar", NameBn: "পদুয়ার বাজার", Boarding: true, Minutes: 65}}},
+		{StopID: "chattogram", Place: "Chattogram", Minutes: 180, Counters: []catalog.Counter{
+			{ID: "dampara", Name: "Dampara", NameBn: "দামপাড়া", Dropping: true, Minutes: 175}}},
+	}
+	j := show.Trip().JourneyProto(1, 2, "paduar-bazar", "dampara")
+	for i := range tickets {
+		tickets[i].Journey = j
+	}
+	return show, tickets
+}
+
+// TestETicketLooksAsRecorded renders the demo orders' e-tickets in English
 // and in Bengali, rasterises page 1 with pdftoppm (as a reader's viewer
 // would; text extraction garbles Bengali conjuncts) and compares it with
-// testdata/eticket-<lang>.png. Re-record after a deliberate change with
+// testdata/eticket-<lang>.png (a trip without stops) and
+// testdata/eticket-journey-<lang>.png (a journey on a trip with stops).
+// Re-record after a deliberate change with
 //
 //	go test ./projections/eticket -run TestETicketLooksAsRecorded -args -record
 //
@@ -52,27 +80,64 @@ func TestETicketLooksAsRecorded(t *testing.T) {
 	if _, err := exec.LookPath("pdftoppm"); err != nil {
 		t.Fatal("pdftoppm is missing: scripts/ensure-deps.sh test installs it (Debian package poppler-utils)")
 	}
-	show, tickets := demoOrder()
-	for _, lang := range []display.Lang{display.English, display.Bengali} {
-		t.Run(string(lang), func(t *testing.T) {
-			pdf, err := Render(show, "rahima", tickets, lang)
-			require.NoError(t, err)
-			got := rasterise(t, pdf)
-			ref := filepath.Join("testdata", "eticket-"+string(lang)+".png")
-			if *record {
-				var buf bytes.Buffer
-				require.NoError(t, png.Encode(&buf, got))
-				require.NoError(t, os.WriteFile(ref, buf.Bytes(), 0o644))
-				return
-			}
-			f, err := os.Open(ref)
-			require.NoError(t, err, "no reference image; record one with -args -record")
-			defer f.Close()
-			want, err := png.Decode(f)
-			require.NoError(t, err)
-			compare(t, ref, want, got)
+	for _, order := range []struct {
+		prefix string
+		make   func() (catalog.Show, []ticket.Ticket)
+	}{{"eticket-", demoOrder}, {"eticket-journey-", journeyOrder}} {
+		show, tickets := order.make()
+		for _, lang := range []display.Lang{display.English, display.Bengali} {
+			t.Run(order.prefix+string(lang), func(t *testing.T) {
+				recorded(t, show, tickets, lang, filepath.Join("testdata", order.prefix+string(lang)+".png"))
+			})
+		}
+	}
+}
+
+// TestETicketNamesTheJourney: the header of a journey's e-ticket names its
+// stops, the boarding counter and its time in the show's zone, and the
+// dropping counter, in English and in Bengali (Bengali names and digits).
+func TestETicketNamesTheJourney(t *testing.T) {
+	show, tickets := journeyOrder()
+	loc := display.ZoneOrDefault(show.TimeZone)
+	for _, tc := range []struct {
+		lang  display.Lang
+		stops string
+		board []string
+	}{
+		{display.English, "Journey: Cumilla to Chattogram", []string{
+			"Boarding: Cumilla, Paduar Bazar counter, Wed 30 Dec 2026, 11:05 (Asia/Dhaka, +06)",
+			"Dropping: Chattogram, Dampara counter"}},
+		{display.Bengali, "যাত্রা: কুমিল্লা থেকে চট্টগ্রাম", []string{
+			"ওঠার স্থান: কুমিল্লা, পদুয়ার বাজার কাউন্টার, বুধ ৩০ ডিসেম্বর ২০২৬, ১১:০৫ (Asia/Dhaka, +০৬)",
+			"নামার স্থান: চট্টগ্রাম, দামপাড়া কাউন্টার"}},
+	} {
+		t.Run(string(tc.lang), func(t *testing.T) {
+			stops, board := journeyLines(tickets[0].Journey, labels[tc.lang], loc, tc.lang)
+			require.Equal(t, tc.stops, stops)
+			require.Equal(t, tc.board, board)
 		})
 	}
+}
+
+// recorded renders tickets in lang and compares page 1 with the reference
+// image ref (or records it).
+func recorded(t *testing.T, show catalog.Show, tickets []ticket.Ticket, lang display.Lang, ref string) {
+	t.Helper()
+	pdf, err := Render(show, "rahima", tickets, lang)
+	require.NoError(t, err)
+	got := rasterise(t, pdf)
+	if *record {
+		var buf bytes.Buffer
+		require.NoError(t, png.Encode(&buf, got))
+		require.NoError(t, os.WriteFile(ref, buf.Bytes(), 0o644))
+		return
+	}
+	f, err := os.Open(ref)
+	require.NoError(t, err, "no reference image; record one with -args -record")
+	defer f.Close()
+	want, err := png.Decode(f)
+	require.NoError(t, err)
+	compare(t, ref, want, got)
 }
 
 // rasterise renders page 1 at 72 dpi, grey.

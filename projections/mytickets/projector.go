@@ -120,12 +120,22 @@ func (p *Projector) confirmed(ctx context.Context, tx pgx.Tx, ev *eventsv1.Booki
 	if err != nil {
 		return err
 	}
+	// The journey is the order's, so every ticket of it stores the same one
+	// (read migration 00006); nil (NULL) on a show without stops.
+	var journey []byte
+	if j := ev.GetJourney(); j != nil {
+		if journey, err = proto.Marshal(j); err != nil {
+			return fmt.Errorf("encode the journey of order %s: %w", ev.GetOrderId(), err)
+		}
+	}
 	for _, t := range tickets {
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO my_tickets (user_id, ticket_id, order_id, show_id, seat, ga_area, price_minor, currency, code, issued_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			INSERT INTO my_tickets (user_id, ticket_id, order_id, show_id, seat, ga_area, price_minor, currency, code, issued_at,
+			                        passenger_name, passenger_phone, passenger_woman, journey)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
 			ON CONFLICT DO NOTHING`,
-			t.UserID, t.ID, t.OrderID, t.ShowID, t.Seat, t.GAArea, t.PriceMinor, t.Currency, t.Code, t.IssuedAt); err != nil {
+			t.UserID, t.ID, t.OrderID, t.ShowID, t.Seat, t.GAArea, t.PriceMinor, t.Currency, t.Code, t.IssuedAt,
+			t.Passenger.Name, t.Passenger.Phone, t.Passenger.Woman, journey); err != nil {
 			return err
 		}
 	}

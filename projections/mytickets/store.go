@@ -19,8 +19,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"google.golang.org/protobuf/proto"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ticket"
@@ -38,7 +40,8 @@ const selectTickets = `
 	SELECT t.ticket_id, t.order_id, t.show_id, t.user_id, t.seat, t.ga_area, t.price_minor, t.currency, t.code,
 	       t.issued_at, o.status, c.checked_in_at, coalesce(c.gate, ''), coalesce(p.object_key, ''),
 	       coalesce(s.kind, 0), coalesce(s.title, ''), coalesce(s.origin, ''), coalesce(s.destination, ''),
-	       coalesce(s.venue, ''), s.starts_at, coalesce(s.operator, ''), coalesce(s.time_zone, '')
+	       coalesce(s.venue, ''), s.starts_at, coalesce(s.operator, ''), coalesce(s.time_zone, ''),
+	       t.passenger_name, t.passenger_phone, t.passenger_woman, t.journey
 	FROM my_tickets t
 	JOIN my_ticket_orders o ON o.user_id = t.user_id AND o.order_id = t.order_id
 	LEFT JOIN my_ticket_checkins c ON c.user_id = t.user_id AND c.ticket_id = t.ticket_id
@@ -58,12 +61,19 @@ func scanTicket(row pgx.Row) (ticket.View, error) {
 		kind      int16
 		checkedIn *time.Time
 		startsAt  *time.Time
+		journey   []byte
 	)
 	err := row.Scan(&t.ID, &t.OrderID, &t.ShowID, &t.UserID, &t.Seat, &t.GAArea, &t.PriceMinor, &t.Currency, &t.Code,
 		&t.IssuedAt, &status, &checkedIn, &t.CheckedInGate, &t.PDFKey, &kind, &t.Title, &t.Origin, &t.Destination,
-		&t.Venue, &startsAt, &t.Operator, &t.TimeZone)
+		&t.Venue, &startsAt, &t.Operator, &t.TimeZone, &t.Passenger.Name, &t.Passenger.Phone, &t.Passenger.Woman, &journey)
 	if err != nil {
 		return t, err
+	}
+	if journey != nil {
+		t.Journey = &commonv1.Journey{}
+		if err := proto.Unmarshal(journey, t.Journey); err != nil {
+			return t, fmt.Errorf("decode the journey of ticket %s: %w", t.ID, err)
+		}
 	}
 	t.IssuedAt = t.IssuedAt.UTC()
 	t.Status, t.Kind = statuses[status], catalogv1.ShowKind(kind)

@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
 )
 
 // Store keeps seat maps in Redis under a key prefix.
@@ -318,7 +319,7 @@ func (s *Store) Put(ctx context.Context, m booking.SeatMap) error {
 	}
 	a := m.Availability()
 	meta, err := json.Marshal(layoutMeta{ETag: a.LayoutETag, Currency: m.Currency, SeatCount: m.SeatCount,
-		Sections: a.Sections, GA: layoutOf(m).GA})
+		Sections: a.Sections, GA: layoutOf(m).GA, Legs: a.Legs, StopIDs: a.StopIDs, Fares: a.Fares})
 	if err != nil {
 		return fmt.Errorf("seat map %d: encode layout summary: %w", m.ShowID, err)
 	}
@@ -428,14 +429,23 @@ func (s *Store) get(ctx context.Context, showID int64, now time.Time) (m booking
 	return m, true, false, nil
 }
 
-// layoutMeta is what of the layout an availability-only answer needs.
+// layoutMeta is what of the layout an availability-only answer needs; of
+// a trip with stops, what answers a journey too (decision 0354): its legs,
+// stop ids and fares.
 type layoutMeta struct {
 	ETag      string                `json:"etag"`
 	Currency  string                `json:"currency"`
 	SeatCount int                   `json:"seat_count"`
 	Sections  []booking.SectionSpan `json:"sections"`
 	GA        []gaArea              `json:"ga,omitempty"`
+	Legs      int                   `json:"legs,omitempty"`
+	StopIDs   []string              `json:"stop_ids,omitempty"`
+	Fares     []booking.MapFare     `json:"fares,omitempty"`
 }
+
+// legs is how many legs the layout's availability holds (1 before trips
+// had stops).
+func (m layoutMeta) legs() int { return max(m.Legs, 1) }
 
 // getAvailability reads what GetAvailability returns; expired tells that a
 // hold shown has run out.
@@ -464,11 +474,12 @@ func (s *Store) getAvailability(ctx context.Context, showID int64, now time.Time
 	if !a.ValidUntil.IsZero() && now.After(a.ValidUntil) {
 		return m, false, true, nil
 	}
-	if len(a.States) != (meta.SeatCount+3)/4 || len(a.GA) != len(meta.GA) {
+	if len(a.States) != meta.legs()*((meta.SeatCount+3)/4) || len(a.GA) != len(meta.GA) {
 		return m, false, false, nil // the layout changed under the availability
 	}
 	m = booking.MapAvailability{ShowID: showID, Currency: meta.Currency, Version: a.Version, SeatCount: meta.SeatCount,
-		States: a.States, LayoutETag: meta.ETag, Sections: meta.Sections}
+		States: a.States, LayoutETag: meta.ETag, Sections: meta.Sections, Legs: meta.Legs, StopIDs: meta.StopIDs,
+		Fares: meta.Fares}
 	for i, g := range meta.GA {
 		m.GAAreas = append(m.GAAreas, booking.MapArea{Name: g.Name, Capacity: g.Capacity, PriceMinor: g.PriceMinor, Remaining: a.GA[i]})
 	}
@@ -562,7 +573,7 @@ func availArgs(m booking.SeatMap, ttl time.Duration) []any {
 	// Per-seat versions, 4 bytes a seat (see applyChanges); empty when
 	// unknown, which lets any later read of a seat replace it.
 	var sv []byte
-	if len(m.SeatVersions) == m.SeatCount && m.SeatVersions != nil {
+	if len(m.SeatVersions) == m.Places() && m.SeatVersions != nil {
 		sv = make([]byte, 4*len(m.SeatVersions))
 		for i, v := range m.SeatVersions {
 			binary.BigEndian.PutUint32(sv[4*i:], uint32(v))
@@ -623,12 +634,27 @@ func parseAvail(vals []any) (a Availability, ok bool, err error) {
 	return a, true, nil
 }
 
-// layout is the static part of a seat map as stored.
+// layout is the static part of a seat map as stored; a trip with stops
+// keeps its legs, stops and fares too (decision 0354).
 type layout struct {
 	Currency  string               `json:"currency"`
 	Sections  []booking.MapSection `json:"sections"`
 	GA        []gaArea             `json:"ga,omitempty"`
 	SeatCount int                  `json:"seat_count"`
+	// Decks and Features: what the show draws besides its places
+	// (decision 0370).
+	Decks    []catalog.Deck    `json:"decks,omitempty"`
+	Features []catalog.Feature `json:"features,omitempty"`
+	Legs     int               `json:"legs,omitempty"`
+	Trip     *trip             `json:"trip,omitempty"`
+	Fares    []booking.MapFare `json:"fares,omitempty"`
+}
+
+// trip is a trip's stops, departure and zone as stored.
+type trip struct {
+	StartsAt time.Time          `json:"starts_at"`
+	TimeZone string             `json:"time_zone"`
+	Stops    []catalog.TripStop `json:"stops"`
 }
 
 type gaArea struct {
@@ -638,7 +664,13 @@ type gaArea struct {
 }
 
 func layoutOf(m booking.SeatMap) layout {
-	l := layout{Currency: m.Currency, Sections: m.Sections, SeatCount: m.SeatCount}
+	l := layout{Currency: m.Currency, Sections: m.Sections, SeatCount: m.SeatCount, Decks: m.Decks, Features: m.Features, Fares: m.Fares}
+	if m.Legs > 1 {
+		l.Legs = m.Legs
+	}
+	if len(m.Trip.Stops) > 0 {
+		l.Trip = &trip{StartsAt: m.Trip.StartsAt, TimeZone: m.Trip.TimeZone, Stops: m.Trip.Stops}
+	}
 	for _, a := range m.GAAreas {
 		l.GA = append(l.GA, gaArea{Name: a.Name, Capacity: a.Capacity, PriceMinor: a.PriceMinor})
 	}
@@ -646,8 +678,12 @@ func layoutOf(m booking.SeatMap) layout {
 }
 
 func (l layout) seatMap(showID int64) booking.SeatMap {
+	legs := max(l.Legs, 1)
 	m := booking.SeatMap{ShowID: showID, Currency: l.Currency, Sections: l.Sections, SeatCount: l.SeatCount,
-		States: make([]byte, (l.SeatCount+3)/4)}
+		States: make([]byte, legs*((l.SeatCount+3)/4)), Legs: l.Legs, Fares: l.Fares, Decks: l.Decks, Features: l.Features}
+	if l.Trip != nil {
+		m.Trip = catalog.Trip{StartsAt: l.Trip.StartsAt, TimeZone: l.Trip.TimeZone, Stops: l.Trip.Stops}
+	}
 	for _, a := range l.GA {
 		m.GAAreas = append(m.GAAreas, booking.MapArea{Name: a.Name, Capacity: a.Capacity, PriceMinor: a.PriceMinor})
 	}

@@ -3,12 +3,17 @@ package tripindex_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -399,4 +404,65 @@ func TestEmbeddedTakesCountsAlone(t *testing.T) {
 		}
 	}
 	require.NoError(t, idx.Close())
+}
+
+// TestMeiliSetupIsNotSubmittedAgain: a setup cut short by its caller's
+// deadline — a search's second while a restarted server is slow — waits for
+// the tasks it submitted on the next call instead of submitting them again,
+// so a slow server is not flooded with index creations and settings
+// updates, each re-indexing every trip (what `seatghor chaos` found after a
+// Meilisearch outage, decision 0413).
+func TestMeiliSetupIsNotSubmittedAgain(t *testing.T) {
+	s := meilitest.New(t)
+	target, err := url.Parse(s.URL)
+	require.NoError(t, err)
+	var mu sync.Mutex
+	slow := true
+	submitted := map[string]int{}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ErrorLog = log.New(io.Discard, "", 0) // the cut-short waits
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if r.Method != http.MethodGet {
+			submitted[r.Method+" "+r.URL.Path]++
+		}
+		delay := slow && strings.HasPrefix(r.URL.Path, "/tasks/")
+		mu.Unlock()
+		if delay { // a busy server: its tasks take longer than the caller waits
+			select {
+			case <-time.After(3 * time.Second):
+			case <-r.Context().Done():
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	idx, err := tripindex.NewMeili(tripindex.MeiliConfig{URL: srv.URL, Key: s.Key, Index: s.Index, WriteTimeout: 2 * time.Second})
+	require.NoError(t, err)
+	defer idx.Close()
+	ctx := context.Background()
+	count := func(what string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return submitted[what]
+	}
+	for range 3 {
+		require.ErrorIs(t, idx.Put(ctx, fixture()), search.ErrUnavailable)
+	}
+	require.Equal(t, 1, count("POST /indexes"), "the index is asked for once")
+	require.LessOrEqual(t, count("PATCH /indexes/"+s.Index+"/settings"), 1, "the settings at most once")
+	mu.Lock()
+	slow = false
+	mu.Unlock()
+	// Searches (a second each) finish the same setup once the server keeps
+	// up; however long that takes here, nothing is submitted twice.
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		_, err := idx.Search(ctx, search.Query{Text: "dhaka"})
+		if err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the server is quick again, and still: %v", err)
+	}
+	require.Equal(t, 1, count("POST /indexes"))
+	require.Equal(t, 1, count("PATCH /indexes/"+s.Index+"/settings"))
 }

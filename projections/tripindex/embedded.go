@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -30,7 +29,7 @@ import (
 // starts an empty index, which OpenEmbedded reports as created so the
 // caller replays the outbox into it. The seat counts live beside it, in
 // the bolt file embeddedDir+".seats" (decision 0272).
-const embeddedDir = "trips-v4"
+const embeddedDir = "trips-v5"
 
 // Embedded is the dev-mode trip index: bleve with the scorch index on local
 // disk (NewMemOnly is the old upsidedown index, about 30× slower). It lives
@@ -62,6 +61,9 @@ type stored struct {
 	seats int
 	// listing fingerprints the document bleve has (seats left out).
 	listing uint64
+	// stops is how many stops the trip has: its documents' ids
+	// (documentIDs).
+	stops int
 }
 
 var (
@@ -70,7 +72,8 @@ var (
 )
 
 // tripsBucket holds each trip's stored value: 8 bytes of seats, 8 of the
-// listing's fingerprint, by the show id (8 bytes, big-endian).
+// listing's fingerprint, 8 of its stops, by the show id (8 bytes,
+// big-endian).
 const tripsBucket = "trips"
 
 // OpenEmbedded opens the index under dir, creating it if needed; created
@@ -122,11 +125,12 @@ func (e *Embedded) load() error {
 			return fmt.Errorf("trip index seats: %w", err)
 		}
 		return b.ForEach(func(k, v []byte) error {
-			if len(k) != 8 || len(v) != 16 {
+			if len(k) != 8 || len(v) != 24 {
 				return fmt.Errorf("trip index seats: bad entry %x", k)
 			}
 			e.trips[int64(binary.BigEndian.Uint64(k))] = stored{
-				seats: int(binary.BigEndian.Uint64(v)), listing: binary.BigEndian.Uint64(v[8:])}
+				seats: int(binary.BigEndian.Uint64(v)), listing: binary.BigEndian.Uint64(v[8:16]),
+				stops: int(binary.BigEndian.Uint64(v[16:]))}
 			return nil
 		})
 	})
@@ -156,11 +160,12 @@ func newMapping() mapping.IndexMapping {
 
 	doc := bleve.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt("text", text)
-	for _, f := range []string{"id", "kind", "starts_at", "local_day", "lowest_price_minor"} {
+	for _, f := range []string{"show_id", "kind", "starts_at", "local_day", "lowest_price_minor", "via_from", "via_to"} {
 		doc.AddFieldMappingsAt(f, num)
 	}
-	doc.AddFieldMappingsAt("origin_key", kw)
-	doc.AddFieldMappingsAt("destination_key", kw)
+	for _, f := range []string{"origin_key", "destination_key", "pairs"} {
+		doc.AddFieldMappingsAt(f, kw)
+	}
 	doc.AddFieldMappingsAt("doc", stored)
 	m := bleve.NewIndexMapping()
 	m.DefaultMapping = doc
@@ -191,28 +196,43 @@ func (e *Embedded) Put(_ context.Context, trips []search.Trip) error {
 		if err != nil {
 			return err
 		}
-		s := stored{seats: seats, listing: listing}
+		s := stored{seats: seats, listing: listing, stops: len(t.Stops)}
 		next[t.ShowID] = s
-		if cur, ok := e.trips[t.ShowID]; ok && cur.listing == s.listing {
+		cur, known := e.trips[t.ShowID]
+		if known && cur.listing == s.listing {
 			continue // only the seats changed: no document to derive
 		}
-		d := toDocument(t)
-		raw, err := json.Marshal(d)
-		if err != nil {
-			return err
+		docs := toDocuments(t)
+		written := map[string]bool{}
+		for _, d := range docs {
+			raw, err := json.Marshal(d)
+			if err != nil {
+				return err
+			}
+			written[d.ID] = true
+			if err := b.Index(d.ID, map[string]any{
+				"text":               strings.Join([]string{d.Title, d.Origin, d.Destination, d.Venue, d.Operator, d.Aliases}, " \n "),
+				"show_id":            float64(d.ShowID),
+				"kind":               float64(d.Kind),
+				"starts_at":          float64(d.StartsAt),
+				"local_day":          float64(d.LocalDay),
+				"lowest_price_minor": float64(d.Price),
+				"via_from":           boolNum(d.ViaFrom),
+				"via_to":             boolNum(d.ViaTo),
+				"origin_key":         d.OriginKey,
+				"destination_key":    d.DestinationKey,
+				"pairs":              d.Pairs,
+				"doc":                string(raw),
+			}); err != nil {
+				return fmt.Errorf("index trip %d: %w", d.ShowID, err)
+			}
 		}
-		if err := b.Index(strconv.FormatInt(d.ID, 10), map[string]any{
-			"text":               strings.Join([]string{d.Title, d.Origin, d.Destination, d.Venue, d.Operator, d.Aliases}, " \n "),
-			"id":                 float64(d.ID),
-			"kind":               float64(d.Kind),
-			"starts_at":          float64(d.StartsAt),
-			"local_day":          float64(d.LocalDay),
-			"lowest_price_minor": float64(d.Price),
-			"origin_key":         d.OriginKey,
-			"destination_key":    d.DestinationKey,
-			"doc":                string(raw),
-		}); err != nil {
-			return fmt.Errorf("index trip %d: %w", d.ID, err)
+		if known {
+			for _, id := range documentIDs(t.ShowID, cur.stops) {
+				if !written[id] {
+					b.Delete(id) // a journey the trip no longer sells
+				}
+			}
 		}
 	}
 	// The counts are in memory before the documents are searchable, so a
@@ -250,7 +270,7 @@ func (e *Embedded) PutSeats(_ context.Context, counts map[int64]int) (unknown []
 			unknown = append(unknown, id)
 			continue
 		}
-		next[id] = stored{seats: n, listing: cur.listing}
+		next[id] = stored{seats: n, listing: cur.listing, stops: cur.stops}
 	}
 	if err := e.store(next); err != nil {
 		return nil, err
@@ -268,10 +288,11 @@ func (e *Embedded) store(trips map[int64]stored) error {
 		bucket := tx.Bucket([]byte(tripsBucket))
 		var k [8]byte
 		for id, s := range trips {
-			var v [16]byte
+			var v [24]byte
 			binary.BigEndian.PutUint64(k[:], uint64(id))
 			binary.BigEndian.PutUint64(v[:], uint64(s.seats))
 			binary.BigEndian.PutUint64(v[8:], s.listing)
+			binary.BigEndian.PutUint64(v[16:], uint64(s.stops))
 			if err := bucket.Put(k[:], v[:]); err != nil {
 				return err
 			}
@@ -362,13 +383,20 @@ func (e *Embedded) find(_ context.Context, r request) (search.Result, error) {
 		}
 		must = append(must, numRange("lowest_price_minor", lo, hi, true))
 	}
+	fromFirst, toLast := r.wholeOnly()
+	if fromFirst {
+		must = append(must, numRange("via_from", new(0.0), new(0.0), true))
+	}
+	if toLast {
+		must = append(must, numRange("via_to", new(0.0), new(0.0), true))
+	}
 	var root query.Query = bleve.NewMatchAllQuery()
 	if len(must) > 0 {
 		root = bleve.NewConjunctionQuery(must...)
 	}
 	var mustNot []query.Query
 	if r.notRoute != nil {
-		mustNot = append(mustNot, bleve.NewConjunctionQuery(keyQuery("origin_key", r.notRoute[0]), keyQuery("destination_key", r.notRoute[1])))
+		mustNot = append(mustNot, keyQuery("pairs", r.notRoute[0]+">"+r.notRoute[1]))
 	}
 	if q.MinSeatsAvailable > 0 {
 		if few := e.fewerSeats(q.MinSeatsAvailable); len(few) > 0 {
@@ -385,11 +413,11 @@ func (e *Embedded) find(_ context.Context, r request) (search.Result, error) {
 	req.Fields = []string{"doc"}
 	switch {
 	case q.Sort == search.SortPrice:
-		req.SortBy([]string{"lowest_price_minor", "starts_at", "id"})
+		req.SortBy([]string{"lowest_price_minor", "starts_at", "show_id", "_id"})
 	case q.Sort == search.SortRelevance && hasText && !r.byTime:
-		req.SortBy([]string{"-_score", "starts_at", "id"})
+		req.SortBy([]string{"-_score", "starts_at", "show_id", "_id"})
 	default:
-		req.SortBy([]string{"starts_at", "id"})
+		req.SortBy([]string{"starts_at", "show_id", "_id"})
 	}
 	res, err := e.idx.Search(req)
 	if err != nil {
@@ -424,10 +452,59 @@ func (e *Embedded) fewerSeats(n int) []string {
 	var ids []string
 	for id, s := range e.trips {
 		if s.seats < n {
-			ids = append(ids, strconv.FormatInt(id, 10))
+			ids = append(ids, documentIDs(id, s.stops)...)
 		}
 	}
 	return ids
+}
+
+// Delete implements TripIndex: every document of the trips goes, with
+// their counts.
+func (e *Embedded) Delete(_ context.Context, shows []int64) error {
+	if len(shows) == 0 {
+		return nil
+	}
+	e.put.Lock()
+	defer e.put.Unlock()
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	b := e.idx.NewBatch()
+	for _, id := range shows {
+		for _, doc := range documentIDs(id, e.trips[id].stops) {
+			b.Delete(doc)
+		}
+	}
+	if err := e.idx.Batch(b); err != nil {
+		return fmt.Errorf("delete %d trips: %w", len(shows), err)
+	}
+	err := e.db.Update(func(tx *bolt.Tx) error {
+		bucket := tx.Bucket([]byte(tripsBucket))
+		var k [8]byte
+		for _, id := range shows {
+			binary.BigEndian.PutUint64(k[:], uint64(id))
+			if err := bucket.Delete(k[:]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("delete the counts of %d trips: %w", len(shows), err)
+	}
+	e.smu.Lock()
+	for _, id := range shows {
+		delete(e.trips, id)
+	}
+	e.smu.Unlock()
+	return nil
+}
+
+// boolNum is a flag as the numeric field bleve filters.
+func boolNum(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // wordQuery matches a query word with Meilisearch's typo allowance.

@@ -43,8 +43,15 @@ type Meili struct {
 	idx meilisearch.IndexManager
 	// mu serialises setup; ready is set once the index and its settings
 	// exist, so a server that was down at start is set up when it returns.
-	mu    sync.Mutex
-	ready bool
+	// creating and setting are the setup's tasks once submitted: a setup
+	// cut short by its caller's deadline (a search's second) waits for the
+	// same tasks next time instead of queueing new ones, so a slow server
+	// after a restart is not flooded with index creations and settings
+	// updates, each of which re-indexes every trip (found by `seatghor
+	// chaos`, decision 0413).
+	mu                sync.Mutex
+	ready             bool
+	creating, setting *meilisearch.TaskInfo
 	// skipUntil (Unix nanoseconds): after a search found the server
 	// unreachable, searches answer search.ErrUnavailable at once for a second
 	// instead of each waiting for a timeout.
@@ -103,8 +110,9 @@ func NewHTTPClient() *http.Client {
 var meiliSettings = meilisearch.Settings{
 	RankingRules:         []string{"sort", "words", "typo", "proximity", "attribute", "exactness"},
 	SearchableAttributes: []string{"title", "origin", "destination", "venue", "operator", "aliases"},
-	FilterableAttributes: []string{"kind", "starts_at", "local_day", "lowest_price_minor", "seats_available", "origin_key", "destination_key"},
-	SortableAttributes:   []string{"starts_at", "lowest_price_minor", "id"},
+	FilterableAttributes: []string{"kind", "starts_at", "local_day", "lowest_price_minor", "seats_available", "origin_key",
+		"destination_key", "pairs", "via_from", "via_to", "show_id"},
+	SortableAttributes: []string{"starts_at", "lowest_price_minor", "show_id", "id"},
 }
 
 // meiliSynonyms are the gazetteer's spellings as one-way synonyms of each
@@ -134,24 +142,42 @@ func (m *Meili) ensure(ctx context.Context) error {
 	if m.ready {
 		return nil
 	}
-	task, err := m.sm.CreateIndex(ctx, &meilisearch.IndexConfig{Uid: m.cfg.Index, PrimaryKey: "id"})
-	if err != nil {
-		return classify("create index", err)
+	if m.creating == nil {
+		task, err := m.sm.CreateIndex(ctx, &meilisearch.IndexConfig{Uid: m.cfg.Index, PrimaryKey: "id"})
+		if err != nil {
+			return classify("create index", err)
+		}
+		m.creating = task
 	}
-	if err := m.wait(ctx, task, meilisearch.APIErrCodeIndexAlreadyExists); err != nil {
+	if err := m.wait(ctx, m.creating, meilisearch.APIErrCodeIndexAlreadyExists); err != nil {
+		m.forget(&m.creating, err)
 		return fmt.Errorf("create index: %w", err)
 	}
-	settings := meiliSettings
-	settings.Synonyms = meiliSynonyms()
-	task, err = m.idx.UpdateSettings(ctx, &settings)
-	if err != nil {
-		return classify("index settings", err)
+	if m.setting == nil {
+		settings := meiliSettings
+		settings.Synonyms = meiliSynonyms()
+		task, err := m.idx.UpdateSettings(ctx, &settings)
+		if err != nil {
+			return classify("index settings", err)
+		}
+		m.setting = task
 	}
-	if err := m.wait(ctx, task); err != nil {
+	if err := m.wait(ctx, m.setting); err != nil {
+		m.forget(&m.setting, err)
 		return fmt.Errorf("index settings: %w", err)
 	}
-	m.ready = true
+	m.ready, m.creating, m.setting = true, nil, nil
 	return nil
+}
+
+// forget drops a submitted setup task after waiting for it failed, unless
+// the wait was only cut short (the server unreachable, or the caller's
+// deadline): a task that ended badly, or that the server does not know,
+// is submitted again next time.
+func (m *Meili) forget(task **meilisearch.TaskInfo, err error) {
+	if !errors.Is(err, search.ErrUnavailable) {
+		*task = nil
+	}
 }
 
 // wait waits for a task to end; a failure whose code is in ok is success.
@@ -183,9 +209,12 @@ func (m *Meili) Put(ctx context.Context, trips []search.Trip) error {
 	if err := m.ensure(ctx); err != nil {
 		return err
 	}
-	docs := make([]document, len(trips))
-	for i, t := range trips {
-		docs[i] = toDocument(t)
+	// A trip's stops and fares never change once it is published (a
+	// withdrawn trip is deleted whole), so its documents replace their
+	// like and leave none behind.
+	docs := make([]document, 0, len(trips))
+	for _, t := range trips {
+		docs = append(docs, toDocuments(t)...)
 	}
 	task, err := m.idx.AddDocuments(ctx, docs, &meilisearch.DocumentOptions{PrimaryKey: new("id")})
 	if err != nil {
@@ -229,11 +258,11 @@ func (m *Meili) search(ctx context.Context, q request) (search.Result, error) {
 	}
 	switch {
 	case q.Sort == search.SortPrice:
-		req.Sort = []string{"lowest_price_minor:asc", "starts_at:asc", "id:asc"}
+		req.Sort = []string{"lowest_price_minor:asc", "starts_at:asc", "show_id:asc", "id:asc"}
 	case q.Sort == search.SortRelevance && q.text != "" && !q.byTime:
 		// Relevance: no sort, so the text ranking rules decide.
 	default:
-		req.Sort = []string{"starts_at:asc", "id:asc"}
+		req.Sort = []string{"starts_at:asc", "show_id:asc", "id:asc"}
 	}
 	resp, err := m.idx.Search(ctx, q.text, req)
 	if err != nil {
@@ -260,7 +289,18 @@ func meiliFilter(q request) any {
 		f = append(f, "destination_key = "+quote(q.destinationKey))
 	}
 	if q.notRoute != nil {
-		f = append(f, "NOT (origin_key = "+quote(q.notRoute[0])+" AND destination_key = "+quote(q.notRoute[1])+")")
+		f = append(f, "NOT pairs = "+quote(q.notRoute[0]+">"+q.notRoute[1]))
+	}
+	// A journey from or to an inner stop answers only a search naming
+	// that stop (decision 0364); "!= true" keeps a document without the
+	// flag.
+	if fromFirst, toLast := q.wholeOnly(); fromFirst || toLast {
+		if fromFirst {
+			f = append(f, "via_from != true")
+		}
+		if toLast {
+			f = append(f, "via_to != true")
+		}
 	}
 	if q.Kind != 0 {
 		f = append(f, "kind = "+strconv.Itoa(int(q.Kind)))
@@ -294,6 +334,31 @@ func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
+// Delete implements TripIndex: the documents of the shows go, found by
+// their show_id.
+func (m *Meili) Delete(ctx context.Context, shows []int64) error {
+	if len(shows) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.cfg.WriteTimeout)
+	defer cancel()
+	if err := m.ensure(ctx); err != nil {
+		return err
+	}
+	ids := make([]string, len(shows))
+	for i, id := range shows {
+		ids[i] = strconv.FormatInt(id, 10)
+	}
+	task, err := m.idx.DeleteDocumentsByFilter(ctx, "show_id IN ["+strings.Join(ids, ", ")+"]", nil)
+	if err != nil {
+		return m.classify("delete trips", err)
+	}
+	if err := m.wait(ctx, task); err != nil {
+		return fmt.Errorf("delete %d trips: %w", len(shows), err)
+	}
+	return nil
+}
+
 // Reset implements TripIndex: every document goes; the settings stay.
 func (m *Meili) Reset(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, m.cfg.WriteTimeout)
@@ -320,7 +385,7 @@ func (m *Meili) classify(op string, err error) error {
 	var me *meilisearch.Error
 	if errors.As(err, &me) && me.APIError.Code == meilisearch.APIErrCodeIndexNotFound {
 		m.mu.Lock()
-		m.ready = false
+		m.ready, m.creating, m.setting = false, nil, nil
 		m.mu.Unlock()
 	}
 	return classify(op, err)

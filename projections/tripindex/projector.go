@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/projections"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
@@ -224,7 +225,7 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 		}
 	}
 	if len(whole) > 0 {
-		put, err := p.recomputeAll(ctx, whole)
+		put, gone, err := p.recomputeAll(ctx, whole)
 		if err != nil {
 			return err
 		}
@@ -233,6 +234,14 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 				return fmt.Errorf("write %d trips: %w", len(put), err)
 			}
 			written += len(put)
+		}
+		// A show the catalog no longer has was withdrawn (ShowWithdrawn):
+		// its documents go.
+		if len(gone) > 0 {
+			if err := p.index.Delete(ctx, gone); err != nil {
+				return fmt.Errorf("delete %d trips: %w", len(gone), err)
+			}
+			written += len(gone)
 		}
 	}
 	if written == 0 {
@@ -315,38 +324,48 @@ func (p *Projector) markWritten(shows []int64) {
 
 // recomputeAll builds the documents of shows that are in both the catalog
 // and a shard: with one catalog query and one query per shard when shows
-// and seats read many at once, else show by show.
-func (p *Projector) recomputeAll(ctx context.Context, shows []int64) ([]search.Trip, error) {
+// and seats read many at once, else show by show. gone are the shows the
+// catalog does not have: withdrawn (a show is in the catalog before any
+// event of its shard is), so out of the index.
+func (p *Projector) recomputeAll(ctx context.Context, shows []int64) (put []search.Trip, gone []int64, _ error) {
 	many, ok1 := p.shows.(ManyShows)
 	counts, ok2 := p.seats.(ManySeats)
 	if ok1 && ok2 {
 		listed, err := many.ShowListings(ctx, shows)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		n, err := counts.AvailableMany(ctx, shows)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		var put []search.Trip
 		for _, id := range shows {
 			show, ok := listed[id]
 			free, counted := n[id]
-			if !ok || !counted {
-				continue // not (yet) in both
+			if !ok {
+				gone = append(gone, id)
+				continue
+			}
+			if !counted {
+				continue // not (yet) on its shard
 			}
 			t := FromShow(show)
 			t.SeatsAvailable = int(free)
 			put = append(put, t)
 		}
-		return put, nil
+		return put, gone, nil
 	}
 	trips := make([]*search.Trip, len(shows))
+	missing := make([]bool, len(shows))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(8)
 	for i, id := range shows {
 		g.Go(func() error {
 			t, err := p.recompute(gctx, id)
+			if errors.Is(err, catalog.ErrNotFound) {
+				missing[i] = true
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -355,23 +374,26 @@ func (p *Projector) recomputeAll(ctx context.Context, shows []int64) ([]search.T
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var put []search.Trip
-	for _, t := range trips {
-		if t != nil {
+	for i, t := range trips {
+		switch {
+		case missing[i]:
+			gone = append(gone, shows[i])
+		case t != nil:
 			put = append(put, *t)
 		}
 	}
-	return put, nil
+	return put, gone, nil
 }
 
 // recompute builds a show's document from the catalog and its shard; nil
-// when the show is not (or not yet) in both.
+// when the show is not yet on its shard, catalog.ErrNotFound when the
+// catalog does not have it.
 func (p *Projector) recompute(ctx context.Context, id int64) (*search.Trip, error) {
 	show, err := p.shows.GetShow(ctx, id)
 	if errors.Is(err, catalog.ErrNotFound) {
-		return nil, nil
+		return nil, err
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read show %d: %w", id, err)
@@ -411,8 +433,44 @@ func FromShow(s catalog.Show) search.Trip {
 		t.Capacity += a.Capacity
 		lowest(a.PriceMinor)
 	}
+	t.Stops, t.Fares = stopsOf(s)
+	for _, f := range t.Fares {
+		lowest(f.PriceMinor)
+	}
 	t.SeatsAvailable = t.Capacity
 	return t
+}
+
+// stopsOf are a bus trip's stops and fares as search sees them, read from
+// the show as the API carries it (catalog.v1.Show stops and fares, the
+// contract of issue 24).
+func stopsOf(s catalog.Show) ([]search.Stop, []search.Fare) {
+	if s.Kind != catalogv1.ShowKind_SHOW_KIND_BUS_TRIP {
+		return nil, nil
+	}
+	// Proto reads the show's settings, which a show not from the catalog
+	// (the demo's, a test's) may leave unset.
+	if s.CommissionBps == nil || s.CancellationFeeBps == nil {
+		s.CommissionBps, s.CancellationFeeBps = new(0), new(0)
+	}
+	p := s.Proto()
+	if len(p.GetStops()) < 2 {
+		return nil, nil
+	}
+	stops := make([]search.Stop, len(p.GetStops()))
+	for i, st := range p.GetStops() {
+		stops[i] = search.Stop{ID: st.GetStopId(), Place: st.GetPlace(), PlaceID: st.GetPlaceId(),
+			PlaceBengali: st.GetPlaceBengali(), Minutes: int(st.GetMinutesFromStart())}
+		for _, c := range st.GetCounters() {
+			stops[i].Counters = append(stops[i].Counters, search.Counter{ID: c.GetCounterId(), Name: c.GetName(),
+				NameBn: c.GetNameBn(), Boarding: c.GetBoarding(), Dropping: c.GetDropping(), Minutes: int(c.GetMinutesAfterDeparture())})
+		}
+	}
+	fares := make([]search.Fare, len(p.GetFares()))
+	for i, f := range p.GetFares() {
+		fares[i] = search.Fare{From: f.GetFromStopId(), To: f.GetToStopId(), Class: f.GetSeatClass(), PriceMinor: f.GetPriceMinor()}
+	}
+	return stops, fares
 }
 
 // Reset implements projections.Projector.

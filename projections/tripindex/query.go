@@ -22,11 +22,21 @@ type request struct {
 	text string
 	// originKey and destinationKey filter by place key; "" does not.
 	originKey, destinationKey string
-	// notRoute, when set, excludes the trips of this [origin, destination].
+	// notRoute, when set, excludes the trips that sell this [origin,
+	// destination] (document.Pairs).
 	notRoute *[2]string
 	// byTime sorts by departure where relevance would: the text names only
 	// places, which every hit matches equally.
 	byTime bool
+}
+
+// wholeOnly says which journeys of a trip with stops r may answer
+// (decision 0364): with both places asked, any journey between them; with
+// a boarding place only, the journeys from it to the trip's last stop;
+// with a dropping place only, those from the first stop; with neither,
+// the whole trip, once.
+func (r request) wholeOnly() (fromFirst, toLast bool) {
+	return r.originKey == "", r.destinationKey == ""
 }
 
 // finder is an implementation's search of one request.
@@ -127,11 +137,17 @@ func run(ctx context.Context, q search.Query, find finder) (search.Result, error
 func aliases(t search.Trip) string {
 	g := place.Default()
 	var out []string
-	for _, s := range []string{t.Origin, t.Destination} {
+	places := []string{t.Origin, t.Destination}
+	for _, st := range t.Stops {
+		places = append(places, st.Place)
+	}
+	seen := map[string]bool{}
+	for _, s := range places {
 		p, ok := g.Lookup(s)
-		if !ok {
+		if !ok || seen[p.ID] {
 			continue
 		}
+		seen[p.ID] = true
 		out = append(out, p.Token(), place.Fold(p.Name), p.Bengali)
 		if p.District != p.ID {
 			if d, ok := g.Lookup(p.District); ok {

@@ -11,6 +11,7 @@ package tripindex
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,6 +32,9 @@ type TripIndex interface {
 	// Search answers a query. An index that cannot be reached answers an
 	// error wrapping search.ErrUnavailable.
 	Search(ctx context.Context, q search.Query) (search.Result, error)
+	// Delete deletes every document of the trips (withdrawn shows); a
+	// trip the index does not hold is no error.
+	Delete(ctx context.Context, shows []int64) error
 	// Reset deletes every trip (a rebuild).
 	Reset(ctx context.Context) error
 	// Close releases the index.
@@ -58,20 +62,46 @@ func typos(word string) int {
 // document is a trip as both indexes store it: times as Unix milliseconds
 // (sortable, filterable numbers) and the city names also in key form: the
 // gazetteer's place id for a known place (any spelling), else key.
+//
+// A trip with stops is several documents (decision 0364): one per stop
+// pair it sells, each keyed and timed as that journey (its places, its
+// departure from the boarding stop and its local day, its lowest fare), so
+// a search by any pair is a plain filter on it, and sorting by price or
+// departure is the journey's. The whole route's document has the trip's
+// id and lists the trip where no pair is asked for; a journey's document
+// starts or ends at an inner stop (ViaFrom, ViaTo) and is found only by a
+// search naming that stop. A trip without stops is one document, as
+// before.
 type document struct {
-	ID          int64  `json:"id"`
+	// ID is the show's id for the whole trip, "<show>-<i>-<j>" for the
+	// journey from its i-th stop to its j-th.
+	ID          string `json:"id"`
+	ShowID      int64  `json:"show_id"`
 	Kind        int32  `json:"kind"`
 	Title       string `json:"title"`
 	Operator    string `json:"operator"`
 	Origin      string `json:"origin"`
 	Destination string `json:"destination"`
 	Venue       string `json:"venue"`
-	// Aliases: the places' tokens, spellings and Bengali names (query.go).
-	Aliases        string `json:"aliases"`
+	// Aliases: the places' tokens, spellings and Bengali names (query.go),
+	// of every stop.
+	Aliases string `json:"aliases"`
+	// OriginKey and DestinationKey are the journey's boarding and dropping
+	// places (the trip's own for the whole trip).
 	OriginKey      string `json:"origin_key"`
 	DestinationKey string `json:"destination_key"`
-	StartsAt       int64  `json:"starts_at"`
-	TimeZone       string `json:"time_zone"`
+	// Pairs are every place pair the trip sells ("cumilla>chattogram"),
+	// so a route search can leave out the trips it already answered.
+	Pairs []string `json:"pairs"`
+	// ViaFrom: the journey boards after the trip's first stop; ViaTo: it
+	// leaves before its last.
+	ViaFrom bool `json:"via_from"`
+	ViaTo   bool `json:"via_to"`
+	// StartsAt is the journey's departure from its boarding stop (the
+	// trip's start for the whole trip): what searches filter and sort by.
+	StartsAt     int64  `json:"starts_at"`
+	ShowStartsAt int64  `json:"show_starts_at"`
+	TimeZone     string `json:"time_zone"`
 	// LocalDay is the day StartsAt falls on in TimeZone, YYYYMMDD: what
 	// the date filter matches (decision 0172).
 	LocalDay int    `json:"local_day"`
@@ -80,23 +110,95 @@ type document struct {
 	Price    int64  `json:"lowest_price_minor"`
 	Seats    int    `json:"seats_available"`
 	Capacity int    `json:"capacity"`
+	// Journey is the journey of a trip with stops, for the answer.
+	Journey *search.Journey `json:"journey,omitempty"`
 }
 
-func toDocument(t search.Trip) document {
-	return document{
-		ID: t.ShowID, Kind: int32(t.Kind), Title: t.Title, Operator: t.Operator, Origin: t.Origin,
-		Destination: t.Destination, Venue: t.Venue, Aliases: aliases(t), OriginKey: placeKey(t.Origin), DestinationKey: placeKey(t.Destination),
-		StartsAt: t.StartsAt.UnixMilli(), TimeZone: t.TimeZone,
-		LocalDay: display.Day(t.StartsAt, display.ZoneOrDefault(t.TimeZone)), OnSaleAt: t.OnSaleAt.UnixMilli(), Currency: t.Currency,
+// journeyID is the document id of the journey from stop i to stop j of a
+// trip of n stops: the trip's id for the whole route.
+func journeyID(show int64, i, j, n int) string {
+	if i == 0 && j == n-1 {
+		return strconv.FormatInt(show, 10)
+	}
+	return strconv.FormatInt(show, 10) + "-" + strconv.Itoa(i) + "-" + strconv.Itoa(j)
+}
+
+// documentIDs are every id the documents of a trip of n stops may have.
+func documentIDs(show int64, n int) []string {
+	ids := []string{strconv.FormatInt(show, 10)}
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if i != 0 || j != n-1 {
+				ids = append(ids, journeyID(show, i, j, n))
+			}
+		}
+	}
+	return ids
+}
+
+// toDocuments are the documents of a trip: one, or one per journey it
+// sells with the whole route always among them.
+func toDocuments(t search.Trip) []document {
+	loc := display.ZoneOrDefault(t.TimeZone)
+	whole := document{
+		ID: strconv.FormatInt(t.ShowID, 10), ShowID: t.ShowID, Kind: int32(t.Kind), Title: t.Title, Operator: t.Operator,
+		Origin: t.Origin, Destination: t.Destination, Venue: t.Venue, Aliases: aliases(t),
+		OriginKey: placeKey(t.Origin), DestinationKey: placeKey(t.Destination),
+		StartsAt: t.StartsAt.UnixMilli(), ShowStartsAt: t.StartsAt.UnixMilli(), TimeZone: t.TimeZone,
+		LocalDay: display.Day(t.StartsAt, loc), OnSaleAt: t.OnSaleAt.UnixMilli(), Currency: t.Currency,
 		Price: t.LowestPriceMinor, Seats: t.SeatsAvailable, Capacity: t.Capacity,
 	}
+	n := len(t.Stops)
+	if n < 2 {
+		whole.Pairs = []string{whole.OriginKey + ">" + whole.DestinationKey}
+		return []document{whole}
+	}
+	var (
+		out   []document
+		pairs []string
+	)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			price, sold := t.LowestFare(t.Stops[i].ID, t.Stops[j].ID)
+			if !sold && (i != 0 || j != n-1) {
+				continue
+			}
+			d := whole
+			jr := t.JourneyBetween(i, j)
+			d.ID, d.Journey = journeyID(t.ShowID, i, j, n), &jr
+			d.OriginKey, d.DestinationKey = stopKey(t.Stops[i]), stopKey(t.Stops[j])
+			d.ViaFrom, d.ViaTo = i > 0, j < n-1
+			d.StartsAt, d.LocalDay = jr.DepartsAt.UnixMilli(), display.Day(jr.DepartsAt, loc)
+			if sold {
+				d.Price = price
+			}
+			if sold || len(t.Fares) == 0 {
+				pairs = append(pairs, d.OriginKey+">"+d.DestinationKey)
+			}
+			out = append(out, d)
+		}
+	}
+	for i := range out {
+		out[i].Pairs = pairs
+	}
+	return out
 }
 
+// stopKey is a stop's place in key form.
+func stopKey(s search.Stop) string {
+	if s.PlaceID != "" {
+		return s.PlaceID
+	}
+	return placeKey(s.Place)
+}
+
+// trip is the hit a document answers: the trip, with the journey it is
+// for, whose lowest fare is the price.
 func (d document) trip() search.Trip {
 	return search.Trip{
-		ShowID: d.ID, Kind: catalogv1.ShowKind(d.Kind), Title: d.Title, Operator: d.Operator, Origin: d.Origin,
-		Destination: d.Destination, Venue: d.Venue, StartsAt: time.UnixMilli(d.StartsAt).UTC(), TimeZone: d.TimeZone,
+		ShowID: d.ShowID, Kind: catalogv1.ShowKind(d.Kind), Title: d.Title, Operator: d.Operator, Origin: d.Origin,
+		Destination: d.Destination, Venue: d.Venue, StartsAt: time.UnixMilli(d.ShowStartsAt).UTC(), TimeZone: d.TimeZone,
 		OnSaleAt: time.UnixMilli(d.OnSaleAt).UTC(), Currency: d.Currency, LowestPriceMinor: d.Price,
-		SeatsAvailable: d.Seats, Capacity: d.Capacity,
+		SeatsAvailable: d.Seats, Capacity: d.Capacity, Journey: d.Journey,
 	}
 }

@@ -26,6 +26,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
+	networkv1 "github.com/seatghor/seatghor/gen/seatghor/network/v1"
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
@@ -326,6 +327,48 @@ var authzMatrix = []authzRow{
 	{"seatghor.partner.v1.WebhookService/ReplayDeliveries", func(w *authzWorld, _ caller) proto.Message {
 		return &partnerv1.ReplayDeliveriesRequest{EndpointId: w.endpointID, Which: &partnerv1.ReplayDeliveriesRequest_EventId{EventId: "evt_none"}}
 	}, "unauth denied denied denied denied denied denied denied denied ok denied ok"},
+
+	// Layout templates (decision 0372): shipped ones any operator reads;
+	// an organisation's its managers and admins.
+	{"seatghor.catalog.v1.CatalogService/CreateLayoutTemplate", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.CreateLayoutTemplateRequest{Template: matrixTemplate("tpl-" + callerNames[c])}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/GetLayoutTemplate", func(*authzWorld, caller) proto.Message {
+		return &catalogv1.GetLayoutTemplateRequest{OrganizationId: "org-a", TemplateId: "matrix-coach"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/ListLayoutTemplates", func(*authzWorld, caller) proto.Message {
+		return &catalogv1.ListLayoutTemplatesRequest{OrganizationId: "org-a"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+
+	// The bus network (decision 0360): an organisation's routes and
+	// timetables are its managers' and admins'.
+	{"seatghor.network.v1.NetworkService/CreateRoute", func(_ *authzWorld, c caller) proto.Message {
+		return networkRoute("route-"+callerNames[c], "org-a")
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/GetRoute", func(*authzWorld, caller) proto.Message {
+		return &networkv1.GetRouteRequest{RouteId: "matrix-route"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/ListRoutes", func(*authzWorld, caller) proto.Message {
+		return &networkv1.ListRoutesRequest{OrganizationId: "org-a"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/UpdateRoute", func(*authzWorld, caller) proto.Message {
+		return &networkv1.UpdateRouteRequest{RouteId: "matrix-route", Name: "Night to Sylhet", Stops: networkRoute("matrix-route", "org-a").GetStops()}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/CreateTimetable", func(_ *authzWorld, c caller) proto.Message {
+		return &networkv1.CreateTimetableRequest{Timetable: networkTimetable("tt-"+callerNames[c], "matrix-route")}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/GetTimetable", func(*authzWorld, caller) proto.Message {
+		return &networkv1.GetTimetableRequest{TimetableId: "matrix-night"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/ListTimetables", func(*authzWorld, caller) proto.Message {
+		return &networkv1.ListTimetablesRequest{OrganizationId: "org-a"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/UpdateTimetable", func(*authzWorld, caller) proto.Message {
+		return &networkv1.UpdateTimetableRequest{Timetable: networkTimetable("matrix-night", "matrix-route")}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.network.v1.NetworkService/RunTimetables", func(*authzWorld, caller) proto.Message {
+		return &networkv1.RunTimetablesRequest{OrganizationId: "org-a", TimetableIds: []string{"matrix-night"}, Days: 1}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 }
 
 // authzWorld is the platform and the things the rows' requests name: a show
@@ -394,7 +437,23 @@ func newAuthzWorld(t *testing.T) *authzWorld {
 	w.endpointID = w.freshEndpoint()
 	w.allocationID = w.freshAllocation()
 	w.queueToken = w.join()
+	// org-a's bus network: a template, a route and its timetable.
+	w.must(manager, "seatghor.catalog.v1.CatalogService/CreateLayoutTemplate",
+		&catalogv1.CreateLayoutTemplateRequest{Template: matrixTemplate("matrix-coach")}, &catalogv1.CreateLayoutTemplateResponse{})
+	w.must(manager, "seatghor.network.v1.NetworkService/CreateRoute", networkRoute("matrix-route", "org-a"), &networkv1.CreateRouteResponse{})
+	w.must(manager, "seatghor.network.v1.NetworkService/CreateTimetable",
+		&networkv1.CreateTimetableRequest{Timetable: networkTimetable("matrix-night", "matrix-route")}, &networkv1.CreateTimetableResponse{})
 	return w
+}
+
+// matrixTemplate is a three-seat coach template of org-a.
+func matrixTemplate(id string) *catalogv1.LayoutTemplate {
+	return &catalogv1.LayoutTemplate{TemplateId: id, OrganizationId: "org-a", Name: "Mini", NameBn: "মিনি",
+		Layout: &catalogv1.Layout{
+			Sections: []*catalogv1.LayoutSection{{Name: "Economy", SeatClass: "economy", PriceMinor: 40000,
+				Rows: []*catalogv1.LayoutRow{{Label: "A", Seats: []*catalogv1.LayoutSeat{{Seat: "A1", X: 5, Y: 25}, {Seat: "A2", X: 25, Y: 25}, {Seat: "A3", X: 35, Y: 25}}}}}},
+			Features: []*catalogv1.LayoutFeature{{Kind: catalogv1.FeatureKind_FEATURE_KIND_DRIVER, X: 33, Y: 8, Width: 12, Height: 10}},
+		}}
 }
 
 // newShow creates a seated show of org-a as its manager.

@@ -54,7 +54,8 @@ func TestBadInput(t *testing.T) {
 		{"negative quantity", &bookingv1.CreateHoldRequest{ShowId: ga.GetShowId(), GaArea: "Floor", Quantity: proto.Int32(-2)}, connect.CodeInvalidArgument, "quantity"},
 		{"area omitted with two areas", &bookingv1.CreateHoldRequest{ShowId: ga.GetShowId(), Quantity: proto.Int32(1)}, connect.CodeInvalidArgument, "name one of: Floor, Balcony"},
 		{"unknown area", &bookingv1.CreateHoldRequest{ShowId: ga.GetShowId(), GaArea: "Roof", Quantity: proto.Int32(1)}, connect.CodeInvalidArgument, `no general-admission area "Roof"`},
-		{"GA quantity on a seated show", &bookingv1.CreateHoldRequest{ShowId: seated.GetShowId(), Quantity: proto.Int32(1)}, connect.CodeInvalidArgument, "no general-admission areas"},
+		// A quantity alone on a seated show is best available's (decision 0383).
+		{"GA area on a seated show", &bookingv1.CreateHoldRequest{ShowId: seated.GetShowId(), GaArea: "Floor", Quantity: proto.Int32(1)}, connect.CodeInvalidArgument, "no general-admission areas"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

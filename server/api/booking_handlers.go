@@ -53,8 +53,14 @@ type holdHandler struct {
 }
 
 func (h *holdHandler) CreateHold(ctx context.Context, req *connect.Request[bookingv1.CreateHoldRequest]) (*connect.Response[bookingv1.CreateHoldResponse], error) {
+	j := req.Msg.GetJourney()
 	in := booking.HoldRequest{ShowID: req.Msg.GetShowId(), Seats: req.Msg.GetSeats(), GAArea: req.Msg.GetGaArea(),
-		Quantity: int(req.Msg.GetQuantity())}
+		Quantity: int(req.Msg.GetQuantity()), WomenSeats: req.Msg.GetWomenSeats(),
+		Journey: booking.JourneyRequest{From: j.GetFromStopId(), To: j.GetToStopId(),
+			Boarding: j.GetBoardingCounterId(), Dropping: j.GetDroppingCounterId()}}
+	if b := req.Msg.GetBestAvailable(); b != nil {
+		in.Best = &booking.BestAvailable{Section: b.GetSection(), AllowSeparate: b.GetAllowSeparate(), Women: b.GetWomen()}
+	}
 	return answer(ctx, h.log, func(c booking.Caller) (booking.Hold, error) {
 		in.PartnerID = c.PartnerID
 		return h.svc.CreateHold(ctx, c.UserID, in)
@@ -98,8 +104,12 @@ type orderHandler struct {
 }
 
 func (h *orderHandler) CreateOrder(ctx context.Context, req *connect.Request[bookingv1.CreateOrderRequest]) (*connect.Response[bookingv1.CreateOrderResponse], error) {
+	passengers := make([]booking.Passenger, 0, len(req.Msg.GetPassengers()))
+	for _, p := range req.Msg.GetPassengers() {
+		passengers = append(passengers, booking.Passenger{Seat: p.GetSeat(), Name: p.GetName(), Phone: p.GetPhone(), Woman: p.GetWoman()})
+	}
 	return answer(ctx, h.log, func(c booking.Caller) (booking.Order, error) {
-		return h.svc.CreateOrder(ctx, c.UserID, req.Msg.GetHoldId())
+		return h.svc.CreateOrder(ctx, c.UserID, req.Msg.GetHoldId(), passengers...)
 	},
 		func(v booking.Order) *bookingv1.CreateOrderResponse {
 			return &bookingv1.CreateOrderResponse{Order: orderProto(v)}
@@ -157,6 +167,7 @@ func holdProto(h booking.Hold) *bookingv1.Hold {
 		HoldId: h.ID, ShowId: h.ShowID, Seats: h.Seats, GaArea: h.GAArea, Quantity: int32(h.Quantity),
 		ExpiresAt: timestamppb.New(h.ExpiresAt), Amount: money(h.AmountMinor, h.Currency),
 		Status: holdStatuses[h.Status], UserId: h.UserID, CreatedAt: timestamppb.New(h.CreatedAt), OrderId: h.OrderID,
+		WomenSeats: h.WomenSeats, Journey: h.View,
 	}
 }
 
@@ -173,6 +184,7 @@ func orderProto(o booking.Order) *bookingv1.Order {
 		OrderId: o.ID, HoldId: o.HoldID, ShowId: o.ShowID, UserId: o.UserID, Status: orderStatuses[o.Status],
 		Total: money(o.TotalMinor, o.Currency), PayBy: timestamppb.New(o.PayBy),
 		CreatedAt: timestamppb.New(o.CreatedAt), UpdatedAt: timestamppb.New(o.UpdatedAt), PaymentId: o.PaymentID,
+		Journey: o.View,
 	}
 	if o.RefundedMinor > 0 {
 		p.Refunded = money(o.RefundedMinor, o.Currency)
@@ -183,6 +195,10 @@ func orderProto(o booking.Order) *bookingv1.Order {
 	for _, l := range o.Lines {
 		p.Lines = append(p.Lines, &bookingv1.OrderLine{Seat: l.Seat, GaArea: l.GAArea, Quantity: int32(l.Quantity),
 			Amount: money(l.AmountMinor, o.Currency)})
+	}
+	// Filled by booking only for a caller who may read them (decision 0381).
+	for _, x := range o.Passengers {
+		p.Passengers = append(p.Passengers, &commonv1.Passenger{Seat: x.Seat, Name: x.Name, Phone: x.Phone, Woman: x.Woman})
 	}
 	return p
 }

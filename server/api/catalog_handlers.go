@@ -29,46 +29,11 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 		return nil, fault.New(fault.PermissionDenied, "only operators and admins create shows")
 	}
 	m := req.Msg
-	in := catalog.NewShow{Show: catalog.Show{
-		Kind: m.GetKind(), Title: m.GetTitle(), Operator: m.GetOperator(), OrganizationID: m.GetOrganizationId(),
-		Origin:      m.GetOrigin(),
-		Destination: m.GetDestination(), Venue: m.GetVenue(), StartsAt: m.GetStartsAt().AsTime(),
-		Currency: m.GetCurrency(), HoldTTL: m.GetHoldTtl().AsDuration(),
-		PaymentExtension:   m.GetPaymentExtension().AsDuration(),
-		MaxSeatsPerAccount: int(m.GetMaxSeatsPerAccount()), MaxSeatsPerHold: int(m.GetMaxSeatsPerHold()),
-		TimeZone: m.GetTimeZone(),
-	}}
-	if m.GetOnSaleAt() != nil {
-		in.OnSaleAt = m.GetOnSaleAt().AsTime()
+	if m.GetWaitingRoom().GetEnabled() && !h.waitingRooms {
+		return nil, fault.New(fault.WaitingRoomsNotServed, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
 	}
-	if m.Shard != nil {
-		in.RequestedShard = m.Shard
-	}
+	in := catalog.FromRequest(m)
 	in.Admin = p.Is(auth.RoleAdmin)
-	if m.CommissionBps != nil {
-		in.CommissionBps = new(int(m.GetCommissionBps()))
-	}
-	if m.CancellationFeeBps != nil {
-		in.CancellationFeeBps = new(int(m.GetCancellationFeeBps()))
-	}
-	if w := m.GetWaitingRoom(); w.GetEnabled() {
-		if !h.waitingRooms {
-			return nil, fault.New(fault.WaitingRoomsNotServed, "waiting rooms need Redis (SEATGHOR_REDIS_URL), which this server has not")
-		}
-		in.WaitingRoom = &catalog.WaitingRoom{MinRate: int(w.GetMinAdmissionRate()), MaxRate: int(w.GetMaxAdmissionRate()),
-			AdmittedTTL: w.GetAdmittedTokenTtl().AsDuration(), SaleID: w.GetSaleId()}
-		if w.GetEndsAt() != nil {
-			in.WaitingRoom.EndsAt = w.GetEndsAt().AsTime()
-		}
-	}
-	for _, s := range m.GetSections() {
-		in.Sections = append(in.Sections, catalog.Section{Name: s.GetName(), NameBn: s.GetNameBn(), Rows: s.GetRows(),
-			SeatsPerRow: int(s.GetSeatsPerRow()), PriceMinor: s.GetPriceMinor()})
-	}
-	for _, a := range m.GetGaAreas() {
-		in.GAAreas = append(in.GAAreas, catalog.GAArea{Name: a.GetName(), Capacity: int(a.GetCapacity()),
-			PriceMinor: a.GetPriceMinor(), Buckets: int(a.GetBuckets())})
-	}
 	show, err := h.svc.CreateShow(ctx, p.UserID, in)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
@@ -155,4 +120,48 @@ func (h *catalogHandler) RemoveOrganizationMember(ctx context.Context, req *conn
 		return nil, toConnect(ctx, h.log, err)
 	}
 	return connect.NewResponse(&catalogv1.RemoveOrganizationMemberResponse{}), nil
+}
+
+// The layout templates (decision 0372): an organisation's are its managers'
+// and admins' (the catalog checks membership); the shipped ones any
+// operator's or admin's to read.
+
+func (h *catalogHandler) CreateLayoutTemplate(ctx context.Context, req *connect.Request[catalogv1.CreateLayoutTemplateRequest]) (*connect.Response[catalogv1.CreateLayoutTemplateResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins keep layout templates")
+	}
+	t, err := h.svc.CreateLayoutTemplate(ctx, p.UserID, p.Is(auth.RoleAdmin), catalog.TemplateFromProto(req.Msg.GetTemplate()))
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.CreateLayoutTemplateResponse{Template: t.Proto()}), nil
+}
+
+func (h *catalogHandler) GetLayoutTemplate(ctx context.Context, req *connect.Request[catalogv1.GetLayoutTemplateRequest]) (*connect.Response[catalogv1.GetLayoutTemplateResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins read layout templates")
+	}
+	t, err := h.svc.LayoutTemplate(ctx, p.UserID, p.Is(auth.RoleAdmin), req.Msg.GetOrganizationId(), req.Msg.GetTemplateId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.GetLayoutTemplateResponse{Template: t.Proto()}), nil
+}
+
+func (h *catalogHandler) ListLayoutTemplates(ctx context.Context, req *connect.Request[catalogv1.ListLayoutTemplatesRequest]) (*connect.Response[catalogv1.ListLayoutTemplatesResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins read layout templates")
+	}
+	list, err := h.svc.LayoutTemplates(ctx, p.UserID, p.Is(auth.RoleAdmin), req.Msg.GetOrganizationId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	resp := &catalogv1.ListLayoutTemplatesResponse{}
+	for _, t := range list {
+		resp.Templates = append(resp.Templates, t.Proto())
+	}
+	return connect.NewResponse(resp), nil
 }

@@ -178,6 +178,10 @@ func details(by error) []proto.Message {
 			// the conflict lists the seats and the seat-map version.
 			return []proto.Message{&bookingv1.SeatsUnavailable{
 				Seats: e.Seats, SeatmapVersion: e.SeatmapVersion, GaArea: e.GAArea, Remaining: int32(e.Remaining)}}
+		case e.Reason == fault.SeatsBlocked || e.Reason == fault.WomenSeatUndeclared:
+			// Decision 0371: the field at fault, and which seats (the page
+			// asks the buyer about those seats, or marks them not for sale).
+			return append(badRequest(e.Field, e.Message), &bookingv1.SeatsUnavailable{Seats: e.Seats})
 		case e.AccountCap != nil:
 			// the app says how many of the cap are taken (decision 0302).
 			c := e.AccountCap

@@ -24,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/network"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
@@ -42,7 +43,7 @@ import (
 func TestErrorTableCoversEveryDomainError(t *testing.T) {
 	var all []error
 	for _, list := range [][]error{booking.Errors, payment.Errors, catalog.Errors, ledger.Errors, ticket.Errors, idempotency.Errors, auth.Errors,
-		partner.Errors, webhook.Errors} {
+		partner.Errors, webhook.Errors, network.Errors} {
 		for _, e := range list {
 			f, ok := fault.As(e)
 			require.True(t, ok, "%v is listed but is no *fault.Error: make it with fault.Sentinel", e)
@@ -76,6 +77,7 @@ func TestErrorTableCoversEveryDomainError(t *testing.T) {
 			"auth":        len(auth.Errors),
 			"partner":     len(partner.Errors),
 			"webhook":     len(webhook.Errors),
+			"network":     len(network.Errors),
 		} {
 			kinds, reasons, errs := declared(t, filepath.Join("..", dir))
 			if dir == "ledger" {

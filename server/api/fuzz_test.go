@@ -27,6 +27,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/network/v1/networkv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
@@ -44,7 +45,7 @@ var fuzzServices = []string{
 	seatmapv1connect.SeatMapServiceName, paymentv1connect.PaymentServiceName, ticketsv1connect.TicketServiceName,
 	searchv1connect.TripSearchServiceName, waitingroomv1connect.WaitingRoomServiceName, ledgerv1connect.LedgerServiceName,
 	partnerv1connect.PartnerServiceName,
-	partnerv1connect.AllocationServiceName,
+	partnerv1connect.AllocationServiceName, networkv1connect.NetworkServiceName,
 }
 
 // fuzzMethods are every RPC of every service, in a fixed order.

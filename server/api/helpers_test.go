@@ -19,6 +19,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/network/v1/networkv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
@@ -42,6 +43,7 @@ type clients struct {
 	seatmap seatmapv1connect.SeatMapServiceClient
 	pay     paymentv1connect.PaymentServiceClient
 	ledger  ledgerv1connect.LedgerServiceClient
+	network networkv1connect.NetworkServiceClient
 }
 
 // keyHeader is set by tests that choose their own idempotency key; other
@@ -73,6 +75,7 @@ func clientsFor(h connect.HTTPClient, url string, opts ...connect.ClientOption) 
 		seatmap: seatmapv1connect.NewSeatMapServiceClient(h, url, opts...),
 		pay:     paymentv1connect.NewPaymentServiceClient(h, url, opts...),
 		ledger:  ledgerv1connect.NewLedgerServiceClient(h, url, opts...),
+		network: networkv1connect.NewNetworkServiceClient(h, url, opts...),
 	}
 }
 

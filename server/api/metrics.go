@@ -16,6 +16,9 @@ import (
 // the statements sent to each database, so shard skew is visible.
 type rpcMetrics struct {
 	latency *prometheus.HistogramVec
+	// fastSeatMaps counts the seat maps the fast path answered
+	// (seatmap_fast.go): the rest of GetSeatMap's answers took the RPC.
+	fastSeatMaps prometheus.Counter
 }
 
 func newRPCMetrics(reg *prometheus.Registry, router *shard.Router, bookings *booking.Service) *rpcMetrics {
@@ -23,8 +26,12 @@ func newRPCMetrics(reg *prometheus.Registry, router *shard.Router, bookings *boo
 		Name:    "seatghor_rpc_duration_seconds",
 		Help:    "Latency of API calls by procedure and result code.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
-	}, []string{"procedure", "code"})}
-	reg.MustRegister(m.latency)
+	}, []string{"procedure", "code"}),
+		fastSeatMaps: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seatghor_seatmap_fast_answers_total",
+			Help: "GetSeatMap answers (200 or 304) the fast path gave without the RPC stack (decision 0230).",
+		})}
+	reg.MustRegister(m.latency, m.fastSeatMaps)
 	for _, pool := range append(router.Shards(), router.Catalog()) {
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name:        "seatghor_db_statements_total",

@@ -106,6 +106,7 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 		hit.StartsAtLocal = display.LocalTime(t.StartsAt, display.ZoneOrDefault(t.TimeZone))
 		hit.OriginPlaceId, hit.OriginBengali, hit.OriginLabel = names.describe(t.Origin)
 		hit.DestinationPlaceId, hit.DestinationBengali, hit.DestinationLabel = names.describe(t.Destination)
+		hit.Journey = journeyOf(t)
 		resp.Trips = append(resp.Trips, hit)
 	}
 	if next := q.Offset + len(res.Trips); len(res.Trips) == q.Limit && int64(next) < res.EstimatedTotal {
@@ -146,4 +147,36 @@ func (n placeNames) describe(name string) (id, bengali, label string) {
 		return "", "", name
 	}
 	return p.ID, p.Bengali, p.Label(n[p.ID])
+}
+
+// journeyOf is a hit's journey on a trip with stops (issue 24): from the
+// buyer's stop to theirs, with the first boarding counter there and the
+// times in the trip's zone; nil for a trip sold whole.
+func journeyOf(t search.Trip) *commonv1.Journey {
+	j := t.Journey
+	if j == nil {
+		return nil
+	}
+	loc := display.ZoneOrDefault(t.TimeZone)
+	bengali := func(s search.Stop) string {
+		if s.PlaceBengali != "" {
+			return s.PlaceBengali
+		}
+		return place.Bengali(s.Place)
+	}
+	out := &commonv1.Journey{
+		FromStopId: j.From.ID, ToStopId: j.To.ID, FromName: j.From.Place, FromNameBn: bengali(j.From),
+		ToName: j.To.Place, ToNameBn: bengali(j.To),
+		DepartsAt: timestamppb.New(j.DepartsAt), DepartsAtLocal: display.LocalTime(j.DepartsAt, loc),
+		ArrivesAt: timestamppb.New(j.ArrivesAt), ArrivesAtLocal: display.LocalTime(j.ArrivesAt, loc),
+	}
+	if c := j.Boarding; c != nil {
+		at := t.At(*c)
+		out.BoardingCounterId, out.BoardingCounterName, out.BoardingCounterNameBn = c.ID, c.Name, c.NameBn
+		out.BoardingAt, out.BoardingAtLocal = timestamppb.New(at), display.LocalTime(at, loc)
+	}
+	if c := j.Dropping; c != nil {
+		out.DroppingCounterId, out.DroppingCounterName, out.DroppingCounterNameBn = c.ID, c.Name, c.NameBn
+	}
+	return out
 }

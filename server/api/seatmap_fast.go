@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -21,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
@@ -62,6 +64,7 @@ type seatmapFastPath struct {
 	channels ChannelViews
 	tokens   *verifiedTokens
 	latency  prometheus.Observer
+	answered prometheus.Counter
 	tracer   trace.Tracer
 	answers  [answerSlots]atomic.Pointer[fastAnswer]
 	// share is how long a Redis read serves the show's readers; reads
@@ -105,8 +108,8 @@ func newSeatmapFastPath(cfg Config, metrics *rpcMetrics) *seatmapFastPath {
 		return nil
 	}
 	return &seatmapFastPath{cache: cache, maps: cfg.SeatMaps, channels: cfg.Booking, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
-		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"),
-		tracer:  cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), share: cfg.SeatMapShare}
+		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"), answered: metrics.fastSeatMaps,
+		tracer: cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), share: cfg.SeatMapShare}
 }
 
 // route is the fast path of the requests parse reads, in front of next,
@@ -136,7 +139,7 @@ func (f *seatmapFastPath) availability(ctx context.Context, showID int64) (booki
 	if f.share <= 0 {
 		return f.cache.CachedAvailability(ctx, showID)
 	}
-	return shareRead(ctx, &f.reads[answerSlot(showID, "", false, false, 0)], readKey{showID: showID}, f.share,
+	return shareRead(ctx, &f.reads[answerSlot(showID, "", false, false, false, 0)], readKey{showID: showID}, f.share,
 		func(ctx context.Context) (booking.MapAvailability, bool) {
 			return f.cache.CachedAvailability(ctx, showID)
 		})
@@ -152,7 +155,7 @@ func (f *seatmapFastPath) channelView(ctx context.Context, showID, partnerID int
 	if f.share <= 0 {
 		return read(ctx)
 	}
-	return shareRead(ctx, &f.views[answerSlot(showID, "", false, false, partnerID)], readKey{showID, partnerID}, f.share, read)
+	return shareRead(ctx, &f.views[answerSlot(showID, "", false, false, false, partnerID)], readKey{showID, partnerID}, f.share, read)
 }
 
 // shareRead answers key from slot's read when another reader started one
@@ -195,9 +198,17 @@ type fastQuery struct {
 	// connect: a Connect GET, whose JSON names fields as protojson does by
 	// default (lowerCamelCase); the REST route's uses the proto names.
 	connect bool
+	// binary: the Connect protocol's binary encoding (application/proto,
+	// decision 0400), answered in it.
+	binary bool
+	// post: a Connect POST, which is never answered 304.
+	post bool
 	// partner is the caller's channel (channelOf), known once the caller
 	// is: a partner's answers are its view (decision 0324).
 	partner int64
+	// from and to are the journey's stop ids on a trip with stops
+	// (decision 0354); empty: the first and the last stop.
+	from, to string
 }
 
 // parseFastQuery reads the REST request the fast path may answer: a GET
@@ -225,6 +236,10 @@ func parseFastQuery(r *http.Request) (fastQuery, bool) {
 			q.layoutETag = vs[0]
 		case "section":
 			q.section = vs[0]
+		case "from_stop_id", "fromStopId":
+			q.from = vs[0]
+		case "to_stop_id", "toStopId":
+			q.to = vs[0]
 		default:
 			return q, false
 		}
@@ -251,10 +266,11 @@ func singleQuery(r *http.Request) (url.Values, bool) {
 }
 
 // answerable says whether the fast path may answer q: the RPC's validation
-// bounds a section name at 200 characters and a layout etag at 64, and an
-// etag other than plain ones is its to judge.
+// bounds a section name at 200 characters, a layout etag at 64 and a stop
+// id at 64, and an etag other than plain ones is its to judge.
 func (q fastQuery) answerable() bool {
-	return plainETag(q.layoutETag) && !(len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200)
+	return plainETag(q.layoutETag) && !(len(q.section) > 200 && utf8.RuneCountInString(q.section) > 200) &&
+		len(q.from) <= 64 && len(q.to) <= 64
 }
 
 // plainETag says whether a layout etag is one the fast path may answer
@@ -274,9 +290,11 @@ func plainETag(s string) bool {
 
 // parseConnectGet reads the Connect protocol's GET of GetSeatMap, as
 // connect-web sends it with useHttpGet (the site): ?connect=v1&encoding=json
-// &message=<the request in JSON>, whose request names a positive show.
-// Anything else (a binary or base64 message, compression,
-// an unknown field) is the RPC handler's.
+// &message=<the request in JSON>, or in the binary encoding (decision
+// 0400) ?encoding=proto&base64=1&message=<the request, base64url> (or the
+// bytes themselves, percent-encoded, without base64), whose request names
+// a positive show. Anything else (JSON in base64, compression, an unknown
+// JSON field) is the RPC handler's.
 func parseConnectGet(r *http.Request) (fastQuery, bool) {
 	var q fastQuery
 	values, ok := singleQuery(r)
@@ -285,20 +303,73 @@ func parseConnectGet(r *http.Request) (fastQuery, bool) {
 	}
 	for k, vs := range values {
 		switch {
-		case k == "connect" && vs[0] == "v1", k == "encoding" && vs[0] == "json", k == "message":
+		case k == "connect" && vs[0] == "v1", k == "encoding" && (vs[0] == "json" || vs[0] == "proto"), k == "message",
+			k == "base64" && vs[0] == "1" && values.Get("encoding") == "proto":
 		default:
 			return q, false
 		}
 	}
 	raw, ok := values["message"]
-	if !ok || values.Get("encoding") != "json" {
+	if !ok {
 		return q, false
 	}
 	var m seatmapv1.GetSeatMapRequest
-	if protojson.Unmarshal([]byte(raw[0]), &m) != nil {
+	switch values.Get("encoding") {
+	case "json":
+		if protojson.Unmarshal([]byte(raw[0]), &m) != nil {
+			return q, false
+		}
+	case "proto":
+		msg := []byte(raw[0])
+		if values.Get("base64") == "1" {
+			var err error
+			if msg, err = base64.RawURLEncoding.DecodeString(strings.TrimRight(raw[0], "=")); err != nil {
+				return q, false
+			}
+		}
+		if proto.Unmarshal(msg, &m) != nil {
+			return q, false
+		}
+		q.binary = true
+	default:
 		return q, false
 	}
-	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true}
+	q.showID, q.layoutETag, q.section, q.connect = m.GetShowId(), m.GetLayoutEtag(), m.GetSection(), true
+	q.from, q.to = m.GetFromStopId(), m.GetToStopId()
+	return q, q.showID > 0 && q.answerable()
+}
+
+// maxPostBytes bounds the POST body the fast path reads: a GetSeatMap
+// request is a show id, an etag and a section name, well under it.
+const maxPostBytes = 1024
+
+// parseConnectPost reads the Connect protocol's unary POST of GetSeatMap
+// in the binary encoding (Content-Type application/proto: the Go SDK's
+// default, decision 0400), uncompressed. Anything else (JSON, gRPC,
+// gRPC-Web, a compressed or large body) is the RPC handler's, with the
+// body as it came.
+func parseConnectPost(r *http.Request) (fastQuery, bool) {
+	var q fastQuery
+	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/proto" || r.URL.RawQuery != "" ||
+		(r.Header.Get("Content-Encoding") != "" && r.Header.Get("Content-Encoding") != "identity") ||
+		(r.ContentLength < 0 || r.ContentLength > maxPostBytes) {
+		return q, false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxPostBytes+1))
+	// Whatever was read goes back in front of the rest, for the RPC.
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil || len(body) > maxPostBytes {
+		return q, false
+	}
+	var m seatmapv1.GetSeatMapRequest
+	if proto.Unmarshal(body, &m) != nil {
+		return q, false
+	}
+	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true, binary: true, post: true,
+		from: m.GetFromStopId(), to: m.GetToStopId()}
 	return q, q.showID > 0 && q.answerable()
 }
 
@@ -330,6 +401,16 @@ func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQu
 			a = v.Apply(a)
 		}
 	}
+	// The journey's view of every leg's availability (decision 0354); a
+	// journey the show lacks is the RPC's to refuse.
+	from, to := 0, 0
+	if ok {
+		var err error
+		if from, to, err = a.JourneyOf(q.from, q.to); err == nil {
+			a, err = a.Journey(from, to)
+		}
+		ok = err == nil
+	}
 	var ans *fastAnswer
 	switch {
 	case !ok:
@@ -337,7 +418,7 @@ func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQu
 		// The caller lacks the layout (it named none, or a stale one):
 		// the whole map, its layout remembered (decision 0275).
 		var layout *seatmapv1.GetSeatLayoutResponse
-		if layout, ok = f.layout(ctx, q.showID, a.LayoutETag); ok {
+		if layout, ok = f.layout(ctx, q.showID, a.LayoutETag, from, to); ok {
 			ans, ok = f.wholeAnswer(q, a, layout)
 		}
 	default:
@@ -367,10 +448,13 @@ func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQu
 	setSeatMapCaching(h)
 	h.Set("ETag", ans.etag)
 	code, body := http.StatusOK, ans.body
-	if inm := r.Header.Get("If-None-Match"); inm != "" && etagMatches(inm, ans.etag) {
+	if inm := r.Header.Get("If-None-Match"); inm != "" && !q.post && etagMatches(inm, ans.etag) {
 		code, body = http.StatusNotModified, nil
 	} else {
 		h.Set("Content-Type", "application/json")
+		if q.binary {
+			h.Set("Content-Type", "application/proto")
+		}
 		// As the RPC path compresses (compressMinBytes), but once per
 		// answer, not once per request (decision 0274).
 		if len(body) >= compressMinBytes {
@@ -383,6 +467,7 @@ func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQu
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 	}
 	f.latency.Observe(time.Since(start).Seconds())
+	f.answered.Inc()
 	noteRPC(ctx, getSeatMapProcedure, "ok")
 	span.SetStatus(codes.Ok, "")
 	span.End()
@@ -497,8 +582,10 @@ type fastAnswer struct {
 	showID        int64
 	section       string
 	connect       bool
+	binary        bool
 	partner       int64 // whose channel's view (0: the public's)
-	whole         bool  // with the layout
+	from, to      string
+	whole         bool // with the layout
 	version       int64
 	layoutETag    string
 	currency      string
@@ -517,7 +604,7 @@ type fastAnswer struct {
 // base64 are made once per change), else a new one, remembered.
 func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states []byte, offset, count int) *fastAnswer {
 	showID, section := q.showID, q.section
-	slot := &f.answers[answerSlot(showID, section, q.connect, false, q.partner)]
+	slot := &f.answers[answerSlot(showID, section+"\x00"+a.FromStopID+"\x00"+a.ToStopID, q.connect, q.binary, false, q.partner)]
 	if e := slot.Load(); e != nil && !e.whole && e.made(q, a, states) && e.offset == offset && e.count == count {
 		return e
 	}
@@ -525,10 +612,15 @@ func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states 
 	for i, g := range a.GAAreas {
 		ga[i] = int32(g.Remaining)
 	}
-	e := &fastAnswer{showID: showID, section: section, connect: q.connect, partner: q.partner, version: a.Version, layoutETag: a.LayoutETag,
+	e := &fastAnswer{showID: showID, section: section, connect: q.connect, binary: q.binary, partner: q.partner, from: a.FromStopID, to: a.ToStopID,
+		version: a.Version, layoutETag: a.LayoutETag,
 		currency: a.Currency, seatCount: a.SeatCount, offset: offset, count: count, states: bytes.Clone(states),
-		ga: slices.Clone(a.GAAreas), etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga),
-		body: appendAvailabilityJSON(make([]byte, 0, 256+len(states)*4/3), a, states, offset, count, q.connect)}
+		ga: slices.Clone(a.GAAreas), etag: answerETag(a.Version, a.LayoutETag, offset, count, true, 0, states, ga)}
+	if q.binary {
+		e.body = availabilityProto(a, states, offset, count)
+	} else {
+		e.body = appendAvailabilityJSON(make([]byte, 0, 256+len(states)*4/3), a, states, offset, count, q.connect)
+	}
 	e.gzipped = sync.OnceValue(func() []byte { return gzipBytes(e.body) })
 	slot.Store(e)
 	return e
@@ -537,20 +629,26 @@ func (f *seatmapFastPath) answer(q fastQuery, a booking.MapAvailability, states 
 // made says whether e is the answer of q made of a (states: the ones it
 // carries).
 func (e *fastAnswer) made(q fastQuery, a booking.MapAvailability, states []byte) bool {
-	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.partner == q.partner && e.version == a.Version &&
+	return e.showID == q.showID && e.section == q.section && e.connect == q.connect && e.binary == q.binary && e.partner == q.partner &&
+		e.from == a.FromStopID && e.to == a.ToStopID && e.version == a.Version &&
 		e.layoutETag == a.LayoutETag && e.currency == a.Currency && e.seatCount == a.SeatCount &&
 		bytes.Equal(e.states, states) && slices.Equal(e.ga, a.GAAreas)
 }
 
 // layout is the layout etag names, remembered, or read with show's map
 // (one Redis read) and remembered; false when it cannot be had or the
-// show's layout is no longer etag (changed meanwhile).
-func (f *seatmapFastPath) layout(ctx context.Context, showID int64, etag string) (*seatmapv1.GetSeatLayoutResponse, bool) {
+// show's layout is no longer etag (changed meanwhile). On a trip with
+// stops it is the layout of the journey from → to (decision 0354), which
+// etag names.
+func (f *seatmapFastPath) layout(ctx context.Context, showID int64, etag string, from, to int) (*seatmapv1.GetSeatLayoutResponse, bool) {
 	if l, ok := f.layouts.Load(etag); ok {
 		return l.(*seatmapv1.GetSeatLayoutResponse), true
 	}
 	m, err := f.maps.SeatMap(ctx, showID)
 	if err != nil {
+		return nil, false
+	}
+	if m, err = m.Journey(from, to); err != nil {
 		return nil, false
 	}
 	l := layoutProto(m)
@@ -570,7 +668,7 @@ func (f *seatmapFastPath) layout(ctx context.Context, showID int64, etag string)
 // and remembered as answer's are; false for a section the show lacks
 // (the RPC's to refuse).
 func (f *seatmapFastPath) wholeAnswer(q fastQuery, a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutResponse) (*fastAnswer, bool) {
-	slot := &f.answers[answerSlot(q.showID, q.section, q.connect, true, q.partner)]
+	slot := &f.answers[answerSlot(q.showID, q.section+"\x00"+a.FromStopID+"\x00"+a.ToStopID, q.connect, q.binary, true, q.partner)]
 	if e := slot.Load(); e != nil && e.whole && e.made(q, a, a.States) {
 		return e, true
 	}
@@ -578,13 +676,19 @@ func (f *seatmapFastPath) wholeAnswer(q fastQuery, a booking.MapAvailability, la
 	if err != nil {
 		return nil, false
 	}
-	// The REST route's codec (protoNamesJSON) or Connect's (protojson's
-	// defaults).
-	body, err := protojson.MarshalOptions{UseProtoNames: !q.connect}.Marshal(resp)
+	// The REST route's codec (protoNamesJSON), Connect's JSON (protojson's
+	// defaults) or Connect's binary.
+	var body []byte
+	if q.binary {
+		body, err = proto.Marshal(resp)
+	} else {
+		body, err = protojson.MarshalOptions{UseProtoNames: !q.connect}.Marshal(resp)
+	}
 	if err != nil {
 		return nil, false
 	}
-	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, partner: q.partner, whole: true, version: a.Version,
+	e := &fastAnswer{showID: q.showID, section: q.section, connect: q.connect, binary: q.binary, partner: q.partner, from: a.FromStopID, to: a.ToStopID,
+		whole: true, version: a.Version,
 		layoutETag: a.LayoutETag, currency: a.Currency, seatCount: a.SeatCount, states: bytes.Clone(a.States),
 		ga: slices.Clone(a.GAAreas), etag: seatMapETag(resp), body: body}
 	e.gzipped = sync.OnceValue(func() []byte { return gzipBytes(e.body) })
@@ -609,12 +713,12 @@ const answerSlots = 256
 // partner's channel. A partner's answers take slots of their own, mixed
 // in first; the public's (partner 0) keep theirs, so partners' readers
 // cost the public's no remakes but by a shared slot's chance.
-func answerSlot(showID int64, section string, connect, whole bool, partner int64) int {
+func answerSlot(showID int64, section string, connect, binary, whole bool, partner int64) int {
 	h := uint64(showID) * 0x9e3779b97f4a7c15
 	if partner != 0 {
 		h = (h ^ uint64(partner)) * 0x100000001b3
 	}
-	if connect || whole {
+	if connect || binary || whole {
 		// The form mixed in before the section, so a show's forms mostly
 		// take slots of their own (a shared slot costs only a remake).
 		form := uint64(0xfc)
@@ -623,6 +727,9 @@ func answerSlot(showID int64, section string, connect, whole bool, partner int64
 		}
 		if whole {
 			form |= 2
+		}
+		if binary {
+			form |= 0x100
 		}
 		h = (h ^ form) * 0x100000001b3
 	}
@@ -687,7 +794,33 @@ func appendAvailabilityJSON(b []byte, a booking.MapAvailability, states []byte, 
 	if count != 0 {
 		b = strconv.AppendInt(append(b, `,"`+name("availability_count", "availabilityCount")+`":`...), int64(int32(count)), 10)
 	}
-	return append(b, `,"`+name("availability_only", "availabilityOnly")+`":true}`...)
+	b = append(b, `,"`+name("availability_only", "availabilityOnly")+`":true`...)
+	// A trip with stops: the journey (fields 14 and 15, decision 0354).
+	if a.FromStopID != "" {
+		b = appendJSONString(append(b, `,"`+name("from_stop_id", "fromStopId")+`":`...), a.FromStopID)
+	}
+	if a.ToStopID != "" {
+		b = appendJSONString(append(b, `,"`+name("to_stop_id", "toStopId")+`":`...), a.ToStopID)
+	}
+	return append(b, '}')
+}
+
+// availabilityProto is the availability-only answer in the binary
+// encoding, as the RPC's codec writes it (seatMapAnswer's message).
+func availabilityProto(a booking.MapAvailability, states []byte, offset, count int) []byte {
+	resp := &seatmapv1.GetSeatMapResponse{ShowId: a.ShowID, Currency: a.Currency, Availability: states,
+		SeatCount: int32(a.SeatCount), Version: a.Version, LayoutEtag: a.LayoutETag,
+		AvailabilityOffset: int32(offset), AvailabilityCount: int32(count), AvailabilityOnly: true}
+	for _, g := range a.GAAreas {
+		resp.GaAreas = append(resp.GaAreas, &seatmapv1.GaArea{Name: g.Name, Remaining: int32(g.Remaining)})
+	}
+	b, err := proto.Marshal(resp)
+	if err != nil {
+		// Only invalid UTF-8 in a string field fails; the RPC path would
+		// fail it too.
+		return nil
+	}
+	return b
 }
 
 // appendJSONString appends s as a JSON string: quotes, backslashes and

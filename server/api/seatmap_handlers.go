@@ -14,6 +14,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
@@ -56,24 +57,29 @@ type AvailabilityReader interface {
 
 func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[seatmapv1.GetSeatMapRequest]) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
 	showID, etag, section := req.Msg.GetShowId(), req.Msg.GetLayoutEtag(), req.Msg.GetSection()
-	var a booking.MapAvailability
-	var m *booking.SeatMap
+	from, to := req.Msg.GetFromStopId(), req.Msg.GetToStopId()
+	var whole booking.MapAvailability
+	var full *booking.SeatMap
 	ar, small := h.maps.(AvailabilityReader)
 	if small && etag != "" {
-		// the caller has the layout; read only the small part.
+		// the caller may have the layout; read only the small part.
 		var err error
-		if a, err = ar.Availability(ctx, showID); err != nil {
+		if whole, err = ar.Availability(ctx, showID); err != nil {
 			return nil, toConnect(ctx, h.log, err)
 		}
 	}
-	if a.LayoutETag == "" || a.LayoutETag != etag {
-		full, err := h.maps.SeatMap(ctx, showID)
+	if whole.LayoutETag == "" || !sameLayout(whole, from, to, etag) {
+		m, err := h.maps.SeatMap(ctx, showID)
 		if err != nil {
 			return nil, toConnect(ctx, h.log, err)
 		}
-		if a = full.Availability(); a.LayoutETag != etag {
-			m = &full
-		}
+		full, whole = &m, m.Availability()
+	}
+	// The journey the caller asks for (decision 0354): every leg's
+	// availability is kept, a buyer sees one journey's.
+	f, t, err := whole.JourneyOf(from, to)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
 	}
 	// The map the read model keeps is the public's; a partner sees its
 	// own allocation free and what its channel may not hold taken
@@ -83,11 +89,19 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 		if err != nil {
 			return nil, toConnect(ctx, h.log, err)
 		}
-		a = v.Apply(a)
+		whole = v.Apply(whole)
+	}
+	a, err := whole.Journey(f, t)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
 	}
 	var layout *seatmapv1.GetSeatLayoutResponse
-	if m != nil {
-		layout = layoutProto(*m)
+	if full != nil && a.LayoutETag != etag {
+		mj, err := full.Journey(f, t)
+		if err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
+		layout = layoutProto(mj)
 	}
 	resp, err := seatMapAnswer(a, layout, section)
 	if err != nil {
@@ -97,6 +111,19 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 	setSeatMapCaching(res.Header())
 	res.Header().Set("ETag", seatMapETag(resp))
 	return res, nil
+}
+
+// sameLayout says whether etag names the layout of the journey from → to
+// of whole (a show without stops: its layout), so availability alone
+// answers; a journey the show lacks does not (the whole map's read
+// answers it).
+func sameLayout(whole booking.MapAvailability, from, to, etag string) bool {
+	f, t, err := whole.JourneyOf(from, to)
+	if err != nil {
+		return false
+	}
+	a, err := whole.Journey(f, t)
+	return err == nil && a.LayoutETag == etag
 }
 
 // setSeatMapCaching sets GetSeatMap's cache headers, on the RPC path and
@@ -122,7 +149,8 @@ func setSeatMapCaching(h http.Header) {
 func seatMapAnswer(a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutResponse, section string) (*seatmapv1.GetSeatMapResponse, error) {
 	resp := &seatmapv1.GetSeatMapResponse{ShowId: a.ShowID, Currency: a.Currency, Availability: a.States,
 		SeatCount: int32(a.SeatCount), Version: a.Version, LayoutEtag: a.LayoutETag,
-		AvailabilityCount: int32(a.SeatCount), AvailabilityOnly: layout == nil}
+		AvailabilityCount: int32(a.SeatCount), AvailabilityOnly: layout == nil,
+		FromStopId: a.FromStopID, ToStopId: a.ToStopID}
 	for _, g := range a.GAAreas {
 		ga := &seatmapv1.GaArea{Name: g.Name, Remaining: int32(g.Remaining)}
 		if layout != nil {
@@ -131,7 +159,7 @@ func seatMapAnswer(a booking.MapAvailability, layout *seatmapv1.GetSeatLayoutRes
 		resp.GaAreas = append(resp.GaAreas, ga)
 	}
 	if layout != nil {
-		resp.Sections = layout.Sections
+		resp.Sections, resp.Decks, resp.Features, resp.Stops = layout.Sections, layout.Decks, layout.Features, layout.Stops
 	}
 	if section != "" {
 		i := slices.IndexFunc(a.Sections, func(s booking.SectionSpan) bool { return s.Name == section })
@@ -211,6 +239,15 @@ func (h *seatmapHandler) GetSeatLayout(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
+	// A trip with stops: the layout of one journey, its prices its fares
+	// (decision 0354).
+	f, t, err := m.JourneyOf(req.Msg.GetFromStopId(), req.Msg.GetToStopId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	if m, err = m.Journey(f, t); err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
 	layout := layoutProto(m)
 	res := connect.NewResponse(layout)
 	// the layout is the big, static part; a CDN keeps it and
@@ -222,18 +259,39 @@ func (h *seatmapHandler) GetSeatLayout(ctx context.Context, req *connect.Request
 
 // layoutProto is the static part of m, with its etag (booking's
 // LayoutETag: it changes exactly when the layout does, and the Redis map
-// keeps it next to the availability for availability-only answers).
+// keeps it next to the availability for availability-only answers). m is
+// a journey's view on a trip with stops: its prices and etag are the
+// journey's, and it names the trip's stops.
 func layoutProto(m booking.SeatMap) *seatmapv1.GetSeatLayoutResponse {
 	l := &seatmapv1.GetSeatLayoutResponse{ShowId: m.ShowID, Currency: m.Currency, SeatCount: int32(m.SeatCount)}
 	for _, s := range m.Sections {
-		sec := &seatmapv1.Section{Name: s.Name, PriceMinor: s.PriceMinor}
+		sec := &seatmapv1.Section{Name: s.Name, PriceMinor: s.PriceMinor, NameBn: s.NameBn, Deck: int32(s.Deck), SeatClass: s.SeatClass}
 		for _, r := range s.Rows {
-			sec.Rows = append(sec.Rows, &seatmapv1.Row{Label: r.Label, Seats: r.Seats})
+			row := &seatmapv1.Row{Label: r.Label, Seats: r.Seats, X: r.X, Y: r.Y}
+			if len(r.Kinds) > 0 {
+				row.Kinds = make([]catalogv1.SeatKind, len(r.Kinds))
+				for i, k := range r.Kinds {
+					row.Kinds[i] = catalogv1.SeatKind(k)
+				}
+			}
+			sec.Rows = append(sec.Rows, row)
 		}
 		l.Sections = append(l.Sections, sec)
 	}
+	for _, d := range m.Decks {
+		l.Decks = append(l.Decks, d.Proto())
+	}
+	for _, f := range m.Features {
+		l.Features = append(l.Features, f.Proto())
+	}
 	for _, a := range m.GAAreas {
 		l.GaAreas = append(l.GaAreas, &seatmapv1.GaArea{Name: a.Name, Capacity: int32(a.Capacity), PriceMinor: a.PriceMinor})
+	}
+	if stops := m.Trip.Stops; len(stops) > 0 {
+		l.Stops = m.Trip.StopsProto()
+		if m.From != m.To {
+			l.FromStopId, l.ToStopId = stops[m.From].StopID, stops[m.To].StopID
+		}
 	}
 	l.Etag = m.LayoutETag()
 	return l

@@ -24,6 +24,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/network/v1/networkv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
@@ -34,6 +35,7 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/network"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
 	"github.com/seatghor/seatghor/server/ratelimit"
@@ -50,6 +52,9 @@ type Config struct {
 	Credentials auth.Verifier
 	Catalog     *catalog.Service
 	Booking     *booking.Service
+	// Network keeps the operators' routes and timetables (issue 24); nil:
+	// NetworkService answers unavailable.
+	Network *network.Service
 	// Ledger serves the admins' ledger reads.
 	Ledger *ledger.Service
 	// Payments takes payments, cancels orders, receives the gateway's
@@ -237,6 +242,9 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	fast := newSeatmapFastPath(cfg, metrics)
 	mux.Handle("GET /v1/shows/{show_id}/seatmap", fast.route(parseFastQuery, restHandler))
 	mux.Handle("GET "+getSeatMapProcedure, fast.route(parseConnectGet, seatmapRPC))
+	// The binary encoding's POST too (the Go SDK's, and a phone's that
+	// takes binary: decision 0400).
+	mux.Handle("POST "+getSeatMapProcedure, fast.route(parseConnectPost, seatmapRPC))
 	// the health service reports the readiness /readyz reports.
 	mux.Handle(grpchealth.NewHandler(cfg.Readiness))
 	// the gateway's webhooks are plain HTTP; they only record.
@@ -317,6 +325,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
 	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{svc: cfg.Partners, hooks: cfg.Webhooks, log: cfg.Log}, opts...))
 	add(partnerv1connect.WebhookServiceName)(partnerv1connect.NewWebhookServiceHandler(&webhookHandler{cfg.Webhooks, cfg.Log}, opts...))
+	add(networkv1connect.NetworkServiceName)(networkv1connect.NewNetworkServiceHandler(&networkHandler{cfg.Network, cfg.Log}, opts...))
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/display"
@@ -100,7 +101,8 @@ func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[
 		return nil, errNotSignedIn
 	}
 	res, err := h.checkIn.CheckIn(ctx, gateCaller(p),
-		ticket.Scan{ShowID: req.Msg.GetShowId(), Code: req.Msg.GetCode(), TicketID: req.Msg.GetTicketId(), Gate: req.Msg.GetGate()})
+		ticket.Scan{ShowID: req.Msg.GetShowId(), Code: req.Msg.GetCode(), TicketID: req.Msg.GetTicketId(), Gate: req.Msg.GetGate(),
+			StopID: req.Msg.GetStopId()})
 	if err != nil {
 		return nil, h.error(ctx, err)
 	}
@@ -242,9 +244,17 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 	if v.Seat != "" {
 		t.Seats = []string{v.Seat}
 	}
+	// The holder's own ticket, or the gate's answer to the show's staff
+	// (without the phone): decision 0381.
+	if v.Passenger.Name != "" {
+		t.Passenger = &commonv1.Passenger{Seat: v.Seat, Name: v.Passenger.Name, Phone: v.Passenger.Phone, Woman: v.Passenger.Woman}
+	}
 	if v.Currency != "" {
 		t.Price = money(v.PriceMinor, v.Currency)
 	}
+	// Bus trips with stops: the journey as sold (decision 0384); nil on
+	// every other show.
+	t.Journey = v.Journey
 	// The zone is known once the show is (a check-in answer has no start).
 	loc := display.ZoneOrDefault(v.TimeZone)
 	if !v.StartsAt.IsZero() {

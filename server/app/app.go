@@ -32,6 +32,7 @@ import (
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/network"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
@@ -99,6 +100,10 @@ type Config struct {
 	// CatalogPolicy bounds what organisations set on their shows (decision
 	// 0076); nil fields take the defaults.
 	CatalogPolicy catalog.Policy
+	// Timetables tunes the job that makes the timetables' trips (issue
+	// 24): how many days ahead (default 30) and how often it runs
+	// (default an hour).
+	Timetables Timetables
 	// Gateway is the payment provider's adapter: the sandbox client in
 	// dev mode and tests.
 	Gateway payment.Gateway
@@ -130,6 +135,16 @@ type Config struct {
 	// Tracing receives the spans of the API, the databases, Redis and the
 	// projectors (server/tracing); nil records none.
 	Tracing trace.TracerProvider
+}
+
+// Timetables tunes the timetable job.
+type Timetables struct {
+	// Days ahead, today included, the job makes trips for; 0: 30
+	// (SEATGHOR_TIMETABLE_DAYS).
+	Days int
+	// Every is how often the job runs; 0: an hour
+	// (SEATGHOR_TIMETABLE_INTERVAL).
+	Every time.Duration
 }
 
 func (c *Config) validate() error {
@@ -217,7 +232,12 @@ type App struct {
 	WebhookWorker *webhook.Worker
 	// Seal seals and opens the secrets the catalog keeps (decision 0273).
 	Seal *seal.Box
-	log  *slog.Logger
+	// Network keeps the operators' routes and timetables and makes their
+	// trips (the workers' timetable job).
+	Network *network.Service
+	// timetablesEvery is how often the timetable job runs.
+	timetablesEvery time.Duration
+	log             *slog.Logger
 	// paymentWorkers says how often the payment jobs run.
 	paymentWorkers payment.WorkerConfig
 	// stopWatch ends the router's watch of the directory; watching is
@@ -286,6 +306,15 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	a.Registry.MustRegister(a.Payments.Collector())
 	a.Registry.MustRegister(a.Booking.Collector())
 	a.paymentWorkers = cfg.PaymentWorkers
+	if a.Network, err = network.NewService(cat, a.Catalog, cfg.Clock, network.Config{Days: cfg.Timetables.Days,
+		Registerer: a.Registry, Log: cfg.Log}); err != nil {
+		closeAll()
+		return nil, err
+	}
+	a.timetablesEvery = cfg.Timetables.Every
+	if a.timetablesEvery <= 0 {
+		a.timetablesEvery = time.Hour
+	}
 	a.CheckIn = ticket.NewService(a.Router, ticket.NewCodes(cfg.TicketKeys), a.Catalog, cfg.Clock)
 	if a.Seal, err = seal.New(cfg.SealKeys, webhook.SealLabel); err != nil {
 		closeAll()
@@ -300,7 +329,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	apiCfg := api.Config{
-		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
+		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Network: a.Network, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
 		SeatMapShare: seatMapShare,
 	}
@@ -623,9 +652,11 @@ const ledgerCheckEvery = 5 * time.Minute
 
 // RunWorkers runs the background work of the platform until ctx ends: the
 // hold sweeper, the allocations' returns (decision 0185), the ledger check, the payment jobs
-// webhook events, recovery, reconciliation) and the waiting rooms'
-// admitter.
+// webhook events, recovery, reconciliation), the waiting rooms'
+// admitter and the timetable job (issue 24: at once, then every
+// Timetables.Every).
 func (a *App) RunWorkers(ctx context.Context, sweepEvery time.Duration) {
+	go a.Network.RunJob(ctx, a.timetablesEvery)
 	go a.Ledger.RunChecker(ctx, ledgerCheckEvery, a.log)
 	go a.Booking.RunSeatCheck(ctx, ledgerCheckEvery, a.log)
 	go a.Payments.RunWorkers(ctx, a.paymentWorkers)

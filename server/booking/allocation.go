@@ -159,41 +159,46 @@ func (s *Service) checkPartner(ctx context.Context, partnerID int64) error {
 }
 
 // allocateSeats ring-fences every asked-for seat or none, in one
-// conditional write that locks them in seat order as holds do: a seat is
-// allocatable when it is free (a lapsed hold's seat is, R-3.3) and in no
-// allocation.
+// conditional write that locks them in (seat, leg) order as holds do: a
+// seat is allocatable when it is free (a lapsed hold's seat is, R-3.3) and
+// in no allocation, on every leg of a trip with stops. An allocated seat
+// is the partner's on every leg (decision 0355): allocations are of seats,
+// not of journeys.
 func allocateSeats(ctx context.Context, tx pgx.Tx, a *Allocation, seats []string, now time.Time) error {
 	type seatRow struct {
 		seat string
 		pos  int
+		leg  int
 	}
 	var got []seatRow
 	err := pg.InTx(ctx, tx, func(sp pgx.Tx) error {
 		rows, err := sp.Query(ctx, `
 			WITH free AS (
-				SELECT show_id, seat FROM seats
+				SELECT show_id, seat, leg FROM seats
 				WHERE show_id = $1 AND seat = ANY($2) AND allocation_id IS NULL
 				  AND (status = 'available' OR (status = 'held' AND held_until < $3))
-				ORDER BY seat
+				ORDER BY seat, leg
 				FOR UPDATE
 			)
 			UPDATE seats s
 			SET allocation_id = $4, allocated_partner_id = $5, version = s.version + 1
 			FROM free
-			WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.allocation_id IS NULL
+			WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.leg = free.leg AND s.allocation_id IS NULL
 			  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
-			RETURNING s.seat, s.position`,
+			  AND (SELECT count(*) FROM free) = (SELECT count(*) FROM seats WHERE show_id = $1 AND seat = ANY($2))
+			RETURNING s.seat, s.position, s.leg`,
 			a.ShowID, seats, now, a.ID, a.PartnerID)
 		if err != nil {
 			return fmt.Errorf("allocate seats: %w", err)
 		}
 		got, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (seatRow, error) {
 			var g seatRow
-			return g, r.Scan(&g.seat, &g.pos)
+			return g, r.Scan(&g.seat, &g.pos, &g.leg)
 		})
 		if err != nil {
 			return fmt.Errorf("allocate seats: %w", err)
 		}
+		got = slices.DeleteFunc(got, func(g seatRow) bool { return g.leg != 0 })
 		if len(got) != len(seats) {
 			return errAllOrNothing
 		}
@@ -205,13 +210,28 @@ func allocateSeats(ctx context.Context, tx pgx.Tx, a *Allocation, seats []string
 		taken = append(taken, g.seat)
 	}
 	if errors.Is(err, errAllOrNothing) {
-		return notAllocatable(ctx, tx, a.ShowID, seats, taken)
+		return notAllocatable(ctx, tx, a.ShowID, seats, freeEveryLeg(ctx, tx, a.ShowID, seats, now))
 	}
 	if err != nil {
 		return err
 	}
 	a.Seats, a.Quantity, a.Available = taken, len(taken), len(taken)
 	return nil
+}
+
+// freeEveryLeg returns those of seats that are allocatable on every leg:
+// what notAllocatable does not name (an error reads as none).
+func freeEveryLeg(ctx context.Context, tx pgx.Tx, showID int64, seats []string, now time.Time) []string {
+	rows, err := tx.Query(ctx, `
+		SELECT seat FROM seats WHERE show_id = $1 AND seat = ANY($2)
+		GROUP BY seat
+		HAVING bool_and(allocation_id IS NULL AND (status = 'available' OR (status = 'held' AND held_until < $3)))`,
+		showID, seats, now)
+	if err != nil {
+		return nil
+	}
+	free, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+	return free
 }
 
 // notAllocatable explains a refused seat allocation: unknown seats are
@@ -353,13 +373,13 @@ func releaseSeats(ctx context.Context, tx pgx.Tx, a Allocation, seats []string, 
 	return pg.InTx(ctx, tx, func(sp pgx.Tx) error {
 		rows, err := sp.Query(ctx, `
 			WITH mine AS (
-				SELECT show_id, seat FROM seats
+				SELECT show_id, seat, leg FROM seats
 				WHERE show_id = $1 AND allocation_id = $2 AND seat = ANY($3)
-				ORDER BY seat
+				ORDER BY seat, leg
 				FOR UPDATE
 			)
 			UPDATE seats s SET allocation_id = NULL, allocated_partner_id = NULL, version = s.version + 1
-			FROM mine WHERE s.show_id = mine.show_id AND s.seat = mine.seat
+			FROM mine WHERE s.show_id = mine.show_id AND s.seat = mine.seat AND s.leg = mine.leg
 			RETURNING s.seat`, a.ShowID, a.ID, seats)
 		if err != nil {
 			return fmt.Errorf("release seats of allocation %s: %w", a.ID, err)
@@ -368,6 +388,7 @@ func releaseSeats(ctx context.Context, tx pgx.Tx, a Allocation, seats []string, 
 		if err != nil {
 			return fmt.Errorf("release seats of allocation %s: %w", a.ID, err)
 		}
+		got = distinct(got) // a row per leg (decision 0350)
 		if len(got) != len(seats) {
 			var missing []string
 			for _, seat := range seats {
@@ -438,13 +459,13 @@ func liftAllocation(ctx context.Context, tx pgx.Tx, a Allocation, done func(seat
 	}
 	rows, err := tx.Query(ctx, `
 		WITH mine AS (
-			SELECT show_id, seat FROM seats
+			SELECT show_id, seat, leg FROM seats
 			WHERE show_id = $1 AND allocation_id = $2
-			ORDER BY seat
+			ORDER BY seat, leg
 			FOR UPDATE
 		)
 		UPDATE seats s SET allocation_id = NULL, allocated_partner_id = NULL, version = s.version + 1
-		FROM mine WHERE s.show_id = mine.show_id AND s.seat = mine.seat
+		FROM mine WHERE s.show_id = mine.show_id AND s.seat = mine.seat AND s.leg = mine.leg
 		RETURNING s.seat`, a.ShowID, a.ID)
 	if err != nil {
 		return fmt.Errorf("return seats of allocation %s: %w", a.ID, err)
@@ -454,6 +475,7 @@ func liftAllocation(ctx context.Context, tx pgx.Tx, a Allocation, done func(seat
 		return fmt.Errorf("return seats of allocation %s: %w", a.ID, err)
 	}
 	slices.Sort(seats)
+	seats = slices.Compact(seats) // a row per leg (decision 0350)
 	done(seats, len(seats))
 	return nil
 }
@@ -512,15 +534,15 @@ func (s *Service) ListAllocations(ctx context.Context, c Caller, showID int64) (
 }
 
 // allocationSQL reads an allocation with what is left of it: its seats and
-// how many of them are free ($2 is now: a lapsed hold's seat is free), or
-// its GA bucket's places.
+// how many of them are free on every leg ($2 is now: a lapsed hold's seat
+// is free), or its GA bucket's places.
 const allocationSQL = `
 	SELECT a.allocation_id, a.show_id, a.partner_id, a.ga_area, a.general_sale, a.return_at, a.status, a.created_at,
 	       coalesce((SELECT array_agg(seat ORDER BY position) FROM seats
-	                 WHERE show_id = a.show_id AND allocation_id = a.allocation_id), '{}'),
-	       (SELECT count(*) FROM seats
-	        WHERE show_id = a.show_id AND allocation_id = a.allocation_id
-	          AND (status = 'available' OR (status = 'held' AND held_until < $2))),
+	                 WHERE show_id = a.show_id AND allocation_id = a.allocation_id AND leg = 0), '{}'),
+	       (SELECT count(*) FROM (
+	          SELECT seat FROM seats WHERE show_id = a.show_id AND allocation_id = a.allocation_id
+	          GROUP BY seat HAVING bool_and(status = 'available' OR (status = 'held' AND held_until < $2))) free),
 	       coalesce((SELECT sum(capacity) FROM ga_buckets WHERE show_id = a.show_id AND allocation_id = a.allocation_id), 0),
 	       coalesce((SELECT sum(remaining) FROM ga_buckets WHERE show_id = a.show_id AND allocation_id = a.allocation_id), 0)
 	FROM allocations a WHERE a.allocation_id = $1`

@@ -60,11 +60,12 @@ func (s *Service) AvailableMany(ctx context.Context, showIDs []int64) (map[int64
 	return out, nil
 }
 
-// availableSQL counts, for each show of $1 at $2, the free seats, the GA
-// places left and those of lapsed GA holds (see Available).
+// availableSQL counts, for each show of $1 at $2, the free seats (a seat
+// of a trip with stops when any of its legs is free, decision 0350), the
+// GA places left and those of lapsed GA holds (see Available).
 const availableSQL = `
 	SELECT want.show_id,
-	       (SELECT count(*) FROM seats
+	       (SELECT count(DISTINCT seat) FROM seats
 	        WHERE show_id = want.show_id AND (status = 'available' OR (status = 'held' AND held_until < $2))
 	          AND allocated_partner_id IS NULL)
 	     + (SELECT coalesce(sum(remaining), 0) FROM ga_buckets WHERE show_id = want.show_id AND allocated_partner_id IS NULL)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/fault"
@@ -27,7 +28,8 @@ var Errors = []error{ErrNotConfirmable}
 // it makes for a request (a *fault.Error; decision 0318).
 var codecReasons = []fault.Reason{fault.SeatsUnavailable, fault.BookingNotFound, fault.ShowNotFound,
 	fault.BookingInvalid, fault.BookingNotAllowed, fault.OrderCheckedIn, fault.AllocationForbidden,
-	fault.PartnerNotFound, fault.SeatsNotAllocatable, fault.SeatsNotInChannel}
+	fault.PartnerNotFound, fault.SeatsNotAllocatable, fault.SeatsNotInChannel, fault.SeatsBlocked, fault.WomenSeatUndeclared,
+	fault.JourneyNotSold, fault.SeatsNotTogether}
 
 // ErrorCodec records booking's business errors with idempotency keys; work
 // of other domains that may answer them joins it (idempotency.Union). The
@@ -68,6 +70,14 @@ type Hold struct {
 	// PartnerID is the channel the hold came through: the partner's id, 0
 	// for Seatghor's own (decision 0185).
 	PartnerID int64 `json:"partner_id,omitempty"`
+	// WomenSeats are the hold's seats whose passenger was declared a woman,
+	// in layout order (decision 0371).
+	WomenSeats []string `json:"women_seats,omitempty"`
+	// Journey is the stretch of the trip the seats are held for (decision
+	// 0350); View is it as buyers read it (names, times), set on a trip
+	// with stops when the hold is answered.
+	Journey Journey           `json:"journey"`
+	View    *commonv1.Journey `json:"-"`
 
 	// takes is what a new GA hold took from which bucket.
 	takes map[int]int
@@ -125,6 +135,13 @@ type Order struct {
 	CancellationFeeMinor int64 `json:"cancellation_fee_minor,omitempty"`
 	// PartnerID is the channel the order came through, its hold's.
 	PartnerID int64 `json:"partner_id,omitempty"`
+	// Passengers are who travel on its seats (bus trips), in seat order;
+	// filled only for a caller who may read them (decision 0381).
+	Passengers []Passenger `json:"passengers,omitempty"`
+	// Journey is its hold's (decision 0350), one line per seat whatever
+	// the legs; View is it as buyers read it, on a trip with stops.
+	Journey Journey           `json:"journey"`
+	View    *commonv1.Journey `json:"-"`
 }
 
 // EffectiveStatus is the status as of now: an unpaid order whose hold ran
@@ -178,6 +195,10 @@ type Service struct {
 	check *seatCheck
 	// batches writes seated holds together (decision 0270).
 	batches *holdBatches
+	// best counts best-available holds' attempts (decision 0383).
+	best bestCounters
+	// trips keeps each show's stops once read (they never change).
+	trips tripCache
 }
 
 // Members answers whether a user has one of roles in an organisation

@@ -131,7 +131,9 @@ type ChannelView struct {
 	// forbids it (inChannel).
 	GeneralSale bool
 	// Seats are the partner's allocated seats, each by its place in
-	// layout order, with its state as the partner sees it.
+	// layout order (every leg's, on a trip with stops: an allocated seat
+	// is the partner's on every leg, decision 0355), with its state as the
+	// partner sees it.
 	Seats []ChannelSeat
 	// Areas are the places left in the partner's GA quotas, one per GA
 	// area in layout order; nil when it has none.
@@ -228,12 +230,18 @@ func (v ChannelView) Apply(a MapAvailability) MapAvailability {
 		for i := range states {
 			states[i] = 0b10_10_10_10
 		}
-		if r := a.SeatCount % 4; r != 0 && len(states) > 0 {
-			states[len(states)-1] &= byte(1<<(2*r)) - 1 // past the last seat stays 0, as addSeat packs it
+		// Past the last seat of each leg stays 0, as addSeat packs it.
+		if r := a.SeatCount % 4; r != 0 {
+			per := (a.SeatCount + 3) / 4
+			for end := per; end <= len(states); end += per {
+				states[end-1] &= byte(1<<(2*r)) - 1
+			}
 		}
 	}
 	for _, s := range v.Seats {
-		if s.Index < 0 || s.Index >= a.SeatCount || s.Index/4 >= len(states) {
+		// An index is a place of a leg (decision 0350): a seat of leg 0,
+		// or of a later leg of a trip with stops.
+		if s.Index < 0 || s.Index%Stride(a.SeatCount) >= a.SeatCount || s.Index/4 >= len(states) {
 			continue // a layout the public map does not have yet
 		}
 		shift := 2 * (s.Index % 4)

@@ -79,10 +79,11 @@ func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnI
 		if err != nil {
 			return o, fmt.Errorf("book seats of hold %s: %w", h.ID, err)
 		}
-		// An unexpired hold owns its seats (nobody may take a seat before
-		// its held_until); anything else is a bug, and nothing is written.
-		if tag.RowsAffected() != int64(len(h.Seats)) {
-			return o, fmt.Errorf("hold %s owns %d of its %d seats", h.ID, tag.RowsAffected(), len(h.Seats))
+		// An unexpired hold owns its seats, each on every leg of its
+		// journey (nobody may take a seat before its held_until); anything
+		// else is a bug, and nothing is written.
+		if want := int64(len(h.Seats) * h.Journey.Legs()); tag.RowsAffected() != want {
+			return o, fmt.Errorf("hold %s owns %d of its %d seat-legs", h.ID, tag.RowsAffected(), want)
 		}
 	}
 	// Whoever changes the order (cancel, expiry) ends the hold first, so
@@ -105,15 +106,25 @@ func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnI
 	for _, seat := range h.Seats {
 		prices = append(prices, price[seat])
 	}
+	// The tickets print their passengers (decision 0381) and journey.
+	passengers, err := readPassengers(ctx, tx, []string{o.ID})
+	if err != nil {
+		return o, err
+	}
+	if err := describeIn(ctx, tx, &o); err != nil {
+		return o, err
+	}
 	return o, appendEvent(ctx, tx, now, &eventsv1.BookingConfirmed{
 		ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, PaymentId: paymentID, UserId: o.UserID,
 		Seats: h.Seats, GaArea: h.GAArea, Quantity: int32(h.Quantity), Total: money(o.TotalMinor, o.Currency),
-		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now), SeatPricesMinor: prices,
+		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now), SeatPricesMinor: prices, Journey: o.View,
+		Passengers: passengerProtos(passengers[o.ID]),
 	})
 }
 
 // CancelConfirmed cancels one of the caller's confirmed orders before its
-// show starts: the seats or places go back on sale and the order keeps the
+// show starts: the seats (only the legs of its journey: its hold's rows,
+// decision 0350) or places go back on sale and the order keeps the
 // cancellation fee of the show's policy. The caller refunds the rest
 // in the same transaction's records; it returns the order and the fee.
 //
@@ -189,6 +200,9 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 		return o, fmt.Errorf("cancel order %s: %w", orderID, err)
 	}
 	o.Status, o.CancellationFeeMinor, o.UpdatedAt = OrderCancelled, fee, now
+	if err := describeIn(ctx, tx, &o); err != nil {
+		return o, err
+	}
 	return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -23,6 +24,12 @@ type Entry struct {
 	Seats    []string
 	GAArea   string
 	Quantity int
+	// Passengers are who travel on its seats (bus trips), for the staff
+	// of the show who scan them (decision 0381).
+	Passengers []Passenger
+	// Journey is the stretch of the trip its seats are for (0 → 1 on a
+	// show without stops, decision 0350).
+	Journey Journey
 }
 
 // LockForEntry reads order orderID of show showID in tx for a check-in at
@@ -34,11 +41,13 @@ type Entry struct {
 func LockForEntry(ctx context.Context, tx pgx.Tx, orderID string, showID int64) (Entry, error) {
 	e := Entry{OrderID: orderID, ShowID: showID}
 	err := tx.QueryRow(ctx, `
-		SELECT o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity
+		SELECT o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity,
+		       o.from_stop, o.to_stop, o.boarding_counter, o.dropping_counter
 		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
 		WHERE o.order_id = $1 AND o.show_id = $2
 		FOR SHARE OF o`, orderID, showID).
-		Scan(&e.Status, &e.UserID, &e.TotalMinor, &e.Currency, &e.Seats, &e.GAArea, &e.Quantity)
+		Scan(&e.Status, &e.UserID, &e.TotalMinor, &e.Currency, &e.Seats, &e.GAArea, &e.Quantity,
+			&e.Journey.From, &e.Journey.To, &e.Journey.Boarding, &e.Journey.Dropping)
 	found, err := pg.Found(err)
 	if err != nil {
 		return e, fmt.Errorf("read order %s for entry: %w", orderID, err)
@@ -46,6 +55,11 @@ func LockForEntry(ctx context.Context, tx pgx.Tx, orderID string, showID int64) 
 	if !found {
 		return e, notFound("order", orderID)
 	}
+	ps, err := readPassengers(ctx, tx, []string{orderID})
+	if err != nil {
+		return e, err
+	}
+	e.Passengers = ps[orderID]
 	return e, nil
 }
 
@@ -85,4 +99,16 @@ func ListEntries(ctx context.Context, q Querier, showID int64, after string, lim
 		return nil, fmt.Errorf("list orders of show %d for the gate: %w", showID, err)
 	}
 	return out, nil
+}
+
+// EntryJourney is the journey of e as people read it, from the trip's stops
+// in tx (the check-in's transaction on the show's shard): nil on a show
+// without stops. The gate asks it only when it says which stop it stands at
+// (decision 0384), so a scan elsewhere reads nothing more.
+func EntryJourney(ctx context.Context, tx pgx.Tx, e Entry) (*commonv1.Journey, error) {
+	t, err := readTrip(ctx, tx, e.ShowID)
+	if err != nil {
+		return nil, err
+	}
+	return view(t, e.Journey), nil
 }

@@ -29,28 +29,33 @@ func money(amount int64, currency string) *commonv1.Money {
 	return &commonv1.Money{AmountMinor: amount, Currency: currency}
 }
 
-func seatsHeld(h Hold) *eventsv1.SeatsHeld {
+// The events of a hold or order on a trip with stops carry its journey
+// (journey: its view, nil without stops), names and times included, so the
+// projections print it without reading the shard (decision 0350).
+
+func seatsHeld(h Hold, journey *commonv1.Journey) *eventsv1.SeatsHeld {
 	return &eventsv1.SeatsHeld{
 		ShowId: h.ShowID, HoldId: h.ID, UserId: h.UserID, Seats: h.Seats, GaArea: h.GAArea,
 		Quantity: int32(h.Quantity), Amount: money(h.AmountMinor, h.Currency),
-		ExpiresAt: timestamppb.New(h.ExpiresAt), OccurredAt: timestamppb.New(h.CreatedAt),
+		ExpiresAt: timestamppb.New(h.ExpiresAt), OccurredAt: timestamppb.New(h.CreatedAt), Journey: journey,
 	}
 }
 
-func holdEnded(h Hold, to HoldStatus, now time.Time) event {
+func holdEnded(h Hold, to HoldStatus, now time.Time, journey *commonv1.Journey) event {
 	if to == HoldExpired {
 		return &eventsv1.HoldExpired{
 			ShowId: h.ShowID, HoldId: h.ID, UserId: h.UserID, Seats: h.Seats, GaArea: h.GAArea,
 			Quantity: int32(h.Quantity), OrderId: h.OrderID, ExpiredAt: timestamppb.New(h.ExpiresAt),
-			OccurredAt: timestamppb.New(now),
+			OccurredAt: timestamppb.New(now), Journey: journey,
 		}
 	}
 	return &eventsv1.HoldReleased{
 		ShowId: h.ShowID, HoldId: h.ID, UserId: h.UserID, Seats: h.Seats, GaArea: h.GAArea,
-		Quantity: int32(h.Quantity), OrderId: h.OrderID, OccurredAt: timestamppb.New(now),
+		Quantity: int32(h.Quantity), OrderId: h.OrderID, OccurredAt: timestamppb.New(now), Journey: journey,
 	}
 }
 
+// orderEvent is o's event of moving to status; its journey is o.View.
 func orderEvent(o Order, status OrderStatus, now time.Time) event {
 	var seats []string
 	var area string
@@ -69,13 +74,14 @@ func orderEvent(o Order, status OrderStatus, now time.Time) event {
 	switch status {
 	case OrderCancelled:
 		return &eventsv1.OrderCancelled{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
-			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, CancelledBy: o.UserID, OccurredAt: at}
+			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, CancelledBy: o.UserID, OccurredAt: at,
+			Journey: o.View}
 	case OrderExpired:
 		return &eventsv1.OrderExpired{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
-			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, OccurredAt: at}
+			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, OccurredAt: at, Journey: o.View}
 	default:
 		return &eventsv1.OrderCreated{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
 			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total,
-			PayBy: timestamppb.New(o.PayBy), OccurredAt: at}
+			PayBy: timestamppb.New(o.PayBy), OccurredAt: at, Journey: o.View}
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -26,11 +28,25 @@ type HoldRequest struct {
 	// Seatghor's own (decision 0185). It decides which seats it may hold
 	// and is recorded on the hold, its order and its payments.
 	PartnerID int64
+	// Best: pick Quantity seats (decision 0383). A quantity without seats
+	// or an area on a show without general admission picks too, with
+	// the zero BestAvailable.
+	Best *BestAvailable
+	// WomenSeats are those of Seats whose passenger is declared a woman:
+	// every seat for women asked for must be among them (decision 0371).
+	WomenSeats []string
+	// Journey is the stretch of a bus trip with stops the seats are held
+	// for (decision 0350); empty: the whole trip (a show without stops has
+	// one leg).
+	Journey JourneyRequest
 }
 
 // CreateHold holds the seats (all or none, R-3.2) or GA places of the
 // request for the caller until the show's hold TTL passes.
 func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest) (Hold, error) {
+	if err := checkWomenSeats(req); err != nil {
+		return Hold{}, err
+	}
 	pool, err := s.shardOf(ctx, req.ShowID)
 	if err != nil {
 		return Hold{}, err
@@ -43,29 +59,62 @@ func (s *Service) CreateHold(ctx context.Context, userID string, req HoldRequest
 	// slow is the one-hold path, for every case the batch and pipelined
 	// paths below leave (refusals, duplicates, a GA hold no single free
 	// bucket serves), and every partner's hold.
-	slow := func(tx pgx.Tx) (Hold, error) { return holdOne(ctx, tx, userID, req, now, partnerCap) }
+	// The trip's stops name the journey in the hold's event and answer
+	// (read once per show, before the hold's transaction).
+	var trip catalog.Trip
+	if len(req.Seats) > 0 || req.Best != nil || !req.Journey.empty() {
+		if trip, err = s.trip(ctx, req.ShowID); err != nil {
+			return Hold{}, err
+		}
+	}
+	slow := func(tx pgx.Tx) (Hold, error) {
+		return holdOneCounted(ctx, tx, userID, req, now, partnerCap, trip, &s.best)
+	}
+	h, err := s.takeHold(ctx, pool, userID, req, now, trip, slow)
+	if err != nil {
+		return Hold{}, err
+	}
+	// The answer names the journey (the events name it in the write).
+	return h, s.describeHold(ctx, &h)
+}
+
+// takeHold takes the hold by the first path that may: the one-hold path
+// for a partner's or a best-available one, the batch, or the pipelined
+// statements, each falling back to slow.
+func (s *Service) takeHold(ctx context.Context, pool *pg.Pool, userID string, req HoldRequest, now time.Time, trip catalog.Trip,
+	slow func(pgx.Tx) (Hold, error)) (Hold, error) {
+	target := holdTarget(req.ShowID, req.Journey)
 	// A partner's hold counts against its per-show cap under its own lock,
 	// which only this path takes (decision 0286): the other paths serve
-	// Seatghor's own channel only.
-	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 {
-		return idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, slow)
+	// Seatghor's own channel only. Best available picks its seats there
+	// too (decision 0383).
+	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 || req.Best != nil {
+		return idempotencyDo(ctx, s, pool, target, now, slow)
 	}
 	// A hold goes with the others of its shard that arrive with it
 	// (decision 0270); what its batch leaves or does not take takes two
 	// round trips in the common case (decision 0125); every refusal is
 	// answered by slow, as before.
-	if h, held, err := s.holdInBatch(ctx, pool, userID, req, now); held || err != nil {
+	if h, held, err := s.holdInBatch(ctx, pool, userID, req, now, trip); held || err != nil {
 		return h, err
 	}
 	return idempotency.DoPipelined(ctx, pool, ErrorCodec, idempotency.Options{
-		Now: now, Wait: s.cfg.IdempotencyWait, Target: idempotency.Show(req.ShowID),
-	}, pipelinedHold(userID, req, now, slow))
+		Now: now, Wait: s.cfg.IdempotencyWait, Target: target,
+	}, pipelinedHold(userID, req, now, trip, slow))
 }
 
 // holdOne is the one-hold path: the hold's work in tx, which applies every
 // rule and explains every refusal. partnerCap is the per-show cap of the
-// hold's partner (0: none).
-func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int) (Hold, error) {
+// hold's partner (0: none); trip is the show's stops (none for a GA hold:
+// a trip with stops has no GA area).
+func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int, trip catalog.Trip) (Hold, error) {
+	return holdOneCounted(ctx, tx, userID, req, now, partnerCap, trip, nil)
+}
+
+// holdOneCounted is holdOne counting best available's attempts in stats
+// (nil: not counted).
+func holdOneCounted(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now time.Time, partnerCap int, trip catalog.Trip,
+	stats *bestCounters) (Hold, error) {
 	n := req.Quantity
 	if len(req.Seats) > 0 {
 		n = len(req.Seats)
@@ -76,15 +125,31 @@ func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now
 			return Hold{}, err
 		}
 	}
-	show, rules, err := loadShowRules(ctx, tx, req.ShowID, userID, n, now)
+	show, rules, err := loadShowRules(ctx, tx, req.ShowID, userID, n, req.Journey, now)
 	if err != nil {
 		return Hold{}, err
 	}
 	if len(req.Seats) == 0 && n <= 0 {
 		return Hold{}, fault.OnField(fault.BookingInvalid, "quantity", "a general-admission hold needs a quantity of at least 1")
 	}
+	if (rules.journey.stops > 0 || !req.Journey.empty()) && len(trip.Stops) != rules.journey.stops {
+		// The stops name the refusals and the event (a caller without the
+		// trip at hand, or one read before the show had it).
+		if trip, err = readTrip(ctx, tx, show.ID); err != nil {
+			return Hold{}, err
+		}
+	}
+	if err := rules.journey.refusal(show.ID, req.Journey, trip.StopIDs()); err != nil {
+		return Hold{}, err
+	}
 	if err := rules.refusal(show, n, account); err != nil {
 		return Hold{}, err
+	}
+	journey := rules.journey.journey(req.Journey)
+	if len(req.Seats) > 0 && rules.journey.stops > 0 {
+		if err := checkFares(ctx, tx, show.ID, req.Seats, journey, trip); err != nil {
+			return Hold{}, err
+		}
 	}
 	if !account && partnerCap > 0 {
 		if err := checkPartnerCap(ctx, tx, show, req.PartnerID, partnerCap, n, now); err != nil {
@@ -101,10 +166,16 @@ func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now
 		ExpiresAt: now.Add(show.HoldTTL),
 		CreatedAt: now,
 		PartnerID: req.PartnerID,
+		Journey:   journey,
 	}
-	if len(req.Seats) > 0 {
-		err = holdSeats(ctx, tx, &h, req.Seats, now)
-	} else {
+	switch best, pick, perr := bestWanted(ctx, tx, req); {
+	case perr != nil:
+		err = perr
+	case len(req.Seats) > 0:
+		err = holdSeats(ctx, tx, &h, req.Seats, req.WomenSeats, rules.journey.stops, now)
+	case pick:
+		err = holdBest(ctx, tx, &h, best, rules.journey.stops, now, stats)
+	default:
 		err = holdGA(ctx, tx, &h, req.GAArea, now)
 	}
 	if err != nil {
@@ -112,16 +183,18 @@ func holdOne(ctx context.Context, tx pgx.Tx, userID string, req HoldRequest, now
 	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0))`,
+		                   amount_minor, currency, expires_at, created_at, updated_at, partner_id, women_seats,
+		                   from_stop, to_stop, boarding_counter, dropping_counter)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, nullif($12, 0), $13, $14, $15, $16, $17)`,
 		h.ID, h.ShowID, h.UserID, h.Status, append([]string{}, h.Seats...), h.GAArea, h.Quantity,
-		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID); err != nil {
+		h.AmountMinor, h.Currency, h.ExpiresAt, h.CreatedAt, h.PartnerID, append([]string{}, h.WomenSeats...),
+		h.Journey.From, h.Journey.To, h.Journey.Boarding, h.Journey.Dropping); err != nil {
 		return Hold{}, fmt.Errorf("insert hold: %w", err)
 	}
 	if err := insertTakes(ctx, tx, h); err != nil {
 		return Hold{}, err
 	}
-	if err := appendEvent(ctx, tx, now, seatsHeld(h)); err != nil {
+	if err := appendEvent(ctx, tx, now, seatsHeld(h, view(trip, h.Journey))); err != nil {
 		return Hold{}, err
 	}
 	return h, nil
@@ -169,45 +242,63 @@ func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerI
 	return nil
 }
 
-// holdSeats takes every asked-for seat or none (R-3.2). One statement locks
-// the free ones in seat order (the same order in every transaction, so no
-// deadlocks) and marks them held; expiry lives in the condition, so a seat
-// whose hold ran out is free again without any sweeper (R-3.3), and so does
-// the hold's channel (inChannel).
-func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time.Time) error {
+// holdSeats takes every asked-for seat or none (R-3.2), on every leg of
+// the hold's journey (decision 0350). One statement locks the free rows in
+// (seat, leg) order (the same order in every transaction, so no deadlocks)
+// and marks them held; expiry lives in the condition, so a seat whose hold
+// ran out is free again without any sweeper (R-3.3), and so do the hold's
+// channel (inChannel) and the seats' kinds (holdableKind: women declares
+// the passengers of seats for women). A seat's price is its section's, or
+// on a trip with stops the journey's fare (seatPriceSQL; checkFares
+// refused a seat without one).
+func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats, women []string, stops int, now time.Time) error {
 	var taken []string
+	j := h.Journey
 	err := pg.InTx(ctx, tx, func(sp pgx.Tx) error {
 		rows, err := sp.Query(ctx, `
 			WITH free AS (
-				SELECT show_id, seat FROM seats s
-				WHERE show_id = $1 AND seat = ANY($2)
-				  AND (status = 'available' OR (status = 'held' AND held_until < $3))
+				SELECT show_id, seat, leg FROM seats s
+				WHERE show_id = $1 AND seat = ANY($2) AND `+legsSQL("s", "$7", "$8")+`
+				  AND `+seatFree("", "$3")+`
 				  AND `+inChannel("s", "$1", "$6")+`
-				ORDER BY seat
+				  AND `+holdableKind("s", "s.seat = ANY($10)")+`
+				ORDER BY seat, leg
 				FOR UPDATE
 			)
 			UPDATE seats s
 			SET status = 'held', hold_id = $4, held_until = $5, version = s.version + 1
 			FROM free
-			WHERE s.show_id = free.show_id AND s.seat = free.seat
-			  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
+			WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.leg = free.leg
+			  AND `+seatFree("s", "$3")+`
 			  AND `+inChannel("s", "$1", "$6")+`
-			RETURNING s.seat, s.position, s.price_minor`,
-			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID)
+			RETURNING s.seat, s.position, s.leg, CASE WHEN s.leg = $7 THEN `+seatPriceSQL("s", "$9", "$7", "$8")+` END`,
+			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID, j.From, j.To, stops, women)
 		if err != nil {
 			return fmt.Errorf("hold seats: %w", err)
 		}
 		type got struct {
 			seat  string
 			pos   int
-			price int64
+			leg   int
+			price *int64
 		}
-		held, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (got, error) {
+		rowsGot, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (got, error) {
 			var g got
-			return g, r.Scan(&g.seat, &g.pos, &g.price)
+			return g, r.Scan(&g.seat, &g.pos, &g.leg, &g.price)
 		})
 		if err != nil {
 			return fmt.Errorf("hold seats: %w", err)
+		}
+		// A seat is taken when every leg of the journey is.
+		legs := map[string]int{}
+		for _, g := range rowsGot {
+			legs[g.seat]++
+		}
+		var held []got
+		for _, g := range rowsGot {
+			if g.leg == j.From && legs[g.seat] == j.Legs() {
+				held = append(held, g)
+			}
 		}
 		if len(held) != len(seats) {
 			for _, g := range held {
@@ -217,10 +308,16 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 		}
 		slices.SortFunc(held, func(a, b got) int { return a.pos - b.pos })
 		for _, g := range held {
+			if g.price == nil { // checkFares refused it first; never written
+				return fault.New(fault.JourneyNotSold, "seat %s is not sold for this journey", g.seat)
+			}
 			h.Seats = append(h.Seats, g.seat)
+			if slices.Contains(women, g.seat) {
+				h.WomenSeats = append(h.WomenSeats, g.seat)
+			}
 			// Prices are bounded (decision 0071), so this cannot overflow;
 			// if a price ever slipped past the bound, no wrapped total is sold.
-			if h.AmountMinor, err = amount.Add(h.AmountMinor, g.price); err != nil {
+			if h.AmountMinor, err = amount.Add(h.AmountMinor, *g.price); err != nil {
 				return &fault.Error{Reason: fault.BookingInvalid, Field: "seats", Seats: seats,
 					Message: fmt.Sprintf("the total price of seats %s is out of range", joinSeats(seats))}
 			}
@@ -230,7 +327,12 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 	if err != errAllOrNothing {
 		return err
 	}
-	// The partial update is rolled back; tell which seats were the problem.
+	// The partial update is rolled back; tell which seats were the problem:
+	// their kinds first (a seat not for this hold stays so), then
+	// unknown or taken ones.
+	if err := kindProblem(ctx, tx, h.ShowID, seats, women); err != nil {
+		return err
+	}
 	err = seatsProblem(ctx, tx, h.ShowID, seats, taken)
 	e, ok := fault.As(err)
 	if !ok || e.Reason != fault.SeatsUnavailable {
@@ -255,6 +357,49 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats []string, now time
 			"its allocation of show %d closes to it; choose among the seats its seat map shows free", joinSeats(outside), h.PartnerID, h.ShowID)
 	}
 	return e
+}
+
+// checkFares refuses a hold on a trip with stops when a seat it asks for
+// has no fare for the journey, in its class or for every class (decision
+// 0352): the trip does not sell that seat between those stops. Unknown
+// seats are left to seatsProblem.
+func checkFares(ctx context.Context, tx pgx.Tx, showID int64, seats []string, j Journey, trip catalog.Trip) error {
+	rows, err := tx.Query(ctx, `
+		SELECT s.seat, s.seat_class FROM seats s
+		WHERE s.show_id = $1 AND s.seat = ANY($2) AND s.leg = $3
+		  AND `+seatPriceSQL("s", "$5::int", "$3::int", "$4::int")+` IS NULL
+		ORDER BY s.position`, showID, seats, j.From, j.To, max(len(trip.Stops), 1))
+	if err != nil {
+		return fmt.Errorf("price seats of show %d: %w", showID, err)
+	}
+	type unsold struct{ seat, class string }
+	none, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (unsold, error) {
+		var u unsold
+		return u, r.Scan(&u.seat, &u.class)
+	})
+	if err != nil {
+		return fmt.Errorf("price seats of show %d: %w", showID, err)
+	}
+	if len(none) == 0 {
+		return nil
+	}
+	var names, classes []string
+	for _, u := range none {
+		names = append(names, u.seat)
+		if u.class != "" && !slices.Contains(classes, u.class) {
+			classes = append(classes, u.class)
+		}
+	}
+	from, to := fmt.Sprint(j.From), fmt.Sprint(j.To)
+	if j.From < len(trip.Stops) && j.To < len(trip.Stops) {
+		from, to = trip.Stops[j.From].StopID, trip.Stops[j.To].StopID
+	}
+	class := ""
+	if len(classes) > 0 {
+		class = " (" + strings.Join(classes, ", ") + ")"
+	}
+	return &fault.Error{Reason: fault.JourneyNotSold, Seats: names, Message: fmt.Sprintf(
+		"show %d sells no fare from %s to %s for seats %s%s: choose a journey its fares name", showID, from, to, joinSeats(names), class)}
 }
 
 // errAllOrNothing rolls back a partial multi-seat hold.
@@ -321,7 +466,7 @@ func (s *Service) GetHold(ctx context.Context, caller Caller, holdID string) (Ho
 		return Hold{}, err
 	}
 	h.Status = h.EffectiveStatus(s.now())
-	return h, nil
+	return h, s.describeHold(ctx, &h)
 }
 
 // ReleaseHold gives the seats of one of the caller's live holds back.
@@ -331,7 +476,7 @@ func (s *Service) ReleaseHold(ctx context.Context, userID, holdID string) (Hold,
 		return Hold{}, err
 	}
 	now := s.now()
-	return idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Hold, error) {
+	h, err := idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Hold, error) {
 		h, err := getHold(ctx, tx, holdID)
 		if err != nil {
 			return Hold{}, err
@@ -356,4 +501,8 @@ func (s *Service) ReleaseHold(ctx context.Context, userID, holdID string) (Hold,
 		h.Status = HoldReleased
 		return h, nil
 	})
+	if err != nil {
+		return Hold{}, err
+	}
+	return h, s.describeHold(ctx, &h)
 }

@@ -3,12 +3,14 @@ package booking
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
@@ -100,6 +102,8 @@ type holdCall struct {
 	// out gets the hold when the batch took it, or false when the caller
 	// must answer it with the one-hold path.
 	out chan batchAnswer
+	// trip is the show's stops, which name the journey in its event.
+	trip catalog.Trip
 }
 
 type batchAnswer struct {
@@ -114,7 +118,7 @@ type batchAnswer struct {
 // the area's crowd queues on its row in the one-hold path as before). held
 // is false when the batch left it or does not take it: the caller then
 // answers it with the one-hold path.
-func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string, req HoldRequest, now time.Time) (Hold, bool, error) {
+func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string, req HoldRequest, now time.Time, trip catalog.Trip) (Hold, bool, error) {
 	buckets := 0
 	switch {
 	case len(req.Seats) > 0:
@@ -133,8 +137,8 @@ func (s *Service) holdInBatch(ctx context.Context, pool *pg.Pool, userID string,
 	}
 	c := &holdCall{
 		ctx: ctx, userID: userID, req: req, now: now, id: shard.NewID("hld", req.ShowID), buckets: buckets,
-		claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: idempotency.Show(req.ShowID)}),
-		out:   make(chan batchAnswer, 1),
+		claim: idempotency.ClaimOf(ctx, idempotency.Options{Now: now, Target: holdTarget(req.ShowID, req.Journey)}),
+		out:   make(chan batchAnswer, 1), trip: trip,
 	}
 	s.batches.of(pool).submit(c)
 	select {
@@ -292,11 +296,13 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 	var (
 		names, users, holdIDs, areas      = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		scopes, procedures, targets, keys = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		froms, tos, boardings, droppings  = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		shows                             = make([]int64, n)
 		counts                            = make([]int32, n)
 		nows                              = make([]time.Time, n)
 		seatOf                            []int32
 		seats                             []string
+		women                             []bool
 		index                             = make(map[string]int, n)
 		ga                                bool
 	)
@@ -304,8 +310,11 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 		names[i], users[i], holdIDs[i] = c.claim.LockName(), c.userID, c.id
 		scopes[i], procedures[i], targets[i], keys[i] = c.claim.Columns()
 		shows[i], counts[i], nows[i] = c.req.ShowID, int32(len(c.req.Seats)), c.now
+		j := c.req.Journey
+		froms[i], tos[i], boardings[i], droppings[i] = j.From, j.To, j.Boarding, j.Dropping
 		for _, seat := range c.req.Seats {
 			seatOf, seats = append(seatOf, int32(i+1)), append(seats, seat)
+			women = append(women, slices.Contains(c.req.WomenSeats, seat))
 		}
 		if c.buckets > 0 {
 			areas[i], counts[i], ga = c.req.GAArea, int32(c.req.Quantity), true
@@ -335,8 +344,13 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 			}
 			c := batch[i]
 			h.ShowID, h.UserID, h.Quantity, h.Status = c.req.ShowID, c.userID, int(counts[i]), HoldActive
+			h.Journey.Boarding, h.Journey.Dropping = c.req.Journey.Boarding, c.req.Journey.Dropping
+			if h.GAArea != "" {
+				h.Journey.From, h.Journey.To = 0, 1
+			}
 			h.CreatedAt = c.now
 			h.ExpiresAt = c.now.Add(time.Duration(ttlMs) * time.Millisecond)
+			h.WomenSeats = nilIfEmpty(h.WomenSeats)
 			held[i] = h
 			taken++
 		}
@@ -345,9 +359,9 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 	err := pg.InPipe(ctx, pool, func(p *pg.Pipe) error {
 		b := &pgx.Batch{}
 		b.Queue(holdBatchLockSQL, names, users, shows)
-		rules := []any{shows, holdIDs, users, counts, nows, scopes, procedures, targets, keys, areas}
+		rules := []any{shows, holdIDs, users, counts, nows, scopes, procedures, targets, keys, areas, froms, tos, boardings, droppings}
 		if len(seats) > 0 {
-			b.Queue(holdBatchSQL, append(rules, seatOf, seats, distinct(shows), distinct(seats))...)
+			b.Queue(holdBatchSQL, append(rules, seatOf, seats, distinct(shows), distinct(seats), women)...)
 		}
 		if ga {
 			b.Queue(holdBatchGASQL, rules...)
@@ -358,7 +372,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 			}
 			if len(seats) > 0 {
 				if err := collect(br, "seats", func(r pgx.Rows, h *Hold, ttlMs *int64) error {
-					return r.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, ttlMs)
+					return r.Scan(&h.ID, &h.Seats, &h.AmountMinor, &h.Currency, ttlMs, &h.WomenSeats, &h.Journey.From, &h.Journey.To)
 				}); err != nil {
 					return err
 				}
@@ -386,7 +400,7 @@ func writeBatch(ctx context.Context, pool *pg.Pool, batch []*holdCall) ([]Hold, 
 			if h.ID == "" {
 				continue
 			}
-			if err := events.Add(h.ShowID, h.CreatedAt, seatsHeld(h)); err != nil {
+			if err := events.Add(h.ShowID, h.CreatedAt, seatsHeld(h, view(batch[i].trip, h.Journey))); err != nil {
 				return err
 			}
 			claims, answer = append(claims, batch[i].claim), append(answer, h)
@@ -433,10 +447,11 @@ var holdBatchLockSQL = `
 // batch's holds that may go ahead, as showRulesCTE decides for one. Hold i
 // (from 1) is of show $1[i], id $2[i], for user $3[i], $4[i] seats or
 // places at $5[i], with key $6..$9[i] (empty: none), in GA area $10[i]
-// (empty for a seated hold); which a statement takes is holds (the SQL
-// condition on r.area). A hold is allowed when it got its locks
-// (holdBatchLockSQL), the rules allow it (holdRulesSQL) and its key has no
-// record. Every hold of a batch is public (holdInBatch).
+// (empty for a seated hold), for the journey $11[i] → $12[i] with
+// counters $13[i] and $14[i] (journeySQL); which a statement takes is
+// holds (the SQL condition on r.area). A hold is allowed when it got its
+// locks (holdBatchLockSQL), the rules allow it (holdRulesSQL) and its key
+// has no record. Every hold of a batch is public (holdInBatch).
 func holdBatchRulesCTE(holds string) string {
 	return `
 	WITH flags AS (
@@ -444,50 +459,58 @@ func holdBatchRulesCTE(holds string) string {
 	),
 	req AS (
 		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[],
-		                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
-		     WITH ORDINALITY AS r(show_id, hold_id, user_id, n, now, scope, procedure, target, key, area, i)
+		                     $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+		                     $11::text[], $12::text[], $13::text[], $14::text[])
+		     WITH ORDINALITY AS r(show_id, hold_id, user_id, n, now, scope, procedure, target, key, area,
+		                          from_id, to_id, boarding, dropping, i)
 	),
 	allowed AS MATERIALIZED (
 		SELECT r.i, r.show_id, r.hold_id, r.user_id, r.n, r.now, r.area, s.currency, s.hold_ttl_ms,
-		       r.now + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
+		       r.now + s.hold_ttl_ms * interval '1 millisecond' AS expires_at,
+		       rules.stops, rules.from_stop, rules.to_stop, rules.boarding_counter, rules.dropping_counter
 		FROM req r JOIN shows s ON s.show_id = r.show_id
-		     CROSS JOIN ` + holdRulesSQL("s", "r.now", "r.n", "r.user_id") + `, flags
+		     CROSS JOIN ` + holdRulesSQL("s", "r.now", "r.n", "r.user_id", journeyArgs{"r.from_id", "r.to_id", "r.boarding", "r.dropping"}) + `, flags
 		WHERE ` + holds + ` AND flags.locked[r.i::int] AND rules.allowed
 		  AND ` + idempotency.UnrecordedSQL("r.scope", "r.procedure", "r.target", "r.key") + `
 	),`
 }
 
 // holdBatchSQL is holdSeatsSQL for every seated hold of a batch at once
-// (holdBatchRulesCTE's $1..$10), the seats being the $12[j] whose $11[j] is
-// i. An allowed hold is taken only if every seat it asks for is free,
-// public and not locked by another transaction; then all of its seats
-// are taken and its row written, and it answers a row. Otherwise nothing
-// of it is written. Holds of one batch share no seat, account or key
+// (holdBatchRulesCTE's $1..$14), the seats being the $16[j] whose $15[j] is
+// i, $19[j] saying whether its passenger is declared a woman. An allowed
+// hold is taken only if every seat it asks for is free, public, priced, of
+// a kind it may take (holdableKind) and not locked by another transaction
+// on every leg of its journey (decision 0350); then all of those rows are
+// taken and its row written, and it answers a row. Otherwise nothing of it
+// is written. Holds of one batch share no seat, account or key
 // (holdBatcher.take), so they cannot decide for one another.
 //
 // Every row it reads is found by key, whatever plan PostgreSQL made (a
 // generic plan, made for any batch, perhaps on a new shard's empty
-// tables): $13 and $14 are the batch's distinct shows and seat names, so
+// tables): $17 and $18 are the batch's distinct shows and seat names, so
 // the read of seats has its key in its index condition even where the plan
 // puts seats on the outer side of a join, and the UPDATE finds the rows it
 // locked by their addresses.
 var holdBatchSQL = holdBatchRulesCTE(`r.area = ''`) + `
 	free AS MATERIALIZED (
-		SELECT a.i, s.ctid, s.show_id, s.seat, s.position, s.price_minor
+		SELECT a.i, s.ctid, s.show_id, s.seat, s.leg, s.position, w.woman,
+		       CASE WHEN s.leg = a.from_stop THEN ` + seatPriceSQL("s", "a.stops", "a.from_stop", "a.to_stop") + ` END AS price
 		FROM allowed a
-		JOIN unnest($11::int[], $12::text[]) AS w(i, seat) ON w.i = a.i
-		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat
-		WHERE s.show_id = ANY($13) AND s.seat = ANY($14)
-		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < a.now))
+		JOIN unnest($15::int[], $16::text[], $19::bool[]) AS w(i, seat, woman) ON w.i = a.i
+		JOIN seats s ON s.show_id = a.show_id AND s.seat = w.seat AND ` + legsSQL("s", "a.from_stop", "a.to_stop") + `
+		WHERE s.show_id = ANY($17) AND s.seat = ANY($18)
+		  AND ` + seatFree("s", "a.now") + `
 		  AND ` + inPublicChannel("s") + `
+		  AND ` + holdableKind("s", "w.woman") + `
 		FOR UPDATE OF s SKIP LOCKED
 	),
 	whole AS MATERIALIZED (
 		-- Prices are bounded (decision 0071); a total past int64 is the
 		-- one-hold path's to refuse.
 		SELECT f.i FROM free f JOIN allowed a ON a.i = f.i
-		GROUP BY f.i, a.n
-		HAVING count(*) = a.n AND sum(f.price_minor) <= 9223372036854775807
+		GROUP BY f.i, a.n, a.from_stop, a.to_stop
+		HAVING count(*) = a.n * (a.to_stop - a.from_stop) AND count(f.price) = a.n
+		   AND sum(f.price) <= 9223372036854775807
 	),
 	taken AS (
 		UPDATE seats s
@@ -496,22 +519,26 @@ var holdBatchSQL = holdBatchRulesCTE(`r.area = ''`) + `
 		-- The rows free locked, by their addresses: a TID scan, whatever
 		-- the plan's statistics (nobody else can move a locked row).
 		WHERE s.ctid = ANY (ARRAY(SELECT free.ctid FROM free JOIN whole USING (i))) AND s.ctid = f.ctid
-		RETURNING f.i, s.seat, s.position, s.price_minor
+		RETURNING f.i, s.seat, s.position, f.price, f.woman
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at)
-		SELECT a.hold_id, a.show_id, a.user_id, 'active', array_agg(t.seat ORDER BY t.position), '', a.n,
-		       sum(t.price_minor), a.currency, a.expires_at, a.now, a.now
+		                   amount_minor, currency, expires_at, created_at, updated_at, women_seats,
+		                   from_stop, to_stop, boarding_counter, dropping_counter)
+		SELECT a.hold_id, a.show_id, a.user_id, 'active', array_agg(t.seat ORDER BY t.position) FILTER (WHERE t.price IS NOT NULL),
+		       '', a.n, sum(t.price), a.currency, a.expires_at, a.now, a.now,
+		       coalesce(array_agg(t.seat ORDER BY t.position) FILTER (WHERE t.price IS NOT NULL AND t.woman), '{}'),
+		       a.from_stop, a.to_stop, a.boarding_counter, a.dropping_counter
 		FROM taken t JOIN allowed a ON a.i = t.i
-		GROUP BY a.i, a.hold_id, a.show_id, a.user_id, a.n, a.currency, a.expires_at, a.now
-		RETURNING hold_id, seats, amount_minor, currency
+		GROUP BY a.i, a.hold_id, a.show_id, a.user_id, a.n, a.currency, a.expires_at, a.now,
+		         a.from_stop, a.to_stop, a.boarding_counter, a.dropping_counter
+		RETURNING hold_id, seats, amount_minor, currency, women_seats, from_stop, to_stop
 	)
-	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms
+	SELECT hold.hold_id, hold.seats, hold.amount_minor, hold.currency, a.hold_ttl_ms, hold.women_seats, hold.from_stop, hold.to_stop
 	FROM hold JOIN allowed a ON a.hold_id = hold.hold_id`
 
 // holdBatchGASQL is holdGASQL for the GA holds of a batch at once
-// (holdBatchRulesCTE's $1..$10). An allowed hold is taken only if a bucket
+// (holdBatchRulesCTE's $1..$14). An allowed hold is taken only if a bucket
 // of its area with enough places is free: the area's first free public
 // buckets from a random start, no more than it has holds in the batch, are
 // locked without waiting (SKIP LOCKED), and paired with its holds, the

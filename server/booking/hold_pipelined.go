@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
@@ -36,62 +37,76 @@ var lockAccountSQL = `pg_advisory_xact_lock(` + accountLock("$2", "$3") + `), ` 
 // transaction: generic plans, without sequential scans.
 const holdPlanSettings = `set_config('plan_cache_mode', 'force_generic_plan', true), set_config('enable_seqscan', 'off', true)`
 
-// showRulesCTE is the show's row when the rules (holdRulesSQL) allow a
-// hold of $6 places by $5 at $3 of show $1, counted after lockAccountSQL;
-// no row otherwise. The pipelined statements serve Seatghor's own channel
-// only (inPublicChannel): a partner's hold takes the one-hold path
-// (decision 0286).
+// showRulesCTE is the show's row, with the hold's journey (journeySQL),
+// when the rules (holdRulesSQL) allow a hold of $6 places by $5 at $3 of
+// show $1 for the journey $7 → $8 with counters $9 and $10, counted after
+// lockAccountSQL; no row otherwise. The pipelined statements serve
+// Seatghor's own channel only (inPublicChannel): a partner's hold takes
+// the one-hold path (decision 0286).
 var showRulesCTE = `
 	WITH show AS (
-		SELECT s.currency, s.hold_ttl_ms, $3::timestamptz + s.hold_ttl_ms * interval '1 millisecond' AS expires_at
-		FROM shows s CROSS JOIN ` + holdRulesSQL("s", "$3", "$6", "$5") + `
+		SELECT s.currency, s.hold_ttl_ms, $3::timestamptz + s.hold_ttl_ms * interval '1 millisecond' AS expires_at,
+		       rules.stops, rules.from_stop, rules.to_stop, rules.boarding_counter, rules.dropping_counter
+		FROM shows s CROSS JOIN ` + holdRulesSQL("s", "$3", "$6", "$5", journeyArgs{"$7::text", "$8::text", "$9::text", "$10::text"}) + `
 		WHERE s.show_id = $1 AND rules.allowed
 	)`
 
 // holdSeatsSQL is a seated hold in one statement (decision 0125): it reads
 // the show's rules and the account's seats, takes every asked-for seat or
-// none (R-3.2) and writes the hold, and answers a row only when all of
-// that happened. Each step is gated on the one before, so a refusal
-// answers no row; the caller then rolls back whatever the statement did and
-// lets CreateHold's ordinary path explain it.
+// none (R-3.2) on every leg of the journey (decision 0350) and writes the
+// hold, and answers a row only when all of that happened. Each step is
+// gated on the one before, so a refusal answers no row; the caller then
+// rolls back whatever the statement did and lets CreateHold's ordinary
+// path explain it.
 //
-// The seats are locked in seat order as in holdSeats (no deadlocks), and
-// expiry (R-3.3) and the channel (inPublicChannel) live in the condition.
-// Nothing in it grows with the show's size: every row it reads is found by
-// key.
+// The seats' rows are locked in (seat, leg) order as in holdSeats (no
+// deadlocks), and expiry (R-3.3), the channel (inPublicChannel) and the
+// seats' kinds (holdableKind: $11 the seats declared for women) live in
+// the condition; a seat is priced once, on the journey's first leg
+// (seatPriceSQL), and a seat without a price for the journey leaves the
+// hold to the ordinary path (decision 0352). Nothing in it grows with the
+// show's size: every row it reads is found by key.
 var holdSeatsSQL = showRulesCTE + `,
 	free AS MATERIALIZED (
-		SELECT show_id, seat FROM seats s
-		WHERE show_id = $1 AND seat = ANY($2)
-		  AND (status = 'available' OR (status = 'held' AND held_until < $3))
+		SELECT s.show_id, s.seat, s.leg,
+		       CASE WHEN s.leg = j.from_stop THEN ` + seatPriceSQL("s", "j.stops", "j.from_stop", "j.to_stop") + ` END AS price
+		FROM seats s CROSS JOIN show j
+		WHERE s.show_id = $1 AND s.seat = ANY($2) AND ` + legsSQL("s", "j.from_stop", "j.to_stop") + `
+		  AND ` + seatFree("s", "$3") + `
 		  AND ` + inPublicChannel("s") + `
-		  AND EXISTS (SELECT FROM show)
-		ORDER BY seat
-		FOR UPDATE
+		  AND ` + holdableKind("s", "s.seat = ANY($11)") + `
+		ORDER BY s.seat, s.leg
+		FOR UPDATE OF s
 	),
 	taken AS (
 		UPDATE seats s
 		SET status = 'held', hold_id = $4, held_until = (SELECT expires_at FROM show), version = s.version + 1
 		FROM free
-		WHERE s.show_id = free.show_id AND s.seat = free.seat
-		  AND (s.status = 'available' OR (s.status = 'held' AND s.held_until < $3))
+		WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.leg = free.leg
+		  AND ` + seatFree("s", "$3") + `
 		  AND ` + inPublicChannel("s") + `
-		  AND (SELECT count(*) FROM free) = $6
-		RETURNING s.seat, s.position, s.price_minor
+		  AND (SELECT count(*) FROM free) = $6 * (SELECT to_stop - from_stop FROM show)
+		  AND (SELECT count(price) FROM free) = $6
+		RETURNING s.seat, s.position, s.leg, free.price
 	),
 	hold AS (
 		INSERT INTO holds (hold_id, show_id, user_id, status, seats, ga_area, quantity,
-		                   amount_minor, currency, expires_at, created_at, updated_at)
-		SELECT $4, $1, $5, 'active', array_agg(taken.seat ORDER BY taken.position), '', $6,
-		       sum(taken.price_minor), show.currency, show.expires_at, $3, $3
+		                   amount_minor, currency, expires_at, created_at, updated_at, women_seats,
+		                   from_stop, to_stop, boarding_counter, dropping_counter)
+		SELECT $4, $1, $5, 'active', array_agg(taken.seat ORDER BY taken.position) FILTER (WHERE taken.price IS NOT NULL), '', $6,
+		       sum(taken.price), show.currency, show.expires_at, $3, $3,
+		       coalesce(array_agg(taken.seat ORDER BY taken.position) FILTER (WHERE taken.price IS NOT NULL AND taken.seat = ANY($11)), '{}'),
+		       show.from_stop, show.to_stop, show.boarding_counter, show.dropping_counter
 		FROM taken, show
-		GROUP BY show.currency, show.expires_at
+		GROUP BY show.currency, show.expires_at, show.from_stop, show.to_stop, show.boarding_counter, show.dropping_counter
 		-- Prices are bounded (decision 0071); a total past int64 is
 		-- the ordinary path's to refuse.
-		HAVING count(*) = $6 AND sum(taken.price_minor) <= 9223372036854775807
-		RETURNING seats, amount_minor, currency
+		HAVING count(*) = $6 * (show.to_stop - show.from_stop) AND count(taken.price) = $6
+		   AND sum(taken.price) <= 9223372036854775807
+		RETURNING seats, amount_minor, currency, women_seats, from_stop, to_stop
 	)
-	SELECT hold.seats, hold.amount_minor, hold.currency, show.hold_ttl_ms FROM hold, show`
+	SELECT hold.seats, hold.amount_minor, hold.currency, show.hold_ttl_ms, hold.women_seats, hold.from_stop, hold.to_stop
+	FROM hold, show`
 
 // holdGASQL is holdGA's fast path in one statement (decision 0125): it
 // resolves the area ($2, or the show's only one), takes all $6 places from
@@ -166,7 +181,7 @@ var holdGASQL = showRulesCTE + `,
 // hold (not a partner's): the account lock (with the key's) and
 // holdSeatsSQL or holdGASQL, then the outbox row (R-8.1) with the key's
 // record and COMMIT. slow answers everything else.
-func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.Tx) (Hold, error)) idempotency.Pipelined[Hold] {
+func pipelinedHold(userID string, req HoldRequest, now time.Time, trip catalog.Trip, slow func(pgx.Tx) (Hold, error)) idempotency.Pipelined[Hold] {
 	id := shard.NewID("hld", req.ShowID)
 	ga := len(req.Seats) == 0
 	n := len(req.Seats)
@@ -177,14 +192,16 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 		Lock:     lockAccountSQL,
 		LockArgs: []any{userID, req.ShowID},
 		Work: func(b *pgx.Batch) {
+			j := req.Journey
 			if ga {
-				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n)
+				b.Queue(holdGASQL, req.ShowID, req.GAArea, now, id, userID, n, j.From, j.To, j.Boarding, j.Dropping)
 			} else {
-				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n)
+				b.Queue(holdSeatsSQL, req.ShowID, req.Seats, now, id, userID, n, j.From, j.To, j.Boarding, j.Dropping, req.WomenSeats)
 			}
 		},
 		Read: func(br pgx.BatchResults) (Hold, bool, error) {
-			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now}
+			h := Hold{ID: id, ShowID: req.ShowID, UserID: userID, Quantity: n, Status: HoldActive, CreatedAt: now,
+				Journey: Journey{From: 0, To: 1, Boarding: req.Journey.Boarding, Dropping: req.Journey.Dropping}}
 			var (
 				ttlMs  int64
 				bucket int
@@ -194,7 +211,7 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 				err = br.QueryRow().Scan(&h.GAArea, &h.AmountMinor, &h.Currency, &ttlMs, &bucket)
 				h.takes = map[int]int{bucket: n}
 			} else {
-				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs)
+				err = br.QueryRow().Scan(&h.Seats, &h.AmountMinor, &h.Currency, &ttlMs, &h.WomenSeats, &h.Journey.From, &h.Journey.To)
 			}
 			found, err := pg.Found(err)
 			if err != nil {
@@ -204,10 +221,11 @@ func pipelinedHold(userID string, req HoldRequest, now time.Time, slow func(pgx.
 				return Hold{}, false, nil
 			}
 			h.ExpiresAt = now.Add(time.Duration(ttlMs) * time.Millisecond)
+			h.WomenSeats = nilIfEmpty(h.WomenSeats)
 			return h, true, nil
 		},
 		Finish: func(b *pgx.Batch, h Hold) error {
-			return outbox.Queue(b, h.ShowID, now, seatsHeld(h))
+			return outbox.Queue(b, h.ShowID, now, seatsHeld(h, view(trip, h.Journey)))
 		},
 		Slow: slow,
 	}

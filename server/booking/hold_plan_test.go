@@ -26,12 +26,12 @@ func TestHoldPlansNeverScanATable(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close(context.Background()) })
 	// Empty and never analyzed, as on a new shard before its first hold.
-	_, err = conn.Exec(ctx, `ANALYZE holds; ANALYZE seats; ANALYZE ga_buckets`)
+	_, err = conn.Exec(ctx, `ANALYZE holds; ANALYZE seats; ANALYZE ga_buckets; ANALYZE trip_stops; ANALYZE fares`)
 	require.NoError(t, err)
 
 	one := `SELECT $1::text, ` + lockAccountSQL
 	// The parameters of holdBatchRulesCTE, which both batch statements start with.
-	const batchRules = "bigint[], text[], text[], int[], timestamptz[], text[], text[], text[], text[], text[]"
+	const batchRules = "bigint[], text[], text[], int[], timestamptz[], text[], text[], text[], text[], text[], text[], text[], text[], text[]"
 	oneArgs := []any{"", "u", int64(1)}
 	for _, tt := range []struct {
 		name, lock, sql, params, args string
@@ -42,22 +42,26 @@ func TestHoldPlansNeverScanATable(t *testing.T) {
 		// joins from the index read whole); the batch's does.
 		everyIndexByKey bool
 	}{
-		{"seats", one, holdSeatsSQL, "bigint, text[], timestamptz, text, text, int",
-			`(1, ARRAY['A1'], now(), 'hld_1_x', 'u', 1)`, oneArgs, false},
-		{"general admission", one, holdGASQL, "bigint, text, timestamptz, text, text, int",
-			`(1, 'Floor', now(), 'hld_1_x', 'u', 1)`, oneArgs, false},
+		{"seats", one, holdSeatsSQL, "bigint, text[], timestamptz, text, text, int, text, text, text, text, text[]",
+			`(1, ARRAY['A1'], now(), 'hld_1_x', 'u', 1, '', '', '', '', ARRAY['A1'])`, oneArgs, false},
+		{"seats for a journey", one, holdSeatsSQL, "bigint, text[], timestamptz, text, text, int, text, text, text, text, text[]",
+			`(1, ARRAY['A1'], now(), 'hld_1_x', 'u', 1, 'cumilla', 'chattogram', 'cantonment', '', ARRAY[]::text[])`, oneArgs, false},
+		{"general admission", one, holdGASQL, "bigint, text, timestamptz, text, text, int, text, text, text, text",
+			`(1, 'Floor', now(), 'hld_1_x', 'u', 1, '', '', '', '')`, oneArgs, false},
 		// A batch's statement (decision 0270) reads by key too, never as
 		// a hashed subplan over a table.
 		{"a batch of seats", holdBatchLockSQL, holdBatchSQL,
-			batchRules + ", int[], text[], bigint[], text[]",
+			batchRules + ", int[], text[], bigint[], text[], bool[]",
 			`(ARRAY[1, 2], ARRAY['hld_1_x', 'hld_2_y'], ARRAY['u', 'v'], ARRAY[1, 1], ARRAY[now(), now()],
 			  ARRAY['u', 'v'], ARRAY['/hold', '/hold'], ARRAY['show:1', 'show:2'], ARRAY['k', 'l'], ARRAY['', ''],
-			  ARRAY[1, 2], ARRAY['A1', 'A2'], ARRAY[1, 2], ARRAY['A1', 'A2'])`,
+			  ARRAY['', 'cumilla'], ARRAY['', 'chattogram'], ARRAY['', 'cantonment'], ARRAY['', ''],
+			  ARRAY[1, 2], ARRAY['A1', 'A2'], ARRAY[1, 2], ARRAY['A1', 'A2'], ARRAY[true, false])`,
 			[]any{[]string{"", ""}, []string{"u", "v"}, []int64{1, 1}}, true},
 		{"a batch of general admission", holdBatchLockSQL, holdBatchGASQL,
 			batchRules,
 			`(ARRAY[1, 2], ARRAY['hld_1_x', 'hld_2_y'], ARRAY['u', 'v'], ARRAY[1, 1], ARRAY[now(), now()],
-			  ARRAY['u', 'v'], ARRAY['/hold', '/hold'], ARRAY['show:1', 'show:2'], ARRAY['k', 'l'], ARRAY['Floor', 'Floor'])`,
+			  ARRAY['u', 'v'], ARRAY['/hold', '/hold'], ARRAY['show:1', 'show:2'], ARRAY['k', 'l'], ARRAY['Floor', 'Floor'],
+			  ARRAY['', ''], ARRAY['', ''], ARRAY['', ''], ARRAY['', ''])`,
 			[]any{[]string{"", ""}, []string{"u", "v"}, []int64{1, 2}}, true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 
 // holdRulesSQL is a LATERAL subquery, rules, of one row: the verdicts of
 // the rules on a hold of n places by account user at now of the show
-// whose shows row is show (each an SQL expression of the statement that
-// uses it):
+// whose shows row is show, for the journey j (each an SQL expression of
+// the statement that uses it):
 //
 //   - opened: the sale has opened (on_sale_at);
 //   - not_started: the show has not started (starts_at): sales end then;
@@ -28,7 +28,10 @@ import (
 //   - held: the places the account holds, awaits payment for or bought of
 //     the show (heldOrBought), found by key (holds_user);
 //   - within_account_cap: held and n together are within
-//     max_seats_per_account (R-3.8);
+//     max_seats_per_account (R-3.8): places, so a seat held for a journey
+//     of several legs counts once;
+//   - the journey's columns (journeySQL: its stops and counters, from_stop
+//     and to_stop) and journey_ok, the journey is one the trip has;
 //   - allowed: all of them.
 //
 // The fast paths take only the holds it allows and leave the others to the
@@ -36,17 +39,19 @@ import (
 // broke. held is right only under the account's lock (accountLock), taken
 // by an earlier statement of the transaction: READ COMMITTED takes each
 // statement's snapshot when it starts.
-func holdRulesSQL(show, now, n, user string) string {
+func holdRulesSQL(show, now, n, user string, j journeyArgs) string {
 	return `LATERAL (
-		SELECT v.*, v.opened AND v.not_started AND v.within_hold_limit AND v.within_account_cap AS allowed
+		SELECT v.*, v.opened AND v.not_started AND v.within_hold_limit AND v.within_account_cap AND v.journey_ok AS allowed
 		FROM (SELECT ` + show + `.on_sale_at <= ` + now + ` AS opened,
 		             ` + show + `.starts_at > ` + now + ` AS not_started,
 		             ` + show + `.max_seats_per_hold >= ` + n + ` AS within_hold_limit,
 		             c.held,
-		             ` + show + `.max_seats_per_account >= ` + n + ` + c.held AS within_account_cap
+		             ` + show + `.max_seats_per_account >= ` + n + ` + c.held AS within_account_cap,
+		             journey.*
 		      FROM (SELECT coalesce(sum(h.quantity), 0) AS held FROM holds h
 		            WHERE h.show_id = ` + show + `.show_id AND h.user_id = ` + user + `
-		              AND ` + heldOrBought("h", now) + `) c) v
+		              AND ` + heldOrBought("h", now) + `) c
+		      CROSS JOIN ` + journeySQL(show+".show_id", j) + `) v
 	) rules`
 }
 
@@ -71,18 +76,22 @@ func accountLock(user, show string) string {
 type holdVerdicts struct {
 	opened, notStarted, withinHoldLimit, withinAccountCap bool
 	held                                                  int
+	journey                                               journeyVerdicts
 }
 
 // loadShowRules reads showID's settings and the rules' verdicts on a hold
-// of n places by userID at now: one statement, after the account's lock.
-func loadShowRules(ctx context.Context, tx pgx.Tx, showID int64, userID string, n int, now time.Time) (showSettings, holdVerdicts, error) {
+// of n places by userID at now for journey j: one statement, after the
+// account's lock.
+func loadShowRules(ctx context.Context, tx pgx.Tx, showID int64, userID string, n int, j JourneyRequest, now time.Time) (showSettings, holdVerdicts, error) {
 	var v holdVerdicts
 	show, err := scanShow(tx.QueryRow(ctx, `
 		SELECT `+showColumns+`,
-		       rules.opened, rules.not_started, rules.within_hold_limit, rules.within_account_cap, rules.held
-		FROM shows s CROSS JOIN `+holdRulesSQL("s", "$2::timestamptz", "$3::int", "$4::text")+`
-		WHERE s.show_id = $1`, showID, now, n, userID),
-		showID, &v.opened, &v.notStarted, &v.withinHoldLimit, &v.withinAccountCap, &v.held)
+		       rules.opened, rules.not_started, rules.within_hold_limit, rules.within_account_cap, rules.held,
+		       `+journeyColumns+`
+		FROM shows s CROSS JOIN `+holdRulesSQL("s", "$2::timestamptz", "$3::int", "$4::text",
+		journeyArgs{"$5::text", "$6::text", "$7::text", "$8::text"})+`
+		WHERE s.show_id = $1`, showID, now, n, userID, j.From, j.To, j.Boarding, j.Dropping),
+		showID, append([]any{&v.opened, &v.notStarted, &v.withinHoldLimit, &v.withinAccountCap, &v.held}, v.journey.dest()...)...)
 	return show, v, err
 }
 

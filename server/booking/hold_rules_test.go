@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
@@ -31,9 +32,9 @@ var holdPaths = []struct {
 }{
 	{"one-hold", func(ctx context.Context, s *Service, pool *pg.Pool, userID string, req HoldRequest, now time.Time) (Hold, bool, error) {
 		ran := false
-		h, err := idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, func(tx pgx.Tx) (Hold, error) {
+		h, err := idempotencyDo(ctx, s, pool, holdTarget(req.ShowID, req.Journey), now, func(tx pgx.Tx) (Hold, error) {
 			ran = true
-			return holdOne(ctx, tx, userID, req, now, 0)
+			return holdOne(ctx, tx, userID, req, now, 0, catalog.Trip{})
 		})
 		return h, ran, err
 	}},
@@ -41,22 +42,22 @@ var holdPaths = []struct {
 		ran := false
 		slow := func(tx pgx.Tx) (Hold, error) {
 			ran = true
-			return holdOne(ctx, tx, userID, req, now, 0)
+			return holdOne(ctx, tx, userID, req, now, 0, catalog.Trip{})
 		}
 		h, err := idempotency.DoPipelined(ctx, pool, ErrorCodec, idempotency.Options{
-			Now: now, Wait: s.cfg.IdempotencyWait, Target: idempotency.Show(req.ShowID),
-		}, pipelinedHold(userID, req, now, slow))
+			Now: now, Wait: s.cfg.IdempotencyWait, Target: holdTarget(req.ShowID, req.Journey),
+		}, pipelinedHold(userID, req, now, catalog.Trip{}, slow))
 		return h, ran, err
 	}},
 	{"batch", func(ctx context.Context, s *Service, pool *pg.Pool, userID string, req HoldRequest, now time.Time) (Hold, bool, error) {
-		h, held, err := s.holdInBatch(ctx, pool, userID, req, now)
+		h, held, err := s.holdInBatch(ctx, pool, userID, req, now, catalog.Trip{})
 		if held || err != nil {
 			return h, false, err
 		}
 		ran := false
-		h, err = idempotencyDo(ctx, s, pool, idempotency.Show(req.ShowID), now, func(tx pgx.Tx) (Hold, error) {
+		h, err = idempotencyDo(ctx, s, pool, holdTarget(req.ShowID, req.Journey), now, func(tx pgx.Tx) (Hold, error) {
 			ran = true
-			return holdOne(ctx, tx, userID, req, now, 0)
+			return holdOne(ctx, tx, userID, req, now, 0, catalog.Trip{})
 		})
 		return h, ran, err
 	}},
@@ -99,6 +100,9 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 		WHERE show_id = 1 AND seat = 'A30'`, `
 		UPDATE seats SET status = 'held', hold_id = 'hld_1_lapsed', held_until = $1::timestamptz - interval '1 microsecond'
 		WHERE show_id = 1 AND seat = 'A29'`, `
+		-- A25, A26 and A28 are seats for women, A27 the crew's (decision 0371).
+		UPDATE seats SET kind = CASE seat WHEN 'A27' THEN 5 ELSE 3 END
+		WHERE show_id = 1 AND seat IN ('A25', 'A26', 'A27', 'A28') AND $1::timestamptz IS NOT NULL`, `
 		-- capped and capped2 hold, await payment for (its hold's expiry,
 		-- the order's pay-by, is now: it still counts) or bought 5 places;
 		-- lapsed 2 (the rest ran out, were released or expired); gacap 5.
@@ -118,9 +122,18 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 		             ('lapsed', 'c', 'confirmed', 2, interval '-1 day'),
 		             ('gacap', 'c', 'confirmed', 5, interval '-1 day')) v(u, k, status, q, expires)`,
 	}
+	seed = append(seed, tripSeed...)
+	trip := func(from, to string, seats ...string) HoldRequest {
+		return HoldRequest{ShowID: 5, Seats: seats, Journey: JourneyRequest{From: from, To: to}}
+	}
+	counters := func(r HoldRequest, boarding, dropping string) HoldRequest {
+		r.Journey.Boarding, r.Journey.Dropping = boarding, dropping
+		return r
+	}
 	seats := func(s ...string) HoldRequest { return HoldRequest{ShowID: 1, Seats: s} }
 	floor := func(n int) HoldRequest { return HoldRequest{ShowID: 1, GAArea: "Floor", Quantity: n} }
 	on := func(show int64, r HoldRequest) HoldRequest { r.ShowID = show; return r }
+	women := func(r HoldRequest, w ...string) HoldRequest { r.WomenSeats = w; return r }
 	cases := []struct {
 		name, user, key string
 		req             HoldRequest
@@ -159,8 +172,53 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 		{"seats with a key again", "u8", "k1", seats("A24"), "held", "replay"},
 		{"GA with a key", "u9", "k2", floor(1), "held", "fast"},
 		{"GA with a key again", "u9", "k2", floor(1), "held", "replay"},
+		// Seat kinds (decision 0371): a seat for women only with its
+		// passenger declared a woman, a blocked seat never.
+		{"a seat for women declared", "u10", "", women(seats("A25"), "A25"), "held", "fast"},
+		{"a seat for women undeclared", "u11", "", seats("A26"), "WOMEN_SEAT_UNDECLARED women_seats", "slow"},
+		{"a seat for women undeclared with an ordinary one", "u11", "", seats("A14", "A28"), "WOMEN_SEAT_UNDECLARED women_seats", "slow"},
+		{"a seat for women declared with an ordinary one declared too", "u11", "", women(seats("A26", "A13"), "A26", "A13"), "held", "fast"},
+		{"a blocked seat", "u12", "", seats("A27"), "SEATS_BLOCKED seats", "slow"},
+		{"a blocked seat declared", "u12", "", women(seats("A27"), "A27"), "SEATS_BLOCKED seats", "slow"},
+		{"a blocked seat and a seat for women undeclared", "u12", "", seats("A28", "A27"), "SEATS_BLOCKED seats", "slow"},
+		// Journeys (decision 0350): a seat is held per leg, priced by the
+		// journey's fare (decision 0352), the journey checked on every path.
+		{"a journey's first leg", "j1", "", trip("dhaka", "cumilla", "B1"), "held", "fast"},
+		{"the same seat for the legs after", "j2", "", trip("cumilla", "chattogram", "B1"), "held", "fast"},
+		{"the same seat over a leg it is held for", "j3", "", trip("dhaka", "chattogram", "B1"), "SEATS_UNAVAILABLE", "slow"},
+		{"the whole trip", "j3", "", trip("", "", "B2"), "held", "fast"},
+		{"from a stop to the end", "j4", "", trip("cumilla", "", "B3"), "held", "fast"},
+		{"with counters", "j4", "", counters(trip("dhaka", "chattogram", "B4"), "kalabagan", "garib-e-newaz"), "held", "fast"},
+		{"a leg before one someone holds", "j5", "", trip("dhaka", "cumilla", "B5"), "held", "fast"},
+		{"over a leg someone holds", "j5", "", trip("dhaka", "chattogram", "B5"), "SEATS_UNAVAILABLE", "slow"},
+		{"a business seat's own fare", "j6", "", trip("dhaka", "chattogram", "B11"), "held", "fast"},
+		{"a business seat at the every-class fare", "j6", "", trip("dhaka", "cumilla", "B12"), "held", "fast"},
+		{"a pair without a fare", "j7", "", trip("feni", "chattogram", "B6"), "JOURNEY_NOT_SOLD", "slow"},
+		{"an unknown stop", "j7", "", trip("sylhet", "chattogram", "B6"), "BOOKING_INVALID journey.from_stop_id", "slow"},
+		{"an unknown last stop", "j7", "", trip("dhaka", "sylhet", "B6"), "BOOKING_INVALID journey.to_stop_id", "slow"},
+		{"stops the wrong way", "j7", "", trip("cumilla", "dhaka", "B6"), "BOOKING_INVALID journey.to_stop_id", "slow"},
+		{"one stop", "j7", "", trip("feni", "feni", "B6"), "BOOKING_INVALID journey.to_stop_id", "slow"},
+		{"a counter that does not board there", "j7", "", counters(trip("dhaka", "chattogram", "B6"), "garib-e-newaz", ""),
+			"BOOKING_INVALID journey.boarding_counter_id", "slow"},
+		{"a counter of another stop", "j7", "", counters(trip("cumilla", "chattogram", "B6"), "kalabagan", ""),
+			"BOOKING_INVALID journey.boarding_counter_id", "slow"},
+		{"a counter that does not drop there", "j7", "", counters(trip("dhaka", "chattogram", "B6"), "", "kalabagan"),
+			"BOOKING_INVALID journey.dropping_counter_id", "slow"},
+		{"a journey of a show without stops", "j7", "", HoldRequest{ShowID: 1, Seats: []string{"A25"},
+			Journey: JourneyRequest{From: "dhaka", To: "cumilla"}}, "BOOKING_INVALID journey.from_stop_id", "slow"},
+		{"an unknown seat of a journey", "j7", "", trip("dhaka", "cumilla", "B99"), "BOOKING_INVALID seats", "slow"},
+		{"seats of several legs count once against the cap", "j8", "", trip("", "", "B6", "B7", "B8", "B9"), "held", "fast"},
+		{"up to the cap", "j8", "", trip("dhaka", "cumilla", "B10", "B3"), "held", "fast"},
+		{"over the cap", "j8", "", trip("dhaka", "cumilla", "B4"), "BOOKING_NOT_ALLOWED", "slow"},
+		{"a journey with a key", "j9", "k3", trip("cumilla", "chattogram", "B12"), "held", "fast"},
+		{"a journey with a key again", "j9", "k3", trip("cumilla", "chattogram", "B12"), "held", "replay"},
 	}
 
+	// The seats each held hold answers declared, in layout order.
+	declared := map[string][]string{
+		"a seat for women declared": {"A25"},
+		"a seat for women declared with an ordinary one declared too": {"A13", "A26"},
+	}
 	type answer struct {
 		By   string
 		Hold Hold
@@ -214,6 +272,7 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 			require.Equal(t, want, a.By, "%s, %s: who answers", path.name, c.name)
 			if c.want == "held" {
 				require.NoError(t, err, "%s, %s", path.name, c.name)
+				require.Equal(t, declared[c.name], h.WomenSeats, "%s, %s: the seats declared", path.name, c.name)
 			} else {
 				require.NotNil(t, a.Err, "%s, %s: held", path.name, c.name)
 				require.Equal(t, c.want, string(a.Err.Reason)+map[bool]string{true: " " + a.Err.Field}[a.Err.Field != ""],
@@ -260,33 +319,35 @@ func stateOf(t *testing.T, pool *pg.Pool, names map[string]string) holdsState {
 	var s holdsState
 	s.Holds = rows(`
 		SELECT hold_id, show_id, user_id, status, seats, ga_area, quantity, amount_minor, currency,
-		       expires_at, created_at, updated_at, coalesce(partner_id, 0)
+		       expires_at, created_at, updated_at, coalesce(partner_id, 0), women_seats,
+		       format('%s-%s %s %s', from_stop, to_stop, boarding_counter, dropping_counter)
 		FROM holds`, func(r pgx.CollectableRow) (string, error) {
 		var (
-			id, user, status, area, currency string
-			show, amount, partner            int64
-			quantity                         int
-			seats                            []string
-			expires, created, updated        time.Time
+			id, user, status, area, currency, journey string
+			show, amount, partner                     int64
+			quantity                                  int
+			seats, women                              []string
+			expires, created, updated                 time.Time
 		)
 		err := r.Scan(&id, &show, &user, &status, &seats, &area, &quantity, &amount, &currency,
-			&expires, &created, &updated, &partner)
+			&expires, &created, &updated, &partner, &women, &journey)
 		return fmt.Sprint(name(id), show, user, status, seats, area, quantity, amount, currency,
-			expires.UTC(), created.UTC(), updated.UTC(), partner), err
+			expires.UTC(), created.UTC(), updated.UTC(), partner, women, journey), err
 	})
 	s.Seats = rows(`
-		SELECT show_id, seat, status, coalesce(hold_id, ''), held_until, version FROM seats
+		SELECT show_id, seat, leg, status, coalesce(hold_id, ''), held_until, version FROM seats
 		WHERE status <> 'available' OR version <> 0`, func(r pgx.CollectableRow) (string, error) {
 		var (
 			show, version    int64
+			leg              int
 			seat, status, id string
 			until            *time.Time
 		)
-		err := r.Scan(&show, &seat, &status, &id, &until, &version)
+		err := r.Scan(&show, &seat, &leg, &status, &id, &until, &version)
 		if until != nil {
 			*until = until.UTC()
 		}
-		return fmt.Sprint(show, seat, status, name(id), until, version), err
+		return fmt.Sprint(show, seat, leg, status, name(id), until, version), err
 	})
 	s.Areas = rows(`
 		SELECT format('%s %s %s of %s', show_id, area, sum(remaining), sum(capacity)) FROM ga_buckets
@@ -304,4 +365,31 @@ func stateOf(t *testing.T, pool *pg.Pool, names map[string]string) holdsState {
 		pgx.RowTo[string])
 	s.Keys = rows(`SELECT format('%s %s %s', scope, key, procedure) FROM idempotency_keys`, pgx.RowTo[string])
 	return s
+}
+
+// tripSeed makes show 5 of a shard seeded at $1: a coach Dhaka → Cumilla →
+// Feni → Chattogram (three legs) with seats B1..B12, one row per seat and
+// leg (decision 0350), B11 and B12 business class. Fares: Dhaka →
+// Chattogram and Dhaka → Cumilla for every class, Cumilla → Chattogram,
+// and Dhaka → Chattogram for business; none from Feni. B5's middle leg is
+// someone else's.
+var tripSeed = []string{
+	`INSERT INTO shows (show_id, currency, on_sale_at, starts_at, hold_ttl_ms, payment_extension_ms,
+		                   max_seats_per_account, max_seats_per_hold, created_at)
+		VALUES (5, 'BDT', $1::timestamptz - interval '1 hour', $1::timestamptz + interval '30 days', 600000, 0, 6, 4, $1)`, `
+		INSERT INTO trip_stops (show_id, stop, stop_id, place, place_id, minutes, counters)
+		SELECT 5, stop, id, place, id, minutes, counters::jsonb FROM (VALUES
+		  (0, 'dhaka', 'Dhaka', 0, '[{"id": "kalabagan", "name": "Kalabagan", "boarding": true, "dropping": false, "minutes": 0}]'),
+		  (1, 'cumilla', 'Cumilla', 120, '[{"id": "cantonment", "name": "Cantonment", "boarding": true, "dropping": true, "minutes": 120}]'),
+		  (2, 'feni', 'Feni', 180, '[]'),
+		  (3, 'chattogram', 'Chattogram', 330, '[{"id": "garib-e-newaz", "name": "Garib-e-Newaz", "boarding": false, "dropping": true, "minutes": 330}]'))
+		  v(stop, id, place, minutes, counters) WHERE $1::timestamptz IS NOT NULL`, `
+		INSERT INTO fares (show_id, from_stop, to_stop, seat_class, price_minor)
+		SELECT 5, f, t, c, p FROM (VALUES (0, 3, '', 120000), (0, 1, '', 40000), (1, 3, '', 90000), (0, 3, 'business', 200000))
+		  v(f, t, c, p) WHERE $1::timestamptz IS NOT NULL`, `
+		INSERT INTO seats (show_id, seat, position, section, row_label, price_minor, leg, seat_class)
+		SELECT 5, 'B' || n, leg * 12 + n - 1, 'Coach', 'B', 0, leg, CASE WHEN n > 10 THEN 'business' ELSE '' END
+		FROM generate_series(1, 12) n, generate_series(0, 2) leg WHERE $1::timestamptz IS NOT NULL`, `
+		UPDATE seats SET status = 'held', hold_id = 'hld_5_other', held_until = $1::timestamptz + interval '1 hour'
+		WHERE show_id = 5 AND seat = 'B5' AND leg = 1`,
 }

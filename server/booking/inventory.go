@@ -2,6 +2,7 @@ package booking
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -15,22 +16,53 @@ import (
 // show has. It has no state; the transactions and pools are the callers'.
 type Inventory struct{}
 
-// Provision writes one row per seat of show's sections, in order, and
-// each GA area's buckets, its capacity spread over them, in tx: the shard
-// transaction that writes the show's terms.
+// Provision writes one row per place of show's layout (catalog.Show.Places:
+// its drawing, or straight rows of its sections), in layout order, with its
+// deck, kind and seat class and, from a drawing, its position (decision
+// 0370; straight rows have none: the venue map packs them to the screen), and each GA area's
+// buckets, its capacity spread over them, in tx: the shard transaction
+// that writes the show's terms. A bus trip with stops gets a row per seat
+// and leg (decision 0350), each with the seat's kind (every leg's hold
+// checks it), its stops and its fares (decision 0351); a seat's row of leg
+// l is at position l × stride + its place in layout order (stride: the
+// seats rounded up to a multiple of 4, so each leg's availability starts
+// on a byte of the seat map's).
 func (Inventory) Provision(ctx context.Context, tx pgx.Tx, s catalog.Show) error {
-	var seats [][]any
-	for _, sec := range s.Sections {
+	type seat struct {
+		id, section, row, class string
+		price                   int64
+		x, y                    *int
+		deck                    int
+		kind                    int16
+	}
+	var layout []seat
+	for _, sec := range s.Places().Sections {
 		for _, r := range sec.Rows {
-			for n := 1; n <= sec.SeatsPerRow; n++ {
-				seats = append(seats, []any{s.ID, fmt.Sprintf("%s%d", r, n), len(seats), sec.Name, r, sec.PriceMinor})
+			for _, p := range r.Seats {
+				st := seat{id: p.Seat, section: sec.Name, row: r.Label, class: sec.SeatClass, price: sec.PriceMinor, deck: sec.Deck, kind: int16(p.Kind)}
+				if s.Layout != nil {
+					st.x, st.y = &p.X, &p.Y
+				}
+				layout = append(layout, st)
 			}
 		}
 	}
+	trip := s.Trip()
+	stride := Stride(len(layout))
+	seats := make([][]any, 0, len(layout)*trip.Legs())
+	for leg := range trip.Legs() {
+		for i, st := range layout {
+			seats = append(seats, []any{s.ID, st.id, leg*stride + i, st.section, st.row, st.price, int16(leg), st.class,
+				st.x, st.y, st.deck, st.kind})
+		}
+	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"seats"},
-		[]string{"show_id", "seat", "position", "section", "row_label", "price_minor"},
+		[]string{"show_id", "seat", "position", "section", "row_label", "price_minor", "leg", "seat_class", "x", "y", "deck", "kind"},
 		pgx.CopyFromRows(seats)); err != nil {
 		return fmt.Errorf("insert seats: %w", err)
+	}
+	if err := provisionTrip(ctx, tx, s.ID, trip, s.Fares); err != nil {
+		return err
 	}
 	var buckets [][]any
 	for pos, a := range s.GAAreas {
@@ -72,4 +104,77 @@ func (Inventory) GAPlacesLeft(ctx context.Context, q catalog.Querier, showID int
 		return nil, fmt.Errorf("read GA places of show %d: %w", showID, err)
 	}
 	return left, nil
+}
+
+// Stride is how many places each leg takes in the seat map's per-leg
+// availability of a show of seats seats: the seats rounded up to a
+// multiple of 4, so that every leg starts on a byte (decision 0350).
+func Stride(seats int) int { return (seats + 3) / 4 * 4 }
+
+// provisionTrip writes a trip's stops and fares (by their stops' places in
+// route order) in tx; nothing for a show without stops.
+func provisionTrip(ctx context.Context, tx pgx.Tx, showID int64, trip catalog.Trip, fares []catalog.Fare) error {
+	if len(trip.Stops) == 0 {
+		return nil
+	}
+	stops := make([][]any, 0, len(trip.Stops))
+	for i, st := range trip.Stops {
+		counters, err := json.Marshal(st.Counters)
+		if err != nil {
+			return fmt.Errorf("encode the counters of stop %s: %w", st.StopID, err)
+		}
+		if st.Counters == nil {
+			counters = []byte("[]")
+		}
+		stops = append(stops, []any{showID, int16(i), st.StopID, st.Place, st.PlaceID, st.Minutes, string(counters)})
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"trip_stops"},
+		[]string{"show_id", "stop", "stop_id", "place", "place_id", "minutes", "counters"}, pgx.CopyFromRows(stops)); err != nil {
+		return fmt.Errorf("insert stops: %w", err)
+	}
+	rows := make([][]any, 0, len(fares))
+	for _, f := range fares {
+		from, _ := trip.StopIndex(f.From)
+		to, _ := trip.StopIndex(f.To)
+		rows = append(rows, []any{showID, int16(from), int16(to), f.SeatClass, f.PriceMinor})
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"fares"},
+		[]string{"show_id", "from_stop", "to_stop", "seat_class", "price_minor"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("insert fares: %w", err)
+	}
+	return nil
+}
+
+// Retire implements catalog.Inventory: the show's seats and GA buckets are
+// deleted in one statement that reports what they had (decision 0363). A
+// hold that took a seat before the statement reached the seat's row is
+// seen (the DELETE waits for it and returns the row it committed); one
+// that comes after finds the seat gone and takes nothing. So "nothing
+// held or sold" and "no seat left to hold" are one fact, whichever commits
+// first. The holds and allocations the show ever had are counted after
+// it, with every hold that took anything already committed. The caller
+// rolls tx back when anything was found.
+func (Inventory) Retire(ctx context.Context, tx pgx.Tx, showID int64) (catalog.Sales, error) {
+	var s catalog.Sales
+	err := tx.QueryRow(ctx, `
+		WITH seats_gone AS (DELETE FROM seats WHERE show_id = $1 RETURNING seat, status, allocation_id),
+		     buckets_gone AS (DELETE FROM ga_buckets WHERE show_id = $1
+		                      RETURNING capacity - remaining AS taken, allocated_partner_id)
+		SELECT (SELECT count(DISTINCT seat) FILTER (WHERE status = 'held') FROM seats_gone),
+		       (SELECT count(DISTINCT seat) FILTER (WHERE status = 'booked') FROM seats_gone),
+		       (SELECT coalesce(sum(taken), 0) FROM buckets_gone WHERE allocated_partner_id IS NULL),
+		       (SELECT count(DISTINCT seat) FILTER (WHERE allocation_id IS NOT NULL) FROM seats_gone)
+		         + (SELECT count(*) FILTER (WHERE allocated_partner_id IS NOT NULL) FROM buckets_gone)`, showID).
+		Scan(&s.SeatsHeld, &s.SeatsSold, &s.PlacesTaken, &s.Allocated)
+	if err != nil {
+		return catalog.Sales{}, fmt.Errorf("retire the seats of show %d: %w", showID, err)
+	}
+	var allocations int
+	if err := tx.QueryRow(ctx, `
+		SELECT (SELECT count(*) FROM holds WHERE show_id = $1), (SELECT count(*) FROM allocations WHERE show_id = $1)`,
+		showID).Scan(&s.Holds, &allocations); err != nil {
+		return catalog.Sales{}, fmt.Errorf("count the holds of show %d: %w", showID, err)
+	}
+	s.Allocated += allocations
+	return s, nil
 }

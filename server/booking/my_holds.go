@@ -56,5 +56,10 @@ func (s *Service) ListMyHolds(ctx context.Context, userID string, showID int64) 
 		}
 		return strings.Compare(a.ID, b.ID)
 	})
+	for i := range all {
+		if err := s.describeHold(ctx, &all[i]); err != nil {
+			return nil, err
+		}
+	}
 	return all, nil
 }

@@ -18,11 +18,13 @@ import (
 
 const orderColumns = `order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
 	created_at, updated_at, (SELECT expires_at FROM holds WHERE holds.hold_id = orders.hold_id),
-	coalesce(payment_id, ''), refunded_minor, cancellation_fee_minor, coalesce(partner_id, 0)`
+	coalesce(payment_id, ''), refunded_minor, cancellation_fee_minor, coalesce(partner_id, 0),
+	from_stop, to_stop, boarding_counter, dropping_counter`
 
 func orderDest(o *Order) []any {
 	return []any{&o.ID, &o.HoldID, &o.ShowID, &o.UserID, &o.Status, &o.Lines, &o.TotalMinor, &o.Currency,
-		&o.CreatedAt, &o.UpdatedAt, &o.PayBy, &o.PaymentID, &o.RefundedMinor, &o.CancellationFeeMinor, &o.PartnerID}
+		&o.CreatedAt, &o.UpdatedAt, &o.PayBy, &o.PaymentID, &o.RefundedMinor, &o.CancellationFeeMinor, &o.PartnerID,
+		&o.Journey.From, &o.Journey.To, &o.Journey.Boarding, &o.Journey.Dropping}
 }
 
 func scanOrder(row pgx.Row) (Order, error) {
@@ -35,14 +37,23 @@ func scanOrder(row pgx.Row) (Order, error) {
 // CreateOrder makes an order from one of the caller's live holds. Only the
 // owner's unexpired, unordered hold qualifies, and the check is the
 // condition of the update itself (R-3.4). An order whose total is zero is
-// confirmed at once (decision 0070).
-func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order, error) {
+// confirmed at once (decision 0070). passengers name who travels on each
+// seat (bus trips): all seats or none, required on a trip with stops
+// (decision 0380); stored with the order in its transaction.
+// Passengers, when given, must match the
+// hold's declaration: each seat for women travelled by a passenger
+// declared a woman (decision 0371).
+func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passengers ...Passenger) (Order, error) {
 	pool, err := s.shardOfID(ctx, "hold", holdID)
 	if err != nil {
 		return Order{}, err
 	}
+	cleaned, err := cleanPassengers(passengers)
+	if err != nil {
+		return Order{}, err
+	}
 	now := s.now()
-	return idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Order, error) {
+	o, err := idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Order, error) {
 		tag, err := tx.Exec(ctx, `
 			UPDATE holds SET status = 'ordered', updated_at = $3
 			WHERE hold_id = $1 AND user_id = $2 AND status = 'active' AND expires_at >= $3`,
@@ -57,6 +68,17 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 		if tag.RowsAffected() == 0 {
 			return Order{}, whyNotOrderable(h, userID, now)
 		}
+		required, err := passengersRequired(ctx, tx, h.ShowID)
+		if err != nil {
+			return Order{}, err
+		}
+		if err := checkWomenPassengers(ctx, tx, h, cleaned); err != nil {
+			return Order{}, err
+		}
+		ps, err := matchPassengers(h, cleaned, required)
+		if err != nil {
+			return Order{}, err
+		}
 		lines, err := orderLines(ctx, tx, h)
 		if err != nil {
 			return Order{}, err
@@ -64,7 +86,14 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 		o := Order{
 			ID: shard.NewID("ord", h.ShowID), HoldID: h.ID, ShowID: h.ShowID, UserID: userID,
 			Status: OrderPendingPayment, Lines: lines, TotalMinor: h.AmountMinor, Currency: h.Currency,
-			PayBy: h.ExpiresAt, CreatedAt: now, UpdatedAt: now, PartnerID: h.PartnerID,
+			PayBy: h.ExpiresAt, CreatedAt: now, UpdatedAt: now, PartnerID: h.PartnerID, Journey: h.Journey,
+		}
+		if h.GAArea == "" {
+			trip, err := readTrip(ctx, tx, h.ShowID)
+			if err != nil {
+				return Order{}, err
+			}
+			o.View = view(trip, o.Journey)
 		}
 		linesJSON, err := json.Marshal(o.Lines)
 		if err != nil {
@@ -72,11 +101,16 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO orders (order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
-			                    created_at, updated_at, partner_id)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, nullif($10, 0))`,
-			o.ID, o.HoldID, o.ShowID, o.UserID, o.Status, linesJSON, o.TotalMinor, o.Currency, now, o.PartnerID); err != nil {
+			                    created_at, updated_at, partner_id, from_stop, to_stop, boarding_counter, dropping_counter)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, nullif($10, 0), $11, $12, $13, $14)`,
+			o.ID, o.HoldID, o.ShowID, o.UserID, o.Status, linesJSON, o.TotalMinor, o.Currency, now, o.PartnerID,
+			o.Journey.From, o.Journey.To, o.Journey.Boarding, o.Journey.Dropping); err != nil {
 			return Order{}, fmt.Errorf("insert order: %w", err)
 		}
+		if err := insertPassengers(ctx, tx, o, ps); err != nil {
+			return Order{}, err
+		}
+		o.Passengers = ps
 		if err := appendEvent(ctx, tx, now, orderEvent(o, OrderPendingPayment, now)); err != nil {
 			return Order{}, err
 		}
@@ -89,8 +123,14 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string) (Order
 		// tickets are issued like any other (R-6.7). No gateway is asked and
 		// no journal is posted: no money moves, and the ledger refuses zero
 		// lines (R-7.1).
-		return ConfirmOrder(ctx, tx, o.ID, "", "", now)
+		confirmed, err := ConfirmOrder(ctx, tx, o.ID, "", "", now)
+		confirmed.Passengers = ps
+		return confirmed, err
 	})
+	if err != nil {
+		return Order{}, err
+	}
+	return o, s.describeOrder(ctx, &o)
 }
 
 func whyNotOrderable(h Hold, userID string, now time.Time) error {
@@ -106,13 +146,17 @@ func whyNotOrderable(h Hold, userID string, now time.Time) error {
 	}
 }
 
+// orderLines are the priced lines of hold h: one per seat whatever its
+// legs, at the price the hold was taken at (seatPriceSQL for its journey:
+// a show's fares and sections never change), or one for its GA places.
 func orderLines(ctx context.Context, tx pgx.Tx, h Hold) ([]Line, error) {
 	if h.GAArea != "" {
 		return []Line{{GAArea: h.GAArea, Quantity: h.Quantity, AmountMinor: h.AmountMinor}}, nil
 	}
 	rows, err := tx.Query(ctx, `
-		SELECT seat, price_minor FROM seats WHERE show_id = $1 AND seat = ANY($2) ORDER BY position`,
-		h.ShowID, h.Seats)
+		SELECT s.seat, `+seatPriceSQL("s", "(SELECT count(*) FROM trip_stops WHERE show_id = $1)", "$3::int", "$4::int")+`
+		FROM seats s WHERE s.show_id = $1 AND s.seat = ANY($2) AND s.leg = $3 ORDER BY s.position`,
+		h.ShowID, h.Seats, h.Journey.From, h.Journey.To)
 	if err != nil {
 		return nil, fmt.Errorf("price seats of hold %s: %w", h.ID, err)
 	}
@@ -149,13 +193,20 @@ func (s *Service) GetOrder(ctx context.Context, caller Caller, orderID string) (
 		if !ok {
 			return notFound("order", orderID)
 		}
+		// Whoever may read the order may read its passengers (decision
+		// 0381): the buyer, the organisation's managers, admins.
+		orders := []Order{o}
+		if err := withPassengers(ctx, tx, orders); err != nil {
+			return err
+		}
+		o = orders[0]
 		return nil
 	})
 	if err != nil {
 		return Order{}, err
 	}
 	o.Status = o.EffectiveStatus(s.now())
-	return o, nil
+	return o, s.describeOrder(ctx, &o)
 }
 
 // CancelUnpaid cancels one of the caller's unpaid orders in tx and gives
@@ -176,6 +227,9 @@ func CancelUnpaid(ctx context.Context, tx pgx.Tx, userID, orderID string, now ti
 	// The hold (buckets first) is ended before the order row is changed:
 	// the lock order every path keeps.
 	if _, err := endHold(ctx, tx, h, HoldReleased, now); err != nil {
+		return Order{}, err
+	}
+	if err := describeIn(ctx, tx, &o); err != nil {
 		return Order{}, err
 	}
 	tag, err := tx.Exec(ctx, `
@@ -220,6 +274,10 @@ func (s *Service) ListMyOrders(ctx context.Context, userID string, pageSize int,
 		if err != nil {
 			return nil, "", fmt.Errorf("list orders on %s: %w", pool.Name, err)
 		}
+		// The buyer's own orders: their passengers are theirs (decision 0381).
+		if err := withPassengers(ctx, pool, orders); err != nil {
+			return nil, "", fmt.Errorf("list orders on %s: %w", pool.Name, err)
+		}
 		all = append(all, orders...)
 	}
 	slices.SortFunc(all, func(a, b Order) int {
@@ -231,10 +289,25 @@ func (s *Service) ListMyOrders(ctx context.Context, userID string, pageSize int,
 	now := s.now()
 	for i := range all {
 		all[i].Status = all[i].EffectiveStatus(now)
+		if err := s.describeOrder(ctx, &all[i]); err != nil {
+			return nil, "", err
+		}
 	}
 	if len(all) <= pageSize {
 		return all, "", nil
 	}
 	last := all[pageSize-1]
 	return all[:pageSize], page.Encode(page.Cursor{At: last.CreatedAt, ID: last.ID}), nil
+}
+
+// describeIn fills in o's journey as buyers read it, reading its show's
+// stops in tx (the paths that end or confirm an order, whose events name
+// the journey).
+func describeIn(ctx context.Context, tx pgx.Tx, o *Order) error {
+	t, err := readTrip(ctx, tx, o.ShowID)
+	if err != nil {
+		return err
+	}
+	o.View = view(t, o.Journey)
+	return nil
 }

@@ -7,11 +7,13 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
 // endHold moves a live hold to released or expired and gives back its seats
-// and GA places. The move is one conditional update, so it happens exactly
+// (only its own legs: its rows are found by its id, decision 0350) and GA
+// places. The move is one conditional update, so it happens exactly
 // once however many sweepers, cancellations and reclaiming holds race for
 // it; ended says whether this call did it. An expiry only ends a hold that
 // has really run out.
@@ -46,7 +48,15 @@ func endHold(ctx context.Context, tx pgx.Tx, h Hold, to HoldStatus, now time.Tim
 		h.ID); err != nil {
 		return false, fmt.Errorf("give back GA places of hold %s: %w", h.ID, err)
 	}
-	if err := appendEvent(ctx, tx, now, holdEnded(h, to, now)); err != nil {
+	var journey *commonv1.Journey
+	if h.GAArea == "" {
+		trip, err := readTrip(ctx, tx, h.ShowID)
+		if err != nil {
+			return false, err
+		}
+		journey = view(trip, h.Journey)
+	}
+	if err := appendEvent(ctx, tx, now, holdEnded(h, to, now, journey)); err != nil {
 		return false, err
 	}
 	if to != HoldExpired {
@@ -64,5 +74,6 @@ func endHold(ctx context.Context, tx pgx.Tx, h Hold, to HoldStatus, now time.Tim
 	case !found:
 		return true, nil // no order waits for payment
 	}
+	o.View = journey
 	return true, appendEvent(ctx, tx, now, orderEvent(o, OrderExpired, now))
 }

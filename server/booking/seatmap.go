@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -25,8 +28,17 @@ type SeatMap struct {
 	ShowID   int64
 	Currency string
 	Sections []MapSection
-	// States has one 2-bit code per seat in layout order.
-	States  []byte
+	// States has one 2-bit code per seat in layout order, leg by leg on a
+	// trip with stops (decision 0350): the seats of leg 0, then of leg 1
+	// from place Stride(SeatCount), and so on (each leg starts on a byte);
+	// Legs says how many. A seat's row of leg l is place l × stride + its
+	// place in layout order: its position on the shard. A venue, and a
+	// trip without stops, has one leg, one code per seat. A journey's view
+	// (Journey) has one code per seat again.
+	States []byte
+	// Legs is how many legs States holds when more than one (0: one, a
+	// venue's, a trip's without stops, or a journey's view).
+	Legs    int
 	GAAreas []MapArea
 	Version int64
 	// SeatCount is the number of seats in the layout.
@@ -47,6 +59,28 @@ type SeatMap struct {
 	// Held lists the seats shown held and when each hold runs out, so the
 	// Redis map can let a lapsed hold go without rereading the show (R-3.3).
 	Held []HeldSeat
+	// Decks and Features are what the show draws besides its places
+	// (decision 0370): none for a show made before layouts.
+	Decks    []catalog.Deck
+	Features []catalog.Feature
+	// Trip is a bus trip's stops, departure and zone (no stops: one leg,
+	// priced by the sections); Fares its prices per stop pair and class
+	// (decision 0352).
+	Trip  catalog.Trip
+	Fares []MapFare
+	// From and To are the journey a view shows (Journey: stops in route
+	// order); both 0 on the whole map.
+	From, To int
+}
+
+// MapFare is a fare of a trip: the price of one seat of a class (empty:
+// every class without its own) from stop From to stop To (places in route
+// order).
+type MapFare struct {
+	From       int    `json:"from"`
+	To         int    `json:"to"`
+	SeatClass  string `json:"seat_class,omitempty"`
+	PriceMinor int64  `json:"price_minor"`
 }
 
 // HeldSeat is a seat shown held (by its place in layout order) and when
@@ -61,12 +95,26 @@ type MapSection struct {
 	Name       string
 	PriceMinor int64
 	Rows       []MapRow
+	// NameBn, Deck and SeatClass are the section's Bengali name, deck and
+	// seat class (decision 0370): the class a trip's fares name; empty: its
+	// only class.
+	NameBn    string `json:",omitempty"`
+	Deck      int    `json:",omitempty"`
+	SeatClass string `json:",omitempty"`
 }
 
 // MapRow is a row of seats.
 type MapRow struct {
 	Label string
 	Seats []string
+	// X and Y are the seats' centres in layout units, in the order of
+	// Seats; nil when a seat of the row has no position (a show made
+	// before layouts). Kinds are their kinds; nil when all are ordinary.
+	X     []int32            `json:",omitempty"`
+	Y     []int32            `json:",omitempty"`
+	Kinds []catalog.SeatKind `json:",omitempty"`
+	// unplaced: a seat of the row has no position.
+	unplaced bool
 }
 
 // MapArea is a general-admission area and the places left in it.
@@ -100,30 +148,66 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 			return err
 		}
 		m.Currency = show.Currency
+		drawing, err := readDrawing(ctx, tx, showID)
+		if err != nil {
+			return err
+		}
+		m.Decks, m.Features = drawing.Decks, drawing.Features
+		if m.Trip, err = readTrip(ctx, tx, showID); err != nil {
+			return err
+		}
+		if len(m.Trip.Stops) > 0 {
+			if m.Fares, err = readFares(ctx, tx, showID); err != nil {
+				return err
+			}
+		}
+		// Leg 0's rows first (positions 0 … n-1: the layout), then each
+		// other leg's at its place (decision 0350).
 		rows, err := tx.Query(ctx, `
-			SELECT s.seat, s.section, s.row_label, s.price_minor, `+seatStateColumns+`
+			SELECT s.seat, s.section, s.row_label, s.price_minor, s.seat_class, s.leg, s.position, s.x, s.y, s.kind,
+			       `+seatStateColumns+`
 			FROM seats s WHERE s.show_id = $2 ORDER BY s.position`, now, showID)
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
 		}
-		var seat, section, row string
+		var seat, section, row, class string
 		var price int64
+		var leg, pos int
+		var x, y *int32
+		var kind int16
 		var state byte
 		var until *time.Time
 		var version int64
-		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &state, &until, &version}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&seat, &section, &row, &price, &class, &leg, &pos, &x, &y, &kind, &state, &until, &version}, func() error {
+			if leg == 0 {
+				m.addSeat(seat, section, row, price, state)
+				m.placeSeat(x, y, catalog.SeatKind(kind))
+				m.Sections[len(m.Sections)-1].SeatClass = class
+			} else {
+				m.setPlace(pos, state)
+				m.Legs = max(m.Legs, leg+1)
+			}
 			if until != nil {
-				m.Held = append(m.Held, HeldSeat{Index: m.SeatCount, Until: until.UTC()})
+				m.Held = append(m.Held, HeldSeat{Index: pos, Until: until.UTC()})
 				if m.ValidUntil.IsZero() || until.Before(m.ValidUntil) {
 					m.ValidUntil = until.UTC()
 				}
 			}
-			m.addSeat(seat, section, row, price, state)
-			m.SeatVersions = append(m.SeatVersions, version)
+			for len(m.SeatVersions) <= pos {
+				m.SeatVersions = append(m.SeatVersions, 0)
+			}
+			m.SeatVersions[pos] = version
 			return nil
 		})
 		if err != nil {
 			return fmt.Errorf("read seats: %w", err)
+		}
+		m.finishLayout(drawing)
+		if m.Legs > 1 {
+			// Every leg's places, the padding at the end of each included.
+			places := m.Legs * Stride(m.SeatCount)
+			m.States = append(m.States, make([]byte, places/4-len(m.States))...)
+			m.SeatVersions = append(m.SeatVersions, make([]int64, places-len(m.SeatVersions))...)
 		}
 		rows, err = tx.Query(ctx, `
 			SELECT area, sum(capacity), coalesce(sum(remaining) FILTER (WHERE allocated_partner_id IS NULL), 0),
@@ -148,6 +232,15 @@ func (s *Service) SeatMap(ctx context.Context, showID int64) (SeatMap, error) {
 	return m, err
 }
 
+// setPlace sets the state of place i (a seat of a leg after the first),
+// growing States to it.
+func (m *SeatMap) setPlace(i int, state byte) {
+	for len(m.States) <= i/4 {
+		m.States = append(m.States, 0)
+	}
+	m.States[i/4] |= state << (2 * (i % 4))
+}
+
 // addSeat appends a seat in layout order, opening sections and rows as they
 // change, and packs its state four seats a byte, the first in the low bits.
 func (m *SeatMap) addSeat(seat, section, row string, price int64, state byte) {
@@ -162,10 +255,60 @@ func (m *SeatMap) addSeat(seat, section, row string, price int64, state byte) {
 	i := m.SeatCount
 	m.SeatCount++
 	r.Seats = append(r.Seats, seat)
-	if i%4 == 0 {
-		m.States = append(m.States, 0)
+	m.setPlace(i, state)
+}
+
+// placeSeat gives the seat addSeat added last its position and kind.
+func (m *SeatMap) placeSeat(x, y *int32, kind catalog.SeatKind) {
+	sec := &m.Sections[len(m.Sections)-1]
+	r := &sec.Rows[len(sec.Rows)-1]
+	switch {
+	case x == nil || y == nil:
+		r.unplaced, r.X, r.Y = true, nil, nil
+	case !r.unplaced:
+		r.X, r.Y = append(r.X, *x), append(r.Y, *y)
 	}
-	m.States[i/4] |= state << (2 * (i % 4))
+	r.Kinds = append(r.Kinds, kind)
+}
+
+// finishLayout drops the kinds of rows whose seats are all ordinary, and
+// gives each section what the show's drawing says of it.
+func (m *SeatMap) finishLayout(d catalog.Drawing) {
+	for si := range m.Sections {
+		sec := &m.Sections[si]
+		for ri := range sec.Rows {
+			r := &sec.Rows[ri]
+			if !slices.ContainsFunc(r.Kinds, func(k catalog.SeatKind) bool { return k != catalog.KindOrdinary }) {
+				r.Kinds = nil
+			}
+			// unplaced only steers placeSeat while the rows are read: X
+			// nil says the same from here on, to a map read back from
+			// Redis too.
+			r.unplaced = false
+		}
+		if i := slices.IndexFunc(d.Sections, func(s catalog.DrawingSection) bool { return s.Name == sec.Name }); i >= 0 {
+			sec.NameBn, sec.Deck, sec.SeatClass = d.Sections[i].NameBn, d.Sections[i].Deck, d.Sections[i].SeatClass
+		}
+	}
+}
+
+// readDrawing reads what the show draws besides its seats (decision 0370);
+// nothing for a show made before layouts.
+func readDrawing(ctx context.Context, tx pgx.Tx, showID int64) (catalog.Drawing, error) {
+	var (
+		d   catalog.Drawing
+		raw []byte
+	)
+	if err := tx.QueryRow(ctx, `SELECT drawing FROM shows WHERE show_id = $1`, showID).Scan(&raw); err != nil {
+		return d, fmt.Errorf("read the drawing of show %d: %w", showID, err)
+	}
+	if raw == nil {
+		return d, nil
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return d, fmt.Errorf("decode the drawing of show %d: %w", showID, err)
+	}
+	return d, nil
 }
 
 // SeatChange is the state of one seat as read now: its place in layout
@@ -311,12 +454,13 @@ func (s *Service) ShowSeatChanges(ctx context.Context, seats map[int64][]string)
 // seatStateColumns are a seat's state on the public map, when its hold runs
 // out and its row version, of the seats row s judged at $1: 2 for a seat
 // booked or ring-fenced for a partner (decision 0185: the public cannot
-// have it), 1 for one held that has not run out, else 0; the time only
+// have it) and for a crew or blocked seat (never sold, decision 0371), 1
+// for one held that has not run out, else 0; the time only
 // for a seat shown held. Every read of the map takes them from here: the
 // projector's many-show read once had its own copy without allocations and
 // showed an allocated seat free.
 const seatStateColumns = `
-	CASE WHEN s.status = 'booked' OR s.allocated_partner_id IS NOT NULL THEN 2
+	CASE WHEN s.status = 'booked' OR s.allocated_partner_id IS NOT NULL OR s.kind = ` + blockedKind + ` THEN 2
 	     WHEN s.status = 'held' AND s.held_until >= $1 THEN 1
 	     ELSE 0 END,
 	CASE WHEN s.status = 'held' AND s.held_until >= $1 AND s.allocated_partner_id IS NULL THEN s.held_until END,
@@ -336,11 +480,15 @@ type SectionSpan struct {
 	PriceMinor int64
 	First      int
 	Count      int
+	// SeatClass is the class a trip's fares name (decision 0352).
+	SeatClass string `json:",omitempty"`
 }
 
 // MapAvailability is the small part of a seat map, what a caller that
 // already has the layout needs (R-8.2), plus enough of the layout to
-// answer a section: its etag and where each section's seats start.
+// answer a section: its etag and where each section's seats start; and on
+// a trip with stops, enough to answer a journey (Journey): its legs, stop
+// ids and fares.
 type MapAvailability struct {
 	ShowID     int64
 	Currency   string
@@ -350,12 +498,28 @@ type MapAvailability struct {
 	GAAreas    []MapArea
 	LayoutETag string
 	Sections   []SectionSpan
+	// Legs is how many legs States holds when more than one
+	// (SeatMap.States); StopIDs and Fares are a trip's with stops (none
+	// for a venue).
+	Legs    int
+	StopIDs []string
+	Fares   []MapFare
+	// FromStopID and ToStopID are the journey of a view (Journey).
+	FromStopID, ToStopID string
 }
 
 // Availability returns m's small part.
 func (m SeatMap) Availability() MapAvailability {
-	return MapAvailability{ShowID: m.ShowID, Currency: m.Currency, Version: m.Version, SeatCount: m.SeatCount,
-		States: m.States, GAAreas: m.GAAreas, LayoutETag: m.LayoutETag(), Sections: m.Spans()}
+	a := MapAvailability{ShowID: m.ShowID, Currency: m.Currency, Version: m.Version, SeatCount: m.SeatCount,
+		States: m.States, GAAreas: m.GAAreas, LayoutETag: m.LayoutETag(), Sections: m.Spans(), Legs: m.Legs,
+		Fares: m.Fares}
+	if len(m.Trip.Stops) > 0 {
+		a.StopIDs = m.Trip.StopIDs()
+		if m.From != m.To {
+			a.FromStopID, a.ToStopID = a.StopIDs[m.From], a.StopIDs[m.To]
+		}
+	}
+	return a
 }
 
 // Spans places each section of m in layout order.
@@ -367,7 +531,7 @@ func (m SeatMap) Spans() []SectionSpan {
 		for _, r := range s.Rows {
 			n += len(r.Seats)
 		}
-		spans = append(spans, SectionSpan{Name: s.Name, PriceMinor: s.PriceMinor, First: first, Count: n})
+		spans = append(spans, SectionSpan{Name: s.Name, PriceMinor: s.PriceMinor, First: first, Count: n, SeatClass: s.SeatClass})
 		first += n
 	}
 	return spans
@@ -376,26 +540,72 @@ func (m SeatMap) Spans() []SectionSpan {
 // LayoutETag identifies m's layout (currency, sections, rows, seat ids,
 // prices, GA areas and capacities): it changes exactly when the layout
 // does, never with availability. GetSeatLayout sends it as its ETag, and a
-// GetSeatMap caller that names it gets availability only.
+// GetSeatMap caller that names it gets availability only. On a trip with
+// stops it names the trip's layout (its stops and fares included, the
+// sections' prices not: fares price it) and, on a journey's view, the
+// journey (journeyETag): each journey is a layout of its own prices.
 func (m SeatMap) LayoutETag() string {
 	h := sha256.New()
 	field := func(s string) { fmt.Fprintf(h, "%d:%s;", len(s), s) }
+	trip := len(m.Trip.Stops) > 0
 	field(m.Currency)
 	for _, s := range m.Sections {
-		fmt.Fprintf(h, "S%d;", s.PriceMinor)
+		if trip {
+			fmt.Fprintf(h, "C%d;", s.Deck)
+		} else {
+			fmt.Fprintf(h, "S%d,%d;", s.PriceMinor, s.Deck)
+		}
 		field(s.Name)
+		field(s.NameBn)
+		field(s.SeatClass)
 		for _, r := range s.Rows {
 			fmt.Fprintf(h, "R%d;", len(r.Seats))
 			field(r.Label)
 			for _, seat := range r.Seats {
 				field(seat)
 			}
+			fmt.Fprintf(h, "P%v%v;K%v;", r.X, r.Y, r.Kinds)
 		}
+	}
+	for _, d := range m.Decks {
+		fmt.Fprintf(h, "D%d,%d;", d.Width, d.Height)
+		field(d.Name)
+		field(d.NameBn)
+	}
+	for _, f := range m.Features {
+		fmt.Fprintf(h, "F%d,%d,%d,%d,%d,%d;", f.Kind, f.Deck, f.X, f.Y, f.Width, f.Height)
+		field(f.Label)
+		field(f.LabelBn)
 	}
 	for _, a := range m.GAAreas {
 		fmt.Fprintf(h, "G%d,%d;", a.Capacity, a.PriceMinor)
 		field(a.Name)
 	}
+	if trip {
+		fmt.Fprintf(h, "T%d;", m.Trip.StartsAt.UnixMicro())
+		field(m.Trip.TimeZone)
+		for _, st := range m.Trip.Stops {
+			fmt.Fprintf(h, "P%d;", st.Minutes)
+			field(st.StopID)
+			field(st.Place)
+			// Field by field: a stop read back from Redis has nil counters
+			// where the shard's has none.
+			for _, c := range st.Counters {
+				fmt.Fprintf(h, "c%t,%t,%d;", c.Boarding, c.Dropping, c.Minutes)
+				for _, f := range []string{c.ID, c.Name, c.NameBn, c.Address, c.AddressBn} {
+					field(f)
+				}
+			}
+		}
+		for _, f := range m.Fares {
+			fmt.Fprintf(h, "F%d,%d,%d;", f.From, f.To, f.PriceMinor)
+			field(f.SeatClass)
+		}
+	}
 	sum := h.Sum(nil)
-	return hex.EncodeToString(sum[:12])
+	base := hex.EncodeToString(sum[:12])
+	if trip && m.From != m.To {
+		return journeyETag(base, m.From, m.To)
+	}
+	return base
 }

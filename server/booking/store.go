@@ -77,13 +77,16 @@ func (s *Service) shardOfID(ctx context.Context, what, id string) (*pg.Pool, err
 }
 
 const holdColumns = `h.hold_id, h.show_id, h.user_id, h.seats, h.ga_area, h.quantity, h.amount_minor,
-	h.currency, h.status, h.expires_at, h.created_at, coalesce(o.order_id, ''), coalesce(h.partner_id, 0)`
+	h.currency, h.status, h.expires_at, h.created_at, coalesce(o.order_id, ''), coalesce(h.partner_id, 0), h.women_seats,
+	h.from_stop, h.to_stop, h.boarding_counter, h.dropping_counter`
 
 func scanHold(row pgx.Row) (Hold, error) {
 	var h Hold
 	err := row.Scan(&h.ID, &h.ShowID, &h.UserID, &h.Seats, &h.GAArea, &h.Quantity, &h.AmountMinor,
-		&h.Currency, &h.Status, &h.ExpiresAt, &h.CreatedAt, &h.OrderID, &h.PartnerID)
+		&h.Currency, &h.Status, &h.ExpiresAt, &h.CreatedAt, &h.OrderID, &h.PartnerID, &h.WomenSeats,
+		&h.Journey.From, &h.Journey.To, &h.Journey.Boarding, &h.Journey.Dropping)
 	h.ExpiresAt, h.CreatedAt = h.ExpiresAt.UTC(), h.CreatedAt.UTC()
+	h.WomenSeats = nilIfEmpty(h.WomenSeats)
 	return h, err
 }
 

@@ -53,7 +53,7 @@ var ErrNotYourSale = fault.Sentinel(fault.SaleForbidden, "only managers of the s
 // Errors lists the sentinel errors of catalog that reach the API; it
 // answers each by its reason (docs/errors.md).
 var Errors = []error{ErrNotFound, ErrNotYourSale, ErrOpeningFrozen, ErrOrganizationNotFound, ErrNotAMember,
-	ErrOrganizationExists}
+	ErrOrganizationExists, ErrLayoutTemplateNotFound, ErrLayoutTemplateExists, ErrLayoutTemplateForbidden}
 
 // Section is a block of seats named row label + number.
 type Section struct {
@@ -62,6 +62,9 @@ type Section struct {
 	Rows        []string `json:"rows"`
 	SeatsPerRow int      `json:"seats_per_row"`
 	PriceMinor  int64    `json:"price_minor"`
+	// SeatClass is the class a bus trip's fares name (LayoutSection's
+	// seat_class); empty: the trip's only class.
+	SeatClass string `json:"seat_class,omitempty"`
 }
 
 // GAArea is a general-admission area.
@@ -114,6 +117,39 @@ type Show struct {
 	// TimeZone is the IANA zone the show takes place in, whose wall clock
 	// buyers and gates read (decision 0170); display.DefaultZone when unset.
 	TimeZone string `json:"time_zone"`
+	// Layout is the drawing of the show's places (decision 0370), when the
+	// request gave one or a template: then Sections only summarise it. nil:
+	// straight rows of Sections (Places). Not in the show's JSON: the
+	// catalog keeps it apart (shows.places) and the shard seat by seat.
+	Layout *Layout `json:"-"`
+	// LayoutTemplateID is the template the places were made from.
+	LayoutTemplateID string `json:"layout_template_id,omitempty"`
+	// SectionPrices are, with LayoutTemplateID, this show's prices of the
+	// template's sections (the template's own are defaults).
+	SectionPrices []SectionPrice `json:"-"`
+	// Stops are a bus trip's stops in route order (issue 24): its seats
+	// are then sold per leg and priced by Fares. Empty: one leg, priced by
+	// the sections.
+	Stops []TripStop `json:"stops,omitempty"`
+	Fares []Fare     `json:"fares,omitempty"`
+	// RouteID is the route a bus trip runs on when a timetable made it
+	// (server/network); empty otherwise.
+	RouteID string `json:"route_id,omitempty"`
+}
+
+// SectionPrice is a show's price of a seat of a template's section.
+type SectionPrice struct {
+	Section    string
+	PriceMinor int64
+}
+
+// Places is the drawing of s's places: its Layout, or straight rows of its
+// Sections.
+func (s Show) Places() *Layout {
+	if s.Layout != nil {
+		return s.Layout
+	}
+	return StraightRows(s.Sections)
 }
 
 // Proto is the show as the API and events carry it.
@@ -129,6 +165,10 @@ func (s Show) Proto() *catalogv1.Show {
 		OrganizationId: s.OrganizationID, OriginPlaceId: s.OriginPlaceID, DestinationPlaceId: s.DestinationPlaceID,
 		TimeZone: s.TimeZone, StartsAtLocal: display.LocalTime(s.StartsAt, display.ZoneOrDefault(s.TimeZone)),
 		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
+		LayoutTemplateId: s.LayoutTemplateID, RouteId: s.RouteID,
+	}
+	if len(s.Stops) > 0 {
+		p.Stops, p.Fares = s.Trip().StopsProto(), FaresProto(s.Fares)
 	}
 	for _, sec := range s.Sections {
 		p.Sections = append(p.Sections, &catalogv1.Section{Name: sec.Name, NameBn: sec.NameBn, Rows: sec.Rows,
@@ -165,6 +205,11 @@ type Inventory interface {
 	// GAPlacesLeft counts the places of each GA area of a show left for
 	// general sale (outside partners' allocations) on q, its shard.
 	GAPlacesLeft(ctx context.Context, q Querier, showID int64) (map[string]int, error)
+	// Retire deletes a show's seats and GA buckets in tx, its shard's
+	// transaction, and says what of them was held, sold or allocated and
+	// how many holds the show ever had: WithdrawUnsold commits only when
+	// that is nothing, and rolls back otherwise.
+	Retire(ctx context.Context, tx pgx.Tx, showID int64) (Sales, error)
 }
 
 // Policy bounds what an organisation may set on its own shows; admins may
@@ -201,7 +246,8 @@ func NewService(router *shard.Router, clk clock.Clock, inventory Inventory, opts
 
 // errorCodec records a refused show definition with the idempotency key
 // (decision 0318); "" reads catalog's InvalidError recorded before.
-var errorCodec = idempotency.Faults("catalog", []fault.Reason{fault.ShowInvalid},
+var errorCodec = idempotency.Faults("catalog", []fault.Reason{fault.ShowInvalid, fault.LayoutTemplateInvalid,
+	fault.LayoutTemplateNotFound},
 	map[string]fault.Reason{"": fault.ShowInvalid})
 
 // NewShow is what CreateShow needs beyond the show itself.
@@ -213,6 +259,11 @@ type NewShow struct {
 	// organisation (or none), set the commission and the shard, and add the
 	// show to any sale. Anyone else must manage Show.OrganizationID.
 	Admin bool
+	// InTx, when set, runs in the catalog transaction that publishes the
+	// show, after its row is written and before its seats are: what it
+	// writes commits with the show, and its error undoes the show (the
+	// timetable job claims the trip's key there, decision 0361).
+	InTx func(ctx context.Context, tx pgx.Tx, show Show) error
 }
 
 // authorize checks what a caller who is not an admin may ask for
@@ -279,6 +330,9 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 	if err := s.joinSale(ctx, &show, createdBy, in.Admin); err != nil {
 		return Show{}, err
 	}
+	if err := s.layOut(ctx, &show); err != nil {
+		return Show{}, err
+	}
 	if err := complete(&show, createdBy, now); err != nil {
 		return Show{}, err
 	}
@@ -304,6 +358,11 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 			if err := insertWaitingRoom(ctx, tx, show); err != nil {
 				return Show{}, err
 			}
+			if in.InTx != nil {
+				if err := in.InTx(ctx, tx, show); err != nil {
+					return Show{}, err
+				}
+			}
 			pool, _ := s.router.Shard(i)
 			if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error { return provision(ctx, stx, s.inventory, show) }); err != nil {
 				return Show{}, fmt.Errorf("write show %d into %s: %w", show.ID, pool.Name, err)
@@ -323,6 +382,9 @@ func complete(s *Show, createdBy string, now time.Time) error {
 	s.CreatedBy, s.CreatedAt = createdBy, now
 	s.Origin, s.OriginPlaceID = canonicalPlace(s.Origin)
 	s.Destination, s.DestinationPlaceID = canonicalPlace(s.Destination)
+	if err := completeTrip(s); err != nil {
+		return err
+	}
 	if s.Operator == "" {
 		s.Operator = createdBy
 	}
@@ -371,8 +433,16 @@ func complete(s *Show, createdBy string, now time.Time) error {
 		}
 		s.SeatCount += len(sec.Rows) * sec.SeatsPerRow
 	}
+	if s.Layout != nil {
+		s.SeatCount = s.Layout.SeatCount()
+	}
 	if s.SeatCount > MaxSeats {
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "sections", Message: fmt.Sprintf("%d seats; at most %d per show", s.SeatCount, MaxSeats)}
+	}
+	// A seat is a row per leg on the shard (decision 0350).
+	if legs := s.Trip().Legs(); s.SeatCount*legs > MaxSeats {
+		return &fault.Error{Reason: fault.ShowInvalid, Field: "stops", Message: fmt.Sprintf(
+			"%d seats sold in %d legs are %d seat-legs; at most %d per show", s.SeatCount, legs, s.SeatCount*legs, MaxSeats)}
 	}
 	areas := map[string]bool{}
 	for i, a := range s.GAAreas {
@@ -429,6 +499,14 @@ func checkBounds(s *Show) error {
 	return nil
 }
 
+// jsonList is vs as a JSON array for a jsonb column: [] when empty.
+func jsonList[T any](vs []T) []T {
+	if vs == nil {
+		return []T{}
+	}
+	return vs
+}
+
 func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 	layout, err := json.Marshal(struct {
 		Sections []Section `json:"sections"`
@@ -437,19 +515,25 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 	if err != nil {
 		return fmt.Errorf("encode layout: %w", err)
 	}
+	var places []byte // NULL: straight rows of the sections
+	if s.Layout != nil {
+		if places, err = json.Marshal(s.Layout); err != nil {
+			return fmt.Errorf("encode places: %w", err)
+		}
+	}
 	_, err = tx.Exec(ctx, `
 		INSERT INTO shows (show_id, shard, kind, title, operator, origin, destination, venue, starts_at,
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
 		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id,
-		                   time_zone)
+		                   time_zone, places, layout_template_id, stops, fares, route_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25)`,
+		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, nullif($27, ''), $28, $29, nullif($30, ''))`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
 		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID,
-		s.TimeZone)
+		s.TimeZone, places, s.LayoutTemplateID, jsonList(s.Stops), jsonList(s.Fares), s.RouteID)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
@@ -462,14 +546,18 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 // provision writes the show's terms (its booking rules), and through the
 // inventory its seats and GA buckets, into its shard.
 func provision(ctx context.Context, tx pgx.Tx, inventory Inventory, s Show) error {
+	drawing, err := json.Marshal(s.Places().Drawing())
+	if err != nil {
+		return fmt.Errorf("encode drawing: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO shows (show_id, organization_id, currency, on_sale_at, starts_at, hold_ttl_ms,
 		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at,
-		                   commission_bps, cancellation_fee_bps, time_zone)
-		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		                   commission_bps, cancellation_fee_bps, time_zone, drawing)
+		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 		s.ID, s.OrganizationID, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
 		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt,
-		*s.CommissionBps, *s.CancellationFeeBps, s.TimeZone); err != nil {
+		*s.CommissionBps, *s.CancellationFeeBps, s.TimeZone, drawing); err != nil {
 		return fmt.Errorf("insert show rules: %w", err)
 	}
 	return inventory.Provision(ctx, tx, s)

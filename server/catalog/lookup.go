@@ -103,3 +103,20 @@ func FirstMissing(ctx context.Context, q Querier, orgs []string, shows []int64) 
 	}
 	return org, show, nil
 }
+
+// ManagedOrganizations returns the ids of the organisations user manages,
+// in order, from the catalog (q): what a manager's lists of routes and
+// timetables show (server/network).
+func ManagedOrganizations(ctx context.Context, q Querier, user string) ([]string, error) {
+	rows, err := q.Query(ctx, `
+		SELECT organization_id FROM memberships WHERE user_id = $1 AND role = $2 ORDER BY organization_id`,
+		user, string(RoleManager))
+	if err != nil {
+		return nil, fmt.Errorf("organisations %s manages: %w", user, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("organisations %s manages: %w", user, err)
+	}
+	return out, nil
+}

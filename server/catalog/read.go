@@ -18,7 +18,8 @@ import (
 const showColumns = `show_id, shard, kind, title, operator, origin, destination, venue, starts_at, on_sale_at,
 	currency, layout, hold_ttl_ms, payment_extension_ms, max_seats_per_account, max_seats_per_hold,
 	seat_count, created_by, created_at, commission_bps, cancellation_fee_bps, coalesce(organization_id, ''),
-	coalesce(origin_place_id, ''), coalesce(destination_place_id, ''), time_zone`
+	coalesce(origin_place_id, ''), coalesce(destination_place_id, ''), time_zone, stops, fares, coalesce(route_id, ''),
+	coalesce(layout_template_id, '')`
 
 func scanShow(row pgx.Row) (Show, error) {
 	var (
@@ -30,9 +31,16 @@ func scanShow(row pgx.Row) (Show, error) {
 	err := row.Scan(&s.ID, &s.Shard, &kind, &s.Title, &s.Operator, &s.Origin, &s.Destination, &s.Venue,
 		&s.StartsAt, &s.OnSaleAt, &s.Currency, &layout, &ttlMs, &extendMs, &s.MaxSeatsPerAccount,
 		&s.MaxSeatsPerHold, &s.SeatCount, &s.CreatedBy, &s.CreatedAt, &s.CommissionBps, &s.CancellationFeeBps,
-		&s.OrganizationID, &s.OriginPlaceID, &s.DestinationPlaceID, &s.TimeZone)
+		&s.OrganizationID, &s.OriginPlaceID, &s.DestinationPlaceID, &s.TimeZone, &s.Stops, &s.Fares, &s.RouteID,
+		&s.LayoutTemplateID)
 	if err != nil {
 		return s, err
+	}
+	if len(s.Stops) == 0 {
+		s.Stops = nil // '[]': none, as CreateShow answered
+	}
+	if len(s.Fares) == 0 {
+		s.Fares = nil
 	}
 	s.Kind = catalogv1.ShowKind(kind)
 	s.HoldTTL, s.PaymentExtension = time.Duration(ttlMs)*time.Millisecond, time.Duration(extendMs)*time.Millisecond

@@ -10,11 +10,19 @@ const (
 	// BookingInvalid: A hold or order names what the show has not (unknown seats, a GA area it lacks),
 	// or breaks its per-hold limit.
 	BookingInvalid Reason = "BOOKING_INVALID"
+	// WomenSeatUndeclared: A hold asks for a seat for women (catalog.v1.SeatKind SEAT_KIND_WOMEN)
+	// without naming it in `women_seats` (its passenger declared a woman), or an order's passenger of
+	// such a seat is not declared a woman (`passengers`); the `seats` of the error are those seats
+	// (decision 0371).
+	WomenSeatUndeclared Reason = "WOMEN_SEAT_UNDECLARED"
 	// PaymentInvalid: A payment or refund request is wrong (a refund over what was captured).
 	PaymentInvalid Reason = "PAYMENT_INVALID"
 	// ShowInvalid: The catalog refuses a show definition (duplicate rows, no inventory, a bus trip
 	// without a route, no such shard, a `time_zone` that is not an IANA zone).
 	ShowInvalid Reason = "SHOW_INVALID"
+	// LayoutTemplateInvalid: A layout template is refused (`CreateLayoutTemplate`): a seat id or row
+	// label twice, a deck out of range, a place outside its deck, no seats; the field names the place.
+	LayoutTemplateInvalid Reason = "LAYOUT_TEMPLATE_INVALID"
 	// ShowFieldForbidden: A manager set what only admins set on a show (`commission_bps`, `shard`;
 	// decision 0076).
 	ShowFieldForbidden Reason = "SHOW_FIELD_FORBIDDEN"
@@ -57,6 +65,8 @@ const (
 	ShowNotFound Reason = "SHOW_NOT_FOUND"
 	// OrganizationNotFound: No organisation has that id (decision 0075).
 	OrganizationNotFound Reason = "ORGANIZATION_NOT_FOUND"
+	// LayoutTemplateNotFound: No layout template of the organisation (nor a shipped one) has that id.
+	LayoutTemplateNotFound Reason = "LAYOUT_TEMPLATE_NOT_FOUND"
 	// MemberNotFound: The user is not a member of that organisation.
 	MemberNotFound Reason = "MEMBER_NOT_FOUND"
 	// BookingNotFound: No such show, hold or order, or not the caller's.
@@ -82,6 +92,9 @@ const (
 	// expired or is already ordered, the account's seat cap reached, a partner's per-show cap reached
 	// (decision 0286), the show started before a cancellation.
 	BookingNotAllowed Reason = "BOOKING_NOT_ALLOWED"
+	// SeatsBlocked: A hold asks for crew or blocked seats (catalog.v1.SeatKind SEAT_KIND_BLOCKED):
+	// drawn on the map, never sold; the `seats` of the error are those seats (decision 0371).
+	SeatsBlocked Reason = "SEATS_BLOCKED"
 	// SeatsNotAllocatable: `AllocateSeats` asked for seats someone holds, bought or another allocation
 	// has (or more GA places than general sale has left); the `SeatsUnavailable` detail says which
 	// (decision 0185).
@@ -91,6 +104,12 @@ const (
 	// allocation of the show closes general sale to it, general sale; the `SeatsUnavailable` detail
 	// says which. Not a lost race: the caller's own seat map shows them taken.
 	SeatsNotInChannel Reason = "SEATS_NOT_IN_CHANNEL"
+	// JourneyNotSold: A hold (or a seat map) of a bus trip asks for a journey the trip sells no seat
+	// of: no fare for that stop pair and the asked-for seats' class (issue 24, decision 0352).
+	JourneyNotSold Reason = "JOURNEY_NOT_SOLD"
+	// TicketBoardsElsewhere: A check-in at a stop of a bus trip (`stop_id`) of a ticket whose journey
+	// boards at another stop; the message names where it boards (issue 24, decision 0384).
+	TicketBoardsElsewhere Reason = "TICKET_BOARDS_ELSEWHERE"
 	// AllocationForbidden: Allocating, releasing or listing the allocations of a show by someone who
 	// is neither its operator (a manager of its organisation) nor an admin (a partner lists only its
 	// own).
@@ -144,8 +163,32 @@ const (
 	TicketIDInvalid Reason = "TICKET_ID_INVALID"
 	// OrganizationExists: An organisation with that id exists under another name.
 	OrganizationExists Reason = "ORGANIZATION_EXISTS"
+	// LayoutTemplateExists: The organisation has a layout template with that id, or the id is a
+	// shipped template's.
+	LayoutTemplateExists Reason = "LAYOUT_TEMPLATE_EXISTS"
+	// LayoutTemplateForbidden: Storing or reading an organisation's layout templates by someone who
+	// does not manage it.
+	LayoutTemplateForbidden Reason = "LAYOUT_TEMPLATE_FORBIDDEN"
 	// SaleForbidden: The caller may not see, change or add shows to this sale.
 	SaleForbidden Reason = "SALE_FORBIDDEN"
+	// NetworkInvalid: A route or timetable definition is wrong (NetworkService): a stop or counter out
+	// of order or named twice, a fare naming a stop the route lacks or a pair out of order, a
+	// departure time that is not HH:MM, a date that is not YYYY-MM-DD, a time zone that is not an IANA
+	// zone.
+	NetworkInvalid Reason = "NETWORK_INVALID"
+	// NetworkForbidden: The caller does not manage the organisation of the route or timetable (nor is
+	// an admin).
+	NetworkForbidden Reason = "NETWORK_FORBIDDEN"
+	// RouteNotFound: No route has that id.
+	RouteNotFound Reason = "ROUTE_NOT_FOUND"
+	// TimetableNotFound: No timetable has that id.
+	TimetableNotFound Reason = "TIMETABLE_NOT_FOUND"
+	// NetworkExists: A route or timetable with that id exists already (another organisation's, or this
+	// one's with another definition).
+	NetworkExists Reason = "NETWORK_EXISTS"
+	// NetworkVersionConflict: `expected_version` is not the route's or timetable's version: someone
+	// changed it since it was read. Nothing was written.
+	NetworkVersionConflict Reason = "NETWORK_VERSION_CONFLICT"
 	// QueueTokenRequired: The show's waiting room is active and no `Queue-Token` was sent.
 	QueueTokenRequired Reason = "QUEUE_TOKEN_REQUIRED"
 	// QueueTokenInvalid: The queue token is malformed or forged.
@@ -200,14 +243,19 @@ const (
 	DeadlineExceeded Reason = "DEADLINE_EXCEEDED"
 	// Internal: Our fault (logged).
 	Internal Reason = "INTERNAL"
+	// SeatsNotTogether: Best available (CreateHoldRequest.best_available with allow_separate false):
+	// no block of the asked-for number of adjacent seats is free, though separate seats may be.
+	SeatsNotTogether Reason = "SEATS_NOT_TOGETHER"
 )
 
 // Reasons lists every Reason once, in the order of docs/errors.md.
 var Reasons = []Reason{
 	InvalidArgument,
 	BookingInvalid,
+	WomenSeatUndeclared,
 	PaymentInvalid,
 	ShowInvalid,
+	LayoutTemplateInvalid,
 	ShowFieldForbidden,
 	LedgerQueryInvalid,
 	WebhookInvalid,
@@ -226,6 +274,7 @@ var Reasons = []Reason{
 	WebhookUnroutable,
 	ShowNotFound,
 	OrganizationNotFound,
+	LayoutTemplateNotFound,
 	MemberNotFound,
 	BookingNotFound,
 	PaymentNotFound,
@@ -237,8 +286,11 @@ var Reasons = []Reason{
 	SeatsUnavailable,
 	IdempotencyKeyInProgress,
 	BookingNotAllowed,
+	SeatsBlocked,
 	SeatsNotAllocatable,
 	SeatsNotInChannel,
+	JourneyNotSold,
+	TicketBoardsElsewhere,
 	AllocationForbidden,
 	OrderCheckedIn,
 	OrderNotConfirmable,
@@ -258,7 +310,15 @@ var Reasons = []Reason{
 	PartnerAccessForbidden,
 	TicketIDInvalid,
 	OrganizationExists,
+	LayoutTemplateExists,
+	LayoutTemplateForbidden,
 	SaleForbidden,
+	NetworkInvalid,
+	NetworkForbidden,
+	RouteNotFound,
+	TimetableNotFound,
+	NetworkExists,
+	NetworkVersionConflict,
 	QueueTokenRequired,
 	QueueTokenInvalid,
 	QueueTokenExpired,
@@ -281,4 +341,5 @@ var Reasons = []Reason{
 	Canceled,
 	DeadlineExceeded,
 	Internal,
+	SeatsNotTogether,
 }

@@ -65,6 +65,11 @@ type keyCtx struct{}
 // WithKey returns ctx carrying k.
 func WithKey(ctx context.Context, k Key) context.Context { return context.WithValue(ctx, keyCtx{}, k) }
 
+// WithoutKey returns ctx without a key: for the writes a request makes on
+// behalf of something else than its caller's one request (the trips a
+// timetable run makes, each its own write), which its key must not answer.
+func WithoutKey(ctx context.Context) context.Context { return context.WithValue(ctx, keyCtx{}, nil) }
+
 // FromContext returns the request's key, if it has one.
 func FromContext(ctx context.Context) (Key, bool) {
 	k, ok := ctx.Value(keyCtx{}).(Key)

@@ -117,7 +117,7 @@ func (s *Service) storeEvent(ctx context.Context, ev gateway.Event, raw []byte, 
 		INSERT INTO payment_events (event_id, provider, event_type, reference, raw, event, occurred_at, received_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 		ON CONFLICT (event_id) DO NOTHING`,
-		ev.ID, s.cfg.Provider, string(ev.Type), ref, raw, parsed, ev.CreatedAt, now)
+		storedEventID(ev.ID), s.cfg.Provider, string(ev.Type), ref, raw, parsed, ev.CreatedAt, now)
 	if err != nil {
 		return "", fmt.Errorf("store event %s: %w", ev.ID, err)
 	}

@@ -245,6 +245,13 @@ func IsUniqueViolation(err error, constraint string) bool {
 		(constraint == "" || pgErr.ConstraintName == constraint)
 }
 
+// IsForeignKeyViolation tells whether err is a foreign key violation: a
+// row another table's row still points at, or a reference to no row.
+func IsForeignKeyViolation(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23503"
+}
+
 // IsCheckViolation tells whether err is a CHECK constraint violation.
 func IsCheckViolation(err error) bool {
 	var pgErr *pgconn.PgError

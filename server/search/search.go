@@ -38,6 +38,97 @@ type Trip struct {
 	SeatsAvailable int
 	// Capacity counts every seat and GA place.
 	Capacity int
+	// Stops are a bus trip's stops in route order, with their counters;
+	// none for a trip sold whole, from origin to destination. An index
+	// lists such a trip once per stop pair it sells (a fare), so a search
+	// from any of its stops to a later one finds it (issue 24).
+	Stops []Stop `json:",omitempty"`
+	// Fares are the prices of its stop pairs, per seat class.
+	Fares []Fare `json:",omitempty"`
+	// Journey, on a hit of a trip with stops, is the stretch between the
+	// stops the search asked for (or the whole route): its departure from
+	// the buyer's stop, and LowestPriceMinor is its lowest fare. Nil on a
+	// trip without stops.
+	Journey *Journey `json:",omitempty"`
+}
+
+// Stop is a stop of a bus trip.
+type Stop struct {
+	ID string `json:"id"`
+	// Place is the place's official name, PlaceID the gazetteer's id of it
+	// ("" for free text) and PlaceBengali its Bengali name.
+	Place        string `json:"place"`
+	PlaceID      string `json:"place_id,omitempty"`
+	PlaceBengali string `json:"place_bn,omitempty"`
+	// Minutes from the trip's start to the coach leaving the stop.
+	Minutes  int       `json:"minutes"`
+	Counters []Counter `json:"counters,omitempty"`
+}
+
+// Counter is where passengers board or leave the coach at a stop.
+type Counter struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	NameBn   string `json:"name_bn,omitempty"`
+	Boarding bool   `json:"boarding,omitempty"`
+	Dropping bool   `json:"dropping,omitempty"`
+	// Minutes from the trip's start to the coach being there.
+	Minutes int `json:"minutes"`
+}
+
+// Fare is the price of the journey between two stops in a seat class
+// ("" for every class).
+type Fare struct {
+	From       string `json:"from"`
+	To         string `json:"to"`
+	Class      string `json:"class,omitempty"`
+	PriceMinor int64  `json:"price_minor"`
+}
+
+// Journey is the part of a trip with stops that a hit is for.
+type Journey struct {
+	// From and To are the boarding and dropping stops, with their counters.
+	From Stop `json:"from"`
+	To   Stop `json:"to"`
+	// DepartsAt is when the coach leaves From, ArrivesAt when it reaches To.
+	DepartsAt time.Time `json:"departs_at"`
+	ArrivesAt time.Time `json:"arrives_at"`
+	// Boarding is From's first boarding counter and Dropping To's first
+	// dropping counter, when they have one.
+	Boarding *Counter `json:"boarding,omitempty"`
+	Dropping *Counter `json:"dropping,omitempty"`
+}
+
+// JourneyBetween is the journey of t from its i-th stop to its j-th.
+func (t Trip) JourneyBetween(i, j int) Journey {
+	from, to := t.Stops[i], t.Stops[j]
+	jr := Journey{From: from, To: to, DepartsAt: t.StartsAt.Add(time.Duration(from.Minutes) * time.Minute),
+		ArrivesAt: t.StartsAt.Add(time.Duration(to.Minutes) * time.Minute)}
+	for _, c := range from.Counters {
+		if c.Boarding && (jr.Boarding == nil || c.Minutes < jr.Boarding.Minutes) {
+			jr.Boarding = &c
+		}
+	}
+	for _, c := range to.Counters {
+		if c.Dropping && (jr.Dropping == nil || c.Minutes < jr.Dropping.Minutes) {
+			jr.Dropping = &c
+		}
+	}
+	return jr
+}
+
+// At is when the coach is at a counter of t.
+func (t Trip) At(c Counter) time.Time { return t.StartsAt.Add(time.Duration(c.Minutes) * time.Minute) }
+
+// LowestFare is the lowest fare of t from stop from to stop to, in any
+// class; ok is false when the pair has none (it is not sold).
+func (t Trip) LowestFare(from, to string) (price int64, ok bool) {
+	for _, f := range t.Fares {
+		if f.From == from && f.To == to && (!ok || f.PriceMinor < price) {
+			price, ok = f.PriceMinor, true
+		}
+	}
+	return price, ok
 }
 
 // Sort orders the hits.

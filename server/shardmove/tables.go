@@ -20,10 +20,14 @@ var moved = []table{
 	// that name them.
 	{"allocations", "show_id = $1", ""},
 	{"seats", "show_id = $1", ""},
+	// A trip's stops and fares (decision 0351).
+	{"trip_stops", "show_id = $1", "written once with the show's seats, never changed"},
+	{"fares", "show_id = $1", "written once with the show's seats, never changed"},
 	{"ga_buckets", "show_id = $1", ""},
 	{"holds", "show_id = $1", ""},
 	{"hold_ga_takes", "show_id = $1", ""},
 	{"orders", "show_id = $1", ""},
+	{"order_passengers", "show_id = $1", ""},
 	{"payments", "show_id = $1", ""},
 	{"refunds", "show_id = $1", ""},
 	// the journals too. Deleting them from the old shard is the one

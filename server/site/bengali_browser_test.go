@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,6 +35,7 @@ func TestBrowserBengaliAllTheWay(t *testing.T) {
 		until(`document.querySelector("#date").lang === "bn"`),
 		chromedp.SendKeys(chromedp.CSS("#from"), "Dhaka"),
 		chromedp.SendKeys(chromedp.CSS("#to"), "Chattogram"),
+		onDemoDay(), // the demo shows' day, after the demo network's trips
 		chromedp.Click(chromedp.CSS("form.search button[type=submit]")),
 		hasText("#trips", "চট্টগ্রাম"),
 		chromedp.Click(chromedp.CSS(`#trips a[href="/show/1"]`)),
@@ -56,8 +58,16 @@ func TestBrowserBengaliAllTheWay(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#hold-seats")),
 		chromedp.WaitVisible(chromedp.CSS("#to-order")),
 		chromedp.Click(chromedp.CSS("#to-order")),
+		chromedp.WaitVisible(chromedp.CSS("#passengers")),
+		hasText("main h1", "কে কে যাচ্ছেন"),
+	)
+	inBengali(t, ctx, "the passengers")
+	do(t, ctx,
+		// A Bengali name, the number in Bengali digits (decision 0382).
+		fillPassengers([2]string{"রহিমা খাতুন", "০১৭১১-২৩৪৫৬৭"}),
 		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
 		hasText("#order-show", "ঢাকা → চট্টগ্রাম"),
+		hasText("main .lines", "রহিমা খাতুন"),
 	)
 	inBengali(t, ctx, "the order")
 	require.Contains(t, mainText(t, ctx), "সকাল ৮:০০")
@@ -88,7 +98,17 @@ func mainText(t *testing.T, ctx context.Context) string {
 // inBengali: no place in English letters and no AM/PM on the page.
 func inBengali(t *testing.T, ctx context.Context, page string) {
 	t.Helper()
-	text := mainText(t, ctx)
+	textInBengali(t, page, mainText(t, ctx))
+}
+
+// partInBengali is inBengali for the part of the page selector names.
+func partInBengali(t *testing.T, ctx context.Context, page, selector string) {
+	t.Helper()
+	textInBengali(t, page, eval[string](t, ctx, `document.querySelector(`+strconv.Quote(selector)+`).innerText`))
+}
+
+func textInBengali(t *testing.T, page, text string) {
+	t.Helper()
 	for _, english := range []string{"Dhaka", "Chattogram", "Chittagong"} {
 		require.NotContains(t, text, english, "%s names a place in English in the Bengali UI:\n%s", page, text)
 	}

@@ -26,6 +26,7 @@ func TestBrowserBuyTwoSeats(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#from")),
 		chromedp.SendKeys(chromedp.CSS("#from"), "Dhaka"),
 		chromedp.SendKeys(chromedp.CSS("#to"), "Chatogram"), // sic: the search is typo tolerant
+		onDemoDay(), // the demo shows' day, after the demo network's trips
 		chromedp.Click(chromedp.CSS("form.search button[type=submit]")),
 		hasText("#trips", "Green Line"),
 	)
@@ -49,6 +50,7 @@ func TestBrowserBuyTwoSeats(t *testing.T) {
 	shot(t, ctx, "hold")
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#to-order")),
+		fillPassengers([2]string{"Rahim Uddin", "01711-234567"}, [2]string{"Karim Ahmed", "+880 1819 000000"}),
 		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
 		hasText("#order-total", "৳1,700"),
 	)
@@ -129,6 +131,7 @@ func TestBrowserPayOnGatewayPage(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#hold-seats")),
 		chromedp.WaitVisible(chromedp.CSS("#to-order")),
 		chromedp.Click(chromedp.CSS("#to-order")),
+		fillPassengers([2]string{"Rahim Uddin", "01711234567"}),
 		chromedp.WaitVisible(chromedp.CSS("#pay-redirect")),
 		chromedp.Click(chromedp.CSS("#pay-redirect")),
 		chromedp.WaitVisible(chromedp.CSS("button.approve")),
@@ -329,6 +332,7 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 		hasText("#who", "web-keys"),
 		tabTo("#from"), key("Dhaka"),
 		tabTo("#to"), key("Silet"), // sic
+		onDemoDay(), // the demo shows' day, after the demo network's trips
 		key(kb.Enter),
 		hasText("#trips", "Shyamoli"),
 		tabTo(`#trips a[href="/show/2"]`), key(kb.Enter),
@@ -345,6 +349,13 @@ func TestBrowserKeyboardOnly(t *testing.T) {
 		tabTo("#hold-seats"), key(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS("#countdown")),
 		tabTo("#to-order"), key(kb.Enter),
+		// Who travels, a field after another (decision 0380).
+		chromedp.WaitVisible(chromedp.CSS("#passengers")),
+		tabTo("#p0-name"), key("Rahim Uddin"),
+		tabTo("#p0-phone"), key("01711-234567"),
+		tabTo("#p1-name"), key("Karim Ahmed"),
+		tabTo("#p1-phone"), key("01819-000000"),
+		tabTo("#to-pay"), key(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
 		tabTo("#pay-success"), key(kb.Enter),
 		chromedp.WaitVisible(chromedp.CSS("#paid")),

@@ -32,8 +32,8 @@ type networkConditions struct {
 
 var emulateNetworkConditions = cdp.Command[networkConditions, cdp.Empty]{Method: "Network.emulateNetworkConditions"}
 
-// cutNetwork takes the tab off the network (offline true) or back on.
-func cutNetwork(offline bool) chromedp.Action[chromedp.Void] {
+// setOffline takes the tab off the network (offline true) or back on.
+func setOffline(offline bool) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
 			return chromedp.Void{}, err
@@ -113,7 +113,7 @@ func TestBrowserGateOfflineSettlesDuplicatesAndRefunds(t *testing.T) {
 	do(t, south, openGate(s, show, "south", 2))
 	for _, ctx := range []context.Context{north, south} {
 		do(t, ctx,
-			cutNetwork(true),
+			setOffline(true),
 			until(`navigator.onLine === false`),
 			hasText("#gate-net", "No network"),
 		)
@@ -146,12 +146,12 @@ func TestBrowserGateOfflineSettlesDuplicatesAndRefunds(t *testing.T) {
 
 	// South first: its scan is the first the server hears of.
 	do(t, south,
-		cutNetwork(false),
+		setOffline(false),
 		hasText("#gate-net", "Online"),
 		hasText("#gate-pending", "waiting to sync on this device: 0"),
 	)
 	do(t, north,
-		cutNetwork(false),
+		setOffline(false),
 		hasText("#gate-pending", "waiting to sync on this device: 0"),
 	)
 	for _, ctx := range []context.Context{south, north} {
@@ -242,7 +242,7 @@ func TestBrowserGateVerifiesCodesOffline(t *testing.T) {
 
 	for _, ctx := range []context.Context{builtIn, library} {
 		do(t, ctx,
-			cutNetwork(true),
+			setOffline(true),
 			until(`navigator.onLine === false`),
 			scanCode(swapped),
 			hasText("#verdict", "NOT VALID"),

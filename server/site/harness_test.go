@@ -405,3 +405,22 @@ func fetchPDF(t *testing.T, href string) []byte {
 	require.NoError(t, err)
 	return body
 }
+
+// demoDay is the day the demo shows run (30 days after the dev server's
+// first start, in Dhaka): one after the demo network's 30 days of
+// timetabled trips, so a search on it lists the demo shows alone.
+func demoDay() string {
+	dhaka, err := time.LoadLocation("Asia/Dhaka")
+	if err != nil {
+		panic(err)
+	}
+	return time.Now().In(dhaka).AddDate(0, 0, 30).Format(time.DateOnly)
+}
+
+// onDemoDay sets the search form's date to demoDay, as a person picking it
+// in the date field would (an input event).
+func onDemoDay() chromedp.Action[chromedp.Void] {
+	return script(fmt.Sprintf(`(() => { const d = document.querySelector("#date");
+		Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set.call(d, %q);
+		d.dispatchEvent(new Event("input", { bubbles: true })); })()`, demoDay()))
+}

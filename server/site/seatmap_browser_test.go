@@ -18,42 +18,63 @@ func phone(t *testing.T, browser context.Context) context.Context {
 }
 
 // smallestSeat is the smallest width or height of a drawn seat's box, in
-// CSS px (the seat is the tap target: its <g> and square).
+// CSS px (the seat is the tap target: a coach's <g> and square, a venue's
+// grid cell over its seat).
 const smallestSeat = `Math.min(...[...document.querySelectorAll(".seat")].flatMap((s) => {
 	const r = s.getBoundingClientRect(); return [r.width, r.height] }))`
 
-// legendMisses lists the seat states drawn that the legend has no key for.
+// legendMisses lists the seat states and kinds drawn that the legend has
+// no key for.
 const legendMisses = `[...new Set([...document.querySelectorAll(".seat")].flatMap((s) =>
-	[...s.classList].filter((c) => c !== "seat")))].filter((c) => !document.querySelector(".legend .key." + c))`
+	[...s.classList].filter((c) => c !== "seat" && c !== "vm-cell")))].filter((c) => !document.querySelector(".legend .key." + c))`
 
 // blockSeatMap makes the page's seat-map refreshes fail (they are retried
 // later), so what the page draws next comes from what the buyer does only.
 var blockSeatMap = script(`const f = window.fetch; window.fetch = (u, o) =>
 	String(u instanceof Request ? u.url : u).includes("GetSeatMap") ? Promise.reject(new TypeError("blocked by the test")) : f(u, o)`)
 
-// The seat map on a phone: every seat at least 44×44 CSS px on a bus and
-// on the largest demo section (60 seats a row, scrolled sideways inside
-// the map, not the page), a tap chooses the seat, and the legend has a key
-// for every state drawn, the buyer's own hold included, also just after a
-// release while the seats are still drawn as theirs (decision 0309).
-// Fails before: seats were 30 px squares, and after a release the legend
-// dropped "your hold" while the seats still showed it.
+// The seat map on a phone: the largest demo stand (60 seats a row) drawn
+// whole at first; a tap on a seat drawn smaller than a finger zooms in
+// there to 44 px seats, a drag moves the map (not the page) and a tap then
+// chooses the seat (decisions 0309, 0405); a small hall's seats are 44×44
+// CSS px at once, and the legend has a key for every state drawn, the
+// buyer's own hold included, also just after a release while the seats
+// are still drawn as theirs. Fails before: seats were 30 px squares, and
+// after a release the legend dropped "your hold" while the seats still
+// showed it.
 func TestBrowserSeatMapFitsAPhone(t *testing.T) {
 	s, browser := openSite(t)
 	ctx := phone(t, browser)
 	do(t, ctx,
 		signIn(s, "web-phone", "user"),
 		chromedp.Navigate(s.base+"/show/3"),
-		chromedp.WaitVisible(chromedp.CSS("#seat-K60")),
-		until(`document.querySelector("#seat-K60").getAttribute("aria-label").includes("free")`),
+		chromedp.WaitVisible(chromedp.CSS("canvas.vm-canvas")),
+		chromedp.WaitVisible(chromedp.CSS("#seat-K1")),
+		until(`document.querySelector("#seat-K1").getAttribute("aria-label").includes("free")`),
 	)
-	require.GreaterOrEqual(t, eval[float64](t, ctx, smallestSeat), 44.0, "a stand's seats are 44 px targets")
-	require.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 412, "the page itself does not scroll sideways")
+	require.True(t, eval[bool](t, ctx, inStage("#seat-A1")) && eval[bool](t, ctx, inStage("#seat-K1")), "both stands in view")
+	require.Less(t, eval[float64](t, ctx, smallestSeat), 44.0, "the whole map: seats smaller than a finger")
 	do(t, ctx,
-		chromedp.Click(chromedp.CSS("#seat-K60")),
+		tapOn("#seat-K1"),
+		until(`Number(document.querySelector(".vm-box").dataset.scale) >= 4.7`),
+		until(`!!document.querySelector("#seat-K2")`),
+	)
+	require.GreaterOrEqual(t, eval[float64](t, ctx, smallestSeat), 44.0, "zoomed in: 44 px targets")
+	require.False(t, eval[bool](t, ctx, `!!document.querySelector("#chosen")`), "the tap that zoomed chose nothing")
+	// The 60th seat of the row is off to the right: drag the map to it.
+	for range 15 {
+		if eval[bool](t, ctx, `!!document.querySelector("#seat-K60") && `+inStage("#seat-K60")) {
+			break
+		}
+		do(t, ctx, touchDrag(360, 0, 60, 0))
+	}
+	do(t, ctx,
+		until(inStage("#seat-K60")),
+		tapOn("#seat-K60"),
 		until(`document.querySelector("#seat-K60").getAttribute("aria-selected") === "true"`),
 		hasText("#chosen", "K60"),
 	)
+	require.LessOrEqual(t, eval[int](t, ctx, `document.documentElement.scrollWidth`), 412, "the page itself does not scroll sideways")
 	require.Empty(t, eval[[]string](t, ctx, legendMisses))
 
 	show := holdShow(t, s, "Phone Hall", 6)
@@ -81,7 +102,7 @@ func TestBrowserSeatMapFitsAPhone(t *testing.T) {
 
 	// The seat map's focus ring is the site's focus colour, not an error's red.
 	do(t, ctx, chromedp.Focus(chromedp.CSS("#seat-A1")))
-	require.Equal(t, "rgb(26, 95, 180)", eval[string](t, ctx, `getComputedStyle(document.querySelector("#seat-A1 rect")).stroke`))
+	require.Equal(t, "rgb(26, 95, 180)", eval[string](t, ctx, `getComputedStyle(document.querySelector("#seat-A1")).outlineColor`))
 }
 
 // A seat taken between drawing and holding: the message never contradicts

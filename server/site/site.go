@@ -82,14 +82,28 @@ func Wrap(api http.Handler, opts Options) (http.Handler, error) {
 	for _, p := range Routes {
 		mux.HandleFunc("GET "+p, page)
 	}
-	mux.HandleFunc("GET /assets/{file}", func(w http.ResponseWriter, r *http.Request) {
-		a, ok := assets["assets/"+r.PathValue("file")]
+	for _, dir := range []string{"assets", "icons"} {
+		mux.HandleFunc("GET /"+dir+"/{file}", func(w http.ResponseWriter, r *http.Request) {
+			a, ok := assets[dir+"/"+r.PathValue("file")]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			serveAsset(w, r, a)
+		})
+	}
+	// The web app's manifest and its service worker (decision 0397), at
+	// the top so that the worker's scope is the whole site. The worker is
+	// revalidated like every asset (no-cache; browsers also check it at
+	// least daily whatever it says), so a deploy reaches phones at their
+	// next visit.
+	for _, name := range []string{"manifest.webmanifest", "sw.js"} {
+		a, ok := assets[name]
 		if !ok {
-			http.NotFound(w, r)
-			return
+			return nil, fmt.Errorf("site: dist/%s is missing (run make web)", name)
 		}
-		serveAsset(w, r, a)
-	})
+		mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, r *http.Request) { serveAsset(w, r, a) })
+	}
 	cfg, err := json.Marshal(map[string]bool{"devSignIn": opts.DevSignIn, "oidcSignIn": opts.OIDCSignIn,
 		"testPayments": opts.TestPayments})
 	if err != nil {
@@ -135,9 +149,13 @@ func loadAssets() (map[string]asset, error) {
 		}
 		sum := sha256.Sum256(body)
 		ct := mime.TypeByExtension(path.Ext(p))
-		if ct == "" && path.Ext(p) == ".woff2" {
-			// Not in Go's built-in table; the system's may lack it too.
+		// Not in Go's built-in table; the system's may lack them too.
+		switch {
+		case ct != "":
+		case path.Ext(p) == ".woff2":
 			ct = "font/woff2"
+		case path.Ext(p) == ".webmanifest":
+			ct = "application/manifest+json"
 		}
 		if ct == "" {
 			ct = "application/octet-stream"

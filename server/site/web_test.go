@@ -154,3 +154,52 @@ func TestDevToken(t *testing.T) {
 		})
 	}
 }
+
+// TestWebAppFilesServed (decision 0397): the web app's manifest, its icons
+// and the service worker, at the top of the site (the worker's scope is
+// the whole site), revalidated like every asset; the worker's precache
+// list names the shell and the scripts the page loads.
+func TestWebAppFilesServed(t *testing.T) {
+	h := newSite(t, site.Options{})
+	for _, tt := range []struct{ path, contentType string }{
+		{"/manifest.webmanifest", "application/manifest+json"},
+		{"/sw.js", "text/javascript; charset=utf-8"},
+		{"/icons/icon-192.png", "image/png"},
+		{"/icons/icon-512.png", "image/png"},
+		{"/icons/icon-maskable-512.png", "image/png"},
+		{"/icons/apple-touch-icon.png", "image/png"},
+	} {
+		w := get(h, "GET", tt.path, nil, "")
+		require.Equal(t, 200, w.Code, tt.path)
+		require.Equal(t, tt.contentType, w.Header().Get("Content-Type"), tt.path)
+		require.Equal(t, "no-cache", w.Header().Get("Cache-Control"), tt.path)
+		require.NotEmpty(t, w.Header().Get("ETag"), tt.path)
+		require.Equal(t, "nosniff", w.Header().Get("X-Content-Type-Options"), tt.path)
+	}
+	var m struct {
+		Name         string `json:"name"`
+		ShortName    string `json:"short_name"`
+		StartURL     string `json:"start_url"`
+		Icons        []struct{ Src, Sizes, Type, Purpose string }
+		Translations map[string]struct {
+			Name      string `json:"name"`
+			ShortName string `json:"short_name"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(get(h, "GET", "/manifest.webmanifest", nil, "").Body.Bytes(), &m))
+	require.Equal(t, "Seatghor", m.ShortName)
+	require.Contains(t, m.Name, "সিটঘর")
+	require.Equal(t, "সিটঘর", m.Translations["bn"].ShortName)
+	require.Equal(t, "/", m.StartURL)
+	require.Len(t, m.Icons, 3)
+	for _, icon := range m.Icons {
+		require.Equal(t, 200, get(h, "GET", icon.Src, nil, "").Code, icon.Src)
+	}
+	sw := get(h, "GET", "/sw.js", nil, "").Body.String()
+	for _, url := range []string{`url:"/"`, `url:"/assets/app.js"`, `url:"/assets/app.css"`} {
+		require.Contains(t, sw, url, "precached")
+	}
+	page := get(h, "GET", "/", nil, "").Body.String()
+	require.Contains(t, page, `<link rel="manifest" href="/manifest.webmanifest">`)
+	require.Equal(t, 404, get(h, "GET", "/icons/nope.png", nil, "").Code)
+}

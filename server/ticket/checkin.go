@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
@@ -28,7 +29,8 @@ var Errors = []error{ErrNotFound, ErrBadPageToken, ErrBadCode}
 // idempotency key (decision 0318); the kinds are those of ticket's own error
 // type before, so that the answers recorded then replay.
 var errorCodec = idempotency.Faults("ticket",
-	[]fault.Reason{fault.TicketNotFound, fault.TicketNotAdmissible, fault.GateForbidden, fault.TicketIDInvalid},
+	[]fault.Reason{fault.TicketNotFound, fault.TicketNotAdmissible, fault.GateForbidden, fault.TicketIDInvalid,
+		fault.TicketBoardsElsewhere},
 	map[string]fault.Reason{"not_found": fault.TicketNotFound, "precondition": fault.TicketNotAdmissible,
 		"permission": fault.GateForbidden, "invalid": fault.TicketIDInvalid})
 
@@ -69,6 +71,9 @@ type Scan struct {
 	Code     string
 	TicketID string
 	Gate     string
+	// StopID is the stop of a trip with stops the gate stands at: a
+	// ticket boarding elsewhere is refused (decision 0384). "": any stop.
+	StopID string
 }
 
 // Status is where a ticket is, as the gate sees it.
@@ -220,6 +225,13 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 	switch {
 	case len(seats) > 0 && position <= len(seats):
 		t.Seat = seats[position-1]
+		// The staff who scan see who travels on the seat, to match them
+		// with their identity document; not their number (decision 0381).
+		for _, p := range e.Passengers {
+			if p.Seat == t.Seat {
+				t.Passenger = Passenger{Name: p.Name, Woman: p.Woman}
+			}
+		}
 	case len(seats) == 0 && position <= quantity:
 		t.GAArea = area
 	default:
@@ -245,6 +257,18 @@ func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderI
 			return Result{}, fault.New(fault.TicketNotAdmissible, "ticket %s is cancelled; not good for entry", ticketID)
 		}
 		return Result{}, fault.New(fault.TicketNotFound, "ticket %s not found", ticketID)
+	}
+	// A gate at a stop of a trip with stops boards only the tickets whose
+	// journey starts there (decision 0384); the refusal says where the
+	// ticket boards, for the staff to send the passenger on.
+	if in.StopID != "" {
+		if res.Ticket.Journey, err = booking.EntryJourney(ctx, tx, e); err != nil {
+			return Result{}, err
+		}
+		if j := res.Ticket.Journey; j != nil && j.GetFromStopId() != in.StopID {
+			return Result{}, fault.New(fault.TicketBoardsElsewhere, "ticket %s boards at %s, not at stop %q",
+				ticketID, BoardsAt(j), in.StopID)
+		}
 	}
 	tag, err := tx.Exec(ctx, `
 		INSERT INTO ticket_checkins (ticket_id, show_id, order_id, seat, ga_area, gate, checked_in_by, checked_in_at)
@@ -288,4 +312,17 @@ func OrderAdmitted(ctx context.Context, tx pgx.Tx, orderID string) (bool, error)
 		return false, fmt.Errorf("read check-ins of order %s: %w", orderID, err)
 	}
 	return admitted, nil
+}
+
+// BoardsAt is where a journey boards, as the gate's refusal says it: the
+// stop and its counter ("Dhaka, Kalabagan counter"), or the stop alone.
+func BoardsAt(j *commonv1.Journey) string {
+	name := j.GetBoardingCounterName()
+	switch {
+	case name == "":
+		return j.GetFromName()
+	case !strings.Contains(strings.ToLower(name), "counter"):
+		name += " counter"
+	}
+	return j.GetFromName() + ", " + name
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/shard"
 )
@@ -35,6 +36,21 @@ type Ticket struct {
 	// Code is the signed payload of the ticket's QR code.
 	Code     string
 	IssuedAt time.Time
+	// Passenger is who travels on the seat (bus trips, decision 0381);
+	// zero when the order named none.
+	Passenger Passenger `json:"passenger,omitzero"`
+	// Journey is the stretch of a bus trip with stops the seat is for, with
+	// its stops' and counters' names and times (decision 0384); nil on a
+	// show without stops. A check-in's recorded answer leaves it out.
+	Journey *commonv1.Journey `json:"-"`
+}
+
+// Passenger is who travels on a ticket's seat. Phone is in E.164; the
+// gate's answer leaves it out (decision 0381).
+type Passenger struct {
+	Name  string `json:"name,omitempty"`
+	Phone string `json:"phone,omitempty"`
+	Woman bool   `json:"woman,omitempty"`
 }
 
 // Place is the seat or the GA area of the ticket, as printed.
@@ -92,6 +108,10 @@ func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) 
 		return nil, nil
 	}
 	total := ev.GetTotal().GetAmountMinor()
+	passengers := map[string]Passenger{}
+	for _, p := range ev.GetPassengers() {
+		passengers[p.GetSeat()] = Passenger{Name: p.GetName(), Phone: p.GetPhone(), Woman: p.GetWoman()}
+	}
 	out := make([]Ticket, 0, n)
 	for i := range n {
 		id, err := ID(ev.GetOrderId(), i+1)
@@ -100,7 +120,7 @@ func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) 
 		}
 		t := Ticket{ID: id, OrderID: ev.GetOrderId(), ShowID: ev.GetShowId(), UserID: ev.GetUserId(),
 			Position: i + 1, PriceMinor: total / int64(n), Currency: ev.GetTotal().GetCurrency(),
-			IssuedAt: ev.GetOccurredAt().AsTime()}
+			IssuedAt: ev.GetOccurredAt().AsTime(), Journey: ev.GetJourney()}
 		if int64(i) < total%int64(n) {
 			t.PriceMinor++
 		}
@@ -109,6 +129,7 @@ func FromBooking(ev *eventsv1.BookingConfirmed, codes *Codes) ([]Ticket, error) 
 		}
 		if len(ev.GetSeats()) > 0 {
 			t.Seat = ev.GetSeats()[i]
+			t.Passenger = passengers[t.Seat]
 		} else {
 			t.GAArea = ev.GetGaArea()
 		}

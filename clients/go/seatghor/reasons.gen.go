@@ -17,6 +17,15 @@ const (
 	// (`seats`, `ga_area`, `quantity`). "Some of these seats do not exist; choose again."
 	ReasonBookingInvalid = "BOOKING_INVALID"
 
+	// ReasonWomenSeatUndeclared (invalid_argument): A hold asks for a seat for women
+	// (catalog.v1.SeatKind SEAT_KIND_WOMEN) without naming it in `women_seats` (its passenger declared
+	// a woman), or an order's passenger of such a seat is not declared a woman (`passengers`); the
+	// `seats` of the error are those seats (decision 0371). What to do: Ask whether the passenger of
+	// each named seat is a woman: send the hold again with the seats in `women_seats` (the order with
+	// `woman` set), or choose other seats. "This seat is for women; please confirm the passenger is a
+	// woman."
+	ReasonWomenSeatUndeclared = "WOMEN_SEAT_UNDECLARED"
+
 	// ReasonPaymentInvalid (invalid_argument): A payment or refund request is wrong (a refund over
 	// what was captured). What to do: Fix the named field. "That amount is more than was paid."
 	ReasonPaymentInvalid = "PAYMENT_INVALID"
@@ -25,6 +34,11 @@ const (
 	// inventory, a bus trip without a route, no such shard, a `time_zone` that is not an IANA zone).
 	// What to do: Fix the named field. Operators only.
 	ReasonShowInvalid = "SHOW_INVALID"
+
+	// ReasonLayoutTemplateInvalid (invalid_argument): A layout template is refused
+	// (`CreateLayoutTemplate`): a seat id or row label twice, a deck out of range, a place outside its
+	// deck, no seats; the field names the place. What to do: Fix the named field. Operators only.
+	ReasonLayoutTemplateInvalid = "LAYOUT_TEMPLATE_INVALID"
 
 	// ReasonShowFieldForbidden (permission_denied): A manager set what only admins set on a show
 	// (`commission_bps`, `shard`; decision 0076). What to do: Leave the named field out, or ask an
@@ -103,6 +117,11 @@ const (
 	// Check the id; admins create organisations.
 	ReasonOrganizationNotFound = "ORGANIZATION_NOT_FOUND"
 
+	// ReasonLayoutTemplateNotFound (not_found): No layout template of the organisation (nor a shipped
+	// one) has that id. What to do: Check the id (`ListLayoutTemplates`); shipped ones are e.g.
+	// `coach-2x2-40`.
+	ReasonLayoutTemplateNotFound = "LAYOUT_TEMPLATE_NOT_FOUND"
+
 	// ReasonMemberNotFound (not_found): The user is not a member of that organisation. What to do:
 	// Nothing to remove; list who is a member.
 	ReasonMemberNotFound = "MEMBER_NOT_FOUND"
@@ -151,6 +170,12 @@ const (
 	// account may have for this show. Release a hold or finish an order in My tickets."
 	ReasonBookingNotAllowed = "BOOKING_NOT_ALLOWED"
 
+	// ReasonSeatsBlocked (failed_precondition): A hold asks for crew or blocked seats
+	// (catalog.v1.SeatKind SEAT_KIND_BLOCKED): drawn on the map, never sold; the `seats` of the error
+	// are those seats (decision 0371). What to do: Choose other seats; these are never on sale (the
+	// seat map marks them). "This seat is not for sale."
+	ReasonSeatsBlocked = "SEATS_BLOCKED"
+
 	// ReasonSeatsNotAllocatable (failed_precondition): `AllocateSeats` asked for seats someone holds,
 	// bought or another allocation has (or more GA places than general sale has left); the
 	// `SeatsUnavailable` detail says which (decision 0185). What to do: Operators only: allocate other
@@ -165,6 +190,20 @@ const (
 	// free, decision 0324) and choose among the seats it shows free. "These seats are not sold here;
 	// please choose others."
 	ReasonSeatsNotInChannel = "SEATS_NOT_IN_CHANNEL"
+
+	// ReasonJourneyNotSold (failed_precondition): A hold (or a seat map) of a bus trip asks for a
+	// journey the trip sells no seat of: no fare for that stop pair and the asked-for seats' class
+	// (issue 24, decision 0352). What to do: Offer the journeys the trip's fares name (GetShow's
+	// `fares`). "This coach does not sell these seats between these stops; choose other stops or
+	// seats."
+	ReasonJourneyNotSold = "JOURNEY_NOT_SOLD"
+
+	// ReasonTicketBoardsElsewhere (failed_precondition): A check-in at a stop of a bus trip
+	// (`stop_id`) of a ticket whose journey boards at another stop; the message names where it boards
+	// (issue 24, decision 0384). What to do: At the gate: do not board the passenger here; tell them
+	// where the ticket boards (the message names the stop and counter). "This ticket boards at another
+	// stop."
+	ReasonTicketBoardsElsewhere = "TICKET_BOARDS_ELSEWHERE"
 
 	// ReasonAllocationForbidden (permission_denied): Allocating, releasing or listing the allocations
 	// of a show by someone who is neither its operator (a manager of its organisation) nor an admin (a
@@ -261,9 +300,48 @@ const (
 	// name. What to do: Pick another id, or use the existing one. Admins only.
 	ReasonOrganizationExists = "ORGANIZATION_EXISTS"
 
+	// ReasonLayoutTemplateExists (already_exists): The organisation has a layout template with that
+	// id, or the id is a shipped template's. What to do: Pick another id, or use the existing
+	// template. Operators only.
+	ReasonLayoutTemplateExists = "LAYOUT_TEMPLATE_EXISTS"
+
+	// ReasonLayoutTemplateForbidden (permission_denied): Storing or reading an organisation's layout
+	// templates by someone who does not manage it. What to do: Sign in as a manager of the
+	// organisation, or ask an admin. Operators only.
+	ReasonLayoutTemplateForbidden = "LAYOUT_TEMPLATE_FORBIDDEN"
+
 	// ReasonSaleForbidden (permission_denied): The caller may not see, change or add shows to this
 	// sale. What to do: Sign in as the sale's operator.
 	ReasonSaleForbidden = "SALE_FORBIDDEN"
+
+	// ReasonNetworkInvalid (invalid_argument): A route or timetable definition is wrong
+	// (NetworkService): a stop or counter out of order or named twice, a fare naming a stop the route
+	// lacks or a pair out of order, a departure time that is not HH:MM, a date that is not YYYY-MM-DD,
+	// a time zone that is not an IANA zone. What to do: Fix the named field. Operators only.
+	ReasonNetworkInvalid = "NETWORK_INVALID"
+
+	// ReasonNetworkForbidden (permission_denied): The caller does not manage the organisation of the
+	// route or timetable (nor is an admin). What to do: Sign in as a manager of the route's
+	// organisation. Operators only.
+	ReasonNetworkForbidden = "NETWORK_FORBIDDEN"
+
+	// ReasonRouteNotFound (not_found): No route has that id. What to do: Check the `route_id`
+	// (ListRoutes).
+	ReasonRouteNotFound = "ROUTE_NOT_FOUND"
+
+	// ReasonTimetableNotFound (not_found): No timetable has that id. What to do: Check the
+	// `timetable_id` (ListTimetables).
+	ReasonTimetableNotFound = "TIMETABLE_NOT_FOUND"
+
+	// ReasonNetworkExists (already_exists): A route or timetable with that id exists already (another
+	// organisation's, or this one's with another definition). What to do: Pick another id, or read and
+	// update the existing one. Operators only.
+	ReasonNetworkExists = "NETWORK_EXISTS"
+
+	// ReasonNetworkVersionConflict (aborted): `expected_version` is not the route's or timetable's
+	// version: someone changed it since it was read. Nothing was written. What to do: Read it again,
+	// apply the change to what it is now, and send it with the new version.
+	ReasonNetworkVersionConflict = "NETWORK_VERSION_CONFLICT"
 
 	// ReasonQueueTokenRequired (permission_denied): The show's waiting room is active and no
 	// `Queue-Token` was sent. What to do: Join the waiting room, wait to be admitted, send the token.
@@ -363,6 +441,12 @@ const (
 	// ReasonInternal (internal): Our fault (logged). What to do: Retry with the same
 	// `Idempotency-Key`; report if it persists. "Something went wrong; please try again."
 	ReasonInternal = "INTERNAL"
+
+	// ReasonSeatsNotTogether (failed_precondition): Best available (CreateHoldRequest.best_available
+	// with allow_separate false): no block of the asked-for number of adjacent seats is free, though
+	// separate seats may be. What to do: Offer seats apart (ask again with `allow_separate`), fewer
+	// seats, or choosing on the seat map. "No 3 seats side by side are left; take them apart?"
+	ReasonSeatsNotTogether = "SEATS_NOT_TOGETHER"
 )
 
 // The reasons grouped by the typed error that carries them (Typed).
@@ -371,8 +455,10 @@ var (
 	invalidArgumentReasons = []string{
 		ReasonInvalidArgument,
 		ReasonBookingInvalid,
+		ReasonWomenSeatUndeclared,
 		ReasonPaymentInvalid,
 		ReasonShowInvalid,
+		ReasonLayoutTemplateInvalid,
 		ReasonLedgerQueryInvalid,
 		ReasonWebhookInvalid,
 		ReasonPageTokenInvalid,
@@ -385,6 +471,7 @@ var (
 		ReasonIdempotencyKeyReused,
 		ReasonWebhookUnroutable,
 		ReasonTicketIDInvalid,
+		ReasonNetworkInvalid,
 	}
 	// The refusals of a waiting room's queue token (R-9.3): a QueueTokenError.
 	queueTokenReasons = []string{
@@ -421,6 +508,7 @@ var (
 		ReasonWebhookEndpointLimit,
 		ReasonShowNotFound,
 		ReasonOrganizationNotFound,
+		ReasonLayoutTemplateNotFound,
 		ReasonMemberNotFound,
 		ReasonBookingNotFound,
 		ReasonPaymentNotFound,
@@ -430,8 +518,11 @@ var (
 		ReasonPartnerNotFound,
 		ReasonAPIKeyNotFound,
 		ReasonBookingNotAllowed,
+		ReasonSeatsBlocked,
 		ReasonSeatsNotAllocatable,
 		ReasonSeatsNotInChannel,
+		ReasonJourneyNotSold,
+		ReasonTicketBoardsElsewhere,
 		ReasonAllocationForbidden,
 		ReasonOrderCheckedIn,
 		ReasonOrderNotConfirmable,
@@ -449,7 +540,14 @@ var (
 		ReasonPartnerShowForbidden,
 		ReasonPartnerAccessForbidden,
 		ReasonOrganizationExists,
+		ReasonLayoutTemplateExists,
+		ReasonLayoutTemplateForbidden,
 		ReasonSaleForbidden,
+		ReasonNetworkForbidden,
+		ReasonRouteNotFound,
+		ReasonTimetableNotFound,
+		ReasonNetworkExists,
+		ReasonNetworkVersionConflict,
 		ReasonPaymentAttemptsExhausted,
 		ReasonAuthUnavailable,
 		ReasonQueueUnavailable,
@@ -459,5 +557,6 @@ var (
 		ReasonCanceled,
 		ReasonDeadlineExceeded,
 		ReasonInternal,
+		ReasonSeatsNotTogether,
 	}
 )

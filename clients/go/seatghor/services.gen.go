@@ -5,19 +5,21 @@ package seatghor
 import (
 	connect "connectrpc.com/connect"
 	context "context"
-	v12 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/booking/v1"
+	v13 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/booking/v1"
 	bookingv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	v1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1"
 	catalogv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	v11 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1"
 	ledgerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
-	v15 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
+	v12 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/network/v1"
+	networkv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/network/v1/networkv1connect"
+	v16 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
 	partnerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	paymentv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1/paymentv1connect"
-	v14 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
+	v15 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
 	searchv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1/searchv1connect"
 	seatmapv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
-	v13 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1"
+	v14 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1"
 	ticketsv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
 	waitingroomv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	iter "iter"
@@ -36,6 +38,8 @@ type Client struct {
 	Hold HoldClient
 	// Ledger calls seatghor.ledger.v1.LedgerService.
 	Ledger LedgerClient
+	// Network calls seatghor.network.v1.NetworkService.
+	Network NetworkClient
 	// Order calls seatghor.booking.v1.OrderService.
 	Order OrderClient
 	// Partner calls seatghor.partner.v1.PartnerService.
@@ -60,6 +64,7 @@ func newClient(h connect.HTTPClient, baseURL string, opts ...connect.ClientOptio
 		Catalog:     CatalogClient{catalogv1connect.NewCatalogServiceClient(h, baseURL, opts...)},
 		Hold:        HoldClient{bookingv1connect.NewHoldServiceClient(h, baseURL, opts...)},
 		Ledger:      LedgerClient{ledgerv1connect.NewLedgerServiceClient(h, baseURL, opts...)},
+		Network:     NetworkClient{networkv1connect.NewNetworkServiceClient(h, baseURL, opts...)},
 		Order:       OrderClient{bookingv1connect.NewOrderServiceClient(h, baseURL, opts...)},
 		Partner:     PartnerClient{partnerv1connect.NewPartnerServiceClient(h, baseURL, opts...)},
 		Payment:     PaymentClient{paymentv1connect.NewPaymentServiceClient(h, baseURL, opts...)},
@@ -143,6 +148,42 @@ func (c LedgerClient) ListFailedRefundsAll(ctx context.Context, req *v11.ListFai
 		})
 }
 
+// NetworkClient is the Connect client of seatghor.network.v1.NetworkService.
+//
+// NetworkService keeps a bus operator's network: its routes (the stops in
+// order, each with its counters) and the timetables that run them, after
+// GTFS (stops, stop times, calendar and calendar_dates). A timetable makes
+// its trips itself: a job creates each run N days ahead (30 by default) as a
+// show of kind bus trip (CatalogService), with the route's stops, the
+// timetable's fares and its layout, idempotently; a changed timetable
+// withdraws and remakes the trips nobody bought and leaves the sold ones
+// alone, saying which (decision 0363).
+//
+// Managers of the organisation and admins create, read and change its
+// routes and timetables (as CreateShow); nobody else sees them. Buyers see
+// the trips.
+type NetworkClient struct {
+	networkv1connect.NetworkServiceClient
+}
+
+// ListRoutesAll calls ListRoutes page after page, from req's page on,
+// and yields each of the pages' routes. It stops at the first error,
+// which it yields; req is not changed.
+func (c NetworkClient) ListRoutesAll(ctx context.Context, req *v12.ListRoutesRequest) iter.Seq2[*v12.Route, error] {
+	return pages(ctx, req, c.ListRoutes,
+		func(r *v12.ListRoutesRequest, token string) { r.PageToken = token },
+		func(r *v12.ListRoutesResponse) ([]*v12.Route, string) { return r.Routes, r.NextPageToken })
+}
+
+// ListTimetablesAll calls ListTimetables page after page, from req's page on,
+// and yields each of the pages' timetables. It stops at the first error,
+// which it yields; req is not changed.
+func (c NetworkClient) ListTimetablesAll(ctx context.Context, req *v12.ListTimetablesRequest) iter.Seq2[*v12.Timetable, error] {
+	return pages(ctx, req, c.ListTimetables,
+		func(r *v12.ListTimetablesRequest, token string) { r.PageToken = token },
+		func(r *v12.ListTimetablesResponse) ([]*v12.Timetable, string) { return r.Timetables, r.NextPageToken })
+}
+
 // OrderClient is the Connect client of seatghor.booking.v1.OrderService.
 //
 // OrderService turns a hold into an order that payment then confirms.
@@ -153,10 +194,10 @@ type OrderClient struct {
 // ListMyOrdersAll calls ListMyOrders page after page, from req's page on,
 // and yields each of the pages' orders. It stops at the first error,
 // which it yields; req is not changed.
-func (c OrderClient) ListMyOrdersAll(ctx context.Context, req *v12.ListMyOrdersRequest) iter.Seq2[*v12.Order, error] {
+func (c OrderClient) ListMyOrdersAll(ctx context.Context, req *v13.ListMyOrdersRequest) iter.Seq2[*v13.Order, error] {
 	return pages(ctx, req, c.ListMyOrders,
-		func(r *v12.ListMyOrdersRequest, token string) { r.PageToken = token },
-		func(r *v12.ListMyOrdersResponse) ([]*v12.Order, string) { return r.Orders, r.NextPageToken })
+		func(r *v13.ListMyOrdersRequest, token string) { r.PageToken = token },
+		func(r *v13.ListMyOrdersResponse) ([]*v13.Order, string) { return r.Orders, r.NextPageToken })
 }
 
 // PartnerClient is the Connect client of seatghor.partner.v1.PartnerService.
@@ -203,19 +244,19 @@ type TicketClient struct {
 // ListMyTicketsAll calls ListMyTickets page after page, from req's page on,
 // and yields each of the pages' tickets. It stops at the first error,
 // which it yields; req is not changed.
-func (c TicketClient) ListMyTicketsAll(ctx context.Context, req *v13.ListMyTicketsRequest) iter.Seq2[*v13.Ticket, error] {
+func (c TicketClient) ListMyTicketsAll(ctx context.Context, req *v14.ListMyTicketsRequest) iter.Seq2[*v14.Ticket, error] {
 	return pages(ctx, req, c.ListMyTickets,
-		func(r *v13.ListMyTicketsRequest, token string) { r.PageToken = token },
-		func(r *v13.ListMyTicketsResponse) ([]*v13.Ticket, string) { return r.Tickets, r.NextPageToken })
+		func(r *v14.ListMyTicketsRequest, token string) { r.PageToken = token },
+		func(r *v14.ListMyTicketsResponse) ([]*v14.Ticket, string) { return r.Tickets, r.NextPageToken })
 }
 
 // GetAdmissionListAll calls GetAdmissionList page after page, from req's page on,
 // and yields each of the pages' admissions. It stops at the first error,
 // which it yields; req is not changed.
-func (c TicketClient) GetAdmissionListAll(ctx context.Context, req *v13.GetAdmissionListRequest) iter.Seq2[*v13.Admission, error] {
+func (c TicketClient) GetAdmissionListAll(ctx context.Context, req *v14.GetAdmissionListRequest) iter.Seq2[*v14.Admission, error] {
 	return pages(ctx, req, c.GetAdmissionList,
-		func(r *v13.GetAdmissionListRequest, token string) { r.PageToken = token },
-		func(r *v13.GetAdmissionListResponse) ([]*v13.Admission, string) { return r.Admissions, r.NextPageToken })
+		func(r *v14.GetAdmissionListRequest, token string) { r.PageToken = token },
+		func(r *v14.GetAdmissionListResponse) ([]*v14.Admission, string) { return r.Admissions, r.NextPageToken })
 }
 
 // TripSearchClient is the Connect client of seatghor.search.v1.TripSearchService.
@@ -233,10 +274,10 @@ type TripSearchClient struct {
 // SearchTripsAll calls SearchTrips page after page, from req's page on,
 // and yields each of the pages' trips. It stops at the first error,
 // which it yields; req is not changed.
-func (c TripSearchClient) SearchTripsAll(ctx context.Context, req *v14.SearchTripsRequest) iter.Seq2[*v14.TripHit, error] {
+func (c TripSearchClient) SearchTripsAll(ctx context.Context, req *v15.SearchTripsRequest) iter.Seq2[*v15.TripHit, error] {
 	return pages(ctx, req, c.SearchTrips,
-		func(r *v14.SearchTripsRequest, token string) { r.PageToken = token },
-		func(r *v14.SearchTripsResponse) ([]*v14.TripHit, string) { return r.Trips, r.NextPageToken })
+		func(r *v15.SearchTripsRequest, token string) { r.PageToken = token },
+		func(r *v15.SearchTripsResponse) ([]*v15.TripHit, string) { return r.Trips, r.NextPageToken })
 }
 
 // WaitingRoomClient is the Connect client of seatghor.waitingroom.v1.WaitingRoomService.
@@ -278,10 +319,10 @@ type WebhookClient struct {
 // ListDeliveriesAll calls ListDeliveries page after page, from req's page on,
 // and yields each of the pages' deliveries. It stops at the first error,
 // which it yields; req is not changed.
-func (c WebhookClient) ListDeliveriesAll(ctx context.Context, req *v15.ListDeliveriesRequest) iter.Seq2[*v15.WebhookDelivery, error] {
+func (c WebhookClient) ListDeliveriesAll(ctx context.Context, req *v16.ListDeliveriesRequest) iter.Seq2[*v16.WebhookDelivery, error] {
 	return pages(ctx, req, c.ListDeliveries,
-		func(r *v15.ListDeliveriesRequest, token string) { r.PageToken = token },
-		func(r *v15.ListDeliveriesResponse) ([]*v15.WebhookDelivery, string) {
+		func(r *v16.ListDeliveriesRequest, token string) { r.PageToken = token },
+		func(r *v16.ListDeliveriesResponse) ([]*v16.WebhookDelivery, string) {
 			return r.Deliveries, r.NextPageToken
 		})
 }

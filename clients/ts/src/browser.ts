@@ -5,8 +5,8 @@
 import { createConnectTransport } from "@connectrpc/connect-web";
 
 import { fetchWithUnavailable } from "./calls.js";
-import { clientInterceptors, clientOverTransport } from "./client.js";
-import type { SeatghorClient, SeatghorClientOptions } from "./client.js";
+import { buyerClientOverTransport, clientInterceptors, clientOverTransport } from "./client.js";
+import type { BuyerClient, SeatghorClient, SeatghorClientOptions } from "./client.js";
 
 export * from "./common.js";
 
@@ -24,16 +24,27 @@ export interface BrowserClientOptions extends SeatghorClientOptions {
 
 /** Creates the Connect clients for one server, over fetch. */
 export function createSeatghorClient(options: BrowserClientOptions): SeatghorClient {
-  return clientOverTransport(
-    createConnectTransport({
-      baseUrl: options.baseUrl,
-      useBinaryFormat: options.binary ?? false,
-      // Reads (NO_SIDE_EFFECTS RPCs) go as GET: the seat map's polls take
-      // the server's fast path, and the browser's cache revalidates them
-      // with If-None-Match (304 while nothing moved).
-      useHttpGet: true,
-      interceptors: clientInterceptors(options),
-      fetch: fetchWithUnavailable(options.fetch),
-    }),
-  );
+  return clientOverTransport(browserTransport(options));
+}
+
+/**
+ * Creates the Connect clients of a buyer's services (BuyerClient) for one
+ * server, over fetch: a web page's smaller bundle.
+ */
+export function createBuyerClient(options: BrowserClientOptions): BuyerClient {
+  return buyerClientOverTransport(browserTransport(options));
+}
+
+/** The fetch transport of the browser clients. */
+function browserTransport(options: BrowserClientOptions) {
+  return createConnectTransport({
+    baseUrl: options.baseUrl,
+    useBinaryFormat: options.binary ?? false,
+    // Reads (NO_SIDE_EFFECTS RPCs) go as GET: the seat map's polls take
+    // the server's fast path, and the browser's cache revalidates them
+    // with If-None-Match (304 while nothing moved).
+    useHttpGet: true,
+    interceptors: clientInterceptors(options),
+    fetch: fetchWithUnavailable(options.fetch),
+  });
 }

@@ -16,6 +16,7 @@ import { HoldService, SeatsUnavailableSchema } from "./gen/seatghor/booking/v1/h
 import type { SeatsUnavailable } from "./gen/seatghor/booking/v1/hold_pb.js";
 import { OrderService } from "./gen/seatghor/booking/v1/order_pb.js";
 import { LedgerService } from "./gen/seatghor/ledger/v1/ledger_pb.js";
+import { NetworkService } from "./gen/seatghor/network/v1/network_pb.js";
 import { PartnerService } from "./gen/seatghor/partner/v1/partner_pb.js";
 import { AllocationService } from "./gen/seatghor/partner/v1/allocation_pb.js";
 import { WebhookService } from "./gen/seatghor/partner/v1/webhook_pb.js";
@@ -85,6 +86,12 @@ export interface SeatghorClient {
    * Webhooks: verify them with its library (examples/reseller.ts).
    */
   webhooks: Client<typeof WebhookService>;
+  /**
+   * A bus operator's network: routes with their stops and counters, and
+   * the timetables that make the trips. Operators (their organisations'
+   * managers) and admins.
+   */
+  network: Client<typeof NetworkService>;
 }
 
 /**
@@ -99,21 +106,39 @@ export function clientInterceptors(options: SeatghorClientOptions): Interceptor[
   return chain;
 }
 
-/** The Connect clients of every service over one transport. */
-export function clientOverTransport(transport: Transport): SeatghorClient {
+/**
+ * The services a buyer's app calls: shows, holds, orders, the seat map,
+ * payments, the waiting room, trip search and tickets (a gate's staff use
+ * tickets too). A web page that needs no more builds these alone
+ * (buyerClientOverTransport), so its bundle carries none of the other
+ * services' descriptors.
+ */
+export type BuyerClient = Pick<SeatghorClient,
+  "catalog" | "holds" | "orders" | "seatMap" | "payments" | "waitingRoom" | "search" | "tickets">;
+
+/** The Connect clients of a buyer's services over one transport. */
+export function buyerClientOverTransport(transport: Transport): BuyerClient {
   return {
     catalog: createClient(CatalogService, transport),
     holds: createClient(HoldService, transport),
     orders: createClient(OrderService, transport),
     seatMap: createClient(SeatMapService, transport),
     payments: createClient(PaymentService, transport),
-    ledger: createClient(LedgerService, transport),
     waitingRoom: createClient(WaitingRoomService, transport),
     search: createClient(TripSearchService, transport),
     tickets: createClient(TicketService, transport),
+  };
+}
+
+/** The Connect clients of every service over one transport. */
+export function clientOverTransport(transport: Transport): SeatghorClient {
+  return {
+    ...buyerClientOverTransport(transport),
+    ledger: createClient(LedgerService, transport),
     partners: createClient(PartnerService, transport),
     allocations: createClient(AllocationService, transport),
     webhooks: createClient(WebhookService, transport),
+    network: createClient(NetworkService, transport),
   };
 }
 

@@ -1,7 +1,7 @@
 // What both entry points export: the client's types and helpers, the typed
 // errors, and the generated services and messages of every API.
 export { clientInterceptors, clientOverTransport, seatsUnavailable, seatStates } from "./client.js";
-export type { SeatghorClient, SeatghorClientOptions } from "./client.js";
+export type { BuyerClient, SeatghorClient, SeatghorClientOptions } from "./client.js";
 export {
   IDEMPOTENCY_KEY_HEADER,
   QUEUE_TOKEN_HEADER,
@@ -39,6 +39,7 @@ export * from "./gen/seatghor/tickets/v1/tickets_pb.js";
 export * from "./gen/seatghor/partner/v1/partner_pb.js";
 export * from "./gen/seatghor/partner/v1/allocation_pb.js";
 export * from "./gen/seatghor/partner/v1/webhook_pb.js";
+export * from "./gen/seatghor/network/v1/network_pb.js";
 // The events: a webhook delivery's data is one of them in proto field
 // names (read it with fromJson of @bufbuild/protobuf and its schema).
 export * from "./gen/seatghor/events/v1/events_pb.js";

@@ -16,11 +16,12 @@ import { Webhook } from "standardwebhooks";
 
 import { Receiver, sell } from "../examples/reseller.js";
 import type { ResellerOptions } from "../examples/reseller.js";
+import { SeatMapView, buy, phoneClient } from "../examples/mobile.js";
 import { AllocationStatus, ApiKeyScope, OrderStatus, ShowKind, createSeatghorClient } from "../src/index.js";
 
 interface Server {
   baseUrl: string;
-  tokens: { admin: string };
+  tokens: { admin: string; alice: string };
 }
 
 export function exampleSuite(server: () => Server): void {
@@ -140,6 +141,56 @@ export function exampleSuite(server: () => Server): void {
       } finally {
         await new Promise((resolve) => srv.close(resolve));
       }
+    });
+  });
+
+  // examples/mobile.ts (docs/mobile.md): a phone's client in the binary
+  // encoding keeps a seat map current with availability-only refreshes and
+  // buys two seats.
+  describe("examples/mobile.ts", () => {
+    test("binary calls: the map's layout once, then availability only; a purchase", async () => {
+      const admin = createSeatghorClient({ baseUrl: server().baseUrl, token: server().tokens.admin });
+      const { show } = await admin.catalog.createShow({
+        kind: ShowKind.BUS_TRIP,
+        title: "TS mobile example",
+        origin: "Dhaka",
+        destination: "Sylhet",
+        startsAt: timestampFromDate(new Date(Date.now() + 30 * 24 * 3600 * 1000)),
+        currency: "BDT",
+        sections: [{ name: "Main", rows: ["A", "B"], seatsPerRow: 4, priceMinor: 85000n }],
+      });
+      const showId = show!.showId;
+      // What went over the wire: every call in the binary encoding.
+      const sent: string[] = [];
+      const recording: typeof fetch = (input, init) => {
+        const url = input instanceof Request ? input.url : String(input);
+        const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+        sent.push(`${init?.method ?? "GET"} ${url.includes("encoding=proto") || headers.get("content-type") === "application/proto" ? "proto" : "other"}`);
+        return fetch(input, init);
+      };
+      const sg = phoneClient({ baseUrl: server().baseUrl, token: () => server().tokens.alice, fetch: recording });
+      const view = new SeatMapView(sg, showId);
+      assert.equal(await view.refresh(), true, "the first answer carries the layout");
+      assert.deepEqual(view.free(), ["A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4"]);
+      assert.equal(await view.refresh(), false, "then availability only");
+
+      const bought = await buy(sg, showId, ["A1", "A2"], "tok_success");
+      assert.equal(bought.redirectUrl, "");
+      let status = OrderStatus.PENDING_PAYMENT;
+      for (let i = 0; i < 100 && status !== OrderStatus.CONFIRMED; i++) {
+        status = (await sg.orders.getOrder({ orderId: bought.orderId })).order!.status;
+        if (status !== OrderStatus.CONFIRMED) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(status, OrderStatus.CONFIRMED);
+      for (let i = 0; i < 100; i++) {
+        await view.refresh();
+        if (!view.free().includes("A1")) break;
+        await new Promise((r) => setTimeout(r, 100)); // the map follows the purchase within a moment
+      }
+      assert.deepEqual(view.free(), ["A3", "A4", "B1", "B2", "B3", "B4"]);
+      assert.ok(sent.length >= 6, sent.join(", "));
+      assert.deepEqual([...new Set(sent.map((s) => s.split(" ")[1]))], ["proto"], sent.join(", "));
+      assert.ok(sent.includes("POST proto") && sent.includes("GET proto"), sent.join(", "));
     });
   });
 }

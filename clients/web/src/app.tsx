@@ -5,17 +5,19 @@ import { createContext } from "preact";
 import { useContext, useEffect, useMemo, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import { Code, ConnectError, UnauthenticatedError, asSeatghorError } from "@seatghor/client";
-import type { SeatghorClient } from "@seatghor/client";
+import type { BuyerClient } from "@seatghor/client";
 
 import { saveLang, savedLang, strings } from "./i18n.js";
 import { reasonsBn, reasonsEn } from "./reasons.js";
 import type { Lang, Strings } from "./i18n.js";
 import { clearSession, loadSession, newClient } from "./session.js";
+import { forgetSaved } from "./offline.js";
 import type { Session, SiteConfig } from "./session.js";
 import { Home } from "./pages/home.js";
 import { ShowPage } from "./pages/show.js";
 import { WaitPage } from "./pages/wait.js";
 import { OrderPage } from "./pages/order.js";
+import { PassengersPage } from "./pages/passengers.js";
 import { TicketsPage } from "./pages/tickets.js";
 import { GatePage } from "./pages/gate.js";
 import { SignInPage } from "./pages/signin.js";
@@ -26,7 +28,7 @@ export interface App {
   session: Session | undefined;
   setSession: (s: Session | undefined) => void;
   config: SiteConfig;
-  api: SeatghorClient;
+  api: BuyerClient;
   go: (path: string, replace?: boolean) => void;
 }
 
@@ -62,6 +64,9 @@ export function Link(props: { href: string; class?: string; children: ComponentC
  */
 export function sayError(err: unknown, lang: Lang): string {
   const t = strings(lang);
+  // Offline, a call that did not get through needs the network: said so
+  // (decision 0399), not as a failure of the server.
+  if (err instanceof ConnectError && err.code === Code.Unavailable && !navigator.onLine) return t.offlineError;
   const known = asSeatghorError(err);
   const said = known && (lang === "bn" ? reasonsBn : reasonsEn)[known.reason];
   if (said) return said;
@@ -83,6 +88,35 @@ export function ErrorNote(props: { err: unknown }) {
           <Link href={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`}>{t.signIn}</Link>
         </>
       )}
+    </p>
+  );
+}
+
+/** Whether the browser says it is online, followed as it changes. */
+export function useOnline(): boolean {
+  const [online, setOnline] = useState(navigator.onLine);
+  useEffect(() => {
+    const set = () => setOnline(navigator.onLine);
+    addEventListener("online", set);
+    addEventListener("offline", set);
+    return () => {
+      removeEventListener("online", set);
+      removeEventListener("offline", set);
+    };
+  }, []);
+  return online;
+}
+
+/**
+ * On a page that works only online (seat map, hold, order and payment,
+ * waiting room), says so while the browser is offline (decision 0399).
+ */
+export function NeedsNetwork() {
+  const { t } = useApp();
+  if (useOnline()) return null;
+  return (
+    <p class="note warn" id="needs-network" role="status">
+      {t.needsNetwork}
     </p>
   );
 }
@@ -121,6 +155,8 @@ function route(place: Place) {
       return <WaitPage showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
     case "order":
       return <OrderPage orderId={parts[1] ?? ""} key={parts[1]} />;
+    case "passengers":
+      return <PassengersPage holdId={parts[1] ?? ""} key={parts[1]} />;
     case "tickets":
       return <TicketsPage />;
     case "gate":
@@ -141,6 +177,7 @@ export function Root(props: { config: SiteConfig }) {
   const [place, setPlace] = useState<Place>(() => ({ path: location.pathname, search: location.search, visit: 0 }));
   const arrived = () => setPlace((p) => ({ path: location.pathname, search: location.search, visit: p.visit + 1 }));
   const api = useMemo(newClient, []);
+  const online = useOnline();
   useEffect(() => {
     const pop = () => arrived();
     addEventListener("popstate", pop);
@@ -207,6 +244,8 @@ export function Root(props: { config: SiteConfig }) {
                 type="button"
                 class="link"
                 onClick={() => {
+                  // The tickets kept for offline go with the sign-out.
+                  void forgetSaved(session.userId);
                   clearSession();
                   setSession(undefined);
                 }}
@@ -219,6 +258,11 @@ export function Root(props: { config: SiteConfig }) {
           )}
         </div>
       </header>
+      {!online && (
+        <p class="offline" id="offline" role="status">
+          {t.offline}
+        </p>
+      )}
       <main id="main">{route(place)}</main>
     </AppContext.Provider>
   );

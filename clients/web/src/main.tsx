@@ -12,6 +12,14 @@ takeTokenFromFragment();
 addEventListener("hashchange", () => {
   if (takeTokenFromFragment()) location.reload();
 });
+// The service worker (sw.ts: the shell and "my tickets" offline) is
+// registered once the page has loaded, so that it takes nothing from the
+// first load: its install fetches the shell again only to revalidate it.
+if ("serviceWorker" in navigator) {
+  const register = () => void navigator.serviceWorker.register("/sw.js").catch(() => undefined);
+  if (document.readyState === "complete") register();
+  else addEventListener("load", register);
+}
 void loadConfig().then((config) => {
   document.body.insertAdjacentHTML("afterbegin", PATTERNS);
   const root = document.getElementById("app")!;

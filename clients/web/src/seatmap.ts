@@ -17,7 +17,9 @@ export const MINE: State = 3;
 export interface LayoutSection {
   name: string;
   priceMinor: bigint;
-  rows: { label: string; seats: string[] }[];
+  /** x, y: the seats' centres in layout units (a place is 10), when the
+   * layout gives them: curved rows are drawn curved (decision 0370). */
+  rows: { label: string; seats: string[]; x?: number[]; y?: number[] }[];
 }
 
 export interface SeatLabels {
@@ -70,17 +72,29 @@ export class SeatMapView {
     let i = 0;
     let row = 0;
     layout.forEach((sec, si) => {
-      const width = Math.max(...sec.rows.map((r) => r.seats.length)) * CELL + ROW_LABEL;
-      const height = sec.rows.length * CELL;
+      // Where a seat goes: by its position when the layout gives one (a
+      // place, 10 units, is a cell), else in straight rows.
+      const placed = sec.rows.every((r) => r.x?.length === r.seats.length && r.y?.length === r.seats.length);
+      const xs = placed ? sec.rows.flatMap((r) => r.x!) : [0];
+      const ys = placed ? sec.rows.flatMap((r) => r.y!) : [0];
+      const lo = (v: number[]) => v.reduce((a, b) => Math.min(a, b));
+      const hi = (v: number[]) => v.reduce((a, b) => Math.max(a, b));
+      const x0 = lo(xs), y0 = lo(ys);
+      const at = (r: LayoutSection["rows"][number], ri: number, ci: number): [number, number] => placed
+        ? [ROW_LABEL + Math.round(((r.x![ci] - x0) * CELL) / 10), Math.round(((r.y![ci] - y0) * CELL) / 10)]
+        : [ROW_LABEL + ci * CELL, ri * CELL];
+      const width = placed ? Math.round(((hi(xs) - x0) * CELL) / 10) + CELL + ROW_LABEL
+        : Math.max(...sec.rows.map((r) => r.seats.length)) * CELL + ROW_LABEL;
+      const height = placed ? Math.round(((hi(ys) - y0) * CELL) / 10) + CELL : sec.rows.length * CELL;
       html.push(`<section class="sm-section"><h3>${esc(sec.name)} <span class="price">${esc(labels.price(sec.priceMinor))}</span></h3>`,
         `<div class="sm-scroll"><svg class="sm-grid" role="grid" aria-label="${esc(labels.grid(sec.name))}" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`);
       sec.rows.forEach((r, ri) => {
-        const y = ri * CELL;
+        const [lx, ly] = at(r, ri, 0);
         this.rowStart.push(i);
         this.rowSection.push(si);
-        html.push(`<g role="row"><text class="sm-row" x="2" y="${y + SIZE / 2 + 4}" aria-hidden="true">${esc(r.label)}</text>`);
+        html.push(`<g role="row"><text class="sm-row" x="${lx - ROW_LABEL + 2}" y="${ly + SIZE / 2 + 4}" aria-hidden="true">${esc(r.label)}</text>`);
         r.seats.forEach((seat, ci) => {
-          const x = ROW_LABEL + ci * CELL;
+          const [x, y] = at(r, ri, ci);
           const num = seat.slice(r.label.length);
           html.push(`<g role="gridcell" class="seat s0" data-i="${i}" id="seat-${esc(seat)}" tabindex="-1" aria-selected="false" aria-label="${esc(this.label(seat, 0, false, sec.priceMinor))}" transform="translate(${x},${y})"><rect width="${SIZE}" height="${SIZE}" rx="6"/><text x="${SIZE / 2}" y="${SIZE / 2 + 5}">${esc(num)}</text></g>`);
           this.seats.push(seat);
@@ -129,9 +143,13 @@ export class SeatMapView {
     c.setAttribute("aria-label", this.label(this.seats[i], st, chosen, this.prices[i]));
   }
 
+  /** How many seats the last setAvailability drew again. */
+  lastChanged = 0;
+
   /** Sets every seat's state from the availability bits (layout order). */
   setAvailability(bits: Uint8Array, mine: Set<string> = new Set()): string[] {
     const takenFromChoice: string[] = [];
+    this.lastChanged = 0;
     for (let i = 0; i < this.cells.length; i++) {
       let st = ((bits[i >> 2] ?? 0) >> ((i & 3) * 2)) & 3;
       if (st !== 0 && mine.has(this.seats[i])) st = MINE;
@@ -139,6 +157,7 @@ export class SeatMapView {
         this.states[i] = st;
         if (st !== 0 && st !== MINE && this.chosen.delete(i)) takenFromChoice.push(this.seats[i]);
         this.paint(i);
+        this.lastChanged++;
       }
     }
     return takenFromChoice;

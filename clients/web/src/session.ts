@@ -3,8 +3,8 @@
 // sign-in redirects back with (#token=…&expires_at=…&site_state=…) when
 // it answers the sign-in this tab started, and the API client that sends
 // it.
-import { createSeatghorClient } from "@seatghor/client";
-import type { SeatghorClient } from "@seatghor/client";
+import { createBuyerClient } from "@seatghor/client";
+import type { BuyerClient } from "@seatghor/client";
 
 const TOKEN_KEY = "seatghor.token";
 // The one-time value of the OIDC sign-in this tab started (decision 0288).
@@ -123,8 +123,8 @@ export async function devSignIn(name: string, role: string): Promise<Session> {
 }
 
 /** The API client of this page: same origin, the current token. */
-export function newClient(): SeatghorClient {
-  return createSeatghorClient({
+export function newClient(): BuyerClient {
+  return createBuyerClient({
     baseUrl: location.origin,
     token: () => loadSession()?.token,
   });

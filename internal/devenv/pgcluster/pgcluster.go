@@ -41,7 +41,15 @@ type Config struct {
 	Port int
 	// Fast turns off fsync and full-page writes. For tests only: a crash of
 	// the machine may corrupt the cluster, which a test run never reuses.
+	// It also acknowledges commits before their log is written
+	// (synchronous_commit off), unless KeepCommits.
 	Fast bool
+	// KeepCommits, with Fast, writes each commit's log to the operating
+	// system before the commit is acknowledged (not to the disk: fsync
+	// stays off), so a crash of the server process, not of the machine,
+	// loses no acknowledged commit. `seatghor cluster up` sets it:
+	// `seatghor chaos` crashes its servers.
+	KeepCommits bool
 	// BinDir holds initdb and pg_ctl. "" means the newest
 	// /usr/lib/postgresql/*/bin (Debian, Ubuntu), else the ones on $PATH.
 	BinDir string
@@ -100,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Cluster, error) {
 				return nil, err
 			}
 		}
-		err = c.start(ctx, cfg.Fast)
+		err = c.start(ctx, cfg.Fast, cfg.KeepCommits)
 		if err == nil {
 			c.log.Info("postgres started", "dir", c.dir, "port", c.port, "url", c.URL("postgres"))
 			return c, nil
@@ -120,6 +128,26 @@ func StopDir(ctx context.Context, dir string, log *slog.Logger) error {
 		return err
 	}
 	return c.clearStale(ctx)
+}
+
+// Crash stops the server running in dir at once (pg_ctl stop -m
+// immediate): sessions are cut, nothing is flushed and no checkpoint is
+// written, as when its machine loses power but its disk keeps what was
+// written; the next Start on dir recovers from the write-ahead log. It is
+// how `seatghor chaos` takes a shard server away; a no-op when none runs.
+func Crash(ctx context.Context, dir string, log *slog.Logger) error {
+	c, err := open(dir, "", log)
+	if err != nil {
+		return err
+	}
+	if !fileExists(filepath.Join(c.data, "postmaster.pid")) {
+		return nil
+	}
+	if _, err := c.pgCtl(ctx, "stop", "-D", c.data, "-m", "immediate", "-w", "-t", "60", "-s"); err != nil {
+		return err
+	}
+	c.log.Warn("postgres crashed on purpose (immediate stop)", "dir", c.dir)
+	return nil
 }
 
 func open(dir, binDir string, log *slog.Logger) (*Cluster, error) {
@@ -326,7 +354,7 @@ func (c *Cluster) clearRunDir() error {
 }
 
 // start writes this start's settings and runs pg_ctl start.
-func (c *Cluster) start(ctx context.Context, fast bool) error {
+func (c *Cluster) start(ctx context.Context, fast, keepCommits bool) error {
 	var conf strings.Builder
 	fmt.Fprintf(&conf, "listen_addresses = '127.0.0.1'\nport = %d\n", c.port)
 	// The tests run hundreds of concurrent requests over several databases.
@@ -340,7 +368,10 @@ func (c *Cluster) start(ctx context.Context, fast bool) error {
 		conf.WriteString("unix_socket_directories = ''\n")
 	}
 	if fast {
-		conf.WriteString("fsync = off\nfull_page_writes = off\nsynchronous_commit = off\n")
+		conf.WriteString("fsync = off\nfull_page_writes = off\n")
+		if !keepCommits {
+			conf.WriteString("synchronous_commit = off\n")
+		}
 	}
 	path := filepath.Join(c.data, confFile)
 	if err := os.WriteFile(path, []byte(conf.String()), 0o600); err != nil {

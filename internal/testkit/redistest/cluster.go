@@ -2,11 +2,7 @@ package redistest
 
 import (
 	"context"
-	"fmt"
-	"net"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -135,103 +131,29 @@ func (c *Cluster) KillPrimaryOf(tb testing.TB, key string) string {
 
 func (c *Cluster) node(addr string) *redis.Client { return rediscluster.Client(addr) }
 
-// primaryOf asks a live node which primary serves key's slot.
-func (c *Cluster) primaryOf(key string) (string, error) {
-	ctx := context.Background()
-	var last error
+// live is the addresses of the nodes that still run.
+func (c *Cluster) live() []string {
+	out := make([]string, 0, len(c.nodes))
 	for addr := range c.nodes {
-		n := c.node(addr)
-		p, err := servedBy(ctx, n, key)
-		_ = n.Close()
-		if err == nil && p != "" {
-			return p, nil
-		}
-		last = err
+		out = append(out, addr)
 	}
-	return "", fmt.Errorf("no node knows the primary of %q (%v)", key, last)
+	return out
 }
 
-// servedBy returns the primary that node n says serves key ("" if none).
-func servedBy(ctx context.Context, n *redis.Client, key string) (string, error) {
-	slot, err := n.ClusterKeySlot(ctx, key).Result()
-	if err != nil {
-		return "", err
-	}
-	shards, err := n.ClusterShards(ctx).Result()
-	if err != nil {
-		return "", err
-	}
-	for _, sh := range shards {
-		for _, r := range sh.Slots {
-			if r.Start > slot || slot > r.End {
-				continue
-			}
-			for _, nd := range sh.Nodes {
-				if nd.Role == "master" && nd.Health == "online" {
-					return net.JoinHostPort(nd.IP, strconv.FormatInt(nd.Port, 10)), nil
-				}
-			}
-		}
-	}
-	return "", nil
+// primaryOf asks a live node which primary serves key's slot.
+func (c *Cluster) primaryOf(key string) (string, error) {
+	return rediscluster.PrimaryOf(context.Background(), c.live(), key)
 }
 
 // replicaOf returns the address of a replica of the primary at addr.
 func (c *Cluster) replicaOf(ctx context.Context, addr string) (string, error) {
-	n := c.node(addr)
-	defer n.Close()
-	id, err := n.Do(ctx, "CLUSTER", "MYID").Text()
-	if err != nil {
-		return "", fmt.Errorf("CLUSTER MYID on %s: %w", addr, err)
-	}
-	lines, err := n.Do(ctx, "CLUSTER", "REPLICAS", id).StringSlice()
-	if err != nil || len(lines) == 0 {
-		return "", fmt.Errorf("replicas of %s: %v %v", addr, lines, err)
-	}
-	// "<id> <ip:port@cport> …"
-	f := strings.Fields(lines[0])
-	if len(f) < 2 {
-		return "", fmt.Errorf("replicas of %s: %q", addr, lines[0])
-	}
-	return strings.Split(f[1], "@")[0], nil
+	return rediscluster.ReplicaOf(ctx, addr)
 }
 
 // waitPrimary waits until every live node says want serves key's slot and
 // the cluster is whole again.
 func (c *Cluster) waitPrimary(key, want string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
-		err := c.agree(key, want)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (c *Cluster) agree(key, want string) error {
-	ctx := context.Background()
-	for addr := range c.nodes {
-		n := c.node(addr)
-		info, err := n.ClusterInfo(ctx).Result()
-		if err == nil && !strings.Contains(info, "cluster_state:ok") {
-			err = fmt.Errorf("%s: cluster not ok", addr)
-		}
-		if err == nil {
-			var p string
-			if p, err = servedBy(ctx, n, key); err == nil && p != want {
-				err = fmt.Errorf("%s: %q still served by %q", addr, key, p)
-			}
-		}
-		_ = n.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return rediscluster.WaitPrimary(context.Background(), c.live(), key, want, within)
 }
 
 // startCluster starts a cluster in a directory of its own.

@@ -37,14 +37,31 @@ type Faults struct {
 	// refund key, so a retry gets the same answer.
 	RefundFailRate float64
 
-	// DuplicateRate is the share of webhook events delivered twice.
+	// DuplicateRate is the share of webhook events delivered more than
+	// once: twice, or up to DuplicateMax copies.
 	DuplicateRate float64
+	// DuplicateMax is the most copies of a duplicated event (2 to 5); 0
+	// means 2. Real gateways send an event again after a lost answer, a
+	// failover or a replay, so a receiver may see it three times.
+	DuplicateMax int
 	// DropRate is the share of webhook events never delivered.
 	DropRate float64
 	// DelayMax delays each delivery by a random 0..DelayMax, which also
 	// reorders events.
 	DelayMax time.Duration
+	// ReorderRate is the share of webhook events held back by
+	// ReorderDelay besides their delay, so that the events that follow
+	// them (a refund after its charge's success) arrive first.
+	ReorderRate float64
+	// ReorderDelay is how long a held-back event waits; 0 means 2 s.
+	ReorderDelay time.Duration
 }
+
+// MaxDuplicates is the most copies DuplicateMax may ask for.
+const MaxDuplicates = 5
+
+// defaultReorderDelay is ReorderDelay's default.
+const defaultReorderDelay = 2 * time.Second
 
 // SlowWindow is a stretch of references, counted by the order in which the
 // sandbox first saw each reference (1-based), where the gateway is slow.
@@ -116,9 +133,10 @@ func (f Faults) refundFails(key string) bool {
 
 // deliveryFate is what happens to one webhook event.
 type deliveryFate struct {
-	drop   bool
-	copies int             // 1, or 2 when duplicated
-	delays []time.Duration // one per copy
+	drop      bool
+	copies    int             // 1, or 2..DuplicateMax when duplicated
+	delays    []time.Duration // one per copy
+	reordered bool            // held back by ReorderDelay
 }
 
 func (f Faults) deliveryFate(eventID string) deliveryFate {
@@ -134,6 +152,35 @@ func (f Faults) deliveryFate(eventID string) deliveryFate {
 			delay = time.Duration(r.Int64N(int64(f.DelayMax) + 1))
 		}
 		d.delays = append(d.delays, delay)
+	}
+	// The draws below come from a stream of their own, so the faults
+	// above stay what they were for a seed without them (older runs
+	// replay unchanged).
+	more := f.rng("event-more", eventID)
+	extraDraw, reorderDraw := more.Float64(), more.Float64()
+	if d.copies == 2 && f.DuplicateMax > 2 {
+		// 2..DuplicateMax copies, evenly.
+		for n := 3; n <= min(f.DuplicateMax, MaxDuplicates); n++ {
+			if extraDraw < float64(n-2)/float64(min(f.DuplicateMax, MaxDuplicates)-1) {
+				break
+			}
+			d.copies = n
+			var delay time.Duration
+			if f.DelayMax > 0 {
+				delay = time.Duration(more.Int64N(int64(f.DelayMax) + 1))
+			}
+			d.delays = append(d.delays, delay)
+		}
+	}
+	if reorderDraw < f.ReorderRate {
+		d.reordered = true
+		hold := f.ReorderDelay
+		if hold <= 0 {
+			hold = defaultReorderDelay
+		}
+		for i := range d.delays {
+			d.delays[i] += hold
+		}
 	}
 	return d
 }

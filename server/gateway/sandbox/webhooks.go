@@ -20,8 +20,13 @@ type WebhookStats struct {
 	Events int
 	// Dropped is how many events the DropRate fault never delivered.
 	Dropped int
-	// Duplicated is how many events the DuplicateRate fault delivered twice.
-	Duplicated int
+	// Duplicated is how many events the DuplicateRate fault delivered
+	// more than once, and ExtraCopies how many copies beyond the first it
+	// sent of them (Duplicated, when each went twice).
+	Duplicated  int
+	ExtraCopies int
+	// Reordered is how many events the ReorderRate fault held back.
+	Reordered int
 	// Attempts is how many POSTs were made, retries included.
 	Attempts int
 	// Delivered is how many deliveries (copies of events) got a 2xx.
@@ -76,7 +81,13 @@ func (s *Server) emitLocked(typ gateway.EventType, objectID string, c *chargeJSO
 	}
 	if fate.copies > 1 {
 		s.stats.Duplicated++
-		s.log.Info("injected webhook duplicate", slog.String("event_id", ev.ID), slog.String("type", string(typ)))
+		s.stats.ExtraCopies += fate.copies - 1
+		s.log.Info("injected webhook duplicate", slog.String("event_id", ev.ID), slog.String("type", string(typ)),
+			slog.Int("copies", fate.copies))
+	}
+	if fate.reordered {
+		s.stats.Reordered++
+		s.log.Info("injected webhook reorder", slog.String("event_id", ev.ID), slog.String("type", string(typ)))
 	}
 	for _, delay := range fate.delays {
 		s.pending++
@@ -84,6 +95,22 @@ func (s *Server) emitLocked(typ gateway.EventType, objectID string, c *chargeJSO
 			s.pending--
 		}
 	}
+}
+
+// EventBody is the body the sandbox POSTs for ev (sign it with
+// gateway.Sign into the SignatureHeader): for `seatghor chaos`, which
+// sends forged and stale events among the real ones (R-6.4), and tests.
+func EventBody(ev gateway.Event) ([]byte, error) {
+	wire := eventJSON{ID: ev.ID, Type: string(ev.Type), Created: ev.CreatedAt.Unix()}
+	switch {
+	case ev.Charge != nil:
+		wire.Data = chargeFromGateway(*ev.Charge)
+	case ev.Refund != nil:
+		wire.Data = refundFromGateway(*ev.Refund)
+	default:
+		return nil, fmt.Errorf("event %s: neither a charge nor a refund", ev.ID)
+	}
+	return json.Marshal(wire)
 }
 
 // deliver sends one copy of an event after delay, retrying with exponential

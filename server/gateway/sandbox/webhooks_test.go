@@ -106,6 +106,7 @@ type webhookRun struct {
 	stats      sandbox.WebhookStats
 	deliveries int
 	delivered  []string // distinct event ids that arrived, sorted
+	perEvent   map[string]int
 	reordered  bool
 }
 
@@ -122,10 +123,11 @@ func runWebhookFaults(t *testing.T, f sandbox.Faults) webhookRun {
 	for i, ev := range e.gw.Events() {
 		emitted[ev.ID] = i
 	}
-	run := webhookRun{stats: e.gw.WebhookStats()}
+	run := webhookRun{stats: e.gw.WebhookStats(), perEvent: map[string]int{}}
 	last := -1
 	for _, ev := range e.hook.events() {
 		run.deliveries++
+		run.perEvent[ev.ID]++
 		if !slices.Contains(run.delivered, ev.ID) {
 			run.delivered = append(run.delivered, ev.ID)
 		}
@@ -156,6 +158,41 @@ func TestWebhookFaultsDeterministic(t *testing.T) {
 	require.Equal(t, st.Events-st.Dropped+st.Duplicated, a.deliveries, "a duplicated one arrives twice")
 	require.Equal(t, a.deliveries, st.Delivered)
 	require.True(t, a.reordered, "random delays reorder events")
+}
+
+// TestWebhooksUpToThreeCopiesAndHeldBack: with DuplicateMax 3 a
+// duplicated event arrives twice or three times, both seen, and events
+// held back (ReorderRate) arrive after ones emitted later; the same seed
+// gives the same faults, and a seed's faults without the new knobs are
+// what they always were.
+func TestWebhooksUpToThreeCopiesAndHeldBack(t *testing.T) {
+	t.Parallel()
+	f := sandbox.Faults{Seed: 42, DuplicateRate: 0.5, DuplicateMax: 3, DelayMax: 20 * time.Millisecond,
+		ReorderRate: 0.2, ReorderDelay: 300 * time.Millisecond}
+	a := runWebhookFaults(t, f)
+	b := runWebhookFaults(t, f)
+	require.Equal(t, a.stats, b.stats, "same seed, same faults")
+	require.Equal(t, a.perEvent, b.perEvent)
+
+	st := a.stats
+	require.Equal(t, 40, st.Events)
+	require.Positive(t, st.Reordered)
+	require.Greater(t, st.ExtraCopies, st.Duplicated, "some went three times")
+	require.Equal(t, st.Events+st.ExtraCopies, a.deliveries, "each copy arrives")
+	copies := map[int]int{}
+	for _, n := range a.perEvent {
+		copies[n]++
+	}
+	require.Positive(t, copies[2], "twice")
+	require.Positive(t, copies[3], "three times")
+	require.Zero(t, copies[4], "never more than DuplicateMax")
+	require.True(t, a.reordered)
+
+	// The old knobs alone draw what they drew before.
+	old := sandbox.Faults{Seed: 42, DuplicateRate: 0.5, DelayMax: 20 * time.Millisecond}
+	withMax := old
+	withMax.DuplicateMax = 2
+	require.Equal(t, runWebhookFaults(t, old).perEvent, runWebhookFaults(t, withMax).perEvent)
 }
 
 func TestParseWebhook(t *testing.T) {
@@ -220,4 +257,30 @@ func TestParseWebhook(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEventBodyParsesBack: what EventBody writes is what a receiver reads,
+// signature and all.
+func TestEventBodyParsesBack(t *testing.T) {
+	t.Parallel()
+	c, err := sandbox.NewClient(sandbox.ClientConfig{BaseURL: "http://sandbox.invalid", WebhookSecrets: []string{secret}})
+	require.NoError(t, err)
+	now := time.Unix(1_800_000_000, 0).UTC()
+	for _, ev := range []gateway.Event{
+		{ID: "evt_c", Type: gateway.EventChargeSucceeded, CreatedAt: now, Charge: &gateway.Charge{ID: "ch_1", IdempotencyKey: "k",
+			Reference: "pay_1_x", Status: gateway.StatusSucceeded, AmountMinor: 500, Currency: "BDT", FeeMinor: 9,
+			CreatedAt: now, CapturedAt: now}},
+		{ID: "evt_r", Type: gateway.EventRefundSucceeded, CreatedAt: now, Refund: &gateway.Refund{ID: "re_1", IdempotencyKey: "rk",
+			Reference: "rf_1_x", ChargeID: "ch_1", Status: gateway.StatusSucceeded, AmountMinor: 500, Currency: "BDT", CreatedAt: now}},
+	} {
+		body, err := sandbox.EventBody(ev)
+		require.NoError(t, err)
+		h := http.Header{}
+		h.Set(sandbox.SignatureHeader, gateway.Sign([]string{secret}, now, body))
+		got, err := c.ParseWebhook(h, body, now)
+		require.NoError(t, err)
+		require.Equal(t, ev, got)
+	}
+	_, err = sandbox.EventBody(gateway.Event{ID: "evt_x", Type: gateway.EventChargeSucceeded})
+	require.Error(t, err)
 }

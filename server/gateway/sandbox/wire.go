@@ -127,3 +127,18 @@ func (r refundJSON) toGateway() gateway.Refund {
 		CreatedAt:      r.CreatedAt,
 	}
 }
+
+func chargeFromGateway(c gateway.Charge) chargeJSON {
+	return chargeJSON{
+		ID: c.ID, IdempotencyKey: c.IdempotencyKey, Reference: c.Reference, Status: string(c.Status),
+		AmountMinor: c.AmountMinor, Currency: c.Currency, FeeMinor: c.FeeMinor, FailureCode: c.FailureCode,
+		RedirectURL: c.RedirectURL, RefundedMinor: c.RefundedMinor, CreatedAt: c.CreatedAt, CapturedAt: c.CapturedAt,
+	}
+}
+
+func refundFromGateway(r gateway.Refund) refundJSON {
+	return refundJSON{
+		ID: r.ID, IdempotencyKey: r.IdempotencyKey, Reference: r.Reference, ChargeID: r.ChargeID,
+		Status: string(r.Status), AmountMinor: r.AmountMinor, Currency: r.Currency, CreatedAt: r.CreatedAt,
+	}
+}

@@ -6,7 +6,7 @@
 // and the list names tickets by id, as the gate's own answers do.
 import { openDB } from "idb";
 import type { DBSchema, IDBPDatabase } from "idb";
-import type { GetGateStatusResponse, SeatghorClient, SettledScan } from "@seatghor/client";
+import type { BuyerClient, GetGateStatusResponse, SettledScan } from "@seatghor/client";
 
 import { prepare, readCode, showOfTicket } from "./verify.js";
 import type { PublicKey } from "./verify.js";
@@ -102,12 +102,12 @@ export class GateEngine {
 
   private constructor(
     private readonly db: IDBPDatabase<GateDB>,
-    private readonly api: SeatghorClient,
+    private readonly api: BuyerClient,
     private readonly errors: ErrorKinds,
     readonly deviceId: string,
   ) {}
 
-  static async open(api: SeatghorClient, errors: ErrorKinds): Promise<GateEngine> {
+  static async open(api: BuyerClient, errors: ErrorKinds): Promise<GateEngine> {
     const db = await openDB<GateDB>("seatghor-gate", 1, {
       upgrade(d) {
         d.createObjectStore("meta");

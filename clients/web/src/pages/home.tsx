@@ -3,11 +3,11 @@
 // (/search?from=…&to=…&date=…) so Back returns to the results.
 import { useEffect, useState } from "preact/hooks";
 import { ShowKind } from "@seatghor/client";
-import type { Show, TripHit } from "@seatghor/client";
+import type { Journey, Show, TripHit } from "@seatghor/client";
 
 import { ErrorNote, Link, useApp } from "../app.js";
 import type { Place } from "../app.js";
-import { digits, taka, tsDate, showTime } from "../i18n.js";
+import { digits, route, taka, tsDate, showTime } from "../i18n.js";
 
 export function Home(props: { place: Place }) {
   const { t, api, go, lang, session } = useApp();
@@ -96,21 +96,25 @@ export function Home(props: { place: Place }) {
           ) : (
             <ul class="cards" id="trips">
               {trips.map((h) => (
-                <li class="card" key={String(h.showId)}>
-                  <Link href={`/show/${h.showId}`} class="cardlink">
-                    <strong>
-                      {lang === "bn" && h.originBengali ? h.originBengali : h.originLabel || h.origin} →{" "}
-                      {lang === "bn" && h.destinationBengali ? h.destinationBengali : h.destinationLabel || h.destination}
-                    </strong>
-                    <span>{h.operator}</span>
-                    <span>
-                      {t.departs}: {showTime(h.startsAtLocal, tsDate(h.startsAt), lang)}
-                    </span>
-                    <span>
-                      {h.lowestPrice && t.from(taka(h.lowestPrice.amountMinor, lang))} ·{" "}
-                      {t.seatsLeft(digits(h.seatsAvailable, lang))}
-                    </span>
-                  </Link>
+                <li class="card" key={`${h.showId}-${h.journey?.fromStopId ?? ""}-${h.journey?.toStopId ?? ""}`}>
+                  {h.journey ? (
+                    <JourneyCard hit={h} journey={h.journey} />
+                  ) : (
+                    <Link href={`/show/${h.showId}`} class="cardlink">
+                      <strong>
+                        {lang === "bn" && h.originBengali ? h.originBengali : h.originLabel || h.origin} →{" "}
+                        {lang === "bn" && h.destinationBengali ? h.destinationBengali : h.destinationLabel || h.destination}
+                      </strong>
+                      <span>{h.operator}</span>
+                      <span>
+                        {t.departs}: {showTime(h.startsAtLocal, tsDate(h.startsAt), lang)}
+                      </span>
+                      <span>
+                        {h.lowestPrice && t.from(taka(h.lowestPrice.amountMinor, lang))} ·{" "}
+                        {t.seatsLeft(digits(h.seatsAvailable, lang))}
+                      </span>
+                    </Link>
+                  )}
                 </li>
               ))}
             </ul>
@@ -142,5 +146,39 @@ export function Home(props: { place: Place }) {
         </ul>
       )}
     </>
+  );
+}
+
+/** A hit of a coach with stops: the journey between the buyer's stops
+ * (issue 24), its departure at the boarding counter and that pair's fare,
+ * with the coach's whole route beside it. The seat map is asked for the
+ * same journey (from and to in the address). */
+function JourneyCard(props: { hit: TripHit; journey: Journey }) {
+  const { t, lang } = useApp();
+  const { hit: h, journey: j } = props;
+  const from = (lang === "bn" && j.fromNameBn) || j.fromName;
+  const to = (lang === "bn" && j.toNameBn) || j.toName;
+  const counter = (lang === "bn" && j.boardingCounterNameBn) || j.boardingCounterName;
+  const boards = j.boardingCounterId ? showTime(j.boardingAtLocal, tsDate(j.boardingAt), lang) : showTime(j.departsAtLocal, tsDate(j.departsAt), lang);
+  const q = new URLSearchParams({ from: j.fromStopId, to: j.toStopId });
+  return (
+    <Link href={`/show/${h.showId}?${q}`} class="cardlink journey">
+      <strong>
+        {from} → {to}
+      </strong>
+      <span>
+        {h.operator} · {t.onCoach(route(h, lang))}
+      </span>
+      <span class="boards">
+        {t.boards}: {boards}
+        {counter && ` · ${counter}`}
+      </span>
+      <span>
+        {t.arrives}: {showTime(j.arrivesAtLocal, tsDate(j.arrivesAt), lang)}
+      </span>
+      <span>
+        {h.lowestPrice && t.fare(taka(h.lowestPrice.amountMinor, lang))} · {t.seatsLeft(digits(h.seatsAvailable, lang))}
+      </span>
+    </Link>
   );
 }

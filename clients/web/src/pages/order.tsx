@@ -7,16 +7,19 @@ import { useEffect, useState } from "preact/hooks";
 import { OrderStatus, PaymentState } from "@seatghor/client";
 import type { Order, Payment, Show } from "@seatghor/client";
 
-import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
+import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
 import { digits, mmss, showTime, taka, tsDate, route, showName } from "../i18n.js";
 
 const POLL_MS = 1000;
 
 export function OrderPage(props: { orderId: string }) {
   return (
-    <NeedSession>
-      <OrderInner orderId={props.orderId} />
-    </NeedSession>
+    <>
+      <NeedsNetwork />
+      <NeedSession>
+        <OrderInner orderId={props.orderId} />
+      </NeedSession>
+    </>
   );
 }
 
@@ -114,7 +117,12 @@ function OrderInner({ orderId }: { orderId: string }) {
         <tbody>
           {order.lines.map((l, i) => (
             <tr key={i}>
-              <th scope="row">{l.seat ? `${t.seat} ${l.seat}` : `${l.gaArea} × ${digits(l.quantity, lang)}`}</th>
+              <th scope="row">
+                {l.seat ? `${t.seat} ${l.seat}` : `${l.gaArea} × ${digits(l.quantity, lang)}`}
+                {l.seat && order.passengers.find((p) => p.seat === l.seat) && (
+                  <span class="passenger-name"> · {order.passengers.find((p) => p.seat === l.seat)!.name}</span>
+                )}
+              </th>
               <td>{l.amount && taka(l.amount.amountMinor, lang)}</td>
             </tr>
           ))}

@@ -11,19 +11,54 @@
 // The buyer's live holds of the show (ListMyHolds) are theirs again after
 // a reload, in another tab or later: drawn as "your hold", with their
 // countdown and the way on to the order (decision 0301).
-import { useEffect, useRef, useState } from "preact/hooks";
-import { AccountSeatCapSchema, ConnectError, HoldStatus, QueueTokenError, SeatsUnavailableError, withQueueToken } from "@seatghor/client";
+// A bus trip's map is the coach's as it is when its layout has a driver
+// (coach.ts, its own chunk; decision 0373), else the SVG seat map
+// (seatmap.ts); a venue's is drawn whole on a canvas (venuemap.ts, its own
+// chunk, fetched with the show; decision 0403).
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
 import type { AccountSeatCap, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
-
-import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
+import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
 import { digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
+import type { Strings } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
+import type { VenueMap } from "../venuemap.js";
 
 const REFRESH_MS = 2000;
-// From this many seats the map is drawn a section at a time (R-12: a huge
-// show is read a section at a time; drawing 50,000 seats at once takes a
-// phone many seconds, decision 0161).
+// From this many seats a bus trip's SVG map is drawn a section at a time
+// (decision 0161); a venue's canvas draws any size whole (decision 0403),
+// a coach (a driver's, coach.ts) is never that large.
 const SECTION_AT_A_TIME = 2000;
+
+// The venue renderer, loaded when a show that is not a bus trip opens.
+const venueChunk = () => import("../venuemap.js");
+// The coach's renderer, loaded when a bus trip's layout is a coach's.
+const coachChunk = () => import("../coach.js");
+
+/** Whether a layout is a coach's, drawn as it is (coach.ts, decision
+ * 0373): it has a driver. The coach's code loads only then. */
+function isCoach(l: GetSeatLayoutResponse): boolean {
+  return l.features.some((f) => f.kind === FeatureKind.DRIVER);
+}
+
+/** What the page asks of a seat map: the coach's, the SVG one or the venue's. */
+interface MapView {
+  setAvailability(bits: Uint8Array, mine?: Set<string>, offset?: number, count?: number): string[];
+  markTaken(seats: string[]): void;
+  markMine(seats: string[]): void;
+  setChosen(seats: Iterable<string>): void;
+  hasMine(): boolean;
+  freeCount(): number;
+  priceOf(seat: string): bigint;
+  /** How many seats the last update painted again. */
+  lastChanged: number;
+  destroy?(): void;
+}
+
+// The next frame: a refresh's changes are painted at its start, so
+// "seatmap-refresh" measures the work and that frame's rendering, not the
+// wait for it.
+const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
 
 export function queueTokenKey(showId: bigint): string {
   return `seatghor.qt.${showId}`;
@@ -31,9 +66,12 @@ export function queueTokenKey(showId: bigint): string {
 
 export function ShowPage(props: { showId: bigint }) {
   return (
-    <NeedSession>
-      <ShowInner showId={props.showId} />
-    </NeedSession>
+    <>
+      <NeedsNetwork />
+      <NeedSession>
+        <ShowInner showId={props.showId} />
+      </NeedSession>
+    </>
   );
 }
 
@@ -61,7 +99,14 @@ function ShowInner({ showId }: { showId: bigint }) {
   const [mineDrawn, setMineDrawn] = useState(false);
   const prices = useRef(new Map<string, bigint>());
   const mapEl = useRef<HTMLDivElement>(null);
-  const view = useRef<SeatMapView>();
+  const view = useRef<MapView>();
+  const venue = useRef<VenueMap>();
+  // The venue map's view, kept when it is drawn again (another language).
+  const venueView = useRef<ReturnType<VenueMap["viewState"]>>();
+  // Seats for women chosen whose passenger the buyer declared a woman
+  // (decision 0371): the hold names them, and the page holds no seat for
+  // women without.
+  const [declared, setDeclared] = useState<string[]>([]);
   const mine = useRef(new Set<string>());
   const chosenRef = useRef<string[]>([]);
   chosenRef.current = chosen;
@@ -104,6 +149,7 @@ function ShowInner({ showId }: { showId: bigint }) {
   // before the map is first drawn, so their seats are never shown as
   // someone else's.
   useEffect(() => {
+    venueView.current = undefined;
     Promise.all([
       api.catalog.getShow({ showId }),
       api.seatMap.getSeatLayout({ showId }),
@@ -114,12 +160,16 @@ function ShowInner({ showId }: { showId: bigint }) {
           go(`/wait/${showId}`, true);
           return;
         }
+        // The venue's or the coach's renderer on its way while the rest
+        // comes (a failure is said when the map is drawn).
+        if (s.show?.kind !== ShowKind.BUS_TRIP) venueChunk().catch(() => undefined);
+        else if (isCoach(l)) coachChunk().catch(() => undefined);
         keepHolds(mh.holds);
         setShow(s.show);
         // GA areas come with the first refresh: the layout has their
         // capacity, not what is left.
         setLayout(l);
-        if (l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
+        if (s.show?.kind === ShowKind.BUS_TRIP && !isCoach(l) && l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
       })
       .catch(setErr);
   }, [showId]);
@@ -127,53 +177,114 @@ function ShowInner({ showId }: { showId: bigint }) {
   // The map, drawn again when the language changes (its labels), and its
   // refresh (a general-admission show has no map, only the refresh).
   useEffect(() => {
-    if (!layout) return;
-    let v: SeatMapView | undefined;
-    if (mapEl.current && layout.sections.length > 0) {
-      const labels = {
-        free: t.free, held: t.held, sold: t.sold, yours: t.yours, selected: t.selected,
-        price: (m: bigint) => taka(m, lang),
-        seatNo: (s: string) => `${t.seat} ${s}`,
-        grid: t.seatsOf,
-      };
-      // "seatmap-draw": building the map and the browser's first frame of
-      // it (the benchmark in bench_test.go reads it).
+    if (!layout || !show) return;
+    let v: MapView | undefined;
+    let vm: VenueMap | undefined;
+    let stopped = false;
+    let timer = 0;
+    const labels = {
+      free: t.free, held: t.held, sold: t.sold, yours: t.yours, selected: t.selected,
+      price: (m: bigint) => taka(m, lang),
+      seatNo: (s: string) => `${t.seat} ${s}`,
+      grid: t.seatsOf,
+    };
+    const toggle = (seat: string) => {
+      prices.current.set(seat, v?.priceOf(seat) ?? 0n);
+      setGone(undefined);
+      setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
+    };
+    // "seatmap-draw": building the map and the browser's first frame of
+    // it (the benchmark in bench_test.go reads it).
+    const measured = <T extends MapView>(build: () => T): T => {
       performance.clearMarks("seatmap-start");
       performance.clearMeasures("seatmap-draw");
       performance.mark("seatmap-start");
-      const drawn = (section ? layout.sections.filter((x) => x.name === section) : layout.sections)
-        .map((x) => ({ ...x, name: sectionName(x.name, show, lang) }));
-      const made: SeatMapView = new SeatMapView(mapEl.current, drawn, labels, (seat) => {
-        prices.current.set(seat, made.priceOf(seat));
-        setGone(undefined);
-        setChosen((cur) => (cur.includes(seat) ? cur.filter((s) => s !== seat) : [...cur, seat]));
-      });
+      const made = build();
       requestAnimationFrame(() => setTimeout(() => performance.measure("seatmap-draw", "seatmap-start")));
       made.setChosen(chosenRef.current);
-      v = made;
-    }
-    view.current = v;
-    let stopped = false;
+      return made;
+    };
     const refresh = async () => {
       if (stopped || document.hidden) return;
       try {
-        const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag, section });
+        // A venue zoomed into one section reads that section only (R-12).
+        const one = vm ? vm.sectionInView([...chosenRef.current, ...mine.current]) : -1;
+        const part = vm ? (one >= 0 ? layout.sections[one].name : "") : section;
+        const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag, section: part });
         if (stopped) return;
         if (m.gaAreas.length) setGa(m.gaAreas);
-        const lost = v ? v.setAvailability(m.availability, mine.current) : [];
+        let lost: string[] = [];
+        if (v) {
+          await nextFrame();
+          if (stopped) return;
+          const start = performance.now();
+          lost = vm ? vm.setAvailability(m.availability, mine.current, m.availabilityOffset, m.availabilityCount)
+            : v.setAvailability(m.availability, mine.current);
+          const changed = v.lastChanged;
+          // "seatmap-refresh": a refresh that changed the map, its painting
+          // and the frame it is in (bench_test.go).
+          if (changed > 0) {
+            if (performance.getEntriesByName("seatmap-refresh").length > 100) performance.clearMeasures("seatmap-refresh");
+            setTimeout(() => performance.measure("seatmap-refresh", { start, end: performance.now(), detail: { changed } }));
+          }
+        }
         // Every seat of the show taken (a map of all its sections).
-        setSoldOut(!!v && !section && v.freeCount() === 0);
+        setSoldOut(!!v && !part && v.freeCount() === 0);
         setMineDrawn(!!v?.hasMine());
         if (lost.length) await seatsGone(lost);
       } catch {
         // the next refresh tries again
       }
     };
-    void refresh();
-    const timer = setInterval(refresh, REFRESH_MS);
+    const run = (made: MapView | undefined) => {
+      v = made;
+      view.current = made;
+      void refresh();
+      timer = window.setInterval(refresh, REFRESH_MS);
+    };
+    if (show.kind !== ShowKind.BUS_TRIP && layout.sections.length > 0) {
+      venueChunk().then((mod) => {
+        if (stopped || !mapEl.current) return;
+        const el = mapEl.current;
+        vm = measured(() => new mod.VenueMap(el, layout.sections, {
+          ...labels,
+          section: (name, nameBn) => (lang === "bn" && nameBn) || sectionName(name, show, lang),
+          feature: (f) => (lang === "bn" && f.labelBn) || f.label,
+          kinds: KINDS.map((k) => kindWords(t, k)),
+          map: t.mapHelp, zoomIn: t.zoomIn, zoomOut: t.zoomOut, whole: t.wholeMap,
+        }, toggle, { decks: layout.decks, features: layout.features, view: venueView.current }));
+        venue.current = vm;
+        run(vm);
+      }, setErr);
+    } else if (isCoach(layout) && layout.sections.length > 0) {
+      // A coach as it is (decision 0373).
+      coachChunk().then((mod) => {
+        if (stopped || !mapEl.current) return;
+        const el = mapEl.current;
+        run(measured(() => new mod.CoachView(el, layout, {
+          ...labels, front: t.front, aisle: t.aisle, decks: t.decks,
+          deck: (n) => t.deck(digits(n, lang)),
+          deckName: (d) => (lang === "bn" && d.nameBn) || d.name,
+          featureLabel: (f) => (lang === "bn" && f.labelBn) || f.label,
+          kind: (k) => kindWords(t, k),
+          feature: (k) => (k === FeatureKind.DRIVER ? t.features.driver : k === FeatureKind.DOOR ? t.features.door
+            : k === FeatureKind.STAIRS ? t.features.stairs : k === FeatureKind.TOILET ? t.features.toilet : ""),
+        }, toggle)));
+      }, setErr);
+    } else if (mapEl.current && layout.sections.length > 0) {
+      const el = mapEl.current;
+      const drawn = (section ? layout.sections.filter((x) => x.name === section) : layout.sections)
+        .map((x) => ({ ...x, name: sectionName(x.name, show, lang) }));
+      run(measured(() => new SeatMapView(el, drawn, labels, toggle)));
+    } else {
+      run(undefined);
+    }
     return () => {
       stopped = true;
       clearInterval(timer);
+      if (vm) venueView.current = vm.viewState();
+      v?.destroy?.();
+      venue.current = undefined;
     };
   }, [layout, show, lang, section]);
 
@@ -209,7 +320,33 @@ function ShowInner({ showId }: { showId: bigint }) {
 
   const opts = queueToken && queueToken !== "-" ? withQueueToken(queueToken) : undefined;
 
-  async function takeHold(req: { seats?: string[]; gaArea?: string; quantity?: number }) {
+  // The kind of each seat that is not an ordinary one, from the layout;
+  // the kinds the map draws, for the legend (the coach and the venue map
+  // draw them, the SVG seat map does not).
+  const kinds = useMemo(() => {
+    const m = new Map<string, SeatKind>();
+    for (const sec of layout?.sections ?? []) {
+      for (const r of sec.rows) r.kinds.forEach((k, i) => k !== SeatKind.ORDINARY_UNSPECIFIED && m.set(r.seats[i], k));
+    }
+    const drawn = layout && (show?.kind !== ShowKind.BUS_TRIP || isCoach(layout));
+    return { of: m, legend: drawn ? [...new Set(m.values())].sort((a, b) => a - b) : [] };
+  }, [layout, show?.kind]);
+  const womenChosen = chosen.filter((s) => kinds.of.get(s) === SeatKind.WOMEN);
+
+  // Holds the chosen seats; a seat for women only with its passenger
+  // declared a woman (the server refuses it too).
+  function holdChosen() {
+    const undeclared = womenChosen.filter((s) => !declared.includes(s));
+    if (undeclared.length) {
+      setGone(undefined);
+      setMsg(t.womenUndeclared(undeclared.join(", ")));
+      document.getElementById(`woman-${undeclared[0]}`)?.focus();
+      return;
+    }
+    void takeHold({ seats: chosen, womenSeats: womenChosen });
+  }
+
+  async function takeHold(req: { seats?: string[]; gaArea?: string; quantity?: number; womenSeats?: string[] }) {
     setBusy(true);
     setErr(undefined);
     setMsg("");
@@ -219,6 +356,7 @@ function ShowInner({ showId }: { showId: bigint }) {
       const r = await api.holds.createHold({ showId, ...req }, opts);
       keepHolds([...holds, r.hold!]);
       setChosen([]);
+      setDeclared([]);
     } catch (e) {
       const capped = e instanceof ConnectError ? e.findDetails(AccountSeatCapSchema)[0] : undefined;
       if (e instanceof SeatsUnavailableError) {
@@ -242,10 +380,15 @@ function ShowInner({ showId }: { showId: bigint }) {
   }
 
   // On to the order: an ordered hold's (made in another tab, or before a
-  // reload), else a new one.
+  // reload), else a new one; a bus trip's seats name their passengers
+  // first (decision 0380).
   async function order(hold: Hold) {
     if (hold.status === HoldStatus.ORDERED) {
       go(`/order/${hold.orderId}`);
+      return;
+    }
+    if (show?.kind === ShowKind.BUS_TRIP && hold.seats.length > 0) {
+      go(`/passengers/${hold.holdId}`);
       return;
     }
     setBusy(true);
@@ -307,7 +450,21 @@ function ShowInner({ showId }: { showId: bigint }) {
                 <li><span class="key s2" aria-hidden="true" />{t.sold}</li>
                 {(mineDrawn || holds.some((h) => h.seats.length > 0)) && <li><span class="key s3" aria-hidden="true" />{t.yours}</li>}
                 <li><span class="key chosen" aria-hidden="true">✓</span>{t.selected}</li>
+                {kinds.legend.map((k) => (
+                  <li key={k}><span class={`key k${k}`} aria-hidden="true">{KIND_MARK[k]}</span>{kindWords(t, k)}</li>
+                ))}
               </ul>
+              {!section && show.kind !== ShowKind.BUS_TRIP && layout.sections.length > 1 && (
+                <div class="sections vm-sections" role="group" aria-label={t.sections}>
+                  {layout.sections.map((x, i) => (
+                    // From the keyboard (no pointer: detail 0) the focus
+                    // goes on into the section's seats.
+                    <button type="button" key={x.name} onClick={(e) => venue.current?.showSection(i, e.detail === 0)}>
+                      {(lang === "bn" && x.nameBn) || sectionName(x.name, show, lang)} <span class="price">{taka(x.priceMinor, lang)}</span>
+                    </button>
+                  ))}
+                </div>
+              )}
               {section && (
                 <div class="sections" role="group" aria-label={t.sections}>
                   {layout.sections.map((x) => (
@@ -401,8 +558,21 @@ function ShowInner({ showId }: { showId: bigint }) {
                   </p>
                 </>
               )}
+              {womenChosen.length > 0 && (
+                <fieldset class="women" id="women">
+                  <legend>{t.womenTitle}</legend>
+                  <p class="note">{t.womenNote}</p>
+                  {womenChosen.map((s) => (
+                    <label key={s}>
+                      <input type="checkbox" id={`woman-${s}`} checked={declared.includes(s)}
+                        onChange={(e) => setDeclared((d) => (e.currentTarget.checked ? [...d, s] : d.filter((x) => x !== s)))} />{" "}
+                      {t.womanDeclare(s)}
+                    </label>
+                  ))}
+                </fieldset>
+              )}
               <button type="button" class="primary" id="hold-seats" disabled={busy || chosen.length === 0}
-                onClick={() => void takeHold({ seats: chosen })}>
+                onClick={holdChosen}>
                 {chosen.length === 1 ? t.holdOne : t.holdSeats(digits(chosen.length, lang))}
               </button>
             </div>
@@ -411,4 +581,22 @@ function ShowInner({ showId }: { showId: bigint }) {
       </div>
     </>
   );
+}
+
+/** The seat kinds by their numbers, ordinary first (the venue map's words
+ * of each are indexed by kind). */
+const KINDS = [SeatKind.ORDINARY_UNSPECIFIED, SeatKind.BUSINESS, SeatKind.SLEEPER, SeatKind.WOMEN, SeatKind.WHEELCHAIR, SeatKind.BLOCKED];
+
+/** The glyph of a kind in the legend, as the maps mark their seats (the
+ * coach's berth is marked by its shape, the legend's key narrow). */
+const KIND_MARK: Partial<Record<SeatKind, string>> = {
+  [SeatKind.WOMEN]: "♀", [SeatKind.WHEELCHAIR]: "♿", [SeatKind.BLOCKED]: "✕", [SeatKind.BUSINESS]: "B", [SeatKind.SLEEPER]: "▭",
+};
+
+/** The words of a seat kind (the coach's, the venue map's and the
+ * legend's); "" for an ordinary seat. */
+function kindWords(t: Strings, k: number): string {
+  const w = t.kinds;
+  return k === SeatKind.WOMEN ? w.women : k === SeatKind.BUSINESS ? w.business : k === SeatKind.SLEEPER ? w.sleeper
+    : k === SeatKind.WHEELCHAIR ? w.wheelchair : k === SeatKind.BLOCKED ? w.blocked : "";
 }

@@ -6,10 +6,12 @@
 // confirms (the fee rounds down, as the server's does).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { HoldStatus, OrderStatus, TicketStatus } from "@seatghor/client";
-import type { Hold, Order, Show, Ticket } from "@seatghor/client";
+import type { Hold, Journey, Order, Show, Ticket } from "@seatghor/client";
 
 import { ErrorNote, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime, route, showName } from "../i18n.js";
+import { digits, mmss, taka, tsDate, showTime, route, showName, when } from "../i18n.js";
+import { savePdf, savedPdf } from "../offline.js";
+import { SAVED_AT_HEADER } from "../saved.js";
 import type { Strings } from "../i18n.js";
 
 const POLL_MS = 1500;
@@ -41,10 +43,13 @@ function statusText(t: Strings, s: TicketStatus): string {
 }
 
 function TicketsInner() {
-  const { t, api } = useApp();
+  const { t, api, lang } = useApp();
   const [tickets, setTickets] = useState<Ticket[]>();
   const [err, setErr] = useState<unknown>();
   const [gen, setGen] = useState(0);
+  // When the answer came from the copy on this phone (the service worker
+  // answers offline with it, decision 0398): when that copy was made.
+  const [savedAt, setSavedAt] = useState("");
 
   // The read model follows the payment within a moment: poll until there
   // are tickets and their PDFs are ready.
@@ -53,9 +58,10 @@ function TicketsInner() {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const load = () =>
       api.tickets
-        .listMyTickets({ pageSize: 100 })
+        .listMyTickets({ pageSize: 100 }, { onHeader: (h) => setSavedAt(h.get(SAVED_AT_HEADER) ?? "") })
         .then((r) => {
           if (stopped) return;
+          setErr(undefined);
           setTickets(r.tickets);
           if (r.tickets.length === 0 || r.tickets.some((x) => !x.downloadReady && x.status === TicketStatus.VALID)) {
             timer = setTimeout(load, POLL_MS);
@@ -74,6 +80,11 @@ function TicketsInner() {
   return (
     <>
       <h1 tabIndex={-1}>{t.tickets}</h1>
+      {savedAt && (
+        <p class="note warn" id="saved-copy" role="status">
+          {t.savedCopy(when(new Date(savedAt), lang))}
+        </p>
+      )}
       <LiveHolds />
       <ErrorNote err={err} />
       {!tickets ? (
@@ -100,6 +111,7 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
       <p class="meta">
         {route(first, lang)} · {showTime(first.startsAtLocal, tsDate(first.startsAt), lang)}
       </p>
+      {first.journey && <JourneyNote j={first.journey} />}
       <OrderPdf tickets={props.tickets} />
       <ul class="tickets">
         {props.tickets.map((x) => (
@@ -108,6 +120,29 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
       </ul>
       <Cancel orderId={props.orderId} cancellable={props.tickets.some((x) => x.status === TicketStatus.VALID)} onDone={props.onChange} />
     </section>
+  );
+}
+
+/** A trip with stops (decision 0384): the order's journey, where and when
+ * to board (the counter's time, else the coach's at the stop) and where
+ * it drops, names in the UI's language. */
+function JourneyNote({ j }: { j: Journey }) {
+  const { t, lang } = useApp();
+  const bn = lang === "bn";
+  const from = (bn && j.fromNameBn) || j.fromName;
+  const to = (bn && j.toNameBn) || j.toName;
+  const board = (bn && j.boardingCounterNameBn) || j.boardingCounterName;
+  const drop = (bn && j.droppingCounterNameBn) || j.droppingCounterName;
+  const at = j.boardingCounterId ? showTime(j.boardingAtLocal, tsDate(j.boardingAt), lang) : showTime(j.departsAtLocal, tsDate(j.departsAt), lang);
+  return (
+    <p class="meta journey">
+      <strong>
+        {from} → {to}
+      </strong>
+      {` · ${t.boards}: ${at}`}
+      {board && ` · ${board}`}
+      {drop && ` · ${t.dropsAt}: ${drop}`}
+    </p>
   );
 }
 
@@ -133,7 +168,9 @@ function LiveHolds() {
     setNow(Date.now());
   }
   useEffect(() => {
-    load().catch(setErr);
+    // Offline, the live holds are not known (they change by the minute):
+    // the saved tickets below are what the page is for then.
+    load().catch((e) => navigator.onLine && setErr(e));
   }, []);
 
   useEffect(() => {
@@ -242,7 +279,8 @@ interface PdfLink {
  * open; a tap on a link that ran out meanwhile (a phone asleep) asks first.
  */
 function OrderPdf(props: { tickets: Ticket[] }) {
-  const { t, api, lang } = useApp();
+  const { t, api, lang, session } = useApp();
+  const orderId = props.tickets[0].orderId;
   const good = props.tickets.find((x) => x.status === TicketStatus.VALID || x.status === TicketStatus.CHECKED_IN);
   const ready = props.tickets.some((x) => x.downloadReady);
   const [link, setLink] = useState<PdfLink>();
@@ -251,6 +289,7 @@ function OrderPdf(props: { tickets: Ticket[] }) {
 
   async function ask(): Promise<PdfLink | undefined> {
     if (!good) return undefined;
+    const user = session?.userId ?? "";
     try {
       const r = await api.tickets.getTicketDownload({ ticketId: good.ticketId, lang });
       if (!r.ready) return undefined; // the next check asks again
@@ -258,8 +297,20 @@ function OrderPdf(props: { tickets: Ticket[] }) {
       current.current = l;
       setLink(l);
       setErr(undefined);
+      // A copy for offline, once per order and language (decision 0398).
+      void savePdf(user, orderId, lang, r.url);
       return l;
     } catch (e) {
+      // Offline: the copy kept on this phone, if there is one; it does
+      // not expire.
+      const kept = !navigator.onLine && (await savedPdf(user, orderId, lang));
+      if (kept) {
+        const l = { url: kept, fileName: `seatghor-${orderId}${lang === "bn" ? "-bn" : ""}.pdf`, expires: Infinity };
+        current.current = l;
+        setLink(l);
+        setErr(undefined);
+        return l;
+      }
       setErr(e);
       return undefined;
     }
@@ -292,6 +343,7 @@ function OrderPdf(props: { tickets: Ticket[] }) {
           href={link.url}
           download={link.fileName}
           data-pdf
+          data-saved={link.expires === Infinity || undefined}
           onClick={(e) => {
             if (!stale()) return;
             e.preventDefault();
@@ -320,6 +372,11 @@ function TicketCard({ ticket }: { ticket: Ticket }) {
         <p class="seatno">
           {t.seat}: <strong>{where}</strong>
         </p>
+        {ticket.passenger?.name && (
+          <p class="passenger">
+            {t.passengerLabel}: {ticket.passenger.name}
+          </p>
+        )}
         <p>{ticket.price && taka(ticket.price.amountMinor, lang)}</p>
         <p class="status">{statusText(t, ticket.status)}</p>
         <p class="code">

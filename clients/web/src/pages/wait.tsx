@@ -5,7 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { SaleState } from "@seatghor/client";
 import type { GetStatusResponse } from "@seatghor/client";
 
-import { ErrorNote, NeedSession, useApp } from "../app.js";
+import { ErrorNote, NeedsNetwork, NeedSession, useApp } from "../app.js";
 import { clock, digits, tsDate } from "../i18n.js";
 import { queueTokenKey } from "./show.js";
 
@@ -14,9 +14,12 @@ const ADMITTED_PAUSE_MS = 1500;
 
 export function WaitPage(props: { showId: bigint }) {
   return (
-    <NeedSession>
-      <WaitInner showId={props.showId} />
-    </NeedSession>
+    <>
+      <NeedsNetwork />
+      <NeedSession>
+        <WaitInner showId={props.showId} />
+      </NeedSession>
+    </>
   );
 }
 

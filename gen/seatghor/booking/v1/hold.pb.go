@@ -917,7 +917,7 @@ const file_seatghor_booking_v1_hold_proto_rawDesc = "" +
 	"\rBestAvailable\x12!\n" +
 	"\asection\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\asection\x12%\n" +
 	"\x0eallow_separate\x18\x02 \x01(\bR\rallowSeparate\x12\x14\n" +
-	"\x05women\x18\x03 \x01(\bR\x05women\"\x84\x05\n" +
+	"\x05women\x18\x03 \x01(\bR\x05women\"\xad\x06\n" +
 	"\x11CreateHoldRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12<\n" +
 	"\x05seats\x18\x02 \x03(\tB&\xbaH#\x92\x01 \x10d\x18\x01\"\x1ar\x182\x16^[A-Z]{1,3}[0-9]{1,3}$R\x05seats\x12 \n" +
@@ -926,9 +926,10 @@ const file_seatghor_booking_v1_hold_proto_rawDesc = "" +
 	"\ajourney\x18\x05 \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12G\n" +
 	"\vwomen_seats\x18\x06 \x03(\tB&\xbaH#\x92\x01 \x10d\x18\x01\"\x1ar\x182\x16^[A-Z]{1,3}[0-9]{1,3}$R\n" +
 	"womenSeats\x12I\n" +
-	"\x0ebest_available\x18\a \x01(\v2\".seatghor.booking.v1.BestAvailableR\rbestAvailable:\xe8\x01\xbaH\xe4\x01\x1a\x83\x01\n" +
+	"\x0ebest_available\x18\a \x01(\v2\".seatghor.booking.v1.BestAvailableR\rbestAvailable:\x91\x03\xbaH\x8d\x03\x1a\x83\x01\n" +
 	"\x16hold.seats_or_quantity\x12;give either seats or a general-admission quantity, not both\x1a,(size(this.seats) > 0) != has(this.quantity)\x1a\\\n" +
-	"\x18hold.area_needs_quantity\x12\x16ga_area needs quantity\x1a(this.ga_area == '' || has(this.quantity)B\v\n" +
+	"\x18hold.area_needs_quantity\x12\x16ga_area needs quantity\x1a(this.ga_area == '' || has(this.quantity)\x1a\xa6\x01\n" +
+	"\"hold.best_available_needs_quantity\x127best_available needs quantity, without seats or ga_area\x1aG!has(this.best_available) || (has(this.quantity) && this.ga_area == '')B\v\n" +
 	"\t_quantity\"C\n" +
 	"\x12CreateHoldResponse\x12-\n" +
 	"\x04hold\x18\x01 \x01(\v2\x19.seatghor.booking.v1.HoldR\x04hold\"\x88\x01\n" +

@@ -723,6 +723,294 @@ func (x *LayoutTemplate) GetCreatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// CreateLayoutTemplateRequest is a template to store.
+type CreateLayoutTemplateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The template: its id (unique in the organisation, and not a shipped
+	// template's), organization_id, names and layout. created_at is ignored.
+	Template      *LayoutTemplate `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLayoutTemplateRequest) Reset() {
+	*x = CreateLayoutTemplateRequest{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLayoutTemplateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLayoutTemplateRequest) ProtoMessage() {}
+
+func (x *CreateLayoutTemplateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLayoutTemplateRequest.ProtoReflect.Descriptor instead.
+func (*CreateLayoutTemplateRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CreateLayoutTemplateRequest) GetTemplate() *LayoutTemplate {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// CreateLayoutTemplateResponse is the stored template.
+type CreateLayoutTemplateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The template as stored.
+	Template      *LayoutTemplate `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLayoutTemplateResponse) Reset() {
+	*x = CreateLayoutTemplateResponse{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLayoutTemplateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLayoutTemplateResponse) ProtoMessage() {}
+
+func (x *CreateLayoutTemplateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLayoutTemplateResponse.ProtoReflect.Descriptor instead.
+func (*CreateLayoutTemplateResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *CreateLayoutTemplateResponse) GetTemplate() *LayoutTemplate {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// GetLayoutTemplateRequest names a template.
+type GetLayoutTemplateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation whose template it is; empty: a shipped template.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// The template's id. A shipped template's id finds it whatever the
+	// organisation.
+	TemplateId    string `protobuf:"bytes,2,opt,name=template_id,json=templateId,proto3" json:"template_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLayoutTemplateRequest) Reset() {
+	*x = GetLayoutTemplateRequest{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLayoutTemplateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLayoutTemplateRequest) ProtoMessage() {}
+
+func (x *GetLayoutTemplateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLayoutTemplateRequest.ProtoReflect.Descriptor instead.
+func (*GetLayoutTemplateRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GetLayoutTemplateRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *GetLayoutTemplateRequest) GetTemplateId() string {
+	if x != nil {
+		return x.TemplateId
+	}
+	return ""
+}
+
+// GetLayoutTemplateResponse is the template.
+type GetLayoutTemplateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The template.
+	Template      *LayoutTemplate `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetLayoutTemplateResponse) Reset() {
+	*x = GetLayoutTemplateResponse{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetLayoutTemplateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetLayoutTemplateResponse) ProtoMessage() {}
+
+func (x *GetLayoutTemplateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetLayoutTemplateResponse.ProtoReflect.Descriptor instead.
+func (*GetLayoutTemplateResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *GetLayoutTemplateResponse) GetTemplate() *LayoutTemplate {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// ListLayoutTemplatesRequest names the organisation.
+type ListLayoutTemplatesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation; empty: the shipped templates only.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListLayoutTemplatesRequest) Reset() {
+	*x = ListLayoutTemplatesRequest{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLayoutTemplatesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLayoutTemplatesRequest) ProtoMessage() {}
+
+func (x *ListLayoutTemplatesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLayoutTemplatesRequest.ProtoReflect.Descriptor instead.
+func (*ListLayoutTemplatesRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ListLayoutTemplatesRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+// ListLayoutTemplatesResponse is the templates, shipped ones first, each
+// group by id.
+type ListLayoutTemplatesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The templates.
+	Templates     []*LayoutTemplate `protobuf:"bytes,1,rep,name=templates,proto3" json:"templates,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListLayoutTemplatesResponse) Reset() {
+	*x = ListLayoutTemplatesResponse{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListLayoutTemplatesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListLayoutTemplatesResponse) ProtoMessage() {}
+
+func (x *ListLayoutTemplatesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListLayoutTemplatesResponse.ProtoReflect.Descriptor instead.
+func (*ListLayoutTemplatesResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ListLayoutTemplatesResponse) GetTemplates() []*LayoutTemplate {
+	if x != nil {
+		return x.Templates
+	}
+	return nil
+}
+
 var File_seatghor_catalog_v1_layout_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_layout_proto_rawDesc = "" +
@@ -765,16 +1053,30 @@ const file_seatghor_catalog_v1_layout_proto_rawDesc = "" +
 	"\x06Layout\x129\n" +
 	"\x05decks\x18\x01 \x03(\v2\x19.seatghor.catalog.v1.DeckB\b\xbaH\x05\x92\x01\x02\x10\x04R\x05decks\x12I\n" +
 	"\bsections\x18\x02 \x03(\v2\".seatghor.catalog.v1.LayoutSectionB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\bsections\x12I\n" +
-	"\bfeatures\x18\x03 \x03(\v2\".seatghor.catalog.v1.LayoutFeatureB\t\xbaH\x06\x92\x01\x03\x10\xf4\x03R\bfeatures\"\xad\x02\n" +
+	"\bfeatures\x18\x03 \x03(\v2\".seatghor.catalog.v1.LayoutFeatureB\t\xbaH\x06\x92\x01\x03\x10\xf4\x03R\bfeatures\"\xcf\x02\n" +
 	"\x0eLayoutTemplate\x12A\n" +
 	"\vtemplate_id\x18\x01 \x01(\tB \xbaH\x1dr\x1b2\x19^[a-z0-9][a-z0-9-]{0,63}$R\n" +
-	"templateId\x12'\n" +
-	"\x0forganization_id\x18\x02 \x01(\tR\x0eorganizationId\x12\x1d\n" +
+	"templateId\x12I\n" +
+	"\x0forganization_id\x18\x02 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId\x12\x1d\n" +
 	"\x04name\x18\x03 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12 \n" +
 	"\aname_bn\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06nameBn\x123\n" +
 	"\x06layout\x18\x05 \x01(\v2\x1b.seatghor.catalog.v1.LayoutR\x06layout\x129\n" +
 	"\n" +
-	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt*\xa3\x01\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"f\n" +
+	"\x1bCreateLayoutTemplateRequest\x12G\n" +
+	"\btemplate\x18\x01 \x01(\v2#.seatghor.catalog.v1.LayoutTemplateB\x06\xbaH\x03\xc8\x01\x01R\btemplate\"_\n" +
+	"\x1cCreateLayoutTemplateResponse\x12?\n" +
+	"\btemplate\x18\x01 \x01(\v2#.seatghor.catalog.v1.LayoutTemplateR\btemplate\"\xa8\x01\n" +
+	"\x18GetLayoutTemplateRequest\x12I\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId\x12A\n" +
+	"\vtemplate_id\x18\x02 \x01(\tB \xbaH\x1dr\x1b2\x19^[a-z0-9][a-z0-9-]{0,63}$R\n" +
+	"templateId\"\\\n" +
+	"\x19GetLayoutTemplateResponse\x12?\n" +
+	"\btemplate\x18\x01 \x01(\v2#.seatghor.catalog.v1.LayoutTemplateR\btemplate\"g\n" +
+	"\x1aListLayoutTemplatesRequest\x12I\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId\"`\n" +
+	"\x1bListLayoutTemplatesResponse\x12A\n" +
+	"\ttemplates\x18\x01 \x03(\v2#.seatghor.catalog.v1.LayoutTemplateR\ttemplates*\xa3\x01\n" +
 	"\bSeatKind\x12\"\n" +
 	"\x1eSEAT_KIND_ORDINARY_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SEAT_KIND_BUSINESS\x10\x01\x12\x15\n" +
@@ -806,34 +1108,44 @@ func file_seatghor_catalog_v1_layout_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_layout_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_catalog_v1_layout_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_seatghor_catalog_v1_layout_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_seatghor_catalog_v1_layout_proto_goTypes = []any{
-	(SeatKind)(0),                 // 0: seatghor.catalog.v1.SeatKind
-	(FeatureKind)(0),              // 1: seatghor.catalog.v1.FeatureKind
-	(*Deck)(nil),                  // 2: seatghor.catalog.v1.Deck
-	(*LayoutSeat)(nil),            // 3: seatghor.catalog.v1.LayoutSeat
-	(*LayoutRow)(nil),             // 4: seatghor.catalog.v1.LayoutRow
-	(*LayoutSection)(nil),         // 5: seatghor.catalog.v1.LayoutSection
-	(*LayoutFeature)(nil),         // 6: seatghor.catalog.v1.LayoutFeature
-	(*Layout)(nil),                // 7: seatghor.catalog.v1.Layout
-	(*LayoutTemplate)(nil),        // 8: seatghor.catalog.v1.LayoutTemplate
-	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
+	(SeatKind)(0),                        // 0: seatghor.catalog.v1.SeatKind
+	(FeatureKind)(0),                     // 1: seatghor.catalog.v1.FeatureKind
+	(*Deck)(nil),                         // 2: seatghor.catalog.v1.Deck
+	(*LayoutSeat)(nil),                   // 3: seatghor.catalog.v1.LayoutSeat
+	(*LayoutRow)(nil),                    // 4: seatghor.catalog.v1.LayoutRow
+	(*LayoutSection)(nil),                // 5: seatghor.catalog.v1.LayoutSection
+	(*LayoutFeature)(nil),                // 6: seatghor.catalog.v1.LayoutFeature
+	(*Layout)(nil),                       // 7: seatghor.catalog.v1.Layout
+	(*LayoutTemplate)(nil),               // 8: seatghor.catalog.v1.LayoutTemplate
+	(*CreateLayoutTemplateRequest)(nil),  // 9: seatghor.catalog.v1.CreateLayoutTemplateRequest
+	(*CreateLayoutTemplateResponse)(nil), // 10: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*GetLayoutTemplateRequest)(nil),     // 11: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*GetLayoutTemplateResponse)(nil),    // 12: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesRequest)(nil),   // 13: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*ListLayoutTemplatesResponse)(nil),  // 14: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(*timestamppb.Timestamp)(nil),        // 15: google.protobuf.Timestamp
 }
 var file_seatghor_catalog_v1_layout_proto_depIdxs = []int32{
-	0, // 0: seatghor.catalog.v1.LayoutSeat.kind:type_name -> seatghor.catalog.v1.SeatKind
-	3, // 1: seatghor.catalog.v1.LayoutRow.seats:type_name -> seatghor.catalog.v1.LayoutSeat
-	4, // 2: seatghor.catalog.v1.LayoutSection.rows:type_name -> seatghor.catalog.v1.LayoutRow
-	1, // 3: seatghor.catalog.v1.LayoutFeature.kind:type_name -> seatghor.catalog.v1.FeatureKind
-	2, // 4: seatghor.catalog.v1.Layout.decks:type_name -> seatghor.catalog.v1.Deck
-	5, // 5: seatghor.catalog.v1.Layout.sections:type_name -> seatghor.catalog.v1.LayoutSection
-	6, // 6: seatghor.catalog.v1.Layout.features:type_name -> seatghor.catalog.v1.LayoutFeature
-	7, // 7: seatghor.catalog.v1.LayoutTemplate.layout:type_name -> seatghor.catalog.v1.Layout
-	9, // 8: seatghor.catalog.v1.LayoutTemplate.created_at:type_name -> google.protobuf.Timestamp
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	0,  // 0: seatghor.catalog.v1.LayoutSeat.kind:type_name -> seatghor.catalog.v1.SeatKind
+	3,  // 1: seatghor.catalog.v1.LayoutRow.seats:type_name -> seatghor.catalog.v1.LayoutSeat
+	4,  // 2: seatghor.catalog.v1.LayoutSection.rows:type_name -> seatghor.catalog.v1.LayoutRow
+	1,  // 3: seatghor.catalog.v1.LayoutFeature.kind:type_name -> seatghor.catalog.v1.FeatureKind
+	2,  // 4: seatghor.catalog.v1.Layout.decks:type_name -> seatghor.catalog.v1.Deck
+	5,  // 5: seatghor.catalog.v1.Layout.sections:type_name -> seatghor.catalog.v1.LayoutSection
+	6,  // 6: seatghor.catalog.v1.Layout.features:type_name -> seatghor.catalog.v1.LayoutFeature
+	7,  // 7: seatghor.catalog.v1.LayoutTemplate.layout:type_name -> seatghor.catalog.v1.Layout
+	15, // 8: seatghor.catalog.v1.LayoutTemplate.created_at:type_name -> google.protobuf.Timestamp
+	8,  // 9: seatghor.catalog.v1.CreateLayoutTemplateRequest.template:type_name -> seatghor.catalog.v1.LayoutTemplate
+	8,  // 10: seatghor.catalog.v1.CreateLayoutTemplateResponse.template:type_name -> seatghor.catalog.v1.LayoutTemplate
+	8,  // 11: seatghor.catalog.v1.GetLayoutTemplateResponse.template:type_name -> seatghor.catalog.v1.LayoutTemplate
+	8,  // 12: seatghor.catalog.v1.ListLayoutTemplatesResponse.templates:type_name -> seatghor.catalog.v1.LayoutTemplate
+	13, // [13:13] is the sub-list for method output_type
+	13, // [13:13] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_layout_proto_init() }
@@ -847,7 +1159,7 @@ func file_seatghor_catalog_v1_layout_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_layout_proto_rawDesc), len(file_seatghor_catalog_v1_layout_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   7,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

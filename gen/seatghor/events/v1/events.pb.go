@@ -266,7 +266,11 @@ type SeatsHeld struct {
 	// The seat-map version after this change.
 	SeatmapVersion int64 `protobuf:"varint,9,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`
 	// When the hold was made.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// Bus trips with stops: the journey the seats are for (stop and counter
+	// ids always; names and times as the show's stops give them). Unset for a
+	// show without stops.
+	Journey       *v1.Journey `protobuf:"bytes,11,opt,name=journey,proto3" json:"journey,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -371,6 +375,13 @@ func (x *SeatsHeld) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *SeatsHeld) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
 // HoldReleased: a hold gave its seats back before it expired.
 type HoldReleased struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -393,7 +404,11 @@ type HoldReleased struct {
 	// The seat-map version after this change.
 	SeatmapVersion int64 `protobuf:"varint,9,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`
 	// When the hold was released.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// Bus trips with stops: the journey the seats are for (stop and counter
+	// ids always; names and times as the show's stops give them). Unset for a
+	// show without stops.
+	Journey       *v1.Journey `protobuf:"bytes,11,opt,name=journey,proto3" json:"journey,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -498,6 +513,13 @@ func (x *HoldReleased) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *HoldReleased) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
 // HoldExpired: a hold ran out and its seats are free again (R-3.3). Written by
 // the sweeper, or by the hold that reclaimed the seats through the same
 // conditional write (R-3.7).
@@ -522,7 +544,11 @@ type HoldExpired struct {
 	// The seat-map version after this change.
 	SeatmapVersion int64 `protobuf:"varint,9,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`
 	// When the expiry was recorded.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// Bus trips with stops: the journey the seats are for (stop and counter
+	// ids always; names and times as the show's stops give them). Unset for a
+	// show without stops.
+	Journey       *v1.Journey `protobuf:"bytes,11,opt,name=journey,proto3" json:"journey,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -627,6 +653,13 @@ func (x *HoldExpired) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *HoldExpired) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
 // OrderCreated: a buyer made an order from a hold; payment may start.
 type OrderCreated struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -649,7 +682,11 @@ type OrderCreated struct {
 	// The order must be paid before this time.
 	PayBy *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=pay_by,json=payBy,proto3" json:"pay_by,omitempty"`
 	// When the order was made.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// Bus trips with stops: the journey the seats are for (stop and counter
+	// ids always; names and times as the show's stops give them). Unset for a
+	// show without stops.
+	Journey       *v1.Journey `protobuf:"bytes,11,opt,name=journey,proto3" json:"journey,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -754,6 +791,13 @@ func (x *OrderCreated) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *OrderCreated) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
 // BookingConfirmed: a payment succeeded and, in one local transaction, the
 // seats became booked, the order CONFIRMED and the ledger journal posted
 // (R-6.7). SMS, e-mail, tickets and the PDF follow from this event.
@@ -788,8 +832,16 @@ type BookingConfirmed struct {
 	// the total's currency; empty for general admission, whose places share
 	// one price.
 	SeatPricesMinor []int64 `protobuf:"varint,13,rep,packed,name=seat_prices_minor,json=seatPricesMinor,proto3" json:"seat_prices_minor,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Bus trips: who travels on each seat, as the order named them (phone in
+	// E.164), for the tickets and the e-ticket. Never sent in partners'
+	// webhooks (decision 0381).
+	Passengers []*v1.Passenger `protobuf:"bytes,20,rep,name=passengers,proto3" json:"passengers,omitempty"`
+	// Bus trips with stops: the journey the seats are for (stop and counter
+	// ids always; names and times as the show's stops give them). Unset for a
+	// show without stops.
+	Journey       *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *BookingConfirmed) Reset() {
@@ -913,6 +965,20 @@ func (x *BookingConfirmed) GetSeatPricesMinor() []int64 {
 	return nil
 }
 
+func (x *BookingConfirmed) GetPassengers() []*v1.Passenger {
+	if x != nil {
+		return x.Passengers
+	}
+	return nil
+}
+
+func (x *BookingConfirmed) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
 // OrderCancelled: an order was cancelled; its seats went back on sale.
 type OrderCancelled struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -941,7 +1007,11 @@ type OrderCancelled struct {
 	// The seat-map version after this change.
 	SeatmapVersion int64 `protobuf:"varint,12,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`
 	// When the order was cancelled.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,13,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// Bus trips with stops: the journey the seats are for (stop and counter
+	// ids always; names and times as the show's stops give them). Unset for a
+	// show without stops.
+	Journey       *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1067,6 +1137,13 @@ func (x *OrderCancelled) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *OrderCancelled) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
 // OrderExpired: an order was not paid before its hold ran out.
 type OrderExpired struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1089,7 +1166,11 @@ type OrderExpired struct {
 	// The seat-map version after this change.
 	SeatmapVersion int64 `protobuf:"varint,9,opt,name=seatmap_version,json=seatmapVersion,proto3" json:"seatmap_version,omitempty"`
 	// When the expiry was recorded.
-	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	OccurredAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	// Bus trips with stops: the journey the seats are for (stop and counter
+	// ids always; names and times as the show's stops give them). Unset for a
+	// show without stops.
+	Journey       *v1.Journey `protobuf:"bytes,11,opt,name=journey,proto3" json:"journey,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1190,6 +1271,13 @@ func (x *OrderExpired) GetSeatmapVersion() int64 {
 func (x *OrderExpired) GetOccurredAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.OccurredAt
+	}
+	return nil
+}
+
+func (x *OrderExpired) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
 	}
 	return nil
 }
@@ -2393,11 +2481,96 @@ func (x *AllocationReturned) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ShowWithdrawn: a show that nobody had held or bought was taken off sale
+// and out of the catalog: a bus trip a timetable made, whose timetable
+// changed (decision 0363). Its id answers not found from now on. Feeds the
+// trip index (R-8.4), which drops it.
+type ShowWithdrawn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The route the trip ran on; empty for a show without one.
+	RouteId string `protobuf:"bytes,2,opt,name=route_id,json=routeId,proto3" json:"route_id,omitempty"`
+	// Why it was withdrawn, in English, for the operator's log.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who withdrew it: a user id, or the part of the platform ("timetables").
+	WithdrawnBy string `protobuf:"bytes,4,opt,name=withdrawn_by,json=withdrawnBy,proto3" json:"withdrawn_by,omitempty"`
+	// When it was withdrawn.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShowWithdrawn) Reset() {
+	*x = ShowWithdrawn{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShowWithdrawn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShowWithdrawn) ProtoMessage() {}
+
+func (x *ShowWithdrawn) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShowWithdrawn.ProtoReflect.Descriptor instead.
+func (*ShowWithdrawn) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ShowWithdrawn) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *ShowWithdrawn) GetRouteId() string {
+	if x != nil {
+		return x.RouteId
+	}
+	return ""
+}
+
+func (x *ShowWithdrawn) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ShowWithdrawn) GetWithdrawnBy() string {
+	if x != nil {
+		return x.WithdrawnBy
+	}
+	return ""
+}
+
+func (x *ShowWithdrawn) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/events/v1/events.proto\x12\x12seatghor.events.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe6\x01\n" +
+	"\x1fseatghor/events/v1/events.proto\x12\x12seatghor.events.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe6\x01\n" +
 	"\bEnvelope\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x17\n" +
 	"\ashow_id\x18\x02 \x01(\x03R\x06showId\x12\x12\n" +
@@ -2405,7 +2578,7 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\voccurred_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12.\n" +
 	"\apayload\x18\x05 \x01(\v2\x14.google.protobuf.AnyR\apayload\x12%\n" +
-	"\x0ecorrelation_id\x18\x06 \x01(\tR\rcorrelationId\"\xf5\x02\n" +
+	"\x0ecorrelation_id\x18\x06 \x01(\tR\rcorrelationId\"\xac\x03\n" +
 	"\tSeatsHeld\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x17\n" +
@@ -2419,7 +2592,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x0fseatmap_version\x18\t \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xe0\x02\n" +
+	"occurredAt\x125\n" +
+	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\x97\x03\n" +
 	"\fHoldReleased\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x17\n" +
@@ -2432,7 +2606,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x0fseatmap_version\x18\t \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xdf\x02\n" +
+	"occurredAt\x125\n" +
+	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\x96\x03\n" +
 	"\vHoldExpired\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x17\n" +
@@ -2446,7 +2621,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x0fseatmap_version\x18\t \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xe0\x02\n" +
+	"occurredAt\x125\n" +
+	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\x97\x03\n" +
 	"\fOrderCreated\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2459,7 +2635,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06pay_by\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\x05payBy\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xc9\x03\n" +
+	"occurredAt\x125\n" +
+	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xbf\x04\n" +
 	"\x10BookingConfirmed\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2476,7 +2653,11 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x0fseatmap_version\x18\v \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x12*\n" +
-	"\x11seat_prices_minor\x18\r \x03(\x03R\x0fseatPricesMinor\"\xb8\x03\n" +
+	"\x11seat_prices_minor\x18\r \x03(\x03R\x0fseatPricesMinor\x12=\n" +
+	"\n" +
+	"passengers\x18\x14 \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
+	"passengers\x125\n" +
+	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xef\x03\n" +
 	"\x0eOrderCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2492,7 +2673,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\v \x01(\tR\x06reason\x12'\n" +
 	"\x0fseatmap_version\x18\f \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xd6\x02\n" +
+	"occurredAt\x125\n" +
+	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\x8d\x03\n" +
 	"\fOrderExpired\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2505,7 +2687,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x0fseatmap_version\x18\t \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt\"\xb3\x04\n" +
+	"occurredAt\x125\n" +
+	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xb3\x04\n" +
 	"\fRefundIssued\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1b\n" +
 	"\trefund_id\x18\x02 \x01(\tR\brefundId\x12\x1d\n" +
@@ -2631,6 +2814,13 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\bquantity\x18\x06 \x01(\x05R\bquantity\x127\n" +
 	"\treturn_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\breturnAt\x12;\n" +
 	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xbb\x01\n" +
+	"\rShowWithdrawn\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
+	"\broute_id\x18\x02 \x01(\tR\arouteId\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12!\n" +
+	"\fwithdrawn_by\x18\x04 \x01(\tR\vwithdrawnBy\x12;\n" +
+	"\voccurred_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt*\x94\x01\n" +
 	"\rReleaseReason\x12\x1e\n" +
 	"\x1aRELEASE_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2659,7 +2849,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -2680,65 +2870,77 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*SeatsAllocated)(nil),        // 16: seatghor.events.v1.SeatsAllocated
 	(*AllocationReleased)(nil),    // 17: seatghor.events.v1.AllocationReleased
 	(*AllocationReturned)(nil),    // 18: seatghor.events.v1.AllocationReturned
-	(*timestamppb.Timestamp)(nil), // 19: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 20: google.protobuf.Any
-	(*v1.Money)(nil),              // 21: seatghor.common.v1.Money
-	(v11.PaymentState)(0),         // 22: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 23: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 24: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 25: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 26: seatghor.catalog.v1.ShowKind
+	(*ShowWithdrawn)(nil),         // 19: seatghor.events.v1.ShowWithdrawn
+	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 21: google.protobuf.Any
+	(*v1.Money)(nil),              // 22: seatghor.common.v1.Money
+	(*v1.Journey)(nil),            // 23: seatghor.common.v1.Journey
+	(*v1.Passenger)(nil),          // 24: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 25: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 26: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 27: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 28: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 29: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	19, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	20, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	21, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	19, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	19, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
-	0,  // 5: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	19, // 6: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 7: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	19, // 8: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 9: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	19, // 10: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	19, // 11: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 12: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	19, // 13: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 14: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	19, // 15: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 16: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	19, // 17: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 18: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	21, // 19: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
-	1,  // 20: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	19, // 21: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	22, // 22: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	22, // 23: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	23, // 24: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	21, // 25: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	24, // 26: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	19, // 27: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 28: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	21, // 29: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	19, // 30: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 31: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	19, // 32: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	19, // 33: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 34: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	19, // 35: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 36: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	19, // 37: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	19, // 38: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 39: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	19, // 40: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 41: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	19, // 42: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	19, // 43: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	44, // [44:44] is the sub-list for method output_type
-	44, // [44:44] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	20, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	22, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	20, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	20, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
+	0,  // 6: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
+	20, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
+	20, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	20, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
+	22, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	20, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	20, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
+	22, // 16: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	20, // 17: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 18: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	23, // 19: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
+	22, // 20: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	20, // 21: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 22: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
+	22, // 23: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	20, // 24: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 25: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	22, // 26: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	22, // 27: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	1,  // 28: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
+	20, // 29: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 30: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	25, // 31: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	26, // 32: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	22, // 33: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	27, // 34: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	20, // 35: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 36: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	22, // 37: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	20, // 38: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	22, // 39: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	20, // 40: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	20, // 41: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 42: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	20, // 43: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	20, // 44: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	20, // 45: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	20, // 46: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	20, // 47: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	20, // 48: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	20, // 49: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	20, // 50: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	20, // 51: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	20, // 52: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	53, // [53:53] is the sub-list for method output_type
+	53, // [53:53] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -2752,7 +2954,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

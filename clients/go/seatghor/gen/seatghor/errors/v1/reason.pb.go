@@ -42,11 +42,18 @@ const (
 	// A hold or order names what the show has not (unknown seats, a GA area it lacks), or breaks its
 	// per-hold limit.
 	Reason_REASON_BOOKING_INVALID Reason = 2
+	// A hold asks for a seat for women (catalog.v1.SeatKind SEAT_KIND_WOMEN) without naming it in
+	// `women_seats` (its passenger declared a woman), or an order's passenger of such a seat is not
+	// declared a woman (`passengers`); the `seats` of the error are those seats (decision 0371).
+	Reason_REASON_WOMEN_SEAT_UNDECLARED Reason = 92
 	// A payment or refund request is wrong (a refund over what was captured).
 	Reason_REASON_PAYMENT_INVALID Reason = 3
 	// The catalog refuses a show definition (duplicate rows, no inventory, a bus trip without a route,
 	// no such shard, a `time_zone` that is not an IANA zone).
 	Reason_REASON_SHOW_INVALID Reason = 4
+	// A layout template is refused (`CreateLayoutTemplate`): a seat id or row label twice, a deck out
+	// of range, a place outside its deck, no seats; the field names the place.
+	Reason_REASON_LAYOUT_TEMPLATE_INVALID Reason = 96
 	// A manager set what only admins set on a show (`commission_bps`, `shard`; decision 0076).
 	Reason_REASON_SHOW_FIELD_FORBIDDEN Reason = 5
 	// A ledger read is wrong (unknown kind, no such show, bad page token).
@@ -87,6 +94,8 @@ const (
 	Reason_REASON_SHOW_NOT_FOUND Reason = 21
 	// No organisation has that id (decision 0075).
 	Reason_REASON_ORGANIZATION_NOT_FOUND Reason = 22
+	// No layout template of the organisation (nor a shipped one) has that id.
+	Reason_REASON_LAYOUT_TEMPLATE_NOT_FOUND Reason = 94
 	// The user is not a member of that organisation.
 	Reason_REASON_MEMBER_NOT_FOUND Reason = 23
 	// No such show, hold or order, or not the caller's.
@@ -112,6 +121,9 @@ const (
 	// already ordered, the account's seat cap reached, a partner's per-show cap reached (decision
 	// 0286), the show started before a cancellation.
 	Reason_REASON_BOOKING_NOT_ALLOWED Reason = 33
+	// A hold asks for crew or blocked seats (catalog.v1.SeatKind SEAT_KIND_BLOCKED): drawn on the
+	// map, never sold; the `seats` of the error are those seats (decision 0371).
+	Reason_REASON_SEATS_BLOCKED Reason = 93
 	// `AllocateSeats` asked for seats someone holds, bought or another allocation has (or more GA
 	// places than general sale has left); the `SeatsUnavailable` detail says which (decision 0185).
 	Reason_REASON_SEATS_NOT_ALLOCATABLE Reason = 34
@@ -120,6 +132,12 @@ const (
 	// show closes general sale to it, general sale; the `SeatsUnavailable` detail says which. Not a
 	// lost race: the caller's own seat map shows them taken.
 	Reason_REASON_SEATS_NOT_IN_CHANNEL Reason = 77
+	// A hold (or a seat map) of a bus trip asks for a journey the trip sells no seat of: no fare for
+	// that stop pair and the asked-for seats' class (issue 24, decision 0352).
+	Reason_REASON_JOURNEY_NOT_SOLD Reason = 78
+	// A check-in at a stop of a bus trip (`stop_id`) of a ticket whose journey boards at another
+	// stop; the message names where it boards (issue 24, decision 0384).
+	Reason_REASON_TICKET_BOARDS_ELSEWHERE Reason = 116
 	// Allocating, releasing or listing the allocations of a show by someone who is neither its
 	// operator (a manager of its organisation) nor an admin (a partner lists only its own).
 	Reason_REASON_ALLOCATION_FORBIDDEN Reason = 35
@@ -168,8 +186,28 @@ const (
 	Reason_REASON_TICKET_ID_INVALID Reason = 52
 	// An organisation with that id exists under another name.
 	Reason_REASON_ORGANIZATION_EXISTS Reason = 53
+	// The organisation has a layout template with that id, or the id is a shipped template's.
+	Reason_REASON_LAYOUT_TEMPLATE_EXISTS Reason = 95
+	// Storing or reading an organisation's layout templates by someone who does not manage it.
+	Reason_REASON_LAYOUT_TEMPLATE_FORBIDDEN Reason = 97
 	// The caller may not see, change or add shows to this sale.
 	Reason_REASON_SALE_FORBIDDEN Reason = 54
+	// A route or timetable definition is wrong (NetworkService): a stop or counter out of order or
+	// named twice, a fare naming a stop the route lacks or a pair out of order, a departure time
+	// that is not HH:MM, a date that is not YYYY-MM-DD, a time zone that is not an IANA zone.
+	Reason_REASON_NETWORK_INVALID Reason = 86
+	// The caller does not manage the organisation of the route or timetable (nor is an admin).
+	Reason_REASON_NETWORK_FORBIDDEN Reason = 87
+	// No route has that id.
+	Reason_REASON_ROUTE_NOT_FOUND Reason = 88
+	// No timetable has that id.
+	Reason_REASON_TIMETABLE_NOT_FOUND Reason = 89
+	// A route or timetable with that id exists already (another organisation's, or this one's with
+	// another definition).
+	Reason_REASON_NETWORK_EXISTS Reason = 90
+	// `expected_version` is not the route's or timetable's version: someone changed it since it was
+	// read. Nothing was written.
+	Reason_REASON_NETWORK_VERSION_CONFLICT Reason = 91
 	// The show's waiting room is active and no `Queue-Token` was sent.
 	Reason_REASON_QUEUE_TOKEN_REQUIRED Reason = 55
 	// The queue token is malformed or forged.
@@ -220,96 +258,117 @@ const (
 	Reason_REASON_DEADLINE_EXCEEDED Reason = 71
 	// Our fault (logged).
 	Reason_REASON_INTERNAL Reason = 72
+	// Best available (CreateHoldRequest.best_available with allow_separate
+	// false): no block of the asked-for number of adjacent seats is free,
+	// though separate seats may be.
+	Reason_REASON_SEATS_NOT_TOGETHER Reason = 98
 )
 
 // Enum value maps for Reason.
 var (
 	Reason_name = map[int32]string{
-		0:  "REASON_UNSPECIFIED",
-		1:  "REASON_INVALID_ARGUMENT",
-		2:  "REASON_BOOKING_INVALID",
-		3:  "REASON_PAYMENT_INVALID",
-		4:  "REASON_SHOW_INVALID",
-		5:  "REASON_SHOW_FIELD_FORBIDDEN",
-		6:  "REASON_LEDGER_QUERY_INVALID",
-		7:  "REASON_WEBHOOK_INVALID",
-		8:  "REASON_WEBHOOK_ENDPOINT_NOT_FOUND",
-		9:  "REASON_WEBHOOK_FORBIDDEN",
-		10: "REASON_WEBHOOK_MANAGE_DENIED",
-		11: "REASON_WEBHOOK_ENDPOINT_LIMIT",
-		12: "REASON_PAGE_TOKEN_INVALID",
-		13: "REASON_PARTNER_INVALID",
-		14: "REASON_ADMISSION_RATES_INVALID",
-		15: "REASON_SALE_WINDOW_INVALID",
-		16: "REASON_SALE_INVALID",
-		17: "REASON_IDEMPOTENCY_KEY_MISSING",
-		18: "REASON_IDEMPOTENCY_KEY_INVALID",
-		19: "REASON_IDEMPOTENCY_KEY_REUSED",
-		20: "REASON_WEBHOOK_UNROUTABLE",
-		21: "REASON_SHOW_NOT_FOUND",
-		22: "REASON_ORGANIZATION_NOT_FOUND",
-		23: "REASON_MEMBER_NOT_FOUND",
-		24: "REASON_BOOKING_NOT_FOUND",
-		25: "REASON_PAYMENT_NOT_FOUND",
-		26: "REASON_TICKET_NOT_FOUND",
-		27: "REASON_WAITING_ROOM_NOT_FOUND",
-		28: "REASON_ID_NOT_FOUND",
-		29: "REASON_PARTNER_NOT_FOUND",
-		30: "REASON_API_KEY_NOT_FOUND",
-		31: "REASON_SEATS_UNAVAILABLE",
-		32: "REASON_IDEMPOTENCY_KEY_IN_PROGRESS",
-		33: "REASON_BOOKING_NOT_ALLOWED",
-		34: "REASON_SEATS_NOT_ALLOCATABLE",
-		77: "REASON_SEATS_NOT_IN_CHANNEL",
-		35: "REASON_ALLOCATION_FORBIDDEN",
-		36: "REASON_ORDER_CHECKED_IN",
-		37: "REASON_ORDER_NOT_CONFIRMABLE",
-		38: "REASON_PAYMENT_NOT_ALLOWED",
-		39: "REASON_TICKET_NOT_ADMISSIBLE",
-		40: "REASON_NOT_IN_LINE",
-		41: "REASON_SALE_OPENING_FROZEN",
-		42: "REASON_PAYOUT_EXCEEDS_BALANCE",
-		43: "REASON_API_KEY_SECRET_SHOWN",
-		44: "REASON_WAITING_ROOMS_NOT_SERVED",
-		45: "REASON_SERVICE_NOT_FOUND",
-		46: "REASON_PERMISSION_DENIED",
-		47: "REASON_PAYMENT_FORBIDDEN",
-		48: "REASON_GATE_FORBIDDEN",
-		49: "REASON_API_KEY_READ_ONLY",
-		50: "REASON_PARTNER_SHOW_FORBIDDEN",
-		51: "REASON_PARTNER_ACCESS_FORBIDDEN",
-		52: "REASON_TICKET_ID_INVALID",
-		53: "REASON_ORGANIZATION_EXISTS",
-		54: "REASON_SALE_FORBIDDEN",
-		55: "REASON_QUEUE_TOKEN_REQUIRED",
-		56: "REASON_QUEUE_TOKEN_INVALID",
-		57: "REASON_QUEUE_TOKEN_EXPIRED",
-		58: "REASON_QUEUE_TOKEN_NOT_ADMITTED",
-		59: "REASON_QUEUE_TOKEN_WRONG_SALE",
-		60: "REASON_QUEUE_TOKEN_WRONG_CALLER",
-		61: "REASON_UNAUTHENTICATED",
-		62: "REASON_TOKEN_INVALID",
-		73: "REASON_TOKEN_EXPIRED",
-		74: "REASON_API_KEY_REVOKED",
-		75: "REASON_API_KEY_MALFORMED",
-		76: "REASON_API_KEY_WRONG_MODE",
-		63: "REASON_RATE_LIMITED",
-		64: "REASON_PAYMENT_ATTEMPTS_EXHAUSTED",
-		65: "REASON_AUTH_UNAVAILABLE",
-		66: "REASON_QUEUE_UNAVAILABLE",
-		67: "REASON_SEARCH_UNAVAILABLE",
-		68: "REASON_SHOW_MOVING",
-		69: "REASON_NOT_SERVED",
-		70: "REASON_CANCELED",
-		71: "REASON_DEADLINE_EXCEEDED",
-		72: "REASON_INTERNAL",
+		0:   "REASON_UNSPECIFIED",
+		1:   "REASON_INVALID_ARGUMENT",
+		2:   "REASON_BOOKING_INVALID",
+		92:  "REASON_WOMEN_SEAT_UNDECLARED",
+		3:   "REASON_PAYMENT_INVALID",
+		4:   "REASON_SHOW_INVALID",
+		96:  "REASON_LAYOUT_TEMPLATE_INVALID",
+		5:   "REASON_SHOW_FIELD_FORBIDDEN",
+		6:   "REASON_LEDGER_QUERY_INVALID",
+		7:   "REASON_WEBHOOK_INVALID",
+		8:   "REASON_WEBHOOK_ENDPOINT_NOT_FOUND",
+		9:   "REASON_WEBHOOK_FORBIDDEN",
+		10:  "REASON_WEBHOOK_MANAGE_DENIED",
+		11:  "REASON_WEBHOOK_ENDPOINT_LIMIT",
+		12:  "REASON_PAGE_TOKEN_INVALID",
+		13:  "REASON_PARTNER_INVALID",
+		14:  "REASON_ADMISSION_RATES_INVALID",
+		15:  "REASON_SALE_WINDOW_INVALID",
+		16:  "REASON_SALE_INVALID",
+		17:  "REASON_IDEMPOTENCY_KEY_MISSING",
+		18:  "REASON_IDEMPOTENCY_KEY_INVALID",
+		19:  "REASON_IDEMPOTENCY_KEY_REUSED",
+		20:  "REASON_WEBHOOK_UNROUTABLE",
+		21:  "REASON_SHOW_NOT_FOUND",
+		22:  "REASON_ORGANIZATION_NOT_FOUND",
+		94:  "REASON_LAYOUT_TEMPLATE_NOT_FOUND",
+		23:  "REASON_MEMBER_NOT_FOUND",
+		24:  "REASON_BOOKING_NOT_FOUND",
+		25:  "REASON_PAYMENT_NOT_FOUND",
+		26:  "REASON_TICKET_NOT_FOUND",
+		27:  "REASON_WAITING_ROOM_NOT_FOUND",
+		28:  "REASON_ID_NOT_FOUND",
+		29:  "REASON_PARTNER_NOT_FOUND",
+		30:  "REASON_API_KEY_NOT_FOUND",
+		31:  "REASON_SEATS_UNAVAILABLE",
+		32:  "REASON_IDEMPOTENCY_KEY_IN_PROGRESS",
+		33:  "REASON_BOOKING_NOT_ALLOWED",
+		93:  "REASON_SEATS_BLOCKED",
+		34:  "REASON_SEATS_NOT_ALLOCATABLE",
+		77:  "REASON_SEATS_NOT_IN_CHANNEL",
+		78:  "REASON_JOURNEY_NOT_SOLD",
+		116: "REASON_TICKET_BOARDS_ELSEWHERE",
+		35:  "REASON_ALLOCATION_FORBIDDEN",
+		36:  "REASON_ORDER_CHECKED_IN",
+		37:  "REASON_ORDER_NOT_CONFIRMABLE",
+		38:  "REASON_PAYMENT_NOT_ALLOWED",
+		39:  "REASON_TICKET_NOT_ADMISSIBLE",
+		40:  "REASON_NOT_IN_LINE",
+		41:  "REASON_SALE_OPENING_FROZEN",
+		42:  "REASON_PAYOUT_EXCEEDS_BALANCE",
+		43:  "REASON_API_KEY_SECRET_SHOWN",
+		44:  "REASON_WAITING_ROOMS_NOT_SERVED",
+		45:  "REASON_SERVICE_NOT_FOUND",
+		46:  "REASON_PERMISSION_DENIED",
+		47:  "REASON_PAYMENT_FORBIDDEN",
+		48:  "REASON_GATE_FORBIDDEN",
+		49:  "REASON_API_KEY_READ_ONLY",
+		50:  "REASON_PARTNER_SHOW_FORBIDDEN",
+		51:  "REASON_PARTNER_ACCESS_FORBIDDEN",
+		52:  "REASON_TICKET_ID_INVALID",
+		53:  "REASON_ORGANIZATION_EXISTS",
+		95:  "REASON_LAYOUT_TEMPLATE_EXISTS",
+		97:  "REASON_LAYOUT_TEMPLATE_FORBIDDEN",
+		54:  "REASON_SALE_FORBIDDEN",
+		86:  "REASON_NETWORK_INVALID",
+		87:  "REASON_NETWORK_FORBIDDEN",
+		88:  "REASON_ROUTE_NOT_FOUND",
+		89:  "REASON_TIMETABLE_NOT_FOUND",
+		90:  "REASON_NETWORK_EXISTS",
+		91:  "REASON_NETWORK_VERSION_CONFLICT",
+		55:  "REASON_QUEUE_TOKEN_REQUIRED",
+		56:  "REASON_QUEUE_TOKEN_INVALID",
+		57:  "REASON_QUEUE_TOKEN_EXPIRED",
+		58:  "REASON_QUEUE_TOKEN_NOT_ADMITTED",
+		59:  "REASON_QUEUE_TOKEN_WRONG_SALE",
+		60:  "REASON_QUEUE_TOKEN_WRONG_CALLER",
+		61:  "REASON_UNAUTHENTICATED",
+		62:  "REASON_TOKEN_INVALID",
+		73:  "REASON_TOKEN_EXPIRED",
+		74:  "REASON_API_KEY_REVOKED",
+		75:  "REASON_API_KEY_MALFORMED",
+		76:  "REASON_API_KEY_WRONG_MODE",
+		63:  "REASON_RATE_LIMITED",
+		64:  "REASON_PAYMENT_ATTEMPTS_EXHAUSTED",
+		65:  "REASON_AUTH_UNAVAILABLE",
+		66:  "REASON_QUEUE_UNAVAILABLE",
+		67:  "REASON_SEARCH_UNAVAILABLE",
+		68:  "REASON_SHOW_MOVING",
+		69:  "REASON_NOT_SERVED",
+		70:  "REASON_CANCELED",
+		71:  "REASON_DEADLINE_EXCEEDED",
+		72:  "REASON_INTERNAL",
+		98:  "REASON_SEATS_NOT_TOGETHER",
 	}
 	Reason_value = map[string]int32{
 		"REASON_UNSPECIFIED":                 0,
 		"REASON_INVALID_ARGUMENT":            1,
 		"REASON_BOOKING_INVALID":             2,
+		"REASON_WOMEN_SEAT_UNDECLARED":       92,
 		"REASON_PAYMENT_INVALID":             3,
 		"REASON_SHOW_INVALID":                4,
+		"REASON_LAYOUT_TEMPLATE_INVALID":     96,
 		"REASON_SHOW_FIELD_FORBIDDEN":        5,
 		"REASON_LEDGER_QUERY_INVALID":        6,
 		"REASON_WEBHOOK_INVALID":             7,
@@ -328,6 +387,7 @@ var (
 		"REASON_WEBHOOK_UNROUTABLE":          20,
 		"REASON_SHOW_NOT_FOUND":              21,
 		"REASON_ORGANIZATION_NOT_FOUND":      22,
+		"REASON_LAYOUT_TEMPLATE_NOT_FOUND":   94,
 		"REASON_MEMBER_NOT_FOUND":            23,
 		"REASON_BOOKING_NOT_FOUND":           24,
 		"REASON_PAYMENT_NOT_FOUND":           25,
@@ -339,8 +399,11 @@ var (
 		"REASON_SEATS_UNAVAILABLE":           31,
 		"REASON_IDEMPOTENCY_KEY_IN_PROGRESS": 32,
 		"REASON_BOOKING_NOT_ALLOWED":         33,
+		"REASON_SEATS_BLOCKED":               93,
 		"REASON_SEATS_NOT_ALLOCATABLE":       34,
 		"REASON_SEATS_NOT_IN_CHANNEL":        77,
+		"REASON_JOURNEY_NOT_SOLD":            78,
+		"REASON_TICKET_BOARDS_ELSEWHERE":     116,
 		"REASON_ALLOCATION_FORBIDDEN":        35,
 		"REASON_ORDER_CHECKED_IN":            36,
 		"REASON_ORDER_NOT_CONFIRMABLE":       37,
@@ -360,7 +423,15 @@ var (
 		"REASON_PARTNER_ACCESS_FORBIDDEN":    51,
 		"REASON_TICKET_ID_INVALID":           52,
 		"REASON_ORGANIZATION_EXISTS":         53,
+		"REASON_LAYOUT_TEMPLATE_EXISTS":      95,
+		"REASON_LAYOUT_TEMPLATE_FORBIDDEN":   97,
 		"REASON_SALE_FORBIDDEN":              54,
+		"REASON_NETWORK_INVALID":             86,
+		"REASON_NETWORK_FORBIDDEN":           87,
+		"REASON_ROUTE_NOT_FOUND":             88,
+		"REASON_TIMETABLE_NOT_FOUND":         89,
+		"REASON_NETWORK_EXISTS":              90,
+		"REASON_NETWORK_VERSION_CONFLICT":    91,
 		"REASON_QUEUE_TOKEN_REQUIRED":        55,
 		"REASON_QUEUE_TOKEN_INVALID":         56,
 		"REASON_QUEUE_TOKEN_EXPIRED":         57,
@@ -383,6 +454,7 @@ var (
 		"REASON_CANCELED":                    70,
 		"REASON_DEADLINE_EXCEEDED":           71,
 		"REASON_INTERNAL":                    72,
+		"REASON_SEATS_NOT_TOGETHER":          98,
 	}
 )
 
@@ -572,16 +644,20 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xe3G\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\x9eY\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
 	"\x10invalid_argument\x12PFix the named fields; do not retry as is. \"Please check the highlighted fields.\"\x12\x9b\x01\n" +
 	"\x16REASON_BOOKING_INVALID\x10\x02\x1a\x7f\xfa\xba\x18{\n" +
-	"\x10invalid_argument\x12gFix the named field (`seats`, `ga_area`, `quantity`). \"Some of these seats do not exist; choose again.\"\x12m\n" +
+	"\x10invalid_argument\x12gFix the named field (`seats`, `ga_area`, `quantity`). \"Some of these seats do not exist; choose again.\"\x12\xa1\x02\n" +
+	"\x1cREASON_WOMEN_SEAT_UNDECLARED\x10\\\x1a\xfe\x01\xfa\xba\x18\xf9\x01\n" +
+	"\x10invalid_argument\x12\xe4\x01Ask whether the passenger of each named seat is a woman: send the hold again with the seats in `women_seats` (the order with `woman` set), or choose other seats. \"This seat is for women; please confirm the passenger is a woman.\"\x12m\n" +
 	"\x16REASON_PAYMENT_INVALID\x10\x03\x1aQ\xfa\xba\x18M\n" +
 	"\x10invalid_argument\x129Fix the named field. \"That amount is more than was paid.\"\x12U\n" +
 	"\x13REASON_SHOW_INVALID\x10\x04\x1a<\xfa\xba\x188\n" +
+	"\x10invalid_argument\x12$Fix the named field. Operators only.\x12`\n" +
+	"\x1eREASON_LAYOUT_TEMPLATE_INVALID\x10`\x1a<\xfa\xba\x188\n" +
 	"\x10invalid_argument\x12$Fix the named field. Operators only.\x12u\n" +
 	"\x1bREASON_SHOW_FIELD_FORBIDDEN\x10\x05\x1aT\xfa\xba\x18P\n" +
 	"\x11permission_denied\x12;Leave the named field out, or ask an admin. Operators only.\x12Z\n" +
@@ -619,7 +695,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x15REASON_SHOW_NOT_FOUND\x10\x15\x1aF\xfa\xba\x18B\n" +
 	"\tnot_found\x125Refresh the listing. \"This show is no longer listed.\"\x12^\n" +
 	"\x1dREASON_ORGANIZATION_NOT_FOUND\x10\x16\x1a;\xfa\xba\x187\n" +
-	"\tnot_found\x12*Check the id; admins create organisations.\x12V\n" +
+	"\tnot_found\x12*Check the id; admins create organisations.\x12\x82\x01\n" +
+	" REASON_LAYOUT_TEMPLATE_NOT_FOUND\x10^\x1a\\\xfa\xba\x18X\n" +
+	"\tnot_found\x12KCheck the id (`ListLayoutTemplates`); shipped ones are e.g. `coach-2x2-40`.\x12V\n" +
 	"\x17REASON_MEMBER_NOT_FOUND\x10\x17\x1a9\xfa\xba\x185\n" +
 	"\tnot_found\x12(Nothing to remove; list who is a member.\x12\x81\x01\n" +
 	"\x18REASON_BOOKING_NOT_FOUND\x10\x18\x1ac\xfa\xba\x18_\n" +
@@ -641,11 +719,17 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\"REASON_IDEMPOTENCY_KEY_IN_PROGRESS\x10 \x1aI\xfa\xba\x18E\n" +
 	"\aaborted\x128Retry the same request with the same key after a moment.\x18\x03\x12\xc8\x02\n" +
 	"\x1aREASON_BOOKING_NOT_ALLOWED\x10!\x1a\xa7\x02\xfa\xba\x18\xa2\x02\n" +
-	"\x13failed_precondition\x12\x8a\x02Show the message; refresh the hold or order. \"Sales open at …\" / \"Your hold has expired; choose seats again.\" With `AccountSeatCap`: \"You already hold or bought 9 of the 10 seats one account may have for this show. Release a hold or finish an order in My tickets.\"\x12s\n" +
+	"\x13failed_precondition\x12\x8a\x02Show the message; refresh the hold or order. \"Sales open at …\" / \"Your hold has expired; choose seats again.\" With `AccountSeatCap`: \"You already hold or bought 9 of the 10 seats one account may have for this show. Release a hold or finish an order in My tickets.\"\x12\x98\x01\n" +
+	"\x14REASON_SEATS_BLOCKED\x10]\x1a~\xfa\xba\x18z\n" +
+	"\x13failed_precondition\x12cChoose other seats; these are never on sale (the seat map marks them). \"This seat is not for sale.\"\x12s\n" +
 	"\x1cREASON_SEATS_NOT_ALLOCATABLE\x10\"\x1aQ\xfa\xba\x18M\n" +
 	"\x13failed_precondition\x126Operators only: allocate other seats, or fewer places.\x12\xfc\x01\n" +
 	"\x1bREASON_SEATS_NOT_IN_CHANNEL\x10M\x1a\xda\x01\xfa\xba\x18\xd5\x01\n" +
-	"\x11permission_denied\x12\xbf\x01Read the seat map with the same credential (a partner sees its allocation free, decision 0324) and choose among the seats it shows free. \"These seats are not sold here; please choose others.\"\x12Y\n" +
+	"\x11permission_denied\x12\xbf\x01Read the seat map with the same credential (a partner sees its allocation free, decision 0324) and choose among the seats it shows free. \"These seats are not sold here; please choose others.\"\x12\xd1\x01\n" +
+	"\x17REASON_JOURNEY_NOT_SOLD\x10N\x1a\xb3\x01\xfa\xba\x18\xae\x01\n" +
+	"\x13failed_precondition\x12\x96\x01Offer the journeys the trip's fares name (GetShow's `fares`). \"This coach does not sell these seats between these stops; choose other stops or seats.\"\x12\xe1\x01\n" +
+	"\x1eREASON_TICKET_BOARDS_ELSEWHERE\x10t\x1a\xbc\x01\xfa\xba\x18\xb7\x01\n" +
+	"\x13failed_precondition\x12\x9f\x01At the gate: do not board the passenger here; tell them where the ticket boards (the message names the stop and counter). \"This ticket boards at another stop.\"\x12Y\n" +
 	"\x1bREASON_ALLOCATION_FORBIDDEN\x10#\x1a8\xfa\xba\x184\n" +
 	"\x11permission_denied\x12\x1fSign in as the show's operator.\x12\xa9\x01\n" +
 	"\x17REASON_ORDER_CHECKED_IN\x10$\x1a\x8b\x01\xfa\xba\x18\x86\x01\n" +
@@ -683,9 +767,25 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x18REASON_TICKET_ID_INVALID\x104\x1au\xfa\xba\x18q\n" +
 	"\x10invalid_argument\x12]Type the id exactly as printed, or scan the QR code. \"Check the ticket number and try again.\"\x12l\n" +
 	"\x1aREASON_ORGANIZATION_EXISTS\x105\x1aL\xfa\xba\x18H\n" +
-	"\x0ealready_exists\x126Pick another id, or use the existing one. Admins only.\x12S\n" +
+	"\x0ealready_exists\x126Pick another id, or use the existing one. Admins only.\x12w\n" +
+	"\x1dREASON_LAYOUT_TEMPLATE_EXISTS\x10_\x1aT\xfa\xba\x18P\n" +
+	"\x0ealready_exists\x12>Pick another id, or use the existing template. Operators only.\x12\x89\x01\n" +
+	" REASON_LAYOUT_TEMPLATE_FORBIDDEN\x10a\x1ac\xfa\xba\x18_\n" +
+	"\x11permission_denied\x12JSign in as a manager of the organisation, or ask an admin. Operators only.\x12S\n" +
 	"\x15REASON_SALE_FORBIDDEN\x106\x1a8\xfa\xba\x184\n" +
-	"\x11permission_denied\x12\x1fSign in as the sale's operator.\x12\x8e\x01\n" +
+	"\x11permission_denied\x12\x1fSign in as the sale's operator.\x12X\n" +
+	"\x16REASON_NETWORK_INVALID\x10V\x1a<\xfa\xba\x188\n" +
+	"\x10invalid_argument\x12$Fix the named field. Operators only.\x12x\n" +
+	"\x18REASON_NETWORK_FORBIDDEN\x10W\x1aZ\xfa\xba\x18V\n" +
+	"\x11permission_denied\x12ASign in as a manager of the route's organisation. Operators only.\x12O\n" +
+	"\x16REASON_ROUTE_NOT_FOUND\x10X\x1a3\xfa\xba\x18/\n" +
+	"\tnot_found\x12\"Check the `route_id` (ListRoutes).\x12[\n" +
+	"\x1aREASON_TIMETABLE_NOT_FOUND\x10Y\x1a;\xfa\xba\x187\n" +
+	"\tnot_found\x12*Check the `timetable_id` (ListTimetables).\x12v\n" +
+	"\x15REASON_NETWORK_EXISTS\x10Z\x1a[\xfa\xba\x18W\n" +
+	"\x0ealready_exists\x12EPick another id, or read and update the existing one. Operators only.\x12\x88\x01\n" +
+	"\x1fREASON_NETWORK_VERSION_CONFLICT\x10[\x1ac\xfa\xba\x18_\n" +
+	"\aaborted\x12TRead it again, apply the change to what it is now, and send it with the new version.\x12\x8e\x01\n" +
 	"\x1bREASON_QUEUE_TOKEN_REQUIRED\x107\x1am\xfa\xba\x18i\n" +
 	"\x11permission_denied\x12RJoin the waiting room, wait to be admitted, send the token. \"Please wait in line.\"\x18\x01\x12F\n" +
 	"\x1aREASON_QUEUE_TOKEN_INVALID\x108\x1a&\xfa\xba\x18\"\n" +
@@ -729,7 +829,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x18REASON_DEADLINE_EXCEEDED\x10G\x1a?\xfa\xba\x18;\n" +
 	"\x11deadline_exceeded\x12&Retry with the same `Idempotency-Key`.\x12\x8c\x01\n" +
 	"\x0fREASON_INTERNAL\x10H\x1aw\xfa\xba\x18s\n" +
-	"\binternal\x12gRetry with the same `Idempotency-Key`; report if it persists. \"Something went wrong; please try again.\"*\xa6\x01\n" +
+	"\binternal\x12gRetry with the same `Idempotency-Key`; report if it persists. \"Something went wrong; please try again.\"\x12\xd0\x01\n" +
+	"\x19REASON_SEATS_NOT_TOGETHER\x10b\x1a\xb0\x01\xfa\xba\x18\xab\x01\n" +
+	"\x13failed_precondition\x12\x93\x01Offer seats apart (ask again with `allow_separate`), fewer seats, or choosing on the seat map. \"No 3 seats side by side are left; take them apart?\"*\xa6\x01\n" +
 	"\n" +
 	"ErrorClass\x12\x1b\n" +
 	"\x17ERROR_CLASS_UNSPECIFIED\x10\x00\x12\x1b\n" +

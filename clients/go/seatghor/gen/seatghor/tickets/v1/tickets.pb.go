@@ -742,7 +742,13 @@ type CheckInTicketRequest struct {
 	//	*CheckInTicketRequest_Code
 	Ticket isCheckInTicketRequest_Ticket `protobuf_oneof:"ticket"`
 	// Name of the gate or scanner device, kept for audit.
-	Gate          string `protobuf:"bytes,4,opt,name=gate,proto3" json:"gate,omitempty"`
+	Gate string `protobuf:"bytes,4,opt,name=gate,proto3" json:"gate,omitempty"`
+	// On a trip with stops the gate says which stop it stands at (a
+	// catalog.v1.TripStop id): a ticket whose journey boards at another stop
+	// is refused (reason TICKET_BOARDS_ELSEWHERE, decision 0384), and the
+	// answer names the ticket's journey. Empty, or on a show without stops:
+	// any stop.
+	StopId        string `protobuf:"bytes,5,opt,name=stop_id,json=stopId,proto3" json:"stop_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -812,6 +818,13 @@ func (x *CheckInTicketRequest) GetCode() string {
 func (x *CheckInTicketRequest) GetGate() string {
 	if x != nil {
 		return x.Gate
+	}
+	return ""
+}
+
+func (x *CheckInTicketRequest) GetStopId() string {
+	if x != nil {
+		return x.StopId
 	}
 	return ""
 }
@@ -2106,13 +2119,14 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\vretry_after\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12!\n" +
 	"\fcontent_type\x18\x06 \x01(\tR\vcontentType\x12\x1b\n" +
-	"\tfile_name\x18\a \x01(\tR\bfileName\"\xb2\x01\n" +
+	"\tfile_name\x18\a \x01(\tR\bfileName\"\xf0\x01\n" +
 	"\x14CheckInTicketRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12(\n" +
 	"\tticket_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x00R\bticketId\x12 \n" +
 	"\x04code\x18\x03 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\bH\x00R\x04code\x12\x1b\n" +
-	"\x04gate\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04gateB\x0f\n" +
+	"\x04gate\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\x04gate\x12<\n" +
+	"\astop_id\x18\x05 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopIdB\x0f\n" +
 	"\x06ticket\x12\x05\xbaH\x02\b\x01\"\xbd\x01\n" +
 	"\x15CheckInTicketResponse\x123\n" +
 	"\x06ticket\x18\x01 \x01(\v2\x1b.seatghor.tickets.v1.TicketR\x06ticket\x12\x1a\n" +

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/catalog/v1/layout.proto.
  */
 export const file_seatghor_catalog_v1_layout: GenFile = /*@__PURE__*/
-  fileDesc("CiBzZWF0Z2hvci9jYXRhbG9nL3YxL2xheW91dC5wcm90bxITc2VhdGdob3IuY2F0YWxvZy52MSJwCgREZWNrEhUKBG5hbWUYASABKAlCB7pIBHICGEASGAoHbmFtZV9ibhgCIAEoCUIHukgEcgIYQBIaCgV3aWR0aBgDIAEoBUILukgIGgYYoI0GKAASGwoGaGVpZ2h0GAQgASgFQgu6SAgaBhigjQYoACKgAQoKTGF5b3V0U2VhdBIrCgRzZWF0GAEgASgJQh26SBpyGDIWXltBLVpdezEsM31bMC05XXsxLDN9JBIWCgF4GAIgASgFQgu6SAgaBhigjQYoABIWCgF5GAMgASgFQgu6SAgaBhigjQYoABI1CgRraW5kGAQgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TZWF0S2luZEIIukgFggECEAEibAoJTGF5b3V0Um93EiIKBWxhYmVsGAEgASgJQhO6SBByDjIMXltBLVpdezEsM30kEjsKBXNlYXRzGAIgAygLMh8uc2VhdGdob3IuY2F0YWxvZy52MS5MYXlvdXRTZWF0Qgu6SAiSAQUIARD0AyLwAQoNTGF5b3V0U2VjdGlvbhIXCgRuYW1lGAEgASgJQgm6SAZyBBABGEASGAoHbmFtZV9ibhgCIAEoCUIHukgEcgIYQBIXCgRkZWNrGAMgASgFQgm6SAYaBBgDKAASNAoKc2VhdF9jbGFzcxgEIAEoCUIgukgdchsyGV4oW2Etel1bYS16MC05LV17MCwzMX0pPyQSIgoLcHJpY2VfbWlub3IYBSABKANCDbpICiIIGICU69wDKAASOQoEcm93cxgGIAMoCzIeLnNlYXRnaG9yLmNhdGFsb2cudjEuTGF5b3V0Um93Qgu6SAiSAQUIARDIASKAAgoNTGF5b3V0RmVhdHVyZRI6CgRraW5kGAEgASgOMiAuc2VhdGdob3IuY2F0YWxvZy52MS5GZWF0dXJlS2luZEIKukgHggEEEAEgABIXCgRkZWNrGAIgASgFQgm6SAYaBBgDKAASFgoBeBgDIAEoBUILukgIGgYYoI0GKAASFgoBeRgEIAEoBUILukgIGgYYoI0GKAASGgoFd2lkdGgYBSABKAVCC7pICBoGGKCNBigAEhsKBmhlaWdodBgGIAEoBUILukgIGgYYoI0GKAASFgoFbGFiZWwYByABKAlCB7pIBHICGEASGQoIbGFiZWxfYm4YCCABKAlCB7pIBHICGEAivgEKBkxheW91dBIyCgVkZWNrcxgBIAMoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuRGVja0IIukgFkgECEAQSPwoIc2VjdGlvbnMYAiADKAsyIi5zZWF0Z2hvci5jYXRhbG9nLnYxLkxheW91dFNlY3Rpb25CCbpIBpIBAxDIARI/CghmZWF0dXJlcxgDIAMoCzIiLnNlYXRnaG9yLmNhdGFsb2cudjEuTGF5b3V0RmVhdHVyZUIJukgGkgEDEPQDIvABCg5MYXlvdXRUZW1wbGF0ZRI1Cgt0ZW1wbGF0ZV9pZBgBIAEoCUIgukgdchsyGV5bYS16MC05XVthLXowLTktXXswLDYzfSQSFwoPb3JnYW5pemF0aW9uX2lkGAIgASgJEhcKBG5hbWUYAyABKAlCCbpIBnIEEAEYZBIYCgduYW1lX2JuGAQgASgJQge6SARyAhhkEisKBmxheW91dBgFIAEoCzIbLnNlYXRnaG9yLmNhdGFsb2cudjEuTGF5b3V0Ei4KCmNyZWF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKqMBCghTZWF0S2luZBIiCh5TRUFUX0tJTkRfT1JESU5BUllfVU5TUEVDSUZJRUQQABIWChJTRUFUX0tJTkRfQlVTSU5FU1MQARIVChFTRUFUX0tJTkRfU0xFRVBFUhACEhMKD1NFQVRfS0lORF9XT01FThADEhgKFFNFQVRfS0lORF9XSEVFTENIQUlSEAQSFQoRU0VBVF9LSU5EX0JMT0NLRUQQBSrYAQoLRmVhdHVyZUtpbmQSHAoYRkVBVFVSRV9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTRkVBVFVSRV9LSU5EX0RSSVZFUhABEhUKEUZFQVRVUkVfS0lORF9ET09SEAISFwoTRkVBVFVSRV9LSU5EX1NUQUlSUxADEhcKE0ZFQVRVUkVfS0lORF9UT0lMRVQQBBIWChJGRUFUVVJFX0tJTkRfU1RBR0UQBRIZChVGRUFUVVJFX0tJTkRfRU5UUkFOQ0UQBhIWChJGRUFUVVJFX0tJTkRfTEFCRUwQB0LUAQoXY29tLnNlYXRnaG9yLmNhdGFsb2cudjFCC0xheW91dFByb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2NhdGFsb2cvdjE7Y2F0YWxvZ3YxogIDU0NYqgITU2VhdGdob3IuQ2F0YWxvZy5WMcoCE1NlYXRnaG9yXENhdGFsb2dcVjHiAh9TZWF0Z2hvclxDYXRhbG9nXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OkNhdGFsb2c6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
+  fileDesc("CiBzZWF0Z2hvci9jYXRhbG9nL3YxL2xheW91dC5wcm90bxITc2VhdGdob3IuY2F0YWxvZy52MSJwCgREZWNrEhUKBG5hbWUYASABKAlCB7pIBHICGEASGAoHbmFtZV9ibhgCIAEoCUIHukgEcgIYQBIaCgV3aWR0aBgDIAEoBUILukgIGgYYoI0GKAASGwoGaGVpZ2h0GAQgASgFQgu6SAgaBhigjQYoACKgAQoKTGF5b3V0U2VhdBIrCgRzZWF0GAEgASgJQh26SBpyGDIWXltBLVpdezEsM31bMC05XXsxLDN9JBIWCgF4GAIgASgFQgu6SAgaBhigjQYoABIWCgF5GAMgASgFQgu6SAgaBhigjQYoABI1CgRraW5kGAQgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TZWF0S2luZEIIukgFggECEAEibAoJTGF5b3V0Um93EiIKBWxhYmVsGAEgASgJQhO6SBByDjIMXltBLVpdezEsM30kEjsKBXNlYXRzGAIgAygLMh8uc2VhdGdob3IuY2F0YWxvZy52MS5MYXlvdXRTZWF0Qgu6SAiSAQUIARD0AyLwAQoNTGF5b3V0U2VjdGlvbhIXCgRuYW1lGAEgASgJQgm6SAZyBBABGEASGAoHbmFtZV9ibhgCIAEoCUIHukgEcgIYQBIXCgRkZWNrGAMgASgFQgm6SAYaBBgDKAASNAoKc2VhdF9jbGFzcxgEIAEoCUIgukgdchsyGV4oW2Etel1bYS16MC05LV17MCwzMX0pPyQSIgoLcHJpY2VfbWlub3IYBSABKANCDbpICiIIGICU69wDKAASOQoEcm93cxgGIAMoCzIeLnNlYXRnaG9yLmNhdGFsb2cudjEuTGF5b3V0Um93Qgu6SAiSAQUIARDIASKAAgoNTGF5b3V0RmVhdHVyZRI6CgRraW5kGAEgASgOMiAuc2VhdGdob3IuY2F0YWxvZy52MS5GZWF0dXJlS2luZEIKukgHggEEEAEgABIXCgRkZWNrGAIgASgFQgm6SAYaBBgDKAASFgoBeBgDIAEoBUILukgIGgYYoI0GKAASFgoBeRgEIAEoBUILukgIGgYYoI0GKAASGgoFd2lkdGgYBSABKAVCC7pICBoGGKCNBigAEhsKBmhlaWdodBgGIAEoBUILukgIGgYYoI0GKAASFgoFbGFiZWwYByABKAlCB7pIBHICGEASGQoIbGFiZWxfYm4YCCABKAlCB7pIBHICGEAivgEKBkxheW91dBIyCgVkZWNrcxgBIAMoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuRGVja0IIukgFkgECEAQSPwoIc2VjdGlvbnMYAiADKAsyIi5zZWF0Z2hvci5jYXRhbG9nLnYxLkxheW91dFNlY3Rpb25CCbpIBpIBAxDIARI/CghmZWF0dXJlcxgDIAMoCzIiLnNlYXRnaG9yLmNhdGFsb2cudjEuTGF5b3V0RmVhdHVyZUIJukgGkgEDEPQDIpICCg5MYXlvdXRUZW1wbGF0ZRI1Cgt0ZW1wbGF0ZV9pZBgBIAEoCUIgukgdchsyGV5bYS16MC05XVthLXowLTktXXswLDYzfSQSOQoPb3JnYW5pemF0aW9uX2lkGAIgASgJQiC6SB1yGxhAMhdeKFthLXowLTldW2EtejAtOS1dKik/JBIXCgRuYW1lGAMgASgJQgm6SAZyBBABGGQSGAoHbmFtZV9ibhgEIAEoCUIHukgEcgIYZBIrCgZsYXlvdXQYBSABKAsyGy5zZWF0Z2hvci5jYXRhbG9nLnYxLkxheW91dBIuCgpjcmVhdGVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJcChtDcmVhdGVMYXlvdXRUZW1wbGF0ZVJlcXVlc3QSPQoIdGVtcGxhdGUYASABKAsyIy5zZWF0Z2hvci5jYXRhbG9nLnYxLkxheW91dFRlbXBsYXRlQga6SAPIAQEiVQocQ3JlYXRlTGF5b3V0VGVtcGxhdGVSZXNwb25zZRI1Cgh0ZW1wbGF0ZRgBIAEoCzIjLnNlYXRnaG9yLmNhdGFsb2cudjEuTGF5b3V0VGVtcGxhdGUijAEKGEdldExheW91dFRlbXBsYXRlUmVxdWVzdBI5Cg9vcmdhbml6YXRpb25faWQYASABKAlCILpIHXIbGEAyF14oW2EtejAtOV1bYS16MC05LV0qKT8kEjUKC3RlbXBsYXRlX2lkGAIgASgJQiC6SB1yGzIZXlthLXowLTldW2EtejAtOS1dezAsNjN9JCJSChlHZXRMYXlvdXRUZW1wbGF0ZVJlc3BvbnNlEjUKCHRlbXBsYXRlGAEgASgLMiMuc2VhdGdob3IuY2F0YWxvZy52MS5MYXlvdXRUZW1wbGF0ZSJXChpMaXN0TGF5b3V0VGVtcGxhdGVzUmVxdWVzdBI5Cg9vcmdhbml6YXRpb25faWQYASABKAlCILpIHXIbGEAyF14oW2EtejAtOV1bYS16MC05LV0qKT8kIlUKG0xpc3RMYXlvdXRUZW1wbGF0ZXNSZXNwb25zZRI2Cgl0ZW1wbGF0ZXMYASADKAsyIy5zZWF0Z2hvci5jYXRhbG9nLnYxLkxheW91dFRlbXBsYXRlKqMBCghTZWF0S2luZBIiCh5TRUFUX0tJTkRfT1JESU5BUllfVU5TUEVDSUZJRUQQABIWChJTRUFUX0tJTkRfQlVTSU5FU1MQARIVChFTRUFUX0tJTkRfU0xFRVBFUhACEhMKD1NFQVRfS0lORF9XT01FThADEhgKFFNFQVRfS0lORF9XSEVFTENIQUlSEAQSFQoRU0VBVF9LSU5EX0JMT0NLRUQQBSrYAQoLRmVhdHVyZUtpbmQSHAoYRkVBVFVSRV9LSU5EX1VOU1BFQ0lGSUVEEAASFwoTRkVBVFVSRV9LSU5EX0RSSVZFUhABEhUKEUZFQVRVUkVfS0lORF9ET09SEAISFwoTRkVBVFVSRV9LSU5EX1NUQUlSUxADEhcKE0ZFQVRVUkVfS0lORF9UT0lMRVQQBBIWChJGRUFUVVJFX0tJTkRfU1RBR0UQBRIZChVGRUFUVVJFX0tJTkRfRU5UUkFOQ0UQBhIWChJGRUFUVVJFX0tJTkRfTEFCRUwQB0LUAQoXY29tLnNlYXRnaG9yLmNhdGFsb2cudjFCC0xheW91dFByb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2NhdGFsb2cvdjE7Y2F0YWxvZ3YxogIDU0NYqgITU2VhdGdob3IuQ2F0YWxvZy5WMcoCE1NlYXRnaG9yXENhdGFsb2dcVjHiAh9TZWF0Z2hvclxDYXRhbG9nXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OkNhdGFsb2c6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * Deck is one level of a layout: a coach's lower or upper deck; a venue has
@@ -348,6 +348,142 @@ export type LayoutTemplate = Message<"seatghor.catalog.v1.LayoutTemplate"> & {
  */
 export const LayoutTemplateSchema: GenMessage<LayoutTemplate> = /*@__PURE__*/
   messageDesc(file_seatghor_catalog_v1_layout, 6);
+
+/**
+ * CreateLayoutTemplateRequest is a template to store.
+ *
+ * @generated from message seatghor.catalog.v1.CreateLayoutTemplateRequest
+ */
+export type CreateLayoutTemplateRequest = Message<"seatghor.catalog.v1.CreateLayoutTemplateRequest"> & {
+  /**
+   * The template: its id (unique in the organisation, and not a shipped
+   * template's), organization_id, names and layout. created_at is ignored.
+   *
+   * @generated from field: seatghor.catalog.v1.LayoutTemplate template = 1;
+   */
+  template?: LayoutTemplate | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.CreateLayoutTemplateRequest.
+ * Use `create(CreateLayoutTemplateRequestSchema)` to create a new message.
+ */
+export const CreateLayoutTemplateRequestSchema: GenMessage<CreateLayoutTemplateRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_layout, 7);
+
+/**
+ * CreateLayoutTemplateResponse is the stored template.
+ *
+ * @generated from message seatghor.catalog.v1.CreateLayoutTemplateResponse
+ */
+export type CreateLayoutTemplateResponse = Message<"seatghor.catalog.v1.CreateLayoutTemplateResponse"> & {
+  /**
+   * The template as stored.
+   *
+   * @generated from field: seatghor.catalog.v1.LayoutTemplate template = 1;
+   */
+  template?: LayoutTemplate | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.CreateLayoutTemplateResponse.
+ * Use `create(CreateLayoutTemplateResponseSchema)` to create a new message.
+ */
+export const CreateLayoutTemplateResponseSchema: GenMessage<CreateLayoutTemplateResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_layout, 8);
+
+/**
+ * GetLayoutTemplateRequest names a template.
+ *
+ * @generated from message seatghor.catalog.v1.GetLayoutTemplateRequest
+ */
+export type GetLayoutTemplateRequest = Message<"seatghor.catalog.v1.GetLayoutTemplateRequest"> & {
+  /**
+   * The organisation whose template it is; empty: a shipped template.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+
+  /**
+   * The template's id. A shipped template's id finds it whatever the
+   * organisation.
+   *
+   * @generated from field: string template_id = 2;
+   */
+  templateId: string;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.GetLayoutTemplateRequest.
+ * Use `create(GetLayoutTemplateRequestSchema)` to create a new message.
+ */
+export const GetLayoutTemplateRequestSchema: GenMessage<GetLayoutTemplateRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_layout, 9);
+
+/**
+ * GetLayoutTemplateResponse is the template.
+ *
+ * @generated from message seatghor.catalog.v1.GetLayoutTemplateResponse
+ */
+export type GetLayoutTemplateResponse = Message<"seatghor.catalog.v1.GetLayoutTemplateResponse"> & {
+  /**
+   * The template.
+   *
+   * @generated from field: seatghor.catalog.v1.LayoutTemplate template = 1;
+   */
+  template?: LayoutTemplate | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.GetLayoutTemplateResponse.
+ * Use `create(GetLayoutTemplateResponseSchema)` to create a new message.
+ */
+export const GetLayoutTemplateResponseSchema: GenMessage<GetLayoutTemplateResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_layout, 10);
+
+/**
+ * ListLayoutTemplatesRequest names the organisation.
+ *
+ * @generated from message seatghor.catalog.v1.ListLayoutTemplatesRequest
+ */
+export type ListLayoutTemplatesRequest = Message<"seatghor.catalog.v1.ListLayoutTemplatesRequest"> & {
+  /**
+   * The organisation; empty: the shipped templates only.
+   *
+   * @generated from field: string organization_id = 1;
+   */
+  organizationId: string;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.ListLayoutTemplatesRequest.
+ * Use `create(ListLayoutTemplatesRequestSchema)` to create a new message.
+ */
+export const ListLayoutTemplatesRequestSchema: GenMessage<ListLayoutTemplatesRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_layout, 11);
+
+/**
+ * ListLayoutTemplatesResponse is the templates, shipped ones first, each
+ * group by id.
+ *
+ * @generated from message seatghor.catalog.v1.ListLayoutTemplatesResponse
+ */
+export type ListLayoutTemplatesResponse = Message<"seatghor.catalog.v1.ListLayoutTemplatesResponse"> & {
+  /**
+   * The templates.
+   *
+   * @generated from field: repeated seatghor.catalog.v1.LayoutTemplate templates = 1;
+   */
+  templates: LayoutTemplate[];
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.ListLayoutTemplatesResponse.
+ * Use `create(ListLayoutTemplatesResponseSchema)` to create a new message.
+ */
+export const ListLayoutTemplatesResponseSchema: GenMessage<ListLayoutTemplatesResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_layout, 12);
 
 /**
  * SeatKind says what a place is; the site marks each kind by shape and label

@@ -8,6 +8,8 @@ import type { Any, Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_any, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Show, ShowKind } from "../../catalog/v1/catalog_pb.js";
 import { file_seatghor_catalog_v1_catalog } from "../../catalog/v1/catalog_pb.js";
+import type { Journey, Passenger } from "../../common/v1/journey_pb.js";
+import { file_seatghor_common_v1_journey } from "../../common/v1/journey_pb.js";
 import type { Money } from "../../common/v1/money_pb.js";
 import { file_seatghor_common_v1_money } from "../../common/v1/money_pb.js";
 import type { FailureReason, PaymentMethod, PaymentState } from "../../payment/v1/payment_pb.js";
@@ -18,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/events/v1/events.proto.
  */
 export const file_seatghor_events_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZWF0Z2hvci9ldmVudHMvdjEvZXZlbnRzLnByb3RvEhJzZWF0Z2hvci5ldmVudHMudjEiqwEKCEVudmVsb3BlEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3dfaWQYAiABKAMSDAoEdHlwZRgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoHcGF5bG9hZBgFIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFgoOY29ycmVsYXRpb25faWQYBiABKAkilQIKCVNlYXRzSGVsZBIPCgdzaG93X2lkGAEgASgDEg8KB2hvbGRfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEikKBmFtb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9zZWF0bWFwX3ZlcnNpb24YCSABKAMSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoICCgxIb2xkUmVsZWFzZWQSDwoHc2hvd19pZBgBIAEoAxIPCgdob2xkX2lkGAIgASgJEg8KB3VzZXJfaWQYAyABKAkSDQoFc2VhdHMYBCADKAkSDwoHZ2FfYXJlYRgFIAEoCRIQCghxdWFudGl0eRgGIAEoBRIxCgZyZWFzb24YByABKA4yIS5zZWF0Z2hvci5ldmVudHMudjEuUmVsZWFzZVJlYXNvbhIQCghvcmRlcl9pZBgIIAEoCRIXCg9zZWF0bWFwX3ZlcnNpb24YCSABKAMSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv4BCgtIb2xkRXhwaXJlZBIPCgdzaG93X2lkGAEgASgDEg8KB2hvbGRfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEhAKCG9yZGVyX2lkGAcgASgJEi4KCmV4cGlyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD3NlYXRtYXBfdmVyc2lvbhgJIAEoAxIvCgtvY2N1cnJlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAijAIKDE9yZGVyQ3JlYXRlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EioKBnBheV9ieRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsMCChBCb29raW5nQ29uZmlybWVkEg8KB3Nob3dfaWQYASABKAMSEAoIb3JkZXJfaWQYAiABKAkSDwoHaG9sZF9pZBgDIAEoCRISCgpwYXltZW50X2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSDQoFc2VhdHMYBiADKAkSDwoHZ2FfYXJlYRgHIAEoCRIQCghxdWFudGl0eRgIIAEoBRIoCgV0b3RhbBgJIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIVCg1sZWRnZXJfdHhuX2lkGAogASgJEhcKD3NlYXRtYXBfdmVyc2lvbhgLIAEoAxIvCgtvY2N1cnJlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGQoRc2VhdF9wcmljZXNfbWlub3IYDSADKAMiuAIKDk9yZGVyQ2FuY2VsbGVkEg8KB3Nob3dfaWQYASABKAMSEAoIb3JkZXJfaWQYAiABKAkSDwoHaG9sZF9pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEg0KBXNlYXRzGAUgAygJEg8KB2dhX2FyZWEYBiABKAkSEAoIcXVhbnRpdHkYByABKAUSKAoFdG90YWwYCCABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFQoNd2FzX2NvbmZpcm1lZBgJIAEoCBIUCgxjYW5jZWxsZWRfYnkYCiABKAkSDgoGcmVhc29uGAsgASgJEhcKD3NlYXRtYXBfdmVyc2lvbhgMIAEoAxIvCgtvY2N1cnJlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi+QEKDE9yZGVyRXhwaXJlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EhcKD3NlYXRtYXBfdmVyc2lvbhgJIAEoAxIvCgtvY2N1cnJlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAinAMKDFJlZnVuZElzc3VlZBIPCgdzaG93X2lkGAEgASgDEhEKCXJlZnVuZF9pZBgCIAEoCRISCgpwYXltZW50X2lkGAMgASgJEhAKCG9yZGVyX2lkGAQgASgJEg8KB3VzZXJfaWQYBSABKAkSKQoGYW1vdW50GAYgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EiYKA2ZlZRgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIwCgZyZWFzb24YCCABKA4yIC5zZWF0Z2hvci5ldmVudHMudjEuUmVmdW5kUmVhc29uEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAkgASgJEhUKDWxlZGdlcl90eG5faWQYCiABKAkSDQoFc2VhdHMYCyADKAkSDwoHZ2FfYXJlYRgMIAEoCRIQCghxdWFudGl0eRgNIAEoBRIXCg9zZWF0bWFwX3ZlcnNpb24YDiABKAMSLwoLb2NjdXJyZWRfYXQYDyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItMDChNQYXltZW50U3RhdGVDaGFuZ2VkEg8KB3Nob3dfaWQYASABKAMSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgd1c2VyX2lkGAQgASgJEjUKCmZyb21fc3RhdGUYBSABKA4yIS5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnRTdGF0ZRIzCgh0b19zdGF0ZRgGIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEjIKBm1ldGhvZBgHIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudE1ldGhvZBIQCghwcm92aWRlchgIIAEoCRIpCgZhbW91bnQYCSABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDwoHYXR0ZW1wdBgKIAEoBRIZChFnYXRld2F5X3JlZmVyZW5jZRgLIAEoCRI6Cg5mYWlsdXJlX3JlYXNvbhgMIAEoDjIiLnNlYXRnaG9yLnBheW1lbnQudjEuRmFpbHVyZVJlYXNvbhIvCgtvY2N1cnJlZF9hdBgNIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAixAEKDVNob3dQdWJsaXNoZWQSDwoHc2hvd19pZBgBIAEoAxInCgRzaG93GAIgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93Ei8KDGxvd2VzdF9wcmljZRgDIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIXCg9zZWF0bWFwX3ZlcnNpb24YBCABKAMSLwoLb2NjdXJyZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYDCgxUaWNrZXRJc3N1ZWQSDwoHc2hvd19pZBgBIAEoAxIRCgl0aWNrZXRfaWQYAiABKAkSEAoIb3JkZXJfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgRzZWF0GAUgASgJEg8KB2dhX2FyZWEYBiABKAkSKAoFcHJpY2UYByABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSDAoEY29kZRgIIAEoCRISCgpzaG93X3RpdGxlGAkgASgJEi0KCXN0YXJ0c19hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKCXNob3dfa2luZBgMIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmQSDgoGb3JpZ2luGA0gASgJEhMKC2Rlc3RpbmF0aW9uGA4gASgJEg0KBXZlbnVlGA8gASgJIoUCCg9UaWNrZXRDaGVja2VkSW4SDwoHc2hvd19pZBgBIAEoAxIRCgl0aWNrZXRfaWQYAiABKAkSEAoIb3JkZXJfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRIMCgRzZWF0GAUgASgJEg8KB2dhX2FyZWEYBiABKAkSDAoEZ2F0ZRgHIAEoCRIVCg1jaGVja2VkX2luX2J5GAggASgJEi8KC29jY3VycmVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIRCglkZXZpY2VfaWQYCiABKAkSDwoHb2ZmbGluZRgLIAEoCBISCgpzdXBlcnNlZGVzGAwgASgIItwBChBTYWxlT3BlbmluZ01vdmVkEg8KB3Nob3dfaWQYASABKAMSDwoHc2FsZV9pZBgCIAEoAxI1ChFwcmV2aW91c19vcGVuc19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIb3BlbnNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCG1vdmVkX2J5GAUgASgJEi8KC29jY3VycmVkX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKKAgoOU2VhdHNBbGxvY2F0ZWQSDwoHc2hvd19pZBgBIAEoAxIVCg1hbGxvY2F0aW9uX2lkGAIgASgJEhIKCnBhcnRuZXJfaWQYAyABKAMSDQoFc2VhdHMYBCADKAkSDwoHZ2FfYXJlYRgFIAEoCRIQCghxdWFudGl0eRgGIAEoBRIUCgxnZW5lcmFsX3NhbGUYByABKAgSLQoJcmV0dXJuX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIUCgxhbGxvY2F0ZWRfYnkYCSABKAkSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wItcBChJBbGxvY2F0aW9uUmVsZWFzZWQSDwoHc2hvd19pZBgBIAEoAxIVCg1hbGxvY2F0aW9uX2lkGAIgASgJEhIKCnBhcnRuZXJfaWQYAyABKAMSDQoFc2VhdHMYBCADKAkSDwoHZ2FfYXJlYRgFIAEoCRIQCghxdWFudGl0eRgGIAEoBRINCgV3aG9sZRgHIAEoCBITCgtyZWxlYXNlZF9ieRgIIAEoCRIvCgtvY2N1cnJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAi4gEKEkFsbG9jYXRpb25SZXR1cm5lZBIPCgdzaG93X2lkGAEgASgDEhUKDWFsbG9jYXRpb25faWQYAiABKAkSEgoKcGFydG5lcl9pZBgDIAEoAxINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEi0KCXJldHVybl9hdBgHIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKpQBCg1SZWxlYXNlUmVhc29uEh4KGlJFTEVBU0VfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUUkVMRUFTRV9SRUFTT05fQlVZRVIQARIiCh5SRUxFQVNFX1JFQVNPTl9PUkRFUl9DQU5DRUxMRUQQAhIlCiFSRUxFQVNFX1JFQVNPTl9QQVlNRU5UX1VOUkVTT0xWRUQQAyrOAQoMUmVmdW5kUmVhc29uEh0KGVJFRlVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIeChpSRUZVTkRfUkVBU09OX0xBVEVfUEFZTUVOVBABEiMKH1JFRlVORF9SRUFTT05fRFVQTElDQVRFX0NBUFRVUkUQAhIeChpSRUZVTkRfUkVBU09OX0NBTkNFTExBVElPThADEiAKHFJFRlVORF9SRUFTT05fU0hPV19DQU5DRUxMRUQQBBIYChRSRUZVTkRfUkVBU09OX01BTlVBTBAFQs0BChZjb20uc2VhdGdob3IuZXZlbnRzLnYxQgtFdmVudHNQcm90b1ABWjxnaXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9ldmVudHMvdjE7ZXZlbnRzdjGiAgNTRViqAhJTZWF0Z2hvci5FdmVudHMuVjHKAhJTZWF0Z2hvclxFdmVudHNcVjHiAh5TZWF0Z2hvclxFdmVudHNcVjFcR1BCTWV0YWRhdGHqAhRTZWF0Z2hvcjo6RXZlbnRzOjpWMWIGcHJvdG8z", [file_google_protobuf_any, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment]);
+  fileDesc("Ch9zZWF0Z2hvci9ldmVudHMvdjEvZXZlbnRzLnByb3RvEhJzZWF0Z2hvci5ldmVudHMudjEiqwEKCEVudmVsb3BlEhAKCGV2ZW50X2lkGAEgASgJEg8KB3Nob3dfaWQYAiABKAMSDAoEdHlwZRgDIAEoCRIvCgtvY2N1cnJlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASJQoHcGF5bG9hZBgFIAEoCzIULmdvb2dsZS5wcm90b2J1Zi5BbnkSFgoOY29ycmVsYXRpb25faWQYBiABKAkiwwIKCVNlYXRzSGVsZBIPCgdzaG93X2lkGAEgASgDEg8KB2hvbGRfaWQYAiABKAkSDwoHdXNlcl9pZBgDIAEoCRINCgVzZWF0cxgEIAMoCRIPCgdnYV9hcmVhGAUgASgJEhAKCHF1YW50aXR5GAYgASgFEikKBmFtb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIuCgpleHBpcmVzX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIXCg9zZWF0bWFwX3ZlcnNpb24YCSABKAMSLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKB2pvdXJuZXkYCyABKAsyGy5zZWF0Z2hvci5jb21tb24udjEuSm91cm5leSKwAgoMSG9sZFJlbGVhc2VkEg8KB3Nob3dfaWQYASABKAMSDwoHaG9sZF9pZBgCIAEoCRIPCgd1c2VyX2lkGAMgASgJEg0KBXNlYXRzGAQgAygJEg8KB2dhX2FyZWEYBSABKAkSEAoIcXVhbnRpdHkYBiABKAUSMQoGcmVhc29uGAcgASgOMiEuc2VhdGdob3IuZXZlbnRzLnYxLlJlbGVhc2VSZWFzb24SEAoIb3JkZXJfaWQYCCABKAkSFwoPc2VhdG1hcF92ZXJzaW9uGAkgASgDEi8KC29jY3VycmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgdqb3VybmV5GAsgASgLMhsuc2VhdGdob3IuY29tbW9uLnYxLkpvdXJuZXkirAIKC0hvbGRFeHBpcmVkEg8KB3Nob3dfaWQYASABKAMSDwoHaG9sZF9pZBgCIAEoCRIPCgd1c2VyX2lkGAMgASgJEg0KBXNlYXRzGAQgAygJEg8KB2dhX2FyZWEYBSABKAkSEAoIcXVhbnRpdHkYBiABKAUSEAoIb3JkZXJfaWQYByABKAkSLgoKZXhwaXJlZF9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPc2VhdG1hcF92ZXJzaW9uGAkgASgDEi8KC29jY3VycmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgdqb3VybmV5GAsgASgLMhsuc2VhdGdob3IuY29tbW9uLnYxLkpvdXJuZXkiugIKDE9yZGVyQ3JlYXRlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EioKBnBheV9ieRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoLb2NjdXJyZWRfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKB2pvdXJuZXkYCyABKAsyGy5zZWF0Z2hvci5jb21tb24udjEuSm91cm5leSKkAwoQQm9va2luZ0NvbmZpcm1lZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSEgoKcGF5bWVudF9pZBgEIAEoCRIPCgd1c2VyX2lkGAUgASgJEg0KBXNlYXRzGAYgAygJEg8KB2dhX2FyZWEYByABKAkSEAoIcXVhbnRpdHkYCCABKAUSKAoFdG90YWwYCSABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFQoNbGVkZ2VyX3R4bl9pZBgKIAEoCRIXCg9zZWF0bWFwX3ZlcnNpb24YCyABKAMSLwoLb2NjdXJyZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhkKEXNlYXRfcHJpY2VzX21pbm9yGA0gAygDEjEKCnBhc3NlbmdlcnMYFCADKAsyHS5zZWF0Z2hvci5jb21tb24udjEuUGFzc2VuZ2VyEiwKB2pvdXJuZXkYDiABKAsyGy5zZWF0Z2hvci5jb21tb24udjEuSm91cm5leSLmAgoOT3JkZXJDYW5jZWxsZWQSDwoHc2hvd19pZBgBIAEoAxIQCghvcmRlcl9pZBgCIAEoCRIPCgdob2xkX2lkGAMgASgJEg8KB3VzZXJfaWQYBCABKAkSDQoFc2VhdHMYBSADKAkSDwoHZ2FfYXJlYRgGIAEoCRIQCghxdWFudGl0eRgHIAEoBRIoCgV0b3RhbBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIVCg13YXNfY29uZmlybWVkGAkgASgIEhQKDGNhbmNlbGxlZF9ieRgKIAEoCRIOCgZyZWFzb24YCyABKAkSFwoPc2VhdG1hcF92ZXJzaW9uGAwgASgDEi8KC29jY3VycmVkX2F0GA0gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCgdqb3VybmV5GA4gASgLMhsuc2VhdGdob3IuY29tbW9uLnYxLkpvdXJuZXkipwIKDE9yZGVyRXhwaXJlZBIPCgdzaG93X2lkGAEgASgDEhAKCG9yZGVyX2lkGAIgASgJEg8KB2hvbGRfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRINCgVzZWF0cxgFIAMoCRIPCgdnYV9hcmVhGAYgASgJEhAKCHF1YW50aXR5GAcgASgFEigKBXRvdGFsGAggASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EhcKD3NlYXRtYXBfdmVyc2lvbhgJIAEoAxIvCgtvY2N1cnJlZF9hdBgKIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoHam91cm5leRgLIAEoCzIbLnNlYXRnaG9yLmNvbW1vbi52MS5Kb3VybmV5IpwDCgxSZWZ1bmRJc3N1ZWQSDwoHc2hvd19pZBgBIAEoAxIRCglyZWZ1bmRfaWQYAiABKAkSEgoKcGF5bWVudF9pZBgDIAEoCRIQCghvcmRlcl9pZBgEIAEoCRIPCgd1c2VyX2lkGAUgASgJEikKBmFtb3VudBgGIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRImCgNmZWUYByABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSMAoGcmVhc29uGAggASgOMiAuc2VhdGdob3IuZXZlbnRzLnYxLlJlZnVuZFJlYXNvbhIZChFnYXRld2F5X3JlZmVyZW5jZRgJIAEoCRIVCg1sZWRnZXJfdHhuX2lkGAogASgJEg0KBXNlYXRzGAsgAygJEg8KB2dhX2FyZWEYDCABKAkSEAoIcXVhbnRpdHkYDSABKAUSFwoPc2VhdG1hcF92ZXJzaW9uGA4gASgDEi8KC29jY3VycmVkX2F0GA8gASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLTAwoTUGF5bWVudFN0YXRlQ2hhbmdlZBIPCgdzaG93X2lkGAEgASgDEhIKCnBheW1lbnRfaWQYAiABKAkSEAoIb3JkZXJfaWQYAyABKAkSDwoHdXNlcl9pZBgEIAEoCRI1Cgpmcm9tX3N0YXRlGAUgASgOMiEuc2VhdGdob3IucGF5bWVudC52MS5QYXltZW50U3RhdGUSMwoIdG9fc3RhdGUYBiABKA4yIS5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnRTdGF0ZRIyCgZtZXRob2QYByABKA4yIi5zZWF0Z2hvci5wYXltZW50LnYxLlBheW1lbnRNZXRob2QSEAoIcHJvdmlkZXIYCCABKAkSKQoGYW1vdW50GAkgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Eg8KB2F0dGVtcHQYCiABKAUSGQoRZ2F0ZXdheV9yZWZlcmVuY2UYCyABKAkSOgoOZmFpbHVyZV9yZWFzb24YDCABKA4yIi5zZWF0Z2hvci5wYXltZW50LnYxLkZhaWx1cmVSZWFzb24SLwoLb2NjdXJyZWRfYXQYDSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIsQBCg1TaG93UHVibGlzaGVkEg8KB3Nob3dfaWQYASABKAMSJwoEc2hvdxgCIAEoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdxIvCgxsb3dlc3RfcHJpY2UYAyABKAsyGS5zZWF0Z2hvci5jb21tb24udjEuTW9uZXkSFwoPc2VhdG1hcF92ZXJzaW9uGAQgASgDEi8KC29jY3VycmVkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKGAwoMVGlja2V0SXNzdWVkEg8KB3Nob3dfaWQYASABKAMSEQoJdGlja2V0X2lkGAIgASgJEhAKCG9yZGVyX2lkGAMgASgJEg8KB3VzZXJfaWQYBCABKAkSDAoEc2VhdBgFIAEoCRIPCgdnYV9hcmVhGAYgASgJEigKBXByaWNlGAcgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5EgwKBGNvZGUYCCABKAkSEgoKc2hvd190aXRsZRgJIAEoCRItCglzdGFydHNfYXQYCiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC29jY3VycmVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCglzaG93X2tpbmQYDCABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEg4KBm9yaWdpbhgNIAEoCRITCgtkZXN0aW5hdGlvbhgOIAEoCRINCgV2ZW51ZRgPIAEoCSKFAgoPVGlja2V0Q2hlY2tlZEluEg8KB3Nob3dfaWQYASABKAMSEQoJdGlja2V0X2lkGAIgASgJEhAKCG9yZGVyX2lkGAMgASgJEg8KB3VzZXJfaWQYBCABKAkSDAoEc2VhdBgFIAEoCRIPCgdnYV9hcmVhGAYgASgJEgwKBGdhdGUYByABKAkSFQoNY2hlY2tlZF9pbl9ieRgIIAEoCRIvCgtvY2N1cnJlZF9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEQoJZGV2aWNlX2lkGAogASgJEg8KB29mZmxpbmUYCyABKAgSEgoKc3VwZXJzZWRlcxgMIAEoCCLcAQoQU2FsZU9wZW5pbmdNb3ZlZBIPCgdzaG93X2lkGAEgASgDEg8KB3NhbGVfaWQYAiABKAMSNQoRcHJldmlvdXNfb3BlbnNfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiwKCG9wZW5zX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIQCghtb3ZlZF9ieRgFIAEoCRIvCgtvY2N1cnJlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiigIKDlNlYXRzQWxsb2NhdGVkEg8KB3Nob3dfaWQYASABKAMSFQoNYWxsb2NhdGlvbl9pZBgCIAEoCRISCgpwYXJ0bmVyX2lkGAMgASgDEg0KBXNlYXRzGAQgAygJEg8KB2dhX2FyZWEYBSABKAkSEAoIcXVhbnRpdHkYBiABKAUSFAoMZ2VuZXJhbF9zYWxlGAcgASgIEi0KCXJldHVybl9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMYWxsb2NhdGVkX2J5GAkgASgJEi8KC29jY3VycmVkX2F0GAogASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCLXAQoSQWxsb2NhdGlvblJlbGVhc2VkEg8KB3Nob3dfaWQYASABKAMSFQoNYWxsb2NhdGlvbl9pZBgCIAEoCRISCgpwYXJ0bmVyX2lkGAMgASgDEg0KBXNlYXRzGAQgAygJEg8KB2dhX2FyZWEYBSABKAkSEAoIcXVhbnRpdHkYBiABKAUSDQoFd2hvbGUYByABKAgSEwoLcmVsZWFzZWRfYnkYCCABKAkSLwoLb2NjdXJyZWRfYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIuIBChJBbGxvY2F0aW9uUmV0dXJuZWQSDwoHc2hvd19pZBgBIAEoAxIVCg1hbGxvY2F0aW9uX2lkGAIgASgJEhIKCnBhcnRuZXJfaWQYAyABKAMSDQoFc2VhdHMYBCADKAkSDwoHZ2FfYXJlYRgFIAEoCRIQCghxdWFudGl0eRgGIAEoBRItCglyZXR1cm5fYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KC29jY3VycmVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKJAQoNU2hvd1dpdGhkcmF3bhIPCgdzaG93X2lkGAEgASgDEhAKCHJvdXRlX2lkGAIgASgJEg4KBnJlYXNvbhgDIAEoCRIUCgx3aXRoZHJhd25fYnkYBCABKAkSLwoLb2NjdXJyZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKpQBCg1SZWxlYXNlUmVhc29uEh4KGlJFTEVBU0VfUkVBU09OX1VOU1BFQ0lGSUVEEAASGAoUUkVMRUFTRV9SRUFTT05fQlVZRVIQARIiCh5SRUxFQVNFX1JFQVNPTl9PUkRFUl9DQU5DRUxMRUQQAhIlCiFSRUxFQVNFX1JFQVNPTl9QQVlNRU5UX1VOUkVTT0xWRUQQAyrOAQoMUmVmdW5kUmVhc29uEh0KGVJFRlVORF9SRUFTT05fVU5TUEVDSUZJRUQQABIeChpSRUZVTkRfUkVBU09OX0xBVEVfUEFZTUVOVBABEiMKH1JFRlVORF9SRUFTT05fRFVQTElDQVRFX0NBUFRVUkUQAhIeChpSRUZVTkRfUkVBU09OX0NBTkNFTExBVElPThADEiAKHFJFRlVORF9SRUFTT05fU0hPV19DQU5DRUxMRUQQBBIYChRSRUZVTkRfUkVBU09OX01BTlVBTBAFQs0BChZjb20uc2VhdGdob3IuZXZlbnRzLnYxQgtFdmVudHNQcm90b1ABWjxnaXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9ldmVudHMvdjE7ZXZlbnRzdjGiAgNTRViqAhJTZWF0Z2hvci5FdmVudHMuVjHKAhJTZWF0Z2hvclxFdmVudHNcVjHiAh5TZWF0Z2hvclxFdmVudHNcVjFcR1BCTWV0YWRhdGHqAhRTZWF0Z2hvcjo6RXZlbnRzOjpWMWIGcHJvdG8z", [file_google_protobuf_any, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_journey, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment]);
 
 /**
  * Envelope is one outbox row: the event and what a relay needs to route it
@@ -153,6 +155,15 @@ export type SeatsHeld = Message<"seatghor.events.v1.SeatsHeld"> & {
    * @generated from field: google.protobuf.Timestamp occurred_at = 10;
    */
   occurredAt?: Timestamp | undefined;
+
+  /**
+   * Bus trips with stops: the journey the seats are for (stop and counter
+   * ids always; names and times as the show's stops give them). Unset for a
+   * show without stops.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 11;
+   */
+  journey?: Journey | undefined;
 };
 
 /**
@@ -237,6 +248,15 @@ export type HoldReleased = Message<"seatghor.events.v1.HoldReleased"> & {
    * @generated from field: google.protobuf.Timestamp occurred_at = 10;
    */
   occurredAt?: Timestamp | undefined;
+
+  /**
+   * Bus trips with stops: the journey the seats are for (stop and counter
+   * ids always; names and times as the show's stops give them). Unset for a
+   * show without stops.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 11;
+   */
+  journey?: Journey | undefined;
 };
 
 /**
@@ -323,6 +343,15 @@ export type HoldExpired = Message<"seatghor.events.v1.HoldExpired"> & {
    * @generated from field: google.protobuf.Timestamp occurred_at = 10;
    */
   occurredAt?: Timestamp | undefined;
+
+  /**
+   * Bus trips with stops: the journey the seats are for (stop and counter
+   * ids always; names and times as the show's stops give them). Unset for a
+   * show without stops.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 11;
+   */
+  journey?: Journey | undefined;
 };
 
 /**
@@ -407,6 +436,15 @@ export type OrderCreated = Message<"seatghor.events.v1.OrderCreated"> & {
    * @generated from field: google.protobuf.Timestamp occurred_at = 10;
    */
   occurredAt?: Timestamp | undefined;
+
+  /**
+   * Bus trips with stops: the journey the seats are for (stop and counter
+   * ids always; names and times as the show's stops give them). Unset for a
+   * show without stops.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 11;
+   */
+  journey?: Journey | undefined;
 };
 
 /**
@@ -517,6 +555,24 @@ export type BookingConfirmed = Message<"seatghor.events.v1.BookingConfirmed"> & 
    * @generated from field: repeated int64 seat_prices_minor = 13;
    */
   seatPricesMinor: bigint[];
+
+  /**
+   * Bus trips: who travels on each seat, as the order named them (phone in
+   * E.164), for the tickets and the e-ticket. Never sent in partners'
+   * webhooks (decision 0381).
+   *
+   * @generated from field: repeated seatghor.common.v1.Passenger passengers = 20;
+   */
+  passengers: Passenger[];
+
+  /**
+   * Bus trips with stops: the journey the seats are for (stop and counter
+   * ids always; names and times as the show's stops give them). Unset for a
+   * show without stops.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 14;
+   */
+  journey?: Journey | undefined;
 };
 
 /**
@@ -622,6 +678,15 @@ export type OrderCancelled = Message<"seatghor.events.v1.OrderCancelled"> & {
    * @generated from field: google.protobuf.Timestamp occurred_at = 13;
    */
   occurredAt?: Timestamp | undefined;
+
+  /**
+   * Bus trips with stops: the journey the seats are for (stop and counter
+   * ids always; names and times as the show's stops give them). Unset for a
+   * show without stops.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 14;
+   */
+  journey?: Journey | undefined;
 };
 
 /**
@@ -706,6 +771,15 @@ export type OrderExpired = Message<"seatghor.events.v1.OrderExpired"> & {
    * @generated from field: google.protobuf.Timestamp occurred_at = 10;
    */
   occurredAt?: Timestamp | undefined;
+
+  /**
+   * Bus trips with stops: the journey the seats are for (stop and counter
+   * ids always; names and times as the show's stops give them). Unset for a
+   * show without stops.
+   *
+   * @generated from field: seatghor.common.v1.Journey journey = 11;
+   */
+  journey?: Journey | undefined;
 };
 
 /**
@@ -1520,6 +1594,58 @@ export type AllocationReturned = Message<"seatghor.events.v1.AllocationReturned"
  */
 export const AllocationReturnedSchema: GenMessage<AllocationReturned> = /*@__PURE__*/
   messageDesc(file_seatghor_events_v1_events, 16);
+
+/**
+ * ShowWithdrawn: a show that nobody had held or bought was taken off sale
+ * and out of the catalog: a bus trip a timetable made, whose timetable
+ * changed (decision 0363). Its id answers not found from now on. Feeds the
+ * trip index (R-8.4), which drops it.
+ *
+ * @generated from message seatghor.events.v1.ShowWithdrawn
+ */
+export type ShowWithdrawn = Message<"seatghor.events.v1.ShowWithdrawn"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * The route the trip ran on; empty for a show without one.
+   *
+   * @generated from field: string route_id = 2;
+   */
+  routeId: string;
+
+  /**
+   * Why it was withdrawn, in English, for the operator's log.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * Who withdrew it: a user id, or the part of the platform ("timetables").
+   *
+   * @generated from field: string withdrawn_by = 4;
+   */
+  withdrawnBy: string;
+
+  /**
+   * When it was withdrawn.
+   *
+   * @generated from field: google.protobuf.Timestamp occurred_at = 5;
+   */
+  occurredAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.events.v1.ShowWithdrawn.
+ * Use `create(ShowWithdrawnSchema)` to create a new message.
+ */
+export const ShowWithdrawnSchema: GenMessage<ShowWithdrawn> = /*@__PURE__*/
+  messageDesc(file_seatghor_events_v1_events, 17);
 
 /**
  * ReleaseReason says why held seats went back on sale before expiry.

@@ -50,6 +50,15 @@ const (
 	// CatalogServiceListShowsProcedure is the fully-qualified name of the CatalogService's ListShows
 	// RPC.
 	CatalogServiceListShowsProcedure = "/seatghor.catalog.v1.CatalogService/ListShows"
+	// CatalogServiceCreateLayoutTemplateProcedure is the fully-qualified name of the CatalogService's
+	// CreateLayoutTemplate RPC.
+	CatalogServiceCreateLayoutTemplateProcedure = "/seatghor.catalog.v1.CatalogService/CreateLayoutTemplate"
+	// CatalogServiceGetLayoutTemplateProcedure is the fully-qualified name of the CatalogService's
+	// GetLayoutTemplate RPC.
+	CatalogServiceGetLayoutTemplateProcedure = "/seatghor.catalog.v1.CatalogService/GetLayoutTemplate"
+	// CatalogServiceListLayoutTemplatesProcedure is the fully-qualified name of the CatalogService's
+	// ListLayoutTemplates RPC.
+	CatalogServiceListLayoutTemplatesProcedure = "/seatghor.catalog.v1.CatalogService/ListLayoutTemplates"
 )
 
 // CatalogServiceClient is a client for the seatghor.catalog.v1.CatalogService service.
@@ -76,6 +85,18 @@ type CatalogServiceClient interface {
 	// the start of its day (starts_from), and starts on the first that has
 	// not long begun (docs/decisions/0296).
 	ListShows(context.Context, *connect.Request[v1.ListShowsRequest]) (*connect.Response[v1.ListShowsResponse], error)
+	// CreateLayoutTemplate stores a layout (a coach model, a venue's chart)
+	// for an organisation's shows to be made from (CreateShowRequest
+	// layout_template_id). Managers of the organisation and admins.
+	CreateLayoutTemplate(context.Context, *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error)
+	// GetLayoutTemplate returns one template: an organisation's (to its
+	// managers and admins) or a shipped one (to any operator or admin).
+	GetLayoutTemplate(context.Context, *connect.Request[v1.GetLayoutTemplateRequest]) (*connect.Response[v1.GetLayoutTemplateResponse], error)
+	// ListLayoutTemplates lists the templates an organisation's shows may be
+	// made from: the shipped ones, then its own. Managers of the organisation
+	// and admins; without an organisation, the shipped ones (any operator or
+	// admin).
+	ListLayoutTemplates(context.Context, *connect.Request[v1.ListLayoutTemplatesRequest]) (*connect.Response[v1.ListLayoutTemplatesResponse], error)
 }
 
 // NewCatalogServiceClient constructs a client for the seatghor.catalog.v1.CatalogService service.
@@ -127,6 +148,26 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		createLayoutTemplate: connect.NewClient[v1.CreateLayoutTemplateRequest, v1.CreateLayoutTemplateResponse](
+			httpClient,
+			baseURL+CatalogServiceCreateLayoutTemplateProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("CreateLayoutTemplate")),
+			connect.WithClientOptions(opts...),
+		),
+		getLayoutTemplate: connect.NewClient[v1.GetLayoutTemplateRequest, v1.GetLayoutTemplateResponse](
+			httpClient,
+			baseURL+CatalogServiceGetLayoutTemplateProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("GetLayoutTemplate")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listLayoutTemplates: connect.NewClient[v1.ListLayoutTemplatesRequest, v1.ListLayoutTemplatesResponse](
+			httpClient,
+			baseURL+CatalogServiceListLayoutTemplatesProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("ListLayoutTemplates")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -138,6 +179,9 @@ type catalogServiceClient struct {
 	removeOrganizationMember *connect.Client[v1.RemoveOrganizationMemberRequest, v1.RemoveOrganizationMemberResponse]
 	getShow                  *connect.Client[v1.GetShowRequest, v1.GetShowResponse]
 	listShows                *connect.Client[v1.ListShowsRequest, v1.ListShowsResponse]
+	createLayoutTemplate     *connect.Client[v1.CreateLayoutTemplateRequest, v1.CreateLayoutTemplateResponse]
+	getLayoutTemplate        *connect.Client[v1.GetLayoutTemplateRequest, v1.GetLayoutTemplateResponse]
+	listLayoutTemplates      *connect.Client[v1.ListLayoutTemplatesRequest, v1.ListLayoutTemplatesResponse]
 }
 
 // CreateShow calls seatghor.catalog.v1.CatalogService.CreateShow.
@@ -170,6 +214,21 @@ func (c *catalogServiceClient) ListShows(ctx context.Context, req *connect.Reque
 	return c.listShows.CallUnary(ctx, req)
 }
 
+// CreateLayoutTemplate calls seatghor.catalog.v1.CatalogService.CreateLayoutTemplate.
+func (c *catalogServiceClient) CreateLayoutTemplate(ctx context.Context, req *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error) {
+	return c.createLayoutTemplate.CallUnary(ctx, req)
+}
+
+// GetLayoutTemplate calls seatghor.catalog.v1.CatalogService.GetLayoutTemplate.
+func (c *catalogServiceClient) GetLayoutTemplate(ctx context.Context, req *connect.Request[v1.GetLayoutTemplateRequest]) (*connect.Response[v1.GetLayoutTemplateResponse], error) {
+	return c.getLayoutTemplate.CallUnary(ctx, req)
+}
+
+// ListLayoutTemplates calls seatghor.catalog.v1.CatalogService.ListLayoutTemplates.
+func (c *catalogServiceClient) ListLayoutTemplates(ctx context.Context, req *connect.Request[v1.ListLayoutTemplatesRequest]) (*connect.Response[v1.ListLayoutTemplatesResponse], error) {
+	return c.listLayoutTemplates.CallUnary(ctx, req)
+}
+
 // CatalogServiceHandler is an implementation of the seatghor.catalog.v1.CatalogService service.
 type CatalogServiceHandler interface {
 	// CreateShow creates a show, places it on a shard and writes its
@@ -194,6 +253,18 @@ type CatalogServiceHandler interface {
 	// the start of its day (starts_from), and starts on the first that has
 	// not long begun (docs/decisions/0296).
 	ListShows(context.Context, *connect.Request[v1.ListShowsRequest]) (*connect.Response[v1.ListShowsResponse], error)
+	// CreateLayoutTemplate stores a layout (a coach model, a venue's chart)
+	// for an organisation's shows to be made from (CreateShowRequest
+	// layout_template_id). Managers of the organisation and admins.
+	CreateLayoutTemplate(context.Context, *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error)
+	// GetLayoutTemplate returns one template: an organisation's (to its
+	// managers and admins) or a shipped one (to any operator or admin).
+	GetLayoutTemplate(context.Context, *connect.Request[v1.GetLayoutTemplateRequest]) (*connect.Response[v1.GetLayoutTemplateResponse], error)
+	// ListLayoutTemplates lists the templates an organisation's shows may be
+	// made from: the shipped ones, then its own. Managers of the organisation
+	// and admins; without an organisation, the shipped ones (any operator or
+	// admin).
+	ListLayoutTemplates(context.Context, *connect.Request[v1.ListLayoutTemplatesRequest]) (*connect.Response[v1.ListLayoutTemplatesResponse], error)
 }
 
 // NewCatalogServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -241,6 +312,26 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceCreateLayoutTemplateHandler := connect.NewUnaryHandler(
+		CatalogServiceCreateLayoutTemplateProcedure,
+		svc.CreateLayoutTemplate,
+		connect.WithSchema(catalogServiceMethods.ByName("CreateLayoutTemplate")),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceGetLayoutTemplateHandler := connect.NewUnaryHandler(
+		CatalogServiceGetLayoutTemplateProcedure,
+		svc.GetLayoutTemplate,
+		connect.WithSchema(catalogServiceMethods.ByName("GetLayoutTemplate")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceListLayoutTemplatesHandler := connect.NewUnaryHandler(
+		CatalogServiceListLayoutTemplatesProcedure,
+		svc.ListLayoutTemplates,
+		connect.WithSchema(catalogServiceMethods.ByName("ListLayoutTemplates")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.catalog.v1.CatalogService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case CatalogServiceCreateShowProcedure:
@@ -255,6 +346,12 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceGetShowHandler.ServeHTTP(w, r)
 		case CatalogServiceListShowsProcedure:
 			catalogServiceListShowsHandler.ServeHTTP(w, r)
+		case CatalogServiceCreateLayoutTemplateProcedure:
+			catalogServiceCreateLayoutTemplateHandler.ServeHTTP(w, r)
+		case CatalogServiceGetLayoutTemplateProcedure:
+			catalogServiceGetLayoutTemplateHandler.ServeHTTP(w, r)
+		case CatalogServiceListLayoutTemplatesProcedure:
+			catalogServiceListLayoutTemplatesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -286,4 +383,16 @@ func (UnimplementedCatalogServiceHandler) GetShow(context.Context, *connect.Requ
 
 func (UnimplementedCatalogServiceHandler) ListShows(context.Context, *connect.Request[v1.ListShowsRequest]) (*connect.Response[v1.ListShowsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.ListShows is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) CreateLayoutTemplate(context.Context, *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.CreateLayoutTemplate is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) GetLayoutTemplate(context.Context, *connect.Request[v1.GetLayoutTemplateRequest]) (*connect.Response[v1.GetLayoutTemplateResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.GetLayoutTemplate is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) ListLayoutTemplates(context.Context, *connect.Request[v1.ListLayoutTemplatesRequest]) (*connect.Response[v1.ListLayoutTemplatesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.ListLayoutTemplates is not implemented"))
 }
