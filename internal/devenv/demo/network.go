@@ -37,30 +37,12 @@ var Operators = []Operator{
 	{"shyamoli", "Shyamoli Paribahan"},
 }
 
-// UseLayoutTemplates makes the demo's coaches from the shipped layout
-// templates (coach-2x2-40, coach-2x1-27, sleeper-1x2-30) instead of plain
-// sections; on once CreateShow makes a coach from a template (issue 24's
-// layout work).
-const UseLayoutTemplates = false
-
-// coach is a layout template and the plain sections that stand in for it.
-type coach struct {
-	template string
-	sections []*catalogv1.Section
-}
-
-func rows(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = string(rune('A' + i))
-	}
-	return out
-}
-
-var (
-	economy  = coach{"coach-2x2-40", []*catalogv1.Section{{Name: "Economy", NameBn: "ইকোনমি", Rows: rows(10), SeatsPerRow: 4}}}
-	business = coach{"coach-2x1-27", []*catalogv1.Section{{Name: "Business", NameBn: "বিজনেস", Rows: rows(9), SeatsPerRow: 3}}}
-	sleeper  = coach{"sleeper-1x2-30", []*catalogv1.Section{{Name: "Sleeper", NameBn: "স্লিপার", Rows: rows(10), SeatsPerRow: 3}}}
+// The demo's coaches are the shipped layout templates (decision 0372): a
+// 2+2 economy coach, a 2+1 business coach and a 1+2 double-deck sleeper.
+const (
+	economy  = "coach-2x2-40"
+	business = "coach-2x1-27"
+	sleeper  = "sleeper-1x2-30"
 )
 
 // counter is a counter at the minute the coach is there.
@@ -158,16 +140,10 @@ func Timetables(now time.Time) []*networkv1.Timetable {
 		}
 		return out
 	}
-	tt := func(id, route, title string, c coach, perHour int64, days []networkv1.Weekday, times ...string) *networkv1.Timetable {
-		t := &networkv1.Timetable{TimetableId: id, RouteId: route, Title: title, Days: days, DepartureTimes: times,
-			Fares: fares(route, perHour), TimeZone: display.DefaultZone,
+	tt := func(id, route, title, template string, perHour int64, days []networkv1.Weekday, times ...string) *networkv1.Timetable {
+		return &networkv1.Timetable{TimetableId: id, RouteId: route, Title: title, Days: days, DepartureTimes: times,
+			Fares: fares(route, perHour), TimeZone: display.DefaultZone, LayoutTemplateId: template,
 			SaleRules: &networkv1.SaleRules{MaxSeatsPerAccount: 6, MaxSeatsPerHold: 4}}
-		if UseLayoutTemplates {
-			t.LayoutTemplateId = c.template
-		} else {
-			t.Sections = c.sections
-		}
-		return t
 	}
 	ctgDay := tt("hanif-chattogram-day", "hanif-dhaka-chattogram", "Dhaka to Chattogram", economy, 17000, daily, "07:00", "10:00", "14:30")
 	ctgDay.ExtraRuns = []*networkv1.ExtraRun{{Date: inDays(7), DepartureTimes: []string{"16:00"}}}

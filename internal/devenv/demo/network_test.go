@@ -55,17 +55,9 @@ func TestDemoNetworkLooksReal(t *testing.T) {
 	require.GreaterOrEqual(t, len(operators), 3)
 	coaches := map[string]bool{}
 	for _, tt := range demo.Timetables(now) {
-		if tt.GetLayoutTemplateId() != "" {
-			coaches[tt.GetLayoutTemplateId()] = true
-		} else {
-			coaches[tt.GetSections()[0].GetName()] = true
-		}
+		coaches[tt.GetLayoutTemplateId()] = true
 	}
-	if demo.UseLayoutTemplates {
-		require.Equal(t, map[string]bool{"coach-2x2-40": true, "coach-2x1-27": true, "sleeper-1x2-30": true}, coaches)
-	} else {
-		require.Equal(t, map[string]bool{"Economy": true, "Business": true, "Sleeper": true}, coaches)
-	}
+	require.Equal(t, map[string]bool{"coach-2x2-40": true, "coach-2x1-27": true, "sleeper-1x2-30": true}, coaches)
 
 	open := func(name string, kind migrations.Kind) *pg.Pool {
 		pool, err := pg.Open(t.Context(), name, schematest.Fresh(t, kind), 8, pg.WithRole(pg.AppRole))
