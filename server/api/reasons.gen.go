@@ -97,6 +97,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.AuthUnavailable:          connect.CodeUnavailable,
 	fault.QueueUnavailable:         connect.CodeUnavailable,
 	fault.SearchUnavailable:        connect.CodeUnavailable,
+	fault.DatabaseUnavailable:      connect.CodeUnavailable,
 	fault.ShowMoving:               connect.CodeUnavailable,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,

@@ -232,6 +232,10 @@ const (
 	QueueUnavailable Reason = "QUEUE_UNAVAILABLE"
 	// SearchUnavailable: Trip search is down for a moment (R-8.6: booking is not).
 	SearchUnavailable Reason = "SEARCH_UNAVAILABLE"
+	// DatabaseUnavailable: A database the request needs did not answer: its server is down, restarting
+	// or unreachable, or the connection broke mid-request (decision 0414). A write may or may not have
+	// been made; the same Idempotency-Key finds out.
+	DatabaseUnavailable Reason = "DATABASE_UNAVAILABLE"
 	// ShowMoving: The show is moving to another shard (`seatghor shard move`); its writes are frozen
 	// for a moment. Nothing was written.
 	ShowMoving Reason = "SHOW_MOVING"
@@ -336,6 +340,7 @@ var Reasons = []Reason{
 	AuthUnavailable,
 	QueueUnavailable,
 	SearchUnavailable,
+	DatabaseUnavailable,
 	ShowMoving,
 	NotServed,
 	Canceled,

@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/exaring/otelpgx"
@@ -256,6 +259,29 @@ func IsForeignKeyViolation(err error) bool {
 func IsCheckViolation(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && pgErr.Code == "23514"
+}
+
+// Unreachable tells whether err says the database did not answer rather
+// than refused: no connection could be made, the server is shutting down,
+// crashed or still starting (SQLSTATE 57P01–57P03), the connection failed
+// (class 08), or it broke mid-request. Such a request may be retried with
+// its idempotency key (decision 0414); what the server refused is never
+// this.
+func Unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		return true
+	}
+	if code := SQLState(err); code != "" {
+		return strings.HasPrefix(code, "08") || code == "57P01" || code == "57P02" || code == "57P03"
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		pgconn.SafeToRetry(err)
 }
 
 // SQLState is the SQLSTATE of the database error in err's chain (a

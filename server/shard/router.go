@@ -212,10 +212,16 @@ var ErrShowMoving = fault.Sentinel(fault.ShowMoving, "the show is moving to anot
 const movingCode = "SG001"
 
 // Classify returns err wrapped in ErrShowMoving when a shard refused the
-// write because the show is moving, and err otherwise.
+// write because the show is moving, in DATABASE_UNAVAILABLE when a
+// database did not answer (pg.Unreachable: down, restarting, a connection
+// broken; decision 0414), and err otherwise. The second's message names
+// no server: the log keeps err.
 func Classify(err error) error {
-	if pg.SQLState(err) == movingCode {
+	switch {
+	case pg.SQLState(err) == movingCode:
 		return fmt.Errorf("%w: %w", ErrShowMoving, err)
+	case pg.Unreachable(err):
+		return fmt.Errorf("%w: %w", fault.New(fault.DatabaseUnavailable, "a database did not answer; retry with the same Idempotency-Key"), err)
 	}
 	return err
 }

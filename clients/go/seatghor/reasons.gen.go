@@ -422,6 +422,12 @@ const (
 	// What to do: Retry with backoff; browse the listing meanwhile.
 	ReasonSearchUnavailable = "SEARCH_UNAVAILABLE"
 
+	// ReasonDatabaseUnavailable (unavailable): A database the request needs did not answer: its server
+	// is down, restarting or unreachable, or the connection broke mid-request (decision 0414). A write
+	// may or may not have been made; the same Idempotency-Key finds out. What to do: Retry with
+	// backoff (same Idempotency-Key). "Busy; please try again."
+	ReasonDatabaseUnavailable = "DATABASE_UNAVAILABLE"
+
 	// ReasonShowMoving (unavailable): The show is moving to another shard (`seatghor shard move`); its
 	// writes are frozen for a moment. Nothing was written. What to do: Retry with backoff (same
 	// Idempotency-Key). "Busy; please try again."
@@ -552,6 +558,7 @@ var (
 		ReasonAuthUnavailable,
 		ReasonQueueUnavailable,
 		ReasonSearchUnavailable,
+		ReasonDatabaseUnavailable,
 		ReasonShowMoving,
 		ReasonNotServed,
 		ReasonCanceled,

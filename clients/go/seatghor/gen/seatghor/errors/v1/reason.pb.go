@@ -247,6 +247,10 @@ const (
 	Reason_REASON_QUEUE_UNAVAILABLE Reason = 66
 	// Trip search is down for a moment (R-8.6: booking is not).
 	Reason_REASON_SEARCH_UNAVAILABLE Reason = 67
+	// A database the request needs did not answer: its server is down, restarting or unreachable, or
+	// the connection broke mid-request (decision 0414). A write may or may not have been made; the
+	// same Idempotency-Key finds out.
+	Reason_REASON_DATABASE_UNAVAILABLE Reason = 117
 	// The show is moving to another shard (`seatghor shard move`); its writes are frozen for a moment.
 	// Nothing was written.
 	Reason_REASON_SHOW_MOVING Reason = 68
@@ -354,6 +358,7 @@ var (
 		65:  "REASON_AUTH_UNAVAILABLE",
 		66:  "REASON_QUEUE_UNAVAILABLE",
 		67:  "REASON_SEARCH_UNAVAILABLE",
+		117: "REASON_DATABASE_UNAVAILABLE",
 		68:  "REASON_SHOW_MOVING",
 		69:  "REASON_NOT_SERVED",
 		70:  "REASON_CANCELED",
@@ -449,6 +454,7 @@ var (
 		"REASON_AUTH_UNAVAILABLE":            65,
 		"REASON_QUEUE_UNAVAILABLE":           66,
 		"REASON_SEARCH_UNAVAILABLE":          67,
+		"REASON_DATABASE_UNAVAILABLE":        117,
 		"REASON_SHOW_MOVING":                 68,
 		"REASON_NOT_SERVED":                  69,
 		"REASON_CANCELED":                    70,
@@ -644,7 +650,7 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\x9eY\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\x98Z\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
@@ -819,7 +825,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x18REASON_QUEUE_UNAVAILABLE\x10B\x1a@\xfa\xba\x18<\n" +
 	"\vunavailable\x12-Retry with backoff. \"Busy; please try again.\"\x12c\n" +
 	"\x19REASON_SEARCH_UNAVAILABLE\x10C\x1aD\xfa\xba\x18@\n" +
-	"\vunavailable\x121Retry with backoff; browse the listing meanwhile.\x12o\n" +
+	"\vunavailable\x121Retry with backoff; browse the listing meanwhile.\x12x\n" +
+	"\x1bREASON_DATABASE_UNAVAILABLE\x10u\x1aW\xfa\xba\x18S\n" +
+	"\vunavailable\x12DRetry with backoff (same Idempotency-Key). \"Busy; please try again.\"\x12o\n" +
 	"\x12REASON_SHOW_MOVING\x10D\x1aW\xfa\xba\x18S\n" +
 	"\vunavailable\x12DRetry with backoff (same Idempotency-Key). \"Busy; please try again.\"\x12W\n" +
 	"\x11REASON_NOT_SERVED\x10E\x1a@\xfa\xba\x18<\n" +
