@@ -39,9 +39,10 @@ var Operators = []Operator{
 
 // UseLayoutTemplates makes the demo's coaches from the shipped layout
 // templates (coach-2x2-40, coach-2x1-27, sleeper-1x2-30) instead of plain
-// sections; on once CreateShow makes a coach from a template (issue 24's
-// layout work).
-const UseLayoutTemplates = false
+// sections. On: CreateShow makes a coach from a template (issue 24's
+// layout work), so the demo's trips are drawn as coaches, with their
+// aisle, driver and seats for women.
+const UseLayoutTemplates = true
 
 // coach is a layout template and the plain sections that stand in for it.
 type coach struct {
