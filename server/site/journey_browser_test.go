@@ -171,7 +171,7 @@ func TestBrowserBuysAJourney(t *testing.T) {
 		hasText("#drop", "দামপাড়া"),
 		until(`document.querySelector("#total").textContent === "৳৫১০"`),
 	)
-	partInBengali(t, ctx, "the journey on the show page", "#journey")
+	partInBengali(t, ctx, "the show page of a journey", "main")
 	shot(t, ctx, "journey")
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#lang")),
