@@ -23,7 +23,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
 import type { AccountSeatCap, Counter, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
+import { clock, digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 import type { VenueMap } from "../venuemap.js";
@@ -356,6 +356,9 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
   const named = (x: { name: string; nameBn: string }) => (lang === "bn" && x.nameBn) || x.name;
   const place = (x: { place: string; placeBengali: string }) => (lang === "bn" && x.placeBengali) || x.place;
   const counterTime = (c: Counter) => showTime(c.atLocal, tsDate(c.at), lang);
+  // A counter in the choice: its name and the time of day (the day is the
+  // journey's, said above it), short enough for a phone.
+  const counterClock = (c: Counter) => { const d = tsDate(c.at); return d ? clock(d, lang, c.atLocal?.timeZone || undefined) : ""; };
 
   // Holds the chosen seats; a seat for women only with its passenger
   // declared a woman (the server refuses it too).
@@ -474,10 +477,10 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
             {boardAt ? `${counterTime(boardAt)} · ${named(boardAt)}` : showTime(fromStop.departsAtLocal, tsDate(fromStop.departsAt), lang)}
           </p>
           {boarding.length > 0 && (
-            <CounterPick id="board" label={t.boardingCounter} list={boarding} value={boardAt?.counterId} set={setBoard} name={named} time={counterTime} />
+            <CounterPick id="board" label={t.boardingCounter} list={boarding} value={boardAt?.counterId} set={setBoard} name={named} time={counterClock} />
           )}
           {dropping.length > 0 && (
-            <CounterPick id="drop" label={t.droppingCounter} list={dropping} value={dropAt?.counterId} set={setDrop} name={named} time={counterTime} />
+            <CounterPick id="drop" label={t.droppingCounter} list={dropping} value={dropAt?.counterId} set={setDrop} name={named} time={counterClock} />
           )}
         </div>
       )}
