@@ -1,10 +1,13 @@
 package site_test
 
 import (
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBrowserSearchShowsTheJourney: a search from Cumilla to Chattogram
@@ -69,4 +72,160 @@ func TestBrowserSearchShowsTheJourney(t *testing.T) {
 	// tests') have venues as their makers typed them: a venue has no
 	// Bengali name yet.
 	partInBengali(t, ctx, "the journeys found", "#trips")
+}
+
+// journeysFound waits until a search from Cumilla to Chattogram finds the
+// demo network's coaches (the timetable job makes them once the workers
+// start), or skips while CreateShow keeps no trip's stops.
+func journeysFound(t *testing.T, s *devServer, token string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * waitLong)
+	for {
+		var h struct {
+			Trips []struct {
+				ShowID string `json:"showId"`
+			} `json:"trips"`
+		}
+		s.call(t, token, "seatghor.search.v1.TripSearchService/SearchTrips",
+			map[string]any{"origin": "Cumilla", "destination": "Chattogram"}, &h)
+		if len(h.Trips) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Skip("no journey from Cumilla: the demo network's trips have no stops")
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestBrowserBuysAJourney: a journey bought end to end (issue 24). A
+// search from Cumilla to Chattogram opens the seat map of that journey:
+// the coach drawn with its aisle, the journey named above it (in English
+// and in Bengali) with Cumilla's boarding counter and its time, and the
+// journey's fare, not the whole route's. A seat for women is refused
+// without the declaration, by the page and by the API; an ordinary seat is
+// held with the counters chosen, its passenger named and paid for in the
+// sandbox; the ticket in My tickets names Cumilla's counter and its time,
+// and the gate at Cumilla admits it. The seat is sold for Cumilla to
+// Chattogram only: another buyer holds it for Dhaka to Cumilla.
+func TestBrowserBuysAJourney(t *testing.T) {
+	s, browser := openSite(t)
+	buyer := "web-journey-buyer"
+	token := s.devToken(t, buyer, "user")
+	journeysFound(t, s, token)
+	ctx := phone(t, browser)
+	do(t, ctx,
+		signIn(s, buyer, "user"),
+		chromedp.Navigate(s.base+"/search?from=Cumilla&to=Chattogram"),
+		chromedp.WaitVisible(chromedp.CSS("#trips .journey")),
+		hasText("#trips .journey", "Fare ৳510"),
+		chromedp.Click(chromedp.CSS("#trips .journey")),
+		until(`location.pathname.startsWith("/show/") && location.search.includes("from=cumilla&to=chattogram")`),
+		chromedp.WaitVisible(chromedp.CSS("#journey")),
+		hasText("#journey strong", "Cumilla → Chattogram"),
+		hasText("#journey", "Boards:"),
+		hasText("#journey", "Padua Bazar"),
+		// The coach as it is, its aisle drawn.
+		chromedp.WaitVisible(chromedp.CSS("#aisle-0")),
+		until(`document.querySelector("#aisle-0").getAttribute("aria-label") === "Aisle"`),
+		until(`document.querySelector("#seat-A1").getAttribute("aria-label").includes("free")`),
+	)
+	show := eval[string](t, ctx, `location.pathname.split("/")[2]`)
+	require.Less(t, eval[float64](t, ctx, centreX("#seat-A2")), eval[float64](t, ctx, centreX("#aisle-0")))
+	require.Greater(t, eval[float64](t, ctx, centreX("#seat-C3")), eval[float64](t, ctx, centreX("#aisle-0")))
+	// Cumilla's boarding counter (its only one) and Chattogram's dropping
+	// counters to choose from.
+	require.Equal(t, "padua-bazar", eval[string](t, ctx, `document.querySelector("#board").value`))
+	require.Equal(t, []string{"ak-khan", "dampara"}, eval[[]string](t, ctx, `[...document.querySelectorAll("#drop option")].map((o) => o.value)`))
+
+	// A seat for women, at the journey's fare (Cumilla to Chattogram's
+	// ৳510, not the whole route's ৳940): refused without the declaration.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#seat-A1")),
+		hasText("#chosen", "A1"),
+		until(`document.querySelector("#total").textContent === "৳510"`),
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		hasText("#msg", "A1: a seat for women"),
+		until(`document.activeElement?.id === "woman-A1"`),
+	)
+	require.False(t, eval[bool](t, ctx, `!!document.querySelector("#countdown")`), "nothing held")
+	cumillaCtg := map[string]any{"fromStopId": "cumilla", "toStopId": "chattogram"}
+	refused := refusal(t, s, s.devToken(t, "web-journey-api", "user"), "seatghor.booking.v1.HoldService/CreateHold",
+		map[string]any{"showId": show, "seats": []string{"A1"}, "journey": cumillaCtg})
+	require.Equal(t, "WOMEN_SEAT_UNDECLARED", refused.reason, refused.message)
+
+	// An ordinary seat instead, dropping at Dampara; the journey in Bengali.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#seat-A1")),
+		chromedp.Click(chromedp.CSS("#seat-C3")),
+		until(`document.querySelector("#chosen")?.textContent === "C3"`),
+		until(`document.querySelector("#total").textContent === "৳510"`),
+		choose("#drop", "dampara"),
+		until(`document.querySelector("#drop").value === "dampara"`),
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		hasText("#journey strong", "কুমিল্লা → চট্টগ্রাম"),
+		hasText("#journey", "ওঠার সময়"),
+		hasText("#journey", "পদুয়ার বাজার"),
+		hasText("#journey", "ওঠার কাউন্টার"),
+		hasText("#drop", "দামপাড়া"),
+		until(`document.querySelector("#total").textContent === "৳৫১০"`),
+	)
+	partInBengali(t, ctx, "the show page of a journey", "main")
+	shot(t, ctx, "journey")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "en"`),
+		hasText("#journey", "Boards:"),
+	)
+	// "Boards: <Cumilla's counter's time> · Padua Bazar", as the ticket says it.
+	boards := eval[string](t, ctx, `document.querySelector("#journey p").textContent`)
+	boards = boards[strings.Index(boards, "Boards:"):]
+	require.Contains(t, boards, "Padua Bazar")
+
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#hold-seats")),
+		chromedp.WaitVisible(chromedp.CSS("#countdown")),
+		chromedp.Click(chromedp.CSS("#to-order")),
+		fillPassengers([2]string{"Karim Ahmed", "01711-234567"}),
+		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
+		hasText("main .lines", "Karim Ahmed"),
+		hasText("main", "৳510"),
+		chromedp.Click(chromedp.CSS("#pay-success")),
+		chromedp.WaitVisible(chromedp.CSS("#paid")),
+		chromedp.Navigate(s.base+"/tickets"),
+		chromedp.WaitVisible(chromedp.CSS(".order .journey")),
+		hasText(".order .journey", "Cumilla → Chattogram"),
+		hasText(".order .journey", boards),
+		hasText(".order .journey", "Drops at: Dampara"),
+	)
+
+	// The gate at Cumilla admits the ticket.
+	var list struct {
+		Tickets []struct {
+			TicketID string `json:"ticketId"`
+			ShowID   string `json:"showId"`
+			Seat     string `json:"seat"`
+		} `json:"tickets"`
+	}
+	s.call(t, token, "seatghor.tickets.v1.TicketService/ListMyTickets", map[string]any{}, &list)
+	ticketID := ""
+	for _, tk := range list.Tickets {
+		if tk.ShowID == show {
+			ticketID = tk.TicketID
+		}
+	}
+	require.NotEmpty(t, ticketID, "the journey's ticket")
+	var checked struct {
+		Admitted bool `json:"admitted"`
+	}
+	s.call(t, s.devToken(t, "demo-counter", "operator"), "seatghor.tickets.v1.TicketService/CheckInTicket",
+		map[string]any{"showId": show, "ticketId": ticketID, "gate": "cumilla-counter", "stopId": "cumilla"}, &checked)
+	require.True(t, checked.Admitted, "the gate at Cumilla admits the ticket")
+
+	// C3 is sold from Cumilla on: another buyer has it from Dhaka to Cumilla.
+	status, body := post(t, s, s.devToken(t, "web-journey-other", "user"), "seatghor.booking.v1.HoldService/CreateHold",
+		map[string]any{"showId": show, "seats": []string{"C3"}, "journey": map[string]any{"fromStopId": "dhaka", "toStopId": "cumilla"}})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.Contains(t, body, `"C3"`)
 }

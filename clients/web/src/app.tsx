@@ -150,7 +150,7 @@ function route(place: Place) {
     case "search":
       return <Home place={place} />;
     case "show":
-      return <ShowPage showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
+      return <ShowPage showId={BigInt(parts[1] ?? "0")} search={place.search} key={parts[1] + place.search} />;
     case "wait":
       return <WaitPage showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
     case "order":

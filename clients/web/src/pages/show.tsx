@@ -15,11 +15,15 @@
 // (coach.ts, its own chunk; decision 0373), else the SVG seat map
 // (seatmap.ts); a venue's is drawn whole on a canvas (venuemap.ts, its own
 // chunk, fetched with the show; decision 0403).
+// A trip with stops is read for the buyer's journey (?from=…&to=…, as the
+// search links it; issue 24): the map's availability and prices are that
+// journey's, the buyer picks the boarding and dropping counters, and the
+// hold names the journey. Without from and to, the whole trip.
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
-import type { AccountSeatCap, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
+import type { AccountSeatCap, Counter, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
+import { clock, digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 import type { VenueMap } from "../venuemap.js";
@@ -64,18 +68,19 @@ export function queueTokenKey(showId: bigint): string {
   return `seatghor.qt.${showId}`;
 }
 
-export function ShowPage(props: { showId: bigint }) {
+export function ShowPage(props: { showId: bigint; search?: string }) {
+  const q = new URLSearchParams(props.search);
   return (
     <>
       <NeedsNetwork />
       <NeedSession>
-        <ShowInner showId={props.showId} />
+        <ShowInner showId={props.showId} from={q.get("from") ?? ""} to={q.get("to") ?? ""} />
       </NeedSession>
     </>
   );
 }
 
-function ShowInner({ showId }: { showId: bigint }) {
+function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: string }) {
   const { t, api, lang, go } = useApp();
   const [show, setShow] = useState<Show>();
   const [layout, setLayout] = useState<GetSeatLayoutResponse>();
@@ -107,6 +112,9 @@ function ShowInner({ showId }: { showId: bigint }) {
   // (decision 0371): the hold names them, and the page holds no seat for
   // women without.
   const [declared, setDeclared] = useState<string[]>([]);
+  // The journey's boarding and dropping counters ("": the first).
+  const [board, setBoard] = useState("");
+  const [drop, setDrop] = useState("");
   const mine = useRef(new Set<string>());
   const chosenRef = useRef<string[]>([]);
   chosenRef.current = chosen;
@@ -152,7 +160,7 @@ function ShowInner({ showId }: { showId: bigint }) {
     venueView.current = undefined;
     Promise.all([
       api.catalog.getShow({ showId }),
-      api.seatMap.getSeatLayout({ showId }),
+      api.seatMap.getSeatLayout({ showId, fromStopId: from, toStopId: to }),
       api.holds.listMyHolds({ showId }),
     ])
       .then(([s, l, mh]) => {
@@ -172,7 +180,7 @@ function ShowInner({ showId }: { showId: bigint }) {
         if (s.show?.kind === ShowKind.BUS_TRIP && !isCoach(l) && l.seatCount > SECTION_AT_A_TIME && l.sections[0]) setSection(l.sections[0].name);
       })
       .catch(setErr);
-  }, [showId]);
+  }, [showId, from, to]);
 
   // The map, drawn again when the language changes (its labels), and its
   // refresh (a general-admission show has no map, only the refresh).
@@ -210,7 +218,7 @@ function ShowInner({ showId }: { showId: bigint }) {
         // A venue zoomed into one section reads that section only (R-12).
         const one = vm ? vm.sectionInView([...chosenRef.current, ...mine.current]) : -1;
         const part = vm ? (one >= 0 ? layout.sections[one].name : "") : section;
-        const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag, section: part });
+        const m = await api.seatMap.getSeatMap({ showId, layoutEtag: layout.etag, section: part, fromStopId: from, toStopId: to });
         if (stopped) return;
         if (m.gaAreas.length) setGa(m.gaAreas);
         let lost: string[] = [];
@@ -333,6 +341,25 @@ function ShowInner({ showId }: { showId: bigint }) {
   }, [layout, show?.kind]);
   const womenChosen = chosen.filter((s) => kinds.of.get(s) === SeatKind.WOMEN);
 
+  // The buyer's journey on a trip with stops (from and to in the address):
+  // its stops, and the counters to board at and leave at.
+  const stops = (from || to) && layout ? layout.stops : [];
+  const fromStop = stops.find((x) => x.stopId === layout?.fromStopId);
+  const toStop = stops.find((x) => x.stopId === layout?.toStopId);
+  const boarding = fromStop?.counters.filter((c) => c.boarding) ?? [];
+  const dropping = toStop?.counters.filter((c) => c.dropping) ?? [];
+  const boardAt = boarding.find((c) => c.counterId === board) ?? boarding[0];
+  const dropAt = dropping.find((c) => c.counterId === drop) ?? dropping[0];
+  const journey = fromStop && toStop
+    ? { fromStopId: fromStop.stopId, toStopId: toStop.stopId, boardingCounterId: boardAt?.counterId ?? "", droppingCounterId: dropAt?.counterId ?? "" }
+    : undefined;
+  const named = (x: { name: string; nameBn: string }) => (lang === "bn" && x.nameBn) || x.name;
+  const place = (x: { place: string; placeBengali: string }) => (lang === "bn" && x.placeBengali) || x.place;
+  const counterTime = (c: Counter) => showTime(c.atLocal, tsDate(c.at), lang);
+  // A counter in the choice: its name and the time of day (the day is the
+  // journey's, said above it), short enough for a phone.
+  const counterClock = (c: Counter) => { const d = tsDate(c.at); return d ? clock(d, lang, c.atLocal?.timeZone || undefined) : ""; };
+
   // Holds the chosen seats; a seat for women only with its passenger
   // declared a woman (the server refuses it too).
   function holdChosen() {
@@ -353,7 +380,7 @@ function ShowInner({ showId }: { showId: bigint }) {
     setGone(undefined);
     setCap(undefined);
     try {
-      const r = await api.holds.createHold({ showId, ...req }, opts);
+      const r = await api.holds.createHold({ showId, journey, ...req }, opts);
       keepHolds([...holds, r.hold!]);
       setChosen([]);
       setDeclared([]);
@@ -440,6 +467,23 @@ function ShowInner({ showId }: { showId: bigint }) {
         {route(show, lang)}
         {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
       </p>
+      {fromStop && toStop && (
+        <div class="journey" id="journey">
+          <p>
+            <strong>
+              {place(fromStop)} → {place(toStop)}
+            </strong>
+            {` · ${t.boards}: `}
+            {boardAt ? `${counterTime(boardAt)} · ${named(boardAt)}` : showTime(fromStop.departsAtLocal, tsDate(fromStop.departsAt), lang)}
+          </p>
+          {boarding.length > 0 && (
+            <CounterPick id="board" label={t.boardingCounter} list={boarding} value={boardAt?.counterId} set={setBoard} name={named} time={counterClock} />
+          )}
+          {dropping.length > 0 && (
+            <CounterPick id="drop" label={t.droppingCounter} list={dropping} value={dropAt?.counterId} set={setDrop} name={named} time={counterClock} />
+          )}
+        </div>
+      )}
       <div class="layout">
         <div class="mapcol">
           {layout.sections.length > 0 && (
@@ -580,6 +624,25 @@ function ShowInner({ showId }: { showId: bigint }) {
         </aside>
       </div>
     </>
+  );
+}
+
+/** A choice of one of a stop's counters, by name and time. */
+function CounterPick(props: {
+  id: string; label: string; list: Counter[]; value?: string; set: (id: string) => void;
+  name: (c: Counter) => string; time: (c: Counter) => string;
+}) {
+  return (
+    <label>
+      {props.label}{" "}
+      <select id={props.id} value={props.value} onChange={(e) => props.set(e.currentTarget.value)}>
+        {props.list.map((c) => (
+          <option key={c.counterId} value={c.counterId}>
+            {props.name(c)} · {props.time(c)}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
