@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) (err error) {
 	baseURL := fs.String("base-url", envOr("SEATGHOR_URL", "http://127.0.0.1:8080"), "the Seatghor API")
 	apiKey := fs.String("api-key", os.Getenv("SEATGHOR_API_KEY"), "the partner's booking API key (sk_live_… or sk_test_…)")
 	hooksKey := fs.String("webhooks-key", os.Getenv("SEATGHOR_WEBHOOKS_KEY"), "the partner's API key of scope webhooks, to subscribe")
-	showID := fs.Int64("show", 0, "the show to sell; 0 takes the first bus trip listed")
+	showID := fs.Int64("show", 0, "the show to sell; 0 takes the first bus trip without stops listed")
 	seats := fs.Int("seats", 2, "how many seats to sell")
 	payToken := fs.String("sandbox-token", "tok_success", "the sandbox gateway's test token")
 	listen := fs.String("listen", "127.0.0.1:0", "where the webhook receiver listens")
@@ -109,14 +109,19 @@ type reseller struct {
 	out   io.Writer
 }
 
+// firstBusTrip is the first bus trip listed that is sold whole: one with
+// stops sells journeys and names its passengers, which this example does
+// not (see the SDK's journey fields on CreateHold and CreateOrder).
 func (r reseller) firstBusTrip(ctx context.Context) (int64, error) {
 	for show, err := range r.c.Catalog.ListShowsAll(ctx, &catalogv1.ListShowsRequest{Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP}) {
 		if err != nil {
 			return 0, fmt.Errorf("list shows: %w", err)
 		}
-		return show.GetShowId(), nil
+		if len(show.GetStops()) == 0 {
+			return show.GetShowId(), nil
+		}
 	}
-	return 0, errors.New("no bus trip is listed")
+	return 0, errors.New("no bus trip without stops is listed")
 }
 
 // sell holds n seats of the show, orders and pays them. When some of the
