@@ -115,15 +115,9 @@ func checkWomenPassengers(ctx context.Context, tx pgx.Tx, h Hold, passengers []P
 	if len(passengers) == 0 || len(h.WomenSeats) == 0 {
 		return nil // a hold with no declared seat has no seat for women
 	}
-	rows, err := tx.Query(ctx, `
-		SELECT DISTINCT seat FROM seats WHERE show_id = $1 AND seat = ANY($2) AND kind = `+womenKind,
-		h.ShowID, h.WomenSeats)
+	forWomen, err := womenAmong(ctx, tx, h.ShowID, h.WomenSeats)
 	if err != nil {
-		return fmt.Errorf("read the seats for women of hold %s: %w", h.ID, err)
-	}
-	forWomen, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return fmt.Errorf("read the seats for women of hold %s: %w", h.ID, err)
+		return fmt.Errorf("hold %s: %w", h.ID, err)
 	}
 	var undeclared []string
 	for _, seat := range h.WomenSeats {
