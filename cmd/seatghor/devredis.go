@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+	"github.com/seatghor/seatghor/internal/devenv/daemon"
 )
 
 // startDevRedis gives `seatghor dev` its seat-map cache (docs/DESIGN.md, dev
@@ -40,12 +40,11 @@ func startRedisServer(ctx context.Context, bin, dir string) (string, func(), err
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := daemon.FreePorts(1)
 	if err != nil {
 		return "", nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
+	port := ports[0]
 	// Not tied to ctx: dev stops it itself after the server shut down.
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -185,17 +186,49 @@ func procMounted() bool {
 
 // FreePorts returns n distinct TCP ports of 127.0.0.1 that nothing listens
 // on now, for the processes about to be started (all are held open until
-// the last is picked, so none repeats; each may still be taken by someone
-// else before its process binds it, which then fails to start).
+// the last is picked, so none repeats). They are drawn below the kernel's
+// ephemeral range: a port the kernel hands out itself (127.0.0.1:0) is
+// also the source port of the next outgoing connection, and with tests
+// opening thousands of them a freed port was taken before redis-server
+// bound it, which then never answered. Below that range only another
+// listener picking the same port at the same moment can take it.
 func FreePorts(n int) ([]int, error) {
+	low := ephemeralLow()
 	var ports []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 64*n {
+			return nil, fmt.Errorf("daemon: no %d free ports below %d", n, low)
+		}
+		port := portFloor + rand.IntN(low-portFloor)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
-			return nil, fmt.Errorf("daemon: free port: %w", err)
+			continue // in use
 		}
 		defer ln.Close()
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+		ports = append(ports, port)
 	}
 	return ports, nil
+}
+
+// portFloor keeps FreePorts above the ports services are usually
+// configured on (PostgreSQL 5432, Redis 6379, MinIO 9000, Meilisearch 7700).
+const portFloor = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768
+// when it cannot be read: Linux's default).
+func ephemeralLow() int {
+	const fallback = 32768
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return fallback
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return fallback
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low <= portFloor+1000 {
+		return fallback
+	}
+	return low
 }

@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -63,5 +65,45 @@ func TestParseStat(t *testing.T) {
 			require.Equal(t, tt.state, state)
 			require.Equal(t, tt.started, started)
 		}
+	}
+}
+
+// TestFreePortsOutsideEphemeralRange: the ports are distinct, free, and
+// below the range the kernel hands out to outgoing connections, where a
+// port freed for redis-server used to be taken before it bound it. Many
+// connections opened meanwhile never land on one of them.
+func TestFreePortsOutsideEphemeralRange(t *testing.T) {
+	ports, err := FreePorts(12)
+	require.NoError(t, err)
+	low := ephemeralLow()
+	seen := map[int]bool{}
+	for _, p := range ports {
+		require.False(t, seen[p], "port %d twice", p)
+		seen[p] = true
+		require.GreaterOrEqual(t, p, portFloor)
+		require.Less(t, p, low)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	for range 200 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		require.NoError(t, err)
+		require.False(t, seen[c.LocalAddr().(*net.TCPAddr).Port], "an outgoing connection took a port FreePorts gave")
+		_ = c.Close()
+	}
+	for _, p := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
+		require.NoError(t, err, "port %d is free to bind", p)
+		_ = l.Close()
 	}
 }

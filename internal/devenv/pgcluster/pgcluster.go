@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -29,6 +28,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/seatghor/seatghor/internal/devenv/daemon"
 )
 
 // Config describes where and how a cluster runs.
@@ -528,13 +528,13 @@ func runsOn(pid int, data string) bool {
 	return err == nil && cwd == want
 }
 
+// freePort picks a port outside the kernel's ephemeral range (daemon.FreePorts says why).
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := daemon.FreePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("pgcluster: pick a port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
 func fileExists(p string) bool {

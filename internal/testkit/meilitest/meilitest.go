@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seatghor/seatghor/internal/devenv/daemon"
 )
 
 // Server is a Meilisearch server for one test.
@@ -254,13 +256,13 @@ func skipOrFail(tb testing.TB, err error) {
 	tb.Skip(msg)
 }
 
+// freePort picks a port outside the kernel's ephemeral range (daemon.FreePorts says why).
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := daemon.FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
 
 func newKey() string {

@@ -15,7 +15,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seatghor/seatghor/internal/devenv/daemon"
 	"github.com/seatghor/seatghor/internal/devenv/miniobin"
 	"github.com/seatghor/seatghor/server/objstore"
 )
@@ -248,11 +248,11 @@ func Binary() (string, error) {
 	return miniobin.Build(context.Background())
 }
 
+// freePort picks a port outside the kernel's ephemeral range (daemon.FreePorts says why).
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := daemon.FreePorts(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
