@@ -479,7 +479,7 @@ func (s *Store) getAvailability(ctx context.Context, showID int64, now time.Time
 	}
 	m = booking.MapAvailability{ShowID: showID, Currency: meta.Currency, Version: a.Version, SeatCount: meta.SeatCount,
 		States: a.States, LayoutETag: meta.ETag, Sections: meta.Sections, Legs: meta.Legs, StopIDs: meta.StopIDs,
-		Fares: meta.Fares}
+		Fares: meta.Fares, ValidUntil: a.ValidUntil}
 	for i, g := range meta.GA {
 		m.GAAreas = append(m.GAAreas, booking.MapArea{Name: g.Name, Capacity: g.Capacity, PriceMinor: g.PriceMinor, Remaining: a.GA[i]})
 	}

@@ -202,7 +202,9 @@ func TestCreateShowLayouts(t *testing.T) {
 	})
 
 	seat := func(id string, x, y int32) *catalogv1.LayoutSeat { return &catalogv1.LayoutSeat{Seat: id, X: x, Y: y} }
-	layoutOf := func(sections ...*catalogv1.LayoutSection) *catalogv1.Layout { return &catalogv1.Layout{Sections: sections} }
+	layoutOf := func(sections ...*catalogv1.LayoutSection) *catalogv1.Layout {
+		return &catalogv1.Layout{Sections: sections}
+	}
 	section := func(name string, deck int32, rows ...*catalogv1.LayoutRow) *catalogv1.LayoutSection {
 		return &catalogv1.LayoutSection{Name: name, Deck: deck, PriceMinor: 100, Rows: rows}
 	}

@@ -71,6 +71,9 @@ type seatmapFastPath struct {
 	// holds the last read of each slot's show (decision 0232), and views
 	// the last read of each slot's partner's view of a show.
 	share time.Duration
+	// now is the clock holds run out by (a shared read showing a hold
+	// that has run out since is not shared).
+	now   func() time.Time
 	reads [answerSlots]atomic.Pointer[sharedRead[booking.MapAvailability]]
 	views [answerSlots]atomic.Pointer[sharedRead[booking.ChannelView]]
 	// layouts remembers layouts by etag (an etag names one layout, and
@@ -107,7 +110,11 @@ func newSeatmapFastPath(cfg Config, metrics *rpcMetrics) *seatmapFastPath {
 	if !ok || cfg.SeatMaps == nil {
 		return nil
 	}
-	return &seatmapFastPath{cache: cache, maps: cfg.SeatMaps, channels: cfg.Booking, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &seatmapFastPath{now: now, cache: cache, maps: cfg.SeatMaps, channels: cfg.Booking, tokens: newVerifiedTokens(cfg.Credentials, cfg.Now),
 		latency: metrics.latency.WithLabelValues(getSeatMapProcedure, "ok"), answered: metrics.fastSeatMaps,
 		tracer: cfg.Tracing.Tracer("github.com/seatghor/seatghor/server/api"), share: cfg.SeatMapShare}
 }
@@ -133,16 +140,22 @@ func (f *seatmapFastPath) route(parse func(*http.Request) (fastQuery, bool), nex
 // availability is the show's availability from the cache: the read
 // another reader of the show started less than share ago (waiting for it
 // when it is still in flight), else a new one that later readers share.
-// An answer is never older than share: a read's time is taken before it
-// starts.
+// An answer is never older than share (a read's time is taken before it
+// starts), nor shows a hold that has run out.
 func (f *seatmapFastPath) availability(ctx context.Context, showID int64) (booking.MapAvailability, bool) {
 	if f.share <= 0 {
 		return f.cache.CachedAvailability(ctx, showID)
 	}
-	return shareRead(ctx, &f.reads[answerSlot(showID, "", false, false, false, 0)], readKey{showID: showID}, f.share,
+	a, ok := shareRead(ctx, &f.reads[answerSlot(showID, "", false, false, false, 0)], readKey{showID: showID}, f.share,
 		func(ctx context.Context) (booking.MapAvailability, bool) {
 			return f.cache.CachedAvailability(ctx, showID)
 		})
+	if ok && !a.ValidUntil.IsZero() && f.now().After(a.ValidUntil) {
+		// A hold the shared read shows ran out since it was made: a read
+		// of its own lets it go, however young the shared one is.
+		return f.cache.CachedAvailability(ctx, showID)
+	}
+	return a, ok
 }
 
 // channelView is how partnerID's channel sees the show (decision 0324),

@@ -32,6 +32,7 @@ import (
 	"github.com/seatghor/seatghor/server/api"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/clock"
 )
 
 // rpcMaps is the Redis reader as the RPC handler sees it, counting the
@@ -78,14 +79,19 @@ func newSeatmapServers(tb testing.TB) *seatmapServers { return newSeatmapServers
 // newSeatmapServersSharing is newSeatmapServers whose fast path shares a
 // Redis read for share (decision 0232).
 func newSeatmapServersSharing(tb testing.TB, share time.Duration) *seatmapServers {
+	return newSeatmapServersOn(tb, share, clock.Real{})
+}
+
+// newSeatmapServersOn is newSeatmapServersSharing on clk.
+func newSeatmapServersOn(tb testing.TB, share time.Duration, clk clock.Clock) *seatmapServers {
 	r := redistest.New(tb)
-	env := apptest.New(tb, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true})
+	env := apptest.New(tb, apptest.Options{Shards: 1, RedisURL: r.URL, RedisPrefix: r.Prefix, Projectors: true, Clock: clk})
 	s := &seatmapServers{env: env, store: seatmap.NewStore(env.App.Redis, r.Prefix, 0), prefix: r.Prefix}
 	// Both served as `seatghor serve` serves: its server on its listener.
 	handler := func(maps api.SeatMapReader, writes *atomic.Int64) *httptest.Server {
 		h, err := api.NewHandler(api.Config{Credentials: auth.NewCredentials(env.App.Tokens, auth.WithAPIKeys(env.App.Partners)), Catalog: env.App.Catalog,
 			Booking: env.App.Booking, Payments: env.App.Payments, Router: env.App.Router, Log: slog.New(slog.DiscardHandler),
-			SeatMaps: maps, Registry: prometheus.NewRegistry(), SeatMapShare: share})
+			SeatMaps: maps, Registry: prometheus.NewRegistry(), SeatMapShare: share, Now: clk.Now})
 		require.NoError(tb, err)
 		srv := httptest.NewUnstartedServer(h)
 		srv.Config = api.NewServer("", h)
@@ -340,6 +346,36 @@ func TestSeatMapFastPathSharesOneRead(t *testing.T) {
 	moved := getREST(t, s.fast, path, signedIn)
 	require.NotEqual(t, answers[0].headers["ETag"], moved.headers["ETag"])
 	require.Equal(t, getREST(t, s.slow, path, signedIn), moved)
+}
+
+// TestSharedReadShowsNoLapsedHold (R-3.3, decision 0232): a read shared
+// within the window is not shared once a hold it shows has run out: the
+// seat is answered free at once, as the RPC path answers it. The window
+// is an hour here and the clock jumps, so a shared answer would show it.
+func TestSharedReadShowsNoLapsedHold(t *testing.T) {
+	clk := clock.NewFake(time.Now())
+	s := newSeatmapServersOn(t, time.Hour, clk)
+	ctx := context.Background()
+	show := createShow(t, s.env, seatedShow("lapse shared", 1, 4)).GetShowId()
+	user := as(t, s.env, "shirin", auth.RoleUser)
+	_, err := user.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"A2"}}))
+	require.NoError(t, err)
+	waitForMapVersion(t, s, show, user)
+	layout, err := user.seatmap.GetSeatLayout(ctx, connect.NewRequest(&seatmapv1.GetSeatLayoutRequest{ShowId: show}))
+	require.NoError(t, err)
+	signedIn := http.Header{"Authorization": {"Bearer " + s.env.Token(t, "reader", auth.RoleUser)}}
+	path := fmt.Sprintf("/v1/shows/%d/seatmap?layout_etag=%s", show, layout.Msg.GetEtag())
+
+	held := getREST(t, s.fast, path, signedIn)
+	require.Equal(t, http.StatusOK, held.status)
+	require.Contains(t, held.body, `"availability":"BA=="`, "A2 held: %s", held.body)
+	require.Equal(t, held, getREST(t, s.fast, path, signedIn), "within the window: the shared read")
+
+	clk.Advance(11 * time.Minute) // the hold (10 minutes) ran out
+	free := getREST(t, s.fast, path, signedIn)
+	require.Equal(t, http.StatusOK, free.status)
+	require.Contains(t, free.body, `"availability":"AA=="`, "A2 free again: %s", free.body)
+	require.Equal(t, getREST(t, s.slow, path, signedIn), free)
 }
 
 // waitForMapVersion waits until the Redis map serves the shard's version

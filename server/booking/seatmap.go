@@ -506,13 +506,16 @@ type MapAvailability struct {
 	Fares   []MapFare
 	// FromStopID and ToStopID are the journey of a view (Journey).
 	FromStopID, ToStopID string
+	// ValidUntil is when the first hold shown runs out (zero: none);
+	// after it the answer is out of date.
+	ValidUntil time.Time
 }
 
 // Availability returns m's small part.
 func (m SeatMap) Availability() MapAvailability {
 	a := MapAvailability{ShowID: m.ShowID, Currency: m.Currency, Version: m.Version, SeatCount: m.SeatCount,
 		States: m.States, GAAreas: m.GAAreas, LayoutETag: m.LayoutETag(), Sections: m.Spans(), Legs: m.Legs,
-		Fares: m.Fares}
+		Fares: m.Fares, ValidUntil: m.ValidUntil}
 	if len(m.Trip.Stops) > 0 {
 		a.StopIDs = m.Trip.StopIDs()
 		if m.From != m.To {
