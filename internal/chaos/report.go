@@ -21,9 +21,9 @@ type Result struct {
 	Machine    Machine   `json:"machine"`
 	Load       Load      `json:"load"`
 	// Schedule is the faults as planned (the seed's), Faults as applied.
-	Schedule []Fault   `json:"schedule"`
+	Schedule []Fault    `json:"schedule"`
 	Faults   []Injected `json:"faults"`
-	Outages  []Outage  `json:"outages"`
+	Outages  []Outage   `json:"outages"`
 	// Settled is how long the payments took to settle after the load.
 	Settled     time.Duration `json:"settled"`
 	Convergence Convergence   `json:"convergence"`

@@ -59,8 +59,8 @@ type run struct {
 	injected []Injected
 	windows  map[FaultKind]window
 	catchUp  map[FaultKind]time.Duration
-	catching sync.WaitGroup // the catch-up timers
-	watched  chan struct{}  // closed when the convergence watch is over
+	catching sync.WaitGroup    // the catch-up timers
+	watched  chan struct{}     // closed when the convergence watch is over
 	monitor  booking.HoldCheck // the worst the hold monitor saw during the load
 	twice    int64
 	maxLoad  float64

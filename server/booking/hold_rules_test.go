@@ -216,7 +216,7 @@ func TestHoldRulesAreTheSameOnEveryPath(t *testing.T) {
 
 	// The seats each held hold answers declared, in layout order.
 	declared := map[string][]string{
-		"a seat for women declared": {"A25"},
+		"a seat for women declared":                                   {"A25"},
 		"a seat for women declared with an ordinary one declared too": {"A13", "A26"},
 	}
 	type answer struct {

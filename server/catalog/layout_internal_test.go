@@ -50,9 +50,9 @@ func coach() *Layout {
 func TestLayoutCheck(t *testing.T) {
 	require.NoError(t, coach().check(fault.ShowInvalid, "layout"))
 	for _, tt := range []struct {
-		name  string
+		name   string
 		break_ func(*Layout)
-		field string
+		field  string
 	}{
 		{"a seat id twice", func(l *Layout) { l.Sections[1].Rows[0].Seats[0].Seat = "A2" }, "layout.sections[1].rows[0].seats[0].seat"},
 		{"a row label twice", func(l *Layout) { l.Sections[1].Rows[0].Label = "B" }, "layout.sections[1].rows[0].label"},
