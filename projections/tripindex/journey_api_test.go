@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	networkv1 "github.com/seatghor/seatghor/gen/seatghor/network/v1"
@@ -73,9 +75,7 @@ func TestSearchAnswersTheJourney(t *testing.T) {
 // TestTimetableTripsAreFoundByAnyStopPair: a timetable's trips, made by
 // the job through CreateShow with the route's stops and the fares, are
 // found by a search from Cumilla to Chattogram with their journey; a
-// withdrawn trip leaves the index. Needs CreateShow to keep a trip's
-// stops and fares (issue 24's legs work): until it does, the search part
-// is skipped.
+// withdrawn trip leaves the index.
 func TestTimetableTripsAreFoundByAnyStopPair(t *testing.T) {
 	ctx := context.Background()
 	env := apptest.New(t, apptest.Options{Shards: 2, Projectors: true, Clock: clock.NewFake(time.Date(2026, 12, 1, 0, 30, 0, 0, time.UTC)),
@@ -110,9 +110,7 @@ func TestTimetableTripsAreFoundByAnyStopPair(t *testing.T) {
 	first, err := shows.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: trips[1].GetShowId()}))
 	require.NoError(t, err)
 	require.Equal(t, "hanif-ctg", first.Msg.GetShow().GetRouteId())
-	if len(first.Msg.GetShow().GetStops()) == 0 {
-		t.Skip("CreateShow does not keep a trip's stops yet (issue 24, the legs work): search by an inner pair needs them")
-	}
+	require.Len(t, first.Msg.GetShow().GetStops(), 4, "the trip keeps its route's stops")
 	env.WaitProjected(t, "tripindex")
 	resp, err := user.SearchTrips(ctx, connect.NewRequest(&searchv1.SearchTripsRequest{Origin: "Comilla", Destination: "Chattogram", PageSize: 100}))
 	require.NoError(t, err)
@@ -141,4 +139,40 @@ func TestTimetableTripsAreFoundByAnyStopPair(t *testing.T) {
 	for _, h := range resp.Msg.GetTrips() {
 		require.EqualValues(t, 65000, h.GetLowestPrice().GetAmountMinor())
 	}
+}
+
+// TestCrewSeatIsNotForSale: a coach made from the 2+1 template has 28
+// places, one of them the supervisor's (blocked): the search answers 27
+// seats, all free, and one fewer once a buyer holds one.
+func TestCrewSeatIsNotForSale(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 1, Projectors: true,
+		TripIndex: app.TripIndexConfig{Dir: t.TempDir(), Debounce: 50 * time.Millisecond}})
+	env.Member(t, "greenline", "greenline-mgr", catalog.RoleManager)
+	mgr := catalogv1connect.NewCatalogServiceClient(env.HTTP, env.URL, authAs(t, env, "greenline-mgr", auth.RoleOperator))
+	user := searchv1connect.NewTripSearchServiceClient(env.HTTP, env.URL, authAs(t, env, "rumana", auth.RoleUser))
+	created, err := mgr.CreateShow(ctx, connect.NewRequest(&catalogv1.CreateShowRequest{
+		Kind: catalogv1.ShowKind_SHOW_KIND_BUS_TRIP, Title: "Dhaka → Sylhet", Origin: "Dhaka", Destination: "Sylhet",
+		StartsAt: timestamppb.New(time.Now().Add(7 * 24 * time.Hour)), Currency: "BDT", OrganizationId: "greenline",
+		LayoutTemplateId: "coach-2x1-27", MaxSeatsPerAccount: 4, MaxSeatsPerHold: 4}))
+	require.NoError(t, err)
+	show := created.Msg.GetShow()
+	require.EqualValues(t, 28, show.GetSeatCount(), "the places drawn, the supervisor's included")
+
+	found := func() *searchv1.TripHit {
+		t.Helper()
+		env.WaitProjected(t, "tripindex")
+		resp, err := user.SearchTrips(ctx, connect.NewRequest(&searchv1.SearchTripsRequest{Origin: "Dhaka", Destination: "Sylhet"}))
+		require.NoError(t, err)
+		require.Len(t, resp.Msg.GetTrips(), 1)
+		return resp.Msg.GetTrips()[0]
+	}
+	hit := found()
+	require.EqualValues(t, 27, hit.GetCapacity(), "the seats sold")
+	require.EqualValues(t, 27, hit.GetSeatsAvailable())
+
+	holds := bookingv1connect.NewHoldServiceClient(env.HTTP, env.URL, authAs(t, env, "rumana", auth.RoleUser))
+	_, err = holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), Seats: []string{"B2"}}))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return found().GetSeatsAvailable() == 26 }, 15*time.Second, 50*time.Millisecond)
 }

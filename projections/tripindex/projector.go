@@ -416,7 +416,7 @@ func FromShow(s catalog.Show) search.Trip {
 	t := search.Trip{
 		ShowID: s.ID, Kind: s.Kind, Title: s.Title, Operator: s.Operator, Origin: s.Origin,
 		Destination: s.Destination, Venue: s.Venue, StartsAt: s.StartsAt, TimeZone: s.TimeZone, OnSaleAt: s.OnSaleAt,
-		Currency: s.Currency, Capacity: s.SeatCount,
+		Currency: s.Currency, Capacity: s.SeatCount - s.BlockedSeats,
 	}
 	first := true
 	lowest := func(p int64) {

@@ -61,13 +61,14 @@ func (s *Service) AvailableMany(ctx context.Context, showIDs []int64) (map[int64
 }
 
 // availableSQL counts, for each show of $1 at $2, the free seats (a seat
-// of a trip with stops when any of its legs is free, decision 0350), the
+// of a trip with stops when any of its legs is free, decision 0350; a
+// blocked place, the crew's, never is), the
 // GA places left and those of lapsed GA holds (see Available).
 const availableSQL = `
 	SELECT want.show_id,
 	       (SELECT count(DISTINCT seat) FROM seats
 	        WHERE show_id = want.show_id AND (status = 'available' OR (status = 'held' AND held_until < $2))
-	          AND allocated_partner_id IS NULL)
+	          AND allocated_partner_id IS NULL AND kind <> `+blockedKind+`)
 	     + (SELECT coalesce(sum(remaining), 0) FROM ga_buckets WHERE show_id = want.show_id AND allocated_partner_id IS NULL)
 	     + (SELECT coalesce(sum(quantity), 0) FROM holds
 	        WHERE show_id = want.show_id AND ga_area <> '' AND status IN ('active', 'ordered') AND expires_at < $2)

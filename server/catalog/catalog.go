@@ -102,12 +102,15 @@ type Show struct {
 	// CommissionBps is the platform's share of each booking (R-7.5);
 	// CancellationFeeBps what a cancelling buyer pays (R-6.9). Basis points;
 	// nil takes the default.
-	CommissionBps      *int      `json:"commission_bps"`
-	CancellationFeeBps *int      `json:"cancellation_fee_bps"`
-	Shard              int       `json:"shard"`
-	SeatCount          int       `json:"seat_count"`
-	CreatedBy          string    `json:"created_by"`
-	CreatedAt          time.Time `json:"created_at"`
+	CommissionBps      *int `json:"commission_bps"`
+	CancellationFeeBps *int `json:"cancellation_fee_bps"`
+	Shard              int  `json:"shard"`
+	SeatCount          int  `json:"seat_count"`
+	// BlockedSeats are the places of SeatCount that never sell (the
+	// crew's): a listing's capacity leaves them out.
+	BlockedSeats int       `json:"blocked_seats,omitempty"`
+	CreatedBy    string    `json:"created_by"`
+	CreatedAt    time.Time `json:"created_at"`
 	// WaitingRoom is the show's waiting room (R-9); nil when it has none.
 	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
 	// OrganizationID is the organisation whose members act on the show
@@ -433,8 +436,9 @@ func complete(s *Show, createdBy string, now time.Time) error {
 		}
 		s.SeatCount += len(sec.Rows) * sec.SeatsPerRow
 	}
+	s.BlockedSeats = 0
 	if s.Layout != nil {
-		s.SeatCount = s.Layout.SeatCount()
+		s.SeatCount, s.BlockedSeats = s.Layout.SeatCount(), s.Layout.Blocked()
 	}
 	if s.SeatCount > MaxSeats {
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "sections", Message: fmt.Sprintf("%d seats; at most %d per show", s.SeatCount, MaxSeats)}
@@ -508,10 +512,7 @@ func jsonList[T any](vs []T) []T {
 }
 
 func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
-	layout, err := json.Marshal(struct {
-		Sections []Section `json:"sections"`
-		GAAreas  []GAArea  `json:"ga_areas"`
-	}{s.Sections, s.GAAreas})
+	layout, err := json.Marshal(showLayout{s.Sections, s.GAAreas, s.BlockedSeats})
 	if err != nil {
 		return fmt.Errorf("encode layout: %w", err)
 	}

@@ -98,6 +98,22 @@ func (l *Layout) SeatCount() int {
 	return n
 }
 
+// Blocked counts the places that never sell (KindBlocked: the crew's, one
+// out of use), which a buyer is not offered nor counted.
+func (l *Layout) Blocked() int {
+	n := 0
+	for _, s := range l.Sections {
+		for _, r := range s.Rows {
+			for _, seat := range r.Seats {
+				if seat.Kind == KindBlocked {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 // StraightRows is the layout of sections given the old way (rows of
 // seats_per_row seats named row label + number): each section a block of
 // straight rows, one place apart, the blocks one under the other with a

@@ -21,6 +21,14 @@ const showColumns = `show_id, shard, kind, title, operator, origin, destination,
 	coalesce(origin_place_id, ''), coalesce(destination_place_id, ''), time_zone, stops, fares, coalesce(route_id, ''),
 	coalesce(layout_template_id, '')`
 
+// showLayout is what shows.layout holds: the sections and GA areas, and
+// how many of the places never sell (absent before issue 24: none).
+type showLayout struct {
+	Sections []Section `json:"sections"`
+	GAAreas  []GAArea  `json:"ga_areas"`
+	Blocked  int       `json:"blocked_seats,omitempty"`
+}
+
 func scanShow(row pgx.Row) (Show, error) {
 	var (
 		s               Show
@@ -45,14 +53,11 @@ func scanShow(row pgx.Row) (Show, error) {
 	s.Kind = catalogv1.ShowKind(kind)
 	s.HoldTTL, s.PaymentExtension = time.Duration(ttlMs)*time.Millisecond, time.Duration(extendMs)*time.Millisecond
 	s.StartsAt, s.OnSaleAt, s.CreatedAt = s.StartsAt.UTC(), s.OnSaleAt.UTC(), s.CreatedAt.UTC()
-	var l struct {
-		Sections []Section `json:"sections"`
-		GAAreas  []GAArea  `json:"ga_areas"`
-	}
+	var l showLayout
 	if err := json.Unmarshal(layout, &l); err != nil {
 		return s, fmt.Errorf("decode layout of show %d: %w", s.ID, err)
 	}
-	s.Sections, s.GAAreas = l.Sections, l.GAAreas
+	s.Sections, s.GAAreas, s.BlockedSeats = l.Sections, l.GAAreas, l.Blocked
 	return s, nil
 }
 
