@@ -141,7 +141,7 @@ func (h *ticketHandler) GetAdmissionList(ctx context.Context, req *connect.Reque
 		AdmittedCount: list.AdmittedCount, Admissions: make([]*ticketsv1.Admission, 0, len(list.Admissions))}
 	for _, a := range list.Admissions {
 		m := &ticketsv1.Admission{TicketId: a.TicketID, Seat: a.Seat, GaArea: a.GAArea, Status: ticketStatuses[a.Status],
-			CheckedInGate: a.CheckedInGate}
+			CheckedInGate: a.CheckedInGate, BoardingStopId: a.BoardingStopID}
 		if !a.CheckedInAt.IsZero() {
 			m.CheckedInAt = timestamppb.New(a.CheckedInAt)
 		}
@@ -159,7 +159,7 @@ func (h *ticketHandler) SyncGateScans(ctx context.Context, req *connect.Request[
 	}
 	m := req.Msg
 	b := ticket.Batch{ShowID: m.GetShowId(), DeviceID: m.GetDeviceId(), Gate: m.GetGate(), DeviceTime: m.GetDeviceTime().AsTime(),
-		Pending: int(m.GetPending())}
+		Pending: int(m.GetPending()), StopID: m.GetStopId()}
 	if m.ClockOffset != nil {
 		d := m.GetClockOffset().AsDuration()
 		b.ClockOffset = &d
@@ -194,7 +194,8 @@ func (h *ticketHandler) GetGateStatus(ctx context.Context, req *connect.Request[
 	for _, d := range st.Devices {
 		resp.Devices = append(resp.Devices, &ticketsv1.GateDevice{DeviceId: d.DeviceID, Gate: d.Gate,
 			LastSyncAt: timestamppb.New(d.LastSyncAt), Pending: int32(d.Pending), ClockOffset: durationpb.New(d.ClockOffset),
-			Admitted: d.Admitted, Duplicates: d.Duplicates, Refunded: d.Refunded, Invalid: d.Invalid, SyncedBy: d.SyncedBy})
+			Admitted: d.Admitted, Duplicates: d.Duplicates, Refunded: d.Refunded, Invalid: d.Invalid, SyncedBy: d.SyncedBy,
+			BoardsElsewhere: d.BoardsElsewhere})
 	}
 	for _, s := range st.Conflicts {
 		resp.Conflicts = append(resp.Conflicts, settledProto(s))
@@ -205,17 +206,18 @@ func (h *ticketHandler) GetGateStatus(ctx context.Context, req *connect.Request[
 }
 
 var scanOutcomes = map[ticket.Outcome]ticketsv1.ScanOutcome{
-	ticket.OutcomeAdmitted:  ticketsv1.ScanOutcome_SCAN_OUTCOME_ADMITTED,
-	ticket.OutcomeDuplicate: ticketsv1.ScanOutcome_SCAN_OUTCOME_DUPLICATE,
-	ticket.OutcomeRefunded:  ticketsv1.ScanOutcome_SCAN_OUTCOME_REFUNDED,
-	ticket.OutcomeInvalid:   ticketsv1.ScanOutcome_SCAN_OUTCOME_INVALID,
+	ticket.OutcomeAdmitted:        ticketsv1.ScanOutcome_SCAN_OUTCOME_ADMITTED,
+	ticket.OutcomeDuplicate:       ticketsv1.ScanOutcome_SCAN_OUTCOME_DUPLICATE,
+	ticket.OutcomeRefunded:        ticketsv1.ScanOutcome_SCAN_OUTCOME_REFUNDED,
+	ticket.OutcomeInvalid:         ticketsv1.ScanOutcome_SCAN_OUTCOME_INVALID,
+	ticket.OutcomeBoardsElsewhere: ticketsv1.ScanOutcome_SCAN_OUTCOME_BOARDS_ELSEWHERE,
 }
 
 func settledProto(s ticket.Settled) *ticketsv1.SettledScan {
 	m := &ticketsv1.SettledScan{ScanId: s.ScanID, DeviceId: s.DeviceID, Gate: s.Gate, TicketId: s.TicketID, Seat: s.Seat,
 		GaArea: s.GAArea, Outcome: scanOutcomes[s.Outcome], ScannedAt: timestamppb.New(s.ScannedAt),
 		SettledTime: timestamppb.New(s.SettledTime), AdmittedGate: s.AdmittedGate, AdmittedDeviceId: s.AdmittedDeviceID,
-		TicketStatus: ticketStatuses[s.TicketStatus], Detail: s.Detail}
+		TicketStatus: ticketStatuses[s.TicketStatus], Detail: s.Detail, BoardingStopId: s.BoardingStopID}
 	if !s.AdmittedAt.IsZero() {
 		m.AdmittedAt = timestamppb.New(s.AdmittedAt)
 	}

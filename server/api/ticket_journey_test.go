@@ -105,3 +105,78 @@ func TestTicketNamesItsJourney(t *testing.T) {
 	require.True(t, got.GetAdmitted())
 	require.Nil(t, got.GetTicket().GetJourney())
 }
+
+// journeyPaid is a paid order of buyer b for seat on trip showID from stop
+// from to stop to.
+func journeyPaid(t *testing.T, b buyer, showID int64, seat, from, to string) *bookingv1.Order {
+	t.Helper()
+	ctx := context.Background()
+	hold, err := b.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: showID,
+		Seats: []string{seat}, Journey: &commonv1.Journey{FromStopId: from, ToStopId: to}}))
+	require.NoError(t, err)
+	order, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: hold.Msg.GetHold().GetHoldId(),
+		Passengers: []*commonv1.Passenger{{Seat: seat, Name: "Passenger " + seat, Phone: "01711-234567"}}}))
+	require.NoError(t, err)
+	pay, err := b.pay(order.Msg.GetOrder().GetOrderId(), "tok_success")
+	require.NoError(t, err)
+	require.Equal(t, paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED, pay.GetStatus())
+	return order.Msg.GetOrder()
+}
+
+// TestOfflineGateAtAStop (decision 0408): the admission list a device
+// downloads names each ticket's boarding stop; a device at Dhaka that
+// scanned, with no network, a ticket boarding at Cumilla has it settled
+// BOARDS_ELSEWHERE naming Cumilla, not admitted, the same on a resend,
+// and counted on the supervisor's view; the device at Cumilla then admits
+// it, and the one at Dhaka admits the ticket boarding there.
+func TestOfflineGateAtAStop(t *testing.T) {
+	t.Parallel()
+	env := apptest.New(t, apptest.Options{Projectors: true, Tickets: true})
+	trip := createShow(t, env, tripShow("Dhaka to Chattogram 07:30", 1, 30000, "Dhaka", "Cumilla", "Chattogram"))
+	rumana := newBuyer(t, env, "rumana")
+	fromDhaka := journeyPaid(t, rumana, trip.GetShowId(), "A1", "dhaka", "chattogram")
+	fromCumilla := journeyPaid(t, rumana, trip.GetShowId(), "A2", "cumilla", "chattogram")
+	dhakaID, err := ticket.ID(fromDhaka.GetOrderId(), 1)
+	require.NoError(t, err)
+	cumillaID, err := ticket.ID(fromCumilla.GetOrderId(), 1)
+	require.NoError(t, err)
+
+	gate := ticketsAs(t, env, "admin", auth.RoleAdmin)
+	list := admissions(t, gate, trip.GetShowId())
+	require.Equal(t, "dhaka", list[dhakaID].GetBoardingStopId())
+	require.Equal(t, "cumilla", list[cumillaID].GetBoardingStopId())
+
+	mine := myTickets(t, ticketsAs(t, env, "rumana", auth.RoleUser), func(ts []*ticketsv1.Ticket) bool { return len(ts) == 2 })
+	codes := map[string]string{}
+	for _, tk := range mine {
+		codes[tk.GetTicketId()] = tk.GetCode()
+	}
+	atStop := func(d device, stop string, scans ...*ticketsv1.GateScan) []*ticketsv1.SettledScan {
+		req := syncRequest(trip.GetShowId(), d, scans...)
+		req.StopId = stop
+		r, err := gate.SyncGateScans(context.Background(), connect.NewRequest(req))
+		require.NoError(t, err)
+		require.Len(t, r.Msg.GetScans(), len(scans))
+		return r.Msg.GetScans()
+	}
+	dhaka := device{id: "coach-door-dhaka", gate: "Kalabagan"}
+	batch := []*ticketsv1.GateScan{scanOf("d1", codes[dhakaID], time.Now()), scanOf("d2", codes[cumillaID], time.Now())}
+	for range 2 { // the resend of a batch settles as the first send did
+		got := atStop(dhaka, "dhaka", batch...)
+		require.Equal(t, ticketsv1.ScanOutcome_SCAN_OUTCOME_ADMITTED, got[0].GetOutcome(), "%v", got[0])
+		require.Equal(t, ticketsv1.ScanOutcome_SCAN_OUTCOME_BOARDS_ELSEWHERE, got[1].GetOutcome(), "%v", got[1])
+		require.Equal(t, "cumilla", got[1].GetBoardingStopId())
+		require.Contains(t, got[1].GetDetail(), "boards at Cumilla")
+		require.Equal(t, cumillaID, got[1].GetTicketId())
+	}
+	status := gateStatus(t, gate, trip.GetShowId())
+	require.Len(t, status.GetDevices(), 1)
+	require.EqualValues(t, 1, status.GetDevices()[0].GetBoardsElsewhere())
+	require.EqualValues(t, 1, status.GetDevices()[0].GetAdmitted())
+
+	got := atStop(device{id: "coach-door-cumilla", gate: "Paduar Bazar"}, "cumilla", scanOf("c1", codes[cumillaID], time.Now()))
+	require.Equal(t, ticketsv1.ScanOutcome_SCAN_OUTCOME_ADMITTED, got[0].GetOutcome(), "refused at Dhaka, so not yet admitted: %v", got[0])
+	list = admissions(t, gate, trip.GetShowId())
+	require.Equal(t, "Paduar Bazar", list[cumillaID].GetCheckedInGate())
+	require.Equal(t, "Kalabagan", list[dhakaID].GetCheckedInGate())
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -82,7 +83,7 @@ type Querier interface {
 // migration 00186).
 func ListEntries(ctx context.Context, q Querier, showID int64, after string, limit int) ([]Entry, error) {
 	rows, err := q.Query(ctx, `
-		SELECT o.order_id, o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity
+		SELECT o.order_id, o.status, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity, o.from_stop
 		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
 		WHERE o.show_id = $1 AND o.order_id > $2 AND o.status IN ('confirmed', 'cancelled', 'refunded')
 		ORDER BY o.order_id
@@ -92,13 +93,24 @@ func ListEntries(ctx context.Context, q Querier, showID int64, after string, lim
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
 		e := Entry{ShowID: showID}
-		err := r.Scan(&e.OrderID, &e.Status, &e.UserID, &e.TotalMinor, &e.Currency, &e.Seats, &e.GAArea, &e.Quantity)
+		err := r.Scan(&e.OrderID, &e.Status, &e.UserID, &e.TotalMinor, &e.Currency, &e.Seats, &e.GAArea, &e.Quantity, &e.Journey.From)
 		return e, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list orders of show %d for the gate: %w", showID, err)
 	}
 	return out, nil
+}
+
+// StopIDs are the ids of show showID's stops in route order, none on a
+// show without stops: what a gate's admission list names a ticket's
+// boarding stop by (Entry.Journey.From is its place in them).
+func StopIDs(ctx context.Context, q catalog.Querier, showID int64) ([]string, error) {
+	t, err := readTrip(ctx, q, showID)
+	if err != nil {
+		return nil, err
+	}
+	return t.StopIDs(), nil
 }
 
 // EntryJourney is the journey of e as people read it, from the trip's stops

@@ -25,6 +25,9 @@ type Admission struct {
 	Status        Status
 	CheckedInAt   time.Time
 	CheckedInGate string
+	// BoardingStopID is, on a trip with stops, the stop the ticket's
+	// journey boards at: a device at another stop refuses it.
+	BoardingStopID string
 }
 
 // AdmissionPage is one page of a show's admission list.
@@ -91,6 +94,10 @@ func (s *Service) AdmissionList(ctx context.Context, c Caller, showID int64, pag
 		entries = entries[:pageSize]
 		out.NextPageToken = page.Encode(page.Cursor{ID: entries[len(entries)-1].OrderID})
 	}
+	stops, err := booking.StopIDs(ctx, pool, showID)
+	if err != nil {
+		return AdmissionPage{}, err
+	}
 	orders := make([]string, len(entries))
 	for i, e := range entries {
 		orders[i] = e.OrderID
@@ -124,6 +131,9 @@ func (s *Service) AdmissionList(ctx context.Context, c Caller, showID int64, pag
 				return AdmissionPage{}, err
 			}
 			a := Admission{TicketID: id, Status: StatusValid}
+			if e.Journey.From < len(stops) {
+				a.BoardingStopID = stops[e.Journey.From]
+			}
 			if len(e.Seats) > 0 {
 				a.Seat = e.Seats[i]
 			} else {

@@ -21,6 +21,9 @@ type Device struct {
 	Duplicates  int64
 	Refunded    int64
 	Invalid     int64
+	// BoardsElsewhere counts the scans of tickets that board at another
+	// stop (decision 0408).
+	BoardsElsewhere int64
 }
 
 // GateStatus is the gate supervisor's view of a show.
@@ -49,7 +52,8 @@ func (s *Service) GateStatus(ctx context.Context, c Caller, showID int64) (GateS
 	rows, err := pool.Query(ctx, `
 		SELECT d.device_id, d.gate, d.last_sync_at, d.pending, d.clock_offset_ms, d.synced_by,
 		       count(*) FILTER (WHERE g.outcome = 'admitted'), count(*) FILTER (WHERE g.outcome = 'duplicate'),
-		       count(*) FILTER (WHERE g.outcome = 'refunded'), count(*) FILTER (WHERE g.outcome = 'invalid')
+		       count(*) FILTER (WHERE g.outcome = 'refunded'), count(*) FILTER (WHERE g.outcome = 'invalid'),
+		       count(*) FILTER (WHERE g.outcome = 'boards_elsewhere')
 		FROM gate_devices d
 		LEFT JOIN gate_scans g ON g.show_id = d.show_id AND g.device_id = d.device_id
 		WHERE d.show_id = $1
@@ -62,7 +66,7 @@ func (s *Service) GateStatus(ctx context.Context, c Caller, showID int64) (GateS
 		var d Device
 		var offsetMs int64
 		err := r.Scan(&d.DeviceID, &d.Gate, &d.LastSyncAt, &d.Pending, &offsetMs, &d.SyncedBy,
-			&d.Admitted, &d.Duplicates, &d.Refunded, &d.Invalid)
+			&d.Admitted, &d.Duplicates, &d.Refunded, &d.Invalid, &d.BoardsElsewhere)
 		d.LastSyncAt, d.ClockOffset = d.LastSyncAt.UTC(), time.Duration(offsetMs)*time.Millisecond
 		return d, err
 	})

@@ -42,6 +42,9 @@ type Batch struct {
 	ClockOffset *time.Duration
 	// Pending is how many scans the device still holds unsent.
 	Pending int
+	// StopID is the stop of a trip with stops the device stands at
+	// (decision 0408); empty: any stop.
+	StopID string
 }
 
 // Outcome is how a scan from a device settled.
@@ -57,6 +60,9 @@ const (
 	OutcomeRefunded Outcome = "refunded"
 	// OutcomeInvalid: not a ticket of this show.
 	OutcomeInvalid Outcome = "invalid"
+	// OutcomeBoardsElsewhere: a ticket of the trip whose journey boards
+	// at another stop than the device's; not admitted.
+	OutcomeBoardsElsewhere Outcome = "boards_elsewhere"
 )
 
 // Settled is a scan from a device as the server settled it.
@@ -78,8 +84,11 @@ type Settled struct {
 	AdmittedAt       time.Time
 	// A refunded scan's: the ticket's status (cancelled or refunded).
 	TicketStatus Status
-	// An invalid scan's: why.
+	// An invalid scan's: why; one that boards elsewhere: where.
 	Detail string
+	// BoardingStopID is, for a scan that boards elsewhere, the stop the
+	// ticket's journey boards at.
+	BoardingStopID string
 }
 
 // Settlement is the answer to a batch.
@@ -210,10 +219,10 @@ func (s *Service) settle(ctx context.Context, pool *pg.Pool, c Caller, b Batch, 
 		}
 		_, err = tx.Exec(ctx, `
 			UPDATE gate_scans SET ticket_id = $4, seat = $5, ga_area = $6, outcome = $7, ticket_status = $8, detail = $9,
-			       admitted_gate = $10, admitted_device_id = $11, admitted_at = $12
+			       admitted_gate = $10, admitted_device_id = $11, admitted_at = $12, boarding_stop_id = $13
 			WHERE show_id = $1 AND device_id = $2 AND scan_id = $3`,
 			b.ShowID, b.DeviceID, in.ScanID, res.TicketID, res.Seat, res.GAArea, string(res.Outcome), string(res.TicketStatus),
-			res.Detail, res.AdmittedGate, res.AdmittedDeviceID, nullTime(res.AdmittedAt))
+			res.Detail, res.AdmittedGate, res.AdmittedDeviceID, nullTime(res.AdmittedAt), res.BoardingStopID)
 		if err != nil {
 			return fmt.Errorf("settle scan %s of device %s: %w", in.ScanID, b.DeviceID, err)
 		}
@@ -284,6 +293,19 @@ func (s *Service) admit(ctx context.Context, tx pgx.Tx, c Caller, b Batch, res *
 	default:
 		res.Outcome, res.Detail = OutcomeInvalid, "no such ticket"
 		return nil
+	}
+	// A device at a stop boards only the tickets whose journey starts
+	// there, as CheckIn does (decisions 0384, 0408).
+	if b.StopID != "" {
+		j, err := booking.EntryJourney(ctx, tx, e)
+		if err != nil {
+			return err
+		}
+		if j != nil && j.GetFromStopId() != b.StopID {
+			res.Outcome, res.BoardingStopID = OutcomeBoardsElsewhere, j.GetFromStopId()
+			res.Detail = fmt.Sprintf("boards at %s, not at stop %q", BoardsAt(j), b.StopID)
+			return nil
+		}
 	}
 	cur, found, err := lockAdmission(ctx, tx, ticketID)
 	if err != nil {
@@ -366,7 +388,7 @@ func lockAdmission(ctx context.Context, tx pgx.Tx, ticketID string) (admission, 
 
 // scanColumns are a settled scan's columns, in scanRow's order.
 const scanColumns = `scan_id, device_id, gate, ticket_id, seat, ga_area, outcome, scanned_at, settled_time,
-	admitted_gate, admitted_device_id, admitted_at, ticket_status, detail`
+	admitted_gate, admitted_device_id, admitted_at, ticket_status, detail, boarding_stop_id`
 
 // scanRow reads a row of scanColumns.
 func scanRow(r pgx.Row) (Settled, error) {
@@ -376,7 +398,7 @@ func scanRow(r pgx.Row) (Settled, error) {
 		admittedAt  *time.Time
 	)
 	if err := r.Scan(&s.ScanID, &s.DeviceID, &s.Gate, &s.TicketID, &s.Seat, &s.GAArea, &outcome, &s.ScannedAt,
-		&s.SettledTime, &s.AdmittedGate, &s.AdmittedDeviceID, &admittedAt, &st, &s.Detail); err != nil {
+		&s.SettledTime, &s.AdmittedGate, &s.AdmittedDeviceID, &admittedAt, &st, &s.Detail, &s.BoardingStopID); err != nil {
 		return Settled{}, err
 	}
 	s.Outcome, s.TicketStatus = Outcome(outcome), Status(st)

@@ -105,6 +105,9 @@ const (
 	ScanOutcome_SCAN_OUTCOME_REFUNDED ScanOutcome = 3
 	// Not a ticket of this show (detail says why).
 	ScanOutcome_SCAN_OUTCOME_INVALID ScanOutcome = 4
+	// A ticket of the trip whose journey boards at another stop than the
+	// device's (boarding_stop_id; detail names it): not admitted here.
+	ScanOutcome_SCAN_OUTCOME_BOARDS_ELSEWHERE ScanOutcome = 5
 )
 
 // Enum value maps for ScanOutcome.
@@ -115,13 +118,15 @@ var (
 		2: "SCAN_OUTCOME_DUPLICATE",
 		3: "SCAN_OUTCOME_REFUNDED",
 		4: "SCAN_OUTCOME_INVALID",
+		5: "SCAN_OUTCOME_BOARDS_ELSEWHERE",
 	}
 	ScanOutcome_value = map[string]int32{
-		"SCAN_OUTCOME_UNSPECIFIED": 0,
-		"SCAN_OUTCOME_ADMITTED":    1,
-		"SCAN_OUTCOME_DUPLICATE":   2,
-		"SCAN_OUTCOME_REFUNDED":    3,
-		"SCAN_OUTCOME_INVALID":     4,
+		"SCAN_OUTCOME_UNSPECIFIED":      0,
+		"SCAN_OUTCOME_ADMITTED":         1,
+		"SCAN_OUTCOME_DUPLICATE":        2,
+		"SCAN_OUTCOME_REFUNDED":         3,
+		"SCAN_OUTCOME_INVALID":          4,
+		"SCAN_OUTCOME_BOARDS_ELSEWHERE": 5,
 	}
 )
 
@@ -1146,8 +1151,12 @@ type Admission struct {
 	CheckedInAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=checked_in_at,json=checkedInAt,proto3" json:"checked_in_at,omitempty"`
 	// The gate that admitted it; empty before.
 	CheckedInGate string `protobuf:"bytes,6,opt,name=checked_in_gate,json=checkedInGate,proto3" json:"checked_in_gate,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// On a trip with stops, the stop its journey boards at (a
+	// catalog.v1.TripStop id): a gate at another stop refuses it (decision
+	// 0384). Empty on a show without stops.
+	BoardingStopId string `protobuf:"bytes,7,opt,name=boarding_stop_id,json=boardingStopId,proto3" json:"boarding_stop_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Admission) Reset() {
@@ -1218,6 +1227,13 @@ func (x *Admission) GetCheckedInAt() *timestamppb.Timestamp {
 func (x *Admission) GetCheckedInGate() string {
 	if x != nil {
 		return x.CheckedInGate
+	}
+	return ""
+}
+
+func (x *Admission) GetBoardingStopId() string {
+	if x != nil {
+		return x.BoardingStopId
 	}
 	return ""
 }
@@ -1484,7 +1500,12 @@ type SyncGateScansRequest struct {
 	// measured, and the server takes its own measure from device_time.
 	ClockOffset *durationpb.Duration `protobuf:"bytes,6,opt,name=clock_offset,json=clockOffset,proto3" json:"clock_offset,omitempty"`
 	// How many scans the device still holds unsent after this batch.
-	Pending       int32 `protobuf:"varint,7,opt,name=pending,proto3" json:"pending,omitempty"`
+	Pending int32 `protobuf:"varint,7,opt,name=pending,proto3" json:"pending,omitempty"`
+	// On a trip with stops, the stop the device stands at (a
+	// catalog.v1.TripStop id), as CheckInTicketRequest.stop_id: a scan of a
+	// ticket that boards at another stop settles BOARDS_ELSEWHERE. Empty, or
+	// on a show without stops: any stop.
+	StopId        string `protobuf:"bytes,8,opt,name=stop_id,json=stopId,proto3" json:"stop_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1568,6 +1589,13 @@ func (x *SyncGateScansRequest) GetPending() int32 {
 	return 0
 }
 
+func (x *SyncGateScansRequest) GetStopId() string {
+	if x != nil {
+		return x.StopId
+	}
+	return ""
+}
+
 // SettledScan is a scan as the server settled it.
 type SettledScan struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1599,10 +1627,13 @@ type SettledScan struct {
 	AdmittedAt *timestamppb.Timestamp `protobuf:"bytes,12,opt,name=admitted_at,json=admittedAt,proto3" json:"admitted_at,omitempty"`
 	// REFUNDED: CANCELLED or REFUNDED.
 	TicketStatus TicketStatus `protobuf:"varint,13,opt,name=ticket_status,json=ticketStatus,proto3,enum=seatghor.tickets.v1.TicketStatus" json:"ticket_status,omitempty"`
-	// INVALID: why, in English, for the supervisor's log.
-	Detail        string `protobuf:"bytes,14,opt,name=detail,proto3" json:"detail,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// INVALID and BOARDS_ELSEWHERE: why, in English, for the supervisor's
+	// log.
+	Detail string `protobuf:"bytes,14,opt,name=detail,proto3" json:"detail,omitempty"`
+	// BOARDS_ELSEWHERE: the stop the ticket's journey boards at.
+	BoardingStopId string `protobuf:"bytes,15,opt,name=boarding_stop_id,json=boardingStopId,proto3" json:"boarding_stop_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SettledScan) Reset() {
@@ -1729,6 +1760,13 @@ func (x *SettledScan) GetTicketStatus() TicketStatus {
 func (x *SettledScan) GetDetail() string {
 	if x != nil {
 		return x.Detail
+	}
+	return ""
+}
+
+func (x *SettledScan) GetBoardingStopId() string {
+	if x != nil {
+		return x.BoardingStopId
 	}
 	return ""
 }
@@ -1874,9 +1912,11 @@ type GateDevice struct {
 	// Its invalid scans.
 	Invalid int64 `protobuf:"varint,9,opt,name=invalid,proto3" json:"invalid,omitempty"`
 	// Who synced it last (the staff member's user id).
-	SyncedBy      string `protobuf:"bytes,10,opt,name=synced_by,json=syncedBy,proto3" json:"synced_by,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SyncedBy string `protobuf:"bytes,10,opt,name=synced_by,json=syncedBy,proto3" json:"synced_by,omitempty"`
+	// Its scans of tickets that board at another stop.
+	BoardsElsewhere int64 `protobuf:"varint,11,opt,name=boards_elsewhere,json=boardsElsewhere,proto3" json:"boards_elsewhere,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *GateDevice) Reset() {
@@ -1977,6 +2017,13 @@ func (x *GateDevice) GetSyncedBy() string {
 		return x.SyncedBy
 	}
 	return ""
+}
+
+func (x *GateDevice) GetBoardsElsewhere() int64 {
+	if x != nil {
+		return x.BoardsElsewhere
+	}
+	return 0
 }
 
 // GetGateStatusResponse is the gate supervisor's view of a show.
@@ -2143,14 +2190,15 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\asigning\x18\x04 \x01(\bR\asigning\"\x16\n" +
 	"\x14GetTicketKeysRequest\"K\n" +
 	"\x15GetTicketKeysResponse\x122\n" +
-	"\x04keys\x18\x01 \x03(\v2\x1e.seatghor.tickets.v1.TicketKeyR\x04keys\"\xf8\x01\n" +
+	"\x04keys\x18\x01 \x03(\v2\x1e.seatghor.tickets.v1.TicketKeyR\x04keys\"\xa2\x02\n" +
 	"\tAdmission\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x12\n" +
 	"\x04seat\x18\x02 \x01(\tR\x04seat\x12\x17\n" +
 	"\aga_area\x18\x03 \x01(\tR\x06gaArea\x129\n" +
 	"\x06status\x18\x04 \x01(\x0e2!.seatghor.tickets.v1.TicketStatusR\x06status\x12>\n" +
 	"\rchecked_in_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\vcheckedInAt\x12&\n" +
-	"\x0fchecked_in_gate\x18\x06 \x01(\tR\rcheckedInGate\"\x8d\x01\n" +
+	"\x0fchecked_in_gate\x18\x06 \x01(\tR\rcheckedInGate\x12(\n" +
+	"\x10boarding_stop_id\x18\a \x01(\tR\x0eboardingStopId\"\x8d\x01\n" +
 	"\x17GetAdmissionListRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12'\n" +
 	"\tpage_size\x18\x02 \x01(\x05B\n" +
@@ -2172,7 +2220,7 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\xbaH\ar\x05\x10\x01\x18\x80\bH\x00R\x04code\x12A\n" +
 	"\n" +
 	"scanned_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\tscannedAtB\x0f\n" +
-	"\x06ticket\x12\x05\xbaH\x02\b\x01\"\x91\x03\n" +
+	"\x06ticket\x12\x05\xbaH\x02\b\x01\"\xcf\x03\n" +
 	"\x14SyncGateScansRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x128\n" +
 	"\tdevice_id\x18\x02 \x01(\tB\x1b\xbaH\x18r\x16\x10\x01\x18@2\x10^[A-Za-z0-9_-]+$R\bdeviceId\x12\x1b\n" +
@@ -2181,7 +2229,8 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\vdevice_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\n" +
 	"deviceTime\x12X\n" +
 	"\fclock_offset\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\x1a\xbaH\x17\xaa\x01\x14\"\x05\b\x80\x8a\x8a\x0f2\v\b\x80\xf6\xf5\xf0\xff\xff\xff\xff\xff\x01R\vclockOffset\x12!\n" +
-	"\apending\x18\a \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\apending\"\xc7\x04\n" +
+	"\apending\x18\a \x01(\x05B\a\xbaH\x04\x1a\x02(\x00R\apending\x12<\n" +
+	"\astop_id\x18\b \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopId\"\xf1\x04\n" +
 	"\vSettledScan\x12\x17\n" +
 	"\ascan_id\x18\x01 \x01(\tR\x06scanId\x12\x1b\n" +
 	"\tdevice_id\x18\x02 \x01(\tR\bdeviceId\x12\x12\n" +
@@ -2199,7 +2248,8 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\vadmitted_at\x18\f \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"admittedAt\x12F\n" +
 	"\rticket_status\x18\r \x01(\x0e2!.seatghor.tickets.v1.TicketStatusR\fticketStatus\x12\x16\n" +
-	"\x06detail\x18\x0e \x01(\tR\x06detail\"\xf1\x01\n" +
+	"\x06detail\x18\x0e \x01(\tR\x06detail\x12(\n" +
+	"\x10boarding_stop_id\x18\x0f \x01(\tR\x0eboardingStopId\"\xf1\x01\n" +
 	"\x15SyncGateScansResponse\x126\n" +
 	"\x05scans\x18\x01 \x03(\v2 .seatghor.tickets.v1.SettledScanR\x05scans\x12;\n" +
 	"\vserver_time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
@@ -2207,7 +2257,7 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\fclock_offset\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\vclockOffset\x12%\n" +
 	"\x0eadmitted_count\x18\x04 \x01(\x03R\radmittedCount\"8\n" +
 	"\x14GetGateStatusRequest\x12 \n" +
-	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\xe2\x02\n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"\x8d\x03\n" +
 	"\n" +
 	"GateDevice\x12\x1b\n" +
 	"\tdevice_id\x18\x01 \x01(\tR\bdeviceId\x12\x12\n" +
@@ -2223,7 +2273,8 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\brefunded\x18\b \x01(\x03R\brefunded\x12\x18\n" +
 	"\ainvalid\x18\t \x01(\x03R\ainvalid\x12\x1b\n" +
 	"\tsynced_by\x18\n" +
-	" \x01(\tR\bsyncedBy\"\x9d\x02\n" +
+	" \x01(\tR\bsyncedBy\x12)\n" +
+	"\x10boards_elsewhere\x18\v \x01(\x03R\x0fboardsElsewhere\"\x9d\x02\n" +
 	"\x15GetGateStatusResponse\x129\n" +
 	"\adevices\x18\x01 \x03(\v2\x1f.seatghor.tickets.v1.GateDeviceR\adevices\x12>\n" +
 	"\tconflicts\x18\x02 \x03(\v2 .seatghor.tickets.v1.SettledScanR\tconflicts\x12%\n" +
@@ -2236,13 +2287,14 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x13TICKET_STATUS_VALID\x10\x01\x12\x1c\n" +
 	"\x18TICKET_STATUS_CHECKED_IN\x10\x02\x12\x1b\n" +
 	"\x17TICKET_STATUS_CANCELLED\x10\x03\x12\x1a\n" +
-	"\x16TICKET_STATUS_REFUNDED\x10\x04*\x97\x01\n" +
+	"\x16TICKET_STATUS_REFUNDED\x10\x04*\xba\x01\n" +
 	"\vScanOutcome\x12\x1c\n" +
 	"\x18SCAN_OUTCOME_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15SCAN_OUTCOME_ADMITTED\x10\x01\x12\x1a\n" +
 	"\x16SCAN_OUTCOME_DUPLICATE\x10\x02\x12\x19\n" +
 	"\x15SCAN_OUTCOME_REFUNDED\x10\x03\x12\x18\n" +
-	"\x14SCAN_OUTCOME_INVALID\x10\x042\x91\b\n" +
+	"\x14SCAN_OUTCOME_INVALID\x10\x04\x12!\n" +
+	"\x1dSCAN_OUTCOME_BOARDS_ELSEWHERE\x10\x052\x91\b\n" +
 	"\rTicketService\x12~\n" +
 	"\rListMyTickets\x12).seatghor.tickets.v1.ListMyTicketsRequest\x1a*.seatghor.tickets.v1.ListMyTicketsResponse\"\x16\x82\xd3\xe4\x93\x02\r\x12\v/v1/tickets\x90\x02\x01\x12\x9f\x01\n" +
 	"\x11GetTicketDownload\x12-.seatghor.tickets.v1.GetTicketDownloadRequest\x1a..seatghor.tickets.v1.GetTicketDownloadResponse\"+\x82\xd3\xe4\x93\x02\"\x12 /v1/tickets/{ticket_id}/download\x90\x02\x01\x12\x8f\x01\n" +
