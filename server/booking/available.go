@@ -68,7 +68,7 @@ const availableSQL = `
 	SELECT want.show_id,
 	       (SELECT count(DISTINCT seat) FROM seats
 	        WHERE show_id = want.show_id AND (status = 'available' OR (status = 'held' AND held_until < $2))
-	          AND allocated_partner_id IS NULL AND kind <> `+blockedKind+`)
+	          AND allocated_partner_id IS NULL AND kind <> ` + blockedKind + `)
 	     + (SELECT coalesce(sum(remaining), 0) FROM ga_buckets WHERE show_id = want.show_id AND allocated_partner_id IS NULL)
 	     + (SELECT coalesce(sum(quantity), 0) FROM holds
 	        WHERE show_id = want.show_id AND ga_area <> '' AND status IN ('active', 'ordered') AND expires_at < $2)
