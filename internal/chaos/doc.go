@@ -144,6 +144,14 @@ build has the switches.
 		"order's tickets, and no other, are good for entry; trip index: every show's seats available equal\n" +
 		"the shard's count; e-ticket PDFs: every ticket's PDF is in the bucket; partner webhooks: every\n" +
 		"booking confirmed reached the partner's endpoint, verified with the Standard Webhooks library.\n")
+	if len(cv.Moved) > 0 {
+		b.WriteString("\nAt the last look, all at one moment, these had moved apart and were equal again within the\n" +
+			"target (a hold a buyer walked away from lapses after the load; the sweeper's release is a write\n" +
+			"of its own, which the read models then follow):\n\n")
+		for _, name := range slices.Sorted(maps.Keys(cv.Moved)) {
+			fmt.Fprintf(&b, "- %s: %s\n", name, cv.Moved[name])
+		}
+	}
 
 	fmt.Fprintf(&b, "\n## Invariants\n\nViolations: **%d**.\n\n| | invariant | checked | violations |\n|---|---|---:|---:|\n", r.Violations())
 	for _, ch := range r.Checks {

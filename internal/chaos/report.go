@@ -223,6 +223,9 @@ func (r Result) Table(w io.Writer) error {
 	for _, name := range slices.Sorted(maps.Keys(cv.Left)) {
 		fmt.Fprintf(&b, "  %-20s NOT EQUAL: %s\n", name, cv.Left[name])
 	}
+	for _, name := range slices.Sorted(maps.Keys(cv.Moved)) {
+		fmt.Fprintf(&b, "  %-20s moved apart at the last look, equal again within the target: %s\n", name, cv.Moved[name])
+	}
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tinvariant\tchecked\tviolations")
