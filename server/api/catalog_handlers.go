@@ -87,12 +87,12 @@ func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Re
 	if !p.Is(auth.RoleAdmin) {
 		return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins manage organizations"))
 	}
-	o, err := h.svc.CreateOrganization(ctx, p.UserID, req.Msg.GetOrganizationId(), req.Msg.GetName())
+	o, err := h.svc.CreateOrganization(ctx, p.UserID, req.Msg.GetOrganizationId(), req.Msg.GetName(), req.Msg.GetNameBn())
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
 	return connect.NewResponse(&catalogv1.CreateOrganizationResponse{Organization: &catalogv1.Organization{
-		OrganizationId: o.ID, Name: o.Name, CreatedAt: timestamppb.New(o.CreatedAt),
+		OrganizationId: o.ID, Name: o.Name, NameBn: o.NameBn, CreatedAt: timestamppb.New(o.CreatedAt),
 	}}), nil
 }
 

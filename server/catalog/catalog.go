@@ -138,6 +138,12 @@ type Show struct {
 	// RouteID is the route a bus trip runs on when a timetable made it
 	// (server/network); empty otherwise.
 	RouteID string `json:"route_id,omitempty"`
+	// TitleBn, VenueBn and OperatorBn are Title, Venue and Operator in
+	// Bengali script (decision 0385); empty: the Bengali UI shows them as
+	// written.
+	TitleBn    string `json:"title_bn,omitempty"`
+	VenueBn    string `json:"venue_bn,omitempty"`
+	OperatorBn string `json:"operator_bn,omitempty"`
 }
 
 // SectionPrice is a show's price of a seat of a template's section.
@@ -169,6 +175,7 @@ func (s Show) Proto() *catalogv1.Show {
 		TimeZone: s.TimeZone, StartsAtLocal: display.LocalTime(s.StartsAt, display.ZoneOrDefault(s.TimeZone)),
 		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
 		LayoutTemplateId: s.LayoutTemplateID, RouteId: s.RouteID,
+		TitleBn: s.TitleBn, VenueBn: s.VenueBn, OperatorBn: s.OperatorBn,
 	}
 	if len(s.Stops) > 0 {
 		p.Stops, p.Fares = s.Trip().StopsProto(), FaresProto(s.Fares)
@@ -277,14 +284,14 @@ func (s *Service) authorize(ctx context.Context, show *Show, createdBy string, i
 		if show.OrganizationID == "" {
 			return nil
 		}
-		name, err := s.organizationName(ctx, show.OrganizationID)
+		name, nameBn, err := s.organizationName(ctx, show.OrganizationID)
 		if errors.Is(err, ErrOrganizationNotFound) {
 			return &fault.Error{Reason: fault.ShowInvalid, Field: "organization_id", Message: fmt.Sprintf("there is no organization %q", show.OrganizationID)}
 		}
 		if err != nil {
 			return err
 		}
-		show.Operator = cmp.Or(show.Operator, name)
+		show.nameOperator(name, nameBn)
 		return nil
 	}
 	if show.OrganizationID == "" {
@@ -311,12 +318,21 @@ func (s *Service) authorize(ctx context.Context, show *Show, createdBy string, i
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "cancellation_fee_bps", Message: fmt.Sprintf(
 			"at most %d (the platform's policy); a higher fee needs an admin", most)}
 	}
-	name, err := s.organizationName(ctx, show.OrganizationID)
+	name, nameBn, err := s.organizationName(ctx, show.OrganizationID)
 	if err != nil {
 		return err
 	}
-	show.Operator = cmp.Or(show.Operator, name)
+	show.nameOperator(name, nameBn)
 	return nil
+}
+
+// nameOperator names a show that names no operator after its
+// organisation, in both scripts; a show that names one keeps its own
+// operator_bn (the organisation's Bengali name is of another name).
+func (s *Show) nameOperator(name, nameBn string) {
+	if s.Operator == "" {
+		s.Operator, s.OperatorBn = name, cmp.Or(s.OperatorBn, nameBn)
+	}
 }
 
 // CreateShow places a new show on a shard and writes its seats and GA
@@ -527,14 +543,16 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
 		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id,
-		                   time_zone, places, layout_template_id, stops, fares, route_id)
+		                   time_zone, places, layout_template_id, stops, fares, route_id, title_bn, venue_bn, operator_bn)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
-		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, nullif($27, ''), $28, $29, nullif($30, ''))`,
+		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, nullif($27, ''), $28, $29, nullif($30, ''),
+		        $31, $32, $33)`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
 		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID,
-		s.TimeZone, places, s.LayoutTemplateID, jsonList(s.Stops), jsonList(s.Fares), s.RouteID)
+		s.TimeZone, places, s.LayoutTemplateID, jsonList(s.Stops), jsonList(s.Fares), s.RouteID,
+		s.TitleBn, s.VenueBn, s.OperatorBn)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}

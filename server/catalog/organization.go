@@ -40,8 +40,11 @@ var ErrNotAMember = fault.Sentinel(fault.MemberNotFound, "not a member of the or
 
 // Organization is an operator: a bus company, a promoter, a venue.
 type Organization struct {
-	ID        string
-	Name      string
+	ID   string
+	Name string
+	// NameBn is the name in Bengali script; empty: the Bengali UI shows
+	// Name (decision 0385).
+	NameBn    string
 	CreatedBy string
 	CreatedAt time.Time
 }
@@ -57,23 +60,31 @@ type Member struct {
 
 // CreateOrganization creates an organisation (admins only: the API checks).
 // Its id is chosen by the admin, so a retry or a second admin cannot make a
-// twin: a second create with the same id and name answers the first, with
-// another name ErrOrganizationExists.
-func (s *Service) CreateOrganization(ctx context.Context, by, id, name string) (Organization, error) {
+// twin: a second create with the same id and names answers the first (one
+// that gives no Bengali name answers it too), with another name in either
+// script ErrOrganizationExists.
+func (s *Service) CreateOrganization(ctx context.Context, by, id, name, nameBn string) (Organization, error) {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Organization, error) {
-			o := Organization{ID: id, Name: name, CreatedBy: by, CreatedAt: now}
+			o := Organization{ID: id, Name: name, NameBn: nameBn, CreatedBy: by, CreatedAt: now}
 			if _, err := tx.Exec(ctx, `
-				INSERT INTO organizations (organization_id, name, created_by, created_at) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (organization_id) DO NOTHING`, o.ID, o.Name, o.CreatedBy, o.CreatedAt); err != nil {
+				INSERT INTO organizations (organization_id, name, name_bn, created_by, created_at) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (organization_id) DO NOTHING`, o.ID, o.Name, o.NameBn, o.CreatedBy, o.CreatedAt); err != nil {
 				return Organization{}, fmt.Errorf("insert organization %s: %w", id, err)
+			}
+			// An organisation made before its Bengali name was given gets
+			// it from the same create (a name added, none changed).
+			if _, err := tx.Exec(ctx, `
+				UPDATE organizations SET name_bn = $3 WHERE organization_id = $1 AND name = $2 AND name_bn = ''`,
+				id, name, nameBn); err != nil {
+				return Organization{}, fmt.Errorf("name organization %s in Bengali: %w", id, err)
 			}
 			got, err := getOrganization(ctx, tx, id)
 			if err != nil {
 				return Organization{}, err
 			}
-			if got.Name != name {
+			if got.Name != name || (nameBn != "" && got.NameBn != nameBn) {
 				return Organization{}, fmt.Errorf("organization %s: %w", id, ErrOrganizationExists)
 			}
 			return got, nil
@@ -82,8 +93,8 @@ func (s *Service) CreateOrganization(ctx context.Context, by, id, name string) (
 
 func getOrganization(ctx context.Context, q pgx.Tx, id string) (Organization, error) {
 	var o Organization
-	err := q.QueryRow(ctx, `SELECT organization_id, name, created_by, created_at FROM organizations WHERE organization_id = $1`, id).
-		Scan(&o.ID, &o.Name, &o.CreatedBy, &o.CreatedAt)
+	err := q.QueryRow(ctx, `SELECT organization_id, name, name_bn, created_by, created_at FROM organizations WHERE organization_id = $1`, id).
+		Scan(&o.ID, &o.Name, &o.NameBn, &o.CreatedBy, &o.CreatedAt)
 	found, err := pg.Found(err)
 	if err != nil {
 		return o, fmt.Errorf("read organization %s: %w", id, err)
@@ -163,15 +174,16 @@ func (s *Service) HasRole(ctx context.Context, orgID, userID string, roles ...Ro
 	return slices.Contains(roles, Role(role)), nil
 }
 
-func (s *Service) organizationName(ctx context.Context, id string) (string, error) {
-	var name string
-	err := s.router.Catalog().QueryRow(ctx, `SELECT name FROM organizations WHERE organization_id = $1`, id).Scan(&name)
+// organizationName is an organisation's name, in English and in Bengali
+// script.
+func (s *Service) organizationName(ctx context.Context, id string) (name, nameBn string, err error) {
+	err = s.router.Catalog().QueryRow(ctx, `SELECT name, name_bn FROM organizations WHERE organization_id = $1`, id).Scan(&name, &nameBn)
 	found, err := pg.Found(err)
 	if err != nil {
-		return "", fmt.Errorf("read organization %s: %w", id, err)
+		return "", "", fmt.Errorf("read organization %s: %w", id, err)
 	}
 	if !found {
-		return "", fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
+		return "", "", fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
 	}
-	return name, nil
+	return name, nameBn, nil
 }

@@ -17,7 +17,7 @@ func FromRequest(m *catalogv1.CreateShowRequest) NewShow {
 		Currency: m.GetCurrency(), HoldTTL: m.GetHoldTtl().AsDuration(),
 		PaymentExtension:   m.GetPaymentExtension().AsDuration(),
 		MaxSeatsPerAccount: int(m.GetMaxSeatsPerAccount()), MaxSeatsPerHold: int(m.GetMaxSeatsPerHold()),
-		TimeZone: m.GetTimeZone(),
+		TimeZone: m.GetTimeZone(), TitleBn: m.GetTitleBn(), VenueBn: m.GetVenueBn(), OperatorBn: m.GetOperatorBn(),
 	}}
 	if m.GetOnSaleAt() != nil {
 		in.OnSaleAt = m.GetOnSaleAt().AsTime()

@@ -68,7 +68,7 @@ func newPlatform(t *testing.T, now time.Time) *platform {
 	p.network, err = network.NewService(cat, p.catalog, p.clock, network.Config{Registerer: p.registry})
 	require.NoError(t, err)
 	ctx := t.Context()
-	_, err = p.catalog.CreateOrganization(ctx, "root", "hanif", "Hanif Enterprise")
+	_, err = p.catalog.CreateOrganization(ctx, "root", "hanif", "Hanif Enterprise", "")
 	require.NoError(t, err)
 	_, err = p.catalog.SetMember(ctx, "root", "hanif", manager.UserID, catalog.RoleManager)
 	require.NoError(t, err)

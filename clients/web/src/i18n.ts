@@ -108,16 +108,24 @@ export function showTime(local: { timeZone: string } | undefined, d: Date | unde
   return when(d, lang, local?.timeZone || SHOW_ZONE);
 }
 
-/** What a show is called in the UI's language: a bus trip's title is
- * written in English by its operator ("Dhaka to Chattogram 08:00"), so the
- * Bengali UI names the trip by its route in Bengali instead; other titles
- * (a concert's, a match's) are names and stay as written. */
+/** What a show is called in the UI's language: in the Bengali UI its
+ * Bengali title (Show.title_bn, decision 0385) when it has one, else a bus
+ * trip by its route in Bengali (its title is written in English by its
+ * operator, "Dhaka to Chattogram 08:00"), else the title as written. */
 export function showName(
   title: string,
-  x: { originBengali?: string; destinationBengali?: string },
+  x: { originBengali?: string; destinationBengali?: string; titleBn?: string },
   lang: Lang,
 ): string {
-  return lang === "bn" && x.originBengali && x.destinationBengali ? `${x.originBengali} → ${x.destinationBengali}` : title;
+  if (lang !== "bn") return title;
+  if (x.titleBn) return x.titleBn;
+  return x.originBengali && x.destinationBengali ? `${x.originBengali} → ${x.destinationBengali}` : title;
+}
+
+/** Who runs a show in the UI's language: its operator's Bengali name
+ * (Show.operator_bn) in the Bengali UI, when it has one. */
+export function operatorName(x: { operator: string; operatorBn?: string }, lang: Lang): string {
+  return (lang === "bn" && x.operatorBn) || x.operator;
 }
 
 /** A section's name in the UI's language: its Bengali name from the show
@@ -128,12 +136,13 @@ export function sectionName(name: string, show: { sections: { name: string; name
 
 /** The places a show or ticket is about, in the UI's language: a bus
  * trip's route (the gazetteer's Bengali names in the Bengali UI, the
- * names as entered where it has none), else the venue. */
+ * names as entered where it has none), else the venue (its Bengali name,
+ * Show.venue_bn, in the Bengali UI when it has one). */
 export function route(
-  x: { origin: string; destination: string; venue: string; originBengali?: string; destinationBengali?: string },
+  x: { origin: string; destination: string; venue: string; originBengali?: string; destinationBengali?: string; venueBn?: string },
   lang: Lang,
 ): string {
-  if (!x.origin) return x.venue;
+  if (!x.origin) return (lang === "bn" && x.venueBn) || x.venue;
   const from = (lang === "bn" && x.originBengali) || x.origin;
   const to = (lang === "bn" && x.destinationBengali) || x.destination;
   return `${from} → ${to}`;

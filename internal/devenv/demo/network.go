@@ -25,16 +25,16 @@ const Counter = "demo-counter"
 
 // Operator is a demo bus company.
 type Operator struct {
-	ID, Name string
+	ID, Name, NameBn string
 }
 
 // Operators are the demo network's operators; demo-manager manages each,
 // Counter (their counters' clerk) checks their passengers in. Not
 // demo-gate, whose gate lists the demo shows alone (its next show first).
 var Operators = []Operator{
-	{"hanif", "Hanif Enterprise"},
-	{"green-line", "Green Line Paribahan"},
-	{"shyamoli", "Shyamoli Paribahan"},
+	{"hanif", "Hanif Enterprise", "হানিফ এন্টারপ্রাইজ"},
+	{"green-line", "Green Line Paribahan", "গ্রিন লাইন পরিবহন"},
+	{"shyamoli", "Shyamoli Paribahan", "শ্যামলী পরিবহন"},
 }
 
 // The demo's coaches are the shipped layout templates (decision 0372): a
@@ -177,7 +177,7 @@ func stopID(s *catalogv1.TripStop) string {
 // does, in the background.
 func LoadNetwork(ctx context.Context, cat *catalog.Service, net *network.Service, now time.Time) error {
 	for _, o := range Operators {
-		if _, err := cat.CreateOrganization(ctx, Manager, o.ID, o.Name); err != nil {
+		if _, err := cat.CreateOrganization(ctx, Manager, o.ID, o.Name, o.NameBn); err != nil {
 			return fmt.Errorf("demo operator %s: %w", o.ID, err)
 		}
 		for user, role := range map[string]catalog.Role{Manager: catalog.RoleManager, Counter: catalog.RoleGate} {

@@ -384,7 +384,7 @@ func (e *Env) WaitProjected(tb testing.TB, projector string) {
 func (e *Env) Member(tb testing.TB, org, user string, role catalog.Role) {
 	tb.Helper()
 	ctx := context.Background()
-	if _, err := e.App.Catalog.CreateOrganization(ctx, "apptest", org, org); err != nil {
+	if _, err := e.App.Catalog.CreateOrganization(ctx, "apptest", org, org, ""); err != nil {
 		tb.Fatalf("organization %s: %v", org, err)
 	}
 	if _, err := e.App.Catalog.SetMember(ctx, "apptest", org, user, role); err != nil {

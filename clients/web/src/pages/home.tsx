@@ -7,7 +7,7 @@ import type { Journey, Show, TripHit } from "@seatghor/client";
 
 import { ErrorNote, Link, useApp } from "../app.js";
 import type { Place } from "../app.js";
-import { digits, route, taka, tsDate, showTime } from "../i18n.js";
+import { digits, route, showName, taka, tsDate, showTime } from "../i18n.js";
 
 export function Home(props: { place: Place }) {
   const { t, api, go, lang, session } = useApp();
@@ -135,8 +135,8 @@ export function Home(props: { place: Place }) {
           {events.map((s) => (
             <li class="card" key={String(s.showId)}>
               <Link href={`/show/${s.showId}`} class="cardlink">
-                <strong>{s.title}</strong>
-                <span>{s.venue}</span>
+                <strong>{showName(s.title, s, lang)}</strong>
+                <span>{route(s, lang)}</span>
                 <span>
                   {t.starts}: {showTime(s.startsAtLocal, tsDate(s.startsAt), lang)}
                 </span>

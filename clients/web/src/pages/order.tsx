@@ -8,7 +8,7 @@ import { OrderStatus, PaymentState } from "@seatghor/client";
 import type { Order, Payment, Show } from "@seatghor/client";
 
 import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
-import { digits, mmss, showTime, taka, tsDate, route, showName } from "../i18n.js";
+import { digits, mmss, operatorName, showTime, taka, tsDate, route, showName } from "../i18n.js";
 
 const POLL_MS = 1000;
 
@@ -105,7 +105,7 @@ function OrderInner({ orderId }: { orderId: string }) {
       {show && (
         <p class="meta" id="order-show">
           {route(show, lang)}
-          {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
+          {show.operator && ` · ${operatorName(show, lang)}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
         </p>
       )}
       <p class="ref">

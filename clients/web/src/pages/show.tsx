@@ -23,7 +23,7 @@ import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
 import type { AccountSeatCap, Counter, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
-import { clock, digits, mmss, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
+import { clock, digits, mmss, operatorName, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
 import type { VenueMap } from "../venuemap.js";
@@ -465,7 +465,7 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
       <h1 tabIndex={-1}>{showName(show.title, show, lang)}</h1>
       <p class="meta">
         {route(show, lang)}
-        {show.operator && ` · ${show.operator}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
+        {show.operator && ` · ${operatorName(show, lang)}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
       </p>
       {fromStop && toStop && (
         <div class="journey" id="journey">

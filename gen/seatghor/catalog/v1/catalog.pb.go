@@ -389,7 +389,13 @@ type Show struct {
 	// show gave its sections or layout itself.
 	LayoutTemplateId string `protobuf:"bytes,38,opt,name=layout_template_id,json=layoutTemplateId,proto3" json:"layout_template_id,omitempty"`
 	// The route the trip runs on, when a timetable made it.
-	RouteId       string `protobuf:"bytes,39,opt,name=route_id,json=routeId,proto3" json:"route_id,omitempty"`
+	RouteId string `protobuf:"bytes,39,opt,name=route_id,json=routeId,proto3" json:"route_id,omitempty"`
+	// title, venue and operator in Bengali script, for a Bengali UI
+	// (decision 0385); empty: the Bengali UI shows them as written (a bus
+	// trip's title then by its route, origin_bengali → destination_bengali).
+	TitleBn       string `protobuf:"bytes,40,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	VenueBn       string `protobuf:"bytes,41,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	OperatorBn    string `protobuf:"bytes,42,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -651,6 +657,27 @@ func (x *Show) GetLayoutTemplateId() string {
 func (x *Show) GetRouteId() string {
 	if x != nil {
 		return x.RouteId
+	}
+	return ""
+}
+
+func (x *Show) GetTitleBn() string {
+	if x != nil {
+		return x.TitleBn
+	}
+	return ""
+}
+
+func (x *Show) GetVenueBn() string {
+	if x != nil {
+		return x.VenueBn
+	}
+	return ""
+}
+
+func (x *Show) GetOperatorBn() string {
+	if x != nil {
+		return x.OperatorBn
 	}
 	return ""
 }
@@ -1158,6 +1185,13 @@ type CreateShowRequest struct {
 	// section of the template (the template's prices are defaults). A bus
 	// trip with stops prices by its fares instead.
 	SectionPrices []*SectionPrice `protobuf:"bytes,40,rep,name=section_prices,json=sectionPrices,proto3" json:"section_prices,omitempty"`
+	// title, venue and operator in Bengali script, e.g. "বাংলাদেশ বনাম
+	// ভারত", "শেরেবাংলা জাতীয় ক্রিকেট স্টেডিয়াম" (decision 0385). Optional:
+	// the Bengali UI shows the others as written. operator_bn defaults,
+	// with operator, to the organisation's name_bn.
+	TitleBn       string `protobuf:"bytes,41,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	VenueBn       string `protobuf:"bytes,42,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	OperatorBn    string `protobuf:"bytes,43,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1372,6 +1406,27 @@ func (x *CreateShowRequest) GetSectionPrices() []*SectionPrice {
 		return x.SectionPrices
 	}
 	return nil
+}
+
+func (x *CreateShowRequest) GetTitleBn() string {
+	if x != nil {
+		return x.TitleBn
+	}
+	return ""
+}
+
+func (x *CreateShowRequest) GetVenueBn() string {
+	if x != nil {
+		return x.VenueBn
+	}
+	return ""
+}
+
+func (x *CreateShowRequest) GetOperatorBn() string {
+	if x != nil {
+		return x.OperatorBn
+	}
+	return ""
 }
 
 // SectionPrice is the price of a seat of one section of a layout template,
@@ -1717,7 +1772,10 @@ type Organization struct {
 	// Display name, e.g. "Hanif Enterprise".
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// When it was created.
-	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// The name in Bengali script, e.g. "হানিফ এন্টারপ্রাইজ"; empty: the
+	// Bengali UI shows name (decision 0385).
+	NameBn        string `protobuf:"bytes,4,opt,name=name_bn,json=nameBn,proto3" json:"name_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1771,6 +1829,13 @@ func (x *Organization) GetCreatedAt() *timestamppb.Timestamp {
 		return x.CreatedAt
 	}
 	return nil
+}
+
+func (x *Organization) GetNameBn() string {
+	if x != nil {
+		return x.NameBn
+	}
+	return ""
 }
 
 // OrganizationMember is a user's role in an organisation.
@@ -1853,7 +1918,11 @@ type CreateOrganizationRequest struct {
 	// name answers the organisation; with another name, already_exists.
 	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
 	// Display name.
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// The name in Bengali script (decision 0385): its shows' operator_bn
+	// when they name no operator of their own. Creating the organisation
+	// again answers it only with the same name_bn.
+	NameBn        string `protobuf:"bytes,3,opt,name=name_bn,json=nameBn,proto3" json:"name_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1898,6 +1967,13 @@ func (x *CreateOrganizationRequest) GetOrganizationId() string {
 func (x *CreateOrganizationRequest) GetName() string {
 	if x != nil {
 		return x.Name
+	}
+	return ""
+}
+
+func (x *CreateOrganizationRequest) GetNameBn() string {
+	if x != nil {
+		return x.NameBn
 	}
 	return ""
 }
@@ -2171,7 +2247,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xaf\v\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x86\f\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -2209,7 +2285,11 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x05stops\x18$ \x03(\v2\x1d.seatghor.catalog.v1.TripStopR\x05stops\x12/\n" +
 	"\x05fares\x18% \x03(\v2\x19.seatghor.catalog.v1.FareR\x05fares\x12,\n" +
 	"\x12layout_template_id\x18& \x01(\tR\x10layoutTemplateId\x12\x19\n" +
-	"\broute_id\x18' \x01(\tR\arouteId\"\xab\x03\n" +
+	"\broute_id\x18' \x01(\tR\arouteId\x12\x19\n" +
+	"\btitle_bn\x18( \x01(\tR\atitleBn\x12\x19\n" +
+	"\bvenue_bn\x18) \x01(\tR\avenueBn\x12\x1f\n" +
+	"\voperator_bn\x18* \x01(\tR\n" +
+	"operatorBn\"\xab\x03\n" +
 	"\bTripStop\x12<\n" +
 	"\astop_id\x18\x01 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopId\x12\x1f\n" +
 	"\x05place\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x05place\x12\x19\n" +
@@ -2254,7 +2334,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
 	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
 	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
-	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\x88\x10\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xfc\x10\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -2289,7 +2369,11 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x12layout_template_id\x18\x17 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x10layoutTemplateId\x12=\n" +
 	"\x05stops\x18\x18 \x03(\v2\x1d.seatghor.catalog.v1.TripStopB\b\xbaH\x05\x92\x01\x02\x10\x1eR\x05stops\x12:\n" +
 	"\x05fares\x18\x19 \x03(\v2\x19.seatghor.catalog.v1.FareB\t\xbaH\x06\x92\x01\x03\x10\xd0\x0fR\x05fares\x12S\n" +
-	"\x0esection_prices\x18( \x03(\v2!.seatghor.catalog.v1.SectionPriceB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rsectionPrices:\xd9\x03\xbaH\xd5\x03\x1a\xb1\x01\n" +
+	"\x0esection_prices\x18( \x03(\v2!.seatghor.catalog.v1.SectionPriceB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rsectionPrices\x12#\n" +
+	"\btitle_bn\x18) \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\atitleBn\x12#\n" +
+	"\bvenue_bn\x18* \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\avenueBn\x12(\n" +
+	"\voperator_bn\x18+ \x01(\tB\a\xbaH\x04r\x02\x18dR\n" +
+	"operatorBn:\xd9\x03\xbaH\xd5\x03\x1a\xb1\x01\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1absize(this.sections) + size(this.ga_areas) > 0 || has(this.layout) || this.layout_template_id != ''\x1a\xa1\x01\n" +
 	"\x0eshow.bus_route\x125a bus trip needs origin and destination, or its stops\x1aXthis.kind != 1 || (this.origin != '' && this.destination != '') || size(this.stops) >= 2\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
@@ -2318,20 +2402,22 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"startsFrom\"l\n" +
 	"\x11ListShowsResponse\x12/\n" +
 	"\x05shows\x18\x01 \x03(\v2\x19.seatghor.catalog.v1.ShowR\x05shows\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x86\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9f\x01\n" +
 	"\fOrganization\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x129\n" +
 	"\n" +
-	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\xc8\x01\n" +
+	"created_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x17\n" +
+	"\aname_bn\x18\x04 \x01(\tR\x06nameBn\"\xc8\x01\n" +
 	"\x12OrganizationMember\x12'\n" +
 	"\x0forganization_id\x18\x01 \x01(\tR\x0eorganizationId\x12\x17\n" +
 	"\auser_id\x18\x02 \x01(\tR\x06userId\x129\n" +
 	"\x04role\x18\x03 \x01(\x0e2%.seatghor.catalog.v1.OrganizationRoleR\x04role\x125\n" +
-	"\badded_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aaddedAt\"\x84\x01\n" +
+	"\badded_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aaddedAt\"\xa6\x01\n" +
 	"\x19CreateOrganizationRequest\x12H\n" +
 	"\x0forganization_id\x18\x01 \x01(\tB\x1f\xbaH\x1cr\x1a\x10\x01\x18@2\x14^[a-z0-9][a-z0-9-]*$R\x0eorganizationId\x12\x1d\n" +
-	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\"c\n" +
+	"\x04name\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x04name\x12 \n" +
+	"\aname_bn\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06nameBn\"c\n" +
 	"\x1aCreateOrganizationResponse\x12E\n" +
 	"\forganization\x18\x01 \x01(\v2!.seatghor.catalog.v1.OrganizationR\forganization\"\xbe\x01\n" +
 	"\x1cAddOrganizationMemberRequest\x122\n" +
