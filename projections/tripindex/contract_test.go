@@ -85,14 +85,19 @@ func fixture() []search.Trip {
 			Venue: venue, StartsAt: at, OnSaleAt: base.AddDate(0, 0, -10), Currency: "BDT", LowestPriceMinor: price,
 			SeatsAvailable: seats, Capacity: capacity}
 	}
+	named := func(t search.Trip, title, venue, op string) search.Trip {
+		t.TitleBn, t.VenueBn, t.OperatorBn = title, venue, op
+		return t
+	}
 	return []search.Trip{
 		trip(1, bus, "Dhaka to Chattogram 08:00", "Green Line", "Dhaka", "Chattogram", "", day(1, 8), 85000, 40, 40),
-		trip(2, bus, "Dhaka to Chattogram 22:00", "Hanif", "Dhaka", "Chattogram", "", day(1, 22), 60000, 0, 40),
+		named(trip(2, bus, "Dhaka to Chattogram 22:00", "Hanif", "Dhaka", "Chattogram", "", day(1, 22), 60000, 0, 40), "", "", "হানিফ"),
 		trip(3, bus, "Dhaka to Sylhet 07:00", "Shyamoli", "Dhaka", "Sylhet", "", day(2, 7), 70000, 10, 40),
 		trip(4, bus, "Chattogram to Dhaka 09:00", "Green Line", "Chattogram", "Dhaka", "", day(2, 9), 90000, 40, 40),
 		trip(5, concert, "Rooftop Unplugged", "Live Nation BD", "", "", "Gulshan, Dhaka", day(3, 19), 150000, 3, 3),
-		trip(6, sport, "Bangladesh v India, ODI", "BCB", "", "", "Sher-e-Bangla Stadium, Mirpur", day(1, 14), 20000, 2500, 2500),
-		trip(7, bus, "Dhaka to Cox's Bazar 10:00", "Hanif", "Dhaka", "Cox's Bazar", "", day(3, 10), 85000, 40, 40),
+		named(trip(6, sport, "Bangladesh v India, ODI", "BCB", "", "", "Sher-e-Bangla Stadium, Mirpur", day(1, 14), 20000, 2500, 2500),
+			"বাংলাদেশ বনাম ভারত, ওয়ানডে", "শেরেবাংলা স্টেডিয়াম, মিরপুর", "বিসিবি"),
+		named(trip(7, bus, "Dhaka to Cox's Bazar 10:00", "Hanif", "Dhaka", "Cox's Bazar", "", day(3, 10), 85000, 40, 40), "", "", "হানিফ"),
 	}
 }
 
@@ -131,6 +136,9 @@ func runContract(t *testing.T, idx tripindex.TripIndex) {
 		{"the last word is a prefix", search.Query{Text: "unplug"}, []int64{5}, false},
 		{"operator", search.Query{Text: "green line"}, []int64{1, 4}, false},
 		{"venue", search.Query{Text: "mirpur"}, []int64{6}, false},
+		{"an operator's name in Bengali", search.Query{Text: "হানিফ"}, []int64{2, 7}, false},
+		{"a venue's name in Bengali", search.Query{Text: "শেরেবাংলা"}, []int64{6}, false},
+		{"a title in Bengali", search.Query{Text: "ভারত"}, []int64{6}, false},
 		{"nothing matches", search.Query{Text: "xylophone"}, []int64{}, false},
 		{"origin in any case", search.Query{Origin: "  DHAKA "}, []int64{1, 2, 3, 7}, false},
 		{"destination", search.Query{Destination: "chattogram"}, []int64{1, 2}, false},

@@ -416,6 +416,7 @@ func FromShow(s catalog.Show) search.Trip {
 	t := search.Trip{
 		ShowID: s.ID, Kind: s.Kind, Title: s.Title, Operator: s.Operator, Origin: s.Origin,
 		Destination: s.Destination, Venue: s.Venue, StartsAt: s.StartsAt, TimeZone: s.TimeZone, OnSaleAt: s.OnSaleAt,
+		TitleBn: s.TitleBn, VenueBn: s.VenueBn, OperatorBn: s.OperatorBn,
 		Currency: s.Currency, Capacity: s.SeatCount - s.BlockedSeats,
 	}
 	first := true

@@ -158,7 +158,10 @@ func aliases(t search.Trip) string {
 			out = append(out, strings.ReplaceAll(place.Fold(a), " ", ""))
 		}
 	}
-	for _, s := range []string{t.Title, t.Venue, t.Operator, t.Origin, t.Destination} {
+	// The names in Bengali script are found as written and, like any
+	// Bengali name, by their transliteration.
+	out = append(out, place.Fold(t.TitleBn), place.Fold(t.VenueBn), place.Fold(t.OperatorBn))
+	for _, s := range []string{t.Title, t.Venue, t.Operator, t.Origin, t.Destination, t.TitleBn, t.VenueBn, t.OperatorBn} {
 		if f := place.Fold(s); place.IsBengali(f) {
 			out = append(out, place.Transliterate(f))
 		}

@@ -83,6 +83,11 @@ type document struct {
 	Origin      string `json:"origin"`
 	Destination string `json:"destination"`
 	Venue       string `json:"venue"`
+	// The names in Bengali script (decision 0385); searchable through
+	// Aliases.
+	TitleBn    string `json:"title_bn,omitempty"`
+	VenueBn    string `json:"venue_bn,omitempty"`
+	OperatorBn string `json:"operator_bn,omitempty"`
 	// Aliases: the places' tokens, spellings and Bengali names (query.go),
 	// of every stop.
 	Aliases string `json:"aliases"`
@@ -143,6 +148,7 @@ func toDocuments(t search.Trip) []document {
 	whole := document{
 		ID: strconv.FormatInt(t.ShowID, 10), ShowID: t.ShowID, Kind: int32(t.Kind), Title: t.Title, Operator: t.Operator,
 		Origin: t.Origin, Destination: t.Destination, Venue: t.Venue, Aliases: aliases(t),
+		TitleBn: t.TitleBn, VenueBn: t.VenueBn, OperatorBn: t.OperatorBn,
 		OriginKey: placeKey(t.Origin), DestinationKey: placeKey(t.Destination),
 		StartsAt: t.StartsAt.UnixMilli(), ShowStartsAt: t.StartsAt.UnixMilli(), TimeZone: t.TimeZone,
 		LocalDay: display.Day(t.StartsAt, loc), OnSaleAt: t.OnSaleAt.UnixMilli(), Currency: t.Currency,
@@ -198,6 +204,7 @@ func (d document) trip() search.Trip {
 	return search.Trip{
 		ShowID: d.ShowID, Kind: catalogv1.ShowKind(d.Kind), Title: d.Title, Operator: d.Operator, Origin: d.Origin,
 		Destination: d.Destination, Venue: d.Venue, StartsAt: time.UnixMilli(d.ShowStartsAt).UTC(), TimeZone: d.TimeZone,
+		TitleBn: d.TitleBn, VenueBn: d.VenueBn, OperatorBn: d.OperatorBn,
 		OnSaleAt: time.UnixMilli(d.OnSaleAt).UTC(), Currency: d.Currency, LowestPriceMinor: d.Price,
 		SeatsAvailable: d.Seats, Capacity: d.Capacity, Journey: d.Journey,
 	}

@@ -102,6 +102,7 @@ func (h *searchHandler) SearchTrips(ctx context.Context, req *connect.Request[se
 			OnSaleAt:       timestamppb.New(t.OnSaleAt),
 			LowestPrice:    &commonv1.Money{Currency: t.Currency, AmountMinor: t.LowestPriceMinor},
 			SeatsAvailable: int32(t.SeatsAvailable), Capacity: int32(t.Capacity),
+			TitleBn: t.TitleBn, VenueBn: t.VenueBn, OperatorBn: t.OperatorBn,
 		}
 		hit.StartsAtLocal = display.LocalTime(t.StartsAt, display.ZoneOrDefault(t.TimeZone))
 		hit.OriginPlaceId, hit.OriginBengali, hit.OriginLabel = names.describe(t.Origin)

@@ -24,7 +24,12 @@ type Trip struct {
 	Origin      string
 	Destination string
 	Venue       string
-	StartsAt    time.Time
+	// TitleBn, VenueBn and OperatorBn are the show's names in Bengali
+	// script, when it has them (decision 0385).
+	TitleBn    string `json:",omitempty"`
+	VenueBn    string `json:",omitempty"`
+	OperatorBn string `json:",omitempty"`
+	StartsAt   time.Time
 	// TimeZone is the show's IANA zone: the one its local date and the
 	// times people read are in (decision 0170).
 	TimeZone string

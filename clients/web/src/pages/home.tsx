@@ -7,7 +7,7 @@ import type { Journey, Show, TripHit } from "@seatghor/client";
 
 import { ErrorNote, Link, useApp } from "../app.js";
 import type { Place } from "../app.js";
-import { digits, route, showName, taka, tsDate, showTime } from "../i18n.js";
+import { digits, operatorName, route, showName, taka, tsDate, showTime } from "../i18n.js";
 
 export function Home(props: { place: Place }) {
   const { t, api, go, lang, session } = useApp();
@@ -105,7 +105,7 @@ export function Home(props: { place: Place }) {
                         {lang === "bn" && h.originBengali ? h.originBengali : h.originLabel || h.origin} →{" "}
                         {lang === "bn" && h.destinationBengali ? h.destinationBengali : h.destinationLabel || h.destination}
                       </strong>
-                      <span>{h.operator}</span>
+                      <span>{operatorName(h, lang)}</span>
                       <span>
                         {t.departs}: {showTime(h.startsAtLocal, tsDate(h.startsAt), lang)}
                       </span>
@@ -167,7 +167,7 @@ function JourneyCard(props: { hit: TripHit; journey: Journey }) {
         {from} → {to}
       </strong>
       <span>
-        {h.operator} · {t.onCoach(route(h, lang))}
+        {operatorName(h, lang)} · {t.onCoach(route(h, lang))}
       </span>
       <span class="boards">
         {t.boards}: {boards}

@@ -134,7 +134,13 @@ type TripHit struct {
 	// for (origin and destination may be any two stops of the trip, in
 	// order): its departure from the buyer's stop, and lowest_price is that
 	// journey's lowest fare.
-	Journey       *v11.Journey `protobuf:"bytes,20,opt,name=journey,proto3" json:"journey,omitempty"`
+	Journey *v11.Journey `protobuf:"bytes,20,opt,name=journey,proto3" json:"journey,omitempty"`
+	// title, venue and operator in Bengali script, when the show has them
+	// (catalog.v1.Show.title_bn, decision 0385); empty: the Bengali UI shows
+	// them as written.
+	TitleBn       string `protobuf:"bytes,21,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	VenueBn       string `protobuf:"bytes,22,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	OperatorBn    string `protobuf:"bytes,23,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -307,6 +313,27 @@ func (x *TripHit) GetJourney() *v11.Journey {
 		return x.Journey
 	}
 	return nil
+}
+
+func (x *TripHit) GetTitleBn() string {
+	if x != nil {
+		return x.TitleBn
+	}
+	return ""
+}
+
+func (x *TripHit) GetVenueBn() string {
+	if x != nil {
+		return x.VenueBn
+	}
+	return ""
+}
+
+func (x *TripHit) GetOperatorBn() string {
+	if x != nil {
+		return x.OperatorBn
+	}
+	return ""
 }
 
 // SearchTripsRequest is a query with filters. Every filter is optional; an
@@ -555,7 +582,7 @@ var File_seatghor_search_v1_search_proto protoreflect.FileDescriptor
 
 const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xcd\x06\n" +
+	"\x1fseatghor/search/v1/search.proto\x12\x12seatghor.search.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xa4\a\n" +
 	"\aTripHit\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -578,7 +605,11 @@ const file_seatghor_search_v1_search_proto_rawDesc = "" +
 	"\forigin_label\x18\x11 \x01(\tR\voriginLabel\x12+\n" +
 	"\x11destination_label\x18\x12 \x01(\tR\x10destinationLabel\x12E\n" +
 	"\x0fstarts_at_local\x18\x13 \x01(\v2\x1d.seatghor.common.v1.LocalTimeR\rstartsAtLocal\x125\n" +
-	"\ajourney\x18\x14 \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xb0\b\n" +
+	"\ajourney\x18\x14 \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12\x19\n" +
+	"\btitle_bn\x18\x15 \x01(\tR\atitleBn\x12\x19\n" +
+	"\bvenue_bn\x18\x16 \x01(\tR\avenueBn\x12\x1f\n" +
+	"\voperator_bn\x18\x17 \x01(\tR\n" +
+	"operatorBn\"\xb0\b\n" +
 	"\x12SearchTripsRequest\x12\x1e\n" +
 	"\x05query\x18\x01 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x05query\x12\x1f\n" +
 	"\x06origin\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06origin\x12)\n" +
