@@ -274,3 +274,146 @@ func TestBrowserGateVerifiesCodesOffline(t *testing.T) {
 		require.Equal(t, 32, n)
 	}
 }
+
+// gateTrip creates a bus trip of demo-operator starting in two hours, Dhaka
+// → Cumilla → Chattogram, with seats A1–A4, and returns its id.
+func gateTrip(t *testing.T, s *devServer, title string) string {
+	t.Helper()
+	admin := s.devToken(t, "web-admin", "admin")
+	var created struct {
+		Show struct {
+			ShowID string `json:"showId"`
+		} `json:"show"`
+	}
+	now := time.Now()
+	stops := []string{"dhaka", "cumilla", "chattogram"}
+	var fares []map[string]any
+	for i := range stops {
+		for j := i + 1; j < len(stops); j++ {
+			fares = append(fares, map[string]any{"fromStopId": stops[i], "toStopId": stops[j], "priceMinor": fmt.Sprint(30000 * (j - i))})
+		}
+	}
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+		"kind": "SHOW_KIND_BUS_TRIP", "title": title, "currency": "BDT", "organizationId": "demo-operator",
+		"startsAt": now.Add(2 * time.Hour).UTC().Format(time.RFC3339),
+		"onSaleAt": now.Add(-72 * time.Hour).UTC().Format(time.RFC3339),
+		"sections": []map[string]any{{"name": "Coach", "rows": []string{"A"}, "seatsPerRow": 4}},
+		"stops": []map[string]any{{"place": "Dhaka", "minutesFromStart": 0}, {"place": "Cumilla", "minutesFromStart": 60},
+			{"place": "Chattogram", "minutesFromStart": 120}},
+		"fares": fares,
+	}, &created)
+	return created.Show.ShowID
+}
+
+// journeyTicket is user's paid ticket for seat on trip show from stop from
+// to stop to.
+func journeyTicket(t *testing.T, s *devServer, user, show, seat, from, to string) bought {
+	t.Helper()
+	tok := s.devToken(t, user, "user")
+	var hold struct {
+		Hold struct {
+			HoldID string `json:"holdId"`
+		} `json:"hold"`
+	}
+	s.call(t, tok, "seatghor.booking.v1.HoldService/CreateHold", map[string]any{"showId": show, "seats": []string{seat},
+		"journey": map[string]any{"fromStopId": from, "toStopId": to}}, &hold)
+	var order struct {
+		Order struct {
+			OrderID string `json:"orderId"`
+		} `json:"order"`
+	}
+	s.call(t, tok, "seatghor.booking.v1.OrderService/CreateOrder", map[string]any{"holdId": hold.Hold.HoldID,
+		"passengers": []map[string]any{{"seat": seat, "name": "Passenger " + seat, "phone": "01711-234567"}}}, &order)
+	s.call(t, tok, "seatghor.payment.v1.PaymentService/StartPayment",
+		map[string]any{"orderId": order.Order.OrderID, "sandbox": map[string]any{"token": "tok_success"}}, nil)
+	deadline := time.Now().Add(waitLong)
+	for {
+		var list struct {
+			Tickets []struct {
+				Code     string `json:"code"`
+				TicketID string `json:"ticketId"`
+				OrderID  string `json:"orderId"`
+			} `json:"tickets"`
+		}
+		s.call(t, tok, "seatghor.tickets.v1.TicketService/ListMyTickets", map[string]any{}, &list)
+		for _, tk := range list.Tickets {
+			if tk.OrderID == order.Order.OrderID && tk.Code != "" {
+				return bought{code: tk.Code, id: tk.TicketID}
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "no ticket for order %s within %s", order.Order.OrderID, waitLong)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// A gate page at a stop of a bus trip (decisions 0384, 0408): the page
+// offers the trip's stops and remembers the one chosen; cut off from the
+// network at Dhaka, it refuses a ticket boarding at Cumilla, naming
+// Cumilla in English and Bengali, and admits the one boarding at Dhaka. A
+// ticket sold after its list was made, boarding at Cumilla, is admitted on
+// its signature and, synced with the device's stop, reported by the
+// supervisor's panel as boarding at another stop. Online, the server's
+// refusal names Cumilla too.
+func TestBrowserGateAtAStop(t *testing.T) {
+	s, browser := openSite(t)
+	show := gateTrip(t, s, "Dhaka to Chattogram, gate at a stop")
+	atDhaka := journeyTicket(t, s, "web-stop-dhaka", show, "A1", "dhaka", "chattogram")
+	atCumilla := journeyTicket(t, s, "web-stop-cumilla", show, "A2", "cumilla", "chattogram")
+	ctx := tab(t, browser)
+	do(t, ctx,
+		openGate(s, show, "coach door", 2),
+		hasText("#gate-stop", "Cumilla"),
+		until(`document.querySelector("#gate-stop").value === ""`),
+		script(`const sel = document.querySelector("#gate-stop"); sel.value = "dhaka";
+			sel.dispatchEvent(new Event("change", { bubbles: true }))`),
+		until(`localStorage.getItem("seatghor.gate.stop.`+show+`") === "dhaka"`),
+		// Remembered for the show.
+		chromedp.Reload(),
+		chromedp.WaitVisible(chromedp.CSS("#gate-stop")),
+		until(`document.querySelector("#gate-stop").value === "dhaka"`),
+		hasText("#gate-ready", "Ready offline: 2 tickets"),
+		setOffline(true),
+		until(`navigator.onLine === false`),
+	)
+	// Sold after the device's list was made: only its signature vouches.
+	late := journeyTicket(t, s, "web-stop-late", show, "A3", "cumilla", "chattogram")
+	do(t, ctx,
+		scanCode(atCumilla.code),
+		hasText("#verdict", "NOT VALID"),
+		hasText("#verdict", "This ticket's journey starts at Cumilla — not here."),
+		chromedp.Click(chromedp.CSS("#lang")),
+		hasText("#verdict", "এই টিকিটের যাত্রা শুরু কুমিল্লা থেকে — এখানে নয়।"),
+		chromedp.Click(chromedp.CSS("#lang")),
+		hasText("#gate-pending", "waiting to sync on this device: 0"),
+		scanCode(atDhaka.code),
+		hasText("#verdict", "ADMITTED"),
+		hasText("#verdict", "A1"),
+		scanCode(late.code),
+		hasText("#verdict", "ADMITTED"),
+		hasText("#verdict", "A3"),
+		hasText("#gate-pending", "waiting to sync on this device: 2"),
+	)
+	do(t, ctx,
+		setOffline(false),
+		hasText("#gate-pending", "waiting to sync on this device: 0"),
+		until(`[...document.querySelectorAll("#gate-conflicts li")].some((li) =>
+			li.textContent.includes("BOARDS AT ANOTHER STOP") && li.textContent.includes("boards at Cumilla") &&
+			li.dataset.ticket === `+fmt.Sprintf("%q", late.id)+`)`),
+		hasText("#gate-devices .boards-elsewhere", "1"),
+		// Online, the server refuses it and the page names where it boards.
+		scanCode(atCumilla.code),
+		hasText("#boards-elsewhere", "This ticket's journey starts at Cumilla — not here."),
+	)
+	// The server settled the two scans as the device did: A1 admitted at
+	// the coach door, A3 not admitted.
+	var status struct {
+		AdmittedCount string `json:"admittedCount"`
+		Devices       []struct {
+			BoardsElsewhere string `json:"boardsElsewhere"`
+		} `json:"devices"`
+	}
+	s.call(t, s.devToken(t, "demo-gate", "operator"), "seatghor.tickets.v1.TicketService/GetGateStatus", map[string]any{"showId": show}, &status)
+	require.Equal(t, "1", status.AdmittedCount)
+	require.Len(t, status.Devices, 1)
+	require.Equal(t, "1", status.Devices[0].BoardsElsewhere)
+}

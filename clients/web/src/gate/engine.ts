@@ -8,19 +8,12 @@ import { openDB } from "idb";
 import type { DBSchema, IDBPDatabase } from "idb";
 import type { BuyerClient, GetGateStatusResponse, SettledScan } from "@seatghor/client";
 
+import { judge } from "./rules.js";
+import type { Entry, OfflineVerdict } from "./rules.js";
 import { prepare, readCode, showOfTicket } from "./verify.js";
 import type { PublicKey } from "./verify.js";
 
-/** A ticket of the list, as kept. */
-export interface Entry {
-  showId: string;
-  ticketId: string;
-  seat: string;
-  gaArea: string;
-  status: "valid" | "checked_in" | "cancelled" | "refunded";
-  checkedInAt?: number;
-  checkedInGate?: string;
-}
+export type { Entry, OfflineVerdict } from "./rules.js";
 
 /** A scan this device admitted with no network. */
 export interface LocalScan {
@@ -34,6 +27,8 @@ export interface LocalScan {
   /** When, by this device's clock (ms). */
   scannedAt: number;
   gate: string;
+  /** The stop of the trip the gate stood at; "" or absent: none. */
+  stopId?: string;
   /** 0 until the server settled it, then 1 (an index key: no booleans). */
   synced: 0 | 1;
   outcome?: string;
@@ -52,12 +47,6 @@ interface GateDB extends DBSchema {
   tickets: { key: [string, string]; value: Entry };
   scans: { key: string; value: LocalScan; indexes: { byShow: [string, number]; byTicket: [string, string] } };
 }
-
-/** How a scan with no network is decided. */
-export type OfflineVerdict =
-  | { kind: "ok"; ticketId: string; place: string; inList: boolean }
-  | { kind: "again"; ticketId: string; place: string; at: number | undefined; gate: string }
-  | { kind: "bad"; why: "forged" | "unknownKey" | "notACode" | "unknownTicket" | "cancelled" | "refunded" | "otherShow"; show?: string };
 
 /** What the gate page shows of the offline side. */
 export interface Snapshot {
@@ -170,7 +159,8 @@ export class GateEngine {
       for (const a of r.admissions) {
         const status = (["", "valid", "checked_in", "cancelled", "refunded"] as const)[a.status] || "valid";
         entries.push({ showId, ticketId: a.ticketId, seat: a.seat, gaArea: a.gaArea, status,
-          checkedInAt: ms(a.checkedInAt), checkedInGate: a.checkedInGate || undefined });
+          checkedInAt: ms(a.checkedInAt), checkedInGate: a.checkedInGate || undefined,
+          boardingStopId: a.boardingStopId || undefined });
       }
       pageToken = r.nextPageToken;
       if (!pageToken) break;
@@ -193,10 +183,12 @@ export class GateEngine {
 
   /**
    * Decides a scan with no network (docs/gate-offline.md): a code's
-   * signature first, then the list and this device's own scans; an admitted
-   * scan is recorded to sync.
+   * signature first, then the rules (./rules.ts) on the list and this
+   * device's own scans; an admitted scan is recorded to sync. stopId is the
+   * stop of the trip the gate stands at ("" for none): a ticket boarding at
+   * another is refused (decision 0408).
    */
-  async decide(showId: string, raw: string, gate: string): Promise<OfflineVerdict> {
+  async decide(showId: string, raw: string, gate: string, stopId = ""): Promise<OfflineVerdict> {
     const value = raw.trim();
     let ticketId: string;
     let place = "";
@@ -208,45 +200,60 @@ export class GateEngine {
       if (!r.ok) return { kind: "bad", why: r.why };
       ({ ticketId, place, signed } = r);
     }
-    const show = showOfTicket(ticketId);
-    if (!show) return { kind: "bad", why: "unknownTicket" };
-    if (show !== showId) return { kind: "bad", why: "otherShow", show };
-    const entry = await this.db.get("tickets", [showId, ticketId]);
-    if (entry && place && place !== entry.seat + entry.gaArea) return { kind: "bad", why: "forged" };
-    place ||= entry ? entry.seat + entry.gaArea : "";
-    if (entry?.status === "cancelled" || entry?.status === "refunded") return { kind: "bad", why: entry.status };
-    const mine = (await this.db.getAllFromIndex("scans", "byTicket", [showId, ticketId])).find((s) => s.outcome !== "refunded" && s.outcome !== "invalid");
-    if (mine) return { kind: "again", ticketId, place, at: mine.scannedAt, gate: mine.gate };
-    if (entry?.status === "checked_in") return { kind: "again", ticketId, place, at: entry.checkedInAt, gate: entry.checkedInGate ?? "" };
-    // Not on the list: a signed code is a ticket issued since it was
-    // downloaded; anything else cannot be checked with no network.
-    if (!entry && !signed) return { kind: "bad", why: "unknownTicket" };
-    const scan: LocalScan = { scanId: crypto.randomUUID(), showId, ticketId, place, scannedAt: Date.now(), gate, synced: 0 };
+    const ticketShow = showOfTicket(ticketId);
+    const entry = ticketShow === showId ? await this.db.get("tickets", [showId, ticketId]) : undefined;
+    const mine = ticketShow === showId ? await this.db.getAllFromIndex("scans", "byTicket", [showId, ticketId]) : [];
+    const v = judge({ showId, ticketShow, ticketId, place, signed, stopId, entry, mine });
+    if (v.kind !== "admit") return v;
+    const scan: LocalScan = { scanId: crypto.randomUUID(), showId, ticketId, place: v.place, scannedAt: Date.now(), gate, synced: 0 };
+    if (stopId) scan.stopId = stopId;
     if (signed || value.toLowerCase() !== ticketId) scan.code = value;
     else scan.typedId = ticketId;
     await this.db.put("scans", scan);
     await this.countPending(showId);
-    return { kind: "ok", ticketId, place, inList: !!entry };
+    return { kind: "ok", ticketId, place: v.place, inList: !!entry };
+  }
+
+  /**
+   * The stop the list says a scanned ticket boards at, for the gate to
+   * name it when the server refuses the ticket online
+   * (TICKET_BOARDS_ELSEWHERE); undefined when the list does not say.
+   */
+  async boardingStopOf(showId: string, raw: string): Promise<string | undefined> {
+    const value = raw.trim();
+    let ticketId = value.toLowerCase();
+    if (!ticketId.startsWith("tkt_")) {
+      const r = await readCode(value, await this.keys());
+      if (!r.ok) return undefined;
+      ticketId = r.ticketId;
+    }
+    return (await this.db.get("tickets", [showId, ticketId]))?.boardingStopId;
   }
 
   private async countPending(showId: string) {
     this.changed({ pending: await this.db.countFromIndex("scans", "byShow", [showId, 0]) });
   }
 
-  /** Sends this device's unsynced scans of the show, a batch per gate. */
-  async sync(showId: string, gate: string): Promise<SettledScan[]> {
+  /**
+   * Sends this device's unsynced scans of the show, a batch per gate and
+   * stop (each scan with the stop it was made at); with none waiting, a
+   * heartbeat from gate at stopId.
+   */
+  async sync(showId: string, gate: string, stopId = ""): Promise<SettledScan[]> {
     const settled: SettledScan[] = [];
     for (;;) {
       const waiting = await this.db.getAllFromIndex("scans", "byShow", [showId, 0]);
       if (waiting.length === 0 && settled.length > 0) break;
       const batchGate = waiting[0]?.gate ?? gate;
-      const batch = waiting.filter((s) => s.gate === batchGate).slice(0, BATCH);
+      const batchStop = waiting[0] ? (waiting[0].stopId ?? "") : stopId;
+      const batch = waiting.filter((s) => s.gate === batchGate && (s.stopId ?? "") === batchStop).slice(0, BATCH);
       const offset = await this.offset();
       const sentAt = Date.now();
       const r = await this.api.tickets.syncGateScans({
         showId: BigInt(showId),
         deviceId: this.deviceId,
         gate: batchGate,
+        stopId: batchStop,
         deviceTime: ts(sentAt),
         clockOffset: offset === undefined ? undefined : { seconds: BigInt(Math.trunc(offset / 1000)), nanos: (offset % 1000) * 1e6 },
         pending: waiting.length - batch.length,
@@ -257,7 +264,7 @@ export class GateEngine {
         })),
       });
       await this.measured(sentAt, ms(r.serverTime));
-      const outcomes = ["", "admitted", "duplicate", "refunded", "invalid"];
+      const outcomes = ["", "admitted", "duplicate", "refunded", "invalid", "boards_elsewhere"];
       const tx = this.db.transaction("scans", "readwrite");
       for (const [i, s] of batch.entries()) {
         const got = r.scans[i];
@@ -280,9 +287,10 @@ export class GateEngine {
    * Runs the background work for a show until the returned function is
    * called: at once, when the network returns, and every SYNC_EVERY_MS
    * while it is there, sync the scans waiting, download the list when it
-   * is missing or old, and read the supervisor's view.
+   * is missing or old, and read the supervisor's view. gate and stopId
+   * say where the device stands now (a heartbeat's gate and stop).
    */
-  watch(showId: string, gate: () => string): () => void {
+  watch(showId: string, gate: () => string, stopId: () => string = () => ""): () => void {
     let stopped = false;
     const run = async () => {
       if (stopped || this.running) return;
@@ -293,7 +301,7 @@ export class GateEngine {
       try {
         const list = await this.db.get("lists", showId);
         this.changed({ list });
-        await this.sync(showId, gate());
+        await this.sync(showId, gate(), stopId());
         this.changed({ lastSyncAt: Date.now(), needsSignIn: false });
         if (!list || Date.now() - list.fetchedAt > LIST_FRESH_MS) await this.download(showId);
         this.changed({ status: await this.status(showId) });
@@ -322,11 +330,11 @@ export class GateEngine {
   }
 
   /** Runs a sync now (the supervisor's button, and after a scan online). */
-  async syncNow(showId: string, gate: string): Promise<void> {
+  async syncNow(showId: string, gate: string, stopId = ""): Promise<void> {
     if (!navigator.onLine || this.running) return;
     this.running = true;
     try {
-      await this.sync(showId, gate);
+      await this.sync(showId, gate, stopId);
       this.changed({ lastSyncAt: Date.now(), status: await this.status(showId) });
     } catch (e) {
       if (!this.errors.networkFailed(e)) console.warn("gate sync", e);

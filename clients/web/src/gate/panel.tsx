@@ -3,7 +3,9 @@
 // how many of its scans wait to sync; per gate (device) of the show, when it
 // last synced, what it still held then and how its scans settled; and the
 // conflicts: scans admitted with no network that settled as duplicates
-// (with both gates and times), of cancelled or refunded tickets, or invalid.
+// (with both gates and times), of cancelled or refunded tickets, invalid,
+// or, on a trip with stops, of tickets boarding at another stop (decision
+// 0408).
 //
 // It is a Preact tree of its own, rendered into an element the page gives
 // (renderPanel): this chunk is built apart from the page's bundle (with its
@@ -14,6 +16,8 @@ import type { ScanOutcome, SettledScan } from "@seatghor/client";
 
 import type { Lang } from "../i18n.js";
 import type { GateEngine } from "./engine.js";
+import { stopName } from "./rules.js";
+import type { StopName } from "./rules.js";
 import { gateStrings } from "./strings.js";
 import { verifiedWith } from "./verify.js";
 
@@ -37,6 +41,7 @@ export function clockSeconds(d: Date | number | undefined, lang: Lang, zone: str
 // SDK's code between this chunk and the page's.
 const DUPLICATE: ScanOutcome = 2;
 const REFUNDED: ScanOutcome = 3;
+const BOARDS_ELSEWHERE: ScanOutcome = 5;
 
 const toDate = (t: { seconds: bigint; nanos: number } | undefined) =>
   t ? new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)) : undefined;
@@ -48,7 +53,7 @@ export function useEngineState(engine: GateEngine) {
 }
 
 /** One conflict in words. */
-function conflictText(c: SettledScan, lang: Lang, zone: string): { kind: string; text: string } {
+function conflictText(c: SettledScan, lang: Lang, zone: string, stops: readonly StopName[] | undefined): { kind: string; text: string } {
   const g = gateStrings(lang);
   const gate = c.gate || (c.deviceId ? c.deviceId : g.online_);
   const own = clockSeconds(toDate(c.settledTime), lang, zone);
@@ -61,6 +66,13 @@ function conflictText(c: SettledScan, lang: Lang, zone: string): { kind: string;
       };
     case REFUNDED:
       return { kind: g.refundedOutcome, text: g.scannedAt(gate, own) };
+    case BOARDS_ELSEWHERE:
+      return {
+        kind: g.boardsElsewhereOutcome,
+        text: c.boardingStopId
+          ? `${g.scannedAt(gate, own)} — ${g.boardsAt(stopName(stops, c.boardingStopId, lang))}`
+          : `${g.scannedAt(gate, own)}${c.detail ? ` — ${c.detail}` : ""}`,
+      };
     default:
       return { kind: g.invalidOutcome, text: `${g.scannedAt(gate, own)}${c.detail ? ` — ${c.detail}` : ""}` };
   }
@@ -73,6 +85,10 @@ export interface PanelProps {
   zone: string;
   showId: string;
   gate: string;
+  /** The stop of the trip the gate stands at; "" for none. */
+  stopId?: string;
+  /** The trip's stops, to name them; none for a show without stops. */
+  stops?: readonly StopName[];
 }
 
 /** Renders (or updates) the panel in el; null clears it. */
@@ -85,6 +101,10 @@ function OfflinePanel(props: PanelProps) {
   const s = useEngineState(engine);
   const g = gateStrings(lang);
   const how = verifiedWith();
+  const status = s.status;
+  // The column of tickets boarding at another stop: on a trip with stops,
+  // or once a device reported any.
+  const elsewhere = (props.stops?.length ?? 0) > 0 || !!status?.devices.some((d) => d.boardsElsewhere > 0n);
   return (
     <section class="gate-offline" aria-label={g.supervisor}>
       <p id="gate-net" class={s.online ? "note" : "note error"} role="status">
@@ -93,13 +113,13 @@ function OfflinePanel(props: PanelProps) {
       <p id="gate-ready">{s.list ? g.ready(digits(s.list.count, lang), clockSeconds(s.list.fetchedAt, lang, zone)) : g.notReady}</p>
       <p id="gate-pending">
         {g.pending(digits(s.pending, lang))} · {s.lastSyncAt ? g.lastSync(clockSeconds(s.lastSyncAt, lang, zone)) : g.notSynced}{" "}
-        <button type="button" class="link" id="gate-sync" onClick={() => void engine.syncNow(props.showId, props.gate)}>
+        <button type="button" class="link" id="gate-sync" onClick={() => void engine.syncNow(props.showId, props.gate, props.stopId ?? "")}>
           {g.syncNow}
         </button>
       </p>
       {s.needsSignIn && <p class="note error">{g.signInToSync}</p>}
       {how && <p id="gate-verifier" class="note">{g.verifier(how === "webcrypto" ? g.verifierBuiltIn : g.verifierLibrary)}</p>}
-      {s.status && (
+      {status && (
         <>
           <h2>{g.supervisor}</h2>
           <table id="gate-devices">
@@ -110,10 +130,11 @@ function OfflinePanel(props: PanelProps) {
                 <th>{g.pendingCol}</th>
                 <th>{g.admittedCol}</th>
                 <th>{g.conflictsCol}</th>
+                {elsewhere && <th>{g.otherStopCol}</th>}
               </tr>
             </thead>
             <tbody>
-              {s.status.devices.map((d) => (
+              {status.devices.map((d) => (
                 <tr key={d.deviceId}>
                   <td>
                     {d.gate || d.deviceId}
@@ -122,16 +143,17 @@ function OfflinePanel(props: PanelProps) {
                   <td>{clockSeconds(toDate(d.lastSyncAt), lang, zone)}</td>
                   <td>{digits(d.deviceId === engine.deviceId ? s.pending : d.pending, lang)}</td>
                   <td>{digits(d.admitted, lang)}</td>
-                  <td>{digits(d.duplicates + d.refunded + d.invalid, lang)}</td>
+                  <td>{digits(d.duplicates + d.refunded + d.invalid + d.boardsElsewhere, lang)}</td>
+                  {elsewhere && <td class="boards-elsewhere">{digits(d.boardsElsewhere, lang)}</td>}
                 </tr>
               ))}
             </tbody>
           </table>
-          <p>{g.conflicts(digits(s.status.conflictCount, lang))}</p>
+          <p>{g.conflicts(digits(status.conflictCount, lang))}</p>
           <ul id="gate-conflicts">
-            {s.status.conflicts.length === 0 && <li>{g.noConflicts}</li>}
-            {s.status.conflicts.map((c) => {
-              const { kind, text } = conflictText(c, lang, zone);
+            {status.conflicts.length === 0 && <li>{g.noConflicts}</li>}
+            {status.conflicts.map((c) => {
+              const { kind, text } = conflictText(c, lang, zone, props.stops);
               return (
                 <li key={`${c.deviceId}/${c.scanId}`} data-ticket={c.ticketId}>
                   <strong>{kind}</strong> · {c.seat || c.gaArea} · <code>{c.ticketId}</code>: {text}

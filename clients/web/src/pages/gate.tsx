@@ -5,13 +5,17 @@
 // checked in at every gate so far (each scan's answer carries it). A ticket
 // of another show of the organisation says which, and offers to switch.
 // With no network it admits from the show's list kept on the device and
-// syncs later (../gate/, loaded on its own; docs/gate-offline.md).
+// syncs later (../gate/, loaded on its own; docs/gate-offline.md). On a bus
+// trip with stops the gate says which stop it stands at (remembered per
+// show): a ticket boarding at another stop is refused, online by the server
+// and offline from the list, naming where it boards (decisions 0384, 0408).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { Code, ConnectError, TicketOfOtherShowSchema } from "@seatghor/client";
-import type { CheckInTicketRequest, CheckInTicketResponse, Show } from "@seatghor/client";
+import { Code, ConnectError, TicketOfOtherShowSchema, asSeatghorError } from "@seatghor/client";
+import type { CheckInTicketRequest, CheckInTicketResponse, Show, TripStop } from "@seatghor/client";
 
 import { NeedSession, sayError, useApp } from "../app.js";
 import { SHOW_ZONE, clock, digits, showTime, tsDate } from "../i18n.js";
+import type { Lang } from "../i18n.js";
 import type { GateEngine, OfflineVerdict } from "../gate/engine.js";
 
 /** The gate's offline side, built on its own into assets/gate.js. */
@@ -35,7 +39,27 @@ type Verdict =
   | { kind: "again"; r: CheckInTicketResponse }
   | { kind: "bad"; why: string }
   | { kind: "other"; show: Show | undefined; value: string }
+  // Refused online: the ticket boards at another stop (stop: where, when
+  // the device's list says; why: the reason's sentence otherwise).
+  | { kind: "elsewhere"; stop: string | undefined; why: string }
   | { kind: "offline"; v: OfflineVerdict };
+
+/** The stop selector's words (the gate's own, beside the page). */
+const STOP_WORDS = {
+  en: { stop: "Stop this gate is at", noStop: "None chosen: tickets of every stop" },
+  bn: { stop: "এই গেট কোন স্টপে", noStop: "বাছাই করা হয়নি: সব স্টপের টিকিট চলবে" },
+} as const;
+
+/** A trip's stop in the UI's language: the gazetteer's Bengali name in the Bengali UI. */
+function placeOf(stops: readonly TripStop[], stopId: string, lang: Lang): string {
+  const s = stops.find((x) => x.stopId === stopId);
+  return s ? (lang === "bn" && s.placeBengali) || s.place : stopId;
+}
+
+const NO_STOPS: TripStop[] = [];
+
+/** Where the gate's stop on a show is remembered. */
+const stopKey = (show: string) => `seatghor.gate.stop.${show}`;
 
 /** A show that began less than this long ago is still the gate's (decision 0296). */
 const UNDER_WAY_MS = 3 * 60 * 60 * 1000;
@@ -101,6 +125,16 @@ function GateInner() {
   const [engine, setEngine] = useState<GateEngine>();
   const gateName = useRef(gate);
   gateName.current = gate;
+  // The stop of the trip this gate stands at ("" for none), per show.
+  const [stop, setStop] = useState(() => (show ? localStorage.getItem(stopKey(show)) ?? "" : ""));
+  useEffect(() => setStop(show ? localStorage.getItem(stopKey(show)) ?? "" : ""), [show]);
+  const current = shows.find((s) => String(s.showId) === show);
+  const stops = current?.stops ?? NO_STOPS;
+  // The stop scans are checked against: the one chosen, on a trip with
+  // stops (kept from before when the shows could not be read, offline).
+  const stopId = current && stops.every((x) => x.stopId !== stop) ? "" : stop;
+  const stopRef = useRef(stopId);
+  stopRef.current = stopId;
 
   // The offline side: its code, then the device's store (IndexedDB). A
   // browser without IndexedDB checks in online only.
@@ -123,7 +157,7 @@ function GateInner() {
   // The show's list kept ready, and scans synced, in the background.
   useEffect(() => {
     if (!engine || !show) return;
-    return engine.watch(show, () => gateName.current);
+    return engine.watch(show, () => gateName.current, () => stopRef.current);
   }, [engine, show]);
 
   // The shows this caller checks in, from the start of the gate's day (the
@@ -157,7 +191,7 @@ function GateInner() {
   }
 
   async function decideOffline(raw: string) {
-    const v = await engine!.decide(show, raw, gate);
+    const v = await engine!.decide(show, raw, gate, stopId);
     setVerdict({ kind: "offline", v });
   }
 
@@ -173,7 +207,7 @@ function GateInner() {
     try {
       // A network that is there but does not answer (a gate's weak signal)
       // is given a few seconds, then the device decides.
-      const r = await api.tickets.checkInTicket({ showId: BigInt(show), gate, ticket }, { timeoutMs: engine ? 6000 : undefined });
+      const r = await api.tickets.checkInTicket({ showId: BigInt(show), gate, ticket, stopId }, { timeoutMs: engine ? 6000 : undefined });
       setCount(r.admittedCount);
       if (engine && r.ticket) {
         const at = tsDate(r.ticket.checkedInAt)?.getTime();
@@ -197,6 +231,11 @@ function GateInner() {
       if (other) {
         const known = shows.find((s) => s.showId === other.showId) ?? (await lookUp(other.showId));
         setVerdict({ kind: "other", show: known, value: raw.trim() });
+      } else if (asSeatghorError(e)?.reason === "TICKET_BOARDS_ELSEWHERE") {
+        // The server's message names the stop but is not for staff to
+        // read; the device's list says where the ticket boards.
+        const at = engine ? await engine.boardingStopOf(show, raw).catch(() => undefined) : undefined;
+        setVerdict({ kind: "elsewhere", stop: at, why: sayError(e, lang) });
       } else {
         const why = e instanceof ConnectError && e.code === Code.PermissionDenied ? t.gateOnly : sayError(e, lang);
         setVerdict({ kind: "bad", why });
@@ -204,6 +243,12 @@ function GateInner() {
     }
     setCode("");
     input.current?.focus();
+  }
+
+  function chooseStop(to: string) {
+    setStop(to);
+    if (to) localStorage.setItem(stopKey(show), to);
+    else localStorage.removeItem(stopKey(show));
   }
 
   function switchTo(to: Show, value: string) {
@@ -242,17 +287,16 @@ function GateInner() {
       stopped = true;
       stream?.getTracks().forEach((tr) => tr.stop());
     };
-  }, [scanning, show, gate]);
+  }, [scanning, show, gate, stopId]);
 
-  const current = shows.find((s) => String(s.showId) === show);
   const zone = current?.startsAtLocal?.timeZone || SHOW_ZONE;
   // The offline state and the supervisor's panel, a tree of the offline
   // side's own.
   useEffect(() => {
     const el = panel.current;
     if (!offline || !engine || !show || !el) return;
-    offline.renderPanel(el, { engine, lang, zone, showId: show, gate });
-  }, [offline, engine, show, lang, zone, gate]);
+    offline.renderPanel(el, { engine, lang, zone, showId: show, gate, stopId, stops });
+  }, [offline, engine, show, lang, zone, gate, stopId, stops]);
   useEffect(() => {
     const el = panel.current;
     return () => {
@@ -297,6 +341,20 @@ function GateInner() {
             localStorage.setItem("seatghor.gate", e.currentTarget.value);
           }} />
         </label>
+        {stops.length > 0 && (
+          <label>
+            {STOP_WORDS[lang].stop}
+            <select id="gate-stop" value={stopId} onChange={(e) => chooseStop(e.currentTarget.value)}>
+              <option value="">{STOP_WORDS[lang].noStop}</option>
+              {stops.map((x) => (
+                <option key={x.stopId} value={x.stopId}>
+                  {placeOf(stops, x.stopId, lang)}
+                  {x.departsAt ? ` · ${clock(tsDate(x.departsAt)!, lang, zone)}` : ""}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <label class="wide">
           {t.code}
           {/* Codes and ids are typed as printed: no capital the phone adds,
@@ -328,7 +386,7 @@ function GateInner() {
         <p class="note">{t.noCamera}</p>
       )}
       {scanning && <video ref={video} class="camera" muted playsInline />}
-      <div id="verdict" role="status" aria-live="assertive" class={`verdict ${off ? offClass : (verdict?.kind ?? "")}`}>
+      <div id="verdict" role="status" aria-live="assertive" class={`verdict ${off ? offClass : verdict?.kind === "elsewhere" ? "bad" : (verdict?.kind ?? "")}`}>
         {off && g && offline && (
           <>
             {off.kind === "ok" && <p class="huge">✓ {t.admitted}</p>}
@@ -341,7 +399,9 @@ function GateInner() {
               <p>
                 {off.why === "otherShow"
                   ? g.otherShow(shows.find((x) => String(x.showId) === off.show)?.title ?? digits(off.show ?? "", lang))
-                  : g[off.why]}
+                  : off.why === "boardsElsewhere"
+                    ? g.boardsElsewhere(placeOf(stops, off.stop ?? "", lang))
+                    : g[off.why]}
               </p>
             )}
             <p class="note" id="verdict-offline">
@@ -367,6 +427,12 @@ function GateInner() {
           <>
             <p class="huge">✗ {t.notValid}</p>
             <p>{verdict.why}</p>
+          </>
+        )}
+        {verdict?.kind === "elsewhere" && (
+          <>
+            <p class="huge">✗ {t.notValid}</p>
+            <p id="boards-elsewhere">{verdict.stop && g ? g.boardsElsewhere(placeOf(stops, verdict.stop, lang)) : verdict.why}</p>
           </>
         )}
         {verdict?.kind === "other" && (
