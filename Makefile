@@ -24,7 +24,7 @@ SHELL := /bin/bash
 # The released API, which `buf breaking` compares proto/ with (WIRE_JSON).
 RELEASED_API := proto/released.txtpb
 
-.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web web screenshots bench-web bench-phone generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean chaos chaos-short chaos-broken fuzz
+.PHONY: help deps deps-run build run test test-go test-go-sdk test-deploy test-ts sdk lint-openapi test-web test-web-unit web screenshots bench-web bench-phone generate check-generate check-repo breaking release-api lint bench loadtest loadtest-holds cluster-onsale shard-curve bench-move clean chaos chaos-short chaos-broken fuzz
 
 help: ## List the targets
 	@echo 'Usage: make <target>'
@@ -55,6 +55,7 @@ test: deps ## Every check CI runs: build, vet, staticcheck, buf lint and breakin
 # After the Go tests, not beside them: the chaos run is a cluster of its own.
 	$(MAKE) --no-print-directory chaos-short
 	$(MAKE) --no-print-directory test-deploy
+	$(MAKE) --no-print-directory test-web-unit
 # One make for both, so that the `sdk` they install is built once.
 	$(MAKE) --no-print-directory test-go-sdk test-ts
 	$(MAKE) --no-print-directory check-generate
@@ -84,6 +85,10 @@ sdk: ## Build the SDKs' release into dist/sdk: the npm tarball, the Go module as
 
 test-web: build ## Run the site's browser tests only (headless Chromium drives bin/seatghor dev)
 	SEATGHOR_BIN="$(CURDIR)/$(BIN)" $(GO) test -count=1 -run 'TestBrowser' ./server/site
+
+test-web-unit: ## Run the site's unit tests only (clients/web/test: the gate's rules, with Node's test runner)
+	@bash scripts/ensure-deps.sh web
+	cd clients/web && npm test
 
 web: ## Build the site into clients/web/dist (committed, embedded in the binary; decision 0160)
 	@bash scripts/ensure-deps.sh web
