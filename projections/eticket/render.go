@@ -77,13 +77,19 @@ func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang displ
 		return nil, err
 	}
 	loc := display.ZoneOrDefault(show.TimeZone)
+	// The show's own names in Bengali script where it has them (decision
+	// 0385); the names as written otherwise.
+	title, operator := show.Title, show.Operator
+	if lang == display.Bengali {
+		title, operator = orName(show.TitleBn, title), orName(show.OperatorBn, operator)
+	}
 	when := w.starts
 	if show.Kind == catalogv1.ShowKind_SHOW_KIND_BUS_TRIP {
 		when = w.boarding
 	}
 	head := []string{
 		where(show, w, lang),
-		w.operator + ": " + show.Operator,
+		w.operator + ": " + operator,
 		when + ": " + display.Time(show.StartsAt, loc, lang),
 	}
 	// A trip with stops: the order's journey after the route, its boarding
@@ -104,7 +110,7 @@ func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang displ
 			c := canvas.New(pageW, pageH)
 			pages, ctx = append(pages, c), canvas.NewContext(c)
 			y := line(ctx, 15, pageH-12, f.heading, w.heading) - 2
-			y = line(ctx, 15, y, f.big, show.Title)
+			y = line(ctx, 15, y, f.big, title)
 			for _, s := range append(head, w.buyer+": "+buyer+"    "+w.order+": "+t.OrderID) {
 				y = line(ctx, 15, y, f.body, s)
 			}
@@ -282,6 +288,9 @@ func where(s catalog.Show, w words, lang display.Lang) string {
 			return w.route + ": " + bengaliName(s.Origin) + " থেকে " + bengaliName(s.Destination)
 		}
 		return w.route + ": " + s.Origin + " to " + s.Destination
+	}
+	if lang == display.Bengali {
+		return w.venue + ": " + orName(s.VenueBn, s.Venue)
 	}
 	return w.venue + ": " + s.Venue
 }

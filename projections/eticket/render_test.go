@@ -66,11 +66,23 @@ func journeyOrder() (catalog.Show, []ticket.Ticket) {
 	return show, tickets
 }
 
+// matchOrder is an order of two seats of a match whose show is named in
+// Bengali too (decision 0385): the Bengali e-ticket reads the Bengali
+// title, venue and operator, the English one the names as written.
+func matchOrder() (catalog.Show, []ticket.Ticket) {
+	show, tickets := demoOrder()
+	show.Kind, show.Origin, show.Destination = catalogv1.ShowKind_SHOW_KIND_SPORT, "", ""
+	show.Title, show.Venue, show.Operator = "Bangladesh v India, ODI", "Sher-e-Bangla Stadium, Mirpur", "BCB"
+	show.TitleBn, show.VenueBn, show.OperatorBn = "বাংলাদেশ বনাম ভারত, ওয়ানডে", "শেরেবাংলা স্টেডিয়াম, মিরপুর", "বিসিবি"
+	return show, tickets
+}
+
 // TestETicketLooksAsRecorded renders the demo orders' e-tickets in English
 // and in Bengali, rasterises page 1 with pdftoppm (as a reader's viewer
 // would; text extraction garbles Bengali conjuncts) and compares it with
 // testdata/eticket-<lang>.png (a trip without stops) and
-// testdata/eticket-journey-<lang>.png (a journey on a trip with stops).
+// testdata/eticket-journey-<lang>.png (a journey on a trip with stops) and
+// testdata/eticket-match-<lang>.png (a match named in Bengali too).
 // Re-record after a deliberate change with
 //
 //	go test ./projections/eticket -run TestETicketLooksAsRecorded -args -record
@@ -83,7 +95,7 @@ func TestETicketLooksAsRecorded(t *testing.T) {
 	for _, order := range []struct {
 		prefix string
 		make   func() (catalog.Show, []ticket.Ticket)
-	}{{"eticket-", demoOrder}, {"eticket-journey-", journeyOrder}} {
+	}{{"eticket-", demoOrder}, {"eticket-journey-", journeyOrder}, {"eticket-match-", matchOrder}} {
 		show, tickets := order.make()
 		for _, lang := range []display.Lang{display.English, display.Bengali} {
 			t.Run(order.prefix+string(lang), func(t *testing.T) {

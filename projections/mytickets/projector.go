@@ -110,7 +110,8 @@ func (p *Projector) apply(ctx context.Context, tx pgx.Tx, e projections.Event) e
 		s := ev.GetShow()
 		return putShow(ctx, tx, showRow{id: ev.GetShowId(), kind: int16(s.GetKind()), title: s.GetTitle(),
 			operator: s.GetOperator(), origin: s.GetOrigin(), destination: s.GetDestination(), venue: s.GetVenue(),
-			timeZone: s.GetTimeZone(), startsAt: s.GetStartsAt().AsTime()}, ev.GetOccurredAt().AsTime(), true)
+			timeZone: s.GetTimeZone(), titleBn: s.GetTitleBn(), venueBn: s.GetVenueBn(), operatorBn: s.GetOperatorBn(),
+			startsAt: s.GetStartsAt().AsTime()}, ev.GetOccurredAt().AsTime(), true)
 	}
 	return nil
 }
@@ -159,7 +160,8 @@ func (p *Projector) confirmed(ctx context.Context, tx pgx.Tx, ev *eventsv1.Booki
 	// The lookup's time is older than any later publication, so a
 	// ShowPublished that lands after still wins.
 	return putShow(ctx, tx, showRow{id: s.ID, kind: int16(s.Kind), title: s.Title, operator: s.Operator,
-		origin: s.Origin, destination: s.Destination, venue: s.Venue, timeZone: s.TimeZone, startsAt: s.StartsAt},
+		origin: s.Origin, destination: s.Destination, venue: s.Venue, timeZone: s.TimeZone,
+		titleBn: s.TitleBn, venueBn: s.VenueBn, operatorBn: s.OperatorBn, startsAt: s.StartsAt},
 		s.CreatedAt, false)
 }
 
@@ -178,27 +180,30 @@ type showRow struct {
 	id                                                    int64
 	kind                                                  int16
 	title, operator, origin, destination, venue, timeZone string
-	startsAt                                              time.Time
+	// The names in Bengali script (decision 0385).
+	titleBn, venueBn, operatorBn string
+	startsAt                     time.Time
 }
 
 // putShow stores a show's details unless newer ones are there.
 func putShow(ctx context.Context, tx pgx.Tx, s showRow, at time.Time, replace bool) error {
 	sql := `
 		INSERT INTO ticket_shows AS s (show_id, kind, title, operator, origin, destination, venue, time_zone,
-		                               starts_at, published_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce(nullif($8, ''), 'Asia/Dhaka'), $9, $10)`
+		                               starts_at, published_at, title_bn, venue_bn, operator_bn)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, coalesce(nullif($8, ''), 'Asia/Dhaka'), $9, $10, $11, $12, $13)`
 	if replace {
 		sql += `
 		ON CONFLICT (show_id) DO UPDATE
 		SET kind = excluded.kind, title = excluded.title, operator = excluded.operator, origin = excluded.origin,
 		    destination = excluded.destination, venue = excluded.venue, time_zone = excluded.time_zone,
-		    starts_at = excluded.starts_at, published_at = excluded.published_at
+		    starts_at = excluded.starts_at, published_at = excluded.published_at,
+		    title_bn = excluded.title_bn, venue_bn = excluded.venue_bn, operator_bn = excluded.operator_bn
 		WHERE s.published_at <= excluded.published_at`
 	} else {
 		sql += ` ON CONFLICT DO NOTHING`
 	}
 	_, err := tx.Exec(ctx, sql, s.id, s.kind, s.title, s.operator, s.origin, s.destination, s.venue, s.timeZone,
-		s.startsAt, at)
+		s.startsAt, at, s.titleBn, s.venueBn, s.operatorBn)
 	return err
 }
 

@@ -41,7 +41,8 @@ const selectTickets = `
 	       t.issued_at, o.status, c.checked_in_at, coalesce(c.gate, ''), coalesce(p.object_key, ''),
 	       coalesce(s.kind, 0), coalesce(s.title, ''), coalesce(s.origin, ''), coalesce(s.destination, ''),
 	       coalesce(s.venue, ''), s.starts_at, coalesce(s.operator, ''), coalesce(s.time_zone, ''),
-	       t.passenger_name, t.passenger_phone, t.passenger_woman, t.journey
+	       t.passenger_name, t.passenger_phone, t.passenger_woman, t.journey,
+	       coalesce(s.title_bn, ''), coalesce(s.venue_bn, ''), coalesce(s.operator_bn, '')
 	FROM my_tickets t
 	JOIN my_ticket_orders o ON o.user_id = t.user_id AND o.order_id = t.order_id
 	LEFT JOIN my_ticket_checkins c ON c.user_id = t.user_id AND c.ticket_id = t.ticket_id
@@ -65,7 +66,8 @@ func scanTicket(row pgx.Row) (ticket.View, error) {
 	)
 	err := row.Scan(&t.ID, &t.OrderID, &t.ShowID, &t.UserID, &t.Seat, &t.GAArea, &t.PriceMinor, &t.Currency, &t.Code,
 		&t.IssuedAt, &status, &checkedIn, &t.CheckedInGate, &t.PDFKey, &kind, &t.Title, &t.Origin, &t.Destination,
-		&t.Venue, &startsAt, &t.Operator, &t.TimeZone, &t.Passenger.Name, &t.Passenger.Phone, &t.Passenger.Woman, &journey)
+		&t.Venue, &startsAt, &t.Operator, &t.TimeZone, &t.Passenger.Name, &t.Passenger.Phone, &t.Passenger.Woman, &journey,
+		&t.TitleBn, &t.VenueBn, &t.OperatorBn)
 	if err != nil {
 		return t, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 )
@@ -19,7 +20,7 @@ import (
 // own operator keeps its own Bengali name (or none); an organisation made
 // before its Bengali name was known gets it from the same create.
 func TestShowsNamedInBengali(t *testing.T) {
-	env := apptest.New(t, apptest.Options{})
+	env := apptest.New(t, apptest.Options{Projectors: true, Tickets: true})
 	admin := as(t, env, "admin", auth.RoleAdmin)
 	user := as(t, env, "rumana", auth.RoleUser)
 	ctx := context.Background()
@@ -77,6 +78,16 @@ func TestShowsNamedInBengali(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, list.Msg.GetShows(), 1)
 	require.Equal(t, "শেরেবাংলা স্টেডিয়াম, মিরপুর", list.Msg.GetShows()[0].GetVenueBn(), "the listing reads it too")
+
+	// "My tickets" names the show in Bengali too, from ShowPublished.
+	matchID := list.Msg.GetShows()[0].GetShowId()
+	paid(t, newBuyer(t, env, "rumana"), matchID, "A1")
+	mine := myTickets(t, ticketsAs(t, env, "rumana", auth.RoleUser), func(ts []*ticketsv1.Ticket) bool {
+		return len(ts) == 1 && ts[0].GetTitleBn() != ""
+	})
+	require.Equal(t, "বাংলাদেশ বনাম ভারত, ওয়ানডে", mine[0].GetTitleBn())
+	require.Equal(t, "শেরেবাংলা স্টেডিয়াম, মিরপুর", mine[0].GetVenueBn())
+	require.Equal(t, "বিসিবি", mine[0].GetOperatorBn())
 
 	long := seatedShow("Too long", 1, 1)
 	long.TitleBn = strings.Repeat("ক", 201)

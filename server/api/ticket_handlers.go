@@ -242,6 +242,7 @@ func ticketProto(v ticket.View) *ticketsv1.Ticket {
 		UserId: v.UserID, Status: ticketStatuses[v.Status], Code: v.Code, CheckedInGate: v.CheckedInGate,
 		DownloadReady: v.PDFKey != "", Operator: v.Operator,
 		OriginBengali: place.Bengali(v.Origin), DestinationBengali: place.Bengali(v.Destination),
+		TitleBn: v.TitleBn, VenueBn: v.VenueBn, OperatorBn: v.OperatorBn,
 	}
 	if v.Seat != "" {
 		t.Seats = []string{v.Seat}

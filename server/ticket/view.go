@@ -27,6 +27,9 @@ type View struct {
 	Destination string
 	Venue       string
 	Operator    string
+	// TitleBn, VenueBn and OperatorBn are the show's names in Bengali
+	// script, when it has them (decision 0385).
+	TitleBn, VenueBn, OperatorBn string
 	// TimeZone is the show's IANA zone, in which people read its times
 	// (decision 0170); empty when the show is not known yet.
 	TimeZone      string

@@ -224,7 +224,13 @@ type Ticket struct {
 	Journey *v11.Journey `protobuf:"bytes,26,opt,name=journey,proto3" json:"journey,omitempty"`
 	// Bus trips: who travels on the seat (the buyer, the trip's staff and
 	// admins read it).
-	Passenger     *v11.Passenger `protobuf:"bytes,27,opt,name=passenger,proto3" json:"passenger,omitempty"`
+	Passenger *v11.Passenger `protobuf:"bytes,27,opt,name=passenger,proto3" json:"passenger,omitempty"`
+	// The show's title, venue and operator in Bengali script, when it has
+	// them (catalog.v1.Show.title_bn, decision 0385); empty: the Bengali UI
+	// reads them as written.
+	TitleBn       string `protobuf:"bytes,28,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	VenueBn       string `protobuf:"bytes,29,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	OperatorBn    string `protobuf:"bytes,30,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -446,6 +452,27 @@ func (x *Ticket) GetPassenger() *v11.Passenger {
 		return x.Passenger
 	}
 	return nil
+}
+
+func (x *Ticket) GetTitleBn() string {
+	if x != nil {
+		return x.TitleBn
+	}
+	return ""
+}
+
+func (x *Ticket) GetVenueBn() string {
+	if x != nil {
+		return x.VenueBn
+	}
+	return ""
+}
+
+func (x *Ticket) GetOperatorBn() string {
+	if x != nil {
+		return x.OperatorBn
+	}
+	return ""
 }
 
 // ListMyTicketsRequest pages through the caller's tickets.
@@ -2112,7 +2139,7 @@ var File_seatghor_tickets_v1_tickets_proto protoreflect.FileDescriptor
 
 const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xde\b\n" +
+	"!seatghor/tickets/v1/tickets.proto\x12\x13seatghor.tickets.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xb5\t\n" +
 	"\x06Ticket\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2142,7 +2169,11 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x0eorigin_bengali\x18\x18 \x01(\tR\roriginBengali\x12/\n" +
 	"\x13destination_bengali\x18\x19 \x01(\tR\x12destinationBengali\x125\n" +
 	"\ajourney\x18\x1a \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12;\n" +
-	"\tpassenger\x18\x1b \x01(\v2\x1d.seatghor.common.v1.PassengerR\tpassenger\"\xaf\x01\n" +
+	"\tpassenger\x18\x1b \x01(\v2\x1d.seatghor.common.v1.PassengerR\tpassenger\x12\x19\n" +
+	"\btitle_bn\x18\x1c \x01(\tR\atitleBn\x12\x19\n" +
+	"\bvenue_bn\x18\x1d \x01(\tR\avenueBn\x12\x1f\n" +
+	"\voperator_bn\x18\x1e \x01(\tR\n" +
+	"operatorBn\"\xaf\x01\n" +
 	"\x14ListMyTicketsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xc8\x01(\x00R\bpageSize\x12'\n" +
