@@ -228,8 +228,10 @@ type Ticket struct {
 	// The show's title, venue and operator in Bengali script, when it has
 	// them (catalog.v1.Show.title_bn, decision 0385); empty: the Bengali UI
 	// reads them as written.
-	TitleBn       string `protobuf:"bytes,28,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
-	VenueBn       string `protobuf:"bytes,29,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	TitleBn string `protobuf:"bytes,28,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	// venue in Bengali script; empty: as written.
+	VenueBn string `protobuf:"bytes,29,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	// operator in Bengali script; empty: as written.
 	OperatorBn    string `protobuf:"bytes,30,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -393,8 +393,10 @@ type Show struct {
 	// title, venue and operator in Bengali script, for a Bengali UI
 	// (decision 0385); empty: the Bengali UI shows them as written (a bus
 	// trip's title then by its route, origin_bengali → destination_bengali).
-	TitleBn       string `protobuf:"bytes,40,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
-	VenueBn       string `protobuf:"bytes,41,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	TitleBn string `protobuf:"bytes,40,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	// venue in Bengali script; empty: as written.
+	VenueBn string `protobuf:"bytes,41,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	// operator in Bengali script; empty: as written.
 	OperatorBn    string `protobuf:"bytes,42,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1189,8 +1191,10 @@ type CreateShowRequest struct {
 	// ভারত", "শেরেবাংলা জাতীয় ক্রিকেট স্টেডিয়াম" (decision 0385). Optional:
 	// the Bengali UI shows the others as written. operator_bn defaults,
 	// with operator, to the organisation's name_bn.
-	TitleBn       string `protobuf:"bytes,41,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
-	VenueBn       string `protobuf:"bytes,42,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	TitleBn string `protobuf:"bytes,41,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	// venue in Bengali script; empty: as written.
+	VenueBn string `protobuf:"bytes,42,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
+	// operator in Bengali script; empty: as written.
 	OperatorBn    string `protobuf:"bytes,43,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

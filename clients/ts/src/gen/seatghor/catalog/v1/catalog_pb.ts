@@ -385,11 +385,15 @@ export type Show = Message<"seatghor.catalog.v1.Show"> & {
   titleBn: string;
 
   /**
+   * venue in Bengali script; empty: as written.
+   *
    * @generated from field: string venue_bn = 41;
    */
   venueBn: string;
 
   /**
+   * operator in Bengali script; empty: as written.
+   *
    * @generated from field: string operator_bn = 42;
    */
   operatorBn: string;
@@ -899,11 +903,15 @@ export type CreateShowRequest = Message<"seatghor.catalog.v1.CreateShowRequest">
   titleBn: string;
 
   /**
+   * venue in Bengali script; empty: as written.
+   *
    * @generated from field: string venue_bn = 42;
    */
   venueBn: string;
 
   /**
+   * operator in Bengali script; empty: as written.
+   *
    * @generated from field: string operator_bn = 43;
    */
   operatorBn: string;

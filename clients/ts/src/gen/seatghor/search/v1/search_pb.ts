@@ -189,11 +189,15 @@ export type TripHit = Message<"seatghor.search.v1.TripHit"> & {
   titleBn: string;
 
   /**
+   * venue in Bengali script; empty: as written.
+   *
    * @generated from field: string venue_bn = 22;
    */
   venueBn: string;
 
   /**
+   * operator in Bengali script; empty: as written.
+   *
    * @generated from field: string operator_bn = 23;
    */
   operatorBn: string;

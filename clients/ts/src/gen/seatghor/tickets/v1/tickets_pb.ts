@@ -240,11 +240,15 @@ export type Ticket = Message<"seatghor.tickets.v1.Ticket"> & {
   titleBn: string;
 
   /**
+   * venue in Bengali script; empty: as written.
+   *
    * @generated from field: string venue_bn = 29;
    */
   venueBn: string;
 
   /**
+   * operator in Bengali script; empty: as written.
+   *
    * @generated from field: string operator_bn = 30;
    */
   operatorBn: string;
