@@ -275,8 +275,10 @@ func TestBrowserGateVerifiesCodesOffline(t *testing.T) {
 	}
 }
 
-// gateTrip creates a bus trip of demo-operator starting in two hours, Dhaka
-// → Cumilla → Chattogram, with seats A1–A4, and returns its id.
+// gateTrip creates a bus trip of demo-operator starting in two hours, Tangail
+// → Natore → Rajshahi, with seats A1–A4, and returns its id. Places no
+// other browser test searches: the tests share one dev server, and a trip
+// leaving in two hours would come first in their searches.
 func gateTrip(t *testing.T, s *devServer, title string) string {
 	t.Helper()
 	admin := s.devToken(t, "web-admin", "admin")
@@ -286,7 +288,7 @@ func gateTrip(t *testing.T, s *devServer, title string) string {
 		} `json:"show"`
 	}
 	now := time.Now()
-	stops := []string{"dhaka", "cumilla", "chattogram"}
+	stops := []string{"tangail", "natore", "rajshahi"}
 	var fares []map[string]any
 	for i := range stops {
 		for j := i + 1; j < len(stops); j++ {
@@ -298,8 +300,8 @@ func gateTrip(t *testing.T, s *devServer, title string) string {
 		"startsAt": now.Add(2 * time.Hour).UTC().Format(time.RFC3339),
 		"onSaleAt": now.Add(-72 * time.Hour).UTC().Format(time.RFC3339),
 		"sections": []map[string]any{{"name": "Coach", "rows": []string{"A"}, "seatsPerRow": 4}},
-		"stops": []map[string]any{{"place": "Dhaka", "minutesFromStart": 0}, {"place": "Cumilla", "minutesFromStart": 60},
-			{"place": "Chattogram", "minutesFromStart": 120}},
+		"stops": []map[string]any{{"place": "Tangail", "minutesFromStart": 0}, {"place": "Natore", "minutesFromStart": 60},
+			{"place": "Rajshahi", "minutesFromStart": 120}},
 		"fares": fares,
 	}, &created)
 	return created.Show.ShowID
@@ -348,44 +350,44 @@ func journeyTicket(t *testing.T, s *devServer, user, show, seat, from, to string
 
 // A gate page at a stop of a bus trip (decisions 0384, 0408): the page
 // offers the trip's stops and remembers the one chosen; cut off from the
-// network at Dhaka, it refuses a ticket boarding at Cumilla, naming
-// Cumilla in English and Bengali, and admits the one boarding at Dhaka. A
-// ticket sold after its list was made, boarding at Cumilla, is admitted on
+// network at Tangail, it refuses a ticket boarding at Natore, naming
+// Natore in English and Bengali, and admits the one boarding at Tangail. A
+// ticket sold after its list was made, boarding at Natore, is admitted on
 // its signature and, synced with the device's stop, reported by the
 // supervisor's panel as boarding at another stop. Online, the server's
-// refusal names Cumilla too.
+// refusal names Natore too.
 func TestBrowserGateAtAStop(t *testing.T) {
 	s, browser := openSite(t)
-	show := gateTrip(t, s, "Dhaka to Chattogram, gate at a stop")
-	atDhaka := journeyTicket(t, s, "web-stop-dhaka", show, "A1", "dhaka", "chattogram")
-	atCumilla := journeyTicket(t, s, "web-stop-cumilla", show, "A2", "cumilla", "chattogram")
+	show := gateTrip(t, s, "Tangail to Rajshahi, gate at a stop")
+	atTangail := journeyTicket(t, s, "web-stop-tangail", show, "A1", "tangail", "rajshahi")
+	atNatore := journeyTicket(t, s, "web-stop-natore", show, "A2", "natore", "rajshahi")
 	ctx := tab(t, browser)
 	do(t, ctx,
 		openGate(s, show, "coach door", 2),
-		hasText("#gate-stop", "Cumilla"),
+		hasText("#gate-stop", "Natore"),
 		until(`document.querySelector("#gate-stop").value === ""`),
-		script(`const sel = document.querySelector("#gate-stop"); sel.value = "dhaka";
+		script(`const sel = document.querySelector("#gate-stop"); sel.value = "tangail";
 			sel.dispatchEvent(new Event("change", { bubbles: true }))`),
-		until(`localStorage.getItem("seatghor.gate.stop.`+show+`") === "dhaka"`),
+		until(`localStorage.getItem("seatghor.gate.stop.`+show+`") === "tangail"`),
 		// Remembered for the show.
 		chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS("#gate-stop")),
-		until(`document.querySelector("#gate-stop").value === "dhaka"`),
+		until(`document.querySelector("#gate-stop").value === "tangail"`),
 		hasText("#gate-ready", "Ready offline: 2 tickets"),
 		setOffline(true),
 		until(`navigator.onLine === false`),
 	)
 	// Sold after the device's list was made: only its signature vouches.
-	late := journeyTicket(t, s, "web-stop-late", show, "A3", "cumilla", "chattogram")
+	late := journeyTicket(t, s, "web-stop-late", show, "A3", "natore", "rajshahi")
 	do(t, ctx,
-		scanCode(atCumilla.code),
+		scanCode(atNatore.code),
 		hasText("#verdict", "NOT VALID"),
-		hasText("#verdict", "This ticket's journey starts at Cumilla — not here."),
+		hasText("#verdict", "This ticket's journey starts at Natore — not here."),
 		chromedp.Click(chromedp.CSS("#lang")),
-		hasText("#verdict", "এই টিকিটের যাত্রা শুরু কুমিল্লা থেকে — এখানে নয়।"),
+		hasText("#verdict", "এই টিকিটের যাত্রা শুরু নাটোর থেকে — এখানে নয়।"),
 		chromedp.Click(chromedp.CSS("#lang")),
 		hasText("#gate-pending", "waiting to sync on this device: 0"),
-		scanCode(atDhaka.code),
+		scanCode(atTangail.code),
 		hasText("#verdict", "ADMITTED"),
 		hasText("#verdict", "A1"),
 		scanCode(late.code),
@@ -397,12 +399,12 @@ func TestBrowserGateAtAStop(t *testing.T) {
 		setOffline(false),
 		hasText("#gate-pending", "waiting to sync on this device: 0"),
 		until(`[...document.querySelectorAll("#gate-conflicts li")].some((li) =>
-			li.textContent.includes("BOARDS AT ANOTHER STOP") && li.textContent.includes("boards at Cumilla") &&
+			li.textContent.includes("BOARDS AT ANOTHER STOP") && li.textContent.includes("boards at Natore") &&
 			li.dataset.ticket === `+fmt.Sprintf("%q", late.id)+`)`),
 		hasText("#gate-devices .boards-elsewhere", "1"),
 		// Online, the server refuses it and the page names where it boards.
-		scanCode(atCumilla.code),
-		hasText("#boards-elsewhere", "This ticket's journey starts at Cumilla — not here."),
+		scanCode(atNatore.code),
+		hasText("#boards-elsewhere", "This ticket's journey starts at Natore — not here."),
 	)
 	// The server settled the two scans as the device did: A1 admitted at
 	// the coach door, A3 not admitted.
