@@ -535,7 +535,13 @@ func TestBrowserGateTypedID(t *testing.T) {
 func boughtTicket(t *testing.T, s *devServer, user, show, seat string) bought {
 	t.Helper()
 	tok := s.devToken(t, user, "user")
-	orderID := ordered(t, s, tok, show, seat)
+	return paidTicket(t, s, tok, ordered(t, s, tok, show, seat))
+}
+
+// paidTicket pays order orderID of the token's user with the sandbox's
+// success token and returns its ticket, once "my tickets" has it.
+func paidTicket(t *testing.T, s *devServer, tok, orderID string) bought {
+	t.Helper()
 	s.call(t, tok, "seatghor.payment.v1.PaymentService/StartPayment",
 		map[string]any{"orderId": orderID, "sandbox": map[string]any{"token": "tok_success"}}, nil)
 	deadline := time.Now().Add(waitLong)

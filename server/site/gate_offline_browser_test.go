@@ -326,26 +326,7 @@ func journeyTicket(t *testing.T, s *devServer, user, show, seat, from, to string
 	}
 	s.call(t, tok, "seatghor.booking.v1.OrderService/CreateOrder", map[string]any{"holdId": hold.Hold.HoldID,
 		"passengers": []map[string]any{{"seat": seat, "name": "Passenger " + seat, "phone": "01711-234567"}}}, &order)
-	s.call(t, tok, "seatghor.payment.v1.PaymentService/StartPayment",
-		map[string]any{"orderId": order.Order.OrderID, "sandbox": map[string]any{"token": "tok_success"}}, nil)
-	deadline := time.Now().Add(waitLong)
-	for {
-		var list struct {
-			Tickets []struct {
-				Code     string `json:"code"`
-				TicketID string `json:"ticketId"`
-				OrderID  string `json:"orderId"`
-			} `json:"tickets"`
-		}
-		s.call(t, tok, "seatghor.tickets.v1.TicketService/ListMyTickets", map[string]any{}, &list)
-		for _, tk := range list.Tickets {
-			if tk.OrderID == order.Order.OrderID && tk.Code != "" {
-				return bought{code: tk.Code, id: tk.TicketID}
-			}
-		}
-		require.True(t, time.Now().Before(deadline), "no ticket for order %s within %s", order.Order.OrderID, waitLong)
-		time.Sleep(200 * time.Millisecond)
-	}
+	return paidTicket(t, s, tok, order.Order.OrderID)
 }
 
 // A gate page at a stop of a bus trip (decisions 0384, 0408): the page
