@@ -235,8 +235,8 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 			}
 			written += len(put)
 		}
-		// A show the catalog no longer has was withdrawn (ShowWithdrawn):
-		// its documents go.
+		// A show the catalog no longer has was withdrawn (ShowWithdrawn),
+		// or its operator cancelled it (ShowCancelled): its documents go.
 		if len(gone) > 0 {
 			if err := p.index.Delete(ctx, gone); err != nil {
 				return fmt.Errorf("delete %d trips: %w", len(gone), err)
@@ -342,7 +342,7 @@ func (p *Projector) recomputeAll(ctx context.Context, shows []int64) (put []sear
 		for _, id := range shows {
 			show, ok := listed[id]
 			free, counted := n[id]
-			if !ok {
+			if !ok || show.CancelledAt != nil {
 				gone = append(gone, id)
 				continue
 			}
@@ -394,6 +394,11 @@ func (p *Projector) recompute(ctx context.Context, id int64) (*search.Trip, erro
 	show, err := p.shows.GetShow(ctx, id)
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil, err
+	}
+	if err == nil && show.CancelledAt != nil {
+		// A cancelled show (ShowCancelled, decision 0440) sells nothing:
+		// it leaves the index as a withdrawn one does.
+		return nil, fmt.Errorf("show %d was cancelled: %w", id, catalog.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read show %d: %w", id, err)

@@ -141,6 +141,18 @@ var authzMatrix = []authzRow{
 	{"seatghor.catalog.v1.CatalogService/ListShows", func(*authzWorld, caller) proto.Message {
 		return &catalogv1.ListShowsRequest{}
 	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+	// A show's cancellation (decision 0440): its organisation's managers
+	// and admins; each caller's own fresh show, the second read of it
+	// after an admin cancelled it.
+	{"seatghor.catalog.v1.CatalogService/CancelShow", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.CancelShowRequest{ShowId: w.newShow("Cancel "+callerNames[c], nil), Reason: "matrix"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/GetShowCancellation", func(w *authzWorld, c caller) proto.Message {
+		show := w.newShow("Cancelled "+callerNames[c], nil)
+		w.must(admin, "seatghor.catalog.v1.CatalogService/CancelShow",
+			&catalogv1.CancelShowRequest{ShowId: show, Reason: "matrix"}, &catalogv1.CancelShowResponse{})
+		return &catalogv1.GetShowCancellationRequest{ShowId: show}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 
 	// Holds and orders: the owner's own; fresh ones where a call uses them.
 	{"seatghor.booking.v1.HoldService/CreateHold", func(w *authzWorld, _ caller) proto.Message {

@@ -19,6 +19,8 @@ type catalogHandler struct {
 	// waitingRooms says whether the platform runs waiting rooms (it needs
 	// Redis); without them a show asking for one is refused.
 	waitingRooms bool
+	// cancels reads how far a show's cancellation has got.
+	cancels cancellations
 }
 
 func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[catalogv1.CreateShowRequest]) (*connect.Response[catalogv1.CreateShowResponse], error) {

@@ -99,6 +99,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.SearchUnavailable:        connect.CodeUnavailable,
 	fault.DatabaseUnavailable:      connect.CodeUnavailable,
 	fault.ShowMoving:               connect.CodeUnavailable,
+	fault.ShowCancelled:            connect.CodeFailedPrecondition,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,
 	fault.DeadlineExceeded:         connect.CodeDeadlineExceeded,

@@ -307,7 +307,11 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add := func(name string) func(string, http.Handler) {
 		return func(path string, h http.Handler) { out = append(out, service{name, path, h}) }
 	}
-	add(catalogv1connect.CatalogServiceName)(catalogv1connect.NewCatalogServiceHandler(&catalogHandler{cfg.Catalog, cfg.Log, cfg.WaitingRooms != nil}, opts...))
+	catalogH := &catalogHandler{svc: cfg.Catalog, log: cfg.Log, waitingRooms: cfg.WaitingRooms != nil}
+	if cfg.Payments != nil {
+		catalogH.cancels = cfg.Payments
+	}
+	add(catalogv1connect.CatalogServiceName)(catalogv1connect.NewCatalogServiceHandler(catalogH, opts...))
 	add(bookingv1connect.HoldServiceName)(bookingv1connect.NewHoldServiceHandler(&holdHandler{cfg.Booking, cfg.Log}, opts...))
 	add(bookingv1connect.OrderServiceName)(bookingv1connect.NewOrderServiceHandler(&orderHandler{cfg.Booking, cfg.Payments, cfg.Log}, opts...))
 	add(seatmapv1connect.SeatMapServiceName)(seatmapv1connect.NewSeatMapServiceHandler(newSeatmapHandler(cfg), opts...))

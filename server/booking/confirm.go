@@ -150,6 +150,11 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 		return o, err
 	}
 	startsAt, feeBps := terms.StartsAt, terms.CancellationFeeBps
+	if terms.Cancelled {
+		// Its operator's cancellation refunds it in full (decision 0440):
+		// the buyer's own would keep a fee.
+		return o, fault.New(fault.ShowCancelled, "show %d was cancelled by its operator; order %s is refunded in full", o.ShowID, orderID)
+	}
 	if !now.Before(startsAt) {
 		return o, fault.New(fault.BookingNotAllowed, "show %d has started; order %s can no longer be cancelled", o.ShowID, orderID)
 	}
@@ -160,6 +165,24 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 	if used {
 		return o, fault.New(fault.OrderCheckedIn, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
 	}
+	// R-6.9: the fee rounds down, never against the buyer. Totals are
+	// bounded (decision 0071); the product is checked all the same.
+	fee, err := amount.Mul(o.TotalMinor, feeBps)
+	if err != nil {
+		return o, fmt.Errorf("cancellation fee of order %s: %w", orderID, err)
+	}
+	return cancelBooked(ctx, tx, o, fee/10000, cancelled{by: userID}, now)
+}
+
+// cancelled says who cancelled an order and why, for its event.
+type cancelled struct {
+	by, reason string
+}
+
+// cancelBooked cancels o, a confirmed order locked in tx, keeping fee: its
+// seats (only the legs of its journey: its hold's rows, decision 0350) or
+// places go back on sale.
+func cancelBooked(ctx context.Context, tx pgx.Tx, o Order, fee int64, c cancelled, now time.Time) (Order, error) {
 	h, err := getHold(ctx, tx, o.HoldID)
 	if err != nil {
 		return o, err
@@ -178,32 +201,60 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 	if _, err := tx.Exec(ctx, `
 		UPDATE seats SET status = 'available', hold_id = NULL, held_until = NULL, version = version + 1
 		WHERE show_id = $1 AND hold_id = $2 AND status = 'booked'`, h.ShowID, h.ID); err != nil {
-		return o, fmt.Errorf("free seats of order %s: %w", orderID, err)
+		return o, fmt.Errorf("free seats of order %s: %w", o.ID, err)
 	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE ga_buckets b SET remaining = b.remaining + t.quantity, version = b.version + 1
 		FROM hold_ga_takes t
 		WHERE t.hold_id = $1 AND b.show_id = t.show_id AND b.area = t.area AND b.bucket = t.bucket`,
 		h.ID); err != nil {
-		return o, fmt.Errorf("give back GA places of order %s: %w", orderID, err)
+		return o, fmt.Errorf("give back GA places of order %s: %w", o.ID, err)
 	}
-	// R-6.9: the fee rounds down, never against the buyer. Totals are
-	// bounded (decision 0071); the product is checked all the same.
-	fee, err := amount.Mul(o.TotalMinor, feeBps)
-	if err != nil {
-		return o, fmt.Errorf("cancellation fee of order %s: %w", orderID, err)
-	}
-	fee /= 10000
 	if _, err := tx.Exec(ctx, `
 		UPDATE orders SET status = 'cancelled', cancellation_fee_minor = $2, updated_at = $3 WHERE order_id = $1`,
-		orderID, fee, now); err != nil {
-		return o, fmt.Errorf("cancel order %s: %w", orderID, err)
+		o.ID, fee, now); err != nil {
+		return o, fmt.Errorf("cancel order %s: %w", o.ID, err)
 	}
 	o.Status, o.CancellationFeeMinor, o.UpdatedAt = OrderCancelled, fee, now
 	if err := describeIn(ctx, tx, &o); err != nil {
 		return o, err
 	}
-	return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
+	return o, appendEvent(ctx, tx, now, cancelEvent(o, c, true, now))
+}
+
+// ShowCancelledReason is the reason of the OrderCancelled events of a show
+// its operator cancelled (decision 0440): what the buyers' messages key on.
+const ShowCancelledReason = "show_cancelled"
+
+// CancelForShow cancels an order of a show its operator cancelled
+// (decision 0440), by the operator by: a paid one with no fee whatever the
+// policy, even once the show began or a ticket was admitted (the show will
+// not take place), an unpaid one as its buyer would. It says whether the
+// order was paid (the caller refunds it in the same transaction). An order
+// already ended (cancelled, refunded) or that changed under it is left as
+// it is, with done false: the job's next pass looks again.
+func CancelForShow(ctx context.Context, tx pgx.Tx, orderID, by string, now time.Time) (o Order, done, paid bool, err error) {
+	c := cancelled{by: by, reason: ShowCancelledReason}
+	if o, err = ReadOrder(ctx, tx, orderID); err != nil {
+		return o, false, false, err
+	}
+	switch o.Status {
+	case OrderConfirmed:
+		// A confirmed order's hold is no sweeper's business: the order row
+		// is locked first, as CancelConfirmed does.
+		if o, err = readOrder(ctx, tx, orderID, true); err != nil || o.Status != OrderConfirmed {
+			return o, false, false, err
+		}
+		o, err = cancelBooked(ctx, tx, o, 0, c, now)
+		return o, err == nil, true, err
+	case OrderPendingPayment, OrderExpired:
+		o, err = cancelUnpaid(ctx, tx, o, c, now)
+		if fault.ReasonOf(err) == fault.BookingNotAllowed {
+			return o, false, false, nil // paid or ended meanwhile
+		}
+		return o, err == nil, false, err
+	}
+	return o, false, false, nil
 }
 
 // MarkRefunded records money given back for an order. An order that was

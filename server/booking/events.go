@@ -85,3 +85,14 @@ func orderEvent(o Order, status OrderStatus, now time.Time) event {
 			PayBy: timestamppb.New(o.PayBy), OccurredAt: at, Journey: o.View}
 	}
 }
+
+// cancelEvent is o's OrderCancelled: who cancelled it and why, and whether
+// it had been paid (a RefundIssued follows then, when it cost anything).
+func cancelEvent(o Order, c cancelled, paid bool, now time.Time) event {
+	e := orderEvent(o, OrderCancelled, now).(*eventsv1.OrderCancelled)
+	if c.by != "" {
+		e.CancelledBy = c.by
+	}
+	e.Reason, e.WasConfirmed = c.reason, paid
+	return e
+}

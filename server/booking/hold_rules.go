@@ -24,6 +24,8 @@ import (
 //
 //   - opened: the sale has opened (on_sale_at);
 //   - not_started: the show has not started (starts_at): sales end then;
+//   - not_cancelled: its operator has not cancelled it (cancelled_at,
+//     decision 0440): no hold from the moment the cancellation commits;
 //   - within_hold_limit: n is within max_seats_per_hold (R-3.8);
 //   - held: the places the account holds, awaits payment for or bought of
 //     the show (heldOrBought), found by key (holds_user);
@@ -41,9 +43,10 @@ import (
 // statement's snapshot when it starts.
 func holdRulesSQL(show, now, n, user string, j journeyArgs) string {
 	return `LATERAL (
-		SELECT v.*, v.opened AND v.not_started AND v.within_hold_limit AND v.within_account_cap AND v.journey_ok AS allowed
+		SELECT v.*, v.opened AND v.not_started AND v.not_cancelled AND v.within_hold_limit AND v.within_account_cap AND v.journey_ok AS allowed
 		FROM (SELECT ` + show + `.on_sale_at <= ` + now + ` AS opened,
 		             ` + show + `.starts_at > ` + now + ` AS not_started,
+		             ` + show + `.cancelled_at IS NULL AS not_cancelled,
 		             ` + show + `.max_seats_per_hold >= ` + n + ` AS within_hold_limit,
 		             c.held,
 		             ` + show + `.max_seats_per_account >= ` + n + ` + c.held AS within_account_cap,
@@ -74,7 +77,7 @@ func accountLock(user, show string) string {
 
 // holdVerdicts are holdRulesSQL's verdicts on one hold.
 type holdVerdicts struct {
-	opened, notStarted, withinHoldLimit, withinAccountCap bool
+	opened, notStarted, notCancelled, withinHoldLimit, withinAccountCap bool
 	held                                                  int
 	journey                                               journeyVerdicts
 }
@@ -86,12 +89,12 @@ func loadShowRules(ctx context.Context, tx pgx.Tx, showID int64, userID string, 
 	var v holdVerdicts
 	show, err := scanShow(tx.QueryRow(ctx, `
 		SELECT `+showColumns+`,
-		       rules.opened, rules.not_started, rules.within_hold_limit, rules.within_account_cap, rules.held,
+		       rules.opened, rules.not_started, rules.not_cancelled, rules.within_hold_limit, rules.within_account_cap, rules.held,
 		       `+journeyColumns+`
 		FROM shows s CROSS JOIN `+holdRulesSQL("s", "$2::timestamptz", "$3::int", "$4::text",
 		journeyArgs{"$5::text", "$6::text", "$7::text", "$8::text"})+`
 		WHERE s.show_id = $1`, showID, now, n, userID, j.From, j.To, j.Boarding, j.Dropping),
-		showID, append([]any{&v.opened, &v.notStarted, &v.withinHoldLimit, &v.withinAccountCap, &v.held}, v.journey.dest()...)...)
+		showID, append([]any{&v.opened, &v.notStarted, &v.notCancelled, &v.withinHoldLimit, &v.withinAccountCap, &v.held}, v.journey.dest()...)...)
 	return show, v, err
 }
 
@@ -101,6 +104,8 @@ func loadShowRules(ctx context.Context, tx pgx.Tx, showID int64, userID string, 
 // 0185).
 func (v holdVerdicts) refusal(show showSettings, n int, account bool) error {
 	switch {
+	case !v.notCancelled:
+		return fault.New(fault.ShowCancelled, "show %d was cancelled by its operator", show.ID)
 	case !v.opened:
 		return fault.New(fault.BookingNotAllowed, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
 	case !v.notStarted:

@@ -56,7 +56,9 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passen
 	o, err := idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Order, error) {
 		tag, err := tx.Exec(ctx, `
 			UPDATE holds SET status = 'ordered', updated_at = $3
-			WHERE hold_id = $1 AND user_id = $2 AND status = 'active' AND expires_at >= $3`,
+			WHERE hold_id = $1 AND user_id = $2 AND status = 'active' AND expires_at >= $3
+			  -- Not on a show its operator cancelled (decision 0440).
+			  AND NOT EXISTS (SELECT FROM shows s WHERE s.show_id = holds.show_id AND s.cancelled_at IS NOT NULL)`,
 			holdID, userID, now)
 		if err != nil {
 			return Order{}, fmt.Errorf("order hold %s: %w", holdID, err)
@@ -66,7 +68,7 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passen
 			return Order{}, err
 		}
 		if tag.RowsAffected() == 0 {
-			return Order{}, whyNotOrderable(h, userID, now)
+			return Order{}, whyNotOrderable(ctx, tx, h, userID, now)
 		}
 		required, err := passengersRequired(ctx, tx, h.ShowID)
 		if err != nil {
@@ -133,10 +135,17 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passen
 	return o, s.describeOrder(ctx, &o)
 }
 
-func whyNotOrderable(h Hold, userID string, now time.Time) error {
+func whyNotOrderable(ctx context.Context, tx pgx.Tx, h Hold, userID string, now time.Time) error {
+	var cancelled bool
+	if err := tx.QueryRow(ctx, `SELECT cancelled_at IS NOT NULL FROM shows WHERE show_id = $1`, h.ShowID).
+		Scan(&cancelled); err != nil {
+		return fmt.Errorf("is show %d cancelled: %w", h.ShowID, err)
+	}
 	switch {
 	case h.UserID != userID:
 		return notFound("hold", h.ID)
+	case cancelled:
+		return fault.New(fault.ShowCancelled, "show %d was cancelled by its operator", h.ShowID)
 	case h.OrderID != "":
 		return fault.New(fault.BookingNotAllowed, "hold %s already has order %s", h.ID, h.OrderID)
 	case h.EffectiveStatus(now) == HoldExpired:
@@ -220,6 +229,11 @@ func CancelUnpaid(ctx context.Context, tx pgx.Tx, userID, orderID string, now ti
 	if o.UserID != userID {
 		return Order{}, notFound("order", orderID)
 	}
+	return cancelUnpaid(ctx, tx, o, cancelled{by: userID}, now)
+}
+
+// cancelUnpaid cancels o, an order not paid, and gives its seats back.
+func cancelUnpaid(ctx context.Context, tx pgx.Tx, o Order, c cancelled, now time.Time) (Order, error) {
 	h, err := getHold(ctx, tx, o.HoldID)
 	if err != nil {
 		return Order{}, err
@@ -234,15 +248,15 @@ func CancelUnpaid(ctx context.Context, tx pgx.Tx, userID, orderID string, now ti
 	}
 	tag, err := tx.Exec(ctx, `
 		UPDATE orders SET status = 'cancelled', updated_at = $2
-		WHERE order_id = $1 AND status IN ('pending_payment', 'expired')`, orderID, now)
+		WHERE order_id = $1 AND status IN ('pending_payment', 'expired')`, o.ID, now)
 	if err != nil {
-		return Order{}, fmt.Errorf("cancel order %s: %w", orderID, err)
+		return Order{}, fmt.Errorf("cancel order %s: %w", o.ID, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return Order{}, fault.New(fault.BookingNotAllowed, "order %s is already %s", orderID, o.Status)
+		return Order{}, fault.New(fault.BookingNotAllowed, "order %s is already %s", o.ID, o.Status)
 	}
 	o.Status, o.UpdatedAt = OrderCancelled, now
-	return o, appendEvent(ctx, tx, now, orderEvent(o, OrderCancelled, now))
+	return o, appendEvent(ctx, tx, now, cancelEvent(o, c, false, now))
 }
 
 // ListMyOrders pages through the caller's orders, newest first. Orders live

@@ -144,6 +144,10 @@ type Show struct {
 	TitleBn    string `json:"title_bn,omitempty"`
 	VenueBn    string `json:"venue_bn,omitempty"`
 	OperatorBn string `json:"operator_bn,omitempty"`
+	// CancelledAt is when its operator cancelled the show (CancelShow);
+	// nil while it runs. CancelReason is why, for buyers.
+	CancelledAt  *time.Time `json:"cancelled_at,omitempty"`
+	CancelReason string     `json:"cancel_reason,omitempty"`
 }
 
 // SectionPrice is a show's price of a seat of a template's section.
@@ -175,7 +179,10 @@ func (s Show) Proto() *catalogv1.Show {
 		TimeZone: s.TimeZone, StartsAtLocal: display.LocalTime(s.StartsAt, display.ZoneOrDefault(s.TimeZone)),
 		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
 		LayoutTemplateId: s.LayoutTemplateID, RouteId: s.RouteID,
-		TitleBn: s.TitleBn, VenueBn: s.VenueBn, OperatorBn: s.OperatorBn,
+		TitleBn: s.TitleBn, VenueBn: s.VenueBn, OperatorBn: s.OperatorBn, CancelReason: s.CancelReason,
+	}
+	if s.CancelledAt != nil {
+		p.CancelledAt = timestamppb.New(*s.CancelledAt)
 	}
 	if len(s.Stops) > 0 {
 		p.Stops, p.Fares = s.Trip().StopsProto(), FaresProto(s.Fares)

@@ -31,6 +31,8 @@ type Terms struct {
 	CommissionBps      int64
 	CancellationFeeBps int64
 	PaymentExtension   time.Duration
+	// Cancelled says its operator cancelled the show (decision 0440).
+	Cancelled bool
 }
 
 // ReadTerms reads a show's terms from its shard: q is the shard's pool or a
@@ -42,9 +44,10 @@ func ReadTerms(ctx context.Context, q Querier, showID int64) (Terms, error) {
 	)
 	err := q.QueryRow(ctx, `
 		SELECT coalesce(organization_id, ''), starts_at, time_zone, commission_bps, cancellation_fee_bps,
-		       payment_extension_ms
+		       payment_extension_ms, cancelled_at IS NOT NULL
 		FROM shows WHERE show_id = $1`, showID).
-		Scan(&t.OrganizationID, &t.StartsAt, &t.TimeZone, &t.CommissionBps, &t.CancellationFeeBps, &extensionMs)
+		Scan(&t.OrganizationID, &t.StartsAt, &t.TimeZone, &t.CommissionBps, &t.CancellationFeeBps, &extensionMs,
+			&t.Cancelled)
 	found, err := pg.Found(err)
 	if err != nil {
 		return Terms{}, fmt.Errorf("read terms of show %d: %w", showID, err)

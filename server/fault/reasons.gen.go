@@ -239,6 +239,9 @@ const (
 	// ShowMoving: The show is moving to another shard (`seatghor shard move`); its writes are frozen
 	// for a moment. Nothing was written.
 	ShowMoving Reason = "SHOW_MOVING"
+	// ShowCancelled: The show's operator cancelled it (decision 0440): nothing more is sold, held or
+	// ordered, and its buyers are refunded in full. Nothing was written.
+	ShowCancelled Reason = "SHOW_CANCELLED"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -342,6 +345,7 @@ var Reasons = []Reason{
 	SearchUnavailable,
 	DatabaseUnavailable,
 	ShowMoving,
+	ShowCancelled,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

@@ -49,28 +49,9 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 				// its seats are back on sale and there is nothing to refund.
 				return result{Order: o}, nil
 			}
-			p, err := getPayment(ctx, tx, o.PaymentID, true)
-			if err != nil {
-				return result{}, err
-			}
-			// What is owed back: the total less the fee, less what refunds
-			// of the charge already gave back or are giving back (pending
-			// or awaiting approval ones too, and failed ones, which are
-			// still owed and settled by hand: decision 0292), and never more
-			// than is left captured. A goodwill refund larger than the
-			// total less the fee leaves nothing more to give.
-			left, err := refundable(ctx, tx, p)
-			if err != nil {
-				return result{}, err
-			}
-			owed, err := amount.Sub(o.TotalMinor, o.CancellationFeeMinor)
-			if err != nil {
-				return result{}, fmt.Errorf("refund of order %s: %w", o.ID, err)
-			}
-			given := p.AmountMinor - left
-			refund := min(owed-given, left)
-			if refund <= 0 {
-				return result{Order: o}, nil
+			p, refund, err := owedBack(ctx, tx, o)
+			if err != nil || refund <= 0 {
+				return result{Order: o}, err
 			}
 			id, err := recordBookedRefund(ctx, tx, p, refund, "cancellation", "pending", userID, "", now)
 			if err != nil {
@@ -87,4 +68,28 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID string) (book
 		}
 	}
 	return res.Order, nil
+}
+
+// owedBack reads the payment of o, a confirmed order just cancelled in tx,
+// under its lock, and what is owed back of it: the total less the fee,
+// less what refunds of the charge already gave back or are giving back
+// (pending or awaiting approval ones too, and failed ones, which are still
+// owed and settled by hand: decision 0292), and never more than is left
+// captured. A goodwill refund larger than the total less the fee leaves
+// nothing more to give.
+func owedBack(ctx context.Context, tx pgx.Tx, o booking.Order) (Payment, int64, error) {
+	p, err := getPayment(ctx, tx, o.PaymentID, true)
+	if err != nil {
+		return p, 0, err
+	}
+	left, err := refundable(ctx, tx, p)
+	if err != nil {
+		return p, 0, err
+	}
+	owed, err := amount.Sub(o.TotalMinor, o.CancellationFeeMinor)
+	if err != nil {
+		return p, 0, fmt.Errorf("refund of order %s: %w", o.ID, err)
+	}
+	given := p.AmountMinor - left
+	return p, min(owed-given, left), nil
 }

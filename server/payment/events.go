@@ -45,6 +45,7 @@ var refundReasons = map[string]eventsv1.RefundReason{
 	"duplicate_capture":      eventsv1.RefundReason_REFUND_REASON_DUPLICATE_CAPTURE,
 	"cancellation":           eventsv1.RefundReason_REFUND_REASON_CANCELLATION,
 	"manual":                 eventsv1.RefundReason_REFUND_REASON_MANUAL,
+	"show_cancelled":         eventsv1.RefundReason_REFUND_REASON_SHOW_CANCELLED,
 }
 
 func money(amount int64, currency string) *commonv1.Money {

@@ -26,6 +26,17 @@ type refund struct {
 	CreatedAt                              time.Time
 }
 
+// The reasons of refunds of a booking (decision 0008): its buyer cancelled
+// it, an admin gave money back, or its operator cancelled the show
+// (decision 0440). They give back the booking's shares; the other reasons
+// refund a capture no booking earned.
+const bookedReasonsSQL = `('cancellation', 'manual', 'show_cancelled')`
+
+// booked says whether a refund of reason is a booking's (bookedReasonsSQL).
+func booked(reason string) bool {
+	return reason == "cancellation" || reason == "manual" || reason == "show_cancelled"
+}
+
 // recordRefund records the refund of a capture that no booking earned (a
 // late payment, a second capture), before the gateway is asked (R-6.1).
 // Such a charge is refunded at most once, with a key derived from it:
@@ -103,7 +114,7 @@ func (s *Service) HeldBack(ctx context.Context, tx pgx.Tx, showID int64, currenc
 			       array_agg(refund_id ORDER BY refund_id) FILTER (WHERE status <> 'failed') AS pending,
 			       array_agg(refund_id ORDER BY refund_id) FILTER (WHERE status = 'failed') AS failed
 			FROM refunds
-			WHERE show_id = $1 AND currency = $2 AND reason IN ('cancellation', 'manual')
+			WHERE show_id = $1 AND currency = $2 AND reason IN `+bookedReasonsSQL+`
 			  AND (status IN ('awaiting_approval', 'pending', 'unknown') OR (status = 'failed' AND settled_at IS NULL))
 			GROUP BY gateway_charge_id)
 		SELECT h.captured - coalesce((SELECT sum(r.amount_minor) FROM refunds r
@@ -241,7 +252,7 @@ func (s *Service) applyRefund(ctx context.Context, pool *pg.Pool, res gateway.Re
 				{Account: ledger.AccountGatewayClearing, AmountMinor: -r.AmountMinor},
 			},
 		}
-		if r.Reason == "cancellation" || r.Reason == "manual" {
+		if booked(r.Reason) {
 			// The booking's shares are given back as differences of what is
 			// still captured before and after this refund (decision 0008).
 			commissionBps, before, err := sharesBefore(ctx, tx, r)

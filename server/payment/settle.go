@@ -129,7 +129,7 @@ func (s *Service) SettleFailedRefund(ctx context.Context, adminID, refundID, met
 // refunds; an automatic one pays what was owed back (refunds_payable).
 func settledJournal(ctx context.Context, tx pgx.Tx, r refund) (ledger.Journal, error) {
 	txnID := settledTxnID(r.ID)
-	if r.Reason != "cancellation" && r.Reason != "manual" {
+	if !booked(r.Reason) {
 		return ledger.Journal{
 			TxnID: txnID, Kind: ledger.KindRefund, Reference: r.ID, ShowID: r.ShowID, Currency: r.Currency,
 			Description: "failed refund of a capture without a booking (" + r.Reason + ") paid another way",

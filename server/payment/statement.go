@@ -41,7 +41,7 @@ const partnerRefundsSQL = `
 	SELECT r.currency, count(*), coalesce(sum(r.amount_minor), 0)::bigint
 	FROM orders o JOIN refunds r ON r.order_id = o.order_id
 	     JOIN ledger_transactions t ON t.txn_id = 'refund:' || r.refund_id
-	WHERE o.partner_id = $1 AND o.created_at < $3 AND r.reason IN ('cancellation', 'manual')
+	WHERE o.partner_id = $1 AND o.created_at < $3 AND r.reason IN ` + bookedReasonsSQL + `
 	  AND t.created_at >= $2 AND t.created_at < $3
 	GROUP BY r.currency`
 

@@ -27,6 +27,9 @@ type WorkerConfig struct {
 	// against the gateway's report; default 1 h; negative disables.
 	ReconcileEvery  time.Duration
 	ReconcileWindow time.Duration
+	// CancelEvery is how often the cancellation job looks for shows being
+	// cancelled (decision 0440); default 2 s.
+	CancelEvery time.Duration
 }
 
 func (c *WorkerConfig) defaults() {
@@ -42,12 +45,16 @@ func (c *WorkerConfig) defaults() {
 	if c.ReconcileWindow <= 0 {
 		c.ReconcileWindow = 24 * time.Hour
 	}
+	if c.CancelEvery <= 0 {
+		c.CancelEvery = 2 * time.Second
+	}
 }
 
 // RunWorkers runs the payment jobs until ctx ends: the event processor on
-// every shard, the recovery job (missed webhooks, unanswered refunds) and
-// periodic reconciliation. Every job is safe to run in several processes at
-// once: events are taken with SKIP LOCKED and every change is conditional.
+// every shard, the recovery job (missed webhooks, unanswered refunds), the
+// cancellation job (decision 0440) and periodic reconciliation. Every job
+// is safe to run in several processes at once: events are taken with SKIP
+// LOCKED and every change is conditional.
 func (s *Service) RunWorkers(ctx context.Context, cfg WorkerConfig) {
 	cfg.defaults()
 	done := make(chan struct{})
@@ -55,6 +62,10 @@ func (s *Service) RunWorkers(ctx context.Context, cfg WorkerConfig) {
 		defer close(done)
 		s.every(ctx, cfg.RecoverEvery, "recover", s.Recover)
 	}()
+	go s.every(ctx, cfg.CancelEvery, "cancellations", func(ctx context.Context) error {
+		_, err := s.RunCancellations(ctx)
+		return err
+	})
 	if cfg.ReconcileEvery > 0 {
 		go s.every(ctx, cfg.ReconcileEvery, "reconcile", func(ctx context.Context) error {
 			to := s.now()

@@ -433,6 +433,12 @@ const (
 	// Idempotency-Key). "Busy; please try again."
 	ReasonShowMoving = "SHOW_MOVING"
 
+	// ReasonShowCancelled (failed_precondition): The show's operator cancelled it (decision 0440):
+	// nothing more is sold, held or ordered, and its buyers are refunded in full. Nothing was written.
+	// What to do: Show the message; the show's page says it was cancelled. "This show was cancelled;
+	// every buyer is refunded in full."
+	ReasonShowCancelled = "SHOW_CANCELLED"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -560,6 +566,7 @@ var (
 		ReasonSearchUnavailable,
 		ReasonDatabaseUnavailable,
 		ReasonShowMoving,
+		ReasonShowCancelled,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

@@ -2566,6 +2566,82 @@ func (x *ShowWithdrawn) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ShowCancelled: an operator cancelled a show or a bus trip (decision 0440).
+// It stays in the catalog, marked cancelled; its orders are cancelled and
+// refunded one by one afterwards (OrderCancelled with reason
+// "show_cancelled", then RefundIssued). Feeds the trip index, which drops it.
+type ShowCancelled struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Why, as the operator wrote it for buyers.
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who cancelled it: a user id.
+	CancelledBy string `protobuf:"bytes,3,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
+	// When it was cancelled.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShowCancelled) Reset() {
+	*x = ShowCancelled{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShowCancelled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShowCancelled) ProtoMessage() {}
+
+func (x *ShowCancelled) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShowCancelled.ProtoReflect.Descriptor instead.
+func (*ShowCancelled) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ShowCancelled) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *ShowCancelled) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ShowCancelled) GetCancelledBy() string {
+	if x != nil {
+		return x.CancelledBy
+	}
+	return ""
+}
+
+func (x *ShowCancelled) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
@@ -2821,6 +2897,12 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12!\n" +
 	"\fwithdrawn_by\x18\x04 \x01(\tR\vwithdrawnBy\x12;\n" +
 	"\voccurred_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xa0\x01\n" +
+	"\rShowCancelled\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12!\n" +
+	"\fcancelled_by\x18\x03 \x01(\tR\vcancelledBy\x12;\n" +
+	"\voccurred_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt*\x94\x01\n" +
 	"\rReleaseReason\x12\x1e\n" +
 	"\x1aRELEASE_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
@@ -2849,7 +2931,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -2871,76 +2953,78 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*AllocationReleased)(nil),    // 17: seatghor.events.v1.AllocationReleased
 	(*AllocationReturned)(nil),    // 18: seatghor.events.v1.AllocationReturned
 	(*ShowWithdrawn)(nil),         // 19: seatghor.events.v1.ShowWithdrawn
-	(*timestamppb.Timestamp)(nil), // 20: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 21: google.protobuf.Any
-	(*v1.Money)(nil),              // 22: seatghor.common.v1.Money
-	(*v1.Journey)(nil),            // 23: seatghor.common.v1.Journey
-	(*v1.Passenger)(nil),          // 24: seatghor.common.v1.Passenger
-	(v11.PaymentState)(0),         // 25: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 26: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 27: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 28: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 29: seatghor.catalog.v1.ShowKind
+	(*ShowCancelled)(nil),         // 20: seatghor.events.v1.ShowCancelled
+	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 22: google.protobuf.Any
+	(*v1.Money)(nil),              // 23: seatghor.common.v1.Money
+	(*v1.Journey)(nil),            // 24: seatghor.common.v1.Journey
+	(*v1.Passenger)(nil),          // 25: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 26: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 27: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 28: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 29: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 30: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	20, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	22, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	20, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	20, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
+	21, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	22, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	23, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	21, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	21, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
 	0,  // 6: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	20, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
-	20, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	20, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
-	22, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	20, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	20, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
-	22, // 16: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	20, // 17: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 18: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
-	23, // 19: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
-	22, // 20: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	20, // 21: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 22: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
-	22, // 23: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	20, // 24: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 25: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
-	22, // 26: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	22, // 27: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	21, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
+	21, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	21, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
+	23, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	21, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	21, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
+	23, // 16: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	21, // 17: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 18: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	24, // 19: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
+	23, // 20: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	21, // 21: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 22: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
+	23, // 23: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	21, // 24: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 25: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	23, // 26: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	23, // 27: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 28: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	20, // 29: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 30: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	25, // 31: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	26, // 32: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	22, // 33: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	27, // 34: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	20, // 35: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 36: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	22, // 37: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	20, // 38: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	22, // 39: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	20, // 40: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	20, // 41: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	29, // 42: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	20, // 43: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	20, // 44: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	20, // 45: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	20, // 46: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	20, // 47: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	20, // 48: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	20, // 49: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	20, // 50: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	20, // 51: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	20, // 52: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
-	53, // [53:53] is the sub-list for method output_type
-	53, // [53:53] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	21, // 29: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 30: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	26, // 31: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	27, // 32: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	23, // 33: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	28, // 34: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	21, // 35: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 36: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	23, // 37: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	21, // 38: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 39: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	21, // 40: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	21, // 41: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	30, // 42: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	21, // 43: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 44: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	21, // 45: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	21, // 46: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 47: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	21, // 48: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 49: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 50: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	21, // 51: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 52: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 53: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	54, // [54:54] is the sub-list for method output_type
+	54, // [54:54] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -2954,7 +3038,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -254,6 +254,9 @@ const (
 	// The show is moving to another shard (`seatghor shard move`); its writes are frozen for a moment.
 	// Nothing was written.
 	Reason_REASON_SHOW_MOVING Reason = 68
+	// The show's operator cancelled it (decision 0440): nothing more is sold, held or ordered, and
+	// its buyers are refunded in full. Nothing was written.
+	Reason_REASON_SHOW_CANCELLED Reason = 130
 	// This server does not run the feature (no search index, no read database, no Redis).
 	Reason_REASON_NOT_SERVED Reason = 69
 	// The caller gave up.
@@ -360,6 +363,7 @@ var (
 		67:  "REASON_SEARCH_UNAVAILABLE",
 		117: "REASON_DATABASE_UNAVAILABLE",
 		68:  "REASON_SHOW_MOVING",
+		130: "REASON_SHOW_CANCELLED",
 		69:  "REASON_NOT_SERVED",
 		70:  "REASON_CANCELED",
 		71:  "REASON_DEADLINE_EXCEEDED",
@@ -456,6 +460,7 @@ var (
 		"REASON_SEARCH_UNAVAILABLE":          67,
 		"REASON_DATABASE_UNAVAILABLE":        117,
 		"REASON_SHOW_MOVING":                 68,
+		"REASON_SHOW_CANCELLED":              130,
 		"REASON_NOT_SERVED":                  69,
 		"REASON_CANCELED":                    70,
 		"REASON_DEADLINE_EXCEEDED":           71,
@@ -650,7 +655,7 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\x98Z\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xc8[\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
@@ -829,7 +834,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x1bREASON_DATABASE_UNAVAILABLE\x10u\x1aW\xfa\xba\x18S\n" +
 	"\vunavailable\x12DRetry with backoff (same Idempotency-Key). \"Busy; please try again.\"\x12o\n" +
 	"\x12REASON_SHOW_MOVING\x10D\x1aW\xfa\xba\x18S\n" +
-	"\vunavailable\x12DRetry with backoff (same Idempotency-Key). \"Busy; please try again.\"\x12W\n" +
+	"\vunavailable\x12DRetry with backoff (same Idempotency-Key). \"Busy; please try again.\"\x12\xad\x01\n" +
+	"\x15REASON_SHOW_CANCELLED\x10\x82\x01\x1a\x90\x01\xfa\xba\x18\x8b\x01\n" +
+	"\x13failed_precondition\x12tShow the message; the show's page says it was cancelled. \"This show was cancelled; every buyer is refunded in full.\"\x12W\n" +
 	"\x11REASON_NOT_SERVED\x10E\x1a@\xfa\xba\x18<\n" +
 	"\vunavailable\x12-Use a server that does; in dev, configure it.\x12-\n" +
 	"\x0fREASON_CANCELED\x10F\x1a\x18\xfa\xba\x18\x14\n" +

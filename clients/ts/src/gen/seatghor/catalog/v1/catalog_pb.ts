@@ -12,13 +12,15 @@ import type { CreateLayoutTemplateRequestSchema, CreateLayoutTemplateResponseSch
 import { file_seatghor_catalog_v1_layout } from "./layout_pb.js";
 import type { LocalTime } from "../../common/v1/local_time_pb.js";
 import { file_seatghor_common_v1_local_time } from "../../common/v1/local_time_pb.js";
+import type { Money } from "../../common/v1/money_pb.js";
+import { file_seatghor_common_v1_money } from "../../common/v1/money_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file seatghor/catalog/v1/catalog.proto.
  */
 export const file_seatghor_catalog_v1_catalog: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEisgEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIiCgtwcmljZV9taW5vchgEIAEoA0INukgKIggYgJTr3AMoABIYCgduYW1lX2JuGAUgASgJQge6SARyAhhAIpMBCgZHYUFyZWESFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEh0KCGNhcGFjaXR5GAIgASgFQgu6SAgaBhjAhD0oARIiCgtwcmljZV9taW5vchgDIAEoA0INukgKIggYgJTr3AMoABIRCglyZW1haW5pbmcYBCABKAUSGgoHYnVja2V0cxgFIAEoBUIJukgGGgQYQCgAItcICgRTaG93Eg8KB3Nob3dfaWQYASABKAMSKwoEa2luZBgCIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmQSDQoFdGl0bGUYAyABKAkSEAoIb3BlcmF0b3IYBCABKAkSDgoGb3JpZ2luGAUgASgJEhMKC2Rlc3RpbmF0aW9uGAYgASgJEg0KBXZlbnVlGAcgASgJEi0KCXN0YXJ0c19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKb25fc2FsZV9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY3VycmVuY3kYCiABKAkSLgoIc2VjdGlvbnMYCyADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb24SLQoIZ2FfYXJlYXMYDCADKAsyGy5zZWF0Z2hvci5jYXRhbG9nLnYxLkdhQXJlYRIrCghob2xkX3R0bBgNIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI0ChFwYXltZW50X2V4dGVuc2lvbhgOIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIdChVtYXhfc2VhdHNfcGVyX2FjY291bnQYDyABKAUSGgoSbWF4X3NlYXRzX3Blcl9ob2xkGBAgASgFEg0KBXNoYXJkGBEgASgFEhIKCnNlYXRfY291bnQYEiABKAUSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOY29tbWlzc2lvbl9icHMYFCABKAUSHAoUY2FuY2VsbGF0aW9uX2ZlZV9icHMYFSABKAUSNgoMd2FpdGluZ19yb29tGBYgASgLMiAuc2VhdGdob3IuY2F0YWxvZy52MS5XYWl0aW5nUm9vbRIXCg9vcmdhbml6YXRpb25faWQYFyABKAkSFwoPb3JpZ2luX3BsYWNlX2lkGB4gASgJEhwKFGRlc3RpbmF0aW9uX3BsYWNlX2lkGB8gASgJEhEKCXRpbWVfem9uZRggIAEoCRI2Cg9zdGFydHNfYXRfbG9jYWwYISABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhYKDm9yaWdpbl9iZW5nYWxpGCIgASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYIyABKAkSLAoFc3RvcHMYJCADKAsyHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlRyaXBTdG9wEigKBWZhcmVzGCUgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5GYXJlEhoKEmxheW91dF90ZW1wbGF0ZV9pZBgmIAEoCRIQCghyb3V0ZV9pZBgnIAEoCRIQCgh0aXRsZV9ibhgoIAEoCRIQCgh2ZW51ZV9ibhgpIAEoCRITCgtvcGVyYXRvcl9ibhgqIAEoCSLOAgoIVHJpcFN0b3ASNAoHc3RvcF9pZBgBIAEoCUIjukggch4yHF4oW2EtejAtOV1bYS16MC05LV17MCw2M30pPyQSGAoFcGxhY2UYAiABKAlCCbpIBnIEEAEYZBIQCghwbGFjZV9pZBgDIAEoCRIVCg1wbGFjZV9iZW5nYWxpGAQgASgJEiYKEm1pbnV0ZXNfZnJvbV9zdGFydBgFIAEoBUIKukgHGgUY4E4oABIuCgpkZXBhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI3ChBkZXBhcnRzX2F0X2xvY2FsGAcgASgLMh0uc2VhdGdob3IuY29tbW9uLnYxLkxvY2FsVGltZRI4Cghjb3VudGVycxgIIAMoCzIcLnNlYXRnaG9yLmNhdGFsb2cudjEuQ291bnRlckIIukgFkgECEBQi1QIKB0NvdW50ZXISNAoKY291bnRlcl9pZBgBIAEoCUIgukgdchsyGV5bYS16MC05XVthLXowLTktXXswLDYzfSQSFwoEbmFtZRgCIAEoCUIJukgGcgQQARhkEhgKB25hbWVfYm4YAyABKAlCB7pIBHICGGQSGQoHYWRkcmVzcxgEIAEoCUIIukgFcgMYrAISHAoKYWRkcmVzc19ibhgFIAEoCUIIukgFcgMYrAISEAoIYm9hcmRpbmcYBiABKAgSEAoIZHJvcHBpbmcYByABKAgSKwoXbWludXRlc19hZnRlcl9kZXBhcnR1cmUYCCABKAVCCrpIBxoFGOBOKAASJgoCYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KCGF0X2xvY2FsGAogASgLMh0uc2VhdGdob3IuY29tbW9uLnYxLkxvY2FsVGltZSLOAQoERmFyZRI2Cgxmcm9tX3N0b3BfaWQYASABKAlCILpIHXIbMhleW2EtejAtOV1bYS16MC05LV17MCw2M30kEjQKCnRvX3N0b3BfaWQYAiABKAlCILpIHXIbMhleW2EtejAtOV1bYS16MC05LV17MCw2M30kEjQKCnNlYXRfY2xhc3MYAyABKAlCILpIHXIbMhleKFthLXpdW2EtejAtOS1dezAsMzF9KT8kEiIKC3ByaWNlX21pbm9yGAQgASgDQg26SAoiCBiAlOvcAygAIvwDCgtXYWl0aW5nUm9vbRIPCgdlbmFibGVkGAEgASgIEicKEm1pbl9hZG1pc3Npb25fcmF0ZRgCIAEoBUILukgIGgYYoI0GKAASJwoSbWF4X2FkbWlzc2lvbl9yYXRlGAMgASgFQgu6SAgaBhigjQYoABJGChJhZG1pdHRlZF90b2tlbl90dGwYBCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CD7pIDKoBCSIDCJAcMgIIPBIrCgdlbmRzX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIsCghvcGVuc19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASGAoHc2FsZV9pZBgHIAEoA0IHukgEIgIoADrMAbpIyAEaxQEKGHdhaXRpbmdfcm9vbS5yYXRlX2xpbWl0cxI1bWluX2FkbWlzc2lvbl9yYXRlIG11c3Qgbm90IGV4Y2VlZCBtYXhfYWRtaXNzaW9uX3JhdGUacnRoaXMubWluX2FkbWlzc2lvbl9yYXRlID09IDAgfHwgdGhpcy5tYXhfYWRtaXNzaW9uX3JhdGUgPT0gMCB8fCB0aGlzLm1pbl9hZG1pc3Npb25fcmF0ZSA8PSB0aGlzLm1heF9hZG1pc3Npb25fcmF0ZSKyDgoRQ3JlYXRlU2hvd1JlcXVlc3QSNwoEa2luZBgBIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmRCCrpIB4IBBBABIAASGQoFdGl0bGUYAiABKAlCCrpIB3IFEAEYyAESGQoIb3BlcmF0b3IYAyABKAlCB7pIBHICGGQSFwoGb3JpZ2luGAQgASgJQge6SARyAhhkEhwKC2Rlc3RpbmF0aW9uGAUgASgJQge6SARyAhhkEhcKBXZlbnVlGAYgASgJQgi6SAVyAxjIARI1CglzdGFydHNfYXQYByABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESLgoKb25fc2FsZV9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASIwoIY3VycmVuY3kYCSABKAlCEbpIDnIMMgpeW0EtWl17M30kEjgKCHNlY3Rpb25zGAogAygLMhwuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uQgi6SAWSAQIQMhI3CghnYV9hcmVhcxgLIAMoCzIbLnNlYXRnaG9yLmNhdGFsb2cudjEuR2FBcmVhQgi6SAWSAQIQFBI8Cghob2xkX3R0bBgMIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIPukgMqgEJIgMIkBwyAggeEkMKEXBheW1lbnRfZXh0ZW5zaW9uGA0gASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg26SAqqAQciAwiIDjIAEigKFW1heF9zZWF0c19wZXJfYWNjb3VudBgOIAEoBUIJukgGGgQYZCgAEiUKEm1heF9zZWF0c19wZXJfaG9sZBgPIAEoBUIJukgGGgQYZCgAEhsKBXNoYXJkGBAgASgFQge6SAQaAigASACIAQESJwoOY29tbWlzc2lvbl9icHMYESABKAVCCrpIBxoFGJBOKABIAYgBARItChRjYW5jZWxsYXRpb25fZmVlX2JwcxgSIAEoBUIKukgHGgUYkE4oAEgCiAEBEjYKDHdhaXRpbmdfcm9vbRgTIAEoCzIgLnNlYXRnaG9yLmNhdGFsb2cudjEuV2FpdGluZ1Jvb20SOQoPb3JnYW5pemF0aW9uX2lkGBQgASgJQiC6SB1yGxhAMhdeKFthLXowLTldW2EtejAtOS1dKik/JBIaCgl0aW1lX3pvbmUYFSABKAlCB7pIBHICGEASKwoGbGF5b3V0GBYgASgLMhsuc2VhdGdob3IuY2F0YWxvZy52MS5MYXlvdXQSPwoSbGF5b3V0X3RlbXBsYXRlX2lkGBcgASgJQiO6SCByHjIcXihbYS16MC05XVthLXowLTktXXswLDYzfSk/JBI2CgVzdG9wcxgYIAMoCzIdLnNlYXRnaG9yLmNhdGFsb2cudjEuVHJpcFN0b3BCCLpIBZIBAhAeEjMKBWZhcmVzGBkgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5GYXJlQgm6SAaSAQMQ0A8SRAoOc2VjdGlvbl9wcmljZXMYKCADKAsyIS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb25QcmljZUIJukgGkgEDEMgBEhoKCHRpdGxlX2JuGCkgASgJQgi6SAVyAxjIARIaCgh2ZW51ZV9ibhgqIAEoCUIIukgFcgMYyAESHAoLb3BlcmF0b3JfYm4YKyABKAlCB7pIBHICGGQ62QO6SNUDGrEBCg5zaG93LmludmVudG9yeRI7YSBzaG93IG5lZWRzIGF0IGxlYXN0IG9uZSBzZWN0aW9uIG9yIGdlbmVyYWwtYWRtaXNzaW9uIGFyZWEaYnNpemUodGhpcy5zZWN0aW9ucykgKyBzaXplKHRoaXMuZ2FfYXJlYXMpID4gMCB8fCBoYXModGhpcy5sYXlvdXQpIHx8IHRoaXMubGF5b3V0X3RlbXBsYXRlX2lkICE9ICcnGqEBCg5zaG93LmJ1c19yb3V0ZRI1YSBidXMgdHJpcCBuZWVkcyBvcmlnaW4gYW5kIGRlc3RpbmF0aW9uLCBvciBpdHMgc3RvcHMaWHRoaXMua2luZCAhPSAxIHx8ICh0aGlzLm9yaWdpbiAhPSAnJyAmJiB0aGlzLmRlc3RpbmF0aW9uICE9ICcnKSB8fCBzaXplKHRoaXMuc3RvcHMpID49IDIaewoZc2hvdy5vbl9zYWxlX2JlZm9yZV9zdGFydBIjb25fc2FsZV9hdCBtdXN0IGJlIGJlZm9yZSBzdGFydHNfYXQaOSFoYXModGhpcy5vbl9zYWxlX2F0KSB8fCB0aGlzLm9uX3NhbGVfYXQgPCB0aGlzLnN0YXJ0c19hdEIICgZfc2hhcmRCEQoPX2NvbW1pc3Npb25fYnBzQhcKFV9jYW5jZWxsYXRpb25fZmVlX2JwcyJOCgxTZWN0aW9uUHJpY2USGgoHc2VjdGlvbhgBIAEoCUIJukgGcgQQARhAEiIKC3ByaWNlX21pbm9yGAIgASgDQg26SAoiCBiAlOvcAygAIj0KEkNyZWF0ZVNob3dSZXNwb25zZRInCgRzaG93GAEgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93IioKDkdldFNob3dSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAiOgoPR2V0U2hvd1Jlc3BvbnNlEicKBHNob3cYASABKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3ciyQEKEExpc3RTaG93c1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEjUKBGtpbmQYAyABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kQgi6SAWCAQIQARIQCghmb3JfZ2F0ZRgEIAEoCBIvCgtzdGFydHNfZnJvbRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiVgoRTGlzdFNob3dzUmVzcG9uc2USKAoFc2hvd3MYASADKAsyGS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3cSFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJInYKDE9yZ2FuaXphdGlvbhIXCg9vcmdhbml6YXRpb25faWQYASABKAkSDAoEbmFtZRgCIAEoCRIuCgpjcmVhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgduYW1lX2JuGAQgASgJIqEBChJPcmdhbml6YXRpb25NZW1iZXISFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEg8KB3VzZXJfaWQYAiABKAkSMwoEcm9sZRgDIAEoDjIlLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uUm9sZRIsCghhZGRlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiiAEKGUNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QSOAoPb3JnYW5pemF0aW9uX2lkGAEgASgJQh+6SBxyGhABGEAyFF5bYS16MC05XVthLXowLTktXSokEhcKBG5hbWUYAiABKAlCCbpIBnIEEAEYZBIYCgduYW1lX2JuGAMgASgJQge6SARyAhhkIlUKGkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEjcKDG9yZ2FuaXphdGlvbhgBIAEoCzIhLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uIqABChxBZGRPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0EiIKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIJukgGcgQQARhAEhsKB3VzZXJfaWQYAiABKAlCCrpIB3IFEAEYyAESPwoEcm9sZRgDIAEoDjIlLnNlYXRnaG9yLmNhdGFsb2cudjEuT3JnYW5pemF0aW9uUm9sZUIKukgHggEEEAEgACJYCh1BZGRPcmdhbml6YXRpb25NZW1iZXJSZXNwb25zZRI3CgZtZW1iZXIYASABKAsyJy5zZWF0Z2hvci5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbk1lbWJlciJiCh9SZW1vdmVPcmdhbml6YXRpb25NZW1iZXJSZXF1ZXN0EiIKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIJukgGcgQQARhAEhsKB3VzZXJfaWQYAiABKAlCCrpIB3IFEAEYyAEiIgogUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2UqaQoIU2hvd0tpbmQSGQoVU0hPV19LSU5EX1VOU1BFQ0lGSUVEEAASFgoSU0hPV19LSU5EX0JVU19UUklQEAESFQoRU0hPV19LSU5EX0NPTkNFUlQQAhITCg9TSE9XX0tJTkRfU1BPUlQQAypwChBPcmdhbml6YXRpb25Sb2xlEiEKHU9SR0FOSVpBVElPTl9ST0xFX1VOU1BFQ0lGSUVEEAASHQoZT1JHQU5JWkFUSU9OX1JPTEVfTUFOQUdFUhABEhoKFk9SR0FOSVpBVElPTl9ST0xFX0dBVEUQAjLNCAoOQ2F0YWxvZ1NlcnZpY2USXQoKQ3JlYXRlU2hvdxImLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlU2hvd1JlcXVlc3QaJy5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZVNob3dSZXNwb25zZRJ1ChJDcmVhdGVPcmdhbml6YXRpb24SLi5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlcXVlc3QaLy5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZU9yZ2FuaXphdGlvblJlc3BvbnNlEn4KFUFkZE9yZ2FuaXphdGlvbk1lbWJlchIxLnNlYXRnaG9yLmNhdGFsb2cudjEuQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBoyLnNlYXRnaG9yLmNhdGFsb2cudjEuQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2UShwEKGFJlbW92ZU9yZ2FuaXphdGlvbk1lbWJlchI0LnNlYXRnaG9yLmNhdGFsb2cudjEuUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBo1LnNlYXRnaG9yLmNhdGFsb2cudjEuUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2USdAoHR2V0U2hvdxIjLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0U2hvd1JlcXVlc3QaJC5zZWF0Z2hvci5jYXRhbG9nLnYxLkdldFNob3dSZXNwb25zZSIekAIBgtPkkwIVEhMvdjEvc2hvd3Mve3Nob3dfaWR9EnAKCUxpc3RTaG93cxIlLnNlYXRnaG9yLmNhdGFsb2cudjEuTGlzdFNob3dzUmVxdWVzdBomLnNlYXRnaG9yLmNhdGFsb2cudjEuTGlzdFNob3dzUmVzcG9uc2UiFJACAYLT5JMCCxIJL3YxL3Nob3dzEnsKFENyZWF0ZUxheW91dFRlbXBsYXRlEjAuc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVMYXlvdXRUZW1wbGF0ZVJlcXVlc3QaMS5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZUxheW91dFRlbXBsYXRlUmVzcG9uc2USdwoRR2V0TGF5b3V0VGVtcGxhdGUSLS5zZWF0Z2hvci5jYXRhbG9nLnYxLkdldExheW91dFRlbXBsYXRlUmVxdWVzdBouLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0TGF5b3V0VGVtcGxhdGVSZXNwb25zZSIDkAIBEn0KE0xpc3RMYXlvdXRUZW1wbGF0ZXMSLy5zZWF0Z2hvci5jYXRhbG9nLnYxLkxpc3RMYXlvdXRUZW1wbGF0ZXNSZXF1ZXN0GjAuc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0TGF5b3V0VGVtcGxhdGVzUmVzcG9uc2UiA5ACAULVAQoXY29tLnNlYXRnaG9yLmNhdGFsb2cudjFCDENhdGFsb2dQcm90b1ABWj5naXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9jYXRhbG9nL3YxO2NhdGFsb2d2MaICA1NDWKoCE1NlYXRnaG9yLkNhdGFsb2cuVjHKAhNTZWF0Z2hvclxDYXRhbG9nXFYx4gIfU2VhdGdob3JcQ2F0YWxvZ1xWMVxHUEJNZXRhZGF0YeoCFVNlYXRnaG9yOjpDYXRhbG9nOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_layout, file_seatghor_common_v1_local_time]);
+  fileDesc("CiFzZWF0Z2hvci9jYXRhbG9nL3YxL2NhdGFsb2cucHJvdG8SE3NlYXRnaG9yLmNhdGFsb2cudjEisgEKB1NlY3Rpb24SFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEi0KBHJvd3MYAiADKAlCH7pIHJIBGQgBEMgBGAEiEHIOMgxeW0EtWl17MSwzfSQSIQoNc2VhdHNfcGVyX3JvdxgDIAEoBUIKukgHGgUY9AMoARIiCgtwcmljZV9taW5vchgEIAEoA0INukgKIggYgJTr3AMoABIYCgduYW1lX2JuGAUgASgJQge6SARyAhhAIpMBCgZHYUFyZWESFwoEbmFtZRgBIAEoCUIJukgGcgQQARhAEh0KCGNhcGFjaXR5GAIgASgFQgu6SAgaBhjAhD0oARIiCgtwcmljZV9taW5vchgDIAEoA0INukgKIggYgJTr3AMoABIRCglyZW1haW5pbmcYBCABKAUSGgoHYnVja2V0cxgFIAEoBUIJukgGGgQYQCgAIqAJCgRTaG93Eg8KB3Nob3dfaWQYASABKAMSKwoEa2luZBgCIAEoDjIdLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0tpbmQSDQoFdGl0bGUYAyABKAkSEAoIb3BlcmF0b3IYBCABKAkSDgoGb3JpZ2luGAUgASgJEhMKC2Rlc3RpbmF0aW9uGAYgASgJEg0KBXZlbnVlGAcgASgJEi0KCXN0YXJ0c19hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKb25fc2FsZV9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEAoIY3VycmVuY3kYCiABKAkSLgoIc2VjdGlvbnMYCyADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLlNlY3Rpb24SLQoIZ2FfYXJlYXMYDCADKAsyGy5zZWF0Z2hvci5jYXRhbG9nLnYxLkdhQXJlYRIrCghob2xkX3R0bBgNIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhI0ChFwYXltZW50X2V4dGVuc2lvbhgOIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIdChVtYXhfc2VhdHNfcGVyX2FjY291bnQYDyABKAUSGgoSbWF4X3NlYXRzX3Blcl9ob2xkGBAgASgFEg0KBXNoYXJkGBEgASgFEhIKCnNlYXRfY291bnQYEiABKAUSLgoKY3JlYXRlZF9hdBgTIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOY29tbWlzc2lvbl9icHMYFCABKAUSHAoUY2FuY2VsbGF0aW9uX2ZlZV9icHMYFSABKAUSNgoMd2FpdGluZ19yb29tGBYgASgLMiAuc2VhdGdob3IuY2F0YWxvZy52MS5XYWl0aW5nUm9vbRIXCg9vcmdhbml6YXRpb25faWQYFyABKAkSFwoPb3JpZ2luX3BsYWNlX2lkGB4gASgJEhwKFGRlc3RpbmF0aW9uX3BsYWNlX2lkGB8gASgJEhEKCXRpbWVfem9uZRggIAEoCRI2Cg9zdGFydHNfYXRfbG9jYWwYISABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhYKDm9yaWdpbl9iZW5nYWxpGCIgASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYIyABKAkSLAoFc3RvcHMYJCADKAsyHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlRyaXBTdG9wEigKBWZhcmVzGCUgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5GYXJlEhoKEmxheW91dF90ZW1wbGF0ZV9pZBgmIAEoCRIQCghyb3V0ZV9pZBgnIAEoCRIQCgh0aXRsZV9ibhgoIAEoCRIQCgh2ZW51ZV9ibhgpIAEoCRITCgtvcGVyYXRvcl9ibhgqIAEoCRIwCgxjYW5jZWxsZWRfYXQYKyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWNhbmNlbF9yZWFzb24YLCABKAkizgIKCFRyaXBTdG9wEjQKB3N0b3BfaWQYASABKAlCI7pIIHIeMhxeKFthLXowLTldW2EtejAtOS1dezAsNjN9KT8kEhgKBXBsYWNlGAIgASgJQgm6SAZyBBABGGQSEAoIcGxhY2VfaWQYAyABKAkSFQoNcGxhY2VfYmVuZ2FsaRgEIAEoCRImChJtaW51dGVzX2Zyb21fc3RhcnQYBSABKAVCCrpIBxoFGOBOKAASLgoKZGVwYXJ0c19hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNwoQZGVwYXJ0c19hdF9sb2NhbBgHIAEoCzIdLnNlYXRnaG9yLmNvbW1vbi52MS5Mb2NhbFRpbWUSOAoIY291bnRlcnMYCCADKAsyHC5zZWF0Z2hvci5jYXRhbG9nLnYxLkNvdW50ZXJCCLpIBZIBAhAUItUCCgdDb3VudGVyEjQKCmNvdW50ZXJfaWQYASABKAlCILpIHXIbMhleW2EtejAtOV1bYS16MC05LV17MCw2M30kEhcKBG5hbWUYAiABKAlCCbpIBnIEEAEYZBIYCgduYW1lX2JuGAMgASgJQge6SARyAhhkEhkKB2FkZHJlc3MYBCABKAlCCLpIBXIDGKwCEhwKCmFkZHJlc3NfYm4YBSABKAlCCLpIBXIDGKwCEhAKCGJvYXJkaW5nGAYgASgIEhAKCGRyb3BwaW5nGAcgASgIEisKF21pbnV0ZXNfYWZ0ZXJfZGVwYXJ0dXJlGAggASgFQgq6SAcaBRjgTigAEiYKAmF0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCghhdF9sb2NhbBgKIAEoCzIdLnNlYXRnaG9yLmNvbW1vbi52MS5Mb2NhbFRpbWUizgEKBEZhcmUSNgoMZnJvbV9zdG9wX2lkGAEgASgJQiC6SB1yGzIZXlthLXowLTldW2EtejAtOS1dezAsNjN9JBI0Cgp0b19zdG9wX2lkGAIgASgJQiC6SB1yGzIZXlthLXowLTldW2EtejAtOS1dezAsNjN9JBI0CgpzZWF0X2NsYXNzGAMgASgJQiC6SB1yGzIZXihbYS16XVthLXowLTktXXswLDMxfSk/JBIiCgtwcmljZV9taW5vchgEIAEoA0INukgKIggYgJTr3AMoACL8AwoLV2FpdGluZ1Jvb20SDwoHZW5hYmxlZBgBIAEoCBInChJtaW5fYWRtaXNzaW9uX3JhdGUYAiABKAVCC7pICBoGGKCNBigAEicKEm1heF9hZG1pc3Npb25fcmF0ZRgDIAEoBUILukgIGgYYoI0GKAASRgoSYWRtaXR0ZWRfdG9rZW5fdHRsGAQgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uQg+6SAyqAQkiAwiQHDICCDwSKwoHZW5kc19hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLAoIb3BlbnNfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhgKB3NhbGVfaWQYByABKANCB7pIBCICKAA6zAG6SMgBGsUBChh3YWl0aW5nX3Jvb20ucmF0ZV9saW1pdHMSNW1pbl9hZG1pc3Npb25fcmF0ZSBtdXN0IG5vdCBleGNlZWQgbWF4X2FkbWlzc2lvbl9yYXRlGnJ0aGlzLm1pbl9hZG1pc3Npb25fcmF0ZSA9PSAwIHx8IHRoaXMubWF4X2FkbWlzc2lvbl9yYXRlID09IDAgfHwgdGhpcy5taW5fYWRtaXNzaW9uX3JhdGUgPD0gdGhpcy5tYXhfYWRtaXNzaW9uX3JhdGUisg4KEUNyZWF0ZVNob3dSZXF1ZXN0EjcKBGtpbmQYASABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kQgq6SAeCAQQQASAAEhkKBXRpdGxlGAIgASgJQgq6SAdyBRABGMgBEhkKCG9wZXJhdG9yGAMgASgJQge6SARyAhhkEhcKBm9yaWdpbhgEIAEoCUIHukgEcgIYZBIcCgtkZXN0aW5hdGlvbhgFIAEoCUIHukgEcgIYZBIXCgV2ZW51ZRgGIAEoCUIIukgFcgMYyAESNQoJc3RhcnRzX2F0GAcgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBEi4KCm9uX3NhbGVfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEiMKCGN1cnJlbmN5GAkgASgJQhG6SA5yDDIKXltBLVpdezN9JBI4CghzZWN0aW9ucxgKIAMoCzIcLnNlYXRnaG9yLmNhdGFsb2cudjEuU2VjdGlvbkIIukgFkgECEDISNwoIZ2FfYXJlYXMYCyADKAsyGy5zZWF0Z2hvci5jYXRhbG9nLnYxLkdhQXJlYUIIukgFkgECEBQSPAoIaG9sZF90dGwYDCABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CD7pIDKoBCSIDCJAcMgIIHhJDChFwYXltZW50X2V4dGVuc2lvbhgNIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkINukgKqgEHIgMIiA4yABIoChVtYXhfc2VhdHNfcGVyX2FjY291bnQYDiABKAVCCbpIBhoEGGQoABIlChJtYXhfc2VhdHNfcGVyX2hvbGQYDyABKAVCCbpIBhoEGGQoABIbCgVzaGFyZBgQIAEoBUIHukgEGgIoAEgAiAEBEicKDmNvbW1pc3Npb25fYnBzGBEgASgFQgq6SAcaBRiQTigASAGIAQESLQoUY2FuY2VsbGF0aW9uX2ZlZV9icHMYEiABKAVCCrpIBxoFGJBOKABIAogBARI2Cgx3YWl0aW5nX3Jvb20YEyABKAsyIC5zZWF0Z2hvci5jYXRhbG9nLnYxLldhaXRpbmdSb29tEjkKD29yZ2FuaXphdGlvbl9pZBgUIAEoCUIgukgdchsYQDIXXihbYS16MC05XVthLXowLTktXSopPyQSGgoJdGltZV96b25lGBUgASgJQge6SARyAhhAEisKBmxheW91dBgWIAEoCzIbLnNlYXRnaG9yLmNhdGFsb2cudjEuTGF5b3V0Ej8KEmxheW91dF90ZW1wbGF0ZV9pZBgXIAEoCUIjukggch4yHF4oW2EtejAtOV1bYS16MC05LV17MCw2M30pPyQSNgoFc3RvcHMYGCADKAsyHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlRyaXBTdG9wQgi6SAWSAQIQHhIzCgVmYXJlcxgZIAMoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuRmFyZUIJukgGkgEDENAPEkQKDnNlY3Rpb25fcHJpY2VzGCggAygLMiEuc2VhdGdob3IuY2F0YWxvZy52MS5TZWN0aW9uUHJpY2VCCbpIBpIBAxDIARIaCgh0aXRsZV9ibhgpIAEoCUIIukgFcgMYyAESGgoIdmVudWVfYm4YKiABKAlCCLpIBXIDGMgBEhwKC29wZXJhdG9yX2JuGCsgASgJQge6SARyAhhkOtkDukjVAxqxAQoOc2hvdy5pbnZlbnRvcnkSO2Egc2hvdyBuZWVkcyBhdCBsZWFzdCBvbmUgc2VjdGlvbiBvciBnZW5lcmFsLWFkbWlzc2lvbiBhcmVhGmJzaXplKHRoaXMuc2VjdGlvbnMpICsgc2l6ZSh0aGlzLmdhX2FyZWFzKSA+IDAgfHwgaGFzKHRoaXMubGF5b3V0KSB8fCB0aGlzLmxheW91dF90ZW1wbGF0ZV9pZCAhPSAnJxqhAQoOc2hvdy5idXNfcm91dGUSNWEgYnVzIHRyaXAgbmVlZHMgb3JpZ2luIGFuZCBkZXN0aW5hdGlvbiwgb3IgaXRzIHN0b3BzGlh0aGlzLmtpbmQgIT0gMSB8fCAodGhpcy5vcmlnaW4gIT0gJycgJiYgdGhpcy5kZXN0aW5hdGlvbiAhPSAnJykgfHwgc2l6ZSh0aGlzLnN0b3BzKSA+PSAyGnsKGXNob3cub25fc2FsZV9iZWZvcmVfc3RhcnQSI29uX3NhbGVfYXQgbXVzdCBiZSBiZWZvcmUgc3RhcnRzX2F0GjkhaGFzKHRoaXMub25fc2FsZV9hdCkgfHwgdGhpcy5vbl9zYWxlX2F0IDwgdGhpcy5zdGFydHNfYXRCCAoGX3NoYXJkQhEKD19jb21taXNzaW9uX2Jwc0IXChVfY2FuY2VsbGF0aW9uX2ZlZV9icHMiTgoMU2VjdGlvblByaWNlEhoKB3NlY3Rpb24YASABKAlCCbpIBnIEEAEYQBIiCgtwcmljZV9taW5vchgCIAEoA0INukgKIggYgJTr3AMoACI9ChJDcmVhdGVTaG93UmVzcG9uc2USJwoEc2hvdxgBIAEoCzIZLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvdyJJChFDYW5jZWxTaG93UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAEhoKBnJlYXNvbhgCIAEoCUIKukgHcgUQAxisAiJRChJDYW5jZWxTaG93UmVzcG9uc2USOwoMY2FuY2VsbGF0aW9uGAEgASgLMiUuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93Q2FuY2VsbGF0aW9uIjYKGkdldFNob3dDYW5jZWxsYXRpb25SZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAiWgobR2V0U2hvd0NhbmNlbGxhdGlvblJlc3BvbnNlEjsKDGNhbmNlbGxhdGlvbhgBIAEoCzIlLnNlYXRnaG9yLmNhdGFsb2cudjEuU2hvd0NhbmNlbGxhdGlvbiLQAgoQU2hvd0NhbmNlbGxhdGlvbhIPCgdzaG93X2lkGAEgASgDEjAKDGNhbmNlbGxlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFAoMY2FuY2VsbGVkX2J5GAMgASgJEg4KBnJlYXNvbhgEIAEoCRITCgtvcmRlcnNfbGVmdBgFIAEoBRIYChBvcmRlcnNfY2FuY2VsbGVkGAYgASgFEhkKEXJlZnVuZHNfc3VjY2VlZGVkGAcgASgFEhcKD3JlZnVuZHNfcGVuZGluZxgIIAEoBRIWCg5yZWZ1bmRzX2ZhaWxlZBgJIAEoBRIrCghyZWZ1bmRlZBgKIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIrCgdkb25lX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCIqCg5HZXRTaG93UmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIjoKD0dldFNob3dSZXNwb25zZRInCgRzaG93GAEgASgLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93IskBChBMaXN0U2hvd3NSZXF1ZXN0Eh0KCXBhZ2Vfc2l6ZRgBIAEoBUIKukgHGgUY9AMoABIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIARI1CgRraW5kGAMgASgOMh0uc2VhdGdob3IuY2F0YWxvZy52MS5TaG93S2luZEIIukgFggECEAESEAoIZm9yX2dhdGUYBCABKAgSLwoLc3RhcnRzX2Zyb20YBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIlYKEUxpc3RTaG93c1Jlc3BvbnNlEigKBXNob3dzGAEgAygLMhkuc2VhdGdob3IuY2F0YWxvZy52MS5TaG93EhcKD25leHRfcGFnZV90b2tlbhgCIAEoCSJ2CgxPcmdhbml6YXRpb24SFwoPb3JnYW5pemF0aW9uX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSLgoKY3JlYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHbmFtZV9ibhgEIAEoCSKhAQoST3JnYW5pemF0aW9uTWVtYmVyEhcKD29yZ2FuaXphdGlvbl9pZBgBIAEoCRIPCgd1c2VyX2lkGAIgASgJEjMKBHJvbGUYAyABKA4yJS5zZWF0Z2hvci5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvblJvbGUSLAoIYWRkZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIogBChlDcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0EjgKD29yZ2FuaXphdGlvbl9pZBgBIAEoCUIfukgcchoQARhAMhReW2EtejAtOV1bYS16MC05LV0qJBIXCgRuYW1lGAIgASgJQgm6SAZyBBABGGQSGAoHbmFtZV9ibhgDIAEoCUIHukgEcgIYZCJVChpDcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRI3Cgxvcmdhbml6YXRpb24YASABKAsyIS5zZWF0Z2hvci5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvbiKgAQocQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBIiCg9vcmdhbml6YXRpb25faWQYASABKAlCCbpIBnIEEAEYQBIbCgd1c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBEj8KBHJvbGUYAyABKA4yJS5zZWF0Z2hvci5jYXRhbG9nLnYxLk9yZ2FuaXphdGlvblJvbGVCCrpIB4IBBBABIAAiWAodQWRkT3JnYW5pemF0aW9uTWVtYmVyUmVzcG9uc2USNwoGbWVtYmVyGAEgASgLMicuc2VhdGdob3IuY2F0YWxvZy52MS5Pcmdhbml6YXRpb25NZW1iZXIiYgofUmVtb3ZlT3JnYW5pemF0aW9uTWVtYmVyUmVxdWVzdBIiCg9vcmdhbml6YXRpb25faWQYASABKAlCCbpIBnIEEAEYQBIbCgd1c2VyX2lkGAIgASgJQgq6SAdyBRABGMgBIiIKIFJlbW92ZU9yZ2FuaXphdGlvbk1lbWJlclJlc3BvbnNlKmkKCFNob3dLaW5kEhkKFVNIT1dfS0lORF9VTlNQRUNJRklFRBAAEhYKElNIT1dfS0lORF9CVVNfVFJJUBABEhUKEVNIT1dfS0lORF9DT05DRVJUEAISEwoPU0hPV19LSU5EX1NQT1JUEAMqcAoQT3JnYW5pemF0aW9uUm9sZRIhCh1PUkdBTklaQVRJT05fUk9MRV9VTlNQRUNJRklFRBAAEh0KGU9SR0FOSVpBVElPTl9ST0xFX01BTkFHRVIQARIaChZPUkdBTklaQVRJT05fUk9MRV9HQVRFEAIyqwoKDkNhdGFsb2dTZXJ2aWNlEl0KCkNyZWF0ZVNob3cSJi5zZWF0Z2hvci5jYXRhbG9nLnYxLkNyZWF0ZVNob3dSZXF1ZXN0Gicuc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVTaG93UmVzcG9uc2USdQoSQ3JlYXRlT3JnYW5pemF0aW9uEi4uc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVPcmdhbml6YXRpb25SZXF1ZXN0Gi8uc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVPcmdhbml6YXRpb25SZXNwb25zZRJ+ChVBZGRPcmdhbml6YXRpb25NZW1iZXISMS5zZWF0Z2hvci5jYXRhbG9nLnYxLkFkZE9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QaMi5zZWF0Z2hvci5jYXRhbG9nLnYxLkFkZE9yZ2FuaXphdGlvbk1lbWJlclJlc3BvbnNlEocBChhSZW1vdmVPcmdhbml6YXRpb25NZW1iZXISNC5zZWF0Z2hvci5jYXRhbG9nLnYxLlJlbW92ZU9yZ2FuaXphdGlvbk1lbWJlclJlcXVlc3QaNS5zZWF0Z2hvci5jYXRhbG9nLnYxLlJlbW92ZU9yZ2FuaXphdGlvbk1lbWJlclJlc3BvbnNlEnQKB0dldFNob3cSIy5zZWF0Z2hvci5jYXRhbG9nLnYxLkdldFNob3dSZXF1ZXN0GiQuc2VhdGdob3IuY2F0YWxvZy52MS5HZXRTaG93UmVzcG9uc2UiHpACAYLT5JMCFRITL3YxL3Nob3dzL3tzaG93X2lkfRJwCglMaXN0U2hvd3MSJS5zZWF0Z2hvci5jYXRhbG9nLnYxLkxpc3RTaG93c1JlcXVlc3QaJi5zZWF0Z2hvci5jYXRhbG9nLnYxLkxpc3RTaG93c1Jlc3BvbnNlIhSQAgGC0+STAgsSCS92MS9zaG93cxJ7ChRDcmVhdGVMYXlvdXRUZW1wbGF0ZRIwLnNlYXRnaG9yLmNhdGFsb2cudjEuQ3JlYXRlTGF5b3V0VGVtcGxhdGVSZXF1ZXN0GjEuc2VhdGdob3IuY2F0YWxvZy52MS5DcmVhdGVMYXlvdXRUZW1wbGF0ZVJlc3BvbnNlEncKEUdldExheW91dFRlbXBsYXRlEi0uc2VhdGdob3IuY2F0YWxvZy52MS5HZXRMYXlvdXRUZW1wbGF0ZVJlcXVlc3QaLi5zZWF0Z2hvci5jYXRhbG9nLnYxLkdldExheW91dFRlbXBsYXRlUmVzcG9uc2UiA5ACARJ9ChNMaXN0TGF5b3V0VGVtcGxhdGVzEi8uc2VhdGdob3IuY2F0YWxvZy52MS5MaXN0TGF5b3V0VGVtcGxhdGVzUmVxdWVzdBowLnNlYXRnaG9yLmNhdGFsb2cudjEuTGlzdExheW91dFRlbXBsYXRlc1Jlc3BvbnNlIgOQAgESXQoKQ2FuY2VsU2hvdxImLnNlYXRnaG9yLmNhdGFsb2cudjEuQ2FuY2VsU2hvd1JlcXVlc3QaJy5zZWF0Z2hvci5jYXRhbG9nLnYxLkNhbmNlbFNob3dSZXNwb25zZRJ9ChNHZXRTaG93Q2FuY2VsbGF0aW9uEi8uc2VhdGdob3IuY2F0YWxvZy52MS5HZXRTaG93Q2FuY2VsbGF0aW9uUmVxdWVzdBowLnNlYXRnaG9yLmNhdGFsb2cudjEuR2V0U2hvd0NhbmNlbGxhdGlvblJlc3BvbnNlIgOQAgFC1QEKF2NvbS5zZWF0Z2hvci5jYXRhbG9nLnYxQgxDYXRhbG9nUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvY2F0YWxvZy92MTtjYXRhbG9ndjGiAgNTQ1iqAhNTZWF0Z2hvci5DYXRhbG9nLlYxygITU2VhdGdob3JcQ2F0YWxvZ1xWMeICH1NlYXRnaG9yXENhdGFsb2dcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6Q2F0YWxvZzo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_layout, file_seatghor_common_v1_local_time, file_seatghor_common_v1_money]);
 
 /**
  * Section is a block of numbered seats: every row label gets seats_per_row
@@ -397,6 +399,21 @@ export type Show = Message<"seatghor.catalog.v1.Show"> & {
    * @generated from field: string operator_bn = 42;
    */
   operatorBn: string;
+
+  /**
+   * When its operator cancelled the show (CancelShow); unset while it
+   * runs. A cancelled show sells nothing and its buyers are refunded.
+   *
+   * @generated from field: google.protobuf.Timestamp cancelled_at = 43;
+   */
+  cancelledAt?: Timestamp | undefined;
+
+  /**
+   * Why it was cancelled, as the operator wrote it for buyers.
+   *
+   * @generated from field: string cancel_reason = 44;
+   */
+  cancelReason: string;
 };
 
 /**
@@ -975,6 +992,191 @@ export const CreateShowResponseSchema: GenMessage<CreateShowResponse> = /*@__PUR
   messageDesc(file_seatghor_catalog_v1_catalog, 9);
 
 /**
+ * CancelShowRequest names the show to cancel and why.
+ *
+ * @generated from message seatghor.catalog.v1.CancelShowRequest
+ */
+export type CancelShowRequest = Message<"seatghor.catalog.v1.CancelShowRequest"> & {
+  /**
+   * The show to cancel.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * Why, for the buyers' messages and the audit log.
+   *
+   * @generated from field: string reason = 2;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.CancelShowRequest.
+ * Use `create(CancelShowRequestSchema)` to create a new message.
+ */
+export const CancelShowRequestSchema: GenMessage<CancelShowRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 10);
+
+/**
+ * CancelShowResponse says how far the cancellation has got.
+ *
+ * @generated from message seatghor.catalog.v1.CancelShowResponse
+ */
+export type CancelShowResponse = Message<"seatghor.catalog.v1.CancelShowResponse"> & {
+  /**
+   * The cancellation.
+   *
+   * @generated from field: seatghor.catalog.v1.ShowCancellation cancellation = 1;
+   */
+  cancellation?: ShowCancellation | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.CancelShowResponse.
+ * Use `create(CancelShowResponseSchema)` to create a new message.
+ */
+export const CancelShowResponseSchema: GenMessage<CancelShowResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 11);
+
+/**
+ * GetShowCancellationRequest names the cancelled show.
+ *
+ * @generated from message seatghor.catalog.v1.GetShowCancellationRequest
+ */
+export type GetShowCancellationRequest = Message<"seatghor.catalog.v1.GetShowCancellationRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.GetShowCancellationRequest.
+ * Use `create(GetShowCancellationRequestSchema)` to create a new message.
+ */
+export const GetShowCancellationRequestSchema: GenMessage<GetShowCancellationRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 12);
+
+/**
+ * GetShowCancellationResponse says how far the cancellation has got.
+ *
+ * @generated from message seatghor.catalog.v1.GetShowCancellationResponse
+ */
+export type GetShowCancellationResponse = Message<"seatghor.catalog.v1.GetShowCancellationResponse"> & {
+  /**
+   * The cancellation.
+   *
+   * @generated from field: seatghor.catalog.v1.ShowCancellation cancellation = 1;
+   */
+  cancellation?: ShowCancellation | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.GetShowCancellationResponse.
+ * Use `create(GetShowCancellationResponseSchema)` to create a new message.
+ */
+export const GetShowCancellationResponseSchema: GenMessage<GetShowCancellationResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 13);
+
+/**
+ * ShowCancellation is a show's cancellation and its progress: what the
+ * job has done of it so far.
+ *
+ * @generated from message seatghor.catalog.v1.ShowCancellation
+ */
+export type ShowCancellation = Message<"seatghor.catalog.v1.ShowCancellation"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * When it was cancelled.
+   *
+   * @generated from field: google.protobuf.Timestamp cancelled_at = 2;
+   */
+  cancelledAt?: Timestamp | undefined;
+
+  /**
+   * Who cancelled it: a user id.
+   *
+   * @generated from field: string cancelled_by = 3;
+   */
+  cancelledBy: string;
+
+  /**
+   * Why.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+
+  /**
+   * Orders still live on the show: paid ones not yet cancelled and
+   * refunded, unpaid ones not yet cancelled. 0 once the job is through.
+   *
+   * @generated from field: int32 orders_left = 5;
+   */
+  ordersLeft: number;
+
+  /**
+   * Orders the cancellation cancelled.
+   *
+   * @generated from field: int32 orders_cancelled = 6;
+   */
+  ordersCancelled: number;
+
+  /**
+   * Refunds of the cancellation given back by the gateway.
+   *
+   * @generated from field: int32 refunds_succeeded = 7;
+   */
+  refundsSucceeded: number;
+
+  /**
+   * Refunds sent or about to be, not yet answered.
+   *
+   * @generated from field: int32 refunds_pending = 8;
+   */
+  refundsPending: number;
+
+  /**
+   * Refunds the gateway refused: owed, listed by ListFailedRefunds and
+   * settled by hand (never lost).
+   *
+   * @generated from field: int32 refunds_failed = 9;
+   */
+  refundsFailed: number;
+
+  /**
+   * What the refunds give back in all.
+   *
+   * @generated from field: seatghor.common.v1.Money refunded = 10;
+   */
+  refunded?: Money | undefined;
+
+  /**
+   * When the job found nothing more to do; unset before.
+   *
+   * @generated from field: google.protobuf.Timestamp done_at = 11;
+   */
+  doneAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.catalog.v1.ShowCancellation.
+ * Use `create(ShowCancellationSchema)` to create a new message.
+ */
+export const ShowCancellationSchema: GenMessage<ShowCancellation> = /*@__PURE__*/
+  messageDesc(file_seatghor_catalog_v1_catalog, 14);
+
+/**
  * GetShowRequest names a show.
  *
  * @generated from message seatghor.catalog.v1.GetShowRequest
@@ -993,7 +1195,7 @@ export type GetShowRequest = Message<"seatghor.catalog.v1.GetShowRequest"> & {
  * Use `create(GetShowRequestSchema)` to create a new message.
  */
 export const GetShowRequestSchema: GenMessage<GetShowRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 10);
+  messageDesc(file_seatghor_catalog_v1_catalog, 15);
 
 /**
  * GetShowResponse carries the show.
@@ -1014,7 +1216,7 @@ export type GetShowResponse = Message<"seatghor.catalog.v1.GetShowResponse"> & {
  * Use `create(GetShowResponseSchema)` to create a new message.
  */
 export const GetShowResponseSchema: GenMessage<GetShowResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 11);
+  messageDesc(file_seatghor_catalog_v1_catalog, 16);
 
 /**
  * ListShowsRequest pages through shows.
@@ -1067,7 +1269,7 @@ export type ListShowsRequest = Message<"seatghor.catalog.v1.ListShowsRequest"> &
  * Use `create(ListShowsRequestSchema)` to create a new message.
  */
 export const ListShowsRequestSchema: GenMessage<ListShowsRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 12);
+  messageDesc(file_seatghor_catalog_v1_catalog, 17);
 
 /**
  * ListShowsResponse is one page of shows.
@@ -1095,7 +1297,7 @@ export type ListShowsResponse = Message<"seatghor.catalog.v1.ListShowsResponse">
  * Use `create(ListShowsResponseSchema)` to create a new message.
  */
 export const ListShowsResponseSchema: GenMessage<ListShowsResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 13);
+  messageDesc(file_seatghor_catalog_v1_catalog, 18);
 
 /**
  * Organization is an operator: a bus company, a promoter, a venue.
@@ -1138,7 +1340,7 @@ export type Organization = Message<"seatghor.catalog.v1.Organization"> & {
  * Use `create(OrganizationSchema)` to create a new message.
  */
 export const OrganizationSchema: GenMessage<Organization> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 14);
+  messageDesc(file_seatghor_catalog_v1_catalog, 19);
 
 /**
  * OrganizationMember is a user's role in an organisation.
@@ -1180,7 +1382,7 @@ export type OrganizationMember = Message<"seatghor.catalog.v1.OrganizationMember
  * Use `create(OrganizationMemberSchema)` to create a new message.
  */
 export const OrganizationMemberSchema: GenMessage<OrganizationMember> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 15);
+  messageDesc(file_seatghor_catalog_v1_catalog, 20);
 
 /**
  * CreateOrganizationRequest names the organisation to create.
@@ -1218,7 +1420,7 @@ export type CreateOrganizationRequest = Message<"seatghor.catalog.v1.CreateOrgan
  * Use `create(CreateOrganizationRequestSchema)` to create a new message.
  */
 export const CreateOrganizationRequestSchema: GenMessage<CreateOrganizationRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 16);
+  messageDesc(file_seatghor_catalog_v1_catalog, 21);
 
 /**
  * CreateOrganizationResponse carries the organisation.
@@ -1239,7 +1441,7 @@ export type CreateOrganizationResponse = Message<"seatghor.catalog.v1.CreateOrga
  * Use `create(CreateOrganizationResponseSchema)` to create a new message.
  */
 export const CreateOrganizationResponseSchema: GenMessage<CreateOrganizationResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 17);
+  messageDesc(file_seatghor_catalog_v1_catalog, 22);
 
 /**
  * AddOrganizationMemberRequest gives a user a role.
@@ -1274,7 +1476,7 @@ export type AddOrganizationMemberRequest = Message<"seatghor.catalog.v1.AddOrgan
  * Use `create(AddOrganizationMemberRequestSchema)` to create a new message.
  */
 export const AddOrganizationMemberRequestSchema: GenMessage<AddOrganizationMemberRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 18);
+  messageDesc(file_seatghor_catalog_v1_catalog, 23);
 
 /**
  * AddOrganizationMemberResponse carries the membership.
@@ -1295,7 +1497,7 @@ export type AddOrganizationMemberResponse = Message<"seatghor.catalog.v1.AddOrga
  * Use `create(AddOrganizationMemberResponseSchema)` to create a new message.
  */
 export const AddOrganizationMemberResponseSchema: GenMessage<AddOrganizationMemberResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 19);
+  messageDesc(file_seatghor_catalog_v1_catalog, 24);
 
 /**
  * RemoveOrganizationMemberRequest names the member to remove.
@@ -1323,7 +1525,7 @@ export type RemoveOrganizationMemberRequest = Message<"seatghor.catalog.v1.Remov
  * Use `create(RemoveOrganizationMemberRequestSchema)` to create a new message.
  */
 export const RemoveOrganizationMemberRequestSchema: GenMessage<RemoveOrganizationMemberRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 20);
+  messageDesc(file_seatghor_catalog_v1_catalog, 25);
 
 /**
  * RemoveOrganizationMemberResponse is empty: the user is no longer a member.
@@ -1338,7 +1540,7 @@ export type RemoveOrganizationMemberResponse = Message<"seatghor.catalog.v1.Remo
  * Use `create(RemoveOrganizationMemberResponseSchema)` to create a new message.
  */
 export const RemoveOrganizationMemberResponseSchema: GenMessage<RemoveOrganizationMemberResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_catalog_v1_catalog, 21);
+  messageDesc(file_seatghor_catalog_v1_catalog, 26);
 
 /**
  * ShowKind says what is being sold.
@@ -1530,6 +1732,34 @@ export const CatalogService: GenService<{
     methodKind: "unary";
     input: typeof ListLayoutTemplatesRequestSchema;
     output: typeof ListLayoutTemplatesResponseSchema;
+  },
+  /**
+   * CancelShow cancels a show or a bus trip for good (decision 0440): from
+   * then on nothing of it is held, ordered or paid; live holds are released,
+   * unpaid orders cancelled and every paid order cancelled and refunded in
+   * full, with no fee, through the payment flow, by a job that resumes
+   * after a crash. Its buyers and partners are told through the outbox.
+   * Cancelling a cancelled show changes nothing and answers its progress.
+   * Managers of the show's organisation and admins.
+   *
+   * @generated from rpc seatghor.catalog.v1.CatalogService.CancelShow
+   */
+  cancelShow: {
+    methodKind: "unary";
+    input: typeof CancelShowRequestSchema;
+    output: typeof CancelShowResponseSchema;
+  },
+  /**
+   * GetShowCancellation reports how far a show's cancellation has got: its
+   * orders cancelled and refunds given back, still pending or failed.
+   * Managers of the show's organisation and admins.
+   *
+   * @generated from rpc seatghor.catalog.v1.CatalogService.GetShowCancellation
+   */
+  getShowCancellation: {
+    methodKind: "unary";
+    input: typeof GetShowCancellationRequestSchema;
+    output: typeof GetShowCancellationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_catalog_v1_catalog, 0);

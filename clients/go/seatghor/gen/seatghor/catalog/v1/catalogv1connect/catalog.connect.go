@@ -59,6 +59,12 @@ const (
 	// CatalogServiceListLayoutTemplatesProcedure is the fully-qualified name of the CatalogService's
 	// ListLayoutTemplates RPC.
 	CatalogServiceListLayoutTemplatesProcedure = "/seatghor.catalog.v1.CatalogService/ListLayoutTemplates"
+	// CatalogServiceCancelShowProcedure is the fully-qualified name of the CatalogService's CancelShow
+	// RPC.
+	CatalogServiceCancelShowProcedure = "/seatghor.catalog.v1.CatalogService/CancelShow"
+	// CatalogServiceGetShowCancellationProcedure is the fully-qualified name of the CatalogService's
+	// GetShowCancellation RPC.
+	CatalogServiceGetShowCancellationProcedure = "/seatghor.catalog.v1.CatalogService/GetShowCancellation"
 )
 
 // CatalogServiceClient is a client for the seatghor.catalog.v1.CatalogService service.
@@ -97,6 +103,18 @@ type CatalogServiceClient interface {
 	// and admins; without an organisation, the shipped ones (any operator or
 	// admin).
 	ListLayoutTemplates(context.Context, *connect.Request[v1.ListLayoutTemplatesRequest]) (*connect.Response[v1.ListLayoutTemplatesResponse], error)
+	// CancelShow cancels a show or a bus trip for good (decision 0440): from
+	// then on nothing of it is held, ordered or paid; live holds are released,
+	// unpaid orders cancelled and every paid order cancelled and refunded in
+	// full, with no fee, through the payment flow, by a job that resumes
+	// after a crash. Its buyers and partners are told through the outbox.
+	// Cancelling a cancelled show changes nothing and answers its progress.
+	// Managers of the show's organisation and admins.
+	CancelShow(context.Context, *connect.Request[v1.CancelShowRequest]) (*connect.Response[v1.CancelShowResponse], error)
+	// GetShowCancellation reports how far a show's cancellation has got: its
+	// orders cancelled and refunds given back, still pending or failed.
+	// Managers of the show's organisation and admins.
+	GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error)
 }
 
 // NewCatalogServiceClient constructs a client for the seatghor.catalog.v1.CatalogService service.
@@ -168,6 +186,19 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		cancelShow: connect.NewClient[v1.CancelShowRequest, v1.CancelShowResponse](
+			httpClient,
+			baseURL+CatalogServiceCancelShowProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("CancelShow")),
+			connect.WithClientOptions(opts...),
+		),
+		getShowCancellation: connect.NewClient[v1.GetShowCancellationRequest, v1.GetShowCancellationResponse](
+			httpClient,
+			baseURL+CatalogServiceGetShowCancellationProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("GetShowCancellation")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -182,6 +213,8 @@ type catalogServiceClient struct {
 	createLayoutTemplate     *connect.Client[v1.CreateLayoutTemplateRequest, v1.CreateLayoutTemplateResponse]
 	getLayoutTemplate        *connect.Client[v1.GetLayoutTemplateRequest, v1.GetLayoutTemplateResponse]
 	listLayoutTemplates      *connect.Client[v1.ListLayoutTemplatesRequest, v1.ListLayoutTemplatesResponse]
+	cancelShow               *connect.Client[v1.CancelShowRequest, v1.CancelShowResponse]
+	getShowCancellation      *connect.Client[v1.GetShowCancellationRequest, v1.GetShowCancellationResponse]
 }
 
 // CreateShow calls seatghor.catalog.v1.CatalogService.CreateShow.
@@ -229,6 +262,16 @@ func (c *catalogServiceClient) ListLayoutTemplates(ctx context.Context, req *con
 	return c.listLayoutTemplates.CallUnary(ctx, req)
 }
 
+// CancelShow calls seatghor.catalog.v1.CatalogService.CancelShow.
+func (c *catalogServiceClient) CancelShow(ctx context.Context, req *connect.Request[v1.CancelShowRequest]) (*connect.Response[v1.CancelShowResponse], error) {
+	return c.cancelShow.CallUnary(ctx, req)
+}
+
+// GetShowCancellation calls seatghor.catalog.v1.CatalogService.GetShowCancellation.
+func (c *catalogServiceClient) GetShowCancellation(ctx context.Context, req *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error) {
+	return c.getShowCancellation.CallUnary(ctx, req)
+}
+
 // CatalogServiceHandler is an implementation of the seatghor.catalog.v1.CatalogService service.
 type CatalogServiceHandler interface {
 	// CreateShow creates a show, places it on a shard and writes its
@@ -265,6 +308,18 @@ type CatalogServiceHandler interface {
 	// and admins; without an organisation, the shipped ones (any operator or
 	// admin).
 	ListLayoutTemplates(context.Context, *connect.Request[v1.ListLayoutTemplatesRequest]) (*connect.Response[v1.ListLayoutTemplatesResponse], error)
+	// CancelShow cancels a show or a bus trip for good (decision 0440): from
+	// then on nothing of it is held, ordered or paid; live holds are released,
+	// unpaid orders cancelled and every paid order cancelled and refunded in
+	// full, with no fee, through the payment flow, by a job that resumes
+	// after a crash. Its buyers and partners are told through the outbox.
+	// Cancelling a cancelled show changes nothing and answers its progress.
+	// Managers of the show's organisation and admins.
+	CancelShow(context.Context, *connect.Request[v1.CancelShowRequest]) (*connect.Response[v1.CancelShowResponse], error)
+	// GetShowCancellation reports how far a show's cancellation has got: its
+	// orders cancelled and refunds given back, still pending or failed.
+	// Managers of the show's organisation and admins.
+	GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error)
 }
 
 // NewCatalogServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -332,6 +387,19 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceCancelShowHandler := connect.NewUnaryHandler(
+		CatalogServiceCancelShowProcedure,
+		svc.CancelShow,
+		connect.WithSchema(catalogServiceMethods.ByName("CancelShow")),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceGetShowCancellationHandler := connect.NewUnaryHandler(
+		CatalogServiceGetShowCancellationProcedure,
+		svc.GetShowCancellation,
+		connect.WithSchema(catalogServiceMethods.ByName("GetShowCancellation")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.catalog.v1.CatalogService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case CatalogServiceCreateShowProcedure:
@@ -352,6 +420,10 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceGetLayoutTemplateHandler.ServeHTTP(w, r)
 		case CatalogServiceListLayoutTemplatesProcedure:
 			catalogServiceListLayoutTemplatesHandler.ServeHTTP(w, r)
+		case CatalogServiceCancelShowProcedure:
+			catalogServiceCancelShowHandler.ServeHTTP(w, r)
+		case CatalogServiceGetShowCancellationProcedure:
+			catalogServiceGetShowCancellationHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -395,4 +467,12 @@ func (UnimplementedCatalogServiceHandler) GetLayoutTemplate(context.Context, *co
 
 func (UnimplementedCatalogServiceHandler) ListLayoutTemplates(context.Context, *connect.Request[v1.ListLayoutTemplatesRequest]) (*connect.Response[v1.ListLayoutTemplatesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.ListLayoutTemplates is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) CancelShow(context.Context, *connect.Request[v1.CancelShowRequest]) (*connect.Response[v1.CancelShowResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.CancelShow is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.GetShowCancellation is not implemented"))
 }

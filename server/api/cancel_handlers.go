@@ -1,0 +1,103 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	"github.com/seatghor/seatghor/server/audit"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/payment"
+)
+
+// cancellations is what the catalog's cancellation RPCs ask of the payment
+// service: the job's progress (decision 0440).
+type cancellations interface {
+	CancellationProgress(ctx context.Context, showID int64) (payment.Cancellation, error)
+}
+
+// CancelShow cancels a show for good; its shard's mark starts the job
+// that ends its orders (decision 0440).
+func (h *catalogHandler) CancelShow(ctx context.Context, req *connect.Request[catalogv1.CancelShowRequest]) (*connect.Response[catalogv1.CancelShowResponse], error) {
+	by, err := h.mayCancel(ctx, req.Msg.GetShowId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	if _, err := h.svc.CancelShow(ctx, req.Msg.GetShowId(), by, req.Msg.GetReason()); err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	c, err := h.cancels.CancellationProgress(ctx, req.Msg.GetShowId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.CancelShowResponse{Cancellation: cancellationProto(c)}), nil
+}
+
+// GetShowCancellation reports how far a show's cancellation has got.
+func (h *catalogHandler) GetShowCancellation(ctx context.Context, req *connect.Request[catalogv1.GetShowCancellationRequest]) (*connect.Response[catalogv1.GetShowCancellationResponse], error) {
+	if _, err := h.mayCancel(ctx, req.Msg.GetShowId()); err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	c, err := h.cancels.CancellationProgress(ctx, req.Msg.GetShowId())
+	if errors.Is(err, catalog.ErrNotFound) {
+		err = fault.New(fault.ShowNotFound, "show %d is not cancelled", req.Msg.GetShowId())
+	}
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.GetShowCancellationResponse{Cancellation: cancellationProto(c)}), nil
+}
+
+// mayCancel says who cancels the show when the caller may: an admin, or a
+// manager of the show's organisation (a show of the platform's own is
+// admins' only).
+func (h *catalogHandler) mayCancel(ctx context.Context, showID int64) (audit.Actor, error) {
+	if h.cancels == nil {
+		return audit.Actor{}, fault.New(fault.NotServed, "this server does not run payments, which cancellations refund through")
+	}
+	p, _ := auth.FromContext(ctx)
+	if p.Is(auth.RoleAdmin) {
+		return audit.Actor{Kind: audit.ActorAdmin, ID: p.UserID}, nil
+	}
+	refused := fault.New(fault.PermissionDenied, "only the show's managers and admins cancel it")
+	if !p.Is(auth.RoleOperator) || p.UserID == "" {
+		return audit.Actor{}, refused
+	}
+	show, err := h.svc.GetShow(ctx, showID)
+	if err != nil {
+		return audit.Actor{}, err
+	}
+	if show.OrganizationID == "" {
+		return audit.Actor{}, refused
+	}
+	ok, err := h.svc.HasRole(ctx, show.OrganizationID, p.UserID, catalog.RoleManager)
+	if err != nil {
+		return audit.Actor{}, err
+	}
+	if !ok {
+		return audit.Actor{}, refused
+	}
+	return audit.Actor{Kind: audit.ActorUser, ID: p.UserID}, nil
+}
+
+func cancellationProto(c payment.Cancellation) *catalogv1.ShowCancellation {
+	out := &catalogv1.ShowCancellation{
+		ShowId: c.ShowID, CancelledAt: timestamppb.New(c.At), CancelledBy: c.By, Reason: c.Reason,
+		OrdersLeft: int32(c.OrdersLeft), OrdersCancelled: int32(c.OrdersCancelled),
+		RefundsSucceeded: int32(c.RefundsSucceeded), RefundsPending: int32(c.RefundsPending),
+		RefundsFailed: int32(c.RefundsFailed),
+	}
+	if c.Currency != "" {
+		out.Refunded = &commonv1.Money{AmountMinor: c.RefundedMinor, Currency: c.Currency}
+	}
+	if c.DoneAt != nil {
+		out.DoneAt = timestamppb.New(*c.DoneAt)
+	}
+	return out
+}
