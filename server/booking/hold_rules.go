@@ -78,8 +78,8 @@ func accountLock(user, show string) string {
 // holdVerdicts are holdRulesSQL's verdicts on one hold.
 type holdVerdicts struct {
 	opened, notStarted, notCancelled, withinHoldLimit, withinAccountCap bool
-	held                                                  int
-	journey                                               journeyVerdicts
+	held                                                                int
+	journey                                                             journeyVerdicts
 }
 
 // loadShowRules reads showID's settings and the rules' verdicts on a hold
