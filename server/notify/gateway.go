@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strings"
 	"text/template"
-
 )
 
 // GatewayConfig describes an HTTP SMS gateway as Bangladeshi providers
@@ -49,7 +48,7 @@ type GatewayData struct {
 	// without the plus ("8801711234567"), National as dialled at home
 	// ("01711234567").
 	To, International, National string
-	Text                         string
+	Text                        string
 	// Encoding is "GSM-7" or "UCS-2", Unicode "0" or "1" (what many
 	// gateways call the flag), Segments the parts the text takes.
 	Encoding, Unicode string
