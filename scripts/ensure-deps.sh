@@ -132,6 +132,17 @@ if ! command -v redis-server >/dev/null; then
   apt_install redis-server
 fi
 
+# mailpit, the SMTP server with a web inbox that `seatghor dev` and the
+# notification tests send e-mail to (internal/devenv/mailpitbin.Version;
+# MIT, run as a process; decision 0433), built once with go install.
+mailpit_version=v1.33.1
+mailpit_dir="${SEATGHOR_MAILPIT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/seatghor/mailpit-$mailpit_version}"
+if [[ -z ${SEATGHOR_MAILPIT_BIN:-} && ! -x $mailpit_dir/mailpit ]]; then
+  echo "ensure-deps: building mailpit (go install github.com/axllent/mailpit@$mailpit_version; a minute, once)" >&2
+  mkdir -p "$mailpit_dir"
+  (cd "$mailpit_dir" && GOBIN="$mailpit_dir" GOFLAGS=-mod=mod GOWORK=off go install "github.com/axllent/mailpit@$mailpit_version")
+fi
+
 # Everything below is for the tests and code generation only.
 if [[ $for_what == run ]]; then
   exit 0

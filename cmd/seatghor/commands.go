@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -269,6 +270,19 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 		defer stop()
 		cfg.Payment.GatewayURL = url
 	}
+	// Issue 25: buyers' SMS go to the SMS sandbox, their e-mail to mailpit.
+	mailDir, err := filepath.Abs(filepath.Join(dataDir, "mailpit"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(mailDir, 0o755); err != nil {
+		return err
+	}
+	messages, stopMessages, err := startDevNotify(ctx, mailDir, "http://"+cfg.Addr, log)
+	if err != nil {
+		return err
+	}
+	defer stopMessages()
 	tp, err := openTracing(ctx, cfg, "dev", log)
 	if err != nil {
 		return err
@@ -289,7 +303,8 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 		ReadURL: cfg.ReadURL, S3: cfg.S3, ProjectorMaxBackoff: 2 * time.Second, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy, Timetables: cfg.Timetables,
 		Gateway: gw, PaymentWorkers: workers, APIKeyMode: cfg.APIKeyMode, PartnerShowHoldCap: cfg.PartnerShowHoldCap, Webhooks: devWebhooks(cfg.Webhooks),
-		Payments: devPayments(cfg.Payment.service()), OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp})
+		Payments: devPayments(cfg.Payment.service()), OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp,
+		Notify: messages.cfg})
 	if err != nil {
 		return err
 	}
@@ -300,7 +315,10 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 	// The site's dev sign-in and the sandbox's test tokens: dev only.
 	siteOpts := site.Options{DevSignIn: true, OIDCSignIn: cfg.OIDC.Enabled(), TestPayments: true, Tokens: a.Tokens}
 	return serve(ctx, cfg, a, siteOpts, log, func(listenAddr, adminAddr string) error {
-		return printTour(stdout, a, listenAddr, adminAddr, cfg.Payment.GatewayURL)
+		if err := printTour(stdout, a, listenAddr, adminAddr, cfg.Payment.GatewayURL); err != nil {
+			return err
+		}
+		return printMessages(stdout, messages)
 	})
 }
 
@@ -500,4 +518,18 @@ func closeTracing(ctx context.Context, tp *tracing.Provider, log *slog.Logger) {
 // rolesOf names the process's roles, sorted: "api,projectors,workers".
 func rolesOf(cfg config) string {
 	return strings.Join(slices.Sorted(maps.Keys(cfg.Roles)), ",")
+}
+
+// printMessages tells where dev's SMS and e-mail to buyers can be read.
+func printMessages(w io.Writer, m devNotify) error {
+	inbox := m.inboxURL
+	if inbox == "" {
+		inbox = "none (no mailpit; scripts/ensure-deps.sh run installs it)"
+	}
+	_, err := fmt.Fprintf(w, `
+Messages to buyers (issue 25):
+  SMS sandbox:          %s/  (every SMS, its encoding and parts; admins: ListSandboxSms)
+  e-mail inbox:         %s  (mailpit)
+`, m.smsURL, inbox)
+	return err
 }

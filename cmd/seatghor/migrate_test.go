@@ -62,9 +62,11 @@ func TestMigrate(t *testing.T) {
 			"idempotency_keys", "ledger_lines", "ledger_transactions", "order_passengers", "orders", "outbox", "payment_events",
 			"payments", "projection_checkpoints", "refunds", "seats", "shows", "ticket_checkins", "trip_stops"}, tables(u))
 	}
-	// The read database: hash partitions by user.
+	// The read database: hash partitions by user; the
+	// notifications projector's three tables (issue 25).
 	read := tables(readURL)
-	require.Len(t, read, 5+4*8)
+	require.Len(t, read, 5+4*8+3)
+	require.Contains(t, read, "notifications")
 	require.Contains(t, read, "my_tickets")
 	require.Contains(t, read, "my_tickets_p7")
 	require.Contains(t, read, "ticket_shows")

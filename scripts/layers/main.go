@@ -94,12 +94,13 @@ func speaksConnect(p string) bool {
 // mayServe tells whether the package in dir may serve HTTP (decision 0317).
 func mayServe(dir string) bool {
 	for _, d := range []string{
-		edge,                     // the public API and the admin listener (metrics, pprof)
-		"server/app",             // the wiring, which hands the API's handlers to the listeners
-		"server/site",            // the site
-		"server/signin",          // the site's sign-in: the identity provider's redirects
-		"server/gateway/sandbox", // the sandbox payment provider, whose protocol is HTTP
-		"server/objstore",        // dev mode's embedded S3 server
+		edge,                       // the public API and the admin listener (metrics, pprof)
+		"server/app",               // the wiring, which hands the API's handlers to the listeners
+		"server/site",              // the site
+		"server/signin",            // the site's sign-in: the identity provider's redirects
+		"server/gateway/sandbox",   // the sandbox payment provider, whose protocol is HTTP
+		"server/notify/smssandbox", // the sandbox SMS provider, whose protocol is HTTP (decision 0431)
+		"server/objstore",          // dev mode's embedded S3 server
 	} {
 		if under(dir, d) {
 			return true

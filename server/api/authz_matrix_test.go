@@ -27,6 +27,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	networkv1 "github.com/seatghor/seatghor/gen/seatghor/network/v1"
+	notifyv1 "github.com/seatghor/seatghor/gen/seatghor/notify/v1"
 	partnerv1 "github.com/seatghor/seatghor/gen/seatghor/partner/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
@@ -250,6 +251,11 @@ var authzMatrix = []authzRow{
 	{"seatghor.waitingroom.v1.WaitingRoomService/UpdateSale", func(w *authzWorld, _ caller) proto.Message {
 		return &waitingroomv1.UpdateSaleRequest{ShowId: w.saleShow, Paused: proto.Bool(false)}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+
+	// What the SMS sandbox received (issue 25): admins.
+	{"seatghor.notify.v1.NotificationService/ListSandboxSms", func(*authzWorld, caller) proto.Message {
+		return &notifyv1.ListSandboxSmsRequest{Phone: "01711-234567"}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
 
 	// The ledger: admins.
 	{"seatghor.ledger.v1.LedgerService/GetTrialBalance", func(*authzWorld, caller) proto.Message {

@@ -109,7 +109,9 @@ func (h *orderHandler) CreateOrder(ctx context.Context, req *connect.Request[boo
 		passengers = append(passengers, booking.Passenger{Seat: p.GetSeat(), Name: p.GetName(), Phone: p.GetPhone(), Woman: p.GetWoman()})
 	}
 	return answer(ctx, h.log, func(c booking.Caller) (booking.Order, error) {
-		return h.svc.CreateOrder(ctx, c.UserID, req.Msg.GetHoldId(), passengers...)
+		ct := req.Msg.GetContact()
+		return h.svc.Checkout(ctx, c.UserID, req.Msg.GetHoldId(), booking.Checkout{Passengers: passengers,
+			Contact: booking.Contact{Phone: ct.GetPhone(), Email: ct.GetEmail(), Language: ct.GetLanguage()}})
 	},
 		func(v booking.Order) *bookingv1.CreateOrderResponse {
 			return &bookingv1.CreateOrderResponse{Order: orderProto(v)}
@@ -185,6 +187,9 @@ func orderProto(o booking.Order) *bookingv1.Order {
 		Total: money(o.TotalMinor, o.Currency), PayBy: timestamppb.New(o.PayBy),
 		CreatedAt: timestamppb.New(o.CreatedAt), UpdatedAt: timestamppb.New(o.UpdatedAt), PaymentId: o.PaymentID,
 		Journey: o.View,
+		// Read by the callers who may read the order: the buyer, the
+		// show's organisation, admins (decision 0430, like 0381).
+		Contact: bookingContactProto(o.Contact),
 	}
 	if o.RefundedMinor > 0 {
 		p.Refunded = money(o.RefundedMinor, o.Currency)
@@ -201,4 +206,11 @@ func orderProto(o booking.Order) *bookingv1.Order {
 		p.Passengers = append(p.Passengers, &commonv1.Passenger{Seat: x.Seat, Name: x.Name, Phone: x.Phone, Woman: x.Woman})
 	}
 	return p
+}
+
+func bookingContactProto(c booking.Contact) *commonv1.Contact {
+	if !c.Given() {
+		return nil
+	}
+	return &commonv1.Contact{Phone: c.Phone, Email: c.Email, Language: c.Language}
 }

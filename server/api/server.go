@@ -25,6 +25,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/network/v1/networkv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/notify/v1/notifyv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
@@ -75,6 +76,9 @@ type Config struct {
 	Tickets TicketReader
 	// TicketFiles presigns e-ticket downloads; nil: unavailable.
 	TicketFiles TicketFiles
+	// SandboxSMS reads what the SMS sandbox received (ListSandboxSms);
+	// nil where SMS go to a real gateway.
+	SandboxSMS SandboxSMS
 	// CheckIn admits tickets at the gate (a shard write).
 	CheckIn *ticket.Service
 	// Now is the time of reads (upcoming tickets); default time.Now.
@@ -330,6 +334,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{svc: cfg.Partners, hooks: cfg.Webhooks, log: cfg.Log}, opts...))
 	add(partnerv1connect.WebhookServiceName)(partnerv1connect.NewWebhookServiceHandler(&webhookHandler{cfg.Webhooks, cfg.Log}, opts...))
 	add(networkv1connect.NetworkServiceName)(networkv1connect.NewNetworkServiceHandler(&networkHandler{cfg.Network, cfg.Log}, opts...))
+	add(notifyv1connect.NotificationServiceName)(notifyv1connect.NewNotificationServiceHandler(&notifyHandler{cfg.SandboxSMS, cfg.Log}, opts...))
 	return out
 }
 

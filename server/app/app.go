@@ -20,6 +20,7 @@ import (
 	"github.com/seatghor/seatghor/projections"
 	"github.com/seatghor/seatghor/projections/eticket"
 	"github.com/seatghor/seatghor/projections/mytickets"
+	"github.com/seatghor/seatghor/projections/notifications"
 	"github.com/seatghor/seatghor/projections/seatmap"
 	"github.com/seatghor/seatghor/projections/tripindex"
 	"github.com/seatghor/seatghor/projections/webhookfeed"
@@ -33,6 +34,7 @@ import (
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
 	"github.com/seatghor/seatghor/server/network"
+	"github.com/seatghor/seatghor/server/notify"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
@@ -90,6 +92,10 @@ type Config struct {
 	// S3 locates the bucket of the e-ticket PDFs; an empty Endpoint
 	// makes no PDFs. Needs ReadURL.
 	S3 objstore.Config
+	// Notify sends the buyers' SMS and e-mail (issue 25): the notifications
+	// projector runs when the read database is configured and either
+	// channel is.
+	Notify NotifyConfig
 	// TicketURLTTL is how long a presigned e-ticket URL works; default 5 min.
 	TicketURLTTL time.Duration
 	// TripIndex locates the trip search index: Meilisearch, or the
@@ -135,6 +141,20 @@ type Config struct {
 	// Tracing receives the spans of the API, the databases, Redis and the
 	// projectors (server/tracing); nil records none.
 	Tracing trace.TracerProvider
+}
+
+// NotifyConfig wires the notifications (issue 25, decisions 0431–0435).
+type NotifyConfig struct {
+	// SMS sends text messages (an HTTP gateway, or the sandbox's client);
+	// Mail sends e-mail (SMTP). A nil one sends nothing on its channel.
+	SMS  notify.SMS
+	Mail notify.Mail
+	// SandboxSMS, when SMS go to the sandbox, reads what it received
+	// (ListSandboxSms, admins).
+	SandboxSMS api.SandboxSMS
+	// SiteURL is the site's public base: the messages link to
+	// SiteURL/order/<order id>.
+	SiteURL string
 }
 
 // Timetables tunes the timetable job.
@@ -331,7 +351,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	apiCfg := api.Config{
 		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Network: a.Network, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
-		SeatMapShare: seatMapShare,
+		SeatMapShare: seatMapShare, SandboxSMS: cfg.Notify.SandboxSMS,
 	}
 	if err := a.openIdP(cfg, tokens, &apiCfg); err != nil {
 		closeAll()
@@ -467,6 +487,10 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 	a.MyTickets = mytickets.NewStore(read.Pool)
 	apiCfg.Tickets = a.MyTickets
 	out := []projections.Projector{mytickets.NewProjector(a.MyTickets, a.Catalog, codes)}
+	if n := cfg.Notify; n.SMS != nil || n.Mail != nil {
+		out = append(out, notifications.NewProjector(read.Pool, notifications.Config{SMS: n.SMS, Mail: n.Mail,
+			SiteURL: n.SiteURL, Shows: a.Catalog, Now: cfg.Clock.Now, Log: cfg.Log}))
+	}
 	if cfg.S3.Endpoint == "" {
 		return out, nil
 	}

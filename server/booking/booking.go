@@ -142,6 +142,9 @@ type Order struct {
 	// the legs; View is it as buyers read it, on a trip with stops.
 	Journey Journey           `json:"journey"`
 	View    *commonv1.Journey `json:"-"`
+	// Contact is where the buyer hears about the order (decision 0430);
+	// zero when none was given.
+	Contact Contact `json:"contact,omitzero"`
 }
 
 // EffectiveStatus is the status as of now: an unpaid order whose hold ran

@@ -118,7 +118,7 @@ func ConfirmOrder(ctx context.Context, tx pgx.Tx, orderID, paymentID, ledgerTxnI
 		ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, PaymentId: paymentID, UserId: o.UserID,
 		Seats: h.Seats, GaArea: h.GAArea, Quantity: int32(h.Quantity), Total: money(o.TotalMinor, o.Currency),
 		LedgerTxnId: ledgerTxnID, OccurredAt: timestamppb.New(now), SeatPricesMinor: prices, Journey: o.View,
-		Passengers: passengerProtos(passengers[o.ID]),
+		Passengers: passengerProtos(passengers[o.ID]), Contact: contactProto(o.Contact),
 	})
 }
 

@@ -82,7 +82,7 @@ func orderEvent(o Order, status OrderStatus, now time.Time) event {
 	default:
 		return &eventsv1.OrderCreated{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
 			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total,
-			PayBy: timestamppb.New(o.PayBy), OccurredAt: at, Journey: o.View}
+			PayBy: timestamppb.New(o.PayBy), OccurredAt: at, Journey: o.View, Contact: contactProto(o.Contact)}
 	}
 }
 

@@ -19,12 +19,14 @@ import (
 const orderColumns = `order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
 	created_at, updated_at, (SELECT expires_at FROM holds WHERE holds.hold_id = orders.hold_id),
 	coalesce(payment_id, ''), refunded_minor, cancellation_fee_minor, coalesce(partner_id, 0),
-	from_stop, to_stop, boarding_counter, dropping_counter`
+	from_stop, to_stop, boarding_counter, dropping_counter,
+	coalesce(contact_phone, ''), coalesce(contact_email, ''), coalesce(contact_lang, '')`
 
 func orderDest(o *Order) []any {
 	return []any{&o.ID, &o.HoldID, &o.ShowID, &o.UserID, &o.Status, &o.Lines, &o.TotalMinor, &o.Currency,
 		&o.CreatedAt, &o.UpdatedAt, &o.PayBy, &o.PaymentID, &o.RefundedMinor, &o.CancellationFeeMinor, &o.PartnerID,
-		&o.Journey.From, &o.Journey.To, &o.Journey.Boarding, &o.Journey.Dropping}
+		&o.Journey.From, &o.Journey.To, &o.Journey.Boarding, &o.Journey.Dropping,
+		&o.Contact.Phone, &o.Contact.Email, &o.Contact.Language}
 }
 
 func scanOrder(row pgx.Row) (Order, error) {
@@ -44,11 +46,29 @@ func scanOrder(row pgx.Row) (Order, error) {
 // hold's declaration: each seat for women travelled by a passenger
 // declared a woman (decision 0371).
 func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passengers ...Passenger) (Order, error) {
+	return s.Checkout(ctx, userID, holdID, Checkout{Passengers: passengers})
+}
+
+// Checkout is what a buyer gives with an order beyond the hold.
+type Checkout struct {
+	// Passengers: see CreateOrder.
+	Passengers []Passenger
+	// Contact is where the buyer hears about the order (optional; decision
+	// 0430): checked and stored with it, carried in its events.
+	Contact Contact
+}
+
+// Checkout is CreateOrder with everything the buyer gives at checkout.
+func (s *Service) Checkout(ctx context.Context, userID, holdID string, co Checkout) (Order, error) {
 	pool, err := s.shardOfID(ctx, "hold", holdID)
 	if err != nil {
 		return Order{}, err
 	}
-	cleaned, err := cleanPassengers(passengers)
+	cleaned, err := cleanPassengers(co.Passengers)
+	if err != nil {
+		return Order{}, err
+	}
+	contact, err := cleanContact(co.Contact)
 	if err != nil {
 		return Order{}, err
 	}
@@ -89,6 +109,7 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passen
 			ID: shard.NewID("ord", h.ShowID), HoldID: h.ID, ShowID: h.ShowID, UserID: userID,
 			Status: OrderPendingPayment, Lines: lines, TotalMinor: h.AmountMinor, Currency: h.Currency,
 			PayBy: h.ExpiresAt, CreatedAt: now, UpdatedAt: now, PartnerID: h.PartnerID, Journey: h.Journey,
+			Contact: contact,
 		}
 		if h.GAArea == "" {
 			trip, err := readTrip(ctx, tx, h.ShowID)
@@ -103,10 +124,13 @@ func (s *Service) CreateOrder(ctx context.Context, userID, holdID string, passen
 		}
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO orders (order_id, hold_id, show_id, user_id, status, lines, amount_minor, currency,
-			                    created_at, updated_at, partner_id, from_stop, to_stop, boarding_counter, dropping_counter)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, nullif($10, 0), $11, $12, $13, $14)`,
+			                    created_at, updated_at, partner_id, from_stop, to_stop, boarding_counter, dropping_counter,
+			                    contact_phone, contact_email, contact_lang)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, nullif($10, 0), $11, $12, $13, $14,
+			        nullif($15, ''), nullif($16, ''), nullif($17, ''))`,
 			o.ID, o.HoldID, o.ShowID, o.UserID, o.Status, linesJSON, o.TotalMinor, o.Currency, now, o.PartnerID,
-			o.Journey.From, o.Journey.To, o.Journey.Boarding, o.Journey.Dropping); err != nil {
+			o.Journey.From, o.Journey.To, o.Journey.Boarding, o.Journey.Dropping,
+			contact.Phone, contact.Email, contact.Language); err != nil {
 			return Order{}, fmt.Errorf("insert order: %w", err)
 		}
 		if err := insertPassengers(ctx, tx, o, ps); err != nil {

@@ -48,9 +48,9 @@ type EventType struct {
 // eventTypes are the event types partners subscribe to. Admins' endpoints
 // get every event of their types whatever the audience.
 var eventTypes = []EventType{
-	// Passengers' names and numbers stay on the show's shard: a delivery's
-	// body is kept in the catalog's log and sent to a URL (decision 0381).
-	{"booking.confirmed", "seatghor.events.v1.BookingConfirmed", ByOrder, []string{"passengers"}},
+	// Passengers' names and numbers, and the buyer's contact (issue 25), stay
+	// on the show's shard: a delivery's body is kept in the catalog's log and sent to a URL (decision 0381).
+	{"booking.confirmed", "seatghor.events.v1.BookingConfirmed", ByOrder, []string{"passengers", "contact"}},
 	{"order.cancelled", "seatghor.events.v1.OrderCancelled", ByOrder, nil},
 	{"refund.issued", "seatghor.events.v1.RefundIssued", ByOrder, nil},
 	{"sale.opening_moved", "seatghor.events.v1.SaleOpeningMoved", Sellers, []string{"moved_by"}},

@@ -13,6 +13,7 @@ import (
 	ledgerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	v12 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/network/v1"
 	networkv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/network/v1/networkv1connect"
+	notifyv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/notify/v1/notifyv1connect"
 	v16 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
 	partnerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	paymentv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1/paymentv1connect"
@@ -40,6 +41,8 @@ type Client struct {
 	Ledger LedgerClient
 	// Network calls seatghor.network.v1.NetworkService.
 	Network NetworkClient
+	// Notification calls seatghor.notify.v1.NotificationService.
+	Notification NotificationClient
 	// Order calls seatghor.booking.v1.OrderService.
 	Order OrderClient
 	// Partner calls seatghor.partner.v1.PartnerService.
@@ -60,19 +63,20 @@ type Client struct {
 
 func newClient(h connect.HTTPClient, baseURL string, opts ...connect.ClientOption) *Client {
 	return &Client{
-		Allocation:  AllocationClient{partnerv1connect.NewAllocationServiceClient(h, baseURL, opts...)},
-		Catalog:     CatalogClient{catalogv1connect.NewCatalogServiceClient(h, baseURL, opts...)},
-		Hold:        HoldClient{bookingv1connect.NewHoldServiceClient(h, baseURL, opts...)},
-		Ledger:      LedgerClient{ledgerv1connect.NewLedgerServiceClient(h, baseURL, opts...)},
-		Network:     NetworkClient{networkv1connect.NewNetworkServiceClient(h, baseURL, opts...)},
-		Order:       OrderClient{bookingv1connect.NewOrderServiceClient(h, baseURL, opts...)},
-		Partner:     PartnerClient{partnerv1connect.NewPartnerServiceClient(h, baseURL, opts...)},
-		Payment:     PaymentClient{paymentv1connect.NewPaymentServiceClient(h, baseURL, opts...)},
-		SeatMap:     SeatMapClient{seatmapv1connect.NewSeatMapServiceClient(h, baseURL, opts...)},
-		Ticket:      TicketClient{ticketsv1connect.NewTicketServiceClient(h, baseURL, opts...)},
-		TripSearch:  TripSearchClient{searchv1connect.NewTripSearchServiceClient(h, baseURL, opts...)},
-		WaitingRoom: WaitingRoomClient{waitingroomv1connect.NewWaitingRoomServiceClient(h, baseURL, opts...)},
-		Webhook:     WebhookClient{partnerv1connect.NewWebhookServiceClient(h, baseURL, opts...)},
+		Allocation:   AllocationClient{partnerv1connect.NewAllocationServiceClient(h, baseURL, opts...)},
+		Catalog:      CatalogClient{catalogv1connect.NewCatalogServiceClient(h, baseURL, opts...)},
+		Hold:         HoldClient{bookingv1connect.NewHoldServiceClient(h, baseURL, opts...)},
+		Ledger:       LedgerClient{ledgerv1connect.NewLedgerServiceClient(h, baseURL, opts...)},
+		Network:      NetworkClient{networkv1connect.NewNetworkServiceClient(h, baseURL, opts...)},
+		Notification: NotificationClient{notifyv1connect.NewNotificationServiceClient(h, baseURL, opts...)},
+		Order:        OrderClient{bookingv1connect.NewOrderServiceClient(h, baseURL, opts...)},
+		Partner:      PartnerClient{partnerv1connect.NewPartnerServiceClient(h, baseURL, opts...)},
+		Payment:      PaymentClient{paymentv1connect.NewPaymentServiceClient(h, baseURL, opts...)},
+		SeatMap:      SeatMapClient{seatmapv1connect.NewSeatMapServiceClient(h, baseURL, opts...)},
+		Ticket:       TicketClient{ticketsv1connect.NewTicketServiceClient(h, baseURL, opts...)},
+		TripSearch:   TripSearchClient{searchv1connect.NewTripSearchServiceClient(h, baseURL, opts...)},
+		WaitingRoom:  WaitingRoomClient{waitingroomv1connect.NewWaitingRoomServiceClient(h, baseURL, opts...)},
+		Webhook:      WebhookClient{partnerv1connect.NewWebhookServiceClient(h, baseURL, opts...)},
 	}
 }
 
@@ -182,6 +186,14 @@ func (c NetworkClient) ListTimetablesAll(ctx context.Context, req *v12.ListTimet
 	return pages(ctx, req, c.ListTimetables,
 		func(r *v12.ListTimetablesRequest, token string) { r.PageToken = token },
 		func(r *v12.ListTimetablesResponse) ([]*v12.Timetable, string) { return r.Timetables, r.NextPageToken })
+}
+
+// NotificationClient is the Connect client of seatghor.notify.v1.NotificationService.
+//
+// NotificationService looks at what the platform told its buyers (issue
+// 25). Admins only.
+type NotificationClient struct {
+	notifyv1connect.NotificationServiceClient
 }
 
 // OrderClient is the Connect client of seatghor.booking.v1.OrderService.

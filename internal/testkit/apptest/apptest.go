@@ -28,6 +28,7 @@ import (
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/notify/smssandbox"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
@@ -196,6 +197,12 @@ func New(tb testing.TB, opts Options) *Env {
 	cfg.CatalogPolicy = opts.CatalogPolicy
 	cfg.Partners = opts.Partners
 	cfg.TripIndex = opts.TripIndex
+	// Every platform texts through a sandbox of its own (issue 25): the
+	// notifications projector runs with the read database (Tickets).
+	smsBox := httptest.NewServer(smssandbox.New(nil))
+	tb.Cleanup(smsBox.Close)
+	sms := smssandbox.NewClient(smsBox.URL, nil)
+	cfg.Notify = app.NotifyConfig{SMS: sms, SandboxSMS: sms, SiteURL: "http://seatghor.test"}
 	if opts.Tickets {
 		cfg.ReadURL = admin.Fresh(tb, schematest.Template(tb, admin, migrations.Read))
 		cfg.S3 = opts.S3

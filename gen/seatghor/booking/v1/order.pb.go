@@ -200,7 +200,11 @@ type Order struct {
 	Journey *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
 	// Bus trips: who travels on each seat. Read by the buyer, the trip's
 	// operator staff and admins only; left out for anyone else.
-	Passengers    []*v1.Passenger `protobuf:"bytes,15,rep,name=passengers,proto3" json:"passengers,omitempty"`
+	Passengers []*v1.Passenger `protobuf:"bytes,15,rep,name=passengers,proto3" json:"passengers,omitempty"`
+	// Where the buyer hears about the order (SMS, e-mail, language), as
+	// given at checkout; unset when none was. Read by the same callers as
+	// passengers; left out for anyone else.
+	Contact       *v1.Contact `protobuf:"bytes,16,opt,name=contact,proto3" json:"contact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -340,6 +344,13 @@ func (x *Order) GetPassengers() []*v1.Passenger {
 	return nil
 }
 
+func (x *Order) GetContact() *v1.Contact {
+	if x != nil {
+		return x.Contact
+	}
+	return nil
+}
+
 // CreateOrderRequest names the hold to order.
 type CreateOrderRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -348,7 +359,12 @@ type CreateOrderRequest struct {
 	// Bus trips with stops: a passenger for every seat of the hold (name and
 	// mobile number; woman for a seat for women, matching the hold's
 	// declaration).
-	Passengers    []*v1.Passenger `protobuf:"bytes,2,rep,name=passengers,proto3" json:"passengers,omitempty"`
+	Passengers []*v1.Passenger `protobuf:"bytes,2,rep,name=passengers,proto3" json:"passengers,omitempty"`
+	// Optional: where to send the booking's SMS and e-mail, and in which
+	// language. invalid_argument (BOOKING_INVALID, naming the field) for a
+	// phone that is not a Bangladeshi mobile number, an e-mail address that
+	// is not one, or a language other than "en" and "bn".
+	Contact       *v1.Contact `protobuf:"bytes,3,opt,name=contact,proto3" json:"contact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -393,6 +409,13 @@ func (x *CreateOrderRequest) GetHoldId() string {
 func (x *CreateOrderRequest) GetPassengers() []*v1.Passenger {
 	if x != nil {
 		return x.Passengers
+	}
+	return nil
+}
+
+func (x *CreateOrderRequest) GetContact() *v1.Contact {
+	if x != nil {
+		return x.Contact
 	}
 	return nil
 }
@@ -750,12 +773,12 @@ var File_seatghor_booking_v1_order_proto protoreflect.FileDescriptor
 
 const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/booking/v1/order.proto\x12\x13seatghor.booking.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\"\x87\x01\n" +
+	"\x1fseatghor/booking/v1/order.proto\x12\x13seatghor.booking.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a seatghor/common/v1/contact.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\"\x87\x01\n" +
 	"\tOrderLine\x12\x12\n" +
 	"\x04seat\x18\x01 \x01(\tR\x04seat\x12\x17\n" +
 	"\aga_area\x18\x02 \x01(\tR\x06gaArea\x12\x1a\n" +
 	"\bquantity\x18\x03 \x01(\x05R\bquantity\x121\n" +
-	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\xc9\x05\n" +
+	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\x80\x06\n" +
 	"\x05Order\x12\x19\n" +
 	"\border_id\x18\x01 \x01(\tR\aorderId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x17\n" +
@@ -777,12 +800,14 @@ const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12=\n" +
 	"\n" +
 	"passengers\x18\x0f \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
-	"passengers\"\x81\x01\n" +
+	"passengers\x125\n" +
+	"\acontact\x18\x10 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\xb8\x01\n" +
 	"\x12CreateOrderRequest\x12\"\n" +
 	"\ahold_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06holdId\x12G\n" +
 	"\n" +
 	"passengers\x18\x02 \x03(\v2\x1d.seatghor.common.v1.PassengerB\b\xbaH\x05\x92\x01\x02\x10dR\n" +
-	"passengers\"G\n" +
+	"passengers\x125\n" +
+	"\acontact\x18\x03 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"G\n" +
 	"\x13CreateOrderResponse\x120\n" +
 	"\x05order\x18\x01 \x01(\v2\x1a.seatghor.booking.v1.OrderR\x05order\"7\n" +
 	"\x0fGetOrderRequest\x12$\n" +
@@ -849,6 +874,7 @@ var file_seatghor_booking_v1_order_proto_goTypes = []any{
 	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
 	(*v1.Journey)(nil),            // 13: seatghor.common.v1.Journey
 	(*v1.Passenger)(nil),          // 14: seatghor.common.v1.Passenger
+	(*v1.Contact)(nil),            // 15: seatghor.common.v1.Contact
 }
 var file_seatghor_booking_v1_order_proto_depIdxs = []int32{
 	11, // 0: seatghor.booking.v1.OrderLine.amount:type_name -> seatghor.common.v1.Money
@@ -862,24 +888,26 @@ var file_seatghor_booking_v1_order_proto_depIdxs = []int32{
 	11, // 8: seatghor.booking.v1.Order.cancellation_fee:type_name -> seatghor.common.v1.Money
 	13, // 9: seatghor.booking.v1.Order.journey:type_name -> seatghor.common.v1.Journey
 	14, // 10: seatghor.booking.v1.Order.passengers:type_name -> seatghor.common.v1.Passenger
-	14, // 11: seatghor.booking.v1.CreateOrderRequest.passengers:type_name -> seatghor.common.v1.Passenger
-	2,  // 12: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 13: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 14: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
-	2,  // 15: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	3,  // 16: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
-	5,  // 17: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
-	7,  // 18: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
-	9,  // 19: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
-	4,  // 20: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
-	6,  // 21: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
-	8,  // 22: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
-	10, // 23: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
-	20, // [20:24] is the sub-list for method output_type
-	16, // [16:20] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	15, // 11: seatghor.booking.v1.Order.contact:type_name -> seatghor.common.v1.Contact
+	14, // 12: seatghor.booking.v1.CreateOrderRequest.passengers:type_name -> seatghor.common.v1.Passenger
+	15, // 13: seatghor.booking.v1.CreateOrderRequest.contact:type_name -> seatghor.common.v1.Contact
+	2,  // 14: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 15: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 16: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
+	2,  // 17: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	3,  // 18: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
+	5,  // 19: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
+	7,  // 20: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
+	9,  // 21: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
+	4,  // 22: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
+	6,  // 23: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
+	8,  // 24: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
+	10, // 25: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
+	22, // [22:26] is the sub-list for method output_type
+	18, // [18:22] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_booking_v1_order_proto_init() }

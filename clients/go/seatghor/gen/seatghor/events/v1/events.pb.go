@@ -686,7 +686,11 @@ type OrderCreated struct {
 	// Bus trips with stops: the journey the seats are for (stop and counter
 	// ids always; names and times as the show's stops give them). Unset for a
 	// show without stops.
-	Journey       *v1.Journey `protobuf:"bytes,11,opt,name=journey,proto3" json:"journey,omitempty"`
+	Journey *v1.Journey `protobuf:"bytes,11,opt,name=journey,proto3" json:"journey,omitempty"`
+	// Where the buyer hears about the order (phone in E.164, e-mail,
+	// language), as given at checkout; unset when none was. Never sent in
+	// partners' webhooks.
+	Contact       *v1.Contact `protobuf:"bytes,12,opt,name=contact,proto3" json:"contact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -798,6 +802,13 @@ func (x *OrderCreated) GetJourney() *v1.Journey {
 	return nil
 }
 
+func (x *OrderCreated) GetContact() *v1.Contact {
+	if x != nil {
+		return x.Contact
+	}
+	return nil
+}
+
 // BookingConfirmed: a payment succeeded and, in one local transaction, the
 // seats became booked, the order CONFIRMED and the ledger journal posted
 // (R-6.7). SMS, e-mail, tickets and the PDF follow from this event.
@@ -839,7 +850,11 @@ type BookingConfirmed struct {
 	// Bus trips with stops: the journey the seats are for (stop and counter
 	// ids always; names and times as the show's stops give them). Unset for a
 	// show without stops.
-	Journey       *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
+	Journey *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
+	// Where the buyer hears about the order (phone in E.164, e-mail,
+	// language), as given at checkout; unset when none was. Never sent in
+	// partners' webhooks.
+	Contact       *v1.Contact `protobuf:"bytes,21,opt,name=contact,proto3" json:"contact,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -975,6 +990,13 @@ func (x *BookingConfirmed) GetPassengers() []*v1.Passenger {
 func (x *BookingConfirmed) GetJourney() *v1.Journey {
 	if x != nil {
 		return x.Journey
+	}
+	return nil
+}
+
+func (x *BookingConfirmed) GetContact() *v1.Contact {
+	if x != nil {
+		return x.Contact
 	}
 	return nil
 }
@@ -2646,7 +2668,7 @@ var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/events/v1/events.proto\x12\x12seatghor.events.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe6\x01\n" +
+	"\x1fseatghor/events/v1/events.proto\x12\x12seatghor.events.v1\x1a\x19google/protobuf/any.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a!seatghor/catalog/v1/catalog.proto\x1a seatghor/common/v1/contact.proto\x1a seatghor/common/v1/journey.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe6\x01\n" +
 	"\bEnvelope\x12\x19\n" +
 	"\bevent_id\x18\x01 \x01(\tR\aeventId\x12\x17\n" +
 	"\ashow_id\x18\x02 \x01(\x03R\x06showId\x12\x12\n" +
@@ -2698,7 +2720,7 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x125\n" +
-	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\x97\x03\n" +
+	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xce\x03\n" +
 	"\fOrderCreated\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2712,7 +2734,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\voccurred_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x125\n" +
-	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xbf\x04\n" +
+	"\ajourney\x18\v \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x125\n" +
+	"\acontact\x18\f \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\xf6\x04\n" +
 	"\x10BookingConfirmed\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2733,7 +2756,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"passengers\x18\x14 \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
 	"passengers\x125\n" +
-	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\xef\x03\n" +
+	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x125\n" +
+	"\acontact\x18\x15 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\xef\x03\n" +
 	"\x0eOrderCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -2958,12 +2982,13 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*anypb.Any)(nil),             // 22: google.protobuf.Any
 	(*v1.Money)(nil),              // 23: seatghor.common.v1.Money
 	(*v1.Journey)(nil),            // 24: seatghor.common.v1.Journey
-	(*v1.Passenger)(nil),          // 25: seatghor.common.v1.Passenger
-	(v11.PaymentState)(0),         // 26: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 27: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 28: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 29: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 30: seatghor.catalog.v1.ShowKind
+	(*v1.Contact)(nil),            // 25: seatghor.common.v1.Contact
+	(*v1.Passenger)(nil),          // 26: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 27: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 28: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 29: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 30: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 31: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
 	21, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
@@ -2982,49 +3007,51 @@ var file_seatghor_events_v1_events_proto_depIdxs = []int32{
 	21, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
 	21, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
 	24, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
-	23, // 16: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	21, // 17: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 18: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
-	24, // 19: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
-	23, // 20: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	21, // 21: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 22: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
-	23, // 23: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	21, // 24: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 25: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
-	23, // 26: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	23, // 27: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
-	1,  // 28: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	21, // 29: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 30: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	26, // 31: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	27, // 32: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	23, // 33: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	28, // 34: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	21, // 35: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	29, // 36: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	23, // 37: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	21, // 38: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 39: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	21, // 40: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	21, // 41: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	30, // 42: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	21, // 43: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 44: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	21, // 45: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	21, // 46: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 47: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	21, // 48: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 49: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 50: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	21, // 51: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 52: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 53: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	54, // [54:54] is the sub-list for method output_type
-	54, // [54:54] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	25, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
+	23, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	21, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	24, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
+	25, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
+	23, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	21, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
+	23, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	21, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	23, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	23, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	1,  // 30: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
+	21, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	27, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	28, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	23, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	29, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	21, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	30, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	23, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	21, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	21, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	21, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	31, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	21, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	21, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	21, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	21, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	21, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	21, // 55: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	56, // [56:56] is the sub-list for method output_type
+	56, // [56:56] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }

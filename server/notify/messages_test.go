@@ -1,0 +1,67 @@
+package notify_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/notify"
+)
+
+func booking(title, titleBn, counter, counterBn string, seats ...string) notify.Booking {
+	return notify.Booking{OrderID: "ord_7_abcdefghijklmnop", Seats: seats,
+		Link: "https://seatghor.com.bd/order/ord_7_abcdefghijklmnop",
+		Trip: notify.Trip{Title: title, TitleBn: titleBn, Zone: "Asia/Dhaka",
+			StartsAt: time.Date(2026, 12, 30, 2, 0, 0, 0, time.UTC), Boarding: counter, BoardingBn: counterBn,
+			BoardingAt: time.Date(2026, 12, 30, 1, 30, 0, 0, time.UTC)}}
+}
+
+// TestBookingSMS (decision 0434): the English SMS is GSM-7; the Bengali
+// one UCS-2, in Bengali digits and names, and never over two parts,
+// however long the title, the counter and the seat list.
+func TestBookingSMS(t *testing.T) {
+	short := booking("Dhaka to Chattogram", "ঢাকা থেকে চট্টগ্রাম", "Kalabagan", "কলাবাগান", "A1", "A2")
+	en := notify.BookingSMS(display.English, short)
+	require.Equal(t, "Seatghor: booking ord_7_abcdefghijklmnop confirmed. Dhaka to Chattogram, 30 Dec 07:30, seat A1,A2. "+
+		"Board at: Kalabagan. Tickets: https://seatghor.com.bd/order/ord_7_abcdefghijklmnop", en)
+	enc, _, n := notify.Count(en)
+	require.Equal(t, notify.GSM7, enc)
+	require.Equal(t, 2, n)
+
+	bn := notify.BookingSMS(display.Bengali, short)
+	require.Contains(t, bn, "৩০/১২ ০৭:৩০")
+	require.Contains(t, bn, "কলাবাগান")
+	require.Contains(t, bn, short.Link)
+	enc, _, n = notify.Count(bn)
+	require.Equal(t, notify.UCS2, enc)
+	require.LessOrEqual(t, n, notify.MaxBookingSegments, bn)
+
+	long := booking(strings.Repeat("Dhaka to Cox's Bazar via Chattogram ", 3), strings.Repeat("ঢাকা থেকে কক্সবাজার চট্টগ্রাম হয়ে ", 3),
+		"Arambagh Green Line Counter", "আরামবাগ গ্রিন লাইন কাউন্টার", "A1", "A2", "A3", "A4", "B1", "B2", "B3", "B4")
+	for _, lang := range []display.Lang{display.English, display.Bengali} {
+		s := notify.BookingSMS(lang, long)
+		_, _, n := notify.Count(s)
+		require.LessOrEqual(t, n, notify.MaxBookingSegments, "%s: %s", lang, s)
+		require.Contains(t, s, long.Link, "the link is never cut")
+		require.Contains(t, s, long.OrderID, "in the link at least")
+	}
+	enc, _, _ = notify.Count(notify.BookingSMS(display.English, long))
+	require.Equal(t, notify.GSM7, enc, "shortening keeps an English SMS GSM-7")
+}
+
+func TestOtherMessages(t *testing.T) {
+	trip := booking("Dhaka to Sylhet", "ঢাকা থেকে সিলেট", "", "").Trip
+	c := notify.Cancellation{OrderID: "ord_2_x", Trip: trip, Refund: notify.Money{Minor: 240000, Currency: "BDT"}}
+	require.Equal(t, "Seatghor: Dhaka to Sylhet, 30 Dec 07:30 is cancelled by the operator. Tk 2,400.00 of order ord_2_x is refunded in full.",
+		notify.TripCancelled(display.English, c).Text)
+	require.Contains(t, notify.TripCancelled(display.Bengali, c).Text, "৳২,৪০০.০০")
+	r := notify.Refund{OrderID: "ord_2_x", Amount: notify.Money{Minor: 90000, Currency: "BDT"}, Fee: notify.Money{Minor: 10000, Currency: "BDT"}}
+	require.Equal(t, "Seatghor: Tk 900.00 of order ord_2_x is refunded. Cancellation fee kept: Tk 100.00.", notify.RefundIssued(display.English, r).Text)
+	require.Contains(t, notify.RefundIssued(display.Bengali, r).Text, "৳৯০০.০০")
+	d := notify.Delay{OrderID: "ord_2_x", Trip: trip, DepartsAt: trip.StartsAt.Add(90 * time.Minute)}
+	require.Equal(t, "Seatghor: Dhaka to Sylhet (30 Dec 07:30) now leaves 30 Dec 09:30. Order ord_2_x.", notify.TripDelayed(display.English, d).Text)
+	require.Contains(t, notify.TripDelayed(display.Bengali, d).Text, "০৯:৩০")
+}
