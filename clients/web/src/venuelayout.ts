@@ -17,6 +17,8 @@ const TITLE = 8;
 const GAP = 16;
 // Around everything drawn.
 const MARGIN = 4;
+// SeatKind BLOCKED (catalog.v1; venuepaint.ts names the kinds).
+const KIND_BLOCKED = 5;
 
 /** A row of the layout as the API gives it (seatmap.v1.Row). */
 export interface RowIn {
@@ -85,6 +87,13 @@ export interface Geometry {
   rowLabel: string[];
   /** Bounds of each row's places, four numbers a row. */
   rowBox: Float32Array;
+  /** 1 for a row on one line, a pitch between places (every row of a
+   * straight layout): the painter stamps such a row whole. */
+  rowStraight: Uint8Array;
+  /** How many places of each row are of a kind other than ordinary. */
+  rowKinds: Uint32Array;
+  /** How many places are blocked (SeatKind BLOCKED). */
+  blocked: number;
   sections: SectionGeom[];
   features: FeatureIn[];
   /** The drawing's extent. */
@@ -100,6 +109,22 @@ export function hasPositions(sections: SectionIn[]): boolean {
     r.seats.length > 0 && r.x?.length === r.seats.length && r.y?.length === r.seats.length));
 }
 
+// The least and the greatest of a row's numbers (a builtin's loop, not
+// the interpreter's).
+function least(a: number[]): number {
+  if (a.length < 8192) return Math.min(...a);
+  let m = Infinity;
+  for (const v of a) if (v < m) m = v;
+  return m;
+}
+
+function greatest(a: number[]): number {
+  if (a.length < 8192) return Math.max(...a);
+  let m = -Infinity;
+  for (const v of a) if (v > m) m = v;
+  return m;
+}
+
 /**
  * The geometry of a layout. aspect is the box's width over its height,
  * which straight layouts are packed to; decks and features count only for
@@ -112,88 +137,152 @@ export function geometry(sections: SectionIn[], aspect: number, decks: DeckIn[] 
     rows += s.rows.length;
     for (const r of s.rows) n += r.seats.length;
   }
+  const positioned = hasPositions(sections);
   const g: Geometry = {
     n, seats: [], x: new Float32Array(n), y: new Float32Array(n), kind: new Uint8Array(n),
     section: new Uint16Array(n), row: new Uint32Array(n), rowStart: new Uint32Array(rows + 1),
-    rowSection: new Uint16Array(rows), rowLabel: [], rowBox: new Float32Array(rows * 4),
-    sections: [], features: [], width: 0, height: 0, positioned: hasPositions(sections),
+    rowSection: new Uint16Array(rows), rowLabel: new Array<string>(rows), rowBox: new Float32Array(rows * 4),
+    rowStraight: new Uint8Array(rows), rowKinds: new Uint32Array(rows), blocked: 0,
+    sections: [], features: [], width: 0, height: 0, positioned,
   };
-  const origins = g.positioned ? deckOrigins(sections, decks) : shelves(sections, aspect);
+  const origins = positioned ? deckOrigins(sections, decks) : shelves(sections, aspect);
   const half = DRAWN / 2;
-  const { seats, x: gx, y: gy, kind: gk, section: gs, row: gr, rowBox } = g;
+  // The shift that puts the drawing at the margin (a positioned layout's
+  // top seats under a title's band), known before any place is written:
+  // a straight layout's blocks start at 0, 0 with their label and title
+  // bands; a positioned one's least x and y are read a row at a time.
+  let dx = MARGIN, dy = MARGIN;
+  if (positioned) {
+    let minx = Infinity, miny = Infinity;
+    for (const s of sections) {
+      const [ox, oy] = origins[s.deck ?? 0] ?? [0, 0];
+      for (const r of s.rows) {
+        minx = Math.min(minx, ox + least(r.x!) - half);
+        miny = Math.min(miny, oy + least(r.y!) - half);
+      }
+    }
+    for (const f of features) {
+      const [ox, oy] = origins[f.deck] ?? [0, 0];
+      minx = Math.min(minx, ox + f.x - f.width / 2);
+      miny = Math.min(miny, oy + f.y - f.height / 2);
+    }
+    dx = MARGIN - minx;
+    dy = MARGIN + TITLE - miny;
+  }
+  const { x: gx, y: gy, kind: gk, section: gs, row: gr, rowBox, rowStraight, rowKinds } = g;
   // Plain loops and fills, row by row: this runs for every seat before the
-  // first frame, mostly before the JIT has compiled it.
+  // first frame, mostly before the JIT has compiled it, so a straight row
+  // is copied and filled (builtins), never a loop a place.
+  const ids: string[][] = [];
   let i = 0;
   let ri = 0;
   let straightX = new Float32Array(0);
+  let maxx = -Infinity, maxy = -Infinity;
   for (let si = 0; si < sections.length; si++) {
     const s = sections[si];
-    const sg: SectionGeom = {
-      name: s.name, nameBn: s.nameBn ?? "", priceMinor: s.priceMinor, firstRow: ri, rowCount: s.rows.length,
-      firstSeat: i, seatCount: 0, cols: 0, box: [Infinity, Infinity, -Infinity, -Infinity],
-    };
-    const [ox, oy] = origins[g.positioned ? (s.deck ?? 0) : si] ?? [0, 0];
+    let bx0 = Infinity, by0 = Infinity, bx1 = -Infinity, by1 = -Infinity, cols = 0;
+    const first = i;
+    const firstRow = ri;
+    const [ox0, oy0] = origins[positioned ? (s.deck ?? 0) : si] ?? [0, 0];
+    const ox = ox0 + dx, oy = oy0 + dy;
     for (let k = 0; k < s.rows.length; k++) {
       const r = s.rows[k];
-      const ids = r.seats;
-      const rx = r.x ?? [], ry = r.y ?? [], kinds = r.kinds ?? [];
+      const len = r.seats.length;
+      const end = i + len;
+      const kinds = r.kinds ?? [];
+      ids.push(r.seats);
       g.rowStart[ri] = i;
       g.rowSection[ri] = si;
-      g.rowLabel.push(r.label);
-      let minx = Infinity, miny = Infinity, maxx = -Infinity, maxy = -Infinity;
-      const len = ids.length;
-      const end = i + len;
-      seats.push(...ids);
+      g.rowLabel[ri] = r.label;
       gs.fill(si, i, end);
       gr.fill(ri, i, end);
-      for (let c = 0; c < kinds.length && c < len; c++) gk[i + c] = kinds[c];
-      if (g.positioned) {
+      let marked = 0;
+      for (let c = 0; c < kinds.length && c < len; c++) {
+        if (kinds[c]) {
+          gk[i + c] = kinds[c];
+          marked++;
+          if (kinds[c] === KIND_BLOCKED) g.blocked++;
+        }
+      }
+      rowKinds[ri] = marked;
+      let minx = Infinity, miny = Infinity, rmaxx = -Infinity, rmaxy = -Infinity;
+      if (positioned) {
+        const rx = r.x!, ry = r.y!;
+        let straight = 1;
+        const x0 = ox + rx[0], y0 = oy + ry[0];
         for (let c = 0; c < len; c++) {
           const x = ox + rx[c];
           const y = oy + ry[c];
           gx[i + c] = x;
           gy[i + c] = y;
           if (x < minx) minx = x;
-          if (x > maxx) maxx = x;
+          if (x > rmaxx) rmaxx = x;
           if (y < miny) miny = y;
-          if (y > maxy) maxy = y;
+          if (y > rmaxy) rmaxy = y;
+          if (y !== y0 || x !== x0 + c * PITCH) straight = 0;
         }
+        // Straight only as stored (the painter compares stored places).
+        if (straight && len > 0 && (gy[i] !== gy[end - 1] || gx[end - 1] !== gx[i] + (len - 1) * PITCH)) straight = 0;
+        rowStraight[ri] = straight;
       } else if (len > 0) {
         // A straight row: one y, x a pitch apart (copied from the
         // section's row of x).
         const x0 = ox + ROW_LABEL + PITCH / 2;
         const y = oy + TITLE + k * PITCH + PITCH / 2;
         if (straightX.length < len || straightX[0] !== x0) {
-          straightX = new Float32Array(Math.max(len, ...s.rows.map((rr) => rr.seats.length)));
-          for (let c = 0; c < straightX.length; c++) straightX[c] = x0 + c * PITCH;
+          let most = len;
+          for (const rr of s.rows) most = Math.max(most, rr.seats.length);
+          straightX = new Float32Array(most);
+          for (let c = 0; c < most; c++) straightX[c] = x0 + c * PITCH;
         }
         gx.set(straightX.subarray(0, len), i);
         gy.fill(y, i, end);
-        minx = x0;
-        maxx = x0 + (len - 1) * PITCH;
-        miny = maxy = y;
+        minx = straightX[0];
+        rmaxx = straightX[len - 1];
+        miny = rmaxy = gy[i];
+        rowStraight[ri] = 1;
       }
       i = end;
       rowBox[ri * 4] = minx - half;
       rowBox[ri * 4 + 1] = miny - half;
-      rowBox[ri * 4 + 2] = maxx + half;
-      rowBox[ri * 4 + 3] = maxy + half;
-      sg.box = [Math.min(sg.box[0], minx - half), Math.min(sg.box[1], miny - half),
-        Math.max(sg.box[2], maxx + half), Math.max(sg.box[3], maxy + half)];
-      sg.cols = Math.max(sg.cols, ids.length);
+      rowBox[ri * 4 + 2] = rmaxx + half;
+      rowBox[ri * 4 + 3] = rmaxy + half;
+      bx0 = Math.min(bx0, minx - half);
+      by0 = Math.min(by0, miny - half);
+      bx1 = Math.max(bx1, rmaxx + half);
+      by1 = Math.max(by1, rmaxy + half);
+      cols = Math.max(cols, len);
       ri++;
     }
-    sg.seatCount = i - sg.firstSeat;
-    g.sections.push(sg);
+    maxx = Math.max(maxx, bx1);
+    maxy = Math.max(maxy, by1);
+    g.sections.push({
+      name: s.name, nameBn: s.nameBn ?? "", priceMinor: s.priceMinor, firstRow, rowCount: s.rows.length,
+      firstSeat: first, seatCount: i - first, cols, box: [bx0, by0, bx1, by1],
+    });
   }
   g.rowStart[rows] = i;
-  if (g.positioned) {
+  // Every id in one array: one concat, a chunk of rows at a time (a
+  // call's arguments are limited).
+  for (let k = 0; k < ids.length; k += 4096) g.seats = g.seats.concat(...ids.slice(k, k + 4096));
+  if (positioned) {
     for (const f of features) {
       const [ox, oy] = origins[f.deck] ?? [0, 0];
-      g.features.push({ ...f, x: ox + f.x, y: oy + f.y });
+      const x = ox + f.x + dx, y = oy + f.y + dy;
+      g.features.push({ ...f, x, y });
+      maxx = Math.max(maxx, x + f.width / 2);
+      maxy = Math.max(maxy, y + f.height / 2);
     }
+    decks.forEach((d, k) => {
+      const [ox, oy] = origins[k] ?? [0, 0];
+      if (d.width > 0) maxx = Math.max(maxx, ox + dx + d.width);
+      if (d.height > 0) maxy = Math.max(maxy, oy + dy + d.height);
+    });
   }
-  fitToOrigin(g, decks, origins);
+  if (!isFinite(maxx)) maxx = MARGIN;
+  if (!isFinite(maxy)) maxy = MARGIN;
+  g.width = maxx + MARGIN;
+  g.height = maxy + MARGIN;
   return g;
 }
 
@@ -201,10 +290,11 @@ export function geometry(sections: SectionIn[], aspect: number, decks: DeckIn[] 
 // blocks in layout order in shelves of c, c picked so the whole drawing
 // is largest in a box of the given aspect.
 function shelves(sections: SectionIn[], aspect: number): [number, number][] {
-  const blocks = sections.map((s) => [
-    ROW_LABEL + Math.max(0, ...s.rows.map((r) => r.seats.length)) * PITCH,
-    TITLE + s.rows.length * PITCH,
-  ]);
+  const blocks = sections.map((s) => {
+    let most = 0;
+    for (const r of s.rows) most = Math.max(most, r.seats.length);
+    return [ROW_LABEL + most * PITCH, TITLE + s.rows.length * PITCH];
+  });
   const place = (c: number) => {
     const at: [number, number][] = [];
     let y = 0;
@@ -240,7 +330,7 @@ function deckOrigins(sections: SectionIn[], decks: DeckIn[]): [number, number][]
   const count = Math.max(decks.length, 1, ...sections.map((s) => (s.deck ?? 0) + 1));
   const width = new Array<number>(count).fill(0);
   for (const s of sections) {
-    for (const r of s.rows) for (const x of r.x ?? []) width[s.deck ?? 0] = Math.max(width[s.deck ?? 0], x + PITCH);
+    for (const r of s.rows) if (r.x?.length) width[s.deck ?? 0] = Math.max(width[s.deck ?? 0], greatest(r.x) + PITCH);
   }
   const at: [number, number][] = [];
   let x = 0;
@@ -249,52 +339,6 @@ function deckOrigins(sections: SectionIn[], decks: DeckIn[]): [number, number][]
     x += Math.max(decks[d]?.width ?? 0, width[d]) + 4 * PITCH;
   }
   return at;
-}
-
-// Moves everything so the drawing starts at the margin (a title's band
-// above the top seats of a positioned layout), and sets its extent.
-function fitToOrigin(g: Geometry, decks: DeckIn[], origins: [number, number][]): void {
-  let minx = Infinity, miny = Infinity, maxx = -Infinity, maxy = -Infinity;
-  for (const s of g.sections) {
-    minx = Math.min(minx, s.box[0]);
-    miny = Math.min(miny, s.box[1]);
-    maxx = Math.max(maxx, s.box[2]);
-    maxy = Math.max(maxy, s.box[3]);
-  }
-  for (const f of g.features) {
-    minx = Math.min(minx, f.x - f.width / 2);
-    miny = Math.min(miny, f.y - f.height / 2);
-    maxx = Math.max(maxx, f.x + f.width / 2);
-    maxy = Math.max(maxy, f.y + f.height / 2);
-  }
-  if (g.positioned) {
-    decks.forEach((d, k) => {
-      const [ox, oy] = origins[k] ?? [0, 0];
-      if (d.width > 0) maxx = Math.max(maxx, ox + d.width);
-      if (d.height > 0) maxy = Math.max(maxy, oy + d.height);
-    });
-  }
-  if (!isFinite(minx)) minx = miny = maxx = maxy = 0;
-  // Straight layouts already start with their label and title bands.
-  const dx = MARGIN - (g.positioned ? minx : Math.min(minx, 0));
-  const dy = MARGIN + (g.positioned ? TITLE : 0) - (g.positioned ? miny : Math.min(miny, 0));
-  for (let i = 0; i < g.n; i++) {
-    g.x[i] += dx;
-    g.y[i] += dy;
-  }
-  for (let k = 0; k < g.rowBox.length; k += 4) {
-    g.rowBox[k] += dx;
-    g.rowBox[k + 1] += dy;
-    g.rowBox[k + 2] += dx;
-    g.rowBox[k + 3] += dy;
-  }
-  for (const s of g.sections) s.box = [s.box[0] + dx, s.box[1] + dy, s.box[2] + dx, s.box[3] + dy];
-  for (const f of g.features) {
-    f.x += dx;
-    f.y += dy;
-  }
-  g.width = maxx + dx + MARGIN;
-  g.height = maxy + dy + MARGIN;
 }
 
 /** Where a straight section's title goes (the top of its block), or a

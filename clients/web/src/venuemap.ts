@@ -75,7 +75,18 @@ function esc(s: string): string {
 export class VenueMap {
   readonly g: Geometry;
   private readonly states: Uint8Array;
+  // The states again, two bits a seat as the availability has them (3:
+  // this buyer's), so a refresh compares a byte of four seats at a time.
+  private readonly packed: Uint8Array;
+  // Free seats that are not blocked (freeCount), kept as states change.
+  private free = 0;
   private readonly looks: Uint8Array;
+  // How many seats of each row look other than free (the painter stamps
+  // a row of free seats whole).
+  private readonly marked: Uint32Array;
+  // Whether the frame asked for paints the whole map (else it puts the
+  // painted image back and writes the text again: the web font came).
+  private full = false;
   private chosen = new Set<number>();
   private index?: Map<string, number>;
   private hit?: HitGrid;
@@ -127,7 +138,10 @@ export class VenueMap {
     const first = Math.min(this.fitS, SEAT_PX / DRAWN);
     this.h = Math.round(Math.max(Math.min(g.height * first, maxH), 120));
     this.states = new Uint8Array(g.n);
+    this.packed = new Uint8Array((g.n + 3) >> 2);
+    this.free = g.n - g.blocked;
     this.looks = new Uint8Array(g.n);
+    this.marked = new Uint32Array(g.rowLabel.length);
     this.current = new Int32Array(g.sections.map((s) => s.firstSeat));
     this.stage.style.height = `${this.h}px`;
 
@@ -155,7 +169,7 @@ export class VenueMap {
     });
     this.cells.append(...this.grids);
 
-    this.painter.paintAll(this.view, this.looks);
+    this.painter.paintAll(this.view, this.looks, this.marked);
     this.place();
     this.syncGrid();
 
@@ -182,11 +196,22 @@ export class VenueMap {
   }
 
   private readonly fontsCame = () => {
-    if (!this.frame) this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      this.painter.paintAll(this.view, this.looks);
-    });
+    this.painter.fontsChanged();
+    this.paintNext(false);
   };
+
+  // Paints at the next frame: the whole map, or (full false, unless the
+  // view changed meanwhile) the image painted last and the text again.
+  private paintNext(full: boolean): void {
+    this.full ||= full;
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (this.full) this.painter.paintAll(this.view, this.looks, this.marked);
+      else this.painter.present(this.view, this.looks);
+      this.full = false;
+    });
+  }
 
   /** Stops watching the page (the map is drawn again or left). */
   destroy(): void {
@@ -268,12 +293,7 @@ export class VenueMap {
   private changed(): void {
     this.clamp();
     this.place();
-    if (!this.frame) {
-      this.frame = requestAnimationFrame(() => {
-        this.frame = 0;
-        this.painter.paintAll(this.view, this.looks);
-      });
-    }
+    this.paintNext(true);
     clearTimeout(this.gridTimer);
     this.gridTimer = window.setTimeout(() => this.syncGrid(), 80);
   }
@@ -298,7 +318,7 @@ export class VenueMap {
     this.fitS = Math.min(this.w / this.g.width, this.h / this.g.height);
     this.painter.resize(this.w, this.h);
     this.zoomTo(this.view.s, this.w / 2, this.h / 2, cx, cy);
-    this.painter.paintAll(this.view, this.looks);
+    this.painter.paintAll(this.view, this.looks, this.marked);
   }
 
   // Brings a seat the keyboard moved to into view, large enough to see.
@@ -669,13 +689,16 @@ export class VenueMap {
     const changed: number[] = [];
     for (const i of which) {
       const l = this.look(i);
-      if (l !== this.looks[i]) {
+      const was = this.looks[i];
+      if (l !== was) {
         this.looks[i] = l;
+        if (!was) this.marked[this.g.row[i]]++;
+        else if (!l) this.marked[this.g.row[i]]--;
         changed.push(i);
       }
       this.dress(i);
     }
-    if (changed.length > 2000) this.painter.paintAll(this.view, this.looks);
+    if (changed.length > 2000) this.painter.paintAll(this.view, this.looks, this.marked);
     else if (changed.length) this.painter.paintSome(this.view, this.looks, changed);
     this.lastChanged = changed.length;
   }
@@ -691,18 +714,47 @@ export class VenueMap {
     const taken: string[] = [];
     const touched: number[] = [];
     const end = Math.min(this.g.n, offset + count);
-    for (let i = offset; i < end; i++) {
+    const seats = this.g.seats;
+    const apply = (i: number) => {
       const k = i - offset;
       let st = ((bits[k >> 2] ?? 0) >> ((k & 3) * 2)) & 3;
-      if (st !== 0 && mine.size && mine.has(this.g.seats[i])) st = MINE;
-      if (st !== this.states[i]) {
-        this.states[i] = st;
-        if (st !== 0 && st !== MINE && this.chosen.delete(i)) taken.push(this.g.seats[i]);
+      if (st !== 0 && mine.size && mine.has(seats[i])) st = MINE;
+      if (this.setState(i, st)) {
+        if (st !== 0 && st !== MINE && this.chosen.delete(i)) taken.push(seats[i]);
         touched.push(i);
       }
+    };
+    if (offset % 4 === 0) {
+      // A byte at a time: where the four seats' bits are what is drawn,
+      // none of them changed (a seat drawn as this buyer's has 3, which
+      // the availability never has); the buyer's holds are looked at
+      // one by one after.
+      const p = this.packed, base = offset >> 2;
+      const bytes = (end - offset + 3) >> 2;
+      for (let b = 0; b < bytes; b++) {
+        if ((bits[b] ?? 0) === p[base + b]) continue;
+        for (let i = offset + b * 4, to = Math.min(end, i + 4); i < to; i++) apply(i);
+      }
+      for (const seat of mine) {
+        const i = this.seatIndex(seat);
+        if (i !== undefined && i >= offset && i < end) apply(i);
+      }
+    } else {
+      for (let i = offset; i < end; i++) apply(i);
     }
     this.repaint(touched);
     return taken;
+  }
+
+  // Sets a seat's state; whether it changed.
+  private setState(i: number, st: number): boolean {
+    const was = this.states[i];
+    if (st === was) return false;
+    this.states[i] = st;
+    const sh = (i & 3) * 2;
+    this.packed[i >> 2] = (this.packed[i >> 2] & ~(3 << sh)) | (st << sh);
+    if (this.g.kind[i] !== KIND_BLOCKED) this.free += (st === 0 ? 1 : 0) - (was === 0 ? 1 : 0);
+    return true;
   }
 
   /** Marks seats taken (held by someone else) now, ahead of the next refresh. */
@@ -712,7 +764,7 @@ export class VenueMap {
       const i = this.seatIndex(s);
       if (i === undefined) continue;
       this.chosen.delete(i);
-      if (this.states[i] === 0) this.states[i] = 1;
+      if (this.states[i] === 0) this.setState(i, 1);
       touched.push(i);
     }
     this.repaint(touched);
@@ -725,7 +777,7 @@ export class VenueMap {
       const i = this.seatIndex(s);
       if (i === undefined) continue;
       this.chosen.delete(i);
-      this.states[i] = MINE;
+      this.setState(i, MINE);
       touched.push(i);
     }
     this.repaint(touched);
@@ -749,9 +801,7 @@ export class VenueMap {
 
   /** How many seats are free. */
   freeCount(): number {
-    let n = 0;
-    for (let i = 0; i < this.states.length; i++) if (this.states[i] === 0 && this.g.kind[i] !== KIND_BLOCKED) n++;
-    return n;
+    return this.free;
   }
 
   priceOf(seat: string): bigint {

@@ -63,12 +63,33 @@ function abgr(hex: string): number {
   return (0xff000000 | ((v & 0xff) << 16) | (v & 0xff00) | ((v >> 16) & 0xff)) >>> 0;
 }
 
+// Straight rows are stamped whole while a place is at most STAMP_MAX
+// device px and a stamp at most STAMP_PIXELS (larger places are few in
+// view, each copied alone).
+const STAMP_MAX = 12;
+const STAMP_PIXELS = 1 << 18;
+
+interface Stamp {
+  /** The row's first and last x and its places (layout). */
+  x0: number;
+  x1: number;
+  n: number;
+  /** Its left edge and width, device px. */
+  left: number;
+  span: number;
+  px: Uint32Array;
+}
+
 export class Painter {
   private readonly ctx: CanvasRenderingContext2D;
   private img?: ImageData;
   private u32 = new Uint32Array(0);
   private w = 0;
   private h = 0;
+  // This paint's stamps of straight rows (stamp()).
+  private readonly stamps: Stamp[] = [];
+  // The section titles and their widths, measured once (paintText).
+  private readonly titles: { text: string; width: number }[] = [];
   // The sprites of the current size: look * 8 + kind → pixels.
   private sprites = new Map<number, Uint32Array>();
   private spriteSize = 0;
@@ -220,8 +241,9 @@ export class Painter {
   }
 
   /** Paints everything: the background, the features, every place in
-   * view and the text. looks holds each place's look. */
-  paintAll(v: View, looks: Uint8Array): void {
+   * view and the text. looks holds each place's look, marked how many
+   * places of each row look other than free. */
+  paintAll(v: View, looks: Uint8Array, marked: Uint32Array): void {
     if (!this.img) return;
     const g = this.g;
     const k = this.dpr;
@@ -233,39 +255,105 @@ export class Painter {
     const d = this.side(v.s);
     const sk = v.s * k, ox = v.tx * k - d / 2, oy = v.ty * k - d / 2;
     const W = this.w, H = this.h;
-    const u = this.u32;
     const xs = g.x, ys = g.y, kinds = g.kind, box = g.rowBox, start = g.rowStart;
+    const straight = g.rowStraight, rowKinds = g.rowKinds;
     const rows = g.rowLabel.length;
-    let lastKey = -1;
-    let px: Uint32Array = new Uint32Array(0);
-    let dot = 0;
-    // Row by row, skipping rows out of view; a place under 4 device px is
-    // a solid square written here, a larger one copied from its sprite.
+    this.stamps.length = 0;
+    // Row by row, skipping rows out of view. A straight row clear of the
+    // features is stamped whole, its free ordinary places at once (a
+    // copy a line of pixels, a builtin's), and only its other places one
+    // by one; any other row a place at a time.
     for (let r = 0; r < rows; r++) {
       const b = r * 4;
       if (box[b + 2] * sk + ox + d <= 0 || box[b] * sk + ox >= W || box[b + 3] * sk + oy + d <= 0 || box[b + 1] * sk + oy >= H) continue;
-      const end = start[r + 1];
-      for (let i = start[r]; i < end; i++) {
-        const left = Math.round(xs[i] * sk + ox);
-        const top = Math.round(ys[i] * sk + oy);
-        if (left >= W || top >= H || left + d <= 0 || top + d <= 0) continue;
-        const key = looks[i] * 8 + kinds[i];
-        if (key !== lastKey) {
-          px = this.sprite(looks[i] as Look, kinds[i], d);
-          dot = px[0];
-          lastKey = key;
-        }
-        if (d < 4 && left >= 0 && top >= 0 && left + d <= W && top + d <= H) {
-          for (let y = 0, o = top * W + left; y < d; y++, o += W) {
-            for (let x = 0; x < d; x++) u[o + x] = dot;
+      const from = start[r], end = start[r + 1];
+      if (straight[r] && d <= STAMP_MAX && this.clearOfFeatures(b)) {
+        const st = this.stamp(from, end, sk, ox, d);
+        if (st) {
+          this.put(st, d, Math.round(ys[from] * sk + oy));
+          if (!marked[r] && !rowKinds[r]) continue;
+          for (let i = from; i < end; i++) {
+            if (looks[i] || kinds[i]) this.place(i, looks[i], kinds[i], d, sk, ox, oy);
           }
-        } else {
-          this.blit(px, d, left, top);
+          continue;
         }
       }
+      for (let i = from; i < end; i++) this.place(i, looks[i], kinds[i], d, sk, ox, oy);
     }
+    this.present(v, looks);
+  }
+
+  /** Puts the places painted last on the canvas again and writes the
+   * text over them (the web font came). */
+  present(v: View, looks: Uint8Array): void {
+    if (!this.img) return;
     this.ctx.putImageData(this.img, 0, 0);
     this.paintText(v, looks);
+  }
+
+  /** Forgets the text's measures (the web font came). */
+  fontsChanged(): void {
+    this.titles.length = 0;
+  }
+
+  // One place into the image, its sprite copied (clipped to the image),
+  // a place under 4 device px a solid square written here.
+  private place(i: number, look: number, kind: number, d: number, sk: number, ox: number, oy: number): void {
+    const left = Math.round(this.g.x[i] * sk + ox);
+    const top = Math.round(this.g.y[i] * sk + oy);
+    const W = this.w, H = this.h;
+    if (left >= W || top >= H || left + d <= 0 || top + d <= 0) return;
+    const px = this.sprite(look as Look, kind, d);
+    if (d < 4 && left >= 0 && top >= 0 && left + d <= W && top + d <= H) {
+      const u = this.u32, dot = px[0];
+      for (let y = 0, o = top * W + left; y < d; y++, o += W) {
+        for (let x = 0; x < d; x++) u[o + x] = dot;
+      }
+    } else {
+      this.blit(px, d, left, top);
+    }
+  }
+
+  private clearOfFeatures(b: number): boolean {
+    const box = this.g.rowBox;
+    for (const f of this.g.features) {
+      if (box[b] < f.x + f.width / 2 && box[b + 2] > f.x - f.width / 2 && box[b + 1] < f.y + f.height / 2 && box[b + 3] > f.y - f.height / 2) return false;
+    }
+    return true;
+  }
+
+  // The stamp of a straight row of free ordinary places (from, end) at
+  // this paint's scale: the places' pixels and the gaps between them,
+  // d lines of span px, made once for the rows whose places lie at the
+  // same x (a section's rows) and kept for this paint. Undefined for one
+  // too large to be worth it.
+  private stamp(from: number, end: number, sk: number, ox: number, d: number): Stamp | undefined {
+    const xs = this.g.x;
+    const x0 = xs[from], x1 = xs[end - 1], n = end - from;
+    for (const st of this.stamps) if (st.x0 === x0 && st.x1 === x1 && st.n === n) return st;
+    const left = Math.round(x0 * sk + ox);
+    const span = Math.round(x1 * sk + ox) - left + d;
+    if (span * d > STAMP_PIXELS) return undefined;
+    const px = new Uint32Array(span * d).fill(this.bg);
+    const sprite = this.sprite(0, 0, d);
+    for (let i = from; i < end; i++) {
+      const at = Math.round(xs[i] * sk + ox) - left;
+      for (let y = 0; y < d; y++) px.set(sprite.subarray(y * d, y * d + d), y * span + at);
+    }
+    const st: Stamp = { x0, x1, n, left, span, px };
+    if (this.stamps.length > 64) this.stamps.length = 0;
+    this.stamps.push(st);
+    return st;
+  }
+
+  // A stamp into the image, its top line at top, clipped.
+  private put(st: Stamp, d: number, top: number): void {
+    const W = this.w, H = this.h;
+    const cl = Math.max(0, -st.left), cr = Math.min(st.span, W - st.left);
+    if (cr <= cl) return;
+    for (let y = Math.max(0, -top); y < d && top + y < H; y++) {
+      this.u32.set(st.px.subarray(y * st.span + cl, y * st.span + cr), (top + y) * W + st.left + cl);
+    }
   }
 
   /** Paints the places given again (their look changed). */
@@ -335,10 +423,17 @@ export class Painter {
       const width = (s.box[2] - s.box[0]) * v.s;
       const height = (s.box[3] - s.box[1]) * v.s;
       if (width < 40 || (!banded && height < 20)) return;
-      let t = this.text.title(si);
-      if (c.measureText(t).width / k > width) {
+      let title = this.titles[si];
+      if (!title) {
+        const text = this.text.title(si);
+        title = this.titles[si] = { text, width: c.measureText(text).width };
+      }
+      let t = title.text;
+      let tw = title.width;
+      if (tw / k > width) {
         while (t.length > 1 && c.measureText(t + "…").width / k > width) t = t.slice(0, -1);
         t += "…";
+        tw = c.measureText(t).width;
       }
       if (banded) {
         const [tx, ty] = titleAt(g, s);
@@ -349,7 +444,6 @@ export class Painter {
       }
       const cx = ((s.box[0] + s.box[2]) / 2 * v.s + v.tx) * k;
       const cy = ((s.box[1] + s.box[3]) / 2 * v.s + v.ty) * k;
-      const tw = c.measureText(t).width;
       c.fillStyle = "rgba(255,255,255,0.88)";
       c.fillRect(cx - tw / 2 - 4 * k, cy - 10 * k, tw + 8 * k, 20 * k);
       c.textAlign = "center";
@@ -369,15 +463,21 @@ export class Painter {
         c.fillText(g.rowLabel[r], x * k, y * k);
       }
     }
-    // Seat numbers.
+    // Seat numbers, of the rows in view.
     if (DRAWN * v.s >= NUMBERS_FROM) {
       this.numberFont(v);
       const margin = DRAWN * v.s;
-      for (let i = 0; i < g.n; i++) {
-        const x = g.x[i] * v.s + v.tx;
-        const y = g.y[i] * v.s + v.ty;
-        if (x < -margin || y < -margin || x > this.w / k + margin || y > this.h / k + margin) continue;
-        this.number(i, v, looks[i] as Look);
+      const x0 = (-margin - v.tx) / v.s, y0 = (-margin - v.ty) / v.s;
+      const x1 = (this.w / k + margin - v.tx) / v.s, y1 = (this.h / k + margin - v.ty) / v.s;
+      const box = g.rowBox;
+      for (let r = 0; r < g.rowLabel.length; r++) {
+        const b = r * 4;
+        if (box[b + 2] < x0 || box[b] > x1 || box[b + 3] < y0 || box[b + 1] > y1) continue;
+        for (let i = g.rowStart[r]; i < g.rowStart[r + 1]; i++) {
+          const x = g.x[i], y = g.y[i];
+          if (x < x0 || y < y0 || x > x1 || y > y1) continue;
+          this.number(i, v, looks[i] as Look);
+        }
       }
     }
   }
