@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
@@ -35,10 +36,16 @@ func newBuyer(t *testing.T, env *apptest.Env, sub string) buyer {
 // order holds seats of a show and orders them.
 func (b buyer) order(showID int64, seats ...string) *bookingv1.Order {
 	b.t.Helper()
+	return b.orderWith(showID, nil, seats...)
+}
+
+// orderWith is order with the buyer's contact given at checkout.
+func (b buyer) orderWith(showID int64, c *commonv1.Contact, seats ...string) *bookingv1.Order {
+	b.t.Helper()
 	ctx := context.Background()
 	h, err := b.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: showID, Seats: seats}))
 	require.NoError(b.t, err)
-	o, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
+	o, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId(), Contact: c}))
 	require.NoError(b.t, err)
 	return o.Msg.GetOrder()
 }

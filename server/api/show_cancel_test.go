@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -14,11 +15,15 @@ import (
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
+	"github.com/seatghor/seatghor/internal/testkit/mailpittest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/notify"
+	"github.com/seatghor/seatghor/server/payment"
 )
 
 // cancelledShowWorld is a 40-seat coach with 30 paid bookings (every third
@@ -32,10 +37,31 @@ type cancelledShowWorld struct {
 	paidTotal           int64
 }
 
-func newCancelledShowWorld(t *testing.T) *cancelledShowWorld {
-	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(start)
-	env := apptest.New(t, apptest.Options{Clock: clk, Shards: 2})
+// phone is passenger i's mobile number, as the checkout form takes it.
+func phone(i int) string { return fmt.Sprintf("01711-%06d", i) }
+
+// contact is what passenger i gives at checkout: a phone, an e-mail for
+// every other one, Bengali for every third.
+func contact(i int) *commonv1.Contact {
+	c := &commonv1.Contact{Phone: phone(i), Language: "en"}
+	if i%2 == 0 {
+		c.Email = fmt.Sprintf("passenger-%d@example.com", i)
+	}
+	if i%3 == 1 {
+		c.Language = "bn"
+	}
+	return c
+}
+
+func newCancelledShowWorld(t *testing.T, opts apptest.Options) *cancelledShowWorld {
+	start := time.Now().UTC().Truncate(time.Second)
+	if opts.Clock == nil {
+		start = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+		opts.Clock = clock.NewFake(start)
+	}
+	clk, _ := opts.Clock.(*clock.Fake)
+	opts.Shards = 2
+	env := apptest.New(t, opts)
 	req := seatedShow("Dhaka → Rajshahi 22:00", 10, 4)
 	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
 	req.StartsAt = timestamppb.New(start.Add(48 * time.Hour))
@@ -47,7 +73,7 @@ func newCancelledShowWorld(t *testing.T) *cancelledShowWorld {
 	seat := func(i int) string { return fmt.Sprintf("%s%d", seats[i/4], i%4+1) }
 	for i := range 30 {
 		b := newBuyer(t, env, fmt.Sprintf("passenger-%d", i))
-		o := b.order(w.show, seat(i))
+		o := b.orderWith(w.show, contact(i), seat(i))
 		if i%3 == 0 {
 			setPartner(t, env, o.GetOrderId(), partner.GetPartnerId())
 		}
@@ -140,7 +166,7 @@ func (w *cancelledShowWorld) check(t *testing.T, admin clients) *catalogv1.ShowC
 // and a buyer's own cancellation are refused); cancelling again changes
 // nothing; the job is done only after its grace.
 func TestCancelShow(t *testing.T) {
-	w := newCancelledShowWorld(t)
+	w := newCancelledShowWorld(t, apptest.Options{})
 	ctx := context.Background()
 	admin := as(t, w.env, "ops-admin", auth.RoleAdmin)
 	late := newBuyer(t, w.env, "late-buyer")
@@ -208,7 +234,7 @@ func TestCancelShow(t *testing.T) {
 // either ended and refunded or untouched; the next run finishes it, and
 // the result is the one of a run never stopped.
 func TestCancelShowInterrupted(t *testing.T) {
-	w := newCancelledShowWorld(t)
+	w := newCancelledShowWorld(t, apptest.Options{})
 	admin := as(t, w.env, "ops-admin", auth.RoleAdmin)
 	_, err := admin.catalog.CancelShow(context.Background(), connect.NewRequest(&catalogv1.CancelShowRequest{
 		ShowId: w.show, Reason: "Coach broke down"}))
@@ -237,5 +263,68 @@ func TestCancelShowInterrupted(t *testing.T) {
 	w.clk.Advance(2 * time.Minute)
 	require.NoError(t, w.env.App.Payments.Recover(context.Background()))
 	settle(t, w.env)
+	w.check(t, admin)
+}
+
+// TestCancelShowTellsEveryPassengerOnce (issue 25 §1, §5): with the
+// projectors and the payment workers running as in production, the
+// cancellation of the coach sends each of the 30 paying passengers one
+// "trip cancelled" SMS, in the language of the checkout, and one e-mail
+// to those who gave an address (to a real mailpit); the 4 who never paid
+// and the 2 who only held are told nothing, and nobody hears of it twice.
+func TestCancelShowTellsEveryPassengerOnce(t *testing.T) {
+	mail := mailpittest.Start(t)
+	smtp, err := notify.NewSMTP(notify.SMTPConfig{Host: mail.SMTPHost, Port: mail.SMTPPort, From: "Seatghor <tickets@seatghor.test>"})
+	require.NoError(t, err)
+	w := newCancelledShowWorld(t, apptest.Options{Clock: clock.Real{}, Tickets: true, Projectors: true, Mail: smtp,
+		PaymentWorkers: &payment.WorkerConfig{Poll: 50 * time.Millisecond, CancelEvery: 100 * time.Millisecond}})
+	ctx := context.Background()
+	admin := as(t, w.env, "ops-admin", auth.RoleAdmin)
+	_, err = admin.catalog.CancelShow(ctx, connect.NewRequest(&catalogv1.CancelShowRequest{
+		ShowId: w.show, Reason: "Road closed by floods at Sirajganj"}))
+	require.NoError(t, err)
+
+	cancelledSMS := func() map[string][]string {
+		all, err := w.env.SMS.List(ctx, "", 1000)
+		require.NoError(t, err)
+		out := map[string][]string{}
+		for _, m := range all {
+			if strings.Contains(m.Text, "cancelled by the operator") || strings.Contains(m.Text, "বাতিল হয়েছে") {
+				out[m.To] = append(out[m.To], m.Text)
+			}
+		}
+		return out
+	}
+	cancelledMail := func() map[string]int {
+		all, err := mail.Messages(ctx)
+		require.NoError(t, err)
+		out := map[string]int{}
+		for _, m := range all {
+			if strings.HasPrefix(m.Subject, "Trip cancelled") || strings.HasPrefix(m.Subject, "যাত্রা বাতিল") {
+				for _, to := range m.To {
+					out[to.Address]++
+				}
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(cancelledSMS()) == 30 && len(cancelledMail()) == 15 },
+		60*time.Second, 200*time.Millisecond, "every paying passenger told by SMS, and by e-mail when they gave one")
+	settle(t, w.env)
+	time.Sleep(2 * time.Second) // anything sent twice would have come by now
+	sms, mails := cancelledSMS(), cancelledMail()
+	for i := range 30 {
+		texts := sms["+88"+strings.ReplaceAll(phone(i), "-", "")]
+		require.Len(t, texts, 1, "passenger %d told once by SMS", i)
+		if contact(i).GetLanguage() == "bn" {
+			require.Contains(t, texts[0], "বাতিল হয়েছে", "in Bengali as chosen at checkout")
+		} else {
+			require.Contains(t, texts[0], "refunded in full")
+		}
+		if contact(i).GetEmail() != "" {
+			require.Equal(t, 1, mails[contact(i).GetEmail()], "passenger %d told once by e-mail", i)
+		}
+	}
+	require.Len(t, sms, 30, "those who never paid are not told of a refund")
 	w.check(t, admin)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/seatghor/seatghor/server/gateway/sandbox"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/migrations"
+	"github.com/seatghor/seatghor/server/notify"
 	"github.com/seatghor/seatghor/server/notify/smssandbox"
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
@@ -46,6 +47,9 @@ const Secret = "apptest-secret"
 
 // Options tune an Env.
 type Options struct {
+	// Mail, when set, sends the notifications' e-mail (SMTP to a test's
+	// mailpit); nil sends none.
+	Mail notify.Mail
 	// Shards is the number of fresh shard databases; default 4 (none
 	// when ShardURLs are given).
 	Shards int
@@ -139,6 +143,8 @@ type Env struct {
 	// Gateway is the sandbox payment gateway, over HTTP at GatewayURL.
 	Gateway    *sandbox.Server
 	GatewayURL string
+	// SMS reads what the platform's SMS sandbox received.
+	SMS *smssandbox.Client
 	// CatalogURL, ShardURLs and ReadURL are the databases the platform
 	// runs on (ReadURL only with Options.Tickets).
 	CatalogURL string
@@ -202,7 +208,7 @@ func New(tb testing.TB, opts Options) *Env {
 	smsBox := httptest.NewServer(smssandbox.New(nil))
 	tb.Cleanup(smsBox.Close)
 	sms := smssandbox.NewClient(smsBox.URL, nil)
-	cfg.Notify = app.NotifyConfig{SMS: sms, SandboxSMS: sms, SiteURL: "http://seatghor.test"}
+	cfg.Notify = app.NotifyConfig{SMS: sms, SandboxSMS: sms, Mail: opts.Mail, SiteURL: "http://seatghor.test"}
 	if opts.Tickets {
 		cfg.ReadURL = admin.Fresh(tb, schematest.Template(tb, admin, migrations.Read))
 		cfg.S3 = opts.S3
@@ -296,6 +302,7 @@ func New(tb testing.TB, opts Options) *Env {
 		H2C:        &http.Client{Transport: &http.Transport{Protocols: &h2, TLSClientConfig: &tls.Config{}}},
 		Gateway:    gw,
 		GatewayURL: gwSrv.URL,
+		SMS:        sms,
 		CatalogURL: cfg.CatalogURL,
 		ShardURLs:  cfg.ShardURLs,
 		ReadURL:    cfg.ReadURL,
