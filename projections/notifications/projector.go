@@ -19,7 +19,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"google.golang.org/protobuf/proto"
 
@@ -29,6 +28,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/notify"
+	"github.com/seatghor/seatghor/server/pg"
 )
 
 // Name is the projector's name (`seatghor rebuild notifications`).
@@ -186,11 +186,12 @@ func (p *Projector) recipientsOf(ctx context.Context, orderID string) (recipient
 	var phone, passenger, lang string
 	err := p.db.QueryRow(ctx, `SELECT phone, email, lang, passenger_phone FROM notify_orders WHERE order_id = $1`, orderID).
 		Scan(&phone, &r.email, &lang, &passenger)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return r, false, nil
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return r, false, fmt.Errorf("read the contact of order %s: %w", orderID, err)
+	}
+	if !found {
+		return r, false, nil
 	}
 	r.phone = phone
 	if r.phone == "" {
@@ -206,7 +207,11 @@ func (p *Projector) trip(ctx context.Context, showID int64, j *commonv1.Journey)
 	var t notify.Trip
 	err := p.db.QueryRow(ctx, `SELECT title, title_bn, time_zone, starts_at FROM notify_shows WHERE show_id = $1`, showID).
 		Scan(&t.Title, &t.TitleBn, &t.Zone, &t.StartsAt)
-	if errors.Is(err, pgx.ErrNoRows) && p.cfg.Shows != nil {
+	found, err := pg.Found(err)
+	if err == nil && !found && p.cfg.Shows == nil {
+		err = fmt.Errorf("show %d not published yet: %w", showID, catalog.ErrNotFound)
+	}
+	if err == nil && !found && p.cfg.Shows != nil {
 		s, lerr := p.cfg.Shows.GetShow(ctx, showID)
 		switch {
 		case lerr == nil:
@@ -308,11 +313,12 @@ func (p *Projector) once(ctx context.Context, eventID, channel, recipient, kind,
 		ON CONFLICT (event_id, channel, recipient) DO UPDATE SET attempts = n.attempts + 1, claimed_at = excluded.claimed_at
 		WHERE n.status = 'claimed'
 		RETURNING status`, eventID, channel, recipient, kind, orderID, p.cfg.Now()).Scan(&status)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil // sent, or refused for good, before
-	}
+	found, err := pg.Found(err)
 	if err != nil {
 		return fmt.Errorf("claim %s to %s: %w", channel, recipient, err)
+	}
+	if !found {
+		return nil // sent, or refused for good, before
 	}
 	id, sendErr := do()
 	if sendErr != nil && !errors.Is(sendErr, notify.ErrRejected) {
