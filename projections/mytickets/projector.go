@@ -77,6 +77,23 @@ func (p *Projector) apply(ctx context.Context, tx pgx.Tx, e projections.Event) e
 		// An order cancelled before it was paid has no tickets: its status
 		// row stays invisible (the list joins tickets to it).
 		return setStatus(ctx, tx, ev.GetUserId(), ev.GetOrderId(), ev.GetShowId(), statusCancelled, ev.GetOccurredAt().AsTime())
+	case "seatghor.events.v1.OrderRescheduled":
+		var ev eventsv1.OrderRescheduled
+		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+			return err
+		}
+		// The show's time follows its ShowPublished; a journey's stop and
+		// counter times are the order's, at the new time (decision 0441).
+		if ev.GetJourney() == nil {
+			return nil
+		}
+		journey, err := proto.Marshal(ev.GetJourney())
+		if err != nil {
+			return fmt.Errorf("encode the journey of order %s: %w", ev.GetOrderId(), err)
+		}
+		_, err = tx.Exec(ctx, `UPDATE my_tickets SET journey = $3 WHERE user_id = $1 AND order_id = $2`,
+			ev.GetUserId(), ev.GetOrderId(), journey)
+		return err
 	case "seatghor.events.v1.RefundIssued":
 		var ev eventsv1.RefundIssued
 		if err := proto.Unmarshal(e.Payload, &ev); err != nil {

@@ -1,6 +1,6 @@
 // Package notifications is the projector that tells buyers about their
-// orders (issue 25 §1): a booking confirmed, a trip the operator
-// cancelled (with its refund), a refund issued; by SMS to the order's
+// orders (issue 25 §1): a booking confirmed, a trip the operator delayed
+// or cancelled (with its refund), a refund issued; by SMS to the order's
 // contact phone (else its first passenger's) and by e-mail to its contact
 // address, in the language the buyer chose. Each (event, channel,
 // recipient) is sent at least once and never twice: a row of its own in
@@ -142,6 +142,12 @@ func (p *Projector) apply(ctx context.Context, e projections.Event) error {
 			return nil
 		}
 		return p.cancelled(ctx, e.EventID, &ev)
+	case "seatghor.events.v1.OrderRescheduled":
+		var ev eventsv1.OrderRescheduled
+		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+			return err
+		}
+		return p.delayed(ctx, e.EventID, &ev)
 	case "seatghor.events.v1.RefundIssued":
 		var ev eventsv1.RefundIssued
 		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
@@ -267,6 +273,29 @@ func (p *Projector) cancelled(ctx context.Context, eventID string, ev *eventsv1.
 	m := notify.TripCancelled(r.lang, notify.Cancellation{OrderID: ev.GetOrderId(), Trip: t,
 		Refund: notify.Money{Minor: ev.GetTotal().GetAmountMinor(), Currency: ev.GetTotal().GetCurrency()}})
 	return p.send(ctx, eventID, "trip_cancelled", ev.GetOrderId(), r, m.Text, m)
+}
+
+// delayed tells an order's passenger its trip's new time (decision 0441).
+// The event names the journey at the new times; the times it was sold for
+// are those less the move, whatever the show's row here says by now.
+func (p *Projector) delayed(ctx context.Context, eventID string, ev *eventsv1.OrderRescheduled) error {
+	r, ok, err := p.recipientsOf(ctx, ev.GetOrderId())
+	if err != nil || !ok {
+		return err
+	}
+	now, err := p.trip(ctx, ev.GetShowId(), ev.GetJourney())
+	if err != nil {
+		return err
+	}
+	now.StartsAt = ev.GetStartsAt().AsTime()
+	shift := now.StartsAt.Sub(ev.GetPreviousStartsAt().AsTime())
+	was := now
+	was.StartsAt = now.StartsAt.Add(-shift)
+	if !now.BoardingAt.IsZero() {
+		was.BoardingAt = now.BoardingAt.Add(-shift)
+	}
+	d := notify.Delay{OrderID: ev.GetOrderId(), Was: was, Now: now, Reason: ev.GetReason()}
+	return p.send(ctx, eventID, "trip_delayed", ev.GetOrderId(), r, notify.TripDelayed(r.lang, d).Text, notify.DelayEmail(r.lang, d))
 }
 
 func (p *Projector) refunded(ctx context.Context, eventID string, ev *eventsv1.RefundIssued) error {

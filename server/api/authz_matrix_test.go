@@ -154,6 +154,11 @@ var authzMatrix = []authzRow{
 			&catalogv1.CancelShowRequest{ShowId: show, Reason: "matrix"}, &catalogv1.CancelShowResponse{})
 		return &catalogv1.GetShowCancellationRequest{ShowId: show}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	// A show's move to a later time (decision 0441): the same callers.
+	{"seatghor.catalog.v1.CatalogService/RescheduleShow", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.RescheduleShowRequest{ShowId: w.newShow("Delay "+callerNames[c], nil),
+			StartsAt: timestamppb.New(time.Now().Add(60 * 24 * time.Hour)), Reason: "matrix"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 
 	// Holds and orders: the owner's own; fresh ones where a call uses them.
 	{"seatghor.booking.v1.HoldService/CreateHold", func(w *authzWorld, _ caller) proto.Message {

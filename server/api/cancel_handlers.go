@@ -11,6 +11,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/payment"
@@ -54,18 +55,38 @@ func (h *catalogHandler) GetShowCancellation(ctx context.Context, req *connect.R
 	return connect.NewResponse(&catalogv1.GetShowCancellationResponse{Cancellation: cancellationProto(c)}), nil
 }
 
-// mayCancel says who cancels the show when the caller may: an admin, or a
-// manager of the show's organisation (a show of the platform's own is
-// admins' only).
+// RescheduleShow moves a show to a later time; its paid orders hear of it
+// through their shard's outbox (decision 0441).
+func (h *catalogHandler) RescheduleShow(ctx context.Context, req *connect.Request[catalogv1.RescheduleShowRequest]) (*connect.Response[catalogv1.RescheduleShowResponse], error) {
+	by, err := h.manager(ctx, req.Msg.GetShowId(), "reschedule")
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	show, err := h.svc.RescheduleShow(ctx, req.Msg.GetShowId(), req.Msg.GetStartsAt().AsTime(), by, req.Msg.GetReason(),
+		booking.AnnounceReschedule)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.RescheduleShowResponse{Show: h.showProto(show)}), nil
+}
+
+// mayCancel says who cancels the show when the caller may (manager).
 func (h *catalogHandler) mayCancel(ctx context.Context, showID int64) (audit.Actor, error) {
 	if h.cancels == nil {
 		return audit.Actor{}, fault.New(fault.NotServed, "this server does not run payments, which cancellations refund through")
 	}
+	return h.manager(ctx, showID, "cancel")
+}
+
+// manager says who acts on the show when the caller may: an admin, or a
+// manager of the show's organisation (a show of the platform's own is
+// admins' only). verb names the act in the refusal.
+func (h *catalogHandler) manager(ctx context.Context, showID int64, verb string) (audit.Actor, error) {
 	p, _ := auth.FromContext(ctx)
 	if p.Is(auth.RoleAdmin) {
 		return audit.Actor{Kind: audit.ActorAdmin, ID: p.UserID}, nil
 	}
-	refused := fault.New(fault.PermissionDenied, "only the show's managers and admins cancel it")
+	refused := fault.New(fault.PermissionDenied, "only the show's managers and admins %s it", verb)
 	if !p.Is(auth.RoleOperator) || p.UserID == "" {
 		return audit.Actor{}, refused
 	}

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"time"
+
 	"context"
 	"log/slog"
 
@@ -21,6 +23,15 @@ type catalogHandler struct {
 	waitingRooms bool
 	// cancels reads how far a show's cancellation has got.
 	cancels cancellations
+	// now is the time a show's status is read at.
+	now func() time.Time
+}
+
+// showProto is a show as the API answers it: with its status now.
+func (h *catalogHandler) showProto(s catalog.Show) *catalogv1.Show {
+	p := s.Proto()
+	p.Status = s.Status(h.now())
+	return p
 }
 
 func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[catalogv1.CreateShowRequest]) (*connect.Response[catalogv1.CreateShowResponse], error) {
@@ -40,7 +51,7 @@ func (h *catalogHandler) CreateShow(ctx context.Context, req *connect.Request[ca
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
-	return connect.NewResponse(&catalogv1.CreateShowResponse{Show: show.Proto()}), nil
+	return connect.NewResponse(&catalogv1.CreateShowResponse{Show: h.showProto(show)}), nil
 }
 
 func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catalogv1.GetShowRequest]) (*connect.Response[catalogv1.GetShowResponse], error) {
@@ -48,7 +59,7 @@ func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catal
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
-	return connect.NewResponse(&catalogv1.GetShowResponse{Show: show.Proto()}), nil
+	return connect.NewResponse(&catalogv1.GetShowResponse{Show: h.showProto(show)}), nil
 }
 
 func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[catalogv1.ListShowsRequest]) (*connect.Response[catalogv1.ListShowsResponse], error) {
@@ -74,7 +85,7 @@ func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[cat
 	}
 	resp := &catalogv1.ListShowsResponse{NextPageToken: next}
 	for _, s := range shows {
-		resp.Shows = append(resp.Shows, s.Proto())
+		resp.Shows = append(resp.Shows, h.showProto(s))
 	}
 	return connect.NewResponse(resp), nil
 }

@@ -100,6 +100,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.DatabaseUnavailable:      connect.CodeUnavailable,
 	fault.ShowMoving:               connect.CodeUnavailable,
 	fault.ShowCancelled:            connect.CodeFailedPrecondition,
+	fault.ShowAlreadyStarted:       connect.CodeFailedPrecondition,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,
 	fault.DeadlineExceeded:         connect.CodeDeadlineExceeded,

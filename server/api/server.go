@@ -311,7 +311,11 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add := func(name string) func(string, http.Handler) {
 		return func(path string, h http.Handler) { out = append(out, service{name, path, h}) }
 	}
-	catalogH := &catalogHandler{svc: cfg.Catalog, log: cfg.Log, waitingRooms: cfg.WaitingRooms != nil}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	catalogH := &catalogHandler{svc: cfg.Catalog, log: cfg.Log, waitingRooms: cfg.WaitingRooms != nil, now: now}
 	if cfg.Payments != nil {
 		catalogH.cancels = cfg.Payments
 	}
@@ -321,10 +325,6 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(seatmapv1connect.SeatMapServiceName)(seatmapv1connect.NewSeatMapServiceHandler(newSeatmapHandler(cfg), opts...))
 	// Declared now, implemented by later work: they answer unimplemented.
 	add(paymentv1connect.PaymentServiceName)(paymentv1connect.NewPaymentServiceHandler(&paymentHandler{cfg.Payments, cfg.Log}, opts...))
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
 	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(&ticketHandler{
 		tickets: cfg.Tickets, files: cfg.TicketFiles, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))

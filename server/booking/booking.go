@@ -200,7 +200,7 @@ type Service struct {
 	batches *holdBatches
 	// best counts best-available holds' attempts (decision 0383).
 	best bestCounters
-	// trips keeps each show's stops once read (they never change).
+	// trips keeps each show's stops and time, read again after tripTTL.
 	trips tripCache
 }
 

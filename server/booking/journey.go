@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -224,17 +225,29 @@ func readTrip(ctx context.Context, q catalog.Querier, showID int64) (catalog.Tri
 	return t, nil
 }
 
-// tripCache keeps each show's trip read once (a show's stops never change
-// once it is made): what a hold's answer names its journey with, without
-// reading the shard again.
+// tripCache keeps each show's trip for tripTTL: what a hold's answer names
+// its journey with, without reading the shard on every hold. A show's stops
+// never change once it is made, but its time may (RescheduleShow, decision
+// 0441): a hold's answer names the new times at most tripTTL after the move.
+// What is written never comes from here: an order's confirmation reads the
+// trip in its own transaction (describeIn).
 type tripCache struct {
-	m sync.Map // show id → catalog.Trip
+	m sync.Map // show id → cachedTrip
 }
+
+type cachedTrip struct {
+	trip catalog.Trip
+	read time.Time
+}
+
+// tripTTL bounds how long a moved show's old times may be answered.
+const tripTTL = 5 * time.Second
 
 // trip is show's trip, from the cache or read from its shard.
 func (s *Service) trip(ctx context.Context, showID int64) (catalog.Trip, error) {
-	if t, ok := s.trips.m.Load(showID); ok {
-		return t.(catalog.Trip), nil
+	now := s.clock.Now()
+	if c, ok := s.trips.m.Load(showID); ok && now.Sub(c.(cachedTrip).read) < tripTTL {
+		return c.(cachedTrip).trip, nil
 	}
 	pool, err := s.shardOf(ctx, showID)
 	if err != nil {
@@ -244,7 +257,7 @@ func (s *Service) trip(ctx context.Context, showID int64) (catalog.Trip, error) 
 	if err != nil {
 		return t, err
 	}
-	s.trips.m.Store(showID, t)
+	s.trips.m.Store(showID, cachedTrip{trip: t, read: now})
 	return t, nil
 }
 

@@ -148,6 +148,11 @@ type Show struct {
 	// nil while it runs. CancelReason is why, for buyers.
 	CancelledAt  *time.Time `json:"cancelled_at,omitempty"`
 	CancelReason string     `json:"cancel_reason,omitempty"`
+	// ScheduledStartsAt is the time the show was first sold for, once its
+	// operator has moved it (RescheduleShow, decision 0441); nil while it
+	// keeps it. RescheduleReason is why, for buyers.
+	ScheduledStartsAt *time.Time `json:"scheduled_starts_at,omitempty"`
+	RescheduleReason  string     `json:"reschedule_reason,omitempty"`
 }
 
 // SectionPrice is a show's price of a seat of a template's section.
@@ -183,6 +188,9 @@ func (s Show) Proto() *catalogv1.Show {
 	}
 	if s.CancelledAt != nil {
 		p.CancelledAt = timestamppb.New(*s.CancelledAt)
+	}
+	if s.ScheduledStartsAt != nil {
+		p.ScheduledStartsAt, p.RescheduleReason = timestamppb.New(*s.ScheduledStartsAt), s.RescheduleReason
 	}
 	if len(s.Stops) > 0 {
 		p.Stops, p.Fares = s.Trip().StopsProto(), FaresProto(s.Fares)

@@ -19,7 +19,8 @@ const showColumns = `show_id, shard, kind, title, operator, origin, destination,
 	currency, layout, hold_ttl_ms, payment_extension_ms, max_seats_per_account, max_seats_per_hold,
 	seat_count, created_by, created_at, commission_bps, cancellation_fee_bps, coalesce(organization_id, ''),
 	coalesce(origin_place_id, ''), coalesce(destination_place_id, ''), time_zone, stops, fares, coalesce(route_id, ''),
-	coalesce(layout_template_id, ''), title_bn, venue_bn, operator_bn, cancelled_at, cancel_reason`
+	coalesce(layout_template_id, ''), title_bn, venue_bn, operator_bn, cancelled_at, cancel_reason,
+	scheduled_starts_at, reschedule_reason`
 
 // showLayout is what shows.layout holds: the sections and GA areas, and
 // how many of the places never sell (absent before issue 24: none).
@@ -40,7 +41,8 @@ func scanShow(row pgx.Row) (Show, error) {
 		&s.StartsAt, &s.OnSaleAt, &s.Currency, &layout, &ttlMs, &extendMs, &s.MaxSeatsPerAccount,
 		&s.MaxSeatsPerHold, &s.SeatCount, &s.CreatedBy, &s.CreatedAt, &s.CommissionBps, &s.CancellationFeeBps,
 		&s.OrganizationID, &s.OriginPlaceID, &s.DestinationPlaceID, &s.TimeZone, &s.Stops, &s.Fares, &s.RouteID,
-		&s.LayoutTemplateID, &s.TitleBn, &s.VenueBn, &s.OperatorBn, &s.CancelledAt, &s.CancelReason)
+		&s.LayoutTemplateID, &s.TitleBn, &s.VenueBn, &s.OperatorBn, &s.CancelledAt, &s.CancelReason,
+		&s.ScheduledStartsAt, &s.RescheduleReason)
 	if err != nil {
 		return s, err
 	}
@@ -53,9 +55,11 @@ func scanShow(row pgx.Row) (Show, error) {
 	s.Kind = catalogv1.ShowKind(kind)
 	s.HoldTTL, s.PaymentExtension = time.Duration(ttlMs)*time.Millisecond, time.Duration(extendMs)*time.Millisecond
 	s.StartsAt, s.OnSaleAt, s.CreatedAt = s.StartsAt.UTC(), s.OnSaleAt.UTC(), s.CreatedAt.UTC()
-	if s.CancelledAt != nil {
-		at := s.CancelledAt.UTC()
-		s.CancelledAt = &at
+	for _, t := range []**time.Time{&s.CancelledAt, &s.ScheduledStartsAt} {
+		if *t != nil {
+			at := (*t).UTC()
+			*t = &at
+		}
 	}
 	var l showLayout
 	if err := json.Unmarshal(layout, &l); err != nil {

@@ -242,6 +242,10 @@ const (
 	// ShowCancelled: The show's operator cancelled it (decision 0440): nothing more is sold, held or
 	// ordered, and its buyers are refunded in full. Nothing was written.
 	ShowCancelled Reason = "SHOW_CANCELLED"
+	// ShowAlreadyStarted: The show started, or the coach left, too long ago to be rescheduled
+	// (decision 0441): a trip may be delayed until 3 hours after its time, not later. Nothing was
+	// written.
+	ShowAlreadyStarted Reason = "SHOW_ALREADY_STARTED"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -346,6 +350,7 @@ var Reasons = []Reason{
 	DatabaseUnavailable,
 	ShowMoving,
 	ShowCancelled,
+	ShowAlreadyStarted,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

@@ -162,28 +162,48 @@ func RefundIssued(lang display.Lang, r Refund) Message {
 	return Message{Subject: "Refund issued: " + r.OrderID, Text: s}
 }
 
-// Delay is a trip leaving later than sold, for one order.
+// Delay is a trip moved to a later time (decision 0441), for one order:
+// Was at the times it was sold for, Now at the new ones (the boarding
+// counter's time too, on a trip with stops).
 type Delay struct {
-	OrderID string
-	Trip    Trip
-	// DepartsAt is the new departure (Trip.StartsAt the one sold).
-	DepartsAt time.Time
+	OrderID  string
+	Was, Now Trip
+	// Reason is the operator's, for the e-mail (the SMS stays short).
+	Reason string
 }
 
-// TripDelayed is the message of a delayed trip. The event that sends it
-// comes later (issue 25 §1: the hook); the text is ready.
+// TripDelayed is the message of a delayed trip: Text is the SMS, at most
+// one part in English and two in Bengali (title and counter shortened).
 func TripDelayed(lang display.Lang, d Delay) Message {
-	was, _ := when(lang, d.Trip)
-	moved := d.Trip
-	moved.StartsAt, moved.BoardingAt = d.DepartsAt, time.Time{}
-	now, _ := when(lang, moved)
-	title := shorten(pick(lang, d.Trip.Title, d.Trip.TitleBn), 24)
+	was, _ := when(lang, d.Was)
+	now, _ := when(lang, d.Now)
+	title := shorten(pick(lang, d.Now.Title, d.Now.TitleBn), 24)
+	counter := shorten(pick(lang, d.Now.Boarding, d.Now.BoardingBn), 20)
 	if lang == display.Bengali {
+		// UCS-2 parts are short: the times as dd/mm hh:mm, as the
+		// booking's SMS writes them.
+		now, was = shortWhen(d.Now), shortWhen(d.Was)
+		if counter != "" {
+			now += ", " + counter
+		}
 		return Message{Subject: "যাত্রা দেরিতে: " + title,
-			Text: fmt.Sprintf("সিটঘর: %s (%s) ছাড়বে %s। অর্ডার %s।", title, was, now, d.OrderID)}
+			Text: fmt.Sprintf("সিটঘর: %s দেরিতে ছাড়বে। নতুন সময় %s (আগে %s)। অর্ডার %s", title, now, was, d.OrderID)}
+	}
+	if counter != "" {
+		now += " at " + counter
 	}
 	return Message{Subject: "Trip delayed: " + title,
-		Text: fmt.Sprintf("Seatghor: %s (%s) now leaves %s. Order %s.", title, was, now, d.OrderID)}
+		Text: fmt.Sprintf("Seatghor: %s is delayed: now %s (was %s). Order %s.", title, now, was, d.OrderID)}
+}
+
+// DelayEmail is the e-mail of a delayed trip: the SMS's text and the
+// operator's reason.
+func DelayEmail(lang display.Lang, d Delay) Message {
+	m := TripDelayed(lang, d)
+	if d.Reason != "" {
+		m.Text += "\n\n" + pick(lang, "Reason: ", "কারণ: ") + d.Reason
+	}
+	return m
 }
 
 // pick is the Bengali text when there is one and the buyer reads Bengali.

@@ -61,7 +61,25 @@ func TestOtherMessages(t *testing.T) {
 	r := notify.Refund{OrderID: "ord_2_x", Amount: notify.Money{Minor: 90000, Currency: "BDT"}, Fee: notify.Money{Minor: 10000, Currency: "BDT"}}
 	require.Equal(t, "Seatghor: Tk 900.00 of order ord_2_x is refunded. Cancellation fee kept: Tk 100.00.", notify.RefundIssued(display.English, r).Text)
 	require.Contains(t, notify.RefundIssued(display.Bengali, r).Text, "৳৯০০.০০")
-	d := notify.Delay{OrderID: "ord_2_x", Trip: trip, DepartsAt: trip.StartsAt.Add(90 * time.Minute)}
-	require.Equal(t, "Seatghor: Dhaka to Sylhet (30 Dec 07:30) now leaves 30 Dec 09:30. Order ord_2_x.", notify.TripDelayed(display.English, d).Text)
-	require.Contains(t, notify.TripDelayed(display.Bengali, d).Text, "০৯:৩০")
+	later := trip
+	later.StartsAt, later.BoardingAt = trip.StartsAt.Add(2*time.Hour), trip.BoardingAt.Add(2*time.Hour)
+	d := notify.Delay{OrderID: "ord_2_x", Was: trip, Now: later, Reason: "Fog on the Meghna bridge"}
+	require.Equal(t, "Seatghor: Dhaka to Sylhet is delayed: now 30 Dec 09:30 (was 30 Dec 07:30). Order ord_2_x.", notify.TripDelayed(display.English, d).Text)
+	require.Equal(t, "সিটঘর: ঢাকা থেকে সিলেট দেরিতে ছাড়বে। নতুন সময় ৩০/১২ ০৯:৩০ (আগে ৩০/১২ ০৭:৩০)। অর্ডার ord_2_x",
+		notify.TripDelayed(display.Bengali, d).Text)
+	require.Contains(t, notify.DelayEmail(display.English, d).Text, "Reason: Fog on the Meghna bridge")
+	require.NotContains(t, notify.TripDelayed(display.English, d).Text, "Fog", "the SMS stays short")
+
+	// At a counter, with a long title: one part in English, two in Bengali.
+	long := booking(strings.Repeat("Dhaka to Cox's Bazar via Chattogram ", 3), strings.Repeat("ঢাকা থেকে কক্সবাজার চট্টগ্রাম হয়ে ", 3),
+		"Arambagh Green Line Counter", "আরামবাগ গ্রিন লাইন কাউন্টার").Trip
+	moved := long
+	moved.StartsAt, moved.BoardingAt = long.StartsAt.Add(3*time.Hour), long.BoardingAt.Add(3*time.Hour)
+	d = notify.Delay{OrderID: "ord_12_abcdefgh", Was: long, Now: moved}
+	for lang, parts := range map[display.Lang]int{display.English: 1, display.Bengali: 2} {
+		s := notify.TripDelayed(lang, d).Text
+		_, _, n := notify.Count(s)
+		require.LessOrEqual(t, n, parts, "%s: %s", lang, s)
+		require.Contains(t, s, d.OrderID)
+	}
 }

@@ -54,6 +54,11 @@ var eventTypes = []EventType{
 	{"order.cancelled", "seatghor.events.v1.OrderCancelled", ByOrder, nil},
 	{"refund.issued", "seatghor.events.v1.RefundIssued", ByOrder, nil},
 	{"sale.opening_moved", "seatghor.events.v1.SaleOpeningMoved", Sellers, []string{"moved_by"}},
+	// A show moved or cancelled by its operator (decisions 0440, 0441):
+	// news for every seller; each partner's orders follow by order.
+	{"show.rescheduled", "seatghor.events.v1.ShowRescheduled", Sellers, []string{"rescheduled_by"}},
+	{"show.cancelled", "seatghor.events.v1.ShowCancelled", Sellers, []string{"cancelled_by"}},
+	{"order.rescheduled", "seatghor.events.v1.OrderRescheduled", ByOrder, nil},
 	// Written by the channel allocations of issue 12 §2.
 	{"allocation.returned", "seatghor.events.v1.AllocationReturned", ByPartner, nil},
 }

@@ -439,6 +439,12 @@ const (
 	// every buyer is refunded in full."
 	ReasonShowCancelled = "SHOW_CANCELLED"
 
+	// ReasonShowAlreadyStarted (failed_precondition): The show started, or the coach left, too long
+	// ago to be rescheduled (decision 0441): a trip may be delayed until 3 hours after its time, not
+	// later. Nothing was written. What to do: Show the message; cancel the show instead if it will not
+	// run.
+	ReasonShowAlreadyStarted = "SHOW_ALREADY_STARTED"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -567,6 +573,7 @@ var (
 		ReasonDatabaseUnavailable,
 		ReasonShowMoving,
 		ReasonShowCancelled,
+		ReasonShowAlreadyStarted,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

@@ -83,6 +83,78 @@ func (ShowKind) EnumDescriptor() ([]byte, []int) {
 	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{0}
 }
 
+// ShowStatus is where a show or a bus trip stands (decision 0441), read from
+// its times: a trip boards from 30 minutes before it leaves, has departed
+// from its time, and has arrived once its last stop's time has passed.
+type ShowStatus int32
+
+const (
+	// Not answered (events).
+	ShowStatus_SHOW_STATUS_UNSPECIFIED ShowStatus = 0
+	// Runs at the time it was sold for.
+	ShowStatus_SHOW_STATUS_SCHEDULED ShowStatus = 1
+	// Moved to a later time (scheduled_starts_at is the first); not yet
+	// boarding.
+	ShowStatus_SHOW_STATUS_DELAYED ShowStatus = 2
+	// A trip within 30 minutes of leaving.
+	ShowStatus_SHOW_STATUS_BOARDING ShowStatus = 3
+	// The trip has left, or the show has started.
+	ShowStatus_SHOW_STATUS_DEPARTED ShowStatus = 4
+	// The trip has reached its last stop.
+	ShowStatus_SHOW_STATUS_ARRIVED ShowStatus = 5
+	// Cancelled by its operator.
+	ShowStatus_SHOW_STATUS_CANCELLED ShowStatus = 6
+)
+
+// Enum value maps for ShowStatus.
+var (
+	ShowStatus_name = map[int32]string{
+		0: "SHOW_STATUS_UNSPECIFIED",
+		1: "SHOW_STATUS_SCHEDULED",
+		2: "SHOW_STATUS_DELAYED",
+		3: "SHOW_STATUS_BOARDING",
+		4: "SHOW_STATUS_DEPARTED",
+		5: "SHOW_STATUS_ARRIVED",
+		6: "SHOW_STATUS_CANCELLED",
+	}
+	ShowStatus_value = map[string]int32{
+		"SHOW_STATUS_UNSPECIFIED": 0,
+		"SHOW_STATUS_SCHEDULED":   1,
+		"SHOW_STATUS_DELAYED":     2,
+		"SHOW_STATUS_BOARDING":    3,
+		"SHOW_STATUS_DEPARTED":    4,
+		"SHOW_STATUS_ARRIVED":     5,
+		"SHOW_STATUS_CANCELLED":   6,
+	}
+)
+
+func (x ShowStatus) Enum() *ShowStatus {
+	p := new(ShowStatus)
+	*p = x
+	return p
+}
+
+func (x ShowStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ShowStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_catalog_v1_catalog_proto_enumTypes[1].Descriptor()
+}
+
+func (ShowStatus) Type() protoreflect.EnumType {
+	return &file_seatghor_catalog_v1_catalog_proto_enumTypes[1]
+}
+
+func (x ShowStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ShowStatus.Descriptor instead.
+func (ShowStatus) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{1}
+}
+
 // OrganizationRole is what a member may do for the organisation's shows.
 type OrganizationRole int32
 
@@ -121,11 +193,11 @@ func (x OrganizationRole) String() string {
 }
 
 func (OrganizationRole) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_catalog_v1_catalog_proto_enumTypes[1].Descriptor()
+	return file_seatghor_catalog_v1_catalog_proto_enumTypes[2].Descriptor()
 }
 
 func (OrganizationRole) Type() protoreflect.EnumType {
-	return &file_seatghor_catalog_v1_catalog_proto_enumTypes[1]
+	return &file_seatghor_catalog_v1_catalog_proto_enumTypes[2]
 }
 
 func (x OrganizationRole) Number() protoreflect.EnumNumber {
@@ -134,7 +206,7 @@ func (x OrganizationRole) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OrganizationRole.Descriptor instead.
 func (OrganizationRole) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{2}
 }
 
 // Section is a block of numbered seats: every row label gets seats_per_row
@@ -402,7 +474,15 @@ type Show struct {
 	// runs. A cancelled show sells nothing and its buyers are refunded.
 	CancelledAt *timestamppb.Timestamp `protobuf:"bytes,43,opt,name=cancelled_at,json=cancelledAt,proto3" json:"cancelled_at,omitempty"`
 	// Why it was cancelled, as the operator wrote it for buyers.
-	CancelReason  string `protobuf:"bytes,44,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
+	CancelReason string `protobuf:"bytes,44,opt,name=cancel_reason,json=cancelReason,proto3" json:"cancel_reason,omitempty"`
+	// The time the show was first sold for, when its operator has moved it
+	// since (RescheduleShow); unset while it keeps its time.
+	ScheduledStartsAt *timestamppb.Timestamp `protobuf:"bytes,45,opt,name=scheduled_starts_at,json=scheduledStartsAt,proto3" json:"scheduled_starts_at,omitempty"`
+	// Why it was moved, as the operator wrote it for buyers.
+	RescheduleReason string `protobuf:"bytes,46,opt,name=reschedule_reason,json=rescheduleReason,proto3" json:"reschedule_reason,omitempty"`
+	// Where the show or trip stands now; the API's answers set it, events
+	// leave it unset.
+	Status        ShowStatus `protobuf:"varint,47,opt,name=status,proto3,enum=seatghor.catalog.v1.ShowStatus" json:"status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -701,6 +781,27 @@ func (x *Show) GetCancelReason() string {
 		return x.CancelReason
 	}
 	return ""
+}
+
+func (x *Show) GetScheduledStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ScheduledStartsAt
+	}
+	return nil
+}
+
+func (x *Show) GetRescheduleReason() string {
+	if x != nil {
+		return x.RescheduleReason
+	}
+	return ""
+}
+
+func (x *Show) GetStatus() ShowStatus {
+	if x != nil {
+		return x.Status
+	}
+	return ShowStatus_SHOW_STATUS_UNSPECIFIED
 }
 
 // TripStop is a stop of a bus trip: a place of the gazetteer with its
@@ -1655,6 +1756,117 @@ func (x *CancelShowResponse) GetCancellation() *ShowCancellation {
 	return nil
 }
 
+// RescheduleShowRequest names the show, its new time and why.
+type RescheduleShowRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show to move.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The new time it starts (a trip: leaves its first stop); later than the
+	// current one.
+	StartsAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=starts_at,json=startsAt,proto3" json:"starts_at,omitempty"`
+	// Why, for the passengers' messages and the audit log.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescheduleShowRequest) Reset() {
+	*x = RescheduleShowRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescheduleShowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescheduleShowRequest) ProtoMessage() {}
+
+func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescheduleShowRequest.ProtoReflect.Descriptor instead.
+func (*RescheduleShowRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RescheduleShowRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *RescheduleShowRequest) GetStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartsAt
+	}
+	return nil
+}
+
+func (x *RescheduleShowRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// RescheduleShowResponse is the show at its new time.
+type RescheduleShowResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	Show          *Show `protobuf:"bytes,1,opt,name=show,proto3" json:"show,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RescheduleShowResponse) Reset() {
+	*x = RescheduleShowResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RescheduleShowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RescheduleShowResponse) ProtoMessage() {}
+
+func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RescheduleShowResponse.ProtoReflect.Descriptor instead.
+func (*RescheduleShowResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *RescheduleShowResponse) GetShow() *Show {
+	if x != nil {
+		return x.Show
+	}
+	return nil
+}
+
 // GetShowCancellationRequest names the cancelled show.
 type GetShowCancellationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1666,7 +1878,7 @@ type GetShowCancellationRequest struct {
 
 func (x *GetShowCancellationRequest) Reset() {
 	*x = GetShowCancellationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1678,7 +1890,7 @@ func (x *GetShowCancellationRequest) String() string {
 func (*GetShowCancellationRequest) ProtoMessage() {}
 
 func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1691,7 +1903,7 @@ func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationRequest.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetShowCancellationRequest) GetShowId() int64 {
@@ -1712,7 +1924,7 @@ type GetShowCancellationResponse struct {
 
 func (x *GetShowCancellationResponse) Reset() {
 	*x = GetShowCancellationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1724,7 +1936,7 @@ func (x *GetShowCancellationResponse) String() string {
 func (*GetShowCancellationResponse) ProtoMessage() {}
 
 func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1737,7 +1949,7 @@ func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationResponse.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetShowCancellationResponse) GetCancellation() *ShowCancellation {
@@ -1781,7 +1993,7 @@ type ShowCancellation struct {
 
 func (x *ShowCancellation) Reset() {
 	*x = ShowCancellation{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +2005,7 @@ func (x *ShowCancellation) String() string {
 func (*ShowCancellation) ProtoMessage() {}
 
 func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +2018,7 @@ func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancellation.ProtoReflect.Descriptor instead.
 func (*ShowCancellation) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ShowCancellation) GetShowId() int64 {
@@ -1897,7 +2109,7 @@ type GetShowRequest struct {
 
 func (x *GetShowRequest) Reset() {
 	*x = GetShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1909,7 +2121,7 @@ func (x *GetShowRequest) String() string {
 func (*GetShowRequest) ProtoMessage() {}
 
 func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1922,7 +2134,7 @@ func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowRequest.ProtoReflect.Descriptor instead.
 func (*GetShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetShowRequest) GetShowId() int64 {
@@ -1943,7 +2155,7 @@ type GetShowResponse struct {
 
 func (x *GetShowResponse) Reset() {
 	*x = GetShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1955,7 +2167,7 @@ func (x *GetShowResponse) String() string {
 func (*GetShowResponse) ProtoMessage() {}
 
 func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1968,7 +2180,7 @@ func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowResponse.ProtoReflect.Descriptor instead.
 func (*GetShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetShowResponse) GetShow() *Show {
@@ -2001,7 +2213,7 @@ type ListShowsRequest struct {
 
 func (x *ListShowsRequest) Reset() {
 	*x = ListShowsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2013,7 +2225,7 @@ func (x *ListShowsRequest) String() string {
 func (*ListShowsRequest) ProtoMessage() {}
 
 func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2026,7 +2238,7 @@ func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsRequest.ProtoReflect.Descriptor instead.
 func (*ListShowsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListShowsRequest) GetPageSize() int32 {
@@ -2077,7 +2289,7 @@ type ListShowsResponse struct {
 
 func (x *ListShowsResponse) Reset() {
 	*x = ListShowsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2089,7 +2301,7 @@ func (x *ListShowsResponse) String() string {
 func (*ListShowsResponse) ProtoMessage() {}
 
 func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2102,7 +2314,7 @@ func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsResponse.ProtoReflect.Descriptor instead.
 func (*ListShowsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListShowsResponse) GetShows() []*Show {
@@ -2137,7 +2349,7 @@ type Organization struct {
 
 func (x *Organization) Reset() {
 	*x = Organization{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2149,7 +2361,7 @@ func (x *Organization) String() string {
 func (*Organization) ProtoMessage() {}
 
 func (x *Organization) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2162,7 +2374,7 @@ func (x *Organization) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Organization.ProtoReflect.Descriptor instead.
 func (*Organization) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Organization) GetOrganizationId() string {
@@ -2210,7 +2422,7 @@ type OrganizationMember struct {
 
 func (x *OrganizationMember) Reset() {
 	*x = OrganizationMember{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2222,7 +2434,7 @@ func (x *OrganizationMember) String() string {
 func (*OrganizationMember) ProtoMessage() {}
 
 func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2235,7 +2447,7 @@ func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationMember.ProtoReflect.Descriptor instead.
 func (*OrganizationMember) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *OrganizationMember) GetOrganizationId() string {
@@ -2284,7 +2496,7 @@ type CreateOrganizationRequest struct {
 
 func (x *CreateOrganizationRequest) Reset() {
 	*x = CreateOrganizationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +2508,7 @@ func (x *CreateOrganizationRequest) String() string {
 func (*CreateOrganizationRequest) ProtoMessage() {}
 
 func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +2521,7 @@ func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationRequest.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *CreateOrganizationRequest) GetOrganizationId() string {
@@ -2344,7 +2556,7 @@ type CreateOrganizationResponse struct {
 
 func (x *CreateOrganizationResponse) Reset() {
 	*x = CreateOrganizationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2356,7 +2568,7 @@ func (x *CreateOrganizationResponse) String() string {
 func (*CreateOrganizationResponse) ProtoMessage() {}
 
 func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2369,7 +2581,7 @@ func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationResponse.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CreateOrganizationResponse) GetOrganization() *Organization {
@@ -2394,7 +2606,7 @@ type AddOrganizationMemberRequest struct {
 
 func (x *AddOrganizationMemberRequest) Reset() {
 	*x = AddOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2618,7 @@ func (x *AddOrganizationMemberRequest) String() string {
 func (*AddOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2631,7 @@ func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AddOrganizationMemberRequest) GetOrganizationId() string {
@@ -2454,7 +2666,7 @@ type AddOrganizationMemberResponse struct {
 
 func (x *AddOrganizationMemberResponse) Reset() {
 	*x = AddOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2466,7 +2678,7 @@ func (x *AddOrganizationMemberResponse) String() string {
 func (*AddOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2479,7 +2691,7 @@ func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AddOrganizationMemberResponse) GetMember() *OrganizationMember {
@@ -2502,7 +2714,7 @@ type RemoveOrganizationMemberRequest struct {
 
 func (x *RemoveOrganizationMemberRequest) Reset() {
 	*x = RemoveOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2726,7 @@ func (x *RemoveOrganizationMemberRequest) String() string {
 func (*RemoveOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2739,7 @@ func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *RemoveOrganizationMemberRequest) GetOrganizationId() string {
@@ -2553,7 +2765,7 @@ type RemoveOrganizationMemberResponse struct {
 
 func (x *RemoveOrganizationMemberResponse) Reset() {
 	*x = RemoveOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2777,7 @@ func (x *RemoveOrganizationMemberResponse) String() string {
 func (*RemoveOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2790,7 @@ func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
 }
 
 var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
@@ -2602,7 +2814,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xea\f\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x9c\x0e\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -2646,7 +2858,10 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\voperator_bn\x18* \x01(\tR\n" +
 	"operatorBn\x12=\n" +
 	"\fcancelled_at\x18+ \x01(\v2\x1a.google.protobuf.TimestampR\vcancelledAt\x12#\n" +
-	"\rcancel_reason\x18, \x01(\tR\fcancelReason\"\xab\x03\n" +
+	"\rcancel_reason\x18, \x01(\tR\fcancelReason\x12J\n" +
+	"\x13scheduled_starts_at\x18- \x01(\v2\x1a.google.protobuf.TimestampR\x11scheduledStartsAt\x12+\n" +
+	"\x11reschedule_reason\x18. \x01(\tR\x10rescheduleReason\x127\n" +
+	"\x06status\x18/ \x01(\x0e2\x1f.seatghor.catalog.v1.ShowStatusR\x06status\"\xab\x03\n" +
 	"\bTripStop\x12<\n" +
 	"\astop_id\x18\x01 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopId\x12\x1f\n" +
 	"\x05place\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x05place\x12\x19\n" +
@@ -2749,7 +2964,14 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x03\x18\xac\x02R\x06reason\"_\n" +
 	"\x12CancelShowResponse\x12I\n" +
-	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\">\n" +
+	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\"\x9e\x01\n" +
+	"\x15RescheduleShowRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12?\n" +
+	"\tstarts_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\bstartsAt\x12\"\n" +
+	"\x06reason\x18\x03 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x03\x18\xac\x02R\x06reason\"G\n" +
+	"\x16RescheduleShowResponse\x12-\n" +
+	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\">\n" +
 	"\x1aGetShowCancellationRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"h\n" +
 	"\x1bGetShowCancellationResponse\x12I\n" +
@@ -2818,12 +3040,20 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x15SHOW_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SHOW_KIND_BUS_TRIP\x10\x01\x12\x15\n" +
 	"\x11SHOW_KIND_CONCERT\x10\x02\x12\x13\n" +
-	"\x0fSHOW_KIND_SPORT\x10\x03*p\n" +
+	"\x0fSHOW_KIND_SPORT\x10\x03*\xc5\x01\n" +
+	"\n" +
+	"ShowStatus\x12\x1b\n" +
+	"\x17SHOW_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15SHOW_STATUS_SCHEDULED\x10\x01\x12\x17\n" +
+	"\x13SHOW_STATUS_DELAYED\x10\x02\x12\x18\n" +
+	"\x14SHOW_STATUS_BOARDING\x10\x03\x12\x18\n" +
+	"\x14SHOW_STATUS_DEPARTED\x10\x04\x12\x17\n" +
+	"\x13SHOW_STATUS_ARRIVED\x10\x05\x12\x19\n" +
+	"\x15SHOW_STATUS_CANCELLED\x10\x06*p\n" +
 	"\x10OrganizationRole\x12!\n" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
-	"\x16ORGANIZATION_ROLE_GATE\x10\x022\xab\n" +
-	"\n" +
+	"\x16ORGANIZATION_ROLE_GATE\x10\x022\x9b\v\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
@@ -2837,7 +3067,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x13ListLayoutTemplates\x12/.seatghor.catalog.v1.ListLayoutTemplatesRequest\x1a0.seatghor.catalog.v1.ListLayoutTemplatesResponse\"\x03\x90\x02\x01\x12]\n" +
 	"\n" +
 	"CancelShow\x12&.seatghor.catalog.v1.CancelShowRequest\x1a'.seatghor.catalog.v1.CancelShowResponse\x12}\n" +
-	"\x13GetShowCancellation\x12/.seatghor.catalog.v1.GetShowCancellationRequest\x1a0.seatghor.catalog.v1.GetShowCancellationResponse\"\x03\x90\x02\x01B\xd5\x01\n" +
+	"\x13GetShowCancellation\x12/.seatghor.catalog.v1.GetShowCancellationRequest\x1a0.seatghor.catalog.v1.GetShowCancellationResponse\"\x03\x90\x02\x01\x12n\n" +
+	"\x0eRescheduleShow\x12*.seatghor.catalog.v1.RescheduleShowRequest\x1a+.seatghor.catalog.v1.RescheduleShowResponse\"\x03\x90\x02\x02B\xd5\x01\n" +
 	"\x17com.seatghor.catalog.v1B\fCatalogProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/catalog/v1;catalogv1\xa2\x02\x03SCX\xaa\x02\x13Seatghor.Catalog.V1\xca\x02\x13Seatghor\\Catalog\\V1\xe2\x02\x1fSeatghor\\Catalog\\V1\\GPBMetadata\xea\x02\x15Seatghor::Catalog::V1b\x06proto3"
 
 var (
@@ -2852,127 +3083,136 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 	return file_seatghor_catalog_v1_catalog_proto_rawDescData
 }
 
-var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
-	(OrganizationRole)(0),                    // 1: seatghor.catalog.v1.OrganizationRole
-	(*Section)(nil),                          // 2: seatghor.catalog.v1.Section
-	(*GaArea)(nil),                           // 3: seatghor.catalog.v1.GaArea
-	(*Show)(nil),                             // 4: seatghor.catalog.v1.Show
-	(*TripStop)(nil),                         // 5: seatghor.catalog.v1.TripStop
-	(*Counter)(nil),                          // 6: seatghor.catalog.v1.Counter
-	(*Fare)(nil),                             // 7: seatghor.catalog.v1.Fare
-	(*WaitingRoom)(nil),                      // 8: seatghor.catalog.v1.WaitingRoom
-	(*CreateShowRequest)(nil),                // 9: seatghor.catalog.v1.CreateShowRequest
-	(*SectionPrice)(nil),                     // 10: seatghor.catalog.v1.SectionPrice
-	(*CreateShowResponse)(nil),               // 11: seatghor.catalog.v1.CreateShowResponse
-	(*CancelShowRequest)(nil),                // 12: seatghor.catalog.v1.CancelShowRequest
-	(*CancelShowResponse)(nil),               // 13: seatghor.catalog.v1.CancelShowResponse
-	(*GetShowCancellationRequest)(nil),       // 14: seatghor.catalog.v1.GetShowCancellationRequest
-	(*GetShowCancellationResponse)(nil),      // 15: seatghor.catalog.v1.GetShowCancellationResponse
-	(*ShowCancellation)(nil),                 // 16: seatghor.catalog.v1.ShowCancellation
-	(*GetShowRequest)(nil),                   // 17: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),                  // 18: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),                 // 19: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),                // 20: seatghor.catalog.v1.ListShowsResponse
-	(*Organization)(nil),                     // 21: seatghor.catalog.v1.Organization
-	(*OrganizationMember)(nil),               // 22: seatghor.catalog.v1.OrganizationMember
-	(*CreateOrganizationRequest)(nil),        // 23: seatghor.catalog.v1.CreateOrganizationRequest
-	(*CreateOrganizationResponse)(nil),       // 24: seatghor.catalog.v1.CreateOrganizationResponse
-	(*AddOrganizationMemberRequest)(nil),     // 25: seatghor.catalog.v1.AddOrganizationMemberRequest
-	(*AddOrganizationMemberResponse)(nil),    // 26: seatghor.catalog.v1.AddOrganizationMemberResponse
-	(*RemoveOrganizationMemberRequest)(nil),  // 27: seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	(*RemoveOrganizationMemberResponse)(nil), // 28: seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	(*timestamppb.Timestamp)(nil),            // 29: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 30: google.protobuf.Duration
-	(*v1.LocalTime)(nil),                     // 31: seatghor.common.v1.LocalTime
-	(*Layout)(nil),                           // 32: seatghor.catalog.v1.Layout
-	(*v1.Money)(nil),                         // 33: seatghor.common.v1.Money
-	(*CreateLayoutTemplateRequest)(nil),      // 34: seatghor.catalog.v1.CreateLayoutTemplateRequest
-	(*GetLayoutTemplateRequest)(nil),         // 35: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*ListLayoutTemplatesRequest)(nil),       // 36: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*CreateLayoutTemplateResponse)(nil),     // 37: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*GetLayoutTemplateResponse)(nil),        // 38: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesResponse)(nil),      // 39: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(ShowStatus)(0),                          // 1: seatghor.catalog.v1.ShowStatus
+	(OrganizationRole)(0),                    // 2: seatghor.catalog.v1.OrganizationRole
+	(*Section)(nil),                          // 3: seatghor.catalog.v1.Section
+	(*GaArea)(nil),                           // 4: seatghor.catalog.v1.GaArea
+	(*Show)(nil),                             // 5: seatghor.catalog.v1.Show
+	(*TripStop)(nil),                         // 6: seatghor.catalog.v1.TripStop
+	(*Counter)(nil),                          // 7: seatghor.catalog.v1.Counter
+	(*Fare)(nil),                             // 8: seatghor.catalog.v1.Fare
+	(*WaitingRoom)(nil),                      // 9: seatghor.catalog.v1.WaitingRoom
+	(*CreateShowRequest)(nil),                // 10: seatghor.catalog.v1.CreateShowRequest
+	(*SectionPrice)(nil),                     // 11: seatghor.catalog.v1.SectionPrice
+	(*CreateShowResponse)(nil),               // 12: seatghor.catalog.v1.CreateShowResponse
+	(*CancelShowRequest)(nil),                // 13: seatghor.catalog.v1.CancelShowRequest
+	(*CancelShowResponse)(nil),               // 14: seatghor.catalog.v1.CancelShowResponse
+	(*RescheduleShowRequest)(nil),            // 15: seatghor.catalog.v1.RescheduleShowRequest
+	(*RescheduleShowResponse)(nil),           // 16: seatghor.catalog.v1.RescheduleShowResponse
+	(*GetShowCancellationRequest)(nil),       // 17: seatghor.catalog.v1.GetShowCancellationRequest
+	(*GetShowCancellationResponse)(nil),      // 18: seatghor.catalog.v1.GetShowCancellationResponse
+	(*ShowCancellation)(nil),                 // 19: seatghor.catalog.v1.ShowCancellation
+	(*GetShowRequest)(nil),                   // 20: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),                  // 21: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),                 // 22: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),                // 23: seatghor.catalog.v1.ListShowsResponse
+	(*Organization)(nil),                     // 24: seatghor.catalog.v1.Organization
+	(*OrganizationMember)(nil),               // 25: seatghor.catalog.v1.OrganizationMember
+	(*CreateOrganizationRequest)(nil),        // 26: seatghor.catalog.v1.CreateOrganizationRequest
+	(*CreateOrganizationResponse)(nil),       // 27: seatghor.catalog.v1.CreateOrganizationResponse
+	(*AddOrganizationMemberRequest)(nil),     // 28: seatghor.catalog.v1.AddOrganizationMemberRequest
+	(*AddOrganizationMemberResponse)(nil),    // 29: seatghor.catalog.v1.AddOrganizationMemberResponse
+	(*RemoveOrganizationMemberRequest)(nil),  // 30: seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	(*RemoveOrganizationMemberResponse)(nil), // 31: seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	(*timestamppb.Timestamp)(nil),            // 32: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 33: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 34: seatghor.common.v1.LocalTime
+	(*Layout)(nil),                           // 35: seatghor.catalog.v1.Layout
+	(*v1.Money)(nil),                         // 36: seatghor.common.v1.Money
+	(*CreateLayoutTemplateRequest)(nil),      // 37: seatghor.catalog.v1.CreateLayoutTemplateRequest
+	(*GetLayoutTemplateRequest)(nil),         // 38: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*ListLayoutTemplatesRequest)(nil),       // 39: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*CreateLayoutTemplateResponse)(nil),     // 40: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*GetLayoutTemplateResponse)(nil),        // 41: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesResponse)(nil),      // 42: seatghor.catalog.v1.ListLayoutTemplatesResponse
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	29, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	29, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
-	2,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
-	3,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	30, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	30, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	29, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
-	8,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	31, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
-	5,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
-	7,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
-	29, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
-	29, // 13: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
-	31, // 14: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
-	6,  // 15: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
-	29, // 16: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
-	31, // 17: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
-	30, // 18: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	29, // 19: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	29, // 20: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
-	0,  // 21: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	29, // 22: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	29, // 23: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	2,  // 24: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	3,  // 25: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	30, // 26: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	30, // 27: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	8,  // 28: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	32, // 29: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
-	5,  // 30: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
-	7,  // 31: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
-	10, // 32: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	4,  // 33: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	16, // 34: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	16, // 35: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	29, // 36: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	33, // 37: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	29, // 38: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
-	4,  // 39: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 40: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	29, // 41: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	4,  // 42: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	29, // 43: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	1,  // 44: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	29, // 45: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	21, // 46: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	1,  // 47: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	22, // 48: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	9,  // 49: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	23, // 50: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	25, // 51: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	27, // 52: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	17, // 53: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	19, // 54: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	34, // 55: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	35, // 56: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	36, // 57: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	12, // 58: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	14, // 59: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	11, // 60: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	24, // 61: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	26, // 62: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	28, // 63: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	18, // 64: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	20, // 65: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	37, // 66: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	38, // 67: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	39, // 68: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	13, // 69: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	15, // 70: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	60, // [60:71] is the sub-list for method output_type
-	49, // [49:60] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	32, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	32, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	3,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
+	4,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	33, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	33, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	32, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	9,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	34, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	6,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
+	8,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
+	32, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
+	32, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	1,  // 14: seatghor.catalog.v1.Show.status:type_name -> seatghor.catalog.v1.ShowStatus
+	32, // 15: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	34, // 16: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	7,  // 17: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
+	32, // 18: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	34, // 19: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	33, // 20: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	32, // 21: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	32, // 22: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	0,  // 23: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	32, // 24: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	32, // 25: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	3,  // 26: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	4,  // 27: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	33, // 28: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	33, // 29: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	9,  // 30: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	35, // 31: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	6,  // 32: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
+	8,  // 33: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
+	11, // 34: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
+	5,  // 35: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	19, // 36: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	32, // 37: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	5,  // 38: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	19, // 39: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	32, // 40: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	36, // 41: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	32, // 42: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	5,  // 43: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 44: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	32, // 45: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	5,  // 46: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	32, // 47: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 48: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	32, // 49: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	24, // 50: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 51: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	25, // 52: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	10, // 53: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	26, // 54: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	28, // 55: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	30, // 56: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	20, // 57: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	22, // 58: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	37, // 59: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	38, // 60: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	39, // 61: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	13, // 62: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	17, // 63: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	15, // 64: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	12, // 65: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	27, // 66: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	29, // 67: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	31, // 68: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	21, // 69: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	23, // 70: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	40, // 71: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	41, // 72: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	42, // 73: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	14, // 74: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	18, // 75: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	16, // 76: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	65, // [65:77] is the sub-list for method output_type
+	53, // [53:65] is the sub-list for method input_type
+	53, // [53:53] is the sub-list for extension type_name
+	53, // [53:53] is the sub-list for extension extendee
+	0,  // [0:53] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -2987,8 +3227,8 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   27,
+			NumEnums:      3,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -392,9 +392,10 @@ type CreateEndpointRequest struct {
 	// An https URL (plain http only to a loopback address, in dev and tests).
 	Url string `protobuf:"bytes,2,opt,name=url,proto3" json:"url,omitempty"`
 	// The event types to receive: booking.confirmed, order.cancelled,
-	// refund.issued, sale.opening_moved, allocation.returned. A partner gets
-	// the events of its own orders and allocations, and sale.opening_moved of
-	// the shows it may sell only (decision 0285).
+	// order.rescheduled, refund.issued, sale.opening_moved, show.rescheduled,
+	// show.cancelled, allocation.returned. A partner gets the events of its
+	// own orders and allocations, and sale.opening_moved, show.rescheduled and
+	// show.cancelled of the shows it may sell only (decision 0285).
 	EventTypes []string `protobuf:"bytes,3,rep,name=event_types,json=eventTypes,proto3" json:"event_types,omitempty"`
 	// Free text for the partner's own reference.
 	Description   string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`

@@ -65,6 +65,9 @@ const (
 	// CatalogServiceGetShowCancellationProcedure is the fully-qualified name of the CatalogService's
 	// GetShowCancellation RPC.
 	CatalogServiceGetShowCancellationProcedure = "/seatghor.catalog.v1.CatalogService/GetShowCancellation"
+	// CatalogServiceRescheduleShowProcedure is the fully-qualified name of the CatalogService's
+	// RescheduleShow RPC.
+	CatalogServiceRescheduleShowProcedure = "/seatghor.catalog.v1.CatalogService/RescheduleShow"
 )
 
 // CatalogServiceClient is a client for the seatghor.catalog.v1.CatalogService service.
@@ -115,6 +118,12 @@ type CatalogServiceClient interface {
 	// orders cancelled and refunds given back, still pending or failed.
 	// Managers of the show's organisation and admins.
 	GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error)
+	// RescheduleShow delays a show or a bus trip to a later time (decision
+	// 0441): every stop's and counter's time moves with it, sales run until
+	// the new time, and every passenger of a paid order is told once by SMS
+	// and e-mail (and partners by webhook). The same time again changes
+	// nothing. Managers of the show's organisation and admins.
+	RescheduleShow(context.Context, *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error)
 }
 
 // NewCatalogServiceClient constructs a client for the seatghor.catalog.v1.CatalogService service.
@@ -199,6 +208,13 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		rescheduleShow: connect.NewClient[v1.RescheduleShowRequest, v1.RescheduleShowResponse](
+			httpClient,
+			baseURL+CatalogServiceRescheduleShowProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("RescheduleShow")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -215,6 +231,7 @@ type catalogServiceClient struct {
 	listLayoutTemplates      *connect.Client[v1.ListLayoutTemplatesRequest, v1.ListLayoutTemplatesResponse]
 	cancelShow               *connect.Client[v1.CancelShowRequest, v1.CancelShowResponse]
 	getShowCancellation      *connect.Client[v1.GetShowCancellationRequest, v1.GetShowCancellationResponse]
+	rescheduleShow           *connect.Client[v1.RescheduleShowRequest, v1.RescheduleShowResponse]
 }
 
 // CreateShow calls seatghor.catalog.v1.CatalogService.CreateShow.
@@ -272,6 +289,11 @@ func (c *catalogServiceClient) GetShowCancellation(ctx context.Context, req *con
 	return c.getShowCancellation.CallUnary(ctx, req)
 }
 
+// RescheduleShow calls seatghor.catalog.v1.CatalogService.RescheduleShow.
+func (c *catalogServiceClient) RescheduleShow(ctx context.Context, req *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error) {
+	return c.rescheduleShow.CallUnary(ctx, req)
+}
+
 // CatalogServiceHandler is an implementation of the seatghor.catalog.v1.CatalogService service.
 type CatalogServiceHandler interface {
 	// CreateShow creates a show, places it on a shard and writes its
@@ -320,6 +342,12 @@ type CatalogServiceHandler interface {
 	// orders cancelled and refunds given back, still pending or failed.
 	// Managers of the show's organisation and admins.
 	GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error)
+	// RescheduleShow delays a show or a bus trip to a later time (decision
+	// 0441): every stop's and counter's time moves with it, sales run until
+	// the new time, and every passenger of a paid order is told once by SMS
+	// and e-mail (and partners by webhook). The same time again changes
+	// nothing. Managers of the show's organisation and admins.
+	RescheduleShow(context.Context, *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error)
 }
 
 // NewCatalogServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -400,6 +428,13 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceRescheduleShowHandler := connect.NewUnaryHandler(
+		CatalogServiceRescheduleShowProcedure,
+		svc.RescheduleShow,
+		connect.WithSchema(catalogServiceMethods.ByName("RescheduleShow")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.catalog.v1.CatalogService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case CatalogServiceCreateShowProcedure:
@@ -424,6 +459,8 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceCancelShowHandler.ServeHTTP(w, r)
 		case CatalogServiceGetShowCancellationProcedure:
 			catalogServiceGetShowCancellationHandler.ServeHTTP(w, r)
+		case CatalogServiceRescheduleShowProcedure:
+			catalogServiceRescheduleShowHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -475,4 +512,8 @@ func (UnimplementedCatalogServiceHandler) CancelShow(context.Context, *connect.R
 
 func (UnimplementedCatalogServiceHandler) GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.GetShowCancellation is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) RescheduleShow(context.Context, *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.RescheduleShow is not implemented"))
 }

@@ -2588,6 +2588,225 @@ func (x *ShowWithdrawn) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ShowRescheduled: an operator moved a show or a bus trip to a later time
+// (decision 0441). Every stop's time moves with it. A ShowPublished with the
+// new time comes with it (the read side follows), and each paid order of the
+// show gets an OrderRescheduled on its shard. Sent to the webhooks
+// (show.rescheduled) of the partners allowed to sell the show.
+type ShowRescheduled struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// When it was to start before this move.
+	PreviousStartsAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=previous_starts_at,json=previousStartsAt,proto3" json:"previous_starts_at,omitempty"`
+	// When it starts now.
+	StartsAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=starts_at,json=startsAt,proto3" json:"starts_at,omitempty"`
+	// When it was first sold for.
+	ScheduledStartsAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=scheduled_starts_at,json=scheduledStartsAt,proto3" json:"scheduled_starts_at,omitempty"`
+	// Why, as the operator wrote it for buyers.
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Who moved it: a user id (never in webhooks).
+	RescheduledBy string `protobuf:"bytes,6,opt,name=rescheduled_by,json=rescheduledBy,proto3" json:"rescheduled_by,omitempty"`
+	// When it was moved.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShowRescheduled) Reset() {
+	*x = ShowRescheduled{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShowRescheduled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShowRescheduled) ProtoMessage() {}
+
+func (x *ShowRescheduled) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShowRescheduled.ProtoReflect.Descriptor instead.
+func (*ShowRescheduled) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ShowRescheduled) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *ShowRescheduled) GetPreviousStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousStartsAt
+	}
+	return nil
+}
+
+func (x *ShowRescheduled) GetStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartsAt
+	}
+	return nil
+}
+
+func (x *ShowRescheduled) GetScheduledStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ScheduledStartsAt
+	}
+	return nil
+}
+
+func (x *ShowRescheduled) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *ShowRescheduled) GetRescheduledBy() string {
+	if x != nil {
+		return x.RescheduledBy
+	}
+	return ""
+}
+
+func (x *ShowRescheduled) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
+// OrderRescheduled: the show of a paid order moved to a later time
+// (decision 0441), written on the order's shard in the transaction that
+// moves the show there, one per order confirmed by then (an order confirmed
+// later names the new times in its BookingConfirmed). Feeds the passengers'
+// messages and "my tickets"; sent to the webhooks (order.rescheduled) of the
+// partner the order came through.
+type OrderRescheduled struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The order.
+	OrderId string `protobuf:"bytes,2,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// The buyer.
+	UserId string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// When the show was to start before this move.
+	PreviousStartsAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=previous_starts_at,json=previousStartsAt,proto3" json:"previous_starts_at,omitempty"`
+	// When it starts now.
+	StartsAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=starts_at,json=startsAt,proto3" json:"starts_at,omitempty"`
+	// Bus trips with stops: the order's journey at the new times. Unset for a
+	// show without stops.
+	Journey *v1.Journey `protobuf:"bytes,6,opt,name=journey,proto3" json:"journey,omitempty"`
+	// Why, as the operator wrote it for buyers.
+	Reason string `protobuf:"bytes,7,opt,name=reason,proto3" json:"reason,omitempty"`
+	// When it was moved.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrderRescheduled) Reset() {
+	*x = OrderRescheduled{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrderRescheduled) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrderRescheduled) ProtoMessage() {}
+
+func (x *OrderRescheduled) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrderRescheduled.ProtoReflect.Descriptor instead.
+func (*OrderRescheduled) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *OrderRescheduled) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *OrderRescheduled) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *OrderRescheduled) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *OrderRescheduled) GetPreviousStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PreviousStartsAt
+	}
+	return nil
+}
+
+func (x *OrderRescheduled) GetStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartsAt
+	}
+	return nil
+}
+
+func (x *OrderRescheduled) GetJourney() *v1.Journey {
+	if x != nil {
+		return x.Journey
+	}
+	return nil
+}
+
+func (x *OrderRescheduled) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *OrderRescheduled) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 // ShowCancelled: an operator cancelled a show or a bus trip (decision 0440).
 // It stays in the catalog, marked cancelled; its orders are cancelled and
 // refunded one by one afterwards (OrderCancelled with reason
@@ -2608,7 +2827,7 @@ type ShowCancelled struct {
 
 func (x *ShowCancelled) Reset() {
 	*x = ShowCancelled{}
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2620,7 +2839,7 @@ func (x *ShowCancelled) String() string {
 func (*ShowCancelled) ProtoMessage() {}
 
 func (x *ShowCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2633,7 +2852,7 @@ func (x *ShowCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancelled.ProtoReflect.Descriptor instead.
 func (*ShowCancelled) Descriptor() ([]byte, []int) {
-	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShowCancelled) GetShowId() int64 {
@@ -2921,6 +3140,25 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12!\n" +
 	"\fwithdrawn_by\x18\x04 \x01(\tR\vwithdrawnBy\x12;\n" +
 	"\voccurred_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xf5\x02\n" +
+	"\x0fShowRescheduled\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12H\n" +
+	"\x12previous_starts_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x10previousStartsAt\x127\n" +
+	"\tstarts_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\bstartsAt\x12J\n" +
+	"\x13scheduled_starts_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x11scheduledStartsAt\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12%\n" +
+	"\x0erescheduled_by\x18\x06 \x01(\tR\rrescheduledBy\x12;\n" +
+	"\voccurred_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\xee\x02\n" +
+	"\x10OrderRescheduled\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
+	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\x12H\n" +
+	"\x12previous_starts_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x10previousStartsAt\x127\n" +
+	"\tstarts_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\bstartsAt\x125\n" +
+	"\ajourney\x18\x06 \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12\x16\n" +
+	"\x06reason\x18\a \x01(\tR\x06reason\x12;\n" +
+	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\"\xa0\x01\n" +
 	"\rShowCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x16\n" +
@@ -2955,7 +3193,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -2977,81 +3215,91 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*AllocationReleased)(nil),    // 17: seatghor.events.v1.AllocationReleased
 	(*AllocationReturned)(nil),    // 18: seatghor.events.v1.AllocationReturned
 	(*ShowWithdrawn)(nil),         // 19: seatghor.events.v1.ShowWithdrawn
-	(*ShowCancelled)(nil),         // 20: seatghor.events.v1.ShowCancelled
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 22: google.protobuf.Any
-	(*v1.Money)(nil),              // 23: seatghor.common.v1.Money
-	(*v1.Journey)(nil),            // 24: seatghor.common.v1.Journey
-	(*v1.Contact)(nil),            // 25: seatghor.common.v1.Contact
-	(*v1.Passenger)(nil),          // 26: seatghor.common.v1.Passenger
-	(v11.PaymentState)(0),         // 27: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 28: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 29: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 30: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 31: seatghor.catalog.v1.ShowKind
+	(*ShowRescheduled)(nil),       // 20: seatghor.events.v1.ShowRescheduled
+	(*OrderRescheduled)(nil),      // 21: seatghor.events.v1.OrderRescheduled
+	(*ShowCancelled)(nil),         // 22: seatghor.events.v1.ShowCancelled
+	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 24: google.protobuf.Any
+	(*v1.Money)(nil),              // 25: seatghor.common.v1.Money
+	(*v1.Journey)(nil),            // 26: seatghor.common.v1.Journey
+	(*v1.Contact)(nil),            // 27: seatghor.common.v1.Contact
+	(*v1.Passenger)(nil),          // 28: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 29: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 30: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 31: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 32: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 33: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	21, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	22, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	23, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	21, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	21, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
+	23, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	25, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	23, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	23, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
 	0,  // 6: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	21, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
-	21, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	21, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
-	23, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	21, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	21, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
-	25, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
-	23, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	21, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
-	24, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
-	25, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
-	23, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	21, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
-	23, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	21, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
-	23, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	23, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	23, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
+	23, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	23, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
+	25, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	23, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	23, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
+	27, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
+	25, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	23, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	26, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
+	27, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
+	25, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	23, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
+	25, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	23, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	25, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	25, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 30: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	21, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	27, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	28, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	23, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	29, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	21, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	30, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	23, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	21, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	21, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	21, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	31, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	21, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	21, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	21, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	21, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	21, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
-	21, // 55: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	23, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	29, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	30, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	25, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	31, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	23, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	32, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	25, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	23, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	23, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	23, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	33, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	23, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	23, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	23, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	23, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	23, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 55: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	23, // 56: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	23, // 57: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	23, // 58: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 59: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	23, // 60: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	26, // 61: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
+	23, // 62: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	23, // 63: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	64, // [64:64] is the sub-list for method output_type
+	64, // [64:64] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -3065,7 +3313,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

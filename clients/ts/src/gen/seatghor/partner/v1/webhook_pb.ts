@@ -164,9 +164,10 @@ export type CreateEndpointRequest = Message<"seatghor.partner.v1.CreateEndpointR
 
   /**
    * The event types to receive: booking.confirmed, order.cancelled,
-   * refund.issued, sale.opening_moved, allocation.returned. A partner gets
-   * the events of its own orders and allocations, and sale.opening_moved of
-   * the shows it may sell only (decision 0285).
+   * order.rescheduled, refund.issued, sale.opening_moved, show.rescheduled,
+   * show.cancelled, allocation.returned. A partner gets the events of its
+   * own orders and allocations, and sale.opening_moved, show.rescheduled and
+   * show.cancelled of the shows it may sell only (decision 0285).
    *
    * @generated from field: repeated string event_types = 3;
    */
