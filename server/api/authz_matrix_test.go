@@ -242,6 +242,19 @@ var authzMatrix = []authzRow{
 	{"seatghor.tickets.v1.TicketService/GetGateStatus", func(w *authzWorld, _ caller) proto.Message {
 		return &ticketsv1.GetGateStatusRequest{ShowId: w.paidShow}
 	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+	// The manifest (decision 0442): the gate's callers. A no-show before
+	// the coach has left is refused after the caller is let in.
+	{"seatghor.tickets.v1.ManifestService/GetManifest", func(w *authzWorld, _ caller) proto.Message {
+		return &ticketsv1.GetManifestRequest{ShowId: w.paidShow}
+	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+	{"seatghor.tickets.v1.ManifestService/ExportManifest", func(w *authzWorld, _ caller) proto.Message {
+		return &ticketsv1.ExportManifestRequest{ShowId: w.paidShow, Language: "bn"}
+	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+	{"seatghor.tickets.v1.ManifestService/MarkNoShow", func(w *authzWorld, _ caller) proto.Message {
+		o, _ := w.freshPaid()
+		id, _ := ticket.ID(o, 1)
+		return &ticketsv1.MarkNoShowRequest{ShowId: w.bulk, TicketId: id}
+	}, "unauth denied denied precond precond denied denied denied denied denied denied precond"},
 
 	// The waiting room.
 	{"seatghor.waitingroom.v1.WaitingRoomService/Join", func(w *authzWorld, _ caller) proto.Message {

@@ -101,6 +101,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.ShowMoving:               connect.CodeUnavailable,
 	fault.ShowCancelled:            connect.CodeFailedPrecondition,
 	fault.ShowAlreadyStarted:       connect.CodeFailedPrecondition,
+	fault.NoShowRefused:            connect.CodeFailedPrecondition,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,
 	fault.DeadlineExceeded:         connect.CodeDeadlineExceeded,

@@ -23,7 +23,10 @@ import (
 // the statement that uses it):
 //
 //   - opened: the sale has opened (on_sale_at);
-//   - not_started: the show has not started (starts_at): sales end then;
+//   - not_started: the coach has not left the journey's boarding stop
+//     (starts_at plus the stop's minutes; the start for a show without
+//     stops): every channel's sales of a journey end then (issue 25 §3),
+//     and a no-show's later legs sell until the coach reaches them;
 //   - not_cancelled: its operator has not cancelled it (cancelled_at,
 //     decision 0440): no hold from the moment the cancellation commits;
 //   - within_hold_limit: n is within max_seats_per_hold (R-3.8);
@@ -45,7 +48,7 @@ func holdRulesSQL(show, now, n, user string, j journeyArgs) string {
 	return `LATERAL (
 		SELECT v.*, v.opened AND v.not_started AND v.not_cancelled AND v.within_hold_limit AND v.within_account_cap AND v.journey_ok AS allowed
 		FROM (SELECT ` + show + `.on_sale_at <= ` + now + ` AS opened,
-		             ` + show + `.starts_at > ` + now + ` AS not_started,
+		             ` + show + `.starts_at + make_interval(mins => journey.from_minutes) > ` + now + ` AS not_started,
 		             ` + show + `.cancelled_at IS NULL AS not_cancelled,
 		             ` + show + `.max_seats_per_hold >= ` + n + ` AS within_hold_limit,
 		             c.held,
@@ -109,7 +112,7 @@ func (v holdVerdicts) refusal(show showSettings, n int, account bool) error {
 	case !v.opened:
 		return fault.New(fault.BookingNotAllowed, "sales for show %d open at %s", show.ID, show.OnSaleAt.Format(time.RFC3339))
 	case !v.notStarted:
-		return fault.New(fault.BookingNotAllowed, "show %d has already started", show.ID)
+		return fault.New(fault.BookingNotAllowed, "show %d has already started, or the coach has left the journey's boarding stop", show.ID)
 	case !v.withinHoldLimit:
 		return fault.OnField(fault.BookingInvalid, "seats", "at most %d seats in one hold for show %d (R-3.8)", show.MaxSeatsPerHold, show.ID)
 	case account && !v.withinAccountCap:

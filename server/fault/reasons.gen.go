@@ -246,6 +246,9 @@ const (
 	// (decision 0441): a trip may be delayed until 3 hours after its time, not later. Nothing was
 	// written.
 	ShowAlreadyStarted Reason = "SHOW_ALREADY_STARTED"
+	// NoShowRefused: A no-show is marked only once the coach has left the passenger's stop, and never
+	// for a passenger who boarded or an order not paid (decision 0442). Nothing was written.
+	NoShowRefused Reason = "NO_SHOW_REFUSED"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -351,6 +354,7 @@ var Reasons = []Reason{
 	ShowMoving,
 	ShowCancelled,
 	ShowAlreadyStarted,
+	NoShowRefused,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

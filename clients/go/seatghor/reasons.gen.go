@@ -445,6 +445,12 @@ const (
 	// run.
 	ReasonShowAlreadyStarted = "SHOW_ALREADY_STARTED"
 
+	// ReasonNoShowRefused (failed_precondition): A no-show is marked only once the coach has left the
+	// passenger's stop, and never for a passenger who boarded or an order not paid (decision 0442).
+	// Nothing was written. What to do: Show the message: wait for the departure, or the passenger
+	// boarded.
+	ReasonNoShowRefused = "NO_SHOW_REFUSED"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -574,6 +580,7 @@ var (
 		ReasonShowMoving,
 		ReasonShowCancelled,
 		ReasonShowAlreadyStarted,
+		ReasonNoShowRefused,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

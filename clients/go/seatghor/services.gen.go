@@ -39,6 +39,8 @@ type Client struct {
 	Hold HoldClient
 	// Ledger calls seatghor.ledger.v1.LedgerService.
 	Ledger LedgerClient
+	// Manifest calls seatghor.tickets.v1.ManifestService.
+	Manifest ManifestClient
 	// Network calls seatghor.network.v1.NetworkService.
 	Network NetworkClient
 	// Notification calls seatghor.notify.v1.NotificationService.
@@ -67,6 +69,7 @@ func newClient(h connect.HTTPClient, baseURL string, opts ...connect.ClientOptio
 		Catalog:      CatalogClient{catalogv1connect.NewCatalogServiceClient(h, baseURL, opts...)},
 		Hold:         HoldClient{bookingv1connect.NewHoldServiceClient(h, baseURL, opts...)},
 		Ledger:       LedgerClient{ledgerv1connect.NewLedgerServiceClient(h, baseURL, opts...)},
+		Manifest:     ManifestClient{ticketsv1connect.NewManifestServiceClient(h, baseURL, opts...)},
 		Network:      NetworkClient{networkv1connect.NewNetworkServiceClient(h, baseURL, opts...)},
 		Notification: NotificationClient{notifyv1connect.NewNotificationServiceClient(h, baseURL, opts...)},
 		Order:        OrderClient{bookingv1connect.NewOrderServiceClient(h, baseURL, opts...)},
@@ -150,6 +153,15 @@ func (c LedgerClient) ListFailedRefundsAll(ctx context.Context, req *v11.ListFai
 		func(r *v11.ListFailedRefundsResponse) ([]*v11.FailedRefund, string) {
 			return r.Refunds, r.NextPageToken
 		})
+}
+
+// ManifestClient is the Connect client of seatghor.tickets.v1.ManifestService.
+//
+// ManifestService is a trip's passenger list for its supervisor and the
+// no-shows they mark (decision 0442). A service of its own, apart from
+// TicketService: staff call it, and the buyer's site carries none of it.
+type ManifestClient struct {
+	ticketsv1connect.ManifestServiceClient
 }
 
 // NetworkClient is the Connect client of seatghor.network.v1.NetworkService.

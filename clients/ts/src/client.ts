@@ -25,6 +25,8 @@ import { TripSearchService } from "./gen/seatghor/search/v1/search_pb.js";
 import { SeatMapService, SeatState } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
 import type { GetSeatMapResponse } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
 import { TicketService } from "./gen/seatghor/tickets/v1/tickets_pb.js";
+import { ManifestService } from "./gen/seatghor/tickets/v1/manifest_pb.js";
+import { NotificationService } from "./gen/seatghor/notify/v1/notify_pb.js";
 import { WaitingRoomService } from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
 
 /** Options of createSeatghorClient (both entry points). */
@@ -92,6 +94,13 @@ export interface SeatghorClient {
    * managers) and admins.
    */
   network: Client<typeof NetworkService>;
+  /**
+   * A trip's manifest for its supervisor: passengers by seat, no-shows,
+   * the CSV export. The show's gate staff, managers and admins.
+   */
+  manifest: Client<typeof ManifestService>;
+  /** What the SMS sandbox recorded (dev and tests). Admins only. */
+  notifications: Client<typeof NotificationService>;
 }
 
 /**
@@ -138,6 +147,8 @@ export function clientOverTransport(transport: Transport): SeatghorClient {
     partners: createClient(PartnerService, transport),
     allocations: createClient(AllocationService, transport),
     webhooks: createClient(WebhookService, transport),
+    manifest: createClient(ManifestService, transport),
+    notifications: createClient(NotificationService, transport),
     network: createClient(NetworkService, transport),
   };
 }

@@ -29,6 +29,10 @@ export type { CallOptions, Interceptor } from "@connectrpc/connect";
 export * from "./gen/seatghor/common/v1/money_pb.js";
 export * from "./gen/seatghor/common/v1/local_time_pb.js";
 export * from "./gen/seatghor/common/v1/journey_pb.js";
+// partner.v1 has a Contact too (a partner's): the buyer's checkout contact
+// is CheckoutContact.
+export { ContactSchema as CheckoutContactSchema } from "./gen/seatghor/common/v1/contact_pb.js";
+export type { Contact as CheckoutContact } from "./gen/seatghor/common/v1/contact_pb.js";
 export * from "./gen/seatghor/booking/v1/hold_pb.js";
 export * from "./gen/seatghor/booking/v1/order_pb.js";
 export * from "./gen/seatghor/payment/v1/payment_pb.js";
@@ -36,10 +40,12 @@ export * from "./gen/seatghor/ledger/v1/ledger_pb.js";
 export * from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
 export * from "./gen/seatghor/search/v1/search_pb.js";
 export * from "./gen/seatghor/tickets/v1/tickets_pb.js";
+export * from "./gen/seatghor/tickets/v1/manifest_pb.js";
 export * from "./gen/seatghor/partner/v1/partner_pb.js";
 export * from "./gen/seatghor/partner/v1/allocation_pb.js";
 export * from "./gen/seatghor/partner/v1/webhook_pb.js";
 export * from "./gen/seatghor/network/v1/network_pb.js";
+export * from "./gen/seatghor/notify/v1/notify_pb.js";
 // The events: a webhook delivery's data is one of them in proto field
 // names (read it with fromJson of @bufbuild/protobuf and its schema).
 export * from "./gen/seatghor/events/v1/events_pb.js";

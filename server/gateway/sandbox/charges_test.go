@@ -234,7 +234,9 @@ func TestChargeTimeoutAgainForExistingKey(t *testing.T) {
 // which ones timed out, and the number of charges the sandbox holds.
 func timeouts(t *testing.T, f sandbox.Faults, n int) (timedOut []int, charges int) {
 	t.Helper()
-	o := envOpts{noWebhooks: true, cfg: sandbox.Config{Faults: f}, client: sandbox.ClientConfig{Timeout: 30 * time.Millisecond}}
+	// The client waits long enough that only a hang of the fault times
+	// out: at 30 ms a busy machine's first request timed out by itself.
+	o := envOpts{noWebhooks: true, cfg: sandbox.Config{Faults: f}, client: sandbox.ClientConfig{Timeout: faultTimeout}}
 	e := newEnv(t, o)
 	for i := 1; i <= n; i++ {
 		_, err := e.client.Charge(ctx(t), chargeReq(fmt.Sprintf("key-%d", i), fmt.Sprintf("order-%d", i), 1000, sandbox.TokenSuccess))
@@ -247,6 +249,10 @@ func timeouts(t *testing.T, f sandbox.Faults, n int) (timedOut []int, charges in
 	}
 	return timedOut, len(e.gw.Charges())
 }
+
+// faultTimeout is the client's timeout where the sandbox's hangs are the
+// subject.
+const faultTimeout = 250 * time.Millisecond
 
 func TestTimeoutFaultsDeterministic(t *testing.T) {
 	t.Parallel()
@@ -269,7 +275,7 @@ func TestSlowWindowByReferenceOrdinal(t *testing.T) {
 
 	// The ordinal is the reference's, not the request's: a second key for
 	// an early reference stays fast, a retry for a slow one stays slow.
-	e := newEnv(t, envOpts{noWebhooks: true, cfg: sandbox.Config{Faults: f}, client: sandbox.ClientConfig{Timeout: 30 * time.Millisecond}})
+	e := newEnv(t, envOpts{noWebhooks: true, cfg: sandbox.Config{Faults: f}, client: sandbox.ClientConfig{Timeout: faultTimeout}})
 	for i := 1; i <= 5; i++ {
 		_, _ = e.client.Charge(ctx(t), chargeReq(fmt.Sprintf("key-%d", i), fmt.Sprintf("order-%d", i), 1000, sandbox.TokenSuccess))
 	}

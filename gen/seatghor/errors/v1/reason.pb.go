@@ -260,6 +260,9 @@ const (
 	// The show started, or the coach left, too long ago to be rescheduled (decision 0441): a trip
 	// may be delayed until 3 hours after its time, not later. Nothing was written.
 	Reason_REASON_SHOW_ALREADY_STARTED Reason = 131
+	// A no-show is marked only once the coach has left the passenger's stop, and never for a
+	// passenger who boarded or an order not paid (decision 0442). Nothing was written.
+	Reason_REASON_NO_SHOW_REFUSED Reason = 132
 	// This server does not run the feature (no search index, no read database, no Redis).
 	Reason_REASON_NOT_SERVED Reason = 69
 	// The caller gave up.
@@ -368,6 +371,7 @@ var (
 		68:  "REASON_SHOW_MOVING",
 		130: "REASON_SHOW_CANCELLED",
 		131: "REASON_SHOW_ALREADY_STARTED",
+		132: "REASON_NO_SHOW_REFUSED",
 		69:  "REASON_NOT_SERVED",
 		70:  "REASON_CANCELED",
 		71:  "REASON_DEADLINE_EXCEEDED",
@@ -466,6 +470,7 @@ var (
 		"REASON_SHOW_MOVING":                 68,
 		"REASON_SHOW_CANCELLED":              130,
 		"REASON_SHOW_ALREADY_STARTED":        131,
+		"REASON_NO_SHOW_REFUSED":             132,
 		"REASON_NOT_SERVED":                  69,
 		"REASON_CANCELED":                    70,
 		"REASON_DEADLINE_EXCEEDED":           71,
@@ -660,7 +665,7 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xc4\\\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xc1]\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
@@ -843,7 +848,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x15REASON_SHOW_CANCELLED\x10\x82\x01\x1a\x90\x01\xfa\xba\x18\x8b\x01\n" +
 	"\x13failed_precondition\x12tShow the message; the show's page says it was cancelled. \"This show was cancelled; every buyer is refunded in full.\"\x12z\n" +
 	"\x1bREASON_SHOW_ALREADY_STARTED\x10\x83\x01\x1aX\xfa\xba\x18T\n" +
-	"\x13failed_precondition\x12=Show the message; cancel the show instead if it will not run.\x12W\n" +
+	"\x13failed_precondition\x12=Show the message; cancel the show instead if it will not run.\x12{\n" +
+	"\x16REASON_NO_SHOW_REFUSED\x10\x84\x01\x1a^\xfa\xba\x18Z\n" +
+	"\x13failed_precondition\x12CShow the message: wait for the departure, or the passenger boarded.\x12W\n" +
 	"\x11REASON_NOT_SERVED\x10E\x1a@\xfa\xba\x18<\n" +
 	"\vunavailable\x12-Use a server that does; in dev, configure it.\x12-\n" +
 	"\x0fREASON_CANCELED\x10F\x1a\x18\xfa\xba\x18\x14\n" +

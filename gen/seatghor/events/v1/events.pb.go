@@ -2807,6 +2807,117 @@ func (x *OrderRescheduled) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// NoShowMarked: a trip's supervisor marked a passenger who did not board at
+// their stop once the coach had left it (decision 0442). The seat's later
+// legs are back on sale (the seat map follows); nothing is refunded.
+type NoShowMarked struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The trip.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The ticket.
+	TicketId string `protobuf:"bytes,2,opt,name=ticket_id,json=ticketId,proto3" json:"ticket_id,omitempty"`
+	// Its order.
+	OrderId string `protobuf:"bytes,3,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// The seat.
+	Seat string `protobuf:"bytes,4,opt,name=seat,proto3" json:"seat,omitempty"`
+	// The stop the passenger was to board at.
+	StopId string `protobuf:"bytes,5,opt,name=stop_id,json=stopId,proto3" json:"stop_id,omitempty"`
+	// How many legs of the seat went back on sale.
+	ReleasedLegs int32 `protobuf:"varint,6,opt,name=released_legs,json=releasedLegs,proto3" json:"released_legs,omitempty"`
+	// Who marked it: a user id.
+	MarkedBy string `protobuf:"bytes,7,opt,name=marked_by,json=markedBy,proto3" json:"marked_by,omitempty"`
+	// When.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NoShowMarked) Reset() {
+	*x = NoShowMarked{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NoShowMarked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NoShowMarked) ProtoMessage() {}
+
+func (x *NoShowMarked) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NoShowMarked.ProtoReflect.Descriptor instead.
+func (*NoShowMarked) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *NoShowMarked) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *NoShowMarked) GetTicketId() string {
+	if x != nil {
+		return x.TicketId
+	}
+	return ""
+}
+
+func (x *NoShowMarked) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *NoShowMarked) GetSeat() string {
+	if x != nil {
+		return x.Seat
+	}
+	return ""
+}
+
+func (x *NoShowMarked) GetStopId() string {
+	if x != nil {
+		return x.StopId
+	}
+	return ""
+}
+
+func (x *NoShowMarked) GetReleasedLegs() int32 {
+	if x != nil {
+		return x.ReleasedLegs
+	}
+	return 0
+}
+
+func (x *NoShowMarked) GetMarkedBy() string {
+	if x != nil {
+		return x.MarkedBy
+	}
+	return ""
+}
+
+func (x *NoShowMarked) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 // ShowCancelled: an operator cancelled a show or a bus trip (decision 0440).
 // It stays in the catalog, marked cancelled; its orders are cancelled and
 // refunded one by one afterwards (OrderCancelled with reason
@@ -2827,7 +2938,7 @@ type ShowCancelled struct {
 
 func (x *ShowCancelled) Reset() {
 	*x = ShowCancelled{}
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +2950,7 @@ func (x *ShowCancelled) String() string {
 func (*ShowCancelled) ProtoMessage() {}
 
 func (x *ShowCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +2963,7 @@ func (x *ShowCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancelled.ProtoReflect.Descriptor instead.
 func (*ShowCancelled) Descriptor() ([]byte, []int) {
-	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ShowCancelled) GetShowId() int64 {
@@ -3159,6 +3270,16 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\ajourney\x18\x06 \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12\x16\n" +
 	"\x06reason\x18\a \x01(\tR\x06reason\x12;\n" +
 	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\x8b\x02\n" +
+	"\fNoShowMarked\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1b\n" +
+	"\tticket_id\x18\x02 \x01(\tR\bticketId\x12\x19\n" +
+	"\border_id\x18\x03 \x01(\tR\aorderId\x12\x12\n" +
+	"\x04seat\x18\x04 \x01(\tR\x04seat\x12\x17\n" +
+	"\astop_id\x18\x05 \x01(\tR\x06stopId\x12#\n" +
+	"\rreleased_legs\x18\x06 \x01(\x05R\freleasedLegs\x12\x1b\n" +
+	"\tmarked_by\x18\a \x01(\tR\bmarkedBy\x12;\n" +
+	"\voccurred_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\"\xa0\x01\n" +
 	"\rShowCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x16\n" +
@@ -3193,7 +3314,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -3217,89 +3338,91 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*ShowWithdrawn)(nil),         // 19: seatghor.events.v1.ShowWithdrawn
 	(*ShowRescheduled)(nil),       // 20: seatghor.events.v1.ShowRescheduled
 	(*OrderRescheduled)(nil),      // 21: seatghor.events.v1.OrderRescheduled
-	(*ShowCancelled)(nil),         // 22: seatghor.events.v1.ShowCancelled
-	(*timestamppb.Timestamp)(nil), // 23: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 24: google.protobuf.Any
-	(*v1.Money)(nil),              // 25: seatghor.common.v1.Money
-	(*v1.Journey)(nil),            // 26: seatghor.common.v1.Journey
-	(*v1.Contact)(nil),            // 27: seatghor.common.v1.Contact
-	(*v1.Passenger)(nil),          // 28: seatghor.common.v1.Passenger
-	(v11.PaymentState)(0),         // 29: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 30: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 31: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 32: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 33: seatghor.catalog.v1.ShowKind
+	(*NoShowMarked)(nil),          // 22: seatghor.events.v1.NoShowMarked
+	(*ShowCancelled)(nil),         // 23: seatghor.events.v1.ShowCancelled
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 25: google.protobuf.Any
+	(*v1.Money)(nil),              // 26: seatghor.common.v1.Money
+	(*v1.Journey)(nil),            // 27: seatghor.common.v1.Journey
+	(*v1.Contact)(nil),            // 28: seatghor.common.v1.Contact
+	(*v1.Passenger)(nil),          // 29: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 30: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 31: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 32: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 33: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 34: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	23, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	25, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	23, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	23, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
+	24, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	26, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	24, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	24, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
 	0,  // 6: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	23, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
-	23, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	23, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
-	25, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	23, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	23, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
-	27, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
-	25, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	23, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
-	26, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
-	27, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
-	25, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	23, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
-	25, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	23, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
-	25, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	25, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	24, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
+	24, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	24, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
+	26, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	24, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	24, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
+	28, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
+	26, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	24, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	27, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
+	28, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
+	26, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	24, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
+	26, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	24, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	26, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	26, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 30: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	23, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	29, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	29, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	30, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	25, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	31, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	23, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	32, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	25, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	23, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	23, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	23, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	33, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	23, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	23, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	23, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	23, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	23, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 55: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	23, // 56: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	23, // 57: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
-	23, // 58: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 59: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	23, // 60: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	26, // 61: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
-	23, // 62: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	23, // 63: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	64, // [64:64] is the sub-list for method output_type
-	64, // [64:64] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	24, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	30, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	30, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	31, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	26, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	32, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	24, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	33, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	26, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	24, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	24, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	24, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	34, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	24, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	24, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	24, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	24, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	24, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 55: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	24, // 56: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	24, // 57: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	24, // 58: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 59: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	24, // 60: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	27, // 61: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
+	24, // 62: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 63: seatghor.events.v1.NoShowMarked.occurred_at:type_name -> google.protobuf.Timestamp
+	24, // 64: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	65, // [65:65] is the sub-list for method output_type
+	65, // [65:65] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -3313,7 +3436,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -1,0 +1,83 @@
+package booking
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	"github.com/seatghor/seatghor/server/catalog"
+)
+
+// What a trip's manifest (issue 25 §4, decision 0442) asks of booking: the
+// paid orders with who travels and their journeys, and, for a passenger
+// who did not board, the seat's later legs back on sale.
+
+// ManifestOrder is a paid order as the trip's manifest lists it.
+type ManifestOrder struct {
+	Entry
+	// PartnerID is the partner that sold it; 0: the platform's own site.
+	PartnerID int64
+	// ContactPhone is the buyer's checkout phone, for a seat without a
+	// passenger's own.
+	ContactPhone string
+	// View is the journey as people read it (nil without stops).
+	View *commonv1.Journey
+}
+
+// ListManifest lists the confirmed orders of show showID on q, its shard,
+// with their passengers and journeys, in order id order.
+func ListManifest(ctx context.Context, q catalog.Querier, showID int64) ([]ManifestOrder, error) {
+	rows, err := q.Query(ctx, `
+		SELECT o.order_id, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity,
+		       o.from_stop, o.to_stop, o.boarding_counter, o.dropping_counter, coalesce(o.partner_id, 0),
+		       coalesce(o.contact_phone, '')
+		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
+		WHERE o.show_id = $1 AND o.status = 'confirmed'
+		ORDER BY o.order_id`, showID)
+	if err != nil {
+		return nil, fmt.Errorf("list the manifest of show %d: %w", showID, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ManifestOrder, error) {
+		m := ManifestOrder{Entry: Entry{ShowID: showID, Status: OrderConfirmed}}
+		err := r.Scan(&m.OrderID, &m.UserID, &m.TotalMinor, &m.Currency, &m.Seats, &m.GAArea, &m.Quantity,
+			&m.Journey.From, &m.Journey.To, &m.Journey.Boarding, &m.Journey.Dropping, &m.PartnerID, &m.ContactPhone)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list the manifest of show %d: %w", showID, err)
+	}
+	ids := make([]string, len(out))
+	for i, m := range out {
+		ids[i] = m.OrderID
+	}
+	ps, err := readPassengers(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
+	trip, err := readTrip(ctx, q, showID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		out[i].Passengers = ps[out[i].OrderID]
+		out[i].View = view(trip, out[i].Journey)
+	}
+	return out, nil
+}
+
+// ReleaseLegs puts back on sale, in tx, the legs from leg on of seat that
+// order orderID booked: a no-show's seat for the rest of the trip
+// (decision 0442). It returns how many legs went back; none when the order
+// holds no such leg any more.
+func ReleaseLegs(ctx context.Context, tx pgx.Tx, showID int64, orderID, seat string, leg int) (int, error) {
+	tag, err := tx.Exec(ctx, `
+		UPDATE seats SET status = 'available', hold_id = NULL, held_until = NULL, version = version + 1
+		WHERE show_id = $1 AND seat = $2 AND leg >= $3 AND status = 'booked'
+		  AND hold_id = (SELECT hold_id FROM orders WHERE order_id = $4 AND show_id = $1)`, showID, seat, leg, orderID)
+	if err != nil {
+		return 0, fmt.Errorf("release seat %s of order %s from leg %d: %w", seat, orderID, leg, err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -1,0 +1,110 @@
+package ticket
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/seatghor/seatghor/server/display"
+)
+
+// manifestWords are the CSV's column names and values in a language.
+type manifestWords struct {
+	columns  []string
+	status   map[Boarding]string
+	channel  map[Channel]string
+	yes      string
+	timeForm string
+}
+
+var manifestLabels = map[display.Lang]manifestWords{
+	display.English: {
+		columns: []string{"Seat", "Ticket", "Passenger", "Phone", "Woman", "From", "To", "Boarding counter",
+			"Boarding time", "Channel", "Status", "Boarded at", "Gate", "Order"},
+		status:   map[Boarding]string{Expected: "expected", Boarded: "boarded", NoShow: "no-show"},
+		channel:  map[Channel]string{ChannelWeb: "web", ChannelPartner: "partner"},
+		yes:      "yes",
+		timeForm: "2006-01-02 15:04",
+	},
+	display.Bengali: {
+		columns: []string{"আসন", "টিকিট", "যাত্রী", "ফোন", "নারী", "কোথা থেকে", "কোথায়", "ওঠার কাউন্টার",
+			"ওঠার সময়", "মাধ্যম", "অবস্থা", "উঠেছেন", "গেট", "অর্ডার"},
+		status:   map[Boarding]string{Expected: "অপেক্ষমাণ", Boarded: "উঠেছেন", NoShow: "অনুপস্থিত"},
+		channel:  map[Channel]string{ChannelWeb: "ওয়েব", ChannelPartner: "পার্টনার"},
+		yes:      "হ্যাঁ",
+		timeForm: "2006-01-02 15:04",
+	},
+}
+
+// ManifestCSV is m as a CSV file in lang: UTF-8 with a byte-order mark, so
+// a spreadsheet opens Bengali names as they are; times in the show's zone.
+func ManifestCSV(m Manifest, lang display.Lang) ([]byte, error) {
+	w, ok := manifestLabels[lang]
+	if !ok {
+		w = manifestLabels[display.English]
+	}
+	loc := display.ZoneOrDefault(m.TimeZone)
+	at := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return display.Digits(t.In(loc).Format(w.timeForm), lang)
+	}
+	pick := func(en, bn string) string {
+		if lang == display.Bengali && bn != "" {
+			return bn
+		}
+		return en
+	}
+	var buf bytes.Buffer
+	buf.WriteString("\ufeff")
+	cw := csv.NewWriter(&buf)
+	cw.UseCRLF = true // what spreadsheets expect of a CSV file
+	if err := cw.Write(w.columns); err != nil {
+		return nil, fmt.Errorf("write the manifest's header: %w", err)
+	}
+	for _, e := range m.Entries {
+		woman := ""
+		if e.Woman {
+			woman = w.yes
+		}
+		seat := e.Seat
+		if seat == "" {
+			seat = e.GAArea
+		}
+		var from, to, counter, boarding string
+		if j := e.Journey; j != nil {
+			from, to = pick(j.GetFromName(), j.GetFromNameBn()), pick(j.GetToName(), j.GetToNameBn())
+			counter = pick(j.GetBoardingCounterName(), j.GetBoardingCounterNameBn())
+			if j.GetBoardingAt() != nil {
+				boarding = at(j.GetBoardingAt().AsTime())
+			} else if j.GetDepartsAt() != nil {
+				boarding = at(j.GetDepartsAt().AsTime())
+			}
+		}
+		channel := w.channel[e.Channel]
+		if e.PartnerID != 0 {
+			channel += fmt.Sprintf(" %d", e.PartnerID)
+		}
+		if err := cw.Write([]string{seat, e.TicketID, sanitize(e.Passenger), e.Phone, woman, from, to, counter, boarding,
+			channel, w.status[e.Status], at(e.BoardedAt), sanitize(e.Gate), e.OrderID}); err != nil {
+			return nil, fmt.Errorf("write the manifest's line of %s: %w", e.TicketID, err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return nil, fmt.Errorf("write the manifest: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// sanitize keeps a spreadsheet from reading a name as a formula (CSV
+// injection): a cell that starts with =, +, - or @ gets a leading quote.
+func sanitize(s string) string {
+	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
