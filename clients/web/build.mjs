@@ -17,15 +17,17 @@ import { BACKGROUND_COLOR, THEME_COLOR, iconSVG } from "./icon.mjs";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(root, "dist");
-// First-load budget, gzip: index.html, app.js and app.css together (the
-// QR code's chunk loads later, with the tickets).
+// First-load budget, gzip: index.html, app.js with the chunks it imports
+// statically (the code it shares with a lazy page), and app.css together
+// (the QR code's chunk loads later, with the tickets).
 const BUDGET_GZIP_BYTES = 100 * 1024;
 
 await rm(dist, { recursive: true, force: true });
 await mkdir(path.join(dist, "assets"), { recursive: true });
 const common = { bundle: true, minify: true, legalComments: "none", charset: "utf8", logLevel: "warning", absWorkingDir: root };
-await build({
+const app = await build({
   ...common,
+  metafile: true,
   entryPoints: ["src/main.tsx"],
   outdir: "dist/assets",
   entryNames: "app",
@@ -53,6 +55,20 @@ await build({
   target: ["es2022", "chrome100", "safari15.4", "firefox100"],
   jsx: "automatic",
   jsxImportSource: "preact",
+});
+// The trip supervisor's manifest (src/manifest, decision 0442) is another
+// bundle of its own, assets/manifest.js, for the same reason: staff's
+// pages stay out of a buyer's first load. It renders with its own Preact
+// into an element the shell gives it.
+await build({
+  ...common,
+  entryPoints: { manifest: "src/manifest/index.tsx" },
+  outdir: "dist/assets",
+  format: "esm",
+  target: ["es2022", "chrome100", "safari15.4", "firefox100"],
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
 });
 // The fonts stay files of their own beside app.css (its @font-face names
 // them), not inlined.
@@ -122,6 +138,9 @@ await writeFile(path.join(dist, "manifest.webmanifest"), JSON.stringify(manifest
 const revision = async (f) => createHash("sha256").update(await readFile(path.join(dist, f))).digest("hex").slice(0, 16);
 const precache = [{ url: "/", revision: await revision("index.html") }];
 for (const f of (await readdir(path.join(dist, "assets"))).sort()) {
+  // The manifest is staff's and needs the network: a buyer's phone does
+  // not download it with the app.
+  if (f === "manifest.js") continue;
   if (f.endsWith(".js") || f.endsWith(".css")) precache.push({ url: `/assets/${f}`, revision: await revision(`assets/${f}`) });
 }
 await build({
@@ -134,8 +153,16 @@ await build({
   define: { "process.env.NODE_ENV": '"production"', "self.__WB_MANIFEST": JSON.stringify(precache) },
 });
 
+// app.js and what it imports statically, followed through the chunks: a
+// chunk shared with a lazy page loads with app.js.
+const firstLoad = new Set(["dist/assets/app.js"]);
+for (const f of firstLoad) {
+  for (const i of app.metafile.outputs[f]?.imports ?? []) {
+    if (i.kind === "import-statement") firstLoad.add(i.path);
+  }
+}
 let total = 0;
-for (const f of ["index.html", "assets/app.js", "assets/app.css"]) {
+for (const f of ["index.html", ...[...firstLoad].map((f) => path.relative("dist", f)), "assets/app.css"]) {
   const body = await readFile(path.join(dist, f));
   const gz = gzipSync(body, { level: 9 }).length;
   total += gz;

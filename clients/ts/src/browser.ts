@@ -2,6 +2,9 @@
 // conditions "browser" and "default"): the client over connect-web's
 // fetch transport. It runs wherever fetch does (browsers, Deno, Bun,
 // workers, Node ≥ 20) and pulls in no Node module.
+import type { DescService } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 
 import { fetchWithUnavailable } from "./calls.js";
@@ -24,7 +27,7 @@ export interface BrowserClientOptions extends SeatghorClientOptions {
 
 /** Creates the Connect clients for one server, over fetch. */
 export function createSeatghorClient(options: BrowserClientOptions): SeatghorClient {
-  return clientOverTransport(browserTransport(options));
+  return clientOverTransport(createSeatghorTransport(options));
 }
 
 /**
@@ -32,11 +35,21 @@ export function createSeatghorClient(options: BrowserClientOptions): SeatghorCli
  * server, over fetch: a web page's smaller bundle.
  */
 export function createBuyerClient(options: BrowserClientOptions): BuyerClient {
-  return buyerClientOverTransport(browserTransport(options));
+  return buyerClientOverTransport(createSeatghorTransport(options));
+}
+
+/**
+ * The Connect client of one service, over fetch with the clients'
+ * interceptors: for a page that calls a service BuyerClient does not carry
+ * (`createServiceClient(ManifestService, options)`), so its bundle takes
+ * that service's descriptors and no other's.
+ */
+export function createServiceClient<T extends DescService>(service: T, options: BrowserClientOptions): Client<T> {
+  return createClient(service, createSeatghorTransport(options));
 }
 
 /** The fetch transport of the browser clients. */
-function browserTransport(options: BrowserClientOptions) {
+function createSeatghorTransport(options: BrowserClientOptions) {
   return createConnectTransport({
     baseUrl: options.baseUrl,
     useBinaryFormat: options.binary ?? false,

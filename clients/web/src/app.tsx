@@ -2,12 +2,13 @@
 // API; the server answers every page path with index.html) and what every
 // page shares through AppContext.
 import { createContext } from "preact";
-import { useContext, useEffect, useMemo, useState } from "preact/hooks";
+import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
 import type { ComponentChildren } from "preact";
 import { Code, ConnectError, UnauthenticatedError, asSeatghorError } from "@seatghor/client";
 import type { BuyerClient } from "@seatghor/client";
 
 import { saveLang, savedLang, strings } from "./i18n.js";
+import { sayError } from "./say.js";
 import { reasonsBn, reasonsEn } from "./reasons.js";
 import type { Lang, Strings } from "./i18n.js";
 import { clearSession, loadSession, newClient } from "./session.js";
@@ -56,25 +57,7 @@ export function Link(props: { href: string; class?: string; children: ComponentC
   );
 }
 
-/**
- * What a page says about an error, in the page's language (decision
- * 0303): the sentence of its reason (reasons.ts), else a general sentence
- * and one for its Connect code. Never the server's message: it is for
- * developers (field names, id formats, rule numbers) and in English.
- */
-export function sayError(err: unknown, lang: Lang): string {
-  const t = strings(lang);
-  // Offline, a call that did not get through needs the network: said so
-  // (decision 0399), not as a failure of the server.
-  if (err instanceof ConnectError && err.code === Code.Unavailable && !navigator.onLine) return t.offlineError;
-  const known = asSeatghorError(err);
-  const said = known && (lang === "bn" ? reasonsBn : reasonsEn)[known.reason];
-  if (said) return said;
-  if (err instanceof ConnectError) return `${t.errorUnknown} ${t.errorCode(err.code)}`;
-  // Not the API's answer: a request that did not get through (fetch
-  // threw a TypeError), or the page's own failure.
-  return err instanceof TypeError ? `${t.errorUnknown} ${t.errorCode(Code.Unavailable)}` : t.errorUnknown;
-}
+export { sayError };
 
 export function ErrorNote(props: { err: unknown }) {
   const { t, lang } = useApp();
@@ -143,6 +126,34 @@ export interface Place {
   visit: number;
 }
 
+/** The trip supervisor's manifest (src/manifest), built on its own into assets/manifest.js. */
+type ManifestBundle = typeof import("./manifest/index.js");
+
+/**
+ * The manifest, staff's, is a bundle of its own loaded by its address, as
+ * the gate's offline side is: it shares no chunk with app.js, so a buyer's
+ * first load carries none of it. It renders into its own element.
+ */
+function ManifestRoute(props: { showId: bigint }) {
+  const { lang, session } = useApp();
+  const el = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!session || !el.current) return;
+    const at = el.current;
+    let unmount: (() => void) | undefined;
+    let gone = false;
+    void (import(/* the manifest's own bundle */ new URL("manifest.js", import.meta.url).href) as Promise<ManifestBundle>).then((m) => {
+      if (!gone) unmount = m.mount(at, { showId: props.showId, lang });
+    });
+    return () => {
+      gone = true;
+      unmount?.();
+    };
+  }, [props.showId, lang, session]);
+  if (!session) return <NeedSession>{null}</NeedSession>;
+  return <div ref={el} />;
+}
+
 function route(place: Place) {
   const parts = place.path.split("/").filter(Boolean);
   switch (parts[0]) {
@@ -163,6 +174,8 @@ function route(place: Place) {
       return <GatePage />;
     case "signin":
       return <SignInPage />;
+    case "manifest":
+      return <ManifestRoute showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
     default:
       return <p class="note">404</p>;
   }
