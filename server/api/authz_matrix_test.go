@@ -32,6 +32,7 @@ import (
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	searchv1 "github.com/seatghor/seatghor/gen/seatghor/search/v1"
 	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
+	signinv1 "github.com/seatghor/seatghor/gen/seatghor/signin/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	waitingroomv1 "github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
@@ -242,6 +243,15 @@ var authzMatrix = []authzRow{
 	{"seatghor.tickets.v1.TicketService/GetGateStatus", func(w *authzWorld, _ caller) proto.Message {
 		return &ticketsv1.GetGateStatusRequest{ShowId: w.paidShow}
 	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
+	// Phone sign-in (decision 0436): anyone, a new number each call; not
+	// an API key that may only read.
+	{"seatghor.signin.v1.PhoneSignInService/SendCode", func(w *authzWorld, _ caller) proto.Message {
+		w.phones++
+		return &signinv1.SendCodeRequest{Phone: fmt.Sprintf("0171100%04d", w.phones)}
+	}, "ok ok ok ok ok ok ok denied ok denied ok ok"},
+	{"seatghor.signin.v1.PhoneSignInService/VerifyCode", func(_ *authzWorld, c caller) proto.Message {
+		return &signinv1.VerifyCodeRequest{Phone: fmt.Sprintf("0171100%04d", int(c)), Code: "not-a-code"}
+	}, "invalid invalid invalid invalid invalid invalid invalid denied invalid denied invalid invalid"},
 	// The manifest (decision 0442): the gate's callers. A no-show before
 	// the coach has left is refused after the caller is let in.
 	{"seatghor.tickets.v1.ManifestService/GetManifest", func(w *authzWorld, _ caller) proto.Message {
@@ -415,6 +425,9 @@ type authzWorld struct {
 	t     *testing.T
 	env   *apptest.Env
 	creds [callers]string
+	// phones counts the numbers sign-in codes went to: a new one a call,
+	// so that no number's resend limit answers.
+	phones int
 
 	show, saleShow int64
 	partnerID      int64

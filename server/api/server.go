@@ -30,6 +30,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/search/v1/searchv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/signin/v1/signinv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	"github.com/seatghor/seatghor/server/auth"
@@ -81,6 +82,8 @@ type Config struct {
 	SandboxSMS SandboxSMS
 	// CheckIn admits tickets at the gate (a shard write).
 	CheckIn *ticket.Service
+	// PhoneSignIn signs buyers in by SMS code (decision 0436); nil: off.
+	PhoneSignIn PhoneSignIn
 	// Now is the time of reads (upcoming tickets); default time.Now.
 	Now func() time.Time
 	// SeatMapShare is how long one Redis read of a show's availability
@@ -136,7 +139,10 @@ const compressMinBytes = 1024
 // equal).
 func publicProcedures() []string {
 	return []string{searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure,
-		ticketsv1connect.TicketServiceGetTicketKeysProcedure}
+		ticketsv1connect.TicketServiceGetTicketKeysProcedure,
+		// A phone sign-in is how a buyer with no credential gets one
+		// (decision 0436).
+		signinv1connect.PhoneSignInServiceSendCodeProcedure, signinv1connect.PhoneSignInServiceVerifyCodeProcedure}
 }
 
 // keyGrants are the procedures with side effects that an API key's grant
@@ -327,6 +333,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(paymentv1connect.PaymentServiceName)(paymentv1connect.NewPaymentServiceHandler(&paymentHandler{cfg.Payments, cfg.Log}, opts...))
 	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(&ticketHandler{
 		tickets: cfg.Tickets, files: cfg.TicketFiles, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
+	add(signinv1connect.PhoneSignInServiceName)(signinv1connect.NewPhoneSignInServiceHandler(&phoneSignInHandler{cfg.PhoneSignIn, cfg.Log}, opts...))
 	add(ticketsv1connect.ManifestServiceName)(ticketsv1connect.NewManifestServiceHandler(&manifestHandler{checkIn: cfg.CheckIn, log: cfg.Log}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))

@@ -38,6 +38,7 @@ import (
 	"github.com/seatghor/seatghor/server/objstore"
 	"github.com/seatghor/seatghor/server/partner"
 	"github.com/seatghor/seatghor/server/payment"
+	"github.com/seatghor/seatghor/server/phonesignin"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/seal"
@@ -155,6 +156,9 @@ type NotifyConfig struct {
 	// SiteURL is the site's public base: the messages link to
 	// SiteURL/order/<order id>.
 	SiteURL string
+	// PhoneCodesPerClient bounds the sign-in codes sent for one client
+	// address an hour; default phonesignin.ClientPerHour.
+	PhoneCodesPerClient int
 }
 
 // Timetables tunes the timetable job.
@@ -352,6 +356,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Network: a.Network, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
 		SeatMapShare: seatMapShare, SandboxSMS: cfg.Notify.SandboxSMS,
+	}
+	if cfg.Notify.SMS != nil {
+		// Phone sign-in sends its codes by the buyers' SMS (decision 0436).
+		apiCfg.PhoneSignIn = phonesignin.New(phonesignin.Config{DB: cat, SMS: cfg.Notify.SMS, Tokens: tokens,
+			Keys: cfg.TokenKeys, Clock: cfg.Clock, ClientPerHour: cfg.Notify.PhoneCodesPerClient})
 	}
 	if err := a.openIdP(cfg, tokens, &apiCfg); err != nil {
 		closeAll()

@@ -20,6 +20,7 @@ import (
 	v15 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
 	searchv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1/searchv1connect"
 	seatmapv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
+	signinv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/signin/v1/signinv1connect"
 	v14 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1"
 	ticketsv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
 	waitingroomv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
@@ -51,6 +52,8 @@ type Client struct {
 	Partner PartnerClient
 	// Payment calls seatghor.payment.v1.PaymentService.
 	Payment PaymentClient
+	// PhoneSignIn calls seatghor.signin.v1.PhoneSignInService.
+	PhoneSignIn PhoneSignInClient
 	// SeatMap calls seatghor.seatmap.v1.SeatMapService.
 	SeatMap SeatMapClient
 	// Ticket calls seatghor.tickets.v1.TicketService.
@@ -75,6 +78,7 @@ func newClient(h connect.HTTPClient, baseURL string, opts ...connect.ClientOptio
 		Order:        OrderClient{bookingv1connect.NewOrderServiceClient(h, baseURL, opts...)},
 		Partner:      PartnerClient{partnerv1connect.NewPartnerServiceClient(h, baseURL, opts...)},
 		Payment:      PaymentClient{paymentv1connect.NewPaymentServiceClient(h, baseURL, opts...)},
+		PhoneSignIn:  PhoneSignInClient{signinv1connect.NewPhoneSignInServiceClient(h, baseURL, opts...)},
 		SeatMap:      SeatMapClient{seatmapv1connect.NewSeatMapServiceClient(h, baseURL, opts...)},
 		Ticket:       TicketClient{ticketsv1connect.NewTicketServiceClient(h, baseURL, opts...)},
 		TripSearch:   TripSearchClient{searchv1connect.NewTripSearchServiceClient(h, baseURL, opts...)},
@@ -245,6 +249,15 @@ type PartnerClient struct {
 // applies it, so clients poll GetPayment (or GetOrder) for the result.
 type PaymentClient struct {
 	paymentv1connect.PaymentServiceClient
+}
+
+// PhoneSignInClient is the Connect client of seatghor.signin.v1.PhoneSignInService.
+//
+// PhoneSignInService signs a buyer in with their mobile number and a
+// one-time code sent to it by SMS: no identity provider, no password. Anyone may call it; the answers never tell whether
+// a number has signed in before.
+type PhoneSignInClient struct {
+	signinv1connect.PhoneSignInServiceClient
 }
 
 // SeatMapClient is the Connect client of seatghor.seatmap.v1.SeatMapService.

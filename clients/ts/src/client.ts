@@ -27,6 +27,7 @@ import type { GetSeatMapResponse } from "./gen/seatghor/seatmap/v1/seatmap_pb.js
 import { TicketService } from "./gen/seatghor/tickets/v1/tickets_pb.js";
 import { ManifestService } from "./gen/seatghor/tickets/v1/manifest_pb.js";
 import { NotificationService } from "./gen/seatghor/notify/v1/notify_pb.js";
+import { PhoneSignInService } from "./gen/seatghor/signin/v1/phone_pb.js";
 import { WaitingRoomService } from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
 
 /** Options of createSeatghorClient (both entry points). */
@@ -101,6 +102,8 @@ export interface SeatghorClient {
   manifest: Client<typeof ManifestService>;
   /** What the SMS sandbox recorded (dev and tests). Admins only. */
   notifications: Client<typeof NotificationService>;
+  /** Sign-in by mobile number and an SMS code: anyone (no token). */
+  phoneSignIn: Client<typeof PhoneSignInService>;
 }
 
 /**
@@ -149,6 +152,7 @@ export function clientOverTransport(transport: Transport): SeatghorClient {
     webhooks: createClient(WebhookService, transport),
     manifest: createClient(ManifestService, transport),
     notifications: createClient(NotificationService, transport),
+    phoneSignIn: createClient(PhoneSignInService, transport),
     network: createClient(NetworkService, transport),
   };
 }

@@ -46,6 +46,7 @@ export * from "./gen/seatghor/partner/v1/allocation_pb.js";
 export * from "./gen/seatghor/partner/v1/webhook_pb.js";
 export * from "./gen/seatghor/network/v1/network_pb.js";
 export * from "./gen/seatghor/notify/v1/notify_pb.js";
+export * from "./gen/seatghor/signin/v1/phone_pb.js";
 // The events: a webhook delivery's data is one of them in proto field
 // names (read it with fromJson of @bufbuild/protobuf and its schema).
 export * from "./gen/seatghor/events/v1/events_pb.js";
