@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
-	signinv1 "github.com/seatghor/seatghor/gen/seatghor/signin/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
+	signinv1 "github.com/seatghor/seatghor/gen/seatghor/signin/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/signin/v1/signinv1connect"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 )
