@@ -55,6 +55,7 @@ func TestMigrate(t *testing.T) {
 		return names
 	}
 	require.Equal(t, []string{"api_keys", "audit_log", "idempotency_keys", "layout_templates", "memberships", "organizations", "outbox", "partners",
+		"phone_accounts", "phone_code_sends", "phone_codes",
 		"projection_checkpoints", "routes", "sale_shows", "shows", "timetable_trips", "timetables", "waiting_rooms",
 		"webhook_attempts", "webhook_deliveries", "webhook_endpoints"}, tables(catalogURL))
 	for _, u := range shardURLs {
