@@ -24,25 +24,32 @@ type ManifestOrder struct {
 	ContactPhone string
 	// View is the journey as people read it (nil without stops).
 	View *commonv1.Journey
+	// Positions are the Seats' places in the layout (the seats' position),
+	// in the same order: what a manifest sorts by.
+	Positions []int
 }
 
 // ListManifest lists the confirmed orders of show showID on q, its shard,
-// with their passengers and journeys, in order id order.
-func ListManifest(ctx context.Context, q catalog.Querier, showID int64) ([]ManifestOrder, error) {
+// with their passengers and journeys, in order id order; orderID keeps
+// that one order ("": all).
+func ListManifest(ctx context.Context, q catalog.Querier, showID int64, orderID string) ([]ManifestOrder, error) {
 	rows, err := q.Query(ctx, `
 		SELECT o.order_id, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity,
 		       o.from_stop, o.to_stop, o.boarding_counter, o.dropping_counter, coalesce(o.partner_id, 0),
-		       coalesce(o.contact_phone, '')
+		       coalesce(o.contact_phone, ''),
+		       ARRAY(SELECT s.position FROM unnest(h.seats) WITH ORDINALITY u(seat, n)
+		             JOIN seats s ON s.show_id = o.show_id AND s.seat = u.seat AND s.leg = 0 ORDER BY u.n)
 		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
-		WHERE o.show_id = $1 AND o.status = 'confirmed'
-		ORDER BY o.order_id`, showID)
+		WHERE o.show_id = $1 AND o.status = 'confirmed' AND ($2 = '' OR o.order_id = $2)
+		ORDER BY o.order_id`, showID, orderID)
 	if err != nil {
 		return nil, fmt.Errorf("list the manifest of show %d: %w", showID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ManifestOrder, error) {
 		m := ManifestOrder{Entry: Entry{ShowID: showID, Status: OrderConfirmed}}
 		err := r.Scan(&m.OrderID, &m.UserID, &m.TotalMinor, &m.Currency, &m.Seats, &m.GAArea, &m.Quantity,
-			&m.Journey.From, &m.Journey.To, &m.Journey.Boarding, &m.Journey.Dropping, &m.PartnerID, &m.ContactPhone)
+			&m.Journey.From, &m.Journey.To, &m.Journey.Boarding, &m.Journey.Dropping, &m.PartnerID, &m.ContactPhone,
+			&m.Positions)
 		return m, err
 	})
 	if err != nil {

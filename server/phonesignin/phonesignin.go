@@ -214,18 +214,19 @@ func (s *Service) VerifyCode(ctx context.Context, number, code string) (Token, e
 		secret, known := s.keys.Secret(keyID)
 		if stored == nil || !now.Before(expires) || !known || !hmac.Equal(stored, mac(secret, e164, code)) {
 			attempts++
-			lock := "NULL"
 			refusal = wrong
+			var lock *time.Time
 			if attempts >= MaxAttempts {
-				// The code goes with the lock: a guess that comes after
-				// it finds nothing to guess.
-				lock, refusal = "$3", limited("phone-locked", LockFor)
+				until := now.Add(LockFor)
+				lock, refusal = &until, limited("phone-locked", LockFor)
 			}
-			// The wrong try commits: it is what the next one counts.
+			// The wrong try commits: it is what the next one counts. The
+			// code goes with a lock: a guess that comes after it finds
+			// nothing to guess.
 			_, err := tx.Exec(ctx, `
-				UPDATE phone_codes SET attempts = $2, locked_until = `+lock+`,
-				       code_mac = CASE WHEN $2 >= `+fmt.Sprint(MaxAttempts)+` THEN NULL ELSE code_mac END
-				WHERE phone = $1`, lockArgs(e164, attempts, now.Add(LockFor), lock)...)
+				UPDATE phone_codes SET attempts = $2, locked_until = $3,
+				       code_mac = CASE WHEN $3::timestamptz IS NULL THEN code_mac END
+				WHERE phone = $1`, e164, attempts, lock)
 			if err != nil {
 				return fmt.Errorf("count a wrong code of %s: %w", e164, err)
 			}
@@ -254,15 +255,6 @@ func (s *Service) VerifyCode(ctx context.Context, number, code string) (Token, e
 		return Token{}, err
 	}
 	return Token{Token: tok, ExpiresAt: now.Add(TokenTTL), UserID: userID}, nil
-}
-
-// lockArgs are the wrong try's update's arguments: the lock's time only
-// when the statement names it.
-func lockArgs(e164 string, attempts int, until time.Time, lock string) []any {
-	if lock == "NULL" {
-		return []any{e164, attempts}
-	}
-	return []any{e164, attempts, until}
 }
 
 // Text is the code's SMS in lang: one part in either language.

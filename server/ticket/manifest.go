@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -59,6 +57,9 @@ type ManifestEntry struct {
 	// ReleasedLegs is how many legs of the seat went back on sale with
 	// the no-show.
 	ReleasedLegs int
+	// position is the seat's place in the layout (what the manifest is
+	// sorted by); -1 for general admission, listed last.
+	position int
 }
 
 // Manifest is a trip's passengers by seat.
@@ -72,17 +73,24 @@ type Manifest struct {
 }
 
 // Manifest reads show showID's manifest: every ticket of its paid orders,
-// by seat; stopID keeps those boarding at that stop ("": all). Its callers
-// are CheckIn's: the supervisor is the show's gate staff (decision 0442).
+// in the layout's seat order; stopID keeps those boarding at that stop ("":
+// all). Its callers are CheckIn's: the supervisor is the show's gate staff
+// (decision 0442).
 func (s *Service) Manifest(ctx context.Context, c Caller, showID int64, stopID string) (Manifest, error) {
 	pool, err := s.gatePool(ctx, c, showID)
 	if err != nil {
 		return Manifest{}, err
 	}
+	return s.manifest(ctx, pool, showID, stopID, "")
+}
+
+// manifest reads the manifest on pool, the show's shard; orderID keeps
+// that order's tickets ("": all).
+func (s *Service) manifest(ctx context.Context, pool *pg.Pool, showID int64, stopID, orderID string) (Manifest, error) {
 	m := Manifest{ShowID: showID, ServerTime: s.clock.Now().UTC()}
-	err = pg.InTx(ctx, pool, func(tx pgx.Tx) error {
+	err := pg.InTx(ctx, pool, func(tx pgx.Tx) error {
 		// One snapshot: orders, check-ins and no-shows agree.
-		if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
+		if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`); err != nil {
 			return fmt.Errorf("read the manifest of show %d: %w", showID, err)
 		}
 		terms, err := catalog.ReadTerms(ctx, tx, showID)
@@ -90,11 +98,11 @@ func (s *Service) Manifest(ctx context.Context, c Caller, showID int64, stopID s
 			return err
 		}
 		m.TimeZone = terms.TimeZone
-		orders, err := booking.ListManifest(ctx, tx, showID)
+		orders, err := booking.ListManifest(ctx, tx, showID, orderID)
 		if err != nil {
 			return err
 		}
-		boarded, noShows, err := boardings(ctx, tx, showID)
+		boarded, noShows, err := boardings(ctx, tx, showID, orderID)
 		if err != nil {
 			return err
 		}
@@ -115,7 +123,12 @@ func (s *Service) Manifest(ctx context.Context, c Caller, showID int64, stopID s
 	if err != nil {
 		return Manifest{}, err
 	}
-	slices.SortStableFunc(m.Entries, func(a, b ManifestEntry) int { return compareSeats(a.Seat, b.Seat) })
+	slices.SortStableFunc(m.Entries, func(a, b ManifestEntry) int {
+		if (a.position < 0) != (b.position < 0) {
+			return b.position - a.position // a seat before a general-admission place
+		}
+		return a.position - b.position
+	})
 	for _, e := range m.Entries {
 		switch e.Status {
 		case Boarded:
@@ -139,10 +152,12 @@ type noShowRow struct {
 	legs int
 }
 
-// boardings reads the show's check-ins and no-shows, by ticket id.
-func boardings(ctx context.Context, tx pgx.Tx, showID int64) (map[string]checkinRow, map[string]noShowRow, error) {
+// boardings reads the show's check-ins and no-shows, by ticket id; orderID
+// keeps that order's ("": all).
+func boardings(ctx context.Context, tx pgx.Tx, showID int64, orderID string) (map[string]checkinRow, map[string]noShowRow, error) {
 	boarded, noShows := map[string]checkinRow{}, map[string]noShowRow{}
-	rows, err := tx.Query(ctx, `SELECT ticket_id, checked_in_at, gate FROM ticket_checkins WHERE show_id = $1`, showID)
+	rows, err := tx.Query(ctx, `
+		SELECT ticket_id, checked_in_at, gate FROM ticket_checkins WHERE show_id = $1 AND ($2 = '' OR order_id = $2)`, showID, orderID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read check-ins of show %d: %w", showID, err)
 	}
@@ -154,7 +169,8 @@ func boardings(ctx context.Context, tx pgx.Tx, showID int64) (map[string]checkin
 	}); err != nil {
 		return nil, nil, fmt.Errorf("read check-ins of show %d: %w", showID, err)
 	}
-	rows, err = tx.Query(ctx, `SELECT ticket_id, marked_at, released_legs FROM ticket_no_shows WHERE show_id = $1`, showID)
+	rows, err = tx.Query(ctx, `
+		SELECT ticket_id, marked_at, released_legs FROM ticket_no_shows WHERE show_id = $1 AND ($2 = '' OR order_id = $2)`, showID, orderID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read no-shows of show %d: %w", showID, err)
 	}
@@ -175,12 +191,15 @@ func manifestEntry(o booking.ManifestOrder, i int, boarded map[string]checkinRow
 		return ManifestEntry{}, err
 	}
 	e := ManifestEntry{TicketID: id, OrderID: o.OrderID, Journey: o.View, Channel: ChannelWeb, PartnerID: o.PartnerID,
-		Phone: o.ContactPhone, Status: Expected}
+		Phone: o.ContactPhone, Status: Expected, position: -1}
 	if o.PartnerID != 0 {
 		e.Channel = ChannelPartner
 	}
 	if i < len(o.Seats) {
 		e.Seat = o.Seats[i]
+		if i < len(o.Positions) {
+			e.position = o.Positions[i]
+		}
 		for _, p := range o.Passengers {
 			if p.Seat == e.Seat {
 				e.Passenger, e.Phone, e.Woman = p.Name, p.Phone, p.Woman
@@ -196,32 +215,6 @@ func manifestEntry(o booking.ManifestOrder, i int, boarded map[string]checkinRow
 		e.Status, e.BoardedAt, e.Gate = Boarded, ci.at, ci.gate
 	}
 	return e, nil
-}
-
-// compareSeats orders seat labels as a coach numbers them: by row letters,
-// then by number ("A2" before "A10"); anything else as text.
-func compareSeats(a, b string) int {
-	ra, na := splitSeat(a)
-	rb, nb := splitSeat(b)
-	if c := strings.Compare(ra, rb); c != 0 {
-		return c
-	}
-	if c := na - nb; c != 0 {
-		return c
-	}
-	return strings.Compare(a, b)
-}
-
-func splitSeat(s string) (string, int) {
-	i := strings.IndexFunc(s, unicode.IsDigit)
-	if i < 0 {
-		return s, 0
-	}
-	n, err := strconv.Atoi(s[i:])
-	if err != nil {
-		return s, 0
-	}
-	return s[:i], n
 }
 
 // MarkNoShow records that ticketID's passenger did not board (decision
@@ -306,7 +299,7 @@ func (s *Service) MarkNoShow(ctx context.Context, c Caller, showID int64, ticket
 	if err != nil {
 		return ManifestEntry{}, err
 	}
-	m, err := s.Manifest(ctx, c, showID, "")
+	m, err := s.manifest(ctx, pool, showID, "", orderID)
 	if err != nil {
 		return ManifestEntry{}, err
 	}
