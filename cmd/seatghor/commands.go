@@ -313,7 +313,8 @@ func runDev(ctx context.Context, cfg config, o devOptions, stdout io.Writer, log
 		return err
 	}
 	// The site's dev sign-in and the sandbox's test tokens: dev only.
-	siteOpts := site.Options{DevSignIn: true, OIDCSignIn: cfg.OIDC.Enabled(), TestPayments: true, Tokens: a.Tokens}
+	siteOpts := site.Options{DevSignIn: true, OIDCSignIn: cfg.OIDC.Enabled(), TestPayments: true, Tokens: a.Tokens,
+		PhoneSignIn: messages.cfg.SMS != nil}
 	return serve(ctx, cfg, a, siteOpts, log, func(listenAddr, adminAddr string) error {
 		if err := printTour(stdout, a, listenAddr, adminAddr, cfg.Payment.GatewayURL); err != nil {
 			return err

@@ -228,7 +228,7 @@ func (r *run) models() map[string]func(context.Context, truth) string {
 		views := func(ctx context.Context, user string) ([]ticket.View, error) {
 			var out []ticket.View
 			for page := ""; ; {
-				vs, next, err := a.MyTickets.ListTickets(ctx, user, ticket.ListFilter{Now: time.Now(), PageSize: 200, PageToken: page})
+				vs, next, err := a.MyTickets.ListTickets(ctx, ticket.Holder{UserID: user}, ticket.ListFilter{Now: time.Now(), PageSize: 200, PageToken: page})
 				if err != nil {
 					return nil, err
 				}

@@ -83,7 +83,7 @@ func TestSinkIsIdempotentAndOrderFree(t *testing.T) {
 	}
 	p := mytickets.NewProjector(env.App.MyTickets, env.App.Catalog, env.App.CheckIn.Codes())
 	list := func() []ticket.View {
-		got, next, err := env.App.MyTickets.ListTickets(ctx, "rumana", ticket.ListFilter{Now: now})
+		got, next, err := env.App.MyTickets.ListTickets(ctx, ticket.Holder{UserID: "rumana"}, ticket.ListFilter{Now: now})
 		require.NoError(t, err)
 		require.Empty(t, next)
 		return got
@@ -105,18 +105,18 @@ func TestSinkIsIdempotentAndOrderFree(t *testing.T) {
 	require.Equal(t, "Chattogram", want[0].Destination)
 	require.Equal(t, show.StartsAt, want[0].StartsAt)
 	// Filters: by show, and upcoming only (the show starts in 48 h).
-	got, _, err := env.App.MyTickets.ListTickets(ctx, "rumana", ticket.ListFilter{ShowID: id + 1, Now: now})
+	got, _, err := env.App.MyTickets.ListTickets(ctx, ticket.Holder{UserID: "rumana"}, ticket.ListFilter{ShowID: id + 1, Now: now})
 	require.NoError(t, err)
 	require.Empty(t, got)
-	got, _, err = env.App.MyTickets.ListTickets(ctx, "rumana", ticket.ListFilter{UpcomingOnly: true, Now: now})
+	got, _, err = env.App.MyTickets.ListTickets(ctx, ticket.Holder{UserID: "rumana"}, ticket.ListFilter{UpcomingOnly: true, Now: now})
 	require.NoError(t, err)
 	require.Len(t, got, 3)
-	got, _, err = env.App.MyTickets.ListTickets(ctx, "rumana", ticket.ListFilter{UpcomingOnly: true, Now: now.Add(49 * time.Hour)})
+	got, _, err = env.App.MyTickets.ListTickets(ctx, ticket.Holder{UserID: "rumana"}, ticket.ListFilter{UpcomingOnly: true, Now: now.Add(49 * time.Hour)})
 	require.NoError(t, err)
 	require.Empty(t, got)
-	_, _, err = env.App.MyTickets.ListTickets(ctx, "rumana", ticket.ListFilter{PageToken: "nope", Now: now})
+	_, _, err = env.App.MyTickets.ListTickets(ctx, ticket.Holder{UserID: "rumana"}, ticket.ListFilter{PageToken: "nope", Now: now})
 	require.ErrorIs(t, err, ticket.ErrBadPageToken)
-	other, _, err := env.App.MyTickets.ListTickets(ctx, "karim", ticket.ListFilter{Now: now})
+	other, _, err := env.App.MyTickets.ListTickets(ctx, ticket.Holder{UserID: "karim"}, ticket.ListFilter{Now: now})
 	require.NoError(t, err)
 	require.Empty(t, other)
 

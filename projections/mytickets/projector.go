@@ -160,6 +160,14 @@ func (p *Projector) confirmed(ctx context.Context, tx pgx.Tx, ev *eventsv1.Booki
 	if err := setStatus(ctx, tx, ev.GetUserId(), ev.GetOrderId(), ev.GetShowId(), statusValid, ev.GetOccurredAt().AsTime()); err != nil {
 		return err
 	}
+	// The number the tickets went to finds them (decision 0437); set apart
+	// from the status, which an earlier cancellation may already hold.
+	if phone := SentTo(ev); phone != "" {
+		if _, err := tx.Exec(ctx, `UPDATE my_ticket_orders SET buyer_phone = $3 WHERE user_id = $1 AND order_id = $2`,
+			ev.GetUserId(), ev.GetOrderId(), phone); err != nil {
+			return err
+		}
+	}
 	// The show's details normally come from the catalog's ShowPublished;
 	// when that has not been applied yet, look the show up once.
 	var known bool
@@ -180,6 +188,18 @@ func (p *Projector) confirmed(ctx context.Context, tx pgx.Tx, ev *eventsv1.Booki
 		origin: s.Origin, destination: s.Destination, venue: s.Venue, timeZone: s.TimeZone,
 		titleBn: s.TitleBn, venueBn: s.VenueBn, operatorBn: s.OperatorBn, startsAt: s.StartsAt},
 		s.CreatedAt, false)
+}
+
+// SentTo is the number a booking's SMS goes to: its contact phone, else its
+// first passenger's (E.164; empty: none).
+func SentTo(ev *eventsv1.BookingConfirmed) string {
+	if p := ev.GetContact().GetPhone(); p != "" {
+		return p
+	}
+	if ps := ev.GetPassengers(); len(ps) > 0 {
+		return ps[0].GetPhone()
+	}
+	return ""
 }
 
 // setStatus raises an order's status; it never lowers it.

@@ -25,6 +25,7 @@ import (
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	"github.com/seatghor/seatghor/server/page"
 	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/ratelimit"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -93,7 +94,7 @@ func scanTicket(row pgx.Row) (ticket.View, error) {
 
 // ListTickets returns a page of the user's tickets, newest first (by issue time;
 // an order's tickets in seat order), and the next page's token.
-func (s *Store) ListTickets(ctx context.Context, userID string, f ticket.ListFilter) ([]ticket.View, string, error) {
+func (s *Store) ListTickets(ctx context.Context, h ticket.Holder, f ticket.ListFilter) ([]ticket.View, string, error) {
 	if f.PageSize <= 0 {
 		f.PageSize = 50
 	}
@@ -102,19 +103,19 @@ func (s *Store) ListTickets(ctx context.Context, userID string, f ticket.ListFil
 		return nil, "", fmt.Errorf("%w: %w", ticket.ErrBadPageToken, err)
 	}
 	rows, err := s.db.Query(ctx, selectTickets+`
-		WHERE t.user_id = $1
+		WHERE `+held(1, 9)+`
 		  AND ($2::bigint = 0 OR t.show_id = $2)
 		  AND (NOT $3 OR s.starts_at > $4)
 		  AND (NOT $5 OR t.issued_at < $6 OR (t.issued_at = $6 AND t.ticket_id > $7))
 		ORDER BY t.issued_at DESC, t.ticket_id
 		LIMIT $8`,
-		userID, f.ShowID, f.UpcomingOnly, f.Now, after, cur.At, cur.ID, f.PageSize+1)
+		h.UserID, f.ShowID, f.UpcomingOnly, f.Now, after, cur.At, cur.ID, f.PageSize+1, h.Phone)
 	if err != nil {
-		return nil, "", fmt.Errorf("list tickets of %s: %w", userID, err)
+		return nil, "", fmt.Errorf("list tickets of %s: %w", h.UserID, err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ticket.View, error) { return scanTicket(r) })
 	if err != nil {
-		return nil, "", fmt.Errorf("list tickets of %s: %w", userID, err)
+		return nil, "", fmt.Errorf("list tickets of %s: %w", h.UserID, err)
 	}
 	next := ""
 	if len(out) > f.PageSize {
@@ -125,10 +126,17 @@ func (s *Store) ListTickets(ctx context.Context, userID string, f ticket.ListFil
 	return out, next, nil
 }
 
-// GetTicket returns one of the user's tickets, or ticket.ErrNotFound (also
+// held is the condition of a holder's tickets, the user and the phone
+// being the query's parameters $user and $phone: the user's own, and the
+// orders sent to the phone (decision 0437).
+func held(user, phone int) string {
+	return fmt.Sprintf(`(t.user_id = $%d OR ($%d <> '' AND o.buyer_phone = $%d))`, user, phone, phone)
+}
+
+// GetTicket returns one of the holder's tickets, or ticket.ErrNotFound (also
 // for another user's ticket: R-10, owner-only reads).
-func (s *Store) GetTicket(ctx context.Context, userID, ticketID string) (ticket.View, error) {
-	t, err := scanTicket(s.db.QueryRow(ctx, selectTickets+` WHERE t.user_id = $1 AND t.ticket_id = $2`, userID, ticketID))
+func (s *Store) GetTicket(ctx context.Context, h ticket.Holder, ticketID string) (ticket.View, error) {
+	t, err := scanTicket(s.db.QueryRow(ctx, selectTickets+` WHERE `+held(1, 3)+` AND t.ticket_id = $2`, h.UserID, ticketID, h.Phone))
 	found, err := pg.Found(err)
 	if err != nil {
 		return t, fmt.Errorf("read ticket %s: %w", ticketID, err)
@@ -137,6 +145,60 @@ func (s *Store) GetTicket(ctx context.Context, userID, ticketID string) (ticket.
 		return t, ticket.ErrNotFound
 	}
 	return t, nil
+}
+
+// LookupMissesPerHour bounds the FindOrder calls of one client address
+// that find nothing in an hour (decision 0437): a ticket number and a
+// number are not guessed one after the other.
+const LookupMissesPerHour = 20
+
+// FindOrder returns the tickets of an order whose tickets were sent to
+// phone (E.164), in ticket order, for a caller at client (its address); an
+// unknown order and another number are the same ticket.ErrNotFound. Each
+// miss counts against the address, under its lock: past
+// LookupMissesPerHour in an hour every lookup is refused until the oldest
+// miss is an hour old.
+func (s *Store) FindOrder(ctx context.Context, orderID, phone, client string, now time.Time) ([]ticket.View, error) {
+	var out []ticket.View
+	err := pg.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('ticket-lookup:' || $1, 0))`, client); err != nil {
+			return fmt.Errorf("lock the lookups of %s: %w", client, err)
+		}
+		var misses int
+		var oldest *time.Time
+		if err := tx.QueryRow(ctx, `
+			SELECT count(*), min(missed_at) FROM ticket_lookup_misses WHERE client = $1 AND missed_at > $2`,
+			client, now.Add(-time.Hour)).Scan(&misses, &oldest); err != nil {
+			return fmt.Errorf("count the lookups of %s: %w", client, err)
+		}
+		if misses >= LookupMissesPerHour {
+			return &ratelimit.ExceededError{Limit: "ticket-lookups", Rate: LookupMissesPerHour, Per: time.Hour,
+				Burst: LookupMissesPerHour, Wait: oldest.Add(time.Hour).Sub(now).Round(time.Second) + time.Second}
+		}
+		rows, err := tx.Query(ctx, selectTickets+` WHERE t.order_id = $1 AND o.buyer_phone = $2 ORDER BY t.ticket_id`, orderID, phone)
+		if err != nil {
+			return fmt.Errorf("find order %s: %w", orderID, err)
+		}
+		if out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ticket.View, error) { return scanTicket(r) }); err != nil {
+			return fmt.Errorf("find order %s: %w", orderID, err)
+		}
+		if len(out) > 0 {
+			return nil
+		}
+		// The address's log keeps a day; older rows go as it grows.
+		if _, err := tx.Exec(ctx, `DELETE FROM ticket_lookup_misses WHERE client = $1 AND missed_at < $2`, client, now.Add(-24*time.Hour)); err != nil {
+			return fmt.Errorf("prune the lookups of %s: %w", client, err)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO ticket_lookup_misses (client, missed_at) VALUES ($1, $2)`, client, now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, ticket.ErrNotFound
+	}
+	return out, nil
 }
 
 // MarkPDF records that the e-ticket of an order is stored under key (the

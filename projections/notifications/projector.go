@@ -130,6 +130,9 @@ func (p *Projector) apply(ctx context.Context, e projections.Event) error {
 		if err := p.keep(ctx, ev.GetOrderId(), ev.GetShowId(), ev.GetContact(), ev.GetPassengers(), e.OccurredAt); err != nil {
 			return err
 		}
+		if err := p.keepBooking(ctx, &ev); err != nil {
+			return err
+		}
 		return p.confirmed(ctx, e.EventID, &ev)
 	case "seatghor.events.v1.OrderCancelled":
 		var ev eventsv1.OrderCancelled
@@ -145,6 +148,10 @@ func (p *Projector) apply(ctx context.Context, e projections.Event) error {
 	case "seatghor.events.v1.OrderRescheduled":
 		var ev eventsv1.OrderRescheduled
 		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+			return err
+		}
+		// A booking's SMS sent again names the journey at its new times.
+		if err := p.keepJourney(ctx, ev.GetOrderId(), ev.GetJourney()); err != nil {
 			return err
 		}
 		return p.delayed(ctx, e.EventID, &ev)
@@ -250,14 +257,51 @@ func (p *Projector) confirmed(ctx context.Context, eventID string, ev *eventsv1.
 	if err != nil || !ok {
 		return err
 	}
-	t, err := p.trip(ctx, ev.GetShowId(), ev.GetJourney())
+	b, err := p.booking(ctx, ev.GetOrderId(), ev.GetShowId(), ev.GetSeats(), int(ev.GetQuantity()), ev.GetJourney())
 	if err != nil {
 		return err
 	}
-	b := notify.Booking{OrderID: ev.GetOrderId(), Trip: t, Seats: ev.GetSeats(), Quantity: int(ev.GetQuantity()),
-		Link: p.link(ev.GetOrderId())}
 	mail := notify.BookingEmail(r.lang, b)
 	return p.send(ctx, eventID, "booking_confirmed", ev.GetOrderId(), r, notify.BookingSMS(r.lang, b), mail)
+}
+
+// booking is what a booking's messages tell of an order.
+func (p *Projector) booking(ctx context.Context, orderID string, showID int64, seats []string, quantity int, j *commonv1.Journey) (notify.Booking, error) {
+	t, err := p.trip(ctx, showID, j)
+	if err != nil {
+		return notify.Booking{}, err
+	}
+	return notify.Booking{OrderID: orderID, Trip: t, Seats: seats, Quantity: quantity, Link: p.link(orderID)}, nil
+}
+
+// keepBooking records what a confirmed order's SMS says, to send it again
+// on request (Resend).
+func (p *Projector) keepBooking(ctx context.Context, ev *eventsv1.BookingConfirmed) error {
+	seats := ev.GetSeats()
+	if seats == nil {
+		seats = []string{}
+	}
+	_, err := p.db.Exec(ctx, `UPDATE notify_orders SET seats = $2, quantity = $3, confirmed_at = $4 WHERE order_id = $1`,
+		ev.GetOrderId(), seats, ev.GetQuantity(), ev.GetOccurredAt().AsTime())
+	if err != nil {
+		return fmt.Errorf("keep the booking of order %s: %w", ev.GetOrderId(), err)
+	}
+	return p.keepJourney(ctx, ev.GetOrderId(), ev.GetJourney())
+}
+
+// keepJourney records an order's journey as its newest event gives it.
+func (p *Projector) keepJourney(ctx context.Context, orderID string, j *commonv1.Journey) error {
+	if j == nil {
+		return nil
+	}
+	b, err := proto.Marshal(j)
+	if err != nil {
+		return fmt.Errorf("encode the journey of order %s: %w", orderID, err)
+	}
+	if _, err := p.db.Exec(ctx, `UPDATE notify_orders SET journey = $2 WHERE order_id = $1`, orderID, b); err != nil {
+		return fmt.Errorf("keep the journey of order %s: %w", orderID, err)
+	}
+	return nil
 }
 
 func (p *Projector) cancelled(ctx context.Context, eventID string, ev *eventsv1.OrderCancelled) error {
@@ -335,20 +379,31 @@ func (p *Projector) send(ctx context.Context, eventID, kind, orderID string, r r
 // leaves the row claimed, and the replay sends again (at least once); a
 // row marked sent is never sent again (never twice).
 func (p *Projector) once(ctx context.Context, eventID, channel, recipient, kind, orderID string, do func() (string, error)) error {
+	claimed, err := claim(ctx, p.db, eventID, channel, recipient, kind, orderID, p.cfg.Now())
+	if err != nil || !claimed {
+		return err // or sent, or refused for good, before
+	}
+	return p.deliver(ctx, eventID, channel, recipient, do)
+}
+
+// claim claims a message's row unless it was sent or refused for good.
+func claim(ctx context.Context, db rowQuerier, eventID, channel, recipient, kind, orderID string, now time.Time) (bool, error) {
 	var status string
-	err := p.db.QueryRow(ctx, `
+	err := db.QueryRow(ctx, `
 		INSERT INTO notifications AS n (event_id, channel, recipient, kind, order_id, status, claimed_at)
 		VALUES ($1, $2, $3, $4, $5, 'claimed', $6)
 		ON CONFLICT (event_id, channel, recipient) DO UPDATE SET attempts = n.attempts + 1, claimed_at = excluded.claimed_at
 		WHERE n.status = 'claimed'
-		RETURNING status`, eventID, channel, recipient, kind, orderID, p.cfg.Now()).Scan(&status)
+		RETURNING status`, eventID, channel, recipient, kind, orderID, now).Scan(&status)
 	found, err := pg.Found(err)
 	if err != nil {
-		return fmt.Errorf("claim %s to %s: %w", channel, recipient, err)
+		return false, fmt.Errorf("claim %s to %s: %w", channel, recipient, err)
 	}
-	if !found {
-		return nil // sent, or refused for good, before
-	}
+	return found, nil
+}
+
+// deliver sends a claimed message and marks it sent, or refused for good.
+func (p *Projector) deliver(ctx context.Context, eventID, channel, recipient string, do func() (string, error)) error {
 	id, sendErr := do()
 	if sendErr != nil && !errors.Is(sendErr, notify.ErrRejected) {
 		// Left claimed: the batch is retried, and so is this message.

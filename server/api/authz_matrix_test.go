@@ -38,6 +38,7 @@ import (
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/internal/testkit/redistest"
 	"github.com/seatghor/seatghor/projections/mytickets"
+	"github.com/seatghor/seatghor/projections/notifications"
 	"github.com/seatghor/seatghor/server/app"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
@@ -252,6 +253,18 @@ var authzMatrix = []authzRow{
 	{"seatghor.signin.v1.PhoneSignInService/VerifyCode", func(_ *authzWorld, c caller) proto.Message {
 		return &signinv1.VerifyCodeRequest{Phone: fmt.Sprintf("0171100%04d", int(c)), Code: "not-a-code"}
 	}, "invalid invalid invalid invalid invalid invalid invalid denied invalid denied invalid invalid"},
+	{"seatghor.signin.v1.PhoneSignInService/StartGuest", func(*authzWorld, caller) proto.Message {
+		return &signinv1.StartGuestRequest{}
+	}, "ok ok ok ok ok ok ok denied ok denied ok ok"},
+	// A guest's tickets (decision 0437): anyone with the ticket number and
+	// the phone (a fresh order each call to send its SMS again); not an API
+	// key that may only read (a lookup counts a miss).
+	{"seatghor.tickets.v1.TicketService/FindTickets", func(w *authzWorld, _ caller) proto.Message {
+		return &ticketsv1.FindTicketsRequest{OrderId: w.phoneOrder, Phone: matrixPhone}
+	}, "ok ok ok ok ok ok ok denied ok denied ok ok"},
+	{"seatghor.tickets.v1.TicketService/ResendTicketSms", func(w *authzWorld, _ caller) proto.Message {
+		return &ticketsv1.ResendTicketSmsRequest{OrderId: w.freshPhoneOrder(), Phone: matrixPhone}
+	}, "ok ok ok ok ok ok ok denied ok denied ok ok"},
 	// The manifest (decision 0442): the gate's callers. A no-show before
 	// the coach has left is refused after the caller is let in.
 	{"seatghor.tickets.v1.ManifestService/GetManifest", func(w *authzWorld, _ caller) proto.Message {
@@ -442,6 +455,8 @@ type authzWorld struct {
 	paidShow int64
 
 	hold, order, paymentID, ticketID string
+	// phoneOrder is a paid order whose tickets went to matrixPhone.
+	phoneOrder string
 	endpointID                       int64
 	allocationID                     string
 	queueToken                       string
@@ -482,7 +497,7 @@ func newAuthzWorld(t *testing.T) *authzWorld {
 	o, p := w.freshPaid()
 	w.paymentID = p
 	w.ticketID, _ = ticket.ID(o, 1)
-	w.env.WaitProjected(t, mytickets.Name)
+	w.phoneOrder = w.freshPhoneOrder()
 	w.endpointID = w.freshEndpoint()
 	w.allocationID = w.freshAllocation()
 	w.queueToken = w.join()
@@ -551,6 +566,24 @@ func (w *authzWorld) freshPaid() (order, paymentID string) {
 		&paymentv1.StartPaymentRequest{OrderId: order, Sandbox: &paymentv1.SandboxPayment{Token: "tok_success"}}, &resp)
 	require.Equal(w.t, paymentv1.PaymentState_PAYMENT_STATE_SUCCEEDED, resp.GetPayment().GetStatus())
 	return order, resp.GetPayment().GetPaymentId()
+}
+
+// matrixPhone is the number the world's orders with a phone give.
+const matrixPhone = "01711-000777"
+
+// freshPhoneOrder is a paid order of the owner with matrixPhone as its
+// contact, once "my tickets" and the notifications have it.
+func (w *authzWorld) freshPhoneOrder() string {
+	var order bookingv1.CreateOrderResponse
+	w.must(owner, "seatghor.booking.v1.OrderService/CreateOrder", &bookingv1.CreateOrderRequest{HoldId: w.freshHold(),
+		Contact: &commonv1.Contact{Phone: matrixPhone}}, &order)
+	id := order.GetOrder().GetOrderId()
+	var resp paymentv1.StartPaymentResponse
+	w.must(owner, "seatghor.payment.v1.PaymentService/StartPayment",
+		&paymentv1.StartPaymentRequest{OrderId: id, Sandbox: &paymentv1.SandboxPayment{Token: "tok_success"}}, &resp)
+	w.env.WaitProjected(w.t, mytickets.Name)
+	w.env.WaitProjected(w.t, notifications.Name)
+	return id
 }
 
 // pruneEndpoints deletes the partner's endpoints but the world's own, so

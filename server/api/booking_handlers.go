@@ -108,10 +108,11 @@ func (h *orderHandler) CreateOrder(ctx context.Context, req *connect.Request[boo
 	for _, p := range req.Msg.GetPassengers() {
 		passengers = append(passengers, booking.Passenger{Seat: p.GetSeat(), Name: p.GetName(), Phone: p.GetPhone(), Woman: p.GetWoman()})
 	}
+	p, _ := auth.FromContext(ctx)
 	return answer(ctx, h.log, func(c booking.Caller) (booking.Order, error) {
 		ct := req.Msg.GetContact()
 		return h.svc.Checkout(ctx, c.UserID, req.Msg.GetHoldId(), booking.Checkout{Passengers: passengers,
-			Contact: booking.Contact{Phone: ct.GetPhone(), Email: ct.GetEmail(), Language: ct.GetLanguage()}})
+			Contact: booking.Contact{Phone: ct.GetPhone(), Email: ct.GetEmail(), Language: ct.GetLanguage()}, Guest: p.Guest()})
 	},
 		func(v booking.Order) *bookingv1.CreateOrderResponse {
 			return &bookingv1.CreateOrderResponse{Order: orderProto(v)}

@@ -82,8 +82,12 @@ type Config struct {
 	SandboxSMS SandboxSMS
 	// CheckIn admits tickets at the gate (a shard write).
 	CheckIn *ticket.Service
-	// PhoneSignIn signs buyers in by SMS code (decision 0436); nil: off.
+	// PhoneSignIn signs buyers in by SMS code (decision 0436) and starts
+	// guests (decision 0437); nil: off.
 	PhoneSignIn PhoneSignIn
+	// TicketSMS sends a booking's SMS again on request (decision 0437);
+	// nil: off.
+	TicketSMS TicketSMS
 	// Now is the time of reads (upcoming tickets); default time.Now.
 	Now func() time.Time
 	// SeatMapShare is how long one Redis read of a show's availability
@@ -140,9 +144,12 @@ const compressMinBytes = 1024
 func publicProcedures() []string {
 	return []string{searchv1connect.TripSearchServiceSearchTripsProcedure, seatmapv1connect.SeatMapServiceGetSeatLayoutProcedure,
 		ticketsv1connect.TicketServiceGetTicketKeysProcedure,
-		// A phone sign-in is how a buyer with no credential gets one
-		// (decision 0436).
-		signinv1connect.PhoneSignInServiceSendCodeProcedure, signinv1connect.PhoneSignInServiceVerifyCodeProcedure}
+		// A phone sign-in, or a guest's start, is how a buyer with no
+		// credential gets one (decisions 0436, 0437).
+		signinv1connect.PhoneSignInServiceSendCodeProcedure, signinv1connect.PhoneSignInServiceVerifyCodeProcedure,
+		signinv1connect.PhoneSignInServiceStartGuestProcedure,
+		// A guest finds the tickets by ticket number and phone (decision 0437).
+		ticketsv1connect.TicketServiceFindTicketsProcedure, ticketsv1connect.TicketServiceResendTicketSmsProcedure}
 }
 
 // keyGrants are the procedures with side effects that an API key's grant
@@ -201,7 +208,7 @@ func NewHandler(cfg Config) (http.Handler, error) {
 	if cfg.Partners != nil {
 		chain = append(chain, partnerShows(cfg.Partners))
 	}
-	chain = append(chain, connect.UnaryInterceptorFunc(idempotencyKeys))
+	chain = append(chain, idempotencyKeys(publicProcedures()...))
 	if cfg.WaitingRooms != nil {
 		chain = append(chain, &queueTokenInterceptor{rooms: cfg.WaitingRooms, log: cfg.Log})
 	}
@@ -332,7 +339,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	// Declared now, implemented by later work: they answer unimplemented.
 	add(paymentv1connect.PaymentServiceName)(paymentv1connect.NewPaymentServiceHandler(&paymentHandler{cfg.Payments, cfg.Log}, opts...))
 	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(&ticketHandler{
-		tickets: cfg.Tickets, files: cfg.TicketFiles, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
+		tickets: cfg.Tickets, files: cfg.TicketFiles, phones: cfg.PhoneSignIn, sms: cfg.TicketSMS, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
 	add(signinv1connect.PhoneSignInServiceName)(signinv1connect.NewPhoneSignInServiceHandler(&phoneSignInHandler{cfg.PhoneSignIn, cfg.Log}, opts...))
 	add(ticketsv1connect.ManifestServiceName)(ticketsv1connect.NewManifestServiceHandler(&manifestHandler{checkIn: cfg.CheckIn, log: cfg.Log}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))

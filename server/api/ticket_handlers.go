@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -14,6 +15,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/phone"
 	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -21,8 +23,14 @@ import (
 // TicketReader answers a user's tickets from the "my tickets" read model
 // (projections/mytickets, R-8.3).
 type TicketReader interface {
-	ListTickets(ctx context.Context, userID string, f ticket.ListFilter) ([]ticket.View, string, error)
-	GetTicket(ctx context.Context, userID, ticketID string) (ticket.View, error)
+	ListTickets(ctx context.Context, h ticket.Holder, f ticket.ListFilter) ([]ticket.View, string, error)
+	GetTicket(ctx context.Context, h ticket.Holder, ticketID string) (ticket.View, error)
+	FindOrder(ctx context.Context, orderID, phone, client string, now time.Time) ([]ticket.View, error)
+}
+
+// TicketSMS sends a booking's SMS again (decision 0437).
+type TicketSMS interface {
+	Resend(ctx context.Context, orderID, phone string) (time.Duration, error)
 }
 
 // TicketFiles answers where a ticket's e-ticket PDF can be fetched
@@ -34,6 +42,10 @@ type TicketFiles interface {
 type ticketHandler struct {
 	tickets TicketReader
 	files   TicketFiles
+	// phones answers a phone buyer's number; sms sends a booking's SMS
+	// again. Nil where no SMS are sent.
+	phones  PhoneSignIn
+	sms     TicketSMS
 	checkIn *ticket.Service
 	now     func() time.Time
 	log     *slog.Logger
@@ -49,7 +61,11 @@ func (h *ticketHandler) ListMyTickets(ctx context.Context, req *connect.Request[
 	if h.tickets == nil {
 		return nil, errNoReadModel
 	}
-	list, next, err := h.tickets.ListTickets(ctx, p.UserID, ticket.ListFilter{
+	holder, err := h.holder(ctx, p)
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	list, next, err := h.tickets.ListTickets(ctx, holder, ticket.ListFilter{
 		ShowID: req.Msg.GetShowId(), UpcomingOnly: req.Msg.GetUpcomingOnly(), Now: h.now(),
 		PageSize: int(req.Msg.GetPageSize()), PageToken: req.Msg.GetPageToken(),
 	})
@@ -71,17 +87,32 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 	if h.tickets == nil || h.files == nil {
 		return nil, fault.New(fault.NotServed, "e-tickets are not available on this server")
 	}
+	holder, err := h.holder(ctx, p)
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
 	// only the holder; another user's ticket is not found.
-	v, err := h.tickets.GetTicket(ctx, p.UserID, req.Msg.GetTicketId())
+	v, err := h.tickets.GetTicket(ctx, holder, req.Msg.GetTicketId())
 	if err != nil {
 		return nil, h.error(ctx, err)
 	}
 	if !v.GoodForEntry() {
 		return nil, h.error(ctx, fault.New(fault.TicketNotAdmissible, "ticket %s is %s", v.ID, v.Status))
 	}
-	d, err := h.files.Download(ctx, v, display.ParseLang(req.Msg.GetLang()))
+	resp, err := h.download(ctx, v, req.Msg.GetLang())
 	if err != nil {
 		return nil, h.error(ctx, err)
+	}
+	res := connect.NewResponse(resp)
+	res.Header().Set("Cache-Control", "private, no-store") // the URL is a bearer credential
+	return res, nil
+}
+
+// download answers where a ticket's e-ticket PDF is.
+func (h *ticketHandler) download(ctx context.Context, v ticket.View, lang string) (*ticketsv1.GetTicketDownloadResponse, error) {
+	d, err := h.files.Download(ctx, v, display.ParseLang(lang))
+	if err != nil {
+		return nil, err
 	}
 	resp := &ticketsv1.GetTicketDownloadResponse{TicketId: v.ID, Ready: d.Ready, Url: d.URL,
 		ContentType: d.ContentType, FileName: d.FileName}
@@ -90,9 +121,70 @@ func (h *ticketHandler) GetTicketDownload(ctx context.Context, req *connect.Requ
 	} else {
 		resp.RetryAfter = durationpb.New(d.RetryAfter)
 	}
+	return resp, nil
+}
+
+// holder is whose tickets the caller reads: their own and, signed in by
+// phone, the orders sent to their number (decision 0437).
+func (h *ticketHandler) holder(ctx context.Context, p auth.Principal) (ticket.Holder, error) {
+	out := ticket.Holder{UserID: p.UserID}
+	if h.phones == nil {
+		return out, nil
+	}
+	n, err := h.phones.PhoneOf(ctx, p.UserID)
+	out.Phone = n
+	return out, err
+}
+
+// FindTickets answers an order's tickets to whoever knows its ticket
+// number and the number they were sent to (decision 0437).
+func (h *ticketHandler) FindTickets(ctx context.Context, req *connect.Request[ticketsv1.FindTicketsRequest]) (*connect.Response[ticketsv1.FindTicketsResponse], error) {
+	if h.tickets == nil {
+		return nil, errNoReadModel
+	}
+	number, err := phone.Bangladesh(req.Msg.GetPhone())
+	if err != nil {
+		return nil, h.error(ctx, fault.OnField(fault.InvalidArgument, "phone", "%v", err))
+	}
+	list, err := h.tickets.FindOrder(ctx, strings.TrimSpace(req.Msg.GetOrderId()), number, clientAddr(req.Peer()), h.now())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	resp := &ticketsv1.FindTicketsResponse{}
+	for _, t := range list {
+		resp.Tickets = append(resp.Tickets, ticketProto(t))
+	}
+	// One PDF covers the order (decision 0305): any good ticket answers it.
+	if v := list[0]; v.GoodForEntry() && h.files != nil {
+		if resp.Download, err = h.download(ctx, v, req.Msg.GetLang()); err != nil {
+			return nil, h.error(ctx, err)
+		}
+	}
 	res := connect.NewResponse(resp)
-	res.Header().Set("Cache-Control", "private, no-store") // the URL is a bearer credential
+	res.Header().Set("Cache-Control", "private, no-store") // the codes and the URL admit
 	return res, nil
+}
+
+// ResendTicketSms sends a booking's SMS again to its number (decision 0437).
+func (h *ticketHandler) ResendTicketSms(ctx context.Context, req *connect.Request[ticketsv1.ResendTicketSmsRequest]) (*connect.Response[ticketsv1.ResendTicketSmsResponse], error) {
+	if h.sms == nil || h.tickets == nil {
+		return nil, h.error(ctx, errNoSMS)
+	}
+	number, err := phone.Bangladesh(req.Msg.GetPhone())
+	if err != nil {
+		return nil, h.error(ctx, fault.OnField(fault.InvalidArgument, "phone", "%v", err))
+	}
+	orderID := strings.TrimSpace(req.Msg.GetOrderId())
+	// The same lookup as FindTickets first, so that a wrong guess counts
+	// against the caller's address here too.
+	if _, err := h.tickets.FindOrder(ctx, orderID, number, clientAddr(req.Peer()), h.now()); err != nil {
+		return nil, h.error(ctx, err)
+	}
+	wait, err := h.sms.Resend(ctx, orderID, number)
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	return connect.NewResponse(&ticketsv1.ResendTicketSmsResponse{Phone: number, ResendAfter: durationpb.New(wait)}), nil
 }
 
 func (h *ticketHandler) CheckInTicket(ctx context.Context, req *connect.Request[ticketsv1.CheckInTicketRequest]) (*connect.Response[ticketsv1.CheckInTicketResponse], error) {

@@ -159,6 +159,9 @@ type NotifyConfig struct {
 	// PhoneCodesPerClient bounds the sign-in codes sent for one client
 	// address an hour; default phonesignin.ClientPerHour.
 	PhoneCodesPerClient int
+	// GuestsPerClient bounds the guests' tokens given to one client
+	// address an hour; default phonesignin.GuestsPerHour.
+	GuestsPerClient int
 }
 
 // Timetables tunes the timetable job.
@@ -360,7 +363,8 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Notify.SMS != nil {
 		// Phone sign-in sends its codes by the buyers' SMS (decision 0436).
 		apiCfg.PhoneSignIn = phonesignin.New(phonesignin.Config{DB: cat, SMS: cfg.Notify.SMS, Tokens: tokens,
-			Keys: cfg.TokenKeys, Clock: cfg.Clock, ClientPerHour: cfg.Notify.PhoneCodesPerClient})
+			Keys: cfg.TokenKeys, Clock: cfg.Clock, ClientPerHour: cfg.Notify.PhoneCodesPerClient,
+			GuestsPerHour: cfg.Notify.GuestsPerClient})
 	}
 	if err := a.openIdP(cfg, tokens, &apiCfg); err != nil {
 		closeAll()
@@ -497,8 +501,12 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 	apiCfg.Tickets = a.MyTickets
 	out := []projections.Projector{mytickets.NewProjector(a.MyTickets, a.Catalog, codes)}
 	if n := cfg.Notify; n.SMS != nil || n.Mail != nil {
-		out = append(out, notifications.NewProjector(read.Pool, notifications.Config{SMS: n.SMS, Mail: n.Mail,
-			SiteURL: n.SiteURL, Shows: a.Catalog, Now: cfg.Clock.Now, Log: cfg.Log}))
+		told := notifications.NewProjector(read.Pool, notifications.Config{SMS: n.SMS, Mail: n.Mail,
+			SiteURL: n.SiteURL, Shows: a.Catalog, Now: cfg.Clock.Now, Log: cfg.Log})
+		out = append(out, told)
+		if n.SMS != nil {
+			apiCfg.TicketSMS = told // a lost booking SMS sent again (decision 0437)
+		}
 	}
 	if cfg.S3.Endpoint == "" {
 		return out, nil

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -61,6 +62,14 @@ type Principal struct {
 	// else (decision 0276). "" opens none.
 	Grant string
 }
+
+// GuestPrefix starts a guest's user id (decision 0437): a buyer with no
+// account, made for one checkout, who gives a mobile number to find the
+// tickets by.
+const GuestPrefix = "gs_"
+
+// Guest tells whether the caller is a guest.
+func (p Principal) Guest() bool { return strings.HasPrefix(p.UserID, GuestPrefix) }
 
 // Is tells whether the caller has one of the roles.
 func (p Principal) Is(roles ...Role) bool { return slices.Contains(roles, p.Role) }

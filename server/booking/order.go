@@ -56,6 +56,9 @@ type Checkout struct {
 	// Contact is where the buyer hears about the order (optional; decision
 	// 0430): checked and stored with it, carried in its events.
 	Contact Contact
+	// Guest: the buyer has no account (decision 0437), so the tickets are
+	// found by the contact phone, which is then required.
+	Guest bool
 }
 
 // Checkout is CreateOrder with everything the buyer gives at checkout.
@@ -71,6 +74,10 @@ func (s *Service) Checkout(ctx context.Context, userID, holdID string, co Checko
 	contact, err := cleanContact(co.Contact)
 	if err != nil {
 		return Order{}, err
+	}
+	if co.Guest && contact.Phone == "" {
+		return Order{}, fault.OnField(fault.BookingInvalid, "contact.phone",
+			"a guest's tickets are sent to and found by a mobile number: give one")
 	}
 	now := s.now()
 	o, err := idempotencyDo(ctx, s, pool, holdID, now, func(tx pgx.Tx) (Order, error) {

@@ -42,6 +42,12 @@ const (
 	ClientPerHour = 10
 	// TokenTTL is how long a phone sign-in's token lasts.
 	TokenTTL = 24 * time.Hour
+	// GuestTTL is how long a guest's token lasts: a checkout, with time to
+	// pay (decision 0437).
+	GuestTTL = 2 * time.Hour
+	// GuestsPerHour bounds the guests' tokens given to one client address
+	// in an hour.
+	GuestsPerHour = 30
 )
 
 // Service sends and checks the codes.
@@ -52,6 +58,7 @@ type Service struct {
 	keys          *keyset.Set
 	clock         clock.Clock
 	clientPerHour int
+	guestsPerHour int
 }
 
 // Config wires the service.
@@ -68,6 +75,9 @@ type Config struct {
 	// hour; default ClientPerHour. Tests whose callers share an address
 	// raise it.
 	ClientPerHour int
+	// GuestsPerHour bounds the guests' tokens given to one client address
+	// in an hour; default GuestsPerHour.
+	GuestsPerHour int
 }
 
 // New returns the service.
@@ -75,7 +85,11 @@ func New(cfg Config) *Service {
 	if cfg.ClientPerHour <= 0 {
 		cfg.ClientPerHour = ClientPerHour
 	}
-	return &Service{db: cfg.DB, sms: cfg.SMS, tokens: cfg.Tokens, keys: cfg.Keys, clock: cfg.Clock, clientPerHour: cfg.ClientPerHour}
+	if cfg.GuestsPerHour <= 0 {
+		cfg.GuestsPerHour = GuestsPerHour
+	}
+	return &Service{db: cfg.DB, sms: cfg.SMS, tokens: cfg.Tokens, keys: cfg.Keys, clock: cfg.Clock,
+		clientPerHour: cfg.ClientPerHour, guestsPerHour: cfg.GuestsPerHour}
 }
 
 // Sent is SendCode's answer.
@@ -235,7 +249,7 @@ func (s *Service) VerifyCode(ctx context.Context, number, code string) (Token, e
 		if _, err := tx.Exec(ctx, `UPDATE phone_codes SET code_mac = NULL, attempts = 0 WHERE phone = $1`, e164); err != nil {
 			return fmt.Errorf("use the code of %s: %w", e164, err)
 		}
-		id, err := newUserID()
+		id, err := newID(phonePrefix)
 		if err != nil {
 			return err
 		}
@@ -257,6 +271,65 @@ func (s *Service) VerifyCode(ctx context.Context, number, code string) (Token, e
 	return Token{Token: tok, ExpiresAt: now.Add(TokenTTL), UserID: userID}, nil
 }
 
+// StartGuest answers a new guest's token for a caller at client (its
+// address): a buyer with no account, who checks out with a mobile number
+// and finds the tickets by it (decision 0437). Each start is counted
+// against the address, under its lock: GuestsPerHour an hour (raised in
+// tests, whose callers share an address).
+func (s *Service) StartGuest(ctx context.Context, client string) (Token, error) {
+	now := s.clock.Now().UTC().Truncate(time.Microsecond)
+	err := pg.InTx(ctx, s.db, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('guest-start:' || $1, 0))`, client); err != nil {
+			return fmt.Errorf("lock the guests of %s: %w", client, err)
+		}
+		var started int
+		var oldest *time.Time
+		if err := tx.QueryRow(ctx, `SELECT count(*), min(started_at) FROM guest_starts WHERE client = $1 AND started_at > $2`,
+			client, now.Add(-time.Hour)).Scan(&started, &oldest); err != nil {
+			return fmt.Errorf("count the guests of %s: %w", client, err)
+		}
+		if started >= s.guestsPerHour {
+			return limited("guest-client", oldest.Add(time.Hour).Sub(now))
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM guest_starts WHERE client = $1 AND started_at < $2`, client, now.Add(-24*time.Hour)); err != nil {
+			return fmt.Errorf("prune the guests of %s: %w", client, err)
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO guest_starts (client, started_at) VALUES ($1, $2)`, client, now)
+		return err
+	})
+	if err != nil {
+		return Token{}, err
+	}
+	id, err := newID(auth.GuestPrefix)
+	if err != nil {
+		return Token{}, err
+	}
+	tok, err := s.tokens.Mint(id, auth.RoleUser, GuestTTL)
+	if err != nil {
+		return Token{}, err
+	}
+	return Token{Token: tok, ExpiresAt: now.Add(GuestTTL), UserID: id}, nil
+}
+
+// PhoneOf answers the number a buyer signed in with (E.164), or "" for a
+// user who did not sign in by phone: "my tickets" of that buyer are also
+// the orders sent to it (decision 0437).
+func (s *Service) PhoneOf(ctx context.Context, userID string) (string, error) {
+	if !strings.HasPrefix(userID, phonePrefix) {
+		return "", nil
+	}
+	var number string
+	err := s.db.QueryRow(ctx, `SELECT phone FROM phone_accounts WHERE user_id = $1`, userID).Scan(&number)
+	found, err := pg.Found(err)
+	if err != nil {
+		return "", fmt.Errorf("read the number of %s: %w", userID, err)
+	}
+	if !found {
+		return "", nil
+	}
+	return number, nil
+}
+
 // Text is the code's SMS in lang: one part in either language.
 func Text(lang display.Lang, code string) string {
 	if lang == display.Bengali {
@@ -274,6 +347,7 @@ var limits = map[string]struct {
 	"phone-resend": {1, ResendAfter},
 	"phone-sends":  {SendsPerHour, time.Hour},
 	"phone-client": {ClientPerHour, time.Hour},
+	"guest-client": {GuestsPerHour, time.Hour},
 }
 
 func limited(name string, wait time.Duration) error {
@@ -308,11 +382,14 @@ func newCode() (string, error) {
 	return fmt.Sprintf("%06d", n.Int64()), nil
 }
 
-// newUserID is a phone buyer's opaque id ("ph_" and 16 characters).
-func newUserID() (string, error) {
+// phonePrefix starts a phone buyer's user id.
+const phonePrefix = "ph_"
+
+// newID is an opaque user id: prefix and 16 random characters.
+func newID(prefix string) (string, error) {
 	b := make([]byte, 10)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("draw a user id: %w", err)
 	}
-	return "ph_" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)), nil
+	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b)), nil
 }

@@ -219,3 +219,69 @@ func bengaliDigits(s string) string {
 	}
 	return string(out)
 }
+
+// TestGuests: a guest's token is a buyer's, a new "gs_" id each time,
+// lasting GuestTTL. Forty starts at once from one address get exactly
+// GuestsPerHour between them (counted under the address's lock), another
+// address is not held back, and an hour later the first may start again.
+// PhoneOf answers a phone buyer's number and nothing for anyone else.
+func TestGuests(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		ids     = map[string]bool{}
+		refused int
+	)
+	for range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tok, err := w.svc.StartGuest(ctx, "203.0.113.9")
+			mu.Lock()
+			defer mu.Unlock()
+			var e *ratelimit.ExceededError
+			switch {
+			case errors.As(err, &e):
+				refused++
+			case err != nil:
+				t.Errorf("start a guest: %v", err)
+			default:
+				p, err := w.tokens.Verify(tok.Token)
+				require.NoError(t, err)
+				require.Equal(t, tok.UserID, p.UserID)
+				require.True(t, p.Is(auth.RoleUser))
+				require.True(t, p.Guest())
+				require.Equal(t, w.clock.Now().Add(phonesignin.GuestTTL), tok.ExpiresAt)
+				ids[tok.UserID] = true
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, ids, phonesignin.GuestsPerHour, "each guest a new id")
+	for id := range ids {
+		require.Regexp(t, `^gs_[a-z2-7]{16}$`, id)
+	}
+	require.Equal(t, 40-phonesignin.GuestsPerHour, refused)
+	_, err := w.svc.StartGuest(ctx, "198.51.100.1")
+	require.NoError(t, err, "another address")
+	_, err = w.svc.StartGuest(ctx, "203.0.113.9")
+	require.LessOrEqual(t, waitOf(t, err), time.Hour+time.Second)
+	w.clock.Advance(time.Hour)
+	_, err = w.svc.StartGuest(ctx, "203.0.113.9")
+	require.NoError(t, err, "an hour later")
+
+	_, err = w.svc.SendCode(ctx, "01711-424242", "en", "203.0.113.7")
+	require.NoError(t, err)
+	tok, err := w.svc.VerifyCode(ctx, "01711424242", w.lastCode(t, "+8801711424242"))
+	require.NoError(t, err)
+	number, err := w.svc.PhoneOf(ctx, tok.UserID)
+	require.NoError(t, err)
+	require.Equal(t, "+8801711424242", number)
+	for _, id := range []string{"ph_nosuchbuyer0000", "rumana", "gs_abcdefghijklmnop"} {
+		number, err := w.svc.PhoneOf(ctx, id)
+		require.NoError(t, err)
+		require.Empty(t, number, id)
+	}
+}

@@ -42,6 +42,9 @@ type Options struct {
 	// TestPayments offers the sandbox gateway's test tokens (tok_success…)
 	// beside the approval page: dev only.
 	TestPayments bool
+	// PhoneSignIn offers the sign-in by SMS code and guest checkout
+	// (decisions 0436, 0437): where the API sends SMS.
+	PhoneSignIn bool
 	// Tokens mints the dev tokens; required with DevSignIn.
 	Tokens *auth.Tokens
 	// DevTokenTTL is how long a dev token lasts; default 12 hours.
@@ -50,7 +53,7 @@ type Options struct {
 
 // Routes are the site's pages: every one answers with index.html and the
 // app routes in the browser (history API).
-var Routes = []string{"/{$}", "/search", "/show/", "/wait/", "/order/", "/tickets", "/signin", "/gate", "/manifest/"}
+var Routes = []string{"/{$}", "/search", "/show/", "/wait/", "/order/", "/tickets", "/signin", "/gate", "/manifest/", "/find"}
 
 // asset is one built file, ready to serve.
 type asset struct {
@@ -105,7 +108,7 @@ func Wrap(api http.Handler, opts Options) (http.Handler, error) {
 		mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, r *http.Request) { serveAsset(w, r, a) })
 	}
 	cfg, err := json.Marshal(map[string]bool{"devSignIn": opts.DevSignIn, "oidcSignIn": opts.OIDCSignIn,
-		"testPayments": opts.TestPayments})
+		"testPayments": opts.TestPayments, "phoneSignIn": opts.PhoneSignIn})
 	if err != nil {
 		return nil, err
 	}

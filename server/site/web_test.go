@@ -104,13 +104,13 @@ func TestAssetsGzipAndRevalidate(t *testing.T) {
 func TestConfigSaysWhichSignIns(t *testing.T) {
 	tokens, err := auth.NewTokens(keyset.FromSecret("web-test", keyset.Tokens), time.Now)
 	require.NoError(t, err)
-	for _, opts := range []site.Options{{}, {OIDCSignIn: true}, {DevSignIn: true, TestPayments: true, Tokens: tokens}} {
+	for _, opts := range []site.Options{{}, {OIDCSignIn: true}, {DevSignIn: true, TestPayments: true, Tokens: tokens, PhoneSignIn: true}} {
 		w := get(newSite(t, opts), "GET", "/auth/config.json", nil, "")
 		require.Equal(t, 200, w.Code)
 		var got map[string]bool
 		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &got))
 		require.Equal(t, map[string]bool{"devSignIn": opts.DevSignIn, "oidcSignIn": opts.OIDCSignIn,
-			"testPayments": opts.TestPayments}, got)
+			"testPayments": opts.TestPayments, "phoneSignIn": opts.PhoneSignIn}, got)
 	}
 	_, err = site.Wrap(apiStandIn, site.Options{DevSignIn: true})
 	require.ErrorContains(t, err, "Tokens")

@@ -43,6 +43,14 @@ type View struct {
 // GoodForEntry tells whether the ticket may still be used or downloaded.
 func (v View) GoodForEntry() bool { return v.Status == StatusValid || v.Status == StatusCheckedIn }
 
+// Holder is whose tickets a read answers: the user's own and, for a buyer
+// signed in by phone, every order whose tickets were sent to that number
+// (its contact phone, else its first passenger's), a guest's included
+// (decision 0437). Phone is E.164; empty: the user's own only.
+type Holder struct {
+	UserID, Phone string
+}
+
 // ListFilter narrows a listing of a user's tickets.
 type ListFilter struct {
 	ShowID       int64

@@ -67,7 +67,9 @@ func readImage(image string) (*protos, error) {
 			for _, m := range s.GetMethod() {
 				level := m.GetOptions().GetIdempotencyLevel()
 				op := operation{
-					needsKey: level != descriptorpb.MethodOptions_NO_SIDE_EFFECTS && level != descriptorpb.MethodOptions_IDEMPOTENT,
+					// A public RPC's caller has no identity to keep a key for.
+					needsKey: level != descriptorpb.MethodOptions_NO_SIDE_EFFECTS && level != descriptorpb.MethodOptions_IDEMPOTENT &&
+						!slices.Contains(anonymous(), s.GetName()+"_"+m.GetName()),
 					input:    strings.TrimPrefix(m.GetInputType(), "."),
 				}
 				rule, _ := proto.GetExtension(m.GetOptions(), annotations.E_Http).(*annotations.HttpRule)

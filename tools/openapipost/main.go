@@ -103,7 +103,8 @@ var YAML []byte
 // is still taken when sent.
 func anonymous() []string {
 	return []string{"TripSearchService_SearchTrips", "SeatMapService_GetSeatLayout", "TicketService_GetTicketKeys",
-		"PhoneSignInService_SendCode", "PhoneSignInService_VerifyCode"}
+		"PhoneSignInService_SendCode", "PhoneSignInService_VerifyCode", "PhoneSignInService_StartGuest",
+		"TicketService_FindTickets", "TicketService_ResendTicketSms"}
 }
 
 func finish(raw []byte, p *protos) ([]byte, error) {

@@ -210,7 +210,8 @@ func New(tb testing.TB, opts Options) *Env {
 	sms := smssandbox.NewClient(smsBox.URL, nil)
 	// Every test caller comes from 127.0.0.1: the per-address limit of
 	// phone sign-in codes is the phonesignin package tests' subject.
-	cfg.Notify = app.NotifyConfig{SMS: sms, SandboxSMS: sms, Mail: opts.Mail, SiteURL: "http://seatghor.test", PhoneCodesPerClient: 10000}
+	cfg.Notify = app.NotifyConfig{SMS: sms, SandboxSMS: sms, Mail: opts.Mail, SiteURL: "http://seatghor.test", PhoneCodesPerClient: 10000,
+		GuestsPerClient: 10000}
 	if opts.Tickets {
 		cfg.ReadURL = admin.Fresh(tb, schematest.Template(tb, admin, migrations.Read))
 		cfg.S3 = opts.S3

@@ -25,6 +25,107 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// StartGuestRequest asks for a guest's token; it carries nothing.
+type StartGuestRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartGuestRequest) Reset() {
+	*x = StartGuestRequest{}
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartGuestRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartGuestRequest) ProtoMessage() {}
+
+func (x *StartGuestRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartGuestRequest.ProtoReflect.Descriptor instead.
+func (*StartGuestRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{0}
+}
+
+// StartGuestResponse is the guest's token.
+type StartGuestResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The API token (Authorization: Bearer).
+	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	// When it expires.
+	ExpiresAt *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The guest's user id ("gs_…"), new at each start.
+	UserId        string `protobuf:"bytes,3,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StartGuestResponse) Reset() {
+	*x = StartGuestResponse{}
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StartGuestResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StartGuestResponse) ProtoMessage() {}
+
+func (x *StartGuestResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StartGuestResponse.ProtoReflect.Descriptor instead.
+func (*StartGuestResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *StartGuestResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *StartGuestResponse) GetExpiresAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return nil
+}
+
+func (x *StartGuestResponse) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
 // SendCodeRequest names the number.
 type SendCodeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -39,7 +140,7 @@ type SendCodeRequest struct {
 
 func (x *SendCodeRequest) Reset() {
 	*x = SendCodeRequest{}
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[0]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -51,7 +152,7 @@ func (x *SendCodeRequest) String() string {
 func (*SendCodeRequest) ProtoMessage() {}
 
 func (x *SendCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[0]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -64,7 +165,7 @@ func (x *SendCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendCodeRequest.ProtoReflect.Descriptor instead.
 func (*SendCodeRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{0}
+	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *SendCodeRequest) GetPhone() string {
@@ -97,7 +198,7 @@ type SendCodeResponse struct {
 
 func (x *SendCodeResponse) Reset() {
 	*x = SendCodeResponse{}
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[1]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -109,7 +210,7 @@ func (x *SendCodeResponse) String() string {
 func (*SendCodeResponse) ProtoMessage() {}
 
 func (x *SendCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[1]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -122,7 +223,7 @@ func (x *SendCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendCodeResponse.ProtoReflect.Descriptor instead.
 func (*SendCodeResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *SendCodeResponse) GetPhone() string {
@@ -159,7 +260,7 @@ type VerifyCodeRequest struct {
 
 func (x *VerifyCodeRequest) Reset() {
 	*x = VerifyCodeRequest{}
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[2]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -171,7 +272,7 @@ func (x *VerifyCodeRequest) String() string {
 func (*VerifyCodeRequest) ProtoMessage() {}
 
 func (x *VerifyCodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[2]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -184,7 +285,7 @@ func (x *VerifyCodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyCodeRequest.ProtoReflect.Descriptor instead.
 func (*VerifyCodeRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *VerifyCodeRequest) GetPhone() string {
@@ -216,7 +317,7 @@ type VerifyCodeResponse struct {
 
 func (x *VerifyCodeResponse) Reset() {
 	*x = VerifyCodeResponse{}
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[3]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -228,7 +329,7 @@ func (x *VerifyCodeResponse) String() string {
 func (*VerifyCodeResponse) ProtoMessage() {}
 
 func (x *VerifyCodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[3]
+	mi := &file_seatghor_signin_v1_phone_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -241,7 +342,7 @@ func (x *VerifyCodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyCodeResponse.ProtoReflect.Descriptor instead.
 func (*VerifyCodeResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_signin_v1_phone_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *VerifyCodeResponse) GetToken() string {
@@ -269,7 +370,13 @@ var File_seatghor_signin_v1_phone_proto protoreflect.FileDescriptor
 
 const file_seatghor_signin_v1_phone_proto_rawDesc = "" +
 	"\n" +
-	"\x1eseatghor/signin/v1/phone.proto\x12\x12seatghor.signin.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"_\n" +
+	"\x1eseatghor/signin/v1/phone.proto\x12\x12seatghor.signin.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x13\n" +
+	"\x11StartGuestRequest\"~\n" +
+	"\x12StartGuestResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x129\n" +
+	"\n" +
+	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x17\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId\"_\n" +
 	"\x0fSendCodeRequest\x12\x1f\n" +
 	"\x05phone\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18\x14R\x05phone\x12+\n" +
 	"\blanguage\x18\x02 \x01(\tB\x0f\xbaH\fr\n" +
@@ -286,11 +393,13 @@ const file_seatghor_signin_v1_phone_proto_rawDesc = "" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x129\n" +
 	"\n" +
 	"expires_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\texpiresAt\x12\x17\n" +
-	"\auser_id\x18\x03 \x01(\tR\x06userId2\x99\x02\n" +
+	"\auser_id\x18\x03 \x01(\tR\x06userId2\xa0\x03\n" +
 	"\x12PhoneSignInService\x12|\n" +
 	"\bSendCode\x12#.seatghor.signin.v1.SendCodeRequest\x1a$.seatghor.signin.v1.SendCodeResponse\"%\x82\xd3\xe4\x93\x02\x1f:\x01*\"\x1a/v1/phone-sign-in:sendCode\x12\x84\x01\n" +
 	"\n" +
-	"VerifyCode\x12%.seatghor.signin.v1.VerifyCodeRequest\x1a&.seatghor.signin.v1.VerifyCodeResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/phone-sign-in:verifyCodeB\xcc\x01\n" +
+	"VerifyCode\x12%.seatghor.signin.v1.VerifyCodeRequest\x1a&.seatghor.signin.v1.VerifyCodeResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/phone-sign-in:verifyCode\x12\x84\x01\n" +
+	"\n" +
+	"StartGuest\x12%.seatghor.signin.v1.StartGuestRequest\x1a&.seatghor.signin.v1.StartGuestResponse\"'\x82\xd3\xe4\x93\x02!:\x01*\"\x1c/v1/phone-sign-in:startGuestB\xcc\x01\n" +
 	"\x16com.seatghor.signin.v1B\n" +
 	"PhoneProtoP\x01Z<github.com/seatghor/seatghor/gen/seatghor/signin/v1;signinv1\xa2\x02\x03SSX\xaa\x02\x12Seatghor.Signin.V1\xca\x02\x12Seatghor\\Signin\\V1\xe2\x02\x1eSeatghor\\Signin\\V1\\GPBMetadata\xea\x02\x14Seatghor::Signin::V1b\x06proto3"
 
@@ -306,28 +415,33 @@ func file_seatghor_signin_v1_phone_proto_rawDescGZIP() []byte {
 	return file_seatghor_signin_v1_phone_proto_rawDescData
 }
 
-var file_seatghor_signin_v1_phone_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_seatghor_signin_v1_phone_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_seatghor_signin_v1_phone_proto_goTypes = []any{
-	(*SendCodeRequest)(nil),       // 0: seatghor.signin.v1.SendCodeRequest
-	(*SendCodeResponse)(nil),      // 1: seatghor.signin.v1.SendCodeResponse
-	(*VerifyCodeRequest)(nil),     // 2: seatghor.signin.v1.VerifyCodeRequest
-	(*VerifyCodeResponse)(nil),    // 3: seatghor.signin.v1.VerifyCodeResponse
-	(*durationpb.Duration)(nil),   // 4: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 5: google.protobuf.Timestamp
+	(*StartGuestRequest)(nil),     // 0: seatghor.signin.v1.StartGuestRequest
+	(*StartGuestResponse)(nil),    // 1: seatghor.signin.v1.StartGuestResponse
+	(*SendCodeRequest)(nil),       // 2: seatghor.signin.v1.SendCodeRequest
+	(*SendCodeResponse)(nil),      // 3: seatghor.signin.v1.SendCodeResponse
+	(*VerifyCodeRequest)(nil),     // 4: seatghor.signin.v1.VerifyCodeRequest
+	(*VerifyCodeResponse)(nil),    // 5: seatghor.signin.v1.VerifyCodeResponse
+	(*timestamppb.Timestamp)(nil), // 6: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),   // 7: google.protobuf.Duration
 }
 var file_seatghor_signin_v1_phone_proto_depIdxs = []int32{
-	4, // 0: seatghor.signin.v1.SendCodeResponse.expires_in:type_name -> google.protobuf.Duration
-	4, // 1: seatghor.signin.v1.SendCodeResponse.resend_after:type_name -> google.protobuf.Duration
-	5, // 2: seatghor.signin.v1.VerifyCodeResponse.expires_at:type_name -> google.protobuf.Timestamp
-	0, // 3: seatghor.signin.v1.PhoneSignInService.SendCode:input_type -> seatghor.signin.v1.SendCodeRequest
-	2, // 4: seatghor.signin.v1.PhoneSignInService.VerifyCode:input_type -> seatghor.signin.v1.VerifyCodeRequest
-	1, // 5: seatghor.signin.v1.PhoneSignInService.SendCode:output_type -> seatghor.signin.v1.SendCodeResponse
-	3, // 6: seatghor.signin.v1.PhoneSignInService.VerifyCode:output_type -> seatghor.signin.v1.VerifyCodeResponse
-	5, // [5:7] is the sub-list for method output_type
-	3, // [3:5] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	6, // 0: seatghor.signin.v1.StartGuestResponse.expires_at:type_name -> google.protobuf.Timestamp
+	7, // 1: seatghor.signin.v1.SendCodeResponse.expires_in:type_name -> google.protobuf.Duration
+	7, // 2: seatghor.signin.v1.SendCodeResponse.resend_after:type_name -> google.protobuf.Duration
+	6, // 3: seatghor.signin.v1.VerifyCodeResponse.expires_at:type_name -> google.protobuf.Timestamp
+	2, // 4: seatghor.signin.v1.PhoneSignInService.SendCode:input_type -> seatghor.signin.v1.SendCodeRequest
+	4, // 5: seatghor.signin.v1.PhoneSignInService.VerifyCode:input_type -> seatghor.signin.v1.VerifyCodeRequest
+	0, // 6: seatghor.signin.v1.PhoneSignInService.StartGuest:input_type -> seatghor.signin.v1.StartGuestRequest
+	3, // 7: seatghor.signin.v1.PhoneSignInService.SendCode:output_type -> seatghor.signin.v1.SendCodeResponse
+	5, // 8: seatghor.signin.v1.PhoneSignInService.VerifyCode:output_type -> seatghor.signin.v1.VerifyCodeResponse
+	1, // 9: seatghor.signin.v1.PhoneSignInService.StartGuest:output_type -> seatghor.signin.v1.StartGuestResponse
+	7, // [7:10] is the sub-list for method output_type
+	4, // [4:7] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_signin_v1_phone_proto_init() }
@@ -341,7 +455,7 @@ func file_seatghor_signin_v1_phone_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_signin_v1_phone_proto_rawDesc), len(file_seatghor_signin_v1_phone_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

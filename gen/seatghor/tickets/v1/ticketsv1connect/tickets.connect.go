@@ -54,6 +54,12 @@ const (
 	// TicketServiceGetGateStatusProcedure is the fully-qualified name of the TicketService's
 	// GetGateStatus RPC.
 	TicketServiceGetGateStatusProcedure = "/seatghor.tickets.v1.TicketService/GetGateStatus"
+	// TicketServiceFindTicketsProcedure is the fully-qualified name of the TicketService's FindTickets
+	// RPC.
+	TicketServiceFindTicketsProcedure = "/seatghor.tickets.v1.TicketService/FindTickets"
+	// TicketServiceResendTicketSmsProcedure is the fully-qualified name of the TicketService's
+	// ResendTicketSms RPC.
+	TicketServiceResendTicketSmsProcedure = "/seatghor.tickets.v1.TicketService/ResendTicketSms"
 )
 
 // TicketServiceClient is a client for the seatghor.tickets.v1.TicketService service.
@@ -114,6 +120,23 @@ type TicketServiceClient interface {
 	// settled as duplicates, of cancelled or refunded tickets, or invalid.
 	// The same callers as CheckInTicket.
 	GetGateStatus(context.Context, *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error)
+	// FindTickets answers the tickets of one order to whoever knows its
+	// ticket number (the order id the booking's SMS names) and the mobile
+	// number its tickets were sent to (the order's contact number, else its
+	// first passenger's): how a buyer who checked out as a guest, or lost
+	// the sign-in, shows the tickets at the gate (docs/decisions/0437).
+	// Anyone may call it; an order not found and a number that does not
+	// match answer the same NOT_FOUND, and a client address gets 20 misses
+	// an hour (RATE_LIMITED). The phone travels in the body, never the URL
+	// (so not declared free of side effects: no GET; a miss is counted), and
+	// no Idempotency-Key is needed (the caller has no identity to keep one).
+	FindTickets(context.Context, *connect.Request[v1.FindTicketsRequest]) (*connect.Response[v1.FindTicketsResponse], error)
+	// ResendTicketSms sends the booking's SMS again to the number it went to,
+	// for a buyer whose SMS was lost: the same ticket number and number as
+	// FindTickets, answered the same NOT_FOUND when they do not match. At
+	// most 3 an order a day, 2 minutes apart (RATE_LIMITED with the wait).
+	// Anyone may call it; no Idempotency-Key (the limit answers a retry).
+	ResendTicketSms(context.Context, *connect.Request[v1.ResendTicketSmsRequest]) (*connect.Response[v1.ResendTicketSmsResponse], error)
 }
 
 // NewTicketServiceClient constructs a client for the seatghor.tickets.v1.TicketService service. By
@@ -175,6 +198,18 @@ func NewTicketServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		findTickets: connect.NewClient[v1.FindTicketsRequest, v1.FindTicketsResponse](
+			httpClient,
+			baseURL+TicketServiceFindTicketsProcedure,
+			connect.WithSchema(ticketServiceMethods.ByName("FindTickets")),
+			connect.WithClientOptions(opts...),
+		),
+		resendTicketSms: connect.NewClient[v1.ResendTicketSmsRequest, v1.ResendTicketSmsResponse](
+			httpClient,
+			baseURL+TicketServiceResendTicketSmsProcedure,
+			connect.WithSchema(ticketServiceMethods.ByName("ResendTicketSms")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -187,6 +222,8 @@ type ticketServiceClient struct {
 	getAdmissionList  *connect.Client[v1.GetAdmissionListRequest, v1.GetAdmissionListResponse]
 	syncGateScans     *connect.Client[v1.SyncGateScansRequest, v1.SyncGateScansResponse]
 	getGateStatus     *connect.Client[v1.GetGateStatusRequest, v1.GetGateStatusResponse]
+	findTickets       *connect.Client[v1.FindTicketsRequest, v1.FindTicketsResponse]
+	resendTicketSms   *connect.Client[v1.ResendTicketSmsRequest, v1.ResendTicketSmsResponse]
 }
 
 // ListMyTickets calls seatghor.tickets.v1.TicketService.ListMyTickets.
@@ -222,6 +259,16 @@ func (c *ticketServiceClient) SyncGateScans(ctx context.Context, req *connect.Re
 // GetGateStatus calls seatghor.tickets.v1.TicketService.GetGateStatus.
 func (c *ticketServiceClient) GetGateStatus(ctx context.Context, req *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error) {
 	return c.getGateStatus.CallUnary(ctx, req)
+}
+
+// FindTickets calls seatghor.tickets.v1.TicketService.FindTickets.
+func (c *ticketServiceClient) FindTickets(ctx context.Context, req *connect.Request[v1.FindTicketsRequest]) (*connect.Response[v1.FindTicketsResponse], error) {
+	return c.findTickets.CallUnary(ctx, req)
+}
+
+// ResendTicketSms calls seatghor.tickets.v1.TicketService.ResendTicketSms.
+func (c *ticketServiceClient) ResendTicketSms(ctx context.Context, req *connect.Request[v1.ResendTicketSmsRequest]) (*connect.Response[v1.ResendTicketSmsResponse], error) {
+	return c.resendTicketSms.CallUnary(ctx, req)
 }
 
 // TicketServiceHandler is an implementation of the seatghor.tickets.v1.TicketService service.
@@ -282,6 +329,23 @@ type TicketServiceHandler interface {
 	// settled as duplicates, of cancelled or refunded tickets, or invalid.
 	// The same callers as CheckInTicket.
 	GetGateStatus(context.Context, *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error)
+	// FindTickets answers the tickets of one order to whoever knows its
+	// ticket number (the order id the booking's SMS names) and the mobile
+	// number its tickets were sent to (the order's contact number, else its
+	// first passenger's): how a buyer who checked out as a guest, or lost
+	// the sign-in, shows the tickets at the gate (docs/decisions/0437).
+	// Anyone may call it; an order not found and a number that does not
+	// match answer the same NOT_FOUND, and a client address gets 20 misses
+	// an hour (RATE_LIMITED). The phone travels in the body, never the URL
+	// (so not declared free of side effects: no GET; a miss is counted), and
+	// no Idempotency-Key is needed (the caller has no identity to keep one).
+	FindTickets(context.Context, *connect.Request[v1.FindTicketsRequest]) (*connect.Response[v1.FindTicketsResponse], error)
+	// ResendTicketSms sends the booking's SMS again to the number it went to,
+	// for a buyer whose SMS was lost: the same ticket number and number as
+	// FindTickets, answered the same NOT_FOUND when they do not match. At
+	// most 3 an order a day, 2 minutes apart (RATE_LIMITED with the wait).
+	// Anyone may call it; no Idempotency-Key (the limit answers a retry).
+	ResendTicketSms(context.Context, *connect.Request[v1.ResendTicketSmsRequest]) (*connect.Response[v1.ResendTicketSmsResponse], error)
 }
 
 // NewTicketServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -339,6 +403,18 @@ func NewTicketServiceHandler(svc TicketServiceHandler, opts ...connect.HandlerOp
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	ticketServiceFindTicketsHandler := connect.NewUnaryHandler(
+		TicketServiceFindTicketsProcedure,
+		svc.FindTickets,
+		connect.WithSchema(ticketServiceMethods.ByName("FindTickets")),
+		connect.WithHandlerOptions(opts...),
+	)
+	ticketServiceResendTicketSmsHandler := connect.NewUnaryHandler(
+		TicketServiceResendTicketSmsProcedure,
+		svc.ResendTicketSms,
+		connect.WithSchema(ticketServiceMethods.ByName("ResendTicketSms")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.tickets.v1.TicketService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case TicketServiceListMyTicketsProcedure:
@@ -355,6 +431,10 @@ func NewTicketServiceHandler(svc TicketServiceHandler, opts ...connect.HandlerOp
 			ticketServiceSyncGateScansHandler.ServeHTTP(w, r)
 		case TicketServiceGetGateStatusProcedure:
 			ticketServiceGetGateStatusHandler.ServeHTTP(w, r)
+		case TicketServiceFindTicketsProcedure:
+			ticketServiceFindTicketsHandler.ServeHTTP(w, r)
+		case TicketServiceResendTicketSmsProcedure:
+			ticketServiceResendTicketSmsHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -390,4 +470,12 @@ func (UnimplementedTicketServiceHandler) SyncGateScans(context.Context, *connect
 
 func (UnimplementedTicketServiceHandler) GetGateStatus(context.Context, *connect.Request[v1.GetGateStatusRequest]) (*connect.Response[v1.GetGateStatusResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.GetGateStatus is not implemented"))
+}
+
+func (UnimplementedTicketServiceHandler) FindTickets(context.Context, *connect.Request[v1.FindTicketsRequest]) (*connect.Response[v1.FindTicketsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.FindTickets is not implemented"))
+}
+
+func (UnimplementedTicketServiceHandler) ResendTicketSms(context.Context, *connect.Request[v1.ResendTicketSmsRequest]) (*connect.Response[v1.ResendTicketSmsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.tickets.v1.TicketService.ResendTicketSms is not implemented"))
 }

@@ -763,6 +763,236 @@ func (x *GetTicketDownloadResponse) GetFileName() string {
 	return ""
 }
 
+// FindTicketsRequest names an order and the number its tickets went to.
+type FindTicketsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ticket number: the order id the SMS names ("ord_…").
+	OrderId string `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// The mobile number, in any usual Bangladeshi form.
+	Phone string `protobuf:"bytes,2,opt,name=phone,proto3" json:"phone,omitempty"`
+	// The e-ticket's language: "bn" or "en" (default).
+	Lang          string `protobuf:"bytes,3,opt,name=lang,proto3" json:"lang,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindTicketsRequest) Reset() {
+	*x = FindTicketsRequest{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindTicketsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindTicketsRequest) ProtoMessage() {}
+
+func (x *FindTicketsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindTicketsRequest.ProtoReflect.Descriptor instead.
+func (*FindTicketsRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *FindTicketsRequest) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *FindTicketsRequest) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+func (x *FindTicketsRequest) GetLang() string {
+	if x != nil {
+		return x.Lang
+	}
+	return ""
+}
+
+// FindTicketsResponse is the order's tickets and its e-ticket.
+type FindTicketsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The order's tickets, in seat order, with their codes for the gate.
+	Tickets []*Ticket `protobuf:"bytes,1,rep,name=tickets,proto3" json:"tickets,omitempty"`
+	// The e-ticket PDF of the order while its tickets are good for entry;
+	// unset for a cancelled or refunded order.
+	Download      *GetTicketDownloadResponse `protobuf:"bytes,2,opt,name=download,proto3" json:"download,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FindTicketsResponse) Reset() {
+	*x = FindTicketsResponse{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FindTicketsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FindTicketsResponse) ProtoMessage() {}
+
+func (x *FindTicketsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FindTicketsResponse.ProtoReflect.Descriptor instead.
+func (*FindTicketsResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *FindTicketsResponse) GetTickets() []*Ticket {
+	if x != nil {
+		return x.Tickets
+	}
+	return nil
+}
+
+func (x *FindTicketsResponse) GetDownload() *GetTicketDownloadResponse {
+	if x != nil {
+		return x.Download
+	}
+	return nil
+}
+
+// ResendTicketSmsRequest names an order and the number its SMS went to.
+type ResendTicketSmsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ticket number: the order id.
+	OrderId string `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// The mobile number the booking's SMS went to.
+	Phone         string `protobuf:"bytes,2,opt,name=phone,proto3" json:"phone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendTicketSmsRequest) Reset() {
+	*x = ResendTicketSmsRequest{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendTicketSmsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendTicketSmsRequest) ProtoMessage() {}
+
+func (x *ResendTicketSmsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendTicketSmsRequest.ProtoReflect.Descriptor instead.
+func (*ResendTicketSmsRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *ResendTicketSmsRequest) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *ResendTicketSmsRequest) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+// ResendTicketSmsResponse says where the SMS went.
+type ResendTicketSmsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The number in E.164.
+	Phone string `protobuf:"bytes,1,opt,name=phone,proto3" json:"phone,omitempty"`
+	// How long before the order's SMS may be sent again.
+	ResendAfter   *durationpb.Duration `protobuf:"bytes,2,opt,name=resend_after,json=resendAfter,proto3" json:"resend_after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResendTicketSmsResponse) Reset() {
+	*x = ResendTicketSmsResponse{}
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResendTicketSmsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResendTicketSmsResponse) ProtoMessage() {}
+
+func (x *ResendTicketSmsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResendTicketSmsResponse.ProtoReflect.Descriptor instead.
+func (*ResendTicketSmsResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ResendTicketSmsResponse) GetPhone() string {
+	if x != nil {
+		return x.Phone
+	}
+	return ""
+}
+
+func (x *ResendTicketSmsResponse) GetResendAfter() *durationpb.Duration {
+	if x != nil {
+		return x.ResendAfter
+	}
+	return nil
+}
+
 // CheckInTicketRequest is one scan at the gate of a show.
 type CheckInTicketRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -789,7 +1019,7 @@ type CheckInTicketRequest struct {
 
 func (x *CheckInTicketRequest) Reset() {
 	*x = CheckInTicketRequest{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[5]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -801,7 +1031,7 @@ func (x *CheckInTicketRequest) String() string {
 func (*CheckInTicketRequest) ProtoMessage() {}
 
 func (x *CheckInTicketRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[5]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -814,7 +1044,7 @@ func (x *CheckInTicketRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInTicketRequest.ProtoReflect.Descriptor instead.
 func (*CheckInTicketRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{5}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CheckInTicketRequest) GetShowId() int64 {
@@ -901,7 +1131,7 @@ type CheckInTicketResponse struct {
 
 func (x *CheckInTicketResponse) Reset() {
 	*x = CheckInTicketResponse{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[6]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -913,7 +1143,7 @@ func (x *CheckInTicketResponse) String() string {
 func (*CheckInTicketResponse) ProtoMessage() {}
 
 func (x *CheckInTicketResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[6]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -926,7 +1156,7 @@ func (x *CheckInTicketResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckInTicketResponse.ProtoReflect.Descriptor instead.
 func (*CheckInTicketResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{6}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CheckInTicketResponse) GetTicket() *Ticket {
@@ -973,7 +1203,7 @@ type TicketOfOtherShow struct {
 
 func (x *TicketOfOtherShow) Reset() {
 	*x = TicketOfOtherShow{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[7]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -985,7 +1215,7 @@ func (x *TicketOfOtherShow) String() string {
 func (*TicketOfOtherShow) ProtoMessage() {}
 
 func (x *TicketOfOtherShow) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[7]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -998,7 +1228,7 @@ func (x *TicketOfOtherShow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TicketOfOtherShow.ProtoReflect.Descriptor instead.
 func (*TicketOfOtherShow) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{7}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TicketOfOtherShow) GetShowId() int64 {
@@ -1025,7 +1255,7 @@ type TicketKey struct {
 
 func (x *TicketKey) Reset() {
 	*x = TicketKey{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[8]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1267,7 @@ func (x *TicketKey) String() string {
 func (*TicketKey) ProtoMessage() {}
 
 func (x *TicketKey) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[8]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1280,7 @@ func (x *TicketKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TicketKey.ProtoReflect.Descriptor instead.
 func (*TicketKey) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{8}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TicketKey) GetKeyId() string {
@@ -1090,7 +1320,7 @@ type GetTicketKeysRequest struct {
 
 func (x *GetTicketKeysRequest) Reset() {
 	*x = GetTicketKeysRequest{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[9]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1332,7 @@ func (x *GetTicketKeysRequest) String() string {
 func (*GetTicketKeysRequest) ProtoMessage() {}
 
 func (x *GetTicketKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[9]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1345,7 @@ func (x *GetTicketKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTicketKeysRequest.ProtoReflect.Descriptor instead.
 func (*GetTicketKeysRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{9}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{13}
 }
 
 // GetTicketKeysResponse lists the public keys of tickets' codes.
@@ -1129,7 +1359,7 @@ type GetTicketKeysResponse struct {
 
 func (x *GetTicketKeysResponse) Reset() {
 	*x = GetTicketKeysResponse{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[10]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1141,7 +1371,7 @@ func (x *GetTicketKeysResponse) String() string {
 func (*GetTicketKeysResponse) ProtoMessage() {}
 
 func (x *GetTicketKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[10]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1154,7 +1384,7 @@ func (x *GetTicketKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTicketKeysResponse.ProtoReflect.Descriptor instead.
 func (*GetTicketKeysResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{10}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetTicketKeysResponse) GetKeys() []*TicketKey {
@@ -1190,7 +1420,7 @@ type Admission struct {
 
 func (x *Admission) Reset() {
 	*x = Admission{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[11]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1432,7 @@ func (x *Admission) String() string {
 func (*Admission) ProtoMessage() {}
 
 func (x *Admission) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[11]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1445,7 @@ func (x *Admission) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Admission.ProtoReflect.Descriptor instead.
 func (*Admission) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{11}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Admission) GetTicketId() string {
@@ -1282,7 +1512,7 @@ type GetAdmissionListRequest struct {
 
 func (x *GetAdmissionListRequest) Reset() {
 	*x = GetAdmissionListRequest{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[12]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1294,7 +1524,7 @@ func (x *GetAdmissionListRequest) String() string {
 func (*GetAdmissionListRequest) ProtoMessage() {}
 
 func (x *GetAdmissionListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[12]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1307,7 +1537,7 @@ func (x *GetAdmissionListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdmissionListRequest.ProtoReflect.Descriptor instead.
 func (*GetAdmissionListRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetAdmissionListRequest) GetShowId() int64 {
@@ -1349,7 +1579,7 @@ type GetAdmissionListResponse struct {
 
 func (x *GetAdmissionListResponse) Reset() {
 	*x = GetAdmissionListResponse{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[13]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1361,7 +1591,7 @@ func (x *GetAdmissionListResponse) String() string {
 func (*GetAdmissionListResponse) ProtoMessage() {}
 
 func (x *GetAdmissionListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[13]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1374,7 +1604,7 @@ func (x *GetAdmissionListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdmissionListResponse.ProtoReflect.Descriptor instead.
 func (*GetAdmissionListResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetAdmissionListResponse) GetAdmissions() []*Admission {
@@ -1426,7 +1656,7 @@ type GateScan struct {
 
 func (x *GateScan) Reset() {
 	*x = GateScan{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[14]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1668,7 @@ func (x *GateScan) String() string {
 func (*GateScan) ProtoMessage() {}
 
 func (x *GateScan) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[14]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1681,7 @@ func (x *GateScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GateScan.ProtoReflect.Descriptor instead.
 func (*GateScan) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GateScan) GetScanId() string {
@@ -1541,7 +1771,7 @@ type SyncGateScansRequest struct {
 
 func (x *SyncGateScansRequest) Reset() {
 	*x = SyncGateScansRequest{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[15]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1553,7 +1783,7 @@ func (x *SyncGateScansRequest) String() string {
 func (*SyncGateScansRequest) ProtoMessage() {}
 
 func (x *SyncGateScansRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[15]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1566,7 +1796,7 @@ func (x *SyncGateScansRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncGateScansRequest.ProtoReflect.Descriptor instead.
 func (*SyncGateScansRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SyncGateScansRequest) GetShowId() int64 {
@@ -1667,7 +1897,7 @@ type SettledScan struct {
 
 func (x *SettledScan) Reset() {
 	*x = SettledScan{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[16]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1679,7 +1909,7 @@ func (x *SettledScan) String() string {
 func (*SettledScan) ProtoMessage() {}
 
 func (x *SettledScan) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[16]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1692,7 +1922,7 @@ func (x *SettledScan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettledScan.ProtoReflect.Descriptor instead.
 func (*SettledScan) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SettledScan) GetScanId() string {
@@ -1817,7 +2047,7 @@ type SyncGateScansResponse struct {
 
 func (x *SyncGateScansResponse) Reset() {
 	*x = SyncGateScansResponse{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[17]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1829,7 +2059,7 @@ func (x *SyncGateScansResponse) String() string {
 func (*SyncGateScansResponse) ProtoMessage() {}
 
 func (x *SyncGateScansResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[17]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1842,7 +2072,7 @@ func (x *SyncGateScansResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SyncGateScansResponse.ProtoReflect.Descriptor instead.
 func (*SyncGateScansResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SyncGateScansResponse) GetScans() []*SettledScan {
@@ -1884,7 +2114,7 @@ type GetGateStatusRequest struct {
 
 func (x *GetGateStatusRequest) Reset() {
 	*x = GetGateStatusRequest{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[18]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1896,7 +2126,7 @@ func (x *GetGateStatusRequest) String() string {
 func (*GetGateStatusRequest) ProtoMessage() {}
 
 func (x *GetGateStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[18]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1909,7 +2139,7 @@ func (x *GetGateStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGateStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetGateStatusRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetGateStatusRequest) GetShowId() int64 {
@@ -1950,7 +2180,7 @@ type GateDevice struct {
 
 func (x *GateDevice) Reset() {
 	*x = GateDevice{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[19]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1962,7 +2192,7 @@ func (x *GateDevice) String() string {
 func (*GateDevice) ProtoMessage() {}
 
 func (x *GateDevice) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[19]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1975,7 +2205,7 @@ func (x *GateDevice) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GateDevice.ProtoReflect.Descriptor instead.
 func (*GateDevice) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GateDevice) GetDeviceId() string {
@@ -2074,7 +2304,7 @@ type GetGateStatusResponse struct {
 
 func (x *GetGateStatusResponse) Reset() {
 	*x = GetGateStatusResponse{}
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[20]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2086,7 +2316,7 @@ func (x *GetGateStatusResponse) String() string {
 func (*GetGateStatusResponse) ProtoMessage() {}
 
 func (x *GetGateStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[20]
+	mi := &file_seatghor_tickets_v1_tickets_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2099,7 +2329,7 @@ func (x *GetGateStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetGateStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetGateStatusResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_tickets_v1_tickets_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetGateStatusResponse) GetDevices() []*GateDevice {
@@ -2199,7 +2429,21 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\vretry_after\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12!\n" +
 	"\fcontent_type\x18\x06 \x01(\tR\vcontentType\x12\x1b\n" +
-	"\tfile_name\x18\a \x01(\tR\bfileName\"\xf0\x01\n" +
+	"\tfile_name\x18\a \x01(\tR\bfileName\"\x80\x01\n" +
+	"\x12FindTicketsRequest\x12$\n" +
+	"\border_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\aorderId\x12\x1f\n" +
+	"\x05phone\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18\x14R\x05phone\x12#\n" +
+	"\x04lang\x18\x03 \x01(\tB\x0f\xbaH\fr\n" +
+	"R\x00R\x02enR\x02bnR\x04lang\"\x98\x01\n" +
+	"\x13FindTicketsResponse\x125\n" +
+	"\atickets\x18\x01 \x03(\v2\x1b.seatghor.tickets.v1.TicketR\atickets\x12J\n" +
+	"\bdownload\x18\x02 \x01(\v2..seatghor.tickets.v1.GetTicketDownloadResponseR\bdownload\"_\n" +
+	"\x16ResendTicketSmsRequest\x12$\n" +
+	"\border_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\aorderId\x12\x1f\n" +
+	"\x05phone\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18\x14R\x05phone\"m\n" +
+	"\x17ResendTicketSmsResponse\x12\x14\n" +
+	"\x05phone\x18\x01 \x01(\tR\x05phone\x12<\n" +
+	"\fresend_after\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\vresendAfter\"\xf0\x01\n" +
 	"\x14CheckInTicketRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12(\n" +
 	"\tticket_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@H\x00R\bticketId\x12 \n" +
@@ -2327,7 +2571,8 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\x16SCAN_OUTCOME_DUPLICATE\x10\x02\x12\x19\n" +
 	"\x15SCAN_OUTCOME_REFUNDED\x10\x03\x12\x18\n" +
 	"\x14SCAN_OUTCOME_INVALID\x10\x04\x12!\n" +
-	"\x1dSCAN_OUTCOME_BOARDS_ELSEWHERE\x10\x052\x91\b\n" +
+	"\x1dSCAN_OUTCOME_BOARDS_ELSEWHERE\x10\x052\xa1\n" +
+	"\n" +
 	"\rTicketService\x12~\n" +
 	"\rListMyTickets\x12).seatghor.tickets.v1.ListMyTicketsRequest\x1a*.seatghor.tickets.v1.ListMyTicketsResponse\"\x16\x82\xd3\xe4\x93\x02\r\x12\v/v1/tickets\x90\x02\x01\x12\x9f\x01\n" +
 	"\x11GetTicketDownload\x12-.seatghor.tickets.v1.GetTicketDownloadRequest\x1a..seatghor.tickets.v1.GetTicketDownloadResponse\"+\x82\xd3\xe4\x93\x02\"\x12 /v1/tickets/{ticket_id}/download\x90\x02\x01\x12\x8f\x01\n" +
@@ -2335,7 +2580,9 @@ const file_seatghor_tickets_v1_tickets_proto_rawDesc = "" +
 	"\rGetTicketKeys\x12).seatghor.tickets.v1.GetTicketKeysRequest\x1a*.seatghor.tickets.v1.GetTicketKeysResponse\"\x1a\x82\xd3\xe4\x93\x02\x11\x12\x0f/v1/ticket-keys\x90\x02\x01\x12\x9a\x01\n" +
 	"\x10GetAdmissionList\x12,.seatghor.tickets.v1.GetAdmissionListRequest\x1a-.seatghor.tickets.v1.GetAdmissionListResponse\")\x82\xd3\xe4\x93\x02 \x12\x1e/v1/shows/{show_id}/admissions\x90\x02\x01\x12\x94\x01\n" +
 	"\rSyncGateScans\x12).seatghor.tickets.v1.SyncGateScansRequest\x1a*.seatghor.tickets.v1.SyncGateScansResponse\",\x82\xd3\xe4\x93\x02#:\x01*\"\x1e/v1/shows/{show_id}/gate-scans\x90\x02\x02\x12\x92\x01\n" +
-	"\rGetGateStatus\x12).seatghor.tickets.v1.GetGateStatusRequest\x1a*.seatghor.tickets.v1.GetGateStatusResponse\"*\x82\xd3\xe4\x93\x02!\x12\x1f/v1/shows/{show_id}/gate-status\x90\x02\x01B\xe9\x01\n" +
+	"\rGetGateStatus\x12).seatghor.tickets.v1.GetGateStatusRequest\x1a*.seatghor.tickets.v1.GetGateStatusResponse\"*\x82\xd3\xe4\x93\x02!\x12\x1f/v1/shows/{show_id}/gate-status\x90\x02\x01\x12}\n" +
+	"\vFindTickets\x12'.seatghor.tickets.v1.FindTicketsRequest\x1a(.seatghor.tickets.v1.FindTicketsResponse\"\x1b\x82\xd3\xe4\x93\x02\x15:\x01*\"\x10/v1/tickets:find\x12\x8e\x01\n" +
+	"\x0fResendTicketSms\x12+.seatghor.tickets.v1.ResendTicketSmsRequest\x1a,.seatghor.tickets.v1.ResendTicketSmsResponse\" \x82\xd3\xe4\x93\x02\x1a:\x01*\"\x15/v1/tickets:resendSmsB\xe9\x01\n" +
 	"\x17com.seatghor.tickets.v1B\fTicketsProtoP\x01ZRgithub.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1;ticketsv1\xa2\x02\x03STX\xaa\x02\x13Seatghor.Tickets.V1\xca\x02\x13Seatghor\\Tickets\\V1\xe2\x02\x1fSeatghor\\Tickets\\V1\\GPBMetadata\xea\x02\x15Seatghor::Tickets::V1b\x06proto3"
 
 var (
@@ -2351,7 +2598,7 @@ func file_seatghor_tickets_v1_tickets_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_tickets_v1_tickets_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_tickets_v1_tickets_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_seatghor_tickets_v1_tickets_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_seatghor_tickets_v1_tickets_proto_goTypes = []any{
 	(TicketStatus)(0),                 // 0: seatghor.tickets.v1.TicketStatus
 	(ScanOutcome)(0),                  // 1: seatghor.tickets.v1.ScanOutcome
@@ -2360,86 +2607,97 @@ var file_seatghor_tickets_v1_tickets_proto_goTypes = []any{
 	(*ListMyTicketsResponse)(nil),     // 4: seatghor.tickets.v1.ListMyTicketsResponse
 	(*GetTicketDownloadRequest)(nil),  // 5: seatghor.tickets.v1.GetTicketDownloadRequest
 	(*GetTicketDownloadResponse)(nil), // 6: seatghor.tickets.v1.GetTicketDownloadResponse
-	(*CheckInTicketRequest)(nil),      // 7: seatghor.tickets.v1.CheckInTicketRequest
-	(*CheckInTicketResponse)(nil),     // 8: seatghor.tickets.v1.CheckInTicketResponse
-	(*TicketOfOtherShow)(nil),         // 9: seatghor.tickets.v1.TicketOfOtherShow
-	(*TicketKey)(nil),                 // 10: seatghor.tickets.v1.TicketKey
-	(*GetTicketKeysRequest)(nil),      // 11: seatghor.tickets.v1.GetTicketKeysRequest
-	(*GetTicketKeysResponse)(nil),     // 12: seatghor.tickets.v1.GetTicketKeysResponse
-	(*Admission)(nil),                 // 13: seatghor.tickets.v1.Admission
-	(*GetAdmissionListRequest)(nil),   // 14: seatghor.tickets.v1.GetAdmissionListRequest
-	(*GetAdmissionListResponse)(nil),  // 15: seatghor.tickets.v1.GetAdmissionListResponse
-	(*GateScan)(nil),                  // 16: seatghor.tickets.v1.GateScan
-	(*SyncGateScansRequest)(nil),      // 17: seatghor.tickets.v1.SyncGateScansRequest
-	(*SettledScan)(nil),               // 18: seatghor.tickets.v1.SettledScan
-	(*SyncGateScansResponse)(nil),     // 19: seatghor.tickets.v1.SyncGateScansResponse
-	(*GetGateStatusRequest)(nil),      // 20: seatghor.tickets.v1.GetGateStatusRequest
-	(*GateDevice)(nil),                // 21: seatghor.tickets.v1.GateDevice
-	(*GetGateStatusResponse)(nil),     // 22: seatghor.tickets.v1.GetGateStatusResponse
-	(v1.ShowKind)(0),                  // 23: seatghor.catalog.v1.ShowKind
-	(*timestamppb.Timestamp)(nil),     // 24: google.protobuf.Timestamp
-	(*v11.Money)(nil),                 // 25: seatghor.common.v1.Money
-	(*v11.LocalTime)(nil),             // 26: seatghor.common.v1.LocalTime
-	(*v11.Journey)(nil),               // 27: seatghor.common.v1.Journey
-	(*v11.Passenger)(nil),             // 28: seatghor.common.v1.Passenger
-	(*durationpb.Duration)(nil),       // 29: google.protobuf.Duration
+	(*FindTicketsRequest)(nil),        // 7: seatghor.tickets.v1.FindTicketsRequest
+	(*FindTicketsResponse)(nil),       // 8: seatghor.tickets.v1.FindTicketsResponse
+	(*ResendTicketSmsRequest)(nil),    // 9: seatghor.tickets.v1.ResendTicketSmsRequest
+	(*ResendTicketSmsResponse)(nil),   // 10: seatghor.tickets.v1.ResendTicketSmsResponse
+	(*CheckInTicketRequest)(nil),      // 11: seatghor.tickets.v1.CheckInTicketRequest
+	(*CheckInTicketResponse)(nil),     // 12: seatghor.tickets.v1.CheckInTicketResponse
+	(*TicketOfOtherShow)(nil),         // 13: seatghor.tickets.v1.TicketOfOtherShow
+	(*TicketKey)(nil),                 // 14: seatghor.tickets.v1.TicketKey
+	(*GetTicketKeysRequest)(nil),      // 15: seatghor.tickets.v1.GetTicketKeysRequest
+	(*GetTicketKeysResponse)(nil),     // 16: seatghor.tickets.v1.GetTicketKeysResponse
+	(*Admission)(nil),                 // 17: seatghor.tickets.v1.Admission
+	(*GetAdmissionListRequest)(nil),   // 18: seatghor.tickets.v1.GetAdmissionListRequest
+	(*GetAdmissionListResponse)(nil),  // 19: seatghor.tickets.v1.GetAdmissionListResponse
+	(*GateScan)(nil),                  // 20: seatghor.tickets.v1.GateScan
+	(*SyncGateScansRequest)(nil),      // 21: seatghor.tickets.v1.SyncGateScansRequest
+	(*SettledScan)(nil),               // 22: seatghor.tickets.v1.SettledScan
+	(*SyncGateScansResponse)(nil),     // 23: seatghor.tickets.v1.SyncGateScansResponse
+	(*GetGateStatusRequest)(nil),      // 24: seatghor.tickets.v1.GetGateStatusRequest
+	(*GateDevice)(nil),                // 25: seatghor.tickets.v1.GateDevice
+	(*GetGateStatusResponse)(nil),     // 26: seatghor.tickets.v1.GetGateStatusResponse
+	(v1.ShowKind)(0),                  // 27: seatghor.catalog.v1.ShowKind
+	(*timestamppb.Timestamp)(nil),     // 28: google.protobuf.Timestamp
+	(*v11.Money)(nil),                 // 29: seatghor.common.v1.Money
+	(*v11.LocalTime)(nil),             // 30: seatghor.common.v1.LocalTime
+	(*v11.Journey)(nil),               // 31: seatghor.common.v1.Journey
+	(*v11.Passenger)(nil),             // 32: seatghor.common.v1.Passenger
+	(*durationpb.Duration)(nil),       // 33: google.protobuf.Duration
 }
 var file_seatghor_tickets_v1_tickets_proto_depIdxs = []int32{
-	23, // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	24, // 1: seatghor.tickets.v1.Ticket.starts_at:type_name -> google.protobuf.Timestamp
+	27, // 0: seatghor.tickets.v1.Ticket.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	28, // 1: seatghor.tickets.v1.Ticket.starts_at:type_name -> google.protobuf.Timestamp
 	0,  // 2: seatghor.tickets.v1.Ticket.status:type_name -> seatghor.tickets.v1.TicketStatus
-	25, // 3: seatghor.tickets.v1.Ticket.price:type_name -> seatghor.common.v1.Money
-	24, // 4: seatghor.tickets.v1.Ticket.issued_at:type_name -> google.protobuf.Timestamp
-	24, // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
-	26, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
-	26, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
-	27, // 8: seatghor.tickets.v1.Ticket.journey:type_name -> seatghor.common.v1.Journey
-	28, // 9: seatghor.tickets.v1.Ticket.passenger:type_name -> seatghor.common.v1.Passenger
+	29, // 3: seatghor.tickets.v1.Ticket.price:type_name -> seatghor.common.v1.Money
+	28, // 4: seatghor.tickets.v1.Ticket.issued_at:type_name -> google.protobuf.Timestamp
+	28, // 5: seatghor.tickets.v1.Ticket.checked_in_at:type_name -> google.protobuf.Timestamp
+	30, // 6: seatghor.tickets.v1.Ticket.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	30, // 7: seatghor.tickets.v1.Ticket.checked_in_at_local:type_name -> seatghor.common.v1.LocalTime
+	31, // 8: seatghor.tickets.v1.Ticket.journey:type_name -> seatghor.common.v1.Journey
+	32, // 9: seatghor.tickets.v1.Ticket.passenger:type_name -> seatghor.common.v1.Passenger
 	2,  // 10: seatghor.tickets.v1.ListMyTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
-	24, // 11: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
-	29, // 12: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
-	2,  // 13: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
-	10, // 14: seatghor.tickets.v1.GetTicketKeysResponse.keys:type_name -> seatghor.tickets.v1.TicketKey
-	0,  // 15: seatghor.tickets.v1.Admission.status:type_name -> seatghor.tickets.v1.TicketStatus
-	24, // 16: seatghor.tickets.v1.Admission.checked_in_at:type_name -> google.protobuf.Timestamp
-	13, // 17: seatghor.tickets.v1.GetAdmissionListResponse.admissions:type_name -> seatghor.tickets.v1.Admission
-	24, // 18: seatghor.tickets.v1.GetAdmissionListResponse.server_time:type_name -> google.protobuf.Timestamp
-	24, // 19: seatghor.tickets.v1.GateScan.scanned_at:type_name -> google.protobuf.Timestamp
-	16, // 20: seatghor.tickets.v1.SyncGateScansRequest.scans:type_name -> seatghor.tickets.v1.GateScan
-	24, // 21: seatghor.tickets.v1.SyncGateScansRequest.device_time:type_name -> google.protobuf.Timestamp
-	29, // 22: seatghor.tickets.v1.SyncGateScansRequest.clock_offset:type_name -> google.protobuf.Duration
-	1,  // 23: seatghor.tickets.v1.SettledScan.outcome:type_name -> seatghor.tickets.v1.ScanOutcome
-	24, // 24: seatghor.tickets.v1.SettledScan.scanned_at:type_name -> google.protobuf.Timestamp
-	24, // 25: seatghor.tickets.v1.SettledScan.settled_time:type_name -> google.protobuf.Timestamp
-	24, // 26: seatghor.tickets.v1.SettledScan.admitted_at:type_name -> google.protobuf.Timestamp
-	0,  // 27: seatghor.tickets.v1.SettledScan.ticket_status:type_name -> seatghor.tickets.v1.TicketStatus
-	18, // 28: seatghor.tickets.v1.SyncGateScansResponse.scans:type_name -> seatghor.tickets.v1.SettledScan
-	24, // 29: seatghor.tickets.v1.SyncGateScansResponse.server_time:type_name -> google.protobuf.Timestamp
-	29, // 30: seatghor.tickets.v1.SyncGateScansResponse.clock_offset:type_name -> google.protobuf.Duration
-	24, // 31: seatghor.tickets.v1.GateDevice.last_sync_at:type_name -> google.protobuf.Timestamp
-	29, // 32: seatghor.tickets.v1.GateDevice.clock_offset:type_name -> google.protobuf.Duration
-	21, // 33: seatghor.tickets.v1.GetGateStatusResponse.devices:type_name -> seatghor.tickets.v1.GateDevice
-	18, // 34: seatghor.tickets.v1.GetGateStatusResponse.conflicts:type_name -> seatghor.tickets.v1.SettledScan
-	24, // 35: seatghor.tickets.v1.GetGateStatusResponse.server_time:type_name -> google.protobuf.Timestamp
-	3,  // 36: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
-	5,  // 37: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
-	7,  // 38: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
-	11, // 39: seatghor.tickets.v1.TicketService.GetTicketKeys:input_type -> seatghor.tickets.v1.GetTicketKeysRequest
-	14, // 40: seatghor.tickets.v1.TicketService.GetAdmissionList:input_type -> seatghor.tickets.v1.GetAdmissionListRequest
-	17, // 41: seatghor.tickets.v1.TicketService.SyncGateScans:input_type -> seatghor.tickets.v1.SyncGateScansRequest
-	20, // 42: seatghor.tickets.v1.TicketService.GetGateStatus:input_type -> seatghor.tickets.v1.GetGateStatusRequest
-	4,  // 43: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
-	6,  // 44: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
-	8,  // 45: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
-	12, // 46: seatghor.tickets.v1.TicketService.GetTicketKeys:output_type -> seatghor.tickets.v1.GetTicketKeysResponse
-	15, // 47: seatghor.tickets.v1.TicketService.GetAdmissionList:output_type -> seatghor.tickets.v1.GetAdmissionListResponse
-	19, // 48: seatghor.tickets.v1.TicketService.SyncGateScans:output_type -> seatghor.tickets.v1.SyncGateScansResponse
-	22, // 49: seatghor.tickets.v1.TicketService.GetGateStatus:output_type -> seatghor.tickets.v1.GetGateStatusResponse
-	43, // [43:50] is the sub-list for method output_type
-	36, // [36:43] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	28, // 11: seatghor.tickets.v1.GetTicketDownloadResponse.expires_at:type_name -> google.protobuf.Timestamp
+	33, // 12: seatghor.tickets.v1.GetTicketDownloadResponse.retry_after:type_name -> google.protobuf.Duration
+	2,  // 13: seatghor.tickets.v1.FindTicketsResponse.tickets:type_name -> seatghor.tickets.v1.Ticket
+	6,  // 14: seatghor.tickets.v1.FindTicketsResponse.download:type_name -> seatghor.tickets.v1.GetTicketDownloadResponse
+	33, // 15: seatghor.tickets.v1.ResendTicketSmsResponse.resend_after:type_name -> google.protobuf.Duration
+	2,  // 16: seatghor.tickets.v1.CheckInTicketResponse.ticket:type_name -> seatghor.tickets.v1.Ticket
+	14, // 17: seatghor.tickets.v1.GetTicketKeysResponse.keys:type_name -> seatghor.tickets.v1.TicketKey
+	0,  // 18: seatghor.tickets.v1.Admission.status:type_name -> seatghor.tickets.v1.TicketStatus
+	28, // 19: seatghor.tickets.v1.Admission.checked_in_at:type_name -> google.protobuf.Timestamp
+	17, // 20: seatghor.tickets.v1.GetAdmissionListResponse.admissions:type_name -> seatghor.tickets.v1.Admission
+	28, // 21: seatghor.tickets.v1.GetAdmissionListResponse.server_time:type_name -> google.protobuf.Timestamp
+	28, // 22: seatghor.tickets.v1.GateScan.scanned_at:type_name -> google.protobuf.Timestamp
+	20, // 23: seatghor.tickets.v1.SyncGateScansRequest.scans:type_name -> seatghor.tickets.v1.GateScan
+	28, // 24: seatghor.tickets.v1.SyncGateScansRequest.device_time:type_name -> google.protobuf.Timestamp
+	33, // 25: seatghor.tickets.v1.SyncGateScansRequest.clock_offset:type_name -> google.protobuf.Duration
+	1,  // 26: seatghor.tickets.v1.SettledScan.outcome:type_name -> seatghor.tickets.v1.ScanOutcome
+	28, // 27: seatghor.tickets.v1.SettledScan.scanned_at:type_name -> google.protobuf.Timestamp
+	28, // 28: seatghor.tickets.v1.SettledScan.settled_time:type_name -> google.protobuf.Timestamp
+	28, // 29: seatghor.tickets.v1.SettledScan.admitted_at:type_name -> google.protobuf.Timestamp
+	0,  // 30: seatghor.tickets.v1.SettledScan.ticket_status:type_name -> seatghor.tickets.v1.TicketStatus
+	22, // 31: seatghor.tickets.v1.SyncGateScansResponse.scans:type_name -> seatghor.tickets.v1.SettledScan
+	28, // 32: seatghor.tickets.v1.SyncGateScansResponse.server_time:type_name -> google.protobuf.Timestamp
+	33, // 33: seatghor.tickets.v1.SyncGateScansResponse.clock_offset:type_name -> google.protobuf.Duration
+	28, // 34: seatghor.tickets.v1.GateDevice.last_sync_at:type_name -> google.protobuf.Timestamp
+	33, // 35: seatghor.tickets.v1.GateDevice.clock_offset:type_name -> google.protobuf.Duration
+	25, // 36: seatghor.tickets.v1.GetGateStatusResponse.devices:type_name -> seatghor.tickets.v1.GateDevice
+	22, // 37: seatghor.tickets.v1.GetGateStatusResponse.conflicts:type_name -> seatghor.tickets.v1.SettledScan
+	28, // 38: seatghor.tickets.v1.GetGateStatusResponse.server_time:type_name -> google.protobuf.Timestamp
+	3,  // 39: seatghor.tickets.v1.TicketService.ListMyTickets:input_type -> seatghor.tickets.v1.ListMyTicketsRequest
+	5,  // 40: seatghor.tickets.v1.TicketService.GetTicketDownload:input_type -> seatghor.tickets.v1.GetTicketDownloadRequest
+	11, // 41: seatghor.tickets.v1.TicketService.CheckInTicket:input_type -> seatghor.tickets.v1.CheckInTicketRequest
+	15, // 42: seatghor.tickets.v1.TicketService.GetTicketKeys:input_type -> seatghor.tickets.v1.GetTicketKeysRequest
+	18, // 43: seatghor.tickets.v1.TicketService.GetAdmissionList:input_type -> seatghor.tickets.v1.GetAdmissionListRequest
+	21, // 44: seatghor.tickets.v1.TicketService.SyncGateScans:input_type -> seatghor.tickets.v1.SyncGateScansRequest
+	24, // 45: seatghor.tickets.v1.TicketService.GetGateStatus:input_type -> seatghor.tickets.v1.GetGateStatusRequest
+	7,  // 46: seatghor.tickets.v1.TicketService.FindTickets:input_type -> seatghor.tickets.v1.FindTicketsRequest
+	9,  // 47: seatghor.tickets.v1.TicketService.ResendTicketSms:input_type -> seatghor.tickets.v1.ResendTicketSmsRequest
+	4,  // 48: seatghor.tickets.v1.TicketService.ListMyTickets:output_type -> seatghor.tickets.v1.ListMyTicketsResponse
+	6,  // 49: seatghor.tickets.v1.TicketService.GetTicketDownload:output_type -> seatghor.tickets.v1.GetTicketDownloadResponse
+	12, // 50: seatghor.tickets.v1.TicketService.CheckInTicket:output_type -> seatghor.tickets.v1.CheckInTicketResponse
+	16, // 51: seatghor.tickets.v1.TicketService.GetTicketKeys:output_type -> seatghor.tickets.v1.GetTicketKeysResponse
+	19, // 52: seatghor.tickets.v1.TicketService.GetAdmissionList:output_type -> seatghor.tickets.v1.GetAdmissionListResponse
+	23, // 53: seatghor.tickets.v1.TicketService.SyncGateScans:output_type -> seatghor.tickets.v1.SyncGateScansResponse
+	26, // 54: seatghor.tickets.v1.TicketService.GetGateStatus:output_type -> seatghor.tickets.v1.GetGateStatusResponse
+	8,  // 55: seatghor.tickets.v1.TicketService.FindTickets:output_type -> seatghor.tickets.v1.FindTicketsResponse
+	10, // 56: seatghor.tickets.v1.TicketService.ResendTicketSms:output_type -> seatghor.tickets.v1.ResendTicketSmsResponse
+	48, // [48:57] is the sub-list for method output_type
+	39, // [39:48] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_tickets_v1_tickets_proto_init() }
@@ -2447,11 +2705,11 @@ func file_seatghor_tickets_v1_tickets_proto_init() {
 	if File_seatghor_tickets_v1_tickets_proto != nil {
 		return
 	}
-	file_seatghor_tickets_v1_tickets_proto_msgTypes[5].OneofWrappers = []any{
+	file_seatghor_tickets_v1_tickets_proto_msgTypes[9].OneofWrappers = []any{
 		(*CheckInTicketRequest_TicketId)(nil),
 		(*CheckInTicketRequest_Code)(nil),
 	}
-	file_seatghor_tickets_v1_tickets_proto_msgTypes[14].OneofWrappers = []any{
+	file_seatghor_tickets_v1_tickets_proto_msgTypes[18].OneofWrappers = []any{
 		(*GateScan_TicketId)(nil),
 		(*GateScan_Code)(nil),
 	}
@@ -2461,7 +2719,7 @@ func file_seatghor_tickets_v1_tickets_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_tickets_v1_tickets_proto_rawDesc), len(file_seatghor_tickets_v1_tickets_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   21,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -14,7 +14,57 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/signin/v1/phone.proto.
  */
 export const file_seatghor_signin_v1_phone: GenFile = /*@__PURE__*/
-  fileDesc("Ch5zZWF0Z2hvci9zaWduaW4vdjEvcGhvbmUucHJvdG8SEnNlYXRnaG9yLnNpZ25pbi52MSJOCg9TZW5kQ29kZVJlcXVlc3QSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYFBIhCghsYW5ndWFnZRgCIAEoCUIPukgMcgpSAFICZW5SAmJuIoEBChBTZW5kQ29kZVJlc3BvbnNlEg0KBXBob25lGAEgASgJEi0KCmV4cGlyZXNfaW4YAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLwoMcmVzZW5kX2FmdGVyGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkYKEVZlcmlmeUNvZGVSZXF1ZXN0EhgKBXBob25lGAEgASgJQgm6SAZyBBABGBQSFwoEY29kZRgCIAEoCUIJukgGcgQQARgUImQKElZlcmlmeUNvZGVSZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd1c2VyX2lkGAMgASgJMpkCChJQaG9uZVNpZ25JblNlcnZpY2USfAoIU2VuZENvZGUSIy5zZWF0Z2hvci5zaWduaW4udjEuU2VuZENvZGVSZXF1ZXN0GiQuc2VhdGdob3Iuc2lnbmluLnYxLlNlbmRDb2RlUmVzcG9uc2UiJYLT5JMCHzoBKiIaL3YxL3Bob25lLXNpZ24taW46c2VuZENvZGUShAEKClZlcmlmeUNvZGUSJS5zZWF0Z2hvci5zaWduaW4udjEuVmVyaWZ5Q29kZVJlcXVlc3QaJi5zZWF0Z2hvci5zaWduaW4udjEuVmVyaWZ5Q29kZVJlc3BvbnNlIieC0+STAiE6ASoiHC92MS9waG9uZS1zaWduLWluOnZlcmlmeUNvZGVCzAEKFmNvbS5zZWF0Z2hvci5zaWduaW4udjFCClBob25lUHJvdG9QAVo8Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3Ivc2lnbmluL3YxO3NpZ25pbnYxogIDU1NYqgISU2VhdGdob3IuU2lnbmluLlYxygISU2VhdGdob3JcU2lnbmluXFYx4gIeU2VhdGdob3JcU2lnbmluXFYxXEdQQk1ldGFkYXRh6gIUU2VhdGdob3I6OlNpZ25pbjo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+  fileDesc("Ch5zZWF0Z2hvci9zaWduaW4vdjEvcGhvbmUucHJvdG8SEnNlYXRnaG9yLnNpZ25pbi52MSITChFTdGFydEd1ZXN0UmVxdWVzdCJkChJTdGFydEd1ZXN0UmVzcG9uc2USDQoFdG9rZW4YASABKAkSLgoKZXhwaXJlc19hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHdXNlcl9pZBgDIAEoCSJOCg9TZW5kQ29kZVJlcXVlc3QSGAoFcGhvbmUYASABKAlCCbpIBnIEEAEYFBIhCghsYW5ndWFnZRgCIAEoCUIPukgMcgpSAFICZW5SAmJuIoEBChBTZW5kQ29kZVJlc3BvbnNlEg0KBXBob25lGAEgASgJEi0KCmV4cGlyZXNfaW4YAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SLwoMcmVzZW5kX2FmdGVyGAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uIkYKEVZlcmlmeUNvZGVSZXF1ZXN0EhgKBXBob25lGAEgASgJQgm6SAZyBBABGBQSFwoEY29kZRgCIAEoCUIJukgGcgQQARgUImQKElZlcmlmeUNvZGVSZXNwb25zZRINCgV0b2tlbhgBIAEoCRIuCgpleHBpcmVzX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgd1c2VyX2lkGAMgASgJMqADChJQaG9uZVNpZ25JblNlcnZpY2USfAoIU2VuZENvZGUSIy5zZWF0Z2hvci5zaWduaW4udjEuU2VuZENvZGVSZXF1ZXN0GiQuc2VhdGdob3Iuc2lnbmluLnYxLlNlbmRDb2RlUmVzcG9uc2UiJYLT5JMCHzoBKiIaL3YxL3Bob25lLXNpZ24taW46c2VuZENvZGUShAEKClZlcmlmeUNvZGUSJS5zZWF0Z2hvci5zaWduaW4udjEuVmVyaWZ5Q29kZVJlcXVlc3QaJi5zZWF0Z2hvci5zaWduaW4udjEuVmVyaWZ5Q29kZVJlc3BvbnNlIieC0+STAiE6ASoiHC92MS9waG9uZS1zaWduLWluOnZlcmlmeUNvZGUShAEKClN0YXJ0R3Vlc3QSJS5zZWF0Z2hvci5zaWduaW4udjEuU3RhcnRHdWVzdFJlcXVlc3QaJi5zZWF0Z2hvci5zaWduaW4udjEuU3RhcnRHdWVzdFJlc3BvbnNlIieC0+STAiE6ASoiHC92MS9waG9uZS1zaWduLWluOnN0YXJ0R3Vlc3RCzAEKFmNvbS5zZWF0Z2hvci5zaWduaW4udjFCClBob25lUHJvdG9QAVo8Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3Ivc2lnbmluL3YxO3NpZ25pbnYxogIDU1NYqgISU2VhdGdob3IuU2lnbmluLlYxygISU2VhdGdob3JcU2lnbmluXFYx4gIeU2VhdGdob3JcU2lnbmluXFYxXEdQQk1ldGFkYXRh6gIUU2VhdGdob3I6OlNpZ25pbjo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp]);
+
+/**
+ * StartGuestRequest asks for a guest's token; it carries nothing.
+ *
+ * @generated from message seatghor.signin.v1.StartGuestRequest
+ */
+export type StartGuestRequest = Message<"seatghor.signin.v1.StartGuestRequest"> & {
+};
+
+/**
+ * Describes the message seatghor.signin.v1.StartGuestRequest.
+ * Use `create(StartGuestRequestSchema)` to create a new message.
+ */
+export const StartGuestRequestSchema: GenMessage<StartGuestRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_signin_v1_phone, 0);
+
+/**
+ * StartGuestResponse is the guest's token.
+ *
+ * @generated from message seatghor.signin.v1.StartGuestResponse
+ */
+export type StartGuestResponse = Message<"seatghor.signin.v1.StartGuestResponse"> & {
+  /**
+   * The API token (Authorization: Bearer).
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * When it expires.
+   *
+   * @generated from field: google.protobuf.Timestamp expires_at = 2;
+   */
+  expiresAt?: Timestamp | undefined;
+
+  /**
+   * The guest's user id ("gs_…"), new at each start.
+   *
+   * @generated from field: string user_id = 3;
+   */
+  userId: string;
+};
+
+/**
+ * Describes the message seatghor.signin.v1.StartGuestResponse.
+ * Use `create(StartGuestResponseSchema)` to create a new message.
+ */
+export const StartGuestResponseSchema: GenMessage<StartGuestResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_signin_v1_phone, 1);
 
 /**
  * SendCodeRequest names the number.
@@ -43,7 +93,7 @@ export type SendCodeRequest = Message<"seatghor.signin.v1.SendCodeRequest"> & {
  * Use `create(SendCodeRequestSchema)` to create a new message.
  */
 export const SendCodeRequestSchema: GenMessage<SendCodeRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_signin_v1_phone, 0);
+  messageDesc(file_seatghor_signin_v1_phone, 2);
 
 /**
  * SendCodeResponse says how long the code lasts and when another may be
@@ -79,7 +129,7 @@ export type SendCodeResponse = Message<"seatghor.signin.v1.SendCodeResponse"> & 
  * Use `create(SendCodeResponseSchema)` to create a new message.
  */
 export const SendCodeResponseSchema: GenMessage<SendCodeResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_signin_v1_phone, 1);
+  messageDesc(file_seatghor_signin_v1_phone, 3);
 
 /**
  * VerifyCodeRequest is the number and the code it received.
@@ -107,7 +157,7 @@ export type VerifyCodeRequest = Message<"seatghor.signin.v1.VerifyCodeRequest"> 
  * Use `create(VerifyCodeRequestSchema)` to create a new message.
  */
 export const VerifyCodeRequestSchema: GenMessage<VerifyCodeRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_signin_v1_phone, 2);
+  messageDesc(file_seatghor_signin_v1_phone, 4);
 
 /**
  * VerifyCodeResponse is the buyer's token.
@@ -142,7 +192,7 @@ export type VerifyCodeResponse = Message<"seatghor.signin.v1.VerifyCodeResponse"
  * Use `create(VerifyCodeResponseSchema)` to create a new message.
  */
 export const VerifyCodeResponseSchema: GenMessage<VerifyCodeResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_signin_v1_phone, 3);
+  messageDesc(file_seatghor_signin_v1_phone, 5);
 
 /**
  * PhoneSignInService signs a buyer in with their mobile number and a
@@ -177,6 +227,21 @@ export const PhoneSignInService: GenService<{
     methodKind: "unary";
     input: typeof VerifyCodeRequestSchema;
     output: typeof VerifyCodeResponseSchema;
+  },
+  /**
+   * StartGuest answers a guest's token: a buyer with no account who holds
+   * seats and checks out with a mobile number (the order's contact phone
+   * is then required), and later finds the tickets by ticket number and
+   * that number (TicketService.FindTickets) or under "my tickets" after a
+   * phone sign-in with it (docs/decisions/0437). A guest's token lasts 2
+   * hours. Limited to 30 an hour per client address (RATE_LIMITED).
+   *
+   * @generated from rpc seatghor.signin.v1.PhoneSignInService.StartGuest
+   */
+  startGuest: {
+    methodKind: "unary";
+    input: typeof StartGuestRequestSchema;
+    output: typeof StartGuestResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_signin_v1_phone, 0);

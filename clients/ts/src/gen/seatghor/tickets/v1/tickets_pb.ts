@@ -22,7 +22,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/tickets/v1/tickets.proto.
  */
 export const file_seatghor_tickets_v1_tickets: GenFile = /*@__PURE__*/
-  fileDesc("CiFzZWF0Z2hvci90aWNrZXRzL3YxL3RpY2tldHMucHJvdG8SE3NlYXRnaG9yLnRpY2tldHMudjEi+AYKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEAoIb3JkZXJfaWQYAiABKAkSDwoHc2hvd19pZBgDIAEoAxIwCglzaG93X2tpbmQYBCABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEhIKCnNob3dfdGl0bGUYBSABKAkSLQoJc3RhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZvcmlnaW4YByABKAkSEwoLZGVzdGluYXRpb24YCCABKAkSDQoFdmVudWUYCSABKAkSDAoEc2VhdBgKIAEoCRIPCgdnYV9hcmVhGAsgASgJEg8KB3VzZXJfaWQYDCABKAkSMQoGc3RhdHVzGA0gASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSDAoEY29kZRgOIAEoCRIoCgVwcmljZRgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRItCglpc3N1ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNoZWNrZWRfaW5fYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgSIAEoCRIWCg5kb3dubG9hZF9yZWFkeRgTIAEoCBINCgVzZWF0cxgUIAMoCRI2Cg9zdGFydHNfYXRfbG9jYWwYFSABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEjoKE2NoZWNrZWRfaW5fYXRfbG9jYWwYFiABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhAKCG9wZXJhdG9yGBcgASgJEhYKDm9yaWdpbl9iZW5nYWxpGBggASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYGSABKAkSLAoHam91cm5leRgaIAEoCzIbLnNlYXRnaG9yLmNvbW1vbi52MS5Kb3VybmV5EjAKCXBhc3NlbmdlchgbIAEoCzIdLnNlYXRnaG9yLmNvbW1vbi52MS5QYXNzZW5nZXISEAoIdGl0bGVfYm4YHCABKAkSEAoIdmVudWVfYm4YHSABKAkSEwoLb3BlcmF0b3JfYm4YHiABKAkihAEKFExpc3RNeVRpY2tldHNSZXF1ZXN0Eh0KCXBhZ2Vfc2l6ZRgBIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIARIYCgdzaG93X2lkGAMgASgDQge6SAQiAigAEhUKDXVwY29taW5nX29ubHkYBCABKAgiXgoVTGlzdE15VGlja2V0c1Jlc3BvbnNlEiwKB3RpY2tldHMYASADKAsyGy5zZWF0Z2hvci50aWNrZXRzLnYxLlRpY2tldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiVwoYR2V0VGlja2V0RG93bmxvYWRSZXF1ZXN0EhwKCXRpY2tldF9pZBgBIAEoCUIJukgGcgQQARhAEh0KBGxhbmcYAiABKAlCD7pIDHIKUgBSAmVuUgJibiLTAQoZR2V0VGlja2V0RG93bmxvYWRSZXNwb25zZRIRCgl0aWNrZXRfaWQYASABKAkSDQoFcmVhZHkYAiABKAgSCwoDdXJsGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KC3JldHJ5X2FmdGVyGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhQKDGNvbnRlbnRfdHlwZRgGIAEoCRIRCglmaWxlX25hbWUYByABKAkiygEKFENoZWNrSW5UaWNrZXRSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASHgoJdGlja2V0X2lkGAIgASgJQgm6SAZyBBABGEBIABIaCgRjb2RlGAMgASgJQgq6SAdyBRABGIAISAASFQoEZ2F0ZRgEIAEoCUIHukgEcgIYQBI0CgdzdG9wX2lkGAUgASgJQiO6SCByHjIcXihbYS16MC05XVthLXowLTktXXswLDYzfSk/JEIPCgZ0aWNrZXQSBbpIAggBIooBChVDaGVja0luVGlja2V0UmVzcG9uc2USKwoGdGlja2V0GAEgASgLMhsuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXQSEAoIYWRtaXR0ZWQYAiABKAgSGgoSYWxyZWFkeV9jaGVja2VkX2luGAMgASgIEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDIiQKEVRpY2tldE9mT3RoZXJTaG93Eg8KB3Nob3dfaWQYASABKAMiUwoJVGlja2V0S2V5Eg4KBmtleV9pZBgBIAEoCRIRCglhbGdvcml0aG0YAiABKAkSEgoKcHVibGljX2tleRgDIAEoDBIPCgdzaWduaW5nGAQgASgIIhYKFEdldFRpY2tldEtleXNSZXF1ZXN0IkUKFUdldFRpY2tldEtleXNSZXNwb25zZRIsCgRrZXlzGAEgAygLMh4uc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRLZXki1gEKCUFkbWlzc2lvbhIRCgl0aWNrZXRfaWQYASABKAkSDAoEc2VhdBgCIAEoCRIPCgdnYV9hcmVhGAMgASgJEjEKBnN0YXR1cxgEIAEoDjIhLnNlYXRnaG9yLnRpY2tldHMudjEuVGlja2V0U3RhdHVzEjEKDWNoZWNrZWRfaW5fYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgGIAEoCRIYChBib2FyZGluZ19zdG9wX2lkGAcgASgJInAKF0dldEFkbWlzc2lvbkxpc3RSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASHQoJcGFnZV9zaXplGAIgASgFQgq6SAcaBRiIJygAEhwKCnBhZ2VfdG9rZW4YAyABKAlCCLpIBXIDGMgBIrABChhHZXRBZG1pc3Npb25MaXN0UmVzcG9uc2USMgoKYWRtaXNzaW9ucxgBIAMoCzIeLnNlYXRnaG9yLnRpY2tldHMudjEuQWRtaXNzaW9uEhcKD25leHRfcGFnZV90b2tlbhgCIAEoCRIvCgtzZXJ2ZXJfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoOYWRtaXR0ZWRfY291bnQYBCABKAMivQEKCEdhdGVTY2FuEiwKB3NjYW5faWQYASABKAlCG7pIGHIWEAEYQDIQXltBLVphLXowLTlfLV0rJBIeCgl0aWNrZXRfaWQYAiABKAlCCbpIBnIEEAEYQEgAEhoKBGNvZGUYAyABKAlCCrpIB3IFEAEYgAhIABI2CgpzY2FubmVkX2F0GAQgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBQg8KBnRpY2tldBIFukgCCAEihgMKFFN5bmNHYXRlU2NhbnNSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAASLgoJZGV2aWNlX2lkGAIgASgJQhu6SBhyFhABGEAyEF5bQS1aYS16MC05Xy1dKyQSFQoEZ2F0ZRgDIAEoCUIHukgEcgIYQBI3CgVzY2FucxgEIAMoCzIdLnNlYXRnaG9yLnRpY2tldHMudjEuR2F0ZVNjYW5CCbpIBpIBAxD0AxI3CgtkZXZpY2VfdGltZRgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARJLCgxjbG9ja19vZmZzZXQYBiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CGrpIF6oBFCIFCICKig8yCwiA9vXw//////8BEhgKB3BlbmRpbmcYByABKAVCB7pIBBoCKAASNAoHc3RvcF9pZBgIIAEoCUIjukggch4yHF4oW2EtejAtOV1bYS16MC05LV17MCw2M30pPyQizgMKC1NldHRsZWRTY2FuEg8KB3NjYW5faWQYASABKAkSEQoJZGV2aWNlX2lkGAIgASgJEgwKBGdhdGUYAyABKAkSEQoJdGlja2V0X2lkGAQgASgJEgwKBHNlYXQYBSABKAkSDwoHZ2FfYXJlYRgGIAEoCRIxCgdvdXRjb21lGAcgASgOMiAuc2VhdGdob3IudGlja2V0cy52MS5TY2FuT3V0Y29tZRIuCgpzY2FubmVkX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxzZXR0bGVkX3RpbWUYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhUKDWFkbWl0dGVkX2dhdGUYCiABKAkSGgoSYWRtaXR0ZWRfZGV2aWNlX2lkGAsgASgJEi8KC2FkbWl0dGVkX2F0GAwgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBI4Cg10aWNrZXRfc3RhdHVzGA0gASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSDgoGZGV0YWlsGA4gASgJEhgKEGJvYXJkaW5nX3N0b3BfaWQYDyABKAkiwgEKFVN5bmNHYXRlU2NhbnNSZXNwb25zZRIvCgVzY2FucxgBIAMoCzIgLnNlYXRnaG9yLnRpY2tldHMudjEuU2V0dGxlZFNjYW4SLwoLc2VydmVyX3RpbWUYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi8KDGNsb2NrX29mZnNldBgDIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIWCg5hZG1pdHRlZF9jb3VudBgEIAEoAyIwChRHZXRHYXRlU3RhdHVzUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAiAAIpcCCgpHYXRlRGV2aWNlEhEKCWRldmljZV9pZBgBIAEoCRIMCgRnYXRlGAIgASgJEjAKDGxhc3Rfc3luY19hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASDwoHcGVuZGluZxgEIAEoBRIvCgxjbG9ja19vZmZzZXQYBSABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24SEAoIYWRtaXR0ZWQYBiABKAMSEgoKZHVwbGljYXRlcxgHIAEoAxIQCghyZWZ1bmRlZBgIIAEoAxIPCgdpbnZhbGlkGAkgASgDEhEKCXN5bmNlZF9ieRgKIAEoCRIYChBib2FyZHNfZWxzZXdoZXJlGAsgASgDIt8BChVHZXRHYXRlU3RhdHVzUmVzcG9uc2USMAoHZGV2aWNlcxgBIAMoCzIfLnNlYXRnaG9yLnRpY2tldHMudjEuR2F0ZURldmljZRIzCgljb25mbGljdHMYAiADKAsyIC5zZWF0Z2hvci50aWNrZXRzLnYxLlNldHRsZWRTY2FuEhYKDmNvbmZsaWN0X2NvdW50GAMgASgDEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDEi8KC3NlcnZlcl90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCqdAQoMVGlja2V0U3RhdHVzEh0KGVRJQ0tFVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIXChNUSUNLRVRfU1RBVFVTX1ZBTElEEAESHAoYVElDS0VUX1NUQVRVU19DSEVDS0VEX0lOEAISGwoXVElDS0VUX1NUQVRVU19DQU5DRUxMRUQQAxIaChZUSUNLRVRfU1RBVFVTX1JFRlVOREVEEAQqugEKC1NjYW5PdXRjb21lEhwKGFNDQU5fT1VUQ09NRV9VTlNQRUNJRklFRBAAEhkKFVNDQU5fT1VUQ09NRV9BRE1JVFRFRBABEhoKFlNDQU5fT1VUQ09NRV9EVVBMSUNBVEUQAhIZChVTQ0FOX09VVENPTUVfUkVGVU5ERUQQAxIYChRTQ0FOX09VVENPTUVfSU5WQUxJRBAEEiEKHVNDQU5fT1VUQ09NRV9CT0FSRFNfRUxTRVdIRVJFEAUykQgKDVRpY2tldFNlcnZpY2USfgoNTGlzdE15VGlja2V0cxIpLnNlYXRnaG9yLnRpY2tldHMudjEuTGlzdE15VGlja2V0c1JlcXVlc3QaKi5zZWF0Z2hvci50aWNrZXRzLnYxLkxpc3RNeVRpY2tldHNSZXNwb25zZSIWkAIBgtPkkwINEgsvdjEvdGlja2V0cxKfAQoRR2V0VGlja2V0RG93bmxvYWQSLS5zZWF0Z2hvci50aWNrZXRzLnYxLkdldFRpY2tldERvd25sb2FkUmVxdWVzdBouLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0VGlja2V0RG93bmxvYWRSZXNwb25zZSIrkAIBgtPkkwIiEiAvdjEvdGlja2V0cy97dGlja2V0X2lkfS9kb3dubG9hZBKPAQoNQ2hlY2tJblRpY2tldBIpLnNlYXRnaG9yLnRpY2tldHMudjEuQ2hlY2tJblRpY2tldFJlcXVlc3QaKi5zZWF0Z2hvci50aWNrZXRzLnYxLkNoZWNrSW5UaWNrZXRSZXNwb25zZSIngtPkkwIhOgEqIhwvdjEvc2hvd3Mve3Nob3dfaWR9L2NoZWNraW5zEoIBCg1HZXRUaWNrZXRLZXlzEikuc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXRLZXlzUmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0VGlja2V0S2V5c1Jlc3BvbnNlIhqQAgGC0+STAhESDy92MS90aWNrZXQta2V5cxKaAQoQR2V0QWRtaXNzaW9uTGlzdBIsLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0QWRtaXNzaW9uTGlzdFJlcXVlc3QaLS5zZWF0Z2hvci50aWNrZXRzLnYxLkdldEFkbWlzc2lvbkxpc3RSZXNwb25zZSIpkAIBgtPkkwIgEh4vdjEvc2hvd3Mve3Nob3dfaWR9L2FkbWlzc2lvbnMSlAEKDVN5bmNHYXRlU2NhbnMSKS5zZWF0Z2hvci50aWNrZXRzLnYxLlN5bmNHYXRlU2NhbnNSZXF1ZXN0Giouc2VhdGdob3IudGlja2V0cy52MS5TeW5jR2F0ZVNjYW5zUmVzcG9uc2UiLJACAoLT5JMCIzoBKiIeL3YxL3Nob3dzL3tzaG93X2lkfS9nYXRlLXNjYW5zEpIBCg1HZXRHYXRlU3RhdHVzEikuc2VhdGdob3IudGlja2V0cy52MS5HZXRHYXRlU3RhdHVzUmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0R2F0ZVN0YXR1c1Jlc3BvbnNlIiqQAgGC0+STAiESHy92MS9zaG93cy97c2hvd19pZH0vZ2F0ZS1zdGF0dXNC1QEKF2NvbS5zZWF0Z2hvci50aWNrZXRzLnYxQgxUaWNrZXRzUHJvdG9QAVo+Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvdGlja2V0cy92MTt0aWNrZXRzdjGiAgNTVFiqAhNTZWF0Z2hvci5UaWNrZXRzLlYxygITU2VhdGdob3JcVGlja2V0c1xWMeICH1NlYXRnaG9yXFRpY2tldHNcVjFcR1BCTWV0YWRhdGHqAhVTZWF0Z2hvcjo6VGlja2V0czo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_journey, file_seatghor_common_v1_local_time, file_seatghor_common_v1_money]);
+  fileDesc("CiFzZWF0Z2hvci90aWNrZXRzL3YxL3RpY2tldHMucHJvdG8SE3NlYXRnaG9yLnRpY2tldHMudjEi+AYKBlRpY2tldBIRCgl0aWNrZXRfaWQYASABKAkSEAoIb3JkZXJfaWQYAiABKAkSDwoHc2hvd19pZBgDIAEoAxIwCglzaG93X2tpbmQYBCABKA4yHS5zZWF0Z2hvci5jYXRhbG9nLnYxLlNob3dLaW5kEhIKCnNob3dfdGl0bGUYBSABKAkSLQoJc3RhcnRzX2F0GAYgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZvcmlnaW4YByABKAkSEwoLZGVzdGluYXRpb24YCCABKAkSDQoFdmVudWUYCSABKAkSDAoEc2VhdBgKIAEoCRIPCgdnYV9hcmVhGAsgASgJEg8KB3VzZXJfaWQYDCABKAkSMQoGc3RhdHVzGA0gASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSDAoEY29kZRgOIAEoCRIoCgVwcmljZRgPIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRItCglpc3N1ZWRfYXQYECABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjEKDWNoZWNrZWRfaW5fYXQYESABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhcKD2NoZWNrZWRfaW5fZ2F0ZRgSIAEoCRIWCg5kb3dubG9hZF9yZWFkeRgTIAEoCBINCgVzZWF0cxgUIAMoCRI2Cg9zdGFydHNfYXRfbG9jYWwYFSABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEjoKE2NoZWNrZWRfaW5fYXRfbG9jYWwYFiABKAsyHS5zZWF0Z2hvci5jb21tb24udjEuTG9jYWxUaW1lEhAKCG9wZXJhdG9yGBcgASgJEhYKDm9yaWdpbl9iZW5nYWxpGBggASgJEhsKE2Rlc3RpbmF0aW9uX2JlbmdhbGkYGSABKAkSLAoHam91cm5leRgaIAEoCzIbLnNlYXRnaG9yLmNvbW1vbi52MS5Kb3VybmV5EjAKCXBhc3NlbmdlchgbIAEoCzIdLnNlYXRnaG9yLmNvbW1vbi52MS5QYXNzZW5nZXISEAoIdGl0bGVfYm4YHCABKAkSEAoIdmVudWVfYm4YHSABKAkSEwoLb3BlcmF0b3JfYm4YHiABKAkihAEKFExpc3RNeVRpY2tldHNSZXF1ZXN0Eh0KCXBhZ2Vfc2l6ZRgBIAEoBUIKukgHGgUYyAEoABIcCgpwYWdlX3Rva2VuGAIgASgJQgi6SAVyAxjIARIYCgdzaG93X2lkGAMgASgDQge6SAQiAigAEhUKDXVwY29taW5nX29ubHkYBCABKAgiXgoVTGlzdE15VGlja2V0c1Jlc3BvbnNlEiwKB3RpY2tldHMYASADKAsyGy5zZWF0Z2hvci50aWNrZXRzLnYxLlRpY2tldBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkiVwoYR2V0VGlja2V0RG93bmxvYWRSZXF1ZXN0EhwKCXRpY2tldF9pZBgBIAEoCUIJukgGcgQQARhAEh0KBGxhbmcYAiABKAlCD7pIDHIKUgBSAmVuUgJibiLTAQoZR2V0VGlja2V0RG93bmxvYWRSZXNwb25zZRIRCgl0aWNrZXRfaWQYASABKAkSDQoFcmVhZHkYAiABKAgSCwoDdXJsGAMgASgJEi4KCmV4cGlyZXNfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KC3JldHJ5X2FmdGVyGAUgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhQKDGNvbnRlbnRfdHlwZRgGIAEoCRIRCglmaWxlX25hbWUYByABKAkiagoSRmluZFRpY2tldHNSZXF1ZXN0EhsKCG9yZGVyX2lkGAEgASgJQgm6SAZyBBABGEASGAoFcGhvbmUYAiABKAlCCbpIBnIEEAEYFBIdCgRsYW5nGAMgASgJQg+6SAxyClIAUgJlblICYm4ihQEKE0ZpbmRUaWNrZXRzUmVzcG9uc2USLAoHdGlja2V0cxgBIAMoCzIbLnNlYXRnaG9yLnRpY2tldHMudjEuVGlja2V0EkAKCGRvd25sb2FkGAIgASgLMi4uc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXREb3dubG9hZFJlc3BvbnNlIk8KFlJlc2VuZFRpY2tldFNtc1JlcXVlc3QSGwoIb3JkZXJfaWQYASABKAlCCbpIBnIEEAEYQBIYCgVwaG9uZRgCIAEoCUIJukgGcgQQARgUIlkKF1Jlc2VuZFRpY2tldFNtc1Jlc3BvbnNlEg0KBXBob25lGAEgASgJEi8KDHJlc2VuZF9hZnRlchgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbiLKAQoUQ2hlY2tJblRpY2tldFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIeCgl0aWNrZXRfaWQYAiABKAlCCbpIBnIEEAEYQEgAEhoKBGNvZGUYAyABKAlCCrpIB3IFEAEYgAhIABIVCgRnYXRlGAQgASgJQge6SARyAhhAEjQKB3N0b3BfaWQYBSABKAlCI7pIIHIeMhxeKFthLXowLTldW2EtejAtOS1dezAsNjN9KT8kQg8KBnRpY2tldBIFukgCCAEiigEKFUNoZWNrSW5UaWNrZXRSZXNwb25zZRIrCgZ0aWNrZXQYASABKAsyGy5zZWF0Z2hvci50aWNrZXRzLnYxLlRpY2tldBIQCghhZG1pdHRlZBgCIAEoCBIaChJhbHJlYWR5X2NoZWNrZWRfaW4YAyABKAgSFgoOYWRtaXR0ZWRfY291bnQYBCABKAMiJAoRVGlja2V0T2ZPdGhlclNob3cSDwoHc2hvd19pZBgBIAEoAyJTCglUaWNrZXRLZXkSDgoGa2V5X2lkGAEgASgJEhEKCWFsZ29yaXRobRgCIAEoCRISCgpwdWJsaWNfa2V5GAMgASgMEg8KB3NpZ25pbmcYBCABKAgiFgoUR2V0VGlja2V0S2V5c1JlcXVlc3QiRQoVR2V0VGlja2V0S2V5c1Jlc3BvbnNlEiwKBGtleXMYASADKAsyHi5zZWF0Z2hvci50aWNrZXRzLnYxLlRpY2tldEtleSLWAQoJQWRtaXNzaW9uEhEKCXRpY2tldF9pZBgBIAEoCRIMCgRzZWF0GAIgASgJEg8KB2dhX2FyZWEYAyABKAkSMQoGc3RhdHVzGAQgASgOMiEuc2VhdGdob3IudGlja2V0cy52MS5UaWNrZXRTdGF0dXMSMQoNY2hlY2tlZF9pbl9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFwoPY2hlY2tlZF9pbl9nYXRlGAYgASgJEhgKEGJvYXJkaW5nX3N0b3BfaWQYByABKAkicAoXR2V0QWRtaXNzaW9uTGlzdFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIdCglwYWdlX3NpemUYAiABKAVCCrpIBxoFGIgnKAASHAoKcGFnZV90b2tlbhgDIAEoCUIIukgFcgMYyAEisAEKGEdldEFkbWlzc2lvbkxpc3RSZXNwb25zZRIyCgphZG1pc3Npb25zGAEgAygLMh4uc2VhdGdob3IudGlja2V0cy52MS5BZG1pc3Npb24SFwoPbmV4dF9wYWdlX3Rva2VuGAIgASgJEi8KC3NlcnZlcl90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIWCg5hZG1pdHRlZF9jb3VudBgEIAEoAyK9AQoIR2F0ZVNjYW4SLAoHc2Nhbl9pZBgBIAEoCUIbukgYchYQARhAMhBeW0EtWmEtejAtOV8tXSskEh4KCXRpY2tldF9pZBgCIAEoCUIJukgGcgQQARhASAASGgoEY29kZRgDIAEoCUIKukgHcgUQARiACEgAEjYKCnNjYW5uZWRfYXQYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQFCDwoGdGlja2V0EgW6SAIIASKGAwoUU3luY0dhdGVTY2Fuc1JlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIuCglkZXZpY2VfaWQYAiABKAlCG7pIGHIWEAEYQDIQXltBLVphLXowLTlfLV0rJBIVCgRnYXRlGAMgASgJQge6SARyAhhAEjcKBXNjYW5zGAQgAygLMh0uc2VhdGdob3IudGlja2V0cy52MS5HYXRlU2NhbkIJukgGkgEDEPQDEjcKC2RldmljZV90aW1lGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEIGukgDyAEBEksKDGNsb2NrX29mZnNldBgGIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbkIaukgXqgEUIgUIgIqKDzILCID29fD//////wESGAoHcGVuZGluZxgHIAEoBUIHukgEGgIoABI0CgdzdG9wX2lkGAggASgJQiO6SCByHjIcXihbYS16MC05XVthLXowLTktXXswLDYzfSk/JCLOAwoLU2V0dGxlZFNjYW4SDwoHc2Nhbl9pZBgBIAEoCRIRCglkZXZpY2VfaWQYAiABKAkSDAoEZ2F0ZRgDIAEoCRIRCgl0aWNrZXRfaWQYBCABKAkSDAoEc2VhdBgFIAEoCRIPCgdnYV9hcmVhGAYgASgJEjEKB291dGNvbWUYByABKA4yIC5zZWF0Z2hvci50aWNrZXRzLnYxLlNjYW5PdXRjb21lEi4KCnNjYW5uZWRfYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDHNldHRsZWRfdGltZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNYWRtaXR0ZWRfZ2F0ZRgKIAEoCRIaChJhZG1pdHRlZF9kZXZpY2VfaWQYCyABKAkSLwoLYWRtaXR0ZWRfYXQYDCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjgKDXRpY2tldF9zdGF0dXMYDSABKA4yIS5zZWF0Z2hvci50aWNrZXRzLnYxLlRpY2tldFN0YXR1cxIOCgZkZXRhaWwYDiABKAkSGAoQYm9hcmRpbmdfc3RvcF9pZBgPIAEoCSLCAQoVU3luY0dhdGVTY2Fuc1Jlc3BvbnNlEi8KBXNjYW5zGAEgAygLMiAuc2VhdGdob3IudGlja2V0cy52MS5TZXR0bGVkU2NhbhIvCgtzZXJ2ZXJfdGltZRgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLwoMY2xvY2tfb2Zmc2V0GAMgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEhYKDmFkbWl0dGVkX2NvdW50GAQgASgDIjAKFEdldEdhdGVTdGF0dXNSZXF1ZXN0EhgKB3Nob3dfaWQYASABKANCB7pIBCICIAAilwIKCkdhdGVEZXZpY2USEQoJZGV2aWNlX2lkGAEgASgJEgwKBGdhdGUYAiABKAkSMAoMbGFzdF9zeW5jX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIPCgdwZW5kaW5nGAQgASgFEi8KDGNsb2NrX29mZnNldBgFIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIQCghhZG1pdHRlZBgGIAEoAxISCgpkdXBsaWNhdGVzGAcgASgDEhAKCHJlZnVuZGVkGAggASgDEg8KB2ludmFsaWQYCSABKAMSEQoJc3luY2VkX2J5GAogASgJEhgKEGJvYXJkc19lbHNld2hlcmUYCyABKAMi3wEKFUdldEdhdGVTdGF0dXNSZXNwb25zZRIwCgdkZXZpY2VzGAEgAygLMh8uc2VhdGdob3IudGlja2V0cy52MS5HYXRlRGV2aWNlEjMKCWNvbmZsaWN0cxgCIAMoCzIgLnNlYXRnaG9yLnRpY2tldHMudjEuU2V0dGxlZFNjYW4SFgoOY29uZmxpY3RfY291bnQYAyABKAMSFgoOYWRtaXR0ZWRfY291bnQYBCABKAMSLwoLc2VydmVyX3RpbWUYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wKp0BCgxUaWNrZXRTdGF0dXMSHQoZVElDS0VUX1NUQVRVU19VTlNQRUNJRklFRBAAEhcKE1RJQ0tFVF9TVEFUVVNfVkFMSUQQARIcChhUSUNLRVRfU1RBVFVTX0NIRUNLRURfSU4QAhIbChdUSUNLRVRfU1RBVFVTX0NBTkNFTExFRBADEhoKFlRJQ0tFVF9TVEFUVVNfUkVGVU5ERUQQBCq6AQoLU2Nhbk91dGNvbWUSHAoYU0NBTl9PVVRDT01FX1VOU1BFQ0lGSUVEEAASGQoVU0NBTl9PVVRDT01FX0FETUlUVEVEEAESGgoWU0NBTl9PVVRDT01FX0RVUExJQ0FURRACEhkKFVNDQU5fT1VUQ09NRV9SRUZVTkRFRBADEhgKFFNDQU5fT1VUQ09NRV9JTlZBTElEEAQSIQodU0NBTl9PVVRDT01FX0JPQVJEU19FTFNFV0hFUkUQBTKhCgoNVGlja2V0U2VydmljZRJ+Cg1MaXN0TXlUaWNrZXRzEikuc2VhdGdob3IudGlja2V0cy52MS5MaXN0TXlUaWNrZXRzUmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuTGlzdE15VGlja2V0c1Jlc3BvbnNlIhaQAgGC0+STAg0SCy92MS90aWNrZXRzEp8BChFHZXRUaWNrZXREb3dubG9hZBItLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0VGlja2V0RG93bmxvYWRSZXF1ZXN0Gi4uc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXREb3dubG9hZFJlc3BvbnNlIiuQAgGC0+STAiISIC92MS90aWNrZXRzL3t0aWNrZXRfaWR9L2Rvd25sb2FkEo8BCg1DaGVja0luVGlja2V0Eikuc2VhdGdob3IudGlja2V0cy52MS5DaGVja0luVGlja2V0UmVxdWVzdBoqLnNlYXRnaG9yLnRpY2tldHMudjEuQ2hlY2tJblRpY2tldFJlc3BvbnNlIieC0+STAiE6ASoiHC92MS9zaG93cy97c2hvd19pZH0vY2hlY2tpbnMSggEKDUdldFRpY2tldEtleXMSKS5zZWF0Z2hvci50aWNrZXRzLnYxLkdldFRpY2tldEtleXNSZXF1ZXN0Giouc2VhdGdob3IudGlja2V0cy52MS5HZXRUaWNrZXRLZXlzUmVzcG9uc2UiGpACAYLT5JMCERIPL3YxL3RpY2tldC1rZXlzEpoBChBHZXRBZG1pc3Npb25MaXN0Eiwuc2VhdGdob3IudGlja2V0cy52MS5HZXRBZG1pc3Npb25MaXN0UmVxdWVzdBotLnNlYXRnaG9yLnRpY2tldHMudjEuR2V0QWRtaXNzaW9uTGlzdFJlc3BvbnNlIimQAgGC0+STAiASHi92MS9zaG93cy97c2hvd19pZH0vYWRtaXNzaW9ucxKUAQoNU3luY0dhdGVTY2FucxIpLnNlYXRnaG9yLnRpY2tldHMudjEuU3luY0dhdGVTY2Fuc1JlcXVlc3QaKi5zZWF0Z2hvci50aWNrZXRzLnYxLlN5bmNHYXRlU2NhbnNSZXNwb25zZSIskAICgtPkkwIjOgEqIh4vdjEvc2hvd3Mve3Nob3dfaWR9L2dhdGUtc2NhbnMSkgEKDUdldEdhdGVTdGF0dXMSKS5zZWF0Z2hvci50aWNrZXRzLnYxLkdldEdhdGVTdGF0dXNSZXF1ZXN0Giouc2VhdGdob3IudGlja2V0cy52MS5HZXRHYXRlU3RhdHVzUmVzcG9uc2UiKpACAYLT5JMCIRIfL3YxL3Nob3dzL3tzaG93X2lkfS9nYXRlLXN0YXR1cxJ9CgtGaW5kVGlja2V0cxInLnNlYXRnaG9yLnRpY2tldHMudjEuRmluZFRpY2tldHNSZXF1ZXN0Giguc2VhdGdob3IudGlja2V0cy52MS5GaW5kVGlja2V0c1Jlc3BvbnNlIhuC0+STAhU6ASoiEC92MS90aWNrZXRzOmZpbmQSjgEKD1Jlc2VuZFRpY2tldFNtcxIrLnNlYXRnaG9yLnRpY2tldHMudjEuUmVzZW5kVGlja2V0U21zUmVxdWVzdBosLnNlYXRnaG9yLnRpY2tldHMudjEuUmVzZW5kVGlja2V0U21zUmVzcG9uc2UiIILT5JMCGjoBKiIVL3YxL3RpY2tldHM6cmVzZW5kU21zQtUBChdjb20uc2VhdGdob3IudGlja2V0cy52MUIMVGlja2V0c1Byb3RvUAFaPmdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL3RpY2tldHMvdjE7dGlja2V0c3YxogIDU1RYqgITU2VhdGdob3IuVGlja2V0cy5WMcoCE1NlYXRnaG9yXFRpY2tldHNcVjHiAh9TZWF0Z2hvclxUaWNrZXRzXFYxXEdQQk1ldGFkYXRh6gIVU2VhdGdob3I6OlRpY2tldHM6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_catalog_v1_catalog, file_seatghor_common_v1_journey, file_seatghor_common_v1_local_time, file_seatghor_common_v1_money]);
 
 /**
  * Ticket is the right of one person to one seat, or one place in a
@@ -426,6 +426,126 @@ export const GetTicketDownloadResponseSchema: GenMessage<GetTicketDownloadRespon
   messageDesc(file_seatghor_tickets_v1_tickets, 4);
 
 /**
+ * FindTicketsRequest names an order and the number its tickets went to.
+ *
+ * @generated from message seatghor.tickets.v1.FindTicketsRequest
+ */
+export type FindTicketsRequest = Message<"seatghor.tickets.v1.FindTicketsRequest"> & {
+  /**
+   * The ticket number: the order id the SMS names ("ord_…").
+   *
+   * @generated from field: string order_id = 1;
+   */
+  orderId: string;
+
+  /**
+   * The mobile number, in any usual Bangladeshi form.
+   *
+   * @generated from field: string phone = 2;
+   */
+  phone: string;
+
+  /**
+   * The e-ticket's language: "bn" or "en" (default).
+   *
+   * @generated from field: string lang = 3;
+   */
+  lang: string;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.FindTicketsRequest.
+ * Use `create(FindTicketsRequestSchema)` to create a new message.
+ */
+export const FindTicketsRequestSchema: GenMessage<FindTicketsRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 5);
+
+/**
+ * FindTicketsResponse is the order's tickets and its e-ticket.
+ *
+ * @generated from message seatghor.tickets.v1.FindTicketsResponse
+ */
+export type FindTicketsResponse = Message<"seatghor.tickets.v1.FindTicketsResponse"> & {
+  /**
+   * The order's tickets, in seat order, with their codes for the gate.
+   *
+   * @generated from field: repeated seatghor.tickets.v1.Ticket tickets = 1;
+   */
+  tickets: Ticket[];
+
+  /**
+   * The e-ticket PDF of the order while its tickets are good for entry;
+   * unset for a cancelled or refunded order.
+   *
+   * @generated from field: seatghor.tickets.v1.GetTicketDownloadResponse download = 2;
+   */
+  download?: GetTicketDownloadResponse | undefined;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.FindTicketsResponse.
+ * Use `create(FindTicketsResponseSchema)` to create a new message.
+ */
+export const FindTicketsResponseSchema: GenMessage<FindTicketsResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 6);
+
+/**
+ * ResendTicketSmsRequest names an order and the number its SMS went to.
+ *
+ * @generated from message seatghor.tickets.v1.ResendTicketSmsRequest
+ */
+export type ResendTicketSmsRequest = Message<"seatghor.tickets.v1.ResendTicketSmsRequest"> & {
+  /**
+   * The ticket number: the order id.
+   *
+   * @generated from field: string order_id = 1;
+   */
+  orderId: string;
+
+  /**
+   * The mobile number the booking's SMS went to.
+   *
+   * @generated from field: string phone = 2;
+   */
+  phone: string;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.ResendTicketSmsRequest.
+ * Use `create(ResendTicketSmsRequestSchema)` to create a new message.
+ */
+export const ResendTicketSmsRequestSchema: GenMessage<ResendTicketSmsRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 7);
+
+/**
+ * ResendTicketSmsResponse says where the SMS went.
+ *
+ * @generated from message seatghor.tickets.v1.ResendTicketSmsResponse
+ */
+export type ResendTicketSmsResponse = Message<"seatghor.tickets.v1.ResendTicketSmsResponse"> & {
+  /**
+   * The number in E.164.
+   *
+   * @generated from field: string phone = 1;
+   */
+  phone: string;
+
+  /**
+   * How long before the order's SMS may be sent again.
+   *
+   * @generated from field: google.protobuf.Duration resend_after = 2;
+   */
+  resendAfter?: Duration | undefined;
+};
+
+/**
+ * Describes the message seatghor.tickets.v1.ResendTicketSmsResponse.
+ * Use `create(ResendTicketSmsResponseSchema)` to create a new message.
+ */
+export const ResendTicketSmsResponseSchema: GenMessage<ResendTicketSmsResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_tickets_v1_tickets, 8);
+
+/**
  * CheckInTicketRequest is one scan at the gate of a show.
  *
  * @generated from message seatghor.tickets.v1.CheckInTicketRequest
@@ -486,7 +606,7 @@ export type CheckInTicketRequest = Message<"seatghor.tickets.v1.CheckInTicketReq
  * Use `create(CheckInTicketRequestSchema)` to create a new message.
  */
 export const CheckInTicketRequestSchema: GenMessage<CheckInTicketRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 5);
+  messageDesc(file_seatghor_tickets_v1_tickets, 9);
 
 /**
  * CheckInTicketResponse says whether to let the holder in.
@@ -530,7 +650,7 @@ export type CheckInTicketResponse = Message<"seatghor.tickets.v1.CheckInTicketRe
  * Use `create(CheckInTicketResponseSchema)` to create a new message.
  */
 export const CheckInTicketResponseSchema: GenMessage<CheckInTicketResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 6);
+  messageDesc(file_seatghor_tickets_v1_tickets, 10);
 
 /**
  * TicketOfOtherShow is the error detail of a CheckInTicket refused with
@@ -556,7 +676,7 @@ export type TicketOfOtherShow = Message<"seatghor.tickets.v1.TicketOfOtherShow">
  * Use `create(TicketOfOtherShowSchema)` to create a new message.
  */
 export const TicketOfOtherShowSchema: GenMessage<TicketOfOtherShow> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 7);
+  messageDesc(file_seatghor_tickets_v1_tickets, 11);
 
 /**
  * TicketKey is a public key that verifies tickets' codes.
@@ -598,7 +718,7 @@ export type TicketKey = Message<"seatghor.tickets.v1.TicketKey"> & {
  * Use `create(TicketKeySchema)` to create a new message.
  */
 export const TicketKeySchema: GenMessage<TicketKey> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 8);
+  messageDesc(file_seatghor_tickets_v1_tickets, 12);
 
 /**
  * GetTicketKeysRequest asks for the public keys of tickets' codes.
@@ -613,7 +733,7 @@ export type GetTicketKeysRequest = Message<"seatghor.tickets.v1.GetTicketKeysReq
  * Use `create(GetTicketKeysRequestSchema)` to create a new message.
  */
 export const GetTicketKeysRequestSchema: GenMessage<GetTicketKeysRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 9);
+  messageDesc(file_seatghor_tickets_v1_tickets, 13);
 
 /**
  * GetTicketKeysResponse lists the public keys of tickets' codes.
@@ -634,7 +754,7 @@ export type GetTicketKeysResponse = Message<"seatghor.tickets.v1.GetTicketKeysRe
  * Use `create(GetTicketKeysResponseSchema)` to create a new message.
  */
 export const GetTicketKeysResponseSchema: GenMessage<GetTicketKeysResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 10);
+  messageDesc(file_seatghor_tickets_v1_tickets, 14);
 
 /**
  * Admission is one ticket of a show as the gate admits it.
@@ -700,7 +820,7 @@ export type Admission = Message<"seatghor.tickets.v1.Admission"> & {
  * Use `create(AdmissionSchema)` to create a new message.
  */
 export const AdmissionSchema: GenMessage<Admission> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 11);
+  messageDesc(file_seatghor_tickets_v1_tickets, 15);
 
 /**
  * GetAdmissionListRequest names the show and the page.
@@ -735,7 +855,7 @@ export type GetAdmissionListRequest = Message<"seatghor.tickets.v1.GetAdmissionL
  * Use `create(GetAdmissionListRequestSchema)` to create a new message.
  */
 export const GetAdmissionListRequestSchema: GenMessage<GetAdmissionListRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 12);
+  messageDesc(file_seatghor_tickets_v1_tickets, 16);
 
 /**
  * GetAdmissionListResponse is one page of a show's admission list.
@@ -778,7 +898,7 @@ export type GetAdmissionListResponse = Message<"seatghor.tickets.v1.GetAdmission
  * Use `create(GetAdmissionListResponseSchema)` to create a new message.
  */
 export const GetAdmissionListResponseSchema: GenMessage<GetAdmissionListResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 13);
+  messageDesc(file_seatghor_tickets_v1_tickets, 17);
 
 /**
  * GateScan is one scan a gate device admitted with no network.
@@ -830,7 +950,7 @@ export type GateScan = Message<"seatghor.tickets.v1.GateScan"> & {
  * Use `create(GateScanSchema)` to create a new message.
  */
 export const GateScanSchema: GenMessage<GateScan> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 14);
+  messageDesc(file_seatghor_tickets_v1_tickets, 18);
 
 /**
  * SyncGateScansRequest is a batch of a device's scans of one show.
@@ -905,7 +1025,7 @@ export type SyncGateScansRequest = Message<"seatghor.tickets.v1.SyncGateScansReq
  * Use `create(SyncGateScansRequestSchema)` to create a new message.
  */
 export const SyncGateScansRequestSchema: GenMessage<SyncGateScansRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 15);
+  messageDesc(file_seatghor_tickets_v1_tickets, 19);
 
 /**
  * SettledScan is a scan as the server settled it.
@@ -1027,7 +1147,7 @@ export type SettledScan = Message<"seatghor.tickets.v1.SettledScan"> & {
  * Use `create(SettledScanSchema)` to create a new message.
  */
 export const SettledScanSchema: GenMessage<SettledScan> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 16);
+  messageDesc(file_seatghor_tickets_v1_tickets, 20);
 
 /**
  * SyncGateScansResponse says how each scan of the batch settled.
@@ -1069,7 +1189,7 @@ export type SyncGateScansResponse = Message<"seatghor.tickets.v1.SyncGateScansRe
  * Use `create(SyncGateScansResponseSchema)` to create a new message.
  */
 export const SyncGateScansResponseSchema: GenMessage<SyncGateScansResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 17);
+  messageDesc(file_seatghor_tickets_v1_tickets, 21);
 
 /**
  * GetGateStatusRequest names the show.
@@ -1090,7 +1210,7 @@ export type GetGateStatusRequest = Message<"seatghor.tickets.v1.GetGateStatusReq
  * Use `create(GetGateStatusRequestSchema)` to create a new message.
  */
 export const GetGateStatusRequestSchema: GenMessage<GetGateStatusRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 18);
+  messageDesc(file_seatghor_tickets_v1_tickets, 22);
 
 /**
  * GateDevice is one gate device of a show, as of its last sync.
@@ -1181,7 +1301,7 @@ export type GateDevice = Message<"seatghor.tickets.v1.GateDevice"> & {
  * Use `create(GateDeviceSchema)` to create a new message.
  */
 export const GateDeviceSchema: GenMessage<GateDevice> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 19);
+  messageDesc(file_seatghor_tickets_v1_tickets, 23);
 
 /**
  * GetGateStatusResponse is the gate supervisor's view of a show.
@@ -1230,7 +1350,7 @@ export type GetGateStatusResponse = Message<"seatghor.tickets.v1.GetGateStatusRe
  * Use `create(GetGateStatusResponseSchema)` to create a new message.
  */
 export const GetGateStatusResponseSchema: GenMessage<GetGateStatusResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_tickets_v1_tickets, 20);
+  messageDesc(file_seatghor_tickets_v1_tickets, 24);
 
 /**
  * TicketStatus is where a ticket is in its life.
@@ -1459,6 +1579,39 @@ export const TicketService: GenService<{
     methodKind: "unary";
     input: typeof GetGateStatusRequestSchema;
     output: typeof GetGateStatusResponseSchema;
+  },
+  /**
+   * FindTickets answers the tickets of one order to whoever knows its
+   * ticket number (the order id the booking's SMS names) and the mobile
+   * number its tickets were sent to (the order's contact number, else its
+   * first passenger's): how a buyer who checked out as a guest, or lost
+   * the sign-in, shows the tickets at the gate (docs/decisions/0437).
+   * Anyone may call it; an order not found and a number that does not
+   * match answer the same NOT_FOUND, and a client address gets 20 misses
+   * an hour (RATE_LIMITED). The phone travels in the body, never the URL
+   * (so not declared free of side effects: no GET; a miss is counted), and
+   * no Idempotency-Key is needed (the caller has no identity to keep one).
+   *
+   * @generated from rpc seatghor.tickets.v1.TicketService.FindTickets
+   */
+  findTickets: {
+    methodKind: "unary";
+    input: typeof FindTicketsRequestSchema;
+    output: typeof FindTicketsResponseSchema;
+  },
+  /**
+   * ResendTicketSms sends the booking's SMS again to the number it went to,
+   * for a buyer whose SMS was lost: the same ticket number and number as
+   * FindTickets, answered the same NOT_FOUND when they do not match. At
+   * most 3 an order a day, 2 minutes apart (RATE_LIMITED with the wait).
+   * Anyone may call it; no Idempotency-Key (the limit answers a retry).
+   *
+   * @generated from rpc seatghor.tickets.v1.TicketService.ResendTicketSms
+   */
+  resendTicketSms: {
+    methodKind: "unary";
+    input: typeof ResendTicketSmsRequestSchema;
+    output: typeof ResendTicketSmsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_tickets_v1_tickets, 0);

@@ -39,6 +39,9 @@ const (
 	// PhoneSignInServiceVerifyCodeProcedure is the fully-qualified name of the PhoneSignInService's
 	// VerifyCode RPC.
 	PhoneSignInServiceVerifyCodeProcedure = "/seatghor.signin.v1.PhoneSignInService/VerifyCode"
+	// PhoneSignInServiceStartGuestProcedure is the fully-qualified name of the PhoneSignInService's
+	// StartGuest RPC.
+	PhoneSignInServiceStartGuestProcedure = "/seatghor.signin.v1.PhoneSignInService/StartGuest"
 )
 
 // PhoneSignInServiceClient is a client for the seatghor.signin.v1.PhoneSignInService service.
@@ -53,6 +56,13 @@ type PhoneSignInServiceClient interface {
 	// invalid_argument on `code`; the fifth wrong one locks the number for 15
 	// minutes (RATE_LIMITED), its code with it.
 	VerifyCode(context.Context, *connect.Request[v1.VerifyCodeRequest]) (*connect.Response[v1.VerifyCodeResponse], error)
+	// StartGuest answers a guest's token: a buyer with no account who holds
+	// seats and checks out with a mobile number (the order's contact phone
+	// is then required), and later finds the tickets by ticket number and
+	// that number (TicketService.FindTickets) or under "my tickets" after a
+	// phone sign-in with it (docs/decisions/0437). A guest's token lasts 2
+	// hours. Limited to 30 an hour per client address (RATE_LIMITED).
+	StartGuest(context.Context, *connect.Request[v1.StartGuestRequest]) (*connect.Response[v1.StartGuestResponse], error)
 }
 
 // NewPhoneSignInServiceClient constructs a client for the seatghor.signin.v1.PhoneSignInService
@@ -78,6 +88,12 @@ func NewPhoneSignInServiceClient(httpClient connect.HTTPClient, baseURL string, 
 			connect.WithSchema(phoneSignInServiceMethods.ByName("VerifyCode")),
 			connect.WithClientOptions(opts...),
 		),
+		startGuest: connect.NewClient[v1.StartGuestRequest, v1.StartGuestResponse](
+			httpClient,
+			baseURL+PhoneSignInServiceStartGuestProcedure,
+			connect.WithSchema(phoneSignInServiceMethods.ByName("StartGuest")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -85,6 +101,7 @@ func NewPhoneSignInServiceClient(httpClient connect.HTTPClient, baseURL string, 
 type phoneSignInServiceClient struct {
 	sendCode   *connect.Client[v1.SendCodeRequest, v1.SendCodeResponse]
 	verifyCode *connect.Client[v1.VerifyCodeRequest, v1.VerifyCodeResponse]
+	startGuest *connect.Client[v1.StartGuestRequest, v1.StartGuestResponse]
 }
 
 // SendCode calls seatghor.signin.v1.PhoneSignInService.SendCode.
@@ -95,6 +112,11 @@ func (c *phoneSignInServiceClient) SendCode(ctx context.Context, req *connect.Re
 // VerifyCode calls seatghor.signin.v1.PhoneSignInService.VerifyCode.
 func (c *phoneSignInServiceClient) VerifyCode(ctx context.Context, req *connect.Request[v1.VerifyCodeRequest]) (*connect.Response[v1.VerifyCodeResponse], error) {
 	return c.verifyCode.CallUnary(ctx, req)
+}
+
+// StartGuest calls seatghor.signin.v1.PhoneSignInService.StartGuest.
+func (c *phoneSignInServiceClient) StartGuest(ctx context.Context, req *connect.Request[v1.StartGuestRequest]) (*connect.Response[v1.StartGuestResponse], error) {
+	return c.startGuest.CallUnary(ctx, req)
 }
 
 // PhoneSignInServiceHandler is an implementation of the seatghor.signin.v1.PhoneSignInService
@@ -110,6 +132,13 @@ type PhoneSignInServiceHandler interface {
 	// invalid_argument on `code`; the fifth wrong one locks the number for 15
 	// minutes (RATE_LIMITED), its code with it.
 	VerifyCode(context.Context, *connect.Request[v1.VerifyCodeRequest]) (*connect.Response[v1.VerifyCodeResponse], error)
+	// StartGuest answers a guest's token: a buyer with no account who holds
+	// seats and checks out with a mobile number (the order's contact phone
+	// is then required), and later finds the tickets by ticket number and
+	// that number (TicketService.FindTickets) or under "my tickets" after a
+	// phone sign-in with it (docs/decisions/0437). A guest's token lasts 2
+	// hours. Limited to 30 an hour per client address (RATE_LIMITED).
+	StartGuest(context.Context, *connect.Request[v1.StartGuestRequest]) (*connect.Response[v1.StartGuestResponse], error)
 }
 
 // NewPhoneSignInServiceHandler builds an HTTP handler from the service implementation. It returns
@@ -131,12 +160,20 @@ func NewPhoneSignInServiceHandler(svc PhoneSignInServiceHandler, opts ...connect
 		connect.WithSchema(phoneSignInServiceMethods.ByName("VerifyCode")),
 		connect.WithHandlerOptions(opts...),
 	)
+	phoneSignInServiceStartGuestHandler := connect.NewUnaryHandler(
+		PhoneSignInServiceStartGuestProcedure,
+		svc.StartGuest,
+		connect.WithSchema(phoneSignInServiceMethods.ByName("StartGuest")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.signin.v1.PhoneSignInService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case PhoneSignInServiceSendCodeProcedure:
 			phoneSignInServiceSendCodeHandler.ServeHTTP(w, r)
 		case PhoneSignInServiceVerifyCodeProcedure:
 			phoneSignInServiceVerifyCodeHandler.ServeHTTP(w, r)
+		case PhoneSignInServiceStartGuestProcedure:
+			phoneSignInServiceStartGuestHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -152,4 +189,8 @@ func (UnimplementedPhoneSignInServiceHandler) SendCode(context.Context, *connect
 
 func (UnimplementedPhoneSignInServiceHandler) VerifyCode(context.Context, *connect.Request[v1.VerifyCodeRequest]) (*connect.Response[v1.VerifyCodeResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.signin.v1.PhoneSignInService.VerifyCode is not implemented"))
+}
+
+func (UnimplementedPhoneSignInServiceHandler) StartGuest(context.Context, *connect.Request[v1.StartGuestRequest]) (*connect.Response[v1.StartGuestResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.signin.v1.PhoneSignInService.StartGuest is not implemented"))
 }
