@@ -3,7 +3,7 @@
 // page shares through AppContext.
 import { createContext } from "preact";
 import { useContext, useEffect, useMemo, useRef, useState } from "preact/hooks";
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, ComponentType } from "preact";
 import { Code, ConnectError, UnauthenticatedError, asSeatghorError } from "@seatghor/client";
 import type { BuyerClient } from "@seatghor/client";
 
@@ -11,7 +11,7 @@ import { saveLang, savedLang, strings } from "./i18n.js";
 import { sayError } from "./say.js";
 import { reasonsBn, reasonsEn } from "./reasons.js";
 import type { Lang, Strings } from "./i18n.js";
-import { clearSession, loadSession, newClient } from "./session.js";
+import { clearSession, isGuest, loadSession, newClient } from "./session.js";
 import { forgetSaved } from "./offline.js";
 import type { Session, SiteConfig } from "./session.js";
 import { Home } from "./pages/home.js";
@@ -20,7 +20,6 @@ import { WaitPage } from "./pages/wait.js";
 import { OrderPage } from "./pages/order.js";
 import { PassengersPage } from "./pages/passengers.js";
 import { TicketsPage } from "./pages/tickets.js";
-import { GatePage } from "./pages/gate.js";
 import { SignInPage } from "./pages/signin.js";
 
 export interface App {
@@ -40,12 +39,13 @@ export function useApp(): App {
 }
 
 /** A link that routes in the page. */
-export function Link(props: { href: string; class?: string; children: ComponentChildren }) {
+export function Link(props: { href: string; class?: string; id?: string; children: ComponentChildren }) {
   const { go } = useApp();
   return (
     <a
       href={props.href}
       class={props.class}
+      id={props.id}
       onClick={(e) => {
         if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
         e.preventDefault();
@@ -104,15 +104,116 @@ export function NeedsNetwork() {
   );
 }
 
-/** Asks for a sign-in before showing children. */
-export function NeedSession(props: { children: ComponentChildren }) {
+/**
+ * Asks for a sign-in before showing children; where a buyer is about to
+ * buy (guest), also offers to go on as a guest when the server sends SMS
+ * (decision 0437).
+ */
+export function NeedSession(props: { children: ComponentChildren; guest?: boolean }) {
   const { session, t } = useApp();
   if (session) return <>{props.children}</>;
   return (
-    <p class="note">
-      {t.needSignIn} <Link href={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`}>{t.signIn}</Link>
-    </p>
+    <>
+      <p class="note">
+        {t.needSignIn} <Link href={`/signin?next=${encodeURIComponent(location.pathname + location.search)}`}>{t.signIn}</Link>
+      </p>
+      {props.guest && <GuestStart />}
+    </>
   );
+}
+
+/**
+ * "Continue as guest": a guest's token (StartGuest), kept as the session,
+ * and the page goes on where it was, signed in. Its code (the phone
+ * sign-in's chunk, with its service) loads at the tap, not with the site.
+ */
+export function GuestStart() {
+  const { t, config, setSession } = useApp();
+  const [busy, setBusy] = useState(false);
+  const [err, setErr] = useState<unknown>();
+  if (!config.phoneSignIn) return null;
+  return (
+    <div class="guest">
+      <button
+        type="button"
+        id="guest-start"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true);
+          setErr(undefined);
+          try {
+            setSession(await (await import("./pages/phone.js")).startGuest());
+          } catch (e) {
+            setErr(e);
+            setBusy(false);
+          }
+        }}
+      >
+        {t.continueAsGuest}
+      </button>
+      <ErrorNote err={err} />
+    </div>
+  );
+}
+
+/** What the header and the sign-in page call the one signed in: a guest is "Guest", not an id. */
+export function whoName(t: Strings, s: Session): string {
+  return isGuest(s) ? t.guest : s.userId;
+}
+
+/** Loads a lazy page's component (a dynamic import: a chunk of its own). */
+type Loader<P> = () => Promise<ComponentType<P>>;
+
+// The pages not every visitor needs, each a chunk of its own outside the
+// first load (decision 0160): staff's gate, the phone sign-in, finding
+// tickets by ticket number.
+export const gatePage: Loader<object> = () => import("./pages/gate.js").then((m) => m.GatePage);
+export const phoneSignInForm: Loader<{ next: string }> = () => import("./pages/phone.js").then((m) => m.PhoneSignIn);
+export const findPage: Loader<{ orderId?: string }> = () => import("./pages/find.js").then((m) => m.FindPage);
+
+// The components loaded so far: drawn at once when shown again.
+const loaded = new Map<unknown, unknown>();
+
+// Whether a navigation still owes its page's heading the focus (go), for
+// a lazy page whose heading is drawn once its chunk is there.
+let headingDue = false;
+
+function focusHeading() {
+  const h = document.querySelector<HTMLElement>("main h1");
+  if (!h) return;
+  headingDue = false;
+  h.focus();
+}
+
+/**
+ * A page whose code is a chunk of its own, drawn once loaded. One Lazy may
+ * be handed another page (the route changed): it draws what it is given.
+ */
+export function Lazy<P extends object>({ load, ...props }: { load: Loader<P> } & P) {
+  const { t } = useApp();
+  const [, setArrived] = useState(0);
+  const [err, setErr] = useState<unknown>();
+  const Page = loaded.get(load) as ComponentType<P> | undefined;
+  useEffect(() => {
+    if (Page) return;
+    let gone = false;
+    setErr(undefined);
+    load().then(
+      (c) => {
+        loaded.set(load, c);
+        if (!gone) setArrived((n) => n + 1);
+      },
+      (e) => !gone && setErr(e),
+    );
+    return () => {
+      gone = true;
+    };
+  }, [load]);
+  useEffect(() => {
+    if (Page && headingDue) focusHeading();
+  }, [Page]);
+  if (Page) return <Page {...(props as P)} />;
+  return err ? <ErrorNote err={err} /> : <p>{t.loading}</p>;
 }
 
 /**
@@ -171,9 +272,11 @@ function route(place: Place) {
     case "tickets":
       return <TicketsPage />;
     case "gate":
-      return <GatePage />;
+      return <Lazy load={gatePage} />;
     case "signin":
       return <SignInPage />;
+    case "find":
+      return <Lazy load={findPage} orderId={new URLSearchParams(place.search).get("order") ?? ""} key={place.search} />;
     case "manifest":
       return <ManifestRoute showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
     default:
@@ -215,8 +318,10 @@ export function Root(props: { config: SiteConfig }) {
       else history.pushState(null, "", to);
       arrived();
       scrollTo(0, 0);
-      // The new page's heading, for screen readers and keyboards.
-      requestAnimationFrame(() => document.querySelector<HTMLElement>("main h1")?.focus());
+      // The new page's heading, for screen readers and keyboards (a lazy
+      // page's once it is drawn).
+      headingDue = true;
+      requestAnimationFrame(focusHeading);
     },
   };
   const t = app.t;
@@ -252,7 +357,7 @@ export function Root(props: { config: SiteConfig }) {
           </button>
           {session ? (
             <span class="who">
-              <span id="who">{session.userId}</span>{" "}
+              <span id="who">{whoName(t, session)}</span>{" "}
               <button
                 type="button"
                 class="link"

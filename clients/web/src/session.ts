@@ -1,5 +1,6 @@
 // Who is signed in: the token in sessionStorage (gone when the tab
-// closes), taken from the dev sign-in or from the fragment the OIDC
+// closes), taken from the dev sign-in, the phone sign-in or a guest's
+// start (pages/phone.tsx, phone.ts), or from the fragment the OIDC
 // sign-in redirects back with (#token=…&expires_at=…&site_state=…) when
 // it answers the sign-in this tab started, and the API client that sends
 // it.
@@ -22,6 +23,8 @@ export interface SiteConfig {
   devSignIn: boolean;
   oidcSignIn: boolean;
   testPayments: boolean;
+  /** The server sends SMS: phone sign-in and guest checkout (decisions 0436, 0437). */
+  phoneSignIn: boolean;
 }
 
 function decode(token: string): Session | undefined {
@@ -35,6 +38,14 @@ function decode(token: string): Session | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The prefix of a guest's user id (StartGuest, decision 0437). */
+const GUEST_PREFIX = "gs_";
+
+/** Whether s is a guest's: no account, the tickets found by the order's contact phone. */
+export function isGuest(s: Session | undefined): boolean {
+  return !!s?.userId.startsWith(GUEST_PREFIX);
 }
 
 export function loadSession(): Session | undefined {
@@ -100,13 +111,15 @@ export function takeTokenFromFragment(): boolean {
 }
 
 export async function loadConfig(): Promise<SiteConfig> {
+  // What a server that does not say offers (an older one has no phoneSignIn).
+  const none: SiteConfig = { devSignIn: false, oidcSignIn: false, testPayments: false, phoneSignIn: false };
   try {
     const r = await fetch("/auth/config.json");
-    if (r.ok) return (await r.json()) as SiteConfig;
+    if (r.ok) return { ...none, ...((await r.json()) as Partial<SiteConfig>) };
   } catch {
     // fall through: no sign-in offered
   }
-  return { devSignIn: false, oidcSignIn: false, testPayments: false };
+  return none;
 }
 
 export async function devSignIn(name: string, role: string): Promise<Session> {

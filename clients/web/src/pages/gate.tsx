@@ -44,6 +44,48 @@ type Verdict =
   | { kind: "elsewhere"; stop: string | undefined; why: string }
   | { kind: "offline"; v: OfflineVerdict };
 
+/** The gate page's words (staff's: beside the page, out of the buyer's first load). */
+const GATE_EN = {
+  gateTitle: "Gate check-in",
+  gateShow: "Show",
+  gateName: "Gate",
+  code: "Ticket code or ticket id",
+  check: "Check",
+  scan: "Scan with the camera",
+  stopScan: "Stop the camera",
+  noCamera: "This browser cannot read QR codes; type the code instead.",
+  admitted: "ADMITTED",
+  already: (when: string, gate: string) => `ALREADY CHECKED IN at ${when}${gate ? ` (${gate})` : ""}`,
+  notValid: "NOT VALID",
+  admittedCount: (n: string) => `Checked in at every gate so far: ${n}`,
+  gateOnly: "The gate page is for operators, gate staff and admins.",
+  otherShow: (show: string, time: string) => `This ticket is for another show: ${show}, ${time}.`,
+  otherShowUnknown: "This ticket is for another show.",
+  switchShow: (show: string) => `Switch to ${show}`,
+};
+
+const GATE_WORDS: Record<Lang, typeof GATE_EN> = {
+  en: GATE_EN,
+  bn: {
+    gateTitle: "গেটে টিকিট যাচাই",
+    gateShow: "অনুষ্ঠান বা যাত্রা",
+    gateName: "গেট",
+    code: "টিকিটের কোড বা আইডি",
+    check: "যাচাই",
+    scan: "ক্যামেরায় স্ক্যান",
+    stopScan: "ক্যামেরা বন্ধ",
+    noCamera: "এই ব্রাউজার কিউআর কোড পড়তে পারে না; কোডটি লিখুন।",
+    admitted: "প্রবেশ অনুমোদিত",
+    already: (when, gate) => `আগেই প্রবেশ করেছেন ${when}${gate ? ` (${gate})` : ""}`,
+    notValid: "বৈধ নয়",
+    admittedCount: (n) => `সব গেটে এ পর্যন্ত প্রবেশ: ${n}`,
+    gateOnly: "গেটের পাতা অপারেটর, গেটকর্মী ও অ্যাডমিনদের জন্য।",
+    otherShow: (show, time) => `এই টিকিট অন্য একটির: ${show}, ${time}।`,
+    otherShowUnknown: "এই টিকিট অন্য একটি অনুষ্ঠান বা যাত্রার।",
+    switchShow: (show) => `${show}-এ যান`,
+  },
+};
+
 /** The stop selector's words (the gate's own, beside the page). */
 const STOP_WORDS = {
   en: { stop: "Stop this gate is at", noStop: "None chosen: tickets of every stop" },
@@ -110,7 +152,8 @@ export function GatePage() {
 }
 
 function GateInner() {
-  const { t, api, lang, session } = useApp();
+  const { api, lang, session } = useApp();
+  const gw = GATE_WORDS[lang];
   const [shows, setShows] = useState<Show[]>([]);
   const [show, setShow] = useState(new URLSearchParams(location.search).get("show") ?? "");
   const [gate, setGate] = useState(localStorage.getItem("seatghor.gate") ?? "gate-1");
@@ -237,7 +280,7 @@ function GateInner() {
         const at = engine ? await engine.boardingStopOf(show, raw).catch(() => undefined) : undefined;
         setVerdict({ kind: "elsewhere", stop: at, why: sayError(e, lang) });
       } else {
-        const why = e instanceof ConnectError && e.code === Code.PermissionDenied ? t.gateOnly : sayError(e, lang);
+        const why = e instanceof ConnectError && e.code === Code.PermissionDenied ? gw.gateOnly : sayError(e, lang);
         setVerdict({ kind: "bad", why });
       }
     }
@@ -307,7 +350,7 @@ function GateInner() {
   if (session && session.role === "user") {
     // Gate staff are operators in their organisation (decision 0075);
     // the server decides, this only saves a buyer a useless page.
-    return <p class="note">{t.gateOnly}</p>;
+    return <p class="note">{gw.gateOnly}</p>;
   }
   const r = verdict && (verdict.kind === "ok" || verdict.kind === "again") ? verdict.r : undefined;
   const where = r?.ticket ? r.ticket.seats.join(", ") || r.ticket.seat || r.ticket.gaArea : "";
@@ -316,7 +359,7 @@ function GateInner() {
   const offClass = off ? ({ ok: "ok", again: "again", bad: "bad" } as const)[off.kind] : "";
   return (
     <>
-      <h1 tabIndex={-1}>{t.gateTitle}</h1>
+      <h1 tabIndex={-1}>{gw.gateTitle}</h1>
       <form
         class="gate"
         onSubmit={(e) => {
@@ -325,7 +368,7 @@ function GateInner() {
         }}
       >
         <label>
-          {t.gateShow}
+          {gw.gateShow}
           <select id="gate-show" value={show} onChange={(e) => setShow(e.currentTarget.value)}>
             {shows.map((s) => (
               <option key={String(s.showId)} value={String(s.showId)}>
@@ -335,7 +378,7 @@ function GateInner() {
           </select>
         </label>
         <label>
-          {t.gateName}
+          {gw.gateName}
           <input id="gate-name" value={gate} onInput={(e) => {
             setGate(e.currentTarget.value);
             localStorage.setItem("seatghor.gate", e.currentTarget.value);
@@ -356,7 +399,7 @@ function GateInner() {
           </label>
         )}
         <label class="wide">
-          {t.code}
+          {gw.code}
           {/* Codes and ids are typed as printed: no capital the phone adds,
               no word it corrects (decision 0298). autoCorrect, not
               autocorrect: Chromium's autocorrect property is a boolean
@@ -373,27 +416,27 @@ function GateInner() {
           />
         </label>
         <button type="submit" class="primary" id="gate-check">
-          {t.check}
+          {gw.check}
         </button>
       </form>
       {globalThis.BarcodeDetector ? (
         <p>
           <button type="button" onClick={() => setScanning(!scanning)}>
-            {scanning ? t.stopScan : t.scan}
+            {scanning ? gw.stopScan : gw.scan}
           </button>
         </p>
       ) : (
-        <p class="note">{t.noCamera}</p>
+        <p class="note">{gw.noCamera}</p>
       )}
       {scanning && <video ref={video} class="camera" muted playsInline />}
       <div id="verdict" role="status" aria-live="assertive" class={`verdict ${off ? offClass : verdict?.kind === "elsewhere" ? "bad" : (verdict?.kind ?? "")}`}>
         {off && g && offline && (
           <>
-            {off.kind === "ok" && <p class="huge">✓ {t.admitted}</p>}
+            {off.kind === "ok" && <p class="huge">✓ {gw.admitted}</p>}
             {off.kind === "again" && (
-              <p class="huge">⚠ {t.already(offline.clockSeconds(off.at, lang, zone), off.gate)}</p>
+              <p class="huge">⚠ {gw.already(offline.clockSeconds(off.at, lang, zone), off.gate)}</p>
             )}
-            {off.kind === "bad" && <p class="huge">✗ {t.notValid}</p>}
+            {off.kind === "bad" && <p class="huge">✗ {gw.notValid}</p>}
             {off.kind !== "bad" && <p>{off.place}</p>}
             {off.kind === "bad" && (
               <p>
@@ -411,49 +454,49 @@ function GateInner() {
         )}
         {verdict?.kind === "ok" && (
           <>
-            <p class="huge">✓ {t.admitted}</p>
+            <p class="huge">✓ {gw.admitted}</p>
             <p>{where}</p>
           </>
         )}
         {verdict?.kind === "again" && (
           <>
             <p class="huge">
-              ⚠ {t.already(r?.ticket?.checkedInAt ? clock(tsDate(r.ticket.checkedInAt)!, lang) : "", r?.ticket?.checkedInGate ?? "")}
+              ⚠ {gw.already(r?.ticket?.checkedInAt ? clock(tsDate(r.ticket.checkedInAt)!, lang) : "", r?.ticket?.checkedInGate ?? "")}
             </p>
             <p>{where}</p>
           </>
         )}
         {verdict?.kind === "bad" && (
           <>
-            <p class="huge">✗ {t.notValid}</p>
+            <p class="huge">✗ {gw.notValid}</p>
             <p>{verdict.why}</p>
           </>
         )}
         {verdict?.kind === "elsewhere" && (
           <>
-            <p class="huge">✗ {t.notValid}</p>
+            <p class="huge">✗ {gw.notValid}</p>
             <p id="boards-elsewhere">{verdict.stop && g ? g.boardsElsewhere(placeOf(stops, verdict.stop, lang)) : verdict.why}</p>
           </>
         )}
         {verdict?.kind === "other" && (
           <>
-            <p class="huge">✗ {t.notValid}</p>
+            <p class="huge">✗ {gw.notValid}</p>
             {verdict.show ? (
               <>
-                <p id="other-show">{t.otherShow(verdict.show.title, showTime(verdict.show.startsAtLocal, tsDate(verdict.show.startsAt), lang))}</p>
+                <p id="other-show">{gw.otherShow(verdict.show.title, showTime(verdict.show.startsAtLocal, tsDate(verdict.show.startsAt), lang))}</p>
                 <p>
                   <button type="button" id="gate-switch" onClick={() => switchTo(verdict.show!, verdict.value)}>
-                    {t.switchShow(verdict.show.title)}
+                    {gw.switchShow(verdict.show.title)}
                   </button>
                 </p>
               </>
             ) : (
-              <p id="other-show">{t.otherShowUnknown}</p>
+              <p id="other-show">{gw.otherShowUnknown}</p>
             )}
           </>
         )}
       </div>
-      {count !== null && <p id="gate-count">{t.admittedCount(digits(count, lang))}</p>}
+      {count !== null && <p id="gate-count">{gw.admittedCount(digits(count, lang))}</p>}
       <div id="gate-panel" ref={panel} />
     </>
   );

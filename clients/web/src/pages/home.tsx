@@ -5,7 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ShowKind } from "@seatghor/client";
 import type { Journey, Show, TripHit } from "@seatghor/client";
 
-import { ErrorNote, Link, useApp } from "../app.js";
+import { ErrorNote, GuestStart, Link, useApp } from "../app.js";
 import type { Place } from "../app.js";
 import { digits, operatorName, route, showName, taka, tsDate, showTime } from "../i18n.js";
 
@@ -123,9 +123,12 @@ export function Home(props: { place: Place }) {
       )}
       <h2>{t.events}</h2>
       {!session ? (
-        <p class="note">
-          {t.signInForEvents} <Link href="/signin?next=/">{t.signIn}</Link>
-        </p>
+        <>
+          <p class="note">
+            {t.signInForEvents} <Link href="/signin?next=/">{t.signIn}</Link>
+          </p>
+          <GuestStart />
+        </>
       ) : !events ? (
         <p>{t.loading}</p>
       ) : events.length === 0 ? (

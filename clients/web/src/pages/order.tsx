@@ -2,29 +2,40 @@
 // and time, from GetShow, as the order names only its id; the seats), the
 // time left to pay, how to pay (the sandbox's test tokens in dev only, or
 // the gateway's approval page by redirect, which comes back here), then
-// the confirmation.
+// the confirmation; a guest's says the ticket number and the number the
+// tickets went to. The booking's SMS links here (decision 0437): to a
+// visitor not signed in, or whose order it is not (said so), the page is
+// "find tickets" with the ticket number filled in (pages/find.tsx, lazy).
 import { useEffect, useState } from "preact/hooks";
-import { OrderStatus, PaymentState } from "@seatghor/client";
+import { Code, ConnectError, OrderStatus, PaymentState } from "@seatghor/client";
 import type { Order, Payment, Show } from "@seatghor/client";
 
-import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
+import { ErrorNote, NeedsNetwork, Lazy, Link, findPage, useApp } from "../app.js";
 import { digits, mmss, operatorName, showTime, taka, tsDate, route, showName } from "../i18n.js";
+import { isGuest } from "../session.js";
 
 const POLL_MS = 1000;
 
 export function OrderPage(props: { orderId: string }) {
+  const { session } = useApp();
   return (
     <>
       <NeedsNetwork />
-      <NeedSession>
-        <OrderInner orderId={props.orderId} />
-      </NeedSession>
+      {session ? <OrderInner orderId={props.orderId} /> : <Lazy load={findPage} orderId={props.orderId} />}
     </>
   );
 }
 
+/** Whether GetOrder's refusal means the order is not the caller's to read (someone else's, or no session that works). */
+function notTheirs(e: unknown): boolean {
+  return e instanceof ConnectError && [Code.NotFound, Code.Unauthenticated, Code.PermissionDenied].includes(e.code);
+}
+
 function OrderInner({ orderId }: { orderId: string }) {
-  const { t, api, lang, config } = useApp();
+  const { t, api, lang, config, session } = useApp();
+  // GetOrder's refusal of an order that is not the caller's: said, and
+  // the page finds it by ticket number instead.
+  const [notMine, setNotMine] = useState<unknown>();
   const [order, setOrder] = useState<Order>();
   const [show, setShow] = useState<Show>();
   const [payment, setPayment] = useState<Payment>();
@@ -46,9 +57,13 @@ function OrderInner({ orderId }: { orderId: string }) {
       });
 
   useEffect(() => {
-    void load().then((o) =>
-      o && api.catalog.getShow({ showId: o.showId }).then((r) => setShow(r.show), setErr),
-    );
+    void api.orders
+      .getOrder({ orderId })
+      .then((r) => {
+        setOrder(r.order);
+        return api.catalog.getShow({ showId: r.order!.showId }).then((g) => setShow(g.show));
+      }, (e) => (notTheirs(e) ? setNotMine(e) : setErr(e)))
+      .catch(setErr);
     const tick = setInterval(() => setNow(Date.now()), 1000);
     return () => clearInterval(tick);
   }, [orderId]);
@@ -88,6 +103,14 @@ function OrderInner({ orderId }: { orderId: string }) {
     }
   }
 
+  if (notMine) {
+    return (
+      <>
+        <ErrorNote err={notMine} />
+        <Lazy load={findPage} orderId={orderId} />
+      </>
+    );
+  }
   if (!order || (!show && !err)) {
     return (
       <>
@@ -139,6 +162,15 @@ function OrderInner({ orderId }: { orderId: string }) {
             <p class="big ok" id="paid">
               ✓ {t.paid}
             </p>
+            {isGuest(session) && (
+              <>
+                <p id="ticket-number">
+                  {t.ticketNumber}: <strong class="id" translate={false}>{order.orderId}</strong>
+                  {order.contact?.phone && ` · ${digits(order.contact.phone, lang)}`}
+                </p>
+                <p class="note">{t.contactNote}</p>
+              </>
+            )}
             <p>
               <Link href="/tickets" class="button primary">
                 {t.seeTickets}

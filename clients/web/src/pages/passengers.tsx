@@ -4,12 +4,17 @@
 // Checked in the page as the API checks it (a name; a Bangladeshi mobile
 // number in any common spelling, decision 0382) and again by the API,
 // whose refusals land on the field they name ("passengers[1].phone").
+// A guest (decision 0437) also gives the order's contact number, where the
+// tickets are sent and by which they are found (GuestPhone, which the show
+// page asks for too when its order skips this page).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { HoldStatus, InvalidRequestError } from "@seatghor/client";
 import type { Hold, Show } from "@seatghor/client";
 
 import { ErrorNote, NeedSession, useApp } from "../app.js";
 import { digits, mmss, route, showName, showTime, tsDate } from "../i18n.js";
+import type { Lang } from "../i18n.js";
+import { isGuest } from "../session.js";
 
 /** The operators' digits after 01 (decision 0382). */
 const OPERATORS = "3456789";
@@ -36,6 +41,36 @@ export function bdMobile(s: string): string | undefined {
   return "+880" + d;
 }
 
+/** The id of the guest's number field (GuestPhone). */
+export const CONTACT_PHONE = "contact-phone";
+
+/**
+ * A guest's mobile number at checkout: required, as the tickets are sent
+ * to it by SMS and found by it with the ticket number. error: what to say
+ * of it, "" when nothing.
+ */
+export function GuestPhone(props: { value: string; set: (v: string) => void; error: string }) {
+  const { t } = useApp();
+  return (
+    <div class="contact">
+      <label>
+        {t.contactPhone}
+        <input id={CONTACT_PHONE} type="tel" inputMode="tel" autocomplete="tel" required maxLength={20} value={props.value}
+          aria-invalid={props.error ? "true" : undefined}
+          aria-describedby={`contact-note${props.error ? " contact-err" : ""}`}
+          onInput={(e) => props.set(e.currentTarget.value)} />
+      </label>
+      <p class="hint" id="contact-note">{t.contactNote}</p>
+      {props.error && <p class="error" id="contact-err">{props.error}</p>}
+    </div>
+  );
+}
+
+/** The order's contact of a guest's checkout (the SMS in the page's language); none for a buyer with an account. */
+export function guestContact(guest: boolean, phone: string, lang: Lang) {
+  return guest ? { phone: bdMobile(phone) ?? phone, language: lang } : undefined;
+}
+
 /** What the page says of a name, or "" when it is one (server: cleanName). */
 function nameProblem(name: string): "" | "missing" | "long" {
   const n = name.trim().replace(/\s+/g, " ");
@@ -52,6 +87,7 @@ interface Row {
 
 /** The field of the form a refusal names, e.g. "p1-phone". */
 function fieldOf(path: string): string | undefined {
+  if (path === "contact.phone") return CONTACT_PHONE;
   const m = /^passengers\[(\d+)\]\.(name|phone|seat)$/.exec(path);
   if (!m) return undefined;
   return `p${m[1]}-${m[2] === "seat" ? "name" : m[2]}`;
@@ -59,17 +95,19 @@ function fieldOf(path: string): string | undefined {
 
 export function PassengersPage(props: { holdId: string }) {
   return (
-    <NeedSession>
+    <NeedSession guest>
       <PassengersInner holdId={props.holdId} />
     </NeedSession>
   );
 }
 
 function PassengersInner({ holdId }: { holdId: string }) {
-  const { t, api, lang, go } = useApp();
+  const { t, api, lang, go, session } = useApp();
+  const guest = isGuest(session);
   const [hold, setHold] = useState<Hold>();
   const [show, setShow] = useState<Show>();
   const [rows, setRows] = useState<Row[]>([]);
+  const [contact, setContact] = useState("");
   // The fields at fault, by id, with what to say.
   const [bad, setBad] = useState<Record<string, string>>({});
   const [err, setErr] = useState<unknown>();
@@ -107,6 +145,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
       if (n) found[`p${i}-name`] = n === "long" ? t.nameTooLong : t.needName;
       if (!bdMobile(r.phone)) found[`p${i}-phone`] = t.badPhone;
     });
+    if (guest && !bdMobile(contact)) found[CONTACT_PHONE] = t.badPhone;
     return found;
   }
 
@@ -131,6 +170,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
       const r = await api.orders.createOrder({
         holdId,
         passengers: rows.map((p) => ({ seat: p.seat, name: p.name.trim(), phone: p.phone, woman: p.woman })),
+        contact: guestContact(guest, contact, lang),
       });
       go(`/order/${r.order!.orderId}`);
     } catch (x) {
@@ -216,6 +256,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
             </fieldset>
           );
         })}
+        {guest && <GuestPhone value={contact} set={setContact} error={bad[CONTACT_PHONE] ?? ""} />}
         <ErrorNote err={err} />
         <button type="submit" class="primary" id="to-pay" disabled={busy || left <= 0}>
           {t.continueToPay}

@@ -19,10 +19,15 @@
 // search links it; issue 24): the map's availability and prices are that
 // journey's, the buyer picks the boarding and dropping counters, and the
 // hold names the journey. Without from and to, the whole trip.
+// A guest (decision 0437) gives the mobile number the tickets go to
+// before an order made here (a bus trip's passengers page asks for it
+// there).
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
+import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, InvalidRequestError, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
 import type { AccountSeatCap, Counter, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
+import { isGuest } from "../session.js";
+import { CONTACT_PHONE, GuestPhone, bdMobile, guestContact } from "./passengers.js";
 import { clock, digits, mmss, operatorName, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
@@ -73,7 +78,7 @@ export function ShowPage(props: { showId: bigint; search?: string }) {
   return (
     <>
       <NeedsNetwork />
-      <NeedSession>
+      <NeedSession guest>
         <ShowInner showId={props.showId} from={q.get("from") ?? ""} to={q.get("to") ?? ""} />
       </NeedSession>
     </>
@@ -81,7 +86,11 @@ export function ShowPage(props: { showId: bigint; search?: string }) {
 }
 
 function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: string }) {
-  const { t, api, lang, go } = useApp();
+  const { t, api, lang, go, session } = useApp();
+  const guest = isGuest(session);
+  // A guest's mobile number for an order made here, and what to say of it.
+  const [contact, setContact] = useState("");
+  const [contactErr, setContactErr] = useState("");
   const [show, setShow] = useState<Show>();
   const [layout, setLayout] = useState<GetSeatLayoutResponse>();
   const [ga, setGa] = useState<seatmap.GaArea[]>([]);
@@ -409,6 +418,7 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
   // On to the order: an ordered hold's (made in another tab, or before a
   // reload), else a new one; a bus trip's seats name their passengers
   // first (decision 0380).
+  const ordersHere = (hold: Hold) => hold.status !== HoldStatus.ORDERED && !(show?.kind === ShowKind.BUS_TRIP && hold.seats.length > 0);
   async function order(hold: Hold) {
     if (hold.status === HoldStatus.ORDERED) {
       go(`/order/${hold.orderId}`);
@@ -418,12 +428,24 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
       go(`/passengers/${hold.holdId}`);
       return;
     }
+    const badContact = guest && !bdMobile(contact);
+    setContactErr(badContact ? t.badPhone : "");
+    if (badContact) {
+      document.getElementById(CONTACT_PHONE)?.focus();
+      return;
+    }
     setBusy(true);
     setErr(undefined);
     try {
-      const r = await api.orders.createOrder({ holdId: hold.holdId });
+      const r = await api.orders.createOrder({ holdId: hold.holdId, contact: guestContact(guest, contact, lang) });
       go(`/order/${r.order!.orderId}`);
     } catch (e) {
+      if (e instanceof InvalidRequestError && e.field("contact.phone")) {
+        setContactErr(t.badPhone);
+        setBusy(false);
+        document.getElementById(CONTACT_PHONE)?.focus();
+        return;
+      }
       // Another tab may have ordered it meanwhile: then on to that order.
       const now = await api.holds.listMyHolds({ showId }).then((r) => r.holds, () => undefined);
       const ordered = now?.find((h) => h.holdId === hold.holdId && h.status === HoldStatus.ORDERED);
@@ -563,6 +585,7 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
               <Link href="/tickets">{t.navTickets}</Link>
             </p>
           )}
+          {guest && holds.some(ordersHere) && <GuestPhone value={contact} set={setContact} error={contactErr} />}
           {holds.map((hold, i) => (
             <div class="hold" id={i === 0 ? "hold" : undefined} key={hold.holdId} data-hold={hold.holdId}>
               <p>

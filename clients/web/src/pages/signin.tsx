@@ -1,11 +1,13 @@
 // Sign-in: in dev a clearly marked dev sign-in (any name, a role, no
 // password); with OIDC, the provider's page through /auth/login, which
-// comes back with the token in the fragment (session.ts takes it). Someone
-// signed in here signs out first: a session is never replaced (decision
-// 0289).
+// comes back with the token in the fragment (session.ts takes it); where
+// the server sends SMS, by mobile number and a code (pages/phone.tsx, a
+// chunk of its own; decision 0436). Someone signed in here signs out
+// first: a session is never replaced (decision 0289). A buyer without an
+// account finds tickets by ticket number (/find).
 import { useState } from "preact/hooks";
 
-import { ErrorNote, useApp } from "../app.js";
+import { ErrorNote, Lazy, Link, phoneSignInForm, useApp, whoName } from "../app.js";
 import { clearSession, devSignIn, startSignIn } from "../session.js";
 
 export function SignInPage() {
@@ -20,7 +22,7 @@ export function SignInPage() {
       <>
         <h1 tabIndex={-1}>{t.signIn}</h1>
         <p id="signed-in">
-          {t.signedInAs} <strong>{session.userId}</strong>. {t.signOutToSwitch}
+          {t.signedInAs} <strong>{whoName(t, session)}</strong>. {t.signOutToSwitch}
         </p>
         <p>
           <button
@@ -93,7 +95,11 @@ export function SignInPage() {
           <ErrorNote err={err} />
         </form>
       )}
-      {!config.devSignIn && !config.oidcSignIn && <p class="note">{t.noSignIn}</p>}
+      {config.phoneSignIn && <Lazy load={phoneSignInForm} next={safeNext} />}
+      {!config.devSignIn && !config.oidcSignIn && !config.phoneSignIn && <p class="note">{t.noSignIn}</p>}
+      <p>
+        <Link href="/find" id="find-link">{t.findByNumber}</Link>
+      </p>
     </>
   );
 }

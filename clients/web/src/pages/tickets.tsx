@@ -8,10 +8,11 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { HoldStatus, OrderStatus, TicketStatus } from "@seatghor/client";
 import type { Hold, Journey, Order, Show, Ticket } from "@seatghor/client";
 
-import { ErrorNote, NeedSession, useApp } from "../app.js";
+import { ErrorNote, Link, NeedSession, useApp } from "../app.js";
 import { digits, mmss, taka, tsDate, showTime, route, showName, when } from "../i18n.js";
 import { savePdf, savedPdf } from "../offline.js";
 import { SAVED_AT_HEADER } from "../saved.js";
+import { isGuest } from "../session.js";
 import type { Strings } from "../i18n.js";
 
 const POLL_MS = 1500;
@@ -22,10 +23,19 @@ const PDF_MARGIN_MS = 60_000;
 const PDF_CHECK_MS = 5_000;
 
 export function TicketsPage() {
+  const { t, session } = useApp();
   return (
-    <NeedSession>
-      <TicketsInner />
-    </NeedSession>
+    <>
+      <NeedSession>
+        <TicketsInner />
+      </NeedSession>
+      {/* Bought as a guest, or signed in elsewhere: found by ticket number. */}
+      {!session && (
+        <p>
+          <Link href="/find" id="find-link">{t.findByNumber}</Link>
+        </p>
+      )}
+    </>
   );
 }
 
@@ -126,7 +136,7 @@ function OrderTickets(props: { orderId: string; tickets: Ticket[]; onChange: () 
 /** A trip with stops (decision 0384): the order's journey, where and when
  * to board (the counter's time, else the coach's at the stop) and where
  * it drops, names in the UI's language. */
-function JourneyNote({ j }: { j: Journey }) {
+export function JourneyNote({ j }: { j: Journey }) {
   const { t, lang } = useApp();
   const bn = lang === "bn";
   const from = (bn && j.fromNameBn) || j.fromName;
@@ -151,7 +161,7 @@ function JourneyNote({ j }: { j: Journey }) {
 // its time left, Pay (on to the order page) and Release (the hold given
 // back, or the unpaid order cancelled).
 function LiveHolds() {
-  const { t, api, lang, go } = useApp();
+  const { t, api, lang, go, session } = useApp();
   const [holds, setHolds] = useState<Hold[]>([]);
   const [shows, setShows] = useState(new Map<bigint, Show>());
   const [now, setNow] = useState(Date.now());
@@ -182,6 +192,12 @@ function LiveHolds() {
   async function pay(h: Hold) {
     if (h.status === HoldStatus.ORDERED) {
       go(`/order/${h.orderId}`);
+      return;
+    }
+    // A guest's order needs the number the tickets go to: the show's page
+    // asks for it (or its passengers page).
+    if (isGuest(session)) {
+      go(`/show/${h.showId}`);
       return;
     }
     setBusy(true);
@@ -362,11 +378,11 @@ function OrderPdf(props: { tickets: Ticket[] }) {
   );
 }
 
-function TicketCard({ ticket }: { ticket: Ticket }) {
+export function TicketCard({ ticket }: { ticket: Ticket }) {
   const { t, lang } = useApp();
   const where = ticket.seats.length ? ticket.seats.join(", ") : ticket.seat || ticket.gaArea;
   return (
-    <li class={`ticket st${ticket.status}`} data-ticket={ticket.ticketId}>
+    <li class={`ticket st${ticket.status}`} data-ticket={ticket.ticketId} data-ticket-id={ticket.ticketId}>
       <QR code={ticket.code} label={`${t.showQR}: ${where}`} />
       <div class="info">
         <p class="seatno">

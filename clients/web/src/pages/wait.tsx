@@ -16,7 +16,7 @@ export function WaitPage(props: { showId: bigint }) {
   return (
     <>
       <NeedsNetwork />
-      <NeedSession>
+      <NeedSession guest>
         <WaitInner showId={props.showId} />
       </NeedSession>
     </>
