@@ -189,7 +189,7 @@ func TestRebuildUnderWriteLoadLosesNothing(t *testing.T) {
 				}
 			}
 		}
-		views, next, err := a.MyTickets.ListTickets(ctx, u, ticket.ListFilter{Now: time.Now(), PageSize: 100})
+		views, next, err := a.MyTickets.ListTickets(ctx, ticket.Holder{UserID: u}, ticket.ListFilter{Now: time.Now(), PageSize: 100})
 		require.NoError(t, err)
 		require.Empty(t, next)
 		for _, v := range views {
