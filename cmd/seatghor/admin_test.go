@@ -39,7 +39,7 @@ func statusOf(url string) (int, string) {
 // requireAdminSplit: the admin listener serves /metrics and pprof, the
 // public port answers 404 for them and serves the probes.
 // requireSite: the public port serves the site (decision 0162), and the
-// dev sign-in only in dev.
+// dev sign-in, the test payments and the phone sign-in (SMS to the sandbox) only in dev.
 func requireSite(t *testing.T, public string, dev bool) {
 	t.Helper()
 	code, body := statusOf(public + "/")
@@ -47,7 +47,7 @@ func requireSite(t *testing.T, public string, dev bool) {
 	require.Contains(t, body, `<div id="app">`)
 	code, body = statusOf(public + "/auth/config.json")
 	require.Equal(t, http.StatusOK, code)
-	require.JSONEq(t, fmt.Sprintf(`{"devSignIn": %[1]t, "oidcSignIn": false, "testPayments": %[1]t}`, dev), body)
+	require.JSONEq(t, fmt.Sprintf(`{"devSignIn": %[1]t, "oidcSignIn": false, "testPayments": %[1]t, "phoneSignIn": %[1]t}`, dev), body)
 	resp, err := http.Post(public+"/auth/dev-token", "application/json", strings.NewReader(`{"name": "asha", "role": "user"}`))
 	require.NoError(t, err)
 	_ = resp.Body.Close()
