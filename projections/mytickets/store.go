@@ -172,8 +172,7 @@ func (s *Store) FindOrder(ctx context.Context, orderID, phone, client string, no
 			return fmt.Errorf("count the lookups of %s: %w", client, err)
 		}
 		if misses >= LookupMissesPerHour {
-			return &ratelimit.ExceededError{Limit: "ticket-lookups", Rate: LookupMissesPerHour, Per: time.Hour,
-				Burst: LookupMissesPerHour, Wait: oldest.Add(time.Hour).Sub(now).Round(time.Second) + time.Second}
+			return ratelimit.Counted("ticket-lookups", LookupMissesPerHour, time.Hour, oldest.Add(time.Hour).Sub(now))
 		}
 		rows, err := tx.Query(ctx, selectTickets+` WHERE t.order_id = $1 AND o.buyer_phone = $2 ORDER BY t.ticket_id`, orderID, phone)
 		if err != nil {

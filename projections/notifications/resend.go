@@ -80,10 +80,10 @@ func (p *Projector) Resend(ctx context.Context, orderID, phone string) (time.Dur
 			return fmt.Errorf("count the SMS sent again for order %s: %w", orderID, err)
 		}
 		if newest != nil && now.Before(newest.Add(ResendAfter)) {
-			return resendLimited("ticket-sms-resend", 1, ResendAfter, newest.Add(ResendAfter).Sub(now))
+			return ratelimit.Counted("ticket-sms-resend", 1, ResendAfter, newest.Add(ResendAfter).Sub(now))
 		}
 		if sent >= ResendsPerDay {
-			return resendLimited("ticket-sms-day", ResendsPerDay, 24*time.Hour, oldest.Add(24*time.Hour).Sub(now))
+			return ratelimit.Counted("ticket-sms-day", ResendsPerDay, 24*time.Hour, oldest.Add(24*time.Hour).Sub(now))
 		}
 		_, err = claim(ctx, tx, eventID, "sms", to, resentKind, orderID, now)
 		return err
@@ -107,8 +107,4 @@ func (p *Projector) Resend(ctx context.Context, orderID, phone string) (time.Dur
 		return 0, err
 	}
 	return ResendAfter, nil
-}
-
-func resendLimited(name string, rate int, per, wait time.Duration) error {
-	return &ratelimit.ExceededError{Limit: name, Rate: rate, Per: per, Burst: rate, Wait: wait.Round(time.Second) + time.Second}
 }

@@ -352,7 +352,7 @@ var limits = map[string]struct {
 
 func limited(name string, wait time.Duration) error {
 	l := limits[name]
-	return &ratelimit.ExceededError{Limit: name, Rate: l.rate, Per: l.per, Burst: l.rate, Wait: wait.Round(time.Second) + time.Second}
+	return ratelimit.Counted(name, l.rate, l.per, wait)
 }
 
 // asciiDigits reads Bengali digits (০–৯) as the ASCII ones: a phone set to

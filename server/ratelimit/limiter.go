@@ -180,6 +180,14 @@ type ExceededError struct {
 	Wait time.Duration
 }
 
+// Counted is the refusal of a limit counted in a database (rate calls per
+// period, no burst beyond it) whose next call is allowed after wait: the
+// wait is told in whole seconds with one to spare, so a caller who waits
+// as told is not refused again by the rounding.
+func Counted(limit string, rate int, per, wait time.Duration) *ExceededError {
+	return &ExceededError{Limit: limit, Rate: rate, Per: per, Burst: rate, Wait: wait.Round(time.Second) + time.Second}
+}
+
 func (e *ExceededError) Error() string {
 	return fmt.Sprintf("too many requests (%s: %d per %s); retry in %s", e.Limit, e.Rate, e.Per, e.Wait.Round(time.Millisecond))
 }
