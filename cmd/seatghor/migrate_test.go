@@ -54,12 +54,12 @@ func TestMigrate(t *testing.T) {
 		require.NoError(t, err)
 		return names
 	}
-	require.Equal(t, []string{"api_keys", "audit_log", "guest_starts", "idempotency_keys", "layout_templates", "memberships", "organizations", "outbox", "partners",
+	require.Equal(t, []string{"api_keys", "audit_log", "counter_shifts", "guest_starts", "idempotency_keys", "layout_templates", "memberships", "organizations", "outbox", "partners",
 		"phone_accounts", "phone_code_sends", "phone_codes",
 		"projection_checkpoints", "routes", "sale_shows", "shows", "timetable_trips", "timetables", "waiting_rooms",
 		"webhook_attempts", "webhook_deliveries", "webhook_endpoints"}, tables(catalogURL))
 	for _, u := range shardURLs {
-		require.Equal(t, []string{"allocations", "fares", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds",
+		require.Equal(t, []string{"allocations", "cash_entries", "fares", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds",
 			"idempotency_keys", "ledger_lines", "ledger_transactions", "order_passengers", "orders", "outbox", "payment_events",
 			"payments", "projection_checkpoints", "refunds", "seats", "shows", "ticket_checkins", "ticket_no_shows", "trip_stops"}, tables(u))
 	}

@@ -142,17 +142,9 @@ func seatList(row string, from, to int) []string {
 // reasonOf returns an error's Connect code and ErrorInfo reason.
 func reasonOf(t *testing.T, err error) (connect.Code, string) {
 	t.Helper()
-	var ce *connect.Error
-	require.True(t, errors.As(err, &ce), "want a connect error, got %v", err)
-	for _, d := range ce.Details() {
-		if v, derr := d.Value(); derr == nil {
-			if info, ok := v.(*errdetails.ErrorInfo); ok {
-				return ce.Code(), info.GetReason()
-			}
-		}
-	}
-	t.Fatalf("error without ErrorInfo: %v", err)
-	return 0, ""
+	r := reasonIn(err)
+	require.NotEmpty(t, r, "want a connect error with ErrorInfo, got %v", err)
+	return connect.CodeOf(err), r
 }
 
 // TestAllocationRingFencesSeats: an operator allocates 10 seats to partner

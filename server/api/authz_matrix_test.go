@@ -25,6 +25,7 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	counterv1 "github.com/seatghor/seatghor/gen/seatghor/counter/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	networkv1 "github.com/seatghor/seatghor/gen/seatghor/network/v1"
 	notifyv1 "github.com/seatghor/seatghor/gen/seatghor/notify/v1"
@@ -279,6 +280,35 @@ var authzMatrix = []authzRow{
 		return &ticketsv1.MarkNoShowRequest{ShowId: w.bulk, TicketId: id}
 	}, "unauth denied denied precond precond denied denied denied denied denied denied precond"},
 
+	// Counter sales (decision 0443): counter staff and managers of the
+	// organisation, each in their own open shift (here org-a's manager's);
+	// anyone else is refused the shift, and its report is the manager's and
+	// admins'. Paying out a trip never cancelled is refused after the
+	// caller is let in.
+	{"seatghor.counter.v1.CounterService/OpenShift", func(w *authzWorld, c caller) proto.Message {
+		w.closeShifts()
+		return &counterv1.OpenShiftRequest{OrganizationId: "org-a", CounterId: "open-" + callerNames[c],
+			OpeningFloat: &commonv1.Money{AmountMinor: 100000, Currency: "BDT"}}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied denied"},
+	{"seatghor.counter.v1.CounterService/GetShift", func(w *authzWorld, _ caller) proto.Message {
+		return &counterv1.GetShiftRequest{ShiftId: w.counterShift()}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.counter.v1.CounterService/SellTickets", func(w *authzWorld, _ caller) proto.Message {
+		show, seat := w.seat()
+		return &counterv1.SellTicketsRequest{ShiftId: w.counterShift(), ShowId: show, Seats: []string{seat},
+			Contact: &commonv1.Contact{Phone: matrixPhone}}
+	}, "unauth precond precond precond ok precond precond denied precond denied precond precond"},
+	{"seatghor.counter.v1.CounterService/RefundTickets", func(w *authzWorld, _ caller) proto.Message {
+		return &counterv1.RefundTicketsRequest{ShiftId: w.counterShift(), OrderId: w.cashOrder()}
+	}, "unauth precond precond precond ok precond precond denied precond denied precond precond"},
+	{"seatghor.counter.v1.CounterService/PayOwed", func(w *authzWorld, _ caller) proto.Message {
+		return &counterv1.PayOwedRequest{ShiftId: w.counterShift(), OrderId: w.cashOrder()}
+	}, "unauth precond precond precond precond precond precond denied precond denied precond precond"},
+	{"seatghor.counter.v1.CounterService/CloseShift", func(w *authzWorld, _ caller) proto.Message {
+		w.closeShifts()
+		return &counterv1.CloseShiftRequest{ShiftId: w.counterShift(), CountedCash: &commonv1.Money{AmountMinor: 100000, Currency: "BDT"}}
+	}, "unauth precond precond precond ok precond precond denied precond denied precond precond"},
+
 	// The waiting room.
 	{"seatghor.waitingroom.v1.WaitingRoomService/Join", func(w *authzWorld, _ caller) proto.Message {
 		return &waitingroomv1.JoinRequest{ShowId: w.saleShow}
@@ -458,6 +488,10 @@ type authzWorld struct {
 	// phoneOrder is a paid order whose tickets went to matrixPhone.
 	phoneOrder string
 	endpointID                       int64
+	// shiftID is manager-a's open counter shift ("": none), and shifts
+	// counts the shifts opened.
+	shiftID string
+	shifts  int
 	allocationID                     string
 	queueToken                       string
 }
@@ -533,6 +567,42 @@ func (w *authzWorld) newShow(title string, room *catalogv1.WaitingRoom) int64 {
 	var resp catalogv1.CreateShowResponse
 	w.must(manager, "seatghor.catalog.v1.CatalogService/CreateShow", req, &resp)
 	return resp.GetShow().GetShowId()
+}
+
+// closeShifts closes manager-a's open counter shifts behind the API's back,
+// so that a new one may open.
+func (w *authzWorld) closeShifts() {
+	w.t.Helper()
+	_, err := w.env.App.Router.Catalog().Exec(w.t.Context(), `
+		UPDATE counter_shifts SET closed_at = now(), counted_minor = 0 WHERE user_id = 'manager-a' AND closed_at IS NULL`)
+	require.NoError(w.t, err)
+	w.shiftID = ""
+}
+
+// counterShift is manager-a's open shift at a counter of org-a, opened
+// when there is none.
+func (w *authzWorld) counterShift() string {
+	w.t.Helper()
+	if w.shiftID != "" {
+		return w.shiftID
+	}
+	w.closeShifts()
+	w.shifts++
+	var resp counterv1.OpenShiftResponse
+	w.must(manager, "seatghor.counter.v1.CounterService/OpenShift", &counterv1.OpenShiftRequest{OrganizationId: "org-a",
+		CounterId: fmt.Sprintf("matrix-%d", w.shifts)}, &resp)
+	w.shiftID = resp.GetShift().GetShiftId()
+	return w.shiftID
+}
+
+// cashOrder is an order sold for cash in manager-a's shift.
+func (w *authzWorld) cashOrder() string {
+	w.t.Helper()
+	show, seat := w.seat()
+	var resp counterv1.SellTicketsResponse
+	w.must(manager, "seatghor.counter.v1.CounterService/SellTickets", &counterv1.SellTicketsRequest{ShiftId: w.counterShift(),
+		ShowId: show, Seats: []string{seat}, Contact: &commonv1.Contact{Phone: matrixPhone}}, &resp)
+	return resp.GetOrder().GetOrderId()
 }
 
 // seat is a seat of the bulk show no one has taken yet.

@@ -93,6 +93,7 @@ func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[cat
 var orgRoles = map[catalogv1.OrganizationRole]catalog.Role{
 	catalogv1.OrganizationRole_ORGANIZATION_ROLE_MANAGER: catalog.RoleManager,
 	catalogv1.OrganizationRole_ORGANIZATION_ROLE_GATE:    catalog.RoleGate,
+	catalogv1.OrganizationRole_ORGANIZATION_ROLE_COUNTER: catalog.RoleCounter,
 }
 
 func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Request[catalogv1.CreateOrganizationRequest]) (*connect.Response[catalogv1.CreateOrganizationResponse], error) {

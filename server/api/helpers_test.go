@@ -18,6 +18,7 @@ import (
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/counter/v1/counterv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/network/v1/networkv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
@@ -44,6 +45,7 @@ type clients struct {
 	pay     paymentv1connect.PaymentServiceClient
 	ledger  ledgerv1connect.LedgerServiceClient
 	network networkv1connect.NetworkServiceClient
+	counter counterv1connect.CounterServiceClient
 }
 
 // keyHeader is set by tests that choose their own idempotency key; other
@@ -76,6 +78,7 @@ func clientsFor(h connect.HTTPClient, url string, opts ...connect.ClientOption) 
 		pay:     paymentv1connect.NewPaymentServiceClient(h, url, opts...),
 		ledger:  ledgerv1connect.NewLedgerServiceClient(h, url, opts...),
 		network: networkv1connect.NewNetworkServiceClient(h, url, opts...),
+		counter: counterv1connect.NewCounterServiceClient(h, url, opts...),
 	}
 }
 

@@ -88,6 +88,7 @@ var boardingStatuses = map[ticket.Boarding]ticketsv1.BoardingStatus{
 var salesChannels = map[ticket.Channel]ticketsv1.SalesChannel{
 	ticket.ChannelWeb:     ticketsv1.SalesChannel_SALES_CHANNEL_WEB,
 	ticket.ChannelPartner: ticketsv1.SalesChannel_SALES_CHANNEL_PARTNER,
+	ticket.ChannelCounter: ticketsv1.SalesChannel_SALES_CHANNEL_COUNTER,
 }
 
 func manifestEntryProto(e ticket.ManifestEntry) *ticketsv1.ManifestEntry {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/counter/v1/counterv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/network/v1/networkv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/notify/v1/notifyv1connect"
@@ -36,6 +37,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/counter"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/network"
 	"github.com/seatghor/seatghor/server/partner"
@@ -82,6 +84,9 @@ type Config struct {
 	SandboxSMS SandboxSMS
 	// CheckIn admits tickets at the gate (a shard write).
 	CheckIn *ticket.Service
+	// Counters sells for cash at operators' counters (decision 0443); nil:
+	// CounterService answers unavailable.
+	Counters *counter.Service
 	// PhoneSignIn signs buyers in by SMS code (decision 0436) and starts
 	// guests (decision 0437); nil: off.
 	PhoneSignIn PhoneSignIn
@@ -341,6 +346,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(&ticketHandler{
 		tickets: cfg.Tickets, files: cfg.TicketFiles, phones: cfg.PhoneSignIn, sms: cfg.TicketSMS, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
 	add(signinv1connect.PhoneSignInServiceName)(signinv1connect.NewPhoneSignInServiceHandler(&phoneSignInHandler{cfg.PhoneSignIn, cfg.Log}, opts...))
+	add(counterv1connect.CounterServiceName)(counterv1connect.NewCounterServiceHandler(&counterHandler{cfg.Counters, cfg.Log}, opts...))
 	add(ticketsv1connect.ManifestServiceName)(ticketsv1connect.NewManifestServiceHandler(&manifestHandler{checkIn: cfg.CheckIn, log: cfg.Log}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))

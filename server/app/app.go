@@ -30,6 +30,7 @@ import (
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
+	"github.com/seatghor/seatghor/server/counter"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
@@ -359,6 +360,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Network: a.Network, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
 		SeatMapShare: seatMapShare, SandboxSMS: cfg.Notify.SandboxSMS,
+		Counters: counter.NewService(a.Router, a.Booking, a.Catalog, ticket.OrderAdmitted, cfg.Clock),
 	}
 	if cfg.Notify.SMS != nil {
 		// Phone sign-in sends its codes by the buyers' SMS (decision 0436).

@@ -29,7 +29,7 @@ var Errors = []error{ErrNotConfirmable}
 var codecReasons = []fault.Reason{fault.SeatsUnavailable, fault.BookingNotFound, fault.ShowNotFound,
 	fault.BookingInvalid, fault.BookingNotAllowed, fault.OrderCheckedIn, fault.AllocationForbidden,
 	fault.PartnerNotFound, fault.SeatsNotAllocatable, fault.SeatsNotInChannel, fault.SeatsBlocked, fault.WomenSeatUndeclared,
-	fault.JourneyNotSold, fault.SeatsNotTogether}
+	fault.JourneyNotSold, fault.SeatsNotTogether, fault.WalkInReserve, fault.PaidAtCounter}
 
 // ErrorCodec records booking's business errors with idempotency keys; work
 // of other domains that may answer them joins it (idempotency.Union). The
@@ -145,6 +145,9 @@ type Order struct {
 	// Contact is where the buyer hears about the order (decision 0430);
 	// zero when none was given.
 	Contact Contact `json:"contact,omitzero"`
+	// CounterShiftID is the counter shift that sold the order for cash
+	// (decision 0443); empty for every other channel.
+	CounterShiftID string `json:"counter_shift_id,omitempty"`
 }
 
 // EffectiveStatus is the status as of now: an unpaid order whose hold ran

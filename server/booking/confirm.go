@@ -26,6 +26,13 @@ func ReadOrder(ctx context.Context, tx pgx.Tx, orderID string) (Order, error) {
 	return readOrder(ctx, tx, orderID, false)
 }
 
+// LockOrder reads an order in tx under its row lock, for a writer of a
+// confirmed order's money (a counter's payout): such an order's hold is no
+// sweeper's business, so it is locked first, as CancelConfirmed does.
+func LockOrder(ctx context.Context, tx pgx.Tx, orderID string) (Order, error) {
+	return readOrder(ctx, tx, orderID, true)
+}
+
 func readOrder(ctx context.Context, tx pgx.Tx, orderID string, lock bool) (Order, error) {
 	sql := `SELECT ` + orderColumns + ` FROM orders WHERE order_id = $1`
 	if lock {
@@ -142,6 +149,30 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 	if o.UserID != userID {
 		return o, notFound("order", orderID)
 	}
+	if o.CounterShiftID != "" {
+		return o, fault.New(fault.PaidAtCounter, "order %s was paid in cash at a counter; it is refunded there", orderID)
+	}
+	return cancelConfirmedBy(ctx, tx, o, userID, now, admitted)
+}
+
+// CancelAtCounter cancels, for counter staff by, a confirmed order sold
+// for cash at a counter (decision 0443), as CancelConfirmed does for its
+// buyer: the same fee, before the show starts, never once admitted. The
+// caller gives the cash back in the same transaction's records.
+func CancelAtCounter(ctx context.Context, tx pgx.Tx, by, orderID string, now time.Time, admitted AdmittedFunc) (Order, error) {
+	o, err := readOrder(ctx, tx, orderID, true)
+	if err != nil {
+		return o, err
+	}
+	if o.CounterShiftID == "" {
+		return o, fault.New(fault.CounterRefundRefused, "order %s was not paid in cash at a counter; it is refunded online", orderID)
+	}
+	return cancelConfirmedBy(ctx, tx, o, by, now, admitted)
+}
+
+// cancelConfirmedBy is CancelConfirmed's work on o, locked in tx, for by.
+func cancelConfirmedBy(ctx context.Context, tx pgx.Tx, o Order, by string, now time.Time, admitted AdmittedFunc) (Order, error) {
+	orderID := o.ID
 	if o.Status != OrderConfirmed {
 		return o, fault.New(fault.BookingNotAllowed, "order %s is %s, not confirmed", orderID, o.EffectiveStatus(now))
 	}
@@ -171,7 +202,23 @@ func CancelConfirmed(ctx context.Context, tx pgx.Tx, userID, orderID string, now
 	if err != nil {
 		return o, fmt.Errorf("cancellation fee of order %s: %w", orderID, err)
 	}
-	return cancelBooked(ctx, tx, o, fee/10000, cancelled{by: userID}, now)
+	return cancelBooked(ctx, tx, o, fee/10000, cancelled{by: by}, now)
+}
+
+// ConfirmAtCounter confirms in tx an order a counter sold for cash in
+// shift shiftID (decision 0443), as ConfirmOrder does for a payment: no
+// payment, the booking journal ledgerTxnID on the counter's cash account.
+// The order is marked as the shift's, so it is refunded at a counter.
+func ConfirmAtCounter(ctx context.Context, tx pgx.Tx, orderID, shiftID, ledgerTxnID string, now time.Time) (Order, error) {
+	o, err := ConfirmOrder(ctx, tx, orderID, "", ledgerTxnID, now)
+	if err != nil {
+		return o, err
+	}
+	if _, err := tx.Exec(ctx, `UPDATE orders SET counter_shift_id = $2 WHERE order_id = $1`, orderID, shiftID); err != nil {
+		return o, fmt.Errorf("mark order %s sold by shift %s: %w", orderID, shiftID, err)
+	}
+	o.CounterShiftID = shiftID
+	return o, nil
 }
 
 // cancelled says who cancelled an order and why, for its event.

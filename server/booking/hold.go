@@ -39,6 +39,9 @@ type HoldRequest struct {
 	// for (decision 0350); empty: the whole trip (a show without stops has
 	// one leg).
 	Journey JourneyRequest
+	// Counter: an operator's counter sells (decision 0443), which the
+	// walk-in reserve does not stop (decision 0444).
+	Counter bool
 }
 
 // CreateHold holds the seats (all or none, R-3.2) or GA places of the
@@ -88,7 +91,7 @@ func (s *Service) takeHold(ctx context.Context, pool *pg.Pool, userID string, re
 	// which only this path takes (decision 0286): the other paths serve
 	// Seatghor's own channel only. Best available picks its seats there
 	// too (decision 0383).
-	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 || req.Best != nil {
+	if (len(req.Seats) == 0 && req.Quantity <= 0) || req.PartnerID != 0 || req.Best != nil || req.Counter {
 		return idempotencyDo(ctx, s, pool, target, now, slow)
 	}
 	// A hold goes with the others of its shard that arrive with it
@@ -144,6 +147,11 @@ func holdOneCounted(ctx context.Context, tx pgx.Tx, userID string, req HoldReque
 	}
 	if err := rules.refusal(show, n, account); err != nil {
 		return Hold{}, err
+	}
+	if !req.Counter {
+		if err := checkWalkInReserve(ctx, tx, show, rules, n, req.GAArea == "", now); err != nil {
+			return Hold{}, err
+		}
 	}
 	journey := rules.journey.journey(req.Journey)
 	if len(req.Seats) > 0 && rules.journey.stops > 0 {

@@ -29,6 +29,13 @@ import (
 //     and a no-show's later legs sell until the coach reaches them;
 //   - not_cancelled: its operator has not cancelled it (cancelled_at,
 //     decision 0440): no hold from the moment the cancellation commits;
+//   - before_reserve, reserve_seats: the walk-in reserve (decision
+//     0444): the time before departure online and partner sales stop has
+//     not come, and the seats they leave to the counters. The fast paths
+//     allow a hold only on a show without a seat reserve: the count of
+//     free seats is exact only under the reserve's lock, which the
+//     one-hold path takes (checkWalkInReserve); a counter's hold takes
+//     that path and is not refused by either;
 //   - within_hold_limit: n is within max_seats_per_hold (R-3.8);
 //   - held: the places the account holds, awaits payment for or bought of
 //     the show (heldOrBought), found by key (holds_user);
@@ -46,9 +53,13 @@ import (
 // statement's snapshot when it starts.
 func holdRulesSQL(show, now, n, user string, j journeyArgs) string {
 	return `LATERAL (
-		SELECT v.*, v.opened AND v.not_started AND v.not_cancelled AND v.within_hold_limit AND v.within_account_cap AND v.journey_ok AS allowed
+		SELECT v.*, v.opened AND v.not_started AND v.not_cancelled AND v.within_hold_limit AND v.within_account_cap AND v.journey_ok
+		            AND v.before_reserve AND v.reserve_seats = 0 AS allowed
 		FROM (SELECT ` + show + `.on_sale_at <= ` + now + ` AS opened,
 		             ` + show + `.starts_at + make_interval(mins => journey.from_minutes) > ` + now + ` AS not_started,
+		             ` + show + `.starts_at + make_interval(mins => journey.from_minutes)
+		               - make_interval(secs => ` + show + `.walk_in_reserve_ms / 1000.0) > ` + now + ` AS before_reserve,
+		             ` + show + `.walk_in_reserve_seats AS reserve_seats,
 		             ` + show + `.cancelled_at IS NULL AS not_cancelled,
 		             ` + show + `.max_seats_per_hold >= ` + n + ` AS within_hold_limit,
 		             c.held,
@@ -83,6 +94,9 @@ type holdVerdicts struct {
 	opened, notStarted, notCancelled, withinHoldLimit, withinAccountCap bool
 	held                                                                int
 	journey                                                             journeyVerdicts
+	// beforeReserve and reserveSeats: the walk-in reserve (decision 0444).
+	beforeReserve bool
+	reserveSeats  int
 }
 
 // loadShowRules reads showID's settings and the rules' verdicts on a hold
@@ -93,11 +107,12 @@ func loadShowRules(ctx context.Context, tx pgx.Tx, showID int64, userID string, 
 	show, err := scanShow(tx.QueryRow(ctx, `
 		SELECT `+showColumns+`,
 		       rules.opened, rules.not_started, rules.not_cancelled, rules.within_hold_limit, rules.within_account_cap, rules.held,
-		       `+journeyColumns+`
+		       rules.before_reserve, rules.reserve_seats, `+journeyColumns+`
 		FROM shows s CROSS JOIN `+holdRulesSQL("s", "$2::timestamptz", "$3::int", "$4::text",
 		journeyArgs{"$5::text", "$6::text", "$7::text", "$8::text"})+`
 		WHERE s.show_id = $1`, showID, now, n, userID, j.From, j.To, j.Boarding, j.Dropping),
-		showID, append([]any{&v.opened, &v.notStarted, &v.notCancelled, &v.withinHoldLimit, &v.withinAccountCap, &v.held}, v.journey.dest()...)...)
+		showID, append([]any{&v.opened, &v.notStarted, &v.notCancelled, &v.withinHoldLimit, &v.withinAccountCap, &v.held,
+			&v.beforeReserve, &v.reserveSeats}, v.journey.dest()...)...)
 	return show, v, err
 }
 
@@ -128,6 +143,42 @@ func (v holdVerdicts) refusal(show showSettings, n int, account bool) error {
 func lockAccount(ctx context.Context, tx pgx.Tx, showID int64, userID string) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(`+accountLock("$1::text", "$2::bigint")+`)`, userID, showID); err != nil {
 		return fmt.Errorf("lock account %s on show %d: %w", userID, showID, err)
+	}
+	return nil
+}
+
+// checkWalkInReserve refuses an online or partner hold of n seats inside
+// the walk-in reserve (issue 25 §3, decision 0444): after the time before
+// departure the counters keep, or when it would leave fewer free seats on
+// the journey's legs than the seats they keep. The count is taken under
+// the show's reserve lock, held until the hold commits, so two online
+// holds cannot both take the last seat before the reserve; a counter's
+// hold (which never calls this) may take any free seat meanwhile, which
+// only spends the reserve it is for. The seats kept are seats: a
+// general-admission hold (seated false) is stopped by the time only.
+func checkWalkInReserve(ctx context.Context, tx pgx.Tx, show showSettings, v holdVerdicts, n int, seated bool, now time.Time) error {
+	if !v.beforeReserve {
+		return fault.New(fault.WalkInReserve, "online sales of show %d have ended before its departure; the operator's counters sell the rest", show.ID)
+	}
+	if v.reserveSeats == 0 || !seated {
+		return nil
+	}
+	from, to := 0, 1
+	if v.journey.from != nil && v.journey.to != nil {
+		from, to = *v.journey.from, *v.journey.to
+	}
+	var free int
+	err := tx.QueryRow(ctx, `
+		WITH locked AS (SELECT pg_advisory_xact_lock(hashtextextended('walk-in-reserve', $1)))
+		SELECT count(*) FROM (
+			SELECT s.seat FROM locked, seats s
+			WHERE s.show_id = $1 AND `+legsSQL("s", "$2", "$3")+`
+			GROUP BY s.seat HAVING bool_and(`+seatFree("s", "$4")+`)) f`, show.ID, from, to, now).Scan(&free)
+	if err != nil {
+		return fmt.Errorf("count the free seats of show %d for its walk-in reserve: %w", show.ID, err)
+	}
+	if free-n < v.reserveSeats {
+		return fault.New(fault.WalkInReserve, "show %d keeps its last %d seats for the operator's counters; %d are free", show.ID, v.reserveSeats, free)
 	}
 	return nil
 }

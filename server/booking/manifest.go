@@ -19,6 +19,9 @@ type ManifestOrder struct {
 	Entry
 	// PartnerID is the partner that sold it; 0: the platform's own site.
 	PartnerID int64
+	// CounterShiftID is the counter shift that sold it for cash (decision
+	// 0443); empty for the other channels.
+	CounterShiftID string
 	// ContactPhone is the buyer's checkout phone, for a seat without a
 	// passenger's own.
 	ContactPhone string
@@ -36,7 +39,7 @@ func ListManifest(ctx context.Context, q catalog.Querier, showID int64, orderID 
 	rows, err := q.Query(ctx, `
 		SELECT o.order_id, o.user_id, o.amount_minor, o.currency, h.seats, h.ga_area, h.quantity,
 		       o.from_stop, o.to_stop, o.boarding_counter, o.dropping_counter, coalesce(o.partner_id, 0),
-		       coalesce(o.contact_phone, ''),
+		       coalesce(o.contact_phone, ''), coalesce(o.counter_shift_id, ''),
 		       ARRAY(SELECT s.position FROM unnest(h.seats) WITH ORDINALITY u(seat, n)
 		             JOIN seats s ON s.show_id = o.show_id AND s.seat = u.seat AND s.leg = 0 ORDER BY u.n)
 		FROM orders o JOIN holds h ON h.hold_id = o.hold_id
@@ -48,7 +51,7 @@ func ListManifest(ctx context.Context, q catalog.Querier, showID int64, orderID 
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ManifestOrder, error) {
 		m := ManifestOrder{Entry: Entry{ShowID: showID, Status: OrderConfirmed}}
 		err := r.Scan(&m.OrderID, &m.UserID, &m.TotalMinor, &m.Currency, &m.Seats, &m.GAArea, &m.Quantity,
-			&m.Journey.From, &m.Journey.To, &m.Journey.Boarding, &m.Journey.Dropping, &m.PartnerID, &m.ContactPhone,
+			&m.Journey.From, &m.Journey.To, &m.Journey.Boarding, &m.Journey.Dropping, &m.PartnerID, &m.ContactPhone, &m.CounterShiftID,
 			&m.Positions)
 		return m, err
 	})

@@ -109,6 +109,11 @@ type Show struct {
 	// BlockedSeats are the places of SeatCount that never sell (the
 	// crew's): a listing's capacity leaves them out.
 	BlockedSeats int       `json:"blocked_seats,omitempty"`
+	// WalkInReserveSeats and WalkInReserve are the walk-in reserve
+	// (decision 0444): the seats, and the time before departure, that
+	// online and partner sales leave to the operator's counters.
+	WalkInReserveSeats int           `json:"walk_in_reserve_seats,omitempty"`
+	WalkInReserve      time.Duration `json:"walk_in_reserve,omitempty"`
 	CreatedBy    string    `json:"created_by"`
 	CreatedAt    time.Time `json:"created_at"`
 	// WaitingRoom is the show's waiting room (R-9); nil when it has none.
@@ -185,6 +190,10 @@ func (s Show) Proto() *catalogv1.Show {
 		OriginBengali: place.Bengali(s.Origin), DestinationBengali: place.Bengali(s.Destination),
 		LayoutTemplateId: s.LayoutTemplateID, RouteId: s.RouteID,
 		TitleBn: s.TitleBn, VenueBn: s.VenueBn, OperatorBn: s.OperatorBn, CancelReason: s.CancelReason,
+		WalkInReserveSeats: int32(s.WalkInReserveSeats),
+	}
+	if s.WalkInReserve > 0 {
+		p.WalkInReserve = durationpb.New(s.WalkInReserve)
 	}
 	if s.CancelledAt != nil {
 		p.CancelledAt = timestamppb.New(*s.CancelledAt)
@@ -558,16 +567,17 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		                   on_sale_at, currency, layout, hold_ttl_ms, payment_extension_ms,
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
 		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id,
-		                   time_zone, places, layout_template_id, stops, fares, route_id, title_bn, venue_bn, operator_bn)
+		                   time_zone, places, layout_template_id, stops, fares, route_id, title_bn, venue_bn, operator_bn,
+		                   walk_in_reserve_seats, walk_in_reserve_ms)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
 		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, nullif($27, ''), $28, $29, nullif($30, ''),
-		        $31, $32, $33)`,
+		        $31, $32, $33, $34, $35)`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
 		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID,
 		s.TimeZone, places, s.LayoutTemplateID, jsonList(s.Stops), jsonList(s.Fares), s.RouteID,
-		s.TitleBn, s.VenueBn, s.OperatorBn)
+		s.TitleBn, s.VenueBn, s.OperatorBn, s.WalkInReserveSeats, s.WalkInReserve.Milliseconds())
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}
@@ -587,11 +597,11 @@ func provision(ctx context.Context, tx pgx.Tx, inventory Inventory, s Show) erro
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO shows (show_id, organization_id, currency, on_sale_at, starts_at, hold_ttl_ms,
 		                   payment_extension_ms, max_seats_per_account, max_seats_per_hold, created_at,
-		                   commission_bps, cancellation_fee_bps, time_zone, drawing)
-		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+		                   commission_bps, cancellation_fee_bps, time_zone, drawing, walk_in_reserve_seats, walk_in_reserve_ms)
+		VALUES ($1, nullif($2, ''), $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		s.ID, s.OrganizationID, s.Currency, s.OnSaleAt, s.StartsAt, s.HoldTTL.Milliseconds(),
 		s.PaymentExtension.Milliseconds(), s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.CreatedAt,
-		*s.CommissionBps, *s.CancellationFeeBps, s.TimeZone, drawing); err != nil {
+		*s.CommissionBps, *s.CancellationFeeBps, s.TimeZone, drawing, s.WalkInReserveSeats, s.WalkInReserve.Milliseconds()); err != nil {
 		return fmt.Errorf("insert show rules: %w", err)
 	}
 	return inventory.Provision(ctx, tx, s)

@@ -24,10 +24,14 @@ const (
 	RoleManager Role = "manager"
 	// RoleGate (gate staff) only checks the organisation's tickets in.
 	RoleGate Role = "gate"
+	// RoleCounter (counter staff) sells the organisation's seats for cash
+	// in their own shifts at its counters (decision 0443), and checks its
+	// tickets in.
+	RoleCounter Role = "counter"
 )
 
 // Valid tells whether r is one of the roles.
-func (r Role) Valid() bool { return r == RoleManager || r == RoleGate }
+func (r Role) Valid() bool { return r == RoleManager || r == RoleGate || r == RoleCounter }
 
 // ErrOrganizationNotFound means there is no such organisation.
 var ErrOrganizationNotFound = fault.Sentinel(fault.OrganizationNotFound, "organization not found")

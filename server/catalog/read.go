@@ -20,7 +20,7 @@ const showColumns = `show_id, shard, kind, title, operator, origin, destination,
 	seat_count, created_by, created_at, commission_bps, cancellation_fee_bps, coalesce(organization_id, ''),
 	coalesce(origin_place_id, ''), coalesce(destination_place_id, ''), time_zone, stops, fares, coalesce(route_id, ''),
 	coalesce(layout_template_id, ''), title_bn, venue_bn, operator_bn, cancelled_at, cancel_reason,
-	scheduled_starts_at, reschedule_reason`
+	scheduled_starts_at, reschedule_reason, walk_in_reserve_seats, walk_in_reserve_ms`
 
 // showLayout is what shows.layout holds: the sections and GA areas, and
 // how many of the places never sell (absent before issue 24: none).
@@ -36,13 +36,14 @@ func scanShow(row pgx.Row) (Show, error) {
 		kind            int16
 		layout          []byte
 		ttlMs, extendMs int64
+		reserveMs       int64
 	)
 	err := row.Scan(&s.ID, &s.Shard, &kind, &s.Title, &s.Operator, &s.Origin, &s.Destination, &s.Venue,
 		&s.StartsAt, &s.OnSaleAt, &s.Currency, &layout, &ttlMs, &extendMs, &s.MaxSeatsPerAccount,
 		&s.MaxSeatsPerHold, &s.SeatCount, &s.CreatedBy, &s.CreatedAt, &s.CommissionBps, &s.CancellationFeeBps,
 		&s.OrganizationID, &s.OriginPlaceID, &s.DestinationPlaceID, &s.TimeZone, &s.Stops, &s.Fares, &s.RouteID,
 		&s.LayoutTemplateID, &s.TitleBn, &s.VenueBn, &s.OperatorBn, &s.CancelledAt, &s.CancelReason,
-		&s.ScheduledStartsAt, &s.RescheduleReason)
+		&s.ScheduledStartsAt, &s.RescheduleReason, &s.WalkInReserveSeats, &reserveMs)
 	if err != nil {
 		return s, err
 	}
@@ -54,6 +55,7 @@ func scanShow(row pgx.Row) (Show, error) {
 	}
 	s.Kind = catalogv1.ShowKind(kind)
 	s.HoldTTL, s.PaymentExtension = time.Duration(ttlMs)*time.Millisecond, time.Duration(extendMs)*time.Millisecond
+	s.WalkInReserve = time.Duration(reserveMs) * time.Millisecond
 	s.StartsAt, s.OnSaleAt, s.CreatedAt = s.StartsAt.UTC(), s.OnSaleAt.UTC(), s.CreatedAt.UTC()
 	for _, t := range []**time.Time{&s.CancelledAt, &s.ScheduledStartsAt} {
 		if *t != nil {
@@ -163,7 +165,7 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 		  AND ($6 = '' OR organization_id IN (
 		    SELECT organization_id FROM memberships WHERE user_id = $6 AND role = ANY($7)))
 		ORDER BY starts_at, show_id LIMIT $4`, after.At, afterID, int16(f.Kind), pageSize+1,
-		from, f.StaffOf, []string{string(RoleManager), string(RoleGate)})
+		from, f.StaffOf, []string{string(RoleManager), string(RoleGate), string(RoleCounter)})
 	if err != nil {
 		return nil, "", fmt.Errorf("list shows: %w", err)
 	}

@@ -18,6 +18,7 @@ func FromRequest(m *catalogv1.CreateShowRequest) NewShow {
 		PaymentExtension:   m.GetPaymentExtension().AsDuration(),
 		MaxSeatsPerAccount: int(m.GetMaxSeatsPerAccount()), MaxSeatsPerHold: int(m.GetMaxSeatsPerHold()),
 		TimeZone: m.GetTimeZone(), TitleBn: m.GetTitleBn(), VenueBn: m.GetVenueBn(), OperatorBn: m.GetOperatorBn(),
+		WalkInReserveSeats: int(m.GetWalkInReserveSeats()), WalkInReserve: m.GetWalkInReserve().AsDuration(),
 	}}
 	if m.GetOnSaleAt() != nil {
 		in.OnSaleAt = m.GetOnSaleAt().AsTime()

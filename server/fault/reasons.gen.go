@@ -249,6 +249,26 @@ const (
 	// NoShowRefused: A no-show is marked only once the coach has left the passenger's stop, and never
 	// for a passenger who boarded or an order not paid (decision 0442). Nothing was written.
 	NoShowRefused Reason = "NO_SHOW_REFUSED"
+	// CounterShiftOpen: A cash shift is already open at this counter or for this person (decision
+	// 0443): close it first. Nothing was written.
+	CounterShiftOpen Reason = "COUNTER_SHIFT_OPEN"
+	// CounterShiftClosed: The shift is closed, or is another person's: a counter sells, refunds and
+	// pays out only in the caller's own open shift (decision 0443). Nothing was written.
+	CounterShiftClosed Reason = "COUNTER_SHIFT_CLOSED"
+	// CounterForbidden: The caller is neither counter staff nor a manager of the organisation, or the
+	// show or the order is another organisation's (decision 0443).
+	CounterForbidden Reason = "COUNTER_FORBIDDEN"
+	// CounterRefundRefused: The counter cannot take this ticket back or pay it out: it was not sold
+	// for cash at one of the organisation's counters, it was already refunded or paid out, it is not
+	// owed, or its trip has left (decision 0443). Nothing was written.
+	CounterRefundRefused Reason = "COUNTER_REFUND_REFUSED"
+	// PaidAtCounter: This ticket was paid in cash at a counter: it is refunded there, in cash, not
+	// online (decision 0443). Nothing was written.
+	PaidAtCounter Reason = "PAID_AT_COUNTER"
+	// WalkInReserve: Online and partner sales of this trip have ended: the last seats or minutes
+	// before departure are kept for the operator's counters (the walk-in reserve, decision 0444).
+	// Nothing was held.
+	WalkInReserve Reason = "WALK_IN_RESERVE"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -355,6 +375,12 @@ var Reasons = []Reason{
 	ShowCancelled,
 	ShowAlreadyStarted,
 	NoShowRefused,
+	CounterShiftOpen,
+	CounterShiftClosed,
+	CounterForbidden,
+	CounterRefundRefused,
+	PaidAtCounter,
+	WalkInReserve,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

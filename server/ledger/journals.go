@@ -124,3 +124,43 @@ func SettledRefundJournal(txnID, ref string, showID int64, currency string, tota
 	}
 	return j
 }
+
+// CounterCash is the cash account of an organisation's counter (decision
+// 0443): debited with its cash sales, credited with the cash its staff give
+// back. A shift's report is this account's movement over the shift's
+// journals.
+func CounterCash(organizationID, counterID string) string {
+	return "counter_cash:" + organizationID + ":" + counterID
+}
+
+// CounterOwed is the cash an organisation's counter owes buyers of trips
+// the operator cancelled (a liability: credited when the trip is
+// cancelled, debited when the cash is paid out at the counter).
+func CounterOwed(organizationID, counterID string) string {
+	return "counter_owed:" + organizationID + ":" + counterID
+}
+
+// OnAccount is j with the money side moved from the gateway's clearing
+// account to account: a booking or refund journal of cash paid at a
+// counter rather than through the gateway, split the same way.
+func OnAccount(j Journal, account string) Journal {
+	lines := make([]Line, len(j.Lines))
+	for i, l := range j.Lines {
+		if l.Account == AccountGatewayClearing {
+			l.Account = account
+		}
+		lines[i] = l
+	}
+	j.Lines = lines
+	return j
+}
+
+// CashPayoutJournal records cash owed for a cancelled trip paid out of a
+// counter's drawer: the debt is settled with cash.
+func CashPayoutJournal(txnID, ref string, showID int64, currency, owed, cash string, amountMinor int64) Journal {
+	return Journal{
+		TxnID: txnID, Kind: KindSettlement, Reference: ref, ShowID: showID, Currency: currency,
+		Description: fmt.Sprintf("cash owed for %s paid out at the counter", ref),
+		Lines:       lines(Line{owed, amountMinor}, Line{cash, -amountMinor}),
+	}
+}

@@ -225,6 +225,20 @@ func HasJournal(ctx context.Context, q Querier, txnIDs ...string) (bool, error) 
 	return posted, nil
 }
 
+// Movement is the sum of account's lines in the journals txnIDs posted in
+// q's database: what they moved on the account (debit +). A counter shift's
+// report adds it up over the shards its journals are on.
+func Movement(ctx context.Context, q Querier, account string, txnIDs []string) (int64, error) {
+	var sum int64
+	err := q.QueryRow(ctx, `
+		SELECT coalesce(sum(amount_minor), 0) FROM ledger_lines WHERE account = $1 AND txn_id = ANY($2)`,
+		account, txnIDs).Scan(&sum)
+	if err != nil {
+		return 0, fmt.Errorf("movement of %s: %w", account, err)
+	}
+	return sum, nil
+}
+
 // Querier runs one query: a pool, or a caller's transaction.
 type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row

@@ -469,6 +469,7 @@ func tripRequest(t *networkv1.Timetable, r *networkv1.Route, rn run) *catalogv1.
 		Origin: stops[0].GetPlace(), Destination: stops[len(stops)-1].GetPlace(),
 		StartsAt: timestamppb.New(rn.startsAt), Currency: cmp.Or(t.GetCurrency(), DefaultCurrency),
 		HoldTtl: sale.GetHoldTtl(), MaxSeatsPerAccount: sale.GetMaxSeatsPerAccount(), MaxSeatsPerHold: sale.GetMaxSeatsPerHold(),
+		WalkInReserveSeats: sale.GetWalkInReserveSeats(), WalkInReserve: sale.GetWalkInReserve(),
 		OrganizationId: r.GetOrganizationId(), TimeZone: cmp.Or(t.GetTimeZone(), DefaultZone),
 		LayoutTemplateId: t.GetLayoutTemplateId(), Stops: stops, Fares: cloneAll(t.GetFares()),
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/counter"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -108,6 +109,10 @@ func (s *Service) cancelForShow(ctx context.Context, pool *pg.Pool, orderID, by 
 		done = ended
 		if err != nil || !ended || !paid || o.TotalMinor == 0 {
 			return err // a free order (decision 0070) has nothing to give back
+		}
+		if o.CounterShiftID != "" {
+			// Paid in cash at a counter: owed there, in cash (decision 0443).
+			return counter.RecordOwed(ctx, tx, o, by, now)
 		}
 		p, refund, err := owedBack(ctx, tx, o)
 		if err != nil || refund <= 0 {

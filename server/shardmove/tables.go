@@ -36,6 +36,8 @@ var moved = []table{
 	{"ledger_transactions", "show_id = $1", ""},
 	{"ledger_lines", "txn_id IN (SELECT txn_id FROM ledger_transactions WHERE show_id = $1)", "written only with its journal's row, which is fenced"},
 	{"ticket_checkins", "show_id = $1", ""},
+	// Counters' cash for the show's orders (decision 0443).
+	{"cash_entries", "show_id = $1", ""},
 	// The manifest's no-shows (decision 0442).
 	{"ticket_no_shows", "show_id = $1", ""},
 	// The scans gate devices synced, and the devices (docs/gate-offline.md).

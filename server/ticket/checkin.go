@@ -202,7 +202,7 @@ func (s *Service) checksIn(ctx context.Context, c Caller, showID int64) (bool, e
 	if err != nil {
 		return false, err
 	}
-	return s.members.HasRole(ctx, terms.OrganizationID, c.UserID, catalog.RoleManager, catalog.RoleGate)
+	return s.members.HasRole(ctx, terms.OrganizationID, c.UserID, catalog.RoleManager, catalog.RoleGate, catalog.RoleCounter)
 }
 
 func checkIn(ctx context.Context, tx pgx.Tx, c Caller, in Scan, ticketID, orderID string, position int,

@@ -37,6 +37,8 @@ type Channel string
 const (
 	ChannelWeb     Channel = "web"
 	ChannelPartner Channel = "partner"
+	// ChannelCounter: sold for cash at an operator's counter (decision 0443).
+	ChannelCounter Channel = "counter"
 )
 
 // ManifestEntry is one ticket of a trip's manifest.
@@ -194,6 +196,9 @@ func manifestEntry(o booking.ManifestOrder, i int, boarded map[string]checkinRow
 		Phone: o.ContactPhone, Status: Expected, position: -1}
 	if o.PartnerID != 0 {
 		e.Channel = ChannelPartner
+	}
+	if o.CounterShiftID != "" {
+		e.Channel = ChannelCounter
 	}
 	if i < len(o.Seats) {
 		e.Seat = o.Seats[i]

@@ -451,6 +451,38 @@ const (
 	// boarded.
 	ReasonNoShowRefused = "NO_SHOW_REFUSED"
 
+	// ReasonCounterShiftOpen (failed_precondition): A cash shift is already open at this counter or
+	// for this person (decision 0443): close it first. Nothing was written. What to do: Show the
+	// message; close the open shift, then open a new one. Counter staff only.
+	ReasonCounterShiftOpen = "COUNTER_SHIFT_OPEN"
+
+	// ReasonCounterShiftClosed (failed_precondition): The shift is closed, or is another person's: a
+	// counter sells, refunds and pays out only in the caller's own open shift (decision 0443). Nothing
+	// was written. What to do: Open a shift at the counter and try again. Counter staff only.
+	ReasonCounterShiftClosed = "COUNTER_SHIFT_CLOSED"
+
+	// ReasonCounterForbidden (permission_denied): The caller is neither counter staff nor a manager of
+	// the organisation, or the show or the order is another organisation's (decision 0443). What to
+	// do: Sign in as counter staff or a manager of the organisation.
+	ReasonCounterForbidden = "COUNTER_FORBIDDEN"
+
+	// ReasonCounterRefundRefused (failed_precondition): The counter cannot take this ticket back or
+	// pay it out: it was not sold for cash at one of the organisation's counters, it was already
+	// refunded or paid out, it is not owed, or its trip has left (decision 0443). Nothing was written.
+	// What to do: Show the message. Tickets paid online are refunded online.
+	ReasonCounterRefundRefused = "COUNTER_REFUND_REFUSED"
+
+	// ReasonPaidAtCounter (failed_precondition): This ticket was paid in cash at a counter: it is
+	// refunded there, in cash, not online (decision 0443). Nothing was written. What to do: Show the
+	// message: "Return this ticket at the counter that sold it for your cash."
+	ReasonPaidAtCounter = "PAID_AT_COUNTER"
+
+	// ReasonWalkInReserve (failed_precondition): Online and partner sales of this trip have ended: the
+	// last seats or minutes before departure are kept for the operator's counters (the walk-in
+	// reserve, decision 0444). Nothing was held. What to do: Show the message: "Online sales have
+	// ended for this trip; the counter may still have seats."
+	ReasonWalkInReserve = "WALK_IN_RESERVE"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -581,6 +613,12 @@ var (
 		ReasonShowCancelled,
 		ReasonShowAlreadyStarted,
 		ReasonNoShowRefused,
+		ReasonCounterShiftOpen,
+		ReasonCounterShiftClosed,
+		ReasonCounterForbidden,
+		ReasonCounterRefundRefused,
+		ReasonPaidAtCounter,
+		ReasonWalkInReserve,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

@@ -9,6 +9,7 @@ import (
 	bookingv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	v1 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1"
 	catalogv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	counterv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/counter/v1/counterv1connect"
 	v11 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1"
 	ledgerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	v12 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/network/v1"
@@ -36,6 +37,8 @@ type Client struct {
 	Allocation AllocationClient
 	// Catalog calls seatghor.catalog.v1.CatalogService.
 	Catalog CatalogClient
+	// Counter calls seatghor.counter.v1.CounterService.
+	Counter CounterClient
 	// Hold calls seatghor.booking.v1.HoldService.
 	Hold HoldClient
 	// Ledger calls seatghor.ledger.v1.LedgerService.
@@ -70,6 +73,7 @@ func newClient(h connect.HTTPClient, baseURL string, opts ...connect.ClientOptio
 	return &Client{
 		Allocation:   AllocationClient{partnerv1connect.NewAllocationServiceClient(h, baseURL, opts...)},
 		Catalog:      CatalogClient{catalogv1connect.NewCatalogServiceClient(h, baseURL, opts...)},
+		Counter:      CounterClient{counterv1connect.NewCounterServiceClient(h, baseURL, opts...)},
 		Hold:         HoldClient{bookingv1connect.NewHoldServiceClient(h, baseURL, opts...)},
 		Ledger:       LedgerClient{ledgerv1connect.NewLedgerServiceClient(h, baseURL, opts...)},
 		Manifest:     ManifestClient{ticketsv1connect.NewManifestServiceClient(h, baseURL, opts...)},
@@ -116,6 +120,18 @@ func (c CatalogClient) ListShowsAll(ctx context.Context, req *v1.ListShowsReques
 	return pages(ctx, req, c.ListShows,
 		func(r *v1.ListShowsRequest, token string) { r.PageToken = token },
 		func(r *v1.ListShowsResponse) ([]*v1.Show, string) { return r.Shows, r.NextPageToken })
+}
+
+// CounterClient is the Connect client of seatghor.counter.v1.CounterService.
+//
+// CounterService is an operator's ticket counter (decision 0443): its
+// staff (the counter role of the organisation, or a manager) open a cash
+// shift, sell seats of the organisation's trips and shows for cash from
+// the same seats as every other channel, give cash back for tickets
+// returned or cancelled, and close the shift with a report that matches
+// the ledger to the paisa.
+type CounterClient struct {
+	counterv1connect.CounterServiceClient
 }
 
 // HoldClient is the Connect client of seatghor.booking.v1.HoldService.

@@ -26,6 +26,7 @@ import { SeatMapService, SeatState } from "./gen/seatghor/seatmap/v1/seatmap_pb.
 import type { GetSeatMapResponse } from "./gen/seatghor/seatmap/v1/seatmap_pb.js";
 import { TicketService } from "./gen/seatghor/tickets/v1/tickets_pb.js";
 import { ManifestService } from "./gen/seatghor/tickets/v1/manifest_pb.js";
+import { CounterService } from "./gen/seatghor/counter/v1/counter_pb.js";
 import { NotificationService } from "./gen/seatghor/notify/v1/notify_pb.js";
 import { PhoneSignInService } from "./gen/seatghor/signin/v1/phone_pb.js";
 import { WaitingRoomService } from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
@@ -100,6 +101,12 @@ export interface SeatghorClient {
    * the CSV export. The show's gate staff, managers and admins.
    */
   manifest: Client<typeof ManifestService>;
+  /**
+   * An operator's ticket counter: cash shifts, sales, refunds and payouts
+   * in cash, the shift's report. The organisation's counter staff and
+   * managers.
+   */
+  counter: Client<typeof CounterService>;
   /** What the SMS sandbox recorded (dev and tests). Admins only. */
   notifications: Client<typeof NotificationService>;
   /** Sign-in by mobile number and an SMS code: anyone (no token). */
@@ -151,6 +158,7 @@ export function clientOverTransport(transport: Transport): SeatghorClient {
     allocations: createClient(AllocationService, transport),
     webhooks: createClient(WebhookService, transport),
     manifest: createClient(ManifestService, transport),
+    counter: createClient(CounterService, transport),
     notifications: createClient(NotificationService, transport),
     phoneSignIn: createClient(PhoneSignInService, transport),
     network: createClient(NetworkService, transport),

@@ -41,6 +41,7 @@ export * from "./gen/seatghor/waitingroom/v1/waitingroom_pb.js";
 export * from "./gen/seatghor/search/v1/search_pb.js";
 export * from "./gen/seatghor/tickets/v1/tickets_pb.js";
 export * from "./gen/seatghor/tickets/v1/manifest_pb.js";
+export * from "./gen/seatghor/counter/v1/counter_pb.js";
 export * from "./gen/seatghor/partner/v1/partner_pb.js";
 export * from "./gen/seatghor/partner/v1/allocation_pb.js";
 export * from "./gen/seatghor/partner/v1/webhook_pb.js";

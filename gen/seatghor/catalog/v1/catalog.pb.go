@@ -166,6 +166,9 @@ const (
 	OrganizationRole_ORGANIZATION_ROLE_MANAGER OrganizationRole = 1
 	// Gate staff: only checks the organisation's tickets in.
 	OrganizationRole_ORGANIZATION_ROLE_GATE OrganizationRole = 2
+	// Counter staff: sells the organisation's seats for cash in their own
+	// shifts at its counters (decision 0443), and checks its tickets in.
+	OrganizationRole_ORGANIZATION_ROLE_COUNTER OrganizationRole = 3
 )
 
 // Enum value maps for OrganizationRole.
@@ -174,11 +177,13 @@ var (
 		0: "ORGANIZATION_ROLE_UNSPECIFIED",
 		1: "ORGANIZATION_ROLE_MANAGER",
 		2: "ORGANIZATION_ROLE_GATE",
+		3: "ORGANIZATION_ROLE_COUNTER",
 	}
 	OrganizationRole_value = map[string]int32{
 		"ORGANIZATION_ROLE_UNSPECIFIED": 0,
 		"ORGANIZATION_ROLE_MANAGER":     1,
 		"ORGANIZATION_ROLE_GATE":        2,
+		"ORGANIZATION_ROLE_COUNTER":     3,
 	}
 )
 
@@ -482,7 +487,15 @@ type Show struct {
 	RescheduleReason string `protobuf:"bytes,46,opt,name=reschedule_reason,json=rescheduleReason,proto3" json:"reschedule_reason,omitempty"`
 	// Where the show or trip stands now; the API's answers set it, events
 	// leave it unset.
-	Status        ShowStatus `protobuf:"varint,47,opt,name=status,proto3,enum=seatghor.catalog.v1.ShowStatus" json:"status,omitempty"`
+	Status ShowStatus `protobuf:"varint,47,opt,name=status,proto3,enum=seatghor.catalog.v1.ShowStatus" json:"status,omitempty"`
+	// The walk-in reserve (decision 0444): online and partner sales stop
+	// when this many seats are left for the journey, the counters selling
+	// them; 0: no seats kept back.
+	WalkInReserveSeats int32 `protobuf:"varint,48,opt,name=walk_in_reserve_seats,json=walkInReserveSeats,proto3" json:"walk_in_reserve_seats,omitempty"`
+	// Online and partner sales stop this long before departure from the
+	// boarding stop, the counters selling until the departure; unset: at the
+	// departure.
+	WalkInReserve *durationpb.Duration `protobuf:"bytes,49,opt,name=walk_in_reserve,json=walkInReserve,proto3" json:"walk_in_reserve,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -802,6 +815,20 @@ func (x *Show) GetStatus() ShowStatus {
 		return x.Status
 	}
 	return ShowStatus_SHOW_STATUS_UNSPECIFIED
+}
+
+func (x *Show) GetWalkInReserveSeats() int32 {
+	if x != nil {
+		return x.WalkInReserveSeats
+	}
+	return 0
+}
+
+func (x *Show) GetWalkInReserve() *durationpb.Duration {
+	if x != nil {
+		return x.WalkInReserve
+	}
+	return nil
 }
 
 // TripStop is a stop of a bus trip: a place of the gazetteer with its
@@ -1315,7 +1342,13 @@ type CreateShowRequest struct {
 	// venue in Bengali script; empty: as written.
 	VenueBn string `protobuf:"bytes,42,opt,name=venue_bn,json=venueBn,proto3" json:"venue_bn,omitempty"`
 	// operator in Bengali script; empty: as written.
-	OperatorBn    string `protobuf:"bytes,43,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
+	OperatorBn string `protobuf:"bytes,43,opt,name=operator_bn,json=operatorBn,proto3" json:"operator_bn,omitempty"`
+	// The walk-in reserve (decision 0444): the seats online and partner
+	// sales leave to the counters; 0: none.
+	WalkInReserveSeats int32 `protobuf:"varint,44,opt,name=walk_in_reserve_seats,json=walkInReserveSeats,proto3" json:"walk_in_reserve_seats,omitempty"`
+	// How long before departure online and partner sales stop; unset: at
+	// the departure.
+	WalkInReserve *durationpb.Duration `protobuf:"bytes,45,opt,name=walk_in_reserve,json=walkInReserve,proto3" json:"walk_in_reserve,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1551,6 +1584,20 @@ func (x *CreateShowRequest) GetOperatorBn() string {
 		return x.OperatorBn
 	}
 	return ""
+}
+
+func (x *CreateShowRequest) GetWalkInReserveSeats() int32 {
+	if x != nil {
+		return x.WalkInReserveSeats
+	}
+	return 0
+}
+
+func (x *CreateShowRequest) GetWalkInReserve() *durationpb.Duration {
+	if x != nil {
+		return x.WalkInReserve
+	}
+	return nil
 }
 
 // SectionPrice is the price of a seat of one section of a layout template,
@@ -2814,7 +2861,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x9c\x0e\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x92\x0f\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -2861,7 +2908,9 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\rcancel_reason\x18, \x01(\tR\fcancelReason\x12J\n" +
 	"\x13scheduled_starts_at\x18- \x01(\v2\x1a.google.protobuf.TimestampR\x11scheduledStartsAt\x12+\n" +
 	"\x11reschedule_reason\x18. \x01(\tR\x10rescheduleReason\x127\n" +
-	"\x06status\x18/ \x01(\x0e2\x1f.seatghor.catalog.v1.ShowStatusR\x06status\"\xab\x03\n" +
+	"\x06status\x18/ \x01(\x0e2\x1f.seatghor.catalog.v1.ShowStatusR\x06status\x121\n" +
+	"\x15walk_in_reserve_seats\x180 \x01(\x05R\x12walkInReserveSeats\x12A\n" +
+	"\x0fwalk_in_reserve\x181 \x01(\v2\x19.google.protobuf.DurationR\rwalkInReserve\"\xab\x03\n" +
 	"\bTripStop\x12<\n" +
 	"\astop_id\x18\x01 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopId\x12\x1f\n" +
 	"\x05place\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x05place\x12\x19\n" +
@@ -2906,7 +2955,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
 	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
 	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
-	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xfc\x10\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\x8e\x12\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -2945,7 +2994,10 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\btitle_bn\x18) \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\atitleBn\x12#\n" +
 	"\bvenue_bn\x18* \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\avenueBn\x12(\n" +
 	"\voperator_bn\x18+ \x01(\tB\a\xbaH\x04r\x02\x18dR\n" +
-	"operatorBn:\xd9\x03\xbaH\xd5\x03\x1a\xb1\x01\n" +
+	"operatorBn\x12=\n" +
+	"\x15walk_in_reserve_seats\x18, \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\x12walkInReserveSeats\x12Q\n" +
+	"\x0fwalk_in_reserve\x18- \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\rwalkInReserve:\xd9\x03\xbaH\xd5\x03\x1a\xb1\x01\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1absize(this.sections) + size(this.ga_areas) > 0 || has(this.layout) || this.layout_template_id != ''\x1a\xa1\x01\n" +
 	"\x0eshow.bus_route\x125a bus trip needs origin and destination, or its stops\x1aXthis.kind != 1 || (this.origin != '' && this.destination != '') || size(this.stops) >= 2\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
@@ -3049,11 +3101,12 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x14SHOW_STATUS_BOARDING\x10\x03\x12\x18\n" +
 	"\x14SHOW_STATUS_DEPARTED\x10\x04\x12\x17\n" +
 	"\x13SHOW_STATUS_ARRIVED\x10\x05\x12\x19\n" +
-	"\x15SHOW_STATUS_CANCELLED\x10\x06*p\n" +
+	"\x15SHOW_STATUS_CANCELLED\x10\x06*\x8f\x01\n" +
 	"\x10OrganizationRole\x12!\n" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
-	"\x16ORGANIZATION_ROLE_GATE\x10\x022\x9b\v\n" +
+	"\x16ORGANIZATION_ROLE_GATE\x10\x02\x12\x1d\n" +
+	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\x9b\v\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
@@ -3146,73 +3199,75 @@ var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	32, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
 	32, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
 	1,  // 14: seatghor.catalog.v1.Show.status:type_name -> seatghor.catalog.v1.ShowStatus
-	32, // 15: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
-	34, // 16: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
-	7,  // 17: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
-	32, // 18: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
-	34, // 19: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
-	33, // 20: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	32, // 21: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	32, // 22: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
-	0,  // 23: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	32, // 24: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	32, // 25: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	3,  // 26: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	4,  // 27: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	33, // 28: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	33, // 29: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	9,  // 30: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	35, // 31: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
-	6,  // 32: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
-	8,  // 33: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
-	11, // 34: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	5,  // 35: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	19, // 36: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	32, // 37: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	5,  // 38: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	19, // 39: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	32, // 40: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	36, // 41: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	32, // 42: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
-	5,  // 43: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 44: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	32, // 45: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	5,  // 46: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	32, // 47: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	2,  // 48: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	32, // 49: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	24, // 50: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 51: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	25, // 52: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	10, // 53: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	26, // 54: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	28, // 55: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	30, // 56: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	20, // 57: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	22, // 58: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	37, // 59: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	38, // 60: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	39, // 61: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	13, // 62: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	17, // 63: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	15, // 64: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	12, // 65: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	27, // 66: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	29, // 67: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	31, // 68: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	21, // 69: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	23, // 70: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	40, // 71: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	41, // 72: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	42, // 73: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	14, // 74: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	18, // 75: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	16, // 76: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	65, // [65:77] is the sub-list for method output_type
-	53, // [53:65] is the sub-list for method input_type
-	53, // [53:53] is the sub-list for extension type_name
-	53, // [53:53] is the sub-list for extension extendee
-	0,  // [0:53] is the sub-list for field type_name
+	33, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
+	32, // 16: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	34, // 17: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	7,  // 18: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
+	32, // 19: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	34, // 20: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	33, // 21: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	32, // 22: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	32, // 23: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	0,  // 24: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	32, // 25: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	32, // 26: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	3,  // 27: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	4,  // 28: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	33, // 29: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	33, // 30: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	9,  // 31: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	35, // 32: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	6,  // 33: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
+	8,  // 34: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
+	11, // 35: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
+	33, // 36: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
+	5,  // 37: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	19, // 38: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	32, // 39: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	5,  // 40: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	19, // 41: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	32, // 42: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	36, // 43: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	32, // 44: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	5,  // 45: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 46: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	32, // 47: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	5,  // 48: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	32, // 49: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 50: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	32, // 51: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	24, // 52: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 53: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	25, // 54: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	10, // 55: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	26, // 56: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	28, // 57: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	30, // 58: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	20, // 59: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	22, // 60: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	37, // 61: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	38, // 62: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	39, // 63: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	13, // 64: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	17, // 65: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	15, // 66: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	12, // 67: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	27, // 68: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	29, // 69: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	31, // 70: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	21, // 71: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	23, // 72: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	40, // 73: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	41, // 74: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	42, // 75: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	14, // 76: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	18, // 77: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	16, // 78: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	67, // [67:79] is the sub-list for method output_type
+	55, // [55:67] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }

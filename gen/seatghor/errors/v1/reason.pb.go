@@ -263,6 +263,25 @@ const (
 	// A no-show is marked only once the coach has left the passenger's stop, and never for a
 	// passenger who boarded or an order not paid (decision 0442). Nothing was written.
 	Reason_REASON_NO_SHOW_REFUSED Reason = 132
+	// A cash shift is already open at this counter or for this person (decision 0443): close it
+	// first. Nothing was written.
+	Reason_REASON_COUNTER_SHIFT_OPEN Reason = 133
+	// The shift is closed, or is another person's: a counter sells, refunds and pays out only in
+	// the caller's own open shift (decision 0443). Nothing was written.
+	Reason_REASON_COUNTER_SHIFT_CLOSED Reason = 134
+	// The caller is neither counter staff nor a manager of the organisation, or the show or the
+	// order is another organisation's (decision 0443).
+	Reason_REASON_COUNTER_FORBIDDEN Reason = 135
+	// The counter cannot take this ticket back or pay it out: it was not sold for cash at one of
+	// the organisation's counters, it was already refunded or paid out, it is not owed, or its trip
+	// has left (decision 0443). Nothing was written.
+	Reason_REASON_COUNTER_REFUND_REFUSED Reason = 136
+	// This ticket was paid in cash at a counter: it is refunded there, in cash, not online
+	// (decision 0443). Nothing was written.
+	Reason_REASON_PAID_AT_COUNTER Reason = 137
+	// Online and partner sales of this trip have ended: the last seats or minutes before departure
+	// are kept for the operator's counters (the walk-in reserve, decision 0444). Nothing was held.
+	Reason_REASON_WALK_IN_RESERVE Reason = 138
 	// This server does not run the feature (no search index, no read database, no Redis).
 	Reason_REASON_NOT_SERVED Reason = 69
 	// The caller gave up.
@@ -372,6 +391,12 @@ var (
 		130: "REASON_SHOW_CANCELLED",
 		131: "REASON_SHOW_ALREADY_STARTED",
 		132: "REASON_NO_SHOW_REFUSED",
+		133: "REASON_COUNTER_SHIFT_OPEN",
+		134: "REASON_COUNTER_SHIFT_CLOSED",
+		135: "REASON_COUNTER_FORBIDDEN",
+		136: "REASON_COUNTER_REFUND_REFUSED",
+		137: "REASON_PAID_AT_COUNTER",
+		138: "REASON_WALK_IN_RESERVE",
 		69:  "REASON_NOT_SERVED",
 		70:  "REASON_CANCELED",
 		71:  "REASON_DEADLINE_EXCEEDED",
@@ -471,6 +496,12 @@ var (
 		"REASON_SHOW_CANCELLED":              130,
 		"REASON_SHOW_ALREADY_STARTED":        131,
 		"REASON_NO_SHOW_REFUSED":             132,
+		"REASON_COUNTER_SHIFT_OPEN":          133,
+		"REASON_COUNTER_SHIFT_CLOSED":        134,
+		"REASON_COUNTER_FORBIDDEN":           135,
+		"REASON_COUNTER_REFUND_REFUSED":      136,
+		"REASON_PAID_AT_COUNTER":             137,
+		"REASON_WALK_IN_RESERVE":             138,
 		"REASON_NOT_SERVED":                  69,
 		"REASON_CANCELED":                    70,
 		"REASON_DEADLINE_EXCEEDED":           71,
@@ -665,7 +696,7 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xc1]\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xdec\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
@@ -850,7 +881,19 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x1bREASON_SHOW_ALREADY_STARTED\x10\x83\x01\x1aX\xfa\xba\x18T\n" +
 	"\x13failed_precondition\x12=Show the message; cancel the show instead if it will not run.\x12{\n" +
 	"\x16REASON_NO_SHOW_REFUSED\x10\x84\x01\x1a^\xfa\xba\x18Z\n" +
-	"\x13failed_precondition\x12CShow the message: wait for the departure, or the passenger boarded.\x12W\n" +
+	"\x13failed_precondition\x12CShow the message: wait for the departure, or the passenger boarded.\x12\x8b\x01\n" +
+	"\x19REASON_COUNTER_SHIFT_OPEN\x10\x85\x01\x1ak\xfa\xba\x18g\n" +
+	"\x13failed_precondition\x12PShow the message; close the open shift, then open a new one. Counter staff only.\x12{\n" +
+	"\x1bREASON_COUNTER_SHIFT_CLOSED\x10\x86\x01\x1aY\xfa\xba\x18U\n" +
+	"\x13failed_precondition\x12>Open a shift at the counter and try again. Counter staff only.\x12r\n" +
+	"\x18REASON_COUNTER_FORBIDDEN\x10\x87\x01\x1aS\xfa\xba\x18O\n" +
+	"\x11permission_denied\x12:Sign in as counter staff or a manager of the organisation.\x12y\n" +
+	"\x1dREASON_COUNTER_REFUND_REFUSED\x10\x88\x01\x1aU\xfa\xba\x18Q\n" +
+	"\x13failed_precondition\x12:Show the message. Tickets paid online are refunded online.\x12\x89\x01\n" +
+	"\x16REASON_PAID_AT_COUNTER\x10\x89\x01\x1al\xfa\xba\x18h\n" +
+	"\x13failed_precondition\x12QShow the message: \"Return this ticket at the counter that sold it for your cash.\"\x12\x94\x01\n" +
+	"\x16REASON_WALK_IN_RESERVE\x10\x8a\x01\x1aw\xfa\xba\x18s\n" +
+	"\x13failed_precondition\x12\\Show the message: \"Online sales have ended for this trip; the counter may still have seats.\"\x12W\n" +
 	"\x11REASON_NOT_SERVED\x10E\x1a@\xfa\xba\x18<\n" +
 	"\vunavailable\x12-Use a server that does; in dev, configure it.\x12-\n" +
 	"\x0fREASON_CANCELED\x10F\x1a\x18\xfa\xba\x18\x14\n" +

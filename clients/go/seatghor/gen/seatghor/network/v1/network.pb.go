@@ -340,8 +340,14 @@ type SaleRules struct {
 	MaxSeatsPerAccount int32 `protobuf:"varint,3,opt,name=max_seats_per_account,json=maxSeatsPerAccount,proto3" json:"max_seats_per_account,omitempty"`
 	// Most seats in one hold (R-3.8); 0: 10.
 	MaxSeatsPerHold int32 `protobuf:"varint,4,opt,name=max_seats_per_hold,json=maxSeatsPerHold,proto3" json:"max_seats_per_hold,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The walk-in reserve of each trip (decision 0444): seats left to the
+	// counters; 0: none.
+	WalkInReserveSeats int32 `protobuf:"varint,5,opt,name=walk_in_reserve_seats,json=walkInReserveSeats,proto3" json:"walk_in_reserve_seats,omitempty"`
+	// How long before departure online and partner sales of each trip stop;
+	// unset: at the departure.
+	WalkInReserve *durationpb.Duration `protobuf:"bytes,6,opt,name=walk_in_reserve,json=walkInReserve,proto3" json:"walk_in_reserve,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SaleRules) Reset() {
@@ -400,6 +406,20 @@ func (x *SaleRules) GetMaxSeatsPerHold() int32 {
 		return x.MaxSeatsPerHold
 	}
 	return 0
+}
+
+func (x *SaleRules) GetWalkInReserveSeats() int32 {
+	if x != nil {
+		return x.WalkInReserveSeats
+	}
+	return 0
+}
+
+func (x *SaleRules) GetWalkInReserve() *durationpb.Duration {
+	if x != nil {
+		return x.WalkInReserve
+	}
+	return nil
 }
 
 // Timetable runs a route: on its days, at its departure times, between its
@@ -1939,12 +1959,15 @@ const file_seatghor_network_v1_network_proto_rawDesc = "" +
 	"updated_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x93\x01\n" +
 	"\bExtraRun\x127\n" +
 	"\x04date\x18\x01 \x01(\tB#\xbaH r\x1e2\x1c^[0-9]{4}-[0-9]{2}-[0-9]{2}$R\x04date\x12N\n" +
-	"\x0fdeparture_times\x18\x02 \x03(\tB%\xbaH\"\x92\x01\x1f\x100\"\x1br\x192\x17^[0-2][0-9]:[0-5][0-9]$R\x0edepartureTimes\"\x9a\x02\n" +
+	"\x0fdeparture_times\x18\x02 \x03(\tB%\xbaH\"\x92\x01\x1f\x100\"\x1br\x192\x17^[0-2][0-9]:[0-5][0-9]$R\x0edepartureTimes\"\xac\x03\n" +
 	"\tSaleRules\x12P\n" +
 	"\x0eon_sale_before\x18\x01 \x01(\v2\x19.google.protobuf.DurationB\x0f\xbaH\f\xaa\x01\t\"\x05\b\x80\x8a\x8a\x0f2\x00R\fonSaleBefore\x12E\n" +
 	"\bhold_ttl\x18\x02 \x01(\v2\x19.google.protobuf.DurationB\x0f\xbaH\f\xaa\x01\t\"\x03\b\x90\x1c2\x02\b\x1eR\aholdTtl\x12<\n" +
 	"\x15max_seats_per_account\x18\x03 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x12maxSeatsPerAccount\x126\n" +
-	"\x12max_seats_per_hold\x18\x04 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x0fmaxSeatsPerHold\"\xb9\n" +
+	"\x12max_seats_per_hold\x18\x04 \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x00R\x0fmaxSeatsPerHold\x12=\n" +
+	"\x15walk_in_reserve_seats\x18\x05 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\x12walkInReserveSeats\x12Q\n" +
+	"\x0fwalk_in_reserve\x18\x06 \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\rwalkInReserve\"\xb9\n" +
 	"\n" +
 	"\tTimetable\x12C\n" +
 	"\ftimetable_id\x18\x01 \x01(\tB \xbaH\x1dr\x1b2\x19^[a-z0-9][a-z0-9-]{0,63}$R\vtimetableId\x12;\n" +
@@ -2143,57 +2166,58 @@ var file_seatghor_network_v1_network_proto_depIdxs = []int32{
 	28, // 2: seatghor.network.v1.Route.updated_at:type_name -> google.protobuf.Timestamp
 	29, // 3: seatghor.network.v1.SaleRules.on_sale_before:type_name -> google.protobuf.Duration
 	29, // 4: seatghor.network.v1.SaleRules.hold_ttl:type_name -> google.protobuf.Duration
-	0,  // 5: seatghor.network.v1.Timetable.days:type_name -> seatghor.network.v1.Weekday
-	3,  // 6: seatghor.network.v1.Timetable.extra_runs:type_name -> seatghor.network.v1.ExtraRun
-	30, // 7: seatghor.network.v1.Timetable.sections:type_name -> seatghor.catalog.v1.Section
-	31, // 8: seatghor.network.v1.Timetable.fares:type_name -> seatghor.catalog.v1.Fare
-	4,  // 9: seatghor.network.v1.Timetable.sale_rules:type_name -> seatghor.network.v1.SaleRules
-	28, // 10: seatghor.network.v1.Timetable.created_at:type_name -> google.protobuf.Timestamp
-	28, // 11: seatghor.network.v1.Timetable.updated_at:type_name -> google.protobuf.Timestamp
-	28, // 12: seatghor.network.v1.TimetableTrip.starts_at:type_name -> google.protobuf.Timestamp
-	6,  // 13: seatghor.network.v1.LeftAlone.trip:type_name -> seatghor.network.v1.TimetableTrip
-	1,  // 14: seatghor.network.v1.LeftAlone.reason:type_name -> seatghor.network.v1.LeftAloneReason
-	6,  // 15: seatghor.network.v1.TimetableRun.made:type_name -> seatghor.network.v1.TimetableTrip
-	6,  // 16: seatghor.network.v1.TimetableRun.withdrawn:type_name -> seatghor.network.v1.TimetableTrip
-	7,  // 17: seatghor.network.v1.TimetableRun.left_alone:type_name -> seatghor.network.v1.LeftAlone
-	27, // 18: seatghor.network.v1.CreateRouteRequest.stops:type_name -> seatghor.catalog.v1.TripStop
-	2,  // 19: seatghor.network.v1.CreateRouteResponse.route:type_name -> seatghor.network.v1.Route
-	2,  // 20: seatghor.network.v1.GetRouteResponse.route:type_name -> seatghor.network.v1.Route
-	2,  // 21: seatghor.network.v1.ListRoutesResponse.routes:type_name -> seatghor.network.v1.Route
-	27, // 22: seatghor.network.v1.UpdateRouteRequest.stops:type_name -> seatghor.catalog.v1.TripStop
-	2,  // 23: seatghor.network.v1.UpdateRouteResponse.route:type_name -> seatghor.network.v1.Route
-	5,  // 24: seatghor.network.v1.CreateTimetableRequest.timetable:type_name -> seatghor.network.v1.Timetable
-	5,  // 25: seatghor.network.v1.CreateTimetableResponse.timetable:type_name -> seatghor.network.v1.Timetable
-	8,  // 26: seatghor.network.v1.CreateTimetableResponse.run:type_name -> seatghor.network.v1.TimetableRun
-	5,  // 27: seatghor.network.v1.GetTimetableResponse.timetable:type_name -> seatghor.network.v1.Timetable
-	5,  // 28: seatghor.network.v1.ListTimetablesResponse.timetables:type_name -> seatghor.network.v1.Timetable
-	5,  // 29: seatghor.network.v1.UpdateTimetableRequest.timetable:type_name -> seatghor.network.v1.Timetable
-	5,  // 30: seatghor.network.v1.UpdateTimetableResponse.timetable:type_name -> seatghor.network.v1.Timetable
-	8,  // 31: seatghor.network.v1.UpdateTimetableResponse.run:type_name -> seatghor.network.v1.TimetableRun
-	8,  // 32: seatghor.network.v1.RunTimetablesResponse.runs:type_name -> seatghor.network.v1.TimetableRun
-	9,  // 33: seatghor.network.v1.NetworkService.CreateRoute:input_type -> seatghor.network.v1.CreateRouteRequest
-	11, // 34: seatghor.network.v1.NetworkService.GetRoute:input_type -> seatghor.network.v1.GetRouteRequest
-	13, // 35: seatghor.network.v1.NetworkService.ListRoutes:input_type -> seatghor.network.v1.ListRoutesRequest
-	15, // 36: seatghor.network.v1.NetworkService.UpdateRoute:input_type -> seatghor.network.v1.UpdateRouteRequest
-	17, // 37: seatghor.network.v1.NetworkService.CreateTimetable:input_type -> seatghor.network.v1.CreateTimetableRequest
-	19, // 38: seatghor.network.v1.NetworkService.GetTimetable:input_type -> seatghor.network.v1.GetTimetableRequest
-	21, // 39: seatghor.network.v1.NetworkService.ListTimetables:input_type -> seatghor.network.v1.ListTimetablesRequest
-	23, // 40: seatghor.network.v1.NetworkService.UpdateTimetable:input_type -> seatghor.network.v1.UpdateTimetableRequest
-	25, // 41: seatghor.network.v1.NetworkService.RunTimetables:input_type -> seatghor.network.v1.RunTimetablesRequest
-	10, // 42: seatghor.network.v1.NetworkService.CreateRoute:output_type -> seatghor.network.v1.CreateRouteResponse
-	12, // 43: seatghor.network.v1.NetworkService.GetRoute:output_type -> seatghor.network.v1.GetRouteResponse
-	14, // 44: seatghor.network.v1.NetworkService.ListRoutes:output_type -> seatghor.network.v1.ListRoutesResponse
-	16, // 45: seatghor.network.v1.NetworkService.UpdateRoute:output_type -> seatghor.network.v1.UpdateRouteResponse
-	18, // 46: seatghor.network.v1.NetworkService.CreateTimetable:output_type -> seatghor.network.v1.CreateTimetableResponse
-	20, // 47: seatghor.network.v1.NetworkService.GetTimetable:output_type -> seatghor.network.v1.GetTimetableResponse
-	22, // 48: seatghor.network.v1.NetworkService.ListTimetables:output_type -> seatghor.network.v1.ListTimetablesResponse
-	24, // 49: seatghor.network.v1.NetworkService.UpdateTimetable:output_type -> seatghor.network.v1.UpdateTimetableResponse
-	26, // 50: seatghor.network.v1.NetworkService.RunTimetables:output_type -> seatghor.network.v1.RunTimetablesResponse
-	42, // [42:51] is the sub-list for method output_type
-	33, // [33:42] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	29, // 5: seatghor.network.v1.SaleRules.walk_in_reserve:type_name -> google.protobuf.Duration
+	0,  // 6: seatghor.network.v1.Timetable.days:type_name -> seatghor.network.v1.Weekday
+	3,  // 7: seatghor.network.v1.Timetable.extra_runs:type_name -> seatghor.network.v1.ExtraRun
+	30, // 8: seatghor.network.v1.Timetable.sections:type_name -> seatghor.catalog.v1.Section
+	31, // 9: seatghor.network.v1.Timetable.fares:type_name -> seatghor.catalog.v1.Fare
+	4,  // 10: seatghor.network.v1.Timetable.sale_rules:type_name -> seatghor.network.v1.SaleRules
+	28, // 11: seatghor.network.v1.Timetable.created_at:type_name -> google.protobuf.Timestamp
+	28, // 12: seatghor.network.v1.Timetable.updated_at:type_name -> google.protobuf.Timestamp
+	28, // 13: seatghor.network.v1.TimetableTrip.starts_at:type_name -> google.protobuf.Timestamp
+	6,  // 14: seatghor.network.v1.LeftAlone.trip:type_name -> seatghor.network.v1.TimetableTrip
+	1,  // 15: seatghor.network.v1.LeftAlone.reason:type_name -> seatghor.network.v1.LeftAloneReason
+	6,  // 16: seatghor.network.v1.TimetableRun.made:type_name -> seatghor.network.v1.TimetableTrip
+	6,  // 17: seatghor.network.v1.TimetableRun.withdrawn:type_name -> seatghor.network.v1.TimetableTrip
+	7,  // 18: seatghor.network.v1.TimetableRun.left_alone:type_name -> seatghor.network.v1.LeftAlone
+	27, // 19: seatghor.network.v1.CreateRouteRequest.stops:type_name -> seatghor.catalog.v1.TripStop
+	2,  // 20: seatghor.network.v1.CreateRouteResponse.route:type_name -> seatghor.network.v1.Route
+	2,  // 21: seatghor.network.v1.GetRouteResponse.route:type_name -> seatghor.network.v1.Route
+	2,  // 22: seatghor.network.v1.ListRoutesResponse.routes:type_name -> seatghor.network.v1.Route
+	27, // 23: seatghor.network.v1.UpdateRouteRequest.stops:type_name -> seatghor.catalog.v1.TripStop
+	2,  // 24: seatghor.network.v1.UpdateRouteResponse.route:type_name -> seatghor.network.v1.Route
+	5,  // 25: seatghor.network.v1.CreateTimetableRequest.timetable:type_name -> seatghor.network.v1.Timetable
+	5,  // 26: seatghor.network.v1.CreateTimetableResponse.timetable:type_name -> seatghor.network.v1.Timetable
+	8,  // 27: seatghor.network.v1.CreateTimetableResponse.run:type_name -> seatghor.network.v1.TimetableRun
+	5,  // 28: seatghor.network.v1.GetTimetableResponse.timetable:type_name -> seatghor.network.v1.Timetable
+	5,  // 29: seatghor.network.v1.ListTimetablesResponse.timetables:type_name -> seatghor.network.v1.Timetable
+	5,  // 30: seatghor.network.v1.UpdateTimetableRequest.timetable:type_name -> seatghor.network.v1.Timetable
+	5,  // 31: seatghor.network.v1.UpdateTimetableResponse.timetable:type_name -> seatghor.network.v1.Timetable
+	8,  // 32: seatghor.network.v1.UpdateTimetableResponse.run:type_name -> seatghor.network.v1.TimetableRun
+	8,  // 33: seatghor.network.v1.RunTimetablesResponse.runs:type_name -> seatghor.network.v1.TimetableRun
+	9,  // 34: seatghor.network.v1.NetworkService.CreateRoute:input_type -> seatghor.network.v1.CreateRouteRequest
+	11, // 35: seatghor.network.v1.NetworkService.GetRoute:input_type -> seatghor.network.v1.GetRouteRequest
+	13, // 36: seatghor.network.v1.NetworkService.ListRoutes:input_type -> seatghor.network.v1.ListRoutesRequest
+	15, // 37: seatghor.network.v1.NetworkService.UpdateRoute:input_type -> seatghor.network.v1.UpdateRouteRequest
+	17, // 38: seatghor.network.v1.NetworkService.CreateTimetable:input_type -> seatghor.network.v1.CreateTimetableRequest
+	19, // 39: seatghor.network.v1.NetworkService.GetTimetable:input_type -> seatghor.network.v1.GetTimetableRequest
+	21, // 40: seatghor.network.v1.NetworkService.ListTimetables:input_type -> seatghor.network.v1.ListTimetablesRequest
+	23, // 41: seatghor.network.v1.NetworkService.UpdateTimetable:input_type -> seatghor.network.v1.UpdateTimetableRequest
+	25, // 42: seatghor.network.v1.NetworkService.RunTimetables:input_type -> seatghor.network.v1.RunTimetablesRequest
+	10, // 43: seatghor.network.v1.NetworkService.CreateRoute:output_type -> seatghor.network.v1.CreateRouteResponse
+	12, // 44: seatghor.network.v1.NetworkService.GetRoute:output_type -> seatghor.network.v1.GetRouteResponse
+	14, // 45: seatghor.network.v1.NetworkService.ListRoutes:output_type -> seatghor.network.v1.ListRoutesResponse
+	16, // 46: seatghor.network.v1.NetworkService.UpdateRoute:output_type -> seatghor.network.v1.UpdateRouteResponse
+	18, // 47: seatghor.network.v1.NetworkService.CreateTimetable:output_type -> seatghor.network.v1.CreateTimetableResponse
+	20, // 48: seatghor.network.v1.NetworkService.GetTimetable:output_type -> seatghor.network.v1.GetTimetableResponse
+	22, // 49: seatghor.network.v1.NetworkService.ListTimetables:output_type -> seatghor.network.v1.ListTimetablesResponse
+	24, // 50: seatghor.network.v1.NetworkService.UpdateTimetable:output_type -> seatghor.network.v1.UpdateTimetableResponse
+	26, // 51: seatghor.network.v1.NetworkService.RunTimetables:output_type -> seatghor.network.v1.RunTimetablesResponse
+	43, // [43:52] is the sub-list for method output_type
+	34, // [34:43] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_network_v1_network_proto_init() }

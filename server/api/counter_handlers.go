@@ -1,0 +1,176 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	counterv1 "github.com/seatghor/seatghor/gen/seatghor/counter/v1"
+	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/counter"
+	"github.com/seatghor/seatghor/server/fault"
+)
+
+// counterHandler serves CounterService: an operator's counter selling for
+// cash in its staff's shifts (decision 0443).
+type counterHandler struct {
+	svc *counter.Service
+	log *slog.Logger
+}
+
+func (h *counterHandler) error(ctx context.Context, err error) error {
+	return toConnect(ctx, h.log, err)
+}
+
+// staff is the signed-in caller; nil service: unavailable.
+func (h *counterHandler) staff(ctx context.Context) (auth.Principal, error) {
+	p, ok := auth.FromContext(ctx)
+	if !ok {
+		return p, errNotSignedIn
+	}
+	if h.svc == nil {
+		return p, h.error(ctx, fault.New(fault.NotServed, "counter sales are not served here"))
+	}
+	return p, nil
+}
+
+// OpenShift opens the caller's cash shift at a counter.
+func (h *counterHandler) OpenShift(ctx context.Context, req *connect.Request[counterv1.OpenShiftRequest]) (*connect.Response[counterv1.OpenShiftResponse], error) {
+	p, err := h.staff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	f := req.Msg.GetOpeningFloat()
+	sh, err := h.svc.OpenShift(ctx, p.UserID, req.Msg.GetOrganizationId(), req.Msg.GetCounterId(), f.GetAmountMinor(), f.GetCurrency())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	return connect.NewResponse(&counterv1.OpenShiftResponse{Shift: shiftProto(sh)}), nil
+}
+
+// GetShift answers a shift's report so far.
+func (h *counterHandler) GetShift(ctx context.Context, req *connect.Request[counterv1.GetShiftRequest]) (*connect.Response[counterv1.GetShiftResponse], error) {
+	p, err := h.staff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.svc.GetShift(ctx, p.UserID, p.Is(auth.RoleAdmin), req.Msg.GetShiftId())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	res := connect.NewResponse(&counterv1.GetShiftResponse{Report: reportProto(r)})
+	res.Header().Set("Cache-Control", "private, no-store")
+	return res, nil
+}
+
+// CloseShift closes the caller's shift with the cash counted.
+func (h *counterHandler) CloseShift(ctx context.Context, req *connect.Request[counterv1.CloseShiftRequest]) (*connect.Response[counterv1.CloseShiftResponse], error) {
+	p, err := h.staff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := req.Msg.GetCountedCash()
+	r, err := h.svc.CloseShift(ctx, p.UserID, req.Msg.GetShiftId(), c.GetAmountMinor(), c.GetCurrency())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	return connect.NewResponse(&counterv1.CloseShiftResponse{Report: reportProto(r)}), nil
+}
+
+// SellTickets sells seats for cash in the caller's shift.
+func (h *counterHandler) SellTickets(ctx context.Context, req *connect.Request[counterv1.SellTicketsRequest]) (*connect.Response[counterv1.SellTicketsResponse], error) {
+	p, err := h.staff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	j, ct := m.GetJourney(), m.GetContact()
+	in := counter.SaleRequest{ShiftID: m.GetShiftId(), ShowID: m.GetShowId(), Seats: m.GetSeats(), GAArea: m.GetGaArea(),
+		Quantity: int(m.GetQuantity()),
+		Journey: booking.JourneyRequest{From: j.GetFromStopId(), To: j.GetToStopId(),
+			Boarding: j.GetBoardingCounterId(), Dropping: j.GetDroppingCounterId()},
+		Contact: booking.Contact{Phone: ct.GetPhone(), Email: ct.GetEmail(), Language: ct.GetLanguage()}}
+	for _, ps := range m.GetPassengers() {
+		in.Passengers = append(in.Passengers, booking.Passenger{Seat: ps.GetSeat(), Name: ps.GetName(), Phone: ps.GetPhone(), Woman: ps.GetWoman()})
+	}
+	o, e, err := h.svc.Sell(ctx, p.UserID, in)
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	resp := &counterv1.SellTicketsResponse{Order: orderProto(o)}
+	if e.TxnID != "" {
+		resp.Entry = entryProto(e)
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// RefundTickets takes a cash ticket back in the caller's shift.
+func (h *counterHandler) RefundTickets(ctx context.Context, req *connect.Request[counterv1.RefundTicketsRequest]) (*connect.Response[counterv1.RefundTicketsResponse], error) {
+	p, err := h.staff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, e, err := h.svc.RefundTickets(ctx, p.UserID, req.Msg.GetShiftId(), req.Msg.GetOrderId())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	resp := &counterv1.RefundTicketsResponse{Order: orderProto(o)}
+	if e.TxnID != "" {
+		resp.Entry = entryProto(e)
+	}
+	return connect.NewResponse(resp), nil
+}
+
+// PayOwed pays out a cancelled trip's cash in the caller's shift.
+func (h *counterHandler) PayOwed(ctx context.Context, req *connect.Request[counterv1.PayOwedRequest]) (*connect.Response[counterv1.PayOwedResponse], error) {
+	p, err := h.staff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e, err := h.svc.PayOwed(ctx, p.UserID, req.Msg.GetShiftId(), req.Msg.GetOrderId())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	return connect.NewResponse(&counterv1.PayOwedResponse{Entry: entryProto(e)}), nil
+}
+
+func shiftProto(sh counter.Shift) *counterv1.Shift {
+	p := &counterv1.Shift{ShiftId: sh.ID, OrganizationId: sh.OrganizationID, CounterId: sh.CounterID, UserId: sh.UserID,
+		Status: counterv1.ShiftStatus_SHIFT_STATUS_OPEN, OpeningFloat: money(sh.OpeningFloatMinor, sh.Currency),
+		OpenedAt: timestamppb.New(sh.OpenedAt)}
+	if !sh.Open() {
+		p.Status = counterv1.ShiftStatus_SHIFT_STATUS_CLOSED
+		p.ClosedAt = timestamppb.New(sh.ClosedAt)
+		p.CountedCash = money(sh.CountedMinor, sh.Currency)
+	}
+	return p
+}
+
+var entryKinds = map[counter.EntryKind]counterv1.CashEntryKind{
+	counter.Sale:   counterv1.CashEntryKind_CASH_ENTRY_KIND_SALE,
+	counter.Refund: counterv1.CashEntryKind_CASH_ENTRY_KIND_REFUND,
+	counter.Payout: counterv1.CashEntryKind_CASH_ENTRY_KIND_PAYOUT,
+}
+
+func entryProto(e counter.Entry) *counterv1.CashEntry {
+	return &counterv1.CashEntry{Kind: entryKinds[e.Kind], OrderId: e.OrderID, ShowId: e.ShowID,
+		Amount: money(e.AmountMinor, e.Currency), LedgerTxnId: e.TxnID, At: timestamppb.New(e.At)}
+}
+
+func reportProto(r counter.Report) *counterv1.ShiftReport {
+	cur := r.Shift.Currency
+	p := &counterv1.ShiftReport{Shift: shiftProto(r.Shift), Sales: int32(r.Sales), SalesTotal: money(r.SalesMinor, cur),
+		Refunds: int32(r.Refunds), RefundsTotal: money(r.RefundsMinor, cur), Payouts: int32(r.Payouts),
+		PayoutsTotal: money(r.PayoutsMinor, cur), ExpectedCash: money(r.ExpectedMinor, cur),
+		LedgerNet: money(r.LedgerNetMinor, cur)}
+	if !r.Shift.Open() {
+		p.Difference = money(r.DifferenceMinor, cur)
+	}
+	for _, e := range r.Entries {
+		p.Entries = append(p.Entries, entryProto(e))
+	}
+	return p
+}
