@@ -487,13 +487,13 @@ type authzWorld struct {
 	hold, order, paymentID, ticketID string
 	// phoneOrder is a paid order whose tickets went to matrixPhone.
 	phoneOrder string
-	endpointID                       int64
+	endpointID int64
 	// shiftID is manager-a's open counter shift ("": none), and shifts
 	// counts the shifts opened.
-	shiftID string
-	shifts  int
-	allocationID                     string
-	queueToken                       string
+	shiftID      string
+	shifts       int
+	allocationID string
+	queueToken   string
 }
 
 const bulkSeats = 80

@@ -108,14 +108,14 @@ type Show struct {
 	SeatCount          int  `json:"seat_count"`
 	// BlockedSeats are the places of SeatCount that never sell (the
 	// crew's): a listing's capacity leaves them out.
-	BlockedSeats int       `json:"blocked_seats,omitempty"`
+	BlockedSeats int `json:"blocked_seats,omitempty"`
 	// WalkInReserveSeats and WalkInReserve are the walk-in reserve
 	// (decision 0444): the seats, and the time before departure, that
 	// online and partner sales leave to the operator's counters.
 	WalkInReserveSeats int           `json:"walk_in_reserve_seats,omitempty"`
 	WalkInReserve      time.Duration `json:"walk_in_reserve,omitempty"`
-	CreatedBy    string    `json:"created_by"`
-	CreatedAt    time.Time `json:"created_at"`
+	CreatedBy          string        `json:"created_by"`
+	CreatedAt          time.Time     `json:"created_at"`
 	// WaitingRoom is the show's waiting room (R-9); nil when it has none.
 	WaitingRoom *WaitingRoom `json:"waiting_room,omitempty"`
 	// OrganizationID is the organisation whose members act on the show
