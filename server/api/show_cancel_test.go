@@ -16,26 +16,37 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	counterv1 "github.com/seatghor/seatghor/gen/seatghor/counter/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/internal/testkit/mailpittest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/notify"
 	"github.com/seatghor/seatghor/server/payment"
 )
 
-// cancelledShowWorld is a 40-seat coach with 30 paid bookings (every third
-// one a partner's), 4 orders awaiting payment and 2 live holds: what an
-// operator cancels in TestCancelShow.
+// cancelledShowWorld is a 40-seat coach with 30 paid bookings mixed across
+// the web, a partner and a counter (every third one each), 4 orders
+// awaiting payment and 2 live holds: what an operator cancels in
+// TestCancelShow.
 type cancelledShowWorld struct {
 	env                 *apptest.Env
 	clk                 *clock.Fake
 	show                int64
 	paid, unpaid, holds []string
-	paidTotal           int64
+	// cash are the paid orders sold for cash at the counter, in shift;
+	// paidTotal is what the others paid through the gateway, cashTotal
+	// what the counter took.
+	cash                 []string
+	shift                string
+	paidTotal, cashTotal int64
 }
+
+// isCash tells whether passenger i bought at the counter.
+func isCash(i int) bool { return i%3 == 2 }
 
 // phone is passenger i's mobile number, as the checkout form takes it.
 func phone(i int) string { return fmt.Sprintf("01711-%06d", i) }
@@ -66,12 +77,25 @@ func newCancelledShowWorld(t *testing.T, opts apptest.Options) *cancelledShowWor
 	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
 	req.StartsAt = timestamppb.New(start.Add(48 * time.Hour))
 	req.CancellationFeeBps = new(int32(1000)) // the buyer's own cancellation keeps 10 %; the operator's none
+	req.OrganizationId = "dhaka-express"
+	env.Member(t, "dhaka-express", "clerk", catalog.RoleCounter)
 	show := createShow(t, env, req)
 	w := &cancelledShowWorld{env: env, clk: clk, show: show.GetShowId()}
 	partner := newPartner(t, env, "Shohoz Travels", 500)
 	seats := rowsAZ(10)
 	seat := func(i int) string { return fmt.Sprintf("%s%d", seats[i/4], i%4+1) }
+	clerk := as(t, env, "clerk", auth.RoleOperator)
+	w.shift = openShift(t, clerk, "dhaka-express", "gabtoli", 0).GetShiftId()
 	for i := range 30 {
+		if isCash(i) {
+			s, err := clerk.counter.SellTickets(context.Background(), connect.NewRequest(&counterv1.SellTicketsRequest{
+				ShiftId: w.shift, ShowId: w.show, Seats: []string{seat(i)}, Contact: contact(i)}))
+			require.NoError(t, err)
+			w.paid = append(w.paid, s.Msg.GetOrder().GetOrderId())
+			w.cash = append(w.cash, s.Msg.GetOrder().GetOrderId())
+			w.cashTotal += s.Msg.GetEntry().GetAmount().GetAmountMinor()
+			continue
+		}
 		b := newBuyer(t, env, fmt.Sprintf("passenger-%d", i))
 		o := b.orderWith(w.show, contact(i), seat(i))
 		if i%3 == 0 {
@@ -123,8 +147,9 @@ func (w *cancelledShowWorld) cancelEvents(t *testing.T) map[string]int {
 }
 
 // check says the cancellation is through: every order cancelled once,
-// every paid one refunded in full exactly once at the gateway, nothing
-// held, the ledger balanced.
+// every one paid online refunded in full exactly once at the gateway,
+// every cash one owed in full once at the counter, nothing held, the
+// ledger balanced.
 func (w *cancelledShowWorld) check(t *testing.T, admin clients) *catalogv1.ShowCancellation {
 	t.Helper()
 	ctx := context.Background()
@@ -134,8 +159,8 @@ func (w *cancelledShowWorld) check(t *testing.T, admin clients) *catalogv1.ShowC
 		refunds[r.ChargeID] += r.AmountMinor
 		sum += r.AmountMinor
 	}
-	require.Len(t, refunds, 30, "one refund per paid booking")
-	require.Len(t, w.env.Gateway.Refunds(), 30, "never two")
+	require.Len(t, refunds, 20, "one refund per booking paid online")
+	require.Len(t, w.env.Gateway.Refunds(), 20, "never two")
 	require.Equal(t, w.paidTotal, sum, "each refunded in full: no fee when the operator cancels")
 	events := w.cancelEvents(t)
 	require.Len(t, events, 34, "every order, paid or not, is cancelled")
@@ -145,13 +170,15 @@ func (w *cancelledShowWorld) check(t *testing.T, admin clients) *catalogv1.ShowC
 	for _, id := range w.paid {
 		require.Equal(t, 1, journals(t, w.env, ledger.KindRefund, id), "one refund journal for %s", id)
 	}
-	trialBalance(t, w.env)
+	balances := trialBalance(t, w.env)
+	require.Equal(t, -w.cashTotal, balances[ledger.CounterOwed("dhaka-express", "gabtoli")], "the cash tickets are owed in full at the counter")
+	require.Equal(t, w.cashTotal, balances[ledger.CounterCash("dhaka-express", "gabtoli")], "none paid out yet")
 	got, err := admin.catalog.GetShowCancellation(ctx, connect.NewRequest(&catalogv1.GetShowCancellationRequest{ShowId: w.show}))
 	require.NoError(t, err)
 	c := got.Msg.GetCancellation()
 	require.Zero(t, c.GetOrdersLeft())
 	require.EqualValues(t, 34, c.GetOrdersCancelled())
-	require.EqualValues(t, 30, c.GetRefundsSucceeded())
+	require.EqualValues(t, 20, c.GetRefundsSucceeded(), "the cash ones are owed at the counter, not refunded online")
 	require.Zero(t, c.GetRefundsPending())
 	require.Zero(t, c.GetRefundsFailed())
 	require.Equal(t, w.paidTotal, c.GetRefunded().GetAmountMinor())
@@ -227,6 +254,28 @@ func TestCancelShow(t *testing.T) {
 	settle(t, w.env)
 	c = w.check(t, admin)
 	require.NotNil(t, c.GetDoneAt(), "done after the grace")
+
+	// The cash is paid out at the counter, once, and the shift's report
+	// and the ledger say so.
+	clerk := as(t, w.env, "clerk", auth.RoleOperator)
+	out, err := clerk.counter.PayOwed(ctx, connect.NewRequest(&counterv1.PayOwedRequest{ShiftId: w.shift, OrderId: w.cash[0]}))
+	require.NoError(t, err)
+	require.Equal(t, counterv1.CashEntryKind_CASH_ENTRY_KIND_PAYOUT, out.Msg.GetEntry().GetKind())
+	twice, err := clerk.counter.PayOwed(ctx, connect.NewRequest(&counterv1.PayOwedRequest{ShiftId: w.shift, OrderId: w.cash[0]}))
+	require.NoError(t, err)
+	require.Equal(t, out.Msg.GetEntry().GetLedgerTxnId(), twice.Msg.GetEntry().GetLedgerTxnId(), "paid once")
+	_, err = clerk.counter.PayOwed(ctx, connect.NewRequest(&counterv1.PayOwedRequest{ShiftId: w.shift, OrderId: w.paid[0]}))
+	requireReason(t, err, connect.CodeFailedPrecondition, "COUNTER_REFUND_REFUSED")
+	report, err := clerk.counter.GetShift(ctx, connect.NewRequest(&counterv1.GetShiftRequest{ShiftId: w.shift}))
+	require.NoError(t, err)
+	r := report.Msg.GetReport()
+	require.EqualValues(t, 10, r.GetSales())
+	require.EqualValues(t, 1, r.GetPayouts())
+	paidOut := -out.Msg.GetEntry().GetAmount().GetAmountMinor()
+	require.Equal(t, w.cashTotal-paidOut, r.GetLedgerNet().GetAmountMinor())
+	require.Equal(t, w.cashTotal-paidOut, r.GetExpectedCash().GetAmountMinor())
+	balances := trialBalance(t, w.env)
+	require.Equal(t, paidOut-w.cashTotal, balances[ledger.CounterOwed("dhaka-express", "gabtoli")])
 }
 
 // TestCancelShowInterrupted: a job stopped after some orders (its context
@@ -316,10 +365,15 @@ func TestCancelShowTellsEveryPassengerOnce(t *testing.T) {
 	for i := range 30 {
 		texts := sms["+88"+strings.ReplaceAll(phone(i), "-", "")]
 		require.Len(t, texts, 1, "passenger %d told once by SMS", i)
-		if contact(i).GetLanguage() == "bn" {
+		switch {
+		case contact(i).GetLanguage() == "bn" && isCash(i):
+			require.Contains(t, texts[0], "কাউন্টার থেকে নগদ ফেরত নিন", "in Bengali as chosen at checkout; cash at the counter")
+		case contact(i).GetLanguage() == "bn":
 			require.Contains(t, texts[0], "বাতিল হয়েছে", "in Bengali as chosen at checkout")
-		} else {
-			require.Contains(t, texts[0], "refunded in full")
+		case isCash(i):
+			require.Contains(t, texts[0], "refunded in full in cash at the counter")
+		default:
+			require.Contains(t, texts[0], "refunded in full.")
 		}
 		if contact(i).GetEmail() != "" {
 			require.Equal(t, 1, mails[contact(i).GetEmail()], "passenger %d told once by e-mail", i)

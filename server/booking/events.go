@@ -75,7 +75,7 @@ func orderEvent(o Order, status OrderStatus, now time.Time) event {
 	case OrderCancelled:
 		return &eventsv1.OrderCancelled{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
 			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, CancelledBy: o.UserID, OccurredAt: at,
-			Journey: o.View}
+			Journey: o.View, PaidAtCounter: o.CounterShiftID != ""}
 	case OrderExpired:
 		return &eventsv1.OrderExpired{ShowId: o.ShowID, OrderId: o.ID, HoldId: o.HoldID, UserId: o.UserID,
 			Seats: seats, GaArea: area, Quantity: int32(quantity), Total: total, OccurredAt: at, Journey: o.View}

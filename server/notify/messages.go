@@ -121,6 +121,9 @@ type Cancellation struct {
 	Trip    Trip
 	// Refund is what goes back: the order's total, no fee kept.
 	Refund Money
+	// AtCounter: the order was paid in cash at a counter, where the cash
+	// is given back (decision 0443).
+	AtCounter bool
 }
 
 // TripCancelled is the message of a trip the operator cancelled, with the
@@ -130,12 +133,20 @@ func TripCancelled(lang display.Lang, c Cancellation) Message {
 	title := shorten(pick(lang, c.Trip.Title, c.Trip.TitleBn), 24)
 	if lang == display.Bengali {
 		amount := display.Money(c.Refund.Minor, c.Refund.Currency, display.Bengali)
+		back := "পুরো ফেরত দেওয়া হচ্ছে।"
+		if c.AtCounter {
+			back = "কাউন্টার থেকে নগদ ফেরত নিন।"
+		}
 		return Message{Subject: "যাত্রা বাতিল: " + title,
-			Text: fmt.Sprintf("সিটঘর: %s, %s বাতিল হয়েছে। অর্ডার %s-এর %s পুরো ফেরত দেওয়া হচ্ছে।", title, at, c.OrderID, amount)}
+			Text: fmt.Sprintf("সিটঘর: %s, %s বাতিল হয়েছে। অর্ডার %s-এর %s %s", title, at, c.OrderID, amount, back)}
+	}
+	back := "is refunded in full."
+	if c.AtCounter {
+		back = "is refunded in full in cash at the counter."
 	}
 	return Message{Subject: "Trip cancelled: " + title,
-		Text: fmt.Sprintf("Seatghor: %s, %s is cancelled by the operator. %s of order %s is refunded in full.",
-			title, at, smsMoney(c.Refund), c.OrderID)}
+		Text: fmt.Sprintf("Seatghor: %s, %s is cancelled by the operator. %s of order %s %s",
+			title, at, smsMoney(c.Refund), c.OrderID, back)}
 }
 
 // Refund is money given back for an order, other than for a cancelled trip.

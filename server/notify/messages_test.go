@@ -58,6 +58,10 @@ func TestOtherMessages(t *testing.T) {
 	require.Equal(t, "Seatghor: Dhaka to Sylhet, 30 Dec 07:30 is cancelled by the operator. Tk 2,400.00 of order ord_2_x is refunded in full.",
 		notify.TripCancelled(display.English, c).Text)
 	require.Contains(t, notify.TripCancelled(display.Bengali, c).Text, "৳২,৪০০.০০")
+	c.AtCounter = true // paid in cash at a counter (decision 0443)
+	require.Equal(t, "Seatghor: Dhaka to Sylhet, 30 Dec 07:30 is cancelled by the operator. Tk 2,400.00 of order ord_2_x is refunded in full in cash at the counter.",
+		notify.TripCancelled(display.English, c).Text)
+	require.Contains(t, notify.TripCancelled(display.Bengali, c).Text, "কাউন্টার থেকে নগদ ফেরত নিন")
 	r := notify.Refund{OrderID: "ord_2_x", Amount: notify.Money{Minor: 90000, Currency: "BDT"}, Fee: notify.Money{Minor: 10000, Currency: "BDT"}}
 	require.Equal(t, "Seatghor: Tk 900.00 of order ord_2_x is refunded. Cancellation fee kept: Tk 100.00.", notify.RefundIssued(display.English, r).Text)
 	require.Contains(t, notify.RefundIssued(display.Bengali, r).Text, "৳৯০০.০০")

@@ -1033,7 +1033,10 @@ type OrderCancelled struct {
 	// Bus trips with stops: the journey the seats are for (stop and counter
 	// ids always; names and times as the show's stops give them). Unset for a
 	// show without stops.
-	Journey       *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
+	Journey *v1.Journey `protobuf:"bytes,14,opt,name=journey,proto3" json:"journey,omitempty"`
+	// The order was paid in cash at an operator's counter (decision 0443):
+	// no RefundIssued follows; its money is given back in cash there.
+	PaidAtCounter bool `protobuf:"varint,15,opt,name=paid_at_counter,json=paidAtCounter,proto3" json:"paid_at_counter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1164,6 +1167,13 @@ func (x *OrderCancelled) GetJourney() *v1.Journey {
 		return x.Journey
 	}
 	return nil
+}
+
+func (x *OrderCancelled) GetPaidAtCounter() bool {
+	if x != nil {
+		return x.PaidAtCounter
+	}
+	return false
 }
 
 // OrderExpired: an order was not paid before its hold ran out.
@@ -3087,7 +3097,7 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"passengers\x18\x14 \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
 	"passengers\x125\n" +
 	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x125\n" +
-	"\acontact\x18\x15 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\xef\x03\n" +
+	"\acontact\x18\x15 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\x97\x04\n" +
 	"\x0eOrderCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -3104,7 +3114,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x0fseatmap_version\x18\f \x01(\x03R\x0eseatmapVersion\x12;\n" +
 	"\voccurred_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x125\n" +
-	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\"\x8d\x03\n" +
+	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12&\n" +
+	"\x0fpaid_at_counter\x18\x0f \x01(\bR\rpaidAtCounter\"\x8d\x03\n" +
 	"\fOrderExpired\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
