@@ -19,8 +19,9 @@ import (
 // timetable job makes the trips in the background once the workers start
 // (`make run` does not wait for them).
 
-// Counter is the demo network's counter clerk: gate staff of its
-// operators, who checks their passengers in.
+// Counter is the demo network's counter clerk: counter staff of its
+// operators (decision 0443), who sells their seats for cash in a shift and
+// checks their passengers in.
 const Counter = "demo-counter"
 
 // Operator is a demo bus company.
@@ -180,7 +181,7 @@ func LoadNetwork(ctx context.Context, cat *catalog.Service, net *network.Service
 		if _, err := cat.CreateOrganization(ctx, Manager, o.ID, o.Name, o.NameBn); err != nil {
 			return fmt.Errorf("demo operator %s: %w", o.ID, err)
 		}
-		for user, role := range map[string]catalog.Role{Manager: catalog.RoleManager, Counter: catalog.RoleGate} {
+		for user, role := range map[string]catalog.Role{Manager: catalog.RoleManager, Counter: catalog.RoleCounter} {
 			if _, err := cat.SetMember(ctx, Manager, o.ID, user, role); err != nil {
 				return fmt.Errorf("demo operator %s: %w", o.ID, err)
 			}
