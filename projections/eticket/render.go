@@ -183,7 +183,11 @@ type fonts struct {
 // loadFonts parses the embedded fonts. Each rendering has its own: the
 // projector renders orders in parallel, and canvas does not say its fonts
 // may be shared between goroutines.
-func loadFonts() (fonts, error) {
+func loadFonts() (fonts, error) { return loadFontsAt(18, 15, 11, 9) }
+
+// loadFontsAt is loadFonts with the sizes (in points) of the heading, big,
+// body and small faces.
+func loadFontsAt(heading, big, body, small float64) (fonts, error) {
 	latin, bengali, mono := canvas.NewFontFamily("Go"), canvas.NewFontFamily("Noto Sans Bengali"), canvas.NewFontFamily("Go Mono")
 	for _, l := range []struct {
 		family *canvas.FontFamily
@@ -201,8 +205,8 @@ func loadFonts() (fonts, error) {
 	face := func(size float64, style canvas.FontStyle) typeface {
 		return typeface{latin: latin.Face(size, canvas.Black, style), bengali: bengali.Face(size, canvas.Black, style)}
 	}
-	return fonts{heading: face(18, canvas.FontBold), big: face(15, canvas.FontBold), body: face(11, canvas.FontRegular),
-		small: face(9, canvas.FontRegular), mono: mono.Face(6.5, canvas.Black, canvas.FontRegular)}, nil
+	return fonts{heading: face(heading, canvas.FontBold), big: face(big, canvas.FontBold), body: face(body, canvas.FontRegular),
+		small: face(small, canvas.FontRegular), mono: mono.Face(6.5, canvas.Black, canvas.FontRegular)}, nil
 }
 
 // line draws s with its top-left corner at (x, y) and returns the y of the
@@ -210,6 +214,12 @@ func loadFonts() (fonts, error) {
 // the Latin one; spaces, digits and punctuation stay in the face of the
 // letters before them, so a run is shaped whole.
 func line(ctx *canvas.Context, x, y float64, face typeface, s string) float64 {
+	return lineIn(ctx, x, y, face, s, 0)
+}
+
+// lineIn is line wrapped at width (mm; 0: never), on as many lines as it
+// needs: a receipt's lines are short.
+func lineIn(ctx *canvas.Context, x, y float64, face typeface, s string, width float64) float64 {
 	rt := canvas.NewRichText(face.latin)
 	cur, start := face.latin, 0
 	for i, r := range s {
@@ -226,9 +236,12 @@ func line(ctx *canvas.Context, x, y float64, face typeface, s string) float64 {
 		}
 	}
 	rt.WriteFace(cur, s[start:])
-	text := rt.ToText(0, 0, canvas.Left, canvas.Top, nil)
+	text := rt.ToText(width, 0, canvas.Left, canvas.Top, nil)
 	ctx.DrawText(x, y, text)
-	return y - face.latin.Size*1.6 // the size (in mm) and leading
+	if width == 0 {
+		return y - face.latin.Size*1.6 // the size (in mm) and leading
+	}
+	return y - text.Bounds().H() - face.latin.Size*0.45
 }
 
 // isBengali: the Bengali block, the dandas and the zero-width (non-)joiners

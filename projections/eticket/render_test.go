@@ -131,18 +131,43 @@ func TestETicketNamesTheJourney(t *testing.T) {
 	}
 }
 
+// TestCounterTicketLooksAsRecorded renders the journey's order as a counter
+// prints it (decision 0443), in English and in Bengali: one page 80 mm wide
+// (227 pixels at 72 dpi) as long as its two tickets need, compared with
+// testdata/counter-<lang>.png (re-record as TestETicketLooksAsRecorded
+// says).
+func TestCounterTicketLooksAsRecorded(t *testing.T) {
+	show, tickets := journeyOrder()
+	for _, lang := range []display.Lang{display.English, display.Bengali} {
+		t.Run(string(lang), func(t *testing.T) {
+			pdf, err := RenderReceipt(show, Receipt{Buyer: "+8801711234567", Counter: "kalabagan"}, tickets, lang)
+			require.NoError(t, err)
+			got := matches(t, pdf, filepath.Join("testdata", "counter-"+string(lang)+".png"))
+			require.InDelta(t, 227, got.Bounds().Dx(), 1, "80 mm wide")
+			require.Greater(t, got.Bounds().Dy(), 2*got.Bounds().Dx(), "a roll as long as two tickets need")
+		})
+	}
+}
+
 // recorded renders tickets in lang and compares page 1 with the reference
 // image ref (or records it).
 func recorded(t *testing.T, show catalog.Show, tickets []ticket.Ticket, lang display.Lang, ref string) {
 	t.Helper()
 	pdf, err := Render(show, "rahima", tickets, lang)
 	require.NoError(t, err)
+	matches(t, pdf, ref)
+}
+
+// matches compares page 1 of pdf with the reference image ref (or records
+// it), and answers the rendering.
+func matches(t *testing.T, pdf []byte, ref string) image.Image {
+	t.Helper()
 	got := rasterise(t, pdf)
 	if *record {
 		var buf bytes.Buffer
 		require.NoError(t, png.Encode(&buf, got))
 		require.NoError(t, os.WriteFile(ref, buf.Bytes(), 0o644))
-		return
+		return got
 	}
 	f, err := os.Open(ref)
 	require.NoError(t, err, "no reference image; record one with -args -record")
@@ -150,6 +175,7 @@ func recorded(t *testing.T, show catalog.Show, tickets []ticket.Ticket, lang dis
 	want, err := png.Decode(f)
 	require.NoError(t, err)
 	compare(t, ref, want, got)
+	return got
 }
 
 // rasterise renders page 1 at 72 dpi, grey.

@@ -304,6 +304,9 @@ var authzMatrix = []authzRow{
 	{"seatghor.counter.v1.CounterService/PayOwed", func(w *authzWorld, _ caller) proto.Message {
 		return &counterv1.PayOwedRequest{ShiftId: w.counterShift(), OrderId: w.cashOrder()}
 	}, "unauth precond precond precond precond precond precond denied precond denied precond precond"},
+	{"seatghor.counter.v1.CounterService/GetCounterTicket", func(w *authzWorld, _ caller) proto.Message {
+		return &counterv1.GetCounterTicketRequest{OrderId: w.cashOrder(), Language: "bn"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.counter.v1.CounterService/CloseShift", func(w *authzWorld, _ caller) proto.Message {
 		w.closeShifts()
 		return &counterv1.CloseShiftRequest{ShiftId: w.counterShift(), CountedCash: &commonv1.Money{AmountMinor: 100000, Currency: "BDT"}}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -11,6 +12,7 @@ import (
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/counter"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/fault"
 )
 
@@ -173,4 +175,21 @@ func reportProto(r counter.Report) *counterv1.ShiftReport {
 		p.Entries = append(p.Entries, entryProto(e))
 	}
 	return p
+}
+
+// GetCounterTicket answers an order's tickets as an 80 mm PDF.
+func (h *counterHandler) GetCounterTicket(ctx context.Context, req *connect.Request[counterv1.GetCounterTicketRequest]) (*connect.Response[counterv1.GetCounterTicketResponse], error) {
+	p, err := h.staff(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lang := display.ParseLang(req.Msg.GetLanguage())
+	data, err := h.svc.Receipt(ctx, p.UserID, p.Is(auth.RoleAdmin), req.Msg.GetOrderId(), lang)
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	res := connect.NewResponse(&counterv1.GetCounterTicketResponse{Filename: fmt.Sprintf("ticket-%s-%s.pdf", req.Msg.GetOrderId(), lang),
+		ContentType: "application/pdf", Data: data})
+	res.Header().Set("Cache-Control", "private, no-store") // signed codes
+	return res, nil
 }

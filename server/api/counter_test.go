@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -80,6 +81,15 @@ func TestCounterShift(t *testing.T) {
 	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, first.GetOrder().GetStatus())
 	require.EqualValues(t, 170000, first.GetEntry().GetAmount().GetAmountMinor())
 	require.Equal(t, "booking:"+first.GetOrder().GetOrderId(), first.GetEntry().GetLedgerTxnId())
+	// The tickets print on the counter's 80 mm printer, for its staff.
+	pdf, err := clerk.counter.GetCounterTicket(ctx, connect.NewRequest(&counterv1.GetCounterTicketRequest{
+		OrderId: first.GetOrder().GetOrderId(), Language: "bn"}))
+	require.NoError(t, err)
+	require.Equal(t, "application/pdf", pdf.Msg.GetContentType())
+	require.True(t, strings.HasPrefix(string(pdf.Msg.GetData()), "%PDF-"))
+	require.True(t, strings.Contains(string(pdf.Msg.GetData()), "/MediaBox[0 0 226.77"), "80 mm wide")
+	_, err = other.counter.GetCounterTicket(ctx, connect.NewRequest(&counterv1.GetCounterTicketRequest{OrderId: first.GetOrder().GetOrderId()}))
+	requireReason(t, err, connect.CodePermissionDenied, "COUNTER_FORBIDDEN")
 	second, err := sell(clerk, shift.GetShiftId(), shows[1], "01711-000002", "B4")
 	require.NoError(t, err)
 	_, err = sell(clerk, shift.GetShiftId(), shows[1], "01711-000003", "B4")

@@ -31,6 +31,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/counter"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/keyset"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/migrations"
@@ -360,7 +361,11 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Network: a.Network, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
 		SeatMapShare: seatMapShare, SandboxSMS: cfg.Notify.SandboxSMS,
-		Counters: counter.NewService(a.Router, a.Booking, a.Catalog, ticket.OrderAdmitted, cfg.Clock),
+		Counters: counter.NewService(counter.Config{Router: a.Router, Sales: a.Booking, Members: a.Catalog,
+			Admitted: ticket.OrderAdmitted, Clock: cfg.Clock, Shows: a.Catalog, Codes: ticket.NewCodes(cfg.TicketKeys),
+			Print: func(show catalog.Show, buyer, counter string, tickets []ticket.Ticket, lang display.Lang) ([]byte, error) {
+				return eticket.RenderReceipt(show, eticket.Receipt{Buyer: buyer, Counter: counter}, tickets, lang)
+			}}),
 	}
 	if cfg.Notify.SMS != nil {
 		// Phone sign-in sends its codes by the buyers' SMS (decision 0436).

@@ -26,6 +26,7 @@ import (
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/shard"
+	"github.com/seatghor/seatghor/server/ticket"
 )
 
 // Members answers whether a user holds one of the roles in an
@@ -34,11 +35,34 @@ type Members interface {
 	HasRole(ctx context.Context, orgID, userID string, roles ...catalog.Role) (bool, error)
 }
 
-// Sales takes the holds and orders a counter sells (booking.Service).
+// Sales takes the holds and orders a counter sells, and reads them back
+// (booking.Service).
 type Sales interface {
 	CreateHold(ctx context.Context, userID string, req booking.HoldRequest) (booking.Hold, error)
 	Checkout(ctx context.Context, userID, holdID string, co booking.Checkout) (booking.Order, error)
 	ReleaseHold(ctx context.Context, userID, holdID string) (booking.Hold, error)
+	GetOrder(ctx context.Context, caller booking.Caller, orderID string) (booking.Order, error)
+}
+
+// Shows reads a show of the catalog (catalog.Service).
+type Shows interface {
+	GetShow(ctx context.Context, showID int64) (catalog.Show, error)
+}
+
+// Config is what the counters' service works with.
+type Config struct {
+	Router  *shard.Router
+	Sales   Sales
+	Members Members
+	// Admitted tells whether an order has a ticket checked in
+	// (ticket.OrderAdmitted): such an order is not taken back.
+	Admitted booking.AdmittedFunc
+	Clock    clock.Clock
+	// Shows, Codes and Print make the counter tickets (Receipt); without
+	// them GetCounterTicket is not served.
+	Shows Shows
+	Codes *ticket.Codes
+	Print PrintFunc
 }
 
 // Service is the counters' service.
@@ -48,14 +72,17 @@ type Service struct {
 	members  Members
 	admitted booking.AdmittedFunc
 	clock    clock.Clock
+	shows    Shows
+	codes    *ticket.Codes
+	print    PrintFunc
 	wait     time.Duration
 }
 
 // NewService returns the counters' service over the catalog and shards of
-// router. admitted tells whether an order has a ticket checked in
-// (ticket.OrderAdmitted): such an order is not taken back.
-func NewService(router *shard.Router, sales Sales, members Members, admitted booking.AdmittedFunc, clk clock.Clock) *Service {
-	return &Service{router: router, sales: sales, members: members, admitted: admitted, clock: clk, wait: 3 * time.Second}
+// cfg.Router.
+func NewService(cfg Config) *Service {
+	return &Service{router: cfg.Router, sales: cfg.Sales, members: cfg.Members, admitted: cfg.Admitted,
+		clock: cfg.Clock, shows: cfg.Shows, codes: cfg.Codes, print: cfg.Print, wait: 3 * time.Second}
 }
 
 func (s *Service) now() time.Time { return s.clock.Now().UTC() }

@@ -39,8 +39,13 @@ func insertEntry(ctx context.Context, tx pgx.Tx, e Entry) error {
 	return nil
 }
 
+// querier runs one query: a shard's pool or a transaction on it.
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // entryOf reads an order's entry of one kind in q, found false when none.
-func entryOf(ctx context.Context, q pgx.Tx, orderID string, kind EntryKind) (Entry, bool, error) {
+func entryOf(ctx context.Context, q querier, orderID string, kind EntryKind) (Entry, bool, error) {
 	e, err := scanEntry(q.QueryRow(ctx, `SELECT `+entryColumns+` FROM cash_entries WHERE order_id = $1 AND kind = $2`, orderID, kind))
 	found, err := pg.Found(err)
 	if err != nil {

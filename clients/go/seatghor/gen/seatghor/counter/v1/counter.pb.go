@@ -1163,6 +1163,125 @@ func (x *PayOwedResponse) GetEntry() *CashEntry {
 	return nil
 }
 
+// GetCounterTicketRequest names the order to print.
+type GetCounterTicketRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The order, confirmed, of one of the organisation's shows.
+	OrderId string `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
+	// "bn" or "en" (default).
+	Language      string `protobuf:"bytes,2,opt,name=language,proto3" json:"language,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCounterTicketRequest) Reset() {
+	*x = GetCounterTicketRequest{}
+	mi := &file_seatghor_counter_v1_counter_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCounterTicketRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCounterTicketRequest) ProtoMessage() {}
+
+func (x *GetCounterTicketRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_counter_v1_counter_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCounterTicketRequest.ProtoReflect.Descriptor instead.
+func (*GetCounterTicketRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_counter_v1_counter_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *GetCounterTicketRequest) GetOrderId() string {
+	if x != nil {
+		return x.OrderId
+	}
+	return ""
+}
+
+func (x *GetCounterTicketRequest) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+// GetCounterTicketResponse is the PDF.
+type GetCounterTicketResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A file name for it.
+	Filename string `protobuf:"bytes,1,opt,name=filename,proto3" json:"filename,omitempty"`
+	// application/pdf.
+	ContentType string `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	// The PDF, 80 mm wide.
+	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCounterTicketResponse) Reset() {
+	*x = GetCounterTicketResponse{}
+	mi := &file_seatghor_counter_v1_counter_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCounterTicketResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCounterTicketResponse) ProtoMessage() {}
+
+func (x *GetCounterTicketResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_counter_v1_counter_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCounterTicketResponse.ProtoReflect.Descriptor instead.
+func (*GetCounterTicketResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_counter_v1_counter_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *GetCounterTicketResponse) GetFilename() string {
+	if x != nil {
+		return x.Filename
+	}
+	return ""
+}
+
+func (x *GetCounterTicketResponse) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
+func (x *GetCounterTicketResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 var File_seatghor_counter_v1_counter_proto protoreflect.FileDescriptor
 
 const file_seatghor_counter_v1_counter_proto_rawDesc = "" +
@@ -1244,7 +1363,15 @@ const file_seatghor_counter_v1_counter_proto_rawDesc = "" +
 	"\bshift_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\ashiftId\x12$\n" +
 	"\border_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\aorderId\"G\n" +
 	"\x0fPayOwedResponse\x124\n" +
-	"\x05entry\x18\x01 \x01(\v2\x1e.seatghor.counter.v1.CashEntryR\x05entry*[\n" +
+	"\x05entry\x18\x01 \x01(\v2\x1e.seatghor.counter.v1.CashEntryR\x05entry\"l\n" +
+	"\x17GetCounterTicketRequest\x12$\n" +
+	"\border_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\aorderId\x12+\n" +
+	"\blanguage\x18\x02 \x01(\tB\x0f\xbaH\fr\n" +
+	"R\x00R\x02enR\x02bnR\blanguage\"m\n" +
+	"\x18GetCounterTicketResponse\x12\x1a\n" +
+	"\bfilename\x18\x01 \x01(\tR\bfilename\x12!\n" +
+	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data*[\n" +
 	"\vShiftStatus\x12\x1c\n" +
 	"\x18SHIFT_STATUS_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11SHIFT_STATUS_OPEN\x10\x01\x12\x17\n" +
@@ -1253,7 +1380,7 @@ const file_seatghor_counter_v1_counter_proto_rawDesc = "" +
 	"\x1bCASH_ENTRY_KIND_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CASH_ENTRY_KIND_SALE\x10\x01\x12\x1a\n" +
 	"\x16CASH_ENTRY_KIND_REFUND\x10\x02\x12\x1a\n" +
-	"\x16CASH_ENTRY_KIND_PAYOUT\x10\x032\xd4\x06\n" +
+	"\x16CASH_ENTRY_KIND_PAYOUT\x10\x032\xf7\a\n" +
 	"\x0eCounterService\x12y\n" +
 	"\tOpenShift\x12%.seatghor.counter.v1.OpenShiftRequest\x1a&.seatghor.counter.v1.OpenShiftResponse\"\x1d\x82\xd3\xe4\x93\x02\x17:\x01*\"\x12/v1/counter-shifts\x12\x81\x01\n" +
 	"\bGetShift\x12$.seatghor.counter.v1.GetShiftRequest\x1a%.seatghor.counter.v1.GetShiftResponse\"(\x82\xd3\xe4\x93\x02\x1f\x12\x1d/v1/counter-shifts/{shift_id}\x90\x02\x01\x12\x8d\x01\n" +
@@ -1261,7 +1388,8 @@ const file_seatghor_counter_v1_counter_proto_rawDesc = "" +
 	"CloseShift\x12&.seatghor.counter.v1.CloseShiftRequest\x1a'.seatghor.counter.v1.CloseShiftResponse\".\x82\xd3\xe4\x93\x02(:\x01*\"#/v1/counter-shifts/{shift_id}:close\x12\x8f\x01\n" +
 	"\vSellTickets\x12'.seatghor.counter.v1.SellTicketsRequest\x1a(.seatghor.counter.v1.SellTicketsResponse\"-\x82\xd3\xe4\x93\x02':\x01*\"\"/v1/counter-shifts/{shift_id}:sell\x12\x97\x01\n" +
 	"\rRefundTickets\x12).seatghor.counter.v1.RefundTicketsRequest\x1a*.seatghor.counter.v1.RefundTicketsResponse\"/\x82\xd3\xe4\x93\x02):\x01*\"$/v1/counter-shifts/{shift_id}:refund\x12\x86\x01\n" +
-	"\aPayOwed\x12#.seatghor.counter.v1.PayOwedRequest\x1a$.seatghor.counter.v1.PayOwedResponse\"0\x82\xd3\xe4\x93\x02*:\x01*\"%/v1/counter-shifts/{shift_id}:payOwedB\xe9\x01\n" +
+	"\aPayOwed\x12#.seatghor.counter.v1.PayOwedRequest\x1a$.seatghor.counter.v1.PayOwedResponse\"0\x82\xd3\xe4\x93\x02*:\x01*\"%/v1/counter-shifts/{shift_id}:payOwed\x12\xa0\x01\n" +
+	"\x10GetCounterTicket\x12,.seatghor.counter.v1.GetCounterTicketRequest\x1a-.seatghor.counter.v1.GetCounterTicketResponse\"/\x82\xd3\xe4\x93\x02&\x12$/v1/orders/{order_id}/counter-ticket\x90\x02\x01B\xe9\x01\n" +
 	"\x17com.seatghor.counter.v1B\fCounterProtoP\x01ZRgithub.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/counter/v1;counterv1\xa2\x02\x03SCX\xaa\x02\x13Seatghor.Counter.V1\xca\x02\x13Seatghor\\Counter\\V1\xe2\x02\x1fSeatghor\\Counter\\V1\\GPBMetadata\xea\x02\x15Seatghor::Counter::V1b\x06proto3"
 
 var (
@@ -1277,60 +1405,62 @@ func file_seatghor_counter_v1_counter_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_counter_v1_counter_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_counter_v1_counter_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
+var file_seatghor_counter_v1_counter_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_seatghor_counter_v1_counter_proto_goTypes = []any{
-	(ShiftStatus)(0),              // 0: seatghor.counter.v1.ShiftStatus
-	(CashEntryKind)(0),            // 1: seatghor.counter.v1.CashEntryKind
-	(*Shift)(nil),                 // 2: seatghor.counter.v1.Shift
-	(*ShiftReport)(nil),           // 3: seatghor.counter.v1.ShiftReport
-	(*CashEntry)(nil),             // 4: seatghor.counter.v1.CashEntry
-	(*OpenShiftRequest)(nil),      // 5: seatghor.counter.v1.OpenShiftRequest
-	(*OpenShiftResponse)(nil),     // 6: seatghor.counter.v1.OpenShiftResponse
-	(*GetShiftRequest)(nil),       // 7: seatghor.counter.v1.GetShiftRequest
-	(*GetShiftResponse)(nil),      // 8: seatghor.counter.v1.GetShiftResponse
-	(*CloseShiftRequest)(nil),     // 9: seatghor.counter.v1.CloseShiftRequest
-	(*CloseShiftResponse)(nil),    // 10: seatghor.counter.v1.CloseShiftResponse
-	(*SellTicketsRequest)(nil),    // 11: seatghor.counter.v1.SellTicketsRequest
-	(*SellTicketsResponse)(nil),   // 12: seatghor.counter.v1.SellTicketsResponse
-	(*RefundTicketsRequest)(nil),  // 13: seatghor.counter.v1.RefundTicketsRequest
-	(*RefundTicketsResponse)(nil), // 14: seatghor.counter.v1.RefundTicketsResponse
-	(*PayOwedRequest)(nil),        // 15: seatghor.counter.v1.PayOwedRequest
-	(*PayOwedResponse)(nil),       // 16: seatghor.counter.v1.PayOwedResponse
-	(*v1.Money)(nil),              // 17: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil), // 18: google.protobuf.Timestamp
-	(*v1.Journey)(nil),            // 19: seatghor.common.v1.Journey
-	(*v1.Passenger)(nil),          // 20: seatghor.common.v1.Passenger
-	(*v1.Contact)(nil),            // 21: seatghor.common.v1.Contact
-	(*v11.Order)(nil),             // 22: seatghor.booking.v1.Order
+	(ShiftStatus)(0),                 // 0: seatghor.counter.v1.ShiftStatus
+	(CashEntryKind)(0),               // 1: seatghor.counter.v1.CashEntryKind
+	(*Shift)(nil),                    // 2: seatghor.counter.v1.Shift
+	(*ShiftReport)(nil),              // 3: seatghor.counter.v1.ShiftReport
+	(*CashEntry)(nil),                // 4: seatghor.counter.v1.CashEntry
+	(*OpenShiftRequest)(nil),         // 5: seatghor.counter.v1.OpenShiftRequest
+	(*OpenShiftResponse)(nil),        // 6: seatghor.counter.v1.OpenShiftResponse
+	(*GetShiftRequest)(nil),          // 7: seatghor.counter.v1.GetShiftRequest
+	(*GetShiftResponse)(nil),         // 8: seatghor.counter.v1.GetShiftResponse
+	(*CloseShiftRequest)(nil),        // 9: seatghor.counter.v1.CloseShiftRequest
+	(*CloseShiftResponse)(nil),       // 10: seatghor.counter.v1.CloseShiftResponse
+	(*SellTicketsRequest)(nil),       // 11: seatghor.counter.v1.SellTicketsRequest
+	(*SellTicketsResponse)(nil),      // 12: seatghor.counter.v1.SellTicketsResponse
+	(*RefundTicketsRequest)(nil),     // 13: seatghor.counter.v1.RefundTicketsRequest
+	(*RefundTicketsResponse)(nil),    // 14: seatghor.counter.v1.RefundTicketsResponse
+	(*PayOwedRequest)(nil),           // 15: seatghor.counter.v1.PayOwedRequest
+	(*PayOwedResponse)(nil),          // 16: seatghor.counter.v1.PayOwedResponse
+	(*GetCounterTicketRequest)(nil),  // 17: seatghor.counter.v1.GetCounterTicketRequest
+	(*GetCounterTicketResponse)(nil), // 18: seatghor.counter.v1.GetCounterTicketResponse
+	(*v1.Money)(nil),                 // 19: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil),    // 20: google.protobuf.Timestamp
+	(*v1.Journey)(nil),               // 21: seatghor.common.v1.Journey
+	(*v1.Passenger)(nil),             // 22: seatghor.common.v1.Passenger
+	(*v1.Contact)(nil),               // 23: seatghor.common.v1.Contact
+	(*v11.Order)(nil),                // 24: seatghor.booking.v1.Order
 }
 var file_seatghor_counter_v1_counter_proto_depIdxs = []int32{
 	0,  // 0: seatghor.counter.v1.Shift.status:type_name -> seatghor.counter.v1.ShiftStatus
-	17, // 1: seatghor.counter.v1.Shift.opening_float:type_name -> seatghor.common.v1.Money
-	18, // 2: seatghor.counter.v1.Shift.opened_at:type_name -> google.protobuf.Timestamp
-	18, // 3: seatghor.counter.v1.Shift.closed_at:type_name -> google.protobuf.Timestamp
-	17, // 4: seatghor.counter.v1.Shift.counted_cash:type_name -> seatghor.common.v1.Money
+	19, // 1: seatghor.counter.v1.Shift.opening_float:type_name -> seatghor.common.v1.Money
+	20, // 2: seatghor.counter.v1.Shift.opened_at:type_name -> google.protobuf.Timestamp
+	20, // 3: seatghor.counter.v1.Shift.closed_at:type_name -> google.protobuf.Timestamp
+	19, // 4: seatghor.counter.v1.Shift.counted_cash:type_name -> seatghor.common.v1.Money
 	2,  // 5: seatghor.counter.v1.ShiftReport.shift:type_name -> seatghor.counter.v1.Shift
-	17, // 6: seatghor.counter.v1.ShiftReport.sales_total:type_name -> seatghor.common.v1.Money
-	17, // 7: seatghor.counter.v1.ShiftReport.refunds_total:type_name -> seatghor.common.v1.Money
-	17, // 8: seatghor.counter.v1.ShiftReport.payouts_total:type_name -> seatghor.common.v1.Money
-	17, // 9: seatghor.counter.v1.ShiftReport.expected_cash:type_name -> seatghor.common.v1.Money
-	17, // 10: seatghor.counter.v1.ShiftReport.ledger_net:type_name -> seatghor.common.v1.Money
-	17, // 11: seatghor.counter.v1.ShiftReport.difference:type_name -> seatghor.common.v1.Money
+	19, // 6: seatghor.counter.v1.ShiftReport.sales_total:type_name -> seatghor.common.v1.Money
+	19, // 7: seatghor.counter.v1.ShiftReport.refunds_total:type_name -> seatghor.common.v1.Money
+	19, // 8: seatghor.counter.v1.ShiftReport.payouts_total:type_name -> seatghor.common.v1.Money
+	19, // 9: seatghor.counter.v1.ShiftReport.expected_cash:type_name -> seatghor.common.v1.Money
+	19, // 10: seatghor.counter.v1.ShiftReport.ledger_net:type_name -> seatghor.common.v1.Money
+	19, // 11: seatghor.counter.v1.ShiftReport.difference:type_name -> seatghor.common.v1.Money
 	4,  // 12: seatghor.counter.v1.ShiftReport.entries:type_name -> seatghor.counter.v1.CashEntry
 	1,  // 13: seatghor.counter.v1.CashEntry.kind:type_name -> seatghor.counter.v1.CashEntryKind
-	17, // 14: seatghor.counter.v1.CashEntry.amount:type_name -> seatghor.common.v1.Money
-	18, // 15: seatghor.counter.v1.CashEntry.at:type_name -> google.protobuf.Timestamp
-	17, // 16: seatghor.counter.v1.OpenShiftRequest.opening_float:type_name -> seatghor.common.v1.Money
+	19, // 14: seatghor.counter.v1.CashEntry.amount:type_name -> seatghor.common.v1.Money
+	20, // 15: seatghor.counter.v1.CashEntry.at:type_name -> google.protobuf.Timestamp
+	19, // 16: seatghor.counter.v1.OpenShiftRequest.opening_float:type_name -> seatghor.common.v1.Money
 	2,  // 17: seatghor.counter.v1.OpenShiftResponse.shift:type_name -> seatghor.counter.v1.Shift
 	3,  // 18: seatghor.counter.v1.GetShiftResponse.report:type_name -> seatghor.counter.v1.ShiftReport
-	17, // 19: seatghor.counter.v1.CloseShiftRequest.counted_cash:type_name -> seatghor.common.v1.Money
+	19, // 19: seatghor.counter.v1.CloseShiftRequest.counted_cash:type_name -> seatghor.common.v1.Money
 	3,  // 20: seatghor.counter.v1.CloseShiftResponse.report:type_name -> seatghor.counter.v1.ShiftReport
-	19, // 21: seatghor.counter.v1.SellTicketsRequest.journey:type_name -> seatghor.common.v1.Journey
-	20, // 22: seatghor.counter.v1.SellTicketsRequest.passengers:type_name -> seatghor.common.v1.Passenger
-	21, // 23: seatghor.counter.v1.SellTicketsRequest.contact:type_name -> seatghor.common.v1.Contact
-	22, // 24: seatghor.counter.v1.SellTicketsResponse.order:type_name -> seatghor.booking.v1.Order
+	21, // 21: seatghor.counter.v1.SellTicketsRequest.journey:type_name -> seatghor.common.v1.Journey
+	22, // 22: seatghor.counter.v1.SellTicketsRequest.passengers:type_name -> seatghor.common.v1.Passenger
+	23, // 23: seatghor.counter.v1.SellTicketsRequest.contact:type_name -> seatghor.common.v1.Contact
+	24, // 24: seatghor.counter.v1.SellTicketsResponse.order:type_name -> seatghor.booking.v1.Order
 	4,  // 25: seatghor.counter.v1.SellTicketsResponse.entry:type_name -> seatghor.counter.v1.CashEntry
-	22, // 26: seatghor.counter.v1.RefundTicketsResponse.order:type_name -> seatghor.booking.v1.Order
+	24, // 26: seatghor.counter.v1.RefundTicketsResponse.order:type_name -> seatghor.booking.v1.Order
 	4,  // 27: seatghor.counter.v1.RefundTicketsResponse.entry:type_name -> seatghor.counter.v1.CashEntry
 	4,  // 28: seatghor.counter.v1.PayOwedResponse.entry:type_name -> seatghor.counter.v1.CashEntry
 	5,  // 29: seatghor.counter.v1.CounterService.OpenShift:input_type -> seatghor.counter.v1.OpenShiftRequest
@@ -1339,14 +1469,16 @@ var file_seatghor_counter_v1_counter_proto_depIdxs = []int32{
 	11, // 32: seatghor.counter.v1.CounterService.SellTickets:input_type -> seatghor.counter.v1.SellTicketsRequest
 	13, // 33: seatghor.counter.v1.CounterService.RefundTickets:input_type -> seatghor.counter.v1.RefundTicketsRequest
 	15, // 34: seatghor.counter.v1.CounterService.PayOwed:input_type -> seatghor.counter.v1.PayOwedRequest
-	6,  // 35: seatghor.counter.v1.CounterService.OpenShift:output_type -> seatghor.counter.v1.OpenShiftResponse
-	8,  // 36: seatghor.counter.v1.CounterService.GetShift:output_type -> seatghor.counter.v1.GetShiftResponse
-	10, // 37: seatghor.counter.v1.CounterService.CloseShift:output_type -> seatghor.counter.v1.CloseShiftResponse
-	12, // 38: seatghor.counter.v1.CounterService.SellTickets:output_type -> seatghor.counter.v1.SellTicketsResponse
-	14, // 39: seatghor.counter.v1.CounterService.RefundTickets:output_type -> seatghor.counter.v1.RefundTicketsResponse
-	16, // 40: seatghor.counter.v1.CounterService.PayOwed:output_type -> seatghor.counter.v1.PayOwedResponse
-	35, // [35:41] is the sub-list for method output_type
-	29, // [29:35] is the sub-list for method input_type
+	17, // 35: seatghor.counter.v1.CounterService.GetCounterTicket:input_type -> seatghor.counter.v1.GetCounterTicketRequest
+	6,  // 36: seatghor.counter.v1.CounterService.OpenShift:output_type -> seatghor.counter.v1.OpenShiftResponse
+	8,  // 37: seatghor.counter.v1.CounterService.GetShift:output_type -> seatghor.counter.v1.GetShiftResponse
+	10, // 38: seatghor.counter.v1.CounterService.CloseShift:output_type -> seatghor.counter.v1.CloseShiftResponse
+	12, // 39: seatghor.counter.v1.CounterService.SellTickets:output_type -> seatghor.counter.v1.SellTicketsResponse
+	14, // 40: seatghor.counter.v1.CounterService.RefundTickets:output_type -> seatghor.counter.v1.RefundTicketsResponse
+	16, // 41: seatghor.counter.v1.CounterService.PayOwed:output_type -> seatghor.counter.v1.PayOwedResponse
+	18, // 42: seatghor.counter.v1.CounterService.GetCounterTicket:output_type -> seatghor.counter.v1.GetCounterTicketResponse
+	36, // [36:43] is the sub-list for method output_type
+	29, // [29:36] is the sub-list for method input_type
 	29, // [29:29] is the sub-list for extension type_name
 	29, // [29:29] is the sub-list for extension extendee
 	0,  // [0:29] is the sub-list for field type_name
@@ -1363,7 +1495,7 @@ func file_seatghor_counter_v1_counter_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_counter_v1_counter_proto_rawDesc), len(file_seatghor_counter_v1_counter_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   15,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -49,6 +49,9 @@ const (
 	CounterServiceRefundTicketsProcedure = "/seatghor.counter.v1.CounterService/RefundTickets"
 	// CounterServicePayOwedProcedure is the fully-qualified name of the CounterService's PayOwed RPC.
 	CounterServicePayOwedProcedure = "/seatghor.counter.v1.CounterService/PayOwed"
+	// CounterServiceGetCounterTicketProcedure is the fully-qualified name of the CounterService's
+	// GetCounterTicket RPC.
+	CounterServiceGetCounterTicketProcedure = "/seatghor.counter.v1.CounterService/GetCounterTicket"
 )
 
 // CounterServiceClient is a client for the seatghor.counter.v1.CounterService service.
@@ -83,6 +86,12 @@ type CounterServiceClient interface {
 	// ticket of a trip the operator cancelled (recorded as owed at the
 	// counter that sold it). Paying again answers the first payment.
 	PayOwed(context.Context, *connect.Request[v1.PayOwedRequest]) (*connect.Response[v1.PayOwedResponse], error)
+	// GetCounterTicket is a confirmed order's tickets laid out for an 80 mm
+	// thermal printer (a PDF as long as its tickets need), in Bengali or
+	// English, each with its QR code: printed at the counter after a sale
+	// and again on request. Counter staff and managers of the show's
+	// organisation, admins.
+	GetCounterTicket(context.Context, *connect.Request[v1.GetCounterTicketRequest]) (*connect.Response[v1.GetCounterTicketResponse], error)
 }
 
 // NewCounterServiceClient constructs a client for the seatghor.counter.v1.CounterService service.
@@ -133,17 +142,25 @@ func NewCounterServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(counterServiceMethods.ByName("PayOwed")),
 			connect.WithClientOptions(opts...),
 		),
+		getCounterTicket: connect.NewClient[v1.GetCounterTicketRequest, v1.GetCounterTicketResponse](
+			httpClient,
+			baseURL+CounterServiceGetCounterTicketProcedure,
+			connect.WithSchema(counterServiceMethods.ByName("GetCounterTicket")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // counterServiceClient implements CounterServiceClient.
 type counterServiceClient struct {
-	openShift     *connect.Client[v1.OpenShiftRequest, v1.OpenShiftResponse]
-	getShift      *connect.Client[v1.GetShiftRequest, v1.GetShiftResponse]
-	closeShift    *connect.Client[v1.CloseShiftRequest, v1.CloseShiftResponse]
-	sellTickets   *connect.Client[v1.SellTicketsRequest, v1.SellTicketsResponse]
-	refundTickets *connect.Client[v1.RefundTicketsRequest, v1.RefundTicketsResponse]
-	payOwed       *connect.Client[v1.PayOwedRequest, v1.PayOwedResponse]
+	openShift        *connect.Client[v1.OpenShiftRequest, v1.OpenShiftResponse]
+	getShift         *connect.Client[v1.GetShiftRequest, v1.GetShiftResponse]
+	closeShift       *connect.Client[v1.CloseShiftRequest, v1.CloseShiftResponse]
+	sellTickets      *connect.Client[v1.SellTicketsRequest, v1.SellTicketsResponse]
+	refundTickets    *connect.Client[v1.RefundTicketsRequest, v1.RefundTicketsResponse]
+	payOwed          *connect.Client[v1.PayOwedRequest, v1.PayOwedResponse]
+	getCounterTicket *connect.Client[v1.GetCounterTicketRequest, v1.GetCounterTicketResponse]
 }
 
 // OpenShift calls seatghor.counter.v1.CounterService.OpenShift.
@@ -174,6 +191,11 @@ func (c *counterServiceClient) RefundTickets(ctx context.Context, req *connect.R
 // PayOwed calls seatghor.counter.v1.CounterService.PayOwed.
 func (c *counterServiceClient) PayOwed(ctx context.Context, req *connect.Request[v1.PayOwedRequest]) (*connect.Response[v1.PayOwedResponse], error) {
 	return c.payOwed.CallUnary(ctx, req)
+}
+
+// GetCounterTicket calls seatghor.counter.v1.CounterService.GetCounterTicket.
+func (c *counterServiceClient) GetCounterTicket(ctx context.Context, req *connect.Request[v1.GetCounterTicketRequest]) (*connect.Response[v1.GetCounterTicketResponse], error) {
+	return c.getCounterTicket.CallUnary(ctx, req)
 }
 
 // CounterServiceHandler is an implementation of the seatghor.counter.v1.CounterService service.
@@ -208,6 +230,12 @@ type CounterServiceHandler interface {
 	// ticket of a trip the operator cancelled (recorded as owed at the
 	// counter that sold it). Paying again answers the first payment.
 	PayOwed(context.Context, *connect.Request[v1.PayOwedRequest]) (*connect.Response[v1.PayOwedResponse], error)
+	// GetCounterTicket is a confirmed order's tickets laid out for an 80 mm
+	// thermal printer (a PDF as long as its tickets need), in Bengali or
+	// English, each with its QR code: printed at the counter after a sale
+	// and again on request. Counter staff and managers of the show's
+	// organisation, admins.
+	GetCounterTicket(context.Context, *connect.Request[v1.GetCounterTicketRequest]) (*connect.Response[v1.GetCounterTicketResponse], error)
 }
 
 // NewCounterServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -254,6 +282,13 @@ func NewCounterServiceHandler(svc CounterServiceHandler, opts ...connect.Handler
 		connect.WithSchema(counterServiceMethods.ByName("PayOwed")),
 		connect.WithHandlerOptions(opts...),
 	)
+	counterServiceGetCounterTicketHandler := connect.NewUnaryHandler(
+		CounterServiceGetCounterTicketProcedure,
+		svc.GetCounterTicket,
+		connect.WithSchema(counterServiceMethods.ByName("GetCounterTicket")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.counter.v1.CounterService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case CounterServiceOpenShiftProcedure:
@@ -268,6 +303,8 @@ func NewCounterServiceHandler(svc CounterServiceHandler, opts ...connect.Handler
 			counterServiceRefundTicketsHandler.ServeHTTP(w, r)
 		case CounterServicePayOwedProcedure:
 			counterServicePayOwedHandler.ServeHTTP(w, r)
+		case CounterServiceGetCounterTicketProcedure:
+			counterServiceGetCounterTicketHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -299,4 +336,8 @@ func (UnimplementedCounterServiceHandler) RefundTickets(context.Context, *connec
 
 func (UnimplementedCounterServiceHandler) PayOwed(context.Context, *connect.Request[v1.PayOwedRequest]) (*connect.Response[v1.PayOwedResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.counter.v1.CounterService.PayOwed is not implemented"))
+}
+
+func (UnimplementedCounterServiceHandler) GetCounterTicket(context.Context, *connect.Request[v1.GetCounterTicketRequest]) (*connect.Response[v1.GetCounterTicketResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.counter.v1.CounterService.GetCounterTicket is not implemented"))
 }

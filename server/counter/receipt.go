@@ -1,0 +1,97 @@
+package counter
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/ticket"
+)
+
+// PrintFunc lays an order's tickets out for a counter's 80 mm printer
+// (eticket.RenderReceipt): the show, the buyer's phone, the counter that
+// sold it ("" for none) and the tickets, in lang.
+type PrintFunc func(show catalog.Show, buyer, counter string, tickets []ticket.Ticket, lang display.Lang) ([]byte, error)
+
+// Receipt is a confirmed order's tickets as a counter prints them, for
+// counter staff and managers of the show's organisation and admins: the
+// same tickets, numbers and signed codes as the e-tickets (the hold's
+// seats in its order, ticket.FromBooking).
+func (s *Service) Receipt(ctx context.Context, userID string, admin bool, orderID string, lang display.Lang) ([]byte, error) {
+	if s.print == nil || s.codes == nil || s.shows == nil {
+		return nil, fault.New(fault.NotServed, "counter tickets are not printed here")
+	}
+	o, err := s.sales.GetOrder(ctx, booking.Caller{Admin: true}, orderID)
+	if err != nil {
+		return nil, err
+	}
+	show, err := s.shows.GetShow(ctx, o.ShowID)
+	if err != nil {
+		return nil, err
+	}
+	if !admin {
+		ok, err := s.members.HasRole(ctx, show.OrganizationID, userID, catalog.RoleCounter, catalog.RoleManager)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || show.OrganizationID == "" {
+			return nil, fault.New(fault.CounterForbidden, "order %s is not of a show of yours to print", orderID)
+		}
+	}
+	if o.Status != booking.OrderConfirmed {
+		return nil, fault.New(fault.BookingNotAllowed, "order %s is %s: only a confirmed order's tickets print", orderID, o.Status)
+	}
+	pool, err := s.shardOf(ctx, o.ShowID)
+	if err != nil {
+		return nil, err
+	}
+	// The manifest's line of the order has its hold's seats in the hold's
+	// order, which numbers the tickets.
+	m, err := booking.ListManifest(ctx, pool, o.ShowID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if len(m) != 1 {
+		return nil, fmt.Errorf("order %s of show %d is confirmed but not in its manifest", orderID, o.ShowID)
+	}
+	tickets, err := ticket.FromBooking(confirmedEvent(o, m[0]), s.codes)
+	if err != nil {
+		return nil, err
+	}
+	counter := ""
+	if o.CounterShiftID != "" {
+		if sale, found, err := entryOf(ctx, pool, orderID, Sale); err != nil {
+			return nil, err
+		} else if found {
+			counter = sale.CounterID
+		}
+	}
+	return s.print(show, o.Contact.Phone, counter, tickets, lang)
+}
+
+// confirmedEvent is what BookingConfirmed said of order o, from its
+// manifest line m: the seats in the hold's order with their prices, the
+// passengers and the journey, as ticket.FromBooking reads them.
+func confirmedEvent(o booking.Order, m booking.ManifestOrder) *eventsv1.BookingConfirmed {
+	price := map[string]int64{}
+	for _, l := range o.Lines {
+		price[l.Seat] = l.AmountMinor
+	}
+	ev := &eventsv1.BookingConfirmed{ShowId: o.ShowID, OrderId: o.ID, UserId: o.UserID, Seats: m.Seats, GaArea: m.GAArea,
+		Quantity: int32(m.Quantity), Total: &commonv1.Money{AmountMinor: o.TotalMinor, Currency: o.Currency},
+		OccurredAt: timestamppb.New(o.UpdatedAt), Journey: o.View}
+	for _, seat := range m.Seats {
+		ev.SeatPricesMinor = append(ev.SeatPricesMinor, price[seat])
+	}
+	for _, p := range o.Passengers {
+		ev.Passengers = append(ev.Passengers, &commonv1.Passenger{Seat: p.Seat, Name: p.Name, Phone: p.Phone, Woman: p.Woman})
+	}
+	return ev
+}
