@@ -315,7 +315,7 @@ func (p *Projector) cancelled(ctx context.Context, eventID string, ev *eventsv1.
 	}
 	// The operator cancels with no fee: the refund is the order's total.
 	m := notify.TripCancelled(r.lang, notify.Cancellation{OrderID: ev.GetOrderId(), Trip: t,
-		Refund: notify.Money{Minor: ev.GetTotal().GetAmountMinor(), Currency: ev.GetTotal().GetCurrency()},
+		Refund:    notify.Money{Minor: ev.GetTotal().GetAmountMinor(), Currency: ev.GetTotal().GetCurrency()},
 		AtCounter: ev.GetPaidAtCounter()})
 	return p.send(ctx, eventID, "trip_cancelled", ev.GetOrderId(), r, m.Text, m)
 }
