@@ -70,6 +70,18 @@ await build({
   jsxImportSource: "preact",
   alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
 });
+// The operator's counter (src/counter, decision 0443): a bundle of its
+// own, assets/counter.js, like the manifest.
+await build({
+  ...common,
+  entryPoints: { counter: "src/counter/index.tsx" },
+  outdir: "dist/assets",
+  format: "esm",
+  target: ["es2022", "chrome100", "safari15.4", "firefox100"],
+  jsx: "automatic",
+  jsxImportSource: "preact",
+  alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
+});
 // The fonts stay files of their own beside app.css (its @font-face names
 // them), not inlined.
 await build({ ...common, entryPoints: ["src/app.css"], outfile: "dist/assets/app.css", external: ["*.woff2"] });

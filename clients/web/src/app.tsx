@@ -255,6 +255,33 @@ function ManifestRoute(props: { showId: bigint }) {
   return <div ref={el} />;
 }
 
+/** The operator's counter (src/counter), built on its own into assets/counter.js. */
+type CounterBundle = typeof import("./counter/index.js");
+
+/**
+ * The counter (decision 0443), staff's, is a bundle of its own loaded by
+ * its address, as the manifest is.
+ */
+function CounterRoute() {
+  const { lang, session } = useApp();
+  const el = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!session || !el.current) return;
+    const at = el.current;
+    let unmount: (() => void) | undefined;
+    let gone = false;
+    void (import(/* the counter's own bundle */ new URL("counter.js", import.meta.url).href) as Promise<CounterBundle>).then((m) => {
+      if (!gone) unmount = m.mount(at, { lang });
+    });
+    return () => {
+      gone = true;
+      unmount?.();
+    };
+  }, [lang, session]);
+  if (!session) return <NeedSession>{null}</NeedSession>;
+  return <div ref={el} />;
+}
+
 function route(place: Place) {
   const parts = place.path.split("/").filter(Boolean);
   switch (parts[0]) {
@@ -279,6 +306,8 @@ function route(place: Place) {
       return <Lazy load={findPage} orderId={new URLSearchParams(place.search).get("order") ?? ""} key={place.search} />;
     case "manifest":
       return <ManifestRoute showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
+    case "counter":
+      return <CounterRoute />;
     default:
       return <p class="note">404</p>;
   }

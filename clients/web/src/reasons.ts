@@ -7,23 +7,69 @@
 // `REASON: "sentence",`: the Go test reads them so.
 import type { ErrorReason } from "@seatghor/client";
 
-export const reasonsEn: Record<ErrorReason, string> = {
+/**
+ * The reasons only staff, operators, partners and admins meet: their words
+ * are in staffreasons.ts, which the staff's bundles (the counter, the
+ * manifest, the gate) load, so a buyer's first load carries none of them.
+ */
+export type StaffReason =
+  | "ADMISSION_RATES_INVALID"
+  | "ALLOCATION_FORBIDDEN"
+  | "API_KEY_MALFORMED"
+  | "API_KEY_NOT_FOUND"
+  | "API_KEY_READ_ONLY"
+  | "API_KEY_REVOKED"
+  | "API_KEY_SECRET_SHOWN"
+  | "API_KEY_WRONG_MODE"
+  | "COUNTER_FORBIDDEN"
+  | "COUNTER_REFUND_REFUSED"
+  | "COUNTER_SHIFT_CLOSED"
+  | "COUNTER_SHIFT_OPEN"
+  | "LAYOUT_TEMPLATE_EXISTS"
+  | "LAYOUT_TEMPLATE_FORBIDDEN"
+  | "LAYOUT_TEMPLATE_INVALID"
+  | "LAYOUT_TEMPLATE_NOT_FOUND"
+  | "LEDGER_QUERY_INVALID"
+  | "MEMBER_NOT_FOUND"
+  | "NETWORK_EXISTS"
+  | "NETWORK_FORBIDDEN"
+  | "NETWORK_INVALID"
+  | "NETWORK_VERSION_CONFLICT"
+  | "NO_SHOW_REFUSED"
+  | "ORGANIZATION_EXISTS"
+  | "ORGANIZATION_NOT_FOUND"
+  | "PARTNER_ACCESS_FORBIDDEN"
+  | "PARTNER_INVALID"
+  | "PARTNER_NOT_FOUND"
+  | "PARTNER_SHOW_FORBIDDEN"
+  | "PAYOUT_EXCEEDS_BALANCE"
+  | "ROUTE_NOT_FOUND"
+  | "SALE_FORBIDDEN"
+  | "SALE_INVALID"
+  | "SALE_OPENING_FROZEN"
+  | "SALE_WINDOW_INVALID"
+  | "SEATS_NOT_ALLOCATABLE"
+  | "SHOW_ALREADY_STARTED"
+  | "SHOW_FIELD_FORBIDDEN"
+  | "SHOW_INVALID"
+  | "TIMETABLE_NOT_FOUND"
+  | "WAITING_ROOMS_NOT_SERVED"
+  | "WEBHOOK_ENDPOINT_LIMIT"
+  | "WEBHOOK_ENDPOINT_NOT_FOUND"
+  | "WEBHOOK_FORBIDDEN"
+  | "WEBHOOK_INVALID"
+  | "WEBHOOK_MANAGE_DENIED"
+  | "WEBHOOK_UNROUTABLE";
+
+export const reasonsEn: Record<Exclude<ErrorReason, StaffReason>, string> = {
   INVALID_ARGUMENT: "Some of what was entered is not right. Please check it and try again.",
   BOOKING_INVALID: "Some of these seats do not exist or are too many at once. Please choose again.",
   PAYMENT_INVALID: "That amount is more than was paid.",
-  SHOW_INVALID: "The show's details are not right. Please check them.",
-  LEDGER_QUERY_INVALID: "That account statement cannot be read. Please check what you asked for.",
   PAGE_TOKEN_INVALID: "The list has changed. Please start again from the first page.",
-  PARTNER_INVALID: "The partner's details are not right. Please check them.",
-  ADMISSION_RATES_INVALID: "The waiting room's admission rates are out of order.",
-  SALE_WINDOW_INVALID: "The sale must open before it ends.",
-  SALE_INVALID: "The sale's details are not right. Please check them.",
   IDEMPOTENCY_KEY_MISSING: "The request could not be sent safely. Please reload the page and try again.",
   IDEMPOTENCY_KEY_INVALID: "The request could not be sent safely. Please reload the page and try again.",
   IDEMPOTENCY_KEY_REUSED: "The request could not be sent safely. Please reload the page and try again.",
-  WEBHOOK_UNROUTABLE: "This notification is about nothing we know.",
   TICKET_ID_INVALID: "Check the ticket number and try again, or scan the QR code.",
-  WEBHOOK_INVALID: "The webhook's details are not right. Please check them.",
   QUEUE_TOKEN_REQUIRED: "Please wait in line for your turn.",
   QUEUE_TOKEN_INVALID: "Your place in line is not valid. Please join the line again.",
   QUEUE_TOKEN_EXPIRED: "Your turn expired. Please join the line again.",
@@ -34,66 +80,33 @@ export const reasonsEn: Record<ErrorReason, string> = {
   UNAUTHENTICATED: "Please sign in.",
   TOKEN_INVALID: "Your session has ended. Please sign in again.",
   TOKEN_EXPIRED: "Your session has ended. Please sign in again.",
-  API_KEY_REVOKED: "This API key was revoked. Use another key, or make a new one.",
-  API_KEY_MALFORMED: "That is not a whole API key. Copy the key again, exactly as it was shown.",
-  API_KEY_WRONG_MODE: "This API key is for the other server: test keys go to the test server, live keys to the live one.",
   SEATS_UNAVAILABLE: "Sorry, these seats were just taken. Please choose again.",
   IDEMPOTENCY_KEY_IN_PROGRESS: "This is still being done. Please wait a moment.",
   RATE_LIMITED: "Too many tries. Please wait a moment and try again.",
-  SHOW_FIELD_FORBIDDEN: "Only an admin may change that part of a show.",
   SHOW_NOT_FOUND: "This show is no longer listed.",
-  WEBHOOK_ENDPOINT_NOT_FOUND: "That webhook endpoint does not exist.",
-  WEBHOOK_FORBIDDEN: "Only partners and admins manage webhooks.",
-  WEBHOOK_MANAGE_DENIED: "This key may not change webhooks.",
-  WEBHOOK_ENDPOINT_LIMIT: "There are as many webhook endpoints as allowed. Delete one first.",
-  ORGANIZATION_NOT_FOUND: "That organisation does not exist.",
-  MEMBER_NOT_FOUND: "That person is not a member of the organisation.",
   BOOKING_NOT_FOUND: "We could not find this booking. It may have expired.",
   PAYMENT_NOT_FOUND: "We could not find this payment. Please refresh the order.",
   TICKET_NOT_FOUND: "Ticket not recognised. Check the ticket by hand.",
   WAITING_ROOM_NOT_FOUND: "This show has no waiting room. You can book directly.",
   ID_NOT_FOUND: "We could not find that. Please go back and try again.",
-  PARTNER_NOT_FOUND: "That partner does not exist.",
-  API_KEY_NOT_FOUND: "That API key does not exist.",
-  API_KEY_SECRET_SHOWN: "That key was already made and its secret shown once. Revoke it and make another.",
-  API_KEY_READ_ONLY: "This key may only read.",
-  PARTNER_SHOW_FORBIDDEN: "This partner may not sell this show.",
-  PARTNER_ACCESS_FORBIDDEN: "You may not change what this partner sells.",
   SHOW_MOVING: "Busy for a moment. Please try again.",
   SHOW_CANCELLED: "This show was cancelled. Every buyer is refunded in full.",
-  NO_SHOW_REFUSED: "Not a no-show: the passenger boarded, the order is not paid, or the coach has not left the stop yet.",
-  SHOW_ALREADY_STARTED: "This show started, or the coach left, too long ago to be moved. Cancel it if it will not run.",
+  PAID_AT_COUNTER: "This ticket was paid in cash at a counter. Return it there for your cash.",
+  WALK_IN_RESERVE: "Online sales have ended for this trip; the counter may still have seats.",
   BOOKING_NOT_ALLOWED: "This cannot be done now: sales may not be open, or your hold has ended. Please refresh and try again.",
   ORDER_CHECKED_IN: "A ticket of this order was used at the gate; it can no longer be cancelled.",
-  SEATS_NOT_ALLOCATABLE: "Some of these seats are taken. Allocate other seats, or fewer places.",
   SEATS_NOT_IN_CHANNEL: "Some of these seats are not sold here. Please choose among the seats shown free.",
   JOURNEY_NOT_SOLD: "This coach does not sell these seats between these stops. Please choose other stops or seats.",
-  ALLOCATION_FORBIDDEN: "Only the show's operator may allocate its seats.",
   ORDER_NOT_CONFIRMABLE: "Your seats were released before the payment arrived; your money is being returned.",
   PAYMENT_NOT_ALLOWED: "A payment for this order is already in progress, or nothing is left to pay.",
   TICKET_NOT_ADMISSIBLE: "This ticket is not valid for this show.",
   TICKET_BOARDS_ELSEWHERE: "This ticket boards at another stop of the trip.",
-  SALE_OPENING_FROZEN: "The sale opens now; its opening can no longer move.",
-  PAYOUT_EXCEEDS_BALANCE: "That payout is more than the operator is owed.",
-  WAITING_ROOMS_NOT_SERVED: "This server does not run waiting rooms.",
   SERVICE_NOT_FOUND: "This server does not serve that.",
   PERMISSION_DENIED: "Your account may not do this.",
   PAYMENT_FORBIDDEN: "Another admin must approve this refund.",
   GATE_FORBIDDEN: "You do not check tickets in for this show.",
-  ORGANIZATION_EXISTS: "An organisation with that id exists already.",
   WOMEN_SEAT_UNDECLARED: "This seat is for women. Please confirm that its passenger is a woman, or choose another seat.",
   SEATS_BLOCKED: "This seat is not for sale. Please choose another.",
-  LAYOUT_TEMPLATE_INVALID: "The seat layout is not right. Please check it.",
-  LAYOUT_TEMPLATE_NOT_FOUND: "That seat layout does not exist.",
-  LAYOUT_TEMPLATE_EXISTS: "A seat layout with that id exists already.",
-  LAYOUT_TEMPLATE_FORBIDDEN: "Only the organisation's managers and admins manage its seat layouts.",
-  SALE_FORBIDDEN: "Only the sale's operator may do this.",
-  NETWORK_INVALID: "Please check the highlighted field of the route or timetable.",
-  NETWORK_FORBIDDEN: "Only the route's operator may do this.",
-  ROUTE_NOT_FOUND: "There is no such route.",
-  TIMETABLE_NOT_FOUND: "There is no such timetable.",
-  NETWORK_EXISTS: "A route or timetable with that id exists already.",
-  NETWORK_VERSION_CONFLICT: "Someone changed this meanwhile; please reload it and try again.",
   PAYMENT_ATTEMPTS_EXHAUSTED: "Too many payment attempts for this order. Please start a new order.",
   AUTH_UNAVAILABLE: "Busy; please try again.",
   QUEUE_UNAVAILABLE: "Busy; please try again.",
@@ -106,23 +119,15 @@ export const reasonsEn: Record<ErrorReason, string> = {
   SEATS_NOT_TOGETHER: "There are not that many seats side by side any more. Take them apart, fewer, or choose on the map.",
 };
 
-export const reasonsBn: Record<ErrorReason, string> = {
+export const reasonsBn: Record<Exclude<ErrorReason, StaffReason>, string> = {
   INVALID_ARGUMENT: "দেওয়া তথ্যের কিছু ঠিক নেই। দেখে আবার চেষ্টা করুন।",
   BOOKING_INVALID: "এর কিছু আসন নেই, বা একবারে অনেক বেশি। আবার বাছুন।",
   PAYMENT_INVALID: "এই পরিমাণ পরিশোধ করা টাকার চেয়ে বেশি।",
-  SHOW_INVALID: "অনুষ্ঠান বা যাত্রার তথ্য ঠিক নেই। দেখে নিন।",
-  LEDGER_QUERY_INVALID: "এই হিসাব পড়া যাচ্ছে না। যা চেয়েছেন তা দেখে নিন।",
   PAGE_TOKEN_INVALID: "তালিকা বদলে গেছে। প্রথম পাতা থেকে আবার শুরু করুন।",
-  PARTNER_INVALID: "অংশীদারের তথ্য ঠিক নেই। দেখে নিন।",
-  ADMISSION_RATES_INVALID: "অপেক্ষার ঘরের প্রবেশের হার ঠিক ক্রমে নেই।",
-  SALE_WINDOW_INVALID: "বিক্রি শেষ হওয়ার আগে শুরু হতে হবে।",
-  SALE_INVALID: "বিক্রির তথ্য ঠিক নেই। দেখে নিন।",
   IDEMPOTENCY_KEY_MISSING: "অনুরোধটি নিরাপদে পাঠানো যায়নি। পাতাটি আবার লোড করে চেষ্টা করুন।",
   IDEMPOTENCY_KEY_INVALID: "অনুরোধটি নিরাপদে পাঠানো যায়নি। পাতাটি আবার লোড করে চেষ্টা করুন।",
   IDEMPOTENCY_KEY_REUSED: "অনুরোধটি নিরাপদে পাঠানো যায়নি। পাতাটি আবার লোড করে চেষ্টা করুন।",
-  WEBHOOK_UNROUTABLE: "এই বার্তাটি আমাদের জানা কিছুর নয়।",
   TICKET_ID_INVALID: "টিকিট নম্বর দেখে আবার চেষ্টা করুন, বা কিউআর কোড স্ক্যান করুন।",
-  WEBHOOK_INVALID: "ওয়েবহুকের তথ্য ঠিক নেই। দেখে নিন।",
   QUEUE_TOKEN_REQUIRED: "আপনার পালার জন্য লাইনে অপেক্ষা করুন।",
   QUEUE_TOKEN_INVALID: "লাইনে আপনার স্থান বৈধ নয়। আবার লাইনে যোগ দিন।",
   QUEUE_TOKEN_EXPIRED: "আপনার পালার সময় শেষ। আবার লাইনে যোগ দিন।",
@@ -133,66 +138,33 @@ export const reasonsBn: Record<ErrorReason, string> = {
   UNAUTHENTICATED: "সাইন ইন করুন।",
   TOKEN_INVALID: "আপনার সেশন শেষ হয়েছে। আবার সাইন ইন করুন।",
   TOKEN_EXPIRED: "আপনার সেশনের মেয়াদ শেষ হয়েছে। আবার সাইন ইন করুন।",
-  API_KEY_REVOKED: "এই এপিআই চাবি বাতিল করা হয়েছে। অন্য একটি চাবি ব্যবহার করুন, অথবা নতুন একটি তৈরি করুন।",
-  API_KEY_MALFORMED: "এটি পুরো এপিআই চাবি নয়। চাবিটি যেমন দেখানো হয়েছিল ঠিক তেমন আবার কপি করুন।",
-  API_KEY_WRONG_MODE: "এই এপিআই চাবি অন্য সার্ভারের: টেস্ট চাবি টেস্ট সার্ভারে, লাইভ চাবি লাইভ সার্ভারে পাঠান।",
   SEATS_UNAVAILABLE: "দুঃখিত, এই আসনগুলো এইমাত্র অন্য কেউ নিয়েছেন। আবার বাছুন।",
   IDEMPOTENCY_KEY_IN_PROGRESS: "কাজটি এখনো চলছে। একটু অপেক্ষা করুন।",
   RATE_LIMITED: "অনেকবার চেষ্টা হয়েছে। একটু অপেক্ষা করে আবার চেষ্টা করুন।",
-  SHOW_FIELD_FORBIDDEN: "অনুষ্ঠানের এই অংশ শুধু অ্যাডমিন বদলাতে পারেন।",
   SHOW_NOT_FOUND: "এই অনুষ্ঠান বা যাত্রা আর তালিকায় নেই।",
-  WEBHOOK_ENDPOINT_NOT_FOUND: "এই ওয়েবহুক ঠিকানা নেই।",
-  WEBHOOK_FORBIDDEN: "ওয়েবহুক শুধু অংশীদার ও অ্যাডমিনরা চালান।",
-  WEBHOOK_MANAGE_DENIED: "এই চাবি দিয়ে ওয়েবহুক বদলানো যায় না।",
-  WEBHOOK_ENDPOINT_LIMIT: "যত ওয়েবহুক ঠিকানা রাখা যায়, ততগুলোই আছে। আগে একটি মুছুন।",
-  ORGANIZATION_NOT_FOUND: "এই প্রতিষ্ঠান নেই।",
-  MEMBER_NOT_FOUND: "এই ব্যক্তি প্রতিষ্ঠানের সদস্য নন।",
   BOOKING_NOT_FOUND: "এই বুকিং খুঁজে পাওয়া যায়নি। এর মেয়াদ শেষ হয়ে থাকতে পারে।",
   PAYMENT_NOT_FOUND: "এই পরিশোধ খুঁজে পাওয়া যায়নি। অর্ডারটি আবার লোড করুন।",
   TICKET_NOT_FOUND: "টিকিট চেনা যায়নি। হাতে টিকিটটি যাচাই করুন।",
   WAITING_ROOM_NOT_FOUND: "এই অনুষ্ঠানের অপেক্ষার ঘর নেই। সরাসরি বুক করতে পারেন।",
   ID_NOT_FOUND: "এটি খুঁজে পাওয়া যায়নি। ফিরে গিয়ে আবার চেষ্টা করুন।",
-  PARTNER_NOT_FOUND: "এই অংশীদার নেই।",
-  API_KEY_NOT_FOUND: "এই এপিআই চাবি নেই।",
-  API_KEY_SECRET_SHOWN: "চাবিটি আগেই তৈরি হয়েছে এবং এর গোপন অংশ একবার দেখানো হয়েছে। এটি বাতিল করে নতুন একটি তৈরি করুন।",
-  API_KEY_READ_ONLY: "এই চাবি দিয়ে শুধু পড়া যায়।",
-  PARTNER_SHOW_FORBIDDEN: "এই অংশীদার এই অনুষ্ঠান বিক্রি করতে পারেন না।",
-  PARTNER_ACCESS_FORBIDDEN: "এই অংশীদার কী বিক্রি করবেন তা আপনি বদলাতে পারেন না।",
   SHOW_MOVING: "কিছুক্ষণের জন্য ব্যস্ত। আবার চেষ্টা করুন।",
   SHOW_CANCELLED: "অনুষ্ঠানটি বাতিল হয়েছে। প্রত্যেক ক্রেতা পুরো টাকা ফেরত পাবেন।",
-  NO_SHOW_REFUSED: "অনুপস্থিত চিহ্নিত করা যাবে না: যাত্রী উঠেছেন, অর্ডারের টাকা দেওয়া হয়নি, বা কোচ এখনও স্টপ ছাড়েনি।",
-  SHOW_ALREADY_STARTED: "অনুষ্ঠানটি শুরু হয়েছে বা কোচ ছেড়ে গেছে অনেক আগে; সময় আর বদলানো যাবে না। না চললে বাতিল করুন।",
+  PAID_AT_COUNTER: "এই টিকিট কাউন্টারে নগদে কেনা। নগদ ফেরত পেতে সেই কাউন্টারে যান।",
+  WALK_IN_RESERVE: "এই যাত্রার অনলাইন বিক্রি শেষ; কাউন্টারে এখনও আসন থাকতে পারে।",
   BOOKING_NOT_ALLOWED: "এখন এটি করা যাচ্ছে না: বিক্রি হয়তো শুরু হয়নি, বা আসন আটকে রাখার সময় শেষ। পাতাটি আবার লোড করে চেষ্টা করুন।",
   ORDER_CHECKED_IN: "এই অর্ডারের একটি টিকিট গেটে ব্যবহার হয়েছে; এটি আর বাতিল করা যাবে না।",
-  SEATS_NOT_ALLOCATABLE: "এর কিছু আসন নেওয়া হয়ে গেছে। অন্য আসন বা কম জায়গা বরাদ্দ করুন।",
   SEATS_NOT_IN_CHANNEL: "এর কিছু আসন এখানে বিক্রি হয় না। খালি দেখানো আসনগুলো থেকে বাছুন।",
   JOURNEY_NOT_SOLD: "এই কোচে এই দুই স্টপের মধ্যে এই আসনগুলো বিক্রি হয় না। অন্য স্টপ বা আসন বাছুন।",
-  ALLOCATION_FORBIDDEN: "শুধু অনুষ্ঠানের অপারেটর এর আসন বরাদ্দ করতে পারেন।",
   ORDER_NOT_CONFIRMABLE: "পরিশোধ পৌঁছানোর আগেই আপনার আসন ছেড়ে দেওয়া হয়েছে; আপনার টাকা ফেরত দেওয়া হচ্ছে।",
   PAYMENT_NOT_ALLOWED: "এই অর্ডারের একটি পরিশোধ চলছে, বা পরিশোধের কিছু বাকি নেই।",
   TICKET_NOT_ADMISSIBLE: "এই টিকিট এই অনুষ্ঠান বা যাত্রার জন্য বৈধ নয়।",
   TICKET_BOARDS_ELSEWHERE: "এই টিকিটে যাত্রার অন্য স্টপ থেকে উঠতে হবে।",
-  SALE_OPENING_FROZEN: "বিক্রি এখনই শুরু হচ্ছে; শুরুর সময় আর বদলানো যাবে না।",
-  PAYOUT_EXCEEDS_BALANCE: "এই পরিশোধ অপারেটরের পাওনার চেয়ে বেশি।",
-  WAITING_ROOMS_NOT_SERVED: "এই সার্ভারে অপেক্ষার ঘর চালু নেই।",
   SERVICE_NOT_FOUND: "এই সার্ভার এটি দেয় না।",
   PERMISSION_DENIED: "আপনার অ্যাকাউন্ট এটি করতে পারে না।",
   PAYMENT_FORBIDDEN: "এই টাকা ফেরত অন্য একজন অ্যাডমিনকে অনুমোদন করতে হবে।",
   GATE_FORBIDDEN: "আপনি এই অনুষ্ঠানের টিকিট যাচাই করেন না।",
-  ORGANIZATION_EXISTS: "এই আইডির প্রতিষ্ঠান আগেই আছে।",
   WOMEN_SEAT_UNDECLARED: "এই আসনটি মহিলাদের জন্য। যাত্রী একজন মহিলা তা নিশ্চিত করুন, নয়তো অন্য আসন বাছুন।",
   SEATS_BLOCKED: "এই আসনটি বিক্রির জন্য নয়। অন্য আসন বাছুন।",
-  LAYOUT_TEMPLATE_INVALID: "আসন বিন্যাসটি ঠিক নেই। একবার দেখে নিন।",
-  LAYOUT_TEMPLATE_NOT_FOUND: "এই আসন বিন্যাসটি নেই।",
-  LAYOUT_TEMPLATE_EXISTS: "এই আইডির আসন বিন্যাস আগেই আছে।",
-  LAYOUT_TEMPLATE_FORBIDDEN: "প্রতিষ্ঠানের ম্যানেজার ও অ্যাডমিনরাই এর আসন বিন্যাস সামলান।",
-  SALE_FORBIDDEN: "শুধু বিক্রির অপারেটর এটি করতে পারেন।",
-  NETWORK_INVALID: "রুট বা সময়সূচির চিহ্নিত ঘরটি দেখে নিন।",
-  NETWORK_FORBIDDEN: "শুধু রুটের অপারেটর এটি করতে পারেন।",
-  ROUTE_NOT_FOUND: "এমন কোনো রুট নেই।",
-  TIMETABLE_NOT_FOUND: "এমন কোনো সময়সূচি নেই।",
-  NETWORK_EXISTS: "এই আইডির রুট বা সময়সূচি আগেই আছে।",
-  NETWORK_VERSION_CONFLICT: "এর মধ্যে কেউ এটি বদলেছেন; আবার খুলে চেষ্টা করুন।",
   PAYMENT_ATTEMPTS_EXHAUSTED: "এই অর্ডারে অনেকবার পরিশোধের চেষ্টা হয়েছে। নতুন অর্ডার করুন।",
   AUTH_UNAVAILABLE: "ব্যস্ত; আবার চেষ্টা করুন।",
   QUEUE_UNAVAILABLE: "ব্যস্ত; আবার চেষ্টা করুন।",

@@ -6,6 +6,15 @@ import { strings } from "./i18n.js";
 import type { Lang } from "./i18n.js";
 import { reasonsBn, reasonsEn } from "./reasons.js";
 
+/** The sentences sayError knows, by language: the buyer's, and the staff's once taught. */
+const known: Record<Lang, Partial<Record<string, string>>> = { en: { ...reasonsEn }, bn: { ...reasonsBn } };
+
+/** Teaches sayError more sentences (staffreasons.ts teaches the staff's). */
+export function teachReasons(en: Record<string, string>, bn: Record<string, string>): void {
+  Object.assign(known.en, en);
+  Object.assign(known.bn, bn);
+}
+
 /**
  * What a page says about an error, in the page's language (decision
  * 0303): the sentence of its reason (reasons.ts), else a general sentence
@@ -17,8 +26,8 @@ export function sayError(err: unknown, lang: Lang): string {
   // Offline, a call that did not get through needs the network: said so
   // (decision 0399), not as a failure of the server.
   if (err instanceof ConnectError && err.code === Code.Unavailable && !navigator.onLine) return t.offlineError;
-  const known = asSeatghorError(err);
-  const said = known && (lang === "bn" ? reasonsBn : reasonsEn)[known.reason];
+  const answer = asSeatghorError(err);
+  const said = answer && known[lang][answer.reason];
   if (said) return said;
   if (err instanceof ConnectError) return `${t.errorUnknown} ${t.errorCode(err.code)}`;
   // Not the API's answer: a request that did not get through (fetch

@@ -13,18 +13,19 @@ import type { GetManifestResponse, ManifestEntry, Show } from "@seatghor/client"
 import { digits, showTime, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
+import "../staffreasons.js";
 import { loadSession } from "../session.js";
 
 const WORDS = {
   en: {
     title: "Manifest", stop: "Passengers boarding at", all: "Every stop", boarded: "Boarded", noShow: "No-show",
-    expected: "Expected", seat: "Seat", csv: "Download CSV", partner: "Partner", web: "Web", woman: "woman",
+    expected: "Expected", seat: "Seat", csv: "Download CSV", partner: "Partner", web: "Web", counter: "Counter", woman: "woman",
     call: "Call", refresh: "Refresh", empty: "No paid passengers here.", counts: (e: number, b: number, n: number) =>
       `${e} expected · ${b} boarded · ${n} no-show`, resold: (legs: number) => `${legs} later leg(s) back on sale`,
   },
   bn: {
     title: "যাত্রী তালিকা", stop: "যে স্টপে উঠবেন", all: "সব স্টপ", boarded: "উঠেছেন", noShow: "অনুপস্থিত",
-    expected: "অপেক্ষমাণ", seat: "আসন", csv: "CSV নামান", partner: "পার্টনার", web: "ওয়েব", woman: "নারী",
+    expected: "অপেক্ষমাণ", seat: "আসন", csv: "CSV নামান", partner: "পার্টনার", web: "ওয়েব", counter: "কাউন্টার", woman: "নারী",
     call: "ফোন", refresh: "আবার দেখুন", empty: "এখানে টাকা দেওয়া কোনো যাত্রী নেই।", counts: (e: number, b: number, n: number) =>
       digits(`অপেক্ষমাণ ${e} · উঠেছেন ${b} · অনুপস্থিত ${n}`, "bn"), resold: (legs: number) =>
       digits(`পরের ${legs}টি অংশ আবার বিক্রিতে`, "bn"),
@@ -167,7 +168,7 @@ function Entry(props: { e: ManifestEntry; lang: Lang; busy: boolean; onAct: (e: 
         </span>
       )}
       {" · "}
-      {e.channel === SalesChannel.PARTNER ? `${w.partner} ${e.partnerId}` : w.web}
+      {e.channel === SalesChannel.PARTNER ? `${w.partner} ${e.partnerId}` : e.channel === SalesChannel.COUNTER ? w.counter : w.web}
       <br />
       <span class="status">{status}</span>
       {e.releasedLegs > 0 && <span class="note"> · {w.resold(e.releasedLegs)}</span>}

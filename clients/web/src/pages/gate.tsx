@@ -16,6 +16,7 @@ import type { CheckInTicketRequest, CheckInTicketResponse, Show, TripStop } from
 import { NeedSession, sayError, useApp } from "../app.js";
 import { SHOW_ZONE, clock, digits, showTime, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
+import "../staffreasons.js";
 import type { GateEngine, OfflineVerdict } from "../gate/engine.js";
 
 /** The gate's offline side, built on its own into assets/gate.js. */
