@@ -112,12 +112,12 @@ func runServe(ctx context.Context, cfg config, log *slog.Logger) error {
 		ReadURL: cfg.ReadURL, S3: cfg.S3, TripIndex: cfg.TripIndex,
 		WaitingRoom: cfg.OnSale.WaitingRoom, RateLimits: cfg.OnSale.Limits, CatalogPolicy: cfg.CatalogPolicy, Timetables: cfg.Timetables,
 		Gateway: gw, PaymentWorkers: cfg.Payment.workers(), Payments: cfg.Payment.service(), APIKeyMode: cfg.APIKeyMode, PartnerShowHoldCap: cfg.PartnerShowHoldCap,
-		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp, Webhooks: cfg.Webhooks})
+		OIDC: cfg.OIDC, CORSOrigins: cfg.CORSOrigins, Tracing: tp, Webhooks: cfg.Webhooks, Notify: cfg.Notify})
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-	return serve(ctx, cfg, a, site.Options{OIDCSignIn: cfg.OIDC.Enabled()}, log, nil)
+	return serve(ctx, cfg, a, site.Options{OIDCSignIn: cfg.OIDC.Enabled(), PhoneSignIn: cfg.Notify.SMS != nil}, log, nil)
 }
 
 // runRebuild drops a read model and its checkpoints; the projectors of the

@@ -142,6 +142,10 @@ type config struct {
 	// per partner, default 5; decision 0278) and SEATGHOR_WEBHOOK_ALLOW_LOOPBACK=1 (endpoints
 	// on plain http to 127.0.0.1 or localhost; dev and tests; dev sets it).
 	Webhooks webhook.WorkerConfig
+	// Notify is where serve sends the buyers' SMS and e-mail (loadNotify:
+	// SEATGHOR_SITE_URL, SEATGHOR_SMS_*, SEATGHOR_SMTP_*); dev starts its
+	// own sandbox and mailpit instead.
+	Notify app.NotifyConfig
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -318,6 +322,9 @@ func loadConfig(getenv func(string) string) (config, error) {
 		return c, err
 	}
 	if c.CORSOrigins, err = api.ParseCORSOrigins(getenv("SEATGHOR_CORS_ORIGINS")); err != nil {
+		return c, err
+	}
+	if c.Notify, err = loadNotify(getenv); err != nil {
 		return c, err
 	}
 	if (c.CatalogURL == "") != (len(c.ShardURLs) == 0) {

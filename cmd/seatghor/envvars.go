@@ -20,6 +20,7 @@ type envVar struct {
 // rows it reads.
 func envVars() []envVar {
 	servers := []string{"dev", "serve"}
+	serveOnly := []string{"serve"} // dev starts its own SMS sandbox and mailpit
 	tools := []string{"dev", "serve", "rebuild", "verify"} // open the whole platform
 	databases := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move"}
 	signers := []string{"dev", "serve", "rebuild", "verify", "token", "loadtest onsale", "loadtest holds", "cluster up", "chaos"}
@@ -100,6 +101,21 @@ func envVars() []envVar {
 		{"SEATGHOR_OIDC_NAME", "the <name> in callers' ids idp:<name>:<sub> (oidc)", servers},
 		{"SEATGHOR_OIDC_REDIRECT_URL", "the sign-in callback registered with the provider", servers},
 		{"SEATGHOR_CORS_ORIGINS", "comma-separated origins whose pages may call the API", servers},
+		{"SEATGHOR_SITE_URL", "the site's public base the buyers' messages link to", serveOnly},
+		{"SEATGHOR_SMS_GATEWAY_URL", "the SMS provider's URL; unset: no SMS (nor phone sign-in)", serveOnly},
+		{"SEATGHOR_SMS_GATEWAY_FORMAT", "the provider's body: form (default) or json", serveOnly},
+		{"SEATGHOR_SMS_GATEWAY_FIELDS", "the body's fields, a JSON object of templates", serveOnly},
+		{"SEATGHOR_SMS_GATEWAY_HEADERS", "headers, a JSON object of templates", serveOnly},
+		{"SEATGHOR_SMS_GATEWAY_ID_FIELD", "the answer's message id field (data.id)", serveOnly},
+		{"SEATGHOR_SMS_API_KEY", "the provider's key, {{.APIKey}} in the templates", serveOnly},
+		{"SEATGHOR_SMS_SENDER", "the sender id, {{.Sender}} in the templates", serveOnly},
+		{"SEATGHOR_SMS_SANDBOX_URL", "a running SMS sandbox instead of a provider (staging)", serveOnly},
+		{"SEATGHOR_SMTP_HOST", "the SMTP server of the buyers' e-mail; unset: none", serveOnly},
+		{"SEATGHOR_SMTP_PORT", "its port (587)", serveOnly},
+		{"SEATGHOR_SMTP_FROM", "the e-mail's sender, e.g. Seatghor <tickets@…>", serveOnly},
+		{"SEATGHOR_SMTP_USERNAME", "the SMTP user", serveOnly},
+		{"SEATGHOR_SMTP_PASSWORD", "the SMTP password", serveOnly},
+		{"SEATGHOR_SMTP_TLS", "1 (default): STARTTLS required; 0: a relay on the host", serveOnly},
 	}
 }
 
