@@ -20,7 +20,7 @@ type envVar struct {
 // rows it reads.
 func envVars() []envVar {
 	servers := []string{"dev", "serve"}
-	serveOnly := []string{"serve"} // dev starts its own SMS sandbox and mailpit
+	serveOnly := []string{"serve"}                         // dev starts its own SMS sandbox and mailpit
 	tools := []string{"dev", "serve", "rebuild", "verify"} // open the whole platform
 	databases := []string{"dev", "serve", "migrate", "rebuild", "verify", "shard move"}
 	signers := []string{"dev", "serve", "rebuild", "verify", "token", "loadtest onsale", "loadtest holds", "cluster up", "chaos"}

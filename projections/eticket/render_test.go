@@ -232,3 +232,36 @@ func compare(t *testing.T, ref string, want, got image.Image) {
 	t.Fatalf("%s: %d of %d pixels differ (at most %d may): see %s/got.png and diff.png (red = different); "+
 		"if the change is meant, re-record with -args -record", ref, n, b.Dx()*b.Dy(), allowed, dir)
 }
+
+// TestManifestLooksAsRecorded prints a 25-passenger manifest of the
+// journey's trip (decision 0442) in English and in Bengali: two A4 pages
+// across, page 1 compared with testdata/manifest-<lang>.png.
+func TestManifestLooksAsRecorded(t *testing.T) {
+	show, tickets := journeyOrder()
+	m := ticket.Manifest{ShowID: show.ID, TimeZone: show.TimeZone, ServerTime: time.Date(2026, 12, 30, 4, 30, 0, 0, time.UTC)}
+	names := []string{"Rahim Uddin", "সুন্দরী খাতুন", "Karim Mia"}
+	for i := range 25 {
+		e := ticket.ManifestEntry{TicketID: fmt.Sprintf("tkt_1_0123456789abcdef_%03d", i+1), OrderID: "ord_1_0123456789abcdef",
+			Seat: fmt.Sprintf("%c%d", 'A'+i/4, i%4+1), Passenger: names[i%3], Phone: "+8801711234567", Journey: tickets[0].Journey,
+			Channel: []ticket.Channel{ticket.ChannelWeb, ticket.ChannelCounter, ticket.ChannelPartner}[i%3], Status: ticket.Expected}
+		if i%3 == 2 {
+			e.PartnerID = 7
+		}
+		if i%5 == 0 {
+			e.Status = ticket.Boarded
+			m.Boarded++
+		} else {
+			m.Expected++
+		}
+		m.Entries = append(m.Entries, e)
+	}
+	for _, lang := range []display.Lang{display.English, display.Bengali} {
+		t.Run(string(lang), func(t *testing.T) {
+			pdf, err := RenderManifest(show, m, lang)
+			require.NoError(t, err)
+			require.Equal(t, 2, bytes.Count(pdf, []byte("/Type/Page/")), "22 passengers a page")
+			got := matches(t, pdf, filepath.Join("testdata", "manifest-"+string(lang)+".png"))
+			require.Greater(t, got.Bounds().Dx(), got.Bounds().Dy(), "A4 across")
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -18,8 +19,14 @@ import (
 // no-shows (decision 0442), with the gate's callers.
 type manifestHandler struct {
 	checkIn *ticket.Service
-	log     *slog.Logger
+	// pdf prints a manifest (Config.ManifestPDF); nil: only CSV.
+	pdf ManifestPrinter
+	log *slog.Logger
 }
+
+// ManifestPrinter lays a trip's manifest out as a PDF to print, in lang
+// (eticket.RenderManifest with the show read from the catalog).
+type ManifestPrinter func(ctx context.Context, m ticket.Manifest, lang display.Lang) ([]byte, error)
 
 func (h *manifestHandler) error(ctx context.Context, err error) error {
 	return toConnect(ctx, h.log, err)
@@ -69,6 +76,19 @@ func (h *manifestHandler) ExportManifest(ctx context.Context, req *connect.Reque
 		return nil, h.error(ctx, err)
 	}
 	lang := display.ParseLang(req.Msg.GetLanguage())
+	if req.Msg.GetFormat() == "pdf" {
+		if h.pdf == nil {
+			return nil, h.error(ctx, fault.New(fault.NotServed, "manifests are not printed here"))
+		}
+		data, err := h.pdf(ctx, m, lang)
+		if err != nil {
+			return nil, h.error(ctx, err)
+		}
+		res := connect.NewResponse(&ticketsv1.ExportManifestResponse{Filename: fmt.Sprintf("manifest-%d-%s.pdf", m.ShowID, lang),
+			ContentType: "application/pdf", Data: data})
+		res.Header().Set("Cache-Control", "private, no-store")
+		return res, nil
+	}
 	data, err := ticket.ManifestCSV(m, lang)
 	if err != nil {
 		return nil, h.error(ctx, err)

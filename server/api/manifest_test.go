@@ -144,6 +144,11 @@ func TestManifest(t *testing.T) {
 	require.Equal(t, []string{"A1", "রহিম উদ্দিন", "ঢাকা", "উঠেছেন"}, []string{rows[1][0], rows[1][2], rows[1][5], rows[1][10]})
 	require.Equal(t, "ক্যান্টনমেন্ট", rows[2][7])
 	require.Equal(t, "অনুপস্থিত", rows[3][10])
+	printed, err := supervisor.ExportManifest(ctx, connect.NewRequest(&ticketsv1.ExportManifestRequest{ShowId: show, Language: "bn", Format: "pdf"}))
+	require.NoError(t, err)
+	require.Equal(t, "application/pdf", printed.Msg.GetContentType())
+	require.True(t, strings.HasPrefix(string(printed.Msg.GetData()), "%PDF-"), "a PDF to print")
+	require.True(t, strings.Contains(string(printed.Msg.GetData()), "/MediaBox[0 0 841.88"), "A4 across")
 
 	// Someone else's staff and a buyer see nothing of it.
 	_, err = manifestAs(t, env, "rahim", auth.RoleUser).GetManifest(ctx, connect.NewRequest(&ticketsv1.GetManifestRequest{ShowId: show}))

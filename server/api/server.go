@@ -84,6 +84,9 @@ type Config struct {
 	SandboxSMS SandboxSMS
 	// CheckIn admits tickets at the gate (a shard write).
 	CheckIn *ticket.Service
+	// ManifestPDF prints trips' manifests (ExportManifest as a PDF); nil:
+	// CSV only.
+	ManifestPDF ManifestPrinter
 	// Counters sells for cash at operators' counters (decision 0443); nil:
 	// CounterService answers unavailable.
 	Counters *counter.Service
@@ -347,7 +350,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 		tickets: cfg.Tickets, files: cfg.TicketFiles, phones: cfg.PhoneSignIn, sms: cfg.TicketSMS, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
 	add(signinv1connect.PhoneSignInServiceName)(signinv1connect.NewPhoneSignInServiceHandler(&phoneSignInHandler{cfg.PhoneSignIn, cfg.Log}, opts...))
 	add(counterv1connect.CounterServiceName)(counterv1connect.NewCounterServiceHandler(&counterHandler{cfg.Counters, cfg.Log}, opts...))
-	add(ticketsv1connect.ManifestServiceName)(ticketsv1connect.NewManifestServiceHandler(&manifestHandler{checkIn: cfg.CheckIn, log: cfg.Log}, opts...))
+	add(ticketsv1connect.ManifestServiceName)(ticketsv1connect.NewManifestServiceHandler(&manifestHandler{checkIn: cfg.CheckIn, pdf: cfg.ManifestPDF, log: cfg.Log}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(partnerv1connect.AllocationServiceName)(partnerv1connect.NewAllocationServiceHandler(&allocationHandler{cfg.Booking, cfg.Log}, opts...))

@@ -361,6 +361,13 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		Partners: a.Partners, Webhooks: a.Webhooks, Catalog: a.Catalog, Booking: a.Booking, Network: a.Network, Ledger: a.Ledger, Payments: a.Payments, Router: a.Router,
 		Log: cfg.Log, Registry: a.Registry, CheckIn: a.CheckIn, Now: cfg.Clock.Now, CORSOrigins: cfg.CORSOrigins, Tracing: cfg.Tracing,
 		SeatMapShare: seatMapShare, SandboxSMS: cfg.Notify.SandboxSMS,
+		ManifestPDF: func(ctx context.Context, m ticket.Manifest, lang display.Lang) ([]byte, error) {
+			show, err := a.Catalog.GetShow(ctx, m.ShowID)
+			if err != nil {
+				return nil, err
+			}
+			return eticket.RenderManifest(show, m, lang)
+		},
 		Counters: counter.NewService(counter.Config{Router: a.Router, Sales: a.Booking, Members: a.Catalog,
 			Admitted: ticket.OrderAdmitted, Clock: cfg.Clock, Shows: a.Catalog, Codes: ticket.NewCodes(cfg.TicketKeys),
 			Print: func(show catalog.Show, buyer, counter string, tickets []ticket.Ticket, lang display.Lang) ([]byte, error) {

@@ -38,9 +38,10 @@ var manifestLabels = map[display.Lang]manifestWords{
 	},
 }
 
-// ManifestCSV is m as a CSV file in lang: UTF-8 with a byte-order mark, so
-// a spreadsheet opens Bengali names as they are; times in the show's zone.
-func ManifestCSV(m Manifest, lang display.Lang) ([]byte, error) {
+// ManifestTable is m as the rows of a table in lang, under its column
+// names: what the CSV holds and the printed manifest shows. Times are in
+// the show's zone; a partner's channel names the partner.
+func ManifestTable(m Manifest, lang display.Lang) (columns []string, rows [][]string) {
 	w, ok := manifestLabels[lang]
 	if !ok {
 		w = manifestLabels[display.English]
@@ -57,13 +58,6 @@ func ManifestCSV(m Manifest, lang display.Lang) ([]byte, error) {
 			return bn
 		}
 		return en
-	}
-	var buf bytes.Buffer
-	buf.WriteString("\ufeff")
-	cw := csv.NewWriter(&buf)
-	cw.UseCRLF = true // what spreadsheets expect of a CSV file
-	if err := cw.Write(w.columns); err != nil {
-		return nil, fmt.Errorf("write the manifest's header: %w", err)
 	}
 	for _, e := range m.Entries {
 		woman := ""
@@ -88,9 +82,34 @@ func ManifestCSV(m Manifest, lang display.Lang) ([]byte, error) {
 		if e.PartnerID != 0 {
 			channel += fmt.Sprintf(" %d", e.PartnerID)
 		}
-		if err := cw.Write([]string{seat, e.TicketID, sanitize(e.Passenger), e.Phone, woman, from, to, counter, boarding,
-			channel, w.status[e.Status], at(e.BoardedAt), sanitize(e.Gate), e.OrderID}); err != nil {
-			return nil, fmt.Errorf("write the manifest's line of %s: %w", e.TicketID, err)
+		rows = append(rows, []string{seat, e.TicketID, e.Passenger, e.Phone, woman, from, to, counter, boarding,
+			channel, w.status[e.Status], at(e.BoardedAt), e.Gate, e.OrderID})
+	}
+	return w.columns, rows
+}
+
+// The columns of ManifestTable that people type, which a spreadsheet could
+// take for a formula.
+const (
+	passengerColumn = 2
+	gateColumn      = 12
+)
+
+// ManifestCSV is m as a CSV file in lang: UTF-8 with a byte-order mark, so
+// a spreadsheet opens Bengali names as they are; times in the show's zone.
+func ManifestCSV(m Manifest, lang display.Lang) ([]byte, error) {
+	columns, rows := ManifestTable(m, lang)
+	var buf bytes.Buffer
+	buf.WriteString("\ufeff")
+	cw := csv.NewWriter(&buf)
+	cw.UseCRLF = true // what spreadsheets expect of a CSV file
+	if err := cw.Write(columns); err != nil {
+		return nil, fmt.Errorf("write the manifest's header: %w", err)
+	}
+	for _, row := range rows {
+		row[passengerColumn], row[gateColumn] = sanitize(row[passengerColumn]), sanitize(row[gateColumn])
+		if err := cw.Write(row); err != nil {
+			return nil, fmt.Errorf("write the manifest's line of %s: %w", row[1], err)
 		}
 	}
 	cw.Flush()

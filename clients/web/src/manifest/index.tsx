@@ -19,13 +19,13 @@ import { loadSession } from "../session.js";
 const WORDS = {
   en: {
     title: "Manifest", stop: "Passengers boarding at", all: "Every stop", boarded: "Boarded", noShow: "No-show",
-    expected: "Expected", seat: "Seat", csv: "Download CSV", partner: "Partner", web: "Web", counter: "Counter", woman: "woman",
+    expected: "Expected", seat: "Seat", csv: "Download CSV", pdf: "Print (PDF)", partner: "Partner", web: "Web", counter: "Counter", woman: "woman",
     call: "Call", refresh: "Refresh", empty: "No paid passengers here.", counts: (e: number, b: number, n: number) =>
       `${e} expected · ${b} boarded · ${n} no-show`, resold: (legs: number) => `${legs} later leg(s) back on sale`,
   },
   bn: {
     title: "যাত্রী তালিকা", stop: "যে স্টপে উঠবেন", all: "সব স্টপ", boarded: "উঠেছেন", noShow: "অনুপস্থিত",
-    expected: "অপেক্ষমাণ", seat: "আসন", csv: "CSV নামান", partner: "পার্টনার", web: "ওয়েব", counter: "কাউন্টার", woman: "নারী",
+    expected: "অপেক্ষমাণ", seat: "আসন", csv: "CSV নামান", pdf: "প্রিন্ট (PDF)", partner: "পার্টনার", web: "ওয়েব", counter: "কাউন্টার", woman: "নারী",
     call: "ফোন", refresh: "আবার দেখুন", empty: "এখানে টাকা দেওয়া কোনো যাত্রী নেই।", counts: (e: number, b: number, n: number) =>
       digits(`অপেক্ষমাণ ${e} · উঠেছেন ${b} · অনুপস্থিত ${n}`, "bn"), resold: (legs: number) =>
       digits(`পরের ${legs}টি অংশ আবার বিক্রিতে`, "bn"),
@@ -90,9 +90,9 @@ function Manifest({ showId, lang }: { showId: bigint; lang: Lang }) {
     }
   };
 
-  const download = async () => {
+  const download = async (format: "csv" | "pdf") => {
     try {
-      const f = await manifest.exportManifest({ showId, language: lang });
+      const f = await manifest.exportManifest({ showId, language: lang, format });
       const url = URL.createObjectURL(new Blob([new Uint8Array(f.data)], { type: f.contentType }));
       const a = document.createElement("a");
       a.href = url;
@@ -128,7 +128,8 @@ function Manifest({ showId, lang }: { showId: bigint; lang: Lang }) {
       <p role="status" id="manifest-counts">
         {m && w.counts(m.expected, m.boarded, m.noShows)}{" "}
         <button type="button" onClick={() => void load()}>{w.refresh}</button>{" "}
-        <button type="button" id="manifest-csv" onClick={() => void download()}>{w.csv}</button>
+        <button type="button" id="manifest-csv" onClick={() => void download("csv")}>{w.csv}</button>{" "}
+        <button type="button" id="manifest-pdf" onClick={() => void download("pdf")}>{w.pdf}</button>
       </p>
       {error && <p role="alert" class="error">{error}</p>}
       {m && m.entries.length === 0 && <p class="note">{w.empty}</p>}

@@ -555,7 +555,10 @@ type ExportManifestRequest struct {
 	// The trip.
 	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
 	// "bn" or "en" (default) for the column names and places.
-	Language      string `protobuf:"bytes,2,opt,name=language,proto3" json:"language,omitempty"`
+	Language string `protobuf:"bytes,2,opt,name=language,proto3" json:"language,omitempty"`
+	// "csv" (default): UTF-8 with a byte-order mark; "pdf": A4 pages to
+	// print for the coach, passengers by seat with a box to tick.
+	Format        string `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -600,6 +603,13 @@ func (x *ExportManifestRequest) GetShowId() int64 {
 func (x *ExportManifestRequest) GetLanguage() string {
 	if x != nil {
 		return x.Language
+	}
+	return ""
+}
+
+func (x *ExportManifestRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
 	}
 	return ""
 }
@@ -707,11 +717,12 @@ const file_seatghor_tickets_v1_manifest_proto_rawDesc = "" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12&\n" +
 	"\tticket_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\bticketId\"N\n" +
 	"\x12MarkNoShowResponse\x128\n" +
-	"\x05entry\x18\x01 \x01(\v2\".seatghor.tickets.v1.ManifestEntryR\x05entry\"f\n" +
+	"\x05entry\x18\x01 \x01(\v2\".seatghor.tickets.v1.ManifestEntryR\x05entry\"\x91\x01\n" +
 	"\x15ExportManifestRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12+\n" +
 	"\blanguage\x18\x02 \x01(\tB\x0f\xbaH\fr\n" +
-	"R\x00R\x02enR\x02bnR\blanguage\"k\n" +
+	"R\x00R\x02enR\x02bnR\blanguage\x12)\n" +
+	"\x06format\x18\x03 \x01(\tB\x11\xbaH\x0er\fR\x00R\x03csvR\x03pdfR\x06format\"k\n" +
 	"\x16ExportManifestResponse\x12\x1a\n" +
 	"\bfilename\x18\x01 \x01(\tR\bfilename\x12!\n" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +

@@ -60,7 +60,8 @@ type ManifestServiceClient interface {
 	// The same callers as CheckInTicket.
 	MarkNoShow(context.Context, *connect.Request[v1.MarkNoShowRequest]) (*connect.Response[v1.MarkNoShowResponse], error)
 	// ExportManifest is the manifest as a file: CSV (UTF-8 with a byte-order
-	// mark, so a spreadsheet reads Bengali names) in the language asked.
+	// mark, so a spreadsheet reads Bengali names) or a PDF to print, in the
+	// language asked.
 	// The same callers as CheckInTicket.
 	ExportManifest(context.Context, *connect.Request[v1.ExportManifestRequest]) (*connect.Response[v1.ExportManifestResponse], error)
 }
@@ -138,7 +139,8 @@ type ManifestServiceHandler interface {
 	// The same callers as CheckInTicket.
 	MarkNoShow(context.Context, *connect.Request[v1.MarkNoShowRequest]) (*connect.Response[v1.MarkNoShowResponse], error)
 	// ExportManifest is the manifest as a file: CSV (UTF-8 with a byte-order
-	// mark, so a spreadsheet reads Bengali names) in the language asked.
+	// mark, so a spreadsheet reads Bengali names) or a PDF to print, in the
+	// language asked.
 	// The same callers as CheckInTicket.
 	ExportManifest(context.Context, *connect.Request[v1.ExportManifestRequest]) (*connect.Response[v1.ExportManifestResponse], error)
 }
