@@ -117,6 +117,12 @@ func (s *Service) Sell(ctx context.Context, userID string, req SaleRequest) (boo
 	return order, entry, err
 }
 
+// result is a sale's or a refund's answer, as an idempotency key records it.
+type result struct {
+	Order booking.Order `json:"order"`
+	Entry Entry         `json:"entry"`
+}
+
 // womenSeats are the seats whose passengers are declared women: the hold
 // declares them (decision 0371).
 func womenSeats(ps []booking.Passenger) []string {
@@ -133,10 +139,6 @@ func womenSeats(ps []booking.Passenger) []string {
 // booking journal on the counter's cash account and the entry commit
 // together.
 func (s *Service) takeCash(ctx context.Context, pool *pg.Pool, sh Shift, userID, orderID string, commissionBps int64) (booking.Order, Entry, error) {
-	type result struct {
-		Order booking.Order `json:"order"`
-		Entry Entry         `json:"entry"`
-	}
 	now := s.now()
 	r, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.wait, Target: orderID},
 		func(tx pgx.Tx) (result, error) {
@@ -173,10 +175,6 @@ func (s *Service) RefundTickets(ctx context.Context, userID, shiftID, orderID st
 		pool, err := s.shardOfOrder(ctx, orderID)
 		if err != nil {
 			return err
-		}
-		type result struct {
-			Order booking.Order `json:"order"`
-			Entry Entry         `json:"entry"`
 		}
 		now := s.now()
 		r, err := idempotency.Do(ctx, pool, codec, idempotency.Options{Now: now, Wait: s.wait, Target: orderID},
