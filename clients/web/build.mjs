@@ -56,32 +56,23 @@ await build({
   jsx: "automatic",
   jsxImportSource: "preact",
 });
-// The trip supervisor's manifest (src/manifest, decision 0442) is another
-// bundle of its own, assets/manifest.js, for the same reason: staff's
-// pages stay out of a buyer's first load. It renders with its own Preact
-// into an element the shell gives it.
-await build({
-  ...common,
-  entryPoints: { manifest: "src/manifest/index.tsx" },
-  outdir: "dist/assets",
-  format: "esm",
-  target: ["es2022", "chrome100", "safari15.4", "firefox100"],
-  jsx: "automatic",
-  jsxImportSource: "preact",
-  alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
-});
-// The operator's counter (src/counter, decision 0443): a bundle of its
-// own, assets/counter.js, like the manifest.
-await build({
-  ...common,
-  entryPoints: { counter: "src/counter/index.tsx" },
-  outdir: "dist/assets",
-  format: "esm",
-  target: ["es2022", "chrome100", "safari15.4", "firefox100"],
-  jsx: "automatic",
-  jsxImportSource: "preact",
-  alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
-});
+// The staff pages are bundles of their own for the same reason: the trip
+// supervisor's manifest (src/manifest, decision 0442), the operator's
+// counter (src/counter, 0443) and the console (src/console, 0446), each
+// assets/<name>.js. Staff's pages stay out of a buyer's first load; each
+// renders with its own Preact into an element the shell gives it.
+for (const name of ["manifest", "counter", "console"]) {
+  await build({
+    ...common,
+    entryPoints: { [name]: `src/${name}/index.tsx` },
+    outdir: "dist/assets",
+    format: "esm",
+    target: ["es2022", "chrome100", "safari15.4", "firefox100"],
+    jsx: "automatic",
+    jsxImportSource: "preact",
+    alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
+  });
+}
 // The fonts stay files of their own beside app.css (its @font-face names
 // them), not inlined.
 await build({ ...common, entryPoints: ["src/app.css"], outfile: "dist/assets/app.css", external: ["*.woff2"] });

@@ -432,6 +432,7 @@ func printTour(w io.Writer, a *app.App, addr, adminAddr, gatewayURL string) erro
 	_, err = fmt.Fprintf(w, `
 Seatghor is running at %[1]s  (Connect, gRPC, gRPC-Web and REST on one port; Ctrl-C stops it)
 Open the site:          %[1]s/  (dev sign-in: pick a name and a role; the gate page: %[1]s/gate)
+Operator's console:     %[1]s/console  (sign in as demo-manager, role operator: shows, staff, audit log)
 Admin listener:         %[8]s  (/metrics, gRPC reflection, /debug/pprof/; never the public port)
 Partners start at:      docs/partners.md, "Your first sale, step by step" (the demo shows' organisation: %[9]s)
 

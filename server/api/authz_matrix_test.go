@@ -134,11 +134,20 @@ var authzMatrix = []authzRow{
 	{"seatghor.catalog.v1.CatalogService/AddOrganizationMember", func(w *authzWorld, c caller) proto.Message {
 		return &catalogv1.AddOrganizationMemberRequest{OrganizationId: "org-a", UserId: "new-" + callerNames[c],
 			Role: catalogv1.OrganizationRole_ORGANIZATION_ROLE_GATE}
-	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.catalog.v1.CatalogService/RemoveOrganizationMember", func(w *authzWorld, c caller) proto.Message {
 		w.env.Member(w.t, "org-a", "leaving-"+callerNames[c], catalog.RoleGate)
 		return &catalogv1.RemoveOrganizationMemberRequest{OrganizationId: "org-a", UserId: "leaving-" + callerNames[c]}
-	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/ListOrganizations", func(*authzWorld, caller) proto.Message {
+		return &catalogv1.ListOrganizationsRequest{}
+	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},
+	{"seatghor.catalog.v1.CatalogService/ListOrganizationMembers", func(*authzWorld, caller) proto.Message {
+		return &catalogv1.ListOrganizationMembersRequest{OrganizationId: "org-a"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/ListAuditEntries", func(*authzWorld, caller) proto.Message {
+		return &catalogv1.ListAuditEntriesRequest{OrganizationId: "org-a"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.catalog.v1.CatalogService/GetShow", func(w *authzWorld, _ caller) proto.Message {
 		return &catalogv1.GetShowRequest{ShowId: w.show}
 	}, "unauth ok ok ok ok ok ok ok ok ok ok ok"},

@@ -4,15 +4,20 @@ import (
 	"time"
 
 	"context"
+	"fmt"
 	"log/slog"
+	"strconv"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/structpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/page"
 )
 
 type catalogHandler struct {
@@ -63,7 +68,7 @@ func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catal
 }
 
 func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[catalogv1.ListShowsRequest]) (*connect.Response[catalogv1.ListShowsResponse], error) {
-	f := catalog.ShowFilter{Kind: req.Msg.GetKind()}
+	f := catalog.ShowFilter{Kind: req.Msg.GetKind(), OrganizationID: req.Msg.GetOrganizationId()}
 	if req.Msg.GetStartsFrom() != nil {
 		f.StartsFrom = req.Msg.GetStartsFrom().AsTime()
 	}
@@ -105,35 +110,166 @@ func (h *catalogHandler) CreateOrganization(ctx context.Context, req *connect.Re
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
-	return connect.NewResponse(&catalogv1.CreateOrganizationResponse{Organization: &catalogv1.Organization{
-		OrganizationId: o.ID, Name: o.Name, NameBn: o.NameBn, CreatedAt: timestamppb.New(o.CreatedAt),
-	}}), nil
+	return connect.NewResponse(&catalogv1.CreateOrganizationResponse{Organization: organizationProto(o)}), nil
 }
 
 func (h *catalogHandler) AddOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.AddOrganizationMemberRequest]) (*connect.Response[catalogv1.AddOrganizationMemberResponse], error) {
-	p, _ := auth.FromContext(ctx)
-	if !p.Is(auth.RoleAdmin) {
-		return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins manage organizations"))
-	}
 	m := req.Msg
-	mem, err := h.svc.SetMember(ctx, p.UserID, m.GetOrganizationId(), m.GetUserId(), orgRoles[m.GetRole()])
+	by, err := h.staffManager(ctx, m.GetOrganizationId(), m.GetUserId())
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
-	return connect.NewResponse(&catalogv1.AddOrganizationMemberResponse{Member: &catalogv1.OrganizationMember{
-		OrganizationId: mem.OrganizationID, UserId: mem.UserID, Role: m.GetRole(), AddedAt: timestamppb.New(mem.AddedAt),
-	}}), nil
+	mem, err := h.svc.SetMember(ctx, by, m.GetOrganizationId(), m.GetUserId(), orgRoles[m.GetRole()])
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.AddOrganizationMemberResponse{Member: memberProto(mem)}), nil
 }
 
 func (h *catalogHandler) RemoveOrganizationMember(ctx context.Context, req *connect.Request[catalogv1.RemoveOrganizationMemberRequest]) (*connect.Response[catalogv1.RemoveOrganizationMemberResponse], error) {
-	p, _ := auth.FromContext(ctx)
-	if !p.Is(auth.RoleAdmin) {
-		return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins manage organizations"))
+	by, err := h.staffManager(ctx, req.Msg.GetOrganizationId(), req.Msg.GetUserId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
 	}
-	if err := h.svc.RemoveMember(ctx, req.Msg.GetOrganizationId(), req.Msg.GetUserId()); err != nil {
+	if err := h.svc.RemoveMember(ctx, by, req.Msg.GetOrganizationId(), req.Msg.GetUserId()); err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
 	return connect.NewResponse(&catalogv1.RemoveOrganizationMemberResponse{}), nil
+}
+
+// staffManager says who changes an organisation's staff when the caller
+// may (decision 0446): an admin, or a manager of the organisation changing
+// someone else's membership (a manager neither promotes nor removes
+// themselves, so an organisation is never left without the manager who
+// was there).
+func (h *catalogHandler) staffManager(ctx context.Context, orgID, userID string) (audit.Actor, error) {
+	p, _ := auth.FromContext(ctx)
+	if p.Is(auth.RoleAdmin) {
+		return audit.Actor{Kind: audit.ActorAdmin, ID: p.UserID}, nil
+	}
+	if err := h.orgManager(ctx, orgID, "manage its staff"); err != nil {
+		return audit.Actor{}, err
+	}
+	if userID == p.UserID {
+		return audit.Actor{}, fault.New(fault.PermissionDenied, "a manager does not change their own membership: another manager or an admin does")
+	}
+	return audit.Actor{Kind: audit.ActorUser, ID: p.UserID}, nil
+}
+
+// orgManager refuses the caller unless they are an admin or a manager of
+// orgID; verb names the act in the refusal.
+func (h *catalogHandler) orgManager(ctx context.Context, orgID, verb string) error {
+	p, _ := auth.FromContext(ctx)
+	if p.Is(auth.RoleAdmin) {
+		return nil
+	}
+	refused := fault.New(fault.PermissionDenied, "only the organization's managers and admins %s", verb)
+	if !p.Is(auth.RoleOperator) || p.UserID == "" {
+		return refused
+	}
+	ok, err := h.svc.HasRole(ctx, orgID, p.UserID, catalog.RoleManager)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return refused
+	}
+	return nil
+}
+
+func memberProto(m catalog.Member) *catalogv1.OrganizationMember {
+	return &catalogv1.OrganizationMember{OrganizationId: m.OrganizationID, UserId: m.UserID,
+		Role: roleProto(m.Role), AddedAt: timestamppb.New(m.AddedAt)}
+}
+
+func roleProto(r catalog.Role) catalogv1.OrganizationRole {
+	for p, role := range orgRoles {
+		if role == r {
+			return p
+		}
+	}
+	return catalogv1.OrganizationRole_ORGANIZATION_ROLE_UNSPECIFIED
+}
+
+func organizationProto(o catalog.Organization) *catalogv1.Organization {
+	return &catalogv1.Organization{OrganizationId: o.ID, Name: o.Name, NameBn: o.NameBn, CreatedAt: timestamppb.New(o.CreatedAt)}
+}
+
+func (h *catalogHandler) ListOrganizations(ctx context.Context, _ *connect.Request[catalogv1.ListOrganizationsRequest]) (*connect.Response[catalogv1.ListOrganizationsResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	resp := &catalogv1.ListOrganizationsResponse{}
+	if p.UserID == "" || !(p.Is(auth.RoleAdmin) || p.Is(auth.RoleOperator)) {
+		return connect.NewResponse(resp), nil // a buyer runs no organisation
+	}
+	list, err := h.svc.Organizations(ctx, p.UserID, p.Is(auth.RoleAdmin))
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	for _, a := range list {
+		resp.Organizations = append(resp.Organizations, &catalogv1.OrganizationAccess{
+			Organization: organizationProto(a.Organization), Role: roleProto(a.Role)})
+	}
+	return connect.NewResponse(resp), nil
+}
+
+func (h *catalogHandler) ListOrganizationMembers(ctx context.Context, req *connect.Request[catalogv1.ListOrganizationMembersRequest]) (*connect.Response[catalogv1.ListOrganizationMembersResponse], error) {
+	if err := h.orgManager(ctx, req.Msg.GetOrganizationId(), "list its staff"); err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	list, err := h.svc.Members(ctx, req.Msg.GetOrganizationId())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	resp := &catalogv1.ListOrganizationMembersResponse{}
+	for _, m := range list {
+		resp.Members = append(resp.Members, memberProto(m))
+	}
+	return connect.NewResponse(resp), nil
+}
+
+func (h *catalogHandler) ListAuditEntries(ctx context.Context, req *connect.Request[catalogv1.ListAuditEntriesRequest]) (*connect.Response[catalogv1.ListAuditEntriesResponse], error) {
+	m := req.Msg
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleAdmin) {
+		if m.GetOrganizationId() == "" {
+			return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins read the whole audit log; a manager names their organization"))
+		}
+		if err := h.orgManager(ctx, m.GetOrganizationId(), "read its audit log"); err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
+	}
+	f := audit.Filter{OrganizationID: m.GetOrganizationId(), Target: m.GetTarget(), ActorID: m.GetActorId(),
+		Action: m.GetAction(), Limit: int(m.GetPageSize())}
+	if f.Limit == 0 {
+		f.Limit = 50
+	}
+	if t := m.GetPageToken(); t != "" {
+		before, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || before <= 0 {
+			return nil, toConnect(ctx, h.log, &fault.Error{Reason: fault.ShowInvalid, Field: "page_token", Message: page.ErrBadToken.Message})
+		}
+		f.Before = before
+	}
+	f.Limit++ // one more than the page: is there a next one?
+	entries, err := h.svc.AuditEntries(ctx, f)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	resp := &catalogv1.ListAuditEntriesResponse{}
+	if len(entries) == f.Limit {
+		entries = entries[:f.Limit-1]
+		resp.NextPageToken = strconv.FormatInt(entries[len(entries)-1].ID, 10)
+	}
+	for _, e := range entries {
+		detail, err := structpb.NewStruct(e.Detail)
+		if err != nil {
+			return nil, toConnect(ctx, h.log, fmt.Errorf("audit entry %d: %w", e.ID, err))
+		}
+		resp.Entries = append(resp.Entries, &catalogv1.AuditEntry{AuditId: e.ID, At: timestamppb.New(e.At),
+			ActorKind: string(e.Actor.Kind), ActorId: e.Actor.ID, Action: e.Action, Target: e.Target,
+			OrganizationId: e.OrganizationID, Detail: detail})
+	}
+	return connect.NewResponse(resp), nil
 }
 
 // The layout templates (decision 0372): an organisation's are its managers'

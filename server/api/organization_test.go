@@ -87,14 +87,18 @@ func (o orgs) grpcAs(t *testing.T, sub string, role auth.Role) clients {
 	return as(t, &h2, sub, role, connect.WithGRPC())
 }
 
-// TestOnlyAdminsManageOrganizations: creating an organisation and adding
-// or removing members is for admins; an operator (even a manager) and a
-// user are refused, and an admin's mistakes are named.
+// TestOnlyAdminsManageOrganizations: creating an organisation is for
+// admins, and adding or removing its members for admins and its managers
+// (decision 0446); its gate staff, another organisation's staff and a user
+// are refused, and an admin's mistakes are named.
 func TestOnlyAdminsManageOrganizations(t *testing.T) {
 	o := newOrgs(t)
 	ctx := context.Background()
-	for _, c := range []clients{as(t, o.env, "hanif-mgr", auth.RoleOperator), as(t, o.env, "rumana", auth.RoleUser),
-		o.grpcAs(t, "hanif-mgr", auth.RoleOperator)} {
+	_, err := as(t, o.env, "hanif-mgr", auth.RoleOperator).catalog.CreateOrganization(ctx, connect.NewRequest(&catalogv1.CreateOrganizationRequest{
+		OrganizationId: "mine", Name: "Mine"}))
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "a manager creates no organisation: %v", err)
+	for _, c := range []clients{as(t, o.env, "hanif-gate", auth.RoleOperator), as(t, o.env, "shyamoli-gate", auth.RoleOperator),
+		as(t, o.env, "rumana", auth.RoleUser), o.grpcAs(t, "hanif-gate", auth.RoleOperator)} {
 		_, err := c.catalog.CreateOrganization(ctx, connect.NewRequest(&catalogv1.CreateOrganizationRequest{
 			OrganizationId: "mine", Name: "Mine"}))
 		require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
@@ -106,7 +110,7 @@ func TestOnlyAdminsManageOrganizations(t *testing.T) {
 		require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
 	}
 	// Nothing was created: the admin can still take the id.
-	_, err := o.admin.catalog.CreateOrganization(ctx, connect.NewRequest(&catalogv1.CreateOrganizationRequest{
+	_, err = o.admin.catalog.CreateOrganization(ctx, connect.NewRequest(&catalogv1.CreateOrganizationRequest{
 		OrganizationId: "mine", Name: "Mine"}))
 	require.NoError(t, err)
 	_, err = o.admin.catalog.CreateOrganization(ctx, connect.NewRequest(&catalogv1.CreateOrganizationRequest{

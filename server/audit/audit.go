@@ -1,10 +1,12 @@
 // Package audit is the platform's audit log: who changed what, and when,
 // kept in the catalog database's audit_log table (decision 0276). A change
 // is recorded by Record in the transaction that makes it, so the log holds
-// exactly the changes that committed. Issue 22 records every change of a
-// partner's webhook endpoint and every API key revocation; the operator
-// console (a later issue) reads and serves the log. Rows are never changed
-// or removed: the application role may only add and read them.
+// exactly the changes that committed: every staff write of the catalog
+// (organisations, members, shows, routes, timetables, cancellations,
+// delays) and every change of a partner's webhook endpoint or API key.
+// The console reads it through CatalogService.ListAuditEntries, an
+// organisation's managers only its entries (decision 0446). Rows are never
+// changed or removed: the application role may only add and read them.
 package audit
 
 import (
@@ -12,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,7 +54,11 @@ type Entry struct {
 	Action string
 	// Target names what changed, e.g. "webhook_endpoint:42".
 	Target string
-	// Detail is what else the change needs said, as a JSON object.
+	// OrganizationID is the organisation whose thing changed; "" for the
+	// platform's own.
+	OrganizationID string
+	// Detail is what else the change needs said, as a JSON object: the
+	// reason, and "before" and "after" where something was there before.
 	Detail map[string]any
 }
 
@@ -80,9 +87,9 @@ func Record(ctx context.Context, tx Execer, e Entry) error {
 		return fmt.Errorf("audit %s of %s: %w", e.Action, e.Target, err)
 	}
 	if _, err := tx.Exec(ctx, `
-		INSERT INTO audit_log (at, actor_kind, actor_id, action, target, detail)
-		VALUES ($1, $2, $3, $4, $5, $6)`,
-		e.At.UTC(), string(e.Actor.Kind), e.Actor.ID, e.Action, e.Target, raw); err != nil {
+		INSERT INTO audit_log (at, actor_kind, actor_id, action, target, organization_id, detail)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		e.At.UTC(), string(e.Actor.Kind), e.Actor.ID, e.Action, e.Target, e.OrganizationID, raw); err != nil {
 		return fmt.Errorf("audit %s of %s: %w", e.Action, e.Target, err)
 	}
 	return nil
@@ -90,28 +97,44 @@ func Record(ctx context.Context, tx Execer, e Entry) error {
 
 // Filter selects entries; zero fields select everything.
 type Filter struct {
+	// OrganizationID: only its entries.
+	OrganizationID string
 	// Target: only the entries about it.
 	Target string
+	// ActorID: only the changes made by this user, key or part.
+	ActorID string
+	// Action: only this action; one ending in a dot ("show.") is a
+	// prefix: every action of that kind.
+	Action string
+	// Before: only entries older than this id (the next page of a
+	// newest-first read); 0 reads from the newest.
+	Before int64
 	// Limit: at most this many; default and maximum 1000.
 	Limit int
 }
 
-// Read returns the entries f selects, oldest first.
+// Read returns the entries f selects, newest first.
 func Read(ctx context.Context, db Querier, f Filter) ([]Entry, error) {
 	if f.Limit <= 0 || f.Limit > 1000 {
 		f.Limit = 1000
 	}
+	action, prefix := f.Action, ""
+	if strings.HasSuffix(action, ".") {
+		action, prefix = "", f.Action
+	}
 	rows, err := db.Query(ctx, `
-		SELECT audit_id, at, actor_kind, actor_id, action, target, detail FROM audit_log
-		WHERE $1 = '' OR target = $1
-		ORDER BY audit_id LIMIT $2`, f.Target, f.Limit)
+		SELECT audit_id, at, actor_kind, actor_id, action, target, organization_id, detail FROM audit_log
+		WHERE ($1 = '' OR organization_id = $1) AND ($2 = '' OR target = $2) AND ($3 = '' OR actor_id = $3)
+		  AND ($4 = '' OR action = $4) AND ($5 = '' OR starts_with(action, $5)) AND ($6 = 0 OR audit_id < $6)
+		ORDER BY audit_id DESC LIMIT $7`,
+		f.OrganizationID, f.Target, f.ActorID, action, prefix, f.Before, f.Limit)
 	if err != nil {
 		return nil, fmt.Errorf("read the audit log: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
 		var e Entry
 		var kind string
-		err := r.Scan(&e.ID, &e.At, &kind, &e.Actor.ID, &e.Action, &e.Target, &e.Detail)
+		err := r.Scan(&e.ID, &e.At, &kind, &e.Actor.ID, &e.Action, &e.Target, &e.OrganizationID, &e.Detail)
 		e.Actor.Kind, e.At = ActorKind(kind), e.At.UTC()
 		return e, err
 	})

@@ -24,7 +24,9 @@ func TestMain(m *testing.M) {
 
 // TestRecordCommitsWithTheChange: an entry recorded in a transaction that
 // rolls back is not in the log; one in a transaction that commits is,
-// with its actor and detail; Read filters by target, oldest first; the
+// with its actor, organisation and detail; Read filters by organisation,
+// target, actor and action (or an action's kind), newest first, a page
+// at a time; the
 // application role may add entries but not change or remove them.
 func TestRecordCommitsWithTheChange(t *testing.T) {
 	ctx := context.Background()
@@ -36,6 +38,10 @@ func TestRecordCommitsWithTheChange(t *testing.T) {
 		return audit.Entry{At: at, Actor: audit.Actor{Kind: audit.ActorAPIKey, ID: "key_abc"}, Action: action,
 			Target: target, Detail: map[string]any{"url": "https://agency.example/"}}
 	}
+	member := func(org, user, by string) audit.Entry {
+		return audit.Entry{At: at, Actor: audit.Actor{Kind: audit.ActorUser, ID: by}, Action: "member.set",
+			Target: "member:" + org + ":" + user, OrganizationID: org, Detail: map[string]any{"after": map[string]any{"role": "gate"}}}
+	}
 
 	tx, err := db.Begin(ctx)
 	require.NoError(t, err)
@@ -43,7 +49,8 @@ func TestRecordCommitsWithTheChange(t *testing.T) {
 	require.NoError(t, tx.Rollback(ctx))
 	require.NoError(t, pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		for _, e := range []audit.Entry{entry("webhook-endpoint:1", "webhook_endpoint.create"),
-			entry("webhook-endpoint:2", "webhook_endpoint.create"), entry("webhook-endpoint:1", "webhook_endpoint.disable")} {
+			entry("webhook-endpoint:2", "webhook_endpoint.create"), entry("webhook-endpoint:1", "webhook_endpoint.disable"),
+			member("hanif", "u-1", "boss"), member("hanif", "u-2", "boss"), member("shyamoli", "u-3", "other")} {
 			if err := audit.Record(ctx, tx, e); err != nil {
 				return err
 			}
@@ -55,14 +62,34 @@ func TestRecordCommitsWithTheChange(t *testing.T) {
 	got, err := audit.Read(ctx, db, audit.Filter{Target: "webhook-endpoint:1"})
 	require.NoError(t, err)
 	require.Len(t, got, 2)
-	require.Equal(t, "webhook_endpoint.create", got[0].Action)
-	require.Equal(t, "webhook_endpoint.disable", got[1].Action)
-	require.Equal(t, audit.Actor{Kind: audit.ActorAPIKey, ID: "key_abc"}, got[0].Actor)
-	require.Equal(t, at, got[0].At)
-	require.Equal(t, map[string]any{"url": "https://agency.example/"}, got[0].Detail)
+	require.Equal(t, "webhook_endpoint.disable", got[0].Action, "newest first")
+	require.Equal(t, "webhook_endpoint.create", got[1].Action)
+	require.Equal(t, audit.Actor{Kind: audit.ActorAPIKey, ID: "key_abc"}, got[1].Actor)
+	require.Equal(t, at, got[1].At)
+	require.Equal(t, map[string]any{"url": "https://agency.example/"}, got[1].Detail)
+	require.Empty(t, got[1].OrganizationID)
 	all, err := audit.Read(ctx, db, audit.Filter{})
 	require.NoError(t, err)
-	require.Len(t, all, 3)
+	require.Len(t, all, 6)
+
+	targets := func(f audit.Filter) []string {
+		t.Helper()
+		got, err := audit.Read(ctx, db, f)
+		require.NoError(t, err)
+		var out []string
+		for _, e := range got {
+			out = append(out, e.Target)
+		}
+		return out
+	}
+	require.Equal(t, []string{"member:hanif:u-2", "member:hanif:u-1"}, targets(audit.Filter{OrganizationID: "hanif"}))
+	require.Equal(t, []string{"member:shyamoli:u-3"}, targets(audit.Filter{ActorID: "other"}))
+	require.Equal(t, []string{"webhook-endpoint:2", "webhook-endpoint:1"}, targets(audit.Filter{Action: "webhook_endpoint.create"}))
+	require.Len(t, targets(audit.Filter{Action: "webhook_endpoint."}), 3, "an action's kind")
+	require.Empty(t, targets(audit.Filter{Action: "webhook_endpoint"}), "no dot: the action itself")
+	page := targets(audit.Filter{Limit: 2})
+	require.Equal(t, []string{"member:shyamoli:u-3", "member:hanif:u-2"}, page)
+	require.Equal(t, []string{"member:hanif:u-1", "webhook-endpoint:1"}, targets(audit.Filter{Before: all[1].ID, Limit: 2}), "the next page")
 
 	// As the application role: append-only.
 	conn, err := db.Acquire(ctx)

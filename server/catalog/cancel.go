@@ -40,10 +40,11 @@ func (s *Service) CancelShow(ctx context.Context, showID int64, by audit.Actor, 
 	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
 		var (
 			shard       int
+			orgID       string
 			cancelledAt *time.Time
 		)
-		err := tx.QueryRow(ctx, `SELECT shard, cancelled_at FROM shows WHERE show_id = $1 FOR UPDATE`, showID).
-			Scan(&shard, &cancelledAt)
+		err := tx.QueryRow(ctx, `SELECT shard, coalesce(organization_id, ''), cancelled_at FROM shows WHERE show_id = $1 FOR UPDATE`, showID).
+			Scan(&shard, &orgID, &cancelledAt)
 		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("lock show %d: %w", showID, err)
@@ -78,7 +79,7 @@ func (s *Service) CancelShow(ctx context.Context, showID int64, by audit.Actor, 
 			return fmt.Errorf("mark show %d cancelled: %w", showID, err)
 		}
 		if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "show.cancel",
-			Target: fmt.Sprintf("show:%d", showID), Detail: map[string]any{"reason": c.Reason}}); err != nil {
+			Target: fmt.Sprintf("show:%d", showID), OrganizationID: orgID, Detail: map[string]any{"reason": c.Reason}}); err != nil {
 			return err
 		}
 		return outbox.Append(ctx, tx, showID, now, &eventsv1.ShowCancelled{ShowId: showID, Reason: c.Reason,

@@ -19,6 +19,7 @@ import (
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/fault"
@@ -405,6 +406,15 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 				if err := in.InTx(ctx, tx, show); err != nil {
 					return Show{}, err
 				}
+			}
+			by := audit.Actor{Kind: audit.ActorUser, ID: createdBy}
+			if in.Admin {
+				by.Kind = audit.ActorAdmin
+			}
+			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "show.create",
+				Target: fmt.Sprintf("show:%d", show.ID), OrganizationID: show.OrganizationID,
+				Detail: map[string]any{"after": map[string]any{"title": show.Title, "starts_at": show.StartsAt, "seats": show.SeatCount}}}); err != nil {
+				return Show{}, err
 			}
 			pool, _ := s.router.Shard(i)
 			if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error { return provision(ctx, stx, s.inventory, show) }); err != nil {

@@ -13,6 +13,7 @@ import (
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/internal/testkit/schematest"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
@@ -246,9 +247,9 @@ func TestCreateShowAuthorization(t *testing.T) {
 	admin := p.service()
 	_, err := admin.CreateOrganization(ctx, "admin", "hanif", "Hanif Enterprise", "")
 	require.NoError(t, err)
-	_, err = admin.SetMember(ctx, "admin", "hanif", "mgr", catalog.RoleManager)
+	_, err = admin.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "mgr", catalog.RoleManager)
 	require.NoError(t, err)
-	_, err = admin.SetMember(ctx, "admin", "hanif", "gate", catalog.RoleGate)
+	_, err = admin.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "gate", catalog.RoleGate)
 	require.NoError(t, err)
 	strict := p.service(catalog.WithPolicy(catalog.Policy{MaxCancellationFeeBps: new(500)}))
 	lenient := p.service(catalog.WithPolicy(catalog.Policy{MaxCancellationFeeBps: new(3000)}))
@@ -374,9 +375,9 @@ func TestJoinSale(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.CreateOrganization(ctx, "admin", "green", "Green Line", "")
 	require.NoError(t, err)
-	_, err = svc.SetMember(ctx, "admin", "hanif", "mgr", catalog.RoleManager)
+	_, err = svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "mgr", catalog.RoleManager)
 	require.NoError(t, err)
-	_, err = svc.SetMember(ctx, "admin", "green", "other-mgr", catalog.RoleManager)
+	_, err = svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "green", "other-mgr", catalog.RoleManager)
 	require.NoError(t, err)
 
 	opens := t0.Add(time.Hour)
@@ -468,9 +469,9 @@ func TestGetShowAndListShows(t *testing.T) {
 		_, err := svc.CreateOrganization(ctx, "admin", id, name, "")
 		require.NoError(t, err)
 	}
-	_, err := svc.SetMember(ctx, "admin", "hanif", "hanif-gate", catalog.RoleGate)
+	_, err := svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "hanif-gate", catalog.RoleGate)
 	require.NoError(t, err)
-	_, err = svc.SetMember(ctx, "admin", "green", "green-mgr", catalog.RoleManager)
+	_, err = svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "green", "green-mgr", catalog.RoleManager)
 	require.NoError(t, err)
 
 	create := func(title string, kind catalogv1.ShowKind, in time.Duration, org string) int64 {
@@ -568,10 +569,10 @@ func TestOrganizationsAndMembers(t *testing.T) {
 	_, err = svc.CreateOrganization(ctx, "admin", "hanif", "Hanif Paribahan", "")
 	require.ErrorIs(t, err, catalog.ErrOrganizationExists)
 
-	_, err = svc.SetMember(ctx, "admin", "hanif", "u1", catalog.Role("owner"))
+	_, err = svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "u1", catalog.Role("owner"))
 	kind, field := fieldOf(t, err)
 	require.Equal(t, []string{"invalid", "role"}, []string{kind, field})
-	_, err = svc.SetMember(ctx, "admin", "nobody", "u1", catalog.RoleGate)
+	_, err = svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "nobody", "u1", catalog.RoleGate)
 	require.ErrorIs(t, err, catalog.ErrOrganizationNotFound)
 
 	roles := func(org, user string) []bool {
@@ -584,22 +585,22 @@ func TestOrganizationsAndMembers(t *testing.T) {
 		}
 		return out
 	}
-	m, err := svc.SetMember(ctx, "admin", "hanif", "u1", catalog.RoleManager)
+	m, err := svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "u1", catalog.RoleManager)
 	require.NoError(t, err)
 	require.Equal(t, catalog.Member{OrganizationID: "hanif", UserID: "u1", Role: catalog.RoleManager, AddedBy: "admin",
 		AddedAt: t0.Add(time.Minute)}, m)
 	require.Equal(t, []bool{true, false, true, false}, roles("hanif", "u1"), "manager; no role asked is no permission")
-	_, err = svc.SetMember(ctx, "admin", "hanif", "u1", catalog.RoleGate)
+	_, err = svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "u1", catalog.RoleGate)
 	require.NoError(t, err)
 	require.Equal(t, []bool{false, true, true, false}, roles("hanif", "u1"), "one role: the new one replaces the old")
 	require.Equal(t, []bool{false, false, false, false}, roles("hanif", "u2"), "not a member")
 	require.Equal(t, []bool{false, false, false, false}, roles("", "u1"), "a show of the platform's own has no members")
 	require.Equal(t, []bool{false, false, false, false}, roles("hanif", ""), "nobody")
 
-	require.NoError(t, svc.RemoveMember(ctx, "hanif", "u1"))
+	require.NoError(t, svc.RemoveMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "u1"))
 	require.Equal(t, []bool{false, false, false, false}, roles("hanif", "u1"))
-	require.ErrorIs(t, svc.RemoveMember(ctx, "hanif", "u1"), catalog.ErrNotAMember)
-	require.ErrorIs(t, svc.RemoveMember(ctx, "nobody", "u1"), catalog.ErrOrganizationNotFound)
+	require.ErrorIs(t, svc.RemoveMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "hanif", "u1"), catalog.ErrNotAMember)
+	require.ErrorIs(t, svc.RemoveMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "admin"}, "nobody", "u1"), catalog.ErrOrganizationNotFound)
 }
 
 // TestMoveOpening (decisions 0035, 0190): a sale's opening moves for every

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -72,10 +73,18 @@ func (s *Service) CreateOrganization(ctx context.Context, by, id, name, nameBn s
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Organization, error) {
 			o := Organization{ID: id, Name: name, NameBn: nameBn, CreatedBy: by, CreatedAt: now}
-			if _, err := tx.Exec(ctx, `
+			tag, err := tx.Exec(ctx, `
 				INSERT INTO organizations (organization_id, name, name_bn, created_by, created_at) VALUES ($1, $2, $3, $4, $5)
-				ON CONFLICT (organization_id) DO NOTHING`, o.ID, o.Name, o.NameBn, o.CreatedBy, o.CreatedAt); err != nil {
+				ON CONFLICT (organization_id) DO NOTHING`, o.ID, o.Name, o.NameBn, o.CreatedBy, o.CreatedAt)
+			if err != nil {
 				return Organization{}, fmt.Errorf("insert organization %s: %w", id, err)
+			}
+			if tag.RowsAffected() == 1 {
+				if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: audit.Actor{Kind: audit.ActorAdmin, ID: by},
+					Action: "organization.create", Target: "organization:" + id, OrganizationID: id,
+					Detail: map[string]any{"after": map[string]any{"name": name, "name_bn": nameBn}}}); err != nil {
+					return Organization{}, err
+				}
 			}
 			// An organisation made before its Bengali name was given gets
 			// it from the same create (a name added, none changed).
@@ -110,11 +119,13 @@ func getOrganization(ctx context.Context, q pgx.Tx, id string) (Organization, er
 	return o, nil
 }
 
-// SetMember gives a user a role in an organisation (admins only: the API
-// checks); a member who has another role gets this one instead.
-func (s *Service) SetMember(ctx context.Context, by, orgID, userID string, role Role) (Member, error) {
+// SetMember gives a user a role in an organisation (admins, and its
+// managers for anyone but themselves: the API checks); a member who has
+// another role gets this one instead. The audit log keeps the role before
+// and after, in the same transaction.
+func (s *Service) SetMember(ctx context.Context, by audit.Actor, orgID, userID string, role Role) (Member, error) {
 	if !role.Valid() {
-		return Member{}, &fault.Error{Reason: fault.ShowInvalid, Field: "role", Message: fmt.Sprintf("%q is not a role (manager or gate)", role)}
+		return Member{}, &fault.Error{Reason: fault.ShowInvalid, Field: "role", Message: fmt.Sprintf("%q is not a role (manager, gate or counter)", role)}
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
@@ -123,8 +134,15 @@ func (s *Service) SetMember(ctx context.Context, by, orgID, userID string, role 
 			if _, err := getOrganization(ctx, tx, orgID); err != nil {
 				return Member{}, err
 			}
-			m := Member{OrganizationID: orgID, UserID: userID, Role: role, AddedBy: by, AddedAt: now}
-			_, err := tx.Exec(ctx, `
+			before, err := memberRole(ctx, tx, orgID, userID)
+			if err != nil {
+				return Member{}, err
+			}
+			if before.Role == role {
+				return before, nil // no change, nothing to record
+			}
+			m := Member{OrganizationID: orgID, UserID: userID, Role: role, AddedBy: by.ID, AddedAt: now}
+			_, err = tx.Exec(ctx, `
 				INSERT INTO memberships (organization_id, user_id, role, added_by, added_at) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT (organization_id, user_id) DO UPDATE
 				SET role = excluded.role, added_by = excluded.added_by, added_at = excluded.added_at`,
@@ -132,29 +150,113 @@ func (s *Service) SetMember(ctx context.Context, by, orgID, userID string, role 
 			if err != nil {
 				return Member{}, fmt.Errorf("add member %s to %s: %w", userID, orgID, err)
 			}
+			detail := map[string]any{"user_id": userID, "after": map[string]any{"role": string(role)}}
+			if before.Role != "" {
+				detail["before"] = map[string]any{"role": string(before.Role)}
+			}
+			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "member.set",
+				Target: memberTarget(orgID, userID), OrganizationID: orgID, Detail: detail}); err != nil {
+				return Member{}, err
+			}
 			return m, nil
 		})
 }
 
-// RemoveMember takes a user out of an organisation (admins only: the API
-// checks). From then on they may do nothing for its shows.
-func (s *Service) RemoveMember(ctx context.Context, orgID, userID string) error {
+// memberTarget names a membership in the audit log.
+func memberTarget(orgID, userID string) string { return "member:" + orgID + ":" + userID }
+
+// memberRole is userID's membership of orgID, locked for the change that
+// reads it; its Role is "" when they are not a member.
+func memberRole(ctx context.Context, tx pgx.Tx, orgID, userID string) (Member, error) {
+	m := Member{OrganizationID: orgID, UserID: userID}
+	err := tx.QueryRow(ctx, `SELECT role, added_by, added_at FROM memberships WHERE organization_id = $1 AND user_id = $2 FOR UPDATE`,
+		orgID, userID).Scan(&m.Role, &m.AddedBy, &m.AddedAt)
+	if _, err := pg.Found(err); err != nil {
+		return Member{}, fmt.Errorf("membership of %s in %s: %w", userID, orgID, err)
+	}
+	m.AddedAt = m.AddedAt.UTC()
+	return m, nil
+}
+
+// RemoveMember takes a user out of an organisation (admins, and its
+// managers for anyone but themselves: the API checks). From then on they
+// may do nothing for its shows; the audit log keeps the role they had.
+func (s *Service) RemoveMember(ctx context.Context, by audit.Actor, orgID, userID string) error {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	_, err := idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (struct{}, error) {
 			if _, err := getOrganization(ctx, tx, orgID); err != nil {
 				return struct{}{}, err
 			}
-			tag, err := tx.Exec(ctx, `DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2`, orgID, userID)
+			before, err := memberRole(ctx, tx, orgID, userID)
 			if err != nil {
-				return struct{}{}, fmt.Errorf("remove member %s from %s: %w", userID, orgID, err)
+				return struct{}{}, err
 			}
-			if tag.RowsAffected() == 0 {
+			if before.Role == "" {
 				return struct{}{}, fmt.Errorf("%s in %s: %w", userID, orgID, ErrNotAMember)
 			}
-			return struct{}{}, nil
+			if _, err := tx.Exec(ctx, `DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2`, orgID, userID); err != nil {
+				return struct{}{}, fmt.Errorf("remove member %s from %s: %w", userID, orgID, err)
+			}
+			return struct{}{}, audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "member.remove",
+				Target: memberTarget(orgID, userID), OrganizationID: orgID,
+				Detail: map[string]any{"user_id": userID, "before": map[string]any{"role": string(before.Role)}}})
 		})
 	return err
+}
+
+// Access is an organisation and a user's role in it.
+type Access struct {
+	Organization
+	// Role is "" for an admin who is not a member.
+	Role Role
+}
+
+// Organizations lists, by id, every organisation (all is an admin's
+// question) or those userID is a member of, each with userID's role.
+func (s *Service) Organizations(ctx context.Context, userID string, all bool) ([]Access, error) {
+	rows, err := s.router.Catalog().Query(ctx, `
+		SELECT o.organization_id, o.name, o.name_bn, o.created_by, o.created_at, coalesce(m.role, '')
+		FROM organizations o LEFT JOIN memberships m ON m.organization_id = o.organization_id AND m.user_id = $1
+		WHERE $2 OR m.user_id IS NOT NULL
+		ORDER BY o.organization_id`, userID, all)
+	if err != nil {
+		return nil, fmt.Errorf("list organizations of %s: %w", userID, err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Access, error) {
+		var a Access
+		err := r.Scan(&a.ID, &a.Name, &a.NameBn, &a.CreatedBy, &a.CreatedAt, &a.Role)
+		a.CreatedAt = a.CreatedAt.UTC()
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list organizations of %s: %w", userID, err)
+	}
+	return list, nil
+}
+
+// Members lists an organisation's members: managers, then counter and
+// gate staff, each by user id.
+func (s *Service) Members(ctx context.Context, orgID string) ([]Member, error) {
+	if _, _, err := s.organizationName(ctx, orgID); err != nil {
+		return nil, err
+	}
+	rows, err := s.router.Catalog().Query(ctx, `
+		SELECT organization_id, user_id, role, added_by, added_at FROM memberships WHERE organization_id = $1
+		ORDER BY CASE role WHEN 'manager' THEN 0 WHEN 'counter' THEN 1 ELSE 2 END, user_id`, orgID)
+	if err != nil {
+		return nil, fmt.Errorf("list members of %s: %w", orgID, err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Member, error) {
+		var m Member
+		err := r.Scan(&m.OrganizationID, &m.UserID, &m.Role, &m.AddedBy, &m.AddedAt)
+		m.AddedAt = m.AddedAt.UTC()
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list members of %s: %w", orgID, err)
+	}
+	return list, nil
 }
 
 // HasRole tells whether a user is a member of an organisation with one of
@@ -190,4 +292,10 @@ func (s *Service) organizationName(ctx context.Context, id string) (name, nameBn
 		return "", "", fmt.Errorf("organization %s: %w", id, ErrOrganizationNotFound)
 	}
 	return name, nameBn, nil
+}
+
+// AuditEntries reads the audit log, newest first: the catalog's database
+// keeps it, so the catalog serves it (decision 0446).
+func (s *Service) AuditEntries(ctx context.Context, f audit.Filter) ([]audit.Entry, error) {
+	return audit.Read(ctx, s.router.Catalog(), f)
 }

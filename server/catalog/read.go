@@ -137,6 +137,8 @@ type ShowFilter struct {
 	// StaffOf: only the shows of the organisations this user is a manager
 	// or gate staff of (whose tickets they check in), when set.
 	StaffOf string
+	// OrganizationID: only its shows, when set.
+	OrganizationID string
 }
 
 // ListShows pages through shows by start time, those of f.
@@ -164,8 +166,9 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 		  AND ($5::timestamptz IS NULL OR starts_at >= $5)
 		  AND ($6 = '' OR organization_id IN (
 		    SELECT organization_id FROM memberships WHERE user_id = $6 AND role = ANY($7)))
+		  AND ($8 = '' OR organization_id = $8)
 		ORDER BY starts_at, show_id LIMIT $4`, after.At, afterID, int16(f.Kind), pageSize+1,
-		from, f.StaffOf, []string{string(RoleManager), string(RoleGate), string(RoleCounter)})
+		from, f.StaffOf, []string{string(RoleManager), string(RoleGate), string(RoleCounter)}, f.OrganizationID)
 	if err != nil {
 		return nil, "", fmt.Errorf("list shows: %w", err)
 	}

@@ -111,7 +111,7 @@ func (s *Service) RescheduleShow(ctx context.Context, showID int64, at time.Time
 			return fmt.Errorf("move show %d: %w", showID, err)
 		}
 		if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "show.reschedule",
-			Target: fmt.Sprintf("show:%d", showID), Detail: map[string]any{"reason": reason,
+			Target: fmt.Sprintf("show:%d", showID), OrganizationID: show.OrganizationID, Detail: map[string]any{"reason": reason,
 				"before": map[string]any{"starts_at": previous}, "after": map[string]any{"starts_at": at}}}); err != nil {
 			return err
 		}

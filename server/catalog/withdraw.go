@@ -67,12 +67,13 @@ func (s *Service) WithdrawUnsold(ctx context.Context, showID int64, w Withdrawal
 		var (
 			shard   int
 			routeID string
+			orgID   string
 			room    bool
 		)
 		err := tx.QueryRow(ctx, `
-			SELECT shard, coalesce(route_id, ''),
+			SELECT shard, coalesce(route_id, ''), coalesce(organization_id, ''),
 			       EXISTS (SELECT FROM waiting_rooms WHERE show_id = $1) OR EXISTS (SELECT FROM sale_shows WHERE show_id = $1)
-			FROM shows WHERE show_id = $1 FOR UPDATE`, showID).Scan(&shard, &routeID, &room)
+			FROM shows WHERE show_id = $1 FOR UPDATE`, showID).Scan(&shard, &routeID, &orgID, &room)
 		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("lock show %d: %w", showID, err)
@@ -108,7 +109,7 @@ func (s *Service) WithdrawUnsold(ctx context.Context, showID int64, w Withdrawal
 			return fmt.Errorf("delete show %d: %w", showID, err)
 		}
 		if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: w.By, Action: "show.withdraw",
-			Target: fmt.Sprintf("show:%d", showID), Detail: map[string]any{"reason": w.Reason, "route_id": routeID}}); err != nil {
+			Target: fmt.Sprintf("show:%d", showID), OrganizationID: orgID, Detail: map[string]any{"reason": w.Reason, "route_id": routeID}}); err != nil {
 			return err
 		}
 		return outbox.Append(ctx, tx, showID, now, &eventsv1.ShowWithdrawn{ShowId: showID, RouteId: routeID,

@@ -17,6 +17,7 @@ import (
 	networkv1 "github.com/seatghor/seatghor/gen/seatghor/network/v1"
 	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/internal/testkit/schematest"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
@@ -70,7 +71,7 @@ func newPlatform(t *testing.T, now time.Time) *platform {
 	ctx := t.Context()
 	_, err = p.catalog.CreateOrganization(ctx, "root", "hanif", "Hanif Enterprise", "")
 	require.NoError(t, err)
-	_, err = p.catalog.SetMember(ctx, "root", "hanif", manager.UserID, catalog.RoleManager)
+	_, err = p.catalog.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "root"}, "hanif", manager.UserID, catalog.RoleManager)
 	require.NoError(t, err)
 	return p
 }

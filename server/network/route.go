@@ -139,7 +139,7 @@ func (s *Service) CreateRoute(ctx context.Context, c Caller, r *networkv1.Route)
 				return sameRoute(ctx, tx, r, def)
 			}
 			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: c.actor(), Action: "route.create",
-				Target: "route:" + r.GetRouteId(), Detail: map[string]any{"organization_id": r.GetOrganizationId()}}); err != nil {
+				Target: "route:" + r.GetRouteId(), OrganizationID: r.GetOrganizationId(), Detail: map[string]any{"organization_id": r.GetOrganizationId()}}); err != nil {
 				return nil, err
 			}
 			return readRoute(ctx, tx, r.GetRouteId())
@@ -285,7 +285,7 @@ func (s *Service) UpdateRoute(ctx context.Context, c Caller, r *networkv1.Route,
 				}
 			}
 			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: c.actor(), Action: "route.update",
-				Target: "route:" + r.GetRouteId(), Detail: map[string]any{"organization_id": cur.GetOrganizationId()}}); err != nil {
+				Target: "route:" + r.GetRouteId(), OrganizationID: cur.GetOrganizationId(), Detail: map[string]any{"organization_id": cur.GetOrganizationId()}}); err != nil {
 				return nil, err
 			}
 			return readRoute(ctx, tx, r.GetRouteId())

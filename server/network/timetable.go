@@ -164,7 +164,7 @@ func (s *Service) DefineTimetable(ctx context.Context, c Caller, t *networkv1.Ti
 				return got, nil
 			}
 			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: c.actor(), Action: "timetable.create",
-				Target: "timetable:" + t.GetTimetableId(), Detail: map[string]any{"route_id": t.GetRouteId()}}); err != nil {
+				Target: "timetable:" + t.GetTimetableId(), OrganizationID: r.GetOrganizationId(), Detail: map[string]any{"route_id": t.GetRouteId()}}); err != nil {
 				return nil, err
 			}
 			return readTimetable(ctx, tx, t.GetTimetableId())
@@ -237,7 +237,7 @@ func (s *Service) UpdateTimetable(ctx context.Context, c Caller, t *networkv1.Ti
 				return nil, fmt.Errorf("timetable %q: %w", t.GetTimetableId(), ErrVersionConflict)
 			}
 			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: c.actor(), Action: "timetable.update",
-				Target: "timetable:" + t.GetTimetableId(), Detail: map[string]any{"route_id": t.GetRouteId()}}); err != nil {
+				Target: "timetable:" + t.GetTimetableId(), OrganizationID: r.GetOrganizationId(), Detail: map[string]any{"route_id": t.GetRouteId()}}); err != nil {
 				return nil, err
 			}
 			return readTimetable(ctx, tx, t.GetTimetableId())

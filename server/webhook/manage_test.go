@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,13 +111,14 @@ func endpointOf(t *testing.T, c keyed, id int64) *partnerv1.WebhookEndpoint {
 	return nil
 }
 
-// auditOf is the audit log of an endpoint, as "action by kind:id".
+// auditOf is the audit log of an endpoint, oldest first, as "action by
+// kind:id".
 func auditOf(t *testing.T, env *apptest.Env, id int64) []string {
 	t.Helper()
 	entries, err := audit.Read(context.Background(), env.App.Router.Catalog(), audit.Filter{Target: "webhook-endpoint:" + strconv.FormatInt(id, 10)})
 	require.NoError(t, err)
 	var out []string
-	for _, e := range entries {
+	for _, e := range slices.Backward(entries) {
 		out = append(out, e.Action+" by "+e.Actor.String())
 	}
 	return out

@@ -113,6 +113,15 @@ type CatalogClient struct {
 	catalogv1connect.CatalogServiceClient
 }
 
+// ListAuditEntriesAll calls ListAuditEntries page after page, from req's page on,
+// and yields each of the pages' entries. It stops at the first error,
+// which it yields; req is not changed.
+func (c CatalogClient) ListAuditEntriesAll(ctx context.Context, req *v1.ListAuditEntriesRequest) iter.Seq2[*v1.AuditEntry, error] {
+	return pages(ctx, req, c.ListAuditEntries,
+		func(r *v1.ListAuditEntriesRequest, token string) { r.PageToken = token },
+		func(r *v1.ListAuditEntriesResponse) ([]*v1.AuditEntry, string) { return r.Entries, r.NextPageToken })
+}
+
 // ListShowsAll calls ListShows page after page, from req's page on,
 // and yields each of the pages' shows. It stops at the first error,
 // which it yields; req is not changed.

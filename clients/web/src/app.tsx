@@ -227,15 +227,23 @@ export interface Place {
   visit: number;
 }
 
-/** The trip supervisor's manifest (src/manifest), built on its own into assets/manifest.js. */
-type ManifestBundle = typeof import("./manifest/index.js");
-
 /**
- * The manifest, staff's, is a bundle of its own loaded by its address, as
- * the gate's offline side is: it shares no chunk with app.js, so a buyer's
- * first load carries none of it. It renders into its own element.
+ * A staff page's own bundle (the manifest, decision 0442; the counter,
+ * 0443; the console, 0446): built apart into assets/<name>.js, it shares
+ * no chunk with app.js, so a buyer's first load carries none of it. It
+ * renders into an element the shell gives it and answers what unmounts it.
  */
-function ManifestRoute(props: { showId: bigint }) {
+type StaffBundles = {
+  "manifest.js": typeof import("./manifest/index.js");
+  "counter.js": typeof import("./counter/index.js");
+  "console.js": typeof import("./console/index.js");
+};
+
+/** What a staff bundle's mount is given besides the language. */
+type StaffProps<K extends keyof StaffBundles> = Omit<Parameters<StaffBundles[K]["mount"]>[1], "lang">;
+
+/** Loads a staff page's bundle by its address for a signed-in caller. */
+function StaffRoute<K extends keyof StaffBundles>(props: { bundle: K; props: StaffProps<K>; deps: unknown[] }) {
   const { lang, session } = useApp();
   const el = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -243,41 +251,17 @@ function ManifestRoute(props: { showId: bigint }) {
     const at = el.current;
     let unmount: (() => void) | undefined;
     let gone = false;
-    void (import(/* the manifest's own bundle */ new URL("manifest.js", import.meta.url).href) as Promise<ManifestBundle>).then((m) => {
-      if (!gone) unmount = m.mount(at, { showId: props.showId, lang });
-    });
+    void (import(/* a staff page's own bundle */ new URL(props.bundle, import.meta.url).href) as Promise<StaffBundles[K]>)
+      .then((m) => {
+        // Each bundle's mount takes its own props (StaffProps), checked
+        // where the route names the bundle.
+        if (!gone) unmount = (m.mount as (el: HTMLElement, p: object) => () => void)(at, { ...props.props, lang });
+      });
     return () => {
       gone = true;
       unmount?.();
     };
-  }, [props.showId, lang, session]);
-  if (!session) return <NeedSession>{null}</NeedSession>;
-  return <div ref={el} />;
-}
-
-/** The operator's counter (src/counter), built on its own into assets/counter.js. */
-type CounterBundle = typeof import("./counter/index.js");
-
-/**
- * The counter (decision 0443), staff's, is a bundle of its own loaded by
- * its address, as the manifest is.
- */
-function CounterRoute() {
-  const { lang, session } = useApp();
-  const el = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    if (!session || !el.current) return;
-    const at = el.current;
-    let unmount: (() => void) | undefined;
-    let gone = false;
-    void (import(/* the counter's own bundle */ new URL("counter.js", import.meta.url).href) as Promise<CounterBundle>).then((m) => {
-      if (!gone) unmount = m.mount(at, { lang });
-    });
-    return () => {
-      gone = true;
-      unmount?.();
-    };
-  }, [lang, session]);
+  }, [...props.deps, props.bundle, lang, session]);
   if (!session) return <NeedSession>{null}</NeedSession>;
   return <div ref={el} />;
 }
@@ -305,9 +289,11 @@ function route(place: Place) {
     case "find":
       return <Lazy load={findPage} orderId={new URLSearchParams(place.search).get("order") ?? ""} key={place.search} />;
     case "manifest":
-      return <ManifestRoute showId={BigInt(parts[1] ?? "0")} key={parts[1]} />;
+      return <StaffRoute bundle="manifest.js" props={{ showId: BigInt(parts[1] ?? "0") }} deps={[parts[1]]} key={parts[1]} />;
     case "counter":
-      return <CounterRoute />;
+      return <StaffRoute bundle="counter.js" props={{}} deps={[]} />;
+    case "console":
+      return <StaffRoute bundle="console.js" props={{}} deps={[]} />;
     default:
       return <p class="note">404</p>;
   }

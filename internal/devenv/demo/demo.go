@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/seatghor/seatghor/server/audit"
 	"time"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
@@ -86,7 +87,7 @@ func Load(ctx context.Context, svc *catalog.Service, now time.Time) (int, error)
 		return 0, fmt.Errorf("demo organization: %w", err)
 	}
 	for user, role := range map[string]catalog.Role{Manager: catalog.RoleManager, Gate: catalog.RoleGate} {
-		if _, err := svc.SetMember(ctx, Manager, Organization, user, role); err != nil {
+		if _, err := svc.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: Manager}, Organization, user, role); err != nil {
 			return 0, fmt.Errorf("demo organization: %w", err)
 		}
 	}

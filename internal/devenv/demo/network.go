@@ -8,6 +8,7 @@ import (
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	networkv1 "github.com/seatghor/seatghor/gen/seatghor/network/v1"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/fault"
@@ -182,7 +183,7 @@ func LoadNetwork(ctx context.Context, cat *catalog.Service, net *network.Service
 			return fmt.Errorf("demo operator %s: %w", o.ID, err)
 		}
 		for user, role := range map[string]catalog.Role{Manager: catalog.RoleManager, Counter: catalog.RoleCounter} {
-			if _, err := cat.SetMember(ctx, Manager, o.ID, user, role); err != nil {
+			if _, err := cat.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: Manager}, o.ID, user, role); err != nil {
 				return fmt.Errorf("demo operator %s: %w", o.ID, err)
 			}
 		}

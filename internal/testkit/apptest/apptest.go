@@ -7,6 +7,7 @@ package apptest
 import (
 	"context"
 	"crypto/tls"
+	"github.com/seatghor/seatghor/server/audit"
 	"log/slog"
 	"net"
 	"net/http"
@@ -404,7 +405,7 @@ func (e *Env) Member(tb testing.TB, org, user string, role catalog.Role) {
 	if _, err := e.App.Catalog.CreateOrganization(ctx, "apptest", org, org, ""); err != nil {
 		tb.Fatalf("organization %s: %v", org, err)
 	}
-	if _, err := e.App.Catalog.SetMember(ctx, "apptest", org, user, role); err != nil {
+	if _, err := e.App.Catalog.SetMember(ctx, audit.Actor{Kind: audit.ActorAdmin, ID: "apptest"}, org, user, role); err != nil {
 		tb.Fatalf("member %s of %s: %v", user, org, err)
 	}
 }

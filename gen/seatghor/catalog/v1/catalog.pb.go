@@ -13,6 +13,7 @@ import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -2253,9 +2254,12 @@ type ListShowsRequest struct {
 	ForGate bool `protobuf:"varint,4,opt,name=for_gate,json=forGate,proto3" json:"for_gate,omitempty"`
 	// Only shows that start at or after this time when set (a gate asks from
 	// the start of its day, so the show under way stays in the list).
-	StartsFrom    *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=starts_from,json=startsFrom,proto3" json:"starts_from,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StartsFrom *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=starts_from,json=startsFrom,proto3" json:"starts_from,omitempty"`
+	// Only the shows of this organisation when set, drafts and cancelled
+	// ones included (the console's list): its managers and admins only.
+	OrganizationId string `protobuf:"bytes,6,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ListShowsRequest) Reset() {
@@ -2321,6 +2325,13 @@ func (x *ListShowsRequest) GetStartsFrom() *timestamppb.Timestamp {
 		return x.StartsFrom
 	}
 	return nil
+}
+
+func (x *ListShowsRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
 }
 
 // ListShowsResponse is one page of shows.
@@ -2840,11 +2851,498 @@ func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
 	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
 }
 
+// ListOrganizationsRequest has no fields: the caller is who asks.
+type ListOrganizationsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOrganizationsRequest) Reset() {
+	*x = ListOrganizationsRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOrganizationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOrganizationsRequest) ProtoMessage() {}
+
+func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOrganizationsRequest.ProtoReflect.Descriptor instead.
+func (*ListOrganizationsRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
+}
+
+// ListOrganizationsResponse is the organisations the caller may open.
+type ListOrganizationsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By id.
+	Organizations []*OrganizationAccess `protobuf:"bytes,1,rep,name=organizations,proto3" json:"organizations,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOrganizationsResponse) Reset() {
+	*x = ListOrganizationsResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOrganizationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOrganizationsResponse) ProtoMessage() {}
+
+func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOrganizationsResponse.ProtoReflect.Descriptor instead.
+func (*ListOrganizationsResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ListOrganizationsResponse) GetOrganizations() []*OrganizationAccess {
+	if x != nil {
+		return x.Organizations
+	}
+	return nil
+}
+
+// OrganizationAccess is an organisation and what the caller may do in it.
+type OrganizationAccess struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation.
+	Organization *Organization `protobuf:"bytes,1,opt,name=organization,proto3" json:"organization,omitempty"`
+	// The caller's role; unspecified for an admin who is not a member.
+	Role          OrganizationRole `protobuf:"varint,2,opt,name=role,proto3,enum=seatghor.catalog.v1.OrganizationRole" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OrganizationAccess) Reset() {
+	*x = OrganizationAccess{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OrganizationAccess) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OrganizationAccess) ProtoMessage() {}
+
+func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OrganizationAccess.ProtoReflect.Descriptor instead.
+func (*OrganizationAccess) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *OrganizationAccess) GetOrganization() *Organization {
+	if x != nil {
+		return x.Organization
+	}
+	return nil
+}
+
+func (x *OrganizationAccess) GetRole() OrganizationRole {
+	if x != nil {
+		return x.Role
+	}
+	return OrganizationRole_ORGANIZATION_ROLE_UNSPECIFIED
+}
+
+// ListOrganizationMembersRequest names the organisation.
+type ListOrganizationMembersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *ListOrganizationMembersRequest) Reset() {
+	*x = ListOrganizationMembersRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOrganizationMembersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOrganizationMembersRequest) ProtoMessage() {}
+
+func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOrganizationMembersRequest.ProtoReflect.Descriptor instead.
+func (*ListOrganizationMembersRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *ListOrganizationMembersRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+// ListOrganizationMembersResponse is its members.
+type ListOrganizationMembersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// By role (managers first), then user id.
+	Members       []*OrganizationMember `protobuf:"bytes,1,rep,name=members,proto3" json:"members,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListOrganizationMembersResponse) Reset() {
+	*x = ListOrganizationMembersResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListOrganizationMembersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListOrganizationMembersResponse) ProtoMessage() {}
+
+func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListOrganizationMembersResponse.ProtoReflect.Descriptor instead.
+func (*ListOrganizationMembersResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *ListOrganizationMembersResponse) GetMembers() []*OrganizationMember {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+// ListAuditEntriesRequest selects entries; empty fields select all.
+type ListAuditEntriesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Only this organisation's entries; required of a manager.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// Only the entries about this, e.g. "show:12", "member:hanif:u-7".
+	Target string `protobuf:"bytes,2,opt,name=target,proto3" json:"target,omitempty"`
+	// Only the changes made by this user (or API key, or part).
+	ActorId string `protobuf:"bytes,3,opt,name=actor_id,json=actorId,proto3" json:"actor_id,omitempty"`
+	// Only this action, e.g. "member.set", or every action starting with a
+	// prefix that ends in a dot, e.g. "show.".
+	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	// Page size; default 50.
+	PageSize int32 `protobuf:"varint,5,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,6,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditEntriesRequest) Reset() {
+	*x = ListAuditEntriesRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditEntriesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditEntriesRequest) ProtoMessage() {}
+
+func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
+func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ListAuditEntriesRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetActorId() string {
+	if x != nil {
+		return x.ActorId
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *ListAuditEntriesRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListAuditEntriesRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListAuditEntriesResponse is one page, newest first.
+type ListAuditEntriesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entries.
+	Entries []*AuditEntry `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	// Token for the next (older) page; empty on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListAuditEntriesResponse) Reset() {
+	*x = ListAuditEntriesResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListAuditEntriesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListAuditEntriesResponse) ProtoMessage() {}
+
+func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
+func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *ListAuditEntriesResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// AuditEntry is one staff write, recorded in the transaction that made it.
+type AuditEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its number: later entries have larger ones.
+	AuditId int64 `protobuf:"varint,1,opt,name=audit_id,json=auditId,proto3" json:"audit_id,omitempty"`
+	// When.
+	At *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=at,proto3" json:"at,omitempty"`
+	// Who: "admin", "user" (a member), "api_key" or "system".
+	ActorKind string `protobuf:"bytes,3,opt,name=actor_kind,json=actorKind,proto3" json:"actor_kind,omitempty"`
+	// The user id, key id or part.
+	ActorId string `protobuf:"bytes,4,opt,name=actor_id,json=actorId,proto3" json:"actor_id,omitempty"`
+	// What, e.g. "show.cancel", "member.set".
+	Action string `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	// What it was done to, e.g. "show:12".
+	Target string `protobuf:"bytes,6,opt,name=target,proto3" json:"target,omitempty"`
+	// The organisation it belongs to; empty for the platform's own.
+	OrganizationId string `protobuf:"bytes,7,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// What else it says: the reason, and "before" and "after" of what
+	// changed where there was something before.
+	Detail        *structpb.Struct `protobuf:"bytes,8,opt,name=detail,proto3" json:"detail,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditEntry) Reset() {
+	*x = AuditEntry{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditEntry) ProtoMessage() {}
+
+func (x *AuditEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
+func (*AuditEntry) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *AuditEntry) GetAuditId() int64 {
+	if x != nil {
+		return x.AuditId
+	}
+	return 0
+}
+
+func (x *AuditEntry) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *AuditEntry) GetActorKind() string {
+	if x != nil {
+		return x.ActorKind
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetActorId() string {
+	if x != nil {
+		return x.ActorId
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *AuditEntry) GetDetail() *structpb.Struct {
+	if x != nil {
+		return x.Detail
+	}
+	return nil
+}
+
 var File_seatghor_catalog_v1_catalog_proto protoreflect.FileDescriptor
 
 const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\n" +
-	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a seatghor/catalog/v1/layout.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xdf\x01\n" +
+	"!seatghor/catalog/v1/catalog.proto\x12\x13seatghor.catalog.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1cgoogle/api/annotations.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a seatghor/catalog/v1/layout.proto\x1a#seatghor/common/v1/local_time.proto\x1a\x1eseatghor/common/v1/money.proto\"\xdf\x01\n" +
 	"\aSection\x12\x1d\n" +
 	"\x04name\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x04name\x123\n" +
 	"\x04rows\x18\x02 \x03(\tB\x1f\xbaH\x1c\x92\x01\x19\b\x01\x10\xc8\x01\x18\x01\"\x10r\x0e2\f^[A-Z]{1,3}$R\x04rows\x12.\n" +
@@ -3045,7 +3543,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0eGetShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"@\n" +
 	"\x0fGetShowResponse\x12-\n" +
-	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\xf9\x01\n" +
+	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\xab\x02\n" +
 	"\x10ListShowsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
@@ -3054,7 +3552,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x04kind\x18\x03 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\b\xbaH\x05\x82\x01\x02\x10\x01R\x04kind\x12\x19\n" +
 	"\bfor_gate\x18\x04 \x01(\bR\aforGate\x12;\n" +
 	"\vstarts_from\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"startsFrom\"l\n" +
+	"startsFrom\x120\n" +
+	"\x0forganization_id\x18\x06 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0eorganizationId\"l\n" +
 	"\x11ListShowsResponse\x12/\n" +
 	"\x05shows\x18\x01 \x03(\v2\x19.seatghor.catalog.v1.ShowR\x05shows\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9f\x01\n" +
@@ -3087,7 +3586,40 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0forganization_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0eorganizationId\x12#\n" +
 	"\auser_id\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x01\x18\xc8\x01R\x06userId\"\"\n" +
-	" RemoveOrganizationMemberResponse*i\n" +
+	" RemoveOrganizationMemberResponse\"\x1a\n" +
+	"\x18ListOrganizationsRequest\"j\n" +
+	"\x19ListOrganizationsResponse\x12M\n" +
+	"\rorganizations\x18\x01 \x03(\v2'.seatghor.catalog.v1.OrganizationAccessR\rorganizations\"\x96\x01\n" +
+	"\x12OrganizationAccess\x12E\n" +
+	"\forganization\x18\x01 \x01(\v2!.seatghor.catalog.v1.OrganizationR\forganization\x129\n" +
+	"\x04role\x18\x02 \x01(\x0e2%.seatghor.catalog.v1.OrganizationRoleR\x04role\"T\n" +
+	"\x1eListOrganizationMembersRequest\x122\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0eorganizationId\"d\n" +
+	"\x1fListOrganizationMembersResponse\x12A\n" +
+	"\amembers\x18\x01 \x03(\v2'.seatghor.catalog.v1.OrganizationMemberR\amembers\"\x84\x02\n" +
+	"\x17ListAuditEntriesRequest\x120\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0eorganizationId\x12 \n" +
+	"\x06target\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\x06target\x12#\n" +
+	"\bactor_id\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\aactorId\x12\x1f\n" +
+	"\x06action\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18dR\x06action\x12'\n" +
+	"\tpage_size\x18\x05 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12&\n" +
+	"\n" +
+	"page_token\x18\x06 \x01(\tB\a\xbaH\x04r\x02\x18(R\tpageToken\"}\n" +
+	"\x18ListAuditEntriesResponse\x129\n" +
+	"\aentries\x18\x01 \x03(\v2\x1f.seatghor.catalog.v1.AuditEntryR\aentries\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x97\x02\n" +
+	"\n" +
+	"AuditEntry\x12\x19\n" +
+	"\baudit_id\x18\x01 \x01(\x03R\aauditId\x12*\n" +
+	"\x02at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x1d\n" +
+	"\n" +
+	"actor_kind\x18\x03 \x01(\tR\tactorKind\x12\x19\n" +
+	"\bactor_id\x18\x04 \x01(\tR\aactorId\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12\x16\n" +
+	"\x06target\x18\x06 \x01(\tR\x06target\x12'\n" +
+	"\x0forganization_id\x18\a \x01(\tR\x0eorganizationId\x12/\n" +
+	"\x06detail\x18\b \x01(\v2\x17.google.protobuf.StructR\x06detail*i\n" +
 	"\bShowKind\x12\x19\n" +
 	"\x15SHOW_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SHOW_KIND_BUS_TRIP\x10\x01\x12\x15\n" +
@@ -3106,13 +3638,16 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
 	"\x16ORGANIZATION_ROLE_GATE\x10\x02\x12\x1d\n" +
-	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\x9b\v\n" +
+	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\x96\x0e\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
 	"\x12CreateOrganization\x12..seatghor.catalog.v1.CreateOrganizationRequest\x1a/.seatghor.catalog.v1.CreateOrganizationResponse\x12~\n" +
 	"\x15AddOrganizationMember\x121.seatghor.catalog.v1.AddOrganizationMemberRequest\x1a2.seatghor.catalog.v1.AddOrganizationMemberResponse\x12\x87\x01\n" +
-	"\x18RemoveOrganizationMember\x124.seatghor.catalog.v1.RemoveOrganizationMemberRequest\x1a5.seatghor.catalog.v1.RemoveOrganizationMemberResponse\x12t\n" +
+	"\x18RemoveOrganizationMember\x124.seatghor.catalog.v1.RemoveOrganizationMemberRequest\x1a5.seatghor.catalog.v1.RemoveOrganizationMemberResponse\x12w\n" +
+	"\x11ListOrganizations\x12-.seatghor.catalog.v1.ListOrganizationsRequest\x1a..seatghor.catalog.v1.ListOrganizationsResponse\"\x03\x90\x02\x01\x12\x89\x01\n" +
+	"\x17ListOrganizationMembers\x123.seatghor.catalog.v1.ListOrganizationMembersRequest\x1a4.seatghor.catalog.v1.ListOrganizationMembersResponse\"\x03\x90\x02\x01\x12t\n" +
+	"\x10ListAuditEntries\x12,.seatghor.catalog.v1.ListAuditEntriesRequest\x1a-.seatghor.catalog.v1.ListAuditEntriesResponse\"\x03\x90\x02\x01\x12t\n" +
 	"\aGetShow\x12#.seatghor.catalog.v1.GetShowRequest\x1a$.seatghor.catalog.v1.GetShowResponse\"\x1e\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/shows/{show_id}\x90\x02\x01\x12p\n" +
 	"\tListShows\x12%.seatghor.catalog.v1.ListShowsRequest\x1a&.seatghor.catalog.v1.ListShowsResponse\"\x14\x82\xd3\xe4\x93\x02\v\x12\t/v1/shows\x90\x02\x01\x12{\n" +
 	"\x14CreateLayoutTemplate\x120.seatghor.catalog.v1.CreateLayoutTemplateRequest\x1a1.seatghor.catalog.v1.CreateLayoutTemplateResponse\x12w\n" +
@@ -3137,7 +3672,7 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
 	(ShowStatus)(0),                          // 1: seatghor.catalog.v1.ShowStatus
@@ -3171,103 +3706,125 @@ var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(*AddOrganizationMemberResponse)(nil),    // 29: seatghor.catalog.v1.AddOrganizationMemberResponse
 	(*RemoveOrganizationMemberRequest)(nil),  // 30: seatghor.catalog.v1.RemoveOrganizationMemberRequest
 	(*RemoveOrganizationMemberResponse)(nil), // 31: seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	(*timestamppb.Timestamp)(nil),            // 32: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 33: google.protobuf.Duration
-	(*v1.LocalTime)(nil),                     // 34: seatghor.common.v1.LocalTime
-	(*Layout)(nil),                           // 35: seatghor.catalog.v1.Layout
-	(*v1.Money)(nil),                         // 36: seatghor.common.v1.Money
-	(*CreateLayoutTemplateRequest)(nil),      // 37: seatghor.catalog.v1.CreateLayoutTemplateRequest
-	(*GetLayoutTemplateRequest)(nil),         // 38: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*ListLayoutTemplatesRequest)(nil),       // 39: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*CreateLayoutTemplateResponse)(nil),     // 40: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*GetLayoutTemplateResponse)(nil),        // 41: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesResponse)(nil),      // 42: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(*ListOrganizationsRequest)(nil),         // 32: seatghor.catalog.v1.ListOrganizationsRequest
+	(*ListOrganizationsResponse)(nil),        // 33: seatghor.catalog.v1.ListOrganizationsResponse
+	(*OrganizationAccess)(nil),               // 34: seatghor.catalog.v1.OrganizationAccess
+	(*ListOrganizationMembersRequest)(nil),   // 35: seatghor.catalog.v1.ListOrganizationMembersRequest
+	(*ListOrganizationMembersResponse)(nil),  // 36: seatghor.catalog.v1.ListOrganizationMembersResponse
+	(*ListAuditEntriesRequest)(nil),          // 37: seatghor.catalog.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),         // 38: seatghor.catalog.v1.ListAuditEntriesResponse
+	(*AuditEntry)(nil),                       // 39: seatghor.catalog.v1.AuditEntry
+	(*timestamppb.Timestamp)(nil),            // 40: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 41: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 42: seatghor.common.v1.LocalTime
+	(*Layout)(nil),                           // 43: seatghor.catalog.v1.Layout
+	(*v1.Money)(nil),                         // 44: seatghor.common.v1.Money
+	(*structpb.Struct)(nil),                  // 45: google.protobuf.Struct
+	(*CreateLayoutTemplateRequest)(nil),      // 46: seatghor.catalog.v1.CreateLayoutTemplateRequest
+	(*GetLayoutTemplateRequest)(nil),         // 47: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*ListLayoutTemplatesRequest)(nil),       // 48: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*CreateLayoutTemplateResponse)(nil),     // 49: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*GetLayoutTemplateResponse)(nil),        // 50: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesResponse)(nil),      // 51: seatghor.catalog.v1.ListLayoutTemplatesResponse
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	32, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	32, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	40, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	40, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
 	3,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
 	4,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	33, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	33, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	32, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	41, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	41, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	40, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
 	9,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	34, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	42, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
 	6,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
 	8,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
-	32, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
-	32, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	40, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
+	40, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
 	1,  // 14: seatghor.catalog.v1.Show.status:type_name -> seatghor.catalog.v1.ShowStatus
-	33, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
-	32, // 16: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
-	34, // 17: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	41, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
+	40, // 16: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	42, // 17: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
 	7,  // 18: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
-	32, // 19: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
-	34, // 20: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
-	33, // 21: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	32, // 22: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	32, // 23: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	40, // 19: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	42, // 20: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	41, // 21: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	40, // 22: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	40, // 23: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
 	0,  // 24: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	32, // 25: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	32, // 26: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	40, // 25: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	40, // 26: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
 	3,  // 27: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
 	4,  // 28: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	33, // 29: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	33, // 30: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	41, // 29: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	41, // 30: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
 	9,  // 31: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	35, // 32: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	43, // 32: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
 	6,  // 33: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
 	8,  // 34: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
 	11, // 35: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	33, // 36: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
+	41, // 36: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
 	5,  // 37: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
 	19, // 38: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	32, // 39: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	40, // 39: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
 	5,  // 40: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
 	19, // 41: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	32, // 42: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	36, // 43: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	32, // 44: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	40, // 42: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	44, // 43: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	40, // 44: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
 	5,  // 45: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
 	0,  // 46: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	32, // 47: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	40, // 47: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
 	5,  // 48: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	32, // 49: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	40, // 49: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
 	2,  // 50: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	32, // 51: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	40, // 51: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
 	24, // 52: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
 	2,  // 53: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
 	25, // 54: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	10, // 55: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	26, // 56: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	28, // 57: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	30, // 58: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	20, // 59: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	22, // 60: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	37, // 61: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	38, // 62: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	39, // 63: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	13, // 64: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	17, // 65: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	15, // 66: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	12, // 67: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	27, // 68: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	29, // 69: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	31, // 70: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	21, // 71: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	23, // 72: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	40, // 73: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	41, // 74: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	42, // 75: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	14, // 76: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	18, // 77: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	16, // 78: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	67, // [67:79] is the sub-list for method output_type
-	55, // [55:67] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	34, // 55: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
+	24, // 56: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 57: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	25, // 58: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
+	39, // 59: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
+	40, // 60: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	45, // 61: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
+	10, // 62: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	26, // 63: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	28, // 64: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	30, // 65: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	32, // 66: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
+	35, // 67: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
+	37, // 68: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
+	20, // 69: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	22, // 70: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	46, // 71: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	47, // 72: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	48, // 73: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	13, // 74: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	17, // 75: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	15, // 76: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	12, // 77: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	27, // 78: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	29, // 79: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	31, // 80: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	33, // 81: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
+	36, // 82: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
+	38, // 83: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
+	21, // 84: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	23, // 85: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	49, // 86: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	50, // 87: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	51, // 88: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	14, // 89: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	18, // 90: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	16, // 91: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	77, // [77:92] is the sub-list for method output_type
+	62, // [62:77] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -3283,7 +3840,7 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   29,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

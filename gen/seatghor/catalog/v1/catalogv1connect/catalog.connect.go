@@ -45,6 +45,15 @@ const (
 	// CatalogServiceRemoveOrganizationMemberProcedure is the fully-qualified name of the
 	// CatalogService's RemoveOrganizationMember RPC.
 	CatalogServiceRemoveOrganizationMemberProcedure = "/seatghor.catalog.v1.CatalogService/RemoveOrganizationMember"
+	// CatalogServiceListOrganizationsProcedure is the fully-qualified name of the CatalogService's
+	// ListOrganizations RPC.
+	CatalogServiceListOrganizationsProcedure = "/seatghor.catalog.v1.CatalogService/ListOrganizations"
+	// CatalogServiceListOrganizationMembersProcedure is the fully-qualified name of the
+	// CatalogService's ListOrganizationMembers RPC.
+	CatalogServiceListOrganizationMembersProcedure = "/seatghor.catalog.v1.CatalogService/ListOrganizationMembers"
+	// CatalogServiceListAuditEntriesProcedure is the fully-qualified name of the CatalogService's
+	// ListAuditEntries RPC.
+	CatalogServiceListAuditEntriesProcedure = "/seatghor.catalog.v1.CatalogService/ListAuditEntries"
 	// CatalogServiceGetShowProcedure is the fully-qualified name of the CatalogService's GetShow RPC.
 	CatalogServiceGetShowProcedure = "/seatghor.catalog.v1.CatalogService/GetShow"
 	// CatalogServiceListShowsProcedure is the fully-qualified name of the CatalogService's ListShows
@@ -82,11 +91,26 @@ type CatalogServiceClient interface {
 	// a promoter) whose members act on its shows. Admins only.
 	CreateOrganization(context.Context, *connect.Request[v1.CreateOrganizationRequest]) (*connect.Response[v1.CreateOrganizationResponse], error)
 	// AddOrganizationMember gives a user a role in an organisation; a member
-	// gets the new role instead of the old one. Admins only.
+	// gets the new role instead of the old one. Admins, and the
+	// organisation's managers for anyone but themselves (decision 0446).
 	AddOrganizationMember(context.Context, *connect.Request[v1.AddOrganizationMemberRequest]) (*connect.Response[v1.AddOrganizationMemberResponse], error)
-	// RemoveOrganizationMember takes a user out of an organisation. Admins
-	// only.
+	// RemoveOrganizationMember takes a user out of an organisation. Admins,
+	// and the organisation's managers for anyone but themselves.
 	RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error)
+	// ListOrganizations lists the organisations the caller may open in the
+	// console: an admin's are every organisation; anyone else's those they
+	// are a member of, each with their role.
+	ListOrganizations(context.Context, *connect.Request[v1.ListOrganizationsRequest]) (*connect.Response[v1.ListOrganizationsResponse], error)
+	// ListOrganizationMembers lists an organisation's members and their
+	// roles. Admins and the organisation's managers.
+	ListOrganizationMembers(context.Context, *connect.Request[v1.ListOrganizationMembersRequest]) (*connect.Response[v1.ListOrganizationMembersResponse], error)
+	// ListAuditEntries pages through the audit log, newest first: every
+	// staff write of the catalog (organisations, members, shows, routes,
+	// timetables, cancellations, delays) and of partners' endpoints and keys,
+	// with who, when, what and what it was before (decision 0446). Admins
+	// read every entry; an organisation's managers read its entries
+	// (organization_id then required).
+	ListAuditEntries(context.Context, *connect.Request[v1.ListAuditEntriesRequest]) (*connect.Response[v1.ListAuditEntriesResponse], error)
 	// GetShow returns one show with its layout summary.
 	GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error)
 	// ListShows pages through the published shows, soonest first. A gate
@@ -161,6 +185,27 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(catalogServiceMethods.ByName("RemoveOrganizationMember")),
 			connect.WithClientOptions(opts...),
 		),
+		listOrganizations: connect.NewClient[v1.ListOrganizationsRequest, v1.ListOrganizationsResponse](
+			httpClient,
+			baseURL+CatalogServiceListOrganizationsProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("ListOrganizations")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listOrganizationMembers: connect.NewClient[v1.ListOrganizationMembersRequest, v1.ListOrganizationMembersResponse](
+			httpClient,
+			baseURL+CatalogServiceListOrganizationMembersProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("ListOrganizationMembers")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		listAuditEntries: connect.NewClient[v1.ListAuditEntriesRequest, v1.ListAuditEntriesResponse](
+			httpClient,
+			baseURL+CatalogServiceListAuditEntriesProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("ListAuditEntries")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		getShow: connect.NewClient[v1.GetShowRequest, v1.GetShowResponse](
 			httpClient,
 			baseURL+CatalogServiceGetShowProcedure,
@@ -224,6 +269,9 @@ type catalogServiceClient struct {
 	createOrganization       *connect.Client[v1.CreateOrganizationRequest, v1.CreateOrganizationResponse]
 	addOrganizationMember    *connect.Client[v1.AddOrganizationMemberRequest, v1.AddOrganizationMemberResponse]
 	removeOrganizationMember *connect.Client[v1.RemoveOrganizationMemberRequest, v1.RemoveOrganizationMemberResponse]
+	listOrganizations        *connect.Client[v1.ListOrganizationsRequest, v1.ListOrganizationsResponse]
+	listOrganizationMembers  *connect.Client[v1.ListOrganizationMembersRequest, v1.ListOrganizationMembersResponse]
+	listAuditEntries         *connect.Client[v1.ListAuditEntriesRequest, v1.ListAuditEntriesResponse]
 	getShow                  *connect.Client[v1.GetShowRequest, v1.GetShowResponse]
 	listShows                *connect.Client[v1.ListShowsRequest, v1.ListShowsResponse]
 	createLayoutTemplate     *connect.Client[v1.CreateLayoutTemplateRequest, v1.CreateLayoutTemplateResponse]
@@ -252,6 +300,21 @@ func (c *catalogServiceClient) AddOrganizationMember(ctx context.Context, req *c
 // RemoveOrganizationMember calls seatghor.catalog.v1.CatalogService.RemoveOrganizationMember.
 func (c *catalogServiceClient) RemoveOrganizationMember(ctx context.Context, req *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error) {
 	return c.removeOrganizationMember.CallUnary(ctx, req)
+}
+
+// ListOrganizations calls seatghor.catalog.v1.CatalogService.ListOrganizations.
+func (c *catalogServiceClient) ListOrganizations(ctx context.Context, req *connect.Request[v1.ListOrganizationsRequest]) (*connect.Response[v1.ListOrganizationsResponse], error) {
+	return c.listOrganizations.CallUnary(ctx, req)
+}
+
+// ListOrganizationMembers calls seatghor.catalog.v1.CatalogService.ListOrganizationMembers.
+func (c *catalogServiceClient) ListOrganizationMembers(ctx context.Context, req *connect.Request[v1.ListOrganizationMembersRequest]) (*connect.Response[v1.ListOrganizationMembersResponse], error) {
+	return c.listOrganizationMembers.CallUnary(ctx, req)
+}
+
+// ListAuditEntries calls seatghor.catalog.v1.CatalogService.ListAuditEntries.
+func (c *catalogServiceClient) ListAuditEntries(ctx context.Context, req *connect.Request[v1.ListAuditEntriesRequest]) (*connect.Response[v1.ListAuditEntriesResponse], error) {
+	return c.listAuditEntries.CallUnary(ctx, req)
 }
 
 // GetShow calls seatghor.catalog.v1.CatalogService.GetShow.
@@ -306,11 +369,26 @@ type CatalogServiceHandler interface {
 	// a promoter) whose members act on its shows. Admins only.
 	CreateOrganization(context.Context, *connect.Request[v1.CreateOrganizationRequest]) (*connect.Response[v1.CreateOrganizationResponse], error)
 	// AddOrganizationMember gives a user a role in an organisation; a member
-	// gets the new role instead of the old one. Admins only.
+	// gets the new role instead of the old one. Admins, and the
+	// organisation's managers for anyone but themselves (decision 0446).
 	AddOrganizationMember(context.Context, *connect.Request[v1.AddOrganizationMemberRequest]) (*connect.Response[v1.AddOrganizationMemberResponse], error)
-	// RemoveOrganizationMember takes a user out of an organisation. Admins
-	// only.
+	// RemoveOrganizationMember takes a user out of an organisation. Admins,
+	// and the organisation's managers for anyone but themselves.
 	RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error)
+	// ListOrganizations lists the organisations the caller may open in the
+	// console: an admin's are every organisation; anyone else's those they
+	// are a member of, each with their role.
+	ListOrganizations(context.Context, *connect.Request[v1.ListOrganizationsRequest]) (*connect.Response[v1.ListOrganizationsResponse], error)
+	// ListOrganizationMembers lists an organisation's members and their
+	// roles. Admins and the organisation's managers.
+	ListOrganizationMembers(context.Context, *connect.Request[v1.ListOrganizationMembersRequest]) (*connect.Response[v1.ListOrganizationMembersResponse], error)
+	// ListAuditEntries pages through the audit log, newest first: every
+	// staff write of the catalog (organisations, members, shows, routes,
+	// timetables, cancellations, delays) and of partners' endpoints and keys,
+	// with who, when, what and what it was before (decision 0446). Admins
+	// read every entry; an organisation's managers read its entries
+	// (organization_id then required).
+	ListAuditEntries(context.Context, *connect.Request[v1.ListAuditEntriesRequest]) (*connect.Response[v1.ListAuditEntriesResponse], error)
 	// GetShow returns one show with its layout summary.
 	GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error)
 	// ListShows pages through the published shows, soonest first. A gate
@@ -381,6 +459,27 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithSchema(catalogServiceMethods.ByName("RemoveOrganizationMember")),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceListOrganizationsHandler := connect.NewUnaryHandler(
+		CatalogServiceListOrganizationsProcedure,
+		svc.ListOrganizations,
+		connect.WithSchema(catalogServiceMethods.ByName("ListOrganizations")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceListOrganizationMembersHandler := connect.NewUnaryHandler(
+		CatalogServiceListOrganizationMembersProcedure,
+		svc.ListOrganizationMembers,
+		connect.WithSchema(catalogServiceMethods.ByName("ListOrganizationMembers")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	catalogServiceListAuditEntriesHandler := connect.NewUnaryHandler(
+		CatalogServiceListAuditEntriesProcedure,
+		svc.ListAuditEntries,
+		connect.WithSchema(catalogServiceMethods.ByName("ListAuditEntries")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	catalogServiceGetShowHandler := connect.NewUnaryHandler(
 		CatalogServiceGetShowProcedure,
 		svc.GetShow,
@@ -445,6 +544,12 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceAddOrganizationMemberHandler.ServeHTTP(w, r)
 		case CatalogServiceRemoveOrganizationMemberProcedure:
 			catalogServiceRemoveOrganizationMemberHandler.ServeHTTP(w, r)
+		case CatalogServiceListOrganizationsProcedure:
+			catalogServiceListOrganizationsHandler.ServeHTTP(w, r)
+		case CatalogServiceListOrganizationMembersProcedure:
+			catalogServiceListOrganizationMembersHandler.ServeHTTP(w, r)
+		case CatalogServiceListAuditEntriesProcedure:
+			catalogServiceListAuditEntriesHandler.ServeHTTP(w, r)
 		case CatalogServiceGetShowProcedure:
 			catalogServiceGetShowHandler.ServeHTTP(w, r)
 		case CatalogServiceListShowsProcedure:
@@ -484,6 +589,18 @@ func (UnimplementedCatalogServiceHandler) AddOrganizationMember(context.Context,
 
 func (UnimplementedCatalogServiceHandler) RemoveOrganizationMember(context.Context, *connect.Request[v1.RemoveOrganizationMemberRequest]) (*connect.Response[v1.RemoveOrganizationMemberResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.RemoveOrganizationMember is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) ListOrganizations(context.Context, *connect.Request[v1.ListOrganizationsRequest]) (*connect.Response[v1.ListOrganizationsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.ListOrganizations is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) ListOrganizationMembers(context.Context, *connect.Request[v1.ListOrganizationMembersRequest]) (*connect.Response[v1.ListOrganizationMembersResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.ListOrganizationMembers is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) ListAuditEntries(context.Context, *connect.Request[v1.ListAuditEntriesRequest]) (*connect.Response[v1.ListAuditEntriesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.ListAuditEntries is not implemented"))
 }
 
 func (UnimplementedCatalogServiceHandler) GetShow(context.Context, *connect.Request[v1.GetShowRequest]) (*connect.Response[v1.GetShowResponse], error) {
