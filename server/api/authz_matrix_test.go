@@ -341,6 +341,9 @@ var authzMatrix = []authzRow{
 	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
 
 	// The ledger: admins.
+	{"seatghor.ledger.v1.LedgerService/GetShowSales", func(w *authzWorld, _ caller) proto.Message {
+		return &ledgerv1.GetShowSalesRequest{ShowId: w.show}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.ledger.v1.LedgerService/GetTrialBalance", func(*authzWorld, caller) proto.Message {
 		return &ledgerv1.GetTrialBalanceRequest{}
 	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},

@@ -12,7 +12,9 @@ import (
 
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
@@ -23,7 +25,11 @@ type ledgerHandler struct {
 	svc *ledger.Service
 	// payments runs reconciliation against the gateway.
 	payments *payment.Service
-	log      *slog.Logger
+	// booking and manager answer a show's sales (GetShowSales): its places
+	// and channels, and who may read them (the show's managers and admins).
+	booking *booking.Service
+	manager func(ctx context.Context, showID int64, verb string) (audit.Actor, error)
+	log     *slog.Logger
 }
 
 // ledgerAdminOnly refuses everyone but admins: the ledger is finance data.

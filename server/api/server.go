@@ -354,7 +354,8 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(partnerv1connect.AllocationServiceName)(partnerv1connect.NewAllocationServiceHandler(&allocationHandler{cfg.Booking, cfg.Log}, opts...))
-	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments, log: cfg.Log}, opts...))
+	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments,
+		booking: cfg.Booking, manager: catalogH.manager, log: cfg.Log}, opts...))
 	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{svc: cfg.Partners, hooks: cfg.Webhooks, log: cfg.Log}, opts...))
 	add(partnerv1connect.WebhookServiceName)(partnerv1connect.NewWebhookServiceHandler(&webhookHandler{cfg.Webhooks, cfg.Log}, opts...))
 	add(networkv1connect.NetworkServiceName)(networkv1connect.NewNetworkServiceHandler(&networkHandler{cfg.Network, cfg.Log}, opts...))

@@ -8,8 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The console (issue 26, decision 0446), its own bundle: a manager of the
-// demo operator opens /console, sees the operator's trip among its shows,
+// The console (issue 26, decisions 0446, 0447), its own bundle: a manager
+// of the demo operator opens /console, sees the operator's trip among its
+// shows and its live sales (a ticket sold while the panel is open shows
+// within seconds),
 // adds a gate member by user id, makes them counter staff and removes
 // them, cancels the trip with a reason, and finds each step in the audit
 // log, newest first, then only the removals when searched by action; the
@@ -32,6 +34,26 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 		hasText("#show-"+show+" .status", "On sale"),
 	)
 	shot(t, ctx, "console-shows")
+
+	// The trip's live sales: a ticket sold before the panel opens, another
+	// while it is open shows within its refresh (5 s).
+	journeyTicket(t, s, "web-console-buyer", show, "A1", "tangail", "rajshahi")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#sales-"+show)),
+		hasText("#sales-title", "Tangail to Rajshahi, console"),
+		until(`document.querySelector("#sales-channels tr[data-channel=web] td")?.textContent === "1"`),
+		until(`document.querySelector("#sales-sections tbody td")?.textContent.startsWith("2 ")`), // A1 on both legs
+		until(`!!document.querySelector("#sales-chart canvas")`),
+		until(`document.querySelectorAll("#sales-timeline tbody tr").length >= 1`),
+	)
+	require.NotEqual(t, "৳0", eval[string](t, ctx, `document.querySelector("#sales-taken").textContent`))
+	journeyTicket(t, s, "web-console-buyer2", show, "A2", "tangail", "natore")
+	do(t, ctx,
+		until(`document.querySelector("#sales-channels tr[data-channel=web] td")?.textContent === "2"`),
+		until(`document.querySelector("#sales-sections tbody td")?.textContent.startsWith("3 ")`),
+	)
+	shot(t, ctx, "console-sales")
+	do(t, ctx, chromedp.Click(chromedp.CSS("#sales-close")), until(`!document.querySelector("#console-sales")`))
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-staff")),
 		hasText("#console-staff", "web-console-mgr (you)"),

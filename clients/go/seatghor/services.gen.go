@@ -155,7 +155,8 @@ type HoldClient struct {
 // LedgerClient is the Connect client of seatghor.ledger.v1.LedgerService.
 //
 // LedgerService lets finance admins read the double-entry ledger and run the
-// reconciliation against the gateway (admins only). The ledger is append-only
+// reconciliation against the gateway (admins only), and a show's managers
+// read how it is selling (GetShowSales). The ledger is append-only
 // nothing here changes or deletes a journal line; a mistake is fixed
 // by a reversing entry posted by the domain code.
 type LedgerClient struct {

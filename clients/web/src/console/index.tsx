@@ -6,10 +6,11 @@
 // counter staff who open it are shown the pages their role has. Every
 // call is the API's, which refuses what the caller may not do whatever
 // this page shows (tested through the API).
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { render } from "preact";
-import { CatalogService, OrganizationRole, ShowStatus, createServiceClient } from "@seatghor/client";
-import type { AuditEntry, OrganizationAccess, OrganizationMember, Show } from "@seatghor/client";
+import { CatalogService, LedgerService, OrganizationRole, SalesChannel, ShowStatus, createServiceClient } from "@seatghor/client";
+import type { AuditEntry, GetShowSalesResponse, OrganizationAccess, OrganizationMember, Show } from "@seatghor/client";
+import uPlot from "uplot";
 
 import { digits, showTime, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
@@ -27,6 +28,11 @@ const WORDS = {
     user: "User id", role: "Role", added: "Since", add: "Add or change", remove: "Remove", you: "you",
     action: "Action", allActions: "Every action", target: "About (e.g. show:12)", by: "By (user id)", search: "Search",
     at: "When", change: "Change", older: "Older entries", noEntries: "No entries.",
+    sales: "Sales", salesOf: "Sales of", sold: "Sold", held: "Held", places: "Places", channel: "Channel", orders: "Orders",
+    amount: "Amount", taken: "Sales", refunds: "Refunds", commission: "Commission", operatorShare: "Your share",
+    overTime: "Sales over time", barWidth: "Bar", perMinute: "a minute", perHour: "an hour", perDay: "a day",
+    close: "Close", updated: "Updated", section: "Section",
+    channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled" },
     actions: {
@@ -46,6 +52,11 @@ const WORDS = {
     user: "ব্যবহারকারীর আইডি", role: "ভূমিকা", added: "কবে থেকে", add: "যোগ বা বদল", remove: "বাদ দিন", you: "আপনি",
     action: "কাজ", allActions: "সব কাজ", target: "কী নিয়ে (যেমন show:12)", by: "কে (ব্যবহারকারীর আইডি)", search: "খুঁজুন",
     at: "কখন", change: "বদল", older: "আগের এন্ট্রি", noEntries: "কোনো এন্ট্রি নেই।",
+    sales: "বিক্রি", salesOf: "বিক্রি:", sold: "বিক্রি হয়েছে", held: "ধরে রাখা", places: "আসন", channel: "মাধ্যম", orders: "অর্ডার",
+    amount: "টাকা", taken: "বিক্রি", refunds: "ফেরত", commission: "কমিশন", operatorShare: "আপনার অংশ",
+    overTime: "সময় ধরে বিক্রি", barWidth: "প্রতি দাগ", perMinute: "এক মিনিট", perHour: "এক ঘণ্টা", perDay: "এক দিন",
+    close: "বন্ধ", updated: "হালনাগাদ", section: "অংশ",
+    channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল" },
     actions: {
@@ -76,7 +87,8 @@ function roleWord(w: Words, r: OrganizationRole | string): string {
 
 /** The services the console calls, as the signed-in operator. */
 function clients() {
-  return { catalog: createServiceClient(CatalogService, { baseUrl: location.origin, token: () => loadSession()?.token }) };
+  const options = { baseUrl: location.origin, token: () => loadSession()?.token };
+  return { catalog: createServiceClient(CatalogService, options), ledger: createServiceClient(LedgerService, options) };
 }
 type Api = ReturnType<typeof clients>;
 
@@ -169,6 +181,7 @@ function Shows({ lang, api, org, onError }: PartProps) {
   const w = WORDS[lang];
   const [shows, setShows] = useState<Show[]>();
   const [cancelling, setCancelling] = useState<bigint>();
+  const [watching, setWatching] = useState<Show>();
   const [reason, setReason] = useState("");
   const load = () => api.catalog.listShows({ organizationId: org, pageSize: 200 }).then((r) => setShows(r.shows), (e) => onError(sayError(e, lang)));
   useEffect(() => void load(), []);
@@ -187,6 +200,9 @@ function Shows({ lang, api, org, onError }: PartProps) {
   if (shows.length === 0) return <p class="note">{w.noShows}</p>;
   const title = (s: Show) => (lang === "bn" && s.titleBn) || s.title;
   return (
+    <>
+    {watching && <Sales key={String(watching.showId)} lang={lang} api={api} show={watching} title={title(watching)}
+      onClose={() => setWatching(undefined)} onError={onError} />}
     <table class="console-table" id="console-shows">
       <caption>{w.shows}</caption>
       <thead><tr><th scope="col">{w.shows}</th><th scope="col">{w.when}</th><th scope="col">{w.seats}</th><th scope="col">{w.status}</th><th scope="col" /></tr></thead>
@@ -198,6 +214,7 @@ function Shows({ lang, api, org, onError }: PartProps) {
             <td>{digits(String(s.seatCount), lang)}</td>
             <td class="status">{w.statuses[statusKey(s)]}</td>
             <td>
+              <button type="button" id={`sales-${s.showId}`} onClick={() => setWatching(s)}>{w.sales}</button>{" · "}
               <a href={`/show/${s.showId}`}>{w.seatMap}</a>{" · "}<a href={`/manifest/${s.showId}`}>{w.manifest}</a>
               {s.status !== ShowStatus.CANCELLED && cancelling !== s.showId && (
                 <>{" · "}<button type="button" class="danger" id={`cancel-${s.showId}`} onClick={() => setCancelling(s.showId)}>{w.cancel}</button></>
@@ -214,6 +231,130 @@ function Shows({ lang, api, org, onError }: PartProps) {
         ))}
       </tbody>
     </table>
+    </>
+  );
+}
+
+/** Taka as the console shows an amount in the minor unit. */
+function taka(minor: bigint | number, lang: Lang): string {
+  const v = Number(minor) / 100;
+  return digits(`৳${v.toLocaleString("en-IN", { maximumFractionDigits: 2 })}`, lang);
+}
+
+const CHANNEL_KEYS: Record<number, "web" | "partner" | "counter"> = {
+  [SalesChannel.WEB]: "web", [SalesChannel.PARTNER]: "partner", [SalesChannel.COUNTER]: "counter",
+};
+
+/** The widths a bar of the timeline may have, in seconds. */
+const BARS = { perMinute: 60n, perHour: 3600n, perDay: 86400n } as const;
+
+/**
+ * A show's live sales (decision 0447): read every 5 seconds while open,
+ * the places sold and held by section, orders by channel, the money from
+ * the ledger and a chart of sales over time (uPlot, in this bundle only),
+ * whose numbers are also a table for screen readers.
+ */
+function Sales(props: { lang: Lang; api: Api; show: Show; title: string; onClose: () => void; onError: (s: string) => void }) {
+  const { lang, api, show } = props;
+  const w = WORDS[lang];
+  const [bar, setBar] = useState<keyof typeof BARS>("perHour");
+  const [sales, setSales] = useState<GetShowSalesResponse>();
+  useEffect(() => {
+    let live = true;
+    const read = () => api.ledger.getShowSales({ showId: show.showId, bucket: { seconds: BARS[bar], nanos: 0 } })
+      .then((r) => { if (live) setSales(r); }, (e) => props.onError(sayError(e, lang)));
+    void read();
+    const every = setInterval(() => { if (!document.hidden) void read(); }, 5000);
+    return () => { live = false; clearInterval(every); };
+  }, [bar]);
+  const m = sales?.money;
+  return (
+    <section class="console-sales" id="console-sales" aria-labelledby="sales-title" aria-live="polite" aria-busy={!sales}>
+      <h2 id="sales-title">{w.salesOf} {props.title}</h2>
+      <button type="button" id="sales-close" onClick={props.onClose}>{w.close}</button>
+      {sales && (
+        <>
+          <p class="note" id="sales-asof">{w.updated}: {showTime(undefined, tsDate(sales.asOf), lang)}</p>
+          <dl class="console-money" id="sales-money">
+            <dt>{w.taken}</dt><dd id="sales-taken">{taka(m?.salesMinor ?? 0n, lang)}</dd>
+            <dt>{w.refunds}</dt><dd id="sales-refunds">{taka(m?.refundsMinor ?? 0n, lang)}</dd>
+            <dt>{w.commission}</dt><dd id="sales-commission">{taka(m?.commissionMinor ?? 0n, lang)}</dd>
+            <dt>{w.operatorShare}</dt><dd id="sales-operator">{taka(m?.operatorMinor ?? 0n, lang)}</dd>
+          </dl>
+          <table class="console-table" id="sales-sections">
+            <caption>{w.places}</caption>
+            <thead><tr><th scope="col">{w.section}</th><th scope="col">{w.sold}</th><th scope="col">{w.held}</th><th scope="col">{w.places}</th></tr></thead>
+            <tbody>
+              {sales.sections.map((x) => (
+                <tr key={x.section}>
+                  <th scope="row">{x.section}</th>
+                  <td>{digits(x.sold, lang)} ({digits(x.places ? Math.round((100 * x.sold) / x.places) : 0, lang)}%)</td>
+                  <td>{digits(x.held, lang)}</td><td>{digits(x.places, lang)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <table class="console-table" id="sales-channels">
+            <caption>{w.channel}</caption>
+            <thead><tr><th scope="col">{w.channel}</th><th scope="col">{w.orders}</th><th scope="col">{w.amount}</th></tr></thead>
+            <tbody>
+              {sales.channels.map((c) => (
+                <tr key={c.channel} data-channel={CHANNEL_KEYS[c.channel]}>
+                  <th scope="row">{w.channels[CHANNEL_KEYS[c.channel] ?? "web"]}</th>
+                  <td>{digits(c.orders, lang)}</td><td>{taka(c.amountMinor, lang)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <label>{w.barWidth}{" "}
+            <select id="sales-bar" value={bar} onChange={(e) => setBar((e.target as HTMLSelectElement).value as keyof typeof BARS)}>
+              {(Object.keys(BARS) as (keyof typeof BARS)[]).map((k) => <option key={k} value={k}>{w[k]}</option>)}
+            </select>
+          </label>
+          <Timeline lang={lang} sales={sales} label={w.overTime} />
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The timeline as bars (uPlot on a canvas) and, for screen readers, a table. */
+function Timeline(props: { lang: Lang; sales: GetShowSalesResponse; label: string }) {
+  const el = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot>();
+  const w = WORDS[props.lang];
+  const xs = props.sales.timeline.map((b) => Number(b.start?.seconds ?? 0n));
+  const ys = props.sales.timeline.map((b) => Number(b.amountMinor) / 100);
+  useEffect(() => {
+    if (!el.current) return;
+    const width = Math.min(640, el.current.clientWidth || 320);
+    if (!plot.current) {
+      plot.current = new uPlot({
+        width, height: 200, legend: { show: false },
+        series: [{}, { label: w.amount, fill: "rgba(11, 94, 66, 0.35)", stroke: "#0b5e42", paths: uPlot.paths.bars!({ size: [0.8, 40] }) }],
+        axes: [{}, { values: (_u, vals) => vals.map((v) => digits(v.toLocaleString("en-IN"), props.lang)) }],
+      }, [xs, ys], el.current);
+    } else {
+      plot.current.setData([xs, ys]);
+    }
+  }, [props.sales]);
+  useEffect(() => () => plot.current?.destroy(), []);
+  return (
+    <figure class="console-chart">
+      <figcaption id="sales-chart-title">{props.label}</figcaption>
+      <div ref={el} id="sales-chart" role="img" aria-labelledby="sales-chart-title" />
+      <table class="visually-hidden" id="sales-timeline">
+        <caption>{props.label}</caption>
+        <thead><tr><th scope="col">{w.at}</th><th scope="col">{w.orders}</th><th scope="col">{w.amount}</th></tr></thead>
+        <tbody>
+          {props.sales.timeline.map((b) => (
+            <tr key={String(b.start?.seconds)}>
+              <td>{showTime(undefined, tsDate(b.start), props.lang)}</td><td>{digits(b.orders, props.lang)}</td><td>{taka(b.amountMinor, props.lang)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </figure>
   );
 }
 

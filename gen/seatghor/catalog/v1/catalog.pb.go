@@ -2255,8 +2255,7 @@ type ListShowsRequest struct {
 	// Only shows that start at or after this time when set (a gate asks from
 	// the start of its day, so the show under way stays in the list).
 	StartsFrom *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=starts_from,json=startsFrom,proto3" json:"starts_from,omitempty"`
-	// Only the shows of this organisation when set, drafts and cancelled
-	// ones included (the console's list): its managers and admins only.
+	// Only the shows of this organisation when set (the console's list).
 	OrganizationId string `protobuf:"bytes,6,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache

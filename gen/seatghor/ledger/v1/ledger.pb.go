@@ -10,8 +10,10 @@ import (
 	_ "buf.build/gen/go/bufbuild/protovalidate/protocolbuffers/go/buf/validate"
 	v1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	v11 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
+	v12 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
@@ -1844,11 +1846,445 @@ func (x *SettleFailedRefundResponse) GetTransaction() *JournalTransaction {
 	return nil
 }
 
+// GetShowSalesRequest names the show.
+type GetShowSalesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// The width of a bar of the timeline; default one hour, from one minute
+	// to one day.
+	Bucket        *durationpb.Duration `protobuf:"bytes,2,opt,name=bucket,proto3" json:"bucket,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetShowSalesRequest) Reset() {
+	*x = GetShowSalesRequest{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetShowSalesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetShowSalesRequest) ProtoMessage() {}
+
+func (x *GetShowSalesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetShowSalesRequest.ProtoReflect.Descriptor instead.
+func (*GetShowSalesRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetShowSalesRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *GetShowSalesRequest) GetBucket() *durationpb.Duration {
+	if x != nil {
+		return x.Bucket
+	}
+	return nil
+}
+
+// GetShowSalesResponse is the show's sales as its shard has them now.
+type GetShowSalesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// When it was read.
+	AsOf *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	// The currency of every amount.
+	Currency string `protobuf:"bytes,3,opt,name=currency,proto3" json:"currency,omitempty"`
+	// Places by section, in layout order. On a trip with stops a place is
+	// a seat on one leg, so a seat sold the whole way counts once a leg.
+	Sections []*SectionSales `protobuf:"bytes,4,rep,name=sections,proto3" json:"sections,omitempty"`
+	// Confirmed orders by channel; a channel with none is left out.
+	Channels []*ChannelSales `protobuf:"bytes,5,rep,name=channels,proto3" json:"channels,omitempty"`
+	// The show's money as its ledger journals have it.
+	Money *ShowMoney `protobuf:"bytes,6,opt,name=money,proto3" json:"money,omitempty"`
+	// Sales (booking journals) by time, oldest first; bars with none are
+	// left out.
+	Timeline      []*SalesBucket `protobuf:"bytes,7,rep,name=timeline,proto3" json:"timeline,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetShowSalesResponse) Reset() {
+	*x = GetShowSalesResponse{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetShowSalesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetShowSalesResponse) ProtoMessage() {}
+
+func (x *GetShowSalesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetShowSalesResponse.ProtoReflect.Descriptor instead.
+func (*GetShowSalesResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *GetShowSalesResponse) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *GetShowSalesResponse) GetAsOf() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+func (x *GetShowSalesResponse) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+func (x *GetShowSalesResponse) GetSections() []*SectionSales {
+	if x != nil {
+		return x.Sections
+	}
+	return nil
+}
+
+func (x *GetShowSalesResponse) GetChannels() []*ChannelSales {
+	if x != nil {
+		return x.Channels
+	}
+	return nil
+}
+
+func (x *GetShowSalesResponse) GetMoney() *ShowMoney {
+	if x != nil {
+		return x.Money
+	}
+	return nil
+}
+
+func (x *GetShowSalesResponse) GetTimeline() []*SalesBucket {
+	if x != nil {
+		return x.Timeline
+	}
+	return nil
+}
+
+// SectionSales is a section's places.
+type SectionSales struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The section's name.
+	Section string `protobuf:"bytes,1,opt,name=section,proto3" json:"section,omitempty"`
+	// Its places.
+	Places int32 `protobuf:"varint,2,opt,name=places,proto3" json:"places,omitempty"`
+	// Places sold.
+	Sold int32 `protobuf:"varint,3,opt,name=sold,proto3" json:"sold,omitempty"`
+	// Places in live holds (an unpaid order's included).
+	Held          int32 `protobuf:"varint,4,opt,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SectionSales) Reset() {
+	*x = SectionSales{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SectionSales) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SectionSales) ProtoMessage() {}
+
+func (x *SectionSales) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SectionSales.ProtoReflect.Descriptor instead.
+func (*SectionSales) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SectionSales) GetSection() string {
+	if x != nil {
+		return x.Section
+	}
+	return ""
+}
+
+func (x *SectionSales) GetPlaces() int32 {
+	if x != nil {
+		return x.Places
+	}
+	return 0
+}
+
+func (x *SectionSales) GetSold() int32 {
+	if x != nil {
+		return x.Sold
+	}
+	return 0
+}
+
+func (x *SectionSales) GetHeld() int32 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+// ChannelSales is a channel's confirmed orders.
+type ChannelSales struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The channel.
+	Channel v12.SalesChannel `protobuf:"varint,1,opt,name=channel,proto3,enum=seatghor.tickets.v1.SalesChannel" json:"channel,omitempty"`
+	// How many orders.
+	Orders int32 `protobuf:"varint,2,opt,name=orders,proto3" json:"orders,omitempty"`
+	// What they were sold for, in the minor unit.
+	AmountMinor   int64 `protobuf:"varint,3,opt,name=amount_minor,json=amountMinor,proto3" json:"amount_minor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelSales) Reset() {
+	*x = ChannelSales{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelSales) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelSales) ProtoMessage() {}
+
+func (x *ChannelSales) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelSales.ProtoReflect.Descriptor instead.
+func (*ChannelSales) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ChannelSales) GetChannel() v12.SalesChannel {
+	if x != nil {
+		return x.Channel
+	}
+	return v12.SalesChannel(0)
+}
+
+func (x *ChannelSales) GetOrders() int32 {
+	if x != nil {
+		return x.Orders
+	}
+	return 0
+}
+
+func (x *ChannelSales) GetAmountMinor() int64 {
+	if x != nil {
+		return x.AmountMinor
+	}
+	return 0
+}
+
+// ShowMoney is a show's money in the minor unit: sales less refunds is
+// what it has taken, which splits into commission and the operator's
+// share. Fees kept on cancellations stay in both.
+type ShowMoney struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Booking journals: what buyers paid for confirmed orders.
+	SalesMinor int64 `protobuf:"varint,1,opt,name=sales_minor,json=salesMinor,proto3" json:"sales_minor,omitempty"`
+	// Refund journals: what was given back.
+	RefundsMinor int64 `protobuf:"varint,2,opt,name=refunds_minor,json=refundsMinor,proto3" json:"refunds_minor,omitempty"`
+	// The platform's commission, net of what refunds gave back.
+	CommissionMinor int64 `protobuf:"varint,3,opt,name=commission_minor,json=commissionMinor,proto3" json:"commission_minor,omitempty"`
+	// The operator's share, net of refunds, before payouts.
+	OperatorMinor int64 `protobuf:"varint,4,opt,name=operator_minor,json=operatorMinor,proto3" json:"operator_minor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShowMoney) Reset() {
+	*x = ShowMoney{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShowMoney) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShowMoney) ProtoMessage() {}
+
+func (x *ShowMoney) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShowMoney.ProtoReflect.Descriptor instead.
+func (*ShowMoney) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ShowMoney) GetSalesMinor() int64 {
+	if x != nil {
+		return x.SalesMinor
+	}
+	return 0
+}
+
+func (x *ShowMoney) GetRefundsMinor() int64 {
+	if x != nil {
+		return x.RefundsMinor
+	}
+	return 0
+}
+
+func (x *ShowMoney) GetCommissionMinor() int64 {
+	if x != nil {
+		return x.CommissionMinor
+	}
+	return 0
+}
+
+func (x *ShowMoney) GetOperatorMinor() int64 {
+	if x != nil {
+		return x.OperatorMinor
+	}
+	return 0
+}
+
+// SalesBucket is one bar of the timeline.
+type SalesBucket struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its start.
+	Start *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=start,proto3" json:"start,omitempty"`
+	// Booking journals in it (confirmed orders).
+	Orders int32 `protobuf:"varint,2,opt,name=orders,proto3" json:"orders,omitempty"`
+	// What they were sold for.
+	AmountMinor   int64 `protobuf:"varint,3,opt,name=amount_minor,json=amountMinor,proto3" json:"amount_minor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SalesBucket) Reset() {
+	*x = SalesBucket{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SalesBucket) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SalesBucket) ProtoMessage() {}
+
+func (x *SalesBucket) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SalesBucket.ProtoReflect.Descriptor instead.
+func (*SalesBucket) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *SalesBucket) GetStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Start
+	}
+	return nil
+}
+
+func (x *SalesBucket) GetOrders() int32 {
+	if x != nil {
+		return x.Orders
+	}
+	return 0
+}
+
+func (x *SalesBucket) GetAmountMinor() int64 {
+	if x != nil {
+		return x.AmountMinor
+	}
+	return 0
+}
+
 var File_seatghor_ledger_v1_ledger_proto protoreflect.FileDescriptor
 
 const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\n" +
-	"\x1fseatghor/ledger/v1/ledger.proto\x12\x12seatghor.ledger.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\"\xe5\x01\n" +
+	"\x1fseatghor/ledger/v1/ledger.proto\x12\x12seatghor.ledger.v1\x1a\x1bbuf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1eseatghor/common/v1/money.proto\x1a!seatghor/payment/v1/payment.proto\x1a\"seatghor/tickets/v1/manifest.proto\"\xe5\x01\n" +
 	"\x0eAccountBalance\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x12(\n" +
@@ -1997,7 +2433,38 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x04note\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xf4\x03R\x04note\"\xa0\x01\n" +
 	"\x1aSettleFailedRefundResponse\x128\n" +
 	"\x06refund\x18\x01 \x01(\v2 .seatghor.ledger.v1.FailedRefundR\x06refund\x12H\n" +
-	"\vtransaction\x18\x02 \x01(\v2&.seatghor.ledger.v1.JournalTransactionR\vtransaction*\x91\x01\n" +
+	"\vtransaction\x18\x02 \x01(\v2&.seatghor.ledger.v1.JournalTransactionR\vtransaction\"|\n" +
+	"\x13GetShowSalesRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12C\n" +
+	"\x06bucket\x18\x02 \x01(\v2\x19.google.protobuf.DurationB\x10\xbaH\r\xaa\x01\n" +
+	"\"\x04\b\x80\xa3\x052\x02\b<R\x06bucket\"\xea\x02\n" +
+	"\x14GetShowSalesResponse\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12/\n" +
+	"\x05as_of\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\x12\x1a\n" +
+	"\bcurrency\x18\x03 \x01(\tR\bcurrency\x12<\n" +
+	"\bsections\x18\x04 \x03(\v2 .seatghor.ledger.v1.SectionSalesR\bsections\x12<\n" +
+	"\bchannels\x18\x05 \x03(\v2 .seatghor.ledger.v1.ChannelSalesR\bchannels\x123\n" +
+	"\x05money\x18\x06 \x01(\v2\x1d.seatghor.ledger.v1.ShowMoneyR\x05money\x12;\n" +
+	"\btimeline\x18\a \x03(\v2\x1f.seatghor.ledger.v1.SalesBucketR\btimeline\"h\n" +
+	"\fSectionSales\x12\x18\n" +
+	"\asection\x18\x01 \x01(\tR\asection\x12\x16\n" +
+	"\x06places\x18\x02 \x01(\x05R\x06places\x12\x12\n" +
+	"\x04sold\x18\x03 \x01(\x05R\x04sold\x12\x12\n" +
+	"\x04held\x18\x04 \x01(\x05R\x04held\"\x86\x01\n" +
+	"\fChannelSales\x12;\n" +
+	"\achannel\x18\x01 \x01(\x0e2!.seatghor.tickets.v1.SalesChannelR\achannel\x12\x16\n" +
+	"\x06orders\x18\x02 \x01(\x05R\x06orders\x12!\n" +
+	"\famount_minor\x18\x03 \x01(\x03R\vamountMinor\"\xa3\x01\n" +
+	"\tShowMoney\x12\x1f\n" +
+	"\vsales_minor\x18\x01 \x01(\x03R\n" +
+	"salesMinor\x12#\n" +
+	"\rrefunds_minor\x18\x02 \x01(\x03R\frefundsMinor\x12)\n" +
+	"\x10commission_minor\x18\x03 \x01(\x03R\x0fcommissionMinor\x12%\n" +
+	"\x0eoperator_minor\x18\x04 \x01(\x03R\roperatorMinor\"z\n" +
+	"\vSalesBucket\x120\n" +
+	"\x05start\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12\x16\n" +
+	"\x06orders\x18\x02 \x01(\x05R\x06orders\x12!\n" +
+	"\famount_minor\x18\x03 \x01(\x03R\vamountMinor*\x91\x01\n" +
 	"\x10SettlementMethod\x12!\n" +
 	"\x1dSETTLEMENT_METHOD_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16SETTLEMENT_METHOD_CASH\x10\x01\x12#\n" +
@@ -2025,14 +2492,15 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x17MISMATCH_ACTION_ALERTED\x10\x01\x12\"\n" +
 	"\x1eMISMATCH_ACTION_REFUND_STARTED\x10\x02\x12\"\n" +
 	"\x1eMISMATCH_ACTION_STATE_RESOLVED\x10\x03\x12\x1b\n" +
-	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xa6\x05\n" +
+	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\x8e\x06\n" +
 	"\rLedgerService\x12o\n" +
 	"\x0fGetTrialBalance\x12*.seatghor.ledger.v1.GetTrialBalanceRequest\x1a+.seatghor.ledger.v1.GetTrialBalanceResponse\"\x03\x90\x02\x01\x12c\n" +
 	"\vListJournal\x12&.seatghor.ledger.v1.ListJournalRequest\x1a'.seatghor.ledger.v1.ListJournalResponse\"\x03\x90\x02\x01\x12p\n" +
 	"\x11RunReconciliation\x12,.seatghor.ledger.v1.RunReconciliationRequest\x1a-.seatghor.ledger.v1.RunReconciliationResponse\x12a\n" +
 	"\fRecordPayout\x12'.seatghor.ledger.v1.RecordPayoutRequest\x1a(.seatghor.ledger.v1.RecordPayoutResponse\x12u\n" +
 	"\x11ListFailedRefunds\x12,.seatghor.ledger.v1.ListFailedRefundsRequest\x1a-.seatghor.ledger.v1.ListFailedRefundsResponse\"\x03\x90\x02\x01\x12s\n" +
-	"\x12SettleFailedRefund\x12-.seatghor.ledger.v1.SettleFailedRefundRequest\x1a..seatghor.ledger.v1.SettleFailedRefundResponseB\xcd\x01\n" +
+	"\x12SettleFailedRefund\x12-.seatghor.ledger.v1.SettleFailedRefundRequest\x1a..seatghor.ledger.v1.SettleFailedRefundResponse\x12f\n" +
+	"\fGetShowSales\x12'.seatghor.ledger.v1.GetShowSalesRequest\x1a(.seatghor.ledger.v1.GetShowSalesResponse\"\x03\x90\x02\x01B\xcd\x01\n" +
 	"\x16com.seatghor.ledger.v1B\vLedgerProtoP\x01Z<github.com/seatghor/seatghor/gen/seatghor/ledger/v1;ledgerv1\xa2\x02\x03SLX\xaa\x02\x12Seatghor.Ledger.V1\xca\x02\x12Seatghor\\Ledger\\V1\xe2\x02\x1eSeatghor\\Ledger\\V1\\GPBMetadata\xea\x02\x14Seatghor::Ledger::V1b\x06proto3"
 
 var (
@@ -2048,7 +2516,7 @@ func file_seatghor_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_ledger_v1_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
 	(SettlementMethod)(0),              // 0: seatghor.ledger.v1.SettlementMethod
 	(TransactionKind)(0),               // 1: seatghor.ledger.v1.TransactionKind
@@ -2072,64 +2540,82 @@ var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
 	(*ListFailedRefundsResponse)(nil),  // 19: seatghor.ledger.v1.ListFailedRefundsResponse
 	(*SettleFailedRefundRequest)(nil),  // 20: seatghor.ledger.v1.SettleFailedRefundRequest
 	(*SettleFailedRefundResponse)(nil), // 21: seatghor.ledger.v1.SettleFailedRefundResponse
-	(*v1.Money)(nil),                   // 22: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil),      // 23: google.protobuf.Timestamp
-	(v11.PaymentState)(0),              // 24: seatghor.payment.v1.PaymentState
-	(*v11.Refund)(nil),                 // 25: seatghor.payment.v1.Refund
+	(*GetShowSalesRequest)(nil),        // 22: seatghor.ledger.v1.GetShowSalesRequest
+	(*GetShowSalesResponse)(nil),       // 23: seatghor.ledger.v1.GetShowSalesResponse
+	(*SectionSales)(nil),               // 24: seatghor.ledger.v1.SectionSales
+	(*ChannelSales)(nil),               // 25: seatghor.ledger.v1.ChannelSales
+	(*ShowMoney)(nil),                  // 26: seatghor.ledger.v1.ShowMoney
+	(*SalesBucket)(nil),                // 27: seatghor.ledger.v1.SalesBucket
+	(*v1.Money)(nil),                   // 28: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil),      // 29: google.protobuf.Timestamp
+	(v11.PaymentState)(0),              // 30: seatghor.payment.v1.PaymentState
+	(*v11.Refund)(nil),                 // 31: seatghor.payment.v1.Refund
+	(*durationpb.Duration)(nil),        // 32: google.protobuf.Duration
+	(v12.SalesChannel)(0),              // 33: seatghor.tickets.v1.SalesChannel
 }
 var file_seatghor_ledger_v1_ledger_proto_depIdxs = []int32{
-	22, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
+	28, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
 	1,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
 	5,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
-	23, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
+	29, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
 	2,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
-	22, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
-	22, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
-	24, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
+	28, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
+	28, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
+	30, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
 	3,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
-	23, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	29, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
 	4,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
-	23, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
-	22, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
+	29, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
+	28, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
 	1,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	23, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
-	23, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
+	29, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
+	29, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
 	6,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
-	23, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
-	23, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
-	23, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
-	23, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
+	29, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
+	29, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
+	29, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
+	29, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
 	7,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
-	23, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
-	23, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
-	22, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
+	29, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
+	29, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
+	28, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
 	6,  // 25: seatghor.ledger.v1.RecordPayoutResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
-	25, // 26: seatghor.ledger.v1.FailedRefund.refund:type_name -> seatghor.payment.v1.Refund
-	23, // 27: seatghor.ledger.v1.FailedRefund.failed_at:type_name -> google.protobuf.Timestamp
+	31, // 26: seatghor.ledger.v1.FailedRefund.refund:type_name -> seatghor.payment.v1.Refund
+	29, // 27: seatghor.ledger.v1.FailedRefund.failed_at:type_name -> google.protobuf.Timestamp
 	17, // 28: seatghor.ledger.v1.FailedRefund.settlement:type_name -> seatghor.ledger.v1.Settlement
 	0,  // 29: seatghor.ledger.v1.Settlement.method:type_name -> seatghor.ledger.v1.SettlementMethod
-	23, // 30: seatghor.ledger.v1.Settlement.settled_at:type_name -> google.protobuf.Timestamp
+	29, // 30: seatghor.ledger.v1.Settlement.settled_at:type_name -> google.protobuf.Timestamp
 	16, // 31: seatghor.ledger.v1.ListFailedRefundsResponse.refunds:type_name -> seatghor.ledger.v1.FailedRefund
 	0,  // 32: seatghor.ledger.v1.SettleFailedRefundRequest.method:type_name -> seatghor.ledger.v1.SettlementMethod
 	16, // 33: seatghor.ledger.v1.SettleFailedRefundResponse.refund:type_name -> seatghor.ledger.v1.FailedRefund
 	6,  // 34: seatghor.ledger.v1.SettleFailedRefundResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
-	8,  // 35: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
-	10, // 36: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
-	12, // 37: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
-	14, // 38: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
-	18, // 39: seatghor.ledger.v1.LedgerService.ListFailedRefunds:input_type -> seatghor.ledger.v1.ListFailedRefundsRequest
-	20, // 40: seatghor.ledger.v1.LedgerService.SettleFailedRefund:input_type -> seatghor.ledger.v1.SettleFailedRefundRequest
-	9,  // 41: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
-	11, // 42: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
-	13, // 43: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
-	15, // 44: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
-	19, // 45: seatghor.ledger.v1.LedgerService.ListFailedRefunds:output_type -> seatghor.ledger.v1.ListFailedRefundsResponse
-	21, // 46: seatghor.ledger.v1.LedgerService.SettleFailedRefund:output_type -> seatghor.ledger.v1.SettleFailedRefundResponse
-	41, // [41:47] is the sub-list for method output_type
-	35, // [35:41] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	32, // 35: seatghor.ledger.v1.GetShowSalesRequest.bucket:type_name -> google.protobuf.Duration
+	29, // 36: seatghor.ledger.v1.GetShowSalesResponse.as_of:type_name -> google.protobuf.Timestamp
+	24, // 37: seatghor.ledger.v1.GetShowSalesResponse.sections:type_name -> seatghor.ledger.v1.SectionSales
+	25, // 38: seatghor.ledger.v1.GetShowSalesResponse.channels:type_name -> seatghor.ledger.v1.ChannelSales
+	26, // 39: seatghor.ledger.v1.GetShowSalesResponse.money:type_name -> seatghor.ledger.v1.ShowMoney
+	27, // 40: seatghor.ledger.v1.GetShowSalesResponse.timeline:type_name -> seatghor.ledger.v1.SalesBucket
+	33, // 41: seatghor.ledger.v1.ChannelSales.channel:type_name -> seatghor.tickets.v1.SalesChannel
+	29, // 42: seatghor.ledger.v1.SalesBucket.start:type_name -> google.protobuf.Timestamp
+	8,  // 43: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
+	10, // 44: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
+	12, // 45: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
+	14, // 46: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
+	18, // 47: seatghor.ledger.v1.LedgerService.ListFailedRefunds:input_type -> seatghor.ledger.v1.ListFailedRefundsRequest
+	20, // 48: seatghor.ledger.v1.LedgerService.SettleFailedRefund:input_type -> seatghor.ledger.v1.SettleFailedRefundRequest
+	22, // 49: seatghor.ledger.v1.LedgerService.GetShowSales:input_type -> seatghor.ledger.v1.GetShowSalesRequest
+	9,  // 50: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
+	11, // 51: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
+	13, // 52: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
+	15, // 53: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
+	19, // 54: seatghor.ledger.v1.LedgerService.ListFailedRefunds:output_type -> seatghor.ledger.v1.ListFailedRefundsResponse
+	21, // 55: seatghor.ledger.v1.LedgerService.SettleFailedRefund:output_type -> seatghor.ledger.v1.SettleFailedRefundResponse
+	23, // 56: seatghor.ledger.v1.LedgerService.GetShowSales:output_type -> seatghor.ledger.v1.GetShowSalesResponse
+	50, // [50:57] is the sub-list for method output_type
+	43, // [43:50] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_ledger_v1_ledger_proto_init() }
@@ -2149,7 +2635,7 @@ func file_seatghor_ledger_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_ledger_v1_ledger_proto_rawDesc), len(file_seatghor_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   18,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -51,6 +51,9 @@ const (
 	// LedgerServiceSettleFailedRefundProcedure is the fully-qualified name of the LedgerService's
 	// SettleFailedRefund RPC.
 	LedgerServiceSettleFailedRefundProcedure = "/seatghor.ledger.v1.LedgerService/SettleFailedRefund"
+	// LedgerServiceGetShowSalesProcedure is the fully-qualified name of the LedgerService's
+	// GetShowSales RPC.
+	LedgerServiceGetShowSalesProcedure = "/seatghor.ledger.v1.LedgerService/GetShowSales"
 )
 
 // LedgerServiceClient is a client for the seatghor.ledger.v1.LedgerService service.
@@ -88,6 +91,13 @@ type LedgerServiceClient interface {
 	// payouts stop keeping it back. FAILED_PRECONDITION when the refund is not
 	// failed or is settled already. Requires an Idempotency-Key.
 	SettleFailedRefund(context.Context, *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error)
+	// GetShowSales reports how a show is selling (the console's dashboard,
+	// decision 0447): its places sold and held by section, its confirmed
+	// orders and their amounts by channel (web, partner, counter), its
+	// money from the ledger (sales, refunds, commission, the operator's
+	// share) and its sales over time. Managers of the show's organisation
+	// and admins.
+	GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error)
 }
 
 // NewLedgerServiceClient constructs a client for the seatghor.ledger.v1.LedgerService service. By
@@ -140,6 +150,13 @@ func NewLedgerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithSchema(ledgerServiceMethods.ByName("SettleFailedRefund")),
 			connect.WithClientOptions(opts...),
 		),
+		getShowSales: connect.NewClient[v1.GetShowSalesRequest, v1.GetShowSalesResponse](
+			httpClient,
+			baseURL+LedgerServiceGetShowSalesProcedure,
+			connect.WithSchema(ledgerServiceMethods.ByName("GetShowSales")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -151,6 +168,7 @@ type ledgerServiceClient struct {
 	recordPayout       *connect.Client[v1.RecordPayoutRequest, v1.RecordPayoutResponse]
 	listFailedRefunds  *connect.Client[v1.ListFailedRefundsRequest, v1.ListFailedRefundsResponse]
 	settleFailedRefund *connect.Client[v1.SettleFailedRefundRequest, v1.SettleFailedRefundResponse]
+	getShowSales       *connect.Client[v1.GetShowSalesRequest, v1.GetShowSalesResponse]
 }
 
 // GetTrialBalance calls seatghor.ledger.v1.LedgerService.GetTrialBalance.
@@ -181,6 +199,11 @@ func (c *ledgerServiceClient) ListFailedRefunds(ctx context.Context, req *connec
 // SettleFailedRefund calls seatghor.ledger.v1.LedgerService.SettleFailedRefund.
 func (c *ledgerServiceClient) SettleFailedRefund(ctx context.Context, req *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error) {
 	return c.settleFailedRefund.CallUnary(ctx, req)
+}
+
+// GetShowSales calls seatghor.ledger.v1.LedgerService.GetShowSales.
+func (c *ledgerServiceClient) GetShowSales(ctx context.Context, req *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error) {
+	return c.getShowSales.CallUnary(ctx, req)
 }
 
 // LedgerServiceHandler is an implementation of the seatghor.ledger.v1.LedgerService service.
@@ -218,6 +241,13 @@ type LedgerServiceHandler interface {
 	// payouts stop keeping it back. FAILED_PRECONDITION when the refund is not
 	// failed or is settled already. Requires an Idempotency-Key.
 	SettleFailedRefund(context.Context, *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error)
+	// GetShowSales reports how a show is selling (the console's dashboard,
+	// decision 0447): its places sold and held by section, its confirmed
+	// orders and their amounts by channel (web, partner, counter), its
+	// money from the ledger (sales, refunds, commission, the operator's
+	// share) and its sales over time. Managers of the show's organisation
+	// and admins.
+	GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error)
 }
 
 // NewLedgerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -266,6 +296,13 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 		connect.WithSchema(ledgerServiceMethods.ByName("SettleFailedRefund")),
 		connect.WithHandlerOptions(opts...),
 	)
+	ledgerServiceGetShowSalesHandler := connect.NewUnaryHandler(
+		LedgerServiceGetShowSalesProcedure,
+		svc.GetShowSales,
+		connect.WithSchema(ledgerServiceMethods.ByName("GetShowSales")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.ledger.v1.LedgerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case LedgerServiceGetTrialBalanceProcedure:
@@ -280,6 +317,8 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 			ledgerServiceListFailedRefundsHandler.ServeHTTP(w, r)
 		case LedgerServiceSettleFailedRefundProcedure:
 			ledgerServiceSettleFailedRefundHandler.ServeHTTP(w, r)
+		case LedgerServiceGetShowSalesProcedure:
+			ledgerServiceGetShowSalesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -311,4 +350,8 @@ func (UnimplementedLedgerServiceHandler) ListFailedRefunds(context.Context, *con
 
 func (UnimplementedLedgerServiceHandler) SettleFailedRefund(context.Context, *connect.Request[v1.SettleFailedRefundRequest]) (*connect.Response[v1.SettleFailedRefundResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.SettleFailedRefund is not implemented"))
+}
+
+func (UnimplementedLedgerServiceHandler) GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.GetShowSales is not implemented"))
 }

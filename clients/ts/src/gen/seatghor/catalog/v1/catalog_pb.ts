@@ -1378,8 +1378,7 @@ export type ListShowsRequest = Message<"seatghor.catalog.v1.ListShowsRequest"> &
   startsFrom?: Timestamp | undefined;
 
   /**
-   * Only the shows of this organisation when set, drafts and cancelled
-   * ones included (the console's list): its managers and admins only.
+   * Only the shows of this organisation when set (the console's list).
    *
    * @generated from field: string organization_id = 6;
    */

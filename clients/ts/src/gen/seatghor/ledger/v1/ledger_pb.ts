@@ -5,19 +5,21 @@
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import { file_buf_validate_validate } from "../../../buf/validate/validate_pb.js";
-import type { Timestamp } from "@bufbuild/protobuf/wkt";
-import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { Duration, Timestamp } from "@bufbuild/protobuf/wkt";
+import { file_google_protobuf_duration, file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
 import type { Money } from "../../common/v1/money_pb.js";
 import { file_seatghor_common_v1_money } from "../../common/v1/money_pb.js";
 import type { PaymentState, Refund } from "../../payment/v1/payment_pb.js";
 import { file_seatghor_payment_v1_payment } from "../../payment/v1/payment_pb.js";
+import type { SalesChannel } from "../../tickets/v1/manifest_pb.js";
+import { file_seatghor_tickets_v1_manifest } from "../../tickets/v1/manifest_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file seatghor/ledger/v1/ledger.proto.
  */
 export const file_seatghor_ledger_v1_ledger: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZWF0Z2hvci9sZWRnZXIvdjEvbGVkZ2VyLnByb3RvEhJzZWF0Z2hvci5sZWRnZXIudjEioAEKDkFjY291bnRCYWxhbmNlEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSGgoNYmFsYW5jZV9taW5vchgDIAEoA0gAiAEBEhMKC2RlYml0X21pbm9yGAQgASgDEhQKDGNyZWRpdF9taW5vchgFIAEoAxISCgpsaW5lX2NvdW50GAYgASgDQhAKDl9iYWxhbmNlX21pbm9yIkkKC0pvdXJuYWxMaW5lEg8KB2FjY291bnQYASABKAkSKQoGYW1vdW50GAIgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5IpgCChJKb3VybmFsVHJhbnNhY3Rpb24SDgoGdHhuX2lkGAEgASgJEjEKBGtpbmQYAiABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kEhEKCXJlZmVyZW5jZRgDIAEoCRIPCgdzaG93X2lkGAQgASgDEg0KBXNoYXJkGAUgASgFEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKD3JldmVyc2VzX3R4bl9pZBgHIAEoCRIuCgVsaW5lcxgIIAMoCzIfLnNlYXRnaG9yLmxlZGdlci52MS5Kb3VybmFsTGluZRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKVAwoITWlzbWF0Y2gSLgoEa2luZBgBIAEoDjIgLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaEtpbmQSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgdzaG93X2lkGAQgASgDEhAKCHByb3ZpZGVyGAUgASgJEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAYgASgJEi8KDGxvY2FsX2Ftb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIxCg5nYXRld2F5X2Ftb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRI2Cgtsb2NhbF9zdGF0ZRgJIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEhUKDWdhdGV3YXlfc3RhdGUYCiABKAkSMgoGYWN0aW9uGAsgASgOMiIuc2VhdGdob3IubGVkZ2VyLnYxLk1pc21hdGNoQWN0aW9uEg4KBmRldGFpbBgMIAEoCSJqChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhsKBXNoYXJkGAEgASgFQge6SAQaAigASACIAQESKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9zaGFyZCKnAgoXR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USNAoIYWNjb3VudHMYASADKAsyIi5zZWF0Z2hvci5sZWRnZXIudjEuQWNjb3VudEJhbGFuY2USFgoJc3VtX21pbm9yGAIgASgDSACIAQESIAoTdW5iYWxhbmNlZF9qb3VybmFscxgDIAEoBUgBiAEBEhAKCGJhbGFuY2VkGAQgASgIEikKBWFzX29mGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzaGFyZHMYBiADKAUSKQoGdG90YWxzGAcgAygLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5QgwKCl9zdW1fbWlub3JCFgoUX3VuYmFsYW5jZWRfam91cm5hbHMimgQKEkxpc3RKb3VybmFsUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoFc2hhcmQYAyABKAVCB7pIBBoCKABIAIgBARIYCgdzaG93X2lkGAQgASgDQge6SAQiAigAEhgKB2FjY291bnQYBSABKAlCB7pIBHICGGQSGgoJcmVmZXJlbmNlGAYgASgJQge6SARyAhhAEjsKBGtpbmQYByABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kQgi6SAWCAQIQARIxCg1jcmVhdGVkX2FmdGVyGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6qwG6SKcBGqQBChJqb3VybmFsLnRpbWVfcmFuZ2USK2NyZWF0ZWRfYWZ0ZXIgbXVzdCBiZSBiZWZvcmUgY3JlYXRlZF9iZWZvcmUaYSFoYXModGhpcy5jcmVhdGVkX2FmdGVyKSB8fCAhaGFzKHRoaXMuY3JlYXRlZF9iZWZvcmUpIHx8IHRoaXMuY3JlYXRlZF9hZnRlciA8IHRoaXMuY3JlYXRlZF9iZWZvcmVCCAoGX3NoYXJkImwKE0xpc3RKb3VybmFsUmVzcG9uc2USPAoMdHJhbnNhY3Rpb25zGAEgAygLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikgMKGFJ1blJlY29uY2lsaWF0aW9uUmVxdWVzdBI4CgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNgoKcGVyaW9kX2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIbCgVzaGFyZBgDIAEoBUIHukgEGgIoAEgAiAEBEioKCHByb3ZpZGVyGAQgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSDwoHZHJ5X3J1bhgFIAEoCDqfAbpImwEamAEKFXJlY29uY2lsaWF0aW9uLnBlcmlvZBImcGVyaW9kX3N0YXJ0IG11c3QgYmUgYmVmb3JlIHBlcmlvZF9lbmQaVyFoYXModGhpcy5wZXJpb2Rfc3RhcnQpIHx8ICFoYXModGhpcy5wZXJpb2RfZW5kKSB8fCB0aGlzLnBlcmlvZF9zdGFydCA8IHRoaXMucGVyaW9kX2VuZEIICgZfc2hhcmQingMKGVJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEjAKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoObG9jYWxfcGF5bWVudHMYBCABKAMSFwoPZ2F0ZXdheV9yZWNvcmRzGAUgASgDEg8KB21hdGNoZWQYBiABKAMSMAoKbWlzbWF0Y2hlcxgHIAMoCzIcLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaBIXCg9yZWZ1bmRzX3N0YXJ0ZWQYCCABKAMSEAoIcmVzb2x2ZWQYCSABKAMSDwoHZHJ5X3J1bhgKIAEoCBIuCgpzdGFydGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKE1JlY29yZFBheW91dFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIvCglwYXlvdXRfaWQYAiABKAlCHLpIGXIXMhVeW0EtWmEtejAtOV8tXXsxLDY0fSQSMQoGYW1vdW50GAMgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Qga6SAPIAQEi/QEKFFJlY29yZFBheW91dFJlc3BvbnNlEjsKC3RyYW5zYWN0aW9uGAEgASgLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIRCglkdXBsaWNhdGUYAiABKAgSHAoPaGVsZF9iYWNrX21pbm9yGAMgASgDSACIAQESIwobaGVsZF9iYWNrX2ZhaWxlZF9yZWZ1bmRfaWRzGAQgAygJEiQKHGhlbGRfYmFja19wZW5kaW5nX3JlZnVuZF9pZHMYBSADKAkSGAoQaGVsZF9iYWNrX3JlYXNvbhgGIAEoCUISChBfaGVsZF9iYWNrX21pbm9yIsMBCgxGYWlsZWRSZWZ1bmQSKwoGcmVmdW5kGAEgASgLMhsuc2VhdGdob3IucGF5bWVudC52MS5SZWZ1bmQSDwoHc2hvd19pZBgCIAEoAxISCgpsYXN0X2Vycm9yGAMgASgJEi0KCWZhaWxlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoKc2V0dGxlbWVudBgFIAEoCzIeLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50Ir4BCgpTZXR0bGVtZW50EjQKBm1ldGhvZBgBIAEoDjIkLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50TWV0aG9kEhEKCXJlZmVyZW5jZRgCIAEoCRIMCgRub3RlGAMgASgJEhIKCnNldHRsZWRfYnkYBCABKAkSLgoKc2V0dGxlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNbGVkZ2VyX3R4bl9pZBgGIAEoCSJxChhMaXN0RmFpbGVkUmVmdW5kc1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhgKB3Nob3dfaWQYAyABKANCB7pIBCICKAAiZwoZTGlzdEZhaWxlZFJlZnVuZHNSZXNwb25zZRIxCgdyZWZ1bmRzGAEgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLkZhaWxlZFJlZnVuZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkisQEKGVNldHRsZUZhaWxlZFJlZnVuZFJlcXVlc3QSHAoJcmVmdW5kX2lkGAEgASgJQgm6SAZyBBABGEASQAoGbWV0aG9kGAIgASgOMiQuc2VhdGdob3IubGVkZ2VyLnYxLlNldHRsZW1lbnRNZXRob2RCCrpIB4IBBBABIAASHAoJcmVmZXJlbmNlGAMgASgJQgm6SAZyBBABGGQSFgoEbm90ZRgEIAEoCUIIukgFcgMY9AMiiwEKGlNldHRsZUZhaWxlZFJlZnVuZFJlc3BvbnNlEjAKBnJlZnVuZBgBIAEoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5GYWlsZWRSZWZ1bmQSOwoLdHJhbnNhY3Rpb24YAiABKAsyJi5zZWF0Z2hvci5sZWRnZXIudjEuSm91cm5hbFRyYW5zYWN0aW9uKpEBChBTZXR0bGVtZW50TWV0aG9kEiEKHVNFVFRMRU1FTlRfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGgoWU0VUVExFTUVOVF9NRVRIT0RfQ0FTSBABEiMKH1NFVFRMRU1FTlRfTUVUSE9EX0JBTktfVFJBTlNGRVIQAhIZChVTRVRUTEVNRU5UX01FVEhPRF9NRlMQAyqUAgoPVHJhbnNhY3Rpb25LaW5kEiAKHFRSQU5TQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIcChhUUkFOU0FDVElPTl9LSU5EX0JPT0tJTkcQARIgChxUUkFOU0FDVElPTl9LSU5EX0dBVEVXQVlfRkVFEAISGwoXVFJBTlNBQ1RJT05fS0lORF9SRUZVTkQQAxIlCiFUUkFOU0FDVElPTl9LSU5EX0NBTkNFTExBVElPTl9GRUUQBBIbChdUUkFOU0FDVElPTl9LSU5EX1BBWU9VVBAFEh0KGVRSQU5TQUNUSU9OX0tJTkRfUkVWRVJTQUwQBhIfChtUUkFOU0FDVElPTl9LSU5EX1NFVFRMRU1FTlQQByqAAgoMTWlzbWF0Y2hLaW5kEh0KGU1JU01BVENIX0tJTkRfVU5TUEVDSUZJRUQQABIhCh1NSVNNQVRDSF9LSU5EX01JU1NJTkdfTE9DQUxMWRABEiQKIE1JU01BVENIX0tJTkRfTUlTU0lOR19BVF9HQVRFV0FZEAISIAocTUlTTUFUQ0hfS0lORF9BTU9VTlRfRElGRkVSUxADEiMKH01JU01BVENIX0tJTkRfRFVQTElDQVRFX0NBUFRVUkUQBBIfChtNSVNNQVRDSF9LSU5EX1NUQVRFX0RJRkZFUlMQBRIgChxNSVNNQVRDSF9LSU5EX0xFREdFUl9ESUZGRVJTEAYqswEKDk1pc21hdGNoQWN0aW9uEh8KG01JU01BVENIX0FDVElPTl9VTlNQRUNJRklFRBAAEhsKF01JU01BVENIX0FDVElPTl9BTEVSVEVEEAESIgoeTUlTTUFUQ0hfQUNUSU9OX1JFRlVORF9TVEFSVEVEEAISIgoeTUlTTUFUQ0hfQUNUSU9OX1NUQVRFX1JFU09MVkVEEAMSGwoXTUlTTUFUQ0hfQUNUSU9OX0RSWV9SVU4QBDKmBQoNTGVkZ2VyU2VydmljZRJvCg9HZXRUcmlhbEJhbGFuY2USKi5zZWF0Z2hvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBorLnNlYXRnaG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXNwb25zZSIDkAIBEmMKC0xpc3RKb3VybmFsEiYuc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RKb3VybmFsUmVxdWVzdBonLnNlYXRnaG9yLmxlZGdlci52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgEScAoRUnVuUmVjb25jaWxpYXRpb24SLC5zZWF0Z2hvci5sZWRnZXIudjEuUnVuUmVjb25jaWxpYXRpb25SZXF1ZXN0Gi0uc2VhdGdob3IubGVkZ2VyLnYxLlJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USYQoMUmVjb3JkUGF5b3V0Eicuc2VhdGdob3IubGVkZ2VyLnYxLlJlY29yZFBheW91dFJlcXVlc3QaKC5zZWF0Z2hvci5sZWRnZXIudjEuUmVjb3JkUGF5b3V0UmVzcG9uc2USdQoRTGlzdEZhaWxlZFJlZnVuZHMSLC5zZWF0Z2hvci5sZWRnZXIudjEuTGlzdEZhaWxlZFJlZnVuZHNSZXF1ZXN0Gi0uc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RGYWlsZWRSZWZ1bmRzUmVzcG9uc2UiA5ACARJzChJTZXR0bGVGYWlsZWRSZWZ1bmQSLS5zZWF0Z2hvci5sZWRnZXIudjEuU2V0dGxlRmFpbGVkUmVmdW5kUmVxdWVzdBouLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVGYWlsZWRSZWZ1bmRSZXNwb25zZULNAQoWY29tLnNlYXRnaG9yLmxlZGdlci52MUILTGVkZ2VyUHJvdG9QAVo8Z2l0aHViLmNvbS9zZWF0Z2hvci9zZWF0Z2hvci9nZW4vc2VhdGdob3IvbGVkZ2VyL3YxO2xlZGdlcnYxogIDU0xYqgISU2VhdGdob3IuTGVkZ2VyLlYxygISU2VhdGdob3JcTGVkZ2VyXFYx4gIeU2VhdGdob3JcTGVkZ2VyXFYxXEdQQk1ldGFkYXRh6gIUU2VhdGdob3I6OkxlZGdlcjo6VjFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_timestamp, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment]);
+  fileDesc("Ch9zZWF0Z2hvci9sZWRnZXIvdjEvbGVkZ2VyLnByb3RvEhJzZWF0Z2hvci5sZWRnZXIudjEioAEKDkFjY291bnRCYWxhbmNlEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSGgoNYmFsYW5jZV9taW5vchgDIAEoA0gAiAEBEhMKC2RlYml0X21pbm9yGAQgASgDEhQKDGNyZWRpdF9taW5vchgFIAEoAxISCgpsaW5lX2NvdW50GAYgASgDQhAKDl9iYWxhbmNlX21pbm9yIkkKC0pvdXJuYWxMaW5lEg8KB2FjY291bnQYASABKAkSKQoGYW1vdW50GAIgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5IpgCChJKb3VybmFsVHJhbnNhY3Rpb24SDgoGdHhuX2lkGAEgASgJEjEKBGtpbmQYAiABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kEhEKCXJlZmVyZW5jZRgDIAEoCRIPCgdzaG93X2lkGAQgASgDEg0KBXNoYXJkGAUgASgFEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKD3JldmVyc2VzX3R4bl9pZBgHIAEoCRIuCgVsaW5lcxgIIAMoCzIfLnNlYXRnaG9yLmxlZGdlci52MS5Kb3VybmFsTGluZRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKVAwoITWlzbWF0Y2gSLgoEa2luZBgBIAEoDjIgLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaEtpbmQSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgdzaG93X2lkGAQgASgDEhAKCHByb3ZpZGVyGAUgASgJEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAYgASgJEi8KDGxvY2FsX2Ftb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIxCg5nYXRld2F5X2Ftb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRI2Cgtsb2NhbF9zdGF0ZRgJIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEhUKDWdhdGV3YXlfc3RhdGUYCiABKAkSMgoGYWN0aW9uGAsgASgOMiIuc2VhdGdob3IubGVkZ2VyLnYxLk1pc21hdGNoQWN0aW9uEg4KBmRldGFpbBgMIAEoCSJqChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhsKBXNoYXJkGAEgASgFQge6SAQaAigASACIAQESKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9zaGFyZCKnAgoXR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USNAoIYWNjb3VudHMYASADKAsyIi5zZWF0Z2hvci5sZWRnZXIudjEuQWNjb3VudEJhbGFuY2USFgoJc3VtX21pbm9yGAIgASgDSACIAQESIAoTdW5iYWxhbmNlZF9qb3VybmFscxgDIAEoBUgBiAEBEhAKCGJhbGFuY2VkGAQgASgIEikKBWFzX29mGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzaGFyZHMYBiADKAUSKQoGdG90YWxzGAcgAygLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5QgwKCl9zdW1fbWlub3JCFgoUX3VuYmFsYW5jZWRfam91cm5hbHMimgQKEkxpc3RKb3VybmFsUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoFc2hhcmQYAyABKAVCB7pIBBoCKABIAIgBARIYCgdzaG93X2lkGAQgASgDQge6SAQiAigAEhgKB2FjY291bnQYBSABKAlCB7pIBHICGGQSGgoJcmVmZXJlbmNlGAYgASgJQge6SARyAhhAEjsKBGtpbmQYByABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kQgi6SAWCAQIQARIxCg1jcmVhdGVkX2FmdGVyGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6qwG6SKcBGqQBChJqb3VybmFsLnRpbWVfcmFuZ2USK2NyZWF0ZWRfYWZ0ZXIgbXVzdCBiZSBiZWZvcmUgY3JlYXRlZF9iZWZvcmUaYSFoYXModGhpcy5jcmVhdGVkX2FmdGVyKSB8fCAhaGFzKHRoaXMuY3JlYXRlZF9iZWZvcmUpIHx8IHRoaXMuY3JlYXRlZF9hZnRlciA8IHRoaXMuY3JlYXRlZF9iZWZvcmVCCAoGX3NoYXJkImwKE0xpc3RKb3VybmFsUmVzcG9uc2USPAoMdHJhbnNhY3Rpb25zGAEgAygLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikgMKGFJ1blJlY29uY2lsaWF0aW9uUmVxdWVzdBI4CgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNgoKcGVyaW9kX2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIbCgVzaGFyZBgDIAEoBUIHukgEGgIoAEgAiAEBEioKCHByb3ZpZGVyGAQgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSDwoHZHJ5X3J1bhgFIAEoCDqfAbpImwEamAEKFXJlY29uY2lsaWF0aW9uLnBlcmlvZBImcGVyaW9kX3N0YXJ0IG11c3QgYmUgYmVmb3JlIHBlcmlvZF9lbmQaVyFoYXModGhpcy5wZXJpb2Rfc3RhcnQpIHx8ICFoYXModGhpcy5wZXJpb2RfZW5kKSB8fCB0aGlzLnBlcmlvZF9zdGFydCA8IHRoaXMucGVyaW9kX2VuZEIICgZfc2hhcmQingMKGVJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEjAKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoObG9jYWxfcGF5bWVudHMYBCABKAMSFwoPZ2F0ZXdheV9yZWNvcmRzGAUgASgDEg8KB21hdGNoZWQYBiABKAMSMAoKbWlzbWF0Y2hlcxgHIAMoCzIcLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaBIXCg9yZWZ1bmRzX3N0YXJ0ZWQYCCABKAMSEAoIcmVzb2x2ZWQYCSABKAMSDwoHZHJ5X3J1bhgKIAEoCBIuCgpzdGFydGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKE1JlY29yZFBheW91dFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIvCglwYXlvdXRfaWQYAiABKAlCHLpIGXIXMhVeW0EtWmEtejAtOV8tXXsxLDY0fSQSMQoGYW1vdW50GAMgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Qga6SAPIAQEi/QEKFFJlY29yZFBheW91dFJlc3BvbnNlEjsKC3RyYW5zYWN0aW9uGAEgASgLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIRCglkdXBsaWNhdGUYAiABKAgSHAoPaGVsZF9iYWNrX21pbm9yGAMgASgDSACIAQESIwobaGVsZF9iYWNrX2ZhaWxlZF9yZWZ1bmRfaWRzGAQgAygJEiQKHGhlbGRfYmFja19wZW5kaW5nX3JlZnVuZF9pZHMYBSADKAkSGAoQaGVsZF9iYWNrX3JlYXNvbhgGIAEoCUISChBfaGVsZF9iYWNrX21pbm9yIsMBCgxGYWlsZWRSZWZ1bmQSKwoGcmVmdW5kGAEgASgLMhsuc2VhdGdob3IucGF5bWVudC52MS5SZWZ1bmQSDwoHc2hvd19pZBgCIAEoAxISCgpsYXN0X2Vycm9yGAMgASgJEi0KCWZhaWxlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoKc2V0dGxlbWVudBgFIAEoCzIeLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50Ir4BCgpTZXR0bGVtZW50EjQKBm1ldGhvZBgBIAEoDjIkLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50TWV0aG9kEhEKCXJlZmVyZW5jZRgCIAEoCRIMCgRub3RlGAMgASgJEhIKCnNldHRsZWRfYnkYBCABKAkSLgoKc2V0dGxlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNbGVkZ2VyX3R4bl9pZBgGIAEoCSJxChhMaXN0RmFpbGVkUmVmdW5kc1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhgKB3Nob3dfaWQYAyABKANCB7pIBCICKAAiZwoZTGlzdEZhaWxlZFJlZnVuZHNSZXNwb25zZRIxCgdyZWZ1bmRzGAEgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLkZhaWxlZFJlZnVuZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkisQEKGVNldHRsZUZhaWxlZFJlZnVuZFJlcXVlc3QSHAoJcmVmdW5kX2lkGAEgASgJQgm6SAZyBBABGEASQAoGbWV0aG9kGAIgASgOMiQuc2VhdGdob3IubGVkZ2VyLnYxLlNldHRsZW1lbnRNZXRob2RCCrpIB4IBBBABIAASHAoJcmVmZXJlbmNlGAMgASgJQgm6SAZyBBABGGQSFgoEbm90ZRgEIAEoCUIIukgFcgMY9AMiiwEKGlNldHRsZUZhaWxlZFJlZnVuZFJlc3BvbnNlEjAKBnJlZnVuZBgBIAEoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5GYWlsZWRSZWZ1bmQSOwoLdHJhbnNhY3Rpb24YAiABKAsyJi5zZWF0Z2hvci5sZWRnZXIudjEuSm91cm5hbFRyYW5zYWN0aW9uImwKE0dldFNob3dTYWxlc1JlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABI7CgZidWNrZXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CELpIDaoBCiIECICjBTICCDwirQIKFEdldFNob3dTYWxlc1Jlc3BvbnNlEg8KB3Nob3dfaWQYASABKAMSKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAMgASgJEjIKCHNlY3Rpb25zGAQgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLlNlY3Rpb25TYWxlcxIyCghjaGFubmVscxgFIAMoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5DaGFubmVsU2FsZXMSLAoFbW9uZXkYBiABKAsyHS5zZWF0Z2hvci5sZWRnZXIudjEuU2hvd01vbmV5EjEKCHRpbWVsaW5lGAcgAygLMh8uc2VhdGdob3IubGVkZ2VyLnYxLlNhbGVzQnVja2V0IksKDFNlY3Rpb25TYWxlcxIPCgdzZWN0aW9uGAEgASgJEg4KBnBsYWNlcxgCIAEoBRIMCgRzb2xkGAMgASgFEgwKBGhlbGQYBCABKAUiaAoMQ2hhbm5lbFNhbGVzEjIKB2NoYW5uZWwYASABKA4yIS5zZWF0Z2hvci50aWNrZXRzLnYxLlNhbGVzQ2hhbm5lbBIOCgZvcmRlcnMYAiABKAUSFAoMYW1vdW50X21pbm9yGAMgASgDImkKCVNob3dNb25leRITCgtzYWxlc19taW5vchgBIAEoAxIVCg1yZWZ1bmRzX21pbm9yGAIgASgDEhgKEGNvbW1pc3Npb25fbWlub3IYAyABKAMSFgoOb3BlcmF0b3JfbWlub3IYBCABKAMiXgoLU2FsZXNCdWNrZXQSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBm9yZGVycxgCIAEoBRIUCgxhbW91bnRfbWlub3IYAyABKAMqkQEKEFNldHRsZW1lbnRNZXRob2QSIQodU0VUVExFTUVOVF9NRVRIT0RfVU5TUEVDSUZJRUQQABIaChZTRVRUTEVNRU5UX01FVEhPRF9DQVNIEAESIwofU0VUVExFTUVOVF9NRVRIT0RfQkFOS19UUkFOU0ZFUhACEhkKFVNFVFRMRU1FTlRfTUVUSE9EX01GUxADKpQCCg9UcmFuc2FjdGlvbktpbmQSIAocVFJBTlNBQ1RJT05fS0lORF9VTlNQRUNJRklFRBAAEhwKGFRSQU5TQUNUSU9OX0tJTkRfQk9PS0lORxABEiAKHFRSQU5TQUNUSU9OX0tJTkRfR0FURVdBWV9GRUUQAhIbChdUUkFOU0FDVElPTl9LSU5EX1JFRlVORBADEiUKIVRSQU5TQUNUSU9OX0tJTkRfQ0FOQ0VMTEFUSU9OX0ZFRRAEEhsKF1RSQU5TQUNUSU9OX0tJTkRfUEFZT1VUEAUSHQoZVFJBTlNBQ1RJT05fS0lORF9SRVZFUlNBTBAGEh8KG1RSQU5TQUNUSU9OX0tJTkRfU0VUVExFTUVOVBAHKoACCgxNaXNtYXRjaEtpbmQSHQoZTUlTTUFUQ0hfS0lORF9VTlNQRUNJRklFRBAAEiEKHU1JU01BVENIX0tJTkRfTUlTU0lOR19MT0NBTExZEAESJAogTUlTTUFUQ0hfS0lORF9NSVNTSU5HX0FUX0dBVEVXQVkQAhIgChxNSVNNQVRDSF9LSU5EX0FNT1VOVF9ESUZGRVJTEAMSIwofTUlTTUFUQ0hfS0lORF9EVVBMSUNBVEVfQ0FQVFVSRRAEEh8KG01JU01BVENIX0tJTkRfU1RBVEVfRElGRkVSUxAFEiAKHE1JU01BVENIX0tJTkRfTEVER0VSX0RJRkZFUlMQBiqzAQoOTWlzbWF0Y2hBY3Rpb24SHwobTUlTTUFUQ0hfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGwoXTUlTTUFUQ0hfQUNUSU9OX0FMRVJURUQQARIiCh5NSVNNQVRDSF9BQ1RJT05fUkVGVU5EX1NUQVJURUQQAhIiCh5NSVNNQVRDSF9BQ1RJT05fU1RBVEVfUkVTT0xWRUQQAxIbChdNSVNNQVRDSF9BQ1RJT05fRFJZX1JVThAEMo4GCg1MZWRnZXJTZXJ2aWNlEm8KD0dldFRyaWFsQmFsYW5jZRIqLnNlYXRnaG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXF1ZXN0Gisuc2VhdGdob3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlc3BvbnNlIgOQAgESYwoLTGlzdEpvdXJuYWwSJi5zZWF0Z2hvci5sZWRnZXIudjEuTGlzdEpvdXJuYWxSZXF1ZXN0Gicuc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RKb3VybmFsUmVzcG9uc2UiA5ACARJwChFSdW5SZWNvbmNpbGlhdGlvbhIsLnNlYXRnaG9yLmxlZGdlci52MS5SdW5SZWNvbmNpbGlhdGlvblJlcXVlc3QaLS5zZWF0Z2hvci5sZWRnZXIudjEuUnVuUmVjb25jaWxpYXRpb25SZXNwb25zZRJhCgxSZWNvcmRQYXlvdXQSJy5zZWF0Z2hvci5sZWRnZXIudjEuUmVjb3JkUGF5b3V0UmVxdWVzdBooLnNlYXRnaG9yLmxlZGdlci52MS5SZWNvcmRQYXlvdXRSZXNwb25zZRJ1ChFMaXN0RmFpbGVkUmVmdW5kcxIsLnNlYXRnaG9yLmxlZGdlci52MS5MaXN0RmFpbGVkUmVmdW5kc1JlcXVlc3QaLS5zZWF0Z2hvci5sZWRnZXIudjEuTGlzdEZhaWxlZFJlZnVuZHNSZXNwb25zZSIDkAIBEnMKElNldHRsZUZhaWxlZFJlZnVuZBItLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVGYWlsZWRSZWZ1bmRSZXF1ZXN0Gi4uc2VhdGdob3IubGVkZ2VyLnYxLlNldHRsZUZhaWxlZFJlZnVuZFJlc3BvbnNlEmYKDEdldFNob3dTYWxlcxInLnNlYXRnaG9yLmxlZGdlci52MS5HZXRTaG93U2FsZXNSZXF1ZXN0Giguc2VhdGdob3IubGVkZ2VyLnYxLkdldFNob3dTYWxlc1Jlc3BvbnNlIgOQAgFCzQEKFmNvbS5zZWF0Z2hvci5sZWRnZXIudjFCC0xlZGdlclByb3RvUAFaPGdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2xlZGdlci92MTtsZWRnZXJ2MaICA1NMWKoCElNlYXRnaG9yLkxlZGdlci5WMcoCElNlYXRnaG9yXExlZGdlclxWMeICHlNlYXRnaG9yXExlZGdlclxWMVxHUEJNZXRhZGF0YeoCFFNlYXRnaG9yOjpMZWRnZXI6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment, file_seatghor_tickets_v1_manifest]);
 
 /**
  * AccountBalance is the sum of all lines of one account in one currency.
@@ -966,6 +968,256 @@ export const SettleFailedRefundResponseSchema: GenMessage<SettleFailedRefundResp
   messageDesc(file_seatghor_ledger_v1_ledger, 17);
 
 /**
+ * GetShowSalesRequest names the show.
+ *
+ * @generated from message seatghor.ledger.v1.GetShowSalesRequest
+ */
+export type GetShowSalesRequest = Message<"seatghor.ledger.v1.GetShowSalesRequest"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * The width of a bar of the timeline; default one hour, from one minute
+   * to one day.
+   *
+   * @generated from field: google.protobuf.Duration bucket = 2;
+   */
+  bucket?: Duration | undefined;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.GetShowSalesRequest.
+ * Use `create(GetShowSalesRequestSchema)` to create a new message.
+ */
+export const GetShowSalesRequestSchema: GenMessage<GetShowSalesRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 18);
+
+/**
+ * GetShowSalesResponse is the show's sales as its shard has them now.
+ *
+ * @generated from message seatghor.ledger.v1.GetShowSalesResponse
+ */
+export type GetShowSalesResponse = Message<"seatghor.ledger.v1.GetShowSalesResponse"> & {
+  /**
+   * The show.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * When it was read.
+   *
+   * @generated from field: google.protobuf.Timestamp as_of = 2;
+   */
+  asOf?: Timestamp | undefined;
+
+  /**
+   * The currency of every amount.
+   *
+   * @generated from field: string currency = 3;
+   */
+  currency: string;
+
+  /**
+   * Places by section, in layout order. On a trip with stops a place is
+   * a seat on one leg, so a seat sold the whole way counts once a leg.
+   *
+   * @generated from field: repeated seatghor.ledger.v1.SectionSales sections = 4;
+   */
+  sections: SectionSales[];
+
+  /**
+   * Confirmed orders by channel; a channel with none is left out.
+   *
+   * @generated from field: repeated seatghor.ledger.v1.ChannelSales channels = 5;
+   */
+  channels: ChannelSales[];
+
+  /**
+   * The show's money as its ledger journals have it.
+   *
+   * @generated from field: seatghor.ledger.v1.ShowMoney money = 6;
+   */
+  money?: ShowMoney | undefined;
+
+  /**
+   * Sales (booking journals) by time, oldest first; bars with none are
+   * left out.
+   *
+   * @generated from field: repeated seatghor.ledger.v1.SalesBucket timeline = 7;
+   */
+  timeline: SalesBucket[];
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.GetShowSalesResponse.
+ * Use `create(GetShowSalesResponseSchema)` to create a new message.
+ */
+export const GetShowSalesResponseSchema: GenMessage<GetShowSalesResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 19);
+
+/**
+ * SectionSales is a section's places.
+ *
+ * @generated from message seatghor.ledger.v1.SectionSales
+ */
+export type SectionSales = Message<"seatghor.ledger.v1.SectionSales"> & {
+  /**
+   * The section's name.
+   *
+   * @generated from field: string section = 1;
+   */
+  section: string;
+
+  /**
+   * Its places.
+   *
+   * @generated from field: int32 places = 2;
+   */
+  places: number;
+
+  /**
+   * Places sold.
+   *
+   * @generated from field: int32 sold = 3;
+   */
+  sold: number;
+
+  /**
+   * Places in live holds (an unpaid order's included).
+   *
+   * @generated from field: int32 held = 4;
+   */
+  held: number;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.SectionSales.
+ * Use `create(SectionSalesSchema)` to create a new message.
+ */
+export const SectionSalesSchema: GenMessage<SectionSales> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 20);
+
+/**
+ * ChannelSales is a channel's confirmed orders.
+ *
+ * @generated from message seatghor.ledger.v1.ChannelSales
+ */
+export type ChannelSales = Message<"seatghor.ledger.v1.ChannelSales"> & {
+  /**
+   * The channel.
+   *
+   * @generated from field: seatghor.tickets.v1.SalesChannel channel = 1;
+   */
+  channel: SalesChannel;
+
+  /**
+   * How many orders.
+   *
+   * @generated from field: int32 orders = 2;
+   */
+  orders: number;
+
+  /**
+   * What they were sold for, in the minor unit.
+   *
+   * @generated from field: int64 amount_minor = 3;
+   */
+  amountMinor: bigint;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ChannelSales.
+ * Use `create(ChannelSalesSchema)` to create a new message.
+ */
+export const ChannelSalesSchema: GenMessage<ChannelSales> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 21);
+
+/**
+ * ShowMoney is a show's money in the minor unit: sales less refunds is
+ * what it has taken, which splits into commission and the operator's
+ * share. Fees kept on cancellations stay in both.
+ *
+ * @generated from message seatghor.ledger.v1.ShowMoney
+ */
+export type ShowMoney = Message<"seatghor.ledger.v1.ShowMoney"> & {
+  /**
+   * Booking journals: what buyers paid for confirmed orders.
+   *
+   * @generated from field: int64 sales_minor = 1;
+   */
+  salesMinor: bigint;
+
+  /**
+   * Refund journals: what was given back.
+   *
+   * @generated from field: int64 refunds_minor = 2;
+   */
+  refundsMinor: bigint;
+
+  /**
+   * The platform's commission, net of what refunds gave back.
+   *
+   * @generated from field: int64 commission_minor = 3;
+   */
+  commissionMinor: bigint;
+
+  /**
+   * The operator's share, net of refunds, before payouts.
+   *
+   * @generated from field: int64 operator_minor = 4;
+   */
+  operatorMinor: bigint;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ShowMoney.
+ * Use `create(ShowMoneySchema)` to create a new message.
+ */
+export const ShowMoneySchema: GenMessage<ShowMoney> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 22);
+
+/**
+ * SalesBucket is one bar of the timeline.
+ *
+ * @generated from message seatghor.ledger.v1.SalesBucket
+ */
+export type SalesBucket = Message<"seatghor.ledger.v1.SalesBucket"> & {
+  /**
+   * Its start.
+   *
+   * @generated from field: google.protobuf.Timestamp start = 1;
+   */
+  start?: Timestamp | undefined;
+
+  /**
+   * Booking journals in it (confirmed orders).
+   *
+   * @generated from field: int32 orders = 2;
+   */
+  orders: number;
+
+  /**
+   * What they were sold for.
+   *
+   * @generated from field: int64 amount_minor = 3;
+   */
+  amountMinor: bigint;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.SalesBucket.
+ * Use `create(SalesBucketSchema)` to create a new message.
+ */
+export const SalesBucketSchema: GenMessage<SalesBucket> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 23);
+
+/**
  * SettlementMethod is how the money of a failed refund reached the buyer.
  *
  * @generated from enum seatghor.ledger.v1.SettlementMethod
@@ -1192,7 +1444,8 @@ export const MismatchActionSchema: GenEnum<MismatchAction> = /*@__PURE__*/
 
 /**
  * LedgerService lets finance admins read the double-entry ledger and run the
- * reconciliation against the gateway (admins only). The ledger is append-only
+ * reconciliation against the gateway (admins only), and a show's managers
+ * read how it is selling (GetShowSales). The ledger is append-only
  * (R-7.2): nothing here changes or deletes a journal line; a mistake is fixed
  * by a reversing entry posted by the domain code.
  *
@@ -1279,6 +1532,21 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof SettleFailedRefundRequestSchema;
     output: typeof SettleFailedRefundResponseSchema;
+  },
+  /**
+   * GetShowSales reports how a show is selling (the console's dashboard,
+   * decision 0447): its places sold and held by section, its confirmed
+   * orders and their amounts by channel (web, partner, counter), its
+   * money from the ledger (sales, refunds, commission, the operator's
+   * share) and its sales over time. Managers of the show's organisation
+   * and admins.
+   *
+   * @generated from rpc seatghor.ledger.v1.LedgerService.GetShowSales
+   */
+  getShowSales: {
+    methodKind: "unary";
+    input: typeof GetShowSalesRequestSchema;
+    output: typeof GetShowSalesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_ledger_v1_ledger, 0);
