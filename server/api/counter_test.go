@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	counterv1 "github.com/seatghor/seatghor/gen/seatghor/counter/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
@@ -52,7 +53,8 @@ func sell(c clients, shift string, show int64, phone string, seats ...string) (*
 // report counts the sales and the refund, and its ledger figure, summed
 // over both shards, equals the cash taken less the cash given back to the
 // paisa; the drawer should hold the float plus that; the trial balance is
-// 0. A second shift of the same clerk, a sale after the close, a cash
+// 0. The audit log has the shift's opening and closing. A second shift of
+// the same clerk, a sale after the close, a cash
 // ticket cancelled online, a web ticket refunded in cash and another
 // organisation's clerk are all refused, and nothing is written for them.
 func TestCounterShift(t *testing.T) {
@@ -146,6 +148,17 @@ func TestCounterShift(t *testing.T) {
 	require.NoError(t, err, "the organisation's manager reads the report")
 	_, err = other.counter.GetShift(ctx, connect.NewRequest(&counterv1.GetShiftRequest{ShiftId: shift.GetShiftId()}))
 	requireReason(t, err, connect.CodePermissionDenied, "COUNTER_FORBIDDEN")
+
+	// The shift's opening and closing are in the organisation's audit log,
+	// the close once (the second changed nothing).
+	log, err := boss.catalog.ListAuditEntries(ctx, connect.NewRequest(&catalogv1.ListAuditEntriesRequest{OrganizationId: "green-line",
+		Target: "counter_shift:" + shift.GetShiftId()}))
+	require.NoError(t, err)
+	var actions []string
+	for _, e := range log.Msg.GetEntries() {
+		actions = append(actions, e.GetAction()+" by "+e.GetActorId())
+	}
+	require.Equal(t, []string{"counter_shift.close by clerk", "counter_shift.open by clerk"}, actions)
 
 	balances := trialBalance(t, env)
 	require.EqualValues(t, 340000-76500, balances[ledger.CounterCash("green-line", "kalabagan")])

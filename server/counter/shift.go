@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ledger"
@@ -70,10 +71,17 @@ func (s *Service) OpenShift(ctx context.Context, userID, orgID, counterID string
 	}
 	sh := Shift{ID: "cs_" + strings.ToLower(rand.Text()), OrganizationID: orgID, CounterID: counterID, UserID: userID,
 		Currency: currency, OpeningFloatMinor: floatMinor, OpenedAt: s.now()}
-	_, err := s.router.Catalog().Exec(ctx, `
-		INSERT INTO counter_shifts (shift_id, organization_id, counter_id, user_id, currency, opening_float_minor, opened_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		sh.ID, sh.OrganizationID, sh.CounterID, sh.UserID, sh.Currency, sh.OpeningFloatMinor, sh.OpenedAt)
+	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO counter_shifts (shift_id, organization_id, counter_id, user_id, currency, opening_float_minor, opened_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			sh.ID, sh.OrganizationID, sh.CounterID, sh.UserID, sh.Currency, sh.OpeningFloatMinor, sh.OpenedAt); err != nil {
+			return err
+		}
+		return audit.Record(ctx, tx, audit.Entry{At: sh.OpenedAt, Actor: audit.Actor{Kind: audit.ActorUser, ID: userID},
+			Action: "counter_shift.open", Target: "counter_shift:" + sh.ID, OrganizationID: orgID,
+			Detail: map[string]any{"counter_id": counterID, "after": map[string]any{"opening_float_minor": floatMinor}}})
+	})
 	switch {
 	case pg.IsUniqueViolation(err, "counter_shifts_open_counter"):
 		return Shift{}, fault.New(fault.CounterShiftOpen, "counter %s of %s has a shift open", counterID, orgID)
@@ -182,7 +190,9 @@ func (s *Service) CloseShift(ctx context.Context, userID, shiftID string, counte
 		if err != nil {
 			return fmt.Errorf("close shift %s: %w", shiftID, err)
 		}
-		return nil
+		return audit.Record(ctx, tx, audit.Entry{At: sh.ClosedAt, Actor: audit.Actor{Kind: audit.ActorUser, ID: userID},
+			Action: "counter_shift.close", Target: "counter_shift:" + shiftID, OrganizationID: sh.OrganizationID,
+			Detail: map[string]any{"counter_id": sh.CounterID, "after": map[string]any{"counted_minor": countedMinor}}})
 	})
 	if err != nil {
 		return Report{}, err

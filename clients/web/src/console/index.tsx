@@ -12,7 +12,7 @@ import { CatalogService, LedgerService, OrganizationRole, SalesChannel, ShowStat
 import type { AuditEntry, GetShowSalesResponse, OrganizationAccess, OrganizationMember, Show } from "@seatghor/client";
 import uPlot from "uplot";
 
-import { digits, showTime, tsDate } from "../i18n.js";
+import { SHOW_ZONE, digits, showTime, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import "../staffreasons.js";
@@ -40,8 +40,10 @@ const WORDS = {
       "show.create": "Show created", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
       "show.withdraw": "Show withdrawn", "route.create": "Route created", "route.update": "Route changed",
       "timetable.create": "Timetable created", "timetable.update": "Timetable changed",
+      "counter_shift.open": "Counter shift opened", "counter_shift.close": "Counter shift closed",
     } as Record<string, string>,
-    kinds: { "member.": "Staff", "show.": "Shows", "route.": "Routes", "timetable.": "Timetables", "organization.": "Organisation" } as Record<string, string>,
+    kinds: { "member.": "Staff", "show.": "Shows", "route.": "Routes", "timetable.": "Timetables", "counter_shift.": "Counter shifts",
+      "organization.": "Organisation" } as Record<string, string>,
   },
   bn: {
     title: "কনসোল", org: "সংস্থা", none: "আপনি কোনো সংস্থা চালান না। একজন অ্যাডমিন আপনাকে কোনো সংস্থার ম্যানেজার করবেন।",
@@ -64,8 +66,10 @@ const WORDS = {
       "show.create": "শো তৈরি", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
       "show.withdraw": "শো প্রত্যাহার", "route.create": "রুট তৈরি", "route.update": "রুট বদল",
       "timetable.create": "সময়সূচি তৈরি", "timetable.update": "সময়সূচি বদল",
+      "counter_shift.open": "কাউন্টার শিফট শুরু", "counter_shift.close": "কাউন্টার শিফট শেষ",
     } as Record<string, string>,
-    kinds: { "member.": "কর্মী", "show.": "শো", "route.": "রুট", "timetable.": "সময়সূচি", "organization.": "সংস্থা" } as Record<string, string>,
+    kinds: { "member.": "কর্মী", "show.": "শো", "route.": "রুট", "timetable.": "সময়সূচি", "counter_shift.": "কাউন্টার শিফট",
+      "organization.": "সংস্থা" } as Record<string, string>,
   },
 } as const;
 
@@ -331,6 +335,8 @@ function Timeline(props: { lang: Lang; sales: GetShowSalesResponse; label: strin
     if (!plot.current) {
       plot.current = new uPlot({
         width, height: 200, legend: { show: false },
+        // The axis in Bangladesh time, as every time the console shows.
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), SHOW_ZONE),
         series: [{}, { label: w.amount, fill: "rgba(11, 94, 66, 0.35)", stroke: "#0b5e42", paths: uPlot.paths.bars!({ size: [0.8, 40] }) }],
         axes: [{}, { values: (_u, vals) => vals.map((v) => digits(v.toLocaleString("en-IN"), props.lang)) }],
       }, [xs, ys], el.current);
@@ -416,12 +422,13 @@ function Staff({ lang, api, org, onError }: PartProps) {
 }
 
 /** What an entry changed, in words: a role from before to after, or a reason. */
-function changeOf(w: Words, e: AuditEntry): string {
+function changeOf(w: Words, e: AuditEntry, lang: Lang): string {
   const d = (e.detail ?? {}) as Record<string, unknown>;
   const side = (k: string) => (d[k] && typeof d[k] === "object" ? (d[k] as Record<string, unknown>) : undefined);
   const before = side("before"), after = side("after");
   const say = (v: Record<string, unknown> | undefined) =>
-    v ? Object.entries(v).map(([k, x]) => (k === "role" ? roleWord(w, String(x)) : `${k}: ${String(x)}`)).join(", ") : "";
+    v ? Object.entries(v).map(([k, x]) =>
+      k === "role" ? roleWord(w, String(x)) : k.endsWith("_minor") ? taka(Number(x), lang) : `${k}: ${String(x)}`).join(", ") : "";
   const parts = [];
   if (before || after) parts.push(before && after ? `${say(before)} → ${say(after)}` : before ? `${say(before)} →` : `→ ${say(after)}`);
   if (typeof d.reason === "string" && d.reason) parts.push(`“${d.reason}”`);
@@ -474,7 +481,7 @@ function Audit({ lang, api, org, onError }: PartProps) {
               <td>{e.actorId}{e.actorKind === "admin" && ` (${w.roles.none})`}</td>
               <th scope="row">{w.actions[e.action] ?? e.action}</th>
               <td>{e.target}</td>
-              <td>{changeOf(w, e)}</td>
+              <td>{changeOf(w, e, lang)}</td>
             </tr>
           ))}
         </tbody>
