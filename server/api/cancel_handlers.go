@@ -94,17 +94,7 @@ func (h *catalogHandler) manager(ctx context.Context, showID int64, verb string)
 	if err != nil {
 		return audit.Actor{}, err
 	}
-	if show.OrganizationID == "" {
-		return audit.Actor{}, refused
-	}
-	ok, err := h.svc.HasRole(ctx, show.OrganizationID, p.UserID, catalog.RoleManager)
-	if err != nil {
-		return audit.Actor{}, err
-	}
-	if !ok {
-		return audit.Actor{}, refused
-	}
-	return audit.Actor{Kind: audit.ActorUser, ID: p.UserID}, nil
+	return h.orgManager(ctx, show.OrganizationID, refused)
 }
 
 func cancellationProto(c payment.Cancellation) *catalogv1.ShowCancellation {

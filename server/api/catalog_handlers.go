@@ -143,38 +143,35 @@ func (h *catalogHandler) RemoveOrganizationMember(ctx context.Context, req *conn
 // themselves, so an organisation is never left without the manager who
 // was there).
 func (h *catalogHandler) staffManager(ctx context.Context, orgID, userID string) (audit.Actor, error) {
+	by, err := h.orgManager(ctx, orgID, fault.New(fault.PermissionDenied, "only the organization's managers and admins manage its staff"))
+	if err != nil {
+		return audit.Actor{}, err
+	}
+	if by.Kind == audit.ActorUser && userID == by.ID {
+		return audit.Actor{}, fault.New(fault.PermissionDenied, "a manager does not change their own membership: another manager or an admin does")
+	}
+	return by, nil
+}
+
+// orgManager says who acts for organisation orgID when the caller may: an
+// admin, or one of its managers (an empty orgID, the platform's own, has
+// none); anyone else gets refused.
+func (h *catalogHandler) orgManager(ctx context.Context, orgID string, refused error) (audit.Actor, error) {
 	p, _ := auth.FromContext(ctx)
 	if p.Is(auth.RoleAdmin) {
 		return audit.Actor{Kind: audit.ActorAdmin, ID: p.UserID}, nil
 	}
-	if err := h.orgManager(ctx, orgID, "manage its staff"); err != nil {
-		return audit.Actor{}, err
-	}
-	if userID == p.UserID {
-		return audit.Actor{}, fault.New(fault.PermissionDenied, "a manager does not change their own membership: another manager or an admin does")
-	}
-	return audit.Actor{Kind: audit.ActorUser, ID: p.UserID}, nil
-}
-
-// orgManager refuses the caller unless they are an admin or a manager of
-// orgID; verb names the act in the refusal.
-func (h *catalogHandler) orgManager(ctx context.Context, orgID, verb string) error {
-	p, _ := auth.FromContext(ctx)
-	if p.Is(auth.RoleAdmin) {
-		return nil
-	}
-	refused := fault.New(fault.PermissionDenied, "only the organization's managers and admins %s", verb)
 	if !p.Is(auth.RoleOperator) || p.UserID == "" {
-		return refused
+		return audit.Actor{}, refused
 	}
 	ok, err := h.svc.HasRole(ctx, orgID, p.UserID, catalog.RoleManager)
 	if err != nil {
-		return err
+		return audit.Actor{}, err
 	}
 	if !ok {
-		return refused
+		return audit.Actor{}, refused
 	}
-	return nil
+	return audit.Actor{Kind: audit.ActorUser, ID: p.UserID}, nil
 }
 
 func memberProto(m catalog.Member) *catalogv1.OrganizationMember {
@@ -213,7 +210,8 @@ func (h *catalogHandler) ListOrganizations(ctx context.Context, _ *connect.Reque
 }
 
 func (h *catalogHandler) ListOrganizationMembers(ctx context.Context, req *connect.Request[catalogv1.ListOrganizationMembersRequest]) (*connect.Response[catalogv1.ListOrganizationMembersResponse], error) {
-	if err := h.orgManager(ctx, req.Msg.GetOrganizationId(), "list its staff"); err != nil {
+	if _, err := h.orgManager(ctx, req.Msg.GetOrganizationId(),
+		fault.New(fault.PermissionDenied, "only the organization's managers and admins list its staff")); err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
 	list, err := h.svc.Members(ctx, req.Msg.GetOrganizationId())
@@ -234,7 +232,8 @@ func (h *catalogHandler) ListAuditEntries(ctx context.Context, req *connect.Requ
 		if m.GetOrganizationId() == "" {
 			return nil, toConnect(ctx, h.log, fault.New(fault.PermissionDenied, "only admins read the whole audit log; a manager names their organization"))
 		}
-		if err := h.orgManager(ctx, m.GetOrganizationId(), "read its audit log"); err != nil {
+		if _, err := h.orgManager(ctx, m.GetOrganizationId(),
+			fault.New(fault.PermissionDenied, "only the organization's managers and admins read its audit log")); err != nil {
 			return nil, toConnect(ctx, h.log, err)
 		}
 	}

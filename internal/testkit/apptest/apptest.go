@@ -7,7 +7,6 @@ package apptest
 import (
 	"context"
 	"crypto/tls"
-	"github.com/seatghor/seatghor/server/audit"
 	"log/slog"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/seatghor/seatghor/internal/testkit/pgtest"
 	"github.com/seatghor/seatghor/internal/testkit/schematest"
 	"github.com/seatghor/seatghor/server/app"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/auth/idp"
 	"github.com/seatghor/seatghor/server/booking"

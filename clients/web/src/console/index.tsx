@@ -12,7 +12,7 @@ import { CatalogService, LedgerService, OrganizationRole, SalesChannel, ShowStat
 import type { AuditEntry, GetShowSalesResponse, OrganizationAccess, OrganizationMember, Show } from "@seatghor/client";
 import uPlot from "uplot";
 
-import { SHOW_ZONE, digits, showTime, tsDate } from "../i18n.js";
+import { SHOW_ZONE, digits, showTime, taka, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import "../staffreasons.js";
@@ -239,12 +239,6 @@ function Shows({ lang, api, org, onError }: PartProps) {
   );
 }
 
-/** Taka as the console shows an amount in the minor unit. */
-function taka(minor: bigint | number, lang: Lang): string {
-  const v = Number(minor) / 100;
-  return digits(`৳${v.toLocaleString("en-IN", { maximumFractionDigits: 2 })}`, lang);
-}
-
 const CHANNEL_KEYS: Record<number, "web" | "partner" | "counter"> = {
   [SalesChannel.WEB]: "web", [SalesChannel.PARTNER]: "partner", [SalesChannel.COUNTER]: "counter",
 };
@@ -428,7 +422,7 @@ function changeOf(w: Words, e: AuditEntry, lang: Lang): string {
   const before = side("before"), after = side("after");
   const say = (v: Record<string, unknown> | undefined) =>
     v ? Object.entries(v).map(([k, x]) =>
-      k === "role" ? roleWord(w, String(x)) : k.endsWith("_minor") ? taka(Number(x), lang) : `${k}: ${String(x)}`).join(", ") : "";
+      k === "role" ? roleWord(w, String(x)) : k.endsWith("_minor") ? taka(BigInt(Math.round(Number(x))), lang) : `${k}: ${String(x)}`).join(", ") : "";
   const parts = [];
   if (before || after) parts.push(before && after ? `${say(before)} → ${say(after)}` : before ? `${say(before)} →` : `→ ${say(after)}`);
   if (typeof d.reason === "string" && d.reason) parts.push(`“${d.reason}”`);
