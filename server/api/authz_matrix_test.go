@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -344,6 +345,9 @@ var authzMatrix = []authzRow{
 	{"seatghor.ledger.v1.LedgerService/GetShowSales", func(w *authzWorld, _ caller) proto.Message {
 		return &ledgerv1.GetShowSalesRequest{ShowId: w.show}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/ExportSales", func(w *authzWorld, _ caller) proto.Message {
+		return &ledgerv1.ExportSalesRequest{ShowId: w.paidShow, Kind: ledgerv1.ExportKind_EXPORT_KIND_ORDERS}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.ledger.v1.LedgerService/GetTrialBalance", func(*authzWorld, caller) proto.Message {
 		return &ledgerv1.GetTrialBalanceRequest{}
 	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
@@ -360,6 +364,9 @@ var authzMatrix = []authzRow{
 	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
 	{"seatghor.ledger.v1.LedgerService/ListFailedRefunds", func(*authzWorld, caller) proto.Message {
 		return &ledgerv1.ListFailedRefundsRequest{}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/ListRefundsToApprove", func(*authzWorld, caller) proto.Message {
+		return &ledgerv1.ListRefundsToApproveRequest{}
 	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
 	{"seatghor.ledger.v1.LedgerService/SettleFailedRefund", func(w *authzWorld, _ caller) proto.Message {
 		// No refund of the show failed: an admin is told so.
@@ -744,6 +751,48 @@ func (w *authzWorld) call(credential, procedure string, req proto.Message) (conn
 	return w.send(r, credential, connectCode)
 }
 
+// stream sends req to a server-streaming procedure over Connect's
+// streaming protocol (JSON, enveloped) and answers the code the stream
+// ended with and its messages, read whole.
+func (w *authzWorld) stream(credential, procedure string, req proto.Message) (connect.Code, []byte) {
+	w.t.Helper()
+	body, err := protojson.Marshal(req)
+	require.NoError(w.t, err)
+	envelope := binary.BigEndian.AppendUint32([]byte{0}, uint32(len(body)))
+	r, err := http.NewRequest(http.MethodPost, w.env.URL+"/"+procedure, bytes.NewReader(append(envelope, body...)))
+	require.NoError(w.t, err)
+	r.Header.Set("Content-Type", "application/connect+json")
+	return w.send(r, credential, func(status int, b []byte) connect.Code {
+		if status != http.StatusOK {
+			return connect.CodeUnknown
+		}
+		for len(b) >= 5 {
+			flags, n := b[0], binary.BigEndian.Uint32(b[1:5])
+			require.GreaterOrEqual(w.t, uint32(len(b)-5), n, "a whole envelope")
+			msg := b[5 : 5+n]
+			b = b[5+n:]
+			if flags&0x02 == 0 { // a message; the last envelope ends the stream
+				continue
+			}
+			var end struct {
+				Error *struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			require.NoError(w.t, json.Unmarshal(msg, &end))
+			if end.Error == nil {
+				return 0
+			}
+			var c connect.Code
+			if c.UnmarshalText([]byte(end.Error.Code)) != nil {
+				return connect.CodeUnknown
+			}
+			return c
+		}
+		return connect.CodeUnknown // no end of stream
+	})
+}
+
 // rest sends req to the REST route of method as credential.
 func (w *authzWorld) rest(credential string, method protoreflect.MethodDescriptor, req proto.Message) (connect.Code, []byte) {
 	w.t.Helper()
@@ -884,7 +933,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 		}
 		got := make([]string, callers)
 		for c := range callers {
-			code, body := w.call(w.creds[c], row.procedure, row.request(w, c))
+			call := w.call
+			if m.IsStreamingServer() {
+				call = w.stream
+			}
+			code, body := call(w.creds[c], row.procedure, row.request(w, c))
 			got[c] = codeWords[code]
 			if !*authzPrint {
 				require.Equal(t, want[c], got[c], "%s as %s over Connect: %s", row.procedure, callerNames[c], body)

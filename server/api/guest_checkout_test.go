@@ -26,15 +26,7 @@ import (
 // bearer returns a buyer whose calls carry token, with a fresh
 // idempotency key on every write.
 func bearer(t *testing.T, env *apptest.Env, token string) (buyer, ticketsv1connect.TicketServiceClient) {
-	opt := connect.WithInterceptors(connect.UnaryInterceptorFunc(func(next connect.UnaryFunc) connect.UnaryFunc {
-		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-			req.Header().Set("Authorization", "Bearer "+token)
-			if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get(keyHeader) == "" {
-				req.Header().Set(keyHeader, newKey())
-			}
-			return next(ctx, req)
-		}
-	}))
+	opt := connect.WithInterceptors(tokenInterceptor(token))
 	return buyer{clients: clientsFor(env.HTTP, env.URL, opt), t: t}, ticketsv1connect.NewTicketServiceClient(env.HTTP, env.URL, opt)
 }
 

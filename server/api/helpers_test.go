@@ -55,18 +55,34 @@ const keyHeader = "Idempotency-Key"
 // as returns clients that authenticate as sub with role and send a fresh
 // idempotency key with every write that does not carry one.
 func as(tb testing.TB, env *apptest.Env, sub string, role auth.Role, opts ...connect.ClientOption) clients {
-	token := env.Token(tb, sub, role)
-	opts = append(opts, connect.WithInterceptors(connect.UnaryInterceptorFunc(
-		func(next connect.UnaryFunc) connect.UnaryFunc {
-			return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-				req.Header().Set("Authorization", "Bearer "+token)
-				if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get(keyHeader) == "" {
-					req.Header().Set(keyHeader, newKey())
-				}
-				return next(ctx, req)
-			}
-		})))
+	opts = append(opts, connect.WithInterceptors(tokenInterceptor(env.Token(tb, sub, role))))
 	return clientsFor(env.HTTP, env.URL, opts...)
+}
+
+// tokenInterceptor is a client interceptor that sends token on every call, unary
+// or streamed, and a fresh idempotency key on every unary write.
+type tokenInterceptor string
+
+func (b tokenInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		req.Header().Set("Authorization", "Bearer "+string(b))
+		if req.Spec().IdempotencyLevel != connect.IdempotencyNoSideEffects && req.Header().Get(keyHeader) == "" {
+			req.Header().Set(keyHeader, newKey())
+		}
+		return next(ctx, req)
+	}
+}
+
+func (b tokenInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return func(ctx context.Context, spec connect.Spec) connect.StreamingClientConn {
+		conn := next(ctx, spec)
+		conn.RequestHeader().Set("Authorization", "Bearer "+string(b))
+		return conn
+	}
+}
+
+func (b tokenInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return next
 }
 
 func clientsFor(h connect.HTTPClient, url string, opts ...connect.ClientOption) clients {

@@ -192,6 +192,24 @@ func (h *ledgerHandler) ListFailedRefunds(ctx context.Context, req *connect.Requ
 	return connect.NewResponse(resp), nil
 }
 
+// ListRefundsToApprove lists the refunds awaiting a second admin (admins
+// only: only they may approve one, R-10).
+func (h *ledgerHandler) ListRefundsToApprove(ctx context.Context, req *connect.Request[ledgerv1.ListRefundsToApproveRequest]) (*connect.Response[ledgerv1.ListRefundsToApproveResponse], error) {
+	if _, err := refundRights(ctx); err != nil {
+		return nil, err
+	}
+	m := req.Msg
+	got, next, err := h.payments.ListAwaitingApproval(ctx, m.GetShowId(), int(m.GetPageSize()), m.GetPageToken())
+	if err != nil {
+		return nil, h.ledgerErr(ctx, err)
+	}
+	resp := &ledgerv1.ListRefundsToApproveResponse{NextPageToken: next}
+	for _, r := range got {
+		resp.Refunds = append(resp.Refunds, &ledgerv1.RefundToApprove{Refund: refundProto(r.Refund), ShowId: r.ShowID})
+	}
+	return connect.NewResponse(resp), nil
+}
+
 // SettleFailedRefund records a failed refund paid to the buyer another way
 // (admins only, decision 0293).
 func (h *ledgerHandler) SettleFailedRefund(ctx context.Context, req *connect.Request[ledgerv1.SettleFailedRefundRequest]) (*connect.Response[ledgerv1.SettleFailedRefundResponse], error) {

@@ -365,6 +365,22 @@ func TestManualRefundsTwoPeople(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, paymentv1.RefundStatus_REFUND_STATUS_AWAITING_APPROVAL, large.GetStatus())
 	require.Len(t, env.Gateway.Refunds(), 1, "nothing sent before the approval")
+	queue := func(c clients) ([]*ledgerv1.RefundToApprove, error) {
+		resp, err := c.ledger.ListRefundsToApprove(ctx, connect.NewRequest(&ledgerv1.ListRefundsToApproveRequest{ShowId: show.GetShowId()}))
+		if err != nil {
+			return nil, err
+		}
+		return resp.Msg.GetRefunds(), nil
+	}
+	waiting, err := queue(bob)
+	require.NoError(t, err)
+	require.Len(t, waiting, 1, "the large refund is in the four-eyes queue, the small one is not")
+	require.Equal(t, large.GetRefundId(), waiting[0].GetRefund().GetRefundId())
+	require.Equal(t, "ana", waiting[0].GetRefund().GetRequestedBy())
+	require.Equal(t, "the bus was late", waiting[0].GetRefund().GetNote())
+	require.Equal(t, show.GetShowId(), waiting[0].GetShowId())
+	_, err = queue(b.clients)
+	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "buyers see no queue")
 	approve := func(c clients) (*paymentv1.Refund, error) {
 		resp, err := c.pay.ApproveRefund(ctx, connect.NewRequest(&paymentv1.ApproveRefundRequest{RefundId: large.GetRefundId()}))
 		if err != nil {
@@ -383,6 +399,9 @@ func TestManualRefundsTwoPeople(t *testing.T) {
 	require.Equal(t, "bob", got.GetApprovedBy())
 	_, err = approve(bob)
 	require.Equal(t, connect.CodeFailedPrecondition, connect.CodeOf(err), "approved once")
+	waiting, err = queue(bob)
+	require.NoError(t, err)
+	require.Empty(t, waiting, "an approved refund leaves the queue")
 
 	_, err = refund(ana, 40000) // 30,000 left of 170,000
 	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "never more than was captured")

@@ -144,15 +144,20 @@ func (s *Service) HeldBack(ctx context.Context, tx pgx.Tx, showID int64, currenc
 const refundColumns = `refund_id, payment_id, order_id, user_id, reason, show_id, gateway_charge_id, gateway_key,
 	currency, status, amount_minor, captured_minor, requested_by, approved_by, note, created_at`
 
+// scanRefund reads a row of refundColumns.
+func scanRefund(row pgx.Row) (refund, error) {
+	var r refund
+	err := row.Scan(&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID, &r.ChargeID, &r.Key,
+		&r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor, &r.RequestedBy, &r.ApprovedBy, &r.Note, &r.CreatedAt)
+	return r, err
+}
+
 func getRefund(ctx context.Context, q querier, refundID string, lock bool) (refund, error) {
 	sql := `SELECT ` + refundColumns + ` FROM refunds WHERE refund_id = $1`
 	if lock {
 		sql += ` FOR UPDATE`
 	}
-	var r refund
-	err := q.QueryRow(ctx, sql, refundID).Scan(&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID,
-		&r.ChargeID, &r.Key, &r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor, &r.RequestedBy, &r.ApprovedBy,
-		&r.Note, &r.CreatedAt)
+	r, err := scanRefund(q.QueryRow(ctx, sql, refundID))
 	found, err := pg.Found(err)
 	if err != nil {
 		return r, fmt.Errorf("read refund %s: %w", refundID, err)

@@ -147,9 +147,35 @@ func settledJournal(ctx context.Context, tx pgx.Tx, r refund) (ledger.Journal, e
 }
 
 // ListFailedRefunds pages through the failed refunds not settled yet, of
-// one show or all (showID 0), over every shard, by refund id. The page
-// token is the last refund id of the page.
+// one show or all (showID 0), over every shard, by refund id.
 func (s *Service) ListFailedRefunds(ctx context.Context, showID int64, pageSize int, pageToken string) ([]FailedRefund, string, error) {
+	return pageRefunds(ctx, s, `SELECT `+failedColumns+` FROM refunds WHERE status = 'failed' AND settled_at IS NULL`,
+		showID, pageSize, pageToken, scanFailed, func(f FailedRefund) string { return f.ID })
+}
+
+// AwaitingRefund is a manual refund waiting for a second admin (R-10), with
+// the show whose takings would pay it.
+type AwaitingRefund struct {
+	Refund
+	ShowID int64
+}
+
+// ListAwaitingApproval pages through the refunds awaiting a second admin's
+// approval, of one show or all (showID 0), over every shard, by refund id:
+// the four-eyes queue of the console.
+func (s *Service) ListAwaitingApproval(ctx context.Context, showID int64, pageSize int, pageToken string) ([]AwaitingRefund, string, error) {
+	return pageRefunds(ctx, s, `SELECT `+refundColumns+` FROM refunds WHERE status = 'awaiting_approval'`,
+		showID, pageSize, pageToken, func(row pgx.Row) (AwaitingRefund, error) {
+			r, err := scanRefund(row)
+			return AwaitingRefund{Refund: r.view(), ShowID: r.ShowID}, err
+		}, func(a AwaitingRefund) string { return a.ID })
+}
+
+// pageRefunds pages through the refunds selectSQL picks (a SELECT … FROM
+// refunds WHERE …, of one show or all when showID is 0), over every shard,
+// by refund id. The page token is the last refund id of the page.
+func pageRefunds[T any](ctx context.Context, s *Service, selectSQL string, showID int64, pageSize int, pageToken string,
+	scan func(pgx.Row) (T, error), id func(T) string) ([]T, string, error) {
 	if pageSize <= 0 {
 		pageSize = 50
 	}
@@ -161,27 +187,25 @@ func (s *Service) ListFailedRefunds(ctx context.Context, showID int64, pageSize 
 		}
 		after = string(b)
 	}
-	var out []FailedRefund
+	var out []T
 	for _, pool := range s.router.Shards() {
-		rows, err := pool.Query(ctx, `
-			SELECT `+failedColumns+` FROM refunds
-			WHERE status = 'failed' AND settled_at IS NULL AND ($1 = 0 OR show_id = $1)
-			  AND refund_id COLLATE "C" > $2
+		rows, err := pool.Query(ctx, selectSQL+`
+			  AND ($1 = 0 OR show_id = $1) AND refund_id COLLATE "C" > $2
 			ORDER BY refund_id COLLATE "C" LIMIT $3`, showID, after, pageSize+1)
 		if err != nil {
-			return nil, "", fmt.Errorf("failed refunds on %s: %w", pool.Name, err)
+			return nil, "", fmt.Errorf("list refunds on %s: %w", pool.Name, err)
 		}
-		got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (FailedRefund, error) { return scanFailed(row) })
+		got, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (T, error) { return scan(row) })
 		if err != nil {
-			return nil, "", fmt.Errorf("failed refunds on %s: %w", pool.Name, err)
+			return nil, "", fmt.Errorf("list refunds on %s: %w", pool.Name, err)
 		}
 		out = append(out, got...)
 	}
 	// Byte order, as COLLATE "C" sorts.
-	slices.SortFunc(out, func(a, b FailedRefund) int { return strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b T) int { return strings.Compare(id(a), id(b)) })
 	if len(out) <= pageSize {
 		return out, "", nil
 	}
 	out = out[:pageSize]
-	return out, base64.RawURLEncoding.EncodeToString([]byte(out[pageSize-1].ID)), nil
+	return out, base64.RawURLEncoding.EncodeToString([]byte(id(out[pageSize-1]))), nil
 }

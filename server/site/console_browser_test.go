@@ -1,12 +1,55 @@
 package site_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/csv"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
+
+// desk opens a tab as wide as an operator's laptop: the console's tables
+// read across, as its screenshots show them.
+func desk(t *testing.T, browser context.Context) context.Context {
+	t.Helper()
+	ctx := tab(t, browser)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900)))
+	return ctx
+}
+
+// download presses button on the page and reads the CSV file it saves as
+// name (the browser saves into a directory of the test's), its byte-order
+// mark checked and taken off.
+func download(t *testing.T, ctx context.Context, button, name string) [][]string {
+	t.Helper()
+	dir := t.TempDir()
+	allow := func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		_, err := cdp.Call(ctx, tg, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{
+			Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir,
+			BrowserContextID: chromedp.FromContext(ctx).BrowserContextID})
+		return chromedp.Void{}, err
+	}
+	do(t, ctx, allow, chromedp.Click(chromedp.CSS(button)))
+	path := filepath.Join(dir, name)
+	var file []byte
+	require.Eventually(t, func() bool {
+		var err error
+		file, err = os.ReadFile(path)
+		return err == nil && len(file) > 0
+	}, waitLong, 100*time.Millisecond, "the browser saved %s", name)
+	require.True(t, bytes.HasPrefix(file, []byte("\ufeff")), "a byte-order mark for spreadsheets")
+	rows, err := csv.NewReader(bytes.NewReader(file[3:])).ReadAll()
+	require.NoError(t, err)
+	return rows
+}
 
 // The console (issue 26, decisions 0446, 0447), its own bundle: a manager
 // of the demo operator opens /console, sees the operator's trip among its
@@ -25,7 +68,7 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 	s.call(t, admin, "seatghor.catalog.v1.CatalogService/AddOrganizationMember",
 		map[string]any{"organizationId": "demo-operator", "userId": "web-console-mgr", "role": "ORGANIZATION_ROLE_MANAGER"}, &struct{}{})
 
-	ctx := tab(t, browser)
+	ctx := desk(t, browser)
 	do(t, ctx,
 		signIn(s, "web-console-mgr", "operator"),
 		chromedp.Navigate(s.base+"/console"),
@@ -53,6 +96,14 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 		until(`document.querySelector("#sales-sections tbody td")?.textContent.startsWith("3 ")`),
 	)
 	shot(t, ctx, "console-sales")
+	// The orders as a file, streamed: both buyers' orders, in English.
+	orders := download(t, ctx, "#export-orders", "orders-"+show+"-en.csv")
+	require.Len(t, orders, 3, "a header and both orders")
+	require.Equal(t, "Order", orders[0][0])
+	require.ElementsMatch(t, []string{"confirmed", "confirmed"}, []string{orders[1][2], orders[2][2]})
+	require.ElementsMatch(t, []string{"A1", "A2"}, []string{orders[1][9], orders[2][9]})
+	tickets := download(t, ctx, "#export-tickets", "manifest-"+show+"-en.csv")
+	require.Len(t, tickets, 3, "a header and both tickets")
 	do(t, ctx, chromedp.Click(chromedp.CSS("#sales-close")), until(`!document.querySelector("#console-sales")`))
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-staff")),
@@ -74,9 +125,19 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#tab-shows")),
 		chromedp.WaitVisible(chromedp.CSS("#cancel-"+show)),
 		chromedp.Click(chromedp.CSS("#cancel-"+show)),
-		chromedp.SendKeys(chromedp.CSS("#cancel-reason"), "Road closed by floods"),
+		chromedp.SendKeys(chromedp.CSS("#show-reason"), "Road closed by floods"),
 		chromedp.Click(chromedp.CSS("#cancel-confirm")),
 		hasText("#show-"+show+" .status", "Cancelled"),
+		// The mass refund's progress, read while the job runs (it keeps
+		// looking for a minute, decision 0440): both buyers' orders
+		// cancelled and refunded.
+		chromedp.Click(chromedp.CSS("#progress-"+show)),
+		hasText("#cancellation-"+show+" .orders-cancelled", "2"),
+		hasText("#cancellation-"+show+" .refunds-done", "2"),
+		hasText("#cancellation-"+show+" .orders-left", "0"),
+	)
+	shot(t, ctx, "console-cancellation")
+	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-audit")),
 		until(`location.pathname === "/console/demo-operator/audit"`),
 		until(`document.querySelectorAll("#console-audit tbody tr").length >= 4`),
@@ -145,4 +206,106 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 			require.Contains(t, body, `"code":"permission_denied"`)
 		}
 	}
+}
+
+// The console's refund desk (decision 0448) and moving a show: admin ana
+// refunds 550 of a buyer's 600 taka by hand, over the dev server's
+// approval threshold (500 taka, SEATGHOR_REFUND_APPROVAL_MINOR in the
+// harness), so it waits; ana is not offered its approval, admin bob is,
+// approves it, and the gateway gives the money back once (the buyer's
+// order says so). A manager moves another trip an hour later with a
+// reason, and the log has it. The desk reads in Bengali.
+func TestBrowserConsoleRefundDesk(t *testing.T) {
+	s, browser := openSite(t)
+	show := gateTrip(t, s, "Tangail to Rajshahi, refund desk")
+	journeyTicket(t, s, "web-refund-buyer", show, "A1", "tangail", "rajshahi") // 600 taka
+	buyer := s.devToken(t, "web-refund-buyer", "user")
+	var orders struct {
+		Orders []struct {
+			OrderID   string `json:"orderId"`
+			PaymentID string `json:"paymentId"`
+			Refunded  struct {
+				AmountMinor string `json:"amountMinor"`
+			} `json:"refunded"`
+		} `json:"orders"`
+	}
+	s.call(t, buyer, "seatghor.booking.v1.OrderService/ListMyOrders", map[string]any{}, &orders)
+	require.Len(t, orders.Orders, 1)
+	payment := orders.Orders[0].PaymentID
+	require.NotEmpty(t, payment)
+
+	ana := desk(t, browser)
+	do(t, ana,
+		signIn(s, "web-refund-ana", "admin"),
+		chromedp.Navigate(s.base+"/console/demo-operator/refunds"),
+		chromedp.WaitVisible(chromedp.CSS("#manual-payment")),
+		chromedp.SendKeys(chromedp.CSS("#manual-payment"), payment),
+		chromedp.SendKeys(chromedp.CSS("#manual-amount"), "550"),
+		chromedp.SendKeys(chromedp.CSS("#manual-note"), "Coach AC broke down"),
+		chromedp.Click(chromedp.CSS("#manual-send")),
+		hasText("#manual-done", "awaiting approval"),
+		hasText("#refunds-waiting", "Coach AC broke down"),
+		hasText("#refunds-waiting", "yours: another admin approves"),
+	)
+	require.False(t, eval[bool](t, ana, `!!document.querySelector("#refunds-waiting button")`), "the asker is offered no approval")
+	refund := eval[string](t, ana, `document.querySelector("#refunds-waiting tbody th").textContent`)
+	require.NotEmpty(t, refund)
+
+	bob := desk(t, browser)
+	do(t, bob,
+		signIn(s, "web-refund-bob", "admin"),
+		chromedp.Navigate(s.base+"/console/demo-operator/refunds"),
+		hasText("#waiting-"+refund, "web-refund-ana"),
+		hasText("#waiting-"+refund, "৳550"),
+	)
+	shot(t, bob, "console-refunds")
+	do(t, bob,
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		hasText("#refunds-waiting", "দ্বিতীয় অ্যাডমিনের অনুমোদনের অপেক্ষায়"),
+		hasText("#approve-"+refund, "অনুমোদন"),
+	)
+	shot(t, bob, "bengali-console-refunds")
+	do(t, bob,
+		chromedp.Click(chromedp.CSS("#approve-"+refund)),
+		until(`!document.querySelector("#waiting-`+refund+`")`),
+		hasText("#refunds-none-waiting", "কোনো ফেরত অনুমোদনের অপেক্ষায় নেই"),
+	)
+	// The money went back once: the order says 550 taka refunded.
+	deadline := time.Now().Add(waitLong)
+	for {
+		s.call(t, buyer, "seatghor.booking.v1.OrderService/ListMyOrders", map[string]any{}, &orders)
+		if orders.Orders[0].Refunded.AmountMinor == "55000" {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the approved refund reached the order: %+v", orders.Orders[0])
+		time.Sleep(200 * time.Millisecond)
+	}
+	// A manager is refused the desk by the API, not only by the page.
+	admin := s.devToken(t, "web-admin", "admin")
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/AddOrganizationMember",
+		map[string]any{"organizationId": "demo-operator", "userId": "web-refund-mgr", "role": "ORGANIZATION_ROLE_MANAGER"}, &struct{}{})
+	status, body := post(t, s, s.devToken(t, "web-refund-mgr", "operator"), "seatghor.ledger.v1.LedgerService/ListRefundsToApprove", map[string]any{})
+	require.Equal(t, http.StatusForbidden, status, body)
+
+	// The manager moves another trip an hour later, with a reason.
+	moved := gateTrip(t, s, "Tangail to Rajshahi, moved")
+	mgr := desk(t, browser)
+	do(t, mgr,
+		signIn(s, "web-refund-mgr", "operator"),
+		chromedp.Navigate(s.base+"/console/demo-operator/shows"),
+		chromedp.WaitVisible(chromedp.CSS("#move-"+moved)),
+		chromedp.Click(chromedp.CSS("#move-"+moved)),
+	)
+	later := time.Now().Add(3 * time.Hour).In(time.FixedZone("BDT", 6*3600)).Format("2006-01-02T15:04")
+	do(t, mgr,
+		chromedp.SetValue(chromedp.CSS("#move-to"), later),
+		script(`document.querySelector("#move-to").dispatchEvent(new Event("input", { bubbles: true }))`),
+		chromedp.SendKeys(chromedp.CSS("#show-reason"), "Ferry delayed at Aricha"),
+		chromedp.Click(chromedp.CSS("#move-confirm")),
+		hasText("#show-"+moved+" .status", "Delayed"),
+		chromedp.Click(chromedp.CSS("#tab-audit")),
+		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "show.reschedule"`),
+		hasText("#console-audit tbody tr", "Ferry delayed at Aricha"),
+	)
 }

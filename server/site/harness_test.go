@@ -164,7 +164,9 @@ func (s *devServer) launch(bin, dataDir string) error {
 	_ = ln.Close()
 	s.cmd = exec.Command(bin, "dev", "--data-dir", dataDir, "--addr", addr)
 	// The sandbox gateway on a free port: parallel runs never collide.
-	s.cmd.Env = append(os.Environ(), "SEATGHOR_SANDBOX_ADDR=127.0.0.1:0",
+	// Manual refunds from 500 taka wait for a second admin (the console's
+	// refund desk test), not from the default 5,000.
+	s.cmd.Env = append(os.Environ(), "SEATGHOR_SANDBOX_ADDR=127.0.0.1:0", "SEATGHOR_REFUND_APPROVAL_MINOR=50000",
 		"SEATGHOR_OIDC_ISSUER="+s.oidc.Issuer(), "SEATGHOR_OIDC_CLIENT_ID="+s.oidc.ClientID,
 		"SEATGHOR_OIDC_CLIENT_SECRET="+s.oidc.ClientSecret, "SEATGHOR_OIDC_NAME=mock")
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -2,12 +2,11 @@ package ticket
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/export"
 )
 
 // manifestWords are the CSV's column names and values in a language.
@@ -95,35 +94,24 @@ const (
 	gateColumn      = 12
 )
 
-// ManifestCSV is m as a CSV file in lang: UTF-8 with a byte-order mark, so
-// a spreadsheet opens Bengali names as they are; times in the show's zone.
+// ManifestCSV is m as a CSV file in lang (export.CSV: UTF-8 with a
+// byte-order mark, so a spreadsheet opens Bengali names as they are); times
+// in the show's zone.
 func ManifestCSV(m Manifest, lang display.Lang) ([]byte, error) {
 	columns, rows := ManifestTable(m, lang)
 	var buf bytes.Buffer
-	buf.WriteString("\ufeff")
-	cw := csv.NewWriter(&buf)
-	cw.UseCRLF = true // what spreadsheets expect of a CSV file
-	if err := cw.Write(columns); err != nil {
-		return nil, fmt.Errorf("write the manifest's header: %w", err)
+	file, err := export.NewCSV(&buf, columns)
+	if err != nil {
+		return nil, fmt.Errorf("the manifest: %w", err)
 	}
 	for _, row := range rows {
-		row[passengerColumn], row[gateColumn] = sanitize(row[passengerColumn]), sanitize(row[gateColumn])
-		if err := cw.Write(row); err != nil {
-			return nil, fmt.Errorf("write the manifest's line of %s: %w", row[1], err)
+		row[passengerColumn], row[gateColumn] = export.Text(row[passengerColumn]), export.Text(row[gateColumn])
+		if err := file.Row(row...); err != nil {
+			return nil, fmt.Errorf("the manifest's line of %s: %w", row[1], err)
 		}
 	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return nil, fmt.Errorf("write the manifest: %w", err)
+	if err := file.Flush(); err != nil {
+		return nil, fmt.Errorf("the manifest: %w", err)
 	}
 	return buf.Bytes(), nil
-}
-
-// sanitize keeps a spreadsheet from reading a name as a formula (CSV
-// injection): a cell that starts with =, +, - or @ gets a leading quote.
-func sanitize(s string) string {
-	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
-		return "'" + s
-	}
-	return s
 }

@@ -185,6 +185,17 @@ func (c LedgerClient) ListFailedRefundsAll(ctx context.Context, req *v11.ListFai
 		})
 }
 
+// ListRefundsToApproveAll calls ListRefundsToApprove page after page, from req's page on,
+// and yields each of the pages' refunds. It stops at the first error,
+// which it yields; req is not changed.
+func (c LedgerClient) ListRefundsToApproveAll(ctx context.Context, req *v11.ListRefundsToApproveRequest) iter.Seq2[*v11.RefundToApprove, error] {
+	return pages(ctx, req, c.ListRefundsToApprove,
+		func(r *v11.ListRefundsToApproveRequest, token string) { r.PageToken = token },
+		func(r *v11.ListRefundsToApproveResponse) ([]*v11.RefundToApprove, string) {
+			return r.Refunds, r.NextPageToken
+		})
+}
+
 // ManifestClient is the Connect client of seatghor.tickets.v1.ManifestService.
 //
 // ManifestService is a trip's passenger list for its supervisor and the

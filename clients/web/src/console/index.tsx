@@ -8,8 +8,14 @@
 // this page shows (tested through the API).
 import { useEffect, useRef, useState } from "preact/hooks";
 import { render } from "preact";
-import { CatalogService, LedgerService, OrganizationRole, SalesChannel, ShowStatus, createServiceClient } from "@seatghor/client";
-import type { AuditEntry, GetShowSalesResponse, OrganizationAccess, OrganizationMember, Show } from "@seatghor/client";
+import {
+  CatalogService, ExportKind, LedgerService, ManifestService, OrganizationRole, PaymentService, RefundStatus, SalesChannel, SettlementMethod, ShowStatus,
+  createServiceClient,
+} from "@seatghor/client";
+import type {
+  AuditEntry, FailedRefund, GetShowSalesResponse, OrganizationAccess, OrganizationMember, RefundToApprove, Show,
+  ShowCancellation,
+} from "@seatghor/client";
 import uPlot from "uplot";
 
 import { SHOW_ZONE, digits, showTime, taka, tsDate } from "../i18n.js";
@@ -32,6 +38,21 @@ const WORDS = {
     amount: "Amount", taken: "Sales", refunds: "Refunds", commission: "Commission", operatorShare: "Your share",
     overTime: "Sales over time", barWidth: "Bar", perMinute: "a minute", perHour: "an hour", perDay: "a day",
     close: "Close", updated: "Updated", section: "Section",
+    exports: "Download", exportOrders: "Orders (CSV)", exportTickets: "Tickets (CSV)", exportLedger: "Ledger (CSV)",
+    exporting: "Preparing the file…",
+    move: "Move show", moveTo: "New start (Bangladesh time)", moveReason: "Reason (told to every buyer)",
+    moveConfirm: "Move it; buyers may cancel for a full refund", progress: "Refunds",
+    ordersLeft: "Orders left", ordersCancelled: "Orders cancelled", refundsDone: "Refunds given",
+    refundsWaiting: "Refunds on their way", refundsFailed: "Refunds the gateway refused", refundedAll: "Given back",
+    finished: "Every buyer dealt with", working: "Still at work: it keeps watching for a minute after the last order",
+    refundsTab: "Refunds", toApprove: "Awaiting a second admin", noneToApprove: "No refund awaits approval.",
+    refund: "Refund", show: "Show", order: "Order", payment: "Payment", askedBy: "Asked by", why: "Why", approve: "Approve",
+    yoursWaits: "yours: another admin approves", failedRefunds: "Failed refunds, owed to buyers", noneFailed: "No refund is owed.",
+    gatewaySaid: "Gateway said", settle: "Paid another way", method: "How", reference: "Reference", settleNote: "Note",
+    methods: { cash: "Cash", bank: "Bank transfer", mfs: "bKash, Nagad…" },
+    manual: "Refund a payment by hand", amountTaka: "Amount (taka)", manualNote: "Reason (kept in the record)",
+    manualSend: "Refund", manualDone: "Refund recorded:",
+    refundStatuses: ["", "awaiting approval", "sending", "given back", "failed", "asked again"],
     channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled" },
@@ -58,6 +79,21 @@ const WORDS = {
     amount: "টাকা", taken: "বিক্রি", refunds: "ফেরত", commission: "কমিশন", operatorShare: "আপনার অংশ",
     overTime: "সময় ধরে বিক্রি", barWidth: "প্রতি দাগ", perMinute: "এক মিনিট", perHour: "এক ঘণ্টা", perDay: "এক দিন",
     close: "বন্ধ", updated: "হালনাগাদ", section: "অংশ",
+    exports: "ডাউনলোড", exportOrders: "অর্ডার (CSV)", exportTickets: "টিকিট (CSV)", exportLedger: "হিসাব (CSV)",
+    exporting: "ফাইল তৈরি হচ্ছে…",
+    move: "শোর সময় বদল", moveTo: "নতুন শুরু (বাংলাদেশ সময়)", moveReason: "কারণ (প্রত্যেক ক্রেতাকে জানানো হবে)",
+    moveConfirm: "সময় বদলান; ক্রেতা চাইলে বাতিল করে পুরো টাকা ফেরত পাবেন", progress: "টাকা ফেরত",
+    ordersLeft: "বাকি অর্ডার", ordersCancelled: "বাতিল অর্ডার", refundsDone: "ফেরত দেওয়া হয়েছে",
+    refundsWaiting: "ফেরত পথে", refundsFailed: "গেটওয়ে ফেরত দেয়নি", refundedAll: "মোট ফেরত",
+    finished: "সব ক্রেতার কাজ শেষ", working: "কাজ চলছে: শেষ অর্ডারের পরও এক মিনিট নজর রাখে",
+    refundsTab: "টাকা ফেরত", toApprove: "দ্বিতীয় অ্যাডমিনের অনুমোদনের অপেক্ষায়", noneToApprove: "কোনো ফেরত অনুমোদনের অপেক্ষায় নেই।",
+    refund: "ফেরত", show: "শো", order: "অর্ডার", payment: "পেমেন্ট", askedBy: "কে চেয়েছেন", why: "কারণ", approve: "অনুমোদন",
+    yoursWaits: "আপনার চাওয়া: অন্য অ্যাডমিন অনুমোদন করবেন", failedRefunds: "ব্যর্থ ফেরত, ক্রেতার পাওনা", noneFailed: "কোনো পাওনা নেই।",
+    gatewaySaid: "গেটওয়ের উত্তর", settle: "অন্যভাবে দেওয়া হয়েছে", method: "কীভাবে", reference: "রেফারেন্স", settleNote: "মন্তব্য",
+    methods: { cash: "নগদ", bank: "ব্যাংক ট্রান্সফার", mfs: "বিকাশ, নগদ…" },
+    manual: "হাতে টাকা ফেরত", amountTaka: "পরিমাণ (টাকা)", manualNote: "কারণ (রেকর্ডে থাকবে)",
+    manualSend: "ফেরত দিন", manualDone: "ফেরত রেকর্ড হয়েছে:",
+    refundStatuses: ["", "অনুমোদনের অপেক্ষায়", "পাঠানো হচ্ছে", "ফেরত দেওয়া হয়েছে", "ব্যর্থ", "আবার জিজ্ঞাসা"],
     channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল" },
@@ -74,8 +110,10 @@ const WORDS = {
 } as const;
 
 type Words = (typeof WORDS)[Lang];
-type Tab = "shows" | "staff" | "audit";
-const TABS: Tab[] = ["shows", "staff", "audit"];
+type Tab = "shows" | "staff" | "audit" | "refunds";
+const TABS: Tab[] = ["shows", "staff", "audit", "refunds"];
+/** Tabs only admins have: refund rights are theirs alone (R-10). */
+const ADMIN_TABS: Tab[] = ["refunds"];
 
 /** The roles a member may be given, as the API names them. */
 const ROLES = [OrganizationRole.MANAGER, OrganizationRole.COUNTER, OrganizationRole.GATE];
@@ -92,7 +130,10 @@ function roleWord(w: Words, r: OrganizationRole | string): string {
 /** The services the console calls, as the signed-in operator. */
 function clients() {
   const options = { baseUrl: location.origin, token: () => loadSession()?.token };
-  return { catalog: createServiceClient(CatalogService, options), ledger: createServiceClient(LedgerService, options) };
+  return {
+    catalog: createServiceClient(CatalogService, options), ledger: createServiceClient(LedgerService, options),
+    payment: createServiceClient(PaymentService, options), manifest: createServiceClient(ManifestService, options),
+  };
 }
 type Api = ReturnType<typeof clients>;
 
@@ -154,13 +195,15 @@ function Console({ lang }: { lang: Lang }) {
       {access && runs && (
         <>
           <nav class="tabs" aria-label={w.title}>
-            {TABS.map((t) => (
-              <button type="button" key={t} id={`tab-${t}`} aria-pressed={tab === t} onClick={() => { setError(""); setTab(t); }}>{w[t]}</button>
+            {TABS.filter((t) => admin || !ADMIN_TABS.includes(t)).map((t) => (
+              <button type="button" key={t} id={`tab-${t}`} aria-pressed={tab === t} onClick={() => { setError(""); setTab(t); }}>
+                {t === "refunds" ? w.refundsTab : w[t]}</button>
             ))}
           </nav>
           {tab === "shows" && <Shows key={org} lang={lang} api={api} org={org} onError={setError} />}
           {tab === "staff" && <Staff key={org} lang={lang} api={api} org={org} onError={setError} />}
           {tab === "audit" && <Audit key={org} lang={lang} api={api} org={org} onError={setError} />}
+          {tab === "refunds" && admin && <Refunds lang={lang} api={api} org={org} onError={setError} />}
         </>
       )}
     </section>
@@ -185,7 +228,10 @@ function Shows({ lang, api, org, onError }: PartProps) {
   const w = WORDS[lang];
   const [shows, setShows] = useState<Show[]>();
   const [cancelling, setCancelling] = useState<bigint>();
+  const [moving, setMoving] = useState<bigint>();
+  const [moveTo, setMoveTo] = useState("");
   const [watching, setWatching] = useState<Show>();
+  const [following, setFollowing] = useState<Show>();
   const [reason, setReason] = useState("");
   const load = () => api.catalog.listShows({ organizationId: org, pageSize: 200 }).then((r) => setShows(r.shows), (e) => onError(sayError(e, lang)));
   useEffect(() => void load(), []);
@@ -200,6 +246,21 @@ function Shows({ lang, api, org, onError }: PartProps) {
       onError(sayError(err, lang));
     }
   };
+  const move = async (e: Event) => {
+    e.preventDefault();
+    try {
+      await api.catalog.rescheduleShow({ showId: moving!, startsAt: dhakaTimestamp(moveTo), reason: reason.trim() });
+      setMoving(undefined);
+      setReason("");
+      await load();
+    } catch (err) {
+      onError(sayError(err, lang));
+    }
+  };
+  const reasonField = (
+    <label>{cancelling ? w.cancelReason : w.moveReason} <input id="show-reason" required minLength={3} maxLength={300} value={reason}
+      onInput={(e) => setReason((e.target as HTMLInputElement).value)} /></label>
+  );
   if (!shows) return null;
   if (shows.length === 0) return <p class="note">{w.noShows}</p>;
   const title = (s: Show) => (lang === "bn" && s.titleBn) || s.title;
@@ -207,6 +268,8 @@ function Shows({ lang, api, org, onError }: PartProps) {
     <>
     {watching && <Sales key={String(watching.showId)} lang={lang} api={api} show={watching} title={title(watching)}
       onClose={() => setWatching(undefined)} onError={onError} />}
+    {following && <Cancellation key={String(following.showId)} lang={lang} api={api} show={following.showId} title={title(following)}
+      onClose={() => setFollowing(undefined)} onError={onError} />}
     <table class="console-table" id="console-shows">
       <caption>{w.shows}</caption>
       <thead><tr><th scope="col">{w.shows}</th><th scope="col">{w.when}</th><th scope="col">{w.seats}</th><th scope="col">{w.status}</th><th scope="col" /></tr></thead>
@@ -220,14 +283,27 @@ function Shows({ lang, api, org, onError }: PartProps) {
             <td>
               <button type="button" id={`sales-${s.showId}`} onClick={() => setWatching(s)}>{w.sales}</button>{" · "}
               <a href={`/show/${s.showId}`}>{w.seatMap}</a>{" · "}<a href={`/manifest/${s.showId}`}>{w.manifest}</a>
-              {s.status !== ShowStatus.CANCELLED && cancelling !== s.showId && (
-                <>{" · "}<button type="button" class="danger" id={`cancel-${s.showId}`} onClick={() => setCancelling(s.showId)}>{w.cancel}</button></>
+              {s.status !== ShowStatus.CANCELLED && cancelling !== s.showId && moving !== s.showId && (
+                <>
+                  {" · "}<button type="button" id={`move-${s.showId}`} onClick={() => { setCancelling(undefined); setMoving(s.showId); }}>{w.move}</button>
+                  {" · "}<button type="button" class="danger" id={`cancel-${s.showId}`} onClick={() => { setMoving(undefined); setCancelling(s.showId); }}>{w.cancel}</button>
+                </>
+              )}
+              {s.status === ShowStatus.CANCELLED && (
+                <>{" · "}<button type="button" id={`progress-${s.showId}`} onClick={() => setFollowing(s)}>{w.progress}</button></>
               )}
               {cancelling === s.showId && (
                 <form onSubmit={cancel} class="inline">
-                  <label>{w.cancelReason} <input id="cancel-reason" required maxLength={500} value={reason}
-                    onInput={(e) => setReason((e.target as HTMLInputElement).value)} /></label>{" "}
+                  {reasonField}{" "}
                   <button type="submit" class="danger" id="cancel-confirm">{w.cancelConfirm}</button>
+                </form>
+              )}
+              {moving === s.showId && (
+                <form onSubmit={move} class="inline">
+                  <label>{w.moveTo} <input id="move-to" type="datetime-local" required value={moveTo}
+                    onInput={(e) => setMoveTo((e.target as HTMLInputElement).value)} /></label>{" "}
+                  {reasonField}{" "}
+                  <button type="submit" id="move-confirm">{w.moveConfirm}</button>
                 </form>
               )}
             </td>
@@ -236,6 +312,54 @@ function Shows({ lang, api, org, onError }: PartProps) {
       </tbody>
     </table>
     </>
+  );
+}
+
+/**
+ * The instant of a datetime-local value read as Bangladesh time: UTC+6
+ * all year (no daylight saving since 2009), as every time the console shows.
+ */
+function dhakaTimestamp(local: string) {
+  const ms = Date.parse(`${local}:00+06:00`);
+  return { seconds: BigInt(Math.floor(ms / 1000)), nanos: 0 };
+}
+
+/**
+ * How far a cancelled show's mass refund has got (GetShowCancellation),
+ * read every 3 seconds until the job is through; the job itself resumes
+ * on its own after a crash (decision 0440), this only watches it.
+ */
+function Cancellation(props: { lang: Lang; api: Api; show: bigint; title: string; onClose: () => void; onError: (s: string) => void }) {
+  const { lang, api } = props;
+  const w = WORDS[lang];
+  const [c, setC] = useState<ShowCancellation>();
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout>;
+    const read = () => api.catalog.getShowCancellation({ showId: props.show }).then((r) => {
+      if (!live) return;
+      setC(r.cancellation);
+      if (!r.cancellation?.doneAt) timer = setTimeout(read, 3000);
+    }, (e) => props.onError(sayError(e, lang)));
+    void read();
+    return () => { live = false; clearTimeout(timer); };
+  }, []);
+  return (
+    <section class="console-sales" aria-labelledby="cancellation-title" aria-busy={!c}>
+    <h2 id="cancellation-title">{w.progress}: {props.title}</h2>
+    <button type="button" id="cancellation-close" onClick={props.onClose}>{w.close}</button>
+    {c && (
+    <dl class="console-money" id={`cancellation-${props.show}`} aria-live="polite">
+      <dt>{w.ordersCancelled}</dt><dd class="orders-cancelled">{digits(c.ordersCancelled, lang)}</dd>
+      <dt>{w.ordersLeft}</dt><dd class="orders-left">{digits(c.ordersLeft, lang)}</dd>
+      <dt>{w.refundsDone}</dt><dd class="refunds-done">{digits(c.refundsSucceeded, lang)}</dd>
+      <dt>{w.refundsWaiting}</dt><dd>{digits(c.refundsPending, lang)}</dd>
+      <dt>{w.refundsFailed}</dt><dd>{digits(c.refundsFailed, lang)}</dd>
+      <dt>{w.refundedAll}</dt><dd class="refunded">{taka(c.refunded?.amountMinor ?? 0n, lang)}</dd>
+      <dt>{w.status}</dt><dd class="cancellation-state">{c.doneAt ? `${w.finished} (${showTime(undefined, tsDate(c.doneAt), lang)})` : w.working}</dd>
+    </dl>
+    )}
+    </section>
   );
 }
 
@@ -310,9 +434,67 @@ function Sales(props: { lang: Lang; api: Api; show: Show; title: string; onClose
             </select>
           </label>
           <Timeline lang={lang} sales={sales} label={w.overTime} />
+          <Exports lang={lang} api={api} show={show.showId} onError={props.onError} />
         </>
       )}
     </section>
+  );
+}
+
+/** Hands the browser a file made of parts to save as name. */
+function save(name: string, type: string, parts: BlobPart[]) {
+  const url = URL.createObjectURL(new Blob(parts, { type }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  // Not at once: the browser reads the blob after the click returns.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/**
+ * A show's files (decision 0449): its orders and its ledger statement,
+ * streamed by ExportSales a piece at a time, and its tickets (the
+ * manifest), in the console's language.
+ */
+function Exports(props: { lang: Lang; api: Api; show: bigint; onError: (s: string) => void }) {
+  const { lang, api, show } = props;
+  const w = WORDS[lang];
+  const [busy, setBusy] = useState(false);
+  const run = async (get: () => Promise<void>) => {
+    setBusy(true);
+    try {
+      await get();
+    } catch (err) {
+      props.onError(sayError(err, lang));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const sales = (kind: ExportKind) => run(async () => {
+    let name = "", type = "";
+    const parts: BlobPart[] = [];
+    for await (const piece of api.ledger.exportSales({ showId: show, kind, language: lang })) {
+      name ||= piece.filename;
+      type ||= piece.contentType;
+      parts.push(piece.data as Uint8Array<ArrayBuffer>);
+    }
+    save(name, type, parts);
+  });
+  const tickets = () => run(async () => {
+    const f = await api.manifest.exportManifest({ showId: show, language: lang });
+    save(f.filename, f.contentType, [f.data as Uint8Array<ArrayBuffer>]);
+  });
+  return (
+    <p class="console-exports" aria-busy={busy}>
+      {w.exports}:{" "}
+      <button type="button" id="export-orders" disabled={busy} onClick={() => void sales(ExportKind.ORDERS)}>{w.exportOrders}</button>{" "}
+      <button type="button" id="export-tickets" disabled={busy} onClick={() => void tickets()}>{w.exportTickets}</button>{" "}
+      <button type="button" id="export-ledger" disabled={busy} onClick={() => void sales(ExportKind.LEDGER)}>{w.exportLedger}</button>
+      {busy && <span role="status"> {w.exporting}</span>}
+    </p>
   );
 }
 
@@ -422,7 +604,8 @@ function changeOf(w: Words, e: AuditEntry, lang: Lang): string {
   const before = side("before"), after = side("after");
   const say = (v: Record<string, unknown> | undefined) =>
     v ? Object.entries(v).map(([k, x]) =>
-      k === "role" ? roleWord(w, String(x)) : k.endsWith("_minor") ? taka(BigInt(Math.round(Number(x))), lang) : `${k}: ${String(x)}`).join(", ") : "";
+      k === "role" ? roleWord(w, String(x)) : k.endsWith("_minor") ? taka(BigInt(Math.round(Number(x))), lang)
+        : k.endsWith("_at") && typeof x === "string" ? showTime(undefined, new Date(x), lang) : `${k}: ${String(x)}`).join(", ") : "";
   const parts = [];
   if (before || after) parts.push(before && after ? `${say(before)} → ${say(after)}` : before ? `${say(before)} →` : `→ ${say(after)}`);
   if (typeof d.reason === "string" && d.reason) parts.push(`“${d.reason}”`);
@@ -482,6 +665,131 @@ function Audit({ lang, api, org, onError }: PartProps) {
       </table>
       {entries.length === 0 && <p class="note">{w.noEntries}</p>}
       {next && <button type="button" id="audit-older" onClick={() => void read(next)}>{w.older}</button>}
+    </>
+  );
+}
+
+const SETTLE_METHODS = [
+  [SettlementMethod.CASH, "cash"], [SettlementMethod.BANK_TRANSFER, "bank"], [SettlementMethod.MFS, "mfs"],
+] as const;
+
+/**
+ * The admins' refund desk (decision 0448): the four-eyes queue of large
+ * refunds, approved by an admin other than the one who asked (the API and
+ * the database refuse the asker, R-10); the refunds the gateway failed,
+ * owed to buyers until settled another way; and a refund by hand. Refunds
+ * are the platform's, not one organisation's: the tab lists them all.
+ */
+function Refunds({ lang, api, onError }: PartProps) {
+  const w = WORDS[lang];
+  const me = loadSession()?.userId;
+  const [waiting, setWaiting] = useState<RefundToApprove[]>();
+  const [failed, setFailed] = useState<FailedRefund[]>();
+  const [settling, setSettling] = useState<string>();
+  const [settle, setSettle] = useState({ method: SettlementMethod.CASH, reference: "", note: "" });
+  const [manual, setManual] = useState({ paymentId: "", taka: "", note: "" });
+  const [done, setDone] = useState("");
+  const load = async () => {
+    try {
+      const [a, f] = await Promise.all([api.ledger.listRefundsToApprove({ pageSize: 200 }), api.ledger.listFailedRefunds({ pageSize: 200 })]);
+      setWaiting(a.refunds);
+      setFailed(f.refunds);
+    } catch (err) {
+      onError(sayError(err, lang));
+    }
+  };
+  useEffect(() => void load(), []);
+  const act = async (call: () => Promise<unknown>) => {
+    onError("");
+    try {
+      await call();
+      await load();
+      return true;
+    } catch (err) {
+      onError(sayError(err, lang));
+      return false;
+    }
+  };
+  const settleIt = async (e: Event) => {
+    e.preventDefault();
+    if (await act(() => api.ledger.settleFailedRefund({ refundId: settling!, method: settle.method,
+      reference: settle.reference.trim(), note: settle.note.trim() }))) setSettling(undefined);
+  };
+  const refundIt = async (e: Event) => {
+    e.preventDefault();
+    setDone("");
+    await act(async () => {
+      const r = await api.payment.refundPayment({ paymentId: manual.paymentId.trim(),
+        amountMinor: BigInt(Math.round(Number(manual.taka) * 100)), note: manual.note.trim() });
+      setDone(`${w.manualDone} ${r.refund?.refundId} (${w.refundStatuses[r.refund?.status ?? RefundStatus.UNSPECIFIED]})`);
+      setManual({ paymentId: "", taka: "", note: "" });
+    });
+  };
+  const money = (m: { amountMinor: bigint } | undefined) => taka(m?.amountMinor ?? 0n, lang);
+  const text = (k: keyof typeof manual) => (e: Event) => setManual({ ...manual, [k]: (e.target as HTMLInputElement).value });
+  return (
+    <>
+      {!!waiting?.length && (
+      <table class="console-table" id="refunds-waiting">
+        <caption>{w.toApprove}</caption>
+        <thead><tr><th scope="col">{w.refund}</th><th scope="col">{w.show}</th><th scope="col">{w.order}</th><th scope="col">{w.amount}</th>
+          <th scope="col">{w.askedBy}</th><th scope="col">{w.why}</th><th scope="col">{w.at}</th><th scope="col" /></tr></thead>
+        <tbody>
+          {waiting?.map(({ refund: r, showId }) => r && (
+            <tr key={r.refundId} id={`waiting-${r.refundId}`}>
+              <th scope="row">{r.refundId}</th><td>{digits(String(showId), lang)}</td><td>{r.orderId}</td><td>{money(r.amount)}</td>
+              <td>{r.requestedBy}</td><td>{r.note}</td><td>{showTime(undefined, tsDate(r.createdAt), lang)}</td>
+              <td>{r.requestedBy === me ? <span class="note">{w.yoursWaits}</span> : (
+                <button type="button" id={`approve-${r.refundId}`} aria-label={`${w.approve}: ${r.refundId}`}
+                  onClick={() => void act(() => api.payment.approveRefund({ refundId: r.refundId }))}>{w.approve}</button>
+              )}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      )}
+      {waiting?.length === 0 && <p class="note" id="refunds-none-waiting">{w.noneToApprove}</p>}
+      {!!failed?.length && (
+      <table class="console-table" id="refunds-failed">
+        <caption>{w.failedRefunds}</caption>
+        <thead><tr><th scope="col">{w.refund}</th><th scope="col">{w.show}</th><th scope="col">{w.order}</th><th scope="col">{w.amount}</th>
+          <th scope="col">{w.gatewaySaid}</th><th scope="col">{w.at}</th><th scope="col" /></tr></thead>
+        <tbody>
+          {failed?.map((f) => f.refund && (
+            <tr key={f.refund.refundId} id={`failed-${f.refund.refundId}`}>
+              <th scope="row">{f.refund.refundId}</th><td>{digits(String(f.showId), lang)}</td><td>{f.refund.orderId}</td>
+              <td>{money(f.refund.amount)}</td><td>{f.lastError}</td><td>{showTime(undefined, tsDate(f.failedAt), lang)}</td>
+              <td>{settling === f.refund.refundId ? (
+                <form onSubmit={settleIt} class="inline">
+                  <label>{w.method}{" "}
+                    <select id="settle-method" value={settle.method}
+                      onChange={(e) => setSettle({ ...settle, method: Number((e.target as HTMLSelectElement).value) as SettlementMethod })}>
+                      {SETTLE_METHODS.map(([m, k]) => <option key={m} value={m}>{w.methods[k]}</option>)}
+                    </select>
+                  </label>{" "}
+                  <label>{w.reference} <input id="settle-reference" required maxLength={100} value={settle.reference}
+                    onInput={(e) => setSettle({ ...settle, reference: (e.target as HTMLInputElement).value })} /></label>{" "}
+                  <label>{w.settleNote} <input id="settle-note" maxLength={500} value={settle.note}
+                    onInput={(e) => setSettle({ ...settle, note: (e.target as HTMLInputElement).value })} /></label>{" "}
+                  <button type="submit" id="settle-confirm">{w.settle}</button>
+                </form>
+              ) : (
+                <button type="button" id={`settle-${f.refund.refundId}`} onClick={() => setSettling(f.refund!.refundId)}>{w.settle}</button>
+              )}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      )}
+      {failed?.length === 0 && <p class="note" id="refunds-none-failed">{w.noneFailed}</p>}
+      <form onSubmit={refundIt} aria-labelledby="refund-manual">
+        <h2 id="refund-manual">{w.manual}</h2>
+        <label>{w.payment} <input id="manual-payment" required maxLength={64} value={manual.paymentId} onInput={text("paymentId")} /></label>{" "}
+        <label>{w.amountTaka} <input id="manual-amount" required type="number" min="0.01" step="0.01" value={manual.taka} onInput={text("taka")} /></label>{" "}
+        <label>{w.manualNote} <input id="manual-note" required maxLength={500} value={manual.note} onInput={text("note")} /></label>{" "}
+        <button type="submit" id="manual-send">{w.manualSend}</button>
+        {done && <p role="status" id="manual-done">{done}</p>}
+      </form>
     </>
   );
 }

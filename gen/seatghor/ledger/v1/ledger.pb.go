@@ -27,6 +27,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ExportKind is what a sales export lists.
+type ExportKind int32
+
+const (
+	// Not set; rejected.
+	ExportKind_EXPORT_KIND_UNSPECIFIED ExportKind = 0
+	// A show's orders, one line each: status, channel, seats, passengers,
+	// amount and refunds.
+	ExportKind_EXPORT_KIND_ORDERS ExportKind = 1
+	// Ledger lines, one per account of each journal: what each sale, fee,
+	// refund and payout moved.
+	ExportKind_EXPORT_KIND_LEDGER ExportKind = 2
+)
+
+// Enum value maps for ExportKind.
+var (
+	ExportKind_name = map[int32]string{
+		0: "EXPORT_KIND_UNSPECIFIED",
+		1: "EXPORT_KIND_ORDERS",
+		2: "EXPORT_KIND_LEDGER",
+	}
+	ExportKind_value = map[string]int32{
+		"EXPORT_KIND_UNSPECIFIED": 0,
+		"EXPORT_KIND_ORDERS":      1,
+		"EXPORT_KIND_LEDGER":      2,
+	}
+)
+
+func (x ExportKind) Enum() *ExportKind {
+	p := new(ExportKind)
+	*p = x
+	return p
+}
+
+func (x ExportKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ExportKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[0].Descriptor()
+}
+
+func (ExportKind) Type() protoreflect.EnumType {
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[0]
+}
+
+func (x ExportKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ExportKind.Descriptor instead.
+func (ExportKind) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{0}
+}
+
 // SettlementMethod is how the money of a failed refund reached the buyer.
 type SettlementMethod int32
 
@@ -68,11 +123,11 @@ func (x SettlementMethod) String() string {
 }
 
 func (SettlementMethod) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_ledger_v1_ledger_proto_enumTypes[0].Descriptor()
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[1].Descriptor()
 }
 
 func (SettlementMethod) Type() protoreflect.EnumType {
-	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[0]
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[1]
 }
 
 func (x SettlementMethod) Number() protoreflect.EnumNumber {
@@ -81,7 +136,7 @@ func (x SettlementMethod) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SettlementMethod.Descriptor instead.
 func (SettlementMethod) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{0}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{1}
 }
 
 // TransactionKind says what business event a journal transaction records.
@@ -142,11 +197,11 @@ func (x TransactionKind) String() string {
 }
 
 func (TransactionKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_ledger_v1_ledger_proto_enumTypes[1].Descriptor()
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[2].Descriptor()
 }
 
 func (TransactionKind) Type() protoreflect.EnumType {
-	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[1]
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[2]
 }
 
 func (x TransactionKind) Number() protoreflect.EnumNumber {
@@ -155,7 +210,7 @@ func (x TransactionKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TransactionKind.Descriptor instead.
 func (TransactionKind) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{1}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{2}
 }
 
 // MismatchKind says how local records and the gateway's report disagree.
@@ -214,11 +269,11 @@ func (x MismatchKind) String() string {
 }
 
 func (MismatchKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_ledger_v1_ledger_proto_enumTypes[2].Descriptor()
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[3].Descriptor()
 }
 
 func (MismatchKind) Type() protoreflect.EnumType {
-	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[2]
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[3]
 }
 
 func (x MismatchKind) Number() protoreflect.EnumNumber {
@@ -227,7 +282,7 @@ func (x MismatchKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MismatchKind.Descriptor instead.
 func (MismatchKind) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{3}
 }
 
 // MismatchAction is what the reconciliation run did about a mismatch.
@@ -276,11 +331,11 @@ func (x MismatchAction) String() string {
 }
 
 func (MismatchAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_ledger_v1_ledger_proto_enumTypes[3].Descriptor()
+	return file_seatghor_ledger_v1_ledger_proto_enumTypes[4].Descriptor()
 }
 
 func (MismatchAction) Type() protoreflect.EnumType {
-	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[3]
+	return &file_seatghor_ledger_v1_ledger_proto_enumTypes[4]
 }
 
 func (x MismatchAction) Number() protoreflect.EnumNumber {
@@ -289,7 +344,7 @@ func (x MismatchAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MismatchAction.Descriptor instead.
 func (MismatchAction) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{3}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{4}
 }
 
 // AccountBalance is the sum of all lines of one account in one currency.
@@ -1718,6 +1773,327 @@ func (x *ListFailedRefundsResponse) GetNextPageToken() string {
 	return ""
 }
 
+// ExportSalesRequest says what to export.
+type ExportSalesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show; 0 only for an admin's ledger statement of a period.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Orders or the ledger statement.
+	Kind ExportKind `protobuf:"varint,2,opt,name=kind,proto3,enum=seatghor.ledger.v1.ExportKind" json:"kind,omitempty"`
+	// "bn" or "en" (default) for the column names and statuses.
+	Language string `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
+	// A ledger statement's period: from (inclusive) …
+	PeriodStart *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=period_start,json=periodStart,proto3" json:"period_start,omitempty"`
+	// … to (exclusive).
+	PeriodEnd     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=period_end,json=periodEnd,proto3" json:"period_end,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportSalesRequest) Reset() {
+	*x = ExportSalesRequest{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportSalesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportSalesRequest) ProtoMessage() {}
+
+func (x *ExportSalesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportSalesRequest.ProtoReflect.Descriptor instead.
+func (*ExportSalesRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ExportSalesRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *ExportSalesRequest) GetKind() ExportKind {
+	if x != nil {
+		return x.Kind
+	}
+	return ExportKind_EXPORT_KIND_UNSPECIFIED
+}
+
+func (x *ExportSalesRequest) GetLanguage() string {
+	if x != nil {
+		return x.Language
+	}
+	return ""
+}
+
+func (x *ExportSalesRequest) GetPeriodStart() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PeriodStart
+	}
+	return nil
+}
+
+func (x *ExportSalesRequest) GetPeriodEnd() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PeriodEnd
+	}
+	return nil
+}
+
+// ExportSalesResponse is the next piece of the file.
+type ExportSalesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file's name; in the first message only.
+	Filename string `protobuf:"bytes,1,opt,name=filename,proto3" json:"filename,omitempty"`
+	// "text/csv; charset=utf-8"; in the first message only.
+	ContentType string `protobuf:"bytes,2,opt,name=content_type,json=contentType,proto3" json:"content_type,omitempty"`
+	// The next bytes of the file.
+	Data          []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExportSalesResponse) Reset() {
+	*x = ExportSalesResponse{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExportSalesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExportSalesResponse) ProtoMessage() {}
+
+func (x *ExportSalesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExportSalesResponse.ProtoReflect.Descriptor instead.
+func (*ExportSalesResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ExportSalesResponse) GetFilename() string {
+	if x != nil {
+		return x.Filename
+	}
+	return ""
+}
+
+func (x *ExportSalesResponse) GetContentType() string {
+	if x != nil {
+		return x.ContentType
+	}
+	return ""
+}
+
+func (x *ExportSalesResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+// ListRefundsToApproveRequest pages through the refunds awaiting approval.
+type ListRefundsToApproveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Page size; default 50.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// Only refunds of this show when set.
+	ShowId        int64 `protobuf:"varint,3,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRefundsToApproveRequest) Reset() {
+	*x = ListRefundsToApproveRequest{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRefundsToApproveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRefundsToApproveRequest) ProtoMessage() {}
+
+func (x *ListRefundsToApproveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRefundsToApproveRequest.ProtoReflect.Descriptor instead.
+func (*ListRefundsToApproveRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListRefundsToApproveRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListRefundsToApproveRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+func (x *ListRefundsToApproveRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+// RefundToApprove is a refund awaiting a second admin, with its show.
+type RefundToApprove struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The refund, in status AWAITING_APPROVAL; requested_by names who asked,
+	// who may not approve it.
+	Refund *v11.Refund `protobuf:"bytes,1,opt,name=refund,proto3" json:"refund,omitempty"`
+	// The show whose takings would pay it.
+	ShowId        int64 `protobuf:"varint,2,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefundToApprove) Reset() {
+	*x = RefundToApprove{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefundToApprove) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefundToApprove) ProtoMessage() {}
+
+func (x *RefundToApprove) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefundToApprove.ProtoReflect.Descriptor instead.
+func (*RefundToApprove) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *RefundToApprove) GetRefund() *v11.Refund {
+	if x != nil {
+		return x.Refund
+	}
+	return nil
+}
+
+func (x *RefundToApprove) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+// ListRefundsToApproveResponse is one page of the four-eyes queue.
+type ListRefundsToApproveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Refunds, by refund id.
+	Refunds []*RefundToApprove `protobuf:"bytes,1,rep,name=refunds,proto3" json:"refunds,omitempty"`
+	// Token for the next page; empty on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRefundsToApproveResponse) Reset() {
+	*x = ListRefundsToApproveResponse{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRefundsToApproveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRefundsToApproveResponse) ProtoMessage() {}
+
+func (x *ListRefundsToApproveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRefundsToApproveResponse.ProtoReflect.Descriptor instead.
+func (*ListRefundsToApproveResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListRefundsToApproveResponse) GetRefunds() []*RefundToApprove {
+	if x != nil {
+		return x.Refunds
+	}
+	return nil
+}
+
+func (x *ListRefundsToApproveResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // SettleFailedRefundRequest records a failed refund paid another way.
 type SettleFailedRefundRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1735,7 +2111,7 @@ type SettleFailedRefundRequest struct {
 
 func (x *SettleFailedRefundRequest) Reset() {
 	*x = SettleFailedRefundRequest{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[16]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1747,7 +2123,7 @@ func (x *SettleFailedRefundRequest) String() string {
 func (*SettleFailedRefundRequest) ProtoMessage() {}
 
 func (x *SettleFailedRefundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[16]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1760,7 +2136,7 @@ func (x *SettleFailedRefundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleFailedRefundRequest.ProtoReflect.Descriptor instead.
 func (*SettleFailedRefundRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SettleFailedRefundRequest) GetRefundId() string {
@@ -1804,7 +2180,7 @@ type SettleFailedRefundResponse struct {
 
 func (x *SettleFailedRefundResponse) Reset() {
 	*x = SettleFailedRefundResponse{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[17]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1816,7 +2192,7 @@ func (x *SettleFailedRefundResponse) String() string {
 func (*SettleFailedRefundResponse) ProtoMessage() {}
 
 func (x *SettleFailedRefundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[17]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1829,7 +2205,7 @@ func (x *SettleFailedRefundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleFailedRefundResponse.ProtoReflect.Descriptor instead.
 func (*SettleFailedRefundResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SettleFailedRefundResponse) GetRefund() *FailedRefund {
@@ -1860,7 +2236,7 @@ type GetShowSalesRequest struct {
 
 func (x *GetShowSalesRequest) Reset() {
 	*x = GetShowSalesRequest{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1872,7 +2248,7 @@ func (x *GetShowSalesRequest) String() string {
 func (*GetShowSalesRequest) ProtoMessage() {}
 
 func (x *GetShowSalesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1885,7 +2261,7 @@ func (x *GetShowSalesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowSalesRequest.ProtoReflect.Descriptor instead.
 func (*GetShowSalesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetShowSalesRequest) GetShowId() int64 {
@@ -1927,7 +2303,7 @@ type GetShowSalesResponse struct {
 
 func (x *GetShowSalesResponse) Reset() {
 	*x = GetShowSalesResponse{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1939,7 +2315,7 @@ func (x *GetShowSalesResponse) String() string {
 func (*GetShowSalesResponse) ProtoMessage() {}
 
 func (x *GetShowSalesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1952,7 +2328,7 @@ func (x *GetShowSalesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowSalesResponse.ProtoReflect.Descriptor instead.
 func (*GetShowSalesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetShowSalesResponse) GetShowId() int64 {
@@ -2021,7 +2397,7 @@ type SectionSales struct {
 
 func (x *SectionSales) Reset() {
 	*x = SectionSales{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2033,7 +2409,7 @@ func (x *SectionSales) String() string {
 func (*SectionSales) ProtoMessage() {}
 
 func (x *SectionSales) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2046,7 +2422,7 @@ func (x *SectionSales) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SectionSales.ProtoReflect.Descriptor instead.
 func (*SectionSales) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SectionSales) GetSection() string {
@@ -2092,7 +2468,7 @@ type ChannelSales struct {
 
 func (x *ChannelSales) Reset() {
 	*x = ChannelSales{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2104,7 +2480,7 @@ func (x *ChannelSales) String() string {
 func (*ChannelSales) ProtoMessage() {}
 
 func (x *ChannelSales) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2117,7 +2493,7 @@ func (x *ChannelSales) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelSales.ProtoReflect.Descriptor instead.
 func (*ChannelSales) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ChannelSales) GetChannel() v12.SalesChannel {
@@ -2160,7 +2536,7 @@ type ShowMoney struct {
 
 func (x *ShowMoney) Reset() {
 	*x = ShowMoney{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2172,7 +2548,7 @@ func (x *ShowMoney) String() string {
 func (*ShowMoney) ProtoMessage() {}
 
 func (x *ShowMoney) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2185,7 +2561,7 @@ func (x *ShowMoney) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowMoney.ProtoReflect.Descriptor instead.
 func (*ShowMoney) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ShowMoney) GetSalesMinor() int64 {
@@ -2231,7 +2607,7 @@ type SalesBucket struct {
 
 func (x *SalesBucket) Reset() {
 	*x = SalesBucket{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2243,7 +2619,7 @@ func (x *SalesBucket) String() string {
 func (*SalesBucket) ProtoMessage() {}
 
 func (x *SalesBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2256,7 +2632,7 @@ func (x *SalesBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SalesBucket.ProtoReflect.Descriptor instead.
 func (*SalesBucket) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SalesBucket) GetStart() *timestamppb.Timestamp {
@@ -2424,6 +2800,32 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\ashow_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06showId\"\x7f\n" +
 	"\x19ListFailedRefundsResponse\x12:\n" +
 	"\arefunds\x18\x01 \x03(\v2 .seatghor.ledger.v1.FailedRefundR\arefunds\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd7\x03\n" +
+	"\x12ExportSalesRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06showId\x12>\n" +
+	"\x04kind\x18\x02 \x01(\x0e2\x1e.seatghor.ledger.v1.ExportKindB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12+\n" +
+	"\blanguage\x18\x03 \x01(\tB\x0f\xbaH\fr\n" +
+	"R\x00R\x02enR\x02bnR\blanguage\x12=\n" +
+	"\fperiod_start\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vperiodStart\x129\n" +
+	"\n" +
+	"period_end\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tperiodEnd:\xb7\x01\xbaH\xb3\x01\x1a\xb0\x01\n" +
+	"\x15export_show_or_period\x12?orders need a show; a ledger statement needs a show or a period\x1aVthis.show_id > 0 || (this.kind == 2 && has(this.period_start) && has(this.period_end))\"h\n" +
+	"\x13ExportSalesResponse\x12\x1a\n" +
+	"\bfilename\x18\x01 \x01(\tR\bfilename\x12!\n" +
+	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"\x91\x01\n" +
+	"\x1bListRefundsToApproveRequest\x12'\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01R\tpageToken\x12 \n" +
+	"\ashow_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06showId\"_\n" +
+	"\x0fRefundToApprove\x123\n" +
+	"\x06refund\x18\x01 \x01(\v2\x1b.seatghor.payment.v1.RefundR\x06refund\x12\x17\n" +
+	"\ashow_id\x18\x02 \x01(\x03R\x06showId\"\x85\x01\n" +
+	"\x1cListRefundsToApproveResponse\x12=\n" +
+	"\arefunds\x18\x01 \x03(\v2#.seatghor.ledger.v1.RefundToApproveR\arefunds\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd4\x01\n" +
 	"\x19SettleFailedRefundRequest\x12&\n" +
 	"\trefund_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\brefundId\x12H\n" +
@@ -2464,7 +2866,12 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\vSalesBucket\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12\x16\n" +
 	"\x06orders\x18\x02 \x01(\x05R\x06orders\x12!\n" +
-	"\famount_minor\x18\x03 \x01(\x03R\vamountMinor*\x91\x01\n" +
+	"\famount_minor\x18\x03 \x01(\x03R\vamountMinor*Y\n" +
+	"\n" +
+	"ExportKind\x12\x1b\n" +
+	"\x17EXPORT_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12EXPORT_KIND_ORDERS\x10\x01\x12\x16\n" +
+	"\x12EXPORT_KIND_LEDGER\x10\x02*\x91\x01\n" +
 	"\x10SettlementMethod\x12!\n" +
 	"\x1dSETTLEMENT_METHOD_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16SETTLEMENT_METHOD_CASH\x10\x01\x12#\n" +
@@ -2492,7 +2899,7 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x17MISMATCH_ACTION_ALERTED\x10\x01\x12\"\n" +
 	"\x1eMISMATCH_ACTION_REFUND_STARTED\x10\x02\x12\"\n" +
 	"\x1eMISMATCH_ACTION_STATE_RESOLVED\x10\x03\x12\x1b\n" +
-	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\x8e\x06\n" +
+	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xf5\a\n" +
 	"\rLedgerService\x12o\n" +
 	"\x0fGetTrialBalance\x12*.seatghor.ledger.v1.GetTrialBalanceRequest\x1a+.seatghor.ledger.v1.GetTrialBalanceResponse\"\x03\x90\x02\x01\x12c\n" +
 	"\vListJournal\x12&.seatghor.ledger.v1.ListJournalRequest\x1a'.seatghor.ledger.v1.ListJournalResponse\"\x03\x90\x02\x01\x12p\n" +
@@ -2500,7 +2907,9 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\fRecordPayout\x12'.seatghor.ledger.v1.RecordPayoutRequest\x1a(.seatghor.ledger.v1.RecordPayoutResponse\x12u\n" +
 	"\x11ListFailedRefunds\x12,.seatghor.ledger.v1.ListFailedRefundsRequest\x1a-.seatghor.ledger.v1.ListFailedRefundsResponse\"\x03\x90\x02\x01\x12s\n" +
 	"\x12SettleFailedRefund\x12-.seatghor.ledger.v1.SettleFailedRefundRequest\x1a..seatghor.ledger.v1.SettleFailedRefundResponse\x12f\n" +
-	"\fGetShowSales\x12'.seatghor.ledger.v1.GetShowSalesRequest\x1a(.seatghor.ledger.v1.GetShowSalesResponse\"\x03\x90\x02\x01B\xcd\x01\n" +
+	"\fGetShowSales\x12'.seatghor.ledger.v1.GetShowSalesRequest\x1a(.seatghor.ledger.v1.GetShowSalesResponse\"\x03\x90\x02\x01\x12~\n" +
+	"\x14ListRefundsToApprove\x12/.seatghor.ledger.v1.ListRefundsToApproveRequest\x1a0.seatghor.ledger.v1.ListRefundsToApproveResponse\"\x03\x90\x02\x01\x12e\n" +
+	"\vExportSales\x12&.seatghor.ledger.v1.ExportSalesRequest\x1a'.seatghor.ledger.v1.ExportSalesResponse\"\x03\x90\x02\x010\x01B\xcd\x01\n" +
 	"\x16com.seatghor.ledger.v1B\vLedgerProtoP\x01Z<github.com/seatghor/seatghor/gen/seatghor/ledger/v1;ledgerv1\xa2\x02\x03SLX\xaa\x02\x12Seatghor.Ledger.V1\xca\x02\x12Seatghor\\Ledger\\V1\xe2\x02\x1eSeatghor\\Ledger\\V1\\GPBMetadata\xea\x02\x14Seatghor::Ledger::V1b\x06proto3"
 
 var (
@@ -2515,107 +2924,122 @@ func file_seatghor_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 	return file_seatghor_ledger_v1_ledger_proto_rawDescData
 }
 
-var file_seatghor_ledger_v1_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_seatghor_ledger_v1_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
-	(SettlementMethod)(0),              // 0: seatghor.ledger.v1.SettlementMethod
-	(TransactionKind)(0),               // 1: seatghor.ledger.v1.TransactionKind
-	(MismatchKind)(0),                  // 2: seatghor.ledger.v1.MismatchKind
-	(MismatchAction)(0),                // 3: seatghor.ledger.v1.MismatchAction
-	(*AccountBalance)(nil),             // 4: seatghor.ledger.v1.AccountBalance
-	(*JournalLine)(nil),                // 5: seatghor.ledger.v1.JournalLine
-	(*JournalTransaction)(nil),         // 6: seatghor.ledger.v1.JournalTransaction
-	(*Mismatch)(nil),                   // 7: seatghor.ledger.v1.Mismatch
-	(*GetTrialBalanceRequest)(nil),     // 8: seatghor.ledger.v1.GetTrialBalanceRequest
-	(*GetTrialBalanceResponse)(nil),    // 9: seatghor.ledger.v1.GetTrialBalanceResponse
-	(*ListJournalRequest)(nil),         // 10: seatghor.ledger.v1.ListJournalRequest
-	(*ListJournalResponse)(nil),        // 11: seatghor.ledger.v1.ListJournalResponse
-	(*RunReconciliationRequest)(nil),   // 12: seatghor.ledger.v1.RunReconciliationRequest
-	(*RunReconciliationResponse)(nil),  // 13: seatghor.ledger.v1.RunReconciliationResponse
-	(*RecordPayoutRequest)(nil),        // 14: seatghor.ledger.v1.RecordPayoutRequest
-	(*RecordPayoutResponse)(nil),       // 15: seatghor.ledger.v1.RecordPayoutResponse
-	(*FailedRefund)(nil),               // 16: seatghor.ledger.v1.FailedRefund
-	(*Settlement)(nil),                 // 17: seatghor.ledger.v1.Settlement
-	(*ListFailedRefundsRequest)(nil),   // 18: seatghor.ledger.v1.ListFailedRefundsRequest
-	(*ListFailedRefundsResponse)(nil),  // 19: seatghor.ledger.v1.ListFailedRefundsResponse
-	(*SettleFailedRefundRequest)(nil),  // 20: seatghor.ledger.v1.SettleFailedRefundRequest
-	(*SettleFailedRefundResponse)(nil), // 21: seatghor.ledger.v1.SettleFailedRefundResponse
-	(*GetShowSalesRequest)(nil),        // 22: seatghor.ledger.v1.GetShowSalesRequest
-	(*GetShowSalesResponse)(nil),       // 23: seatghor.ledger.v1.GetShowSalesResponse
-	(*SectionSales)(nil),               // 24: seatghor.ledger.v1.SectionSales
-	(*ChannelSales)(nil),               // 25: seatghor.ledger.v1.ChannelSales
-	(*ShowMoney)(nil),                  // 26: seatghor.ledger.v1.ShowMoney
-	(*SalesBucket)(nil),                // 27: seatghor.ledger.v1.SalesBucket
-	(*v1.Money)(nil),                   // 28: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil),      // 29: google.protobuf.Timestamp
-	(v11.PaymentState)(0),              // 30: seatghor.payment.v1.PaymentState
-	(*v11.Refund)(nil),                 // 31: seatghor.payment.v1.Refund
-	(*durationpb.Duration)(nil),        // 32: google.protobuf.Duration
-	(v12.SalesChannel)(0),              // 33: seatghor.tickets.v1.SalesChannel
+	(ExportKind)(0),                      // 0: seatghor.ledger.v1.ExportKind
+	(SettlementMethod)(0),                // 1: seatghor.ledger.v1.SettlementMethod
+	(TransactionKind)(0),                 // 2: seatghor.ledger.v1.TransactionKind
+	(MismatchKind)(0),                    // 3: seatghor.ledger.v1.MismatchKind
+	(MismatchAction)(0),                  // 4: seatghor.ledger.v1.MismatchAction
+	(*AccountBalance)(nil),               // 5: seatghor.ledger.v1.AccountBalance
+	(*JournalLine)(nil),                  // 6: seatghor.ledger.v1.JournalLine
+	(*JournalTransaction)(nil),           // 7: seatghor.ledger.v1.JournalTransaction
+	(*Mismatch)(nil),                     // 8: seatghor.ledger.v1.Mismatch
+	(*GetTrialBalanceRequest)(nil),       // 9: seatghor.ledger.v1.GetTrialBalanceRequest
+	(*GetTrialBalanceResponse)(nil),      // 10: seatghor.ledger.v1.GetTrialBalanceResponse
+	(*ListJournalRequest)(nil),           // 11: seatghor.ledger.v1.ListJournalRequest
+	(*ListJournalResponse)(nil),          // 12: seatghor.ledger.v1.ListJournalResponse
+	(*RunReconciliationRequest)(nil),     // 13: seatghor.ledger.v1.RunReconciliationRequest
+	(*RunReconciliationResponse)(nil),    // 14: seatghor.ledger.v1.RunReconciliationResponse
+	(*RecordPayoutRequest)(nil),          // 15: seatghor.ledger.v1.RecordPayoutRequest
+	(*RecordPayoutResponse)(nil),         // 16: seatghor.ledger.v1.RecordPayoutResponse
+	(*FailedRefund)(nil),                 // 17: seatghor.ledger.v1.FailedRefund
+	(*Settlement)(nil),                   // 18: seatghor.ledger.v1.Settlement
+	(*ListFailedRefundsRequest)(nil),     // 19: seatghor.ledger.v1.ListFailedRefundsRequest
+	(*ListFailedRefundsResponse)(nil),    // 20: seatghor.ledger.v1.ListFailedRefundsResponse
+	(*ExportSalesRequest)(nil),           // 21: seatghor.ledger.v1.ExportSalesRequest
+	(*ExportSalesResponse)(nil),          // 22: seatghor.ledger.v1.ExportSalesResponse
+	(*ListRefundsToApproveRequest)(nil),  // 23: seatghor.ledger.v1.ListRefundsToApproveRequest
+	(*RefundToApprove)(nil),              // 24: seatghor.ledger.v1.RefundToApprove
+	(*ListRefundsToApproveResponse)(nil), // 25: seatghor.ledger.v1.ListRefundsToApproveResponse
+	(*SettleFailedRefundRequest)(nil),    // 26: seatghor.ledger.v1.SettleFailedRefundRequest
+	(*SettleFailedRefundResponse)(nil),   // 27: seatghor.ledger.v1.SettleFailedRefundResponse
+	(*GetShowSalesRequest)(nil),          // 28: seatghor.ledger.v1.GetShowSalesRequest
+	(*GetShowSalesResponse)(nil),         // 29: seatghor.ledger.v1.GetShowSalesResponse
+	(*SectionSales)(nil),                 // 30: seatghor.ledger.v1.SectionSales
+	(*ChannelSales)(nil),                 // 31: seatghor.ledger.v1.ChannelSales
+	(*ShowMoney)(nil),                    // 32: seatghor.ledger.v1.ShowMoney
+	(*SalesBucket)(nil),                  // 33: seatghor.ledger.v1.SalesBucket
+	(*v1.Money)(nil),                     // 34: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil),        // 35: google.protobuf.Timestamp
+	(v11.PaymentState)(0),                // 36: seatghor.payment.v1.PaymentState
+	(*v11.Refund)(nil),                   // 37: seatghor.payment.v1.Refund
+	(*durationpb.Duration)(nil),          // 38: google.protobuf.Duration
+	(v12.SalesChannel)(0),                // 39: seatghor.tickets.v1.SalesChannel
 }
 var file_seatghor_ledger_v1_ledger_proto_depIdxs = []int32{
-	28, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
-	1,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	5,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
-	29, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
-	2,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
-	28, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
-	28, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
-	30, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
-	3,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
-	29, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
-	4,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
-	29, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
-	28, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
-	1,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	29, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
-	29, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
-	6,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
-	29, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
-	29, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
-	29, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
-	29, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
-	7,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
-	29, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
-	29, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
-	28, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
-	6,  // 25: seatghor.ledger.v1.RecordPayoutResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
-	31, // 26: seatghor.ledger.v1.FailedRefund.refund:type_name -> seatghor.payment.v1.Refund
-	29, // 27: seatghor.ledger.v1.FailedRefund.failed_at:type_name -> google.protobuf.Timestamp
-	17, // 28: seatghor.ledger.v1.FailedRefund.settlement:type_name -> seatghor.ledger.v1.Settlement
-	0,  // 29: seatghor.ledger.v1.Settlement.method:type_name -> seatghor.ledger.v1.SettlementMethod
-	29, // 30: seatghor.ledger.v1.Settlement.settled_at:type_name -> google.protobuf.Timestamp
-	16, // 31: seatghor.ledger.v1.ListFailedRefundsResponse.refunds:type_name -> seatghor.ledger.v1.FailedRefund
-	0,  // 32: seatghor.ledger.v1.SettleFailedRefundRequest.method:type_name -> seatghor.ledger.v1.SettlementMethod
-	16, // 33: seatghor.ledger.v1.SettleFailedRefundResponse.refund:type_name -> seatghor.ledger.v1.FailedRefund
-	6,  // 34: seatghor.ledger.v1.SettleFailedRefundResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
-	32, // 35: seatghor.ledger.v1.GetShowSalesRequest.bucket:type_name -> google.protobuf.Duration
-	29, // 36: seatghor.ledger.v1.GetShowSalesResponse.as_of:type_name -> google.protobuf.Timestamp
-	24, // 37: seatghor.ledger.v1.GetShowSalesResponse.sections:type_name -> seatghor.ledger.v1.SectionSales
-	25, // 38: seatghor.ledger.v1.GetShowSalesResponse.channels:type_name -> seatghor.ledger.v1.ChannelSales
-	26, // 39: seatghor.ledger.v1.GetShowSalesResponse.money:type_name -> seatghor.ledger.v1.ShowMoney
-	27, // 40: seatghor.ledger.v1.GetShowSalesResponse.timeline:type_name -> seatghor.ledger.v1.SalesBucket
-	33, // 41: seatghor.ledger.v1.ChannelSales.channel:type_name -> seatghor.tickets.v1.SalesChannel
-	29, // 42: seatghor.ledger.v1.SalesBucket.start:type_name -> google.protobuf.Timestamp
-	8,  // 43: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
-	10, // 44: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
-	12, // 45: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
-	14, // 46: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
-	18, // 47: seatghor.ledger.v1.LedgerService.ListFailedRefunds:input_type -> seatghor.ledger.v1.ListFailedRefundsRequest
-	20, // 48: seatghor.ledger.v1.LedgerService.SettleFailedRefund:input_type -> seatghor.ledger.v1.SettleFailedRefundRequest
-	22, // 49: seatghor.ledger.v1.LedgerService.GetShowSales:input_type -> seatghor.ledger.v1.GetShowSalesRequest
-	9,  // 50: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
-	11, // 51: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
-	13, // 52: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
-	15, // 53: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
-	19, // 54: seatghor.ledger.v1.LedgerService.ListFailedRefunds:output_type -> seatghor.ledger.v1.ListFailedRefundsResponse
-	21, // 55: seatghor.ledger.v1.LedgerService.SettleFailedRefund:output_type -> seatghor.ledger.v1.SettleFailedRefundResponse
-	23, // 56: seatghor.ledger.v1.LedgerService.GetShowSales:output_type -> seatghor.ledger.v1.GetShowSalesResponse
-	50, // [50:57] is the sub-list for method output_type
-	43, // [43:50] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	34, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
+	2,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
+	6,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
+	35, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
+	3,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
+	34, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
+	34, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
+	36, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
+	4,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
+	35, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	5,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
+	35, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
+	34, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
+	2,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
+	35, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
+	35, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
+	7,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
+	35, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
+	35, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
+	35, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
+	35, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
+	8,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
+	35, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
+	35, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
+	34, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
+	7,  // 25: seatghor.ledger.v1.RecordPayoutResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
+	37, // 26: seatghor.ledger.v1.FailedRefund.refund:type_name -> seatghor.payment.v1.Refund
+	35, // 27: seatghor.ledger.v1.FailedRefund.failed_at:type_name -> google.protobuf.Timestamp
+	18, // 28: seatghor.ledger.v1.FailedRefund.settlement:type_name -> seatghor.ledger.v1.Settlement
+	1,  // 29: seatghor.ledger.v1.Settlement.method:type_name -> seatghor.ledger.v1.SettlementMethod
+	35, // 30: seatghor.ledger.v1.Settlement.settled_at:type_name -> google.protobuf.Timestamp
+	17, // 31: seatghor.ledger.v1.ListFailedRefundsResponse.refunds:type_name -> seatghor.ledger.v1.FailedRefund
+	0,  // 32: seatghor.ledger.v1.ExportSalesRequest.kind:type_name -> seatghor.ledger.v1.ExportKind
+	35, // 33: seatghor.ledger.v1.ExportSalesRequest.period_start:type_name -> google.protobuf.Timestamp
+	35, // 34: seatghor.ledger.v1.ExportSalesRequest.period_end:type_name -> google.protobuf.Timestamp
+	37, // 35: seatghor.ledger.v1.RefundToApprove.refund:type_name -> seatghor.payment.v1.Refund
+	24, // 36: seatghor.ledger.v1.ListRefundsToApproveResponse.refunds:type_name -> seatghor.ledger.v1.RefundToApprove
+	1,  // 37: seatghor.ledger.v1.SettleFailedRefundRequest.method:type_name -> seatghor.ledger.v1.SettlementMethod
+	17, // 38: seatghor.ledger.v1.SettleFailedRefundResponse.refund:type_name -> seatghor.ledger.v1.FailedRefund
+	7,  // 39: seatghor.ledger.v1.SettleFailedRefundResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
+	38, // 40: seatghor.ledger.v1.GetShowSalesRequest.bucket:type_name -> google.protobuf.Duration
+	35, // 41: seatghor.ledger.v1.GetShowSalesResponse.as_of:type_name -> google.protobuf.Timestamp
+	30, // 42: seatghor.ledger.v1.GetShowSalesResponse.sections:type_name -> seatghor.ledger.v1.SectionSales
+	31, // 43: seatghor.ledger.v1.GetShowSalesResponse.channels:type_name -> seatghor.ledger.v1.ChannelSales
+	32, // 44: seatghor.ledger.v1.GetShowSalesResponse.money:type_name -> seatghor.ledger.v1.ShowMoney
+	33, // 45: seatghor.ledger.v1.GetShowSalesResponse.timeline:type_name -> seatghor.ledger.v1.SalesBucket
+	39, // 46: seatghor.ledger.v1.ChannelSales.channel:type_name -> seatghor.tickets.v1.SalesChannel
+	35, // 47: seatghor.ledger.v1.SalesBucket.start:type_name -> google.protobuf.Timestamp
+	9,  // 48: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
+	11, // 49: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
+	13, // 50: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
+	15, // 51: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
+	19, // 52: seatghor.ledger.v1.LedgerService.ListFailedRefunds:input_type -> seatghor.ledger.v1.ListFailedRefundsRequest
+	26, // 53: seatghor.ledger.v1.LedgerService.SettleFailedRefund:input_type -> seatghor.ledger.v1.SettleFailedRefundRequest
+	28, // 54: seatghor.ledger.v1.LedgerService.GetShowSales:input_type -> seatghor.ledger.v1.GetShowSalesRequest
+	23, // 55: seatghor.ledger.v1.LedgerService.ListRefundsToApprove:input_type -> seatghor.ledger.v1.ListRefundsToApproveRequest
+	21, // 56: seatghor.ledger.v1.LedgerService.ExportSales:input_type -> seatghor.ledger.v1.ExportSalesRequest
+	10, // 57: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
+	12, // 58: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
+	14, // 59: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
+	16, // 60: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
+	20, // 61: seatghor.ledger.v1.LedgerService.ListFailedRefunds:output_type -> seatghor.ledger.v1.ListFailedRefundsResponse
+	27, // 62: seatghor.ledger.v1.LedgerService.SettleFailedRefund:output_type -> seatghor.ledger.v1.SettleFailedRefundResponse
+	29, // 63: seatghor.ledger.v1.LedgerService.GetShowSales:output_type -> seatghor.ledger.v1.GetShowSalesResponse
+	25, // 64: seatghor.ledger.v1.LedgerService.ListRefundsToApprove:output_type -> seatghor.ledger.v1.ListRefundsToApproveResponse
+	22, // 65: seatghor.ledger.v1.LedgerService.ExportSales:output_type -> seatghor.ledger.v1.ExportSalesResponse
+	57, // [57:66] is the sub-list for method output_type
+	48, // [48:57] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_ledger_v1_ledger_proto_init() }
@@ -2634,8 +3058,8 @@ func file_seatghor_ledger_v1_ledger_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_ledger_v1_ledger_proto_rawDesc), len(file_seatghor_ledger_v1_ledger_proto_rawDesc)),
-			NumEnums:      4,
-			NumMessages:   24,
+			NumEnums:      5,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file seatghor/ledger/v1/ledger.proto.
  */
 export const file_seatghor_ledger_v1_ledger: GenFile = /*@__PURE__*/
-  fileDesc("Ch9zZWF0Z2hvci9sZWRnZXIvdjEvbGVkZ2VyLnByb3RvEhJzZWF0Z2hvci5sZWRnZXIudjEioAEKDkFjY291bnRCYWxhbmNlEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSGgoNYmFsYW5jZV9taW5vchgDIAEoA0gAiAEBEhMKC2RlYml0X21pbm9yGAQgASgDEhQKDGNyZWRpdF9taW5vchgFIAEoAxISCgpsaW5lX2NvdW50GAYgASgDQhAKDl9iYWxhbmNlX21pbm9yIkkKC0pvdXJuYWxMaW5lEg8KB2FjY291bnQYASABKAkSKQoGYW1vdW50GAIgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5IpgCChJKb3VybmFsVHJhbnNhY3Rpb24SDgoGdHhuX2lkGAEgASgJEjEKBGtpbmQYAiABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kEhEKCXJlZmVyZW5jZRgDIAEoCRIPCgdzaG93X2lkGAQgASgDEg0KBXNoYXJkGAUgASgFEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKD3JldmVyc2VzX3R4bl9pZBgHIAEoCRIuCgVsaW5lcxgIIAMoCzIfLnNlYXRnaG9yLmxlZGdlci52MS5Kb3VybmFsTGluZRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKVAwoITWlzbWF0Y2gSLgoEa2luZBgBIAEoDjIgLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaEtpbmQSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgdzaG93X2lkGAQgASgDEhAKCHByb3ZpZGVyGAUgASgJEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAYgASgJEi8KDGxvY2FsX2Ftb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIxCg5nYXRld2F5X2Ftb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRI2Cgtsb2NhbF9zdGF0ZRgJIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEhUKDWdhdGV3YXlfc3RhdGUYCiABKAkSMgoGYWN0aW9uGAsgASgOMiIuc2VhdGdob3IubGVkZ2VyLnYxLk1pc21hdGNoQWN0aW9uEg4KBmRldGFpbBgMIAEoCSJqChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhsKBXNoYXJkGAEgASgFQge6SAQaAigASACIAQESKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9zaGFyZCKnAgoXR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USNAoIYWNjb3VudHMYASADKAsyIi5zZWF0Z2hvci5sZWRnZXIudjEuQWNjb3VudEJhbGFuY2USFgoJc3VtX21pbm9yGAIgASgDSACIAQESIAoTdW5iYWxhbmNlZF9qb3VybmFscxgDIAEoBUgBiAEBEhAKCGJhbGFuY2VkGAQgASgIEikKBWFzX29mGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzaGFyZHMYBiADKAUSKQoGdG90YWxzGAcgAygLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5QgwKCl9zdW1fbWlub3JCFgoUX3VuYmFsYW5jZWRfam91cm5hbHMimgQKEkxpc3RKb3VybmFsUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoFc2hhcmQYAyABKAVCB7pIBBoCKABIAIgBARIYCgdzaG93X2lkGAQgASgDQge6SAQiAigAEhgKB2FjY291bnQYBSABKAlCB7pIBHICGGQSGgoJcmVmZXJlbmNlGAYgASgJQge6SARyAhhAEjsKBGtpbmQYByABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kQgi6SAWCAQIQARIxCg1jcmVhdGVkX2FmdGVyGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6qwG6SKcBGqQBChJqb3VybmFsLnRpbWVfcmFuZ2USK2NyZWF0ZWRfYWZ0ZXIgbXVzdCBiZSBiZWZvcmUgY3JlYXRlZF9iZWZvcmUaYSFoYXModGhpcy5jcmVhdGVkX2FmdGVyKSB8fCAhaGFzKHRoaXMuY3JlYXRlZF9iZWZvcmUpIHx8IHRoaXMuY3JlYXRlZF9hZnRlciA8IHRoaXMuY3JlYXRlZF9iZWZvcmVCCAoGX3NoYXJkImwKE0xpc3RKb3VybmFsUmVzcG9uc2USPAoMdHJhbnNhY3Rpb25zGAEgAygLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikgMKGFJ1blJlY29uY2lsaWF0aW9uUmVxdWVzdBI4CgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNgoKcGVyaW9kX2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIbCgVzaGFyZBgDIAEoBUIHukgEGgIoAEgAiAEBEioKCHByb3ZpZGVyGAQgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSDwoHZHJ5X3J1bhgFIAEoCDqfAbpImwEamAEKFXJlY29uY2lsaWF0aW9uLnBlcmlvZBImcGVyaW9kX3N0YXJ0IG11c3QgYmUgYmVmb3JlIHBlcmlvZF9lbmQaVyFoYXModGhpcy5wZXJpb2Rfc3RhcnQpIHx8ICFoYXModGhpcy5wZXJpb2RfZW5kKSB8fCB0aGlzLnBlcmlvZF9zdGFydCA8IHRoaXMucGVyaW9kX2VuZEIICgZfc2hhcmQingMKGVJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEjAKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoObG9jYWxfcGF5bWVudHMYBCABKAMSFwoPZ2F0ZXdheV9yZWNvcmRzGAUgASgDEg8KB21hdGNoZWQYBiABKAMSMAoKbWlzbWF0Y2hlcxgHIAMoCzIcLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaBIXCg9yZWZ1bmRzX3N0YXJ0ZWQYCCABKAMSEAoIcmVzb2x2ZWQYCSABKAMSDwoHZHJ5X3J1bhgKIAEoCBIuCgpzdGFydGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKE1JlY29yZFBheW91dFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIvCglwYXlvdXRfaWQYAiABKAlCHLpIGXIXMhVeW0EtWmEtejAtOV8tXXsxLDY0fSQSMQoGYW1vdW50GAMgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Qga6SAPIAQEi/QEKFFJlY29yZFBheW91dFJlc3BvbnNlEjsKC3RyYW5zYWN0aW9uGAEgASgLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIRCglkdXBsaWNhdGUYAiABKAgSHAoPaGVsZF9iYWNrX21pbm9yGAMgASgDSACIAQESIwobaGVsZF9iYWNrX2ZhaWxlZF9yZWZ1bmRfaWRzGAQgAygJEiQKHGhlbGRfYmFja19wZW5kaW5nX3JlZnVuZF9pZHMYBSADKAkSGAoQaGVsZF9iYWNrX3JlYXNvbhgGIAEoCUISChBfaGVsZF9iYWNrX21pbm9yIsMBCgxGYWlsZWRSZWZ1bmQSKwoGcmVmdW5kGAEgASgLMhsuc2VhdGdob3IucGF5bWVudC52MS5SZWZ1bmQSDwoHc2hvd19pZBgCIAEoAxISCgpsYXN0X2Vycm9yGAMgASgJEi0KCWZhaWxlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoKc2V0dGxlbWVudBgFIAEoCzIeLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50Ir4BCgpTZXR0bGVtZW50EjQKBm1ldGhvZBgBIAEoDjIkLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50TWV0aG9kEhEKCXJlZmVyZW5jZRgCIAEoCRIMCgRub3RlGAMgASgJEhIKCnNldHRsZWRfYnkYBCABKAkSLgoKc2V0dGxlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNbGVkZ2VyX3R4bl9pZBgGIAEoCSJxChhMaXN0RmFpbGVkUmVmdW5kc1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhgKB3Nob3dfaWQYAyABKANCB7pIBCICKAAiZwoZTGlzdEZhaWxlZFJlZnVuZHNSZXNwb25zZRIxCgdyZWZ1bmRzGAEgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLkZhaWxlZFJlZnVuZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkisQEKGVNldHRsZUZhaWxlZFJlZnVuZFJlcXVlc3QSHAoJcmVmdW5kX2lkGAEgASgJQgm6SAZyBBABGEASQAoGbWV0aG9kGAIgASgOMiQuc2VhdGdob3IubGVkZ2VyLnYxLlNldHRsZW1lbnRNZXRob2RCCrpIB4IBBBABIAASHAoJcmVmZXJlbmNlGAMgASgJQgm6SAZyBBABGGQSFgoEbm90ZRgEIAEoCUIIukgFcgMY9AMiiwEKGlNldHRsZUZhaWxlZFJlZnVuZFJlc3BvbnNlEjAKBnJlZnVuZBgBIAEoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5GYWlsZWRSZWZ1bmQSOwoLdHJhbnNhY3Rpb24YAiABKAsyJi5zZWF0Z2hvci5sZWRnZXIudjEuSm91cm5hbFRyYW5zYWN0aW9uImwKE0dldFNob3dTYWxlc1JlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABI7CgZidWNrZXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CELpIDaoBCiIECICjBTICCDwirQIKFEdldFNob3dTYWxlc1Jlc3BvbnNlEg8KB3Nob3dfaWQYASABKAMSKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAMgASgJEjIKCHNlY3Rpb25zGAQgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLlNlY3Rpb25TYWxlcxIyCghjaGFubmVscxgFIAMoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5DaGFubmVsU2FsZXMSLAoFbW9uZXkYBiABKAsyHS5zZWF0Z2hvci5sZWRnZXIudjEuU2hvd01vbmV5EjEKCHRpbWVsaW5lGAcgAygLMh8uc2VhdGdob3IubGVkZ2VyLnYxLlNhbGVzQnVja2V0IksKDFNlY3Rpb25TYWxlcxIPCgdzZWN0aW9uGAEgASgJEg4KBnBsYWNlcxgCIAEoBRIMCgRzb2xkGAMgASgFEgwKBGhlbGQYBCABKAUiaAoMQ2hhbm5lbFNhbGVzEjIKB2NoYW5uZWwYASABKA4yIS5zZWF0Z2hvci50aWNrZXRzLnYxLlNhbGVzQ2hhbm5lbBIOCgZvcmRlcnMYAiABKAUSFAoMYW1vdW50X21pbm9yGAMgASgDImkKCVNob3dNb25leRITCgtzYWxlc19taW5vchgBIAEoAxIVCg1yZWZ1bmRzX21pbm9yGAIgASgDEhgKEGNvbW1pc3Npb25fbWlub3IYAyABKAMSFgoOb3BlcmF0b3JfbWlub3IYBCABKAMiXgoLU2FsZXNCdWNrZXQSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBm9yZGVycxgCIAEoBRIUCgxhbW91bnRfbWlub3IYAyABKAMqkQEKEFNldHRsZW1lbnRNZXRob2QSIQodU0VUVExFTUVOVF9NRVRIT0RfVU5TUEVDSUZJRUQQABIaChZTRVRUTEVNRU5UX01FVEhPRF9DQVNIEAESIwofU0VUVExFTUVOVF9NRVRIT0RfQkFOS19UUkFOU0ZFUhACEhkKFVNFVFRMRU1FTlRfTUVUSE9EX01GUxADKpQCCg9UcmFuc2FjdGlvbktpbmQSIAocVFJBTlNBQ1RJT05fS0lORF9VTlNQRUNJRklFRBAAEhwKGFRSQU5TQUNUSU9OX0tJTkRfQk9PS0lORxABEiAKHFRSQU5TQUNUSU9OX0tJTkRfR0FURVdBWV9GRUUQAhIbChdUUkFOU0FDVElPTl9LSU5EX1JFRlVORBADEiUKIVRSQU5TQUNUSU9OX0tJTkRfQ0FOQ0VMTEFUSU9OX0ZFRRAEEhsKF1RSQU5TQUNUSU9OX0tJTkRfUEFZT1VUEAUSHQoZVFJBTlNBQ1RJT05fS0lORF9SRVZFUlNBTBAGEh8KG1RSQU5TQUNUSU9OX0tJTkRfU0VUVExFTUVOVBAHKoACCgxNaXNtYXRjaEtpbmQSHQoZTUlTTUFUQ0hfS0lORF9VTlNQRUNJRklFRBAAEiEKHU1JU01BVENIX0tJTkRfTUlTU0lOR19MT0NBTExZEAESJAogTUlTTUFUQ0hfS0lORF9NSVNTSU5HX0FUX0dBVEVXQVkQAhIgChxNSVNNQVRDSF9LSU5EX0FNT1VOVF9ESUZGRVJTEAMSIwofTUlTTUFUQ0hfS0lORF9EVVBMSUNBVEVfQ0FQVFVSRRAEEh8KG01JU01BVENIX0tJTkRfU1RBVEVfRElGRkVSUxAFEiAKHE1JU01BVENIX0tJTkRfTEVER0VSX0RJRkZFUlMQBiqzAQoOTWlzbWF0Y2hBY3Rpb24SHwobTUlTTUFUQ0hfQUNUSU9OX1VOU1BFQ0lGSUVEEAASGwoXTUlTTUFUQ0hfQUNUSU9OX0FMRVJURUQQARIiCh5NSVNNQVRDSF9BQ1RJT05fUkVGVU5EX1NUQVJURUQQAhIiCh5NSVNNQVRDSF9BQ1RJT05fU1RBVEVfUkVTT0xWRUQQAxIbChdNSVNNQVRDSF9BQ1RJT05fRFJZX1JVThAEMo4GCg1MZWRnZXJTZXJ2aWNlEm8KD0dldFRyaWFsQmFsYW5jZRIqLnNlYXRnaG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXF1ZXN0Gisuc2VhdGdob3IubGVkZ2VyLnYxLkdldFRyaWFsQmFsYW5jZVJlc3BvbnNlIgOQAgESYwoLTGlzdEpvdXJuYWwSJi5zZWF0Z2hvci5sZWRnZXIudjEuTGlzdEpvdXJuYWxSZXF1ZXN0Gicuc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RKb3VybmFsUmVzcG9uc2UiA5ACARJwChFSdW5SZWNvbmNpbGlhdGlvbhIsLnNlYXRnaG9yLmxlZGdlci52MS5SdW5SZWNvbmNpbGlhdGlvblJlcXVlc3QaLS5zZWF0Z2hvci5sZWRnZXIudjEuUnVuUmVjb25jaWxpYXRpb25SZXNwb25zZRJhCgxSZWNvcmRQYXlvdXQSJy5zZWF0Z2hvci5sZWRnZXIudjEuUmVjb3JkUGF5b3V0UmVxdWVzdBooLnNlYXRnaG9yLmxlZGdlci52MS5SZWNvcmRQYXlvdXRSZXNwb25zZRJ1ChFMaXN0RmFpbGVkUmVmdW5kcxIsLnNlYXRnaG9yLmxlZGdlci52MS5MaXN0RmFpbGVkUmVmdW5kc1JlcXVlc3QaLS5zZWF0Z2hvci5sZWRnZXIudjEuTGlzdEZhaWxlZFJlZnVuZHNSZXNwb25zZSIDkAIBEnMKElNldHRsZUZhaWxlZFJlZnVuZBItLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVGYWlsZWRSZWZ1bmRSZXF1ZXN0Gi4uc2VhdGdob3IubGVkZ2VyLnYxLlNldHRsZUZhaWxlZFJlZnVuZFJlc3BvbnNlEmYKDEdldFNob3dTYWxlcxInLnNlYXRnaG9yLmxlZGdlci52MS5HZXRTaG93U2FsZXNSZXF1ZXN0Giguc2VhdGdob3IubGVkZ2VyLnYxLkdldFNob3dTYWxlc1Jlc3BvbnNlIgOQAgFCzQEKFmNvbS5zZWF0Z2hvci5sZWRnZXIudjFCC0xlZGdlclByb3RvUAFaPGdpdGh1Yi5jb20vc2VhdGdob3Ivc2VhdGdob3IvZ2VuL3NlYXRnaG9yL2xlZGdlci92MTtsZWRnZXJ2MaICA1NMWKoCElNlYXRnaG9yLkxlZGdlci5WMcoCElNlYXRnaG9yXExlZGdlclxWMeICHlNlYXRnaG9yXExlZGdlclxWMVxHUEJNZXRhZGF0YeoCFFNlYXRnaG9yOjpMZWRnZXI6OlYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment, file_seatghor_tickets_v1_manifest]);
+  fileDesc("Ch9zZWF0Z2hvci9sZWRnZXIvdjEvbGVkZ2VyLnByb3RvEhJzZWF0Z2hvci5sZWRnZXIudjEioAEKDkFjY291bnRCYWxhbmNlEg8KB2FjY291bnQYASABKAkSEAoIY3VycmVuY3kYAiABKAkSGgoNYmFsYW5jZV9taW5vchgDIAEoA0gAiAEBEhMKC2RlYml0X21pbm9yGAQgASgDEhQKDGNyZWRpdF9taW5vchgFIAEoAxISCgpsaW5lX2NvdW50GAYgASgDQhAKDl9iYWxhbmNlX21pbm9yIkkKC0pvdXJuYWxMaW5lEg8KB2FjY291bnQYASABKAkSKQoGYW1vdW50GAIgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5IpgCChJKb3VybmFsVHJhbnNhY3Rpb24SDgoGdHhuX2lkGAEgASgJEjEKBGtpbmQYAiABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kEhEKCXJlZmVyZW5jZRgDIAEoCRIPCgdzaG93X2lkGAQgASgDEg0KBXNoYXJkGAUgASgFEhMKC2Rlc2NyaXB0aW9uGAYgASgJEhcKD3JldmVyc2VzX3R4bl9pZBgHIAEoCRIuCgVsaW5lcxgIIAMoCzIfLnNlYXRnaG9yLmxlZGdlci52MS5Kb3VybmFsTGluZRIuCgpjcmVhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCKVAwoITWlzbWF0Y2gSLgoEa2luZBgBIAEoDjIgLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaEtpbmQSEgoKcGF5bWVudF9pZBgCIAEoCRIQCghvcmRlcl9pZBgDIAEoCRIPCgdzaG93X2lkGAQgASgDEhAKCHByb3ZpZGVyGAUgASgJEhkKEWdhdGV3YXlfcmVmZXJlbmNlGAYgASgJEi8KDGxvY2FsX2Ftb3VudBgHIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRIxCg5nYXRld2F5X2Ftb3VudBgIIAEoCzIZLnNlYXRnaG9yLmNvbW1vbi52MS5Nb25leRI2Cgtsb2NhbF9zdGF0ZRgJIAEoDjIhLnNlYXRnaG9yLnBheW1lbnQudjEuUGF5bWVudFN0YXRlEhUKDWdhdGV3YXlfc3RhdGUYCiABKAkSMgoGYWN0aW9uGAsgASgOMiIuc2VhdGdob3IubGVkZ2VyLnYxLk1pc21hdGNoQWN0aW9uEg4KBmRldGFpbBgMIAEoCSJqChZHZXRUcmlhbEJhbGFuY2VSZXF1ZXN0EhsKBXNoYXJkGAEgASgFQge6SAQaAigASACIAQESKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQggKBl9zaGFyZCKnAgoXR2V0VHJpYWxCYWxhbmNlUmVzcG9uc2USNAoIYWNjb3VudHMYASADKAsyIi5zZWF0Z2hvci5sZWRnZXIudjEuQWNjb3VudEJhbGFuY2USFgoJc3VtX21pbm9yGAIgASgDSACIAQESIAoTdW5iYWxhbmNlZF9qb3VybmFscxgDIAEoBUgBiAEBEhAKCGJhbGFuY2VkGAQgASgIEikKBWFzX29mGAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZzaGFyZHMYBiADKAUSKQoGdG90YWxzGAcgAygLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5QgwKCl9zdW1fbWlub3JCFgoUX3VuYmFsYW5jZWRfam91cm5hbHMimgQKEkxpc3RKb3VybmFsUmVxdWVzdBIdCglwYWdlX3NpemUYASABKAVCCrpIBxoFGPQDKAASHAoKcGFnZV90b2tlbhgCIAEoCUIIukgFcgMYyAESGwoFc2hhcmQYAyABKAVCB7pIBBoCKABIAIgBARIYCgdzaG93X2lkGAQgASgDQge6SAQiAigAEhgKB2FjY291bnQYBSABKAlCB7pIBHICGGQSGgoJcmVmZXJlbmNlGAYgASgJQge6SARyAhhAEjsKBGtpbmQYByABKA4yIy5zZWF0Z2hvci5sZWRnZXIudjEuVHJhbnNhY3Rpb25LaW5kQgi6SAWCAQIQARIxCg1jcmVhdGVkX2FmdGVyGAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIyCg5jcmVhdGVkX2JlZm9yZRgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6qwG6SKcBGqQBChJqb3VybmFsLnRpbWVfcmFuZ2USK2NyZWF0ZWRfYWZ0ZXIgbXVzdCBiZSBiZWZvcmUgY3JlYXRlZF9iZWZvcmUaYSFoYXModGhpcy5jcmVhdGVkX2FmdGVyKSB8fCAhaGFzKHRoaXMuY3JlYXRlZF9iZWZvcmUpIHx8IHRoaXMuY3JlYXRlZF9hZnRlciA8IHRoaXMuY3JlYXRlZF9iZWZvcmVCCAoGX3NoYXJkImwKE0xpc3RKb3VybmFsUmVzcG9uc2USPAoMdHJhbnNhY3Rpb25zGAEgAygLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkikgMKGFJ1blJlY29uY2lsaWF0aW9uUmVxdWVzdBI4CgxwZXJpb2Rfc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQga6SAPIAQESNgoKcGVyaW9kX2VuZBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCBrpIA8gBARIbCgVzaGFyZBgDIAEoBUIHukgEGgIoAEgAiAEBEioKCHByb3ZpZGVyGAQgASgJQhi6SBVyEzIRXlthLXowLTlfXXswLDMyfSQSDwoHZHJ5X3J1bhgFIAEoCDqfAbpImwEamAEKFXJlY29uY2lsaWF0aW9uLnBlcmlvZBImcGVyaW9kX3N0YXJ0IG11c3QgYmUgYmVmb3JlIHBlcmlvZF9lbmQaVyFoYXModGhpcy5wZXJpb2Rfc3RhcnQpIHx8ICFoYXModGhpcy5wZXJpb2RfZW5kKSB8fCB0aGlzLnBlcmlvZF9zdGFydCA8IHRoaXMucGVyaW9kX2VuZEIICgZfc2hhcmQingMKGVJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USDgoGcnVuX2lkGAEgASgJEjAKDHBlcmlvZF9zdGFydBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFgoObG9jYWxfcGF5bWVudHMYBCABKAMSFwoPZ2F0ZXdheV9yZWNvcmRzGAUgASgDEg8KB21hdGNoZWQYBiABKAMSMAoKbWlzbWF0Y2hlcxgHIAMoCzIcLnNlYXRnaG9yLmxlZGdlci52MS5NaXNtYXRjaBIXCg9yZWZ1bmRzX3N0YXJ0ZWQYCCABKAMSEAoIcmVzb2x2ZWQYCSABKAMSDwoHZHJ5X3J1bhgKIAEoCBIuCgpzdGFydGVkX2F0GAsgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIvCgtmaW5pc2hlZF9hdBgMIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAikwEKE1JlY29yZFBheW91dFJlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABIvCglwYXlvdXRfaWQYAiABKAlCHLpIGXIXMhVeW0EtWmEtejAtOV8tXXsxLDY0fSQSMQoGYW1vdW50GAMgASgLMhkuc2VhdGdob3IuY29tbW9uLnYxLk1vbmV5Qga6SAPIAQEi/QEKFFJlY29yZFBheW91dFJlc3BvbnNlEjsKC3RyYW5zYWN0aW9uGAEgASgLMiYuc2VhdGdob3IubGVkZ2VyLnYxLkpvdXJuYWxUcmFuc2FjdGlvbhIRCglkdXBsaWNhdGUYAiABKAgSHAoPaGVsZF9iYWNrX21pbm9yGAMgASgDSACIAQESIwobaGVsZF9iYWNrX2ZhaWxlZF9yZWZ1bmRfaWRzGAQgAygJEiQKHGhlbGRfYmFja19wZW5kaW5nX3JlZnVuZF9pZHMYBSADKAkSGAoQaGVsZF9iYWNrX3JlYXNvbhgGIAEoCUISChBfaGVsZF9iYWNrX21pbm9yIsMBCgxGYWlsZWRSZWZ1bmQSKwoGcmVmdW5kGAEgASgLMhsuc2VhdGdob3IucGF5bWVudC52MS5SZWZ1bmQSDwoHc2hvd19pZBgCIAEoAxISCgpsYXN0X2Vycm9yGAMgASgJEi0KCWZhaWxlZF9hdBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMgoKc2V0dGxlbWVudBgFIAEoCzIeLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50Ir4BCgpTZXR0bGVtZW50EjQKBm1ldGhvZBgBIAEoDjIkLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVtZW50TWV0aG9kEhEKCXJlZmVyZW5jZRgCIAEoCRIMCgRub3RlGAMgASgJEhIKCnNldHRsZWRfYnkYBCABKAkSLgoKc2V0dGxlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASFQoNbGVkZ2VyX3R4bl9pZBgGIAEoCSJxChhMaXN0RmFpbGVkUmVmdW5kc1JlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhgKB3Nob3dfaWQYAyABKANCB7pIBCICKAAiZwoZTGlzdEZhaWxlZFJlZnVuZHNSZXNwb25zZRIxCgdyZWZ1bmRzGAEgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLkZhaWxlZFJlZnVuZBIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkipwMKEkV4cG9ydFNhbGVzUmVxdWVzdBIYCgdzaG93X2lkGAEgASgDQge6SAQiAigAEjgKBGtpbmQYAiABKA4yHi5zZWF0Z2hvci5sZWRnZXIudjEuRXhwb3J0S2luZEIKukgHggEEEAEgABIhCghsYW5ndWFnZRgDIAEoCUIPukgMcgpSAFICZW5SAmJuEjAKDHBlcmlvZF9zdGFydBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcGVyaW9kX2VuZBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXA6twG6SLMBGrABChVleHBvcnRfc2hvd19vcl9wZXJpb2QSP29yZGVycyBuZWVkIGEgc2hvdzsgYSBsZWRnZXIgc3RhdGVtZW50IG5lZWRzIGEgc2hvdyBvciBhIHBlcmlvZBpWdGhpcy5zaG93X2lkID4gMCB8fCAodGhpcy5raW5kID09IDIgJiYgaGFzKHRoaXMucGVyaW9kX3N0YXJ0KSAmJiBoYXModGhpcy5wZXJpb2RfZW5kKSkiSwoTRXhwb3J0U2FsZXNSZXNwb25zZRIQCghmaWxlbmFtZRgBIAEoCRIUCgxjb250ZW50X3R5cGUYAiABKAkSDAoEZGF0YRgDIAEoDCJ0ChtMaXN0UmVmdW5kc1RvQXBwcm92ZVJlcXVlc3QSHQoJcGFnZV9zaXplGAEgASgFQgq6SAcaBRj0AygAEhwKCnBhZ2VfdG9rZW4YAiABKAlCCLpIBXIDGMgBEhgKB3Nob3dfaWQYAyABKANCB7pIBCICKAAiTwoPUmVmdW5kVG9BcHByb3ZlEisKBnJlZnVuZBgBIAEoCzIbLnNlYXRnaG9yLnBheW1lbnQudjEuUmVmdW5kEg8KB3Nob3dfaWQYAiABKAMibQocTGlzdFJlZnVuZHNUb0FwcHJvdmVSZXNwb25zZRI0CgdyZWZ1bmRzGAEgAygLMiMuc2VhdGdob3IubGVkZ2VyLnYxLlJlZnVuZFRvQXBwcm92ZRIXCg9uZXh0X3BhZ2VfdG9rZW4YAiABKAkisQEKGVNldHRsZUZhaWxlZFJlZnVuZFJlcXVlc3QSHAoJcmVmdW5kX2lkGAEgASgJQgm6SAZyBBABGEASQAoGbWV0aG9kGAIgASgOMiQuc2VhdGdob3IubGVkZ2VyLnYxLlNldHRsZW1lbnRNZXRob2RCCrpIB4IBBBABIAASHAoJcmVmZXJlbmNlGAMgASgJQgm6SAZyBBABGGQSFgoEbm90ZRgEIAEoCUIIukgFcgMY9AMiiwEKGlNldHRsZUZhaWxlZFJlZnVuZFJlc3BvbnNlEjAKBnJlZnVuZBgBIAEoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5GYWlsZWRSZWZ1bmQSOwoLdHJhbnNhY3Rpb24YAiABKAsyJi5zZWF0Z2hvci5sZWRnZXIudjEuSm91cm5hbFRyYW5zYWN0aW9uImwKE0dldFNob3dTYWxlc1JlcXVlc3QSGAoHc2hvd19pZBgBIAEoA0IHukgEIgIgABI7CgZidWNrZXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb25CELpIDaoBCiIECICjBTICCDwirQIKFEdldFNob3dTYWxlc1Jlc3BvbnNlEg8KB3Nob3dfaWQYASABKAMSKQoFYXNfb2YYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhAKCGN1cnJlbmN5GAMgASgJEjIKCHNlY3Rpb25zGAQgAygLMiAuc2VhdGdob3IubGVkZ2VyLnYxLlNlY3Rpb25TYWxlcxIyCghjaGFubmVscxgFIAMoCzIgLnNlYXRnaG9yLmxlZGdlci52MS5DaGFubmVsU2FsZXMSLAoFbW9uZXkYBiABKAsyHS5zZWF0Z2hvci5sZWRnZXIudjEuU2hvd01vbmV5EjEKCHRpbWVsaW5lGAcgAygLMh8uc2VhdGdob3IubGVkZ2VyLnYxLlNhbGVzQnVja2V0IksKDFNlY3Rpb25TYWxlcxIPCgdzZWN0aW9uGAEgASgJEg4KBnBsYWNlcxgCIAEoBRIMCgRzb2xkGAMgASgFEgwKBGhlbGQYBCABKAUiaAoMQ2hhbm5lbFNhbGVzEjIKB2NoYW5uZWwYASABKA4yIS5zZWF0Z2hvci50aWNrZXRzLnYxLlNhbGVzQ2hhbm5lbBIOCgZvcmRlcnMYAiABKAUSFAoMYW1vdW50X21pbm9yGAMgASgDImkKCVNob3dNb25leRITCgtzYWxlc19taW5vchgBIAEoAxIVCg1yZWZ1bmRzX21pbm9yGAIgASgDEhgKEGNvbW1pc3Npb25fbWlub3IYAyABKAMSFgoOb3BlcmF0b3JfbWlub3IYBCABKAMiXgoLU2FsZXNCdWNrZXQSKQoFc3RhcnQYASABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEg4KBm9yZGVycxgCIAEoBRIUCgxhbW91bnRfbWlub3IYAyABKAMqWQoKRXhwb3J0S2luZBIbChdFWFBPUlRfS0lORF9VTlNQRUNJRklFRBAAEhYKEkVYUE9SVF9LSU5EX09SREVSUxABEhYKEkVYUE9SVF9LSU5EX0xFREdFUhACKpEBChBTZXR0bGVtZW50TWV0aG9kEiEKHVNFVFRMRU1FTlRfTUVUSE9EX1VOU1BFQ0lGSUVEEAASGgoWU0VUVExFTUVOVF9NRVRIT0RfQ0FTSBABEiMKH1NFVFRMRU1FTlRfTUVUSE9EX0JBTktfVFJBTlNGRVIQAhIZChVTRVRUTEVNRU5UX01FVEhPRF9NRlMQAyqUAgoPVHJhbnNhY3Rpb25LaW5kEiAKHFRSQU5TQUNUSU9OX0tJTkRfVU5TUEVDSUZJRUQQABIcChhUUkFOU0FDVElPTl9LSU5EX0JPT0tJTkcQARIgChxUUkFOU0FDVElPTl9LSU5EX0dBVEVXQVlfRkVFEAISGwoXVFJBTlNBQ1RJT05fS0lORF9SRUZVTkQQAxIlCiFUUkFOU0FDVElPTl9LSU5EX0NBTkNFTExBVElPTl9GRUUQBBIbChdUUkFOU0FDVElPTl9LSU5EX1BBWU9VVBAFEh0KGVRSQU5TQUNUSU9OX0tJTkRfUkVWRVJTQUwQBhIfChtUUkFOU0FDVElPTl9LSU5EX1NFVFRMRU1FTlQQByqAAgoMTWlzbWF0Y2hLaW5kEh0KGU1JU01BVENIX0tJTkRfVU5TUEVDSUZJRUQQABIhCh1NSVNNQVRDSF9LSU5EX01JU1NJTkdfTE9DQUxMWRABEiQKIE1JU01BVENIX0tJTkRfTUlTU0lOR19BVF9HQVRFV0FZEAISIAocTUlTTUFUQ0hfS0lORF9BTU9VTlRfRElGRkVSUxADEiMKH01JU01BVENIX0tJTkRfRFVQTElDQVRFX0NBUFRVUkUQBBIfChtNSVNNQVRDSF9LSU5EX1NUQVRFX0RJRkZFUlMQBRIgChxNSVNNQVRDSF9LSU5EX0xFREdFUl9ESUZGRVJTEAYqswEKDk1pc21hdGNoQWN0aW9uEh8KG01JU01BVENIX0FDVElPTl9VTlNQRUNJRklFRBAAEhsKF01JU01BVENIX0FDVElPTl9BTEVSVEVEEAESIgoeTUlTTUFUQ0hfQUNUSU9OX1JFRlVORF9TVEFSVEVEEAISIgoeTUlTTUFUQ0hfQUNUSU9OX1NUQVRFX1JFU09MVkVEEAMSGwoXTUlTTUFUQ0hfQUNUSU9OX0RSWV9SVU4QBDL1BwoNTGVkZ2VyU2VydmljZRJvCg9HZXRUcmlhbEJhbGFuY2USKi5zZWF0Z2hvci5sZWRnZXIudjEuR2V0VHJpYWxCYWxhbmNlUmVxdWVzdBorLnNlYXRnaG9yLmxlZGdlci52MS5HZXRUcmlhbEJhbGFuY2VSZXNwb25zZSIDkAIBEmMKC0xpc3RKb3VybmFsEiYuc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RKb3VybmFsUmVxdWVzdBonLnNlYXRnaG9yLmxlZGdlci52MS5MaXN0Sm91cm5hbFJlc3BvbnNlIgOQAgEScAoRUnVuUmVjb25jaWxpYXRpb24SLC5zZWF0Z2hvci5sZWRnZXIudjEuUnVuUmVjb25jaWxpYXRpb25SZXF1ZXN0Gi0uc2VhdGdob3IubGVkZ2VyLnYxLlJ1blJlY29uY2lsaWF0aW9uUmVzcG9uc2USYQoMUmVjb3JkUGF5b3V0Eicuc2VhdGdob3IubGVkZ2VyLnYxLlJlY29yZFBheW91dFJlcXVlc3QaKC5zZWF0Z2hvci5sZWRnZXIudjEuUmVjb3JkUGF5b3V0UmVzcG9uc2USdQoRTGlzdEZhaWxlZFJlZnVuZHMSLC5zZWF0Z2hvci5sZWRnZXIudjEuTGlzdEZhaWxlZFJlZnVuZHNSZXF1ZXN0Gi0uc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RGYWlsZWRSZWZ1bmRzUmVzcG9uc2UiA5ACARJzChJTZXR0bGVGYWlsZWRSZWZ1bmQSLS5zZWF0Z2hvci5sZWRnZXIudjEuU2V0dGxlRmFpbGVkUmVmdW5kUmVxdWVzdBouLnNlYXRnaG9yLmxlZGdlci52MS5TZXR0bGVGYWlsZWRSZWZ1bmRSZXNwb25zZRJmCgxHZXRTaG93U2FsZXMSJy5zZWF0Z2hvci5sZWRnZXIudjEuR2V0U2hvd1NhbGVzUmVxdWVzdBooLnNlYXRnaG9yLmxlZGdlci52MS5HZXRTaG93U2FsZXNSZXNwb25zZSIDkAIBEn4KFExpc3RSZWZ1bmRzVG9BcHByb3ZlEi8uc2VhdGdob3IubGVkZ2VyLnYxLkxpc3RSZWZ1bmRzVG9BcHByb3ZlUmVxdWVzdBowLnNlYXRnaG9yLmxlZGdlci52MS5MaXN0UmVmdW5kc1RvQXBwcm92ZVJlc3BvbnNlIgOQAgESZQoLRXhwb3J0U2FsZXMSJi5zZWF0Z2hvci5sZWRnZXIudjEuRXhwb3J0U2FsZXNSZXF1ZXN0Gicuc2VhdGdob3IubGVkZ2VyLnYxLkV4cG9ydFNhbGVzUmVzcG9uc2UiA5ACATABQs0BChZjb20uc2VhdGdob3IubGVkZ2VyLnYxQgtMZWRnZXJQcm90b1ABWjxnaXRodWIuY29tL3NlYXRnaG9yL3NlYXRnaG9yL2dlbi9zZWF0Z2hvci9sZWRnZXIvdjE7bGVkZ2VydjGiAgNTTFiqAhJTZWF0Z2hvci5MZWRnZXIuVjHKAhJTZWF0Z2hvclxMZWRnZXJcVjHiAh5TZWF0Z2hvclxMZWRnZXJcVjFcR1BCTWV0YWRhdGHqAhRTZWF0Z2hvcjo6TGVkZ2VyOjpWMWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_duration, file_google_protobuf_timestamp, file_seatghor_common_v1_money, file_seatghor_payment_v1_payment, file_seatghor_tickets_v1_manifest]);
 
 /**
  * AccountBalance is the sum of all lines of one account in one currency.
@@ -898,6 +898,182 @@ export const ListFailedRefundsResponseSchema: GenMessage<ListFailedRefundsRespon
   messageDesc(file_seatghor_ledger_v1_ledger, 15);
 
 /**
+ * ExportSalesRequest says what to export.
+ *
+ * @generated from message seatghor.ledger.v1.ExportSalesRequest
+ */
+export type ExportSalesRequest = Message<"seatghor.ledger.v1.ExportSalesRequest"> & {
+  /**
+   * The show; 0 only for an admin's ledger statement of a period.
+   *
+   * @generated from field: int64 show_id = 1;
+   */
+  showId: bigint;
+
+  /**
+   * Orders or the ledger statement.
+   *
+   * @generated from field: seatghor.ledger.v1.ExportKind kind = 2;
+   */
+  kind: ExportKind;
+
+  /**
+   * "bn" or "en" (default) for the column names and statuses.
+   *
+   * @generated from field: string language = 3;
+   */
+  language: string;
+
+  /**
+   * A ledger statement's period: from (inclusive) …
+   *
+   * @generated from field: google.protobuf.Timestamp period_start = 4;
+   */
+  periodStart?: Timestamp | undefined;
+
+  /**
+   * … to (exclusive).
+   *
+   * @generated from field: google.protobuf.Timestamp period_end = 5;
+   */
+  periodEnd?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ExportSalesRequest.
+ * Use `create(ExportSalesRequestSchema)` to create a new message.
+ */
+export const ExportSalesRequestSchema: GenMessage<ExportSalesRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 16);
+
+/**
+ * ExportSalesResponse is the next piece of the file.
+ *
+ * @generated from message seatghor.ledger.v1.ExportSalesResponse
+ */
+export type ExportSalesResponse = Message<"seatghor.ledger.v1.ExportSalesResponse"> & {
+  /**
+   * The file's name; in the first message only.
+   *
+   * @generated from field: string filename = 1;
+   */
+  filename: string;
+
+  /**
+   * "text/csv; charset=utf-8"; in the first message only.
+   *
+   * @generated from field: string content_type = 2;
+   */
+  contentType: string;
+
+  /**
+   * The next bytes of the file.
+   *
+   * @generated from field: bytes data = 3;
+   */
+  data: Uint8Array;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ExportSalesResponse.
+ * Use `create(ExportSalesResponseSchema)` to create a new message.
+ */
+export const ExportSalesResponseSchema: GenMessage<ExportSalesResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 17);
+
+/**
+ * ListRefundsToApproveRequest pages through the refunds awaiting approval.
+ *
+ * @generated from message seatghor.ledger.v1.ListRefundsToApproveRequest
+ */
+export type ListRefundsToApproveRequest = Message<"seatghor.ledger.v1.ListRefundsToApproveRequest"> & {
+  /**
+   * Page size; default 50.
+   *
+   * @generated from field: int32 page_size = 1;
+   */
+  pageSize: number;
+
+  /**
+   * The next_page_token of the previous page.
+   *
+   * @generated from field: string page_token = 2;
+   */
+  pageToken: string;
+
+  /**
+   * Only refunds of this show when set.
+   *
+   * @generated from field: int64 show_id = 3;
+   */
+  showId: bigint;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ListRefundsToApproveRequest.
+ * Use `create(ListRefundsToApproveRequestSchema)` to create a new message.
+ */
+export const ListRefundsToApproveRequestSchema: GenMessage<ListRefundsToApproveRequest> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 18);
+
+/**
+ * RefundToApprove is a refund awaiting a second admin, with its show.
+ *
+ * @generated from message seatghor.ledger.v1.RefundToApprove
+ */
+export type RefundToApprove = Message<"seatghor.ledger.v1.RefundToApprove"> & {
+  /**
+   * The refund, in status AWAITING_APPROVAL; requested_by names who asked,
+   * who may not approve it.
+   *
+   * @generated from field: seatghor.payment.v1.Refund refund = 1;
+   */
+  refund?: Refund | undefined;
+
+  /**
+   * The show whose takings would pay it.
+   *
+   * @generated from field: int64 show_id = 2;
+   */
+  showId: bigint;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.RefundToApprove.
+ * Use `create(RefundToApproveSchema)` to create a new message.
+ */
+export const RefundToApproveSchema: GenMessage<RefundToApprove> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 19);
+
+/**
+ * ListRefundsToApproveResponse is one page of the four-eyes queue.
+ *
+ * @generated from message seatghor.ledger.v1.ListRefundsToApproveResponse
+ */
+export type ListRefundsToApproveResponse = Message<"seatghor.ledger.v1.ListRefundsToApproveResponse"> & {
+  /**
+   * Refunds, by refund id.
+   *
+   * @generated from field: repeated seatghor.ledger.v1.RefundToApprove refunds = 1;
+   */
+  refunds: RefundToApprove[];
+
+  /**
+   * Token for the next page; empty on the last.
+   *
+   * @generated from field: string next_page_token = 2;
+   */
+  nextPageToken: string;
+};
+
+/**
+ * Describes the message seatghor.ledger.v1.ListRefundsToApproveResponse.
+ * Use `create(ListRefundsToApproveResponseSchema)` to create a new message.
+ */
+export const ListRefundsToApproveResponseSchema: GenMessage<ListRefundsToApproveResponse> = /*@__PURE__*/
+  messageDesc(file_seatghor_ledger_v1_ledger, 20);
+
+/**
  * SettleFailedRefundRequest records a failed refund paid another way.
  *
  * @generated from message seatghor.ledger.v1.SettleFailedRefundRequest
@@ -937,7 +1113,7 @@ export type SettleFailedRefundRequest = Message<"seatghor.ledger.v1.SettleFailed
  * Use `create(SettleFailedRefundRequestSchema)` to create a new message.
  */
 export const SettleFailedRefundRequestSchema: GenMessage<SettleFailedRefundRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 16);
+  messageDesc(file_seatghor_ledger_v1_ledger, 21);
 
 /**
  * SettleFailedRefundResponse carries the settled refund and its journal.
@@ -965,7 +1141,7 @@ export type SettleFailedRefundResponse = Message<"seatghor.ledger.v1.SettleFaile
  * Use `create(SettleFailedRefundResponseSchema)` to create a new message.
  */
 export const SettleFailedRefundResponseSchema: GenMessage<SettleFailedRefundResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 17);
+  messageDesc(file_seatghor_ledger_v1_ledger, 22);
 
 /**
  * GetShowSalesRequest names the show.
@@ -994,7 +1170,7 @@ export type GetShowSalesRequest = Message<"seatghor.ledger.v1.GetShowSalesReques
  * Use `create(GetShowSalesRequestSchema)` to create a new message.
  */
 export const GetShowSalesRequestSchema: GenMessage<GetShowSalesRequest> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 18);
+  messageDesc(file_seatghor_ledger_v1_ledger, 23);
 
 /**
  * GetShowSalesResponse is the show's sales as its shard has them now.
@@ -1059,7 +1235,7 @@ export type GetShowSalesResponse = Message<"seatghor.ledger.v1.GetShowSalesRespo
  * Use `create(GetShowSalesResponseSchema)` to create a new message.
  */
 export const GetShowSalesResponseSchema: GenMessage<GetShowSalesResponse> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 19);
+  messageDesc(file_seatghor_ledger_v1_ledger, 24);
 
 /**
  * SectionSales is a section's places.
@@ -1101,7 +1277,7 @@ export type SectionSales = Message<"seatghor.ledger.v1.SectionSales"> & {
  * Use `create(SectionSalesSchema)` to create a new message.
  */
 export const SectionSalesSchema: GenMessage<SectionSales> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 20);
+  messageDesc(file_seatghor_ledger_v1_ledger, 25);
 
 /**
  * ChannelSales is a channel's confirmed orders.
@@ -1136,7 +1312,7 @@ export type ChannelSales = Message<"seatghor.ledger.v1.ChannelSales"> & {
  * Use `create(ChannelSalesSchema)` to create a new message.
  */
 export const ChannelSalesSchema: GenMessage<ChannelSales> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 21);
+  messageDesc(file_seatghor_ledger_v1_ledger, 26);
 
 /**
  * ShowMoney is a show's money in the minor unit: sales less refunds is
@@ -1180,7 +1356,7 @@ export type ShowMoney = Message<"seatghor.ledger.v1.ShowMoney"> & {
  * Use `create(ShowMoneySchema)` to create a new message.
  */
 export const ShowMoneySchema: GenMessage<ShowMoney> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 22);
+  messageDesc(file_seatghor_ledger_v1_ledger, 27);
 
 /**
  * SalesBucket is one bar of the timeline.
@@ -1215,7 +1391,43 @@ export type SalesBucket = Message<"seatghor.ledger.v1.SalesBucket"> & {
  * Use `create(SalesBucketSchema)` to create a new message.
  */
 export const SalesBucketSchema: GenMessage<SalesBucket> = /*@__PURE__*/
-  messageDesc(file_seatghor_ledger_v1_ledger, 23);
+  messageDesc(file_seatghor_ledger_v1_ledger, 28);
+
+/**
+ * ExportKind is what a sales export lists.
+ *
+ * @generated from enum seatghor.ledger.v1.ExportKind
+ */
+export enum ExportKind {
+  /**
+   * Not set; rejected.
+   *
+   * @generated from enum value: EXPORT_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * A show's orders, one line each: status, channel, seats, passengers,
+   * amount and refunds.
+   *
+   * @generated from enum value: EXPORT_KIND_ORDERS = 1;
+   */
+  ORDERS = 1,
+
+  /**
+   * Ledger lines, one per account of each journal: what each sale, fee,
+   * refund and payout moved.
+   *
+   * @generated from enum value: EXPORT_KIND_LEDGER = 2;
+   */
+  LEDGER = 2,
+}
+
+/**
+ * Describes the enum seatghor.ledger.v1.ExportKind.
+ */
+export const ExportKindSchema: GenEnum<ExportKind> = /*@__PURE__*/
+  enumDesc(file_seatghor_ledger_v1_ledger, 0);
 
 /**
  * SettlementMethod is how the money of a failed refund reached the buyer.
@@ -1256,7 +1468,7 @@ export enum SettlementMethod {
  * Describes the enum seatghor.ledger.v1.SettlementMethod.
  */
 export const SettlementMethodSchema: GenEnum<SettlementMethod> = /*@__PURE__*/
-  enumDesc(file_seatghor_ledger_v1_ledger, 0);
+  enumDesc(file_seatghor_ledger_v1_ledger, 1);
 
 /**
  * TransactionKind says what business event a journal transaction records.
@@ -1326,7 +1538,7 @@ export enum TransactionKind {
  * Describes the enum seatghor.ledger.v1.TransactionKind.
  */
 export const TransactionKindSchema: GenEnum<TransactionKind> = /*@__PURE__*/
-  enumDesc(file_seatghor_ledger_v1_ledger, 1);
+  enumDesc(file_seatghor_ledger_v1_ledger, 2);
 
 /**
  * MismatchKind says how local records and the gateway's report disagree.
@@ -1391,7 +1603,7 @@ export enum MismatchKind {
  * Describes the enum seatghor.ledger.v1.MismatchKind.
  */
 export const MismatchKindSchema: GenEnum<MismatchKind> = /*@__PURE__*/
-  enumDesc(file_seatghor_ledger_v1_ledger, 2);
+  enumDesc(file_seatghor_ledger_v1_ledger, 3);
 
 /**
  * MismatchAction is what the reconciliation run did about a mismatch.
@@ -1440,7 +1652,7 @@ export enum MismatchAction {
  * Describes the enum seatghor.ledger.v1.MismatchAction.
  */
 export const MismatchActionSchema: GenEnum<MismatchAction> = /*@__PURE__*/
-  enumDesc(file_seatghor_ledger_v1_ledger, 3);
+  enumDesc(file_seatghor_ledger_v1_ledger, 4);
 
 /**
  * LedgerService lets finance admins read the double-entry ledger and run the
@@ -1547,6 +1759,35 @@ export const LedgerService: GenService<{
     methodKind: "unary";
     input: typeof GetShowSalesRequestSchema;
     output: typeof GetShowSalesResponseSchema;
+  },
+  /**
+   * ListRefundsToApprove lists the manual refunds awaiting a second admin's
+   * approval (R-10, four eyes), over every shard, by refund id: the queue
+   * the console works through with PaymentService.ApproveRefund. Admins
+   * only, as refund rights are.
+   *
+   * @generated from rpc seatghor.ledger.v1.LedgerService.ListRefundsToApprove
+   */
+  listRefundsToApprove: {
+    methodKind: "unary";
+    input: typeof ListRefundsToApproveRequestSchema;
+    output: typeof ListRefundsToApproveResponseSchema;
+  },
+  /**
+   * ExportSales streams a CSV file (UTF-8 with a byte-order mark, so a
+   * spreadsheet keeps Bengali names intact) of a show's orders, or of the
+   * ledger statement of a show or, for admins, of every show in a period.
+   * The file comes in pieces, read from the shard a page at a time, so a
+   * stadium's orders never sit whole in the server's memory. Managers of
+   * the show's organisation and admins. A show's tickets are its manifest
+   * (ManifestService.ExportManifest).
+   *
+   * @generated from rpc seatghor.ledger.v1.LedgerService.ExportSales
+   */
+  exportSales: {
+    methodKind: "server_streaming";
+    input: typeof ExportSalesRequestSchema;
+    output: typeof ExportSalesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_seatghor_ledger_v1_ledger, 0);

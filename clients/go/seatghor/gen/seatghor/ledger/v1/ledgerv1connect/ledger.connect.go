@@ -54,6 +54,12 @@ const (
 	// LedgerServiceGetShowSalesProcedure is the fully-qualified name of the LedgerService's
 	// GetShowSales RPC.
 	LedgerServiceGetShowSalesProcedure = "/seatghor.ledger.v1.LedgerService/GetShowSales"
+	// LedgerServiceListRefundsToApproveProcedure is the fully-qualified name of the LedgerService's
+	// ListRefundsToApprove RPC.
+	LedgerServiceListRefundsToApproveProcedure = "/seatghor.ledger.v1.LedgerService/ListRefundsToApprove"
+	// LedgerServiceExportSalesProcedure is the fully-qualified name of the LedgerService's ExportSales
+	// RPC.
+	LedgerServiceExportSalesProcedure = "/seatghor.ledger.v1.LedgerService/ExportSales"
 )
 
 // LedgerServiceClient is a client for the seatghor.ledger.v1.LedgerService service.
@@ -98,6 +104,19 @@ type LedgerServiceClient interface {
 	// share) and its sales over time. Managers of the show's organisation
 	// and admins.
 	GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error)
+	// ListRefundsToApprove lists the manual refunds awaiting a second admin's
+	// approval (R-10, four eyes), over every shard, by refund id: the queue
+	// the console works through with PaymentService.ApproveRefund. Admins
+	// only, as refund rights are.
+	ListRefundsToApprove(context.Context, *connect.Request[v1.ListRefundsToApproveRequest]) (*connect.Response[v1.ListRefundsToApproveResponse], error)
+	// ExportSales streams a CSV file (UTF-8 with a byte-order mark, so a
+	// spreadsheet keeps Bengali names intact) of a show's orders, or of the
+	// ledger statement of a show or, for admins, of every show in a period.
+	// The file comes in pieces, read from the shard a page at a time, so a
+	// stadium's orders never sit whole in the server's memory. Managers of
+	// the show's organisation and admins. A show's tickets are its manifest
+	// (ManifestService.ExportManifest).
+	ExportSales(context.Context, *connect.Request[v1.ExportSalesRequest]) (*connect.ServerStreamForClient[v1.ExportSalesResponse], error)
 }
 
 // NewLedgerServiceClient constructs a client for the seatghor.ledger.v1.LedgerService service. By
@@ -157,18 +176,34 @@ func NewLedgerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		listRefundsToApprove: connect.NewClient[v1.ListRefundsToApproveRequest, v1.ListRefundsToApproveResponse](
+			httpClient,
+			baseURL+LedgerServiceListRefundsToApproveProcedure,
+			connect.WithSchema(ledgerServiceMethods.ByName("ListRefundsToApprove")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
+		exportSales: connect.NewClient[v1.ExportSalesRequest, v1.ExportSalesResponse](
+			httpClient,
+			baseURL+LedgerServiceExportSalesProcedure,
+			connect.WithSchema(ledgerServiceMethods.ByName("ExportSales")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
 // ledgerServiceClient implements LedgerServiceClient.
 type ledgerServiceClient struct {
-	getTrialBalance    *connect.Client[v1.GetTrialBalanceRequest, v1.GetTrialBalanceResponse]
-	listJournal        *connect.Client[v1.ListJournalRequest, v1.ListJournalResponse]
-	runReconciliation  *connect.Client[v1.RunReconciliationRequest, v1.RunReconciliationResponse]
-	recordPayout       *connect.Client[v1.RecordPayoutRequest, v1.RecordPayoutResponse]
-	listFailedRefunds  *connect.Client[v1.ListFailedRefundsRequest, v1.ListFailedRefundsResponse]
-	settleFailedRefund *connect.Client[v1.SettleFailedRefundRequest, v1.SettleFailedRefundResponse]
-	getShowSales       *connect.Client[v1.GetShowSalesRequest, v1.GetShowSalesResponse]
+	getTrialBalance      *connect.Client[v1.GetTrialBalanceRequest, v1.GetTrialBalanceResponse]
+	listJournal          *connect.Client[v1.ListJournalRequest, v1.ListJournalResponse]
+	runReconciliation    *connect.Client[v1.RunReconciliationRequest, v1.RunReconciliationResponse]
+	recordPayout         *connect.Client[v1.RecordPayoutRequest, v1.RecordPayoutResponse]
+	listFailedRefunds    *connect.Client[v1.ListFailedRefundsRequest, v1.ListFailedRefundsResponse]
+	settleFailedRefund   *connect.Client[v1.SettleFailedRefundRequest, v1.SettleFailedRefundResponse]
+	getShowSales         *connect.Client[v1.GetShowSalesRequest, v1.GetShowSalesResponse]
+	listRefundsToApprove *connect.Client[v1.ListRefundsToApproveRequest, v1.ListRefundsToApproveResponse]
+	exportSales          *connect.Client[v1.ExportSalesRequest, v1.ExportSalesResponse]
 }
 
 // GetTrialBalance calls seatghor.ledger.v1.LedgerService.GetTrialBalance.
@@ -204,6 +239,16 @@ func (c *ledgerServiceClient) SettleFailedRefund(ctx context.Context, req *conne
 // GetShowSales calls seatghor.ledger.v1.LedgerService.GetShowSales.
 func (c *ledgerServiceClient) GetShowSales(ctx context.Context, req *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error) {
 	return c.getShowSales.CallUnary(ctx, req)
+}
+
+// ListRefundsToApprove calls seatghor.ledger.v1.LedgerService.ListRefundsToApprove.
+func (c *ledgerServiceClient) ListRefundsToApprove(ctx context.Context, req *connect.Request[v1.ListRefundsToApproveRequest]) (*connect.Response[v1.ListRefundsToApproveResponse], error) {
+	return c.listRefundsToApprove.CallUnary(ctx, req)
+}
+
+// ExportSales calls seatghor.ledger.v1.LedgerService.ExportSales.
+func (c *ledgerServiceClient) ExportSales(ctx context.Context, req *connect.Request[v1.ExportSalesRequest]) (*connect.ServerStreamForClient[v1.ExportSalesResponse], error) {
+	return c.exportSales.CallServerStream(ctx, req)
 }
 
 // LedgerServiceHandler is an implementation of the seatghor.ledger.v1.LedgerService service.
@@ -248,6 +293,19 @@ type LedgerServiceHandler interface {
 	// share) and its sales over time. Managers of the show's organisation
 	// and admins.
 	GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error)
+	// ListRefundsToApprove lists the manual refunds awaiting a second admin's
+	// approval (R-10, four eyes), over every shard, by refund id: the queue
+	// the console works through with PaymentService.ApproveRefund. Admins
+	// only, as refund rights are.
+	ListRefundsToApprove(context.Context, *connect.Request[v1.ListRefundsToApproveRequest]) (*connect.Response[v1.ListRefundsToApproveResponse], error)
+	// ExportSales streams a CSV file (UTF-8 with a byte-order mark, so a
+	// spreadsheet keeps Bengali names intact) of a show's orders, or of the
+	// ledger statement of a show or, for admins, of every show in a period.
+	// The file comes in pieces, read from the shard a page at a time, so a
+	// stadium's orders never sit whole in the server's memory. Managers of
+	// the show's organisation and admins. A show's tickets are its manifest
+	// (ManifestService.ExportManifest).
+	ExportSales(context.Context, *connect.Request[v1.ExportSalesRequest], *connect.ServerStream[v1.ExportSalesResponse]) error
 }
 
 // NewLedgerServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -303,6 +361,20 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	ledgerServiceListRefundsToApproveHandler := connect.NewUnaryHandler(
+		LedgerServiceListRefundsToApproveProcedure,
+		svc.ListRefundsToApprove,
+		connect.WithSchema(ledgerServiceMethods.ByName("ListRefundsToApprove")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
+	ledgerServiceExportSalesHandler := connect.NewServerStreamHandler(
+		LedgerServiceExportSalesProcedure,
+		svc.ExportSales,
+		connect.WithSchema(ledgerServiceMethods.ByName("ExportSales")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.ledger.v1.LedgerService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case LedgerServiceGetTrialBalanceProcedure:
@@ -319,6 +391,10 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 			ledgerServiceSettleFailedRefundHandler.ServeHTTP(w, r)
 		case LedgerServiceGetShowSalesProcedure:
 			ledgerServiceGetShowSalesHandler.ServeHTTP(w, r)
+		case LedgerServiceListRefundsToApproveProcedure:
+			ledgerServiceListRefundsToApproveHandler.ServeHTTP(w, r)
+		case LedgerServiceExportSalesProcedure:
+			ledgerServiceExportSalesHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -354,4 +430,12 @@ func (UnimplementedLedgerServiceHandler) SettleFailedRefund(context.Context, *co
 
 func (UnimplementedLedgerServiceHandler) GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.GetShowSales is not implemented"))
+}
+
+func (UnimplementedLedgerServiceHandler) ListRefundsToApprove(context.Context, *connect.Request[v1.ListRefundsToApproveRequest]) (*connect.Response[v1.ListRefundsToApproveResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.ListRefundsToApprove is not implemented"))
+}
+
+func (UnimplementedLedgerServiceHandler) ExportSales(context.Context, *connect.Request[v1.ExportSalesRequest], *connect.ServerStream[v1.ExportSalesResponse]) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.ExportSales is not implemented"))
 }
