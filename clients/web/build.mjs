@@ -71,6 +71,10 @@ for (const name of ["manifest", "counter", "console"]) {
     jsx: "automatic",
     jsxImportSource: "preact",
     alias: { "@seatghor/client": path.join(root, "../ts/src/browser.ts") },
+    // A stylesheet a staff page imports (uPlot's, in the console) comes as
+    // its text, which the page puts in when it mounts: none of it in
+    // app.css, which every buyer loads.
+    loader: { ".css": "text" },
   });
 }
 // The fonts stay files of their own beside app.css (its @font-face names

@@ -59,7 +59,7 @@ func TestMigrate(t *testing.T) {
 		"projection_checkpoints", "routes", "sale_shows", "shows", "timetable_trips", "timetables", "waiting_rooms",
 		"webhook_attempts", "webhook_deliveries", "webhook_endpoints"}, tables(catalogURL))
 	for _, u := range shardURLs {
-		require.Equal(t, []string{"allocations", "cash_entries", "fares", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds",
+		require.Equal(t, []string{"allocations", "audit_log", "cash_entries", "fares", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds",
 			"idempotency_keys", "ledger_lines", "ledger_transactions", "order_passengers", "orders", "outbox", "payment_events",
 			"payments", "projection_checkpoints", "refunds", "seats", "shows", "ticket_checkins", "ticket_no_shows", "trip_stops"}, tables(u))
 	}

@@ -348,6 +348,9 @@ var authzMatrix = []authzRow{
 	{"seatghor.ledger.v1.LedgerService/ExportSales", func(w *authzWorld, _ caller) proto.Message {
 		return &ledgerv1.ExportSalesRequest{ShowId: w.paidShow, Kind: ledgerv1.ExportKind_EXPORT_KIND_ORDERS}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.ledger.v1.LedgerService/GetOrganizationSales", func(*authzWorld, caller) proto.Message {
+		return &ledgerv1.GetOrganizationSalesRequest{OrganizationId: "org-a"}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.ledger.v1.LedgerService/GetTrialBalance", func(*authzWorld, caller) proto.Message {
 		return &ledgerv1.GetTrialBalanceRequest{}
 	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},

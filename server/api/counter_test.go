@@ -110,6 +110,8 @@ func TestCounterShift(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CANCELLED, back.Msg.GetOrder().GetStatus())
 	require.EqualValues(t, -76500, back.Msg.GetEntry().GetAmount().GetAmountMinor(), "85,000 less the 10 % fee")
+	require.Equal(t, []string{"counter.refund by clerk"}, shardAudit(t, env, shows[1], "order:"+second.GetOrder().GetOrderId()),
+		"the cash refund is in the shard's audit log (decision 0452)")
 	_, err = clerk.counter.RefundTickets(ctx, connect.NewRequest(&counterv1.RefundTicketsRequest{ShiftId: shift.GetShiftId(),
 		OrderId: second.GetOrder().GetOrderId()}))
 	requireReason(t, err, connect.CodeFailedPrecondition, "BOOKING_NOT_ALLOWED")

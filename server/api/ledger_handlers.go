@@ -15,6 +15,7 @@ import (
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ledger"
 	"github.com/seatghor/seatghor/server/payment"
@@ -29,7 +30,11 @@ type ledgerHandler struct {
 	// and channels, and who may read them (the show's managers and admins).
 	booking *booking.Service
 	manager func(ctx context.Context, showID int64, verb string) (audit.Actor, error)
-	log     *slog.Logger
+	// catalog and orgManager answer an organisation's sales: its shows,
+	// and who may read them (its managers and admins).
+	catalog    *catalog.Service
+	orgManager func(ctx context.Context, orgID string, refused error) (audit.Actor, error)
+	log        *slog.Logger
 }
 
 // ledgerAdminOnly refuses everyone but admins: the ledger is finance data.

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
+	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
@@ -28,7 +29,7 @@ import (
 // operator's share add up to sales less refunds; the timeline's bars hold
 // both sales. Only the show's managers and admins read it.
 func TestShowSalesAddUp(t *testing.T) {
-	env := apptest.New(t, apptest.Options{Shards: 1})
+	env := apptest.New(t, apptest.Options{Shards: 2})
 	ctx := context.Background()
 	env.Member(t, "sales-org", "sales-mgr", catalog.RoleManager)
 	env.Member(t, "sales-org", "sales-gate", catalog.RoleGate)
@@ -104,4 +105,55 @@ func TestShowSalesAddUp(t *testing.T) {
 	require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "%v", err)
 	_, err = admin.ledger.GetShowSales(ctx, connect.NewRequest(&ledgerv1.GetShowSalesRequest{ShowId: show, Bucket: durationpb.New(time.Second)}))
 	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "%v", err)
+
+	// The organisation's sales (decision 0451): this show and a
+	// general-admission one of the organisation (two shards, each asked
+	// once for its shows), each as its own report says, and their totals;
+	// another organisation's show is not in it.
+	ga := seatedShow("Sales, open air", 0, 0)
+	ga.Sections, ga.GaAreas = nil, []*catalogv1.GaArea{{Name: "Floor", Capacity: 30, PriceMinor: 50000, Buckets: 2}}
+	ga.OrganizationId = "sales-org"
+	gaShow := createShow(t, env, ga).GetShowId()
+	fan := newBuyer(t, env, "fan")
+	gaHold, err := fan.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: gaShow, Quantity: proto.Int32(3)}))
+	require.NoError(t, err)
+	gaOrder, err := fan.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: gaHold.Msg.GetHold().GetHoldId()}))
+	require.NoError(t, err)
+	_, err = fan.pay(gaOrder.Msg.GetOrder().GetOrderId(), "tok_success")
+	require.NoError(t, err)
+	elsewhere := seatedShow("Sales, elsewhere", 1, 4)
+	elsewhere.OrganizationId = "other-org"
+	createShow(t, env, elsewhere)
+
+	org, err := mgr.ledger.GetOrganizationSales(ctx, connect.NewRequest(&ledgerv1.GetOrganizationSalesRequest{OrganizationId: "sales-org"}))
+	require.NoError(t, err)
+	lines := map[int64]*ledgerv1.ShowSalesLine{}
+	for _, l := range org.Msg.GetShows() {
+		lines[l.GetShowId()] = l
+	}
+	require.Len(t, lines, 2, "the organisation's two shows, not the other's")
+	seated := lines[show]
+	require.Equal(t, "Sales", seated.GetTitle())
+	require.EqualValues(t, 10, seated.GetPlaces())
+	require.EqualValues(t, 2, seated.GetSold())
+	require.EqualValues(t, 1, seated.GetHeld())
+	require.True(t, proto.Equal(read().GetMoney(), seated.GetMoney()), "the show's money as its own report says")
+	open := lines[gaShow]
+	require.EqualValues(t, 30, open.GetPlaces())
+	require.EqualValues(t, 3, open.GetSold())
+	require.EqualValues(t, 0, open.GetHeld())
+	require.Equal(t, gaOrder.Msg.GetOrder().GetTotal().GetAmountMinor(), open.GetMoney().GetSalesMinor())
+	total := org.Msg.GetTotal()
+	require.EqualValues(t, 40, total.GetPlaces())
+	require.EqualValues(t, 5, total.GetSold())
+	require.Equal(t, seated.GetMoney().GetSalesMinor()+open.GetMoney().GetSalesMinor(), total.GetMoney().GetSalesMinor())
+	require.Equal(t, seated.GetMoney().GetOperatorMinor()+open.GetMoney().GetOperatorMinor(), total.GetMoney().GetOperatorMinor())
+	for name, c := range map[string]clients{
+		"gate staff":           as(t, env, "sales-gate", auth.RoleOperator),
+		"another organisation": as(t, env, "other-mgr", auth.RoleOperator),
+		"a buyer":              first.clients,
+	} {
+		_, err := c.ledger.GetOrganizationSales(ctx, connect.NewRequest(&ledgerv1.GetOrganizationSalesRequest{OrganizationId: "sales-org"}))
+		require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%s: %v", name, err)
+	}
 }

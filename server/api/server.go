@@ -355,7 +355,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))
 	add(partnerv1connect.AllocationServiceName)(partnerv1connect.NewAllocationServiceHandler(&allocationHandler{cfg.Booking, cfg.Log}, opts...))
 	add(ledgerv1connect.LedgerServiceName)(ledgerv1connect.NewLedgerServiceHandler(&ledgerHandler{svc: cfg.Ledger, payments: cfg.Payments,
-		booking: cfg.Booking, manager: catalogH.manager, log: cfg.Log}, opts...))
+		booking: cfg.Booking, manager: catalogH.manager, catalog: catalogH.svc, orgManager: catalogH.orgManager, log: cfg.Log}, opts...))
 	add(partnerv1connect.PartnerServiceName)(partnerv1connect.NewPartnerServiceHandler(&partnerHandler{svc: cfg.Partners, hooks: cfg.Webhooks, log: cfg.Log}, opts...))
 	add(partnerv1connect.WebhookServiceName)(partnerv1connect.NewWebhookServiceHandler(&webhookHandler{cfg.Webhooks, cfg.Log}, opts...))
 	add(networkv1connect.NetworkServiceName)(networkv1connect.NewNetworkServiceHandler(&networkHandler{cfg.Network, cfg.Log}, opts...))

@@ -264,6 +264,8 @@ func TestCancelShow(t *testing.T) {
 	twice, err := clerk.counter.PayOwed(ctx, connect.NewRequest(&counterv1.PayOwedRequest{ShiftId: w.shift, OrderId: w.cash[0]}))
 	require.NoError(t, err)
 	require.Equal(t, out.Msg.GetEntry().GetLedgerTxnId(), twice.Msg.GetEntry().GetLedgerTxnId(), "paid once")
+	require.Equal(t, []string{"counter.pay_owed by clerk"}, shardAudit(t, w.env, w.show, "order:"+w.cash[0]),
+		"paid out once, in the shard's audit log (decision 0452)")
 	_, err = clerk.counter.PayOwed(ctx, connect.NewRequest(&counterv1.PayOwedRequest{ShiftId: w.shift, OrderId: w.paid[0]}))
 	requireReason(t, err, connect.CodeFailedPrecondition, "COUNTER_REFUND_REFUSED")
 	report, err := clerk.counter.GetShift(ctx, connect.NewRequest(&counterv1.GetShiftRequest{ShiftId: w.shift}))

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seatghor/seatghor/projections"
+	"github.com/seatghor/seatghor/projections/auditlog"
 	"github.com/seatghor/seatghor/projections/eticket"
 	"github.com/seatghor/seatghor/projections/mytickets"
 	"github.com/seatghor/seatghor/projections/notifications"
@@ -480,6 +481,8 @@ func (a *App) openReadSide(cfg Config, apiCfg *api.Config) error {
 	}
 	// Partners' webhooks: the projector only enqueues (decision 0190).
 	projectors = append(projectors, webhookfeed.NewProjector(a.Webhooks, a.Booking))
+	// The shards' audit entries, gathered into the catalog's log (decision 0452).
+	projectors = append(projectors, auditlog.NewProjector(a.Router.Catalog(), a.Catalog))
 	var sources []projections.Source
 	for _, p := range append([]*pg.Pool{a.Router.Catalog()}, a.Router.Shards()...) {
 		sources = append(sources, projections.Source{Name: p.Name, Pool: p.Pool, NextCommit: p.NextCommit})

@@ -3,7 +3,10 @@
 // is recorded by Record in the transaction that makes it, so the log holds
 // exactly the changes that committed: every staff write of the catalog
 // (organisations, members, shows, routes, timetables, cancellations,
-// delays) and every change of a partner's webhook endpoint or API key.
+// delays) and every change of a partner's webhook endpoint or API key. A
+// staff write on a shard (refunds by hand, cash at a counter) is recorded
+// by RecordOnShard in the shard's own log, in its transaction, and
+// gathered into the catalog's through the outbox (decision 0452).
 // The console reads it through CatalogService.ListAuditEntries, an
 // organisation's managers only its entries (decision 0446). Rows are never
 // changed or removed: the application role may only add and read them.
@@ -60,6 +63,9 @@ type Entry struct {
 	// Detail is what else the change needs said, as a JSON object: the
 	// reason, and "before" and "after" where something was there before.
 	Detail map[string]any
+	// SourceID is the id of an entry gathered from a shard's log (Gather);
+	// "" for the catalog's own.
+	SourceID string
 }
 
 // Execer runs a statement: the caller's transaction.
@@ -75,8 +81,26 @@ type Querier interface {
 // Record adds e to the log through tx, the transaction of the change it
 // records; ID is ignored.
 func Record(ctx context.Context, tx Execer, e Entry) error {
+	raw, err := e.detail()
+	if err != nil {
+		return err
+	}
+	// A gathered entry is added once, however often its event comes.
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO audit_log (at, actor_kind, actor_id, action, target, organization_id, detail, source_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''))
+		ON CONFLICT (source_id) WHERE source_id IS NOT NULL DO NOTHING`,
+		e.At.UTC(), string(e.Actor.Kind), e.Actor.ID, e.Action, e.Target, e.OrganizationID, raw, e.SourceID); err != nil {
+		return fmt.Errorf("audit %s of %s: %w", e.Action, e.Target, err)
+	}
+	return nil
+}
+
+// detail checks that e says who did what to what, and returns its detail
+// as a JSON object.
+func (e Entry) detail() ([]byte, error) {
 	if e.Actor.Kind == "" || e.Actor.ID == "" || e.Action == "" || e.Target == "" {
-		return errors.New("audit entry without actor, action or target")
+		return nil, errors.New("audit entry without actor, action or target")
 	}
 	detail := e.Detail
 	if detail == nil {
@@ -84,15 +108,9 @@ func Record(ctx context.Context, tx Execer, e Entry) error {
 	}
 	raw, err := json.Marshal(detail)
 	if err != nil {
-		return fmt.Errorf("audit %s of %s: %w", e.Action, e.Target, err)
+		return nil, fmt.Errorf("audit %s of %s: %w", e.Action, e.Target, err)
 	}
-	if _, err := tx.Exec(ctx, `
-		INSERT INTO audit_log (at, actor_kind, actor_id, action, target, organization_id, detail)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		e.At.UTC(), string(e.Actor.Kind), e.Actor.ID, e.Action, e.Target, e.OrganizationID, raw); err != nil {
-		return fmt.Errorf("audit %s of %s: %w", e.Action, e.Target, err)
-	}
-	return nil
+	return raw, nil
 }
 
 // Filter selects entries; zero fields select everything.

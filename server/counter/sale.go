@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
@@ -192,6 +193,12 @@ func (s *Service) RefundTickets(ctx context.Context, userID, shiftID, orderID st
 					return result{}, err
 				}
 				back := o.TotalMinor - o.CancellationFeeMinor
+				if err := audit.RecordOnShard(ctx, tx, o.ShowID, audit.Entry{At: now,
+					Actor: audit.Actor{Kind: audit.ActorUser, ID: userID}, Action: "counter.refund", Target: "order:" + orderID,
+					Detail: map[string]any{"counter": sh.CounterID, "shift": sh.ID, "before": map[string]any{"status": "confirmed"},
+						"after": map[string]any{"status": "cancelled", "amount_minor": max(back, 0), "fee_minor": o.CancellationFeeMinor}}}); err != nil {
+					return result{}, err
+				}
 				e := Entry{Kind: Refund, TxnID: "refund:cash:" + orderID, OrderID: orderID, ShowID: o.ShowID, ShiftID: sh.ID,
 					OrganizationID: sh.OrganizationID, CounterID: sh.CounterID, AmountMinor: -back, Currency: sale.Currency,
 					By: userID, At: now}
@@ -306,6 +313,12 @@ func (s *Service) PayOwed(ctx context.Context, userID, shiftID, orderID string) 
 					return Entry{}, err
 				}
 				if err := booking.MarkRefunded(ctx, tx, orderID, owed.AmountMinor, now); err != nil {
+					return Entry{}, err
+				}
+				if err := audit.RecordOnShard(ctx, tx, owed.ShowID, audit.Entry{At: now,
+					Actor: audit.Actor{Kind: audit.ActorUser, ID: userID}, Action: "counter.pay_owed", Target: "order:" + orderID,
+					Detail: map[string]any{"counter": sh.CounterID, "shift": sh.ID, "sold_at": owed.CounterID,
+						"after": map[string]any{"amount_minor": owed.AmountMinor}}}); err != nil {
 					return Entry{}, err
 				}
 				return e, insertEntry(ctx, tx, e)

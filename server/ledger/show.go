@@ -90,3 +90,41 @@ func (s *Service) ShowSales(ctx context.Context, showID int64, bucket time.Durat
 	}
 	return m, tl, nil
 }
+
+// showsMoneySQL is showMoneySQL for many shows, by show (a show's journals
+// are in one currency, its own).
+const showsMoneySQL = `
+	SELECT t.show_id, t.currency,
+	       coalesce(-sum(l.amount_minor) FILTER (WHERE t.kind = 'booking'), 0)::bigint,
+	       coalesce(sum(l.amount_minor) FILTER (WHERE t.kind = 'refund'), 0)::bigint,
+	       coalesce(-sum(l.amount_minor) FILTER (WHERE l.account = $2), 0)::bigint,
+	       coalesce(-sum(l.amount_minor) FILTER (WHERE l.account = $3), 0)::bigint
+	FROM ledger_transactions t JOIN ledger_lines l USING (txn_id)
+	WHERE t.show_id = ANY($1) AND t.kind <> 'payout' AND l.account IN ($2, $3)
+	GROUP BY t.show_id, t.currency`
+
+// ShowsMoney reads the money of many shows (an organisation's sales,
+// decision 0451), asking each shard once; a show with no journal yet is
+// absent.
+func (s *Service) ShowsMoney(ctx context.Context, showIDs []int64) (map[int64]ShowMoney, error) {
+	byShard, err := s.router.Group(ctx, showIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]ShowMoney, len(showIDs))
+	for pool, ids := range byShard {
+		rows, err := pool.Query(ctx, showsMoneySQL, ids, AccountPlatformRevenue, AccountOperatorPayable)
+		if err != nil {
+			return nil, fmt.Errorf("money of %d shows on %s: %w", len(ids), pool.Name, err)
+		}
+		var id int64
+		var m ShowMoney
+		if _, err := pgx.ForEachRow(rows, []any{&id, &m.Currency, &m.Sales, &m.Refunds, &m.Commission, &m.Operator}, func() error {
+			out[id] = m
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("money of %d shows on %s: %w", len(ids), pool.Name, err)
+		}
+	}
+	return out, nil
+}

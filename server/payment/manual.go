@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -76,6 +77,12 @@ func (s *Service) RefundPayment(ctx context.Context, adminID, paymentID string, 
 				}
 				id, err := recordBookedRefund(ctx, tx, p, amount, "manual", status, adminID, note, now)
 				if err != nil {
+					return Refund{}, err
+				}
+				if err := audit.RecordOnShard(ctx, tx, p.ShowID, audit.Entry{At: now,
+					Actor: audit.Actor{Kind: audit.ActorAdmin, ID: adminID}, Action: "refund.request", Target: "refund:" + id,
+					Detail: map[string]any{"reason": note, "order_id": p.OrderID, "payment_id": paymentID,
+						"after": map[string]any{"amount_minor": amount, "status": status}}}); err != nil {
 					return Refund{}, err
 				}
 				r, err := getRefund(ctx, tx, id, false)
@@ -149,6 +156,13 @@ func (s *Service) ApproveRefund(ctx context.Context, adminID, refundID string) (
 				UPDATE refunds SET status = 'pending', approved_by = $2, updated_at = $3
 				WHERE refund_id = $1 AND status = 'awaiting_approval'`, refundID, adminID, now); err != nil {
 				return Refund{}, fmt.Errorf("approve refund %s: %w", refundID, err)
+			}
+			if err := audit.RecordOnShard(ctx, tx, r.ShowID, audit.Entry{At: now,
+				Actor: audit.Actor{Kind: audit.ActorAdmin, ID: adminID}, Action: "refund.approve", Target: "refund:" + refundID,
+				Detail: map[string]any{"reason": r.Note, "order_id": r.OrderID, "requested_by": r.RequestedBy,
+					"before": map[string]any{"status": "awaiting_approval"},
+					"after":  map[string]any{"status": "pending", "amount_minor": r.AmountMinor}}}); err != nil {
+				return Refund{}, err
 			}
 			r.Status, r.ApprovedBy = "pending", adminID
 			return r.view(), nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/ledger"
@@ -116,6 +117,13 @@ func (s *Service) SettleFailedRefund(ctx context.Context, adminID, refundID, met
 				return FailedRefund{}, fmt.Errorf("settle refund %s: %w", refundID, err)
 			}
 			if err := givenBack(ctx, tx, r, j, method+":"+reference, now); err != nil {
+				return FailedRefund{}, err
+			}
+			if err := audit.RecordOnShard(ctx, tx, r.ShowID, audit.Entry{At: now,
+				Actor: audit.Actor{Kind: audit.ActorAdmin, ID: adminID}, Action: "refund.settle", Target: "refund:" + refundID,
+				Detail: map[string]any{"reason": note, "order_id": r.OrderID, "before": map[string]any{"status": "failed"},
+					"after": map[string]any{"status": "settled", "settle_method": method, "reference": reference,
+						"amount_minor": r.AmountMinor}}}); err != nil {
 				return FailedRefund{}, err
 			}
 			f.Settlement = &Settlement{Method: method, Reference: reference, Note: note, By: adminID, TxnID: j.TxnID, At: now}

@@ -146,6 +146,20 @@ func (r *Router) ForShow(ctx context.Context, showID int64) (*pg.Pool, error) {
 	return pool, nil
 }
 
+// Group sorts shows by their shard, so a read of many shows asks each
+// shard once.
+func (r *Router) Group(ctx context.Context, showIDs []int64) (map[*pg.Pool][]int64, error) {
+	out := map[*pg.Pool][]int64{}
+	for _, id := range showIDs {
+		pool, err := r.ForShow(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out[pool] = append(out[pool], id)
+	}
+	return out, nil
+}
+
 // ForID returns the shard of whatever an id names (hold, order, …).
 func (r *Router) ForID(ctx context.Context, id string) (*pg.Pool, int64, error) {
 	showID, err := ShowOf(id)

@@ -43,6 +43,9 @@ var moved = []table{
 	// The scans gate devices synced, and the devices (docs/gate-offline.md).
 	{"gate_scans", "show_id = $1", ""},
 	{"gate_devices", "show_id = $1", ""},
+	// The show's audit entries (decision 0452), already gathered into the
+	// catalog's log; they move with the show like every row of it.
+	{"audit_log", "show_id = $1", "written only in the transaction of a refund's write, which the fence stops"},
 	// The ids a webhook event names carry the show (server/shard/id.go).
 	{"payment_events", "split_part(reference, '_', 2) = $1::bigint::text", ""},
 	{"idempotency_keys", "target = 'show:' || $1::bigint::text OR split_part(target, '_', 2) = $1::bigint::text", ""},

@@ -105,6 +105,15 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 	tickets := download(t, ctx, "#export-tickets", "manifest-"+show+"-en.csv")
 	require.Len(t, tickets, 3, "a header and both tickets")
 	do(t, ctx, chromedp.Click(chromedp.CSS("#sales-close")), until(`!document.querySelector("#console-sales")`))
+	// The organisation's sales, show by show: the trip's three seat-legs
+	// sold of eight, and the totals.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#org-sales")),
+		hasText("#org-sales-"+show+" .sold", "3 / 8"),
+		until(`document.querySelector("#org-sales-total .taken")?.textContent !== "৳0"`),
+	)
+	shot(t, ctx, "console-org-sales")
+	do(t, ctx, chromedp.Click(chromedp.CSS("#org-sales")), until(`!document.querySelector("#org-sales-table")`))
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-staff")),
 		hasText("#console-staff", "web-console-mgr (you)"),
@@ -281,6 +290,21 @@ func TestBrowserConsoleRefundDesk(t *testing.T) {
 		require.True(t, time.Now().Before(deadline), "the approved refund reached the order: %+v", orders.Orders[0])
 		time.Sleep(200 * time.Millisecond)
 	}
+	// Both steps are in the audit log, gathered from the show's shard.
+	do(t, bob,
+		chromedp.Click(chromedp.CSS("#tab-audit")),
+		choose("#audit-action", "refund."),
+		// Searched again until the projector has gathered both (about a
+		// tenth of a second; a search a second at most).
+		until(`(() => {
+			const n = document.querySelectorAll("#console-audit tbody tr[data-action^='refund.']").length;
+			const now = Date.now();
+			if (n < 2 && !(window.lastSearch > now - 1000)) { window.lastSearch = now; document.querySelector("#audit-search").click(); }
+			return n === 2;
+		})()`),
+		hasText("#console-audit tbody tr[data-action='refund.approve']", "ফেরত অনুমোদিত"),
+		hasText("#console-audit tbody tr[data-action='refund.request']", "Coach AC broke down"),
+	)
 	// A manager is refused the desk by the API, not only by the page.
 	admin := s.devToken(t, "web-admin", "admin")
 	s.call(t, admin, "seatghor.catalog.v1.CatalogService/AddOrganizationMember",
@@ -308,4 +332,77 @@ func TestBrowserConsoleRefundDesk(t *testing.T) {
 		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "show.reschedule"`),
 		hasText("#console-audit tbody tr", "Ferry delayed at Aricha"),
 	)
+}
+
+// The console's on-sale panel (decision 0450): a manager watches a
+// waiting room before its opening (the lottery) while three buyers join,
+// opens it now, pauses and resumes admission, sets the rate's limits and
+// ends the queue; the figures and the chart follow every 2 s, in English
+// and Bengali. Gate staff are refused the controls by the API.
+func TestBrowserConsoleOnSale(t *testing.T) {
+	s, browser := openSite(t)
+	admin := s.devToken(t, "web-admin", "admin")
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/AddOrganizationMember",
+		map[string]any{"organizationId": "demo-operator", "userId": "web-onsale-mgr", "role": "ORGANIZATION_ROLE_MANAGER"}, &struct{}{})
+	var created struct {
+		Show struct {
+			ShowID string `json:"showId"`
+		} `json:"show"`
+	}
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+		"kind": "SHOW_KIND_CONCERT", "title": "Chirkutt live", "venue": "ICCB", "currency": "BDT",
+		"organizationId": "demo-operator",
+		"startsAt":       time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339),
+		"onSaleAt":       time.Now().Add(time.Hour).UTC().Format(time.RFC3339),
+		"sections":       []map[string]any{{"name": "Main", "rows": []string{"A", "B"}, "seatsPerRow": 4, "priceMinor": "150000"}},
+		"waitingRoom":    map[string]any{"enabled": true},
+	}, &created)
+	show := created.Show.ShowID
+	for _, fan := range []string{"web-onsale-fan1", "web-onsale-fan2", "web-onsale-fan3"} {
+		s.call(t, s.devToken(t, fan, "user"), "seatghor.waitingroom.v1.WaitingRoomService/Join", map[string]any{"showId": show}, nil)
+	}
+
+	ctx := desk(t, browser)
+	do(t, ctx,
+		signIn(s, "web-onsale-mgr", "operator"),
+		chromedp.Navigate(s.base+"/console/demo-operator/shows"),
+		chromedp.WaitVisible(chromedp.CSS("#onsale-"+show)),
+		chromedp.Click(chromedp.CSS("#onsale-"+show)),
+		hasText("#onsale-title", "Chirkutt live"),
+		hasText("#onsale-state", "before the opening"),
+		hasText("#onsale-joined", "3"),
+		chromedp.Click(chromedp.CSS("#onsale-open-now")),
+		hasText("#onsale-state", "letting people in"),
+		chromedp.Click(chromedp.CSS("#onsale-pause")),
+		hasText("#onsale-state", "paused"),
+		chromedp.Click(chromedp.CSS("#onsale-resume")),
+		until(`document.querySelector("#onsale-state").textContent !== "paused"`),
+		chromedp.SendKeys(chromedp.CSS("#onsale-min"), "5"),
+		chromedp.SendKeys(chromedp.CSS("#onsale-max"), "50"),
+		chromedp.Click(chromedp.CSS("#onsale-limits")),
+		hasText("#onsale-rate", "(5–50)"),
+		until(`!!document.querySelector("#onsale-chart canvas")`),
+	)
+	// A few readings for the chart; the whole panel in the picture.
+	time.Sleep(5 * time.Second)
+	do(t, ctx, chromedp.EmulateViewport(1280, 1300), script(`document.querySelector("#console-onsale").scrollIntoView()`))
+	shot(t, ctx, "console-onsale")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		chromedp.WaitVisible(chromedp.CSS("#onsale-"+show)),
+		chromedp.Click(chromedp.CSS("#onsale-"+show)),
+		hasText("#onsale-rate", "(৫–৫০)"),
+		hasText("#onsale-figures", "ঢোকার হার"),
+	)
+	do(t, ctx, script(`document.querySelector("#console-onsale").scrollIntoView()`))
+	shot(t, ctx, "bengali-console-onsale")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#onsale-end")),
+		hasText("#onsale-state", "সারি শেষ"),
+	)
+	// Gate staff may not steer the sale, whatever a page shows.
+	status, body := post(t, s, s.devToken(t, "demo-gate", "operator"), "seatghor.waitingroom.v1.WaitingRoomService/UpdateSale",
+		map[string]any{"showId": show, "paused": true})
+	require.Equal(t, http.StatusForbidden, status, body)
 }

@@ -9,16 +9,17 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { render } from "preact";
 import {
-  CatalogService, ExportKind, LedgerService, ManifestService, OrganizationRole, PaymentService, RefundStatus, SalesChannel, SettlementMethod, ShowStatus,
-  createServiceClient,
+  CatalogService, ExportKind, LedgerService, ManifestService, OrganizationRole, PaymentService, RefundStatus, SaleState, SalesChannel, SettlementMethod, ShowStatus,
+  WaitingRoomService, createServiceClient,
 } from "@seatghor/client";
 import type {
-  AuditEntry, FailedRefund, GetShowSalesResponse, OrganizationAccess, OrganizationMember, RefundToApprove, Show,
+  AuditEntry, FailedRefund, GetOrganizationSalesResponse, GetShowSalesResponse, ShowSalesLine, Sale as WaitingSale, OrganizationAccess, OrganizationMember, RefundToApprove, Show,
   ShowCancellation,
 } from "@seatghor/client";
 import uPlot from "uplot";
+import uPlotCss from "uplot/dist/uPlot.min.css";
 
-import { SHOW_ZONE, digits, showTime, taka, tsDate } from "../i18n.js";
+import { SHOW_ZONE, digits, mmss, showTime, taka, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import "../staffreasons.js";
@@ -38,8 +39,16 @@ const WORDS = {
     amount: "Amount", taken: "Sales", refunds: "Refunds", commission: "Commission", operatorShare: "Your share",
     overTime: "Sales over time", barWidth: "Bar", perMinute: "a minute", perHour: "an hour", perDay: "a day",
     close: "Close", updated: "Updated", section: "Section",
+    orgSales: "Sales of every show", orgSalesTitle: "Sales of the organisation's shows", total: "All shows",
     exports: "Download", exportOrders: "Orders (CSV)", exportTickets: "Tickets (CSV)", exportLedger: "Ledger (CSV)",
     exporting: "Preparing the file…",
+    onSale: "On-sale", onSaleOf: "On-sale:", state: "State", opensAt: "Opens", endsAt: "Queue ends", waiting: "Waiting",
+    admittedN: "Let in", joined: "Joined", rate: "Admission rate", perSecond: "/s", wait: "Wait for the last in line",
+    available: "Places left", holdP99: "Hold time (p99)", holdErrors: "Hold errors", pause: "Pause admission",
+    resume: "Resume admission", limits: "Rate limits (people a second)", min: "at least", max: "at most", setLimits: "Set limits",
+    moveOpening: "Open at (Bangladesh time)", setOpening: "Move the opening", openNow: "Open now", endNow: "End the queue now",
+    queueChart: "Queue and admission over the last minutes", rightAxis: "people a second, right-hand scale",
+    saleStates: ["", "no queue", "before the opening (lottery)", "letting people in", "paused", "sold out", "queue over"],
     move: "Move show", moveTo: "New start (Bangladesh time)", moveReason: "Reason (told to every buyer)",
     moveConfirm: "Move it; buyers may cancel for a full refund", progress: "Refunds",
     ordersLeft: "Orders left", ordersCancelled: "Orders cancelled", refundsDone: "Refunds given",
@@ -62,8 +71,11 @@ const WORDS = {
       "show.withdraw": "Show withdrawn", "route.create": "Route created", "route.update": "Route changed",
       "timetable.create": "Timetable created", "timetable.update": "Timetable changed",
       "counter_shift.open": "Counter shift opened", "counter_shift.close": "Counter shift closed",
+      "refund.request": "Refund asked for", "refund.approve": "Refund approved", "refund.settle": "Failed refund paid another way",
+      "counter.refund": "Cash refund at a counter", "counter.pay_owed": "Owed cash paid at a counter",
     } as Record<string, string>,
     kinds: { "member.": "Staff", "show.": "Shows", "route.": "Routes", "timetable.": "Timetables", "counter_shift.": "Counter shifts",
+      "refund.": "Refunds", "counter.": "Counter cash",
       "organization.": "Organisation" } as Record<string, string>,
   },
   bn: {
@@ -79,8 +91,16 @@ const WORDS = {
     amount: "টাকা", taken: "বিক্রি", refunds: "ফেরত", commission: "কমিশন", operatorShare: "আপনার অংশ",
     overTime: "সময় ধরে বিক্রি", barWidth: "প্রতি দাগ", perMinute: "এক মিনিট", perHour: "এক ঘণ্টা", perDay: "এক দিন",
     close: "বন্ধ", updated: "হালনাগাদ", section: "অংশ",
+    orgSales: "সব শোর বিক্রি", orgSalesTitle: "সংস্থার সব শোর বিক্রি", total: "সব শো",
     exports: "ডাউনলোড", exportOrders: "অর্ডার (CSV)", exportTickets: "টিকিট (CSV)", exportLedger: "হিসাব (CSV)",
     exporting: "ফাইল তৈরি হচ্ছে…",
+    onSale: "বিক্রি শুরু", onSaleOf: "বিক্রি শুরু:", state: "অবস্থা", opensAt: "খুলবে", endsAt: "সারি শেষ", waiting: "অপেক্ষায়",
+    admittedN: "ঢুকতে দেওয়া", joined: "যোগ দিয়েছেন", rate: "ঢোকার হার", perSecond: "/সে.", wait: "সারির শেষজনের অপেক্ষা",
+    available: "বাকি আসন", holdP99: "আসন ধরার সময় (p99)", holdErrors: "আসন ধরায় ত্রুটি", pause: "ঢোকা থামান",
+    resume: "ঢোকা আবার চালু", limits: "হারের সীমা (প্রতি সেকেন্ডে জন)", min: "অন্তত", max: "সর্বোচ্চ", setLimits: "সীমা ঠিক করুন",
+    moveOpening: "খুলবে (বাংলাদেশ সময়)", setOpening: "খোলার সময় বদলান", openNow: "এখনই খুলুন", endNow: "সারি এখনই শেষ",
+    queueChart: "গত কয়েক মিনিটের সারি ও ঢোকা", rightAxis: "প্রতি সেকেন্ডে জন, ডান দিকের মাপ",
+    saleStates: ["", "সারি নেই", "খোলার আগে (লটারি)", "ঢুকতে দেওয়া হচ্ছে", "থামানো", "সব বিক্রি", "সারি শেষ"],
     move: "শোর সময় বদল", moveTo: "নতুন শুরু (বাংলাদেশ সময়)", moveReason: "কারণ (প্রত্যেক ক্রেতাকে জানানো হবে)",
     moveConfirm: "সময় বদলান; ক্রেতা চাইলে বাতিল করে পুরো টাকা ফেরত পাবেন", progress: "টাকা ফেরত",
     ordersLeft: "বাকি অর্ডার", ordersCancelled: "বাতিল অর্ডার", refundsDone: "ফেরত দেওয়া হয়েছে",
@@ -103,8 +123,11 @@ const WORDS = {
       "show.withdraw": "শো প্রত্যাহার", "route.create": "রুট তৈরি", "route.update": "রুট বদল",
       "timetable.create": "সময়সূচি তৈরি", "timetable.update": "সময়সূচি বদল",
       "counter_shift.open": "কাউন্টার শিফট শুরু", "counter_shift.close": "কাউন্টার শিফট শেষ",
+      "refund.request": "ফেরত চাওয়া", "refund.approve": "ফেরত অনুমোদিত", "refund.settle": "ব্যর্থ ফেরত অন্যভাবে দেওয়া",
+      "counter.refund": "কাউন্টারে নগদ ফেরত", "counter.pay_owed": "কাউন্টারে পাওনা নগদ দেওয়া",
     } as Record<string, string>,
     kinds: { "member.": "কর্মী", "show.": "শো", "route.": "রুট", "timetable.": "সময়সূচি", "counter_shift.": "কাউন্টার শিফট",
+      "refund.": "টাকা ফেরত", "counter.": "কাউন্টারের নগদ",
       "organization.": "সংস্থা" } as Record<string, string>,
   },
 } as const;
@@ -133,6 +156,7 @@ function clients() {
   return {
     catalog: createServiceClient(CatalogService, options), ledger: createServiceClient(LedgerService, options),
     payment: createServiceClient(PaymentService, options), manifest: createServiceClient(ManifestService, options),
+    sale: createServiceClient(WaitingRoomService, options),
   };
 }
 type Api = ReturnType<typeof clients>;
@@ -144,6 +168,12 @@ type Api = ReturnType<typeof clients>;
  * of language opens the same organisation and tab.
  */
 export function mount(el: HTMLElement, props: { lang: Lang }): () => void {
+  if (!document.getElementById("uplot-css")) {
+    const style = document.createElement("style");
+    style.id = "uplot-css";
+    style.textContent = uPlotCss;
+    document.head.append(style);
+  }
   render(<Console lang={props.lang} />, el);
   return () => render(null, el);
 }
@@ -231,6 +261,8 @@ function Shows({ lang, api, org, onError }: PartProps) {
   const [moving, setMoving] = useState<bigint>();
   const [moveTo, setMoveTo] = useState("");
   const [watching, setWatching] = useState<Show>();
+  const [queue, setQueue] = useState<Show>();
+  const [all, setAll] = useState(false);
   const [following, setFollowing] = useState<Show>();
   const [reason, setReason] = useState("");
   const load = () => api.catalog.listShows({ organizationId: org, pageSize: 200 }).then((r) => setShows(r.shows), (e) => onError(sayError(e, lang)));
@@ -266,8 +298,12 @@ function Shows({ lang, api, org, onError }: PartProps) {
   const title = (s: Show) => (lang === "bn" && s.titleBn) || s.title;
   return (
     <>
+    <p><button type="button" id="org-sales" aria-expanded={all} onClick={() => setAll(!all)}>{w.orgSales}</button></p>
+    {all && <OrgSales lang={lang} api={api} org={org} onError={onError} />}
     {watching && <Sales key={String(watching.showId)} lang={lang} api={api} show={watching} title={title(watching)}
       onClose={() => setWatching(undefined)} onError={onError} />}
+    {queue && <OnSale key={String(queue.showId)} lang={lang} api={api} show={queue.showId} title={title(queue)}
+      onClose={() => setQueue(undefined)} onError={onError} />}
     {following && <Cancellation key={String(following.showId)} lang={lang} api={api} show={following.showId} title={title(following)}
       onClose={() => setFollowing(undefined)} onError={onError} />}
     <table class="console-table" id="console-shows">
@@ -282,6 +318,9 @@ function Shows({ lang, api, org, onError }: PartProps) {
             <td class="status">{w.statuses[statusKey(s)]}</td>
             <td>
               <button type="button" id={`sales-${s.showId}`} onClick={() => setWatching(s)}>{w.sales}</button>{" · "}
+              {s.waitingRoom?.enabled && s.status !== ShowStatus.CANCELLED && (
+                <><button type="button" id={`onsale-${s.showId}`} onClick={() => setQueue(s)}>{w.onSale}</button>{" · "}</>
+              )}
               <a href={`/show/${s.showId}`}>{w.seatMap}</a>{" · "}<a href={`/manifest/${s.showId}`}>{w.manifest}</a>
               {s.status !== ShowStatus.CANCELLED && cancelling !== s.showId && moving !== s.showId && (
                 <>
@@ -439,6 +478,183 @@ function Sales(props: { lang: Lang; api: Api; show: Show; title: string; onClose
       )}
     </section>
   );
+}
+
+/**
+ * The organisation's sales show by show (decision 0451): places sold and
+ * held and the money of each of its shows from yesterday on, and their
+ * totals, read every 10 seconds while open.
+ */
+function OrgSales({ lang, api, org, onError }: PartProps) {
+  const w = WORDS[lang];
+  const [sales, setSales] = useState<GetOrganizationSalesResponse>();
+  useEffect(() => {
+    let live = true;
+    const read = () => api.ledger.getOrganizationSales({ organizationId: org })
+      .then((r) => { if (live) setSales(r); }, (e) => onError(sayError(e, lang)));
+    void read();
+    const every = setInterval(() => { if (!document.hidden) void read(); }, 10_000);
+    return () => { live = false; clearInterval(every); };
+  }, []);
+  if (!sales) return null;
+  const row = (l: ShowSalesLine, head: string, id: string) => (
+    <tr key={id} id={id}>
+      <th scope="row">{head}</th>
+      <td class="sold">{digits(l.sold, lang)} / {digits(l.places, lang)}</td><td>{digits(l.held, lang)}</td>
+      <td class="taken">{taka(l.money?.salesMinor ?? 0n, lang)}</td><td>{taka(l.money?.refundsMinor ?? 0n, lang)}</td>
+      <td>{taka(l.money?.commissionMinor ?? 0n, lang)}</td><td class="operator">{taka(l.money?.operatorMinor ?? 0n, lang)}</td>
+    </tr>
+  );
+  return (
+    <table class="console-table" id="org-sales-table" aria-live="polite">
+      <caption>{w.orgSalesTitle} ({w.updated}: {showTime(undefined, tsDate(sales.asOf), lang)})</caption>
+      <thead><tr><th scope="col">{w.shows}</th><th scope="col">{w.sold}</th><th scope="col">{w.held}</th><th scope="col">{w.taken}</th>
+        <th scope="col">{w.refunds}</th><th scope="col">{w.commission}</th><th scope="col">{w.operatorShare}</th></tr></thead>
+      <tbody>
+        {sales.shows.map((l) => row(l, `${(lang === "bn" && l.titleBn) || l.title} · ${showTime(undefined, tsDate(l.startsAt), lang)}`,
+          `org-sales-${l.showId}`))}
+      </tbody>
+      {sales.total && <tfoot>{row(sales.total, w.total, "org-sales-total")}</tfoot>}
+    </table>
+  );
+}
+
+/** How many readings of a sale the on-sale chart keeps: 10 minutes at one each 2 s. */
+const SAMPLES = 300;
+
+/**
+ * A waiting room's on-sale (R-9): its sale read every 2 seconds
+ * (WaitingRoomService.GetSale), the queue and the admission rate drawn
+ * over the last minutes from those readings, and the operator's controls
+ * (UpdateSale): pause and resume, the rate's limits, the opening moved or
+ * brought to now, the queue ended. The server checks who may; the panel
+ * says why when it refuses.
+ */
+function OnSale(props: { lang: Lang; api: Api; show: bigint; title: string; onClose: () => void; onError: (s: string) => void }) {
+  const { lang, api, show } = props;
+  const w = WORDS[lang];
+  const [sale, setSale] = useState<WaitingSale>();
+  const [limits, setLimits] = useState({ min: "", max: "" });
+  const [opening, setOpening] = useState("");
+  const samples = useRef<{ t: number[]; waiting: number[]; rate: number[] }>({ t: [], waiting: [], rate: [] });
+  const [drawn, setDrawn] = useState(0);
+  const took = (x: WaitingSale | undefined) => {
+    if (!x) return;
+    setSale(x);
+    const s = samples.current;
+    s.t.push(Date.now() / 1000);
+    s.waiting.push(Number(x.waiting));
+    s.rate.push(x.admissionRate);
+    for (const k of ["t", "waiting", "rate"] as const) s[k].splice(0, Math.max(0, s[k].length - SAMPLES));
+    setDrawn((n) => n + 1);
+  };
+  useEffect(() => {
+    let live = true;
+    const read = () => api.sale.getSale({ showId: show }).then((r) => { if (live) took(r.sale); }, (e) => props.onError(sayError(e, lang)));
+    void read();
+    const every = setInterval(() => { if (!document.hidden) void read(); }, 2000);
+    return () => { live = false; clearInterval(every); };
+  }, []);
+  const update = async (change: Record<string, unknown>) => {
+    props.onError("");
+    try {
+      took((await api.sale.updateSale({ showId: show, ...change })).sale);
+    } catch (err) {
+      props.onError(sayError(err, lang));
+    }
+  };
+  const n = (v: bigint | number) => digits(v.toLocaleString("en-IN"), lang);
+  const secs = (d: { seconds: bigint; nanos: number } | undefined) => (d ? Number(d.seconds) + d.nanos / 1e9 : 0);
+  return (
+    <section class="console-sales" id="console-onsale" aria-labelledby="onsale-title" aria-busy={!sale}>
+      <h2 id="onsale-title">{w.onSaleOf} {props.title}</h2>
+      <button type="button" id="onsale-close" onClick={props.onClose}>{w.close}</button>
+      {sale && (
+        <>
+          <dl class="console-money" id="onsale-figures" aria-live="polite">
+            <dt>{w.state}</dt><dd id="onsale-state">{w.saleStates[sale.state] ?? ""}</dd>
+            <dt>{w.opensAt}</dt><dd>{showTime(undefined, tsDate(sale.opensAt), lang)}</dd>
+            <dt>{w.endsAt}</dt><dd>{showTime(undefined, tsDate(sale.endsAt), lang)}</dd>
+            <dt>{w.waiting}</dt><dd id="onsale-waiting">{n(sale.waiting)}</dd>
+            <dt>{w.admittedN}</dt><dd id="onsale-admitted">{n(sale.admitted)}</dd>
+            <dt>{w.joined}</dt><dd id="onsale-joined">{n(sale.joined)}</dd>
+            <dt>{w.rate}</dt><dd id="onsale-rate">{n(Math.round(sale.admissionRate))}{w.perSecond} ({n(sale.minAdmissionRate)}–{n(sale.maxAdmissionRate)})</dd>
+            <dt>{w.wait}</dt><dd>{mmss(Math.round(secs(sale.estimatedWait)), lang)}</dd>
+            <dt>{w.available}</dt><dd id="onsale-available">{n(sale.available)}</dd>
+            <dt>{w.holdP99}</dt><dd>{n(Math.round(secs(sale.holdP99) * 1000))} ms</dd>
+            <dt>{w.holdErrors}</dt><dd>{n(Math.round(sale.holdErrorRate * 1000) / 10)}%</dd>
+          </dl>
+          <p>
+            {sale.paused
+              ? <button type="button" id="onsale-resume" onClick={() => void update({ paused: false })}>{w.resume}</button>
+              : <button type="button" id="onsale-pause" class="danger" onClick={() => void update({ paused: true })}>{w.pause}</button>}
+            {" "}<button type="button" id="onsale-end" onClick={() => void update({ endsAt: dhakaTimestamp(nowInDhaka()) })}>{w.endNow}</button>
+          </p>
+          <form class="inline" onSubmit={(e) => {
+            e.preventDefault();
+            void update({ ...(limits.min && { minAdmissionRate: Number(limits.min) }), ...(limits.max && { maxAdmissionRate: Number(limits.max) }) });
+          }}>
+            <fieldset>
+              <legend>{w.limits}</legend>
+              <label>{w.min} <input id="onsale-min" type="number" min="1" max="100000" value={limits.min}
+                onInput={(e) => setLimits({ ...limits, min: (e.target as HTMLInputElement).value })} /></label>{" "}
+              <label>{w.max} <input id="onsale-max" type="number" min="1" max="100000" value={limits.max}
+                onInput={(e) => setLimits({ ...limits, max: (e.target as HTMLInputElement).value })} /></label>{" "}
+              <button type="submit" id="onsale-limits">{w.setLimits}</button>
+            </fieldset>
+          </form>
+          {sale.state === SaleState.SCHEDULED && (
+            <form class="inline" onSubmit={(e) => { e.preventDefault(); void update({ opensAt: dhakaTimestamp(opening) }); }}>
+              <label>{w.moveOpening} <input id="onsale-opening" type="datetime-local" required value={opening}
+                onInput={(e) => setOpening((e.target as HTMLInputElement).value)} /></label>{" "}
+              <button type="submit" id="onsale-move">{w.setOpening}</button>{" "}
+              <button type="button" id="onsale-open-now" onClick={() => void update({ opensAt: dhakaTimestamp(nowInDhaka()) })}>{w.openNow}</button>
+            </form>
+          )}
+          <QueueChart lang={lang} samples={samples.current} drawn={drawn} label={w.queueChart} />
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The queue (people waiting) and the admission rate over time, on two axes. */
+function QueueChart(props: { lang: Lang; samples: { t: number[]; waiting: number[]; rate: number[] }; drawn: number; label: string }) {
+  const el = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot>();
+  const w = WORDS[props.lang];
+  const s = props.samples;
+  useEffect(() => {
+    if (!el.current) return;
+    const data: uPlot.AlignedData = [s.t, s.waiting, s.rate];
+    if (!plot.current) {
+      const num = (_u: uPlot, vals: number[]) => vals.map((v) => digits(v.toLocaleString("en-IN"), props.lang));
+      plot.current = new uPlot({
+        width: Math.min(640, el.current.clientWidth || 320), height: 200, legend: { show: false },
+        tzDate: (ts) => uPlot.tzDate(new Date(ts * 1e3), SHOW_ZONE),
+        scales: { rate: {} },
+        series: [{}, { label: w.waiting, stroke: "#0b5e42", width: 2 }, { label: w.rate, stroke: "#b3261e", scale: "rate" }],
+        axes: [{}, { values: num }, { side: 1, scale: "rate", values: num }],
+      }, data, el.current);
+    } else {
+      plot.current.setData(data);
+    }
+  }, [props.drawn]);
+  useEffect(() => () => plot.current?.destroy(), []);
+  return (
+    <figure class="console-chart">
+      <figcaption id="onsale-chart-title">{props.label}</figcaption>
+      <div ref={el} id="onsale-chart" role="img" aria-labelledby="onsale-chart-title" />
+      <p class="note" aria-hidden="true">
+        <span style="color: #0b5e42">━</span> {w.waiting}{" · "}<span style="color: #b3261e">━</span> {w.rate} ({w.rightAxis})
+      </p>
+    </figure>
+  );
+}
+
+/** Now as a datetime-local value in Bangladesh time (UTC+6). */
+function nowInDhaka(): string {
+  return new Date(Date.now() + 6 * 3600_000).toISOString().slice(0, 16);
 }
 
 /** Hands the browser a file made of parts to save as name. */

@@ -3004,6 +3004,120 @@ func (x *ShowCancelled) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// AuditRecorded: a staff write on a shard (a manual refund asked for or
+// approved, a failed refund settled, cash given back at a counter) was
+// recorded in the shard's audit log, in the write's transaction (decision
+// 0452). The audit projector gathers it into the catalog's audit log, where
+// the console searches every entry; it is never sent to partners.
+type AuditRecorded struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The entry's id on its shard ("aud_<show>_…"): the gathered copy's
+	// key, so a redelivery or a show moved with its outbox adds it once.
+	AuditId string `protobuf:"bytes,1,opt,name=audit_id,json=auditId,proto3" json:"audit_id,omitempty"`
+	// The show whose shard holds it.
+	ShowId int64 `protobuf:"varint,2,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// When the change was made.
+	At *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=at,proto3" json:"at,omitempty"`
+	// "user", "admin", "api_key" or "system".
+	ActorKind string `protobuf:"bytes,4,opt,name=actor_kind,json=actorKind,proto3" json:"actor_kind,omitempty"`
+	// The actor's user id, key id or part.
+	ActorId string `protobuf:"bytes,5,opt,name=actor_id,json=actorId,proto3" json:"actor_id,omitempty"`
+	// What was done, e.g. "refund.approve".
+	Action string `protobuf:"bytes,6,opt,name=action,proto3" json:"action,omitempty"`
+	// What it was done to, e.g. "refund:rfd_12_…".
+	Target string `protobuf:"bytes,7,opt,name=target,proto3" json:"target,omitempty"`
+	// The entry's detail, a JSON object (the reason, before and after).
+	DetailJson    string `protobuf:"bytes,8,opt,name=detail_json,json=detailJson,proto3" json:"detail_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRecorded) Reset() {
+	*x = AuditRecorded{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRecorded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRecorded) ProtoMessage() {}
+
+func (x *AuditRecorded) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRecorded.ProtoReflect.Descriptor instead.
+func (*AuditRecorded) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *AuditRecorded) GetAuditId() string {
+	if x != nil {
+		return x.AuditId
+	}
+	return ""
+}
+
+func (x *AuditRecorded) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *AuditRecorded) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+func (x *AuditRecorded) GetActorKind() string {
+	if x != nil {
+		return x.ActorKind
+	}
+	return ""
+}
+
+func (x *AuditRecorded) GetActorId() string {
+	if x != nil {
+		return x.ActorId
+	}
+	return ""
+}
+
+func (x *AuditRecorded) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *AuditRecorded) GetTarget() string {
+	if x != nil {
+		return x.Target
+	}
+	return ""
+}
+
+func (x *AuditRecorded) GetDetailJson() string {
+	if x != nil {
+		return x.DetailJson
+	}
+	return ""
+}
+
 var File_seatghor_events_v1_events_proto protoreflect.FileDescriptor
 
 const file_seatghor_events_v1_events_proto_rawDesc = "" +
@@ -3297,7 +3411,18 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12!\n" +
 	"\fcancelled_by\x18\x03 \x01(\tR\vcancelledBy\x12;\n" +
 	"\voccurred_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"occurredAt*\x94\x01\n" +
+	"occurredAt\"\xfa\x01\n" +
+	"\rAuditRecorded\x12\x19\n" +
+	"\baudit_id\x18\x01 \x01(\tR\aauditId\x12\x17\n" +
+	"\ashow_id\x18\x02 \x01(\x03R\x06showId\x12*\n" +
+	"\x02at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x02at\x12\x1d\n" +
+	"\n" +
+	"actor_kind\x18\x04 \x01(\tR\tactorKind\x12\x19\n" +
+	"\bactor_id\x18\x05 \x01(\tR\aactorId\x12\x16\n" +
+	"\x06action\x18\x06 \x01(\tR\x06action\x12\x16\n" +
+	"\x06target\x18\a \x01(\tR\x06target\x12\x1f\n" +
+	"\vdetail_json\x18\b \x01(\tR\n" +
+	"detailJson*\x94\x01\n" +
 	"\rReleaseReason\x12\x1e\n" +
 	"\x1aRELEASE_REASON_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14RELEASE_REASON_BUYER\x10\x01\x12\"\n" +
@@ -3325,7 +3450,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -3351,89 +3476,91 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*OrderRescheduled)(nil),      // 21: seatghor.events.v1.OrderRescheduled
 	(*NoShowMarked)(nil),          // 22: seatghor.events.v1.NoShowMarked
 	(*ShowCancelled)(nil),         // 23: seatghor.events.v1.ShowCancelled
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 25: google.protobuf.Any
-	(*v1.Money)(nil),              // 26: seatghor.common.v1.Money
-	(*v1.Journey)(nil),            // 27: seatghor.common.v1.Journey
-	(*v1.Contact)(nil),            // 28: seatghor.common.v1.Contact
-	(*v1.Passenger)(nil),          // 29: seatghor.common.v1.Passenger
-	(v11.PaymentState)(0),         // 30: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 31: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 32: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 33: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 34: seatghor.catalog.v1.ShowKind
+	(*AuditRecorded)(nil),         // 24: seatghor.events.v1.AuditRecorded
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 26: google.protobuf.Any
+	(*v1.Money)(nil),              // 27: seatghor.common.v1.Money
+	(*v1.Journey)(nil),            // 28: seatghor.common.v1.Journey
+	(*v1.Contact)(nil),            // 29: seatghor.common.v1.Contact
+	(*v1.Passenger)(nil),          // 30: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 31: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 32: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 33: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 34: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 35: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	24, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	26, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	24, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	24, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
+	25, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	27, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	25, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	25, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
 	0,  // 6: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	24, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
-	24, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	24, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
-	26, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	24, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	24, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
-	28, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
-	26, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	24, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	29, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
-	27, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
-	28, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
-	26, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	24, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
-	26, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	24, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
-	26, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	26, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	25, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
+	25, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	25, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
+	27, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	25, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	25, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
+	29, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
+	27, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	25, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	30, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	28, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
+	29, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
+	27, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	25, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
+	27, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	25, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	27, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	27, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 30: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	24, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	30, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	30, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	31, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	26, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	32, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	24, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	33, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	26, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	24, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	24, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	24, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	34, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	24, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	24, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	24, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	24, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	24, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 55: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	24, // 56: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	24, // 57: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
-	24, // 58: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 59: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	24, // 60: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	27, // 61: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
-	24, // 62: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 63: seatghor.events.v1.NoShowMarked.occurred_at:type_name -> google.protobuf.Timestamp
-	24, // 64: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	65, // [65:65] is the sub-list for method output_type
-	65, // [65:65] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	25, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	31, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	31, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	32, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	27, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	33, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	25, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	34, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	27, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	25, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	25, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	25, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	35, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	25, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	25, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	25, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	25, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	25, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 55: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	25, // 56: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	25, // 57: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	25, // 58: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 59: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	25, // 60: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	28, // 61: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
+	25, // 62: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 63: seatghor.events.v1.NoShowMarked.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 64: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 65: seatghor.events.v1.AuditRecorded.at:type_name -> google.protobuf.Timestamp
+	66, // [66:66] is the sub-list for method output_type
+	66, // [66:66] is the sub-list for method input_type
+	66, // [66:66] is the sub-list for extension type_name
+	66, // [66:66] is the sub-list for extension extendee
+	0,  // [0:66] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -3447,7 +3574,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -54,6 +54,9 @@ const (
 	// LedgerServiceGetShowSalesProcedure is the fully-qualified name of the LedgerService's
 	// GetShowSales RPC.
 	LedgerServiceGetShowSalesProcedure = "/seatghor.ledger.v1.LedgerService/GetShowSales"
+	// LedgerServiceGetOrganizationSalesProcedure is the fully-qualified name of the LedgerService's
+	// GetOrganizationSales RPC.
+	LedgerServiceGetOrganizationSalesProcedure = "/seatghor.ledger.v1.LedgerService/GetOrganizationSales"
 	// LedgerServiceListRefundsToApproveProcedure is the fully-qualified name of the LedgerService's
 	// ListRefundsToApprove RPC.
 	LedgerServiceListRefundsToApproveProcedure = "/seatghor.ledger.v1.LedgerService/ListRefundsToApprove"
@@ -104,6 +107,12 @@ type LedgerServiceClient interface {
 	// share) and its sales over time. Managers of the show's organisation
 	// and admins.
 	GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error)
+	// GetOrganizationSales answers an organisation's sales show by show (its
+	// shows starting from a time, soonest first, up to 200): each one's
+	// places sold and held and its money from the ledger, and the totals.
+	// Each shard is asked once for all its shows. Managers of the
+	// organisation and admins.
+	GetOrganizationSales(context.Context, *connect.Request[v1.GetOrganizationSalesRequest]) (*connect.Response[v1.GetOrganizationSalesResponse], error)
 	// ListRefundsToApprove lists the manual refunds awaiting a second admin's
 	// approval (R-10, four eyes), over every shard, by refund id: the queue
 	// the console works through with PaymentService.ApproveRefund. Admins
@@ -176,6 +185,13 @@ func NewLedgerServiceClient(httpClient connect.HTTPClient, baseURL string, opts 
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		getOrganizationSales: connect.NewClient[v1.GetOrganizationSalesRequest, v1.GetOrganizationSalesResponse](
+			httpClient,
+			baseURL+LedgerServiceGetOrganizationSalesProcedure,
+			connect.WithSchema(ledgerServiceMethods.ByName("GetOrganizationSales")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		listRefundsToApprove: connect.NewClient[v1.ListRefundsToApproveRequest, v1.ListRefundsToApproveResponse](
 			httpClient,
 			baseURL+LedgerServiceListRefundsToApproveProcedure,
@@ -202,6 +218,7 @@ type ledgerServiceClient struct {
 	listFailedRefunds    *connect.Client[v1.ListFailedRefundsRequest, v1.ListFailedRefundsResponse]
 	settleFailedRefund   *connect.Client[v1.SettleFailedRefundRequest, v1.SettleFailedRefundResponse]
 	getShowSales         *connect.Client[v1.GetShowSalesRequest, v1.GetShowSalesResponse]
+	getOrganizationSales *connect.Client[v1.GetOrganizationSalesRequest, v1.GetOrganizationSalesResponse]
 	listRefundsToApprove *connect.Client[v1.ListRefundsToApproveRequest, v1.ListRefundsToApproveResponse]
 	exportSales          *connect.Client[v1.ExportSalesRequest, v1.ExportSalesResponse]
 }
@@ -239,6 +256,11 @@ func (c *ledgerServiceClient) SettleFailedRefund(ctx context.Context, req *conne
 // GetShowSales calls seatghor.ledger.v1.LedgerService.GetShowSales.
 func (c *ledgerServiceClient) GetShowSales(ctx context.Context, req *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error) {
 	return c.getShowSales.CallUnary(ctx, req)
+}
+
+// GetOrganizationSales calls seatghor.ledger.v1.LedgerService.GetOrganizationSales.
+func (c *ledgerServiceClient) GetOrganizationSales(ctx context.Context, req *connect.Request[v1.GetOrganizationSalesRequest]) (*connect.Response[v1.GetOrganizationSalesResponse], error) {
+	return c.getOrganizationSales.CallUnary(ctx, req)
 }
 
 // ListRefundsToApprove calls seatghor.ledger.v1.LedgerService.ListRefundsToApprove.
@@ -293,6 +315,12 @@ type LedgerServiceHandler interface {
 	// share) and its sales over time. Managers of the show's organisation
 	// and admins.
 	GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error)
+	// GetOrganizationSales answers an organisation's sales show by show (its
+	// shows starting from a time, soonest first, up to 200): each one's
+	// places sold and held and its money from the ledger, and the totals.
+	// Each shard is asked once for all its shows. Managers of the
+	// organisation and admins.
+	GetOrganizationSales(context.Context, *connect.Request[v1.GetOrganizationSalesRequest]) (*connect.Response[v1.GetOrganizationSalesResponse], error)
 	// ListRefundsToApprove lists the manual refunds awaiting a second admin's
 	// approval (R-10, four eyes), over every shard, by refund id: the queue
 	// the console works through with PaymentService.ApproveRefund. Admins
@@ -361,6 +389,13 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	ledgerServiceGetOrganizationSalesHandler := connect.NewUnaryHandler(
+		LedgerServiceGetOrganizationSalesProcedure,
+		svc.GetOrganizationSales,
+		connect.WithSchema(ledgerServiceMethods.ByName("GetOrganizationSales")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	ledgerServiceListRefundsToApproveHandler := connect.NewUnaryHandler(
 		LedgerServiceListRefundsToApproveProcedure,
 		svc.ListRefundsToApprove,
@@ -391,6 +426,8 @@ func NewLedgerServiceHandler(svc LedgerServiceHandler, opts ...connect.HandlerOp
 			ledgerServiceSettleFailedRefundHandler.ServeHTTP(w, r)
 		case LedgerServiceGetShowSalesProcedure:
 			ledgerServiceGetShowSalesHandler.ServeHTTP(w, r)
+		case LedgerServiceGetOrganizationSalesProcedure:
+			ledgerServiceGetOrganizationSalesHandler.ServeHTTP(w, r)
 		case LedgerServiceListRefundsToApproveProcedure:
 			ledgerServiceListRefundsToApproveHandler.ServeHTTP(w, r)
 		case LedgerServiceExportSalesProcedure:
@@ -430,6 +467,10 @@ func (UnimplementedLedgerServiceHandler) SettleFailedRefund(context.Context, *co
 
 func (UnimplementedLedgerServiceHandler) GetShowSales(context.Context, *connect.Request[v1.GetShowSalesRequest]) (*connect.Response[v1.GetShowSalesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.GetShowSales is not implemented"))
+}
+
+func (UnimplementedLedgerServiceHandler) GetOrganizationSales(context.Context, *connect.Request[v1.GetOrganizationSalesRequest]) (*connect.Response[v1.GetOrganizationSalesResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.ledger.v1.LedgerService.GetOrganizationSales is not implemented"))
 }
 
 func (UnimplementedLedgerServiceHandler) ListRefundsToApprove(context.Context, *connect.Request[v1.ListRefundsToApproveRequest]) (*connect.Response[v1.ListRefundsToApproveResponse], error) {

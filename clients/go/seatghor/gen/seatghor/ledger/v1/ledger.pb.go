@@ -1919,6 +1919,244 @@ func (x *ExportSalesResponse) GetData() []byte {
 	return nil
 }
 
+// GetOrganizationSalesRequest names the organisation.
+type GetOrganizationSalesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The organisation.
+	OrganizationId string `protobuf:"bytes,1,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	// Shows that start from this time; default a day ago.
+	StartsFrom    *timestamppb.Timestamp `protobuf:"bytes,2,opt,name=starts_from,json=startsFrom,proto3" json:"starts_from,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOrganizationSalesRequest) Reset() {
+	*x = GetOrganizationSalesRequest{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOrganizationSalesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOrganizationSalesRequest) ProtoMessage() {}
+
+func (x *GetOrganizationSalesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOrganizationSalesRequest.ProtoReflect.Descriptor instead.
+func (*GetOrganizationSalesRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *GetOrganizationSalesRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
+}
+
+func (x *GetOrganizationSalesRequest) GetStartsFrom() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartsFrom
+	}
+	return nil
+}
+
+// ShowSalesLine is one show of an organisation's sales.
+type ShowSalesLine struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Its title.
+	Title string `protobuf:"bytes,2,opt,name=title,proto3" json:"title,omitempty"`
+	// Its title in Bengali, if it has one.
+	TitleBn string `protobuf:"bytes,3,opt,name=title_bn,json=titleBn,proto3" json:"title_bn,omitempty"`
+	// When it starts.
+	StartsAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=starts_at,json=startsAt,proto3" json:"starts_at,omitempty"`
+	// Its places (seat-legs on a trip with stops; general-admission places).
+	Places int32 `protobuf:"varint,5,opt,name=places,proto3" json:"places,omitempty"`
+	// Places sold.
+	Sold int32 `protobuf:"varint,6,opt,name=sold,proto3" json:"sold,omitempty"`
+	// Places held by a hold that has not run out.
+	Held int32 `protobuf:"varint,7,opt,name=held,proto3" json:"held,omitempty"`
+	// Its money from the ledger.
+	Money *ShowMoney `protobuf:"bytes,8,opt,name=money,proto3" json:"money,omitempty"`
+	// The currency of its money.
+	Currency      string `protobuf:"bytes,9,opt,name=currency,proto3" json:"currency,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShowSalesLine) Reset() {
+	*x = ShowSalesLine{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShowSalesLine) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShowSalesLine) ProtoMessage() {}
+
+func (x *ShowSalesLine) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShowSalesLine.ProtoReflect.Descriptor instead.
+func (*ShowSalesLine) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ShowSalesLine) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *ShowSalesLine) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *ShowSalesLine) GetTitleBn() string {
+	if x != nil {
+		return x.TitleBn
+	}
+	return ""
+}
+
+func (x *ShowSalesLine) GetStartsAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.StartsAt
+	}
+	return nil
+}
+
+func (x *ShowSalesLine) GetPlaces() int32 {
+	if x != nil {
+		return x.Places
+	}
+	return 0
+}
+
+func (x *ShowSalesLine) GetSold() int32 {
+	if x != nil {
+		return x.Sold
+	}
+	return 0
+}
+
+func (x *ShowSalesLine) GetHeld() int32 {
+	if x != nil {
+		return x.Held
+	}
+	return 0
+}
+
+func (x *ShowSalesLine) GetMoney() *ShowMoney {
+	if x != nil {
+		return x.Money
+	}
+	return nil
+}
+
+func (x *ShowSalesLine) GetCurrency() string {
+	if x != nil {
+		return x.Currency
+	}
+	return ""
+}
+
+// GetOrganizationSalesResponse is the organisation's shows and totals.
+type GetOrganizationSalesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The shows, soonest first.
+	Shows []*ShowSalesLine `protobuf:"bytes,1,rep,name=shows,proto3" json:"shows,omitempty"`
+	// The sum of the shows' places and money (in the organisation's
+	// currency: every show of the platform sells in taka).
+	Total *ShowSalesLine `protobuf:"bytes,2,opt,name=total,proto3" json:"total,omitempty"`
+	// When it was read.
+	AsOf          *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetOrganizationSalesResponse) Reset() {
+	*x = GetOrganizationSalesResponse{}
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetOrganizationSalesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetOrganizationSalesResponse) ProtoMessage() {}
+
+func (x *GetOrganizationSalesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetOrganizationSalesResponse.ProtoReflect.Descriptor instead.
+func (*GetOrganizationSalesResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetOrganizationSalesResponse) GetShows() []*ShowSalesLine {
+	if x != nil {
+		return x.Shows
+	}
+	return nil
+}
+
+func (x *GetOrganizationSalesResponse) GetTotal() *ShowSalesLine {
+	if x != nil {
+		return x.Total
+	}
+	return nil
+}
+
+func (x *GetOrganizationSalesResponse) GetAsOf() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
 // ListRefundsToApproveRequest pages through the refunds awaiting approval.
 type ListRefundsToApproveRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1934,7 +2172,7 @@ type ListRefundsToApproveRequest struct {
 
 func (x *ListRefundsToApproveRequest) Reset() {
 	*x = ListRefundsToApproveRequest{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2184,7 @@ func (x *ListRefundsToApproveRequest) String() string {
 func (*ListRefundsToApproveRequest) ProtoMessage() {}
 
 func (x *ListRefundsToApproveRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[18]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,7 +2197,7 @@ func (x *ListRefundsToApproveRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRefundsToApproveRequest.ProtoReflect.Descriptor instead.
 func (*ListRefundsToApproveRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListRefundsToApproveRequest) GetPageSize() int32 {
@@ -1997,7 +2235,7 @@ type RefundToApprove struct {
 
 func (x *RefundToApprove) Reset() {
 	*x = RefundToApprove{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2247,7 @@ func (x *RefundToApprove) String() string {
 func (*RefundToApprove) ProtoMessage() {}
 
 func (x *RefundToApprove) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[19]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +2260,7 @@ func (x *RefundToApprove) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RefundToApprove.ProtoReflect.Descriptor instead.
 func (*RefundToApprove) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RefundToApprove) GetRefund() *v11.Refund {
@@ -2052,7 +2290,7 @@ type ListRefundsToApproveResponse struct {
 
 func (x *ListRefundsToApproveResponse) Reset() {
 	*x = ListRefundsToApproveResponse{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2302,7 @@ func (x *ListRefundsToApproveResponse) String() string {
 func (*ListRefundsToApproveResponse) ProtoMessage() {}
 
 func (x *ListRefundsToApproveResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[20]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2315,7 @@ func (x *ListRefundsToApproveResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRefundsToApproveResponse.ProtoReflect.Descriptor instead.
 func (*ListRefundsToApproveResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListRefundsToApproveResponse) GetRefunds() []*RefundToApprove {
@@ -2111,7 +2349,7 @@ type SettleFailedRefundRequest struct {
 
 func (x *SettleFailedRefundRequest) Reset() {
 	*x = SettleFailedRefundRequest{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2123,7 +2361,7 @@ func (x *SettleFailedRefundRequest) String() string {
 func (*SettleFailedRefundRequest) ProtoMessage() {}
 
 func (x *SettleFailedRefundRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[21]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2136,7 +2374,7 @@ func (x *SettleFailedRefundRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleFailedRefundRequest.ProtoReflect.Descriptor instead.
 func (*SettleFailedRefundRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SettleFailedRefundRequest) GetRefundId() string {
@@ -2180,7 +2418,7 @@ type SettleFailedRefundResponse struct {
 
 func (x *SettleFailedRefundResponse) Reset() {
 	*x = SettleFailedRefundResponse{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2192,7 +2430,7 @@ func (x *SettleFailedRefundResponse) String() string {
 func (*SettleFailedRefundResponse) ProtoMessage() {}
 
 func (x *SettleFailedRefundResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[22]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2205,7 +2443,7 @@ func (x *SettleFailedRefundResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SettleFailedRefundResponse.ProtoReflect.Descriptor instead.
 func (*SettleFailedRefundResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SettleFailedRefundResponse) GetRefund() *FailedRefund {
@@ -2236,7 +2474,7 @@ type GetShowSalesRequest struct {
 
 func (x *GetShowSalesRequest) Reset() {
 	*x = GetShowSalesRequest{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2248,7 +2486,7 @@ func (x *GetShowSalesRequest) String() string {
 func (*GetShowSalesRequest) ProtoMessage() {}
 
 func (x *GetShowSalesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[23]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2261,7 +2499,7 @@ func (x *GetShowSalesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowSalesRequest.ProtoReflect.Descriptor instead.
 func (*GetShowSalesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{23}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetShowSalesRequest) GetShowId() int64 {
@@ -2303,7 +2541,7 @@ type GetShowSalesResponse struct {
 
 func (x *GetShowSalesResponse) Reset() {
 	*x = GetShowSalesResponse{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[24]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2315,7 +2553,7 @@ func (x *GetShowSalesResponse) String() string {
 func (*GetShowSalesResponse) ProtoMessage() {}
 
 func (x *GetShowSalesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[24]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2328,7 +2566,7 @@ func (x *GetShowSalesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowSalesResponse.ProtoReflect.Descriptor instead.
 func (*GetShowSalesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{24}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetShowSalesResponse) GetShowId() int64 {
@@ -2397,7 +2635,7 @@ type SectionSales struct {
 
 func (x *SectionSales) Reset() {
 	*x = SectionSales{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[25]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2409,7 +2647,7 @@ func (x *SectionSales) String() string {
 func (*SectionSales) ProtoMessage() {}
 
 func (x *SectionSales) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[25]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2422,7 +2660,7 @@ func (x *SectionSales) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SectionSales.ProtoReflect.Descriptor instead.
 func (*SectionSales) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{25}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SectionSales) GetSection() string {
@@ -2468,7 +2706,7 @@ type ChannelSales struct {
 
 func (x *ChannelSales) Reset() {
 	*x = ChannelSales{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2480,7 +2718,7 @@ func (x *ChannelSales) String() string {
 func (*ChannelSales) ProtoMessage() {}
 
 func (x *ChannelSales) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[26]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2493,7 +2731,7 @@ func (x *ChannelSales) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelSales.ProtoReflect.Descriptor instead.
 func (*ChannelSales) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{26}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ChannelSales) GetChannel() v12.SalesChannel {
@@ -2536,7 +2774,7 @@ type ShowMoney struct {
 
 func (x *ShowMoney) Reset() {
 	*x = ShowMoney{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2786,7 @@ func (x *ShowMoney) String() string {
 func (*ShowMoney) ProtoMessage() {}
 
 func (x *ShowMoney) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[27]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2799,7 @@ func (x *ShowMoney) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowMoney.ProtoReflect.Descriptor instead.
 func (*ShowMoney) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{27}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ShowMoney) GetSalesMinor() int64 {
@@ -2607,7 +2845,7 @@ type SalesBucket struct {
 
 func (x *SalesBucket) Reset() {
 	*x = SalesBucket{}
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2619,7 +2857,7 @@ func (x *SalesBucket) String() string {
 func (*SalesBucket) ProtoMessage() {}
 
 func (x *SalesBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[28]
+	mi := &file_seatghor_ledger_v1_ledger_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2632,7 +2870,7 @@ func (x *SalesBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SalesBucket.ProtoReflect.Descriptor instead.
 func (*SalesBucket) Descriptor() ([]byte, []int) {
-	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{28}
+	return file_seatghor_ledger_v1_ledger_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SalesBucket) GetStart() *timestamppb.Timestamp {
@@ -2814,7 +3052,25 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x13ExportSalesResponse\x12\x1a\n" +
 	"\bfilename\x18\x01 \x01(\tR\bfilename\x12!\n" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +
-	"\x04data\x18\x03 \x01(\fR\x04data\"\x91\x01\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\"\x8e\x01\n" +
+	"\x1bGetOrganizationSalesRequest\x122\n" +
+	"\x0forganization_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x0eorganizationId\x12;\n" +
+	"\vstarts_from\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"startsFrom\"\xa3\x02\n" +
+	"\rShowSalesLine\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x14\n" +
+	"\x05title\x18\x02 \x01(\tR\x05title\x12\x19\n" +
+	"\btitle_bn\x18\x03 \x01(\tR\atitleBn\x127\n" +
+	"\tstarts_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\bstartsAt\x12\x16\n" +
+	"\x06places\x18\x05 \x01(\x05R\x06places\x12\x12\n" +
+	"\x04sold\x18\x06 \x01(\x05R\x04sold\x12\x12\n" +
+	"\x04held\x18\a \x01(\x05R\x04held\x123\n" +
+	"\x05money\x18\b \x01(\v2\x1d.seatghor.ledger.v1.ShowMoneyR\x05money\x12\x1a\n" +
+	"\bcurrency\x18\t \x01(\tR\bcurrency\"\xc1\x01\n" +
+	"\x1cGetOrganizationSalesResponse\x127\n" +
+	"\x05shows\x18\x01 \x03(\v2!.seatghor.ledger.v1.ShowSalesLineR\x05shows\x127\n" +
+	"\x05total\x18\x02 \x01(\v2!.seatghor.ledger.v1.ShowSalesLineR\x05total\x12/\n" +
+	"\x05as_of\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\"\x91\x01\n" +
 	"\x1bListRefundsToApproveRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
@@ -2899,7 +3155,7 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x17MISMATCH_ACTION_ALERTED\x10\x01\x12\"\n" +
 	"\x1eMISMATCH_ACTION_REFUND_STARTED\x10\x02\x12\"\n" +
 	"\x1eMISMATCH_ACTION_STATE_RESOLVED\x10\x03\x12\x1b\n" +
-	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xf5\a\n" +
+	"\x17MISMATCH_ACTION_DRY_RUN\x10\x042\xf5\b\n" +
 	"\rLedgerService\x12o\n" +
 	"\x0fGetTrialBalance\x12*.seatghor.ledger.v1.GetTrialBalanceRequest\x1a+.seatghor.ledger.v1.GetTrialBalanceResponse\"\x03\x90\x02\x01\x12c\n" +
 	"\vListJournal\x12&.seatghor.ledger.v1.ListJournalRequest\x1a'.seatghor.ledger.v1.ListJournalResponse\"\x03\x90\x02\x01\x12p\n" +
@@ -2908,6 +3164,7 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\x11ListFailedRefunds\x12,.seatghor.ledger.v1.ListFailedRefundsRequest\x1a-.seatghor.ledger.v1.ListFailedRefundsResponse\"\x03\x90\x02\x01\x12s\n" +
 	"\x12SettleFailedRefund\x12-.seatghor.ledger.v1.SettleFailedRefundRequest\x1a..seatghor.ledger.v1.SettleFailedRefundResponse\x12f\n" +
 	"\fGetShowSales\x12'.seatghor.ledger.v1.GetShowSalesRequest\x1a(.seatghor.ledger.v1.GetShowSalesResponse\"\x03\x90\x02\x01\x12~\n" +
+	"\x14GetOrganizationSales\x12/.seatghor.ledger.v1.GetOrganizationSalesRequest\x1a0.seatghor.ledger.v1.GetOrganizationSalesResponse\"\x03\x90\x02\x01\x12~\n" +
 	"\x14ListRefundsToApprove\x12/.seatghor.ledger.v1.ListRefundsToApproveRequest\x1a0.seatghor.ledger.v1.ListRefundsToApproveResponse\"\x03\x90\x02\x01\x12e\n" +
 	"\vExportSales\x12&.seatghor.ledger.v1.ExportSalesRequest\x1a'.seatghor.ledger.v1.ExportSalesResponse\"\x03\x90\x02\x010\x01B\xe1\x01\n" +
 	"\x16com.seatghor.ledger.v1B\vLedgerProtoP\x01ZPgithub.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/ledger/v1;ledgerv1\xa2\x02\x03SLX\xaa\x02\x12Seatghor.Ledger.V1\xca\x02\x12Seatghor\\Ledger\\V1\xe2\x02\x1eSeatghor\\Ledger\\V1\\GPBMetadata\xea\x02\x14Seatghor::Ledger::V1b\x06proto3"
@@ -2925,7 +3182,7 @@ func file_seatghor_ledger_v1_ledger_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_ledger_v1_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
-var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_seatghor_ledger_v1_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
 	(ExportKind)(0),                      // 0: seatghor.ledger.v1.ExportKind
 	(SettlementMethod)(0),                // 1: seatghor.ledger.v1.SettlementMethod
@@ -2950,96 +3207,107 @@ var file_seatghor_ledger_v1_ledger_proto_goTypes = []any{
 	(*ListFailedRefundsResponse)(nil),    // 20: seatghor.ledger.v1.ListFailedRefundsResponse
 	(*ExportSalesRequest)(nil),           // 21: seatghor.ledger.v1.ExportSalesRequest
 	(*ExportSalesResponse)(nil),          // 22: seatghor.ledger.v1.ExportSalesResponse
-	(*ListRefundsToApproveRequest)(nil),  // 23: seatghor.ledger.v1.ListRefundsToApproveRequest
-	(*RefundToApprove)(nil),              // 24: seatghor.ledger.v1.RefundToApprove
-	(*ListRefundsToApproveResponse)(nil), // 25: seatghor.ledger.v1.ListRefundsToApproveResponse
-	(*SettleFailedRefundRequest)(nil),    // 26: seatghor.ledger.v1.SettleFailedRefundRequest
-	(*SettleFailedRefundResponse)(nil),   // 27: seatghor.ledger.v1.SettleFailedRefundResponse
-	(*GetShowSalesRequest)(nil),          // 28: seatghor.ledger.v1.GetShowSalesRequest
-	(*GetShowSalesResponse)(nil),         // 29: seatghor.ledger.v1.GetShowSalesResponse
-	(*SectionSales)(nil),                 // 30: seatghor.ledger.v1.SectionSales
-	(*ChannelSales)(nil),                 // 31: seatghor.ledger.v1.ChannelSales
-	(*ShowMoney)(nil),                    // 32: seatghor.ledger.v1.ShowMoney
-	(*SalesBucket)(nil),                  // 33: seatghor.ledger.v1.SalesBucket
-	(*v1.Money)(nil),                     // 34: seatghor.common.v1.Money
-	(*timestamppb.Timestamp)(nil),        // 35: google.protobuf.Timestamp
-	(v11.PaymentState)(0),                // 36: seatghor.payment.v1.PaymentState
-	(*v11.Refund)(nil),                   // 37: seatghor.payment.v1.Refund
-	(*durationpb.Duration)(nil),          // 38: google.protobuf.Duration
-	(v12.SalesChannel)(0),                // 39: seatghor.tickets.v1.SalesChannel
+	(*GetOrganizationSalesRequest)(nil),  // 23: seatghor.ledger.v1.GetOrganizationSalesRequest
+	(*ShowSalesLine)(nil),                // 24: seatghor.ledger.v1.ShowSalesLine
+	(*GetOrganizationSalesResponse)(nil), // 25: seatghor.ledger.v1.GetOrganizationSalesResponse
+	(*ListRefundsToApproveRequest)(nil),  // 26: seatghor.ledger.v1.ListRefundsToApproveRequest
+	(*RefundToApprove)(nil),              // 27: seatghor.ledger.v1.RefundToApprove
+	(*ListRefundsToApproveResponse)(nil), // 28: seatghor.ledger.v1.ListRefundsToApproveResponse
+	(*SettleFailedRefundRequest)(nil),    // 29: seatghor.ledger.v1.SettleFailedRefundRequest
+	(*SettleFailedRefundResponse)(nil),   // 30: seatghor.ledger.v1.SettleFailedRefundResponse
+	(*GetShowSalesRequest)(nil),          // 31: seatghor.ledger.v1.GetShowSalesRequest
+	(*GetShowSalesResponse)(nil),         // 32: seatghor.ledger.v1.GetShowSalesResponse
+	(*SectionSales)(nil),                 // 33: seatghor.ledger.v1.SectionSales
+	(*ChannelSales)(nil),                 // 34: seatghor.ledger.v1.ChannelSales
+	(*ShowMoney)(nil),                    // 35: seatghor.ledger.v1.ShowMoney
+	(*SalesBucket)(nil),                  // 36: seatghor.ledger.v1.SalesBucket
+	(*v1.Money)(nil),                     // 37: seatghor.common.v1.Money
+	(*timestamppb.Timestamp)(nil),        // 38: google.protobuf.Timestamp
+	(v11.PaymentState)(0),                // 39: seatghor.payment.v1.PaymentState
+	(*v11.Refund)(nil),                   // 40: seatghor.payment.v1.Refund
+	(*durationpb.Duration)(nil),          // 41: google.protobuf.Duration
+	(v12.SalesChannel)(0),                // 42: seatghor.tickets.v1.SalesChannel
 }
 var file_seatghor_ledger_v1_ledger_proto_depIdxs = []int32{
-	34, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
+	37, // 0: seatghor.ledger.v1.JournalLine.amount:type_name -> seatghor.common.v1.Money
 	2,  // 1: seatghor.ledger.v1.JournalTransaction.kind:type_name -> seatghor.ledger.v1.TransactionKind
 	6,  // 2: seatghor.ledger.v1.JournalTransaction.lines:type_name -> seatghor.ledger.v1.JournalLine
-	35, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
+	38, // 3: seatghor.ledger.v1.JournalTransaction.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 4: seatghor.ledger.v1.Mismatch.kind:type_name -> seatghor.ledger.v1.MismatchKind
-	34, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
-	34, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
-	36, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
+	37, // 5: seatghor.ledger.v1.Mismatch.local_amount:type_name -> seatghor.common.v1.Money
+	37, // 6: seatghor.ledger.v1.Mismatch.gateway_amount:type_name -> seatghor.common.v1.Money
+	39, // 7: seatghor.ledger.v1.Mismatch.local_state:type_name -> seatghor.payment.v1.PaymentState
 	4,  // 8: seatghor.ledger.v1.Mismatch.action:type_name -> seatghor.ledger.v1.MismatchAction
-	35, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	38, // 9: seatghor.ledger.v1.GetTrialBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
 	5,  // 10: seatghor.ledger.v1.GetTrialBalanceResponse.accounts:type_name -> seatghor.ledger.v1.AccountBalance
-	35, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
-	34, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
+	38, // 11: seatghor.ledger.v1.GetTrialBalanceResponse.as_of:type_name -> google.protobuf.Timestamp
+	37, // 12: seatghor.ledger.v1.GetTrialBalanceResponse.totals:type_name -> seatghor.common.v1.Money
 	2,  // 13: seatghor.ledger.v1.ListJournalRequest.kind:type_name -> seatghor.ledger.v1.TransactionKind
-	35, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
-	35, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
+	38, // 14: seatghor.ledger.v1.ListJournalRequest.created_after:type_name -> google.protobuf.Timestamp
+	38, // 15: seatghor.ledger.v1.ListJournalRequest.created_before:type_name -> google.protobuf.Timestamp
 	7,  // 16: seatghor.ledger.v1.ListJournalResponse.transactions:type_name -> seatghor.ledger.v1.JournalTransaction
-	35, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
-	35, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
-	35, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
-	35, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
+	38, // 17: seatghor.ledger.v1.RunReconciliationRequest.period_start:type_name -> google.protobuf.Timestamp
+	38, // 18: seatghor.ledger.v1.RunReconciliationRequest.period_end:type_name -> google.protobuf.Timestamp
+	38, // 19: seatghor.ledger.v1.RunReconciliationResponse.period_start:type_name -> google.protobuf.Timestamp
+	38, // 20: seatghor.ledger.v1.RunReconciliationResponse.period_end:type_name -> google.protobuf.Timestamp
 	8,  // 21: seatghor.ledger.v1.RunReconciliationResponse.mismatches:type_name -> seatghor.ledger.v1.Mismatch
-	35, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
-	35, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
-	34, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
+	38, // 22: seatghor.ledger.v1.RunReconciliationResponse.started_at:type_name -> google.protobuf.Timestamp
+	38, // 23: seatghor.ledger.v1.RunReconciliationResponse.finished_at:type_name -> google.protobuf.Timestamp
+	37, // 24: seatghor.ledger.v1.RecordPayoutRequest.amount:type_name -> seatghor.common.v1.Money
 	7,  // 25: seatghor.ledger.v1.RecordPayoutResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
-	37, // 26: seatghor.ledger.v1.FailedRefund.refund:type_name -> seatghor.payment.v1.Refund
-	35, // 27: seatghor.ledger.v1.FailedRefund.failed_at:type_name -> google.protobuf.Timestamp
+	40, // 26: seatghor.ledger.v1.FailedRefund.refund:type_name -> seatghor.payment.v1.Refund
+	38, // 27: seatghor.ledger.v1.FailedRefund.failed_at:type_name -> google.protobuf.Timestamp
 	18, // 28: seatghor.ledger.v1.FailedRefund.settlement:type_name -> seatghor.ledger.v1.Settlement
 	1,  // 29: seatghor.ledger.v1.Settlement.method:type_name -> seatghor.ledger.v1.SettlementMethod
-	35, // 30: seatghor.ledger.v1.Settlement.settled_at:type_name -> google.protobuf.Timestamp
+	38, // 30: seatghor.ledger.v1.Settlement.settled_at:type_name -> google.protobuf.Timestamp
 	17, // 31: seatghor.ledger.v1.ListFailedRefundsResponse.refunds:type_name -> seatghor.ledger.v1.FailedRefund
 	0,  // 32: seatghor.ledger.v1.ExportSalesRequest.kind:type_name -> seatghor.ledger.v1.ExportKind
-	35, // 33: seatghor.ledger.v1.ExportSalesRequest.period_start:type_name -> google.protobuf.Timestamp
-	35, // 34: seatghor.ledger.v1.ExportSalesRequest.period_end:type_name -> google.protobuf.Timestamp
-	37, // 35: seatghor.ledger.v1.RefundToApprove.refund:type_name -> seatghor.payment.v1.Refund
-	24, // 36: seatghor.ledger.v1.ListRefundsToApproveResponse.refunds:type_name -> seatghor.ledger.v1.RefundToApprove
-	1,  // 37: seatghor.ledger.v1.SettleFailedRefundRequest.method:type_name -> seatghor.ledger.v1.SettlementMethod
-	17, // 38: seatghor.ledger.v1.SettleFailedRefundResponse.refund:type_name -> seatghor.ledger.v1.FailedRefund
-	7,  // 39: seatghor.ledger.v1.SettleFailedRefundResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
-	38, // 40: seatghor.ledger.v1.GetShowSalesRequest.bucket:type_name -> google.protobuf.Duration
-	35, // 41: seatghor.ledger.v1.GetShowSalesResponse.as_of:type_name -> google.protobuf.Timestamp
-	30, // 42: seatghor.ledger.v1.GetShowSalesResponse.sections:type_name -> seatghor.ledger.v1.SectionSales
-	31, // 43: seatghor.ledger.v1.GetShowSalesResponse.channels:type_name -> seatghor.ledger.v1.ChannelSales
-	32, // 44: seatghor.ledger.v1.GetShowSalesResponse.money:type_name -> seatghor.ledger.v1.ShowMoney
-	33, // 45: seatghor.ledger.v1.GetShowSalesResponse.timeline:type_name -> seatghor.ledger.v1.SalesBucket
-	39, // 46: seatghor.ledger.v1.ChannelSales.channel:type_name -> seatghor.tickets.v1.SalesChannel
-	35, // 47: seatghor.ledger.v1.SalesBucket.start:type_name -> google.protobuf.Timestamp
-	9,  // 48: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
-	11, // 49: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
-	13, // 50: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
-	15, // 51: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
-	19, // 52: seatghor.ledger.v1.LedgerService.ListFailedRefunds:input_type -> seatghor.ledger.v1.ListFailedRefundsRequest
-	26, // 53: seatghor.ledger.v1.LedgerService.SettleFailedRefund:input_type -> seatghor.ledger.v1.SettleFailedRefundRequest
-	28, // 54: seatghor.ledger.v1.LedgerService.GetShowSales:input_type -> seatghor.ledger.v1.GetShowSalesRequest
-	23, // 55: seatghor.ledger.v1.LedgerService.ListRefundsToApprove:input_type -> seatghor.ledger.v1.ListRefundsToApproveRequest
-	21, // 56: seatghor.ledger.v1.LedgerService.ExportSales:input_type -> seatghor.ledger.v1.ExportSalesRequest
-	10, // 57: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
-	12, // 58: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
-	14, // 59: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
-	16, // 60: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
-	20, // 61: seatghor.ledger.v1.LedgerService.ListFailedRefunds:output_type -> seatghor.ledger.v1.ListFailedRefundsResponse
-	27, // 62: seatghor.ledger.v1.LedgerService.SettleFailedRefund:output_type -> seatghor.ledger.v1.SettleFailedRefundResponse
-	29, // 63: seatghor.ledger.v1.LedgerService.GetShowSales:output_type -> seatghor.ledger.v1.GetShowSalesResponse
-	25, // 64: seatghor.ledger.v1.LedgerService.ListRefundsToApprove:output_type -> seatghor.ledger.v1.ListRefundsToApproveResponse
-	22, // 65: seatghor.ledger.v1.LedgerService.ExportSales:output_type -> seatghor.ledger.v1.ExportSalesResponse
-	57, // [57:66] is the sub-list for method output_type
-	48, // [48:57] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	38, // 33: seatghor.ledger.v1.ExportSalesRequest.period_start:type_name -> google.protobuf.Timestamp
+	38, // 34: seatghor.ledger.v1.ExportSalesRequest.period_end:type_name -> google.protobuf.Timestamp
+	38, // 35: seatghor.ledger.v1.GetOrganizationSalesRequest.starts_from:type_name -> google.protobuf.Timestamp
+	38, // 36: seatghor.ledger.v1.ShowSalesLine.starts_at:type_name -> google.protobuf.Timestamp
+	35, // 37: seatghor.ledger.v1.ShowSalesLine.money:type_name -> seatghor.ledger.v1.ShowMoney
+	24, // 38: seatghor.ledger.v1.GetOrganizationSalesResponse.shows:type_name -> seatghor.ledger.v1.ShowSalesLine
+	24, // 39: seatghor.ledger.v1.GetOrganizationSalesResponse.total:type_name -> seatghor.ledger.v1.ShowSalesLine
+	38, // 40: seatghor.ledger.v1.GetOrganizationSalesResponse.as_of:type_name -> google.protobuf.Timestamp
+	40, // 41: seatghor.ledger.v1.RefundToApprove.refund:type_name -> seatghor.payment.v1.Refund
+	27, // 42: seatghor.ledger.v1.ListRefundsToApproveResponse.refunds:type_name -> seatghor.ledger.v1.RefundToApprove
+	1,  // 43: seatghor.ledger.v1.SettleFailedRefundRequest.method:type_name -> seatghor.ledger.v1.SettlementMethod
+	17, // 44: seatghor.ledger.v1.SettleFailedRefundResponse.refund:type_name -> seatghor.ledger.v1.FailedRefund
+	7,  // 45: seatghor.ledger.v1.SettleFailedRefundResponse.transaction:type_name -> seatghor.ledger.v1.JournalTransaction
+	41, // 46: seatghor.ledger.v1.GetShowSalesRequest.bucket:type_name -> google.protobuf.Duration
+	38, // 47: seatghor.ledger.v1.GetShowSalesResponse.as_of:type_name -> google.protobuf.Timestamp
+	33, // 48: seatghor.ledger.v1.GetShowSalesResponse.sections:type_name -> seatghor.ledger.v1.SectionSales
+	34, // 49: seatghor.ledger.v1.GetShowSalesResponse.channels:type_name -> seatghor.ledger.v1.ChannelSales
+	35, // 50: seatghor.ledger.v1.GetShowSalesResponse.money:type_name -> seatghor.ledger.v1.ShowMoney
+	36, // 51: seatghor.ledger.v1.GetShowSalesResponse.timeline:type_name -> seatghor.ledger.v1.SalesBucket
+	42, // 52: seatghor.ledger.v1.ChannelSales.channel:type_name -> seatghor.tickets.v1.SalesChannel
+	38, // 53: seatghor.ledger.v1.SalesBucket.start:type_name -> google.protobuf.Timestamp
+	9,  // 54: seatghor.ledger.v1.LedgerService.GetTrialBalance:input_type -> seatghor.ledger.v1.GetTrialBalanceRequest
+	11, // 55: seatghor.ledger.v1.LedgerService.ListJournal:input_type -> seatghor.ledger.v1.ListJournalRequest
+	13, // 56: seatghor.ledger.v1.LedgerService.RunReconciliation:input_type -> seatghor.ledger.v1.RunReconciliationRequest
+	15, // 57: seatghor.ledger.v1.LedgerService.RecordPayout:input_type -> seatghor.ledger.v1.RecordPayoutRequest
+	19, // 58: seatghor.ledger.v1.LedgerService.ListFailedRefunds:input_type -> seatghor.ledger.v1.ListFailedRefundsRequest
+	29, // 59: seatghor.ledger.v1.LedgerService.SettleFailedRefund:input_type -> seatghor.ledger.v1.SettleFailedRefundRequest
+	31, // 60: seatghor.ledger.v1.LedgerService.GetShowSales:input_type -> seatghor.ledger.v1.GetShowSalesRequest
+	23, // 61: seatghor.ledger.v1.LedgerService.GetOrganizationSales:input_type -> seatghor.ledger.v1.GetOrganizationSalesRequest
+	26, // 62: seatghor.ledger.v1.LedgerService.ListRefundsToApprove:input_type -> seatghor.ledger.v1.ListRefundsToApproveRequest
+	21, // 63: seatghor.ledger.v1.LedgerService.ExportSales:input_type -> seatghor.ledger.v1.ExportSalesRequest
+	10, // 64: seatghor.ledger.v1.LedgerService.GetTrialBalance:output_type -> seatghor.ledger.v1.GetTrialBalanceResponse
+	12, // 65: seatghor.ledger.v1.LedgerService.ListJournal:output_type -> seatghor.ledger.v1.ListJournalResponse
+	14, // 66: seatghor.ledger.v1.LedgerService.RunReconciliation:output_type -> seatghor.ledger.v1.RunReconciliationResponse
+	16, // 67: seatghor.ledger.v1.LedgerService.RecordPayout:output_type -> seatghor.ledger.v1.RecordPayoutResponse
+	20, // 68: seatghor.ledger.v1.LedgerService.ListFailedRefunds:output_type -> seatghor.ledger.v1.ListFailedRefundsResponse
+	30, // 69: seatghor.ledger.v1.LedgerService.SettleFailedRefund:output_type -> seatghor.ledger.v1.SettleFailedRefundResponse
+	32, // 70: seatghor.ledger.v1.LedgerService.GetShowSales:output_type -> seatghor.ledger.v1.GetShowSalesResponse
+	25, // 71: seatghor.ledger.v1.LedgerService.GetOrganizationSales:output_type -> seatghor.ledger.v1.GetOrganizationSalesResponse
+	28, // 72: seatghor.ledger.v1.LedgerService.ListRefundsToApprove:output_type -> seatghor.ledger.v1.ListRefundsToApproveResponse
+	22, // 73: seatghor.ledger.v1.LedgerService.ExportSales:output_type -> seatghor.ledger.v1.ExportSalesResponse
+	64, // [64:74] is the sub-list for method output_type
+	54, // [54:64] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_ledger_v1_ledger_proto_init() }
@@ -3059,7 +3327,7 @@ func file_seatghor_ledger_v1_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_ledger_v1_ledger_proto_rawDesc), len(file_seatghor_ledger_v1_ledger_proto_rawDesc)),
 			NumEnums:      5,
-			NumMessages:   29,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
