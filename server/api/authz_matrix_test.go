@@ -382,6 +382,9 @@ var authzMatrix = []authzRow{
 		return &partnerv1.CreatePartnerRequest{Name: "New " + callerNames[c],
 			Contact: &partnerv1.Contact{Name: "Nadia", Email: "api@example.com"}}
 	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
+	{"seatghor.partner.v1.PartnerService/ListPartners", func(*authzWorld, caller) proto.Message {
+		return &partnerv1.ListPartnersRequest{}
+	}, "unauth denied denied denied denied denied denied denied denied denied denied ok"},
 	{"seatghor.partner.v1.PartnerService/UpdatePartnerAccess", func(w *authzWorld, _ caller) proto.Message {
 		return &partnerv1.UpdatePartnerAccessRequest{PartnerId: w.partnerID, AllowOrganizationIds: []string{"org-a"}}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},

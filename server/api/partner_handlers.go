@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"strconv"
 	"log/slog"
 
 	"connectrpc.com/connect"
@@ -52,19 +53,29 @@ func (h *partnerHandler) partnerCaller(ctx context.Context, id int64, keyOK bool
 
 func (h *partnerHandler) err(ctx context.Context, err error) error { return toConnect(ctx, h.log, err) }
 
-func (h *partnerHandler) CreatePartner(ctx context.Context, req *connect.Request[partnerv1.CreatePartnerRequest]) (*connect.Response[partnerv1.CreatePartnerResponse], error) {
+// adminOf is the admin who calls; anyone else is refused to verb
+// partners.
+func (h *partnerHandler) adminOf(ctx context.Context, verb string) (string, error) {
 	p, ok := auth.FromContext(ctx)
 	switch {
 	case h.svc == nil:
-		return nil, h.err(ctx, errPartnersNotServed)
+		return "", errPartnersNotServed
 	case !ok:
-		return nil, h.err(ctx, errNotSignedIn)
+		return "", errNotSignedIn
 	case !p.Is(auth.RoleAdmin):
-		return nil, h.err(ctx, fault.New(fault.PermissionDenied, "only admins create partners"))
+		return "", fault.New(fault.PermissionDenied, "only admins %s partners", verb)
+	}
+	return p.UserID, nil
+}
+
+func (h *partnerHandler) CreatePartner(ctx context.Context, req *connect.Request[partnerv1.CreatePartnerRequest]) (*connect.Response[partnerv1.CreatePartnerResponse], error) {
+	admin, err := h.adminOf(ctx, "create")
+	if err != nil {
+		return nil, h.err(ctx, err)
 	}
 	m := req.Msg
 	c := m.GetContact()
-	out, err := h.svc.CreatePartner(ctx, p.UserID, partner.Partner{
+	out, err := h.svc.CreatePartner(ctx, admin, partner.Partner{
 		Name: m.GetName(), CommissionBps: m.GetCommissionBps(),
 		Contact:              partner.Contact{Name: c.GetName(), Email: c.GetEmail(), Phone: c.GetPhone()},
 		AllowedOrganizations: m.GetAllowedOrganizationIds(), AllowedShows: m.GetAllowedShowIds(),
@@ -101,6 +112,39 @@ func (h *partnerHandler) UpdatePartnerAccess(ctx context.Context, req *connect.R
 		return nil, h.err(ctx, err)
 	}
 	return connect.NewResponse(&partnerv1.UpdatePartnerAccessResponse{Partner: partnerProto(out)}), nil
+}
+
+// ListPartners pages through the partners (admins only); the page token
+// is the last partner id of the page.
+func (h *partnerHandler) ListPartners(ctx context.Context, req *connect.Request[partnerv1.ListPartnersRequest]) (*connect.Response[partnerv1.ListPartnersResponse], error) {
+	if _, err := h.adminOf(ctx, "list"); err != nil {
+		return nil, h.err(ctx, err)
+	}
+	var after int64
+	if t := req.Msg.GetPageToken(); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil || n <= 0 {
+			return nil, h.err(ctx, &fault.Error{Reason: fault.PartnerInvalid, Field: "page_token", Message: "not a token of this list"})
+		}
+		after = n
+	}
+	size := int(req.Msg.GetPageSize())
+	if size == 0 {
+		size = 50
+	}
+	got, err := h.svc.ListPartners(ctx, after, size+1)
+	if err != nil {
+		return nil, h.err(ctx, err)
+	}
+	resp := &partnerv1.ListPartnersResponse{}
+	if len(got) > size {
+		got = got[:size]
+		resp.NextPageToken = strconv.FormatInt(got[size-1].ID, 10)
+	}
+	for _, x := range got {
+		resp.Partners = append(resp.Partners, partnerProto(x))
+	}
+	return connect.NewResponse(resp), nil
 }
 
 func (h *partnerHandler) GetPartner(ctx context.Context, req *connect.Request[partnerv1.GetPartnerRequest]) (*connect.Response[partnerv1.GetPartnerResponse], error) {

@@ -112,6 +112,21 @@ func TestPartnerAPIKeys(t *testing.T) {
 		connect.NewRequest(&partnerv1.CreatePartnerRequest{Name: "Nowhere", AllowedOrganizationIds: []string{"no-such-org"}}))
 	requireReason(t, err, connect.CodeInvalidArgument, "PARTNER_INVALID")
 
+	// Admins list the partners a page at a time (the console's list); a
+	// partner's key may not.
+	admin := withBearer(env, env.Token(t, "admin", auth.RoleAdmin))
+	page1, err := admin.partners.ListPartners(ctx, connect.NewRequest(&partnerv1.ListPartnersRequest{PageSize: 1}))
+	require.NoError(t, err)
+	require.Len(t, page1.Msg.GetPartners(), 1)
+	require.Equal(t, "Shohoz Travels", page1.Msg.GetPartners()[0].GetName())
+	second, err := admin.partners.ListPartners(ctx, connect.NewRequest(&partnerv1.ListPartnersRequest{PageSize: 1,
+		PageToken: page1.Msg.GetNextPageToken()}))
+	require.NoError(t, err)
+	require.Equal(t, "Other Agency", second.Msg.GetPartners()[0].GetName())
+	require.Empty(t, second.Msg.GetNextPageToken(), "two partners, two pages")
+	_, err = admin.partners.ListPartners(ctx, connect.NewRequest(&partnerv1.ListPartnersRequest{PageToken: "x"}))
+	requireReason(t, err, connect.CodeInvalidArgument, "PARTNER_INVALID")
+
 	// The partner makes a key with its token: the secret only in this answer.
 	booking := newAPIKey(t, env, shohoz.GetPartnerId(), partnerv1.ApiKeyScope_API_KEY_SCOPE_BOOKING)
 	secret := booking.GetSecret()
@@ -138,6 +153,8 @@ func TestPartnerAPIKeys(t *testing.T) {
 	ro := withBearer(env, readOnly.GetSecret())
 	_, err = ro.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show.GetShowId()}))
 	require.NoError(t, err)
+	_, err = ro.partners.ListPartners(ctx, connect.NewRequest(&partnerv1.ListPartnersRequest{}))
+	requireReason(t, err, connect.CodePermissionDenied, "PERMISSION_DENIED")
 	_, err = ro.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), Seats: []string{"A2"}}))
 	requireReason(t, err, connect.CodePermissionDenied, "API_KEY_READ_ONLY")
 
@@ -186,7 +203,6 @@ func TestPartnerAPIKeys(t *testing.T) {
 	require.Len(t, list.Msg.GetApiKeys(), 3, "the retry made no second key")
 
 	// An admin may make a partner's keys; nobody makes keys for no partner.
-	admin := withBearer(env, env.Token(t, "admin", auth.RoleAdmin))
 	_, err = admin.partners.CreateApiKey(ctx, connect.NewRequest(&partnerv1.CreateApiKeyRequest{PartnerId: other.GetPartnerId()}))
 	require.NoError(t, err)
 	_, err = admin.partners.CreateApiKey(ctx, connect.NewRequest(&partnerv1.CreateApiKeyRequest{PartnerId: 999999}))

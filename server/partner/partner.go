@@ -205,15 +205,36 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-func getPartner(ctx context.Context, q querier, id int64) (Partner, error) {
+// partnerColumns are what scanPartner reads.
+const partnerColumns = `partner_id, name, commission_bps, contact_name, contact_email, contact_phone,
+	sells_every_show, allowed_organization_ids, allowed_show_ids, coalesce(show_hold_cap, 0), created_by, created_at`
+
+func scanPartner(row pgx.Row) (Partner, error) {
 	var p Partner
-	err := q.QueryRow(ctx, `
-		SELECT partner_id, name, commission_bps, contact_name, contact_email, contact_phone,
-		       sells_every_show, allowed_organization_ids, allowed_show_ids, coalesce(show_hold_cap, 0),
-		       created_by, created_at
-		FROM partners WHERE partner_id = $1`, id).
-		Scan(&p.ID, &p.Name, &p.CommissionBps, &p.Contact.Name, &p.Contact.Email, &p.Contact.Phone,
-			&p.SellsEveryShow, &p.AllowedOrganizations, &p.AllowedShows, &p.ShowHoldCap, &p.CreatedBy, &p.CreatedAt)
+	err := row.Scan(&p.ID, &p.Name, &p.CommissionBps, &p.Contact.Name, &p.Contact.Email, &p.Contact.Phone,
+		&p.SellsEveryShow, &p.AllowedOrganizations, &p.AllowedShows, &p.ShowHoldCap, &p.CreatedBy, &p.CreatedAt)
+	p.CreatedAt = p.CreatedAt.UTC()
+	return p, err
+}
+
+// ListPartners pages through the partners by id, after the id afterID
+// (0: from the first), at most limit (1 to 500) of them. Admins only (the
+// API checks the role): the console's list of partners.
+func (s *Service) ListPartners(ctx context.Context, afterID int64, limit int) ([]Partner, error) {
+	rows, err := s.router.Catalog().Query(ctx, `SELECT `+partnerColumns+` FROM partners WHERE partner_id > $1
+		ORDER BY partner_id LIMIT $2`, afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list partners: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Partner, error) { return scanPartner(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list partners: %w", err)
+	}
+	return out, nil
+}
+
+func getPartner(ctx context.Context, q querier, id int64) (Partner, error) {
+	p, err := scanPartner(q.QueryRow(ctx, `SELECT `+partnerColumns+` FROM partners WHERE partner_id = $1`, id))
 	found, err := pg.Found(err)
 	if err != nil {
 		return p, fmt.Errorf("read partner %d: %w", id, err)
@@ -221,6 +242,5 @@ func getPartner(ctx context.Context, q querier, id int64) (Partner, error) {
 	if !found {
 		return p, fmt.Errorf("partner %d: %w", id, ErrNotFound)
 	}
-	p.CreatedAt = p.CreatedAt.UTC()
 	return p, nil
 }

@@ -406,3 +406,59 @@ func TestBrowserConsoleOnSale(t *testing.T) {
 		map[string]any{"showId": show, "paused": true})
 	require.Equal(t, http.StatusForbidden, status, body)
 }
+
+// The console's partners (decision 0453): an admin finds a partner in the
+// list, opens it, makes a read-only key (its secret shown once) and
+// revokes it; the key is refused at once; the partner has no endpoints
+// and sold nothing this month. In Bengali too. A manager is refused the
+// list by the API.
+func TestBrowserConsolePartners(t *testing.T) {
+	s, browser := openSite(t)
+	admin := s.devToken(t, "web-admin", "admin")
+	var created struct {
+		Partner struct {
+			PartnerID string `json:"partnerId"`
+		} `json:"partner"`
+	}
+	s.call(t, admin, "seatghor.partner.v1.PartnerService/CreatePartner", map[string]any{"name": "Paribahan Tickets",
+		"commissionBps": 450, "contact": map[string]any{"name": "Nadia", "email": "api@paribahan.example"},
+		"allowedOrganizationIds": []string{"demo-operator"}}, &created)
+	partner := created.Partner.PartnerID
+
+	ctx := desk(t, browser)
+	do(t, ctx,
+		signIn(s, "web-partners-admin", "admin"),
+		chromedp.Navigate(s.base+"/console/demo-operator/partners"),
+		hasText("#partner-"+partner, "Paribahan Tickets"),
+		hasText("#partner-"+partner, "4.50%"),
+		chromedp.Click(chromedp.CSS("#open-partner-"+partner)),
+		hasText("#partner-title", "Paribahan Tickets"),
+		hasText("#partner-no-endpoints", "No endpoints"),
+		chromedp.SendKeys(chromedp.CSS("#key-name"), "console test"),
+		chromedp.Click(chromedp.CSS("#key-make")),
+		hasText("#key-secret", "shown this once"),
+		until(`document.querySelectorAll("#partner-keys tbody tr").length === 1`),
+	)
+	secret := eval[string](t, ctx, `document.querySelector("#key-secret code").textContent`)
+	require.NotEmpty(t, secret)
+	status, body := post(t, s, secret, "seatghor.partner.v1.PartnerService/GetPartner", map[string]any{"partnerId": partner})
+	require.Equal(t, http.StatusOK, status, "the new key works: %s", body)
+	shot(t, ctx, "console-partners")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#partner-keys button.danger")),
+		until(`!document.querySelector("#partner-keys button.danger")`),
+	)
+	status, _ = post(t, s, secret, "seatghor.partner.v1.PartnerService/GetPartner", map[string]any{"partnerId": partner})
+	require.Equal(t, http.StatusUnauthorized, status, "a revoked key is refused at once")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		chromedp.WaitVisible(chromedp.CSS("#open-partner-"+partner)),
+		chromedp.Click(chromedp.CSS("#open-partner-"+partner)),
+		hasText("#partner-keys", "শুধু পড়া"),
+		hasText("#partner-panel", "এই মাসের হিসাব"),
+	)
+	shot(t, ctx, "bengali-console-partners")
+	status, _ = post(t, s, s.devToken(t, "demo-gate", "operator"), "seatghor.partner.v1.PartnerService/ListPartners", map[string]any{})
+	require.Equal(t, http.StatusForbidden, status)
+}

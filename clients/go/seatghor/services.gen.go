@@ -15,14 +15,14 @@ import (
 	v12 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/network/v1"
 	networkv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/network/v1/networkv1connect"
 	notifyv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/notify/v1/notifyv1connect"
-	v16 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
+	v14 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1"
 	partnerv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	paymentv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/payment/v1/paymentv1connect"
-	v15 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
+	v16 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1"
 	searchv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/search/v1/searchv1connect"
 	seatmapv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/seatmap/v1/seatmapv1connect"
 	signinv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/signin/v1/signinv1connect"
-	v14 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1"
+	v15 "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1"
 	ticketsv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
 	waitingroomv1connect "github.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/waitingroom/v1/waitingroomv1connect"
 	iter "iter"
@@ -277,6 +277,15 @@ type PartnerClient struct {
 	partnerv1connect.PartnerServiceClient
 }
 
+// ListPartnersAll calls ListPartners page after page, from req's page on,
+// and yields each of the pages' partners. It stops at the first error,
+// which it yields; req is not changed.
+func (c PartnerClient) ListPartnersAll(ctx context.Context, req *v14.ListPartnersRequest) iter.Seq2[*v14.Partner, error] {
+	return pages(ctx, req, c.ListPartners,
+		func(r *v14.ListPartnersRequest, token string) { r.PageToken = token },
+		func(r *v14.ListPartnersResponse) ([]*v14.Partner, string) { return r.Partners, r.NextPageToken })
+}
+
 // PaymentClient is the Connect client of seatghor.payment.v1.PaymentService.
 //
 // PaymentService charges a buyer for an order through an external payment
@@ -318,19 +327,19 @@ type TicketClient struct {
 // ListMyTicketsAll calls ListMyTickets page after page, from req's page on,
 // and yields each of the pages' tickets. It stops at the first error,
 // which it yields; req is not changed.
-func (c TicketClient) ListMyTicketsAll(ctx context.Context, req *v14.ListMyTicketsRequest) iter.Seq2[*v14.Ticket, error] {
+func (c TicketClient) ListMyTicketsAll(ctx context.Context, req *v15.ListMyTicketsRequest) iter.Seq2[*v15.Ticket, error] {
 	return pages(ctx, req, c.ListMyTickets,
-		func(r *v14.ListMyTicketsRequest, token string) { r.PageToken = token },
-		func(r *v14.ListMyTicketsResponse) ([]*v14.Ticket, string) { return r.Tickets, r.NextPageToken })
+		func(r *v15.ListMyTicketsRequest, token string) { r.PageToken = token },
+		func(r *v15.ListMyTicketsResponse) ([]*v15.Ticket, string) { return r.Tickets, r.NextPageToken })
 }
 
 // GetAdmissionListAll calls GetAdmissionList page after page, from req's page on,
 // and yields each of the pages' admissions. It stops at the first error,
 // which it yields; req is not changed.
-func (c TicketClient) GetAdmissionListAll(ctx context.Context, req *v14.GetAdmissionListRequest) iter.Seq2[*v14.Admission, error] {
+func (c TicketClient) GetAdmissionListAll(ctx context.Context, req *v15.GetAdmissionListRequest) iter.Seq2[*v15.Admission, error] {
 	return pages(ctx, req, c.GetAdmissionList,
-		func(r *v14.GetAdmissionListRequest, token string) { r.PageToken = token },
-		func(r *v14.GetAdmissionListResponse) ([]*v14.Admission, string) { return r.Admissions, r.NextPageToken })
+		func(r *v15.GetAdmissionListRequest, token string) { r.PageToken = token },
+		func(r *v15.GetAdmissionListResponse) ([]*v15.Admission, string) { return r.Admissions, r.NextPageToken })
 }
 
 // TripSearchClient is the Connect client of seatghor.search.v1.TripSearchService.
@@ -348,10 +357,10 @@ type TripSearchClient struct {
 // SearchTripsAll calls SearchTrips page after page, from req's page on,
 // and yields each of the pages' trips. It stops at the first error,
 // which it yields; req is not changed.
-func (c TripSearchClient) SearchTripsAll(ctx context.Context, req *v15.SearchTripsRequest) iter.Seq2[*v15.TripHit, error] {
+func (c TripSearchClient) SearchTripsAll(ctx context.Context, req *v16.SearchTripsRequest) iter.Seq2[*v16.TripHit, error] {
 	return pages(ctx, req, c.SearchTrips,
-		func(r *v15.SearchTripsRequest, token string) { r.PageToken = token },
-		func(r *v15.SearchTripsResponse) ([]*v15.TripHit, string) { return r.Trips, r.NextPageToken })
+		func(r *v16.SearchTripsRequest, token string) { r.PageToken = token },
+		func(r *v16.SearchTripsResponse) ([]*v16.TripHit, string) { return r.Trips, r.NextPageToken })
 }
 
 // WaitingRoomClient is the Connect client of seatghor.waitingroom.v1.WaitingRoomService.
@@ -393,10 +402,10 @@ type WebhookClient struct {
 // ListDeliveriesAll calls ListDeliveries page after page, from req's page on,
 // and yields each of the pages' deliveries. It stops at the first error,
 // which it yields; req is not changed.
-func (c WebhookClient) ListDeliveriesAll(ctx context.Context, req *v16.ListDeliveriesRequest) iter.Seq2[*v16.WebhookDelivery, error] {
+func (c WebhookClient) ListDeliveriesAll(ctx context.Context, req *v14.ListDeliveriesRequest) iter.Seq2[*v14.WebhookDelivery, error] {
 	return pages(ctx, req, c.ListDeliveries,
-		func(r *v16.ListDeliveriesRequest, token string) { r.PageToken = token },
-		func(r *v16.ListDeliveriesResponse) ([]*v16.WebhookDelivery, string) {
+		func(r *v14.ListDeliveriesRequest, token string) { r.PageToken = token },
+		func(r *v14.ListDeliveriesResponse) ([]*v14.WebhookDelivery, string) {
 			return r.Deliveries, r.NextPageToken
 		})
 }

@@ -10,10 +10,10 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { render } from "preact";
 import {
   CatalogService, ExportKind, LedgerService, ManifestService, OrganizationRole, PaymentService, RefundStatus, SaleState, SalesChannel, SettlementMethod, ShowStatus,
-  WaitingRoomService, createServiceClient,
+  ApiKeyScope, EndpointStatus, PartnerService, WaitingRoomService, WebhookService, createServiceClient,
 } from "@seatghor/client";
 import type {
-  AuditEntry, FailedRefund, GetOrganizationSalesResponse, GetShowSalesResponse, ShowSalesLine, Sale as WaitingSale, OrganizationAccess, OrganizationMember, RefundToApprove, Show,
+  ApiKey, AuditEntry, FailedRefund, Partner, Statement, WebhookEndpoint, GetOrganizationSalesResponse, GetShowSalesResponse, ShowSalesLine, Sale as WaitingSale, OrganizationAccess, OrganizationMember, RefundToApprove, Show,
   ShowCancellation,
 } from "@seatghor/client";
 import uPlot from "uplot";
@@ -62,6 +62,13 @@ const WORDS = {
     manual: "Refund a payment by hand", amountTaka: "Amount (taka)", manualNote: "Reason (kept in the record)",
     manualSend: "Refund", manualDone: "Refund recorded:",
     refundStatuses: ["", "awaiting approval", "sending", "given back", "failed", "asked again"],
+    partnersTab: "Partners", partner: "Partner", commissionRate: "Commission", sells: "Sells", everyShow: "every show",
+    orgsAndShows: "organisations and shows", noPartners: "No partners yet.", open: "Open", keys: "API keys", keyName: "Name",
+    scope: "Scope", scopes: ["", "read only", "booking", "webhooks"], key: "Key", lastUsed: "Last used", revoked: "Revoked",
+    revoke: "Revoke", newKey: "New key", makeKey: "Make the key", secretOnce: "The secret, shown this once: store it now",
+    endpoints: "Webhook endpoints", url: "Address", health: "Health", failures: "failures in a row", since: "since",
+    active: "delivering", disabled: "disabled", noEndpoints: "No endpoints.", statement: "This month's statement",
+    salesCount: "Sales", refundsCount: "Refunds", net: "Net", noLines: "Nothing sold this month.",
     channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled" },
@@ -114,6 +121,13 @@ const WORDS = {
     manual: "হাতে টাকা ফেরত", amountTaka: "পরিমাণ (টাকা)", manualNote: "কারণ (রেকর্ডে থাকবে)",
     manualSend: "ফেরত দিন", manualDone: "ফেরত রেকর্ড হয়েছে:",
     refundStatuses: ["", "অনুমোদনের অপেক্ষায়", "পাঠানো হচ্ছে", "ফেরত দেওয়া হয়েছে", "ব্যর্থ", "আবার জিজ্ঞাসা"],
+    partnersTab: "পার্টনার", partner: "পার্টনার", commissionRate: "কমিশন", sells: "বিক্রি করে", everyShow: "সব শো",
+    orgsAndShows: "সংস্থা ও শো", noPartners: "এখনো কোনো পার্টনার নেই।", open: "খুলুন", keys: "API কী", keyName: "নাম",
+    scope: "অধিকার", scopes: ["", "শুধু পড়া", "বুকিং", "ওয়েবহুক"], key: "কী", lastUsed: "শেষ ব্যবহার", revoked: "বাতিল",
+    revoke: "বাতিল করুন", newKey: "নতুন কী", makeKey: "কী তৈরি করুন", secretOnce: "গোপন কী, শুধু এবারই দেখানো হলো: এখনই রেখে দিন",
+    endpoints: "ওয়েবহুক ঠিকানা", url: "ঠিকানা", health: "অবস্থা", failures: "বার পরপর ব্যর্থ", since: "থেকে",
+    active: "পাঠানো চলছে", disabled: "বন্ধ", noEndpoints: "কোনো ঠিকানা নেই।", statement: "এই মাসের হিসাব",
+    salesCount: "বিক্রি", refundsCount: "ফেরত", net: "নিট", noLines: "এ মাসে কিছু বিক্রি হয়নি।",
     channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল" },
@@ -133,10 +147,10 @@ const WORDS = {
 } as const;
 
 type Words = (typeof WORDS)[Lang];
-type Tab = "shows" | "staff" | "audit" | "refunds";
-const TABS: Tab[] = ["shows", "staff", "audit", "refunds"];
-/** Tabs only admins have: refund rights are theirs alone (R-10). */
-const ADMIN_TABS: Tab[] = ["refunds"];
+type Tab = "shows" | "staff" | "audit" | "refunds" | "partners";
+const TABS: Tab[] = ["shows", "staff", "audit", "refunds", "partners"];
+/** Tabs only admins have: refund rights (R-10) and partners are theirs alone. */
+const ADMIN_TABS: Tab[] = ["refunds", "partners"];
 
 /** The roles a member may be given, as the API names them. */
 const ROLES = [OrganizationRole.MANAGER, OrganizationRole.COUNTER, OrganizationRole.GATE];
@@ -156,6 +170,7 @@ function clients() {
   return {
     catalog: createServiceClient(CatalogService, options), ledger: createServiceClient(LedgerService, options),
     payment: createServiceClient(PaymentService, options), manifest: createServiceClient(ManifestService, options),
+    partner: createServiceClient(PartnerService, options), webhook: createServiceClient(WebhookService, options),
     sale: createServiceClient(WaitingRoomService, options),
   };
 }
@@ -227,13 +242,14 @@ function Console({ lang }: { lang: Lang }) {
           <nav class="tabs" aria-label={w.title}>
             {TABS.filter((t) => admin || !ADMIN_TABS.includes(t)).map((t) => (
               <button type="button" key={t} id={`tab-${t}`} aria-pressed={tab === t} onClick={() => { setError(""); setTab(t); }}>
-                {t === "refunds" ? w.refundsTab : w[t]}</button>
+                {t === "refunds" ? w.refundsTab : t === "partners" ? w.partnersTab : w[t]}</button>
             ))}
           </nav>
           {tab === "shows" && <Shows key={org} lang={lang} api={api} org={org} onError={setError} />}
           {tab === "staff" && <Staff key={org} lang={lang} api={api} org={org} onError={setError} />}
           {tab === "audit" && <Audit key={org} lang={lang} api={api} org={org} onError={setError} />}
           {tab === "refunds" && admin && <Refunds lang={lang} api={api} org={org} onError={setError} />}
+          {tab === "partners" && admin && <Partners lang={lang} api={api} org={org} onError={setError} />}
         </>
       )}
     </section>
@@ -1007,5 +1023,163 @@ function Refunds({ lang, api, onError }: PartProps) {
         {done && <p role="status" id="manual-done">{done}</p>}
       </form>
     </>
+  );
+}
+
+/**
+ * The platform's partners (admins; decision 0453): each one's commission
+ * and what it may sell; opened, its API keys (made here, the secret shown
+ * once; revoked), its webhook endpoints with their delivery health, and
+ * its statement of this month.
+ */
+function Partners({ lang, api, onError }: PartProps) {
+  const w = WORDS[lang];
+  const [partners, setPartners] = useState<Partner[]>();
+  const [next, setNext] = useState("");
+  const [open, setOpen] = useState<Partner>();
+  const read = async (pageToken: string) => {
+    try {
+      const r = await api.partner.listPartners({ pageSize: 100, pageToken });
+      setPartners((cur) => (pageToken ? [...(cur ?? []), ...r.partners] : r.partners));
+      setNext(r.nextPageToken);
+    } catch (err) {
+      onError(sayError(err, lang));
+    }
+  };
+  useEffect(() => void read(""), []);
+  if (!partners) return null;
+  if (partners.length === 0) return <p class="note">{w.noPartners}</p>;
+  return (
+    <>
+      {open && <PartnerPanel key={String(open.partnerId)} lang={lang} api={api} partner={open} onClose={() => setOpen(undefined)} onError={onError} />}
+      <table class="console-table" id="console-partners">
+        <caption>{w.partnersTab}</caption>
+        <thead><tr><th scope="col">{w.partner}</th><th scope="col">{w.commissionRate}</th><th scope="col">{w.sells}</th>
+          <th scope="col">{w.added}</th><th scope="col" /></tr></thead>
+        <tbody>
+          {partners.map((p) => (
+            <tr key={String(p.partnerId)} id={`partner-${p.partnerId}`}>
+              <th scope="row">{p.name} ({digits(String(p.partnerId), lang)})</th>
+              <td>{digits((p.commissionBps / 100).toFixed(2), lang)}%</td>
+              <td>{p.sellsEveryShow ? w.everyShow : `${w.orgsAndShows}: ${[...p.allowedOrganizationIds, ...p.allowedShowIds.map(String)].join(", ")}`}</td>
+              <td>{showTime(undefined, tsDate(p.createdAt), lang)}</td>
+              <td><button type="button" id={`open-partner-${p.partnerId}`} onClick={() => setOpen(p)}>{w.open}</button></td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {next && <button type="button" id="partners-more" onClick={() => void read(next)}>{w.older}</button>}
+    </>
+  );
+}
+
+/** A partner opened: its keys, its endpoints' health and this month's statement. */
+function PartnerPanel(props: { lang: Lang; api: Api; partner: Partner; onClose: () => void; onError: (s: string) => void }) {
+  const { lang, api, partner } = props;
+  const w = WORDS[lang];
+  const id = partner.partnerId;
+  const [keys, setKeys] = useState<ApiKey[]>();
+  const [endpoints, setEndpoints] = useState<WebhookEndpoint[]>();
+  const [statement, setStatement] = useState<Statement>();
+  const [name, setName] = useState("");
+  const [scope, setScope] = useState(ApiKeyScope.READ_ONLY);
+  const [secret, setSecret] = useState("");
+  const load = async () => {
+    try {
+      // This month in Bangladesh time (UTC+6).
+      const now = new Date(Date.now() + 6 * 3600_000);
+      const start = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) - 6 * 3600_000;
+      const end = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - 6 * 3600_000;
+      const ts = (ms: number) => ({ seconds: BigInt(ms / 1000), nanos: 0 });
+      const [k, e, s] = await Promise.all([
+        api.partner.listApiKeys({ partnerId: id }), api.webhook.listEndpoints({ partnerId: id }),
+        api.partner.getStatement({ partnerId: id, periodStart: ts(start), periodEnd: ts(end) }),
+      ]);
+      setKeys(k.apiKeys);
+      setEndpoints(e.endpoints);
+      setStatement(s.statement);
+    } catch (err) {
+      props.onError(sayError(err, lang));
+    }
+  };
+  useEffect(() => void load(), []);
+  const act = async (call: () => Promise<unknown>) => {
+    props.onError("");
+    try {
+      await call();
+      await load();
+    } catch (err) {
+      props.onError(sayError(err, lang));
+    }
+  };
+  const make = (e: Event) => {
+    e.preventDefault();
+    void act(async () => {
+      const r = await api.partner.createApiKey({ partnerId: id, name: name.trim(), scope });
+      setSecret(r.secret);
+      setName("");
+    });
+  };
+  const money = (m: { amountMinor: bigint } | undefined) => taka(m?.amountMinor ?? 0n, lang);
+  return (
+    <section class="console-sales" id="partner-panel" aria-labelledby="partner-title">
+      <h2 id="partner-title">{partner.name}</h2>
+      <button type="button" id="partner-close" onClick={props.onClose}>{w.close}</button>
+      <table class="console-table" id="partner-keys">
+        <caption>{w.keys}</caption>
+        <thead><tr><th scope="col">{w.keyName}</th><th scope="col">{w.scope}</th><th scope="col">{w.key}</th>
+          <th scope="col">{w.lastUsed}</th><th scope="col">{w.revoked}</th><th scope="col" /></tr></thead>
+        <tbody>
+          {keys?.map((k) => (
+            <tr key={k.keyId} id={`key-${k.keyId}`}>
+              <th scope="row">{k.name || k.keyId}</th><td>{w.scopes[k.scope] ?? ""}</td><td><code>{k.prefix}…{k.last4}</code></td>
+              <td>{k.lastUsedAt ? showTime(undefined, tsDate(k.lastUsedAt), lang) : ""}</td>
+              <td>{k.revokedAt ? showTime(undefined, tsDate(k.revokedAt), lang) : ""}</td>
+              <td>{!k.revokedAt && (
+                <button type="button" class="danger" id={`revoke-${k.keyId}`} aria-label={`${w.revoke}: ${k.name || k.keyId}`}
+                  onClick={() => void act(() => api.partner.revokeApiKey({ keyId: k.keyId }))}>{w.revoke}</button>
+              )}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form class="inline" onSubmit={make} aria-labelledby="key-new">
+        <h3 id="key-new">{w.newKey}</h3>
+        <label>{w.keyName} <input id="key-name" maxLength={100} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} /></label>{" "}
+        <label>{w.scope}{" "}
+          <select id="key-scope" value={scope} onChange={(e) => setScope(Number((e.target as HTMLSelectElement).value) as ApiKeyScope)}>
+            {[ApiKeyScope.READ_ONLY, ApiKeyScope.BOOKING, ApiKeyScope.WEBHOOKS].map((x) => <option key={x} value={x}>{w.scopes[x]}</option>)}
+          </select>
+        </label>{" "}
+        <button type="submit" id="key-make">{w.makeKey}</button>
+      </form>
+      {secret && <p role="status" id="key-secret">{w.secretOnce}: <code>{secret}</code></p>}
+      {endpoints?.length === 0 ? <p class="note" id="partner-no-endpoints">{w.noEndpoints}</p> : (
+        <table class="console-table" id="partner-endpoints">
+          <caption>{w.endpoints}</caption>
+          <thead><tr><th scope="col">{w.url}</th><th scope="col">{w.health}</th></tr></thead>
+          <tbody>
+            {endpoints?.map((e) => (
+              <tr key={String(e.endpointId)} id={`endpoint-${e.endpointId}`}>
+                <th scope="row">{e.url}</th>
+                <td class="health">{e.status === EndpointStatus.DISABLED ? `${w.disabled}: ${e.disabledReason}` : w.active}
+                  {e.consecutiveFailures > 0 && ` · ${digits(e.consecutiveFailures, lang)} ${w.failures}` +
+                    (e.failingSince ? ` ${w.since} ${showTime(undefined, tsDate(e.failingSince), lang)}` : "")}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <h3>{w.statement}</h3>
+      {statement?.lines.length === 0 && <p class="note">{w.noLines}</p>}
+      {statement?.lines.map((l) => (
+        <dl class="console-money" key={l.currency} id={`statement-${l.currency}`}>
+          <dt>{w.salesCount}</dt><dd>{digits(String(l.salesCount), lang)} · {money(l.sales)}</dd>
+          <dt>{w.refundsCount}</dt><dd>{digits(String(l.refundsCount), lang)} · {money(l.refunds)}</dd>
+          <dt>{w.net}</dt><dd>{money(l.net)}</dd>
+          <dt>{w.commissionRate}</dt><dd class="commission">{money(l.commission)}</dd>
+        </dl>
+      ))}
+    </section>
   );
 }

@@ -725,6 +725,116 @@ func (x *GetPartnerResponse) GetPartner() *Partner {
 	return nil
 }
 
+// ListPartnersRequest asks for a page of partners.
+type ListPartnersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Page size; default 50.
+	PageSize int32 `protobuf:"varint,1,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// The next_page_token of the previous page.
+	PageToken     string `protobuf:"bytes,2,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPartnersRequest) Reset() {
+	*x = ListPartnersRequest{}
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPartnersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPartnersRequest) ProtoMessage() {}
+
+func (x *ListPartnersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPartnersRequest.ProtoReflect.Descriptor instead.
+func (*ListPartnersRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ListPartnersRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListPartnersRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListPartnersResponse is a page of partners, by id.
+type ListPartnersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The partners.
+	Partners []*Partner `protobuf:"bytes,1,rep,name=partners,proto3" json:"partners,omitempty"`
+	// Token for the next page; empty on the last.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListPartnersResponse) Reset() {
+	*x = ListPartnersResponse{}
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListPartnersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListPartnersResponse) ProtoMessage() {}
+
+func (x *ListPartnersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListPartnersResponse.ProtoReflect.Descriptor instead.
+func (*ListPartnersResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *ListPartnersResponse) GetPartners() []*Partner {
+	if x != nil {
+		return x.Partners
+	}
+	return nil
+}
+
+func (x *ListPartnersResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
 // ApiKey describes a key; its secret is never part of it.
 type ApiKey struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -757,7 +867,7 @@ type ApiKey struct {
 
 func (x *ApiKey) Reset() {
 	*x = ApiKey{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -769,7 +879,7 @@ func (x *ApiKey) String() string {
 func (*ApiKey) ProtoMessage() {}
 
 func (x *ApiKey) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[8]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -782,7 +892,7 @@ func (x *ApiKey) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApiKey.ProtoReflect.Descriptor instead.
 func (*ApiKey) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{8}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ApiKey) GetKeyId() string {
@@ -879,7 +989,7 @@ type CreateApiKeyRequest struct {
 
 func (x *CreateApiKeyRequest) Reset() {
 	*x = CreateApiKeyRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -891,7 +1001,7 @@ func (x *CreateApiKeyRequest) String() string {
 func (*CreateApiKeyRequest) ProtoMessage() {}
 
 func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[9]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -904,7 +1014,7 @@ func (x *CreateApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{9}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CreateApiKeyRequest) GetPartnerId() int64 {
@@ -949,7 +1059,7 @@ type CreateApiKeyResponse struct {
 
 func (x *CreateApiKeyResponse) Reset() {
 	*x = CreateApiKeyResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1071,7 @@ func (x *CreateApiKeyResponse) String() string {
 func (*CreateApiKeyResponse) ProtoMessage() {}
 
 func (x *CreateApiKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[10]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1084,7 @@ func (x *CreateApiKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateApiKeyResponse.ProtoReflect.Descriptor instead.
 func (*CreateApiKeyResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{10}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateApiKeyResponse) GetApiKey() *ApiKey {
@@ -1002,7 +1112,7 @@ type ListApiKeysRequest struct {
 
 func (x *ListApiKeysRequest) Reset() {
 	*x = ListApiKeysRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1014,7 +1124,7 @@ func (x *ListApiKeysRequest) String() string {
 func (*ListApiKeysRequest) ProtoMessage() {}
 
 func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[11]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1027,7 +1137,7 @@ func (x *ListApiKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListApiKeysRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{11}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListApiKeysRequest) GetPartnerId() int64 {
@@ -1048,7 +1158,7 @@ type ListApiKeysResponse struct {
 
 func (x *ListApiKeysResponse) Reset() {
 	*x = ListApiKeysResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1060,7 +1170,7 @@ func (x *ListApiKeysResponse) String() string {
 func (*ListApiKeysResponse) ProtoMessage() {}
 
 func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[12]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1073,7 +1183,7 @@ func (x *ListApiKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListApiKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListApiKeysResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListApiKeysResponse) GetApiKeys() []*ApiKey {
@@ -1094,7 +1204,7 @@ type RevokeApiKeyRequest struct {
 
 func (x *RevokeApiKeyRequest) Reset() {
 	*x = RevokeApiKeyRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1106,7 +1216,7 @@ func (x *RevokeApiKeyRequest) String() string {
 func (*RevokeApiKeyRequest) ProtoMessage() {}
 
 func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[13]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1119,7 +1229,7 @@ func (x *RevokeApiKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyRequest.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RevokeApiKeyRequest) GetKeyId() string {
@@ -1145,7 +1255,7 @@ type RevokeApiKeyResponse struct {
 
 func (x *RevokeApiKeyResponse) Reset() {
 	*x = RevokeApiKeyResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1267,7 @@ func (x *RevokeApiKeyResponse) String() string {
 func (*RevokeApiKeyResponse) ProtoMessage() {}
 
 func (x *RevokeApiKeyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[14]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1280,7 @@ func (x *RevokeApiKeyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RevokeApiKeyResponse.ProtoReflect.Descriptor instead.
 func (*RevokeApiKeyResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RevokeApiKeyResponse) GetApiKey() *ApiKey {
@@ -1203,7 +1313,7 @@ type GetStatementRequest struct {
 
 func (x *GetStatementRequest) Reset() {
 	*x = GetStatementRequest{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1215,7 +1325,7 @@ func (x *GetStatementRequest) String() string {
 func (*GetStatementRequest) ProtoMessage() {}
 
 func (x *GetStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[15]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1228,7 +1338,7 @@ func (x *GetStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatementRequest.ProtoReflect.Descriptor instead.
 func (*GetStatementRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetStatementRequest) GetPartnerId() int64 {
@@ -1263,7 +1373,7 @@ type GetStatementResponse struct {
 
 func (x *GetStatementResponse) Reset() {
 	*x = GetStatementResponse{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +1385,7 @@ func (x *GetStatementResponse) String() string {
 func (*GetStatementResponse) ProtoMessage() {}
 
 func (x *GetStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[16]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +1398,7 @@ func (x *GetStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatementResponse.ProtoReflect.Descriptor instead.
 func (*GetStatementResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetStatementResponse) GetStatement() *Statement {
@@ -1317,7 +1427,7 @@ type Statement struct {
 
 func (x *Statement) Reset() {
 	*x = Statement{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[17]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1329,7 +1439,7 @@ func (x *Statement) String() string {
 func (*Statement) ProtoMessage() {}
 
 func (x *Statement) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[17]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1342,7 +1452,7 @@ func (x *Statement) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Statement.ProtoReflect.Descriptor instead.
 func (*Statement) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Statement) GetPartnerId() int64 {
@@ -1404,7 +1514,7 @@ type StatementLine struct {
 
 func (x *StatementLine) Reset() {
 	*x = StatementLine{}
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[18]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1416,7 +1526,7 @@ func (x *StatementLine) String() string {
 func (*StatementLine) ProtoMessage() {}
 
 func (x *StatementLine) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[18]
+	mi := &file_seatghor_partner_v1_partner_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1429,7 +1539,7 @@ func (x *StatementLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementLine.ProtoReflect.Descriptor instead.
 func (*StatementLine) Descriptor() ([]byte, []int) {
-	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_partner_v1_partner_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StatementLine) GetCurrency() string {
@@ -1534,7 +1644,15 @@ const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"\n" +
 	"partner_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\tpartnerId\"L\n" +
 	"\x12GetPartnerResponse\x126\n" +
-	"\apartner\x18\x01 \x01(\v2\x1c.seatghor.partner.v1.PartnerR\apartner\"\xc0\x03\n" +
+	"\apartner\x18\x01 \x01(\v2\x1c.seatghor.partner.v1.PartnerR\apartner\"f\n" +
+	"\x13ListPartnersRequest\x12'\n" +
+	"\tpage_size\x18\x01 \x01(\x05B\n" +
+	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12&\n" +
+	"\n" +
+	"page_token\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18dR\tpageToken\"x\n" +
+	"\x14ListPartnersResponse\x128\n" +
+	"\bpartners\x18\x01 \x03(\v2\x1c.seatghor.partner.v1.PartnerR\bpartners\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xc0\x03\n" +
 	"\x06ApiKey\x12\x15\n" +
 	"\x06key_id\x18\x01 \x01(\tR\x05keyId\x12\x1d\n" +
 	"\n" +
@@ -1608,10 +1726,11 @@ const file_seatghor_partner_v1_partner_proto_rawDesc = "" +
 	"ApiKeyMode\x12\x1c\n" +
 	"\x18API_KEY_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11API_KEY_MODE_LIVE\x10\x01\x12\x15\n" +
-	"\x11API_KEY_MODE_TEST\x10\x022\x97\b\n" +
+	"\x11API_KEY_MODE_TEST\x10\x022\x95\t\n" +
 	"\x0ePartnerService\x12\x7f\n" +
 	"\rCreatePartner\x12).seatghor.partner.v1.CreatePartnerRequest\x1a*.seatghor.partner.v1.CreatePartnerResponse\"\x17\x82\xd3\xe4\x93\x02\x11:\x01*\"\f/v1/partners\x12\xae\x01\n" +
-	"\x13UpdatePartnerAccess\x12/.seatghor.partner.v1.UpdatePartnerAccessRequest\x1a0.seatghor.partner.v1.UpdatePartnerAccessResponse\"4\x82\xd3\xe4\x93\x02+:\x01*\"&/v1/partners/{partner_id}:updateAccess\x90\x02\x02\x12\x83\x01\n" +
+	"\x13UpdatePartnerAccess\x12/.seatghor.partner.v1.UpdatePartnerAccessRequest\x1a0.seatghor.partner.v1.UpdatePartnerAccessResponse\"4\x82\xd3\xe4\x93\x02+:\x01*\"&/v1/partners/{partner_id}:updateAccess\x90\x02\x02\x12|\n" +
+	"\fListPartners\x12(.seatghor.partner.v1.ListPartnersRequest\x1a).seatghor.partner.v1.ListPartnersResponse\"\x17\x82\xd3\xe4\x93\x02\x0e\x12\f/v1/partners\x90\x02\x01\x12\x83\x01\n" +
 	"\n" +
 	"GetPartner\x12&.seatghor.partner.v1.GetPartnerRequest\x1a'.seatghor.partner.v1.GetPartnerResponse\"$\x82\xd3\xe4\x93\x02\x1b\x12\x19/v1/partners/{partner_id}\x90\x02\x01\x12\x92\x01\n" +
 	"\fCreateApiKey\x12(.seatghor.partner.v1.CreateApiKeyRequest\x1a).seatghor.partner.v1.CreateApiKeyResponse\"-\x82\xd3\xe4\x93\x02':\x01*\"\"/v1/partners/{partner_id}/api-keys\x12\x8f\x01\n" +
@@ -1633,7 +1752,7 @@ func file_seatghor_partner_v1_partner_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_partner_v1_partner_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_partner_v1_partner_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_seatghor_partner_v1_partner_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_seatghor_partner_v1_partner_proto_goTypes = []any{
 	(ApiKeyScope)(0),                    // 0: seatghor.partner.v1.ApiKeyScope
 	(ApiKeyMode)(0),                     // 1: seatghor.partner.v1.ApiKeyMode
@@ -1645,66 +1764,71 @@ var file_seatghor_partner_v1_partner_proto_goTypes = []any{
 	(*CreatePartnerResponse)(nil),       // 7: seatghor.partner.v1.CreatePartnerResponse
 	(*GetPartnerRequest)(nil),           // 8: seatghor.partner.v1.GetPartnerRequest
 	(*GetPartnerResponse)(nil),          // 9: seatghor.partner.v1.GetPartnerResponse
-	(*ApiKey)(nil),                      // 10: seatghor.partner.v1.ApiKey
-	(*CreateApiKeyRequest)(nil),         // 11: seatghor.partner.v1.CreateApiKeyRequest
-	(*CreateApiKeyResponse)(nil),        // 12: seatghor.partner.v1.CreateApiKeyResponse
-	(*ListApiKeysRequest)(nil),          // 13: seatghor.partner.v1.ListApiKeysRequest
-	(*ListApiKeysResponse)(nil),         // 14: seatghor.partner.v1.ListApiKeysResponse
-	(*RevokeApiKeyRequest)(nil),         // 15: seatghor.partner.v1.RevokeApiKeyRequest
-	(*RevokeApiKeyResponse)(nil),        // 16: seatghor.partner.v1.RevokeApiKeyResponse
-	(*GetStatementRequest)(nil),         // 17: seatghor.partner.v1.GetStatementRequest
-	(*GetStatementResponse)(nil),        // 18: seatghor.partner.v1.GetStatementResponse
-	(*Statement)(nil),                   // 19: seatghor.partner.v1.Statement
-	(*StatementLine)(nil),               // 20: seatghor.partner.v1.StatementLine
-	(*timestamppb.Timestamp)(nil),       // 21: google.protobuf.Timestamp
-	(*v1.Money)(nil),                    // 22: seatghor.common.v1.Money
+	(*ListPartnersRequest)(nil),         // 10: seatghor.partner.v1.ListPartnersRequest
+	(*ListPartnersResponse)(nil),        // 11: seatghor.partner.v1.ListPartnersResponse
+	(*ApiKey)(nil),                      // 12: seatghor.partner.v1.ApiKey
+	(*CreateApiKeyRequest)(nil),         // 13: seatghor.partner.v1.CreateApiKeyRequest
+	(*CreateApiKeyResponse)(nil),        // 14: seatghor.partner.v1.CreateApiKeyResponse
+	(*ListApiKeysRequest)(nil),          // 15: seatghor.partner.v1.ListApiKeysRequest
+	(*ListApiKeysResponse)(nil),         // 16: seatghor.partner.v1.ListApiKeysResponse
+	(*RevokeApiKeyRequest)(nil),         // 17: seatghor.partner.v1.RevokeApiKeyRequest
+	(*RevokeApiKeyResponse)(nil),        // 18: seatghor.partner.v1.RevokeApiKeyResponse
+	(*GetStatementRequest)(nil),         // 19: seatghor.partner.v1.GetStatementRequest
+	(*GetStatementResponse)(nil),        // 20: seatghor.partner.v1.GetStatementResponse
+	(*Statement)(nil),                   // 21: seatghor.partner.v1.Statement
+	(*StatementLine)(nil),               // 22: seatghor.partner.v1.StatementLine
+	(*timestamppb.Timestamp)(nil),       // 23: google.protobuf.Timestamp
+	(*v1.Money)(nil),                    // 24: seatghor.common.v1.Money
 }
 var file_seatghor_partner_v1_partner_proto_depIdxs = []int32{
 	3,  // 0: seatghor.partner.v1.Partner.contact:type_name -> seatghor.partner.v1.Contact
-	21, // 1: seatghor.partner.v1.Partner.created_at:type_name -> google.protobuf.Timestamp
+	23, // 1: seatghor.partner.v1.Partner.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 2: seatghor.partner.v1.CreatePartnerRequest.contact:type_name -> seatghor.partner.v1.Contact
 	2,  // 3: seatghor.partner.v1.UpdatePartnerAccessResponse.partner:type_name -> seatghor.partner.v1.Partner
 	2,  // 4: seatghor.partner.v1.CreatePartnerResponse.partner:type_name -> seatghor.partner.v1.Partner
 	2,  // 5: seatghor.partner.v1.GetPartnerResponse.partner:type_name -> seatghor.partner.v1.Partner
-	0,  // 6: seatghor.partner.v1.ApiKey.scope:type_name -> seatghor.partner.v1.ApiKeyScope
-	1,  // 7: seatghor.partner.v1.ApiKey.mode:type_name -> seatghor.partner.v1.ApiKeyMode
-	21, // 8: seatghor.partner.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
-	21, // 9: seatghor.partner.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
-	21, // 10: seatghor.partner.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
-	0,  // 11: seatghor.partner.v1.CreateApiKeyRequest.scope:type_name -> seatghor.partner.v1.ApiKeyScope
-	1,  // 12: seatghor.partner.v1.CreateApiKeyRequest.mode:type_name -> seatghor.partner.v1.ApiKeyMode
-	10, // 13: seatghor.partner.v1.CreateApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
-	10, // 14: seatghor.partner.v1.ListApiKeysResponse.api_keys:type_name -> seatghor.partner.v1.ApiKey
-	10, // 15: seatghor.partner.v1.RevokeApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
-	21, // 16: seatghor.partner.v1.GetStatementRequest.period_start:type_name -> google.protobuf.Timestamp
-	21, // 17: seatghor.partner.v1.GetStatementRequest.period_end:type_name -> google.protobuf.Timestamp
-	19, // 18: seatghor.partner.v1.GetStatementResponse.statement:type_name -> seatghor.partner.v1.Statement
-	21, // 19: seatghor.partner.v1.Statement.period_start:type_name -> google.protobuf.Timestamp
-	21, // 20: seatghor.partner.v1.Statement.period_end:type_name -> google.protobuf.Timestamp
-	20, // 21: seatghor.partner.v1.Statement.lines:type_name -> seatghor.partner.v1.StatementLine
-	22, // 22: seatghor.partner.v1.StatementLine.sales:type_name -> seatghor.common.v1.Money
-	22, // 23: seatghor.partner.v1.StatementLine.refunds:type_name -> seatghor.common.v1.Money
-	22, // 24: seatghor.partner.v1.StatementLine.net:type_name -> seatghor.common.v1.Money
-	22, // 25: seatghor.partner.v1.StatementLine.commission:type_name -> seatghor.common.v1.Money
-	4,  // 26: seatghor.partner.v1.PartnerService.CreatePartner:input_type -> seatghor.partner.v1.CreatePartnerRequest
-	5,  // 27: seatghor.partner.v1.PartnerService.UpdatePartnerAccess:input_type -> seatghor.partner.v1.UpdatePartnerAccessRequest
-	8,  // 28: seatghor.partner.v1.PartnerService.GetPartner:input_type -> seatghor.partner.v1.GetPartnerRequest
-	11, // 29: seatghor.partner.v1.PartnerService.CreateApiKey:input_type -> seatghor.partner.v1.CreateApiKeyRequest
-	13, // 30: seatghor.partner.v1.PartnerService.ListApiKeys:input_type -> seatghor.partner.v1.ListApiKeysRequest
-	15, // 31: seatghor.partner.v1.PartnerService.RevokeApiKey:input_type -> seatghor.partner.v1.RevokeApiKeyRequest
-	17, // 32: seatghor.partner.v1.PartnerService.GetStatement:input_type -> seatghor.partner.v1.GetStatementRequest
-	7,  // 33: seatghor.partner.v1.PartnerService.CreatePartner:output_type -> seatghor.partner.v1.CreatePartnerResponse
-	6,  // 34: seatghor.partner.v1.PartnerService.UpdatePartnerAccess:output_type -> seatghor.partner.v1.UpdatePartnerAccessResponse
-	9,  // 35: seatghor.partner.v1.PartnerService.GetPartner:output_type -> seatghor.partner.v1.GetPartnerResponse
-	12, // 36: seatghor.partner.v1.PartnerService.CreateApiKey:output_type -> seatghor.partner.v1.CreateApiKeyResponse
-	14, // 37: seatghor.partner.v1.PartnerService.ListApiKeys:output_type -> seatghor.partner.v1.ListApiKeysResponse
-	16, // 38: seatghor.partner.v1.PartnerService.RevokeApiKey:output_type -> seatghor.partner.v1.RevokeApiKeyResponse
-	18, // 39: seatghor.partner.v1.PartnerService.GetStatement:output_type -> seatghor.partner.v1.GetStatementResponse
-	33, // [33:40] is the sub-list for method output_type
-	26, // [26:33] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	2,  // 6: seatghor.partner.v1.ListPartnersResponse.partners:type_name -> seatghor.partner.v1.Partner
+	0,  // 7: seatghor.partner.v1.ApiKey.scope:type_name -> seatghor.partner.v1.ApiKeyScope
+	1,  // 8: seatghor.partner.v1.ApiKey.mode:type_name -> seatghor.partner.v1.ApiKeyMode
+	23, // 9: seatghor.partner.v1.ApiKey.created_at:type_name -> google.protobuf.Timestamp
+	23, // 10: seatghor.partner.v1.ApiKey.last_used_at:type_name -> google.protobuf.Timestamp
+	23, // 11: seatghor.partner.v1.ApiKey.revoked_at:type_name -> google.protobuf.Timestamp
+	0,  // 12: seatghor.partner.v1.CreateApiKeyRequest.scope:type_name -> seatghor.partner.v1.ApiKeyScope
+	1,  // 13: seatghor.partner.v1.CreateApiKeyRequest.mode:type_name -> seatghor.partner.v1.ApiKeyMode
+	12, // 14: seatghor.partner.v1.CreateApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
+	12, // 15: seatghor.partner.v1.ListApiKeysResponse.api_keys:type_name -> seatghor.partner.v1.ApiKey
+	12, // 16: seatghor.partner.v1.RevokeApiKeyResponse.api_key:type_name -> seatghor.partner.v1.ApiKey
+	23, // 17: seatghor.partner.v1.GetStatementRequest.period_start:type_name -> google.protobuf.Timestamp
+	23, // 18: seatghor.partner.v1.GetStatementRequest.period_end:type_name -> google.protobuf.Timestamp
+	21, // 19: seatghor.partner.v1.GetStatementResponse.statement:type_name -> seatghor.partner.v1.Statement
+	23, // 20: seatghor.partner.v1.Statement.period_start:type_name -> google.protobuf.Timestamp
+	23, // 21: seatghor.partner.v1.Statement.period_end:type_name -> google.protobuf.Timestamp
+	22, // 22: seatghor.partner.v1.Statement.lines:type_name -> seatghor.partner.v1.StatementLine
+	24, // 23: seatghor.partner.v1.StatementLine.sales:type_name -> seatghor.common.v1.Money
+	24, // 24: seatghor.partner.v1.StatementLine.refunds:type_name -> seatghor.common.v1.Money
+	24, // 25: seatghor.partner.v1.StatementLine.net:type_name -> seatghor.common.v1.Money
+	24, // 26: seatghor.partner.v1.StatementLine.commission:type_name -> seatghor.common.v1.Money
+	4,  // 27: seatghor.partner.v1.PartnerService.CreatePartner:input_type -> seatghor.partner.v1.CreatePartnerRequest
+	5,  // 28: seatghor.partner.v1.PartnerService.UpdatePartnerAccess:input_type -> seatghor.partner.v1.UpdatePartnerAccessRequest
+	10, // 29: seatghor.partner.v1.PartnerService.ListPartners:input_type -> seatghor.partner.v1.ListPartnersRequest
+	8,  // 30: seatghor.partner.v1.PartnerService.GetPartner:input_type -> seatghor.partner.v1.GetPartnerRequest
+	13, // 31: seatghor.partner.v1.PartnerService.CreateApiKey:input_type -> seatghor.partner.v1.CreateApiKeyRequest
+	15, // 32: seatghor.partner.v1.PartnerService.ListApiKeys:input_type -> seatghor.partner.v1.ListApiKeysRequest
+	17, // 33: seatghor.partner.v1.PartnerService.RevokeApiKey:input_type -> seatghor.partner.v1.RevokeApiKeyRequest
+	19, // 34: seatghor.partner.v1.PartnerService.GetStatement:input_type -> seatghor.partner.v1.GetStatementRequest
+	7,  // 35: seatghor.partner.v1.PartnerService.CreatePartner:output_type -> seatghor.partner.v1.CreatePartnerResponse
+	6,  // 36: seatghor.partner.v1.PartnerService.UpdatePartnerAccess:output_type -> seatghor.partner.v1.UpdatePartnerAccessResponse
+	11, // 37: seatghor.partner.v1.PartnerService.ListPartners:output_type -> seatghor.partner.v1.ListPartnersResponse
+	9,  // 38: seatghor.partner.v1.PartnerService.GetPartner:output_type -> seatghor.partner.v1.GetPartnerResponse
+	14, // 39: seatghor.partner.v1.PartnerService.CreateApiKey:output_type -> seatghor.partner.v1.CreateApiKeyResponse
+	16, // 40: seatghor.partner.v1.PartnerService.ListApiKeys:output_type -> seatghor.partner.v1.ListApiKeysResponse
+	18, // 41: seatghor.partner.v1.PartnerService.RevokeApiKey:output_type -> seatghor.partner.v1.RevokeApiKeyResponse
+	20, // 42: seatghor.partner.v1.PartnerService.GetStatement:output_type -> seatghor.partner.v1.GetStatementResponse
+	35, // [35:43] is the sub-list for method output_type
+	27, // [27:35] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_partner_v1_partner_proto_init() }
@@ -1719,7 +1843,7 @@ func file_seatghor_partner_v1_partner_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_partner_v1_partner_proto_rawDesc), len(file_seatghor_partner_v1_partner_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,9 @@ const (
 	// PartnerServiceUpdatePartnerAccessProcedure is the fully-qualified name of the PartnerService's
 	// UpdatePartnerAccess RPC.
 	PartnerServiceUpdatePartnerAccessProcedure = "/seatghor.partner.v1.PartnerService/UpdatePartnerAccess"
+	// PartnerServiceListPartnersProcedure is the fully-qualified name of the PartnerService's
+	// ListPartners RPC.
+	PartnerServiceListPartnersProcedure = "/seatghor.partner.v1.PartnerService/ListPartners"
 	// PartnerServiceGetPartnerProcedure is the fully-qualified name of the PartnerService's GetPartner
 	// RPC.
 	PartnerServiceGetPartnerProcedure = "/seatghor.partner.v1.PartnerService/GetPartner"
@@ -70,6 +73,9 @@ type PartnerServiceClient interface {
 	// allowed and withdrawing what is not change nothing, so a repeat is
 	// harmless.
 	UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error)
+	// ListPartners pages through the partners by id: the console's list.
+	// Admins only.
+	ListPartners(context.Context, *connect.Request[v1.ListPartnersRequest]) (*connect.Response[v1.ListPartnersResponse], error)
 	// GetPartner returns one partner. Admins, and the partner itself.
 	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error)
 	// CreateApiKey makes a new API key for a partner and answers its secret:
@@ -117,6 +123,13 @@ func NewPartnerServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
+		listPartners: connect.NewClient[v1.ListPartnersRequest, v1.ListPartnersResponse](
+			httpClient,
+			baseURL+PartnerServiceListPartnersProcedure,
+			connect.WithSchema(partnerServiceMethods.ByName("ListPartners")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 		getPartner: connect.NewClient[v1.GetPartnerRequest, v1.GetPartnerResponse](
 			httpClient,
 			baseURL+PartnerServiceGetPartnerProcedure,
@@ -158,6 +171,7 @@ func NewPartnerServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 type partnerServiceClient struct {
 	createPartner       *connect.Client[v1.CreatePartnerRequest, v1.CreatePartnerResponse]
 	updatePartnerAccess *connect.Client[v1.UpdatePartnerAccessRequest, v1.UpdatePartnerAccessResponse]
+	listPartners        *connect.Client[v1.ListPartnersRequest, v1.ListPartnersResponse]
 	getPartner          *connect.Client[v1.GetPartnerRequest, v1.GetPartnerResponse]
 	createApiKey        *connect.Client[v1.CreateApiKeyRequest, v1.CreateApiKeyResponse]
 	listApiKeys         *connect.Client[v1.ListApiKeysRequest, v1.ListApiKeysResponse]
@@ -173,6 +187,11 @@ func (c *partnerServiceClient) CreatePartner(ctx context.Context, req *connect.R
 // UpdatePartnerAccess calls seatghor.partner.v1.PartnerService.UpdatePartnerAccess.
 func (c *partnerServiceClient) UpdatePartnerAccess(ctx context.Context, req *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error) {
 	return c.updatePartnerAccess.CallUnary(ctx, req)
+}
+
+// ListPartners calls seatghor.partner.v1.PartnerService.ListPartners.
+func (c *partnerServiceClient) ListPartners(ctx context.Context, req *connect.Request[v1.ListPartnersRequest]) (*connect.Response[v1.ListPartnersResponse], error) {
+	return c.listPartners.CallUnary(ctx, req)
 }
 
 // GetPartner calls seatghor.partner.v1.PartnerService.GetPartner.
@@ -214,6 +233,9 @@ type PartnerServiceHandler interface {
 	// allowed and withdrawing what is not change nothing, so a repeat is
 	// harmless.
 	UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error)
+	// ListPartners pages through the partners by id: the console's list.
+	// Admins only.
+	ListPartners(context.Context, *connect.Request[v1.ListPartnersRequest]) (*connect.Response[v1.ListPartnersResponse], error)
 	// GetPartner returns one partner. Admins, and the partner itself.
 	GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error)
 	// CreateApiKey makes a new API key for a partner and answers its secret:
@@ -257,6 +279,13 @@ func NewPartnerServiceHandler(svc PartnerServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
+	partnerServiceListPartnersHandler := connect.NewUnaryHandler(
+		PartnerServiceListPartnersProcedure,
+		svc.ListPartners,
+		connect.WithSchema(partnerServiceMethods.ByName("ListPartners")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	partnerServiceGetPartnerHandler := connect.NewUnaryHandler(
 		PartnerServiceGetPartnerProcedure,
 		svc.GetPartner,
@@ -297,6 +326,8 @@ func NewPartnerServiceHandler(svc PartnerServiceHandler, opts ...connect.Handler
 			partnerServiceCreatePartnerHandler.ServeHTTP(w, r)
 		case PartnerServiceUpdatePartnerAccessProcedure:
 			partnerServiceUpdatePartnerAccessHandler.ServeHTTP(w, r)
+		case PartnerServiceListPartnersProcedure:
+			partnerServiceListPartnersHandler.ServeHTTP(w, r)
 		case PartnerServiceGetPartnerProcedure:
 			partnerServiceGetPartnerHandler.ServeHTTP(w, r)
 		case PartnerServiceCreateApiKeyProcedure:
@@ -322,6 +353,10 @@ func (UnimplementedPartnerServiceHandler) CreatePartner(context.Context, *connec
 
 func (UnimplementedPartnerServiceHandler) UpdatePartnerAccess(context.Context, *connect.Request[v1.UpdatePartnerAccessRequest]) (*connect.Response[v1.UpdatePartnerAccessResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.partner.v1.PartnerService.UpdatePartnerAccess is not implemented"))
+}
+
+func (UnimplementedPartnerServiceHandler) ListPartners(context.Context, *connect.Request[v1.ListPartnersRequest]) (*connect.Response[v1.ListPartnersResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.partner.v1.PartnerService.ListPartners is not implemented"))
 }
 
 func (UnimplementedPartnerServiceHandler) GetPartner(context.Context, *connect.Request[v1.GetPartnerRequest]) (*connect.Response[v1.GetPartnerResponse], error) {
