@@ -172,6 +172,9 @@ var authzMatrix = []authzRow{
 		return &catalogv1.RescheduleShowRequest{ShowId: w.newShow("Delay "+callerNames[c], nil),
 			StartsAt: timestamppb.New(time.Now().Add(60 * 24 * time.Hour)), Reason: "matrix"}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/UpdateShow", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.UpdateShowRequest{ShowId: w.show, Title: proto.String("Renamed by " + callerNames[c])}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 
 	// Holds and orders: the owner's own; fresh ones where a call uses them.
 	{"seatghor.booking.v1.HoldService/CreateHold", func(w *authzWorld, _ caller) proto.Message {

@@ -70,6 +70,40 @@ func (h *catalogHandler) RescheduleShow(ctx context.Context, req *connect.Reques
 	return connect.NewResponse(&catalogv1.RescheduleShowResponse{Show: h.showProto(show)}), nil
 }
 
+// UpdateShow changes a show's names, opening and hold settings (decision
+// 0454): its managers and admins.
+func (h *catalogHandler) UpdateShow(ctx context.Context, req *connect.Request[catalogv1.UpdateShowRequest]) (*connect.Response[catalogv1.UpdateShowResponse], error) {
+	m := req.Msg
+	by, err := h.manager(ctx, m.GetShowId(), "change")
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	c := catalog.ShowChange{Title: m.Title, TitleBn: m.TitleBn, Venue: m.Venue, VenueBn: m.VenueBn,
+		MaxSeatsPerAccount: optionalInt(m.MaxSeatsPerAccount), MaxSeatsPerHold: optionalInt(m.MaxSeatsPerHold)}
+	if m.GetOnSaleAt() != nil {
+		at := m.GetOnSaleAt().AsTime()
+		c.OnSaleAt = &at
+	}
+	if m.GetHoldTtl() != nil {
+		ttl := m.GetHoldTtl().AsDuration()
+		c.HoldTTL = &ttl
+	}
+	show, err := h.svc.UpdateShow(ctx, m.GetShowId(), c, by, m.GetReason())
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.UpdateShowResponse{Show: h.showProto(show)}), nil
+}
+
+// optionalInt is an optional proto int32 as an optional int.
+func optionalInt(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
+}
+
 // mayCancel says who cancels the show when the caller may (manager).
 func (h *catalogHandler) mayCancel(ctx context.Context, showID int64) (audit.Actor, error) {
 	if h.cancels == nil {

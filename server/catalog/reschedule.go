@@ -55,13 +55,8 @@ func (s *Service) RescheduleShow(ctx context.Context, showID int64, at time.Time
 	var show Show
 	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
 		var err error
-		show, err = scanShow(tx.QueryRow(ctx, `SELECT `+showColumns+` FROM shows WHERE show_id = $1 FOR UPDATE`, showID))
-		found, err := pg.Found(err)
-		if err != nil {
-			return fmt.Errorf("lock show %d: %w", showID, err)
-		}
-		if !found {
-			return fmt.Errorf("reschedule show %d: %w", showID, ErrNotFound)
+		if show, err = lockShow(ctx, tx, showID); err != nil {
+			return err
 		}
 		if show.StartsAt.Equal(at) {
 			return nil // moved there already: a retry

@@ -332,6 +332,32 @@ func TestBrowserConsoleRefundDesk(t *testing.T) {
 		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "show.reschedule"`),
 		hasText("#console-audit tbody tr", "Ferry delayed at Aricha"),
 	)
+	// And renames it in both languages (decision 0454): the list and the
+	// log say so.
+	do(t, mgr,
+		chromedp.Click(chromedp.CSS("#tab-shows")),
+		chromedp.WaitVisible(chromedp.CSS("#edit-"+moved)),
+		chromedp.Click(chromedp.CSS("#edit-"+moved)),
+		hasText("#edit-heading", "Tangail to Rajshahi, moved"),
+		hasText("#edit-opening-fixed", "its opening stays"),
+		script(`const i = document.querySelector("#edit-title"); i.value = ""; i.dispatchEvent(new Event("input", { bubbles: true }))`),
+		chromedp.SendKeys(chromedp.CSS("#edit-title"), "Tangail to Rajshahi, night coach"),
+		chromedp.SendKeys(chromedp.CSS("#edit-titleBn"), "টাঙ্গাইল থেকে রাজশাহী, রাতের কোচ"),
+		chromedp.SendKeys(chromedp.CSS("#edit-reason"), "new coach"),
+		chromedp.Click(chromedp.CSS("#edit-save")),
+		hasText("#edit-saved", "Saved"),
+		hasText("#show-"+moved, "Tangail to Rajshahi, night coach"),
+	)
+	do(t, mgr, chromedp.EmulateViewport(1280, 1100), script(`document.querySelector("#console-edit").scrollIntoView()`))
+	shot(t, mgr, "console-edit")
+	do(t, mgr, chromedp.EmulateViewport(1280, 900))
+	do(t, mgr,
+		chromedp.Click(chromedp.CSS("#tab-audit")),
+		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "show.update"`),
+		hasText("#console-audit tbody tr", "title: Tangail to Rajshahi, moved"),
+		hasText("#console-audit tbody tr", "→ title: Tangail to Rajshahi, night coach"),
+		hasText("#console-audit tbody tr", "“new coach”"),
+	)
 }
 
 // The console's on-sale panel (decision 0450): a manager watches a

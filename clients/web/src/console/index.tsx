@@ -49,6 +49,10 @@ const WORDS = {
     moveOpening: "Open at (Bangladesh time)", setOpening: "Move the opening", openNow: "Open now", endNow: "End the queue now",
     queueChart: "Queue and admission over the last minutes", rightAxis: "people a second, right-hand scale",
     saleStates: ["", "no queue", "before the opening (lottery)", "letting people in", "paused", "sold out", "queue over"],
+    edit: "Edit", editOf: "Edit", titleEn: "Title", titleBn: "Title in Bengali", venueEn: "Venue", venueBnLabel: "Venue in Bengali",
+    opensLabel: "Sale opens (Bangladesh time)", holdMinutes: "Hold time (minutes)", perAccount: "Most seats an account",
+    perHold: "Most seats a hold", why2: "Why (kept in the log)", save: "Save changes", saved: "Saved.",
+    openingFixed: "The sale has opened or sells through a waiting room: its opening stays (or moves on the on-sale panel).",
     move: "Move show", moveTo: "New start (Bangladesh time)", moveReason: "Reason (told to every buyer)",
     moveConfirm: "Move it; buyers may cancel for a full refund", progress: "Refunds",
     ordersLeft: "Orders left", ordersCancelled: "Orders cancelled", refundsDone: "Refunds given",
@@ -75,7 +79,7 @@ const WORDS = {
     actions: {
       "organization.create": "Organisation created", "member.set": "Staff role given", "member.remove": "Staff removed",
       "show.create": "Show created", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
-      "show.withdraw": "Show withdrawn", "route.create": "Route created", "route.update": "Route changed",
+      "show.withdraw": "Show withdrawn", "show.update": "Show changed", "route.create": "Route created", "route.update": "Route changed",
       "timetable.create": "Timetable created", "timetable.update": "Timetable changed",
       "counter_shift.open": "Counter shift opened", "counter_shift.close": "Counter shift closed",
       "refund.request": "Refund asked for", "refund.approve": "Refund approved", "refund.settle": "Failed refund paid another way",
@@ -108,6 +112,10 @@ const WORDS = {
     moveOpening: "খুলবে (বাংলাদেশ সময়)", setOpening: "খোলার সময় বদলান", openNow: "এখনই খুলুন", endNow: "সারি এখনই শেষ",
     queueChart: "গত কয়েক মিনিটের সারি ও ঢোকা", rightAxis: "প্রতি সেকেন্ডে জন, ডান দিকের মাপ",
     saleStates: ["", "সারি নেই", "খোলার আগে (লটারি)", "ঢুকতে দেওয়া হচ্ছে", "থামানো", "সব বিক্রি", "সারি শেষ"],
+    edit: "সম্পাদনা", editOf: "সম্পাদনা:", titleEn: "নাম (ইংরেজি)", titleBn: "নাম (বাংলা)", venueEn: "ভেন্যু (ইংরেজি)",
+    venueBnLabel: "ভেন্যু (বাংলা)", opensLabel: "বিক্রি শুরু (বাংলাদেশ সময়)", holdMinutes: "ধরে রাখার সময় (মিনিট)",
+    perAccount: "একজন সর্বোচ্চ কত আসন", perHold: "একবারে সর্বোচ্চ কত আসন", why2: "কারণ (লগে থাকবে)", save: "বদল রাখুন",
+    saved: "রাখা হয়েছে।", openingFixed: "বিক্রি শুরু হয়ে গেছে বা ওয়েটিং রুম দিয়ে হয়: শুরুর সময় বদলায় না (অথবা বিক্রি-শুরু প্যানেলে বদলান)।",
     move: "শোর সময় বদল", moveTo: "নতুন শুরু (বাংলাদেশ সময়)", moveReason: "কারণ (প্রত্যেক ক্রেতাকে জানানো হবে)",
     moveConfirm: "সময় বদলান; ক্রেতা চাইলে বাতিল করে পুরো টাকা ফেরত পাবেন", progress: "টাকা ফেরত",
     ordersLeft: "বাকি অর্ডার", ordersCancelled: "বাতিল অর্ডার", refundsDone: "ফেরত দেওয়া হয়েছে",
@@ -134,7 +142,7 @@ const WORDS = {
     actions: {
       "organization.create": "সংস্থা তৈরি", "member.set": "কর্মীর ভূমিকা দেওয়া", "member.remove": "কর্মী বাদ",
       "show.create": "শো তৈরি", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
-      "show.withdraw": "শো প্রত্যাহার", "route.create": "রুট তৈরি", "route.update": "রুট বদল",
+      "show.withdraw": "শো প্রত্যাহার", "show.update": "শো বদল", "route.create": "রুট তৈরি", "route.update": "রুট বদল",
       "timetable.create": "সময়সূচি তৈরি", "timetable.update": "সময়সূচি বদল",
       "counter_shift.open": "কাউন্টার শিফট শুরু", "counter_shift.close": "কাউন্টার শিফট শেষ",
       "refund.request": "ফেরত চাওয়া", "refund.approve": "ফেরত অনুমোদিত", "refund.settle": "ব্যর্থ ফেরত অন্যভাবে দেওয়া",
@@ -278,6 +286,7 @@ function Shows({ lang, api, org, onError }: PartProps) {
   const [moveTo, setMoveTo] = useState("");
   const [watching, setWatching] = useState<Show>();
   const [queue, setQueue] = useState<Show>();
+  const [editing, setEditing] = useState<Show>();
   const [all, setAll] = useState(false);
   const [following, setFollowing] = useState<Show>();
   const [reason, setReason] = useState("");
@@ -320,6 +329,8 @@ function Shows({ lang, api, org, onError }: PartProps) {
       onClose={() => setWatching(undefined)} onError={onError} />}
     {queue && <OnSale key={String(queue.showId)} lang={lang} api={api} show={queue.showId} title={title(queue)}
       onClose={() => setQueue(undefined)} onError={onError} />}
+    {editing && <EditShow key={String(editing.showId)} lang={lang} api={api} show={editing}
+      onClose={() => setEditing(undefined)} onSaved={() => void load()} onError={onError} />}
     {following && <Cancellation key={String(following.showId)} lang={lang} api={api} show={following.showId} title={title(following)}
       onClose={() => setFollowing(undefined)} onError={onError} />}
     <table class="console-table" id="console-shows">
@@ -334,6 +345,9 @@ function Shows({ lang, api, org, onError }: PartProps) {
             <td class="status">{w.statuses[statusKey(s)]}</td>
             <td>
               <button type="button" id={`sales-${s.showId}`} onClick={() => setWatching(s)}>{w.sales}</button>{" · "}
+              {s.status !== ShowStatus.CANCELLED && (
+                <><button type="button" id={`edit-${s.showId}`} onClick={() => setEditing(s)}>{w.edit}</button>{" · "}</>
+              )}
               {s.waitingRoom?.enabled && s.status !== ShowStatus.CANCELLED && (
                 <><button type="button" id={`onsale-${s.showId}`} onClick={() => setQueue(s)}>{w.onSale}</button>{" · "}</>
               )}
@@ -492,6 +506,74 @@ function Sales(props: { lang: Lang; api: Api; show: Show; title: string; onClose
           <Exports lang={lang} api={api} show={show.showId} onError={props.onError} />
         </>
       )}
+    </section>
+  );
+}
+
+/** A datetime-local value of an instant, in Bangladesh time (UTC+6). */
+function dhakaLocal(ts: { seconds: bigint } | undefined): string {
+  return ts ? new Date(Number(ts.seconds) * 1000 + 6 * 3600_000).toISOString().slice(0, 16) : "";
+}
+
+/**
+ * A show's editor (decision 0454): its names in English and Bengali, its
+ * opening while the sale has not opened and it has no waiting room, and
+ * its hold settings. Only what changed is sent (UpdateShow); the server
+ * refuses, with the field, what would hurt a buyer.
+ */
+function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void; onSaved: () => void; onError: (s: string) => void }) {
+  const { lang, api, show } = props;
+  const w = WORDS[lang];
+  const initial = {
+    title: show.title, titleBn: show.titleBn, venue: show.venue, venueBn: show.venueBn, opens: dhakaLocal(show.onSaleAt),
+    hold: String(Math.round(Number(show.holdTtl?.seconds ?? 0n) / 60)), account: String(show.maxSeatsPerAccount),
+    perHold: String(show.maxSeatsPerHold), reason: "",
+  };
+  const [f, setF] = useState(initial);
+  const [saved, setSaved] = useState(false);
+  const opensLater = Number(show.onSaleAt?.seconds ?? 0n) * 1000 > Date.now() && !show.waitingRoom?.enabled;
+  const field = (k: keyof typeof f) => (e: Event) => { setSaved(false); setF({ ...f, [k]: (e.target as HTMLInputElement).value }); };
+  const save = async (e: Event) => {
+    e.preventDefault();
+    props.onError("");
+    const changed = (k: keyof typeof f) => f[k] !== initial[k];
+    try {
+      await api.catalog.updateShow({
+        showId: show.showId, reason: f.reason.trim(),
+        ...(changed("title") && { title: f.title }), ...(changed("titleBn") && { titleBn: f.titleBn }),
+        ...(changed("venue") && { venue: f.venue }), ...(changed("venueBn") && { venueBn: f.venueBn }),
+        ...(changed("opens") && { onSaleAt: dhakaTimestamp(f.opens) }),
+        ...(changed("hold") && { holdTtl: { seconds: BigInt(Math.round(Number(f.hold) * 60)), nanos: 0 } }),
+        ...(changed("account") && { maxSeatsPerAccount: Number(f.account) }),
+        ...(changed("perHold") && { maxSeatsPerHold: Number(f.perHold) }),
+      });
+      setSaved(true);
+      props.onSaved();
+    } catch (err) {
+      props.onError(sayError(err, lang));
+    }
+  };
+  const input = (k: keyof typeof f, label: string, attrs: Record<string, unknown> = {}) => (
+    <label>{label} <input id={`edit-${k}`} value={f[k]} onInput={field(k)} {...attrs} /></label>
+  );
+  return (
+    <section class="console-sales" id="console-edit" aria-labelledby="edit-heading">
+      <h2 id="edit-heading">{w.editOf} {(lang === "bn" && show.titleBn) || show.title}</h2>
+      <button type="button" id="edit-close" onClick={props.onClose}>{w.close}</button>
+      <form onSubmit={save}>
+        {input("title", w.titleEn, { required: true, maxLength: 200 })}
+        {input("titleBn", w.titleBn, { maxLength: 200, lang: "bn" })}
+        {input("venue", w.venueEn, { maxLength: 200 })}
+        {input("venueBn", w.venueBnLabel, { maxLength: 200, lang: "bn" })}
+        {opensLater ? input("opens", w.opensLabel, { type: "datetime-local", required: true })
+          : <p class="note" id="edit-opening-fixed">{w.opensLabel}: {showTime(undefined, tsDate(show.onSaleAt), lang)}. {w.openingFixed}</p>}
+        {input("hold", w.holdMinutes, { type: "number", min: 1, max: 60, required: true })}
+        {input("account", w.perAccount, { type: "number", min: 1, max: 100, required: true })}
+        {input("perHold", w.perHold, { type: "number", min: 1, max: 100, required: true })}
+        {input("reason", w.why2, { maxLength: 300 })}
+        <button type="submit" id="edit-save">{w.save}</button>
+        {saved && <span role="status" id="edit-saved"> {w.saved}</span>}
+      </form>
     </section>
   );
 }
@@ -837,7 +919,7 @@ function changeOf(w: Words, e: AuditEntry, lang: Lang): string {
   const say = (v: Record<string, unknown> | undefined) =>
     v ? Object.entries(v).map(([k, x]) =>
       k === "role" ? roleWord(w, String(x)) : k.endsWith("_minor") ? taka(BigInt(Math.round(Number(x))), lang)
-        : k.endsWith("_at") && typeof x === "string" ? showTime(undefined, new Date(x), lang) : `${k}: ${String(x)}`).join(", ") : "";
+        : k.endsWith("_at") && typeof x === "string" ? showTime(undefined, new Date(x), lang) : `${k}: ${String(x) || "—"}`).join(", ") : "";
   const parts = [];
   if (before || after) parts.push(before && after ? `${say(before)} → ${say(after)}` : before ? `${say(before)} →` : `→ ${say(after)}`);
   if (typeof d.reason === "string" && d.reason) parts.push(`“${d.reason}”`);

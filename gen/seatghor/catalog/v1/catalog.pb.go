@@ -1804,6 +1804,179 @@ func (x *CancelShowResponse) GetCancellation() *ShowCancellation {
 	return nil
 }
 
+// UpdateShowRequest says what changes; unset fields stay.
+type UpdateShowRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Its title.
+	Title *string `protobuf:"bytes,2,opt,name=title,proto3,oneof" json:"title,omitempty"`
+	// Its title in Bengali; "" for none.
+	TitleBn *string `protobuf:"bytes,3,opt,name=title_bn,json=titleBn,proto3,oneof" json:"title_bn,omitempty"`
+	// Its venue.
+	Venue *string `protobuf:"bytes,4,opt,name=venue,proto3,oneof" json:"venue,omitempty"`
+	// Its venue in Bengali; "" for none.
+	VenueBn *string `protobuf:"bytes,5,opt,name=venue_bn,json=venueBn,proto3,oneof" json:"venue_bn,omitempty"`
+	// When the sale opens, while it has not; a time gone by opens it now.
+	OnSaleAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=on_sale_at,json=onSaleAt,proto3" json:"on_sale_at,omitempty"`
+	// How long a hold lasts.
+	HoldTtl *durationpb.Duration `protobuf:"bytes,7,opt,name=hold_ttl,json=holdTtl,proto3" json:"hold_ttl,omitempty"`
+	// Most seats one account may hold or buy.
+	MaxSeatsPerAccount *int32 `protobuf:"varint,8,opt,name=max_seats_per_account,json=maxSeatsPerAccount,proto3,oneof" json:"max_seats_per_account,omitempty"`
+	// Most seats in one hold.
+	MaxSeatsPerHold *int32 `protobuf:"varint,9,opt,name=max_seats_per_hold,json=maxSeatsPerHold,proto3,oneof" json:"max_seats_per_hold,omitempty"`
+	// Why, for the audit log.
+	Reason        string `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateShowRequest) Reset() {
+	*x = UpdateShowRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateShowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateShowRequest) ProtoMessage() {}
+
+func (x *UpdateShowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateShowRequest.ProtoReflect.Descriptor instead.
+func (*UpdateShowRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *UpdateShowRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *UpdateShowRequest) GetTitle() string {
+	if x != nil && x.Title != nil {
+		return *x.Title
+	}
+	return ""
+}
+
+func (x *UpdateShowRequest) GetTitleBn() string {
+	if x != nil && x.TitleBn != nil {
+		return *x.TitleBn
+	}
+	return ""
+}
+
+func (x *UpdateShowRequest) GetVenue() string {
+	if x != nil && x.Venue != nil {
+		return *x.Venue
+	}
+	return ""
+}
+
+func (x *UpdateShowRequest) GetVenueBn() string {
+	if x != nil && x.VenueBn != nil {
+		return *x.VenueBn
+	}
+	return ""
+}
+
+func (x *UpdateShowRequest) GetOnSaleAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OnSaleAt
+	}
+	return nil
+}
+
+func (x *UpdateShowRequest) GetHoldTtl() *durationpb.Duration {
+	if x != nil {
+		return x.HoldTtl
+	}
+	return nil
+}
+
+func (x *UpdateShowRequest) GetMaxSeatsPerAccount() int32 {
+	if x != nil && x.MaxSeatsPerAccount != nil {
+		return *x.MaxSeatsPerAccount
+	}
+	return 0
+}
+
+func (x *UpdateShowRequest) GetMaxSeatsPerHold() int32 {
+	if x != nil && x.MaxSeatsPerHold != nil {
+		return *x.MaxSeatsPerHold
+	}
+	return 0
+}
+
+func (x *UpdateShowRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// UpdateShowResponse is the show as it is now.
+type UpdateShowResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	Show          *Show `protobuf:"bytes,1,opt,name=show,proto3" json:"show,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateShowResponse) Reset() {
+	*x = UpdateShowResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateShowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateShowResponse) ProtoMessage() {}
+
+func (x *UpdateShowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateShowResponse.ProtoReflect.Descriptor instead.
+func (*UpdateShowResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *UpdateShowResponse) GetShow() *Show {
+	if x != nil {
+		return x.Show
+	}
+	return nil
+}
+
 // RescheduleShowRequest names the show, its new time and why.
 type RescheduleShowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1820,7 +1993,7 @@ type RescheduleShowRequest struct {
 
 func (x *RescheduleShowRequest) Reset() {
 	*x = RescheduleShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1832,7 +2005,7 @@ func (x *RescheduleShowRequest) String() string {
 func (*RescheduleShowRequest) ProtoMessage() {}
 
 func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1845,7 +2018,7 @@ func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowRequest.ProtoReflect.Descriptor instead.
 func (*RescheduleShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RescheduleShowRequest) GetShowId() int64 {
@@ -1880,7 +2053,7 @@ type RescheduleShowResponse struct {
 
 func (x *RescheduleShowResponse) Reset() {
 	*x = RescheduleShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2065,7 @@ func (x *RescheduleShowResponse) String() string {
 func (*RescheduleShowResponse) ProtoMessage() {}
 
 func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2078,7 @@ func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowResponse.ProtoReflect.Descriptor instead.
 func (*RescheduleShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RescheduleShowResponse) GetShow() *Show {
@@ -1926,7 +2099,7 @@ type GetShowCancellationRequest struct {
 
 func (x *GetShowCancellationRequest) Reset() {
 	*x = GetShowCancellationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2111,7 @@ func (x *GetShowCancellationRequest) String() string {
 func (*GetShowCancellationRequest) ProtoMessage() {}
 
 func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1951,7 +2124,7 @@ func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationRequest.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetShowCancellationRequest) GetShowId() int64 {
@@ -1972,7 +2145,7 @@ type GetShowCancellationResponse struct {
 
 func (x *GetShowCancellationResponse) Reset() {
 	*x = GetShowCancellationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1984,7 +2157,7 @@ func (x *GetShowCancellationResponse) String() string {
 func (*GetShowCancellationResponse) ProtoMessage() {}
 
 func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1997,7 +2170,7 @@ func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationResponse.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetShowCancellationResponse) GetCancellation() *ShowCancellation {
@@ -2041,7 +2214,7 @@ type ShowCancellation struct {
 
 func (x *ShowCancellation) Reset() {
 	*x = ShowCancellation{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2053,7 +2226,7 @@ func (x *ShowCancellation) String() string {
 func (*ShowCancellation) ProtoMessage() {}
 
 func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2066,7 +2239,7 @@ func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancellation.ProtoReflect.Descriptor instead.
 func (*ShowCancellation) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ShowCancellation) GetShowId() int64 {
@@ -2157,7 +2330,7 @@ type GetShowRequest struct {
 
 func (x *GetShowRequest) Reset() {
 	*x = GetShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2169,7 +2342,7 @@ func (x *GetShowRequest) String() string {
 func (*GetShowRequest) ProtoMessage() {}
 
 func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2182,7 +2355,7 @@ func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowRequest.ProtoReflect.Descriptor instead.
 func (*GetShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetShowRequest) GetShowId() int64 {
@@ -2203,7 +2376,7 @@ type GetShowResponse struct {
 
 func (x *GetShowResponse) Reset() {
 	*x = GetShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2215,7 +2388,7 @@ func (x *GetShowResponse) String() string {
 func (*GetShowResponse) ProtoMessage() {}
 
 func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2228,7 +2401,7 @@ func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowResponse.ProtoReflect.Descriptor instead.
 func (*GetShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetShowResponse) GetShow() *Show {
@@ -2263,7 +2436,7 @@ type ListShowsRequest struct {
 
 func (x *ListShowsRequest) Reset() {
 	*x = ListShowsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2275,7 +2448,7 @@ func (x *ListShowsRequest) String() string {
 func (*ListShowsRequest) ProtoMessage() {}
 
 func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2288,7 +2461,7 @@ func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsRequest.ProtoReflect.Descriptor instead.
 func (*ListShowsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListShowsRequest) GetPageSize() int32 {
@@ -2346,7 +2519,7 @@ type ListShowsResponse struct {
 
 func (x *ListShowsResponse) Reset() {
 	*x = ListShowsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2358,7 +2531,7 @@ func (x *ListShowsResponse) String() string {
 func (*ListShowsResponse) ProtoMessage() {}
 
 func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2371,7 +2544,7 @@ func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsResponse.ProtoReflect.Descriptor instead.
 func (*ListShowsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListShowsResponse) GetShows() []*Show {
@@ -2406,7 +2579,7 @@ type Organization struct {
 
 func (x *Organization) Reset() {
 	*x = Organization{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2418,7 +2591,7 @@ func (x *Organization) String() string {
 func (*Organization) ProtoMessage() {}
 
 func (x *Organization) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2431,7 +2604,7 @@ func (x *Organization) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Organization.ProtoReflect.Descriptor instead.
 func (*Organization) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Organization) GetOrganizationId() string {
@@ -2479,7 +2652,7 @@ type OrganizationMember struct {
 
 func (x *OrganizationMember) Reset() {
 	*x = OrganizationMember{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2491,7 +2664,7 @@ func (x *OrganizationMember) String() string {
 func (*OrganizationMember) ProtoMessage() {}
 
 func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2504,7 +2677,7 @@ func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationMember.ProtoReflect.Descriptor instead.
 func (*OrganizationMember) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OrganizationMember) GetOrganizationId() string {
@@ -2553,7 +2726,7 @@ type CreateOrganizationRequest struct {
 
 func (x *CreateOrganizationRequest) Reset() {
 	*x = CreateOrganizationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +2738,7 @@ func (x *CreateOrganizationRequest) String() string {
 func (*CreateOrganizationRequest) ProtoMessage() {}
 
 func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +2751,7 @@ func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationRequest.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CreateOrganizationRequest) GetOrganizationId() string {
@@ -2613,7 +2786,7 @@ type CreateOrganizationResponse struct {
 
 func (x *CreateOrganizationResponse) Reset() {
 	*x = CreateOrganizationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2625,7 +2798,7 @@ func (x *CreateOrganizationResponse) String() string {
 func (*CreateOrganizationResponse) ProtoMessage() {}
 
 func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2638,7 +2811,7 @@ func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationResponse.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CreateOrganizationResponse) GetOrganization() *Organization {
@@ -2663,7 +2836,7 @@ type AddOrganizationMemberRequest struct {
 
 func (x *AddOrganizationMemberRequest) Reset() {
 	*x = AddOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +2848,7 @@ func (x *AddOrganizationMemberRequest) String() string {
 func (*AddOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +2861,7 @@ func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AddOrganizationMemberRequest) GetOrganizationId() string {
@@ -2723,7 +2896,7 @@ type AddOrganizationMemberResponse struct {
 
 func (x *AddOrganizationMemberResponse) Reset() {
 	*x = AddOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2735,7 +2908,7 @@ func (x *AddOrganizationMemberResponse) String() string {
 func (*AddOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2748,7 +2921,7 @@ func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AddOrganizationMemberResponse) GetMember() *OrganizationMember {
@@ -2771,7 +2944,7 @@ type RemoveOrganizationMemberRequest struct {
 
 func (x *RemoveOrganizationMemberRequest) Reset() {
 	*x = RemoveOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2783,7 +2956,7 @@ func (x *RemoveOrganizationMemberRequest) String() string {
 func (*RemoveOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2796,7 +2969,7 @@ func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RemoveOrganizationMemberRequest) GetOrganizationId() string {
@@ -2822,7 +2995,7 @@ type RemoveOrganizationMemberResponse struct {
 
 func (x *RemoveOrganizationMemberResponse) Reset() {
 	*x = RemoveOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +3007,7 @@ func (x *RemoveOrganizationMemberResponse) String() string {
 func (*RemoveOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +3020,7 @@ func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
 }
 
 // ListOrganizationsRequest has no fields: the caller is who asks.
@@ -2859,7 +3032,7 @@ type ListOrganizationsRequest struct {
 
 func (x *ListOrganizationsRequest) Reset() {
 	*x = ListOrganizationsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2871,7 +3044,7 @@ func (x *ListOrganizationsRequest) String() string {
 func (*ListOrganizationsRequest) ProtoMessage() {}
 
 func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2884,7 +3057,7 @@ func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
 }
 
 // ListOrganizationsResponse is the organisations the caller may open.
@@ -2898,7 +3071,7 @@ type ListOrganizationsResponse struct {
 
 func (x *ListOrganizationsResponse) Reset() {
 	*x = ListOrganizationsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2910,7 +3083,7 @@ func (x *ListOrganizationsResponse) String() string {
 func (*ListOrganizationsResponse) ProtoMessage() {}
 
 func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2923,7 +3096,7 @@ func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListOrganizationsResponse) GetOrganizations() []*OrganizationAccess {
@@ -2946,7 +3119,7 @@ type OrganizationAccess struct {
 
 func (x *OrganizationAccess) Reset() {
 	*x = OrganizationAccess{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2958,7 +3131,7 @@ func (x *OrganizationAccess) String() string {
 func (*OrganizationAccess) ProtoMessage() {}
 
 func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2971,7 +3144,7 @@ func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationAccess.ProtoReflect.Descriptor instead.
 func (*OrganizationAccess) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *OrganizationAccess) GetOrganization() *Organization {
@@ -2999,7 +3172,7 @@ type ListOrganizationMembersRequest struct {
 
 func (x *ListOrganizationMembersRequest) Reset() {
 	*x = ListOrganizationMembersRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3011,7 +3184,7 @@ func (x *ListOrganizationMembersRequest) String() string {
 func (*ListOrganizationMembersRequest) ProtoMessage() {}
 
 func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3024,7 +3197,7 @@ func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListOrganizationMembersRequest) GetOrganizationId() string {
@@ -3045,7 +3218,7 @@ type ListOrganizationMembersResponse struct {
 
 func (x *ListOrganizationMembersResponse) Reset() {
 	*x = ListOrganizationMembersResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3057,7 +3230,7 @@ func (x *ListOrganizationMembersResponse) String() string {
 func (*ListOrganizationMembersResponse) ProtoMessage() {}
 
 func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3070,7 +3243,7 @@ func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListOrganizationMembersResponse) GetMembers() []*OrganizationMember {
@@ -3102,7 +3275,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3114,7 +3287,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3127,7 +3300,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListAuditEntriesRequest) GetOrganizationId() string {
@@ -3185,7 +3358,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3197,7 +3370,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3210,7 +3383,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -3253,7 +3426,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3265,7 +3438,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3278,7 +3451,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AuditEntry) GetAuditId() int64 {
@@ -3513,7 +3686,29 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x03\x18\xac\x02R\x06reason\"_\n" +
 	"\x12CancelShowResponse\x12I\n" +
-	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\"\x9e\x01\n" +
+	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\"\xd7\x04\n" +
+	"\x11UpdateShowRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12%\n" +
+	"\x05title\x18\x02 \x01(\tB\n" +
+	"\xbaH\ar\x05\x10\x01\x18\xc8\x01H\x00R\x05title\x88\x01\x01\x12(\n" +
+	"\btitle_bn\x18\x03 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01H\x01R\atitleBn\x88\x01\x01\x12#\n" +
+	"\x05venue\x18\x04 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01H\x02R\x05venue\x88\x01\x01\x12(\n" +
+	"\bvenue_bn\x18\x05 \x01(\tB\b\xbaH\x05r\x03\x18\xc8\x01H\x03R\avenueBn\x88\x01\x01\x128\n" +
+	"\n" +
+	"on_sale_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\bonSaleAt\x12E\n" +
+	"\bhold_ttl\x18\a \x01(\v2\x19.google.protobuf.DurationB\x0f\xbaH\f\xaa\x01\t\"\x03\b\x90\x1c2\x02\b\x1eR\aholdTtl\x12A\n" +
+	"\x15max_seats_per_account\x18\b \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01H\x04R\x12maxSeatsPerAccount\x88\x01\x01\x12;\n" +
+	"\x12max_seats_per_hold\x18\t \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01H\x05R\x0fmaxSeatsPerHold\x88\x01\x01\x12 \n" +
+	"\x06reason\x18\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\xac\x02R\x06reasonB\b\n" +
+	"\x06_titleB\v\n" +
+	"\t_title_bnB\b\n" +
+	"\x06_venueB\v\n" +
+	"\t_venue_bnB\x18\n" +
+	"\x16_max_seats_per_accountB\x15\n" +
+	"\x13_max_seats_per_hold\"C\n" +
+	"\x12UpdateShowResponse\x12-\n" +
+	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\x9e\x01\n" +
 	"\x15RescheduleShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12?\n" +
 	"\tstarts_at\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampB\x06\xbaH\x03\xc8\x01\x01R\bstartsAt\x12\"\n" +
@@ -3637,7 +3832,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
 	"\x16ORGANIZATION_ROLE_GATE\x10\x02\x12\x1d\n" +
-	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\x96\x0e\n" +
+	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\xf5\x0e\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
@@ -3654,7 +3849,9 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x13ListLayoutTemplates\x12/.seatghor.catalog.v1.ListLayoutTemplatesRequest\x1a0.seatghor.catalog.v1.ListLayoutTemplatesResponse\"\x03\x90\x02\x01\x12]\n" +
 	"\n" +
 	"CancelShow\x12&.seatghor.catalog.v1.CancelShowRequest\x1a'.seatghor.catalog.v1.CancelShowResponse\x12}\n" +
-	"\x13GetShowCancellation\x12/.seatghor.catalog.v1.GetShowCancellationRequest\x1a0.seatghor.catalog.v1.GetShowCancellationResponse\"\x03\x90\x02\x01\x12n\n" +
+	"\x13GetShowCancellation\x12/.seatghor.catalog.v1.GetShowCancellationRequest\x1a0.seatghor.catalog.v1.GetShowCancellationResponse\"\x03\x90\x02\x01\x12]\n" +
+	"\n" +
+	"UpdateShow\x12&.seatghor.catalog.v1.UpdateShowRequest\x1a'.seatghor.catalog.v1.UpdateShowResponse\x12n\n" +
 	"\x0eRescheduleShow\x12*.seatghor.catalog.v1.RescheduleShowRequest\x1a+.seatghor.catalog.v1.RescheduleShowResponse\"\x03\x90\x02\x02B\xd5\x01\n" +
 	"\x17com.seatghor.catalog.v1B\fCatalogProtoP\x01Z>github.com/seatghor/seatghor/gen/seatghor/catalog/v1;catalogv1\xa2\x02\x03SCX\xaa\x02\x13Seatghor.Catalog.V1\xca\x02\x13Seatghor\\Catalog\\V1\xe2\x02\x1fSeatghor\\Catalog\\V1\\GPBMetadata\xea\x02\x15Seatghor::Catalog::V1b\x06proto3"
 
@@ -3671,7 +3868,7 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
 	(ShowStatus)(0),                          // 1: seatghor.catalog.v1.ShowStatus
@@ -3688,142 +3885,149 @@ var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(*CreateShowResponse)(nil),               // 12: seatghor.catalog.v1.CreateShowResponse
 	(*CancelShowRequest)(nil),                // 13: seatghor.catalog.v1.CancelShowRequest
 	(*CancelShowResponse)(nil),               // 14: seatghor.catalog.v1.CancelShowResponse
-	(*RescheduleShowRequest)(nil),            // 15: seatghor.catalog.v1.RescheduleShowRequest
-	(*RescheduleShowResponse)(nil),           // 16: seatghor.catalog.v1.RescheduleShowResponse
-	(*GetShowCancellationRequest)(nil),       // 17: seatghor.catalog.v1.GetShowCancellationRequest
-	(*GetShowCancellationResponse)(nil),      // 18: seatghor.catalog.v1.GetShowCancellationResponse
-	(*ShowCancellation)(nil),                 // 19: seatghor.catalog.v1.ShowCancellation
-	(*GetShowRequest)(nil),                   // 20: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),                  // 21: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),                 // 22: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),                // 23: seatghor.catalog.v1.ListShowsResponse
-	(*Organization)(nil),                     // 24: seatghor.catalog.v1.Organization
-	(*OrganizationMember)(nil),               // 25: seatghor.catalog.v1.OrganizationMember
-	(*CreateOrganizationRequest)(nil),        // 26: seatghor.catalog.v1.CreateOrganizationRequest
-	(*CreateOrganizationResponse)(nil),       // 27: seatghor.catalog.v1.CreateOrganizationResponse
-	(*AddOrganizationMemberRequest)(nil),     // 28: seatghor.catalog.v1.AddOrganizationMemberRequest
-	(*AddOrganizationMemberResponse)(nil),    // 29: seatghor.catalog.v1.AddOrganizationMemberResponse
-	(*RemoveOrganizationMemberRequest)(nil),  // 30: seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	(*RemoveOrganizationMemberResponse)(nil), // 31: seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	(*ListOrganizationsRequest)(nil),         // 32: seatghor.catalog.v1.ListOrganizationsRequest
-	(*ListOrganizationsResponse)(nil),        // 33: seatghor.catalog.v1.ListOrganizationsResponse
-	(*OrganizationAccess)(nil),               // 34: seatghor.catalog.v1.OrganizationAccess
-	(*ListOrganizationMembersRequest)(nil),   // 35: seatghor.catalog.v1.ListOrganizationMembersRequest
-	(*ListOrganizationMembersResponse)(nil),  // 36: seatghor.catalog.v1.ListOrganizationMembersResponse
-	(*ListAuditEntriesRequest)(nil),          // 37: seatghor.catalog.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),         // 38: seatghor.catalog.v1.ListAuditEntriesResponse
-	(*AuditEntry)(nil),                       // 39: seatghor.catalog.v1.AuditEntry
-	(*timestamppb.Timestamp)(nil),            // 40: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 41: google.protobuf.Duration
-	(*v1.LocalTime)(nil),                     // 42: seatghor.common.v1.LocalTime
-	(*Layout)(nil),                           // 43: seatghor.catalog.v1.Layout
-	(*v1.Money)(nil),                         // 44: seatghor.common.v1.Money
-	(*structpb.Struct)(nil),                  // 45: google.protobuf.Struct
-	(*CreateLayoutTemplateRequest)(nil),      // 46: seatghor.catalog.v1.CreateLayoutTemplateRequest
-	(*GetLayoutTemplateRequest)(nil),         // 47: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*ListLayoutTemplatesRequest)(nil),       // 48: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*CreateLayoutTemplateResponse)(nil),     // 49: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*GetLayoutTemplateResponse)(nil),        // 50: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesResponse)(nil),      // 51: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(*UpdateShowRequest)(nil),                // 15: seatghor.catalog.v1.UpdateShowRequest
+	(*UpdateShowResponse)(nil),               // 16: seatghor.catalog.v1.UpdateShowResponse
+	(*RescheduleShowRequest)(nil),            // 17: seatghor.catalog.v1.RescheduleShowRequest
+	(*RescheduleShowResponse)(nil),           // 18: seatghor.catalog.v1.RescheduleShowResponse
+	(*GetShowCancellationRequest)(nil),       // 19: seatghor.catalog.v1.GetShowCancellationRequest
+	(*GetShowCancellationResponse)(nil),      // 20: seatghor.catalog.v1.GetShowCancellationResponse
+	(*ShowCancellation)(nil),                 // 21: seatghor.catalog.v1.ShowCancellation
+	(*GetShowRequest)(nil),                   // 22: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),                  // 23: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),                 // 24: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),                // 25: seatghor.catalog.v1.ListShowsResponse
+	(*Organization)(nil),                     // 26: seatghor.catalog.v1.Organization
+	(*OrganizationMember)(nil),               // 27: seatghor.catalog.v1.OrganizationMember
+	(*CreateOrganizationRequest)(nil),        // 28: seatghor.catalog.v1.CreateOrganizationRequest
+	(*CreateOrganizationResponse)(nil),       // 29: seatghor.catalog.v1.CreateOrganizationResponse
+	(*AddOrganizationMemberRequest)(nil),     // 30: seatghor.catalog.v1.AddOrganizationMemberRequest
+	(*AddOrganizationMemberResponse)(nil),    // 31: seatghor.catalog.v1.AddOrganizationMemberResponse
+	(*RemoveOrganizationMemberRequest)(nil),  // 32: seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	(*RemoveOrganizationMemberResponse)(nil), // 33: seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	(*ListOrganizationsRequest)(nil),         // 34: seatghor.catalog.v1.ListOrganizationsRequest
+	(*ListOrganizationsResponse)(nil),        // 35: seatghor.catalog.v1.ListOrganizationsResponse
+	(*OrganizationAccess)(nil),               // 36: seatghor.catalog.v1.OrganizationAccess
+	(*ListOrganizationMembersRequest)(nil),   // 37: seatghor.catalog.v1.ListOrganizationMembersRequest
+	(*ListOrganizationMembersResponse)(nil),  // 38: seatghor.catalog.v1.ListOrganizationMembersResponse
+	(*ListAuditEntriesRequest)(nil),          // 39: seatghor.catalog.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),         // 40: seatghor.catalog.v1.ListAuditEntriesResponse
+	(*AuditEntry)(nil),                       // 41: seatghor.catalog.v1.AuditEntry
+	(*timestamppb.Timestamp)(nil),            // 42: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 43: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 44: seatghor.common.v1.LocalTime
+	(*Layout)(nil),                           // 45: seatghor.catalog.v1.Layout
+	(*v1.Money)(nil),                         // 46: seatghor.common.v1.Money
+	(*structpb.Struct)(nil),                  // 47: google.protobuf.Struct
+	(*CreateLayoutTemplateRequest)(nil),      // 48: seatghor.catalog.v1.CreateLayoutTemplateRequest
+	(*GetLayoutTemplateRequest)(nil),         // 49: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*ListLayoutTemplatesRequest)(nil),       // 50: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*CreateLayoutTemplateResponse)(nil),     // 51: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*GetLayoutTemplateResponse)(nil),        // 52: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesResponse)(nil),      // 53: seatghor.catalog.v1.ListLayoutTemplatesResponse
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	40, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	40, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	42, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	42, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
 	3,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
 	4,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	41, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	41, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	40, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	43, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	43, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	42, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
 	9,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	42, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	44, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
 	6,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
 	8,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
-	40, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
-	40, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	42, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
+	42, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
 	1,  // 14: seatghor.catalog.v1.Show.status:type_name -> seatghor.catalog.v1.ShowStatus
-	41, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
-	40, // 16: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
-	42, // 17: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	43, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
+	42, // 16: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	44, // 17: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
 	7,  // 18: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
-	40, // 19: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
-	42, // 20: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
-	41, // 21: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	40, // 22: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	40, // 23: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	42, // 19: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	44, // 20: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	43, // 21: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	42, // 22: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	42, // 23: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
 	0,  // 24: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	40, // 25: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	40, // 26: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	42, // 25: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	42, // 26: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
 	3,  // 27: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
 	4,  // 28: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	41, // 29: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	41, // 30: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	43, // 29: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	43, // 30: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
 	9,  // 31: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	43, // 32: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	45, // 32: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
 	6,  // 33: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
 	8,  // 34: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
 	11, // 35: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	41, // 36: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
+	43, // 36: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
 	5,  // 37: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	19, // 38: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	40, // 39: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	5,  // 40: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	19, // 41: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	40, // 42: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	44, // 43: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	40, // 44: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
-	5,  // 45: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 46: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	40, // 47: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	5,  // 48: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	40, // 49: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	2,  // 50: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	40, // 51: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	24, // 52: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 53: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	25, // 54: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	34, // 55: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
-	24, // 56: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 57: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	25, // 58: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
-	39, // 59: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
-	40, // 60: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	45, // 61: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
-	10, // 62: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	26, // 63: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	28, // 64: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	30, // 65: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	32, // 66: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
-	35, // 67: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
-	37, // 68: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
-	20, // 69: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	22, // 70: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	46, // 71: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	47, // 72: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	48, // 73: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	13, // 74: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	17, // 75: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	15, // 76: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	12, // 77: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	27, // 78: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	29, // 79: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	31, // 80: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	33, // 81: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
-	36, // 82: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
-	38, // 83: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
-	21, // 84: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	23, // 85: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	49, // 86: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	50, // 87: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	51, // 88: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	14, // 89: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	18, // 90: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	16, // 91: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	77, // [77:92] is the sub-list for method output_type
-	62, // [62:77] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	21, // 38: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	42, // 39: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	43, // 40: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	5,  // 41: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	42, // 42: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	5,  // 43: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	21, // 44: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	42, // 45: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	46, // 46: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	42, // 47: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	5,  // 48: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 49: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	42, // 50: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	5,  // 51: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	42, // 52: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 53: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	42, // 54: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	26, // 55: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 56: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	27, // 57: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	36, // 58: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
+	26, // 59: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 60: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	27, // 61: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
+	41, // 62: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
+	42, // 63: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	47, // 64: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
+	10, // 65: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	28, // 66: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	30, // 67: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	32, // 68: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	34, // 69: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
+	37, // 70: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
+	39, // 71: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
+	22, // 72: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	24, // 73: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	48, // 74: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	49, // 75: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	50, // 76: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	13, // 77: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	19, // 78: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	15, // 79: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
+	17, // 80: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	12, // 81: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	29, // 82: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	31, // 83: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	33, // 84: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	35, // 85: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
+	38, // 86: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
+	40, // 87: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
+	23, // 88: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	25, // 89: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	51, // 90: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	52, // 91: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	53, // 92: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	14, // 93: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	20, // 94: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	16, // 95: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
+	18, // 96: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	81, // [81:97] is the sub-list for method output_type
+	65, // [65:81] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -3833,13 +4037,14 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 	}
 	file_seatghor_catalog_v1_layout_proto_init()
 	file_seatghor_catalog_v1_catalog_proto_msgTypes[7].OneofWrappers = []any{}
+	file_seatghor_catalog_v1_catalog_proto_msgTypes[12].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   37,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

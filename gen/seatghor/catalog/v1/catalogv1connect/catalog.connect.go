@@ -74,6 +74,9 @@ const (
 	// CatalogServiceGetShowCancellationProcedure is the fully-qualified name of the CatalogService's
 	// GetShowCancellation RPC.
 	CatalogServiceGetShowCancellationProcedure = "/seatghor.catalog.v1.CatalogService/GetShowCancellation"
+	// CatalogServiceUpdateShowProcedure is the fully-qualified name of the CatalogService's UpdateShow
+	// RPC.
+	CatalogServiceUpdateShowProcedure = "/seatghor.catalog.v1.CatalogService/UpdateShow"
 	// CatalogServiceRescheduleShowProcedure is the fully-qualified name of the CatalogService's
 	// RescheduleShow RPC.
 	CatalogServiceRescheduleShowProcedure = "/seatghor.catalog.v1.CatalogService/RescheduleShow"
@@ -142,6 +145,14 @@ type CatalogServiceClient interface {
 	// orders cancelled and refunds given back, still pending or failed.
 	// Managers of the show's organisation and admins.
 	GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error)
+	// UpdateShow changes what cannot hurt a show's buyers (decision 0454):
+	// its title and venue in English and Bengali, its opening while the sale
+	// has not opened (a waiting room's is the sale's: UpdateSale), and the
+	// settings of holds taken after it. Its time moves with RescheduleShow;
+	// its places and prices stay. Unset fields stay; the same values change
+	// nothing. Recorded in the audit log. Managers of the show's
+	// organisation and admins. Requires an Idempotency-Key.
+	UpdateShow(context.Context, *connect.Request[v1.UpdateShowRequest]) (*connect.Response[v1.UpdateShowResponse], error)
 	// RescheduleShow delays a show or a bus trip to a later time (decision
 	// 0441): every stop's and counter's time moves with it, sales run until
 	// the new time, and every passenger of a paid order is told once by SMS
@@ -253,6 +264,12 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 			connect.WithClientOptions(opts...),
 		),
+		updateShow: connect.NewClient[v1.UpdateShowRequest, v1.UpdateShowResponse](
+			httpClient,
+			baseURL+CatalogServiceUpdateShowProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("UpdateShow")),
+			connect.WithClientOptions(opts...),
+		),
 		rescheduleShow: connect.NewClient[v1.RescheduleShowRequest, v1.RescheduleShowResponse](
 			httpClient,
 			baseURL+CatalogServiceRescheduleShowProcedure,
@@ -279,6 +296,7 @@ type catalogServiceClient struct {
 	listLayoutTemplates      *connect.Client[v1.ListLayoutTemplatesRequest, v1.ListLayoutTemplatesResponse]
 	cancelShow               *connect.Client[v1.CancelShowRequest, v1.CancelShowResponse]
 	getShowCancellation      *connect.Client[v1.GetShowCancellationRequest, v1.GetShowCancellationResponse]
+	updateShow               *connect.Client[v1.UpdateShowRequest, v1.UpdateShowResponse]
 	rescheduleShow           *connect.Client[v1.RescheduleShowRequest, v1.RescheduleShowResponse]
 }
 
@@ -352,6 +370,11 @@ func (c *catalogServiceClient) GetShowCancellation(ctx context.Context, req *con
 	return c.getShowCancellation.CallUnary(ctx, req)
 }
 
+// UpdateShow calls seatghor.catalog.v1.CatalogService.UpdateShow.
+func (c *catalogServiceClient) UpdateShow(ctx context.Context, req *connect.Request[v1.UpdateShowRequest]) (*connect.Response[v1.UpdateShowResponse], error) {
+	return c.updateShow.CallUnary(ctx, req)
+}
+
 // RescheduleShow calls seatghor.catalog.v1.CatalogService.RescheduleShow.
 func (c *catalogServiceClient) RescheduleShow(ctx context.Context, req *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error) {
 	return c.rescheduleShow.CallUnary(ctx, req)
@@ -420,6 +443,14 @@ type CatalogServiceHandler interface {
 	// orders cancelled and refunds given back, still pending or failed.
 	// Managers of the show's organisation and admins.
 	GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error)
+	// UpdateShow changes what cannot hurt a show's buyers (decision 0454):
+	// its title and venue in English and Bengali, its opening while the sale
+	// has not opened (a waiting room's is the sale's: UpdateSale), and the
+	// settings of holds taken after it. Its time moves with RescheduleShow;
+	// its places and prices stay. Unset fields stay; the same values change
+	// nothing. Recorded in the audit log. Managers of the show's
+	// organisation and admins. Requires an Idempotency-Key.
+	UpdateShow(context.Context, *connect.Request[v1.UpdateShowRequest]) (*connect.Response[v1.UpdateShowResponse], error)
 	// RescheduleShow delays a show or a bus trip to a later time (decision
 	// 0441): every stop's and counter's time moves with it, sales run until
 	// the new time, and every passenger of a paid order is told once by SMS
@@ -527,6 +558,12 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceUpdateShowHandler := connect.NewUnaryHandler(
+		CatalogServiceUpdateShowProcedure,
+		svc.UpdateShow,
+		connect.WithSchema(catalogServiceMethods.ByName("UpdateShow")),
+		connect.WithHandlerOptions(opts...),
+	)
 	catalogServiceRescheduleShowHandler := connect.NewUnaryHandler(
 		CatalogServiceRescheduleShowProcedure,
 		svc.RescheduleShow,
@@ -564,6 +601,8 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceCancelShowHandler.ServeHTTP(w, r)
 		case CatalogServiceGetShowCancellationProcedure:
 			catalogServiceGetShowCancellationHandler.ServeHTTP(w, r)
+		case CatalogServiceUpdateShowProcedure:
+			catalogServiceUpdateShowHandler.ServeHTTP(w, r)
 		case CatalogServiceRescheduleShowProcedure:
 			catalogServiceRescheduleShowHandler.ServeHTTP(w, r)
 		default:
@@ -629,6 +668,10 @@ func (UnimplementedCatalogServiceHandler) CancelShow(context.Context, *connect.R
 
 func (UnimplementedCatalogServiceHandler) GetShowCancellation(context.Context, *connect.Request[v1.GetShowCancellationRequest]) (*connect.Response[v1.GetShowCancellationResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.GetShowCancellation is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) UpdateShow(context.Context, *connect.Request[v1.UpdateShowRequest]) (*connect.Response[v1.UpdateShowResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.UpdateShow is not implemented"))
 }
 
 func (UnimplementedCatalogServiceHandler) RescheduleShow(context.Context, *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error) {

@@ -1,0 +1,160 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/audit"
+	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/pg"
+)
+
+// ShowChange is what UpdateShow changes; a nil field stays as it is.
+type ShowChange struct {
+	Title, TitleBn, Venue, VenueBn *string
+	// OnSaleAt moves the opening of a show without a waiting room, while
+	// the sale has not opened (a room's opening is the sale's: MoveOpening).
+	OnSaleAt *time.Time
+	// The hold settings: they apply to the holds taken after the change.
+	HoldTTL            *time.Duration
+	MaxSeatsPerAccount *int
+	MaxSeatsPerHold    *int
+}
+
+// lockShow reads a show's row for an update of it in tx, locked.
+func lockShow(ctx context.Context, tx pgx.Tx, showID int64) (Show, error) {
+	show, err := scanShow(tx.QueryRow(ctx, `SELECT `+showColumns+` FROM shows WHERE show_id = $1 FOR UPDATE`, showID))
+	found, err := pg.Found(err)
+	if err != nil {
+		return show, fmt.Errorf("lock show %d: %w", showID, err)
+	}
+	if !found {
+		return show, fmt.Errorf("show %d: %w", showID, ErrNotFound)
+	}
+	return show, nil
+}
+
+// UpdateShow changes what a show's buyers cannot be hurt by (decision
+// 0454): its names, its opening before the sale opens, and the settings of
+// holds yet to be taken. Its starts time moves with RescheduleShow, and its
+// places and prices never change once it is on sale. The shard's copy of
+// the opening and the hold settings (what CreateHold checks) is written
+// before the catalog commits, as MoveOpening does: a crash in between
+// leaves the shard changed and the catalog not, and the same request again
+// finishes it. The catalog row, an audit entry with what changed before
+// and after, and a ShowPublished (the read side follows) are one
+// transaction. A change to what the show already has changes nothing.
+func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by audit.Actor, reason string) (Show, error) {
+	now := s.clock.Now().UTC().Truncate(time.Microsecond)
+	var show Show
+	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
+		var err error
+		if show, err = lockShow(ctx, tx, showID); err != nil {
+			return err
+		}
+		if show.CancelledAt != nil {
+			return fault.New(fault.ShowCancelled, "show %d was cancelled: it changes no more", showID)
+		}
+		one := []Show{show}
+		if err := s.attachWaitingRooms(ctx, one); err != nil {
+			return err
+		}
+		show = one[0]
+		before, after := map[string]any{}, map[string]any{}
+		next := show
+		text := func(name string, to *string, field *string) {
+			if to != nil && strings.TrimSpace(*to) != *field {
+				before[name], after[name] = *field, strings.TrimSpace(*to)
+				*field = strings.TrimSpace(*to)
+			}
+		}
+		text("title", c.Title, &next.Title)
+		text("title_bn", c.TitleBn, &next.TitleBn)
+		text("venue", c.Venue, &next.Venue)
+		text("venue_bn", c.VenueBn, &next.VenueBn)
+		if next.Title == "" {
+			return fault.OnField(fault.ShowInvalid, "title", "a show needs a title")
+		}
+		shard := false
+		if c.OnSaleAt != nil && !c.OnSaleAt.UTC().Truncate(time.Microsecond).Equal(show.OnSaleAt) {
+			at := c.OnSaleAt.UTC().Truncate(time.Microsecond)
+			switch {
+			case show.WaitingRoom != nil:
+				return fault.OnField(fault.SaleOpeningFrozen, "on_sale_at",
+					"show %d sells through a waiting room: move the sale's opening (UpdateSale)", showID)
+			case !show.OnSaleAt.After(now):
+				return fault.OnField(fault.SaleOpeningFrozen, "on_sale_at", "show %d went on sale at %s: its opening can no longer move",
+					showID, show.OnSaleAt.Format(time.RFC3339))
+			case !at.Before(show.StartsAt):
+				return fault.OnField(fault.ShowInvalid, "on_sale_at", "show %d starts at %s: the sale must open before",
+					showID, show.StartsAt.Format(time.RFC3339))
+			}
+			if at.Before(now) {
+				at = now // a time gone by opens it now
+			}
+			before["on_sale_at"], after["on_sale_at"] = show.OnSaleAt, at
+			next.OnSaleAt, shard = at, true
+		}
+		if c.HoldTTL != nil && *c.HoldTTL != show.HoldTTL {
+			before["hold_ttl_seconds"], after["hold_ttl_seconds"] = show.HoldTTL.Seconds(), c.HoldTTL.Seconds()
+			next.HoldTTL, shard = *c.HoldTTL, true
+		}
+		if c.MaxSeatsPerAccount != nil && *c.MaxSeatsPerAccount != show.MaxSeatsPerAccount {
+			before["max_seats_per_account"], after["max_seats_per_account"] = show.MaxSeatsPerAccount, *c.MaxSeatsPerAccount
+			next.MaxSeatsPerAccount, shard = *c.MaxSeatsPerAccount, true
+		}
+		if c.MaxSeatsPerHold != nil && *c.MaxSeatsPerHold != show.MaxSeatsPerHold {
+			before["max_seats_per_hold"], after["max_seats_per_hold"] = show.MaxSeatsPerHold, *c.MaxSeatsPerHold
+			next.MaxSeatsPerHold, shard = *c.MaxSeatsPerHold, true
+		}
+		if next.MaxSeatsPerHold > next.MaxSeatsPerAccount {
+			return fault.OnField(fault.ShowInvalid, "max_seats_per_hold", "a hold of %d seats is more than the %d an account may have",
+				next.MaxSeatsPerHold, next.MaxSeatsPerAccount)
+		}
+		if len(after) == 0 {
+			return nil // nothing to change: a retry, or what it has
+		}
+		if shard {
+			pool, err := s.router.Shard(show.Shard)
+			if err != nil {
+				return err
+			}
+			if _, err := pool.Exec(ctx, `
+				UPDATE shows SET on_sale_at = $2, hold_ttl_ms = $3, max_seats_per_account = $4, max_seats_per_hold = $5
+				WHERE show_id = $1`, showID, next.OnSaleAt, next.HoldTTL.Milliseconds(), next.MaxSeatsPerAccount,
+				next.MaxSeatsPerHold); err != nil {
+				return fmt.Errorf("update show %d in %s: %w", showID, pool.Name, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `
+			UPDATE shows SET title = $2, title_bn = $3, venue = $4, venue_bn = $5, on_sale_at = $6, hold_ttl_ms = $7,
+			                 max_seats_per_account = $8, max_seats_per_hold = $9
+			WHERE show_id = $1`, showID, next.Title, next.TitleBn, next.Venue, next.VenueBn, next.OnSaleAt,
+			next.HoldTTL.Milliseconds(), next.MaxSeatsPerAccount, next.MaxSeatsPerHold); err != nil {
+			return fmt.Errorf("update show %d: %w", showID, err)
+		}
+		detail := map[string]any{"before": before, "after": after}
+		if reason != "" {
+			detail["reason"] = reason
+		}
+		if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "show.update",
+			Target: fmt.Sprintf("show:%d", showID), OrganizationID: show.OrganizationID, Detail: detail}); err != nil {
+			return err
+		}
+		show = next
+		return outbox.Append(ctx, tx, showID, now, &eventsv1.ShowPublished{
+			ShowId: showID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
+		})
+	})
+	if err != nil {
+		return Show{}, err
+	}
+	return show, nil
+}
