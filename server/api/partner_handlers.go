@@ -2,8 +2,8 @@ package api
 
 import (
 	"context"
-	"strconv"
 	"log/slog"
+	"strconv"
 
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5"
