@@ -63,8 +63,8 @@ type Entry struct {
 	// Detail is what else the change needs said, as a JSON object: the
 	// reason, and "before" and "after" where something was there before.
 	Detail map[string]any
-	// SourceID is the id of an entry gathered from a shard's log (Gather);
-	// "" for the catalog's own.
+	// SourceID is the shard id of an entry the audit projector gathers
+	// from a shard's log (RecordOnShard); "" for the catalog's own.
 	SourceID string
 }
 

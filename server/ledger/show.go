@@ -30,20 +30,6 @@ type SalesBucket struct {
 	AmountMinor int64
 }
 
-// showMoneySQL sums the operator's and the platform's lines of a show's
-// journals: booking journals credit them with a sale, refund journals
-// debit them with what goes back, the rest (fees, cancellation fees,
-// reversals) move between them; payouts are left out.
-const showMoneySQL = `
-	SELECT t.currency,
-	       coalesce(-sum(l.amount_minor) FILTER (WHERE t.kind = 'booking'), 0)::bigint,
-	       coalesce(sum(l.amount_minor) FILTER (WHERE t.kind = 'refund'), 0)::bigint,
-	       coalesce(-sum(l.amount_minor) FILTER (WHERE l.account = $2), 0)::bigint,
-	       coalesce(-sum(l.amount_minor) FILTER (WHERE l.account = $3), 0)::bigint
-	FROM ledger_transactions t JOIN ledger_lines l USING (txn_id)
-	WHERE t.show_id = $1 AND t.kind <> 'payout' AND l.account IN ($2, $3)
-	GROUP BY t.currency ORDER BY count(*) DESC LIMIT 1`
-
 // showTimelineSQL buckets a show's booking journals by when they were
 // posted; a bucket is $2 seconds wide, counted from the epoch.
 const showTimelineSQL = `
@@ -68,8 +54,9 @@ func (s *Service) ShowSales(ctx context.Context, showID int64, bucket time.Durat
 		if _, err := tx.Exec(ctx, `SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY`); err != nil {
 			return err
 		}
-		err := tx.QueryRow(ctx, showMoneySQL, showID, AccountPlatformRevenue, AccountOperatorPayable).
-			Scan(&m.Currency, &m.Sales, &m.Refunds, &m.Commission, &m.Operator)
+		var id int64
+		err := tx.QueryRow(ctx, showsMoneySQL, []int64{showID}, AccountPlatformRevenue, AccountOperatorPayable).
+			Scan(&id, &m.Currency, &m.Sales, &m.Refunds, &m.Commission, &m.Operator)
 		if _, err := pg.Found(err); err != nil {
 			return err
 		}
@@ -91,8 +78,11 @@ func (s *Service) ShowSales(ctx context.Context, showID int64, bucket time.Durat
 	return m, tl, nil
 }
 
-// showsMoneySQL is showMoneySQL for many shows, by show (a show's journals
-// are in one currency, its own).
+// showsMoneySQL sums, show by show, the operator's and the platform's
+// lines of the shows' journals: booking journals credit them with a sale,
+// refund journals debit them with what goes back, the rest (fees,
+// cancellation fees, reversals) move between them; payouts are left out.
+// A show's journals are in one currency, its own.
 const showsMoneySQL = `
 	SELECT t.show_id, t.currency,
 	       coalesce(-sum(l.amount_minor) FILTER (WHERE t.kind = 'booking'), 0)::bigint,

@@ -144,11 +144,12 @@ func (s *Service) HeldBack(ctx context.Context, tx pgx.Tx, showID int64, currenc
 const refundColumns = `refund_id, payment_id, order_id, user_id, reason, show_id, gateway_charge_id, gateway_key,
 	currency, status, amount_minor, captured_minor, requested_by, approved_by, note, created_at`
 
-// scanRefund reads a row of refundColumns.
-func scanRefund(row pgx.Row) (refund, error) {
+// scanRefund reads a row of refundColumns, then more columns into more.
+func scanRefund(row pgx.Row, more ...any) (refund, error) {
 	var r refund
-	err := row.Scan(&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID, &r.ChargeID, &r.Key,
-		&r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor, &r.RequestedBy, &r.ApprovedBy, &r.Note, &r.CreatedAt)
+	err := row.Scan(append([]any{&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID, &r.ChargeID, &r.Key,
+		&r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor, &r.RequestedBy, &r.ApprovedBy, &r.Note, &r.CreatedAt},
+		more...)...)
 	return r, err
 }
 

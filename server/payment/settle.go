@@ -46,13 +46,10 @@ const failedColumns = refundColumns + `, last_error, updated_at, settled_at, set
 	settle_reference, settle_note`
 
 func scanFailed(row pgx.Row) (FailedRefund, error) {
-	var r refund
 	var f FailedRefund
 	var settledAt *time.Time
 	var st Settlement
-	err := row.Scan(&r.ID, &r.PaymentID, &r.OrderID, &r.UserID, &r.Reason, &r.ShowID, &r.ChargeID, &r.Key,
-		&r.Currency, &r.Status, &r.AmountMinor, &r.CapturedMinor, &r.RequestedBy, &r.ApprovedBy, &r.Note, &r.CreatedAt,
-		&f.LastError, &f.FailedAt, &settledAt, &st.By, &st.Method, &st.Reference, &st.Note)
+	r, err := scanRefund(row, &f.LastError, &f.FailedAt, &settledAt, &st.By, &st.Method, &st.Reference, &st.Note)
 	if err != nil {
 		return FailedRefund{}, err
 	}
