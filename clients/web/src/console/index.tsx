@@ -264,6 +264,40 @@ function Console({ lang }: { lang: Lang }) {
   );
 }
 
+/**
+ * Reads at once and then every `every` ms while the page is in sight,
+ * until the component goes or deps change; only a living component takes
+ * the answer (got), and a refusal is said on the page.
+ */
+function usePoll<T>(read: () => Promise<T>, got: (r: T) => void, every: number, onError: (s: string) => void, lang: Lang,
+  deps: unknown[] = []) {
+  useEffect(() => {
+    let live = true;
+    const once = () => read().then((r) => { if (live) got(r); }, (e) => onError(sayError(e, lang)));
+    void once();
+    const timer = setInterval(() => { if (!document.hidden) void once(); }, every);
+    return () => { live = false; clearInterval(timer); };
+  }, deps);
+}
+
+/**
+ * A staff write, then reload: the API's refusal is said on the page. It
+ * answers whether the write went through.
+ */
+function acting(reload: () => Promise<unknown>, onError: (s: string) => void, lang: Lang) {
+  return async (call: () => Promise<unknown>) => {
+    onError("");
+    try {
+      await call();
+      await reload();
+      return true;
+    } catch (err) {
+      onError(sayError(err, lang));
+      return false;
+    }
+  };
+}
+
 interface PartProps { lang: Lang; api: Api; org: string; onError: (s: string) => void }
 
 function statusKey(s: Show): keyof Words["statuses"] {
@@ -450,14 +484,8 @@ function Sales(props: { lang: Lang; api: Api; show: Show; title: string; onClose
   const w = WORDS[lang];
   const [bar, setBar] = useState<keyof typeof BARS>("perHour");
   const [sales, setSales] = useState<GetShowSalesResponse>();
-  useEffect(() => {
-    let live = true;
-    const read = () => api.ledger.getShowSales({ showId: show.showId, bucket: { seconds: BARS[bar], nanos: 0 } })
-      .then((r) => { if (live) setSales(r); }, (e) => props.onError(sayError(e, lang)));
-    void read();
-    const every = setInterval(() => { if (!document.hidden) void read(); }, 5000);
-    return () => { live = false; clearInterval(every); };
-  }, [bar]);
+  usePoll(() => api.ledger.getShowSales({ showId: show.showId, bucket: { seconds: BARS[bar], nanos: 0 } }), setSales, 5000,
+    props.onError, lang, [bar]);
   const m = sales?.money;
   return (
     <section class="console-sales" id="console-sales" aria-labelledby="sales-title" aria-live="polite" aria-busy={!sales}>
@@ -586,14 +614,7 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
 function OrgSales({ lang, api, org, onError }: PartProps) {
   const w = WORDS[lang];
   const [sales, setSales] = useState<GetOrganizationSalesResponse>();
-  useEffect(() => {
-    let live = true;
-    const read = () => api.ledger.getOrganizationSales({ organizationId: org })
-      .then((r) => { if (live) setSales(r); }, (e) => onError(sayError(e, lang)));
-    void read();
-    const every = setInterval(() => { if (!document.hidden) void read(); }, 10_000);
-    return () => { live = false; clearInterval(every); };
-  }, []);
+  usePoll(() => api.ledger.getOrganizationSales({ organizationId: org }), setSales, 10_000, onError, lang);
   if (!sales) return null;
   const row = (l: ShowSalesLine, head: string, id: string) => (
     <tr key={id} id={id}>
@@ -646,13 +667,7 @@ function OnSale(props: { lang: Lang; api: Api; show: bigint; title: string; onCl
     for (const k of ["t", "waiting", "rate"] as const) s[k].splice(0, Math.max(0, s[k].length - SAMPLES));
     setDrawn((n) => n + 1);
   };
-  useEffect(() => {
-    let live = true;
-    const read = () => api.sale.getSale({ showId: show }).then((r) => { if (live) took(r.sale); }, (e) => props.onError(sayError(e, lang)));
-    void read();
-    const every = setInterval(() => { if (!document.hidden) void read(); }, 2000);
-    return () => { live = false; clearInterval(every); };
-  }, []);
+  usePoll(() => api.sale.getSale({ showId: show }), (r) => took(r.sale), 2000, props.onError, lang);
   const update = async (change: Record<string, unknown>) => {
     props.onError("");
     try {
@@ -863,17 +878,7 @@ function Staff({ lang, api, org, onError }: PartProps) {
   const [role, setRole] = useState(OrganizationRole.GATE);
   const load = () => api.catalog.listOrganizationMembers({ organizationId: org }).then((r) => setMembers(r.members), (e) => onError(sayError(e, lang)));
   useEffect(() => void load(), []);
-  const act = async (call: () => Promise<unknown>) => {
-    onError("");
-    try {
-      await call();
-      await load();
-      return true;
-    } catch (err) {
-      onError(sayError(err, lang));
-      return false;
-    }
-  };
+  const act = acting(load, onError, lang);
   const add = async (e: Event) => {
     e.preventDefault();
     if (await act(() => api.catalog.addOrganizationMember({ organizationId: org, userId: user.trim(), role }))) setUser("");
@@ -1013,17 +1018,7 @@ function Refunds({ lang, api, onError }: PartProps) {
     }
   };
   useEffect(() => void load(), []);
-  const act = async (call: () => Promise<unknown>) => {
-    onError("");
-    try {
-      await call();
-      await load();
-      return true;
-    } catch (err) {
-      onError(sayError(err, lang));
-      return false;
-    }
-  };
+  const act = acting(load, onError, lang);
   const settleIt = async (e: Event) => {
     e.preventDefault();
     if (await act(() => api.ledger.settleFailedRefund({ refundId: settling!, method: settle.method,
@@ -1185,15 +1180,7 @@ function PartnerPanel(props: { lang: Lang; api: Api; partner: Partner; onClose: 
     }
   };
   useEffect(() => void load(), []);
-  const act = async (call: () => Promise<unknown>) => {
-    props.onError("");
-    try {
-      await call();
-      await load();
-    } catch (err) {
-      props.onError(sayError(err, lang));
-    }
-  };
+  const act = acting(load, props.onError, lang);
   const make = (e: Event) => {
     e.preventDefault();
     void act(async () => {
