@@ -172,6 +172,11 @@ var authzMatrix = []authzRow{
 		return &catalogv1.RescheduleShowRequest{ShowId: w.newShow("Delay "+callerNames[c], nil),
 			StartsAt: timestamppb.New(time.Now().Add(60 * 24 * time.Hour)), Reason: "matrix"}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	// A draft's publication (decision 0455): the same callers, each its
+	// own fresh draft.
+	{"seatghor.catalog.v1.CatalogService/PublishShow", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.PublishShowRequest{ShowId: w.newDraft("Draft " + callerNames[c])}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.catalog.v1.CatalogService/UpdateShow", func(w *authzWorld, c caller) proto.Message {
 		return &catalogv1.UpdateShowRequest{ShowId: w.show, Title: proto.String("Renamed by " + callerNames[c])}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
@@ -588,7 +593,19 @@ func matrixTemplate(id string) *catalogv1.LayoutTemplate {
 // newShow creates a seated show of org-a as its manager.
 func (w *authzWorld) newShow(title string, room *catalogv1.WaitingRoom) int64 {
 	w.t.Helper()
+	return w.createShow(title, room, false)
+}
+
+// newDraft is manager-a's new draft of org-a.
+func (w *authzWorld) newDraft(title string) int64 {
+	w.t.Helper()
+	return w.createShow(title, nil, true)
+}
+
+func (w *authzWorld) createShow(title string, room *catalogv1.WaitingRoom, draft bool) int64 {
+	w.t.Helper()
 	req := seatedShow(title, 20, 20)
+	req.Draft = draft
 	req.OrganizationId = "org-a"
 	req.MaxSeatsPerAccount = 100
 	req.WaitingRoom = room

@@ -116,6 +116,18 @@ func (h *catalogHandler) mayCancel(ctx context.Context, showID int64) (audit.Act
 // manager of the show's organisation (a show of the platform's own is
 // admins' only). verb names the act in the refusal.
 func (h *catalogHandler) manager(ctx context.Context, showID int64, verb string) (audit.Actor, error) {
+	show := catalog.Show{ID: showID}
+	if p, _ := auth.FromContext(ctx); !p.Is(auth.RoleAdmin) && p.Is(auth.RoleOperator) && p.UserID != "" {
+		var err error
+		if show, err = h.svc.GetShow(ctx, showID); err != nil {
+			return audit.Actor{}, err
+		}
+	}
+	return h.showManager(ctx, show, verb)
+}
+
+// showManager is manager for a show already read.
+func (h *catalogHandler) showManager(ctx context.Context, show catalog.Show, verb string) (audit.Actor, error) {
 	p, _ := auth.FromContext(ctx)
 	if p.Is(auth.RoleAdmin) {
 		return audit.Actor{Kind: audit.ActorAdmin, ID: p.UserID}, nil
@@ -124,11 +136,21 @@ func (h *catalogHandler) manager(ctx context.Context, showID int64, verb string)
 	if !p.Is(auth.RoleOperator) || p.UserID == "" {
 		return audit.Actor{}, refused
 	}
-	show, err := h.svc.GetShow(ctx, showID)
-	if err != nil {
-		return audit.Actor{}, err
-	}
 	return h.orgManager(ctx, show.OrganizationID, refused)
+}
+
+// PublishShow puts a draft on sale (decision 0455): its managers and
+// admins.
+func (h *catalogHandler) PublishShow(ctx context.Context, req *connect.Request[catalogv1.PublishShowRequest]) (*connect.Response[catalogv1.PublishShowResponse], error) {
+	by, err := h.manager(ctx, req.Msg.GetShowId(), "publish")
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	show, err := h.svc.PublishShow(ctx, req.Msg.GetShowId(), by)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.PublishShowResponse{Show: h.showProto(show)}), nil
 }
 
 func cancellationProto(c payment.Cancellation) *catalogv1.ShowCancellation {

@@ -64,11 +64,28 @@ func (h *catalogHandler) GetShow(ctx context.Context, req *connect.Request[catal
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
+	if show.PublishedAt == nil {
+		// A draft is its managers' (decision 0455): to anyone else there
+		// is no such show.
+		if _, err := h.showManager(ctx, show, "read"); err != nil {
+			return nil, toConnect(ctx, h.log, fmt.Errorf("show %d: %w", show.ID, catalog.ErrNotFound))
+		}
+	}
 	return connect.NewResponse(&catalogv1.GetShowResponse{Show: h.showProto(show)}), nil
 }
 
 func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[catalogv1.ListShowsRequest]) (*connect.Response[catalogv1.ListShowsResponse], error) {
 	f := catalog.ShowFilter{Kind: req.Msg.GetKind(), OrganizationID: req.Msg.GetOrganizationId()}
+	if req.Msg.GetIncludeDrafts() {
+		if f.OrganizationID == "" {
+			return nil, fault.OnField(fault.ShowInvalid, "include_drafts", "drafts are listed by organisation: set organization_id")
+		}
+		refused := fault.New(fault.PermissionDenied, "only the organisation's managers and admins see its drafts")
+		if _, err := h.orgManager(ctx, f.OrganizationID, refused); err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
+		f.Drafts = true
+	}
 	if req.Msg.GetStartsFrom() != nil {
 		f.StartsFrom = req.Msg.GetStartsFrom().AsTime()
 	}

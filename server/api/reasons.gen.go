@@ -108,6 +108,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.CounterRefundRefused:     connect.CodeFailedPrecondition,
 	fault.PaidAtCounter:            connect.CodeFailedPrecondition,
 	fault.WalkInReserve:            connect.CodeFailedPrecondition,
+	fault.ShowDraft:                connect.CodeFailedPrecondition,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,
 	fault.DeadlineExceeded:         connect.CodeDeadlineExceeded,

@@ -10,6 +10,7 @@ import (
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/audit"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 )
@@ -42,15 +43,20 @@ func (s *Service) CancelShow(ctx context.Context, showID int64, by audit.Actor, 
 			shard       int
 			orgID       string
 			cancelledAt *time.Time
+			draft       bool
 		)
-		err := tx.QueryRow(ctx, `SELECT shard, coalesce(organization_id, ''), cancelled_at FROM shows WHERE show_id = $1 FOR UPDATE`, showID).
-			Scan(&shard, &orgID, &cancelledAt)
+		err := tx.QueryRow(ctx, `
+			SELECT shard, coalesce(organization_id, ''), cancelled_at, published_at IS NULL FROM shows WHERE show_id = $1 FOR UPDATE`, showID).
+			Scan(&shard, &orgID, &cancelledAt, &draft)
 		found, err := pg.Found(err)
 		if err != nil {
 			return fmt.Errorf("lock show %d: %w", showID, err)
 		}
 		if !found {
 			return fmt.Errorf("cancel show %d: %w", showID, ErrNotFound)
+		}
+		if draft { // nothing was sold, and its shard has no copy to mark
+			return fault.New(fault.ShowDraft, "show %d is a draft: it has no sale to cancel", showID)
 		}
 		pool, err := s.router.Shard(shard)
 		if err != nil {

@@ -17,14 +17,12 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
-	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
-	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/place"
 	"github.com/seatghor/seatghor/server/shard"
@@ -159,6 +157,9 @@ type Show struct {
 	// keeps it. RescheduleReason is why, for buyers.
 	ScheduledStartsAt *time.Time `json:"scheduled_starts_at,omitempty"`
 	RescheduleReason  string     `json:"reschedule_reason,omitempty"`
+	// PublishedAt is when the show was published (decision 0455); nil
+	// while it is a draft, which has no seats on its shard yet.
+	PublishedAt *time.Time `json:"published_at,omitempty"`
 }
 
 // SectionPrice is a show's price of a seat of a template's section.
@@ -201,6 +202,9 @@ func (s Show) Proto() *catalogv1.Show {
 	}
 	if s.ScheduledStartsAt != nil {
 		p.ScheduledStartsAt, p.RescheduleReason = timestamppb.New(*s.ScheduledStartsAt), s.RescheduleReason
+	}
+	if s.PublishedAt != nil {
+		p.PublishedAt = timestamppb.New(*s.PublishedAt)
 	}
 	if len(s.Stops) > 0 {
 		p.Stops, p.Fares = s.Trip().StopsProto(), FaresProto(s.Fares)
@@ -299,6 +303,9 @@ type NewShow struct {
 	// writes commits with the show, and its error undoes the show (the
 	// timetable job claims the trip's key there, decision 0361).
 	InTx func(ctx context.Context, tx pgx.Tx, show Show) error
+	// Draft keeps the show a draft (decision 0455): its catalog row only,
+	// no seats on its shard and no ShowPublished until PublishShow.
+	Draft bool
 }
 
 // authorize checks what a caller who is not an admin may ask for
@@ -364,7 +371,8 @@ func (s *Show) nameOperator(name, nameBn string) {
 // buckets there, then publishes it in the catalog. The catalog transaction
 // stays open while the shard is written, so a show is never visible without
 // its seats; a crash in between leaves at worst unreachable rows in the shard
-// (no catalog entry points at them).
+// (no catalog entry points at them). A draft (in.Draft) is only its catalog
+// row until PublishShow.
 func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) (Show, error) {
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	show := in.Show
@@ -379,6 +387,9 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 	}
 	if err := complete(&show, createdBy, now); err != nil {
 		return Show{}, err
+	}
+	if !in.Draft {
+		show.PublishedAt = &now
 	}
 	return idempotency.Do(ctx, s.router.Catalog(), errorCodec, idempotency.Options{Now: now, Wait: 3 * time.Second},
 		func(tx pgx.Tx) (Show, error) {
@@ -413,19 +424,14 @@ func (s *Service) CreateShow(ctx context.Context, createdBy string, in NewShow) 
 			}
 			if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "show.create",
 				Target: fmt.Sprintf("show:%d", show.ID), OrganizationID: show.OrganizationID,
-				Detail: map[string]any{"after": map[string]any{"title": show.Title, "starts_at": show.StartsAt, "seats": show.SeatCount}}}); err != nil {
+				Detail: map[string]any{"after": map[string]any{"title": show.Title, "starts_at": show.StartsAt, "seats": show.SeatCount,
+					"draft": in.Draft}}}); err != nil {
 				return Show{}, err
 			}
-			pool, _ := s.router.Shard(i)
-			if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error { return provision(ctx, stx, s.inventory, show) }); err != nil {
-				return Show{}, fmt.Errorf("write show %d into %s: %w", show.ID, pool.Name, err)
+			if in.Draft {
+				return show, nil
 			}
-			if err := outbox.Append(ctx, tx, show.ID, now, &eventsv1.ShowPublished{
-				ShowId: show.ID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
-			}); err != nil {
-				return Show{}, err
-			}
-			return show, nil
+			return show, s.putOnSale(ctx, tx, show, now)
 		})
 }
 
@@ -578,16 +584,16 @@ func insertShow(ctx context.Context, tx pgx.Tx, s Show) error {
 		                   max_seats_per_account, max_seats_per_hold, seat_count, created_by, created_at,
 		                   commission_bps, cancellation_fee_bps, organization_id, origin_place_id, destination_place_id,
 		                   time_zone, places, layout_template_id, stops, fares, route_id, title_bn, venue_bn, operator_bn,
-		                   walk_in_reserve_seats, walk_in_reserve_ms)
+		                   walk_in_reserve_seats, walk_in_reserve_ms, published_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21,
 		        nullif($22, ''), nullif($23, ''), nullif($24, ''), $25, $26, nullif($27, ''), $28, $29, nullif($30, ''),
-		        $31, $32, $33, $34, $35)`,
+		        $31, $32, $33, $34, $35, $36)`,
 		s.ID, s.Shard, int16(s.Kind), s.Title, s.Operator, s.Origin, s.Destination, s.Venue, s.StartsAt,
 		s.OnSaleAt, s.Currency, layout, s.HoldTTL.Milliseconds(), s.PaymentExtension.Milliseconds(),
 		s.MaxSeatsPerAccount, s.MaxSeatsPerHold, s.SeatCount, s.CreatedBy, s.CreatedAt,
 		*s.CommissionBps, *s.CancellationFeeBps, s.OrganizationID, s.OriginPlaceID, s.DestinationPlaceID,
 		s.TimeZone, places, s.LayoutTemplateID, jsonList(s.Stops), jsonList(s.Fares), s.RouteID,
-		s.TitleBn, s.VenueBn, s.OperatorBn, s.WalkInReserveSeats, s.WalkInReserve.Milliseconds())
+		s.TitleBn, s.VenueBn, s.OperatorBn, s.WalkInReserveSeats, s.WalkInReserve.Milliseconds(), s.PublishedAt)
 	if pg.IsUniqueViolation(err, "shows_pkey") {
 		return &fault.Error{Reason: fault.ShowInvalid, Field: "show_id", Message: fmt.Sprintf("show %d exists", s.ID)}
 	}

@@ -20,7 +20,7 @@ const showColumns = `show_id, shard, kind, title, operator, origin, destination,
 	seat_count, created_by, created_at, commission_bps, cancellation_fee_bps, coalesce(organization_id, ''),
 	coalesce(origin_place_id, ''), coalesce(destination_place_id, ''), time_zone, stops, fares, coalesce(route_id, ''),
 	coalesce(layout_template_id, ''), title_bn, venue_bn, operator_bn, cancelled_at, cancel_reason,
-	scheduled_starts_at, reschedule_reason, walk_in_reserve_seats, walk_in_reserve_ms`
+	scheduled_starts_at, reschedule_reason, walk_in_reserve_seats, walk_in_reserve_ms, published_at`
 
 // showLayout is what shows.layout holds: the sections and GA areas, and
 // how many of the places never sell (absent before issue 24: none).
@@ -43,7 +43,7 @@ func scanShow(row pgx.Row) (Show, error) {
 		&s.MaxSeatsPerHold, &s.SeatCount, &s.CreatedBy, &s.CreatedAt, &s.CommissionBps, &s.CancellationFeeBps,
 		&s.OrganizationID, &s.OriginPlaceID, &s.DestinationPlaceID, &s.TimeZone, &s.Stops, &s.Fares, &s.RouteID,
 		&s.LayoutTemplateID, &s.TitleBn, &s.VenueBn, &s.OperatorBn, &s.CancelledAt, &s.CancelReason,
-		&s.ScheduledStartsAt, &s.RescheduleReason, &s.WalkInReserveSeats, &reserveMs)
+		&s.ScheduledStartsAt, &s.RescheduleReason, &s.WalkInReserveSeats, &reserveMs, &s.PublishedAt)
 	if err != nil {
 		return s, err
 	}
@@ -57,7 +57,7 @@ func scanShow(row pgx.Row) (Show, error) {
 	s.HoldTTL, s.PaymentExtension = time.Duration(ttlMs)*time.Millisecond, time.Duration(extendMs)*time.Millisecond
 	s.WalkInReserve = time.Duration(reserveMs) * time.Millisecond
 	s.StartsAt, s.OnSaleAt, s.CreatedAt = s.StartsAt.UTC(), s.OnSaleAt.UTC(), s.CreatedAt.UTC()
-	for _, t := range []**time.Time{&s.CancelledAt, &s.ScheduledStartsAt} {
+	for _, t := range []**time.Time{&s.CancelledAt, &s.ScheduledStartsAt, &s.PublishedAt} {
 		if *t != nil {
 			at := (*t).UTC()
 			*t = &at
@@ -139,6 +139,8 @@ type ShowFilter struct {
 	StaffOf string
 	// OrganizationID: only its shows, when set.
 	OrganizationID string
+	// Drafts: the drafts too (decision 0455); else only published shows.
+	Drafts bool
 }
 
 // ListShows pages through shows by start time, those of f.
@@ -167,8 +169,9 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 		  AND ($6 = '' OR organization_id IN (
 		    SELECT organization_id FROM memberships WHERE user_id = $6 AND role = ANY($7)))
 		  AND ($8 = '' OR organization_id = $8)
+		  AND ($9 OR published_at IS NOT NULL)
 		ORDER BY starts_at, show_id LIMIT $4`, after.At, afterID, int16(f.Kind), pageSize+1,
-		from, f.StaffOf, []string{string(RoleManager), string(RoleGate), string(RoleCounter)}, f.OrganizationID)
+		from, f.StaffOf, []string{string(RoleManager), string(RoleGate), string(RoleCounter)}, f.OrganizationID, f.Drafts)
 	if err != nil {
 		return nil, "", fmt.Errorf("list shows: %w", err)
 	}

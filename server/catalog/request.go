@@ -19,7 +19,7 @@ func FromRequest(m *catalogv1.CreateShowRequest) NewShow {
 		MaxSeatsPerAccount: int(m.GetMaxSeatsPerAccount()), MaxSeatsPerHold: int(m.GetMaxSeatsPerHold()),
 		TimeZone: m.GetTimeZone(), TitleBn: m.GetTitleBn(), VenueBn: m.GetVenueBn(), OperatorBn: m.GetOperatorBn(),
 		WalkInReserveSeats: int(m.GetWalkInReserveSeats()), WalkInReserve: m.GetWalkInReserve().AsDuration(),
-	}}
+	}, Draft: m.GetDraft()}
 	if m.GetOnSaleAt() != nil {
 		in.OnSaleAt = m.GetOnSaleAt().AsTime()
 	}

@@ -64,6 +64,8 @@ func (s *Service) RescheduleShow(ctx context.Context, showID int64, at time.Time
 		switch {
 		case show.CancelledAt != nil:
 			return fault.New(fault.ShowCancelled, "show %d was cancelled: it runs at no time", showID)
+		case show.PublishedAt == nil:
+			return fault.New(fault.ShowDraft, "show %d is a draft: it has nobody to tell of a new time; publish it first", showID)
 		case !at.After(show.StartsAt):
 			return fault.OnField(fault.ShowInvalid, "starts_at", "show %d starts at %s: a show moves only to a later time (cancel it otherwise)",
 				showID, show.StartsAt.Format(time.RFC3339))
@@ -135,6 +137,8 @@ func (s Show) Status(now time.Time) catalogv1.ShowStatus {
 	switch {
 	case s.CancelledAt != nil:
 		return catalogv1.ShowStatus_SHOW_STATUS_CANCELLED
+	case s.PublishedAt == nil:
+		return catalogv1.ShowStatus_SHOW_STATUS_DRAFT
 	case len(s.Stops) > 1 && !now.Before(s.StartsAt.Add(time.Duration(s.Stops[len(s.Stops)-1].Minutes)*time.Minute)):
 		return catalogv1.ShowStatus_SHOW_STATUS_ARRIVED
 	case !now.Before(s.StartsAt):

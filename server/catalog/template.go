@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
 	"github.com/seatghor/seatghor/server/pg"
@@ -186,7 +187,13 @@ func (s *Service) CreateLayoutTemplate(ctx context.Context, by string, admin boo
 			if tag.RowsAffected() == 0 {
 				return Template{}, fmt.Errorf("template %q of %s: %w", t.ID, t.OrganizationID, ErrLayoutTemplateExists)
 			}
-			return t, nil
+			actor := audit.Actor{Kind: audit.ActorUser, ID: by}
+			if admin {
+				actor.Kind = audit.ActorAdmin
+			}
+			return t, audit.Record(ctx, tx, audit.Entry{At: now, Actor: actor, Action: "layout_template.create",
+				Target: fmt.Sprintf("layout_template:%s:%s", t.OrganizationID, t.ID), OrganizationID: t.OrganizationID,
+				Detail: map[string]any{"after": map[string]any{"name": t.Name, "seats": t.Layout.SeatCount()}}})
 		})
 }
 

@@ -89,7 +89,7 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 			case show.WaitingRoom != nil:
 				return fault.OnField(fault.SaleOpeningFrozen, "on_sale_at",
 					"show %d sells through a waiting room: move the sale's opening (UpdateSale)", showID)
-			case !show.OnSaleAt.After(now):
+			case show.PublishedAt != nil && !show.OnSaleAt.After(now):
 				return fault.OnField(fault.SaleOpeningFrozen, "on_sale_at", "show %d went on sale at %s: its opening can no longer move",
 					showID, show.OnSaleAt.Format(time.RFC3339))
 			case !at.Before(show.StartsAt):
@@ -121,7 +121,7 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		if len(after) == 0 {
 			return nil // nothing to change: a retry, or what it has
 		}
-		if shard {
+		if shard && show.PublishedAt != nil { // a draft's shard has none of it yet
 			pool, err := s.router.Shard(show.Shard)
 			if err != nil {
 				return err
@@ -149,6 +149,9 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 			return err
 		}
 		show = next
+		if show.PublishedAt == nil {
+			return nil // nobody reads a draft but its managers
+		}
 		return outbox.Append(ctx, tx, showID, now, &eventsv1.ShowPublished{
 			ShowId: showID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
 		})

@@ -269,6 +269,9 @@ const (
 	// before departure are kept for the operator's counters (the walk-in reserve, decision 0444).
 	// Nothing was held.
 	WalkInReserve Reason = "WALK_IN_RESERVE"
+	// ShowDraft: The show is a draft (decision 0455): it is neither held, sold nor rescheduled until
+	// its managers publish it. Nothing was written.
+	ShowDraft Reason = "SHOW_DRAFT"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -381,6 +384,7 @@ var Reasons = []Reason{
 	CounterRefundRefused,
 	PaidAtCounter,
 	WalkInReserve,
+	ShowDraft,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

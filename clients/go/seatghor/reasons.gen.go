@@ -483,6 +483,11 @@ const (
 	// ended for this trip; the counter may still have seats."
 	ReasonWalkInReserve = "WALK_IN_RESERVE"
 
+	// ReasonShowDraft (failed_precondition): The show is a draft (decision 0455): it is neither held,
+	// sold nor rescheduled until its managers publish it. Nothing was written. What to do: Publish the
+	// show first (PublishShow). Operators only.
+	ReasonShowDraft = "SHOW_DRAFT"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -619,6 +624,7 @@ var (
 		ReasonCounterRefundRefused,
 		ReasonPaidAtCounter,
 		ReasonWalkInReserve,
+		ReasonShowDraft,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

@@ -105,6 +105,8 @@ const (
 	ShowStatus_SHOW_STATUS_ARRIVED ShowStatus = 5
 	// Cancelled by its operator.
 	ShowStatus_SHOW_STATUS_CANCELLED ShowStatus = 6
+	// A draft (decision 0455): seen only by its managers until published.
+	ShowStatus_SHOW_STATUS_DRAFT ShowStatus = 7
 )
 
 // Enum value maps for ShowStatus.
@@ -117,6 +119,7 @@ var (
 		4: "SHOW_STATUS_DEPARTED",
 		5: "SHOW_STATUS_ARRIVED",
 		6: "SHOW_STATUS_CANCELLED",
+		7: "SHOW_STATUS_DRAFT",
 	}
 	ShowStatus_value = map[string]int32{
 		"SHOW_STATUS_UNSPECIFIED": 0,
@@ -126,6 +129,7 @@ var (
 		"SHOW_STATUS_DEPARTED":    4,
 		"SHOW_STATUS_ARRIVED":     5,
 		"SHOW_STATUS_CANCELLED":   6,
+		"SHOW_STATUS_DRAFT":       7,
 	}
 )
 
@@ -497,6 +501,9 @@ type Show struct {
 	// boarding stop, the counters selling until the departure; unset: at the
 	// departure.
 	WalkInReserve *durationpb.Duration `protobuf:"bytes,49,opt,name=walk_in_reserve,json=walkInReserve,proto3" json:"walk_in_reserve,omitempty"`
+	// When its managers published it (PublishShow, or its creation when it
+	// was not made a draft); unset: a draft (decision 0455).
+	PublishedAt   *timestamppb.Timestamp `protobuf:"bytes,50,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -828,6 +835,13 @@ func (x *Show) GetWalkInReserveSeats() int32 {
 func (x *Show) GetWalkInReserve() *durationpb.Duration {
 	if x != nil {
 		return x.WalkInReserve
+	}
+	return nil
+}
+
+func (x *Show) GetPublishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.PublishedAt
 	}
 	return nil
 }
@@ -1350,6 +1364,10 @@ type CreateShowRequest struct {
 	// How long before departure online and partner sales stop; unset: at
 	// the departure.
 	WalkInReserve *durationpb.Duration `protobuf:"bytes,45,opt,name=walk_in_reserve,json=walkInReserve,proto3" json:"walk_in_reserve,omitempty"`
+	// Keep the show a draft (decision 0455): stored in the catalog for its
+	// managers to edit, and neither listed, searched, held nor sold until
+	// PublishShow puts its seats on its shard.
+	Draft         bool `protobuf:"varint,46,opt,name=draft,proto3" json:"draft,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1599,6 +1617,13 @@ func (x *CreateShowRequest) GetWalkInReserve() *durationpb.Duration {
 		return x.WalkInReserve
 	}
 	return nil
+}
+
+func (x *CreateShowRequest) GetDraft() bool {
+	if x != nil {
+		return x.Draft
+	}
+	return false
 }
 
 // SectionPrice is the price of a seat of one section of a layout template,
@@ -1977,6 +2002,98 @@ func (x *UpdateShowResponse) GetShow() *Show {
 	return nil
 }
 
+// PublishShowRequest names the draft to publish.
+type PublishShowRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId        int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishShowRequest) Reset() {
+	*x = PublishShowRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishShowRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishShowRequest) ProtoMessage() {}
+
+func (x *PublishShowRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishShowRequest.ProtoReflect.Descriptor instead.
+func (*PublishShowRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *PublishShowRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+// PublishShowResponse is the show as published.
+type PublishShowResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	Show          *Show `protobuf:"bytes,1,opt,name=show,proto3" json:"show,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishShowResponse) Reset() {
+	*x = PublishShowResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishShowResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishShowResponse) ProtoMessage() {}
+
+func (x *PublishShowResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishShowResponse.ProtoReflect.Descriptor instead.
+func (*PublishShowResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PublishShowResponse) GetShow() *Show {
+	if x != nil {
+		return x.Show
+	}
+	return nil
+}
+
 // RescheduleShowRequest names the show, its new time and why.
 type RescheduleShowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1993,7 +2110,7 @@ type RescheduleShowRequest struct {
 
 func (x *RescheduleShowRequest) Reset() {
 	*x = RescheduleShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2005,7 +2122,7 @@ func (x *RescheduleShowRequest) String() string {
 func (*RescheduleShowRequest) ProtoMessage() {}
 
 func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2018,7 +2135,7 @@ func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowRequest.ProtoReflect.Descriptor instead.
 func (*RescheduleShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RescheduleShowRequest) GetShowId() int64 {
@@ -2053,7 +2170,7 @@ type RescheduleShowResponse struct {
 
 func (x *RescheduleShowResponse) Reset() {
 	*x = RescheduleShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2065,7 +2182,7 @@ func (x *RescheduleShowResponse) String() string {
 func (*RescheduleShowResponse) ProtoMessage() {}
 
 func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2078,7 +2195,7 @@ func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowResponse.ProtoReflect.Descriptor instead.
 func (*RescheduleShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RescheduleShowResponse) GetShow() *Show {
@@ -2099,7 +2216,7 @@ type GetShowCancellationRequest struct {
 
 func (x *GetShowCancellationRequest) Reset() {
 	*x = GetShowCancellationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2111,7 +2228,7 @@ func (x *GetShowCancellationRequest) String() string {
 func (*GetShowCancellationRequest) ProtoMessage() {}
 
 func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2124,7 +2241,7 @@ func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationRequest.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetShowCancellationRequest) GetShowId() int64 {
@@ -2145,7 +2262,7 @@ type GetShowCancellationResponse struct {
 
 func (x *GetShowCancellationResponse) Reset() {
 	*x = GetShowCancellationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2157,7 +2274,7 @@ func (x *GetShowCancellationResponse) String() string {
 func (*GetShowCancellationResponse) ProtoMessage() {}
 
 func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2170,7 +2287,7 @@ func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationResponse.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetShowCancellationResponse) GetCancellation() *ShowCancellation {
@@ -2214,7 +2331,7 @@ type ShowCancellation struct {
 
 func (x *ShowCancellation) Reset() {
 	*x = ShowCancellation{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2226,7 +2343,7 @@ func (x *ShowCancellation) String() string {
 func (*ShowCancellation) ProtoMessage() {}
 
 func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2239,7 +2356,7 @@ func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancellation.ProtoReflect.Descriptor instead.
 func (*ShowCancellation) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ShowCancellation) GetShowId() int64 {
@@ -2330,7 +2447,7 @@ type GetShowRequest struct {
 
 func (x *GetShowRequest) Reset() {
 	*x = GetShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2342,7 +2459,7 @@ func (x *GetShowRequest) String() string {
 func (*GetShowRequest) ProtoMessage() {}
 
 func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2355,7 +2472,7 @@ func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowRequest.ProtoReflect.Descriptor instead.
 func (*GetShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetShowRequest) GetShowId() int64 {
@@ -2376,7 +2493,7 @@ type GetShowResponse struct {
 
 func (x *GetShowResponse) Reset() {
 	*x = GetShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2388,7 +2505,7 @@ func (x *GetShowResponse) String() string {
 func (*GetShowResponse) ProtoMessage() {}
 
 func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2401,7 +2518,7 @@ func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowResponse.ProtoReflect.Descriptor instead.
 func (*GetShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetShowResponse) GetShow() *Show {
@@ -2430,13 +2547,16 @@ type ListShowsRequest struct {
 	StartsFrom *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=starts_from,json=startsFrom,proto3" json:"starts_from,omitempty"`
 	// Only the shows of this organisation when set (the console's list).
 	OrganizationId string `protobuf:"bytes,6,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// With organization_id: its drafts too (decision 0455), for its managers
+	// and admins; anyone else is refused (permission_denied).
+	IncludeDrafts bool `protobuf:"varint,7,opt,name=include_drafts,json=includeDrafts,proto3" json:"include_drafts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListShowsRequest) Reset() {
 	*x = ListShowsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2448,7 +2568,7 @@ func (x *ListShowsRequest) String() string {
 func (*ListShowsRequest) ProtoMessage() {}
 
 func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2461,7 +2581,7 @@ func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsRequest.ProtoReflect.Descriptor instead.
 func (*ListShowsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListShowsRequest) GetPageSize() int32 {
@@ -2506,6 +2626,13 @@ func (x *ListShowsRequest) GetOrganizationId() string {
 	return ""
 }
 
+func (x *ListShowsRequest) GetIncludeDrafts() bool {
+	if x != nil {
+		return x.IncludeDrafts
+	}
+	return false
+}
+
 // ListShowsResponse is one page of shows.
 type ListShowsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2519,7 +2646,7 @@ type ListShowsResponse struct {
 
 func (x *ListShowsResponse) Reset() {
 	*x = ListShowsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2531,7 +2658,7 @@ func (x *ListShowsResponse) String() string {
 func (*ListShowsResponse) ProtoMessage() {}
 
 func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2544,7 +2671,7 @@ func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsResponse.ProtoReflect.Descriptor instead.
 func (*ListShowsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListShowsResponse) GetShows() []*Show {
@@ -2579,7 +2706,7 @@ type Organization struct {
 
 func (x *Organization) Reset() {
 	*x = Organization{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2591,7 +2718,7 @@ func (x *Organization) String() string {
 func (*Organization) ProtoMessage() {}
 
 func (x *Organization) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2604,7 +2731,7 @@ func (x *Organization) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Organization.ProtoReflect.Descriptor instead.
 func (*Organization) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Organization) GetOrganizationId() string {
@@ -2652,7 +2779,7 @@ type OrganizationMember struct {
 
 func (x *OrganizationMember) Reset() {
 	*x = OrganizationMember{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2664,7 +2791,7 @@ func (x *OrganizationMember) String() string {
 func (*OrganizationMember) ProtoMessage() {}
 
 func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2677,7 +2804,7 @@ func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationMember.ProtoReflect.Descriptor instead.
 func (*OrganizationMember) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *OrganizationMember) GetOrganizationId() string {
@@ -2726,7 +2853,7 @@ type CreateOrganizationRequest struct {
 
 func (x *CreateOrganizationRequest) Reset() {
 	*x = CreateOrganizationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2738,7 +2865,7 @@ func (x *CreateOrganizationRequest) String() string {
 func (*CreateOrganizationRequest) ProtoMessage() {}
 
 func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2751,7 +2878,7 @@ func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationRequest.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CreateOrganizationRequest) GetOrganizationId() string {
@@ -2786,7 +2913,7 @@ type CreateOrganizationResponse struct {
 
 func (x *CreateOrganizationResponse) Reset() {
 	*x = CreateOrganizationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2798,7 +2925,7 @@ func (x *CreateOrganizationResponse) String() string {
 func (*CreateOrganizationResponse) ProtoMessage() {}
 
 func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2811,7 +2938,7 @@ func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationResponse.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CreateOrganizationResponse) GetOrganization() *Organization {
@@ -2836,7 +2963,7 @@ type AddOrganizationMemberRequest struct {
 
 func (x *AddOrganizationMemberRequest) Reset() {
 	*x = AddOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2848,7 +2975,7 @@ func (x *AddOrganizationMemberRequest) String() string {
 func (*AddOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2861,7 +2988,7 @@ func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AddOrganizationMemberRequest) GetOrganizationId() string {
@@ -2896,7 +3023,7 @@ type AddOrganizationMemberResponse struct {
 
 func (x *AddOrganizationMemberResponse) Reset() {
 	*x = AddOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2908,7 +3035,7 @@ func (x *AddOrganizationMemberResponse) String() string {
 func (*AddOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2921,7 +3048,7 @@ func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AddOrganizationMemberResponse) GetMember() *OrganizationMember {
@@ -2944,7 +3071,7 @@ type RemoveOrganizationMemberRequest struct {
 
 func (x *RemoveOrganizationMemberRequest) Reset() {
 	*x = RemoveOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2956,7 +3083,7 @@ func (x *RemoveOrganizationMemberRequest) String() string {
 func (*RemoveOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2969,7 +3096,7 @@ func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RemoveOrganizationMemberRequest) GetOrganizationId() string {
@@ -2995,7 +3122,7 @@ type RemoveOrganizationMemberResponse struct {
 
 func (x *RemoveOrganizationMemberResponse) Reset() {
 	*x = RemoveOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3007,7 +3134,7 @@ func (x *RemoveOrganizationMemberResponse) String() string {
 func (*RemoveOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3020,7 +3147,7 @@ func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
 }
 
 // ListOrganizationsRequest has no fields: the caller is who asks.
@@ -3032,7 +3159,7 @@ type ListOrganizationsRequest struct {
 
 func (x *ListOrganizationsRequest) Reset() {
 	*x = ListOrganizationsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3044,7 +3171,7 @@ func (x *ListOrganizationsRequest) String() string {
 func (*ListOrganizationsRequest) ProtoMessage() {}
 
 func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3057,7 +3184,7 @@ func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
 }
 
 // ListOrganizationsResponse is the organisations the caller may open.
@@ -3071,7 +3198,7 @@ type ListOrganizationsResponse struct {
 
 func (x *ListOrganizationsResponse) Reset() {
 	*x = ListOrganizationsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3083,7 +3210,7 @@ func (x *ListOrganizationsResponse) String() string {
 func (*ListOrganizationsResponse) ProtoMessage() {}
 
 func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3096,7 +3223,7 @@ func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListOrganizationsResponse) GetOrganizations() []*OrganizationAccess {
@@ -3119,7 +3246,7 @@ type OrganizationAccess struct {
 
 func (x *OrganizationAccess) Reset() {
 	*x = OrganizationAccess{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3258,7 @@ func (x *OrganizationAccess) String() string {
 func (*OrganizationAccess) ProtoMessage() {}
 
 func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3271,7 @@ func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationAccess.ProtoReflect.Descriptor instead.
 func (*OrganizationAccess) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *OrganizationAccess) GetOrganization() *Organization {
@@ -3172,7 +3299,7 @@ type ListOrganizationMembersRequest struct {
 
 func (x *ListOrganizationMembersRequest) Reset() {
 	*x = ListOrganizationMembersRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +3311,7 @@ func (x *ListOrganizationMembersRequest) String() string {
 func (*ListOrganizationMembersRequest) ProtoMessage() {}
 
 func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +3324,7 @@ func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListOrganizationMembersRequest) GetOrganizationId() string {
@@ -3218,7 +3345,7 @@ type ListOrganizationMembersResponse struct {
 
 func (x *ListOrganizationMembersResponse) Reset() {
 	*x = ListOrganizationMembersResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3230,7 +3357,7 @@ func (x *ListOrganizationMembersResponse) String() string {
 func (*ListOrganizationMembersResponse) ProtoMessage() {}
 
 func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3243,7 +3370,7 @@ func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListOrganizationMembersResponse) GetMembers() []*OrganizationMember {
@@ -3275,7 +3402,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3287,7 +3414,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3300,7 +3427,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListAuditEntriesRequest) GetOrganizationId() string {
@@ -3358,7 +3485,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3370,7 +3497,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3383,7 +3510,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{37}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -3426,7 +3553,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3438,7 +3565,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3451,7 +3578,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{38}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *AuditEntry) GetAuditId() int64 {
@@ -3531,7 +3658,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\x92\x0f\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xd1\x0f\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -3580,7 +3707,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x11reschedule_reason\x18. \x01(\tR\x10rescheduleReason\x127\n" +
 	"\x06status\x18/ \x01(\x0e2\x1f.seatghor.catalog.v1.ShowStatusR\x06status\x121\n" +
 	"\x15walk_in_reserve_seats\x180 \x01(\x05R\x12walkInReserveSeats\x12A\n" +
-	"\x0fwalk_in_reserve\x181 \x01(\v2\x19.google.protobuf.DurationR\rwalkInReserve\"\xab\x03\n" +
+	"\x0fwalk_in_reserve\x181 \x01(\v2\x19.google.protobuf.DurationR\rwalkInReserve\x12=\n" +
+	"\fpublished_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\"\xab\x03\n" +
 	"\bTripStop\x12<\n" +
 	"\astop_id\x18\x01 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopId\x12\x1f\n" +
 	"\x05place\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x05place\x12\x19\n" +
@@ -3625,7 +3753,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\aends_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06endsAt\x125\n" +
 	"\bopens_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aopensAt\x12 \n" +
 	"\asale_id\x18\a \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06saleId:\xcc\x01\xbaH\xc8\x01\x1a\xc5\x01\n" +
-	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\x8e\x12\n" +
+	"\x18waiting_room.rate_limits\x125min_admission_rate must not exceed max_admission_rate\x1arthis.min_admission_rate == 0 || this.max_admission_rate == 0 || this.min_admission_rate <= this.max_admission_rate\"\xa4\x12\n" +
 	"\x11CreateShowRequest\x12=\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindB\n" +
 	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04kind\x12 \n" +
@@ -3667,7 +3795,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"operatorBn\x12=\n" +
 	"\x15walk_in_reserve_seats\x18, \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xe8\a(\x00R\x12walkInReserveSeats\x12Q\n" +
-	"\x0fwalk_in_reserve\x18- \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\rwalkInReserve:\xd9\x03\xbaH\xd5\x03\x1a\xb1\x01\n" +
+	"\x0fwalk_in_reserve\x18- \x01(\v2\x19.google.protobuf.DurationB\x0e\xbaH\v\xaa\x01\b\"\x04\b\x80\xa3\x052\x00R\rwalkInReserve\x12\x14\n" +
+	"\x05draft\x18. \x01(\bR\x05draft:\xd9\x03\xbaH\xd5\x03\x1a\xb1\x01\n" +
 	"\x0eshow.inventory\x12;a show needs at least one section or general-admission area\x1absize(this.sections) + size(this.ga_areas) > 0 || has(this.layout) || this.layout_template_id != ''\x1a\xa1\x01\n" +
 	"\x0eshow.bus_route\x125a bus trip needs origin and destination, or its stops\x1aXthis.kind != 1 || (this.origin != '' && this.destination != '') || size(this.stops) >= 2\x1a{\n" +
 	"\x19show.on_sale_before_start\x12#on_sale_at must be before starts_at\x1a9!has(this.on_sale_at) || this.on_sale_at < this.starts_atB\b\n" +
@@ -3708,6 +3837,10 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x16_max_seats_per_accountB\x15\n" +
 	"\x13_max_seats_per_hold\"C\n" +
 	"\x12UpdateShowResponse\x12-\n" +
+	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"6\n" +
+	"\x12PublishShowRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"D\n" +
+	"\x13PublishShowResponse\x12-\n" +
 	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\x9e\x01\n" +
 	"\x15RescheduleShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12?\n" +
@@ -3737,7 +3870,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0eGetShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"@\n" +
 	"\x0fGetShowResponse\x12-\n" +
-	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\xab\x02\n" +
+	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\xd2\x02\n" +
 	"\x10ListShowsRequest\x12'\n" +
 	"\tpage_size\x18\x01 \x01(\x05B\n" +
 	"\xbaH\a\x1a\x05\x18\xf4\x03(\x00R\bpageSize\x12'\n" +
@@ -3747,7 +3880,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\bfor_gate\x18\x04 \x01(\bR\aforGate\x12;\n" +
 	"\vstarts_from\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"startsFrom\x120\n" +
-	"\x0forganization_id\x18\x06 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0eorganizationId\"l\n" +
+	"\x0forganization_id\x18\x06 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0eorganizationId\x12%\n" +
+	"\x0einclude_drafts\x18\a \x01(\bR\rincludeDrafts\"l\n" +
 	"\x11ListShowsResponse\x12/\n" +
 	"\x05shows\x18\x01 \x03(\v2\x19.seatghor.catalog.v1.ShowR\x05shows\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x9f\x01\n" +
@@ -3818,7 +3952,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x15SHOW_KIND_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12SHOW_KIND_BUS_TRIP\x10\x01\x12\x15\n" +
 	"\x11SHOW_KIND_CONCERT\x10\x02\x12\x13\n" +
-	"\x0fSHOW_KIND_SPORT\x10\x03*\xc5\x01\n" +
+	"\x0fSHOW_KIND_SPORT\x10\x03*\xdc\x01\n" +
 	"\n" +
 	"ShowStatus\x12\x1b\n" +
 	"\x17SHOW_STATUS_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -3827,12 +3961,13 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x14SHOW_STATUS_BOARDING\x10\x03\x12\x18\n" +
 	"\x14SHOW_STATUS_DEPARTED\x10\x04\x12\x17\n" +
 	"\x13SHOW_STATUS_ARRIVED\x10\x05\x12\x19\n" +
-	"\x15SHOW_STATUS_CANCELLED\x10\x06*\x8f\x01\n" +
+	"\x15SHOW_STATUS_CANCELLED\x10\x06\x12\x15\n" +
+	"\x11SHOW_STATUS_DRAFT\x10\a*\x8f\x01\n" +
 	"\x10OrganizationRole\x12!\n" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
 	"\x16ORGANIZATION_ROLE_GATE\x10\x02\x12\x1d\n" +
-	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\xf5\x0e\n" +
+	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\xdc\x0f\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
@@ -3852,7 +3987,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x13GetShowCancellation\x12/.seatghor.catalog.v1.GetShowCancellationRequest\x1a0.seatghor.catalog.v1.GetShowCancellationResponse\"\x03\x90\x02\x01\x12]\n" +
 	"\n" +
 	"UpdateShow\x12&.seatghor.catalog.v1.UpdateShowRequest\x1a'.seatghor.catalog.v1.UpdateShowResponse\x12n\n" +
-	"\x0eRescheduleShow\x12*.seatghor.catalog.v1.RescheduleShowRequest\x1a+.seatghor.catalog.v1.RescheduleShowResponse\"\x03\x90\x02\x02B\xe9\x01\n" +
+	"\x0eRescheduleShow\x12*.seatghor.catalog.v1.RescheduleShowRequest\x1a+.seatghor.catalog.v1.RescheduleShowResponse\"\x03\x90\x02\x02\x12e\n" +
+	"\vPublishShow\x12'.seatghor.catalog.v1.PublishShowRequest\x1a(.seatghor.catalog.v1.PublishShowResponse\"\x03\x90\x02\x02B\xe9\x01\n" +
 	"\x17com.seatghor.catalog.v1B\fCatalogProtoP\x01ZRgithub.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1;catalogv1\xa2\x02\x03SCX\xaa\x02\x13Seatghor.Catalog.V1\xca\x02\x13Seatghor\\Catalog\\V1\xe2\x02\x1fSeatghor\\Catalog\\V1\\GPBMetadata\xea\x02\x15Seatghor::Catalog::V1b\x06proto3"
 
 var (
@@ -3868,7 +4004,7 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
 	(ShowStatus)(0),                          // 1: seatghor.catalog.v1.ShowStatus
@@ -3887,147 +4023,153 @@ var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(*CancelShowResponse)(nil),               // 14: seatghor.catalog.v1.CancelShowResponse
 	(*UpdateShowRequest)(nil),                // 15: seatghor.catalog.v1.UpdateShowRequest
 	(*UpdateShowResponse)(nil),               // 16: seatghor.catalog.v1.UpdateShowResponse
-	(*RescheduleShowRequest)(nil),            // 17: seatghor.catalog.v1.RescheduleShowRequest
-	(*RescheduleShowResponse)(nil),           // 18: seatghor.catalog.v1.RescheduleShowResponse
-	(*GetShowCancellationRequest)(nil),       // 19: seatghor.catalog.v1.GetShowCancellationRequest
-	(*GetShowCancellationResponse)(nil),      // 20: seatghor.catalog.v1.GetShowCancellationResponse
-	(*ShowCancellation)(nil),                 // 21: seatghor.catalog.v1.ShowCancellation
-	(*GetShowRequest)(nil),                   // 22: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),                  // 23: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),                 // 24: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),                // 25: seatghor.catalog.v1.ListShowsResponse
-	(*Organization)(nil),                     // 26: seatghor.catalog.v1.Organization
-	(*OrganizationMember)(nil),               // 27: seatghor.catalog.v1.OrganizationMember
-	(*CreateOrganizationRequest)(nil),        // 28: seatghor.catalog.v1.CreateOrganizationRequest
-	(*CreateOrganizationResponse)(nil),       // 29: seatghor.catalog.v1.CreateOrganizationResponse
-	(*AddOrganizationMemberRequest)(nil),     // 30: seatghor.catalog.v1.AddOrganizationMemberRequest
-	(*AddOrganizationMemberResponse)(nil),    // 31: seatghor.catalog.v1.AddOrganizationMemberResponse
-	(*RemoveOrganizationMemberRequest)(nil),  // 32: seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	(*RemoveOrganizationMemberResponse)(nil), // 33: seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	(*ListOrganizationsRequest)(nil),         // 34: seatghor.catalog.v1.ListOrganizationsRequest
-	(*ListOrganizationsResponse)(nil),        // 35: seatghor.catalog.v1.ListOrganizationsResponse
-	(*OrganizationAccess)(nil),               // 36: seatghor.catalog.v1.OrganizationAccess
-	(*ListOrganizationMembersRequest)(nil),   // 37: seatghor.catalog.v1.ListOrganizationMembersRequest
-	(*ListOrganizationMembersResponse)(nil),  // 38: seatghor.catalog.v1.ListOrganizationMembersResponse
-	(*ListAuditEntriesRequest)(nil),          // 39: seatghor.catalog.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),         // 40: seatghor.catalog.v1.ListAuditEntriesResponse
-	(*AuditEntry)(nil),                       // 41: seatghor.catalog.v1.AuditEntry
-	(*timestamppb.Timestamp)(nil),            // 42: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 43: google.protobuf.Duration
-	(*v1.LocalTime)(nil),                     // 44: seatghor.common.v1.LocalTime
-	(*Layout)(nil),                           // 45: seatghor.catalog.v1.Layout
-	(*v1.Money)(nil),                         // 46: seatghor.common.v1.Money
-	(*structpb.Struct)(nil),                  // 47: google.protobuf.Struct
-	(*CreateLayoutTemplateRequest)(nil),      // 48: seatghor.catalog.v1.CreateLayoutTemplateRequest
-	(*GetLayoutTemplateRequest)(nil),         // 49: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*ListLayoutTemplatesRequest)(nil),       // 50: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*CreateLayoutTemplateResponse)(nil),     // 51: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*GetLayoutTemplateResponse)(nil),        // 52: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesResponse)(nil),      // 53: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(*PublishShowRequest)(nil),               // 17: seatghor.catalog.v1.PublishShowRequest
+	(*PublishShowResponse)(nil),              // 18: seatghor.catalog.v1.PublishShowResponse
+	(*RescheduleShowRequest)(nil),            // 19: seatghor.catalog.v1.RescheduleShowRequest
+	(*RescheduleShowResponse)(nil),           // 20: seatghor.catalog.v1.RescheduleShowResponse
+	(*GetShowCancellationRequest)(nil),       // 21: seatghor.catalog.v1.GetShowCancellationRequest
+	(*GetShowCancellationResponse)(nil),      // 22: seatghor.catalog.v1.GetShowCancellationResponse
+	(*ShowCancellation)(nil),                 // 23: seatghor.catalog.v1.ShowCancellation
+	(*GetShowRequest)(nil),                   // 24: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),                  // 25: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),                 // 26: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),                // 27: seatghor.catalog.v1.ListShowsResponse
+	(*Organization)(nil),                     // 28: seatghor.catalog.v1.Organization
+	(*OrganizationMember)(nil),               // 29: seatghor.catalog.v1.OrganizationMember
+	(*CreateOrganizationRequest)(nil),        // 30: seatghor.catalog.v1.CreateOrganizationRequest
+	(*CreateOrganizationResponse)(nil),       // 31: seatghor.catalog.v1.CreateOrganizationResponse
+	(*AddOrganizationMemberRequest)(nil),     // 32: seatghor.catalog.v1.AddOrganizationMemberRequest
+	(*AddOrganizationMemberResponse)(nil),    // 33: seatghor.catalog.v1.AddOrganizationMemberResponse
+	(*RemoveOrganizationMemberRequest)(nil),  // 34: seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	(*RemoveOrganizationMemberResponse)(nil), // 35: seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	(*ListOrganizationsRequest)(nil),         // 36: seatghor.catalog.v1.ListOrganizationsRequest
+	(*ListOrganizationsResponse)(nil),        // 37: seatghor.catalog.v1.ListOrganizationsResponse
+	(*OrganizationAccess)(nil),               // 38: seatghor.catalog.v1.OrganizationAccess
+	(*ListOrganizationMembersRequest)(nil),   // 39: seatghor.catalog.v1.ListOrganizationMembersRequest
+	(*ListOrganizationMembersResponse)(nil),  // 40: seatghor.catalog.v1.ListOrganizationMembersResponse
+	(*ListAuditEntriesRequest)(nil),          // 41: seatghor.catalog.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),         // 42: seatghor.catalog.v1.ListAuditEntriesResponse
+	(*AuditEntry)(nil),                       // 43: seatghor.catalog.v1.AuditEntry
+	(*timestamppb.Timestamp)(nil),            // 44: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 45: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 46: seatghor.common.v1.LocalTime
+	(*Layout)(nil),                           // 47: seatghor.catalog.v1.Layout
+	(*v1.Money)(nil),                         // 48: seatghor.common.v1.Money
+	(*structpb.Struct)(nil),                  // 49: google.protobuf.Struct
+	(*CreateLayoutTemplateRequest)(nil),      // 50: seatghor.catalog.v1.CreateLayoutTemplateRequest
+	(*GetLayoutTemplateRequest)(nil),         // 51: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*ListLayoutTemplatesRequest)(nil),       // 52: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*CreateLayoutTemplateResponse)(nil),     // 53: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*GetLayoutTemplateResponse)(nil),        // 54: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesResponse)(nil),      // 55: seatghor.catalog.v1.ListLayoutTemplatesResponse
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	42, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	42, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	44, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	44, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
 	3,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
 	4,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	43, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	43, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	42, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	45, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	45, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	44, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
 	9,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	44, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	46, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
 	6,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
 	8,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
-	42, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
-	42, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	44, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
+	44, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
 	1,  // 14: seatghor.catalog.v1.Show.status:type_name -> seatghor.catalog.v1.ShowStatus
-	43, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
-	42, // 16: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
-	44, // 17: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
-	7,  // 18: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
-	42, // 19: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
-	44, // 20: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
-	43, // 21: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	42, // 22: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	42, // 23: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
-	0,  // 24: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	42, // 25: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	42, // 26: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	3,  // 27: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	4,  // 28: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	43, // 29: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	43, // 30: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	9,  // 31: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	45, // 32: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
-	6,  // 33: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
-	8,  // 34: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
-	11, // 35: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	43, // 36: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
-	5,  // 37: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	21, // 38: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	42, // 39: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	43, // 40: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	5,  // 41: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	42, // 42: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	5,  // 43: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	21, // 44: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	42, // 45: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	46, // 46: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	42, // 47: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
-	5,  // 48: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 49: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	42, // 50: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	5,  // 51: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	42, // 52: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	2,  // 53: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	42, // 54: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	26, // 55: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 56: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	27, // 57: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	36, // 58: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
-	26, // 59: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 60: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	27, // 61: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
-	41, // 62: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
-	42, // 63: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	47, // 64: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
-	10, // 65: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	28, // 66: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	30, // 67: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	32, // 68: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	34, // 69: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
-	37, // 70: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
-	39, // 71: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
-	22, // 72: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	24, // 73: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	48, // 74: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	49, // 75: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	50, // 76: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	13, // 77: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	19, // 78: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	15, // 79: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
-	17, // 80: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	12, // 81: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	29, // 82: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	31, // 83: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	33, // 84: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	35, // 85: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
-	38, // 86: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
-	40, // 87: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
-	23, // 88: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	25, // 89: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	51, // 90: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	52, // 91: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	53, // 92: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	14, // 93: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	20, // 94: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	16, // 95: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
-	18, // 96: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	81, // [81:97] is the sub-list for method output_type
-	65, // [65:81] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	45, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
+	44, // 16: seatghor.catalog.v1.Show.published_at:type_name -> google.protobuf.Timestamp
+	44, // 17: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	46, // 18: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	7,  // 19: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
+	44, // 20: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	46, // 21: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	45, // 22: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	44, // 23: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	44, // 24: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	0,  // 25: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	44, // 26: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	44, // 27: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	3,  // 28: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	4,  // 29: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	45, // 30: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	45, // 31: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	9,  // 32: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	47, // 33: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	6,  // 34: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
+	8,  // 35: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
+	11, // 36: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
+	45, // 37: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
+	5,  // 38: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	23, // 39: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	44, // 40: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	45, // 41: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	5,  // 42: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	5,  // 43: seatghor.catalog.v1.PublishShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	44, // 44: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	5,  // 45: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	23, // 46: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	44, // 47: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	48, // 48: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	44, // 49: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	5,  // 50: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 51: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	44, // 52: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	5,  // 53: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	44, // 54: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 55: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	44, // 56: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	28, // 57: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 58: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	29, // 59: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	38, // 60: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
+	28, // 61: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 62: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	29, // 63: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
+	43, // 64: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
+	44, // 65: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	49, // 66: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
+	10, // 67: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	30, // 68: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	32, // 69: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	34, // 70: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	36, // 71: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
+	39, // 72: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
+	41, // 73: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
+	24, // 74: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	26, // 75: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	50, // 76: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	51, // 77: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	52, // 78: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	13, // 79: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	21, // 80: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	15, // 81: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
+	19, // 82: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	17, // 83: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
+	12, // 84: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	31, // 85: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	33, // 86: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	35, // 87: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	37, // 88: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
+	40, // 89: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
+	42, // 90: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
+	25, // 91: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	27, // 92: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	53, // 93: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	54, // 94: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	55, // 95: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	14, // 96: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	22, // 97: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	16, // 98: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
+	20, // 99: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	18, // 100: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
+	84, // [84:101] is the sub-list for method output_type
+	67, // [67:84] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -4044,7 +4186,7 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   39,
+			NumMessages:   41,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

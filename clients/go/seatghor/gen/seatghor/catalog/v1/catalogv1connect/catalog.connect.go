@@ -80,6 +80,9 @@ const (
 	// CatalogServiceRescheduleShowProcedure is the fully-qualified name of the CatalogService's
 	// RescheduleShow RPC.
 	CatalogServiceRescheduleShowProcedure = "/seatghor.catalog.v1.CatalogService/RescheduleShow"
+	// CatalogServicePublishShowProcedure is the fully-qualified name of the CatalogService's
+	// PublishShow RPC.
+	CatalogServicePublishShowProcedure = "/seatghor.catalog.v1.CatalogService/PublishShow"
 )
 
 // CatalogServiceClient is a client for the seatghor.catalog.v1.CatalogService service.
@@ -159,6 +162,12 @@ type CatalogServiceClient interface {
 	// and e-mail (and partners by webhook). The same time again changes
 	// nothing. Managers of the show's organisation and admins.
 	RescheduleShow(context.Context, *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error)
+	// PublishShow puts a draft on sale (decision 0455): its seats and GA
+	// places are written to its shard, and from then on it is listed,
+	// searched and sold from its opening like any show. Publishing a
+	// published show changes nothing. Recorded in the audit log. Managers of
+	// the show's organisation and admins.
+	PublishShow(context.Context, *connect.Request[v1.PublishShowRequest]) (*connect.Response[v1.PublishShowResponse], error)
 }
 
 // NewCatalogServiceClient constructs a client for the seatghor.catalog.v1.CatalogService service.
@@ -277,6 +286,13 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
+		publishShow: connect.NewClient[v1.PublishShowRequest, v1.PublishShowResponse](
+			httpClient,
+			baseURL+CatalogServicePublishShowProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("PublishShow")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -298,6 +314,7 @@ type catalogServiceClient struct {
 	getShowCancellation      *connect.Client[v1.GetShowCancellationRequest, v1.GetShowCancellationResponse]
 	updateShow               *connect.Client[v1.UpdateShowRequest, v1.UpdateShowResponse]
 	rescheduleShow           *connect.Client[v1.RescheduleShowRequest, v1.RescheduleShowResponse]
+	publishShow              *connect.Client[v1.PublishShowRequest, v1.PublishShowResponse]
 }
 
 // CreateShow calls seatghor.catalog.v1.CatalogService.CreateShow.
@@ -380,6 +397,11 @@ func (c *catalogServiceClient) RescheduleShow(ctx context.Context, req *connect.
 	return c.rescheduleShow.CallUnary(ctx, req)
 }
 
+// PublishShow calls seatghor.catalog.v1.CatalogService.PublishShow.
+func (c *catalogServiceClient) PublishShow(ctx context.Context, req *connect.Request[v1.PublishShowRequest]) (*connect.Response[v1.PublishShowResponse], error) {
+	return c.publishShow.CallUnary(ctx, req)
+}
+
 // CatalogServiceHandler is an implementation of the seatghor.catalog.v1.CatalogService service.
 type CatalogServiceHandler interface {
 	// CreateShow creates a show, places it on a shard and writes its
@@ -457,6 +479,12 @@ type CatalogServiceHandler interface {
 	// and e-mail (and partners by webhook). The same time again changes
 	// nothing. Managers of the show's organisation and admins.
 	RescheduleShow(context.Context, *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error)
+	// PublishShow puts a draft on sale (decision 0455): its seats and GA
+	// places are written to its shard, and from then on it is listed,
+	// searched and sold from its opening like any show. Publishing a
+	// published show changes nothing. Recorded in the audit log. Managers of
+	// the show's organisation and admins.
+	PublishShow(context.Context, *connect.Request[v1.PublishShowRequest]) (*connect.Response[v1.PublishShowResponse], error)
 }
 
 // NewCatalogServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -571,6 +599,13 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServicePublishShowHandler := connect.NewUnaryHandler(
+		CatalogServicePublishShowProcedure,
+		svc.PublishShow,
+		connect.WithSchema(catalogServiceMethods.ByName("PublishShow")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.catalog.v1.CatalogService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case CatalogServiceCreateShowProcedure:
@@ -605,6 +640,8 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceUpdateShowHandler.ServeHTTP(w, r)
 		case CatalogServiceRescheduleShowProcedure:
 			catalogServiceRescheduleShowHandler.ServeHTTP(w, r)
+		case CatalogServicePublishShowProcedure:
+			catalogServicePublishShowHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -676,4 +713,8 @@ func (UnimplementedCatalogServiceHandler) UpdateShow(context.Context, *connect.R
 
 func (UnimplementedCatalogServiceHandler) RescheduleShow(context.Context, *connect.Request[v1.RescheduleShowRequest]) (*connect.Response[v1.RescheduleShowResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.RescheduleShow is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) PublishShow(context.Context, *connect.Request[v1.PublishShowRequest]) (*connect.Response[v1.PublishShowResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.PublishShow is not implemented"))
 }

@@ -1,0 +1,96 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/audit"
+	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/outbox"
+	"github.com/seatghor/seatghor/server/pg"
+)
+
+// PublishShow puts a draft on sale (decision 0455): with its catalog row
+// locked, its terms, seats and GA buckets are written to its shard (unless
+// an earlier try that crashed before the catalog committed wrote them
+// already), then the row says when it was published, with an audit entry
+// and a ShowPublished for the read side, in one transaction. A published
+// show is answered as it is.
+func (s *Service) PublishShow(ctx context.Context, showID int64, by audit.Actor) (Show, error) {
+	now := s.clock.Now().UTC().Truncate(time.Microsecond)
+	var show Show
+	err := pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
+		var err error
+		if show, err = lockShow(ctx, tx, showID); err != nil {
+			return err
+		}
+		switch {
+		case show.PublishedAt != nil:
+			return nil // published already: a retry
+		case show.CancelledAt != nil:
+			return fault.New(fault.ShowCancelled, "show %d was cancelled as a draft: it is never published", showID)
+		case !show.StartsAt.After(now):
+			return fault.New(fault.ShowAlreadyStarted, "show %d was to start at %s: move it before publishing",
+				showID, show.StartsAt.Format(time.RFC3339))
+		}
+		var places []byte
+		if err := tx.QueryRow(ctx, `SELECT places FROM shows WHERE show_id = $1`, showID).Scan(&places); err != nil {
+			return fmt.Errorf("read places of show %d: %w", showID, err)
+		}
+		if places != nil {
+			show.Layout = new(Layout)
+			if err := json.Unmarshal(places, show.Layout); err != nil {
+				return fmt.Errorf("decode places of show %d: %w", showID, err)
+			}
+		}
+		one := []Show{show}
+		if err := s.attachWaitingRooms(ctx, one); err != nil {
+			return err
+		}
+		show = one[0]
+		show.PublishedAt = &now
+		if _, err := tx.Exec(ctx, `UPDATE shows SET published_at = $2 WHERE show_id = $1`, showID, now); err != nil {
+			return fmt.Errorf("publish show %d: %w", showID, err)
+		}
+		if err := audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "show.publish",
+			Target: fmt.Sprintf("show:%d", showID), OrganizationID: show.OrganizationID,
+			Detail: map[string]any{"before": map[string]any{"draft": true},
+				"after": map[string]any{"draft": false, "on_sale_at": show.OnSaleAt, "seats": show.SeatCount}}}); err != nil {
+			return err
+		}
+		return s.putOnSale(ctx, tx, show, now)
+	})
+	if err != nil {
+		return Show{}, err
+	}
+	return show, nil
+}
+
+// putOnSale writes a show's terms and places to its shard, when it has
+// not got them, and tells the read side in tx, the catalog transaction
+// that publishes it.
+func (s *Service) putOnSale(ctx context.Context, tx pgx.Tx, show Show, now time.Time) error {
+	pool, err := s.router.Shard(show.Shard)
+	if err != nil {
+		return err
+	}
+	if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error {
+		_, err := ReadTerms(ctx, stx, show.ID)
+		if !errors.Is(err, ErrNotFound) {
+			return err // there already, or unreadable
+		}
+		return provision(ctx, stx, s.inventory, show)
+	}); err != nil {
+		return fmt.Errorf("write show %d into %s: %w", show.ID, pool.Name, err)
+	}
+	return outbox.Append(ctx, tx, show.ID, now, &eventsv1.ShowPublished{
+		ShowId: show.ID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
+	})
+}
