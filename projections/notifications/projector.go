@@ -139,12 +139,19 @@ func (p *Projector) apply(ctx context.Context, e projections.Event) error {
 		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
 			return err
 		}
-		// Only the operator's cancellation of the trip is told here; a
-		// buyer who cancelled hears of the refund (RefundIssued).
-		if ev.GetReason() != ShowCancelled || !ev.GetWasConfirmed() {
+		// The operator's cancellation of the trip is told here, and a
+		// cash ticket taken back at a counter (no RefundIssued follows: the
+		// cash was given there); a buyer who cancelled online hears of the
+		// refund (RefundIssued).
+		switch {
+		case !ev.GetWasConfirmed():
 			return nil
+		case ev.GetReason() == ShowCancelled:
+			return p.cancelled(ctx, e.EventID, &ev)
+		case ev.GetPaidAtCounter():
+			return p.takenBack(ctx, e.EventID, &ev)
 		}
-		return p.cancelled(ctx, e.EventID, &ev)
+		return nil
 	case "seatghor.events.v1.OrderRescheduled":
 		var ev eventsv1.OrderRescheduled
 		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
@@ -341,6 +348,21 @@ func (p *Projector) delayed(ctx context.Context, eventID string, ev *eventsv1.Or
 	}
 	d := notify.Delay{OrderID: ev.GetOrderId(), Was: was, Now: now, Reason: ev.GetReason()}
 	return p.send(ctx, eventID, "trip_delayed", ev.GetOrderId(), r, notify.TripDelayed(r.lang, d).Text, notify.DelayEmail(r.lang, d))
+}
+
+// takenBack tells the passenger of a cash ticket taken back at a counter
+// that it is void and what was given back in cash, should someone else
+// have brought it there.
+func (p *Projector) takenBack(ctx context.Context, eventID string, ev *eventsv1.OrderCancelled) error {
+	r, ok, err := p.recipientsOf(ctx, ev.GetOrderId())
+	if err != nil || !ok {
+		return err
+	}
+	total, fee := ev.GetTotal(), ev.GetFee().GetAmountMinor()
+	m := notify.RefundIssued(r.lang, notify.Refund{OrderID: ev.GetOrderId(), AtCounter: true,
+		Amount: notify.Money{Minor: max(total.GetAmountMinor()-fee, 0), Currency: total.GetCurrency()},
+		Fee:    notify.Money{Minor: fee, Currency: total.GetCurrency()}})
+	return p.send(ctx, eventID, "refund_issued", ev.GetOrderId(), r, m.Text, m)
 }
 
 func (p *Projector) refunded(ctx context.Context, eventID string, ev *eventsv1.RefundIssued) error {

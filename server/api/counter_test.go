@@ -25,6 +25,7 @@ import (
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/ledger"
 )
 
@@ -291,4 +292,43 @@ func reasonIn(err error) string {
 		}
 	}
 	return ""
+}
+
+// TestCashTicketTakenBackIsToldBySMS (issue 25): a ticket sold for cash
+// and taken back at a counter is void, and its buyer is told so by SMS in
+// the language of the sale, with the cash given back (the show's 10 % fee
+// kept), once, whoever brought it to the counter.
+func TestCashTicketTakenBackIsToldBySMS(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1, Clock: clock.Real{}, Tickets: true, Projectors: true})
+	ctx := context.Background()
+	env.Member(t, "green-line", "clerk", catalog.RoleCounter)
+	req := seatedShow("Dhaka → Sylhet", 2, 4)
+	req.OrganizationId = "green-line"
+	show := createShow(t, env, req).GetShowId()
+	clerk := as(t, env, "clerk", auth.RoleOperator)
+	shift := openShift(t, clerk, "green-line", "sayedabad", 0)
+	sold, err := sell(clerk, shift.GetShiftId(), show, "01711-000009", "A1")
+	require.NoError(t, err)
+	order := sold.GetOrder().GetOrderId()
+	_, err = clerk.counter.RefundTickets(ctx, connect.NewRequest(&counterv1.RefundTicketsRequest{ShiftId: shift.GetShiftId(), OrderId: order}))
+	require.NoError(t, err)
+	settle(t, env)
+	void := func() []string {
+		all, err := env.SMS.List(ctx, "+8801711000009", 100)
+		require.NoError(t, err)
+		var out []string
+		for _, m := range all {
+			if strings.Contains(m.Text, "কাউন্টারে বাতিল") {
+				out = append(out, m.Text)
+			}
+		}
+		return out
+	}
+	require.Eventually(t, func() bool { return len(void()) == 1 }, 15*time.Second, 50*time.Millisecond)
+	settle(t, env)
+	texts := void()
+	require.Len(t, texts, 1, "told once")
+	require.Contains(t, texts[0], order)
+	require.Contains(t, texts[0], "৳৭৬৫", "85,000 paisa less the 10 % fee, in Bengali digits")
+	require.Contains(t, texts[0], "বাতিল ফি ৳৮৫")
 }

@@ -94,5 +94,8 @@ func cancelEvent(o Order, c cancelled, paid bool, now time.Time) event {
 		e.CancelledBy = c.by
 	}
 	e.Reason, e.WasConfirmed = c.reason, paid
+	if o.CancellationFeeMinor > 0 {
+		e.Fee = money(o.CancellationFeeMinor, o.Currency)
+	}
 	return e
 }

@@ -155,18 +155,29 @@ type Refund struct {
 	Amount  Money
 	// Fee is what was kept (a buyer's cancellation); zero when none.
 	Fee Money
+	// AtCounter: the order was taken back at a counter and Amount given
+	// back there in cash; the message says the ticket is void.
+	AtCounter bool
 }
 
 // RefundIssued is the message of a refund.
 func RefundIssued(lang display.Lang, r Refund) Message {
 	if lang == display.Bengali {
 		s := fmt.Sprintf("সিটঘর: অর্ডার %s-এর %s ফেরত দেওয়া হয়েছে।", r.OrderID, display.Money(r.Amount.Minor, r.Amount.Currency, display.Bengali))
+		if r.AtCounter {
+			s = fmt.Sprintf("সিটঘর: অর্ডার %s কাউন্টারে বাতিল হয়েছে, টিকিট আর চলবে না। %s নগদে ফেরত দেওয়া হয়েছে।", r.OrderID,
+				display.Money(r.Amount.Minor, r.Amount.Currency, display.Bengali))
+		}
 		if r.Fee.Minor > 0 {
 			s += fmt.Sprintf(" বাতিল ফি %s।", display.Money(r.Fee.Minor, r.Fee.Currency, display.Bengali))
 		}
 		return Message{Subject: "টাকা ফেরত: " + r.OrderID, Text: s}
 	}
 	s := fmt.Sprintf("Seatghor: %s of order %s is refunded.", smsMoney(r.Amount), r.OrderID)
+	if r.AtCounter {
+		s = fmt.Sprintf("Seatghor: order %s was cancelled at the counter and its ticket is void. %s given back in cash.",
+			r.OrderID, smsMoney(r.Amount))
+	}
 	if r.Fee.Minor > 0 {
 		s += fmt.Sprintf(" Cancellation fee kept: %s.", smsMoney(r.Fee))
 	}

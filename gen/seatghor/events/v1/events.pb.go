@@ -1037,6 +1037,10 @@ type OrderCancelled struct {
 	// The order was paid in cash at an operator's counter (decision 0443):
 	// no RefundIssued follows; its money is given back in cash there.
 	PaidAtCounter bool `protobuf:"varint,15,opt,name=paid_at_counter,json=paidAtCounter,proto3" json:"paid_at_counter,omitempty"`
+	// The cancellation fee kept from a confirmed order (the buyer's own
+	// cancellation, online or at a counter); unset when none. What was given
+	// back is total less fee.
+	Fee           *v1.Money `protobuf:"bytes,16,opt,name=fee,proto3" json:"fee,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1174,6 +1178,13 @@ func (x *OrderCancelled) GetPaidAtCounter() bool {
 		return x.PaidAtCounter
 	}
 	return false
+}
+
+func (x *OrderCancelled) GetFee() *v1.Money {
+	if x != nil {
+		return x.Fee
+	}
+	return nil
 }
 
 // OrderExpired: an order was not paid before its hold ran out.
@@ -3211,7 +3222,7 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"passengers\x18\x14 \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
 	"passengers\x125\n" +
 	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x125\n" +
-	"\acontact\x18\x15 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\x97\x04\n" +
+	"\acontact\x18\x15 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\xc4\x04\n" +
 	"\x0eOrderCancelled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -3229,7 +3240,8 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\voccurred_at\x18\r \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\x125\n" +
 	"\ajourney\x18\x0e \x01(\v2\x1b.seatghor.common.v1.JourneyR\ajourney\x12&\n" +
-	"\x0fpaid_at_counter\x18\x0f \x01(\bR\rpaidAtCounter\"\x8d\x03\n" +
+	"\x0fpaid_at_counter\x18\x0f \x01(\bR\rpaidAtCounter\x12+\n" +
+	"\x03fee\x18\x10 \x01(\v2\x19.seatghor.common.v1.MoneyR\x03fee\"\x8d\x03\n" +
 	"\fOrderExpired\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x17\n" +
@@ -3515,52 +3527,53 @@ var file_seatghor_events_v1_events_proto_depIdxs = []int32{
 	27, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
 	25, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
 	28, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
-	27, // 25: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	25, // 26: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 27: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
-	27, // 28: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	27, // 29: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
-	1,  // 30: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	25, // 31: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	31, // 32: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	31, // 33: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	32, // 34: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	27, // 35: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	33, // 36: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	25, // 37: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	34, // 38: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	27, // 39: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	25, // 40: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 41: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	25, // 42: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	25, // 43: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	35, // 44: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	25, // 45: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 46: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	25, // 47: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	25, // 48: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 49: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	25, // 50: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 51: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 52: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	25, // 53: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 54: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 55: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	25, // 56: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	25, // 57: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
-	25, // 58: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 59: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	25, // 60: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	28, // 61: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
-	25, // 62: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 63: seatghor.events.v1.NoShowMarked.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 64: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 65: seatghor.events.v1.AuditRecorded.at:type_name -> google.protobuf.Timestamp
-	66, // [66:66] is the sub-list for method output_type
-	66, // [66:66] is the sub-list for method input_type
-	66, // [66:66] is the sub-list for extension type_name
-	66, // [66:66] is the sub-list for extension extendee
-	0,  // [0:66] is the sub-list for field type_name
+	27, // 25: seatghor.events.v1.OrderCancelled.fee:type_name -> seatghor.common.v1.Money
+	27, // 26: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	25, // 27: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 28: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	27, // 29: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	27, // 30: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	1,  // 31: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
+	25, // 32: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	31, // 33: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	31, // 34: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	32, // 35: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	27, // 36: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	33, // 37: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	25, // 38: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	34, // 39: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	27, // 40: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	25, // 41: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 42: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	25, // 43: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	25, // 44: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	35, // 45: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	25, // 46: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 47: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	25, // 48: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	25, // 49: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 50: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	25, // 51: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 52: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 53: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	25, // 54: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 55: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 56: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	25, // 57: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	25, // 58: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	25, // 59: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 60: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	25, // 61: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	28, // 62: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
+	25, // 63: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 64: seatghor.events.v1.NoShowMarked.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 65: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	25, // 66: seatghor.events.v1.AuditRecorded.at:type_name -> google.protobuf.Timestamp
+	67, // [67:67] is the sub-list for method output_type
+	67, // [67:67] is the sub-list for method input_type
+	67, // [67:67] is the sub-list for extension type_name
+	67, // [67:67] is the sub-list for extension extendee
+	0,  // [0:67] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
