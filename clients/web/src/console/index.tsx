@@ -9,7 +9,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { render } from "preact";
 import {
-  CatalogService, ExportKind, LedgerService, ManifestService, OrganizationRole, PaymentService, RefundStatus, SaleState, SalesChannel, SettlementMethod, ShowStatus,
+  AllocationService, CatalogService, ExportKind, LedgerService, ManifestService, OrganizationRole, PaymentService, RefundStatus, SaleState, SalesChannel, SettlementMethod, ShowStatus,
   ApiKeyScope, EndpointStatus, PartnerService, WaitingRoomService, WebhookService, createServiceClient,
 } from "@seatghor/client";
 import type {
@@ -24,6 +24,9 @@ import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import "../staffreasons.js";
 import { loadSession } from "../session.js";
+import { ShowAllocations } from "./allocations.js";
+import { Charts } from "./charts.js";
+import { dhakaLocal, dhakaTimestamp } from "./dhaka.js";
 
 const WORDS = {
   en: {
@@ -75,17 +78,18 @@ const WORDS = {
     salesCount: "Sales", refundsCount: "Refunds", net: "Net", noLines: "Nothing sold this month.",
     channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
-    statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled" },
+    statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled", draft: "Draft" },
+    publish: "Publish", chartsTab: "Seat charts", allocations: "Allocations",
     actions: {
       "organization.create": "Organisation created", "member.set": "Staff role given", "member.remove": "Staff removed",
-      "show.create": "Show created", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
+      "show.create": "Show created", "show.publish": "Show published", "layout_template.create": "Seat chart saved", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
       "show.withdraw": "Show withdrawn", "show.update": "Show changed", "route.create": "Route created", "route.update": "Route changed",
       "timetable.create": "Timetable created", "timetable.update": "Timetable changed",
       "counter_shift.open": "Counter shift opened", "counter_shift.close": "Counter shift closed",
       "refund.request": "Refund asked for", "refund.approve": "Refund approved", "refund.settle": "Failed refund paid another way",
       "counter.refund": "Cash refund at a counter", "counter.pay_owed": "Owed cash paid at a counter",
     } as Record<string, string>,
-    kinds: { "member.": "Staff", "show.": "Shows", "route.": "Routes", "timetable.": "Timetables", "counter_shift.": "Counter shifts",
+    kinds: { "member.": "Staff", "show.": "Shows", "layout_template.": "Seat charts", "route.": "Routes", "timetable.": "Timetables", "counter_shift.": "Counter shifts",
       "refund.": "Refunds", "counter.": "Counter cash",
       "organization.": "Organisation" } as Record<string, string>,
   },
@@ -138,25 +142,26 @@ const WORDS = {
     salesCount: "বিক্রি", refundsCount: "ফেরত", net: "নিট", noLines: "এ মাসে কিছু বিক্রি হয়নি।",
     channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
-    statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল" },
+    statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল", draft: "খসড়া" },
+    publish: "প্রকাশ করুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ",
     actions: {
       "organization.create": "সংস্থা তৈরি", "member.set": "কর্মীর ভূমিকা দেওয়া", "member.remove": "কর্মী বাদ",
-      "show.create": "শো তৈরি", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
+      "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "layout_template.create": "আসন-নকশা রাখা", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
       "show.withdraw": "শো প্রত্যাহার", "show.update": "শো বদল", "route.create": "রুট তৈরি", "route.update": "রুট বদল",
       "timetable.create": "সময়সূচি তৈরি", "timetable.update": "সময়সূচি বদল",
       "counter_shift.open": "কাউন্টার শিফট শুরু", "counter_shift.close": "কাউন্টার শিফট শেষ",
       "refund.request": "ফেরত চাওয়া", "refund.approve": "ফেরত অনুমোদিত", "refund.settle": "ব্যর্থ ফেরত অন্যভাবে দেওয়া",
       "counter.refund": "কাউন্টারে নগদ ফেরত", "counter.pay_owed": "কাউন্টারে পাওনা নগদ দেওয়া",
     } as Record<string, string>,
-    kinds: { "member.": "কর্মী", "show.": "শো", "route.": "রুট", "timetable.": "সময়সূচি", "counter_shift.": "কাউন্টার শিফট",
+    kinds: { "member.": "কর্মী", "show.": "শো", "layout_template.": "আসন-নকশা", "route.": "রুট", "timetable.": "সময়সূচি", "counter_shift.": "কাউন্টার শিফট",
       "refund.": "টাকা ফেরত", "counter.": "কাউন্টারের নগদ",
       "organization.": "সংস্থা" } as Record<string, string>,
   },
 } as const;
 
 type Words = (typeof WORDS)[Lang];
-type Tab = "shows" | "staff" | "audit" | "refunds" | "partners";
-const TABS: Tab[] = ["shows", "staff", "audit", "refunds", "partners"];
+type Tab = "shows" | "charts" | "staff" | "audit" | "refunds" | "partners";
+const TABS: Tab[] = ["shows", "charts", "staff", "audit", "refunds", "partners"];
 /** Tabs only admins have: refund rights (R-10) and partners are theirs alone. */
 const ADMIN_TABS: Tab[] = ["refunds", "partners"];
 
@@ -179,7 +184,7 @@ function clients() {
     catalog: createServiceClient(CatalogService, options), ledger: createServiceClient(LedgerService, options),
     payment: createServiceClient(PaymentService, options), manifest: createServiceClient(ManifestService, options),
     partner: createServiceClient(PartnerService, options), webhook: createServiceClient(WebhookService, options),
-    sale: createServiceClient(WaitingRoomService, options),
+    sale: createServiceClient(WaitingRoomService, options), allocation: createServiceClient(AllocationService, options),
   };
 }
 type Api = ReturnType<typeof clients>;
@@ -250,10 +255,11 @@ function Console({ lang }: { lang: Lang }) {
           <nav class="tabs" aria-label={w.title}>
             {TABS.filter((t) => admin || !ADMIN_TABS.includes(t)).map((t) => (
               <button type="button" key={t} id={`tab-${t}`} aria-pressed={tab === t} onClick={() => { setError(""); setTab(t); }}>
-                {t === "refunds" ? w.refundsTab : t === "partners" ? w.partnersTab : w[t]}</button>
+                {t === "refunds" ? w.refundsTab : t === "partners" ? w.partnersTab : t === "charts" ? w.chartsTab : w[t]}</button>
             ))}
           </nav>
           {tab === "shows" && <Shows key={org} lang={lang} api={api} org={org} onError={setError} />}
+          {tab === "charts" && <Charts key={org} lang={lang} catalog={api.catalog} org={org} onError={setError} />}
           {tab === "staff" && <Staff key={org} lang={lang} api={api} org={org} onError={setError} />}
           {tab === "audit" && <Audit key={org} lang={lang} api={api} org={org} onError={setError} />}
           {tab === "refunds" && admin && <Refunds lang={lang} api={api} org={org} onError={setError} />}
@@ -307,6 +313,7 @@ function statusKey(s: Show): keyof Words["statuses"] {
     case ShowStatus.DEPARTED: return "departed";
     case ShowStatus.ARRIVED: return "arrived";
     case ShowStatus.CANCELLED: return "cancelled";
+    case ShowStatus.DRAFT: return "draft";
     default: return "scheduled";
   }
 }
@@ -323,8 +330,9 @@ function Shows({ lang, api, org, onError }: PartProps) {
   const [editing, setEditing] = useState<Show>();
   const [all, setAll] = useState(false);
   const [following, setFollowing] = useState<Show>();
+  const [allocating, setAllocating] = useState<Show>();
   const [reason, setReason] = useState("");
-  const load = () => api.catalog.listShows({ organizationId: org, pageSize: 200 }).then((r) => setShows(r.shows), (e) => onError(sayError(e, lang)));
+  const load = () => api.catalog.listShows({ organizationId: org, includeDrafts: true, pageSize: 200 }).then((r) => setShows(r.shows), (e) => onError(sayError(e, lang)));
   useEffect(() => void load(), []);
   const cancel = async (e: Event) => {
     e.preventDefault();
@@ -332,6 +340,14 @@ function Shows({ lang, api, org, onError }: PartProps) {
       await api.catalog.cancelShow({ showId: cancelling!, reason: reason.trim() });
       setCancelling(undefined);
       setReason("");
+      await load();
+    } catch (err) {
+      onError(sayError(err, lang));
+    }
+  };
+  const publish = async (show: bigint) => {
+    try {
+      await api.catalog.publishShow({ showId: show });
       await load();
     } catch (err) {
       onError(sayError(err, lang));
@@ -365,6 +381,8 @@ function Shows({ lang, api, org, onError }: PartProps) {
       onClose={() => setQueue(undefined)} onError={onError} />}
     {editing && <EditShow key={String(editing.showId)} lang={lang} api={api} show={editing}
       onClose={() => setEditing(undefined)} onSaved={() => void load()} onError={onError} />}
+    {allocating && <ShowAllocations key={String(allocating.showId)} lang={lang} api={api.allocation} show={allocating.showId}
+      title={title(allocating)} onClose={() => setAllocating(undefined)} onError={onError} />}
     {following && <Cancellation key={String(following.showId)} lang={lang} api={api} show={following.showId} title={title(following)}
       onClose={() => setFollowing(undefined)} onError={onError} />}
     <table class="console-table" id="console-shows">
@@ -378,9 +396,16 @@ function Shows({ lang, api, org, onError }: PartProps) {
             <td>{digits(String(s.seatCount), lang)}</td>
             <td class="status">{w.statuses[statusKey(s)]}</td>
             <td>
+              {s.status === ShowStatus.DRAFT ? (
+                <><button type="button" id={`publish-${s.showId}`} onClick={() => void publish(s.showId)}>{w.publish}</button>{" · "}
+                  <button type="button" id={`edit-${s.showId}`} onClick={() => setEditing(s)}>{w.edit}</button></>
+              ) : (<>
               <button type="button" id={`sales-${s.showId}`} onClick={() => setWatching(s)}>{w.sales}</button>{" · "}
               {s.status !== ShowStatus.CANCELLED && (
                 <><button type="button" id={`edit-${s.showId}`} onClick={() => setEditing(s)}>{w.edit}</button>{" · "}</>
+              )}
+              {s.status !== ShowStatus.CANCELLED && (
+                <><button type="button" id={`allocations-${s.showId}`} onClick={() => setAllocating(s)}>{w.allocations}</button>{" · "}</>
               )}
               {s.waitingRoom?.enabled && s.status !== ShowStatus.CANCELLED && (
                 <><button type="button" id={`onsale-${s.showId}`} onClick={() => setQueue(s)}>{w.onSale}</button>{" · "}</>
@@ -409,6 +434,7 @@ function Shows({ lang, api, org, onError }: PartProps) {
                   <button type="submit" id="move-confirm">{w.moveConfirm}</button>
                 </form>
               )}
+              </>)}
             </td>
           </tr>
         ))}
@@ -416,15 +442,6 @@ function Shows({ lang, api, org, onError }: PartProps) {
     </table>
     </>
   );
-}
-
-/**
- * The instant of a datetime-local value read as Bangladesh time: UTC+6
- * all year (no daylight saving since 2009), as every time the console shows.
- */
-function dhakaTimestamp(local: string) {
-  const ms = Date.parse(`${local}:00+06:00`);
-  return { seconds: BigInt(Math.floor(ms / 1000)), nanos: 0 };
 }
 
 /**
@@ -538,10 +555,6 @@ function Sales(props: { lang: Lang; api: Api; show: Show; title: string; onClose
   );
 }
 
-/** A datetime-local value of an instant, in Bangladesh time (UTC+6). */
-function dhakaLocal(ts: { seconds: bigint } | undefined): string {
-  return ts ? new Date(Number(ts.seconds) * 1000 + 6 * 3600_000).toISOString().slice(0, 16) : "";
-}
 
 /**
  * A show's editor (decision 0454): its names in English and Bengali, its

@@ -1,0 +1,162 @@
+package site_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+)
+
+// typeIn sets an input's value as typing would, for the console's
+// controlled inputs (number and date fields that already hold a value).
+func typeIn(sel, value string) chromedp.Action[chromedp.Void] {
+	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const i = document.querySelector(%q); i.value = %q;
+			i.dispatchEvent(new Event("input", { bubbles: true })); return true })()`, sel, value))(ctx, tg)
+		return err
+	})
+}
+
+// A venue's manager designs its chart in the console (decisions 0455,
+// 0456): one block of three curved rows of nine, two wheelchair places in
+// front, drawn as she types; she saves it, makes a show on it as a draft
+// (buyers are told there is no such show), and publishes it. The buyer's
+// seat map draws the curve and says which places are for wheelchairs; a
+// buyer buys a seat; the manager sees the sale on the show's dashboard,
+// exports it as CSV, and finds the chart, the draft and its publication in
+// the audit log, newest first; she allocates two seats to a partner and
+// gives them back.
+func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
+	s, browser := openSite(t)
+	admin := s.devToken(t, "web-admin", "admin")
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateOrganization",
+		map[string]any{"organizationId": "web-arc-venue", "name": "Arc Venue"}, nil)
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/AddOrganizationMember",
+		map[string]any{"organizationId": "web-arc-venue", "userId": "web-chart-mgr", "role": "ORGANIZATION_ROLE_MANAGER"}, &struct{}{})
+
+	ctx := desk(t, browser)
+	do(t, ctx,
+		signIn(s, "web-chart-mgr", "operator"),
+		chromedp.Navigate(s.base+"/console/web-arc-venue/charts"),
+		chromedp.WaitVisible(chromedp.CSS("#chart-form")),
+		typeIn("#chart-id", "arc-hall"),
+		typeIn("#chart-name", "Arc Hall"),
+		typeIn("#chart-name-bn", "আর্ক হল"),
+		typeIn("#block-0-name", "Stalls"),
+		typeIn("#block-0-rows", "3"),
+		typeIn("#block-0-seatsPerRow", "9"),
+		typeIn("#block-0-priceTaka", "600"),
+		typeIn("#block-0-bend", "4"),
+		typeIn("#block-0-wheelchair", "2"),
+		hasText("#chart-summary", "27 seats in 1 block, 2 wheelchair places"),
+	)
+	cy := func(seat string) float64 {
+		v := eval[string](t, ctx, `document.querySelector("#chart-preview [data-seat=`+seat+`]").getAttribute("cy")`)
+		f, err := strconv.ParseFloat(v, 64)
+		require.NoError(t, err, "seat %s drawn as a circle", seat)
+		return f
+	}
+	require.Less(t, cy("A5"), cy("A3"), "the preview's row curves: its middle nearer the stage")
+	require.Equal(t, []string{"A1", "A9"}, eval[[]string](t, ctx, `[...document.querySelectorAll("#chart-preview .wheelchair")].map((e) => e.dataset.seat)`))
+	do(t, ctx, script(`document.querySelector("#block-0").scrollIntoView()`))
+	shot(t, ctx, "console-chart-designer")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#chart-save")),
+		hasText("#chart-saved", "arc-hall"),
+		hasText("#chart-arc-hall", "27"),
+		chromedp.Click(chromedp.CSS("#use-arc-hall")),
+		typeIn("#new-title", "Arc Nights"),
+		typeIn("#new-titleBn", "আর্ক রাত"),
+		typeIn("#new-venue", "Arc Hall"),
+		typeIn("#new-starts", time.Now().Add(30*24*time.Hour).In(time.FixedZone("BDT", 6*3600)).Format("2006-01-02T15:04")),
+		chromedp.Click(chromedp.CSS("#new-create")),
+		chromedp.WaitVisible(chromedp.CSS("#new-drafted")),
+		chromedp.Click(chromedp.CSS("#tab-shows")),
+		until(`[...document.querySelectorAll("#console-shows tbody tr")].some((r) => r.textContent.includes("Arc Nights"))`),
+	)
+	show := eval[string](t, ctx, `[...document.querySelectorAll("#console-shows tbody tr")].find((r) => r.textContent.includes("Arc Nights")).id.slice(5)`)
+	do(t, ctx, hasText("#show-"+show+" .status", "Draft"))
+	shot(t, ctx, "console-draft")
+	showID, err := strconv.ParseInt(show, 10, 64)
+	require.NoError(t, err)
+	buyer := s.devToken(t, "web-arc-buyer", "user")
+	status, body := post(t, s, buyer, "seatghor.catalog.v1.CatalogService/GetShow", map[string]any{"showId": showID})
+	require.Equal(t, http.StatusNotFound, status, "a buyer reads the draft: %s", body)
+
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#publish-"+show)),
+		hasText("#show-"+show+" .status", "On sale"),
+	)
+	// The buyer's seat map, drawn from the chart's positions.
+	phoneCtx := phone(t, browser)
+	top := func(seat string) float64 {
+		return eval[float64](t, phoneCtx, `document.querySelector("#seat-`+seat+`").getBoundingClientRect().top`)
+	}
+	do(t, phoneCtx,
+		signIn(s, "web-arc-buyer", "user"),
+		chromedp.Navigate(s.base+"/show/"+show),
+		chromedp.WaitVisible(chromedp.CSS("#seat-A5")),
+		until(`document.querySelector("#seat-A5").getAttribute("aria-label").includes("free")`),
+	)
+	require.Less(t, top("A5"), top("A1"), "the buyer's map draws the curve")
+	require.Contains(t, eval[string](t, phoneCtx, `document.querySelector("#seat-A1").getAttribute("aria-label")`), "wheelchair")
+	boughtTicket(t, s, "web-arc-buyer", show, "B5")
+
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#sales-"+show)),
+		until(`document.querySelector("#sales-channels tr[data-channel=web] td")?.textContent === "1"`),
+	)
+	orders := download(t, ctx, "#export-orders", "orders-"+show+"-en.csv")
+	require.Len(t, orders, 2, "a header and the order")
+	require.Equal(t, "confirmed", orders[1][2])
+	require.Equal(t, "B5", orders[1][9])
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#tab-audit")),
+		until(`document.querySelectorAll("#console-audit tbody tr").length >= 3`),
+	)
+	actions := eval[[]string](t, ctx, `[...document.querySelectorAll("#console-audit tbody tr")].slice(0, 3).map((r) => r.dataset.action)`)
+	require.Equal(t, []string{"show.publish", "show.create", "layout_template.create"}, actions)
+	require.Contains(t, eval[string](t, ctx, `document.querySelector("#console-audit tbody tr").textContent`), "Show published")
+
+	// Two seats ring-fenced for a partner (decision 0457): a buyer cannot
+	// hold them while they are the partner's, and can once given back.
+	var created struct {
+		Partner struct {
+			PartnerID string `json:"partnerId"`
+		} `json:"partner"`
+	}
+	s.call(t, admin, "seatghor.partner.v1.PartnerService/CreatePartner", map[string]any{"name": "Arc Resellers",
+		"commissionBps": 300, "contact": map[string]any{"name": "Mita", "email": "api@arc.example"},
+		"allowedOrganizationIds": []string{"web-arc-venue"}}, &created)
+	hold := func(seat string) (int, string) {
+		return post(t, s, buyer, "seatghor.booking.v1.HoldService/CreateHold", map[string]any{"showId": showID, "seats": []string{seat}})
+	}
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#tab-shows")),
+		chromedp.WaitVisible(chromedp.CSS("#allocations-"+show)),
+		chromedp.Click(chromedp.CSS("#allocations-"+show)),
+		hasText("#allocations-none", "No allocations"),
+		typeIn("#alloc-partner", created.Partner.PartnerID),
+		typeIn("#alloc-seats", "c1, c2"),
+		typeIn("#alloc-return", time.Now().Add(7*24*time.Hour).In(time.FixedZone("BDT", 6*3600)).Format("2006-01-02T15:04")),
+		chromedp.Click(chromedp.CSS("#alloc-make")),
+		hasText("#allocations tbody tr .status", "active"),
+		hasText("#allocations tbody tr", "C1 C2"),
+		hasText("#allocations tbody tr .left", "2"),
+	)
+	shot(t, ctx, "console-allocations")
+	status, body = hold("C1")
+	require.Equal(t, http.StatusForbidden, status, "a buyer holds a seat allocated to a partner: %s", body)
+	require.Contains(t, body, "SEATS_NOT_IN_CHANNEL")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#allocations tbody tr button.danger")),
+		hasText("#allocations tbody tr .status", "given back"),
+	)
+	status, body = hold("C1")
+	require.Equal(t, http.StatusOK, status, "the seat given back sells: %s", body)
+}
