@@ -25,7 +25,8 @@ func typeIn(sel, value string) chromedp.Action[chromedp.Void] {
 // A venue's manager designs its chart in the console (decisions 0455,
 // 0456): one block of three curved rows of nine, two wheelchair places in
 // front, drawn as she types; she saves it, makes a show on it as a draft
-// (buyers are told there is no such show), and publishes it. The buyer's
+// at a price of its own (buyers are told there is no such show), and
+// publishes it. The buyer's
 // seat map draws the curve and says which places are for wheelchairs; a
 // buyer buys a seat; the manager sees the sale on the show's dashboard,
 // exports it as CSV, and finds the chart, the draft and its publication in
@@ -74,6 +75,8 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 		typeIn("#new-titleBn", "আর্ক রাত"),
 		typeIn("#new-venue", "Arc Hall"),
 		typeIn("#new-starts", time.Now().Add(30*24*time.Hour).In(time.FixedZone("BDT", 6*3600)).Format("2006-01-02T15:04")),
+		until(`document.querySelector("#new-price-0").value === "600"`), // the chart's price, to begin with
+		typeIn("#new-price-0", "650"),
 		chromedp.Click(chromedp.CSS("#new-create")),
 		chromedp.WaitVisible(chromedp.CSS("#new-drafted")),
 		chromedp.Click(chromedp.CSS("#tab-shows")),
@@ -115,6 +118,7 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	require.Len(t, orders, 2, "a header and the order")
 	require.Equal(t, "confirmed", orders[1][2])
 	require.Equal(t, "B5", orders[1][9])
+	require.Equal(t, "650.00", orders[1][11], "the show's price of the block, not the chart's")
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-audit")),
 		until(`document.querySelectorAll("#console-audit tbody tr").length >= 3`),

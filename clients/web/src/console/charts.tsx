@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { CatalogService, ShowKind } from "@seatghor/client";
 import type { LayoutTemplate, createServiceClient } from "@seatghor/client";
 
-import { digits, taka } from "../i18n.js";
+import { digits } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import { dhakaTimestamp } from "./dhaka.js";
@@ -28,7 +28,7 @@ const WORDS = {
     stage: "Stage", newShow: "New show on this chart", newShowOf: "New show on", title: "Title", titleBn: "Title in Bengali",
     venue: "Venue", venueBn: "Venue in Bengali", starts: "Starts (Bangladesh time)", opens: "Sale opens (Bangladesh time; empty: when published)",
     createDraft: "Create as a draft", drafted: "Draft created: publish it from the shows tab when it is ready.", close: "Close",
-    shipped: "shipped",
+    shipped: "shipped", priceOf: "Price of a seat (taka) in",
   },
   bn: {
     charts: "আসন-নকশা", chart: "নকশা", noCharts: "এখনও কোনো নকশা নেই: নিচে একটি আঁকুন।", blocks: "ব্লক", seats: "আসন",
@@ -41,7 +41,7 @@ const WORDS = {
     stage: "মঞ্চ", newShow: "এই নকশায় নতুন শো", newShowOf: "নতুন শো:", title: "শিরোনাম", titleBn: "বাংলায় শিরোনাম",
     venue: "ভেন্যু", venueBn: "বাংলায় ভেন্যু", starts: "শুরু (বাংলাদেশ সময়)", opens: "বিক্রি শুরু (বাংলাদেশ সময়; খালি: প্রকাশের সময়)",
     createDraft: "খসড়া হিসেবে তৈরি করুন", drafted: "খসড়া তৈরি হয়েছে: তৈরি হলে শো-তালিকা থেকে প্রকাশ করুন।", close: "বন্ধ",
-    shipped: "সঙ্গে দেওয়া",
+    shipped: "সঙ্গে দেওয়া", priceOf: "প্রতি আসনের দাম (টাকা):",
   },
 } as const;
 
@@ -181,6 +181,10 @@ function NewShow(props: { lang: Lang; catalog: Catalog; org: string; chart: Layo
   const { lang, chart } = props;
   const w = WORDS[lang];
   const [f, setF] = useState({ title: "", titleBn: "", venue: "", venueBn: "", starts: "", opens: "" });
+  // This show's price of each of the chart's blocks, in taka: the chart's
+  // to begin with.
+  const sections = chart.layout?.sections ?? [];
+  const [prices, setPrices] = useState(() => sections.map((s) => String(Number(s.priceMinor) / 100)));
   const [done, setDone] = useState(false);
   const field = (k: keyof typeof f) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
   const create = async (e: Event) => {
@@ -192,6 +196,8 @@ function NewShow(props: { lang: Lang; catalog: Catalog; org: string; chart: Layo
         title: f.title.trim(), titleBn: f.titleBn.trim(), venue: f.venue.trim(), venueBn: f.venueBn.trim(),
         startsAt: dhakaTimestamp(f.starts), ...(f.opens && { onSaleAt: dhakaTimestamp(f.opens) }),
         layoutTemplateId: chart.templateId, maxSeatsPerAccount: 10, maxSeatsPerHold: 10,
+        sectionPrices: sections.map((s, i) => ({ section: s.name, priceMinor: BigInt(Math.round(Number(prices[i]) * 100)) }))
+          .filter((p, i) => p.priceMinor !== sections[i].priceMinor),
       });
       setDone(true);
     } catch (err) {
@@ -201,14 +207,17 @@ function NewShow(props: { lang: Lang; catalog: Catalog; org: string; chart: Layo
   const input = (k: keyof typeof f, label: string, attrs: Record<string, unknown> = {}) => (
     <label>{label} <input id={`new-${k}`} value={f[k]} onInput={field(k)} {...attrs} /></label>
   );
-  const prices = chart.layout?.sections.map((s) => `${(lang === "bn" && s.nameBn) || s.name} ${taka(s.priceMinor, lang)}`).join(", ");
   return (
     <form id="new-show" onSubmit={create} aria-labelledby="new-show-heading">
       <h3 id="new-show-heading">{w.newShowOf} {(lang === "bn" && chart.nameBn) || chart.name}</h3>
-      <p class="note">{prices}</p>
       {input("title", w.title, { required: true, maxLength: 200 })} {input("titleBn", w.titleBn, { maxLength: 200, lang: "bn" })}{" "}
       {input("venue", w.venue, { maxLength: 200 })} {input("venueBn", w.venueBn, { maxLength: 200, lang: "bn" })}{" "}
       {input("starts", w.starts, { type: "datetime-local", required: true })} {input("opens", w.opens, { type: "datetime-local" })}{" "}
+      {sections.map((s, i) => (
+        <label key={s.name}>{w.priceOf} {(lang === "bn" && s.nameBn) || s.name}{" "}
+          <input id={`new-price-${i}`} type="number" min={0} max={10000000} step="0.01" required value={prices[i]}
+            onInput={(e) => setPrices(prices.map((p, j) => (j === i ? (e.target as HTMLInputElement).value : p)))} /></label>
+      ))}{" "}
       <button type="submit" id="new-create">{w.createDraft}</button>{" "}
       <button type="button" id="new-close" onClick={props.onClose}>{w.close}</button>
       {done && <p role="status" id="new-drafted">{w.drafted}</p>}
