@@ -109,6 +109,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.PaidAtCounter:            connect.CodeFailedPrecondition,
 	fault.WalkInReserve:            connect.CodeFailedPrecondition,
 	fault.ShowDraft:                connect.CodeFailedPrecondition,
+	fault.PriceFrozen:              connect.CodeFailedPrecondition,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,
 	fault.DeadlineExceeded:         connect.CodeDeadlineExceeded,

@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/outbox"
@@ -26,6 +29,10 @@ type ShowChange struct {
 	HoldTTL            *time.Duration
 	MaxSeatsPerAccount *int
 	MaxSeatsPerHold    *int
+	// SectionPrices are new prices of sections of a show without fares,
+	// each of a section none of whose seats is held or sold (decision
+	// 0459).
+	SectionPrices []SectionPrice
 }
 
 // lockShow reads a show's row for an update of it in tx, locked.
@@ -114,6 +121,10 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 			before["max_seats_per_hold"], after["max_seats_per_hold"] = show.MaxSeatsPerHold, *c.MaxSeatsPerHold
 			next.MaxSeatsPerHold, shard = *c.MaxSeatsPerHold, true
 		}
+		repriced, err := reprice(&next, c.SectionPrices, before, after)
+		if err != nil {
+			return err
+		}
 		if next.MaxSeatsPerHold > next.MaxSeatsPerAccount {
 			return fault.OnField(fault.ShowInvalid, "max_seats_per_hold", "a hold of %d seats is more than the %d an account may have",
 				next.MaxSeatsPerHold, next.MaxSeatsPerAccount)
@@ -121,16 +132,26 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		if len(after) == 0 {
 			return nil // nothing to change: a retry, or what it has
 		}
-		if shard && show.PublishedAt != nil { // a draft's shard has none of it yet
+		if (shard || len(repriced) > 0) && show.PublishedAt != nil { // a draft's shard has none of it yet
 			pool, err := s.router.Shard(show.Shard)
 			if err != nil {
 				return err
 			}
-			if _, err := pool.Exec(ctx, `
-				UPDATE shows SET on_sale_at = $2, hold_ttl_ms = $3, max_seats_per_account = $4, max_seats_per_hold = $5
-				WHERE show_id = $1`, showID, next.OnSaleAt, next.HoldTTL.Milliseconds(), next.MaxSeatsPerAccount,
-				next.MaxSeatsPerHold); err != nil {
+			if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error {
+				if _, err := stx.Exec(ctx, `
+					UPDATE shows SET on_sale_at = $2, hold_ttl_ms = $3, max_seats_per_account = $4, max_seats_per_hold = $5
+					WHERE show_id = $1`, showID, next.OnSaleAt, next.HoldTTL.Milliseconds(), next.MaxSeatsPerAccount,
+					next.MaxSeatsPerHold); err != nil {
+					return err
+				}
+				return repriceSeats(ctx, stx, showID, repriced)
+			}); err != nil {
 				return fmt.Errorf("update show %d in %s: %w", showID, pool.Name, err)
+			}
+		}
+		if len(repriced) > 0 {
+			if err := repricePlaces(ctx, tx, next); err != nil {
+				return err
 			}
 		}
 		if _, err := tx.Exec(ctx, `
@@ -160,4 +181,98 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		return Show{}, err
 	}
 	return show, nil
+}
+
+// reprice sets next's sections' new prices (decision 0459), noting each
+// change in before and after; it returns the sections whose price
+// changes. A show priced by fares (a trip with stops) has none to set.
+func reprice(next *Show, prices []SectionPrice, before, after map[string]any) ([]SectionPrice, error) {
+	if len(prices) > 0 && len(next.Stops) > 0 {
+		return nil, fault.OnField(fault.ShowInvalid, "section_prices", "show %d is priced by its fares, not by section", next.ID)
+	}
+	var changed []SectionPrice
+	for i, p := range prices {
+		at := fmt.Sprintf("section_prices[%d]", i)
+		j := slices.IndexFunc(next.Sections, func(s Section) bool { return s.Name == p.Section })
+		switch {
+		case j < 0:
+			return nil, fault.OnField(fault.ShowInvalid, at+".section", "show %d has no section %q", next.ID, p.Section)
+		case p.PriceMinor < 0 || p.PriceMinor > amount.MaxPriceMinor:
+			return nil, fault.OnField(fault.ShowInvalid, at+".price_minor", "price %d is out of range: 0 to %d minor units",
+				p.PriceMinor, amount.MaxPriceMinor)
+		case next.Sections[j].PriceMinor == p.PriceMinor:
+			continue
+		}
+		key := "price_minor:" + p.Section
+		if _, ok := before[key]; !ok {
+			before[key] = next.Sections[j].PriceMinor
+		}
+		after[key] = p.PriceMinor
+		next.Sections = slices.Clone(next.Sections)
+		next.Sections[j].PriceMinor = p.PriceMinor
+		changed = append(changed, p)
+	}
+	return changed, nil
+}
+
+// repriceSeats writes new section prices to the seats of a show on its
+// shard, in stx. Each section's seats are locked first: a hold that took
+// one before commits first and the change is refused (PRICE_FROZEN), one
+// that comes after waits and pays the new price, so the price a buyer is
+// shown is the price of the order. A section that has its new price
+// already (the same request again, after a crash before the catalog
+// committed) is left as it is.
+func repriceSeats(ctx context.Context, stx pgx.Tx, showID int64, prices []SectionPrice) error {
+	for _, p := range prices {
+		var stale, taken int
+		if err := stx.QueryRow(ctx, `
+			SELECT count(*) FILTER (WHERE price_minor <> $3), count(*) FILTER (WHERE status <> 'available')
+			FROM (SELECT price_minor, status FROM seats WHERE show_id = $1 AND section = $2 FOR UPDATE) s`,
+			showID, p.Section, p.PriceMinor).Scan(&stale, &taken); err != nil {
+			return fmt.Errorf("lock the seats of section %q: %w", p.Section, err)
+		}
+		switch {
+		case stale == 0:
+			continue
+		case taken > 0:
+			return fault.OnField(fault.PriceFrozen, "section_prices", "section %q of show %d has %d seats held or sold: its price stays",
+				p.Section, showID, taken)
+		}
+		if _, err := stx.Exec(ctx, `UPDATE seats SET price_minor = $3 WHERE show_id = $1 AND section = $2`,
+			showID, p.Section, p.PriceMinor); err != nil {
+			return fmt.Errorf("reprice section %q: %w", p.Section, err)
+		}
+	}
+	return nil
+}
+
+// repricePlaces writes next's section prices to its catalog row in tx:
+// the sections GetShow answers, and the places a draft is published from.
+func repricePlaces(ctx context.Context, tx pgx.Tx, next Show) error {
+	layout, err := json.Marshal(showLayout{next.Sections, next.GAAreas, next.BlockedSeats})
+	if err != nil {
+		return fmt.Errorf("encode layout: %w", err)
+	}
+	var raw []byte
+	if err := tx.QueryRow(ctx, `SELECT places FROM shows WHERE show_id = $1`, next.ID).Scan(&raw); err != nil {
+		return fmt.Errorf("read places of show %d: %w", next.ID, err)
+	}
+	if raw != nil {
+		var places Layout
+		if err := json.Unmarshal(raw, &places); err != nil {
+			return fmt.Errorf("decode places of show %d: %w", next.ID, err)
+		}
+		for i := range places.Sections {
+			if j := slices.IndexFunc(next.Sections, func(s Section) bool { return s.Name == places.Sections[i].Name }); j >= 0 {
+				places.Sections[i].PriceMinor = next.Sections[j].PriceMinor
+			}
+		}
+		if raw, err = json.Marshal(places); err != nil {
+			return fmt.Errorf("encode places of show %d: %w", next.ID, err)
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE shows SET layout = $2, places = $3 WHERE show_id = $1`, next.ID, layout, raw); err != nil {
+		return fmt.Errorf("reprice show %d: %w", next.ID, err)
+	}
+	return nil
 }

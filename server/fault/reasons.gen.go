@@ -272,6 +272,9 @@ const (
 	// ShowDraft: The show is a draft (decision 0455): it is neither held, sold nor rescheduled until
 	// its managers publish it. Nothing was written.
 	ShowDraft Reason = "SHOW_DRAFT"
+	// PriceFrozen: A section's price changes only while none of its seats is held or sold (decision
+	// 0459): a price a buyer was shown never changes under them. Nothing was written.
+	PriceFrozen Reason = "PRICE_FROZEN"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -385,6 +388,7 @@ var Reasons = []Reason{
 	PaidAtCounter,
 	WalkInReserve,
 	ShowDraft,
+	PriceFrozen,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

@@ -29,7 +29,8 @@ func typeIn(sel, value string) chromedp.Action[chromedp.Void] {
 // publishes it. The buyer's
 // seat map draws the curve and says which places are for wheelchairs; a
 // buyer buys a seat; the manager sees the sale on the show's dashboard,
-// exports it as CSV, and finds the chart, the draft and its publication in
+// exports it as CSV, is told the block's price stays now that a seat of
+// it is sold, and finds the chart, the draft and its publication in
 // the audit log, newest first; she allocates two seats to a partner and
 // gives them back.
 func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
@@ -119,6 +120,14 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	require.Equal(t, "confirmed", orders[1][2])
 	require.Equal(t, "B5", orders[1][9])
 	require.Equal(t, "650.00", orders[1][11], "the show's price of the block, not the chart's")
+	// The block has a seat sold: its price stays, and the console says why.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#edit-"+show)),
+		until(`document.querySelector("#edit-price-0")?.value === "650"`),
+		typeIn("#edit-price-0", "700"),
+		chromedp.Click(chromedp.CSS("#edit-save")),
+		hasText("#console-error", "held or sold"),
+	)
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-audit")),
 		until(`document.querySelectorAll("#console-audit tbody tr").length >= 3`),

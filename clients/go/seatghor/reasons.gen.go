@@ -488,6 +488,11 @@ const (
 	// show first (PublishShow). Operators only.
 	ReasonShowDraft = "SHOW_DRAFT"
 
+	// ReasonPriceFrozen (failed_precondition): A section's price changes only while none of its seats
+	// is held or sold (decision 0459): a price a buyer was shown never changes under them. Nothing was
+	// written. What to do: Leave that section's price as it is. Operators only.
+	ReasonPriceFrozen = "PRICE_FROZEN"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -625,6 +630,7 @@ var (
 		ReasonPaidAtCounter,
 		ReasonWalkInReserve,
 		ReasonShowDraft,
+		ReasonPriceFrozen,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

@@ -79,7 +79,7 @@ const WORDS = {
     channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled", draft: "Draft" },
-    publish: "Publish", chartsTab: "Seat charts", allocations: "Allocations",
+    publish: "Publish", chartsTab: "Seat charts", allocations: "Allocations", priceIn: "Price of a seat (taka) in",
     actions: {
       "organization.create": "Organisation created", "member.set": "Staff role given", "member.remove": "Staff removed",
       "show.create": "Show created", "show.publish": "Show published", "layout_template.create": "Seat chart saved", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
@@ -143,7 +143,7 @@ const WORDS = {
     channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল", draft: "খসড়া" },
-    publish: "প্রকাশ করুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ",
+    publish: "প্রকাশ করুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ", priceIn: "প্রতি আসনের দাম (টাকা):",
     actions: {
       "organization.create": "সংস্থা তৈরি", "member.set": "কর্মীর ভূমিকা দেওয়া", "member.remove": "কর্মী বাদ",
       "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "layout_template.create": "আসন-নকশা রাখা", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
@@ -572,6 +572,10 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
   };
   const [f, setF] = useState(initial);
   const [saved, setSaved] = useState(false);
+  // A venue's prices by section, in taka (a trip's are its fares): a
+  // section's changes while none of its seats is held or sold (decision 0459).
+  const sections = show.stops.length === 0 ? show.sections : [];
+  const [prices, setPrices] = useState(() => sections.map((s) => String(Number(s.priceMinor) / 100)));
   const opensLater = Number(show.onSaleAt?.seconds ?? 0n) * 1000 > Date.now() && !show.waitingRoom?.enabled;
   const field = (k: keyof typeof f) => (e: Event) => { setSaved(false); setF({ ...f, [k]: (e.target as HTMLInputElement).value }); };
   const save = async (e: Event) => {
@@ -587,6 +591,8 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
         ...(changed("hold") && { holdTtl: { seconds: BigInt(Math.round(Number(f.hold) * 60)), nanos: 0 } }),
         ...(changed("account") && { maxSeatsPerAccount: Number(f.account) }),
         ...(changed("perHold") && { maxSeatsPerHold: Number(f.perHold) }),
+        sectionPrices: sections.map((s, i) => ({ section: s.name, priceMinor: BigInt(Math.round(Number(prices[i]) * 100)) }))
+          .filter((p, i) => p.priceMinor !== sections[i].priceMinor),
       });
       setSaved(true);
       props.onSaved();
@@ -611,6 +617,11 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
         {input("hold", w.holdMinutes, { type: "number", min: 1, max: 60, required: true })}
         {input("account", w.perAccount, { type: "number", min: 1, max: 100, required: true })}
         {input("perHold", w.perHold, { type: "number", min: 1, max: 100, required: true })}
+        {sections.map((s, i) => (
+          <label key={s.name}>{w.priceIn} {(lang === "bn" && s.nameBn) || s.name}{" "}
+            <input id={`edit-price-${i}`} type="number" min={0} max={10000000} step="0.01" required value={prices[i]}
+              onInput={(e) => { setSaved(false); setPrices(prices.map((p, j) => (j === i ? (e.target as HTMLInputElement).value : p))); }} /></label>
+        ))}
         {input("reason", w.why2, { maxLength: 300 })}
         <button type="submit" id="edit-save">{w.save}</button>
         {saved && <span role="status" id="edit-saved"> {w.saved}</span>}

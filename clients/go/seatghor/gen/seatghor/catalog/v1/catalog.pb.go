@@ -1851,7 +1851,11 @@ type UpdateShowRequest struct {
 	// Most seats in one hold.
 	MaxSeatsPerHold *int32 `protobuf:"varint,9,opt,name=max_seats_per_hold,json=maxSeatsPerHold,proto3,oneof" json:"max_seats_per_hold,omitempty"`
 	// Why, for the audit log.
-	Reason        string `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,10,opt,name=reason,proto3" json:"reason,omitempty"`
+	// New prices of sections of a show sold without fares (a venue), each
+	// of a section none of whose seats is held or sold (decision 0459): a
+	// price a buyer was shown never changes under them.
+	SectionPrices []*SectionPrice `protobuf:"bytes,11,rep,name=section_prices,json=sectionPrices,proto3" json:"section_prices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1954,6 +1958,13 @@ func (x *UpdateShowRequest) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *UpdateShowRequest) GetSectionPrices() []*SectionPrice {
+	if x != nil {
+		return x.SectionPrices
+	}
+	return nil
 }
 
 // UpdateShowResponse is the show as it is now.
@@ -3815,7 +3826,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x03\x18\xac\x02R\x06reason\"_\n" +
 	"\x12CancelShowResponse\x12I\n" +
-	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\"\xd7\x04\n" +
+	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\"\xac\x05\n" +
 	"\x11UpdateShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12%\n" +
 	"\x05title\x18\x02 \x01(\tB\n" +
@@ -3829,7 +3840,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x15max_seats_per_account\x18\b \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01H\x04R\x12maxSeatsPerAccount\x88\x01\x01\x12;\n" +
 	"\x12max_seats_per_hold\x18\t \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01H\x05R\x0fmaxSeatsPerHold\x88\x01\x01\x12 \n" +
 	"\x06reason\x18\n" +
-	" \x01(\tB\b\xbaH\x05r\x03\x18\xac\x02R\x06reasonB\b\n" +
+	" \x01(\tB\b\xbaH\x05r\x03\x18\xac\x02R\x06reason\x12S\n" +
+	"\x0esection_prices\x18\v \x03(\v2!.seatghor.catalog.v1.SectionPriceB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rsectionPricesB\b\n" +
 	"\x06_titleB\v\n" +
 	"\t_title_bnB\b\n" +
 	"\x06_venueB\v\n" +
@@ -4106,70 +4118,71 @@ var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	23, // 39: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
 	44, // 40: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
 	45, // 41: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	5,  // 42: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	5,  // 43: seatghor.catalog.v1.PublishShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	44, // 44: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	5,  // 45: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	23, // 46: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	44, // 47: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	48, // 48: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	44, // 49: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
-	5,  // 50: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 51: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	44, // 52: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	5,  // 53: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	44, // 54: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	2,  // 55: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	44, // 56: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	28, // 57: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 58: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	29, // 59: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	38, // 60: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
-	28, // 61: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 62: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	29, // 63: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
-	43, // 64: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
-	44, // 65: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	49, // 66: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
-	10, // 67: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	30, // 68: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	32, // 69: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	34, // 70: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	36, // 71: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
-	39, // 72: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
-	41, // 73: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
-	24, // 74: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	26, // 75: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	50, // 76: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	51, // 77: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	52, // 78: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	13, // 79: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	21, // 80: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	15, // 81: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
-	19, // 82: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	17, // 83: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
-	12, // 84: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	31, // 85: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	33, // 86: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	35, // 87: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	37, // 88: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
-	40, // 89: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
-	42, // 90: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
-	25, // 91: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	27, // 92: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	53, // 93: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	54, // 94: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	55, // 95: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	14, // 96: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	22, // 97: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	16, // 98: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
-	20, // 99: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	18, // 100: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
-	84, // [84:101] is the sub-list for method output_type
-	67, // [67:84] is the sub-list for method input_type
-	67, // [67:67] is the sub-list for extension type_name
-	67, // [67:67] is the sub-list for extension extendee
-	0,  // [0:67] is the sub-list for field type_name
+	11, // 42: seatghor.catalog.v1.UpdateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
+	5,  // 43: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	5,  // 44: seatghor.catalog.v1.PublishShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	44, // 45: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	5,  // 46: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	23, // 47: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	44, // 48: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	48, // 49: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	44, // 50: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	5,  // 51: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 52: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	44, // 53: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	5,  // 54: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	44, // 55: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	2,  // 56: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	44, // 57: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	28, // 58: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 59: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	29, // 60: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	38, // 61: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
+	28, // 62: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
+	2,  // 63: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	29, // 64: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
+	43, // 65: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
+	44, // 66: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	49, // 67: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
+	10, // 68: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	30, // 69: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	32, // 70: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	34, // 71: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	36, // 72: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
+	39, // 73: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
+	41, // 74: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
+	24, // 75: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	26, // 76: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	50, // 77: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	51, // 78: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	52, // 79: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	13, // 80: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	21, // 81: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	15, // 82: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
+	19, // 83: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	17, // 84: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
+	12, // 85: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	31, // 86: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	33, // 87: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	35, // 88: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	37, // 89: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
+	40, // 90: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
+	42, // 91: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
+	25, // 92: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	27, // 93: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	53, // 94: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	54, // 95: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	55, // 96: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	14, // 97: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	22, // 98: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	16, // 99: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
+	20, // 100: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	18, // 101: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
+	85, // [85:102] is the sub-list for method output_type
+	68, // [68:85] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
