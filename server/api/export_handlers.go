@@ -9,6 +9,7 @@ import (
 
 	ledgerv1 "github.com/seatghor/seatghor/gen/seatghor/ledger/v1"
 	"github.com/seatghor/seatghor/server/booking"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/export"
 	"github.com/seatghor/seatghor/server/fault"
@@ -23,24 +24,40 @@ const exportPiece = 32 << 10
 const exportPage = 500
 
 // ExportSales streams a show's orders or a ledger statement as CSV
-// (decision 0449): the show's managers and admins; a period of every show
-// is the admins'. Rows are read a page at a time and sent in pieces as
+// (decision 0449): the show's managers and admins; the orders of an
+// organisation's shows starting in a period, its managers and admins
+// (decision 0460); a ledger statement of a period of every show, the
+// admins'. Rows are read a page at a time and sent in pieces as
 // they are written, so a large show's file is never whole in memory. An
 // error after the first piece ends the stream with it: the caller has an
 // incomplete file and is told so.
 func (h *ledgerHandler) ExportSales(ctx context.Context, req *connect.Request[ledgerv1.ExportSalesRequest], stream *connect.ServerStream[ledgerv1.ExportSalesResponse]) error {
 	m := req.Msg
-	showID, lang := m.GetShowId(), display.ParseLang(m.GetLanguage())
-	if showID != 0 {
+	showID, lang, org := m.GetShowId(), display.ParseLang(m.GetLanguage()), m.GetOrganizationId()
+	orgOrders := showID == 0 && org != "" && m.GetKind() == ledgerv1.ExportKind_EXPORT_KIND_ORDERS
+	switch {
+	case showID != 0:
 		if _, err := h.manager(ctx, showID, "export the sales of"); err != nil {
 			return err
 		}
-	} else if err := ledgerAdminOnly(ctx); err != nil {
-		return err
+	case orgOrders:
+		refused := fault.New(fault.PermissionDenied, "only the organisation's managers export its orders")
+		if _, err := h.orgManager(ctx, org, refused); err != nil {
+			return err
+		}
+	default:
+		if err := ledgerAdminOnly(ctx); err != nil {
+			return err
+		}
 	}
+	// Bangladesh time: the platform's shows are there (display.DefaultZone).
+	loc := display.ZoneOrDefault(display.DefaultZone)
 	name := fmt.Sprintf("%d", showID)
 	if showID == 0 {
-		name = m.GetPeriodStart().AsTime().Format("20060102") + "-" + m.GetPeriodEnd().AsTime().Format("20060102")
+		name = m.GetPeriodStart().AsTime().In(loc).Format("20060102") + "-" + m.GetPeriodEnd().AsTime().In(loc).Format("20060102")
+		if orgOrders {
+			name = org + "-" + name
+		}
 	}
 	first := true
 	pieces := export.NewPieces(exportPiece, func(b []byte) error {
@@ -56,12 +73,10 @@ func (h *ledgerHandler) ExportSales(ctx context.Context, req *connect.Request[le
 		return stream.Send(msg)
 	})
 	stream.ResponseHeader().Set("Cache-Control", "private, no-store")
-	// Bangladesh time: the platform's shows are there (display.DefaultZone).
-	loc := display.ZoneOrDefault(display.DefaultZone)
 	var err error
 	switch m.GetKind() {
 	case ledgerv1.ExportKind_EXPORT_KIND_ORDERS:
-		err = h.exportOrders(ctx, showID, lang, loc, pieces)
+		err = h.exportOrders(ctx, m, lang, loc, pieces)
 	default:
 		err = h.exportLedger(ctx, ledger.Filter{ShowID: showID, CreatedAfter: ledgerTime(m.GetPeriodStart()),
 			CreatedBefore: ledgerTime(m.GetPeriodEnd())}, lang, loc, pieces)
@@ -75,15 +90,51 @@ func (h *ledgerHandler) ExportSales(ctx context.Context, req *connect.Request[le
 	return nil
 }
 
-func (h *ledgerHandler) exportOrders(ctx context.Context, showID int64, lang display.Lang, loc *time.Location, pieces *export.Pieces) error {
-	if h.booking == nil {
+// exportOrders writes the orders of m's show, or of the shows of m's
+// organisation starting in m's period, soonest first, show by show.
+func (h *ledgerHandler) exportOrders(ctx context.Context, m *ledgerv1.ExportSalesRequest, lang display.Lang, loc *time.Location, pieces *export.Pieces) error {
+	if h.booking == nil || h.catalog == nil {
 		return fault.New(fault.NotServed, "this server does not read bookings")
 	}
 	file, err := export.NewOrders(pieces, lang, loc)
 	if err != nil {
 		return err
 	}
-	return h.booking.EachOrderPage(ctx, showID, exportPage, func(page []booking.ExportedOrder) error { return file.Write(page) })
+	write := func(show catalog.Show) error {
+		title := show.Title
+		if lang == display.Bengali && show.TitleBn != "" {
+			title = show.TitleBn
+		}
+		file.Show(title, show.StartsAt)
+		return h.booking.EachOrderPage(ctx, show.ID, exportPage, func(page []booking.ExportedOrder) error { return file.Write(page) })
+	}
+	if m.GetShowId() != 0 {
+		show, err := h.catalog.GetShow(ctx, m.GetShowId())
+		if err != nil {
+			return err
+		}
+		return write(show)
+	}
+	f := catalog.ShowFilter{OrganizationID: m.GetOrganizationId(), StartsFrom: m.GetPeriodStart().AsTime()}
+	end, token := m.GetPeriodEnd().AsTime(), ""
+	for {
+		shows, next, err := h.catalog.ListShows(ctx, exportPage, token, f)
+		if err != nil {
+			return err
+		}
+		for _, show := range shows {
+			if !show.StartsAt.Before(end) {
+				return nil
+			}
+			if err := write(show); err != nil {
+				return err
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		token = next
+	}
 }
 
 func (h *ledgerHandler) exportLedger(ctx context.Context, f ledger.Filter, lang display.Lang, loc *time.Location, pieces *export.Pieces) error {

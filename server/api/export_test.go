@@ -170,3 +170,54 @@ func minorOf(t *testing.T, s string) int64 {
 	require.NoError(t, err, "amount %q", s)
 	return whole*100 + cents
 }
+
+// TestExportOrganizationPeriod (issue 26 §7, decision 0460): a manager
+// exports the orders of her organisation's shows that start in a period,
+// show by show, soonest first, each row naming its show and when it
+// starts; a show after the period, a draft and another organisation's
+// show are not in it. Another organisation's manager and a buyer may not.
+func TestExportOrganizationPeriod(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	env.Member(t, "period-org", "period-mgr", catalog.RoleManager)
+	env.Member(t, "other-org", "other-mgr", catalog.RoleManager)
+	start := time.Now().Add(10 * 24 * time.Hour).Truncate(time.Hour)
+	show := func(org, title, titleBn string, startsIn time.Duration, draft bool) int64 {
+		req := seatedShow(title, 1, 4)
+		req.OrganizationId, req.TitleBn, req.Draft = org, titleBn, draft
+		req.StartsAt = timestamppb.New(start.Add(startsIn))
+		return createShow(t, env, req).GetShowId()
+	}
+	later := show("period-org", "Baul night", "বাউল রাত", 48*time.Hour, false)
+	sooner := show("period-org", "Folk night", "লোকগানের রাত", 24*time.Hour, false)
+	after := show("period-org", "After the period", "", 40*24*time.Hour, false)
+	show("period-org", "A draft", "", 36*time.Hour, true)
+	other := show("other-org", "Another's night", "", 24*time.Hour, false)
+	var orders []string
+	for i, s := range []int64{sooner, later, later, after, other} {
+		o := newBuyer(t, env, fmt.Sprintf("period-fan-%d", i)).orderWith(s, nil, fmt.Sprintf("A%d", i%4+1))
+		orders = append(orders, o.GetOrderId())
+	}
+	req := &ledgerv1.ExportSalesRequest{OrganizationId: "period-org", Kind: ledgerv1.ExportKind_EXPORT_KIND_ORDERS, Language: "bn",
+		PeriodStart: timestamppb.New(start), PeriodEnd: timestamppb.New(start.Add(7 * 24 * time.Hour))}
+	name, rows, err := exported(t, as(t, env, "period-mgr", auth.RoleOperator), req)
+	require.NoError(t, err)
+	dhaka := time.FixedZone("BDT", 6*3600)
+	require.Equal(t, "orders-period-org-"+start.In(dhaka).Format("20060102")+"-"+start.Add(7*24*time.Hour).In(dhaka).Format("20060102")+"-bn.csv",
+		name, "the period's days in Bangladesh time")
+	require.Equal(t, []string{"শো", "শো শুরু"}, rows[0][16:], "the show's columns")
+	require.Len(t, rows, 4, "a header and the three orders of the two shows in the period")
+	require.Equal(t, orders[0], rows[1][0], "the sooner show first")
+	require.Equal(t, "লোকগানের রাত", rows[1][16], "its Bengali title")
+	require.Equal(t, start.Add(24*time.Hour).In(dhaka).Format("2006-01-02 15:04"), rows[1][17],
+		"when it starts, Bangladesh time")
+	require.ElementsMatch(t, orders[1:3], []string{rows[2][0], rows[3][0]})
+	require.Equal(t, "বাউল রাত", rows[2][16])
+
+	for _, c := range []clients{as(t, env, "other-mgr", auth.RoleOperator), as(t, env, "period-fan-0", auth.RoleUser)} {
+		_, _, err := exported(t, c, req)
+		require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
+	}
+	_, _, err = exported(t, as(t, env, "period-mgr", auth.RoleOperator), &ledgerv1.ExportSalesRequest{
+		Kind: ledgerv1.ExportKind_EXPORT_KIND_ORDERS, PeriodStart: req.PeriodStart, PeriodEnd: req.PeriodEnd})
+	require.Equal(t, connect.CodeInvalidArgument, connect.CodeOf(err), "orders of a period name their organisation: %v", err)
+}

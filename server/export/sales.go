@@ -28,7 +28,7 @@ type words struct {
 var labels = map[display.Lang]words{
 	display.English: {
 		orders: []string{"Order", "Created", "Status", "Channel", "Buyer", "Phone", "Email", "From", "To", "Seats",
-			"Passengers", "Amount", "Refunded", "Currency", "Payment", "Cancel reason"},
+			"Passengers", "Amount", "Refunded", "Currency", "Payment", "Cancel reason", "Show", "Show starts"},
 		ledger: []string{"Journal", "Posted", "Kind", "Reference", "Show", "Account", "Debit", "Credit", "Currency",
 			"Description"},
 		status: map[string]string{"pending_payment": "awaiting payment", "confirmed": "confirmed",
@@ -40,7 +40,7 @@ var labels = map[display.Lang]words{
 	},
 	display.Bengali: {
 		orders: []string{"অর্ডার", "সময়", "অবস্থা", "মাধ্যম", "ক্রেতা", "ফোন", "ই-মেইল", "কোথা থেকে", "কোথায়", "আসন",
-			"যাত্রী", "টাকা", "ফেরত", "মুদ্রা", "পেমেন্ট", "বাতিলের কারণ"},
+			"যাত্রী", "টাকা", "ফেরত", "মুদ্রা", "পেমেন্ট", "বাতিলের কারণ", "শো", "শো শুরু"},
 		ledger: []string{"জার্নাল", "সময়", "ধরন", "রেফারেন্স", "শো", "হিসাব", "ডেবিট", "ক্রেডিট", "মুদ্রা", "বিবরণ"},
 		status: map[string]string{"pending_payment": "পেমেন্টের অপেক্ষায়", "confirmed": "নিশ্চিত",
 			"cancelled": "বাতিল", "expired": "মেয়াদোত্তীর্ণ", "refunded": "ফেরত"},
@@ -73,6 +73,15 @@ type Orders struct {
 	w    words
 	lang display.Lang
 	loc  *time.Location
+	// show and starts name the show of the rows written next (a file of
+	// an organisation's period has many).
+	show, starts string
+}
+
+// Show names the show of the orders written next: its title in the
+// file's language and when it starts.
+func (o *Orders) Show(title string, startsAt time.Time) {
+	o.show, o.starts = title, startsAt.In(o.loc).Format(timeForm)
 }
 
 // NewOrders starts an orders file on w in lang, times in loc.
@@ -115,7 +124,7 @@ func (o *Orders) Write(page []booking.ExportedOrder) error {
 		if err := o.file.Row(x.ID, x.CreatedAt.In(o.loc).Format(timeForm), status, channel, Text(x.UserID),
 			Text(x.Phone), Text(x.Email), stop(x.From), stop(x.To), strings.Join(seats, " "),
 			Text(strings.Join(x.Passengers, "; ")), amount(x.AmountMinor), amount(x.RefundedMinor), x.Currency,
-			x.PaymentID, Text(x.CancelReason)); err != nil {
+			x.PaymentID, Text(x.CancelReason), Text(o.show), o.starts); err != nil {
 			return fmt.Errorf("order %s: %w", x.ID, err)
 		}
 	}

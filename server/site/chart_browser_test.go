@@ -29,7 +29,7 @@ func typeIn(sel, value string) chromedp.Action[chromedp.Void] {
 // publishes it. The buyer's
 // seat map draws the curve and says which places are for wheelchairs; a
 // buyer buys a seat; the manager sees the sale on the show's dashboard,
-// exports it as CSV, is told the block's price stays now that a seat of
+// exports it as CSV (the show's, and the organisation's of a period), is told the block's price stays now that a seat of
 // it is sold, and finds the chart, the draft and its publication in
 // the audit log, newest first; she allocates two seats to a partner and
 // gives them back.
@@ -120,6 +120,21 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	require.Equal(t, "confirmed", orders[1][2])
 	require.Equal(t, "B5", orders[1][9])
 	require.Equal(t, "650.00", orders[1][11], "the show's price of the block, not the chart's")
+	// The organisation's orders of the shows starting in the next 31 days,
+	// as one file naming each order's show.
+	dhaka := time.FixedZone("BDT", 6*3600)
+	from, to := time.Now().In(dhaka), time.Now().In(dhaka).Add(31*24*time.Hour)
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#org-sales")),
+		chromedp.WaitVisible(chromedp.CSS("#period-export")),
+		typeIn("#period-from", from.Format("2006-01-02")),
+		typeIn("#period-to", to.Format("2006-01-02")),
+	)
+	period := download(t, ctx, "#export-period", "orders-web-arc-venue-"+from.Format("20060102")+"-"+to.AddDate(0, 0, 1).Format("20060102")+"-en.csv")
+	require.Len(t, period, 2, "a header and the order")
+	require.Equal(t, []string{"Show", "Show starts"}, period[0][16:])
+	require.Equal(t, []string{"B5", "Arc Nights"}, []string{period[1][9], period[1][16]})
+	do(t, ctx, chromedp.Click(chromedp.CSS("#org-sales")), until(`!document.querySelector("#period-export")`))
 	// The block has a seat sold: its price stays, and the console says why.
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#edit-"+show)),

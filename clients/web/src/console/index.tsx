@@ -80,6 +80,7 @@ const WORDS = {
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled", draft: "Draft" },
     publish: "Publish", chartsTab: "Seat charts", allocations: "Allocations", priceIn: "Price of a seat (taka) in",
+    periodOrders: "Orders of the shows starting", fromDay: "from", toDay: "to",
     actions: {
       "organization.create": "Organisation created", "member.set": "Staff role given", "member.remove": "Staff removed",
       "show.create": "Show created", "show.publish": "Show published", "layout_template.create": "Seat chart saved", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
@@ -144,6 +145,7 @@ const WORDS = {
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল", draft: "খসড়া" },
     publish: "প্রকাশ করুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ", priceIn: "প্রতি আসনের দাম (টাকা):",
+    periodOrders: "এই সময়ে শুরু হওয়া শোগুলোর অর্ডার", fromDay: "প্রথম দিন", toDay: "শেষ দিন",
     actions: {
       "organization.create": "সংস্থা তৈরি", "member.set": "কর্মীর ভূমিকা দেওয়া", "member.remove": "কর্মী বাদ",
       "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "layout_template.create": "আসন-নকশা রাখা", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
@@ -649,6 +651,8 @@ function OrgSales({ lang, api, org, onError }: PartProps) {
     </tr>
   );
   return (
+    <>
+    <PeriodExport lang={lang} api={api} org={org} onError={onError} />
     <table class="console-table" id="org-sales-table" aria-live="polite">
       <caption>{w.orgSalesTitle} ({w.updated}: {showTime(undefined, tsDate(sales.asOf), lang)})</caption>
       <thead><tr><th scope="col">{w.shows}</th><th scope="col">{w.sold}</th><th scope="col">{w.held}</th><th scope="col">{w.taken}</th>
@@ -659,6 +663,7 @@ function OrgSales({ lang, api, org, onError }: PartProps) {
       </tbody>
       {sales.total && <tfoot>{row(sales.total, w.total, "org-sales-total")}</tfoot>}
     </table>
+    </>
   );
 }
 
@@ -807,6 +812,52 @@ function save(name: string, type: string, parts: BlobPart[]) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
+/** Streams an ExportSales file, a piece at a time, and hands it to the browser. */
+async function saveExport(api: Api, req: Parameters<Api["ledger"]["exportSales"]>[0]) {
+  let name = "", type = "";
+  const parts: BlobPart[] = [];
+  for await (const piece of api.ledger.exportSales(req)) {
+    name ||= piece.filename;
+    type ||= piece.contentType;
+    parts.push(piece.data as Uint8Array<ArrayBuffer>);
+  }
+  save(name, type, parts);
+}
+
+/**
+ * The orders of the organisation's shows starting between two days
+ * (Bangladesh dates, both included) as one file (decision 0460).
+ */
+function PeriodExport({ lang, api, org, onError }: PartProps) {
+  const w = WORDS[lang];
+  const today = nowInDhaka().slice(0, 10);
+  const [from, setFrom] = useState(today.slice(0, 8) + "01");
+  const [to, setTo] = useState(today);
+  const [busy, setBusy] = useState(false);
+  const go = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    try {
+      const end = dhakaTimestamp(`${to}T00:00`);
+      await saveExport(api, { organizationId: org, kind: ExportKind.ORDERS, language: lang,
+        periodStart: dhakaTimestamp(`${from}T00:00`), periodEnd: { seconds: end.seconds + 86400n, nanos: 0 } });
+    } catch (err) {
+      onError(sayError(err, lang));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="inline console-exports" id="period-export" onSubmit={go} aria-busy={busy}>
+      {w.periodOrders}:{" "}
+      <label>{w.fromDay} <input id="period-from" type="date" required value={from} onInput={(e) => setFrom((e.target as HTMLInputElement).value)} /></label>{" "}
+      <label>{w.toDay} <input id="period-to" type="date" required value={to} onInput={(e) => setTo((e.target as HTMLInputElement).value)} /></label>{" "}
+      <button type="submit" id="export-period" disabled={busy}>{w.exportOrders}</button>
+      {busy && <span role="status"> {w.exporting}</span>}
+    </form>
+  );
+}
+
 /**
  * A show's files (decision 0449): its orders and its ledger statement,
  * streamed by ExportSales a piece at a time, and its tickets (the
@@ -826,16 +877,7 @@ function Exports(props: { lang: Lang; api: Api; show: bigint; onError: (s: strin
       setBusy(false);
     }
   };
-  const sales = (kind: ExportKind) => run(async () => {
-    let name = "", type = "";
-    const parts: BlobPart[] = [];
-    for await (const piece of api.ledger.exportSales({ showId: show, kind, language: lang })) {
-      name ||= piece.filename;
-      type ||= piece.contentType;
-      parts.push(piece.data as Uint8Array<ArrayBuffer>);
-    }
-    save(name, type, parts);
-  });
+  const sales = (kind: ExportKind) => run(() => saveExport(api, { showId: show, kind, language: lang }));
   const tickets = () => run(async () => {
     const f = await api.manifest.exportManifest({ showId: show, language: lang });
     save(f.filename, f.contentType, [f.data as Uint8Array<ArrayBuffer>]);

@@ -1776,18 +1776,22 @@ func (x *ListFailedRefundsResponse) GetNextPageToken() string {
 // ExportSalesRequest says what to export.
 type ExportSalesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The show; 0 only for an admin's ledger statement of a period.
+	// The show; 0 for a period's file.
 	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
 	// Orders or the ledger statement.
 	Kind ExportKind `protobuf:"varint,2,opt,name=kind,proto3,enum=seatghor.ledger.v1.ExportKind" json:"kind,omitempty"`
 	// "bn" or "en" (default) for the column names and statuses.
 	Language string `protobuf:"bytes,3,opt,name=language,proto3" json:"language,omitempty"`
-	// A ledger statement's period: from (inclusive) …
+	// A period: from (inclusive) …
 	PeriodStart *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=period_start,json=periodStart,proto3" json:"period_start,omitempty"`
 	// … to (exclusive).
-	PeriodEnd     *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=period_end,json=periodEnd,proto3" json:"period_end,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PeriodEnd *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=period_end,json=periodEnd,proto3" json:"period_end,omitempty"`
+	// With kind ORDERS and a period (decision 0460): the orders of the
+	// organisation's shows that start in the period, show by show, soonest
+	// first; its managers and admins.
+	OrganizationId string `protobuf:"bytes,6,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *ExportSalesRequest) Reset() {
@@ -1853,6 +1857,13 @@ func (x *ExportSalesRequest) GetPeriodEnd() *timestamppb.Timestamp {
 		return x.PeriodEnd
 	}
 	return nil
+}
+
+func (x *ExportSalesRequest) GetOrganizationId() string {
+	if x != nil {
+		return x.OrganizationId
+	}
+	return ""
 }
 
 // ExportSalesResponse is the next piece of the file.
@@ -3038,7 +3049,7 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"\ashow_id\x18\x03 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06showId\"\x7f\n" +
 	"\x19ListFailedRefundsResponse\x12:\n" +
 	"\arefunds\x18\x01 \x03(\v2 .seatghor.ledger.v1.FailedRefundR\arefunds\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xd7\x03\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\xe3\x04\n" +
 	"\x12ExportSalesRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02(\x00R\x06showId\x12>\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1e.seatghor.ledger.v1.ExportKindB\n" +
@@ -3047,8 +3058,9 @@ const file_seatghor_ledger_v1_ledger_proto_rawDesc = "" +
 	"R\x00R\x02enR\x02bnR\blanguage\x12=\n" +
 	"\fperiod_start\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\vperiodStart\x129\n" +
 	"\n" +
-	"period_end\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tperiodEnd:\xb7\x01\xbaH\xb3\x01\x1a\xb0\x01\n" +
-	"\x15export_show_or_period\x12?orders need a show; a ledger statement needs a show or a period\x1aVthis.show_id > 0 || (this.kind == 2 && has(this.period_start) && has(this.period_end))\"h\n" +
+	"period_end\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tperiodEnd\x12I\n" +
+	"\x0forganization_id\x18\x06 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId:\xf8\x01\xbaH\xf4\x01\x1a\xf1\x01\n" +
+	"\x15export_show_or_period\x12`orders need a show, or an organisation and a period; a ledger statement needs a show or a period\x1avthis.show_id > 0 || (has(this.period_start) && has(this.period_end) && (this.kind == 2 || this.organization_id != ''))\"h\n" +
 	"\x13ExportSalesResponse\x12\x1a\n" +
 	"\bfilename\x18\x01 \x01(\tR\bfilename\x12!\n" +
 	"\fcontent_type\x18\x02 \x01(\tR\vcontentType\x12\x12\n" +

@@ -119,8 +119,9 @@ type LedgerServiceClient interface {
 	// only, as refund rights are.
 	ListRefundsToApprove(context.Context, *connect.Request[v1.ListRefundsToApproveRequest]) (*connect.Response[v1.ListRefundsToApproveResponse], error)
 	// ExportSales streams a CSV file (UTF-8 with a byte-order mark, so a
-	// spreadsheet keeps Bengali names intact) of a show's orders, or of the
-	// ledger statement of a show or, for admins, of every show in a period.
+	// spreadsheet keeps Bengali names intact) of a show's orders or of an
+	// organisation's shows starting in a period, or of the ledger statement
+	// of a show or, for admins, of every show in a period.
 	// The file comes in pieces, read from the shard a page at a time, so a
 	// stadium's orders never sit whole in the server's memory. Managers of
 	// the show's organisation and admins. A show's tickets are its manifest
@@ -327,8 +328,9 @@ type LedgerServiceHandler interface {
 	// only, as refund rights are.
 	ListRefundsToApprove(context.Context, *connect.Request[v1.ListRefundsToApproveRequest]) (*connect.Response[v1.ListRefundsToApproveResponse], error)
 	// ExportSales streams a CSV file (UTF-8 with a byte-order mark, so a
-	// spreadsheet keeps Bengali names intact) of a show's orders, or of the
-	// ledger statement of a show or, for admins, of every show in a period.
+	// spreadsheet keeps Bengali names intact) of a show's orders or of an
+	// organisation's shows starting in a period, or of the ledger statement
+	// of a show or, for admins, of every show in a period.
 	// The file comes in pieces, read from the shard a page at a time, so a
 	// stadium's orders never sit whole in the server's memory. Managers of
 	// the show's organisation and admins. A show's tickets are its manifest
