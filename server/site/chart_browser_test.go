@@ -187,4 +187,19 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	)
 	status, body = hold("C1")
 	require.Equal(t, http.StatusOK, status, "the seat given back sells: %s", body)
+
+	// The charts in Bengali: the tab, the saved chart's Bengali name, the
+	// designer's words and its summary in Bengali digits.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		chromedp.WaitVisible(chromedp.CSS("#tab-charts")),
+		chromedp.Click(chromedp.CSS("#tab-charts")),
+		hasText("#tab-charts", "আসন-নকশা"),
+		hasText("#chart-arc-hall", "আর্ক হল"),
+		hasText("#chart-arc-hall", "২৭"),
+		hasText("#design-heading", "নকশা আঁকুন"),
+		hasText("#chart-summary", "১টি ব্লকে ৫০টি আসন"),
+	)
+	shot(t, ctx, "bengali-console-charts")
 }
