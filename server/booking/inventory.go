@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/seatghor/seatghor/server/catalog"
+	"github.com/seatghor/seatghor/server/fault"
 )
 
 // Inventory writes a new show's seats and GA buckets and counts the GA
@@ -177,4 +178,33 @@ func (Inventory) Retire(ctx context.Context, tx pgx.Tx, showID int64) (catalog.S
 	}
 	s.Allocated += allocations
 	return s, nil
+}
+
+// Reprice writes a section's new price to its seats (decision 0459). The
+// section's seats are locked first: a hold that took one before commits
+// first and the change is refused (fault.PriceFrozen), one that comes
+// after waits and pays the new price, so the price a buyer is shown is
+// the price of the order. A section that has its new price already (the
+// same request again, after a crash before the catalog committed) is left
+// as it is.
+func (Inventory) Reprice(ctx context.Context, tx pgx.Tx, showID int64, p catalog.SectionPrice) error {
+	var stale, taken int
+	if err := tx.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE price_minor <> $3), count(*) FILTER (WHERE status <> 'available')
+		FROM (SELECT price_minor, status FROM seats WHERE show_id = $1 AND section = $2 FOR UPDATE) s`,
+		showID, p.Section, p.PriceMinor).Scan(&stale, &taken); err != nil {
+		return fmt.Errorf("lock the seats of section %q: %w", p.Section, err)
+	}
+	switch {
+	case stale == 0:
+		return nil
+	case taken > 0:
+		return fault.OnField(fault.PriceFrozen, "section_prices", "section %q of show %d has %d seats held or sold: its price stays",
+			p.Section, showID, taken)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE seats SET price_minor = $3 WHERE show_id = $1 AND section = $2`,
+		showID, p.Section, p.PriceMinor); err != nil {
+		return fmt.Errorf("reprice section %q: %w", p.Section, err)
+	}
+	return nil
 }

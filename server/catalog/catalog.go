@@ -249,6 +249,10 @@ type Inventory interface {
 	// how many holds the show ever had: WithdrawUnsold commits only when
 	// that is nothing, and rolls back otherwise.
 	Retire(ctx context.Context, tx pgx.Tx, showID int64) (Sales, error)
+	// Reprice gives a section's seats a new price in tx, its shard's
+	// transaction, unless one of them is held or sold (fault.PriceFrozen;
+	// decision 0459).
+	Reprice(ctx context.Context, tx pgx.Tx, showID int64, p SectionPrice) error
 }
 
 // Policy bounds what an organisation may set on its own shows; admins may

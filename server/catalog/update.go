@@ -144,7 +144,12 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 					next.MaxSeatsPerHold); err != nil {
 					return err
 				}
-				return repriceSeats(ctx, stx, showID, repriced)
+				for _, p := range repriced {
+					if err := s.inventory.Reprice(ctx, stx, showID, p); err != nil {
+						return err
+					}
+				}
+				return nil
 			}); err != nil {
 				return fmt.Errorf("update show %d in %s: %w", showID, pool.Name, err)
 			}
@@ -213,37 +218,6 @@ func reprice(next *Show, prices []SectionPrice, before, after map[string]any) ([
 		changed = append(changed, p)
 	}
 	return changed, nil
-}
-
-// repriceSeats writes new section prices to the seats of a show on its
-// shard, in stx. Each section's seats are locked first: a hold that took
-// one before commits first and the change is refused (PRICE_FROZEN), one
-// that comes after waits and pays the new price, so the price a buyer is
-// shown is the price of the order. A section that has its new price
-// already (the same request again, after a crash before the catalog
-// committed) is left as it is.
-func repriceSeats(ctx context.Context, stx pgx.Tx, showID int64, prices []SectionPrice) error {
-	for _, p := range prices {
-		var stale, taken int
-		if err := stx.QueryRow(ctx, `
-			SELECT count(*) FILTER (WHERE price_minor <> $3), count(*) FILTER (WHERE status <> 'available')
-			FROM (SELECT price_minor, status FROM seats WHERE show_id = $1 AND section = $2 FOR UPDATE) s`,
-			showID, p.Section, p.PriceMinor).Scan(&stale, &taken); err != nil {
-			return fmt.Errorf("lock the seats of section %q: %w", p.Section, err)
-		}
-		switch {
-		case stale == 0:
-			continue
-		case taken > 0:
-			return fault.OnField(fault.PriceFrozen, "section_prices", "section %q of show %d has %d seats held or sold: its price stays",
-				p.Section, showID, taken)
-		}
-		if _, err := stx.Exec(ctx, `UPDATE seats SET price_minor = $3 WHERE show_id = $1 AND section = $2`,
-			showID, p.Section, p.PriceMinor); err != nil {
-			return fmt.Errorf("reprice section %q: %w", p.Section, err)
-		}
-	}
-	return nil
 }
 
 // repricePlaces writes next's section prices to its catalog row in tx:
