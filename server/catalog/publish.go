@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -40,21 +39,12 @@ func (s *Service) PublishShow(ctx context.Context, showID int64, by audit.Actor)
 			return fault.New(fault.ShowAlreadyStarted, "show %d was to start at %s: move it before publishing",
 				showID, show.StartsAt.Format(time.RFC3339))
 		}
-		var places []byte
-		if err := tx.QueryRow(ctx, `SELECT places FROM shows WHERE show_id = $1`, showID).Scan(&places); err != nil {
-			return fmt.Errorf("read places of show %d: %w", showID, err)
-		}
-		if places != nil {
-			show.Layout = new(Layout)
-			if err := json.Unmarshal(places, show.Layout); err != nil {
-				return fmt.Errorf("decode places of show %d: %w", showID, err)
-			}
-		}
-		one := []Show{show}
-		if err := s.attachWaitingRooms(ctx, one); err != nil {
+		if show.Layout, err = readPlaces(ctx, tx, showID); err != nil {
 			return err
 		}
-		show = one[0]
+		if show, err = s.withWaitingRoom(ctx, show); err != nil {
+			return err
+		}
 		show.PublishedAt = &now
 		if _, err := tx.Exec(ctx, `UPDATE shows SET published_at = $2 WHERE show_id = $1`, showID, now); err != nil {
 			return fmt.Errorf("publish show %d: %w", showID, err)

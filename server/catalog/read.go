@@ -189,6 +189,30 @@ func (s *Service) ListShows(ctx context.Context, pageSize int, pageToken string,
 	return shows[:pageSize], page.Encode(page.Cursor{At: last.StartsAt, ID: strconv.FormatInt(last.ID, 10)}), nil
 }
 
+// readPlaces reads a show's places from its catalog row in tx; nil for a
+// show of straight rows of its sections.
+func readPlaces(ctx context.Context, tx pgx.Tx, showID int64) (*Layout, error) {
+	var raw []byte
+	if err := tx.QueryRow(ctx, `SELECT places FROM shows WHERE show_id = $1`, showID).Scan(&raw); err != nil {
+		return nil, fmt.Errorf("read places of show %d: %w", showID, err)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	places := new(Layout)
+	if err := json.Unmarshal(raw, places); err != nil {
+		return nil, fmt.Errorf("decode places of show %d: %w", showID, err)
+	}
+	return places, nil
+}
+
+// withWaitingRoom is show with its waiting room filled in.
+func (s *Service) withWaitingRoom(ctx context.Context, show Show) (Show, error) {
+	one := []Show{show}
+	err := s.attachWaitingRooms(ctx, one)
+	return one[0], err
+}
+
 // attachWaitingRooms fills in the waiting rooms of a page of shows, in one
 // query.
 func (s *Service) attachWaitingRooms(ctx context.Context, shows []Show) error {

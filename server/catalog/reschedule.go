@@ -112,11 +112,9 @@ func (s *Service) RescheduleShow(ctx context.Context, showID int64, at time.Time
 				"before": map[string]any{"starts_at": previous}, "after": map[string]any{"starts_at": at}}}); err != nil {
 			return err
 		}
-		one := []Show{show}
-		if err := s.attachWaitingRooms(ctx, one); err != nil {
+		if show, err = s.withWaitingRoom(ctx, show); err != nil {
 			return err
 		}
-		show = one[0]
 		if err := outbox.Append(ctx, tx, showID, now, &eventsv1.ShowPublished{
 			ShowId: showID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
 		}); err != nil {

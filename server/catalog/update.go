@@ -69,11 +69,9 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		if show.CancelledAt != nil {
 			return fault.New(fault.ShowCancelled, "show %d was cancelled: it changes no more", showID)
 		}
-		one := []Show{show}
-		if err := s.attachWaitingRooms(ctx, one); err != nil {
+		if show, err = s.withWaitingRoom(ctx, show); err != nil {
 			return err
 		}
-		show = one[0]
 		before, after := map[string]any{}, map[string]any{}
 		next := show
 		text := func(name string, to *string, field *string) {
@@ -227,15 +225,12 @@ func repricePlaces(ctx context.Context, tx pgx.Tx, next Show) error {
 	if err != nil {
 		return fmt.Errorf("encode layout: %w", err)
 	}
-	var raw []byte
-	if err := tx.QueryRow(ctx, `SELECT places FROM shows WHERE show_id = $1`, next.ID).Scan(&raw); err != nil {
-		return fmt.Errorf("read places of show %d: %w", next.ID, err)
+	places, err := readPlaces(ctx, tx, next.ID)
+	if err != nil {
+		return err
 	}
-	if raw != nil {
-		var places Layout
-		if err := json.Unmarshal(raw, &places); err != nil {
-			return fmt.Errorf("decode places of show %d: %w", next.ID, err)
-		}
+	var raw []byte // NULL: straight rows of the sections
+	if places != nil {
 		for i := range places.Sections {
 			if j := slices.IndexFunc(next.Sections, func(s Section) bool { return s.Name == places.Sections[i].Name }); j >= 0 {
 				places.Sections[i].PriceMinor = next.Sections[j].PriceMinor
