@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
+	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/idempotency"
@@ -105,6 +106,11 @@ func (s *Service) AllocateSeats(ctx context.Context, c Caller, req AllocationReq
 			err = allocateGA(ctx, tx, &a, req.GAArea, req.Quantity, now)
 		}
 		if err != nil {
+			return Allocation{}, err
+		}
+		if err := auditAllocation(ctx, tx, c, "allocation.create", a, now, map[string]any{"after": map[string]any{
+			"partner_id": a.PartnerID, "seats": a.Seats, "ga_area": a.GAArea, "quantity": a.Quantity,
+			"return_at": a.ReturnAt, "general_sale": a.GeneralSale}}); err != nil {
 			return Allocation{}, err
 		}
 		return a, appendEvent(ctx, tx, now, &eventsv1.SeatsAllocated{
@@ -363,6 +369,11 @@ func (s *Service) ReleaseAllocation(ctx context.Context, c Caller, allocationID 
 			a.Status = AllocationReleased
 		}
 		ev.Whole = a.Status != AllocationActive
+		if err := auditAllocation(ctx, tx, c, "allocation.release", a, now, map[string]any{
+			"before": map[string]any{"status": string(AllocationActive)},
+			"after":  map[string]any{"status": string(a.Status), "seats": ev.Seats, "quantity": ev.Quantity}}); err != nil {
+			return Allocation{}, err
+		}
 		return a, appendEvent(ctx, tx, now, ev)
 	})
 }
@@ -666,4 +677,15 @@ type AnyPartner struct{}
 // PartnerExists implements Partners.
 func (AnyPartner) PartnerExists(_ context.Context, partnerID int64) (bool, error) {
 	return partnerID > 0, nil
+}
+
+// auditAllocation records a change of allocation a by c in its shard's
+// audit log, in tx, the transaction of the change (decision 0457).
+func auditAllocation(ctx context.Context, tx pgx.Tx, c Caller, action string, a Allocation, now time.Time, detail map[string]any) error {
+	by := audit.Actor{Kind: audit.ActorUser, ID: c.UserID}
+	if c.Admin {
+		by.Kind = audit.ActorAdmin
+	}
+	return audit.RecordOnShard(ctx, tx, a.ShowID, audit.Entry{At: now, Actor: by, Action: action,
+		Target: "allocation:" + a.ID, Detail: detail})
 }

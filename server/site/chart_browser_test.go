@@ -187,6 +187,12 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	)
 	status, body = hold("C1")
 	require.Equal(t, http.StatusOK, status, "the seat given back sells: %s", body)
+	// Both in the audit log, newest first (the shard's entries, gathered).
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#tab-audit")),
+		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "allocation.release"`),
+		hasText("#console-audit", "Seats allocated to a partner"),
+	)
 
 	// The charts in Bengali: the tab, the saved chart's Bengali name, the
 	// designer's words and its summary in Bengali digits.
