@@ -78,7 +78,7 @@ func (h *catalogHandler) ListShows(ctx context.Context, req *connect.Request[cat
 	f := catalog.ShowFilter{Kind: req.Msg.GetKind(), OrganizationID: req.Msg.GetOrganizationId()}
 	if req.Msg.GetIncludeDrafts() {
 		if f.OrganizationID == "" {
-			return nil, fault.OnField(fault.ShowInvalid, "include_drafts", "drafts are listed by organisation: set organization_id")
+			return nil, toConnect(ctx, h.log, fault.OnField(fault.ShowInvalid, "include_drafts", "drafts are listed by organisation: set organization_id"))
 		}
 		refused := fault.New(fault.PermissionDenied, "only the organisation's managers and admins see its drafts")
 		if _, err := h.orgManager(ctx, f.OrganizationID, refused); err != nil {
