@@ -643,6 +643,9 @@ func TestPaymentKeepsItsSeatsHeldInTheMap(t *testing.T) {
 		extended = err == nil && ok && !a.ValidUntil.Before(want)
 	}
 	require.True(t, extended, "the map knows the hold's new expiry")
+	// Every event taken (the show's own from the catalog among them): a
+	// late one would change the map, and the count below is of lapses.
+	env.WaitProjected(t, seatmap.Name)
 	_, err = c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show})) // the layout is cached
 	require.NoError(t, err)
 	loads := metric(t, env, "seatghor_seatmap_shard_loads_total", "")

@@ -4,9 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -487,4 +494,128 @@ func TestBrowserConsolePartners(t *testing.T) {
 	shot(t, ctx, "bengali-console-partners")
 	status, _ = post(t, s, s.devToken(t, "demo-gate", "operator"), "seatghor.partner.v1.PartnerService/ListPartners", map[string]any{})
 	require.Equal(t, http.StatusForbidden, status)
+}
+
+// A partner's webhook deliveries in the console (decision 0461): the
+// partner's endpoint (a real HTTP server on this machine) fails a show's
+// move with 503; the admin reads the failure in the endpoint's log, the
+// endpoint is mended, and "Send again" delivers the event with the
+// webhook-id it had; an endpoint an admin disabled is enabled again from
+// the panel. In Bengali too. A manager may not read the log (the API).
+func TestBrowserConsoleWebhookDeliveries(t *testing.T) {
+	s, browser := openSite(t)
+	admin := s.devToken(t, "web-admin", "admin")
+	var healthy atomic.Bool
+	var mu sync.Mutex
+	answered := map[string][]int{} // webhook-id → the statuses answered, for our show's event
+	var show string
+	hooks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		code := http.StatusServiceUnavailable
+		if healthy.Load() {
+			code = http.StatusNoContent
+		}
+		mu.Lock()
+		if show != "" && strings.Contains(string(body), show) {
+			answered[r.Header.Get("webhook-id")] = append(answered[r.Header.Get("webhook-id")], code)
+		}
+		mu.Unlock()
+		w.WriteHeader(code)
+	}))
+	t.Cleanup(hooks.Close)
+	ours := func() (string, []int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for id, codes := range answered {
+			return id, slices.Clone(codes)
+		}
+		return "", nil
+	}
+
+	var partner struct {
+		Partner struct {
+			PartnerID string `json:"partnerId"`
+		} `json:"partner"`
+	}
+	s.call(t, admin, "seatghor.partner.v1.PartnerService/CreatePartner", map[string]any{"name": "Hooked Tickets",
+		"commissionBps": 300, "contact": map[string]any{"name": "Tanvir", "email": "ops@hooked.example"},
+		"allowedOrganizationIds": []string{"demo-operator"}}, &partner)
+	var endpoint struct {
+		Endpoint struct {
+			EndpointID string `json:"endpointId"`
+		} `json:"endpoint"`
+	}
+	s.call(t, admin, "seatghor.partner.v1.WebhookService/CreateEndpoint", map[string]any{"partnerId": partner.Partner.PartnerID,
+		"url": hooks.URL + "/seatghor", "eventTypes": []string{"show.rescheduled"}}, &endpoint)
+	ep := endpoint.Endpoint.EndpointID
+	var created struct {
+		Show struct {
+			ShowID string `json:"showId"`
+		} `json:"show"`
+	}
+	starts := time.Now().Add(40 * 24 * time.Hour).UTC().Truncate(time.Minute)
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+		"kind": "SHOW_KIND_CONCERT", "title": "Arbovirus live", "venue": "Bashundhara", "currency": "BDT",
+		"organizationId": "demo-operator", "startsAt": starts.Format(time.RFC3339),
+		"sections": []map[string]any{{"name": "Floor", "rows": []string{"A"}, "seatsPerRow": 4, "priceMinor": "100000"}},
+	}, &created)
+	mu.Lock()
+	show = `"` + created.Show.ShowID + `"`
+	mu.Unlock()
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/RescheduleShow", map[string]any{"showId": created.Show.ShowID,
+		"startsAt": starts.Add(24 * time.Hour).Format(time.RFC3339), "reason": "the venue's power is out"}, nil)
+	require.Eventually(t, func() bool { id, _ := ours(); return id != "" }, waitLong, 50*time.Millisecond,
+		"the partner's endpoint is sent the show's move")
+	webhookID, codes := ours()
+	require.Equal(t, http.StatusServiceUnavailable, codes[0])
+	row := fmt.Sprintf(`#deliveries tr[data-webhook-id=%q]`, webhookID)
+
+	ctx := desk(t, browser)
+	do(t, ctx,
+		signIn(s, "web-hooks-admin", "admin"),
+		chromedp.Navigate(s.base+"/console/demo-operator/partners"),
+		chromedp.WaitVisible(chromedp.CSS("#open-partner-"+partner.Partner.PartnerID)),
+		chromedp.Click(chromedp.CSS("#open-partner-"+partner.Partner.PartnerID)),
+		hasText("#endpoint-"+ep, hooks.URL),
+		chromedp.Click(chromedp.CSS("#deliveries-"+ep)),
+		hasText(row, "show.rescheduled"),
+		hasText(row+" .answer", "HTTP 503"),
+		script(`document.querySelector("#endpoint-deliveries").scrollIntoView()`),
+	)
+	shot(t, ctx, "console-webhook-deliveries")
+	healthy.Store(true)
+	before := len(codes)
+	do(t, ctx,
+		script(fmt.Sprintf(`document.querySelector(%q).click()`, row+" button")),
+		hasText("#deliveries-replayed", "Sent again"),
+		hasText(row+" .status", "delivered"),
+	)
+	_, codes = ours()
+	require.Greater(t, len(codes), before)
+	require.Equal(t, http.StatusNoContent, codes[len(codes)-1], "sent again with the webhook-id it had, and taken")
+
+	// Disabled by an admin, enabled again from the panel.
+	s.call(t, admin, "seatghor.partner.v1.WebhookService/DisableEndpoint", map[string]any{"endpointId": ep, "reason": "partner asked"}, nil)
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#partner-close")),
+		chromedp.Click(chromedp.CSS("#open-partner-"+partner.Partner.PartnerID)),
+		hasText("#endpoint-"+ep+" .health", "disabled"),
+		chromedp.Click(chromedp.CSS("#enable-"+ep)),
+		hasText("#endpoint-"+ep+" .health", "delivering"),
+		until(`!document.querySelector("#enable-`+ep+`")`),
+		chromedp.Click(chromedp.CSS("#lang")),
+		until(`document.documentElement.lang === "bn"`),
+		chromedp.WaitVisible(chromedp.CSS("#open-partner-"+partner.Partner.PartnerID)),
+		chromedp.Click(chromedp.CSS("#open-partner-"+partner.Partner.PartnerID)),
+		chromedp.Click(chromedp.CSS("#deliveries-"+ep)),
+		hasText(row+" .status", "পৌঁছেছে"),
+		hasText("#deliveries-title", "পাঠানোর খতিয়ান"),
+		script(`document.querySelector("#endpoint-deliveries").scrollIntoView()`),
+	)
+	shot(t, ctx, "bengali-console-webhook-deliveries")
+
+	// The log is the partner's and the admins': a manager is refused it.
+	status, body := post(t, s, s.devToken(t, "demo-manager", "operator"), "seatghor.partner.v1.WebhookService/ListDeliveries",
+		map[string]any{"endpointId": ep})
+	require.Equal(t, http.StatusForbidden, status, body)
 }

@@ -26,6 +26,7 @@ import "../staffreasons.js";
 import { loadSession } from "../session.js";
 import { ShowAllocations } from "./allocations.js";
 import { Charts } from "./charts.js";
+import { EndpointDeliveries } from "./webhooks.js";
 import { dhakaLocal, dhakaTimestamp } from "./dhaka.js";
 
 const WORDS = {
@@ -74,7 +75,7 @@ const WORDS = {
     scope: "Scope", scopes: ["", "read only", "booking", "webhooks"], key: "Key", lastUsed: "Last used", revoked: "Revoked",
     revoke: "Revoke", newKey: "New key", makeKey: "Make the key", secretOnce: "The secret, shown this once: store it now",
     endpoints: "Webhook endpoints", url: "Address", health: "Health", failures: "failures in a row", since: "since",
-    active: "delivering", disabled: "disabled", noEndpoints: "No endpoints.", statement: "This month's statement",
+    active: "delivering", disabled: "disabled", noEndpoints: "No endpoints.", deliveries: "Deliveries", enable: "Enable again", statement: "This month's statement",
     salesCount: "Sales", refundsCount: "Refunds", net: "Net", noLines: "Nothing sold this month.",
     channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
@@ -139,7 +140,7 @@ const WORDS = {
     scope: "অধিকার", scopes: ["", "শুধু পড়া", "বুকিং", "ওয়েবহুক"], key: "কী", lastUsed: "শেষ ব্যবহার", revoked: "বাতিল",
     revoke: "বাতিল করুন", newKey: "নতুন কী", makeKey: "কী তৈরি করুন", secretOnce: "গোপন কী, শুধু এবারই দেখানো হলো: এখনই রেখে দিন",
     endpoints: "ওয়েবহুক ঠিকানা", url: "ঠিকানা", health: "অবস্থা", failures: "বার পরপর ব্যর্থ", since: "থেকে",
-    active: "পাঠানো চলছে", disabled: "বন্ধ", noEndpoints: "কোনো ঠিকানা নেই।", statement: "এই মাসের হিসাব",
+    active: "পাঠানো চলছে", disabled: "বন্ধ", noEndpoints: "কোনো ঠিকানা নেই।", deliveries: "পাঠানোর খতিয়ান", enable: "আবার চালু করুন", statement: "এই মাসের হিসাব",
     salesCount: "বিক্রি", refundsCount: "ফেরত", net: "নিট", noLines: "এ মাসে কিছু বিক্রি হয়নি।",
     channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
@@ -1172,8 +1173,9 @@ function Refunds({ lang, api, onError }: PartProps) {
 /**
  * The platform's partners (admins; decision 0453): each one's commission
  * and what it may sell; opened, its API keys (made here, the secret shown
- * once; revoked), its webhook endpoints with their delivery health, and
- * its statement of this month.
+ * once; revoked), its webhook endpoints with their delivery health, each
+ * one's delivery log (webhooks.tsx) and enabling a disabled one, and its
+ * statement of this month.
  */
 function Partners({ lang, api, onError }: PartProps) {
   const w = WORDS[lang];
@@ -1227,6 +1229,7 @@ function PartnerPanel(props: { lang: Lang; api: Api; partner: Partner; onClose: 
   const [name, setName] = useState("");
   const [scope, setScope] = useState(ApiKeyScope.READ_ONLY);
   const [secret, setSecret] = useState("");
+  const [log, setLog] = useState<WebhookEndpoint>();
   const load = async () => {
     try {
       // This month in Bangladesh time (UTC+6).
@@ -1292,7 +1295,7 @@ function PartnerPanel(props: { lang: Lang; api: Api; partner: Partner; onClose: 
       {endpoints?.length === 0 ? <p class="note" id="partner-no-endpoints">{w.noEndpoints}</p> : (
         <table class="console-table" id="partner-endpoints">
           <caption>{w.endpoints}</caption>
-          <thead><tr><th scope="col">{w.url}</th><th scope="col">{w.health}</th></tr></thead>
+          <thead><tr><th scope="col">{w.url}</th><th scope="col">{w.health}</th><th scope="col" /></tr></thead>
           <tbody>
             {endpoints?.map((e) => (
               <tr key={String(e.endpointId)} id={`endpoint-${e.endpointId}`}>
@@ -1300,11 +1303,21 @@ function PartnerPanel(props: { lang: Lang; api: Api; partner: Partner; onClose: 
                 <td class="health">{e.status === EndpointStatus.DISABLED ? `${w.disabled}: ${e.disabledReason}` : w.active}
                   {e.consecutiveFailures > 0 && ` · ${digits(e.consecutiveFailures, lang)} ${w.failures}` +
                     (e.failingSince ? ` ${w.since} ${showTime(undefined, tsDate(e.failingSince), lang)}` : "")}</td>
+                <td>
+                  <button type="button" id={`deliveries-${e.endpointId}`} aria-label={`${w.deliveries}: ${e.url}`}
+                    onClick={() => setLog(e)}>{w.deliveries}</button>{" "}
+                  {e.status === EndpointStatus.DISABLED && (
+                    <button type="button" id={`enable-${e.endpointId}`} aria-label={`${w.enable}: ${e.url}`}
+                      onClick={() => void act(() => api.webhook.enableEndpoint({ endpointId: e.endpointId }))}>{w.enable}</button>
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      {log && <EndpointDeliveries key={String(log.endpointId)} lang={lang} api={api.webhook} endpoint={log}
+        onClose={() => setLog(undefined)} onError={props.onError} />}
       <h3>{w.statement}</h3>
       {statement?.lines.length === 0 && <p class="note">{w.noLines}</p>}
       {statement?.lines.map((l) => (
