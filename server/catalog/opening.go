@@ -85,9 +85,7 @@ func (s *Service) MoveOpening(ctx context.Context, saleID int64, at time.Time, b
 			if _, err := pool.Exec(ctx, `UPDATE shows SET on_sale_at = $2 WHERE show_id = $1`, sh.ID, at); err != nil {
 				return fmt.Errorf("move on_sale_at of show %d in %s: %w", sh.ID, pool.Name, err)
 			}
-			if err := outbox.Append(ctx, tx, sh.ID, now, &eventsv1.ShowPublished{
-				ShowId: sh.ID, Show: sh.Proto(), OccurredAt: timestamppb.New(now),
-			}); err != nil {
+			if err := announce(ctx, tx, sh, now); err != nil {
 				return err
 			}
 			// Partners' webhooks (sale.opening_moved, decision 0190).

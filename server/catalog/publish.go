@@ -80,6 +80,13 @@ func (s *Service) putOnSale(ctx context.Context, tx pgx.Tx, show Show, now time.
 	}); err != nil {
 		return fmt.Errorf("write show %d into %s: %w", show.ID, pool.Name, err)
 	}
+	return announce(ctx, tx, show, now)
+}
+
+// announce records in tx, a catalog transaction, the show as it now is
+// for the read side (search, the seat map, partners' feeds): every write
+// that changes what a buyer reads of a published show ends with it.
+func announce(ctx context.Context, tx pgx.Tx, show Show, now time.Time) error {
 	return outbox.Append(ctx, tx, show.ID, now, &eventsv1.ShowPublished{
 		ShowId: show.ID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
 	})

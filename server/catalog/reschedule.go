@@ -115,9 +115,7 @@ func (s *Service) RescheduleShow(ctx context.Context, showID int64, at time.Time
 		if show, err = s.withWaitingRoom(ctx, show); err != nil {
 			return err
 		}
-		if err := outbox.Append(ctx, tx, showID, now, &eventsv1.ShowPublished{
-			ShowId: showID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
-		}); err != nil {
+		if err := announce(ctx, tx, show, now); err != nil {
 			return err
 		}
 		return outbox.Append(ctx, tx, showID, now, &eventsv1.ShowRescheduled{ShowId: showID,

@@ -9,13 +9,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"google.golang.org/protobuf/types/known/timestamppb"
 
-	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/fault"
-	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -176,9 +173,7 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		if show.PublishedAt == nil {
 			return nil // nobody reads a draft but its managers
 		}
-		return outbox.Append(ctx, tx, showID, now, &eventsv1.ShowPublished{
-			ShowId: showID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
-		})
+		return announce(ctx, tx, show, now)
 	})
 	if err != nil {
 		return Show{}, err

@@ -1,8 +1,6 @@
 package site_test
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -11,16 +9,6 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 )
-
-// typeIn sets an input's value as typing would, for the console's
-// controlled inputs (number and date fields that already hold a value).
-func typeIn(sel, value string) chromedp.Action[chromedp.Void] {
-	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const i = document.querySelector(%q); i.value = %q;
-			i.dispatchEvent(new Event("input", { bubbles: true })); return true })()`, sel, value))(ctx, tg)
-		return err
-	})
-}
 
 // A venue's manager designs its chart in the console (decisions 0455,
 // 0456): one block of three curved rows of nine, two wheelchair places in

@@ -339,10 +339,17 @@ func signIn(s *devServer, name, role string) chromedp.Action[chromedp.Void] {
 }
 
 // choose picks an option of a select, as a change by the person.
-func choose(sel, value string) chromedp.Action[chromedp.Void] {
+func choose(sel, value string) chromedp.Action[chromedp.Void] { return setValue(sel, value, "change") }
+
+// typeIn sets an input's value as typing would, for the console's
+// controlled inputs (number and date fields that already hold a value).
+func typeIn(sel, value string) chromedp.Action[chromedp.Void] { return setValue(sel, value, "input") }
+
+// setValue sets a field's value and sends the event a person's edit would.
+func setValue(sel, value, event string) chromedp.Action[chromedp.Void] {
 	return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const s = document.querySelector(%q); s.value = %q;
-			s.dispatchEvent(new Event("change", { bubbles: true })); return true })()`, sel, value))(ctx, tg)
+		_, err := chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const f = document.querySelector(%q); f.value = %q;
+			f.dispatchEvent(new Event(%q, { bubbles: true })); return true })()`, sel, value, event))(ctx, tg)
 		return err
 	})
 }

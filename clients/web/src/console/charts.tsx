@@ -11,6 +11,7 @@ import { digits } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import { dhakaTimestamp } from "./dhaka.js";
+import { useSectionPrices } from "./prices.js";
 import { chartOf, KIND_WHEELCHAIR, PLACE } from "./chart.js";
 import type { Block, Chart } from "./chart.js";
 
@@ -183,8 +184,7 @@ function NewShow(props: { lang: Lang; catalog: Catalog; org: string; chart: Layo
   const [f, setF] = useState({ title: "", titleBn: "", venue: "", venueBn: "", starts: "", opens: "" });
   // This show's price of each of the chart's blocks, in taka: the chart's
   // to begin with.
-  const sections = chart.layout?.sections ?? [];
-  const [prices, setPrices] = useState(() => sections.map((s) => String(Number(s.priceMinor) / 100)));
+  const prices = useSectionPrices(chart.layout?.sections ?? []);
   const [done, setDone] = useState(false);
   const field = (k: keyof typeof f) => (e: Event) => setF({ ...f, [k]: (e.target as HTMLInputElement).value });
   const create = async (e: Event) => {
@@ -196,8 +196,7 @@ function NewShow(props: { lang: Lang; catalog: Catalog; org: string; chart: Layo
         title: f.title.trim(), titleBn: f.titleBn.trim(), venue: f.venue.trim(), venueBn: f.venueBn.trim(),
         startsAt: dhakaTimestamp(f.starts), ...(f.opens && { onSaleAt: dhakaTimestamp(f.opens) }),
         layoutTemplateId: chart.templateId, maxSeatsPerAccount: 10, maxSeatsPerHold: 10,
-        sectionPrices: sections.map((s, i) => ({ section: s.name, priceMinor: BigInt(Math.round(Number(prices[i]) * 100)) }))
-          .filter((p, i) => p.priceMinor !== sections[i].priceMinor),
+        sectionPrices: prices.changes(),
       });
       setDone(true);
     } catch (err) {
@@ -213,11 +212,7 @@ function NewShow(props: { lang: Lang; catalog: Catalog; org: string; chart: Layo
       {input("title", w.title, { required: true, maxLength: 200 })} {input("titleBn", w.titleBn, { maxLength: 200, lang: "bn" })}{" "}
       {input("venue", w.venue, { maxLength: 200 })} {input("venueBn", w.venueBn, { maxLength: 200, lang: "bn" })}{" "}
       {input("starts", w.starts, { type: "datetime-local", required: true })} {input("opens", w.opens, { type: "datetime-local" })}{" "}
-      {sections.map((s, i) => (
-        <label key={s.name}>{w.priceOf} {(lang === "bn" && s.nameBn) || s.name}{" "}
-          <input id={`new-price-${i}`} type="number" min={0} max={10000000} step="0.01" required value={prices[i]}
-            onInput={(e) => setPrices(prices.map((p, j) => (j === i ? (e.target as HTMLInputElement).value : p)))} /></label>
-      ))}{" "}
+      {prices.fields(lang, w.priceOf, "new-price")}{" "}
       <button type="submit" id="new-create">{w.createDraft}</button>{" "}
       <button type="button" id="new-close" onClick={props.onClose}>{w.close}</button>
       {done && <p role="status" id="new-drafted">{w.drafted}</p>}

@@ -26,6 +26,7 @@ import "../staffreasons.js";
 import { loadSession } from "../session.js";
 import { ShowAllocations } from "./allocations.js";
 import { Charts } from "./charts.js";
+import { useSectionPrices } from "./prices.js";
 import { EndpointDeliveries } from "./webhooks.js";
 import { dhakaLocal, dhakaTimestamp } from "./dhaka.js";
 
@@ -577,8 +578,7 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
   const [saved, setSaved] = useState(false);
   // A venue's prices by section, in taka (a trip's are its fares): a
   // section's changes while none of its seats is held or sold (decision 0459).
-  const sections = show.stops.length === 0 ? show.sections : [];
-  const [prices, setPrices] = useState(() => sections.map((s) => String(Number(s.priceMinor) / 100)));
+  const prices = useSectionPrices(show.stops.length === 0 ? show.sections : []);
   const opensLater = Number(show.onSaleAt?.seconds ?? 0n) * 1000 > Date.now() && !show.waitingRoom?.enabled;
   const field = (k: keyof typeof f) => (e: Event) => { setSaved(false); setF({ ...f, [k]: (e.target as HTMLInputElement).value }); };
   const save = async (e: Event) => {
@@ -594,8 +594,7 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
         ...(changed("hold") && { holdTtl: { seconds: BigInt(Math.round(Number(f.hold) * 60)), nanos: 0 } }),
         ...(changed("account") && { maxSeatsPerAccount: Number(f.account) }),
         ...(changed("perHold") && { maxSeatsPerHold: Number(f.perHold) }),
-        sectionPrices: sections.map((s, i) => ({ section: s.name, priceMinor: BigInt(Math.round(Number(prices[i]) * 100)) }))
-          .filter((p, i) => p.priceMinor !== sections[i].priceMinor),
+        sectionPrices: prices.changes(),
       });
       setSaved(true);
       props.onSaved();
@@ -620,11 +619,7 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
         {input("hold", w.holdMinutes, { type: "number", min: 1, max: 60, required: true })}
         {input("account", w.perAccount, { type: "number", min: 1, max: 100, required: true })}
         {input("perHold", w.perHold, { type: "number", min: 1, max: 100, required: true })}
-        {sections.map((s, i) => (
-          <label key={s.name}>{w.priceIn} {(lang === "bn" && s.nameBn) || s.name}{" "}
-            <input id={`edit-price-${i}`} type="number" min={0} max={10000000} step="0.01" required value={prices[i]}
-              onInput={(e) => { setSaved(false); setPrices(prices.map((p, j) => (j === i ? (e.target as HTMLInputElement).value : p))); }} /></label>
-        ))}
+        {prices.fields(lang, w.priceIn, "edit-price", () => setSaved(false))}
         {input("reason", w.why2, { maxLength: 300 })}
         <button type="submit" id="edit-save">{w.save}</button>
         {saved && <span role="status" id="edit-saved"> {w.saved}</span>}
