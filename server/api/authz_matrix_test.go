@@ -177,6 +177,9 @@ var authzMatrix = []authzRow{
 	{"seatghor.catalog.v1.CatalogService/PublishShow", func(w *authzWorld, c caller) proto.Message {
 		return &catalogv1.PublishShowRequest{ShowId: w.newDraft("Draft " + callerNames[c])}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/DeleteShow", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.DeleteShowRequest{ShowId: w.newDraft("Dropped draft " + callerNames[c])}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.catalog.v1.CatalogService/UpdateShow", func(w *authzWorld, c caller) proto.Message {
 		return &catalogv1.UpdateShowRequest{ShowId: w.show, Title: proto.String("Renamed by " + callerNames[c])}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},

@@ -156,6 +156,19 @@ func (h *catalogHandler) PublishShow(ctx context.Context, req *connect.Request[c
 	return connect.NewResponse(&catalogv1.PublishShowResponse{Show: h.showProto(show)}), nil
 }
 
+// DeleteShow deletes a draft that will never run (decision 0462): its
+// managers and admins.
+func (h *catalogHandler) DeleteShow(ctx context.Context, req *connect.Request[catalogv1.DeleteShowRequest]) (*connect.Response[catalogv1.DeleteShowResponse], error) {
+	by, err := h.manager(ctx, req.Msg.GetShowId(), "delete")
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	if err := h.svc.DeleteDraft(ctx, req.Msg.GetShowId(), by, req.Msg.GetReason()); err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.DeleteShowResponse{}), nil
+}
+
 func cancellationProto(c payment.Cancellation) *catalogv1.ShowCancellation {
 	out := &catalogv1.ShowCancellation{
 		ShowId: c.ShowID, CancelledAt: timestamppb.New(c.At), CancelledBy: c.By, Reason: c.Reason,

@@ -110,6 +110,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.WalkInReserve:            connect.CodeFailedPrecondition,
 	fault.ShowDraft:                connect.CodeFailedPrecondition,
 	fault.PriceFrozen:              connect.CodeFailedPrecondition,
+	fault.ShowKept:                 connect.CodeFailedPrecondition,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,
 	fault.DeadlineExceeded:         connect.CodeDeadlineExceeded,

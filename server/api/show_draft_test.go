@@ -130,3 +130,88 @@ func TestDraftShowIsItsManagersUntilPublished(t *testing.T) {
 	require.Len(t, audit.Msg.GetEntries(), 1)
 	require.Equal(t, "planner", audit.Msg.GetEntries()[0].GetActorId())
 }
+
+// TestDraftIsDeletedOnceAndAPublishedShowNever (decision 0462): a draft
+// that will never run is deleted by its manager, not by a buyer or another
+// organisation's manager; the audit log keeps what it was; deleting it
+// again finds nothing. A published show is kept (SHOW_KEPT). A delete
+// racing publishes of the same draft: either it is published and kept, or
+// it is gone and every publish finds nothing; never a deleted show on sale.
+func TestDraftIsDeletedOnceAndAPublishedShowNever(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	ctx := context.Background()
+	env.Member(t, "dhaka-express", "planner", catalog.RoleManager)
+	env.Member(t, "rival-lines", "rival", catalog.RoleManager)
+	planner := as(t, env, "planner", auth.RoleOperator)
+	draft := func(title string) int64 {
+		req := seatedShow(title, 2, 4)
+		req.OrganizationId, req.Draft = "dhaka-express", true
+		created, err := planner.catalog.CreateShow(ctx, connect.NewRequest(req))
+		require.NoError(t, err)
+		return created.Msg.GetShow().GetShowId()
+	}
+	del := func(c clients, id int64) error {
+		_, err := c.catalog.DeleteShow(ctx, connect.NewRequest(&catalogv1.DeleteShowRequest{ShowId: id, Reason: "the venue fell through"}))
+		return err
+	}
+
+	id := draft("Jatra (never)")
+	for name, c := range map[string]clients{"buyer": as(t, env, "buyer", auth.RoleUser), "rival": as(t, env, "rival", auth.RoleOperator)} {
+		require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(del(c, id)), "%s deletes the draft", name)
+	}
+	require.NoError(t, del(planner, id))
+	_, err := planner.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: id}))
+	require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "the deleted draft is read: %v", err)
+	require.Equal(t, connect.CodeNotFound, connect.CodeOf(del(planner, id)), "deleted twice")
+	entries, err := planner.catalog.ListAuditEntries(ctx, connect.NewRequest(&catalogv1.ListAuditEntriesRequest{
+		OrganizationId: "dhaka-express", Action: "show.delete"}))
+	require.NoError(t, err)
+	require.Len(t, entries.Msg.GetEntries(), 1)
+	e := entries.Msg.GetEntries()[0]
+	require.Equal(t, fmt.Sprintf("show:%d", id), e.GetTarget())
+	before, ok := e.GetDetail().AsMap()["before"].(map[string]any)
+	require.True(t, ok, "the entry keeps what the draft was: %v", e.GetDetail())
+	require.Equal(t, "Jatra (never)", before["title"])
+
+	published := draft("Jatra (on sale)")
+	_, err = planner.catalog.PublishShow(ctx, connect.NewRequest(&catalogv1.PublishShowRequest{ShowId: published}))
+	require.NoError(t, err)
+	requireReason(t, del(planner, published), connect.CodeFailedPrecondition, "SHOW_KEPT")
+	b := newBuyer(t, env, "jatra-fan")
+	b.orderWith(published, nil, "A1")
+
+	for round := range 4 {
+		id := draft(fmt.Sprintf("Jatra race %d", round))
+		var (
+			wg        sync.WaitGroup
+			deleted   = make(chan error, 1)
+			publishes = make(chan error, 4)
+		)
+		wg.Go(func() { deleted <- del(planner, id) })
+		for range 4 {
+			wg.Go(func() {
+				_, err := planner.catalog.PublishShow(ctx, connect.NewRequest(&catalogv1.PublishShowRequest{ShowId: id}))
+				publishes <- err
+			})
+		}
+		wg.Wait()
+		close(publishes)
+		delErr := <-deleted
+		_, readErr := as(t, env, "buyer", auth.RoleUser).catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: id}))
+		if delErr == nil {
+			require.Equal(t, connect.CodeNotFound, connect.CodeOf(readErr), "round %d: deleted, yet read", round)
+			for err := range publishes {
+				if err != nil {
+					require.Equal(t, connect.CodeNotFound, connect.CodeOf(err), "round %d: %v", round, err)
+				}
+			}
+			// A publish that won before the delete would have kept it.
+			continue
+		}
+		requireReason(t, delErr, connect.CodeFailedPrecondition, "SHOW_KEPT")
+		require.NoError(t, readErr, "round %d: kept, yet not on sale", round)
+		for err := range publishes {
+			require.NoError(t, err, "round %d", round)
+		}
+	}
+}

@@ -91,3 +91,61 @@ func announce(ctx context.Context, tx pgx.Tx, show Show, now time.Time) error {
 		ShowId: show.ID, Show: show.Proto(), OccurredAt: timestamppb.New(now),
 	})
 }
+
+// DeleteDraft deletes a draft that will never run (decision 0462): its
+// catalog row and its waiting room go, with an audit entry keeping what
+// it was, in one transaction. A draft sells nothing, so its shard has
+// nothing but what a publish that crashed before the catalog committed
+// wrote there; that goes first, in the shard's own transaction, as a
+// withdrawal's does (a crash after it leaves a draft that publishing
+// writes again). A published show, or a draft whose waiting room other
+// shows sell through, is kept (fault.ShowKept).
+func (s *Service) DeleteDraft(ctx context.Context, showID int64, by audit.Actor, reason string) error {
+	now := s.clock.Now().UTC().Truncate(time.Microsecond)
+	return pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
+		show, err := lockShow(ctx, tx, showID)
+		if err != nil {
+			return err
+		}
+		if show.PublishedAt != nil {
+			return fault.New(fault.ShowKept, "show %d is published: cancel it, a published show is never deleted", showID)
+		}
+		var shared bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT FROM sale_shows WHERE sale_id = $1 AND show_id <> $1)`, showID).
+			Scan(&shared); err != nil {
+			return fmt.Errorf("read the sale of show %d: %w", showID, err)
+		}
+		if shared {
+			return fault.New(fault.ShowKept, "other shows sell through the waiting room of draft %d: delete or move them first", showID)
+		}
+		pool, err := s.router.Shard(show.Shard)
+		if err != nil {
+			return err
+		}
+		if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error {
+			sales, err := s.inventory.Retire(ctx, stx, showID)
+			if err != nil {
+				return err
+			}
+			if sales.Any() {
+				return fmt.Errorf("draft %d has sales on %s: %+v", showID, pool.Name, sales)
+			}
+			return deleteTerms(ctx, stx, showID)
+		}); err != nil {
+			return fmt.Errorf("delete draft %d from %s: %w", showID, pool.Name, err)
+		}
+		for _, q := range []string{
+			`DELETE FROM sale_shows WHERE show_id = $1`,
+			`DELETE FROM waiting_rooms WHERE show_id = $1`,
+			`DELETE FROM shows WHERE show_id = $1`,
+		} {
+			if _, err := tx.Exec(ctx, q, showID); err != nil {
+				return fmt.Errorf("delete draft %d: %w", showID, err)
+			}
+		}
+		return audit.Record(ctx, tx, audit.Entry{At: now, Actor: by, Action: "show.delete",
+			Target: fmt.Sprintf("show:%d", showID), OrganizationID: show.OrganizationID,
+			Detail: map[string]any{"reason": reason, "before": map[string]any{"draft": true, "title": show.Title,
+				"title_bn": show.TitleBn, "venue": show.Venue, "starts_at": show.StartsAt, "seats": show.SeatCount}}})
+	})
+}

@@ -275,6 +275,9 @@ const (
 	// PriceFrozen: A section's price changes only while none of its seats is held or sold (decision
 	// 0459): a price a buyer was shown never changes under them. Nothing was written.
 	PriceFrozen Reason = "PRICE_FROZEN"
+	// ShowKept: Only a draft is deleted, and only while no other show sells through its waiting room
+	// (decision 0462): a published show has been seen by buyers and partners. Nothing was written.
+	ShowKept Reason = "SHOW_KEPT"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -389,6 +392,7 @@ var Reasons = []Reason{
 	WalkInReserve,
 	ShowDraft,
 	PriceFrozen,
+	ShowKept,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

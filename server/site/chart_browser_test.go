@@ -14,13 +14,13 @@ import (
 // 0456): one block of three curved rows of nine, two wheelchair places in
 // front, drawn as she types; she saves it, makes a show on it as a draft
 // at a price of its own (buyers are told there is no such show), and
-// publishes it. The buyer's
-// seat map draws the curve and says which places are for wheelchairs; a
-// buyer buys a seat; the manager sees the sale on the show's dashboard,
-// exports it as CSV (the show's, and the organisation's of a period), is told the block's price stays now that a seat of
-// it is sold, and finds the chart, the draft and its publication in
-// the audit log, newest first; she allocates two seats to a partner and
-// gives them back.
+// publishes it. The buyer's seat map draws the curve and says which places
+// are for wheelchairs; a buyer buys a seat; the manager sees the sale on
+// the show's dashboard, exports it as CSV (the show's, and the
+// organisation's of a period), is told the block's price stays now that a
+// seat of it is sold, and finds the chart, the draft and its publication
+// in the audit log, newest first; she allocates two seats to a partner
+// and gives them back, and deletes a second draft that will never run.
 func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	s, browser := openSite(t)
 	admin := s.devToken(t, "web-admin", "admin")
@@ -181,6 +181,35 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "allocation.release"`),
 		hasText("#console-audit", "Seats allocated to a partner"),
 	)
+
+	// A draft that will never run is deleted (decision 0462), after a
+	// second click, and the log says so; a published show never is.
+	var dropped struct {
+		Show struct {
+			ShowID string `json:"showId"`
+		} `json:"show"`
+	}
+	mgr := s.devToken(t, "web-chart-mgr", "operator")
+	s.call(t, mgr, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+		"kind": "SHOW_KIND_CONCERT", "title": "Arc Matinee", "venue": "Arc Hall", "currency": "BDT", "draft": true,
+		"organizationId": "web-arc-venue", "startsAt": time.Now().Add(20 * 24 * time.Hour).UTC().Format(time.RFC3339),
+		"layoutTemplateId": "arc-hall",
+	}, &dropped)
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#tab-shows")),
+		chromedp.WaitVisible(chromedp.CSS("#delete-"+dropped.Show.ShowID)),
+		chromedp.Click(chromedp.CSS("#delete-"+dropped.Show.ShowID)),
+		chromedp.Click(chromedp.CSS("#delete-confirm-"+dropped.Show.ShowID)),
+		until(`!document.querySelector("#show-`+dropped.Show.ShowID+`")`),
+		chromedp.Click(chromedp.CSS("#tab-audit")),
+		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "show.delete"`),
+		hasText("#console-audit tbody tr", "Draft deleted"),
+	)
+	status, body = post(t, s, mgr, "seatghor.catalog.v1.CatalogService/GetShow", map[string]any{"showId": dropped.Show.ShowID})
+	require.Equal(t, http.StatusNotFound, status, "the deleted draft is read: %s", body)
+	status, body = post(t, s, mgr, "seatghor.catalog.v1.CatalogService/DeleteShow", map[string]any{"showId": showID})
+	require.Equal(t, http.StatusBadRequest, status, "a published show deleted: %s", body)
+	require.Contains(t, body, "SHOW_KEPT")
 
 	// The charts in Bengali: the tab, the saved chart's Bengali name, the
 	// designer's words and its summary in Bengali digits.

@@ -493,6 +493,11 @@ const (
 	// written. What to do: Leave that section's price as it is. Operators only.
 	ReasonPriceFrozen = "PRICE_FROZEN"
 
+	// ReasonShowKept (failed_precondition): Only a draft is deleted, and only while no other show
+	// sells through its waiting room (decision 0462): a published show has been seen by buyers and
+	// partners. Nothing was written. What to do: Cancel the show (CancelShow) instead. Operators only.
+	ReasonShowKept = "SHOW_KEPT"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -631,6 +636,7 @@ var (
 		ReasonWalkInReserve,
 		ReasonShowDraft,
 		ReasonPriceFrozen,
+		ReasonShowKept,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

@@ -81,11 +81,11 @@ const WORDS = {
     channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled", draft: "Draft" },
-    publish: "Publish", chartsTab: "Seat charts", allocations: "Allocations", priceIn: "Price of a seat (taka) in",
+    publish: "Publish", deleteDraft: "Delete draft", deleteForGood: "Delete it for good", chartsTab: "Seat charts", allocations: "Allocations", priceIn: "Price of a seat (taka) in",
     periodOrders: "Orders of the shows starting", fromDay: "from", toDay: "to",
     actions: {
       "organization.create": "Organisation created", "member.set": "Staff role given", "member.remove": "Staff removed",
-      "show.create": "Show created", "show.publish": "Show published", "layout_template.create": "Seat chart saved", "allocation.create": "Seats allocated to a partner", "allocation.release": "Allocation given back", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
+      "show.create": "Show created", "show.publish": "Show published", "show.delete": "Draft deleted", "layout_template.create": "Seat chart saved", "allocation.create": "Seats allocated to a partner", "allocation.release": "Allocation given back", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
       "show.withdraw": "Show withdrawn", "show.update": "Show changed", "route.create": "Route created", "route.update": "Route changed",
       "timetable.create": "Timetable created", "timetable.update": "Timetable changed",
       "counter_shift.open": "Counter shift opened", "counter_shift.close": "Counter shift closed",
@@ -146,11 +146,11 @@ const WORDS = {
     channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল", draft: "খসড়া" },
-    publish: "প্রকাশ করুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ", priceIn: "প্রতি আসনের দাম (টাকা):",
+    publish: "প্রকাশ করুন", deleteDraft: "খসড়া মুছুন", deleteForGood: "চিরতরে মুছে ফেলুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ", priceIn: "প্রতি আসনের দাম (টাকা):",
     periodOrders: "এই সময়ে শুরু হওয়া শোগুলোর অর্ডার", fromDay: "প্রথম দিন", toDay: "শেষ দিন",
     actions: {
       "organization.create": "সংস্থা তৈরি", "member.set": "কর্মীর ভূমিকা দেওয়া", "member.remove": "কর্মী বাদ",
-      "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "layout_template.create": "আসন-নকশা রাখা", "allocation.create": "পার্টনারকে আসন বরাদ্দ", "allocation.release": "বরাদ্দ ফেরত", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
+      "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "show.delete": "খসড়া মুছে ফেলা", "layout_template.create": "আসন-নকশা রাখা", "allocation.create": "পার্টনারকে আসন বরাদ্দ", "allocation.release": "বরাদ্দ ফেরত", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
       "show.withdraw": "শো প্রত্যাহার", "show.update": "শো বদল", "route.create": "রুট তৈরি", "route.update": "রুট বদল",
       "timetable.create": "সময়সূচি তৈরি", "timetable.update": "সময়সূচি বদল",
       "counter_shift.open": "কাউন্টার শিফট শুরু", "counter_shift.close": "কাউন্টার শিফট শেষ",
@@ -349,9 +349,19 @@ function Shows({ lang, api, org, onError }: PartProps) {
       onError(sayError(err, lang));
     }
   };
+  const [deleting, setDeleting] = useState<bigint>();
   const publish = async (show: bigint) => {
     try {
       await api.catalog.publishShow({ showId: show });
+      await load();
+    } catch (err) {
+      onError(sayError(err, lang));
+    }
+  };
+  const drop = async (show: bigint) => {
+    try {
+      await api.catalog.deleteShow({ showId: show });
+      setDeleting(undefined);
       await load();
     } catch (err) {
       onError(sayError(err, lang));
@@ -402,7 +412,10 @@ function Shows({ lang, api, org, onError }: PartProps) {
             <td>
               {s.status === ShowStatus.DRAFT ? (
                 <><button type="button" id={`publish-${s.showId}`} onClick={() => void publish(s.showId)}>{w.publish}</button>{" · "}
-                  <button type="button" id={`edit-${s.showId}`} onClick={() => setEditing(s)}>{w.edit}</button></>
+                  <button type="button" id={`edit-${s.showId}`} onClick={() => setEditing(s)}>{w.edit}</button>{" · "}
+                  {deleting === s.showId
+                    ? <button type="button" class="danger" id={`delete-confirm-${s.showId}`} onClick={() => void drop(s.showId)}>{w.deleteForGood}</button>
+                    : <button type="button" class="danger" id={`delete-${s.showId}`} onClick={() => setDeleting(s.showId)}>{w.deleteDraft}</button>}</>
               ) : (<>
               <button type="button" id={`sales-${s.showId}`} onClick={() => setWatching(s)}>{w.sales}</button>{" · "}
               {s.status !== ShowStatus.CANCELLED && (

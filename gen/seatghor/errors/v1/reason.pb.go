@@ -288,6 +288,9 @@ const (
 	// A section's price changes only while none of its seats is held or sold (decision 0459): a
 	// price a buyer was shown never changes under them. Nothing was written.
 	Reason_REASON_PRICE_FROZEN Reason = 140
+	// Only a draft is deleted, and only while no other show sells through its waiting room
+	// (decision 0462): a published show has been seen by buyers and partners. Nothing was written.
+	Reason_REASON_SHOW_KEPT Reason = 141
 	// This server does not run the feature (no search index, no read database, no Redis).
 	Reason_REASON_NOT_SERVED Reason = 69
 	// The caller gave up.
@@ -405,6 +408,7 @@ var (
 		138: "REASON_WALK_IN_RESERVE",
 		139: "REASON_SHOW_DRAFT",
 		140: "REASON_PRICE_FROZEN",
+		141: "REASON_SHOW_KEPT",
 		69:  "REASON_NOT_SERVED",
 		70:  "REASON_CANCELED",
 		71:  "REASON_DEADLINE_EXCEEDED",
@@ -512,6 +516,7 @@ var (
 		"REASON_WALK_IN_RESERVE":             138,
 		"REASON_SHOW_DRAFT":                  139,
 		"REASON_PRICE_FROZEN":                140,
+		"REASON_SHOW_KEPT":                   141,
 		"REASON_NOT_SERVED":                  69,
 		"REASON_CANCELED":                    70,
 		"REASON_DEADLINE_EXCEEDED":           71,
@@ -706,7 +711,7 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\xb3e\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\x9cf\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
@@ -907,7 +912,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x11REASON_SHOW_DRAFT\x10\x8b\x01\x1aP\xfa\xba\x18L\n" +
 	"\x13failed_precondition\x125Publish the show first (PublishShow). Operators only.\x12i\n" +
 	"\x13REASON_PRICE_FROZEN\x10\x8c\x01\x1aO\xfa\xba\x18K\n" +
-	"\x13failed_precondition\x124Leave that section's price as it is. Operators only.\x12W\n" +
+	"\x13failed_precondition\x124Leave that section's price as it is. Operators only.\x12g\n" +
+	"\x10REASON_SHOW_KEPT\x10\x8d\x01\x1aP\xfa\xba\x18L\n" +
+	"\x13failed_precondition\x125Cancel the show (CancelShow) instead. Operators only.\x12W\n" +
 	"\x11REASON_NOT_SERVED\x10E\x1a@\xfa\xba\x18<\n" +
 	"\vunavailable\x12-Use a server that does; in dev, configure it.\x12-\n" +
 	"\x0fREASON_CANCELED\x10F\x1a\x18\xfa\xba\x18\x14\n" +

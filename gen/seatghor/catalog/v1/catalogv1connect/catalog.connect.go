@@ -83,6 +83,9 @@ const (
 	// CatalogServicePublishShowProcedure is the fully-qualified name of the CatalogService's
 	// PublishShow RPC.
 	CatalogServicePublishShowProcedure = "/seatghor.catalog.v1.CatalogService/PublishShow"
+	// CatalogServiceDeleteShowProcedure is the fully-qualified name of the CatalogService's DeleteShow
+	// RPC.
+	CatalogServiceDeleteShowProcedure = "/seatghor.catalog.v1.CatalogService/DeleteShow"
 )
 
 // CatalogServiceClient is a client for the seatghor.catalog.v1.CatalogService service.
@@ -168,6 +171,12 @@ type CatalogServiceClient interface {
 	// published show changes nothing. Recorded in the audit log. Managers of
 	// the show's organisation and admins.
 	PublishShow(context.Context, *connect.Request[v1.PublishShowRequest]) (*connect.Response[v1.PublishShowResponse], error)
+	// DeleteShow deletes a draft that will never run (decision 0462): it
+	// goes from the catalog with its waiting room, and the audit log keeps
+	// what it was. A published show is never deleted, nor a draft other
+	// shows sell through (SHOW_KEPT): cancel it instead. Managers of the
+	// show's organisation and admins. Requires an Idempotency-Key.
+	DeleteShow(context.Context, *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error)
 }
 
 // NewCatalogServiceClient constructs a client for the seatghor.catalog.v1.CatalogService service.
@@ -293,6 +302,12 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithIdempotency(connect.IdempotencyIdempotent),
 			connect.WithClientOptions(opts...),
 		),
+		deleteShow: connect.NewClient[v1.DeleteShowRequest, v1.DeleteShowResponse](
+			httpClient,
+			baseURL+CatalogServiceDeleteShowProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("DeleteShow")),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -315,6 +330,7 @@ type catalogServiceClient struct {
 	updateShow               *connect.Client[v1.UpdateShowRequest, v1.UpdateShowResponse]
 	rescheduleShow           *connect.Client[v1.RescheduleShowRequest, v1.RescheduleShowResponse]
 	publishShow              *connect.Client[v1.PublishShowRequest, v1.PublishShowResponse]
+	deleteShow               *connect.Client[v1.DeleteShowRequest, v1.DeleteShowResponse]
 }
 
 // CreateShow calls seatghor.catalog.v1.CatalogService.CreateShow.
@@ -402,6 +418,11 @@ func (c *catalogServiceClient) PublishShow(ctx context.Context, req *connect.Req
 	return c.publishShow.CallUnary(ctx, req)
 }
 
+// DeleteShow calls seatghor.catalog.v1.CatalogService.DeleteShow.
+func (c *catalogServiceClient) DeleteShow(ctx context.Context, req *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error) {
+	return c.deleteShow.CallUnary(ctx, req)
+}
+
 // CatalogServiceHandler is an implementation of the seatghor.catalog.v1.CatalogService service.
 type CatalogServiceHandler interface {
 	// CreateShow creates a show, places it on a shard and writes its
@@ -485,6 +506,12 @@ type CatalogServiceHandler interface {
 	// published show changes nothing. Recorded in the audit log. Managers of
 	// the show's organisation and admins.
 	PublishShow(context.Context, *connect.Request[v1.PublishShowRequest]) (*connect.Response[v1.PublishShowResponse], error)
+	// DeleteShow deletes a draft that will never run (decision 0462): it
+	// goes from the catalog with its waiting room, and the audit log keeps
+	// what it was. A published show is never deleted, nor a draft other
+	// shows sell through (SHOW_KEPT): cancel it instead. Managers of the
+	// show's organisation and admins. Requires an Idempotency-Key.
+	DeleteShow(context.Context, *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error)
 }
 
 // NewCatalogServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -606,6 +633,12 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithIdempotency(connect.IdempotencyIdempotent),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceDeleteShowHandler := connect.NewUnaryHandler(
+		CatalogServiceDeleteShowProcedure,
+		svc.DeleteShow,
+		connect.WithSchema(catalogServiceMethods.ByName("DeleteShow")),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.catalog.v1.CatalogService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case CatalogServiceCreateShowProcedure:
@@ -642,6 +675,8 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceRescheduleShowHandler.ServeHTTP(w, r)
 		case CatalogServicePublishShowProcedure:
 			catalogServicePublishShowHandler.ServeHTTP(w, r)
+		case CatalogServiceDeleteShowProcedure:
+			catalogServiceDeleteShowHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -717,4 +752,8 @@ func (UnimplementedCatalogServiceHandler) RescheduleShow(context.Context, *conne
 
 func (UnimplementedCatalogServiceHandler) PublishShow(context.Context, *connect.Request[v1.PublishShowRequest]) (*connect.Response[v1.PublishShowResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.PublishShow is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) DeleteShow(context.Context, *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.DeleteShow is not implemented"))
 }
