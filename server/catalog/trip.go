@@ -143,6 +143,24 @@ func (t Trip) JourneyProto(from, to int, boarding, dropping string) *commonv1.Jo
 	return j
 }
 
+// CounterName is the name of the trip's counter id, in Bengali when lang is
+// and the counter has a Bengali name; the id itself when no stop of the trip
+// has that counter (a shift opened at an office that is no boarding point).
+func (t Trip) CounterName(id string, lang display.Lang) string {
+	for _, s := range t.Stops {
+		for _, c := range s.Counters {
+			switch {
+			case c.ID != id:
+			case lang == display.Bengali && c.NameBn != "":
+				return c.NameBn
+			case c.Name != "":
+				return c.Name
+			}
+		}
+	}
+	return id
+}
+
 // FaresProto is the trip's fares as the API answers them.
 func FaresProto(fares []Fare) []*catalogv1.Fare {
 	out := make([]*catalogv1.Fare, 0, len(fares))

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/fault"
 )
 
@@ -145,4 +146,27 @@ func TestJourneyProtoNamesTheJourney(t *testing.T) {
 	require.Equal(t, "2026-03-31T14:00:00+06:00", j.GetBoardingAtLocal().GetWallTime())
 	require.Nil(t, s.Trip().JourneyProto(2, 1, "", ""), "not a journey")
 	require.Nil(t, validShow().Trip().JourneyProto(0, 1, "", ""), "a show without stops")
+}
+
+// TestCounterNameIsTheStopsOrTheID: a counter ticket names the counter that
+// sold it (decision 0463) as the trip's stops name it, in Bengali when it
+// has a Bengali name, and by its id when no stop has it.
+func TestCounterNameIsTheStopsOrTheID(t *testing.T) {
+	t.Parallel()
+	trip := validTrip().Trip()
+	trip.Stops[0].Counters[0].NameBn = "কলাবাগান"
+	for _, tc := range []struct {
+		id   string
+		lang display.Lang
+		want string
+	}{
+		{"kalabagan", display.English, "Kalabagan"},
+		{"kalabagan", display.Bengali, "কলাবাগান"},
+		{"sayedabad", display.Bengali, "Sayedabad"}, // no Bengali name: the English one
+		{"garib-e-newaz", display.English, "Garib-e-Newaz"},
+		{"head-office", display.Bengali, "head-office"},
+		{"", display.English, ""},
+	} {
+		require.Equal(t, tc.want, trip.CounterName(tc.id, tc.lang), "%s in %s", tc.id, tc.lang)
+	}
 }

@@ -70,7 +70,7 @@ func (s *Service) Receipt(ctx context.Context, userID string, admin bool, orderI
 		if sale, found, err := entryOf(ctx, pool, orderID, Sale); err != nil {
 			return nil, err
 		} else if found {
-			counter = sale.CounterID
+			counter = show.Trip().CounterName(sale.CounterID, lang)
 		}
 	}
 	return s.print(show, o.Contact.Phone, counter, tickets, lang)

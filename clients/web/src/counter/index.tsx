@@ -2,8 +2,9 @@
 // (assets/counter.js) that only /counter loads. Keyboard first, for a cheap
 // tablet or a PC at the counter: open a cash shift; choose the trip, the
 // journey and its boarding counter; type the seats ("A1 A2", or press the
-// free ones); the passenger's name and phone; take the cash; print the
-// 80 mm ticket. A ticket comes back (or a cancelled trip's cash goes out)
+// free ones); the passengers' names (one for all, or one a seat) and the
+// phone; take the cash; the 80 mm ticket prints as it is sold (the
+// counter's choice, kept) or on a press (decision 0463). A ticket comes back (or a cancelled trip's cash goes out)
 // by its order number. Closing the shift with the cash counted shows the
 // report, summed from the ledger.
 import { useEffect, useState } from "preact/hooks";
@@ -26,7 +27,8 @@ const WORDS = {
     print: "Print ticket", order: "Order number", refund: "Take ticket back", payOwed: "Pay out cancelled trip",
     gaveBack: "Cash to give back", report: "Shift report", sales: "Sales", refunds: "Refunds", payouts: "Payouts",
     expected: "Expected in the drawer", ledger: "Ledger", difference: "Difference", none: "—", choose: "Choose…",
-    opened: "Open since", returns: "Returns and payouts",
+    opened: "Open since", returns: "Returns and payouts", nameOf: "Name for seat", sameName: "blank: the same",
+    autoPrint: "Print each ticket as it is sold",
   },
   bn: {
     title: "কাউন্টার", shift: "শিফট", org: "পরিবহন", counter: "কাউন্টার", float: "ড্রয়ারে নগদ (টাকা)",
@@ -36,12 +38,15 @@ const WORDS = {
     print: "টিকিট প্রিন্ট", order: "অর্ডার নম্বর", refund: "টিকিট ফেরত", payOwed: "বাতিল যাত্রার টাকা ফেরত",
     gaveBack: "ফেরত দিতে হবে", report: "শিফটের হিসাব", sales: "বিক্রি", refunds: "ফেরত", payouts: "বাতিলের টাকা",
     expected: "ড্রয়ারে থাকার কথা", ledger: "লেজার", difference: "পার্থক্য", none: "—", choose: "বাছুন…",
-    opened: "শুরু", returns: "ফেরত ও বাতিলের টাকা",
+    opened: "শুরু", returns: "ফেরত ও বাতিলের টাকা", nameOf: "আসনের যাত্রীর নাম:", sameName: "ফাঁকা: একই নাম",
+    autoPrint: "বিক্রির সঙ্গে সঙ্গে টিকিট প্রিন্ট",
   },
 } as const;
 
 /** The counter's shift id, kept across reloads of the page. */
 const SHIFT_KEY = "seatghor.counterShift";
+/** Whether each sale prints by itself: the counter's choice, kept ("0" for no). */
+const AUTOPRINT_KEY = "seatghor.counterAutoPrint";
 
 /** The services the page calls, as the signed-in clerk. */
 function clients() {
@@ -166,6 +171,9 @@ function Sell(props: { lang: Lang; api: Api; shiftId: string; onDone: () => void
   const [free, setFree] = useState<string[]>([]);
   const [seats, setSeats] = useState("");
   const [name, setName] = useState("");
+  // The names of the other seats' passengers; blank, the first's.
+  const [names, setNames] = useState<Record<string, string>>({});
+  const [autoPrint, setAutoPrint] = useState(localStorage.getItem(AUTOPRINT_KEY) !== "0");
   const [phone, setPhone] = useState("");
   const [smsLang, setSmsLang] = useState<string>(lang);
   const [sold, setSold] = useState<SellTicketsResponse>();
@@ -193,24 +201,26 @@ function Sell(props: { lang: Lang; api: Api; shiftId: string; onDone: () => void
       const r = await api.counter.sellTickets({
         shiftId: props.shiftId, showId: BigInt(showId), seats: chosen,
         journey: show && show.stops.length > 0 ? { fromStopId: from, toStopId: to, boardingCounterId: boarding } : undefined,
-        passengers: show && show.stops.length > 0 ? chosen.map((seat) => ({ seat, name, phone })) : [],
+        passengers: show && show.stops.length > 0 ? chosen.map((seat) => ({ seat, name: names[seat]?.trim() || name, phone })) : [],
         contact: { phone, language: smsLang },
       });
       setSold(r);
       setPdf("");
       setSeats("");
       setName("");
+      setNames({});
       setPhone("");
       props.onError("");
       loadFree();
       props.onDone();
+      if (autoPrint && r.order) await print(r.order.orderId);
     } catch (err) {
       props.onError(sayError(err, lang));
     }
   };
-  const print = async () => {
+  const print = async (orderId: string) => {
     try {
-      const f = await api.counter.getCounterTicket({ orderId: sold!.order!.orderId, language: smsLang });
+      const f = await api.counter.getCounterTicket({ orderId, language: smsLang });
       const url = URL.createObjectURL(new Blob([new Uint8Array(f.data)], { type: f.contentType }));
       setPdf(url);
       window.open(url, "_blank");
@@ -268,6 +278,10 @@ function Sell(props: { lang: Lang; api: Api; shiftId: string; onDone: () => void
         </p>
       )}
       <label>{w.name} <input id="sell-name" required={stops.length > 0} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} /></label>{" "}
+      {stops.length > 0 && chosen.slice(1).map((seat) => (
+        <label key={seat}>{w.nameOf} {seat} ({w.sameName}){" "}
+          <input id={`sell-name-${seat}`} value={names[seat] ?? ""} onInput={(e) => setNames({ ...names, [seat]: (e.target as HTMLInputElement).value })} /></label>
+      ))}
       <label>{w.phone} <input id="sell-phone" required type="tel" inputMode="tel" value={phone} onInput={(e) => setPhone((e.target as HTMLInputElement).value)} /></label>{" "}
       <label>{w.language}{" "}
         <select id="sell-lang" value={smsLang} onChange={(e) => setSmsLang((e.target as HTMLSelectElement).value)}>
@@ -275,11 +289,17 @@ function Sell(props: { lang: Lang; api: Api; shiftId: string; onDone: () => void
           <option value="en">English</option>
         </select>
       </label>{" "}
+      <label style="display:flex;flex-direction:row;gap:.5em;align-items:center">
+        <input id="sell-autoprint" type="checkbox" style="width:auto" checked={autoPrint} onChange={(e) => {
+          const on = (e.target as HTMLInputElement).checked;
+          localStorage.setItem(AUTOPRINT_KEY, on ? "1" : "0");
+          setAutoPrint(on);
+        }} /> {w.autoPrint}</label>{" "}
       <button type="submit" id="sell-submit">{w.sell}</button>
       {sold?.order && (
         <p role="status" id="sell-done">
           {w.sold}: {sold.order.orderId} · {w.total} {taka(sold.order.total?.amountMinor, lang)}{" "}
-          <button type="button" id="sell-print" onClick={() => void print()}>{w.print}</button>
+          <button type="button" id="sell-print" onClick={() => void print(sold.order!.orderId)}>{w.print}</button>
           {pdf && <a id="sell-pdf" href={pdf} target="_blank" rel="noopener">PDF</a>}
         </p>
       )}
