@@ -34,14 +34,14 @@ const exportPage = 500
 func (h *ledgerHandler) ExportSales(ctx context.Context, req *connect.Request[ledgerv1.ExportSalesRequest], stream *connect.ServerStream[ledgerv1.ExportSalesResponse]) error {
 	m := req.Msg
 	showID, lang, org := m.GetShowId(), display.ParseLang(m.GetLanguage()), m.GetOrganizationId()
-	orgOrders := showID == 0 && org != "" && m.GetKind() == ledgerv1.ExportKind_EXPORT_KIND_ORDERS
+	orgFile := showID == 0 && org != ""
 	switch {
 	case showID != 0:
 		if _, err := h.manager(ctx, showID, "export the sales of"); err != nil {
 			return err
 		}
-	case orgOrders:
-		refused := fault.New(fault.PermissionDenied, "only the organisation's managers export its orders")
+	case orgFile:
+		refused := fault.New(fault.PermissionDenied, "only the organisation's managers export its sales")
 		if _, err := h.orgManager(ctx, org, refused); err != nil {
 			return err
 		}
@@ -55,7 +55,7 @@ func (h *ledgerHandler) ExportSales(ctx context.Context, req *connect.Request[le
 	name := fmt.Sprintf("%d", showID)
 	if showID == 0 {
 		name = m.GetPeriodStart().AsTime().In(loc).Format("20060102") + "-" + m.GetPeriodEnd().AsTime().In(loc).Format("20060102")
-		if orgOrders {
+		if orgFile {
 			name = org + "-" + name
 		}
 	}
@@ -78,8 +78,13 @@ func (h *ledgerHandler) ExportSales(ctx context.Context, req *connect.Request[le
 	case ledgerv1.ExportKind_EXPORT_KIND_ORDERS:
 		err = h.exportOrders(ctx, m, lang, loc, pieces)
 	default:
-		err = h.exportLedger(ctx, ledger.Filter{ShowID: showID, CreatedAfter: ledgerTime(m.GetPeriodStart()),
-			CreatedBefore: ledgerTime(m.GetPeriodEnd())}, lang, loc, pieces)
+		f := ledger.Filter{ShowID: showID, CreatedAfter: ledgerTime(m.GetPeriodStart()), CreatedBefore: ledgerTime(m.GetPeriodEnd())}
+		if orgFile {
+			f.ShowIDs, err = h.organizationShowIDs(ctx, org)
+		}
+		if err == nil {
+			err = h.exportLedger(ctx, f, lang, loc, pieces)
+		}
 	}
 	if err != nil {
 		return err
@@ -132,6 +137,30 @@ func (h *ledgerHandler) exportOrders(ctx context.Context, m *ledgerv1.ExportSale
 		}
 		if next == "" {
 			return nil
+		}
+		token = next
+	}
+}
+
+// organizationShowIDs are the ids of every published show of org, whenever
+// it starts: a period's ledger statement has the journals posted in the
+// period, of shows past and to come (decision 0464). Empty, not nil, for
+// an organisation with none.
+func (h *ledgerHandler) organizationShowIDs(ctx context.Context, org string) ([]int64, error) {
+	if h.catalog == nil {
+		return nil, fault.New(fault.NotServed, "this server does not read the catalog")
+	}
+	ids := []int64{}
+	for token := ""; ; {
+		shows, next, err := h.catalog.ListShows(ctx, exportPage, token, catalog.ShowFilter{OrganizationID: org})
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range shows {
+			ids = append(ids, s.ID)
+		}
+		if next == "" {
+			return ids, nil
 		}
 		token = next
 	}

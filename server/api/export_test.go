@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,8 +195,13 @@ func TestExportOrganizationPeriod(t *testing.T) {
 	other := show("other-org", "Another's night", "", 24*time.Hour, false)
 	var orders []string
 	for i, s := range []int64{sooner, later, later, after, other} {
-		o := newBuyer(t, env, fmt.Sprintf("period-fan-%d", i)).orderWith(s, nil, fmt.Sprintf("A%d", i%4+1))
+		b := newBuyer(t, env, fmt.Sprintf("period-fan-%d", i))
+		o := b.orderWith(s, nil, fmt.Sprintf("A%d", i%4+1))
 		orders = append(orders, o.GetOrderId())
+		if i != 2 { // one of the later show's unpaid: no journal
+			_, err := b.pay(o.GetOrderId(), "tok_success")
+			require.NoError(t, err)
+		}
 	}
 	req := &ledgerv1.ExportSalesRequest{OrganizationId: "period-org", Kind: ledgerv1.ExportKind_EXPORT_KIND_ORDERS, Language: "bn",
 		PeriodStart: timestamppb.New(start), PeriodEnd: timestamppb.New(start.Add(7 * 24 * time.Hour))}
@@ -213,9 +219,39 @@ func TestExportOrganizationPeriod(t *testing.T) {
 	require.ElementsMatch(t, orders[1:3], []string{rows[2][0], rows[3][0]})
 	require.Equal(t, "বাউল রাত", rows[2][16])
 
+	// The organisation's ledger statement of the days the sales were posted
+	// (decision 0464): the journals of all four of its sold shows, whenever
+	// they start, none of another organisation's.
+	now := time.Now()
+	ledgerReq := &ledgerv1.ExportSalesRequest{OrganizationId: "period-org", Kind: ledgerv1.ExportKind_EXPORT_KIND_LEDGER,
+		PeriodStart: timestamppb.New(now.Add(-time.Hour)), PeriodEnd: timestamppb.New(now.Add(time.Hour))}
+	name, rows, err = exported(t, as(t, env, "period-mgr", auth.RoleOperator), ledgerReq)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(name, "ledger-period-org-"), name)
+	shows := map[string]bool{}
+	for _, r := range rows[1:] {
+		shows[r[4]] = true
+	}
+	require.Equal(t, map[string]bool{fmt.Sprint(sooner): true, fmt.Sprint(later): true, fmt.Sprint(after): true}, shows,
+		"its shows' journals, whenever they start; not another organisation's")
+	// Its journals are the admin's whole statement's, less another's.
+	_, all, err := exported(t, as(t, env, "period-admin", auth.RoleAdmin), &ledgerv1.ExportSalesRequest{
+		Kind: ledgerv1.ExportKind_EXPORT_KIND_LEDGER, PeriodStart: ledgerReq.PeriodStart, PeriodEnd: ledgerReq.PeriodEnd})
+	require.NoError(t, err)
+	theirs := 0
+	for _, r := range all[1:] {
+		if r[4] == fmt.Sprint(other) {
+			theirs++
+		}
+	}
+	require.Positive(t, theirs)
+	require.Len(t, rows, len(all)-theirs, "the organisation's lines are every line but another's")
+
 	for _, c := range []clients{as(t, env, "other-mgr", auth.RoleOperator), as(t, env, "period-fan-0", auth.RoleUser)} {
-		_, _, err := exported(t, c, req)
-		require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
+		for _, r := range []*ledgerv1.ExportSalesRequest{req, ledgerReq} {
+			_, _, err := exported(t, c, r)
+			require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
+		}
 	}
 	_, _, err = exported(t, as(t, env, "period-mgr", auth.RoleOperator), &ledgerv1.ExportSalesRequest{
 		Kind: ledgerv1.ExportKind_EXPORT_KIND_ORDERS, PeriodStart: req.PeriodStart, PeriodEnd: req.PeriodEnd})

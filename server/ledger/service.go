@@ -195,8 +195,11 @@ func (s *Service) pools(shardIndex *int32) ([]*pg.Pool, []int, error) {
 
 // Filter selects journal transactions; zero fields select everything.
 type Filter struct {
-	Shard     *int32
-	ShowID    int64
+	Shard  *int32
+	ShowID int64
+	// ShowIDs: only journals of these shows (an organisation's, decision
+	// 0464), when not nil; empty, none.
+	ShowIDs   []int64
 	Account   string
 	Reference string
 	Kind      Kind
@@ -227,6 +230,7 @@ const listSQL = `
 	  AND ($6::timestamptz IS NULL OR t.created_at >= $6)
 	  AND ($7::timestamptz IS NULL OR t.created_at < $7)
 	  AND ($8 = '' OR EXISTS (SELECT 1 FROM ledger_lines a WHERE a.txn_id = t.txn_id AND a.account = $8))
+	  AND ($10::bigint[] IS NULL OR t.show_id = ANY($10))
 	GROUP BY t.txn_id
 	ORDER BY t.created_at DESC, t.txn_id COLLATE "C" DESC
 	LIMIT $9`
@@ -258,6 +262,9 @@ func (s *Service) ListJournal(ctx context.Context, f Filter) ([]Posted, string, 
 			return nil, "", fmt.Errorf("list journal: %w", err)
 		}
 	}
+	if f.ShowIDs != nil && len(f.ShowIDs) == 0 {
+		return nil, "", nil // no show, no journal
+	}
 	pools, idx, err := s.pools(f.Shard)
 	if err != nil {
 		return nil, "", err
@@ -272,7 +279,7 @@ func (s *Service) ListJournal(ctx context.Context, f Filter) ([]Posted, string, 
 	var all []Posted
 	for n, pool := range pools {
 		rows, err := pool.Query(ctx, listSQL, after.At, after.ID, f.ShowID, f.Reference, string(f.Kind),
-			createdAfter, createdBefore, f.Account, f.PageSize+1)
+			createdAfter, createdBefore, f.Account, f.PageSize+1, f.ShowIDs)
 		if err != nil {
 			return nil, "", fmt.Errorf("list journal of %s: %w", pool.Name, err)
 		}

@@ -122,6 +122,13 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	require.Len(t, period, 2, "a header and the order")
 	require.Equal(t, []string{"Show", "Show starts"}, period[0][16:])
 	require.Equal(t, []string{"B5", "Arc Nights"}, []string{period[1][9], period[1][16]})
+	// The same days' ledger of the organisation's shows (decision 0464):
+	// the sale's journal, posted today.
+	ledgerRows := download(t, ctx, "#export-period-ledger", "ledger-web-arc-venue-"+from.Format("20060102")+"-"+to.AddDate(0, 0, 1).Format("20060102")+"-en.csv")
+	require.Greater(t, len(ledgerRows), 1, "a header and the sale's lines")
+	for _, r := range ledgerRows[1:] {
+		require.Equal(t, show, r[4], "only the organisation's show: %v", r)
+	}
 	do(t, ctx, chromedp.Click(chromedp.CSS("#org-sales")), until(`!document.querySelector("#period-export")`))
 	// The block has a seat sold: its price stays, and the console says why.
 	do(t, ctx,

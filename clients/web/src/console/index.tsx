@@ -82,7 +82,8 @@ const WORDS = {
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled", draft: "Draft" },
     publish: "Publish", deleteDraft: "Delete draft", deleteForGood: "Delete it for good", chartsTab: "Seat charts", allocations: "Allocations", priceIn: "Price of a seat (taka) in",
-    periodOrders: "Orders of the shows starting", fromDay: "from", toDay: "to",
+    periodOrders: "Files of the days", fromDay: "from", toDay: "to",
+    periodOrdersFile: "Orders of the shows starting then (CSV)", periodLedgerFile: "Ledger posted then (CSV)",
     actions: {
       "organization.create": "Organisation created", "member.set": "Staff role given", "member.remove": "Staff removed",
       "show.create": "Show created", "show.publish": "Show published", "show.delete": "Draft deleted", "layout_template.create": "Seat chart saved", "allocation.create": "Seats allocated to a partner", "allocation.release": "Allocation given back", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
@@ -147,7 +148,8 @@ const WORDS = {
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল", draft: "খসড়া" },
     publish: "প্রকাশ করুন", deleteDraft: "খসড়া মুছুন", deleteForGood: "চিরতরে মুছে ফেলুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ", priceIn: "প্রতি আসনের দাম (টাকা):",
-    periodOrders: "এই সময়ে শুরু হওয়া শোগুলোর অর্ডার", fromDay: "প্রথম দিন", toDay: "শেষ দিন",
+    periodOrders: "এই দিনগুলোর ফাইল", fromDay: "প্রথম দিন", toDay: "শেষ দিন",
+    periodOrdersFile: "এ সময়ে শুরু হওয়া শোগুলোর অর্ডার (CSV)", periodLedgerFile: "এ সময়ের হিসাব-খাতা (CSV)",
     actions: {
       "organization.create": "সংস্থা তৈরি", "member.set": "কর্মীর ভূমিকা দেওয়া", "member.remove": "কর্মী বাদ",
       "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "show.delete": "খসড়া মুছে ফেলা", "layout_template.create": "আসন-নকশা রাখা", "allocation.create": "পার্টনারকে আসন বরাদ্দ", "allocation.release": "বরাদ্দ ফেরত", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
@@ -843,12 +845,15 @@ function PeriodExport({ lang, api, org, onError }: PartProps) {
   const [from, setFrom] = useState(today.slice(0, 8) + "01");
   const [to, setTo] = useState(today);
   const [busy, setBusy] = useState(false);
-  const go = async (e: Event) => {
+  const go = async (e: SubmitEvent) => {
     e.preventDefault();
+    // Orders of the shows that start in the days (decision 0460), or the
+    // journals of the organisation's shows posted in them (decision 0464).
+    const kind = e.submitter?.id === "export-period-ledger" ? ExportKind.LEDGER : ExportKind.ORDERS;
     setBusy(true);
     try {
       const end = dhakaTimestamp(`${to}T00:00`);
-      await saveExport(api, { organizationId: org, kind: ExportKind.ORDERS, language: lang,
+      await saveExport(api, { organizationId: org, kind, language: lang,
         periodStart: dhakaTimestamp(`${from}T00:00`), periodEnd: { seconds: end.seconds + 86400n, nanos: 0 } });
     } catch (err) {
       onError(sayError(err, lang));
@@ -861,7 +866,8 @@ function PeriodExport({ lang, api, org, onError }: PartProps) {
       {w.periodOrders}:{" "}
       <label>{w.fromDay} <input id="period-from" type="date" required value={from} onInput={(e) => setFrom((e.target as HTMLInputElement).value)} /></label>{" "}
       <label>{w.toDay} <input id="period-to" type="date" required value={to} onInput={(e) => setTo((e.target as HTMLInputElement).value)} /></label>{" "}
-      <button type="submit" id="export-period" disabled={busy}>{w.exportOrders}</button>
+      <button type="submit" id="export-period" disabled={busy}>{w.periodOrdersFile}</button>{" "}
+      <button type="submit" id="export-period-ledger" disabled={busy}>{w.periodLedgerFile}</button>
       {busy && <span role="status"> {w.exporting}</span>}
     </form>
   );

@@ -1786,9 +1786,10 @@ type ExportSalesRequest struct {
 	PeriodStart *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=period_start,json=periodStart,proto3" json:"period_start,omitempty"`
 	// … to (exclusive).
 	PeriodEnd *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=period_end,json=periodEnd,proto3" json:"period_end,omitempty"`
-	// With kind ORDERS and a period (decision 0460): the orders of the
-	// organisation's shows that start in the period, show by show, soonest
-	// first; its managers and admins.
+	// With a period, its managers and admins: with kind ORDERS (decision
+	// 0460), the orders of the organisation's shows that start in the
+	// period, show by show, soonest first; with kind LEDGER (decision 0464),
+	// the journals of its shows, whenever they start, posted in the period.
 	OrganizationId string `protobuf:"bytes,6,opt,name=organization_id,json=organizationId,proto3" json:"organization_id,omitempty"`
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache

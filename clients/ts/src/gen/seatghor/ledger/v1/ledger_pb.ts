@@ -939,9 +939,10 @@ export type ExportSalesRequest = Message<"seatghor.ledger.v1.ExportSalesRequest"
   periodEnd?: Timestamp | undefined;
 
   /**
-   * With kind ORDERS and a period (decision 0460): the orders of the
-   * organisation's shows that start in the period, show by show, soonest
-   * first; its managers and admins.
+   * With a period, its managers and admins: with kind ORDERS (decision
+   * 0460), the orders of the organisation's shows that start in the
+   * period, show by show, soonest first; with kind LEDGER (decision 0464),
+   * the journals of its shows, whenever they start, posted in the period.
    *
    * @generated from field: string organization_id = 6;
    */
