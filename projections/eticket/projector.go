@@ -15,10 +15,12 @@ import (
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/protobuf/proto"
 
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/projections"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/fault"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -45,6 +47,13 @@ type Shows interface {
 	GetShow(ctx context.Context, showID int64) (catalog.Show, error)
 }
 
+// Bookings reads what each confirmed order of a show said when it was
+// booked (booking.Service.ConfirmedBookings): a show moved to a new time
+// has every e-ticket made again (decision 0465).
+type Bookings interface {
+	ConfirmedBookings(ctx context.Context, showID int64) ([]*eventsv1.BookingConfirmed, error)
+}
+
 // Languages are the languages every e-ticket is made in (decision 0171).
 var Languages = []display.Lang{display.Bengali, display.English}
 
@@ -63,48 +72,68 @@ type Projector struct {
 	objects  Objects
 	marks    Marks
 	shows    Shows
+	bookings Bookings
 	codes    *ticket.Codes
 	now      func() time.Time
 	parallel int
 }
 
 // NewProjector returns the e-ticket projector.
-func NewProjector(objects Objects, marks Marks, shows Shows, codes *ticket.Codes, now func() time.Time) *Projector {
-	return &Projector{objects: objects, marks: marks, shows: shows, codes: codes, now: now, parallel: 4}
+func NewProjector(objects Objects, marks Marks, shows Shows, bookings Bookings, codes *ticket.Codes, now func() time.Time) *Projector {
+	return &Projector{objects: objects, marks: marks, shows: shows, bookings: bookings, codes: codes, now: now, parallel: 4}
 }
 
 // Name implements projections.Projector.
 func (p *Projector) Name() string { return Name }
 
-// Apply renders and stores the PDF of every booking confirmed in the batch.
+// Apply renders and stores the PDF of every booking confirmed in the batch,
+// and again those of every show moved to a new time (decision 0465).
 // A failure fails the batch (it is retried whole; storing is idempotent).
 func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(p.parallel)
 	for _, e := range events {
-		if e.Type != "seatghor.events.v1.BookingConfirmed" {
-			continue
+		switch e.Type {
+		case "seatghor.events.v1.BookingConfirmed":
+			var ev eventsv1.BookingConfirmed
+			if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
+			}
+			g.Go(func() error { return p.make(ctx, &ev) })
+		case "seatghor.events.v1.ShowRescheduled":
+			var ev eventsv1.ShowRescheduled
+			if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
+			}
+			booked, err := p.bookings.ConfirmedBookings(ctx, ev.GetShowId())
+			if fault.ReasonOf(err) == fault.ShowNotFound {
+				continue // a show gone: nothing to print
+			}
+			if err != nil {
+				return fmt.Errorf("eticket: the bookings of show %d: %w", ev.GetShowId(), err)
+			}
+			for _, b := range booked {
+				g.Go(func() error { return p.make(ctx, b) })
+			}
 		}
-		var ev eventsv1.BookingConfirmed
-		if err := proto.Unmarshal(e.Payload, &ev); err != nil {
-			return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
-		}
-		g.Go(func() error { return p.make(ctx, &ev) })
 	}
 	return g.Wait()
 }
 
 func (p *Projector) make(ctx context.Context, ev *eventsv1.BookingConfirmed) error {
-	tickets, err := ticket.FromBooking(ev, p.codes)
-	if err != nil || len(tickets) == 0 {
-		return err
-	}
 	show, err := p.shows.GetShow(ctx, ev.GetShowId())
 	if errors.Is(err, catalog.ErrNotFound) {
 		return nil // a show gone from the catalog: nothing to print
 	}
 	if err != nil {
 		return fmt.Errorf("eticket: show %d: %w", ev.GetShowId(), err)
+	}
+	// The journey's times as the trip runs now: a booking confirmed before
+	// a delay, read after it, says the times it had then.
+	ev.Journey = journeyNow(show, ev.GetJourney())
+	tickets, err := ticket.FromBooking(ev, p.codes)
+	if err != nil || len(tickets) == 0 {
+		return err
 	}
 	// English last: its key is the mark, so a marked order has both.
 	var key string
@@ -124,3 +153,22 @@ func (p *Projector) make(ctx context.Context, ev *eventsv1.BookingConfirmed) err
 // Reset forgets which PDFs exist; a replay stores them again (the objects
 // are overwritten, not deleted first).
 func (p *Projector) Reset(ctx context.Context) error { return p.marks.ResetPDFs(ctx) }
+
+// journeyNow is journey j of show as it runs now (its stops' and counters'
+// times from the show's current departure); j itself for a show without
+// stops or a journey it does not have.
+func journeyNow(show catalog.Show, j *commonv1.Journey) *commonv1.Journey {
+	if j == nil || len(show.Stops) == 0 {
+		return j
+	}
+	t := show.Trip()
+	from, okFrom := t.StopIndex(j.GetFromStopId())
+	to, okTo := t.StopIndex(j.GetToStopId())
+	if !okFrom || !okTo {
+		return j
+	}
+	if now := t.JourneyProto(from, to, j.GetBoardingCounterId(), j.GetDroppingCounterId()); now != nil {
+		return now
+	}
+	return j
+}

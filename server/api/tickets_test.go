@@ -23,9 +23,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
+	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
 	paymentv1 "github.com/seatghor/seatghor/gen/seatghor/payment/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
@@ -466,4 +468,56 @@ func qrCodes(t *testing.T, pdf []byte) []string {
 		}
 	}
 	return codes
+}
+
+// TestETicketFollowsADelay (decision 0465): a coach's passenger has the
+// e-ticket PDF of a journey boarding at a counter; the operator delays the
+// trip three hours; the PDF at the same link is made again and says the
+// new boarding time, not the old one.
+func TestETicketFollowsADelay(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 2, Projectors: true, Tickets: true,
+		S3: miniotest.Shared(t).Config(miniotest.Bucket()), ProjectorMaxBackoff: 500 * time.Millisecond})
+	req := tripShow("Dhaka to Chattogram, delayed", 2, 0, "Dhaka", "Cumilla", "Chattogram")
+	req.Stops[1].Counters = []*catalogv1.Counter{{CounterId: "cantonment", Name: "Cantonment", MinutesAfterDeparture: 65, Boarding: true}}
+	show := createShow(t, env, req)
+	b := newBuyer(t, env, "delayed-traveller")
+	h, err := b.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show.GetShowId(), Seats: []string{"A1"},
+		Journey: &commonv1.Journey{FromStopId: "cumilla", ToStopId: "chattogram", BoardingCounterId: "cantonment"}}))
+	require.NoError(t, err)
+	_, err = b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
+	require.NoError(t, err)
+	mine := ticketsAs(t, env, "delayed-traveller", auth.RoleUser)
+	tk := myTickets(t, mine, allReady(1))[0]
+
+	dhaka := time.FixedZone("BDT", 6*3600)
+	starts := show.GetStartsAt().AsTime()
+	say := func(at time.Time) string { return at.In(dhaka).Format("Mon 2 Jan 2006, 15:04") }
+	text := func() string {
+		dl, err := mine.GetTicketDownload(ctx, connect.NewRequest(&ticketsv1.GetTicketDownloadRequest{TicketId: tk.GetTicketId()}))
+		require.NoError(t, err)
+		return pdfText(t, fetch(t, dl.Msg.GetUrl()))
+	}
+	require.Contains(t, text(), "Boarding: Cumilla, Cantonment counter, "+say(starts.Add(65*time.Minute)))
+
+	later := starts.Add(3 * time.Hour)
+	_, err = as(t, env, "ops-admin", auth.RoleAdmin).catalog.RescheduleShow(ctx, connect.NewRequest(&catalogv1.RescheduleShowRequest{
+		ShowId: show.GetShowId(), StartsAt: timestamppb.New(later), Reason: "fog on the highway"}))
+	require.NoError(t, err)
+	env.WaitProjected(t, "eticket")
+	after := text()
+	require.Contains(t, after, "Boarding: Cumilla, Cantonment counter, "+say(later.Add(65*time.Minute)), "the new boarding time")
+	require.NotContains(t, after, say(starts.Add(65*time.Minute)), "the old boarding time")
+}
+
+// pdfText is a PDF's text as pdftotext (poppler-utils) reads it, lines
+// joined by spaces.
+func pdfText(t *testing.T, pdf []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "t.pdf"), pdf, 0o600))
+	out, err := exec.Command("pdftotext", "-layout", filepath.Join(dir, "t.pdf"), "-").CombinedOutput()
+	require.NoError(t, err, "pdftotext: %s", out)
+	return strings.Join(strings.Fields(string(out)), " ")
 }

@@ -538,7 +538,7 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 		_, err := a.Objects.Exists(ctx, "healthz")
 		return err
 	}})
-	return append(out, eticket.NewProjector(a.Objects, a.MyTickets, a.Catalog, codes, cfg.Clock.Now)), nil
+	return append(out, eticket.NewProjector(a.Objects, a.MyTickets, a.Catalog, a.Booking, codes, cfg.Clock.Now)), nil
 }
 
 func (a *App) closeRead() {

@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"google.golang.org/protobuf/types/known/timestamppb"
-
-	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
-	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/booking"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
@@ -61,7 +57,7 @@ func (s *Service) Receipt(ctx context.Context, userID string, admin bool, orderI
 	if len(m) != 1 {
 		return nil, fmt.Errorf("order %s of show %d is confirmed but not in its manifest", orderID, o.ShowID)
 	}
-	tickets, err := ticket.FromBooking(confirmedEvent(o, m[0]), s.codes)
+	tickets, err := ticket.FromBooking(booking.ConfirmedEvent(o, m[0]), s.codes)
 	if err != nil {
 		return nil, err
 	}
@@ -74,24 +70,4 @@ func (s *Service) Receipt(ctx context.Context, userID string, admin bool, orderI
 		}
 	}
 	return s.print(show, o.Contact.Phone, counter, tickets, lang)
-}
-
-// confirmedEvent is what BookingConfirmed said of order o, from its
-// manifest line m: the seats in the hold's order with their prices, the
-// passengers and the journey, as ticket.FromBooking reads them.
-func confirmedEvent(o booking.Order, m booking.ManifestOrder) *eventsv1.BookingConfirmed {
-	price := map[string]int64{}
-	for _, l := range o.Lines {
-		price[l.Seat] = l.AmountMinor
-	}
-	ev := &eventsv1.BookingConfirmed{ShowId: o.ShowID, OrderId: o.ID, UserId: o.UserID, Seats: m.Seats, GaArea: m.GAArea,
-		Quantity: int32(m.Quantity), Total: &commonv1.Money{AmountMinor: o.TotalMinor, Currency: o.Currency},
-		OccurredAt: timestamppb.New(o.UpdatedAt), Journey: o.View}
-	for _, seat := range m.Seats {
-		ev.SeatPricesMinor = append(ev.SeatPricesMinor, price[seat])
-	}
-	for _, p := range o.Passengers {
-		ev.Passengers = append(ev.Passengers, &commonv1.Passenger{Seat: p.Seat, Name: p.Name, Phone: p.Phone, Woman: p.Woman})
-	}
-	return ev
 }
