@@ -461,6 +461,11 @@ var authzMatrix = []authzRow{
 	{"seatghor.catalog.v1.CatalogService/CreateLayoutTemplate", func(w *authzWorld, c caller) proto.Message {
 		return &catalogv1.CreateLayoutTemplateRequest{Template: matrixTemplate("tpl-" + callerNames[c])}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/UpdateLayoutTemplate", func(_ *authzWorld, c caller) proto.Message {
+		t := matrixTemplate("matrix-coach")
+		t.Name = "Mini, renamed by " + callerNames[c]
+		return &catalogv1.UpdateLayoutTemplateRequest{Template: t}
+	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
 	{"seatghor.catalog.v1.CatalogService/GetLayoutTemplate", func(*authzWorld, caller) proto.Message {
 		return &catalogv1.GetLayoutTemplateRequest{OrganizationId: "org-a", TemplateId: "matrix-coach"}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},

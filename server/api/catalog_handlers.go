@@ -304,6 +304,20 @@ func (h *catalogHandler) CreateLayoutTemplate(ctx context.Context, req *connect.
 	return connect.NewResponse(&catalogv1.CreateLayoutTemplateResponse{Template: t.Proto()}), nil
 }
 
+// UpdateLayoutTemplate replaces an organisation's template (decision
+// 0466): its managers and admins.
+func (h *catalogHandler) UpdateLayoutTemplate(ctx context.Context, req *connect.Request[catalogv1.UpdateLayoutTemplateRequest]) (*connect.Response[catalogv1.UpdateLayoutTemplateResponse], error) {
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {
+		return nil, fault.New(fault.PermissionDenied, "only operators and admins keep layout templates")
+	}
+	t, err := h.svc.UpdateLayoutTemplate(ctx, p.UserID, p.Is(auth.RoleAdmin), catalog.TemplateFromProto(req.Msg.GetTemplate()))
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.UpdateLayoutTemplateResponse{Template: t.Proto()}), nil
+}
+
 func (h *catalogHandler) GetLayoutTemplate(ctx context.Context, req *connect.Request[catalogv1.GetLayoutTemplateRequest]) (*connect.Response[catalogv1.GetLayoutTemplateResponse], error) {
 	p, _ := auth.FromContext(ctx)
 	if !p.Is(auth.RoleOperator, auth.RoleAdmin) {

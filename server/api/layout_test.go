@@ -354,6 +354,91 @@ func TestLayoutTemplatesOfAnOrganization(t *testing.T) {
 	require.Equal(t, "LAYOUT_TEMPLATE_NOT_FOUND", refusalOf(t, err).reason)
 }
 
+// TestLayoutTemplateUpdatedLeavesItsShows (decision 0466): a manager
+// changes her organisation's chart (a fourth row, a new name): it reads as
+// changed, a show made from it before keeps its nine seats, a show made
+// after has twelve; the audit log says the seats before and after, once
+// (the same again records nothing). A shipped template, another
+// organisation's manager, a buyer and a chart that does not exist are
+// refused, and a bad layout is refused on its field.
+func TestLayoutTemplateUpdatedLeavesItsShows(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	ctx := context.Background()
+	manager := busOrganization(t, env, "shyamoli", "karim")
+	busOrganization(t, env, "hanif", "jamal")
+	row := func(label string, y int32) *catalogv1.LayoutRow {
+		return &catalogv1.LayoutRow{Label: label, Seats: []*catalogv1.LayoutSeat{{Seat: label + "1", X: 5, Y: y}, {Seat: label + "2", X: 25, Y: y}, {Seat: label + "3", X: 35, Y: y}}}
+	}
+	mini := &catalogv1.LayoutTemplate{TemplateId: "mini", OrganizationId: "shyamoli", Name: "Minibus", Layout: &catalogv1.Layout{
+		Sections: []*catalogv1.LayoutSection{{Name: "Economy", PriceMinor: 40000, Rows: []*catalogv1.LayoutRow{row("A", 25), row("B", 37), row("C", 49)}}}}}
+	_, err := manager.catalog.CreateLayoutTemplate(ctx, connect.NewRequest(&catalogv1.CreateLayoutTemplateRequest{Template: mini}))
+	require.NoError(t, err)
+	before, err := manager.catalog.CreateShow(ctx, connect.NewRequest(busTrip("shyamoli", "mini")))
+	require.NoError(t, err)
+
+	longer := proto.CloneOf(mini)
+	longer.Name, longer.NameBn = "Minibus, four rows", "মিনিবাস, চার সারি"
+	longer.Layout.Sections[0].Rows = append(longer.Layout.Sections[0].Rows, row("D", 61))
+	for range 2 { // the same again changes nothing
+		got, err := manager.catalog.UpdateLayoutTemplate(ctx, connect.NewRequest(&catalogv1.UpdateLayoutTemplateRequest{Template: longer}))
+		require.NoError(t, err)
+		require.Equal(t, "Minibus, four rows", got.Msg.GetTemplate().GetName())
+	}
+	read, err := manager.catalog.GetLayoutTemplate(ctx, connect.NewRequest(&catalogv1.GetLayoutTemplateRequest{OrganizationId: "shyamoli", TemplateId: "mini"}))
+	require.NoError(t, err)
+	require.Len(t, read.Msg.GetTemplate().GetLayout().GetSections()[0].GetRows(), 4)
+	require.Equal(t, "মিনিবাস, চার সারি", read.Msg.GetTemplate().GetNameBn())
+	after, err := manager.catalog.CreateShow(ctx, connect.NewRequest(busTrip("shyamoli", "mini")))
+	require.NoError(t, err)
+	require.EqualValues(t, 12, after.Msg.GetShow().GetSeatCount(), "a show made now takes the new chart")
+	kept, err := manager.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: before.Msg.GetShow().GetShowId()}))
+	require.NoError(t, err)
+	require.EqualValues(t, 9, kept.Msg.GetShow().GetSeatCount(), "a show made before keeps its chart")
+
+	entries, err := manager.catalog.ListAuditEntries(ctx, connect.NewRequest(&catalogv1.ListAuditEntriesRequest{
+		OrganizationId: "shyamoli", Action: "layout_template.update"}))
+	require.NoError(t, err)
+	require.Len(t, entries.Msg.GetEntries(), 1, "the same again records nothing")
+	detail := entries.Msg.GetEntries()[0].GetDetail().AsMap()
+	require.EqualValues(t, 9, detail["before"].(map[string]any)["seats"])
+	require.EqualValues(t, 12, detail["after"].(map[string]any)["seats"])
+
+	for _, tt := range []struct {
+		name string
+		c    clients
+		tpl  func() *catalogv1.LayoutTemplate
+		want refusal
+	}{
+		{"a shipped template", manager, func() *catalogv1.LayoutTemplate {
+			t := proto.CloneOf(longer)
+			t.TemplateId = "coach-2x2-40"
+			return t
+		}, refusal{code: connect.CodePermissionDenied, reason: "LAYOUT_TEMPLATE_FORBIDDEN"}},
+		{"another organisation's manager", as(t, env, "jamal", auth.RoleOperator), func() *catalogv1.LayoutTemplate { return longer },
+			refusal{code: connect.CodePermissionDenied, reason: "LAYOUT_TEMPLATE_FORBIDDEN"}},
+		{"a buyer", as(t, env, "rumana", auth.RoleUser), func() *catalogv1.LayoutTemplate { return longer },
+			refusal{code: connect.CodePermissionDenied, reason: "PERMISSION_DENIED"}},
+		{"no such chart", manager, func() *catalogv1.LayoutTemplate {
+			t := proto.CloneOf(longer)
+			t.TemplateId = "nope"
+			return t
+		}, refusal{code: connect.CodeNotFound, reason: "LAYOUT_TEMPLATE_NOT_FOUND"}},
+		{"a seat twice", manager, func() *catalogv1.LayoutTemplate {
+			t := proto.CloneOf(longer)
+			t.Layout.Sections[0].Rows[3].Seats[0].Seat = "A1"
+			return t
+		}, refusal{code: connect.CodeInvalidArgument, reason: "LAYOUT_TEMPLATE_INVALID", fields: []string{"template.layout.sections[0].rows[3].seats[0].seat"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.c.catalog.UpdateLayoutTemplate(ctx, connect.NewRequest(&catalogv1.UpdateLayoutTemplateRequest{Template: tt.tpl()}))
+			require.Equal(t, tt.want, refusalOf(t, err), "%v", err)
+		})
+	}
+	read, err = manager.catalog.GetLayoutTemplate(ctx, connect.NewRequest(&catalogv1.GetLayoutTemplateRequest{OrganizationId: "shyamoli", TemplateId: "mini"}))
+	require.NoError(t, err)
+	require.Len(t, read.Msg.GetTemplate().GetLayout().GetSections()[0].GetRows(), 4, "a refused change wrote nothing")
+}
+
 // TestWomenAndBlockedSeatsThroughTheAPI (decision 0371): a seat for women
 // is held only with its passenger declared a woman (women_seats), which the
 // hold keeps and answers; a blocked seat never; the declaration names asked

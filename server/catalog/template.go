@@ -145,29 +145,9 @@ func (s *Service) mayKeepTemplates(ctx context.Context, caller string, admin boo
 // shipped template's; its layout is checked as a show's is and completed
 // the same way (straight rows for places without positions, deck sizes).
 func (s *Service) CreateLayoutTemplate(ctx context.Context, by string, admin bool, t Template) (Template, error) {
-	if t.OrganizationID == "" {
-		return Template{}, fault.OnField(fault.LayoutTemplateInvalid, "template.organization_id",
-			"name the organization that keeps the template")
-	}
-	if err := s.mayKeepTemplates(ctx, by, admin, t.OrganizationID); err != nil {
-		return Template{}, err
-	}
-	if t.Layout == nil || t.Layout.SeatCount() == 0 {
-		return Template{}, fault.OnField(fault.LayoutTemplateInvalid, "template.layout", "a layout template needs seats")
-	}
-	if err := t.Layout.check(fault.LayoutTemplateInvalid, "template.layout"); err != nil {
-		return Template{}, err
-	}
-	shipped, err := shippedTemplates()
+	layout, err := s.checkTemplate(ctx, by, admin, t, ErrLayoutTemplateExists)
 	if err != nil {
 		return Template{}, err
-	}
-	if _, ok := shipped[t.ID]; ok {
-		return Template{}, fmt.Errorf("template %q: %w", t.ID, ErrLayoutTemplateExists)
-	}
-	layout, err := json.Marshal(t.Layout)
-	if err != nil {
-		return Template{}, fmt.Errorf("encode layout template %s: %w", t.ID, err)
 	}
 	now := s.clock.Now().UTC().Truncate(time.Microsecond)
 	t.CreatedBy, t.CreatedAt = by, now
@@ -195,6 +175,87 @@ func (s *Service) CreateLayoutTemplate(ctx context.Context, by string, admin boo
 				Target: fmt.Sprintf("layout_template:%s:%s", t.OrganizationID, t.ID), OrganizationID: t.OrganizationID,
 				Detail: map[string]any{"after": map[string]any{"name": t.Name, "seats": t.Layout.SeatCount()}}})
 		})
+}
+
+// checkTemplate checks t as its organisation keeps it, for by (admin or
+// not): an organisation's, whose managers and admins may keep templates,
+// with seats and a layout as a show's; an id of a shipped template is
+// refused with shippedErr. It answers the layout as stored.
+func (s *Service) checkTemplate(ctx context.Context, by string, admin bool, t Template, shippedErr error) ([]byte, error) {
+	if t.OrganizationID == "" {
+		return nil, fault.OnField(fault.LayoutTemplateInvalid, "template.organization_id",
+			"name the organization that keeps the template")
+	}
+	if err := s.mayKeepTemplates(ctx, by, admin, t.OrganizationID); err != nil {
+		return nil, err
+	}
+	if t.Layout == nil || t.Layout.SeatCount() == 0 {
+		return nil, fault.OnField(fault.LayoutTemplateInvalid, "template.layout", "a layout template needs seats")
+	}
+	if err := t.Layout.check(fault.LayoutTemplateInvalid, "template.layout"); err != nil {
+		return nil, err
+	}
+	shipped, err := shippedTemplates()
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := shipped[t.ID]; ok {
+		return nil, fmt.Errorf("template %q: %w", t.ID, shippedErr)
+	}
+	layout, err := json.Marshal(t.Layout)
+	if err != nil {
+		return nil, fmt.Errorf("encode layout template %s: %w", t.ID, err)
+	}
+	return layout, nil
+}
+
+// UpdateLayoutTemplate replaces the names and the layout of an
+// organisation's template t (decision 0466), for its managers and admins,
+// checked as a new one is. The shows made from it keep the layout they
+// were made with (each has its own copy of its places); shows made from now
+// on take the new one. A shipped template is nobody's to change. The
+// audit entry says the seats before and after; the same template again
+// changes nothing and records nothing.
+func (s *Service) UpdateLayoutTemplate(ctx context.Context, by string, admin bool, t Template) (Template, error) {
+	layout, err := s.checkTemplate(ctx, by, admin, t, ErrLayoutTemplateForbidden)
+	if err != nil {
+		return Template{}, err
+	}
+	now := s.clock.Now().UTC().Truncate(time.Microsecond)
+	var out Template
+	err = pg.InTx(ctx, s.router.Catalog(), func(tx pgx.Tx) error {
+		old, err := scanTemplate(tx.QueryRow(ctx, `SELECT `+templateColumns+` FROM layout_templates
+			WHERE organization_id = $1 AND template_id = $2 FOR UPDATE`, t.OrganizationID, t.ID))
+		found, err := pg.Found(err)
+		if err != nil {
+			return fmt.Errorf("lock layout template %s of %s: %w", t.ID, t.OrganizationID, err)
+		}
+		if !found {
+			return fmt.Errorf("template %q of %q: %w", t.ID, t.OrganizationID, ErrLayoutTemplateNotFound)
+		}
+		out = t
+		out.CreatedBy, out.CreatedAt = old.CreatedBy, old.CreatedAt
+		before, err := json.Marshal(old.Layout)
+		if err != nil {
+			return fmt.Errorf("encode layout template %s: %w", t.ID, err)
+		}
+		if old.Name == t.Name && old.NameBn == t.NameBn && string(before) == string(layout) {
+			return nil // as it is
+		}
+		if _, err := tx.Exec(ctx, `UPDATE layout_templates SET name = $3, name_bn = $4, layout = $5
+			WHERE organization_id = $1 AND template_id = $2`, t.OrganizationID, t.ID, t.Name, t.NameBn, layout); err != nil {
+			return fmt.Errorf("update layout template %s of %s: %w", t.ID, t.OrganizationID, err)
+		}
+		actor := audit.Actor{Kind: audit.ActorUser, ID: by}
+		if admin {
+			actor.Kind = audit.ActorAdmin
+		}
+		return audit.Record(ctx, tx, audit.Entry{At: now, Actor: actor, Action: "layout_template.update",
+			Target: fmt.Sprintf("layout_template:%s:%s", t.OrganizationID, t.ID), OrganizationID: t.OrganizationID,
+			Detail: map[string]any{"before": map[string]any{"name": old.Name, "seats": old.Layout.SeatCount()},
+				"after": map[string]any{"name": t.Name, "seats": t.Layout.SeatCount()}}})
+	})
+	return out, err
 }
 
 const templateColumns = `template_id, organization_id, name, name_bn, layout, created_by, created_at`

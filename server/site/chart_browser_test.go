@@ -20,7 +20,8 @@ import (
 // organisation's of a period), is told the block's price stays now that a
 // seat of it is sold, and finds the chart, the draft and its publication
 // in the audit log, newest first; she allocates two seats to a partner
-// and gives them back, and deletes a second draft that will never run.
+// and gives them back, deletes a second draft that will never run, and
+// edits the chart (its show keeps its seats).
 func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	s, browser := openSite(t)
 	admin := s.devToken(t, "web-admin", "admin")
@@ -232,4 +233,27 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 		hasText("#chart-summary", "১টি ব্লকে ৫০টি আসন"),
 	)
 	shot(t, ctx, "bengali-console-charts")
+
+	// The chart edited (decision 0466), in Bengali: a fourth row. Its
+	// existing show keeps its 27 seats; the chart now has 36.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#edit-chart-arc-hall")),
+		hasText("#design-heading", "arc-hall"),
+		until(`document.querySelector("#block-0-rows").value === "3" && document.querySelector("#block-0-bend").value === "4"`),
+		until(`document.querySelector("#block-0-wheelchair").value === "2" && document.querySelector("#block-0-priceTaka").value === "600"`),
+		typeIn("#block-0-rows", "4"),
+		hasText("#chart-summary", "৩৬টি আসন"),
+		chromedp.Click(chromedp.CSS("#chart-save")),
+		hasText("#chart-arc-hall", "৩৬"),
+		chromedp.Click(chromedp.CSS("#tab-audit")),
+		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "layout_template.update"`),
+		hasText("#console-audit tbody tr", "আসন-নকশা বদল"),
+	)
+	var kept struct {
+		Show struct {
+			SeatCount int `json:"seatCount"`
+		} `json:"show"`
+	}
+	s.call(t, mgr, "seatghor.catalog.v1.CatalogService/GetShow", map[string]any{"showId": show}, &kept)
+	require.Equal(t, 27, kept.Show.SeatCount, "the show made on the chart keeps its seats")
 }

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { chartOf, KIND_WHEELCHAIR, PLACE, rowLabel } from "../src/console/chart.js";
+import { blocksOf, chartOf, KIND_WHEELCHAIR, PLACE, rowLabel } from "../src/console/chart.js";
 import type { Block } from "../src/console/chart.js";
 
 const block = (b: Partial<Block>): Block => ({ name: "Block", nameBn: "", rows: 2, seatsPerRow: 5, priceTaka: 500, bend: 0,
@@ -43,4 +43,26 @@ test("an aisle leaves one place's gap; wheelchair places take the front row's en
   const wheelchair = front.seats.filter((s) => s.kind === KIND_WHEELCHAIR).map((s) => s.seat);
   assert.deepEqual(wheelchair, ["A1", "A2", "A6"]);
   assert.ok(back.seats.every((s) => s.kind !== KIND_WHEELCHAIR));
+});
+
+test("a chart the designer drew reads back as its blocks, to be edited (decision 0466)", () => {
+  for (const blocks of [
+    [block({ name: "Stalls", nameBn: "স্টল", rows: 3, seatsPerRow: 9, bend: 4, wheelchair: 2, priceTaka: 600 })],
+    [block({ name: "Left", seatsPerRow: 7, bend: 2, aisleAfter: 3 }), block({ name: "Middle", rows: 4, seatsPerRow: 12, bend: 5 }),
+      block({ name: "Right", seatsPerRow: 7, bend: 2, wheelchair: 1, priceTaka: 350.5 })],
+    [block({ seatsPerRow: 1 })],
+  ]) {
+    assert.deepEqual(blocksOf(chartOf(blocks).sections), blocks.map((b) => ({ ...b, name: b.name.trim(), nameBn: b.nameBn.trim() })));
+  }
+});
+
+test("a layout the designer did not draw does not read back", () => {
+  const c = chartOf([block({ seatsPerRow: 6, bend: 3 })]);
+  const moved = structuredClone(c.sections);
+  moved[0].rows[1].seats[2].y += 3;
+  assert.equal(blocksOf(moved), undefined, "a seat moved by hand");
+  const ragged = structuredClone(c.sections);
+  ragged[0].rows[1].seats.pop();
+  assert.equal(blocksOf(ragged), undefined, "rows of different lengths");
+  assert.equal(blocksOf([]), undefined, "nothing");
 });

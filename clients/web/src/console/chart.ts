@@ -92,3 +92,55 @@ function ends(n: number, k: number): Set<number> {
   for (let j = 0; j < Math.min(k, n); j++) at.add(j % 2 === 0 ? j / 2 : n - 1 - (j - 1) / 2);
   return at;
 }
+
+/** A saved layout's section as the API answers it: what blocksOf reads. */
+export interface SavedSection {
+  name: string;
+  nameBn: string;
+  priceMinor: bigint;
+  rows: { label: string; seats: { seat: string; x: number; y: number; kind: number }[] }[];
+}
+
+/**
+ * The designer's blocks of a chart it drew (decision 0466), read back from
+ * the saved layout's sections so that the chart can be edited: rows and
+ * seats a row as they are, the aisle where a gap is, the front row's
+ * wheelchair places, the bend from the farthest seat's lift. Undefined
+ * for a layout the designer did not draw (a coach, one made through the
+ * API, one edited since): only a layout chartOf makes again seat for seat
+ * comes back.
+ */
+export function blocksOf(sections: readonly SavedSection[]): Block[] | undefined {
+  const shape = sections.map((s): Block | undefined => {
+    const front = s.rows[0]?.seats ?? [];
+    if (front.length === 0 || s.rows.some((r) => r.seats.length !== front.length)) return undefined;
+    const gap = front.findIndex((p, i) => i > 0 && p.x - front[i - 1].x > PLACE);
+    return {
+      name: s.name, nameBn: s.nameBn, rows: s.rows.length, seatsPerRow: front.length,
+      priceTaka: Number(s.priceMinor) / 100, bend: 0, aisleAfter: gap > 0 ? gap : 0,
+      wheelchair: front.filter((p) => p.kind === KIND_WHEELCHAIR).length,
+    };
+  });
+  if (shape.length === 0 || shape.some((b) => b === undefined)) return undefined;
+  const blocks = shape as Block[];
+  // x does not depend on the bend: where each place sits across the chart
+  // says how much of the bend lifts it.
+  const width = chartOf(blocks).width;
+  blocks.forEach((b, i) => {
+    const front = sections[i].rows[0].seats;
+    let far = front[0];
+    for (const p of front) if (Math.abs(p.x - width / 2) > Math.abs(far.x - width / 2)) far = p;
+    const off = (far.x - width / 2) / (width / 2);
+    const lift = far.y - (STAGE_DEPTH + PLACE / 2);
+    b.bend = off === 0 ? 0 : Math.round(lift / (PLACE * off * off));
+  });
+  const again = chartOf(blocks);
+  const same = again.sections.every((s, i) => s.rows.every((r, j) => {
+    const saved = sections[i].rows[j];
+    return r.label === saved.label && r.seats.every((p, k) => {
+      const q = saved.seats[k];
+      return p.seat === q.seat && p.x === q.x && p.y === q.y && p.kind === q.kind;
+    });
+  }));
+  return same ? blocks : undefined;
+}

@@ -1,8 +1,10 @@
 // The console's seat charts (decision 0456): a manager designs a venue's
 // chart as blocks of straight or curved rows with aisles, wheelchair places
 // and a price a block, sees it drawn as she types, saves it as a layout
-// template of the organisation (CreateLayoutTemplate), and makes shows on
-// it as drafts (CreateShow with draft), which the shows tab publishes.
+// template of the organisation (CreateLayoutTemplate), edits a chart she
+// drew later (UpdateLayoutTemplate, decision 0466: the shows made on it
+// keep theirs), and makes shows on it as drafts (CreateShow with draft),
+// which the shows tab publishes.
 import { useEffect, useState } from "preact/hooks";
 import { CatalogService, ShowKind } from "@seatghor/client";
 import type { LayoutTemplate, createServiceClient } from "@seatghor/client";
@@ -12,7 +14,7 @@ import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import { dhakaTimestamp } from "./dhaka.js";
 import { useSectionPrices } from "./prices.js";
-import { chartOf, KIND_WHEELCHAIR, PLACE } from "./chart.js";
+import { blocksOf, chartOf, KIND_WHEELCHAIR, PLACE } from "./chart.js";
 import type { Block, Chart } from "./chart.js";
 
 type Catalog = ReturnType<typeof createServiceClient<typeof CatalogService>>;
@@ -29,7 +31,8 @@ const WORDS = {
     stage: "Stage", newShow: "New show on this chart", newShowOf: "New show on", title: "Title", titleBn: "Title in Bengali",
     venue: "Venue", venueBn: "Venue in Bengali", starts: "Starts (Bangladesh time)", opens: "Sale opens (Bangladesh time; empty: when published)",
     createDraft: "Create as a draft", drafted: "Draft created: publish it from the shows tab when it is ready.", close: "Close",
-    shipped: "shipped", priceOf: "Price of a seat (taka) in",
+    shipped: "shipped", priceOf: "Price of a seat (taka) in", edit: "Edit", editing: "Edit the chart",
+    newChart: "Design a new chart instead", kept: "Shows already made on it keep their seats; new shows take the changes.",
   },
   bn: {
     charts: "আসন-নকশা", chart: "নকশা", noCharts: "এখনও কোনো নকশা নেই: নিচে একটি আঁকুন।", blocks: "ব্লক", seats: "আসন",
@@ -42,7 +45,8 @@ const WORDS = {
     stage: "মঞ্চ", newShow: "এই নকশায় নতুন শো", newShowOf: "নতুন শো:", title: "শিরোনাম", titleBn: "বাংলায় শিরোনাম",
     venue: "ভেন্যু", venueBn: "বাংলায় ভেন্যু", starts: "শুরু (বাংলাদেশ সময়)", opens: "বিক্রি শুরু (বাংলাদেশ সময়; খালি: প্রকাশের সময়)",
     createDraft: "খসড়া হিসেবে তৈরি করুন", drafted: "খসড়া তৈরি হয়েছে: তৈরি হলে শো-তালিকা থেকে প্রকাশ করুন।", close: "বন্ধ",
-    shipped: "সঙ্গে দেওয়া", priceOf: "প্রতি আসনের দাম (টাকা):",
+    shipped: "সঙ্গে দেওয়া", priceOf: "প্রতি আসনের দাম (টাকা):", edit: "বদলান", editing: "নকশা বদলান",
+    newChart: "বরং নতুন নকশা আঁকুন", kept: "এই নকশায় আগে তৈরি শোগুলোর আসন যেমন আছে থাকবে; নতুন শোতে বদলগুলো আসবে।",
   },
 } as const;
 
@@ -58,6 +62,7 @@ export function Charts(props: { lang: Lang; catalog: Catalog; org: string; onErr
   const w = WORDS[lang];
   const [charts, setCharts] = useState<LayoutTemplate[]>();
   const [using, setUsing] = useState<LayoutTemplate>();
+  const [editing, setEditing] = useState<{ chart: LayoutTemplate; blocks: Block[] }>();
   const load = () => catalog.listLayoutTemplates({ organizationId: org }).then((r) => setCharts(r.templates),
     (e) => onError(sayError(e, lang)));
   useEffect(() => void load(), []);
@@ -75,7 +80,9 @@ export function Charts(props: { lang: Lang; catalog: Catalog; org: string; onErr
                 <th scope="row">{named(t)} <small>({t.organizationId ? t.templateId : w.shipped})</small></th>
                 <td>{digits(String(t.layout?.sections.length ?? 0), lang)}</td>
                 <td>{digits(String(seatsOf(t)), lang)}</td>
-                <td><button type="button" id={`use-${t.templateId}`} onClick={() => setUsing(t)}>{w.newShow}</button></td>
+                <td><button type="button" id={`use-${t.templateId}`} onClick={() => setUsing(t)}>{w.newShow}</button>
+                  {editable(t) && <>{" · "}<button type="button" id={`edit-chart-${t.templateId}`}
+                    onClick={() => setEditing({ chart: t, blocks: editable(t)! })}>{w.edit}</button></>}</td>
               </tr>
             ))}
           </tbody>
@@ -83,18 +90,30 @@ export function Charts(props: { lang: Lang; catalog: Catalog; org: string; onErr
       )}
       {using && <NewShow key={using.templateId} lang={lang} catalog={catalog} org={org} chart={using}
         onClose={() => setUsing(undefined)} onError={onError} />}
-      <Designer lang={lang} catalog={catalog} org={org} onSaved={() => void load()} onError={onError} />
+      <Designer key={editing?.chart.templateId ?? ""} lang={lang} catalog={catalog} org={org} editing={editing}
+        onNew={() => setEditing(undefined)} onSaved={() => void load()} onError={onError} />
     </section>
   );
 }
 
-function Designer(props: { lang: Lang; catalog: Catalog; org: string; onSaved: () => void; onError: (s: string) => void }) {
-  const { lang } = props;
+/** The blocks of an organisation's chart the designer drew, to edit it; undefined for another. */
+function editable(t: LayoutTemplate): Block[] | undefined {
+  return t.organizationId && t.layout ? blocksOf(t.layout.sections) : undefined;
+}
+
+/**
+ * The designer: a new chart, or (editing) one of the organisation's
+ * charts it drew, read back as its blocks and saved again under its id
+ * (UpdateLayoutTemplate, decision 0466).
+ */
+function Designer(props: { lang: Lang; catalog: Catalog; org: string; editing?: { chart: LayoutTemplate; blocks: Block[] };
+  onNew: () => void; onSaved: () => void; onError: (s: string) => void }) {
+  const { lang, editing } = props;
   const w = WORDS[lang];
-  const [id, setId] = useState("");
-  const [name, setName] = useState("");
-  const [nameBn, setNameBn] = useState("");
-  const [blocks, setBlocks] = useState<Block[]>([{ ...NEW_BLOCK, name: "Main", nameBn: "মূল" }]);
+  const [id, setId] = useState(editing?.chart.templateId ?? "");
+  const [name, setName] = useState(editing?.chart.name ?? "");
+  const [nameBn, setNameBn] = useState(editing?.chart.nameBn ?? "");
+  const [blocks, setBlocks] = useState<Block[]>(editing?.blocks ?? [{ ...NEW_BLOCK, name: "Main", nameBn: "মূল" }]);
   const [saved, setSaved] = useState("");
   const chart = chartOf(blocks);
   const set = (i: number, k: keyof Block) => (e: Event) => {
@@ -106,7 +125,7 @@ function Designer(props: { lang: Lang; catalog: Catalog; org: string; onSaved: (
     e.preventDefault();
     props.onError("");
     try {
-      const r = await props.catalog.createLayoutTemplate({ template: {
+      const template = {
         templateId: id.trim(), organizationId: props.org, name: name.trim(), nameBn: nameBn.trim(),
         layout: {
           decks: [{ width: chart.width, height: chart.height }],
@@ -114,7 +133,8 @@ function Designer(props: { lang: Lang; catalog: Catalog; org: string; onSaved: (
             rows: s.rows.map((r) => ({ label: r.label, seats: r.seats })) })),
           features: chart.features,
         },
-      } });
+      };
+      const r = editing ? await props.catalog.updateLayoutTemplate({ template }) : await props.catalog.createLayoutTemplate({ template });
       setSaved(r.template?.templateId ?? id);
       props.onSaved();
     } catch (err) {
@@ -126,8 +146,9 @@ function Designer(props: { lang: Lang; catalog: Catalog; org: string; onSaved: (
   );
   return (
     <form id="chart-form" onSubmit={save} aria-labelledby="design-heading">
-      <h3 id="design-heading">{w.design}</h3>
-      <label>{w.chartId} <input id="chart-id" required pattern="[a-z0-9][a-z0-9\-]{0,63}" value={id}
+      <h3 id="design-heading">{editing ? `${w.editing}: ${id}` : w.design}</h3>
+      {editing && <p class="note" id="chart-kept">{w.kept} <button type="button" id="chart-new" onClick={props.onNew}>{w.newChart}</button></p>}
+      <label>{w.chartId} <input id="chart-id" required pattern="[a-z0-9][a-z0-9\-]{0,63}" value={id} readOnly={!!editing}
         onInput={(e) => setId((e.target as HTMLInputElement).value)} /></label>{" "}
       <label>{w.name} <input id="chart-name" required maxLength={100} value={name}
         onInput={(e) => setName((e.target as HTMLInputElement).value)} /></label>{" "}

@@ -86,7 +86,7 @@ const WORDS = {
     periodOrdersFile: "Orders of the shows starting then (CSV)", periodLedgerFile: "Ledger posted then (CSV)",
     actions: {
       "organization.create": "Organisation created", "member.set": "Staff role given", "member.remove": "Staff removed",
-      "show.create": "Show created", "show.publish": "Show published", "show.delete": "Draft deleted", "layout_template.create": "Seat chart saved", "allocation.create": "Seats allocated to a partner", "allocation.release": "Allocation given back", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
+      "show.create": "Show created", "show.publish": "Show published", "show.delete": "Draft deleted", "layout_template.create": "Seat chart saved", "layout_template.update": "Seat chart changed", "allocation.create": "Seats allocated to a partner", "allocation.release": "Allocation given back", "show.cancel": "Show cancelled", "show.reschedule": "Show moved",
       "show.withdraw": "Show withdrawn", "show.update": "Show changed", "route.create": "Route created", "route.update": "Route changed",
       "timetable.create": "Timetable created", "timetable.update": "Timetable changed",
       "counter_shift.open": "Counter shift opened", "counter_shift.close": "Counter shift closed",
@@ -152,7 +152,7 @@ const WORDS = {
     periodOrdersFile: "এ সময়ে শুরু হওয়া শোগুলোর অর্ডার (CSV)", periodLedgerFile: "এ সময়ের হিসাব-খাতা (CSV)",
     actions: {
       "organization.create": "সংস্থা তৈরি", "member.set": "কর্মীর ভূমিকা দেওয়া", "member.remove": "কর্মী বাদ",
-      "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "show.delete": "খসড়া মুছে ফেলা", "layout_template.create": "আসন-নকশা রাখা", "allocation.create": "পার্টনারকে আসন বরাদ্দ", "allocation.release": "বরাদ্দ ফেরত", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
+      "show.create": "শো তৈরি", "show.publish": "শো প্রকাশ", "show.delete": "খসড়া মুছে ফেলা", "layout_template.create": "আসন-নকশা রাখা", "layout_template.update": "আসন-নকশা বদল", "allocation.create": "পার্টনারকে আসন বরাদ্দ", "allocation.release": "বরাদ্দ ফেরত", "show.cancel": "শো বাতিল", "show.reschedule": "শোর সময় বদল",
       "show.withdraw": "শো প্রত্যাহার", "show.update": "শো বদল", "route.create": "রুট তৈরি", "route.update": "রুট বদল",
       "timetable.create": "সময়সূচি তৈরি", "timetable.update": "সময়সূচি বদল",
       "counter_shift.open": "কাউন্টার শিফট শুরু", "counter_shift.close": "কাউন্টার শিফট শেষ",

@@ -4075,7 +4075,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
 	"\x16ORGANIZATION_ROLE_GATE\x10\x02\x12\x1d\n" +
-	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\xbb\x10\n" +
+	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\xbe\x11\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
@@ -4087,7 +4087,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x10ListAuditEntries\x12,.seatghor.catalog.v1.ListAuditEntriesRequest\x1a-.seatghor.catalog.v1.ListAuditEntriesResponse\"\x03\x90\x02\x01\x12t\n" +
 	"\aGetShow\x12#.seatghor.catalog.v1.GetShowRequest\x1a$.seatghor.catalog.v1.GetShowResponse\"\x1e\x82\xd3\xe4\x93\x02\x15\x12\x13/v1/shows/{show_id}\x90\x02\x01\x12p\n" +
 	"\tListShows\x12%.seatghor.catalog.v1.ListShowsRequest\x1a&.seatghor.catalog.v1.ListShowsResponse\"\x14\x82\xd3\xe4\x93\x02\v\x12\t/v1/shows\x90\x02\x01\x12{\n" +
-	"\x14CreateLayoutTemplate\x120.seatghor.catalog.v1.CreateLayoutTemplateRequest\x1a1.seatghor.catalog.v1.CreateLayoutTemplateResponse\x12w\n" +
+	"\x14CreateLayoutTemplate\x120.seatghor.catalog.v1.CreateLayoutTemplateRequest\x1a1.seatghor.catalog.v1.CreateLayoutTemplateResponse\x12\x80\x01\n" +
+	"\x14UpdateLayoutTemplate\x120.seatghor.catalog.v1.UpdateLayoutTemplateRequest\x1a1.seatghor.catalog.v1.UpdateLayoutTemplateResponse\"\x03\x90\x02\x02\x12w\n" +
 	"\x11GetLayoutTemplate\x12-.seatghor.catalog.v1.GetLayoutTemplateRequest\x1a..seatghor.catalog.v1.GetLayoutTemplateResponse\"\x03\x90\x02\x01\x12}\n" +
 	"\x13ListLayoutTemplates\x12/.seatghor.catalog.v1.ListLayoutTemplatesRequest\x1a0.seatghor.catalog.v1.ListLayoutTemplatesResponse\"\x03\x90\x02\x01\x12]\n" +
 	"\n" +
@@ -4169,11 +4170,13 @@ var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(*v1.Money)(nil),                         // 50: seatghor.common.v1.Money
 	(*structpb.Struct)(nil),                  // 51: google.protobuf.Struct
 	(*CreateLayoutTemplateRequest)(nil),      // 52: seatghor.catalog.v1.CreateLayoutTemplateRequest
-	(*GetLayoutTemplateRequest)(nil),         // 53: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*ListLayoutTemplatesRequest)(nil),       // 54: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*CreateLayoutTemplateResponse)(nil),     // 55: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*GetLayoutTemplateResponse)(nil),        // 56: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesResponse)(nil),      // 57: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(*UpdateLayoutTemplateRequest)(nil),      // 53: seatghor.catalog.v1.UpdateLayoutTemplateRequest
+	(*GetLayoutTemplateRequest)(nil),         // 54: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*ListLayoutTemplatesRequest)(nil),       // 55: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*CreateLayoutTemplateResponse)(nil),     // 56: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*UpdateLayoutTemplateResponse)(nil),     // 57: seatghor.catalog.v1.UpdateLayoutTemplateResponse
+	(*GetLayoutTemplateResponse)(nil),        // 58: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesResponse)(nil),      // 59: seatghor.catalog.v1.ListLayoutTemplatesResponse
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
@@ -4254,34 +4257,36 @@ var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	26, // 75: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
 	28, // 76: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
 	52, // 77: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	53, // 78: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	54, // 79: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	13, // 80: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	23, // 81: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	15, // 82: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
-	21, // 83: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	17, // 84: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
-	19, // 85: seatghor.catalog.v1.CatalogService.DeleteShow:input_type -> seatghor.catalog.v1.DeleteShowRequest
-	12, // 86: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	33, // 87: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	35, // 88: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	37, // 89: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	39, // 90: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
-	42, // 91: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
-	44, // 92: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
-	27, // 93: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	29, // 94: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	55, // 95: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	56, // 96: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	57, // 97: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	14, // 98: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	24, // 99: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	16, // 100: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
-	22, // 101: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	18, // 102: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
-	20, // 103: seatghor.catalog.v1.CatalogService.DeleteShow:output_type -> seatghor.catalog.v1.DeleteShowResponse
-	86, // [86:104] is the sub-list for method output_type
-	68, // [68:86] is the sub-list for method input_type
+	53, // 78: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:input_type -> seatghor.catalog.v1.UpdateLayoutTemplateRequest
+	54, // 79: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	55, // 80: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	13, // 81: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	23, // 82: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	15, // 83: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
+	21, // 84: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	17, // 85: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
+	19, // 86: seatghor.catalog.v1.CatalogService.DeleteShow:input_type -> seatghor.catalog.v1.DeleteShowRequest
+	12, // 87: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	33, // 88: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	35, // 89: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	37, // 90: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	39, // 91: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
+	42, // 92: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
+	44, // 93: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
+	27, // 94: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	29, // 95: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	56, // 96: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	57, // 97: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:output_type -> seatghor.catalog.v1.UpdateLayoutTemplateResponse
+	58, // 98: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	59, // 99: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	14, // 100: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	24, // 101: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	16, // 102: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
+	22, // 103: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	18, // 104: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
+	20, // 105: seatghor.catalog.v1.CatalogService.DeleteShow:output_type -> seatghor.catalog.v1.DeleteShowResponse
+	87, // [87:106] is the sub-list for method output_type
+	68, // [68:87] is the sub-list for method input_type
 	68, // [68:68] is the sub-list for extension type_name
 	68, // [68:68] is the sub-list for extension extendee
 	0,  // [0:68] is the sub-list for field type_name

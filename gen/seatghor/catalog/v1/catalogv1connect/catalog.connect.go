@@ -62,6 +62,9 @@ const (
 	// CatalogServiceCreateLayoutTemplateProcedure is the fully-qualified name of the CatalogService's
 	// CreateLayoutTemplate RPC.
 	CatalogServiceCreateLayoutTemplateProcedure = "/seatghor.catalog.v1.CatalogService/CreateLayoutTemplate"
+	// CatalogServiceUpdateLayoutTemplateProcedure is the fully-qualified name of the CatalogService's
+	// UpdateLayoutTemplate RPC.
+	CatalogServiceUpdateLayoutTemplateProcedure = "/seatghor.catalog.v1.CatalogService/UpdateLayoutTemplate"
 	// CatalogServiceGetLayoutTemplateProcedure is the fully-qualified name of the CatalogService's
 	// GetLayoutTemplate RPC.
 	CatalogServiceGetLayoutTemplateProcedure = "/seatghor.catalog.v1.CatalogService/GetLayoutTemplate"
@@ -131,6 +134,13 @@ type CatalogServiceClient interface {
 	// for an organisation's shows to be made from (CreateShowRequest
 	// layout_template_id). Managers of the organisation and admins.
 	CreateLayoutTemplate(context.Context, *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error)
+	// UpdateLayoutTemplate replaces the names and the layout of an
+	// organisation's template (decision 0466), checked as a new one is. The
+	// shows made from it keep the layout they were made with; shows made from
+	// now on take the new one. A shipped template is nobody's to change
+	// (LAYOUT_TEMPLATE_FORBIDDEN). Recorded in the audit log. Managers of the
+	// organisation and admins.
+	UpdateLayoutTemplate(context.Context, *connect.Request[v1.UpdateLayoutTemplateRequest]) (*connect.Response[v1.UpdateLayoutTemplateResponse], error)
 	// GetLayoutTemplate returns one template: an organisation's (to its
 	// managers and admins) or a shipped one (to any operator or admin).
 	GetLayoutTemplate(context.Context, *connect.Request[v1.GetLayoutTemplateRequest]) (*connect.Response[v1.GetLayoutTemplateResponse], error)
@@ -255,6 +265,13 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(catalogServiceMethods.ByName("CreateLayoutTemplate")),
 			connect.WithClientOptions(opts...),
 		),
+		updateLayoutTemplate: connect.NewClient[v1.UpdateLayoutTemplateRequest, v1.UpdateLayoutTemplateResponse](
+			httpClient,
+			baseURL+CatalogServiceUpdateLayoutTemplateProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("UpdateLayoutTemplate")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 		getLayoutTemplate: connect.NewClient[v1.GetLayoutTemplateRequest, v1.GetLayoutTemplateResponse](
 			httpClient,
 			baseURL+CatalogServiceGetLayoutTemplateProcedure,
@@ -323,6 +340,7 @@ type catalogServiceClient struct {
 	getShow                  *connect.Client[v1.GetShowRequest, v1.GetShowResponse]
 	listShows                *connect.Client[v1.ListShowsRequest, v1.ListShowsResponse]
 	createLayoutTemplate     *connect.Client[v1.CreateLayoutTemplateRequest, v1.CreateLayoutTemplateResponse]
+	updateLayoutTemplate     *connect.Client[v1.UpdateLayoutTemplateRequest, v1.UpdateLayoutTemplateResponse]
 	getLayoutTemplate        *connect.Client[v1.GetLayoutTemplateRequest, v1.GetLayoutTemplateResponse]
 	listLayoutTemplates      *connect.Client[v1.ListLayoutTemplatesRequest, v1.ListLayoutTemplatesResponse]
 	cancelShow               *connect.Client[v1.CancelShowRequest, v1.CancelShowResponse]
@@ -381,6 +399,11 @@ func (c *catalogServiceClient) ListShows(ctx context.Context, req *connect.Reque
 // CreateLayoutTemplate calls seatghor.catalog.v1.CatalogService.CreateLayoutTemplate.
 func (c *catalogServiceClient) CreateLayoutTemplate(ctx context.Context, req *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error) {
 	return c.createLayoutTemplate.CallUnary(ctx, req)
+}
+
+// UpdateLayoutTemplate calls seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate.
+func (c *catalogServiceClient) UpdateLayoutTemplate(ctx context.Context, req *connect.Request[v1.UpdateLayoutTemplateRequest]) (*connect.Response[v1.UpdateLayoutTemplateResponse], error) {
+	return c.updateLayoutTemplate.CallUnary(ctx, req)
 }
 
 // GetLayoutTemplate calls seatghor.catalog.v1.CatalogService.GetLayoutTemplate.
@@ -466,6 +489,13 @@ type CatalogServiceHandler interface {
 	// for an organisation's shows to be made from (CreateShowRequest
 	// layout_template_id). Managers of the organisation and admins.
 	CreateLayoutTemplate(context.Context, *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error)
+	// UpdateLayoutTemplate replaces the names and the layout of an
+	// organisation's template (decision 0466), checked as a new one is. The
+	// shows made from it keep the layout they were made with; shows made from
+	// now on take the new one. A shipped template is nobody's to change
+	// (LAYOUT_TEMPLATE_FORBIDDEN). Recorded in the audit log. Managers of the
+	// organisation and admins.
+	UpdateLayoutTemplate(context.Context, *connect.Request[v1.UpdateLayoutTemplateRequest]) (*connect.Response[v1.UpdateLayoutTemplateResponse], error)
 	// GetLayoutTemplate returns one template: an organisation's (to its
 	// managers and admins) or a shipped one (to any operator or admin).
 	GetLayoutTemplate(context.Context, *connect.Request[v1.GetLayoutTemplateRequest]) (*connect.Response[v1.GetLayoutTemplateResponse], error)
@@ -586,6 +616,13 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithSchema(catalogServiceMethods.ByName("CreateLayoutTemplate")),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceUpdateLayoutTemplateHandler := connect.NewUnaryHandler(
+		CatalogServiceUpdateLayoutTemplateProcedure,
+		svc.UpdateLayoutTemplate,
+		connect.WithSchema(catalogServiceMethods.ByName("UpdateLayoutTemplate")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	catalogServiceGetLayoutTemplateHandler := connect.NewUnaryHandler(
 		CatalogServiceGetLayoutTemplateProcedure,
 		svc.GetLayoutTemplate,
@@ -661,6 +698,8 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServiceListShowsHandler.ServeHTTP(w, r)
 		case CatalogServiceCreateLayoutTemplateProcedure:
 			catalogServiceCreateLayoutTemplateHandler.ServeHTTP(w, r)
+		case CatalogServiceUpdateLayoutTemplateProcedure:
+			catalogServiceUpdateLayoutTemplateHandler.ServeHTTP(w, r)
 		case CatalogServiceGetLayoutTemplateProcedure:
 			catalogServiceGetLayoutTemplateHandler.ServeHTTP(w, r)
 		case CatalogServiceListLayoutTemplatesProcedure:
@@ -724,6 +763,10 @@ func (UnimplementedCatalogServiceHandler) ListShows(context.Context, *connect.Re
 
 func (UnimplementedCatalogServiceHandler) CreateLayoutTemplate(context.Context, *connect.Request[v1.CreateLayoutTemplateRequest]) (*connect.Response[v1.CreateLayoutTemplateResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.CreateLayoutTemplate is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) UpdateLayoutTemplate(context.Context, *connect.Request[v1.UpdateLayoutTemplateRequest]) (*connect.Response[v1.UpdateLayoutTemplateResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate is not implemented"))
 }
 
 func (UnimplementedCatalogServiceHandler) GetLayoutTemplate(context.Context, *connect.Request[v1.GetLayoutTemplateRequest]) (*connect.Response[v1.GetLayoutTemplateResponse], error) {

@@ -816,6 +816,99 @@ func (x *CreateLayoutTemplateResponse) GetTemplate() *LayoutTemplate {
 	return nil
 }
 
+// UpdateLayoutTemplateRequest is the template as it is to be: its
+// organisation and id name it; its names and layout replace what it had.
+type UpdateLayoutTemplateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The template.
+	Template      *LayoutTemplate `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateLayoutTemplateRequest) Reset() {
+	*x = UpdateLayoutTemplateRequest{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateLayoutTemplateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateLayoutTemplateRequest) ProtoMessage() {}
+
+func (x *UpdateLayoutTemplateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateLayoutTemplateRequest.ProtoReflect.Descriptor instead.
+func (*UpdateLayoutTemplateRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *UpdateLayoutTemplateRequest) GetTemplate() *LayoutTemplate {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
+// UpdateLayoutTemplateResponse is the template as it now is.
+type UpdateLayoutTemplateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The template.
+	Template      *LayoutTemplate `protobuf:"bytes,1,opt,name=template,proto3" json:"template,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateLayoutTemplateResponse) Reset() {
+	*x = UpdateLayoutTemplateResponse{}
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateLayoutTemplateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateLayoutTemplateResponse) ProtoMessage() {}
+
+func (x *UpdateLayoutTemplateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateLayoutTemplateResponse.ProtoReflect.Descriptor instead.
+func (*UpdateLayoutTemplateResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *UpdateLayoutTemplateResponse) GetTemplate() *LayoutTemplate {
+	if x != nil {
+		return x.Template
+	}
+	return nil
+}
+
 // GetLayoutTemplateRequest names a template.
 type GetLayoutTemplateRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -830,7 +923,7 @@ type GetLayoutTemplateRequest struct {
 
 func (x *GetLayoutTemplateRequest) Reset() {
 	*x = GetLayoutTemplateRequest{}
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[9]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -842,7 +935,7 @@ func (x *GetLayoutTemplateRequest) String() string {
 func (*GetLayoutTemplateRequest) ProtoMessage() {}
 
 func (x *GetLayoutTemplateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[9]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -855,7 +948,7 @@ func (x *GetLayoutTemplateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLayoutTemplateRequest.ProtoReflect.Descriptor instead.
 func (*GetLayoutTemplateRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{9}
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetLayoutTemplateRequest) GetOrganizationId() string {
@@ -883,7 +976,7 @@ type GetLayoutTemplateResponse struct {
 
 func (x *GetLayoutTemplateResponse) Reset() {
 	*x = GetLayoutTemplateResponse{}
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[10]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -895,7 +988,7 @@ func (x *GetLayoutTemplateResponse) String() string {
 func (*GetLayoutTemplateResponse) ProtoMessage() {}
 
 func (x *GetLayoutTemplateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[10]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -908,7 +1001,7 @@ func (x *GetLayoutTemplateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLayoutTemplateResponse.ProtoReflect.Descriptor instead.
 func (*GetLayoutTemplateResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{10}
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetLayoutTemplateResponse) GetTemplate() *LayoutTemplate {
@@ -929,7 +1022,7 @@ type ListLayoutTemplatesRequest struct {
 
 func (x *ListLayoutTemplatesRequest) Reset() {
 	*x = ListLayoutTemplatesRequest{}
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[11]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -941,7 +1034,7 @@ func (x *ListLayoutTemplatesRequest) String() string {
 func (*ListLayoutTemplatesRequest) ProtoMessage() {}
 
 func (x *ListLayoutTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[11]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -954,7 +1047,7 @@ func (x *ListLayoutTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLayoutTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListLayoutTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{11}
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListLayoutTemplatesRequest) GetOrganizationId() string {
@@ -976,7 +1069,7 @@ type ListLayoutTemplatesResponse struct {
 
 func (x *ListLayoutTemplatesResponse) Reset() {
 	*x = ListLayoutTemplatesResponse{}
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -988,7 +1081,7 @@ func (x *ListLayoutTemplatesResponse) String() string {
 func (*ListLayoutTemplatesResponse) ProtoMessage() {}
 
 func (x *ListLayoutTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[12]
+	mi := &file_seatghor_catalog_v1_layout_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1001,7 +1094,7 @@ func (x *ListLayoutTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListLayoutTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListLayoutTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{12}
+	return file_seatghor_catalog_v1_layout_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListLayoutTemplatesResponse) GetTemplates() []*LayoutTemplate {
@@ -1066,6 +1159,10 @@ const file_seatghor_catalog_v1_layout_proto_rawDesc = "" +
 	"\x1bCreateLayoutTemplateRequest\x12G\n" +
 	"\btemplate\x18\x01 \x01(\v2#.seatghor.catalog.v1.LayoutTemplateB\x06\xbaH\x03\xc8\x01\x01R\btemplate\"_\n" +
 	"\x1cCreateLayoutTemplateResponse\x12?\n" +
+	"\btemplate\x18\x01 \x01(\v2#.seatghor.catalog.v1.LayoutTemplateR\btemplate\"f\n" +
+	"\x1bUpdateLayoutTemplateRequest\x12G\n" +
+	"\btemplate\x18\x01 \x01(\v2#.seatghor.catalog.v1.LayoutTemplateB\x06\xbaH\x03\xc8\x01\x01R\btemplate\"_\n" +
+	"\x1cUpdateLayoutTemplateResponse\x12?\n" +
 	"\btemplate\x18\x01 \x01(\v2#.seatghor.catalog.v1.LayoutTemplateR\btemplate\"\xa8\x01\n" +
 	"\x18GetLayoutTemplateRequest\x12I\n" +
 	"\x0forganization_id\x18\x01 \x01(\tB \xbaH\x1dr\x1b\x18@2\x17^([a-z0-9][a-z0-9-]*)?$R\x0eorganizationId\x12A\n" +
@@ -1108,7 +1205,7 @@ func file_seatghor_catalog_v1_layout_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_layout_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_catalog_v1_layout_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_seatghor_catalog_v1_layout_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_seatghor_catalog_v1_layout_proto_goTypes = []any{
 	(SeatKind)(0),                        // 0: seatghor.catalog.v1.SeatKind
 	(FeatureKind)(0),                     // 1: seatghor.catalog.v1.FeatureKind
@@ -1121,11 +1218,13 @@ var file_seatghor_catalog_v1_layout_proto_goTypes = []any{
 	(*LayoutTemplate)(nil),               // 8: seatghor.catalog.v1.LayoutTemplate
 	(*CreateLayoutTemplateRequest)(nil),  // 9: seatghor.catalog.v1.CreateLayoutTemplateRequest
 	(*CreateLayoutTemplateResponse)(nil), // 10: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*GetLayoutTemplateRequest)(nil),     // 11: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*GetLayoutTemplateResponse)(nil),    // 12: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesRequest)(nil),   // 13: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*ListLayoutTemplatesResponse)(nil),  // 14: seatghor.catalog.v1.ListLayoutTemplatesResponse
-	(*timestamppb.Timestamp)(nil),        // 15: google.protobuf.Timestamp
+	(*UpdateLayoutTemplateRequest)(nil),  // 11: seatghor.catalog.v1.UpdateLayoutTemplateRequest
+	(*UpdateLayoutTemplateResponse)(nil), // 12: seatghor.catalog.v1.UpdateLayoutTemplateResponse
+	(*GetLayoutTemplateRequest)(nil),     // 13: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*GetLayoutTemplateResponse)(nil),    // 14: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesRequest)(nil),   // 15: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*ListLayoutTemplatesResponse)(nil),  // 16: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(*timestamppb.Timestamp)(nil),        // 17: google.protobuf.Timestamp
 }
 var file_seatghor_catalog_v1_layout_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.LayoutSeat.kind:type_name -> seatghor.catalog.v1.SeatKind
@@ -1136,16 +1235,18 @@ var file_seatghor_catalog_v1_layout_proto_depIdxs = []int32{
 	5,  // 5: seatghor.catalog.v1.Layout.sections:type_name -> seatghor.catalog.v1.LayoutSection
 	6,  // 6: seatghor.catalog.v1.Layout.features:type_name -> seatghor.catalog.v1.LayoutFeature
 	7,  // 7: seatghor.catalog.v1.LayoutTemplate.layout:type_name -> seatghor.catalog.v1.Layout
-	15, // 8: seatghor.catalog.v1.LayoutTemplate.created_at:type_name -> google.protobuf.Timestamp
+	17, // 8: seatghor.catalog.v1.LayoutTemplate.created_at:type_name -> google.protobuf.Timestamp
 	8,  // 9: seatghor.catalog.v1.CreateLayoutTemplateRequest.template:type_name -> seatghor.catalog.v1.LayoutTemplate
 	8,  // 10: seatghor.catalog.v1.CreateLayoutTemplateResponse.template:type_name -> seatghor.catalog.v1.LayoutTemplate
-	8,  // 11: seatghor.catalog.v1.GetLayoutTemplateResponse.template:type_name -> seatghor.catalog.v1.LayoutTemplate
-	8,  // 12: seatghor.catalog.v1.ListLayoutTemplatesResponse.templates:type_name -> seatghor.catalog.v1.LayoutTemplate
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	8,  // 11: seatghor.catalog.v1.UpdateLayoutTemplateRequest.template:type_name -> seatghor.catalog.v1.LayoutTemplate
+	8,  // 12: seatghor.catalog.v1.UpdateLayoutTemplateResponse.template:type_name -> seatghor.catalog.v1.LayoutTemplate
+	8,  // 13: seatghor.catalog.v1.GetLayoutTemplateResponse.template:type_name -> seatghor.catalog.v1.LayoutTemplate
+	8,  // 14: seatghor.catalog.v1.ListLayoutTemplatesResponse.templates:type_name -> seatghor.catalog.v1.LayoutTemplate
+	15, // [15:15] is the sub-list for method output_type
+	15, // [15:15] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_layout_proto_init() }
@@ -1159,7 +1260,7 @@ func file_seatghor_catalog_v1_layout_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_layout_proto_rawDesc), len(file_seatghor_catalog_v1_layout_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   13,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
