@@ -619,3 +619,59 @@ func TestBrowserConsoleWebhookDeliveries(t *testing.T) {
 		map[string]any{"endpointId": ep})
 	require.Equal(t, http.StatusForbidden, status, body)
 }
+
+// A general-admission area's places allocated to a partner from the
+// console (decision 0467): the manager picks the area and a number; the
+// allocation lists its places; general sale has that many fewer.
+func TestBrowserConsoleGAAllocation(t *testing.T) {
+	s, browser := openSite(t)
+	admin := s.devToken(t, "web-admin", "admin")
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/AddOrganizationMember",
+		map[string]any{"organizationId": "demo-operator", "userId": "web-ga-mgr", "role": "ORGANIZATION_ROLE_MANAGER"}, &struct{}{})
+	var created struct {
+		Show struct {
+			ShowID string `json:"showId"`
+		} `json:"show"`
+	}
+	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+		"kind": "SHOW_KIND_CONCERT", "title": "Open-air night", "venue": "Army Stadium", "currency": "BDT",
+		"organizationId": "demo-operator", "startsAt": time.Now().Add(25 * 24 * time.Hour).UTC().Format(time.RFC3339),
+		"gaAreas": []map[string]any{{"name": "Field", "capacity": 100, "priceMinor": "50000"}},
+		"maxSeatsPerAccount": 100, "maxSeatsPerHold": 100,
+	}, &created)
+	show := created.Show.ShowID
+	var partner struct {
+		Partner struct {
+			PartnerID string `json:"partnerId"`
+		} `json:"partner"`
+	}
+	s.call(t, admin, "seatghor.partner.v1.PartnerService/CreatePartner", map[string]any{"name": "Field Resellers",
+		"commissionBps": 300, "contact": map[string]any{"name": "Sumi", "email": "api@field.example"},
+		"allowedOrganizationIds": []string{"demo-operator"}}, &partner)
+
+	ctx := desk(t, browser)
+	do(t, ctx,
+		signIn(s, "web-ga-mgr", "operator"),
+		chromedp.Navigate(s.base+"/console/demo-operator/shows"),
+		chromedp.WaitVisible(chromedp.CSS("#allocations-"+show)),
+		chromedp.Click(chromedp.CSS("#allocations-"+show)),
+		hasText("#allocations-none", "No allocations"),
+		typeIn("#alloc-partner", partner.Partner.PartnerID),
+		choose("#alloc-area", "Field"),
+		chromedp.WaitVisible(chromedp.CSS("#alloc-quantity")),
+		typeIn("#alloc-quantity", "20"),
+		typeIn("#alloc-return", time.Now().Add(7*24*time.Hour).In(time.FixedZone("BDT", 6*3600)).Format("2006-01-02T15:04")),
+		chromedp.Click(chromedp.CSS("#alloc-make")),
+		hasText("#allocations tbody tr", "20 places"),
+		hasText("#allocations tbody tr .left", "20"),
+		hasText("#allocations tbody tr .status", "active"),
+	)
+	buyer := s.devToken(t, "web-ga-buyer", "user")
+	hold := func(n int) (int, string) {
+		return post(t, s, buyer, "seatghor.booking.v1.HoldService/CreateHold", map[string]any{"showId": show, "gaArea": "Field", "quantity": n})
+	}
+	status, body := hold(81)
+	require.NotEqual(t, http.StatusOK, status, "81 of the 80 left to general sale: %s", body)
+	status, body = hold(80)
+	require.Equal(t, http.StatusOK, status, "the 80 left to general sale: %s", body)
+}

@@ -398,6 +398,7 @@ function Shows({ lang, api, org, onError }: PartProps) {
     {editing && <EditShow key={String(editing.showId)} lang={lang} api={api} show={editing}
       onClose={() => setEditing(undefined)} onSaved={() => void load()} onError={onError} />}
     {allocating && <ShowAllocations key={String(allocating.showId)} lang={lang} api={api.allocation} show={allocating.showId}
+      areas={allocating.gaAreas.map((a) => a.name)}
       title={title(allocating)} onClose={() => setAllocating(undefined)} onError={onError} />}
     {following && <Cancellation key={String(following.showId)} lang={lang} api={api} show={following.showId} title={title(following)}
       onClose={() => setFollowing(undefined)} onError={onError} />}
