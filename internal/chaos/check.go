@@ -377,6 +377,8 @@ func (r *run) check(ctx context.Context, conv Convergence) []Check {
 	}
 	add("R2", "trial balance off zero", 1, bal, fmt.Sprintf("sum %d", tb.SumMinor), err)
 	add("R2", "journals not summing to zero", 1, tb.UnbalancedJournals, strings.Join(tb.UnbalancedTxnIDs, " "), nil)
+	deskChecked, deskProblems := r.deskProblems()
+	add("R2", "counter cash off its shift report or ledger", deskChecked, int64(len(deskProblems)), strings.Join(deskProblems[:min(3, len(deskProblems))], "; "), nil)
 
 	// R3: webhooks.
 	add("R3", "forged or stale gateway webhooks accepted", int64(hooks.forged+hooks.stale), int64(hooks.accepted),
@@ -412,6 +414,9 @@ func (r *run) check(ctx context.Context, conv Convergence) []Check {
 		}
 	}
 	add("R4", "orders answered confirmed, not confirmed in the database", confirmed, lost, strings.Join(lostIDs, ", "), nil)
+	editsChecked, editProblems, err := r.editProblems(ctx)
+	add("R4", "console edits not audited exactly once", editsChecked, int64(len(editProblems)),
+		strings.Join(editProblems[:min(3, len(editProblems))], "; "), err)
 	failed := int64(0)
 	for _, in := range injected {
 		if in.Err != "" {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/seatghor/seatghor/gen/seatghor/booking/v1/bookingv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/catalog/v1/catalogv1connect"
+	"github.com/seatghor/seatghor/gen/seatghor/counter/v1/counterv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/ledger/v1/ledgerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/partner/v1/partnerv1connect"
 	"github.com/seatghor/seatghor/gen/seatghor/payment/v1/paymentv1connect"
@@ -40,6 +41,7 @@ type clients struct {
 	alloc    partnerv1connect.AllocationServiceClient
 	webhooks partnerv1connect.WebhookServiceClient
 	ledger   ledgerv1connect.LedgerServiceClient
+	counter  counterv1connect.CounterServiceClient
 }
 
 // caller is one credential's clients of every API process and the one it
@@ -67,6 +69,7 @@ func newCaller(hc *http.Client, urls []string, credential string, home int) *cal
 			alloc:    partnerv1connect.NewAllocationServiceClient(hc, url, opts),
 			webhooks: partnerv1connect.NewWebhookServiceClient(hc, url, opts),
 			ledger:   ledgerv1connect.NewLedgerServiceClient(hc, url, opts),
+			counter:  counterv1connect.NewCounterServiceClient(hc, url, opts),
 		})
 	}
 	return c

@@ -54,8 +54,13 @@ FoundationDB's simulation attack theirs:
   the hold back, most order and pay with the sandbox's test tokens (success, a webhook only,
   timeouts applied or not, declines, a duplicate capture, a wrong amount), a few tap twice; some
   cancel, some are checked in at the gate by the organisation's gate staff; a partner's API key holds
-  in its allocation and in general sale; searches, seat-map reads and e-ticket downloads go on
-  throughout. A call whose process is gone goes to the other with the same idempotency key.
+  in its allocation and in general sale; a counter clerk of the organisation sells bus seats for cash
+  from the same seats in an open shift and takes one sale in five back, and closes the shift after
+  the load with the drawer counted (its report must hold every sale and refund the clerk was
+  answered and sum to the ledger, to the paisa); an organiser edits a show's Bengali venue name every
+  half second as the console does (each change answered must be audited exactly once);
+  searches, seat-map reads and e-ticket downloads go on throughout. A call whose process is gone goes
+  to the other with the same idempotency key.
 - **the gateway's faults** (R2, R3): the sandbox times out (and applies the charge anyway or not),
   drops webhooks, sends them up to three times, holds some back so they arrive out of order, delays
   them, and refuses some refunds. Forged webhooks (a wrong secret) and stale replays (our secret, ten

@@ -78,6 +78,9 @@ type Load struct {
 	Failovers int                 `json:"failovers"`
 	// What the crowd did.
 	Buyers, Seats, GAPlaces, Holds, GaveUp, Orders, Payments, Confirmed, Cancelled, CheckedIn int
+	// What the counter sold and took back for cash, and the console's
+	// edits answered.
+	CounterSales, CounterRefunds, ConsoleEdits int
 	// Malformed requests and gateway webhooks (forged, stale) sent.
 	Malformed, Forged, Stale int
 	// Internal counts, by RPC, the well-formed requests answered internal
@@ -157,7 +160,11 @@ func (r *run) loadSummary() Load {
 	defer r.mu.Unlock()
 	l := Load{Duration: r.loadEnd.Sub(r.loadStart).Round(time.Millisecond), Requests: n, RPCs: rpcs, Failovers: r.rec.failovers,
 		Buyers: r.cfg.Buyers, Seats: r.seatCount(), GAPlaces: r.cfg.GAPlaces, Holds: len(r.holds), GaveUp: r.gaveUp,
-		Orders: len(r.orders), Payments: r.payments, Malformed: r.bad.sent, Forged: r.hooks.forged, Stale: r.hooks.stale}
+		Orders: len(r.orders), Payments: r.payments, Malformed: r.bad.sent, Forged: r.hooks.forged, Stale: r.hooks.stale,
+		ConsoleEdits: len(r.edits.answered)}
+	if r.desk != nil {
+		l.CounterSales, l.CounterRefunds = len(r.desk.sold), len(r.desk.refunds)
+	}
 	l.PerSecond = float64(n) / max(l.Duration.Seconds(), 0.001)
 	for rpc, st := range rpcs {
 		if k := st.Codes["internal"] + st.Codes["unknown"]; k > 0 && rpc != "malformed" {

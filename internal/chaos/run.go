@@ -44,6 +44,8 @@ type run struct {
 
 	admin, gate *caller
 	partner     partner
+	desk        *desk
+	edits       edits
 	shows       []show
 	receiver    *receiver
 	schedule    []Fault
@@ -107,7 +109,8 @@ func newRun(cfg Config, d Deps) (*run, error) {
 	}
 	r := &run{cfg: cfg, d: d, tag: randomID()[:6], began: time.Now(), rec: &recorder{},
 		buyers: map[string]*caller{}, holds: map[string]*heldBy{}, orders: map[string]*orderSeen{},
-		windows: map[FaultKind]window{}, catchUp: map[FaultKind]time.Duration{}, watched: make(chan struct{})}
+		windows: map[FaultKind]window{}, catchUp: map[FaultKind]time.Duration{}, watched: make(chan struct{}),
+		edits: edits{asked: map[string]bool{}, answered: map[string]bool{}}}
 	r.hc = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		MaxIdleConnsPerHost: 256, IdleConnTimeout: time.Minute,
 		DialContext: (&net.Dialer{Timeout: 3 * time.Second}).DialContext,
@@ -241,6 +244,15 @@ func (r *run) setup(ctx context.Context) error {
 		return err
 	}
 	r.shows = append(r.shows, show{ID: s.GetShowId(), Seats: seatNames(rows, 20), GA: "Hill"})
+	// The show the console's edits change (not one of the load's).
+	edited, err := create(&catalogv1.CreateShowRequest{
+		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: fmt.Sprintf("Chaos %s recital", r.tag), Venue: "Shilpakala Academy",
+		Sections: []*catalogv1.Section{{Name: "Hall", Rows: rowLabels(2), SeatsPerRow: 10, PriceMinor: 50000}},
+	})
+	if err != nil {
+		return err
+	}
+	r.edits.show = edited.GetShowId()
 
 	// The partner: sells the run's shows; its booking key holds among 8
 	// seats of the first bus allocated to it, and in general sale.
@@ -289,7 +301,11 @@ func (r *run) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("chaos: create a webhook endpoint: %w", err)
 	}
-	return r.receiver.setSecret(ep.Msg.GetSecret())
+	if err := r.receiver.setSecret(ep.Msg.GetSecret()); err != nil {
+		return err
+	}
+	// The counter sells for cash from the same seats (issue 25).
+	return r.openDesk(ctx)
 }
 
 // rowLabels are n row labels A, B, … Z, AA, AB, ….
@@ -326,6 +342,11 @@ func (r *run) load(ctx context.Context) {
 	actors.Go(func() { r.readers(actx) })
 	actors.Go(func() { r.malformed(actx) })
 	actors.Go(func() { r.forge(actx) })
+	if r.desk != nil {
+		deskRnd := rand.New(rand.NewPCG(r.cfg.Seed, 0xc0de5))
+		actors.Go(func() { r.counterSales(actx, deskRnd) })
+	}
+	actors.Go(func() { r.consoleEdits(actx) })
 	faultsDone := make(chan struct{})
 	go func() { defer close(faultsDone); r.applyFaults(ctx) }()
 
@@ -353,6 +374,7 @@ func (r *run) load(ctx context.Context) {
 	actors.Wait()
 	r.loadEnd = time.Now()
 	r.releaseLeftovers(ctx)
+	r.closeDesk(ctx)
 }
 
 // settle waits until the payment jobs have nothing left to find out

@@ -131,6 +131,12 @@ func TestCounterShift(t *testing.T) {
 	got, err := clerk.counter.GetShift(ctx, connect.NewRequest(&counterv1.GetShiftRequest{ShiftId: shift.GetShiftId()}))
 	require.NoError(t, err)
 	report(got.Msg.GetReport())
+	// `seatghor verify`'s charge check: the cash orders were never the
+	// gateway's to charge; the one web order was, once.
+	n, problems, err := env.App.Payments.CheckChargedOnce(ctx, 10)
+	require.NoError(t, err)
+	require.Empty(t, problems, "cash orders are no charge problem")
+	require.EqualValues(t, 1, n, "only the web order is the gateway's")
 
 	closed, err := clerk.counter.CloseShift(ctx, connect.NewRequest(&counterv1.CloseShiftRequest{ShiftId: shift.GetShiftId(),
 		CountedCash: &commonv1.Money{AmountMinor: 50000 + 340000 - 76500 - 100, Currency: "BDT"}}))

@@ -10,8 +10,8 @@ import (
 )
 
 // ChargeProblem is an order whose charges break R-6.10: a confirmed order
-// (not free) without exactly one booking charge, any order with two, or an
-// unpaid order with one.
+// (not free, not paid in cash at a counter) without exactly one booking
+// charge, any order with two, or an unpaid order with one.
 type ChargeProblem struct {
 	OrderID string
 	Status  string
@@ -24,13 +24,16 @@ type ChargeProblem struct {
 func (s *Service) CheckChargedOnce(ctx context.Context, limit int) (orders int64, problems []ChargeProblem, err error) {
 	for _, pool := range s.router.Shards() {
 		var n int64
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM orders`).Scan(&n); err != nil {
+		// A counter's cash order (decision 0443) is never charged through
+		// the gateway: its money is its shift's, in the counter's ledger.
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM orders WHERE counter_shift_id IS NULL`).Scan(&n); err != nil {
 			return 0, nil, fmt.Errorf("charged once %s: %w", pool.Name, err)
 		}
 		orders += n
 		rows, err := pool.Query(ctx, `
 			SELECT o.order_id, o.status, count(p.payment_id)
 			FROM orders o LEFT JOIN payments p ON p.order_id = o.order_id AND p.outcome = 'booked'
+			WHERE o.counter_shift_id IS NULL
 			GROUP BY o.order_id, o.status, o.amount_minor
 			HAVING count(p.payment_id) > 1
 			    OR (o.status = 'confirmed' AND o.amount_minor > 0 AND count(p.payment_id) <> 1)
@@ -147,9 +150,10 @@ type KeptCheck struct {
 	Strays []string
 }
 
-// CheckKept compares every order of every shard with the gateway's
-// settlement report of [from, to) (R-6.10, after reconciliation): a
-// confirmed order keeps one charge, whole, a cancelled one its
+// CheckKept compares every order of every shard paid through the gateway
+// (not a counter's cash order) with the gateway's settlement report of
+// [from, to) (R-6.10, after reconciliation): a confirmed order keeps one
+// charge, whole, a cancelled one its
 // cancellation fee, any other nothing; what a refund the gateway refused
 // should have given back is owed, not kept. Run it once the payment jobs
 // have settled everything (CheckSettled), over a period that holds every
@@ -175,7 +179,8 @@ func (s *Service) CheckKept(ctx context.Context, from, to time.Time) (KeptCheck,
 			                 WHERE r.order_id = o.order_id AND r.status = 'failed'), '{}'),
 			       coalesce((SELECT sum(r.amount_minor) FROM refunds r
 			                 WHERE r.order_id = o.order_id AND r.reason = 'manual' AND r.status IN ('succeeded', 'failed')), 0)
-			FROM orders o`)
+			FROM orders o
+			WHERE o.counter_shift_id IS NULL -- cash at a counter: its shift's ledger, not the gateway's`)
 		if err != nil {
 			return out, fmt.Errorf("kept money on %s: %w", pool.Name, err)
 		}
