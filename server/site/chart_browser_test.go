@@ -243,6 +243,10 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 		until(`document.querySelector("#block-0-wheelchair").value === "2" && document.querySelector("#block-0-priceTaka").value === "600"`),
 		typeIn("#block-0-rows", "4"),
 		hasText("#chart-summary", "৩৬টি আসন"),
+		script(`document.querySelector("#chart-form").scrollIntoView()`),
+	)
+	shot(t, ctx, "bengali-console-chart-edit")
+	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#chart-save")),
 		hasText("#chart-arc-hall", "৩৬"),
 		chromedp.Click(chromedp.CSS("#tab-audit")),

@@ -636,7 +636,7 @@ func TestBrowserConsoleGAAllocation(t *testing.T) {
 	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
 		"kind": "SHOW_KIND_CONCERT", "title": "Open-air night", "venue": "Army Stadium", "currency": "BDT",
 		"organizationId": "demo-operator", "startsAt": time.Now().Add(25 * 24 * time.Hour).UTC().Format(time.RFC3339),
-		"gaAreas": []map[string]any{{"name": "Field", "capacity": 100, "priceMinor": "50000"}},
+		"gaAreas":            []map[string]any{{"name": "Field", "capacity": 100, "priceMinor": "50000"}},
 		"maxSeatsPerAccount": 100, "maxSeatsPerHold": 100,
 	}, &created)
 	show := created.Show.ShowID
