@@ -61,7 +61,7 @@ func TestMigrate(t *testing.T) {
 	for _, u := range shardURLs {
 		require.Equal(t, []string{"allocations", "audit_log", "cash_entries", "fares", "ga_buckets", "gate_devices", "gate_scans", "hold_ga_takes", "holds",
 			"idempotency_keys", "ledger_lines", "ledger_transactions", "order_passengers", "orders", "outbox", "payment_events",
-			"payments", "projection_checkpoints", "refunds", "seats", "shows", "ticket_checkins", "ticket_no_shows", "trip_stops"}, tables(u))
+			"payments", "projection_checkpoints", "refunds", "seats", "shows", "ticket_checkins", "ticket_no_shows", "trip_marks", "trip_stops"}, tables(u))
 	}
 	// The read database: hash partitions by user; the
 	// notifications projector's three tables (issue 25); the lookups of

@@ -180,6 +180,9 @@ var authzMatrix = []authzRow{
 	{"seatghor.catalog.v1.CatalogService/DeleteShow", func(w *authzWorld, c caller) proto.Message {
 		return &catalogv1.DeleteShowRequest{ShowId: w.newDraft("Dropped draft " + callerNames[c])}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
+	{"seatghor.catalog.v1.CatalogService/MarkTrip", func(w *authzWorld, c caller) proto.Message {
+		return &catalogv1.MarkTripRequest{ShowId: w.boardingTrip("Leaving " + callerNames[c]), Mark: catalogv1.TripMark_TRIP_MARK_DEPARTED}
+	}, "unauth denied denied ok ok denied denied denied denied denied denied ok"},
 	{"seatghor.catalog.v1.CatalogService/UpdateShow", func(w *authzWorld, c caller) proto.Message {
 		return &catalogv1.UpdateShowRequest{ShowId: w.show, Title: proto.String("Renamed by " + callerNames[c])}
 	}, "unauth denied denied denied ok denied denied denied denied denied denied ok"},
@@ -620,6 +623,19 @@ func (w *authzWorld) createShow(title string, room *catalogv1.WaitingRoom, draft
 	if room != nil {
 		req.OnSaleAt = timestamppb.New(time.Now().Add(24 * time.Hour))
 	}
+	var resp catalogv1.CreateShowResponse
+	w.must(manager, "seatghor.catalog.v1.CatalogService/CreateShow", req, &resp)
+	return resp.GetShow().GetShowId()
+}
+
+// boardingTrip is a new coach of org-a leaving in ten minutes: its
+// supervisors may mark it gone (decision 0468).
+func (w *authzWorld) boardingTrip(title string) int64 {
+	w.t.Helper()
+	req := tripShow(title, 2, 0, "Dhaka", "Cumilla")
+	req.OrganizationId = "org-a"
+	req.OnSaleAt = timestamppb.New(time.Now().Add(-time.Hour))
+	req.StartsAt = timestamppb.New(time.Now().Add(10 * time.Minute))
 	var resp catalogv1.CreateShowResponse
 	w.must(manager, "seatghor.catalog.v1.CatalogService/CreateShow", req, &resp)
 	return resp.GetShow().GetShowId()

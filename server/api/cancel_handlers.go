@@ -156,6 +156,31 @@ func (h *catalogHandler) PublishShow(ctx context.Context, req *connect.Request[c
 	return connect.NewResponse(&catalogv1.PublishShowResponse{Show: h.showProto(show)}), nil
 }
 
+// MarkTrip records a coach's progress (decision 0468): the trip's gate
+// staff (its supervisors, who board it from the manifest), its managers
+// and admins.
+func (h *catalogHandler) MarkTrip(ctx context.Context, req *connect.Request[catalogv1.MarkTripRequest]) (*connect.Response[catalogv1.MarkTripResponse], error) {
+	show := catalog.Show{ID: req.Msg.GetShowId()}
+	p, _ := auth.FromContext(ctx)
+	if !p.Is(auth.RoleAdmin) && p.Is(auth.RoleOperator) && p.UserID != "" {
+		var err error
+		if show, err = h.svc.GetShow(ctx, show.ID); err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
+	}
+	refused := fault.New(fault.PermissionDenied, "only the trip's supervisors, managers and admins mark where its coach is")
+	by, err := h.orgMember(ctx, show.OrganizationID, refused, catalog.RoleGate, catalog.RoleManager)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	got, err := h.svc.MarkTrip(ctx, show.ID, catalog.TripMark{Arrived: req.Msg.GetMark() == catalogv1.TripMark_TRIP_MARK_ARRIVED,
+		StopID: req.Msg.GetStopId()}, by)
+	if err != nil {
+		return nil, toConnect(ctx, h.log, err)
+	}
+	return connect.NewResponse(&catalogv1.MarkTripResponse{Show: h.showProto(got)}), nil
+}
+
 // DeleteShow deletes a draft that will never run (decision 0462): its
 // managers and admins.
 func (h *catalogHandler) DeleteShow(ctx context.Context, req *connect.Request[catalogv1.DeleteShowRequest]) (*connect.Response[catalogv1.DeleteShowResponse], error) {

@@ -174,6 +174,12 @@ func (h *catalogHandler) staffManager(ctx context.Context, orgID, userID string)
 // admin, or one of its managers (an empty orgID, the platform's own, has
 // none); anyone else gets refused.
 func (h *catalogHandler) orgManager(ctx context.Context, orgID string, refused error) (audit.Actor, error) {
+	return h.orgMember(ctx, orgID, refused, catalog.RoleManager)
+}
+
+// orgMember says who acts for organisation orgID when the caller may: an
+// admin, or a member of it in one of roles; refused otherwise.
+func (h *catalogHandler) orgMember(ctx context.Context, orgID string, refused error, roles ...catalog.Role) (audit.Actor, error) {
 	p, _ := auth.FromContext(ctx)
 	if p.Is(auth.RoleAdmin) {
 		return audit.Actor{Kind: audit.ActorAdmin, ID: p.UserID}, nil
@@ -181,7 +187,7 @@ func (h *catalogHandler) orgManager(ctx context.Context, orgID string, refused e
 	if !p.Is(auth.RoleOperator) || p.UserID == "" {
 		return audit.Actor{}, refused
 	}
-	ok, err := h.svc.HasRole(ctx, orgID, p.UserID, catalog.RoleManager)
+	ok, err := h.svc.HasRole(ctx, orgID, p.UserID, roles...)
 	if err != nil {
 		return audit.Actor{}, err
 	}

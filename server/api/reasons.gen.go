@@ -111,6 +111,7 @@ var reasonCodes = map[fault.Reason]connect.Code{
 	fault.ShowDraft:                connect.CodeFailedPrecondition,
 	fault.PriceFrozen:              connect.CodeFailedPrecondition,
 	fault.ShowKept:                 connect.CodeFailedPrecondition,
+	fault.TripNotBoarding:          connect.CodeFailedPrecondition,
 	fault.NotServed:                connect.CodeUnavailable,
 	fault.Canceled:                 connect.CodeCanceled,
 	fault.DeadlineExceeded:         connect.CodeDeadlineExceeded,

@@ -25,8 +25,10 @@ import (
 //   - opened: the sale has opened (on_sale_at);
 //   - not_started: the coach has not left the journey's boarding stop
 //     (starts_at plus the stop's minutes; the start for a show without
-//     stops): every channel's sales of a journey end then (issue 25 §3),
-//     and a no-show's later legs sell until the coach reaches them;
+//     stops), nor has its supervisor marked it gone from that stop or a
+//     later one (trip_marks, decision 0468): every channel's sales of a
+//     journey end then (issue 25 §3), and a no-show's later legs sell
+//     until the coach reaches them;
 //   - not_cancelled: its operator has not cancelled it (cancelled_at,
 //     decision 0440): no hold from the moment the cancellation commits;
 //   - before_reserve, reserve_seats: the walk-in reserve (decision
@@ -56,7 +58,7 @@ func holdRulesSQL(show, now, n, user string, j journeyArgs) string {
 		SELECT v.*, v.opened AND v.not_started AND v.not_cancelled AND v.within_hold_limit AND v.within_account_cap AND v.journey_ok
 		            AND v.before_reserve AND v.reserve_seats = 0 AS allowed
 		FROM (SELECT ` + show + `.on_sale_at <= ` + now + ` AS opened,
-		             ` + show + `.starts_at + make_interval(mins => journey.from_minutes) > ` + now + ` AS not_started,
+		             ` + show + `.starts_at + make_interval(mins => journey.from_minutes) > ` + now + ` AND NOT journey.departed AS not_started,
 		             ` + show + `.starts_at + make_interval(mins => journey.from_minutes)
 		               - make_interval(secs => ` + show + `.walk_in_reserve_ms / 1000.0) > ` + now + ` AS before_reserve,
 		             ` + show + `.walk_in_reserve_seats AS reserve_seats,

@@ -95,7 +95,8 @@ func journeySQL(show string, j journeyArgs) string {
 		             ` + counter(j.boarding, "e.from_stop", "boarding") + ` AS boards,
 		             ` + counter(j.dropping, "e.to_stop", "dropping") + ` AS drops,
 		             ` + j.boarding + `::text AS boarding_counter, ` + j.dropping + `::text AS dropping_counter,
-		             coalesce((SELECT st.minutes FROM trip_stops st WHERE st.show_id = ` + show + ` AND st.stop = e.from_stop), 0) AS from_minutes
+		             coalesce((SELECT st.minutes FROM trip_stops st WHERE st.show_id = ` + show + ` AND st.stop = e.from_stop), 0) AS from_minutes,
+		             EXISTS (SELECT FROM trip_marks m WHERE m.show_id = ` + show + ` AND m.stop >= e.from_stop) AS departed
 		      FROM (SELECT coalesce(l.last + 1, 0) AS stops,
 		                   CASE WHEN ` + j.from + ` = '' THEN 0 ELSE ` + stop(j.from) + ` END AS from_stop,
 		                   CASE WHEN ` + j.to + ` = '' THEN greatest(l.last, 1) ELSE ` + stop(j.to) + ` END AS to_stop

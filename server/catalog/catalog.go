@@ -160,6 +160,10 @@ type Show struct {
 	// PublishedAt is when the show was published (decision 0455); nil
 	// while it is a draft, which has no seats on its shard yet.
 	PublishedAt *time.Time `json:"published_at,omitempty"`
+	// DepartedAt and ArrivedAt are when its supervisor marked the coach gone
+	// from its first stop and at its last (decision 0468); nil until then.
+	DepartedAt *time.Time `json:"departed_at,omitempty"`
+	ArrivedAt  *time.Time `json:"arrived_at,omitempty"`
 }
 
 // SectionPrice is a show's price of a seat of a template's section.
@@ -205,6 +209,12 @@ func (s Show) Proto() *catalogv1.Show {
 	}
 	if s.PublishedAt != nil {
 		p.PublishedAt = timestamppb.New(*s.PublishedAt)
+	}
+	if s.DepartedAt != nil {
+		p.DepartedAt = timestamppb.New(*s.DepartedAt)
+	}
+	if s.ArrivedAt != nil {
+		p.ArrivedAt = timestamppb.New(*s.ArrivedAt)
 	}
 	if len(s.Stops) > 0 {
 		p.Stops, p.Fares = s.Trip().StopsProto(), FaresProto(s.Fares)
@@ -253,6 +263,10 @@ type Inventory interface {
 	// transaction, unless one of them is held or sold (fault.PriceFrozen;
 	// decision 0459).
 	Reprice(ctx context.Context, tx pgx.Tx, showID int64, p SectionPrice) error
+	// MarkStop records in tx, its shard's transaction, that the coach of
+	// the show has left stop, or reached it when it is the last (decision
+	// 0468); false when it was marked before.
+	MarkStop(ctx context.Context, tx pgx.Tx, showID int64, stop int, at time.Time, by string) (bool, error)
 }
 
 // Policy bounds what an organisation may set on its own shows; admins may

@@ -20,7 +20,7 @@ const showColumns = `show_id, shard, kind, title, operator, origin, destination,
 	seat_count, created_by, created_at, commission_bps, cancellation_fee_bps, coalesce(organization_id, ''),
 	coalesce(origin_place_id, ''), coalesce(destination_place_id, ''), time_zone, stops, fares, coalesce(route_id, ''),
 	coalesce(layout_template_id, ''), title_bn, venue_bn, operator_bn, cancelled_at, cancel_reason,
-	scheduled_starts_at, reschedule_reason, walk_in_reserve_seats, walk_in_reserve_ms, published_at`
+	scheduled_starts_at, reschedule_reason, walk_in_reserve_seats, walk_in_reserve_ms, published_at, departed_at, arrived_at`
 
 // showLayout is what shows.layout holds: the sections and GA areas, and
 // how many of the places never sell (absent before issue 24: none).
@@ -43,7 +43,7 @@ func scanShow(row pgx.Row) (Show, error) {
 		&s.MaxSeatsPerHold, &s.SeatCount, &s.CreatedBy, &s.CreatedAt, &s.CommissionBps, &s.CancellationFeeBps,
 		&s.OrganizationID, &s.OriginPlaceID, &s.DestinationPlaceID, &s.TimeZone, &s.Stops, &s.Fares, &s.RouteID,
 		&s.LayoutTemplateID, &s.TitleBn, &s.VenueBn, &s.OperatorBn, &s.CancelledAt, &s.CancelReason,
-		&s.ScheduledStartsAt, &s.RescheduleReason, &s.WalkInReserveSeats, &reserveMs, &s.PublishedAt)
+		&s.ScheduledStartsAt, &s.RescheduleReason, &s.WalkInReserveSeats, &reserveMs, &s.PublishedAt, &s.DepartedAt, &s.ArrivedAt)
 	if err != nil {
 		return s, err
 	}
@@ -57,7 +57,7 @@ func scanShow(row pgx.Row) (Show, error) {
 	s.HoldTTL, s.PaymentExtension = time.Duration(ttlMs)*time.Millisecond, time.Duration(extendMs)*time.Millisecond
 	s.WalkInReserve = time.Duration(reserveMs) * time.Millisecond
 	s.StartsAt, s.OnSaleAt, s.CreatedAt = s.StartsAt.UTC(), s.OnSaleAt.UTC(), s.CreatedAt.UTC()
-	for _, t := range []**time.Time{&s.CancelledAt, &s.ScheduledStartsAt, &s.PublishedAt} {
+	for _, t := range []**time.Time{&s.CancelledAt, &s.ScheduledStartsAt, &s.PublishedAt, &s.DepartedAt, &s.ArrivedAt} {
 		if *t != nil {
 			at := (*t).UTC()
 			*t = &at

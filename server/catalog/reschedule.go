@@ -128,16 +128,18 @@ func (s *Service) RescheduleShow(ctx context.Context, showID int64, at time.Time
 
 // Status is where the show stands at now (decision 0441): a trip boards
 // from BoardingWindow before it leaves and has arrived once its last stop's
-// time has passed; a venue's show is "departed" once it has started.
+// time has passed, or as its supervisor marked it gone and arrived sooner
+// (decision 0468); a venue's show is "departed" once it has started.
 func (s Show) Status(now time.Time) catalogv1.ShowStatus {
 	switch {
 	case s.CancelledAt != nil:
 		return catalogv1.ShowStatus_SHOW_STATUS_CANCELLED
 	case s.PublishedAt == nil:
 		return catalogv1.ShowStatus_SHOW_STATUS_DRAFT
-	case len(s.Stops) > 1 && !now.Before(s.StartsAt.Add(time.Duration(s.Stops[len(s.Stops)-1].Minutes)*time.Minute)):
+	case s.ArrivedAt != nil,
+		len(s.Stops) > 1 && !now.Before(s.StartsAt.Add(time.Duration(s.Stops[len(s.Stops)-1].Minutes)*time.Minute)):
 		return catalogv1.ShowStatus_SHOW_STATUS_ARRIVED
-	case !now.Before(s.StartsAt):
+	case s.DepartedAt != nil, !now.Before(s.StartsAt):
 		return catalogv1.ShowStatus_SHOW_STATUS_DEPARTED
 	case s.Kind == catalogv1.ShowKind_SHOW_KIND_BUS_TRIP && !now.Before(s.StartsAt.Add(-BoardingWindow)):
 		return catalogv1.ShowStatus_SHOW_STATUS_BOARDING

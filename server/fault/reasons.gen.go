@@ -278,6 +278,10 @@ const (
 	// ShowKept: Only a draft is deleted, and only while no other show sells through its waiting room
 	// (decision 0462): a published show has been seen by buyers and partners. Nothing was written.
 	ShowKept Reason = "SHOW_KEPT"
+	// TripNotBoarding: A coach is marked gone from a stop only once it boards there (30 minutes before
+	// its time), and arrived only once it has left its first stop (decision 0468). Nothing was
+	// written.
+	TripNotBoarding Reason = "TRIP_NOT_BOARDING"
 	// NotServed: This server does not run the feature (no search index, no read database, no Redis).
 	NotServed Reason = "NOT_SERVED"
 	// Canceled: The caller gave up.
@@ -393,6 +397,7 @@ var Reasons = []Reason{
 	ShowDraft,
 	PriceFrozen,
 	ShowKept,
+	TripNotBoarding,
 	NotServed,
 	Canceled,
 	DeadlineExceeded,

@@ -40,6 +40,8 @@ var moved = []table{
 	{"cash_entries", "show_id = $1", ""},
 	// The manifest's no-shows (decision 0442).
 	{"ticket_no_shows", "show_id = $1", ""},
+	// The coach's progress as its supervisor marked it (decision 0468).
+	{"trip_marks", "show_id = $1", ""},
 	// The scans gate devices synced, and the devices (docs/gate-offline.md).
 	{"gate_scans", "show_id = $1", ""},
 	{"gate_devices", "show_id = $1", ""},

@@ -281,6 +281,12 @@ func TestBrowserGateVerifiesCodesOffline(t *testing.T) {
 // leaving in two hours would come first in their searches.
 func gateTrip(t *testing.T, s *devServer, title string) string {
 	t.Helper()
+	return tripLeaving(t, s, title, 2*time.Hour)
+}
+
+// tripLeaving is gateTrip leaving its first stop after in.
+func tripLeaving(t *testing.T, s *devServer, title string, in time.Duration) string {
+	t.Helper()
 	admin := s.devToken(t, "web-admin", "admin")
 	var created struct {
 		Show struct {
@@ -297,7 +303,7 @@ func gateTrip(t *testing.T, s *devServer, title string) string {
 	}
 	s.call(t, admin, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
 		"kind": "SHOW_KIND_BUS_TRIP", "title": title, "currency": "BDT", "organizationId": "demo-operator",
-		"startsAt": now.Add(2 * time.Hour).UTC().Format(time.RFC3339),
+		"startsAt": now.Add(in).UTC().Format(time.RFC3339),
 		"onSaleAt": now.Add(-72 * time.Hour).UTC().Format(time.RFC3339),
 		"sections": []map[string]any{{"name": "Coach", "rows": []string{"A"}, "seatsPerRow": 4}},
 		"stops": []map[string]any{{"place": "Tangail", "minutesFromStart": 0}, {"place": "Natore", "minutesFromStart": 60},

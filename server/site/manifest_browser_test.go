@@ -1,7 +1,9 @@
 package site_test
 
 import (
+	"net/http"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -43,4 +45,44 @@ func TestBrowserManifest(t *testing.T) {
 	s.call(t, s.devToken(t, "demo-gate", "operator"), "seatghor.tickets.v1.ManifestService/GetManifest", map[string]any{"showId": show}, &m)
 	require.Equal(t, 1, m.Boarded)
 	require.Equal(t, 1, m.Expected)
+}
+
+// The coach's progress on the manifest (decision 0468): ten minutes before
+// it leaves Tangail, the supervisor marks it gone; it reads departed, and
+// a buyer can no longer hold a seat from Tangail (the timetable would
+// still sell it); then arrived, in Bengali.
+func TestBrowserTripMarks(t *testing.T) {
+	s, browser := openSite(t)
+	show := tripLeaving(t, s, "Tangail to Rajshahi, leaving", 10*time.Minute)
+	journeyTicket(t, s, "web-marks-a1", show, "A1", "tangail", "rajshahi")
+	hold := func() (int, string) {
+		return post(t, s, s.devToken(t, "web-marks-late", "user"), "seatghor.booking.v1.HoldService/CreateHold", map[string]any{
+			"showId": show, "seats": []string{"A2"}, "journey": map[string]any{"fromStopId": "tangail", "toStopId": "natore"}})
+	}
+	ctx := tab(t, browser)
+	do(t, ctx,
+		signIn(s, "demo-gate", "operator"),
+		chromedp.Navigate(s.base+"/manifest/"+show),
+		hasText("#trip-status", "boarding"),
+		hasText("#trip-depart", "The coach has left its first stop"),
+		chromedp.Click(chromedp.CSS("#trip-depart")),
+		hasText("#trip-status", "departed"),
+	)
+	status, body := hold()
+	require.Equal(t, http.StatusBadRequest, status, "a seat from Tangail after the coach left: %s", body)
+	require.Contains(t, body, "BOOKING_NOT_ALLOWED")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#lang")),
+		hasText("#trip-status", "ছেড়ে গেছে"),
+		chromedp.Click(chromedp.CSS("#trip-arrive")),
+		hasText("#trip-status", "পৌঁছেছে"),
+		until(`!document.querySelector("#trip-depart") && !document.querySelector("#trip-arrive")`),
+	)
+	var got struct {
+		Show struct {
+			Status string `json:"status"`
+		} `json:"show"`
+	}
+	s.call(t, s.devToken(t, "demo-gate", "operator"), "seatghor.catalog.v1.CatalogService/GetShow", map[string]any{"showId": show}, &got)
+	require.Equal(t, "SHOW_STATUS_ARRIVED", got.Show.Status)
 }

@@ -224,7 +224,8 @@ func manifestEntry(o booking.ManifestOrder, i int, boarded map[string]checkinRow
 
 // MarkNoShow records that ticketID's passenger did not board (decision
 // 0442): only a ticket of a paid order, not checked in, once the coach has
-// left its boarding stop (the show's start without stops). In the same
+// left its boarding stop (the show's start without stops, or sooner as its
+// supervisor marked it, decision 0468). In the same
 // transaction the seat's legs after that stop go back on sale (the leg
 // being driven is gone) and a NoShowMarked event is written; nothing is
 // refunded. A second mark answers the first.
@@ -274,7 +275,14 @@ func (s *Service) MarkNoShow(ctx context.Context, c Caller, showID int64, ticket
 			leaves = terms.StartsAt
 		}
 		if now.Before(leaves) {
-			return fault.New(fault.NoShowRefused, "the coach leaves %s at %s: mark a no-show once it has left", stop, leaves.Format(time.RFC3339))
+			// Gone sooner, as its supervisor marked it (decision 0468)?
+			gone, err := booking.Departed(ctx, tx, showID, e.Journey.From)
+			if err != nil {
+				return err
+			}
+			if !gone {
+				return fault.New(fault.NoShowRefused, "the coach leaves %s at %s: mark a no-show once it has left", stop, leaves.Format(time.RFC3339))
+			}
 		}
 		seat := ""
 		if position <= len(e.Seats) {

@@ -498,6 +498,12 @@ const (
 	// partners. Nothing was written. What to do: Cancel the show (CancelShow) instead. Operators only.
 	ReasonShowKept = "SHOW_KEPT"
 
+	// ReasonTripNotBoarding (failed_precondition): A coach is marked gone from a stop only once it
+	// boards there (30 minutes before its time), and arrived only once it has left its first stop
+	// (decision 0468). Nothing was written. What to do: Mark it when the coach is at the stop.
+	// Operators only.
+	ReasonTripNotBoarding = "TRIP_NOT_BOARDING"
+
 	// ReasonNotServed (unavailable): This server does not run the feature (no search index, no read
 	// database, no Redis). What to do: Use a server that does; in dev, configure it.
 	ReasonNotServed = "NOT_SERVED"
@@ -637,6 +643,7 @@ var (
 		ReasonShowDraft,
 		ReasonPriceFrozen,
 		ReasonShowKept,
+		ReasonTripNotBoarding,
 		ReasonNotServed,
 		ReasonCanceled,
 		ReasonDeadlineExceeded,

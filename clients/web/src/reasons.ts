@@ -45,6 +45,7 @@ export type StaffReason =
   | "PAYOUT_EXCEEDS_BALANCE"
   | "PRICE_FROZEN"
   | "SHOW_KEPT"
+  | "TRIP_NOT_BOARDING"
   | "ROUTE_NOT_FOUND"
   | "SALE_FORBIDDEN"
   | "SALE_INVALID"

@@ -3,11 +3,13 @@
 // and boarding counter, in large touch targets for a phone at the coach
 // door. "Boarded" checks the ticket in (as a scan would); "No-show" is
 // offered once the coach has left the passenger's stop and puts the seat's
-// later legs back on sale. The list refreshes every 15 seconds; the CSV is
-// the server's (Bengali names intact).
+// later legs back on sale. The coach's progress is marked here too: gone
+// from the stop chosen (every channel stops selling journeys from there)
+// and arrived (MarkTrip, decision 0468). The list refreshes every 15
+// seconds; the CSV is the server's (Bengali names intact).
 import { useEffect, useState } from "preact/hooks";
 import { render } from "preact";
-import { BoardingStatus, CatalogService, ManifestService, SalesChannel, TicketService, createServiceClient } from "@seatghor/client";
+import { BoardingStatus, CatalogService, ManifestService, SalesChannel, ShowStatus, TicketService, TripMark, createServiceClient } from "@seatghor/client";
 import type { GetManifestResponse, ManifestEntry, Show } from "@seatghor/client";
 
 import { digits, showTime, tsDate } from "../i18n.js";
@@ -22,6 +24,8 @@ const WORDS = {
     expected: "Expected", seat: "Seat", csv: "Download CSV", pdf: "Print (PDF)", partner: "Partner", web: "Web", counter: "Counter", woman: "woman",
     call: "Call", refresh: "Refresh", empty: "No paid passengers here.", counts: (e: number, b: number, n: number) =>
       `${e} expected · ${b} boarded · ${n} no-show`, resold: (legs: number) => `${legs} later leg(s) back on sale`,
+    trip: "The coach", left: "The coach has left", firstStop: "its first stop", arrived: "The coach has arrived",
+    statuses: ["", "scheduled", "delayed", "boarding", "departed", "arrived", "cancelled", "draft"],
   },
   bn: {
     title: "যাত্রী তালিকা", stop: "যে স্টপে উঠবেন", all: "সব স্টপ", boarded: "উঠেছেন", noShow: "অনুপস্থিত",
@@ -29,6 +33,8 @@ const WORDS = {
     call: "ফোন", refresh: "আবার দেখুন", empty: "এখানে টাকা দেওয়া কোনো যাত্রী নেই।", counts: (e: number, b: number, n: number) =>
       digits(`অপেক্ষমাণ ${e} · উঠেছেন ${b} · অনুপস্থিত ${n}`, "bn"), resold: (legs: number) =>
       digits(`পরের ${legs}টি অংশ আবার বিক্রিতে`, "bn"),
+    trip: "কোচ", left: "কোচ ছেড়ে গেছে:", firstStop: "প্রথম স্টপ", arrived: "কোচ পৌঁছেছে",
+    statuses: ["", "সময়মতো", "দেরিতে", "যাত্রী উঠছে", "ছেড়ে গেছে", "পৌঁছেছে", "বাতিল", "খসড়া"],
   },
 } as const;
 
@@ -104,6 +110,25 @@ function Manifest({ showId, lang }: { showId: bigint; lang: Lang }) {
     }
   };
 
+  // Where the coach is, as its supervisor marks it (decision 0468): gone
+  // from the stop chosen above (the first when every stop is), arrived.
+  const markTrip = async (mark: TripMark) => {
+    setBusy("trip");
+    try {
+      const r = await catalog.markTrip({ showId, mark, stopId: mark === TripMark.DEPARTED ? stop : "" });
+      setShow(r.show);
+      setError("");
+    } catch (e) {
+      setError(sayError(e, lang));
+    } finally {
+      setBusy("");
+    }
+  };
+  const stopName = (id: string) => {
+    const s = show?.stops.find((x) => x.stopId === id);
+    return s ? (lang === "bn" && s.placeBengali) || s.place : w.firstStop;
+  };
+  const lastStop = show?.stops.length ? show.stops[show.stops.length - 1].stopId : "";
   const title = show ? (lang === "bn" && show.titleBn) || show.title : "";
   return (
     <section class="manifest" aria-labelledby="manifest-title">
@@ -124,6 +149,18 @@ function Manifest({ showId, lang }: { showId: bigint; lang: Lang }) {
             ))}
           </select>
         </label>
+      )}
+      {show && show.status !== ShowStatus.CANCELLED && (
+        <p id="trip-progress">
+          {w.trip}: <span id="trip-status">{w.statuses[show.status] ?? ""}</span>{" "}
+          {show.status !== ShowStatus.ARRIVED && (stop === "" || stop !== lastStop) && (
+            <button type="button" id="trip-depart" disabled={busy === "trip"} onClick={() => void markTrip(TripMark.DEPARTED)}>
+              {w.left} {stopName(stop)}</button>
+          )}{" "}
+          {show.status === ShowStatus.DEPARTED && (
+            <button type="button" id="trip-arrive" disabled={busy === "trip"} onClick={() => void markTrip(TripMark.ARRIVED)}>{w.arrived}</button>
+          )}
+        </p>
       )}
       <p role="status" id="manifest-counts">
         {m && w.counts(m.expected, m.boarded, m.noShows)}{" "}

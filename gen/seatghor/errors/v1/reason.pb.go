@@ -291,6 +291,9 @@ const (
 	// Only a draft is deleted, and only while no other show sells through its waiting room
 	// (decision 0462): a published show has been seen by buyers and partners. Nothing was written.
 	Reason_REASON_SHOW_KEPT Reason = 141
+	// A coach is marked gone from a stop only once it boards there (30 minutes before its time), and
+	// arrived only once it has left its first stop (decision 0468). Nothing was written.
+	Reason_REASON_TRIP_NOT_BOARDING Reason = 142
 	// This server does not run the feature (no search index, no read database, no Redis).
 	Reason_REASON_NOT_SERVED Reason = 69
 	// The caller gave up.
@@ -409,6 +412,7 @@ var (
 		139: "REASON_SHOW_DRAFT",
 		140: "REASON_PRICE_FROZEN",
 		141: "REASON_SHOW_KEPT",
+		142: "REASON_TRIP_NOT_BOARDING",
 		69:  "REASON_NOT_SERVED",
 		70:  "REASON_CANCELED",
 		71:  "REASON_DEADLINE_EXCEEDED",
@@ -517,6 +521,7 @@ var (
 		"REASON_SHOW_DRAFT":                  139,
 		"REASON_PRICE_FROZEN":                140,
 		"REASON_SHOW_KEPT":                   141,
+		"REASON_TRIP_NOT_BOARDING":           142,
 		"REASON_NOT_SERVED":                  69,
 		"REASON_CANCELED":                    70,
 		"REASON_DEADLINE_EXCEEDED":           71,
@@ -711,7 +716,7 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"ReasonSpec\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x16\n" +
 	"\x06action\x18\x02 \x01(\tR\x06action\x124\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\x9cf\n" +
+	"\x05class\x18\x03 \x01(\x0e2\x1e.seatghor.errors.v1.ErrorClassR\x05class*\x8eg\n" +
 	"\x06Reason\x12\x16\n" +
 	"\x12REASON_UNSPECIFIED\x10\x00\x12\x85\x01\n" +
 	"\x17REASON_INVALID_ARGUMENT\x10\x01\x1ah\xfa\xba\x18d\n" +
@@ -914,7 +919,9 @@ const file_seatghor_errors_v1_reason_proto_rawDesc = "" +
 	"\x13REASON_PRICE_FROZEN\x10\x8c\x01\x1aO\xfa\xba\x18K\n" +
 	"\x13failed_precondition\x124Leave that section's price as it is. Operators only.\x12g\n" +
 	"\x10REASON_SHOW_KEPT\x10\x8d\x01\x1aP\xfa\xba\x18L\n" +
-	"\x13failed_precondition\x125Cancel the show (CancelShow) instead. Operators only.\x12W\n" +
+	"\x13failed_precondition\x125Cancel the show (CancelShow) instead. Operators only.\x12p\n" +
+	"\x18REASON_TRIP_NOT_BOARDING\x10\x8e\x01\x1aQ\xfa\xba\x18M\n" +
+	"\x13failed_precondition\x126Mark it when the coach is at the stop. Operators only.\x12W\n" +
 	"\x11REASON_NOT_SERVED\x10E\x1a@\xfa\xba\x18<\n" +
 	"\vunavailable\x12-Use a server that does; in dev, configure it.\x12-\n" +
 	"\x0fREASON_CANCELED\x10F\x1a\x18\xfa\xba\x18\x14\n" +

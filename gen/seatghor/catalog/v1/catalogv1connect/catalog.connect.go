@@ -89,6 +89,8 @@ const (
 	// CatalogServiceDeleteShowProcedure is the fully-qualified name of the CatalogService's DeleteShow
 	// RPC.
 	CatalogServiceDeleteShowProcedure = "/seatghor.catalog.v1.CatalogService/DeleteShow"
+	// CatalogServiceMarkTripProcedure is the fully-qualified name of the CatalogService's MarkTrip RPC.
+	CatalogServiceMarkTripProcedure = "/seatghor.catalog.v1.CatalogService/MarkTrip"
 )
 
 // CatalogServiceClient is a client for the seatghor.catalog.v1.CatalogService service.
@@ -187,6 +189,15 @@ type CatalogServiceClient interface {
 	// shows sell through (SHOW_KEPT): cancel it instead. Managers of the
 	// show's organisation and admins. Requires an Idempotency-Key.
 	DeleteShow(context.Context, *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error)
+	// MarkTrip records a coach's progress as its supervisor sees it
+	// (decision 0468): gone from a stop (the first when stop_id is empty),
+	// or arrived at its last. From a stop it has left, no channel sells a
+	// journey boarding there or before (whatever the timetable says), and
+	// its no-shows may be marked; its status is departed, then arrived.
+	// From when it boards at the stop (TRIP_NOT_BOARDING before). Marking
+	// again changes nothing. Recorded in the audit log. The trip's gate
+	// staff, its managers and admins.
+	MarkTrip(context.Context, *connect.Request[v1.MarkTripRequest]) (*connect.Response[v1.MarkTripResponse], error)
 }
 
 // NewCatalogServiceClient constructs a client for the seatghor.catalog.v1.CatalogService service.
@@ -325,6 +336,13 @@ func NewCatalogServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(catalogServiceMethods.ByName("DeleteShow")),
 			connect.WithClientOptions(opts...),
 		),
+		markTrip: connect.NewClient[v1.MarkTripRequest, v1.MarkTripResponse](
+			httpClient,
+			baseURL+CatalogServiceMarkTripProcedure,
+			connect.WithSchema(catalogServiceMethods.ByName("MarkTrip")),
+			connect.WithIdempotency(connect.IdempotencyIdempotent),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -349,6 +367,7 @@ type catalogServiceClient struct {
 	rescheduleShow           *connect.Client[v1.RescheduleShowRequest, v1.RescheduleShowResponse]
 	publishShow              *connect.Client[v1.PublishShowRequest, v1.PublishShowResponse]
 	deleteShow               *connect.Client[v1.DeleteShowRequest, v1.DeleteShowResponse]
+	markTrip                 *connect.Client[v1.MarkTripRequest, v1.MarkTripResponse]
 }
 
 // CreateShow calls seatghor.catalog.v1.CatalogService.CreateShow.
@@ -444,6 +463,11 @@ func (c *catalogServiceClient) PublishShow(ctx context.Context, req *connect.Req
 // DeleteShow calls seatghor.catalog.v1.CatalogService.DeleteShow.
 func (c *catalogServiceClient) DeleteShow(ctx context.Context, req *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error) {
 	return c.deleteShow.CallUnary(ctx, req)
+}
+
+// MarkTrip calls seatghor.catalog.v1.CatalogService.MarkTrip.
+func (c *catalogServiceClient) MarkTrip(ctx context.Context, req *connect.Request[v1.MarkTripRequest]) (*connect.Response[v1.MarkTripResponse], error) {
+	return c.markTrip.CallUnary(ctx, req)
 }
 
 // CatalogServiceHandler is an implementation of the seatghor.catalog.v1.CatalogService service.
@@ -542,6 +566,15 @@ type CatalogServiceHandler interface {
 	// shows sell through (SHOW_KEPT): cancel it instead. Managers of the
 	// show's organisation and admins. Requires an Idempotency-Key.
 	DeleteShow(context.Context, *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error)
+	// MarkTrip records a coach's progress as its supervisor sees it
+	// (decision 0468): gone from a stop (the first when stop_id is empty),
+	// or arrived at its last. From a stop it has left, no channel sells a
+	// journey boarding there or before (whatever the timetable says), and
+	// its no-shows may be marked; its status is departed, then arrived.
+	// From when it boards at the stop (TRIP_NOT_BOARDING before). Marking
+	// again changes nothing. Recorded in the audit log. The trip's gate
+	// staff, its managers and admins.
+	MarkTrip(context.Context, *connect.Request[v1.MarkTripRequest]) (*connect.Response[v1.MarkTripResponse], error)
 }
 
 // NewCatalogServiceHandler builds an HTTP handler from the service implementation. It returns the
@@ -676,6 +709,13 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 		connect.WithSchema(catalogServiceMethods.ByName("DeleteShow")),
 		connect.WithHandlerOptions(opts...),
 	)
+	catalogServiceMarkTripHandler := connect.NewUnaryHandler(
+		CatalogServiceMarkTripProcedure,
+		svc.MarkTrip,
+		connect.WithSchema(catalogServiceMethods.ByName("MarkTrip")),
+		connect.WithIdempotency(connect.IdempotencyIdempotent),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/seatghor.catalog.v1.CatalogService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case CatalogServiceCreateShowProcedure:
@@ -716,6 +756,8 @@ func NewCatalogServiceHandler(svc CatalogServiceHandler, opts ...connect.Handler
 			catalogServicePublishShowHandler.ServeHTTP(w, r)
 		case CatalogServiceDeleteShowProcedure:
 			catalogServiceDeleteShowHandler.ServeHTTP(w, r)
+		case CatalogServiceMarkTripProcedure:
+			catalogServiceMarkTripHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -799,4 +841,8 @@ func (UnimplementedCatalogServiceHandler) PublishShow(context.Context, *connect.
 
 func (UnimplementedCatalogServiceHandler) DeleteShow(context.Context, *connect.Request[v1.DeleteShowRequest]) (*connect.Response[v1.DeleteShowResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.DeleteShow is not implemented"))
+}
+
+func (UnimplementedCatalogServiceHandler) MarkTrip(context.Context, *connect.Request[v1.MarkTripRequest]) (*connect.Response[v1.MarkTripResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("seatghor.catalog.v1.CatalogService.MarkTrip is not implemented"))
 }

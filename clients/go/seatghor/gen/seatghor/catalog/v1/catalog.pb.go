@@ -160,6 +160,59 @@ func (ShowStatus) EnumDescriptor() ([]byte, []int) {
 	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{1}
 }
 
+// TripMark is what the supervisor saw.
+type TripMark int32
+
+const (
+	// Not set; rejected.
+	TripMark_TRIP_MARK_UNSPECIFIED TripMark = 0
+	// The coach has left the stop.
+	TripMark_TRIP_MARK_DEPARTED TripMark = 1
+	// The coach has reached its last stop.
+	TripMark_TRIP_MARK_ARRIVED TripMark = 2
+)
+
+// Enum value maps for TripMark.
+var (
+	TripMark_name = map[int32]string{
+		0: "TRIP_MARK_UNSPECIFIED",
+		1: "TRIP_MARK_DEPARTED",
+		2: "TRIP_MARK_ARRIVED",
+	}
+	TripMark_value = map[string]int32{
+		"TRIP_MARK_UNSPECIFIED": 0,
+		"TRIP_MARK_DEPARTED":    1,
+		"TRIP_MARK_ARRIVED":     2,
+	}
+)
+
+func (x TripMark) Enum() *TripMark {
+	p := new(TripMark)
+	*p = x
+	return p
+}
+
+func (x TripMark) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TripMark) Descriptor() protoreflect.EnumDescriptor {
+	return file_seatghor_catalog_v1_catalog_proto_enumTypes[2].Descriptor()
+}
+
+func (TripMark) Type() protoreflect.EnumType {
+	return &file_seatghor_catalog_v1_catalog_proto_enumTypes[2]
+}
+
+func (x TripMark) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TripMark.Descriptor instead.
+func (TripMark) EnumDescriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{2}
+}
+
 // OrganizationRole is what a member may do for the organisation's shows.
 type OrganizationRole int32
 
@@ -203,11 +256,11 @@ func (x OrganizationRole) String() string {
 }
 
 func (OrganizationRole) Descriptor() protoreflect.EnumDescriptor {
-	return file_seatghor_catalog_v1_catalog_proto_enumTypes[2].Descriptor()
+	return file_seatghor_catalog_v1_catalog_proto_enumTypes[3].Descriptor()
 }
 
 func (OrganizationRole) Type() protoreflect.EnumType {
-	return &file_seatghor_catalog_v1_catalog_proto_enumTypes[2]
+	return &file_seatghor_catalog_v1_catalog_proto_enumTypes[3]
 }
 
 func (x OrganizationRole) Number() protoreflect.EnumNumber {
@@ -216,7 +269,7 @@ func (x OrganizationRole) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use OrganizationRole.Descriptor instead.
 func (OrganizationRole) EnumDescriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{2}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{3}
 }
 
 // Section is a block of numbered seats: every row label gets seats_per_row
@@ -503,7 +556,12 @@ type Show struct {
 	WalkInReserve *durationpb.Duration `protobuf:"bytes,49,opt,name=walk_in_reserve,json=walkInReserve,proto3" json:"walk_in_reserve,omitempty"`
 	// When its managers published it (PublishShow, or its creation when it
 	// was not made a draft); unset: a draft (decision 0455).
-	PublishedAt   *timestamppb.Timestamp `protobuf:"bytes,50,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
+	PublishedAt *timestamppb.Timestamp `protobuf:"bytes,50,opt,name=published_at,json=publishedAt,proto3" json:"published_at,omitempty"`
+	// When its supervisor marked the coach gone from its first stop, and
+	// arrived at its last (MarkTrip, decision 0468); unset until then.
+	DepartedAt *timestamppb.Timestamp `protobuf:"bytes,51,opt,name=departed_at,json=departedAt,proto3" json:"departed_at,omitempty"`
+	// See departed_at.
+	ArrivedAt     *timestamppb.Timestamp `protobuf:"bytes,52,opt,name=arrived_at,json=arrivedAt,proto3" json:"arrived_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -842,6 +900,20 @@ func (x *Show) GetWalkInReserve() *durationpb.Duration {
 func (x *Show) GetPublishedAt() *timestamppb.Timestamp {
 	if x != nil {
 		return x.PublishedAt
+	}
+	return nil
+}
+
+func (x *Show) GetDepartedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.DepartedAt
+	}
+	return nil
+}
+
+func (x *Show) GetArrivedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ArrivedAt
 	}
 	return nil
 }
@@ -2105,6 +2177,117 @@ func (x *PublishShowResponse) GetShow() *Show {
 	return nil
 }
 
+// MarkTripRequest says where the coach is.
+type MarkTripRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The trip.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Departed or arrived.
+	Mark TripMark `protobuf:"varint,2,opt,name=mark,proto3,enum=seatghor.catalog.v1.TripMark" json:"mark,omitempty"`
+	// Departed: the stop left, by its id; empty for the first (and for a
+	// trip without stops). Arrived: empty.
+	StopId        string `protobuf:"bytes,3,opt,name=stop_id,json=stopId,proto3" json:"stop_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkTripRequest) Reset() {
+	*x = MarkTripRequest{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkTripRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkTripRequest) ProtoMessage() {}
+
+func (x *MarkTripRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkTripRequest.ProtoReflect.Descriptor instead.
+func (*MarkTripRequest) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *MarkTripRequest) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *MarkTripRequest) GetMark() TripMark {
+	if x != nil {
+		return x.Mark
+	}
+	return TripMark_TRIP_MARK_UNSPECIFIED
+}
+
+func (x *MarkTripRequest) GetStopId() string {
+	if x != nil {
+		return x.StopId
+	}
+	return ""
+}
+
+// MarkTripResponse is the trip with its status.
+type MarkTripResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The trip.
+	Show          *Show `protobuf:"bytes,1,opt,name=show,proto3" json:"show,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MarkTripResponse) Reset() {
+	*x = MarkTripResponse{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MarkTripResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MarkTripResponse) ProtoMessage() {}
+
+func (x *MarkTripResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MarkTripResponse.ProtoReflect.Descriptor instead.
+func (*MarkTripResponse) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *MarkTripResponse) GetShow() *Show {
+	if x != nil {
+		return x.Show
+	}
+	return nil
+}
+
 // DeleteShowRequest names the draft to delete.
 type DeleteShowRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2118,7 +2301,7 @@ type DeleteShowRequest struct {
 
 func (x *DeleteShowRequest) Reset() {
 	*x = DeleteShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2313,7 @@ func (x *DeleteShowRequest) String() string {
 func (*DeleteShowRequest) ProtoMessage() {}
 
 func (x *DeleteShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2326,7 @@ func (x *DeleteShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteShowRequest.ProtoReflect.Descriptor instead.
 func (*DeleteShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteShowRequest) GetShowId() int64 {
@@ -2169,7 +2352,7 @@ type DeleteShowResponse struct {
 
 func (x *DeleteShowResponse) Reset() {
 	*x = DeleteShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2364,7 @@ func (x *DeleteShowResponse) String() string {
 func (*DeleteShowResponse) ProtoMessage() {}
 
 func (x *DeleteShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2377,7 @@ func (x *DeleteShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteShowResponse.ProtoReflect.Descriptor instead.
 func (*DeleteShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 // RescheduleShowRequest names the show, its new time and why.
@@ -2213,7 +2396,7 @@ type RescheduleShowRequest struct {
 
 func (x *RescheduleShowRequest) Reset() {
 	*x = RescheduleShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2225,7 +2408,7 @@ func (x *RescheduleShowRequest) String() string {
 func (*RescheduleShowRequest) ProtoMessage() {}
 
 func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2238,7 +2421,7 @@ func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowRequest.ProtoReflect.Descriptor instead.
 func (*RescheduleShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *RescheduleShowRequest) GetShowId() int64 {
@@ -2273,7 +2456,7 @@ type RescheduleShowResponse struct {
 
 func (x *RescheduleShowResponse) Reset() {
 	*x = RescheduleShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2285,7 +2468,7 @@ func (x *RescheduleShowResponse) String() string {
 func (*RescheduleShowResponse) ProtoMessage() {}
 
 func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2298,7 +2481,7 @@ func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowResponse.ProtoReflect.Descriptor instead.
 func (*RescheduleShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RescheduleShowResponse) GetShow() *Show {
@@ -2319,7 +2502,7 @@ type GetShowCancellationRequest struct {
 
 func (x *GetShowCancellationRequest) Reset() {
 	*x = GetShowCancellationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2331,7 +2514,7 @@ func (x *GetShowCancellationRequest) String() string {
 func (*GetShowCancellationRequest) ProtoMessage() {}
 
 func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2344,7 +2527,7 @@ func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationRequest.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetShowCancellationRequest) GetShowId() int64 {
@@ -2365,7 +2548,7 @@ type GetShowCancellationResponse struct {
 
 func (x *GetShowCancellationResponse) Reset() {
 	*x = GetShowCancellationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2560,7 @@ func (x *GetShowCancellationResponse) String() string {
 func (*GetShowCancellationResponse) ProtoMessage() {}
 
 func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2573,7 @@ func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationResponse.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetShowCancellationResponse) GetCancellation() *ShowCancellation {
@@ -2434,7 +2617,7 @@ type ShowCancellation struct {
 
 func (x *ShowCancellation) Reset() {
 	*x = ShowCancellation{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2629,7 @@ func (x *ShowCancellation) String() string {
 func (*ShowCancellation) ProtoMessage() {}
 
 func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2642,7 @@ func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancellation.ProtoReflect.Descriptor instead.
 func (*ShowCancellation) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ShowCancellation) GetShowId() int64 {
@@ -2550,7 +2733,7 @@ type GetShowRequest struct {
 
 func (x *GetShowRequest) Reset() {
 	*x = GetShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +2745,7 @@ func (x *GetShowRequest) String() string {
 func (*GetShowRequest) ProtoMessage() {}
 
 func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +2758,7 @@ func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowRequest.ProtoReflect.Descriptor instead.
 func (*GetShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetShowRequest) GetShowId() int64 {
@@ -2596,7 +2779,7 @@ type GetShowResponse struct {
 
 func (x *GetShowResponse) Reset() {
 	*x = GetShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2608,7 +2791,7 @@ func (x *GetShowResponse) String() string {
 func (*GetShowResponse) ProtoMessage() {}
 
 func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2621,7 +2804,7 @@ func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowResponse.ProtoReflect.Descriptor instead.
 func (*GetShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetShowResponse) GetShow() *Show {
@@ -2659,7 +2842,7 @@ type ListShowsRequest struct {
 
 func (x *ListShowsRequest) Reset() {
 	*x = ListShowsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2671,7 +2854,7 @@ func (x *ListShowsRequest) String() string {
 func (*ListShowsRequest) ProtoMessage() {}
 
 func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2684,7 +2867,7 @@ func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsRequest.ProtoReflect.Descriptor instead.
 func (*ListShowsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListShowsRequest) GetPageSize() int32 {
@@ -2749,7 +2932,7 @@ type ListShowsResponse struct {
 
 func (x *ListShowsResponse) Reset() {
 	*x = ListShowsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2761,7 +2944,7 @@ func (x *ListShowsResponse) String() string {
 func (*ListShowsResponse) ProtoMessage() {}
 
 func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2774,7 +2957,7 @@ func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsResponse.ProtoReflect.Descriptor instead.
 func (*ListShowsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListShowsResponse) GetShows() []*Show {
@@ -2809,7 +2992,7 @@ type Organization struct {
 
 func (x *Organization) Reset() {
 	*x = Organization{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2821,7 +3004,7 @@ func (x *Organization) String() string {
 func (*Organization) ProtoMessage() {}
 
 func (x *Organization) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2834,7 +3017,7 @@ func (x *Organization) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Organization.ProtoReflect.Descriptor instead.
 func (*Organization) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Organization) GetOrganizationId() string {
@@ -2882,7 +3065,7 @@ type OrganizationMember struct {
 
 func (x *OrganizationMember) Reset() {
 	*x = OrganizationMember{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2894,7 +3077,7 @@ func (x *OrganizationMember) String() string {
 func (*OrganizationMember) ProtoMessage() {}
 
 func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2907,7 +3090,7 @@ func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationMember.ProtoReflect.Descriptor instead.
 func (*OrganizationMember) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *OrganizationMember) GetOrganizationId() string {
@@ -2956,7 +3139,7 @@ type CreateOrganizationRequest struct {
 
 func (x *CreateOrganizationRequest) Reset() {
 	*x = CreateOrganizationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2968,7 +3151,7 @@ func (x *CreateOrganizationRequest) String() string {
 func (*CreateOrganizationRequest) ProtoMessage() {}
 
 func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2981,7 +3164,7 @@ func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationRequest.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CreateOrganizationRequest) GetOrganizationId() string {
@@ -3016,7 +3199,7 @@ type CreateOrganizationResponse struct {
 
 func (x *CreateOrganizationResponse) Reset() {
 	*x = CreateOrganizationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3028,7 +3211,7 @@ func (x *CreateOrganizationResponse) String() string {
 func (*CreateOrganizationResponse) ProtoMessage() {}
 
 func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3041,7 +3224,7 @@ func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationResponse.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateOrganizationResponse) GetOrganization() *Organization {
@@ -3066,7 +3249,7 @@ type AddOrganizationMemberRequest struct {
 
 func (x *AddOrganizationMemberRequest) Reset() {
 	*x = AddOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3078,7 +3261,7 @@ func (x *AddOrganizationMemberRequest) String() string {
 func (*AddOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3091,7 +3274,7 @@ func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AddOrganizationMemberRequest) GetOrganizationId() string {
@@ -3126,7 +3309,7 @@ type AddOrganizationMemberResponse struct {
 
 func (x *AddOrganizationMemberResponse) Reset() {
 	*x = AddOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3138,7 +3321,7 @@ func (x *AddOrganizationMemberResponse) String() string {
 func (*AddOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3151,7 +3334,7 @@ func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AddOrganizationMemberResponse) GetMember() *OrganizationMember {
@@ -3174,7 +3357,7 @@ type RemoveOrganizationMemberRequest struct {
 
 func (x *RemoveOrganizationMemberRequest) Reset() {
 	*x = RemoveOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3186,7 +3369,7 @@ func (x *RemoveOrganizationMemberRequest) String() string {
 func (*RemoveOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3199,7 +3382,7 @@ func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RemoveOrganizationMemberRequest) GetOrganizationId() string {
@@ -3225,7 +3408,7 @@ type RemoveOrganizationMemberResponse struct {
 
 func (x *RemoveOrganizationMemberResponse) Reset() {
 	*x = RemoveOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3237,7 +3420,7 @@ func (x *RemoveOrganizationMemberResponse) String() string {
 func (*RemoveOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3250,7 +3433,7 @@ func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
 }
 
 // ListOrganizationsRequest has no fields: the caller is who asks.
@@ -3262,7 +3445,7 @@ type ListOrganizationsRequest struct {
 
 func (x *ListOrganizationsRequest) Reset() {
 	*x = ListOrganizationsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3274,7 +3457,7 @@ func (x *ListOrganizationsRequest) String() string {
 func (*ListOrganizationsRequest) ProtoMessage() {}
 
 func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3287,7 +3470,7 @@ func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{37}
 }
 
 // ListOrganizationsResponse is the organisations the caller may open.
@@ -3301,7 +3484,7 @@ type ListOrganizationsResponse struct {
 
 func (x *ListOrganizationsResponse) Reset() {
 	*x = ListOrganizationsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3313,7 +3496,7 @@ func (x *ListOrganizationsResponse) String() string {
 func (*ListOrganizationsResponse) ProtoMessage() {}
 
 func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3326,7 +3509,7 @@ func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListOrganizationsResponse) GetOrganizations() []*OrganizationAccess {
@@ -3349,7 +3532,7 @@ type OrganizationAccess struct {
 
 func (x *OrganizationAccess) Reset() {
 	*x = OrganizationAccess{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3361,7 +3544,7 @@ func (x *OrganizationAccess) String() string {
 func (*OrganizationAccess) ProtoMessage() {}
 
 func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3374,7 +3557,7 @@ func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationAccess.ProtoReflect.Descriptor instead.
 func (*OrganizationAccess) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{37}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *OrganizationAccess) GetOrganization() *Organization {
@@ -3402,7 +3585,7 @@ type ListOrganizationMembersRequest struct {
 
 func (x *ListOrganizationMembersRequest) Reset() {
 	*x = ListOrganizationMembersRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3414,7 +3597,7 @@ func (x *ListOrganizationMembersRequest) String() string {
 func (*ListOrganizationMembersRequest) ProtoMessage() {}
 
 func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3427,7 +3610,7 @@ func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{38}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ListOrganizationMembersRequest) GetOrganizationId() string {
@@ -3448,7 +3631,7 @@ type ListOrganizationMembersResponse struct {
 
 func (x *ListOrganizationMembersResponse) Reset() {
 	*x = ListOrganizationMembersResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3460,7 +3643,7 @@ func (x *ListOrganizationMembersResponse) String() string {
 func (*ListOrganizationMembersResponse) ProtoMessage() {}
 
 func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3473,7 +3656,7 @@ func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{39}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListOrganizationMembersResponse) GetMembers() []*OrganizationMember {
@@ -3505,7 +3688,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3517,7 +3700,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3530,7 +3713,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{40}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListAuditEntriesRequest) GetOrganizationId() string {
@@ -3588,7 +3771,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3600,7 +3783,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3613,7 +3796,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{41}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -3656,7 +3839,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3668,7 +3851,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3681,7 +3864,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{42}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *AuditEntry) GetAuditId() int64 {
@@ -3761,7 +3944,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
 	"priceMinor\x12\x1c\n" +
 	"\tremaining\x18\x04 \x01(\x05R\tremaining\x12#\n" +
-	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xd1\x0f\n" +
+	"\abuckets\x18\x05 \x01(\x05B\t\xbaH\x06\x1a\x04\x18@(\x00R\abuckets\"\xc9\x10\n" +
 	"\x04Show\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x121\n" +
 	"\x04kind\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.ShowKindR\x04kind\x12\x14\n" +
@@ -3811,7 +3994,11 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x06status\x18/ \x01(\x0e2\x1f.seatghor.catalog.v1.ShowStatusR\x06status\x121\n" +
 	"\x15walk_in_reserve_seats\x180 \x01(\x05R\x12walkInReserveSeats\x12A\n" +
 	"\x0fwalk_in_reserve\x181 \x01(\v2\x19.google.protobuf.DurationR\rwalkInReserve\x12=\n" +
-	"\fpublished_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\"\xab\x03\n" +
+	"\fpublished_at\x182 \x01(\v2\x1a.google.protobuf.TimestampR\vpublishedAt\x12;\n" +
+	"\vdeparted_at\x183 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"departedAt\x129\n" +
+	"\n" +
+	"arrived_at\x184 \x01(\v2\x1a.google.protobuf.TimestampR\tarrivedAt\"\xab\x03\n" +
 	"\bTripStop\x12<\n" +
 	"\astop_id\x18\x01 \x01(\tB#\xbaH r\x1e2\x1c^([a-z0-9][a-z0-9-]{0,63})?$R\x06stopId\x12\x1f\n" +
 	"\x05place\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\x05place\x12\x19\n" +
@@ -3945,6 +4132,13 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x12PublishShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\"D\n" +
 	"\x13PublishShowResponse\x12-\n" +
+	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"\x94\x01\n" +
+	"\x0fMarkTripRequest\x12 \n" +
+	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12=\n" +
+	"\x04mark\x18\x02 \x01(\x0e2\x1d.seatghor.catalog.v1.TripMarkB\n" +
+	"\xbaH\a\x82\x01\x04\x10\x01 \x00R\x04mark\x12 \n" +
+	"\astop_id\x18\x03 \x01(\tB\a\xbaH\x04r\x02\x18@R\x06stopId\"A\n" +
+	"\x10MarkTripResponse\x12-\n" +
 	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"W\n" +
 	"\x11DeleteShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12 \n" +
@@ -4070,12 +4264,16 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x14SHOW_STATUS_DEPARTED\x10\x04\x12\x17\n" +
 	"\x13SHOW_STATUS_ARRIVED\x10\x05\x12\x19\n" +
 	"\x15SHOW_STATUS_CANCELLED\x10\x06\x12\x15\n" +
-	"\x11SHOW_STATUS_DRAFT\x10\a*\x8f\x01\n" +
+	"\x11SHOW_STATUS_DRAFT\x10\a*T\n" +
+	"\bTripMark\x12\x19\n" +
+	"\x15TRIP_MARK_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12TRIP_MARK_DEPARTED\x10\x01\x12\x15\n" +
+	"\x11TRIP_MARK_ARRIVED\x10\x02*\x8f\x01\n" +
 	"\x10OrganizationRole\x12!\n" +
 	"\x1dORGANIZATION_ROLE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ORGANIZATION_ROLE_MANAGER\x10\x01\x12\x1a\n" +
 	"\x16ORGANIZATION_ROLE_GATE\x10\x02\x12\x1d\n" +
-	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\xbe\x11\n" +
+	"\x19ORGANIZATION_ROLE_COUNTER\x10\x032\x9c\x12\n" +
 	"\x0eCatalogService\x12]\n" +
 	"\n" +
 	"CreateShow\x12&.seatghor.catalog.v1.CreateShowRequest\x1a'.seatghor.catalog.v1.CreateShowResponse\x12u\n" +
@@ -4099,7 +4297,8 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x0eRescheduleShow\x12*.seatghor.catalog.v1.RescheduleShowRequest\x1a+.seatghor.catalog.v1.RescheduleShowResponse\"\x03\x90\x02\x02\x12e\n" +
 	"\vPublishShow\x12'.seatghor.catalog.v1.PublishShowRequest\x1a(.seatghor.catalog.v1.PublishShowResponse\"\x03\x90\x02\x02\x12]\n" +
 	"\n" +
-	"DeleteShow\x12&.seatghor.catalog.v1.DeleteShowRequest\x1a'.seatghor.catalog.v1.DeleteShowResponseB\xe9\x01\n" +
+	"DeleteShow\x12&.seatghor.catalog.v1.DeleteShowRequest\x1a'.seatghor.catalog.v1.DeleteShowResponse\x12\\\n" +
+	"\bMarkTrip\x12$.seatghor.catalog.v1.MarkTripRequest\x1a%.seatghor.catalog.v1.MarkTripResponse\"\x03\x90\x02\x02B\xe9\x01\n" +
 	"\x17com.seatghor.catalog.v1B\fCatalogProtoP\x01ZRgithub.com/seatghor/seatghor/clients/go/seatghor/gen/seatghor/catalog/v1;catalogv1\xa2\x02\x03SCX\xaa\x02\x13Seatghor.Catalog.V1\xca\x02\x13Seatghor\\Catalog\\V1\xe2\x02\x1fSeatghor\\Catalog\\V1\\GPBMetadata\xea\x02\x15Seatghor::Catalog::V1b\x06proto3"
 
 var (
@@ -4114,182 +4313,191 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 	return file_seatghor_catalog_v1_catalog_proto_rawDescData
 }
 
-var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
 	(ShowStatus)(0),                          // 1: seatghor.catalog.v1.ShowStatus
-	(OrganizationRole)(0),                    // 2: seatghor.catalog.v1.OrganizationRole
-	(*Section)(nil),                          // 3: seatghor.catalog.v1.Section
-	(*GaArea)(nil),                           // 4: seatghor.catalog.v1.GaArea
-	(*Show)(nil),                             // 5: seatghor.catalog.v1.Show
-	(*TripStop)(nil),                         // 6: seatghor.catalog.v1.TripStop
-	(*Counter)(nil),                          // 7: seatghor.catalog.v1.Counter
-	(*Fare)(nil),                             // 8: seatghor.catalog.v1.Fare
-	(*WaitingRoom)(nil),                      // 9: seatghor.catalog.v1.WaitingRoom
-	(*CreateShowRequest)(nil),                // 10: seatghor.catalog.v1.CreateShowRequest
-	(*SectionPrice)(nil),                     // 11: seatghor.catalog.v1.SectionPrice
-	(*CreateShowResponse)(nil),               // 12: seatghor.catalog.v1.CreateShowResponse
-	(*CancelShowRequest)(nil),                // 13: seatghor.catalog.v1.CancelShowRequest
-	(*CancelShowResponse)(nil),               // 14: seatghor.catalog.v1.CancelShowResponse
-	(*UpdateShowRequest)(nil),                // 15: seatghor.catalog.v1.UpdateShowRequest
-	(*UpdateShowResponse)(nil),               // 16: seatghor.catalog.v1.UpdateShowResponse
-	(*PublishShowRequest)(nil),               // 17: seatghor.catalog.v1.PublishShowRequest
-	(*PublishShowResponse)(nil),              // 18: seatghor.catalog.v1.PublishShowResponse
-	(*DeleteShowRequest)(nil),                // 19: seatghor.catalog.v1.DeleteShowRequest
-	(*DeleteShowResponse)(nil),               // 20: seatghor.catalog.v1.DeleteShowResponse
-	(*RescheduleShowRequest)(nil),            // 21: seatghor.catalog.v1.RescheduleShowRequest
-	(*RescheduleShowResponse)(nil),           // 22: seatghor.catalog.v1.RescheduleShowResponse
-	(*GetShowCancellationRequest)(nil),       // 23: seatghor.catalog.v1.GetShowCancellationRequest
-	(*GetShowCancellationResponse)(nil),      // 24: seatghor.catalog.v1.GetShowCancellationResponse
-	(*ShowCancellation)(nil),                 // 25: seatghor.catalog.v1.ShowCancellation
-	(*GetShowRequest)(nil),                   // 26: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),                  // 27: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),                 // 28: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),                // 29: seatghor.catalog.v1.ListShowsResponse
-	(*Organization)(nil),                     // 30: seatghor.catalog.v1.Organization
-	(*OrganizationMember)(nil),               // 31: seatghor.catalog.v1.OrganizationMember
-	(*CreateOrganizationRequest)(nil),        // 32: seatghor.catalog.v1.CreateOrganizationRequest
-	(*CreateOrganizationResponse)(nil),       // 33: seatghor.catalog.v1.CreateOrganizationResponse
-	(*AddOrganizationMemberRequest)(nil),     // 34: seatghor.catalog.v1.AddOrganizationMemberRequest
-	(*AddOrganizationMemberResponse)(nil),    // 35: seatghor.catalog.v1.AddOrganizationMemberResponse
-	(*RemoveOrganizationMemberRequest)(nil),  // 36: seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	(*RemoveOrganizationMemberResponse)(nil), // 37: seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	(*ListOrganizationsRequest)(nil),         // 38: seatghor.catalog.v1.ListOrganizationsRequest
-	(*ListOrganizationsResponse)(nil),        // 39: seatghor.catalog.v1.ListOrganizationsResponse
-	(*OrganizationAccess)(nil),               // 40: seatghor.catalog.v1.OrganizationAccess
-	(*ListOrganizationMembersRequest)(nil),   // 41: seatghor.catalog.v1.ListOrganizationMembersRequest
-	(*ListOrganizationMembersResponse)(nil),  // 42: seatghor.catalog.v1.ListOrganizationMembersResponse
-	(*ListAuditEntriesRequest)(nil),          // 43: seatghor.catalog.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),         // 44: seatghor.catalog.v1.ListAuditEntriesResponse
-	(*AuditEntry)(nil),                       // 45: seatghor.catalog.v1.AuditEntry
-	(*timestamppb.Timestamp)(nil),            // 46: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 47: google.protobuf.Duration
-	(*v1.LocalTime)(nil),                     // 48: seatghor.common.v1.LocalTime
-	(*Layout)(nil),                           // 49: seatghor.catalog.v1.Layout
-	(*v1.Money)(nil),                         // 50: seatghor.common.v1.Money
-	(*structpb.Struct)(nil),                  // 51: google.protobuf.Struct
-	(*CreateLayoutTemplateRequest)(nil),      // 52: seatghor.catalog.v1.CreateLayoutTemplateRequest
-	(*UpdateLayoutTemplateRequest)(nil),      // 53: seatghor.catalog.v1.UpdateLayoutTemplateRequest
-	(*GetLayoutTemplateRequest)(nil),         // 54: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*ListLayoutTemplatesRequest)(nil),       // 55: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*CreateLayoutTemplateResponse)(nil),     // 56: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*UpdateLayoutTemplateResponse)(nil),     // 57: seatghor.catalog.v1.UpdateLayoutTemplateResponse
-	(*GetLayoutTemplateResponse)(nil),        // 58: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesResponse)(nil),      // 59: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(TripMark)(0),                            // 2: seatghor.catalog.v1.TripMark
+	(OrganizationRole)(0),                    // 3: seatghor.catalog.v1.OrganizationRole
+	(*Section)(nil),                          // 4: seatghor.catalog.v1.Section
+	(*GaArea)(nil),                           // 5: seatghor.catalog.v1.GaArea
+	(*Show)(nil),                             // 6: seatghor.catalog.v1.Show
+	(*TripStop)(nil),                         // 7: seatghor.catalog.v1.TripStop
+	(*Counter)(nil),                          // 8: seatghor.catalog.v1.Counter
+	(*Fare)(nil),                             // 9: seatghor.catalog.v1.Fare
+	(*WaitingRoom)(nil),                      // 10: seatghor.catalog.v1.WaitingRoom
+	(*CreateShowRequest)(nil),                // 11: seatghor.catalog.v1.CreateShowRequest
+	(*SectionPrice)(nil),                     // 12: seatghor.catalog.v1.SectionPrice
+	(*CreateShowResponse)(nil),               // 13: seatghor.catalog.v1.CreateShowResponse
+	(*CancelShowRequest)(nil),                // 14: seatghor.catalog.v1.CancelShowRequest
+	(*CancelShowResponse)(nil),               // 15: seatghor.catalog.v1.CancelShowResponse
+	(*UpdateShowRequest)(nil),                // 16: seatghor.catalog.v1.UpdateShowRequest
+	(*UpdateShowResponse)(nil),               // 17: seatghor.catalog.v1.UpdateShowResponse
+	(*PublishShowRequest)(nil),               // 18: seatghor.catalog.v1.PublishShowRequest
+	(*PublishShowResponse)(nil),              // 19: seatghor.catalog.v1.PublishShowResponse
+	(*MarkTripRequest)(nil),                  // 20: seatghor.catalog.v1.MarkTripRequest
+	(*MarkTripResponse)(nil),                 // 21: seatghor.catalog.v1.MarkTripResponse
+	(*DeleteShowRequest)(nil),                // 22: seatghor.catalog.v1.DeleteShowRequest
+	(*DeleteShowResponse)(nil),               // 23: seatghor.catalog.v1.DeleteShowResponse
+	(*RescheduleShowRequest)(nil),            // 24: seatghor.catalog.v1.RescheduleShowRequest
+	(*RescheduleShowResponse)(nil),           // 25: seatghor.catalog.v1.RescheduleShowResponse
+	(*GetShowCancellationRequest)(nil),       // 26: seatghor.catalog.v1.GetShowCancellationRequest
+	(*GetShowCancellationResponse)(nil),      // 27: seatghor.catalog.v1.GetShowCancellationResponse
+	(*ShowCancellation)(nil),                 // 28: seatghor.catalog.v1.ShowCancellation
+	(*GetShowRequest)(nil),                   // 29: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),                  // 30: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),                 // 31: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),                // 32: seatghor.catalog.v1.ListShowsResponse
+	(*Organization)(nil),                     // 33: seatghor.catalog.v1.Organization
+	(*OrganizationMember)(nil),               // 34: seatghor.catalog.v1.OrganizationMember
+	(*CreateOrganizationRequest)(nil),        // 35: seatghor.catalog.v1.CreateOrganizationRequest
+	(*CreateOrganizationResponse)(nil),       // 36: seatghor.catalog.v1.CreateOrganizationResponse
+	(*AddOrganizationMemberRequest)(nil),     // 37: seatghor.catalog.v1.AddOrganizationMemberRequest
+	(*AddOrganizationMemberResponse)(nil),    // 38: seatghor.catalog.v1.AddOrganizationMemberResponse
+	(*RemoveOrganizationMemberRequest)(nil),  // 39: seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	(*RemoveOrganizationMemberResponse)(nil), // 40: seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	(*ListOrganizationsRequest)(nil),         // 41: seatghor.catalog.v1.ListOrganizationsRequest
+	(*ListOrganizationsResponse)(nil),        // 42: seatghor.catalog.v1.ListOrganizationsResponse
+	(*OrganizationAccess)(nil),               // 43: seatghor.catalog.v1.OrganizationAccess
+	(*ListOrganizationMembersRequest)(nil),   // 44: seatghor.catalog.v1.ListOrganizationMembersRequest
+	(*ListOrganizationMembersResponse)(nil),  // 45: seatghor.catalog.v1.ListOrganizationMembersResponse
+	(*ListAuditEntriesRequest)(nil),          // 46: seatghor.catalog.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),         // 47: seatghor.catalog.v1.ListAuditEntriesResponse
+	(*AuditEntry)(nil),                       // 48: seatghor.catalog.v1.AuditEntry
+	(*timestamppb.Timestamp)(nil),            // 49: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 50: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 51: seatghor.common.v1.LocalTime
+	(*Layout)(nil),                           // 52: seatghor.catalog.v1.Layout
+	(*v1.Money)(nil),                         // 53: seatghor.common.v1.Money
+	(*structpb.Struct)(nil),                  // 54: google.protobuf.Struct
+	(*CreateLayoutTemplateRequest)(nil),      // 55: seatghor.catalog.v1.CreateLayoutTemplateRequest
+	(*UpdateLayoutTemplateRequest)(nil),      // 56: seatghor.catalog.v1.UpdateLayoutTemplateRequest
+	(*GetLayoutTemplateRequest)(nil),         // 57: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*ListLayoutTemplatesRequest)(nil),       // 58: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*CreateLayoutTemplateResponse)(nil),     // 59: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*UpdateLayoutTemplateResponse)(nil),     // 60: seatghor.catalog.v1.UpdateLayoutTemplateResponse
+	(*GetLayoutTemplateResponse)(nil),        // 61: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesResponse)(nil),      // 62: seatghor.catalog.v1.ListLayoutTemplatesResponse
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	46, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	46, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
-	3,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
-	4,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	47, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	47, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	46, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
-	9,  // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	48, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
-	6,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
-	8,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
-	46, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
-	46, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	49, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	49, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	4,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
+	5,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	50, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	50, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	49, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	10, // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	51, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	7,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
+	9,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
+	49, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
+	49, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
 	1,  // 14: seatghor.catalog.v1.Show.status:type_name -> seatghor.catalog.v1.ShowStatus
-	47, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
-	46, // 16: seatghor.catalog.v1.Show.published_at:type_name -> google.protobuf.Timestamp
-	46, // 17: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
-	48, // 18: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
-	7,  // 19: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
-	46, // 20: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
-	48, // 21: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
-	47, // 22: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	46, // 23: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	46, // 24: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
-	0,  // 25: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	46, // 26: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	46, // 27: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	3,  // 28: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
-	4,  // 29: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	47, // 30: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	47, // 31: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
-	9,  // 32: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	49, // 33: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
-	6,  // 34: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
-	8,  // 35: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
-	11, // 36: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	47, // 37: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
-	5,  // 38: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	25, // 39: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	46, // 40: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	47, // 41: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	11, // 42: seatghor.catalog.v1.UpdateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	5,  // 43: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	5,  // 44: seatghor.catalog.v1.PublishShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	46, // 45: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	5,  // 46: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	25, // 47: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	46, // 48: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	50, // 49: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	46, // 50: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
-	5,  // 51: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 52: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	46, // 53: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	5,  // 54: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	46, // 55: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	2,  // 56: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	46, // 57: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	30, // 58: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 59: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	31, // 60: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	40, // 61: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
-	30, // 62: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
-	2,  // 63: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	31, // 64: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
-	45, // 65: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
-	46, // 66: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	51, // 67: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
-	10, // 68: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	32, // 69: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	34, // 70: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	36, // 71: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	38, // 72: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
-	41, // 73: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
-	43, // 74: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
-	26, // 75: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	28, // 76: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	52, // 77: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	53, // 78: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:input_type -> seatghor.catalog.v1.UpdateLayoutTemplateRequest
-	54, // 79: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	55, // 80: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	13, // 81: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	23, // 82: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	15, // 83: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
-	21, // 84: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	17, // 85: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
-	19, // 86: seatghor.catalog.v1.CatalogService.DeleteShow:input_type -> seatghor.catalog.v1.DeleteShowRequest
-	12, // 87: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	33, // 88: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	35, // 89: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	37, // 90: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	39, // 91: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
-	42, // 92: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
-	44, // 93: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
-	27, // 94: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	29, // 95: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	56, // 96: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	57, // 97: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:output_type -> seatghor.catalog.v1.UpdateLayoutTemplateResponse
-	58, // 98: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	59, // 99: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	14, // 100: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	24, // 101: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	16, // 102: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
-	22, // 103: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	18, // 104: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
-	20, // 105: seatghor.catalog.v1.CatalogService.DeleteShow:output_type -> seatghor.catalog.v1.DeleteShowResponse
-	87, // [87:106] is the sub-list for method output_type
-	68, // [68:87] is the sub-list for method input_type
-	68, // [68:68] is the sub-list for extension type_name
-	68, // [68:68] is the sub-list for extension extendee
-	0,  // [0:68] is the sub-list for field type_name
+	50, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
+	49, // 16: seatghor.catalog.v1.Show.published_at:type_name -> google.protobuf.Timestamp
+	49, // 17: seatghor.catalog.v1.Show.departed_at:type_name -> google.protobuf.Timestamp
+	49, // 18: seatghor.catalog.v1.Show.arrived_at:type_name -> google.protobuf.Timestamp
+	49, // 19: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	51, // 20: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	8,  // 21: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
+	49, // 22: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	51, // 23: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	50, // 24: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	49, // 25: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	49, // 26: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	0,  // 27: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	49, // 28: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	49, // 29: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	4,  // 30: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
+	5,  // 31: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
+	50, // 32: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	50, // 33: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	10, // 34: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
+	52, // 35: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	7,  // 36: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
+	9,  // 37: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
+	12, // 38: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
+	50, // 39: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
+	6,  // 40: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	28, // 41: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	49, // 42: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	50, // 43: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	12, // 44: seatghor.catalog.v1.UpdateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
+	6,  // 45: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	6,  // 46: seatghor.catalog.v1.PublishShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	2,  // 47: seatghor.catalog.v1.MarkTripRequest.mark:type_name -> seatghor.catalog.v1.TripMark
+	6,  // 48: seatghor.catalog.v1.MarkTripResponse.show:type_name -> seatghor.catalog.v1.Show
+	49, // 49: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	6,  // 50: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	28, // 51: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	49, // 52: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	53, // 53: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	49, // 54: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	6,  // 55: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 56: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	49, // 57: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	6,  // 58: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	49, // 59: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	3,  // 60: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	49, // 61: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	33, // 62: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	3,  // 63: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	34, // 64: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	43, // 65: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
+	33, // 66: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
+	3,  // 67: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	34, // 68: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
+	48, // 69: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
+	49, // 70: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	54, // 71: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
+	11, // 72: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	35, // 73: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	37, // 74: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	39, // 75: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	41, // 76: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
+	44, // 77: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
+	46, // 78: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
+	29, // 79: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	31, // 80: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	55, // 81: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	56, // 82: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:input_type -> seatghor.catalog.v1.UpdateLayoutTemplateRequest
+	57, // 83: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	58, // 84: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	14, // 85: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	26, // 86: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	16, // 87: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
+	24, // 88: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	18, // 89: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
+	22, // 90: seatghor.catalog.v1.CatalogService.DeleteShow:input_type -> seatghor.catalog.v1.DeleteShowRequest
+	20, // 91: seatghor.catalog.v1.CatalogService.MarkTrip:input_type -> seatghor.catalog.v1.MarkTripRequest
+	13, // 92: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	36, // 93: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	38, // 94: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	40, // 95: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	42, // 96: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
+	45, // 97: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
+	47, // 98: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
+	30, // 99: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	32, // 100: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	59, // 101: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	60, // 102: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:output_type -> seatghor.catalog.v1.UpdateLayoutTemplateResponse
+	61, // 103: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	62, // 104: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	15, // 105: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	27, // 106: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	17, // 107: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
+	25, // 108: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	19, // 109: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
+	23, // 110: seatghor.catalog.v1.CatalogService.DeleteShow:output_type -> seatghor.catalog.v1.DeleteShowResponse
+	21, // 111: seatghor.catalog.v1.CatalogService.MarkTrip:output_type -> seatghor.catalog.v1.MarkTripResponse
+	92, // [92:112] is the sub-list for method output_type
+	72, // [72:92] is the sub-list for method input_type
+	72, // [72:72] is the sub-list for extension type_name
+	72, // [72:72] is the sub-list for extension extendee
+	0,  // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -4305,8 +4513,8 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
-			NumEnums:      3,
-			NumMessages:   43,
+			NumEnums:      4,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
