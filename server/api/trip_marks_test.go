@@ -27,7 +27,8 @@ import (
 // sells (the timetable would still have sold it), one from Cumilla does,
 // and a Dhaka passenger who did not come is a no-show at once. Gone from
 // Cumilla later, nothing from there sells; arrived, it is arrived. Marking
-// again records nothing. Another operator's supervisor and a buyer are
+// again records nothing. A coach marked gone from a later stop first has
+// left its first too. Another operator's supervisor and a buyer are
 // refused, a bad stop is refused on its field, and a concert neither
 // departs nor arrives.
 func TestTripMarksEndSalesAndSayWhereItIs(t *testing.T) {
@@ -121,6 +122,18 @@ func TestTripMarksEndSalesAndSayWhereItIs(t *testing.T) {
 		actions = append(actions, e.GetAction()+" by "+e.GetActorId())
 	}
 	require.Equal(t, []string{"trip.arrive by supervisor", "trip.depart by supervisor", "trip.depart by supervisor"}, actions)
+
+	// Gone from Cumilla unmarked at Dhaka: it has left Dhaka too.
+	req = tripShow("Dhaka to Chattogram 10:00", 1, 0, "Dhaka", "Cumilla", "Chattogram")
+	req.OrganizationId = "green-line"
+	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
+	req.StartsAt = timestamppb.New(clk.Now().Add(10 * time.Minute))
+	skipped := createShow(t, env, req).GetShowId()
+	clk.Set(clk.Now().Add(50 * time.Minute)) // boarding in Cumilla
+	r, err := supervisor.catalog.MarkTrip(ctx, connect.NewRequest(&catalogv1.MarkTripRequest{ShowId: skipped,
+		Mark: catalogv1.TripMark_TRIP_MARK_DEPARTED, StopId: "cumilla"}))
+	require.NoError(t, err)
+	require.Equal(t, clk.Now(), r.Msg.GetShow().GetDepartedAt().AsTime(), "gone from a later stop, it left its first")
 
 	concert := seatedShow("Not a coach", 1, 2)
 	concert.OrganizationId = "green-line"

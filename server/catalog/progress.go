@@ -67,10 +67,9 @@ func (s *Service) MarkTrip(ctx context.Context, showID int64, m TripMark, by aud
 		}); err != nil {
 			return fmt.Errorf("mark show %d on %s: %w", showID, pool.Name, err)
 		}
-		first := !m.Arrived && stop == 0
 		switch {
-		case first && show.DepartedAt == nil:
-			show.DepartedAt = &now
+		case !m.Arrived && show.DepartedAt == nil:
+			show.DepartedAt = &now // gone from any stop, it has left its first
 		case m.Arrived && show.ArrivedAt == nil:
 			show.ArrivedAt = &now
 			if show.DepartedAt == nil {
