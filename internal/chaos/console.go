@@ -33,15 +33,8 @@ func (r *run) consoleEdits(ctx context.Context) {
 	if r.edits.show == 0 {
 		return
 	}
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for i := 1; ; i++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		name := fmt.Sprintf("শিল্পকলা একাডেমি (%s-%d)", r.tag, i)
+	every(ctx, 500*time.Millisecond, func(i int) {
+		name := fmt.Sprintf("শিল্পকলা একাডেমি (%s-%d)", r.tag, i+1)
 		r.mu.Lock()
 		r.edits.asked[name] = true
 		r.mu.Unlock()
@@ -54,7 +47,7 @@ func (r *run) consoleEdits(ctx context.Context) {
 			r.edits.answered[name] = true
 			r.mu.Unlock()
 		}
-	}
+	})
 }
 
 // editProblems compares the audit log of the show with the edits: an

@@ -69,18 +69,11 @@ func (r *run) counterSales(ctx context.Context, rnd *rand.Rand) {
 	if len(buses) == 0 {
 		return
 	}
-	t := time.NewTicker(300 * time.Millisecond)
-	defer t.Stop()
-	for i := 0; ; i++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, 300*time.Millisecond, func(i int) {
 		s := buses[rnd.IntN(len(buses))]
 		free := r.freeSeats(ctx, r.desk.clerk, s.ID, s.Seats)
 		if len(free) == 0 {
-			continue
+			return
 		}
 		seat := free[rnd.IntN(len(free))]
 		sold, err := call(ctx, r.rec, r.desk.clerk, "SellTickets", func(ctx context.Context, c clients) (*connect.Response[counterv1.SellTicketsResponse], error) {
@@ -88,14 +81,14 @@ func (r *run) counterSales(ctx context.Context, rnd *rand.Rand) {
 				Seats: []string{seat}, Contact: &commonv1.Contact{Phone: fmt.Sprintf("01711-%06d", i), Language: "bn"}}))
 		})
 		if err != nil {
-			continue // taken by the crowd meanwhile, or a fault: the seat stays theirs
+			return // taken by the crowd meanwhile, or a fault: the seat stays theirs
 		}
 		order := sold.Msg.GetOrder().GetOrderId()
 		r.mu.Lock()
 		r.desk.sold[order] = sold.Msg.GetEntry().GetAmount().GetAmountMinor()
 		r.mu.Unlock()
 		if rnd.IntN(5) > 0 {
-			continue
+			return
 		}
 		back, err := call(ctx, r.rec, r.desk.clerk, "RefundTickets", func(ctx context.Context, c clients) (*connect.Response[counterv1.RefundTicketsResponse], error) {
 			return c.counter.RefundTickets(ctx, connect.NewRequest(&counterv1.RefundTicketsRequest{ShiftId: r.desk.shift, OrderId: order}))
@@ -105,7 +98,7 @@ func (r *run) counterSales(ctx context.Context, rnd *rand.Rand) {
 			r.desk.refunds[order] = back.Msg.GetEntry().GetAmount().GetAmountMinor()
 			r.mu.Unlock()
 		}
-	}
+	})
 }
 
 // closeDesk closes the shift with the drawer counted as the report expects

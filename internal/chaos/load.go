@@ -282,27 +282,14 @@ func (r *run) readers(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	every := func(d time.Duration, fn func(i int)) {
-		wg.Go(func() {
-			t := time.NewTicker(d)
-			defer t.Stop()
-			for i := 0; ; i++ {
-				select {
-				case <-ctx.Done():
-					return
-				case <-t.C:
-				}
-				fn(i)
-			}
-		})
-	}
-	every(200*time.Millisecond, func(i int) {
+	reading := func(d time.Duration, fn func(i int)) { wg.Go(func() { every(ctx, d, fn) }) }
+	reading(200*time.Millisecond, func(i int) {
 		s := r.shows[i%len(r.shows)]
 		_, _ = call(ctx, r.rec, reader, "GetSeatMap", func(ctx context.Context, c clients) (*connect.Response[seatmapv1.GetSeatMapResponse], error) {
 			return c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: s.ID}))
 		})
 	})
-	every(500*time.Millisecond, func(i int) {
+	reading(500*time.Millisecond, func(i int) {
 		req := &searchv1.SearchTripsRequest{Origin: "Dhaka", Destination: "Chattogram"}
 		if i%2 == 1 {
 			req = &searchv1.SearchTripsRequest{Query: "Chaos " + r.tag}
@@ -311,7 +298,7 @@ func (r *run) readers(ctx context.Context) {
 			return c.search.SearchTrips(ctx, connect.NewRequest(req))
 		})
 	})
-	every(700*time.Millisecond, func(i int) {
+	reading(700*time.Millisecond, func(i int) {
 		o := r.someConfirmed(i)
 		if o == nil {
 			return
@@ -401,5 +388,20 @@ func (r *run) monitorHolds(ctx context.Context) {
 			r.twice = max(r.twice, twice)
 		}
 		r.mu.Unlock()
+	}
+}
+
+// every calls fn with 0, 1, 2, … every d until ctx ends: an actor of the
+// load that does one thing at a steady pace.
+func every(ctx context.Context, d time.Duration, fn func(i int)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		fn(i)
 	}
 }
