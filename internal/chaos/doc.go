@@ -86,9 +86,9 @@ differ in which request a crash cuts and which buyer wins a seat. This is a test
 not a deterministic simulation.
 
 **A broken build must fail.** A binary built with the tag ` + "`chaosbroken`" + ` (` + "`make chaos-broken`" + `, decision
-0411) can drop the hold update's status condition or the webhook store's event-id de-duplication;
-run with ` + "`--broken holds,webhooks`" + `, the same command reports violations and exits 3. No other
-build has the switches.
+0411) can drop the hold update's status condition, the webhook store's event-id de-duplication or
+the catalog's audit entries; run with ` + "`--broken holds,webhooks`" + ` (or ` + "`audit`" + `), the same command
+reports violations and exits 3. No other build has the switches.
 
 `)
 	fmt.Fprintf(&b, "## This run\n\nSeed %d, preset %s, %s to %s (UTC). The machine: %d CPUs, shared with other engineers' builds\n",

@@ -85,6 +85,9 @@ func Record(ctx context.Context, tx Execer, e Entry) error {
 	if err != nil {
 		return err
 	}
+	if !recorded() {
+		return nil
+	}
 	// A gathered entry is added once, however often its event comes.
 	if _, err := tx.Exec(ctx, `
 		INSERT INTO audit_log (at, actor_kind, actor_id, action, target, organization_id, detail, source_id)
