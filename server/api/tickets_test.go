@@ -475,7 +475,6 @@ func qrCodes(t *testing.T, pdf []byte) []string {
 // trip three hours; the PDF at the same link is made again and says the
 // new boarding time, not the old one.
 func TestETicketFollowsADelay(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	env := apptest.New(t, apptest.Options{Shards: 2, Projectors: true, Tickets: true,
 		S3: miniotest.Shared(t).Config(miniotest.Bucket()), ProjectorMaxBackoff: 500 * time.Millisecond})
