@@ -414,26 +414,40 @@ func startClusterMinIO(ctx context.Context, dir string, st *clusterState, log *s
 	if err != nil {
 		return err
 	}
-	ports, err := daemon.FreePorts(1)
-	if err != nil {
-		return err
+	// The port is free when chosen and bound by MinIO a moment later:
+	// another process may take it between (seen once in CI), and MinIO
+	// exits. It starts again on a fresh port, up to three times.
+	for attempt := 1; ; attempt++ {
+		ports, err := daemon.FreePorts(1)
+		if err != nil {
+			return err
+		}
+		addr := "127.0.0.1:" + strconv.Itoa(ports[0])
+		secret := randomHex(16)
+		start := clusterStart{Path: bin, Args: []string{"server", "--quiet", "--address", addr, filepath.Join(dir, "minio")},
+			Env: []string{"MINIO_ROOT_USER=seatghor", "MINIO_ROOT_PASSWORD=" + secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"}}
+		p, err := startClusterProc(dir, "minio", start)
+		if err != nil {
+			return err
+		}
+		proc := clusterProc{Process: p, Role: "minio", Addr: addr, Start: start}
+		if err := st.update(func(s *clusterState) {
+			s.Processes = append(s.Processes, proc)
+			s.S3 = objstore.Config{Endpoint: "http://" + addr, AccessKey: "seatghor", SecretKey: secret}
+		}); err != nil {
+			return err
+		}
+		err = waitClusterProc(ctx, proc)
+		if err == nil || p.Alive() || attempt == 3 || ctx.Err() != nil {
+			return err
+		}
+		log.Warn("MinIO exited while starting; starting it on another port", "addr", addr, "attempt", attempt)
+		if err := st.update(func(s *clusterState) {
+			s.Processes = slices.DeleteFunc(s.Processes, func(q clusterProc) bool { return q.Role == "minio" && q.Addr == addr })
+		}); err != nil {
+			return err
+		}
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(ports[0])
-	secret := randomHex(16)
-	start := clusterStart{Path: bin, Args: []string{"server", "--quiet", "--address", addr, filepath.Join(dir, "minio")},
-		Env: []string{"MINIO_ROOT_USER=seatghor", "MINIO_ROOT_PASSWORD=" + secret, "MINIO_BROWSER=off", "MINIO_UPDATE=off"}}
-	p, err := startClusterProc(dir, "minio", start)
-	if err != nil {
-		return err
-	}
-	proc := clusterProc{Process: p, Role: "minio", Addr: addr, Start: start}
-	if err := st.update(func(s *clusterState) {
-		s.Processes = append(s.Processes, proc)
-		s.S3 = objstore.Config{Endpoint: "http://" + addr, AccessKey: "seatghor", SecretKey: secret}
-	}); err != nil {
-		return err
-	}
-	return waitClusterProc(ctx, proc)
 }
 
 // meiliVersion is the Meilisearch that scripts/install-meilisearch.sh
