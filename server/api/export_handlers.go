@@ -120,26 +120,14 @@ func (h *ledgerHandler) exportOrders(ctx context.Context, m *ledgerv1.ExportSale
 		}
 		return write(show)
 	}
-	f := catalog.ShowFilter{OrganizationID: m.GetOrganizationId(), StartsFrom: m.GetPeriodStart().AsTime()}
-	end, token := m.GetPeriodEnd().AsTime(), ""
-	for {
-		shows, next, err := h.catalog.ListShows(ctx, exportPage, token, f)
-		if err != nil {
-			return err
-		}
-		for _, show := range shows {
+	end := m.GetPeriodEnd().AsTime()
+	return h.eachShow(ctx, catalog.ShowFilter{OrganizationID: m.GetOrganizationId(), StartsFrom: m.GetPeriodStart().AsTime()},
+		func(show catalog.Show) (bool, error) {
 			if !show.StartsAt.Before(end) {
-				return nil
+				return false, nil
 			}
-			if err := write(show); err != nil {
-				return err
-			}
-		}
-		if next == "" {
-			return nil
-		}
-		token = next
-	}
+			return true, write(show)
+		})
 }
 
 // organizationShowIDs are the ids of every published show of org, whenever
@@ -151,16 +139,28 @@ func (h *ledgerHandler) organizationShowIDs(ctx context.Context, org string) ([]
 		return nil, fault.New(fault.NotServed, "this server does not read the catalog")
 	}
 	ids := []int64{}
+	err := h.eachShow(ctx, catalog.ShowFilter{OrganizationID: org}, func(s catalog.Show) (bool, error) {
+		ids = append(ids, s.ID)
+		return true, nil
+	})
+	return ids, err
+}
+
+// eachShow calls fn with every show of f, soonest first, read a page at a
+// time, until fn answers false or an error.
+func (h *ledgerHandler) eachShow(ctx context.Context, f catalog.ShowFilter, fn func(catalog.Show) (bool, error)) error {
 	for token := ""; ; {
-		shows, next, err := h.catalog.ListShows(ctx, exportPage, token, catalog.ShowFilter{OrganizationID: org})
+		shows, next, err := h.catalog.ListShows(ctx, exportPage, token, f)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		for _, s := range shows {
-			ids = append(ids, s.ID)
+		for _, show := range shows {
+			if more, err := fn(show); err != nil || !more {
+				return err
+			}
 		}
 		if next == "" {
-			return ids, nil
+			return nil
 		}
 		token = next
 	}
