@@ -119,6 +119,14 @@ func (h *catalogHandler) mayCancel(ctx context.Context, showID int64) (audit.Act
 // manager of the show's organisation (a show of the platform's own is
 // admins' only). verb names the act in the refusal.
 func (h *catalogHandler) manager(ctx context.Context, showID int64, verb string) (audit.Actor, error) {
+	return h.showStaff(ctx, showID, managersOnly(verb), catalog.RoleManager)
+}
+
+// showStaff says who acts on the show when the caller may: an admin, or a
+// member of the show's organisation in one of roles (a show of the
+// platform's own is admins' only); refused otherwise. The show is read
+// only for an operator, who may be one of its staff.
+func (h *catalogHandler) showStaff(ctx context.Context, showID int64, refused error, roles ...catalog.Role) (audit.Actor, error) {
 	show := catalog.Show{ID: showID}
 	if p, _ := auth.FromContext(ctx); !p.Is(auth.RoleAdmin) && p.Is(auth.RoleOperator) && p.UserID != "" {
 		var err error
@@ -126,20 +134,18 @@ func (h *catalogHandler) manager(ctx context.Context, showID int64, verb string)
 			return audit.Actor{}, err
 		}
 	}
-	return h.showManager(ctx, show, verb)
+	return h.orgMember(ctx, show.OrganizationID, refused, roles...)
 }
 
 // showManager is manager for a show already read.
 func (h *catalogHandler) showManager(ctx context.Context, show catalog.Show, verb string) (audit.Actor, error) {
-	p, _ := auth.FromContext(ctx)
-	if p.Is(auth.RoleAdmin) {
-		return audit.Actor{Kind: audit.ActorAdmin, ID: p.UserID}, nil
-	}
-	refused := fault.New(fault.PermissionDenied, "only the show's managers and admins %s it", verb)
-	if !p.Is(auth.RoleOperator) || p.UserID == "" {
-		return audit.Actor{}, refused
-	}
-	return h.orgManager(ctx, show.OrganizationID, refused)
+	return h.orgMember(ctx, show.OrganizationID, managersOnly(verb), catalog.RoleManager)
+}
+
+// managersOnly is the refusal of a show's act (verb) to whoever is not its
+// manager or an admin.
+func managersOnly(verb string) error {
+	return fault.New(fault.PermissionDenied, "only the show's managers and admins %s it", verb)
 }
 
 // PublishShow puts a draft on sale (decision 0455): its managers and
@@ -160,20 +166,12 @@ func (h *catalogHandler) PublishShow(ctx context.Context, req *connect.Request[c
 // staff (its supervisors, who board it from the manifest), its managers
 // and admins.
 func (h *catalogHandler) MarkTrip(ctx context.Context, req *connect.Request[catalogv1.MarkTripRequest]) (*connect.Response[catalogv1.MarkTripResponse], error) {
-	show := catalog.Show{ID: req.Msg.GetShowId()}
-	p, _ := auth.FromContext(ctx)
-	if !p.Is(auth.RoleAdmin) && p.Is(auth.RoleOperator) && p.UserID != "" {
-		var err error
-		if show, err = h.svc.GetShow(ctx, show.ID); err != nil {
-			return nil, toConnect(ctx, h.log, err)
-		}
-	}
 	refused := fault.New(fault.PermissionDenied, "only the trip's supervisors, managers and admins mark where its coach is")
-	by, err := h.orgMember(ctx, show.OrganizationID, refused, catalog.RoleGate, catalog.RoleManager)
+	by, err := h.showStaff(ctx, req.Msg.GetShowId(), refused, catalog.RoleGate, catalog.RoleManager)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
 	}
-	got, err := h.svc.MarkTrip(ctx, show.ID, catalog.TripMark{Arrived: req.Msg.GetMark() == catalogv1.TripMark_TRIP_MARK_ARRIVED,
+	got, err := h.svc.MarkTrip(ctx, req.Msg.GetShowId(), catalog.TripMark{Arrived: req.Msg.GetMark() == catalogv1.TripMark_TRIP_MARK_ARRIVED,
 		StopID: req.Msg.GetStopId()}, by)
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)
