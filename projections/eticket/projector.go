@@ -105,6 +105,13 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 			if err := proto.Unmarshal(e.Payload, &ev); err != nil {
 				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
 			}
+			show, ok, err := p.show(ctx, ev.GetShowId())
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // a show gone: nothing to print
+			}
 			booked, err := p.bookings.ConfirmedBookings(ctx, ev.GetShowId())
 			if fault.ReasonOf(err) == fault.ShowNotFound {
 				continue // a show gone: nothing to print
@@ -112,22 +119,39 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 			if err != nil {
 				return fmt.Errorf("eticket: the bookings of show %d: %w", ev.GetShowId(), err)
 			}
-			for _, b := range booked {
-				g.Go(func() error { return p.make(ctx, b) })
+			for _, b := range booked { // the show read once for all
+				g.Go(func() error { return p.render(ctx, show, b) })
 			}
 		}
 	}
 	return g.Wait()
 }
 
+// make renders and stores the e-tickets of booking ev.
 func (p *Projector) make(ctx context.Context, ev *eventsv1.BookingConfirmed) error {
-	show, err := p.shows.GetShow(ctx, ev.GetShowId())
+	show, ok, err := p.show(ctx, ev.GetShowId())
+	if err != nil || !ok {
+		return err
+	}
+	return p.render(ctx, show, ev)
+}
+
+// show reads a show from the catalog; false for a show gone from it,
+// which has nothing to print.
+func (p *Projector) show(ctx context.Context, showID int64) (catalog.Show, bool, error) {
+	show, err := p.shows.GetShow(ctx, showID)
 	if errors.Is(err, catalog.ErrNotFound) {
-		return nil // a show gone from the catalog: nothing to print
+		return show, false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("eticket: show %d: %w", ev.GetShowId(), err)
+		return show, false, fmt.Errorf("eticket: show %d: %w", showID, err)
 	}
+	return show, true, nil
+}
+
+// render renders booking ev of show in each language and stores them,
+// then marks the order's PDF made.
+func (p *Projector) render(ctx context.Context, show catalog.Show, ev *eventsv1.BookingConfirmed) error {
 	// The journey's times as the trip runs now: a booking confirmed before
 	// a delay, read after it, says the times it had then.
 	ev.Journey = journeyNow(show, ev.GetJourney())
