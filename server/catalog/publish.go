@@ -118,21 +118,10 @@ func (s *Service) DeleteDraft(ctx context.Context, showID int64, by audit.Actor,
 		if shared {
 			return fault.New(fault.ShowKept, "other shows sell through the waiting room of draft %d: delete or move them first", showID)
 		}
-		pool, err := s.router.Shard(show.Shard)
-		if err != nil {
-			return err
-		}
-		if err := pg.InTx(ctx, pool, func(stx pgx.Tx) error {
-			sales, err := s.inventory.Retire(ctx, stx, showID)
-			if err != nil {
-				return err
-			}
-			if sales.Any() {
-				return fmt.Errorf("draft %d has sales on %s: %+v", showID, pool.Name, sales)
-			}
-			return deleteTerms(ctx, stx, showID)
-		}); err != nil {
-			return fmt.Errorf("delete draft %d from %s: %w", showID, pool.Name, err)
+		if sales, err := s.retire(ctx, show.Shard, showID); errors.Is(err, errKept) {
+			return fmt.Errorf("draft %d has sales on its shard: %+v", showID, sales)
+		} else if err != nil {
+			return fmt.Errorf("delete draft %d: %w", showID, err)
 		}
 		for _, q := range []string{
 			`DELETE FROM sale_shows WHERE show_id = $1`,

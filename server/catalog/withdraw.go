@@ -84,20 +84,7 @@ func (s *Service) WithdrawUnsold(ctx context.Context, showID int64, w Withdrawal
 		if room {
 			return fmt.Errorf("withdraw show %d: it sells through a waiting room", showID)
 		}
-		pool, err := s.router.Shard(shard)
-		if err != nil {
-			return err
-		}
-		err = pg.InTx(ctx, pool, func(stx pgx.Tx) error {
-			if sales, err = s.inventory.Retire(ctx, stx, showID); err != nil {
-				return err
-			}
-			if sales.Any() {
-				return errKept
-			}
-			return deleteTerms(ctx, stx, showID)
-		})
-		if err != nil {
+		if sales, err = s.retire(ctx, shard, showID); err != nil {
 			return err
 		}
 		if w.InTx != nil {
@@ -122,6 +109,30 @@ func (s *Service) WithdrawUnsold(ctx context.Context, showID int64, w Withdrawal
 		return Sales{}, err
 	}
 	return Sales{}, nil
+}
+
+// retire takes a show's seats, GA buckets and terms off its shard in one
+// transaction of it, unless anything of them was held, sold or allocated:
+// then nothing changes, and the answer is errKept with what it has.
+func (s *Service) retire(ctx context.Context, shard int, showID int64) (Sales, error) {
+	pool, err := s.router.Shard(shard)
+	if err != nil {
+		return Sales{}, err
+	}
+	var sales Sales
+	err = pg.InTx(ctx, pool, func(stx pgx.Tx) error {
+		if sales, err = s.inventory.Retire(ctx, stx, showID); err != nil {
+			return err
+		}
+		if sales.Any() {
+			return errKept
+		}
+		return deleteTerms(ctx, stx, showID)
+	})
+	if err != nil && !errors.Is(err, errKept) {
+		err = fmt.Errorf("retire show %d from %s: %w", showID, pool.Name, err)
+	}
+	return sales, err
 }
 
 // deleteTerms deletes a withdrawn show's terms from its shard. A row
