@@ -87,7 +87,8 @@ func NewProjector(objects Objects, marks Marks, shows Shows, bookings Bookings, 
 func (p *Projector) Name() string { return Name }
 
 // Apply renders and stores the PDF of every booking confirmed in the batch,
-// and again those of every show moved to a new time (decision 0465).
+// and again those of every show moved to a new time (decision 0465) or
+// renamed (decision 0469).
 // A failure fails the batch (it is retried whole; storing is idempotent).
 func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
 	g, ctx := errgroup.WithContext(ctx)
@@ -105,26 +106,40 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 			if err := proto.Unmarshal(e.Payload, &ev); err != nil {
 				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
 			}
-			show, ok, err := p.show(ctx, ev.GetShowId())
-			if err != nil {
+			if err := p.again(ctx, g, ev.GetShowId()); err != nil {
 				return err
 			}
-			if !ok {
-				continue // a show gone: nothing to print
+		case "seatghor.events.v1.ShowRenamed":
+			var ev eventsv1.ShowRenamed
+			if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
 			}
-			booked, err := p.bookings.ConfirmedBookings(ctx, ev.GetShowId())
-			if fault.ReasonOf(err) == fault.ShowNotFound {
-				continue // a show gone: nothing to print
-			}
-			if err != nil {
-				return fmt.Errorf("eticket: the bookings of show %d: %w", ev.GetShowId(), err)
-			}
-			for _, b := range booked { // the show read once for all
-				g.Go(func() error { return p.render(ctx, show, b) })
+			if err := p.again(ctx, g, ev.GetShowId()); err != nil {
+				return err
 			}
 		}
 	}
 	return g.Wait()
+}
+
+// again renders in g, once more, the e-tickets of every confirmed order
+// of a show whose printed times or names changed.
+func (p *Projector) again(ctx context.Context, g *errgroup.Group, showID int64) error {
+	show, ok, err := p.show(ctx, showID)
+	if err != nil || !ok {
+		return err // a show gone: nothing to print
+	}
+	booked, err := p.bookings.ConfirmedBookings(ctx, showID)
+	if fault.ReasonOf(err) == fault.ShowNotFound {
+		return nil // a show gone: nothing to print
+	}
+	if err != nil {
+		return fmt.Errorf("eticket: the bookings of show %d: %w", showID, err)
+	}
+	for _, b := range booked { // the show read once for all
+		g.Go(func() error { return p.render(ctx, show, b) })
+	}
+	return nil
 }
 
 // make renders and stores the e-tickets of booking ev.

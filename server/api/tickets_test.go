@@ -474,7 +474,7 @@ func qrCodes(t *testing.T, pdf []byte) []string {
 // e-ticket PDF of a journey boarding at a counter; the operator delays the
 // trip three hours; the PDF at the same link is made again and says the
 // new boarding time, not the old one.
-func TestETicketFollowsADelay(t *testing.T) {
+func TestETicketFollowsADelayAndARename(t *testing.T) {
 	ctx := context.Background()
 	env := apptest.New(t, apptest.Options{Shards: 2, Projectors: true, Tickets: true,
 		S3: miniotest.Shared(t).Config(miniotest.Bucket()), ProjectorMaxBackoff: 500 * time.Millisecond})
@@ -508,6 +508,17 @@ func TestETicketFollowsADelay(t *testing.T) {
 	after := text()
 	require.Contains(t, after, "Boarding: Cumilla, Cantonment counter, "+say(later.Add(65*time.Minute)), "the new boarding time")
 	require.NotContains(t, after, say(starts.Add(65*time.Minute)), "the old boarding time")
+
+	// Renamed: the PDF prints the new title (decision 0469).
+	renamed := "Dhaka to Chattogram, Green Line"
+	_, err = as(t, env, "ops-admin", auth.RoleAdmin).catalog.UpdateShow(ctx, connect.NewRequest(&catalogv1.UpdateShowRequest{
+		ShowId: show.GetShowId(), Title: &renamed, Reason: "the operator's own name"}))
+	require.NoError(t, err)
+	env.WaitProjected(t, "eticket")
+	after = text()
+	require.Contains(t, after, renamed, "the new title")
+	require.NotContains(t, after, "Chattogram, delayed", "the old title")
+	require.Contains(t, after, say(later.Add(65*time.Minute)), "the delay kept")
 }
 
 // pdfText is a PDF's text as pdftotext (poppler-utils) reads it, lines

@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
+	eventsv1 "github.com/seatghor/seatghor/gen/seatghor/events/v1"
 	"github.com/seatghor/seatghor/server/amount"
 	"github.com/seatghor/seatghor/server/audit"
 	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/outbox"
 	"github.com/seatghor/seatghor/server/pg"
 )
 
@@ -173,12 +176,31 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		if show.PublishedAt == nil {
 			return nil // nobody reads a draft but its managers
 		}
-		return announce(ctx, tx, show, now)
+		if err := announce(ctx, tx, show, now); err != nil {
+			return err
+		}
+		if !renamed(before) {
+			return nil
+		}
+		// What its e-tickets print changed: they are made again.
+		return outbox.Append(ctx, tx, showID, now, &eventsv1.ShowRenamed{ShowId: showID, RenamedBy: by.ID,
+			OccurredAt: timestamppb.New(now)})
 	})
 	if err != nil {
 		return Show{}, err
 	}
 	return show, nil
+}
+
+// renamed tells whether a change, as its audit's "before" lists it, is of
+// what a show's e-tickets print: its titles or venues.
+func renamed(before map[string]any) bool {
+	for _, name := range []string{"title", "title_bn", "venue", "venue_bn"} {
+		if _, ok := before[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // reprice sets next's sections' new prices (decision 0459), noting each

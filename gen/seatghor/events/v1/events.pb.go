@@ -2609,6 +2609,74 @@ func (x *ShowWithdrawn) GetOccurredAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// ShowRenamed: an operator changed what a show's e-tickets print of it, its
+// titles or venues, with UpdateShow (decision 0469). A ShowPublished with the
+// new names comes with it (the read side follows); the e-ticket projector
+// prints the show's tickets again. Not sent to webhooks: partners read the
+// show's names from the catalog.
+type ShowRenamed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The show.
+	ShowId int64 `protobuf:"varint,1,opt,name=show_id,json=showId,proto3" json:"show_id,omitempty"`
+	// Who renamed it: a user id.
+	RenamedBy string `protobuf:"bytes,2,opt,name=renamed_by,json=renamedBy,proto3" json:"renamed_by,omitempty"`
+	// When it was renamed.
+	OccurredAt    *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=occurred_at,json=occurredAt,proto3" json:"occurred_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShowRenamed) Reset() {
+	*x = ShowRenamed{}
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShowRenamed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShowRenamed) ProtoMessage() {}
+
+func (x *ShowRenamed) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShowRenamed.ProtoReflect.Descriptor instead.
+func (*ShowRenamed) Descriptor() ([]byte, []int) {
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ShowRenamed) GetShowId() int64 {
+	if x != nil {
+		return x.ShowId
+	}
+	return 0
+}
+
+func (x *ShowRenamed) GetRenamedBy() string {
+	if x != nil {
+		return x.RenamedBy
+	}
+	return ""
+}
+
+func (x *ShowRenamed) GetOccurredAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.OccurredAt
+	}
+	return nil
+}
+
 // ShowRescheduled: an operator moved a show or a bus trip to a later time
 // (decision 0441). Every stop's time moves with it. A ShowPublished with the
 // new time comes with it (the read side follows), and each paid order of the
@@ -2636,7 +2704,7 @@ type ShowRescheduled struct {
 
 func (x *ShowRescheduled) Reset() {
 	*x = ShowRescheduled{}
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2716,7 @@ func (x *ShowRescheduled) String() string {
 func (*ShowRescheduled) ProtoMessage() {}
 
 func (x *ShowRescheduled) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[18]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +2729,7 @@ func (x *ShowRescheduled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowRescheduled.ProtoReflect.Descriptor instead.
 func (*ShowRescheduled) Descriptor() ([]byte, []int) {
-	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ShowRescheduled) GetShowId() int64 {
@@ -2744,7 +2812,7 @@ type OrderRescheduled struct {
 
 func (x *OrderRescheduled) Reset() {
 	*x = OrderRescheduled{}
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[19]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2756,7 +2824,7 @@ func (x *OrderRescheduled) String() string {
 func (*OrderRescheduled) ProtoMessage() {}
 
 func (x *OrderRescheduled) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[19]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2769,7 +2837,7 @@ func (x *OrderRescheduled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrderRescheduled.ProtoReflect.Descriptor instead.
 func (*OrderRescheduled) Descriptor() ([]byte, []int) {
-	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OrderRescheduled) GetShowId() int64 {
@@ -2855,7 +2923,7 @@ type NoShowMarked struct {
 
 func (x *NoShowMarked) Reset() {
 	*x = NoShowMarked{}
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2867,7 +2935,7 @@ func (x *NoShowMarked) String() string {
 func (*NoShowMarked) ProtoMessage() {}
 
 func (x *NoShowMarked) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[20]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2880,7 +2948,7 @@ func (x *NoShowMarked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NoShowMarked.ProtoReflect.Descriptor instead.
 func (*NoShowMarked) Descriptor() ([]byte, []int) {
-	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *NoShowMarked) GetShowId() int64 {
@@ -2959,7 +3027,7 @@ type ShowCancelled struct {
 
 func (x *ShowCancelled) Reset() {
 	*x = ShowCancelled{}
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[21]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2971,7 +3039,7 @@ func (x *ShowCancelled) String() string {
 func (*ShowCancelled) ProtoMessage() {}
 
 func (x *ShowCancelled) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[21]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2984,7 +3052,7 @@ func (x *ShowCancelled) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancelled.ProtoReflect.Descriptor instead.
 func (*ShowCancelled) Descriptor() ([]byte, []int) {
-	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ShowCancelled) GetShowId() int64 {
@@ -3045,7 +3113,7 @@ type AuditRecorded struct {
 
 func (x *AuditRecorded) Reset() {
 	*x = AuditRecorded{}
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[22]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3057,7 +3125,7 @@ func (x *AuditRecorded) String() string {
 func (*AuditRecorded) ProtoMessage() {}
 
 func (x *AuditRecorded) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_events_v1_events_proto_msgTypes[22]
+	mi := &file_seatghor_events_v1_events_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3070,7 +3138,7 @@ func (x *AuditRecorded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditRecorded.ProtoReflect.Descriptor instead.
 func (*AuditRecorded) Descriptor() ([]byte, []int) {
-	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_events_v1_events_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AuditRecorded) GetAuditId() string {
@@ -3388,6 +3456,12 @@ const file_seatghor_events_v1_events_proto_rawDesc = "" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12!\n" +
 	"\fwithdrawn_by\x18\x04 \x01(\tR\vwithdrawnBy\x12;\n" +
 	"\voccurred_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"occurredAt\"\x82\x01\n" +
+	"\vShowRenamed\x12\x17\n" +
+	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1d\n" +
+	"\n" +
+	"renamed_by\x18\x02 \x01(\tR\trenamedBy\x12;\n" +
+	"\voccurred_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"occurredAt\"\xf5\x02\n" +
 	"\x0fShowRescheduled\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12H\n" +
@@ -3462,7 +3536,7 @@ func file_seatghor_events_v1_events_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_events_v1_events_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_seatghor_events_v1_events_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(ReleaseReason)(0),            // 0: seatghor.events.v1.ReleaseReason
 	(RefundReason)(0),             // 1: seatghor.events.v1.RefundReason
@@ -3484,96 +3558,98 @@ var file_seatghor_events_v1_events_proto_goTypes = []any{
 	(*AllocationReleased)(nil),    // 17: seatghor.events.v1.AllocationReleased
 	(*AllocationReturned)(nil),    // 18: seatghor.events.v1.AllocationReturned
 	(*ShowWithdrawn)(nil),         // 19: seatghor.events.v1.ShowWithdrawn
-	(*ShowRescheduled)(nil),       // 20: seatghor.events.v1.ShowRescheduled
-	(*OrderRescheduled)(nil),      // 21: seatghor.events.v1.OrderRescheduled
-	(*NoShowMarked)(nil),          // 22: seatghor.events.v1.NoShowMarked
-	(*ShowCancelled)(nil),         // 23: seatghor.events.v1.ShowCancelled
-	(*AuditRecorded)(nil),         // 24: seatghor.events.v1.AuditRecorded
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
-	(*anypb.Any)(nil),             // 26: google.protobuf.Any
-	(*v1.Money)(nil),              // 27: seatghor.common.v1.Money
-	(*v1.Journey)(nil),            // 28: seatghor.common.v1.Journey
-	(*v1.Contact)(nil),            // 29: seatghor.common.v1.Contact
-	(*v1.Passenger)(nil),          // 30: seatghor.common.v1.Passenger
-	(v11.PaymentState)(0),         // 31: seatghor.payment.v1.PaymentState
-	(v11.PaymentMethod)(0),        // 32: seatghor.payment.v1.PaymentMethod
-	(v11.FailureReason)(0),        // 33: seatghor.payment.v1.FailureReason
-	(*v12.Show)(nil),              // 34: seatghor.catalog.v1.Show
-	(v12.ShowKind)(0),             // 35: seatghor.catalog.v1.ShowKind
+	(*ShowRenamed)(nil),           // 20: seatghor.events.v1.ShowRenamed
+	(*ShowRescheduled)(nil),       // 21: seatghor.events.v1.ShowRescheduled
+	(*OrderRescheduled)(nil),      // 22: seatghor.events.v1.OrderRescheduled
+	(*NoShowMarked)(nil),          // 23: seatghor.events.v1.NoShowMarked
+	(*ShowCancelled)(nil),         // 24: seatghor.events.v1.ShowCancelled
+	(*AuditRecorded)(nil),         // 25: seatghor.events.v1.AuditRecorded
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*anypb.Any)(nil),             // 27: google.protobuf.Any
+	(*v1.Money)(nil),              // 28: seatghor.common.v1.Money
+	(*v1.Journey)(nil),            // 29: seatghor.common.v1.Journey
+	(*v1.Contact)(nil),            // 30: seatghor.common.v1.Contact
+	(*v1.Passenger)(nil),          // 31: seatghor.common.v1.Passenger
+	(v11.PaymentState)(0),         // 32: seatghor.payment.v1.PaymentState
+	(v11.PaymentMethod)(0),        // 33: seatghor.payment.v1.PaymentMethod
+	(v11.FailureReason)(0),        // 34: seatghor.payment.v1.FailureReason
+	(*v12.Show)(nil),              // 35: seatghor.catalog.v1.Show
+	(v12.ShowKind)(0),             // 36: seatghor.catalog.v1.ShowKind
 }
 var file_seatghor_events_v1_events_proto_depIdxs = []int32{
-	25, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
-	26, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
-	27, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
-	25, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
-	25, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
+	26, // 0: seatghor.events.v1.Envelope.occurred_at:type_name -> google.protobuf.Timestamp
+	27, // 1: seatghor.events.v1.Envelope.payload:type_name -> google.protobuf.Any
+	28, // 2: seatghor.events.v1.SeatsHeld.amount:type_name -> seatghor.common.v1.Money
+	26, // 3: seatghor.events.v1.SeatsHeld.expires_at:type_name -> google.protobuf.Timestamp
+	26, // 4: seatghor.events.v1.SeatsHeld.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 5: seatghor.events.v1.SeatsHeld.journey:type_name -> seatghor.common.v1.Journey
 	0,  // 6: seatghor.events.v1.HoldReleased.reason:type_name -> seatghor.events.v1.ReleaseReason
-	25, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
-	25, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
-	25, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
-	27, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
-	25, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
-	25, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
-	29, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
-	27, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
-	25, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
-	30, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
-	28, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
-	29, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
-	27, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
-	25, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
-	27, // 25: seatghor.events.v1.OrderCancelled.fee:type_name -> seatghor.common.v1.Money
-	27, // 26: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
-	25, // 27: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
-	28, // 28: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
-	27, // 29: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
-	27, // 30: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
+	26, // 7: seatghor.events.v1.HoldReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 8: seatghor.events.v1.HoldReleased.journey:type_name -> seatghor.common.v1.Journey
+	26, // 9: seatghor.events.v1.HoldExpired.expired_at:type_name -> google.protobuf.Timestamp
+	26, // 10: seatghor.events.v1.HoldExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 11: seatghor.events.v1.HoldExpired.journey:type_name -> seatghor.common.v1.Journey
+	28, // 12: seatghor.events.v1.OrderCreated.total:type_name -> seatghor.common.v1.Money
+	26, // 13: seatghor.events.v1.OrderCreated.pay_by:type_name -> google.protobuf.Timestamp
+	26, // 14: seatghor.events.v1.OrderCreated.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 15: seatghor.events.v1.OrderCreated.journey:type_name -> seatghor.common.v1.Journey
+	30, // 16: seatghor.events.v1.OrderCreated.contact:type_name -> seatghor.common.v1.Contact
+	28, // 17: seatghor.events.v1.BookingConfirmed.total:type_name -> seatghor.common.v1.Money
+	26, // 18: seatghor.events.v1.BookingConfirmed.occurred_at:type_name -> google.protobuf.Timestamp
+	31, // 19: seatghor.events.v1.BookingConfirmed.passengers:type_name -> seatghor.common.v1.Passenger
+	29, // 20: seatghor.events.v1.BookingConfirmed.journey:type_name -> seatghor.common.v1.Journey
+	30, // 21: seatghor.events.v1.BookingConfirmed.contact:type_name -> seatghor.common.v1.Contact
+	28, // 22: seatghor.events.v1.OrderCancelled.total:type_name -> seatghor.common.v1.Money
+	26, // 23: seatghor.events.v1.OrderCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 24: seatghor.events.v1.OrderCancelled.journey:type_name -> seatghor.common.v1.Journey
+	28, // 25: seatghor.events.v1.OrderCancelled.fee:type_name -> seatghor.common.v1.Money
+	28, // 26: seatghor.events.v1.OrderExpired.total:type_name -> seatghor.common.v1.Money
+	26, // 27: seatghor.events.v1.OrderExpired.occurred_at:type_name -> google.protobuf.Timestamp
+	29, // 28: seatghor.events.v1.OrderExpired.journey:type_name -> seatghor.common.v1.Journey
+	28, // 29: seatghor.events.v1.RefundIssued.amount:type_name -> seatghor.common.v1.Money
+	28, // 30: seatghor.events.v1.RefundIssued.fee:type_name -> seatghor.common.v1.Money
 	1,  // 31: seatghor.events.v1.RefundIssued.reason:type_name -> seatghor.events.v1.RefundReason
-	25, // 32: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	31, // 33: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
-	31, // 34: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
-	32, // 35: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
-	27, // 36: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
-	33, // 37: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
-	25, // 38: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
-	34, // 39: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
-	27, // 40: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
-	25, // 41: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
-	27, // 42: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
-	25, // 43: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
-	25, // 44: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
-	35, // 45: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
-	25, // 46: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 47: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
-	25, // 48: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
-	25, // 49: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 50: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
-	25, // 51: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 52: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 53: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
-	25, // 54: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 55: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 56: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	25, // 57: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	25, // 58: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
-	25, // 59: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 60: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
-	25, // 61: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
-	28, // 62: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
-	25, // 63: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 64: seatghor.events.v1.NoShowMarked.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 65: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
-	25, // 66: seatghor.events.v1.AuditRecorded.at:type_name -> google.protobuf.Timestamp
-	67, // [67:67] is the sub-list for method output_type
-	67, // [67:67] is the sub-list for method input_type
-	67, // [67:67] is the sub-list for extension type_name
-	67, // [67:67] is the sub-list for extension extendee
-	0,  // [0:67] is the sub-list for field type_name
+	26, // 32: seatghor.events.v1.RefundIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	32, // 33: seatghor.events.v1.PaymentStateChanged.from_state:type_name -> seatghor.payment.v1.PaymentState
+	32, // 34: seatghor.events.v1.PaymentStateChanged.to_state:type_name -> seatghor.payment.v1.PaymentState
+	33, // 35: seatghor.events.v1.PaymentStateChanged.method:type_name -> seatghor.payment.v1.PaymentMethod
+	28, // 36: seatghor.events.v1.PaymentStateChanged.amount:type_name -> seatghor.common.v1.Money
+	34, // 37: seatghor.events.v1.PaymentStateChanged.failure_reason:type_name -> seatghor.payment.v1.FailureReason
+	26, // 38: seatghor.events.v1.PaymentStateChanged.occurred_at:type_name -> google.protobuf.Timestamp
+	35, // 39: seatghor.events.v1.ShowPublished.show:type_name -> seatghor.catalog.v1.Show
+	28, // 40: seatghor.events.v1.ShowPublished.lowest_price:type_name -> seatghor.common.v1.Money
+	26, // 41: seatghor.events.v1.ShowPublished.occurred_at:type_name -> google.protobuf.Timestamp
+	28, // 42: seatghor.events.v1.TicketIssued.price:type_name -> seatghor.common.v1.Money
+	26, // 43: seatghor.events.v1.TicketIssued.starts_at:type_name -> google.protobuf.Timestamp
+	26, // 44: seatghor.events.v1.TicketIssued.occurred_at:type_name -> google.protobuf.Timestamp
+	36, // 45: seatghor.events.v1.TicketIssued.show_kind:type_name -> seatghor.catalog.v1.ShowKind
+	26, // 46: seatghor.events.v1.TicketCheckedIn.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 47: seatghor.events.v1.SaleOpeningMoved.previous_opens_at:type_name -> google.protobuf.Timestamp
+	26, // 48: seatghor.events.v1.SaleOpeningMoved.opens_at:type_name -> google.protobuf.Timestamp
+	26, // 49: seatghor.events.v1.SaleOpeningMoved.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 50: seatghor.events.v1.SeatsAllocated.return_at:type_name -> google.protobuf.Timestamp
+	26, // 51: seatghor.events.v1.SeatsAllocated.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 52: seatghor.events.v1.AllocationReleased.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 53: seatghor.events.v1.AllocationReturned.return_at:type_name -> google.protobuf.Timestamp
+	26, // 54: seatghor.events.v1.AllocationReturned.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 55: seatghor.events.v1.ShowWithdrawn.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 56: seatghor.events.v1.ShowRenamed.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 57: seatghor.events.v1.ShowRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	26, // 58: seatghor.events.v1.ShowRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	26, // 59: seatghor.events.v1.ShowRescheduled.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	26, // 60: seatghor.events.v1.ShowRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 61: seatghor.events.v1.OrderRescheduled.previous_starts_at:type_name -> google.protobuf.Timestamp
+	26, // 62: seatghor.events.v1.OrderRescheduled.starts_at:type_name -> google.protobuf.Timestamp
+	29, // 63: seatghor.events.v1.OrderRescheduled.journey:type_name -> seatghor.common.v1.Journey
+	26, // 64: seatghor.events.v1.OrderRescheduled.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 65: seatghor.events.v1.NoShowMarked.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 66: seatghor.events.v1.ShowCancelled.occurred_at:type_name -> google.protobuf.Timestamp
+	26, // 67: seatghor.events.v1.AuditRecorded.at:type_name -> google.protobuf.Timestamp
+	68, // [68:68] is the sub-list for method output_type
+	68, // [68:68] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_events_v1_events_proto_init() }
@@ -3587,7 +3663,7 @@ func file_seatghor_events_v1_events_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_events_v1_events_proto_rawDesc), len(file_seatghor_events_v1_events_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
