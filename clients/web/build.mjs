@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 
 import { BACKGROUND_COLOR, THEME_COLOR, iconSVG } from "./icon.mjs";
+import { noValidationRules } from "./novalidate.mjs";
 
 const root = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(root, "dist");
@@ -24,7 +25,8 @@ const BUDGET_GZIP_BYTES = 100 * 1024;
 
 await rm(dist, { recursive: true, force: true });
 await mkdir(path.join(dist, "assets"), { recursive: true });
-const common = { bundle: true, minify: true, legalComments: "none", charset: "utf8", logLevel: "warning", absWorkingDir: root };
+const common = { bundle: true, minify: true, legalComments: "none", charset: "utf8", logLevel: "warning", absWorkingDir: root,
+  plugins: [noValidationRules] };
 const app = await build({
   ...common,
   metafile: true,
