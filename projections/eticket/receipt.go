@@ -73,7 +73,7 @@ func RenderReceipt(show catalog.Show, r Receipt, tickets []ticket.Ticket, lang d
 	if r.Buyer != "" {
 		head = append(head, w.buyer+": "+display.Digits(phone.National(r.Buyer), lang))
 	}
-	head = append(head, w.order+": "+tickets[0].OrderID)
+	head = append(head, w.order+": "+ticket.Label(tickets[0].OrderID))
 	if r.Counter != "" {
 		head = append(head, rw.soldAt+": "+r.Counter)
 	}

@@ -47,12 +47,12 @@ type words struct {
 
 var labels = map[display.Lang]words{
 	display.English: {heading: "Seatghor e-ticket", route: "Route", venue: "Venue", operator: "Operator",
-		boarding: "Boarding", starts: "Starts", buyer: "Buyer", order: "Order", seat: "Seat",
+		boarding: "Boarding", starts: "Starts", buyer: "Buyer", order: "Ticket number", seat: "Seat",
 		ga: "General admission", ticket: "Ticket", price: "Price", issued: "Issued",
 		show: "Show this QR code at the gate or to the supervisor", passenger: "Passenger", woman: "woman",
 		journey: "Journey", boardAt: "Boarding", dropAt: "Dropping", counter: "counter"},
 	display.Bengali: {heading: "সিটঘর ই-টিকিট", route: "যাত্রাপথ", venue: "স্থান", operator: "পরিচালনায়",
-		boarding: "যাত্রার সময়", starts: "শুরু", buyer: "ক্রেতা", order: "অর্ডার", seat: "আসন",
+		boarding: "যাত্রার সময়", starts: "শুরু", buyer: "ক্রেতা", order: "টিকিট নম্বর", seat: "আসন",
 		ga: "সাধারণ প্রবেশ", ticket: "টিকিট", price: "মূল্য", issued: "ইস্যু",
 		show: "প্রবেশপথে বা সুপারভাইজারকে এই কিউআর কোড দেখান", passenger: "যাত্রী", woman: "নারী",
 		journey: "যাত্রা", boardAt: "ওঠার স্থান", dropAt: "নামার স্থান", counter: "কাউন্টার"},
@@ -111,7 +111,7 @@ func Render(show catalog.Show, buyer string, tickets []ticket.Ticket, lang displ
 			pages, ctx = append(pages, c), canvas.NewContext(c)
 			y := line(ctx, 15, pageH-12, f.heading, w.heading) - 2
 			y = line(ctx, 15, y, f.big, title)
-			for _, s := range append(head, w.buyer+": "+buyer+"    "+w.order+": "+t.OrderID) {
+			for _, s := range append(head, w.buyer+": "+buyer+"    "+w.order+": "+ticket.Label(t.OrderID)) {
 				y = line(ctx, 15, y, f.body, s)
 			}
 			line(ctx, 15, y-1, f.small, w.show)

@@ -153,12 +153,15 @@ func (s *Store) GetTicket(ctx context.Context, h ticket.Holder, ticketID string)
 const LookupMissesPerHour = 20
 
 // FindOrder returns the tickets of an order whose tickets were sent to
-// phone (E.164), in ticket order, for a caller at client (its address); an
-// unknown order and another number are the same ticket.ErrNotFound. Each
-// miss counts against the address, under its lock: past
-// LookupMissesPerHour in an hour every lookup is refused until the oldest
-// miss is an hour old.
-func (s *Store) FindOrder(ctx context.Context, orderID, phone, client string, now time.Time) ([]ticket.View, error) {
+// phone (E.164), in ticket order, for a caller at client (its address). The
+// order is named by ref: its id, or its ticket number as a person types it
+// (ticket.ParseNumber; of two orders with one number and one phone, the
+// latest). An unknown order and another number are the same
+// ticket.ErrNotFound. Each miss counts against the address, under its
+// lock: past LookupMissesPerHour in an hour every lookup is refused until
+// the oldest miss is an hour old.
+func (s *Store) FindOrder(ctx context.Context, ref, phone, client string, now time.Time) ([]ticket.View, error) {
+	orderID := ref
 	var out []ticket.View
 	err := pg.InTx(ctx, s.db, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('ticket-lookup:' || $1, 0))`, client); err != nil {
@@ -173,6 +176,14 @@ func (s *Store) FindOrder(ctx context.Context, orderID, phone, client string, no
 		}
 		if misses >= LookupMissesPerHour {
 			return ratelimit.Counted("ticket-lookups", LookupMissesPerHour, time.Hour, oldest.Add(time.Hour).Sub(now))
+		}
+		if number, ok := ticket.ParseNumber(ref); ok {
+			err := tx.QueryRow(ctx, `
+				SELECT order_id FROM my_ticket_orders WHERE ticket_number = $1 AND buyer_phone = $2
+				ORDER BY status_at DESC LIMIT 1`, number, phone).Scan(&orderID)
+			if _, err := pg.Found(err); err != nil {
+				return fmt.Errorf("find ticket number %s: %w", number, err)
+			}
 		}
 		rows, err := tx.Query(ctx, selectTickets+` WHERE t.order_id = $1 AND o.buyer_phone = $2 ORDER BY t.ticket_id`, orderID, phone)
 		if err != nil {

@@ -110,7 +110,7 @@ func TestBookingConfirmedTellsOnceEachWay(t *testing.T) {
 	require.Equal(t, "+8801711234567", sms[0].To)
 	require.Equal(t, notify.GSM7, sms[0].Encoding)
 	require.Contains(t, sms[0].Text, "Dhaka to Chattogram, 30 Dec 07:30, seat A1,A2. Board at: Kalabagan.")
-	require.Contains(t, sms[0].Text, "https://seatghor.test/order/ord_7_aaaaaaaaaaaaaaaa")
+	require.Contains(t, sms[0].Text, "https://seatghor.test/t/AAAAAAAAAA")
 
 	mails, err := w.mail.Messages(ctx)
 	require.NoError(t, err)
@@ -119,8 +119,8 @@ func TestBookingConfirmedTellsOnceEachWay(t *testing.T) {
 	require.Equal(t, "Booking confirmed: Dhaka to Chattogram, 30 Dec 07:30", mails[0].Subject)
 	text, err := w.mail.Text(ctx, mails[0].ID)
 	require.NoError(t, err)
-	require.Contains(t, text, "Order: ord_7_aaaaaaaaaaaaaaaa")
-	require.Contains(t, text, "https://seatghor.test/order/ord_7_aaaaaaaaaaaaaaaa")
+	require.Contains(t, text, "Ticket number: AAAAAAAAAA")
+	require.Contains(t, text, "https://seatghor.test/t/AAAAAAAAAA")
 
 	var sent int
 	require.NoError(t, w.db.QueryRow(ctx, `SELECT count(*) FROM notifications WHERE status = 'sent'`).Scan(&sent))
@@ -150,7 +150,7 @@ func TestBengaliAndFallbacks(t *testing.T) {
 	first, err := w.sms.List(ctx, "+8801819000000", 0)
 	require.NoError(t, err)
 	require.Len(t, first, 1, "the first passenger's number")
-	require.True(t, strings.HasPrefix(first[0].Text, "Seatghor: booking ord_7_cccccccccccccccc confirmed."), first[0].Text)
+	require.True(t, strings.HasPrefix(first[0].Text, "Seatghor: ticket CCCCCCCCCC confirmed."), first[0].Text)
 	other, err := w.sms.List(ctx, "+8801911000000", 0)
 	require.NoError(t, err)
 	require.Empty(t, other, "one SMS per order")
@@ -194,6 +194,6 @@ func TestCancelledTripAndRefunds(t *testing.T) {
 		texts = append(texts, got[i].Text)
 	}
 	require.Len(t, texts, 4, "%q", texts)
-	require.Equal(t, "Seatghor: Dhaka to Chattogram, 30 Dec 07:30 is cancelled by the operator. Tk 2,400.00 of order ord_7_dddddddddddddddd is refunded in full.", texts[2])
-	require.Equal(t, "Seatghor: Tk 2,160.00 of order ord_7_eeeeeeeeeeeeeeee is refunded. Cancellation fee kept: Tk 240.00.", texts[3])
+	require.Equal(t, "Seatghor: Dhaka to Chattogram, 30 Dec 07:30 is cancelled by the operator. Tk 2,400.00 of ticket DDDDDDDDDD is refunded in full.", texts[2])
+	require.Equal(t, "Seatghor: Tk 2,160.00 of ticket EEEEEEEEEE is refunded. Cancellation fee kept: Tk 240.00.", texts[3])
 }

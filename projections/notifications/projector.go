@@ -29,6 +29,7 @@ import (
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/notify"
 	"github.com/seatghor/seatghor/server/pg"
+	"github.com/seatghor/seatghor/server/ticket"
 )
 
 // Name is the projector's name (`seatghor rebuild notifications`).
@@ -257,7 +258,7 @@ func (p *Projector) trip(ctx context.Context, showID int64, j *commonv1.Journey)
 	return t, nil
 }
 
-func (p *Projector) link(orderID string) string { return p.cfg.SiteURL + "/order/" + orderID }
+func (p *Projector) link(orderID string) string { return p.cfg.SiteURL + "/t/" + ticket.Label(orderID) }
 
 func (p *Projector) confirmed(ctx context.Context, eventID string, ev *eventsv1.BookingConfirmed) error {
 	r, ok, err := p.recipientsOf(ctx, ev.GetOrderId())

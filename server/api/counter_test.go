@@ -27,6 +27,7 @@ import (
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/ledger"
+	"github.com/seatghor/seatghor/server/ticket"
 )
 
 // openShift opens a shift for c at counter of org with floatMinor.
@@ -334,7 +335,7 @@ func TestCashTicketTakenBackIsToldBySMS(t *testing.T) {
 	settle(t, env)
 	texts := void()
 	require.Len(t, texts, 1, "told once")
-	require.Contains(t, texts[0], order)
+	require.Contains(t, texts[0], ticket.Number(order), "named by its ticket number")
 	require.Contains(t, texts[0], "৳৭৬৫", "85,000 paisa less the 10 % fee, in Bengali digits")
 	require.Contains(t, texts[0], "বাতিল ফি ৳৮৫")
 }

@@ -174,13 +174,14 @@ func (h *ticketHandler) ResendTicketSms(ctx context.Context, req *connect.Reques
 	if err != nil {
 		return nil, h.error(ctx, fault.OnField(fault.InvalidArgument, "phone", "%v", err))
 	}
-	orderID := strings.TrimSpace(req.Msg.GetOrderId())
 	// The same lookup as FindTickets first, so that a wrong guess counts
-	// against the caller's address here too.
-	if _, err := h.tickets.FindOrder(ctx, orderID, number, clientAddr(req.Peer()), h.now()); err != nil {
+	// against the caller's address here too; it also reads a ticket
+	// number as its order.
+	list, err := h.tickets.FindOrder(ctx, strings.TrimSpace(req.Msg.GetOrderId()), number, clientAddr(req.Peer()), h.now())
+	if err != nil {
 		return nil, h.error(ctx, err)
 	}
-	wait, err := h.sms.Resend(ctx, orderID, number)
+	wait, err := h.sms.Resend(ctx, list[0].OrderID, number)
 	if err != nil {
 		return nil, h.error(ctx, err)
 	}

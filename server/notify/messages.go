@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seatghor/seatghor/server/display"
+	"github.com/seatghor/seatghor/server/ticket"
 )
 
 // MaxBookingSegments bounds the booking SMS (decision 0434): a Bengali
@@ -37,7 +38,8 @@ type Booking struct {
 	// Seats booked, or Quantity places of a general-admission area.
 	Seats    []string
 	Quantity int
-	// Link opens the order and its e-tickets on the site.
+	// Link opens the order and its e-tickets on the site: a short one,
+	// ending with the ticket number (decision 0471).
 	Link string
 }
 
@@ -59,16 +61,15 @@ func BookingSMS(lang display.Lang, b Booking) string {
 	render := func(title, counter, seats string) string {
 		at, where := when(lang, b.Trip)
 		if lang == display.Bengali {
-			// No brand and no separate order number: the sender id says
-			// who it is from, and the link ends with the order's id
-			// (decision 0434); 67 characters a part leave no room for both.
-			s := fmt.Sprintf("বুকিং নিশ্চিত। %s, %s, %s।", title, shortWhen(b.Trip), seats)
+			// No brand: the sender id says who it is from (decision
+			// 0434); 67 characters a part leave no room for it.
+			s := fmt.Sprintf("বুকিং নিশ্চিত, টিকিট %s। %s, %s, %s।", ticket.Label(b.OrderID), title, shortWhen(b.Trip), seats)
 			if counter != "" {
 				s += fmt.Sprintf(" %s: %s।", where, counter)
 			}
 			return s + " " + b.Link // the link is the ticket's: no label to spare
 		}
-		s := fmt.Sprintf("Seatghor: booking %s confirmed. %s, %s, %s.", b.OrderID, title, at, seats)
+		s := fmt.Sprintf("Seatghor: ticket %s confirmed. %s, %s, %s.", ticket.Label(b.OrderID), title, at, seats)
 		if counter != "" {
 			s += fmt.Sprintf(" %s: %s.", where, counter)
 		}
@@ -100,14 +101,14 @@ func BookingEmail(lang display.Lang, b Booking) Message {
 	title, counter := pick(lang, b.Trip.Title, b.Trip.TitleBn), pick(lang, b.Trip.Boarding, b.Trip.BoardingBn)
 	var t strings.Builder
 	if lang == display.Bengali {
-		fmt.Fprintf(&t, "আপনার বুকিং নিশ্চিত হয়েছে।\n\nঅর্ডার: %s\n%s\nসময়: %s\n%s\n", b.OrderID, title, at, seatText(lang, b))
+		fmt.Fprintf(&t, "আপনার বুকিং নিশ্চিত হয়েছে।\n\nটিকিট নম্বর: %s\n%s\nসময়: %s\n%s\n", ticket.Label(b.OrderID), title, at, seatText(lang, b))
 		if counter != "" {
 			fmt.Fprintf(&t, "%s: %s\n", where, counter)
 		}
 		fmt.Fprintf(&t, "\nআপনার ই-টিকিট (PDF) এখানে: %s\n\nসিটঘর\n", b.Link)
 		return Message{Subject: fmt.Sprintf("বুকিং নিশ্চিত: %s, %s", title, at), Text: t.String()}
 	}
-	fmt.Fprintf(&t, "Your booking is confirmed.\n\nOrder: %s\n%s\nWhen: %s\n%s\n", b.OrderID, title, at, seatText(lang, b))
+	fmt.Fprintf(&t, "Your booking is confirmed.\n\nTicket number: %s\n%s\nWhen: %s\n%s\n", ticket.Label(b.OrderID), title, at, seatText(lang, b))
 	if counter != "" {
 		fmt.Fprintf(&t, "%s: %s\n", where, counter)
 	}
@@ -138,15 +139,15 @@ func TripCancelled(lang display.Lang, c Cancellation) Message {
 			back = "কাউন্টার থেকে নগদ ফেরত নিন।"
 		}
 		return Message{Subject: "যাত্রা বাতিল: " + title,
-			Text: fmt.Sprintf("সিটঘর: %s, %s বাতিল হয়েছে। অর্ডার %s-এর %s %s", title, at, c.OrderID, amount, back)}
+			Text: fmt.Sprintf("সিটঘর: %s, %s বাতিল হয়েছে। টিকিট %s-এর %s %s", title, at, ticket.Label(c.OrderID), amount, back)}
 	}
 	back := "is refunded in full."
 	if c.AtCounter {
 		back = "is refunded in full in cash at the counter."
 	}
 	return Message{Subject: "Trip cancelled: " + title,
-		Text: fmt.Sprintf("Seatghor: %s, %s is cancelled by the operator. %s of order %s %s",
-			title, at, smsMoney(c.Refund), c.OrderID, back)}
+		Text: fmt.Sprintf("Seatghor: %s, %s is cancelled by the operator. %s of ticket %s %s",
+			title, at, smsMoney(c.Refund), ticket.Label(c.OrderID), back)}
 }
 
 // Refund is money given back for an order, other than for a cancelled trip.
@@ -163,25 +164,25 @@ type Refund struct {
 // RefundIssued is the message of a refund.
 func RefundIssued(lang display.Lang, r Refund) Message {
 	if lang == display.Bengali {
-		s := fmt.Sprintf("সিটঘর: অর্ডার %s-এর %s ফেরত দেওয়া হয়েছে।", r.OrderID, display.Money(r.Amount.Minor, r.Amount.Currency, display.Bengali))
+		s := fmt.Sprintf("সিটঘর: টিকিট %s-এর %s ফেরত দেওয়া হয়েছে।", ticket.Label(r.OrderID), display.Money(r.Amount.Minor, r.Amount.Currency, display.Bengali))
 		if r.AtCounter {
-			s = fmt.Sprintf("সিটঘর: অর্ডার %s কাউন্টারে বাতিল হয়েছে, টিকিট আর চলবে না। %s নগদে ফেরত দেওয়া হয়েছে।", r.OrderID,
+			s = fmt.Sprintf("সিটঘর: টিকিট %s কাউন্টারে বাতিল হয়েছে, আর চলবে না। %s নগদে ফেরত দেওয়া হয়েছে।", ticket.Label(r.OrderID),
 				display.Money(r.Amount.Minor, r.Amount.Currency, display.Bengali))
 		}
 		if r.Fee.Minor > 0 {
 			s += fmt.Sprintf(" বাতিল ফি %s।", display.Money(r.Fee.Minor, r.Fee.Currency, display.Bengali))
 		}
-		return Message{Subject: "টাকা ফেরত: " + r.OrderID, Text: s}
+		return Message{Subject: "টাকা ফেরত: টিকিট " + ticket.Label(r.OrderID), Text: s}
 	}
-	s := fmt.Sprintf("Seatghor: %s of order %s is refunded.", smsMoney(r.Amount), r.OrderID)
+	s := fmt.Sprintf("Seatghor: %s of ticket %s is refunded.", smsMoney(r.Amount), ticket.Label(r.OrderID))
 	if r.AtCounter {
-		s = fmt.Sprintf("Seatghor: order %s was cancelled at the counter and its ticket is void. %s given back in cash.",
-			r.OrderID, smsMoney(r.Amount))
+		s = fmt.Sprintf("Seatghor: ticket %s was cancelled at the counter and is void. %s given back in cash.",
+			ticket.Label(r.OrderID), smsMoney(r.Amount))
 	}
 	if r.Fee.Minor > 0 {
 		s += fmt.Sprintf(" Cancellation fee kept: %s.", smsMoney(r.Fee))
 	}
-	return Message{Subject: "Refund issued: " + r.OrderID, Text: s}
+	return Message{Subject: "Refund issued: ticket " + ticket.Label(r.OrderID), Text: s}
 }
 
 // Delay is a trip moved to a later time (decision 0441), for one order:
@@ -209,13 +210,13 @@ func TripDelayed(lang display.Lang, d Delay) Message {
 			now += ", " + counter
 		}
 		return Message{Subject: "যাত্রা দেরিতে: " + title,
-			Text: fmt.Sprintf("সিটঘর: %s দেরিতে ছাড়বে। নতুন সময় %s (আগে %s)। অর্ডার %s", title, now, was, d.OrderID)}
+			Text: fmt.Sprintf("সিটঘর: %s দেরিতে ছাড়বে। নতুন সময় %s (আগে %s)। টিকিট %s", title, now, was, ticket.Label(d.OrderID))}
 	}
 	if counter != "" {
 		now += " at " + counter
 	}
 	return Message{Subject: "Trip delayed: " + title,
-		Text: fmt.Sprintf("Seatghor: %s is delayed: now %s (was %s). Order %s.", title, now, was, d.OrderID)}
+		Text: fmt.Sprintf("Seatghor: %s is delayed: now %s (was %s). Ticket %s.", title, now, was, ticket.Label(d.OrderID))}
 }
 
 // DelayEmail is the e-mail of a delayed trip: the SMS's text and the

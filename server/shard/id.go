@@ -13,7 +13,11 @@ import (
 // ErrBadID means a string is not an id this system handed out.
 var ErrBadID = fault.Sentinel(fault.IDNotFound, "malformed id")
 
-var idEncoding = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
+// IDAlphabet is the base32 alphabet of ids' random parts: digits and
+// lower-case letters but i, l, o and u, which are read as digits or words.
+const IDAlphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+
+var idEncoding = base32.NewEncoding(IDAlphabet).WithPadding(base32.NoPadding)
 
 // NewID returns a fresh id of the given kind ("hld", "ord", …) for something
 // of show showID. The show id is part of the id, so the id alone leads to the

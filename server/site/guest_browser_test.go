@@ -8,6 +8,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/seatghor/seatghor/server/ticket"
 )
 
 // sandboxSMS is what the dev server's SMS sandbox received for a number,
@@ -69,26 +71,36 @@ func TestBrowserGuestCheckoutToCheckIn(t *testing.T) {
 	orderID := strings.TrimPrefix(eval[string](t, ctx, `location.pathname`), "/order/")
 	require.True(t, strings.HasPrefix(orderID, "ord_"), orderID)
 
-	// The booking SMS, to the guest's number, names the ticket number.
+	// The booking SMS, to the guest's number, names the ticket number
+	// and links to it (decision 0471).
+	ticketNumber := ticket.Number(orderID)
 	var booking string
 	require.Eventually(t, func() bool {
 		for _, m := range sandboxSMS(t, s, number) {
-			if strings.Contains(m, orderID) {
+			if strings.Contains(m, ticketNumber) {
 				booking = m
 			}
 		}
 		return booking != ""
 	}, 30*time.Second, 200*time.Millisecond, "the booking SMS")
-	link := regexp.MustCompile(`https?://\S+/order/\S+`).FindString(booking)
+	link := regexp.MustCompile(`https?://\S+/t/\S+`).FindString(booking)
 	require.NotEmpty(t, link, booking)
-	path := link[strings.Index(link, "/order/"):]
+	path := link[strings.Index(link, "/t/"):]
+	require.Equal(t, "/t/"+ticketNumber, path)
+	// In the guest's own browser the link opens the order itself.
+	do(t, ctx,
+		chromedp.Navigate(s.base+path),
+		until(`location.pathname === "/order/`+orderID+`"`),
+		chromedp.WaitVisible(chromedp.CSS("#paid")),
+		hasText("#ticket-number", ticketNumber),
+	)
 
 	// Another browser, no session: the SMS's link finds the ticket.
 	other := tab(t, browser)
 	do(t, other,
 		chromedp.Navigate(s.base+path),
 		chromedp.WaitVisible(chromedp.CSS("#find-phone")),
-		until(`document.querySelector("#find-order").value === `+jsString(orderID)),
+		until(`document.querySelector("#find-order").value === `+jsString(ticketNumber)),
 		chromedp.SendKeys(chromedp.CSS("#find-phone"), "01755-123988"),
 		chromedp.Click(chromedp.CSS("#find-submit")),
 		chromedp.WaitVisible(chromedp.CSS("#find-missed")),
@@ -128,7 +140,7 @@ func TestBrowserGuestCheckoutToCheckIn(t *testing.T) {
 	require.Eventually(t, func() bool {
 		msgs := sandboxSMS(t, s, number)
 		otp = regexp.MustCompile(`[0-9]{6}`).FindString(msgs[0])
-		return otp != "" && !strings.Contains(msgs[0], orderID)
+		return otp != "" && !strings.Contains(msgs[0], ticketNumber)
 	}, 10*time.Second, 100*time.Millisecond)
 	do(t, signedIn,
 		chromedp.SendKeys(chromedp.CSS("#phone-code"), otp),

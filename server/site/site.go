@@ -53,7 +53,7 @@ type Options struct {
 
 // Routes are the site's pages: every one answers with index.html and the
 // app routes in the browser (history API).
-var Routes = []string{"/{$}", "/search", "/show/", "/wait/", "/order/", "/tickets", "/signin", "/gate", "/manifest/", "/find", "/counter", "/console", "/console/"}
+var Routes = []string{"/{$}", "/search", "/show/", "/wait/", "/order/", "/t/", "/tickets", "/signin", "/gate", "/manifest/", "/find", "/counter", "/console", "/console/"}
 
 // asset is one built file, ready to serve.
 type asset struct {

@@ -58,6 +58,7 @@ func TestWrapRoutes(t *testing.T) {
 		{"GET", "/show/7", 200, true, false},
 		{"GET", "/wait/7", 200, true, false},
 		{"GET", "/order/ord_x", 200, true, false},
+		{"GET", "/t/MWTY306PTD", 200, true, false},
 		{"GET", "/tickets", 200, true, false},
 		{"GET", "/signin", 200, true, false},
 		{"GET", "/gate", 200, true, false},

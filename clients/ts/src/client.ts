@@ -178,6 +178,18 @@ export function seatsUnavailable(err: unknown): SeatsUnavailable | undefined {
 }
 
 /**
+ * The ticket number of an order (decision 0471), what its SMS and receipts
+ * print and what finds it with the phone (TicketService.FindTickets): the
+ * first ten characters of the random part of its id, upper case
+ * ("ord_1000_mwty306ptd9gg5y7" → "MWTY306PTD"); "" for what is not an
+ * order id.
+ */
+export function ticketNumber(orderId: string): string {
+  const m = /^ord_[1-9]\d*_([0-9a-hjkmnp-tv-z]{16})$/.exec(orderId);
+  return m ? m[1]!.slice(0, 10).toUpperCase() : "";
+}
+
+/**
  * Decodes the availability of a seat map: seat id → SeatState, in layout
  * order (2 bits per seat, four seats a byte, first seat in the lowest bits).
  */

@@ -1,6 +1,6 @@
 // What both entry points export: the client's types and helpers, the typed
 // errors, and the generated services and messages of every API.
-export { clientInterceptors, clientOverTransport, seatsUnavailable, seatStates } from "./client.js";
+export { clientInterceptors, clientOverTransport, seatsUnavailable, seatStates, ticketNumber } from "./client.js";
 export type { BuyerClient, SeatghorClient, SeatghorClientOptions } from "./client.js";
 export {
   IDEMPOTENCY_KEY_HEADER,

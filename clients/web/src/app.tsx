@@ -169,7 +169,7 @@ type Loader<P> = () => Promise<ComponentType<P>>;
 // tickets by ticket number.
 export const gatePage: Loader<object> = () => import("./pages/gate.js").then((m) => m.GatePage);
 export const phoneSignInForm: Loader<{ next: string }> = () => import("./pages/phone.js").then((m) => m.PhoneSignIn);
-export const findPage: Loader<{ orderId?: string }> = () => import("./pages/find.js").then((m) => m.FindPage);
+export const findPage: Loader<{ orderId?: string; mine?: boolean }> = () => import("./pages/find.js").then((m) => m.FindPage);
 
 // The components loaded so far: drawn at once when shown again.
 const loaded = new Map<unknown, unknown>();
@@ -288,6 +288,8 @@ function route(place: Place) {
       return <SignInPage />;
     case "find":
       return <Lazy load={findPage} orderId={new URLSearchParams(place.search).get("order") ?? ""} key={place.search} />;
+    case "t": // the booking SMS's short link (decision 0471)
+      return <Lazy load={findPage} orderId={parts[1] ?? ""} mine key={parts[1]} />;
     case "manifest":
       return <StaffRoute bundle="manifest.js" props={{ showId: BigInt(parts[1] ?? "0") }} deps={[parts[1]]} key={parts[1]} />;
     case "counter":

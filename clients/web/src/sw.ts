@@ -45,7 +45,7 @@ cleanupOutdatedCaches();
 // (/auth/…, the API, /openapi.yaml) is the server's.
 registerRoute(
   new NavigationRoute(createHandlerBoundToURL("/"), {
-    allowlist: [/^\/(search|tickets|signin|gate|find)?(\?|$)/, /^\/(show|wait|order)\//],
+    allowlist: [/^\/(search|tickets|signin|gate|find)?(\?|$)/, /^\/(show|wait|order|t)\//],
   }),
 );
 

@@ -1,12 +1,14 @@
-// Find tickets by ticket number (decision 0437): the order id the
-// booking's SMS names and the mobile number the tickets went to
-// (FindTickets, public) answer the order's tickets as "my tickets" shows
-// them, QR codes and all, with the PDF of the order, and "Resend SMS"
-// (ResendTicketSms) for a lost SMS. For a guest after the guest's session
-// ended, and for the SMS's link (/order/<id>) opened by anyone whose order
-// it is not. A lazy chunk with its own words.
+// Find tickets by ticket number (decisions 0437, 0471): the number the
+// booking's SMS names (or the order id) and the mobile number the tickets
+// went to (FindTickets, public) answer the order's tickets as "my tickets"
+// shows them, QR codes and all, with the PDF of the order, and "Resend
+// SMS" (ResendTicketSms) for a lost SMS. For a guest after the guest's
+// session ended, for an order's page (/order/<id>) opened by anyone whose
+// order it is not, and for the SMS's short link (/t/<number>): there a
+// signed-in buyer whose order it is goes straight to the order. A lazy
+// chunk with its own words.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { Code, ConnectError, TicketService, createServiceClient } from "@seatghor/client";
+import { Code, ConnectError, TicketService, createServiceClient, ticketNumber } from "@seatghor/client";
 import type { FindTicketsResponse, Ticket } from "@seatghor/client";
 
 import { ErrorNote, Link, useApp } from "../app.js";
@@ -20,7 +22,7 @@ const WORDS = {
     title: "Find your tickets",
     intro: "Bought as a guest, or on another phone? Write the ticket number from the SMS and the mobile number the tickets were sent to.",
     order: "Ticket number",
-    orderHint: "In the booking's SMS, e.g. ord_12_4k2p…",
+    orderHint: "Ten letters and digits in the booking's SMS, e.g. MWTY306PTD",
     needOrder: "Write the ticket number from the SMS.",
     phone: "Mobile number",
     submit: "Find tickets",
@@ -38,7 +40,7 @@ const WORDS = {
     title: "আপনার টিকিট খুঁজুন",
     intro: "অতিথি হিসেবে কিনেছেন, বা অন্য ফোনে? এসএমএসের টিকিট নম্বর আর যে মোবাইল নম্বরে টিকিট পাঠানো হয়েছে তা লিখুন।",
     order: "টিকিট নম্বর",
-    orderHint: "বুকিংয়ের এসএমএসে আছে, যেমন ord_12_4k2p…",
+    orderHint: "বুকিংয়ের এসএমএসে দশ অক্ষর ও অঙ্কের নম্বর, যেমন MWTY306PTD",
     needOrder: "এসএমএসের টিকিট নম্বরটি লিখুন।",
     phone: "ফোন নম্বর",
     submit: "টিকিট খুঁজুন",
@@ -75,11 +77,30 @@ interface Query {
   phone: string;
 }
 
-export function FindPage(props: { orderId?: string }) {
-  const { t, lang, session } = useApp();
+/**
+ * orderId: the order or ticket number to fill in. mine: it came from the
+ * SMS's short link, so a signed-in buyer's own order opens at once.
+ */
+export function FindPage(props: { orderId?: string; mine?: boolean }) {
+  const { t, api, lang, session, go } = useApp();
   const w = WORDS[lang];
   const [client] = useState(ticketClient);
-  const [orderId, setOrderId] = useState(props.orderId ?? "");
+  const [orderId, setOrderId] = useState(ticketNumber(props.orderId ?? "") || (props.orderId ?? ""));
+  // The short link's number among the buyer's newest tickets (the SMS
+  // was sent when the order was confirmed, so it is one of them): the
+  // buyer's own order opens; one only sent to their number is shown here,
+  // as its page is its buyer's.
+  useEffect(() => {
+    const number = (props.orderId ?? "").toUpperCase();
+    if (!props.mine || !session || !number) return;
+    api.tickets
+      .listMyTickets({ pageSize: 100 })
+      .then((r) => {
+        const o = r.tickets.find((x) => ticketNumber(x.orderId) === number && x.userId === session.userId);
+        if (o) go(`/order/${o.orderId}`, true);
+      })
+      .catch(() => {}); // the form is there to fill in
+  }, [props.orderId, props.mine, session]);
   const [phone, setPhone] = useState("");
   const [found, setFound] = useState<{ q: Query; r: FindTicketsResponse }>();
   // The fields at fault, by id, with what to say.
@@ -208,7 +229,7 @@ function FoundOrder(props: { q: Query; r: FindTicketsResponse; again: () => Prom
   const first: Ticket = props.r.tickets[0];
   const d = props.r.download;
   return (
-    <section class="order" id="found" data-order={first.orderId} aria-label={`${t.ticketNumber} ${first.orderId}`}>
+    <section class="order" id="found" data-order={first.orderId} aria-label={`${t.ticketNumber} ${ticketNumber(first.orderId)}`}>
       <h2>{showName(first.showTitle, first, lang)}</h2>
       <p class="meta">
         {route(first, lang)} · {showTime(first.startsAtLocal, tsDate(first.startsAt), lang)}
@@ -216,7 +237,7 @@ function FoundOrder(props: { q: Query; r: FindTicketsResponse; again: () => Prom
       {first.journey && <JourneyNote j={first.journey} />}
       <p class="ref">
         <small>
-          {t.ticketNumber} <span class="id" translate={false}>{first.orderId}</span>
+          {t.ticketNumber} <span class="id" translate={false}>{ticketNumber(first.orderId)}</span>
         </small>
       </p>
       {d && (

@@ -7,7 +7,7 @@
 // visitor not signed in, or whose order it is not (said so), the page is
 // "find tickets" with the ticket number filled in (pages/find.tsx, lazy).
 import { useEffect, useState } from "preact/hooks";
-import { Code, ConnectError, OrderStatus, PaymentState } from "@seatghor/client";
+import { Code, ConnectError, OrderStatus, PaymentState, ticketNumber } from "@seatghor/client";
 import type { Order, Payment, Show } from "@seatghor/client";
 
 import { ErrorNote, NeedsNetwork, Lazy, Link, findPage, useApp } from "../app.js";
@@ -165,7 +165,7 @@ function OrderInner({ orderId }: { orderId: string }) {
             {isGuest(session) && (
               <>
                 <p id="ticket-number">
-                  {t.ticketNumber}: <strong class="id" translate={false}>{order.orderId}</strong>
+                  {t.ticketNumber}: <strong class="id" translate={false}>{ticketNumber(order.orderId)}</strong>
                   {order.contact?.phone && ` · ${digits(order.contact.phone, lang)}`}
                 </p>
                 <p class="note">{t.contactNote}</p>

@@ -766,7 +766,8 @@ func (x *GetTicketDownloadResponse) GetFileName() string {
 // FindTicketsRequest names an order and the number its tickets went to.
 type FindTicketsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The ticket number: the order id the SMS names ("ord_…").
+	// The ticket number the SMS names ("MWTY306PTD", any case, spaces and
+	// dashes ignored; decision 0471), or the order id ("ord_…").
 	OrderId string `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
 	// The mobile number, in any usual Bangladeshi form.
 	Phone string `protobuf:"bytes,2,opt,name=phone,proto3" json:"phone,omitempty"`
@@ -886,7 +887,7 @@ func (x *FindTicketsResponse) GetDownload() *GetTicketDownloadResponse {
 // ResendTicketSmsRequest names an order and the number its SMS went to.
 type ResendTicketSmsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The ticket number: the order id.
+	// The ticket number, or the order id, as in FindTicketsRequest.
 	OrderId string `protobuf:"bytes,1,opt,name=order_id,json=orderId,proto3" json:"order_id,omitempty"`
 	// The mobile number the booking's SMS went to.
 	Phone         string `protobuf:"bytes,2,opt,name=phone,proto3" json:"phone,omitempty"`

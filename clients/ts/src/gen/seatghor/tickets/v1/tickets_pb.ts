@@ -432,7 +432,8 @@ export const GetTicketDownloadResponseSchema: GenMessage<GetTicketDownloadRespon
  */
 export type FindTicketsRequest = Message<"seatghor.tickets.v1.FindTicketsRequest"> & {
   /**
-   * The ticket number: the order id the SMS names ("ord_…").
+   * The ticket number the SMS names ("MWTY306PTD", any case, spaces and
+   * dashes ignored; decision 0471), or the order id ("ord_…").
    *
    * @generated from field: string order_id = 1;
    */
@@ -496,7 +497,7 @@ export const FindTicketsResponseSchema: GenMessage<FindTicketsResponse> = /*@__P
  */
 export type ResendTicketSmsRequest = Message<"seatghor.tickets.v1.ResendTicketSmsRequest"> & {
   /**
-   * The ticket number: the order id.
+   * The ticket number, or the order id, as in FindTicketsRequest.
    *
    * @generated from field: string order_id = 1;
    */
