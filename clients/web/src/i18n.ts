@@ -365,6 +365,9 @@ const en = {
   ticketNumber: "Ticket number",
   contactPhone: "Mobile number for the tickets",
   contactNote: "Your tickets are sent to this number by SMS; find them with the ticket number and this number.",
+  contactPhoneOptional: "Mobile number for an SMS of the tickets (optional)",
+  contactEmail: "E-mail for the tickets (optional)",
+  badEmail: "Write an e-mail address like name@example.com, or leave it empty.",
 };
 
 export type Strings = typeof en;
@@ -572,6 +575,9 @@ const bn: Strings = {
   ticketNumber: "টিকিট নম্বর",
   contactPhone: "টিকিটের জন্য মোবাইল নম্বর",
   contactNote: "আপনার টিকিট এসএমএসে এই নম্বরে পাঠানো হবে; টিকিট নম্বর আর এই নম্বর দিয়ে টিকিট খুঁজে পাবেন।",
+  contactPhoneOptional: "টিকিটের এসএমএসের জন্য মোবাইল নম্বর (ঐচ্ছিক)",
+  contactEmail: "টিকিটের জন্য ই-মেইল (ঐচ্ছিক)",
+  badEmail: "name@example.com-এর মতো একটি ই-মেইল ঠিকানা লিখুন, নয়তো খালি রাখুন।",
 };
 
 export function strings(lang: Lang): Strings {

@@ -4,9 +4,11 @@
 // Checked in the page as the API checks it (a name; a Bangladeshi mobile
 // number in any common spelling, decision 0382) and again by the API,
 // whose refusals land on the field they name ("passengers[1].phone").
-// A guest (decision 0437) also gives the order's contact number, where the
-// tickets are sent and by which they are found (GuestPhone, which the show
-// page asks for too when its order skips this page).
+// The order's contact (Contact, which the show page asks for too when its
+// order skips this page): a guest (decision 0437) must give the number the
+// tickets are sent to and found by; anyone may give an e-mail address for
+// the tickets, and a buyer with an account a number for the SMS (decision
+// 0472). The messages come in the page's language.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { HoldStatus, InvalidRequestError } from "@seatghor/client";
 import type { Hold, Show } from "@seatghor/client";
@@ -41,34 +43,60 @@ export function bdMobile(s: string): string | undefined {
   return "+880" + d;
 }
 
-/** The id of the guest's number field (GuestPhone). */
+/** The ids of the contact's fields (Contact). */
 export const CONTACT_PHONE = "contact-phone";
+export const CONTACT_EMAIL = "contact-email";
+
+/** The contact as typed. */
+export interface Typed {
+  phone: string;
+  email: string;
+}
 
 /**
- * A guest's mobile number at checkout: required, as the tickets are sent
- * to it by SMS and found by it with the ticket number. error: what to say
- * of it, "" when nothing.
+ * The order's contact at checkout: the mobile number (a guest's is
+ * required, as the tickets are sent to it by SMS and found by it with the
+ * ticket number; a buyer with an account may give one) and an e-mail
+ * address for the tickets, optional. bad: what to say of each field, by id.
  */
-export function GuestPhone(props: { value: string; set: (v: string) => void; error: string }) {
+export function Contact(props: { guest: boolean; value: Typed; set: (v: Typed) => void; bad: Record<string, string> }) {
   const { t } = useApp();
+  const field = (id: string, note: string) => ({
+    id,
+    "aria-invalid": props.bad[id] ? ("true" as const) : undefined,
+    "aria-describedby": [note, props.bad[id] && `${id}-err`].filter(Boolean).join(" "),
+  });
   return (
     <div class="contact">
       <label>
-        {t.contactPhone}
-        <input id={CONTACT_PHONE} type="tel" inputMode="tel" autocomplete="tel" required maxLength={20} value={props.value}
-          aria-invalid={props.error ? "true" : undefined}
-          aria-describedby={`contact-note${props.error ? " contact-err" : ""}`}
-          onInput={(e) => props.set(e.currentTarget.value)} />
+        {props.guest ? t.contactPhone : t.contactPhoneOptional}
+        <input {...field(CONTACT_PHONE, "contact-note")} type="tel" inputMode="tel" autocomplete="tel" required={props.guest}
+          maxLength={20} value={props.value.phone} onInput={(e) => props.set({ ...props.value, phone: e.currentTarget.value })} />
       </label>
       <p class="hint" id="contact-note">{t.contactNote}</p>
-      {props.error && <p class="error" id="contact-err">{props.error}</p>}
+      {props.bad[CONTACT_PHONE] && <p class="error" id={`${CONTACT_PHONE}-err`}>{props.bad[CONTACT_PHONE]}</p>}
+      <label>
+        {t.contactEmail}
+        <input {...field(CONTACT_EMAIL, "")} type="email" inputMode="email" autocomplete="email" maxLength={254}
+          spellcheck={false} autocapitalize="none" value={props.value.email}
+          onInput={(e) => props.set({ ...props.value, email: e.currentTarget.value })} />
+      </label>
+      {props.bad[CONTACT_EMAIL] && <p class="error" id={`${CONTACT_EMAIL}-err`}>{props.bad[CONTACT_EMAIL]}</p>}
     </div>
   );
 }
 
-/** The order's contact of a guest's checkout (the SMS in the page's language); none for a buyer with an account. */
-export function guestContact(guest: boolean, phone: string, lang: Lang) {
-  return guest ? { phone: bdMobile(phone) ?? phone, language: lang } : undefined;
+/** What is wrong with a contact as typed, by field id (the API checks it again). */
+export function contactProblems(guest: boolean, c: Typed, t: { badPhone: string; badEmail: string }): Record<string, string> {
+  const found: Record<string, string> = {};
+  if ((guest || c.phone.trim()) && !bdMobile(c.phone)) found[CONTACT_PHONE] = t.badPhone;
+  if (c.email.trim() && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(c.email.trim())) found[CONTACT_EMAIL] = t.badEmail;
+  return found;
+}
+
+/** The order's contact: what was typed, and the page's language for the messages. */
+export function checkoutContact(c: Typed, lang: Lang) {
+  return { phone: c.phone.trim() ? (bdMobile(c.phone) ?? c.phone) : "", email: c.email.trim(), language: lang };
 }
 
 /** What the page says of a name, or "" when it is one (server: cleanName). */
@@ -88,6 +116,7 @@ interface Row {
 /** The field of the form a refusal names, e.g. "p1-phone". */
 function fieldOf(path: string): string | undefined {
   if (path === "contact.phone") return CONTACT_PHONE;
+  if (path === "contact.email") return CONTACT_EMAIL;
   const m = /^passengers\[(\d+)\]\.(name|phone|seat)$/.exec(path);
   if (!m) return undefined;
   return `p${m[1]}-${m[2] === "seat" ? "name" : m[2]}`;
@@ -107,7 +136,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
   const [hold, setHold] = useState<Hold>();
   const [show, setShow] = useState<Show>();
   const [rows, setRows] = useState<Row[]>([]);
-  const [contact, setContact] = useState("");
+  const [contact, setContact] = useState<Typed>({ phone: "", email: "" });
   // The fields at fault, by id, with what to say.
   const [bad, setBad] = useState<Record<string, string>>({});
   const [err, setErr] = useState<unknown>();
@@ -145,8 +174,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
       if (n) found[`p${i}-name`] = n === "long" ? t.nameTooLong : t.needName;
       if (!bdMobile(r.phone)) found[`p${i}-phone`] = t.badPhone;
     });
-    if (guest && !bdMobile(contact)) found[CONTACT_PHONE] = t.badPhone;
-    return found;
+    return { ...found, ...contactProblems(guest, contact, t) };
   }
 
   function showProblems(found: Record<string, string>) {
@@ -170,7 +198,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
       const r = await api.orders.createOrder({
         holdId,
         passengers: rows.map((p) => ({ seat: p.seat, name: p.name.trim(), phone: p.phone, woman: p.woman })),
-        contact: guestContact(guest, contact, lang),
+        contact: checkoutContact(contact, lang),
       });
       go(`/order/${r.order!.orderId}`);
     } catch (x) {
@@ -179,7 +207,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
         const said: Record<string, string> = {};
         for (const v of x.fieldViolations) {
           const id = fieldOf(v.field);
-          if (id) said[id] = id.endsWith("phone") ? t.badPhone : t.needName;
+          if (id) said[id] = id === CONTACT_EMAIL ? t.badEmail : id.endsWith("phone") ? t.badPhone : t.needName;
         }
         if (Object.keys(said).length > 0) {
           showProblems(said);
@@ -256,7 +284,7 @@ function PassengersInner({ holdId }: { holdId: string }) {
             </fieldset>
           );
         })}
-        {guest && <GuestPhone value={contact} set={setContact} error={bad[CONTACT_PHONE] ?? ""} />}
+        <Contact guest={guest} value={contact} set={setContact} bad={bad} />
         <ErrorNote err={err} />
         <button type="submit" class="primary" id="to-pay" disabled={busy || left <= 0}>
           {t.continueToPay}

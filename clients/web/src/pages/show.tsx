@@ -19,15 +19,16 @@
 // search links it; issue 24): the map's availability and prices are that
 // journey's, the buyer picks the boarding and dropping counters, and the
 // hold names the journey. Without from and to, the whole trip.
-// A guest (decision 0437) gives the mobile number the tickets go to
-// before an order made here (a bus trip's passengers page asks for it
-// there).
+// An order made here asks for its contact first (a bus trip's passengers
+// page asks for it there): a guest's mobile number, which the tickets go
+// to (decision 0437); anyone's e-mail, a buyer's number (decision 0472).
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, InvalidRequestError, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
 import type { AccountSeatCap, Counter, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
 import { isGuest } from "../session.js";
-import { CONTACT_PHONE, GuestPhone, bdMobile, guestContact } from "./passengers.js";
+import { CONTACT_EMAIL, CONTACT_PHONE, Contact, checkoutContact, contactProblems } from "./passengers.js";
+import type { Typed } from "./passengers.js";
 import { clock, digits, mmss, operatorName, taka, tsDate, showTime, route, sectionName, showName } from "../i18n.js";
 import type { Strings } from "../i18n.js";
 import { SeatMapView } from "../seatmap.js";
@@ -88,9 +89,9 @@ export function ShowPage(props: { showId: bigint; search?: string }) {
 function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: string }) {
   const { t, api, lang, go, session } = useApp();
   const guest = isGuest(session);
-  // A guest's mobile number for an order made here, and what to say of it.
-  const [contact, setContact] = useState("");
-  const [contactErr, setContactErr] = useState("");
+  // The contact of an order made here, and what to say of its fields.
+  const [contact, setContact] = useState<Typed>({ phone: "", email: "" });
+  const [contactBad, setContactBad] = useState<Record<string, string>>({});
   const [show, setShow] = useState<Show>();
   const [layout, setLayout] = useState<GetSeatLayoutResponse>();
   const [ga, setGa] = useState<seatmap.GaArea[]>([]);
@@ -428,22 +429,23 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
       go(`/passengers/${hold.holdId}`);
       return;
     }
-    const badContact = guest && !bdMobile(contact);
-    setContactErr(badContact ? t.badPhone : "");
-    if (badContact) {
-      document.getElementById(CONTACT_PHONE)?.focus();
+    const bad = contactProblems(guest, contact, t);
+    setContactBad(bad);
+    if (Object.keys(bad).length > 0) {
+      document.getElementById(Object.keys(bad)[0]!)?.focus();
       return;
     }
     setBusy(true);
     setErr(undefined);
     try {
-      const r = await api.orders.createOrder({ holdId: hold.holdId, contact: guestContact(guest, contact, lang) });
+      const r = await api.orders.createOrder({ holdId: hold.holdId, contact: checkoutContact(contact, lang) });
       go(`/order/${r.order!.orderId}`);
     } catch (e) {
-      if (e instanceof InvalidRequestError && e.field("contact.phone")) {
-        setContactErr(t.badPhone);
+      const wrong = e instanceof InvalidRequestError && (e.field("contact.phone") ? CONTACT_PHONE : e.field("contact.email") ? CONTACT_EMAIL : "");
+      if (wrong) {
+        setContactBad({ [wrong]: wrong === CONTACT_PHONE ? t.badPhone : t.badEmail });
         setBusy(false);
-        document.getElementById(CONTACT_PHONE)?.focus();
+        document.getElementById(wrong)?.focus();
         return;
       }
       // Another tab may have ordered it meanwhile: then on to that order.
@@ -585,7 +587,7 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
               <Link href="/tickets">{t.navTickets}</Link>
             </p>
           )}
-          {guest && holds.some(ordersHere) && <GuestPhone value={contact} set={setContact} error={contactErr} />}
+          {holds.some(ordersHere) && <Contact guest={guest} value={contact} set={setContact} bad={contactBad} />}
           {holds.map((hold, i) => (
             <div class="hold" id={i === 0 ? "hold" : undefined} key={hold.holdId} data-hold={hold.holdId}>
               <p>
