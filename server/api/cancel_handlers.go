@@ -91,6 +91,9 @@ func (h *catalogHandler) UpdateShow(ctx context.Context, req *connect.Request[ca
 	for _, p := range m.GetSectionPrices() {
 		c.SectionPrices = append(c.SectionPrices, catalog.SectionPrice{Section: p.GetSection(), PriceMinor: p.GetPriceMinor()})
 	}
+	for _, p := range m.GetGaAreaPrices() {
+		c.AreaPrices = append(c.AreaPrices, catalog.AreaPrice{Area: p.GetGaArea(), PriceMinor: p.GetPriceMinor()})
+	}
 	show, err := h.svc.UpdateShow(ctx, m.GetShowId(), c, by, m.GetReason())
 	if err != nil {
 		return nil, toConnect(ctx, h.log, err)

@@ -9,6 +9,7 @@ import (
 	"connectrpc.com/connect"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
 
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
@@ -157,4 +158,134 @@ func TestSectionPriceRaceWithHolds(t *testing.T) {
 	sold, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	require.NoError(t, err)
 	require.Equal(t, []int64{want}, sold, "every seat of the section at the one price")
+}
+
+// gaPricedShow is a venue with seats (Main) and two general-admission
+// areas of 12 places, Floor at 1,500 taka and Balcony at 800, of org
+// "price-org".
+func gaPricedShow(t *testing.T, env *apptest.Env) int64 {
+	t.Helper()
+	req := seatedShow("Two areas", 1, 2)
+	req.OrganizationId = "price-org"
+	req.GaAreas = []*catalogv1.GaArea{{Name: "Floor", Capacity: 12, PriceMinor: 150000, Buckets: 3},
+		{Name: "Balcony", Capacity: 12, PriceMinor: 80000, Buckets: 3}}
+	return createShow(t, env, req).GetShowId()
+}
+
+func areaPrices(t *testing.T, c clients, show int64) map[string]int64 {
+	t.Helper()
+	got, err := c.catalog.GetShow(context.Background(), connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show}))
+	require.NoError(t, err)
+	prices := map[string]int64{}
+	for _, a := range got.Msg.GetShow().GetGaAreas() {
+		prices[a.GetName()] = a.GetPriceMinor()
+	}
+	return prices
+}
+
+// TestAreaPriceChangesOnlyWhileUnsold (decision 0474): a general-admission
+// area's price changes as a section's does: refused whole while one of its
+// places is held (PRICE_FROZEN), an unknown area refused with its field,
+// and a hold taken after the change pays the new price.
+func TestAreaPriceChangesOnlyWhileUnsold(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	env.Member(t, "price-org", "price-mgr", catalog.RoleManager)
+	mgr := as(t, env, "price-mgr", auth.RoleOperator)
+	show := gaPricedShow(t, env)
+	update := func(prices ...*catalogv1.GaAreaPrice) error {
+		_, err := mgr.catalog.UpdateShow(ctx, connect.NewRequest(&catalogv1.UpdateShowRequest{ShowId: show,
+			GaAreaPrices: prices, Reason: "demand"}))
+		return err
+	}
+	fan := newBuyer(t, env, "floor-fan")
+	_, err := fan.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, GaArea: "Floor", Quantity: proto.Int32(2)}))
+	require.NoError(t, err)
+
+	err = update(&catalogv1.GaAreaPrice{GaArea: "Balcony", PriceMinor: 100000}, &catalogv1.GaAreaPrice{GaArea: "Floor", PriceMinor: 180000})
+	requireReason(t, err, connect.CodeFailedPrecondition, "PRICE_FROZEN")
+	require.Equal(t, map[string]int64{"Floor": 150000, "Balcony": 80000}, areaPrices(t, mgr, show), "nothing written")
+	err = update(&catalogv1.GaAreaPrice{GaArea: "Roof", PriceMinor: 1})
+	requireReason(t, err, connect.CodeInvalidArgument, "SHOW_INVALID")
+	require.Equal(t, []string{"ga_area_prices[0].ga_area"}, answerOf(t, err).fields)
+
+	require.NoError(t, update(&catalogv1.GaAreaPrice{GaArea: "Balcony", PriceMinor: 100000}))
+	require.NoError(t, update(&catalogv1.GaAreaPrice{GaArea: "Balcony", PriceMinor: 100000}), "the same again changes nothing")
+	require.Equal(t, map[string]int64{"Floor": 150000, "Balcony": 100000}, areaPrices(t, mgr, show))
+	h, err := newBuyer(t, env, "balcony-fan").holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show,
+		GaArea: "Balcony", Quantity: proto.Int32(3)}))
+	require.NoError(t, err)
+	require.EqualValues(t, 300000, h.Msg.GetHold().GetAmount().GetAmountMinor(), "three places at the new price")
+
+	audit, err := mgr.catalog.ListAuditEntries(ctx, connect.NewRequest(&catalogv1.ListAuditEntriesRequest{
+		OrganizationId: "price-org", Action: "show.update"}))
+	require.NoError(t, err)
+	require.Len(t, audit.Msg.GetEntries(), 1, "one change recorded")
+	after := audit.Msg.GetEntries()[0].GetDetail().GetFields()["after"].GetStructValue().GetFields()
+	require.EqualValues(t, 100000, after["price_minor:area:Balcony"].GetNumberValue())
+}
+
+// TestAreaPriceRaceWithHolds (decision 0474): eight buyers hold and order
+// a Balcony place each while four requests raise its price, one after
+// another. Each change comes before every hold that pays it or is refused
+// by a place held; every order is charged its hold's amount, which is one
+// of the prices the area had.
+func TestAreaPriceRaceWithHolds(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	env.Member(t, "price-org", "price-mgr", catalog.RoleManager)
+	mgr := as(t, env, "price-mgr", auth.RoleOperator)
+	show := gaPricedShow(t, env)
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		paid     []int64
+		problems []string
+	)
+	for i := range 8 {
+		wg.Go(func() {
+			b := newBuyer(t, env, fmt.Sprintf("racing-balcony-%d", i))
+			h, err := b.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, GaArea: "Balcony", Quantity: proto.Int32(1)}))
+			if err != nil {
+				mu.Lock()
+				problems = append(problems, fmt.Sprintf("hold %d: %v", i, err))
+				mu.Unlock()
+				return
+			}
+			o, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				problems = append(problems, fmt.Sprintf("order %d: %v", i, err))
+			case o.Msg.GetOrder().GetTotal().GetAmountMinor() != h.Msg.GetHold().GetAmount().GetAmountMinor():
+				problems = append(problems, fmt.Sprintf("order %d charged %d, held at %d", i,
+					o.Msg.GetOrder().GetTotal().GetAmountMinor(), h.Msg.GetHold().GetAmount().GetAmountMinor()))
+			default:
+				paid = append(paid, o.Msg.GetOrder().GetTotal().GetAmountMinor())
+			}
+		})
+	}
+	set := []int64{80000}
+	wg.Go(func() {
+		for _, price := range []int64{90000, 100000, 110000, 120000} {
+			_, err := mgr.catalog.UpdateShow(ctx, connect.NewRequest(&catalogv1.UpdateShowRequest{ShowId: show,
+				GaAreaPrices: []*catalogv1.GaAreaPrice{{GaArea: "Balcony", PriceMinor: price}}}))
+			mu.Lock()
+			switch {
+			case err == nil:
+				set = append(set, price)
+			case reasonIn(err) != "PRICE_FROZEN":
+				problems = append(problems, fmt.Sprintf("change to %d: %v", price, err))
+			}
+			mu.Unlock()
+		}
+	})
+	wg.Wait()
+	require.Empty(t, problems)
+	require.Len(t, paid, 8)
+	for _, p := range paid {
+		require.Contains(t, set, p, "a price the area had")
+	}
+	require.Equal(t, set[len(set)-1], areaPrices(t, mgr, show)["Balcony"], "the catalog says the last price set")
 }

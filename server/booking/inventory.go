@@ -208,3 +208,30 @@ func (Inventory) Reprice(ctx context.Context, tx pgx.Tx, showID int64, p catalog
 	}
 	return nil
 }
+
+// RepriceArea writes a general-admission area's new price to its buckets
+// (decision 0474), as Reprice does a section's: the buckets are locked
+// first, and a place held or sold in any of them (a partner's allocated
+// bucket too) refuses the change, since a hold's amount is its bucket's
+// price when it is taken.
+func (Inventory) RepriceArea(ctx context.Context, tx pgx.Tx, showID int64, p catalog.AreaPrice) error {
+	var stale, taken int
+	if err := tx.QueryRow(ctx, `
+		SELECT count(*) FILTER (WHERE price_minor <> $3), coalesce(sum(capacity - remaining), 0)
+		FROM (SELECT price_minor, capacity, remaining FROM ga_buckets WHERE show_id = $1 AND area = $2 FOR UPDATE) b`,
+		showID, p.Area, p.PriceMinor).Scan(&stale, &taken); err != nil {
+		return fmt.Errorf("lock the places of area %q: %w", p.Area, err)
+	}
+	switch {
+	case stale == 0:
+		return nil
+	case taken > 0:
+		return fault.OnField(fault.PriceFrozen, "ga_area_prices", "area %q of show %d has %d places held or sold: its price stays",
+			p.Area, showID, taken)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE ga_buckets SET price_minor = $3 WHERE show_id = $1 AND area = $2`,
+		showID, p.Area, p.PriceMinor); err != nil {
+		return fmt.Errorf("reprice area %q: %w", p.Area, err)
+	}
+	return nil
+}

@@ -172,6 +172,13 @@ type SectionPrice struct {
 	PriceMinor int64
 }
 
+// AreaPrice is a show's price of a place of one of its general-admission
+// areas.
+type AreaPrice struct {
+	Area       string
+	PriceMinor int64
+}
+
 // Places is the drawing of s's places: its Layout, or straight rows of its
 // Sections.
 func (s Show) Places() *Layout {
@@ -263,6 +270,10 @@ type Inventory interface {
 	// transaction, unless one of them is held or sold (fault.PriceFrozen;
 	// decision 0459).
 	Reprice(ctx context.Context, tx pgx.Tx, showID int64, p SectionPrice) error
+	// RepriceArea gives a general-admission area's places a new price in
+	// tx, its shard's transaction, unless one of them is held or sold
+	// (fault.PriceFrozen; decision 0474).
+	RepriceArea(ctx context.Context, tx pgx.Tx, showID int64, p AreaPrice) error
 	// MarkStop records in tx, its shard's transaction, that the coach of
 	// the show has left stop, or reached it when it is the last (decision
 	// 0468); false when it was marked before.

@@ -33,6 +33,9 @@ type ShowChange struct {
 	// each of a section none of whose seats is held or sold (decision
 	// 0459).
 	SectionPrices []SectionPrice
+	// AreaPrices are new prices of general-admission areas, each of an
+	// area none of whose places is held or sold (decision 0474).
+	AreaPrices []AreaPrice
 }
 
 // lockShow reads a show's row for an update of it in tx, locked.
@@ -123,6 +126,10 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		if err != nil {
 			return err
 		}
+		areas, err := repriceAreas(&next, c.AreaPrices, before, after)
+		if err != nil {
+			return err
+		}
 		if next.MaxSeatsPerHold > next.MaxSeatsPerAccount {
 			return fault.OnField(fault.ShowInvalid, "max_seats_per_hold", "a hold of %d seats is more than the %d an account may have",
 				next.MaxSeatsPerHold, next.MaxSeatsPerAccount)
@@ -130,7 +137,7 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 		if len(after) == 0 {
 			return nil // nothing to change: a retry, or what it has
 		}
-		if (shard || len(repriced) > 0) && show.PublishedAt != nil { // a draft's shard has none of it yet
+		if (shard || len(repriced) > 0 || len(areas) > 0) && show.PublishedAt != nil { // a draft's shard has none of it yet
 			pool, err := s.router.Shard(show.Shard)
 			if err != nil {
 				return err
@@ -147,12 +154,17 @@ func (s *Service) UpdateShow(ctx context.Context, showID int64, c ShowChange, by
 						return err
 					}
 				}
+				for _, p := range areas {
+					if err := s.inventory.RepriceArea(ctx, stx, showID, p); err != nil {
+						return err
+					}
+				}
 				return nil
 			}); err != nil {
 				return fmt.Errorf("update show %d in %s: %w", showID, pool.Name, err)
 			}
 		}
-		if len(repriced) > 0 {
+		if len(repriced) > 0 || len(areas) > 0 {
 			if err := repricePlaces(ctx, tx, next); err != nil {
 				return err
 			}
@@ -235,7 +247,36 @@ func reprice(next *Show, prices []SectionPrice, before, after map[string]any) ([
 	return changed, nil
 }
 
-// repricePlaces writes next's section prices to its catalog row in tx:
+// repriceAreas sets next's general-admission areas' new prices (decision
+// 0474), noting each change in before and after; it returns the areas
+// whose price changes.
+func repriceAreas(next *Show, prices []AreaPrice, before, after map[string]any) ([]AreaPrice, error) {
+	var changed []AreaPrice
+	for i, p := range prices {
+		at := fmt.Sprintf("ga_area_prices[%d]", i)
+		j := slices.IndexFunc(next.GAAreas, func(a GAArea) bool { return a.Name == p.Area })
+		switch {
+		case j < 0:
+			return nil, fault.OnField(fault.ShowInvalid, at+".ga_area", "show %d has no general-admission area %q", next.ID, p.Area)
+		case p.PriceMinor < 0 || p.PriceMinor > amount.MaxPriceMinor:
+			return nil, fault.OnField(fault.ShowInvalid, at+".price_minor", "price %d is out of range: 0 to %d minor units",
+				p.PriceMinor, amount.MaxPriceMinor)
+		case next.GAAreas[j].PriceMinor == p.PriceMinor:
+			continue
+		}
+		key := "price_minor:area:" + p.Area
+		if _, ok := before[key]; !ok {
+			before[key] = next.GAAreas[j].PriceMinor
+		}
+		after[key] = p.PriceMinor
+		next.GAAreas = slices.Clone(next.GAAreas)
+		next.GAAreas[j].PriceMinor = p.PriceMinor
+		changed = append(changed, p)
+	}
+	return changed, nil
+}
+
+// repricePlaces writes next's section and area prices to its catalog row in tx:
 // the sections GetShow answers, and the places a draft is published from.
 func repricePlaces(ctx context.Context, tx pgx.Tx, next Show) error {
 	layout, err := json.Marshal(showLayout{next.Sections, next.GAAreas, next.BlockedSeats})

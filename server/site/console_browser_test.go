@@ -666,6 +666,15 @@ func TestBrowserConsoleGAAllocation(t *testing.T) {
 		hasText("#allocations tbody tr .left", "20"),
 		hasText("#allocations tbody tr .status", "active"),
 	)
+	// The area's price, while none of its places is held or sold
+	// (decision 0474): 500 taka to 650.
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#edit-"+show)),
+		until(`document.querySelector("#edit-area-price-0")?.value === "500"`),
+		typeIn("#edit-area-price-0", "650"),
+		chromedp.Click(chromedp.CSS("#edit-save")),
+		chromedp.WaitVisible(chromedp.CSS("#edit-saved")),
+	)
 	buyer := s.devToken(t, "web-ga-buyer", "user")
 	hold := func(n int) (int, string) {
 		return post(t, s, buyer, "seatghor.booking.v1.HoldService/CreateHold", map[string]any{"showId": show, "gaArea": "Field", "quantity": n})
@@ -674,4 +683,11 @@ func TestBrowserConsoleGAAllocation(t *testing.T) {
 	require.NotEqual(t, http.StatusOK, status, "81 of the 80 left to general sale: %s", body)
 	status, body = hold(80)
 	require.Equal(t, http.StatusOK, status, "the 80 left to general sale: %s", body)
+	require.Contains(t, body, `"amountMinor":"5200000"`, "80 places at the new 650 taka")
+	// Now places are held: the price stays, and the console says why.
+	do(t, ctx,
+		typeIn("#edit-area-price-0", "700"),
+		chromedp.Click(chromedp.CSS("#edit-save")),
+		hasText("#console-error", "held or sold"),
+	)
 }

@@ -81,7 +81,7 @@ const WORDS = {
     channels: { web: "Web", partner: "Partner", counter: "Counter" },
     roles: { manager: "Manager", gate: "Gate staff", counter: "Counter staff", none: "Admin" },
     statuses: { scheduled: "On sale", delayed: "Delayed", boarding: "Boarding", departed: "Started", arrived: "Arrived", cancelled: "Cancelled", draft: "Draft" },
-    publish: "Publish", deleteDraft: "Delete draft", deleteForGood: "Delete it for good", chartsTab: "Seat charts", allocations: "Allocations", priceIn: "Price of a seat (taka) in",
+    publish: "Publish", deleteDraft: "Delete draft", deleteForGood: "Delete it for good", chartsTab: "Seat charts", allocations: "Allocations", priceIn: "Price of a seat (taka) in", placeIn: "Price of a place (taka) in",
     periodOrders: "Files of the days", fromDay: "from", toDay: "to",
     periodOrdersFile: "Orders of the shows starting then (CSV)", periodLedgerFile: "Ledger posted then (CSV)",
     actions: {
@@ -147,7 +147,7 @@ const WORDS = {
     channels: { web: "ওয়েব", partner: "পার্টনার", counter: "কাউন্টার" },
     roles: { manager: "ম্যানেজার", gate: "গেট কর্মী", counter: "কাউন্টার কর্মী", none: "অ্যাডমিন" },
     statuses: { scheduled: "বিক্রি চলছে", delayed: "দেরি", boarding: "যাত্রী উঠছে", departed: "শুরু হয়েছে", arrived: "পৌঁছেছে", cancelled: "বাতিল", draft: "খসড়া" },
-    publish: "প্রকাশ করুন", deleteDraft: "খসড়া মুছুন", deleteForGood: "চিরতরে মুছে ফেলুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ", priceIn: "প্রতি আসনের দাম (টাকা):",
+    publish: "প্রকাশ করুন", deleteDraft: "খসড়া মুছুন", deleteForGood: "চিরতরে মুছে ফেলুন", chartsTab: "আসন-নকশা", allocations: "বরাদ্দ", priceIn: "প্রতি আসনের দাম (টাকা):", placeIn: "প্রতি জায়গার দাম (টাকা):",
     periodOrders: "এই দিনগুলোর ফাইল", fromDay: "প্রথম দিন", toDay: "শেষ দিন",
     periodOrdersFile: "এ সময়ে শুরু হওয়া শোগুলোর অর্ডার (CSV)", periodLedgerFile: "এ সময়ের হিসাব-খাতা (CSV)",
     actions: {
@@ -595,6 +595,8 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
   // A venue's prices by section, in taka (a trip's are its fares): a
   // section's changes while none of its seats is held or sold (decision 0459).
   const prices = useSectionPrices(show.stops.length === 0 ? show.sections : []);
+  // And of each general-admission area, likewise (decision 0474).
+  const areaPrices = useSectionPrices(show.gaAreas.map((a) => ({ name: a.name, nameBn: "", priceMinor: a.priceMinor })));
   const opensLater = Number(show.onSaleAt?.seconds ?? 0n) * 1000 > Date.now() && !show.waitingRoom?.enabled;
   const field = (k: keyof typeof f) => (e: Event) => { setSaved(false); setF({ ...f, [k]: (e.target as HTMLInputElement).value }); };
   const save = async (e: Event) => {
@@ -611,6 +613,7 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
         ...(changed("account") && { maxSeatsPerAccount: Number(f.account) }),
         ...(changed("perHold") && { maxSeatsPerHold: Number(f.perHold) }),
         sectionPrices: prices.changes(),
+        gaAreaPrices: areaPrices.changes().map((p) => ({ gaArea: p.section, priceMinor: p.priceMinor })),
       });
       setSaved(true);
       props.onSaved();
@@ -636,6 +639,7 @@ function EditShow(props: { lang: Lang; api: Api; show: Show; onClose: () => void
         {input("account", w.perAccount, { type: "number", min: 1, max: 100, required: true })}
         {input("perHold", w.perHold, { type: "number", min: 1, max: 100, required: true })}
         {prices.fields(lang, w.priceIn, "edit-price", () => setSaved(false))}
+        {areaPrices.fields(lang, w.placeIn, "edit-area-price", () => setSaved(false))}
         {input("reason", w.why2, { maxLength: 300 })}
         <button type="submit" id="edit-save">{w.save}</button>
         {saved && <span role="status" id="edit-saved"> {w.saved}</span>}

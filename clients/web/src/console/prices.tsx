@@ -1,7 +1,8 @@
 // A show's price of each section in the console, in taka, as the new-show
 // form (a chart's blocks) and the edit form (decision 0459) both take it:
 // the fields, and the sections whose price was changed, as the API's
-// section_prices.
+// section_prices. The edit form prices its general-admission areas with
+// it too (decision 0474).
 import { useState } from "preact/hooks";
 
 import type { Lang } from "../i18n.js";

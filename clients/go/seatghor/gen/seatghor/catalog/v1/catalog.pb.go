@@ -1928,6 +1928,9 @@ type UpdateShowRequest struct {
 	// of a section none of whose seats is held or sold (decision 0459): a
 	// price a buyer was shown never changes under them.
 	SectionPrices []*SectionPrice `protobuf:"bytes,11,rep,name=section_prices,json=sectionPrices,proto3" json:"section_prices,omitempty"`
+	// New prices of general-admission areas, each of an area none of whose
+	// places is held or sold (decision 0474).
+	GaAreaPrices  []*GaAreaPrice `protobuf:"bytes,12,rep,name=ga_area_prices,json=gaAreaPrices,proto3" json:"ga_area_prices,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2039,6 +2042,68 @@ func (x *UpdateShowRequest) GetSectionPrices() []*SectionPrice {
 	return nil
 }
 
+func (x *UpdateShowRequest) GetGaAreaPrices() []*GaAreaPrice {
+	if x != nil {
+		return x.GaAreaPrices
+	}
+	return nil
+}
+
+// GaAreaPrice is a show's price of a place of one general-admission area.
+type GaAreaPrice struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The area (GaArea.name).
+	GaArea string `protobuf:"bytes,1,opt,name=ga_area,json=gaArea,proto3" json:"ga_area,omitempty"`
+	// Price of one place, minor units of the show's currency.
+	PriceMinor    int64 `protobuf:"varint,2,opt,name=price_minor,json=priceMinor,proto3" json:"price_minor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GaAreaPrice) Reset() {
+	*x = GaAreaPrice{}
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GaAreaPrice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GaAreaPrice) ProtoMessage() {}
+
+func (x *GaAreaPrice) ProtoReflect() protoreflect.Message {
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GaAreaPrice.ProtoReflect.Descriptor instead.
+func (*GaAreaPrice) Descriptor() ([]byte, []int) {
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *GaAreaPrice) GetGaArea() string {
+	if x != nil {
+		return x.GaArea
+	}
+	return ""
+}
+
+func (x *GaAreaPrice) GetPriceMinor() int64 {
+	if x != nil {
+		return x.PriceMinor
+	}
+	return 0
+}
+
 // UpdateShowResponse is the show as it is now.
 type UpdateShowResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2050,7 +2115,7 @@ type UpdateShowResponse struct {
 
 func (x *UpdateShowResponse) Reset() {
 	*x = UpdateShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2062,7 +2127,7 @@ func (x *UpdateShowResponse) String() string {
 func (*UpdateShowResponse) ProtoMessage() {}
 
 func (x *UpdateShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[13]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2075,7 +2140,7 @@ func (x *UpdateShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateShowResponse.ProtoReflect.Descriptor instead.
 func (*UpdateShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{13}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UpdateShowResponse) GetShow() *Show {
@@ -2096,7 +2161,7 @@ type PublishShowRequest struct {
 
 func (x *PublishShowRequest) Reset() {
 	*x = PublishShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2173,7 @@ func (x *PublishShowRequest) String() string {
 func (*PublishShowRequest) ProtoMessage() {}
 
 func (x *PublishShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[14]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2186,7 @@ func (x *PublishShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishShowRequest.ProtoReflect.Descriptor instead.
 func (*PublishShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{14}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PublishShowRequest) GetShowId() int64 {
@@ -2142,7 +2207,7 @@ type PublishShowResponse struct {
 
 func (x *PublishShowResponse) Reset() {
 	*x = PublishShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2154,7 +2219,7 @@ func (x *PublishShowResponse) String() string {
 func (*PublishShowResponse) ProtoMessage() {}
 
 func (x *PublishShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[15]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2167,7 +2232,7 @@ func (x *PublishShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishShowResponse.ProtoReflect.Descriptor instead.
 func (*PublishShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{15}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PublishShowResponse) GetShow() *Show {
@@ -2193,7 +2258,7 @@ type MarkTripRequest struct {
 
 func (x *MarkTripRequest) Reset() {
 	*x = MarkTripRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2205,7 +2270,7 @@ func (x *MarkTripRequest) String() string {
 func (*MarkTripRequest) ProtoMessage() {}
 
 func (x *MarkTripRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[16]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2218,7 +2283,7 @@ func (x *MarkTripRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkTripRequest.ProtoReflect.Descriptor instead.
 func (*MarkTripRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{16}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MarkTripRequest) GetShowId() int64 {
@@ -2253,7 +2318,7 @@ type MarkTripResponse struct {
 
 func (x *MarkTripResponse) Reset() {
 	*x = MarkTripResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2265,7 +2330,7 @@ func (x *MarkTripResponse) String() string {
 func (*MarkTripResponse) ProtoMessage() {}
 
 func (x *MarkTripResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[17]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2278,7 +2343,7 @@ func (x *MarkTripResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MarkTripResponse.ProtoReflect.Descriptor instead.
 func (*MarkTripResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{17}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MarkTripResponse) GetShow() *Show {
@@ -2301,7 +2366,7 @@ type DeleteShowRequest struct {
 
 func (x *DeleteShowRequest) Reset() {
 	*x = DeleteShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2378,7 @@ func (x *DeleteShowRequest) String() string {
 func (*DeleteShowRequest) ProtoMessage() {}
 
 func (x *DeleteShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[18]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2391,7 @@ func (x *DeleteShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteShowRequest.ProtoReflect.Descriptor instead.
 func (*DeleteShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{18}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteShowRequest) GetShowId() int64 {
@@ -2352,7 +2417,7 @@ type DeleteShowResponse struct {
 
 func (x *DeleteShowResponse) Reset() {
 	*x = DeleteShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2364,7 +2429,7 @@ func (x *DeleteShowResponse) String() string {
 func (*DeleteShowResponse) ProtoMessage() {}
 
 func (x *DeleteShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[19]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2377,7 +2442,7 @@ func (x *DeleteShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteShowResponse.ProtoReflect.Descriptor instead.
 func (*DeleteShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{19}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
 }
 
 // RescheduleShowRequest names the show, its new time and why.
@@ -2396,7 +2461,7 @@ type RescheduleShowRequest struct {
 
 func (x *RescheduleShowRequest) Reset() {
 	*x = RescheduleShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2408,7 +2473,7 @@ func (x *RescheduleShowRequest) String() string {
 func (*RescheduleShowRequest) ProtoMessage() {}
 
 func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[20]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2421,7 +2486,7 @@ func (x *RescheduleShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowRequest.ProtoReflect.Descriptor instead.
 func (*RescheduleShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{20}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RescheduleShowRequest) GetShowId() int64 {
@@ -2456,7 +2521,7 @@ type RescheduleShowResponse struct {
 
 func (x *RescheduleShowResponse) Reset() {
 	*x = RescheduleShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2468,7 +2533,7 @@ func (x *RescheduleShowResponse) String() string {
 func (*RescheduleShowResponse) ProtoMessage() {}
 
 func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[21]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2481,7 +2546,7 @@ func (x *RescheduleShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RescheduleShowResponse.ProtoReflect.Descriptor instead.
 func (*RescheduleShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{21}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RescheduleShowResponse) GetShow() *Show {
@@ -2502,7 +2567,7 @@ type GetShowCancellationRequest struct {
 
 func (x *GetShowCancellationRequest) Reset() {
 	*x = GetShowCancellationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2514,7 +2579,7 @@ func (x *GetShowCancellationRequest) String() string {
 func (*GetShowCancellationRequest) ProtoMessage() {}
 
 func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[22]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2527,7 +2592,7 @@ func (x *GetShowCancellationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationRequest.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{22}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetShowCancellationRequest) GetShowId() int64 {
@@ -2548,7 +2613,7 @@ type GetShowCancellationResponse struct {
 
 func (x *GetShowCancellationResponse) Reset() {
 	*x = GetShowCancellationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2560,7 +2625,7 @@ func (x *GetShowCancellationResponse) String() string {
 func (*GetShowCancellationResponse) ProtoMessage() {}
 
 func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[23]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2573,7 +2638,7 @@ func (x *GetShowCancellationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowCancellationResponse.ProtoReflect.Descriptor instead.
 func (*GetShowCancellationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{23}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetShowCancellationResponse) GetCancellation() *ShowCancellation {
@@ -2617,7 +2682,7 @@ type ShowCancellation struct {
 
 func (x *ShowCancellation) Reset() {
 	*x = ShowCancellation{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2629,7 +2694,7 @@ func (x *ShowCancellation) String() string {
 func (*ShowCancellation) ProtoMessage() {}
 
 func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[24]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2642,7 +2707,7 @@ func (x *ShowCancellation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShowCancellation.ProtoReflect.Descriptor instead.
 func (*ShowCancellation) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{24}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ShowCancellation) GetShowId() int64 {
@@ -2733,7 +2798,7 @@ type GetShowRequest struct {
 
 func (x *GetShowRequest) Reset() {
 	*x = GetShowRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2745,7 +2810,7 @@ func (x *GetShowRequest) String() string {
 func (*GetShowRequest) ProtoMessage() {}
 
 func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[25]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2758,7 +2823,7 @@ func (x *GetShowRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowRequest.ProtoReflect.Descriptor instead.
 func (*GetShowRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{25}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetShowRequest) GetShowId() int64 {
@@ -2779,7 +2844,7 @@ type GetShowResponse struct {
 
 func (x *GetShowResponse) Reset() {
 	*x = GetShowResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2791,7 +2856,7 @@ func (x *GetShowResponse) String() string {
 func (*GetShowResponse) ProtoMessage() {}
 
 func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[26]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2804,7 +2869,7 @@ func (x *GetShowResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetShowResponse.ProtoReflect.Descriptor instead.
 func (*GetShowResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{26}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetShowResponse) GetShow() *Show {
@@ -2842,7 +2907,7 @@ type ListShowsRequest struct {
 
 func (x *ListShowsRequest) Reset() {
 	*x = ListShowsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2854,7 +2919,7 @@ func (x *ListShowsRequest) String() string {
 func (*ListShowsRequest) ProtoMessage() {}
 
 func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[27]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2867,7 +2932,7 @@ func (x *ListShowsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsRequest.ProtoReflect.Descriptor instead.
 func (*ListShowsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{27}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListShowsRequest) GetPageSize() int32 {
@@ -2932,7 +2997,7 @@ type ListShowsResponse struct {
 
 func (x *ListShowsResponse) Reset() {
 	*x = ListShowsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2944,7 +3009,7 @@ func (x *ListShowsResponse) String() string {
 func (*ListShowsResponse) ProtoMessage() {}
 
 func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[28]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2957,7 +3022,7 @@ func (x *ListShowsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListShowsResponse.ProtoReflect.Descriptor instead.
 func (*ListShowsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{28}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListShowsResponse) GetShows() []*Show {
@@ -2992,7 +3057,7 @@ type Organization struct {
 
 func (x *Organization) Reset() {
 	*x = Organization{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3004,7 +3069,7 @@ func (x *Organization) String() string {
 func (*Organization) ProtoMessage() {}
 
 func (x *Organization) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[29]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3017,7 +3082,7 @@ func (x *Organization) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Organization.ProtoReflect.Descriptor instead.
 func (*Organization) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{29}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Organization) GetOrganizationId() string {
@@ -3065,7 +3130,7 @@ type OrganizationMember struct {
 
 func (x *OrganizationMember) Reset() {
 	*x = OrganizationMember{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3077,7 +3142,7 @@ func (x *OrganizationMember) String() string {
 func (*OrganizationMember) ProtoMessage() {}
 
 func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[30]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3090,7 +3155,7 @@ func (x *OrganizationMember) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationMember.ProtoReflect.Descriptor instead.
 func (*OrganizationMember) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{30}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *OrganizationMember) GetOrganizationId() string {
@@ -3139,7 +3204,7 @@ type CreateOrganizationRequest struct {
 
 func (x *CreateOrganizationRequest) Reset() {
 	*x = CreateOrganizationRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3151,7 +3216,7 @@ func (x *CreateOrganizationRequest) String() string {
 func (*CreateOrganizationRequest) ProtoMessage() {}
 
 func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[31]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3164,7 +3229,7 @@ func (x *CreateOrganizationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationRequest.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{31}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CreateOrganizationRequest) GetOrganizationId() string {
@@ -3199,7 +3264,7 @@ type CreateOrganizationResponse struct {
 
 func (x *CreateOrganizationResponse) Reset() {
 	*x = CreateOrganizationResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3211,7 +3276,7 @@ func (x *CreateOrganizationResponse) String() string {
 func (*CreateOrganizationResponse) ProtoMessage() {}
 
 func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[32]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3224,7 +3289,7 @@ func (x *CreateOrganizationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateOrganizationResponse.ProtoReflect.Descriptor instead.
 func (*CreateOrganizationResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{32}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CreateOrganizationResponse) GetOrganization() *Organization {
@@ -3249,7 +3314,7 @@ type AddOrganizationMemberRequest struct {
 
 func (x *AddOrganizationMemberRequest) Reset() {
 	*x = AddOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3261,7 +3326,7 @@ func (x *AddOrganizationMemberRequest) String() string {
 func (*AddOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[33]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3274,7 +3339,7 @@ func (x *AddOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{33}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AddOrganizationMemberRequest) GetOrganizationId() string {
@@ -3309,7 +3374,7 @@ type AddOrganizationMemberResponse struct {
 
 func (x *AddOrganizationMemberResponse) Reset() {
 	*x = AddOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3321,7 +3386,7 @@ func (x *AddOrganizationMemberResponse) String() string {
 func (*AddOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[34]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3334,7 +3399,7 @@ func (x *AddOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*AddOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{34}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AddOrganizationMemberResponse) GetMember() *OrganizationMember {
@@ -3357,7 +3422,7 @@ type RemoveOrganizationMemberRequest struct {
 
 func (x *RemoveOrganizationMemberRequest) Reset() {
 	*x = RemoveOrganizationMemberRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3369,7 +3434,7 @@ func (x *RemoveOrganizationMemberRequest) String() string {
 func (*RemoveOrganizationMemberRequest) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[35]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3382,7 +3447,7 @@ func (x *RemoveOrganizationMemberRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberRequest.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{35}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RemoveOrganizationMemberRequest) GetOrganizationId() string {
@@ -3408,7 +3473,7 @@ type RemoveOrganizationMemberResponse struct {
 
 func (x *RemoveOrganizationMemberResponse) Reset() {
 	*x = RemoveOrganizationMemberResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3420,7 +3485,7 @@ func (x *RemoveOrganizationMemberResponse) String() string {
 func (*RemoveOrganizationMemberResponse) ProtoMessage() {}
 
 func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[36]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3433,7 +3498,7 @@ func (x *RemoveOrganizationMemberResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveOrganizationMemberResponse.ProtoReflect.Descriptor instead.
 func (*RemoveOrganizationMemberResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{36}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{37}
 }
 
 // ListOrganizationsRequest has no fields: the caller is who asks.
@@ -3445,7 +3510,7 @@ type ListOrganizationsRequest struct {
 
 func (x *ListOrganizationsRequest) Reset() {
 	*x = ListOrganizationsRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3457,7 +3522,7 @@ func (x *ListOrganizationsRequest) String() string {
 func (*ListOrganizationsRequest) ProtoMessage() {}
 
 func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[37]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3470,7 +3535,7 @@ func (x *ListOrganizationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{37}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{38}
 }
 
 // ListOrganizationsResponse is the organisations the caller may open.
@@ -3484,7 +3549,7 @@ type ListOrganizationsResponse struct {
 
 func (x *ListOrganizationsResponse) Reset() {
 	*x = ListOrganizationsResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3496,7 +3561,7 @@ func (x *ListOrganizationsResponse) String() string {
 func (*ListOrganizationsResponse) ProtoMessage() {}
 
 func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[38]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3509,7 +3574,7 @@ func (x *ListOrganizationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationsResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationsResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{38}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ListOrganizationsResponse) GetOrganizations() []*OrganizationAccess {
@@ -3532,7 +3597,7 @@ type OrganizationAccess struct {
 
 func (x *OrganizationAccess) Reset() {
 	*x = OrganizationAccess{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3544,7 +3609,7 @@ func (x *OrganizationAccess) String() string {
 func (*OrganizationAccess) ProtoMessage() {}
 
 func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[39]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3557,7 +3622,7 @@ func (x *OrganizationAccess) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OrganizationAccess.ProtoReflect.Descriptor instead.
 func (*OrganizationAccess) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{39}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *OrganizationAccess) GetOrganization() *Organization {
@@ -3585,7 +3650,7 @@ type ListOrganizationMembersRequest struct {
 
 func (x *ListOrganizationMembersRequest) Reset() {
 	*x = ListOrganizationMembersRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3597,7 +3662,7 @@ func (x *ListOrganizationMembersRequest) String() string {
 func (*ListOrganizationMembersRequest) ProtoMessage() {}
 
 func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[40]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3610,7 +3675,7 @@ func (x *ListOrganizationMembersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersRequest.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{40}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ListOrganizationMembersRequest) GetOrganizationId() string {
@@ -3631,7 +3696,7 @@ type ListOrganizationMembersResponse struct {
 
 func (x *ListOrganizationMembersResponse) Reset() {
 	*x = ListOrganizationMembersResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3643,7 +3708,7 @@ func (x *ListOrganizationMembersResponse) String() string {
 func (*ListOrganizationMembersResponse) ProtoMessage() {}
 
 func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[41]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3656,7 +3721,7 @@ func (x *ListOrganizationMembersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListOrganizationMembersResponse.ProtoReflect.Descriptor instead.
 func (*ListOrganizationMembersResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{41}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ListOrganizationMembersResponse) GetMembers() []*OrganizationMember {
@@ -3688,7 +3753,7 @@ type ListAuditEntriesRequest struct {
 
 func (x *ListAuditEntriesRequest) Reset() {
 	*x = ListAuditEntriesRequest{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3700,7 +3765,7 @@ func (x *ListAuditEntriesRequest) String() string {
 func (*ListAuditEntriesRequest) ProtoMessage() {}
 
 func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[42]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3713,7 +3778,7 @@ func (x *ListAuditEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{42}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListAuditEntriesRequest) GetOrganizationId() string {
@@ -3771,7 +3836,7 @@ type ListAuditEntriesResponse struct {
 
 func (x *ListAuditEntriesResponse) Reset() {
 	*x = ListAuditEntriesResponse{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[43]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3783,7 +3848,7 @@ func (x *ListAuditEntriesResponse) String() string {
 func (*ListAuditEntriesResponse) ProtoMessage() {}
 
 func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[43]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3796,7 +3861,7 @@ func (x *ListAuditEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAuditEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListAuditEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{43}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ListAuditEntriesResponse) GetEntries() []*AuditEntry {
@@ -3839,7 +3904,7 @@ type AuditEntry struct {
 
 func (x *AuditEntry) Reset() {
 	*x = AuditEntry{}
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[44]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3851,7 +3916,7 @@ func (x *AuditEntry) String() string {
 func (*AuditEntry) ProtoMessage() {}
 
 func (x *AuditEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[44]
+	mi := &file_seatghor_catalog_v1_catalog_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3864,7 +3929,7 @@ func (x *AuditEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AuditEntry.ProtoReflect.Descriptor instead.
 func (*AuditEntry) Descriptor() ([]byte, []int) {
-	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{44}
+	return file_seatghor_catalog_v1_catalog_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *AuditEntry) GetAuditId() int64 {
@@ -4105,7 +4170,7 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tB\n" +
 	"\xbaH\ar\x05\x10\x03\x18\xac\x02R\x06reason\"_\n" +
 	"\x12CancelShowResponse\x12I\n" +
-	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\"\xac\x05\n" +
+	"\fcancellation\x18\x01 \x01(\v2%.seatghor.catalog.v1.ShowCancellationR\fcancellation\"\xfe\x05\n" +
 	"\x11UpdateShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12%\n" +
 	"\x05title\x18\x02 \x01(\tB\n" +
@@ -4120,13 +4185,19 @@ const file_seatghor_catalog_v1_catalog_proto_rawDesc = "" +
 	"\x12max_seats_per_hold\x18\t \x01(\x05B\t\xbaH\x06\x1a\x04\x18d(\x01H\x05R\x0fmaxSeatsPerHold\x88\x01\x01\x12 \n" +
 	"\x06reason\x18\n" +
 	" \x01(\tB\b\xbaH\x05r\x03\x18\xac\x02R\x06reason\x12S\n" +
-	"\x0esection_prices\x18\v \x03(\v2!.seatghor.catalog.v1.SectionPriceB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rsectionPricesB\b\n" +
+	"\x0esection_prices\x18\v \x03(\v2!.seatghor.catalog.v1.SectionPriceB\t\xbaH\x06\x92\x01\x03\x10\xc8\x01R\rsectionPrices\x12P\n" +
+	"\x0ega_area_prices\x18\f \x03(\v2 .seatghor.catalog.v1.GaAreaPriceB\b\xbaH\x05\x92\x01\x02\x102R\fgaAreaPricesB\b\n" +
 	"\x06_titleB\v\n" +
 	"\t_title_bnB\b\n" +
 	"\x06_venueB\v\n" +
 	"\t_venue_bnB\x18\n" +
 	"\x16_max_seats_per_accountB\x15\n" +
-	"\x13_max_seats_per_hold\"C\n" +
+	"\x13_max_seats_per_hold\"a\n" +
+	"\vGaAreaPrice\x12\"\n" +
+	"\aga_area\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06gaArea\x12.\n" +
+	"\vprice_minor\x18\x02 \x01(\x03B\r\xbaH\n" +
+	"\"\b\x18\x80\x94\xeb\xdc\x03(\x00R\n" +
+	"priceMinor\"C\n" +
 	"\x12UpdateShowResponse\x12-\n" +
 	"\x04show\x18\x01 \x01(\v2\x19.seatghor.catalog.v1.ShowR\x04show\"6\n" +
 	"\x12PublishShowRequest\x12 \n" +
@@ -4314,7 +4385,7 @@ func file_seatghor_catalog_v1_catalog_proto_rawDescGZIP() []byte {
 }
 
 var file_seatghor_catalog_v1_catalog_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_seatghor_catalog_v1_catalog_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(ShowKind)(0),                            // 0: seatghor.catalog.v1.ShowKind
 	(ShowStatus)(0),                          // 1: seatghor.catalog.v1.ShowStatus
@@ -4333,171 +4404,173 @@ var file_seatghor_catalog_v1_catalog_proto_goTypes = []any{
 	(*CancelShowRequest)(nil),                // 14: seatghor.catalog.v1.CancelShowRequest
 	(*CancelShowResponse)(nil),               // 15: seatghor.catalog.v1.CancelShowResponse
 	(*UpdateShowRequest)(nil),                // 16: seatghor.catalog.v1.UpdateShowRequest
-	(*UpdateShowResponse)(nil),               // 17: seatghor.catalog.v1.UpdateShowResponse
-	(*PublishShowRequest)(nil),               // 18: seatghor.catalog.v1.PublishShowRequest
-	(*PublishShowResponse)(nil),              // 19: seatghor.catalog.v1.PublishShowResponse
-	(*MarkTripRequest)(nil),                  // 20: seatghor.catalog.v1.MarkTripRequest
-	(*MarkTripResponse)(nil),                 // 21: seatghor.catalog.v1.MarkTripResponse
-	(*DeleteShowRequest)(nil),                // 22: seatghor.catalog.v1.DeleteShowRequest
-	(*DeleteShowResponse)(nil),               // 23: seatghor.catalog.v1.DeleteShowResponse
-	(*RescheduleShowRequest)(nil),            // 24: seatghor.catalog.v1.RescheduleShowRequest
-	(*RescheduleShowResponse)(nil),           // 25: seatghor.catalog.v1.RescheduleShowResponse
-	(*GetShowCancellationRequest)(nil),       // 26: seatghor.catalog.v1.GetShowCancellationRequest
-	(*GetShowCancellationResponse)(nil),      // 27: seatghor.catalog.v1.GetShowCancellationResponse
-	(*ShowCancellation)(nil),                 // 28: seatghor.catalog.v1.ShowCancellation
-	(*GetShowRequest)(nil),                   // 29: seatghor.catalog.v1.GetShowRequest
-	(*GetShowResponse)(nil),                  // 30: seatghor.catalog.v1.GetShowResponse
-	(*ListShowsRequest)(nil),                 // 31: seatghor.catalog.v1.ListShowsRequest
-	(*ListShowsResponse)(nil),                // 32: seatghor.catalog.v1.ListShowsResponse
-	(*Organization)(nil),                     // 33: seatghor.catalog.v1.Organization
-	(*OrganizationMember)(nil),               // 34: seatghor.catalog.v1.OrganizationMember
-	(*CreateOrganizationRequest)(nil),        // 35: seatghor.catalog.v1.CreateOrganizationRequest
-	(*CreateOrganizationResponse)(nil),       // 36: seatghor.catalog.v1.CreateOrganizationResponse
-	(*AddOrganizationMemberRequest)(nil),     // 37: seatghor.catalog.v1.AddOrganizationMemberRequest
-	(*AddOrganizationMemberResponse)(nil),    // 38: seatghor.catalog.v1.AddOrganizationMemberResponse
-	(*RemoveOrganizationMemberRequest)(nil),  // 39: seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	(*RemoveOrganizationMemberResponse)(nil), // 40: seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	(*ListOrganizationsRequest)(nil),         // 41: seatghor.catalog.v1.ListOrganizationsRequest
-	(*ListOrganizationsResponse)(nil),        // 42: seatghor.catalog.v1.ListOrganizationsResponse
-	(*OrganizationAccess)(nil),               // 43: seatghor.catalog.v1.OrganizationAccess
-	(*ListOrganizationMembersRequest)(nil),   // 44: seatghor.catalog.v1.ListOrganizationMembersRequest
-	(*ListOrganizationMembersResponse)(nil),  // 45: seatghor.catalog.v1.ListOrganizationMembersResponse
-	(*ListAuditEntriesRequest)(nil),          // 46: seatghor.catalog.v1.ListAuditEntriesRequest
-	(*ListAuditEntriesResponse)(nil),         // 47: seatghor.catalog.v1.ListAuditEntriesResponse
-	(*AuditEntry)(nil),                       // 48: seatghor.catalog.v1.AuditEntry
-	(*timestamppb.Timestamp)(nil),            // 49: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 50: google.protobuf.Duration
-	(*v1.LocalTime)(nil),                     // 51: seatghor.common.v1.LocalTime
-	(*Layout)(nil),                           // 52: seatghor.catalog.v1.Layout
-	(*v1.Money)(nil),                         // 53: seatghor.common.v1.Money
-	(*structpb.Struct)(nil),                  // 54: google.protobuf.Struct
-	(*CreateLayoutTemplateRequest)(nil),      // 55: seatghor.catalog.v1.CreateLayoutTemplateRequest
-	(*UpdateLayoutTemplateRequest)(nil),      // 56: seatghor.catalog.v1.UpdateLayoutTemplateRequest
-	(*GetLayoutTemplateRequest)(nil),         // 57: seatghor.catalog.v1.GetLayoutTemplateRequest
-	(*ListLayoutTemplatesRequest)(nil),       // 58: seatghor.catalog.v1.ListLayoutTemplatesRequest
-	(*CreateLayoutTemplateResponse)(nil),     // 59: seatghor.catalog.v1.CreateLayoutTemplateResponse
-	(*UpdateLayoutTemplateResponse)(nil),     // 60: seatghor.catalog.v1.UpdateLayoutTemplateResponse
-	(*GetLayoutTemplateResponse)(nil),        // 61: seatghor.catalog.v1.GetLayoutTemplateResponse
-	(*ListLayoutTemplatesResponse)(nil),      // 62: seatghor.catalog.v1.ListLayoutTemplatesResponse
+	(*GaAreaPrice)(nil),                      // 17: seatghor.catalog.v1.GaAreaPrice
+	(*UpdateShowResponse)(nil),               // 18: seatghor.catalog.v1.UpdateShowResponse
+	(*PublishShowRequest)(nil),               // 19: seatghor.catalog.v1.PublishShowRequest
+	(*PublishShowResponse)(nil),              // 20: seatghor.catalog.v1.PublishShowResponse
+	(*MarkTripRequest)(nil),                  // 21: seatghor.catalog.v1.MarkTripRequest
+	(*MarkTripResponse)(nil),                 // 22: seatghor.catalog.v1.MarkTripResponse
+	(*DeleteShowRequest)(nil),                // 23: seatghor.catalog.v1.DeleteShowRequest
+	(*DeleteShowResponse)(nil),               // 24: seatghor.catalog.v1.DeleteShowResponse
+	(*RescheduleShowRequest)(nil),            // 25: seatghor.catalog.v1.RescheduleShowRequest
+	(*RescheduleShowResponse)(nil),           // 26: seatghor.catalog.v1.RescheduleShowResponse
+	(*GetShowCancellationRequest)(nil),       // 27: seatghor.catalog.v1.GetShowCancellationRequest
+	(*GetShowCancellationResponse)(nil),      // 28: seatghor.catalog.v1.GetShowCancellationResponse
+	(*ShowCancellation)(nil),                 // 29: seatghor.catalog.v1.ShowCancellation
+	(*GetShowRequest)(nil),                   // 30: seatghor.catalog.v1.GetShowRequest
+	(*GetShowResponse)(nil),                  // 31: seatghor.catalog.v1.GetShowResponse
+	(*ListShowsRequest)(nil),                 // 32: seatghor.catalog.v1.ListShowsRequest
+	(*ListShowsResponse)(nil),                // 33: seatghor.catalog.v1.ListShowsResponse
+	(*Organization)(nil),                     // 34: seatghor.catalog.v1.Organization
+	(*OrganizationMember)(nil),               // 35: seatghor.catalog.v1.OrganizationMember
+	(*CreateOrganizationRequest)(nil),        // 36: seatghor.catalog.v1.CreateOrganizationRequest
+	(*CreateOrganizationResponse)(nil),       // 37: seatghor.catalog.v1.CreateOrganizationResponse
+	(*AddOrganizationMemberRequest)(nil),     // 38: seatghor.catalog.v1.AddOrganizationMemberRequest
+	(*AddOrganizationMemberResponse)(nil),    // 39: seatghor.catalog.v1.AddOrganizationMemberResponse
+	(*RemoveOrganizationMemberRequest)(nil),  // 40: seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	(*RemoveOrganizationMemberResponse)(nil), // 41: seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	(*ListOrganizationsRequest)(nil),         // 42: seatghor.catalog.v1.ListOrganizationsRequest
+	(*ListOrganizationsResponse)(nil),        // 43: seatghor.catalog.v1.ListOrganizationsResponse
+	(*OrganizationAccess)(nil),               // 44: seatghor.catalog.v1.OrganizationAccess
+	(*ListOrganizationMembersRequest)(nil),   // 45: seatghor.catalog.v1.ListOrganizationMembersRequest
+	(*ListOrganizationMembersResponse)(nil),  // 46: seatghor.catalog.v1.ListOrganizationMembersResponse
+	(*ListAuditEntriesRequest)(nil),          // 47: seatghor.catalog.v1.ListAuditEntriesRequest
+	(*ListAuditEntriesResponse)(nil),         // 48: seatghor.catalog.v1.ListAuditEntriesResponse
+	(*AuditEntry)(nil),                       // 49: seatghor.catalog.v1.AuditEntry
+	(*timestamppb.Timestamp)(nil),            // 50: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 51: google.protobuf.Duration
+	(*v1.LocalTime)(nil),                     // 52: seatghor.common.v1.LocalTime
+	(*Layout)(nil),                           // 53: seatghor.catalog.v1.Layout
+	(*v1.Money)(nil),                         // 54: seatghor.common.v1.Money
+	(*structpb.Struct)(nil),                  // 55: google.protobuf.Struct
+	(*CreateLayoutTemplateRequest)(nil),      // 56: seatghor.catalog.v1.CreateLayoutTemplateRequest
+	(*UpdateLayoutTemplateRequest)(nil),      // 57: seatghor.catalog.v1.UpdateLayoutTemplateRequest
+	(*GetLayoutTemplateRequest)(nil),         // 58: seatghor.catalog.v1.GetLayoutTemplateRequest
+	(*ListLayoutTemplatesRequest)(nil),       // 59: seatghor.catalog.v1.ListLayoutTemplatesRequest
+	(*CreateLayoutTemplateResponse)(nil),     // 60: seatghor.catalog.v1.CreateLayoutTemplateResponse
+	(*UpdateLayoutTemplateResponse)(nil),     // 61: seatghor.catalog.v1.UpdateLayoutTemplateResponse
+	(*GetLayoutTemplateResponse)(nil),        // 62: seatghor.catalog.v1.GetLayoutTemplateResponse
+	(*ListLayoutTemplatesResponse)(nil),      // 63: seatghor.catalog.v1.ListLayoutTemplatesResponse
 }
 var file_seatghor_catalog_v1_catalog_proto_depIdxs = []int32{
 	0,  // 0: seatghor.catalog.v1.Show.kind:type_name -> seatghor.catalog.v1.ShowKind
-	49, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
-	49, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
+	50, // 1: seatghor.catalog.v1.Show.starts_at:type_name -> google.protobuf.Timestamp
+	50, // 2: seatghor.catalog.v1.Show.on_sale_at:type_name -> google.protobuf.Timestamp
 	4,  // 3: seatghor.catalog.v1.Show.sections:type_name -> seatghor.catalog.v1.Section
 	5,  // 4: seatghor.catalog.v1.Show.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	50, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
-	50, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
-	49, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
+	51, // 5: seatghor.catalog.v1.Show.hold_ttl:type_name -> google.protobuf.Duration
+	51, // 6: seatghor.catalog.v1.Show.payment_extension:type_name -> google.protobuf.Duration
+	50, // 7: seatghor.catalog.v1.Show.created_at:type_name -> google.protobuf.Timestamp
 	10, // 8: seatghor.catalog.v1.Show.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	51, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
+	52, // 9: seatghor.catalog.v1.Show.starts_at_local:type_name -> seatghor.common.v1.LocalTime
 	7,  // 10: seatghor.catalog.v1.Show.stops:type_name -> seatghor.catalog.v1.TripStop
 	9,  // 11: seatghor.catalog.v1.Show.fares:type_name -> seatghor.catalog.v1.Fare
-	49, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
-	49, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
+	50, // 12: seatghor.catalog.v1.Show.cancelled_at:type_name -> google.protobuf.Timestamp
+	50, // 13: seatghor.catalog.v1.Show.scheduled_starts_at:type_name -> google.protobuf.Timestamp
 	1,  // 14: seatghor.catalog.v1.Show.status:type_name -> seatghor.catalog.v1.ShowStatus
-	50, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
-	49, // 16: seatghor.catalog.v1.Show.published_at:type_name -> google.protobuf.Timestamp
-	49, // 17: seatghor.catalog.v1.Show.departed_at:type_name -> google.protobuf.Timestamp
-	49, // 18: seatghor.catalog.v1.Show.arrived_at:type_name -> google.protobuf.Timestamp
-	49, // 19: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
-	51, // 20: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
+	51, // 15: seatghor.catalog.v1.Show.walk_in_reserve:type_name -> google.protobuf.Duration
+	50, // 16: seatghor.catalog.v1.Show.published_at:type_name -> google.protobuf.Timestamp
+	50, // 17: seatghor.catalog.v1.Show.departed_at:type_name -> google.protobuf.Timestamp
+	50, // 18: seatghor.catalog.v1.Show.arrived_at:type_name -> google.protobuf.Timestamp
+	50, // 19: seatghor.catalog.v1.TripStop.departs_at:type_name -> google.protobuf.Timestamp
+	52, // 20: seatghor.catalog.v1.TripStop.departs_at_local:type_name -> seatghor.common.v1.LocalTime
 	8,  // 21: seatghor.catalog.v1.TripStop.counters:type_name -> seatghor.catalog.v1.Counter
-	49, // 22: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
-	51, // 23: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
-	50, // 24: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
-	49, // 25: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
-	49, // 26: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
+	50, // 22: seatghor.catalog.v1.Counter.at:type_name -> google.protobuf.Timestamp
+	52, // 23: seatghor.catalog.v1.Counter.at_local:type_name -> seatghor.common.v1.LocalTime
+	51, // 24: seatghor.catalog.v1.WaitingRoom.admitted_token_ttl:type_name -> google.protobuf.Duration
+	50, // 25: seatghor.catalog.v1.WaitingRoom.ends_at:type_name -> google.protobuf.Timestamp
+	50, // 26: seatghor.catalog.v1.WaitingRoom.opens_at:type_name -> google.protobuf.Timestamp
 	0,  // 27: seatghor.catalog.v1.CreateShowRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	49, // 28: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	49, // 29: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	50, // 28: seatghor.catalog.v1.CreateShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	50, // 29: seatghor.catalog.v1.CreateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
 	4,  // 30: seatghor.catalog.v1.CreateShowRequest.sections:type_name -> seatghor.catalog.v1.Section
 	5,  // 31: seatghor.catalog.v1.CreateShowRequest.ga_areas:type_name -> seatghor.catalog.v1.GaArea
-	50, // 32: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
-	50, // 33: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
+	51, // 32: seatghor.catalog.v1.CreateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	51, // 33: seatghor.catalog.v1.CreateShowRequest.payment_extension:type_name -> google.protobuf.Duration
 	10, // 34: seatghor.catalog.v1.CreateShowRequest.waiting_room:type_name -> seatghor.catalog.v1.WaitingRoom
-	52, // 35: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
+	53, // 35: seatghor.catalog.v1.CreateShowRequest.layout:type_name -> seatghor.catalog.v1.Layout
 	7,  // 36: seatghor.catalog.v1.CreateShowRequest.stops:type_name -> seatghor.catalog.v1.TripStop
 	9,  // 37: seatghor.catalog.v1.CreateShowRequest.fares:type_name -> seatghor.catalog.v1.Fare
 	12, // 38: seatghor.catalog.v1.CreateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	50, // 39: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
+	51, // 39: seatghor.catalog.v1.CreateShowRequest.walk_in_reserve:type_name -> google.protobuf.Duration
 	6,  // 40: seatghor.catalog.v1.CreateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	28, // 41: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	49, // 42: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
-	50, // 43: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
+	29, // 41: seatghor.catalog.v1.CancelShowResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	50, // 42: seatghor.catalog.v1.UpdateShowRequest.on_sale_at:type_name -> google.protobuf.Timestamp
+	51, // 43: seatghor.catalog.v1.UpdateShowRequest.hold_ttl:type_name -> google.protobuf.Duration
 	12, // 44: seatghor.catalog.v1.UpdateShowRequest.section_prices:type_name -> seatghor.catalog.v1.SectionPrice
-	6,  // 45: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	6,  // 46: seatghor.catalog.v1.PublishShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	2,  // 47: seatghor.catalog.v1.MarkTripRequest.mark:type_name -> seatghor.catalog.v1.TripMark
-	6,  // 48: seatghor.catalog.v1.MarkTripResponse.show:type_name -> seatghor.catalog.v1.Show
-	49, // 49: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
-	6,  // 50: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	28, // 51: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
-	49, // 52: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
-	53, // 53: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
-	49, // 54: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
-	6,  // 55: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
-	0,  // 56: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
-	49, // 57: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
-	6,  // 58: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
-	49, // 59: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
-	3,  // 60: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	49, // 61: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
-	33, // 62: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
-	3,  // 63: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	34, // 64: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
-	43, // 65: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
-	33, // 66: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
-	3,  // 67: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
-	34, // 68: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
-	48, // 69: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
-	49, // 70: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
-	54, // 71: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
-	11, // 72: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
-	35, // 73: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
-	37, // 74: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
-	39, // 75: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
-	41, // 76: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
-	44, // 77: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
-	46, // 78: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
-	29, // 79: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
-	31, // 80: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
-	55, // 81: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
-	56, // 82: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:input_type -> seatghor.catalog.v1.UpdateLayoutTemplateRequest
-	57, // 83: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
-	58, // 84: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
-	14, // 85: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
-	26, // 86: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
-	16, // 87: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
-	24, // 88: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
-	18, // 89: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
-	22, // 90: seatghor.catalog.v1.CatalogService.DeleteShow:input_type -> seatghor.catalog.v1.DeleteShowRequest
-	20, // 91: seatghor.catalog.v1.CatalogService.MarkTrip:input_type -> seatghor.catalog.v1.MarkTripRequest
-	13, // 92: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
-	36, // 93: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
-	38, // 94: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
-	40, // 95: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
-	42, // 96: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
-	45, // 97: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
-	47, // 98: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
-	30, // 99: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
-	32, // 100: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
-	59, // 101: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
-	60, // 102: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:output_type -> seatghor.catalog.v1.UpdateLayoutTemplateResponse
-	61, // 103: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
-	62, // 104: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
-	15, // 105: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
-	27, // 106: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
-	17, // 107: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
-	25, // 108: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
-	19, // 109: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
-	23, // 110: seatghor.catalog.v1.CatalogService.DeleteShow:output_type -> seatghor.catalog.v1.DeleteShowResponse
-	21, // 111: seatghor.catalog.v1.CatalogService.MarkTrip:output_type -> seatghor.catalog.v1.MarkTripResponse
-	92, // [92:112] is the sub-list for method output_type
-	72, // [72:92] is the sub-list for method input_type
-	72, // [72:72] is the sub-list for extension type_name
-	72, // [72:72] is the sub-list for extension extendee
-	0,  // [0:72] is the sub-list for field type_name
+	17, // 45: seatghor.catalog.v1.UpdateShowRequest.ga_area_prices:type_name -> seatghor.catalog.v1.GaAreaPrice
+	6,  // 46: seatghor.catalog.v1.UpdateShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	6,  // 47: seatghor.catalog.v1.PublishShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	2,  // 48: seatghor.catalog.v1.MarkTripRequest.mark:type_name -> seatghor.catalog.v1.TripMark
+	6,  // 49: seatghor.catalog.v1.MarkTripResponse.show:type_name -> seatghor.catalog.v1.Show
+	50, // 50: seatghor.catalog.v1.RescheduleShowRequest.starts_at:type_name -> google.protobuf.Timestamp
+	6,  // 51: seatghor.catalog.v1.RescheduleShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	29, // 52: seatghor.catalog.v1.GetShowCancellationResponse.cancellation:type_name -> seatghor.catalog.v1.ShowCancellation
+	50, // 53: seatghor.catalog.v1.ShowCancellation.cancelled_at:type_name -> google.protobuf.Timestamp
+	54, // 54: seatghor.catalog.v1.ShowCancellation.refunded:type_name -> seatghor.common.v1.Money
+	50, // 55: seatghor.catalog.v1.ShowCancellation.done_at:type_name -> google.protobuf.Timestamp
+	6,  // 56: seatghor.catalog.v1.GetShowResponse.show:type_name -> seatghor.catalog.v1.Show
+	0,  // 57: seatghor.catalog.v1.ListShowsRequest.kind:type_name -> seatghor.catalog.v1.ShowKind
+	50, // 58: seatghor.catalog.v1.ListShowsRequest.starts_from:type_name -> google.protobuf.Timestamp
+	6,  // 59: seatghor.catalog.v1.ListShowsResponse.shows:type_name -> seatghor.catalog.v1.Show
+	50, // 60: seatghor.catalog.v1.Organization.created_at:type_name -> google.protobuf.Timestamp
+	3,  // 61: seatghor.catalog.v1.OrganizationMember.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	50, // 62: seatghor.catalog.v1.OrganizationMember.added_at:type_name -> google.protobuf.Timestamp
+	34, // 63: seatghor.catalog.v1.CreateOrganizationResponse.organization:type_name -> seatghor.catalog.v1.Organization
+	3,  // 64: seatghor.catalog.v1.AddOrganizationMemberRequest.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	35, // 65: seatghor.catalog.v1.AddOrganizationMemberResponse.member:type_name -> seatghor.catalog.v1.OrganizationMember
+	44, // 66: seatghor.catalog.v1.ListOrganizationsResponse.organizations:type_name -> seatghor.catalog.v1.OrganizationAccess
+	34, // 67: seatghor.catalog.v1.OrganizationAccess.organization:type_name -> seatghor.catalog.v1.Organization
+	3,  // 68: seatghor.catalog.v1.OrganizationAccess.role:type_name -> seatghor.catalog.v1.OrganizationRole
+	35, // 69: seatghor.catalog.v1.ListOrganizationMembersResponse.members:type_name -> seatghor.catalog.v1.OrganizationMember
+	49, // 70: seatghor.catalog.v1.ListAuditEntriesResponse.entries:type_name -> seatghor.catalog.v1.AuditEntry
+	50, // 71: seatghor.catalog.v1.AuditEntry.at:type_name -> google.protobuf.Timestamp
+	55, // 72: seatghor.catalog.v1.AuditEntry.detail:type_name -> google.protobuf.Struct
+	11, // 73: seatghor.catalog.v1.CatalogService.CreateShow:input_type -> seatghor.catalog.v1.CreateShowRequest
+	36, // 74: seatghor.catalog.v1.CatalogService.CreateOrganization:input_type -> seatghor.catalog.v1.CreateOrganizationRequest
+	38, // 75: seatghor.catalog.v1.CatalogService.AddOrganizationMember:input_type -> seatghor.catalog.v1.AddOrganizationMemberRequest
+	40, // 76: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:input_type -> seatghor.catalog.v1.RemoveOrganizationMemberRequest
+	42, // 77: seatghor.catalog.v1.CatalogService.ListOrganizations:input_type -> seatghor.catalog.v1.ListOrganizationsRequest
+	45, // 78: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:input_type -> seatghor.catalog.v1.ListOrganizationMembersRequest
+	47, // 79: seatghor.catalog.v1.CatalogService.ListAuditEntries:input_type -> seatghor.catalog.v1.ListAuditEntriesRequest
+	30, // 80: seatghor.catalog.v1.CatalogService.GetShow:input_type -> seatghor.catalog.v1.GetShowRequest
+	32, // 81: seatghor.catalog.v1.CatalogService.ListShows:input_type -> seatghor.catalog.v1.ListShowsRequest
+	56, // 82: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:input_type -> seatghor.catalog.v1.CreateLayoutTemplateRequest
+	57, // 83: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:input_type -> seatghor.catalog.v1.UpdateLayoutTemplateRequest
+	58, // 84: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:input_type -> seatghor.catalog.v1.GetLayoutTemplateRequest
+	59, // 85: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:input_type -> seatghor.catalog.v1.ListLayoutTemplatesRequest
+	14, // 86: seatghor.catalog.v1.CatalogService.CancelShow:input_type -> seatghor.catalog.v1.CancelShowRequest
+	27, // 87: seatghor.catalog.v1.CatalogService.GetShowCancellation:input_type -> seatghor.catalog.v1.GetShowCancellationRequest
+	16, // 88: seatghor.catalog.v1.CatalogService.UpdateShow:input_type -> seatghor.catalog.v1.UpdateShowRequest
+	25, // 89: seatghor.catalog.v1.CatalogService.RescheduleShow:input_type -> seatghor.catalog.v1.RescheduleShowRequest
+	19, // 90: seatghor.catalog.v1.CatalogService.PublishShow:input_type -> seatghor.catalog.v1.PublishShowRequest
+	23, // 91: seatghor.catalog.v1.CatalogService.DeleteShow:input_type -> seatghor.catalog.v1.DeleteShowRequest
+	21, // 92: seatghor.catalog.v1.CatalogService.MarkTrip:input_type -> seatghor.catalog.v1.MarkTripRequest
+	13, // 93: seatghor.catalog.v1.CatalogService.CreateShow:output_type -> seatghor.catalog.v1.CreateShowResponse
+	37, // 94: seatghor.catalog.v1.CatalogService.CreateOrganization:output_type -> seatghor.catalog.v1.CreateOrganizationResponse
+	39, // 95: seatghor.catalog.v1.CatalogService.AddOrganizationMember:output_type -> seatghor.catalog.v1.AddOrganizationMemberResponse
+	41, // 96: seatghor.catalog.v1.CatalogService.RemoveOrganizationMember:output_type -> seatghor.catalog.v1.RemoveOrganizationMemberResponse
+	43, // 97: seatghor.catalog.v1.CatalogService.ListOrganizations:output_type -> seatghor.catalog.v1.ListOrganizationsResponse
+	46, // 98: seatghor.catalog.v1.CatalogService.ListOrganizationMembers:output_type -> seatghor.catalog.v1.ListOrganizationMembersResponse
+	48, // 99: seatghor.catalog.v1.CatalogService.ListAuditEntries:output_type -> seatghor.catalog.v1.ListAuditEntriesResponse
+	31, // 100: seatghor.catalog.v1.CatalogService.GetShow:output_type -> seatghor.catalog.v1.GetShowResponse
+	33, // 101: seatghor.catalog.v1.CatalogService.ListShows:output_type -> seatghor.catalog.v1.ListShowsResponse
+	60, // 102: seatghor.catalog.v1.CatalogService.CreateLayoutTemplate:output_type -> seatghor.catalog.v1.CreateLayoutTemplateResponse
+	61, // 103: seatghor.catalog.v1.CatalogService.UpdateLayoutTemplate:output_type -> seatghor.catalog.v1.UpdateLayoutTemplateResponse
+	62, // 104: seatghor.catalog.v1.CatalogService.GetLayoutTemplate:output_type -> seatghor.catalog.v1.GetLayoutTemplateResponse
+	63, // 105: seatghor.catalog.v1.CatalogService.ListLayoutTemplates:output_type -> seatghor.catalog.v1.ListLayoutTemplatesResponse
+	15, // 106: seatghor.catalog.v1.CatalogService.CancelShow:output_type -> seatghor.catalog.v1.CancelShowResponse
+	28, // 107: seatghor.catalog.v1.CatalogService.GetShowCancellation:output_type -> seatghor.catalog.v1.GetShowCancellationResponse
+	18, // 108: seatghor.catalog.v1.CatalogService.UpdateShow:output_type -> seatghor.catalog.v1.UpdateShowResponse
+	26, // 109: seatghor.catalog.v1.CatalogService.RescheduleShow:output_type -> seatghor.catalog.v1.RescheduleShowResponse
+	20, // 110: seatghor.catalog.v1.CatalogService.PublishShow:output_type -> seatghor.catalog.v1.PublishShowResponse
+	24, // 111: seatghor.catalog.v1.CatalogService.DeleteShow:output_type -> seatghor.catalog.v1.DeleteShowResponse
+	22, // 112: seatghor.catalog.v1.CatalogService.MarkTrip:output_type -> seatghor.catalog.v1.MarkTripResponse
+	93, // [93:113] is the sub-list for method output_type
+	73, // [73:93] is the sub-list for method input_type
+	73, // [73:73] is the sub-list for extension type_name
+	73, // [73:73] is the sub-list for extension extendee
+	0,  // [0:73] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_catalog_v1_catalog_proto_init() }
@@ -4514,7 +4587,7 @@ func file_seatghor_catalog_v1_catalog_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_seatghor_catalog_v1_catalog_proto_rawDesc), len(file_seatghor_catalog_v1_catalog_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   45,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
