@@ -614,6 +614,20 @@ func TestBrowserConsoleWebhookDeliveries(t *testing.T) {
 	)
 	shot(t, ctx, "bengali-console-webhook-deliveries")
 
+	// Every event of the last hour sent again at once (decision 0475), as
+	// after a partner's outage: ours among them, with its webhook-id.
+	_, codes = ours()
+	before = len(codes)
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#replay-range")),
+		hasText("#range-replayed", "আবার পাঠানো হলো"),
+	)
+	require.Eventually(t, func() bool { _, codes = ours(); return len(codes) > before }, waitLong, 50*time.Millisecond,
+		"the range's replay reaches the endpoint")
+	require.Equal(t, http.StatusNoContent, codes[len(codes)-1])
+	require.False(t, strings.HasPrefix(eval[string](t, ctx, `document.querySelector("#range-replayed").textContent`), "০টি"),
+		"ours was in the range")
+
 	// The log is the partner's and the admins': a manager is refused it.
 	status, body := post(t, s, s.devToken(t, "demo-manager", "operator"), "seatghor.partner.v1.WebhookService/ListDeliveries",
 		map[string]any{"endpointId": ep})

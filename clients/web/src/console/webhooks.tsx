@@ -1,8 +1,10 @@
 // A partner's webhook endpoint in the console (decision 0461): its
 // delivery log, newest first and filtered by status, each delivery with
 // its attempts' last answer, sent again on request (ReplayDeliveries, the
-// same webhook-id), read again every few seconds while it is open; and a
-// disabled endpoint enabled again. Admins, as the API allows them.
+// same webhook-id), read again every few seconds while it is open; every
+// event of a time range sent again at once (decision 0475), as after a
+// partner's outage; and a disabled endpoint enabled again. Admins, as the
+// API allows them.
 import { useEffect, useState } from "preact/hooks";
 import { DeliveryStatus, WebhookService } from "@seatghor/client";
 import type { WebhookDelivery, WebhookEndpoint, createServiceClient } from "@seatghor/client";
@@ -10,6 +12,7 @@ import type { WebhookDelivery, WebhookEndpoint, createServiceClient } from "@sea
 import { digits, showTime, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
+import { dhakaLocal, dhakaTimestamp } from "./dhaka.js";
 
 type Webhooks = ReturnType<typeof createServiceClient<typeof WebhookService>>;
 
@@ -19,14 +22,16 @@ const WORDS = {
     statuses: ["", "waiting to be tried again", "delivered", "failed for three days", "dropped"],
     occurred: "Event at", event: "Event", status: "Status", attempts: "Attempts", last: "Last answer",
     replay: "Send again", replayed: "Sent again", older: "Older deliveries", close: "Close", next: "next try",
-    noAnswer: "no answer yet",
+    noAnswer: "no answer yet", rangeTitle: "Send again every event between", since: "From", until: "until",
+    replayRange: "Send these again", rangeSent: (n: number) => (n === 1 ? "1 delivery sent again." : `${n} deliveries sent again.`),
   },
   bn: {
     of: "পাঠানোর খতিয়ান:", none: "এখনো কিছু পাঠানো হয়নি।", only: "দেখান", all: "সব",
     statuses: ["", "আবার চেষ্টার অপেক্ষায়", "পৌঁছেছে", "তিন দিন ধরে ব্যর্থ", "বাদ পড়েছে"],
     occurred: "ঘটনার সময়", event: "ঘটনা", status: "অবস্থা", attempts: "চেষ্টা", last: "শেষ উত্তর",
     replay: "আবার পাঠান", replayed: "আবার পাঠানো হলো", older: "আরও পুরোনো", close: "বন্ধ", next: "পরের চেষ্টা",
-    noAnswer: "এখনো উত্তর নেই",
+    noAnswer: "এখনো উত্তর নেই", rangeTitle: "এই সময়ের সব ঘটনা আবার পাঠান", since: "শুরু", until: "শেষ",
+    replayRange: "এগুলো আবার পাঠান", rangeSent: (n: number) => `${digits(n, "bn")}টি আবার পাঠানো হলো।`,
   },
 } as const;
 
@@ -48,6 +53,12 @@ export function EndpointDeliveries(props: { lang: Lang; api: Webhooks; endpoint:
   const [next, setNext] = useState("");
   const [paged, setPaged] = useState(false);
   const [sent, setSent] = useState("");
+  // A range of events to send again: the last hour, to the next minute.
+  const [range, setRange] = useState(() => {
+    const now = BigInt(Math.floor(Date.now() / 60_000) * 60 + 60);
+    return { since: dhakaLocal({ seconds: now - 3600n }), until: dhakaLocal({ seconds: now }) };
+  });
+  const [rangeSent, setRangeSent] = useState<number>();
   const read = async (pageToken: string) => {
     try {
       const r = await api.listDeliveries({ endpointId: endpoint.endpointId, status, pageSize: 50, pageToken });
@@ -75,6 +86,19 @@ export function EndpointDeliveries(props: { lang: Lang; api: Webhooks; endpoint:
       onError(sayError(err, lang));
     }
   };
+  const replayRange = async (e: Event) => {
+    e.preventDefault();
+    onError("");
+    setRangeSent(undefined);
+    try {
+      const r = await api.replayDeliveries({ endpointId: endpoint.endpointId,
+        which: { case: "range", value: { since: dhakaTimestamp(range.since), until: dhakaTimestamp(range.until) } } });
+      setRangeSent(r.replayed);
+      await read("");
+    } catch (err) {
+      onError(sayError(err, lang));
+    }
+  };
   return (
     <section class="console-sales" id="endpoint-deliveries" aria-labelledby="deliveries-title">
       <h3 id="deliveries-title">{w.of} {endpoint.url}</h3>
@@ -87,6 +111,17 @@ export function EndpointDeliveries(props: { lang: Lang; api: Webhooks; endpoint:
         </select>
       </label>
       {sent && <p role="status" id="deliveries-replayed">{w.replayed}: <code>{sent}</code></p>}
+      <form id="replay-range-form" onSubmit={replayRange}>
+        <fieldset>
+          <legend>{w.rangeTitle}</legend>
+          <label>{w.since} <input id="replay-since" type="datetime-local" required value={range.since}
+            onInput={(e) => setRange({ ...range, since: (e.target as HTMLInputElement).value })} /></label>{" "}
+          <label>{w.until} <input id="replay-until" type="datetime-local" required value={range.until}
+            onInput={(e) => setRange({ ...range, until: (e.target as HTMLInputElement).value })} /></label>{" "}
+          <button type="submit" id="replay-range">{w.replayRange}</button>
+        </fieldset>
+      </form>
+      {rangeSent !== undefined && <p role="status" id="range-replayed">{w.rangeSent(rangeSent)}</p>}
       {list?.length === 0 && <p class="note" id="deliveries-none">{w.none}</p>}
       {list && list.length > 0 && (
         <table class="console-table" id="deliveries">
