@@ -47,7 +47,7 @@ func (o *chaosOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.doc, "doc", "", "the full preset writes docs/reliability.md here (default docs/reliability.md; the short preset writes none)")
 	fs.StringVar(&o.dataDir, "data-dir", "", "where the cluster runs (default a temporary directory, removed afterwards)")
 	fs.BoolVar(&o.keep, "keep", false, "leave the cluster up afterwards (seatghor cluster down --data-dir DIR stops it)")
-	fs.StringSliceVar(&o.broken, "broken", nil, "turn on a broken switch of a chaosbroken build: holds, webhooks, audit (make chaos-broken); the run must report violations")
+	fs.StringSliceVar(&o.broken, "broken", nil, "turn on a broken switch of a chaosbroken build: holds, webhooks, audit, counter (make chaos-broken); the run must report violations")
 	fs.IntVar(&o.buyers, "buyers", 0, "buyers (default the preset's)")
 	fs.DurationVar(&o.arrival, "arrival", 0, "how long the buyers take to arrive: the load's length (default the preset's)")
 	fs.IntVar(&o.busTrips, "bus-trips", 0, "40-seat bus trips on sale (default the preset's)")
@@ -94,8 +94,8 @@ func (o chaosOptions) config() (chaos.Config, error) {
 		}
 	}
 	for _, b := range o.broken {
-		if b != "holds" && b != "webhooks" && b != "audit" {
-			return c, fmt.Errorf("%w: chaos: --broken %q: holds, webhooks or audit", errUsage, b)
+		if b != "holds" && b != "webhooks" && b != "audit" && b != "counter" {
+			return c, fmt.Errorf("%w: chaos: --broken %q: holds, webhooks, audit or counter", errUsage, b)
 		}
 	}
 	c.Broken = o.broken

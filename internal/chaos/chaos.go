@@ -67,7 +67,8 @@ type Config struct {
 	ConvergeWithin time.Duration `json:"converge_within"`
 	SettleWithin   time.Duration `json:"settle_within"`
 	// Broken names the switches of a chaosbroken build the run turns on
-	// (holds, webhooks, audit); the run must then report violations.
+	// (holds, webhooks, audit, counter); the run must then report
+	// violations.
 	Broken []string `json:"broken,omitempty"`
 }
 

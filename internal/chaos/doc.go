@@ -87,8 +87,9 @@ not a deterministic simulation.
 
 **A broken build must fail.** A binary built with the tag ` + "`chaosbroken`" + ` (` + "`make chaos-broken`" + `, decision
 0411) can drop the hold update's status condition, the webhook store's event-id de-duplication or
-the catalog's audit entries; run with ` + "`--broken holds,webhooks`" + ` (or ` + "`audit`" + `), the same command
-reports violations and exits 3. No other build has the switches.
+the catalog's audit entries, or record a counter's cash sales a minor unit short of their journals
+(decision 0473); run with ` + "`--broken holds,webhooks`" + ` (or ` + "`audit`" + `, ` + "`counter`" + `), the same
+command reports violations and exits 3. No other build has the switches.
 
 `)
 	fmt.Fprintf(&b, "## This run\n\nSeed %d, preset %s, %s to %s (UTC). The machine: %d CPUs, shared with other engineers' builds\n",

@@ -156,8 +156,10 @@ func (s *Service) takeCash(ctx context.Context, pool *pg.Pool, sh Shift, userID,
 			if _, err := ledger.Post(ctx, tx, j, now); err != nil {
 				return result{}, err
 			}
+			// The entry records what the journal posts (saleCash): a shift's
+			// report adds up both, and they must agree.
 			e := Entry{Kind: Sale, TxnID: txn, OrderID: o.ID, ShowID: o.ShowID, ShiftID: sh.ID, OrganizationID: sh.OrganizationID,
-				CounterID: sh.CounterID, AmountMinor: o.TotalMinor, Currency: o.Currency, By: userID, At: now}
+				CounterID: sh.CounterID, AmountMinor: saleCash(o.TotalMinor), Currency: o.Currency, By: userID, At: now}
 			return result{o, e}, insertEntry(ctx, tx, e)
 		})
 	return r.Order, r.Entry, err
