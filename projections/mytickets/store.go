@@ -211,6 +211,21 @@ func (s *Store) FindOrder(ctx context.Context, ref, phone, client string, now ti
 	return out, nil
 }
 
+// OrdersNumbered returns the orders whose ticket number is number (as
+// stored: ticket.ParseNumber), at most two: more than one is a number too
+// few to tell them apart (decision 0476).
+func (s *Store) OrdersNumbered(ctx context.Context, number string) ([]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT DISTINCT order_id FROM my_ticket_orders WHERE ticket_number = $1 LIMIT 2`, number)
+	if err != nil {
+		return nil, fmt.Errorf("orders of ticket number %s: %w", number, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("orders of ticket number %s: %w", number, err)
+	}
+	return ids, nil
+}
+
 // MarkPDF records that the e-ticket of an order is stored under key (the
 // eticket projector's sink; idempotent).
 func (s *Store) MarkPDF(ctx context.Context, userID, orderID, key string, at time.Time) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -14,13 +15,46 @@ import (
 	"github.com/seatghor/seatghor/server/counter"
 	"github.com/seatghor/seatghor/server/display"
 	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/ticket"
 )
 
 // counterHandler serves CounterService: an operator's counter selling for
 // cash in its staff's shifts (decision 0443).
 type counterHandler struct {
 	svc *counter.Service
-	log *slog.Logger
+	// numbers reads a ticket number as its order; nil: order ids only.
+	numbers OrderNumbers
+	log     *slog.Logger
+}
+
+// OrderNumbers finds the orders of a ticket number (decision 0476).
+type OrderNumbers interface {
+	OrdersNumbered(ctx context.Context, number string) ([]string, error)
+}
+
+// orderOf is the order a counter's staff typed: its id, a ticket id of it
+// (printed under each seat), or its ticket number (decision 0476), which
+// names one order or is refused.
+func (h *counterHandler) orderOf(ctx context.Context, typed string) (string, error) {
+	typed = strings.TrimSpace(typed)
+	if _, orderID, _, err := ticket.Parse(typed); err == nil {
+		return orderID, nil
+	}
+	number, ok := ticket.ParseNumber(typed)
+	if !ok || h.numbers == nil {
+		return typed, nil // an order id, or refused as one by the service
+	}
+	ids, err := h.numbers.OrdersNumbered(ctx, number)
+	switch {
+	case err != nil:
+		return "", err
+	case len(ids) == 0:
+		return "", fault.New(fault.BookingNotFound, "no order has ticket number %s", strings.ToUpper(number))
+	case len(ids) > 1:
+		return "", fault.OnField(fault.InvalidArgument, "order_id",
+			"ticket number %s is two orders': type the order id printed with it", strings.ToUpper(number))
+	}
+	return ids[0], nil
 }
 
 func (h *counterHandler) error(ctx context.Context, err error) error {
@@ -115,7 +149,11 @@ func (h *counterHandler) RefundTickets(ctx context.Context, req *connect.Request
 	if err != nil {
 		return nil, err
 	}
-	o, e, err := h.svc.RefundTickets(ctx, p.UserID, req.Msg.GetShiftId(), req.Msg.GetOrderId())
+	orderID, err := h.orderOf(ctx, req.Msg.GetOrderId())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	o, e, err := h.svc.RefundTickets(ctx, p.UserID, req.Msg.GetShiftId(), orderID)
 	if err != nil {
 		return nil, h.error(ctx, err)
 	}
@@ -132,7 +170,11 @@ func (h *counterHandler) PayOwed(ctx context.Context, req *connect.Request[count
 	if err != nil {
 		return nil, err
 	}
-	e, err := h.svc.PayOwed(ctx, p.UserID, req.Msg.GetShiftId(), req.Msg.GetOrderId())
+	orderID, err := h.orderOf(ctx, req.Msg.GetOrderId())
+	if err != nil {
+		return nil, h.error(ctx, err)
+	}
+	e, err := h.svc.PayOwed(ctx, p.UserID, req.Msg.GetShiftId(), orderID)
 	if err != nil {
 		return nil, h.error(ctx, err)
 	}

@@ -349,7 +349,7 @@ func services(cfg Config, opts []connect.HandlerOption) []service {
 	add(ticketsv1connect.TicketServiceName)(ticketsv1connect.NewTicketServiceHandler(&ticketHandler{
 		tickets: cfg.Tickets, files: cfg.TicketFiles, phones: cfg.PhoneSignIn, sms: cfg.TicketSMS, checkIn: cfg.CheckIn, now: now, log: cfg.Log}, opts...))
 	add(signinv1connect.PhoneSignInServiceName)(signinv1connect.NewPhoneSignInServiceHandler(&phoneSignInHandler{cfg.PhoneSignIn, cfg.Log}, opts...))
-	add(counterv1connect.CounterServiceName)(counterv1connect.NewCounterServiceHandler(&counterHandler{cfg.Counters, cfg.Log}, opts...))
+	add(counterv1connect.CounterServiceName)(counterv1connect.NewCounterServiceHandler(&counterHandler{svc: cfg.Counters, numbers: cfg.Tickets, log: cfg.Log}, opts...))
 	add(ticketsv1connect.ManifestServiceName)(ticketsv1connect.NewManifestServiceHandler(&manifestHandler{checkIn: cfg.CheckIn, pdf: cfg.ManifestPDF, log: cfg.Log}, opts...))
 	add(searchv1connect.TripSearchServiceName)(searchv1connect.NewTripSearchServiceHandler(&searchHandler{cfg.TripSearch, now, cfg.Log}, opts...))
 	add(waitingroomv1connect.WaitingRoomServiceName)(waitingroomv1connect.NewWaitingRoomServiceHandler(&waitingRoomHandler{cfg.WaitingRooms, cfg.Log}, opts...))

@@ -26,6 +26,9 @@ type TicketReader interface {
 	ListTickets(ctx context.Context, h ticket.Holder, f ticket.ListFilter) ([]ticket.View, string, error)
 	GetTicket(ctx context.Context, h ticket.Holder, ticketID string) (ticket.View, error)
 	FindOrder(ctx context.Context, orderID, phone, client string, now time.Time) ([]ticket.View, error)
+	// OrdersNumbered finds the orders of a ticket number, at most two
+	// (for the counter's staff, decision 0476).
+	OrdersNumbered(ctx context.Context, number string) ([]string, error)
 }
 
 // TicketSMS sends a booking's SMS again (decision 0437).

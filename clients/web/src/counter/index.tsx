@@ -9,7 +9,7 @@
 // report, summed from the ledger.
 import { useEffect, useState } from "preact/hooks";
 import { render } from "preact";
-import { CatalogService, CashEntryKind, CounterService, SeatMapService, ShiftStatus, createServiceClient } from "@seatghor/client";
+import { CatalogService, CashEntryKind, CounterService, SeatMapService, ShiftStatus, createServiceClient, ticketNumber } from "@seatghor/client";
 import type { CashEntry, GetSeatMapResponse, SellTicketsResponse, Show, ShiftReport } from "@seatghor/client";
 
 import { digits, showTime, tsDate } from "../i18n.js";
@@ -24,7 +24,7 @@ const WORDS = {
     open: "Open shift", close: "Close shift", counted: "Cash counted (Tk)", trip: "Trip", from: "From", to: "To",
     boarding: "Boarding counter", seats: "Seats (e.g. A1 A2)", free: "Free seats", name: "Passenger's name",
     phone: "Mobile number", language: "SMS language", sell: "Take cash and sell", sold: "Sold", total: "Cash to take",
-    print: "Print ticket", order: "Order number", refund: "Take ticket back", payOwed: "Pay out cancelled trip",
+    print: "Print ticket", order: "Ticket number (or order id)", refund: "Take ticket back", payOwed: "Pay out cancelled trip",
     gaveBack: "Cash to give back", report: "Shift report", sales: "Sales", refunds: "Refunds", payouts: "Payouts",
     expected: "Expected in the drawer", ledger: "Ledger", difference: "Difference", none: "—", choose: "Choose…",
     opened: "Open since", returns: "Returns and payouts", nameOf: "Name for seat", sameName: "blank: the same",
@@ -35,7 +35,7 @@ const WORDS = {
     open: "শিফট শুরু", close: "শিফট শেষ", counted: "গোনা নগদ (টাকা)", trip: "যাত্রা", from: "থেকে", to: "পর্যন্ত",
     boarding: "ওঠার কাউন্টার", seats: "আসন (যেমন A1 A2)", free: "খালি আসন", name: "যাত্রীর নাম",
     phone: "মোবাইল নম্বর", language: "এসএমএসের ভাষা", sell: "নগদ নিয়ে বিক্রি", sold: "বিক্রি হয়েছে", total: "নিতে হবে",
-    print: "টিকিট প্রিন্ট", order: "অর্ডার নম্বর", refund: "টিকিট ফেরত", payOwed: "বাতিল যাত্রার টাকা ফেরত",
+    print: "টিকিট প্রিন্ট", order: "টিকিট নম্বর (বা অর্ডার আইডি)", refund: "টিকিট ফেরত", payOwed: "বাতিল যাত্রার টাকা ফেরত",
     gaveBack: "ফেরত দিতে হবে", report: "শিফটের হিসাব", sales: "বিক্রি", refunds: "ফেরত", payouts: "বাতিলের টাকা",
     expected: "ড্রয়ারে থাকার কথা", ledger: "লেজার", difference: "পার্থক্য", none: "—", choose: "বাছুন…",
     opened: "শুরু", returns: "ফেরত ও বাতিলের টাকা", nameOf: "আসনের যাত্রীর নাম:", sameName: "ফাঁকা: একই নাম",
@@ -298,7 +298,7 @@ function Sell(props: { lang: Lang; api: Api; shiftId: string; onDone: () => void
       <button type="submit" id="sell-submit">{w.sell}</button>
       {sold?.order && (
         <p role="status" id="sell-done">
-          {w.sold}: {sold.order.orderId} · {w.total} {taka(sold.order.total?.amountMinor, lang)}{" "}
+          {w.sold}: {ticketNumber(sold.order.orderId) || sold.order.orderId} · {w.total} {taka(sold.order.total?.amountMinor, lang)}{" "}
           <button type="button" id="sell-print" onClick={() => void print(sold.order!.orderId)}>{w.print}</button>
           {pdf && <a id="sell-pdf" href={pdf} target="_blank" rel="noopener">PDF</a>}
         </p>
@@ -374,7 +374,7 @@ function Report({ lang, report }: { lang: Lang; report: ShiftReport }) {
       </dl>
       <ul>
         {report.entries.map((e) => (
-          <li key={e.ledgerTxnId}>{kind(e.kind)} · {e.orderId} · {taka(e.amount?.amountMinor, lang)}</li>
+          <li key={e.ledgerTxnId}>{kind(e.kind)} · {ticketNumber(e.orderId) || e.orderId} · {taka(e.amount?.amountMinor, lang)}</li>
         ))}
       </ul>
     </section>
