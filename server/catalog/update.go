@@ -222,58 +222,67 @@ func reprice(next *Show, prices []SectionPrice, before, after map[string]any) ([
 	if len(prices) > 0 && len(next.Stops) > 0 {
 		return nil, fault.OnField(fault.ShowInvalid, "section_prices", "show %d is priced by its fares, not by section", next.ID)
 	}
+	var err error
 	var changed []SectionPrice
-	for i, p := range prices {
-		at := fmt.Sprintf("section_prices[%d]", i)
-		j := slices.IndexFunc(next.Sections, func(s Section) bool { return s.Name == p.Section })
-		switch {
-		case j < 0:
-			return nil, fault.OnField(fault.ShowInvalid, at+".section", "show %d has no section %q", next.ID, p.Section)
-		case p.PriceMinor < 0 || p.PriceMinor > amount.MaxPriceMinor:
-			return nil, fault.OnField(fault.ShowInvalid, at+".price_minor", "price %d is out of range: 0 to %d minor units",
-				p.PriceMinor, amount.MaxPriceMinor)
-		case next.Sections[j].PriceMinor == p.PriceMinor:
-			continue
-		}
-		key := "price_minor:" + p.Section
-		if _, ok := before[key]; !ok {
-			before[key] = next.Sections[j].PriceMinor
-		}
-		after[key] = p.PriceMinor
-		next.Sections = slices.Clone(next.Sections)
-		next.Sections[j].PriceMinor = p.PriceMinor
-		changed = append(changed, p)
-	}
-	return changed, nil
+	next.Sections, changed, err = setPrices(next.ID, sectionPart, next.Sections, prices,
+		func(s *Section) (string, *int64) { return s.Name, &s.PriceMinor },
+		func(p SectionPrice) (string, int64) { return p.Section, p.PriceMinor }, before, after)
+	return changed, err
 }
 
 // repriceAreas sets next's general-admission areas' new prices (decision
-// 0474), noting each change in before and after; it returns the areas
-// whose price changes.
+// 0474) as reprice does its sections'.
 func repriceAreas(next *Show, prices []AreaPrice, before, after map[string]any) ([]AreaPrice, error) {
+	var err error
 	var changed []AreaPrice
-	for i, p := range prices {
-		at := fmt.Sprintf("ga_area_prices[%d]", i)
-		j := slices.IndexFunc(next.GAAreas, func(a GAArea) bool { return a.Name == p.Area })
-		switch {
-		case j < 0:
-			return nil, fault.OnField(fault.ShowInvalid, at+".ga_area", "show %d has no general-admission area %q", next.ID, p.Area)
-		case p.PriceMinor < 0 || p.PriceMinor > amount.MaxPriceMinor:
-			return nil, fault.OnField(fault.ShowInvalid, at+".price_minor", "price %d is out of range: 0 to %d minor units",
-				p.PriceMinor, amount.MaxPriceMinor)
-		case next.GAAreas[j].PriceMinor == p.PriceMinor:
-			continue
+	next.GAAreas, changed, err = setPrices(next.ID, areaPart, next.GAAreas, prices,
+		func(a *GAArea) (string, *int64) { return a.Name, &a.PriceMinor },
+		func(p AreaPrice) (string, int64) { return p.Area, p.PriceMinor }, before, after)
+	return changed, err
+}
+
+// pricedPart is how UpdateShow names one kind of a show's priced parts:
+// the request's field, its name's field, what the part is called, and the
+// audit's key before the part's name.
+type pricedPart struct{ field, nameField, called, key string }
+
+var (
+	sectionPart = pricedPart{"section_prices", "section", "section", "price_minor:"}
+	areaPart    = pricedPart{"ga_area_prices", "ga_area", "general-admission area", "price_minor:area:"}
+)
+
+// setPrices gives parts (a copy, when one changes) the prices asked for,
+// checked (a part the show has, a price in range), noting each change in
+// before and after, and returns them with the prices that change
+// something; part reads a part's name and price, ask a price's name and
+// amount.
+func setPrices[T, P any](showID int64, kind pricedPart, parts []T, asked []P, part func(*T) (string, *int64),
+	ask func(P) (string, int64), before, after map[string]any) ([]T, []P, error) {
+	var changed []P
+	for i, p := range asked {
+		at := fmt.Sprintf("%s[%d]", kind.field, i)
+		name, minor := ask(p)
+		j := slices.IndexFunc(parts, func(x T) bool { n, _ := part(&x); return n == name })
+		if j < 0 {
+			return nil, nil, fault.OnField(fault.ShowInvalid, at+"."+kind.nameField, "show %d has no %s %q", showID, kind.called, name)
 		}
-		key := "price_minor:area:" + p.Area
-		if _, ok := before[key]; !ok {
-			before[key] = next.GAAreas[j].PriceMinor
+		if minor < 0 || minor > amount.MaxPriceMinor {
+			return nil, nil, fault.OnField(fault.ShowInvalid, at+".price_minor", "price %d is out of range: 0 to %d minor units",
+				minor, amount.MaxPriceMinor)
 		}
-		after[key] = p.PriceMinor
-		next.GAAreas = slices.Clone(next.GAAreas)
-		next.GAAreas[j].PriceMinor = p.PriceMinor
-		changed = append(changed, p)
+		if _, was := part(&parts[j]); *was != minor {
+			key := kind.key + name
+			if _, ok := before[key]; !ok {
+				before[key] = *was
+			}
+			after[key] = minor
+			parts = slices.Clone(parts)
+			_, price := part(&parts[j])
+			*price = minor
+			changed = append(changed, p)
+		}
 	}
-	return changed, nil
+	return parts, changed, nil
 }
 
 // repricePlaces writes next's section and area prices to its catalog row in tx:
