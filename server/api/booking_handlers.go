@@ -198,6 +198,9 @@ func orderProto(o booking.Order) *bookingv1.Order {
 	if o.CancellationFeeMinor > 0 {
 		p.CancellationFee = money(o.CancellationFeeMinor, o.Currency)
 	}
+	if o.MovedAt != nil {
+		p.MovedAt = timestamppb.New(*o.MovedAt)
+	}
 	for _, l := range o.Lines {
 		p.Lines = append(p.Lines, &bookingv1.OrderLine{Seat: l.Seat, GaArea: l.GAArea, Quantity: int32(l.Quantity),
 			Amount: money(l.AmountMinor, o.Currency)})

@@ -228,3 +228,54 @@ func TestRescheduleShowMovesTheSale(t *testing.T) {
 	require.Equal(t, connect.CodeFailedPrecondition, got.code, "%v", err)
 	require.Equal(t, "SHOW_ALREADY_STARTED", got.reason)
 }
+
+// TestMovedShowCancelsInFull (decision 0477): a concert is moved a day
+// later. An order paid before the move says so (moved_at) and its buyer
+// may cancel it for a full refund, whatever the show's fee; an order paid
+// after the move was bought for the new time and keeps the fee.
+func TestMovedShowCancelsInFull(t *testing.T) {
+	ctx := context.Background()
+	env := apptest.New(t, apptest.Options{Shards: 1})
+	req := seatedShow("Moved concert", 1, 4)
+	req.CancellationFeeBps = new(int32(1000))
+	show := createShow(t, env, req)
+	paid := func(b buyer, seat string) string {
+		o := b.orderWith(show.GetShowId(), nil, seat)
+		_, err := b.pay(o.GetOrderId(), "tok_success")
+		require.NoError(t, err)
+		return o.GetOrderId()
+	}
+	early, late := newBuyer(t, env, "moved-early"), newBuyer(t, env, "moved-late")
+	before := paid(early, "A1")
+	settle(t, env)
+	_, err := as(t, env, "ops-admin", auth.RoleAdmin).catalog.RescheduleShow(ctx, connect.NewRequest(&catalogv1.RescheduleShowRequest{
+		ShowId: show.GetShowId(), StartsAt: timestamppb.New(show.GetStartsAt().AsTime().Add(24 * time.Hour)), Reason: "the singer is ill"}))
+	require.NoError(t, err)
+	after := paid(late, "A2")
+	settle(t, env)
+
+	got, err := early.orders.GetOrder(ctx, connect.NewRequest(&bookingv1.GetOrderRequest{OrderId: before}))
+	require.NoError(t, err)
+	require.NotNil(t, got.Msg.GetOrder().GetMovedAt(), "paid before the move")
+	gone, err := early.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: before}))
+	require.NoError(t, err)
+	require.Nil(t, gone.Msg.GetOrder().GetCancellationFee(), "no fee: the show moved")
+
+	got, err = late.orders.GetOrder(ctx, connect.NewRequest(&bookingv1.GetOrderRequest{OrderId: after}))
+	require.NoError(t, err)
+	require.Nil(t, got.Msg.GetOrder().GetMovedAt(), "bought for the new time")
+	kept, err := late.orders.CancelOrder(ctx, connect.NewRequest(&bookingv1.CancelOrderRequest{OrderId: after}))
+	require.NoError(t, err)
+	require.EqualValues(t, 8500, kept.Msg.GetOrder().GetCancellationFee().GetAmountMinor(), "10 % of 850 taka")
+	settle(t, env)
+
+	for _, c := range []struct {
+		b      buyer
+		order  string
+		refund int64
+	}{{early, before, 85000}, {late, after, 76500}} {
+		o, err := c.b.orders.GetOrder(ctx, connect.NewRequest(&bookingv1.GetOrderRequest{OrderId: c.order}))
+		require.NoError(t, err)
+		require.EqualValues(t, c.refund, o.Msg.GetOrder().GetRefunded().GetAmountMinor(), c.order)
+	}
+}

@@ -148,6 +148,9 @@ type Order struct {
 	// CounterShiftID is the counter shift that sold the order for cash
 	// (decision 0443); empty for every other channel.
 	CounterShiftID string `json:"counter_shift_id,omitempty"`
+	// MovedAt is when its show moved to a later time after the order was
+	// paid (decision 0477): its buyer may cancel it for a full refund.
+	MovedAt *time.Time `json:"moved_at,omitempty"`
 }
 
 // EffectiveStatus is the status as of now: an unpaid order whose hold ran

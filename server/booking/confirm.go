@@ -196,6 +196,9 @@ func cancelConfirmedBy(ctx context.Context, tx pgx.Tx, o Order, by string, now t
 	if used {
 		return o, fault.New(fault.OrderCheckedIn, "order %s has a ticket checked in at the gate; it can no longer be cancelled", orderID)
 	}
+	if o.MovedAt != nil {
+		feeBps = 0 // bought for a time the operator moved (decision 0477)
+	}
 	// the fee rounds down, never against the buyer. Totals are
 	// bounded (decision 0071); the product is checked all the same.
 	fee, err := amount.Mul(o.TotalMinor, feeBps)

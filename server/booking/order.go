@@ -20,13 +20,14 @@ const orderColumns = `order_id, hold_id, show_id, user_id, status, lines, amount
 	created_at, updated_at, (SELECT expires_at FROM holds WHERE holds.hold_id = orders.hold_id),
 	coalesce(payment_id, ''), refunded_minor, cancellation_fee_minor, coalesce(partner_id, 0),
 	from_stop, to_stop, boarding_counter, dropping_counter,
-	coalesce(contact_phone, ''), coalesce(contact_email, ''), coalesce(contact_lang, ''), coalesce(counter_shift_id, '')`
+	coalesce(contact_phone, ''), coalesce(contact_email, ''), coalesce(contact_lang, ''), coalesce(counter_shift_id, ''),
+	moved_at`
 
 func orderDest(o *Order) []any {
 	return []any{&o.ID, &o.HoldID, &o.ShowID, &o.UserID, &o.Status, &o.Lines, &o.TotalMinor, &o.Currency,
 		&o.CreatedAt, &o.UpdatedAt, &o.PayBy, &o.PaymentID, &o.RefundedMinor, &o.CancellationFeeMinor, &o.PartnerID,
 		&o.Journey.From, &o.Journey.To, &o.Journey.Boarding, &o.Journey.Dropping,
-		&o.Contact.Phone, &o.Contact.Email, &o.Contact.Language, &o.CounterShiftID}
+		&o.Contact.Phone, &o.Contact.Email, &o.Contact.Language, &o.CounterShiftID, &o.MovedAt}
 }
 
 func scanOrder(row pgx.Row) (Order, error) {

@@ -63,7 +63,8 @@ func download(t *testing.T, ctx context.Context, button, name string) [][]string
 // shows and its live sales (a ticket sold while the panel is open shows
 // within seconds),
 // adds a gate member by user id, makes them counter staff and removes
-// them, cancels the trip with a reason, and finds each step in the audit
+// them, cancels the trip with a reason (both buyers refunded in full,
+// once; the trial balance 0), and finds each step in the audit
 // log, newest first, then only the removals when searched by action; the
 // same log reads in Bengali. Gate staff who open /console see their role
 // and their pages, a buyer is told they run no organisation, and the API
@@ -153,6 +154,39 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 		hasText("#cancellation-"+show+" .orders-left", "0"),
 	)
 	shot(t, ctx, "console-cancellation")
+	// Each buyer refunded once and in full, no fee; the books balance.
+	type order struct {
+		ShowID   string                       `json:"showId"`
+		Status   string                       `json:"status"`
+		Total    struct{ AmountMinor string } `json:"total"`
+		Refunded struct{ AmountMinor string } `json:"refunded"`
+	}
+	for _, who := range []string{"web-console-buyer", "web-console-buyer2"} {
+		var mine struct {
+			Orders []order `json:"orders"`
+		}
+		s.call(t, s.devToken(t, who, "user"), "seatghor.booking.v1.OrderService/ListMyOrders", map[string]any{}, &mine)
+		i := slices.IndexFunc(mine.Orders, func(o order) bool { return o.ShowID == show })
+		require.GreaterOrEqual(t, i, 0, "%s's order of the trip", who)
+		require.Equal(t, "ORDER_STATUS_CANCELLED", mine.Orders[i].Status, who)
+		require.Equal(t, mine.Orders[i].Total.AmountMinor, mine.Orders[i].Refunded.AmountMinor, "%s refunded in full", who)
+	}
+	var books struct {
+		Balanced bool `json:"balanced"`
+	}
+	s.call(t, admin, "seatghor.ledger.v1.LedgerService/GetTrialBalance", map[string]any{}, &books)
+	require.True(t, books.Balanced, "the trial balance is 0")
+	// The buyer's page of the trip says it was cancelled, and why, and
+	// offers no seats (decision 0478), in both languages.
+	told := tab(t, browser)
+	do(t, told,
+		signIn(s, "web-console-buyer", "user"),
+		chromedp.Navigate(s.base+"/show/"+show),
+		hasText("#show-status", "Cancelled by its operator. Paid tickets are refunded in full. Reason: Road closed by floods"),
+		chromedp.Click(chromedp.CSS("#lang")),
+		hasText("#show-status", "আয়োজক বাতিল করেছেন"),
+	)
+	require.False(t, eval[bool](t, told, `!!document.querySelector("#seat-A1, #hold-seats")`), "no seats offered")
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-audit")),
 		until(`location.pathname === "/console/demo-operator/audit"`),
@@ -230,7 +264,8 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 // harness), so it waits; ana is not offered its approval, admin bob is,
 // approves it, and the gateway gives the money back once (the buyer's
 // order says so). A manager moves another trip an hour later with a
-// reason, and the log has it. The desk reads in Bengali.
+// reason, and the log has it; its passenger declines the new time and is
+// refunded in full. The desk reads in Bengali.
 func TestBrowserConsoleRefundDesk(t *testing.T) {
 	s, browser := openSite(t)
 	show := gateTrip(t, s, "Tangail to Rajshahi, refund desk")
@@ -319,8 +354,11 @@ func TestBrowserConsoleRefundDesk(t *testing.T) {
 	status, body := post(t, s, s.devToken(t, "web-refund-mgr", "operator"), "seatghor.ledger.v1.LedgerService/ListRefundsToApprove", map[string]any{})
 	require.Equal(t, http.StatusForbidden, status, body)
 
-	// The manager moves another trip an hour later, with a reason.
+	// The manager moves another trip an hour later, with a reason; a
+	// passenger who paid before declines the new time and is refunded in
+	// full (decision 0477).
 	moved := gateTrip(t, s, "Tangail to Rajshahi, moved")
+	journeyTicket(t, s, "web-moved-buyer", moved, "A1", "tangail", "rajshahi") // 600 taka
 	mgr := desk(t, browser)
 	do(t, mgr,
 		signIn(s, "web-refund-mgr", "operator"),
@@ -338,6 +376,19 @@ func TestBrowserConsoleRefundDesk(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#tab-audit")),
 		until(`document.querySelector("#console-audit tbody tr")?.dataset.action === "show.reschedule"`),
 		hasText("#console-audit tbody tr", "Ferry delayed at Aricha"),
+	)
+	passenger := tab(t, browser)
+	do(t, passenger,
+		signIn(s, "web-moved-buyer", "user"),
+		chromedp.Navigate(s.base+"/show/"+moved),
+		hasText("#show-status", "Delayed to the time above; it was"),
+		hasText("#show-status", "Reason: Ferry delayed at Aricha"),
+		chromedp.Navigate(s.base+"/tickets"),
+		chromedp.WaitVisible(chromedp.CSS(".cancel button")),
+		chromedp.Click(chromedp.CSS(".cancel button")),
+		hasText(".confirm", "The show moved after you paid: you get all ৳600 back, no fee."),
+		chromedp.Click(chromedp.CSS(".confirm .danger")),
+		hasText(".order", "Cancelled. ৳600 is being refunded."),
 	)
 	// And renames it in both languages (decision 0454): the list and the
 	// log say so.

@@ -23,7 +23,7 @@
 // page asks for it there): a guest's mobile number, which the tickets go
 // to (decision 0437); anyone's e-mail, a buyer's number (decision 0472).
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
-import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, InvalidRequestError, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, withQueueToken } from "@seatghor/client";
+import { AccountSeatCapSchema, ConnectError, FeatureKind, HoldStatus, InvalidRequestError, QueueTokenError, SeatKind, SeatsUnavailableError, ShowKind, ShowStatus, withQueueToken } from "@seatghor/client";
 import type { AccountSeatCap, Counter, GetSeatLayoutResponse, Hold, Show, seatmap } from "@seatghor/client";
 import { ErrorNote, NeedsNetwork, Link, NeedSession, useApp } from "../app.js";
 import { isGuest } from "../session.js";
@@ -484,13 +484,30 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
     );
   }
   const total = chosen.reduce((sum, s) => sum + (prices.current.get(s) ?? 0n), 0n);
-  return (
+  const head = (
     <>
       <h1 tabIndex={-1}>{showName(show.title, show, lang)}</h1>
       <p class="meta">
         {route(show, lang)}
         {show.operator && ` · ${operatorName(show, lang)}`} · {showTime(show.startsAtLocal, tsDate(show.startsAt), lang)}
       </p>
+      <StatusNote show={show} />
+    </>
+  );
+  // Nothing to choose on a show cancelled or over (a trip with stops that
+  // has left its first stop may still sell later legs: the API says).
+  if (show.status === ShowStatus.CANCELLED || show.status === ShowStatus.ARRIVED ||
+    (show.status === ShowStatus.DEPARTED && show.stops.length === 0)) {
+    return (
+      <>
+        {head}
+        <p><Link href="/tickets">{t.navTickets}</Link></p>
+      </>
+    );
+  }
+  return (
+    <>
+      {head}
       {fromStop && toStop && (
         <div class="journey" id="journey">
           <p>
@@ -687,4 +704,31 @@ function kindWords(t: Strings, k: number): string {
   const w = t.kinds;
   return k === SeatKind.WOMEN ? w.women : k === SeatKind.BUSINESS ? w.business : k === SeatKind.SLEEPER ? w.sleeper
     : k === SeatKind.WHEELCHAIR ? w.wheelchair : k === SeatKind.BLOCKED ? w.blocked : "";
+}
+
+/**
+ * What a buyer must know of a show before choosing (decision 0478): its
+ * operator cancelled it (paid tickets are refunded in full), moved it to
+ * the time above (from when, and why), or it is over; a coach gone from
+ * its first stop may still sell seats from later stops.
+ */
+function StatusNote({ show }: { show: Show }) {
+  const { t, lang } = useApp();
+  const why = (reason: string) => (reason ? ` ${t.statusReason(reason)}` : "");
+  switch (show.status) {
+    case ShowStatus.CANCELLED:
+      return <p class="note error" role="alert" id="show-status">{t.statusCancelled}{why(show.cancelReason)}</p>;
+    case ShowStatus.DELAYED:
+      return (
+        <p class="note" role="status" id="show-status">
+          {t.statusDelayed(showTime(show.startsAtLocal, tsDate(show.scheduledStartsAt), lang))}{why(show.rescheduleReason)}
+        </p>
+      );
+    case ShowStatus.DEPARTED:
+      return <p class="note" id="show-status">{show.stops.length > 0 ? t.statusLeft : t.statusOver}</p>;
+    case ShowStatus.ARRIVED:
+      return <p class="note" id="show-status">{t.statusOver}</p>;
+    default:
+      return null;
+  }
 }

@@ -415,7 +415,8 @@ function Cancel(props: { orderId: string; cancellable: boolean; onDone: () => vo
     try {
       const { order } = await api.orders.getOrder({ orderId: props.orderId });
       const { show } = await api.catalog.getShow({ showId: order!.showId });
-      const bps = show?.cancellationFeeBps ?? 0;
+      // A show moved after the order was paid refunds it in full (decision 0477).
+      const bps = order!.movedAt ? 0 : (show?.cancellationFeeBps ?? 0);
       const total = order!.total?.amountMinor ?? 0n;
       setTerms({ order: order!, fee: (total * BigInt(bps)) / 10000n, bps });
     } catch (e) {
@@ -454,7 +455,9 @@ function Cancel(props: { orderId: string; cancellable: boolean; onDone: () => vo
         </button>
       ) : terms.order.status !== OrderStatus.CONFIRMED ? null : (
         <div role="alertdialog" aria-label={t.cancelOrder} class="confirm">
-          <p id={`terms-${props.orderId}`}>{t.cancelTerms(taka(total - terms.fee, lang), taka(terms.fee, lang), digits(pct, lang))}</p>
+          <p id={`terms-${props.orderId}`}>
+            {terms.order.movedAt ? t.cancelMoved(taka(total, lang)) : t.cancelTerms(taka(total - terms.fee, lang), taka(terms.fee, lang), digits(pct, lang))}
+          </p>
           <button type="button" class="danger" onClick={confirm} aria-describedby={`terms-${props.orderId}`} autoFocus>
             {t.cancelConfirm}
           </button>{" "}

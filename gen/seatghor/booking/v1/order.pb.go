@@ -204,7 +204,11 @@ type Order struct {
 	// Where the buyer hears about the order (SMS, e-mail, language), as
 	// given at checkout; unset when none was. Read by the same callers as
 	// passengers; left out for anyone else.
-	Contact       *v1.Contact `protobuf:"bytes,16,opt,name=contact,proto3" json:"contact,omitempty"`
+	Contact *v1.Contact `protobuf:"bytes,16,opt,name=contact,proto3" json:"contact,omitempty"`
+	// When its show moved to a later time after the order was paid (decision
+	// 0477); unset otherwise. Cancelling such an order refunds it in full,
+	// whatever the show's cancellation fee.
+	MovedAt       *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=moved_at,json=movedAt,proto3" json:"moved_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -347,6 +351,13 @@ func (x *Order) GetPassengers() []*v1.Passenger {
 func (x *Order) GetContact() *v1.Contact {
 	if x != nil {
 		return x.Contact
+	}
+	return nil
+}
+
+func (x *Order) GetMovedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.MovedAt
 	}
 	return nil
 }
@@ -778,7 +789,7 @@ const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\x04seat\x18\x01 \x01(\tR\x04seat\x12\x17\n" +
 	"\aga_area\x18\x02 \x01(\tR\x06gaArea\x12\x1a\n" +
 	"\bquantity\x18\x03 \x01(\x05R\bquantity\x121\n" +
-	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\x80\x06\n" +
+	"\x06amount\x18\x04 \x01(\v2\x19.seatghor.common.v1.MoneyR\x06amount\"\xb7\x06\n" +
 	"\x05Order\x12\x19\n" +
 	"\border_id\x18\x01 \x01(\tR\aorderId\x12\x17\n" +
 	"\ahold_id\x18\x02 \x01(\tR\x06holdId\x12\x17\n" +
@@ -801,7 +812,8 @@ const file_seatghor_booking_v1_order_proto_rawDesc = "" +
 	"\n" +
 	"passengers\x18\x0f \x03(\v2\x1d.seatghor.common.v1.PassengerR\n" +
 	"passengers\x125\n" +
-	"\acontact\x18\x10 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\"\xb8\x01\n" +
+	"\acontact\x18\x10 \x01(\v2\x1b.seatghor.common.v1.ContactR\acontact\x125\n" +
+	"\bmoved_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\amovedAt\"\xb8\x01\n" +
 	"\x12CreateOrderRequest\x12\"\n" +
 	"\ahold_id\x18\x01 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18@R\x06holdId\x12G\n" +
 	"\n" +
@@ -889,25 +901,26 @@ var file_seatghor_booking_v1_order_proto_depIdxs = []int32{
 	13, // 9: seatghor.booking.v1.Order.journey:type_name -> seatghor.common.v1.Journey
 	14, // 10: seatghor.booking.v1.Order.passengers:type_name -> seatghor.common.v1.Passenger
 	15, // 11: seatghor.booking.v1.Order.contact:type_name -> seatghor.common.v1.Contact
-	14, // 12: seatghor.booking.v1.CreateOrderRequest.passengers:type_name -> seatghor.common.v1.Passenger
-	15, // 13: seatghor.booking.v1.CreateOrderRequest.contact:type_name -> seatghor.common.v1.Contact
-	2,  // 14: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 15: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	2,  // 16: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
-	2,  // 17: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
-	3,  // 18: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
-	5,  // 19: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
-	7,  // 20: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
-	9,  // 21: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
-	4,  // 22: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
-	6,  // 23: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
-	8,  // 24: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
-	10, // 25: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
-	22, // [22:26] is the sub-list for method output_type
-	18, // [18:22] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	12, // 12: seatghor.booking.v1.Order.moved_at:type_name -> google.protobuf.Timestamp
+	14, // 13: seatghor.booking.v1.CreateOrderRequest.passengers:type_name -> seatghor.common.v1.Passenger
+	15, // 14: seatghor.booking.v1.CreateOrderRequest.contact:type_name -> seatghor.common.v1.Contact
+	2,  // 15: seatghor.booking.v1.CreateOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 16: seatghor.booking.v1.GetOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	2,  // 17: seatghor.booking.v1.ListMyOrdersResponse.orders:type_name -> seatghor.booking.v1.Order
+	2,  // 18: seatghor.booking.v1.CancelOrderResponse.order:type_name -> seatghor.booking.v1.Order
+	3,  // 19: seatghor.booking.v1.OrderService.CreateOrder:input_type -> seatghor.booking.v1.CreateOrderRequest
+	5,  // 20: seatghor.booking.v1.OrderService.GetOrder:input_type -> seatghor.booking.v1.GetOrderRequest
+	7,  // 21: seatghor.booking.v1.OrderService.ListMyOrders:input_type -> seatghor.booking.v1.ListMyOrdersRequest
+	9,  // 22: seatghor.booking.v1.OrderService.CancelOrder:input_type -> seatghor.booking.v1.CancelOrderRequest
+	4,  // 23: seatghor.booking.v1.OrderService.CreateOrder:output_type -> seatghor.booking.v1.CreateOrderResponse
+	6,  // 24: seatghor.booking.v1.OrderService.GetOrder:output_type -> seatghor.booking.v1.GetOrderResponse
+	8,  // 25: seatghor.booking.v1.OrderService.ListMyOrders:output_type -> seatghor.booking.v1.ListMyOrdersResponse
+	10, // 26: seatghor.booking.v1.OrderService.CancelOrder:output_type -> seatghor.booking.v1.CancelOrderResponse
+	23, // [23:27] is the sub-list for method output_type
+	19, // [19:23] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_booking_v1_order_proto_init() }

@@ -60,7 +60,8 @@ type OrderServiceClient interface {
 	// on sale. An unpaid order is just cancelled. A confirmed one is cancelled
 	// until its show starts, and is refunded through the gateway less the
 	// show's cancellation fee (R-6.9; the answer's refunded and
-	// cancellation_fee say how much); a free one has nothing to refund.
+	// cancellation_fee say how much), or in full when its show moved after
+	// it was paid (moved_at, decision 0477); a free one has nothing to refund.
 	// failed_precondition: BOOKING_NOT_ALLOWED once the show has started,
 	// ORDER_CHECKED_IN once a ticket of the order was admitted at the gate.
 	// Requires an Idempotency-Key.
@@ -149,7 +150,8 @@ type OrderServiceHandler interface {
 	// on sale. An unpaid order is just cancelled. A confirmed one is cancelled
 	// until its show starts, and is refunded through the gateway less the
 	// show's cancellation fee (R-6.9; the answer's refunded and
-	// cancellation_fee say how much); a free one has nothing to refund.
+	// cancellation_fee say how much), or in full when its show moved after
+	// it was paid (moved_at, decision 0477); a free one has nothing to refund.
 	// failed_precondition: BOOKING_NOT_ALLOWED once the show has started,
 	// ORDER_CHECKED_IN once a ticket of the order was admitted at the gate.
 	// Requires an Idempotency-Key.
