@@ -32,15 +32,30 @@ func pricedShow(t *testing.T, env *apptest.Env) int64 {
 	return createShow(t, env, req).GetShowId()
 }
 
+// sectionPrices is a show's price of each section, as GetShow answers.
 func sectionPrices(t *testing.T, c clients, show int64) map[string]int64 {
+	sections, _ := showPrices(t, c, show)
+	return sections
+}
+
+// areaPrices is a show's price of each general-admission area.
+func areaPrices(t *testing.T, c clients, show int64) map[string]int64 {
+	_, areas := showPrices(t, c, show)
+	return areas
+}
+
+func showPrices(t *testing.T, c clients, show int64) (sections, areas map[string]int64) {
 	t.Helper()
 	got, err := c.catalog.GetShow(context.Background(), connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show}))
 	require.NoError(t, err)
-	prices := map[string]int64{}
+	sections, areas = map[string]int64{}, map[string]int64{}
 	for _, s := range got.Msg.GetShow().GetSections() {
-		prices[s.GetName()] = s.GetPriceMinor()
+		sections[s.GetName()] = s.GetPriceMinor()
 	}
-	return prices
+	for _, a := range got.Msg.GetShow().GetGaAreas() {
+		areas[a.GetName()] = a.GetPriceMinor()
+	}
+	return sections, areas
 }
 
 // TestSectionPriceChangesOnlyWhileUnsold (decision 0459): a manager
@@ -170,17 +185,6 @@ func gaPricedShow(t *testing.T, env *apptest.Env) int64 {
 	req.GaAreas = []*catalogv1.GaArea{{Name: "Floor", Capacity: 12, PriceMinor: 150000, Buckets: 3},
 		{Name: "Balcony", Capacity: 12, PriceMinor: 80000, Buckets: 3}}
 	return createShow(t, env, req).GetShowId()
-}
-
-func areaPrices(t *testing.T, c clients, show int64) map[string]int64 {
-	t.Helper()
-	got, err := c.catalog.GetShow(context.Background(), connect.NewRequest(&catalogv1.GetShowRequest{ShowId: show}))
-	require.NoError(t, err)
-	prices := map[string]int64{}
-	for _, a := range got.Msg.GetShow().GetGaAreas() {
-		prices[a.GetName()] = a.GetPriceMinor()
-	}
-	return prices
 }
 
 // TestAreaPriceChangesOnlyWhileUnsold (decision 0474): a general-admission
