@@ -186,6 +186,7 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#lang")),
 		hasText("#show-status", "আয়োজক বাতিল করেছেন"),
 	)
+	shot(t, told, "bengali-show-cancelled")
 	require.False(t, eval[bool](t, told, `!!document.querySelector("#seat-A1, #hold-seats")`), "no seats offered")
 	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#tab-audit")),

@@ -52,6 +52,10 @@ func TestBrowserAccountBuyerGivesAContact(t *testing.T) {
 	do(t, ctx,
 		typeIn("#contact-email", address),
 		chromedp.SendKeys(chromedp.CSS("#contact-phone"), typed),
+		script(`document.querySelector(".contact").scrollIntoView()`),
+	)
+	shot(t, ctx, "bengali-checkout-contact")
+	do(t, ctx,
 		chromedp.Click(chromedp.CSS("#to-order")),
 		chromedp.WaitVisible(chromedp.CSS("#pay-success")),
 		chromedp.Click(chromedp.CSS("#pay-success")),
