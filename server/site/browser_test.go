@@ -142,7 +142,8 @@ func TestBrowserPayOnGatewayPage(t *testing.T) {
 	)
 }
 
-// A general-admission show: a quantity instead of seats.
+// A general-admission show: a quantity instead of seats; its price stays
+// through the refreshes.
 func TestBrowserGeneralAdmission(t *testing.T) {
 	s, browser := openSite(t)
 	ctx := tab(t, browser)
@@ -156,6 +157,10 @@ func TestBrowserGeneralAdmission(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#countdown")),
 		hasText("#hold", "General × 2"),
 		hasText("#hold", "৳3,000"),
+		// A refresh says what is left, and the price stays: it carries
+		// only the area's name and remaining.
+		hasText(".ga", "1 place left"),
+		hasText(".ga .price", "৳1,500 each"),
 	)
 }
 

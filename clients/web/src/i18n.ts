@@ -206,7 +206,7 @@ const en = {
   holdOne: "Hold 1 seat",
   quantity: "How many",
   holdPlaces: "Hold places",
-  placesLeft: (n: string) => `${n} places left`,
+  placesLeft: (n: string) => (n === "1" ? "1 place left" : `${n} places left`),
   soldOut: "Sold out",
   heldFor: "Your seats are held for",
   holdExpired: "Your hold has expired. Choose your seats again.",

@@ -284,7 +284,11 @@ function PassengersInner({ holdId }: { holdId: string }) {
             </fieldset>
           );
         })}
-        <Contact guest={guest} value={contact} set={setContact} bad={bad} />
+        <Contact guest={guest} value={contact} bad={bad} set={(v) => {
+          setContact(v);
+          // The contact's words go once it is edited; the passengers' stay until the next try.
+          setBad(({ [CONTACT_PHONE]: _p, [CONTACT_EMAIL]: _e, ...rest }) => rest);
+        }} />
         <ErrorNote err={err} />
         <button type="submit" class="primary" id="to-pay" disabled={busy || left <= 0}>
           {t.continueToPay}

@@ -484,6 +484,9 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
     );
   }
   const total = chosen.reduce((sum, s) => sum + (prices.current.get(s) ?? 0n), 0n);
+  // An area's price is the layout's: a refresh (availability only) names
+  // each area with what is left, not its price.
+  const areaPrice = (name: string) => layout.gaAreas.find((x) => x.name === name)?.priceMinor ?? 0n;
   const head = (
     <>
       <h1 tabIndex={-1}>{showName(show.title, show, lang)}</h1>
@@ -567,7 +570,7 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
             return (
               <section class="ga" key={a.name}>
                 <h3>
-                  {a.name} <span class="price">{t.priceEach(taka(a.priceMinor, lang))}</span>
+                  {a.name} <span class="price">{t.priceEach(taka(areaPrice(a.name), lang))}</span>
                 </h3>
                 {a.remaining <= 0 ? (
                   <p class="soldout">{t.soldOut}</p>
@@ -604,7 +607,7 @@ function ShowInner({ showId, from, to }: { showId: bigint; from: string; to: str
               <Link href="/tickets">{t.navTickets}</Link>
             </p>
           )}
-          {holds.some(ordersHere) && <Contact guest={guest} value={contact} set={setContact} bad={contactBad} />}
+          {holds.some(ordersHere) && <Contact guest={guest} value={contact} set={(v) => { setContact(v); setContactBad({}); }} bad={contactBad} />}
           {holds.map((hold, i) => (
             <div class="hold" id={i === 0 ? "hold" : undefined} key={hold.holdId} data-hold={hold.holdId}>
               <p>
