@@ -667,8 +667,10 @@ func TestReplayOneEventOrARange(t *testing.T) {
 			Since: timestamppb.New(since), Until: timestamppb.New(time.Now().Add(time.Second))}}}))
 	require.NoError(t, err)
 	require.Equal(t, int32(2), n.Msg.GetReplayed())
+	// At least: delivery is at least once, and on a crowded machine an
+	// attempt that outlives its timeout is tried again.
 	require.Eventually(t, func() bool {
-		return len(tries(rc, "booking.confirmed", a)) == 3 && len(tries(rc, "booking.confirmed", b)) == 2
+		return len(tries(rc, "booking.confirmed", a)) >= 3 && len(tries(rc, "booking.confirmed", b)) >= 2
 	}, 30*time.Second, 20*time.Millisecond)
 
 	_, err = ops.hooks.ReplayDeliveries(context.Background(), connect.NewRequest(&partnerv1.ReplayDeliveriesRequest{EndpointId: id}))
