@@ -308,6 +308,15 @@ func TestOneActiveInstance(t *testing.T) {
 	insertEvents(t, db, 0, 20)
 	waitFor(t, "delivery", func() bool { return len(a.events()) == 21 })
 	require.Empty(t, b.events(), "the second instance must stay passive")
+	// A saves a batch's checkpoint before its next read; stopped before
+	// then, the batch is only delivered again (at least once) and the
+	// takeover would start before it: wait for the save.
+	waitFor(t, "A's checkpoint", func() bool {
+		var saved, last int64
+		require.NoError(t, db.QueryRow(ctx, `
+			SELECT (SELECT id FROM projection_checkpoints WHERE projector = 'rec'), (SELECT max(id) FROM outbox)`).Scan(&saved, &last))
+		return saved == last
+	})
 
 	stopA()
 	_, err = db.Exec(ctx, insertSQL, "after")
