@@ -751,7 +751,7 @@ func (s *Service) ReplayDeliveries(ctx context.Context, c Caller, r Replay) (int
 			}
 			tag, err := tx.Exec(ctx, `
 				UPDATE webhook_deliveries SET status = 'pending', dropped_reason = '', next_attempt_at = $5,
-					give_up_at = $5::timestamptz + $6::float8 * interval '1 second'
+					give_up_at = $5::timestamptz + $6::float8 * interval '1 second', locked_until = NULL
 				WHERE endpoint_id = $1
 				  AND CASE WHEN $2 <> '' THEN event_id = $2 ELSE occurred_at >= $3 AND occurred_at < $4 END`,
 				r.EndpointID, r.EventID, r.Since, r.Until, now, Retry.Seconds())

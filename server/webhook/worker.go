@@ -395,7 +395,9 @@ func (w *Worker) post(ctx context.Context, c claimed) outcome {
 
 // record writes the attempt and the delivery's and endpoint's new state in
 // one transaction. Only the holder of the attempt changes the delivery: a
-// worker whose lease ran out (another claimed it since) only logs its try.
+// worker whose lease ran out (another claimed it since) only logs its try,
+// and so does one whose delivery was replayed meanwhile (the replay lets
+// the lease go): the replay is sent, not marked done by the older try.
 func (w *Worker) record(ctx context.Context, c claimed, o outcome) error {
 	now := w.clock.Now()
 	msg := ""
@@ -416,7 +418,7 @@ func (w *Worker) record(ctx context.Context, c claimed, o outcome) error {
 		if o.ok() {
 			if _, err := tx.Exec(ctx, `
 				UPDATE webhook_deliveries SET status = 'succeeded', locked_until = NULL
-				WHERE delivery_id = $1 AND attempts = $2 AND status = 'pending'`, c.id, c.attempt); err != nil {
+				WHERE delivery_id = $1 AND attempts = $2 AND status = 'pending' AND locked_until IS NOT NULL`, c.id, c.attempt); err != nil {
 				return fmt.Errorf("record success: %w", err)
 			}
 			_, err := tx.Exec(ctx, `
@@ -431,7 +433,7 @@ func (w *Worker) record(ctx context.Context, c claimed, o outcome) error {
 		if _, err := tx.Exec(ctx, `
 			UPDATE webhook_deliveries
 			SET status = CASE WHEN $3 THEN 'failed' ELSE 'pending' END, next_attempt_at = $4, locked_until = NULL
-			WHERE delivery_id = $1 AND attempts = $2 AND status = 'pending'`,
+			WHERE delivery_id = $1 AND attempts = $2 AND status = 'pending' AND locked_until IS NOT NULL`,
 			c.id, c.attempt, result == "failed", now.Add(w.backoff(c.attempt))); err != nil {
 			return fmt.Errorf("record failure: %w", err)
 		}
