@@ -36,8 +36,8 @@ type chaosOptions struct {
 	keep                      bool
 	broken                    []string
 	// The sizes, when set (flags), replace the preset's.
-	buyers, busTrips, stadiumSeats, gaPlaces, kills, forged, stale, malformed int
-	arrival, outage, holdTTL, converge, settle                                time.Duration
+	buyers, payers, busTrips, stadiumSeats, gaPlaces, kills, forged, stale, malformed int
+	arrival, outage, holdTTL, converge, settle                                        time.Duration
 }
 
 func (o *chaosOptions) register(fs *pflag.FlagSet) {
@@ -50,6 +50,7 @@ func (o *chaosOptions) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.broken, "broken", nil, "turn on a broken switch of a chaosbroken build: holds, webhooks, audit, counter (make chaos-broken); the run must report violations")
 	fs.IntVar(&o.buyers, "buyers", 0, "buyers (default the preset's)")
 	fs.DurationVar(&o.arrival, "arrival", 0, "how long the buyers take to arrive: the load's length (default the preset's)")
+	fs.IntVar(&o.payers, "payers", -1, "payers: buyers of a general-admission area that never runs out, who bring the payments to the issue's count (default the preset's)")
 	fs.IntVar(&o.busTrips, "bus-trips", 0, "40-seat bus trips on sale (default the preset's)")
 	fs.IntVar(&o.stadiumSeats, "stadium-seats", 0, "seats of the stadium show, rows of 20 (default the preset's)")
 	fs.IntVar(&o.gaPlaces, "ga-places", 0, "general-admission places of the stadium show (default the preset's)")
@@ -78,6 +79,7 @@ func (o chaosOptions) config() (chaos.Config, error) {
 		}
 	}
 	set(&c.Buyers, o.buyers, 0)
+	set(&c.Payers, o.payers, -1)
 	set(&c.BusTrips, o.busTrips, 0)
 	set(&c.StadiumSeats, o.stadiumSeats, 0)
 	set(&c.GAPlaces, o.gaPlaces, 0)

@@ -46,6 +46,13 @@ type Config struct {
 	BusTrips     int `json:"bus_trips"`
 	StadiumSeats int `json:"stadium_seats"`
 	GAPlaces     int `json:"ga_places"`
+	// Payers come for the payments (R2) rather than for the race: each
+	// holds 1 to 4 places of a general-admission area of their own (the
+	// stadium's Terrace, four places a payer, so it never runs out),
+	// orders and pays as the buyers do. The race's seats serve a few
+	// hundred buyers; the payers bring the payments to the issue's count
+	// without making the race less of one (decision 0481).
+	Payers int `json:"payers"`
 	// HoldTTL is the shows' hold lifetime.
 	HoldTTL time.Duration `json:"hold_ttl"`
 	// Kills is how many times a serve process (either API, the workers,
@@ -78,12 +85,12 @@ type Config struct {
 func Presets() map[string]Config {
 	return map[string]Config{
 		"short": {
-			Preset: "short", Seed: 1, Buyers: 110, Arrival: 30 * time.Second, BusTrips: 3, StadiumSeats: 80, GAPlaces: 120,
+			Preset: "short", Seed: 1, Buyers: 110, Arrival: 30 * time.Second, BusTrips: 3, StadiumSeats: 80, GAPlaces: 120, Payers: 20,
 			HoldTTL: time.Minute, Kills: 3, Outage: 5 * time.Second, Forged: 10, Stale: 10, Malformed: 40,
 			ConvergeWithin: 30 * time.Second, SettleWithin: 60 * time.Second,
 		},
 		"full": {
-			Preset: "full", Seed: 1, Buyers: 2000, Arrival: 5 * time.Minute, BusTrips: 15, StadiumSeats: 400, GAPlaces: 1200,
+			Preset: "full", Seed: 1, Buyers: 2000, Arrival: 5 * time.Minute, BusTrips: 15, StadiumSeats: 400, GAPlaces: 1200, Payers: 1200,
 			HoldTTL: time.Minute, Kills: 20, Outage: 20 * time.Second, Forged: 100, Stale: 100, Malformed: 400,
 			ConvergeWithin: 30 * time.Second, SettleWithin: 2 * time.Minute,
 		},
@@ -99,7 +106,7 @@ func (c Config) Validate() error {
 		return errors.New("chaos: at least one bus trip, 20 stadium seats and 4 general-admission places")
 	case c.StadiumSeats%20 != 0:
 		return errors.New("chaos: stadium seats come in rows of 20")
-	case c.Kills < 0 || c.Forged < 0 || c.Stale < 0 || c.Malformed < 0:
+	case c.Kills < 0 || c.Payers < 0 || c.Forged < 0 || c.Stale < 0 || c.Malformed < 0:
 		return errors.New("chaos: counts cannot be negative")
 	case c.HoldTTL < 10*time.Second:
 		return errors.New("chaos: holds must last at least 10 s")

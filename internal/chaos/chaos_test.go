@@ -132,7 +132,7 @@ func TestTableAndDoc(t *testing.T) {
 	res := Result{Config: cfg, StartedAt: time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC), FinishedAt: time.Date(2026, 12, 3, 10, 12, 0, 0, time.UTC),
 		Machine:  Machine{CPUs: 2, LoadBefore: [3]float64{3.5, 3, 2}, LoadMax: 9.25},
 		Schedule: Schedule(cfg, 16),
-		Load: Load{Duration: 5 * time.Minute, Requests: 1000, PerSecond: 3.3, Buyers: 2000, Seats: 1000, GAPlaces: 1200,
+		Load: Load{Duration: 5 * time.Minute, Requests: 1000, PerSecond: 3.3, Buyers: 2000, Payers: 1200, Seats: 1000, GAPlaces: 1200,
 			Payments: 1800, Forged: 100, Stale: 100,
 			RPCs: map[string]RPCStats{"CreateHold": {Requests: 10, PerSecond: 1, P50ms: 5, P99ms: 50, Codes: map[string]int{"ok": 9, "aborted": 1}}}},
 		Faults: []Injected{{Fault: Fault{Kind: FaultKill, Target: "api-1"}, Down: 3 * time.Second, Recovered: 2 * time.Second},
@@ -158,9 +158,15 @@ func TestTableAndDoc(t *testing.T) {
 	require.True(t, strings.HasPrefix(md, "# Reliability under faults\n"))
 	for _, want := range []string{"Seed 1, preset full", "load average was 3.5 before the run and up to 9.2", "| buyers (1 to 4 seats or places each) | 2,000 | 2000 |",
 		"does not replay\nthe interleaving", "| CreateHold | 10 |", "| kill -9 | api-1 | 1 |", "| meilisearch | 21s |", "Violations: **0**",
-		"| R1 | seats in two live holds or orders | 900 | 0 |", "```\n"} {
+		"| R1 | seats in two live holds or orders | 900 | 0 |", "```\n", "2000 buyers and 1200 payers",
+		"| payments started (at least) | 2,000 | 1800 |", "Where the two columns differ"} {
 		require.Contains(t, md, want)
 	}
+	// Past the issue's count of payments, the row says the count was met.
+	res.Load.Payments = 2150
+	doc.Reset()
+	require.NoError(t, res.Doc(&doc))
+	require.Contains(t, doc.String(), "| payments started (at least) | 2,000 | 2,000 |")
 
 	res.Checks[1].Violations = 2
 	require.EqualValues(t, 2, res.Violations())

@@ -19,7 +19,12 @@ var issueSizes = []struct {
 	{"seats, plus general-admission places", "1,000 + GA", func(r Result) string {
 		return fmt.Sprintf("%d + %d", r.Load.Seats, r.Load.GAPlaces)
 	}},
-	{"payments started", "2,000", func(r Result) string { return fmt.Sprint(r.Load.Payments) }},
+	{"payments started (at least)", "2,000", func(r Result) string {
+		if r.Load.Payments >= 2000 {
+			return "2,000"
+		}
+		return fmt.Sprint(r.Load.Payments)
+	}},
 	{"forged and stale gateway webhooks", "100 + 100", func(r Result) string { return fmt.Sprintf("%d + %d", r.Load.Forged, r.Load.Stale) }},
 	{"kill -9 of a serve process, each started again", "20", func(r Result) string {
 		n := 0
@@ -59,7 +64,9 @@ FoundationDB's simulation attack theirs:
   the load with the drawer counted (its report must hold every sale and refund the clerk was
   answered and sum to the ledger, to the paisa); an organiser edits a show's Bengali venue name every
   half second as the console does (each change answered must be audited exactly once);
-  searches, seat-map reads and e-ticket downloads go on throughout. A call whose process is gone goes
+  searches, seat-map reads and e-ticket downloads go on throughout. Beside the buyers who race for
+  the seats, payers (decision 0481) hold places of a general-admission area that never runs out and
+  order and pay as the buyers do: they bring the payments to the issue's count. A call whose process is gone goes
   to the other with the same idempotency key.
 - **the gateway's faults** (R2, R3): the sandbox times out (and applies the charge anyway or not),
   drops webhooks, sends them up to three times, holds some back so they arrive out of order, delays
@@ -101,15 +108,15 @@ command reports violations and exits 3. No other build has the switches.
 	for _, s := range issueSizes {
 		got := s.got(r)
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", s.what, s.issue, got)
-		scaled = scaled || strings.ReplaceAll(s.issue, ",", "") != got
+		scaled = scaled || strings.ReplaceAll(s.issue, ",", "") != strings.ReplaceAll(got, ",", "")
 	}
 	if scaled {
 		b.WriteString("\nWhere the two columns differ, the sizes were scaled to what this shared 2-core machine carries\n" +
 			"beside the other engineers' work (the flags of `seatghor chaos` set each one); the faults are all there.\n")
 	}
 
-	fmt.Fprintf(&b, "\n## Load held\n\n%d buyers in %s: %d requests, %.1f requests/s, %d calls sent to the other API process\n",
-		l.Buyers, l.Duration, l.Requests, l.PerSecond, l.Failovers)
+	fmt.Fprintf(&b, "\n## Load held\n\n%d buyers and %d payers in %s: %d requests, %.1f requests/s, %d calls sent to the other API process\n",
+		l.Buyers, l.Payers, l.Duration, l.Requests, l.PerSecond, l.Failovers)
 	fmt.Fprintf(&b, "after theirs was gone. %d holds (%d buyers gave up), %d orders, %d payments started, %d orders\n",
 		l.Holds, l.GaveUp, l.Orders, l.Payments, l.Confirmed)
 	fmt.Fprintf(&b, "answered confirmed, %d cancellations, %d check-ins; %d malformed requests.\n\n", l.Cancelled, l.CheckedIn, l.Malformed)

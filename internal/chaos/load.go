@@ -99,12 +99,7 @@ func (r *run) buyer(ctx context.Context, i int, rnd *rand.Rand) {
 		r.mu.Unlock()
 		return
 	}
-	r.mu.Lock()
-	r.holds[hold.GetHoldId()] = &heldBy{user: hold.GetUserId(), show: hold.GetShowId()}
-	if holder != c {
-		r.buyers[hold.GetUserId()] = holder
-	}
-	r.mu.Unlock()
+	r.held(hold, holder, c)
 	switch n := rnd.IntN(100); {
 	case n < 10: // walks away: a ghost hold until its TTL (or the end)
 		return
@@ -115,6 +110,44 @@ func (r *run) buyer(ctx context.Context, i int, rnd *rand.Rand) {
 		r.done(hold.GetHoldId())
 		return
 	}
+	r.orderAndPay(ctx, holder, hold, rnd)
+}
+
+// payer is one of the payments' stream (Config.Payers): they hold places
+// of the Terrace, which never runs out, and order and pay as a buyer
+// does.
+func (r *run) payer(ctx context.Context, i int, rnd *rand.Rand) {
+	c, err := r.user(fmt.Sprintf("chaos-%s-p%d", r.tag, i), i)
+	if err != nil {
+		return
+	}
+	s := r.shows[len(r.shows)-1]
+	req := &bookingv1.CreateHoldRequest{ShowId: s.ID, GaArea: s.Payers, Quantity: proto.Int32(int32(1 + rnd.IntN(4)))}
+	resp, err := call(ctx, r.rec, c, "CreateHold", func(ctx context.Context, c clients) (*connect.Response[bookingv1.CreateHoldResponse], error) {
+		return c.holds.CreateHold(ctx, connect.NewRequest(req))
+	})
+	if err != nil {
+		return
+	}
+	r.held(resp.Msg.GetHold(), c, c)
+	r.orderAndPay(ctx, c, resp.Msg.GetHold(), rnd)
+}
+
+// held notes a hold the caller got for a buyer (the partner's key holds
+// for its customer c).
+func (r *run) held(hold *bookingv1.Hold, holder, c *caller) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.holds[hold.GetHoldId()] = &heldBy{user: hold.GetUserId(), show: hold.GetShowId()}
+	if holder != c {
+		r.buyers[hold.GetUserId()] = holder
+	}
+}
+
+// orderAndPay orders a hold and pays for it (a double tap now and then,
+// another card after a failure half the time); some of those confirmed
+// cancel, some go to the gate.
+func (r *run) orderAndPay(ctx context.Context, holder *caller, hold *bookingv1.Hold, rnd *rand.Rand) {
 	o, err := call(ctx, r.rec, holder, "CreateOrder", func(ctx context.Context, c clients) (*connect.Response[bookingv1.CreateOrderResponse], error) {
 		return c.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: hold.GetHoldId()}))
 	})

@@ -77,7 +77,7 @@ type Load struct {
 	RPCs      map[string]RPCStats `json:"rpcs"`
 	Failovers int                 `json:"failovers"`
 	// What the crowd did.
-	Buyers, Seats, GAPlaces, Holds, GaveUp, Orders, Payments, Confirmed, Cancelled, CheckedIn int
+	Buyers, Payers, Seats, GAPlaces, Holds, GaveUp, Orders, Payments, Confirmed, Cancelled, CheckedIn int
 	// What the counter sold and took back for cash, and the console's
 	// edits answered.
 	CounterSales, CounterRefunds, ConsoleEdits int
@@ -159,7 +159,7 @@ func (r *run) loadSummary() Load {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	l := Load{Duration: r.loadEnd.Sub(r.loadStart).Round(time.Millisecond), Requests: n, RPCs: rpcs, Failovers: r.rec.failovers,
-		Buyers: r.cfg.Buyers, Seats: r.seatCount(), GAPlaces: r.cfg.GAPlaces, Holds: len(r.holds), GaveUp: r.gaveUp,
+		Buyers: r.cfg.Buyers, Payers: r.cfg.Payers, Seats: r.seatCount(), GAPlaces: r.cfg.GAPlaces, Holds: len(r.holds), GaveUp: r.gaveUp,
 		Orders: len(r.orders), Payments: r.payments, Malformed: r.bad.sent, Forged: r.hooks.forged, Stale: r.hooks.stale,
 		ConsoleEdits: len(r.edits.answered)}
 	if r.desk != nil {
@@ -201,8 +201,8 @@ func (r Result) Table(w io.Writer) error {
 	m := r.Machine
 	fmt.Fprintf(&b, "machine: %d CPUs, load average %.1f before, up to %.1f during the load (shared)\n\n", m.CPUs, m.LoadBefore[0], m.LoadMax)
 	l := r.Load
-	fmt.Fprintf(&b, "load: %d buyers on %d seats and %d general-admission places in %s: %d requests, %.1f req/s, %d failovers\n",
-		l.Buyers, l.Seats, l.GAPlaces, l.Duration, l.Requests, l.PerSecond, l.Failovers)
+	fmt.Fprintf(&b, "load: %d buyers on %d seats and %d general-admission places, %d payers, in %s: %d requests, %.1f req/s, %d failovers\n",
+		l.Buyers, l.Seats, l.GAPlaces, l.Payers, l.Duration, l.Requests, l.PerSecond, l.Failovers)
 	fmt.Fprintf(&b, "      %d holds (%d gave up), %d orders, %d payments started, %d confirmed, %d cancelled, %d checked in;\n",
 		l.Holds, l.GaveUp, l.Orders, l.Payments, l.Confirmed, l.Cancelled, l.CheckedIn)
 	fmt.Fprintf(&b, "      %d malformed requests, %d forged and %d stale gateway webhooks\n\n", l.Malformed, l.Forged, l.Stale)

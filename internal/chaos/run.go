@@ -28,6 +28,8 @@ type show struct {
 	Bus   bool
 	Seats []string // in layout order
 	GA    string   // the general-admission area, if any
+	// Payers is the payers' own general-admission area (Config.Payers).
+	Payers string
 	// Allocated are the seats given to the partner's channel.
 	Allocated []string
 }
@@ -238,12 +240,16 @@ func (r *run) setup(ctx context.Context) error {
 	s, err := create(&catalogv1.CreateShowRequest{
 		Kind: catalogv1.ShowKind_SHOW_KIND_SPORT, Title: fmt.Sprintf("Chaos %s stadium", r.tag), Venue: "Mirpur",
 		Sections: []*catalogv1.Section{{Name: "Stand", Rows: rowLabels(rows), SeatsPerRow: 20, PriceMinor: 150000}},
-		GaAreas:  []*catalogv1.GaArea{{Name: "Hill", Capacity: int32(r.cfg.GAPlaces), PriceMinor: 50000}},
+		GaAreas:  r.gaAreas(),
 	})
 	if err != nil {
 		return err
 	}
-	r.shows = append(r.shows, show{ID: s.GetShowId(), Seats: seatNames(rows, 20), GA: "Hill"})
+	stadium := show{ID: s.GetShowId(), Seats: seatNames(rows, 20), GA: "Hill"}
+	if r.cfg.Payers > 0 {
+		stadium.Payers = "Terrace"
+	}
+	r.shows = append(r.shows, stadium)
 	// The show the console's edits change (not one of the load's).
 	edited, err := create(&catalogv1.CreateShowRequest{
 		Kind: catalogv1.ShowKind_SHOW_KIND_CONCERT, Title: fmt.Sprintf("Chaos %s recital", r.tag), Venue: "Shilpakala Academy",
@@ -308,6 +314,16 @@ func (r *run) setup(ctx context.Context) error {
 	return r.openDesk(ctx)
 }
 
+// gaAreas are the stadium's general-admission areas: the Hill the buyers
+// race for, and the payers' Terrace, four places a payer.
+func (r *run) gaAreas() []*catalogv1.GaArea {
+	areas := []*catalogv1.GaArea{{Name: "Hill", Capacity: int32(r.cfg.GAPlaces), PriceMinor: 50000}}
+	if r.cfg.Payers > 0 {
+		areas = append(areas, &catalogv1.GaArea{Name: "Terrace", Capacity: int32(4 * r.cfg.Payers), PriceMinor: 30000})
+	}
+	return areas
+}
+
 // rowLabels are n row labels A, B, … Z, AA, AB, ….
 func rowLabels(n int) []string {
 	var rows []string
@@ -350,24 +366,9 @@ func (r *run) load(ctx context.Context) {
 	faultsDone := make(chan struct{})
 	go func() { defer close(faultsDone); r.applyFaults(ctx) }()
 
-	rnd := rand.New(rand.NewPCG(r.cfg.Seed, 0xb0e75))
-	arrivals := make([]time.Duration, r.cfg.Buyers)
-	for i := range arrivals {
-		arrivals[i] = time.Duration(rnd.Int64N(int64(r.cfg.Arrival)))
-	}
-	slices.Sort(arrivals)
 	var buyers sync.WaitGroup
-	for i, at := range arrivals {
-		seed := rnd.Uint64()
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Until(r.loadStart.Add(at))):
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		buyers.Go(func() { r.buyer(ctx, i, rand.New(rand.NewPCG(seed, uint64(i)))) })
-	}
+	buyers.Go(func() { r.arrive(ctx, r.cfg.Buyers, 0xb0e75, &buyers, r.buyer) })
+	buyers.Go(func() { r.arrive(ctx, r.cfg.Payers, 0x9a7e5, &buyers, r.payer) })
 	buyers.Wait()
 	<-faultsDone
 	stopActors()
@@ -375,6 +376,28 @@ func (r *run) load(ctx context.Context) {
 	r.loadEnd = time.Now()
 	r.releaseLeftovers(ctx)
 	r.closeDesk(ctx)
+}
+
+// arrive starts n people of one kind at seeded moments of the arrival
+// window, each with a random stream of its own, and adds them to wg.
+func (r *run) arrive(ctx context.Context, n int, stream uint64, wg *sync.WaitGroup, person func(context.Context, int, *rand.Rand)) {
+	rnd := rand.New(rand.NewPCG(r.cfg.Seed, stream))
+	arrivals := make([]time.Duration, n)
+	for i := range arrivals {
+		arrivals[i] = time.Duration(rnd.Int64N(int64(r.cfg.Arrival)))
+	}
+	slices.Sort(arrivals)
+	for i, at := range arrivals {
+		seed := rnd.Uint64()
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(r.loadStart.Add(at))):
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		wg.Go(func() { person(ctx, i, rand.New(rand.NewPCG(seed, uint64(i)))) })
+	}
 }
 
 // settle waits until the payment jobs have nothing left to find out
