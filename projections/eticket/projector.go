@@ -101,17 +101,16 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
 			}
 			g.Go(func() error { return p.make(ctx, &ev) })
-		case "seatghor.events.v1.ShowRescheduled":
-			var ev eventsv1.ShowRescheduled
-			if err := proto.Unmarshal(e.Payload, &ev); err != nil {
-				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
+		case "seatghor.events.v1.ShowRescheduled", "seatghor.events.v1.ShowRenamed":
+			// What is printed changed: its times or its names.
+			var ev interface {
+				proto.Message
+				GetShowId() int64
+			} = &eventsv1.ShowRenamed{}
+			if e.Type == "seatghor.events.v1.ShowRescheduled" {
+				ev = &eventsv1.ShowRescheduled{}
 			}
-			if err := p.again(ctx, g, ev.GetShowId()); err != nil {
-				return err
-			}
-		case "seatghor.events.v1.ShowRenamed":
-			var ev eventsv1.ShowRenamed
-			if err := proto.Unmarshal(e.Payload, &ev); err != nil {
+			if err := proto.Unmarshal(e.Payload, ev); err != nil {
 				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
 			}
 			if err := p.again(ctx, g, ev.GetShowId()); err != nil {

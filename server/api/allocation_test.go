@@ -118,12 +118,17 @@ func stateOf(t *testing.T, c channel, showID int64) map[string]int {
 	t.Helper()
 	m, err := c.seatmap.GetSeatMap(context.Background(), connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: showID}))
 	require.NoError(t, err)
+	return seatStates(m.Msg)
+}
+
+// seatStates is each seat's 2-bit state in a seat map's availability.
+func seatStates(m *seatmapv1.GetSeatMapResponse) map[string]int {
 	states := map[string]int{}
 	i := 0
-	for _, s := range m.Msg.GetSections() {
+	for _, s := range m.GetSections() {
 		for _, r := range s.GetRows() {
 			for _, seat := range r.GetSeats() {
-				states[seat] = int(m.Msg.GetAvailability()[i/4]>>(2*(i%4))) & 3
+				states[seat] = int(m.GetAvailability()[i/4]>>(2*(i%4))) & 3
 				i++
 			}
 		}

@@ -14,10 +14,13 @@ import (
 	bookingv1 "github.com/seatghor/seatghor/gen/seatghor/booking/v1"
 	catalogv1 "github.com/seatghor/seatghor/gen/seatghor/catalog/v1"
 	commonv1 "github.com/seatghor/seatghor/gen/seatghor/common/v1"
+	counterv1 "github.com/seatghor/seatghor/gen/seatghor/counter/v1"
+	seatmapv1 "github.com/seatghor/seatghor/gen/seatghor/seatmap/v1"
 	ticketsv1 "github.com/seatghor/seatghor/gen/seatghor/tickets/v1"
 	"github.com/seatghor/seatghor/gen/seatghor/tickets/v1/ticketsv1connect"
 	"github.com/seatghor/seatghor/internal/testkit/apptest"
 	"github.com/seatghor/seatghor/server/auth"
+	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/clock"
 	"github.com/seatghor/seatghor/server/ticket"
 )
@@ -116,16 +119,16 @@ func TestManifest(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, e.GetNoShowAt().AsTime(), again.GetNoShowAt().AsTime(), "the first mark stands")
 
-	// The seat sells again from Cumilla, until the coach leaves Cumilla;
-	// from Dhaka it sells no more.
+	// The seat sells again from Cumilla, at the counters first until the
+	// coach leaves Cumilla (TestNoShowLegsAreTheCountersFirst); from
+	// Dhaka it sells no more.
 	walkIn := newBuyer(t, env, "walk-in")
 	_, err = walkIn.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B1"},
 		Journey: journey("dhaka", "cumilla")}))
 	require.Equal(t, "BOOKING_NOT_ALLOWED", answerOf(t, err).reason, "%v", err)
-	h, err := walkIn.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B1"},
+	_, err = walkIn.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{"B1"},
 		Journey: journey("cumilla", "feni")}))
-	require.NoError(t, err, "the no-show's later leg is back on sale")
-	require.Equal(t, "B1", h.Msg.GetHold().GetSeats()[0])
+	require.Equal(t, "SEATS_UNAVAILABLE", answerOf(t, err).reason, "online, the counters' first: %v", err)
 
 	m = manifest("")
 	require.EqualValues(t, 1, m.GetBoarded())
@@ -153,6 +156,88 @@ func TestManifest(t *testing.T) {
 	// Someone else's staff and a buyer see nothing of it.
 	_, err = manifestAs(t, env, "rahim", auth.RoleUser).GetManifest(ctx, connect.NewRequest(&ticketsv1.GetManifestRequest{ShowId: show}))
 	require.Equal(t, connect.CodePermissionDenied, connect.CodeOf(err), "%v", err)
+}
+
+// TestNoShowLegsAreTheCountersFirst (issue 25 §4, decision 0482): once the
+// coach has left Dhaka, the legs two no-shows leave are the counters'
+// first until it leaves the next stop, Cumilla. Online buyers and
+// partners see them held and cannot hold them; a clerk in an open shift
+// sees them free on the counter's map and sells one; a clerk of another
+// operator may not read that map. Once the coach has left Cumilla, the
+// later leg left is on general sale, online too.
+func TestNoShowLegsAreTheCountersFirst(t *testing.T) {
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	env := apptest.New(t, apptest.Options{Shards: 1, Clock: clk})
+	ctx := context.Background()
+	req := tripShow("Dhaka to Chattogram 08:00, counters", 2, 0, "Dhaka", "Cumilla", "Feni", "Chattogram")
+	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
+	req.StartsAt = timestamppb.New(start.Add(2 * time.Hour)) // Cumilla at 3 h, Feni at 4 h
+	env.Member(t, "sohag", "cumilla-clerk", catalog.RoleCounter)
+	env.Member(t, "hanif", "hanif-clerk", catalog.RoleCounter)
+	req.OrganizationId = "sohag"
+	show := createShow(t, env, req).GetShowId()
+	var orders []string
+	for _, b := range []struct{ user, seat, to string }{{"salma", "B1", "feni"}, {"nila", "B2", "chattogram"}} {
+		buyer := newBuyer(t, env, b.user)
+		h, err := buyer.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{b.seat},
+			Journey: journey("dhaka", b.to)}))
+		require.NoError(t, err)
+		o, err := buyer.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId(),
+			Contact: &commonv1.Contact{Phone: "01811-000000"}}))
+		require.NoError(t, err)
+		require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, o.Msg.GetOrder().GetStatus(), "a free journey")
+		orders = append(orders, o.Msg.GetOrder().GetOrderId())
+	}
+	clk.Advance(2*time.Hour + 5*time.Minute) // gone from Dhaka, not yet from Cumilla
+	supervisor := manifestAs(t, env, "supervisor", auth.RoleAdmin)
+	for i, order := range orders {
+		id, err := ticket.ID(order, 1)
+		require.NoError(t, err)
+		e, err := supervisor.MarkNoShow(ctx, connect.NewRequest(&ticketsv1.MarkNoShowRequest{ShowId: show, TicketId: id}))
+		require.NoError(t, err)
+		require.EqualValues(t, i+1, e.Msg.GetEntry().GetReleasedLegs())
+	}
+
+	onlineMap := func(c clients, from, to, shift string) map[string]int {
+		t.Helper()
+		m, err := c.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show, FromStopId: from, ToStopId: to,
+			CounterShiftId: shift}))
+		require.NoError(t, err)
+		return seatStates(m.Msg)
+	}
+	walkIn := newBuyer(t, env, "walk-in")
+	hold := func(seat, from, to string) error {
+		_, err := walkIn.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{seat},
+			Journey: journey(from, to)}))
+		return err
+	}
+	require.Equal(t, 1, onlineMap(walkIn.clients, "cumilla", "feni", "")["B1"], "held, to the public")
+	require.Equal(t, "SEATS_UNAVAILABLE", answerOf(t, hold("B1", "cumilla", "feni")).reason)
+	require.Equal(t, "SEATS_UNAVAILABLE", answerOf(t, hold("B2", "feni", "chattogram")).reason)
+
+	clerk := as(t, env, "cumilla-clerk", auth.RoleOperator)
+	shift := openShift(t, clerk, "sohag", "cumilla", 0)
+	counterMap := onlineMap(clerk, "cumilla", "feni", shift.GetShiftId())
+	require.Equal(t, 0, counterMap["B1"], "free, to the counter")
+	require.Equal(t, 0, counterMap["A1"], "free to all")
+	_, err := clerk.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show, CounterShiftId: "shf_nope"}))
+	requireReason(t, err, connect.CodeFailedPrecondition, "COUNTER_SHIFT_CLOSED")
+	other := as(t, env, "hanif-clerk", auth.RoleOperator)
+	otherShift := openShift(t, other, "hanif", "gabtoli", 0)
+	_, err = other.seatmap.GetSeatMap(ctx, connect.NewRequest(&seatmapv1.GetSeatMapRequest{ShowId: show, CounterShiftId: otherShift.GetShiftId()}))
+	requireReason(t, err, connect.CodePermissionDenied, "COUNTER_FORBIDDEN")
+
+	sold, err := clerk.counter.SellTickets(ctx, connect.NewRequest(&counterv1.SellTicketsRequest{ShiftId: shift.GetShiftId(), ShowId: show,
+		Seats: []string{"B1"}, Journey: journey("cumilla", "feni"), Passengers: []*commonv1.Passenger{{Seat: "B1", Name: "Walk-in", Phone: "01711-333333"}},
+		Contact: &commonv1.Contact{Phone: "01711-333333", Language: "bn"}}))
+	require.NoError(t, err, "the counter sells the no-show's leg")
+	require.Equal(t, bookingv1.OrderStatus_ORDER_STATUS_CONFIRMED, sold.Msg.GetOrder().GetStatus())
+	require.Equal(t, 2, onlineMap(walkIn.clients, "cumilla", "feni", "")["B1"], "sold")
+
+	clk.Advance(time.Hour) // gone from Cumilla: B2's leg from Feni is on general sale
+	require.Equal(t, 0, onlineMap(walkIn.clients, "feni", "chattogram", "")["B2"])
+	require.NoError(t, hold("B2", "feni", "chattogram"), "online, once the counters' time is over")
 }
 
 // manifestAs returns a ManifestService client that authenticates as sub.

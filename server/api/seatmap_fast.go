@@ -307,7 +307,7 @@ func plainETag(s string) bool {
 // 0400) ?encoding=proto&base64=1&message=<the request, base64url> (or the
 // bytes themselves, percent-encoded, without base64), whose request names
 // a positive show. Anything else (JSON in base64, compression, an unknown
-// JSON field) is the RPC handler's.
+// JSON field, a counter's view) is the RPC handler's.
 func parseConnectGet(r *http.Request) (fastQuery, bool) {
 	var q fastQuery
 	values, ok := singleQuery(r)
@@ -349,7 +349,9 @@ func parseConnectGet(r *http.Request) (fastQuery, bool) {
 	}
 	q.showID, q.layoutETag, q.section, q.connect = m.GetShowId(), m.GetLayoutEtag(), m.GetSection(), true
 	q.from, q.to = m.GetFromStopId(), m.GetToStopId()
-	return q, q.showID > 0 && q.answerable()
+	// A counter's view is the RPC's (decision 0482): the cache holds the
+	// public map.
+	return q, q.showID > 0 && m.GetCounterShiftId() == "" && q.answerable()
 }
 
 // maxPostBytes bounds the POST body the fast path reads: a GetSeatMap
@@ -383,7 +385,7 @@ func parseConnectPost(r *http.Request) (fastQuery, bool) {
 	}
 	q = fastQuery{showID: m.GetShowId(), layoutETag: m.GetLayoutEtag(), section: m.GetSection(), connect: true, binary: true, post: true,
 		from: m.GetFromStopId(), to: m.GetToStopId()}
-	return q, q.showID > 0 && q.answerable()
+	return q, q.showID > 0 && m.GetCounterShiftId() == "" && q.answerable()
 }
 
 func (f *seatmapFastPath) serve(w http.ResponseWriter, r *http.Request, q fastQuery, next http.Handler) {

@@ -34,9 +34,16 @@ type ChannelViews interface {
 	ChannelView(ctx context.Context, showID, partnerID int64) (booking.ChannelView, error)
 }
 
+// CounterViews reads how a counter sees a show in a cash shift: the seats
+// a no-show left, the counters' first (counter.Service; decision 0482).
+type CounterViews interface {
+	SeatView(ctx context.Context, userID, shiftID string, showID int64) (booking.ChannelView, error)
+}
+
 type seatmapHandler struct {
 	maps     SeatMapReader
 	channels ChannelViews
+	counters CounterViews
 	log      *slog.Logger
 }
 
@@ -45,7 +52,11 @@ func newSeatmapHandler(cfg Config) *seatmapHandler {
 	if cfg.SeatMaps != nil {
 		maps = cfg.SeatMaps
 	}
-	return &seatmapHandler{maps: maps, channels: cfg.Booking, log: cfg.Log}
+	h := &seatmapHandler{maps: maps, channels: cfg.Booking, log: cfg.Log}
+	if cfg.Counters != nil {
+		h.counters = cfg.Counters
+	}
+	return h
 }
 
 // AvailabilityReader answers the small part of a seat map without its
@@ -86,6 +97,17 @@ func (h *seatmapHandler) GetSeatMap(ctx context.Context, req *connect.Request[se
 	// (decision 0324).
 	if p, _ := auth.FromContext(ctx); channelOf(p) != 0 {
 		v, err := h.channels.ChannelView(ctx, showID, channelOf(p))
+		if err != nil {
+			return nil, toConnect(ctx, h.log, err)
+		}
+		whole = v.Apply(whole)
+	}
+	if shift := req.Msg.GetCounterShiftId(); shift != "" {
+		if h.counters == nil {
+			return nil, toConnect(ctx, h.log, fault.New(fault.NotServed, "counters are not served here"))
+		}
+		p, _ := auth.FromContext(ctx)
+		v, err := h.counters.SeatView(ctx, p.UserID, shift, showID)
 		if err != nil {
 			return nil, toConnect(ctx, h.log, err)
 		}

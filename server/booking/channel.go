@@ -259,3 +259,30 @@ func (v ChannelView) Apply(a MapAvailability) MapAvailability {
 	a.States, a.GAAreas = states, areas
 	return a
 }
+
+// CounterView reads how an operator's counter sees the show differently
+// from the public map: the seat legs a no-show left, which the public sees
+// held, are free to the counter until they lapse to general sale
+// (decision 0482). Nothing when there are none.
+func (s *Service) CounterView(ctx context.Context, showID int64) (ChannelView, error) {
+	v := ChannelView{GeneralSale: true}
+	pool, err := s.shardOf(ctx, showID)
+	if err != nil {
+		return v, err
+	}
+	rows, err := pool.Query(ctx, `
+		SELECT position FROM seats
+		WHERE show_id = $1 AND status = 'held' AND hold_id LIKE '`+CounterHoldPrefix+`%' AND held_until >= $2
+		ORDER BY position`, showID, s.now())
+	if err != nil {
+		return v, fmt.Errorf("read the counters' seats of show %d: %w", showID, err)
+	}
+	var seat ChannelSeat // State 0: free
+	if _, err := pgx.ForEachRow(rows, []any{&seat.Index}, func() error {
+		v.Seats = append(v.Seats, seat)
+		return nil
+	}); err != nil {
+		return v, fmt.Errorf("read the counters' seats of show %d: %w", showID, err)
+	}
+	return v, nil
+}

@@ -180,7 +180,7 @@ func holdOneCounted(ctx context.Context, tx pgx.Tx, userID string, req HoldReque
 	case perr != nil:
 		err = perr
 	case len(req.Seats) > 0:
-		err = holdSeats(ctx, tx, &h, req.Seats, req.WomenSeats, rules.journey.stops, now)
+		err = holdSeats(ctx, tx, &h, req.Seats, req.WomenSeats, rules.journey.stops, req.Counter, now)
 	case pick:
 		err = holdBest(ctx, tx, &h, best, rules.journey.stops, now, stats)
 	default:
@@ -258,8 +258,9 @@ func checkPartnerCap(ctx context.Context, tx pgx.Tx, show showSettings, partnerI
 // channel (inChannel) and the seats' kinds (holdableKind: women declares
 // the passengers of seats for women). A seat's price is its section's, or
 // on a trip with stops the journey's fare (seatPriceSQL; checkFares
-// refused a seat without one).
-func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats, women []string, stops int, now time.Time) error {
+// refused a seat without one). A counter's hold also takes the legs a
+// no-show left for the counters (decision 0482).
+func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats, women []string, stops int, counter bool, now time.Time) error {
 	var taken []string
 	j := h.Journey
 	err := pg.InTx(ctx, tx, func(sp pgx.Tx) error {
@@ -267,7 +268,7 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats, women []string, s
 			WITH free AS (
 				SELECT show_id, seat, leg FROM seats s
 				WHERE show_id = $1 AND seat = ANY($2) AND `+legsSQL("s", "$7", "$8")+`
-				  AND `+seatFree("", "$3")+`
+				  AND (`+seatFree("", "$3")+` OR `+keptForCounters("", "$11", "$3")+`)
 				  AND `+inChannel("s", "$1", "$6")+`
 				  AND `+holdableKind("s", "s.seat = ANY($10)")+`
 				ORDER BY seat, leg
@@ -277,10 +278,10 @@ func holdSeats(ctx context.Context, tx pgx.Tx, h *Hold, seats, women []string, s
 			SET status = 'held', hold_id = $4, held_until = $5, version = s.version + 1
 			FROM free
 			WHERE s.show_id = free.show_id AND s.seat = free.seat AND s.leg = free.leg
-			  AND `+seatFree("s", "$3")+`
+			  AND (`+seatFree("s", "$3")+` OR `+keptForCounters("s", "$11", "$3")+`)
 			  AND `+inChannel("s", "$1", "$6")+`
 			RETURNING s.seat, s.position, s.leg, CASE WHEN s.leg = $7 THEN `+seatPriceSQL("s", "$9", "$7", "$8")+` END`,
-			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID, j.From, j.To, stops, women)
+			h.ShowID, seats, now, h.ID, h.ExpiresAt, h.PartnerID, j.From, j.To, stops, women, counter)
 		if err != nil {
 			return fmt.Errorf("hold seats: %w", err)
 		}

@@ -3,6 +3,7 @@ package booking
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -77,17 +78,52 @@ func ListManifest(ctx context.Context, q catalog.Querier, showID int64, orderID 
 	return out, nil
 }
 
+// CounterHoldPrefix begins the hold id under which a no-show's resold
+// legs are kept for the operator's counters (decision 0482). No hold has
+// such an id (holds are "hld_…"), so no order or release ever finds them;
+// a counter's hold may take them (holdSeats), anyone's once they lapse.
+const CounterHoldPrefix = "counter-first:"
+
 // ReleaseLegs puts back on sale, in tx, the legs from leg on of seat that
 // order orderID booked: a no-show's seat for the rest of the trip
-// (decision 0442). It returns how many legs went back; none when the order
-// holds no such leg any more.
-func ReleaseLegs(ctx context.Context, tx pgx.Tx, showID int64, orderID, seat string, leg int) (int, error) {
+// (decision 0442). Until counterUntil (when the coach leaves the next
+// stop) they are the counters' first (decision 0482): held under
+// CounterHoldPrefix+ticketID, so every other channel sees them held and
+// the counter sees them free; a counterUntil not after now puts them on
+// general sale at once. It returns how many legs went back; none when the
+// order holds no such leg any more.
+func ReleaseLegs(ctx context.Context, tx pgx.Tx, showID int64, orderID, ticketID, seat string, leg int, counterUntil, now time.Time) (int, error) {
+	status, holdID, until := "available", (*string)(nil), (*time.Time)(nil)
+	if counterUntil.After(now) {
+		id := CounterHoldPrefix + ticketID
+		status, holdID, until = "held", &id, &counterUntil
+	}
 	tag, err := tx.Exec(ctx, `
-		UPDATE seats SET status = 'available', hold_id = NULL, held_until = NULL, version = version + 1
+		UPDATE seats SET status = $5, hold_id = $6, held_until = $7, version = version + 1
 		WHERE show_id = $1 AND seat = $2 AND leg >= $3 AND status = 'booked'
-		  AND hold_id = (SELECT hold_id FROM orders WHERE order_id = $4 AND show_id = $1)`, showID, seat, leg, orderID)
+		  AND hold_id = (SELECT hold_id FROM orders WHERE order_id = $4 AND show_id = $1)`,
+		showID, seat, leg, orderID, status, holdID, until)
 	if err != nil {
 		return 0, fmt.Errorf("release seat %s of order %s from leg %d: %w", seat, orderID, leg, err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// NextDeparture is when the coach leaves the stop after stop (its
+// timetable's time), and false when stop is the last but one or the
+// trip has no such stop, or the coach was marked gone from it already.
+func NextDeparture(ctx context.Context, tx pgx.Tx, showID int64, stop int) (time.Time, bool, error) {
+	t, err := readTrip(ctx, tx, showID)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	next := stop + 1
+	if next >= len(t.Stops)-1 {
+		return time.Time{}, false, nil
+	}
+	gone, err := Departed(ctx, tx, showID, next)
+	if err != nil || gone {
+		return time.Time{}, false, err
+	}
+	return t.StartsAt.Add(time.Duration(t.Stops[next].Minutes) * time.Minute), true, nil
 }

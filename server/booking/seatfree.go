@@ -14,3 +14,16 @@ func seatFree(alias, now string) string {
 	}
 	return "(" + p + "status = 'available' OR (" + p + "status = 'held' AND " + p + "held_until < " + now + "))"
 }
+
+// keptForCounters is the condition, for a counter's hold (counter, a
+// boolean parameter), on a seat of alias held for the operator's counters
+// after a no-show (decision 0482) until a time not yet reached by now:
+// the counter may take it; every other hold sees it held.
+func keptForCounters(alias, counter, now string) string {
+	p := ""
+	if alias != "" {
+		p = alias + "."
+	}
+	return "(" + counter + "::bool AND " + p + "status = 'held' AND " + p + "hold_id LIKE '" + CounterHoldPrefix + "%' AND " +
+		p + "held_until >= " + now + ")"
+}

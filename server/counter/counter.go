@@ -42,6 +42,7 @@ type Sales interface {
 	Checkout(ctx context.Context, userID, holdID string, co booking.Checkout) (booking.Order, error)
 	ReleaseHold(ctx context.Context, userID, holdID string) (booking.Hold, error)
 	GetOrder(ctx context.Context, caller booking.Caller, orderID string) (booking.Order, error)
+	CounterView(ctx context.Context, showID int64) (booking.ChannelView, error)
 }
 
 // Shows reads a show of the catalog (catalog.Service).

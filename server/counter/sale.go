@@ -329,3 +329,30 @@ func (s *Service) PayOwed(ctx context.Context, userID, shiftID, orderID string) 
 	})
 	return entry, err
 }
+
+// SeatView is how a counter sees show showID's seat map in userID's open
+// shift shiftID: the seat legs a no-show left are the counters' first and
+// show free to it (decision 0482). The show must be of the shift's
+// organisation.
+func (s *Service) SeatView(ctx context.Context, userID, shiftID string, showID int64) (booking.ChannelView, error) {
+	sh, err := scanShift(s.router.Catalog().QueryRow(ctx, `SELECT `+shiftColumns+` FROM counter_shifts WHERE shift_id = $1`, shiftID))
+	found, err := pg.Found(err)
+	if err != nil {
+		return booking.ChannelView{}, fmt.Errorf("read shift %s: %w", shiftID, err)
+	}
+	if !found || sh.UserID != userID || !sh.Open() {
+		return booking.ChannelView{}, notOpen(shiftID)
+	}
+	pool, err := s.shardOf(ctx, showID)
+	if err != nil {
+		return booking.ChannelView{}, err
+	}
+	terms, err := catalog.ReadTerms(ctx, pool, showID)
+	if err != nil {
+		return booking.ChannelView{}, err
+	}
+	if terms.OrganizationID != sh.OrganizationID {
+		return booking.ChannelView{}, fault.New(fault.CounterForbidden, "show %d is not one of %s's", showID, sh.OrganizationID)
+	}
+	return s.sales.CounterView(ctx, showID)
+}

@@ -260,4 +260,36 @@ func TestBrowserConsoleChartDraftAndPublish(t *testing.T) {
 	}
 	s.call(t, mgr, "seatghor.catalog.v1.CatalogService/GetShow", map[string]any{"showId": show}, &kept)
 	require.Equal(t, 27, kept.Show.SeatCount, "the show made on the chart keeps its seats")
+
+	// The shows in Bengali: a new draft on the chart, the published
+	// show's allocations (the one given back) and its edit form.
+	var draft struct {
+		Show struct {
+			ShowID string `json:"showId"`
+		} `json:"show"`
+	}
+	s.call(t, mgr, "seatghor.catalog.v1.CatalogService/CreateShow", map[string]any{
+		"kind": "SHOW_KIND_CONCERT", "title": "Arc Evening", "titleBn": "আর্ক সন্ধ্যা", "venue": "Arc Hall", "currency": "BDT",
+		"draft": true, "organizationId": "web-arc-venue", "startsAt": time.Now().Add(40 * 24 * time.Hour).UTC().Format(time.RFC3339),
+		"layoutTemplateId": "arc-hall",
+	}, &draft)
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#tab-shows")),
+		hasText("#show-"+draft.Show.ShowID, "আর্ক সন্ধ্যা"),
+		hasText("#show-"+draft.Show.ShowID+" .status", "খসড়া"),
+		hasText("#publish-"+draft.Show.ShowID, "প্রকাশ করুন"),
+	)
+	shot(t, ctx, "bengali-console-draft")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#allocations-"+show)),
+		hasText("#allocations tbody tr .status", "ফেরত দেওয়া"),
+	)
+	shot(t, ctx, "bengali-console-allocations")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#edit-"+show)),
+		hasText("#edit-heading", "সম্পাদনা: আর্ক রাত"),
+		until(`document.querySelector("#edit-titleBn")?.value === "আর্ক রাত"`),
+		script(`document.querySelector("#console-edit").scrollIntoView()`),
+	)
+	shot(t, ctx, "bengali-console-edit")
 }

@@ -225,6 +225,27 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 		hasText("#show-"+show+" .status", "বাতিল"),
 	)
 	shot(t, ctx, "bengali-console-shows")
+	// The cancellation's refunds, the organisation's sales and the
+	// trip's, in Bengali (digits too).
+	do(t, ctx,
+		script(`document.querySelector("#cancellation-`+show+`") || document.querySelector("#progress-`+show+`").click()`),
+		hasText("#cancellation-"+show, "ফেরত দেওয়া হয়েছে"),
+		hasText("#cancellation-"+show+" .refunds-done", "২"),
+	)
+	shot(t, ctx, "bengali-console-cancellation")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#org-sales")),
+		hasText("#org-sales-table", "সব শো"),
+	)
+	shot(t, ctx, "bengali-console-org-sales")
+	do(t, ctx,
+		chromedp.Click(chromedp.CSS("#org-sales")), until(`!document.querySelector("#org-sales-table")`),
+		chromedp.Click(chromedp.CSS("#sales-"+show)),
+		hasText("#sales-title", "বিক্রি: Tangail to Rajshahi, console"),
+		until(`!!document.querySelector("#sales-channels tr[data-channel=web]")`),
+	)
+	shot(t, ctx, "bengali-console-sales")
+	do(t, ctx, chromedp.Click(chromedp.CSS("#sales-close")), until(`!document.querySelector("#console-sales")`))
 
 	// Gate staff: their role and pages, no staff or log.
 	gateCtx := tab(t, browser)

@@ -289,16 +289,29 @@ func (s *Service) MarkNoShow(ctx context.Context, c Caller, showID int64, ticket
 			seat = e.Seats[position-1]
 		}
 		released := 0
+		var counterUntil *time.Time
 		if seat != "" {
-			// The leg the coach is driving is gone; the later ones sell.
-			if released, err = booking.ReleaseLegs(ctx, tx, showID, orderID, seat, e.Journey.From+1); err != nil {
+			// The leg the coach is driving is gone; the later ones sell,
+			// at the counters first until the coach leaves the next stop
+			// (decision 0482).
+			next, ok, err := booking.NextDeparture(ctx, tx, showID, e.Journey.From)
+			if err != nil {
 				return err
+			}
+			if ok && next.After(now) {
+				counterUntil = &next
+			}
+			if released, err = booking.ReleaseLegs(ctx, tx, showID, orderID, ticketID, seat, e.Journey.From+1, next, now); err != nil {
+				return err
+			}
+			if released == 0 {
+				counterUntil = nil
 			}
 		}
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO ticket_no_shows (ticket_id, show_id, order_id, seat, stop_id, released_legs, marked_by, marked_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (ticket_id) DO NOTHING`,
-			ticketID, showID, orderID, seat, stop, released, c.UserID, now)
+			INSERT INTO ticket_no_shows (ticket_id, show_id, order_id, seat, stop_id, released_legs, marked_by, marked_at, counter_until)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (ticket_id) DO NOTHING`,
+			ticketID, showID, orderID, seat, stop, released, c.UserID, now, counterUntil)
 		if err != nil {
 			return fmt.Errorf("mark ticket %s a no-show: %w", ticketID, err)
 		}

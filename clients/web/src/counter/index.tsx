@@ -186,7 +186,9 @@ function Sell(props: { lang: Lang; api: Api; shiftId: string; onDone: () => void
   }, []);
   const loadFree = () => {
     if (!showId) return;
-    api.seatmap.getSeatMap({ showId: BigInt(showId), fromStopId: from, toStopId: to })
+    // In the shift, the seats a no-show left show free: they are the
+    // counters' first (decision 0482).
+    api.seatmap.getSeatMap({ showId: BigInt(showId), fromStopId: from, toStopId: to, counterShiftId: props.shiftId })
       .then((m) => setFree(freeSeats(m)), (e) => props.onError(sayError(e, lang)));
   };
   useEffect(loadFree, [showId, from, to]);

@@ -347,9 +347,16 @@ type GetSeatMapRequest struct {
 	// covers is) and prices are its fares.
 	FromStopId string `protobuf:"bytes,4,opt,name=from_stop_id,json=fromStopId,proto3" json:"from_stop_id,omitempty"`
 	// Bus trips with stops: the journey's dropping stop; empty: the last.
-	ToStopId      string `protobuf:"bytes,5,opt,name=to_stop_id,json=toStopId,proto3" json:"to_stop_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ToStopId string `protobuf:"bytes,5,opt,name=to_stop_id,json=toStopId,proto3" json:"to_stop_id,omitempty"`
+	// A counter's view, in the caller's open cash shift of the show's
+	// organisation: the seats a passenger who did not board left for the
+	// rest of the trip are the operator's counters' first until the coach
+	// leaves the next stop, and show free here while every other channel
+	// sees them held. COUNTER_SHIFT_CLOSED: not an open shift of the
+	// caller's; COUNTER_FORBIDDEN: the show is another organisation's.
+	CounterShiftId string `protobuf:"bytes,6,opt,name=counter_shift_id,json=counterShiftId,proto3" json:"counter_shift_id,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *GetSeatMapRequest) Reset() {
@@ -413,6 +420,13 @@ func (x *GetSeatMapRequest) GetFromStopId() string {
 func (x *GetSeatMapRequest) GetToStopId() string {
 	if x != nil {
 		return x.ToStopId
+	}
+	return ""
+}
+
+func (x *GetSeatMapRequest) GetCounterShiftId() string {
+	if x != nil {
+		return x.CounterShiftId
 	}
 	return ""
 }
@@ -834,7 +848,7 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\bcapacity\x18\x02 \x01(\x05R\bcapacity\x12\x1c\n" +
 	"\tremaining\x18\x03 \x01(\x05R\tremaining\x12\x1f\n" +
 	"\vprice_minor\x18\x04 \x01(\x03R\n" +
-	"priceMinor\"\xd5\x01\n" +
+	"priceMinor\"\x88\x02\n" +
 	"\x11GetSeatMapRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12(\n" +
 	"\vlayout_etag\x18\x02 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
@@ -843,7 +857,8 @@ const file_seatghor_seatmap_v1_seatmap_proto_rawDesc = "" +
 	"\ffrom_stop_id\x18\x04 \x01(\tB\a\xbaH\x04r\x02\x18@R\n" +
 	"fromStopId\x12%\n" +
 	"\n" +
-	"to_stop_id\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@R\btoStopId\"\xac\x05\n" +
+	"to_stop_id\x18\x05 \x01(\tB\a\xbaH\x04r\x02\x18@R\btoStopId\x121\n" +
+	"\x10counter_shift_id\x18\x06 \x01(\tB\a\xbaH\x04r\x02\x18@R\x0ecounterShiftId\"\xac\x05\n" +
 	"\x12GetSeatMapResponse\x12\x17\n" +
 	"\ashow_id\x18\x01 \x01(\x03R\x06showId\x12\x1a\n" +
 	"\bcurrency\x18\x02 \x01(\tR\bcurrency\x128\n" +
