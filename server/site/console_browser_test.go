@@ -242,7 +242,8 @@ func TestBrowserConsoleStaffAndAuditLog(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#org-sales")), until(`!document.querySelector("#org-sales-table")`),
 		chromedp.Click(chromedp.CSS("#sales-"+show)),
 		hasText("#sales-title", "বিক্রি: Tangail to Rajshahi, console"),
-		until(`!!document.querySelector("#sales-channels tr[data-channel=web]")`),
+		until(`document.querySelector("#console-sales")?.getAttribute("aria-busy") === "false"`),
+		hasText("#console-sales", "মাধ্যম"),
 	)
 	shot(t, ctx, "bengali-console-sales")
 	do(t, ctx, chromedp.Click(chromedp.CSS("#sales-close")), until(`!document.querySelector("#console-sales")`))
