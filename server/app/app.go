@@ -75,6 +75,10 @@ type Config struct {
 	AuthSecret string
 	// MaxConns bounds each pool; 0 takes pgx's default.
 	MaxConns int32
+	// PoolIdle closes a pooled connection idle for that long (0: pgx's
+	// half hour). The tests set a short one: many platforms at once share
+	// one database server's connections, and idle ones need not wait.
+	PoolIdle time.Duration
 	// HoldBatchSize and HoldBatchRunners shape the batches of holds
 	// (booking.Config; 0 takes its defaults).
 	HoldBatchSize, HoldBatchRunners int
@@ -287,7 +291,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 	}
 	// The application runs as seatghor_app, which may only read and append
 	// to the ledger; migrations run as the login role.
-	cat, err := pg.Open(ctx, "catalog", cfg.CatalogURL, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing))
+	cat, err := pg.Open(ctx, "catalog", cfg.CatalogURL, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing), pg.WithIdle(cfg.PoolIdle))
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +303,7 @@ func Open(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	for i, url := range cfg.ShardURLs {
-		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing))
+		p, err := pg.Open(ctx, fmt.Sprintf("shard-%d", i), url, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing), pg.WithIdle(cfg.PoolIdle))
 		if err != nil {
 			closeAll()
 			return nil, err
@@ -507,7 +511,7 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 	if cfg.ReadURL == "" {
 		return nil, nil
 	}
-	read, err := pg.Open(context.Background(), "read", cfg.ReadURL, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing))
+	read, err := pg.Open(context.Background(), "read", cfg.ReadURL, cfg.MaxConns, pg.WithRole(pg.AppRole), pg.WithTracing(cfg.Tracing), pg.WithIdle(cfg.PoolIdle))
 	if err != nil {
 		return nil, err
 	}

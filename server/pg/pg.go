@@ -87,6 +87,16 @@ func WithTracing(tp trace.TracerProvider) Option {
 	}
 }
 
+// WithIdle closes a connection idle for d, looking every d/2 (0: pgx's
+// defaults, half an hour and a minute).
+func WithIdle(d time.Duration) Option {
+	return func(cfg *pgxpool.Config) {
+		if d > 0 {
+			cfg.MaxConnIdleTime, cfg.HealthCheckPeriod = d, d/2
+		}
+	}
+}
+
 // AppRole is the database role the application runs as (see WithRole).
 const AppRole = "seatghor_app"
 

@@ -61,7 +61,7 @@ type Options struct {
 	ShardURLs  []string
 	// Clock drives hold expiry and token expiry; default the wall clock.
 	Clock clock.Clock
-	// MaxConns bounds each pool; default 8 (the tests' server allows 100
+	// MaxConns bounds each pool; default 6 (the tests' server allows 100
 	// connections in all).
 	MaxConns int32
 	// RedisURL, when set, gives the platform the Redis seat map
@@ -162,7 +162,7 @@ func New(tb testing.TB, opts Options) *Env {
 		opts.Shards = 4
 	}
 	if opts.MaxConns == 0 {
-		opts.MaxConns = 8
+		opts.MaxConns = 6
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
@@ -178,6 +178,7 @@ func New(tb testing.TB, opts Options) *Env {
 		ShardURLs:   slices.Clone(opts.ShardURLs),
 		AuthSecret:  Secret,
 		MaxConns:    opts.MaxConns,
+		PoolIdle:    2 * time.Second, // the test server's 100 connections are shared by every test at once
 		RedisURL:    opts.RedisURL,
 		RedisPrefix: opts.RedisPrefix,
 		WaitingRoom: opts.WaitingRoom,
