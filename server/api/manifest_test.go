@@ -34,13 +34,8 @@ import (
 // takes them, while the leg being driven stays sold; the CSV has the
 // Bengali names intact.
 func TestManifest(t *testing.T) {
-	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(start)
-	env := apptest.New(t, apptest.Options{Shards: 1, Clock: clk})
+	env, clk, req := departingCoach(t, "Dhaka to Chattogram 08:00")
 	ctx := context.Background()
-	req := tripShow("Dhaka to Chattogram 08:00", 2, 0, "Dhaka", "Cumilla", "Feni", "Chattogram")
-	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
-	req.StartsAt = timestamppb.New(start.Add(2 * time.Hour))
 	req.Stops[1].Counters = []*catalogv1.Counter{{CounterId: "cantonment", Name: "Cantonment", NameBn: "ক্যান্টনমেন্ট",
 		MinutesAfterDeparture: 65, Boarding: true}}
 	show := createShow(t, env, req).GetShowId()
@@ -166,13 +161,8 @@ func TestManifest(t *testing.T) {
 // operator may not read that map. Once the coach has left Cumilla, the
 // later leg left is on general sale, online too.
 func TestNoShowLegsAreTheCountersFirst(t *testing.T) {
-	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(start)
-	env := apptest.New(t, apptest.Options{Shards: 1, Clock: clk})
+	env, clk, req := departingCoach(t, "Dhaka to Chattogram 08:00, counters")
 	ctx := context.Background()
-	req := tripShow("Dhaka to Chattogram 08:00, counters", 2, 0, "Dhaka", "Cumilla", "Feni", "Chattogram")
-	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
-	req.StartsAt = timestamppb.New(start.Add(2 * time.Hour)) // Cumilla at 3 h, Feni at 4 h
 	env.Member(t, "sohag", "cumilla-clerk", catalog.RoleCounter)
 	env.Member(t, "hanif", "hanif-clerk", catalog.RoleCounter)
 	req.OrganizationId = "sohag"
@@ -238,6 +228,20 @@ func TestNoShowLegsAreTheCountersFirst(t *testing.T) {
 	clk.Advance(time.Hour) // gone from Cumilla: B2's leg from Feni is on general sale
 	require.Equal(t, 0, onlineMap(walkIn.clients, "feni", "chattogram", "")["B2"])
 	require.NoError(t, hold("B2", "feni", "chattogram"), "online, once the counters' time is over")
+}
+
+// departingCoach is a platform on a fake clock and a free coach through
+// Dhaka, Cumilla, Feni and Chattogram of two rows, on sale, that leaves
+// Dhaka two hours after the clock's start (Cumilla at 3 h, Feni at 4 h).
+func departingCoach(t *testing.T, title string) (*apptest.Env, *clock.Fake, *catalogv1.CreateShowRequest) {
+	t.Helper()
+	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	clk := clock.NewFake(start)
+	env := apptest.New(t, apptest.Options{Shards: 1, Clock: clk})
+	req := tripShow(title, 2, 0, "Dhaka", "Cumilla", "Feni", "Chattogram")
+	req.OnSaleAt = timestamppb.New(start.Add(-time.Hour))
+	req.StartsAt = timestamppb.New(start.Add(2 * time.Hour))
+	return env, clk, req
 }
 
 // manifestAs returns a ManifestService client that authenticates as sub.

@@ -58,6 +58,27 @@ func showPrices(t *testing.T, c clients, show int64) (sections, areas map[string
 	return sections, areas
 }
 
+// buyAtHeldPrice holds with req and orders the hold as user, while
+// prices may change: it returns what the order charged, or what went
+// wrong (the hold or the order refused, or the order charged other than
+// the amount of the hold the buyer was shown).
+func buyAtHeldPrice(ctx context.Context, t *testing.T, env *apptest.Env, user string, req *bookingv1.CreateHoldRequest) (int64, string) {
+	b := newBuyer(t, env, user)
+	h, err := b.holds.CreateHold(ctx, connect.NewRequest(req))
+	if err != nil {
+		return 0, fmt.Sprintf("hold of %s: %v", user, err)
+	}
+	o, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
+	if err != nil {
+		return 0, fmt.Sprintf("order of %s: %v", user, err)
+	}
+	charged, held := o.Msg.GetOrder().GetTotal().GetAmountMinor(), h.Msg.GetHold().GetAmount().GetAmountMinor()
+	if charged != held {
+		return 0, fmt.Sprintf("%s held at %d, charged %d", user, held, charged)
+	}
+	return charged, ""
+}
+
 // TestSectionPriceChangesOnlyWhileUnsold (decision 0459): a manager
 // changes the price of a section nobody has held; a request that also
 // changes a section with a seat held is refused whole (PRICE_FROZEN),
@@ -123,24 +144,13 @@ func TestSectionPriceRaceWithHolds(t *testing.T) {
 	)
 	for i := range 8 {
 		wg.Go(func() {
-			b := newBuyer(t, env, fmt.Sprintf("racing-fan-%d", i))
 			seat := fmt.Sprintf("%c%d", 'E'+rune(i/4), i%4+1)
-			h, err := b.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{seat}}))
-			if err != nil {
+			_, problem := buyAtHeldPrice(ctx, t, env, fmt.Sprintf("racing-fan-%d", i),
+				&bookingv1.CreateHoldRequest{ShowId: show, Seats: []string{seat}})
+			if problem != "" {
 				mu.Lock()
-				problems = append(problems, fmt.Sprintf("hold %s: %v", seat, err))
+				problems = append(problems, problem)
 				mu.Unlock()
-				return
-			}
-			o, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				problems = append(problems, fmt.Sprintf("order %s: %v", seat, err))
-			case o.Msg.GetOrder().GetTotal().GetAmountMinor() != h.Msg.GetHold().GetAmount().GetAmountMinor():
-				problems = append(problems, fmt.Sprintf("%s held at %d, ordered at %d", seat,
-					h.Msg.GetHold().GetAmount().GetAmountMinor(), o.Msg.GetOrder().GetTotal().GetAmountMinor()))
 			}
 		})
 	}
@@ -248,26 +258,15 @@ func TestAreaPriceRaceWithHolds(t *testing.T) {
 	)
 	for i := range 8 {
 		wg.Go(func() {
-			b := newBuyer(t, env, fmt.Sprintf("racing-balcony-%d", i))
-			h, err := b.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: show, GaArea: "Balcony", Quantity: proto.Int32(1)}))
-			if err != nil {
-				mu.Lock()
-				problems = append(problems, fmt.Sprintf("hold %d: %v", i, err))
-				mu.Unlock()
-				return
-			}
-			o, err := b.orders.CreateOrder(ctx, connect.NewRequest(&bookingv1.CreateOrderRequest{HoldId: h.Msg.GetHold().GetHoldId()}))
+			charged, problem := buyAtHeldPrice(ctx, t, env, fmt.Sprintf("racing-balcony-%d", i),
+				&bookingv1.CreateHoldRequest{ShowId: show, GaArea: "Balcony", Quantity: proto.Int32(1)})
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case err != nil:
-				problems = append(problems, fmt.Sprintf("order %d: %v", i, err))
-			case o.Msg.GetOrder().GetTotal().GetAmountMinor() != h.Msg.GetHold().GetAmount().GetAmountMinor():
-				problems = append(problems, fmt.Sprintf("order %d charged %d, held at %d", i,
-					o.Msg.GetOrder().GetTotal().GetAmountMinor(), h.Msg.GetHold().GetAmount().GetAmountMinor()))
-			default:
-				paid = append(paid, o.Msg.GetOrder().GetTotal().GetAmountMinor())
+			if problem != "" {
+				problems = append(problems, problem)
+				return
 			}
+			paid = append(paid, charged)
 		})
 	}
 	set := []int64{80000}
