@@ -105,6 +105,9 @@ func (m *Mover) Move(ctx context.Context, showID int64, to int) (Report, error) 
 		return rep, err
 	}
 	defer unlock()
+	if moved, err := m.moveDraft(ctx, &rep); moved || err != nil {
+		return rep, err
+	}
 	if rep.From, rep.Leftovers, err = m.settle(ctx, showID, to); err != nil {
 		return rep, err
 	}
@@ -244,6 +247,51 @@ func (m *Mover) lock(ctx context.Context, showID int64) (*pgxpool.Conn, func(), 
 		_, _ = lock.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended('shard move', $1))`, showID)
 		lock.Release()
 	}, nil
+}
+
+// moveDraft moves a draft that has nothing on any shard (decision 0483):
+// a draft's seats are written to its shard when it is published, so
+// there is nothing to copy, and its catalog row, locked as PublishShow
+// locks it, simply names the new shard (announced, as a flip is). It
+// returns false for a published show, or a draft a crashed publish left
+// rows of (those move as a show's rows do).
+func (m *Mover) moveDraft(ctx context.Context, rep *Report) (bool, error) {
+	moved := false
+	err := pg.InTx(ctx, m.router.Catalog(), func(tx pgx.Tx) error {
+		var draft bool
+		err := tx.QueryRow(ctx, `SELECT shard, published_at IS NULL FROM shows WHERE show_id = $1 FOR UPDATE`, rep.ShowID).
+			Scan(&rep.From, &draft)
+		if found, err := pg.Found(err); err != nil || !found || !draft {
+			return err // an unknown show is settle's to report
+		}
+		for _, pool := range m.router.Shards() {
+			var there bool
+			if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT FROM shows WHERE show_id = $1)`, rep.ShowID).Scan(&there); err != nil {
+				return fmt.Errorf("look for draft %d on %s: %w", rep.ShowID, pool.Name, err)
+			}
+			if there {
+				return nil
+			}
+		}
+		if rep.From == rep.To {
+			return fmt.Errorf("draft %d on shard %d: %w", rep.ShowID, rep.To, ErrSameShard)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE shows SET shard = $2 WHERE show_id = $1`, rep.ShowID, rep.To); err != nil {
+			return fmt.Errorf("point draft %d to shard %d: %w", rep.ShowID, rep.To, err)
+		}
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, shard.DirectoryChannel, strconv.FormatInt(rep.ShowID, 10)); err != nil {
+			return fmt.Errorf("announce draft %d's move: %w", rep.ShowID, err)
+		}
+		moved = true
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	if moved {
+		m.opts.Log.InfoContext(ctx, "shard move: a draft, its directory alone", "show", rep.ShowID, "from", rep.From, "to", rep.To)
+	}
+	return moved, nil
 }
 
 // settle makes the state of the show what the directory says, whatever an

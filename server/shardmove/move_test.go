@@ -403,3 +403,47 @@ func TestMoveFinishesAfterAMoverDied(t *testing.T) {
 		return err == nil
 	}, 10*time.Second, 20*time.Millisecond, "the show sells on its new shard")
 }
+
+// TestMoveADraft (decision 0483): a draft has no rows on a shard until it
+// is published, so its move only points its directory entry to the new
+// shard, announced as a flip is; published there, it sells from the new
+// shard and the old one never had it. Moving it to where it is is
+// refused.
+func TestMoveADraft(t *testing.T) {
+	env := apptest.New(t, apptest.Options{Shards: 2})
+	ctx := context.Background()
+	admin := as(t, env, "admin", auth.RoleAdmin)
+	req := seatedShow(1, 4, proto.Int32(0))
+	req.Draft = true
+	created, err := admin.catalog.CreateShow(ctx, connect.NewRequest(req))
+	require.NoError(t, err)
+	showID := created.Msg.GetShow().GetShowId()
+	// The API's router has the draft's shard cached: the move must reach it.
+	_, err = env.App.Router.ForShow(ctx, showID)
+	require.NoError(t, err)
+
+	router := loginRouter(t, env)
+	rep, err := shardmove.New(router, shardmove.Options{}).Move(ctx, showID, 1)
+	require.NoError(t, err)
+	require.Equal(t, shardmove.Report{ShowID: showID, From: 0, To: 1}, rep, "nothing copied, nothing frozen")
+	_, err = shardmove.New(router, shardmove.Options{}).Move(ctx, showID, 1)
+	require.ErrorIs(t, err, shardmove.ErrSameShard)
+
+	require.Eventually(t, func() bool {
+		pool, err := env.App.Router.ForShow(ctx, showID)
+		return err == nil && pool.Name == env.App.Router.Shards()[1].Name
+	}, 10*time.Second, 20*time.Millisecond, "the API's router follows the announcement")
+	_, err = admin.catalog.PublishShow(ctx, connect.NewRequest(&catalogv1.PublishShowRequest{ShowId: showID}))
+	require.NoError(t, err)
+	got, err := admin.catalog.GetShow(ctx, connect.NewRequest(&catalogv1.GetShowRequest{ShowId: showID}))
+	require.NoError(t, err)
+	require.EqualValues(t, 1, got.Msg.GetShow().GetShard())
+	buyer := as(t, env, "rumana", auth.RoleUser)
+	_, err = buyer.holds.CreateHold(ctx, connect.NewRequest(&bookingv1.CreateHoldRequest{ShowId: showID, Seats: []string{"A1"}}))
+	require.NoError(t, err, "the published draft sells from its new shard")
+	for i, pool := range env.App.Router.Shards() {
+		var seats int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM seats WHERE show_id = $1`, showID).Scan(&seats))
+		require.Equal(t, map[int]int{0: 0, 1: 4}[i], seats, "seats on %s", pool.Name)
+	}
+}
