@@ -118,6 +118,9 @@ func manifestEntryProto(e ticket.ManifestEntry) *ticketsv1.ManifestEntry {
 	if !e.BoardedAt.IsZero() {
 		m.BoardedAt = timestamppb.New(e.BoardedAt)
 	}
+	if !e.CounterFirstUntil.IsZero() {
+		m.CounterFirstUntil = timestamppb.New(e.CounterFirstUntil)
+	}
 	if !e.NoShowAt.IsZero() {
 		m.NoShowAt = timestamppb.New(e.NoShowAt)
 	}

@@ -187,6 +187,8 @@ func TestNoShowLegsAreTheCountersFirst(t *testing.T) {
 		e, err := supervisor.MarkNoShow(ctx, connect.NewRequest(&ticketsv1.MarkNoShowRequest{ShowId: show, TicketId: id}))
 		require.NoError(t, err)
 		require.EqualValues(t, i+1, e.Msg.GetEntry().GetReleasedLegs())
+		require.Equal(t, time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC), e.Msg.GetEntry().GetCounterFirstUntil().AsTime(),
+			"the counters' first until the coach leaves Cumilla")
 	}
 
 	onlineMap := func(c clients, from, to, shift string) map[string]int {

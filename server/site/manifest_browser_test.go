@@ -50,11 +50,13 @@ func TestBrowserManifest(t *testing.T) {
 // The coach's progress on the manifest (decision 0468): ten minutes before
 // it leaves Tangail, the supervisor marks it gone; it reads departed, and
 // a buyer can no longer hold a seat from Tangail (the timetable would
-// still sell it); then arrived, in Bengali.
+// still sell it); a passenger who did not come is marked a no-show, their
+// seat's later leg the counters' first for a while (decision 0482); then
+// arrived, in Bengali.
 func TestBrowserTripMarks(t *testing.T) {
 	s, browser := openSite(t)
 	show := tripLeaving(t, s, "Tangail to Rajshahi, leaving", 10*time.Minute)
-	journeyTicket(t, s, "web-marks-a1", show, "A1", "tangail", "rajshahi")
+	a1 := journeyTicket(t, s, "web-marks-a1", show, "A1", "tangail", "rajshahi")
 	hold := func() (int, string) {
 		return post(t, s, s.devToken(t, "web-marks-late", "user"), "seatghor.booking.v1.HoldService/CreateHold", map[string]any{
 			"showId": show, "seats": []string{"A2"}, "journey": map[string]any{"fromStopId": "tangail", "toStopId": "natore"}})
@@ -71,8 +73,14 @@ func TestBrowserTripMarks(t *testing.T) {
 	status, body := hold()
 	require.Equal(t, http.StatusBadRequest, status, "a seat from Tangail after the coach left: %s", body)
 	require.Contains(t, body, "BOOKING_NOT_ALLOWED")
+	// A1's passenger did not come: the seat's later leg is the counters'
+	// first until the coach leaves Natore (decision 0482).
 	do(t, ctx,
+		chromedp.Click(chromedp.CSS(`li[data-ticket="`+a1.id+`"] button ~ button`)),
+		until(`document.querySelector('li[data-ticket="`+a1.id+`"]').classList.contains("status-no_show")`),
+		hasText(`li[data-ticket="`+a1.id+`"] .counters-first`, "at the counters first until"),
 		chromedp.Click(chromedp.CSS("#lang")),
+		hasText(`li[data-ticket="`+a1.id+`"] .counters-first`, "পর্যন্ত কাউন্টারে আগে বিক্রি"),
 		hasText("#trip-status", "ছেড়ে গেছে"),
 		chromedp.Click(chromedp.CSS("#trip-arrive")),
 		hasText("#trip-status", "পৌঁছেছে"),

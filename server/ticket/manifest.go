@@ -59,6 +59,9 @@ type ManifestEntry struct {
 	// ReleasedLegs is how many legs of the seat went back on sale with
 	// the no-show.
 	ReleasedLegs int
+	// CounterFirstUntil is until when those legs are the counters' first
+	// (decision 0482); zero: on general sale from the mark.
+	CounterFirstUntil time.Time
 	// position is the seat's place in the layout (what the manifest is
 	// sorted by); -1 for general admission, listed last.
 	position int
@@ -150,8 +153,8 @@ type checkinRow struct {
 }
 
 type noShowRow struct {
-	at   time.Time
-	legs int
+	at, counterUntil time.Time
+	legs             int
 }
 
 // boardings reads the show's check-ins and no-shows, by ticket id; orderID
@@ -172,13 +175,18 @@ func boardings(ctx context.Context, tx pgx.Tx, showID int64, orderID string) (ma
 		return nil, nil, fmt.Errorf("read check-ins of show %d: %w", showID, err)
 	}
 	rows, err = tx.Query(ctx, `
-		SELECT ticket_id, marked_at, released_legs FROM ticket_no_shows WHERE show_id = $1 AND ($2 = '' OR order_id = $2)`, showID, orderID)
+		SELECT ticket_id, marked_at, released_legs, coalesce(counter_until, 'epoch') FROM ticket_no_shows
+		WHERE show_id = $1 AND ($2 = '' OR order_id = $2)`, showID, orderID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read no-shows of show %d: %w", showID, err)
 	}
 	var ns noShowRow
-	if _, err := pgx.ForEachRow(rows, []any{&id, &ns.at, &ns.legs}, func() error {
-		noShows[id] = noShowRow{at: ns.at.UTC(), legs: ns.legs}
+	if _, err := pgx.ForEachRow(rows, []any{&id, &ns.at, &ns.legs, &ns.counterUntil}, func() error {
+		row := noShowRow{at: ns.at.UTC(), legs: ns.legs}
+		if ns.counterUntil.After(time.Unix(0, 0)) {
+			row.counterUntil = ns.counterUntil.UTC()
+		}
+		noShows[id] = row
 		return nil
 	}); err != nil {
 		return nil, nil, fmt.Errorf("read no-shows of show %d: %w", showID, err)
@@ -214,7 +222,7 @@ func manifestEntry(o booking.ManifestOrder, i int, boarded map[string]checkinRow
 		e.GAArea = o.GAArea
 	}
 	if ns, ok := noShows[id]; ok {
-		e.Status, e.NoShowAt, e.ReleasedLegs = NoShow, ns.at, ns.legs
+		e.Status, e.NoShowAt, e.ReleasedLegs, e.CounterFirstUntil = NoShow, ns.at, ns.legs, ns.counterUntil
 	}
 	if ci, ok := boarded[id]; ok {
 		e.Status, e.BoardedAt, e.Gate = Boarded, ci.at, ci.gate

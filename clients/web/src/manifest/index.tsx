@@ -12,7 +12,7 @@ import { render } from "preact";
 import { BoardingStatus, CatalogService, ManifestService, SalesChannel, ShowStatus, TicketService, TripMark, createServiceClient } from "@seatghor/client";
 import type { GetManifestResponse, ManifestEntry, Show } from "@seatghor/client";
 
-import { digits, showTime, tsDate } from "../i18n.js";
+import { clock, digits, showTime, tsDate } from "../i18n.js";
 import type { Lang } from "../i18n.js";
 import { sayError } from "../say.js";
 import "../staffreasons.js";
@@ -24,6 +24,7 @@ const WORDS = {
     expected: "Expected", seat: "Seat", csv: "Download CSV", pdf: "Print (PDF)", partner: "Partner", web: "Web", counter: "Counter", woman: "woman",
     call: "Call", refresh: "Refresh", empty: "No paid passengers here.", counts: (e: number, b: number, n: number) =>
       `${e} expected · ${b} boarded · ${n} no-show`, resold: (legs: number) => `${legs} later leg(s) back on sale`,
+    countersUntil: (t: string) => `at the counters first until ${t}`,
     trip: "The coach", left: "The coach has left", firstStop: "its first stop", arrived: "The coach has arrived",
     statuses: ["", "scheduled", "delayed", "boarding", "departed", "arrived", "cancelled", "draft"],
   },
@@ -33,6 +34,7 @@ const WORDS = {
     call: "ফোন", refresh: "আবার দেখুন", empty: "এখানে টাকা দেওয়া কোনো যাত্রী নেই।", counts: (e: number, b: number, n: number) =>
       digits(`অপেক্ষমাণ ${e} · উঠেছেন ${b} · অনুপস্থিত ${n}`, "bn"), resold: (legs: number) =>
       digits(`পরের ${legs}টি অংশ আবার বিক্রিতে`, "bn"),
+    countersUntil: (t: string) => `${t} পর্যন্ত কাউন্টারে আগে বিক্রি`,
     trip: "কোচ", left: "কোচ ছেড়ে গেছে:", firstStop: "প্রথম স্টপ", arrived: "কোচ পৌঁছেছে",
     statuses: ["", "সময়মতো", "দেরিতে", "যাত্রী উঠছে", "ছেড়ে গেছে", "পৌঁছেছে", "বাতিল", "খসড়া"],
   },
@@ -210,6 +212,9 @@ function Entry(props: { e: ManifestEntry; lang: Lang; busy: boolean; onAct: (e: 
       <br />
       <span class="status">{status}</span>
       {e.releasedLegs > 0 && <span class="note"> · {w.resold(e.releasedLegs)}</span>}
+      {e.counterFirstUntil && (
+        <span class="note counters-first"> · {w.countersUntil(clock(tsDate(e.counterFirstUntil)!, lang))}</span>
+      )}
       {e.status === BoardingStatus.EXPECTED && (
         <span>
           {" "}

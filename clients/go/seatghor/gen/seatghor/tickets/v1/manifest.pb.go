@@ -308,9 +308,12 @@ type ManifestEntry struct {
 	// When it was marked a no-show.
 	NoShowAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=no_show_at,json=noShowAt,proto3" json:"no_show_at,omitempty"`
 	// How many legs of the seat went back on sale with the no-show.
-	ReleasedLegs  int32 `protobuf:"varint,15,opt,name=released_legs,json=releasedLegs,proto3" json:"released_legs,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	ReleasedLegs int32 `protobuf:"varint,15,opt,name=released_legs,json=releasedLegs,proto3" json:"released_legs,omitempty"`
+	// Until when those legs are the operator's counters' first: when the
+	// coach leaves the next stop. Unset: on general sale from the mark.
+	CounterFirstUntil *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=counter_first_until,json=counterFirstUntil,proto3" json:"counter_first_until,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *ManifestEntry) Reset() {
@@ -446,6 +449,13 @@ func (x *ManifestEntry) GetReleasedLegs() int32 {
 		return x.ReleasedLegs
 	}
 	return 0
+}
+
+func (x *ManifestEntry) GetCounterFirstUntil() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CounterFirstUntil
+	}
+	return nil
 }
 
 // MarkNoShowRequest names the ticket whose passenger did not board.
@@ -692,7 +702,7 @@ const file_seatghor_tickets_v1_manifest_proto_rawDesc = "" +
 	"\aboarded\x18\x03 \x01(\x05R\aboarded\x12\x19\n" +
 	"\bno_shows\x18\x04 \x01(\x05R\anoShows\x12;\n" +
 	"\vserver_time\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"serverTime\"\xd4\x04\n" +
+	"serverTime\"\xa0\x05\n" +
 	"\rManifestEntry\x12\x1b\n" +
 	"\tticket_id\x18\x01 \x01(\tR\bticketId\x12\x19\n" +
 	"\border_id\x18\x02 \x01(\tR\aorderId\x12\x12\n" +
@@ -712,7 +722,8 @@ const file_seatghor_tickets_v1_manifest_proto_rawDesc = "" +
 	"\fboarded_gate\x18\r \x01(\tR\vboardedGate\x128\n" +
 	"\n" +
 	"no_show_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\bnoShowAt\x12#\n" +
-	"\rreleased_legs\x18\x0f \x01(\x05R\freleasedLegs\"]\n" +
+	"\rreleased_legs\x18\x0f \x01(\x05R\freleasedLegs\x12J\n" +
+	"\x13counter_first_until\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\x11counterFirstUntil\"]\n" +
 	"\x11MarkNoShowRequest\x12 \n" +
 	"\ashow_id\x18\x01 \x01(\x03B\a\xbaH\x04\"\x02 \x00R\x06showId\x12&\n" +
 	"\tticket_id\x18\x02 \x01(\tB\t\xbaH\x06r\x04\x10\x01\x18dR\bticketId\"N\n" +
@@ -779,18 +790,19 @@ var file_seatghor_tickets_v1_manifest_proto_depIdxs = []int32{
 	0,  // 4: seatghor.tickets.v1.ManifestEntry.status:type_name -> seatghor.tickets.v1.BoardingStatus
 	9,  // 5: seatghor.tickets.v1.ManifestEntry.boarded_at:type_name -> google.protobuf.Timestamp
 	9,  // 6: seatghor.tickets.v1.ManifestEntry.no_show_at:type_name -> google.protobuf.Timestamp
-	4,  // 7: seatghor.tickets.v1.MarkNoShowResponse.entry:type_name -> seatghor.tickets.v1.ManifestEntry
-	2,  // 8: seatghor.tickets.v1.ManifestService.GetManifest:input_type -> seatghor.tickets.v1.GetManifestRequest
-	5,  // 9: seatghor.tickets.v1.ManifestService.MarkNoShow:input_type -> seatghor.tickets.v1.MarkNoShowRequest
-	7,  // 10: seatghor.tickets.v1.ManifestService.ExportManifest:input_type -> seatghor.tickets.v1.ExportManifestRequest
-	3,  // 11: seatghor.tickets.v1.ManifestService.GetManifest:output_type -> seatghor.tickets.v1.GetManifestResponse
-	6,  // 12: seatghor.tickets.v1.ManifestService.MarkNoShow:output_type -> seatghor.tickets.v1.MarkNoShowResponse
-	8,  // 13: seatghor.tickets.v1.ManifestService.ExportManifest:output_type -> seatghor.tickets.v1.ExportManifestResponse
-	11, // [11:14] is the sub-list for method output_type
-	8,  // [8:11] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	9,  // 7: seatghor.tickets.v1.ManifestEntry.counter_first_until:type_name -> google.protobuf.Timestamp
+	4,  // 8: seatghor.tickets.v1.MarkNoShowResponse.entry:type_name -> seatghor.tickets.v1.ManifestEntry
+	2,  // 9: seatghor.tickets.v1.ManifestService.GetManifest:input_type -> seatghor.tickets.v1.GetManifestRequest
+	5,  // 10: seatghor.tickets.v1.ManifestService.MarkNoShow:input_type -> seatghor.tickets.v1.MarkNoShowRequest
+	7,  // 11: seatghor.tickets.v1.ManifestService.ExportManifest:input_type -> seatghor.tickets.v1.ExportManifestRequest
+	3,  // 12: seatghor.tickets.v1.ManifestService.GetManifest:output_type -> seatghor.tickets.v1.GetManifestResponse
+	6,  // 13: seatghor.tickets.v1.ManifestService.MarkNoShow:output_type -> seatghor.tickets.v1.MarkNoShowResponse
+	8,  // 14: seatghor.tickets.v1.ManifestService.ExportManifest:output_type -> seatghor.tickets.v1.ExportManifestResponse
+	12, // [12:15] is the sub-list for method output_type
+	9,  // [9:12] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_seatghor_tickets_v1_manifest_proto_init() }
