@@ -20,7 +20,7 @@ import (
 	"github.com/seatghor/seatghor/projections"
 	"github.com/seatghor/seatghor/server/catalog"
 	"github.com/seatghor/seatghor/server/display"
-	"github.com/seatghor/seatghor/server/fault"
+	"github.com/seatghor/seatghor/server/pg"
 	"github.com/seatghor/seatghor/server/ticket"
 )
 
@@ -76,19 +76,22 @@ type Projector struct {
 	codes    *ticket.Codes
 	now      func() time.Time
 	parallel int
+	// reprints is the read database, where the queue of shows whose
+	// e-tickets are made again lives (eticket_reprints).
+	reprints *pg.Pool
 }
 
 // NewProjector returns the e-ticket projector.
-func NewProjector(objects Objects, marks Marks, shows Shows, bookings Bookings, codes *ticket.Codes, now func() time.Time) *Projector {
-	return &Projector{objects: objects, marks: marks, shows: shows, bookings: bookings, codes: codes, now: now, parallel: 4}
+func NewProjector(objects Objects, marks Marks, shows Shows, bookings Bookings, codes *ticket.Codes, reprints *pg.Pool, now func() time.Time) *Projector {
+	return &Projector{objects: objects, marks: marks, shows: shows, bookings: bookings, codes: codes, reprints: reprints, now: now, parallel: 4}
 }
 
 // Name implements projections.Projector.
 func (p *Projector) Name() string { return Name }
 
 // Apply renders and stores the PDF of every booking confirmed in the batch,
-// and again those of every show moved to a new time (decision 0465) or
-// renamed (decision 0469).
+// and queues the PDFs of every show moved to a new time (decision 0465) or
+// renamed (decision 0469) to be made again (RunReprints, decision 0484).
 // A failure fails the batch (it is retried whole; storing is idempotent).
 func (p *Projector) Apply(ctx context.Context, events []projections.Event) error {
 	g, ctx := errgroup.WithContext(ctx)
@@ -113,32 +116,14 @@ func (p *Projector) Apply(ctx context.Context, events []projections.Event) error
 			if err := proto.Unmarshal(e.Payload, ev); err != nil {
 				return fmt.Errorf("eticket: event %s: %w", e.EventID, err)
 			}
-			if err := p.again(ctx, g, ev.GetShowId()); err != nil {
+			// Made again by a job of their own, a page at a time
+			// (decision 0484): a stadium's would hold this batch up.
+			if err := p.requestReprint(ctx, ev.GetShowId()); err != nil {
 				return err
 			}
 		}
 	}
 	return g.Wait()
-}
-
-// again renders in g, once more, the e-tickets of every confirmed order
-// of a show whose printed times or names changed.
-func (p *Projector) again(ctx context.Context, g *errgroup.Group, showID int64) error {
-	show, ok, err := p.show(ctx, showID)
-	if err != nil || !ok {
-		return err // a show gone: nothing to print
-	}
-	booked, err := p.bookings.ConfirmedBookings(ctx, showID)
-	if fault.ReasonOf(err) == fault.ShowNotFound {
-		return nil // a show gone: nothing to print
-	}
-	if err != nil {
-		return fmt.Errorf("eticket: the bookings of show %d: %w", showID, err)
-	}
-	for _, b := range booked { // the show read once for all
-		g.Go(func() error { return p.render(ctx, show, b) })
-	}
-	return nil
 }
 
 // make renders and stores the e-tickets of booking ev.

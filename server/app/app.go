@@ -254,6 +254,9 @@ type App struct {
 	MyTickets *mytickets.Store
 	// Objects is the e-ticket bucket; nil without S3.
 	Objects *objstore.Bucket
+	// ETickets makes the e-ticket PDFs; nil without S3. Beside its
+	// projector, the projectors role runs its reprints (decision 0484).
+	ETickets *eticket.Projector
 	// CheckIn admits tickets at the gate.
 	CheckIn *ticket.Service
 	// Trips is the trip search index; nil when none is configured.
@@ -542,7 +545,8 @@ func (a *App) openTickets(cfg Config, apiCfg *api.Config) ([]projections.Project
 		_, err := a.Objects.Exists(ctx, "healthz")
 		return err
 	}})
-	return append(out, eticket.NewProjector(a.Objects, a.MyTickets, a.Catalog, a.Booking, codes, cfg.Clock.Now)), nil
+	a.ETickets = eticket.NewProjector(a.Objects, a.MyTickets, a.Catalog, a.Booking, codes, read, cfg.Clock.Now)
+	return append(out, a.ETickets), nil
 }
 
 func (a *App) closeRead() {
@@ -636,10 +640,20 @@ func (a *App) closeRedis() {
 }
 
 // RunProjectors runs the read side's projectors until ctx ends (the
-// projectors role). Several processes may run it: each (projector,
-// database) pair is active in one of them at a time.
+// projectors role), and the e-tickets' reprints. Several processes may
+// run it: each (projector, database) pair is active in one of them at a
+// time.
 func (a *App) RunProjectors(ctx context.Context) {
+	if a.ETickets == nil {
+		a.Projections.Run(ctx)
+		return
+	}
+	// A show moved or renamed has its e-tickets made again a page at a
+	// time (decision 0484); several processes share the queue.
+	reprinting := make(chan struct{})
+	go func() { a.ETickets.RunReprints(ctx, time.Second, a.log); close(reprinting) }()
 	a.Projections.Run(ctx)
+	<-reprinting
 }
 
 // RunWebhooks sends partners' webhook deliveries until ctx ends (the
