@@ -45,7 +45,7 @@ func (s *stored) Put(_ context.Context, key string, _ []byte, _ string) error {
 }
 
 func (s *stored) MarkPDF(context.Context, string, string, string, time.Time) error { return nil }
-func (s *stored) ResetPDFs(context.Context) error                                 { return nil }
+func (s *stored) ResetPDFs(context.Context) error                                  { return nil }
 
 // fixed answers one show and its confirmed bookings (the catalog and the
 // shard, mocked).
