@@ -65,9 +65,11 @@ func TestMigrate(t *testing.T) {
 	}
 	// The read database: hash partitions by user; the
 	// notifications projector's three tables (issue 25); the lookups of
-	// tickets by phone that missed (decision 0437).
+	// tickets by phone that missed (decision 0437); the e-tickets' reprints
+	// (decision 0484).
 	read := tables(readURL)
-	require.Len(t, read, 5+4*8+3+1)
+	require.Len(t, read, 5+4*8+3+1+1)
+	require.Contains(t, read, "eticket_reprints")
 	require.Contains(t, read, "notifications")
 	require.Contains(t, read, "ticket_lookup_misses")
 	require.Contains(t, read, "my_tickets")
